@@ -1,0 +1,203 @@
+/* Error reporting: error handlers (predefined and user), Error_string/Error_class. */
+#include "api_impl.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ERRH_MAGIC 0x45525248u
+
+typedef struct user_errh {
+    uint32_t magic;
+    MPI_Comm_errhandler_function *fn;
+    int refcount;
+} user_errh_t;
+
+static const char *const err_names[] = {
+#define E(x) [x] = #x
+    E(MPI_SUCCESS), E(MPI_ERR_BUFFER), E(MPI_ERR_COUNT), E(MPI_ERR_TYPE), E(MPI_ERR_TAG), E(MPI_ERR_COMM),
+    E(MPI_ERR_RANK), E(MPI_ERR_REQUEST), E(MPI_ERR_ROOT), E(MPI_ERR_GROUP), E(MPI_ERR_OP), E(MPI_ERR_TOPOLOGY),
+    E(MPI_ERR_DIMS), E(MPI_ERR_ARG), E(MPI_ERR_UNKNOWN), E(MPI_ERR_TRUNCATE), E(MPI_ERR_OTHER), E(MPI_ERR_INTERN),
+    E(MPI_ERR_PENDING), E(MPI_ERR_IN_STATUS), E(MPI_ERR_ACCESS), E(MPI_ERR_AMODE), E(MPI_ERR_ASSERT),
+    E(MPI_ERR_BAD_FILE), E(MPI_ERR_BASE), E(MPI_ERR_CONVERSION), E(MPI_ERR_DISP), E(MPI_ERR_DUP_DATAREP),
+    E(MPI_ERR_FILE_EXISTS), E(MPI_ERR_FILE_IN_USE), E(MPI_ERR_FILE), E(MPI_ERR_INFO_KEY), E(MPI_ERR_INFO_NOKEY),
+    E(MPI_ERR_INFO_VALUE), E(MPI_ERR_INFO), E(MPI_ERR_IO), E(MPI_ERR_KEYVAL), E(MPI_ERR_LOCKTYPE), E(MPI_ERR_NAME),
+    E(MPI_ERR_NO_MEM), E(MPI_ERR_NOT_SAME), E(MPI_ERR_NO_SPACE), E(MPI_ERR_NO_SUCH_FILE), E(MPI_ERR_PORT),
+    E(MPI_ERR_PROC_ABORTED), E(MPI_ERR_QUOTA), E(MPI_ERR_READ_ONLY), E(MPI_ERR_RMA_ATTACH), E(MPI_ERR_RMA_CONFLICT),
+    E(MPI_ERR_RMA_RANGE), E(MPI_ERR_RMA_SHARED), E(MPI_ERR_RMA_SYNC), E(MPI_ERR_RMA_FLAVOR), E(MPI_ERR_SERVICE),
+    E(MPI_ERR_SESSION), E(MPI_ERR_SIZE), E(MPI_ERR_SPAWN), E(MPI_ERR_UNSUPPORTED_DATAREP),
+    E(MPI_ERR_UNSUPPORTED_OPERATION), E(MPI_ERR_VALUE_TOO_LARGE), E(MPI_ERR_WIN), E(MPI_ERR_ERRHANDLER),
+#undef E
+};
+
+static const char *const err_texts[] = {
+    [MPI_SUCCESS] = "no error",
+    [MPI_ERR_BUFFER] = "invalid buffer pointer",
+    [MPI_ERR_COUNT] = "invalid count argument",
+    [MPI_ERR_TYPE] = "invalid datatype",
+    [MPI_ERR_TAG] = "invalid tag",
+    [MPI_ERR_COMM] = "invalid communicator",
+    [MPI_ERR_RANK] = "invalid rank",
+    [MPI_ERR_REQUEST] = "invalid request",
+    [MPI_ERR_ROOT] = "invalid root",
+    [MPI_ERR_GROUP] = "invalid group",
+    [MPI_ERR_OP] = "invalid operation",
+    [MPI_ERR_TOPOLOGY] = "invalid topology",
+    [MPI_ERR_DIMS] = "invalid dimension argument",
+    [MPI_ERR_ARG] = "invalid argument",
+    [MPI_ERR_UNKNOWN] = "unknown error",
+    [MPI_ERR_TRUNCATE] = "message truncated on receive",
+    [MPI_ERR_OTHER] = "known error not in this list",
+    [MPI_ERR_INTERN] = "internal MPI error",
+    [MPI_ERR_PENDING] = "pending request",
+    [MPI_ERR_IN_STATUS] = "error code is in status",
+    [MPI_ERR_NO_MEM] = "out of memory",
+    [MPI_ERR_PROC_ABORTED] = "a process aborted",
+    [MPI_ERR_UNSUPPORTED_OPERATION] = "operation not supported by RailMPI yet",
+    [MPI_ERR_ERRHANDLER] = "invalid error handler",
+};
+
+const char *rmpi_api_err_name(int code)
+{
+    if (code >= 0 && (size_t)code < RMPI_ARRAY_LEN(err_names) && err_names[code])
+        return err_names[code];
+    return "MPI_ERR_UNKNOWN";
+}
+
+static void invoke(rmpi_comm_t *c, int code, const char *msg)
+{
+    MPI_Errhandler eh = c ? c->errh : MPI_ERRORS_ARE_FATAL;
+    if (eh == MPI_ERRORS_RETURN)
+        return;
+    if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_ABORT || (uintptr_t)eh < 4096) {
+        fprintf(stderr, "[rmpi rank %d] %s (%s). The error handler of %s is %s: ending the job.\n",
+                rmpi_core_rank, msg, rmpi_api_err_name(code), c ? c->name[0] ? c->name : "a communicator" : "MPI_COMM_WORLD",
+                eh == MPI_ERRORS_ABORT ? "MPI_ERRORS_ABORT" : "MPI_ERRORS_ARE_FATAL");
+        fflush(stderr);
+        rmpi_pmi_abort(code, NULL);
+    }
+    user_errh_t *u = (user_errh_t *)eh;
+    MPI_Comm h = c->handle;
+    int e = code;
+    u->fn(&h, &e, msg);
+}
+
+int rmpi_api_error(rmpi_comm_t *comm, int code, const char *func, const char *fmt, ...)
+{
+    char msg[MPI_MAX_ERROR_STRING], body[MPI_MAX_ERROR_STRING - 64];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(body, sizeof body, fmt, ap);
+    va_end(ap);
+    snprintf(msg, sizeof msg, "%s: %s", func, body);
+    if (!comm && rmpi_api_state == RMPI_STATE_INIT)
+        comm = &rmpi_comm_world;
+    invoke(comm, code, msg);
+    return code;
+}
+
+int rmpi_api_not_initialized(const char *func)
+{
+    fprintf(stderr, "[rmpi] %s was called %s; MPI calls are only allowed between MPI_Init and MPI_Finalize.\n",
+            func, rmpi_api_state == RMPI_STATE_FINALIZED ? "after MPI_Finalize" : "before MPI_Init");
+    fflush(stderr);
+    abort();
+}
+
+int rmpi_api_unsupported(const char *fname)
+{
+    if (rmpi_api_state != RMPI_STATE_INIT)
+        return rmpi_api_not_initialized(fname);
+    return rmpi_api_error(NULL, MPI_ERR_UNSUPPORTED_OPERATION, fname,
+                          "RailMPI does not implement this function yet");
+}
+
+int MPI_Error_class(int errorcode, int *errorclass)
+{
+    RMPI_CHECK(errorcode >= 0 && errorcode <= MPI_ERR_LASTCODE, NULL, MPI_ERR_ARG, "%d is not an error code",
+               errorcode);
+    *errorclass = errorcode;
+    return MPI_SUCCESS;
+}
+
+int MPI_Error_string(int errorcode, char *string, int *resultlen)
+{
+    RMPI_CHECK(string && resultlen, NULL, MPI_ERR_ARG, "string and resultlen must not be NULL");
+    const char *t = errorcode >= 0 && (size_t)errorcode < RMPI_ARRAY_LEN(err_texts) ? err_texts[errorcode] : NULL;
+    int n = t ? snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", rmpi_api_err_name(errorcode), t)
+              : snprintf(string, MPI_MAX_ERROR_STRING, "%s (code %d)", rmpi_api_err_name(errorcode), errorcode);
+    *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
+    return MPI_SUCCESS;
+}
+
+static int errh_valid(MPI_Errhandler eh)
+{
+    if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_RETURN || eh == MPI_ERRORS_ABORT)
+        return 1;
+    return (uintptr_t)eh >= 4096 && ((user_errh_t *)eh)->magic == ERRH_MAGIC;
+}
+
+int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
+{
+    RMPI_API_INIT_CHECK();
+    RMPI_CHECK(fn && errhandler, NULL, MPI_ERR_ARG, "the function and the errhandler pointer must not be NULL");
+    user_errh_t *u = rmpi_xmalloc(sizeof *u);
+    *u = (user_errh_t){ERRH_MAGIC, fn, 1};
+    *errhandler = (MPI_Errhandler)u;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
+{
+    RMPI_API_INIT_CHECK();
+    rmpi_comm_t *c = rmpi_comm_get(comm);
+    RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator");
+    RMPI_CHECK(errh_valid(errhandler), c, MPI_ERR_ARG, "invalid error handler");
+    if ((uintptr_t)errhandler >= 4096)
+        ((user_errh_t *)errhandler)->refcount++;
+    if ((uintptr_t)c->errh >= 4096 && --((user_errh_t *)c->errh)->refcount == 0) {
+        ((user_errh_t *)c->errh)->magic = 0;
+        free((void *)c->errh);
+    }
+    c->errh = errhandler;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
+{
+    RMPI_API_INIT_CHECK();
+    rmpi_comm_t *c = rmpi_comm_get(comm);
+    RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator");
+    RMPI_CHECK(errhandler, c, MPI_ERR_ARG, "errhandler must not be NULL");
+    if ((uintptr_t)c->errh >= 4096)
+        ((user_errh_t *)c->errh)->refcount++;
+    *errhandler = c->errh;
+    return MPI_SUCCESS;
+}
+
+int MPI_Errhandler_free(MPI_Errhandler *errhandler)
+{
+    RMPI_API_INIT_CHECK();
+    RMPI_CHECK(errhandler && errh_valid(*errhandler), NULL, MPI_ERR_ARG, "invalid error handler");
+    if ((uintptr_t)*errhandler >= 4096) {
+        user_errh_t *u = (user_errh_t *)*errhandler;
+        if (--u->refcount == 0) {
+            u->magic = 0;
+            free(u);
+        }
+    }
+    *errhandler = MPI_ERRHANDLER_NULL;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
+{
+    RMPI_API_INIT_CHECK();
+    rmpi_comm_t *c = rmpi_comm_get(comm);
+    RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator");
+    char msg[128];
+    snprintf(msg, sizeof msg, "MPI_Comm_call_errhandler: error code %d raised by the application", errorcode);
+    invoke(c, errorcode, msg);
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,82 @@
+/*
+ * api: the MPI C bindings. Each binding: check the library state and arguments (before
+ * taking the lock), convert handles to objects, take the lock, call the layer below, drop
+ * the lock, and report errors through the communicator's error handler.
+ *
+ * Conventions for a binding:
+ *     int MPI_Foo(..., MPI_Comm comm)
+ *     {
+ *         RMPI_API_INIT_CHECK();
+ *         rmpi_comm_t *c = rmpi_comm_get(comm);
+ *         RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator");
+ *         RMPI_CHECK(count >= 0, c, MPI_ERR_COUNT, "count %d is negative", count);
+ *         RMPI_LOCK();
+ *         int rc = ...;
+ *         RMPI_UNLOCK();
+ *         return rc ? RMPI_ERROR(c, rc, "what failed, in a sentence") : MPI_SUCCESS;
+ *     }
+ * RMPI_CHECK/RMPI_ERROR prefix the message with the function name, invoke the error
+ * handler (NULL comm: MPI_COMM_WORLD's, the standard's default for calls without a
+ * communicator) and evaluate to the error code. Never call them with the lock held.
+ * Codes are error classes (MPI_ERR_*), so Error_class is the identity on them.
+ */
+#ifndef RMPI_API_IMPL_H
+#define RMPI_API_IMPL_H
+
+#include <mpi.h>
+
+#include "../comm/comm.h"
+#include "../core/core.h"
+
+enum { RMPI_STATE_PRE_INIT = 0, RMPI_STATE_INIT, RMPI_STATE_FINALIZED };
+extern int rmpi_api_state;
+
+int rmpi_api_error(rmpi_comm_t *comm, int code, const char *func, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+int rmpi_api_not_initialized(const char *func);
+/* Called by the generated stubs of functions RailMPI does not implement yet. */
+int rmpi_api_unsupported(const char *fname);
+
+#define RMPI_ERROR(comm, code, ...) rmpi_api_error((comm), (code), __func__, __VA_ARGS__)
+#define RMPI_CHECK(cond, comm, code, ...)                          \
+    do {                                                           \
+        if (RMPI_UNLIKELY(!(cond)))                                \
+            return rmpi_api_error((comm), (code), __func__, __VA_ARGS__); \
+    } while (0)
+#define RMPI_API_INIT_CHECK()                                      \
+    do {                                                           \
+        if (RMPI_UNLIKELY(rmpi_api_state != RMPI_STATE_INIT))      \
+            return rmpi_api_not_initialized(__func__);             \
+    } while (0)
+
+/* Status <-> request. internal[0..1] hold the byte count, internal[2] the cancel flag. */
+static inline void rmpi_status_set(MPI_Status *st, int src, int tag, int err, size_t bytes, int cancelled)
+{
+    st->MPI_SOURCE = src;
+    st->MPI_TAG = tag;
+    st->MPI_ERROR = err;
+    st->internal[0] = (int)(uint32_t)(bytes & 0xffffffffu);
+    st->internal[1] = (int)(uint32_t)((uint64_t)bytes >> 32);
+    st->internal[2] = cancelled;
+}
+static inline size_t rmpi_status_bytes(const MPI_Status *st)
+{
+    return (size_t)(uint32_t)st->internal[0] | ((size_t)(uint32_t)st->internal[1] << 32);
+}
+/* Fill st (unless MPI_STATUS_IGNORE) from a completed request. */
+void rmpi_api_req_status(const rmpi_req_t *r, MPI_Status *st);
+/* The empty status of the standard (PROC_NULL, inactive persistent request). */
+void rmpi_api_status_empty(MPI_Status *st);
+
+/* Validate a request handle: NULL when it is not a live request. */
+static inline rmpi_req_t *rmpi_api_req(MPI_Request h)
+{
+    if ((uintptr_t)h < 4096)
+        return NULL;
+    rmpi_req_t *r = (rmpi_req_t *)h;
+    return r->magic == RMPI_REQ_MAGIC ? r : NULL;
+}
+
+const char *rmpi_api_err_name(int code);
+
+#endif

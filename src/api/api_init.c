@@ -1,0 +1,134 @@
+/* Environment: Init/Finalize, thread levels, versions, clocks, processor name, Abort. */
+#include "api_impl.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+int rmpi_api_state = RMPI_STATE_PRE_INIT;
+static int thread_level = MPI_THREAD_SINGLE;
+static pthread_t main_thread;
+
+static int do_init(int required, int *provided)
+{
+    if (rmpi_api_state != RMPI_STATE_PRE_INIT) {
+        fprintf(stderr, "[rmpi] MPI_Init called %s; it may be called once per process.\n",
+                rmpi_api_state == RMPI_STATE_INIT ? "twice" : "after MPI_Finalize");
+        return MPI_ERR_OTHER;
+    }
+    rmpi_core_info_t info;
+    if (rmpi_core_init(&info)) {
+        fprintf(stderr, "[rmpi] MPI_Init failed: the process manager or a network provider could not start "
+                        "(RMPI_DEBUG=1 tells more).\n");
+        return MPI_ERR_OTHER;
+    }
+    rmpi_comm_init(info.rank, info.size);
+    /* MULTIPLE is honoured with one library lock; everything below it is serialised. */
+    thread_level = required < MPI_THREAD_SINGLE ? MPI_THREAD_SINGLE
+                   : required > MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE : required;
+    rmpi_thread_multiple = thread_level == MPI_THREAD_MULTIPLE;
+    main_thread = pthread_self();
+    if (provided)
+        *provided = thread_level;
+    rmpi_api_state = RMPI_STATE_INIT;
+    return MPI_SUCCESS;
+}
+
+int MPI_Init(int *argc, char ***argv) { return do_init(MPI_THREAD_SINGLE, NULL); }
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    return do_init(required, provided);
+}
+
+int MPI_Finalize(void)
+{
+    RMPI_API_INIT_CHECK();
+    RMPI_LOCK();
+    rmpi_core_finalize();
+    rmpi_comm_finalize();
+    rmpi_api_state = RMPI_STATE_FINALIZED;
+    RMPI_UNLOCK();
+    return MPI_SUCCESS;
+}
+
+int MPI_Initialized(int *flag)
+{
+    *flag = rmpi_api_state != RMPI_STATE_PRE_INIT;
+    return MPI_SUCCESS;
+}
+
+int MPI_Finalized(int *flag)
+{
+    *flag = rmpi_api_state == RMPI_STATE_FINALIZED;
+    return MPI_SUCCESS;
+}
+
+int MPI_Query_thread(int *provided)
+{
+    RMPI_API_INIT_CHECK();
+    *provided = thread_level;
+    return MPI_SUCCESS;
+}
+
+int MPI_Is_thread_main(int *flag)
+{
+    RMPI_API_INIT_CHECK();
+    *flag = pthread_equal(pthread_self(), main_thread);
+    return MPI_SUCCESS;
+}
+
+int MPI_Get_version(int *version, int *subversion)
+{
+    *version = MPI_VERSION;
+    *subversion = MPI_SUBVERSION;
+    return MPI_SUCCESS;
+}
+
+int MPI_Abi_get_version(int *abi_major, int *abi_minor)
+{
+    *abi_major = RMPI_ABI_VERSION_MAJOR;
+    *abi_minor = RMPI_ABI_VERSION_MINOR;
+    return MPI_SUCCESS;
+}
+
+int MPI_Get_library_version(char *version, int *resultlen)
+{
+    int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
+                     "RailMPI %s (MPI %d.%d, standard ABI %d.%d; providers self, shm, tcp)", RMPI_VERSION_STRING,
+                     MPI_VERSION, MPI_SUBVERSION, RMPI_ABI_VERSION_MAJOR, RMPI_ABI_VERSION_MINOR);
+    *resultlen = n;
+    return MPI_SUCCESS;
+}
+
+int MPI_Get_processor_name(char *name, int *resultlen)
+{
+    RMPI_API_INIT_CHECK();
+    int n = snprintf(name, MPI_MAX_PROCESSOR_NAME, "%s", rmpi_topo_hostname());
+    *resultlen = n < MPI_MAX_PROCESSOR_NAME ? n : MPI_MAX_PROCESSOR_NAME - 1;
+    return MPI_SUCCESS;
+}
+
+double MPI_Wtime(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double MPI_Wtick(void)
+{
+    struct timespec ts;
+    clock_getres(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int MPI_Abort(MPI_Comm comm, int errorcode)
+{
+    char msg[128];
+    snprintf(msg, sizeof msg, "MPI_Abort(errorcode %d) called by rank %d", errorcode, rmpi_core_rank);
+    fprintf(stderr, "[rmpi rank %d] %s; ending the job.\n", rmpi_core_rank, msg);
+    fflush(stderr);
+    rmpi_pmi_abort(errorcode, NULL);
+}

@@ -1,0 +1,401 @@
+/* Point-to-point bindings: the send modes, receives, persistent requests. */
+#include "api_pt2pt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int rmpi_api_check_buf(const char *func, rmpi_comm_t *c, const void *buf, int count, MPI_Datatype type,
+                       rmpi_dtype_t **dtp)
+{
+    if (RMPI_UNLIKELY(count < 0))
+        return rmpi_api_error(c, MPI_ERR_COUNT, func, "count %d is negative", count);
+    rmpi_dtype_t *dt = rmpi_dtype_get(type);
+    if (RMPI_UNLIKELY(!dt))
+        return rmpi_api_error(c, MPI_ERR_TYPE, func, "invalid datatype %p", (void *)type);
+    if (RMPI_UNLIKELY(!dt->committed))
+        return rmpi_api_error(c, MPI_ERR_TYPE, func, "datatype %p is not committed (call MPI_Type_commit)",
+                              (void *)type);
+    if (RMPI_UNLIKELY(!buf && count > 0 && dt->size > 0 && !(dt->true_lb > 0)))
+        return rmpi_api_error(c, MPI_ERR_BUFFER, func, "buffer is NULL with count %d", count);
+    *dtp = dt;
+    return 0;
+}
+
+int rmpi_api_check_rank(const char *func, rmpi_comm_t *c, int rank, int any_ok)
+{
+    if (RMPI_LIKELY(rank >= 0 && rank < c->size) || rank == MPI_PROC_NULL || (any_ok && rank == MPI_ANY_SOURCE))
+        return 0;
+    return rmpi_api_error(c, MPI_ERR_RANK, func, "rank %d is invalid in %s, which has %d rank(s)", rank,
+                          c->name[0] ? c->name : "the communicator", c->size);
+}
+
+int rmpi_api_check_tag(const char *func, rmpi_comm_t *c, int tag, int any_ok)
+{
+    if (RMPI_LIKELY(tag >= 0 && tag <= RMPI_TAG_UB) || (any_ok && tag == MPI_ANY_TAG))
+        return 0;
+    return rmpi_api_error(c, MPI_ERR_TAG, func, "tag %d is invalid (valid: 0..%d%s)", tag, RMPI_TAG_UB,
+                          any_ok ? " or MPI_ANY_TAG" : "");
+}
+
+/* Completion of a non-contiguous or user-typed request: unpack, free scratch, drop refs. */
+static void api_req_done(rmpi_req_t *r)
+{
+    rmpi_dtype_t *dt = r->udt;
+    if (r->user2) {
+        if (r->kind == RMPI_REQ_RECV && r->st_bytes)
+            rmpi_dtype_unpack(r->user2, r->st_bytes, r->user, r->ucount, dt, 0);
+        free(r->user2);
+        r->user2 = NULL;
+    }
+    if (!(r->flags & RMPI_RF_PERSISTENT) && dt) {
+        rmpi_dtype_release(dt);
+        r->udt = NULL;
+    }
+}
+
+void rmpi_api_arm(rmpi_req_t *r)
+{
+    rmpi_dtype_t *dt = r->udt;
+    size_t bytes = r->ucount * dt->size;
+    r->len = bytes;
+    r->st_err = 0;
+    r->flags &= (uint16_t)~RMPI_RF_CANCELLED;
+    if (RMPI_LIKELY(rmpi_dtype_is_contig(dt, r->ucount))) {
+        r->buf = rmpi_dtype_contig_ptr(r->user, dt);
+        return;
+    }
+    r->user2 = rmpi_xmalloc(bytes);
+    if (r->kind == RMPI_REQ_SEND)
+        rmpi_dtype_pack(r->user, r->ucount, dt, 0, r->user2, bytes);
+    r->buf = r->user2;
+    r->on_complete = api_req_done;
+}
+
+static rmpi_req_t *init_req(int kind, void *buf, int count, rmpi_dtype_t *dt, rmpi_comm_t *c)
+{
+    rmpi_req_t *r = rmpi_req_alloc(kind);
+    r->user = buf;
+    r->ucount = (size_t)count;
+    r->udt = dt;
+    r->ucomm = c;
+    r->ctx = c->ctx;
+    if (!dt->predefined) {
+        rmpi_dtype_retain(dt);
+        r->on_complete = api_req_done;
+    }
+    return r;
+}
+
+rmpi_req_t *rmpi_api_null_req(int kind, rmpi_comm_t *c)
+{
+    rmpi_req_t *r = rmpi_req_alloc(RMPI_REQ_NULLOP);
+    r->ucomm = c;
+    r->st_src = MPI_PROC_NULL;
+    r->st_tag = MPI_ANY_TAG;
+    r->done = 1;
+    (void)kind;
+    return r;
+}
+
+rmpi_req_t *rmpi_api_send_req(const void *buf, int count, rmpi_dtype_t *dt, int dest, int tag, rmpi_comm_t *c,
+                              int mode)
+{
+    rmpi_req_t *r = init_req(RMPI_REQ_SEND, (void *)buf, count, dt, c);
+    r->rank = rmpi_comm_world_rank(c, dest);
+    r->tag = tag;
+    r->src = c->rank;
+    r->mode = (uint8_t)mode;
+    return r;
+}
+
+rmpi_req_t *rmpi_api_recv_req(void *buf, int count, rmpi_dtype_t *dt, int src, int tag, rmpi_comm_t *c)
+{
+    rmpi_req_t *r = init_req(RMPI_REQ_RECV, buf, count, dt, c);
+    r->rank = src;
+    r->tag = tag;
+    return r;
+}
+
+#define SEND_CHECKS(func, c, buf, count, type, dest, tag, dt)                     \
+    RMPI_API_INIT_CHECK();                                                        \
+    rmpi_comm_t *c = rmpi_comm_get(comm);                                         \
+    RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator %p", (void *)comm);   \
+    rmpi_dtype_t *dt;                                                             \
+    int rc_;                                                                      \
+    if ((rc_ = rmpi_api_check_buf(func, c, buf, count, type, &dt)) ||             \
+        (rc_ = rmpi_api_check_rank(func, c, dest, 0)) || (rc_ = rmpi_api_check_tag(func, c, tag, 0))) \
+        return rc_
+
+#define RECV_CHECKS(func, c, buf, count, type, src, tag, dt)                      \
+    RMPI_API_INIT_CHECK();                                                        \
+    rmpi_comm_t *c = rmpi_comm_get(comm);                                         \
+    RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator %p", (void *)comm);   \
+    rmpi_dtype_t *dt;                                                             \
+    int rc_;                                                                      \
+    if ((rc_ = rmpi_api_check_buf(func, c, buf, count, type, &dt)) ||             \
+        (rc_ = rmpi_api_check_rank(func, c, src, 1)) || (rc_ = rmpi_api_check_tag(func, c, tag, 1))) \
+        return rc_
+
+/* Blocking send of any mode: post, wait, free. */
+static int send_blocking(const char *func, const void *buf, int count, rmpi_dtype_t *dt, int dest, int tag,
+                         rmpi_comm_t *c, int mode)
+{
+    if (RMPI_UNLIKELY(dest == MPI_PROC_NULL))
+        return MPI_SUCCESS;
+    RMPI_LOCK();
+    rmpi_req_t *r = rmpi_api_send_req(buf, count, dt, dest, tag, c, mode);
+    rmpi_api_arm(r);
+    rmpi_core_isend(r);
+    rmpi_core_wait(r);
+    rmpi_req_release(r);
+    RMPI_UNLOCK();
+    return MPI_SUCCESS;
+}
+
+static int send_nonblocking(const void *buf, int count, rmpi_dtype_t *dt, int dest, int tag, rmpi_comm_t *c,
+                            int mode, MPI_Request *request)
+{
+    RMPI_LOCK();
+    rmpi_req_t *r;
+    if (RMPI_UNLIKELY(dest == MPI_PROC_NULL)) {
+        r = rmpi_api_null_req(RMPI_REQ_SEND, c);
+    } else {
+        r = rmpi_api_send_req(buf, count, dt, dest, tag, c, mode);
+        rmpi_api_arm(r);
+        rmpi_core_isend(r);
+    }
+    r->flags |= RMPI_RF_ACTIVE;
+    RMPI_UNLOCK();
+    *request = (MPI_Request)r;
+    return MPI_SUCCESS;
+}
+
+int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    SEND_CHECKS(__func__, c, buf, count, datatype, dest, tag, dt);
+    return send_blocking(__func__, buf, count, dt, dest, tag, c, RMPI_MODE_STD);
+}
+
+int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    SEND_CHECKS(__func__, c, buf, count, datatype, dest, tag, dt);
+    return send_blocking(__func__, buf, count, dt, dest, tag, c, RMPI_MODE_SYNC);
+}
+
+int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    SEND_CHECKS(__func__, c, buf, count, datatype, dest, tag, dt);
+    return send_blocking(__func__, buf, count, dt, dest, tag, c, RMPI_MODE_READY);
+}
+
+int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    SEND_CHECKS(__func__, c, buf, count, datatype, dest, tag, dt);
+    return rmpi_api_bsend(__func__, buf, count, dt, dest, tag, c);
+}
+
+int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+              MPI_Request *request)
+{
+    SEND_CHECKS(__func__, c, buf, count, datatype, dest, tag, dt);
+    RMPI_CHECK(request, c, MPI_ERR_ARG, "request must not be NULL");
+    return send_nonblocking(buf, count, dt, dest, tag, c, RMPI_MODE_STD, request);
+}
+
+int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request)
+{
+    SEND_CHECKS(__func__, c, buf, count, datatype, dest, tag, dt);
+    RMPI_CHECK(request, c, MPI_ERR_ARG, "request must not be NULL");
+    return send_nonblocking(buf, count, dt, dest, tag, c, RMPI_MODE_SYNC, request);
+}
+
+int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request)
+{
+    SEND_CHECKS(__func__, c, buf, count, datatype, dest, tag, dt);
+    RMPI_CHECK(request, c, MPI_ERR_ARG, "request must not be NULL");
+    return send_nonblocking(buf, count, dt, dest, tag, c, RMPI_MODE_READY, request);
+}
+
+int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request)
+{
+    SEND_CHECKS(__func__, c, buf, count, datatype, dest, tag, dt);
+    RMPI_CHECK(request, c, MPI_ERR_ARG, "request must not be NULL");
+    /* the data is copied into the attached buffer before return, so the request is complete */
+    int rc = rmpi_api_bsend(__func__, buf, count, dt, dest, tag, c);
+    if (rc)
+        return rc;
+    RMPI_LOCK();
+    rmpi_req_t *r = rmpi_req_alloc(RMPI_REQ_NULLOP);
+    r->ucomm = c;
+    r->st_src = MPI_ANY_SOURCE;
+    r->st_tag = MPI_ANY_TAG;
+    r->done = 1;
+    r->flags |= RMPI_RF_ACTIVE;
+    RMPI_UNLOCK();
+    *request = (MPI_Request)r;
+    return MPI_SUCCESS;
+}
+
+int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    RECV_CHECKS(__func__, c, buf, count, datatype, source, tag, dt);
+    if (RMPI_UNLIKELY(source == MPI_PROC_NULL)) {
+        rmpi_api_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    RMPI_LOCK();
+    rmpi_req_t *r = rmpi_api_recv_req(buf, count, dt, source, tag, c);
+    rmpi_api_arm(r);
+    rmpi_core_irecv(r);
+    rmpi_core_wait(r);
+    rmpi_api_req_status(r, status);
+    int err = r->st_err;
+    size_t bytes = r->st_bytes;
+    rmpi_req_release(r);
+    RMPI_UNLOCK();
+    if (RMPI_UNLIKELY(err))
+        return RMPI_ERROR(c, err, "message from rank %d tag %d was truncated to %zu bytes (the receive buffer "
+                                  "holds %zu)", status ? status->MPI_SOURCE : -1, status ? status->MPI_TAG : -1,
+                          bytes, (size_t)count * dt->size);
+    return MPI_SUCCESS;
+}
+
+int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    RECV_CHECKS(__func__, c, buf, count, datatype, source, tag, dt);
+    RMPI_CHECK(request, c, MPI_ERR_ARG, "request must not be NULL");
+    RMPI_LOCK();
+    rmpi_req_t *r;
+    if (RMPI_UNLIKELY(source == MPI_PROC_NULL)) {
+        r = rmpi_api_null_req(RMPI_REQ_RECV, c);
+    } else {
+        r = rmpi_api_recv_req(buf, count, dt, source, tag, c);
+        rmpi_api_arm(r);
+        rmpi_core_irecv(r);
+    }
+    r->flags |= RMPI_RF_ACTIVE;
+    RMPI_UNLOCK();
+    *request = (MPI_Request)r;
+    return MPI_SUCCESS;
+}
+
+int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    RECV_CHECKS(__func__, c, recvbuf, recvcount, recvtype, source, recvtag, rdt);
+    rmpi_dtype_t *sdt;
+    if ((rc_ = rmpi_api_check_buf(__func__, c, sendbuf, sendcount, sendtype, &sdt)) ||
+        (rc_ = rmpi_api_check_rank(__func__, c, dest, 0)) || (rc_ = rmpi_api_check_tag(__func__, c, sendtag, 0)))
+        return rc_;
+    MPI_Request reqs[2];
+    MPI_Status sts[2];
+    MPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &reqs[0]);
+    MPI_Isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, &reqs[1]);
+    int rc = MPI_Waitall(2, reqs, sts);
+    if (status != MPI_STATUS_IGNORE)
+        *status = sts[0];
+    if (rc == MPI_ERR_IN_STATUS)
+        rc = sts[0].MPI_ERROR;
+    return rc;
+}
+
+int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                         int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    SEND_CHECKS(__func__, c, buf, count, datatype, MPI_PROC_NULL, sendtag, dt);
+    if ((rc_ = rmpi_api_check_rank(__func__, c, dest, 0)) || (rc_ = rmpi_api_check_rank(__func__, c, source, 1)) ||
+        (rc_ = rmpi_api_check_tag(__func__, c, recvtag, 1)))
+        return rc_;
+    /* send from a packed copy so the receive can land in buf while the send is in flight */
+    size_t bytes = (size_t)count * dt->size;
+    void *tmp = rmpi_xmalloc(bytes);
+    rmpi_dtype_pack(buf, (size_t)count, dt, 0, tmp, bytes);
+    MPI_Request reqs[2];
+    MPI_Status sts[2];
+    MPI_Irecv(buf, count, datatype, source, recvtag, comm, &reqs[0]);
+    MPI_Isend(tmp, (int)bytes, MPI_BYTE, dest, sendtag, comm, &reqs[1]);
+    int rc = MPI_Waitall(2, reqs, sts);
+    free(tmp);
+    if (status != MPI_STATUS_IGNORE)
+        *status = sts[0];
+    if (rc == MPI_ERR_IN_STATUS)
+        rc = sts[0].MPI_ERROR;
+    return rc;
+}
+
+/* ---- persistent requests ---- */
+
+static int persistent(rmpi_req_t *r, MPI_Request *request)
+{
+    r->flags |= RMPI_RF_PERSISTENT;
+    r->done = 1;
+    *request = (MPI_Request)r;
+    return MPI_SUCCESS;
+}
+
+#define SEND_INIT(name, mode)                                                                              \
+    int name(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,          \
+             MPI_Request *request)                                                                         \
+    {                                                                                                      \
+        SEND_CHECKS(__func__, c, buf, count, datatype, dest, tag, dt);                                     \
+        RMPI_CHECK(request, c, MPI_ERR_ARG, "request must not be NULL");                                  \
+        RMPI_LOCK();                                                                                       \
+        rmpi_req_t *r = dest == MPI_PROC_NULL ? rmpi_api_null_req(RMPI_REQ_SEND, c)                        \
+                                              : rmpi_api_send_req(buf, count, dt, dest, tag, c, mode);     \
+        RMPI_UNLOCK();                                                                                     \
+        return persistent(r, request);                                                                     \
+    }
+SEND_INIT(MPI_Send_init, RMPI_MODE_STD)
+SEND_INIT(MPI_Ssend_init, RMPI_MODE_SYNC)
+SEND_INIT(MPI_Rsend_init, RMPI_MODE_READY)
+
+int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                  MPI_Request *request)
+{
+    RECV_CHECKS(__func__, c, buf, count, datatype, source, tag, dt);
+    RMPI_CHECK(request, c, MPI_ERR_ARG, "request must not be NULL");
+    RMPI_LOCK();
+    rmpi_req_t *r = source == MPI_PROC_NULL ? rmpi_api_null_req(RMPI_REQ_RECV, c)
+                                            : rmpi_api_recv_req(buf, count, dt, source, tag, c);
+    RMPI_UNLOCK();
+    return persistent(r, request);
+}
+
+int MPI_Start(MPI_Request *request)
+{
+    RMPI_API_INIT_CHECK();
+    RMPI_CHECK(request, NULL, MPI_ERR_REQUEST, "request must not be NULL");
+    rmpi_req_t *r = rmpi_api_req(*request);
+    RMPI_CHECK(r && (r->flags & RMPI_RF_PERSISTENT), NULL, MPI_ERR_REQUEST, "not a persistent request");
+    RMPI_CHECK(!(r->flags & RMPI_RF_ACTIVE), r->ucomm, MPI_ERR_REQUEST, "the request is already active");
+    RMPI_LOCK();
+    r->flags |= RMPI_RF_ACTIVE;
+    if (r->kind == RMPI_REQ_NULLOP) {
+        r->done = 1;
+    } else {
+        if (r->udt && !((rmpi_dtype_t *)r->udt)->predefined)
+            r->on_complete = api_req_done;
+        rmpi_api_arm(r);
+        if (r->kind == RMPI_REQ_SEND)
+            rmpi_core_isend(r);
+        else
+            rmpi_core_irecv(r);
+    }
+    RMPI_UNLOCK();
+    return MPI_SUCCESS;
+}
+
+int MPI_Startall(int count, MPI_Request array_of_requests[])
+{
+    RMPI_API_INIT_CHECK();
+    RMPI_CHECK(count >= 0, NULL, MPI_ERR_COUNT, "count %d is negative", count);
+    for (int i = 0; i < count; i++) {
+        int rc = MPI_Start(&array_of_requests[i]);
+        if (rc)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}

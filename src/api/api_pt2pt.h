@@ -1,0 +1,33 @@
+/* api-internal helpers shared by the point-to-point, request and probe bindings. */
+#ifndef RMPI_API_PT2PT_H
+#define RMPI_API_PT2PT_H
+
+#include "api_impl.h"
+
+#include "../datatype/datatype.h"
+
+#define RMPI_TAG_UB 0x7fffffff
+
+/* Checks shared by every send/receive flavour; evaluate to an error code or 0. */
+int rmpi_api_check_buf(const char *func, rmpi_comm_t *c, const void *buf, int count, MPI_Datatype type,
+                       rmpi_dtype_t **dt);
+int rmpi_api_check_rank(const char *func, rmpi_comm_t *c, int rank, int any_ok);
+int rmpi_api_check_tag(const char *func, rmpi_comm_t *c, int tag, int any_ok);
+
+/* Build a request from user arguments and post it (persistent ones are only built). */
+rmpi_req_t *rmpi_api_send_req(const void *buf, int count, rmpi_dtype_t *dt, int dest, int tag, rmpi_comm_t *c,
+                              int mode);
+rmpi_req_t *rmpi_api_recv_req(void *buf, int count, rmpi_dtype_t *dt, int src, int tag, rmpi_comm_t *c);
+/* Prepare the byte buffer of an initialised request (pack / scratch for non-contiguous). */
+void rmpi_api_arm(rmpi_req_t *r);
+/* A request that is complete at once (MPI_PROC_NULL). */
+rmpi_req_t *rmpi_api_null_req(int kind, rmpi_comm_t *c);
+
+/* Complete-and-free bookkeeping of Wait/Test: status out, request released or deactivated,
+ * handle reset. Returns the request's error code (MPI_ERR_TRUNCATE...). */
+int rmpi_api_req_finish(MPI_Request *h, MPI_Status *st);
+
+/* Buffered mode (api_bsend.c). */
+int rmpi_api_bsend(const char *func, const void *buf, int count, rmpi_dtype_t *dt, int dest, int tag, rmpi_comm_t *c);
+
+#endif

@@ -1,0 +1,408 @@
+/* Completion bindings: Wait/Test families, Request_free, Cancel, status queries. */
+#include "api_pt2pt.h"
+
+#include <limits.h>
+
+void rmpi_api_status_empty(MPI_Status *st)
+{
+    if (st != MPI_STATUS_IGNORE)
+        rmpi_status_set(st, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+}
+
+void rmpi_api_req_status(const rmpi_req_t *r, MPI_Status *st)
+{
+    if (st == MPI_STATUS_IGNORE)
+        return;
+    if (r->kind == RMPI_REQ_SEND) {
+        /* a send's status carries only the cancel flag and the error */
+        rmpi_status_set(st, MPI_ANY_SOURCE, MPI_ANY_TAG, r->st_err, 0, !!(r->flags & RMPI_RF_CANCELLED));
+        return;
+    }
+    rmpi_status_set(st, r->st_src, r->st_tag, r->st_err, r->st_bytes, !!(r->flags & RMPI_RF_CANCELLED));
+}
+
+int rmpi_api_req_finish(MPI_Request *h, MPI_Status *st)
+{
+    rmpi_req_t *r = (rmpi_req_t *)*h;
+    int err = r->st_err;
+    if (r->flags & RMPI_RF_PERSISTENT) {
+        if (!(r->flags & RMPI_RF_ACTIVE)) {
+            rmpi_api_status_empty(st);
+            return MPI_SUCCESS;
+        }
+        rmpi_api_req_status(r, st);
+        r->flags &= (uint16_t)~RMPI_RF_ACTIVE;
+        return err;
+    }
+    rmpi_api_req_status(r, st);
+    rmpi_req_release(r);
+    *h = MPI_REQUEST_NULL;
+    return err;
+}
+
+/* Inactive or null handles count as complete with an empty status. */
+static int req_inactive(MPI_Request h)
+{
+    if (h == MPI_REQUEST_NULL)
+        return 1;
+    rmpi_req_t *r = (rmpi_req_t *)h;
+    return (r->flags & RMPI_RF_PERSISTENT) && !(r->flags & RMPI_RF_ACTIVE);
+}
+
+static int check_reqs(const char *func, int count, MPI_Request reqs[])
+{
+    if (count < 0)
+        return rmpi_api_error(NULL, MPI_ERR_COUNT, func, "count %d is negative", count);
+    if (count > 0 && !reqs)
+        return rmpi_api_error(NULL, MPI_ERR_REQUEST, func, "array_of_requests is NULL");
+    for (int i = 0; i < count; i++)
+        if (reqs[i] != MPI_REQUEST_NULL && !rmpi_api_req(reqs[i]))
+            return rmpi_api_error(NULL, MPI_ERR_REQUEST, func,
+                                  "request %d is not a valid request (already freed or completed?)", i);
+    return 0;
+}
+
+int MPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+    RMPI_API_INIT_CHECK();
+    RMPI_CHECK(request, NULL, MPI_ERR_REQUEST, "request must not be NULL");
+    int rc = check_reqs(__func__, 1, request);
+    if (rc)
+        return rc;
+    if (req_inactive(*request)) {
+        rmpi_api_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    rmpi_req_t *r = (rmpi_req_t *)*request;
+    rmpi_comm_t *c = r->ucomm;
+    RMPI_LOCK();
+    rmpi_core_wait(r);
+    int err = rmpi_api_req_finish(request, status);
+    RMPI_UNLOCK();
+    if (RMPI_UNLIKELY(err))
+        return rmpi_api_error(c, err, __func__, "the operation failed: %s", rmpi_api_err_name(err));
+    return MPI_SUCCESS;
+}
+
+int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    RMPI_API_INIT_CHECK();
+    RMPI_CHECK(request && flag, NULL, MPI_ERR_ARG, "request and flag must not be NULL");
+    int rc = check_reqs(__func__, 1, request);
+    if (rc)
+        return rc;
+    if (req_inactive(*request)) {
+        *flag = 1;
+        rmpi_api_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    rmpi_req_t *r = (rmpi_req_t *)*request;
+    rmpi_comm_t *c = r->ucomm;
+    RMPI_LOCK();
+    if (!r->done)
+        rmpi_core_progress();
+    int err = 0;
+    *flag = r->done;
+    if (r->done)
+        err = rmpi_api_req_finish(request, status);
+    RMPI_UNLOCK();
+    if (RMPI_UNLIKELY(err))
+        return rmpi_api_error(c, err, __func__, "the operation failed: %s", rmpi_api_err_name(err));
+    return MPI_SUCCESS;
+}
+
+/* Multi-completion: every status gets MPI_ERROR; any failure -> MPI_ERR_IN_STATUS. */
+int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
+{
+    RMPI_API_INIT_CHECK();
+    int rc = check_reqs(__func__, count, array_of_requests);
+    if (rc)
+        return rc;
+    int failed = 0;
+    rmpi_comm_t *badc = NULL;
+    RMPI_LOCK();
+    for (int i = 0; i < count; i++) {
+        MPI_Status *st = array_of_statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &array_of_statuses[i];
+        if (req_inactive(array_of_requests[i])) {
+            rmpi_api_status_empty(st);
+            continue;
+        }
+        rmpi_req_t *r = (rmpi_req_t *)array_of_requests[i];
+        rmpi_core_wait(r);
+        rmpi_comm_t *c = r->ucomm;
+        int err = rmpi_api_req_finish(&array_of_requests[i], st);
+        if (err && !failed)
+            failed = 1, badc = c;
+    }
+    RMPI_UNLOCK();
+    if (failed)
+        return rmpi_api_error(badc, MPI_ERR_IN_STATUS, __func__, "at least one request failed; see the statuses");
+    return MPI_SUCCESS;
+}
+
+int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
+{
+    RMPI_API_INIT_CHECK();
+    int rc = check_reqs(__func__, count, array_of_requests);
+    if (rc)
+        return rc;
+    RMPI_CHECK(flag, NULL, MPI_ERR_ARG, "flag must not be NULL");
+    RMPI_LOCK();
+    rmpi_core_progress();
+    int all = 1;
+    for (int i = 0; i < count && all; i++)
+        if (!req_inactive(array_of_requests[i]) && !((rmpi_req_t *)array_of_requests[i])->done)
+            all = 0;
+    RMPI_UNLOCK();
+    *flag = all;
+    if (!all)
+        return MPI_SUCCESS;
+    return MPI_Waitall(count, array_of_requests, array_of_statuses);
+}
+
+/* index of a completed active request, MPI_UNDEFINED if none active, -1 if none done */
+static int find_done(int count, MPI_Request reqs[])
+{
+    int active = 0;
+    for (int i = 0; i < count; i++) {
+        if (req_inactive(reqs[i]))
+            continue;
+        active = 1;
+        if (((rmpi_req_t *)reqs[i])->done)
+            return i;
+    }
+    return active ? -1 : MPI_UNDEFINED;
+}
+
+static int finish_one(MPI_Request reqs[], int i, MPI_Status *status, const char *func)
+{
+    rmpi_req_t *r = (rmpi_req_t *)reqs[i];
+    rmpi_comm_t *c = r->ucomm;
+    int err = rmpi_api_req_finish(&reqs[i], status);
+    RMPI_UNLOCK();
+    if (err)
+        return rmpi_api_error(c, err, func, "the operation failed: %s", rmpi_api_err_name(err));
+    return MPI_SUCCESS;
+}
+
+int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
+{
+    RMPI_API_INIT_CHECK();
+    int rc = check_reqs(__func__, count, array_of_requests);
+    if (rc)
+        return rc;
+    RMPI_CHECK(index, NULL, MPI_ERR_ARG, "index must not be NULL");
+    RMPI_LOCK();
+    unsigned idle = 0;
+    int i;
+    while ((i = find_done(count, array_of_requests)) == -1)
+        rmpi_core_wait_step(&idle);
+    *index = i;
+    if (i == MPI_UNDEFINED) {
+        RMPI_UNLOCK();
+        rmpi_api_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    return finish_one(array_of_requests, i, status, __func__);
+}
+
+int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status)
+{
+    RMPI_API_INIT_CHECK();
+    int rc = check_reqs(__func__, count, array_of_requests);
+    if (rc)
+        return rc;
+    RMPI_CHECK(index && flag, NULL, MPI_ERR_ARG, "index and flag must not be NULL");
+    RMPI_LOCK();
+    rmpi_core_progress();
+    int i = find_done(count, array_of_requests);
+    if (i < 0 || i == MPI_UNDEFINED) {
+        RMPI_UNLOCK();
+        *flag = i == MPI_UNDEFINED;
+        *index = MPI_UNDEFINED;
+        if (*flag)
+            rmpi_api_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    *flag = 1;
+    *index = i;
+    return finish_one(array_of_requests, i, status, __func__);
+}
+
+static int some(int count, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[], int block,
+                const char *func)
+{
+    RMPI_LOCK();
+    unsigned idle = 0;
+    int n, active;
+    for (;;) {
+        n = 0, active = 0;
+        for (int i = 0; i < count; i++)
+            if (!req_inactive(reqs[i])) {
+                active = 1;
+                if (((rmpi_req_t *)reqs[i])->done)
+                    indices[n++] = i;
+            }
+        if (n || !active || !block)
+            break;
+        rmpi_core_wait_step(&idle);
+    }
+    if (!active) {
+        RMPI_UNLOCK();
+        *outcount = MPI_UNDEFINED;
+        return MPI_SUCCESS;
+    }
+    int failed = 0;
+    rmpi_comm_t *c = NULL;
+    for (int k = 0; k < n; k++) {
+        MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[k];
+        rmpi_comm_t *rc = ((rmpi_req_t *)reqs[indices[k]])->ucomm;
+        if (rmpi_api_req_finish(&reqs[indices[k]], st))
+            failed = 1, c = rc;
+    }
+    RMPI_UNLOCK();
+    *outcount = n;
+    if (failed)
+        return rmpi_api_error(c, MPI_ERR_IN_STATUS, func, "at least one request failed; see the statuses");
+    return MPI_SUCCESS;
+}
+
+int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                 MPI_Status array_of_statuses[])
+{
+    RMPI_API_INIT_CHECK();
+    int rc = check_reqs(__func__, incount, array_of_requests);
+    if (rc)
+        return rc;
+    RMPI_CHECK(outcount && (incount == 0 || array_of_indices), NULL, MPI_ERR_ARG, "outcount/indices must not be NULL");
+    return some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, 1, __func__);
+}
+
+int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                 MPI_Status array_of_statuses[])
+{
+    RMPI_API_INIT_CHECK();
+    int rc = check_reqs(__func__, incount, array_of_requests);
+    if (rc)
+        return rc;
+    RMPI_CHECK(outcount && (incount == 0 || array_of_indices), NULL, MPI_ERR_ARG, "outcount/indices must not be NULL");
+    RMPI_LOCK();
+    rmpi_core_progress();
+    RMPI_UNLOCK();
+    return some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, 0, __func__);
+}
+
+int MPI_Request_free(MPI_Request *request)
+{
+    RMPI_API_INIT_CHECK();
+    RMPI_CHECK(request, NULL, MPI_ERR_REQUEST, "request must not be NULL");
+    rmpi_req_t *r = rmpi_api_req(*request);
+    RMPI_CHECK(r, NULL, MPI_ERR_REQUEST, "invalid request (already freed or completed?)");
+    RMPI_LOCK();
+    int active = !r->done;
+    if (active) {
+        /* the operation goes on; the core releases the request when it completes */
+        r->flags |= RMPI_RF_FREED;
+        r->flags &= (uint16_t)~RMPI_RF_PERSISTENT;
+    } else {
+        if ((r->flags & RMPI_RF_PERSISTENT) && r->udt)
+            rmpi_dtype_release(r->udt);
+        rmpi_req_release(r);
+    }
+    RMPI_UNLOCK();
+    *request = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
+}
+
+int MPI_Cancel(MPI_Request *request)
+{
+    RMPI_API_INIT_CHECK();
+    RMPI_CHECK(request, NULL, MPI_ERR_REQUEST, "request must not be NULL");
+    rmpi_req_t *r = rmpi_api_req(*request);
+    RMPI_CHECK(r, NULL, MPI_ERR_REQUEST, "invalid request");
+    RMPI_LOCK();
+    /* Receives still waiting for a match are cancelled; a send cannot be recalled once
+     * posted, so its cancel fails, which the standard allows (Test_cancelled says false). */
+    if (r->kind == RMPI_REQ_RECV && !r->done)
+        rmpi_core_cancel_recv(r);
+    RMPI_UNLOCK();
+    return MPI_SUCCESS;
+}
+
+int MPI_Test_cancelled(const MPI_Status *status, int *flag)
+{
+    RMPI_API_INIT_CHECK();
+    RMPI_CHECK(status && flag, NULL, MPI_ERR_ARG, "status and flag must not be NULL");
+    *flag = status->internal[2] != 0;
+    return MPI_SUCCESS;
+}
+
+int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+    RMPI_API_INIT_CHECK();
+    RMPI_CHECK(flag, NULL, MPI_ERR_ARG, "flag must not be NULL");
+    if (req_inactive(request)) {
+        *flag = 1;
+        rmpi_api_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    rmpi_req_t *r = rmpi_api_req(request);
+    RMPI_CHECK(r, NULL, MPI_ERR_REQUEST, "invalid request");
+    RMPI_LOCK();
+    if (!r->done)
+        rmpi_core_progress();
+    *flag = r->done;
+    if (r->done)
+        rmpi_api_req_status(r, status);
+    RMPI_UNLOCK();
+    return MPI_SUCCESS;
+}
+
+int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
+{
+    RMPI_API_INIT_CHECK();
+    RMPI_CHECK(status && count, NULL, MPI_ERR_ARG, "status and count must not be NULL");
+    rmpi_dtype_t *dt = rmpi_dtype_get(datatype);
+    RMPI_CHECK(dt, NULL, MPI_ERR_TYPE, "invalid datatype");
+    MPI_Count n = rmpi_dtype_count(dt, rmpi_status_bytes(status));
+    *count = n > INT_MAX ? MPI_UNDEFINED : (int)n;
+    return MPI_SUCCESS;
+}
+
+int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
+{
+    RMPI_API_INIT_CHECK();
+    RMPI_CHECK(status && count, NULL, MPI_ERR_ARG, "status and count must not be NULL");
+    rmpi_dtype_t *dt = rmpi_dtype_get(datatype);
+    RMPI_CHECK(dt, NULL, MPI_ERR_TYPE, "invalid datatype");
+    MPI_Count n = rmpi_dtype_elements(dt, rmpi_status_bytes(status));
+    *count = n > INT_MAX ? MPI_UNDEFINED : (int)n;
+    return MPI_SUCCESS;
+}
+
+int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+{
+    RMPI_API_INIT_CHECK();
+    RMPI_CHECK(status && count, NULL, MPI_ERR_ARG, "status and count must not be NULL");
+    rmpi_dtype_t *dt = rmpi_dtype_get(datatype);
+    RMPI_CHECK(dt, NULL, MPI_ERR_TYPE, "invalid datatype");
+    *count = rmpi_dtype_elements(dt, rmpi_status_bytes(status));
+    return MPI_SUCCESS;
+}
+
+int MPI_Status_set_cancelled(MPI_Status *status, int flag)
+{
+    RMPI_CHECK(status, NULL, MPI_ERR_ARG, "status must not be NULL");
+    status->internal[2] = flag;
+    return MPI_SUCCESS;
+}
+
+int MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
+{
+    RMPI_CHECK(status && count >= 0, NULL, MPI_ERR_ARG, "status must not be NULL and count non-negative");
+    rmpi_dtype_t *dt = rmpi_dtype_get(datatype);
+    RMPI_CHECK(dt, NULL, MPI_ERR_TYPE, "invalid datatype");
+    size_t bytes = (size_t)count * (dt->basic_size ? dt->basic_size : dt->size);
+    rmpi_status_set(status, status->MPI_SOURCE, status->MPI_TAG, status->MPI_ERROR, bytes, status->internal[2]);
+    return MPI_SUCCESS;
+}

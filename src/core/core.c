@@ -1,0 +1,160 @@
+/* Core life cycle, request pool and the progress engine. */
+#include "core_impl.h"
+
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int rmpi_thread_multiple;
+pthread_mutex_t rmpi_big_lock = PTHREAD_MUTEX_INITIALIZER;
+int rmpi_core_rank, rmpi_core_size;
+
+static rmpi_req_t *req_free_list;
+static rmpi_net_env_t net_env;
+static rmpi_pm_info_t pm;
+static long long spin_count;
+static int core_ready;
+
+static void peer_lost(rmpi_rail_t *rail, int peer, const char *why)
+{
+    rmpi_fatal("lost rank %d on rail %s (%s); ending the job.", peer, rail->hints.name, why);
+}
+
+int rmpi_core_init(rmpi_core_info_t *info)
+{
+    rmpi_knobs_init();
+    if (rmpi_pmi_init(&pm))
+        return -1;
+    rmpi_log_set_rank(pm.size > 1 ? pm.rank : -1);
+    rmpi_core_rank = pm.rank;
+    rmpi_core_size = pm.size;
+    rmpi_hdr_cache = rmpi_knobs.HDR_CACHE;
+    rmpi_rndv_write = rmpi_knob_choice("RNDV_MODE", rmpi_knobs.RNDV_MODE, "read|write");
+    spin_count = rmpi_knobs.SPIN_COUNT;
+    if (rmpi_topo_init(&pm))
+        return -1;
+    net_env.rank = pm.rank;
+    net_env.size = pm.size;
+    net_env.jobid = pm.kvsname;
+    net_env.on_frame = rmpi_vc_on_frame;
+    net_env.on_peer_lost = peer_lost;
+    if (rmpi_net_open(&net_env))
+        return -1;
+    if (rmpi_pmi_fence() || rmpi_net_ready(0) || rmpi_pmi_fence() || rmpi_net_ready(1))
+        return -1;
+    rmpi_vc_init(pm.rank, pm.size, rmpi_core_deliver, sizeof(core_peer_t));
+    info->rank = pm.rank;
+    info->size = pm.size;
+    info->singleton = pm.singleton;
+    core_ready = 1;
+    return 0;
+}
+
+rmpi_req_t *rmpi_req_alloc(int kind)
+{
+    rmpi_req_t *r = req_free_list;
+    if (RMPI_LIKELY(r != NULL))
+        req_free_list = r->next_free;
+    else
+        r = rmpi_xmalloc(sizeof *r);
+    memset(r, 0, sizeof *r);
+    r->magic = RMPI_REQ_MAGIC;
+    r->kind = (uint8_t)kind;
+    rmpi_list_init(&r->link);
+    return r;
+}
+
+void rmpi_req_release(rmpi_req_t *r)
+{
+    r->magic = 0;
+    r->next_free = req_free_list;
+    req_free_list = r;
+}
+
+void rmpi_req_complete(rmpi_req_t *r)
+{
+    if (r->on_complete)
+        r->on_complete(r);
+    r->done = 1;
+    if (RMPI_UNLIKELY(r->flags & RMPI_RF_FREED) && !(r->flags & RMPI_RF_PERSISTENT))
+        rmpi_req_release(r);
+}
+
+int rmpi_core_progress(void) { return rmpi_net_progress(); }
+
+void rmpi_core_wait_step(unsigned *idle)
+{
+    if (rmpi_net_progress()) {
+        *idle = 0;
+        return;
+    }
+    if (RMPI_UNLIKELY(rmpi_thread_multiple)) {
+        /* let other threads in: their sends may be what this wait needs */
+        pthread_mutex_unlock(&rmpi_big_lock);
+        if (++*idle > spin_count)
+            sched_yield();
+        pthread_mutex_lock(&rmpi_big_lock);
+        return;
+    }
+    /* oversubscribed ranks must give the core to the peer they wait for */
+    if (++*idle > spin_count)
+        sched_yield();
+}
+
+void rmpi_core_wait(rmpi_req_t *r)
+{
+    unsigned idle = 0;
+    while (!r->done)
+        rmpi_core_wait_step(&idle);
+}
+
+static void finalize_barrier(void)
+{
+    /* A dissemination barrier on a reserved context: it keeps the network progressing, so
+     * frames still queued (FINs, acks) reach peers before anyone closes a connection. */
+    const uint32_t ctx = RMPI_CTX_FINALIZE;
+    int n = rmpi_core_size, me = rmpi_core_rank;
+    for (int k = 1; k < n; k <<= 1) {
+        rmpi_req_t *s = rmpi_req_alloc(RMPI_REQ_SEND), *r = rmpi_req_alloc(RMPI_REQ_RECV);
+        s->rank = (me + k) % n, s->ctx = ctx, s->tag = k, s->src = me;
+        r->rank = (me - k + n) % n, r->ctx = ctx, r->tag = k;
+        rmpi_core_irecv(r);
+        rmpi_core_isend(s);
+        rmpi_core_wait(s);
+        rmpi_core_wait(r);
+        rmpi_req_release(s);
+        rmpi_req_release(r);
+    }
+}
+
+int rmpi_core_finalize(void)
+{
+    if (!core_ready)
+        return 0;
+    finalize_barrier();
+    if (rmpi_knobs.REPORT) {
+        fprintf(stderr, "[rmpi report] rank %d: eager frames %llu full + %llu cached headers, rendezvous %llu, "
+                        "unexpected %llu\n",
+                rmpi_core_rank, (unsigned long long)rmpi_core_stats.eager_full,
+                (unsigned long long)rmpi_core_stats.eager_short, (unsigned long long)rmpi_core_stats.rndv,
+                (unsigned long long)rmpi_core_stats.unexpected);
+        rmpi_vc_report(stderr);
+    }
+    rmpi_net_close();
+    rmpi_vc_finalize();
+    rmpi_pmi_finalize();
+    rmpi_topo_finalize();
+    while (req_free_list) {
+        rmpi_req_t *r = req_free_list;
+        req_free_list = r->next_free;
+        free(r);
+    }
+    for (uint32_t c = 0; c < rmpi_nctxq; c++)
+        free(rmpi_ctxq[c]);
+    free(rmpi_ctxq);
+    rmpi_ctxq = NULL;
+    rmpi_nctxq = 0;
+    core_ready = 0;
+    return 0;
+}

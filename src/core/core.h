@@ -1,0 +1,148 @@
+/*
+ * core: requests, progress engine, tag matching, eager and rendezvous protocols, header
+ * caching, synchronous-mode acknowledgements.
+ *
+ * Who calls: comm/coll/api. Ranks given to the core are world ranks for destinations and
+ * communicator ranks for the source field carried in the header (the receiver matches on
+ * it); contexts come from the comm layer.
+ * Ownership: requests come from rmpi_req_alloc and go back with rmpi_req_release; a request
+ * that the user freed while active is released by the core when it completes.
+ * Progress: only inside rmpi_core_progress (called by every blocking/test call). Many
+ * rendezvous may be in flight at once; eager sends complete at once (the provider buffers).
+ * Threading: every entry point requires the library lock (RMPI_LOCK); wait loops drop it
+ * between polls when MPI_THREAD_MULTIPLE is active.
+ */
+#ifndef RMPI_CORE_H
+#define RMPI_CORE_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <mpi.h> /* ABI constants only: wildcards, error classes */
+
+#include "../vc/vc.h"
+
+#define RMPI_ANY_SOURCE MPI_ANY_SOURCE
+#define RMPI_ANY_TAG MPI_ANY_TAG
+#define RMPI_REQ_MAGIC 0x52514d50u
+/* Context ids: WORLD 0/1, SELF 2/3, the finalize barrier 4; communicators from 8 on. */
+#define RMPI_CTX_FINALIZE 4u
+#define RMPI_CTX_FIRST_FREE 8u
+
+enum { RMPI_REQ_SEND = 1, RMPI_REQ_RECV, RMPI_REQ_NULLOP };
+enum { RMPI_MODE_STD = 0, RMPI_MODE_SYNC, RMPI_MODE_READY, RMPI_MODE_BUFFERED };
+enum {
+    RMPI_RF_PERSISTENT = 1, /* survives completion; Start re-arms it */
+    RMPI_RF_ACTIVE = 2,     /* posted and not yet waited on */
+    RMPI_RF_FREED = 4,      /* user freed it while active: release at completion */
+    RMPI_RF_CANCELLED = 8,
+    RMPI_RF_POSTED = 16,    /* in a posted-receive queue */
+};
+
+typedef struct rmpi_req rmpi_req_t;
+typedef struct rmpi_unexp rmpi_unexp_t;
+
+struct rmpi_req {
+    uint32_t magic;
+    uint8_t kind, mode;
+    uint16_t flags;
+    volatile int done;
+    /* what was posted */
+    uint32_t ctx;
+    int rank;            /* send: destination world rank; recv: source comm rank or ANY */
+    int tag;
+    int src;             /* send: my rank in the communicator (goes in the header) */
+    void *buf;
+    size_t len;          /* bytes */
+    /* result */
+    int st_src, st_tag, st_err;
+    size_t st_bytes;
+    /* protocol state */
+    rmpi_list_t link;
+    rmpi_vc_t *vc;
+    rmpi_mr_t mr;
+    int mr_valid;
+    rmpi_net_op_t op;
+    uint64_t peer_req;
+    /* for the layers above: run at completion (e.g. unpack, bsend space) */
+    void (*on_complete)(rmpi_req_t *req);
+    void *user, *user2;
+    size_t ucount;
+    void *udt;           /* datatype object held by the request (api layer) */
+    void *ucomm;         /* communicator object (api layer) */
+    rmpi_req_t *next_free;
+};
+
+/* A message that arrived before its receive was posted (also an MPI_Message). */
+struct rmpi_unexp {
+    rmpi_list_t link;
+    uint32_t magic, ctx;
+    int src, tag;
+    int is_rts;
+    rmpi_vc_t *vc;
+    size_t len;          /* message bytes */
+    uint64_t sreq;       /* sync eager or RTS: the sender's request */
+    int sync;
+    uint64_t raddr, rkey;
+    char data[];         /* eager payload */
+};
+
+/* ---- lock ---- */
+extern int rmpi_thread_multiple;
+extern pthread_mutex_t rmpi_big_lock;
+#define RMPI_LOCK()                                 \
+    do {                                            \
+        if (RMPI_UNLIKELY(rmpi_thread_multiple))    \
+            pthread_mutex_lock(&rmpi_big_lock);     \
+    } while (0)
+#define RMPI_UNLOCK()                               \
+    do {                                            \
+        if (RMPI_UNLIKELY(rmpi_thread_multiple))    \
+            pthread_mutex_unlock(&rmpi_big_lock);   \
+    } while (0)
+
+/* ---- life cycle ---- */
+typedef struct rmpi_core_info {
+    int rank, size;
+    int singleton;
+} rmpi_core_info_t;
+
+int rmpi_core_init(rmpi_core_info_t *info);
+/* Completes everything still queued, synchronises with every rank, closes the providers. */
+int rmpi_core_finalize(void);
+extern int rmpi_core_rank, rmpi_core_size;
+
+/* ---- requests ---- */
+rmpi_req_t *rmpi_req_alloc(int kind);
+void rmpi_req_release(rmpi_req_t *req);
+/* Mark done, run the completion hook, release if the user freed it. */
+void rmpi_req_complete(rmpi_req_t *req);
+
+/* Post a send: req->buf/len/rank/ctx/tag/src/mode filled in. Never blocks. */
+int rmpi_core_isend(rmpi_req_t *req);
+/* Post a receive: req->buf/len/rank/ctx/tag filled in. Never blocks. */
+int rmpi_core_irecv(rmpi_req_t *req);
+/* Remove a posted receive; returns 1 if it was cancelled (then it is complete). */
+int rmpi_core_cancel_recv(rmpi_req_t *req);
+
+/* ---- probe and matched probe ---- */
+rmpi_unexp_t *rmpi_core_probe_find(uint32_t ctx, int src, int tag);
+/* Take a probed message out of the queue (MPI_Mprobe). */
+void rmpi_core_unexp_take(rmpi_unexp_t *u);
+/* Receive a message taken with rmpi_core_unexp_take into req (req->buf/len set). */
+int rmpi_core_mrecv(rmpi_req_t *req, rmpi_unexp_t *u);
+
+/* ---- progress ---- */
+int rmpi_core_progress(void);
+/* One step of a blocking wait: progress, and yield the CPU after RMPI_SPIN_COUNT idle polls. */
+void rmpi_core_wait_step(unsigned *idle);
+void rmpi_core_wait(rmpi_req_t *req);
+
+/* ---- for reports and tests ---- */
+typedef struct rmpi_core_stats {
+    uint64_t eager_full, eager_short, rndv, unexpected;
+} rmpi_core_stats_t;
+extern rmpi_core_stats_t rmpi_core_stats;
+
+#endif

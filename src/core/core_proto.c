@@ -1,0 +1,359 @@
+/* Point-to-point protocols: eager (with header caching and sync acks), rendezvous (RTS,
+ * then RDMA read + FIN, or CTS + RDMA write + FIN), and tag matching. */
+#include "core_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+ctxq_t **rmpi_ctxq;
+uint32_t rmpi_nctxq;
+int rmpi_rndv_write, rmpi_hdr_cache;
+rmpi_core_stats_t rmpi_core_stats;
+
+ctxq_t *rmpi_core_ctxq_grow(uint32_t ctx)
+{
+    if (ctx >= rmpi_nctxq) {
+        uint32_t n = rmpi_nctxq ? rmpi_nctxq : 16;
+        while (n <= ctx)
+            n *= 2;
+        rmpi_ctxq = rmpi_xrealloc(rmpi_ctxq, n * sizeof *rmpi_ctxq);
+        memset(rmpi_ctxq + rmpi_nctxq, 0, (n - rmpi_nctxq) * sizeof *rmpi_ctxq);
+        rmpi_nctxq = n;
+    }
+    if (!rmpi_ctxq[ctx]) {
+        ctxq_t *q = rmpi_xmalloc(sizeof *q);
+        rmpi_list_init(&q->posted);
+        rmpi_list_init(&q->unexp);
+        rmpi_ctxq[ctx] = q;
+    }
+    return rmpi_ctxq[ctx];
+}
+
+void rmpi_core_peer_init(rmpi_vc_t *vc)
+{
+    core_peer_t *cp = vc->core;
+    rmpi_rail_t *rail = vc->sub[0].rail;
+    const char *scope = rail->hints.scope == RMPI_SCOPE_INTER ? "inter" : "intra";
+    long long lim = rmpi_knob_scoped_size("EAGER_LIMIT", rmpi_knobs.EAGER_LIMIT, scope,
+                                          rail->hints.scope == RMPI_SCOPE_INTER ? 65536 : 16384);
+    size_t max = rail->hints.max_frame - sizeof(wire_match_t) - sizeof(uint64_t);
+    cp->eager_limit = (size_t)lim < max ? (size_t)lim : max;
+    cp->ready = 1;
+}
+
+static void send_req_frame(rmpi_vc_t *vc, int type, uint64_t req)
+{
+    wire_req_t f = {{0, (uint8_t)type, 0}, 0, req};
+    struct iovec iov = {&f, sizeof f};
+    rmpi_vc_send(vc, &iov, 1, sizeof f);
+}
+
+static rmpi_req_t *req_from_wire(uint64_t v, const char *what)
+{
+    rmpi_req_t *r = (rmpi_req_t *)(uintptr_t)v;
+    if (!r || r->magic != RMPI_REQ_MAGIC)
+        rmpi_fatal("a %s frame names request %#llx that does not exist (corrupt frame or a bug).", what,
+                   (unsigned long long)v);
+    return r;
+}
+
+static void release_mr(rmpi_req_t *r)
+{
+    if (r->mr_valid) {
+        rmpi_rail_t *rail = rmpi_vc_rdma_rail(r->vc);
+        rail->ops->mr_dereg(rail, &r->mr);
+        r->mr_valid = 0;
+    }
+}
+
+/* ---- send side ---- */
+
+int rmpi_core_isend(rmpi_req_t *r)
+{
+    rmpi_vc_t *vc = rmpi_vc_get(r->rank);
+    core_peer_t *cp = rmpi_core_peer(vc);
+    r->vc = vc;
+    r->done = 0;
+    if (RMPI_LIKELY(r->len <= cp->eager_limit)) {
+        if (RMPI_LIKELY(r->mode != RMPI_MODE_SYNC)) {
+            if (cp->tx_valid && cp->tx_ctx == r->ctx && cp->tx_tag == r->tag && cp->tx_src == r->src &&
+                rmpi_hdr_cache) {
+                rmpi_vc_hdr_t h = {0, RMPI_F_EAGER_SHORT, 0};
+                struct iovec iov[2] = {{&h, sizeof h}, {r->buf, r->len}};
+                rmpi_vc_send(vc, iov, 2, sizeof h + r->len);
+                rmpi_core_stats.eager_short++;
+            } else {
+                wire_match_t m = {{0, RMPI_F_EAGER, 0}, r->ctx, r->src, r->tag};
+                struct iovec iov[2] = {{&m, sizeof m}, {r->buf, r->len}};
+                rmpi_vc_send(vc, iov, 2, sizeof m + r->len);
+                cp->tx_ctx = r->ctx, cp->tx_src = r->src, cp->tx_tag = r->tag, cp->tx_valid = 1;
+                rmpi_core_stats.eager_full++;
+            }
+            rmpi_req_complete(r);
+            return 0;
+        }
+        struct {
+            wire_match_t m;
+            uint64_t sreq;
+        } f = {{{0, RMPI_F_EAGER, RMPI_FF_SYNC}, r->ctx, r->src, r->tag}, (uintptr_t)r};
+        struct iovec iov[2] = {{&f, sizeof f}, {r->buf, r->len}};
+        rmpi_vc_send(vc, iov, 2, sizeof f + r->len);
+        cp->tx_ctx = r->ctx, cp->tx_src = r->src, cp->tx_tag = r->tag, cp->tx_valid = 1;
+        rmpi_core_stats.eager_full++;
+        return 0; /* completes at SYNC_ACK */
+    }
+    rmpi_rail_t *rail = rmpi_vc_rdma_rail(vc);
+    if (rail->ops->mr_reg(rail, r->buf, r->len, &r->mr))
+        rmpi_fatal("cannot register %zu bytes for a rendezvous send to rank %d.", r->len, r->rank);
+    r->mr_valid = 1;
+    wire_rts_t f = {{{0, RMPI_F_RTS, 0}, r->ctx, r->src, r->tag}, (uintptr_t)r, r->len, (uintptr_t)r->buf,
+                    r->mr.rkey};
+    struct iovec iov = {&f, sizeof f};
+    rmpi_vc_send(vc, &iov, 1, sizeof f);
+    rmpi_core_stats.rndv++;
+    return 0; /* completes at FIN */
+}
+
+static void put_done(rmpi_net_op_t *op)
+{
+    rmpi_req_t *r = op->ctx;
+    if (op->status)
+        rmpi_fatal("RDMA write of %zu bytes to rank %d failed (error %d).", r->len, r->rank, -op->status);
+    r->vc->sub[0].rdma_bytes += r->st_bytes;
+    send_req_frame(r->vc, RMPI_F_FIN, r->peer_req);
+    release_mr(r);
+    rmpi_req_complete(r);
+}
+
+/* ---- receive side ---- */
+
+static inline void set_status(rmpi_req_t *r, int src, int tag, size_t msglen)
+{
+    r->st_src = src;
+    r->st_tag = tag;
+    if (RMPI_UNLIKELY(msglen > r->len)) {
+        r->st_bytes = r->len;
+        r->st_err = MPI_ERR_TRUNCATE; /* the data that fits is delivered */
+    } else {
+        r->st_bytes = msglen;
+        r->st_err = 0;
+    }
+}
+
+static void get_done(rmpi_net_op_t *op)
+{
+    rmpi_req_t *r = op->ctx;
+    if (op->status)
+        rmpi_fatal("RDMA read of %zu bytes from rank %d failed (error %d).", r->st_bytes, r->vc->peer,
+                   -op->status);
+    r->vc->sub[0].rdma_bytes += r->st_bytes;
+    send_req_frame(r->vc, RMPI_F_FIN, r->peer_req);
+    rmpi_req_complete(r);
+}
+
+/* A matched RTS: pull the data (read mode) or invite the sender to push it (write mode). */
+static void rndv_start(rmpi_req_t *r, rmpi_vc_t *vc, int src, int tag, uint64_t sreq, size_t len, uint64_t raddr,
+                       uint64_t rkey)
+{
+    set_status(r, src, tag, len);
+    r->vc = vc;
+    r->peer_req = sreq;
+    if (r->st_bytes == 0) {
+        send_req_frame(vc, RMPI_F_FIN, sreq);
+        rmpi_req_complete(r);
+        return;
+    }
+    rmpi_rail_t *rail = rmpi_vc_rdma_rail(vc);
+    r->op.complete = get_done;
+    r->op.ctx = r;
+    if (!rmpi_rndv_write) {
+        rail->ops->get(rail, vc->peer, r->buf, r->st_bytes, raddr, rkey, &r->op);
+        return;
+    }
+    if (rail->ops->mr_reg(rail, r->buf, r->st_bytes, &r->mr))
+        rmpi_fatal("cannot register %zu bytes for a rendezvous receive from rank %d.", r->st_bytes, vc->peer);
+    r->mr_valid = 1;
+    wire_cts_t f = {{0, RMPI_F_CTS, 0}, 0, sreq, (uintptr_t)r, (uintptr_t)r->buf, r->mr.rkey, r->st_bytes};
+    struct iovec iov = {&f, sizeof f};
+    rmpi_vc_send(vc, &iov, 1, sizeof f);
+}
+
+static inline int match(int want_src, int want_tag, int src, int tag)
+{
+    return (want_src == src || want_src == RMPI_ANY_SOURCE) && (want_tag == tag || want_tag == RMPI_ANY_TAG);
+}
+
+static rmpi_req_t *match_posted(ctxq_t *q, int src, int tag)
+{
+    rmpi_list_t *e;
+    rmpi_list_for_each(e, &q->posted)
+    {
+        rmpi_req_t *r = RMPI_CONTAINER_OF(e, rmpi_req_t, link);
+        if (match(r->rank, r->tag, src, tag)) {
+            rmpi_list_remove(e);
+            r->flags &= (uint16_t)~RMPI_RF_POSTED;
+            return r;
+        }
+    }
+    return NULL;
+}
+
+static void eager_arrived(rmpi_vc_t *vc, uint32_t ctx, int src, int tag, const char *data, size_t len, int sync,
+                          uint64_t sreq)
+{
+    ctxq_t *q = rmpi_core_ctxq(ctx);
+    rmpi_req_t *r = match_posted(q, src, tag);
+    if (RMPI_LIKELY(r != NULL)) {
+        set_status(r, src, tag, len);
+        memcpy(r->buf, data, r->st_bytes);
+        if (sync)
+            send_req_frame(vc, RMPI_F_SYNC_ACK, sreq);
+        rmpi_req_complete(r);
+        return;
+    }
+    rmpi_unexp_t *u = rmpi_xmalloc(sizeof *u + len);
+    memset(u, 0, sizeof *u);
+    u->magic = RMPI_REQ_MAGIC;
+    u->ctx = ctx, u->src = src, u->tag = tag, u->vc = vc, u->len = len, u->sync = sync, u->sreq = sreq;
+    memcpy(u->data, data, len);
+    rmpi_list_push_back(&q->unexp, &u->link);
+    rmpi_core_stats.unexpected++;
+}
+
+static void rts_arrived(rmpi_vc_t *vc, const wire_rts_t *f)
+{
+    ctxq_t *q = rmpi_core_ctxq(f->m.ctx);
+    rmpi_req_t *r = match_posted(q, f->m.src, f->m.tag);
+    if (r) {
+        rndv_start(r, vc, f->m.src, f->m.tag, f->sreq, f->len, f->addr, f->rkey);
+        return;
+    }
+    rmpi_unexp_t *u = rmpi_xcalloc(1, sizeof *u);
+    u->magic = RMPI_REQ_MAGIC;
+    u->ctx = f->m.ctx, u->src = f->m.src, u->tag = f->m.tag, u->vc = vc, u->len = f->len;
+    u->is_rts = 1, u->sreq = f->sreq, u->raddr = f->addr, u->rkey = f->rkey;
+    rmpi_list_push_back(&q->unexp, &u->link);
+    rmpi_core_stats.unexpected++;
+}
+
+void rmpi_core_deliver(rmpi_vc_t *vc, const void *frame, size_t len)
+{
+    const rmpi_vc_hdr_t *h = frame;
+    core_peer_t *cp = vc->core;
+    switch (h->type) {
+    case RMPI_F_EAGER_SHORT:
+        eager_arrived(vc, cp->rx_ctx, cp->rx_src, cp->rx_tag, (const char *)frame + sizeof *h, len - sizeof *h, 0, 0);
+        return;
+    case RMPI_F_EAGER: {
+        const wire_match_t *m = frame;
+        size_t hl = sizeof *m;
+        uint64_t sreq = 0;
+        int sync = h->flags & RMPI_FF_SYNC;
+        if (sync) {
+            memcpy(&sreq, (const char *)frame + hl, sizeof sreq);
+            hl += sizeof sreq;
+        }
+        cp->rx_ctx = m->ctx, cp->rx_src = m->src, cp->rx_tag = m->tag;
+        eager_arrived(vc, m->ctx, m->src, m->tag, (const char *)frame + hl, len - hl, sync, sreq);
+        return;
+    }
+    case RMPI_F_RTS:
+        rts_arrived(vc, frame);
+        return;
+    case RMPI_F_CTS: {
+        const wire_cts_t *f = frame;
+        rmpi_req_t *r = req_from_wire(f->sreq, "CTS");
+        rmpi_rail_t *rail = rmpi_vc_rdma_rail(vc);
+        r->peer_req = f->rreq;
+        r->st_bytes = f->len;
+        r->op.complete = put_done;
+        r->op.ctx = r;
+        rail->ops->put(rail, vc->peer, r->buf, f->len, f->addr, f->rkey, &r->op);
+        return;
+    }
+    case RMPI_F_FIN: {
+        const wire_req_t *f = frame;
+        rmpi_req_t *r = req_from_wire(f->req, "FIN");
+        release_mr(r);
+        rmpi_req_complete(r);
+        return;
+    }
+    case RMPI_F_SYNC_ACK: {
+        const wire_req_t *f = frame;
+        rmpi_req_complete(req_from_wire(f->req, "SYNC_ACK"));
+        return;
+    }
+    default:
+        rmpi_fatal("received a frame of unknown type %u from rank %d (mixed RailMPI versions?).", h->type, vc->peer);
+    }
+}
+
+/* ---- posting receives, probe, cancel ---- */
+
+static void consume_unexp(rmpi_req_t *r, rmpi_unexp_t *u)
+{
+    if (u->is_rts) {
+        rndv_start(r, u->vc, u->src, u->tag, u->sreq, u->len, u->raddr, u->rkey);
+    } else {
+        set_status(r, u->src, u->tag, u->len);
+        memcpy(r->buf, u->data, r->st_bytes);
+        if (u->sync)
+            send_req_frame(u->vc, RMPI_F_SYNC_ACK, u->sreq);
+        rmpi_req_complete(r);
+    }
+    u->magic = 0;
+    free(u);
+}
+
+int rmpi_core_irecv(rmpi_req_t *r)
+{
+    ctxq_t *q = rmpi_core_ctxq(r->ctx);
+    r->done = 0;
+    rmpi_list_t *e;
+    rmpi_list_for_each(e, &q->unexp)
+    {
+        rmpi_unexp_t *u = RMPI_CONTAINER_OF(e, rmpi_unexp_t, link);
+        if (match(r->rank, r->tag, u->src, u->tag)) {
+            rmpi_list_remove(e);
+            consume_unexp(r, u);
+            return 0;
+        }
+    }
+    r->flags |= RMPI_RF_POSTED;
+    rmpi_list_push_back(&q->posted, &r->link);
+    return 0;
+}
+
+int rmpi_core_cancel_recv(rmpi_req_t *r)
+{
+    if (!(r->flags & RMPI_RF_POSTED))
+        return 0;
+    rmpi_list_remove(&r->link);
+    r->flags = (uint16_t)((r->flags & ~RMPI_RF_POSTED) | RMPI_RF_CANCELLED);
+    r->st_bytes = 0;
+    r->st_err = 0;
+    rmpi_req_complete(r);
+    return 1;
+}
+
+rmpi_unexp_t *rmpi_core_probe_find(uint32_t ctx, int src, int tag)
+{
+    ctxq_t *q = rmpi_core_ctxq(ctx);
+    rmpi_list_t *e;
+    rmpi_list_for_each(e, &q->unexp)
+    {
+        rmpi_unexp_t *u = RMPI_CONTAINER_OF(e, rmpi_unexp_t, link);
+        if (match(src, tag, u->src, u->tag))
+            return u;
+    }
+    return NULL;
+}
+
+void rmpi_core_unexp_take(rmpi_unexp_t *u) { rmpi_list_remove(&u->link); }
+
+int rmpi_core_mrecv(rmpi_req_t *r, rmpi_unexp_t *u)
+{
+    r->done = 0;
+    consume_unexp(r, u);
+    return 0;
+}

@@ -1,0 +1,160 @@
+/*
+ * datatype: MPI datatypes (predefined and derived), their bounds, and packing.
+ *
+ * Callers: the api bindings (constructors, queries, MPI_Pack/Unpack, Get_count/elements),
+ * the core (pack/unpack of non-contiguous send and receive buffers, possibly in pieces
+ * as frames and rendezvous stripes go out and come in), coll and rma.
+ * Objects: predefined types live in a static table indexed by handle value
+ * (0x200..0x2ff) and are never freed; user types are heap objects whose address is
+ * the handle and which carry RMPI_DTYPE_MAGIC. A user type starts with refcount 1 (the
+ * user's handle); a derived type holds a reference on every type it was built from
+ * (for Get_contents); an operation that keeps a type past its call takes one with
+ * rmpi_dtype_retain and drops it with rmpi_dtype_release. rmpi_dtype_free drops the
+ * user's reference: the handle dies at once, the object when the last reference goes.
+ * Layout: every element is flattened at construction into segments (runs of equal
+ * blocks at a fixed stride, merged where adjacent); pack order is type-map order.
+ * Threading: no internal locking. The caller holds the library lock for constructors,
+ * free/retain/release and set_name; queries, pack and unpack only read the object.
+ * No progress: nothing here blocks or talks to the network.
+ */
+#ifndef RMPI_DATATYPE_H
+#define RMPI_DATATYPE_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RMPI_DTYPE_MAGIC 0x52445459u /* "RDTY" */
+#define RMPI_DTYPE_PREDEF_BASE 0x200u
+#define RMPI_DTYPE_PREDEF_COUNT 0x100u
+
+/* `count` blocks of `len` bytes, the first at `off` from the element's origin and the
+ * next ones `stride` bytes apart; `pos` is where the first byte lands in the packed
+ * stream of one element. */
+typedef struct rmpi_dtype_seg {
+    MPI_Aint off;
+    size_t len;
+    size_t count;
+    MPI_Aint stride;
+    size_t pos;
+} rmpi_dtype_seg_t;
+
+typedef struct rmpi_dtype rmpi_dtype_t;
+struct rmpi_dtype {
+    uint32_t magic;
+    uint8_t predefined;
+    uint8_t committed;
+    uint8_t contig;        /* data of any count of elements is one byte range at buf + true_lb */
+    uint8_t user_freed;    /* MPI_Type_free was called: the handle is no longer valid */
+    uint8_t sticky_lb;     /* lb / ub come from a resize and propagate through constructors */
+    uint8_t sticky_ub;
+    int refcount;
+    MPI_Datatype handle;
+
+    size_t size;           /* bytes of data in one element */
+    MPI_Aint lb, ub, extent;
+    MPI_Aint true_lb, true_ub, true_extent;
+    size_t align;          /* largest alignment among the basic types (struct padding) */
+
+    size_t nseg;
+    rmpi_dtype_seg_t *segs;
+
+    MPI_Count nbasic;      /* basic elements in one element */
+    size_t basic_size;     /* size of every basic element, 0 when they differ */
+    size_t pair_first;     /* predefined pair types (MPI_DOUBLE_INT...): bytes of the first member */
+
+    /* Constructor and its arguments, in MPI_Type_get_contents order. Integer arguments
+     * are kept as MPI_Count whether they came from the int or the _c binding; `large`
+     * says which. types[] hold references. */
+    int combiner;
+    int large;
+    size_t nints, naints, ntypes;
+    MPI_Count *ints;
+    MPI_Aint *aints;
+    rmpi_dtype_t **types;
+
+    char name[MPI_MAX_OBJECT_NAME];
+    void *attrs;           /* attribute list, owned by the api layer */
+};
+
+/* Handle <-> object. NULL for MPI_DATATYPE_NULL, freed handles and detectable garbage. */
+rmpi_dtype_t *rmpi_dtype_get(MPI_Datatype h);
+static inline MPI_Datatype rmpi_dtype_handle(const rmpi_dtype_t *dt) { return dt->handle; }
+
+/* Constructors. On success *newtype is an uncommitted user type with refcount 1.
+ * Return MPI_SUCCESS, MPI_ERR_COUNT (negative count), MPI_ERR_ARG (negative block
+ * length, NULL array or output, overflow) or MPI_ERR_TYPE (invalid input type).
+ * indexed/indexed_block displacements are in extents of oldtype, the h* ones in bytes.
+ * `large` records that the call came from an _c binding (for Get_envelope). */
+int rmpi_dtype_contiguous(MPI_Count count, MPI_Datatype oldtype, int large, rmpi_dtype_t **newtype);
+int rmpi_dtype_vector(MPI_Count count, MPI_Count blocklen, MPI_Count stride, MPI_Datatype oldtype, int large,
+                      rmpi_dtype_t **newtype);
+int rmpi_dtype_hvector(MPI_Count count, MPI_Count blocklen, MPI_Aint stride, MPI_Datatype oldtype, int large,
+                       rmpi_dtype_t **newtype);
+int rmpi_dtype_indexed(MPI_Count count, const MPI_Count *blocklens, const MPI_Count *disps, MPI_Datatype oldtype,
+                       int large, rmpi_dtype_t **newtype);
+int rmpi_dtype_hindexed(MPI_Count count, const MPI_Count *blocklens, const MPI_Aint *disps, MPI_Datatype oldtype,
+                        int large, rmpi_dtype_t **newtype);
+int rmpi_dtype_indexed_block(MPI_Count count, MPI_Count blocklen, const MPI_Count *disps, MPI_Datatype oldtype,
+                             int large, rmpi_dtype_t **newtype);
+int rmpi_dtype_hindexed_block(MPI_Count count, MPI_Count blocklen, const MPI_Aint *disps, MPI_Datatype oldtype,
+                              int large, rmpi_dtype_t **newtype);
+int rmpi_dtype_struct(MPI_Count count, const MPI_Count *blocklens, const MPI_Aint *disps, const MPI_Datatype *types,
+                      int large, rmpi_dtype_t **newtype);
+int rmpi_dtype_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, int large, rmpi_dtype_t **newtype);
+/* A dup is committed when its source is (MPI_Type_dup semantics). */
+int rmpi_dtype_dup(MPI_Datatype oldtype, rmpi_dtype_t **newtype);
+
+int rmpi_dtype_commit(rmpi_dtype_t *dt);
+/* The user's MPI_Type_free: MPI_ERR_TYPE for predefined or already freed types. */
+int rmpi_dtype_free(rmpi_dtype_t *dt);
+/* References held by pending operations; no-ops on predefined types. */
+void rmpi_dtype_retain(rmpi_dtype_t *dt);
+void rmpi_dtype_release(rmpi_dtype_t *dt);
+
+static inline size_t rmpi_dtype_size(const rmpi_dtype_t *dt) { return dt->size; }
+static inline void rmpi_dtype_get_extent(const rmpi_dtype_t *dt, MPI_Aint *lb, MPI_Aint *extent)
+{
+    *lb = dt->lb;
+    *extent = dt->extent;
+}
+static inline void rmpi_dtype_get_true_extent(const rmpi_dtype_t *dt, MPI_Aint *lb, MPI_Aint *extent)
+{
+    *lb = dt->true_lb;
+    *extent = dt->true_extent;
+}
+/* True when `count` elements at buf are the single byte range
+ * [rmpi_dtype_contig_ptr(buf, dt), + count * size): the zero-copy fast path. */
+static inline int rmpi_dtype_is_contig(const rmpi_dtype_t *dt, size_t count)
+{
+    return dt->contig || (count == 1 && dt->nseg == 1 && dt->segs[0].count == 1);
+}
+static inline void *rmpi_dtype_contig_ptr(const void *buf, const rmpi_dtype_t *dt)
+{
+    return (char *)(uintptr_t)buf + dt->true_lb;
+}
+
+/* Copy bytes [offset, offset + outlen) of the packed stream of (inbuf, count, dt) to
+ * out; returns the bytes copied (less than outlen only at the end of the stream).
+ * Restartable at any byte offset, so callers may pack in pieces. */
+size_t rmpi_dtype_pack(const void *inbuf, size_t count, const rmpi_dtype_t *dt, size_t offset, void *out,
+                       size_t outlen);
+/* Inverse: scatter `inlen` packed bytes, which start at stream byte `offset`, into
+ * (outbuf, count, dt); returns the bytes consumed. */
+size_t rmpi_dtype_unpack(const void *in, size_t inlen, void *outbuf, size_t count, const rmpi_dtype_t *dt,
+                         size_t offset);
+
+/* MPI_Get_elements: basic elements in `bytes` bytes of a stream of dt (a partial
+ * element counts the whole basic elements it holds); MPI_UNDEFINED when `bytes` ends
+ * inside a basic element. */
+MPI_Count rmpi_dtype_elements(const rmpi_dtype_t *dt, size_t bytes);
+/* MPI_Get_count: whole elements in `bytes`, MPI_UNDEFINED when not a multiple of the
+ * size (0 for a zero-size type). */
+MPI_Count rmpi_dtype_count(const rmpi_dtype_t *dt, size_t bytes);
+
+/* "MPI_INT" for predefined types, the MPI_Type_set_name value (default "") otherwise. */
+static inline const char *rmpi_dtype_name(const rmpi_dtype_t *dt) { return dt->name; }
+/* Truncates to MPI_MAX_OBJECT_NAME - 1 characters. */
+void rmpi_dtype_set_name(rmpi_dtype_t *dt, const char *name);
+
+#endif

@@ -1,0 +1,22 @@
+/* Private to src/datatype/: what the constructor, pack and predefined files share. */
+#ifndef RMPI_DTYPE_IMPL_H
+#define RMPI_DTYPE_IMPL_H
+
+#include "datatype.h"
+
+#include "../util/util.h"
+
+/* One constructor argument tuple: `bl` copies of `t`, the first at byte `disp`. Every
+ * combiner is a list of pieces, in type-map order. */
+typedef struct rmpi_dtype_piece {
+    MPI_Aint disp;
+    MPI_Count bl;
+    const rmpi_dtype_t *t;
+} rmpi_dtype_piece_t;
+
+size_t rmpi_dtype_npieces(const rmpi_dtype_t *dt);
+void rmpi_dtype_piece(const rmpi_dtype_t *dt, size_t i, rmpi_dtype_piece_t *p);
+/* True when every piece has the same block length and type (only disp varies). */
+int rmpi_dtype_uniform_pieces(const rmpi_dtype_t *dt);
+
+#endif

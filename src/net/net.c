@@ -1,0 +1,83 @@
+#include "net.h"
+
+#include <string.h>
+
+/* Provider table, best first. Adding a provider = one row here plus its folder. */
+static const struct rmpi_net_ops *const providers[] = {&rmpi_self_ops, &rmpi_shm_ops, &rmpi_tcp_ops};
+
+static rmpi_rail_t *rails[RMPI_NET_MAX_RAILS];
+static int nrails;
+static int net_mode; /* 0 auto, 1 shm, 2 tcp */
+static int my_rank;
+
+static int provider_wanted(const struct rmpi_net_ops *ops, int size)
+{
+    if (ops == &rmpi_shm_ops)
+        return net_mode != 2 && size > 1;
+    if (ops == &rmpi_tcp_ops) {
+        /* auto: TCP only when some rank lives on another node (keeps shm polling cheap) */
+        if (net_mode == 2)
+            return size > 1;
+        for (int r = 0; r < size; r++)
+            if (rmpi_topo_node_of(r) != rmpi_topo_my_node())
+                return 1;
+        return 0;
+    }
+    return 1;
+}
+
+int rmpi_net_open(const rmpi_net_env_t *env)
+{
+    net_mode = rmpi_knob_choice("NET", rmpi_knobs.NET, "auto|shm|tcp");
+    my_rank = env->rank;
+    for (size_t p = 0; p < RMPI_ARRAY_LEN(providers); p++) {
+        const struct rmpi_net_ops *ops = providers[p];
+        if (!provider_wanted(ops, env->size))
+            continue;
+        int n = ops->open(env, rails + nrails, RMPI_NET_MAX_RAILS - nrails);
+        if (n < 0)
+            return -1;
+        for (int i = 0; i < n; i++)
+            rails[nrails + i]->index = nrails + i;
+        nrails += n;
+    }
+    return 0;
+}
+
+int rmpi_net_ready(int phase)
+{
+    for (int i = 0; i < nrails; i++)
+        if (rails[i]->ops->ready && rails[i]->ops->ready(rails[i], phase))
+            return -1;
+    return 0;
+}
+
+int rmpi_net_rails_for(int peer, rmpi_rail_t **out, int max)
+{
+    rmpi_scope_t want = peer == my_rank ? RMPI_SCOPE_SELF
+                        : (net_mode != 2 && rmpi_topo_node_of(peer) == rmpi_topo_my_node()) ? RMPI_SCOPE_INTRA
+                                                                                          : RMPI_SCOPE_INTER;
+    int n = 0;
+    for (int i = 0; i < nrails && n < max; i++)
+        if (rails[i]->hints.scope == want && rails[i]->ops->reaches(rails[i], peer))
+            out[n++] = rails[i];
+    return n;
+}
+
+int rmpi_net_progress(void)
+{
+    int ev = 0;
+    for (int i = 0; i < nrails; i++)
+        ev += rails[i]->ops->progress(rails[i]);
+    return ev;
+}
+
+int rmpi_net_nrails(void) { return nrails; }
+rmpi_rail_t *rmpi_net_rail(int index) { return index < nrails ? rails[index] : NULL; }
+
+void rmpi_net_close(void)
+{
+    for (int i = nrails - 1; i >= 0; i--)
+        rails[i]->ops->close(rails[i]);
+    nrails = 0;
+}

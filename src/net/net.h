@@ -1,0 +1,126 @@
+/*
+ * net: the provider contract. A provider (src/net/<name>/) exposes rails; a rail is one
+ * independent path to peers (shared memory, one TCP interface, one libfabric domain/port).
+ *
+ * Who calls: vc/core through rmpi_net_* below; providers never see MPI tags, communicators
+ * or requests. Frames are opaque bytes to a provider.
+ * Initialisation: rmpi_net_open() before the PMI fence (providers publish their addresses
+ * with rmpi_pmi_put), rmpi_net_connect_info() after it. Connections open on first use.
+ * Progress: manual. Nothing happens unless rmpi_net_progress() runs; callbacks
+ * (env->on_frame, op->complete, env->on_peer_lost) are made only from inside a provider's
+ * progress() (never from send/get/put themselves, never from another thread), so callers
+ * may post operations while holding half-updated state.
+ * Threading: not thread-safe; the caller holds the library lock.
+ *
+ * Guarantees every provider keeps:
+ *  - send(): the frame is copied or transmitted before return; the iov may be reused at once.
+ *    It never fails for lack of resources (the provider queues); errors are fatal conditions.
+ *  - Per (rail, peer): frames and put data are delivered in the order they were issued, and
+ *    a put's data is in the target buffer before any later frame on that rail is delivered.
+ *  - get()/put() complete through op->complete with op->t_done stamped (rmpi_time_ns) when the
+ *    data is in place at the initiator (get) or has left the local buffer (put).
+ *  - RDMA is native or emulated (hints.rdma_native); emulation lands data straight in the
+ *    registered target buffer and checks the access against the target's registrations.
+ */
+#ifndef RMPI_NET_H
+#define RMPI_NET_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "../rt/rt.h"
+
+#define RMPI_NET_OPS_VERSION 1
+#define RMPI_NET_MAX_RAILS 16
+
+typedef struct rmpi_rail rmpi_rail_t;
+typedef struct rmpi_net_op rmpi_net_op_t;
+
+typedef enum { RMPI_SCOPE_SELF, RMPI_SCOPE_INTRA, RMPI_SCOPE_INTER } rmpi_scope_t;
+
+typedef struct rmpi_net_hints {
+    char name[64];           /* e.g. "shm", "tcp:eth0" */
+    uint64_t bw;             /* bytes/s; 0 = unknown */
+    uint32_t latency_ns;     /* one-way; 0 = unknown */
+    int rdma_native;         /* 1: hardware RDMA; 0: emulated by the provider */
+    size_t max_frame;        /* largest frame send() accepts */
+    size_t max_inline;       /* frames up to this size go out without an extra copy */
+    size_t mem_per_peer;     /* bytes of connection state per connected peer */
+    int node_conn;           /* 1: one connection serves every process of a remote node */
+    rmpi_scope_t scope;      /* which peers this rail is for */
+} rmpi_net_hints_t;
+
+struct rmpi_rail {
+    const struct rmpi_net_ops *ops;
+    rmpi_net_hints_t hints;
+    int index;               /* position in the job-wide rail table, set by rmpi_net_open */
+};
+
+/* A registered region. rkey names it to peers; desc is the provider's local handle. */
+typedef struct rmpi_mr {
+    void *addr;
+    size_t len;
+    uint64_t rkey;
+    void *desc;
+} rmpi_mr_t;
+
+/* An RDMA operation, owned by the caller (embedded in a request) until complete() runs. */
+struct rmpi_net_op {
+    void (*complete)(rmpi_net_op_t *op);
+    int status;              /* 0 or a negative errno */
+    uint64_t t_post, t_done; /* stamped by the provider: post and completion time */
+    rmpi_rail_t *rail;
+    void *ctx;               /* for the caller */
+};
+
+typedef struct rmpi_net_env {
+    int rank, size;
+    const char *jobid;       /* unique per job on a host (names shared-memory segments) */
+    /* A frame arrived; valid only during the call. */
+    void (*on_frame)(rmpi_rail_t *rail, int peer, const void *frame, size_t len);
+    /* A peer's connection broke or stalled; the caller decides whether the job goes on. */
+    void (*on_peer_lost)(rmpi_rail_t *rail, int peer, const char *why);
+} rmpi_net_env_t;
+
+struct rmpi_net_ops {
+    unsigned version;        /* RMPI_NET_OPS_VERSION */
+    const char *name;
+    /* Open the rails this process can use; publish addresses (rmpi_pmi_put). Returns the
+     * number of rails written (0: provider unusable here, not an error), or -1. */
+    int (*open)(const rmpi_net_env_t *env, rmpi_rail_t **rails, int max);
+    /* After the address fence (phase 0) and once more after a second fence (phase 1):
+     * map/connect what must be set up eagerly (may be NULL). */
+    int (*ready)(rmpi_rail_t *rail, int phase);
+    /* After the fence: whether this rail reaches peer. Deterministic and symmetric. */
+    int (*reaches)(rmpi_rail_t *rail, int peer);
+    int (*send)(rmpi_rail_t *rail, int peer, const struct iovec *iov, int iovcnt);
+    int (*mr_reg)(rmpi_rail_t *rail, void *addr, size_t len, rmpi_mr_t *mr);
+    void (*mr_dereg)(rmpi_rail_t *rail, rmpi_mr_t *mr);
+    /* Read len bytes at the peer's (raddr, rkey) into local / write local there. */
+    int (*get)(rmpi_rail_t *rail, int peer, void *local, size_t len, uint64_t raddr, uint64_t rkey,
+               rmpi_net_op_t *op);
+    int (*put)(rmpi_rail_t *rail, int peer, const void *local, size_t len, uint64_t raddr,
+               uint64_t rkey, rmpi_net_op_t *op);
+    /* Poll: deliver frames and completions. Returns the number of events handled. */
+    int (*progress)(rmpi_rail_t *rail);
+    /* Flush queued frames (best effort, bounded time) and release everything. */
+    void (*close)(rmpi_rail_t *rail);
+    /* Print provider-specific facts for rmpi_info (may be NULL). */
+    void (*describe)(rmpi_rail_t *rail, void *file);
+};
+
+extern const struct rmpi_net_ops rmpi_self_ops, rmpi_shm_ops, rmpi_tcp_ops;
+
+/* ---- the net layer's own API (net.c): provider table, rail table, progress ---- */
+int rmpi_net_open(const rmpi_net_env_t *env);
+/* Call after the fence that follows rmpi_net_open: phase 0, fence, phase 1. */
+int rmpi_net_ready(int phase);
+/* After the fence: rails that reach peer, best first (self, shm, tcp by RMPI_NET). */
+int rmpi_net_rails_for(int peer, rmpi_rail_t **rails, int max);
+int rmpi_net_progress(void);
+int rmpi_net_nrails(void);
+rmpi_rail_t *rmpi_net_rail(int index);
+void rmpi_net_close(void);
+
+#endif

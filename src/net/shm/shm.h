@@ -1,0 +1,126 @@
+/* shm provider, private header. The ring is here (inline) so the unit tests and the hot
+ * path share one implementation.
+ *
+ * Ring: single producer, single consumer, in shared memory. C cells of 64 bytes; a frame
+ * starts at a cell with an 8-byte header {stamp, len|type<<24} followed by its bytes, and
+ * takes ceil((8+len)/64) contiguous cells (a SKIP frame pads to the end instead of wrapping).
+ * The writer publishes a frame by storing stamp = low 32 bits of (position+1) with release
+ * order after the bytes; the reader polls only that word, so an 8-byte message costs one
+ * cache line transfer. The reader zeroes the stamp word of every cell it consumes, so stale
+ * bytes (user data from an earlier lap) can never look like a fresh stamp, and publishes its
+ * position (r_pub) lazily for the writer's flow control. */
+#ifndef RMPI_SHM_H
+#define RMPI_SHM_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "../net.h"
+
+#define RMPI_SHM_CELL 64u
+#define RMPI_SHM_HDR 8u
+enum { RMPI_SHM_DATA = 0, RMPI_SHM_SKIP, RMPI_SHM_GET_REQ, RMPI_SHM_GET_RESP, RMPI_SHM_PUT };
+
+typedef struct rmpi_shm_cellhdr {
+    _Atomic uint32_t stamp;
+    uint32_t lentype;
+} rmpi_shm_cellhdr_t;
+
+typedef struct rmpi_shm_ring {
+    _Atomic uint64_t r_pub RMPI_ALIGNED(RMPI_CACHELINE); /* written by the reader only */
+    char pad[RMPI_CACHELINE - sizeof(uint64_t)];
+    char cells[] RMPI_ALIGNED(RMPI_CACHELINE);
+} rmpi_shm_ring_t;
+
+typedef struct rmpi_shm_writer {
+    rmpi_shm_ring_t *ring;
+    uint64_t w, r_cached;
+    uint32_t ncells;   /* power of two */
+} rmpi_shm_writer_t;
+
+typedef struct rmpi_shm_reader {
+    rmpi_shm_ring_t *ring;
+    uint64_t r, r_pub_last;
+    uint32_t ncells;
+} rmpi_shm_reader_t;
+
+static inline size_t rmpi_shm_ring_bytes(uint32_t ncells)
+{
+    return sizeof(rmpi_shm_ring_t) + (size_t)ncells * RMPI_SHM_CELL;
+}
+/* Largest frame a ring of ncells accepts (a quarter of it, so the writer never deadlocks
+ * against a reader that publishes its position lazily). */
+static inline size_t rmpi_shm_ring_max_frame(uint32_t ncells)
+{
+    return (size_t)ncells / 4 * RMPI_SHM_CELL - RMPI_SHM_HDR;
+}
+static inline rmpi_shm_cellhdr_t *rmpi_shm_cell(rmpi_shm_ring_t *ring, uint32_t ncells, uint64_t pos)
+{
+    return (rmpi_shm_cellhdr_t *)(ring->cells + (size_t)(pos & (ncells - 1)) * RMPI_SHM_CELL);
+}
+
+/* Room for a frame of len bytes: returns where its bytes go, or NULL when the ring is full. */
+static inline void *rmpi_shm_ring_reserve(rmpi_shm_writer_t *wr, size_t len)
+{
+    uint64_t need = (RMPI_SHM_HDR + len + RMPI_SHM_CELL - 1) / RMPI_SHM_CELL;
+    uint64_t pos = wr->w & (wr->ncells - 1);
+    uint64_t skip = pos + need > wr->ncells ? wr->ncells - pos : 0;
+    if (wr->w + skip + need - wr->r_cached > wr->ncells) {
+        wr->r_cached = atomic_load_explicit(&wr->ring->r_pub, memory_order_acquire);
+        if (wr->w + skip + need - wr->r_cached > wr->ncells)
+            return NULL;
+    }
+    if (skip) {
+        rmpi_shm_cellhdr_t *h = rmpi_shm_cell(wr->ring, wr->ncells, wr->w);
+        h->lentype = (uint32_t)(skip * RMPI_SHM_CELL - RMPI_SHM_HDR) | (RMPI_SHM_SKIP << 24);
+        atomic_store_explicit(&h->stamp, (uint32_t)(wr->w + 1), memory_order_release);
+        wr->w += skip;
+    }
+    return (char *)rmpi_shm_cell(wr->ring, wr->ncells, wr->w) + RMPI_SHM_HDR;
+}
+
+static inline void rmpi_shm_ring_commit(rmpi_shm_writer_t *wr, size_t len, unsigned type)
+{
+    rmpi_shm_cellhdr_t *h = rmpi_shm_cell(wr->ring, wr->ncells, wr->w);
+    h->lentype = (uint32_t)len | (type << 24);
+    atomic_store_explicit(&h->stamp, (uint32_t)(wr->w + 1), memory_order_release);
+    wr->w += (RMPI_SHM_HDR + len + RMPI_SHM_CELL - 1) / RMPI_SHM_CELL;
+}
+
+/* Next frame, or NULL. Skips padding. The frame stays valid until rmpi_shm_ring_consume. */
+static inline const void *rmpi_shm_ring_peek(rmpi_shm_reader_t *rd, size_t *len, unsigned *type)
+{
+    for (;;) {
+        rmpi_shm_cellhdr_t *h = rmpi_shm_cell(rd->ring, rd->ncells, rd->r);
+        if (atomic_load_explicit(&h->stamp, memory_order_acquire) != (uint32_t)(rd->r + 1)) {
+            if (rd->r != rd->r_pub_last) { /* idle: let the writer see everything we freed */
+                atomic_store_explicit(&rd->ring->r_pub, rd->r, memory_order_release);
+                rd->r_pub_last = rd->r;
+            }
+            return NULL;
+        }
+        *len = h->lentype & 0xffffffu;
+        *type = h->lentype >> 24;
+        if (*type != RMPI_SHM_SKIP)
+            return (char *)h + RMPI_SHM_HDR;
+        uint64_t n = (RMPI_SHM_HDR + *len) / RMPI_SHM_CELL;
+        for (uint64_t i = 0; i < n; i++)
+            atomic_store_explicit(&rmpi_shm_cell(rd->ring, rd->ncells, rd->r + i)->stamp, 0, memory_order_relaxed);
+        rd->r += n;
+    }
+}
+
+static inline void rmpi_shm_ring_consume(rmpi_shm_reader_t *rd, size_t len)
+{
+    uint64_t n = (RMPI_SHM_HDR + len + RMPI_SHM_CELL - 1) / RMPI_SHM_CELL;
+    for (uint64_t i = 0; i < n; i++)
+        atomic_store_explicit(&rmpi_shm_cell(rd->ring, rd->ncells, rd->r + i)->stamp, 0, memory_order_relaxed);
+    rd->r += n;
+    if (rd->r - rd->r_pub_last >= rd->ncells / 4) {
+        atomic_store_explicit(&rd->ring->r_pub, rd->r, memory_order_release);
+        rd->r_pub_last = rd->r;
+    }
+}
+
+#endif

@@ -1,0 +1,315 @@
+/*
+ * tcp: private header of the TCP provider (src/net/tcp/). Nothing outside this folder
+ * includes it; the provider's only export is rmpi_tcp_ops (net.h).
+ *
+ * Objects: one rail (rmpi_tcp_rail_t) owns its listening sockets, an epoll set, a table
+ * of peers (allocated on first use) and a registration table. A peer owns the ordered send
+ * queue (txq), the queue of get requests it is serving (rdq), the gets it is waiting for,
+ * and at most two sockets: the established one (conn) and our own connect attempt
+ * (pending). Queues live in the peer, not the socket, so abandoning a connect attempt in
+ * the handshake race moves nothing: frames are only written once a socket is established.
+ * Wire format: docs/wire/tcp.md. Threading: none (the caller holds the library lock).
+ */
+#ifndef RMPI_TCP_H
+#define RMPI_TCP_H
+
+#include <netinet/in.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../net.h"
+
+#define RMPI_TCP_MAGIC 0x43544d52u   /* the bytes "RMTC" on the wire */
+#define RMPI_TCP_WIRE_VERSION 1
+#define RMPI_TCP_MAX_IFACES 16
+#define RMPI_TCP_MAX_FRAME (64 * 1024 + 256)
+#define RMPI_TCP_BASE_HDR 8
+#define RMPI_TCP_MAX_EXT 32
+#define RMPI_TCP_HDR_MAX (RMPI_TCP_BASE_HDR + RMPI_TCP_MAX_EXT)
+#define RMPI_TCP_IOV_MAX 64
+
+/* Frame types (docs/wire/tcp.md); values are part of the wire format. */
+enum {
+    RMPI_TCP_HELLO = 1,
+    RMPI_TCP_HELLO_ACK = 2,
+    RMPI_TCP_DATA = 3,
+    RMPI_TCP_GET_REQ = 4,
+    RMPI_TCP_GET_RESP = 5,
+    RMPI_TCP_GET_ERR = 6,
+    RMPI_TCP_PUT = 7,
+    RMPI_TCP_PUT_ERR = 8,
+    RMPI_TCP_GOODBYE = 9,
+    RMPI_TCP_NTYPES
+};
+
+/* HELLO_ACK status values. */
+enum {
+    RMPI_TCP_ACK_ACCEPT = 0,
+    RMPI_TCP_ACK_RACE = 1,      /* acceptor's own connection wins */
+    RMPI_TCP_ACK_DUP = 2,       /* already connected (or closed) */
+    RMPI_TCP_ACK_BADRANK = 3,   /* HELLO was meant for another rank */
+    RMPI_TCP_ACK_BADVER = 4
+};
+
+/* Little-endian stores and loads: the wire is little-endian whatever the host. */
+static inline void rmpi_tcp_st16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+static inline void rmpi_tcp_st32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline void rmpi_tcp_st64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline uint16_t rmpi_tcp_ld16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static inline uint32_t rmpi_tcp_ld32(const uint8_t *p)
+{
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+static inline uint64_t rmpi_tcp_ld64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+/* Bytes of type-specific header after the 8-byte base header; -1 for unknown types. */
+int rmpi_tcp_ext_len(unsigned type);
+/* Write base header (+ ext bytes follow at hdr + 8); returns the header length. */
+size_t rmpi_tcp_hdr(uint8_t *hdr, unsigned type, uint32_t len);
+
+/* ---- interfaces and addresses (tcp_iface.c) ---- */
+typedef struct rmpi_tcp_iface {
+    char name[32];
+    struct in_addr addr, mask;
+    int loopback;
+} rmpi_tcp_iface_t;
+
+/* Interfaces chosen by RMPI_TCP_IFACES (or every up IPv4 one; loopback only if some other
+ * rank shares this node or nothing else exists). Returns the count (0: none usable). */
+int rmpi_tcp_iface_choose(rmpi_tcp_iface_t *ifs, int max);
+/* Link speed in bytes/s from /sys/class/net/<name>/speed; 0 when unknown. */
+uint64_t rmpi_tcp_iface_speed(const char *name);
+/* Parse a peer's card "ip:port,ip:port" into addrs; returns the count or -1. */
+int rmpi_tcp_card_parse(const char *card, struct sockaddr_in *addrs, int max);
+
+/* ---- objects ---- */
+typedef struct rmpi_tcp_rail rmpi_tcp_rail_t;
+typedef struct rmpi_tcp_peer rmpi_tcp_peer_t;
+
+enum { RMPI_TCP_OBJ_LISTENER = 1, RMPI_TCP_OBJ_CONN = 2 };
+
+typedef struct rmpi_tcp_listener {
+    int kind;                   /* RMPI_TCP_OBJ_LISTENER; first: epoll data points here */
+    int fd;
+    struct sockaddr_in addr;
+} rmpi_tcp_listener_t;
+
+/* A queued piece of output: header bytes then data (borrowed, or the copy[] tail). */
+typedef struct rmpi_tcp_tx {
+    rmpi_list_t link;
+    size_t hlen, dlen, off;     /* off counts over hdr then data */
+    const char *data;
+    rmpi_net_op_t *op;          /* put: completes when the last byte is in the kernel */
+    uint64_t put_id;
+    uint8_t hdr[RMPI_TCP_HDR_MAX];
+    char copy[];
+} rmpi_tcp_tx_t;
+
+/* A get this process serves as target: streamed as GET_RESP chunks of rail->chunk bytes. */
+typedef struct rmpi_tcp_rd {
+    rmpi_list_t link;
+    uint64_t id, rkey;
+    const char *base;
+    size_t len, sent;
+    int err;                    /* nonzero: answer GET_ERR instead */
+} rmpi_tcp_rd_t;
+
+/* A get this process initiated; responses arrive in request order on the stream. */
+typedef struct rmpi_tcp_get {
+    rmpi_list_t link;
+    uint64_t id;
+    char *local;
+    size_t len, got;
+    rmpi_net_op_t *op;
+} rmpi_tcp_get_t;
+
+enum {
+    RMPI_TCP_CONN_CONNECTING,   /* our non-blocking connect() is in flight */
+    RMPI_TCP_CONN_HELLO_SENT,   /* connected, waiting for HELLO_ACK */
+    RMPI_TCP_CONN_ACCEPTED,     /* accepted, waiting for HELLO */
+    RMPI_TCP_CONN_ESTABLISHED,
+    RMPI_TCP_CONN_DEAD          /* fd closed; freed at the end of progress */
+};
+
+enum { RMPI_TCP_RX_BASE, RMPI_TCP_RX_EXT, RMPI_TCP_RX_PAYLOAD };
+
+typedef struct rmpi_tcp_conn {
+    int kind;                   /* RMPI_TCP_OBJ_CONN; first: epoll data points here */
+    int fd, state;
+    uint32_t events;            /* current epoll interest */
+    rmpi_tcp_rail_t *rail;
+    rmpi_tcp_peer_t *peer;      /* NULL for an accepted socket before its HELLO */
+    rmpi_list_t link;           /* rail->handshaking or rail->dead */
+    uint64_t deadline;          /* connect attempt or HELLO wait gives up at this time */
+    int addr_idx;               /* which peer address this attempt uses */
+    int shut_wr;                /* close(): GOODBYE written and write side shut */
+
+    /* Receive state machine: base header, type extension, payload. */
+    int rx_phase;
+    unsigned rx_type;
+    uint8_t rx_hdr[RMPI_TCP_HDR_MAX];
+    size_t rx_hgot, rx_hneed;
+    uint8_t rx_next[RMPI_TCP_BASE_HDR]; /* next base header, read ahead with the payload */
+    size_t rx_nextgot;
+    char *rx_dst;               /* where the payload goes */
+    size_t rx_plen, rx_pgot;
+    int rx_discard;             /* payload of a refused put: read and drop */
+    rmpi_tcp_get_t *rx_get;     /* GET_RESP target */
+    char *rxbuf;                /* DATA frames, delivered in place */
+    size_t rxcap;
+} rmpi_tcp_conn_t;
+
+enum {
+    RMPI_TCP_PEER_IDLE,         /* never used */
+    RMPI_TCP_PEER_CONNECTING,   /* attempt in flight or waiting to retry */
+    RMPI_TCP_PEER_ESTABLISHED,
+    RMPI_TCP_PEER_CLOSED,       /* orderly GOODBYE seen (or sent and answered) */
+    RMPI_TCP_PEER_LOST
+};
+
+struct rmpi_tcp_peer {
+    int rank, state;
+    rmpi_tcp_conn_t *conn;      /* established socket */
+    rmpi_tcp_conn_t *pending;   /* our own connect attempt, if any */
+    rmpi_list_t txq;            /* ordered frames and put data */
+    rmpi_list_t rdq;            /* gets we serve, interleaved with txq chunk by chunk */
+    rmpi_list_t gets;           /* gets we wait for, in request order */
+    rmpi_tcp_tx_t *cur_chunk;   /* partially written GET_RESP chunk: finish it first */
+    int rd_turn;                /* alternation between txq and rdq */
+    size_t queued;              /* bytes waiting in txq (for describe/stats) */
+
+    int have_card, naddr, addr_next;
+    struct sockaddr_in addr[RMPI_TCP_MAX_IFACES];
+    struct sockaddr_in src[RMPI_TCP_MAX_IFACES]; /* source to bind (sin_family 0: none) */
+
+    rmpi_list_t timer_link;     /* in rail->timed while a retry or attempt timeout is due */
+    uint64_t deadline;          /* give up connecting at this time */
+    uint64_t retry_at;          /* start the next attempt at this time (0: none) */
+    unsigned backoff_ms;
+
+    rmpi_list_t lost_link;      /* in rail->lostq until on_peer_lost is reported */
+    char lost_why[160];
+    int goodbye_sent;
+};
+
+/* Registration table: rkey = (generation << 32) | (slot + 1), never an address. */
+typedef struct rmpi_tcp_mr_slot {
+    char *addr;
+    size_t len;
+    uint32_t gen;
+    int next_free;              /* -1: end of free list; -2: in use */
+} rmpi_tcp_mr_slot_t;
+
+struct rmpi_tcp_rail {
+    rmpi_rail_t pub;            /* first: rmpi_rail_t * converts back */
+    rmpi_net_env_t env;
+    int epfd;
+    int nlisten, nif;
+    rmpi_tcp_listener_t lis[RMPI_TCP_MAX_IFACES];
+    rmpi_tcp_iface_t ifs[RMPI_TCP_MAX_IFACES];
+    rmpi_tcp_peer_t **peers;    /* env.size entries, allocated on first use */
+    rmpi_list_t handshaking;    /* accepted sockets waiting for HELLO */
+    rmpi_list_t timed;          /* peers with a connect timer */
+    rmpi_list_t dead;           /* closed sockets, freed at the end of progress */
+    rmpi_list_t lostq;          /* peers whose loss is not yet reported */
+    uint64_t next_id;
+    size_t chunk;
+    int sndbuf;
+    uint64_t timeout_ns;
+    int in_progress, closing;
+
+    rmpi_tcp_mr_slot_t *mr;
+    int nmr, mr_free;
+
+    uint64_t stat_frames_tx, stat_frames_rx, stat_bytes_tx, stat_bytes_rx;
+};
+
+static inline rmpi_tcp_rail_t *rmpi_tcp_rail_of(rmpi_rail_t *rail) { return (rmpi_tcp_rail_t *)rail; }
+
+/* ---- peers and connections (tcp_conn.c) ---- */
+rmpi_tcp_peer_t *rmpi_tcp_peer_get(rmpi_tcp_rail_t *r, int rank);
+/* Start connecting if nothing is in flight (first use). */
+void rmpi_tcp_peer_kick(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p);
+/* The connection to p broke: close its sockets now, report and fail its ops later. */
+void rmpi_tcp_peer_fail(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Orderly end: GOODBYE received, or our GOODBYE answered by EOF. */
+void rmpi_tcp_peer_closed(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p);
+void rmpi_tcp_conn_kill(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c);
+/* A read or write on c failed (err = errno, 0 for EOF): retry, drop or fail per state. */
+void rmpi_tcp_conn_broken(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, int err);
+void rmpi_tcp_accept(rmpi_tcp_rail_t *r, rmpi_tcp_listener_t *l);
+/* Handle epoll events of a socket in any state; returns frames delivered. */
+int rmpi_tcp_conn_event(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, uint32_t ev);
+void rmpi_tcp_on_hello(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *ext);
+void rmpi_tcp_on_hello_ack(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *ext);
+void rmpi_tcp_timers(rmpi_tcp_rail_t *r);
+/* Report deferred losses and free dead sockets: only at the end of progress. */
+void rmpi_tcp_reap(rmpi_tcp_rail_t *r);
+void rmpi_tcp_set_events(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, uint32_t events);
+void rmpi_tcp_sockopts(rmpi_tcp_rail_t *r, int fd);
+void rmpi_tcp_peer_free(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p);
+
+/* ---- output and input (tcp_io.c) ---- */
+rmpi_tcp_tx_t *rmpi_tcp_tx_new(size_t copy_len);
+/* Queue a header-only control frame at the tail (or the head, for HELLO_ACK). */
+void rmpi_tcp_queue_ctrl(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *hdr, size_t hlen, int front);
+void rmpi_tcp_queue_tx(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_tx_t *t);
+int rmpi_tcp_has_output(const rmpi_tcp_peer_t *p);
+/* Write queued output until the socket is full; failures mark the peer lost. */
+void rmpi_tcp_flush(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p);
+/* True when p's socket takes new output directly (established, nothing queued before it). */
+int rmpi_tcp_can_write_now(const rmpi_tcp_peer_t *p);
+/* One sendmsg of hdr + iov (MSG_NOSIGNAL). Returns bytes written, 0 on EAGAIN, -errno. */
+ssize_t rmpi_tcp_writev(int fd, const void *hdr, size_t hlen, const struct iovec *iov, int iovcnt);
+/* Read and dispatch frames; returns frames handled (stops at EAGAIN or a budget). */
+int rmpi_tcp_read(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c);
+/* Fail every op still queued or outstanding for p with status (after a loss or close). */
+void rmpi_tcp_fail_ops(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, int status);
+
+/* ---- registrations and emulated RDMA (tcp_rdma.c) ---- */
+int rmpi_tcp_mr_reg(rmpi_rail_t *rail, void *addr, size_t len, rmpi_mr_t *mr);
+void rmpi_tcp_mr_dereg(rmpi_rail_t *rail, rmpi_mr_t *mr);
+/* 0 if [raddr, raddr+len) lies inside the registration named rkey; else -EFAULT. */
+int rmpi_tcp_mr_check(rmpi_tcp_rail_t *r, uint64_t rkey, uint64_t raddr, size_t len);
+void rmpi_tcp_mr_free(rmpi_tcp_rail_t *r);
+int rmpi_tcp_get(rmpi_rail_t *rail, int peer, void *local, size_t len, uint64_t raddr, uint64_t rkey,
+                 rmpi_net_op_t *op);
+int rmpi_tcp_put(rmpi_rail_t *rail, int peer, const void *local, size_t len, uint64_t raddr,
+                 uint64_t rkey, rmpi_net_op_t *op);
+/* Target side: a GET_REQ arrived (queue the response) / a PUT header arrived (set rx_dst). */
+void rmpi_tcp_on_get_req(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *ext);
+void rmpi_tcp_on_put_hdr(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *ext);
+/* Initiator side: a GET_RESP header (sets rx_dst), its payload done, errors from the target. */
+int rmpi_tcp_on_get_resp(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *ext, size_t len);
+void rmpi_tcp_get_data_done(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c);
+void rmpi_tcp_on_get_err(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *ext);
+void rmpi_tcp_on_put_err(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *ext);
+/* Next GET_RESP/GET_ERR chunk from p's rdq as a tx item (NULL if none). */
+rmpi_tcp_tx_t *rmpi_tcp_rd_next_chunk(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p);
+
+static inline void rmpi_tcp_op_done(rmpi_net_op_t *op, int status)
+{
+    op->status = status;
+    op->t_done = rmpi_time_ns();
+    op->complete(op);
+}
+
+#endif

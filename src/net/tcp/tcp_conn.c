@@ -1,0 +1,517 @@
+/* Peers and sockets: on-demand connect with retries, accept, the HELLO handshake and its
+ * race rule, orderly close and failure (docs/wire/tcp.md, "Connection establishment"). */
+#include "tcp.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/tcp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* A single attempt on one address gives up after this long, so a dead address does not
+ * use up the whole connect timeout while another address of the peer would work. */
+#define ATTEMPT_NS (5ull * 1000000000ull)
+#define BACKOFF_MIN_MS 5
+#define BACKOFF_MAX_MS 500
+
+static const char *addr_str(const struct sockaddr_in *a, char *buf, size_t len)
+{
+    char ip[INET_ADDRSTRLEN] = "?";
+    inet_ntop(AF_INET, &a->sin_addr, ip, sizeof(ip));
+    snprintf(buf, len, "%s:%u", ip, ntohs(a->sin_port));
+    return buf;
+}
+
+static int linked(const rmpi_list_t *e) { return e->next != e; }
+
+static void timer_arm(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
+{
+    if (!linked(&p->timer_link))
+        rmpi_list_push_back(&r->timed, &p->timer_link);
+}
+
+void rmpi_tcp_set_events(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, uint32_t events)
+{
+    if (c->state == RMPI_TCP_CONN_DEAD || c->events == events)
+        return;
+    struct epoll_event ev = {.events = events, .data.ptr = c};
+    int op = c->events ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+    if (epoll_ctl(r->epfd, op, c->fd, &ev) != 0)
+        rmpi_fatal("tcp: epoll_ctl failed on a socket (%s).", strerror(errno));
+    c->events = events;
+}
+
+void rmpi_tcp_sockopts(rmpi_tcp_rail_t *r, int fd)
+{
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (r->sndbuf > 0) {
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &r->sndbuf, sizeof(r->sndbuf));
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &r->sndbuf, sizeof(r->sndbuf));
+    }
+}
+
+rmpi_tcp_peer_t *rmpi_tcp_peer_get(rmpi_tcp_rail_t *r, int rank)
+{
+    rmpi_tcp_peer_t *p = r->peers[rank];
+    if (RMPI_LIKELY(p != NULL))
+        return p;
+    p = rmpi_xcalloc(1, sizeof(*p));
+    p->rank = rank;
+    p->state = RMPI_TCP_PEER_IDLE;
+    rmpi_list_init(&p->txq);
+    rmpi_list_init(&p->rdq);
+    rmpi_list_init(&p->gets);
+    rmpi_list_init(&p->timer_link);
+    rmpi_list_init(&p->lost_link);
+    r->peers[rank] = p;
+    return p;
+}
+
+void rmpi_tcp_peer_free(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
+{
+    rmpi_tcp_conn_kill(r, p->conn);
+    rmpi_tcp_conn_kill(r, p->pending);
+    while (!rmpi_list_empty(&p->txq)) {
+        rmpi_list_t *e = p->txq.next;
+        rmpi_list_remove(e);
+        free(e);
+    }
+    while (!rmpi_list_empty(&p->rdq)) {
+        rmpi_list_t *e = p->rdq.next;
+        rmpi_list_remove(e);
+        free(e);
+    }
+    while (!rmpi_list_empty(&p->gets)) {
+        rmpi_list_t *e = p->gets.next;
+        rmpi_list_remove(e);
+        free(e);
+    }
+    free(p->cur_chunk);
+    rmpi_list_remove(&p->timer_link);
+    rmpi_list_remove(&p->lost_link);
+    free(p);
+}
+
+static rmpi_tcp_conn_t *conn_new(rmpi_tcp_rail_t *r, int fd, int state)
+{
+    rmpi_tcp_conn_t *c = rmpi_xcalloc(1, sizeof(*c));
+    c->kind = RMPI_TCP_OBJ_CONN;
+    c->fd = fd;
+    c->state = state;
+    c->rail = r;
+    c->rx_phase = RMPI_TCP_RX_BASE;
+    c->rx_hneed = RMPI_TCP_BASE_HDR;
+    rmpi_list_init(&c->link);
+    return c;
+}
+
+void rmpi_tcp_conn_kill(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
+{
+    if (!c || c->state == RMPI_TCP_CONN_DEAD)
+        return;
+    close(c->fd);   /* also leaves the epoll set */
+    c->fd = -1;
+    c->state = RMPI_TCP_CONN_DEAD;
+    if (c->peer) {
+        if (c->peer->conn == c)
+            c->peer->conn = NULL;
+        if (c->peer->pending == c)
+            c->peer->pending = NULL;
+    }
+    rmpi_list_remove(&c->link);
+    rmpi_list_push_back(&r->dead, &c->link);
+}
+
+static void attempt_start(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p);
+
+/* Order the peer's published addresses: loopback first for a peer on this node, then
+ * addresses on a subnet of one of our interfaces (with that interface as source), then
+ * the rest in the peer's order. Loopback is never tried for a peer on another node. */
+static int peer_card(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
+{
+    char key[32], val[1024];
+    struct sockaddr_in a[RMPI_TCP_MAX_IFACES];
+    snprintf(key, sizeof(key), "tcp-%d", p->rank);
+    if (rmpi_pmi_get(key, val, sizeof(val)) != 0)
+        return -1;
+    int n = rmpi_tcp_card_parse(val, a, RMPI_TCP_MAX_IFACES);
+    if (n <= 0)
+        return -1;
+    int same_node = rmpi_topo_node_of(p->rank) == rmpi_topo_my_node();
+    int have_lo = 0, used[RMPI_TCP_MAX_IFACES] = {0};
+    for (int i = 0; i < r->nif; i++)
+        have_lo |= r->ifs[i].loopback;
+    p->naddr = 0;
+    for (int pass = 0; pass < 3; pass++) {
+        for (int k = 0; k < n; k++) {
+            if (used[k])
+                continue;
+            int lo = (ntohl(a[k].sin_addr.s_addr) >> 24) == 127;
+            int local = -1;
+            for (int i = 0; i < r->nif && !lo; i++)
+                if (!r->ifs[i].loopback &&
+                    ((a[k].sin_addr.s_addr ^ r->ifs[i].addr.s_addr) & r->ifs[i].mask.s_addr) == 0) {
+                    local = i;
+                    break;
+                }
+            int take = pass == 0 ? lo && same_node && have_lo : pass == 1 ? local >= 0 : !lo;
+            if (!take)
+                continue;
+            used[k] = 1;
+            p->addr[p->naddr] = a[k];
+            memset(&p->src[p->naddr], 0, sizeof(p->src[0]));
+            if (local >= 0) {
+                p->src[p->naddr].sin_family = AF_INET;
+                p->src[p->naddr].sin_addr = r->ifs[local].addr;
+            }
+            p->naddr++;
+        }
+    }
+    p->have_card = 1;
+    return p->naddr > 0 ? 0 : -1;
+}
+
+void rmpi_tcp_peer_kick(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
+{
+    if (p->state != RMPI_TCP_PEER_IDLE)
+        return;
+    p->state = RMPI_TCP_PEER_CONNECTING;
+    p->deadline = rmpi_time_ns() + r->timeout_ns;
+    p->backoff_ms = BACKOFF_MIN_MS;
+    p->retry_at = 0;
+    attempt_start(r, p);
+}
+
+/* An attempt ended without a connection. advance: that address failed, try the next one;
+ * otherwise the peer is alive (it refused in the race) and we retry the same address. */
+static void attempt_failed(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, int err, int advance)
+{
+    uint64_t now = rmpi_time_ns();
+    if (!advance)
+        p->deadline = now + r->timeout_ns;
+    if (now >= p->deadline) {
+        char a[64];
+        addr_str(&p->addr[p->addr_next % p->naddr], a, sizeof(a));
+        rmpi_tcp_peer_fail(r, p,
+                           "could not connect to rank %d at %s within %llu s (%s); check that the rank "
+                           "is alive and that RMPI_TCP_IFACES names interfaces that reach it, or raise "
+                           "RMPI_CONNECT_TIMEOUT",
+                           p->rank, a, (unsigned long long)(r->timeout_ns / 1000000000ull),
+                           err ? strerror(err) : "no answer");
+        return;
+    }
+    int wrapped = 1;
+    if (advance) {
+        p->addr_next = (p->addr_next + 1) % p->naddr;
+        wrapped = p->addr_next == 0;
+    }
+    /* Back off only after every address was tried once, or when told to wait. */
+    if (wrapped) {
+        p->retry_at = now + (uint64_t)p->backoff_ms * 1000000ull;
+        p->backoff_ms = RMPI_MIN(p->backoff_ms * 2, (unsigned)BACKOFF_MAX_MS);
+    } else {
+        p->retry_at = now;
+    }
+    timer_arm(r, p);
+}
+
+static void attempt_start(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
+{
+    if (!p->have_card && peer_card(r, p) != 0) {
+        rmpi_tcp_peer_fail(r, p,
+                           "rank %d published no TCP address this rank can use (PMI key tcp-%d); "
+                           "check RMPI_TCP_IFACES on both hosts",
+                           p->rank, p->rank);
+        return;
+    }
+    int idx = p->addr_next % p->naddr;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        attempt_failed(r, p, errno, 0);   /* out of descriptors: wait and retry */
+        return;
+    }
+    rmpi_tcp_sockopts(r, fd);
+    if (p->src[idx].sin_family == AF_INET)
+        (void)bind(fd, (const struct sockaddr *)&p->src[idx], sizeof(p->src[idx]));
+    if (connect(fd, (const struct sockaddr *)&p->addr[idx], sizeof(p->addr[idx])) != 0 &&
+        errno != EINPROGRESS) {
+        int err = errno;
+        close(fd);
+        attempt_failed(r, p, err, 1);
+        return;
+    }
+    rmpi_tcp_conn_t *c = conn_new(r, fd, RMPI_TCP_CONN_CONNECTING);
+    c->peer = p;
+    c->addr_idx = idx;
+    c->deadline = rmpi_time_ns() + RMPI_MIN(ATTEMPT_NS, r->timeout_ns);
+    p->pending = c;
+    rmpi_tcp_set_events(r, c, EPOLLOUT);
+    timer_arm(r, p);
+}
+
+static void send_hello(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
+{
+    uint8_t h[RMPI_TCP_HDR_MAX];
+    size_t hl = rmpi_tcp_hdr(h, RMPI_TCP_HELLO, 0);
+    uint8_t *e = h + RMPI_TCP_BASE_HDR;
+    memset(e, 0, 24);
+    rmpi_tcp_st32(e, RMPI_TCP_MAGIC);
+    rmpi_tcp_st16(e + 4, RMPI_TCP_WIRE_VERSION);
+    e[6] = 0;   /* rail index among the provider's rails (one rail in version 1) */
+    e[7] = 0;   /* stream index within the rail */
+    rmpi_tcp_st32(e + 8, (uint32_t)r->env.rank);
+    rmpi_tcp_st32(e + 12, (uint32_t)c->peer->rank);
+    rmpi_tcp_st32(e + 16, (uint32_t)r->env.size);
+    /* A fresh socket always has room for 32 bytes; anything else means it is broken. */
+    if (rmpi_tcp_writev(c->fd, h, hl, NULL, 0) != (ssize_t)hl) {
+        rmpi_tcp_peer_t *p = c->peer;
+        rmpi_tcp_conn_kill(r, c);
+        attempt_failed(r, p, ECONNRESET, 1);
+        return;
+    }
+    c->state = RMPI_TCP_CONN_HELLO_SENT;
+    rmpi_tcp_set_events(r, c, EPOLLIN);
+}
+
+static void send_ack(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, uint32_t status)
+{
+    uint8_t h[RMPI_TCP_HDR_MAX];
+    size_t hl = rmpi_tcp_hdr(h, RMPI_TCP_HELLO_ACK, 0);
+    rmpi_tcp_st32(h + RMPI_TCP_BASE_HDR, status);
+    rmpi_tcp_st32(h + RMPI_TCP_BASE_HDR + 4, (uint32_t)r->env.rank);
+    if (status == RMPI_TCP_ACK_ACCEPT) {
+        /* Ahead of every queued frame: the connector reads nothing else before it. */
+        rmpi_tcp_queue_ctrl(r, c->peer, h, hl, 1);
+    } else {
+        (void)rmpi_tcp_writev(c->fd, h, hl, NULL, 0);
+        rmpi_tcp_conn_kill(r, c);
+    }
+}
+
+static void established(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_conn_t *c)
+{
+    rmpi_list_remove(&c->link);
+    c->state = RMPI_TCP_CONN_ESTABLISHED;
+    p->conn = c;
+    p->state = RMPI_TCP_PEER_ESTABLISHED;
+    p->retry_at = 0;
+    rmpi_list_remove(&p->timer_link);
+    rmpi_log(2, "tcp: connected to rank %d", p->rank);
+}
+
+void rmpi_tcp_on_hello(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *e)
+{
+    uint32_t magic = rmpi_tcp_ld32(e), ver = rmpi_tcp_ld16(e + 4);
+    uint32_t from = rmpi_tcp_ld32(e + 8), to = rmpi_tcp_ld32(e + 12), size = rmpi_tcp_ld32(e + 16);
+    if (magic != RMPI_TCP_MAGIC || ver != RMPI_TCP_WIRE_VERSION) {
+        rmpi_warn("tcp: rank %d refused a connection speaking TCP wire version %u (magic %#x); "
+                  "this build speaks version %d. Run the same RailMPI build on every host.",
+                  r->env.rank, ver, magic, RMPI_TCP_WIRE_VERSION);
+        send_ack(r, c, RMPI_TCP_ACK_BADVER);
+        return;
+    }
+    if (to != (uint32_t)r->env.rank || size != (uint32_t)r->env.size || from >= size ||
+        from == (uint32_t)r->env.rank) {
+        send_ack(r, c, RMPI_TCP_ACK_BADRANK);
+        return;
+    }
+    rmpi_tcp_peer_t *p = rmpi_tcp_peer_get(r, (int)from);
+    if (p->state == RMPI_TCP_PEER_ESTABLISHED || p->state == RMPI_TCP_PEER_CLOSED ||
+        p->state == RMPI_TCP_PEER_LOST) {
+        send_ack(r, c, RMPI_TCP_ACK_DUP);
+        return;
+    }
+    /* Both HELLOs are on the wire: the lower rank's connection wins on both sides. If ours
+     * has not sent its HELLO yet, the peer never saw it and we may drop it instead. */
+    if (p->pending && p->pending->state == RMPI_TCP_CONN_HELLO_SENT && r->env.rank < (int)from) {
+        send_ack(r, c, RMPI_TCP_ACK_RACE);
+        return;
+    }
+    rmpi_tcp_conn_kill(r, p->pending);
+    c->peer = p;
+    established(r, p, c);
+    send_ack(r, c, RMPI_TCP_ACK_ACCEPT);
+    if (r->closing && !p->goodbye_sent) {
+        uint8_t h[RMPI_TCP_HDR_MAX];
+        rmpi_tcp_queue_ctrl(r, p, h, rmpi_tcp_hdr(h, RMPI_TCP_GOODBYE, 0), 0);
+        p->goodbye_sent = 1;
+    }
+    rmpi_tcp_flush(r, p);
+}
+
+void rmpi_tcp_on_hello_ack(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *e)
+{
+    rmpi_tcp_peer_t *p = c->peer;
+    uint32_t status = rmpi_tcp_ld32(e), rank = rmpi_tcp_ld32(e + 4);
+    if (p->pending != c || p->state != RMPI_TCP_PEER_CONNECTING) {
+        rmpi_tcp_conn_kill(r, c);
+        return;
+    }
+    if (status == RMPI_TCP_ACK_ACCEPT && rank == (uint32_t)p->rank) {
+        p->pending = NULL;
+        established(r, p, c);
+        rmpi_tcp_flush(r, p);
+        return;
+    }
+    rmpi_tcp_conn_kill(r, c);
+    if (status == RMPI_TCP_ACK_BADVER) {
+        rmpi_tcp_peer_fail(r, p, "rank %d speaks another TCP wire version; run the same RailMPI build "
+                                 "on every host", p->rank);
+        return;
+    }
+    /* RACE/DUP: the peer is alive and its own connection is coming; BADRANK: another
+     * process answered at that address, so try the next one. */
+    attempt_failed(r, p, 0, status == RMPI_TCP_ACK_BADRANK || rank != (uint32_t)p->rank);
+}
+
+void rmpi_tcp_accept(rmpi_tcp_rail_t *r, rmpi_tcp_listener_t *l)
+{
+    for (;;) {
+        int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            return;
+        }
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        rmpi_tcp_conn_t *c = conn_new(r, fd, RMPI_TCP_CONN_ACCEPTED);
+        c->deadline = rmpi_time_ns() + r->timeout_ns;
+        rmpi_list_push_back(&r->handshaking, &c->link);
+        rmpi_tcp_set_events(r, c, EPOLLIN);
+    }
+}
+
+void rmpi_tcp_conn_broken(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, int err)
+{
+    rmpi_tcp_peer_t *p = c->peer;
+    switch (c->state) {
+    case RMPI_TCP_CONN_ACCEPTED:
+        rmpi_tcp_conn_kill(r, c);   /* a connector that lost the race or gave up */
+        break;
+    case RMPI_TCP_CONN_CONNECTING:
+        rmpi_tcp_conn_kill(r, c);
+        attempt_failed(r, p, err ? err : ECONNRESET, 1);
+        break;
+    case RMPI_TCP_CONN_HELLO_SENT:
+        /* Refused without a readable answer, or the peer went away: retry the same address. */
+        rmpi_tcp_conn_kill(r, c);
+        attempt_failed(r, p, err, 0);
+        break;
+    case RMPI_TCP_CONN_ESTABLISHED:
+        if (p->goodbye_sent && r->closing)
+            rmpi_tcp_peer_closed(r, p);
+        else if (!err || err == ECONNRESET || err == EPIPE)
+            rmpi_tcp_peer_fail(r, p, "connection reset by peer");
+        else
+            rmpi_tcp_peer_fail(r, p, "%s", strerror(err));
+        break;
+    default:
+        break;
+    }
+}
+
+int rmpi_tcp_conn_event(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, uint32_t ev)
+{
+    if (c->state == RMPI_TCP_CONN_CONNECTING) {
+        int err = 0;
+        socklen_t len = sizeof(err);
+        if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+            err = errno;
+        if (err) {
+            rmpi_tcp_peer_t *p = c->peer;
+            rmpi_tcp_conn_kill(r, c);
+            attempt_failed(r, p, err, 1);
+        } else if (ev & EPOLLOUT) {
+            send_hello(r, c);
+        }
+        return 0;
+    }
+    int frames = 0;
+    if (ev & (EPOLLIN | EPOLLERR | EPOLLHUP))
+        frames = rmpi_tcp_read(r, c);
+    if ((ev & EPOLLOUT) && c->state == RMPI_TCP_CONN_ESTABLISHED)
+        rmpi_tcp_flush(r, c->peer);
+    return frames;
+}
+
+void rmpi_tcp_peer_fail(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const char *fmt, ...)
+{
+    if (p->state == RMPI_TCP_PEER_LOST || p->state == RMPI_TCP_PEER_CLOSED)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->lost_why, sizeof(p->lost_why), fmt, ap);
+    va_end(ap);
+    p->state = RMPI_TCP_PEER_LOST;
+    rmpi_tcp_conn_kill(r, p->conn);
+    rmpi_tcp_conn_kill(r, p->pending);
+    rmpi_list_remove(&p->timer_link);
+    if (!linked(&p->lost_link))
+        rmpi_list_push_back(&r->lostq, &p->lost_link);
+}
+
+void rmpi_tcp_peer_closed(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
+{
+    if (p->state == RMPI_TCP_PEER_LOST || p->state == RMPI_TCP_PEER_CLOSED)
+        return;
+    p->state = RMPI_TCP_PEER_CLOSED;
+    rmpi_tcp_conn_kill(r, p->conn);
+    rmpi_tcp_conn_kill(r, p->pending);
+    rmpi_list_remove(&p->timer_link);
+    if (rmpi_tcp_has_output(p) || !rmpi_list_empty(&p->gets))
+        if (!linked(&p->lost_link))
+            rmpi_list_push_back(&r->lostq, &p->lost_link);
+    rmpi_log(2, "tcp: rank %d closed its connection", p->rank);
+}
+
+void rmpi_tcp_timers(rmpi_tcp_rail_t *r)
+{
+    uint64_t now = rmpi_time_ns();
+    rmpi_list_t *pos, *tmp;
+    rmpi_list_for_each_safe(pos, tmp, &r->timed) {
+        rmpi_tcp_peer_t *p = RMPI_CONTAINER_OF(pos, rmpi_tcp_peer_t, timer_link);
+        rmpi_tcp_conn_t *c = p->pending;
+        if (c && c->state == RMPI_TCP_CONN_CONNECTING && now >= c->deadline) {
+            rmpi_tcp_conn_kill(r, c);
+            attempt_failed(r, p, ETIMEDOUT, 1);
+        }
+        if (p->state == RMPI_TCP_PEER_CONNECTING && !p->pending && p->retry_at && now >= p->retry_at) {
+            p->retry_at = 0;
+            attempt_start(r, p);
+        }
+        int need = p->state == RMPI_TCP_PEER_CONNECTING &&
+                   (p->retry_at || (p->pending && p->pending->state == RMPI_TCP_CONN_CONNECTING));
+        if (!need)
+            rmpi_list_remove(&p->timer_link);
+    }
+    rmpi_list_for_each_safe(pos, tmp, &r->handshaking) {
+        rmpi_tcp_conn_t *c = RMPI_CONTAINER_OF(pos, rmpi_tcp_conn_t, link);
+        if (now >= c->deadline)
+            rmpi_tcp_conn_kill(r, c);
+    }
+}
+
+void rmpi_tcp_reap(rmpi_tcp_rail_t *r)
+{
+    while (!rmpi_list_empty(&r->lostq)) {
+        rmpi_tcp_peer_t *p = RMPI_CONTAINER_OF(r->lostq.next, rmpi_tcp_peer_t, lost_link);
+        rmpi_list_remove(&p->lost_link);
+        int lost = p->state == RMPI_TCP_PEER_LOST;
+        if (lost && !r->closing && r->env.on_peer_lost)
+            r->env.on_peer_lost(&r->pub, p->rank, p->lost_why);
+        rmpi_tcp_fail_ops(r, p, lost ? -ECONNRESET : -EPIPE);
+    }
+    while (!rmpi_list_empty(&r->dead)) {
+        rmpi_tcp_conn_t *c = RMPI_CONTAINER_OF(r->dead.next, rmpi_tcp_conn_t, link);
+        rmpi_list_remove(&c->link);
+        free(c->rxbuf);
+        free(c);
+    }
+}

@@ -1,0 +1,435 @@
+/* Output queues and the gathered writer; the receive state machine and frame dispatch. */
+#include "tcp.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+static const int8_t ext_len_tab[RMPI_TCP_NTYPES] = {
+    [RMPI_TCP_HELLO] = 24,   [RMPI_TCP_HELLO_ACK] = 8, [RMPI_TCP_DATA] = 0,
+    [RMPI_TCP_GET_REQ] = 32, [RMPI_TCP_GET_RESP] = 16, [RMPI_TCP_GET_ERR] = 16,
+    [RMPI_TCP_PUT] = 32,     [RMPI_TCP_PUT_ERR] = 16,  [RMPI_TCP_GOODBYE] = 0,
+};
+
+int rmpi_tcp_ext_len(unsigned type)
+{
+    return type == 0 || type >= RMPI_TCP_NTYPES ? -1 : ext_len_tab[type];
+}
+
+size_t rmpi_tcp_hdr(uint8_t *hdr, unsigned type, uint32_t len)
+{
+    hdr[0] = (uint8_t)type;
+    hdr[1] = 0;
+    rmpi_tcp_st16(hdr + 2, 0);
+    rmpi_tcp_st32(hdr + 4, len);
+    return RMPI_TCP_BASE_HDR + (size_t)rmpi_tcp_ext_len(type);
+}
+
+rmpi_tcp_tx_t *rmpi_tcp_tx_new(size_t copy_len)
+{
+    rmpi_tcp_tx_t *t = rmpi_xmalloc(sizeof(*t) + copy_len);
+    rmpi_list_init(&t->link);
+    t->hlen = t->dlen = t->off = 0;
+    t->data = NULL;
+    t->op = NULL;
+    t->put_id = 0;
+    return t;
+}
+
+int rmpi_tcp_has_output(const rmpi_tcp_peer_t *p)
+{
+    return !rmpi_list_empty(&p->txq) || !rmpi_list_empty(&p->rdq) || p->cur_chunk;
+}
+
+int rmpi_tcp_can_write_now(const rmpi_tcp_peer_t *p)
+{
+    return p->state == RMPI_TCP_PEER_ESTABLISHED && p->conn && !p->conn->shut_wr &&
+           rmpi_list_empty(&p->txq) && !p->cur_chunk;
+}
+
+static void want_output(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
+{
+    rmpi_tcp_conn_t *c = p->conn;
+    if (c && c->state == RMPI_TCP_CONN_ESTABLISHED)
+        rmpi_tcp_set_events(r, c, EPOLLIN | (rmpi_tcp_has_output(p) ? EPOLLOUT : 0));
+}
+
+void rmpi_tcp_queue_tx(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_tx_t *t)
+{
+    rmpi_list_push_back(&p->txq, &t->link);
+    p->queued += t->hlen + t->dlen - t->off;
+    if (p->state == RMPI_TCP_PEER_ESTABLISHED)
+        want_output(r, p);
+    else
+        rmpi_tcp_peer_kick(r, p);
+}
+
+void rmpi_tcp_queue_ctrl(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *hdr, size_t hlen, int front)
+{
+    rmpi_tcp_tx_t *t = rmpi_tcp_tx_new(0);
+    memcpy(t->hdr, hdr, hlen);
+    t->hlen = hlen;
+    if (front) {
+        rmpi_list_push_front(&p->txq, &t->link);
+        p->queued += hlen;
+        want_output(r, p);
+    } else {
+        rmpi_tcp_queue_tx(r, p, t);
+    }
+}
+
+ssize_t rmpi_tcp_writev(int fd, const void *hdr, size_t hlen, const struct iovec *iov, int iovcnt)
+{
+    struct iovec v[RMPI_TCP_IOV_MAX + 1];
+    int n = 0;
+    if (hlen)
+        v[n++] = (struct iovec){(void *)hdr, hlen};
+    for (int i = 0; i < iovcnt && n < (int)RMPI_ARRAY_LEN(v); i++)
+        if (iov[i].iov_len)
+            v[n++] = iov[i];
+    struct msghdr m = {.msg_iov = v, .msg_iovlen = (size_t)n};
+    for (;;) {
+        ssize_t w = sendmsg(fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w >= 0)
+            return w;
+        if (errno == EINTR)
+            continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK)
+            return 0;
+        return -errno;
+    }
+}
+
+/* Append the unsent part of item t to the iov list; returns the bytes added. */
+static size_t add_iov(struct iovec *iov, int *n, const rmpi_tcp_tx_t *t)
+{
+    size_t added = 0;
+    if (t->off < t->hlen) {
+        iov[(*n)++] = (struct iovec){(void *)(t->hdr + t->off), t->hlen - t->off};
+        added += t->hlen - t->off;
+    }
+    if (t->dlen) {
+        size_t doff = t->off > t->hlen ? t->off - t->hlen : 0;
+        iov[(*n)++] = (struct iovec){(void *)(t->data + doff), t->dlen - doff};
+        added += t->dlen - doff;
+    }
+    return added;
+}
+
+void rmpi_tcp_flush(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
+{
+    for (int round = 0; round < 64; round++) {
+        rmpi_tcp_conn_t *c = p->conn;
+        if (p->state != RMPI_TCP_PEER_ESTABLISHED || !c || c->shut_wr)
+            return;
+        struct iovec iov[RMPI_TCP_IOV_MAX];
+        rmpi_tcp_tx_t *items[RMPI_TCP_IOV_MAX / 2];
+        int niov = 0, nit = 0;
+        size_t bytes = 0;
+
+        /* Gets we serve interleave with the ordered queue at item boundaries, so a large
+         * read response does not hold back this rank's own frames for its whole length. */
+        rmpi_tcp_tx_t *head = rmpi_list_empty(&p->txq) ? NULL : (rmpi_tcp_tx_t *)p->txq.next;
+        if (!p->cur_chunk && !rmpi_list_empty(&p->rdq) && (!head || (p->rd_turn && head->off == 0)))
+            p->cur_chunk = rmpi_tcp_rd_next_chunk(r, p);
+        if (p->cur_chunk) {
+            items[nit++] = p->cur_chunk;
+            bytes += add_iov(iov, &niov, p->cur_chunk);
+            p->rd_turn = 0;
+        } else {
+            rmpi_list_t *pos;
+            rmpi_list_for_each(pos, &p->txq) {
+                if (nit == (int)RMPI_ARRAY_LEN(items) || (nit && bytes >= r->chunk))
+                    break;
+                items[nit] = (rmpi_tcp_tx_t *)pos;
+                bytes += add_iov(iov, &niov, items[nit]);
+                nit++;
+            }
+            p->rd_turn = 1;
+        }
+        if (!nit)
+            break;
+
+        ssize_t w = rmpi_tcp_writev(c->fd, NULL, 0, iov, niov);
+        if (w < 0) {
+            rmpi_tcp_peer_fail(r, p, "%s", w == -EPIPE || w == -ECONNRESET ? "connection reset by peer"
+                                                                             : strerror((int)-w));
+            return;
+        }
+        r->stat_bytes_tx += (uint64_t)w;
+        /* Account first, complete puts after: a completion callback may send to this peer. */
+        rmpi_net_op_t *done[RMPI_ARRAY_LEN(items)];
+        int ndone = 0;
+        size_t left = (size_t)w;
+        for (int i = 0; i < nit; i++) {
+            rmpi_tcp_tx_t *t = items[i];
+            size_t rest = t->hlen + t->dlen - t->off;
+            if (left < rest) {
+                t->off += left;
+                if (t != p->cur_chunk)
+                    p->queued -= left;
+                break;
+            }
+            left -= rest;
+            if (t == p->cur_chunk) {
+                p->cur_chunk = NULL;
+            } else {
+                rmpi_list_remove(&t->link);
+                p->queued -= rest;
+                r->stat_frames_tx++;
+            }
+            if (t->op)
+                done[ndone++] = t->op;
+            free(t);
+        }
+        for (int i = 0; i < ndone; i++)
+            rmpi_tcp_op_done(done[i], done[i]->status);
+        if ((size_t)w < bytes)
+            break;
+    }
+    want_output(r, p);
+}
+
+void rmpi_tcp_fail_ops(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, int status)
+{
+    /* Pop one at a time: a completion callback may queue more (it gets an error back). */
+    while (!rmpi_list_empty(&p->txq)) {
+        rmpi_tcp_tx_t *t = (rmpi_tcp_tx_t *)p->txq.next;
+        rmpi_list_remove(&t->link);
+        rmpi_net_op_t *op = t->op;
+        free(t);
+        if (op)
+            rmpi_tcp_op_done(op, status);
+    }
+    p->queued = 0;
+    free(p->cur_chunk);
+    p->cur_chunk = NULL;
+    while (!rmpi_list_empty(&p->rdq)) {
+        rmpi_list_t *e = p->rdq.next;
+        rmpi_list_remove(e);
+        free(e);
+    }
+    while (!rmpi_list_empty(&p->gets)) {
+        rmpi_tcp_get_t *g = (rmpi_tcp_get_t *)p->gets.next;
+        rmpi_list_remove(&g->link);
+        rmpi_net_op_t *op = g->op;
+        free(g);
+        rmpi_tcp_op_done(op, status);
+    }
+}
+
+static int conn_alive(const rmpi_tcp_conn_t *c) { return c->state != RMPI_TCP_CONN_DEAD; }
+
+static void protocol_error(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const char *what)
+{
+    if (c->peer && c->state == RMPI_TCP_CONN_ESTABLISHED)
+        rmpi_tcp_peer_fail(r, c->peer, "protocol error on the TCP connection from rank %d: %s",
+                           c->peer->rank, what);
+    else
+        rmpi_tcp_conn_kill(r, c);
+}
+
+/* The frame is complete: start the next one with the base header bytes read ahead. */
+static void frame_end(rmpi_tcp_conn_t *c)
+{
+    c->rx_phase = RMPI_TCP_RX_BASE;
+    memcpy(c->rx_hdr, c->rx_next, c->rx_nextgot);
+    c->rx_hgot = c->rx_nextgot;
+    c->rx_nextgot = 0;
+    c->rx_hneed = RMPI_TCP_BASE_HDR;
+    c->rx_dst = NULL;
+    c->rx_plen = c->rx_pgot = 0;
+    c->rx_discard = 0;
+}
+
+static int types_allowed(const rmpi_tcp_conn_t *c, unsigned type)
+{
+    switch (c->state) {
+    case RMPI_TCP_CONN_ACCEPTED: return type == RMPI_TCP_HELLO;
+    case RMPI_TCP_CONN_HELLO_SENT: return type == RMPI_TCP_HELLO_ACK;
+    case RMPI_TCP_CONN_ESTABLISHED: return type != RMPI_TCP_HELLO && type != RMPI_TCP_HELLO_ACK;
+    default: return 0;
+    }
+}
+
+static void payload_start(rmpi_tcp_conn_t *c, char *dst, size_t len)
+{
+    c->rx_phase = RMPI_TCP_RX_PAYLOAD;
+    c->rx_dst = dst;
+    c->rx_plen = len;
+    c->rx_pgot = 0;
+}
+
+static void rxbuf_reserve(rmpi_tcp_conn_t *c, size_t len)
+{
+    if (c->rxcap >= len)
+        return;
+    size_t cap = RMPI_MAX(len, (size_t)4096);
+    cap = (cap + 4095) & ~(size_t)4095;
+    free(c->rxbuf);
+    c->rxbuf = rmpi_xmalloc(cap);
+    c->rxcap = cap;
+}
+
+/* Header (base + extension) complete: act on control frames, or aim the payload. */
+static void header_done(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
+{
+    unsigned type = c->rx_type;
+    uint32_t len = rmpi_tcp_ld32(c->rx_hdr + 4);
+    const uint8_t *ext = c->rx_hdr + RMPI_TCP_BASE_HDR;
+    rmpi_tcp_peer_t *p = c->peer;
+    switch (type) {
+    case RMPI_TCP_HELLO:
+        rmpi_tcp_on_hello(r, c, ext);
+        break;
+    case RMPI_TCP_HELLO_ACK:
+        rmpi_tcp_on_hello_ack(r, c, ext);
+        break;
+    case RMPI_TCP_DATA:
+        if (len > RMPI_TCP_MAX_FRAME) {
+            protocol_error(r, c, "frame larger than the largest frame (max_frame)");
+            return;
+        }
+        rxbuf_reserve(c, len);
+        payload_start(c, c->rxbuf, len);
+        return;
+    case RMPI_TCP_GET_REQ:
+        rmpi_tcp_on_get_req(r, p, ext);
+        break;
+    case RMPI_TCP_GET_RESP:
+        if (rmpi_tcp_on_get_resp(r, c, ext, len) != 0)
+            return;
+        payload_start(c, c->rx_dst, len);
+        return;
+    case RMPI_TCP_GET_ERR:
+        rmpi_tcp_on_get_err(r, p, ext);
+        break;
+    case RMPI_TCP_PUT:
+        rmpi_tcp_on_put_hdr(r, c, ext);
+        if (c->rx_discard)
+            rxbuf_reserve(c, RMPI_TCP_MAX_FRAME);
+        payload_start(c, c->rx_discard ? c->rxbuf : c->rx_dst, c->rx_plen);
+        return;
+    case RMPI_TCP_PUT_ERR:
+        rmpi_tcp_on_put_err(r, p, ext);
+        break;
+    case RMPI_TCP_GOODBYE:
+        rmpi_tcp_peer_closed(r, p);
+        return;
+    }
+    if (conn_alive(c))
+        frame_end(c);
+}
+
+static void payload_done(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
+{
+    switch (c->rx_type) {
+    case RMPI_TCP_DATA:
+        r->stat_frames_rx++;
+        /* During close() nobody above is listening any more. */
+        if (!r->closing && r->env.on_frame)
+            r->env.on_frame(&r->pub, c->peer->rank, c->rxbuf, c->rx_plen);
+        break;
+    case RMPI_TCP_GET_RESP:
+        rmpi_tcp_get_data_done(r, c);
+        break;
+    default:
+        break;
+    }
+    if (conn_alive(c))
+        frame_end(c);
+}
+
+/* Act on whatever the last read completed; loops because one read may finish a header and
+ * a zero-length payload, or a frame and the next base header. */
+static void rx_advance(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
+{
+    while (conn_alive(c)) {
+        if (c->rx_phase == RMPI_TCP_RX_BASE) {
+            if (c->rx_hgot < RMPI_TCP_BASE_HDR)
+                return;
+            unsigned type = c->rx_hdr[0];
+            int ext = rmpi_tcp_ext_len(type);
+            if (ext < 0 || !types_allowed(c, type)) {
+                protocol_error(r, c, "unexpected frame type");
+                return;
+            }
+            c->rx_type = type;
+            c->rx_hneed = RMPI_TCP_BASE_HDR + (size_t)ext;
+            c->rx_phase = RMPI_TCP_RX_EXT;
+        } else if (c->rx_phase == RMPI_TCP_RX_EXT) {
+            if (c->rx_hgot < c->rx_hneed)
+                return;
+            header_done(r, c);
+        } else {
+            if (c->rx_pgot < c->rx_plen)
+                return;
+            payload_done(r, c);
+        }
+    }
+}
+
+/* Whether the region being read is the last one of its frame (then the next base header
+ * can be read in the same call). */
+static int region_ends_frame(const rmpi_tcp_conn_t *c)
+{
+    if (c->rx_phase == RMPI_TCP_RX_PAYLOAD)
+        return 1;
+    if (c->rx_phase == RMPI_TCP_RX_EXT)
+        return c->rx_type != RMPI_TCP_GET_RESP && c->rx_type != RMPI_TCP_PUT &&
+               c->rx_type != RMPI_TCP_DATA;
+    return 0;
+}
+
+int rmpi_tcp_read(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
+{
+    uint64_t before = r->stat_frames_rx;
+    /* Exact reads: a payload goes straight to its destination (rx buffer for DATA, the
+     * registered buffer for PUT/GET_RESP), never through a staging copy. */
+    for (int iter = 0; iter < 256 && conn_alive(c); iter++) {
+        struct iovec iov[2];
+        int n = 1;
+        if (c->rx_phase == RMPI_TCP_RX_PAYLOAD) {
+            size_t want = c->rx_plen - c->rx_pgot;
+            if (c->rx_discard) {
+                want = RMPI_MIN(want, c->rxcap);
+                iov[0] = (struct iovec){c->rxbuf, want};
+            } else {
+                iov[0] = (struct iovec){c->rx_dst + c->rx_pgot, want};
+            }
+        } else {
+            iov[0] = (struct iovec){c->rx_hdr + c->rx_hgot, c->rx_hneed - c->rx_hgot};
+        }
+        if (region_ends_frame(c))
+            iov[n++] = (struct iovec){c->rx_next, RMPI_TCP_BASE_HDR};
+        size_t asked = iov[0].iov_len + (n > 1 ? iov[1].iov_len : 0);
+        ssize_t got = readv(c->fd, iov, n);
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                break;
+            rmpi_tcp_conn_broken(r, c, errno);
+            break;
+        }
+        if (got == 0) {
+            rmpi_tcp_conn_broken(r, c, 0);
+            break;
+        }
+        r->stat_bytes_rx += (uint64_t)got;
+        size_t first = RMPI_MIN((size_t)got, iov[0].iov_len);
+        if (c->rx_phase == RMPI_TCP_RX_PAYLOAD)
+            c->rx_pgot += first;
+        else
+            c->rx_hgot += first;
+        c->rx_nextgot = (size_t)got - first;
+        rx_advance(r, c);
+        if ((size_t)got < asked)
+            break;   /* the socket is drained: skip the read that would say EAGAIN */
+    }
+    return (int)(r->stat_frames_rx - before);
+}

@@ -1,0 +1,326 @@
+/* The provider's entry points: open (listen, publish the address card), reaches, send,
+ * progress, close, describe, and the ops table. */
+#include "tcp.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* close() stops waiting for queued frames and goodbyes after this long. */
+#define CLOSE_NS (2ull * 1000000000ull)
+
+static int listen_on(rmpi_tcp_rail_t *r, const rmpi_tcp_iface_t *f)
+{
+    rmpi_tcp_listener_t *l = &r->lis[r->nlisten];
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    /* Accepted sockets inherit the buffer sizes, which must be set before listen(). */
+    rmpi_tcp_sockopts(r, fd);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr = f->addr, .sin_port = 0};
+    socklen_t alen = sizeof(a);
+    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(fd, SOMAXCONN) != 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &alen) != 0) {
+        rmpi_warn("tcp: rank %d cannot listen on %s (%s); that interface is not used.", r->env.rank,
+                  f->name, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    l->kind = RMPI_TCP_OBJ_LISTENER;
+    l->fd = fd;
+    l->addr = a;
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = l};
+    if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+        close(fd);
+        return -1;
+    }
+    r->nlisten++;
+    return 0;
+}
+
+static void fill_hints(rmpi_tcp_rail_t *r)
+{
+    rmpi_net_hints_t *h = &r->pub.hints;
+    memset(h, 0, sizeof(*h));
+    /* Named after the interfaces peers on other nodes use; loopback only if it is all. */
+    size_t n = (size_t)snprintf(h->name, sizeof(h->name), "tcp:");
+    const char *first = NULL;
+    for (int i = 0; i < r->nif; i++) {
+        if (r->ifs[i].loopback && r->nif > 1)
+            continue;
+        if (n < sizeof(h->name))
+            n += (size_t)snprintf(h->name + n, sizeof(h->name) - n, "%s%s", first ? "," : "", r->ifs[i].name);
+        if (!first)
+            first = r->ifs[i].name;
+    }
+    h->bw = first ? rmpi_tcp_iface_speed(first) : 0;
+    h->latency_ns = 0;
+    h->rdma_native = 0;
+    h->max_frame = RMPI_TCP_MAX_FRAME;
+    h->max_inline = RMPI_TCP_MAX_FRAME;   /* send() writes from the caller's iov when it can */
+    h->mem_per_peer = sizeof(rmpi_tcp_peer_t) + sizeof(rmpi_tcp_conn_t) + RMPI_TCP_MAX_FRAME;
+    h->node_conn = 0;
+    h->scope = RMPI_SCOPE_INTER;
+}
+
+static void rail_free(rmpi_tcp_rail_t *r)
+{
+    if (r->peers)
+        for (int i = 0; i < r->env.size; i++)
+            if (r->peers[i])
+                rmpi_tcp_peer_free(r, r->peers[i]);
+    rmpi_list_t *pos, *tmp;
+    rmpi_list_for_each_safe(pos, tmp, &r->handshaking)
+        rmpi_tcp_conn_kill(r, RMPI_CONTAINER_OF(pos, rmpi_tcp_conn_t, link));
+    rmpi_list_init(&r->lostq);
+    rmpi_tcp_reap(r);
+    for (int i = 0; i < r->nlisten; i++)
+        close(r->lis[i].fd);
+    if (r->epfd >= 0)
+        close(r->epfd);
+    rmpi_tcp_mr_free(r);
+    free(r->peers);
+    free(r);
+}
+
+static int tcp_open(const rmpi_net_env_t *env, rmpi_rail_t **rails, int max)
+{
+    if (max < 1)
+        return 0;
+    rmpi_tcp_rail_t *r = rmpi_xcalloc(1, sizeof(*r));
+    r->pub.ops = &rmpi_tcp_ops;
+    r->env = *env;
+    r->epfd = -1;
+    r->mr_free = -1;
+    rmpi_list_init(&r->handshaking);
+    rmpi_list_init(&r->timed);
+    rmpi_list_init(&r->dead);
+    rmpi_list_init(&r->lostq);
+    long long chunk = rmpi_knobs.TCP_CHUNK, sndbuf = rmpi_knobs.TCP_SNDBUF;
+    r->chunk = (size_t)(chunk < 4096 ? 4096 : chunk > (1ll << 30) ? (1ll << 30) : chunk);
+    r->sndbuf = sndbuf <= 0 ? 0 : sndbuf > INT_MAX ? INT_MAX : (int)sndbuf;
+    long long secs = rmpi_knobs.CONNECT_TIMEOUT > 0 ? rmpi_knobs.CONNECT_TIMEOUT : 1;
+    r->timeout_ns = (uint64_t)secs * 1000000000ull;
+
+    r->nif = rmpi_tcp_iface_choose(r->ifs, RMPI_TCP_MAX_IFACES);
+    r->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (r->nif == 0 || r->epfd < 0) {
+        rail_free(r);
+        return 0;
+    }
+    char card[1024];
+    size_t n = 0;
+    card[0] = '\0';
+    int kept = 0;
+    for (int i = 0; i < r->nif; i++) {
+        if (listen_on(r, &r->ifs[i]) != 0)
+            continue;
+        char ip[INET_ADDRSTRLEN];
+        inet_ntop(AF_INET, &r->lis[r->nlisten - 1].addr.sin_addr, ip, sizeof(ip));
+        n += (size_t)snprintf(card + n, sizeof(card) - RMPI_MIN(n, sizeof(card)), "%s%s:%u", n ? "," : "", ip,
+                              ntohs(r->lis[r->nlisten - 1].addr.sin_port));
+        r->ifs[kept++] = r->ifs[i];
+    }
+    r->nif = kept;
+    if (r->nlisten == 0 || n >= sizeof(card)) {
+        rail_free(r);
+        return 0;
+    }
+    char key[32];
+    snprintf(key, sizeof(key), "tcp-%d", env->rank);
+    if (rmpi_pmi_put(key, card) != 0) {
+        rmpi_warn("tcp: rank %d could not publish its TCP address card through PMI.", env->rank);
+        rail_free(r);
+        return -1;
+    }
+    r->peers = rmpi_xcalloc((size_t)env->size, sizeof(*r->peers));
+    fill_hints(r);
+    rmpi_log(1, "tcp: rank %d listens on %s (rail %s)", env->rank, card, r->pub.hints.name);
+    rails[0] = &r->pub;
+    return 1;
+}
+
+static int tcp_reaches(rmpi_rail_t *rail, int peer)
+{
+    rmpi_tcp_rail_t *r = rmpi_tcp_rail_of(rail);
+    return peer >= 0 && peer < r->env.size && peer != r->env.rank;
+}
+
+static int tcp_send(rmpi_rail_t *rail, int peer, const struct iovec *iov, int iovcnt)
+{
+    rmpi_tcp_rail_t *r = rmpi_tcp_rail_of(rail);
+    if (peer < 0 || peer >= r->env.size || peer == r->env.rank)
+        return -EINVAL;
+    size_t len = 0;
+    for (int i = 0; i < iovcnt; i++)
+        len += iov[i].iov_len;
+    if (len > RMPI_TCP_MAX_FRAME)
+        return -EMSGSIZE;
+    rmpi_tcp_peer_t *p = rmpi_tcp_peer_get(r, peer);
+    if (p->state == RMPI_TCP_PEER_LOST || p->state == RMPI_TCP_PEER_CLOSED)
+        return -ECONNRESET;
+    uint8_t hdr[RMPI_TCP_BASE_HDR];
+    rmpi_tcp_hdr(hdr, RMPI_TCP_DATA, (uint32_t)len);
+    size_t total = sizeof(hdr) + len, done = 0;
+    if (rmpi_tcp_can_write_now(p) && iovcnt < RMPI_TCP_IOV_MAX) {
+        ssize_t w = rmpi_tcp_writev(p->conn->fd, hdr, sizeof(hdr), iov, iovcnt);
+        if (w < 0) {
+            rmpi_tcp_peer_fail(r, p, "%s", w == -EPIPE || w == -ECONNRESET ? "connection reset by peer"
+                                                                             : strerror((int)-w));
+            return -ECONNRESET;
+        }
+        r->stat_bytes_tx += (uint64_t)w;
+        if ((size_t)w == total) {
+            r->stat_frames_tx++;
+            return 0;
+        }
+        done = (size_t)w;
+    }
+    /* Copy what is left (header included) so the caller may reuse its iov at once. */
+    rmpi_tcp_tx_t *t = rmpi_tcp_tx_new(total - done);
+    char *dst = t->copy;
+    size_t skip = done;
+    if (skip < sizeof(hdr)) {
+        memcpy(dst, hdr + skip, sizeof(hdr) - skip);
+        dst += sizeof(hdr) - skip;
+        skip = 0;
+    } else {
+        skip -= sizeof(hdr);
+    }
+    for (int i = 0; i < iovcnt; i++) {
+        size_t l = iov[i].iov_len;
+        if (skip >= l) {
+            skip -= l;
+            continue;
+        }
+        memcpy(dst, (const char *)iov[i].iov_base + skip, l - skip);
+        dst += l - skip;
+        skip = 0;
+    }
+    t->data = t->copy;
+    t->dlen = total - done;
+    rmpi_tcp_queue_tx(r, p, t);
+    return 0;
+}
+
+static int poll_once(rmpi_tcp_rail_t *r, int timeout_ms)
+{
+    struct epoll_event ev[64];
+    int n = epoll_wait(r->epfd, ev, (int)RMPI_ARRAY_LEN(ev), timeout_ms);
+    int handled = 0;
+    for (int i = 0; i < n; i++) {
+        int kind = *(int *)ev[i].data.ptr;
+        if (kind == RMPI_TCP_OBJ_LISTENER) {
+            rmpi_tcp_accept(r, ev[i].data.ptr);
+        } else {
+            rmpi_tcp_conn_t *c = ev[i].data.ptr;
+            if (c->state != RMPI_TCP_CONN_DEAD)
+                handled += 1 + rmpi_tcp_conn_event(r, c, ev[i].events);
+        }
+    }
+    if (!rmpi_list_empty(&r->timed) || !rmpi_list_empty(&r->handshaking))
+        rmpi_tcp_timers(r);
+    if (!rmpi_list_empty(&r->lostq) || !rmpi_list_empty(&r->dead))
+        rmpi_tcp_reap(r);
+    return handled;
+}
+
+static int tcp_progress(rmpi_rail_t *rail)
+{
+    rmpi_tcp_rail_t *r = rmpi_tcp_rail_of(rail);
+    if (r->in_progress)
+        return 0;   /* a callback called progress again: the outer call continues */
+    r->in_progress = 1;
+    int n = poll_once(r, 0);
+    r->in_progress = 0;
+    return n;
+}
+
+/* Close handshake state of one peer: 1 while something is left to do. */
+static int closing_busy(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
+{
+    if (!p->goodbye_sent)
+        return 0;
+    if (p->state == RMPI_TCP_PEER_CONNECTING)
+        return 1;
+    if (p->state != RMPI_TCP_PEER_ESTABLISHED || !p->conn)
+        return 0;
+    if (rmpi_tcp_has_output(p))
+        return 1;
+    /* Everything is out: shut our side and wait for the peer's EOF (it closes on GOODBYE). */
+    if (!p->conn->shut_wr) {
+        shutdown(p->conn->fd, SHUT_WR);
+        p->conn->shut_wr = 1;
+    }
+    return 1;
+}
+
+static void tcp_close(rmpi_rail_t *rail)
+{
+    rmpi_tcp_rail_t *r = rmpi_tcp_rail_of(rail);
+    r->closing = 1;
+    r->in_progress = 1;
+    uint8_t h[RMPI_TCP_HDR_MAX];
+    size_t hl = rmpi_tcp_hdr(h, RMPI_TCP_GOODBYE, 0);
+    for (int i = 0; i < r->env.size; i++) {
+        rmpi_tcp_peer_t *p = r->peers[i];
+        if (!p || (p->state != RMPI_TCP_PEER_ESTABLISHED && p->state != RMPI_TCP_PEER_CONNECTING))
+            continue;
+        rmpi_tcp_queue_ctrl(r, p, h, hl, 0);
+        p->goodbye_sent = 1;
+        rmpi_tcp_flush(r, p);
+    }
+    uint64_t end = rmpi_time_ns() + CLOSE_NS;
+    while (rmpi_time_ns() < end) {
+        int busy = 0;
+        for (int i = 0; i < r->env.size; i++)
+            if (r->peers[i])
+                busy |= closing_busy(r, r->peers[i]);
+        if (!busy)
+            break;
+        poll_once(r, 10);
+    }
+    rail_free(r);
+}
+
+static void tcp_describe(rmpi_rail_t *rail, void *file)
+{
+    rmpi_tcp_rail_t *r = rmpi_tcp_rail_of(rail);
+    FILE *f = file;
+    fprintf(f, "  tcp: listening on");
+    for (int i = 0; i < r->nlisten; i++) {
+        char ip[INET_ADDRSTRLEN];
+        inet_ntop(AF_INET, &r->lis[i].addr.sin_addr, ip, sizeof(ip));
+        fprintf(f, " %s:%u (%s)", ip, ntohs(r->lis[i].addr.sin_port), r->ifs[i].name);
+    }
+    int est = 0;
+    for (int i = 0; i < r->env.size; i++)
+        est += r->peers[i] && r->peers[i]->state == RMPI_TCP_PEER_ESTABLISHED;
+    fprintf(f, "\n  tcp: chunk %zu B, socket buffers %s, connect timeout %llu s, %d peer(s) connected\n",
+            r->chunk, r->sndbuf ? "set" : "kernel autotuned",
+            (unsigned long long)(r->timeout_ns / 1000000000ull), est);
+    fprintf(f, "  tcp: %llu frames / %llu bytes sent, %llu frames / %llu bytes received\n",
+            (unsigned long long)r->stat_frames_tx, (unsigned long long)r->stat_bytes_tx,
+            (unsigned long long)r->stat_frames_rx, (unsigned long long)r->stat_bytes_rx);
+}
+
+const struct rmpi_net_ops rmpi_tcp_ops = {
+    .version = RMPI_NET_OPS_VERSION,
+    .name = "tcp",
+    .open = tcp_open,
+    .reaches = tcp_reaches,
+    .send = tcp_send,
+    .mr_reg = rmpi_tcp_mr_reg,
+    .mr_dereg = rmpi_tcp_mr_dereg,
+    .get = rmpi_tcp_get,
+    .put = rmpi_tcp_put,
+    .progress = tcp_progress,
+    .close = tcp_close,
+    .describe = tcp_describe,
+};

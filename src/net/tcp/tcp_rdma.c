@@ -1,0 +1,317 @@
+/* Emulated RDMA: the registration table, get (GET_REQ / GET_RESP chunks / GET_ERR) and put
+ * (PUT header + data landing in the target buffer / PUT_ERR). */
+#include "tcp.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int rmpi_tcp_mr_reg(rmpi_rail_t *rail, void *addr, size_t len, rmpi_mr_t *mr)
+{
+    rmpi_tcp_rail_t *r = rmpi_tcp_rail_of(rail);
+    if (r->mr_free < 0) {
+        int old = r->nmr, cap = old ? old * 2 : 64;
+        r->mr = rmpi_xrealloc(r->mr, (size_t)cap * sizeof(*r->mr));
+        for (int i = cap - 1; i >= old; i--) {
+            r->mr[i] = (rmpi_tcp_mr_slot_t){.gen = 0, .next_free = r->mr_free};
+            r->mr_free = i;
+        }
+        r->nmr = cap;
+    }
+    int slot = r->mr_free;
+    rmpi_tcp_mr_slot_t *s = &r->mr[slot];
+    r->mr_free = s->next_free;
+    s->next_free = -2;
+    s->addr = addr;
+    s->len = len;
+    if (++s->gen == 0)
+        s->gen = 1;
+    mr->addr = addr;
+    mr->len = len;
+    mr->rkey = ((uint64_t)s->gen << 32) | (uint64_t)(slot + 1);
+    mr->desc = NULL;
+    return 0;
+}
+
+static rmpi_tcp_mr_slot_t *mr_lookup(rmpi_tcp_rail_t *r, uint64_t rkey)
+{
+    uint64_t slot = (rkey & 0xffffffffu) - 1;
+    if (slot >= (uint64_t)r->nmr)
+        return NULL;
+    rmpi_tcp_mr_slot_t *s = &r->mr[slot];
+    return s->next_free == -2 && s->gen == (uint32_t)(rkey >> 32) ? s : NULL;
+}
+
+void rmpi_tcp_mr_dereg(rmpi_rail_t *rail, rmpi_mr_t *mr)
+{
+    rmpi_tcp_rail_t *r = rmpi_tcp_rail_of(rail);
+    rmpi_tcp_mr_slot_t *s = mr_lookup(r, mr->rkey);
+    if (!s)
+        return;
+    s->addr = NULL;
+    s->len = 0;
+    s->next_free = r->mr_free;
+    r->mr_free = (int)(s - r->mr);
+    mr->rkey = 0;
+}
+
+void rmpi_tcp_mr_free(rmpi_tcp_rail_t *r)
+{
+    free(r->mr);
+    r->mr = NULL;
+    r->nmr = 0;
+    r->mr_free = -1;
+}
+
+int rmpi_tcp_mr_check(rmpi_tcp_rail_t *r, uint64_t rkey, uint64_t raddr, size_t len)
+{
+    rmpi_tcp_mr_slot_t *s = mr_lookup(r, rkey);
+    if (!s)
+        return -EFAULT;
+    uint64_t base = (uint64_t)(uintptr_t)s->addr;
+    if (raddr < base || len > s->len || raddr - base > s->len - len)
+        return -EFAULT;
+    return 0;
+}
+
+/* Write what the socket takes now; queue the rest with data borrowed from the caller. */
+static void emit(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *hdr, size_t hlen,
+                 const void *data, size_t dlen, rmpi_net_op_t *op, uint64_t put_id)
+{
+    size_t off = 0;
+    if (rmpi_tcp_can_write_now(p)) {
+        struct iovec iov = {(void *)data, dlen};
+        ssize_t w = rmpi_tcp_writev(p->conn->fd, hdr, hlen, &iov, dlen ? 1 : 0);
+        if (w < 0) {
+            rmpi_tcp_peer_fail(r, p, "%s", w == -EPIPE || w == -ECONNRESET ? "connection reset by peer"
+                                                                             : strerror((int)-w));
+        } else {
+            r->stat_bytes_tx += (uint64_t)w;
+            off = (size_t)w;
+            if (off == hlen + dlen) {
+                r->stat_frames_tx++;
+                if (op)
+                    rmpi_tcp_op_done(op, op->status);
+                return;
+            }
+        }
+    }
+    rmpi_tcp_tx_t *t = rmpi_tcp_tx_new(0);
+    memcpy(t->hdr, hdr, hlen);
+    t->hlen = hlen;
+    t->data = data;
+    t->dlen = dlen;
+    t->off = off;
+    t->op = op;
+    t->put_id = put_id;
+    if (p->state == RMPI_TCP_PEER_LOST) {
+        /* Failed just now: the op completes with an error when the loss is reaped. */
+        rmpi_list_push_back(&p->txq, &t->link);
+        return;
+    }
+    rmpi_tcp_queue_tx(r, p, t);
+}
+
+static rmpi_tcp_peer_t *usable_peer(rmpi_tcp_rail_t *r, int peer)
+{
+    if (peer < 0 || peer >= r->env.size || peer == r->env.rank)
+        return NULL;
+    rmpi_tcp_peer_t *p = rmpi_tcp_peer_get(r, peer);
+    return p->state == RMPI_TCP_PEER_LOST || p->state == RMPI_TCP_PEER_CLOSED ? NULL : p;
+}
+
+static void op_start(rmpi_rail_t *rail, rmpi_net_op_t *op)
+{
+    op->status = 0;
+    op->rail = rail;
+    op->t_post = rmpi_time_ns();
+    op->t_done = 0;
+}
+
+int rmpi_tcp_get(rmpi_rail_t *rail, int peer, void *local, size_t len, uint64_t raddr, uint64_t rkey,
+                 rmpi_net_op_t *op)
+{
+    rmpi_tcp_rail_t *r = rmpi_tcp_rail_of(rail);
+    rmpi_tcp_peer_t *p = usable_peer(r, peer);
+    if (!p)
+        return -ECONNRESET;
+    op_start(rail, op);
+    rmpi_tcp_get_t *g = rmpi_xmalloc(sizeof(*g));
+    g->id = ++r->next_id;
+    g->local = local;
+    g->len = len;
+    g->got = 0;
+    g->op = op;
+    rmpi_list_push_back(&p->gets, &g->link);
+    uint8_t h[RMPI_TCP_HDR_MAX];
+    size_t hl = rmpi_tcp_hdr(h, RMPI_TCP_GET_REQ, 0);
+    uint8_t *e = h + RMPI_TCP_BASE_HDR;
+    rmpi_tcp_st64(e, g->id);
+    rmpi_tcp_st64(e + 8, raddr);
+    rmpi_tcp_st64(e + 16, rkey);
+    rmpi_tcp_st64(e + 24, len);
+    emit(r, p, h, hl, NULL, 0, NULL, 0);
+    return 0;
+}
+
+int rmpi_tcp_put(rmpi_rail_t *rail, int peer, const void *local, size_t len, uint64_t raddr,
+                 uint64_t rkey, rmpi_net_op_t *op)
+{
+    rmpi_tcp_rail_t *r = rmpi_tcp_rail_of(rail);
+    rmpi_tcp_peer_t *p = usable_peer(r, peer);
+    if (!p)
+        return -ECONNRESET;
+    op_start(rail, op);
+    uint64_t id = ++r->next_id;
+    uint8_t h[RMPI_TCP_HDR_MAX];
+    size_t hl = rmpi_tcp_hdr(h, RMPI_TCP_PUT, 0);
+    uint8_t *e = h + RMPI_TCP_BASE_HDR;
+    rmpi_tcp_st64(e, id);
+    rmpi_tcp_st64(e + 8, raddr);
+    rmpi_tcp_st64(e + 16, rkey);
+    rmpi_tcp_st64(e + 24, len);
+    emit(r, p, h, hl, local, len, op, id);
+    return 0;
+}
+
+static void send_err(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, unsigned type, uint64_t id, int err)
+{
+    uint8_t h[RMPI_TCP_HDR_MAX];
+    size_t hl = rmpi_tcp_hdr(h, type, 0);
+    rmpi_tcp_st64(h + RMPI_TCP_BASE_HDR, id);
+    rmpi_tcp_st32(h + RMPI_TCP_BASE_HDR + 8, (uint32_t)err);
+    rmpi_tcp_st32(h + RMPI_TCP_BASE_HDR + 12, 0);
+    emit(r, p, h, hl, NULL, 0, NULL, 0);
+}
+
+void rmpi_tcp_on_get_req(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *e)
+{
+    rmpi_tcp_rd_t *rd = rmpi_xmalloc(sizeof(*rd));
+    rd->id = rmpi_tcp_ld64(e);
+    uint64_t raddr = rmpi_tcp_ld64(e + 8);
+    rd->rkey = rmpi_tcp_ld64(e + 16);
+    uint64_t len = rmpi_tcp_ld64(e + 24);
+    rd->base = (const char *)(uintptr_t)raddr;
+    rd->len = (size_t)len;
+    rd->sent = 0;
+    rd->err = len > SIZE_MAX ? -EFAULT : rmpi_tcp_mr_check(r, rd->rkey, raddr, (size_t)len);
+    if (rd->err)
+        rmpi_log(1, "tcp: rank %d asked to read %llu bytes at %#llx with rkey %#llx, which no "
+                    "registration of rank %d covers; the read fails with EFAULT.",
+                 p->rank, (unsigned long long)len, (unsigned long long)raddr,
+                 (unsigned long long)rd->rkey, r->env.rank);
+    rmpi_list_push_back(&p->rdq, &rd->link);
+    rmpi_tcp_flush(r, p);
+}
+
+rmpi_tcp_tx_t *rmpi_tcp_rd_next_chunk(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
+{
+    if (rmpi_list_empty(&p->rdq))
+        return NULL;
+    rmpi_tcp_rd_t *rd = (rmpi_tcp_rd_t *)p->rdq.next;
+    size_t n = RMPI_MIN(r->chunk, rd->len - rd->sent);
+    /* Checked again per chunk: a region deregistered mid-read ends the read with EFAULT
+     * instead of sending freed memory. */
+    if (!rd->err)
+        rd->err = rmpi_tcp_mr_check(r, rd->rkey, (uint64_t)(uintptr_t)(rd->base + rd->sent), n);
+    rmpi_tcp_tx_t *t = rmpi_tcp_tx_new(0);
+    uint8_t *e = t->hdr + RMPI_TCP_BASE_HDR;
+    rmpi_tcp_st64(e, rd->id);
+    if (rd->err) {
+        t->hlen = rmpi_tcp_hdr(t->hdr, RMPI_TCP_GET_ERR, 0);
+        rmpi_tcp_st32(e + 8, (uint32_t)rd->err);
+        rmpi_tcp_st32(e + 12, 0);
+        rd->sent = rd->len;
+    } else {
+        t->hlen = rmpi_tcp_hdr(t->hdr, RMPI_TCP_GET_RESP, (uint32_t)n);
+        rmpi_tcp_st64(e + 8, rd->sent);
+        t->data = rd->base + rd->sent;
+        t->dlen = n;
+        rd->sent += n;
+    }
+    if (rd->sent == rd->len) {
+        rmpi_list_remove(&rd->link);
+        free(rd);
+    }
+    return t;
+}
+
+int rmpi_tcp_on_get_resp(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *e, size_t len)
+{
+    rmpi_tcp_peer_t *p = c->peer;
+    uint64_t id = rmpi_tcp_ld64(e), off = rmpi_tcp_ld64(e + 8);
+    rmpi_tcp_get_t *g = rmpi_list_empty(&p->gets) ? NULL : (rmpi_tcp_get_t *)p->gets.next;
+    if (!g || g->id != id || off != g->got || len > g->len - g->got) {
+        rmpi_tcp_peer_fail(r, p, "protocol error on the TCP connection from rank %d: read response "
+                                 "%llu does not match the oldest outstanding read",
+                           p->rank, (unsigned long long)id);
+        return -1;
+    }
+    c->rx_get = g;
+    c->rx_dst = g->local + off;
+    return 0;
+}
+
+void rmpi_tcp_get_data_done(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
+{
+    rmpi_tcp_get_t *g = c->rx_get;
+    c->rx_get = NULL;
+    g->got += c->rx_plen;
+    if (g->got < g->len)
+        return;
+    rmpi_list_remove(&g->link);
+    rmpi_net_op_t *op = g->op;
+    free(g);
+    rmpi_tcp_op_done(op, 0);
+}
+
+void rmpi_tcp_on_get_err(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *e)
+{
+    uint64_t id = rmpi_tcp_ld64(e);
+    int err = (int32_t)rmpi_tcp_ld32(e + 8);
+    rmpi_tcp_get_t *g = rmpi_list_empty(&p->gets) ? NULL : (rmpi_tcp_get_t *)p->gets.next;
+    if (!g || g->id != id) {
+        rmpi_tcp_peer_fail(r, p, "protocol error on the TCP connection from rank %d: read error for "
+                                 "unknown read %llu", p->rank, (unsigned long long)id);
+        return;
+    }
+    rmpi_list_remove(&g->link);
+    rmpi_net_op_t *op = g->op;
+    free(g);
+    rmpi_tcp_op_done(op, err < 0 ? err : -EFAULT);
+}
+
+void rmpi_tcp_on_put_hdr(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *e)
+{
+    rmpi_tcp_peer_t *p = c->peer;
+    uint64_t id = rmpi_tcp_ld64(e), raddr = rmpi_tcp_ld64(e + 8), rkey = rmpi_tcp_ld64(e + 16);
+    uint64_t len = rmpi_tcp_ld64(e + 24);
+    c->rx_plen = (size_t)len;
+    c->rx_discard = len > SIZE_MAX || rmpi_tcp_mr_check(r, rkey, raddr, (size_t)len) != 0;
+    c->rx_dst = c->rx_discard ? NULL : (char *)(uintptr_t)raddr;
+    if (c->rx_discard) {
+        rmpi_warn("tcp: rank %d tried to write %llu bytes at %#llx with rkey %#llx, which no "
+                  "registration of rank %d covers; the data is dropped and the write fails.",
+                  p->rank, (unsigned long long)len, (unsigned long long)raddr,
+                  (unsigned long long)rkey, r->env.rank);
+        send_err(r, p, RMPI_TCP_PUT_ERR, id, -EFAULT);
+    }
+}
+
+void rmpi_tcp_on_put_err(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *e)
+{
+    uint64_t id = rmpi_tcp_ld64(e);
+    int err = (int32_t)rmpi_tcp_ld32(e + 8);
+    rmpi_list_t *pos;
+    rmpi_list_for_each(pos, &p->txq) {
+        rmpi_tcp_tx_t *t = (rmpi_tcp_tx_t *)pos;
+        if (t->put_id == id && t->op) {
+            t->op->status = err < 0 ? err : -EFAULT;   /* reported when its last byte is out */
+            return;
+        }
+    }
+    /* The put already completed locally (its data was in the kernel): nothing can carry the
+     * error to the caller any more, so it ends the connection with a clear reason. */
+    rmpi_tcp_peer_fail(r, p, "rank %d refused an emulated RDMA write (put %llu): the target range is "
+                             "not inside a registration there", p->rank, (unsigned long long)id);
+}

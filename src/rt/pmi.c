@@ -1,0 +1,565 @@
+/*
+ * PMI-1 client over the simple PMI wire protocol (newline-terminated "key=value" words),
+ * as served by RailMPI's mpiexec and by MPICH's hydra. Without PMI_FD/PMI_PORT the
+ * process is a singleton whose key-value space is a local table.
+ * Values on the wire may not contain spaces or '='; such values are hex-encoded here
+ * behind a '~' marker so callers can store any string (see src/rt/README.md).
+ */
+#include "rt.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#define PMI_LINE_MAX 8192
+#define PMI_MAX_WORDS 16
+
+/* A command or reply split into its key=value words (pointers into a line buffer). */
+struct pmi_words {
+    int n;
+    char *key[PMI_MAX_WORDS];
+    char *val[PMI_MAX_WORDS];
+};
+
+struct pmi_kv {
+    char *key, *value;
+    struct pmi_kv *next;
+};
+
+static struct {
+    int initialized;
+    int fd;                 /* -1 for a singleton */
+    rmpi_pm_info_t info;
+    int keylen_max, vallen_max;
+    char rbuf[PMI_LINE_MAX];
+    size_t rlen;            /* bytes buffered in rbuf, not yet consumed */
+    struct pmi_kv *local;   /* singleton key-value table */
+} pmi = { .fd = -1 };
+
+static void pmi_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void pmi_err(const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (pmi.initialized || pmi.info.size > 0)
+        fprintf(stderr, "[rmpi rank %d] PMI: %s\n", pmi.info.rank, msg);
+    else
+        fprintf(stderr, "[rmpi] PMI: %s\n", msg);
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+        if (n < 0 && errno == ENOTSOCK)
+            n = write(fd, buf, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                struct pollfd p = { .fd = fd, .events = POLLOUT };
+                poll(&p, 1, -1);
+                continue;
+            }
+            return -1;
+        }
+        buf += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* Read one newline-terminated line into out (without the newline); keeps whatever
+ * follows it in the buffer, since the server may send several lines at once. */
+static int read_line(char *out, size_t outlen)
+{
+    for (;;) {
+        char *nl = memchr(pmi.rbuf, '\n', pmi.rlen);
+        if (nl) {
+            size_t len = (size_t)(nl - pmi.rbuf);
+            if (len >= outlen) {
+                pmi_err("a reply from the process manager is longer than %zu bytes.", outlen);
+                return -1;
+            }
+            memcpy(out, pmi.rbuf, len);
+            out[len] = '\0';
+            pmi.rlen -= len + 1;
+            memmove(pmi.rbuf, nl + 1, pmi.rlen);
+            return 0;
+        }
+        if (pmi.rlen == sizeof pmi.rbuf) {
+            pmi_err("a reply from the process manager exceeds %zu bytes without a newline.",
+                    sizeof pmi.rbuf);
+            return -1;
+        }
+        ssize_t n = read(pmi.fd, pmi.rbuf + pmi.rlen, sizeof pmi.rbuf - pmi.rlen);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            struct pollfd p = { .fd = pmi.fd, .events = POLLIN };
+            poll(&p, 1, -1);
+            continue;
+        }
+        if (n <= 0) {
+            pmi_err("the connection to the process manager %s.",
+                    n == 0 ? "was closed" : strerror(errno));
+            return -1;
+        }
+        pmi.rlen += (size_t)n;
+    }
+}
+
+static void split_words(char *line, struct pmi_words *w)
+{
+    w->n = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(line, " \t", &save); tok && w->n < PMI_MAX_WORDS;
+         tok = strtok_r(NULL, " \t", &save)) {
+        char *eq = strchr(tok, '=');
+        if (eq)
+            *eq = '\0';
+        w->key[w->n] = tok;
+        w->val[w->n] = eq ? eq + 1 : tok + strlen(tok);
+        w->n++;
+    }
+}
+
+static const char *word(const struct pmi_words *w, const char *key)
+{
+    for (int i = 0; i < w->n; i++)
+        if (strcmp(w->key[i], key) == 0)
+            return w->val[i];
+    return NULL;
+}
+
+/* Read the next reply and check that it is cmd=<expect>. */
+static int expect_reply(const char *expect, char *line, size_t linelen, struct pmi_words *w)
+{
+    if (read_line(line, linelen) < 0)
+        return -1;
+    split_words(line, w);
+    const char *cmd = word(w, "cmd");
+    if (!cmd || strcmp(cmd, expect) != 0) {
+        pmi_err("expected cmd=%s from the process manager but got \"%s=%s\".", expect,
+                w->n ? w->key[0] : "", w->n ? w->val[0] : "");
+        return -1;
+    }
+    return 0;
+}
+
+static int send_cmd(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int send_cmd(const char *fmt, ...)
+{
+    char buf[PMI_LINE_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof buf - 1) {
+        pmi_err("a PMI command is longer than %d bytes.", PMI_LINE_MAX - 2);
+        return -1;
+    }
+    buf[n++] = '\n';
+    if (write_all(pmi.fd, buf, (size_t)n) < 0) {
+        pmi_err("writing to the process manager failed: %s.", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_int(const char *s, int *out)
+{
+    if (!s || !*s)
+        return -1;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < -2147483647L || v > 2147483647L)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int connect_port(const char *port_env)
+{
+    char host[256];
+    const char *colon = strrchr(port_env, ':');
+    if (!colon || colon == port_env || (size_t)(colon - port_env) >= sizeof host) {
+        pmi_err("PMI_PORT=\"%s\" is not of the form host:port.", port_env);
+        return -1;
+    }
+    memcpy(host, port_env, (size_t)(colon - port_env));
+    host[colon - port_env] = '\0';
+    /* Accept "[v6addr]:port" as well. */
+    char *h = host;
+    if (h[0] == '[' && h[strlen(h) - 1] == ']') {
+        h[strlen(h) - 1] = '\0';
+        h++;
+    }
+    struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res;
+    int rc = getaddrinfo(h, colon + 1, &hints, &res);
+    if (rc != 0) {
+        pmi_err("cannot resolve the process manager address %s: %s.", port_env, gai_strerror(rc));
+        return -1;
+    }
+    int fd = -1, err = 0;
+    for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+        if (fd < 0) {
+            err = errno;
+            continue;
+        }
+        int r;
+        do
+            r = connect(fd, ai->ai_addr, ai->ai_addrlen);
+        while (r < 0 && errno == EINTR);
+        if (r == 0)
+            break;
+        err = errno;
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    if (fd < 0)
+        pmi_err("cannot connect to the process manager at %s: %s.", port_env, strerror(err));
+    return fd;
+}
+
+/* Hydra-style handshake for a TCP connection: announce our PMI id, learn size and rank. */
+static int port_handshake(int id, int *size, int *rank)
+{
+    char line[PMI_LINE_MAX];
+    struct pmi_words w;
+    if (send_cmd("cmd=initack pmiid=%d", id) < 0 || expect_reply("initack", line, sizeof line, &w) < 0)
+        return -1;
+    for (int i = 0; i < 3; i++) {
+        if (expect_reply("set", line, sizeof line, &w) < 0)
+            return -1;
+        const char *v;
+        if ((v = word(&w, "size")))
+            parse_int(v, size);
+        else if ((v = word(&w, "rank")))
+            parse_int(v, rank);
+    }
+    return 0;
+}
+
+static int server_init(void)
+{
+    char line[PMI_LINE_MAX];
+    struct pmi_words w;
+    const char *v;
+
+    if (send_cmd("cmd=init pmi_version=1 pmi_subversion=1") < 0 ||
+        expect_reply("response_to_init", line, sizeof line, &w) < 0)
+        return -1;
+    if ((v = word(&w, "rc")) && strcmp(v, "0") != 0) {
+        pmi_err("the process manager refused PMI version 1.1 (rc=%s).", v);
+        return -1;
+    }
+    if (send_cmd("cmd=get_maxes") < 0 || expect_reply("maxes", line, sizeof line, &w) < 0)
+        return -1;
+    if (parse_int(word(&w, "keylen_max"), &pmi.keylen_max) < 0 ||
+        parse_int(word(&w, "vallen_max"), &pmi.vallen_max) < 0) {
+        pmi_err("the process manager's maxes reply lacks keylen_max or vallen_max.");
+        return -1;
+    }
+    if (send_cmd("cmd=get_appnum") < 0 || expect_reply("appnum", line, sizeof line, &w) < 0)
+        return -1;
+    if (parse_int(word(&w, "appnum"), &pmi.info.appnum) < 0)
+        pmi.info.appnum = 0;
+    if (send_cmd("cmd=get_my_kvsname") < 0 || expect_reply("my_kvsname", line, sizeof line, &w) < 0)
+        return -1;
+    v = word(&w, "kvsname");
+    if (!v || !*v || strlen(v) >= sizeof pmi.info.kvsname) {
+        pmi_err("the process manager sent no usable kvsname.");
+        return -1;
+    }
+    strcpy(pmi.info.kvsname, v);
+    return 0;
+}
+
+int rmpi_pmi_init(rmpi_pm_info_t *info)
+{
+    if (pmi.initialized) {
+        *info = pmi.info;
+        return 0;
+    }
+    const char *fd_env = rmpi_rt_env("PMI_FD");
+    const char *port_env = rmpi_rt_env("PMI_PORT");
+    const char *rank_env = rmpi_rt_env("PMI_RANK");
+    const char *size_env = rmpi_rt_env("PMI_SIZE");
+    int rank = -1, size = -1;
+
+    memset(&pmi.info, 0, sizeof pmi.info);
+    pmi.rlen = 0;
+    if (rank_env && parse_int(rank_env, &rank) < 0) {
+        pmi_err("PMI_RANK=\"%s\" is not a number.", rank_env);
+        return -1;
+    }
+    if (size_env && parse_int(size_env, &size) < 0) {
+        pmi_err("PMI_SIZE=\"%s\" is not a number.", size_env);
+        return -1;
+    }
+
+    if ((!fd_env || !*fd_env) && (!port_env || !*port_env)) {
+        pmi.fd = -1;
+        pmi.info.rank = 0;
+        pmi.info.size = 1;
+        pmi.info.singleton = 1;
+        snprintf(pmi.info.kvsname, sizeof pmi.info.kvsname, "singleton_kvs_%d", (int)getpid());
+        pmi.keylen_max = 256;
+        pmi.vallen_max = 1 << 16;
+        pmi.initialized = 1;
+        *info = pmi.info;
+        return 0;
+    }
+
+    if (fd_env && *fd_env) {
+        int fd;
+        if (parse_int(fd_env, &fd) < 0 || fd < 0 || fcntl(fd, F_GETFD) < 0) {
+            pmi_err("PMI_FD=\"%s\" is not an open file descriptor.", fd_env);
+            return -1;
+        }
+        pmi.fd = fd;
+        if (rank < 0 || size < 0) {
+            pmi_err("PMI_FD is set but PMI_RANK or PMI_SIZE is missing.");
+            return -1;
+        }
+    } else {
+        pmi.fd = connect_port(port_env);
+        if (pmi.fd < 0)
+            return -1;
+        const char *id_env = rmpi_rt_env("PMI_ID");
+        int id = rank;
+        if (id_env && parse_int(id_env, &id) < 0) {
+            pmi_err("PMI_ID=\"%s\" is not a number.", id_env);
+            return -1;
+        }
+        int srank = -1, ssize = -1;
+        if (port_handshake(id < 0 ? 0 : id, &ssize, &srank) < 0)
+            return -1;
+        if (rank < 0)
+            rank = srank;
+        if (size < 0)
+            size = ssize;
+    }
+    /* Programs the rank starts must not inherit the process-manager connection. */
+    fcntl(pmi.fd, F_SETFD, FD_CLOEXEC);
+    if (rank < 0 || size <= 0 || rank >= size) {
+        pmi_err("the process manager gave rank %d of size %d, which is not valid.", rank, size);
+        return -1;
+    }
+    pmi.info.rank = rank;
+    pmi.info.size = size;
+    if (server_init() < 0)
+        return -1;
+    pmi.initialized = 1;
+    *info = pmi.info;
+    return 0;
+}
+
+static int needs_encoding(const char *v)
+{
+    if (v[0] == '~')
+        return 1;
+    for (const unsigned char *p = (const unsigned char *)v; *p; p++)
+        if (*p <= ' ' || *p == '=' || *p >= 0x7f)
+            return 1;
+    return 0;
+}
+
+int rmpi_pmi_put(const char *key, const char *value)
+{
+    if (!pmi.initialized) {
+        pmi_err("put of key \"%s\" before PMI was initialised.", key);
+        return -1;
+    }
+    if (!*key || strlen(key) >= (size_t)pmi.keylen_max || needs_encoding(key)) {
+        pmi_err("key \"%s\" is empty, longer than %d characters, starts with '~' or contains "
+                "spaces or '='.", key, pmi.keylen_max - 1);
+        return -1;
+    }
+    size_t vlen = strlen(value);
+    char *enc = NULL;
+    const char *wire = value;
+    if (needs_encoding(value)) {
+        static const char hex[] = "0123456789abcdef";
+        enc = rmpi_xmalloc(2 * vlen + 2);
+        enc[0] = '~';
+        for (size_t i = 0; i < vlen; i++) {
+            enc[1 + 2 * i] = hex[(unsigned char)value[i] >> 4];
+            enc[2 + 2 * i] = hex[(unsigned char)value[i] & 15];
+        }
+        enc[1 + 2 * vlen] = '\0';
+        wire = enc;
+    }
+    int rc = 0;
+    if (strlen(wire) >= (size_t)pmi.vallen_max) {
+        pmi_err("the value of key \"%s\" needs %zu bytes on the wire; the process manager allows %d%s.",
+                key, strlen(wire), pmi.vallen_max - 1,
+                enc ? " (values with spaces or '=' are hex-encoded and take twice the space)" : "");
+        rc = -1;
+    } else if (pmi.fd < 0) {
+        struct pmi_kv *kv;
+        for (kv = pmi.local; kv && strcmp(kv->key, key) != 0; kv = kv->next)
+            ;
+        if (!kv) {
+            kv = rmpi_xcalloc(1, sizeof *kv);
+            kv->key = rmpi_xstrdup(key);
+            kv->next = pmi.local;
+            pmi.local = kv;
+        }
+        free(kv->value);
+        kv->value = rmpi_xstrdup(wire);
+    } else {
+        char line[PMI_LINE_MAX];
+        struct pmi_words w;
+        const char *v;
+        if (send_cmd("cmd=put kvsname=%s key=%s value=%s", pmi.info.kvsname, key, wire) < 0 ||
+            expect_reply("put_result", line, sizeof line, &w) < 0)
+            rc = -1;
+        else if ((v = word(&w, "rc")) && strcmp(v, "0") != 0) {
+            const char *msg = word(&w, "msg");
+            pmi_err("the process manager refused the put of key \"%s\" (rc=%s%s%s).", key, v,
+                    msg ? ", " : "", msg ? msg : "");
+            rc = -1;
+        }
+    }
+    free(enc);
+    return rc;
+}
+
+int rmpi_pmi_fence(void)
+{
+    if (!pmi.initialized) {
+        pmi_err("fence before PMI was initialised.");
+        return -1;
+    }
+    if (pmi.fd < 0)
+        return 0;
+    char line[PMI_LINE_MAX];
+    struct pmi_words w;
+    if (send_cmd("cmd=barrier_in") < 0 || expect_reply("barrier_out", line, sizeof line, &w) < 0)
+        return -1;
+    return 0;
+}
+
+static int hexval(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Undo the put-side encoding of wire into value[len]. */
+static int decode_value(const char *key, const char *wire, char *value, size_t len)
+{
+    if (wire[0] != '~') {
+        if (strlen(wire) >= len) {
+            pmi_err("the value of key \"%s\" (%zu bytes) does not fit the caller's %zu-byte buffer.",
+                    key, strlen(wire), len);
+            return -1;
+        }
+        strcpy(value, wire);
+        return 0;
+    }
+    size_t hl = strlen(wire + 1);
+    if (hl % 2 || hl / 2 >= len) {
+        pmi_err("the value of key \"%s\" is malformed or does not fit the caller's %zu-byte buffer.",
+                key, len);
+        return -1;
+    }
+    for (size_t i = 0; i < hl / 2; i++) {
+        int hi = hexval(wire[1 + 2 * i]), lo = hexval(wire[2 + 2 * i]);
+        if (hi < 0 || lo < 0) {
+            pmi_err("the value of key \"%s\" has a malformed encoding.", key);
+            return -1;
+        }
+        value[i] = (char)(hi << 4 | lo);
+    }
+    value[hl / 2] = '\0';
+    return 0;
+}
+
+int rmpi_pmi_get(const char *key, char *value, size_t len)
+{
+    if (!pmi.initialized) {
+        pmi_err("get of key \"%s\" before PMI was initialised.", key);
+        return -1;
+    }
+    if (len == 0)
+        return -1;
+    if (pmi.fd < 0) {
+        for (struct pmi_kv *kv = pmi.local; kv; kv = kv->next)
+            if (strcmp(kv->key, key) == 0)
+                return decode_value(key, kv->value, value, len);
+        return -1;
+    }
+    if (!*key || strlen(key) >= (size_t)pmi.keylen_max || needs_encoding(key))
+        return -1;
+    char line[PMI_LINE_MAX];
+    struct pmi_words w;
+    if (send_cmd("cmd=get kvsname=%s key=%s", pmi.info.kvsname, key) < 0 ||
+        expect_reply("get_result", line, sizeof line, &w) < 0)
+        return -1;
+    const char *rc = word(&w, "rc"), *v = word(&w, "value");
+    if (!rc || strcmp(rc, "0") != 0 || !v)
+        return -1;
+    return decode_value(key, v, value, len);
+}
+
+int rmpi_pmi_finalize(void)
+{
+    if (!pmi.initialized)
+        return 0;
+    int rc = 0;
+    if (pmi.fd >= 0) {
+        char line[PMI_LINE_MAX];
+        struct pmi_words w;
+        if (send_cmd("cmd=finalize") < 0 || expect_reply("finalize_ack", line, sizeof line, &w) < 0)
+            rc = -1;
+        close(pmi.fd);
+        pmi.fd = -1;
+    }
+    while (pmi.local) {
+        struct pmi_kv *kv = pmi.local;
+        pmi.local = kv->next;
+        free(kv->key);
+        free(kv->value);
+        free(kv);
+    }
+    pmi.initialized = 0;
+    return rc;
+}
+
+_Noreturn void rmpi_pmi_abort(int code, const char *msg)
+{
+    if (msg && *msg) {
+        size_t n = strlen(msg);
+        fprintf(stderr, "[rmpi rank %d] %s%s", pmi.info.rank, msg, msg[n - 1] == '\n' ? "" : "\n");
+    }
+    fflush(NULL);
+    if (pmi.initialized && pmi.fd >= 0) {
+        send_cmd("cmd=abort exitcode=%d", code);
+        /* Give the process manager a moment to read the request before the exit below
+         * makes it look like an ordinary failure; it usually kills us first. */
+        struct pollfd p = { .fd = pmi.fd, .events = POLLIN };
+        poll(&p, 1, 2000);
+    }
+    _exit(code);
+}

@@ -1,0 +1,78 @@
+/*
+ * rt: run time services under every other layer except util.
+ *   - knob table (knobs.def): parsed once by rmpi_knobs_init(), read through rmpi_knobs.NAME.
+ *     No getenv outside this layer.
+ *   - logging: rmpi_log/rmpi_fatal; fatal errors end the whole job through the process manager.
+ *   - process-manager client (PMI-1 wire protocol, as served by RailMPI's mpiexec and by
+ *     MPICH's hydra): rank, size, key-value exchange, fence, abort. Without PMI_* in the
+ *     environment the process is a singleton of size 1.
+ *   - topology: node id of every rank (ranks with the same host name share a node).
+ * Threading: called with the library lock held (or before threads exist). Not reentrant.
+ */
+#ifndef RMPI_RT_H
+#define RMPI_RT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../util/util.h"
+
+/* ---- knobs ---- */
+#define RMPI_KTYPE_BOOL int
+#define RMPI_KTYPE_INT long long
+#define RMPI_KTYPE_SIZE long long
+#define RMPI_KTYPE_STR const char *
+#define RMPI_KTYPE_ENUM const char *
+struct rmpi_knobs {
+#define KNOB(name, type, dflt, layer, doc) RMPI_KTYPE_##type name;
+#include "knobs.def"
+#undef KNOB
+};
+extern struct rmpi_knobs rmpi_knobs;
+
+/* Parse the RMPI_* environment into rmpi_knobs (warns on unknown RMPI_ variables and on
+ * malformed values, which keep their defaults). Idempotent. */
+void rmpi_knobs_init(void);
+/* Index of value among the '|'-separated choices; fatal error naming the knob if absent. */
+int rmpi_knob_choice(const char *knob, const char *value, const char *choices);
+/* Scoped size knob: "N" or "scope:N,scope:N"; returns the value for scope or dflt. */
+long long rmpi_knob_scoped_size(const char *knob, const char *value, const char *scope, long long dflt);
+/* Print the knob table: fmt 0 = text (current values), 1 = markdown (defaults). */
+void rmpi_knobs_print(void *file, int markdown);
+/* Environment variable outside the RMPI_ namespace (launcher protocol only). */
+const char *rmpi_rt_env(const char *name);
+
+/* ---- logging ---- */
+void rmpi_log_set_rank(int rank);
+void rmpi_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void rmpi_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print "[rmpi rank N] message" and end the whole job (PMI abort, then exit). */
+_Noreturn void rmpi_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- process manager (PMI-1) ---- */
+typedef struct rmpi_pm_info {
+    int rank, size, appnum;
+    int singleton;   /* no process manager: size 1 */
+    char kvsname[256];
+} rmpi_pm_info_t;
+
+int rmpi_pmi_init(rmpi_pm_info_t *info);
+int rmpi_pmi_put(const char *key, const char *value);
+int rmpi_pmi_fence(void);
+/* Fetch another rank's value (after a fence). Returns 0, or -1 if absent. */
+int rmpi_pmi_get(const char *key, char *value, size_t len);
+int rmpi_pmi_finalize(void);
+/* Ask the process manager to end the job; does not return. */
+_Noreturn void rmpi_pmi_abort(int code, const char *msg);
+
+/* ---- topology ---- */
+/* Exchange host names through PMI (one put, one fence, size gets) and number nodes. */
+int rmpi_topo_init(const rmpi_pm_info_t *pm);
+int rmpi_topo_node_of(int rank);
+int rmpi_topo_my_node(void);
+int rmpi_topo_local_rank(int rank);   /* index of rank among ranks of its node */
+int rmpi_topo_local_size(int node);
+const char *rmpi_topo_hostname(void);
+void rmpi_topo_finalize(void);
+
+#endif

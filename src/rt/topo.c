@@ -1,0 +1,66 @@
+#include "rt.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Node numbering: ranks with the same host name share a node; nodes are numbered in order
+ * of their lowest rank, so every rank computes the same table. */
+static int *node_of, *local_rank, *node_size;
+static int nranks, my_node;
+static char hostname[256];
+
+int rmpi_topo_init(const rmpi_pm_info_t *pm)
+{
+    char key[64];
+    nranks = pm->size;
+    if (gethostname(hostname, sizeof hostname - 1))
+        snprintf(hostname, sizeof hostname, "unknown");
+    snprintf(key, sizeof key, "host-%d", pm->rank);
+    if (rmpi_pmi_put(key, hostname))
+        return -1;
+    if (rmpi_pmi_fence())
+        return -1;
+    char **names = rmpi_xcalloc((size_t)nranks, sizeof *names);
+    node_of = rmpi_xcalloc((size_t)nranks, sizeof *node_of);
+    local_rank = rmpi_xcalloc((size_t)nranks, sizeof *local_rank);
+    node_size = rmpi_xcalloc((size_t)nranks, sizeof *node_size);
+    int nnodes = 0;
+    for (int r = 0; r < nranks; r++) {
+        char val[256];
+        snprintf(key, sizeof key, "host-%d", r);
+        if (r == pm->rank)
+            snprintf(val, sizeof val, "%s", hostname);
+        else if (rmpi_pmi_get(key, val, sizeof val))
+            rmpi_fatal("the process manager has no host name for rank %d.", r);
+        names[r] = rmpi_xstrdup(val);
+        int n = -1;
+        for (int q = 0; q < r && n < 0; q++)
+            if (!strcmp(names[q], val))
+                n = node_of[q];
+        if (n < 0)
+            n = nnodes++;
+        node_of[r] = n;
+        local_rank[r] = node_size[n]++;
+    }
+    my_node = node_of[pm->rank];
+    for (int r = 0; r < nranks; r++)
+        free(names[r]);
+    free(names);
+    return 0;
+}
+
+int rmpi_topo_node_of(int rank) { return node_of[rank]; }
+int rmpi_topo_my_node(void) { return my_node; }
+int rmpi_topo_local_rank(int rank) { return local_rank[rank]; }
+int rmpi_topo_local_size(int node) { return node_size[node]; }
+const char *rmpi_topo_hostname(void) { return hostname; }
+
+void rmpi_topo_finalize(void)
+{
+    free(node_of);
+    free(local_rank);
+    free(node_size);
+    node_of = local_rank = node_size = NULL;
+}

@@ -1,0 +1,63 @@
+#include "util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+long long rmpi_parse_size(const char *s)
+{
+    if (!s || !*s)
+        return -1;
+    errno = 0;
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || v < 0)
+        return -1;
+    switch (tolower((unsigned char)*end)) {
+    case 'k': v <<= 10; end++; break;
+    case 'm': v <<= 20; end++; break;
+    case 'g': v <<= 30; end++; break;
+    default: break;
+    }
+    if (tolower((unsigned char)*end) == 'b' || tolower((unsigned char)*end) == 'i')
+        end++;
+    return *end ? -1 : v;
+}
+
+static void oom(size_t n)
+{
+    fprintf(stderr, "[rmpi] out of memory allocating %zu bytes\n", n);
+    abort();
+}
+
+void *rmpi_xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        oom(n);
+    return p;
+}
+
+void *rmpi_xcalloc(size_t n, size_t m)
+{
+    void *p = calloc(n ? n : 1, m ? m : 1);
+    if (!p)
+        oom(n * m);
+    return p;
+}
+
+void *rmpi_xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n ? n : 1);
+    if (!p)
+        oom(n);
+    return p;
+}
+
+char *rmpi_xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    return memcpy(rmpi_xmalloc(n), s, n);
+}

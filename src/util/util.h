@@ -1,0 +1,79 @@
+/*
+ * util: containers, timers, small helpers. Bottom layer: includes nothing of RailMPI.
+ * Contract: header-only inline helpers plus util.c; no global state except the clock
+ * base; thread-safe (no shared mutable state).
+ */
+#ifndef RMPI_UTIL_H
+#define RMPI_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#define RMPI_LIKELY(x)   __builtin_expect(!!(x), 1)
+#define RMPI_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define RMPI_CACHELINE 64
+#define RMPI_ALIGNED(n) __attribute__((aligned(n)))
+#define RMPI_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#define RMPI_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define RMPI_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define RMPI_CONTAINER_OF(p, type, member) ((type *)((char *)(p) - offsetof(type, member)))
+
+/* Monotonic nanoseconds (CLOCK_MONOTONIC); used for completion timestamps. */
+static inline uint64_t rmpi_time_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline void rmpi_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* Intrusive doubly linked list with a sentinel head. */
+typedef struct rmpi_list {
+    struct rmpi_list *next, *prev;
+} rmpi_list_t;
+
+static inline void rmpi_list_init(rmpi_list_t *h) { h->next = h->prev = h; }
+static inline int rmpi_list_empty(const rmpi_list_t *h) { return h->next == h; }
+static inline void rmpi_list_push_back(rmpi_list_t *h, rmpi_list_t *e)
+{
+    e->prev = h->prev;
+    e->next = h;
+    h->prev->next = e;
+    h->prev = e;
+}
+static inline void rmpi_list_push_front(rmpi_list_t *h, rmpi_list_t *e)
+{
+    e->next = h->next;
+    e->prev = h;
+    h->next->prev = e;
+    h->next = e;
+}
+static inline void rmpi_list_remove(rmpi_list_t *e)
+{
+    e->prev->next = e->next;
+    e->next->prev = e->prev;
+    e->next = e->prev = e;
+}
+#define rmpi_list_for_each(pos, head) for ((pos) = (head)->next; (pos) != (head); (pos) = (pos)->next)
+#define rmpi_list_for_each_safe(pos, tmp, head) \
+    for ((pos) = (head)->next, (tmp) = (pos)->next; (pos) != (head); (pos) = (tmp), (tmp) = (pos)->next)
+
+/* Parse "64k", "4m", "1g", "123" into bytes; returns -1 on malformed input. */
+long long rmpi_parse_size(const char *s);
+
+/* malloc that never returns NULL (aborts the process with a message on failure). */
+void *rmpi_xmalloc(size_t n);
+void *rmpi_xcalloc(size_t n, size_t m);
+void *rmpi_xrealloc(void *p, size_t n);
+char *rmpi_xstrdup(const char *s);
+
+#endif

@@ -1,0 +1,113 @@
+#include "vc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+rmpi_vc_t **rmpi_vc_table;
+static int vc_size, vc_rank;
+static rmpi_vc_deliver_fn vc_deliver;
+static size_t vc_core_size;
+
+int rmpi_vc_init(int rank, int size, rmpi_vc_deliver_fn deliver, size_t core_size)
+{
+    vc_core_size = core_size;
+    vc_rank = rank;
+    vc_size = size;
+    vc_deliver = deliver;
+    rmpi_vc_table = rmpi_xcalloc((size_t)size, sizeof *rmpi_vc_table);
+    return 0;
+}
+
+rmpi_vc_t *rmpi_vc_open(int peer)
+{
+    rmpi_vc_t *vc = rmpi_xcalloc(1, sizeof *vc + vc_core_size);
+    vc->core = vc + 1;
+    rmpi_rail_t *rails[RMPI_VC_MAX_SUB];
+    vc->peer = peer;
+    vc->nsub = rmpi_net_rails_for(peer, rails, RMPI_VC_MAX_SUB);
+    if (vc->nsub == 0)
+        rmpi_fatal("no rail reaches rank %d (RMPI_NET=%s); with RMPI_NET=shm every rank must share the node, "
+                   "otherwise check RMPI_TCP_IFACES.", peer, rmpi_knobs.NET);
+    for (int i = 0; i < vc->nsub; i++)
+        vc->sub[i].rail = rails[i];
+    rmpi_vc_table[peer] = vc;
+    return vc;
+}
+
+static void deliver_in_order(rmpi_vc_t *vc, const void *frame, size_t len)
+{
+    vc->psn_expect++;
+    vc_deliver(vc, frame, len);
+    while (vc->ooo && vc->ooo->psn == vc->psn_expect) {
+        rmpi_ooo_t *o = vc->ooo;
+        vc->ooo = o->next;
+        vc->psn_expect++;
+        vc_deliver(vc, o->data, o->len);
+        free(o);
+    }
+}
+
+void rmpi_vc_on_frame(rmpi_rail_t *rail, int peer, const void *frame, size_t len)
+{
+    rmpi_vc_t *vc = rmpi_vc_get(peer);
+    uint16_t psn = ((const rmpi_vc_hdr_t *)frame)->psn;
+    vc->frames_in++;
+    if (RMPI_LIKELY(psn == vc->psn_expect)) {
+        deliver_in_order(vc, frame, len);
+        return;
+    }
+    int16_t ahead = (int16_t)(psn - vc->psn_expect);
+    if (ahead < 0) {
+        vc->dup_frames++;    /* already delivered (a resent frame): drop */
+        return;
+    }
+    rmpi_ooo_t **pp = &vc->ooo;
+    while (*pp && (int16_t)((*pp)->psn - psn) < 0)
+        pp = &(*pp)->next;
+    if (*pp && (*pp)->psn == psn) {
+        vc->dup_frames++;
+        return;
+    }
+    rmpi_ooo_t *o = rmpi_xmalloc(sizeof *o + len);
+    o->psn = psn;
+    o->len = len;
+    memcpy(o->data, frame, len);
+    o->next = *pp;
+    *pp = o;
+    vc->ooo_frames++;
+}
+
+void rmpi_vc_report(void *file)
+{
+    FILE *f = file;
+    for (int p = 0; p < vc_size; p++) {
+        rmpi_vc_t *vc = rmpi_vc_table[p];
+        if (!vc || p == vc_rank)
+            continue;
+        fprintf(f, "[rmpi report] rank %d -> %d: %d subchannel(s), frames in %llu, out of order %llu, duplicates %llu\n",
+                vc_rank, p, vc->nsub, (unsigned long long)vc->frames_in, (unsigned long long)vc->ooo_frames,
+                (unsigned long long)vc->dup_frames);
+        for (int i = 0; i < vc->nsub; i++)
+            fprintf(f, "[rmpi report]   rail %s: weight 1.00, frames %llu, frame bytes %llu, rdma bytes %llu\n",
+                    vc->sub[i].rail->hints.name, (unsigned long long)vc->sub[i].frames,
+                    (unsigned long long)vc->sub[i].bytes, (unsigned long long)vc->sub[i].rdma_bytes);
+    }
+}
+
+void rmpi_vc_finalize(void)
+{
+    for (int p = 0; p < vc_size; p++) {
+        rmpi_vc_t *vc = rmpi_vc_table[p];
+        if (!vc)
+            continue;
+        while (vc->ooo) {
+            rmpi_ooo_t *o = vc->ooo;
+            vc->ooo = o->next;
+            free(o);
+        }
+        free(vc);
+    }
+    free(rmpi_vc_table);
+    rmpi_vc_table = NULL;
+}

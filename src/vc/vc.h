@@ -1,0 +1,89 @@
+/*
+ * vc: virtual channels. One per peer, made of subchannels (one per rail, later one per
+ * stream too). Every frame the core sends starts with rmpi_vc_hdr_t; the VC stamps its
+ * packet sequence number (PSN), picks a subchannel, and on receipt delivers frames to the
+ * core strictly in PSN order, parking early frames in the out-of-order queue.
+ *
+ * Who calls: core (send side), net providers through env->on_frame (receive side).
+ * Ownership: VCs live from rmpi_vc_init to rmpi_vc_finalize; rails belong to net.
+ * Threading: caller holds the library lock. Progress: rmpi_vc_on_frame runs inside
+ * rmpi_net_progress and calls the deliver function registered by the core.
+ */
+#ifndef RMPI_VC_H
+#define RMPI_VC_H
+
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "../net/net.h"
+
+#define RMPI_VC_MAX_SUB 8
+
+/* First 4 bytes of every frame. type and flags belong to the core. */
+typedef struct rmpi_vc_hdr {
+    uint16_t psn;
+    uint8_t type;
+    uint8_t flags;
+} rmpi_vc_hdr_t;
+
+typedef struct rmpi_subchan {
+    rmpi_rail_t *rail;
+    uint64_t frames, bytes;      /* sent on this subchannel */
+    uint64_t rdma_bytes;
+} rmpi_subchan_t;
+
+typedef struct rmpi_ooo {
+    struct rmpi_ooo *next;
+    uint16_t psn;
+    size_t len;
+    char data[];
+} rmpi_ooo_t;
+
+typedef struct rmpi_vc rmpi_vc_t;
+struct rmpi_vc {
+    int peer;
+    int nsub;
+    uint16_t psn_next;           /* next PSN this side sends */
+    uint16_t psn_expect;         /* next PSN to deliver */
+    rmpi_subchan_t sub[RMPI_VC_MAX_SUB];
+    rmpi_ooo_t *ooo;             /* early frames, sorted by PSN */
+    uint64_t ooo_frames, dup_frames, frames_in;
+    void *core;                  /* the core's per-peer state */
+};
+
+typedef void (*rmpi_vc_deliver_fn)(rmpi_vc_t *vc, const void *frame, size_t len);
+
+/* core_size: bytes of zeroed per-peer space for the core, reached through vc->core. */
+int rmpi_vc_init(int rank, int size, rmpi_vc_deliver_fn deliver, size_t core_size);
+void rmpi_vc_finalize(void);
+
+/* The VC of a peer, built on first use from the rails that reach it. */
+rmpi_vc_t *rmpi_vc_open(int peer);
+extern rmpi_vc_t **rmpi_vc_table;
+static inline rmpi_vc_t *rmpi_vc_get(int peer)
+{
+    rmpi_vc_t *vc = rmpi_vc_table[peer];
+    return RMPI_LIKELY(vc != NULL) ? vc : rmpi_vc_open(peer);
+}
+
+/* Send one frame (iov[0] begins with rmpi_vc_hdr_t; the VC fills psn). */
+static inline void rmpi_vc_send(rmpi_vc_t *vc, const struct iovec *iov, int n, size_t len)
+{
+    rmpi_vc_hdr_t *h = (rmpi_vc_hdr_t *)iov[0].iov_base;
+    h->psn = vc->psn_next++;
+    rmpi_subchan_t *sc = &vc->sub[0];
+    sc->frames++;
+    sc->bytes += len;
+    sc->rail->ops->send(sc->rail, vc->peer, iov, n);
+}
+
+/* The rail for rendezvous/RDMA data to this peer (striping comes with multirail). */
+static inline rmpi_rail_t *rmpi_vc_rdma_rail(rmpi_vc_t *vc) { return vc->sub[0].rail; }
+
+/* net env->on_frame target. */
+void rmpi_vc_on_frame(rmpi_rail_t *rail, int peer, const void *frame, size_t len);
+
+/* For RMPI_REPORT and tests. */
+void rmpi_vc_report(void *file);
+
+#endif

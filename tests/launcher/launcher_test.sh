@@ -1,0 +1,180 @@
+#!/bin/bash
+# Launcher tests: launcher_test.sh CASE MPIEXEC PMI_EXCHANGE
+# Each case runs mpiexec (or hydra, or the helper alone) and checks exit status, output and
+# elapsed time. Exit 0 = pass, 77 = skipped, anything else = failure.
+set -u
+case_name=$1 MPIEXEC=$2 PMIX=$3
+HERE=$(cd "$(dirname "$0")" && pwd)
+AGENT="/bin/sh $HERE/fake_agent.sh"
+T=$(mktemp -d "${TMPDIR:-/tmp}/rmpi-launcher.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+unset PMI_FD PMI_PORT PMI_ID PMI_RANK PMI_SIZE
+
+fail() { echo "FAIL ($case_name): $*"; for f in out err; do [ -s "$T/$f" ] && { echo "--- std$f:"; head -40 "$T/$f"; }; done; exit 1; }
+now_ms() { date +%s%3N; }
+# run CMD...: sets rc and ms (elapsed), output in $T/out and $T/err
+run() {
+  local t0; t0=$(now_ms)
+  "$@" >"$T/out" 2>"$T/err"
+  rc=$?
+  ms=$(( $(now_ms) - t0 ))
+}
+expect_rc() { [ "$rc" = "$1" ] || fail "exit status $rc, expected $1"; }
+expect_in() { grep -qE -- "$2" "$T/$1" || fail "std$1 lacks /$2/"; }
+expect_not_in() { ! grep -qE -- "$2" "$T/$1" || fail "std$1 has /$2/"; }
+expect_fast() { [ "$ms" -lt "$1" ] || fail "took ${ms} ms, limit $1 ms"; }
+count() { grep -cE -- "$2" "$T/$1"; }
+
+case $case_name in
+exit_code)
+  run "$MPIEXEC" -n 3 true
+  expect_rc 0
+  # rank 1 fails first with 3; rank 0 would exit 9 later but must be ended by then
+  run "$MPIEXEC" -n 3 sh -c 'case $PMI_RANK in 1) exit 3;; 0) sleep 2; exit 9;; *) exec sleep 20;; esac'
+  expect_rc 3
+  expect_in err "^mpiexec: rank 1 \(pid [0-9]+ on [^)]+\) exited with code 3"
+  expect_not_in err "rank [02] .*exited"
+  expect_fast 1800
+  # program that cannot be started: 127 with a message naming the rank
+  run "$MPIEXEC" -n 2 /nonexistent/program
+  expect_rc 127
+  expect_in err "rank [01] cannot run /nonexistent/program"
+  run "$MPIEXEC" --help
+  expect_rc 0
+  expect_in out "^Usage: mpiexec"
+  run "$MPIEXEC" --no-such-option true
+  expect_rc 1
+  expect_in err "unknown option --no-such-option"
+  ;;
+signal)
+  # rank 2 dies by SIGSEGV; rank 0 ignores SIGTERM so only SIGKILL (after 3 s) ends it
+  run "$MPIEXEC" -n 3 sh -c 'case $PMI_RANK in 2) sleep 0.3; kill -SEGV $$;; 0) trap "" TERM; exec sleep 30;; *) exec sleep 30;; esac'
+  expect_rc 139
+  expect_in err "^mpiexec: rank 2 \(pid [0-9]+ on [^)]+\) was killed by signal 11 \(SIGSEGV\)"
+  expect_fast 8000
+  [ "$ms" -ge 3000 ] || fail "ended after ${ms} ms: rank 0 ignores SIGTERM, so SIGKILL should only come after 3 s"
+  ;;
+abort)
+  run "$MPIEXEC" -n 3 "$PMIX" abort 7
+  expect_rc 7
+  expect_in err "^mpiexec: rank 1 called abort \(exit code 7\); ending the job"
+  expect_in err "pmi_exchange: test abort"
+  expect_fast 5000
+  ;;
+nofinalize)
+  run "$MPIEXEC" -n 2 "$PMIX" nofinalize
+  expect_rc 1
+  expect_in err "rank 0 \(pid [0-9]+ on [^)]+\) exited with code 0 without calling PMI finalize"
+  # a program that never speaks PMI may exit 0 without it
+  run "$MPIEXEC" -n 2 echo hi
+  expect_rc 0
+  [ "$(count out '^hi$')" = 2 ] || fail "expected two lines 'hi'"
+  ;;
+timeout)
+  run "$MPIEXEC" --timeout 1 -n 2 sleep 20
+  expect_rc 124
+  expect_in err "timeout 1 s"
+  expect_fast 5000
+  ;;
+sigint)
+  "$MPIEXEC" -n 2 sh -c 'trap "echo got-int-$PMI_RANK; exit 5" INT; echo up; while :; do sleep 0.1; done' >"$T/out" 2>"$T/err" &
+  pid=$!
+  for _ in $(seq 50); do [ "$(count out '^up$')" = 2 ] && break; sleep 0.1; done
+  kill -INT $pid
+  wait $pid
+  rc=$?
+  expect_rc 130
+  expect_in err "received SIGINT"
+  expect_in out "^got-int-0$"
+  expect_in out "^got-int-1$"
+  ;;
+genv)
+  export XFROMENV=fromenv
+  run "$MPIEXEC" -n 2 -genv FOO bar -genv BAZ=qux -env SP "a b" -x XFROMENV -x XSET=7 \
+      sh -c 'echo "R$PMI_RANK:$FOO:$BAZ:$SP:$XFROMENV:$XSET"'
+  expect_rc 0
+  expect_in out "^R0:bar:qux:a b:fromenv:7$"
+  expect_in out "^R1:bar:qux:a b:fromenv:7$"
+  mkdir "$T/wd"
+  run "$MPIEXEC" -n 1 -wdir "$T/wd" pwd
+  expect_rc 0
+  expect_in out "^$T/wd$"
+  # the same through a launch agent: variables travel inside the remote command string
+  run "$MPIEXEC" -n 2 --host hostA,hostB --agent "$AGENT" --pmi-addr 127.0.0.1 -genv FOO "it's \$HOME" \
+      -x XFROMENV sh -c 'echo "R$PMI_RANK@$FAKE_HOST:$FOO:$XFROMENV"'
+  expect_rc 0
+  expect_in out "^R0@hostA:it's \\\$HOME:fromenv$"
+  expect_in out "^R1@hostB:it's \\\$HOME:fromenv$"
+  run "$MPIEXEC" -n 1 --host hostA --agent "$AGENT" --pmi-addr 127.0.0.1 -wdir "$T/wd" pwd
+  expect_in out "^$T/wd$"
+  ;;
+prefix)
+  # every rank writes lines in three pieces; no line may mix ranks or lose its prefix
+  run "$MPIEXEC" -n 3 --prepend-rank sh -c 'i=0; while [ $i -lt 200 ]; do printf "r%s-" $PMI_RANK; printf "x%s" $i; printf "\n"; i=$((i+1)); done; echo "err$PMI_RANK" >&2; printf tail$PMI_RANK'
+  expect_rc 0
+  for r in 0 1 2; do
+    [ "$(count out "^\[$r\] r$r-x[0-9]+$")" = 200 ] || fail "rank $r: expected 200 clean '[$r] r$r-xN' lines"
+    expect_in out "^\[$r\] tail$r$"
+    expect_in err "^\[$r\] err$r$"
+  done
+  [ "$(wc -l <"$T/out")" = 603 ] || fail "expected 603 stdout lines, got $(wc -l <"$T/out")"
+  run "$MPIEXEC" -n 2 -l echo hi
+  [ "$(count out '^\[[01]\] hi$')" = 2 ] || fail "-l did not prefix"
+  ;;
+hostfile)
+  cat >"$T/hosts" <<'EOF'
+# test hostfile
+hostA slots=2   # two slots
+hostB:1
+
+   localhost
+EOF
+  run "$MPIEXEC" -f "$T/hosts" -n 5 --agent "$AGENT" --pmi-addr 127.0.0.1 \
+      sh -c 'echo "$PMI_RANK ${FAKE_HOST:-local} ${PMI_PORT:+port}${PMI_FD:+fd}"'
+  expect_rc 0
+  sort "$T/out" >"$T/sorted"
+  printf '0 hostA port\n1 hostA port\n2 hostB port\n3 local fd\n4 hostA port\n' | cmp -s - "$T/sorted" ||
+    fail "placement differs: $(tr '\n' ';' <"$T/sorted")"
+  # without -n: one rank per slot
+  run "$MPIEXEC" --hostfile "$T/hosts" --agent "$AGENT" --pmi-addr 127.0.0.1 sh -c 'echo r$PMI_SIZE'
+  [ "$(count out '^r4$')" = 4 ] || fail "expected 4 ranks from 4 slots"
+  printf 'hostA slots=two\n' >"$T/bad"
+  run "$MPIEXEC" -f "$T/bad" true
+  expect_rc 1
+  expect_in err "bad:1: slots= needs a number"
+  # PMI over TCP (remote ranks) and a socketpair (local rank) in one job
+  run "$MPIEXEC" -f "$T/hosts" -n 4 --agent "$AGENT" --pmi-addr 127.0.0.1 "$PMIX"
+  expect_rc 0
+  [ "$(count out '^pmi_exchange: rank [0-3] of 4: ok$')" = 4 ] || fail "TCP PMI exchange did not report 4 oks"
+  ;;
+pmi4)
+  run "$MPIEXEC" -n 4 "$PMIX"
+  expect_rc 0
+  [ "$(count out '^pmi_exchange: rank [0-3] of 4: ok$')" = 4 ] || fail "expected 4 ok lines"
+  [ "$(count out 'singleton 0 appnum 0 kvsname kvs_[0-9]+_0$')" = 4 ] || fail "kvsname or singleton flag wrong"
+  run "$MPIEXEC" -n 2 "$PMIX" long
+  expect_rc 0
+  [ "$(count out ': ok$')" = 2 ] || fail "long values: expected 2 ok lines"
+  ;;
+singleton)
+  run "$PMIX"
+  expect_rc 0
+  expect_in out "^pmi_exchange: rank 0 size 1 singleton 1 "
+  expect_in out "^pmi_exchange: rank 0 of 1: ok$"
+  ;;
+hydra)
+  HYDRA=/usr/bin/mpiexec.hydra
+  [ -x $HYDRA ] || { echo "SKIP: $HYDRA is absent"; exit 77; }
+  run timeout 30 $HYDRA -n 4 "$PMIX"
+  expect_rc 0
+  [ "$(count out '^pmi_exchange: rank [0-3] of 4: ok$')" = 4 ] || fail "hydra (PMI_FD): expected 4 ok lines"
+  run timeout 30 $HYDRA -pmi-port -n 2 "$PMIX"
+  expect_rc 0
+  [ "$(count out '^pmi_exchange: rank [01] of 2: ok$')" = 2 ] || fail "hydra (PMI_PORT): expected 2 ok lines"
+  run timeout 30 $HYDRA -n 3 "$PMIX" abort 9
+  expect_rc 9
+  ;;
+*)
+  echo "unknown case $case_name"; exit 2 ;;
+esac
+echo "PASS ($case_name)"

@@ -1,0 +1,340 @@
+#include "mpiexec.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static int same_addr(const struct sockaddr *a, const struct sockaddr *b)
+{
+    if (a->sa_family != b->sa_family)
+        return 0;
+    if (a->sa_family == AF_INET)
+        return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+               ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+    if (a->sa_family == AF_INET6)
+        return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+                      &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr)) == 0;
+    return 0;
+}
+
+static int is_loopback(const struct sockaddr *sa)
+{
+    if (sa->sa_family == AF_INET)
+        return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+    if (sa->sa_family == AF_INET6)
+        return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+    return 0;
+}
+
+int mpx_host_is_local(const char *host)
+{
+    if (strcmp(host, "localhost") == 0)
+        return 1;
+    char me[256] = "";
+    if (gethostname(me, sizeof me - 1) == 0) {
+        if (strcmp(host, me) == 0)
+            return 1;
+        /* "node1" and "node1.cluster" name the same machine. */
+        size_t hs = strcspn(host, "."), ms = strcspn(me, ".");
+        if (hs == ms && strncmp(host, me, hs) == 0 && (!host[hs] || !me[ms]))
+            return 1;
+    }
+    struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res;
+    if (getaddrinfo(host, NULL, &hints, &res) != 0)
+        return 0;
+    struct ifaddrs *ifs = NULL;
+    getifaddrs(&ifs);
+    int local = 0;
+    for (struct addrinfo *ai = res; ai && !local; ai = ai->ai_next) {
+        if (is_loopback(ai->ai_addr))
+            local = 1;
+        for (struct ifaddrs *i = ifs; i && !local; i = i->ifa_next)
+            if (i->ifa_addr && same_addr(i->ifa_addr, ai->ai_addr))
+                local = 1;
+    }
+    freeifaddrs(ifs);
+    freeaddrinfo(res);
+    return local;
+}
+
+int mpx_pick_pmi_addr(const struct mpx_opts *o, char *addr, size_t len)
+{
+    if (o->pmi_addr) {
+        snprintf(addr, len, "%s", o->pmi_addr);
+        return 0;
+    }
+    struct ifaddrs *ifs;
+    if (getifaddrs(&ifs) < 0) {
+        fprintf(stderr, "mpiexec: cannot list network interfaces: %s.\n", strerror(errno));
+        return -1;
+    }
+    int found = 0;
+    for (struct ifaddrs *i = ifs; i && !found; i = i->ifa_next) {
+        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP))
+            continue;
+        if (o->pmi_iface ? strcmp(i->ifa_name, o->pmi_iface) != 0 : (i->ifa_flags & IFF_LOOPBACK) != 0)
+            continue;
+        inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, addr, (socklen_t)len);
+        found = 1;
+    }
+    freeifaddrs(ifs);
+    if (!found && o->pmi_iface) {
+        fprintf(stderr, "mpiexec: interface %s (--pmi-iface) has no IPv4 address that is up.\n",
+                o->pmi_iface);
+        return -1;
+    }
+    if (!found)
+        snprintf(addr, len, "127.0.0.1");
+    return 0;
+}
+
+int mpx_listen(struct mpx_job *job)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY) };
+    socklen_t sl = sizeof sa;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 1024) < 0 ||
+        getsockname(fd, (struct sockaddr *)&sa, &sl) < 0) {
+        fprintf(stderr, "mpiexec: cannot open the PMI listening socket: %s.\n", strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    job->listen_fd = fd;
+    job->pmi_port = ntohs(sa.sin_port);
+    return 0;
+}
+
+struct strbuf {
+    char *s;
+    size_t len, cap;
+};
+
+static void sb_add(struct strbuf *b, const char *s, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        b->cap = (b->len + n + 1) * 2;
+        b->s = realloc(b->s, b->cap);
+        if (!b->s) {
+            perror("mpiexec");
+            exit(1);
+        }
+    }
+    memcpy(b->s + b->len, s, n);
+    b->len += n;
+    b->s[b->len] = '\0';
+}
+
+static void sb_str(struct strbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
+
+/* POSIX shell single quoting: 'it'\''s' */
+static void sb_quote(struct strbuf *b, const char *s)
+{
+    sb_add(b, "'", 1);
+    for (const char *p = s; *p; p++) {
+        if (*p == '\'')
+            sb_str(b, "'\\''");
+        else
+            sb_add(b, p, 1);
+    }
+    sb_add(b, "'", 1);
+}
+
+static void sb_quote_kv(struct strbuf *b, const char *name, const char *value)
+{
+    size_t n = strlen(name) + strlen(value) + 2;
+    char *kv = malloc(n);
+    if (!kv) {
+        perror("mpiexec");
+        exit(1);
+    }
+    snprintf(kv, n, "%s=%s", name, value);
+    sb_add(b, " ", 1);
+    sb_quote(b, kv);
+    free(kv);
+}
+
+static int env_overridden(const struct mpx_opts *o, const char *name, size_t nlen)
+{
+    for (int i = 0; i < o->nenv; i++)
+        if (strlen(o->env[i].name) == nlen && strncmp(o->env[i].name, name, nlen) == 0)
+            return 1;
+    return 0;
+}
+
+char *mpx_remote_command(const struct mpx_job *job, const struct mpx_rank *r)
+{
+    const struct mpx_opts *o = job->opts;
+    struct strbuf b = { 0 };
+    char num[160];
+    sb_str(&b, "cd ");
+    sb_quote(&b, o->wdir);
+    sb_str(&b, " && exec env");
+    snprintf(num, sizeof num, "%s:%d", job->pmi_addr, job->pmi_port);
+    sb_quote_kv(&b, "PMI_PORT", num);
+    snprintf(num, sizeof num, "%d", r->rank);
+    sb_quote_kv(&b, "PMI_ID", num);
+    sb_quote_kv(&b, "PMI_RANK", num);
+    snprintf(num, sizeof num, "%d", job->n);
+    sb_quote_kv(&b, "PMI_SIZE", num);
+    /* Knobs follow the job to other hosts, as they do for local ranks through environ. */
+    for (char **e = environ; *e; e++) {
+        const char *eq = strchr(*e, '=');
+        if (strncmp(*e, "RMPI_", 5) == 0 && eq && !env_overridden(o, *e, (size_t)(eq - *e))) {
+            sb_add(&b, " ", 1);
+            sb_quote(&b, *e);
+        }
+    }
+    for (int i = 0; i < o->nenv; i++) {
+        const char *v = o->env[i].value ? o->env[i].value : getenv(o->env[i].name);
+        if (v)
+            sb_quote_kv(&b, o->env[i].name, v);
+    }
+    for (char **a = o->argv; *a; a++) {
+        sb_add(&b, " ", 1);
+        sb_quote(&b, *a);
+    }
+    return b.s;
+}
+
+static void child_fail(const struct mpx_rank *r, const char *what, const char *arg)
+{
+    char msg[1024];
+    int n = snprintf(msg, sizeof msg, "mpiexec: rank %d cannot %s %s on %s: %s.\n", r->rank, what,
+                     arg, r->host, strerror(errno));
+    if (n > 0)
+        mpx_write_all(2, msg, n < (int)sizeof msg ? (size_t)n : sizeof msg - 1);
+    _exit(127);
+}
+
+int mpx_launch(struct mpx_job *job, struct mpx_rank *r)
+{
+    const struct mpx_opts *o = job->opts;
+    int sv[2] = { -1, -1 }, outp[2], errp[2];
+    if (r->local && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+        goto fail;
+    if (pipe2(outp, O_CLOEXEC) < 0)
+        goto fail;
+    if (pipe2(errp, O_CLOEXEC) < 0)
+        goto fail;
+    char *cmd = r->local ? NULL : mpx_remote_command(job, r);
+    if (o->verbose) {
+        if (r->local)
+            fprintf(stderr, "mpiexec: rank %d on %s (local): %s\n", r->rank, r->host, o->argv[0]);
+        else {
+            fprintf(stderr, "mpiexec: rank %d on %s (remote):", r->rank, r->host);
+            for (char **a = o->agent; *a; a++)
+                fprintf(stderr, " %s", *a);
+            fprintf(stderr, " %s %s\n", r->host, cmd);
+        }
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        free(cmd);
+        goto fail;
+    }
+    if (pid == 0) {
+        /* Own process group, so ending the job can signal the rank and its children; and
+         * no inherited handler may write into mpiexec's self-pipe before exec. */
+        setpgid(0, 0);
+        signal(SIGPIPE, SIG_DFL);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGHUP, SIG_DFL);
+        signal(SIGCHLD, SIG_DFL);
+        int null = open("/dev/null", O_RDONLY);
+        if (null >= 0 && null != 0) {
+            dup2(null, 0);
+            close(null);
+        }
+        dup2(outp[1], 1);
+        dup2(errp[1], 2);
+        if (r->local) {
+            char num[32];
+            fcntl(sv[1], F_SETFD, 0);
+            snprintf(num, sizeof num, "%d", sv[1]);
+            setenv("PMI_FD", num, 1);
+            snprintf(num, sizeof num, "%d", r->rank);
+            setenv("PMI_RANK", num, 1);
+            snprintf(num, sizeof num, "%d", job->n);
+            setenv("PMI_SIZE", num, 1);
+            /* mpiexec may itself run under a process manager. */
+            unsetenv("PMI_PORT");
+            unsetenv("PMI_ID");
+            for (int i = 0; i < o->nenv; i++)
+                if (o->env[i].value)
+                    setenv(o->env[i].name, o->env[i].value, 1);
+            if (chdir(o->wdir) < 0)
+                child_fail(r, "change to directory", o->wdir);
+            execvp(o->argv[0], o->argv);
+            child_fail(r, "run", o->argv[0]);
+        }
+        int na = 0;
+        while (o->agent[na])
+            na++;
+        char **av = calloc((size_t)na + 3, sizeof *av);
+        if (!av)
+            _exit(127);
+        for (int i = 0; i < na; i++)
+            av[i] = o->agent[i];
+        av[na] = (char *)r->host;
+        av[na + 1] = cmd;
+        execvp(av[0], av);
+        child_fail(r, "run the launch agent", av[0]);
+    }
+    free(cmd);
+    setpgid(pid, pid);
+    r->pid = pid;
+    close(outp[1]);
+    close(errp[1]);
+    mpx_ostream_init(&r->out, outp[0], 1);
+    mpx_ostream_init(&r->err, errp[0], 2);
+    if (r->local) {
+        close(sv[1]);
+        fcntl(sv[0], F_SETFL, O_NONBLOCK);
+        r->conn = mpx_conn_new(sv[0], r->rank);
+    }
+    return 0;
+fail:
+    fprintf(stderr, "mpiexec: cannot start rank %d on %s: %s.\n", r->rank, r->host, strerror(errno));
+    return -1;
+}
+
+void mpx_signal_rank(struct mpx_rank *r, int sig)
+{
+    if (r->pid <= 0)
+        return;
+    if (kill(-r->pid, sig) < 0)
+        kill(r->pid, sig);
+}
+
+const char *mpx_signame(int sig)
+{
+    static const struct {
+        int sig;
+        const char *name;
+    } names[] = {
+        { SIGHUP, "SIGHUP" },   { SIGINT, "SIGINT" },   { SIGQUIT, "SIGQUIT" }, { SIGILL, "SIGILL" },
+        { SIGTRAP, "SIGTRAP" }, { SIGABRT, "SIGABRT" }, { SIGBUS, "SIGBUS" },   { SIGFPE, "SIGFPE" },
+        { SIGKILL, "SIGKILL" }, { SIGUSR1, "SIGUSR1" }, { SIGSEGV, "SIGSEGV" }, { SIGUSR2, "SIGUSR2" },
+        { SIGPIPE, "SIGPIPE" }, { SIGALRM, "SIGALRM" }, { SIGTERM, "SIGTERM" }, { SIGCHLD, "SIGCHLD" },
+        { SIGCONT, "SIGCONT" }, { SIGSTOP, "SIGSTOP" }, { SIGTSTP, "SIGTSTP" }, { SIGXCPU, "SIGXCPU" },
+        { SIGXFSZ, "SIGXFSZ" }, { SIGSYS, "SIGSYS" },
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (names[i].sig == sig)
+            return names[i].name;
+    return "unknown signal";
+}

@@ -1,0 +1,136 @@
+/*
+ * mpiexec: starts the ranks of one job (fork/exec locally, a launch agent such as ssh for
+ * other hosts), serves the simple PMI-1 wire protocol to them, forwards their output and
+ * ends the whole job when one rank fails. Plain POSIX, no dependency on the library.
+ * Single-threaded: everything runs from the poll() loop in main.c.
+ *   options.c     command line, host lists, hostfiles, rank placement
+ *   launch.c      locality, local fork/exec, remote command strings, signalling ranks
+ *   pmi_server.c  the PMI-1 server (one key-value space per job, barrier, abort)
+ *   io.c          stdout/stderr forwarding, line-buffered, optional "[rank] " prefix
+ *   main.c        event loop, signals, failure handling, exit status
+ */
+#ifndef MPIEXEC_H
+#define MPIEXEC_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define MPX_KILL_GRACE_MS 3000   /* SIGTERM -> SIGKILL */
+#define MPX_PMI_LOST_GRACE_MS 3000 /* PMI closed before finalize: wait this long for the exit */
+
+struct mpx_host {
+    char *name;
+    int slots;
+};
+
+struct mpx_env {
+    char *name;
+    char *value;
+};
+
+struct mpx_opts {
+    int nprocs;                 /* 0: not given */
+    struct mpx_host *hosts;
+    int nhosts;
+    struct mpx_env *env;        /* -genv / -env / -x, in order */
+    int nenv;
+    char **agent;               /* agent command split into words, NULL-terminated */
+    int prefix;                 /* --prepend-rank / -l / --tag-output */
+    int timeout;                /* seconds, 0 = none */
+    char *pmi_iface, *pmi_addr;
+    char *wdir;
+    char **argv;                /* program and its arguments, NULL-terminated */
+    int verbose;
+};
+
+/* Buffered output stream of one rank (its stdout or stderr pipe). */
+struct mpx_ostream {
+    int fd;                     /* read end, -1 once closed */
+    int out;                    /* 1 or 2: where it goes */
+    char *buf;
+    size_t len, cap;
+};
+
+/* One PMI connection (local socketpair end or accepted TCP connection). */
+struct mpx_conn {
+    int fd;
+    int rank;                   /* -1 until initack for TCP connections */
+    char *buf;
+    size_t len, cap;
+    int inited, in_barrier, finalized;
+};
+
+struct mpx_rank {
+    int rank;
+    const char *host;
+    int local;
+    pid_t pid;                  /* local: the rank; remote: the agent. 0 once reaped */
+    int status;                 /* wait status once reaped */
+    struct mpx_ostream out, err;
+    struct mpx_conn *conn;      /* NULL until connected (remote) or after close */
+    int pmi_inited, pmi_finalized, pmi_lost;
+    uint64_t pmi_lost_at;       /* ms timestamp of an early PMI close */
+};
+
+struct mpx_job {
+    struct mpx_opts *opts;
+    int n;
+    struct mpx_rank *ranks;
+    char kvsname[64];
+    int listen_fd;              /* -1 when every rank is local */
+    char pmi_addr[64];
+    int pmi_port;
+    struct mpx_conn **pending;  /* accepted TCP connections not yet identified */
+    int npending;
+    int barrier_count;
+    int ending;                 /* the job is being torn down */
+    int ending_by_signal;       /* ... because mpiexec got SIGINT/SIGTERM/SIGHUP */
+    int exit_code;
+    uint64_t term_at, kill_at;  /* ms timestamps of SIGTERM and SIGKILL */
+    int sigkill_sent;
+};
+
+/* options.c */
+int mpx_parse_args(int argc, char **argv, struct mpx_opts *o);
+int mpx_parse_hostfile(const char *path, struct mpx_opts *o);
+int mpx_parse_hostlist(const char *list, struct mpx_opts *o);
+/* Host of each rank: fill slots in order, wrap around when nprocs exceeds them. */
+const char *mpx_place(const struct mpx_opts *o, int rank);
+void mpx_usage(FILE *f);
+
+/* launch.c */
+int mpx_host_is_local(const char *host);
+int mpx_pick_pmi_addr(const struct mpx_opts *o, char *addr, size_t len);
+int mpx_listen(struct mpx_job *job);
+int mpx_launch(struct mpx_job *job, struct mpx_rank *r);
+/* The single shell command string a remote rank's agent evaluates. */
+char *mpx_remote_command(const struct mpx_job *job, const struct mpx_rank *r);
+void mpx_signal_rank(struct mpx_rank *r, int sig);
+const char *mpx_signame(int sig);
+
+/* pmi_server.c */
+void mpx_pmi_init(struct mpx_job *job);
+struct mpx_conn *mpx_conn_new(int fd, int rank);
+/* Read what is available on c and serve every complete command; returns -1 when the
+ * connection closed or failed (the caller then calls mpx_pmi_close). */
+int mpx_pmi_serve(struct mpx_job *job, struct mpx_conn *c);
+void mpx_pmi_close(struct mpx_job *job, struct mpx_conn *c);
+void mpx_pmi_accept(struct mpx_job *job);
+void mpx_pmi_free(struct mpx_job *job);
+
+/* io.c */
+void mpx_ostream_init(struct mpx_ostream *s, int fd, int out);
+/* Read what is available; returns -1 at end of file (the stream is then closed). */
+int mpx_ostream_read(struct mpx_job *job, struct mpx_rank *r, struct mpx_ostream *s);
+void mpx_ostream_close(struct mpx_job *job, struct mpx_rank *r, struct mpx_ostream *s);
+int mpx_write_all(int fd, const char *buf, size_t len);
+
+/* main.c */
+uint64_t mpx_now_ms(void);
+/* End the job because of a failure: keep the first exit code, SIGTERM everyone. */
+void mpx_fail(struct mpx_job *job, int code);
+void mpx_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif
