@@ -135,11 +135,11 @@ static long timed_iters(const struct options *o, int test, long size)
     if (o->iters > 0)
         return o->iters;
     long small = test == TEST_LATENCY ? 10000 : 100;
-    long floor = test == TEST_LATENCY ? 100 : 20;
+    long least = test == TEST_LATENCY ? 100 : 20;
     if (size <= SMALL_LIMIT)
         return small;
     long n = small * SMALL_LIMIT / size;
-    return n > floor ? n : floor;
+    return n > least ? n : least;
 }
 
 /* At least one warm-up iteration always runs: it is the one whose data is checked. */

@@ -47,7 +47,7 @@ enum {
     RMPI_TCP_ACK_ACCEPT = 0,
     RMPI_TCP_ACK_RACE = 1,      /* acceptor's own connection wins */
     RMPI_TCP_ACK_DUP = 2,       /* already connected (or closed) */
-    RMPI_TCP_ACK_BADRANK = 3,   /* HELLO was meant for another rank */
+    RMPI_TCP_ACK_NOTME = 3,     /* HELLO meant for another process (rank, size or job differ) */
     RMPI_TCP_ACK_BADVER = 4
 };
 
@@ -230,6 +230,7 @@ struct rmpi_tcp_rail {
     rmpi_list_t dead;           /* closed sockets, freed at the end of progress */
     rmpi_list_t lostq;          /* peers whose loss is not yet reported */
     uint64_t next_id;
+    uint32_t job_tag;           /* hash of env.jobid, checked in HELLO */
     size_t chunk;
     int sndbuf;
     uint64_t timeout_ns;
@@ -237,6 +238,10 @@ struct rmpi_tcp_rail {
 
     rmpi_tcp_mr_slot_t *mr;
     int nmr, mr_free;
+
+    /* Completions wait here until the end of progress: net.h allows callbacks only there. */
+    rmpi_net_op_t **done;
+    int ndone, capdone;
 
     uint64_t stat_frames_tx, stat_frames_rx, stat_bytes_tx, stat_bytes_rx;
 };
@@ -305,11 +310,8 @@ void rmpi_tcp_on_put_err(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *
 /* Next GET_RESP/GET_ERR chunk from p's rdq as a tx item (NULL if none). */
 rmpi_tcp_tx_t *rmpi_tcp_rd_next_chunk(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p);
 
-static inline void rmpi_tcp_op_done(rmpi_net_op_t *op, int status)
-{
-    op->status = status;
-    op->t_done = rmpi_time_ns();
-    op->complete(op);
-}
+/* Stamp op complete now; its callback runs from rmpi_tcp_run_completions. */
+void rmpi_tcp_op_done(rmpi_tcp_rail_t *r, rmpi_net_op_t *op, int status);
+void rmpi_tcp_run_completions(rmpi_tcp_rail_t *r);
 
 #endif

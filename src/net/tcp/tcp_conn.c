@@ -268,6 +268,7 @@ static void send_hello(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
     rmpi_tcp_st32(e + 8, (uint32_t)r->env.rank);
     rmpi_tcp_st32(e + 12, (uint32_t)c->peer->rank);
     rmpi_tcp_st32(e + 16, (uint32_t)r->env.size);
+    rmpi_tcp_st32(e + 20, r->job_tag);
     /* A fresh socket always has room for 32 bytes; anything else means it is broken. */
     if (rmpi_tcp_writev(c->fd, h, hl, NULL, 0) != (ssize_t)hl) {
         rmpi_tcp_peer_t *p = c->peer;
@@ -309,6 +310,7 @@ void rmpi_tcp_on_hello(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *e)
 {
     uint32_t magic = rmpi_tcp_ld32(e), ver = rmpi_tcp_ld16(e + 4);
     uint32_t from = rmpi_tcp_ld32(e + 8), to = rmpi_tcp_ld32(e + 12), size = rmpi_tcp_ld32(e + 16);
+    uint32_t job = rmpi_tcp_ld32(e + 20);
     if (magic != RMPI_TCP_MAGIC || ver != RMPI_TCP_WIRE_VERSION) {
         rmpi_warn("tcp: rank %d refused a connection speaking TCP wire version %u (magic %#x); "
                   "this build speaks version %d. Run the same RailMPI build on every host.",
@@ -316,9 +318,9 @@ void rmpi_tcp_on_hello(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *e)
         send_ack(r, c, RMPI_TCP_ACK_BADVER);
         return;
     }
-    if (to != (uint32_t)r->env.rank || size != (uint32_t)r->env.size || from >= size ||
-        from == (uint32_t)r->env.rank) {
-        send_ack(r, c, RMPI_TCP_ACK_BADRANK);
+    if (to != (uint32_t)r->env.rank || size != (uint32_t)r->env.size || job != r->job_tag ||
+        from >= size || from == (uint32_t)r->env.rank) {
+        send_ack(r, c, RMPI_TCP_ACK_NOTME);
         return;
     }
     rmpi_tcp_peer_t *p = rmpi_tcp_peer_get(r, (int)from);
@@ -365,9 +367,9 @@ void rmpi_tcp_on_hello_ack(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t
                                  "on every host", p->rank);
         return;
     }
-    /* RACE/DUP: the peer is alive and its own connection is coming; BADRANK: another
+    /* RACE/DUP: the peer is alive and its own connection is coming; NOTME: another
      * process answered at that address, so try the next one. */
-    attempt_failed(r, p, 0, status == RMPI_TCP_ACK_BADRANK || rank != (uint32_t)p->rank);
+    attempt_failed(r, p, 0, status == RMPI_TCP_ACK_NOTME || rank != (uint32_t)p->rank);
 }
 
 void rmpi_tcp_accept(rmpi_tcp_rail_t *r, rmpi_tcp_listener_t *l)

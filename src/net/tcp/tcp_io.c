@@ -161,9 +161,6 @@ void rmpi_tcp_flush(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
             return;
         }
         r->stat_bytes_tx += (uint64_t)w;
-        /* Account first, complete puts after: a completion callback may send to this peer. */
-        rmpi_net_op_t *done[RMPI_ARRAY_LEN(items)];
-        int ndone = 0;
         size_t left = (size_t)w;
         for (int i = 0; i < nit; i++) {
             rmpi_tcp_tx_t *t = items[i];
@@ -183,27 +180,43 @@ void rmpi_tcp_flush(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
                 r->stat_frames_tx++;
             }
             if (t->op)
-                done[ndone++] = t->op;
+                rmpi_tcp_op_done(r, t->op, t->op->status);
             free(t);
         }
-        for (int i = 0; i < ndone; i++)
-            rmpi_tcp_op_done(done[i], done[i]->status);
         if ((size_t)w < bytes)
             break;
     }
     want_output(r, p);
 }
 
+void rmpi_tcp_op_done(rmpi_tcp_rail_t *r, rmpi_net_op_t *op, int status)
+{
+    op->status = status;
+    op->t_done = rmpi_time_ns();
+    if (r->ndone == r->capdone) {
+        r->capdone = r->capdone ? 2 * r->capdone : 64;
+        r->done = rmpi_xrealloc(r->done, (size_t)r->capdone * sizeof(*r->done));
+    }
+    r->done[r->ndone++] = op;
+}
+
+void rmpi_tcp_run_completions(rmpi_tcp_rail_t *r)
+{
+    /* A callback may post operations that complete at once: they join this same pass. */
+    for (int i = 0; i < r->ndone; i++)
+        r->done[i]->complete(r->done[i]);
+    r->ndone = 0;
+}
+
 void rmpi_tcp_fail_ops(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, int status)
 {
-    /* Pop one at a time: a completion callback may queue more (it gets an error back). */
     while (!rmpi_list_empty(&p->txq)) {
         rmpi_tcp_tx_t *t = (rmpi_tcp_tx_t *)p->txq.next;
         rmpi_list_remove(&t->link);
         rmpi_net_op_t *op = t->op;
         free(t);
         if (op)
-            rmpi_tcp_op_done(op, status);
+            rmpi_tcp_op_done(r, op, status);
     }
     p->queued = 0;
     free(p->cur_chunk);
@@ -218,7 +231,7 @@ void rmpi_tcp_fail_ops(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, int status)
         rmpi_list_remove(&g->link);
         rmpi_net_op_t *op = g->op;
         free(g);
-        rmpi_tcp_op_done(op, status);
+        rmpi_tcp_op_done(r, op, status);
     }
 }
 

@@ -85,6 +85,7 @@ static void rail_free(rmpi_tcp_rail_t *r)
     if (r->epfd >= 0)
         close(r->epfd);
     rmpi_tcp_mr_free(r);
+    free(r->done);
     free(r->peers);
     free(r);
 }
@@ -107,6 +108,10 @@ static int tcp_open(const rmpi_net_env_t *env, rmpi_rail_t **rails, int max)
     r->sndbuf = sndbuf <= 0 ? 0 : sndbuf > INT_MAX ? INT_MAX : (int)sndbuf;
     long long secs = rmpi_knobs.CONNECT_TIMEOUT > 0 ? rmpi_knobs.CONNECT_TIMEOUT : 1;
     r->timeout_ns = (uint64_t)secs * 1000000000ull;
+    /* FNV-1a of the job id: a HELLO from another job (a stale port reused) is refused. */
+    r->job_tag = 2166136261u;
+    for (const char *s = env->jobid ? env->jobid : ""; *s; s++)
+        r->job_tag = (r->job_tag ^ (uint8_t)*s) * 16777619u;
 
     r->nif = rmpi_tcp_iface_choose(r->ifs, RMPI_TCP_MAX_IFACES);
     r->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -228,6 +233,10 @@ static int poll_once(rmpi_tcp_rail_t *r, int timeout_ms)
         rmpi_tcp_timers(r);
     if (!rmpi_list_empty(&r->lostq) || !rmpi_list_empty(&r->dead))
         rmpi_tcp_reap(r);
+    if (r->ndone) {
+        handled += r->ndone;
+        rmpi_tcp_run_completions(r);
+    }
     return handled;
 }
 
@@ -314,6 +323,7 @@ const struct rmpi_net_ops rmpi_tcp_ops = {
     .version = RMPI_NET_OPS_VERSION,
     .name = "tcp",
     .open = tcp_open,
+    .ready = NULL,   /* connections open on first use */
     .reaches = tcp_reaches,
     .send = tcp_send,
     .mr_reg = rmpi_tcp_mr_reg,

@@ -91,7 +91,7 @@ static void emit(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *hdr, siz
             if (off == hlen + dlen) {
                 r->stat_frames_tx++;
                 if (op)
-                    rmpi_tcp_op_done(op, op->status);
+                    rmpi_tcp_op_done(r, op, op->status);
                 return;
             }
         }
@@ -262,7 +262,7 @@ void rmpi_tcp_get_data_done(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
     rmpi_list_remove(&g->link);
     rmpi_net_op_t *op = g->op;
     free(g);
-    rmpi_tcp_op_done(op, 0);
+    rmpi_tcp_op_done(r, op, 0);
 }
 
 void rmpi_tcp_on_get_err(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *e)
@@ -278,7 +278,7 @@ void rmpi_tcp_on_get_err(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *
     rmpi_list_remove(&g->link);
     rmpi_net_op_t *op = g->op;
     free(g);
-    rmpi_tcp_op_done(op, err < 0 ? err : -EFAULT);
+    rmpi_tcp_op_done(r, op, err < 0 ? err : -EFAULT);
 }
 
 void rmpi_tcp_on_put_hdr(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *e)
