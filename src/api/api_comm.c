@@ -47,6 +47,28 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
     return MPI_SUCCESS;
 }
 
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+    GET_COMM(c, comm);
+    RMPI_CHECK(newcomm, c, MPI_ERR_ARG, "newcomm must not be NULL");
+    RMPI_CHECK(color >= 0 || color == MPI_UNDEFINED, c, MPI_ERR_ARG, "color %d is negative", color);
+    rmpi_comm_t *n;
+    RMPI_LOCK();
+    int rc = rmpi_comm_split(c, color, key, &n);
+    RMPI_UNLOCK();
+    if (rc)
+        return RMPI_ERROR(c, rc, "could not build the new communicator");
+    if (n && (uintptr_t)n->errh >= 4096) { /* the new communicator shares the parent's handler */
+        n->errh = MPI_ERRORS_ARE_FATAL;
+        MPI_Errhandler eh;
+        MPI_Comm_get_errhandler(comm, &eh);
+        MPI_Comm_set_errhandler((MPI_Comm)n, eh);
+        MPI_Errhandler_free(&eh);
+    }
+    *newcomm = n ? (MPI_Comm)n : MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+
 int MPI_Comm_free(MPI_Comm *comm)
 {
     RMPI_API_INIT_CHECK();

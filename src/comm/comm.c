@@ -106,6 +106,66 @@ int rmpi_comm_dup(rmpi_comm_t *parent, rmpi_comm_t **out)
     return 0;
 }
 
+typedef struct split_ent {
+    int color, key, rank;
+} split_ent_t;
+
+static int split_cmp(const void *a, const void *b)
+{
+    const split_ent_t *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->rank - y->rank;
+}
+
+int rmpi_comm_split(rmpi_comm_t *parent, int color, int key, rmpi_comm_t **out)
+{
+    /* everyone learns every (color, key): gather to rank 0, broadcast back */
+    int n = parent->size;
+    const int tag = 0x7ff2;
+    split_ent_t *all = rmpi_xmalloc((size_t)n * sizeof *all);
+    split_ent_t me = {color, key, parent->rank};
+    if (parent->rank == 0) {
+        all[0] = me;
+        for (int r = 1; r < n; r++)
+            rmpi_comm_coll_recv(parent, &all[r], sizeof *all, r, tag);
+        for (int r = 1; r < n; r++)
+            rmpi_comm_coll_send(parent, all, (size_t)n * sizeof *all, r, tag + 1);
+    } else {
+        rmpi_comm_coll_send(parent, &me, sizeof me, 0, tag);
+        rmpi_comm_coll_recv(parent, all, (size_t)n * sizeof *all, 0, tag + 1);
+    }
+    /* one context for all the new communicators: they are disjoint */
+    uint32_t ctx = agree_ctx(parent);
+    next_ctx = ctx + 2;
+    *out = NULL;
+    if (color == MPI_UNDEFINED) {
+        free(all);
+        return 0;
+    }
+    int m = 0;
+    for (int r = 0; r < n; r++)
+        if (all[r].color == color)
+            all[m++] = all[r];
+    qsort(all, (size_t)m, sizeof *all, split_cmp);
+    rmpi_comm_t *c = rmpi_xcalloc(1, sizeof *c);
+    c->magic = RMPI_COMM_MAGIC;
+    c->ctx = ctx;
+    c->size = m;
+    c->refcount = 1;
+    c->handle = (MPI_Comm)c;
+    c->errh = parent->errh;
+    c->world = rmpi_xmalloc((size_t)m * sizeof *c->world);
+    for (int i = 0; i < m; i++) {
+        c->world[i] = rmpi_comm_world_rank(parent, all[i].rank);
+        if (all[i].rank == parent->rank)
+            c->rank = i;
+    }
+    free(all);
+    *out = c;
+    return 0;
+}
+
 void rmpi_comm_release(rmpi_comm_t *c)
 {
     if (c->predefined || --c->refcount > 0)

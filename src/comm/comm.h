@@ -50,6 +50,8 @@ static inline int rmpi_comm_world_rank(const rmpi_comm_t *c, int r) { return c->
 
 /* Collective over parent: a new communicator with the same members and a fresh context. */
 int rmpi_comm_dup(rmpi_comm_t *parent, rmpi_comm_t **out);
+/* Collective over parent: MPI_Comm_split semantics (color MPI_UNDEFINED: *out = NULL). */
+int rmpi_comm_split(rmpi_comm_t *parent, int color, int key, rmpi_comm_t **out);
 void rmpi_comm_release(rmpi_comm_t *c);
 /* MPI_IDENT, MPI_CONGRUENT, MPI_SIMILAR or MPI_UNEQUAL. */
 int rmpi_comm_compare(const rmpi_comm_t *a, const rmpi_comm_t *b);
