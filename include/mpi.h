@@ -2,11 +2,12 @@
  * mpi.h: the public C interface of RailMPI.
  *
  * Every type, handle value, constant and MPI_Status field here follows the
- * MPI standard ABI as drafted by the MPI Forum ABI working group
- * (github.com/mpiwg-abi/header_and_stub_library, include/mpi.h, commit 1283b9e),
- * so a program compiled against that header runs on RailMPI's libmpi.so
- * without recompiling. Values are part of the binary interface: change them
- * only together with tests/unit/api/abi_layout.c, which pins them.
+ * standard ABI defined by MPI-5.0 (chapter "Application Binary Interface"),
+ * checked against the MPI Forum's reference header for that standard
+ * (github.com/mpi-forum/mpi-abi-stubs, mpi.h, commit 90d88b0), so a program
+ * compiled against any MPI-5.0 ABI header runs on RailMPI's libmpi.so without
+ * recompiling. Values are part of the binary interface: change them only
+ * together with tests/unit/api/abi_layout.c, which pins them.
  *
  * PMPI_ twins of the functions are exported by the library but not declared
  * here; tools that need them declare their own.
@@ -20,22 +21,28 @@
 extern "C" {
 #endif
 
-/* The reference header says 4.2, a draft label never published as a standard;
- * the API below is MPI-4.1's, so that is what we report. */
-#define MPI_VERSION    4
-#define MPI_SUBVERSION 1
+/* Version of the standard whose API and ABI this header implements. */
+#define MPI_VERSION    5
+#define MPI_SUBVERSION 0
+
+/* Version of the standard ABI itself (what MPI_Abi_get_version reports). */
+#define MPI_ABI_VERSION    1
+#define MPI_ABI_SUBVERSION 0
 
 #define RAILMPI 1
-/* What MPI_Abi_get_version reports. */
+/* What MPI_Abi_get_version reports; kept equal to MPI_ABI_VERSION/SUBVERSION. */
 #define RMPI_ABI_VERSION_MAJOR 1
 #define RMPI_ABI_VERSION_MINOR 0
 
-typedef intptr_t MPI_Aint;
-typedef int64_t  MPI_Offset;
-typedef int64_t  MPI_Count;
-typedef int      MPI_Fint;
+typedef intptr_t   MPI_Aint;
+typedef int64_t    MPI_Offset;
+typedef MPI_Offset MPI_Count;
 
-/* 32 bytes; the five hidden ints carry count, cancelled flag and spare room. */
+/*
+ * 32 bytes; the five hidden ints carry count, cancelled flag and spare room.
+ * The standard's reference header spells the hidden array MPI_internal; the
+ * name is not part of the binary interface and applications must not use it.
+ */
 typedef struct {
     int MPI_SOURCE;
     int MPI_TAG;
@@ -124,12 +131,14 @@ typedef struct MPI_ABI_Datatype   *MPI_Datatype;
 #define MPI_DOUBLE                   ((MPI_Datatype)0x214)
 #define MPI_C_DOUBLE_COMPLEX         ((MPI_Datatype)0x216)
 #define MPI_CXX_DOUBLE_COMPLEX       ((MPI_Datatype)0x217)
-#define MPI_INTEGER                  ((MPI_Datatype)0x218)
-#define MPI_LOGICAL                  ((MPI_Datatype)0x219)
+/* Default-kind Fortran types. */
+#define MPI_LOGICAL                  ((MPI_Datatype)0x218)
+#define MPI_INTEGER                  ((MPI_Datatype)0x219)
 #define MPI_REAL                     ((MPI_Datatype)0x21a)
 #define MPI_COMPLEX                  ((MPI_Datatype)0x21b)
 #define MPI_DOUBLE_PRECISION         ((MPI_Datatype)0x21c)
 #define MPI_DOUBLE_COMPLEX           ((MPI_Datatype)0x21d)
+#define MPI_CHARACTER                ((MPI_Datatype)0x21e)
 #define MPI_LONG_DOUBLE              ((MPI_Datatype)0x220)
 #define MPI_C_LONG_DOUBLE_COMPLEX    ((MPI_Datatype)0x224)
 #define MPI_CXX_LONG_DOUBLE_COMPLEX  ((MPI_Datatype)0x225)
@@ -157,23 +166,22 @@ typedef struct MPI_ABI_Datatype   *MPI_Datatype;
 #define MPI_UINT32_T                 ((MPI_Datatype)0x251)
 #define MPI_INT64_T                  ((MPI_Datatype)0x258)
 #define MPI_UINT64_T                 ((MPI_Datatype)0x259)
-/* Fixed-size Fortran types; the MPIX_ ones are not in the standard proper. */
-#define MPI_INTEGER1                 ((MPI_Datatype)0x2c0)
-#define MPIX_LOGICAL1                ((MPI_Datatype)0x2c1)
-#define MPIX_REAL1                   ((MPI_Datatype)0x2c2)
-#define MPI_CHARACTER                ((MPI_Datatype)0x2c3)
-#define MPI_INTEGER2                 ((MPI_Datatype)0x2c8)
-#define MPIX_LOGICAL2                ((MPI_Datatype)0x2c9)
-#define MPIX_REAL2                   ((MPI_Datatype)0x2ca)
-#define MPI_INTEGER4                 ((MPI_Datatype)0x2d0)
-#define MPIX_LOGICAL4                ((MPI_Datatype)0x2d1)
+/* Fixed-size Fortran types: within each size, LOGICAL, INTEGER, REAL, COMPLEX. */
+#define MPI_LOGICAL1                 ((MPI_Datatype)0x2c0)
+#define MPI_INTEGER1                 ((MPI_Datatype)0x2c1)
+#define MPI_LOGICAL2                 ((MPI_Datatype)0x2c8)
+#define MPI_INTEGER2                 ((MPI_Datatype)0x2c9)
+#define MPI_REAL2                    ((MPI_Datatype)0x2ca)
+#define MPI_LOGICAL4                 ((MPI_Datatype)0x2d0)
+#define MPI_INTEGER4                 ((MPI_Datatype)0x2d1)
 #define MPI_REAL4                    ((MPI_Datatype)0x2d2)
-#define MPIX_COMPLEX4                ((MPI_Datatype)0x2d3)
-#define MPI_INTEGER8                 ((MPI_Datatype)0x2d8)
-#define MPIX_LOGICAL8                ((MPI_Datatype)0x2d9)
+#define MPI_COMPLEX4                 ((MPI_Datatype)0x2d3)
+#define MPI_LOGICAL8                 ((MPI_Datatype)0x2d8)
+#define MPI_INTEGER8                 ((MPI_Datatype)0x2d9)
 #define MPI_REAL8                    ((MPI_Datatype)0x2da)
 #define MPI_COMPLEX8                 ((MPI_Datatype)0x2db)
-#define MPI_INTEGER16                ((MPI_Datatype)0x2e0)
+#define MPI_LOGICAL16                ((MPI_Datatype)0x2e0)
+#define MPI_INTEGER16                ((MPI_Datatype)0x2e1)
 #define MPI_REAL16                   ((MPI_Datatype)0x2e2)
 #define MPI_COMPLEX16                ((MPI_Datatype)0x2e3)
 #define MPI_COMPLEX32                ((MPI_Datatype)0x2eb)
@@ -186,6 +194,7 @@ enum {
     MPI_F_STATUS_SIZE = 8
 };
 
+/* Error classes, numbered in the order the standard introduced them. */
 enum {
     MPI_SUCCESS                   = 0,
     MPI_ERR_BUFFER                = 1,
@@ -231,43 +240,44 @@ enum {
     MPI_ERR_NO_SPACE              = 41,
     MPI_ERR_NO_SUCH_FILE          = 42,
     MPI_ERR_PORT                  = 43,
-    MPI_ERR_PROC_ABORTED          = 44,
-    MPI_ERR_QUOTA                 = 45,
-    MPI_ERR_READ_ONLY             = 46,
-    MPI_ERR_RMA_ATTACH            = 47,
-    MPI_ERR_RMA_CONFLICT          = 48,
-    MPI_ERR_RMA_RANGE             = 49,
-    MPI_ERR_RMA_SHARED            = 50,
-    MPI_ERR_RMA_SYNC              = 51,
-    MPI_ERR_RMA_FLAVOR            = 52,
-    MPI_ERR_SERVICE               = 53,
-    MPI_ERR_SESSION               = 54,
-    MPI_ERR_SIZE                  = 55,
-    MPI_ERR_SPAWN                 = 56,
-    MPI_ERR_UNSUPPORTED_DATAREP   = 57,
-    MPI_ERR_UNSUPPORTED_OPERATION = 58,
+    MPI_ERR_QUOTA                 = 44,
+    MPI_ERR_READ_ONLY             = 45,
+    MPI_ERR_RMA_ATTACH            = 46,
+    MPI_ERR_RMA_CONFLICT          = 47,
+    MPI_ERR_RMA_RANGE             = 48,
+    MPI_ERR_RMA_SHARED            = 49,
+    MPI_ERR_RMA_SYNC              = 50,
+    MPI_ERR_SERVICE               = 51,
+    MPI_ERR_SIZE                  = 52,
+    MPI_ERR_SPAWN                 = 53,
+    MPI_ERR_UNSUPPORTED_DATAREP   = 54,
+    MPI_ERR_UNSUPPORTED_OPERATION = 55,
+    MPI_ERR_WIN                   = 56,
+    MPI_ERR_RMA_FLAVOR            = 57,
+    MPI_ERR_PROC_ABORTED          = 58,
     MPI_ERR_VALUE_TOO_LARGE       = 59,
-    MPI_ERR_WIN                   = 60,
+    MPI_ERR_SESSION               = 60,
     MPI_ERR_ERRHANDLER            = 61,
+    MPI_ERR_ABI                   = 62,
 
-    MPI_T_ERR_CANNOT_INIT         = 1000,
-    MPI_T_ERR_NOT_ACCESSIBLE      = 1001,
-    MPI_T_ERR_NOT_INITIALIZED     = 1002,
-    MPI_T_ERR_NOT_SUPPORTED       = 1003,
-    MPI_T_ERR_MEMORY              = 1004,
-    MPI_T_ERR_INVALID             = 1005,
-    MPI_T_ERR_INVALID_INDEX       = 1006,
-    MPI_T_ERR_INVALID_ITEM        = 1007,
-    MPI_T_ERR_INVALID_SESSION     = 1008,
-    MPI_T_ERR_INVALID_HANDLE      = 1009,
-    MPI_T_ERR_INVALID_NAME        = 1010,
-    MPI_T_ERR_OUT_OF_HANDLES      = 1011,
-    MPI_T_ERR_OUT_OF_SESSIONS     = 1012,
-    MPI_T_ERR_CVAR_SET_NOT_NOW    = 1013,
-    MPI_T_ERR_CVAR_SET_NEVER      = 1014,
-    MPI_T_ERR_PVAR_NO_WRITE       = 1015,
-    MPI_T_ERR_PVAR_NO_STARTSTOP   = 1016,
-    MPI_T_ERR_PVAR_NO_ATOMIC      = 1017,
+    MPI_T_ERR_CANNOT_INIT         = 1001,
+    MPI_T_ERR_NOT_ACCESSIBLE      = 1002,
+    MPI_T_ERR_NOT_INITIALIZED     = 1003,
+    MPI_T_ERR_NOT_SUPPORTED       = 1004,
+    MPI_T_ERR_MEMORY              = 1005,
+    MPI_T_ERR_INVALID             = 1006,
+    MPI_T_ERR_INVALID_INDEX       = 1007,
+    MPI_T_ERR_INVALID_ITEM        = 1008,
+    MPI_T_ERR_INVALID_SESSION     = 1009,
+    MPI_T_ERR_INVALID_HANDLE      = 1010,
+    MPI_T_ERR_INVALID_NAME        = 1011,
+    MPI_T_ERR_OUT_OF_HANDLES      = 1012,
+    MPI_T_ERR_OUT_OF_SESSIONS     = 1013,
+    MPI_T_ERR_CVAR_SET_NOT_NOW    = 1014,
+    MPI_T_ERR_CVAR_SET_NEVER      = 1015,
+    MPI_T_ERR_PVAR_NO_WRITE       = 1016,
+    MPI_T_ERR_PVAR_NO_STARTSTOP   = 1017,
+    MPI_T_ERR_PVAR_NO_ATOMIC      = 1018,
 
     /* User error classes and codes are handed out above this value. */
     MPI_ERR_LASTCODE              = 0x3fff
@@ -282,8 +292,8 @@ enum {
 #define MPI_ERRCODES_IGNORE  ((int *)0)
 #define MPI_STATUS_IGNORE    ((MPI_Status *)0)
 #define MPI_STATUSES_IGNORE  ((MPI_Status *)0)
-#define MPI_UNWEIGHTED       ((int *)4)
-#define MPI_WEIGHTS_EMPTY    ((int *)5)
+#define MPI_UNWEIGHTED       ((int *)10)
+#define MPI_WEIGHTS_EMPTY    ((int *)11)
 
 #define MPI_BSEND_OVERHEAD             512
 
@@ -296,7 +306,7 @@ enum {
 #define MPI_MAX_PORT_NAME              1024
 #define MPI_MAX_PROCESSOR_NAME         256
 #define MPI_MAX_STRINGTAG_LEN          1024
-#define MPI_MAX_PSET_NAME_LEN          512
+#define MPI_MAX_PSET_NAME_LEN          1024
 
 /* Single bits, so file modes and window assertions can be OR-ed. */
 enum {
@@ -317,23 +327,21 @@ enum {
     MPI_MODE_NOSUCCEED       = 16384
 };
 
-/* Sentinels are negative so they can never collide with a rank, tag or key. */
+/* Sentinels are negative so they can never collide with a rank or tag. */
 enum {
-    MPI_ANY_SOURCE           = -1,
-    MPI_PROC_NULL            = -2,
-    MPI_ROOT                 = -3,
-    MPI_ANY_TAG              = -31,
-    MPI_KEYVAL_INVALID       = -127,
-    MPI_DISPLACEMENT_CURRENT = -255,
-    MPI_UNDEFINED            = -32766
+    MPI_ANY_SOURCE = -1,
+    MPI_ANY_TAG    = -2,
+    MPI_PROC_NULL  = -3,
+    MPI_ROOT       = -4,
+    MPI_UNDEFINED  = -32766
 };
 
 enum {
     /* Ordered: a level compares greater than every weaker one. */
     MPI_THREAD_SINGLE     = 0,
-    MPI_THREAD_FUNNELED   = 1,
-    MPI_THREAD_SERIALIZED = 2,
-    MPI_THREAD_MULTIPLE   = 7,
+    MPI_THREAD_FUNNELED   = 1024,
+    MPI_THREAD_SERIALIZED = 2048,
+    MPI_THREAD_MULTIPLE   = 4096,
 
     MPI_ORDER_C       = 12,
     MPI_ORDER_FORTRAN = 15,
@@ -343,74 +351,82 @@ enum {
     MPI_DISTRIBUTE_CYCLIC    = 18,
     MPI_DISTRIBUTE_DFLT_DARG = 19,
 
-    MPI_LOCK_SHARED    = 21,
-    MPI_LOCK_EXCLUSIVE = 22,
+    MPI_COMBINER_NAMED          = 101,
+    MPI_COMBINER_DUP            = 102,
+    MPI_COMBINER_CONTIGUOUS     = 103,
+    MPI_COMBINER_VECTOR         = 104,
+    MPI_COMBINER_HVECTOR        = 105,
+    MPI_COMBINER_INDEXED        = 106,
+    MPI_COMBINER_HINDEXED       = 107,
+    MPI_COMBINER_INDEXED_BLOCK  = 108,
+    MPI_COMBINER_HINDEXED_BLOCK = 109,
+    MPI_COMBINER_STRUCT         = 110,
+    MPI_COMBINER_SUBARRAY       = 111,
+    MPI_COMBINER_DARRAY         = 112,
+    MPI_COMBINER_F90_INTEGER    = 113,
+    MPI_COMBINER_F90_REAL       = 114,
+    MPI_COMBINER_F90_COMPLEX    = 115,
+    MPI_COMBINER_RESIZED        = 116,
+    MPI_COMBINER_VALUE_INDEX    = 117,
 
-    MPI_WIN_UNIFIED  = 31,
-    MPI_WIN_SEPARATE = 32,
+    /* Type classes for MPI_Type_match_size; the logical one is an extension. */
+    MPIX_TYPECLASS_LOGICAL = 191,
+    MPI_TYPECLASS_INTEGER  = 192,
+    MPI_TYPECLASS_REAL     = 193,
+    MPI_TYPECLASS_COMPLEX  = 194,
 
-    MPI_WIN_FLAVOR_ALLOCATE = 41,
-    MPI_WIN_FLAVOR_CREATE   = 42,
-    MPI_WIN_FLAVOR_DYNAMIC  = 43,
-    MPI_WIN_FLAVOR_SHARED   = 44,
+    MPI_IDENT     = 201,
+    MPI_CONGRUENT = 202,
+    MPI_SIMILAR   = 203,
+    MPI_UNEQUAL   = 204,
 
-    MPI_IDENT     = 101,
-    MPI_CONGRUENT = 102,
-    MPI_SIMILAR   = 103,
-    MPI_UNEQUAL   = 104,
+    MPI_CART       = 211,
+    MPI_GRAPH      = 212,
+    MPI_DIST_GRAPH = 213,
 
-    MPI_GRAPH      = 201,
-    MPI_DIST_GRAPH = 202,
-    MPI_CART       = 203,
+    MPI_COMM_TYPE_SHARED          = 221,
+    MPI_COMM_TYPE_HW_UNGUIDED     = 222,
+    MPI_COMM_TYPE_HW_GUIDED       = 223,
+    MPI_COMM_TYPE_RESOURCE_GUIDED = 224,
 
-    MPI_COMBINER_NAMED          = 301,
-    MPI_COMBINER_DUP            = 302,
-    MPI_COMBINER_CONTIGUOUS     = 303,
-    MPI_COMBINER_VECTOR         = 304,
-    MPI_COMBINER_HVECTOR        = 305,
-    MPI_COMBINER_INDEXED        = 306,
-    MPI_COMBINER_HINDEXED       = 307,
-    MPI_COMBINER_INDEXED_BLOCK  = 308,
-    MPI_COMBINER_HINDEXED_BLOCK = 309,
-    MPI_COMBINER_STRUCT         = 310,
-    MPI_COMBINER_SUBARRAY       = 311,
-    MPI_COMBINER_DARRAY         = 312,
-    MPI_COMBINER_F90_REAL       = 313,
-    MPI_COMBINER_F90_COMPLEX    = 314,
-    MPI_COMBINER_F90_INTEGER    = 315,
-    MPI_COMBINER_RESIZED        = 316,
-    MPI_COMBINER_VALUE_INDEX    = 317,
+    MPI_LOCK_EXCLUSIVE = 301,
+    MPI_LOCK_SHARED    = 302,
 
-    MPI_SEEK_CUR = 601,
-    MPI_SEEK_END = 602,
-    MPI_SEEK_SET = 603,
+    MPI_WIN_FLAVOR_CREATE   = 311,
+    MPI_WIN_FLAVOR_ALLOCATE = 312,
+    MPI_WIN_FLAVOR_DYNAMIC  = 313,
+    MPI_WIN_FLAVOR_SHARED   = 314,
 
-    /* Absent from commit 1283b9e although MPI_Type_match_size needs them;
-     * values taken from an earlier revision of the same reference header. */
-    MPI_TYPECLASS_REAL    = 801,
-    MPI_TYPECLASS_COMPLEX = 802,
-    MPI_TYPECLASS_INTEGER = 803,
+    MPI_WIN_UNIFIED  = 321,
+    MPI_WIN_SEPARATE = 322,
 
-    MPI_COMM_TYPE_SHARED          = 1001,
-    MPI_COMM_TYPE_HW_UNGUIDED     = 1002,
-    MPI_COMM_TYPE_HW_GUIDED       = 1003,
-    MPI_COMM_TYPE_RESOURCE_GUIDED = 1004,
+    MPI_SEEK_SET = 401,
+    MPI_SEEK_CUR = 402,
+    MPI_SEEK_END = 403
+};
+
+/* An offset, not an int: MPI_File_set_view takes it as its disp argument. */
+#define MPI_DISPLACEMENT_CURRENT ((MPI_Offset)-1)
+
+enum {
+    /* Zero is never a valid key, so a zeroed variable reads as "no key". */
+    MPI_KEYVAL_INVALID = 0,
 
     /* Predefined attribute keys of MPI_COMM_WORLD. */
-    MPI_TAG_UB          = 10001,
-    MPI_IO              = 10002,
-    MPI_HOST            = 10003,
-    MPI_WTIME_IS_GLOBAL = 10004,
-    MPI_APPNUM          = 10005,
-    MPI_LASTUSEDCODE    = 10006,
-    MPI_UNIVERSE_SIZE   = 10007,
+    MPI_TAG_UB          = 501,
+    MPI_IO              = 502,
+    MPI_HOST            = 503,
+    MPI_WTIME_IS_GLOBAL = 504,
+    MPI_UNIVERSE_SIZE   = 505,
+    MPI_APPNUM          = 506,
+    MPI_LASTUSEDCODE    = 507,
 
     /* Predefined attribute keys of every window. */
-    MPI_WIN_BASE          = 20001,
-    MPI_WIN_DISP_UNIT     = 20002,
-    MPI_WIN_SIZE          = 20003,
-    MPI_WIN_CREATE_FLAVOR = 20004,
-    MPI_WIN_MODEL         = 20005
+    MPI_WIN_BASE          = 601,
+    MPI_WIN_DISP_UNIT     = 602,
+    MPI_WIN_SIZE          = 603,
+    MPI_WIN_CREATE_FLAVOR = 604,
+    MPI_WIN_MODEL         = 605
 };
 
 typedef void (MPI_User_function)(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
@@ -474,75 +490,74 @@ typedef struct MPI_T_event_instance_t     *MPI_T_event_instance;
 #define MPI_T_PVAR_HANDLE_NULL  ((MPI_T_pvar_handle)0)
 #define MPI_T_PVAR_ALL_HANDLES  ((MPI_T_pvar_handle)1)
 
+
+/* Safety levels nest: each one's bits include those of every weaker level. */
 typedef enum MPI_T_cb_safety {
-    MPI_T_CB_REQUIRE_NONE              = 0,
-    MPI_T_CB_REQUIRE_MPI_RESTRICTED    = 1,
-    MPI_T_CB_REQUIRE_THREAD_SAFE       = 2,
-    MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE = 3
+    MPI_T_CB_REQUIRE_NONE              = 0x00,
+    MPI_T_CB_REQUIRE_MPI_RESTRICTED    = 0x03,
+    MPI_T_CB_REQUIRE_THREAD_SAFE       = 0x0f,
+    MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE = 0x3f
 } MPI_T_cb_safety;
 
 typedef enum MPI_T_source_order {
-    MPI_T_SOURCE_ORDERED   = 0,
-    MPI_T_SOURCE_UNORDERED = 1
+    MPI_T_SOURCE_ORDERED   = 1,
+    MPI_T_SOURCE_UNORDERED = 2
 } MPI_T_source_order;
 
+/* Audience in bits 4..5 (user, tuner, MPI developer), detail in bits 0..2. */
 enum {
-    MPI_T_VERBOSITY_USER_BASIC    = 0,
-    MPI_T_VERBOSITY_USER_DETAIL   = 1,
-    MPI_T_VERBOSITY_USER_ALL      = 2,
-    MPI_T_VERBOSITY_TUNER_BASIC   = 3,
-    MPI_T_VERBOSITY_TUNER_DETAIL  = 4,
-    MPI_T_VERBOSITY_TUNER_ALL     = 5,
-    MPI_T_VERBOSITY_MPIDEV_BASIC  = 6,
-    MPI_T_VERBOSITY_MPIDEV_DETAIL = 7,
-    MPI_T_VERBOSITY_MPIDEV_ALL    = 8
+    MPI_T_VERBOSITY_USER_BASIC    = 0x09,
+    MPI_T_VERBOSITY_USER_DETAIL   = 0x0a,
+    MPI_T_VERBOSITY_USER_ALL      = 0x0c,
+    MPI_T_VERBOSITY_TUNER_BASIC   = 0x11,
+    MPI_T_VERBOSITY_TUNER_DETAIL  = 0x12,
+    MPI_T_VERBOSITY_TUNER_ALL     = 0x14,
+    MPI_T_VERBOSITY_MPIDEV_BASIC  = 0x21,
+    MPI_T_VERBOSITY_MPIDEV_DETAIL = 0x22,
+    MPI_T_VERBOSITY_MPIDEV_ALL    = 0x24
 };
 
 enum {
-    MPI_T_BIND_NO_OBJECT      = 0,
-    MPI_T_BIND_MPI_COMM       = 1,
-    MPI_T_BIND_MPI_DATATYPE   = 2,
-    MPI_T_BIND_MPI_ERRHANDLER = 3,
-    MPI_T_BIND_MPI_FILE       = 4,
-    MPI_T_BIND_MPI_GROUP      = 5,
-    MPI_T_BIND_MPI_OP         = 6,
-    MPI_T_BIND_MPI_REQUEST    = 7,
-    MPI_T_BIND_MPI_SESSION    = 8,
+    MPI_T_BIND_NO_OBJECT      = 1,
+    MPI_T_BIND_MPI_COMM       = 2,
+    MPI_T_BIND_MPI_DATATYPE   = 3,
+    MPI_T_BIND_MPI_ERRHANDLER = 4,
+    MPI_T_BIND_MPI_FILE       = 5,
+    MPI_T_BIND_MPI_GROUP      = 6,
+    MPI_T_BIND_MPI_OP         = 7,
+    MPI_T_BIND_MPI_REQUEST    = 8,
     MPI_T_BIND_MPI_WIN        = 9,
     MPI_T_BIND_MPI_MESSAGE    = 10,
-    MPI_T_BIND_MPI_INFO       = 11
+    MPI_T_BIND_MPI_INFO       = 11,
+    MPI_T_BIND_MPI_SESSION    = 12
 };
 
 enum {
-    MPI_T_SCOPE_CONSTANT = 0,
-    MPI_T_SCOPE_READONLY = 1,
-    MPI_T_SCOPE_LOCAL    = 2,
-    MPI_T_SCOPE_GROUP    = 3,
-    MPI_T_SCOPE_GROUP_EQ = 4,
-    MPI_T_SCOPE_ALL      = 5,
-    MPI_T_SCOPE_ALL_EQ   = 6
+    MPI_T_SCOPE_CONSTANT = 1,
+    MPI_T_SCOPE_READONLY = 2,
+    MPI_T_SCOPE_LOCAL    = 3,
+    MPI_T_SCOPE_GROUP    = 4,
+    MPI_T_SCOPE_GROUP_EQ = 5,
+    MPI_T_SCOPE_ALL      = 6,
+    MPI_T_SCOPE_ALL_EQ   = 7
 };
 
 enum {
-    MPI_T_PVAR_CLASS_STATE         = 0,
-    MPI_T_PVAR_CLASS_LEVEL         = 1,
-    MPI_T_PVAR_CLASS_SIZE          = 2,
-    MPI_T_PVAR_CLASS_PERCENTAGE    = 3,
-    MPI_T_PVAR_CLASS_HIGHWATERMARK = 4,
-    MPI_T_PVAR_CLASS_LOWWATERMARK  = 5,
-    MPI_T_PVAR_CLASS_COUNTER       = 6,
-    MPI_T_PVAR_CLASS_AGGREGATE     = 7,
-    MPI_T_PVAR_CLASS_TIMER         = 8,
-    MPI_T_PVAR_CLASS_GENERIC       = 9
+    MPI_T_PVAR_CLASS_STATE         = 1,
+    MPI_T_PVAR_CLASS_LEVEL         = 2,
+    MPI_T_PVAR_CLASS_SIZE          = 3,
+    MPI_T_PVAR_CLASS_PERCENTAGE    = 4,
+    MPI_T_PVAR_CLASS_HIGHWATERMARK = 5,
+    MPI_T_PVAR_CLASS_LOWWATERMARK  = 6,
+    MPI_T_PVAR_CLASS_COUNTER       = 7,
+    MPI_T_PVAR_CLASS_AGGREGATE     = 8,
+    MPI_T_PVAR_CLASS_TIMER         = 9,
+    MPI_T_PVAR_CLASS_GENERIC       = 10
 };
 
 typedef void (MPI_T_event_cb_function)(MPI_T_event_instance event_instance, MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, void *user_data);
 typedef void (MPI_T_event_free_cb_function)(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, void *user_data);
 typedef void (MPI_T_event_dropped_cb_function)(MPI_Count count, MPI_T_event_registration event_registration, int source_index, MPI_T_cb_safety cb_safety, void *user_data);
-
-/* Fortran status sentinels are addresses, so they live in the library. */
-extern MPI_Fint *MPI_F_STATUS_IGNORE;
-extern MPI_Fint *MPI_F_STATUSES_IGNORE;
 
 /*
  * Functions, in the reference's alphabetical order so the two lists can be
@@ -550,7 +565,12 @@ extern MPI_Fint *MPI_F_STATUSES_IGNORE;
  * function here that src/api/ does not define gets a stub that reports
  * MPI_ERR_UNSUPPORTED_OPERATION.
  */
+int MPI_Abi_get_fortran_booleans(int logical_size, void *logical_true, void *logical_false, int *is_set);
+int MPI_Abi_get_fortran_info(MPI_Info *info);
+int MPI_Abi_get_info(MPI_Info *info);
 int MPI_Abi_get_version(int *abi_major, int *abi_minor);
+int MPI_Abi_set_fortran_booleans(int logical_size, void *logical_true, void *logical_false);
+int MPI_Abi_set_fortran_info(MPI_Info info);
 int MPI_Abort(MPI_Comm comm, int errorcode);
 int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
 int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
@@ -667,7 +687,6 @@ int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
 int MPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request);
 int MPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request);
-int MPI_F_sync_reg(void *buf);
 int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win);
 int MPI_File_call_errhandler(MPI_File fh, int errorcode);
 int MPI_File_close(MPI_File *fh);
@@ -926,9 +945,11 @@ int MPI_Pcontrol(const int level, ...);
 int MPI_Pready(int partition, MPI_Request request);
 int MPI_Pready_list(int length, const int array_of_partitions[], MPI_Request request);
 int MPI_Pready_range(int partition_low, int partition_high, MPI_Request request);
-int MPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request);
+int MPI_Precv_init(void *buf, int partitions, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request);
+int MPI_Precv_init_c(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request);
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status);
-int MPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request);
+int MPI_Psend_init(const void *buf, int partitions, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request);
+int MPI_Psend_init_c(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request);
 int MPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name);
 int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win);
 int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win);
@@ -960,9 +981,9 @@ int MPI_Remove_error_code(int errorcode);
 int MPI_Remove_error_string(int errorcode);
 int MPI_Request_free(MPI_Request *request);
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status);
-int MPI_Request_get_status_all(int count, MPI_Request array_of_requests[], int *flag, MPI_Status *array_of_statuses);
-int MPI_Request_get_status_any(int count, MPI_Request array_of_requests[], int *indx, int *flag, MPI_Status *status);
-int MPI_Request_get_status_some(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status *array_of_statuses);
+int MPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int *flag, MPI_Status *array_of_statuses);
+int MPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int *indx, int *flag, MPI_Status *status);
+int MPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status *array_of_statuses);
 int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request);
 int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request);
 int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request);
@@ -1009,16 +1030,15 @@ int MPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_In
 int MPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request);
 int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session);
 int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler);
-int MPI_Sizeof(void *x, int *size);
 int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
 int MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
 int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request);
 int MPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request);
 int MPI_Start(MPI_Request *request);
 int MPI_Startall(int count, MPI_Request array_of_requests[]);
-int MPI_Status_get_error(MPI_Status *status, int *error);
-int MPI_Status_get_source(MPI_Status *status, int *source);
-int MPI_Status_get_tag(MPI_Status *status, int *tag);
+int MPI_Status_get_error(const MPI_Status *status, int *error);
+int MPI_Status_get_source(const MPI_Status *status, int *source);
+int MPI_Status_get_tag(const MPI_Status *status, int *tag);
 int MPI_Status_set_cancelled(MPI_Status *status, int flag);
 int MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count);
 int MPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count);
@@ -1138,31 +1158,32 @@ MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
 double MPI_Wtick(void);
 double MPI_Wtime(void);
 
-/* Handle conversion for mixed C/Fortran programs. */
-int MPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status);
-int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status);
-MPI_Fint MPI_Comm_c2f(MPI_Comm comm);
-MPI_Comm MPI_Comm_f2c(MPI_Fint comm);
-MPI_Fint MPI_Errhandler_c2f(MPI_Errhandler errhandler);
-MPI_Errhandler MPI_Errhandler_f2c(MPI_Fint errhandler);
-MPI_Fint MPI_Type_c2f(MPI_Datatype datatype);
-MPI_Datatype MPI_Type_f2c(MPI_Fint datatype);
-MPI_Fint MPI_File_c2f(MPI_File file);
-MPI_File MPI_File_f2c(MPI_Fint file);
-MPI_Fint MPI_Group_c2f(MPI_Group group);
-MPI_Group MPI_Group_f2c(MPI_Fint group);
-MPI_Fint MPI_Info_c2f(MPI_Info info);
-MPI_Info MPI_Info_f2c(MPI_Fint info);
-MPI_Fint MPI_Message_c2f(MPI_Message message);
-MPI_Message MPI_Message_f2c(MPI_Fint message);
-MPI_Fint MPI_Op_c2f(MPI_Op op);
-MPI_Op MPI_Op_f2c(MPI_Fint op);
-MPI_Fint MPI_Request_c2f(MPI_Request request);
-MPI_Request MPI_Request_f2c(MPI_Fint request);
-MPI_Fint MPI_Session_c2f(MPI_Session session);
-MPI_Session MPI_Session_f2c(MPI_Fint session);
-MPI_Fint MPI_Win_c2f(MPI_Win win);
-MPI_Win MPI_Win_f2c(MPI_Fint win);
+/*
+ * Handle <-> integer conversion. The standard ABI replaces the c2f/f2c
+ * family with these; Fortran bindings layered on the ABI map c2f/f2c onto them.
+ */
+MPI_Comm MPI_Comm_fromint(int comm);
+int MPI_Comm_toint(MPI_Comm comm);
+MPI_Errhandler MPI_Errhandler_fromint(int errhandler);
+int MPI_Errhandler_toint(MPI_Errhandler errhandler);
+MPI_File MPI_File_fromint(int file);
+int MPI_File_toint(MPI_File file);
+MPI_Group MPI_Group_fromint(int group);
+int MPI_Group_toint(MPI_Group group);
+MPI_Info MPI_Info_fromint(int info);
+int MPI_Info_toint(MPI_Info info);
+MPI_Message MPI_Message_fromint(int message);
+int MPI_Message_toint(MPI_Message message);
+MPI_Op MPI_Op_fromint(int op);
+int MPI_Op_toint(MPI_Op op);
+MPI_Request MPI_Request_fromint(int request);
+int MPI_Request_toint(MPI_Request request);
+MPI_Session MPI_Session_fromint(int session);
+int MPI_Session_toint(MPI_Session session);
+MPI_Datatype MPI_Type_fromint(int datatype);
+int MPI_Type_toint(MPI_Datatype datatype);
+MPI_Win MPI_Win_fromint(int win);
+int MPI_Win_toint(MPI_Win win);
 
 /* Tool information interface. */
 int MPI_T_category_changed(int *update_number);

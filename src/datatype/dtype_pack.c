@@ -108,6 +108,13 @@ static inline size_t walk(char *buf, const rmpi_dtype_t *dt, size_t offset, char
         if (++s == dt->nseg) {
             s = 0;
             base += dt->extent;
+            /* Whole elements: no bookkeeping of where inside the element we are. */
+            for (; left >= dt->size; left -= dt->size, base += dt->extent)
+                for (size_t j = 0; j < dt->nseg; j++) {
+                    const rmpi_dtype_seg_t *h = &dt->segs[j];
+                    copy_blocks(base + h->off, h->stride, h->len, h->count, packed, dir);
+                    packed += h->len * h->count;
+                }
         }
     }
     return n;
