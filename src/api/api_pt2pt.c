@@ -143,6 +143,13 @@ static int send_blocking(const char *func, const void *buf, int count, rmpi_dtyp
     if (RMPI_UNLIKELY(dest == MPI_PROC_NULL))
         return MPI_SUCCESS;
     RMPI_LOCK();
+    /* the small-message path: no request at all */
+    if (RMPI_LIKELY(mode == RMPI_MODE_STD && rmpi_dtype_is_contig(dt, (size_t)count)) &&
+        rmpi_core_send_eager(rmpi_comm_world_rank(c, dest), c->ctx, c->rank, tag, rmpi_dtype_contig_ptr(buf, dt),
+                             (size_t)count * dt->size)) {
+        RMPI_UNLOCK();
+        return MPI_SUCCESS;
+    }
     rmpi_req_t *r = rmpi_api_send_req(buf, count, dt, dest, tag, c, mode);
     rmpi_api_arm(r);
     rmpi_core_isend(r);
@@ -247,14 +254,25 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
         return MPI_SUCCESS;
     }
     RMPI_LOCK();
-    rmpi_req_t *r = rmpi_api_recv_req(buf, count, dt, source, tag, c);
-    rmpi_api_arm(r);
+    rmpi_req_t stack_req, *r = &stack_req;
+    int contig = rmpi_dtype_is_contig(dt, (size_t)count);
+    if (RMPI_LIKELY(contig)) {
+        /* blocking receive of contiguous data: a request on the stack, nothing to set up */
+        rmpi_req_init_stack(r, RMPI_REQ_RECV);
+        r->buf = rmpi_dtype_contig_ptr(buf, dt);
+        r->len = (size_t)count * dt->size;
+        r->ctx = c->ctx, r->rank = source, r->tag = tag;
+    } else {
+        r = rmpi_api_recv_req(buf, count, dt, source, tag, c);
+        rmpi_api_arm(r);
+    }
     rmpi_core_irecv(r);
     rmpi_core_wait(r);
     rmpi_api_req_status(r, status);
     int err = r->st_err;
     size_t bytes = r->st_bytes;
-    rmpi_req_release(r);
+    if (!contig)
+        rmpi_req_release(r);
     RMPI_UNLOCK();
     if (RMPI_UNLIKELY(err))
         return RMPI_ERROR(c, err, "message from rank %d tag %d was truncated to %zu bytes (the receive buffer "

@@ -119,6 +119,25 @@ void rmpi_req_release(rmpi_req_t *req);
 /* Mark done, run the completion hook, release if the user freed it. */
 void rmpi_req_complete(rmpi_req_t *req);
 
+/* Blocking standard-mode send without a request: sends eagerly and returns 1 when len fits
+ * the peer's eager limit, else returns 0 and does nothing (use a request). */
+int rmpi_core_send_eager(int dest, uint32_t ctx, int src, int tag, const void *buf, size_t len);
+/* A request on the caller's stack for blocking calls (released by simply going out of scope
+ * once done; never handed to the user). */
+static inline void rmpi_req_init_stack(rmpi_req_t *r, int kind)
+{
+    r->magic = RMPI_REQ_MAGIC;
+    r->kind = (uint8_t)kind;
+    r->mode = 0;
+    r->flags = 0;
+    r->done = 0;
+    r->mr_valid = 0;
+    r->on_complete = NULL;
+    r->user2 = NULL;
+    r->udt = NULL;
+    r->link.next = r->link.prev = &r->link;
+}
+
 /* Post a send: req->buf/len/rank/ctx/tag/src/mode filled in. Never blocks. */
 int rmpi_core_isend(rmpi_req_t *req);
 /* Post a receive: req->buf/len/rank/ctx/tag filled in. Never blocks. */

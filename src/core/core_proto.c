@@ -68,6 +68,33 @@ static void release_mr(rmpi_req_t *r)
 
 /* ---- send side ---- */
 
+static inline void send_eager(rmpi_vc_t *vc, core_peer_t *cp, uint32_t ctx, int src, int tag, const void *buf,
+                              size_t len)
+{
+    if (cp->tx_valid && cp->tx_ctx == ctx && cp->tx_tag == tag && cp->tx_src == src && rmpi_hdr_cache) {
+        rmpi_vc_hdr_t h = {0, RMPI_F_EAGER_SHORT, 0};
+        struct iovec iov[2] = {{&h, sizeof h}, {(void *)buf, len}};
+        rmpi_vc_send(vc, iov, 2, sizeof h + len);
+        rmpi_core_stats.eager_short++;
+    } else {
+        wire_match_t m = {{0, RMPI_F_EAGER, 0}, ctx, src, tag};
+        struct iovec iov[2] = {{&m, sizeof m}, {(void *)buf, len}};
+        rmpi_vc_send(vc, iov, 2, sizeof m + len);
+        cp->tx_ctx = ctx, cp->tx_src = src, cp->tx_tag = tag, cp->tx_valid = 1;
+        rmpi_core_stats.eager_full++;
+    }
+}
+
+int rmpi_core_send_eager(int dest, uint32_t ctx, int src, int tag, const void *buf, size_t len)
+{
+    rmpi_vc_t *vc = rmpi_vc_get(dest);
+    core_peer_t *cp = rmpi_core_peer(vc);
+    if (RMPI_UNLIKELY(len > cp->eager_limit))
+        return 0;
+    send_eager(vc, cp, ctx, src, tag, buf, len);
+    return 1;
+}
+
 int rmpi_core_isend(rmpi_req_t *r)
 {
     rmpi_vc_t *vc = rmpi_vc_get(r->rank);
@@ -76,19 +103,7 @@ int rmpi_core_isend(rmpi_req_t *r)
     r->done = 0;
     if (RMPI_LIKELY(r->len <= cp->eager_limit)) {
         if (RMPI_LIKELY(r->mode != RMPI_MODE_SYNC)) {
-            if (cp->tx_valid && cp->tx_ctx == r->ctx && cp->tx_tag == r->tag && cp->tx_src == r->src &&
-                rmpi_hdr_cache) {
-                rmpi_vc_hdr_t h = {0, RMPI_F_EAGER_SHORT, 0};
-                struct iovec iov[2] = {{&h, sizeof h}, {r->buf, r->len}};
-                rmpi_vc_send(vc, iov, 2, sizeof h + r->len);
-                rmpi_core_stats.eager_short++;
-            } else {
-                wire_match_t m = {{0, RMPI_F_EAGER, 0}, r->ctx, r->src, r->tag};
-                struct iovec iov[2] = {{&m, sizeof m}, {r->buf, r->len}};
-                rmpi_vc_send(vc, iov, 2, sizeof m + r->len);
-                cp->tx_ctx = r->ctx, cp->tx_src = r->src, cp->tx_tag = r->tag, cp->tx_valid = 1;
-                rmpi_core_stats.eager_full++;
-            }
+            send_eager(vc, cp, r->ctx, r->src, r->tag, r->buf, r->len);
             rmpi_req_complete(r);
             return 0;
         }

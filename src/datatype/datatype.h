@@ -148,6 +148,9 @@ size_t rmpi_dtype_unpack(const void *in, size_t inlen, void *outbuf, size_t coun
  * element counts the whole basic elements it holds); MPI_UNDEFINED when `bytes` ends
  * inside a basic element. */
 MPI_Count rmpi_dtype_elements(const rmpi_dtype_t *dt, size_t bytes);
+/* Inverse of rmpi_dtype_elements (MPI_Status_set_elements): bytes taken by the first
+ * `n` basic elements of a stream of dt. */
+size_t rmpi_dtype_elements_bytes(const rmpi_dtype_t *dt, MPI_Count n);
 /* MPI_Get_count: whole elements in `bytes`, MPI_UNDEFINED when not a multiple of the
  * size (0 for a zero-size type). */
 MPI_Count rmpi_dtype_count(const rmpi_dtype_t *dt, size_t bytes);

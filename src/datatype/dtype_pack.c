@@ -212,3 +212,45 @@ MPI_Count rmpi_dtype_count(const rmpi_dtype_t *dt, size_t bytes)
         return 0;
     return bytes % dt->size ? MPI_UNDEFINED : (MPI_Count)(bytes / dt->size);
 }
+
+static size_t elements_bytes_partial(const rmpi_dtype_t *dt, MPI_Count n);
+
+static size_t elements_bytes(const rmpi_dtype_t *dt, MPI_Count n)
+{
+    if (n <= 0 || !dt->nbasic)
+        return 0;
+    if (dt->basic_size)
+        return (size_t)n * dt->basic_size;
+    return (size_t)(n / dt->nbasic) * dt->size + elements_bytes_partial(dt, n % dt->nbasic);
+}
+
+/* n < dt->nbasic basic elements of one element, in type-map order. */
+static size_t elements_bytes_partial(const rmpi_dtype_t *dt, MPI_Count n)
+{
+    if (!n)
+        return 0;
+    if (dt->predefined)
+        return dt->pair_first; /* n == 1 of a pair */
+    size_t np = rmpi_dtype_npieces(dt), bytes = 0;
+    rmpi_dtype_piece_t p;
+    if (rmpi_dtype_uniform_pieces(dt) && np) {
+        rmpi_dtype_piece(dt, 0, &p);
+        MPI_Count per = p.bl * p.t->nbasic;
+        return (size_t)(n / per) * (size_t)p.bl * p.t->size + elements_bytes(p.t, n % per);
+    }
+    for (size_t i = 0; i < np && n; i++) {
+        rmpi_dtype_piece(dt, i, &p);
+        if (p.bl <= 0 || !p.t->nbasic)
+            continue;
+        MPI_Count per = p.bl * p.t->nbasic;
+        if (n >= per) {
+            bytes += (size_t)p.bl * p.t->size;
+            n -= per;
+            continue;
+        }
+        return bytes + elements_bytes(p.t, n);
+    }
+    return bytes;
+}
+
+size_t rmpi_dtype_elements_bytes(const rmpi_dtype_t *dt, MPI_Count n) { return elements_bytes(dt, n); }

@@ -1,8 +1,8 @@
 /*
- * Pins include/mpi.h to the standard ABI: struct layout, integer widths, and
- * a sample of handle and constant values copied from the reference header
- * (mpiwg-abi/header_and_stub_library include/mpi.h, commit 1283b9e).
- * A failure here means binaries built against the reference would misbehave.
+ * Pins include/mpi.h to the MPI-5.0 standard ABI: struct layout, integer
+ * widths, and a sample of handle and constant values checked against the
+ * MPI Forum's reference header (mpi-forum/mpi-abi-stubs mpi.h, commit 90d88b0).
+ * A failure here means binaries built against the standard ABI would misbehave.
  */
 #include <mpi.h>
 
@@ -18,12 +18,17 @@ _Static_assert(offsetof(MPI_Status, internal) == 12, "hidden fields follow");
 _Static_assert(sizeof(((MPI_Status *)0)->internal) == 5 * sizeof(int), "five hidden ints");
 _Static_assert(sizeof(MPI_Aint) == sizeof(void *), "MPI_Aint is pointer sized");
 _Static_assert(sizeof(MPI_Offset) == 8 && sizeof(MPI_Count) == 8, "64-bit offset and count");
-_Static_assert(sizeof(MPI_Fint) == sizeof(int), "MPI_Fint is int");
 _Static_assert(sizeof(MPI_Comm) == sizeof(void *), "handles are pointers");
-_Static_assert(MPI_F_STATUS_SIZE * sizeof(MPI_Fint) == sizeof(MPI_Status),
+_Static_assert(MPI_F_STATUS_SIZE * sizeof(int) == sizeof(MPI_Status),
                "Fortran status has the C status size");
+_Static_assert(MPI_VERSION == 5 && MPI_SUBVERSION == 0, "MPI-5.0");
+_Static_assert(MPI_ABI_VERSION == 1 && MPI_ABI_SUBVERSION == 0, "standard ABI 1.0");
+_Static_assert(RMPI_ABI_VERSION_MAJOR == MPI_ABI_VERSION && RMPI_ABI_VERSION_MINOR == MPI_ABI_SUBVERSION,
+               "MPI_Abi_get_version reports the header's ABI version");
 _Static_assert(MPI_ERR_TRUNCATE == 15, "error class value");
-_Static_assert(MPI_ERR_UNSUPPORTED_OPERATION == 58, "error class value");
+_Static_assert(MPI_ERR_UNSUPPORTED_OPERATION == 55, "error class value");
+_Static_assert(MPI_THREAD_SINGLE < MPI_THREAD_FUNNELED && MPI_THREAD_FUNNELED < MPI_THREAD_SERIALIZED &&
+               MPI_THREAD_SERIALIZED < MPI_THREAD_MULTIPLE, "thread levels are ordered");
 
 static int failures;
 
@@ -76,34 +81,75 @@ int main(void)
     CHECK_HANDLE(MPI_2INT, 0x22b);
     CHECK_HANDLE(MPI_LONG_LONG_INT, 0x20b);
     CHECK_HANDLE(MPI_COMPLEX32, 0x2eb);
+    CHECK_HANDLE(MPI_LOGICAL, 0x218);
+    CHECK_HANDLE(MPI_INTEGER, 0x219);
+    CHECK_HANDLE(MPI_CHARACTER, 0x21e);
+    CHECK_HANDLE(MPI_LOGICAL1, 0x2c0);
+    CHECK_HANDLE(MPI_INTEGER1, 0x2c1);
+    CHECK_HANDLE(MPI_INTEGER4, 0x2d1);
+    CHECK_HANDLE(MPI_REAL8, 0x2da);
+    CHECK_HANDLE(MPI_INTEGER16, 0x2e1);
 
     CHECK_INT(MPI_SUCCESS, 0);
     CHECK_INT(MPI_ERR_TRUNCATE, 15);
     CHECK_INT(MPI_ERR_OTHER, 16);
     CHECK_INT(MPI_ERR_IN_STATUS, 19);
-    CHECK_INT(MPI_ERR_UNSUPPORTED_OPERATION, 58);
+    CHECK_INT(MPI_ERR_QUOTA, 44);
+    CHECK_INT(MPI_ERR_UNSUPPORTED_OPERATION, 55);
+    CHECK_INT(MPI_ERR_WIN, 56);
+    CHECK_INT(MPI_ERR_PROC_ABORTED, 58);
+    CHECK_INT(MPI_ERR_SESSION, 60);
     CHECK_INT(MPI_ERR_ERRHANDLER, 61);
-    CHECK_INT(MPI_T_ERR_PVAR_NO_ATOMIC, 1017);
+    CHECK_INT(MPI_ERR_ABI, 62);
+    CHECK_INT(MPI_T_ERR_CANNOT_INIT, 1001);
+    CHECK_INT(MPI_T_ERR_PVAR_NO_ATOMIC, 1018);
     CHECK_INT(MPI_ERR_LASTCODE, 0x3fff);
 
     CHECK_INT(MPI_ANY_SOURCE, -1);
-    CHECK_INT(MPI_PROC_NULL, -2);
-    CHECK_INT(MPI_ROOT, -3);
-    CHECK_INT(MPI_ANY_TAG, -31);
-    CHECK_INT(MPI_KEYVAL_INVALID, -127);
+    CHECK_INT(MPI_ANY_TAG, -2);
+    CHECK_INT(MPI_PROC_NULL, -3);
+    CHECK_INT(MPI_ROOT, -4);
     CHECK_INT(MPI_UNDEFINED, -32766);
+    CHECK_INT(MPI_KEYVAL_INVALID, 0);
+    CHECK_INT(MPI_DISPLACEMENT_CURRENT, -1);
+    CHECK_INT(sizeof(MPI_DISPLACEMENT_CURRENT), sizeof(MPI_Offset));
 
     CHECK_INT(MPI_THREAD_SINGLE, 0);
-    CHECK_INT(MPI_THREAD_MULTIPLE, 7);
+    CHECK_INT(MPI_THREAD_FUNNELED, 1024);
+    CHECK_INT(MPI_THREAD_SERIALIZED, 2048);
+    CHECK_INT(MPI_THREAD_MULTIPLE, 4096);
     CHECK_INT(MPI_MODE_NOCHECK, 1024);
-    CHECK_INT(MPI_COMBINER_VALUE_INDEX, 317);
-    CHECK_INT(MPI_SEEK_SET, 603);
-    CHECK_INT(MPI_TAG_UB, 10001);
-    CHECK_INT(MPI_WIN_MODEL, 20005);
+    CHECK_INT(MPI_COMBINER_NAMED, 101);
+    CHECK_INT(MPI_COMBINER_F90_INTEGER, 113);
+    CHECK_INT(MPI_COMBINER_VALUE_INDEX, 117);
+    CHECK_INT(MPI_TYPECLASS_INTEGER, 192);
+    CHECK_INT(MPI_TYPECLASS_COMPLEX, 194);
+    CHECK_INT(MPI_IDENT, 201);
+    CHECK_INT(MPI_CART, 211);
+    CHECK_INT(MPI_COMM_TYPE_SHARED, 221);
+    CHECK_INT(MPI_LOCK_EXCLUSIVE, 301);
+    CHECK_INT(MPI_LOCK_SHARED, 302);
+    CHECK_INT(MPI_WIN_FLAVOR_CREATE, 311);
+    CHECK_INT(MPI_WIN_UNIFIED, 321);
+    CHECK_INT(MPI_SEEK_SET, 401);
+    CHECK_INT(MPI_SEEK_END, 403);
+    CHECK_INT(MPI_TAG_UB, 501);
+    CHECK_INT(MPI_LASTUSEDCODE, 507);
+    CHECK_INT(MPI_WIN_BASE, 601);
+    CHECK_INT(MPI_WIN_MODEL, 605);
+    CHECK_INT(MPI_T_BIND_MPI_SESSION, 12);
+    CHECK_INT(MPI_T_VERBOSITY_USER_BASIC, 0x09);
+    CHECK_INT(MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE, 0x3f);
     CHECK_INT(MPI_MAX_PROCESSOR_NAME, 256);
+    CHECK_INT(MPI_MAX_PSET_NAME_LEN, 1024);
     CHECK_INT(MPI_BSEND_OVERHEAD, 512);
+    CHECK_INT(MPI_VERSION, 5);
+    CHECK_INT(MPI_SUBVERSION, 0);
+    CHECK_INT(MPI_ABI_VERSION, 1);
+    CHECK_INT(MPI_ABI_SUBVERSION, 0);
     CHECK_HANDLE(MPI_IN_PLACE, 1);
-    CHECK_HANDLE(MPI_UNWEIGHTED, 4);
+    CHECK_HANDLE(MPI_UNWEIGHTED, 10);
+    CHECK_HANDLE(MPI_WEIGHTS_EMPTY, 11);
 
     if (failures) {
         printf("abi_layout: %d check(s) failed\n", failures);

@@ -283,6 +283,10 @@ static int check_type(const tnode_t *t, int iter)
             bad = 1;
             break;
         }
+        if (e != MPI_UNDEFINED) {
+            size_t back = rmpi_dtype_elements_bytes(dt, e);
+            CHECK(back == b, "iter %d: elements_bytes(%lld) = %zu, expected %zu", iter, (long long)e, back, b);
+        }
     }
     free(ubuf);
     free(ubuf2);

@@ -47,8 +47,46 @@ static const expect_t expect[] = {
     E(MPI_REAL8, 8, 8, 1), E(MPI_COMPLEX8, 8, 8, 1), E(MPI_INTEGER16, 16, 16, 1), E(MPI_REAL16, 16, 16, 1),
     E(MPI_COMPLEX16, 16, 16, 1), E(MPI_COMPLEX32, 32, 32, 1),
 #ifdef MPIX_LOGICAL1
-    E(MPIX_LOGICAL1, 1, 1, 1), E(MPIX_REAL1, 1, 1, 1), E(MPIX_LOGICAL2, 2, 2, 1), E(MPIX_REAL2, 2, 2, 1),
-    E(MPIX_LOGICAL4, 4, 4, 1), E(MPIX_COMPLEX4, 4, 4, 1), E(MPIX_LOGICAL8, 8, 8, 1),
+    E(MPIX_LOGICAL1, 1, 1, 1),
+#endif
+#ifdef MPIX_REAL1
+    E(MPIX_REAL1, 1, 1, 1),
+#endif
+#ifdef MPIX_LOGICAL2
+    E(MPIX_LOGICAL2, 2, 2, 1),
+#endif
+#ifdef MPIX_REAL2
+    E(MPIX_REAL2, 2, 2, 1),
+#endif
+#ifdef MPIX_LOGICAL4
+    E(MPIX_LOGICAL4, 4, 4, 1),
+#endif
+#ifdef MPIX_COMPLEX4
+    E(MPIX_COMPLEX4, 4, 4, 1),
+#endif
+#ifdef MPIX_LOGICAL8
+    E(MPIX_LOGICAL8, 8, 8, 1),
+#endif
+#ifdef MPI_LOGICAL1
+    E(MPI_LOGICAL1, 1, 1, 1),
+#endif
+#ifdef MPI_LOGICAL2
+    E(MPI_LOGICAL2, 2, 2, 1),
+#endif
+#ifdef MPI_LOGICAL4
+    E(MPI_LOGICAL4, 4, 4, 1),
+#endif
+#ifdef MPI_LOGICAL8
+    E(MPI_LOGICAL8, 8, 8, 1),
+#endif
+#ifdef MPI_LOGICAL16
+    E(MPI_LOGICAL16, 16, 16, 1),
+#endif
+#ifdef MPI_REAL2
+    E(MPI_REAL2, 2, 2, 1),
+#endif
+#ifdef MPI_COMPLEX4
+    E(MPI_COMPLEX4, 4, 4, 1),
 #endif
 };
 
