@@ -47,7 +47,7 @@ typedef struct {
     int MPI_SOURCE;
     int MPI_TAG;
     int MPI_ERROR;
-    int internal[5];
+    int MPI_internal[5];
 } MPI_Status;
 
 /*

@@ -27,7 +27,7 @@ static const char *const err_names[] = {
     E(MPI_ERR_PROC_ABORTED), E(MPI_ERR_QUOTA), E(MPI_ERR_READ_ONLY), E(MPI_ERR_RMA_ATTACH), E(MPI_ERR_RMA_CONFLICT),
     E(MPI_ERR_RMA_RANGE), E(MPI_ERR_RMA_SHARED), E(MPI_ERR_RMA_SYNC), E(MPI_ERR_RMA_FLAVOR), E(MPI_ERR_SERVICE),
     E(MPI_ERR_SESSION), E(MPI_ERR_SIZE), E(MPI_ERR_SPAWN), E(MPI_ERR_UNSUPPORTED_DATAREP),
-    E(MPI_ERR_UNSUPPORTED_OPERATION), E(MPI_ERR_VALUE_TOO_LARGE), E(MPI_ERR_WIN), E(MPI_ERR_ERRHANDLER),
+    E(MPI_ERR_UNSUPPORTED_OPERATION), E(MPI_ERR_VALUE_TOO_LARGE), E(MPI_ERR_WIN), E(MPI_ERR_ERRHANDLER), E(MPI_ERR_ABI),
 #undef E
 };
 
@@ -56,6 +56,7 @@ static const char *const err_texts[] = {
     [MPI_ERR_PROC_ABORTED] = "a process aborted",
     [MPI_ERR_UNSUPPORTED_OPERATION] = "operation not supported by RailMPI yet",
     [MPI_ERR_ERRHANDLER] = "invalid error handler",
+    [MPI_ERR_ABI] = "the application and the library disagree on the ABI",
 };
 
 const char *rmpi_api_err_name(int code)

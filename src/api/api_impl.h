@@ -49,19 +49,19 @@ int rmpi_api_unsupported(const char *fname);
             return rmpi_api_not_initialized(__func__);             \
     } while (0)
 
-/* Status <-> request. internal[0..1] hold the byte count, internal[2] the cancel flag. */
+/* Status <-> request. MPI_internal[0..1] hold the byte count, MPI_internal[2] the cancel flag. */
 static inline void rmpi_status_set(MPI_Status *st, int src, int tag, int err, size_t bytes, int cancelled)
 {
     st->MPI_SOURCE = src;
     st->MPI_TAG = tag;
     st->MPI_ERROR = err;
-    st->internal[0] = (int)(uint32_t)(bytes & 0xffffffffu);
-    st->internal[1] = (int)(uint32_t)((uint64_t)bytes >> 32);
-    st->internal[2] = cancelled;
+    st->MPI_internal[0] = (int)(uint32_t)(bytes & 0xffffffffu);
+    st->MPI_internal[1] = (int)(uint32_t)((uint64_t)bytes >> 32);
+    st->MPI_internal[2] = cancelled;
 }
 static inline size_t rmpi_status_bytes(const MPI_Status *st)
 {
-    return (size_t)(uint32_t)st->internal[0] | ((size_t)(uint32_t)st->internal[1] << 32);
+    return (size_t)(uint32_t)st->MPI_internal[0] | ((size_t)(uint32_t)st->MPI_internal[1] << 32);
 }
 /* Fill st (unless MPI_STATUS_IGNORE) from a completed request. */
 void rmpi_api_req_status(const rmpi_req_t *r, MPI_Status *st);

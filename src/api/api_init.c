@@ -25,8 +25,11 @@ static int do_init(int required, int *provided)
     }
     rmpi_comm_init(info.rank, info.size);
     /* MULTIPLE is honoured with one library lock; everything below it is serialised. */
-    thread_level = required < MPI_THREAD_SINGLE ? MPI_THREAD_SINGLE
-                   : required > MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE : required;
+    /* the highest level not above the one asked for (levels are ordered but not dense) */
+    thread_level = required >= MPI_THREAD_MULTIPLE     ? MPI_THREAD_MULTIPLE
+                   : required >= MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED
+                   : required >= MPI_THREAD_FUNNELED   ? MPI_THREAD_FUNNELED
+                                                       : MPI_THREAD_SINGLE;
     rmpi_thread_multiple = thread_level == MPI_THREAD_MULTIPLE;
     main_thread = pthread_self();
     if (provided)

@@ -333,7 +333,7 @@ int MPI_Test_cancelled(const MPI_Status *status, int *flag)
 {
     RMPI_API_INIT_CHECK();
     RMPI_CHECK(status && flag, NULL, MPI_ERR_ARG, "status and flag must not be NULL");
-    *flag = status->internal[2] != 0;
+    *flag = status->MPI_internal[2] != 0;
     return MPI_SUCCESS;
 }
 
@@ -393,7 +393,7 @@ int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Coun
 int MPI_Status_set_cancelled(MPI_Status *status, int flag)
 {
     RMPI_CHECK(status, NULL, MPI_ERR_ARG, "status must not be NULL");
-    status->internal[2] = flag;
+    status->MPI_internal[2] = flag;
     return MPI_SUCCESS;
 }
 
@@ -403,6 +403,6 @@ int MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count
     rmpi_dtype_t *dt = rmpi_dtype_get(datatype);
     RMPI_CHECK(dt, NULL, MPI_ERR_TYPE, "invalid datatype");
     size_t bytes = (size_t)count * (dt->basic_size ? dt->basic_size : dt->size);
-    rmpi_status_set(status, status->MPI_SOURCE, status->MPI_TAG, status->MPI_ERROR, bytes, status->internal[2]);
+    rmpi_status_set(status, status->MPI_SOURCE, status->MPI_TAG, status->MPI_ERROR, bytes, status->MPI_internal[2]);
     return MPI_SUCCESS;
 }

@@ -14,8 +14,8 @@ _Static_assert(sizeof(MPI_Status) == 32, "MPI_Status is 8 ints");
 _Static_assert(offsetof(MPI_Status, MPI_SOURCE) == 0, "MPI_SOURCE first");
 _Static_assert(offsetof(MPI_Status, MPI_TAG) == 4, "MPI_TAG second");
 _Static_assert(offsetof(MPI_Status, MPI_ERROR) == 8, "MPI_ERROR third");
-_Static_assert(offsetof(MPI_Status, internal) == 12, "hidden fields follow");
-_Static_assert(sizeof(((MPI_Status *)0)->internal) == 5 * sizeof(int), "five hidden ints");
+_Static_assert(offsetof(MPI_Status, MPI_internal) == 12, "hidden fields follow");
+_Static_assert(sizeof(((MPI_Status *)0)->MPI_internal) == 5 * sizeof(int), "five hidden ints");
 _Static_assert(sizeof(MPI_Aint) == sizeof(void *), "MPI_Aint is pointer sized");
 _Static_assert(sizeof(MPI_Offset) == 8 && sizeof(MPI_Count) == 8, "64-bit offset and count");
 _Static_assert(sizeof(MPI_Comm) == sizeof(void *), "handles are pointers");
@@ -51,7 +51,7 @@ int main(void)
 
     check_long("offsetof(MPI_Status, MPI_TAG)", (long)((char *)&st.MPI_TAG - (char *)&st), 4);
     check_long("offsetof(MPI_Status, MPI_ERROR)", (long)((char *)&st.MPI_ERROR - (char *)&st), 8);
-    check_long("offsetof(MPI_Status, internal)", (long)((char *)st.internal - (char *)&st), 12);
+    check_long("offsetof(MPI_Status, MPI_internal)", (long)((char *)st.MPI_internal - (char *)&st), 12);
     CHECK_INT(sizeof(MPI_Status), 32);
     CHECK_INT(sizeof(MPI_Aint), sizeof(void *));
 
