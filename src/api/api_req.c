@@ -402,7 +402,7 @@ int MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count
     RMPI_CHECK(status && count >= 0, NULL, MPI_ERR_ARG, "status must not be NULL and count non-negative");
     rmpi_dtype_t *dt = rmpi_dtype_get(datatype);
     RMPI_CHECK(dt, NULL, MPI_ERR_TYPE, "invalid datatype");
-    size_t bytes = (size_t)count * (dt->basic_size ? dt->basic_size : dt->size);
+    size_t bytes = rmpi_dtype_elements_bytes(dt, count);
     rmpi_status_set(status, status->MPI_SOURCE, status->MPI_TAG, status->MPI_ERROR, bytes, status->MPI_internal[2]);
     return MPI_SUCCESS;
 }

@@ -13,6 +13,7 @@
  * user's reference: the handle dies at once, the object when the last reference goes.
  * Layout: every element is flattened at construction into segments (runs of equal
  * blocks at a fixed stride, merged where adjacent); pack order is type-map order.
+ * Past rmpi_dtype_flat_max segments a repeated multi-block child stays nested instead.
  * Threading: no internal locking. The caller holds the library lock for constructors,
  * free/retain/release and set_name; queries, pack and unpack only read the object.
  * No progress: nothing here blocks or talks to the network.
@@ -27,19 +28,26 @@
 #define RMPI_DTYPE_MAGIC 0x52445459u /* "RDTY" */
 #define RMPI_DTYPE_PREDEF_BASE 0x200u
 #define RMPI_DTYPE_PREDEF_COUNT 0x100u
+/* Segments per element beyond which repeated multi-block children are not expanded
+ * (default of rmpi_dtype_flat_max, which tests lower to exercise nesting). */
+#define RMPI_DTYPE_FLAT_MAX 4096
+
+typedef struct rmpi_dtype rmpi_dtype_t;
 
 /* `count` blocks of `len` bytes, the first at `off` from the element's origin and the
  * next ones `stride` bytes apart; `pos` is where the first byte lands in the packed
- * stream of one element. */
+ * stream of one element. When `sub` is set, each block is one whole element of that
+ * type (len == sub->size) rather than plain bytes: types whose flat form would be huge
+ * (a contiguous or vector of a struct) keep one level of nesting instead. */
 typedef struct rmpi_dtype_seg {
     MPI_Aint off;
     size_t len;
     size_t count;
     MPI_Aint stride;
     size_t pos;
+    const rmpi_dtype_t *sub;
 } rmpi_dtype_seg_t;
 
-typedef struct rmpi_dtype rmpi_dtype_t;
 struct rmpi_dtype {
     uint32_t magic;
     uint8_t predefined;
@@ -48,6 +56,7 @@ struct rmpi_dtype {
     uint8_t user_freed;    /* MPI_Type_free was called: the handle is no longer valid */
     uint8_t sticky_lb;     /* lb / ub come from a resize and propagate through constructors */
     uint8_t sticky_ub;
+    uint8_t nested;        /* some segment has a sub type */
     int refcount;
     MPI_Datatype handle;
 
@@ -76,6 +85,8 @@ struct rmpi_dtype {
     char name[MPI_MAX_OBJECT_NAME];
     void *attrs;           /* attribute list, owned by the api layer */
 };
+
+extern size_t rmpi_dtype_flat_max;
 
 /* Handle <-> object. NULL for MPI_DATATYPE_NULL, freed handles and detectable garbage. */
 rmpi_dtype_t *rmpi_dtype_get(MPI_Datatype h);
@@ -127,7 +138,7 @@ static inline void rmpi_dtype_get_true_extent(const rmpi_dtype_t *dt, MPI_Aint *
  * [rmpi_dtype_contig_ptr(buf, dt), + count * size): the zero-copy fast path. */
 static inline int rmpi_dtype_is_contig(const rmpi_dtype_t *dt, size_t count)
 {
-    return dt->contig || (count == 1 && dt->nseg == 1 && dt->segs[0].count == 1);
+    return dt->contig || (count == 1 && dt->nseg == 1 && dt->segs[0].count == 1 && !dt->segs[0].sub);
 }
 static inline void *rmpi_dtype_contig_ptr(const void *buf, const rmpi_dtype_t *dt)
 {

@@ -1,8 +1,11 @@
 /* Derived datatype constructors: record the arguments, compute bounds, flatten. */
 #include "dtype_impl.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+size_t rmpi_dtype_flat_max = RMPI_DTYPE_FLAT_MAX;
 
 size_t rmpi_dtype_npieces(const rmpi_dtype_t *dt)
 {
@@ -88,25 +91,27 @@ typedef struct seg_vec {
 } seg_vec_t;
 
 /* Append a run, merging it into the previous one when the two form a single block or
- * a single strided run; this is what keeps a vector of a vector at one segment. */
-static void seg_append(seg_vec_t *sv, MPI_Aint off, size_t len, size_t count, MPI_Aint stride)
+ * a single strided run; this is what keeps a vector of a vector at one segment. Runs of
+ * nested elements (sub) merge only into runs of the same sub type. */
+static void seg_append(seg_vec_t *sv, MPI_Aint off, size_t len, size_t count, MPI_Aint stride,
+                       const rmpi_dtype_t *sub)
 {
     if (!len || !count)
         return;
     if (count == 1)
         stride = 0;
-    else if (stride == (MPI_Aint)len) {
+    else if (stride == (MPI_Aint)len && !sub) {
         len *= count;
         count = 1;
         stride = 0;
     }
     if (sv->n) {
         rmpi_dtype_seg_t *l = &sv->v[sv->n - 1];
-        if (l->count == 1 && count == 1 && l->off + (MPI_Aint)l->len == off) {
+        if (!sub && !l->sub && l->count == 1 && count == 1 && l->off + (MPI_Aint)l->len == off) {
             l->len += len;
             return;
         }
-        if (l->len == len) {
+        if (l->len == len && l->sub == sub) {
             if (l->count == 1 && count == 1) {
                 l->stride = off - l->off;
                 l->count = 2;
@@ -131,28 +136,45 @@ static void seg_append(seg_vec_t *sv, MPI_Aint off, size_t len, size_t count, MP
         sv->cap = sv->cap ? 2 * sv->cap : 4;
         sv->v = rmpi_xrealloc(sv->v, sv->cap * sizeof(*sv->v));
     }
-    sv->v[sv->n++] = (rmpi_dtype_seg_t){ .off = off, .len = len, .count = count, .stride = stride };
+    sv->v[sv->n++] = (rmpi_dtype_seg_t){ .off = off, .len = len, .count = count, .stride = stride, .sub = sub };
 }
 
-/* `bl` copies of t's segments, the first at disp, each next one an extent further. */
-static void seg_append_piece(seg_vec_t *sv, MPI_Aint disp, size_t bl, const rmpi_dtype_t *t)
+/* Segments that `bl` copies of t add when expanded (1 when they fold into one run). */
+static size_t seg_cost(size_t bl, const rmpi_dtype_t *t)
+{
+    if (t->nseg == 1) {
+        const rmpi_dtype_seg_t *g = &t->segs[0];
+        if (g->count == 1 || t->extent == (MPI_Aint)g->count * g->stride)
+            return 1;
+    }
+    size_t c;
+    return __builtin_mul_overflow(bl, t->nseg, &c) ? SIZE_MAX : c;
+}
+
+/* `bl` copies of t's segments, the first at disp, each next one an extent further;
+ * with `nest`, copies that would not fold into one run become one nested run. */
+static void seg_append_piece(seg_vec_t *sv, MPI_Aint disp, size_t bl, const rmpi_dtype_t *t, int nest)
 {
     MPI_Aint ext = t->extent;
     if (t->nseg == 1) {
         const rmpi_dtype_seg_t *g = &t->segs[0];
         if (g->count == 1) {
-            seg_append(sv, disp + g->off, g->len, bl, ext);
+            seg_append(sv, disp + g->off, g->len, bl, ext, g->sub);
             return;
         }
         if (ext == (MPI_Aint)g->count * g->stride) {
-            seg_append(sv, disp + g->off, g->len, g->count * bl, g->stride);
+            seg_append(sv, disp + g->off, g->len, g->count * bl, g->stride, g->sub);
             return;
         }
+    }
+    if (nest && t->nseg) {
+        seg_append(sv, disp, t->size, bl, ext, t);
+        return;
     }
     for (size_t j = 0; j < bl; j++)
         for (size_t k = 0; k < t->nseg; k++) {
             const rmpi_dtype_seg_t *g = &t->segs[k];
-            seg_append(sv, disp + (MPI_Aint)j * ext + g->off, g->len, g->count, g->stride);
+            seg_append(sv, disp + (MPI_Aint)j * ext + g->off, g->len, g->count, g->stride, g->sub);
         }
 }
 
@@ -161,8 +183,16 @@ static void seg_append_piece(seg_vec_t *sv, MPI_Aint disp, size_t bl, const rmpi
  * the largest alignment of its members unless an upper bound was set explicitly). */
 static int dtype_build(rmpi_dtype_t *dt)
 {
-    size_t np = rmpi_dtype_npieces(dt);
+    size_t np = rmpi_dtype_npieces(dt), cost = 0;
     seg_vec_t sv = { 0 };
+    for (size_t i = 0; i < np && cost <= rmpi_dtype_flat_max; i++) {
+        rmpi_dtype_piece_t p;
+        rmpi_dtype_piece(dt, i, &p);
+        if (p.bl > 0) {
+            size_t c = seg_cost((size_t)p.bl, p.t);
+            cost = c > SIZE_MAX - cost ? SIZE_MAX : cost + c;
+        }
+    }
     int have_data = 0, have_nat_lb = 0, have_nat_ub = 0, mixed = 0, seen_basic = 0;
     MPI_Aint tlb = 0, tub = 0, slb = 0, sub = 0, nlb = 0, nub = 0;
     size_t size = 0;
@@ -217,7 +247,7 @@ static int dtype_build(rmpi_dtype_t *dt)
             nub = have_nat_ub && nub > c ? nub : c;
             have_nat_ub = 1;
         }
-        seg_append_piece(&sv, p.disp, bl, t);
+        seg_append_piece(&sv, p.disp, bl, t, cost > rmpi_dtype_flat_max);
     }
     dt->size = size;
     if (mixed)
@@ -246,7 +276,10 @@ static int dtype_build(rmpi_dtype_t *dt)
     }
     dt->segs = sv.n ? rmpi_xrealloc(sv.v, sv.n * sizeof(*sv.v)) : (free(sv.v), NULL);
     dt->nseg = sv.n;
-    dt->contig = sv.n == 0 || (sv.n == 1 && dt->segs[0].count == 1 && dt->extent == (MPI_Aint)size);
+    dt->nested = 0;
+    for (size_t k = 0; k < sv.n; k++)
+        dt->nested |= dt->segs[k].sub != NULL;
+    dt->contig = sv.n == 0 || (sv.n == 1 && dt->segs[0].count == 1 && !dt->segs[0].sub && dt->extent == (MPI_Aint)size);
     return MPI_SUCCESS;
 }
 

@@ -47,16 +47,62 @@ static size_t seg_find(const rmpi_dtype_t *dt, size_t within)
     return lo;
 }
 
+static void whole(char *base, const rmpi_dtype_t *dt, char *packed, const int dir);
+static size_t walk(char *buf, const rmpi_dtype_t *dt, size_t offset, char *packed, size_t n, const int dir);
+
+/* nb whole blocks of run g starting at user address p. */
+static inline void copy_run(const rmpi_dtype_seg_t *g, char *p, size_t nb, char *packed, const int dir)
+{
+    if (RMPI_LIKELY(!g->sub)) {
+        copy_blocks(p, g->stride, g->len, nb, packed, dir);
+        return;
+    }
+    for (size_t i = 0; i < nb; i++, p += g->stride, packed += g->len)
+        whole(p, g->sub, packed, dir);
+}
+
+/* Bytes [inner, inner + c) of the block of run g at user address p. */
+static inline void copy_part(const rmpi_dtype_seg_t *g, char *p, size_t inner, size_t c, char *packed, const int dir)
+{
+    if (RMPI_LIKELY(!g->sub))
+        copy_bytes(p + inner, packed, c, dir);
+    else
+        walk(p, g->sub, inner, packed, c, dir);
+}
+
+/* One whole element at base, without any offset bookkeeping. */
+static inline void whole_flat(char *base, const rmpi_dtype_t *dt, char *packed, const int dir)
+{
+    for (size_t j = 0; j < dt->nseg; j++) {
+        const rmpi_dtype_seg_t *g = &dt->segs[j];
+        copy_blocks(base + g->off, g->stride, g->len, g->count, packed, dir);
+        packed += g->len * g->count;
+    }
+}
+
+static void whole(char *base, const rmpi_dtype_t *dt, char *packed, const int dir)
+{
+    if (!dt->nested) {
+        whole_flat(base, dt, packed, dir);
+        return;
+    }
+    for (size_t j = 0; j < dt->nseg; j++) {
+        const rmpi_dtype_seg_t *g = &dt->segs[j];
+        copy_run(g, base + g->off, g->count, packed, dir);
+        packed += g->len * g->count;
+    }
+}
+
 /* Move n packed bytes starting at stream offset `offset` between buf and packed;
  * the caller has clipped n to the stream. */
-static inline size_t walk(char *buf, const rmpi_dtype_t *dt, size_t offset, char *packed, size_t n, const int dir)
+static size_t walk(char *buf, const rmpi_dtype_t *dt, size_t offset, char *packed, size_t n, const int dir)
 {
     size_t elem = offset / dt->size, within = offset % dt->size;
     char *base = buf + (MPI_Aint)elem * dt->extent;
     size_t left = n;
 
-    /* One block per element: the elements themselves form a strided run. */
-    if (dt->nseg == 1 && dt->segs[0].count == 1) {
+    /* One plain block per element: the elements themselves form a strided run. */
+    if (dt->nseg == 1 && dt->segs[0].count == 1 && !dt->segs[0].sub) {
         const size_t len = dt->segs[0].len;
         char *p = base + dt->segs[0].off;
         if (within) {
@@ -84,7 +130,7 @@ static inline size_t walk(char *buf, const rmpi_dtype_t *dt, size_t offset, char
         char *p = base + g->off + (MPI_Aint)k * g->stride;
         if (inner) {
             size_t c = RMPI_MIN(g->len - inner, left);
-            copy_bytes(p + inner, packed, c, dir);
+            copy_part(g, p, inner, c, packed, dir);
             packed += c;
             left -= c;
             if (!left)
@@ -94,14 +140,14 @@ static inline size_t walk(char *buf, const rmpi_dtype_t *dt, size_t offset, char
             p += g->stride;
         }
         size_t nb = RMPI_MIN(g->count - k, left / g->len);
-        copy_blocks(p, g->stride, g->len, nb, packed, dir);
+        copy_run(g, p, nb, packed, dir);
         packed += nb * g->len;
         left -= nb * g->len;
         k += nb;
         if (k < g->count) {
             /* Less than a block left: its head ends the request. */
             if (left)
-                copy_bytes(p + (MPI_Aint)nb * g->stride, packed, left, dir);
+                copy_part(g, p + (MPI_Aint)nb * g->stride, 0, left, packed, dir);
             break;
         }
         k = 0;
@@ -109,12 +155,12 @@ static inline size_t walk(char *buf, const rmpi_dtype_t *dt, size_t offset, char
             s = 0;
             base += dt->extent;
             /* Whole elements: no bookkeeping of where inside the element we are. */
-            for (; left >= dt->size; left -= dt->size, base += dt->extent)
-                for (size_t j = 0; j < dt->nseg; j++) {
-                    const rmpi_dtype_seg_t *h = &dt->segs[j];
-                    copy_blocks(base + h->off, h->stride, h->len, h->count, packed, dir);
-                    packed += h->len * h->count;
-                }
+            if (!dt->nested)
+                for (; left >= dt->size; left -= dt->size, base += dt->extent, packed += dt->size)
+                    whole_flat(base, dt, packed, dir);
+            else
+                for (; left >= dt->size; left -= dt->size, base += dt->extent, packed += dt->size)
+                    whole(base, dt, packed, dir);
         }
     }
     return n;

@@ -1,7 +1,6 @@
 /* Predefined datatypes: one static object per handle value, handle <-> object. */
 #include "dtype_impl.h"
 
-#include <complex.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>

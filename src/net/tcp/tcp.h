@@ -111,20 +111,27 @@ typedef struct rmpi_tcp_listener {
     struct sockaddr_in addr;
 } rmpi_tcp_listener_t;
 
-/* A queued piece of output: header bytes then data (borrowed, or the copy[] tail). */
+/* A queued piece of output: header bytes then data (borrowed, or the copy[] tail).
+ * A put waits in txq as a put source (is_put) that the writer cuts into PUT frames of at
+ * most rail->chunk bytes, so replies in rdq (get data, PUT_ERR) can pass between them. */
 typedef struct rmpi_tcp_tx {
     rmpi_list_t link;
     size_t hlen, dlen, off;     /* off counts over hdr then data */
     const char *data;
-    rmpi_net_op_t *op;          /* put: completes when the last byte is in the kernel */
-    uint64_t put_id;
+    rmpi_net_op_t *op;          /* put: completes when its last byte is in the kernel */
+    uint64_t put_id;            /* put source and its PUT frames: the put's id */
+    int is_put, put_failed;
+    uint64_t raddr, rkey;       /* put source: target range still to send */
+    size_t psent;
     uint8_t hdr[RMPI_TCP_HDR_MAX];
     char copy[];
 } rmpi_tcp_tx_t;
 
-/* A get this process serves as target: streamed as GET_RESP chunks of rail->chunk bytes. */
+/* A reply this process owes: a get it serves (GET_RESP chunks of rail->chunk bytes, or
+ * GET_ERR) or the refusal of a put (PUT_ERR). Replies are not ordered with frames. */
 typedef struct rmpi_tcp_rd {
     rmpi_list_t link;
+    unsigned type;              /* RMPI_TCP_GET_RESP or RMPI_TCP_PUT_ERR */
     uint64_t id, rkey;
     const char *base;
     size_t len, sent;
@@ -171,6 +178,7 @@ typedef struct rmpi_tcp_conn {
     char *rx_dst;               /* where the payload goes */
     size_t rx_plen, rx_pgot;
     int rx_discard;             /* payload of a refused put: read and drop */
+    uint64_t rx_refused_put;    /* id of the last refused put: its later frames are dropped quietly */
     rmpi_tcp_get_t *rx_get;     /* GET_RESP target */
     char *rxbuf;                /* DATA frames, delivered in place */
     size_t rxcap;
@@ -191,9 +199,8 @@ struct rmpi_tcp_peer {
     rmpi_list_t txq;            /* ordered frames and put data */
     rmpi_list_t rdq;            /* gets we serve, interleaved with txq chunk by chunk */
     rmpi_list_t gets;           /* gets we wait for, in request order */
-    rmpi_tcp_tx_t *cur_chunk;   /* partially written GET_RESP chunk: finish it first */
+    rmpi_tcp_tx_t *cur_chunk;   /* a GET_RESP or PUT frame being written: finish it first */
     int rd_turn;                /* alternation between txq and rdq */
-    size_t queued;              /* bytes waiting in txq (for describe/stats) */
 
     int have_card, naddr, addr_next;
     struct sockaddr_in addr[RMPI_TCP_MAX_IFACES];
@@ -307,8 +314,11 @@ int rmpi_tcp_on_get_resp(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *
 void rmpi_tcp_get_data_done(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c);
 void rmpi_tcp_on_get_err(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *ext);
 void rmpi_tcp_on_put_err(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *ext);
-/* Next GET_RESP/GET_ERR chunk from p's rdq as a tx item (NULL if none). */
+/* Next reply frame from p's rdq as a tx item (NULL if none). */
 rmpi_tcp_tx_t *rmpi_tcp_rd_next_chunk(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p);
+/* Next PUT frame cut from the put source t at the head of txq (removes t after the last;
+ * a refused put is completed instead and NULL returned). */
+rmpi_tcp_tx_t *rmpi_tcp_put_next_chunk(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_tx_t *t);
 
 /* Stamp op complete now; its callback runs from rmpi_tcp_run_completions. */
 void rmpi_tcp_op_done(rmpi_tcp_rail_t *r, rmpi_net_op_t *op, int status);

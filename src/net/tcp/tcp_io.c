@@ -37,6 +37,9 @@ rmpi_tcp_tx_t *rmpi_tcp_tx_new(size_t copy_len)
     t->data = NULL;
     t->op = NULL;
     t->put_id = 0;
+    t->is_put = t->put_failed = 0;
+    t->raddr = t->rkey = 0;
+    t->psent = 0;
     return t;
 }
 
@@ -61,7 +64,6 @@ static void want_output(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
 void rmpi_tcp_queue_tx(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_tx_t *t)
 {
     rmpi_list_push_back(&p->txq, &t->link);
-    p->queued += t->hlen + t->dlen - t->off;
     if (p->state == RMPI_TCP_PEER_ESTABLISHED)
         want_output(r, p);
     else
@@ -75,7 +77,6 @@ void rmpi_tcp_queue_ctrl(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *
     t->hlen = hlen;
     if (front) {
         rmpi_list_push_front(&p->txq, &t->link);
-        p->queued += hlen;
         want_output(r, p);
     } else {
         rmpi_tcp_queue_tx(r, p, t);
@@ -120,6 +121,43 @@ static size_t add_iov(struct iovec *iov, int *n, const rmpi_tcp_tx_t *t)
     return added;
 }
 
+/* Choose what the next write carries: the frame in progress, a reply (get data or
+ * PUT_ERR) or the ordered queue, alternating so replies are not held back by this rank's
+ * own traffic for longer than one chunk. Returns the number of items in items[]. */
+static int next_items(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_tx_t **items, int max,
+                      struct iovec *iov, int *niov, size_t *bytes)
+{
+    for (;;) {
+        rmpi_tcp_tx_t *head = rmpi_list_empty(&p->txq) ? NULL : (rmpi_tcp_tx_t *)p->txq.next;
+        if (!p->cur_chunk && !rmpi_list_empty(&p->rdq) && (!head || (p->rd_turn && head->off == 0))) {
+            p->cur_chunk = rmpi_tcp_rd_next_chunk(r, p);
+            p->rd_turn = 0;
+        } else if (!p->cur_chunk && head && head->is_put) {
+            p->cur_chunk = rmpi_tcp_put_next_chunk(r, p, head);
+            p->rd_turn = 1;
+            if (!p->cur_chunk)
+                continue;   /* a refused put was dropped: look again */
+        }
+        break;
+    }
+    if (p->cur_chunk) {
+        items[0] = p->cur_chunk;
+        *bytes += add_iov(iov, niov, p->cur_chunk);
+        return 1;
+    }
+    int nit = 0;
+    rmpi_list_t *pos;
+    rmpi_list_for_each(pos, &p->txq) {
+        rmpi_tcp_tx_t *t = (rmpi_tcp_tx_t *)pos;
+        if (t->is_put || nit == max || (nit && *bytes >= r->chunk))
+            break;
+        items[nit++] = t;
+        *bytes += add_iov(iov, niov, t);
+    }
+    p->rd_turn = 1;
+    return nit;
+}
+
 void rmpi_tcp_flush(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
 {
     for (int round = 0; round < 64; round++) {
@@ -128,32 +166,11 @@ void rmpi_tcp_flush(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
             return;
         struct iovec iov[RMPI_TCP_IOV_MAX];
         rmpi_tcp_tx_t *items[RMPI_TCP_IOV_MAX / 2];
-        int niov = 0, nit = 0;
+        int niov = 0;
         size_t bytes = 0;
-
-        /* Gets we serve interleave with the ordered queue at item boundaries, so a large
-         * read response does not hold back this rank's own frames for its whole length. */
-        rmpi_tcp_tx_t *head = rmpi_list_empty(&p->txq) ? NULL : (rmpi_tcp_tx_t *)p->txq.next;
-        if (!p->cur_chunk && !rmpi_list_empty(&p->rdq) && (!head || (p->rd_turn && head->off == 0)))
-            p->cur_chunk = rmpi_tcp_rd_next_chunk(r, p);
-        if (p->cur_chunk) {
-            items[nit++] = p->cur_chunk;
-            bytes += add_iov(iov, &niov, p->cur_chunk);
-            p->rd_turn = 0;
-        } else {
-            rmpi_list_t *pos;
-            rmpi_list_for_each(pos, &p->txq) {
-                if (nit == (int)RMPI_ARRAY_LEN(items) || (nit && bytes >= r->chunk))
-                    break;
-                items[nit] = (rmpi_tcp_tx_t *)pos;
-                bytes += add_iov(iov, &niov, items[nit]);
-                nit++;
-            }
-            p->rd_turn = 1;
-        }
+        int nit = next_items(r, p, items, (int)RMPI_ARRAY_LEN(items), iov, &niov, &bytes);
         if (!nit)
             break;
-
         ssize_t w = rmpi_tcp_writev(c->fd, NULL, 0, iov, niov);
         if (w < 0) {
             rmpi_tcp_peer_fail(r, p, "%s", w == -EPIPE || w == -ECONNRESET ? "connection reset by peer"
@@ -167,18 +184,14 @@ void rmpi_tcp_flush(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
             size_t rest = t->hlen + t->dlen - t->off;
             if (left < rest) {
                 t->off += left;
-                if (t != p->cur_chunk)
-                    p->queued -= left;
                 break;
             }
             left -= rest;
-            if (t == p->cur_chunk) {
+            if (t == p->cur_chunk)
                 p->cur_chunk = NULL;
-            } else {
+            else
                 rmpi_list_remove(&t->link);
-                p->queued -= rest;
-                r->stat_frames_tx++;
-            }
+            r->stat_frames_tx++;
             if (t->op)
                 rmpi_tcp_op_done(r, t->op, t->op->status);
             free(t);
@@ -218,7 +231,8 @@ void rmpi_tcp_fail_ops(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, int status)
         if (op)
             rmpi_tcp_op_done(r, op, status);
     }
-    p->queued = 0;
+    if (p->cur_chunk && p->cur_chunk->op)
+        rmpi_tcp_op_done(r, p->cur_chunk->op, status);
     free(p->cur_chunk);
     p->cur_chunk = NULL;
     while (!rmpi_list_empty(&p->rdq)) {

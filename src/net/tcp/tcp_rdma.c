@@ -1,3 +1,4 @@
+#include <stdio.h>
 /* Emulated RDMA: the registration table, get (GET_REQ / GET_RESP chunks / GET_ERR) and put
  * (PUT header + data landing in the target buffer / PUT_ERR). */
 #include "tcp.h"
@@ -74,41 +75,28 @@ int rmpi_tcp_mr_check(rmpi_tcp_rail_t *r, uint64_t rkey, uint64_t raddr, size_t 
     return 0;
 }
 
-/* Write what the socket takes now; queue the rest with data borrowed from the caller. */
-static void emit(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *hdr, size_t hlen,
-                 const void *data, size_t dlen, rmpi_net_op_t *op, uint64_t put_id)
+/* A header-only frame in the ordered queue: written at once when nothing waits before it. */
+static void emit_ctrl(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *hdr, size_t hlen)
 {
     size_t off = 0;
     if (rmpi_tcp_can_write_now(p)) {
-        struct iovec iov = {(void *)data, dlen};
-        ssize_t w = rmpi_tcp_writev(p->conn->fd, hdr, hlen, &iov, dlen ? 1 : 0);
+        ssize_t w = rmpi_tcp_writev(p->conn->fd, hdr, hlen, NULL, 0);
         if (w < 0) {
             rmpi_tcp_peer_fail(r, p, "%s", w == -EPIPE || w == -ECONNRESET ? "connection reset by peer"
                                                                              : strerror((int)-w));
-        } else {
-            r->stat_bytes_tx += (uint64_t)w;
-            off = (size_t)w;
-            if (off == hlen + dlen) {
-                r->stat_frames_tx++;
-                if (op)
-                    rmpi_tcp_op_done(r, op, op->status);
-                return;
-            }
+            return;
         }
+        r->stat_bytes_tx += (uint64_t)w;
+        if ((size_t)w == hlen) {
+            r->stat_frames_tx++;
+            return;
+        }
+        off = (size_t)w;
     }
     rmpi_tcp_tx_t *t = rmpi_tcp_tx_new(0);
     memcpy(t->hdr, hdr, hlen);
     t->hlen = hlen;
-    t->data = data;
-    t->dlen = dlen;
     t->off = off;
-    t->op = op;
-    t->put_id = put_id;
-    if (p->state == RMPI_TCP_PEER_LOST) {
-        /* Failed just now: the op completes with an error when the loss is reaped. */
-        rmpi_list_push_back(&p->txq, &t->link);
-        return;
-    }
     rmpi_tcp_queue_tx(r, p, t);
 }
 
@@ -150,7 +138,7 @@ int rmpi_tcp_get(rmpi_rail_t *rail, int peer, void *local, size_t len, uint64_t 
     rmpi_tcp_st64(e + 8, raddr);
     rmpi_tcp_st64(e + 16, rkey);
     rmpi_tcp_st64(e + 24, len);
-    emit(r, p, h, hl, NULL, 0, NULL, 0);
+    emit_ctrl(r, p, h, hl);
     return 0;
 }
 
@@ -162,31 +150,53 @@ int rmpi_tcp_put(rmpi_rail_t *rail, int peer, const void *local, size_t len, uin
     if (!p)
         return -ECONNRESET;
     op_start(rail, op);
-    uint64_t id = ++r->next_id;
-    uint8_t h[RMPI_TCP_HDR_MAX];
-    size_t hl = rmpi_tcp_hdr(h, RMPI_TCP_PUT, 0);
-    uint8_t *e = h + RMPI_TCP_BASE_HDR;
-    rmpi_tcp_st64(e, id);
-    rmpi_tcp_st64(e + 8, raddr);
-    rmpi_tcp_st64(e + 16, rkey);
-    rmpi_tcp_st64(e + 24, len);
-    emit(r, p, h, hl, local, len, op, id);
+    rmpi_tcp_tx_t *t = rmpi_tcp_tx_new(0);
+    t->is_put = 1;
+    t->put_id = ++r->next_id;
+    t->data = local;
+    t->dlen = len;
+    t->raddr = raddr;
+    t->rkey = rkey;
+    t->op = op;
+    rmpi_tcp_queue_tx(r, p, t);
+    if (p->state == RMPI_TCP_PEER_ESTABLISHED)
+        rmpi_tcp_flush(r, p);
     return 0;
 }
 
-static void send_err(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, unsigned type, uint64_t id, int err)
+rmpi_tcp_tx_t *rmpi_tcp_put_next_chunk(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_tx_t *t)
 {
-    uint8_t h[RMPI_TCP_HDR_MAX];
-    size_t hl = rmpi_tcp_hdr(h, type, 0);
-    rmpi_tcp_st64(h + RMPI_TCP_BASE_HDR, id);
-    rmpi_tcp_st32(h + RMPI_TCP_BASE_HDR + 8, (uint32_t)err);
-    rmpi_tcp_st32(h + RMPI_TCP_BASE_HDR + 12, 0);
-    emit(r, p, h, hl, NULL, 0, NULL, 0);
+    if (t->put_failed) {
+        rmpi_list_remove(&t->link);
+        rmpi_tcp_op_done(r, t->op, t->op->status);
+        free(t);
+        return NULL;
+    }
+    size_t n = RMPI_MIN(r->chunk, t->dlen - t->psent);
+    rmpi_tcp_tx_t *c = rmpi_tcp_tx_new(0);
+    c->hlen = rmpi_tcp_hdr(c->hdr, RMPI_TCP_PUT, 0);
+    uint8_t *e = c->hdr + RMPI_TCP_BASE_HDR;
+    rmpi_tcp_st64(e, t->put_id);
+    rmpi_tcp_st64(e + 8, t->raddr + t->psent);
+    rmpi_tcp_st64(e + 16, t->rkey);
+    rmpi_tcp_st64(e + 24, n);
+    c->data = t->data + t->psent;
+    c->dlen = n;
+    c->put_id = t->put_id;
+    t->psent += n;
+    if (t->psent == t->dlen) {
+        if (t->dlen > 1000000) fprintf(stderr, "DBG rank %d last chunk cut at %llu ns\n", r->env.rank, (unsigned long long)rmpi_time_ns());
+        c->op = t->op;   /* the put completes with its last frame */
+        rmpi_list_remove(&t->link);
+        free(t);
+    }
+    return c;
 }
 
 void rmpi_tcp_on_get_req(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *e)
 {
     rmpi_tcp_rd_t *rd = rmpi_xmalloc(sizeof(*rd));
+    rd->type = RMPI_TCP_GET_RESP;
     rd->id = rmpi_tcp_ld64(e);
     uint64_t raddr = rmpi_tcp_ld64(e + 8);
     rd->rkey = rmpi_tcp_ld64(e + 16);
@@ -209,14 +219,22 @@ rmpi_tcp_tx_t *rmpi_tcp_rd_next_chunk(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
     if (rmpi_list_empty(&p->rdq))
         return NULL;
     rmpi_tcp_rd_t *rd = (rmpi_tcp_rd_t *)p->rdq.next;
+    rmpi_tcp_tx_t *t = rmpi_tcp_tx_new(0);
+    uint8_t *e = t->hdr + RMPI_TCP_BASE_HDR;
+    rmpi_tcp_st64(e, rd->id);
+    if (rd->type == RMPI_TCP_PUT_ERR) {
+        t->hlen = rmpi_tcp_hdr(t->hdr, RMPI_TCP_PUT_ERR, 0);
+        rmpi_tcp_st32(e + 8, (uint32_t)rd->err);
+        rmpi_tcp_st32(e + 12, 0);
+        rmpi_list_remove(&rd->link);
+        free(rd);
+        return t;
+    }
     size_t n = RMPI_MIN(r->chunk, rd->len - rd->sent);
     /* Checked again per chunk: a region deregistered mid-read ends the read with EFAULT
      * instead of sending freed memory. */
     if (!rd->err)
         rd->err = rmpi_tcp_mr_check(r, rd->rkey, (uint64_t)(uintptr_t)(rd->base + rd->sent), n);
-    rmpi_tcp_tx_t *t = rmpi_tcp_tx_new(0);
-    uint8_t *e = t->hdr + RMPI_TCP_BASE_HDR;
-    rmpi_tcp_st64(e, rd->id);
     if (rd->err) {
         t->hlen = rmpi_tcp_hdr(t->hdr, RMPI_TCP_GET_ERR, 0);
         rmpi_tcp_st32(e + 8, (uint32_t)rd->err);
@@ -289,12 +307,20 @@ void rmpi_tcp_on_put_hdr(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *
     c->rx_plen = (size_t)len;
     c->rx_discard = len > SIZE_MAX || rmpi_tcp_mr_check(r, rkey, raddr, (size_t)len) != 0;
     c->rx_dst = c->rx_discard ? NULL : (char *)(uintptr_t)raddr;
-    if (c->rx_discard) {
+    /* One refusal per put: its remaining frames (it may be cut in several) are dropped. */
+    if (c->rx_discard && c->rx_refused_put != id) {
+        c->rx_refused_put = id;
         rmpi_warn("tcp: rank %d tried to write %llu bytes at %#llx with rkey %#llx, which no "
                   "registration of rank %d covers; the data is dropped and the write fails.",
                   p->rank, (unsigned long long)len, (unsigned long long)raddr,
                   (unsigned long long)rkey, r->env.rank);
-        send_err(r, p, RMPI_TCP_PUT_ERR, id, -EFAULT);
+        fprintf(stderr, "DBG rank %d refusing at %llu ns\n", r->env.rank, (unsigned long long)rmpi_time_ns());
+        rmpi_tcp_rd_t *rd = rmpi_xcalloc(1, sizeof(*rd));
+        rd->type = RMPI_TCP_PUT_ERR;
+        rd->id = id;
+        rd->err = -EFAULT;
+        rmpi_list_push_back(&p->rdq, &rd->link);
+        rmpi_tcp_flush(r, p);
     }
 }
 
@@ -302,14 +328,24 @@ void rmpi_tcp_on_put_err(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *
 {
     uint64_t id = rmpi_tcp_ld64(e);
     int err = (int32_t)rmpi_tcp_ld32(e + 8);
+    err = err < 0 ? err : -EFAULT;
+    /* Still sending: stop cutting frames and complete with the error once the frame being
+     * written is out. */
+    rmpi_tcp_tx_t *cur = p->cur_chunk;
+    if (cur && cur->put_id == id && cur->op) {
+        cur->op->status = err;
+        return;
+    }
     rmpi_list_t *pos;
     rmpi_list_for_each(pos, &p->txq) {
         rmpi_tcp_tx_t *t = (rmpi_tcp_tx_t *)pos;
-        if (t->put_id == id && t->op) {
-            t->op->status = err < 0 ? err : -EFAULT;   /* reported when its last byte is out */
+        if (t->is_put && t->put_id == id) {
+            t->op->status = err;
+            t->put_failed = 1;
             return;
         }
     }
+    fprintf(stderr, "DBG rank %d PUT_ERR id %llu not found at %llu ns, bytes_tx %llu\n", r->env.rank, (unsigned long long)id, (unsigned long long)rmpi_time_ns(), (unsigned long long)r->stat_bytes_tx);
     /* The put already completed locally (its data was in the kernel): nothing can carry the
      * error to the caller any more, so it ends the connection with a clear reason. */
     rmpi_tcp_peer_fail(r, p, "rank %d refused an emulated RDMA write (put %llu): the target range is "

@@ -224,6 +224,20 @@ int main(void)
     dt = vector(100000, 1, 2, MPI_DOUBLE);
     CHECK(dt->nseg == 1, "large vector is one segment");
     rmpi_dtype_free(dt);
+    /* Repeated structs stay nested rather than expanding to millions of segments. */
+    t2 = struct2(1, 0, MPI_INT, 1, 8, MPI_DOUBLE);
+    dt = contiguous(1000000, H(t2));
+    expect("contiguous(1e6, struct{int;double})", dt, 12000000, 0, 16000000, 0, 16000000);
+    CHECK(dt->nseg == 1 && dt->segs[0].sub == t2 && dt->segs[0].count == 1000000, "nested run (nseg %zu)", dt->nseg);
+    elements("contiguous of struct", dt, 12000000 + 12 * 5 + 4, 2000000 + 11);
+    rmpi_dtype_free(dt);
+    dt = vector(1000000, 1, 3, H(t2));
+    CHECK(dt->nseg == 1 && dt->segs[0].sub == t2 && dt->segs[0].stride == 48, "vector of struct (nseg %zu)", dt->nseg);
+    rmpi_dtype_free(dt);
+    dt = contiguous(100, H(t2));
+    CHECK(dt->nseg <= 200 && !dt->segs[0].sub, "small repeats are expanded (nseg %zu)", dt->nseg);
+    rmpi_dtype_free(dt);
+    rmpi_dtype_free(t2);
     dt = contiguous(1000000000, MPI_BYTE);
     expect("contiguous(1e9, BYTE)", dt, 1000000000, 0, 1000000000, 0, 1000000000);
     CHECK(dt->contig, "huge contiguous is built in O(1)");

@@ -321,15 +321,22 @@ static void check_vector_columns(void)
 
 int main(int argc, char **argv)
 {
-    int iters = argc > 1 ? atoi(argv[1]) : 3000, tested = 0, nontrivial = 0;
+    int iters = argc > 1 ? atoi(argv[1]) : 3000, tested = 0, nontrivial = 0, nested = 0;
     size_t bytes = 0;
     check_vector_columns();
     for (int it = 0; it < iters && failures < 20; it++) {
+        /* The second half keeps repeated multi-block children nested (dtype_create.c). */
+        rmpi_dtype_flat_max = it < iters / 2 ? RMPI_DTYPE_FLAT_MAX : (size_t)rrange(0, 3);
         nnodes = 0;
         tnode_t *t = random_type(3);
         if (t && !t->dt->predefined && t->dt->size) {
             tested++;
             nontrivial += t->dt->nseg > 1 || !t->dt->contig;
+            for (size_t k = 0; k < t->dt->nseg; k++)
+                if (t->dt->segs[k].sub) {
+                    nested++;
+                    break;
+                }
             bytes += t->dt->size;
             if (check_type(t, it)) {
                 fprintf(stderr, "iter %d: failing type: combiner %d size %zu extent %ld nseg %zu\n", it,
@@ -346,7 +353,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "dtype_pack: %d failures\n", failures);
         return 1;
     }
-    printf("dtype_pack: ok (%d random non-empty derived types, %d non-contiguous, %zu bytes per element on average)\n",
-           tested, nontrivial, tested ? bytes / (size_t)tested : 0);
+    printf("dtype_pack: ok (%d random non-empty derived types, %d non-contiguous, %d nested, %zu bytes per element "
+           "on average)\n",
+           tested, nontrivial, nested, tested ? bytes / (size_t)tested : 0);
     return 0;
 }

@@ -228,7 +228,7 @@ static int th_run(const char *name, int n, const char *const *env, unsigned kill
         s.fd[r] = sv[0];
     }
     int open_fds = n;
-    double end = th_now() + 90;
+    double start = th_now(), end = start + 90;
     while (open_fds > 0 && !s.failed) {
         struct pollfd pfd[TH_MAX_RANKS];
         for (int r = 0; r < n; r++)
@@ -279,7 +279,7 @@ static int th_run(const char *name, int n, const char *const *env, unsigned kill
             close(s.fd[r]);
     }
     free(s.kv);
-    printf("%s: %s\n", name, bad ? "FAILED" : "ok");
+    printf("%s: %s (%.2f s)\n", name, bad ? "FAILED" : "ok", th_now() - start);
     fflush(stdout);
     return bad;
 }

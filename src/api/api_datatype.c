@@ -1,0 +1,601 @@
+/* Datatype bindings: constructors, commit/free, size and extent queries, names,
+ * addresses, MPI_Pack/Unpack. The int-count bindings widen their arrays to MPI_Count
+ * and share one helper per constructor with the _c bindings. */
+#include "api_impl.h"
+
+#include "../datatype/datatype.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* For helpers that report on behalf of the binding named by `func`. */
+#define FCHECK(cond, code, ...)                                             \
+    do {                                                                    \
+        if (RMPI_UNLIKELY(!(cond)))                                         \
+            return rmpi_api_error(NULL, (code), func, __VA_ARGS__);         \
+    } while (0)
+
+#define GET_TYPE(dt, h, what)                                                                         \
+    rmpi_dtype_t *dt = rmpi_dtype_get(h);                                                             \
+    RMPI_CHECK(dt, NULL, MPI_ERR_TYPE, "%s %p is not a valid datatype (null, already freed, or not a " \
+               "datatype handle)", what, (void *)(h))
+
+static MPI_Count *widen(const int *a, int n)
+{
+    if (!a || n <= 0)
+        return NULL;
+    MPI_Count *w = rmpi_xmalloc((size_t)n * sizeof(*w));
+    for (int i = 0; i < n; i++)
+        w[i] = a[i];
+    return w;
+}
+
+static MPI_Aint *count_to_aint(const MPI_Count *a, MPI_Count n)
+{
+    if (!a || n <= 0)
+        return NULL;
+    MPI_Aint *w = rmpi_xmalloc((size_t)n * sizeof(*w));
+    for (MPI_Count i = 0; i < n; i++)
+        w[i] = (MPI_Aint)a[i];
+    return w;
+}
+
+static int check_old(const char *func, MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    FCHECK(count >= 0, MPI_ERR_COUNT, "count %lld is negative", (long long)count);
+    FCHECK(newtype, MPI_ERR_ARG, "newtype must not be NULL");
+    FCHECK(rmpi_dtype_get(oldtype), MPI_ERR_TYPE,
+           "oldtype %p is not a valid datatype (null, already freed, or not a datatype handle)", (void *)oldtype);
+    return MPI_SUCCESS;
+}
+
+static int check_blocklens(const char *func, MPI_Count count, const MPI_Count *bl)
+{
+    FCHECK(count == 0 || bl, MPI_ERR_ARG, "array_of_blocklengths must not be NULL when count is %lld",
+           (long long)count);
+    for (MPI_Count i = 0; i < count; i++)
+        FCHECK(bl[i] >= 0, MPI_ERR_ARG, "array_of_blocklengths[%lld] = %lld is negative", (long long)i,
+               (long long)bl[i]);
+    return MPI_SUCCESS;
+}
+
+/* The layer's own checks duplicate ours except for address overflow. */
+static int finish(const char *func, int rc, rmpi_dtype_t *dt, MPI_Datatype *newtype)
+{
+    if (rc == MPI_ERR_ARG)
+        return rmpi_api_error(NULL, rc, func, "the displacements, stride or block lengths overflow the address range");
+    if (rc)
+        return rmpi_api_error(NULL, rc, func, "invalid arguments (%s)", rmpi_api_err_name(rc));
+    *newtype = rmpi_dtype_handle(dt);
+    return MPI_SUCCESS;
+}
+
+static int contiguous(const char *func, MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype, int large)
+{
+    int rc = check_old(func, count, oldtype, newtype);
+    if (rc)
+        return rc;
+    rmpi_dtype_t *dt = NULL;
+    RMPI_LOCK();
+    rc = rmpi_dtype_contiguous(count, oldtype, large, &dt);
+    RMPI_UNLOCK();
+    return finish(func, rc, dt, newtype);
+}
+
+int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    RMPI_API_INIT_CHECK();
+    return contiguous(__func__, count, oldtype, newtype, 0);
+}
+
+int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    RMPI_API_INIT_CHECK();
+    return contiguous(__func__, count, oldtype, newtype, 1);
+}
+
+static int vector(const char *func, MPI_Count count, MPI_Count blocklen, MPI_Count stride, int bytes,
+                  MPI_Datatype oldtype, MPI_Datatype *newtype, int large)
+{
+    int rc = check_old(func, count, oldtype, newtype);
+    if (rc)
+        return rc;
+    FCHECK(blocklen >= 0, MPI_ERR_ARG, "blocklength %lld is negative", (long long)blocklen);
+    rmpi_dtype_t *dt = NULL;
+    RMPI_LOCK();
+    rc = bytes ? rmpi_dtype_hvector(count, blocklen, (MPI_Aint)stride, oldtype, large, &dt)
+               : rmpi_dtype_vector(count, blocklen, stride, oldtype, large, &dt);
+    RMPI_UNLOCK();
+    return finish(func, rc, dt, newtype);
+}
+
+int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    RMPI_API_INIT_CHECK();
+    return vector(__func__, count, blocklength, stride, 0, oldtype, newtype, 0);
+}
+
+int MPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
+                      MPI_Datatype *newtype)
+{
+    RMPI_API_INIT_CHECK();
+    return vector(__func__, count, blocklength, stride, 0, oldtype, newtype, 1);
+}
+
+int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    RMPI_API_INIT_CHECK();
+    return vector(__func__, count, blocklength, stride, 1, oldtype, newtype, 0);
+}
+
+int MPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
+                              MPI_Datatype *newtype)
+{
+    RMPI_API_INIT_CHECK();
+    return vector(__func__, count, blocklength, stride, 1, oldtype, newtype, 1);
+}
+
+/* indexed and hindexed: exactly one of disps / adisps is used. */
+static int indexed(const char *func, MPI_Count count, const MPI_Count *bl, const MPI_Count *disps,
+                   const MPI_Aint *adisps, int bytes, MPI_Datatype oldtype, MPI_Datatype *newtype, int large)
+{
+    int rc = check_old(func, count, oldtype, newtype);
+    if (rc || (rc = check_blocklens(func, count, bl)))
+        return rc;
+    FCHECK(count == 0 || (bytes ? (const void *)adisps : (const void *)disps), MPI_ERR_ARG,
+           "array_of_displacements must not be NULL when count is %lld", (long long)count);
+    rmpi_dtype_t *dt = NULL;
+    RMPI_LOCK();
+    rc = bytes ? rmpi_dtype_hindexed(count, bl, adisps, oldtype, large, &dt)
+               : rmpi_dtype_indexed(count, bl, disps, oldtype, large, &dt);
+    RMPI_UNLOCK();
+    return finish(func, rc, dt, newtype);
+}
+
+int MPI_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[],
+                     MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    RMPI_API_INIT_CHECK();
+    MPI_Count *bl = widen(array_of_blocklengths, count), *d = widen(array_of_displacements, count);
+    int rc = indexed(__func__, count, bl, d, NULL, 0, oldtype, newtype, 0);
+    free(bl);
+    free(d);
+    return rc;
+}
+
+int MPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+                       const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    RMPI_API_INIT_CHECK();
+    return indexed(__func__, count, array_of_blocklengths, array_of_displacements, NULL, 0, oldtype, newtype, 1);
+}
+
+int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
+                             MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    RMPI_API_INIT_CHECK();
+    MPI_Count *bl = widen(array_of_blocklengths, count);
+    int rc = indexed(__func__, count, bl, NULL, array_of_displacements, 1, oldtype, newtype, 0);
+    free(bl);
+    return rc;
+}
+
+int MPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+                               const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    RMPI_API_INIT_CHECK();
+    MPI_Aint *d = count_to_aint(array_of_displacements, count);
+    int rc = indexed(__func__, count, array_of_blocklengths, NULL, d, 1, oldtype, newtype, 1);
+    free(d);
+    return rc;
+}
+
+static int indexed_block(const char *func, MPI_Count count, MPI_Count blocklen, const MPI_Count *disps,
+                         const MPI_Aint *adisps, int bytes, MPI_Datatype oldtype, MPI_Datatype *newtype, int large)
+{
+    int rc = check_old(func, count, oldtype, newtype);
+    if (rc)
+        return rc;
+    FCHECK(blocklen >= 0, MPI_ERR_ARG, "blocklength %lld is negative", (long long)blocklen);
+    FCHECK(count == 0 || (bytes ? (const void *)adisps : (const void *)disps), MPI_ERR_ARG,
+           "array_of_displacements must not be NULL when count is %lld", (long long)count);
+    rmpi_dtype_t *dt = NULL;
+    RMPI_LOCK();
+    rc = bytes ? rmpi_dtype_hindexed_block(count, blocklen, adisps, oldtype, large, &dt)
+               : rmpi_dtype_indexed_block(count, blocklen, disps, oldtype, large, &dt);
+    RMPI_UNLOCK();
+    return finish(func, rc, dt, newtype);
+}
+
+int MPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
+                                  MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    RMPI_API_INIT_CHECK();
+    MPI_Count *d = widen(array_of_displacements, count);
+    int rc = indexed_block(__func__, count, blocklength, d, NULL, 0, oldtype, newtype, 0);
+    free(d);
+    return rc;
+}
+
+int MPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[],
+                                    MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    RMPI_API_INIT_CHECK();
+    return indexed_block(__func__, count, blocklength, array_of_displacements, NULL, 0, oldtype, newtype, 1);
+}
+
+int MPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint array_of_displacements[],
+                                   MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    RMPI_API_INIT_CHECK();
+    return indexed_block(__func__, count, blocklength, NULL, array_of_displacements, 1, oldtype, newtype, 0);
+}
+
+int MPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
+                                     const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                                     MPI_Datatype *newtype)
+{
+    RMPI_API_INIT_CHECK();
+    MPI_Aint *d = count_to_aint(array_of_displacements, count);
+    int rc = indexed_block(__func__, count, blocklength, NULL, d, 1, oldtype, newtype, 1);
+    free(d);
+    return rc;
+}
+
+static int create_struct(const char *func, MPI_Count count, const MPI_Count *bl, const MPI_Aint *disps,
+                         const MPI_Datatype *types, MPI_Datatype *newtype, int large)
+{
+    FCHECK(count >= 0, MPI_ERR_COUNT, "count %lld is negative", (long long)count);
+    FCHECK(newtype, MPI_ERR_ARG, "newtype must not be NULL");
+    int rc = check_blocklens(func, count, bl);
+    if (rc)
+        return rc;
+    FCHECK(count == 0 || (disps && types), MPI_ERR_ARG,
+           "array_of_displacements and array_of_types must not be NULL when count is %lld", (long long)count);
+    for (MPI_Count i = 0; i < count; i++)
+        FCHECK(rmpi_dtype_get(types[i]), MPI_ERR_TYPE,
+               "array_of_types[%lld] = %p is not a valid datatype (null, already freed, or not a datatype handle)",
+               (long long)i, (void *)types[i]);
+    rmpi_dtype_t *dt = NULL;
+    RMPI_LOCK();
+    rc = rmpi_dtype_struct(count, bl, disps, types, large, &dt);
+    RMPI_UNLOCK();
+    return finish(func, rc, dt, newtype);
+}
+
+int MPI_Type_create_struct(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
+                           const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
+{
+    RMPI_API_INIT_CHECK();
+    MPI_Count *bl = widen(array_of_blocklengths, count);
+    int rc = create_struct(__func__, count, bl, array_of_displacements, array_of_types, newtype, 0);
+    free(bl);
+    return rc;
+}
+
+int MPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+                             const MPI_Count array_of_displacements[], const MPI_Datatype array_of_types[],
+                             MPI_Datatype *newtype)
+{
+    RMPI_API_INIT_CHECK();
+    MPI_Aint *d = count_to_aint(array_of_displacements, count);
+    int rc = create_struct(__func__, count, array_of_blocklengths, d, array_of_types, newtype, 1);
+    free(d);
+    return rc;
+}
+
+static int resized(const char *func, MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype,
+                   int large)
+{
+    int rc = check_old(func, 0, oldtype, newtype);
+    if (rc)
+        return rc;
+    rmpi_dtype_t *dt = NULL;
+    RMPI_LOCK();
+    rc = rmpi_dtype_resized(oldtype, lb, extent, large, &dt);
+    RMPI_UNLOCK();
+    return finish(func, rc, dt, newtype);
+}
+
+int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype)
+{
+    RMPI_API_INIT_CHECK();
+    return resized(__func__, oldtype, lb, extent, newtype, 0);
+}
+
+int MPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype *newtype)
+{
+    RMPI_API_INIT_CHECK();
+    return resized(__func__, oldtype, (MPI_Aint)lb, (MPI_Aint)extent, newtype, 1);
+}
+
+int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    RMPI_API_INIT_CHECK();
+    int rc = check_old(__func__, 0, oldtype, newtype);
+    if (rc)
+        return rc;
+    rmpi_dtype_t *dt = NULL;
+    RMPI_LOCK();
+    rc = rmpi_dtype_dup(oldtype, &dt);
+    RMPI_UNLOCK();
+    return finish(__func__, rc, dt, newtype);
+}
+
+int MPI_Type_commit(MPI_Datatype *datatype)
+{
+    RMPI_API_INIT_CHECK();
+    RMPI_CHECK(datatype, NULL, MPI_ERR_ARG, "datatype must not be NULL");
+    GET_TYPE(dt, *datatype, "datatype");
+    RMPI_LOCK();
+    rmpi_dtype_commit(dt);
+    RMPI_UNLOCK();
+    return MPI_SUCCESS;
+}
+
+int MPI_Type_free(MPI_Datatype *datatype)
+{
+    RMPI_API_INIT_CHECK();
+    RMPI_CHECK(datatype, NULL, MPI_ERR_ARG, "datatype must not be NULL");
+    GET_TYPE(dt, *datatype, "datatype");
+    RMPI_CHECK(!dt->predefined, NULL, MPI_ERR_TYPE, "%s is a predefined datatype and cannot be freed",
+               rmpi_dtype_name(dt));
+    RMPI_LOCK();
+    int rc = rmpi_dtype_free(dt);
+    RMPI_UNLOCK();
+    if (rc)
+        return RMPI_ERROR(NULL, rc, "datatype %p was already freed", (void *)*datatype);
+    *datatype = MPI_DATATYPE_NULL;
+    return MPI_SUCCESS;
+}
+
+int MPI_Type_size(MPI_Datatype datatype, int *size)
+{
+    RMPI_API_INIT_CHECK();
+    GET_TYPE(dt, datatype, "datatype");
+    RMPI_CHECK(size, NULL, MPI_ERR_ARG, "size must not be NULL");
+    *size = dt->size > INT_MAX ? MPI_UNDEFINED : (int)dt->size;
+    return MPI_SUCCESS;
+}
+
+int MPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
+{
+    RMPI_API_INIT_CHECK();
+    GET_TYPE(dt, datatype, "datatype");
+    RMPI_CHECK(size, NULL, MPI_ERR_ARG, "size must not be NULL");
+    *size = (MPI_Count)dt->size;
+    return MPI_SUCCESS;
+}
+
+int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
+{
+    RMPI_API_INIT_CHECK();
+    GET_TYPE(dt, datatype, "datatype");
+    RMPI_CHECK(size, NULL, MPI_ERR_ARG, "size must not be NULL");
+    *size = (MPI_Count)dt->size;
+    return MPI_SUCCESS;
+}
+
+int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
+{
+    RMPI_API_INIT_CHECK();
+    GET_TYPE(dt, datatype, "datatype");
+    RMPI_CHECK(lb && extent, NULL, MPI_ERR_ARG, "lb and extent must not be NULL");
+    rmpi_dtype_get_extent(dt, lb, extent);
+    return MPI_SUCCESS;
+}
+
+int MPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+{
+    RMPI_API_INIT_CHECK();
+    GET_TYPE(dt, datatype, "datatype");
+    RMPI_CHECK(lb && extent, NULL, MPI_ERR_ARG, "lb and extent must not be NULL");
+    *lb = dt->lb;
+    *extent = dt->extent;
+    return MPI_SUCCESS;
+}
+
+int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+{
+    RMPI_API_INIT_CHECK();
+    GET_TYPE(dt, datatype, "datatype");
+    RMPI_CHECK(lb && extent, NULL, MPI_ERR_ARG, "lb and extent must not be NULL");
+    *lb = dt->lb;
+    *extent = dt->extent;
+    return MPI_SUCCESS;
+}
+
+int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
+{
+    RMPI_API_INIT_CHECK();
+    GET_TYPE(dt, datatype, "datatype");
+    RMPI_CHECK(true_lb && true_extent, NULL, MPI_ERR_ARG, "true_lb and true_extent must not be NULL");
+    rmpi_dtype_get_true_extent(dt, true_lb, true_extent);
+    return MPI_SUCCESS;
+}
+
+int MPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
+{
+    RMPI_API_INIT_CHECK();
+    GET_TYPE(dt, datatype, "datatype");
+    RMPI_CHECK(true_lb && true_extent, NULL, MPI_ERR_ARG, "true_lb and true_extent must not be NULL");
+    *true_lb = dt->true_lb;
+    *true_extent = dt->true_extent;
+    return MPI_SUCCESS;
+}
+
+int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
+{
+    RMPI_API_INIT_CHECK();
+    GET_TYPE(dt, datatype, "datatype");
+    RMPI_CHECK(true_lb && true_extent, NULL, MPI_ERR_ARG, "true_lb and true_extent must not be NULL");
+    *true_lb = dt->true_lb;
+    *true_extent = dt->true_extent;
+    return MPI_SUCCESS;
+}
+
+int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
+{
+    RMPI_API_INIT_CHECK();
+    GET_TYPE(dt, datatype, "datatype");
+    RMPI_CHECK(type_name && resultlen, NULL, MPI_ERR_ARG, "type_name and resultlen must not be NULL");
+    size_t n = strlen(rmpi_dtype_name(dt));
+    memcpy(type_name, rmpi_dtype_name(dt), n + 1);
+    *resultlen = (int)n;
+    return MPI_SUCCESS;
+}
+
+int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
+{
+    RMPI_API_INIT_CHECK();
+    GET_TYPE(dt, datatype, "datatype");
+    RMPI_CHECK(type_name, NULL, MPI_ERR_ARG, "type_name must not be NULL");
+    RMPI_LOCK();
+    rmpi_dtype_set_name(dt, type_name);
+    RMPI_UNLOCK();
+    return MPI_SUCCESS;
+}
+
+/* Usable before MPI_Init: plain address arithmetic. */
+int MPI_Get_address(const void *location, MPI_Aint *address)
+{
+    RMPI_CHECK(address, NULL, MPI_ERR_ARG, "address must not be NULL");
+    *address = (MPI_Aint)(uintptr_t)location;
+    return MPI_SUCCESS;
+}
+
+/* Unsigned arithmetic: addresses above 2^63 must wrap, not overflow. */
+MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp) { return (MPI_Aint)((uintptr_t)base + (uintptr_t)disp); }
+
+MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2) { return (MPI_Aint)((uintptr_t)addr1 - (uintptr_t)addr2); }
+
+static int pack_common(const char *func, MPI_Count count, MPI_Datatype datatype, MPI_Comm comm, rmpi_comm_t **cp,
+                       rmpi_dtype_t **dtp)
+{
+    rmpi_comm_t *c = rmpi_comm_get(comm);
+    FCHECK(c, MPI_ERR_COMM, "invalid communicator %p", (void *)comm);
+    *cp = c;
+    if (RMPI_UNLIKELY(count < 0))
+        return rmpi_api_error(c, MPI_ERR_COUNT, func, "count %lld is negative", (long long)count);
+    rmpi_dtype_t *dt = rmpi_dtype_get(datatype);
+    if (RMPI_UNLIKELY(!dt))
+        return rmpi_api_error(c, MPI_ERR_TYPE, func, "datatype %p is not a valid datatype", (void *)datatype);
+    if (RMPI_UNLIKELY(!dt->committed))
+        return rmpi_api_error(c, MPI_ERR_TYPE, func, "datatype %p is not committed (call MPI_Type_commit)",
+                              (void *)datatype);
+    *dtp = dt;
+    return MPI_SUCCESS;
+}
+
+static int pack(const char *func, const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
+                MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
+{
+    rmpi_comm_t *c;
+    rmpi_dtype_t *dt;
+    int rc = pack_common(func, incount, datatype, comm, &c, &dt);
+    if (rc)
+        return rc;
+    if (RMPI_UNLIKELY(!position || *position < 0 || outsize < 0))
+        return rmpi_api_error(c, MPI_ERR_ARG, func, "position must be non-NULL and position and outsize non-negative");
+    size_t bytes = (size_t)incount * dt->size;
+    if (RMPI_UNLIKELY(*position > outsize || bytes > (size_t)(outsize - *position)))
+        return rmpi_api_error(c, MPI_ERR_TRUNCATE, func,
+                              "packing %zu bytes at position %lld overruns the output buffer of %lld bytes", bytes,
+                              (long long)*position, (long long)outsize);
+    if (RMPI_UNLIKELY(bytes && (!outbuf || (!inbuf && dt->true_lb <= 0))))
+        return rmpi_api_error(c, MPI_ERR_BUFFER, func, "inbuf and outbuf must not be NULL");
+    rmpi_dtype_pack(inbuf, (size_t)incount, dt, 0, (char *)outbuf + *position, bytes);
+    *position += (MPI_Count)bytes;
+    return MPI_SUCCESS;
+}
+
+int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position,
+             MPI_Comm comm)
+{
+    RMPI_API_INIT_CHECK();
+    RMPI_CHECK(position, NULL, MPI_ERR_ARG, "position must not be NULL");
+    MPI_Count pos = *position;
+    int rc = pack(__func__, inbuf, incount, datatype, outbuf, outsize, &pos, comm);
+    if (rc == MPI_SUCCESS)
+        *position = (int)pos;
+    return rc;
+}
+
+int MPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
+               MPI_Count *position, MPI_Comm comm)
+{
+    RMPI_API_INIT_CHECK();
+    return pack(__func__, inbuf, incount, datatype, outbuf, outsize, position, comm);
+}
+
+static int unpack(const char *func, const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
+                  MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm)
+{
+    rmpi_comm_t *c;
+    rmpi_dtype_t *dt;
+    int rc = pack_common(func, outcount, datatype, comm, &c, &dt);
+    if (rc)
+        return rc;
+    if (RMPI_UNLIKELY(!position || *position < 0 || insize < 0))
+        return rmpi_api_error(c, MPI_ERR_ARG, func, "position must be non-NULL and position and insize non-negative");
+    size_t bytes = (size_t)outcount * dt->size;
+    if (RMPI_UNLIKELY(*position > insize || bytes > (size_t)(insize - *position)))
+        return rmpi_api_error(c, MPI_ERR_TRUNCATE, func,
+                              "unpacking %zu bytes at position %lld reads past the input buffer of %lld bytes", bytes,
+                              (long long)*position, (long long)insize);
+    if (RMPI_UNLIKELY(bytes && (!inbuf || (!outbuf && dt->true_lb <= 0))))
+        return rmpi_api_error(c, MPI_ERR_BUFFER, func, "inbuf and outbuf must not be NULL");
+    rmpi_dtype_unpack((const char *)inbuf + *position, bytes, outbuf, (size_t)outcount, dt, 0);
+    *position += (MPI_Count)bytes;
+    return MPI_SUCCESS;
+}
+
+int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype,
+               MPI_Comm comm)
+{
+    RMPI_API_INIT_CHECK();
+    RMPI_CHECK(position, NULL, MPI_ERR_ARG, "position must not be NULL");
+    MPI_Count pos = *position;
+    int rc = unpack(__func__, inbuf, insize, &pos, outbuf, outcount, datatype, comm);
+    if (rc == MPI_SUCCESS)
+        *position = (int)pos;
+    return rc;
+}
+
+int MPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount,
+                 MPI_Datatype datatype, MPI_Comm comm)
+{
+    RMPI_API_INIT_CHECK();
+    return unpack(__func__, inbuf, insize, position, outbuf, outcount, datatype, comm);
+}
+
+/* Packed data is the raw bytes of the type map: no header, no conversion. */
+int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
+{
+    RMPI_API_INIT_CHECK();
+    rmpi_comm_t *c;
+    rmpi_dtype_t *dt;
+    int rc = pack_common(__func__, incount, datatype, comm, &c, &dt);
+    if (rc)
+        return rc;
+    RMPI_CHECK(size, c, MPI_ERR_ARG, "size must not be NULL");
+    size_t bytes = (size_t)incount * dt->size;
+    RMPI_CHECK(bytes <= INT_MAX, c, MPI_ERR_VALUE_TOO_LARGE,
+               "%zu bytes do not fit in the int size argument; use MPI_Pack_size_c", bytes);
+    *size = (int)bytes;
+    return MPI_SUCCESS;
+}
+
+int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size)
+{
+    RMPI_API_INIT_CHECK();
+    rmpi_comm_t *c;
+    rmpi_dtype_t *dt;
+    int rc = pack_common(__func__, incount, datatype, comm, &c, &dt);
+    if (rc)
+        return rc;
+    RMPI_CHECK(size, c, MPI_ERR_ARG, "size must not be NULL");
+    *size = incount * (MPI_Count)dt->size;
+    return MPI_SUCCESS;
+}
