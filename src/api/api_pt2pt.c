@@ -250,7 +250,8 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
 {
     RECV_CHECKS(__func__, c, buf, count, datatype, source, tag, dt);
     if (RMPI_UNLIKELY(source == MPI_PROC_NULL)) {
-        rmpi_api_status_empty(status);
+        if (status != MPI_STATUS_IGNORE)
+            rmpi_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
         return MPI_SUCCESS;
     }
     RMPI_LOCK();

@@ -212,7 +212,7 @@ struct rmpi_tcp_peer {
     unsigned backoff_ms;
 
     rmpi_list_t lost_link;      /* in rail->lostq until on_peer_lost is reported */
-    char lost_why[160];
+    char lost_why[256];
     int goodbye_sent;
 };
 

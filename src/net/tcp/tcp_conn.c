@@ -199,8 +199,8 @@ static void attempt_failed(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, int err, int 
         char a[64];
         addr_str(&p->addr[p->addr_next % p->naddr], a, sizeof(a));
         rmpi_tcp_peer_fail(r, p,
-                           "could not connect to rank %d at %s within %llu s (%s); check that the rank "
-                           "is alive and that RMPI_TCP_IFACES names interfaces that reach it, or raise "
+                           "could not connect to rank %d at %s within %llu s (%s); is that rank alive? "
+                           "Check that RMPI_TCP_IFACES names interfaces that reach it, or raise "
                            "RMPI_CONNECT_TIMEOUT",
                            p->rank, a, (unsigned long long)(r->timeout_ns / 1000000000ull),
                            err ? strerror(err) : "no answer");

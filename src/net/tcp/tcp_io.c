@@ -160,7 +160,10 @@ static int next_items(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_tx_t **it
 
 void rmpi_tcp_flush(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
 {
-    for (int round = 0; round < 64; round++) {
+    /* At most about one chunk per call: progress reads between writes, so replies from the
+     * peer (a PUT_ERR, get data) are not left unread while a large put streams out. */
+    size_t budget = r->chunk;
+    for (;;) {
         rmpi_tcp_conn_t *c = p->conn;
         if (p->state != RMPI_TCP_PEER_ESTABLISHED || !c || c->shut_wr)
             return;
@@ -196,8 +199,9 @@ void rmpi_tcp_flush(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
                 rmpi_tcp_op_done(r, t->op, t->op->status);
             free(t);
         }
-        if ((size_t)w < bytes)
+        if ((size_t)w < bytes || (size_t)w >= budget)
             break;
+        budget -= (size_t)w;
     }
     want_output(r, p);
 }

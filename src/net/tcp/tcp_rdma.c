@@ -1,4 +1,3 @@
-#include <stdio.h>
 /* Emulated RDMA: the registration table, get (GET_REQ / GET_RESP chunks / GET_ERR) and put
  * (PUT header + data landing in the target buffer / PUT_ERR). */
 #include "tcp.h"
@@ -185,7 +184,6 @@ rmpi_tcp_tx_t *rmpi_tcp_put_next_chunk(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, r
     c->put_id = t->put_id;
     t->psent += n;
     if (t->psent == t->dlen) {
-        if (t->dlen > 1000000) fprintf(stderr, "DBG rank %d last chunk cut at %llu ns\n", r->env.rank, (unsigned long long)rmpi_time_ns());
         c->op = t->op;   /* the put completes with its last frame */
         rmpi_list_remove(&t->link);
         free(t);
@@ -314,7 +312,6 @@ void rmpi_tcp_on_put_hdr(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *
                   "registration of rank %d covers; the data is dropped and the write fails.",
                   p->rank, (unsigned long long)len, (unsigned long long)raddr,
                   (unsigned long long)rkey, r->env.rank);
-        fprintf(stderr, "DBG rank %d refusing at %llu ns\n", r->env.rank, (unsigned long long)rmpi_time_ns());
         rmpi_tcp_rd_t *rd = rmpi_xcalloc(1, sizeof(*rd));
         rd->type = RMPI_TCP_PUT_ERR;
         rd->id = id;
@@ -345,7 +342,6 @@ void rmpi_tcp_on_put_err(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *
             return;
         }
     }
-    fprintf(stderr, "DBG rank %d PUT_ERR id %llu not found at %llu ns, bytes_tx %llu\n", r->env.rank, (unsigned long long)id, (unsigned long long)rmpi_time_ns(), (unsigned long long)r->stat_bytes_tx);
     /* The put already completed locally (its data was in the kernel): nothing can carry the
      * error to the caller any more, so it ends the connection with a clear reason. */
     rmpi_tcp_peer_fail(r, p, "rank %d refused an emulated RDMA write (put %llu): the target range is "
