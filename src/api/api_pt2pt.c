@@ -270,15 +270,15 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
     rmpi_core_irecv(r);
     rmpi_core_wait(r);
     rmpi_api_req_status(r, status);
-    int err = r->st_err;
-    size_t bytes = r->st_bytes;
+    int err = r->st_err, src = r->st_src, tg = r->st_tag;
+    size_t msglen = r->st_msglen;
     if (!contig)
         rmpi_req_release(r);
     RMPI_UNLOCK();
     if (RMPI_UNLIKELY(err))
-        return RMPI_ERROR(c, err, "message from rank %d tag %d was truncated to %zu bytes (the receive buffer "
-                                  "holds %zu)", status ? status->MPI_SOURCE : -1, status ? status->MPI_TAG : -1,
-                          bytes, (size_t)count * dt->size);
+        return RMPI_ERROR(c, err, "message from rank %d tag %d was truncated: %zu bytes sent, the receive buffer "
+                                  "holds %zu (the first %zu were delivered)",
+                          src, tg, msglen, (size_t)count * dt->size, (size_t)count * dt->size);
     return MPI_SUCCESS;
 }
 

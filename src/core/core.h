@@ -57,7 +57,8 @@ struct rmpi_req {
     size_t len;          /* bytes */
     /* result */
     int st_src, st_tag, st_err;
-    size_t st_bytes;
+    size_t st_bytes;     /* bytes delivered */
+    size_t st_msglen;    /* bytes the sender sent (larger than st_bytes when truncated) */
     /* protocol state */
     rmpi_list_t link;
     rmpi_vc_t *vc;

@@ -146,6 +146,7 @@ static inline void set_status(rmpi_req_t *r, int src, int tag, size_t msglen)
 {
     r->st_src = src;
     r->st_tag = tag;
+    r->st_msglen = msglen;
     if (RMPI_UNLIKELY(msglen > r->len)) {
         r->st_bytes = r->len;
         r->st_err = MPI_ERR_TRUNCATE; /* the data that fits is delivered */

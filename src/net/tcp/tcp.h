@@ -4,7 +4,7 @@
  *
  * Objects: one rail (rmpi_tcp_rail_t) owns its listening sockets, an epoll set, a table
  * of peers (allocated on first use) and a registration table. A peer owns the ordered send
- * queue (txq), the queue of get requests it is serving (rdq), the gets it is waiting for,
+ * queue (txq), the answers it owes (rdq: get data, PUT_ERR), the gets it is waiting for,
  * and at most two sockets: the established one (conn) and our own connect attempt
  * (pending). Queues live in the peer, not the socket, so abandoning a connect attempt in
  * the handshake race moves nothing: frames are only written once a socket is established.
@@ -121,6 +121,7 @@ typedef struct rmpi_tcp_tx {
     rmpi_net_op_t *op;          /* put: completes when its last byte is in the kernel */
     uint64_t put_id;            /* put source and its PUT frames: the put's id */
     int is_put, put_failed;
+    int started;                /* part of this frame is already on the wire (a send() remainder) */
     uint64_t raddr, rkey;       /* put source: target range still to send */
     size_t psent;
     uint8_t hdr[RMPI_TCP_HDR_MAX];
@@ -165,7 +166,6 @@ typedef struct rmpi_tcp_conn {
     rmpi_tcp_peer_t *peer;      /* NULL for an accepted socket before its HELLO */
     rmpi_list_t link;           /* rail->handshaking or rail->dead */
     uint64_t deadline;          /* connect attempt or HELLO wait gives up at this time */
-    int addr_idx;               /* which peer address this attempt uses */
     int shut_wr;                /* close(): GOODBYE written and write side shut */
 
     /* Receive state machine: base header, type extension, payload. */
@@ -197,7 +197,7 @@ struct rmpi_tcp_peer {
     rmpi_tcp_conn_t *conn;      /* established socket */
     rmpi_tcp_conn_t *pending;   /* our own connect attempt, if any */
     rmpi_list_t txq;            /* ordered frames and put data */
-    rmpi_list_t rdq;            /* gets we serve, interleaved with txq chunk by chunk */
+    rmpi_list_t rdq;            /* answers we owe (get data, PUT_ERR), interleaved with txq */
     rmpi_list_t gets;           /* gets we wait for, in request order */
     rmpi_tcp_tx_t *cur_chunk;   /* a GET_RESP or PUT frame being written: finish it first */
     int rd_turn;                /* alternation between txq and rdq */
@@ -285,7 +285,7 @@ rmpi_tcp_tx_t *rmpi_tcp_tx_new(size_t copy_len);
 void rmpi_tcp_queue_ctrl(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *hdr, size_t hlen, int front);
 void rmpi_tcp_queue_tx(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_tx_t *t);
 int rmpi_tcp_has_output(const rmpi_tcp_peer_t *p);
-/* Write queued output until the socket is full; failures mark the peer lost. */
+/* Write queued output: about one chunk, less if the socket fills; failures mark the peer lost. */
 void rmpi_tcp_flush(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p);
 /* True when p's socket takes new output directly (established, nothing queued before it). */
 int rmpi_tcp_can_write_now(const rmpi_tcp_peer_t *p);

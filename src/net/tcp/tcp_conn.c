@@ -193,11 +193,13 @@ void rmpi_tcp_peer_kick(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
 static void attempt_failed(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, int err, int advance)
 {
     uint64_t now = rmpi_time_ns();
+    char a[64];
+    addr_str(&p->addr[p->addr_next % p->naddr], a, sizeof(a));
+    rmpi_log(2, "tcp: connection to rank %d at %s: %s", p->rank, a,
+             advance ? (err ? strerror(err) : "not that rank") : "refused in the connect race");
     if (!advance)
         p->deadline = now + r->timeout_ns;
     if (now >= p->deadline) {
-        char a[64];
-        addr_str(&p->addr[p->addr_next % p->naddr], a, sizeof(a));
         rmpi_tcp_peer_fail(r, p,
                            "could not connect to rank %d at %s within %llu s (%s); is that rank alive? "
                            "Check that RMPI_TCP_IFACES names interfaces that reach it, or raise "
@@ -233,7 +235,7 @@ static void attempt_start(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
     int idx = p->addr_next % p->naddr;
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
-        attempt_failed(r, p, errno, 0);   /* out of descriptors: wait and retry */
+        attempt_failed(r, p, errno, 1);   /* out of descriptors: retry until the timeout */
         return;
     }
     rmpi_tcp_sockopts(r, fd);
@@ -248,7 +250,6 @@ static void attempt_start(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
     }
     rmpi_tcp_conn_t *c = conn_new(r, fd, RMPI_TCP_CONN_CONNECTING);
     c->peer = p;
-    c->addr_idx = idx;
     c->deadline = rmpi_time_ns() + RMPI_MIN(ATTEMPT_NS, r->timeout_ns);
     p->pending = c;
     rmpi_tcp_set_events(r, c, EPOLLOUT);
@@ -335,6 +336,8 @@ void rmpi_tcp_on_hello(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *e)
         send_ack(r, c, RMPI_TCP_ACK_RACE);
         return;
     }
+    if (p->pending)
+        rmpi_log(2, "tcp: rank %d's connection wins over ours (connect race)", p->rank);
     rmpi_tcp_conn_kill(r, p->pending);
     c->peer = p;
     established(r, p, c);

@@ -50,10 +50,15 @@ static int choose_listed(struct ifaddrs *all, const char *list, rmpi_tcp_iface_t
                 found = 1;
             }
         }
-        if (!found)
-            rmpi_warn("RMPI_TCP_IFACES names '%s', which is not an up IPv4 interface or address "
-                      "of host %s; it is ignored.", tok, rmpi_topo_hostname());
+        /* One list serves every host, so an address of another host is expected here;
+         * an unknown interface name is more likely a typo. */
+        if (!found && !is_addr)
+            rmpi_warn("RMPI_TCP_IFACES names '%s', which is not an up IPv4 interface of host %s; "
+                      "it is ignored.", tok, rmpi_topo_hostname());
     }
+    if (n == 0)
+        rmpi_warn("RMPI_TCP_IFACES=%s names no up IPv4 interface or address of host %s; the TCP "
+                  "provider is not used there.", list, rmpi_topo_hostname());
     free(copy);
     return n;
 }

@@ -37,7 +37,7 @@ rmpi_tcp_tx_t *rmpi_tcp_tx_new(size_t copy_len)
     t->data = NULL;
     t->op = NULL;
     t->put_id = 0;
-    t->is_put = t->put_failed = 0;
+    t->is_put = t->put_failed = t->started = 0;
     t->raddr = t->rkey = 0;
     t->psent = 0;
     return t;
@@ -129,7 +129,7 @@ static int next_items(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_tx_t **it
 {
     for (;;) {
         rmpi_tcp_tx_t *head = rmpi_list_empty(&p->txq) ? NULL : (rmpi_tcp_tx_t *)p->txq.next;
-        if (!p->cur_chunk && !rmpi_list_empty(&p->rdq) && (!head || (p->rd_turn && head->off == 0))) {
+        if (!p->cur_chunk && !rmpi_list_empty(&p->rdq) && (!head || (p->rd_turn && head->off == 0 && !head->started))) {
             p->cur_chunk = rmpi_tcp_rd_next_chunk(r, p);
             p->rd_turn = 0;
         } else if (!p->cur_chunk && head && head->is_put) {
@@ -261,7 +261,7 @@ static void protocol_error(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const char *w
         rmpi_tcp_peer_fail(r, c->peer, "protocol error on the TCP connection from rank %d: %s",
                            c->peer->rank, what);
     else
-        rmpi_tcp_conn_kill(r, c);
+        rmpi_tcp_conn_broken(r, c, EPROTO);   /* during the handshake: drop it, maybe retry */
 }
 
 /* The frame is complete: start the next one with the base header bytes read ahead. */
@@ -423,19 +423,18 @@ int rmpi_tcp_read(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
      * registered buffer for PUT/GET_RESP), never through a staging copy. */
     for (int iter = 0; iter < 256 && conn_alive(c); iter++) {
         struct iovec iov[2];
-        int n = 1;
+        int n = 1, ends = region_ends_frame(c);
         if (c->rx_phase == RMPI_TCP_RX_PAYLOAD) {
             size_t want = c->rx_plen - c->rx_pgot;
-            if (c->rx_discard) {
-                want = RMPI_MIN(want, c->rxcap);
-                iov[0] = (struct iovec){c->rxbuf, want};
-            } else {
-                iov[0] = (struct iovec){c->rx_dst + c->rx_pgot, want};
+            if (c->rx_discard && want > c->rxcap) {
+                want = c->rxcap;
+                ends = 0;   /* more of the refused payload follows this read */
             }
+            iov[0] = (struct iovec){c->rx_discard ? c->rxbuf : c->rx_dst + c->rx_pgot, want};
         } else {
             iov[0] = (struct iovec){c->rx_hdr + c->rx_hgot, c->rx_hneed - c->rx_hgot};
         }
-        if (region_ends_frame(c))
+        if (ends)
             iov[n++] = (struct iovec){c->rx_next, RMPI_TCP_BASE_HDR};
         size_t asked = iov[0].iov_len + (n > 1 ? iov[1].iov_len : 0);
         ssize_t got = readv(c->fd, iov, n);

@@ -210,6 +210,8 @@ static int tcp_send(rmpi_rail_t *rail, int peer, const struct iovec *iov, int io
     }
     t->data = t->copy;
     t->dlen = total - done;
+    /* the frame's head is already in the stream: nothing may be written before its rest */
+    t->started = done > 0;
     rmpi_tcp_queue_tx(r, p, t);
     return 0;
 }
@@ -302,7 +304,7 @@ static void tcp_describe(rmpi_rail_t *rail, void *file)
 {
     rmpi_tcp_rail_t *r = rmpi_tcp_rail_of(rail);
     FILE *f = file;
-    fprintf(f, "  tcp: listening on");
+    fprintf(f, "    listening on");
     for (int i = 0; i < r->nlisten; i++) {
         char ip[INET_ADDRSTRLEN];
         inet_ntop(AF_INET, &r->lis[i].addr.sin_addr, ip, sizeof(ip));
@@ -311,10 +313,10 @@ static void tcp_describe(rmpi_rail_t *rail, void *file)
     int est = 0;
     for (int i = 0; i < r->env.size; i++)
         est += r->peers[i] && r->peers[i]->state == RMPI_TCP_PEER_ESTABLISHED;
-    fprintf(f, "\n  tcp: chunk %zu B, socket buffers %s, connect timeout %llu s, %d peer(s) connected\n",
+    fprintf(f, "\n    chunk %zu B, socket buffers %s, connect timeout %llu s, %d peer(s) connected\n",
             r->chunk, r->sndbuf ? "set" : "kernel autotuned",
             (unsigned long long)(r->timeout_ns / 1000000000ull), est);
-    fprintf(f, "  tcp: %llu frames / %llu bytes sent, %llu frames / %llu bytes received\n",
+    fprintf(f, "    %llu frames / %llu bytes sent, %llu frames / %llu bytes received\n",
             (unsigned long long)r->stat_frames_tx, (unsigned long long)r->stat_bytes_tx,
             (unsigned long long)r->stat_frames_rx, (unsigned long long)r->stat_bytes_rx);
 }

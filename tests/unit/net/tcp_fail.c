@@ -2,6 +2,8 @@
  * TCP provider: connection life cycle and failures, forked ranks under the harness's PMI:
  *  - race: 4 ranks send their first frame to every other rank at the same moment (every
  *    pair connects both ways at once), repeated; each frame arrives exactly once.
+ *  - decoy: the peer's card starts with a refused address and an address where another
+ *    rank listens (it answers "not me"); the connection still comes up.
  *  - goodbye: a rank that closes is not reported lost; sending to it afterwards fails.
  *  - kill: a peer killed with SIGKILL while a get to it is outstanding -> on_peer_lost
  *    ("connection reset by peer"), the get completes with an error, later sends fail.
@@ -73,6 +75,19 @@ static void race_body(void)
         rmpi_tcp_ops.progress(th_rail);
     for (int p = 0; p < th_size; p++)
         TH_CHECK(p == th_rank || frames_from[p] == 2, "%d frames from %d, expected 2", frames_from[p], p);
+    th_finish();
+}
+
+static void decoy_body(void)
+{
+    th_open(on_frame, on_lost_fatal);
+    if (th_rank == 0) {
+        TH_CHECK(send1(1, "a", 1) == 0, "send");
+        TH_WAIT(frames_from[1] == 1, 20, "rank 1's answer");
+    } else {
+        TH_WAIT(frames_from[0] == 1, 20, "rank 0's frame");
+        TH_CHECK(send1(0, "b", 1) == 0, "send");
+    }
     th_finish();
 }
 
@@ -190,6 +205,9 @@ int main(void)
     for (int i = 0; i < 10 && !bad; i++)
         bad |= th_run("race/n4", 4, none, 0, race_body);
     bad |= th_run("race/n2", 2, none, 0, race_body);
+    th_decoy = 1;
+    bad |= th_run("decoy/n2", 2, none, 0, decoy_body);
+    th_decoy = 0;
     bad |= th_run("goodbye/n2", 2, none, 0, goodbye_body);
     bad |= th_run("kill/n2", 2, none, 1u << 1, kill_body);
     const char *t1[] = {"RMPI_CONNECT_TIMEOUT=1", NULL};

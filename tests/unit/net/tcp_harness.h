@@ -24,6 +24,9 @@
 #define TH_MAX_RANKS 8
 
 static const char *th_name = "?";
+/* Set before th_run: rank 1's address card is served with two bad addresses in front (a
+ * refused port, then rank 0's own loopback listener), so connecting to it must move on. */
+static int th_decoy;
 static int th_rank, th_size;
 static rmpi_rail_t *th_rail;
 static rmpi_pm_info_t th_pm;
@@ -173,9 +176,16 @@ static void th_line(struct th_srv *s, int r, char *line)
         th_reply(fd, "cmd=put_result rc=0 msg=success\n");
     } else if (!strcmp(cmd, "get")) {
         th_word(line, "key", key, sizeof key);
+        char decoy[128] = "";
+        if (th_decoy && !strcmp(key, "tcp-1"))
+            for (int i = 0; i < s->nkv; i++) {
+                const char *lo = strstr(s->kv[i].val, "127.");
+                if (!strcmp(s->kv[i].key, "tcp-0") && lo)
+                    snprintf(decoy, sizeof decoy, "127.0.0.1:1,%.*s,", (int)strcspn(lo, ","), lo);
+            }
         for (int i = s->nkv - 1; i >= 0; i--)
             if (!strcmp(s->kv[i].key, key)) {
-                th_reply(fd, "cmd=get_result rc=0 msg=success value=%s\n", s->kv[i].val);
+                th_reply(fd, "cmd=get_result rc=0 msg=success value=%s%s\n", decoy, s->kv[i].val);
                 return;
             }
         th_reply(fd, "cmd=get_result rc=-1 msg=key_not_found\n");
