@@ -5,7 +5,8 @@
  * Who calls: vc/core through rmpi_net_* below; providers never see MPI tags, communicators
  * or requests. Frames are opaque bytes to a provider.
  * Initialisation: rmpi_net_open() before the PMI fence (providers publish their addresses
- * with rmpi_pmi_put), rmpi_net_connect_info() after it. Connections open on first use.
+ * with rmpi_pmi_put), rmpi_net_ready(0) after it, rmpi_net_ready(1) after a second fence.
+ * Connections open on first use.
  * Progress: manual. Nothing happens unless rmpi_net_progress() runs; callbacks
  * (env->on_frame, op->complete, env->on_peer_lost) are made only from inside a provider's
  * progress() (never from send/get/put themselves, never from another thread), so callers
@@ -21,6 +22,10 @@
  *    data is in place at the initiator (get) or has left the local buffer (put).
  *  - RDMA is native or emulated (hints.rdma_native); emulation lands data straight in the
  *    registered target buffer and checks the access against the target's registrations.
+ *  - A remote access error (bad rkey, out of bounds) completes the op with -EFAULT when the
+ *    op is still pending; when it is reported after the op completed locally (a put whose
+ *    bytes had all left), the provider calls env->on_peer_lost, as a verbs QP would go to
+ *    the error state.
  */
 #ifndef RMPI_NET_H
 #define RMPI_NET_H

@@ -5,8 +5,10 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Node numbering: ranks with the same host name share a node; nodes are numbered in order
- * of their lowest rank, so every rank computes the same table. */
+/* Node numbering: ranks share a node when they have the same host name AND the same kernel
+ * boot id (two machines that happen to share a name are told apart; network namespaces of
+ * one machine with the same name share /dev/shm, so treating them as one node is right).
+ * Nodes are numbered in order of their lowest rank, so every rank computes the same table. */
 static int *node_of, *local_rank, *node_size;
 static int nranks, my_node;
 static char hostname[256];
@@ -17,8 +19,18 @@ int rmpi_topo_init(const rmpi_pm_info_t *pm)
     nranks = pm->size;
     if (gethostname(hostname, sizeof hostname - 1))
         snprintf(hostname, sizeof hostname, "unknown");
+    char card[sizeof hostname + 48] = "";
+    char boot[40] = "";
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f) {
+        if (!fgets(boot, sizeof boot, f))
+            boot[0] = 0;
+        fclose(f);
+        boot[strcspn(boot, "\n")] = 0;
+    }
+    snprintf(card, sizeof card, "%s/%s", hostname, boot);
     snprintf(key, sizeof key, "host-%d", pm->rank);
-    if (rmpi_pmi_put(key, hostname))
+    if (rmpi_pmi_put(key, card))
         return -1;
     if (rmpi_pmi_fence())
         return -1;
@@ -31,7 +43,7 @@ int rmpi_topo_init(const rmpi_pm_info_t *pm)
         char val[256];
         snprintf(key, sizeof key, "host-%d", r);
         if (r == pm->rank)
-            snprintf(val, sizeof val, "%s", hostname);
+            snprintf(val, sizeof val, "%s", card);
         else if (rmpi_pmi_get(key, val, sizeof val))
             rmpi_fatal("the process manager has no host name for rank %d.", r);
         names[r] = rmpi_xstrdup(val);
