@@ -62,9 +62,7 @@ struct rmpi_req {
     /* protocol state */
     rmpi_list_t link;
     rmpi_vc_t *vc;
-    rmpi_mr_t mr;
-    int mr_valid;
-    rmpi_net_op_t op;
+    struct rmpi_rndv *rv;  /* rendezvous in progress: registrations, stripes (core_rndv.c) */
     uint64_t peer_req;
     /* for the layers above: run at completion (e.g. unpack, bsend space) */
     void (*on_complete)(rmpi_req_t *req);
@@ -85,7 +83,9 @@ struct rmpi_unexp {
     size_t len;          /* message bytes */
     uint64_t sreq;       /* sync eager or RTS: the sender's request */
     int sync;
-    uint64_t raddr, rkey;
+    uint64_t raddr;
+    uint32_t nkeys;      /* RTS: one rkey per subchannel of the sender's buffer */
+    uint64_t rkeys[RMPI_VC_MAX_SUB];
     char data[];         /* eager payload */
 };
 
@@ -132,7 +132,7 @@ static inline void rmpi_req_init_stack(rmpi_req_t *r, int kind)
     r->mode = 0;
     r->flags = 0;
     r->done = 0;
-    r->mr_valid = 0;
+    r->rv = NULL;
     r->on_complete = NULL;
     r->user2 = NULL;
     r->udt = NULL;

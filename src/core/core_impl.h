@@ -21,22 +21,29 @@ typedef struct wire_match {
     int32_t src, tag;
 } wire_match_t;
 
+/* RTS and CTS carry one rkey per subchannel (the buffer is registered on every rail). */
 typedef struct wire_rts {
     wire_match_t m;
-    uint64_t sreq, len, addr, rkey;
+    uint64_t sreq, len, addr;
+    uint32_t nkeys, pad;
+    uint64_t rkey[RMPI_VC_MAX_SUB];
 } wire_rts_t;
 
 typedef struct wire_cts {
     rmpi_vc_hdr_t h;
-    uint32_t pad;
-    uint64_t sreq, rreq, addr, rkey, len;
+    uint32_t nkeys;
+    uint64_t sreq, rreq, addr, len;
+    uint64_t rkey[RMPI_VC_MAX_SUB];
 } wire_cts_t;
 
+/* FIN: count = how many FINs (one per subchannel that carried data) complete req. */
 typedef struct wire_req {
     rmpi_vc_hdr_t h;
-    uint32_t pad;
+    uint32_t count;
     uint64_t req;
 } wire_req_t;
+
+#define RMPI_WIRE_KEYS_LEN(type, n) (offsetof(type, rkey) + (size_t)(n) * sizeof(uint64_t))
 
 /* Per-peer core state, lives right after the VC (rmpi_vc_t.core). */
 typedef struct core_peer {
@@ -62,6 +69,19 @@ static inline ctxq_t *rmpi_core_ctxq(uint32_t ctx)
 }
 
 extern int rmpi_rndv_write, rmpi_hdr_cache;
+
+/* Rendezvous data movement over the subchannels (core_rndv.c). */
+typedef struct rmpi_rndv rmpi_rndv_t;
+/* Register [buf, len) on every subchannel of vc; rkeys[i] names it on subchannel i. */
+void rmpi_rndv_register(rmpi_req_t *r, rmpi_vc_t *vc, void *buf, size_t len, uint64_t *rkeys);
+/* Receiver, read mode: pull n bytes from the sender's (raddr, rkeys) in stripes; FINs and
+ * completion follow when every stripe is in. */
+void rmpi_rndv_pull(rmpi_req_t *r, rmpi_vc_t *vc, uint64_t raddr, const uint64_t *rkeys, uint32_t nkeys, size_t n);
+/* Sender, write mode: push n bytes to the receiver's (raddr, rkeys) in stripes. */
+void rmpi_rndv_push(rmpi_req_t *r, rmpi_vc_t *vc, uint64_t raddr, const uint64_t *rkeys, uint32_t nkeys, size_t n);
+/* A FIN for r arrived (count: FINs that complete it). */
+void rmpi_rndv_fin(rmpi_req_t *r, uint32_t count);
+void rmpi_core_send_fin(rmpi_vc_t *vc, int sub, uint64_t req, uint32_t count);
 void rmpi_core_deliver(rmpi_vc_t *vc, const void *frame, size_t len);
 void rmpi_core_peer_init(rmpi_vc_t *vc);
 

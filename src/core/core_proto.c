@@ -43,7 +43,7 @@ void rmpi_core_peer_init(rmpi_vc_t *vc)
 
 static void send_req_frame(rmpi_vc_t *vc, int type, uint64_t req)
 {
-    wire_req_t f = {{0, (uint8_t)type, 0}, 0, req};
+    wire_req_t f = {{0, (uint8_t)type, 0}, 1, req};
     struct iovec iov = {&f, sizeof f};
     rmpi_vc_send(vc, &iov, 1, sizeof f);
 }
@@ -55,15 +55,6 @@ static rmpi_req_t *req_from_wire(uint64_t v, const char *what)
         rmpi_fatal("a %s frame names request %#llx that does not exist (corrupt frame or a bug).", what,
                    (unsigned long long)v);
     return r;
-}
-
-static void release_mr(rmpi_req_t *r)
-{
-    if (r->mr_valid) {
-        rmpi_rail_t *rail = rmpi_vc_rdma_rail(r->vc);
-        rail->ops->mr_dereg(rail, &r->mr);
-        r->mr_valid = 0;
-    }
 }
 
 /* ---- send side ---- */
@@ -117,27 +108,14 @@ int rmpi_core_isend(rmpi_req_t *r)
         rmpi_core_stats.eager_full++;
         return 0; /* completes at SYNC_ACK */
     }
-    rmpi_rail_t *rail = rmpi_vc_rdma_rail(vc);
-    if (rail->ops->mr_reg(rail, r->buf, r->len, &r->mr))
-        rmpi_fatal("cannot register %zu bytes for a rendezvous send to rank %d.", r->len, r->rank);
-    r->mr_valid = 1;
     wire_rts_t f = {{{0, RMPI_F_RTS, 0}, r->ctx, r->src, r->tag}, (uintptr_t)r, r->len, (uintptr_t)r->buf,
-                    r->mr.rkey};
-    struct iovec iov = {&f, sizeof f};
-    rmpi_vc_send(vc, &iov, 1, sizeof f);
+                    (uint32_t)vc->nsub, 0, {0}};
+    rmpi_rndv_register(r, vc, r->buf, r->len, f.rkey);
+    size_t flen = RMPI_WIRE_KEYS_LEN(wire_rts_t, vc->nsub);
+    struct iovec iov = {&f, flen};
+    rmpi_vc_send(vc, &iov, 1, flen);
     rmpi_core_stats.rndv++;
     return 0; /* completes at FIN */
-}
-
-static void put_done(rmpi_net_op_t *op)
-{
-    rmpi_req_t *r = op->ctx;
-    if (op->status)
-        rmpi_fatal("RDMA write of %zu bytes to rank %d failed (error %d).", r->len, r->rank, -op->status);
-    r->vc->sub[0].rdma_bytes += r->st_bytes;
-    send_req_frame(r->vc, RMPI_F_FIN, r->peer_req);
-    release_mr(r);
-    rmpi_req_complete(r);
 }
 
 /* ---- receive side ---- */
@@ -156,20 +134,9 @@ static inline void set_status(rmpi_req_t *r, int src, int tag, size_t msglen)
     }
 }
 
-static void get_done(rmpi_net_op_t *op)
-{
-    rmpi_req_t *r = op->ctx;
-    if (op->status)
-        rmpi_fatal("RDMA read of %zu bytes from rank %d failed (error %d).", r->st_bytes, r->vc->peer,
-                   -op->status);
-    r->vc->sub[0].rdma_bytes += r->st_bytes;
-    send_req_frame(r->vc, RMPI_F_FIN, r->peer_req);
-    rmpi_req_complete(r);
-}
-
 /* A matched RTS: pull the data (read mode) or invite the sender to push it (write mode). */
 static void rndv_start(rmpi_req_t *r, rmpi_vc_t *vc, int src, int tag, uint64_t sreq, size_t len, uint64_t raddr,
-                       uint64_t rkey)
+                       const uint64_t *rkeys, uint32_t nkeys)
 {
     set_status(r, src, tag, len);
     r->vc = vc;
@@ -179,19 +146,15 @@ static void rndv_start(rmpi_req_t *r, rmpi_vc_t *vc, int src, int tag, uint64_t 
         rmpi_req_complete(r);
         return;
     }
-    rmpi_rail_t *rail = rmpi_vc_rdma_rail(vc);
-    r->op.complete = get_done;
-    r->op.ctx = r;
     if (!rmpi_rndv_write) {
-        rail->ops->get(rail, vc->peer, r->buf, r->st_bytes, raddr, rkey, &r->op);
+        rmpi_rndv_pull(r, vc, raddr, rkeys, nkeys, r->st_bytes);
         return;
     }
-    if (rail->ops->mr_reg(rail, r->buf, r->st_bytes, &r->mr))
-        rmpi_fatal("cannot register %zu bytes for a rendezvous receive from rank %d.", r->st_bytes, vc->peer);
-    r->mr_valid = 1;
-    wire_cts_t f = {{0, RMPI_F_CTS, 0}, 0, sreq, (uintptr_t)r, (uintptr_t)r->buf, r->mr.rkey, r->st_bytes};
-    struct iovec iov = {&f, sizeof f};
-    rmpi_vc_send(vc, &iov, 1, sizeof f);
+    wire_cts_t f = {{0, RMPI_F_CTS, 0}, (uint32_t)vc->nsub, sreq, (uintptr_t)r, (uintptr_t)r->buf, r->st_bytes, {0}};
+    rmpi_rndv_register(r, vc, r->buf, r->st_bytes, f.rkey);
+    size_t flen = RMPI_WIRE_KEYS_LEN(wire_cts_t, vc->nsub);
+    struct iovec iov = {&f, flen};
+    rmpi_vc_send(vc, &iov, 1, flen);
 }
 
 static inline int match(int want_src, int want_tag, int src, int tag)
@@ -241,13 +204,15 @@ static void rts_arrived(rmpi_vc_t *vc, const wire_rts_t *f)
     ctxq_t *q = rmpi_core_ctxq(f->m.ctx);
     rmpi_req_t *r = match_posted(q, f->m.src, f->m.tag);
     if (r) {
-        rndv_start(r, vc, f->m.src, f->m.tag, f->sreq, f->len, f->addr, f->rkey);
+        rndv_start(r, vc, f->m.src, f->m.tag, f->sreq, f->len, f->addr, f->rkey, f->nkeys);
         return;
     }
     rmpi_unexp_t *u = rmpi_xcalloc(1, sizeof *u);
     u->magic = RMPI_REQ_MAGIC;
     u->ctx = f->m.ctx, u->src = f->m.src, u->tag = f->m.tag, u->vc = vc, u->len = f->len;
-    u->is_rts = 1, u->sreq = f->sreq, u->raddr = f->addr, u->rkey = f->rkey;
+    u->is_rts = 1, u->sreq = f->sreq, u->raddr = f->addr;
+    u->nkeys = f->nkeys <= RMPI_VC_MAX_SUB ? f->nkeys : RMPI_VC_MAX_SUB;
+    memcpy(u->rkeys, f->rkey, u->nkeys * sizeof *u->rkeys);
     rmpi_list_push_back(&q->unexp, &u->link);
     rmpi_core_stats.unexpected++;
 }
@@ -279,19 +244,14 @@ void rmpi_core_deliver(rmpi_vc_t *vc, const void *frame, size_t len)
     case RMPI_F_CTS: {
         const wire_cts_t *f = frame;
         rmpi_req_t *r = req_from_wire(f->sreq, "CTS");
-        rmpi_rail_t *rail = rmpi_vc_rdma_rail(vc);
         r->peer_req = f->rreq;
         r->st_bytes = f->len;
-        r->op.complete = put_done;
-        r->op.ctx = r;
-        rail->ops->put(rail, vc->peer, r->buf, f->len, f->addr, f->rkey, &r->op);
+        rmpi_rndv_push(r, vc, f->addr, f->rkey, f->nkeys, f->len);
         return;
     }
     case RMPI_F_FIN: {
         const wire_req_t *f = frame;
-        rmpi_req_t *r = req_from_wire(f->req, "FIN");
-        release_mr(r);
-        rmpi_req_complete(r);
+        rmpi_rndv_fin(req_from_wire(f->req, "FIN"), f->count);
         return;
     }
     case RMPI_F_SYNC_ACK: {
@@ -309,7 +269,7 @@ void rmpi_core_deliver(rmpi_vc_t *vc, const void *frame, size_t len)
 static void consume_unexp(rmpi_req_t *r, rmpi_unexp_t *u)
 {
     if (u->is_rts) {
-        rndv_start(r, u->vc, u->src, u->tag, u->sreq, u->len, u->raddr, u->rkey);
+        rndv_start(r, u->vc, u->src, u->tag, u->sreq, u->len, u->raddr, u->rkeys, u->nkeys);
     } else {
         set_status(r, u->src, u->tag, u->len);
         memcpy(r->buf, u->data, r->st_bytes);

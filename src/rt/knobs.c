@@ -52,6 +52,12 @@ static int knob_set(const knob_desc_t *k, const char *v)
         if (end == v || *end)
             return -1;
         *(long long *)field = x;
+    } else if (!strcmp(k->type, "FLOAT")) {
+        char *end;
+        double x = strtod(v, &end);
+        if (end == v || *end)
+            return -1;
+        *(double *)field = x;
     } else if (!strcmp(k->type, "SIZE")) {
         long long x = rmpi_parse_size(v);
         if (x < 0)
@@ -150,6 +156,8 @@ void rmpi_knobs_print(void *file, int markdown)
         char val[256];
         if (!strcmp(k->type, "BOOL"))
             snprintf(val, sizeof val, "%d", *(const int *)field);
+        else if (!strcmp(k->type, "FLOAT"))
+            snprintf(val, sizeof val, "%g", *(const double *)field);
         else if (!strcmp(k->type, "INT") || !strcmp(k->type, "SIZE"))
             snprintf(val, sizeof val, "%lld", *(const long long *)field);
         else

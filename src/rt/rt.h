@@ -23,6 +23,7 @@
 #define RMPI_KTYPE_SIZE long long
 #define RMPI_KTYPE_STR const char *
 #define RMPI_KTYPE_ENUM const char *
+#define RMPI_KTYPE_FLOAT double
 struct rmpi_knobs {
 #define KNOB(name, type, dflt, layer, doc) RMPI_KTYPE_##type name;
 #include "knobs.def"

@@ -8,15 +8,51 @@ rmpi_vc_t **rmpi_vc_table;
 static int vc_size, vc_rank;
 static rmpi_vc_deliver_fn vc_deliver;
 static size_t vc_core_size;
+static rmpi_sched_cfg_t sched_cfg;
 
 int rmpi_vc_init(int rank, int size, rmpi_vc_deliver_fn deliver, size_t core_size)
 {
     vc_core_size = core_size;
+    sched_cfg.small_policy = rmpi_knob_choice("SMALL_POLICY", rmpi_knobs.SMALL_POLICY, "binding|rr|wrr|window");
+    sched_cfg.stripe_policy =
+        rmpi_knob_choice("STRIPE_POLICY", rmpi_knobs.STRIPE_POLICY, "binding|even|weighted|adaptive");
+    sched_cfg.window = rmpi_knobs.WINDOW > 0 ? (unsigned)rmpi_knobs.WINDOW : 1;
+    sched_cfg.alpha = rmpi_knobs.ADAPT_ALPHA;
+    if (!(sched_cfg.alpha > 0 && sched_cfg.alpha <= 1))
+        rmpi_fatal("RMPI_ADAPT_ALPHA=%g is outside (0, 1].", sched_cfg.alpha);
+    sched_cfg.floor = rmpi_knobs.WEIGHT_FLOOR;
+    if (!(sched_cfg.floor >= 0 && sched_cfg.floor < 0.5))
+        rmpi_fatal("RMPI_WEIGHT_FLOOR=%g is outside [0, 0.5).", sched_cfg.floor);
+    sched_cfg.min_stripe = (size_t)rmpi_knobs.STRIPE_MIN;
+    /* binding spreads the processes of a node over the rails */
+    sched_cfg.bind = rmpi_topo_local_rank(rank);
     vc_rank = rank;
     vc_size = size;
     vc_deliver = deliver;
     rmpi_vc_table = rmpi_xcalloc((size_t)size, sizeof *rmpi_vc_table);
     return 0;
+}
+
+/* RMPI_RAIL_BW=name:rate,... (the rate after the last ':'), else the provider's hint. */
+static double rail_hint(const rmpi_rail_t *rail)
+{
+    const char *spec = rmpi_knobs.RAIL_BW;
+    size_t nl = strlen(rail->hints.name);
+    for (const char *p = spec; p && *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len > nl + 1 && !strncmp(p, rail->hints.name, nl) && p[nl] == ':') {
+            char rate[32];
+            snprintf(rate, sizeof rate, "%.*s", (int)(len - nl - 1), p + nl + 1);
+            long long v = rmpi_parse_size(rate);
+            if (v <= 0)
+                rmpi_fatal("RMPI_RAIL_BW: '%s' is not a rate for rail %s (use e.g. %s:1g).", rate,
+                           rail->hints.name, rail->hints.name);
+            return (double)v;
+        }
+        p = end ? end + 1 : NULL;
+    }
+    return (double)rail->hints.bw;
 }
 
 rmpi_vc_t *rmpi_vc_open(int peer)
@@ -29,8 +65,12 @@ rmpi_vc_t *rmpi_vc_open(int peer)
     if (vc->nsub == 0)
         rmpi_fatal("no rail reaches rank %d (RMPI_NET=%s); with RMPI_NET=shm every rank must share the node, "
                    "otherwise check RMPI_TCP_IFACES.", peer, rmpi_knobs.NET);
-    for (int i = 0; i < vc->nsub; i++)
+    double hints[RMPI_VC_MAX_SUB];
+    for (int i = 0; i < vc->nsub; i++) {
         vc->sub[i].rail = rails[i];
+        hints[i] = rail_hint(rails[i]);
+    }
+    rmpi_sched_init(&vc->sched, &sched_cfg, vc->nsub, hints);
     rmpi_vc_table[peer] = vc;
     return vc;
 }
@@ -89,8 +129,9 @@ void rmpi_vc_report(void *file)
                 vc_rank, p, vc->nsub, (unsigned long long)vc->frames_in, (unsigned long long)vc->ooo_frames,
                 (unsigned long long)vc->dup_frames);
         for (int i = 0; i < vc->nsub; i++)
-            fprintf(f, "[rmpi report]   rail %s: weight 1.00, frames %llu, frame bytes %llu, rdma bytes %llu\n",
-                    vc->sub[i].rail->hints.name, (unsigned long long)vc->sub[i].frames,
+            fprintf(f, "[rmpi report]   rail %s: %s, weight %.3f, frames %llu, frame bytes %llu, rdma bytes %llu\n",
+                    vc->sub[i].rail->hints.name, vc->sched.up[i] ? "up" : "DOWN", vc->sched.weight[i],
+                    (unsigned long long)vc->sub[i].frames,
                     (unsigned long long)vc->sub[i].bytes, (unsigned long long)vc->sub[i].rdma_bytes);
     }
 }

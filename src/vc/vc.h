@@ -16,8 +16,9 @@
 #include <sys/uio.h>
 
 #include "../net/net.h"
+#include "sched.h"
 
-#define RMPI_VC_MAX_SUB 8
+#define RMPI_VC_MAX_SUB RMPI_SCHED_MAX
 
 /* First 4 bytes of every frame. type and flags belong to the core. */
 typedef struct rmpi_vc_hdr {
@@ -46,6 +47,7 @@ struct rmpi_vc {
     uint16_t psn_next;           /* next PSN this side sends */
     uint16_t psn_expect;         /* next PSN to deliver */
     rmpi_subchan_t sub[RMPI_VC_MAX_SUB];
+    rmpi_sched_t sched;          /* subchannel choice for frames and stripes */
     rmpi_ooo_t *ooo;             /* early frames, sorted by PSN */
     uint64_t ooo_frames, dup_frames, frames_in;
     void *core;                  /* the core's per-peer state */
@@ -66,19 +68,24 @@ static inline rmpi_vc_t *rmpi_vc_get(int peer)
     return RMPI_LIKELY(vc != NULL) ? vc : rmpi_vc_open(peer);
 }
 
-/* Send one frame (iov[0] begins with rmpi_vc_hdr_t; the VC fills psn). */
-static inline void rmpi_vc_send(rmpi_vc_t *vc, const struct iovec *iov, int n, size_t len)
+/* Send one frame on subchannel `sub` (iov[0] begins with rmpi_vc_hdr_t; the VC fills psn). */
+static inline void rmpi_vc_send_on(rmpi_vc_t *vc, int sub, const struct iovec *iov, int n, size_t len)
 {
     rmpi_vc_hdr_t *h = (rmpi_vc_hdr_t *)iov[0].iov_base;
     h->psn = vc->psn_next++;
-    rmpi_subchan_t *sc = &vc->sub[0];
+    rmpi_subchan_t *sc = &vc->sub[sub];
     sc->frames++;
     sc->bytes += len;
     sc->rail->ops->send(sc->rail, vc->peer, iov, n);
 }
 
-/* The rail for rendezvous/RDMA data to this peer (striping comes with multirail). */
-static inline rmpi_rail_t *rmpi_vc_rdma_rail(rmpi_vc_t *vc) { return vc->sub[0].rail; }
+/* Send one frame on the subchannel the small-message policy picks. */
+static inline void rmpi_vc_send(rmpi_vc_t *vc, const struct iovec *iov, int n, size_t len)
+{
+    rmpi_vc_send_on(vc, RMPI_LIKELY(vc->nsub == 1) ? 0 : rmpi_sched_small(&vc->sched), iov, n, len);
+}
+
+static inline rmpi_rail_t *rmpi_vc_rail(rmpi_vc_t *vc, int sub) { return vc->sub[sub].rail; }
 
 /* net env->on_frame target. */
 void rmpi_vc_on_frame(rmpi_rail_t *rail, int peer, const void *frame, size_t len);

@@ -4,7 +4,7 @@
  * Ring: single producer, single consumer, in shared memory. C cells of 64 bytes; a frame
  * starts at a cell with an 8-byte header {stamp, len|type<<24} followed by its bytes, and
  * takes ceil((8+len)/64) contiguous cells (a SKIP frame pads to the end instead of wrapping).
- * The writer publishes a frame by storing stamp = low 32 bits of (position+1) with release
+ * The writer publishes a frame by storing stamp = rmpi_shm_stamp(position) with release
  * order after the bytes; the reader polls only that word, so an 8-byte message costs one
  * cache line transfer. The reader zeroes the stamp word of every cell it consumes, so stale
  * bytes (user data from an earlier lap) can never look like a fresh stamp, and publishes its
@@ -55,6 +55,14 @@ static inline size_t rmpi_shm_ring_max_frame(uint32_t ncells)
 {
     return (size_t)ncells / 4 * RMPI_SHM_CELL - RMPI_SHM_HDR;
 }
+/* The stamp published for a frame at position pos: low 32 bits of pos + 1, never 0 (a
+ * consumed cell holds 0; every 2^32 positions pos + 1 wraps to 0, which would match it). */
+static inline uint32_t rmpi_shm_stamp(uint64_t pos)
+{
+    uint32_t s = (uint32_t)(pos + 1);
+    return s + !s;
+}
+
 static inline rmpi_shm_cellhdr_t *rmpi_shm_cell(rmpi_shm_ring_t *ring, uint32_t ncells, uint64_t pos)
 {
     return (rmpi_shm_cellhdr_t *)(ring->cells + (size_t)(pos & (ncells - 1)) * RMPI_SHM_CELL);
@@ -74,7 +82,7 @@ static inline void *rmpi_shm_ring_reserve(rmpi_shm_writer_t *wr, size_t len)
     if (skip) {
         rmpi_shm_cellhdr_t *h = rmpi_shm_cell(wr->ring, wr->ncells, wr->w);
         h->lentype = (uint32_t)(skip * RMPI_SHM_CELL - RMPI_SHM_HDR) | (RMPI_SHM_SKIP << 24);
-        atomic_store_explicit(&h->stamp, (uint32_t)(wr->w + 1), memory_order_release);
+        atomic_store_explicit(&h->stamp, rmpi_shm_stamp(wr->w), memory_order_release);
         wr->w += skip;
     }
     return (char *)rmpi_shm_cell(wr->ring, wr->ncells, wr->w) + RMPI_SHM_HDR;
@@ -84,7 +92,7 @@ static inline void rmpi_shm_ring_commit(rmpi_shm_writer_t *wr, size_t len, unsig
 {
     rmpi_shm_cellhdr_t *h = rmpi_shm_cell(wr->ring, wr->ncells, wr->w);
     h->lentype = (uint32_t)len | (type << 24);
-    atomic_store_explicit(&h->stamp, (uint32_t)(wr->w + 1), memory_order_release);
+    atomic_store_explicit(&h->stamp, rmpi_shm_stamp(wr->w), memory_order_release);
     wr->w += (RMPI_SHM_HDR + len + RMPI_SHM_CELL - 1) / RMPI_SHM_CELL;
 }
 
@@ -93,7 +101,7 @@ static inline const void *rmpi_shm_ring_peek(rmpi_shm_reader_t *rd, size_t *len,
 {
     for (;;) {
         rmpi_shm_cellhdr_t *h = rmpi_shm_cell(rd->ring, rd->ncells, rd->r);
-        if (atomic_load_explicit(&h->stamp, memory_order_acquire) != (uint32_t)(rd->r + 1)) {
+        if (atomic_load_explicit(&h->stamp, memory_order_acquire) != rmpi_shm_stamp(rd->r)) {
             if (rd->r != rd->r_pub_last) { /* idle: let the writer see everything we freed */
                 atomic_store_explicit(&rd->ring->r_pub, rd->r, memory_order_release);
                 rd->r_pub_last = rd->r;

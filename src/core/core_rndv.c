@@ -1,0 +1,130 @@
+/* Rendezvous data over every subchannel (seed: multirail-infiniband 4.3-4.5, 5.3):
+ * the buffer is registered on each rail, the data moves in stripes cut by the VC's
+ * scheduler, the completion filter collects one completion per stripe with its delivery
+ * time (fed back to adaptive striping), and one FIN travels on every subchannel that
+ * carried data; the peer's request completes when all of them are in. */
+#include "core_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct rmpi_rndv {
+    rmpi_req_t *req;
+    rmpi_vc_t *vc;
+    int nmr;                           /* registrations, index = subchannel */
+    rmpi_mr_t mr[RMPI_VC_MAX_SUB];
+    int nstripes, pending, pushing;
+    rmpi_stripe_t stripe[RMPI_VC_MAX_SUB];
+    rmpi_net_op_t op[RMPI_VC_MAX_SUB];
+    uint32_t fins;                     /* FINs received so far */
+};
+
+static rmpi_rndv_t *rndv_of(rmpi_req_t *r, rmpi_vc_t *vc)
+{
+    if (!r->rv) {
+        r->rv = rmpi_xcalloc(1, sizeof *r->rv);
+        r->rv->req = r;
+        r->rv->vc = vc;
+    }
+    return r->rv;
+}
+
+static void rndv_release(rmpi_req_t *r)
+{
+    rmpi_rndv_t *rv = r->rv;
+    if (!rv)
+        return;
+    for (int i = 0; i < rv->nmr; i++) {
+        rmpi_rail_t *rail = rmpi_vc_rail(rv->vc, i);
+        rail->ops->mr_dereg(rail, &rv->mr[i]);
+    }
+    free(rv);
+    r->rv = NULL;
+}
+
+void rmpi_rndv_register(rmpi_req_t *r, rmpi_vc_t *vc, void *buf, size_t len, uint64_t *rkeys)
+{
+    rmpi_rndv_t *rv = rndv_of(r, vc);
+    for (int i = 0; i < vc->nsub; i++) {
+        rmpi_rail_t *rail = rmpi_vc_rail(vc, i);
+        if (rail->ops->mr_reg(rail, buf, len, &rv->mr[i]))
+            rmpi_fatal("cannot register %zu bytes on rail %s for a rendezvous with rank %d.", len,
+                       rail->hints.name, vc->peer);
+        rkeys[i] = rv->mr[i].rkey;
+        rv->nmr = i + 1;
+    }
+}
+
+void rmpi_core_send_fin(rmpi_vc_t *vc, int sub, uint64_t req, uint32_t count)
+{
+    wire_req_t f = {{0, RMPI_F_FIN, 0}, count, req};
+    struct iovec iov = {&f, sizeof f};
+    rmpi_vc_send_on(vc, sub, &iov, 1, sizeof f);
+}
+
+/* Completion filter: the request moves on only when the last stripe is in. */
+static void stripe_done(rmpi_net_op_t *op)
+{
+    rmpi_rndv_t *rv = op->ctx;
+    rmpi_req_t *r = rv->req;
+    rmpi_vc_t *vc = rv->vc;
+    if (op->status)
+        rmpi_fatal("RDMA %s of %zu bytes with rank %d on rail %s failed (error %d).", rv->pushing ? "write" : "read",
+                   rv->stripe[op - rv->op].len, vc->peer, op->rail->hints.name, -op->status);
+    if (--rv->pending)
+        return;
+    uint64_t t[RMPI_VC_MAX_SUB];
+    for (int k = 0; k < rv->nstripes; k++) {
+        t[k] = rv->op[k].t_done - rv->op[k].t_post;
+        vc->sub[rv->stripe[k].sub].rdma_bytes += rv->stripe[k].len;
+    }
+    rmpi_sched_feedback(&vc->sched, rv->stripe, rv->nstripes, t);
+    /* One FIN per subchannel that carried data: in write mode it follows the data on the
+     * same rail, so the receiver knows every stripe has landed. */
+    for (int k = 0; k < rv->nstripes; k++)
+        rmpi_core_send_fin(vc, rv->stripe[k].sub, r->peer_req, (uint32_t)rv->nstripes);
+    rndv_release(r);
+    rmpi_req_complete(r);
+}
+
+static void start_stripes(rmpi_req_t *r, rmpi_vc_t *vc, int push, char *local, uint64_t raddr,
+                          const uint64_t *rkeys, uint32_t nkeys, size_t n)
+{
+    if (nkeys != (uint32_t)vc->nsub)
+        rmpi_fatal("rank %d offers %u rail(s) for a rendezvous but this rank has %d toward it; both peers must "
+                   "see the same rails (check RMPI_TCP_IFACES on every host).", vc->peer, nkeys, vc->nsub);
+    rmpi_rndv_t *rv = rndv_of(r, vc);
+    rv->pushing = push;
+    rv->nstripes = rmpi_sched_stripe(&vc->sched, n, rv->stripe, RMPI_VC_MAX_SUB);
+    rv->pending = rv->nstripes;
+    for (int k = 0; k < rv->nstripes; k++) {
+        const rmpi_stripe_t *s = &rv->stripe[k];
+        rmpi_rail_t *rail = rmpi_vc_rail(vc, s->sub);
+        rmpi_net_op_t *op = &rv->op[k];
+        op->complete = stripe_done;
+        op->ctx = rv;
+        if (push)
+            rail->ops->put(rail, vc->peer, local + s->off, s->len, raddr + s->off, rkeys[s->sub], op);
+        else
+            rail->ops->get(rail, vc->peer, local + s->off, s->len, raddr + s->off, rkeys[s->sub], op);
+    }
+}
+
+void rmpi_rndv_pull(rmpi_req_t *r, rmpi_vc_t *vc, uint64_t raddr, const uint64_t *rkeys, uint32_t nkeys, size_t n)
+{
+    start_stripes(r, vc, 0, r->buf, raddr, rkeys, nkeys, n);
+}
+
+void rmpi_rndv_push(rmpi_req_t *r, rmpi_vc_t *vc, uint64_t raddr, const uint64_t *rkeys, uint32_t nkeys, size_t n)
+{
+    start_stripes(r, vc, 1, r->buf, raddr, rkeys, nkeys, n);
+}
+
+void rmpi_rndv_fin(rmpi_req_t *r, uint32_t count)
+{
+    rmpi_rndv_t *rv = r->rv;
+    if (rv && ++rv->fins < count)
+        return;
+    rndv_release(r);
+    rmpi_req_complete(r);
+}

@@ -1,0 +1,365 @@
+/* Communication scheduler (seed: multirail-infiniband 4.4-4.5). The contract is in sched.h.
+ * Everything here is plain arithmetic on the scheduler's own state, so two schedulers fed
+ * the same calls make the same choices bit for bit. No libm: rounding is done by casts. */
+#include "sched.h"
+
+#include <string.h>
+
+/* Stripe cut points fall on this boundary, so only a message's last stripe is ragged. */
+#define STRIPE_ALIGN ((size_t)64)
+/* Smooth WRR runs on integer-valued doubles (exact arithmetic, so exact ties and the
+ * textbook sequences): the smallest hint becomes WRR_UNIT and ratios are capped. */
+#define WRR_UNIT 1024.0
+#define WRR_MAX_RATIO 1073741824.0
+
+static int live_count(const rmpi_sched_t *s)
+{
+    int n = 0;
+    for (int i = 0; i < s->nsub; i++)
+        n += s->up[i] != 0;
+    return n;
+}
+
+/* The first live subchannel at or after `from`, wrapping; -1 when none is live. */
+static int next_live(const rmpi_sched_t *s, int from)
+{
+    for (int k = 0; k < s->nsub; k++) {
+        int i = (from + k) % s->nsub;
+        if (s->up[i])
+            return i;
+    }
+    return -1;
+}
+
+static int bind_index(const rmpi_sched_t *s)
+{
+    int b = s->cfg.bind % s->nsub;
+    return b < 0 ? b + s->nsub : b;
+}
+
+/* Scale the live weights to sum 1; equal shares when they hold nothing usable. */
+static void renormalise(rmpi_sched_t *s)
+{
+    double sum = 0;
+    int live = live_count(s);
+    for (int i = 0; i < s->nsub; i++) {
+        if (!s->up[i] || !(s->weight[i] > 0))
+            s->weight[i] = 0;
+        sum += s->weight[i];
+    }
+    for (int i = 0; i < s->nsub; i++) {
+        if (!s->up[i])
+            continue;
+        s->weight[i] = sum > 0 ? s->weight[i] / sum : 1.0 / live;
+    }
+}
+
+/* Give every live subchannel at least `floor` and scale the others into what is left.
+ * Raising one to the floor can push another below it, hence the rounds (at most one per
+ * subchannel, since a subchannel once pinned stays pinned). */
+static void apply_floor(rmpi_sched_t *s, double floor)
+{
+    int live = live_count(s);
+    if (!(floor > 0) || live == 0)
+        return;
+    if (floor > 1.0 / live)
+        floor = 1.0 / live;
+    int pinned[RMPI_SCHED_MAX] = {0};
+    int npinned = 0;
+    for (int round = 0; round < live; round++) {
+        int changed = 0;
+        for (int i = 0; i < s->nsub; i++) {
+            if (s->up[i] && !pinned[i] && s->weight[i] < floor) {
+                pinned[i] = 1;
+                npinned++;
+                changed = 1;
+            }
+        }
+        if (!changed)
+            break;
+        double rest = 1.0 - npinned * floor, free_sum = 0;
+        int nfree = 0;
+        for (int i = 0; i < s->nsub; i++) {
+            if (s->up[i] && !pinned[i]) {
+                free_sum += s->weight[i];
+                nfree++;
+            }
+        }
+        for (int i = 0; i < s->nsub; i++) {
+            if (!s->up[i])
+                continue;
+            if (pinned[i])
+                s->weight[i] = floor;
+            else
+                s->weight[i] = free_sum > 0 ? s->weight[i] * rest / free_sum : rest / nfree;
+        }
+    }
+}
+
+void rmpi_sched_init(rmpi_sched_t *s, const rmpi_sched_cfg_t *cfg, int nsub, const double *hints)
+{
+    memset(s, 0, sizeof *s);
+    s->cfg = *cfg;
+    if (nsub < 1)
+        nsub = 1;
+    if (nsub > RMPI_SCHED_MAX)
+        nsub = RMPI_SCHED_MAX;
+    s->nsub = nsub;
+    if (s->cfg.window == 0)
+        s->cfg.window = 1;
+
+    /* A subchannel without a usable hint is assumed to be typical: it gets the mean of the
+     * hints that were given (the negated test also catches NaN). */
+    double sum = 0;
+    int given = 0;
+    for (int i = 0; i < nsub; i++) {
+        s->up[i] = 1;
+        if (hints && hints[i] > 0 && hints[i] < 1e300) {
+            sum += hints[i];
+            given++;
+        }
+    }
+    double mean = given ? sum / given : 1.0;
+    double total = 0;
+    for (int i = 0; i < nsub; i++) {
+        s->hint[i] = hints && hints[i] > 0 && hints[i] < 1e300 ? hints[i] : mean;
+        total += s->hint[i];
+    }
+    for (int i = 0; i < nsub; i++) {
+        s->hint[i] /= total;
+        s->weight[i] = s->cfg.stripe_policy == RMPI_STRIPE_WEIGHTED ? s->hint[i] : 1.0 / nsub;
+    }
+    /* Binding spreads the processes of a node over the rails by cfg.bind; round robin and
+     * window start at subchannel 0 so that every peer starts the same way. */
+    s->cur = s->cfg.small_policy == RMPI_SMALL_BINDING ? bind_index(s) : 0;
+}
+
+int rmpi_sched_small(rmpi_sched_t *s)
+{
+    int pick;
+    switch (s->cfg.small_policy) {
+    case RMPI_SMALL_RR:
+        pick = next_live(s, s->cur);
+        if (pick >= 0)
+            s->cur = (pick + 1) % s->nsub;
+        return pick;
+    case RMPI_SMALL_WRR: {
+        /* Smooth weighted round robin: every live subchannel earns its weight, the richest
+         * sends and pays the total, so picks interleave (4:1 gives A A B A A, not A A A A B). */
+        double lo = 0, total = 0;
+        for (int i = 0; i < s->nsub; i++)
+            if (s->up[i] && (lo == 0 || s->hint[i] < lo))
+                lo = s->hint[i];
+        pick = -1;
+        for (int i = 0; i < s->nsub; i++) {
+            if (!s->up[i])
+                continue;
+            double r = s->hint[i] / lo;
+            if (r > WRR_MAX_RATIO)
+                r = WRR_MAX_RATIO;
+            double w = (double)(uint64_t)(r * WRR_UNIT + 0.5);
+            s->credit[i] += w;
+            total += w;
+            if (pick < 0 || s->credit[i] > s->credit[pick])
+                pick = i;
+        }
+        if (pick >= 0)
+            s->credit[pick] -= total;
+        return pick;
+    }
+    case RMPI_SMALL_WINDOW:
+        if (!s->up[s->cur] || s->in_window >= s->cfg.window) {
+            int nx = next_live(s, (s->cur + 1) % s->nsub);
+            if (nx < 0)
+                return -1;
+            s->cur = nx;
+            s->in_window = 0;
+        }
+        s->in_window++;
+        return s->cur;
+    default:
+        pick = next_live(s, s->cur);
+        if (pick >= 0)
+            s->cur = pick;
+        return pick;
+    }
+}
+
+/* Cut point for the cumulative share `cum` of len, on a STRIPE_ALIGN boundary and never past
+ * the last aligned byte (so the ragged tail always lands in the last share). */
+static size_t cut_at(size_t len, double cum)
+{
+    size_t units = len / STRIPE_ALIGN;
+    double q = (double)len / (double)STRIPE_ALIGN * cum + 0.5;
+    if (!(q > 0))
+        return 0;
+    if (q >= (double)units)
+        return units * STRIPE_ALIGN;
+    size_t u = (size_t)q;
+    return (u > units ? units : u) * STRIPE_ALIGN;
+}
+
+int rmpi_sched_stripe(rmpi_sched_t *s, size_t len, rmpi_stripe_t *out, int max)
+{
+    if (len == 0 || max < 1)
+        return 0;
+    int live = live_count(s);
+    if (live == 0)
+        return 0;
+    if (s->cfg.stripe_policy == RMPI_STRIPE_BINDING || live == 1) {
+        out[0].sub = s->cfg.stripe_policy == RMPI_STRIPE_BINDING ? next_live(s, bind_index(s)) : next_live(s, 0);
+        out[0].off = 0;
+        out[0].len = len;
+        return 1;
+    }
+
+    double w[RMPI_SCHED_MAX] = {0}, wsum = 0;
+    for (int i = 0; i < s->nsub; i++) {
+        if (!s->up[i])
+            continue;
+        w[i] = s->cfg.stripe_policy == RMPI_STRIPE_EVEN ? 1.0 : (s->weight[i] > 0 ? s->weight[i] : 0);
+        wsum += w[i];
+    }
+    if (!(wsum > 0)) {
+        for (int i = 0; i < s->nsub; i++)
+            w[i] = s->up[i] ? 1.0 : 0;
+        wsum = live;
+    }
+
+    /* Shares from cumulative cut points: each is within one alignment unit of its exact
+     * value and they add up to len whatever the rounding. The tail (len % 64) is set aside
+     * and handed to whichever stripe ends up last. */
+    size_t share[RMPI_SCHED_MAX] = {0}, prev = 0;
+    size_t tail = len % STRIPE_ALIGN;
+    double cum = 0;
+    int last = -1;
+    for (int i = 0; i < s->nsub; i++)
+        if (s->up[i])
+            last = i;
+    for (int i = 0; i < s->nsub; i++) {
+        if (!s->up[i])
+            continue;
+        cum += w[i];
+        size_t c = i == last ? len - tail : cut_at(len, cum / wsum);
+        if (c < prev)
+            c = prev;
+        share[i] = c - prev;
+        prev = c;
+    }
+
+    /* The keeper is the largest share; ties go to the heavier, then the lower subchannel, so
+     * a message too small to split goes whole to the best subchannel. */
+    int keep[RMPI_SCHED_MAX] = {0}, nkeep = 0, big = -1;
+    for (int i = 0; i < s->nsub; i++) {
+        if (!s->up[i])
+            continue;
+        if (big < 0 || share[i] > share[big] || (share[i] == share[big] && w[i] > w[big]))
+            big = i;
+    }
+    size_t floor_len = s->cfg.min_stripe > 0 ? s->cfg.min_stripe : 1;
+    for (int i = 0; i < s->nsub; i++) {
+        keep[i] = s->up[i] && (i == big || share[i] >= floor_len);
+        nkeep += keep[i];
+    }
+    /* More stripes than the caller has room for: drop the smallest (lightest, then highest). */
+    while (nkeep > max) {
+        int drop = -1;
+        for (int i = 0; i < s->nsub; i++) {
+            if (!keep[i] || i == big)
+                continue;
+            if (drop < 0 || share[i] < share[drop] || (share[i] == share[drop] && w[i] <= w[drop]))
+                drop = i;
+        }
+        keep[drop] = 0;
+        nkeep--;
+    }
+    for (int i = 0; i < s->nsub; i++) {
+        if (s->up[i] && !keep[i]) {
+            share[big] += share[i];
+            share[i] = 0;
+        }
+    }
+
+    int n = 0, lastkept = -1;
+    for (int i = 0; i < s->nsub; i++)
+        if (keep[i])
+            lastkept = i;
+    share[lastkept] += tail;
+    size_t off = 0;
+    for (int i = 0; i < s->nsub; i++) {
+        if (!keep[i])
+            continue;
+        out[n].sub = i;
+        out[n].off = off;
+        out[n].len = share[i];
+        off += share[i];
+        n++;
+    }
+    return n;
+}
+
+/* Eq. 4 written with shares. Eq. 3 targets W'_i = W_total * (W_i/t_i) / sum_k (W_k/t_k);
+ * since stripe i carried len_i = S * W_i / W_total bytes, W_i/t_i is proportional to
+ * len_i/t_i, the bandwidth the stripe saw, so the target share is b_i / sum_k b_k. Using the
+ * bytes actually sent (after rounding and folding) instead of W_i keeps the estimate exact. */
+void rmpi_sched_feedback(rmpi_sched_t *s, const rmpi_stripe_t *stripes, int n, const uint64_t *t_ns)
+{
+    if (s->cfg.stripe_policy != RMPI_STRIPE_ADAPTIVE || n < 2)
+        return;
+    /* Several stripes on one subchannel went one after the other: add bytes and times. */
+    double bytes[RMPI_SCHED_MAX] = {0}, ns[RMPI_SCHED_MAX] = {0};
+    int carried[RMPI_SCHED_MAX] = {0}, ncarried = 0;
+    for (int k = 0; k < n; k++) {
+        int i = stripes[k].sub;
+        if (i < 0 || i >= s->nsub || !s->up[i] || stripes[k].len == 0)
+            continue;
+        bytes[i] += (double)stripes[k].len;
+        /* A zero time (clock granularity) still means some time: count it as a nanosecond. */
+        ns[i] += t_ns[k] > 0 ? (double)t_ns[k] : 1.0;
+        ncarried += !carried[i];
+        carried[i] = 1;
+    }
+    if (ncarried < 2)
+        return;
+
+    /* Subchannels that carried nothing keep their share; the measured ones split the rest. */
+    double bw[RMPI_SCHED_MAX] = {0}, bwsum = 0, rest = 1.0;
+    for (int i = 0; i < s->nsub; i++) {
+        if (carried[i]) {
+            bw[i] = bytes[i] / ns[i];
+            bwsum += bw[i];
+        } else if (s->up[i]) {
+            rest -= s->weight[i];
+        }
+    }
+    if (!(bwsum > 0) || !(rest > 0))
+        return;
+    double alpha = s->cfg.alpha;
+    if (!(alpha > 0))
+        alpha = 0;
+    if (alpha > 1)
+        alpha = 1;
+    for (int i = 0; i < s->nsub; i++) {
+        if (!carried[i])
+            continue;
+        double target = rest * bw[i] / bwsum;
+        s->weight[i] = (1 - alpha) * s->weight[i] + alpha * target;
+    }
+    renormalise(s);
+    apply_floor(s, s->cfg.floor);
+    s->updates++;
+}
+
+int rmpi_sched_fail(rmpi_sched_t *s, int sub)
+{
+    if (sub < 0 || sub >= s->nsub || !s->up[sub])
+        return live_count(s);
+    s->up[sub] = 0;
+    s->weight[sub] = 0;
+    /* The credits of smooth WRR balance to zero over the live set; start that afresh. */
+    memset(s->credit, 0, sizeof s->credit);
+    int live = live_count(s);
+    if (live)
+        renormalise(s);
+    return live;
+}

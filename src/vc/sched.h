@@ -1,0 +1,66 @@
+/*
+ * The communication scheduler of a virtual channel (seed: multirail-infiniband, 4.4-4.5):
+ * which subchannel carries the next small frame (multiplexing policies) and how a large
+ * transfer is cut into stripes (striping policies), plus the adaptive weight update fed by
+ * the completion filter. Pure logic: no I/O, no clock, no globals; deterministic, so both
+ * peers and the unit tests get the same choices from the same inputs.
+ * Part of the vc layer (included by vc.h). Threading: caller holds the library lock.
+ */
+#ifndef RMPI_VC_SCHED_H
+#define RMPI_VC_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RMPI_SCHED_MAX 8
+
+enum { RMPI_SMALL_BINDING = 0, RMPI_SMALL_RR, RMPI_SMALL_WRR, RMPI_SMALL_WINDOW };
+enum { RMPI_STRIPE_BINDING = 0, RMPI_STRIPE_EVEN, RMPI_STRIPE_WEIGHTED, RMPI_STRIPE_ADAPTIVE };
+
+typedef struct rmpi_sched_cfg {
+    int small_policy, stripe_policy;
+    unsigned window;          /* window round robin: frames per subchannel before switching */
+    double alpha;             /* history factor of Eq. 4: weight of the new measurement, (0,1] */
+    double floor;             /* least share a live subchannel keeps under adaptive striping */
+    size_t min_stripe;        /* no stripe smaller than this (except a message's only stripe) */
+    int bind;                 /* binding policies: this process's subchannel index (e.g. local rank) */
+} rmpi_sched_cfg_t;
+
+typedef struct rmpi_sched {
+    rmpi_sched_cfg_t cfg;
+    int nsub;
+    int up[RMPI_SCHED_MAX];          /* 0: subchannel failed, never chosen again */
+    double hint[RMPI_SCHED_MAX];     /* static weights: RMPI_RAIL_BW or provider bandwidth hints */
+    double weight[RMPI_SCHED_MAX];   /* striping shares, sum 1 over live subchannels */
+    /* small-frame state */
+    int cur;
+    unsigned in_window;
+    double credit[RMPI_SCHED_MAX];   /* weighted round robin (smooth WRR) */
+    uint64_t updates;                /* adaptive updates applied */
+} rmpi_sched_t;
+
+typedef struct rmpi_stripe {
+    int sub;                  /* subchannel index */
+    size_t off, len;          /* byte range of the message */
+} rmpi_stripe_t;
+
+/* hints[i] > 0: relative bandwidth of subchannel i (NULL or all 0: equal). Weights start
+ * from the hints for weighted striping and EQUAL for adaptive (it needs no hints). A hint
+ * that is missing (<= 0) takes the mean of the given ones; nsub is clamped to 1..RMPI_SCHED_MAX. */
+void rmpi_sched_init(rmpi_sched_t *s, const rmpi_sched_cfg_t *cfg, int nsub, const double *hints);
+/* Subchannel for the next small frame; -1 when no subchannel is live. */
+int rmpi_sched_small(rmpi_sched_t *s);
+/* Cut [0, len) into at most max stripes, in subchannel order, covering it exactly once;
+ * zero-length stripes are never produced. Returns the number of stripes (>= 1 if len > 0,
+ * 0 when no subchannel is live). Cut points fall on 64-byte boundaries; a share below
+ * cfg.min_stripe goes to the largest share, ties to the heavier then lower subchannel. */
+int rmpi_sched_stripe(rmpi_sched_t *s, size_t len, rmpi_stripe_t *out, int max);
+/* Completion-filter feedback for one striped message: t_ns[k] is the delivery time of
+ * stripe k. Adaptive striping moves the weights toward W_i / t_i (Eq. 4) with alpha and the
+ * floor; other policies ignore it. Messages with a single stripe carry no information. */
+void rmpi_sched_feedback(rmpi_sched_t *s, const rmpi_stripe_t *stripes, int n, const uint64_t *t_ns);
+/* A subchannel failed: never schedule it again; its weight goes to the others. Returns the
+ * number of live subchannels left. */
+int rmpi_sched_fail(rmpi_sched_t *s, int sub);
+
+#endif

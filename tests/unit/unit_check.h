@@ -1,0 +1,69 @@
+/* Shared helpers for the unit tests: CHECK counts failures and reports file:line with a
+ * printf-style message; finish() prints a summary and gives main's exit code. Checks keep
+ * going after a failure so one run shows every broken property; CHECK_BAIL stops a function
+ * once failures pile up. Also a small fixed-seed PRNG, so every test is deterministic. */
+#ifndef RMPI_UNIT_CHECK_H
+#define RMPI_UNIT_CHECK_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+static int unit_failures;
+
+#define CHECK(cond, ...)                                                                  \
+    do {                                                                                  \
+        if (!(cond)) {                                                                    \
+            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);     \
+            fprintf(stderr, __VA_ARGS__);                                                 \
+            fputc('\n', stderr);                                                          \
+            unit_failures++;                                                              \
+        }                                                                                 \
+    } while (0)
+
+/* Stop the current function (returning ret) after too many failures: a test that has gone
+ * wrong should not print a million lines. */
+#define UNIT_MAX_FAILURES 50
+#define CHECK_BAIL(ret)                          \
+    do {                                         \
+        if (unit_failures >= UNIT_MAX_FAILURES)  \
+            return ret;                          \
+    } while (0)
+
+static inline int finish(const char *name)
+{
+    if (unit_failures) {
+        fprintf(stderr, "%s: FAIL (%d failed check%s)\n", name, unit_failures, unit_failures == 1 ? "" : "s");
+        return 1;
+    }
+    printf("%s: ok\n", name);
+    return 0;
+}
+
+/* xorshift64*: deterministic, seeded per test (unit_seed maps any seed, even 0, to a valid
+ * state). */
+typedef struct unit_rng {
+    uint64_t s;
+} unit_rng_t;
+
+static inline unit_rng_t unit_seed(uint64_t seed)
+{
+    unit_rng_t r = {(seed + 1) * 0x9e3779b97f4a7c15ull};
+    if (!r.s)
+        r.s = 1;
+    return r;
+}
+
+static inline uint64_t unit_rand(unit_rng_t *r)
+{
+    r->s ^= r->s >> 12;
+    r->s ^= r->s << 25;
+    r->s ^= r->s >> 27;
+    return r->s * 0x2545f4914f6cdd1dull;
+}
+/* Uniform in [lo, hi]. */
+static inline uint64_t unit_range(unit_rng_t *r, uint64_t lo, uint64_t hi)
+{
+    return lo + unit_rand(r) % (hi - lo + 1);
+}
+
+#endif

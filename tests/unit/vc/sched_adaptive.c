@@ -1,0 +1,324 @@
+/* Adaptive striping (Eq. 4) against simulated rails: stripe time = latency + len / bandwidth.
+ * From equal weights the shares must reach the bandwidth ratio, the stripes must then end
+ * together, changes must be followed, the floor must keep a slow rail measured, and a
+ * failed rail must drop out. Prints how many messages each scenario took. */
+#include "vc/sched.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "../unit_check.h"
+
+#define MSG ((size_t)4 << 20)
+#define LAT_NS 50000.0
+#define MB_S(x) ((x) * 1e6 / 1e9) /* bytes per ns */
+#define FAST MB_S(125.0)
+#define SLOW MB_S(31.25)
+#define TOL 0.02      /* relative distance to the target share that counts as converged */
+#define MAX_MSGS 10   /* messages allowed to get there */
+
+typedef struct sim {
+    rmpi_sched_t s;
+    int nsub;
+    double bw[RMPI_SCHED_MAX];
+    double tmax, tmin;    /* stripe times of the last message */
+    int nstripes;
+} sim_t;
+
+static double dabs(double x)
+{
+    return x < 0 ? -x : x;
+}
+
+static void sim_init(sim_t *m, int nsub, const double *bw, double alpha, double floor)
+{
+    rmpi_sched_cfg_t c = {0};
+    c.small_policy = RMPI_SMALL_RR;
+    c.stripe_policy = RMPI_STRIPE_ADAPTIVE;
+    c.window = 1;
+    c.alpha = alpha;
+    c.floor = floor;
+    c.min_stripe = 65536;
+    memset(m, 0, sizeof *m);
+    rmpi_sched_init(&m->s, &c, nsub, NULL);
+    m->nsub = nsub;
+    memcpy(m->bw, bw, sizeof m->bw[0] * (size_t)nsub);
+}
+
+/* One message: cut, "send", feed the delivery times back. */
+static void sim_msg(sim_t *m)
+{
+    rmpi_stripe_t st[RMPI_SCHED_MAX];
+    uint64_t t[RMPI_SCHED_MAX];
+    int n = rmpi_sched_stripe(&m->s, MSG, st, RMPI_SCHED_MAX);
+    m->nstripes = n;
+    m->tmax = 0;
+    m->tmin = 1e300;
+    for (int k = 0; k < n; k++) {
+        double ns = LAT_NS + (double)st[k].len / m->bw[st[k].sub];
+        t[k] = (uint64_t)ns;
+        m->tmax = ns > m->tmax ? ns : m->tmax;
+        m->tmin = ns < m->tmin ? ns : m->tmin;
+    }
+    rmpi_sched_feedback(&m->s, st, n, t);
+}
+
+/* The share each live rail should end with: proportional to bandwidth, floor applied. */
+static void targets(const sim_t *m, double floor, double *out)
+{
+    double sum = 0;
+    for (int i = 0; i < m->nsub; i++)
+        sum += m->s.up[i] ? m->bw[i] : 0;
+    for (int i = 0; i < m->nsub; i++)
+        out[i] = m->s.up[i] ? m->bw[i] / sum : 0;
+    int pinned = 0;
+    double rest = 1, free_sum = 0;
+    for (int i = 0; i < m->nsub; i++) {
+        if (m->s.up[i] && out[i] < floor) {
+            out[i] = floor;
+            pinned++;
+            rest -= floor;
+        } else {
+            free_sum += out[i];
+        }
+    }
+    if (pinned)
+        for (int i = 0; i < m->nsub; i++)
+            if (m->s.up[i] && out[i] > floor)
+                out[i] *= rest / free_sum;
+}
+
+static int converged(const sim_t *m, double floor)
+{
+    double want[RMPI_SCHED_MAX];
+    targets(m, floor, want);
+    for (int i = 0; i < m->nsub; i++)
+        if (m->s.up[i] && dabs(m->s.weight[i] - want[i]) > TOL * want[i])
+            return 0;
+    return 1;
+}
+
+static int weights_ok(const sim_t *m, const char *what)
+{
+    double sum = 0;
+    int ok = 1;
+    for (int i = 0; i < m->nsub; i++) {
+        double w = m->s.weight[i];
+        if (!(w >= 0 && w <= 1) || (!m->s.up[i] && w != 0))
+            ok = 0;
+        sum += w;
+    }
+    CHECK(ok && dabs(sum - 1) < 1e-9, "%s: weights out of shape (sum %.12f)", what, sum);
+    return ok;
+}
+
+/* Run messages until the weights are within TOL of the targets and stay there for five
+ * more messages; returns how many messages it took (MAX_MSGS + 1 when it did not). */
+static int run_to_convergence(sim_t *m, double floor, const char *what)
+{
+    int took = -1;
+    for (int k = 0; k <= MAX_MSGS + 5; k++) {
+        if (took < 0 && converged(m, floor))
+            took = k;
+        else if (took >= 0 && !converged(m, floor))
+            took = -1; /* left the band again: not converged after all */
+        if (took >= 0 && k - took >= 5)
+            break;
+        sim_msg(m);
+        weights_ok(m, what);
+    }
+    int msgs = took < 0 ? MAX_MSGS + 1 : took;
+    printf("  %-44s %2d message%s  weights", what, msgs, msgs == 1 ? " " : "s");
+    for (int i = 0; i < m->nsub; i++)
+        printf(" %.4f", m->s.weight[i]);
+    printf("\n");
+    CHECK(msgs <= MAX_MSGS, "%s: not within %.0f%% of the bandwidth ratio after %d messages", what, TOL * 100,
+          MAX_MSGS);
+    return msgs;
+}
+
+static void check_balanced(sim_t *m, const char *what)
+{
+    sim_msg(m);
+    double spread = m->tmax / m->tmin - 1;
+    printf("  %-44s stripes end within %.2f%%\n", what, spread * 100);
+    CHECK(m->nstripes >= 2 && spread <= 0.05, "%s: stripes end %.1f%% apart (%d stripes)", what, spread * 100,
+          m->nstripes);
+}
+
+static void test_static_ratios(double alpha)
+{
+    static const struct {
+        double a, b;
+        const char *name;
+    } cases[] = {{FAST, SLOW, "4:1"}, {FAST, FAST, "1:1"}, {SLOW, FAST, "1:4"}};
+    for (int c = 0; c < 3; c++) {
+        sim_t m;
+        double bw[2] = {cases[c].a, cases[c].b};
+        char what[64];
+        sim_init(&m, 2, bw, alpha, 0.02);
+        snprintf(what, sizeof what, "alpha %.2f %s from equal", alpha, cases[c].name);
+        run_to_convergence(&m, 0.02, what);
+        check_balanced(&m, what);
+    }
+    sim_t m;
+    double bw3[3] = {MB_S(400), MB_S(200), MB_S(100)};
+    sim_init(&m, 3, bw3, alpha, 0.02);
+    char what[64];
+    snprintf(what, sizeof what, "alpha %.2f 4:2:1 from equal", alpha);
+    run_to_convergence(&m, 0.02, what);
+    check_balanced(&m, what);
+}
+
+static void test_changes(void)
+{
+    sim_t m;
+    double bw[2] = {FAST, SLOW};
+    sim_init(&m, 2, bw, 0.5, 0.02);
+    for (int k = 0; k < 20; k++)
+        sim_msg(&m);
+    CHECK(converged(&m, 0.02), "4:1 after 20 messages");
+    m.bw[0] = SLOW;
+    m.bw[1] = FAST;
+    run_to_convergence(&m, 0.02, "4:1 -> 1:4 after 20 messages");
+    check_balanced(&m, "after the swap");
+
+    double eq[2] = {FAST, FAST};
+    sim_init(&m, 2, eq, 0.5, 0.02);
+    for (int k = 0; k < 5; k++)
+        sim_msg(&m);
+    m.bw[1] = FAST / 10;
+    run_to_convergence(&m, 0.02, "1:1, rail 1 slowed to 1/10");
+    check_balanced(&m, "rail 1 slow");
+    m.bw[1] = FAST;
+    run_to_convergence(&m, 0.02, "rail 1 restored");
+    check_balanced(&m, "rail 1 restored");
+}
+
+static void test_floor(double floor)
+{
+    sim_t m;
+    double bw[2] = {FAST, FAST};
+    char what[80];
+    sim_init(&m, 2, bw, 0.5, floor);
+    m.bw[1] = FAST / 100;
+    snprintf(what, sizeof what, "rail 1 100x slower, floor %.2f", floor);
+    run_to_convergence(&m, floor, what);
+    for (int k = 0; k < 50; k++) {
+        sim_msg(&m);
+        CHECK(m.nstripes == 2, "%s: the slow rail still gets a stripe (message %d)", what, k);
+        CHECK(m.s.weight[1] >= floor - 1e-12, "%s: slow share %.4f below the floor", what, m.s.weight[1]);
+        CHECK_BAIL();
+    }
+    CHECK(dabs(m.s.weight[1] - floor) < 1e-9, "%s: slow share sits at the floor (%.5f)", what, m.s.weight[1]);
+    m.bw[1] = FAST;
+    snprintf(what, sizeof what, "recovered from 100x slower, floor %.2f", floor);
+    run_to_convergence(&m, floor, what);
+}
+
+static void test_failure(void)
+{
+    sim_t m;
+    double bw[3] = {MB_S(400), MB_S(200), MB_S(100)};
+    sim_init(&m, 3, bw, 0.5, 0.02);
+    for (int k = 0; k < 15; k++)
+        sim_msg(&m);
+    double w0 = m.s.weight[0], w2 = m.s.weight[2];
+    CHECK(rmpi_sched_fail(&m.s, 1) == 2, "two rails left");
+    CHECK(m.s.weight[1] == 0, "failed rail has weight %g", m.s.weight[1]);
+    weights_ok(&m, "after failure");
+    CHECK(dabs(m.s.weight[0] / m.s.weight[2] - w0 / w2) < 1e-9, "the others keep their ratio (%g vs %g)",
+          m.s.weight[0] / m.s.weight[2], w0 / w2);
+    for (int k = 0; k < 10; k++) {
+        rmpi_stripe_t st[RMPI_SCHED_MAX];
+        int n = rmpi_sched_stripe(&m.s, MSG, st, RMPI_SCHED_MAX);
+        for (int j = 0; j < n; j++)
+            CHECK(st[j].sub != 1, "a stripe on the failed rail");
+        sim_msg(&m);
+    }
+    CHECK(converged(&m, 0.02), "4:1 between the two left: %.4f %.4f", m.s.weight[0], m.s.weight[2]);
+    CHECK(rmpi_sched_fail(&m.s, 0) == 1 && m.s.weight[2] == 1, "one left takes everything");
+    CHECK(rmpi_sched_fail(&m.s, 2) == 0, "none left: 0 (the caller fails the job)");
+}
+
+/* Feedback that carries no usable information leaves the weights alone. */
+static void test_no_information(void)
+{
+    sim_t m;
+    double bw[3] = {FAST, FAST, FAST};
+    sim_init(&m, 3, bw, 0.5, 0.02);
+    m.s.weight[0] = 0.5;
+    m.s.weight[1] = 0.3;
+    m.s.weight[2] = 0.2;
+    rmpi_sched_t before = m.s;
+    rmpi_stripe_t one = {0, 0, MSG};
+    uint64_t t1 = 1000;
+    rmpi_sched_feedback(&m.s, &one, 1, &t1);
+    CHECK(memcmp(m.s.weight, before.weight, sizeof before.weight) == 0 && m.s.updates == 0, "single stripe: no change");
+
+    /* Two stripes on one rail are still one rail's worth of information. */
+    rmpi_stripe_t same[2] = {{1, 0, 1000}, {1, 1000, 1000}};
+    uint64_t t2[2] = {10, 500};
+    rmpi_sched_feedback(&m.s, same, 2, t2);
+    CHECK(m.s.updates == 0, "stripes of one rail only: no update");
+
+    /* Rail 1 carried nothing: it keeps 0.3, rails 0 and 2 split 0.7 by what they saw. */
+    rmpi_stripe_t two[2] = {{0, 0, 1 << 20}, {2, 1 << 20, 1 << 20}};
+    uint64_t t[2] = {1000000, 3000000};
+    rmpi_sched_feedback(&m.s, two, 2, t);
+    CHECK(m.s.updates == 1, "an update counted");
+    CHECK(dabs(m.s.weight[1] - 0.3) < 1e-12, "rail without a stripe keeps its share (%g)", m.s.weight[1]);
+    /* targets 0.525 and 0.175; alpha 0.5 from 0.5 and 0.2 */
+    CHECK(dabs(m.s.weight[0] - 0.5125) < 1e-12 && dabs(m.s.weight[2] - 0.1875) < 1e-12, "Eq. 4 values: %g %g",
+          m.s.weight[0], m.s.weight[2]);
+
+    /* A zero time is a very short one, not a division by zero. */
+    uint64_t tz[2] = {0, 1000000};
+    rmpi_sched_feedback(&m.s, two, 2, tz);
+    weights_ok(&m, "zero time");
+    CHECK(m.s.weight[2] >= 0.02 - 1e-12 && m.s.weight[0] > 0.6, "zero time: rail 0 looks fastest (%g %g %g)",
+          m.s.weight[0], m.s.weight[1], m.s.weight[2]);
+
+    /* Other policies ignore feedback. */
+    for (int pol = RMPI_STRIPE_BINDING; pol < RMPI_STRIPE_ADAPTIVE; pol++) {
+        rmpi_sched_cfg_t c = m.s.cfg;
+        c.stripe_policy = pol;
+        rmpi_sched_t s;
+        double h[3] = {1, 2, 3};
+        rmpi_sched_init(&s, &c, 3, h);
+        rmpi_sched_t s0 = s;
+        rmpi_sched_feedback(&s, two, 2, t);
+        CHECK(memcmp(s.weight, s0.weight, sizeof s.weight) == 0 && s.updates == 0, "policy %d ignores feedback", pol);
+    }
+}
+
+/* alpha = 1 is Eq. 3 (no history): one message is enough; small alpha is slower but gets there. */
+static void test_alpha_extremes(void)
+{
+    sim_t m;
+    double bw[2] = {FAST, SLOW};
+    sim_init(&m, 2, bw, 1.0, 0.02);
+    sim_msg(&m);
+    CHECK(converged(&m, 0.02), "alpha 1: converged after one message (%.4f %.4f)", m.s.weight[0], m.s.weight[1]);
+    sim_init(&m, 2, bw, 0.1, 0.02);
+    int k = 0;
+    while (!converged(&m, 0.02) && k < 200) {
+        sim_msg(&m);
+        k++;
+    }
+    printf("  %-44s %2d messages\n", "alpha 0.10 4:1 from equal (informative)", k);
+    CHECK(k < 200, "alpha 0.1 never converged");
+}
+
+int main(void)
+{
+    printf("adaptive striping, %zu-byte messages, %.0f us latency:\n", MSG, LAT_NS / 1000);
+    test_static_ratios(0.5);
+    test_changes();
+    test_floor(0.02);
+    test_floor(0.03);
+    test_failure();
+    test_no_information();
+    test_alpha_extremes();
+    return finish("sched_adaptive");
+}
