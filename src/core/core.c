@@ -18,6 +18,10 @@ static int core_ready;
 
 static void peer_lost(rmpi_rail_t *rail, int peer, const char *why)
 {
+    /* With several rails the job goes on over the others (frames resent, stripes re-issued). */
+    rmpi_vc_t *vc = rmpi_vc_table ? rmpi_vc_table[peer] : NULL;
+    if (vc && vc->nsub > 1 && rmpi_vc_rail_failed(vc, rmpi_vc_sub_of(vc, rail), why) > 0)
+        return;
     rmpi_fatal("lost rank %d on rail %s (%s); ending the job.", peer, rail->hints.name, why);
 }
 

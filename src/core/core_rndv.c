@@ -5,6 +5,7 @@
  * carried data; the peer's request completes when all of them are in. */
 #include "core_impl.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,7 +18,12 @@ struct rmpi_rndv {
     rmpi_stripe_t stripe[RMPI_VC_MAX_SUB];
     rmpi_net_op_t op[RMPI_VC_MAX_SUB];
     uint32_t fins;                     /* FINs received so far */
+    char *local;                       /* where stripes start locally / remotely */
+    uint64_t raddr;
+    uint64_t rkeys[RMPI_VC_MAX_SUB];
 };
+
+static void post_stripe(rmpi_rndv_t *rv, int k);
 
 static rmpi_rndv_t *rndv_of(rmpi_req_t *r, rmpi_vc_t *vc)
 {
@@ -68,9 +74,19 @@ static void stripe_done(rmpi_net_op_t *op)
     rmpi_rndv_t *rv = op->ctx;
     rmpi_req_t *r = rv->req;
     rmpi_vc_t *vc = rv->vc;
-    if (op->status)
-        rmpi_fatal("RDMA %s of %zu bytes with rank %d on rail %s failed (error %d).", rv->pushing ? "write" : "read",
-                   rv->stripe[op - rv->op].len, vc->peer, op->rail->hints.name, -op->status);
+    if (RMPI_UNLIKELY(op->status)) {
+        /* The stripe's rail failed: take it out of service and move the stripe to another. */
+        int k = (int)(op - rv->op), sub = rv->stripe[k].sub;
+        char why[96];
+        snprintf(why, sizeof why, "RDMA %s failed with error %d", rv->pushing ? "write" : "read", -op->status);
+        if (vc->nsub < 2 || rmpi_vc_rail_failed(vc, sub, why) == 0)
+            rmpi_fatal("RDMA %s of %zu bytes with rank %d on rail %s failed (error %d) and no other rail is left.",
+                       rv->pushing ? "write" : "read", rv->stripe[k].len, vc->peer, op->rail->hints.name,
+                       -op->status);
+        rv->stripe[k].sub = rmpi_sched_small(&vc->sched);
+        post_stripe(rv, k);
+        return;
+    }
     if (--rv->pending)
         return;
     uint64_t t[RMPI_VC_MAX_SUB];
@@ -95,19 +111,27 @@ static void start_stripes(rmpi_req_t *r, rmpi_vc_t *vc, int push, char *local, u
                    "see the same rails (check RMPI_TCP_IFACES on every host).", vc->peer, nkeys, vc->nsub);
     rmpi_rndv_t *rv = rndv_of(r, vc);
     rv->pushing = push;
+    rv->local = local;
+    rv->raddr = raddr;
+    memcpy(rv->rkeys, rkeys, nkeys * sizeof *rkeys);
     rv->nstripes = rmpi_sched_stripe(&vc->sched, n, rv->stripe, RMPI_VC_MAX_SUB);
     rv->pending = rv->nstripes;
-    for (int k = 0; k < rv->nstripes; k++) {
-        const rmpi_stripe_t *s = &rv->stripe[k];
-        rmpi_rail_t *rail = rmpi_vc_rail(vc, s->sub);
-        rmpi_net_op_t *op = &rv->op[k];
-        op->complete = stripe_done;
-        op->ctx = rv;
-        if (push)
-            rail->ops->put(rail, vc->peer, local + s->off, s->len, raddr + s->off, rkeys[s->sub], op);
-        else
-            rail->ops->get(rail, vc->peer, local + s->off, s->len, raddr + s->off, rkeys[s->sub], op);
-    }
+    for (int k = 0; k < rv->nstripes; k++)
+        post_stripe(rv, k);
+}
+
+static void post_stripe(rmpi_rndv_t *rv, int k)
+{
+    const rmpi_stripe_t *s = &rv->stripe[k];
+    rmpi_rail_t *rail = rmpi_vc_rail(rv->vc, s->sub);
+    rmpi_net_op_t *op = &rv->op[k];
+    op->complete = stripe_done;
+    op->ctx = rv;
+    op->status = 0;
+    if (rv->pushing)
+        rail->ops->put(rail, rv->vc->peer, rv->local + s->off, s->len, rv->raddr + s->off, rv->rkeys[s->sub], op);
+    else
+        rail->ops->get(rail, rv->vc->peer, rv->local + s->off, s->len, rv->raddr + s->off, rv->rkeys[s->sub], op);
 }
 
 void rmpi_rndv_pull(rmpi_req_t *r, rmpi_vc_t *vc, uint64_t raddr, const uint64_t *rkeys, uint32_t nkeys, size_t n)

@@ -75,6 +75,83 @@ rmpi_vc_t *rmpi_vc_open(int peer)
     return vc;
 }
 
+void rmpi_vc_keep(rmpi_vc_t *vc, const struct iovec *iov, int n, size_t len)
+{
+    rmpi_vc_txbuf_t *t = rmpi_xmalloc(sizeof *t + len);
+    t->next = NULL;
+    t->psn = ((const rmpi_vc_hdr_t *)iov[0].iov_base)->psn;
+    t->len = len;
+    char *p = t->data;
+    for (int i = 0; i < n; i++) {
+        memcpy(p, iov[i].iov_base, iov[i].iov_len);
+        p += iov[i].iov_len;
+    }
+    if (!vc->unacked_tail)
+        vc->unacked_tail = &vc->unacked;
+    *vc->unacked_tail = t;
+    vc->unacked_tail = &t->next;
+    vc->unacked_n++;
+}
+
+static int first_live(const rmpi_vc_t *vc)
+{
+    for (int i = 0; i < vc->nsub; i++)
+        if (vc->sched.up[i])
+            return i;
+    return -1;
+}
+
+static void on_ack(rmpi_vc_t *vc, uint16_t next_expected)
+{
+    while (vc->unacked && (int16_t)(vc->unacked->psn - next_expected) < 0) {
+        rmpi_vc_txbuf_t *t = vc->unacked;
+        vc->unacked = t->next;
+        free(t);
+        vc->unacked_n--;
+    }
+    if (!vc->unacked)
+        vc->unacked_tail = &vc->unacked;
+}
+
+static void send_ack(rmpi_vc_t *vc)
+{
+    int sub = first_live(vc);
+    if (sub < 0)
+        return;
+    rmpi_vc_hdr_t h = {vc->psn_expect, RMPI_VC_ACK, 0};
+    struct iovec iov = {&h, sizeof h};
+    vc->ack_sent = vc->psn_expect;
+    vc->sub[sub].rail->ops->send(vc->sub[sub].rail, vc->peer, &iov, 1);
+}
+
+int rmpi_vc_sub_of(const rmpi_vc_t *vc, const rmpi_rail_t *rail)
+{
+    for (int i = 0; i < vc->nsub; i++)
+        if (vc->sub[i].rail == rail)
+            return i;
+    return -1;
+}
+
+int rmpi_vc_rail_failed(rmpi_vc_t *vc, int sub, const char *why)
+{
+    if (sub < 0 || !vc->sched.up[sub])
+        return first_live(vc) < 0 ? 0 : 1;
+    int live = rmpi_sched_fail(&vc->sched, sub);
+    if (live == 0)
+        return 0;
+    rmpi_warn("rail %s to rank %d failed (%s); going on over %d other rail(s), resending %llu unacknowledged "
+              "frame(s).", vc->sub[sub].rail->hints.name, vc->peer, why, live, (unsigned long long)vc->unacked_n);
+    /* The peer drops what it already has (PSN behind its expected one), so resending every
+     * unacknowledged frame is safe whichever rail each of them took. */
+    for (rmpi_vc_txbuf_t *t = vc->unacked; t; t = t->next) {
+        int s2 = rmpi_sched_small(&vc->sched);
+        struct iovec iov = {t->data, t->len};
+        vc->sub[s2].rail->ops->send(vc->sub[s2].rail, vc->peer, &iov, 1);
+        vc->resent_frames++;
+    }
+    return live;
+}
+
 static void deliver_in_order(rmpi_vc_t *vc, const void *frame, size_t len)
 {
     vc->psn_expect++;
@@ -91,10 +168,17 @@ static void deliver_in_order(rmpi_vc_t *vc, const void *frame, size_t len)
 void rmpi_vc_on_frame(rmpi_rail_t *rail, int peer, const void *frame, size_t len)
 {
     rmpi_vc_t *vc = rmpi_vc_get(peer);
-    uint16_t psn = ((const rmpi_vc_hdr_t *)frame)->psn;
+    const rmpi_vc_hdr_t *h = frame;
+    uint16_t psn = h->psn;
+    if (RMPI_UNLIKELY(h->type == RMPI_VC_ACK)) {
+        on_ack(vc, psn);
+        return;
+    }
     vc->frames_in++;
     if (RMPI_LIKELY(psn == vc->psn_expect)) {
         deliver_in_order(vc, frame, len);
+        if (RMPI_UNLIKELY(vc->nsub > 1) && (uint16_t)(vc->psn_expect - vc->ack_sent) >= RMPI_VC_ACK_EVERY)
+            send_ack(vc);
         return;
     }
     int16_t ahead = (int16_t)(psn - vc->psn_expect);
@@ -125,9 +209,11 @@ void rmpi_vc_report(void *file)
         rmpi_vc_t *vc = rmpi_vc_table[p];
         if (!vc || p == vc_rank)
             continue;
-        fprintf(f, "[rmpi report] rank %d -> %d: %d subchannel(s), frames in %llu, out of order %llu, duplicates %llu\n",
+        fprintf(f, "[rmpi report] rank %d -> %d: %d subchannel(s), frames in %llu, out of order %llu, duplicates %llu, "
+                   "resent %llu, adaptive updates %llu\n",
                 vc_rank, p, vc->nsub, (unsigned long long)vc->frames_in, (unsigned long long)vc->ooo_frames,
-                (unsigned long long)vc->dup_frames);
+                (unsigned long long)vc->dup_frames, (unsigned long long)vc->resent_frames,
+                (unsigned long long)vc->sched.updates);
         for (int i = 0; i < vc->nsub; i++)
             fprintf(f, "[rmpi report]   rail %s: %s, weight %.3f, frames %llu, frame bytes %llu, rdma bytes %llu\n",
                     vc->sub[i].rail->hints.name, vc->sched.up[i] ? "up" : "DOWN", vc->sched.weight[i],
@@ -147,6 +233,7 @@ void rmpi_vc_finalize(void)
             vc->ooo = o->next;
             free(o);
         }
+        on_ack(vc, vc->psn_next);
         free(vc);
     }
     free(rmpi_vc_table);

@@ -40,6 +40,20 @@ typedef struct rmpi_ooo {
     char data[];
 } rmpi_ooo_t;
 
+/* A frame sent on a VC with several subchannels, kept until the peer acknowledges its PSN
+ * so it can be sent again on a surviving rail if its own rail fails. */
+typedef struct rmpi_vc_txbuf {
+    struct rmpi_vc_txbuf *next;
+    uint16_t psn;
+    size_t len;
+    char data[];
+} rmpi_vc_txbuf_t;
+
+/* VC-internal frame type (never delivered to the core): cumulative acknowledgement, psn =
+ * the next PSN the sender of the ACK expects. */
+#define RMPI_VC_ACK 0xff
+#define RMPI_VC_ACK_EVERY 32
+
 typedef struct rmpi_vc rmpi_vc_t;
 struct rmpi_vc {
     int peer;
@@ -49,6 +63,9 @@ struct rmpi_vc {
     rmpi_subchan_t sub[RMPI_VC_MAX_SUB];
     rmpi_sched_t sched;          /* subchannel choice for frames and stripes */
     rmpi_ooo_t *ooo;             /* early frames, sorted by PSN */
+    rmpi_vc_txbuf_t *unacked, **unacked_tail; /* several subchannels only */
+    uint64_t unacked_n, resent_frames;
+    uint16_t ack_sent;           /* psn_expect when we last acknowledged */
     uint64_t ooo_frames, dup_frames, frames_in;
     void *core;                  /* the core's per-peer state */
 };
@@ -68,11 +85,15 @@ static inline rmpi_vc_t *rmpi_vc_get(int peer)
     return RMPI_LIKELY(vc != NULL) ? vc : rmpi_vc_open(peer);
 }
 
+void rmpi_vc_keep(rmpi_vc_t *vc, const struct iovec *iov, int n, size_t len);
+
 /* Send one frame on subchannel `sub` (iov[0] begins with rmpi_vc_hdr_t; the VC fills psn). */
 static inline void rmpi_vc_send_on(rmpi_vc_t *vc, int sub, const struct iovec *iov, int n, size_t len)
 {
     rmpi_vc_hdr_t *h = (rmpi_vc_hdr_t *)iov[0].iov_base;
     h->psn = vc->psn_next++;
+    if (RMPI_UNLIKELY(vc->nsub > 1))
+        rmpi_vc_keep(vc, iov, n, len);
     rmpi_subchan_t *sc = &vc->sub[sub];
     sc->frames++;
     sc->bytes += len;
@@ -86,6 +107,12 @@ static inline void rmpi_vc_send(rmpi_vc_t *vc, const struct iovec *iov, int n, s
 }
 
 static inline rmpi_rail_t *rmpi_vc_rail(rmpi_vc_t *vc, int sub) { return vc->sub[sub].rail; }
+
+/* A subchannel's rail broke or stalled: stop using it and send every unacknowledged frame
+ * again on the others. Returns the number of live subchannels left (0: the peer is lost). */
+int rmpi_vc_rail_failed(rmpi_vc_t *vc, int sub, const char *why);
+/* Index of rail in vc's subchannels, -1 if none. */
+int rmpi_vc_sub_of(const rmpi_vc_t *vc, const rmpi_rail_t *rail);
 
 /* net env->on_frame target. */
 void rmpi_vc_on_frame(rmpi_rail_t *rail, int peer, const void *frame, size_t len);

@@ -1,0 +1,278 @@
+/*
+ * The virtual channel's receive-side PSN ordering (rmpi_vc_on_frame in src/vc/vc.c), without
+ * the net layer: the VCs are made by hand (one dummy subchannel) and frames are fed straight
+ * in. Frames arrive in random permutations of windows of 1..1000 frames, with duplicates
+ * (of delivered, parked and not yet seen frames), for two peers at once, across the 16-bit
+ * PSN wrap (65535 -> 0). The deliver callback must see every frame exactly once, in PSN order,
+ * with its length and bytes (the caller's buffer is scribbled on after every call, so parked
+ * frames must have been copied); frames_in, ooo_frames and dup_frames must match a model.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt/rt.h"
+#include "vc/vc.h"
+
+#include "../unit_check.h"
+
+#define NPEERS 4
+#define MAXPAY 200
+
+/* Expected stream of one peer: frame k (k = 0..n-1) has PSN start + k and a payload from k. */
+typedef struct stream {
+    rmpi_vc_t *vc;
+    uint16_t start;
+    uint32_t n;
+    uint32_t next;           /* next k the deliver callback must see */
+    /* model of the VC */
+    unsigned char *parked;   /* k arrived early and is waiting */
+    uint32_t mnext;          /* next k the model delivers */
+    uint64_t m_in, m_ooo, m_dup;
+} stream_t;
+
+static stream_t streams[NPEERS];
+static rmpi_rail_t dummy_rail;
+static unsigned char frame_buf[4 + MAXPAY + 8];
+static int delivering = -1;  /* peer whose on_frame call is in progress */
+
+static size_t frame_len(uint32_t k) { return 4 + (size_t)((k * 2654435761u) >> 7) % (MAXPAY + 1); }
+
+static void frame_fill(unsigned char *f, uint16_t psn, uint32_t k, int peer)
+{
+    /* any core type; RMPI_VC_ACK is the VC's own and never delivered */
+    rmpi_vc_hdr_t h = {psn, (uint8_t)(k % RMPI_VC_ACK), (uint8_t)peer};
+    memcpy(f, &h, sizeof h);
+    unit_rng_t g = unit_seed(((uint64_t)peer << 32) | k);
+    size_t len = frame_len(k);
+    for (size_t i = 4; i < len; i++)
+        f[i] = (unsigned char)unit_rand(&g);
+}
+
+static void deliver(rmpi_vc_t *vc, const void *frame, size_t len)
+{
+    int peer = -1;
+    for (int p = 0; p < NPEERS; p++)
+        if (streams[p].vc == vc)
+            peer = p;
+    CHECK(peer >= 0 && peer == delivering, "deliver for vc %p (peer %d) during on_frame for peer %d", (void *)vc,
+          peer, delivering);
+    if (peer < 0)
+        return;
+    stream_t *s = &streams[peer];
+    CHECK(vc->peer == peer, "vc->peer %d", vc->peer);
+    CHECK(s->next < s->n, "peer %d: frame delivered after all %u", peer, s->n);
+    if (s->next >= s->n)
+        return;
+    uint32_t k = s->next++;
+    uint16_t psn = (uint16_t)(s->start + k);
+    const rmpi_vc_hdr_t *h = frame;
+    CHECK(h->psn == psn, "peer %d: delivered PSN %u, expected %u (frame %u of the stream)", peer, h->psn, psn, k);
+    CHECK(len == frame_len(k), "peer %d PSN %u: len %zu, sent %zu", peer, psn, len, frame_len(k));
+    if (h->psn == psn && len == frame_len(k)) {
+        unsigned char want[sizeof frame_buf];
+        frame_fill(want, psn, k, peer);
+        CHECK(memcmp(frame, want, len) == 0, "peer %d PSN %u: payload differs from what was sent", peer, psn);
+    }
+}
+
+static rmpi_vc_t *make_vc(int peer, uint16_t psn_expect)
+{
+    rmpi_vc_t *vc = calloc(1, sizeof *vc + 64);
+    vc->core = vc + 1;
+    vc->peer = peer;
+    vc->nsub = 1;
+    vc->sub[0].rail = &dummy_rail;
+    vc->psn_expect = psn_expect;
+    rmpi_vc_table[peer] = vc;
+    return vc;
+}
+
+static void stream_init(int peer, uint16_t start, uint32_t n)
+{
+    stream_t *s = &streams[peer];
+    free(s->parked);
+    memset(s, 0, sizeof *s);
+    s->vc = make_vc(peer, start);
+    s->start = start;
+    s->n = n;
+    s->parked = calloc(n, 1);
+}
+
+/* One arrival of frame k of peer's stream. */
+static void arrive(int peer, uint32_t k)
+{
+    stream_t *s = &streams[peer];
+    uint16_t psn = (uint16_t)(s->start + k);
+    /* model */
+    s->m_in++;
+    if (k < s->mnext || s->parked[k]) {
+        s->m_dup++;
+    } else if (k == s->mnext) {
+        s->mnext++;
+        while (s->mnext < s->n && s->parked[s->mnext])
+            s->parked[s->mnext++] = 0;
+    } else {
+        s->parked[k] = 1;
+        s->m_ooo++;
+    }
+    /* the real thing, from a buffer that is overwritten afterwards */
+    frame_fill(frame_buf, psn, k, peer);
+    delivering = peer;
+    rmpi_vc_on_frame(&dummy_rail, peer, frame_buf, frame_len(k));
+    delivering = -1;
+    memset(frame_buf, 0xa5, sizeof frame_buf);
+    CHECK(s->next == s->mnext, "peer %d after PSN %u (frame %u) arrived: delivered up to frame %u, expected %u", peer,
+          psn, k, s->next, s->mnext);
+    CHECK(s->vc->psn_expect == (uint16_t)(s->start + s->mnext), "peer %d: psn_expect %u, expected %u", peer,
+          s->vc->psn_expect, (uint16_t)(s->start + s->mnext));
+}
+
+static void stream_check_end(int peer, const char *what)
+{
+    stream_t *s = &streams[peer];
+    CHECK(s->next == s->n, "%s: peer %d: %u of %u frames delivered", what, peer, s->next, s->n);
+    CHECK(s->vc->ooo == NULL, "%s: peer %d: frames left in the out-of-order queue", what, peer);
+    CHECK(s->vc->frames_in == s->m_in, "%s: peer %d: frames_in %llu, expected %llu", what, peer,
+          (unsigned long long)s->vc->frames_in, (unsigned long long)s->m_in);
+    CHECK(s->vc->ooo_frames == s->m_ooo, "%s: peer %d: ooo_frames %llu, expected %llu", what, peer,
+          (unsigned long long)s->vc->ooo_frames, (unsigned long long)s->m_ooo);
+    CHECK(s->vc->dup_frames == s->m_dup, "%s: peer %d: dup_frames %llu, expected %llu", what, peer,
+          (unsigned long long)s->vc->dup_frames, (unsigned long long)s->m_dup);
+}
+
+static void shuffle(uint32_t *a, uint32_t n, unit_rng_t *g)
+{
+    for (uint32_t i = n; i > 1; i--) {
+        uint32_t j = (uint32_t)unit_range(g, 0, i - 1), t = a[i - 1];
+        a[i - 1] = a[j];
+        a[j] = t;
+    }
+}
+
+/* The arrival order of one peer: 0..n-1 cut into windows of `window` frames, each window
+ * shuffled; with dup_pct percent of arrivals followed by a copy of a random frame from the
+ * last 2*window frames (delivered, parked or still to come). */
+static uint32_t *arrival_order(uint32_t n, uint32_t window, unsigned dup_pct, unit_rng_t *g, uint32_t *count)
+{
+    uint32_t *base = malloc(n * sizeof *base);
+    for (uint32_t i = 0; i < n; i++)
+        base[i] = i;
+    for (uint32_t i = 0; i < n; i += window)
+        shuffle(base + i, n - i < window ? n - i : window, g);
+    uint32_t *out = malloc(2 * n * sizeof *out), m = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        out[m++] = base[i];
+        if (unit_range(g, 1, 100) <= dup_pct) {
+            uint32_t lo = base[i] > 2 * window ? base[i] - 2 * window : 0;
+            uint32_t hi = base[i] + window < n ? base[i] + window : n - 1;
+            out[m++] = (uint32_t)unit_range(g, lo, hi);
+        }
+    }
+    free(base);
+    *count = m;
+    return out;
+}
+
+static void vc_setup(void)
+{
+    rmpi_vc_init(0, NPEERS, deliver, 64);
+}
+
+static void vc_teardown(void)
+{
+    rmpi_vc_finalize(); /* frees the VCs made here (calloc) and their parked frames */
+    for (int p = 0; p < NPEERS; p++)
+        streams[p].vc = NULL;
+}
+
+/* Two peers interleaved: peer 1 and peer 3, each with its own order and PSN start. */
+static void run(uint32_t n, uint32_t window, unsigned dup_pct, uint16_t start1, uint16_t start3, uint64_t seed)
+{
+    char what[96];
+    snprintf(what, sizeof what, "n %u window %u dups %u%% start %u/%u", n, window, dup_pct, start1, start3);
+    vc_setup();
+    unit_rng_t g = unit_seed(seed);
+    stream_init(1, start1, n);
+    stream_init(3, start3, n);
+    uint32_t c1, c3;
+    uint32_t *o1 = arrival_order(n, window, dup_pct, &g, &c1);
+    uint32_t *o3 = arrival_order(n, window, dup_pct, &g, &c3);
+    uint32_t i1 = 0, i3 = 0;
+    while ((i1 < c1 || i3 < c3) && unit_failures < UNIT_MAX_FAILURES) {
+        if (i3 >= c3 || (i1 < c1 && unit_range(&g, 0, 1)))
+            arrive(1, o1[i1++]);
+        else
+            arrive(3, o3[i3++]);
+    }
+    stream_check_end(1, what);
+    stream_check_end(3, what);
+    /* the run must have exercised what it claims to test */
+    if (window > 1 && unit_failures == 0)
+        CHECK(streams[1].m_ooo > 0, "%s: no frame arrived out of order", what);
+    if (dup_pct && unit_failures == 0)
+        CHECK(streams[1].m_dup > 0, "%s: no duplicate arrived", what);
+    free(o1);
+    free(o3);
+    vc_teardown();
+}
+
+/* Hand-made cases with exact counters. */
+static void run_fixed(void)
+{
+    vc_setup();
+    stream_init(2, 65534, 6); /* PSNs 65534 65535 0 1 2 3 */
+    /* 3 parked; 0 (PSN 65534) delivered, its second copy a duplicate; 5 parked, its second
+     * copy a duplicate of a parked frame; 1 delivered alone (2 missing); 2 delivers 2 and 3
+     * from the queue; 4 delivers 4 and 5; late copies of 3 and 0 are duplicates. */
+    uint32_t order[] = {3, 0, 0, 5, 5, 1, 2, 4, 3, 0};
+    for (size_t i = 0; i < sizeof order / sizeof *order; i++)
+        arrive(2, order[i]);
+    stream_check_end(2, "fixed");
+    CHECK(streams[2].vc->ooo_frames == 2 && streams[2].vc->dup_frames == 4 && streams[2].vc->frames_in == 10,
+          "fixed: ooo %llu dup %llu in %llu, expected 2 4 10", (unsigned long long)streams[2].vc->ooo_frames,
+          (unsigned long long)streams[2].vc->dup_frames, (unsigned long long)streams[2].vc->frames_in);
+    vc_teardown();
+
+    /* the worst order of a 1000-frame window: last first, so 999 frames are parked and the
+     * first one releases them all in one call */
+    vc_setup();
+    stream_init(1, 65000, 1000);
+    for (uint32_t k = 999; k > 0; k--)
+        arrive(1, k);
+    CHECK(streams[1].next == 0, "reverse: %u frames delivered before the first arrived", streams[1].next);
+    arrive(1, 0);
+    stream_check_end(1, "reverse 1000");
+    CHECK(streams[1].vc->ooo_frames == 999, "reverse: ooo_frames %llu", (unsigned long long)streams[1].vc->ooo_frames);
+    vc_teardown();
+}
+
+int main(void)
+{
+    /* rmpi_vc_init reads knobs and (with multirail) the node topology: a singleton has both */
+    unsetenv("PMI_FD");
+    unsetenv("PMI_PORT");
+    unsetenv("PMI_RANK");
+    unsetenv("PMI_SIZE");
+    rmpi_knobs_init();
+    rmpi_pm_info_t pm;
+    if (rmpi_pmi_init(&pm) || rmpi_topo_init(&pm)) {
+        fprintf(stderr, "vc_reorder: singleton PMI/topology init failed\n");
+        return 1;
+    }
+    snprintf(dummy_rail.hints.name, sizeof dummy_rail.hints.name, "dummy");
+    dummy_rail.hints.max_frame = 1 << 20;
+
+    run_fixed();
+    static const uint32_t windows[] = {1, 2, 3, 7, 64, 333, 1000};
+    for (size_t w = 0; w < sizeof windows / sizeof *windows && unit_failures < UNIT_MAX_FAILURES; w++) {
+        uint32_t win = windows[w];
+        run(3000, win, 0, 65500, 0, 100 + win);
+        run(3000, win, 10, 65500, 32768, 200 + win);
+        run(2500, win, 50, 65535 - win / 2, 65535, 300 + win);
+    }
+    for (int p = 0; p < NPEERS; p++)
+        free(streams[p].parked);
+    rmpi_topo_finalize();
+    rmpi_pmi_finalize();
+    return finish("vc_reorder");
+}
