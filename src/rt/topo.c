@@ -40,7 +40,7 @@ int rmpi_topo_init(const rmpi_pm_info_t *pm)
     node_size = rmpi_xcalloc((size_t)nranks, sizeof *node_size);
     int nnodes = 0;
     for (int r = 0; r < nranks; r++) {
-        char val[256];
+        char val[sizeof card];
         snprintf(key, sizeof key, "host-%d", r);
         if (r == pm->rank)
             snprintf(val, sizeof val, "%s", card);

@@ -10,12 +10,18 @@
 
 static int unit_failures;
 
+/* Only the first UNIT_MAX_PRINTED failures are printed; all are counted. */
+#define UNIT_MAX_PRINTED 100
 #define CHECK(cond, ...)                                                                  \
     do {                                                                                  \
         if (!(cond)) {                                                                    \
-            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);     \
-            fprintf(stderr, __VA_ARGS__);                                                 \
-            fputc('\n', stderr);                                                          \
+            if (unit_failures < UNIT_MAX_PRINTED) {                                       \
+                fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
+                fprintf(stderr, __VA_ARGS__);                                             \
+                fputc('\n', stderr);                                                      \
+            } else if (unit_failures == UNIT_MAX_PRINTED) {                               \
+                fprintf(stderr, "(further failed checks are counted, not printed)\n");    \
+            }                                                                             \
             unit_failures++;                                                              \
         }                                                                                 \
     } while (0)
