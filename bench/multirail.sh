@@ -1,0 +1,399 @@
+#!/bin/bash
+# Multirail benchmark: RailMPI and Open MPI between two network namespaces joined by two
+# shaped veth rails (../shared/tools/netns-rails.sh), in one run: bandwidth and
+# bidirectional bandwidth vs size on one rail, two equal rails and 4:1 rails (even,
+# weighted, adaptive striping; Open MPI default and hand-weighted), and bandwidth over
+# time while a competing iperf3 flow loads one rail. See bench/README.md.
+set -eu
+
+usage() {
+    cat <<'EOF'
+usage: bench/multirail.sh [--quick] [--only railmpi|openmpi] [--rates R0 R1] [--load-rail RAIL]
+                          [--part pt2pt|timeline] [--build DIR] [--out DIR] [--no-build]
+
+Needs root (ip netns, tc). Creates namespaces nsA and nsB with netns-rails.sh (deleting
+any left from before), runs everything, and deletes them again at the end.
+
+  --quick          4 sizes (64 KiB, 512 KiB, 4 MiB, 16 MiB), smaller byte budget, 15 s timeline
+  --only MPI       railmpi or openmpi (default: both; RailMPI only if it is built)
+  --rates R0 R1    tc rates of the unequal rails (default 1gbit 250mbit); the equal-rail
+                   topology uses R0 R0
+  --load-rail R    rail the competing iperf3 flow loads (default rail0, the fast one)
+  --part P         run only the pt2pt sweeps or only the timeline (default: both)
+  --build DIR      RailMPI build tree (default: the repository's build/)
+  --out DIR        results folder (default BUILD/bench/results/multirail-DATE/)
+  --no-build       do not run cmake; compile missing RailMPI binaries with BUILD/bin/mpicc
+
+Results: results.jsonl (every measurement, one JSON object a line), run.log (launcher
+output), summary.md (also printed), and PNG plots when matplotlib is found.
+Env: NETNS_RAILS (path of netns-rails.sh), OMPI_ARGS, RMPI_ARGS (extra launcher words).
+EOF
+}
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+build=$root/build
+quick=0 only="" out="" nobuild=0 part=""
+rate0=1gbit rate1=250mbit load_rail=rail0
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --quick) quick=1 ;;
+        --only) [ $# -ge 2 ] || { usage >&2; exit 2; }; only=$2; shift ;;
+        --rates) [ $# -ge 3 ] || { usage >&2; exit 2; }; rate0=$2; rate1=$3; shift 2 ;;
+        --load-rail) [ $# -ge 2 ] || { usage >&2; exit 2; }; load_rail=$2; shift ;;
+        --part) [ $# -ge 2 ] || { usage >&2; exit 2; }; part=$2; shift ;;
+        --build) [ $# -ge 2 ] || { usage >&2; exit 2; }; build=$2; shift ;;
+        --out) [ $# -ge 2 ] || { usage >&2; exit 2; }; out=$2; shift ;;
+        --no-build) nobuild=1 ;;
+        -h|--help) usage; exit 0 ;;
+        *) echo "multirail.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
+    esac
+    shift
+done
+case "$only" in ""|railmpi|openmpi) ;; *) echo "multirail.sh: --only takes railmpi or openmpi" >&2; exit 2 ;; esac
+case "$load_rail" in rail0|rail1) ;; *) echo "multirail.sh: --load-rail takes rail0 or rail1" >&2; exit 2 ;; esac
+case "$part" in ""|pt2pt|timeline) ;; *) echo "multirail.sh: --part takes pt2pt or timeline" >&2; exit 2 ;; esac
+
+say() { echo "multirail.sh: $*" >&2; }
+
+[ "$(id -u)" = 0 ] || { say "needs root (ip netns, tc)"; exit 1; }
+rails=${NETNS_RAILS:-$(cd "$root/.." && pwd)/shared/tools/netns-rails.sh}
+[ -x "$rails" ] || { say "netns-rails.sh not found at $rails (set NETNS_RAILS)"; exit 1; }
+command -v tc >/dev/null || { say "tc (iproute2) is missing"; exit 1; }
+if ! command -v iperf3 >/dev/null; then
+    say "installing iperf3 (needed for the competing flow)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y iperf3 >/dev/null ||
+        { say "apt-get install iperf3 failed"; exit 1; }
+fi
+
+# tc rate -> Mbit/s (Open MPI's btl_tcp_bandwidth_IF unit) and -> RMPI_RAIL_BW value.
+rate_mbit() {
+    echo "$1" | awk '{ r = tolower($1); n = r + 0; sub(/^[0-9.]+/, "", r)
+        m = (r == "gbit") ? 1000 : (r == "mbit") ? 1 : (r == "kbit") ? 0.001 : (r == "bit") ? 1e-6 : -1
+        if (m < 0 || n <= 0) exit 1; printf "%d\n", n * m + 0.5 }'
+}
+rail_bw() { echo "${1%bit}"; }
+mb0=$(rate_mbit "$rate0") && mb1=$(rate_mbit "$rate1") ||
+    { say "rates must be tc rates like 1gbit or 250mbit (got $rate0 $rate1)"; exit 2; }
+
+build=$(mkdir -p "$build" && cd "$build" && pwd)
+stamp=$(date +%Y%m%d-%H%M%S)
+[ -n "$out" ] || out=$build/bench/results/multirail-$stamp
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+res=$out/results.jsonl log=$out/run.log
+: >"$res"; : >"$log"
+
+if [ $quick = 1 ]; then
+    sizes="65536 524288 4194304 16777216"; budget=$((48 << 20)); tl_secs=15; key_reps=1
+else
+    sizes="65536 131072 262144 524288 1048576 2097152 4194304 8388608 16777216"
+    budget=$((128 << 20)); tl_secs=30; key_reps=3
+fi
+# The competing flow runs through the middle third of the timeline.
+load_from=$((tl_secs / 3)) load_secs=$((tl_secs / 3))
+
+if [ "$(id -u)" = 0 ]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+
+# --- binaries ---------------------------------------------------------------------------
+ref=$build/bench/ref
+mkdir -p "$ref"
+have_ompi=0 have_rmpi=0
+if [ "$only" != railmpi ]; then
+    if command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null; then
+        say "building pt2pt and bw_time with mpicc.openmpi"
+        for p in pt2pt bw_time; do
+            mpicc.openmpi -std=c11 -O2 -g -Wall -Wextra -o "$ref/$p.openmpi" "$here/$p.c"
+        done
+        have_ompi=1
+    else
+        say "mpicc.openmpi/mpirun.openmpi not found; skipping Open MPI"
+    fi
+fi
+if [ "$only" != openmpi ]; then
+    if [ -x "$build/bin/mpiexec" ] && [ -x "$build/bin/mpicc" ]; then
+        if [ $nobuild = 0 ] && [ -f "$build/CMakeCache.txt" ]; then
+            say "building RailMPI's benchmarks (cmake target bench)"
+            cmake --build "$build" --target bench >>"$log" 2>&1 ||
+                { say "building the bench target failed (see $log)"; exit 1; }
+        fi
+        for p in pt2pt bw_time; do
+            if [ ! -x "$build/bench/$p" ]; then
+                say "compiling $p with $build/bin/mpicc"
+                "$build/bin/mpicc" -std=c11 -O2 -g -Wall -Wextra -o "$build/bench/$p" "$here/$p.c"
+            fi
+        done
+        have_rmpi=1
+    elif [ "$only" = railmpi ]; then
+        say "RailMPI is not built in $build (no bin/mpicc or bin/mpiexec); run 'make' first"; exit 1
+    else
+        say "RailMPI not built in $build; running Open MPI only"
+    fi
+fi
+[ $have_ompi = 1 ] || [ $have_rmpi = 1 ] || { say "no MPI to run"; exit 1; }
+
+# --- topology ---------------------------------------------------------------------------
+bg_pids=()
+cleanup() {
+    for p in "${bg_pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    "$rails" down >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+ns_exist() { ip netns list | grep -qE '^ns[AB]( |$)'; }
+
+topo_up() { # R0 R1
+    # The netns tests (tests/netns) use the same names: give a running one time to finish
+    # rather than pull its namespaces away.
+    local i
+    if [ -z "${topo:-}" ] && ns_exist; then
+        say "namespaces nsA/nsB exist (a netns test running, or left over); waiting up to 60 s"
+        for i in $(seq 1 60); do ns_exist || break; sleep 1; done
+        ns_exist && say "deleting the namespaces nsA/nsB left from before"
+    fi
+    "$rails" down >/dev/null 2>&1 || true
+    "$rails" up "$1" "$2" >>"$log" 2>&1 || { say "netns-rails.sh up $1 $2 failed (see $log)"; exit 1; }
+    topo="$1/$2" topo_rates="$1 $2"
+    echo "### topology $topo" >>"$log"
+    "$rails" status >>"$log" 2>&1 || true
+    # What TCP itself gets from each rail alone: the yardstick for 'sum of the rails'.
+    local line rail mbit
+    "$rails" iperf 2 2>>"$log" | while read -r line; do
+        rail=${line%%:*}; mbit=$(echo "$line" | awk '{print $2}')
+        echo "$line" >>"$log"
+        [ -n "$mbit" ] && echo "{\"test\":\"iperf_rail\",\"topo\":\"$topo\",\"rail\":\"$rail\",\"mb_s\":$(awk -v m="$mbit" 'BEGIN{printf "%.1f", m / 8}')}" >>"$res"
+    done
+}
+
+# Someone else's 'netns-rails.sh down' takes our topology with it: build it again.
+ensure_topo() {
+    if ! ip netns list | grep -qE '^nsA( |$)' || ! ip netns list | grep -qE '^nsB( |$)'; then
+        say "warning: nsA/nsB disappeared (deleted by another job?); building them again"
+        # shellcheck disable=SC2086
+        topo_up $topo_rates
+    fi
+}
+
+# nsA's byte counters of both rails: rail0 rx tx rail1 rx tx.
+counters() {
+    ip netns exec nsA awk '{ sub(/^ */, ""); sub(/:/, " ") } $1 == "rail0" || $1 == "rail1" { c[$1] = $2 " " $10 }
+        END { print c["rail0"], c["rail1"] }' /proc/net/dev
+}
+
+# --- configurations -----------------------------------------------------------------------
+# One command line per configuration, built into the array CMD. Open MPI: ob1 over btl tcp
+# on the named interfaces (out-of-band traffic on the unshaped ctl link); RailMPI: TCP
+# over the named interfaces, PMI over ctl, RMPI_REPORT for per-rail bytes and weights.
+config_cmd() { # CONFIG PROGRAM-BASENAME
+    local c=$1 prog=$2 ifaces=rail0,rail1
+    case "$c" in *-rail0) ifaces=rail0 ;; esac
+    case "$c" in
+        ompi-*)
+            # shellcheck disable=SC2206
+            CMD=(ip netns exec nsA mpirun.openmpi -np 2 --host nsA:1,nsB:1 --bind-to none
+                 --mca plm_rsh_agent "$rails agent" --mca plm_rsh_no_tree_spawn 1
+                 --mca oob_tcp_if_include ctl --mca pml ob1 --mca btl self,tcp
+                 --mca btl_tcp_if_include "$ifaces" ${OMPI_ARGS:-})
+            if [ "$c" = ompi-weighted ]; then
+                CMD+=(--mca btl_tcp_bandwidth_rail0 "$mb0" --mca btl_tcp_bandwidth_rail1 "$mb1")
+            fi
+            CMD+=("$ref/$prog.openmpi") ;;
+        rmpi-*)
+            # shellcheck disable=SC2206
+            CMD=(ip netns exec nsA "$build/bin/mpiexec" -n 2 --host nsA,nsB --agent "$rails agent"
+                 --pmi-iface ctl -genv RMPI_TCP_IFACES "$ifaces" -genv RMPI_REPORT 1 ${RMPI_ARGS:-})
+            case "$c" in
+                rmpi-even) CMD+=(-genv RMPI_STRIPE_POLICY even) ;;
+                rmpi-weighted) CMD+=(-genv RMPI_STRIPE_POLICY weighted
+                                     -genv RMPI_RAIL_BW "tcp:rail0:$(rail_bw "$rate0"),tcp:rail1:$(rail_bw "$rate1")") ;;
+            esac
+            CMD+=("$build/bench/$prog") ;;
+    esac
+}
+
+wanted() {
+    case "$1" in ompi-*) [ $have_ompi = 1 ] ;; rmpi-*) [ $have_rmpi = 1 ] ;; esac
+}
+
+# Fewer messages per window as they grow, so every size moves about the same bytes.
+window_for() { local w=$(((32 << 20) / $1)); [ $w -gt 64 ] && w=64; [ $w -lt 2 ] && w=2; echo $w; }
+
+failed=0
+run_pt2pt() { # CONFIG
+    local c=$1 test size w iters rep reps
+    wanted "$c" && [ "$part" != timeline ] || return 0
+    for test in bw bibw; do
+        for size in $sizes; do
+            w=$(window_for "$size")
+            iters=$(((budget + w * size - 1) / (w * size))); [ $iters -lt 2 ] && iters=2
+            # The size the targets are judged at is repeated; the summary takes the median.
+            reps=1; [ "$size" = $((4 << 20)) ] && reps=$key_reps
+            for rep in $(seq 1 $reps); do
+                run_pt2pt_one "$c" "$test" "$size" "$w" "$iters" "$rep" "$reps"
+            done
+        done
+    done
+    rm -f "$out/stderr.tmp"
+}
+
+run_pt2pt_one() { # CONFIG TEST SIZE WINDOW ITERS REP REPS
+    local c=$1 test=$2 size=$3 w=$4 iters=$5 rep=$6 before after line note=""
+    [ "$7" -gt 1 ] && note=" (run $rep of $7)"
+    config_cmd "$c" pt2pt
+    ensure_topo
+    say "$topo $c $test $size$note"
+    echo "### $topo $c $test $size run $rep: ${CMD[*]} -t $test -m $size:$size -w $w -i $iters" >>"$log"
+    before=$(counters)
+    if line=$(timeout 180 "${CMD[@]}" -t "$test" -m "$size:$size" -w "$w" -i "$iters" 2>"$out/stderr.tmp"); then
+        after=$(counters)
+        line=$(printf '%s\n' "$line" | grep '^{"test"' | head -1)
+        cat "$out/stderr.tmp" >>"$log"
+        if [ -n "$line" ]; then
+            echo "${line%\}},\"config\":\"$c\",\"topo\":\"$topo\",\"rep\":$rep,\"window\":$w,\"iters\":$iters,$(rail_mb "$before" "$after")$(report_json "$out/stderr.tmp")}" >>"$res"
+            return 0
+        fi
+    fi
+    cat "$out/stderr.tmp" >>"$log"
+    say "FAILED: $topo $c $test $size (see $log)"
+    echo "{\"test\":\"$test\",\"size\":$size,\"config\":\"$c\",\"topo\":\"$topo\",\"rep\":$rep,\"failed\":true}" >>"$res"
+    failed=1
+}
+
+# Counter deltas in MB (10^6 bytes), nsA's view: tx is rank 0's sending direction.
+rail_mb() { # BEFORE AFTER
+    echo "$1 $2" | awk '{ printf "\"rail0_tx_mb\":%.1f,\"rail1_tx_mb\":%.1f,\"rail0_rx_mb\":%.1f,\"rail1_rx_mb\":%.1f",
+        ($6 - $2) / 1e6, ($8 - $4) / 1e6, ($5 - $1) / 1e6, ($7 - $3) / 1e6 }'
+}
+
+# RailMPI's RMPI_REPORT rail lines, kept verbatim: their format is the library's business.
+report_json() { # STDERR-FILE
+    local lines
+    lines=$(grep -E '^\[rmpi report\] +(rank [0-9]+ -> [0-9]+|rail )' "$1" 2>/dev/null |
+            sed 's/^\[rmpi report\] *//; s/\\/\\\\/g; s/"/\\"/g; s/.*/"&"/' | paste -sd, -) || true
+    [ -n "$lines" ] && echo ",\"report\":[$lines]"
+    return 0
+}
+
+now() { date +%s.%N; }
+
+# Bandwidth over time with a competing iperf3 flow on one rail through the middle third.
+run_timeline() { # CONFIG
+    local c=$1 ip_a ip_b n=${load_rail#rail} raw=$out/timeline-$1.out t0="" i mpipid sampler srv
+    wanted "$c" && [ "$part" != pt2pt ] || return 0
+    ip_a=10.201.$n.1 ip_b=10.201.$n.2
+    config_cmd "$c" bw_time
+    ensure_topo
+    say "$topo $c bw over time (${tl_secs} s, iperf3 on $load_rail from ${load_from} s for ${load_secs} s)"
+    echo "### $topo $c timeline: ${CMD[*]} -t $tl_secs -i 0.5" >>"$log"
+    # Rail byte counters every 0.25 s, read inside nsA.
+    ip netns exec nsA bash -c 'while :; do
+        awk -v t="$(date +%s.%N)" "{ sub(/^ */, \"\"); sub(/:/, \" \") } \$1 == \"rail0\" || \$1 == \"rail1\" { c[\$1] = \$2 \" \" \$10 }
+            END { print t, c[\"rail0\"], c[\"rail1\"] }" /proc/net/dev; sleep 0.25; done' >"$out/railctr-$c.txt" &
+    sampler=$!; bg_pids+=("$sampler")
+    ip netns exec nsB iperf3 -s -B "$ip_b" -1 >>"$log" 2>&1 &
+    srv=$!; bg_pids+=("$srv")
+    timeout $((tl_secs + 120)) "${CMD[@]}" -t "$tl_secs" -i 0.5 >"$raw" 2>"$out/stderr.tmp" &
+    mpipid=$!; bg_pids+=("$mpipid")
+    for i in $(seq 1 600); do
+        t0=$(sed -n 's/^{"test":"bw_time_start","unix":\([0-9.]*\).*/\1/p' "$raw" 2>/dev/null | head -1)
+        [ -n "$t0" ] && break
+        kill -0 $mpipid 2>/dev/null || break
+        sleep 0.1
+    done
+    local lstart="" lend=""
+    if [ -n "$t0" ]; then
+        sleep "$(awk -v t0="$t0" -v d="$load_from" -v n="$(now)" 'BEGIN { s = t0 + d - n; print (s > 0 ? s : 0) }')"
+        lstart=$(now)
+        ip netns exec nsA iperf3 -c "$ip_b" -B "$ip_a" -t "$load_secs" -i 0.5 -J >"$out/iperf-$c.json" 2>>"$log" ||
+            say "iperf3 client failed (see $log)"
+        lend=$(now)
+    else
+        say "no start line from bw_time; no competing flow"
+    fi
+    local rc=0
+    wait $mpipid || rc=$?
+    # The iperf3 server left after its one client; it is still there only if that failed.
+    kill "$sampler" "$srv" 2>/dev/null || true
+    wait "$sampler" "$srv" 2>/dev/null || true
+    bg_pids=()
+    cat "$out/stderr.tmp" >>"$log"
+    if [ $rc != 0 ] || [ -z "$t0" ]; then
+        say "FAILED: $topo $c timeline (exit $rc; see $log)"
+        echo "{\"test\":\"bw_time\",\"config\":\"$c\",\"topo\":\"$topo\",\"failed\":true}" >>"$res"
+        failed=1
+        return 0
+    fi
+    grep '^{"test"' "$raw" | sed "s|}\$|,\"config\":\"$c\",\"topo\":\"$topo\"}|" >>"$res"
+    echo "{\"test\":\"load\",\"config\":\"$c\",\"topo\":\"$topo\",\"rail\":\"$load_rail\",$(awk -v t0="$t0" -v a="$lstart" -v b="$lend" \
+        'BEGIN { printf "\"start\":%.3f,\"end\":%.3f", a - t0, b - t0 }')}" >>"$res"
+    # Per-rail transmit rate of nsA over 0.5 s steps (MPI and iperf3 bytes together).
+    awk -v t0="$t0" -v c="$c" -v topo="$topo" 'NF == 5 {
+            if (have && $1 - pt >= 0.45) {
+                printf "{\"test\":\"rail_rate\",\"config\":\"%s\",\"topo\":\"%s\",\"t\":%.3f,\"rail0_mb_s\":%.1f,\"rail1_mb_s\":%.1f}\n",
+                    c, topo, $1 - t0, ($3 - p0) / ($1 - pt) / 1e6, ($5 - p1) / ($1 - pt) / 1e6
+                have = 0
+            }
+            if (!have) { pt = $1; p0 = $3; p1 = $5; have = 1 }
+        }' "$out/railctr-$c.txt" >>"$res"
+    # The competing flow's own rate, as iperf3 measured it.
+    python3 - "$out/iperf-$c.json" "$lstart" "$t0" "$c" "$topo" >>"$res" 2>>"$log" <<'EOF' || true
+import json, sys
+path, lstart, t0, config, topo = sys.argv[1:]
+with open(path) as f:
+    doc = json.load(f)
+base = float(lstart) - float(t0)
+for iv in doc.get("intervals", []):
+    s = iv["sum"]
+    print(json.dumps({"test": "iperf", "config": config, "topo": topo,
+                      "t": round(base + s["end"], 3), "mb_s": round(s["bits_per_second"] / 8e6, 1)}))
+EOF
+    rm -f "$out/stderr.tmp"
+}
+
+cpu_busy() {
+    local a b
+    a=$(awk '/^cpu /{print $2+$3+$4+$7+$8, $5+$6}' /proc/stat); sleep 1
+    b=$(awk '/^cpu /{print $2+$3+$4+$7+$8, $5+$6}' /proc/stat)
+    echo "$a $b" | awk '{ busy = $3 - $1; all = busy + $4 - $2; print (all > 0 ? int(100 * busy / all) : 0) }'
+}
+
+# --- run ----------------------------------------------------------------------------------
+busy=$(cpu_busy)
+[ "$busy" -lt 20 ] || say "warning: the CPUs are $busy% busy with other work; numbers will be noisy"
+commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+dirty=$(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null | grep -c . || true)
+ompi_ver=$(ompi_info --version 2>/dev/null | awk '/Open MPI/{print $3; exit}' || true)
+echo "{\"meta\":\"multirail\",\"date\":\"$stamp\",\"host\":\"$(hostname)\",\"kernel\":\"$(uname -r)\",\"cores\":$(nproc),\"busy_pct\":$busy,\"quick\":$quick,\"rate0\":\"$rate0\",\"rate1\":\"$rate1\",\"load_rail\":\"$load_rail\",\"timeline_s\":$tl_secs,\"load_from\":$load_from,\"load_secs\":$load_secs,\"budget_bytes\":$budget,\"key_reps\":$key_reps,\"commit\":\"$commit\",\"dirty_files\":$dirty,\"openmpi\":\"$ompi_ver\",\"railmpi\":$have_rmpi}" >>"$res"
+
+start=$SECONDS
+topo_up "$rate0" "$rate1"
+for c in ompi-rail0 ompi-default ompi-weighted rmpi-rail0 rmpi-even rmpi-weighted rmpi-adaptive; do
+    run_pt2pt "$c"
+done
+for c in rmpi-adaptive rmpi-even ompi-default; do
+    run_timeline "$c"
+done
+if [ "$part" != timeline ]; then
+    topo_up "$rate0" "$rate0"
+    for c in ompi-default rmpi-adaptive; do
+        run_pt2pt "$c"
+    done
+fi
+"$rails" down >/dev/null 2>&1 || true
+say "runs took $((SECONDS - start)) s; results in $out"
+
+python3 "$here/plot_multirail.py" --summary "$res" | tee "$out/summary.md"
+py=""
+for p in "$build/venv-plot/bin/python" python3; do
+    if "$p" -c 'import matplotlib' 2>/dev/null; then py=$p; break; fi
+done
+if [ -n "$py" ]; then
+    "$py" "$here/plot_multirail.py" --png "$out" "$res" >&2 || say "plotting failed"
+else
+    say "matplotlib not found: no plots (python3 -m venv $build/venv-plot && $build/venv-plot/bin/pip install matplotlib)"
+fi
+exit $failed

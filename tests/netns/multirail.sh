@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Two namespaces joined by two shaped rails (rail0 1 Gbit/s, rail1 250 Mbit/s): the bidir
+# program (random sizes, both directions at once, every byte checked) runs over both rails
+# with the given policies; the finalize report must show rendezvous bytes on both rails.
+# usage: multirail.sh MPIEXEC BIDIR NETNS_RAILS_SH STRIPE_POLICY SMALL_POLICY [cut]
+#   cut: bring rail1 down in both namespaces 3 s into an 8 s run; the job must still
+#        finish with intact data and report the failure once.
+set -u
+mpiexec=$1 prog=$2 rails=$3 stripe=$4 small=$5 mode=${6:-}
+[ "$(id -u)" = 0 ] || { echo "skip: needs root for ip netns"; exit 77; }
+ip netns list >/dev/null 2>&1 || { echo "skip: no ip netns"; exit 77; }
+[ -x "$rails" ] || { echo "skip: $rails not found"; exit 77; }
+
+"$rails" down >/dev/null 2>&1
+"$rails" up 1gbit 250mbit >/dev/null || { echo "FAIL: netns-rails.sh up"; exit 1; }
+trap '"$rails" down >/dev/null 2>&1' EXIT
+
+args=()
+[ "$mode" = cut ] && args=(8)
+log=$(mktemp)
+ip netns exec nsA timeout 150 "$mpiexec" -n 2 --host nsA,nsB --agent "$rails agent" --pmi-iface ctl \
+   -genv RMPI_TCP_IFACES rail0,rail1 -genv RMPI_STRIPE_POLICY "$stripe" -genv RMPI_SMALL_POLICY "$small" \
+   -genv RMPI_RAIL_BW tcp:rail0:1g,tcp:rail1:250m -genv RMPI_REPORT 1 "$prog" "${args[@]}" >"$log" 2>&1 &
+job=$!
+if [ "$mode" = cut ]; then
+  sleep 3
+  ip -n nsA link set rail1 down; ip -n nsB link set rail1 down
+  echo "cut rail1 at 3 s"
+fi
+wait $job; rc=$?
+cat "$log"
+[ $rc = 0 ] || { echo "FAIL: mpiexec exited $rc"; exit 1; }
+grep -q "No Errors" "$log" || { echo "FAIL: data errors"; exit 1; }
+nrails=$(grep -c "rank 0 -> 1: 2 subchannel" "$log")
+[ "$nrails" -ge 1 ] || { echo "FAIL: the virtual channel did not have two subchannels"; exit 1; }
+if [ "$mode" = cut ]; then
+  grep -q "rail tcp:rail1 to rank .* failed" "$log" || { echo "FAIL: the rail failure was not reported"; exit 1; }
+  n=$(grep -c "rail tcp:rail1 to rank 1 failed" "$log")
+  [ "$n" -le 1 ] || { echo "FAIL: rank 0 reported the failure $n times"; exit 1; }
+elif [ "$stripe" != binding ]; then
+  for r in rail0 rail1; do
+    grep "rank 0 -> 1" -A3 "$log" | grep "rail tcp:$r" | grep -qv "rdma bytes 0$" ||
+      { echo "FAIL: no rendezvous data on $r under $stripe striping"; exit 1; }
+  done
+fi
+echo "PASS: stripe=$stripe small=$small ${mode}"
