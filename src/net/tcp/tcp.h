@@ -27,6 +27,14 @@
 #define RMPI_TCP_MAX_EXT 32
 #define RMPI_TCP_HDR_MAX (RMPI_TCP_BASE_HDR + RMPI_TCP_MAX_EXT)
 #define RMPI_TCP_IOV_MAX 64
+/* Receive read-ahead: a read that completes a short frame (or starts a new one) also asks
+ * for up to this much more, so a small frame, or a run of them, takes one read; after a
+ * long payload only the next header is read ahead. It bounds what reaches a PUT /
+ * GET_RESP destination through the receive buffer (a copy) and what is moved to the
+ * buffer start when a partial DATA frame would run past its end. */
+#define RMPI_TCP_RX_AHEAD 8192
+#define RMPI_TCP_RX_SMALL 16384  /* receive buffer until a large DATA frame comes */
+#define RMPI_TCP_RXBUF (RMPI_TCP_BASE_HDR + RMPI_TCP_MAX_FRAME + RMPI_TCP_RX_AHEAD)
 
 /* Frame types (docs/wire/tcp.md); values are part of the wire format. */
 enum {
@@ -156,7 +164,7 @@ enum {
     RMPI_TCP_CONN_DEAD          /* fd closed; freed at the end of progress */
 };
 
-enum { RMPI_TCP_RX_BASE, RMPI_TCP_RX_EXT, RMPI_TCP_RX_PAYLOAD };
+enum { RMPI_TCP_RX_FRAME, RMPI_TCP_RX_PAYLOAD };
 
 typedef struct rmpi_tcp_conn {
     int kind;                   /* RMPI_TCP_OBJ_CONN; first: epoll data points here */
@@ -164,24 +172,21 @@ typedef struct rmpi_tcp_conn {
     uint32_t events;            /* current epoll interest */
     rmpi_tcp_rail_t *rail;
     rmpi_tcp_peer_t *peer;      /* NULL for an accepted socket before its HELLO */
-    rmpi_list_t link;           /* rail->handshaking or rail->dead */
+    rmpi_list_t link;           /* rail->handshaking, rail->estab or rail->dead */
     uint64_t deadline;          /* connect attempt or HELLO wait gives up at this time */
     int shut_wr;                /* close(): GOODBYE written and write side shut */
 
-    /* Receive state machine: base header, type extension, payload. */
+    /* Receive side: frames are parsed from rxbuf[rx_pos, rx_end); a PUT / GET_RESP payload
+     * (RX_PAYLOAD) is read straight into rx_dst, or read and dropped (rx_discard). */
     int rx_phase;
-    unsigned rx_type;
-    uint8_t rx_hdr[RMPI_TCP_HDR_MAX];
-    size_t rx_hgot, rx_hneed;
-    uint8_t rx_next[RMPI_TCP_BASE_HDR]; /* next base header, read ahead with the payload */
-    size_t rx_nextgot;
+    unsigned rx_type;           /* RX_PAYLOAD: the frame whose payload it is */
+    char *rxbuf;                /* DATA frames are delivered in place from here */
+    size_t rxcap, rx_pos, rx_end;
     char *rx_dst;               /* where the payload goes */
     size_t rx_plen, rx_pgot;
     int rx_discard;             /* payload of a refused put: read and drop */
     uint64_t rx_refused_put;    /* id of the last refused put: its later frames are dropped quietly */
     rmpi_tcp_get_t *rx_get;     /* GET_RESP target */
-    char *rxbuf;                /* DATA frames, delivered in place */
-    size_t rxcap;
 } rmpi_tcp_conn_t;
 
 enum {
@@ -233,6 +238,10 @@ struct rmpi_tcp_rail {
     rmpi_tcp_iface_t ifs[RMPI_TCP_MAX_IFACES];
     rmpi_tcp_peer_t **peers;    /* env.size entries, allocated on first use */
     rmpi_list_t handshaking;    /* accepted sockets waiting for HELLO */
+    rmpi_list_t estab;          /* established sockets */
+    int nestab, nconn;          /* established / all live sockets */
+    unsigned direct_polls;      /* progress calls since the last epoll_wait */
+    unsigned quiet;             /* progress calls in a row that found nothing */
     rmpi_list_t timed;          /* peers with a connect timer */
     rmpi_list_t dead;           /* closed sockets, freed at the end of progress */
     rmpi_list_t lostq;          /* peers whose loss is not yet reported */

@@ -105,9 +105,9 @@ static rmpi_tcp_conn_t *conn_new(rmpi_tcp_rail_t *r, int fd, int state)
     c->fd = fd;
     c->state = state;
     c->rail = r;
-    c->rx_phase = RMPI_TCP_RX_BASE;
-    c->rx_hneed = RMPI_TCP_BASE_HDR;
+    c->rx_phase = RMPI_TCP_RX_FRAME;
     rmpi_list_init(&c->link);
+    r->nconn++;
     return c;
 }
 
@@ -117,6 +117,8 @@ void rmpi_tcp_conn_kill(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
         return;
     close(c->fd);   /* also leaves the epoll set */
     c->fd = -1;
+    r->nconn--;
+    r->nestab -= c->state == RMPI_TCP_CONN_ESTABLISHED;
     c->state = RMPI_TCP_CONN_DEAD;
     if (c->peer) {
         if (c->peer->conn == c)
@@ -299,6 +301,8 @@ static void send_ack(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, uint32_t status)
 static void established(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_conn_t *c)
 {
     rmpi_list_remove(&c->link);
+    rmpi_list_push_back(&r->estab, &c->link);
+    r->nestab++;
     c->state = RMPI_TCP_CONN_ESTABLISHED;
     p->conn = c;
     p->state = RMPI_TCP_PEER_ESTABLISHED;

@@ -264,19 +264,6 @@ static void protocol_error(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const char *w
         rmpi_tcp_conn_broken(r, c, EPROTO);   /* during the handshake: drop it, maybe retry */
 }
 
-/* The frame is complete: start the next one with the base header bytes read ahead. */
-static void frame_end(rmpi_tcp_conn_t *c)
-{
-    c->rx_phase = RMPI_TCP_RX_BASE;
-    memcpy(c->rx_hdr, c->rx_next, c->rx_nextgot);
-    c->rx_hgot = c->rx_nextgot;
-    c->rx_nextgot = 0;
-    c->rx_hneed = RMPI_TCP_BASE_HDR;
-    c->rx_dst = NULL;
-    c->rx_plen = c->rx_pgot = 0;
-    c->rx_discard = 0;
-}
-
 static int types_allowed(const rmpi_tcp_conn_t *c, unsigned type)
 {
     switch (c->state) {
@@ -287,155 +274,173 @@ static int types_allowed(const rmpi_tcp_conn_t *c, unsigned type)
     }
 }
 
-static void payload_start(rmpi_tcp_conn_t *c, char *dst, size_t len)
+static void payload_start(rmpi_tcp_conn_t *c, unsigned type, char *dst, size_t len)
 {
     c->rx_phase = RMPI_TCP_RX_PAYLOAD;
+    c->rx_type = type;
     c->rx_dst = dst;
     c->rx_plen = len;
     c->rx_pgot = 0;
 }
 
-static void rxbuf_reserve(rmpi_tcp_conn_t *c, size_t len)
-{
-    if (c->rxcap >= len)
-        return;
-    size_t cap = RMPI_MAX(len, (size_t)4096);
-    cap = (cap + 4095) & ~(size_t)4095;
-    free(c->rxbuf);
-    c->rxbuf = rmpi_xmalloc(cap);
-    c->rxcap = cap;
-}
-
-/* Header (base + extension) complete: act on control frames, or aim the payload. */
-static void header_done(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
-{
-    unsigned type = c->rx_type;
-    uint32_t len = rmpi_tcp_ld32(c->rx_hdr + 4);
-    const uint8_t *ext = c->rx_hdr + RMPI_TCP_BASE_HDR;
-    rmpi_tcp_peer_t *p = c->peer;
-    switch (type) {
-    case RMPI_TCP_HELLO:
-        rmpi_tcp_on_hello(r, c, ext);
-        break;
-    case RMPI_TCP_HELLO_ACK:
-        rmpi_tcp_on_hello_ack(r, c, ext);
-        break;
-    case RMPI_TCP_DATA:
-        if (len > RMPI_TCP_MAX_FRAME) {
-            protocol_error(r, c, "frame larger than the largest frame (max_frame)");
-            return;
-        }
-        rxbuf_reserve(c, len);
-        payload_start(c, c->rxbuf, len);
-        return;
-    case RMPI_TCP_GET_REQ:
-        rmpi_tcp_on_get_req(r, p, ext);
-        break;
-    case RMPI_TCP_GET_RESP:
-        if (rmpi_tcp_on_get_resp(r, c, ext, len) != 0)
-            return;
-        payload_start(c, c->rx_dst, len);
-        return;
-    case RMPI_TCP_GET_ERR:
-        rmpi_tcp_on_get_err(r, p, ext);
-        break;
-    case RMPI_TCP_PUT:
-        rmpi_tcp_on_put_hdr(r, c, ext);
-        if (c->rx_discard)
-            rxbuf_reserve(c, RMPI_TCP_MAX_FRAME);
-        payload_start(c, c->rx_discard ? c->rxbuf : c->rx_dst, c->rx_plen);
-        return;
-    case RMPI_TCP_PUT_ERR:
-        rmpi_tcp_on_put_err(r, p, ext);
-        break;
-    case RMPI_TCP_GOODBYE:
-        rmpi_tcp_peer_closed(r, p);
-        return;
-    }
-    if (conn_alive(c))
-        frame_end(c);
-}
-
 static void payload_done(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
 {
-    switch (c->rx_type) {
-    case RMPI_TCP_DATA:
-        r->stat_frames_rx++;
-        /* During close() nobody above is listening any more. */
-        if (!r->closing && r->env.on_frame)
-            r->env.on_frame(&r->pub, c->peer->rank, c->rxbuf, c->rx_plen);
-        break;
-    case RMPI_TCP_GET_RESP:
+    if (c->rx_type == RMPI_TCP_GET_RESP)
         rmpi_tcp_get_data_done(r, c);
-        break;
-    default:
-        break;
-    }
-    if (conn_alive(c))
-        frame_end(c);
+    c->rx_phase = RMPI_TCP_RX_FRAME;
+    c->rx_dst = NULL;
+    c->rx_plen = c->rx_pgot = 0;
+    c->rx_discard = 0;
 }
 
-/* Act on whatever the last read completed; loops because one read may finish a header and
- * a zero-length payload, or a frame and the next base header. */
-static void rx_advance(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
+/* Header (base + extension, at h) parsed: act on control frames, or aim the payload. */
+static void header_done(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, unsigned type, const uint8_t *h)
+{
+    uint32_t len = rmpi_tcp_ld32(h + 4);
+    const uint8_t *ext = h + RMPI_TCP_BASE_HDR;
+    rmpi_tcp_peer_t *p = c->peer;
+    switch (type) {
+    case RMPI_TCP_HELLO: rmpi_tcp_on_hello(r, c, ext); break;
+    case RMPI_TCP_HELLO_ACK: rmpi_tcp_on_hello_ack(r, c, ext); break;
+    case RMPI_TCP_GET_REQ: rmpi_tcp_on_get_req(r, p, ext); break;
+    case RMPI_TCP_GET_RESP:
+        if (rmpi_tcp_on_get_resp(r, c, ext, len) == 0)
+            payload_start(c, type, c->rx_dst, len);
+        break;
+    case RMPI_TCP_GET_ERR: rmpi_tcp_on_get_err(r, p, ext); break;
+    case RMPI_TCP_PUT:
+        rmpi_tcp_on_put_hdr(r, c, ext);
+        payload_start(c, type, c->rx_dst, c->rx_plen);
+        break;
+    case RMPI_TCP_PUT_ERR: rmpi_tcp_on_put_err(r, p, ext); break;
+    case RMPI_TCP_GOODBYE: rmpi_tcp_peer_closed(r, p); break;
+    default: break;   /* DATA is delivered by rx_parse */
+    }
+}
+
+/* Bytes the frame starting at rx_pos needs in the buffer (DATA: all of it; others: the
+ * header, their payload goes to its destination); 0 while its base header is incomplete. */
+static size_t frame_need(const rmpi_tcp_conn_t *c)
+{
+    if (c->rx_end - c->rx_pos < RMPI_TCP_BASE_HDR)
+        return 0;
+    const uint8_t *h = (const uint8_t *)c->rxbuf + c->rx_pos;
+    if (h[0] == RMPI_TCP_DATA)
+        return RMPI_TCP_BASE_HDR + rmpi_tcp_ld32(h + 4);
+    return RMPI_TCP_BASE_HDR + (size_t)rmpi_tcp_ext_len(h[0]);
+}
+
+/* Deliver what the buffer holds: whole DATA frames in place, control frames, and the
+ * buffered start of a PUT / GET_RESP payload (copied to its destination: never more than
+ * one read-ahead). Stops at an incomplete frame, leaving it at rx_pos. */
+static void rx_parse(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
 {
     while (conn_alive(c)) {
-        if (c->rx_phase == RMPI_TCP_RX_BASE) {
-            if (c->rx_hgot < RMPI_TCP_BASE_HDR)
-                return;
-            unsigned type = c->rx_hdr[0];
-            int ext = rmpi_tcp_ext_len(type);
-            if (ext < 0 || !types_allowed(c, type)) {
-                protocol_error(r, c, "unexpected frame type");
-                return;
-            }
-            c->rx_type = type;
-            c->rx_hneed = RMPI_TCP_BASE_HDR + (size_t)ext;
-            c->rx_phase = RMPI_TCP_RX_EXT;
-        } else if (c->rx_phase == RMPI_TCP_RX_EXT) {
-            if (c->rx_hgot < c->rx_hneed)
-                return;
-            header_done(r, c);
-        } else {
+        size_t avail = c->rx_end - c->rx_pos;
+        if (c->rx_phase == RMPI_TCP_RX_PAYLOAD) {
+            size_t take = RMPI_MIN(avail, c->rx_plen - c->rx_pgot);
+            if (take && !c->rx_discard)
+                memcpy(c->rx_dst + c->rx_pgot, c->rxbuf + c->rx_pos, take);
+            c->rx_pos += take;
+            c->rx_pgot += take;
             if (c->rx_pgot < c->rx_plen)
                 return;
             payload_done(r, c);
+            continue;
         }
+        if (avail < RMPI_TCP_BASE_HDR)
+            return;
+        const uint8_t *h = (const uint8_t *)c->rxbuf + c->rx_pos;
+        unsigned type = h[0];
+        int ext = rmpi_tcp_ext_len(type);
+        if (ext < 0 || !types_allowed(c, type)) {
+            protocol_error(r, c, "unexpected frame type");
+            return;
+        }
+        size_t hl = RMPI_TCP_BASE_HDR + (size_t)ext;
+        if (type == RMPI_TCP_DATA) {
+            uint32_t len = rmpi_tcp_ld32(h + 4);
+            if (len > RMPI_TCP_MAX_FRAME) {
+                protocol_error(r, c, "frame larger than the largest frame (max_frame)");
+                return;
+            }
+            if (avail < hl + len)
+                return;
+            c->rx_pos += hl + len;
+            r->stat_frames_rx++;
+            /* During close() nobody above is listening any more. */
+            if (!r->closing && r->env.on_frame)
+                r->env.on_frame(&r->pub, c->peer->rank, h + hl, len);
+            continue;
+        }
+        if (avail < hl)
+            return;
+        c->rx_pos += hl;
+        header_done(r, c, type, h);
     }
 }
 
-/* Whether the region being read is the last one of its frame (then the next base header
- * can be read in the same call). */
-static int region_ends_frame(const rmpi_tcp_conn_t *c)
+/* Make the frame at rx_pos (need bytes) fit with a read-ahead after it. Its partial bytes
+ * move to the buffer start only when it would run past the end (they came with one
+ * read-ahead, so they are few) or when they are just a header. */
+static void rx_room(rmpi_tcp_conn_t *c, size_t need)
 {
-    if (c->rx_phase == RMPI_TCP_RX_PAYLOAD)
-        return 1;
-    if (c->rx_phase == RMPI_TCP_RX_EXT)
-        return c->rx_type != RMPI_TCP_GET_RESP && c->rx_type != RMPI_TCP_PUT &&
-               c->rx_type != RMPI_TCP_DATA;
-    return 0;
+    size_t have = c->rx_end - c->rx_pos;
+    if (c->rx_pos && (c->rx_pos + need > c->rxcap || have < RMPI_TCP_HDR_MAX)) {
+        memmove(c->rxbuf, c->rxbuf + c->rx_pos, have);
+        c->rx_pos = 0;
+        c->rx_end = have;
+    }
+    /* Small until a large DATA frame (or a refused put's payload) asks for more. */
+    size_t cap = c->rx_pos + need + RMPI_TCP_RX_AHEAD <= RMPI_TCP_RX_SMALL ? RMPI_TCP_RX_SMALL : RMPI_TCP_RXBUF;
+    if (cap > c->rxcap) {
+        c->rxbuf = rmpi_xrealloc(c->rxbuf, cap);
+        c->rxcap = cap;
+    }
+}
+
+/* How far a read goes past the bytes still missing: after a long payload just the next
+ * header (a bulk stream then moves or copies almost nothing), after a short one a whole
+ * read-ahead (small frames come with it). */
+static size_t read_ahead(size_t missing)
+{
+    static long xa = -1;
+    if (xa < 0) xa = getenv("XAHEAD") ? atol(getenv("XAHEAD")) : 0;
+    if (xa) return missing >= (size_t)xa ? RMPI_TCP_HDR_MAX : (size_t)xa;
+    return missing >= RMPI_TCP_RX_AHEAD ? RMPI_TCP_HDR_MAX : RMPI_TCP_RX_AHEAD;
 }
 
 int rmpi_tcp_read(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
 {
     uint64_t before = r->stat_frames_rx;
-    /* Exact reads: a payload goes straight to its destination (rx buffer for DATA, the
-     * registered buffer for PUT/GET_RESP), never through a staging copy. */
+    /* Small frames: one read takes what is there (up to a read-ahead) and rx_parse
+     * delivers every whole frame in it. PUT / GET_RESP payloads are read straight into
+     * their destination, with the frames behind them read ahead into the buffer. */
     for (int iter = 0; iter < 256 && conn_alive(c); iter++) {
         struct iovec iov[2];
-        int n = 1, ends = region_ends_frame(c);
-        if (c->rx_phase == RMPI_TCP_RX_PAYLOAD) {
-            size_t want = c->rx_plen - c->rx_pgot;
-            if (c->rx_discard && want > c->rxcap) {
-                want = c->rxcap;
-                ends = 0;   /* more of the refused payload follows this read */
-            }
-            iov[0] = (struct iovec){c->rx_discard ? c->rxbuf : c->rx_dst + c->rx_pgot, want};
+        int n = 1, direct = 0;
+        if (c->rx_pos == c->rx_end)
+            c->rx_pos = c->rx_end = 0;
+        if (c->rx_phase == RMPI_TCP_RX_PAYLOAD && !c->rx_discard) {
+            rx_room(c, 0);   /* the buffer is empty: rx_parse took what it held */
+            size_t missing = c->rx_plen - c->rx_pgot;
+            iov[0] = (struct iovec){c->rx_dst + c->rx_pgot, missing};
+            static int xd = -1;
+            if (xd < 0) xd = getenv("XDIRECT") != NULL;
+            iov[1] = (struct iovec){c->rxbuf, xd ? RMPI_TCP_HDR_MAX : read_ahead(missing)};
+            n = 2;
+            direct = 1;
+        } else if (c->rx_phase == RMPI_TCP_RX_PAYLOAD) {
+            rx_room(c, RMPI_TCP_MAX_FRAME);   /* a refused payload: read it in big pieces, drop it */
+            size_t missing = c->rx_plen - c->rx_pgot;
+            iov[0] = (struct iovec){c->rxbuf, RMPI_MIN(missing + read_ahead(missing), c->rxcap)};
         } else {
-            iov[0] = (struct iovec){c->rx_hdr + c->rx_hgot, c->rx_hneed - c->rx_hgot};
+            size_t need = frame_need(c);
+            rx_room(c, need ? need : RMPI_TCP_HDR_MAX);
+            size_t missing = need ? c->rx_pos + need - c->rx_end : 0;
+            size_t want = missing + read_ahead(missing);
+            iov[0] = (struct iovec){c->rxbuf + c->rx_end, RMPI_MIN(want, c->rxcap - c->rx_end)};
         }
-        if (ends)
-            iov[n++] = (struct iovec){c->rx_next, RMPI_TCP_BASE_HDR};
         size_t asked = iov[0].iov_len + (n > 1 ? iov[1].iov_len : 0);
         ssize_t got = readv(c->fd, iov, n);
         if (got < 0) {
@@ -451,13 +456,14 @@ int rmpi_tcp_read(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
             break;
         }
         r->stat_bytes_rx += (uint64_t)got;
-        size_t first = RMPI_MIN((size_t)got, iov[0].iov_len);
-        if (c->rx_phase == RMPI_TCP_RX_PAYLOAD)
+        if (direct) {
+            size_t first = RMPI_MIN((size_t)got, iov[0].iov_len);
             c->rx_pgot += first;
-        else
-            c->rx_hgot += first;
-        c->rx_nextgot = (size_t)got - first;
-        rx_advance(r, c);
+            c->rx_end = (size_t)got - first;
+        } else {
+            c->rx_end += (size_t)got;
+        }
+        rx_parse(r, c);
         if ((size_t)got < asked)
             break;   /* the socket is drained: skip the read that would say EAGAIN */
     }

@@ -8,6 +8,9 @@
  *    put data in place before the frame sent after it, bad rkey / out of bounds /
  *    deregistered region -> -EFAULT, a put much larger than the socket buffers to a bad
  *    rkey -> -EFAULT (a small one is in tcp_fail.c: it ends the connection).
+ *  - mixed: hundreds of small puts and gets (0 .. 6 KiB) between small frames, so their
+ *    payloads arrive whole or in part inside a read of the frames around them; put data
+ *    checked in place when the frame sent after it arrives, get data on completion.
  */
 #include "tcp_harness.h"
 
@@ -166,6 +169,10 @@ static void op_cb(rmpi_net_op_t *op)
     t->done++;
 }
 
+#define MIX_SLOT 6144
+static int mix_seen[TH_MAX_RANKS];
+static uint8_t pat_m(int rank, uint32_t k, uint32_t i) { return (uint8_t)(k * 29 + i * 3 + (uint32_t)rank * 71 + 5); }
+
 static uint8_t pat_g(int rank, size_t i) { return (uint8_t)(i * 31 + (size_t)rank * 17 + (i >> 12)); }
 static uint8_t pat_p(int rank, size_t i) { return (uint8_t)(i * 7 + (size_t)rank * 101 + (i >> 16) * 3 + 1); }
 
@@ -177,6 +184,18 @@ static void rdma_on_frame(rmpi_rail_t *rail, int peer, const void *frame, size_t
     if (f[0] == 'K') {
         TH_CHECK(len == 48, "key frame length");
         keys[peer] = (struct key){1, ld64(f + 8), ld64(f + 16), ld64(f + 24), ld64(f + 32), ld64(f + 40)};
+        return;
+    }
+    if (f[0] == 'F')
+        return;   /* filler: shifts where the small ops fall inside a read */
+    if (f[0] == 'Q') {
+        TH_CHECK(len == 12, "mixed put frame length");
+        uint32_t k = ld32(f + 4), n = ld32(f + 8);
+        for (uint32_t i = 0; i < n; i++)
+            if (put_tgt[peer][(size_t)k * MIX_SLOT + i] != pat_m(peer, k, i))
+                th_fail("small put %u (%u bytes) from %d not in place when the next frame arrived "
+                        "(byte %u)", k, n, peer, i);
+        mix_seen[peer]++;
         return;
     }
     TH_CHECK(f[0] == 'P', "unexpected frame %#x", f[0]);
@@ -277,6 +296,56 @@ static void rdma_body(void)
             for (size_t j = 0; j < slen[i]; j++)
                 if (small[p][i][j] != pat_g(p, soff[i] + j))
                     th_fail("small get %d from %d: byte %zu", i, p, j);
+    }
+    barrier();
+
+    /* Mixed: small puts (each into its own slot, then a frame naming it) and small gets
+     * between filler frames of random sizes, all in flight at once. */
+    {
+        uint32_t nmix = (uint32_t)RMPI_MIN(rlen / MIX_SLOT, (size_t)600);
+        uint8_t *msrc = malloc((size_t)nmix * MIX_SLOT), *mdst = malloc((size_t)nmix * MIX_SLOT);
+        struct top *mops = calloc(2 * (size_t)nmix, sizeof *mops);
+        uint32_t *glen = calloc(nmix, sizeof *glen);
+        TH_CHECK(msrc && mdst && mops && glen, "out of memory");
+        uint64_t rs = seed(th_rank, 99);
+        static uint8_t filler[3000] = {'F'};
+        for (int p = 0; p < th_size; p++) {
+            if (p == th_rank)
+                continue;
+            struct key *k = &keys[p];
+            for (uint32_t i = 0; i < nmix; i++) {
+                uint64_t x = xorshift(&rs);
+                uint32_t n = (uint32_t)(x % (MIX_SLOT + 1)), gl = (uint32_t)((x >> 20) % (MIX_SLOT + 1));
+                if (x % 7 == 0)
+                    n = (uint32_t)((x >> 40) % 64);
+                uint8_t *from = msrc + (size_t)i * MIX_SLOT;
+                for (uint32_t j = 0; j < n; j++)
+                    from[j] = pat_m(th_rank, i, j);
+                post_put(&mops[2 * i], p, from, n, k->tgt + (uint64_t)i * MIX_SLOT, k->tgt_rkey);
+                uint8_t f[12] = {'Q'};
+                st32(f + 4, i);
+                st32(f + 8, n);
+                send_frame(p, f, sizeof f);
+                glen[i] = gl;
+                post_get(&mops[2 * i + 1], p, mdst + (size_t)i * MIX_SLOT, gl,
+                         k->src + (uint64_t)i * 4099, k->src_rkey);
+                send_frame(p, filler, (size_t)((x >> 32) % sizeof filler) + 1);
+                if (i % 8 == 0)
+                    rmpi_tcp_ops.progress(th_rail);
+            }
+            for (uint32_t i = 0; i < nmix; i++) {
+                wait_op(&mops[2 * i], 0, "small put");
+                wait_op(&mops[2 * i + 1], 0, "small get");
+                for (uint32_t j = 0; j < glen[i]; j++)
+                    if (mdst[(size_t)i * MIX_SLOT + j] != pat_g(p, (size_t)i * 4099 + j))
+                        th_fail("small get %u (%u bytes) from %d: byte %u", i, glen[i], p, j);
+            }
+            TH_WAIT(mix_seen[p] == (int)nmix, 30, "small put frames");
+        }
+        free(msrc);
+        free(mdst);
+        free(mops);
+        free(glen);
     }
     barrier();
 
