@@ -34,7 +34,7 @@ int rmpi_core_init(rmpi_core_info_t *info)
     rmpi_core_rank = pm.rank;
     rmpi_core_size = pm.size;
     rmpi_hdr_cache = rmpi_knobs.HDR_CACHE;
-    rmpi_rndv_write = rmpi_knob_choice("RNDV_MODE", rmpi_knobs.RNDV_MODE, "read|write");
+    rmpi_rndv_mode = rmpi_knob_choice("RNDV_MODE", rmpi_knobs.RNDV_MODE, "auto|read|write");
     spin_count = rmpi_knobs.SPIN_COUNT;
     if (rmpi_topo_init(&pm))
         return -1;

@@ -50,6 +50,7 @@ typedef struct core_peer {
     uint32_t tx_ctx, rx_ctx;
     int32_t tx_src, tx_tag, rx_src, rx_tag;
     int tx_valid, ready;
+    int rndv_write;      /* this peer's rendezvous pushes data (CTS + RDMA write) */
     size_t eager_limit;
 } core_peer_t;
 
@@ -68,7 +69,8 @@ static inline ctxq_t *rmpi_core_ctxq(uint32_t ctx)
     return rmpi_core_ctxq_grow(ctx);
 }
 
-extern int rmpi_rndv_write, rmpi_hdr_cache;
+/* RMPI_RNDV_MODE: 0 auto (per peer: read over native RDMA, write over emulated), 1 read, 2 write */
+extern int rmpi_rndv_mode, rmpi_hdr_cache;
 
 /* Rendezvous data movement over the subchannels (core_rndv.c). */
 typedef struct rmpi_rndv rmpi_rndv_t;

@@ -7,7 +7,7 @@
 
 ctxq_t **rmpi_ctxq;
 uint32_t rmpi_nctxq;
-int rmpi_rndv_write, rmpi_hdr_cache;
+int rmpi_rndv_mode, rmpi_hdr_cache;
 rmpi_core_stats_t rmpi_core_stats;
 
 ctxq_t *rmpi_core_ctxq_grow(uint32_t ctx)
@@ -38,6 +38,10 @@ void rmpi_core_peer_init(rmpi_vc_t *vc)
                                           rail->hints.scope == RMPI_SCOPE_INTER ? 65536 : 16384);
     size_t max = rail->hints.max_frame - sizeof(wire_match_t) - sizeof(uint64_t);
     cp->eager_limit = (size_t)lim < max ? (size_t)lim : max;
+    /* Emulated RDMA (TCP) streams a put as soon as the CTS arrives; a read would first
+     * send a request the target serves in turns with its other output. Both peers see the
+     * same rails, so they agree on the mode. */
+    cp->rndv_write = rmpi_rndv_mode == 2 || (rmpi_rndv_mode == 0 && !rail->hints.rdma_native);
     cp->ready = 1;
 }
 
@@ -146,7 +150,7 @@ static void rndv_start(rmpi_req_t *r, rmpi_vc_t *vc, int src, int tag, uint64_t 
         rmpi_req_complete(r);
         return;
     }
-    if (!rmpi_rndv_write) {
+    if (!rmpi_core_peer(vc)->rndv_write) {
         rmpi_rndv_pull(r, vc, raddr, rkeys, nkeys, r->st_bytes);
         return;
     }

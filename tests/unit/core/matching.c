@@ -681,7 +681,8 @@ int main(void)
     } modes[] = {{0, 1, "rndv read, header cache"}, {1, 1, "rndv write, header cache"},
                  {0, 0, "rndv read, no header cache"}, {1, 0, "rndv write, no header cache"}};
     for (size_t i = 0; i < sizeof modes / sizeof *modes && !unit_failures; i++) {
-        rmpi_rndv_write = modes[i].write;
+        /* the mode is decided per peer; set it on the self VC these tests use */
+        rmpi_core_peer(rmpi_vc_get(0))->rndv_write = modes[i].write;
         rmpi_hdr_cache = modes[i].cache;
         mode_name = modes[i].name;
         run_all(77 + i);
