@@ -2,18 +2,33 @@
 
 #include <string.h>
 
+#ifdef RMPI_HAVE_OFI
+extern const struct rmpi_net_ops rmpi_ofi_ops;
+#endif
+
 /* Provider table, best first. Adding a provider = one row here plus its folder. */
-static const struct rmpi_net_ops *const providers[] = {&rmpi_self_ops, &rmpi_shm_ops, &rmpi_tcp_ops};
+static const struct rmpi_net_ops *const providers[] = {&rmpi_self_ops, &rmpi_shm_ops, &rmpi_tcp_ops,
+#ifdef RMPI_HAVE_OFI
+                                                       &rmpi_ofi_ops,
+#endif
+};
 
 static rmpi_rail_t *rails[RMPI_NET_MAX_RAILS];
 static int nrails;
-static int net_mode; /* 0 auto, 1 shm, 2 tcp */
+static int net_mode; /* 0 auto, 1 shm, 2 tcp, 3 ofi */
 static int my_rank;
 
 static int provider_wanted(const struct rmpi_net_ops *ops, int size)
 {
     if (ops == &rmpi_shm_ops)
-        return net_mode != 2 && size > 1;
+        return net_mode != 2 && net_mode != 3 && size > 1;
+#ifdef RMPI_HAVE_OFI
+    /* Only when asked for: ofi then serves every peer but self, and tcp is not opened. */
+    if (ops == &rmpi_ofi_ops)
+        return net_mode == 3 && size > 1;
+#endif
+    if (ops == &rmpi_tcp_ops && net_mode == 3)
+        return 0;
     if (ops == &rmpi_tcp_ops) {
         /* auto: TCP only when some rank lives on another node (keeps shm polling cheap) */
         if (net_mode == 2)
@@ -28,7 +43,12 @@ static int provider_wanted(const struct rmpi_net_ops *ops, int size)
 
 int rmpi_net_open(const rmpi_net_env_t *env)
 {
-    net_mode = rmpi_knob_choice("NET", rmpi_knobs.NET, "auto|shm|tcp");
+    net_mode = rmpi_knob_choice("NET", rmpi_knobs.NET, "auto|shm|tcp|ofi");
+#ifndef RMPI_HAVE_OFI
+    if (net_mode == 3)
+        rmpi_fatal("RMPI_NET=ofi: this RailMPI was built without libfabric (install libfabric-dev and "
+                   "pkg-config, then rebuild); set RMPI_NET to auto, shm or tcp.");
+#endif
     my_rank = env->rank;
     for (size_t p = 0; p < RMPI_ARRAY_LEN(providers); p++) {
         const struct rmpi_net_ops *ops = providers[p];
@@ -55,7 +75,7 @@ int rmpi_net_ready(int phase)
 int rmpi_net_rails_for(int peer, rmpi_rail_t **out, int max)
 {
     rmpi_scope_t want = peer == my_rank ? RMPI_SCOPE_SELF
-                        : (net_mode != 2 && rmpi_topo_node_of(peer) == rmpi_topo_my_node()) ? RMPI_SCOPE_INTRA
+                        : (net_mode < 2 && rmpi_topo_node_of(peer) == rmpi_topo_my_node()) ? RMPI_SCOPE_INTRA
                                                                                           : RMPI_SCOPE_INTER;
     int n = 0;
     for (int i = 0; i < nrails && n < max; i++)

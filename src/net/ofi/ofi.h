@@ -1,0 +1,148 @@
+/* Private header of the libfabric provider (src/net/ofi). See README.md for the objects and
+ * their invariants; net.h for the contract this provider keeps. */
+#ifndef RMPI_OFI_H
+#define RMPI_OFI_H
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#include "../net.h"
+
+/* Every frame starts with this header (docs/wire/ofi.md): the sender's rank, since an RDM
+ * receive does not say who sent it without FI_SOURCE, and the frame's sequence number on
+ * this (rail, sender -> receiver): FI_ORDER_SAS orders matching, not completions
+ * (comp_order is FI_ORDER_NONE in ofi_rxm), so the receiver restores issue order. */
+typedef struct rmpi_ofi_hdr {
+    uint32_t src;
+    uint32_t seq;
+} rmpi_ofi_hdr_t;
+#define RMPI_OFI_BUF_SIZE 65536    /* one receive / send buffer: header + largest frame */
+#define RMPI_OFI_STASH 256
+/* How long send/get/put drive the provider when it refuses a post (-FI_EAGAIN, e.g. while
+ * ofi_rxm sets up the connection) before queueing the post for progress(). */
+#define RMPI_OFI_PUSH_NS 20000000ull
+
+/* Offset addressing (no FI_MR_VIRT_ADDR) with keys we choose: the low 48 bits of a key
+ * are the region's base address, so the initiator turns the core's virtual raddr into an
+ * offset; the high 16 bits are a generation that keeps keys unique. */
+#define RMPI_OFI_KEY_ADDR_BITS 48
+#define RMPI_OFI_KEY_ADDR_MASK ((UINT64_C(1) << RMPI_OFI_KEY_ADDR_BITS) - 1)
+
+enum { RMPI_OFI_RX, RMPI_OFI_TX, RMPI_OFI_RDMA };
+
+/* What a completion's op_context points to. fctx comes first: FI_CONTEXT2 scratch space. */
+typedef struct rmpi_ofi_ctx {
+    struct fi_context2 fctx;
+    int kind;
+    struct rmpi_ofi_ctx *next; /* pending queue, deferred list or free list */
+} rmpi_ofi_ctx_t;
+
+/* A registered region: made by mr_reg (rmpi_mr_t.desc points here) or for a pool slab or
+ * an unregistered local buffer of a get/put when the domain needs FI_MR_LOCAL. */
+typedef struct rmpi_ofi_reg {
+    struct rmpi_ofi_reg *next, *prev; /* the rail's list, searched for FI_MR_LOCAL */
+    char *addr;
+    size_t len;
+    struct fid_mr *mr;
+    void *desc;
+} rmpi_ofi_reg_t;
+
+typedef struct rmpi_ofi_buf {
+    rmpi_ofi_ctx_t ctx;
+    void *desc;   /* the slab's local descriptor (FI_MR_LOCAL) */
+    int peer;     /* send: destination rank */
+    uint32_t seq; /* receive: parked early frame's sequence number */
+    size_t len;   /* header + frame (send; parked receive) */
+    char *data;   /* RMPI_OFI_BUF_SIZE bytes, 8-aligned */
+} rmpi_ofi_buf_t;
+
+typedef struct rmpi_ofi_rdma {
+    rmpi_ofi_ctx_t ctx;
+    rmpi_net_op_t *op;
+    int peer, write, posted;
+    fi_addr_t dest;
+    char *local;
+    size_t len;
+    uint64_t raddr, rkey; /* raddr already in the domain's addressing (virtual or offset) */
+    void *desc;
+    rmpi_ofi_reg_t *tmp;  /* registration made for this op only (FI_MR_LOCAL) */
+} rmpi_ofi_rdma_t;
+
+typedef struct rmpi_ofi_peer {
+    int state;            /* 0 not looked up, 1 reachable, -1 not reachable */
+    fi_addr_t addr;
+    uint32_t tx_seq, rx_seq;   /* next frame sequence to send / to deliver */
+    rmpi_ofi_buf_t *parked;    /* frames that completed early, by seq */
+} rmpi_ofi_peer_t;
+
+typedef struct rmpi_ofi_rail {
+    rmpi_rail_t pub;
+    rmpi_net_env_t env;
+    struct fi_info *info; /* this domain's entry (own copy) */
+    struct fid_fabric *fabric;
+    struct fid_domain *domain;
+    struct fid_ep *ep;
+    struct fid_av *av;
+    struct fid_cq *cq;
+    uint64_t mr_mode;
+    int saw;              /* FI_ORDER_SAW: a send after a write is delivered after its data */
+    int local_only;       /* reaches only ranks on this node (shm, loopback) */
+    size_t inject;        /* fi_inject limit, header included */
+    size_t key_size;
+    uint64_t key_gen;
+    char card[512];       /* published "fabric|domain|hexaddr" */
+    rmpi_ofi_peer_t *peers;
+    rmpi_ofi_buf_t *rx;   /* pre-posted receive buffers */
+    int nrx;
+    rmpi_ofi_ctx_t *rx_wait;            /* receive buffers whose repost got -FI_EAGAIN */
+    rmpi_ofi_buf_t *tx_free;
+    rmpi_ofi_reg_t regs;  /* list head (sentinel) of registrations */
+    struct slab { struct slab *next; rmpi_ofi_reg_t *reg; void *mem; struct rmpi_ofi_buf *bufs; } *slabs;
+    rmpi_ofi_ctx_t *pend, **pend_tail;  /* posts refused with -FI_EAGAIN, in issue order */
+    rmpi_ofi_ctx_t *deferred;           /* RDMA ops completed at post time (len 0, errors) */
+    rmpi_ofi_rdma_t *rdma_free;
+    long tx_out;          /* sends and RDMA ops posted, not completed */
+    long writes_out;      /* writes posted, not completed: without FI_ORDER_SAW, sends wait */
+    int closing;
+    uint64_t stat_eagain;
+    /* Completions read while send/get/put pushed a refused post (rmpi_ofi_push): handled
+     * by the next progress(), before anything newer, since callbacks wait for it. */
+    struct fi_cq_msg_entry stash[RMPI_OFI_STASH];
+    unsigned stash_head, stash_n;
+    char scratch[];       /* inject staging, inject bytes */
+} rmpi_ofi_rail_t;
+
+extern const struct rmpi_net_ops rmpi_ofi_ops;
+
+static inline rmpi_ofi_rail_t *rmpi_ofi_rail_of(rmpi_rail_t *r) { return (rmpi_ofi_rail_t *)r; }
+
+/* ofi_ops.c */
+int rmpi_ofi_peer_addr(rmpi_ofi_rail_t *r, int peer, fi_addr_t *addr);
+void rmpi_ofi_pend(rmpi_ofi_rail_t *r, rmpi_ofi_ctx_t *c);
+/* Drive the provider once without callbacks (completions go to the stash); 0 when the
+ * stash is full or the push has lasted RMPI_OFI_PUSH_NS since *t0 (0: start now). */
+int rmpi_ofi_push(rmpi_ofi_rail_t *r, uint64_t *t0);
+const char *rmpi_ofi_prov(const rmpi_ofi_rail_t *r);
+
+/* ofi_rdma.c */
+/* Register [addr, addr+len) with a key of our choosing unless FI_MR_PROV_KEY; binds and
+ * enables it when FI_MR_ENDPOINT. Returns 0 or a negative fi_errno. */
+int rmpi_ofi_reg(rmpi_ofi_rail_t *r, void *addr, size_t len, uint64_t access, rmpi_ofi_reg_t **out);
+void rmpi_ofi_dereg(rmpi_ofi_rail_t *r, rmpi_ofi_reg_t *reg);
+int rmpi_ofi_mr_reg(rmpi_rail_t *rail, void *addr, size_t len, rmpi_mr_t *mr);
+void rmpi_ofi_mr_dereg(rmpi_rail_t *rail, rmpi_mr_t *mr);
+int rmpi_ofi_get(rmpi_rail_t *rail, int peer, void *local, size_t len, uint64_t raddr, uint64_t rkey,
+                 rmpi_net_op_t *op);
+int rmpi_ofi_put(rmpi_rail_t *rail, int peer, const void *local, size_t len, uint64_t raddr, uint64_t rkey,
+                 rmpi_net_op_t *op);
+/* Post an RDMA op: 0, -FI_EAGAIN (caller queues it) or another negative error. */
+int rmpi_ofi_rdma_post(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d);
+/* An RDMA op finished (status 0 or negative errno): stamp, release, call op->complete. */
+void rmpi_ofi_rdma_done(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d, int status);
+void rmpi_ofi_rdma_free_all(rmpi_ofi_rail_t *r);
+
+#endif

@@ -1,0 +1,691 @@
+/* ofi: libfabric provider. open (one rail per domain of RMPI_OFI_PROVIDER, publish
+ * `ofi-<rank>-<rail>`), reaches (match the peer's card, insert it in the AV), send (inject,
+ * or a copy in a pool buffer; queued on -FI_EAGAIN), progress (fi_cq_read), close, describe,
+ * and the ops table. RDMA and registration live in ofi_rdma.c. */
+#include "ofi.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TX_SLAB_BUFS 16
+
+const char *rmpi_ofi_prov(const rmpi_ofi_rail_t *r) { return rmpi_knobs.OFI_PROVIDER; }
+
+/* ---- buffer pools ---- */
+
+static rmpi_ofi_buf_t *slab_new(rmpi_ofi_rail_t *r, int n, int kind, uint64_t access)
+{
+    void *mem = NULL;
+    if (posix_memalign(&mem, 4096, (size_t)n * RMPI_OFI_BUF_SIZE))
+        rmpi_fatal("ofi: out of memory for %d %s buffers.", n, kind == RMPI_OFI_RX ? "receive" : "send");
+    rmpi_ofi_buf_t *b = rmpi_xcalloc((size_t)n, sizeof *b);
+    struct slab *s = rmpi_xcalloc(1, sizeof *s);
+    s->mem = mem;
+    s->bufs = b;
+    if (r->mr_mode & FI_MR_LOCAL) {
+        int rc = rmpi_ofi_reg(r, mem, (size_t)n * RMPI_OFI_BUF_SIZE, access, &s->reg);
+        if (rc)
+            rmpi_fatal("RMPI_OFI_PROVIDER=%s: registering %d frame buffers on %s failed (fi_mr_reg: %s).",
+                       rmpi_ofi_prov(r), n, r->pub.hints.name, fi_strerror(-rc));
+    }
+    for (int i = 0; i < n; i++) {
+        b[i].ctx.kind = kind;
+        b[i].data = (char *)mem + (size_t)i * RMPI_OFI_BUF_SIZE;
+        b[i].desc = s->reg ? s->reg->desc : NULL;
+    }
+    s->next = r->slabs;
+    r->slabs = s;
+    return b;
+}
+
+static rmpi_ofi_buf_t *tx_get(rmpi_ofi_rail_t *r)
+{
+    if (!r->tx_free) {
+        rmpi_ofi_buf_t *b = slab_new(r, TX_SLAB_BUFS, RMPI_OFI_TX, FI_SEND);
+        for (int i = 0; i < TX_SLAB_BUFS; i++) {
+            b[i].ctx.next = (rmpi_ofi_ctx_t *)r->tx_free;
+            r->tx_free = &b[i];
+        }
+    }
+    rmpi_ofi_buf_t *b = r->tx_free;
+    r->tx_free = (rmpi_ofi_buf_t *)b->ctx.next;
+    return b;
+}
+
+static void tx_put(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b)
+{
+    b->ctx.next = (rmpi_ofi_ctx_t *)r->tx_free;
+    r->tx_free = b;
+}
+
+static int rx_post(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b)
+{
+    ssize_t rc = fi_recv(r->ep, b->data, RMPI_OFI_BUF_SIZE, b->desc, FI_ADDR_UNSPEC, &b->ctx.fctx);
+    if (rc == -FI_EAGAIN) {
+        b->ctx.next = r->rx_wait;
+        r->rx_wait = &b->ctx;
+        return 0;
+    }
+    return (int)rc;
+}
+
+/* ---- peers ---- */
+
+static void hex_encode(const unsigned char *in, size_t n, char *out)
+{
+    static const char d[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = d[in[i] >> 4];
+        out[2 * i + 1] = d[in[i] & 15];
+    }
+    out[2 * n] = 0;
+}
+
+static int hex_decode(const char *in, unsigned char *out, size_t max)
+{
+    size_t n = strlen(in);
+    if (n % 2 || n / 2 > max)
+        return -1;
+    for (size_t i = 0; i < n / 2; i++) {
+        unsigned v;
+        if (sscanf(in + 2 * i, "%2x", &v) != 1)
+            return -1;
+        out[i] = (unsigned char)v;
+    }
+    return (int)(n / 2);
+}
+
+/* The part of a card that must match for two rails to talk: "fabric|domain|". */
+static size_t card_prefix(const char *card)
+{
+    const char *p = strrchr(card, '|');
+    return p ? (size_t)(p - card + 1) : 0;
+}
+
+static void peer_lookup(rmpi_ofi_rail_t *r, int peer)
+{
+    rmpi_ofi_peer_t *p = &r->peers[peer];
+    p->state = -1;
+    if (r->local_only && rmpi_topo_node_of(peer) != rmpi_topo_my_node())
+        return;
+    size_t pre = card_prefix(r->card);
+    for (int k = 0; k < RMPI_NET_MAX_RAILS; k++) {
+        char key[48], card[sizeof r->card];
+        snprintf(key, sizeof key, "ofi-%d-%d", peer, k);
+        if (rmpi_pmi_get(key, card, sizeof card))
+            return;
+        if (card_prefix(card) != pre || strncmp(card, r->card, pre))
+            continue;
+        unsigned char addr[256];
+        int n = hex_decode(card + pre, addr, sizeof addr);
+        if (n <= 0)
+            rmpi_fatal("ofi: rank %d published a malformed address card '%s' (%s).", peer, card, key);
+        int rc = fi_av_insert(r->av, addr, 1, &p->addr, 0, NULL);
+        if (rc != 1)
+            rmpi_fatal("RMPI_OFI_PROVIDER=%s: cannot insert rank %d's address into the address vector of %s "
+                       "(fi_av_insert: %s).", rmpi_ofi_prov(r), peer, r->pub.hints.name,
+                       fi_strerror(rc < 0 ? -rc : FI_EINVAL));
+        p->state = 1;
+        return;
+    }
+}
+
+int rmpi_ofi_peer_addr(rmpi_ofi_rail_t *r, int peer, fi_addr_t *addr)
+{
+    if (peer < 0 || peer >= r->env.size || peer == r->env.rank)
+        return -EINVAL;
+    if (!r->peers[peer].state)
+        peer_lookup(r, peer);
+    if (r->peers[peer].state < 0)
+        return -EHOSTUNREACH;
+    *addr = r->peers[peer].addr;
+    return 0;
+}
+
+static int ofi_reaches(rmpi_rail_t *rail, int peer)
+{
+    fi_addr_t a;
+    return rmpi_ofi_peer_addr(rmpi_ofi_rail_of(rail), peer, &a) == 0;
+}
+
+/* ---- send and the pending queue ---- */
+
+void rmpi_ofi_pend(rmpi_ofi_rail_t *r, rmpi_ofi_ctx_t *c)
+{
+    c->next = NULL;
+    *r->pend_tail = c;
+    r->pend_tail = &c->next;
+    r->stat_eagain++;
+}
+
+static int tx_post(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b)
+{
+    fi_addr_t a = r->peers[b->peer].addr;
+    ssize_t rc = fi_send(r->ep, b->data, b->len, b->desc, a, &b->ctx.fctx);
+    if (rc == 0)
+        r->tx_out++;
+    return (int)rc;
+}
+
+static void pend_drain(rmpi_ofi_rail_t *r)
+{
+    while (r->pend) {
+        rmpi_ofi_ctx_t *c = r->pend;
+        if (c->kind == RMPI_OFI_TX && r->writes_out && !r->saw)
+            return;
+        int rc = c->kind == RMPI_OFI_TX ? tx_post(r, (rmpi_ofi_buf_t *)c)
+                                        : rmpi_ofi_rdma_post(r, (rmpi_ofi_rdma_t *)c);
+        if (rc == -FI_EAGAIN)
+            return;
+        r->pend = c->next;
+        if (!r->pend)
+            r->pend_tail = &r->pend;
+        if (rc == 0)
+            continue;
+        if (c->kind == RMPI_OFI_TX) {
+            rmpi_ofi_buf_t *b = (rmpi_ofi_buf_t *)c;
+            char why[160];
+            snprintf(why, sizeof why, "fi_send on %s failed: %s", r->pub.hints.name, fi_strerror(-rc));
+            int peer = b->peer;
+            tx_put(r, b);
+            r->env.on_peer_lost(&r->pub, peer, why);
+        } else {
+            rmpi_ofi_rdma_done(r, (rmpi_ofi_rdma_t *)c, rc == -FI_EACCES || rc == -FI_EINVAL ? -EFAULT : rc);
+        }
+    }
+}
+
+int rmpi_ofi_push(rmpi_ofi_rail_t *r, uint64_t *t0)
+{
+    uint64_t now = rmpi_time_ns();
+    if (!*t0)
+        *t0 = now;
+    else if (now - *t0 > RMPI_OFI_PUSH_NS)
+        return 0;
+    unsigned room = RMPI_OFI_STASH - r->stash_n;
+    if (room == 0)
+        return 0;
+    unsigned tail = (r->stash_head + r->stash_n) % RMPI_OFI_STASH;
+    if (room > RMPI_OFI_STASH - tail)
+        room = RMPI_OFI_STASH - tail;
+    ssize_t n = fi_cq_read(r->cq, r->stash + tail, room);
+    if (n > 0)
+        r->stash_n += (unsigned)n;
+    /* An error entry stays in the CQ for progress(); the push ends there. */
+    return n > 0 || n == -FI_EAGAIN;
+}
+
+static int ofi_send(rmpi_rail_t *rail, int peer, const struct iovec *iov, int iovcnt)
+{
+    rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
+    fi_addr_t a;
+    int rc = rmpi_ofi_peer_addr(r, peer, &a);
+    if (rc)
+        return rc;
+    size_t len = 0;
+    for (int i = 0; i < iovcnt; i++)
+        len += iov[i].iov_len;
+    if (len > r->pub.hints.max_frame)
+        return -EMSGSIZE;
+    rmpi_ofi_hdr_t h = {htole32((uint32_t)r->env.rank), htole32(r->peers[peer].tx_seq++)};
+    size_t total = sizeof h + len;
+    /* Without FI_ORDER_SAW a frame must not overtake an earlier put's data: it waits. */
+    int fenced = r->writes_out && !r->saw;
+    if (!r->pend && !fenced && total <= r->inject) {
+        char *p = r->scratch;
+        memcpy(p, &h, sizeof h);
+        p += sizeof h;
+        for (int i = 0; i < iovcnt; i++) {
+            memcpy(p, iov[i].iov_base, iov[i].iov_len);
+            p += iov[i].iov_len;
+        }
+        ssize_t irc;
+        uint64_t t0 = 0;
+        while ((irc = fi_inject(r->ep, r->scratch, total, a)) == -FI_EAGAIN && rmpi_ofi_push(r, &t0))
+            ;
+        if (irc == 0)
+            return 0;
+        if (irc != -FI_EAGAIN)
+            return (int)irc;
+    }
+    rmpi_ofi_buf_t *b = tx_get(r);
+    b->peer = peer;
+    b->len = total;
+    char *p = b->data;
+    memcpy(p, &h, sizeof h);
+    p += sizeof h;
+    for (int i = 0; i < iovcnt; i++) {
+        memcpy(p, iov[i].iov_base, iov[i].iov_len);
+        p += iov[i].iov_len;
+    }
+    if (!r->pend && !fenced) {
+        uint64_t t0 = 0;
+        while ((rc = tx_post(r, b)) == -FI_EAGAIN && rmpi_ofi_push(r, &t0))
+            ;
+        if (rc == 0)
+            return 0;
+        if (rc != -FI_EAGAIN) {
+            tx_put(r, b);
+            return rc;
+        }
+    }
+    rmpi_ofi_pend(r, &b->ctx);
+    return 0;
+}
+
+/* ---- progress ---- */
+
+static void rx_deliver(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b, int src, size_t len)
+{
+    if (!r->closing)
+        r->env.on_frame(&r->pub, src, b->data + sizeof(rmpi_ofi_hdr_t), len - sizeof(rmpi_ofi_hdr_t));
+    int rc = rx_post(r, b);
+    if (rc)
+        rmpi_fatal("RMPI_OFI_PROVIDER=%s: reposting a receive on %s failed (fi_recv: %s).", rmpi_ofi_prov(r),
+                   r->pub.hints.name, fi_strerror(-rc));
+}
+
+static void on_rx(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b, size_t len)
+{
+    rmpi_ofi_hdr_t h;
+    if (len < sizeof h)
+        rmpi_fatal("ofi: a %zu-byte frame arrived on %s, shorter than the frame header.", len, r->pub.hints.name);
+    memcpy(&h, b->data, sizeof h);
+    h.src = le32toh(h.src);
+    h.seq = le32toh(h.seq);
+    if (h.src >= (uint32_t)r->env.size || (int)h.src == r->env.rank)
+        rmpi_fatal("ofi: a frame on %s names source rank %u; another program talks to this endpoint or the "
+                   "frame is corrupt.", r->pub.hints.name, h.src);
+    rmpi_ofi_peer_t *p = &r->peers[h.src];
+    if (RMPI_UNLIKELY(h.seq != p->rx_seq)) {
+        /* Completed before an earlier frame: park it (its buffer stays out) in seq order. */
+        b->seq = h.seq;
+        b->len = len;
+        rmpi_ofi_buf_t **pp = &p->parked;
+        while (*pp && (int32_t)((*pp)->seq - h.seq) < 0)
+            pp = (rmpi_ofi_buf_t **)&(*pp)->ctx.next;
+        b->ctx.next = (rmpi_ofi_ctx_t *)*pp;
+        *pp = b;
+        return;
+    }
+    p->rx_seq++;
+    rx_deliver(r, b, (int)h.src, len);
+    while (p->parked && p->parked->seq == p->rx_seq) {
+        rmpi_ofi_buf_t *q = p->parked;
+        p->parked = (rmpi_ofi_buf_t *)q->ctx.next;
+        p->rx_seq++;
+        rx_deliver(r, q, (int)h.src, q->len);
+    }
+}
+
+static void cq_error(rmpi_ofi_rail_t *r)
+{
+    struct fi_cq_err_entry e;
+    memset(&e, 0, sizeof e);
+    if (fi_cq_readerr(r->cq, &e, 0) != 1)
+        return;
+    char buf[256];
+    const char *what = fi_cq_strerror(r->cq, e.prov_errno, e.err_data, buf, sizeof buf);
+    rmpi_ofi_ctx_t *c = e.op_context;
+    if (!c)
+        rmpi_fatal("RMPI_OFI_PROVIDER=%s: an error without context on %s: %s (%s).", rmpi_ofi_prov(r),
+                   r->pub.hints.name, fi_strerror(e.err), what ? what : "");
+    if (c->kind == RMPI_OFI_RX) {
+        if (e.err == FI_ECANCELED || r->closing)
+            return;
+        rmpi_fatal("RMPI_OFI_PROVIDER=%s: a receive on %s failed: %s (%s).", rmpi_ofi_prov(r), r->pub.hints.name,
+                   fi_strerror(e.err), what ? what : "");
+    }
+    r->tx_out--;
+    if (c->kind == RMPI_OFI_TX) {
+        rmpi_ofi_buf_t *b = (rmpi_ofi_buf_t *)c;
+        int peer = b->peer;
+        tx_put(r, b);
+        char why[320];
+        snprintf(why, sizeof why, "a send on %s failed: %s (%s)", r->pub.hints.name, fi_strerror(e.err),
+                 what ? what : "");
+        r->env.on_peer_lost(&r->pub, peer, why);
+        return;
+    }
+    int err = (int)e.err;
+    int remote = err == FI_EACCES || err == FI_EINVAL || err == FI_EKEYREJECTED || err == FI_EFAULT ||
+                 err == FI_EREMOTEIO || err == FI_EIO;
+    rmpi_log(1, "ofi: RDMA on %s failed: %s (%s)", r->pub.hints.name, fi_strerror(err), what ? what : "");
+    rmpi_ofi_rdma_done(r, (rmpi_ofi_rdma_t *)c, remote ? -EFAULT : -err);
+}
+
+static void on_entry(rmpi_ofi_rail_t *r, const struct fi_cq_msg_entry *e)
+{
+    rmpi_ofi_ctx_t *c = e->op_context;
+    if (c->kind == RMPI_OFI_RX) {
+        on_rx(r, (rmpi_ofi_buf_t *)c, e->len);
+    } else if (c->kind == RMPI_OFI_TX) {
+        r->tx_out--;
+        tx_put(r, (rmpi_ofi_buf_t *)c);
+    } else {
+        r->tx_out--;
+        rmpi_ofi_rdma_done(r, (rmpi_ofi_rdma_t *)c, 0);
+    }
+}
+
+static int ofi_progress(rmpi_rail_t *rail)
+{
+    rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
+    struct fi_cq_msg_entry ent[16];
+    int ev = 0;
+    if (RMPI_UNLIKELY(r->stash_n)) {
+        /* Handlers may push more into the stash; those wait for the next call. */
+        for (unsigned k = r->stash_n; k > 0; k--) {
+            struct fi_cq_msg_entry e = r->stash[r->stash_head];
+            r->stash_head = (r->stash_head + 1) % RMPI_OFI_STASH;
+            r->stash_n--;
+            on_entry(r, &e);
+            ev++;
+        }
+        return ev;
+    }
+    ssize_t n = fi_cq_read(r->cq, ent, RMPI_ARRAY_LEN(ent));
+    if (n > 0) {
+        for (ssize_t i = 0; i < n; i++)
+            on_entry(r, &ent[i]);
+        ev += (int)n;
+    } else if (n == -FI_EAVAIL) {
+        cq_error(r);
+        ev++;
+    } else if (n != -FI_EAGAIN) {
+        rmpi_fatal("RMPI_OFI_PROVIDER=%s: fi_cq_read on %s failed: %s.", rmpi_ofi_prov(r), r->pub.hints.name,
+                   fi_strerror((int)-n));
+    }
+    if (RMPI_UNLIKELY(r->pend != NULL))
+        pend_drain(r);
+    if (RMPI_UNLIKELY(r->rx_wait != NULL)) {
+        rmpi_ofi_ctx_t *c = r->rx_wait;
+        r->rx_wait = NULL;
+        while (c) {
+            rmpi_ofi_ctx_t *next = c->next;
+            int rc = rx_post(r, (rmpi_ofi_buf_t *)c);
+            if (rc)
+                rmpi_fatal("RMPI_OFI_PROVIDER=%s: reposting a receive on %s failed (fi_recv: %s).",
+                           rmpi_ofi_prov(r), r->pub.hints.name, fi_strerror(-rc));
+            c = next;
+        }
+    }
+    if (RMPI_UNLIKELY(r->deferred != NULL)) {
+        rmpi_ofi_ctx_t *c = r->deferred;
+        r->deferred = NULL;
+        while (c) {
+            rmpi_ofi_ctx_t *next = c->next;
+            rmpi_ofi_rdma_t *d = (rmpi_ofi_rdma_t *)c;
+            rmpi_ofi_rdma_done(r, d, d->op->status);
+            ev++;
+            c = next;
+        }
+    }
+    return ev;
+}
+
+/* ---- open ---- */
+
+static struct fi_info *make_hints(const char *prov, int manual)
+{
+    struct fi_info *h = fi_allocinfo();
+    if (!h)
+        rmpi_fatal("ofi: fi_allocinfo failed (out of memory).");
+    h->caps = FI_MSG | FI_RMA;
+    h->mode = FI_CONTEXT | FI_CONTEXT2;
+    h->addr_format = FI_FORMAT_UNSPEC;
+    h->ep_attr->type = FI_EP_RDM;
+    /* Every mr_mode bit this provider handles; the domain answers with those it needs. */
+    h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+    h->domain_attr->threading = FI_THREAD_DOMAIN;
+    h->domain_attr->av_type = FI_AV_TABLE;
+    if (manual)
+        h->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+    h->tx_attr->msg_order = FI_ORDER_SAS;
+    h->rx_attr->msg_order = FI_ORDER_SAS;
+    h->fabric_attr->prov_name = strdup(prov);
+    return h;
+}
+
+static void ofi_fail(const rmpi_net_env_t *env, const char *what, int rc)
+{
+    rmpi_fatal("RMPI_OFI_PROVIDER=%s: %s on rank %d (%s). Set RMPI_OFI_PROVIDER to a provider `fi_info -t FI_EP_RDM` "
+               "lists, or RMPI_NET to shm or tcp.", rmpi_knobs.OFI_PROVIDER, what, env->rank, fi_strerror(rc < 0 ? -rc : rc));
+}
+
+static int domain_wanted(const char *name)
+{
+    const char *list = rmpi_knobs.OFI_DOMAINS;
+    if (!list || !*list)
+        return 1;
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == n && !strncmp(p, name, n))
+            return 1;
+        p = end ? end + 1 : p + len;
+    }
+    return 0;
+}
+
+static rmpi_ofi_rail_t *rail_open(const rmpi_net_env_t *env, struct fi_info *fi)
+{
+    size_t inject = fi->tx_attr->inject_size;
+    if (inject > 4096)
+        inject = 4096;
+    rmpi_ofi_rail_t *r = rmpi_xcalloc(1, sizeof *r + inject);
+    r->pub.ops = &rmpi_ofi_ops;
+    r->env = *env;
+    r->info = fi_dupinfo(fi);
+    r->inject = inject;
+    r->mr_mode = fi->domain_attr->mr_mode;
+    r->key_size = fi->domain_attr->mr_key_size;
+    r->saw = (fi->tx_attr->msg_order & FI_ORDER_SAW) && (fi->rx_attr->msg_order & FI_ORDER_SAW);
+    r->local_only = !(fi->caps & FI_REMOTE_COMM) ||
+                    (fi->fabric_attr->name && (!strncmp(fi->fabric_attr->name, "127.", 4) ||
+                                               !strncmp(fi->fabric_attr->name, "::1", 3)));
+    r->regs.next = r->regs.prev = &r->regs;
+    r->pend_tail = &r->pend;
+    r->peers = rmpi_xcalloc((size_t)env->size, sizeof *r->peers);
+    rmpi_net_hints_t *h = &r->pub.hints;
+    snprintf(h->name, sizeof h->name, "ofi:%s", fi->domain_attr->name);
+    if (fi->nic && fi->nic->link_attr && fi->nic->link_attr->speed)
+        h->bw = fi->nic->link_attr->speed / 8;
+    h->rdma_native = 1;
+    size_t maxmsg = fi->ep_attr->max_msg_size < RMPI_OFI_BUF_SIZE ? fi->ep_attr->max_msg_size : RMPI_OFI_BUF_SIZE;
+    h->max_frame = maxmsg - sizeof(rmpi_ofi_hdr_t);
+    h->max_inline = inject > sizeof(rmpi_ofi_hdr_t) ? inject - sizeof(rmpi_ofi_hdr_t) : 0;
+    h->scope = RMPI_SCOPE_INTER;
+
+    char what[160];
+    int rc = fi_fabric(fi->fabric_attr, &r->fabric, NULL);
+    if (rc) {
+        snprintf(what, sizeof what, "fi_fabric failed for fabric %s", fi->fabric_attr->name);
+        ofi_fail(env, what, rc);
+    }
+    rc = fi_domain(r->fabric, fi, &r->domain, NULL);
+    if (rc) {
+        snprintf(what, sizeof what, "fi_domain failed for domain %s", fi->domain_attr->name);
+        ofi_fail(env, what, rc);
+    }
+    struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_MSG, .wait_obj = FI_WAIT_NONE};
+    rc = fi_cq_open(r->domain, &cqa, &r->cq, NULL);
+    if (rc) {
+        snprintf(what, sizeof what, "fi_cq_open failed on domain %s", fi->domain_attr->name);
+        ofi_fail(env, what, rc);
+    }
+    struct fi_av_attr ava = {.type = FI_AV_TABLE, .count = (size_t)env->size};
+    rc = fi_av_open(r->domain, &ava, &r->av, NULL);
+    if (rc) {
+        snprintf(what, sizeof what, "fi_av_open failed on domain %s", fi->domain_attr->name);
+        ofi_fail(env, what, rc);
+    }
+    rc = fi_endpoint(r->domain, fi, &r->ep, NULL);
+    if (rc == 0)
+        rc = fi_ep_bind(r->ep, &r->av->fid, 0);
+    if (rc == 0)
+        rc = fi_ep_bind(r->ep, &r->cq->fid, FI_TRANSMIT | FI_RECV);
+    if (rc == 0)
+        rc = fi_enable(r->ep);
+    if (rc) {
+        snprintf(what, sizeof what, "creating an RDM endpoint on domain %s failed", fi->domain_attr->name);
+        ofi_fail(env, what, rc);
+    }
+    unsigned char addr[200];
+    size_t alen = sizeof addr;
+    rc = fi_getname(&r->ep->fid, addr, &alen);
+    if (rc) {
+        snprintf(what, sizeof what, "fi_getname on domain %s failed", fi->domain_attr->name);
+        ofi_fail(env, what, rc);
+    }
+    int pre = snprintf(r->card, sizeof r->card, "%s|%s|", fi->fabric_attr->name, fi->domain_attr->name);
+    if (pre < 0 || (size_t)pre + 2 * alen + 1 > sizeof r->card)
+        rmpi_fatal("ofi: the address card of domain %s is too long.", fi->domain_attr->name);
+    hex_encode(addr, alen, r->card + pre);
+
+    long long want = rmpi_knobs.OFI_RX_BUFS;
+    r->nrx = (int)(want < 1 ? 1 : want > 4096 ? 4096 : want);
+    if (fi->rx_attr->size && (size_t)r->nrx > fi->rx_attr->size)
+        r->nrx = (int)fi->rx_attr->size;
+    r->rx = slab_new(r, r->nrx, RMPI_OFI_RX, FI_RECV);
+    for (int i = 0; i < r->nrx; i++) {
+        rc = rx_post(r, &r->rx[i]);
+        if (rc) {
+            snprintf(what, sizeof what, "posting receive buffers on domain %s failed", fi->domain_attr->name);
+            ofi_fail(env, what, rc);
+        }
+    }
+    return r;
+}
+
+static int rail_cmp(const void *a, const void *b)
+{
+    const rmpi_ofi_rail_t *x = *(rmpi_ofi_rail_t *const *)a, *y = *(rmpi_ofi_rail_t *const *)b;
+    return strncmp(x->card, y->card, card_prefix(x->card) > card_prefix(y->card) ? card_prefix(x->card)
+                                                                                  : card_prefix(y->card));
+}
+
+static int ofi_open(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
+{
+    const char *prov = rmpi_knobs.OFI_PROVIDER;
+    struct fi_info *hints = make_hints(prov, 1), *list = NULL;
+    int rc = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, hints, &list);
+    if (rc == -FI_ENODATA) { /* manual progress is preferred, not required */
+        fi_freeinfo(hints);
+        hints = make_hints(prov, 0);
+        rc = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, hints, &list);
+    }
+    fi_freeinfo(hints);
+    if (rc) {
+        /* Tell "no such provider" from "provider without what we need". */
+        struct fi_info *any = fi_allocinfo(), *l2 = NULL;
+        any->fabric_attr->prov_name = strdup(prov);
+        int rc2 = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, any, &l2);
+        fi_freeinfo(any);
+        fi_freeinfo(l2);
+        if (rc2)
+            rmpi_fatal("RMPI_OFI_PROVIDER=%s: no such provider on this host (fi_getinfo: %s); rank %d cannot use "
+                       "RMPI_NET=ofi. `fi_info -l` lists the providers.", prov, fi_strerror(-rc), env->rank);
+        rmpi_fatal("RMPI_OFI_PROVIDER=%s: the provider offers no reliable-datagram endpoint (FI_EP_RDM) with "
+                   "FI_MSG|FI_RMA and in-order sends (FI_ORDER_SAS) on rank %d (fi_getinfo: %s); for tcp use "
+                   "\"tcp;ofi_rxm\".", prov, env->rank, fi_strerror(-rc));
+    }
+    rmpi_ofi_rail_t *made[RMPI_NET_MAX_RAILS];
+    int n = 0;
+    for (struct fi_info *fi = list; fi && n < max && n < RMPI_NET_MAX_RAILS; fi = fi->next) {
+        const char *dom = fi->domain_attr->name ? fi->domain_attr->name : "?";
+        int dup = 0;
+        for (int i = 0; i < n; i++)
+            dup |= !strcmp(made[i]->info->domain_attr->name, dom);
+        if (dup || !domain_wanted(dom))
+            continue;
+        uint64_t mm = fi->domain_attr->mr_mode;
+        if (!(mm & FI_MR_VIRT_ADDR) && ((mm & FI_MR_PROV_KEY) || fi->domain_attr->mr_key_size < 8)) {
+            rmpi_warn("ofi: domain %s of %s wants offset addressing with %s; not supported yet, skipped.", dom, prov,
+                      (mm & FI_MR_PROV_KEY) ? "provider keys" : "keys shorter than 8 bytes");
+            continue;
+        }
+        made[n++] = rail_open(env, fi);
+    }
+    fi_freeinfo(list);
+    if (n == 0)
+        rmpi_fatal("RMPI_OFI_PROVIDER=%s: no usable domain on rank %d%s%s.", prov, env->rank,
+                   *rmpi_knobs.OFI_DOMAINS ? " among RMPI_OFI_DOMAINS=" : "", rmpi_knobs.OFI_DOMAINS);
+    /* Sorted by card, so two peers list their common rails in the same order. */
+    qsort(made, (size_t)n, sizeof *made, rail_cmp);
+    for (int i = 0; i < n; i++) {
+        char key[48];
+        snprintf(key, sizeof key, "ofi-%d-%d", env->rank, i);
+        if (rmpi_pmi_put(key, made[i]->card))
+            rmpi_fatal("ofi: rank %d could not publish its libfabric address (%s) through PMI.", env->rank, key);
+        rmpi_log(1, "ofi: rank %d rail %s card %s mr_mode %#llx", env->rank, made[i]->pub.hints.name, made[i]->card,
+                 (unsigned long long)made[i]->mr_mode);
+        out[i] = &made[i]->pub;
+    }
+    return n;
+}
+
+/* ---- close, describe ---- */
+
+static void ofi_close(rmpi_rail_t *rail)
+{
+    rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
+    r->closing = 1;
+    uint64_t until = rmpi_time_ns() + 2000000000ull;
+    while ((r->pend || r->tx_out > 0 || r->stash_n) && rmpi_time_ns() < until)
+        ofi_progress(rail);
+    fi_close(&r->ep->fid);
+    while (r->regs.next != &r->regs)
+        rmpi_ofi_dereg(r, r->regs.next);
+    fi_close(&r->av->fid);
+    fi_close(&r->cq->fid);
+    fi_close(&r->domain->fid);
+    fi_close(&r->fabric->fid);
+    while (r->slabs) {
+        struct slab *s = r->slabs;
+        r->slabs = s->next;
+        free(s->mem);
+        free(s->bufs);
+        free(s);
+    }
+    rmpi_ofi_rdma_free_all(r);
+    fi_freeinfo(r->info);
+    free(r->peers);
+    free(r);
+}
+
+static void ofi_describe(rmpi_rail_t *rail, void *file)
+{
+    rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
+    struct fi_info *fi = r->info;
+    uint64_t m = r->mr_mode;
+    fprintf(file, "    provider %s, fabric %s, domain %s, %s progress\n", fi->fabric_attr->prov_name,
+            fi->fabric_attr->name, fi->domain_attr->name,
+            fi->domain_attr->data_progress == FI_PROGRESS_MANUAL ? "manual" : "auto");
+    fprintf(file, "    mr_mode%s%s%s%s%s%s, key %zu bytes, inject %zu, %d receive buffers of %d bytes\n",
+            m ? "" : " none", (m & FI_MR_LOCAL) ? " LOCAL" : "", (m & FI_MR_VIRT_ADDR) ? " VIRT_ADDR" : " (offsets)",
+            (m & FI_MR_ALLOCATED) ? " ALLOCATED" : "", (m & FI_MR_PROV_KEY) ? " PROV_KEY" : "",
+            (m & FI_MR_ENDPOINT) ? " ENDPOINT" : "", r->key_size, r->inject, r->nrx, RMPI_OFI_BUF_SIZE);
+    fprintf(file, "    writes %s; %s\n",
+            r->saw ? "ordered before later sends (FI_ORDER_SAW)" : "delivery-complete (no FI_ORDER_SAW)",
+            r->local_only ? "reaches ranks of this node only" : "reaches other nodes");
+}
+
+const struct rmpi_net_ops rmpi_ofi_ops = {
+    .version = RMPI_NET_OPS_VERSION,
+    .name = "ofi",
+    .open = ofi_open,
+    .reaches = ofi_reaches,
+    .send = ofi_send,
+    .mr_reg = rmpi_ofi_mr_reg,
+    .mr_dereg = rmpi_ofi_mr_dereg,
+    .get = rmpi_ofi_get,
+    .put = rmpi_ofi_put,
+    .progress = ofi_progress,
+    .close = ofi_close,
+    .describe = ofi_describe,
+};

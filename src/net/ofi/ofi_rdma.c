@@ -1,0 +1,236 @@
+/* ofi: memory registration (fi_mr_reg per call, no cache yet) and RDMA get/put with
+ * fi_read/fi_write, following the domain's mr_mode:
+ *   FI_MR_VIRT_ADDR  remote addresses are virtual (as the core sends them); without it they
+ *                    are offsets, and the region's base travels in the key we choose
+ *   FI_MR_PROV_KEY   the provider picks keys (fi_mr_key); without it we request unique ones
+ *   FI_MR_LOCAL      local buffers need a descriptor: the covering registration, or one
+ *                    made for the op and dropped at its completion
+ *   FI_MR_ENDPOINT   regions are bound to the endpoint and enabled before use
+ *   FI_MR_ALLOCATED  nothing to do: only allocated memory is ever registered */
+#include "ofi.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t next_key(rmpi_ofi_rail_t *r, const void *addr)
+{
+    r->key_gen++;
+    if (!(r->mr_mode & FI_MR_VIRT_ADDR))
+        return ((r->key_gen & 0xffff) << RMPI_OFI_KEY_ADDR_BITS) | ((uintptr_t)addr & RMPI_OFI_KEY_ADDR_MASK);
+    if (r->key_size && r->key_size < 8)
+        return r->key_gen & ((UINT64_C(1) << (8 * r->key_size)) - 1);
+    return r->key_gen;
+}
+
+int rmpi_ofi_reg(rmpi_ofi_rail_t *r, void *addr, size_t len, uint64_t access, rmpi_ofi_reg_t **out)
+{
+    if (!(r->mr_mode & FI_MR_VIRT_ADDR) && ((uintptr_t)addr & ~RMPI_OFI_KEY_ADDR_MASK))
+        return -FI_EINVAL;
+    struct fid_mr *mr = NULL;
+    int rc = -FI_ENOKEY;
+    for (int tries = 0; tries < 8 && rc == -FI_ENOKEY; tries++)
+        rc = fi_mr_reg(r->domain, addr, len, access, 0, next_key(r, addr), 0, &mr, NULL);
+    if (rc)
+        return rc;
+    if (r->mr_mode & FI_MR_ENDPOINT) {
+        rc = fi_mr_bind(mr, &r->ep->fid, 0);
+        if (rc == 0)
+            rc = fi_mr_enable(mr);
+        if (rc) {
+            fi_close(&mr->fid);
+            return rc;
+        }
+    }
+    rmpi_ofi_reg_t *g = rmpi_xcalloc(1, sizeof *g);
+    g->addr = addr;
+    g->len = len;
+    g->mr = mr;
+    g->desc = fi_mr_desc(mr);
+    g->next = r->regs.next;
+    g->prev = &r->regs;
+    r->regs.next->prev = g;
+    r->regs.next = g;
+    *out = g;
+    return 0;
+}
+
+void rmpi_ofi_dereg(rmpi_ofi_rail_t *r, rmpi_ofi_reg_t *g)
+{
+    g->prev->next = g->next;
+    g->next->prev = g->prev;
+    fi_close(&g->mr->fid);
+    free(g);
+}
+
+int rmpi_ofi_mr_reg(rmpi_rail_t *rail, void *addr, size_t len, rmpi_mr_t *mr)
+{
+    rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
+    mr->addr = addr;
+    mr->len = len;
+    mr->rkey = 0;
+    mr->desc = NULL;
+    if (len == 0)
+        return 0;
+    rmpi_ofi_reg_t *g;
+    int rc = rmpi_ofi_reg(r, addr, len, FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, &g);
+    if (rc) {
+        rmpi_warn("RMPI_OFI_PROVIDER=%s: registering %zu bytes at %p on %s failed (fi_mr_reg: %s).",
+                  rmpi_ofi_prov(r), len, addr, rail->hints.name, fi_strerror(-rc));
+        return -1;
+    }
+    mr->rkey = fi_mr_key(g->mr);
+    mr->desc = g;
+    return 0;
+}
+
+void rmpi_ofi_mr_dereg(rmpi_rail_t *rail, rmpi_mr_t *mr)
+{
+    if (mr->desc)
+        rmpi_ofi_dereg(rmpi_ofi_rail_of(rail), mr->desc);
+    mr->desc = NULL;
+}
+
+static rmpi_ofi_reg_t *reg_covering(rmpi_ofi_rail_t *r, const char *p, size_t len)
+{
+    for (rmpi_ofi_reg_t *g = r->regs.next; g != &r->regs; g = g->next)
+        if (p >= g->addr && p + len <= g->addr + g->len)
+            return g;
+    return NULL;
+}
+
+int rmpi_ofi_rdma_post(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
+{
+    ssize_t rc;
+    if (d->write && !r->saw) {
+        /* Without FI_ORDER_SAW a later send could overtake the data: complete the write
+         * only when it is in the target buffer. */
+        struct iovec iov = {d->local, d->len};
+        struct fi_rma_iov riov = {d->raddr, d->len, d->rkey};
+        void *desc = d->desc;
+        struct fi_msg_rma msg = {.msg_iov = &iov, .desc = &desc, .iov_count = 1, .addr = d->dest,
+                                 .rma_iov = &riov, .rma_iov_count = 1, .context = &d->ctx.fctx};
+        rc = fi_writemsg(r->ep, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE);
+    } else if (d->write) {
+        rc = fi_write(r->ep, d->local, d->len, d->desc, d->dest, d->raddr, d->rkey, &d->ctx.fctx);
+    } else {
+        rc = fi_read(r->ep, d->local, d->len, d->desc, d->dest, d->raddr, d->rkey, &d->ctx.fctx);
+    }
+    if (rc == 0) {
+        r->tx_out++;
+        r->writes_out += d->write;
+        d->posted = 1;
+    }
+    return (int)rc;
+}
+
+void rmpi_ofi_rdma_done(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d, int status)
+{
+    rmpi_net_op_t *op = d->op;
+    if (d->posted)
+        r->writes_out -= d->write;
+    op->t_done = rmpi_time_ns();
+    op->status = status;
+    if (d->tmp)
+        rmpi_ofi_dereg(r, d->tmp);
+    d->ctx.next = (rmpi_ofi_ctx_t *)r->rdma_free;
+    r->rdma_free = d;
+    op->complete(op);
+}
+
+void rmpi_ofi_rdma_free_all(rmpi_ofi_rail_t *r)
+{
+    while (r->rdma_free) {
+        rmpi_ofi_rdma_t *d = r->rdma_free;
+        r->rdma_free = (rmpi_ofi_rdma_t *)d->ctx.next;
+        free(d);
+    }
+}
+
+/* Completions found at post time wait for the next progress (the contract's rule). */
+static void defer(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d, int status)
+{
+    d->op->status = status;
+    d->ctx.next = r->deferred;
+    r->deferred = &d->ctx;
+}
+
+static int rdma_start(rmpi_rail_t *rail, int peer, char *local, size_t len, uint64_t raddr, uint64_t rkey,
+                      rmpi_net_op_t *op, int write)
+{
+    rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
+    op->rail = rail;
+    op->status = 0;
+    op->t_post = rmpi_time_ns();
+    rmpi_ofi_rdma_t *d = r->rdma_free;
+    if (d)
+        r->rdma_free = (rmpi_ofi_rdma_t *)d->ctx.next;
+    else
+        d = rmpi_xmalloc(sizeof *d);
+    memset(d, 0, sizeof *d);
+    d->ctx.kind = RMPI_OFI_RDMA;
+    d->op = op;
+    d->peer = peer;
+    d->write = write;
+    d->local = local;
+    d->len = len;
+    d->rkey = rkey;
+    d->raddr = raddr;
+    if (len == 0) {
+        defer(r, d, 0);
+        return 0;
+    }
+    int rc = rmpi_ofi_peer_addr(r, peer, &d->dest);
+    if (rc) {
+        defer(r, d, rc);
+        return 0;
+    }
+    if (!(r->mr_mode & FI_MR_VIRT_ADDR)) {
+        uint64_t base = rkey & RMPI_OFI_KEY_ADDR_MASK;
+        if (raddr < base) {
+            defer(r, d, -EFAULT);
+            return 0;
+        }
+        d->raddr = raddr - base;
+    }
+    if (r->mr_mode & FI_MR_LOCAL) {
+        rmpi_ofi_reg_t *g = reg_covering(r, local, len);
+        if (!g) {
+            rc = rmpi_ofi_reg(r, local, len, write ? FI_WRITE : FI_READ, &g);
+            if (rc) {
+                rmpi_warn("RMPI_OFI_PROVIDER=%s: registering the local %zu bytes of an RDMA %s on %s failed "
+                          "(fi_mr_reg: %s).", rmpi_ofi_prov(r), len, write ? "write" : "read", rail->hints.name,
+                          fi_strerror(-rc));
+                defer(r, d, -ENOMEM);
+                return 0;
+            }
+            d->tmp = g;
+        }
+        d->desc = g->desc;
+    }
+    if (!r->pend) {
+        uint64_t t0 = 0;
+        while ((rc = rmpi_ofi_rdma_post(r, d)) == -FI_EAGAIN && rmpi_ofi_push(r, &t0))
+            ;
+        if (rc == 0)
+            return 0;
+        if (rc != -FI_EAGAIN) {
+            defer(r, d, rc == -FI_EACCES || rc == -FI_EINVAL ? -EFAULT : rc);
+            return 0;
+        }
+    }
+    rmpi_ofi_pend(r, &d->ctx);
+    return 0;
+}
+
+int rmpi_ofi_get(rmpi_rail_t *rail, int peer, void *local, size_t len, uint64_t raddr, uint64_t rkey,
+                 rmpi_net_op_t *op)
+{
+    return rdma_start(rail, peer, local, len, raddr, rkey, op, 0);
+}
+
+int rmpi_ofi_put(rmpi_rail_t *rail, int peer, const void *local, size_t len, uint64_t raddr, uint64_t rkey,
+                 rmpi_net_op_t *op)
+{
+    return rdma_start(rail, peer, (char *)local, len, raddr, rkey, op, 1);
+}
