@@ -404,9 +404,6 @@ static void rx_room(rmpi_tcp_conn_t *c, size_t need)
  * read-ahead (small frames come with it). */
 static size_t read_ahead(size_t missing)
 {
-    static long xa = -1;
-    if (xa < 0) xa = getenv("XAHEAD") ? atol(getenv("XAHEAD")) : 0;
-    if (xa) return missing >= (size_t)xa ? RMPI_TCP_HDR_MAX : (size_t)xa;
     return missing >= RMPI_TCP_RX_AHEAD ? RMPI_TCP_HDR_MAX : RMPI_TCP_RX_AHEAD;
 }
 
@@ -425,9 +422,7 @@ int rmpi_tcp_read(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
             rx_room(c, 0);   /* the buffer is empty: rx_parse took what it held */
             size_t missing = c->rx_plen - c->rx_pgot;
             iov[0] = (struct iovec){c->rx_dst + c->rx_pgot, missing};
-            static int xd = -1;
-            if (xd < 0) xd = getenv("XDIRECT") != NULL;
-            iov[1] = (struct iovec){c->rxbuf, xd ? RMPI_TCP_HDR_MAX : read_ahead(missing)};
+            iov[1] = (struct iovec){c->rxbuf, read_ahead(missing)};
             n = 2;
             direct = 1;
         } else if (c->rx_phase == RMPI_TCP_RX_PAYLOAD) {

@@ -229,9 +229,7 @@ static int tcp_send(rmpi_rail_t *rail, int peer, const struct iovec *iov, int io
 
 static int direct_poll(rmpi_tcp_rail_t *r)
 {
-    static int xoff = -1;
-    if (xoff < 0) xoff = getenv("XOFF") != NULL;
-    if (xoff || r->nestab != 1 || r->nconn != 1 || r->quiet >= DIRECT_QUIET || ++r->direct_polls >= DIRECT_EPOLL_EVERY)
+    if (r->nestab != 1 || r->nconn != 1 || r->quiet >= DIRECT_QUIET || ++r->direct_polls >= DIRECT_EPOLL_EVERY)
         return -1;
     rmpi_tcp_conn_t *c = RMPI_CONTAINER_OF(r->estab.next, rmpi_tcp_conn_t, link);
     if ((c->events & EPOLLOUT) || c->rx_phase != RMPI_TCP_RX_FRAME || c->rx_pos != c->rx_end)
