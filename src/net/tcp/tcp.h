@@ -2,12 +2,15 @@
  * tcp: private header of the TCP provider (src/net/tcp/). Nothing outside this folder
  * includes it; the provider's only export is rmpi_tcp_ops (net.h).
  *
- * Objects: one rail (rmpi_tcp_rail_t) owns its listening sockets, an epoll set, a table
- * of peers (allocated on first use) and a registration table. A peer owns the ordered send
- * queue (txq), the answers it owes (rdq: get data, PUT_ERR), the gets it is waiting for,
- * and at most two sockets: the established one (conn) and our own connect attempt
- * (pending). Queues live in the peer, not the socket, so abandoning a connect attempt in
- * the handshake race moves nothing: frames are only written once a socket is established.
+ * Objects: the provider instance (rmpi_tcp_prov_t) owns this process's address card and
+ * what it learnt of each peer (its card and the rail pairing, rmpi_tcp_link_t). It opens
+ * one rail (rmpi_tcp_rail_t) per chosen interface and stream, each with its own listening
+ * socket, epoll set, table of peers (allocated on first use) and registration table. A
+ * peer owns the ordered send queue (txq), the get data it owes (rdq), the put answers it
+ * owes (ackq), the gets and puts it is waiting for, and at most two sockets: the
+ * established one (conn) and our own connect attempt (pending). Queues live in the peer,
+ * not the socket, so abandoning a connect attempt in the handshake race moves nothing:
+ * frames are only written once a socket is established.
  * Wire format: docs/wire/tcp.md. Threading: none (the caller holds the library lock).
  */
 #ifndef RMPI_TCP_H
@@ -20,8 +23,10 @@
 #include "../net.h"
 
 #define RMPI_TCP_MAGIC 0x43544d52u   /* the bytes "RMTC" on the wire */
-#define RMPI_TCP_WIRE_VERSION 1
+#define RMPI_TCP_WIRE_VERSION 2
 #define RMPI_TCP_MAX_IFACES 16
+#define RMPI_TCP_MAX_RAILS RMPI_NET_MAX_RAILS
+#define RMPI_TCP_MAX_STREAMS 8
 #define RMPI_TCP_MAX_FRAME (64 * 1024 + 256)
 #define RMPI_TCP_BASE_HDR 8
 #define RMPI_TCP_MAX_EXT 32
@@ -47,8 +52,12 @@ enum {
     RMPI_TCP_PUT = 7,
     RMPI_TCP_PUT_ERR = 8,
     RMPI_TCP_GOODBYE = 9,
+    RMPI_TCP_PUT_ACK = 10,
     RMPI_TCP_NTYPES
 };
+
+/* Base header flags. */
+#define RMPI_TCP_F_ACK 0x01    /* PUT: the put's last frame, and the initiator waits for PUT_ACK */
 
 /* HELLO_ACK status values. */
 enum {
@@ -92,24 +101,59 @@ int rmpi_tcp_ext_len(unsigned type);
 /* Write base header (+ ext bytes follow at hdr + 8); returns the header length. */
 size_t rmpi_tcp_hdr(uint8_t *hdr, unsigned type, uint32_t len);
 
-/* ---- interfaces and addresses (tcp_iface.c) ---- */
+/* ---- interfaces (tcp_iface.c) ---- */
 typedef struct rmpi_tcp_iface {
     char name[32];
     struct in_addr addr, mask;
     int loopback;
 } rmpi_tcp_iface_t;
 
-/* Interfaces chosen by RMPI_TCP_IFACES (or every up IPv4 one; loopback only if some other
- * rank shares this node or nothing else exists). Returns the count (0: none usable). */
-int rmpi_tcp_iface_choose(rmpi_tcp_iface_t *ifs, int max);
+/* Interfaces chosen by RMPI_TCP_IFACES (names or addresses; *listed = 1), else by default:
+ * loopback alone when every rank shares this node, otherwise every up non-loopback IPv4
+ * interface, plus loopback when RMPI_NET=tcp and other ranks share this node. One address
+ * per interface, sorted by interface name. Returns the count (0: none usable). */
+int rmpi_tcp_iface_choose(rmpi_tcp_iface_t *ifs, int max, int size, int *listed);
 /* Link speed in bytes/s from /sys/class/net/<name>/speed; 0 when unknown. */
 uint64_t rmpi_tcp_iface_speed(const char *name);
-/* Parse a peer's card "ip:port,ip:port" into addrs; returns the count or -1. */
-int rmpi_tcp_card_parse(const char *card, struct sockaddr_in *addrs, int max);
+
+/* ---- address cards and rail matching (tcp_match.c) ---- */
+/* One rail of some rank as its card lists it. */
+typedef struct rmpi_tcp_entry {
+    char name[24];              /* "eth0", or "eth0#1" for stream 1: the rail is "tcp:<name>" */
+    int stream;
+    struct in_addr addr, mask;
+    uint16_t port;              /* host order */
+    int loopback;
+} rmpi_tcp_entry_t;
+
+/* A rank's address card (PMI key tcp-<rank>): its rails in rail order (sorted by interface
+ * name, then stream), and whether RMPI_TCP_IFACES chose them. */
+typedef struct rmpi_tcp_card {
+    int listed;
+    int n;
+    rmpi_tcp_entry_t e[RMPI_TCP_MAX_RAILS];
+} rmpi_tcp_card_t;
+
+/* "L,eth0@10.0.0.1/24:4000,lo@127.0.0.1/8:4001" (L listed, A automatic). Returns the
+ * length written, or -1 if it does not fit. */
+int rmpi_tcp_card_format(const rmpi_tcp_card_t *card, char *buf, size_t len);
+int rmpi_tcp_card_parse(const char *text, rmpi_tcp_card_t *card);
+/* Pair the rails of two ranks, a being the lower rank (both sides compute the same pairs
+ * from the same two cards). Two rails pair when they carry the same stream number and
+ * their addresses share a subnet (under both masks); loopback rails never pair across
+ * nodes, identical addresses only within a node; within a node, unless both cards were
+ * listed, only loopback rails pair. The pairing keeps both rail orders (the longest such
+ * matching, ties broken the same way on both sides), so subchannel k of one rank talks to
+ * subchannel k of the other. Without any pair, the first eligible rails of both pair as a
+ * routed pair (*routed = 1: the kernel picks the path). pa[i] = the rail of b paired with
+ * a's rail i, pb[j] likewise, -1 for none. Returns the number of pairs. */
+int rmpi_tcp_match(const rmpi_tcp_card_t *a, const rmpi_tcp_card_t *b, int same_node, int *pa, int *pb,
+                   int *routed);
 
 /* ---- objects ---- */
 typedef struct rmpi_tcp_rail rmpi_tcp_rail_t;
 typedef struct rmpi_tcp_peer rmpi_tcp_peer_t;
+typedef struct rmpi_tcp_prov rmpi_tcp_prov_t;
 
 enum { RMPI_TCP_OBJ_LISTENER = 1, RMPI_TCP_OBJ_CONN = 2 };
 
@@ -121,7 +165,7 @@ typedef struct rmpi_tcp_listener {
 
 /* A queued piece of output: header bytes then data (borrowed, or the copy[] tail).
  * A put waits in txq as a put source (is_put) that the writer cuts into PUT frames of at
- * most rail->chunk bytes, so replies in rdq (get data, PUT_ERR) can pass between them. */
+ * most rail->chunk bytes, so get data (rdq) and put answers (ackq) can pass between them. */
 typedef struct rmpi_tcp_tx {
     rmpi_list_t link;
     size_t hlen, dlen, off;     /* off counts over hdr then data */
@@ -129,6 +173,7 @@ typedef struct rmpi_tcp_tx {
     rmpi_net_op_t *op;          /* put: completes when its last byte is in the kernel */
     uint64_t put_id;            /* put source and its PUT frames: the put's id */
     int is_put, put_failed;
+    int put_ack;                /* put: complete on PUT_ACK (another rail could take it over) */
     int started;                /* part of this frame is already on the wire (a send() remainder) */
     uint64_t raddr, rkey;       /* put source: target range still to send */
     size_t psent;
@@ -136,18 +181,18 @@ typedef struct rmpi_tcp_tx {
     char copy[];
 } rmpi_tcp_tx_t;
 
-/* A reply this process owes: a get it serves (GET_RESP chunks of rail->chunk bytes, or
- * GET_ERR) or the refusal of a put (PUT_ERR). Replies are not ordered with frames. */
+/* A get this process serves (GET_RESP chunks of rail->chunk bytes, or GET_ERR). Replies
+ * are not ordered with frames. */
 typedef struct rmpi_tcp_rd {
     rmpi_list_t link;
-    unsigned type;              /* RMPI_TCP_GET_RESP or RMPI_TCP_PUT_ERR */
     uint64_t id, rkey;
     const char *base;
     size_t len, sent;
     int err;                    /* nonzero: answer GET_ERR instead */
 } rmpi_tcp_rd_t;
 
-/* A get this process initiated; responses arrive in request order on the stream. */
+/* A get this process initiated (responses arrive in request order on the stream), or a put
+ * whose bytes are all written and that waits for the target's PUT_ACK (len, got unused). */
 typedef struct rmpi_tcp_get {
     rmpi_list_t link;
     uint64_t id;
@@ -186,7 +231,15 @@ typedef struct rmpi_tcp_conn {
     size_t rx_plen, rx_pgot;
     int rx_discard;             /* payload of a refused put: read and drop */
     uint64_t rx_refused_put;    /* id of the last refused put: its later frames are dropped quietly */
+    uint64_t rx_put_id;         /* RX_PAYLOAD of a PUT: its put, and whether to answer PUT_ACK */
+    int rx_put_ack;
     rmpi_tcp_get_t *rx_get;     /* GET_RESP target */
+
+    /* Stall detection (established sockets): bytes moved either way, and the count and
+     * time at the last check that saw the socket idle or moving. */
+    uint64_t moved, mark_moved, mark_ns;
+    int wrote;                  /* bytes written since the kernel's send queue was last seen empty */
+    int keepalive;              /* SO_KEEPALIVE is on (only while waiting) */
 } rmpi_tcp_conn_t;
 
 enum {
@@ -202,14 +255,17 @@ struct rmpi_tcp_peer {
     rmpi_tcp_conn_t *conn;      /* established socket */
     rmpi_tcp_conn_t *pending;   /* our own connect attempt, if any */
     rmpi_list_t txq;            /* ordered frames and put data */
-    rmpi_list_t rdq;            /* answers we owe (get data, PUT_ERR), interleaved with txq */
+    rmpi_list_t rdq;            /* get data we owe, interleaved with txq */
+    rmpi_list_t ackq;           /* PUT_ACK / PUT_ERR we owe: header-only, ahead of the rest */
     rmpi_list_t gets;           /* gets we wait for, in request order */
+    rmpi_list_t puts;           /* puts written out, waiting for PUT_ACK */
     rmpi_tcp_tx_t *cur_chunk;   /* a GET_RESP or PUT frame being written: finish it first */
     int rd_turn;                /* alternation between txq and rdq */
 
     int have_card, naddr, addr_next;
-    struct sockaddr_in addr[RMPI_TCP_MAX_IFACES];
-    struct sockaddr_in src[RMPI_TCP_MAX_IFACES]; /* source to bind (sin_family 0: none) */
+    int target;                 /* the peer's rail this rail is paired with (its card index) */
+    struct sockaddr_in addr[RMPI_TCP_MAX_RAILS];
+    struct sockaddr_in src;     /* source to bind (sin_family 0: none, a routed pair) */
 
     rmpi_list_t timer_link;     /* in rail->timed while a retry or attempt timeout is due */
     uint64_t deadline;          /* give up connecting at this time */
@@ -229,13 +285,35 @@ typedef struct rmpi_tcp_mr_slot {
     int next_free;              /* -1: end of free list; -2: in use */
 } rmpi_tcp_mr_slot_t;
 
+/* What this process knows of one peer: its card and which of its rails pairs with each
+ * of ours (same on every rail, so it lives in the provider). */
+typedef struct rmpi_tcp_link {
+    int ok;                     /* 1: card read and matched; -1: no usable card */
+    int routed, npairs;
+    int partner[RMPI_TCP_MAX_RAILS];   /* our rail i -> the peer's card index, -1: none */
+    rmpi_tcp_card_t card;
+} rmpi_tcp_link_t;
+
+/* The provider in this process: the rails it opened, indexed like its card. */
+struct rmpi_tcp_prov {
+    rmpi_net_env_t env;
+    rmpi_tcp_card_t me;
+    rmpi_tcp_rail_t *rails[RMPI_TCP_MAX_RAILS];   /* NULL once closed */
+    int nrails, open_rails;
+    rmpi_tcp_link_t **links;    /* env.size entries, filled on first use */
+};
+
+/* The pairing with peer (reads and matches its card on first use); NULL if it has none. */
+const rmpi_tcp_link_t *rmpi_tcp_link(rmpi_tcp_prov_t *prov, int peer);
+
 struct rmpi_tcp_rail {
     rmpi_rail_t pub;            /* first: rmpi_rail_t * converts back */
+    rmpi_tcp_prov_t *prov;
+    int idx;                    /* index in prov->rails and in our card */
+    const rmpi_tcp_entry_t *me; /* our card entry for this rail */
     rmpi_net_env_t env;
     int epfd;
-    int nlisten, nif;
-    rmpi_tcp_listener_t lis[RMPI_TCP_MAX_IFACES];
-    rmpi_tcp_iface_t ifs[RMPI_TCP_MAX_IFACES];
+    rmpi_tcp_listener_t lis;
     rmpi_tcp_peer_t **peers;    /* env.size entries, allocated on first use */
     rmpi_list_t handshaking;    /* accepted sockets waiting for HELLO */
     rmpi_list_t estab;          /* established sockets */
@@ -251,6 +329,10 @@ struct rmpi_tcp_rail {
     int sndbuf;
     uint64_t timeout_ns;
     int in_progress, closing;
+
+    /* Stall detection: RMPI_RAIL_TIMEOUT, looked at every STALL_CHECK_NS of progress. */
+    uint64_t stall_ns, last_check;
+    unsigned check_calls;
 
     rmpi_tcp_mr_slot_t *mr;
     int nmr, mr_free;
@@ -284,7 +366,12 @@ void rmpi_tcp_on_hello_ack(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t
 void rmpi_tcp_timers(rmpi_tcp_rail_t *r);
 /* Report deferred losses and free dead sockets: only at the end of progress. */
 void rmpi_tcp_reap(rmpi_tcp_rail_t *r);
+/* Set c's epoll interest (in the epoll set of c's rail). */
 void rmpi_tcp_set_events(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, uint32_t events);
+/* Break established sockets that had work waiting and moved nothing for RMPI_RAIL_TIMEOUT
+ * while the peer's host stayed silent (progress calls it every STALL_CHECK_NS at most). */
+void rmpi_tcp_stall_check(rmpi_tcp_rail_t *r, uint64_t now);
+#define RMPI_TCP_STALL_CHECK_NS 100000000ull
 void rmpi_tcp_sockopts(rmpi_tcp_rail_t *r, int fd);
 void rmpi_tcp_peer_free(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p);
 
@@ -294,6 +381,20 @@ rmpi_tcp_tx_t *rmpi_tcp_tx_new(size_t copy_len);
 void rmpi_tcp_queue_ctrl(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *hdr, size_t hlen, int front);
 void rmpi_tcp_queue_tx(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_tx_t *t);
 int rmpi_tcp_has_output(const rmpi_tcp_peer_t *p);
+/* Output queued, or gets / puts waiting for the peer's answer. */
+int rmpi_tcp_has_work(const rmpi_tcp_peer_t *p);
+/* Bytes written to / read from c's socket: statistics and stall detection. */
+static inline void rmpi_tcp_count_tx(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, size_t n)
+{
+    r->stat_bytes_tx += n;
+    c->moved += n;
+    c->wrote = 1;
+}
+static inline void rmpi_tcp_count_rx(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, size_t n)
+{
+    r->stat_bytes_rx += n;
+    c->moved += n;
+}
 /* Write queued output: about one chunk, less if the socket fills; failures mark the peer lost. */
 void rmpi_tcp_flush(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p);
 /* True when p's socket takes new output directly (established, nothing queued before it). */
@@ -323,7 +424,12 @@ int rmpi_tcp_on_get_resp(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *
 void rmpi_tcp_get_data_done(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c);
 void rmpi_tcp_on_get_err(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *ext);
 void rmpi_tcp_on_put_err(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *ext);
-/* Next reply frame from p's rdq as a tx item (NULL if none). */
+void rmpi_tcp_on_put_ack(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *ext);
+/* Target side: a put's last frame landed (answer PUT_ACK) or a put was refused (PUT_ERR). */
+void rmpi_tcp_put_answer(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, unsigned type, uint64_t id, int err);
+/* Initiator side: the last frame of a put is written; it completes now, or on PUT_ACK. */
+void rmpi_tcp_put_written(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_tx_t *t);
+/* Next get data frame from p's rdq as a tx item (NULL if none). */
 rmpi_tcp_tx_t *rmpi_tcp_rd_next_chunk(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p);
 /* Next PUT frame cut from the put source t at the head of txq (removes t after the last;
  * a refused put is completed instead and NULL returned). */

@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -41,7 +43,7 @@ void rmpi_tcp_set_events(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, uint32_t events
         return;
     struct epoll_event ev = {.events = events, .data.ptr = c};
     int op = c->events ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
-    if (epoll_ctl(r->epfd, op, c->fd, &ev) != 0)
+    if (epoll_ctl(c->rail->epfd, op, c->fd, &ev) != 0)
         rmpi_fatal("tcp: epoll_ctl failed on a socket (%s).", strerror(errno));
     c->events = events;
 }
@@ -66,7 +68,9 @@ rmpi_tcp_peer_t *rmpi_tcp_peer_get(rmpi_tcp_rail_t *r, int rank)
     p->state = RMPI_TCP_PEER_IDLE;
     rmpi_list_init(&p->txq);
     rmpi_list_init(&p->rdq);
+    rmpi_list_init(&p->ackq);
     rmpi_list_init(&p->gets);
+    rmpi_list_init(&p->puts);
     rmpi_list_init(&p->timer_link);
     rmpi_list_init(&p->lost_link);
     r->peers[rank] = p;
@@ -77,21 +81,13 @@ void rmpi_tcp_peer_free(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
 {
     rmpi_tcp_conn_kill(r, p->conn);
     rmpi_tcp_conn_kill(r, p->pending);
-    while (!rmpi_list_empty(&p->txq)) {
-        rmpi_list_t *e = p->txq.next;
-        rmpi_list_remove(e);
-        free(e);
-    }
-    while (!rmpi_list_empty(&p->rdq)) {
-        rmpi_list_t *e = p->rdq.next;
-        rmpi_list_remove(e);
-        free(e);
-    }
-    while (!rmpi_list_empty(&p->gets)) {
-        rmpi_list_t *e = p->gets.next;
-        rmpi_list_remove(e);
-        free(e);
-    }
+    rmpi_list_t *lists[] = {&p->txq, &p->rdq, &p->ackq, &p->gets, &p->puts};
+    for (size_t i = 0; i < RMPI_ARRAY_LEN(lists); i++)
+        while (!rmpi_list_empty(lists[i])) {
+            rmpi_list_t *e = lists[i]->next;
+            rmpi_list_remove(e);
+            free(e);
+        }
     free(p->cur_chunk);
     rmpi_list_remove(&p->timer_link);
     rmpi_list_remove(&p->lost_link);
@@ -115,6 +111,7 @@ void rmpi_tcp_conn_kill(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
 {
     if (!c || c->state == RMPI_TCP_CONN_DEAD)
         return;
+    r = c->rail;    /* an accepted socket may have moved to a sibling rail */
     close(c->fd);   /* also leaves the epoll set */
     c->fd = -1;
     r->nconn--;
@@ -132,51 +129,35 @@ void rmpi_tcp_conn_kill(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
 
 static void attempt_start(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p);
 
-/* Order the peer's published addresses: loopback first for a peer on this node, then
- * addresses on a subnet of one of our interfaces (with that interface as source), then
- * the rest in the peer's order. Loopback is never tried for a peer on another node. */
+/* Where to connect for p: the address of the peer's rail paired with this one (bound to
+ * this rail's address, so the socket uses this rail's interface). A routed pair (no shared
+ * subnet) lets the kernel pick the source and tries the peer's other eligible addresses
+ * after it; whichever listener answers hands the socket to the paired rail. */
 static int peer_card(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
 {
-    char key[32], val[1024];
-    struct sockaddr_in a[RMPI_TCP_MAX_IFACES];
-    snprintf(key, sizeof(key), "tcp-%d", p->rank);
-    if (rmpi_pmi_get(key, val, sizeof(val)) != 0)
+    const rmpi_tcp_link_t *l = rmpi_tcp_link(r->prov, p->rank);
+    if (!l || l->partner[r->idx] < 0)
         return -1;
-    int n = rmpi_tcp_card_parse(val, a, RMPI_TCP_MAX_IFACES);
-    if (n <= 0)
-        return -1;
-    int same_node = rmpi_topo_node_of(p->rank) == rmpi_topo_my_node();
-    int have_lo = 0, used[RMPI_TCP_MAX_IFACES] = {0};
-    for (int i = 0; i < r->nif; i++)
-        have_lo |= r->ifs[i].loopback;
+    const rmpi_tcp_card_t *c = &l->card;
+    p->target = l->partner[r->idx];
     p->naddr = 0;
-    for (int pass = 0; pass < 3; pass++) {
-        for (int k = 0; k < n; k++) {
-            if (used[k])
-                continue;
-            int lo = (ntohl(a[k].sin_addr.s_addr) >> 24) == 127;
-            int local = -1;
-            for (int i = 0; i < r->nif && !lo; i++)
-                if (!r->ifs[i].loopback &&
-                    ((a[k].sin_addr.s_addr ^ r->ifs[i].addr.s_addr) & r->ifs[i].mask.s_addr) == 0) {
-                    local = i;
-                    break;
-                }
-            int take = pass == 0 ? lo && same_node && have_lo : pass == 1 ? local >= 0 : !lo;
-            if (!take)
-                continue;
-            used[k] = 1;
-            p->addr[p->naddr] = a[k];
-            memset(&p->src[p->naddr], 0, sizeof(p->src[0]));
-            if (local >= 0) {
-                p->src[p->naddr].sin_family = AF_INET;
-                p->src[p->naddr].sin_addr = r->ifs[local].addr;
-            }
-            p->naddr++;
-        }
+    memset(&p->src, 0, sizeof(p->src));
+    for (int k = -1; k < c->n; k++) {
+        int j = k < 0 ? p->target : k;
+        if (k >= 0 && (!l->routed || j == p->target || c->e[j].loopback))
+            continue;
+        struct sockaddr_in *a = &p->addr[p->naddr++];
+        memset(a, 0, sizeof(*a));
+        a->sin_family = AF_INET;
+        a->sin_addr = c->e[j].addr;
+        a->sin_port = htons(c->e[j].port);
+    }
+    if (!l->routed) {
+        p->src.sin_family = AF_INET;
+        p->src.sin_addr = r->me->addr;
     }
     p->have_card = 1;
-    return p->naddr > 0 ? 0 : -1;
+    return 0;
 }
 
 void rmpi_tcp_peer_kick(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
@@ -229,9 +210,9 @@ static void attempt_start(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
 {
     if (!p->have_card && peer_card(r, p) != 0) {
         rmpi_tcp_peer_fail(r, p,
-                           "rank %d published no TCP address this rank can use (PMI key tcp-%d); "
+                           "rank %d published no TCP address that rail %s can use (PMI key tcp-%d); "
                            "check RMPI_TCP_IFACES on both hosts",
-                           p->rank, p->rank);
+                           p->rank, r->pub.hints.name, p->rank);
         return;
     }
     int idx = p->addr_next % p->naddr;
@@ -241,8 +222,12 @@ static void attempt_start(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
         return;
     }
     rmpi_tcp_sockopts(r, fd);
-    if (p->src[idx].sin_family == AF_INET)
-        (void)bind(fd, (const struct sockaddr *)&p->src[idx], sizeof(p->src[idx]));
+    if (p->src.sin_family == AF_INET) {
+        /* The port is chosen at connect(), so bound sockets do not use up ephemeral ports. */
+        int one = 1;
+        setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
+        (void)bind(fd, (const struct sockaddr *)&p->src, sizeof(p->src));
+    }
     if (connect(fd, (const struct sockaddr *)&p->addr[idx], sizeof(p->addr[idx])) != 0 &&
         errno != EINPROGRESS) {
         int err = errno;
@@ -266,8 +251,8 @@ static void send_hello(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
     memset(e, 0, 24);
     rmpi_tcp_st32(e, RMPI_TCP_MAGIC);
     rmpi_tcp_st16(e + 4, RMPI_TCP_WIRE_VERSION);
-    e[6] = 0;   /* rail index among the provider's rails (one rail in version 1) */
-    e[7] = 0;   /* stream index within the rail */
+    e[6] = (uint8_t)c->peer->target;   /* the acceptor's rail this connection is for */
+    e[7] = (uint8_t)r->idx;            /* the connector's rail */
     rmpi_tcp_st32(e + 8, (uint32_t)r->env.rank);
     rmpi_tcp_st32(e + 12, (uint32_t)c->peer->rank);
     rmpi_tcp_st32(e + 16, (uint32_t)r->env.size);
@@ -300,6 +285,13 @@ static void send_ack(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, uint32_t status)
 
 static void established(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_conn_t *c)
 {
+    /* Keepalive (switched on only while the socket waits, see rmpi_tcp_stall_check) makes
+     * a live peer's kernel answer every second, which tells a busy peer from a dead path. */
+    int idle = 1, intvl = 1, cnt = 127;
+    setsockopt(c->fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+    setsockopt(c->fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+    setsockopt(c->fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+    c->mark_ns = rmpi_time_ns();
     rmpi_list_remove(&c->link);
     rmpi_list_push_back(&r->estab, &c->link);
     r->nestab++;
@@ -311,9 +303,25 @@ static void established(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_conn_t 
     rmpi_log(2, "tcp: connected to rank %d", p->rank);
 }
 
+/* An accepted socket whose HELLO names a sibling rail (a routed pair, which may reach any
+ * of our listeners) moves to that rail's epoll set and lists. */
+static rmpi_tcp_rail_t *conn_move(rmpi_tcp_rail_t *from, rmpi_tcp_rail_t *to, rmpi_tcp_conn_t *c)
+{
+    epoll_ctl(from->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+    c->events = 0;
+    rmpi_list_remove(&c->link);
+    from->nconn--;
+    c->rail = to;
+    to->nconn++;
+    rmpi_list_push_back(&to->handshaking, &c->link);
+    rmpi_tcp_set_events(to, c, EPOLLIN);
+    return to;
+}
+
 void rmpi_tcp_on_hello(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *e)
 {
     uint32_t magic = rmpi_tcp_ld32(e), ver = rmpi_tcp_ld16(e + 4);
+    unsigned target = e[6], src_rail = e[7];
     uint32_t from = rmpi_tcp_ld32(e + 8), to = rmpi_tcp_ld32(e + 12), size = rmpi_tcp_ld32(e + 16);
     uint32_t job = rmpi_tcp_ld32(e + 20);
     if (magic != RMPI_TCP_MAGIC || ver != RMPI_TCP_WIRE_VERSION) {
@@ -325,6 +333,22 @@ void rmpi_tcp_on_hello(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *e)
     }
     if (to != (uint32_t)r->env.rank || size != (uint32_t)r->env.size || job != r->job_tag ||
         from >= size || from == (uint32_t)r->env.rank) {
+        send_ack(r, c, RMPI_TCP_ACK_NOTME);
+        return;
+    }
+    if (target != (unsigned)r->idx) {
+        rmpi_tcp_rail_t *t = target < (unsigned)r->prov->nrails ? r->prov->rails[target] : NULL;
+        if (!t || t->closing) {
+            send_ack(r, c, RMPI_TCP_ACK_NOTME);
+            return;
+        }
+        r = conn_move(r, t, c);
+    }
+    /* Both ends must agree on the pairing; a mismatch means the cards disagree. */
+    const rmpi_tcp_link_t *l = rmpi_tcp_link(r->prov, (int)from);
+    if (!l || l->partner[r->idx] != (int)src_rail) {
+        rmpi_log(1, "tcp: rank %d's connection for its rail %u does not pair with rail %s here; refused",
+                 (int)from, src_rail, r->pub.hints.name);
         send_ack(r, c, RMPI_TCP_ACK_NOTME);
         return;
     }
@@ -445,7 +469,7 @@ int rmpi_tcp_conn_event(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, uint32_t ev)
     int frames = 0;
     if (ev & (EPOLLIN | EPOLLERR | EPOLLHUP))
         frames = rmpi_tcp_read(r, c);
-    if ((ev & EPOLLOUT) && c->state == RMPI_TCP_CONN_ESTABLISHED)
+    if ((ev & EPOLLOUT) && c->state == RMPI_TCP_CONN_ESTABLISHED && c->rail == r)
         rmpi_tcp_flush(r, c->peer);
     return frames;
 }
@@ -474,7 +498,7 @@ void rmpi_tcp_peer_closed(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
     rmpi_tcp_conn_kill(r, p->conn);
     rmpi_tcp_conn_kill(r, p->pending);
     rmpi_list_remove(&p->timer_link);
-    if (rmpi_tcp_has_output(p) || !rmpi_list_empty(&p->gets))
+    if (rmpi_tcp_has_work(p))
         if (!linked(&p->lost_link))
             rmpi_list_push_back(&r->lostq, &p->lost_link);
     rmpi_log(2, "tcp: rank %d closed its connection", p->rank);
@@ -507,15 +531,85 @@ void rmpi_tcp_timers(rmpi_tcp_rail_t *r)
     }
 }
 
+static void keepalive(rmpi_tcp_conn_t *c, int on)
+{
+    if (c->keepalive != on && setsockopt(c->fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on)) == 0)
+        c->keepalive = on;
+}
+
+/* Whether the peer's host has stopped answering on c: it sent nothing (data or ACK) for
+ * ms, and something of ours is waiting for its answer (unacknowledged data, a retransmission,
+ * or a zero-window or keepalive probe). A host that answered our last probe is alive even if
+ * it has been quiet longer (zero-window probes back off to minutes). Without TCP_INFO the
+ * silence of the application alone decides. */
+static int peer_unresponsive(const rmpi_tcp_conn_t *c, uint64_t ms)
+{
+    struct tcp_info ti;
+    socklen_t len = sizeof(ti);
+    memset(&ti, 0, sizeof(ti));
+    if (getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
+        return 1;
+    uint64_t silent = RMPI_MIN(ti.tcpi_last_data_recv, ti.tcpi_last_ack_recv);
+    return silent >= ms && (ti.tcpi_probes || ti.tcpi_retransmits || ti.tcpi_unacked);
+}
+
+/* A socket stalls when it has work (output queued, a get outstanding, or bytes the kernel
+ * still holds unacknowledged), nothing moved for RMPI_RAIL_TIMEOUT, and the peer's host left
+ * our packets unanswered that long. That last test keeps a peer that is merely busy (not
+ * calling progress, its socket buffers full) from being declared lost: its kernel still
+ * ACKs data and answers probes (keepalive is switched on while a socket waits, so there is
+ * always something to answer). A link that went down silently (TCP would retransmit for
+ * minutes) is caught. Idle sockets never stall, and time progress did not run is not
+ * counted. */
+void rmpi_tcp_stall_check(rmpi_tcp_rail_t *r, uint64_t now)
+{
+    int fresh = now - r->last_check > r->stall_ns / 2;
+    r->last_check = now;
+    rmpi_list_t *pos, *tmp;
+    rmpi_list_for_each_safe(pos, tmp, &r->estab) {
+        rmpi_tcp_conn_t *c = RMPI_CONTAINER_OF(pos, rmpi_tcp_conn_t, link);
+        rmpi_tcp_peer_t *p = c->peer;
+        if (fresh || c->moved != c->mark_moved) {
+            c->mark_moved = c->moved;
+            c->mark_ns = now;
+            continue;
+        }
+        int busy = rmpi_tcp_has_work(p);
+        if (!busy && c->wrote) {
+            int outq = 0;
+            if (ioctl(c->fd, SIOCOUTQ, &outq) == 0 && outq == 0)
+                c->wrote = 0;
+            busy = c->wrote;
+        }
+        if (!busy) {
+            keepalive(c, 0);
+            c->mark_ns = now;
+            continue;
+        }
+        keepalive(c, 1);
+        if (now - c->mark_ns < r->stall_ns)
+            continue;
+        if (!peer_unresponsive(c, r->stall_ns / 1000000u))
+            continue;
+        rmpi_tcp_peer_fail(r, p,
+                           "no byte moved for %.1f s while data was waiting and rank %d's host stopped "
+                           "answering, so the link is down or unreachable; raise RMPI_RAIL_TIMEOUT if "
+                           "the network is only slow",
+                           (double)(now - c->mark_ns) * 1e-9, p->rank);
+    }
+}
+
 void rmpi_tcp_reap(rmpi_tcp_rail_t *r)
 {
     while (!rmpi_list_empty(&r->lostq)) {
         rmpi_tcp_peer_t *p = RMPI_CONTAINER_OF(r->lostq.next, rmpi_tcp_peer_t, lost_link);
         rmpi_list_remove(&p->lost_link);
         int lost = p->state == RMPI_TCP_PEER_LOST;
+        /* Its ops fail and its queued frames go (the VC sends them again elsewhere); the ops'
+         * callbacks run after on_peer_lost, so the caller hears why before it re-posts. */
+        rmpi_tcp_fail_ops(r, p, lost ? -ECONNRESET : -EPIPE);
         if (lost && !r->closing && r->env.on_peer_lost)
             r->env.on_peer_lost(&r->pub, p->rank, p->lost_why);
-        rmpi_tcp_fail_ops(r, p, lost ? -ECONNRESET : -EPIPE);
     }
     while (!rmpi_list_empty(&r->dead)) {
         rmpi_tcp_conn_t *c = RMPI_CONTAINER_OF(r->dead.next, rmpi_tcp_conn_t, link);

@@ -1,4 +1,4 @@
-/* Interface choice (RMPI_TCP_IFACES), link speed, and the address card peers publish. */
+/* Interface choice (RMPI_TCP_IFACES or the default set) and link speed. */
 #include "tcp.h"
 
 #include <arpa/inet.h>
@@ -8,13 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* One address per interface: the first one seen (a second address of an interface would
+ * be a second rail with the same name). */
 static int iface_add(rmpi_tcp_iface_t *ifs, int n, int max, const struct ifaddrs *ifa)
 {
     const struct sockaddr_in *sin = (const struct sockaddr_in *)ifa->ifa_addr;
     for (int i = 0; i < n; i++)
-        if (ifs[i].addr.s_addr == sin->sin_addr.s_addr)
+        if (ifs[i].addr.s_addr == sin->sin_addr.s_addr || strcmp(ifs[i].name, ifa->ifa_name) == 0)
             return n;
-    if (n == max)
+    if (n == max || strlen(ifa->ifa_name) >= sizeof(ifs[0].name))
         return n;
     rmpi_tcp_iface_t *f = &ifs[n];
     memset(f, 0, sizeof(*f));
@@ -32,7 +34,7 @@ static int usable(const struct ifaddrs *ifa)
            (ifa->ifa_flags & IFF_RUNNING);
 }
 
-/* RMPI_TCP_IFACES: names or IPv4 addresses, in the order given. */
+/* RMPI_TCP_IFACES: names or IPv4 addresses (an address picks its interface). */
 static int choose_listed(struct ifaddrs *all, const char *list, rmpi_tcp_iface_t *ifs, int max)
 {
     int n = 0;
@@ -63,9 +65,15 @@ static int choose_listed(struct ifaddrs *all, const char *list, rmpi_tcp_iface_t
     return n;
 }
 
-int rmpi_tcp_iface_choose(rmpi_tcp_iface_t *ifs, int max)
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const rmpi_tcp_iface_t *)a)->name, ((const rmpi_tcp_iface_t *)b)->name);
+}
+
+int rmpi_tcp_iface_choose(rmpi_tcp_iface_t *ifs, int max, int size, int *listed)
 {
     struct ifaddrs *all;
+    *listed = 0;
     if (getifaddrs(&all) != 0) {
         rmpi_warn("tcp: getifaddrs failed; the TCP provider is not usable on this host.");
         return 0;
@@ -73,20 +81,30 @@ int rmpi_tcp_iface_choose(rmpi_tcp_iface_t *ifs, int max)
     const char *list = rmpi_knobs.TCP_IFACES;
     int n = 0;
     if (list && *list) {
+        *listed = 1;
         n = choose_listed(all, list, ifs, max);
     } else {
-        for (struct ifaddrs *ifa = all; ifa; ifa = ifa->ifa_next)
-            if (usable(ifa) && !(ifa->ifa_flags & IFF_LOOPBACK))
-                n = iface_add(ifs, n, max, ifa);
-        /* Loopback only serves peers on this node, so it is listed only if there are some
-         * (RMPI_NET=tcp within a node) or if it is all this host has. */
-        int node_peers = rmpi_topo_local_size(rmpi_topo_my_node()) > 1;
-        if (node_peers || n == 0)
+        /* Loopback serves only peers on this node: alone when every rank is here (RMPI_NET=tcp
+         * on one host), beside the other interfaces when TCP also carries traffic within a
+         * node, and when it is all this host has. */
+        int here = rmpi_topo_local_size(rmpi_topo_my_node());
+        int everyone_here = here >= size, tcp_within = strcmp(rmpi_knobs.NET, "tcp") == 0 && here > 1;
+        if (!everyone_here)
+            for (struct ifaddrs *ifa = all; ifa; ifa = ifa->ifa_next)
+                if (usable(ifa) && !(ifa->ifa_flags & IFF_LOOPBACK))
+                    n = iface_add(ifs, n, max, ifa);
+        if (everyone_here || tcp_within || n == 0)
             for (struct ifaddrs *ifa = all; ifa; ifa = ifa->ifa_next)
                 if (usable(ifa) && (ifa->ifa_flags & IFF_LOOPBACK))
                     n = iface_add(ifs, n, max, ifa);
+        if (n == 0)
+            for (struct ifaddrs *ifa = all; ifa; ifa = ifa->ifa_next)
+                if (usable(ifa))
+                    n = iface_add(ifs, n, max, ifa);
     }
     freeifaddrs(all);
+    /* Rail order is interface-name order on every host, so both ends of a pair agree. */
+    qsort(ifs, (size_t)n, sizeof(*ifs), by_name);
     return n;
 }
 
@@ -102,31 +120,4 @@ uint64_t rmpi_tcp_iface_speed(const char *name)
         mbps = -1;
     fclose(f);
     return mbps > 0 ? (uint64_t)mbps * 125000u : 0;
-}
-
-int rmpi_tcp_card_parse(const char *card, struct sockaddr_in *addrs, int max)
-{
-    int n = 0;
-    char *copy = rmpi_xstrdup(card), *save = NULL;
-    for (char *tok = strtok_r(copy, ",", &save); tok && n < max; tok = strtok_r(NULL, ",", &save)) {
-        char *colon = strrchr(tok, ':');
-        if (!colon)
-            goto bad;
-        *colon = '\0';
-        char *end;
-        long port = strtol(colon + 1, &end, 10);
-        if (*end || port <= 0 || port > 65535)
-            goto bad;
-        memset(&addrs[n], 0, sizeof(addrs[n]));
-        addrs[n].sin_family = AF_INET;
-        addrs[n].sin_port = htons((uint16_t)port);
-        if (inet_pton(AF_INET, tok, &addrs[n].sin_addr) != 1)
-            goto bad;
-        n++;
-    }
-    free(copy);
-    return n;
-bad:
-    free(copy);
-    return -1;
 }

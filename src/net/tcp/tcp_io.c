@@ -1,4 +1,4 @@
-/* Output queues and the gathered writer; the receive state machine and frame dispatch. */
+/* Output queues and the gathered writer; the buffered reader, frame parser and dispatch. */
 #include "tcp.h"
 
 #include <errno.h>
@@ -13,6 +13,7 @@ static const int8_t ext_len_tab[RMPI_TCP_NTYPES] = {
     [RMPI_TCP_HELLO] = 24,   [RMPI_TCP_HELLO_ACK] = 8, [RMPI_TCP_DATA] = 0,
     [RMPI_TCP_GET_REQ] = 32, [RMPI_TCP_GET_RESP] = 16, [RMPI_TCP_GET_ERR] = 16,
     [RMPI_TCP_PUT] = 32,     [RMPI_TCP_PUT_ERR] = 16,  [RMPI_TCP_GOODBYE] = 0,
+    [RMPI_TCP_PUT_ACK] = 16,
 };
 
 int rmpi_tcp_ext_len(unsigned type)
@@ -37,7 +38,7 @@ rmpi_tcp_tx_t *rmpi_tcp_tx_new(size_t copy_len)
     t->data = NULL;
     t->op = NULL;
     t->put_id = 0;
-    t->is_put = t->put_failed = t->started = 0;
+    t->is_put = t->put_failed = t->started = t->put_ack = 0;
     t->raddr = t->rkey = 0;
     t->psent = 0;
     return t;
@@ -45,13 +46,18 @@ rmpi_tcp_tx_t *rmpi_tcp_tx_new(size_t copy_len)
 
 int rmpi_tcp_has_output(const rmpi_tcp_peer_t *p)
 {
-    return !rmpi_list_empty(&p->txq) || !rmpi_list_empty(&p->rdq) || p->cur_chunk;
+    return !rmpi_list_empty(&p->txq) || !rmpi_list_empty(&p->rdq) || !rmpi_list_empty(&p->ackq) || p->cur_chunk;
+}
+
+int rmpi_tcp_has_work(const rmpi_tcp_peer_t *p)
+{
+    return rmpi_tcp_has_output(p) || !rmpi_list_empty(&p->gets) || !rmpi_list_empty(&p->puts);
 }
 
 int rmpi_tcp_can_write_now(const rmpi_tcp_peer_t *p)
 {
     return p->state == RMPI_TCP_PEER_ESTABLISHED && p->conn && !p->conn->shut_wr &&
-           rmpi_list_empty(&p->txq) && !p->cur_chunk;
+           rmpi_list_empty(&p->txq) && rmpi_list_empty(&p->ackq) && !p->cur_chunk;
 }
 
 static void want_output(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
@@ -121,14 +127,29 @@ static size_t add_iov(struct iovec *iov, int *n, const rmpi_tcp_tx_t *t)
     return added;
 }
 
-/* Choose what the next write carries: the frame in progress, a reply (get data or
- * PUT_ERR) or the ordered queue, alternating so replies are not held back by this rank's
- * own traffic for longer than one chunk. Returns the number of items in items[]. */
+/* Choose what the next write carries: put answers first (header-only, so the initiator's
+ * puts complete without waiting behind bulk data), then the frame in progress, get data or
+ * the ordered queue, alternating so get data is not held back by this rank's own traffic
+ * for longer than one chunk. Nothing goes before a frame already partly on the wire.
+ * Returns the number of items in items[]. */
 static int next_items(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_tx_t **items, int max,
                       struct iovec *iov, int *niov, size_t *bytes)
 {
+    int nit = 0;
+    rmpi_tcp_tx_t *head = rmpi_list_empty(&p->txq) ? NULL : (rmpi_tcp_tx_t *)p->txq.next;
+    int mid_frame = (p->cur_chunk && p->cur_chunk->off) || (head && (head->off || head->started));
+    if (!mid_frame) {
+        rmpi_list_t *pos;
+        rmpi_list_for_each(pos, &p->ackq) {
+            if (nit == max / 2)
+                break;
+            items[nit] = (rmpi_tcp_tx_t *)pos;
+            *bytes += add_iov(iov, niov, items[nit]);
+            nit++;
+        }
+    }
     for (;;) {
-        rmpi_tcp_tx_t *head = rmpi_list_empty(&p->txq) ? NULL : (rmpi_tcp_tx_t *)p->txq.next;
+        head = rmpi_list_empty(&p->txq) ? NULL : (rmpi_tcp_tx_t *)p->txq.next;
         if (!p->cur_chunk && !rmpi_list_empty(&p->rdq) && (!head || (p->rd_turn && head->off == 0 && !head->started))) {
             p->cur_chunk = rmpi_tcp_rd_next_chunk(r, p);
             p->rd_turn = 0;
@@ -141,15 +162,15 @@ static int next_items(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_tx_t **it
         break;
     }
     if (p->cur_chunk) {
-        items[0] = p->cur_chunk;
+        items[nit++] = p->cur_chunk;
         *bytes += add_iov(iov, niov, p->cur_chunk);
-        return 1;
+        return nit;
     }
-    int nit = 0;
     rmpi_list_t *pos;
+    int first = nit;
     rmpi_list_for_each(pos, &p->txq) {
         rmpi_tcp_tx_t *t = (rmpi_tcp_tx_t *)pos;
-        if (t->is_put || nit == max || (nit && *bytes >= r->chunk))
+        if (t->is_put || nit == max || (nit > first && *bytes >= r->chunk))
             break;
         items[nit++] = t;
         *bytes += add_iov(iov, niov, t);
@@ -180,7 +201,7 @@ void rmpi_tcp_flush(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
                                                                              : strerror((int)-w));
             return;
         }
-        r->stat_bytes_tx += (uint64_t)w;
+        rmpi_tcp_count_tx(r, c, (size_t)w);
         size_t left = (size_t)w;
         for (int i = 0; i < nit; i++) {
             rmpi_tcp_tx_t *t = items[i];
@@ -196,7 +217,7 @@ void rmpi_tcp_flush(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
                 rmpi_list_remove(&t->link);
             r->stat_frames_tx++;
             if (t->op)
-                rmpi_tcp_op_done(r, t->op, t->op->status);
+                rmpi_tcp_put_written(r, p, t);
             free(t);
         }
         if ((size_t)w < bytes || (size_t)w >= budget)
@@ -239,21 +260,29 @@ void rmpi_tcp_fail_ops(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, int status)
         rmpi_tcp_op_done(r, p->cur_chunk->op, status);
     free(p->cur_chunk);
     p->cur_chunk = NULL;
-    while (!rmpi_list_empty(&p->rdq)) {
-        rmpi_list_t *e = p->rdq.next;
-        rmpi_list_remove(e);
-        free(e);
-    }
-    while (!rmpi_list_empty(&p->gets)) {
-        rmpi_tcp_get_t *g = (rmpi_tcp_get_t *)p->gets.next;
-        rmpi_list_remove(&g->link);
-        rmpi_net_op_t *op = g->op;
-        free(g);
-        rmpi_tcp_op_done(r, op, status);
-    }
+    rmpi_list_t *lists[] = {&p->rdq, &p->ackq};
+    for (size_t i = 0; i < RMPI_ARRAY_LEN(lists); i++)
+        while (!rmpi_list_empty(lists[i])) {
+            rmpi_list_t *e = lists[i]->next;
+            rmpi_list_remove(e);
+            free(e);
+        }
+    rmpi_list_t *waits[] = {&p->gets, &p->puts};
+    for (size_t i = 0; i < RMPI_ARRAY_LEN(waits); i++)
+        while (!rmpi_list_empty(waits[i])) {
+            rmpi_tcp_get_t *g = (rmpi_tcp_get_t *)waits[i]->next;
+            rmpi_list_remove(&g->link);
+            rmpi_net_op_t *op = g->op;
+            free(g);
+            rmpi_tcp_op_done(r, op, status);
+        }
 }
 
-static int conn_alive(const rmpi_tcp_conn_t *c) { return c->state != RMPI_TCP_CONN_DEAD; }
+/* Still ours to read: open, and not handed to a sibling rail by its HELLO. */
+static int conn_alive(const rmpi_tcp_rail_t *r, const rmpi_tcp_conn_t *c)
+{
+    return c->state != RMPI_TCP_CONN_DEAD && c->rail == r;
+}
 
 static void protocol_error(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const char *what)
 {
@@ -287,6 +316,9 @@ static void payload_done(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
 {
     if (c->rx_type == RMPI_TCP_GET_RESP)
         rmpi_tcp_get_data_done(r, c);
+    else if (c->rx_type == RMPI_TCP_PUT && c->rx_put_ack && c->rx_refused_put != c->rx_put_id)
+        rmpi_tcp_put_answer(r, c->peer, RMPI_TCP_PUT_ACK, c->rx_put_id, 0);   /* all of it landed */
+    c->rx_put_ack = 0;
     c->rx_phase = RMPI_TCP_RX_FRAME;
     c->rx_dst = NULL;
     c->rx_plen = c->rx_pgot = 0;
@@ -309,10 +341,13 @@ static void header_done(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, unsigned type, c
         break;
     case RMPI_TCP_GET_ERR: rmpi_tcp_on_get_err(r, p, ext); break;
     case RMPI_TCP_PUT:
+        c->rx_put_id = rmpi_tcp_ld64(ext);
+        c->rx_put_ack = (h[1] & RMPI_TCP_F_ACK) != 0;
         rmpi_tcp_on_put_hdr(r, c, ext);
         payload_start(c, type, c->rx_dst, c->rx_plen);
         break;
     case RMPI_TCP_PUT_ERR: rmpi_tcp_on_put_err(r, p, ext); break;
+    case RMPI_TCP_PUT_ACK: rmpi_tcp_on_put_ack(r, p, ext); break;
     case RMPI_TCP_GOODBYE: rmpi_tcp_peer_closed(r, p); break;
     default: break;   /* DATA is delivered by rx_parse */
     }
@@ -335,7 +370,7 @@ static size_t frame_need(const rmpi_tcp_conn_t *c)
  * one read-ahead). Stops at an incomplete frame, leaving it at rx_pos. */
 static void rx_parse(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
 {
-    while (conn_alive(c)) {
+    while (conn_alive(r, c)) {
         size_t avail = c->rx_end - c->rx_pos;
         if (c->rx_phase == RMPI_TCP_RX_PAYLOAD) {
             size_t take = RMPI_MIN(avail, c->rx_plen - c->rx_pgot);
@@ -413,7 +448,7 @@ int rmpi_tcp_read(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
     /* Small frames: one read takes what is there (up to a read-ahead) and rx_parse
      * delivers every whole frame in it. PUT / GET_RESP payloads are read straight into
      * their destination, with the frames behind them read ahead into the buffer. */
-    for (int iter = 0; iter < 256 && conn_alive(c); iter++) {
+    for (int iter = 0; iter < 256 && conn_alive(r, c); iter++) {
         struct iovec iov[2];
         int n = 1, direct = 0;
         if (c->rx_pos == c->rx_end)
@@ -450,7 +485,7 @@ int rmpi_tcp_read(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
             rmpi_tcp_conn_broken(r, c, 0);
             break;
         }
-        r->stat_bytes_rx += (uint64_t)got;
+        rmpi_tcp_count_rx(r, c, (size_t)got);
         if (direct) {
             size_t first = RMPI_MIN((size_t)got, iov[0].iov_len);
             c->rx_pgot += first;

@@ -1,5 +1,5 @@
-/* The provider's entry points: open (listen, publish the address card), reaches, send,
- * progress, close, describe, and the ops table. */
+/* The provider's entry points: open (one rail per interface and stream, each listening;
+ * publish the address card), reaches, send, progress, close, describe, and the ops table. */
 #include "tcp.h"
 
 #include <arpa/inet.h>
@@ -17,7 +17,7 @@
 
 static int listen_on(rmpi_tcp_rail_t *r, const rmpi_tcp_iface_t *f)
 {
-    rmpi_tcp_listener_t *l = &r->lis[r->nlisten];
+    rmpi_tcp_listener_t *l = &r->lis;
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -1;
@@ -38,28 +38,18 @@ static int listen_on(rmpi_tcp_rail_t *r, const rmpi_tcp_iface_t *f)
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = l};
     if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
         close(fd);
+        l->fd = -1;
         return -1;
     }
-    r->nlisten++;
     return 0;
 }
 
-static void fill_hints(rmpi_tcp_rail_t *r)
+static void fill_hints(rmpi_tcp_rail_t *r, const rmpi_tcp_iface_t *f, int streams)
 {
     rmpi_net_hints_t *h = &r->pub.hints;
     memset(h, 0, sizeof(*h));
-    /* Named after the interfaces peers on other nodes use; loopback only if it is all. */
-    size_t n = (size_t)snprintf(h->name, sizeof(h->name), "tcp:");
-    const char *first = NULL;
-    for (int i = 0; i < r->nif; i++) {
-        if (r->ifs[i].loopback && r->nif > 1)
-            continue;
-        if (n < sizeof(h->name))
-            n += (size_t)snprintf(h->name + n, sizeof(h->name) - n, "%s%s", first ? "," : "", r->ifs[i].name);
-        if (!first)
-            first = r->ifs[i].name;
-    }
-    h->bw = first ? rmpi_tcp_iface_speed(first) : 0;
+    snprintf(h->name, sizeof(h->name), "tcp:%s", r->me->name);
+    h->bw = rmpi_tcp_iface_speed(f->name) / (uint64_t)streams;
     h->latency_ns = 0;
     h->rdma_native = 0;
     h->max_frame = RMPI_TCP_MAX_FRAME;
@@ -80,8 +70,8 @@ static void rail_free(rmpi_tcp_rail_t *r)
         rmpi_tcp_conn_kill(r, RMPI_CONTAINER_OF(pos, rmpi_tcp_conn_t, link));
     rmpi_list_init(&r->lostq);
     rmpi_tcp_reap(r);
-    for (int i = 0; i < r->nlisten; i++)
-        close(r->lis[i].fd);
+    if (r->lis.fd >= 0)
+        close(r->lis.fd);
     if (r->epfd >= 0)
         close(r->epfd);
     rmpi_tcp_mr_free(r);
@@ -90,14 +80,24 @@ static void rail_free(rmpi_tcp_rail_t *r)
     free(r);
 }
 
-static int tcp_open(const rmpi_net_env_t *env, rmpi_rail_t **rails, int max)
+static void prov_release(rmpi_tcp_prov_t *prov)
 {
-    if (max < 1)
-        return 0;
+    if (--prov->open_rails > 0)
+        return;
+    if (prov->links)
+        for (int i = 0; i < prov->env.size; i++)
+            free(prov->links[i]);
+    free(prov->links);
+    free(prov);
+}
+
+static rmpi_tcp_rail_t *rail_new(rmpi_tcp_prov_t *prov, const rmpi_net_env_t *env)
+{
     rmpi_tcp_rail_t *r = rmpi_xcalloc(1, sizeof(*r));
     r->pub.ops = &rmpi_tcp_ops;
+    r->prov = prov;
     r->env = *env;
-    r->epfd = -1;
+    r->lis.fd = -1;
     r->mr_free = -1;
     rmpi_list_init(&r->handshaking);
     rmpi_list_init(&r->estab);
@@ -109,53 +109,95 @@ static int tcp_open(const rmpi_net_env_t *env, rmpi_rail_t **rails, int max)
     r->sndbuf = sndbuf <= 0 ? 0 : sndbuf > INT_MAX ? INT_MAX : (int)sndbuf;
     long long secs = rmpi_knobs.CONNECT_TIMEOUT > 0 ? rmpi_knobs.CONNECT_TIMEOUT : 1;
     r->timeout_ns = (uint64_t)secs * 1000000000ull;
+    double stall = rmpi_knobs.RAIL_TIMEOUT;
+    r->stall_ns = stall > 0 ? (uint64_t)(stall * 1e9) : 0;
     /* FNV-1a of the job id: a HELLO from another job (a stale port reused) is refused. */
     r->job_tag = 2166136261u;
     for (const char *s = env->jobid ? env->jobid : ""; *s; s++)
         r->job_tag = (r->job_tag ^ (uint8_t)*s) * 16777619u;
-
-    r->nif = rmpi_tcp_iface_choose(r->ifs, RMPI_TCP_MAX_IFACES);
     r->epfd = epoll_create1(EPOLL_CLOEXEC);
-    if (r->nif == 0 || r->epfd < 0) {
-        rail_free(r);
+    return r;
+}
+
+/* One rail per chosen interface and stream, in interface-name order, each listening on its
+ * interface's address; the card lists them in that order. */
+static int tcp_open(const rmpi_net_env_t *env, rmpi_rail_t **rails, int max)
+{
+    if (max < 1)
         return 0;
-    }
+    rmpi_tcp_iface_t ifs[RMPI_TCP_MAX_IFACES];
+    int listed;
+    int nif = rmpi_tcp_iface_choose(ifs, RMPI_TCP_MAX_IFACES, env->size, &listed);
+    if (nif == 0)
+        return 0;
+    long long k = rmpi_knobs.TCP_STREAMS;
+    int streams = k < 1 ? 1 : k > RMPI_TCP_MAX_STREAMS ? RMPI_TCP_MAX_STREAMS : (int)k;
+    if (nif * streams > RMPI_MIN(max, RMPI_TCP_MAX_RAILS))
+        rmpi_warn("tcp: rank %d has %d interface(s) x %d stream(s) but room for %d rail(s); the rails "
+                  "after the first %d (in interface-name order) are not used. Lower RMPI_TCP_STREAMS or "
+                  "list fewer interfaces in RMPI_TCP_IFACES.", env->rank, nif, streams,
+                  RMPI_MIN(max, RMPI_TCP_MAX_RAILS), RMPI_MIN(max, RMPI_TCP_MAX_RAILS));
+    rmpi_tcp_prov_t *prov = rmpi_xcalloc(1, sizeof(*prov));
+    prov->env = *env;
+    prov->me.listed = listed;
+    const rmpi_tcp_iface_t *iface_of[RMPI_TCP_MAX_RAILS];
+    for (int i = 0; i < nif; i++)
+        for (int s = 0; s < streams && prov->nrails < RMPI_MIN(max, RMPI_TCP_MAX_RAILS); s++) {
+            rmpi_tcp_rail_t *r = rail_new(prov, env);
+            if (r->epfd < 0 || listen_on(r, &ifs[i]) != 0) {
+                rail_free(r);
+                continue;
+            }
+            int idx = prov->nrails++;
+            rmpi_tcp_entry_t *e = &prov->me.e[idx];
+            if (streams > 1)
+                snprintf(e->name, sizeof(e->name), "%.16s#%d", ifs[i].name, s);
+            else
+                snprintf(e->name, sizeof(e->name), "%.16s", ifs[i].name);
+            e->stream = s;
+            e->addr = ifs[i].addr;
+            e->mask = ifs[i].mask;
+            e->port = ntohs(r->lis.addr.sin_port);
+            e->loopback = ifs[i].loopback;
+            r->idx = idx;
+            r->me = e;
+            prov->rails[idx] = r;
+            iface_of[idx] = &ifs[i];
+        }
+    prov->me.n = prov->nrails;
+    prov->open_rails = prov->nrails;
     char card[1024];
-    size_t n = 0;
-    card[0] = '\0';
-    int kept = 0;
-    for (int i = 0; i < r->nif; i++) {
-        if (listen_on(r, &r->ifs[i]) != 0)
-            continue;
-        char ip[INET_ADDRSTRLEN];
-        inet_ntop(AF_INET, &r->lis[r->nlisten - 1].addr.sin_addr, ip, sizeof(ip));
-        n += (size_t)snprintf(card + n, sizeof(card) - RMPI_MIN(n, sizeof(card)), "%s%s:%u", n ? "," : "", ip,
-                              ntohs(r->lis[r->nlisten - 1].addr.sin_port));
-        r->ifs[kept++] = r->ifs[i];
-    }
-    r->nif = kept;
-    if (r->nlisten == 0 || n >= sizeof(card)) {
-        rail_free(r);
+    if (prov->nrails == 0 || rmpi_tcp_card_format(&prov->me, card, sizeof(card)) < 0) {
+        for (int i = 0; i < prov->nrails; i++)
+            rail_free(prov->rails[i]);
+        free(prov);
         return 0;
     }
     char key[32];
     snprintf(key, sizeof(key), "tcp-%d", env->rank);
     if (rmpi_pmi_put(key, card) != 0) {
         rmpi_warn("tcp: rank %d could not publish its TCP address card through PMI.", env->rank);
-        rail_free(r);
+        for (int i = 0; i < prov->nrails; i++)
+            rail_free(prov->rails[i]);
+        free(prov);
         return -1;
     }
-    r->peers = rmpi_xcalloc((size_t)env->size, sizeof(*r->peers));
-    fill_hints(r);
-    rmpi_log(1, "tcp: rank %d listens on %s (rail %s)", env->rank, card, r->pub.hints.name);
-    rails[0] = &r->pub;
-    return 1;
+    prov->links = rmpi_xcalloc((size_t)env->size, sizeof(*prov->links));
+    for (int i = 0; i < prov->nrails; i++) {
+        rmpi_tcp_rail_t *r = prov->rails[i];
+        r->peers = rmpi_xcalloc((size_t)env->size, sizeof(*r->peers));
+        fill_hints(r, iface_of[i], streams);
+        rails[i] = &r->pub;
+    }
+    rmpi_log(1, "tcp: rank %d listens on %s", env->rank, card);
+    return prov->nrails;
 }
 
 static int tcp_reaches(rmpi_rail_t *rail, int peer)
 {
     rmpi_tcp_rail_t *r = rmpi_tcp_rail_of(rail);
-    return peer >= 0 && peer < r->env.size && peer != r->env.rank;
+    const rmpi_tcp_link_t *l = rmpi_tcp_link(r->prov, peer);
+    return l && l->partner[r->idx] >= 0;
 }
 
 static int tcp_send(rmpi_rail_t *rail, int peer, const struct iovec *iov, int iovcnt)
@@ -181,7 +223,7 @@ static int tcp_send(rmpi_rail_t *rail, int peer, const struct iovec *iov, int io
                                                                              : strerror((int)-w));
             return -ECONNRESET;
         }
-        r->stat_bytes_tx += (uint64_t)w;
+        rmpi_tcp_count_tx(r, p->conn, (size_t)w);
         if ((size_t)w == total) {
             r->stat_frames_tx++;
             return 0;
@@ -260,6 +302,13 @@ static int poll_once(rmpi_tcp_rail_t *r, int timeout_ms)
     }
     if (!rmpi_list_empty(&r->timed) || !rmpi_list_empty(&r->handshaking))
         rmpi_tcp_timers(r);
+    /* The clock is read every few calls, the sockets looked at every STALL_CHECK_NS. */
+    if (r->stall_ns && r->nestab && ++r->check_calls >= 4) {
+        r->check_calls = 0;
+        uint64_t now = rmpi_time_ns();
+        if (now - r->last_check >= RMPI_TCP_STALL_CHECK_NS)
+            rmpi_tcp_stall_check(r, now);
+    }
     if (!rmpi_list_empty(&r->lostq) || !rmpi_list_empty(&r->dead))
         rmpi_tcp_reap(r);
     if (r->ndone) {
@@ -325,25 +374,27 @@ static void tcp_close(rmpi_rail_t *rail)
             break;
         poll_once(r, 10);
     }
+    rmpi_tcp_prov_t *prov = r->prov;
+    prov->rails[r->idx] = NULL;
     rail_free(r);
+    prov_release(prov);
 }
 
 static void tcp_describe(rmpi_rail_t *rail, void *file)
 {
     rmpi_tcp_rail_t *r = rmpi_tcp_rail_of(rail);
     FILE *f = file;
-    fprintf(f, "    listening on");
-    for (int i = 0; i < r->nlisten; i++) {
-        char ip[INET_ADDRSTRLEN];
-        inet_ntop(AF_INET, &r->lis[i].addr.sin_addr, ip, sizeof(ip));
-        fprintf(f, " %s:%u (%s)", ip, ntohs(r->lis[i].addr.sin_port), r->ifs[i].name);
-    }
+    char ip[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &r->lis.addr.sin_addr, ip, sizeof(ip));
+    fprintf(f, "    listening on %s:%u (rail %d of %d in this rank's card)", ip, ntohs(r->lis.addr.sin_port),
+            r->idx, r->prov->nrails);
     int est = 0;
     for (int i = 0; i < r->env.size; i++)
         est += r->peers[i] && r->peers[i]->state == RMPI_TCP_PEER_ESTABLISHED;
-    fprintf(f, "\n    chunk %zu B, socket buffers %s, connect timeout %llu s, %d peer(s) connected\n",
+    fprintf(f, "\n    chunk %zu B, socket buffers %s, connect timeout %llu s, rail timeout %.1f s, "
+               "%d peer(s) connected\n",
             r->chunk, r->sndbuf ? "set" : "kernel autotuned",
-            (unsigned long long)(r->timeout_ns / 1000000000ull), est);
+            (unsigned long long)(r->timeout_ns / 1000000000ull), (double)r->stall_ns * 1e-9, est);
     fprintf(f, "    %llu frames / %llu bytes sent, %llu frames / %llu bytes received\n",
             (unsigned long long)r->stat_frames_tx, (unsigned long long)r->stat_bytes_tx,
             (unsigned long long)r->stat_frames_rx, (unsigned long long)r->stat_bytes_rx);

@@ -1,5 +1,5 @@
 /* Emulated RDMA: the registration table, get (GET_REQ / GET_RESP chunks / GET_ERR) and put
- * (PUT header + data landing in the target buffer / PUT_ERR). */
+ * (PUT frames landing in the target buffer, answered PUT_ACK after the last or PUT_ERR). */
 #include "tcp.h"
 
 #include <errno.h>
@@ -85,7 +85,7 @@ static void emit_ctrl(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *hdr
                                                                              : strerror((int)-w));
             return;
         }
-        r->stat_bytes_tx += (uint64_t)w;
+        rmpi_tcp_count_tx(r, p->conn, (size_t)w);
         if ((size_t)w == hlen) {
             r->stat_frames_tx++;
             return;
@@ -99,14 +99,6 @@ static void emit_ctrl(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *hdr
     rmpi_tcp_queue_tx(r, p, t);
 }
 
-static rmpi_tcp_peer_t *usable_peer(rmpi_tcp_rail_t *r, int peer)
-{
-    if (peer < 0 || peer >= r->env.size || peer == r->env.rank)
-        return NULL;
-    rmpi_tcp_peer_t *p = rmpi_tcp_peer_get(r, peer);
-    return p->state == RMPI_TCP_PEER_LOST || p->state == RMPI_TCP_PEER_CLOSED ? NULL : p;
-}
-
 static void op_start(rmpi_rail_t *rail, rmpi_net_op_t *op)
 {
     op->status = 0;
@@ -115,14 +107,30 @@ static void op_start(rmpi_rail_t *rail, rmpi_net_op_t *op)
     op->t_done = 0;
 }
 
+/* The peer an op goes to, or NULL when the op has already been dealt with: on a lost (or
+ * closed) connection it completes with an error at the next progress, as a work request
+ * posted to a verbs QP in the error state is flushed, so the caller's completion path sees
+ * every op it posted. */
+static rmpi_tcp_peer_t *op_peer(rmpi_tcp_rail_t *r, int peer, rmpi_net_op_t *op)
+{
+    op_start(&r->pub, op);
+    rmpi_tcp_peer_t *p = rmpi_tcp_peer_get(r, peer);
+    if (p->state == RMPI_TCP_PEER_LOST || p->state == RMPI_TCP_PEER_CLOSED) {
+        rmpi_tcp_op_done(r, op, p->state == RMPI_TCP_PEER_LOST ? -ECONNRESET : -EPIPE);
+        return NULL;
+    }
+    return p;
+}
+
 int rmpi_tcp_get(rmpi_rail_t *rail, int peer, void *local, size_t len, uint64_t raddr, uint64_t rkey,
                  rmpi_net_op_t *op)
 {
     rmpi_tcp_rail_t *r = rmpi_tcp_rail_of(rail);
-    rmpi_tcp_peer_t *p = usable_peer(r, peer);
+    if (peer < 0 || peer >= r->env.size || peer == r->env.rank)
+        return -EINVAL;
+    rmpi_tcp_peer_t *p = op_peer(r, peer, op);
     if (!p)
-        return -ECONNRESET;
-    op_start(rail, op);
+        return 0;
     rmpi_tcp_get_t *g = rmpi_xmalloc(sizeof(*g));
     g->id = ++r->next_id;
     g->local = local;
@@ -145,12 +153,17 @@ int rmpi_tcp_put(rmpi_rail_t *rail, int peer, const void *local, size_t len, uin
                  uint64_t rkey, rmpi_net_op_t *op)
 {
     rmpi_tcp_rail_t *r = rmpi_tcp_rail_of(rail);
-    rmpi_tcp_peer_t *p = usable_peer(r, peer);
+    if (peer < 0 || peer >= r->env.size || peer == r->env.rank)
+        return -EINVAL;
+    rmpi_tcp_peer_t *p = op_peer(r, peer, op);
     if (!p)
-        return -ECONNRESET;
-    op_start(rail, op);
+        return 0;
     rmpi_tcp_tx_t *t = rmpi_tcp_tx_new(0);
     t->is_put = 1;
+    /* With another rail to this peer, a put completes only once the target has it (see
+     * rmpi_tcp_put_written); alone, it completes when written, which saves a frame per put. */
+    const rmpi_tcp_link_t *l = rmpi_tcp_link(r->prov, peer);
+    t->put_ack = l && l->npairs > 1;
     t->put_id = ++r->next_id;
     t->data = local;
     t->dlen = len;
@@ -184,7 +197,9 @@ rmpi_tcp_tx_t *rmpi_tcp_put_next_chunk(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, r
     c->put_id = t->put_id;
     t->psent += n;
     if (t->psent == t->dlen) {
-        c->op = t->op;   /* the put completes with its last frame */
+        c->hdr[1] = t->put_ack ? RMPI_TCP_F_ACK : 0;
+        c->put_ack = t->put_ack;
+        c->op = t->op;   /* the put completes with its last frame, or on PUT_ACK */
         rmpi_list_remove(&t->link);
         free(t);
     }
@@ -194,7 +209,6 @@ rmpi_tcp_tx_t *rmpi_tcp_put_next_chunk(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, r
 void rmpi_tcp_on_get_req(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *e)
 {
     rmpi_tcp_rd_t *rd = rmpi_xmalloc(sizeof(*rd));
-    rd->type = RMPI_TCP_GET_RESP;
     rd->id = rmpi_tcp_ld64(e);
     uint64_t raddr = rmpi_tcp_ld64(e + 8);
     rd->rkey = rmpi_tcp_ld64(e + 16);
@@ -220,14 +234,6 @@ rmpi_tcp_tx_t *rmpi_tcp_rd_next_chunk(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
     rmpi_tcp_tx_t *t = rmpi_tcp_tx_new(0);
     uint8_t *e = t->hdr + RMPI_TCP_BASE_HDR;
     rmpi_tcp_st64(e, rd->id);
-    if (rd->type == RMPI_TCP_PUT_ERR) {
-        t->hlen = rmpi_tcp_hdr(t->hdr, RMPI_TCP_PUT_ERR, 0);
-        rmpi_tcp_st32(e + 8, (uint32_t)rd->err);
-        rmpi_tcp_st32(e + 12, 0);
-        rmpi_list_remove(&rd->link);
-        free(rd);
-        return t;
-    }
     size_t n = RMPI_MIN(r->chunk, rd->len - rd->sent);
     /* Checked again per chunk: a region deregistered mid-read ends the read with EFAULT
      * instead of sending freed memory. */
@@ -297,6 +303,18 @@ void rmpi_tcp_on_get_err(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *
     rmpi_tcp_op_done(r, op, err < 0 ? err : -EFAULT);
 }
 
+void rmpi_tcp_put_answer(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, unsigned type, uint64_t id, int err)
+{
+    rmpi_tcp_tx_t *t = rmpi_tcp_tx_new(0);
+    t->hlen = rmpi_tcp_hdr(t->hdr, type, 0);
+    uint8_t *e = t->hdr + RMPI_TCP_BASE_HDR;
+    rmpi_tcp_st64(e, id);
+    rmpi_tcp_st32(e + 8, (uint32_t)err);
+    rmpi_tcp_st32(e + 12, 0);
+    rmpi_list_push_back(&p->ackq, &t->link);
+    rmpi_tcp_flush(r, p);
+}
+
 void rmpi_tcp_on_put_hdr(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *e)
 {
     rmpi_tcp_peer_t *p = c->peer;
@@ -312,13 +330,52 @@ void rmpi_tcp_on_put_hdr(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *
                   "registration of rank %d covers; the data is dropped and the write fails.",
                   p->rank, (unsigned long long)len, (unsigned long long)raddr,
                   (unsigned long long)rkey, r->env.rank);
-        rmpi_tcp_rd_t *rd = rmpi_xcalloc(1, sizeof(*rd));
-        rd->type = RMPI_TCP_PUT_ERR;
-        rd->id = id;
-        rd->err = -EFAULT;
-        rmpi_list_push_back(&p->rdq, &rd->link);
-        rmpi_tcp_flush(r, p);
+        rmpi_tcp_put_answer(r, p, RMPI_TCP_PUT_ERR, id, -EFAULT);
     }
+}
+
+void rmpi_tcp_put_written(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_tx_t *t)
+{
+    if (t->op->status || !t->put_ack) {   /* refused while being written, or no answer asked */
+        rmpi_tcp_op_done(r, t->op, t->op->status);
+        return;
+    }
+    /* Complete only once the target has the data, as a verbs write completes on the
+     * responder's ACK: if this rail fails first, the caller still sees the put fail and
+     * sends it again on another rail, instead of trusting bytes that died in a socket
+     * buffer (the FIN that follows would be sent again elsewhere and arrive without them). */
+    rmpi_tcp_get_t *w = rmpi_xmalloc(sizeof(*w));
+    w->id = t->put_id;
+    w->op = t->op;
+    w->local = NULL;
+    w->len = w->got = 0;
+    rmpi_list_push_back(&p->puts, &w->link);
+}
+
+static rmpi_tcp_get_t *put_waiting(rmpi_tcp_peer_t *p, uint64_t id)
+{
+    rmpi_list_t *pos;
+    rmpi_list_for_each(pos, &p->puts) {
+        rmpi_tcp_get_t *w = (rmpi_tcp_get_t *)pos;
+        if (w->id == id)
+            return w;
+    }
+    return NULL;
+}
+
+void rmpi_tcp_on_put_ack(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *e)
+{
+    uint64_t id = rmpi_tcp_ld64(e);
+    rmpi_tcp_get_t *w = put_waiting(p, id);
+    if (!w) {
+        rmpi_tcp_peer_fail(r, p, "protocol error on the TCP connection from rank %d: write acknowledgement "
+                                 "for unknown write %llu", p->rank, (unsigned long long)id);
+        return;
+    }
+    rmpi_list_remove(&w->link);
+    rmpi_net_op_t *op = w->op;
+    free(w);
+    rmpi_tcp_op_done(r, op, 0);
 }
 
 void rmpi_tcp_on_put_err(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *e)
@@ -342,8 +399,17 @@ void rmpi_tcp_on_put_err(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *
             return;
         }
     }
-    /* The put already completed locally (its data was in the kernel): nothing can carry the
-     * error to the caller any more, so it ends the connection with a clear reason. */
+    rmpi_tcp_get_t *w = put_waiting(p, id);
+    if (w) {
+        rmpi_list_remove(&w->link);
+        rmpi_net_op_t *op = w->op;
+        free(w);
+        rmpi_tcp_op_done(r, op, err);
+        return;
+    }
+    /* The put already completed (written out, no PUT_ACK asked): nothing can carry the error
+     * to the caller any more, so it ends the connection with a clear reason, as a verbs
+     * connection goes to the error state on a remote access error. */
     rmpi_tcp_peer_fail(r, p, "rank %d refused an emulated RDMA write (put %llu): the target range is "
                              "not inside a registration there", p->rank, (unsigned long long)id);
 }

@@ -12,7 +12,7 @@ static size_t pick_size(unsigned *state)
 {
     *state = *state * 1103515245u + 12345u;
     unsigned r = (*state >> 8) % 100;
-    unsigned x = (*state >> 16);
+    unsigned x = (*state >> 4);   /* 28 bits: enough for sizes up to 8 MiB */
     if (r < 40)
         return x % 2048;                       /* eager */
     if (r < 70)

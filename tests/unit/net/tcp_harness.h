@@ -24,12 +24,23 @@
 #define TH_MAX_RANKS 8
 
 static const char *th_name = "?";
-/* Set before th_run: rank 1's address card is served with two bad addresses in front (a
- * refused port, then rank 0's own loopback listener), so connecting to it must move on. */
-static int th_decoy;
+/* Set before th_run: rewrites a PMI value (e.g. an address card) as served to rank asker. */
+static void (*th_card_hook)(int asker, const char *key, char *val, size_t len);
+/* Set before th_run: how many rails open() must return (default 1). */
+static int th_want_rails = 1;
 static int th_rank, th_size;
-static rmpi_rail_t *th_rail;
+static rmpi_rail_t *th_rail;   /* the first rail */
+static rmpi_rail_t *th_rails[RMPI_NET_MAX_RAILS];
+static int th_nrails;
 static rmpi_pm_info_t th_pm;
+
+static int th_progress(void)
+{
+    int n = 0;
+    for (int i = 0; i < th_nrails; i++)
+        n += rmpi_tcp_ops.progress(th_rails[i]);
+    return n;
+}
 
 static void th_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void th_fail(const char *fmt, ...)
@@ -57,7 +68,7 @@ static double th_now(void) { return (double)rmpi_time_ns() * 1e-9; }
     do {                                                                 \
         double th_end_ = th_now() + (secs);                              \
         while (!(cond)) {                                                \
-            rmpi_tcp_ops.progress(th_rail);                              \
+            th_progress();                                               \
             if (th_now() > th_end_)                                      \
                 th_fail("timed out after %.0f s waiting for %s", (double)(secs), what); \
         }                                                                \
@@ -78,14 +89,18 @@ static void th_open_nofence(void (*on_frame)(rmpi_rail_t *, int, const void *, s
     env.jobid = th_pm.kvsname;
     env.on_frame = on_frame;
     env.on_peer_lost = on_lost;
-    rmpi_rail_t *rails[RMPI_NET_MAX_RAILS];
-    int n = rmpi_tcp_ops.open(&env, rails, RMPI_NET_MAX_RAILS);
-    TH_CHECK(n == 1, "open returned %d rails, expected 1", n);
-    th_rail = rails[0];
-    const rmpi_net_hints_t *h = &th_rail->hints;
-    TH_CHECK(strncmp(h->name, "tcp:", 4) == 0, "rail name '%s'", h->name);
-    TH_CHECK(h->rdma_native == 0 && h->scope == RMPI_SCOPE_INTER && h->max_frame == 64 * 1024 + 256,
-             "hints of %s", h->name);
+    int n = rmpi_tcp_ops.open(&env, th_rails, RMPI_NET_MAX_RAILS);
+    TH_CHECK(n == th_want_rails, "open returned %d rails, expected %d", n, th_want_rails);
+    th_nrails = n;
+    th_rail = th_rails[0];
+    for (int i = 0; i < n; i++) {
+        const rmpi_net_hints_t *h = &th_rails[i]->hints;
+        TH_CHECK(strncmp(h->name, "tcp:", 4) == 0, "rail name '%s'", h->name);
+        TH_CHECK(h->rdma_native == 0 && h->scope == RMPI_SCOPE_INTER && h->max_frame == 64 * 1024 + 256,
+                 "hints of %s", h->name);
+        TH_CHECK(i == 0 || strcmp(th_rails[i - 1]->hints.name, h->name) < 0, "rails out of name order: %s, %s",
+                 th_rails[i - 1]->hints.name, h->name);
+    }
 }
 
 /* ... then the fence after which peers' cards are visible. */
@@ -94,13 +109,16 @@ static void th_open(void (*on_frame)(rmpi_rail_t *, int, const void *, size_t),
 {
     th_open_nofence(on_frame, on_lost);
     TH_CHECK(rmpi_pmi_fence() == 0, "fence failed");
-    for (int p = 0; p < th_size; p++)
-        TH_CHECK(rmpi_tcp_ops.reaches(th_rail, p) == (p != th_rank), "reaches(%d)", p);
+    for (int i = 0; i < th_nrails; i++)
+        for (int p = 0; p < th_size; p++)
+            TH_CHECK(rmpi_tcp_ops.reaches(th_rails[i], p) == (p != th_rank), "%s reaches(%d)",
+                     th_rails[i]->hints.name, p);
 }
 
 static void th_finish(void)
 {
-    rmpi_tcp_ops.close(th_rail);
+    for (int i = th_nrails - 1; i >= 0; i--)
+        rmpi_tcp_ops.close(th_rails[i]);
     rmpi_pmi_finalize();
     fflush(stdout);
     fflush(stderr);
@@ -176,16 +194,13 @@ static void th_line(struct th_srv *s, int r, char *line)
         th_reply(fd, "cmd=put_result rc=0 msg=success\n");
     } else if (!strcmp(cmd, "get")) {
         th_word(line, "key", key, sizeof key);
-        char decoy[128] = "";
-        if (th_decoy && !strcmp(key, "tcp-1"))
-            for (int i = 0; i < s->nkv; i++) {
-                const char *lo = strstr(s->kv[i].val, "127.");
-                if (!strcmp(s->kv[i].key, "tcp-0") && lo)
-                    snprintf(decoy, sizeof decoy, "127.0.0.1:1,%.*s,", (int)strcspn(lo, ","), lo);
-            }
         for (int i = s->nkv - 1; i >= 0; i--)
             if (!strcmp(s->kv[i].key, key)) {
-                th_reply(fd, "cmd=get_result rc=0 msg=success value=%s%s\n", decoy, s->kv[i].val);
+                char v[1024];
+                snprintf(v, sizeof v, "%s", s->kv[i].val);
+                if (th_card_hook)
+                    th_card_hook(r, key, v, sizeof v);
+                th_reply(fd, "cmd=get_result rc=0 msg=success value=%s\n", v);
                 return;
             }
         th_reply(fd, "cmd=get_result rc=-1 msg=key_not_found\n");
@@ -206,8 +221,9 @@ static void th_line(struct th_srv *s, int r, char *line)
     }
 }
 
-/* Fork n ranks running fn with env ("K=V" strings, NULL-terminated) and serve PMI until
- * they exit. Ranks in killmask must die of SIGKILL; the others must exit 0. */
+/* Fork n ranks running fn with env ("K=V" strings, NULL-terminated; "@R:K=V" for rank R
+ * only) and serve PMI until they exit. Ranks in killmask must die of SIGKILL; the others
+ * must exit 0. */
 static int th_run(const char *name, int n, const char *const *env, unsigned killmask,
                   void (*fn)(void))
 {
@@ -233,8 +249,15 @@ static int th_run(const char *name, int n, const char *const *env, unsigned kill
             setenv("PMI_RANK", b, 1);
             snprintf(b, sizeof b, "%d", n);
             setenv("PMI_SIZE", b, 1);
-            for (int i = 0; env && env[i]; i++)
-                putenv((char *)env[i]);
+            for (int i = 0; env && env[i]; i++) {
+                const char *e = env[i];
+                if (e[0] == '@') {
+                    if (atoi(e + 1) != r)
+                        continue;
+                    e = strchr(e, ':') + 1;
+                }
+                putenv((char *)e);
+            }
             th_name = name;
             th_rank = r;
             th_size = n;
