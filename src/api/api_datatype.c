@@ -386,26 +386,6 @@ int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
     return MPI_SUCCESS;
 }
 
-int MPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
-{
-    RMPI_API_INIT_CHECK();
-    GET_TYPE(dt, datatype, "datatype");
-    RMPI_CHECK(lb && extent, NULL, MPI_ERR_ARG, "lb and extent must not be NULL");
-    *lb = dt->lb;
-    *extent = dt->extent;
-    return MPI_SUCCESS;
-}
-
-int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
-{
-    RMPI_API_INIT_CHECK();
-    GET_TYPE(dt, datatype, "datatype");
-    RMPI_CHECK(lb && extent, NULL, MPI_ERR_ARG, "lb and extent must not be NULL");
-    *lb = dt->lb;
-    *extent = dt->extent;
-    return MPI_SUCCESS;
-}
-
 int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
 {
     RMPI_API_INIT_CHECK();
@@ -415,24 +395,43 @@ int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint 
     return MPI_SUCCESS;
 }
 
+/* The MPI_Count flavours (_c and _x) of the extent queries: one body, the caller's name in
+ * the error messages. */
+static int count_extent(const char *func, MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent, int true_ext)
+{
+    if (RMPI_UNLIKELY(rmpi_api_state != RMPI_STATE_INIT))
+        return rmpi_api_not_initialized(func);
+    rmpi_dtype_t *dt = rmpi_dtype_get(datatype);
+    if (!dt)
+        return rmpi_api_error(NULL, MPI_ERR_TYPE, func,
+                              "datatype %p is not a valid datatype (null, already freed, or not a datatype handle)",
+                              (void *)datatype);
+    if (!lb || !extent)
+        return rmpi_api_error(NULL, MPI_ERR_ARG, func, "%s must not be NULL",
+                              true_ext ? "true_lb and true_extent" : "lb and extent");
+    *lb = true_ext ? dt->true_lb : dt->lb;
+    *extent = true_ext ? dt->true_extent : dt->extent;
+    return MPI_SUCCESS;
+}
+
+int MPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+{
+    return count_extent(__func__, datatype, lb, extent, 0);
+}
+
+int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+{
+    return count_extent(__func__, datatype, lb, extent, 0);
+}
+
 int MPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
 {
-    RMPI_API_INIT_CHECK();
-    GET_TYPE(dt, datatype, "datatype");
-    RMPI_CHECK(true_lb && true_extent, NULL, MPI_ERR_ARG, "true_lb and true_extent must not be NULL");
-    *true_lb = dt->true_lb;
-    *true_extent = dt->true_extent;
-    return MPI_SUCCESS;
+    return count_extent(__func__, datatype, true_lb, true_extent, 1);
 }
 
 int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
 {
-    RMPI_API_INIT_CHECK();
-    GET_TYPE(dt, datatype, "datatype");
-    RMPI_CHECK(true_lb && true_extent, NULL, MPI_ERR_ARG, "true_lb and true_extent must not be NULL");
-    *true_lb = dt->true_lb;
-    *true_extent = dt->true_extent;
-    return MPI_SUCCESS;
+    return count_extent(__func__, datatype, true_lb, true_extent, 1);
 }
 
 int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)

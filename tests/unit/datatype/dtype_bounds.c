@@ -2,18 +2,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../unit_check.h"
 #include "datatype/datatype.h"
 
-static int failures;
-#define CHECK(cond, ...)                                                  \
-    do {                                                                  \
-        if (!(cond)) {                                                    \
-            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                 \
-            fputc('\n', stderr);                                          \
-            failures++;                                                   \
-        }                                                                 \
-    } while (0)
 
 #define H(dt) rmpi_dtype_handle(dt)
 
@@ -264,10 +255,5 @@ int main(void)
     CHECK(strlen(rmpi_dtype_name(dt)) == MPI_MAX_OBJECT_NAME - 1, "name truncated");
     rmpi_dtype_free(dt);
 
-    if (failures) {
-        fprintf(stderr, "dtype_bounds: %d failures\n", failures);
-        return 1;
-    }
-    printf("dtype_bounds: ok\n");
-    return 0;
+    return finish("dtype_bounds");
 }

@@ -2,18 +2,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../unit_check.h"
 #include "datatype/datatype.h"
 
-static int failures;
-#define CHECK(cond, ...)                                                  \
-    do {                                                                  \
-        if (!(cond)) {                                                    \
-            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                 \
-            fputc('\n', stderr);                                          \
-            failures++;                                                   \
-        }                                                                 \
-    } while (0)
 
 #define EXPECT_RC(call, want)                                                            \
     do {                                                                                 \
@@ -96,10 +87,5 @@ int main(void)
     rmpi_dtype_release(rmpi_dtype_get(MPI_INT));
     CHECK(rmpi_dtype_get(MPI_INT) != NULL, "predefined types ignore reference counts");
 
-    if (failures) {
-        fprintf(stderr, "dtype_errors: %d failures\n", failures);
-        return 1;
-    }
-    printf("dtype_errors: ok\n");
-    return 0;
+    return finish("dtype_errors");
 }

@@ -8,18 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../unit_check.h"
 #include "datatype/datatype.h"
 
-static int failures;
-#define CHECK(cond, ...)                                                  \
-    do {                                                                  \
-        if (!(cond)) {                                                    \
-            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                 \
-            fputc('\n', stderr);                                          \
-            failures++;                                                   \
-        }                                                                 \
-    } while (0)
 
 typedef struct ent {
     MPI_Aint disp;
@@ -324,7 +315,7 @@ int main(int argc, char **argv)
     int iters = argc > 1 ? atoi(argv[1]) : 3000, tested = 0, nontrivial = 0, nested = 0;
     size_t bytes = 0;
     check_vector_columns();
-    for (int it = 0; it < iters && failures < 20; it++) {
+    for (int it = 0; it < iters && unit_failures < 20; it++) {
         /* The second half keeps repeated multi-block children nested (dtype_create.c). */
         rmpi_dtype_flat_max = it < iters / 2 ? RMPI_DTYPE_FLAT_MAX : (size_t)rrange(0, 3);
         nnodes = 0;
@@ -349,12 +340,5 @@ int main(int argc, char **argv)
             free(nodes[i].m.e);
         }
     }
-    if (failures) {
-        fprintf(stderr, "dtype_pack: %d failures\n", failures);
-        return 1;
-    }
-    printf("dtype_pack: ok (%d random non-empty derived types, %d non-contiguous, %d nested, %zu bytes per element "
-           "on average)\n",
-           tested, nontrivial, nested, tested ? bytes / (size_t)tested : 0);
-    return 0;
+    return finish("dtype_pack");
 }

@@ -3,18 +3,9 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "../unit_check.h"
 #include "datatype/datatype.h"
 
-static int failures;
-#define CHECK(cond, ...)                                                  \
-    do {                                                                  \
-        if (!(cond)) {                                                    \
-            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                 \
-            fputc('\n', stderr);                                          \
-            failures++;                                                   \
-        }                                                                 \
-    } while (0)
 
 typedef struct expect {
     MPI_Datatype h;
@@ -174,10 +165,5 @@ int main(void)
     CHECK(strcmp(rmpi_dtype_name(dbl), "renamed") == 0, "set_name on a predefined type");
     rmpi_dtype_set_name(dbl, "MPI_DOUBLE");
 
-    if (failures) {
-        fprintf(stderr, "dtype_predef: %d failures\n", failures);
-        return 1;
-    }
-    printf("dtype_predef: ok (%d predefined types)\n", n);
-    return 0;
+    return finish("dtype_predef");
 }
