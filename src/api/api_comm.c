@@ -2,6 +2,7 @@
 #include "api_impl.h"
 
 #include "../coll/coll.h"
+#include "../coll/nbc.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -117,4 +118,17 @@ int MPI_Barrier(MPI_Comm comm)
     int rc = rmpi_coll_barrier(c);
     RMPI_UNLOCK();
     return rc ? RMPI_ERROR(c, rc, "barrier failed") : MPI_SUCCESS;
+}
+
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
+{
+    GET_COMM(c, comm);
+    RMPI_CHECK(request, c, MPI_ERR_REQUEST, "request must not be NULL");
+    RMPI_LOCK();
+    rmpi_req_t *r = rmpi_req_alloc(RMPI_REQ_COLL);
+    r->ucomm = c;
+    rmpi_nbc_start(rmpi_coll_barrier_sched(c), r, 0);
+    *request = (MPI_Request)r;
+    RMPI_UNLOCK();
+    return MPI_SUCCESS;
 }

@@ -13,8 +13,8 @@ void rmpi_api_req_status(const rmpi_req_t *r, MPI_Status *st)
 {
     if (st == MPI_STATUS_IGNORE)
         return;
-    if (r->kind == RMPI_REQ_SEND) {
-        /* a send's status carries only the cancel flag and the error */
+    if (r->kind == RMPI_REQ_SEND || r->kind == RMPI_REQ_COLL) {
+        /* a send's or a collective's status carries only the cancel flag and the error */
         rmpi_status_set(st, MPI_ANY_SOURCE, MPI_ANY_TAG, r->st_err, 0, !!(r->flags & RMPI_RF_CANCELLED));
         return;
     }

@@ -9,8 +9,11 @@
 
 #include "../comm/comm.h"
 
+typedef struct rmpi_nbc rmpi_nbc_t;
+
 /* Dissemination barrier: ceil(log2 n) rounds of zero-byte exchanges. */
 int rmpi_coll_barrier(rmpi_comm_t *c);
+rmpi_nbc_t *rmpi_coll_barrier_sched(rmpi_comm_t *c);
 
 /* Predefined operations on predefined contiguous types (user ops come later).
  * rmpi_coll_op_check returns 0, MPI_ERR_OP or MPI_ERR_TYPE. */

@@ -98,6 +98,7 @@ int rmpi_comm_dup(rmpi_comm_t *parent, rmpi_comm_t **out)
     c->predefined = 0;
     c->handle = (MPI_Comm)c;
     c->name[0] = 0;
+    c->coll_seq = 0;
     if (parent->world) {
         c->world = rmpi_xmalloc((size_t)c->size * sizeof *c->world);
         memcpy(c->world, parent->world, (size_t)c->size * sizeof *c->world);

@@ -26,6 +26,7 @@ typedef struct rmpi_comm {
     MPI_Comm handle;
     MPI_Errhandler errh;
     char name[MPI_MAX_OBJECT_NAME];
+    uint32_t coll_seq;     /* collectives started on this communicator (coll/nbc.h tags) */
 } rmpi_comm_t;
 
 extern rmpi_comm_t rmpi_comm_world, rmpi_comm_self;

@@ -85,11 +85,19 @@ void rmpi_req_complete(rmpi_req_t *r)
         rmpi_req_release(r);
 }
 
-int rmpi_core_progress(void) { return rmpi_net_progress(); }
+int (*rmpi_core_hook)(void);
+
+int rmpi_core_progress(void)
+{
+    int n = rmpi_net_progress();
+    if (RMPI_UNLIKELY(rmpi_core_hook != NULL))
+        n += rmpi_core_hook();
+    return n;
+}
 
 void rmpi_core_wait_step(unsigned *idle)
 {
-    if (rmpi_net_progress()) {
+    if (rmpi_core_progress()) {
         *idle = 0;
         return;
     }

@@ -30,7 +30,7 @@
 #define RMPI_CTX_FINALIZE 4u
 #define RMPI_CTX_FIRST_FREE 8u
 
-enum { RMPI_REQ_SEND = 1, RMPI_REQ_RECV, RMPI_REQ_NULLOP };
+enum { RMPI_REQ_SEND = 1, RMPI_REQ_RECV, RMPI_REQ_NULLOP, RMPI_REQ_COLL };
 enum { RMPI_MODE_STD = 0, RMPI_MODE_SYNC, RMPI_MODE_READY, RMPI_MODE_BUFFERED };
 enum {
     RMPI_RF_PERSISTENT = 1, /* survives completion; Start re-arms it */
@@ -155,6 +155,10 @@ int rmpi_core_mrecv(rmpi_req_t *req, rmpi_unexp_t *u);
 
 /* ---- progress ---- */
 int rmpi_core_progress(void);
+/* Work of the layers above that advances with progress (collective schedules): while set,
+ * every progress call runs the hook after the network; it returns nonzero when it advanced
+ * something. NULL when idle, so point-to-point pays one predictable branch. */
+extern int (*rmpi_core_hook)(void);
 /* One step of a blocking wait: progress, and yield the CPU after RMPI_SPIN_COUNT idle polls. */
 void rmpi_core_wait_step(unsigned *idle);
 void rmpi_core_wait(rmpi_req_t *req);

@@ -1,0 +1,320 @@
+/* Collective schedules: building, running round by round, progress hook (nbc.h). */
+#include "nbc.h"
+
+#include "coll.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { NBC_SEND, NBC_RECV, NBC_COPY, NBC_REDUCE, NBC_PACK, NBC_UNPACK };
+
+typedef struct nbc_step {
+    uint8_t kind;
+    int peer;
+    const void *src;
+    void *dst;
+    size_t n;              /* bytes, or elements for reduce/pack/unpack */
+    MPI_Op op;
+    MPI_Datatype type;
+    rmpi_dtype_t *dt;
+} nbc_step_t;
+
+struct rmpi_nbc {
+    rmpi_comm_t *comm;
+    int tag;
+    nbc_step_t *steps;
+    size_t nsteps, capsteps;
+    size_t *round_start;   /* first step of each round */
+    size_t nrounds, caprounds;
+    void **tmp;
+    size_t ntmp;
+    /* run state */
+    size_t cur;            /* round running now */
+    rmpi_req_t **xfer;     /* transfers of the running round */
+    size_t nxfer, capxfer;
+    rmpi_req_t *req;       /* NULL for rmpi_nbc_run */
+    int err, keep, done;
+    int sealed;            /* rounds closed by the first start */
+    rmpi_list_t link;      /* in the active list while running */
+};
+
+static rmpi_list_t active = {&active, &active};
+static int nactive;
+/* Set while schedules are being advanced or started: a send posted by a schedule may run
+ * progress, which must not advance a half-posted round. */
+static int busy;
+
+static int nbc_progress(void);
+
+rmpi_nbc_t *rmpi_nbc_new(rmpi_comm_t *c)
+{
+    rmpi_nbc_t *s = rmpi_xcalloc(1, sizeof *s);
+    s->comm = c;
+    if (!c->predefined)
+        c->refcount++;
+    s->tag = RMPI_NBC_TAG(c->coll_seq);
+    c->coll_seq++;
+    s->caprounds = 8;
+    s->round_start = rmpi_xmalloc(s->caprounds * sizeof *s->round_start);
+    s->nrounds = 1;
+    s->round_start[0] = 0;
+    rmpi_list_init(&s->link);
+    return s;
+}
+
+void *rmpi_nbc_tmp(rmpi_nbc_t *s, size_t bytes)
+{
+    if (!bytes)
+        return NULL;
+    s->tmp = rmpi_xrealloc(s->tmp, (s->ntmp + 1) * sizeof *s->tmp);
+    return s->tmp[s->ntmp++] = rmpi_xmalloc(bytes);
+}
+
+static nbc_step_t *add(rmpi_nbc_t *s, int kind)
+{
+    if (s->nsteps == s->capsteps) {
+        s->capsteps = s->capsteps ? 2 * s->capsteps : 16;
+        s->steps = rmpi_xrealloc(s->steps, s->capsteps * sizeof *s->steps);
+    }
+    nbc_step_t *st = &s->steps[s->nsteps++];
+    memset(st, 0, sizeof *st);
+    st->kind = (uint8_t)kind;
+    return st;
+}
+
+void rmpi_nbc_send(rmpi_nbc_t *s, const void *buf, size_t bytes, int peer)
+{
+    if (peer == MPI_PROC_NULL)
+        return;
+    nbc_step_t *st = add(s, NBC_SEND);
+    st->src = buf, st->n = bytes, st->peer = peer;
+}
+
+void rmpi_nbc_recv(rmpi_nbc_t *s, void *buf, size_t bytes, int peer)
+{
+    if (peer == MPI_PROC_NULL)
+        return;
+    nbc_step_t *st = add(s, NBC_RECV);
+    st->dst = buf, st->n = bytes, st->peer = peer;
+}
+
+void rmpi_nbc_copy(rmpi_nbc_t *s, const void *src, void *dst, size_t bytes)
+{
+    if (!bytes || src == dst)
+        return;
+    nbc_step_t *st = add(s, NBC_COPY);
+    st->src = src, st->dst = dst, st->n = bytes;
+}
+
+void rmpi_nbc_reduce(rmpi_nbc_t *s, MPI_Op op, MPI_Datatype type, const void *in, void *inout, size_t count)
+{
+    if (!count)
+        return;
+    nbc_step_t *st = add(s, NBC_REDUCE);
+    st->src = in, st->dst = inout, st->n = count, st->op = op, st->type = type;
+}
+
+static void add_pack(rmpi_nbc_t *s, int kind, const void *src, void *dst, size_t count, rmpi_dtype_t *dt)
+{
+    if (!count || !dt->size)
+        return;
+    nbc_step_t *st = add(s, kind);
+    st->src = src, st->dst = dst, st->n = count, st->dt = dt;
+    rmpi_dtype_retain(dt);
+}
+
+void rmpi_nbc_pack(rmpi_nbc_t *s, const void *ubuf, size_t count, rmpi_dtype_t *dt, void *packed)
+{
+    add_pack(s, NBC_PACK, ubuf, packed, count, dt);
+}
+
+void rmpi_nbc_unpack(rmpi_nbc_t *s, const void *packed, void *ubuf, size_t count, rmpi_dtype_t *dt)
+{
+    add_pack(s, NBC_UNPACK, packed, ubuf, count, dt);
+}
+
+void rmpi_nbc_round(rmpi_nbc_t *s)
+{
+    if (s->round_start[s->nrounds - 1] == s->nsteps)
+        return;
+    if (s->nrounds == s->caprounds) {
+        s->caprounds *= 2;
+        s->round_start = rmpi_xrealloc(s->round_start, s->caprounds * sizeof *s->round_start);
+    }
+    s->round_start[s->nrounds++] = s->nsteps;
+}
+
+static void post(rmpi_nbc_t *s, const nbc_step_t *st)
+{
+    rmpi_comm_t *c = s->comm;
+    rmpi_req_t *r = rmpi_req_alloc(st->kind == NBC_SEND ? RMPI_REQ_SEND : RMPI_REQ_RECV);
+    r->ctx = c->ctx + 1;
+    r->tag = s->tag;
+    r->len = st->n;
+    if (s->nxfer == s->capxfer) {
+        s->capxfer = s->capxfer ? 2 * s->capxfer : 8;
+        s->xfer = rmpi_xrealloc(s->xfer, s->capxfer * sizeof *s->xfer);
+    }
+    s->xfer[s->nxfer++] = r;
+    int err;
+    static char none; /* zero-byte transfers may name no buffer */
+    if (st->kind == NBC_SEND) {
+        r->buf = st->src ? (void *)(uintptr_t)st->src : &none;
+        r->rank = rmpi_comm_world_rank(c, st->peer);
+        r->src = c->rank;
+        err = rmpi_core_isend(r);
+    } else {
+        r->buf = st->dst ? st->dst : &none;
+        r->rank = st->peer;
+        err = rmpi_core_irecv(r);
+    }
+    if (err && !s->err)
+        s->err = err;
+}
+
+/* Local steps of round k, then its receives, then its sends. */
+static void start_round(rmpi_nbc_t *s)
+{
+    size_t b = s->round_start[s->cur];
+    size_t e = s->cur + 1 < s->nrounds ? s->round_start[s->cur + 1] : s->nsteps;
+    for (size_t i = b; i < e; i++) {
+        const nbc_step_t *st = &s->steps[i];
+        switch (st->kind) {
+        case NBC_COPY:
+            memcpy(st->dst, st->src, st->n);
+            break;
+        case NBC_REDUCE:
+            rmpi_coll_op_apply(st->op, st->type, st->src, st->dst, st->n);
+            break;
+        case NBC_PACK:
+            rmpi_dtype_pack(st->src, st->n, st->dt, 0, st->dst, st->n * st->dt->size);
+            break;
+        case NBC_UNPACK:
+            rmpi_dtype_unpack(st->src, st->n * st->dt->size, st->dst, st->n, st->dt, 0);
+            break;
+        }
+    }
+    for (size_t i = b; i < e; i++)
+        if (s->steps[i].kind == NBC_RECV)
+            post(s, &s->steps[i]);
+    for (size_t i = b; i < e; i++)
+        if (s->steps[i].kind == NBC_SEND)
+            post(s, &s->steps[i]);
+}
+
+static void finish(rmpi_nbc_t *s)
+{
+    s->done = 1;
+    rmpi_list_remove(&s->link);
+    if (--nactive == 0)
+        rmpi_core_hook = NULL;
+    rmpi_req_t *req = s->req;
+    if (!req)
+        return;
+    req->st_err = s->err;
+    if (!s->keep)
+        rmpi_nbc_free(s);
+    rmpi_req_complete(req);
+}
+
+/* Advance s as far as completed transfers allow; returns nonzero when something moved. */
+static int advance(rmpi_nbc_t *s)
+{
+    int moved = 0;
+    for (;;) {
+        for (size_t i = 0; i < s->nxfer; i++)
+            if (!s->xfer[i]->done)
+                return moved;
+        for (size_t i = 0; i < s->nxfer; i++) {
+            rmpi_req_t *r = s->xfer[i];
+            if (r->kind == RMPI_REQ_RECV && !r->st_err && r->st_msglen > r->len)
+                r->st_err = MPI_ERR_TRUNCATE;
+            if (r->st_err && !s->err)
+                s->err = r->st_err;
+            rmpi_req_release(r);
+        }
+        s->nxfer = 0;
+        moved = 1;
+        if (++s->cur == s->nrounds) {
+            finish(s);
+            return moved;
+        }
+        start_round(s);
+    }
+}
+
+static int nbc_progress(void)
+{
+    if (busy)
+        return 0;
+    busy = 1;
+    int moved = 0;
+    rmpi_list_t *pos, *tmp;
+    rmpi_list_for_each_safe(pos, tmp, &active)
+        moved |= advance(RMPI_CONTAINER_OF(pos, rmpi_nbc_t, link));
+    busy = 0;
+    return moved;
+}
+
+static void launch(rmpi_nbc_t *s, rmpi_req_t *req, int keep)
+{
+    if (!s->sealed) {
+        rmpi_nbc_round(s);
+        if (s->round_start[s->nrounds - 1] == s->nsteps) /* drop the empty last round */
+            s->nrounds--;
+        s->sealed = 1;
+    }
+    s->req = req;
+    s->keep = keep;
+    s->err = 0;
+    s->done = 0;
+    s->cur = 0;
+    if (req) {
+        req->kind = RMPI_REQ_COLL;
+        req->user = s;
+        req->st_err = 0;
+        req->done = 0;
+    }
+    rmpi_list_push_back(&active, &s->link);
+    if (nactive++ == 0)
+        rmpi_core_hook = nbc_progress;
+    if (s->nrounds == 0) {
+        finish(s);
+        return;
+    }
+    int was_busy = busy;
+    busy = 1;
+    start_round(s);
+    advance(s);
+    busy = was_busy;
+}
+
+int rmpi_nbc_run(rmpi_nbc_t *s)
+{
+    launch(s, NULL, 1);
+    unsigned idle = 0;
+    while (!s->done)
+        rmpi_core_wait_step(&idle);
+    int err = s->err;
+    rmpi_nbc_free(s);
+    return err;
+}
+
+void rmpi_nbc_start(rmpi_nbc_t *s, rmpi_req_t *req, int keep) { launch(s, req, keep); }
+
+void rmpi_nbc_free(rmpi_nbc_t *s)
+{
+    for (size_t i = 0; i < s->nsteps; i++)
+        if (s->steps[i].dt)
+            rmpi_dtype_release(s->steps[i].dt);
+    for (size_t i = 0; i < s->ntmp; i++)
+        free(s->tmp[i]);
+    rmpi_comm_release(s->comm);
+    free(s->tmp);
+    free(s->steps);
+    free(s->round_start);
+    free(s->xfer);
+    free(s);
+}
+
+int rmpi_nbc_active(void) { return nactive; }

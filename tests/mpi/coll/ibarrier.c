@@ -1,0 +1,42 @@
+/* Non-blocking barrier: several outstanding at once, overlapped with point-to-point, and
+ * completed through Test, Wait and Waitall; no rank leaves a barrier before all entered. */
+#include "mtest.h"
+
+int main(int argc, char **argv)
+{
+    mtest_init(&argc, &argv);
+    int me = mtest_rank, n = mtest_size;
+    MPI_Request reqs[4];
+    for (int i = 0; i < 4; i++)
+        MPI_Ibarrier(MPI_COMM_WORLD, &reqs[i]);
+    /* point-to-point traffic while the barriers are in flight */
+    int token = me, got = -1;
+    MPI_Sendrecv(&token, 1, MPI_INT, (me + 1) % n, 5, &got, 1, MPI_INT, (me - 1 + n) % n, 5, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+    MTEST_CHECK(got == (me - 1 + n) % n, "ring token %d, expected %d", got, (me - 1 + n) % n);
+    int flag = 0;
+    while (!flag)
+        MPI_Test(&reqs[0], &flag, MPI_STATUS_IGNORE);
+    MTEST_CHECK(reqs[0] == MPI_REQUEST_NULL, "completed request not set to MPI_REQUEST_NULL");
+    MPI_Wait(&reqs[1], MPI_STATUS_IGNORE);
+    MPI_Waitall(2, &reqs[2], MPI_STATUSES_IGNORE);
+
+    /* ordering: rank 0 arrives late; nobody may complete the barrier before it sent */
+    double t0 = MPI_Wtime();
+    if (me == 0) {
+        while (MPI_Wtime() - t0 < 0.2)
+            ;
+        for (int r = 1; r < n; r++)
+            MPI_Send(&token, 1, MPI_INT, r, 9, MPI_COMM_WORLD);
+    }
+    MPI_Request b;
+    MPI_Ibarrier(MPI_COMM_WORLD, &b);
+    MPI_Wait(&b, MPI_STATUS_IGNORE);
+    if (me != 0) {
+        int fl = 0;
+        MPI_Iprobe(0, 9, MPI_COMM_WORLD, &fl, MPI_STATUS_IGNORE);
+        MTEST_CHECK(fl, "left the barrier before rank 0's message was sent");
+        MPI_Recv(&got, 1, MPI_INT, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    return mtest_finalize();
+}
