@@ -1,8 +1,7 @@
 /* Communicator bindings for this issue: size/rank/dup/free/compare/names and Barrier. */
 #include "api_impl.h"
 
-#include "../coll/coll.h"
-#include "../coll/nbc.h"
+#include "api_coll.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -125,10 +124,17 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
     GET_COMM(c, comm);
     RMPI_CHECK(request, c, MPI_ERR_REQUEST, "request must not be NULL");
     RMPI_LOCK();
-    rmpi_req_t *r = rmpi_req_alloc(RMPI_REQ_COLL);
-    r->ucomm = c;
-    rmpi_nbc_start(rmpi_coll_barrier_sched(c), r, 0);
-    *request = (MPI_Request)r;
+    rmpi_api_coll_request(c, rmpi_coll_barrier_sched(c), request, 0);
+    RMPI_UNLOCK();
+    return MPI_SUCCESS;
+}
+
+int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    GET_COMM(c, comm);
+    RMPI_CHECK(request, c, MPI_ERR_REQUEST, "request must not be NULL");
+    RMPI_LOCK();
+    rmpi_api_coll_request(c, rmpi_coll_barrier_sched(c), request, 1);
     RMPI_UNLOCK();
     return MPI_SUCCESS;
 }

@@ -1,6 +1,8 @@
 /* Point-to-point bindings: the send modes, receives, persistent requests. */
 #include "api_pt2pt.h"
 
+#include "../coll/nbc.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -394,6 +396,8 @@ int MPI_Start(MPI_Request *request)
     r->flags |= RMPI_RF_ACTIVE;
     if (r->kind == RMPI_REQ_NULLOP) {
         r->done = 1;
+    } else if (r->kind == RMPI_REQ_COLL) {
+        rmpi_nbc_start(r->user, r, 1);
     } else {
         if (r->udt && !((rmpi_dtype_t *)r->udt)->predefined)
             r->on_complete = api_req_done;

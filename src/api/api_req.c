@@ -1,6 +1,8 @@
 /* Completion bindings: Wait/Test families, Request_free, Cancel, status queries. */
 #include "api_pt2pt.h"
 
+#include "api_coll.h"
+
 #include <limits.h>
 
 void rmpi_api_status_empty(MPI_Status *st)
@@ -307,6 +309,8 @@ int MPI_Request_free(MPI_Request *request)
     } else {
         if ((r->flags & RMPI_RF_PERSISTENT) && r->udt)
             rmpi_dtype_release(r->udt);
+        if (r->kind == RMPI_REQ_COLL && r->user) /* an inactive persistent collective */
+            rmpi_nbc_free(r->user);
         rmpi_req_release(r);
     }
     RMPI_UNLOCK();
@@ -320,6 +324,8 @@ int MPI_Cancel(MPI_Request *request)
     RMPI_CHECK(request, NULL, MPI_ERR_REQUEST, "request must not be NULL");
     rmpi_req_t *r = rmpi_api_req(*request);
     RMPI_CHECK(r, NULL, MPI_ERR_REQUEST, "invalid request");
+    RMPI_CHECK(r->kind != RMPI_REQ_COLL, r->ucomm, MPI_ERR_REQUEST,
+               "a collective request cannot be cancelled (MPI forbids it)");
     RMPI_LOCK();
     /* Receives still waiting for a match are cancelled; a send cannot be recalled once
      * posted, so its cancel fails, which the standard allows (Test_cancelled says false). */
@@ -405,4 +411,18 @@ int MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count
     size_t bytes = rmpi_dtype_elements_bytes(dt, count);
     rmpi_status_set(status, status->MPI_SOURCE, status->MPI_TAG, status->MPI_ERROR, bytes, status->MPI_internal[2]);
     return MPI_SUCCESS;
+}
+
+void rmpi_api_coll_request(rmpi_comm_t *c, rmpi_nbc_t *s, MPI_Request *request, int persistent)
+{
+    rmpi_req_t *r = rmpi_req_alloc(RMPI_REQ_COLL);
+    r->ucomm = c;
+    r->user = s;
+    if (persistent) {
+        r->flags |= RMPI_RF_PERSISTENT;
+        r->done = 1;
+    } else {
+        rmpi_nbc_start(s, r, 0);
+    }
+    *request = (MPI_Request)r;
 }

@@ -212,8 +212,10 @@ static void finish(rmpi_nbc_t *s)
     if (!req)
         return;
     req->st_err = s->err;
-    if (!s->keep)
+    if (!s->keep || (req->flags & RMPI_RF_FREED)) {
+        req->user = NULL;
         rmpi_nbc_free(s);
+    }
     rmpi_req_complete(req);
 }
 

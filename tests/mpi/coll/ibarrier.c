@@ -38,5 +38,24 @@ int main(int argc, char **argv)
         MTEST_CHECK(fl, "left the barrier before rank 0's message was sent");
         MPI_Recv(&got, 1, MPI_INT, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
+    /* persistent: started several times, freed once inactive and once while active */
+    MPI_Request p;
+    MPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, &p);
+    for (int i = 0; i < 5; i++) {
+        MPI_Start(&p);
+        MPI_Wait(&p, MPI_STATUS_IGNORE);
+        MTEST_CHECK(p != MPI_REQUEST_NULL, "a persistent request survives its completion");
+    }
+    MPI_Request_free(&p);
+    MPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, &p);
+    MPI_Start(&p);
+    MPI_Request_free(&p);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Ibarrier(MPI_COMM_WORLD, &b);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int rc = MPI_Cancel(&b), cls = -1;
+    MPI_Error_class(rc, &cls);
+    MTEST_CHECK(cls == MPI_ERR_REQUEST, "cancel of a collective request: class %d, expected MPI_ERR_REQUEST", cls);
+    MPI_Wait(&b, MPI_STATUS_IGNORE);
     return mtest_finalize();
 }

@@ -1,0 +1,14 @@
+/* api-internal helpers shared by the collective bindings (blocking, I*, *_init). */
+#ifndef RMPI_API_COLL_H
+#define RMPI_API_COLL_H
+
+#include "api_pt2pt.h"
+
+#include "../coll/coll.h"
+#include "../coll/nbc.h"
+
+/* Hand a built schedule to the user as a request: started now (MPI_I*, freed when it
+ * completes) or inactive and persistent (*_init, run by every MPI_Start). Lock held. */
+void rmpi_api_coll_request(rmpi_comm_t *c, rmpi_nbc_t *s, MPI_Request *request, int persistent);
+
+#endif
