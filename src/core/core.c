@@ -152,6 +152,12 @@ int rmpi_core_finalize(void)
                 (unsigned long long)rmpi_core_stats.eager_short, (unsigned long long)rmpi_core_stats.rndv,
                 (unsigned long long)rmpi_core_stats.unexpected);
         rmpi_vc_report(stderr);
+        rmpi_net_mr_stats_t m = rmpi_net_mr_stats();
+        if (m.hits + m.misses)
+            fprintf(stderr, "[rmpi report] rank %d: registration cache: %llu hits, %llu misses, %llu evictions, "
+                            "%llu invalidations, %zu entries\n",
+                    rmpi_core_rank, (unsigned long long)m.hits, (unsigned long long)m.misses,
+                    (unsigned long long)m.evictions, (unsigned long long)m.invalidations, m.entries);
     }
     rmpi_net_close();
     rmpi_vc_finalize();

@@ -42,7 +42,7 @@ static void rndv_release(rmpi_req_t *r)
         return;
     for (int i = 0; i < rv->nmr; i++) {
         rmpi_rail_t *rail = rmpi_vc_rail(rv->vc, i);
-        rail->ops->mr_dereg(rail, &rv->mr[i]);
+        rmpi_net_mr_put(rail, &rv->mr[i]);
     }
     free(rv);
     r->rv = NULL;
@@ -53,7 +53,7 @@ void rmpi_rndv_register(rmpi_req_t *r, rmpi_vc_t *vc, void *buf, size_t len, uin
     rmpi_rndv_t *rv = rndv_of(r, vc);
     for (int i = 0; i < vc->nsub; i++) {
         rmpi_rail_t *rail = rmpi_vc_rail(vc, i);
-        if (rail->ops->mr_reg(rail, buf, len, &rv->mr[i]))
+        if (rmpi_net_mr_get(rail, buf, len, &rv->mr[i]))
             rmpi_fatal("cannot register %zu bytes on rail %s for a rendezvous with rank %d.", len,
                        rail->hints.name, vc->peer);
         rkeys[i] = rv->mr[i].rkey;

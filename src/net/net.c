@@ -97,6 +97,7 @@ rmpi_rail_t *rmpi_net_rail(int index) { return index < nrails ? rails[index] : N
 
 void rmpi_net_close(void)
 {
+    rmpi_net_mr_flush();
     for (int i = nrails - 1; i >= 0; i--)
         rails[i]->ops->close(rails[i]);
     nrails = 0;

@@ -54,6 +54,7 @@ typedef struct rmpi_net_hints {
     size_t mem_per_peer;     /* bytes of connection state per connected peer */
     int node_conn;           /* 1: one connection serves every process of a remote node */
     rmpi_scope_t scope;      /* which peers this rail is for */
+    int mr_cache;            /* 1: registering is costly (pins pages): go through the cache */
 } rmpi_net_hints_t;
 
 struct rmpi_rail {
@@ -68,6 +69,7 @@ typedef struct rmpi_mr {
     size_t len;
     uint64_t rkey;
     void *desc;
+    void *cache;             /* registration cache entry (mrcache.c), NULL if uncached */
 } rmpi_mr_t;
 
 /* An RDMA operation, owned by the caller (embedded in a request) until complete() runs. */
@@ -127,5 +129,26 @@ int rmpi_net_progress(void);
 int rmpi_net_nrails(void);
 rmpi_rail_t *rmpi_net_rail(int index);
 void rmpi_net_close(void);
+
+/* ---- registration cache (mrcache.c; hooks in mrcache_hooks.c) ----
+ * Callers register through these instead of ops->mr_reg/mr_dereg. On rails whose hints ask
+ * for it (and RMPI_MR_CACHE_SIZE > 0), a region that covers [addr, addr + len), is still
+ * mapped and was registered before on the same rail is reused; otherwise the page-aligned
+ * range is registered and cached. mr->addr/len then describe the cached region. */
+int rmpi_net_mr_get(rmpi_rail_t *rail, void *addr, size_t len, rmpi_mr_t *mr);
+void rmpi_net_mr_put(rmpi_rail_t *rail, rmpi_mr_t *mr);
+/* [addr, addr + len) is going away (any thread, any time). */
+void rmpi_net_mr_invalidate(const void *addr, size_t len);
+/* Whether the cache holds any entry (the free() hook's fast exit). */
+int rmpi_net_mr_cached(void);
+/* Deregister every unused entry (before the providers close). */
+void rmpi_net_mr_flush(void);
+typedef struct rmpi_net_mr_stats {
+    uint64_t hits, misses, evictions, invalidations;
+    size_t entries, unused_bytes;
+} rmpi_net_mr_stats_t;
+rmpi_net_mr_stats_t rmpi_net_mr_stats(void);
+/* Tests: how the cache finds the rail of an index (default rmpi_net_rail). */
+void rmpi_net_mr_cache_set_rails(rmpi_rail_t *(*lookup)(int index));
 
 #endif

@@ -496,6 +496,7 @@ static rmpi_ofi_rail_t *rail_open(const rmpi_net_env_t *env, struct fi_info *fi)
     if (fi->nic && fi->nic->link_attr && fi->nic->link_attr->speed)
         h->bw = fi->nic->link_attr->speed / 8;
     h->rdma_native = 1;
+    h->mr_cache = 1;
     size_t maxmsg = fi->ep_attr->max_msg_size < RMPI_OFI_BUF_SIZE ? fi->ep_attr->max_msg_size : RMPI_OFI_BUF_SIZE;
     h->max_frame = maxmsg - sizeof(rmpi_ofi_hdr_t);
     h->max_inline = inject > sizeof(rmpi_ofi_hdr_t) ? inject - sizeof(rmpi_ofi_hdr_t) : 0;

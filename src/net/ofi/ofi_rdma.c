@@ -1,4 +1,4 @@
-/* ofi: memory registration (fi_mr_reg per call, no cache yet) and RDMA get/put with
+/* ofi: memory registration (fi_mr_reg; the net layer caches regions, mrcache.c) and RDMA get/put with
  * fi_read/fi_write, following the domain's mr_mode:
  *   FI_MR_VIRT_ADDR  remote addresses are virtual (as the core sends them); without it they
  *                    are offsets, and the region's base travels in the key we choose

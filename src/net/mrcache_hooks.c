@@ -1,0 +1,119 @@
+/* Memory-release hooks for the registration cache (mrcache.c).
+ *
+ * libmpi.so exports these names, so the application's calls (and those of libraries
+ * loaded after libmpi) come here first: the range is invalidated, then the real call is
+ * made (the system call itself, or glibc's __libc_* entry). glibc's own internal calls
+ * (free of an mmap'd chunk unmapping it, a heap trim) do not go through these symbols,
+ * which is why free() and realloc() are hooked too: a chunk that malloc got from mmap is
+ * invalidated before it goes back, and a free that lowers the program break invalidates
+ * the trimmed range. Known gap: heaps of glibc's secondary (per-thread) arenas shrink with
+ * an internal madvise that no hook sees; a buffer malloc'd by such a thread, freed, and the
+ * range reused, could hit a stale registration on providers that pin pages (verbs). */
+#include "net.h"
+
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+extern void __libc_free(void *);
+extern void *__libc_realloc(void *, size_t);
+
+/* The allocator behind us (glibc's, or one linked after libmpi); glibc's entries while
+ * dlsym itself runs. */
+static void (*next_free)(void *);
+static void *(*next_realloc)(void *, size_t);
+static int resolving;
+
+static void resolve(void)
+{
+    if (resolving)
+        return;
+    resolving = 1;
+    void (*f)(void *) = (void (*)(void *))dlsym(RTLD_NEXT, "free");
+    void *(*r)(void *, size_t) = (void *(*)(void *, size_t))dlsym(RTLD_NEXT, "realloc");
+    next_realloc = r ? r : __libc_realloc;
+    next_free = f ? f : __libc_free;
+    resolving = 0;
+}
+
+static void real_free(void *p)
+{
+    if (RMPI_UNLIKELY(!next_free))
+        resolve();
+    (next_free ? next_free : __libc_free)(p);
+}
+
+/* glibc chunk header (only consulted while the cache holds entries, which needs glibc's
+ * malloc behind us): the size word before the user pointer; bit 1 = IS_MMAPPED. */
+static int chunk_mmapped(void *p, void **base, size_t *len)
+{
+    size_t sz = ((size_t *)p)[-1];
+    if (!(sz & 2))
+        return 0;
+    size_t prev = ((size_t *)p)[-2]; /* mmapped chunks keep their offset in the page here */
+    *base = (char *)p - 2 * sizeof(size_t) - prev;
+    *len = (sz & ~(size_t)7) + prev;
+    return 1;
+}
+
+void free(void *p)
+{
+    if (!p)
+        return;
+    if (!rmpi_net_mr_cached()) {
+        real_free(p);
+        return;
+    }
+    void *base;
+    size_t len;
+    if (chunk_mmapped(p, &base, &len))
+        rmpi_net_mr_invalidate(base, len);
+    void *brk0 = sbrk(0);
+    real_free(p);
+    void *brk1 = sbrk(0);
+    if (brk1 < brk0)
+        rmpi_net_mr_invalidate(brk1, (size_t)((char *)brk0 - (char *)brk1));
+}
+
+void *realloc(void *p, size_t n)
+{
+    if (p && rmpi_net_mr_cached()) {
+        void *base;
+        size_t len;
+        if (chunk_mmapped(p, &base, &len))
+            rmpi_net_mr_invalidate(base, len);
+    }
+    if (RMPI_UNLIKELY(!next_realloc))
+        resolve();
+    return (next_realloc ? next_realloc : __libc_realloc)(p, n);
+}
+
+int munmap(void *addr, size_t len)
+{
+    rmpi_net_mr_invalidate(addr, len);
+    return (int)syscall(SYS_munmap, addr, len);
+}
+
+void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
+{
+    void *new_addr = NULL;
+    if (flags & MREMAP_FIXED) {
+        va_list ap;
+        va_start(ap, flags);
+        new_addr = va_arg(ap, void *);
+        va_end(ap);
+        rmpi_net_mr_invalidate(new_addr, new_len);
+    }
+    rmpi_net_mr_invalidate(old, old_len);
+    return (void *)syscall(SYS_mremap, old, old_len, new_len, flags, new_addr);
+}
+
+int madvise(void *addr, size_t len, int advice)
+{
+    if (advice == MADV_DONTNEED || advice == MADV_FREE || advice == MADV_REMOVE)
+        rmpi_net_mr_invalidate(addr, len);
+    return (int)syscall(SYS_madvise, addr, len, advice);
+}
