@@ -22,7 +22,11 @@ static void rails(void)
         return;
     }
     static const rmpi_net_env_t env = {0, 2, "rmpi_info", on_frame, on_lost};
-    const struct rmpi_net_ops *provs[] = {&rmpi_self_ops, &rmpi_shm_ops, &rmpi_tcp_ops};
+    const struct rmpi_net_ops *provs[] = {&rmpi_self_ops, &rmpi_shm_ops, &rmpi_tcp_ops,
+#ifdef RMPI_HAVE_OFI
+                                          &rmpi_ofi_ops,
+#endif
+    };
     for (size_t p = 0; p < sizeof provs / sizeof provs[0]; p++) {
         rmpi_rail_t *r[RMPI_NET_MAX_RAILS];
         int n = provs[p]->open(&env, r, RMPI_NET_MAX_RAILS);
@@ -41,6 +45,11 @@ static void rails(void)
         for (int i = 0; i < n; i++)
             r[i]->ops->close(r[i]);
     }
+#ifdef RMPI_HAVE_OFI
+    rmpi_ofi_report(stdout);
+#else
+    printf("  libfabric: not built in (install libfabric-dev and pkg-config, then rebuild)\n");
+#endif
 }
 
 int main(int argc, char **argv)

@@ -99,8 +99,14 @@ int MPI_Abi_get_version(int *abi_major, int *abi_minor)
 int MPI_Get_library_version(char *version, int *resultlen)
 {
     int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
-                     "RailMPI %s (MPI %d.%d, standard ABI %d.%d; providers self, shm, tcp)", RMPI_VERSION_STRING,
-                     MPI_VERSION, MPI_SUBVERSION, RMPI_ABI_VERSION_MAJOR, RMPI_ABI_VERSION_MINOR);
+                     "RailMPI %s (MPI %d.%d, standard ABI %d.%d; providers self, shm, tcp%s)", RMPI_VERSION_STRING,
+                     MPI_VERSION, MPI_SUBVERSION, RMPI_ABI_VERSION_MAJOR, RMPI_ABI_VERSION_MINOR,
+#ifdef RMPI_HAVE_OFI
+                     ", ofi"
+#else
+                     ""
+#endif
+    );
     *resultlen = n;
     return MPI_SUCCESS;
 }

@@ -2,10 +2,6 @@
 
 #include <string.h>
 
-#ifdef RMPI_HAVE_OFI
-extern const struct rmpi_net_ops rmpi_ofi_ops;
-#endif
-
 /* Provider table, best first. Adding a provider = one row here plus its folder. */
 static const struct rmpi_net_ops *const providers[] = {&rmpi_self_ops, &rmpi_shm_ops, &rmpi_tcp_ops,
 #ifdef RMPI_HAVE_OFI
@@ -22,22 +18,20 @@ static int provider_wanted(const struct rmpi_net_ops *ops, int size)
 {
     if (ops == &rmpi_shm_ops)
         return net_mode != 2 && net_mode != 3 && size > 1;
+    int remote = 0; /* some rank lives on another node */
+    for (int r = 0; r < size && !remote; r++)
+        remote = rmpi_topo_node_of(r) != rmpi_topo_my_node();
 #ifdef RMPI_HAVE_OFI
-    /* Only when asked for: ofi then serves every peer but self, and tcp is not opened. */
+    /* RMPI_NET=ofi: ofi serves every peer but self and tcp is not opened. auto: between
+     * nodes, ofi opens when the capability table finds a provider worth it (ofi_caps.c;
+     * it opens no rail otherwise), and rails_for prefers it over tcp. */
     if (ops == &rmpi_ofi_ops)
-        return net_mode == 3 && size > 1;
+        return size > 1 && (net_mode == 3 || (net_mode == 0 && remote && strcmp(rmpi_knobs.OFI_AUTO, "never")));
 #endif
     if (ops == &rmpi_tcp_ops && net_mode == 3)
         return 0;
-    if (ops == &rmpi_tcp_ops) {
-        /* auto: TCP only when some rank lives on another node (keeps shm polling cheap) */
-        if (net_mode == 2)
-            return size > 1;
-        for (int r = 0; r < size; r++)
-            if (rmpi_topo_node_of(r) != rmpi_topo_my_node())
-                return 1;
-        return 0;
-    }
+    if (ops == &rmpi_tcp_ops) /* auto: only with ranks on other nodes (keeps shm polling cheap) */
+        return net_mode == 2 ? size > 1 : remote;
     return 1;
 }
 
@@ -77,10 +71,17 @@ int rmpi_net_rails_for(int peer, rmpi_rail_t **out, int max)
     rmpi_scope_t want = peer == my_rank ? RMPI_SCOPE_SELF
                         : (net_mode < 2 && rmpi_topo_node_of(peer) == rmpi_topo_my_node()) ? RMPI_SCOPE_INTRA
                                                                                           : RMPI_SCOPE_INTER;
-    int n = 0;
-    for (int i = 0; i < nrails && n < max; i++)
-        if (rails[i]->hints.scope == want && rails[i]->ops->reaches(rails[i], peer))
+    int n = 0, tier = -1;
+    for (int i = 0; i < nrails; i++) {
+        if (rails[i]->hints.scope != want || !rails[i]->ops->reaches(rails[i], peer))
+            continue;
+        if (rails[i]->hints.tier > tier) {
+            tier = rails[i]->hints.tier;
+            n = 0;
+        }
+        if (rails[i]->hints.tier == tier && n < max)
             out[n++] = rails[i];
+    }
     return n;
 }
 

@@ -55,6 +55,7 @@ typedef struct rmpi_net_hints {
     int node_conn;           /* 1: one connection serves every process of a remote node */
     rmpi_scope_t scope;      /* which peers this rail is for */
     int mr_cache;            /* 1: registering is costly (pins pages): go through the cache */
+    int tier;                /* of the rails reaching a peer, only those of the highest tier are used */
 } rmpi_net_hints_t;
 
 struct rmpi_rail {
@@ -118,12 +119,18 @@ struct rmpi_net_ops {
 };
 
 extern const struct rmpi_net_ops rmpi_self_ops, rmpi_shm_ops, rmpi_tcp_ops;
+#ifdef RMPI_HAVE_OFI
+extern const struct rmpi_net_ops rmpi_ofi_ops;
+/* rmpi_info: the libfabric providers found and what RMPI_NET would use (ofi/ofi_caps.c). */
+void rmpi_ofi_report(void *file);
+#endif
 
 /* ---- the net layer's own API (net.c): provider table, rail table, progress ---- */
 int rmpi_net_open(const rmpi_net_env_t *env);
 /* Call after the fence that follows rmpi_net_open: phase 0, fence, phase 1. */
 int rmpi_net_ready(int phase);
-/* After the fence: rails that reach peer, best first (self, shm, tcp by RMPI_NET). */
+/* After the fence: rails that reach peer (self, shm, tcp, ofi by RMPI_NET), only those of
+ * the highest tier among them (hints.tier: ofi over tcp when both reach it). */
 int rmpi_net_rails_for(int peer, rmpi_rail_t **rails, int max);
 int rmpi_net_progress(void);
 int rmpi_net_nrails(void);

@@ -26,6 +26,8 @@ const char *rmpi_rt_env(const char *name)
     return getenv(name);
 }
 
+void rmpi_rt_setenv_default(const char *name, const char *value) { setenv(name, value, 0); }
+
 static int parse_bool(const char *v, int *out)
 {
     if (!strcmp(v, "1") || !strcasecmp(v, "yes") || !strcasecmp(v, "true") || !strcasecmp(v, "on"))

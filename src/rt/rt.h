@@ -42,6 +42,8 @@ long long rmpi_knob_scoped_size(const char *knob, const char *value, const char 
 void rmpi_knobs_print(void *file, int markdown);
 /* Environment variable outside the RMPI_ namespace (launcher protocol only). */
 const char *rmpi_rt_env(const char *name);
+/* Set a variable read by a library below us (libfabric's FI_*) unless the user set it. */
+void rmpi_rt_setenv_default(const char *name, const char *value);
 
 /* ---- logging ---- */
 void rmpi_log_set_rank(int rank);

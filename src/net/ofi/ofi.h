@@ -66,7 +66,8 @@ typedef struct rmpi_ofi_rdma {
     int peer, write, posted;
     fi_addr_t dest;
     char *local;
-    size_t len;
+    size_t len;           /* bytes left, the chunk in flight included */
+    size_t cur;           /* bytes of the chunk in flight (at most the rail's max_rma) */
     uint64_t raddr, rkey; /* raddr already in the domain's addressing (virtual or offset) */
     void *desc;
     rmpi_ofi_reg_t *tmp;  /* registration made for this op only (FI_MR_LOCAL) */
@@ -92,6 +93,7 @@ typedef struct rmpi_ofi_rail {
     int saw;              /* FI_ORDER_SAW: a send after a write is delivered after its data */
     int local_only;       /* reaches only ranks on this node (shm, loopback) */
     size_t inject;        /* fi_inject limit, header included */
+    size_t max_rma;       /* largest single fi_read/fi_write (RMPI_OFI_MAX_RMA, max_msg_size) */
     size_t key_size;
     uint64_t key_gen;
     char card[512];       /* published "fabric|domain|hexaddr" */
@@ -120,7 +122,19 @@ extern const struct rmpi_net_ops rmpi_ofi_ops;
 
 static inline rmpi_ofi_rail_t *rmpi_ofi_rail_of(rmpi_rail_t *r) { return (rmpi_ofi_rail_t *)r; }
 
+/* ofi_caps.c */
+/* Pick the provider: RMPI_OFI_PROVIDER if set, else the first row of the capability table
+ * that this host offers (auto_mode: hardware only unless RMPI_OFI_AUTO=any). Writes the
+ * provider name and a sentence saying why; returns 0 when none qualifies. */
+int rmpi_ofi_choose(int auto_mode, char *prov, size_t len, char *why, size_t wlen);
+/* From the table: whether the provider reaches other nodes (unknown providers: yes). */
+int rmpi_ofi_reaches_nodes(const char *prov_name);
+/* rmpi_info: providers found, their capabilities, and what RMPI_NET would use. */
+void rmpi_ofi_report(void *file);
+
 /* ofi_ops.c */
+/* fi_getinfo hints for what RailMPI needs (prov NULL: any provider). */
+struct fi_info *rmpi_ofi_hints(const char *prov, int manual);
 int rmpi_ofi_peer_addr(rmpi_ofi_rail_t *r, int peer, fi_addr_t *addr);
 void rmpi_ofi_pend(rmpi_ofi_rail_t *r, rmpi_ofi_ctx_t *c);
 /* Drive the provider once without callbacks (completions go to the stash); 0 when the
@@ -141,6 +155,8 @@ int rmpi_ofi_put(rmpi_rail_t *rail, int peer, const void *local, size_t len, uin
                  rmpi_net_op_t *op);
 /* Post an RDMA op: 0, -FI_EAGAIN (caller queues it) or another negative error. */
 int rmpi_ofi_rdma_post(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d);
+/* A chunk of an RDMA op completed: post the next chunk, or finish the op. */
+void rmpi_ofi_rdma_chunk_done(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d);
 /* An RDMA op finished (status 0 or negative errno): stamp, release, call op->complete. */
 void rmpi_ofi_rdma_done(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d, int status);
 void rmpi_ofi_rdma_free_all(rmpi_ofi_rail_t *r);

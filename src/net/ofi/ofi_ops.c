@@ -12,7 +12,9 @@
 
 #define TX_SLAB_BUFS 16
 
-const char *rmpi_ofi_prov(const rmpi_ofi_rail_t *r) { return rmpi_knobs.OFI_PROVIDER; }
+static char chosen[64]; /* the provider this process opened (ofi_caps.c chose it) */
+
+const char *rmpi_ofi_prov(const rmpi_ofi_rail_t *r) { return chosen; }
 
 /* ---- buffer pools ---- */
 
@@ -115,8 +117,11 @@ static void peer_lookup(rmpi_ofi_rail_t *r, int peer)
     for (int k = 0; k < RMPI_NET_MAX_RAILS; k++) {
         char key[48], card[sizeof r->card];
         snprintf(key, sizeof key, "ofi-%d-%d", peer, k);
-        if (rmpi_pmi_get(key, card, sizeof card))
+        if (rmpi_pmi_get(key, card, sizeof card)) {
+            rmpi_log(2, "ofi: rail %s: no card of rank %d matches %.*s", r->pub.hints.name, peer, (int)pre, r->card);
             return;
+        }
+        rmpi_log(2, "ofi: rail %s: rank %d card %s", r->pub.hints.name, peer, card);
         if (card_prefix(card) != pre || strncmp(card, r->card, pre))
             continue;
         unsigned char addr[256];
@@ -367,7 +372,7 @@ static void on_entry(rmpi_ofi_rail_t *r, const struct fi_cq_msg_entry *e)
         tx_put(r, (rmpi_ofi_buf_t *)c);
     } else {
         r->tx_out--;
-        rmpi_ofi_rdma_done(r, (rmpi_ofi_rdma_t *)c, 0);
+        rmpi_ofi_rdma_chunk_done(r, (rmpi_ofi_rdma_t *)c);
     }
 }
 
@@ -429,7 +434,7 @@ static int ofi_progress(rmpi_rail_t *rail)
 
 /* ---- open ---- */
 
-static struct fi_info *make_hints(const char *prov, int manual)
+struct fi_info *rmpi_ofi_hints(const char *prov, int manual)
 {
     struct fi_info *h = fi_allocinfo();
     if (!h)
@@ -446,14 +451,30 @@ static struct fi_info *make_hints(const char *prov, int manual)
         h->domain_attr->data_progress = FI_PROGRESS_MANUAL;
     h->tx_attr->msg_order = FI_ORDER_SAS;
     h->rx_attr->msg_order = FI_ORDER_SAS;
-    h->fabric_attr->prov_name = strdup(prov);
+    if (prov)
+        h->fabric_attr->prov_name = strdup(prov);
+    if (rmpi_knobs.OFI_TX_SIZE > 0)
+        h->tx_attr->size = (size_t)rmpi_knobs.OFI_TX_SIZE;
+    if (rmpi_knobs.OFI_RX_SIZE > 0)
+        h->rx_attr->size = (size_t)rmpi_knobs.OFI_RX_SIZE;
     return h;
 }
 
 static void ofi_fail(const rmpi_net_env_t *env, const char *what, int rc)
 {
     rmpi_fatal("RMPI_OFI_PROVIDER=%s: %s on rank %d (%s). Set RMPI_OFI_PROVIDER to a provider `fi_info -t FI_EP_RDM` "
-               "lists, or RMPI_NET to shm or tcp.", rmpi_knobs.OFI_PROVIDER, what, env->rank, fi_strerror(rc < 0 ? -rc : rc));
+               "lists, or RMPI_NET to shm or tcp.", chosen, what, env->rank, fi_strerror(rc < 0 ? -rc : rc));
+}
+
+/* Queues sized from the job: a refusal names the sizes and the knobs that set them. */
+static void ofi_fail_sized(const rmpi_net_env_t *env, const char *what, int rc, long long cq)
+{
+    char buf[320];
+    snprintf(buf, sizeof buf, "%s with universe size %s (FI_UNIVERSE_SIZE; RMPI_OFI_UNIVERSE_SIZE, default the job "
+                              "size, sets it) and a completion queue of %lld entries (RMPI_OFI_CQ_SIZE, 0 = the "
+                              "provider's default): the provider may refuse queues that large; lower them",
+             what, rmpi_rt_env("FI_UNIVERSE_SIZE") ? rmpi_rt_env("FI_UNIVERSE_SIZE") : "?", cq);
+    ofi_fail(env, buf, rc);
 }
 
 static int domain_wanted(const char *name)
@@ -485,7 +506,9 @@ static rmpi_ofi_rail_t *rail_open(const rmpi_net_env_t *env, struct fi_info *fi)
     r->mr_mode = fi->domain_attr->mr_mode;
     r->key_size = fi->domain_attr->mr_key_size;
     r->saw = (fi->tx_attr->msg_order & FI_ORDER_SAW) && (fi->rx_attr->msg_order & FI_ORDER_SAW);
-    r->local_only = !(fi->caps & FI_REMOTE_COMM) ||
+    /* FI_REMOTE_COMM is a secondary capability, reported only when asked for, so whether
+     * a provider reaches other nodes comes from the capability table. */
+    r->local_only = !rmpi_ofi_reaches_nodes(fi->fabric_attr->prov_name) ||
                     (fi->fabric_attr->name && (!strncmp(fi->fabric_attr->name, "127.", 4) ||
                                                !strncmp(fi->fabric_attr->name, "::1", 3)));
     r->regs.next = r->regs.prev = &r->regs;
@@ -497,6 +520,10 @@ static rmpi_ofi_rail_t *rail_open(const rmpi_net_env_t *env, struct fi_info *fi)
         h->bw = fi->nic->link_attr->speed / 8;
     h->rdma_native = 1;
     h->mr_cache = 1;
+    h->tier = 1; /* chosen over RailMPI's tcp when both reach a peer */
+    r->max_rma = fi->ep_attr->max_msg_size;
+    if (rmpi_knobs.OFI_MAX_RMA > 0 && (size_t)rmpi_knobs.OFI_MAX_RMA < r->max_rma)
+        r->max_rma = (size_t)rmpi_knobs.OFI_MAX_RMA;
     size_t maxmsg = fi->ep_attr->max_msg_size < RMPI_OFI_BUF_SIZE ? fi->ep_attr->max_msg_size : RMPI_OFI_BUF_SIZE;
     h->max_frame = maxmsg - sizeof(rmpi_ofi_hdr_t);
     h->max_inline = inject > sizeof(rmpi_ofi_hdr_t) ? inject - sizeof(rmpi_ofi_hdr_t) : 0;
@@ -513,11 +540,12 @@ static rmpi_ofi_rail_t *rail_open(const rmpi_net_env_t *env, struct fi_info *fi)
         snprintf(what, sizeof what, "fi_domain failed for domain %s", fi->domain_attr->name);
         ofi_fail(env, what, rc);
     }
-    struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_MSG, .wait_obj = FI_WAIT_NONE};
+    struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_MSG, .wait_obj = FI_WAIT_NONE,
+                             .size = rmpi_knobs.OFI_CQ_SIZE > 0 ? (size_t)rmpi_knobs.OFI_CQ_SIZE : 0};
     rc = fi_cq_open(r->domain, &cqa, &r->cq, NULL);
     if (rc) {
         snprintf(what, sizeof what, "fi_cq_open failed on domain %s", fi->domain_attr->name);
-        ofi_fail(env, what, rc);
+        ofi_fail_sized(env, what, rc, rmpi_knobs.OFI_CQ_SIZE);
     }
     struct fi_av_attr ava = {.type = FI_AV_TABLE, .count = (size_t)env->size};
     rc = fi_av_open(r->domain, &ava, &r->av, NULL);
@@ -534,7 +562,7 @@ static rmpi_ofi_rail_t *rail_open(const rmpi_net_env_t *env, struct fi_info *fi)
         rc = fi_enable(r->ep);
     if (rc) {
         snprintf(what, sizeof what, "creating an RDM endpoint on domain %s failed", fi->domain_attr->name);
-        ofi_fail(env, what, rc);
+        ofi_fail_sized(env, what, rc, rmpi_knobs.OFI_CQ_SIZE);
     }
     unsigned char addr[200];
     size_t alen = sizeof addr;
@@ -572,12 +600,26 @@ static int rail_cmp(const void *a, const void *b)
 
 static int ofi_open(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
 {
-    const char *prov = rmpi_knobs.OFI_PROVIDER;
-    struct fi_info *hints = make_hints(prov, 1), *list = NULL;
+    /* Providers size their queues from the universe size, read at their first fi_getinfo. */
+    char usz[24];
+    snprintf(usz, sizeof usz, "%lld", rmpi_knobs.OFI_UNIVERSE_SIZE > 0 ? rmpi_knobs.OFI_UNIVERSE_SIZE : (long long)env->size);
+    rmpi_rt_setenv_default("FI_UNIVERSE_SIZE", usz);
+    int auto_mode = rmpi_knob_choice("NET", rmpi_knobs.NET, "auto|shm|tcp|ofi") == 0;
+    char why[512];
+    if (!rmpi_ofi_choose(auto_mode, chosen, sizeof chosen, why, sizeof why)) {
+        rmpi_log(1, "ofi: not used between nodes: %s", why);
+        if (auto_mode)
+            return 0;
+        rmpi_fatal("RMPI_NET=ofi on rank %d: %s. `fi_info -t FI_EP_RDM` lists the providers; set "
+                   "RMPI_OFI_PROVIDER or RMPI_NET=tcp.", env->rank, why);
+    }
+    rmpi_log(1, "ofi: using %s (%s)", chosen, why);
+    const char *prov = chosen;
+    struct fi_info *hints = rmpi_ofi_hints(prov, 1), *list = NULL;
     int rc = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, hints, &list);
     if (rc == -FI_ENODATA) { /* manual progress is preferred, not required */
         fi_freeinfo(hints);
-        hints = make_hints(prov, 0);
+        hints = rmpi_ofi_hints(prov, 0);
         rc = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, hints, &list);
     }
     fi_freeinfo(hints);

@@ -102,19 +102,21 @@ static rmpi_ofi_reg_t *reg_covering(rmpi_ofi_rail_t *r, const char *p, size_t le
 int rmpi_ofi_rdma_post(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
 {
     ssize_t rc;
+    /* Longer than the provider takes in one operation: chunks, one after the other. */
+    size_t n = d->cur = d->len < r->max_rma ? d->len : r->max_rma;
     if (d->write && !r->saw) {
         /* Without FI_ORDER_SAW a later send could overtake the data: complete the write
          * only when it is in the target buffer. */
-        struct iovec iov = {d->local, d->len};
-        struct fi_rma_iov riov = {d->raddr, d->len, d->rkey};
+        struct iovec iov = {d->local, n};
+        struct fi_rma_iov riov = {d->raddr, n, d->rkey};
         void *desc = d->desc;
         struct fi_msg_rma msg = {.msg_iov = &iov, .desc = &desc, .iov_count = 1, .addr = d->dest,
                                  .rma_iov = &riov, .rma_iov_count = 1, .context = &d->ctx.fctx};
         rc = fi_writemsg(r->ep, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE);
     } else if (d->write) {
-        rc = fi_write(r->ep, d->local, d->len, d->desc, d->dest, d->raddr, d->rkey, &d->ctx.fctx);
+        rc = fi_write(r->ep, d->local, n, d->desc, d->dest, d->raddr, d->rkey, &d->ctx.fctx);
     } else {
-        rc = fi_read(r->ep, d->local, d->len, d->desc, d->dest, d->raddr, d->rkey, &d->ctx.fctx);
+        rc = fi_read(r->ep, d->local, n, d->desc, d->dest, d->raddr, d->rkey, &d->ctx.fctx);
     }
     if (rc == 0) {
         r->tx_out++;
@@ -122,6 +124,29 @@ int rmpi_ofi_rdma_post(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
         d->posted = 1;
     }
     return (int)rc;
+}
+
+void rmpi_ofi_rdma_chunk_done(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
+{
+    d->local += d->cur;
+    d->raddr += d->cur;
+    d->len -= d->cur;
+    if (d->len == 0) {
+        rmpi_ofi_rdma_done(r, d, 0);
+        return;
+    }
+    r->writes_out -= d->write;
+    d->posted = 0;
+    if (!r->pend) {
+        int rc = rmpi_ofi_rdma_post(r, d);
+        if (rc == 0)
+            return;
+        if (rc != -FI_EAGAIN) {
+            rmpi_ofi_rdma_done(r, d, rc == -FI_EACCES || rc == -FI_EINVAL ? -EFAULT : rc);
+            return;
+        }
+    }
+    rmpi_ofi_pend(r, &d->ctx);
 }
 
 void rmpi_ofi_rdma_done(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d, int status)

@@ -1,0 +1,129 @@
+/* ofi: which libfabric provider to use, from a table of capability sets per provider (as
+ * MPICH's ofi netmod keeps one) checked against what fi_getinfo reports at start.
+ *
+ * The table says what a provider is (hardware or software, whether it reaches other
+ * nodes, which utility layer gives it an RDM endpoint); fi_getinfo says what this host's
+ * instance can do (RMA, atomics, mr_mode, sizes). Selection never tests provider names in
+ * code paths: it walks the table in order of preference. */
+#include "ofi.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct ofi_caps_row {
+    const char *core;      /* core provider (fi_info prov_name before ';') */
+    const char *rdm;       /* what RailMPI asks for: the core provider or core;utility */
+    uint8_t hardware;      /* drives a NIC: RMPI_NET=auto uses it between nodes */
+    uint8_t inter;         /* reaches other nodes (shm does not) */
+} ofi_caps_row_t;
+
+/* Order of preference. */
+static const ofi_caps_row_t table[] = {
+    {"opx", "opx", 1, 1},       {"cxi", "cxi", 1, 1},       {"psm3", "psm3", 1, 1},
+    {"efa", "efa", 1, 1},       {"psm2", "psm2", 1, 1},     {"verbs", "verbs;ofi_rxm", 1, 1},
+    {"tcp", "tcp;ofi_rxm", 0, 1}, {"udp", "udp;ofi_rxd", 0, 1}, {"sockets", "sockets", 0, 1},
+    {"net", "net", 0, 1},       {"shm", "shm", 0, 0},
+};
+
+static const ofi_caps_row_t *row_of(const char *prov_name)
+{
+    size_t n = strcspn(prov_name, ";");
+    for (size_t i = 0; i < RMPI_ARRAY_LEN(table); i++)
+        if (strlen(table[i].core) == n && !strncmp(table[i].core, prov_name, n))
+            return &table[i];
+    return NULL;
+}
+
+int rmpi_ofi_reaches_nodes(const char *prov_name)
+{
+    const ofi_caps_row_t *t = row_of(prov_name);
+    return !t || t->inter;
+}
+
+/* The RDM providers this host offers with what RailMPI needs, one line each. */
+static struct fi_info *probe(void)
+{
+    struct fi_info *hints = rmpi_ofi_hints(NULL, 0), *list = NULL;
+    int rc = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, hints, &list);
+    fi_freeinfo(hints);
+    return rc ? NULL : list;
+}
+
+static int offered(struct fi_info *list, const char *rdm)
+{
+    for (struct fi_info *fi = list; fi; fi = fi->next)
+        if (!strcmp(fi->fabric_attr->prov_name, rdm))
+            return 1;
+    return 0;
+}
+
+int rmpi_ofi_choose(int auto_mode, char *prov, size_t len, char *why, size_t wlen)
+{
+    const char *want = rmpi_knobs.OFI_PROVIDER;
+    if (*want) {
+        snprintf(prov, len, "%s", want);
+        snprintf(why, wlen, "RMPI_OFI_PROVIDER=%s", want);
+        return 1;
+    }
+    struct fi_info *list = probe();
+    if (!list) {
+        snprintf(why, wlen, "libfabric offers no RDM provider with FI_MSG|FI_RMA here");
+        return 0;
+    }
+    int any = auto_mode ? rmpi_knob_choice("OFI_AUTO", rmpi_knobs.OFI_AUTO, "hardware|any|never") == 1 : 1;
+    int found = 0;
+    for (size_t i = 0; i < RMPI_ARRAY_LEN(table) && !found; i++) {
+        const ofi_caps_row_t *t = &table[i];
+        if (!t->inter || (!t->hardware && !any) || !offered(list, t->rdm))
+            continue;
+        snprintf(prov, len, "%s", t->rdm);
+        snprintf(why, wlen, "%s: the first %s provider of the table found here", t->rdm,
+                 t->hardware ? "hardware" : "inter-node");
+        found = 1;
+    }
+    if (!found) {
+        int off = snprintf(why, wlen, "no %s provider among those found:", any ? "inter-node" : "hardware");
+        for (struct fi_info *fi = list; fi && off > 0 && (size_t)off < wlen; fi = fi->next)
+            if (!strstr(why, fi->fabric_attr->prov_name))
+                off += snprintf(why + off, wlen - (size_t)off, " %s", fi->fabric_attr->prov_name);
+    }
+    fi_freeinfo(list);
+    return found;
+}
+
+void rmpi_ofi_report(void *file)
+{
+    FILE *f = file;
+    struct fi_info *list = probe();
+    fprintf(f, "  libfabric %d.%d: RDM providers with FI_MSG|FI_RMA on this host:%s\n", FI_MAJOR(fi_version()),
+            FI_MINOR(fi_version()), list ? "" : " none");
+    for (struct fi_info *fi = list; fi; fi = fi->next) {
+        int dup = 0;
+        for (struct fi_info *g = list; g != fi; g = g->next)
+            dup |= !strcmp(g->fabric_attr->prov_name, fi->fabric_attr->prov_name) &&
+                   !strcmp(g->domain_attr->name, fi->domain_attr->name);
+        if (dup)
+            continue;
+        const ofi_caps_row_t *t = row_of(fi->fabric_attr->prov_name);
+        fprintf(f, "    %-16s domain %-12s %s, %s, RMA %s, atomics %s, max message %zu\n",
+                fi->fabric_attr->prov_name, fi->domain_attr->name,
+                !t ? "not in the table" : t->hardware ? "hardware" : "software",
+                t && !t->inter ? "this node only" : "reaches other nodes", (fi->caps & FI_RMA) ? "yes" : "no",
+                (fi->caps & FI_ATOMIC) ? "yes" : "no (would be done by the target's progress engine)",
+                fi->ep_attr->max_msg_size);
+    }
+    fi_freeinfo(list);
+    char prov[64], why[512];
+    int net = rmpi_knob_choice("NET", rmpi_knobs.NET, "auto|shm|tcp|ofi");
+    if (net == 3) {
+        rmpi_ofi_choose(0, prov, sizeof prov, why, sizeof why);
+        fprintf(f, "  RMPI_NET=ofi: every peer over %s (%s)\n", prov, why);
+    } else if (net == 0 && rmpi_ofi_choose(1, prov, sizeof prov, why, sizeof why)) {
+        fprintf(f, "  RMPI_NET=auto: between nodes over %s (%s); shm within a node\n", prov, why);
+    } else if (net == 0) {
+        fprintf(f, "  RMPI_NET=auto: between nodes over RailMPI's tcp provider, not libfabric (%s; "
+                   "RMPI_OFI_AUTO=%s)\n", why, rmpi_knobs.OFI_AUTO);
+    } else {
+        fprintf(f, "  RMPI_NET=%s: libfabric not used\n", rmpi_knobs.NET);
+    }
+}
