@@ -129,6 +129,8 @@ static inline rmpi_ofi_rail_t *rmpi_ofi_rail_of(rmpi_rail_t *r) { return (rmpi_o
 int rmpi_ofi_choose(int auto_mode, char *prov, size_t len, char *why, size_t wlen);
 /* From the table: whether the provider reaches other nodes (unknown providers: yes). */
 int rmpi_ofi_reaches_nodes(const char *prov_name);
+/* From the table: whether the target rejects RDMA under a key it did not issue. */
+int rmpi_ofi_checks_keys(const char *prov_name);
 /* rmpi_info: providers found, their capabilities, and what RMPI_NET would use. */
 void rmpi_ofi_report(void *file);
 

@@ -15,14 +15,15 @@ typedef struct ofi_caps_row {
     const char *rdm;       /* what RailMPI asks for: the core provider or core;utility */
     uint8_t hardware;      /* drives a NIC: RMPI_NET=auto uses it between nodes */
     uint8_t inter;         /* reaches other nodes (shm does not) */
+    uint8_t keys;          /* the target checks remote keys (shm 1.17 reads through CMA and does not) */
 } ofi_caps_row_t;
 
 /* Order of preference. */
 static const ofi_caps_row_t table[] = {
-    {"opx", "opx", 1, 1},       {"cxi", "cxi", 1, 1},       {"psm3", "psm3", 1, 1},
-    {"efa", "efa", 1, 1},       {"psm2", "psm2", 1, 1},     {"verbs", "verbs;ofi_rxm", 1, 1},
-    {"tcp", "tcp;ofi_rxm", 0, 1}, {"udp", "udp;ofi_rxd", 0, 1}, {"sockets", "sockets", 0, 1},
-    {"net", "net", 0, 1},       {"shm", "shm", 0, 0},
+    {"opx", "opx", 1, 1, 1},         {"cxi", "cxi", 1, 1, 1},         {"psm3", "psm3", 1, 1, 1},
+    {"efa", "efa", 1, 1, 1},         {"psm2", "psm2", 1, 1, 1},       {"verbs", "verbs;ofi_rxm", 1, 1, 1},
+    {"tcp", "tcp;ofi_rxm", 0, 1, 1}, {"udp", "udp;ofi_rxd", 0, 1, 1}, {"sockets", "sockets", 0, 1, 1},
+    {"net", "net", 0, 1, 1},         {"shm", "shm", 0, 0, 0},
 };
 
 static const ofi_caps_row_t *row_of(const char *prov_name)
@@ -38,6 +39,12 @@ int rmpi_ofi_reaches_nodes(const char *prov_name)
 {
     const ofi_caps_row_t *t = row_of(prov_name);
     return !t || t->inter;
+}
+
+int rmpi_ofi_checks_keys(const char *prov_name)
+{
+    const ofi_caps_row_t *t = row_of(prov_name);
+    return !t || t->keys;
 }
 
 /* The RDM providers this host offers with what RailMPI needs, one line each. */
@@ -105,10 +112,11 @@ void rmpi_ofi_report(void *file)
         if (dup)
             continue;
         const ofi_caps_row_t *t = row_of(fi->fabric_attr->prov_name);
-        fprintf(f, "    %-16s domain %-12s %s, %s, RMA %s, atomics %s, max message %zu\n",
+        fprintf(f, "    %-16s domain %-12s %s, %s, RMA %s%s, atomics %s, max message %zu\n",
                 fi->fabric_attr->prov_name, fi->domain_attr->name,
                 !t ? "not in the table" : t->hardware ? "hardware" : "software",
                 t && !t->inter ? "this node only" : "reaches other nodes", (fi->caps & FI_RMA) ? "yes" : "no",
+                t && !t->keys ? " (remote keys not checked)" : "",
                 (fi->caps & FI_ATOMIC) ? "yes" : "no (would be done by the target's progress engine)",
                 fi->ep_attr->max_msg_size);
     }

@@ -356,10 +356,19 @@ static void cq_error(rmpi_ofi_rail_t *r)
         return;
     }
     int err = (int)e.err;
+    /* tcp;ofi_rxm reports a key the target rejects as FI_ECANCELED: nobody cancels RDMA. */
     int remote = err == FI_EACCES || err == FI_EINVAL || err == FI_EKEYREJECTED || err == FI_EFAULT ||
-                 err == FI_EREMOTEIO || err == FI_EIO;
+                 err == FI_EREMOTEIO || err == FI_EIO || err == FI_ECANCELED;
     rmpi_log(1, "ofi: RDMA on %s failed: %s (%s)", r->pub.hints.name, fi_strerror(err), what ? what : "");
+    int peer = ((rmpi_ofi_rdma_t *)c)->peer;
     rmpi_ofi_rdma_done(r, (rmpi_ofi_rdma_t *)c, remote ? -EFAULT : -err);
+    /* As a verbs QP goes to the error state: after a failed RDMA the provider's connection
+     * may drop later frames without a word (tcp;ofi_rxm does), so the rail no longer
+     * serves this peer. */
+    char why[320];
+    snprintf(why, sizeof why, "an RDMA %s on %s failed: %s (%s)", ((rmpi_ofi_rdma_t *)c)->write ? "write" : "read",
+             r->pub.hints.name, fi_strerror(err), what ? what : "");
+    r->env.on_peer_lost(&r->pub, peer, why);
 }
 
 static void on_entry(rmpi_ofi_rail_t *r, const struct fi_cq_msg_entry *e)

@@ -6,11 +6,13 @@
  * (passes) when built without libfabric. */
 #include <limits.h>
 #include <stdio.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "net/net.h"
+#include "net/ofi/ofi.h"
 
 #ifndef RMPI_HAVE_OFI
 int main(void)
@@ -76,7 +78,12 @@ static void on_frame(rmpi_rail_t *rail, int src, const void *frame, size_t len)
     }
 }
 
-static void on_lost(rmpi_rail_t *rail, int p, const char *why) { CHECK(0, "peer %d lost: %s", p, why); }
+static int expect_lost, nlost;
+static void on_lost(rmpi_rail_t *rail, int p, const char *why)
+{
+    CHECK(expect_lost, "peer %d lost: %s", p, why);
+    nlost++;
+}
 
 static int progress(void)
 {
@@ -94,6 +101,9 @@ static void op_done(rmpi_net_op_t *op)
           (unsigned long long)op->t_done);
     ndone++;
 }
+
+static int nbad;
+static void op_bad(rmpi_net_op_t *op) { nbad++; }
 
 static void wait_ops(int n)
 {
@@ -205,6 +215,27 @@ static void rank_main(void)
     CHECK(rmpi_pmi_fence() == 0, "fence");
     char name[64];
     snprintf(name, sizeof name, "%s", r0->hints.name);
+    /* Last, a get under a key the peer never issued (the high bits: with offset addressing
+     * the low ones carry the region base, which the initiator checks itself): the target
+     * rejects it, the op completes with -EFAULT, and the rail reports the peer lost (its
+     * connection may drop later frames). */
+    rmpi_net_op_t bad = {.complete = op_bad};
+    expect_lost = 1;
+    CHECK(rmpi_ofi_ops.get(rails[0], peer, got, 4096, peer_addr, peer_rkey[0] ^ (UINT64_C(0x5a5a) << 48), &bad) == 0, "bad get");
+    const char *prov = getenv("RMPI_OFI_PROVIDER");
+    int checked = rmpi_ofi_checks_keys(prov ? prov : "");
+    t0 = (double)rmpi_time_ns();
+    while ((!nbad || (checked && !nlost)) && (double)rmpi_time_ns() - t0 < 30e9)
+        progress();
+    if (checked) {
+        CHECK(nbad == 1 && bad.status == -EFAULT, "a get with a bad key completed %d time(s) with status %d", nbad,
+              bad.status);
+        CHECK(nlost >= 1, "the rail did not report the peer lost after a failed get");
+    } else {
+        /* the capability table says this provider reads without checking keys */
+        CHECK(nbad == 1, "a get with an unchecked key completed %d time(s)", nbad);
+    }
+    CHECK(rmpi_pmi_fence() == 0, "fence");
     for (int i = 0; i < nrails; i++) {
         rmpi_ofi_ops.mr_dereg(rails[i], &mr[i]);
         rmpi_ofi_ops.close(rails[i]);
