@@ -102,6 +102,7 @@ typedef struct rmpi_ofi_rail {
     int nrx;
     rmpi_ofi_ctx_t *rx_wait;            /* receive buffers whose repost got -FI_EAGAIN */
     rmpi_ofi_buf_t *tx_free;
+    size_t tx_slabs;      /* send buffer slabs allocated (bounded by RMPI_OFI_TX_MAX) */
     rmpi_ofi_reg_t regs;  /* list head (sentinel) of registrations */
     struct slab { struct slab *next; rmpi_ofi_reg_t *reg; void *mem; struct rmpi_ofi_buf *bufs; } *slabs;
     rmpi_ofi_ctx_t *pend, **pend_tail;  /* posts refused with -FI_EAGAIN, in issue order */

@@ -46,6 +46,15 @@ static rmpi_ofi_buf_t *slab_new(rmpi_ofi_rail_t *r, int n, int kind, uint64_t ac
 static rmpi_ofi_buf_t *tx_get(rmpi_ofi_rail_t *r)
 {
     if (!r->tx_free) {
+        /* Sends never fail for lack of room (the contract), so frames the provider has not
+         * taken pile up here; past RMPI_OFI_TX_MAX the job ends with a clear message. */
+        size_t next = (r->tx_slabs + 1) * TX_SLAB_BUFS * (size_t)RMPI_OFI_BUF_SIZE;
+        if (rmpi_knobs.OFI_TX_MAX > 0 && next > (size_t)rmpi_knobs.OFI_TX_MAX)
+            rmpi_fatal("ofi: rank %d holds %zu MiB of frames on %s that the provider has not taken (posts refused "
+                       "%llu times, %ld in flight): a peer may have stopped calling MPI. RMPI_OFI_TX_MAX=%lld "
+                       "bounds this memory.", r->env.rank, (next >> 20) - (TX_SLAB_BUFS * RMPI_OFI_BUF_SIZE >> 20),
+                       r->pub.hints.name, (unsigned long long)r->stat_eagain, r->tx_out, rmpi_knobs.OFI_TX_MAX);
+        r->tx_slabs++;
         rmpi_ofi_buf_t *b = slab_new(r, TX_SLAB_BUFS, RMPI_OFI_TX, FI_SEND);
         for (int i = 0; i < TX_SLAB_BUFS; i++) {
             b[i].ctx.next = (rmpi_ofi_ctx_t *)r->tx_free;
