@@ -71,6 +71,9 @@ struct rmpi_dtype {
     MPI_Count nbasic;      /* basic elements in one element */
     size_t basic_size;     /* size of every basic element, 0 when they differ */
     size_t pair_first;     /* predefined pair types (MPI_DOUBLE_INT...): bytes of the first member */
+    MPI_Datatype basic;    /* the one predefined type every basic element is (a pair type counts
+                            * as one), MPI_DATATYPE_NULL when they differ or there is no data:
+                            * what predefined reduction operations apply to */
 
     /* Constructor and its arguments, in MPI_Type_get_contents order. Integer arguments
      * are kept as MPI_Count whether they came from the int or the _c binding; `large`

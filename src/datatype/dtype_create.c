@@ -200,6 +200,8 @@ static int dtype_build(rmpi_dtype_t *dt)
     dt->basic_size = 0;
     dt->nbasic = 0;
     dt->sticky_lb = dt->sticky_ub = 0;
+    dt->basic = MPI_DATATYPE_NULL;
+    int basic_mixed = 0;
     for (size_t i = 0; i < np; i++) {
         rmpi_dtype_piece_t p;
         rmpi_dtype_piece(dt, i, &p);
@@ -222,6 +224,11 @@ static int dtype_build(rmpi_dtype_t *dt)
             else if (t->basic_size != dt->basic_size)
                 mixed = 1;
             seen_basic = 1;
+        }
+        if (t->size && !basic_mixed) {
+            if (t->basic == MPI_DATATYPE_NULL || (dt->basic != MPI_DATATYPE_NULL && dt->basic != t->basic))
+                basic_mixed = 1;
+            dt->basic = t->basic;
         }
         if (t->align > dt->align)
             dt->align = t->align;
@@ -250,6 +257,8 @@ static int dtype_build(rmpi_dtype_t *dt)
         seg_append_piece(&sv, p.disp, bl, t, cost > rmpi_dtype_flat_max);
     }
     dt->size = size;
+    if (basic_mixed)
+        dt->basic = MPI_DATATYPE_NULL;
     if (mixed)
         dt->basic_size = 0;
     dt->lb = dt->sticky_lb ? slb : nlb;

@@ -162,6 +162,7 @@ static void predef_init(void)
         dt->refcount = 1;
         dt->handle = s->h;
         dt->combiner = MPI_COMBINER_NAMED;
+        dt->basic = s->h;
         dt->align = s->align;
         dt->lb = 0;
         dt->ub = dt->extent = (MPI_Aint)s->extent;
