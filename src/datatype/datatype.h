@@ -84,6 +84,9 @@ struct rmpi_dtype {
     MPI_Count *ints;
     MPI_Aint *aints;
     rmpi_dtype_t **types;
+    /* Subarray and darray: the equivalent type built from simpler constructors (one
+     * reference); their single piece is one copy of it at displacement 0. */
+    rmpi_dtype_t *inner;
 
     char name[MPI_MAX_OBJECT_NAME];
     void *attrs;           /* attribute list, owned by the api layer */
@@ -118,6 +121,42 @@ int rmpi_dtype_struct(MPI_Count count, const MPI_Count *blocklens, const MPI_Ain
 int rmpi_dtype_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, int large, rmpi_dtype_t **newtype);
 /* A dup is committed when its source is (MPI_Type_dup semantics). */
 int rmpi_dtype_dup(MPI_Datatype oldtype, rmpi_dtype_t **newtype);
+
+/* MPI_Type_create_subarray / darray (integer arguments as in the bindings, order
+ * MPI_ORDER_C or MPI_ORDER_FORTRAN). MPI_ERR_ARG for arguments the standard rejects
+ * (sizes, starts, process grid, distribution arguments), MPI_ERR_TYPE for oldtype.
+ * Extent: the whole global array (lb 0), as the standard's type maps say. */
+int rmpi_dtype_subarray(int ndims, const MPI_Count *sizes, const MPI_Count *subsizes, const MPI_Count *starts,
+                        int order, MPI_Datatype oldtype, int large, rmpi_dtype_t **newtype);
+int rmpi_dtype_darray(int size, int rank, int ndims, const MPI_Count *gsizes, const int *distribs, const int *dargs,
+                      const int *psizes, int order, MPI_Datatype oldtype, int large, rmpi_dtype_t **newtype);
+/* A new object equal to t: same combiner, arguments and commit state (what
+ * MPI_Type_get_contents hands out for derived argument types). */
+int rmpi_dtype_clone(const rmpi_dtype_t *t, rmpi_dtype_t **newtype);
+
+/* MPI_Type_get_envelope / get_contents. `large_api` selects the _c layout (counts of
+ * a type built by an _c constructor go to the large-count array); otherwise every
+ * integer argument is reported as an integer (the caller checks that it fits in int).
+ * rmpi_dtype_contents fills arrays of the envelope's sizes; types are the objects the
+ * type holds (the caller hands out clones of derived ones). */
+typedef struct rmpi_dtype_envelope {
+    MPI_Count ni, na, nl, nd;
+    int combiner;
+} rmpi_dtype_envelope_t;
+void rmpi_dtype_envelope(const rmpi_dtype_t *dt, int large_api, rmpi_dtype_envelope_t *env);
+void rmpi_dtype_contents(const rmpi_dtype_t *dt, int large_api, MPI_Count *ints, MPI_Aint *aints, MPI_Count *large,
+                         rmpi_dtype_t **types);
+
+/* "external32" (MPI-4.1 13.5.2): big endian, the standard's sizes (MPI_WCHAR 2 bytes,
+ * long double IEEE binary128). Sizes are per element of dt; the converters go between
+ * the native packed stream (rmpi_dtype_pack) of `count` elements and external32. */
+size_t rmpi_dtype_external_size(const rmpi_dtype_t *dt);
+void rmpi_dtype_to_external(const rmpi_dtype_t *dt, size_t count, const void *packed, void *ext);
+void rmpi_dtype_from_external(const rmpi_dtype_t *dt, size_t count, const void *ext, void *packed);
+
+/* MPI_Type_match_size: the predefined type of a type class and byte size, or
+ * MPI_DATATYPE_NULL. */
+MPI_Datatype rmpi_dtype_match_size(int typeclass, int size);
 
 int rmpi_dtype_commit(rmpi_dtype_t *dt);
 /* The user's MPI_Type_free: MPI_ERR_TYPE for predefined or already freed types. */

@@ -216,3 +216,26 @@ void rmpi_dtype_set_name(rmpi_dtype_t *dt, const char *name)
     memcpy(dt->name, name, n);
     dt->name[n] = '\0';
 }
+
+/* The fixed-size Fortran types: every size a class has on this machine. */
+MPI_Datatype rmpi_dtype_match_size(int typeclass, int size)
+{
+    static const struct {
+        int cls, size;
+        MPI_Datatype t;
+    } table[] = {
+        { MPI_TYPECLASS_INTEGER, 1, MPI_INTEGER1 },   { MPI_TYPECLASS_INTEGER, 2, MPI_INTEGER2 },
+        { MPI_TYPECLASS_INTEGER, 4, MPI_INTEGER4 },   { MPI_TYPECLASS_INTEGER, 8, MPI_INTEGER8 },
+        { MPI_TYPECLASS_INTEGER, 16, MPI_INTEGER16 }, { MPI_TYPECLASS_REAL, 2, MPI_REAL2 },
+        { MPI_TYPECLASS_REAL, 4, MPI_REAL4 },         { MPI_TYPECLASS_REAL, 8, MPI_REAL8 },
+        { MPI_TYPECLASS_REAL, 16, MPI_REAL16 },       { MPI_TYPECLASS_COMPLEX, 4, MPI_COMPLEX4 },
+        { MPI_TYPECLASS_COMPLEX, 8, MPI_COMPLEX8 },   { MPI_TYPECLASS_COMPLEX, 16, MPI_COMPLEX16 },
+        { MPI_TYPECLASS_COMPLEX, 32, MPI_COMPLEX32 }, { MPIX_TYPECLASS_LOGICAL, 1, MPI_LOGICAL1 },
+        { MPIX_TYPECLASS_LOGICAL, 2, MPI_LOGICAL2 },  { MPIX_TYPECLASS_LOGICAL, 4, MPI_LOGICAL4 },
+        { MPIX_TYPECLASS_LOGICAL, 8, MPI_LOGICAL8 },  { MPIX_TYPECLASS_LOGICAL, 16, MPI_LOGICAL16 },
+    };
+    for (size_t i = 0; i < RMPI_ARRAY_LEN(table); i++)
+        if (table[i].cls == typeclass && table[i].size == size)
+            return table[i].t;
+    return MPI_DATATYPE_NULL;
+}
