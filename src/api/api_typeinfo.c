@@ -150,23 +150,30 @@ static int external_common(const char *func, const char *datarep, MPI_Count coun
     return MPI_SUCCESS;
 }
 
-static int pack_external(const char *func, const char *datarep, const void *inbuf, MPI_Count incount,
-                         MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position)
+/* Both directions: `user` holds `count` elements of the datatype in its own layout, `buf`
+ * the external32 stream of `bufsize` bytes with the data at *position. */
+static int external_move(const char *func, int pack, const char *datarep, void *user, MPI_Count count,
+                         MPI_Datatype datatype, void *buf, MPI_Count bufsize, MPI_Count *position)
 {
     rmpi_dtype_t *dt;
-    int rc = external_common(func, datarep, incount, datatype, &dt);
+    int rc = external_common(func, datarep, count, datatype, &dt);
     if (rc)
         return rc;
-    FCHECK(position && *position >= 0 && outsize >= 0, MPI_ERR_ARG,
-           "position must be non-NULL and position and outsize non-negative");
-    size_t n = (size_t)incount, bytes = n * rmpi_dtype_size(dt), ext = n * rmpi_dtype_external_size(dt);
-    FCHECK(*position <= outsize && ext <= (size_t)(outsize - *position), MPI_ERR_TRUNCATE,
-           "packing %zu bytes at position %lld overruns the output buffer of %lld bytes", ext, (long long)*position,
-           (long long)outsize);
-    FCHECK(!bytes || (outbuf && (inbuf || dt->true_lb > 0)), MPI_ERR_BUFFER, "inbuf and outbuf must not be NULL");
-    char *tmp = rmpi_xmalloc(bytes + 1);
-    rmpi_dtype_pack(inbuf, n, dt, 0, tmp, bytes);
-    rmpi_dtype_to_external(dt, n, tmp, (char *)outbuf + *position);
+    FCHECK(position && *position >= 0 && bufsize >= 0, MPI_ERR_ARG,
+           "position must be non-NULL and position and the buffer size non-negative");
+    size_t n = (size_t)count, bytes = n * rmpi_dtype_size(dt), ext = n * rmpi_dtype_external_size(dt);
+    FCHECK(*position <= bufsize && ext <= (size_t)(bufsize - *position), MPI_ERR_TRUNCATE,
+           "%s %zu bytes at position %lld does not fit in the packed buffer of %lld bytes",
+           pack ? "packing" : "unpacking", ext, (long long)*position, (long long)bufsize);
+    FCHECK(!bytes || (buf && (user || dt->true_lb > 0)), MPI_ERR_BUFFER, "inbuf and outbuf must not be NULL");
+    char *tmp = rmpi_xmalloc(bytes + 1), *stream = (char *)buf + *position;
+    if (pack) {
+        rmpi_dtype_pack(user, n, dt, 0, tmp, bytes);
+        rmpi_dtype_to_external(dt, n, tmp, stream);
+    } else {
+        rmpi_dtype_from_external(dt, n, stream, tmp);
+        rmpi_dtype_unpack(tmp, bytes, user, n, dt, 0);
+    }
     free(tmp);
     *position += (MPI_Count)ext;
     return MPI_SUCCESS;
@@ -176,7 +183,8 @@ int MPI_Pack_external(const char *datarep, const void *inbuf, int incount, MPI_D
                       MPI_Aint outsize, MPI_Aint *position)
 {
     MPI_Count pos = position ? *position : 0;
-    int rc = pack_external(__func__, datarep, inbuf, incount, datatype, outbuf, outsize, position ? &pos : NULL);
+    int rc = external_move(__func__, 1, datarep, (void *)(uintptr_t)inbuf, incount, datatype, outbuf, outsize,
+                           position ? &pos : NULL);
     if (rc == MPI_SUCCESS)
         *position = (MPI_Aint)pos;
     return rc;
@@ -185,36 +193,16 @@ int MPI_Pack_external(const char *datarep, const void *inbuf, int incount, MPI_D
 int MPI_Pack_external_c(const char *datarep, const void *inbuf, MPI_Count incount, MPI_Datatype datatype,
                         void *outbuf, MPI_Count outsize, MPI_Count *position)
 {
-    return pack_external(__func__, datarep, inbuf, incount, datatype, outbuf, outsize, position);
-}
-
-static int unpack_external(const char *func, const char *datarep, const void *inbuf, MPI_Count insize,
-                           MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype)
-{
-    rmpi_dtype_t *dt;
-    int rc = external_common(func, datarep, outcount, datatype, &dt);
-    if (rc)
-        return rc;
-    FCHECK(position && *position >= 0 && insize >= 0, MPI_ERR_ARG,
-           "position must be non-NULL and position and insize non-negative");
-    size_t n = (size_t)outcount, bytes = n * rmpi_dtype_size(dt), ext = n * rmpi_dtype_external_size(dt);
-    FCHECK(*position <= insize && ext <= (size_t)(insize - *position), MPI_ERR_TRUNCATE,
-           "unpacking %zu bytes at position %lld reads past the input buffer of %lld bytes", ext, (long long)*position,
-           (long long)insize);
-    FCHECK(!bytes || (inbuf && (outbuf || dt->true_lb > 0)), MPI_ERR_BUFFER, "inbuf and outbuf must not be NULL");
-    char *tmp = rmpi_xmalloc(bytes + 1);
-    rmpi_dtype_from_external(dt, n, (const char *)inbuf + *position, tmp);
-    rmpi_dtype_unpack(tmp, bytes, outbuf, n, dt, 0);
-    free(tmp);
-    *position += (MPI_Count)ext;
-    return MPI_SUCCESS;
+    return external_move(__func__, 1, datarep, (void *)(uintptr_t)inbuf, incount, datatype, outbuf, outsize,
+                         position);
 }
 
 int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf,
                         int outcount, MPI_Datatype datatype)
 {
     MPI_Count pos = position ? *position : 0;
-    int rc = unpack_external(__func__, datarep, inbuf, insize, position ? &pos : NULL, outbuf, outcount, datatype);
+    int rc = external_move(__func__, 0, datarep, outbuf, outcount, datatype, (void *)(uintptr_t)inbuf, insize,
+                           position ? &pos : NULL);
     if (rc == MPI_SUCCESS)
         *position = (MPI_Aint)pos;
     return rc;
@@ -223,7 +211,8 @@ int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize
 int MPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize, MPI_Count *position,
                           void *outbuf, MPI_Count outcount, MPI_Datatype datatype)
 {
-    return unpack_external(__func__, datarep, inbuf, insize, position, outbuf, outcount, datatype);
+    return external_move(__func__, 0, datarep, outbuf, outcount, datatype, (void *)(uintptr_t)inbuf, insize,
+                         position);
 }
 
 static int external_size(const char *func, const char *datarep, MPI_Count incount, MPI_Datatype datatype,

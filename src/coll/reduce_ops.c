@@ -165,9 +165,9 @@ int rmpi_op_kernel_defined(int code, MPI_Datatype basic)
     for (size_t i = 0; i < n; i++)    \
         o[i] = (expr);                \
     break
-
-/* Integers: arithmetic in the unsigned type so signed overflow wraps instead of being UB. */
-#define INT_KERNEL(name, T, UT)                                                  \
+/* Arithmetic in UT (the unsigned type for integers) so signed overflow wraps instead of
+ * being UB; EXTRA adds the cases of the type's other groups. */
+#define ARITH_KERNEL(name, T, UT, EXTRA)                                         \
     static void name(int code, const void *in, void *inout, size_t n)          \
     {                                                                            \
         const T *a = in;                                                         \
@@ -177,27 +177,18 @@ int rmpi_op_kernel_defined(int code, MPI_Datatype basic)
         case RMPI_OP_PROD: EACH((T)((UT)a[i] * (UT)o[i]));                       \
         case RMPI_OP_MAX: EACH(a[i] > o[i] ? a[i] : o[i]);                       \
         case RMPI_OP_MIN: EACH(a[i] < o[i] ? a[i] : o[i]);                       \
-        case RMPI_OP_LAND: EACH((T)(a[i] && o[i]));                              \
-        case RMPI_OP_LOR: EACH((T)(a[i] || o[i]));                               \
-        case RMPI_OP_LXOR: EACH((T)(!a[i] != !o[i]));                            \
-        case RMPI_OP_BAND: EACH((T)(a[i] & o[i]));                               \
-        case RMPI_OP_BOR: EACH((T)(a[i] | o[i]));                                \
-        case RMPI_OP_BXOR: EACH((T)(a[i] ^ o[i]));                               \
+        EXTRA                                                                    \
         }                                                                        \
     }
-
-#define FLT_KERNEL(name, T)                                                      \
-    static void name(int code, const void *in, void *inout, size_t n)          \
-    {                                                                            \
-        const T *a = in;                                                         \
-        T *o = inout;                                                            \
-        switch (code) {                                                          \
-        case RMPI_OP_SUM: EACH(a[i] + o[i]);                                     \
-        case RMPI_OP_PROD: EACH(a[i] * o[i]);                                    \
-        case RMPI_OP_MAX: EACH(a[i] > o[i] ? a[i] : o[i]);                       \
-        case RMPI_OP_MIN: EACH(a[i] < o[i] ? a[i] : o[i]);                       \
-        }                                                                        \
-    }
+#define LOGIC_BITS(T)                                                            \
+    case RMPI_OP_LAND: EACH((T)(a[i] && o[i]));                                  \
+    case RMPI_OP_LOR: EACH((T)(a[i] || o[i]));                                   \
+    case RMPI_OP_LXOR: EACH((T)(!a[i] != !o[i]));                                \
+    case RMPI_OP_BAND: EACH((T)(a[i] & o[i]));                                   \
+    case RMPI_OP_BOR: EACH((T)(a[i] | o[i]));                                    \
+    case RMPI_OP_BXOR: EACH((T)(a[i] ^ o[i]));
+#define INT_KERNEL(name, T, UT) ARITH_KERNEL(name, T, UT, LOGIC_BITS(T))
+#define FLT_KERNEL(name, T) ARITH_KERNEL(name, T, T, )
 
 /* Complex numbers as (re, im) pairs of T, so the Fortran half and quad kinds work too. */
 #define CPLX_KERNEL(name, T)                                                     \

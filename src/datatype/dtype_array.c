@@ -37,6 +37,21 @@ static int wrap(int combiner, int large, MPI_Count *ints, size_t nints, rmpi_dty
     return rmpi_dtype_finish(dt, newtype);
 }
 
+/* The last steps of both: place t at disp in a type of lb 0 and extent ext, wrap it with
+ * the recorded arguments. Consumes t and ints whatever happens. */
+static int array_finish(int combiner, int large, int rc, rmpi_dtype_t *t, MPI_Aint disp, MPI_Aint ext,
+                        MPI_Count *ints, size_t nints, rmpi_dtype_t *old, rmpi_dtype_t **newtype)
+{
+    if (!rc)
+        rc = place(&t, disp, ext);
+    if (!rc)
+        rc = wrap(combiner, large, ints, nints, old, t, newtype);
+    else if (t)
+        rmpi_dtype_release(t);
+    free(ints);
+    return rc;
+}
+
 int rmpi_dtype_subarray(int ndims, const MPI_Count *sizes, const MPI_Count *subsizes, const MPI_Count *starts,
                         int order, MPI_Datatype oldtype, int large, rmpi_dtype_t **newtype)
 {
@@ -62,13 +77,6 @@ int rmpi_dtype_subarray(int ndims, const MPI_Count *sizes, const MPI_Count *subs
             rc = MPI_ERR_ARG;
     }
 #undef DIM
-    if (!rc)
-        rc = place(&t, disp, stride);
-    if (rc) {
-        if (t)
-            rmpi_dtype_release(t);
-        return rc;
-    }
     size_t nd = (size_t)ndims;
     MPI_Count *ints = rmpi_xmalloc((3 * nd + 2) * sizeof(*ints));
     ints[0] = ndims;
@@ -76,9 +84,7 @@ int rmpi_dtype_subarray(int ndims, const MPI_Count *sizes, const MPI_Count *subs
     memcpy(ints + 1 + nd, subsizes, nd * sizeof(*ints));
     memcpy(ints + 1 + 2 * nd, starts, nd * sizeof(*ints));
     ints[1 + 3 * nd] = order;
-    rc = wrap(MPI_COMBINER_SUBARRAY, large, ints, 3 * nd + 2, old, t, newtype);
-    free(ints);
-    return rc;
+    return array_finish(MPI_COMBINER_SUBARRAY, large, rc, t, disp, stride, ints, 3 * nd + 2, old, newtype);
 }
 
 /* One dimension of a darray, block distribution: this process's block of `gsize`
@@ -191,15 +197,8 @@ int rmpi_dtype_darray(int size, int rank, int ndims, const MPI_Count *gsizes, co
         disp += (MPI_Aint)start[d] * mult;
         mult *= (MPI_Aint)gsizes[d];
     }
-    if (!rc)
-        rc = place(&t, disp, stride);
     free(coords);
     free(start);
-    if (rc) {
-        if (t)
-            rmpi_dtype_release(t);
-        return rc;
-    }
     size_t nd = (size_t)ndims;
     MPI_Count *ints = rmpi_xmalloc((4 * nd + 4) * sizeof(*ints));
     ints[0] = size;
@@ -212,7 +211,5 @@ int rmpi_dtype_darray(int size, int rank, int ndims, const MPI_Count *gsizes, co
         ints[3 + 3 * nd + i] = psizes[i];
     }
     ints[3 + 4 * nd] = order;
-    rc = wrap(MPI_COMBINER_DARRAY, large, ints, 4 * nd + 4, old, t, newtype);
-    free(ints);
-    return rc;
+    return array_finish(MPI_COMBINER_DARRAY, large, rc, t, disp, stride, ints, 4 * nd + 4, old, newtype);
 }
