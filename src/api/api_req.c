@@ -358,19 +358,10 @@ int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
     return MPI_SUCCESS;
 }
 
-int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
-{
-    RMPI_API_INIT_CHECK();
-    RMPI_CHECK(status && count, NULL, MPI_ERR_ARG, "status and count must not be NULL");
-    rmpi_dtype_t *dt = rmpi_dtype_get(datatype);
-    RMPI_CHECK(dt, NULL, MPI_ERR_TYPE, "invalid datatype");
-    MPI_Count n = rmpi_dtype_count(dt, rmpi_status_bytes(status));
-    *count = n > INT_MAX ? MPI_UNDEFINED : (int)n;
-    return MPI_SUCCESS;
-}
-
-/* Get_elements and its MPI_Count twins: one body, the caller's name in the messages. */
-static int elements(const char *func, const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+/* Get_count/Get_elements and their MPI_Count twins: one body, the caller's name in the
+ * messages. */
+static int status_count(const char *func, const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count,
+                        int elements)
 {
     if (RMPI_UNLIKELY(rmpi_api_state != RMPI_STATE_INIT))
         return rmpi_api_not_initialized(func);
@@ -379,14 +370,29 @@ static int elements(const char *func, const MPI_Status *status, MPI_Datatype dat
     rmpi_dtype_t *dt = rmpi_dtype_get(datatype);
     if (!dt)
         return rmpi_api_error(NULL, MPI_ERR_TYPE, func, "invalid datatype");
-    *count = rmpi_dtype_elements(dt, rmpi_status_bytes(status));
+    size_t bytes = rmpi_status_bytes(status);
+    *count = elements ? rmpi_dtype_elements(dt, bytes) : rmpi_dtype_count(dt, bytes);
     return MPI_SUCCESS;
+}
+
+int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
+{
+    MPI_Count n = 0;
+    int rc = status_count(__func__, status, datatype, count ? &n : NULL, 0);
+    if (rc == MPI_SUCCESS)
+        *count = n > INT_MAX ? MPI_UNDEFINED : (int)n;
+    return rc;
+}
+
+int MPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+{
+    return status_count(__func__, status, datatype, count, 0);
 }
 
 int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
     MPI_Count n = 0;
-    int rc = elements(__func__, status, datatype, count ? &n : NULL);
+    int rc = status_count(__func__, status, datatype, count ? &n : NULL, 1);
     if (rc == MPI_SUCCESS)
         *count = n > INT_MAX ? MPI_UNDEFINED : (int)n;
     return rc;
@@ -394,12 +400,12 @@ int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count
 
 int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
-    return elements(__func__, status, datatype, count);
+    return status_count(__func__, status, datatype, count, 1);
 }
 
 int MPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
-    return elements(__func__, status, datatype, count);
+    return status_count(__func__, status, datatype, count, 1);
 }
 
 int MPI_Status_set_cancelled(MPI_Status *status, int flag)

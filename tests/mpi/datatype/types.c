@@ -1,10 +1,10 @@
 /* Datatype breadth: Get_envelope/Get_contents (a decoder rebuilds every kind of type from
  * them and must get the same type map; returned derived types are new handles to free;
  * the _c layout of _c types), external32 packing (exact bytes, round trips, errors),
- * Get_elements with a partial last element (int, _x and _c) and Status_set_elements_c,
- * darray scatter/gather of a global array from rank 0 over all ranks, subarray to
- * subarray of another shape, Type_match_size, f90 types, Type_get_value_index,
- * Alloc_mem/Free_mem, Get_address/Aint_add/Aint_diff. */
+ * Get_elements with a partial last element (int, _x and _c), Status_set_elements_x/_c,
+ * Get_count_c, darray scatter/gather of a global array from rank 0 over all ranks,
+ * subarray to subarray of another shape, Type_match_size, f90 types,
+ * Type_get_value_index, Alloc_mem/Free_mem, Get_address/Aint_add/Aint_diff. */
 #include "mtest.h"
 
 #include <stddef.h>
@@ -258,7 +258,9 @@ static void partial_elements(void)
                 (long long)elc);
     MTEST_OK(MPI_Status_set_elements_x(&fake, t, 8));
     MTEST_OK(MPI_Get_count(&fake, t, &cnt));
-    MTEST_CHECK(cnt == 2, "Status_set_elements_x(8): count %d", cnt);
+    MPI_Count cc = 0;
+    MTEST_OK(MPI_Get_count_c(&fake, t, &cc));
+    MTEST_CHECK(cnt == 2 && cc == 2, "Status_set_elements_x(8): count %d, Get_count_c %lld", cnt, (long long)cc);
     MPI_Type_free(&t);
     MPI_Type_free(&s);
 }
