@@ -25,7 +25,8 @@ int rmpi_coll_barrier(rmpi_comm_t *c);
  *     buffers hold the elements in PACKED form (as rmpi_dtype_pack produces). in is the
  *     LEFT operand (MPI's user fn(invec, inoutvec): inoutvec = invec op inoutvec), which
  *     non-commutative ops rely on. User ops with a non-contiguous type see temporary
- *     typed copies (unpack, call, repack).
+ *     typed copies (unpack, call, repack). Buffers may sit at any address (misaligned
+ *     operands of predefined ops go through a bounce buffer).
  * rmpi_coll_op_reduce_local: the same on buffers in the type's own layout (MPI_Reduce_local).
  * rmpi_coll_op_commutative: 1 for predefined ops (0 for REPLACE, NO_OP), the flag given
  *     to MPI_Op_create for user ops.

@@ -270,9 +270,38 @@ static const kernel_t kernels[] = {
     [K_LDI] = k_ldi,   [K_FF] = k_ff,     [K_DD] = k_dd,
 };
 
+/* Bytes of one element and of the scalar the kernel dereferences (pairs use memcpy). */
+static const struct {
+    uint8_t size, align;
+} kind_layout[] = {
+    [K_I8] = { 1, 1 },   [K_U8] = { 1, 1 },   [K_I16] = { 2, 2 },  [K_U16] = { 2, 2 },   [K_I32] = { 4, 4 },
+    [K_U32] = { 4, 4 },  [K_I64] = { 8, 8 },  [K_U64] = { 8, 8 },  [K_I128] = { 16, 16 }, [K_U128] = { 16, 16 },
+    [K_F16] = { 2, 2 },  [K_F32] = { 4, 4 },  [K_F64] = { 8, 8 },  [K_FLD] = { sizeof(long double), 16 },
+    [K_F128] = { 16, 16 }, [K_C16] = { 4, 2 }, [K_C32] = { 8, 4 }, [K_C64] = { 16, 8 },
+    [K_CLD] = { 2 * sizeof(long double), 16 }, [K_C128] = { 32, 16 },
+};
+
+/* Streams from the network may sit at any offset; the typed kernels need their scalars
+ * aligned (the compiler vectorises them), so misaligned operands go through a bounce. */
 void rmpi_op_kernel(int code, MPI_Datatype basic, const void *in, void *inout, size_t n)
 {
     int row = type_lookup(basic);
-    if (row >= 0 && n)
-        kernels[type_table[row].kind](code, in, inout, n);
+    if (row < 0 || !n)
+        return;
+    int kind = type_table[row].kind;
+    size_t al = kind < (int)RMPI_ARRAY_LEN(kind_layout) ? kind_layout[kind].align : 1;
+    if (al <= 1 || (((uintptr_t)in | (uintptr_t)inout) & (al - 1)) == 0) {
+        kernels[kind](code, in, inout, n);
+        return;
+    }
+    enum { BOUNCE = 4096 };
+    _Alignas(16) unsigned char a[BOUNCE], b[BOUNCE];
+    size_t es = kind_layout[kind].size, per = BOUNCE / es;
+    for (size_t done = 0; done < n; done += per) {
+        size_t k = n - done < per ? n - done : per;
+        memcpy(a, (const char *)in + done * es, k * es);
+        memcpy(b, (char *)inout + done * es, k * es);
+        kernels[kind](code, a, b, k);
+        memcpy((char *)inout + done * es, b, k * es);
+    }
 }

@@ -3,7 +3,7 @@
  * ints) and user ops (contiguous types: the user function gets the buffers themselves;
  * non-contiguous: typed copies, the user's datatype handle, repacked after), in as the
  * left operand; op_check on types of one and of several basic types; refcounts (a held
- * op survives MPI_Op_free); commutativity flags. */
+ * op survives MPI_Op_free); commutativity flags; operands at odd addresses. */
 #include <stdint.h>
 #include <string.h>
 
@@ -129,8 +129,40 @@ static void test_predefined(void)
     rmpi_dtype_free(v);
 }
 
+/* Operands at odd addresses (a stream inside a network frame): the bounce path, across
+ * several bounce chunks. */
+static void test_misaligned(void)
+{
+    enum { N = 1300 };
+    static unsigned char ia[N * 8 + 8], ib[N * 8 + 8];
+    double x, y;
+    for (int i = 0; i < N; i++) {
+        x = i;
+        y = 2.5 * i;
+        memcpy(ia + 1 + 8 * i, &x, 8);
+        memcpy(ib + 3 + 8 * i, &y, 8);
+    }
+    rmpi_coll_op_apply(MPI_SUM, MPI_DOUBLE, ia + 1, ib + 3, N);
+    int bad = 0;
+    for (int i = 0; i < N; i++) {
+        memcpy(&y, ib + 3 + 8 * i, 8);
+        bad += y != 3.5 * i;
+    }
+    CHECK(!bad, "misaligned SUM on MPI_DOUBLE: %d wrong", bad);
+    static unsigned char ca[64 * 32 + 1], cb[64 * 32 + 1];
+    long double c[2] = { 1, 2 }, d[2] = { 3, -1 }, r[2];
+    for (int i = 0; i < 64; i++) {
+        memcpy(ca + 1 + 32 * i, c, 32);
+        memcpy(cb + 1 + 32 * i, d, 32);
+    }
+    rmpi_coll_op_apply(MPI_PROD, MPI_C_LONG_DOUBLE_COMPLEX, ca + 1, cb + 1, 64);
+    memcpy(r, cb + 1 + 32 * 63, 32);
+    CHECK(r[0] == 5 && r[1] == 5, "misaligned PROD on long double complex: (%Lg, %Lg)", r[0], r[1]);
+}
+
 int main(void)
 {
+    test_misaligned();
     test_user();
     test_predefined();
     return finish("op_apply");
