@@ -375,13 +375,20 @@ static int status_count(const char *func, const MPI_Status *status, MPI_Datatype
     return MPI_SUCCESS;
 }
 
-int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
+/* The int flavours: MPI_UNDEFINED when the count does not fit. */
+static int status_count_int(const char *func, const MPI_Status *status, MPI_Datatype datatype, int *count,
+                            int elements)
 {
     MPI_Count n = 0;
-    int rc = status_count(__func__, status, datatype, count ? &n : NULL, 0);
+    int rc = status_count(func, status, datatype, count ? &n : NULL, elements);
     if (rc == MPI_SUCCESS)
         *count = n > INT_MAX ? MPI_UNDEFINED : (int)n;
     return rc;
+}
+
+int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
+{
+    return status_count_int(__func__, status, datatype, count, 0);
 }
 
 int MPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
@@ -391,11 +398,7 @@ int MPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *
 
 int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
-    MPI_Count n = 0;
-    int rc = status_count(__func__, status, datatype, count ? &n : NULL, 1);
-    if (rc == MPI_SUCCESS)
-        *count = n > INT_MAX ? MPI_UNDEFINED : (int)n;
-    return rc;
+    return status_count_int(__func__, status, datatype, count, 1);
 }
 
 int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
