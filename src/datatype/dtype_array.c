@@ -155,7 +155,7 @@ int rmpi_dtype_darray(int size, int rank, int ndims, const MPI_Count *gsizes, co
             (distribs[i] != MPI_DISTRIBUTE_BLOCK && distribs[i] != MPI_DISTRIBUTE_CYCLIC &&
              distribs[i] != MPI_DISTRIBUTE_NONE) ||
             (distribs[i] == MPI_DISTRIBUTE_NONE && psizes[i] != 1) ||
-            (dargs[i] != MPI_DISTRIBUTE_DFLT_DARG && dargs[i] <= 0))
+            (distribs[i] != MPI_DISTRIBUTE_NONE && dargs[i] != MPI_DISTRIBUTE_DFLT_DARG && dargs[i] <= 0))
             return MPI_ERR_ARG;
         nprocs *= psizes[i];
         if (nprocs > size)

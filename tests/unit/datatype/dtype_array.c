@@ -193,6 +193,13 @@ static void test_darray(void)
         CHECK(covered == total, "random darray %d: ranks cover %ld of %ld elements", iter, covered, total);
         CHECK_BAIL();
     }
+    /* NONE ignores its distribution argument (as MPICH and ROMIO do) */
+    int none1[2] = { MPI_DISTRIBUTE_NONE, MPI_DISTRIBUTE_CYCLIC }, odd[2] = { -7, 2 }, ps1[2] = { 1, 2 };
+    CHECK(rmpi_dtype_darray(2, 1, 2, g, none1, odd, ps1, MPI_ORDER_C, MPI_INT, 0, &dt) == MPI_SUCCESS,
+          "NONE with darg -7");
+    int wn[] = { 2, 3, 8, 9, 14, 15, 20, 21 };
+    expect_list("darray NONE x cyclic(2) rank 1", dt, wn, 8);
+    rmpi_dtype_free(dt);
     /* errors: product of psizes != size, NONE with psize 2, block too small */
     int none[2] = { MPI_DISTRIBUTE_NONE, MPI_DISTRIBUTE_BLOCK }, small[2] = { 1, MPI_DISTRIBUTE_DFLT_DARG };
     CHECK(rmpi_dtype_darray(3, 0, 2, g, dist, darg, ps, MPI_ORDER_C, MPI_INT, 0, &dt) == MPI_ERR_ARG, "size 3 vs 2x2");
