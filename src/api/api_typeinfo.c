@@ -76,7 +76,7 @@ static int contents(const char *func, MPI_Datatype datatype, int large_api, MPI_
     int rc = get_type(func, datatype, &dt);
     if (rc)
         return rc;
-    FCHECK(dt->combiner != MPI_COMBINER_NAMED, MPI_ERR_ARG,
+    FCHECK(dt->combiner != MPI_COMBINER_NAMED, MPI_ERR_TYPE,
            "%s is a predefined datatype: it has no contents (check the combiner with MPI_Type_get_envelope)",
            rmpi_dtype_name(dt));
     rmpi_dtype_envelope_t env;

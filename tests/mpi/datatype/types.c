@@ -142,7 +142,7 @@ static void decode(void)
     MPI_Datatype types[8];
     MTEST_OK(MPI_Type_get_envelope(MPI_DOUBLE, &ni, &na, &nd, &comb));
     MTEST_CHECK(comb == MPI_COMBINER_NAMED && ni == 0 && na == 0 && nd == 0, "envelope of MPI_DOUBLE");
-    MTEST_ERR(MPI_Type_get_contents(MPI_DOUBLE, 0, 0, 0, ints, addrs, types), MPI_ERR_ARG);
+    MTEST_ERR(MPI_Type_get_contents(MPI_DOUBLE, 0, 0, 0, ints, addrs, types), MPI_ERR_TYPE);
     MTEST_ERR(MPI_Type_get_contents(v, 2, 0, 1, ints, addrs, types), MPI_ERR_ARG);
     MTEST_ERR(MPI_Type_get_envelope(MPI_DATATYPE_NULL, &ni, &na, &nd, &comb), MPI_ERR_TYPE);
     MTEST_OK(MPI_Type_get_contents(hv, 2, 1, 1, ints, addrs, types));
