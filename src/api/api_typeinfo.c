@@ -1,6 +1,7 @@
 /* Datatype decoding and portable packing: Type_get_envelope/contents (and _c),
  * Pack_external/Unpack_external/Pack_external_size ("external32"), Type_match_size,
- * Type_create_f90_integer/real/complex (predefined handles), Type_get_value_index. */
+ * Type_create_f90_integer/real/complex (cached predefined objects with an F90 combiner),
+ * Type_get_value_index. */
 #include "api_impl.h"
 
 #include "../datatype/datatype.h"
@@ -256,6 +257,17 @@ int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
     return MPI_SUCCESS;
 }
 
+static int f90_type(int combiner, int p, int r, MPI_Datatype match, MPI_Datatype *newtype)
+{
+    rmpi_dtype_t *dt = NULL;
+    RMPI_LOCK();
+    int rc = rmpi_dtype_f90(combiner, p, r, match, &dt);
+    RMPI_UNLOCK();
+    if (rc == MPI_SUCCESS)
+        *newtype = rmpi_dtype_handle(dt);
+    return rc;
+}
+
 /* The Fortran kinds gfortran offers: INTEGER(1,2,4,8,16), REAL(4,8,16). */
 int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
 {
@@ -265,10 +277,8 @@ int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
         { 2, MPI_INTEGER1 }, { 4, MPI_INTEGER2 }, { 9, MPI_INTEGER4 }, { 18, MPI_INTEGER8 }, { 38, MPI_INTEGER16 },
     };
     for (size_t i = 0; i < RMPI_ARRAY_LEN(kinds); i++)
-        if (r <= kinds[i].r) {
-            *newtype = kinds[i].t;
-            return MPI_SUCCESS;
-        }
+        if (r <= kinds[i].r)
+            return f90_type(MPI_COMBINER_F90_INTEGER, 0, r, kinds[i].t, newtype);
     return RMPI_ERROR(NULL, MPI_ERR_ARG, "no integer kind has a decimal range of %d digits", r);
 }
 
@@ -285,10 +295,9 @@ static int f90_real(const char *func, int p, int r, int cplx, MPI_Datatype *newt
     };
     int pp = p == MPI_UNDEFINED ? 0 : p, rr = r == MPI_UNDEFINED ? 0 : r;
     for (size_t i = 0; i < RMPI_ARRAY_LEN(kinds); i++)
-        if (pp <= kinds[i].p && rr <= kinds[i].r) {
-            *newtype = cplx ? kinds[i].cx : kinds[i].re;
-            return MPI_SUCCESS;
-        }
+        if (pp <= kinds[i].p && rr <= kinds[i].r)
+            return f90_type(cplx ? MPI_COMBINER_F90_COMPLEX : MPI_COMBINER_F90_REAL, p, r,
+                            cplx ? kinds[i].cx : kinds[i].re, newtype);
     return rmpi_api_error(NULL, MPI_ERR_ARG, func, "no %s kind has precision %d and range %d",
                           cplx ? "complex" : "real", p, r);
 }

@@ -5,7 +5,8 @@
  * the core (pack/unpack of non-contiguous send and receive buffers, possibly in pieces
  * as frames and rendezvous stripes go out and come in), coll and rma.
  * Objects: predefined types live in a static table indexed by handle value
- * (0x200..0x2ff) and are never freed; user types are heap objects whose address is
+ * (0x200..0x2ff) and are never freed (so are the f90 types, heap objects marked
+ * predefined); user types are heap objects whose address is
  * the handle and which carry RMPI_DTYPE_MAGIC. A user type starts with refcount 1 (the
  * user's handle); a derived type holds a reference on every type it was built from
  * (for Get_contents); an operation that keeps a type past its call takes one with
@@ -157,6 +158,9 @@ void rmpi_dtype_from_external(const rmpi_dtype_t *dt, size_t count, const void *
 /* MPI_Type_match_size: the predefined type of a type class and byte size, or
  * MPI_DATATYPE_NULL. */
 MPI_Datatype rmpi_dtype_match_size(int typeclass, int size);
+/* MPI_Type_create_f90_*: a predefined heap object (cached per arguments, never freed)
+ * with combiner MPI_COMBINER_F90_* and ints [r] or [p, r], laid out as `match`. */
+int rmpi_dtype_f90(int combiner, int p, int r, MPI_Datatype match, rmpi_dtype_t **newtype);
 
 int rmpi_dtype_commit(rmpi_dtype_t *dt);
 /* The user's MPI_Type_free: MPI_ERR_TYPE for predefined or already freed types. */

@@ -15,6 +15,9 @@ size_t rmpi_dtype_npieces(const rmpi_dtype_t *dt)
     case MPI_COMBINER_RESIZED:
     case MPI_COMBINER_SUBARRAY:
     case MPI_COMBINER_DARRAY:
+    case MPI_COMBINER_F90_INTEGER:
+    case MPI_COMBINER_F90_REAL:
+    case MPI_COMBINER_F90_COMPLEX:
         return 1;
     case MPI_COMBINER_NAMED:
         return 0;

@@ -239,3 +239,36 @@ MPI_Datatype rmpi_dtype_match_size(int typeclass, int size)
             return table[i].t;
     return MPI_DATATYPE_NULL;
 }
+
+/* One object per (combiner, p, r) for the whole run: the standard makes these types
+ * predefined (never freed, the same handle for the same arguments), but they report
+ * their F90 combiner and arguments. Their layout is the matching fixed-size type. */
+int rmpi_dtype_f90(int combiner, int p, int r, MPI_Datatype match, rmpi_dtype_t **newtype)
+{
+    static rmpi_dtype_t **cache;
+    static size_t ncache;
+    int integer = combiner == MPI_COMBINER_F90_INTEGER;
+    MPI_Count key0 = integer ? r : p;
+    for (size_t i = 0; i < ncache; i++) {
+        rmpi_dtype_t *c = cache[i];
+        if (c->combiner == combiner && c->ints[0] == key0 && (integer || c->ints[1] == r)) {
+            *newtype = c;
+            return MPI_SUCCESS;
+        }
+    }
+    rmpi_dtype_t *m = rmpi_dtype_get(match), *dt = rmpi_dtype_new(combiner, 0, integer ? 1 : 2, 0, 0);
+    dt->ints[0] = key0;
+    if (!integer)
+        dt->ints[1] = r;
+    dt->inner = m;
+    int rc = rmpi_dtype_finish(dt, &dt);
+    if (rc)
+        return rc;
+    dt->predefined = 1;
+    dt->committed = 1;
+    rmpi_dtype_set_name(dt, m->name);
+    cache = rmpi_xrealloc(cache, (ncache + 1) * sizeof(*cache));
+    cache[ncache++] = dt;
+    *newtype = dt;
+    return MPI_SUCCESS;
+}

@@ -395,6 +395,31 @@ static void misc(void)
     MPI_Type_size(t, &size);
     MTEST_CHECK(size == 8, "f90_complex(r=30): %d bytes", size);
     MTEST_ERR(MPI_Type_create_f90_real(40, 1, &t), MPI_ERR_ARG);
+
+    /* f90 types: predefined (same handle again, not freeable) but with their combiner */
+    MPI_Datatype f1, f2, fr, c2, back[2];
+    int ni, na, nd, comb, ints[4];
+    MPI_Aint ad[1];
+    MTEST_OK(MPI_Type_create_f90_integer(9, &f1));
+    MTEST_OK(MPI_Type_create_f90_integer(9, &f2));
+    MTEST_CHECK(f1 == f2, "f90_integer(9) twice: two handles");
+    MTEST_OK(MPI_Type_get_envelope(f1, &ni, &na, &nd, &comb));
+    MTEST_CHECK(comb == MPI_COMBINER_F90_INTEGER && ni == 1 && na == 0 && nd == 0, "envelope of f90_integer: %d %d %d %d",
+                comb, ni, na, nd);
+    MTEST_OK(MPI_Type_get_contents(f1, 1, 0, 0, ints, ad, back));
+    MTEST_CHECK(ints[0] == 9, "contents of f90_integer(9): %d", ints[0]);
+    MTEST_ERR(MPI_Type_free(&f2), MPI_ERR_TYPE);
+    MTEST_OK(MPI_Type_create_f90_real(15, 300, &fr));
+    MTEST_OK(MPI_Type_get_envelope(fr, &ni, &na, &nd, &comb));
+    MTEST_OK(MPI_Type_get_contents(fr, 2, 0, 0, ints, ad, back));
+    MTEST_CHECK(comb == MPI_COMBINER_F90_REAL && ni == 2 && ints[0] == 15 && ints[1] == 300, "f90_real(15, 300)");
+    double x[2] = { 1.5, 2 }, y[2] = { 2, 3 };
+    MTEST_OK(MPI_Reduce_local(x, y, 2, fr, MPI_SUM));
+    MTEST_CHECK(y[0] == 3.5 && y[1] == 5, "SUM on an f90 real type: %g %g", y[0], y[1]);
+    MTEST_OK(MPI_Type_contiguous(2, fr, &c2));
+    MTEST_OK(MPI_Type_get_contents(c2, 1, 0, 1, ints, ad, back));
+    MTEST_CHECK(back[0] == fr, "contents of contiguous(f90 type) returns the f90 handle itself");
+    MPI_Type_free(&c2);
     MTEST_OK(MPI_Type_get_value_index(MPI_DOUBLE, MPI_INT, &t));
     MTEST_CHECK(t == MPI_DOUBLE_INT, "value_index(DOUBLE, INT)");
     MTEST_OK(MPI_Type_get_value_index(MPI_REAL, MPI_REAL, &t));
