@@ -21,7 +21,12 @@ typedef struct rmpi_op {
     int large;      /* created by MPI_Op_create_c: fn_c takes an MPI_Count length */
     MPI_User_function *fn;
     MPI_User_function_c *fn_c;
+    struct rmpi_op *next_free;
 } rmpi_op_t;
+
+/* Released objects are kept for reuse instead of being freed, so a stale handle (an
+ * erroneous call after MPI_Op_free) reads a cleared magic, not freed memory. */
+static rmpi_op_t *op_pool;
 
 /* A live user op, or NULL (predefined handles, MPI_OP_NULL, freed ops, garbage). */
 static rmpi_op_t *op_user(MPI_Op h)
@@ -39,7 +44,13 @@ int rmpi_coll_op_predefined(MPI_Op op) { return rmpi_op_predef_code(op) >= 0; }
 
 int rmpi_coll_op_create(MPI_User_function *fn, MPI_User_function_c *fn_c, int commute, MPI_Op *op)
 {
-    rmpi_op_t *o = rmpi_xcalloc(1, sizeof(*o));
+    rmpi_op_t *o = op_pool;
+    if (o) {
+        op_pool = o->next_free;
+        memset(o, 0, sizeof(*o));
+    } else {
+        o = rmpi_xcalloc(1, sizeof(*o));
+    }
     o->magic = RMPI_OP_MAGIC;
     o->refcount = 1;
     o->commute = commute != 0;
@@ -74,7 +85,8 @@ void rmpi_coll_op_release(MPI_Op op)
     rmpi_op_t *o = (rmpi_op_t *)op;
     if (--o->refcount == 0) {
         o->magic = 0;
-        free(o);
+        o->next_free = op_pool;
+        op_pool = o;
     }
 }
 
