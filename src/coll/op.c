@@ -160,7 +160,9 @@ void rmpi_coll_op_apply(MPI_Op op, MPI_Datatype type, const void *in, void *inou
         return;
     }
     const rmpi_op_t *o = (const rmpi_op_t *)op;
-    if (rmpi_dtype_is_contig(dt, count) && dt->true_lb == 0) {
+    /* Only when the typed layout is the packed one: a single element with padding (an
+     * MPI_DOUBLE_INT) must not let the function touch bytes past the packed data. */
+    if (dt->contig && dt->true_lb == 0) {
         call_user(o, type, dt->extent, in, inout, count);
         return;
     }

@@ -36,6 +36,13 @@ static void user_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
             b[4 * e + k] = 10 * a[4 * e + k] + b[4 * e + k];
 }
 
+static void copy_pairs(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    struct { double v; int i; } *a = in, *b = inout;
+    for (int k = 0; k < *len; k++)
+        b[k] = a[k];
+}
+
 static void test_user(void)
 {
     MPI_Op op;
@@ -58,6 +65,21 @@ static void test_user(void)
     CHECK(seen_type == vh && seen_len == 3 && seen_in != pin, "non-contiguous: typed copies and the user's handle");
     for (int i = 0; i < 6; i++)
         CHECK(pio[i] == 10 * pin[i] + 100 * (i + 1), "non-contiguous user op: packed[%d] = %d", i, pio[i]);
+
+    /* one MPI_DOUBLE_INT (12 packed bytes, 16 typed): the function copies whole structs,
+     * which must land in a typed copy, not 4 bytes past the packed data */
+    MPI_Op cp;
+    CHECK(rmpi_coll_op_create(copy_pairs, NULL, 1, &cp) == MPI_SUCCESS, "create copy op");
+    unsigned char pin2[16] = { 0 }, pio2[16];
+    double dv = 2.5;
+    int iv = 7;
+    memcpy(pin2, &dv, 8);
+    memcpy(pin2 + 8, &iv, 4);
+    memset(pio2, 0xee, sizeof pio2);
+    rmpi_coll_op_apply(cp, MPI_DOUBLE_INT, pin2, pio2, 1);
+    CHECK(memcmp(pio2, pin2, 12) == 0 && pio2[12] == 0xee && pio2[15] == 0xee,
+          "user op on one MPI_DOUBLE_INT: result or the bytes past the packed pair");
+    rmpi_coll_op_free(cp);
 
     /* a holder keeps the op past MPI_Op_free */
     rmpi_coll_op_retain(op);
