@@ -165,6 +165,30 @@ static void decode(void)
     MTEST_OK(MPI_Type_get_envelope_c(v, &cni, &cna, &cnl, &cnd, &comb));
     MTEST_CHECK(cni == 3 && cnl == 0, "envelope_c of an int vector");
     MPI_Type_free(&cv);
+
+    /* subarray_c and darray_c: ndims/order (and the distribution) stay integers */
+    MPI_Count csz[2] = { 6, 4 }, csub[2] = { 2, 3 }, cst[2] = { 1, 1 }, cl[8];
+    MPI_Datatype cs, cd, sub1[1];
+    int ci[16];
+    MTEST_OK(MPI_Type_create_subarray_c(2, csz, csub, cst, MPI_ORDER_C, MPI_INT, &cs));
+    MTEST_OK(MPI_Type_get_envelope_c(cs, &cni, &cna, &cnl, &cnd, &comb));
+    MTEST_CHECK(comb == MPI_COMBINER_SUBARRAY && cni == 2 && cna == 0 && cnl == 6 && cnd == 1, "envelope_c of subarray_c");
+    MTEST_OK(MPI_Type_get_contents_c(cs, 2, 0, 6, 1, ci, addrs, cl, sub1));
+    MTEST_CHECK(ci[0] == 2 && ci[1] == MPI_ORDER_C && cl[0] == 6 && cl[2] == 2 && cl[5] == 1 && sub1[0] == MPI_INT,
+                "contents_c of subarray_c");
+    int cdist[2] = { MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_NONE }, cdarg[2] = { MPI_DISTRIBUTE_DFLT_DARG, 0 },
+        cps[2] = { 2, 1 };
+    MTEST_OK(MPI_Type_create_darray_c(2, 1, 2, csz, cdist, cdarg, cps, MPI_ORDER_FORTRAN, MPI_INT, &cd));
+    MTEST_OK(MPI_Type_get_envelope_c(cd, &cni, &cna, &cnl, &cnd, &comb));
+    MTEST_OK(MPI_Type_get_contents_c(cd, 10, 0, 2, 1, ci, addrs, cl, sub1));
+    MTEST_CHECK(comb == MPI_COMBINER_DARRAY && cni == 10 && cnl == 2 && ci[0] == 2 && ci[1] == 1 &&
+                    ci[3] == MPI_DISTRIBUTE_BLOCK && ci[9] == MPI_ORDER_FORTRAN && cl[0] == 6 && cl[1] == 4,
+                "envelope/contents_c of darray_c");
+    int dsz;
+    MPI_Type_size(cd, &dsz);
+    MTEST_CHECK(dsz == 3 * 4 * 4, "darray_c rank 1 of a 6x4 block x none array: %d bytes", dsz);
+    MPI_Type_free(&cs);
+    MPI_Type_free(&cd);
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         MPI_Type_free(&all[i]);
 }
