@@ -1,5 +1,5 @@
-/* Datatype bindings: constructors, commit/free, size and extent queries, names,
- * addresses, MPI_Pack/Unpack. The int-count bindings widen their arrays to MPI_Count
+/* Datatype bindings: constructors (subarray and darray too), commit/free, size and extent
+ * queries, names, addresses, Alloc_mem/Free_mem, MPI_Pack/Unpack. The int-count bindings widen their arrays to MPI_Count
  * and share one helper per constructor with the _c bindings. */
 #include "api_impl.h"
 
@@ -310,6 +310,91 @@ int MPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count exte
     return resized(__func__, oldtype, (MPI_Aint)lb, (MPI_Aint)extent, newtype, 1);
 }
 
+/* Subarray and darray: the layer checks the shapes; one message covers its MPI_ERR_ARG. */
+static int array_type(const char *func, int rc, rmpi_dtype_t *dt, MPI_Datatype *newtype, const char *what)
+{
+    if (rc == MPI_ERR_ARG)
+        return rmpi_api_error(NULL, rc, func, "invalid %s", what);
+    return finish(func, rc, dt, newtype);
+}
+
+static int subarray(const char *func, int ndims, const MPI_Count *sizes, const MPI_Count *subsizes,
+                    const MPI_Count *starts, int order, MPI_Datatype oldtype, MPI_Datatype *newtype, int large)
+{
+    int rc = check_old(func, 0, oldtype, newtype);
+    if (rc)
+        return rc;
+    FCHECK(ndims > 0, MPI_ERR_ARG, "ndims %d must be positive", ndims);
+    rmpi_dtype_t *dt = NULL;
+    RMPI_LOCK();
+    rc = rmpi_dtype_subarray(ndims, sizes, subsizes, starts, order, oldtype, large, &dt);
+    RMPI_UNLOCK();
+    return array_type(func, rc, dt, newtype,
+                      "subarray: need sizes > 0, 0 <= starts, starts + subsizes <= sizes, order MPI_ORDER_C or "
+                      "MPI_ORDER_FORTRAN, and non-NULL arrays");
+}
+
+int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
+                             const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    RMPI_API_INIT_CHECK();
+    MPI_Count *sz = widen(array_of_sizes, ndims), *sub = widen(array_of_subsizes, ndims),
+              *st = widen(array_of_starts, ndims);
+    int rc = subarray(__func__, ndims, sz, sub, st, order, oldtype, newtype, 0);
+    free(sz);
+    free(sub);
+    free(st);
+    return rc;
+}
+
+int MPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[], const MPI_Count array_of_subsizes[],
+                               const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype,
+                               MPI_Datatype *newtype)
+{
+    RMPI_API_INIT_CHECK();
+    return subarray(__func__, ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype, 1);
+}
+
+static int darray(const char *func, int size, int rank, int ndims, const MPI_Count *gsizes, const int *distribs,
+                  const int *dargs, const int *psizes, int order, MPI_Datatype oldtype, MPI_Datatype *newtype,
+                  int large)
+{
+    int rc = check_old(func, 0, oldtype, newtype);
+    if (rc)
+        return rc;
+    FCHECK(ndims > 0, MPI_ERR_ARG, "ndims %d must be positive", ndims);
+    FCHECK(size > 0 && rank >= 0 && rank < size, MPI_ERR_ARG, "rank %d is not in a group of size %d", rank, size);
+    rmpi_dtype_t *dt = NULL;
+    RMPI_LOCK();
+    rc = rmpi_dtype_darray(size, rank, ndims, gsizes, distribs, dargs, psizes, order, oldtype, large, &dt);
+    RMPI_UNLOCK();
+    return array_type(func, rc, dt, newtype,
+                      "darray: need gsizes > 0, psizes whose product is size, MPI_DISTRIBUTE_BLOCK/CYCLIC/NONE (NONE "
+                      "with psize 1), dargs > 0 or MPI_DISTRIBUTE_DFLT_DARG (a block darg must cover gsize over the "
+                      "processes), order MPI_ORDER_C or MPI_ORDER_FORTRAN");
+}
+
+int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[], const int array_of_distribs[],
+                           const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                           MPI_Datatype *newtype)
+{
+    RMPI_API_INIT_CHECK();
+    MPI_Count *g = widen(array_of_gsizes, ndims);
+    int rc = darray(__func__, size, rank, ndims, g, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype,
+                    newtype, 0);
+    free(g);
+    return rc;
+}
+
+int MPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[],
+                             const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[],
+                             int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    RMPI_API_INIT_CHECK();
+    return darray(__func__, size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes,
+                  order, oldtype, newtype, 1);
+}
+
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     RMPI_API_INIT_CHECK();
@@ -468,6 +553,23 @@ int MPI_Get_address(const void *location, MPI_Aint *address)
 MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp) { return (MPI_Aint)((uintptr_t)base + (uintptr_t)disp); }
 
 MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2) { return (MPI_Aint)((uintptr_t)addr1 - (uintptr_t)addr2); }
+
+/* malloc-based: no registration is needed for any provider's put/get path. */
+int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
+{
+    RMPI_CHECK(size >= 0, NULL, MPI_ERR_SIZE, "size %ld is negative", (long)size);
+    RMPI_CHECK(baseptr, NULL, MPI_ERR_ARG, "baseptr must not be NULL");
+    void *p = malloc(size ? (size_t)size : 1);
+    RMPI_CHECK(p, NULL, MPI_ERR_NO_MEM, "cannot allocate %ld bytes", (long)size);
+    memcpy(baseptr, &p, sizeof p);
+    return MPI_SUCCESS;
+}
+
+int MPI_Free_mem(void *base)
+{
+    free(base);
+    return MPI_SUCCESS;
+}
 
 static int pack_common(const char *func, MPI_Count count, MPI_Datatype datatype, MPI_Comm comm, rmpi_comm_t **cp,
                        rmpi_dtype_t **dtp)

@@ -364,36 +364,57 @@ int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
     return MPI_SUCCESS;
 }
 
+/* Get_count/Get_elements and their MPI_Count twins: one body, the caller's name in the
+ * messages. */
+static int status_count(const char *func, const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count,
+                        int elements)
+{
+    if (RMPI_UNLIKELY(rmpi_api_state != RMPI_STATE_INIT))
+        return rmpi_api_not_initialized(func);
+    if (!status || !count)
+        return rmpi_api_error(NULL, MPI_ERR_ARG, func, "status and count must not be NULL");
+    rmpi_dtype_t *dt = rmpi_dtype_get(datatype);
+    if (!dt)
+        return rmpi_api_error(NULL, MPI_ERR_TYPE, func, "invalid datatype");
+    size_t bytes = rmpi_status_bytes(status);
+    *count = elements ? rmpi_dtype_elements(dt, bytes) : rmpi_dtype_count(dt, bytes);
+    return MPI_SUCCESS;
+}
+
+/* The int flavours: MPI_UNDEFINED when the count does not fit. */
+static int status_count_int(const char *func, const MPI_Status *status, MPI_Datatype datatype, int *count,
+                            int elements)
+{
+    MPI_Count n = 0;
+    int rc = status_count(func, status, datatype, count ? &n : NULL, elements);
+    if (rc == MPI_SUCCESS)
+        *count = n > INT_MAX ? MPI_UNDEFINED : (int)n;
+    return rc;
+}
+
 int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
-    RMPI_API_INIT_CHECK();
-    RMPI_CHECK(status && count, NULL, MPI_ERR_ARG, "status and count must not be NULL");
-    rmpi_dtype_t *dt = rmpi_dtype_get(datatype);
-    RMPI_CHECK(dt, NULL, MPI_ERR_TYPE, "invalid datatype");
-    MPI_Count n = rmpi_dtype_count(dt, rmpi_status_bytes(status));
-    *count = n > INT_MAX ? MPI_UNDEFINED : (int)n;
-    return MPI_SUCCESS;
+    return status_count_int(__func__, status, datatype, count, 0);
+}
+
+int MPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+{
+    return status_count(__func__, status, datatype, count, 0);
 }
 
 int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
-    RMPI_API_INIT_CHECK();
-    RMPI_CHECK(status && count, NULL, MPI_ERR_ARG, "status and count must not be NULL");
-    rmpi_dtype_t *dt = rmpi_dtype_get(datatype);
-    RMPI_CHECK(dt, NULL, MPI_ERR_TYPE, "invalid datatype");
-    MPI_Count n = rmpi_dtype_elements(dt, rmpi_status_bytes(status));
-    *count = n > INT_MAX ? MPI_UNDEFINED : (int)n;
-    return MPI_SUCCESS;
+    return status_count_int(__func__, status, datatype, count, 1);
 }
 
 int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
-    RMPI_API_INIT_CHECK();
-    RMPI_CHECK(status && count, NULL, MPI_ERR_ARG, "status and count must not be NULL");
-    rmpi_dtype_t *dt = rmpi_dtype_get(datatype);
-    RMPI_CHECK(dt, NULL, MPI_ERR_TYPE, "invalid datatype");
-    *count = rmpi_dtype_elements(dt, rmpi_status_bytes(status));
-    return MPI_SUCCESS;
+    return status_count(__func__, status, datatype, count, 1);
+}
+
+int MPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+{
+    return status_count(__func__, status, datatype, count, 1);
 }
 
 int MPI_Status_set_cancelled(MPI_Status *status, int flag)
@@ -403,14 +424,31 @@ int MPI_Status_set_cancelled(MPI_Status *status, int flag)
     return MPI_SUCCESS;
 }
 
-int MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
+static int set_elements(const char *func, MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
 {
-    RMPI_CHECK(status && count >= 0, NULL, MPI_ERR_ARG, "status must not be NULL and count non-negative");
+    if (!status || count < 0)
+        return rmpi_api_error(NULL, MPI_ERR_ARG, func, "status must not be NULL and count non-negative");
     rmpi_dtype_t *dt = rmpi_dtype_get(datatype);
-    RMPI_CHECK(dt, NULL, MPI_ERR_TYPE, "invalid datatype");
+    if (!dt)
+        return rmpi_api_error(NULL, MPI_ERR_TYPE, func, "invalid datatype");
     size_t bytes = rmpi_dtype_elements_bytes(dt, count);
     rmpi_status_set(status, status->MPI_SOURCE, status->MPI_TAG, status->MPI_ERROR, bytes, status->MPI_internal[2]);
     return MPI_SUCCESS;
+}
+
+int MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
+{
+    return set_elements(__func__, status, datatype, count);
+}
+
+int MPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
+{
+    return set_elements(__func__, status, datatype, count);
+}
+
+int MPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
+{
+    return set_elements(__func__, status, datatype, count);
 }
 
 void rmpi_api_coll_request(rmpi_comm_t *c, rmpi_nbc_t *s, MPI_Request *request, int persistent)

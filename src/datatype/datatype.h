@@ -5,7 +5,8 @@
  * the core (pack/unpack of non-contiguous send and receive buffers, possibly in pieces
  * as frames and rendezvous stripes go out and come in), coll and rma.
  * Objects: predefined types live in a static table indexed by handle value
- * (0x200..0x2ff) and are never freed; user types are heap objects whose address is
+ * (0x200..0x2ff) and are never freed (so are the f90 types, heap objects marked
+ * predefined); user types are heap objects whose address is
  * the handle and which carry RMPI_DTYPE_MAGIC. A user type starts with refcount 1 (the
  * user's handle); a derived type holds a reference on every type it was built from
  * (for Get_contents); an operation that keeps a type past its call takes one with
@@ -71,6 +72,9 @@ struct rmpi_dtype {
     MPI_Count nbasic;      /* basic elements in one element */
     size_t basic_size;     /* size of every basic element, 0 when they differ */
     size_t pair_first;     /* predefined pair types (MPI_DOUBLE_INT...): bytes of the first member */
+    MPI_Datatype basic;    /* the one predefined type every basic element is (a pair type counts
+                            * as one), MPI_DATATYPE_NULL when they differ or there is no data:
+                            * what predefined reduction operations apply to */
 
     /* Constructor and its arguments, in MPI_Type_get_contents order. Integer arguments
      * are kept as MPI_Count whether they came from the int or the _c binding; `large`
@@ -81,6 +85,9 @@ struct rmpi_dtype {
     MPI_Count *ints;
     MPI_Aint *aints;
     rmpi_dtype_t **types;
+    /* Subarray and darray: the equivalent type built from simpler constructors (one
+     * reference); their single piece is one copy of it at displacement 0. */
+    rmpi_dtype_t *inner;
 
     char name[MPI_MAX_OBJECT_NAME];
     void *attrs;           /* attribute list, owned by the api layer */
@@ -115,6 +122,45 @@ int rmpi_dtype_struct(MPI_Count count, const MPI_Count *blocklens, const MPI_Ain
 int rmpi_dtype_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, int large, rmpi_dtype_t **newtype);
 /* A dup is committed when its source is (MPI_Type_dup semantics). */
 int rmpi_dtype_dup(MPI_Datatype oldtype, rmpi_dtype_t **newtype);
+
+/* MPI_Type_create_subarray / darray (integer arguments as in the bindings, order
+ * MPI_ORDER_C or MPI_ORDER_FORTRAN). MPI_ERR_ARG for arguments the standard rejects
+ * (sizes, starts, process grid, distribution arguments), MPI_ERR_TYPE for oldtype.
+ * Extent: the whole global array (lb 0), as the standard's type maps say. */
+int rmpi_dtype_subarray(int ndims, const MPI_Count *sizes, const MPI_Count *subsizes, const MPI_Count *starts,
+                        int order, MPI_Datatype oldtype, int large, rmpi_dtype_t **newtype);
+int rmpi_dtype_darray(int size, int rank, int ndims, const MPI_Count *gsizes, const int *distribs, const int *dargs,
+                      const int *psizes, int order, MPI_Datatype oldtype, int large, rmpi_dtype_t **newtype);
+/* A new object equal to t: same combiner, arguments and commit state (what
+ * MPI_Type_get_contents hands out for derived argument types). */
+int rmpi_dtype_clone(const rmpi_dtype_t *t, rmpi_dtype_t **newtype);
+
+/* MPI_Type_get_envelope / get_contents. `large_api` selects the _c layout (counts of
+ * a type built by an _c constructor go to the large-count array); otherwise every
+ * integer argument is reported as an integer (the caller checks that it fits in int).
+ * rmpi_dtype_contents fills arrays of the envelope's sizes; types are the objects the
+ * type holds (the caller hands out clones of derived ones). */
+typedef struct rmpi_dtype_envelope {
+    MPI_Count ni, na, nl, nd;
+    int combiner;
+} rmpi_dtype_envelope_t;
+void rmpi_dtype_envelope(const rmpi_dtype_t *dt, int large_api, rmpi_dtype_envelope_t *env);
+void rmpi_dtype_contents(const rmpi_dtype_t *dt, int large_api, MPI_Count *ints, MPI_Aint *aints, MPI_Count *large,
+                         rmpi_dtype_t **types);
+
+/* "external32" (MPI-4.1 13.5.2): big endian, the standard's sizes (MPI_WCHAR 2 bytes,
+ * long double IEEE binary128). Sizes are per element of dt; the converters go between
+ * the native packed stream (rmpi_dtype_pack) of `count` elements and external32. */
+size_t rmpi_dtype_external_size(const rmpi_dtype_t *dt);
+void rmpi_dtype_to_external(const rmpi_dtype_t *dt, size_t count, const void *packed, void *ext);
+void rmpi_dtype_from_external(const rmpi_dtype_t *dt, size_t count, const void *ext, void *packed);
+
+/* MPI_Type_match_size: the predefined type of a type class and byte size, or
+ * MPI_DATATYPE_NULL. */
+MPI_Datatype rmpi_dtype_match_size(int typeclass, int size);
+/* MPI_Type_create_f90_*: a predefined heap object (cached per arguments, never freed)
+ * with combiner MPI_COMBINER_F90_* and ints [r] or [p, r], laid out as `match`. */
+int rmpi_dtype_f90(int combiner, int p, int r, MPI_Datatype match, rmpi_dtype_t **newtype);
 
 int rmpi_dtype_commit(rmpi_dtype_t *dt);
 /* The user's MPI_Type_free: MPI_ERR_TYPE for predefined or already freed types. */

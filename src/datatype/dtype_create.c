@@ -13,6 +13,11 @@ size_t rmpi_dtype_npieces(const rmpi_dtype_t *dt)
     case MPI_COMBINER_CONTIGUOUS:
     case MPI_COMBINER_DUP:
     case MPI_COMBINER_RESIZED:
+    case MPI_COMBINER_SUBARRAY:
+    case MPI_COMBINER_DARRAY:
+    case MPI_COMBINER_F90_INTEGER:
+    case MPI_COMBINER_F90_REAL:
+    case MPI_COMBINER_F90_COMPLEX:
         return 1;
     case MPI_COMBINER_NAMED:
         return 0;
@@ -39,6 +44,10 @@ void rmpi_dtype_piece(const rmpi_dtype_t *dt, size_t i, rmpi_dtype_piece_t *p)
     const MPI_Count *in = dt->ints;
     if (dt->combiner == MPI_COMBINER_NAMED) {
         *p = (rmpi_dtype_piece_t){ .disp = 0, .bl = 0, .t = dt };
+        return;
+    }
+    if (dt->inner) {
+        *p = (rmpi_dtype_piece_t){ .disp = 0, .bl = 1, .t = dt->inner };
         return;
     }
     const rmpi_dtype_t *t = dt->types[0];
@@ -200,6 +209,8 @@ static int dtype_build(rmpi_dtype_t *dt)
     dt->basic_size = 0;
     dt->nbasic = 0;
     dt->sticky_lb = dt->sticky_ub = 0;
+    dt->basic = MPI_DATATYPE_NULL;
+    int basic_mixed = 0;
     for (size_t i = 0; i < np; i++) {
         rmpi_dtype_piece_t p;
         rmpi_dtype_piece(dt, i, &p);
@@ -222,6 +233,11 @@ static int dtype_build(rmpi_dtype_t *dt)
             else if (t->basic_size != dt->basic_size)
                 mixed = 1;
             seen_basic = 1;
+        }
+        if (t->size && !basic_mixed) {
+            if (t->basic == MPI_DATATYPE_NULL || (dt->basic != MPI_DATATYPE_NULL && dt->basic != t->basic))
+                basic_mixed = 1;
+            dt->basic = t->basic;
         }
         if (t->align > dt->align)
             dt->align = t->align;
@@ -250,6 +266,8 @@ static int dtype_build(rmpi_dtype_t *dt)
         seg_append_piece(&sv, p.disp, bl, t, cost > rmpi_dtype_flat_max);
     }
     dt->size = size;
+    if (basic_mixed)
+        dt->basic = MPI_DATATYPE_NULL;
     if (mixed)
         dt->basic_size = 0;
     dt->lb = dt->sticky_lb ? slb : nlb;
@@ -288,6 +306,8 @@ static void dtype_destroy(rmpi_dtype_t *dt)
     for (size_t i = 0; i < dt->ntypes; i++)
         if (dt->types[i])
             rmpi_dtype_release(dt->types[i]);
+    if (dt->inner)
+        rmpi_dtype_release(dt->inner);
     free(dt->ints);
     free(dt->aints);
     free(dt->types);
@@ -296,7 +316,7 @@ static void dtype_destroy(rmpi_dtype_t *dt)
     free(dt);
 }
 
-static rmpi_dtype_t *dtype_new(int combiner, int large, size_t nints, size_t naints, size_t ntypes)
+rmpi_dtype_t *rmpi_dtype_new(int combiner, int large, size_t nints, size_t naints, size_t ntypes)
 {
     rmpi_dtype_t *dt = rmpi_xcalloc(1, sizeof(*dt));
     dt->magic = RMPI_DTYPE_MAGIC;
@@ -313,7 +333,7 @@ static rmpi_dtype_t *dtype_new(int combiner, int large, size_t nints, size_t nai
     return dt;
 }
 
-static int dtype_finish(rmpi_dtype_t *dt, rmpi_dtype_t **newtype)
+int rmpi_dtype_finish(rmpi_dtype_t *dt, rmpi_dtype_t **newtype)
 {
     for (size_t i = 0; i < dt->ntypes; i++)
         rmpi_dtype_retain(dt->types[i]);
@@ -361,10 +381,10 @@ int rmpi_dtype_contiguous(MPI_Count count, MPI_Datatype oldtype, int large, rmpi
     int rc = check_common(count, oldtype, newtype, &t);
     if (rc)
         return rc;
-    rmpi_dtype_t *dt = dtype_new(MPI_COMBINER_CONTIGUOUS, large, 1, 0, 1);
+    rmpi_dtype_t *dt = rmpi_dtype_new(MPI_COMBINER_CONTIGUOUS, large, 1, 0, 1);
     dt->ints[0] = count;
     dt->types[0] = t;
-    return dtype_finish(dt, newtype);
+    return rmpi_dtype_finish(dt, newtype);
 }
 
 int rmpi_dtype_vector(MPI_Count count, MPI_Count blocklen, MPI_Count stride, MPI_Datatype oldtype, int large,
@@ -380,12 +400,12 @@ int rmpi_dtype_vector(MPI_Count count, MPI_Count blocklen, MPI_Count stride, MPI
     if (__builtin_mul_overflow((MPI_Aint)stride, t->extent, &span) ||
         __builtin_mul_overflow(span, (MPI_Aint)count, &span))
         return MPI_ERR_ARG;
-    rmpi_dtype_t *dt = dtype_new(MPI_COMBINER_VECTOR, large, 3, 0, 1);
+    rmpi_dtype_t *dt = rmpi_dtype_new(MPI_COMBINER_VECTOR, large, 3, 0, 1);
     dt->ints[0] = count;
     dt->ints[1] = blocklen;
     dt->ints[2] = stride;
     dt->types[0] = t;
-    return dtype_finish(dt, newtype);
+    return rmpi_dtype_finish(dt, newtype);
 }
 
 int rmpi_dtype_hvector(MPI_Count count, MPI_Count blocklen, MPI_Aint stride, MPI_Datatype oldtype, int large,
@@ -400,12 +420,12 @@ int rmpi_dtype_hvector(MPI_Count count, MPI_Count blocklen, MPI_Aint stride, MPI
         return MPI_ERR_ARG;
     if (__builtin_mul_overflow(stride, (MPI_Aint)count, &span))
         return MPI_ERR_ARG;
-    rmpi_dtype_t *dt = dtype_new(MPI_COMBINER_HVECTOR, large, 2, 1, 1);
+    rmpi_dtype_t *dt = rmpi_dtype_new(MPI_COMBINER_HVECTOR, large, 2, 1, 1);
     dt->ints[0] = count;
     dt->ints[1] = blocklen;
     dt->aints[0] = stride;
     dt->types[0] = t;
-    return dtype_finish(dt, newtype);
+    return rmpi_dtype_finish(dt, newtype);
 }
 
 int rmpi_dtype_indexed(MPI_Count count, const MPI_Count *blocklens, const MPI_Count *disps, MPI_Datatype oldtype,
@@ -421,14 +441,14 @@ int rmpi_dtype_indexed(MPI_Count count, const MPI_Count *blocklens, const MPI_Co
         if ((rc = check_scaled(disps[i], t->extent)))
             return rc;
     size_t n = (size_t)count;
-    rmpi_dtype_t *dt = dtype_new(MPI_COMBINER_INDEXED, large, 1 + 2 * n, 0, 1);
+    rmpi_dtype_t *dt = rmpi_dtype_new(MPI_COMBINER_INDEXED, large, 1 + 2 * n, 0, 1);
     dt->ints[0] = count;
     if (n) {
         memcpy(dt->ints + 1, blocklens, n * sizeof(MPI_Count));
         memcpy(dt->ints + 1 + n, disps, n * sizeof(MPI_Count));
     }
     dt->types[0] = t;
-    return dtype_finish(dt, newtype);
+    return rmpi_dtype_finish(dt, newtype);
 }
 
 int rmpi_dtype_hindexed(MPI_Count count, const MPI_Count *blocklens, const MPI_Aint *disps, MPI_Datatype oldtype,
@@ -441,14 +461,14 @@ int rmpi_dtype_hindexed(MPI_Count count, const MPI_Count *blocklens, const MPI_A
     if (count && !disps)
         return MPI_ERR_ARG;
     size_t n = (size_t)count;
-    rmpi_dtype_t *dt = dtype_new(MPI_COMBINER_HINDEXED, large, 1 + n, n, 1);
+    rmpi_dtype_t *dt = rmpi_dtype_new(MPI_COMBINER_HINDEXED, large, 1 + n, n, 1);
     dt->ints[0] = count;
     if (n) {
         memcpy(dt->ints + 1, blocklens, n * sizeof(MPI_Count));
         memcpy(dt->aints, disps, n * sizeof(MPI_Aint));
     }
     dt->types[0] = t;
-    return dtype_finish(dt, newtype);
+    return rmpi_dtype_finish(dt, newtype);
 }
 
 int rmpi_dtype_indexed_block(MPI_Count count, MPI_Count blocklen, const MPI_Count *disps, MPI_Datatype oldtype,
@@ -464,13 +484,13 @@ int rmpi_dtype_indexed_block(MPI_Count count, MPI_Count blocklen, const MPI_Coun
         if ((rc = check_scaled(disps[i], t->extent)))
             return rc;
     size_t n = (size_t)count;
-    rmpi_dtype_t *dt = dtype_new(MPI_COMBINER_INDEXED_BLOCK, large, 2 + n, 0, 1);
+    rmpi_dtype_t *dt = rmpi_dtype_new(MPI_COMBINER_INDEXED_BLOCK, large, 2 + n, 0, 1);
     dt->ints[0] = count;
     dt->ints[1] = blocklen;
     if (n)
         memcpy(dt->ints + 2, disps, n * sizeof(MPI_Count));
     dt->types[0] = t;
-    return dtype_finish(dt, newtype);
+    return rmpi_dtype_finish(dt, newtype);
 }
 
 int rmpi_dtype_hindexed_block(MPI_Count count, MPI_Count blocklen, const MPI_Aint *disps, MPI_Datatype oldtype,
@@ -483,13 +503,13 @@ int rmpi_dtype_hindexed_block(MPI_Count count, MPI_Count blocklen, const MPI_Ain
     if (blocklen < 0 || (count && !disps))
         return MPI_ERR_ARG;
     size_t n = (size_t)count;
-    rmpi_dtype_t *dt = dtype_new(MPI_COMBINER_HINDEXED_BLOCK, large, 2, n, 1);
+    rmpi_dtype_t *dt = rmpi_dtype_new(MPI_COMBINER_HINDEXED_BLOCK, large, 2, n, 1);
     dt->ints[0] = count;
     dt->ints[1] = blocklen;
     if (n)
         memcpy(dt->aints, disps, n * sizeof(MPI_Aint));
     dt->types[0] = t;
-    return dtype_finish(dt, newtype);
+    return rmpi_dtype_finish(dt, newtype);
 }
 
 int rmpi_dtype_struct(MPI_Count count, const MPI_Count *blocklens, const MPI_Aint *disps, const MPI_Datatype *types,
@@ -504,14 +524,14 @@ int rmpi_dtype_struct(MPI_Count count, const MPI_Count *blocklens, const MPI_Ain
         if (!rmpi_dtype_get(types[i]))
             return MPI_ERR_TYPE;
     size_t n = (size_t)count;
-    rmpi_dtype_t *dt = dtype_new(MPI_COMBINER_STRUCT, large, 1 + n, n, n);
+    rmpi_dtype_t *dt = rmpi_dtype_new(MPI_COMBINER_STRUCT, large, 1 + n, n, n);
     dt->ints[0] = count;
     for (size_t i = 0; i < n; i++) {
         dt->ints[1 + i] = blocklens[i];
         dt->aints[i] = disps[i];
         dt->types[i] = rmpi_dtype_get(types[i]);
     }
-    return dtype_finish(dt, newtype);
+    return rmpi_dtype_finish(dt, newtype);
 }
 
 int rmpi_dtype_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, int large, rmpi_dtype_t **newtype)
@@ -523,11 +543,11 @@ int rmpi_dtype_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, int l
         return rc;
     if (__builtin_add_overflow(lb, extent, &ub))
         return MPI_ERR_ARG;
-    rmpi_dtype_t *dt = dtype_new(MPI_COMBINER_RESIZED, large, 0, 2, 1);
+    rmpi_dtype_t *dt = rmpi_dtype_new(MPI_COMBINER_RESIZED, large, 0, 2, 1);
     dt->aints[0] = lb;
     dt->aints[1] = extent;
     dt->types[0] = t;
-    return dtype_finish(dt, newtype);
+    return rmpi_dtype_finish(dt, newtype);
 }
 
 int rmpi_dtype_dup(MPI_Datatype oldtype, rmpi_dtype_t **newtype)
@@ -536,9 +556,26 @@ int rmpi_dtype_dup(MPI_Datatype oldtype, rmpi_dtype_t **newtype)
     int rc = check_common(0, oldtype, newtype, &t);
     if (rc)
         return rc;
-    rmpi_dtype_t *dt = dtype_new(MPI_COMBINER_DUP, 0, 0, 0, 1);
+    rmpi_dtype_t *dt = rmpi_dtype_new(MPI_COMBINER_DUP, 0, 0, 0, 1);
     dt->types[0] = t;
-    rc = dtype_finish(dt, newtype);
+    rc = rmpi_dtype_finish(dt, newtype);
+    if (rc == MPI_SUCCESS)
+        dt->committed = t->committed;
+    return rc;
+}
+
+int rmpi_dtype_clone(const rmpi_dtype_t *t, rmpi_dtype_t **newtype)
+{
+    rmpi_dtype_t *dt = rmpi_dtype_new(t->combiner, t->large, t->nints, t->naints, t->ntypes);
+    if (t->nints)
+        memcpy(dt->ints, t->ints, t->nints * sizeof(*dt->ints));
+    if (t->naints)
+        memcpy(dt->aints, t->aints, t->naints * sizeof(*dt->aints));
+    for (size_t i = 0; i < t->ntypes; i++)
+        dt->types[i] = t->types[i];
+    if ((dt->inner = t->inner))
+        rmpi_dtype_retain(dt->inner);
+    int rc = rmpi_dtype_finish(dt, newtype);
     if (rc == MPI_SUCCESS)
         dt->committed = t->committed;
     return rc;

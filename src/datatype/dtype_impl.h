@@ -19,4 +19,10 @@ void rmpi_dtype_piece(const rmpi_dtype_t *dt, size_t i, rmpi_dtype_piece_t *p);
 /* True when every piece has the same block length and type (only disp varies). */
 int rmpi_dtype_uniform_pieces(const rmpi_dtype_t *dt);
 
+/* Constructor plumbing shared by dtype_create.c and dtype_array.c: a new object with
+ * room for its arguments; then (after filling them) take references and build. On
+ * failure dtype_finish destroys the object. */
+rmpi_dtype_t *rmpi_dtype_new(int combiner, int large, size_t nints, size_t naints, size_t ntypes);
+int rmpi_dtype_finish(rmpi_dtype_t *dt, rmpi_dtype_t **newtype);
+
 #endif

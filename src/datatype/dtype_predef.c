@@ -162,6 +162,7 @@ static void predef_init(void)
         dt->refcount = 1;
         dt->handle = s->h;
         dt->combiner = MPI_COMBINER_NAMED;
+        dt->basic = s->h;
         dt->align = s->align;
         dt->lb = 0;
         dt->ub = dt->extent = (MPI_Aint)s->extent;
@@ -214,4 +215,60 @@ void rmpi_dtype_set_name(rmpi_dtype_t *dt, const char *name)
     size_t n = strnlen(name, sizeof(dt->name) - 1);
     memcpy(dt->name, name, n);
     dt->name[n] = '\0';
+}
+
+/* The fixed-size Fortran types: every size a class has on this machine. */
+MPI_Datatype rmpi_dtype_match_size(int typeclass, int size)
+{
+    static const struct {
+        int cls, size;
+        MPI_Datatype t;
+    } table[] = {
+        { MPI_TYPECLASS_INTEGER, 1, MPI_INTEGER1 },   { MPI_TYPECLASS_INTEGER, 2, MPI_INTEGER2 },
+        { MPI_TYPECLASS_INTEGER, 4, MPI_INTEGER4 },   { MPI_TYPECLASS_INTEGER, 8, MPI_INTEGER8 },
+        { MPI_TYPECLASS_INTEGER, 16, MPI_INTEGER16 }, { MPI_TYPECLASS_REAL, 2, MPI_REAL2 },
+        { MPI_TYPECLASS_REAL, 4, MPI_REAL4 },         { MPI_TYPECLASS_REAL, 8, MPI_REAL8 },
+        { MPI_TYPECLASS_REAL, 16, MPI_REAL16 },       { MPI_TYPECLASS_COMPLEX, 4, MPI_COMPLEX4 },
+        { MPI_TYPECLASS_COMPLEX, 8, MPI_COMPLEX8 },   { MPI_TYPECLASS_COMPLEX, 16, MPI_COMPLEX16 },
+        { MPI_TYPECLASS_COMPLEX, 32, MPI_COMPLEX32 }, { MPIX_TYPECLASS_LOGICAL, 1, MPI_LOGICAL1 },
+        { MPIX_TYPECLASS_LOGICAL, 2, MPI_LOGICAL2 },  { MPIX_TYPECLASS_LOGICAL, 4, MPI_LOGICAL4 },
+        { MPIX_TYPECLASS_LOGICAL, 8, MPI_LOGICAL8 },  { MPIX_TYPECLASS_LOGICAL, 16, MPI_LOGICAL16 },
+    };
+    for (size_t i = 0; i < RMPI_ARRAY_LEN(table); i++)
+        if (table[i].cls == typeclass && table[i].size == size)
+            return table[i].t;
+    return MPI_DATATYPE_NULL;
+}
+
+/* One object per (combiner, p, r) for the whole run: the standard makes these types
+ * predefined (never freed, the same handle for the same arguments), but they report
+ * their F90 combiner and arguments. Their layout is the matching fixed-size type. */
+int rmpi_dtype_f90(int combiner, int p, int r, MPI_Datatype match, rmpi_dtype_t **newtype)
+{
+    static rmpi_dtype_t **cache;
+    static size_t ncache;
+    int integer = combiner == MPI_COMBINER_F90_INTEGER;
+    MPI_Count key0 = integer ? r : p;
+    for (size_t i = 0; i < ncache; i++) {
+        rmpi_dtype_t *c = cache[i];
+        if (c->combiner == combiner && c->ints[0] == key0 && (integer || c->ints[1] == r)) {
+            *newtype = c;
+            return MPI_SUCCESS;
+        }
+    }
+    rmpi_dtype_t *m = rmpi_dtype_get(match), *dt = rmpi_dtype_new(combiner, 0, integer ? 1 : 2, 0, 0);
+    dt->ints[0] = key0;
+    if (!integer)
+        dt->ints[1] = r;
+    dt->inner = m;
+    int rc = rmpi_dtype_finish(dt, &dt);
+    if (rc)
+        return rc;
+    dt->predefined = 1;
+    dt->committed = 1;
+    rmpi_dtype_set_name(dt, m->name);
+    cache = rmpi_xrealloc(cache, (ncache + 1) * sizeof(*cache));
+    cache[ncache++] = dt;
+    *newtype = dt;
+    return MPI_SUCCESS;
 }
