@@ -5,7 +5,7 @@ set -eu
 
 usage() {
     cat <<'EOF'
-usage: bench/compare.sh [--quick] [--only LIST] [--reps N] [--build DIR] [--out FILE]
+usage: bench/compare.sh [--quick] [--only LIST] [--nets LIST] [--reps N] [--build DIR] [--out FILE]
 
 Builds bench/pt2pt.c with mpicc.mpich and mpicc.openmpi into BUILD/bench/ref/, uses
 BUILD/bench/pt2pt for RailMPI when BUILD/bin/mpicc exists, and runs 2 ranks of
@@ -13,6 +13,9 @@ latency, bw and bibw for each MPI over shm and over TCP on loopback.
 
   --quick       sizes 1 B .. 1 MiB and a single run of each (about a minute)
   --only LIST   comma-separated subset of mpich,openmpi,railmpi (default: all found)
+  --nets LIST   comma-separated transports (default shm,tcp): shm, tcp (loopback), and over
+                libfabric ofi-tcp (tcp;ofi_rxm) and ofi-shm (libfabric's shm): RailMPI with
+                RMPI_NET=ofi next to Open MPI's mtl ofi; MPICH (UCX) has no libfabric path
   --reps N      runs per MPI and transport; tables show the median (default 3)
   --build DIR   RailMPI build tree (default: the repository's build/)
   --out FILE    JSON lines results (default BUILD/bench/results/compare-DATE.jsonl);
@@ -27,6 +30,7 @@ root=$(dirname "$here")
 build=$root/build
 quick=0
 only=""
+nets=shm,tcp
 reps=""
 out=""
 
@@ -34,6 +38,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --quick) quick=1 ;;
         --only) [ $# -ge 2 ] || { usage >&2; exit 2; }; only=$2; shift ;;
+        --nets) [ $# -ge 2 ] || { usage >&2; exit 2; }; nets=$2; shift ;;
         --reps) [ $# -ge 2 ] || { usage >&2; exit 2; }; reps=$2; shift ;;
         --build) [ $# -ge 2 ] || { usage >&2; exit 2; }; build=$2; shift ;;
         --out) [ $# -ge 2 ] || { usage >&2; exit 2; }; out=$2; shift ;;
@@ -155,6 +160,18 @@ launch() {
             echo "$build/bin/mpiexec -n 2 ${RMPI_ARGS:-} $build/bench/pt2pt" ;;
         railmpi/tcp)
             echo "$build/bin/mpiexec -n 2 -genv RMPI_NET tcp ${RMPI_ARGS:-} $build/bench/pt2pt" ;;
+        openmpi/ofi-tcp)
+            echo "mpirun.openmpi -n 2 --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include tcp;ofi_rxm" \
+                 "${OMPI_ARGS:-} $ref/pt2pt.openmpi" ;;
+        openmpi/ofi-shm)
+            echo "mpirun.openmpi -n 2 --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include shm" \
+                 "${OMPI_ARGS:-} $ref/pt2pt.openmpi" ;;
+        railmpi/ofi-tcp)
+            echo "$build/bin/mpiexec -n 2 -genv RMPI_NET ofi -genv RMPI_OFI_PROVIDER tcp;ofi_rxm" \
+                 "${RMPI_ARGS:-} $build/bench/pt2pt" ;;
+        railmpi/ofi-shm)
+            echo "$build/bin/mpiexec -n 2 -genv RMPI_NET ofi -genv RMPI_OFI_PROVIDER shm ${RMPI_ARGS:-}" \
+                 "$build/bench/pt2pt" ;;
     esac
 }
 
@@ -177,8 +194,9 @@ failed=0
 start=$SECONDS
 for rep in $(seq 1 "$reps"); do
     for mpi in "${mpis[@]}"; do
-        for net in shm tcp; do
+        for net in ${nets//,/ }; do
             cmd=$(launch "$mpi" "$net")
+            [ -n "$cmd" ] || continue  # no such path for this MPI (MPICH over libfabric)
             say "run $rep/$reps: $mpi $net"
             echo "### $mpi $net rep $rep: $cmd -m $sizes" >>"$log"
             # shellcheck disable=SC2086  # the command line is meant to be word-split

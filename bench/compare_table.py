@@ -11,7 +11,7 @@ import sys
 from collections import defaultdict
 
 MPIS = ["mpich", "openmpi", "railmpi"]
-NETS = ["shm", "tcp"]
+NETS = ["shm", "tcp", "ofi-tcp", "ofi-shm"]  # in this order, those present
 
 
 def load(path):
@@ -98,7 +98,8 @@ def main():
         return 1
     lines = []
     for net in NETS:
-        lines += table(samples, net, mpis, bw_test)
+        if any(k[1] == net for k in samples):
+            lines += table(samples, net, mpis, bw_test)
     lines += spread(samples, mpis, "latency", 8, "us")
     lines += spread(samples, mpis, bw_test, 1 << 20, "MB/s")
     print("\n".join(lines))
