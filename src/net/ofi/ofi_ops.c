@@ -573,6 +573,7 @@ static int rail_cmp(const void *a, const void *b)
 static int ofi_open(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
 {
     const char *prov = rmpi_knobs.OFI_PROVIDER;
+    rmpi_ofi_mr_env();
     struct fi_info *hints = make_hints(prov, 1), *list = NULL;
     int rc = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, hints, &list);
     if (rc == -FI_ENODATA) { /* manual progress is preferred, not required */
