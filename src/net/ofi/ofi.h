@@ -70,6 +70,11 @@ typedef struct rmpi_ofi_rdma {
     uint64_t raddr, rkey; /* raddr already in the domain's addressing (virtual or offset) */
     void *desc;
     rmpi_ofi_reg_t *tmp;  /* registration made for this op only (FI_MR_LOCAL) */
+    /* An op longer than the endpoint's max_msg_size goes out in pieces; the first (the
+     * lead) completes the op when the last piece is done, with the first error seen. */
+    struct rmpi_ofi_rdma *lead; /* NULL: this is the lead */
+    int left;             /* lead: pieces not completed yet, itself included */
+    int status;           /* lead: first error of its pieces */
 } rmpi_ofi_rdma_t;
 
 typedef struct rmpi_ofi_peer {

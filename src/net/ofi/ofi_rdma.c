@@ -134,17 +134,41 @@ int rmpi_ofi_rdma_post(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
     return (int)rc;
 }
 
-void rmpi_ofi_rdma_done(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d, int status)
+static void rdma_recycle(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
 {
-    rmpi_net_op_t *op = d->op;
-    if (d->posted)
-        r->writes_out -= d->write;
-    op->t_done = rmpi_time_ns();
-    op->status = status;
-    if (d->tmp)
-        rmpi_ofi_dereg(r, d->tmp);
     d->ctx.next = (rmpi_ofi_ctx_t *)r->rdma_free;
     r->rdma_free = d;
+}
+
+static rmpi_ofi_rdma_t *rdma_alloc(rmpi_ofi_rail_t *r)
+{
+    rmpi_ofi_rdma_t *d = r->rdma_free;
+    if (d)
+        r->rdma_free = (rmpi_ofi_rdma_t *)d->ctx.next;
+    else
+        d = rmpi_xmalloc(sizeof *d);
+    memset(d, 0, sizeof *d);
+    d->ctx.kind = RMPI_OFI_RDMA;
+    return d;
+}
+
+void rmpi_ofi_rdma_done(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d, int status)
+{
+    if (d->posted)
+        r->writes_out -= d->write;
+    rmpi_ofi_rdma_t *lead = d->lead ? d->lead : d;
+    if (status && !lead->status)
+        lead->status = status;
+    if (d != lead)
+        rdma_recycle(r, d);
+    if (--lead->left > 0)
+        return;
+    rmpi_net_op_t *op = lead->op;
+    op->t_done = rmpi_time_ns();
+    op->status = lead->status;
+    if (lead->tmp)
+        rmpi_ofi_dereg(r, lead->tmp);
+    rdma_recycle(r, lead);
     op->complete(op);
 }
 
@@ -165,6 +189,24 @@ static void defer(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d, int status)
     r->deferred = &d->ctx;
 }
 
+/* Post now (driving the provider a while on -FI_EAGAIN), else queue behind earlier posts. */
+static void rdma_issue(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
+{
+    if (!r->pend) {
+        uint64_t t0 = 0;
+        int rc;
+        while ((rc = rmpi_ofi_rdma_post(r, d)) == -FI_EAGAIN && rmpi_ofi_push(r, &t0))
+            ;
+        if (rc == 0)
+            return;
+        if (rc != -FI_EAGAIN) {
+            defer(r, d, rc == -FI_EACCES || rc == -FI_EINVAL ? -EFAULT : rc);
+            return;
+        }
+    }
+    rmpi_ofi_pend(r, &d->ctx);
+}
+
 static int rdma_start(rmpi_rail_t *rail, int peer, char *local, size_t len, uint64_t raddr, uint64_t rkey,
                       rmpi_net_op_t *op, int write)
 {
@@ -172,13 +214,7 @@ static int rdma_start(rmpi_rail_t *rail, int peer, char *local, size_t len, uint
     op->rail = rail;
     op->status = 0;
     op->t_post = rmpi_time_ns();
-    rmpi_ofi_rdma_t *d = r->rdma_free;
-    if (d)
-        r->rdma_free = (rmpi_ofi_rdma_t *)d->ctx.next;
-    else
-        d = rmpi_xmalloc(sizeof *d);
-    memset(d, 0, sizeof *d);
-    d->ctx.kind = RMPI_OFI_RDMA;
+    rmpi_ofi_rdma_t *d = rdma_alloc(r);
     d->op = op;
     d->peer = peer;
     d->write = write;
@@ -186,6 +222,7 @@ static int rdma_start(rmpi_rail_t *rail, int peer, char *local, size_t len, uint
     d->len = len;
     d->rkey = rkey;
     d->raddr = raddr;
+    d->left = 1;
     if (len == 0) {
         defer(r, d, 0);
         return 0;
@@ -218,18 +255,28 @@ static int rdma_start(rmpi_rail_t *rail, int peer, char *local, size_t len, uint
         }
         d->desc = g->desc;
     }
-    if (!r->pend) {
-        uint64_t t0 = 0;
-        while ((rc = rmpi_ofi_rdma_post(r, d)) == -FI_EAGAIN && rmpi_ofi_push(r, &t0))
-            ;
-        if (rc == 0)
-            return 0;
-        if (rc != -FI_EAGAIN) {
-            defer(r, d, rc == -FI_EACCES || rc == -FI_EINVAL ? -EFAULT : rc);
-            return 0;
-        }
+    /* Longer than the endpoint takes in one transfer (verbs on rxe: 8 MiB): pieces. */
+    size_t max = r->info->ep_attr->max_msg_size;
+    size_t n = max && len > max ? (len + max - 1) / max : 1;
+    d->left = (int)n;
+    if (n > 1)
+        d->len = max;
+    rdma_issue(r, d);
+    for (size_t i = 1; i < n; i++) {
+        rmpi_ofi_rdma_t *p = rdma_alloc(r);
+        size_t off = i * max;
+        p->op = op;
+        p->peer = peer;
+        p->write = write;
+        p->dest = d->dest;
+        p->local = local + off;
+        p->len = len - off < max ? len - off : max;
+        p->raddr = d->raddr + off;
+        p->rkey = rkey;
+        p->desc = d->desc;
+        p->lead = d;
+        rdma_issue(r, p);
     }
-    rmpi_ofi_pend(r, &d->ctx);
     return 0;
 }
 
