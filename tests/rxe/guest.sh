@@ -51,7 +51,10 @@ if [ $fails != 0 ]; then
   exit 1
 fi
 
-genv=(-genv RMPI_NET ofi -genv RMPI_OFI_PROVIDER 'verbs;ofi_rxm')
+# ofi_rxm sizes its completion queue from the universe size (default 256): over rdma_rxe
+# (max_cqe 32767) the endpoint is refused above 64 (Invalid argument), so 16, as in issue 5,
+# until RailMPI derives it from the job size. Extra KEY=VALUE arguments come after (and win).
+genv=(-genv RMPI_NET ofi -genv RMPI_OFI_PROVIDER 'verbs;ofi_rxm' -genv FI_UNIVERSE_SIZE 16)
 only="" script=""
 for kv in "$@"; do
   case $kv in
@@ -68,8 +71,6 @@ if [ -n "$script" ]; then
   echo "RXE-RESULT: $([ $fails = 0 ] && echo PASS || echo "FAIL ($fails failed)") (RXE_SCRIPT)"
   exit 0
 fi
-quiet=1 step rmpi_info 60 env RMPI_NET=ofi RMPI_OFI_PROVIDER='verbs;ofi_rxm' "$@" "$build/bin/rmpi_info"
-sed -n '/^knobs/q;p' /tmp/step.out | sed 's/^/rxe rmpi_info| /'
 # 8 B .. 4 MiB ping-pong, every byte of every message checked; RMPI_REPORT names the rail.
 step pingpong 600 "${mpx[@]}" -genv RMPI_REPORT 1 "$build/examples/pingpong" &&
   expect pingpong '4194304' && expect pingpong 'verbs|rxe'
