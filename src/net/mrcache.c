@@ -149,13 +149,11 @@ int rmpi_net_mr_get(rmpi_rail_t *rail, void *addr, size_t len, rmpi_mr_t *mr)
     pthread_mutex_lock(&lock);
     stats.misses++;
     if (rc) {
-        if (hit) {
-            if (!--hit->refs && !hit->stale)
-                unused_bytes += entry_bytes(hit);
-        } else {
-            free(e);
-        }
+        if (hit && !--hit->refs && !hit->stale)
+            unused_bytes += entry_bytes(hit);
         pthread_mutex_unlock(&lock);
+        if (!hit) /* not under `lock`: free() runs the invalidation hook, which takes it */
+            free(e);
         return rc;
     }
     e->mr[idx] = m;

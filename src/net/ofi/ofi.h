@@ -146,6 +146,9 @@ int rmpi_ofi_push(rmpi_ofi_rail_t *r, uint64_t *t0);
 const char *rmpi_ofi_prov(const rmpi_ofi_rail_t *r);
 
 /* ofi_rdma.c */
+/* Before libfabric's first call: keep its memory monitor from hiding munmap & co from the
+ * registration cache's hooks (sets FI_MR_CACHE_MONITOR=disabled unless already set). */
+void rmpi_ofi_mr_env(void);
 /* Register [addr, addr+len) with a key of our choosing unless FI_MR_PROV_KEY; binds and
  * enables it when FI_MR_ENDPOINT. Returns 0 or a negative fi_errno. */
 int rmpi_ofi_reg(rmpi_ofi_rail_t *r, void *addr, size_t len, uint64_t access, rmpi_ofi_reg_t **out);

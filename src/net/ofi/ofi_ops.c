@@ -622,6 +622,7 @@ static int ofi_open(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
     char usz[24];
     snprintf(usz, sizeof usz, "%lld", rmpi_knobs.OFI_UNIVERSE_SIZE > 0 ? rmpi_knobs.OFI_UNIVERSE_SIZE : (long long)env->size);
     rmpi_rt_setenv_default("FI_UNIVERSE_SIZE", usz);
+    rmpi_ofi_mr_env();
     int auto_mode = rmpi_knob_choice("NET", rmpi_knobs.NET, "auto|shm|tcp|ofi") == 0;
     char why[512];
     if (!rmpi_ofi_choose(auto_mode, chosen, sizeof chosen, why, sizeof why)) {
@@ -699,6 +700,12 @@ static void ofi_close(rmpi_rail_t *rail)
     uint64_t until = rmpi_time_ns() + 2000000000ull;
     while ((r->pend || r->tx_out > 0 || r->stash_n) && rmpi_time_ns() < until)
         ofi_progress(rail);
+    /* ofi_rxm closes a connection's endpoint before flushing the CQ, and a receive still
+     * queued there is reposted on the closed endpoint (a crash in fi_close, seen on verbs;
+     * libfabric issue 11828): let its own progress take in what peers still send first. */
+    for (uint64_t calm = rmpi_time_ns(); rmpi_time_ns() - calm < 50000000ull && rmpi_time_ns() < until;)
+        if (ofi_progress(rail) > 0)
+            calm = rmpi_time_ns();
     fi_close(&r->ep->fid);
     while (r->regs.next != &r->regs)
         rmpi_ofi_dereg(r, r->regs.next);

@@ -13,6 +13,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+void rmpi_ofi_mr_env(void)
+{
+    /* libfabric's default memory monitor (memhooks) rewrites the munmap/madvise/mremap
+     * entries of every loaded object's GOT, so the application's munmap no longer reaches
+     * mrcache_hooks.c and our cache would hand out a registration whose pinned pages are
+     * gone (seen on verbs: the peer read the old pages). We cache above libfabric, so its
+     * cache (and monitor) is redundant: off, unless the user chose a monitor. */
+    rmpi_rt_setenv_default("FI_MR_CACHE_MONITOR", "disabled");
+}
+
 static uint64_t next_key(rmpi_ofi_rail_t *r, const void *addr)
 {
     r->key_gen++;
