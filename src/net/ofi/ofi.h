@@ -70,7 +70,8 @@ typedef struct rmpi_ofi_rdma {
     size_t cur;           /* bytes of the chunk in flight (at most the rail's max_rma) */
     uint64_t raddr, rkey; /* raddr already in the domain's addressing (virtual or offset) */
     void *desc;
-    rmpi_ofi_reg_t *tmp;  /* registration made for this op only (FI_MR_LOCAL) */
+    rmpi_mr_t lmr;        /* FI_MR_LOCAL: the local buffer's registration, from the cache */
+    int has_lmr;
 } rmpi_ofi_rdma_t;
 
 typedef struct rmpi_ofi_peer {

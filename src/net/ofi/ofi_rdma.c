@@ -101,14 +101,6 @@ void rmpi_ofi_mr_dereg(rmpi_rail_t *rail, rmpi_mr_t *mr)
     mr->desc = NULL;
 }
 
-static rmpi_ofi_reg_t *reg_covering(rmpi_ofi_rail_t *r, const char *p, size_t len)
-{
-    for (rmpi_ofi_reg_t *g = r->regs.next; g != &r->regs; g = g->next)
-        if (p >= g->addr && p + len <= g->addr + g->len)
-            return g;
-    return NULL;
-}
-
 int rmpi_ofi_rdma_post(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
 {
     ssize_t rc;
@@ -166,8 +158,8 @@ void rmpi_ofi_rdma_done(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d, int status)
         r->writes_out -= d->write;
     op->t_done = rmpi_time_ns();
     op->status = status;
-    if (d->tmp)
-        rmpi_ofi_dereg(r, d->tmp);
+    if (d->has_lmr)
+        rmpi_net_mr_put(&r->pub, &d->lmr);
     d->ctx.next = (rmpi_ofi_ctx_t *)r->rdma_free;
     r->rdma_free = d;
     op->complete(op);
@@ -229,19 +221,17 @@ static int rdma_start(rmpi_rail_t *rail, int peer, char *local, size_t len, uint
         d->raddr = raddr - base;
     }
     if (r->mr_mode & FI_MR_LOCAL) {
-        rmpi_ofi_reg_t *g = reg_covering(r, local, len);
-        if (!g) {
-            rc = rmpi_ofi_reg(r, local, len, write ? FI_WRITE : FI_READ, &g);
-            if (rc) {
-                rmpi_warn("RMPI_OFI_PROVIDER=%s: registering the local %zu bytes of an RDMA %s on %s failed "
-                          "(fi_mr_reg: %s).", rmpi_ofi_prov(r), len, write ? "write" : "read", rail->hints.name,
-                          fi_strerror(-rc));
-                defer(r, d, -ENOMEM);
-                return 0;
-            }
-            d->tmp = g;
+        /* Through the registration cache, holding a reference until completion: the
+         * receiver's buffer of a read rendezvous is registered once, not per message, and
+         * an unused cached region cannot be evicted under the op. */
+        if (rmpi_net_mr_get(rail, local, len, &d->lmr)) {
+            rmpi_warn("RMPI_OFI_PROVIDER=%s: registering the local %zu bytes of an RDMA %s on %s failed.",
+                      rmpi_ofi_prov(r), len, write ? "write" : "read", rail->hints.name);
+            defer(r, d, -ENOMEM);
+            return 0;
         }
-        d->desc = g->desc;
+        d->has_lmr = 1;
+        d->desc = ((rmpi_ofi_reg_t *)d->lmr.desc)->desc;
     }
     if (!r->pend) {
         uint64_t t0 = 0;
