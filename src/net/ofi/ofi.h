@@ -91,14 +91,6 @@ typedef struct rmpi_ofi_peer {
     uint64_t refused_put;      /* emulated put of this peer last refused (one PUT_ERR each) */
 } rmpi_ofi_peer_t;
 
-/* A registration of an emulated rail: the key is gen << 32 | (slot + 1). */
-typedef struct rmpi_ofi_emr {
-    char *addr;
-    size_t len;
-    uint32_t gen;
-    int next_free;        /* -2: in use */
-} rmpi_ofi_emr_t;
-
 typedef struct rmpi_ofi_rail {
     rmpi_rail_t pub;
     rmpi_net_env_t env;
@@ -132,8 +124,7 @@ typedef struct rmpi_ofi_rail {
     long writes_out;      /* writes posted, not completed: without FI_ORDER_SAW, sends wait */
     int closing;
     uint64_t stat_eagain;
-    rmpi_ofi_emr_t *emr;  /* emulated registrations */
-    int nemr, emr_free;
+    rmpi_net_mrtab_t emr; /* emulated registrations */
     uint64_t emul_id;     /* last emulated op id */
     long emul_out;        /* pieces of emulated puts / get answers posted, not completed */
     /* Completions read while send/get/put pushed a refused post (rmpi_ofi_push): handled
@@ -202,8 +193,6 @@ void rmpi_ofi_rdma_done(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d, int status);
 void rmpi_ofi_rdma_free_all(rmpi_ofi_rail_t *r);
 
 /* ofi_emul.c: get/put emulated with control frames on rails without FI_RMA. */
-int rmpi_ofi_emul_mr_reg(rmpi_ofi_rail_t *r, void *addr, size_t len, rmpi_mr_t *mr);
-void rmpi_ofi_emul_mr_dereg(rmpi_ofi_rail_t *r, rmpi_mr_t *mr);
 /* d is set up (op, peer, local, len > 0, raddr, rkey, write): send the request or queue the put. */
 void rmpi_ofi_emul_start(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d);
 /* Cut pieces of the stream at the head of the pending queue: 1 when it is all out (the

@@ -59,64 +59,6 @@ static int ctl_send(rmpi_ofi_rail_t *r, int peer, const ctl_t *c)
     return rmpi_ofi_frame_send(r, peer, &iov, 1, RMPI_OFI_CTRL);
 }
 
-/* ---- registrations ---- */
-
-int rmpi_ofi_emul_mr_reg(rmpi_ofi_rail_t *r, void *addr, size_t len, rmpi_mr_t *mr)
-{
-    if (r->emr_free < 0) {
-        int old = r->nemr, cap = old ? 2 * old : 64;
-        r->emr = rmpi_xrealloc(r->emr, (size_t)cap * sizeof *r->emr);
-        for (int i = cap - 1; i >= old; i--) {
-            r->emr[i] = (rmpi_ofi_emr_t){.next_free = r->emr_free};
-            r->emr_free = i;
-        }
-        r->nemr = cap;
-    }
-    int slot = r->emr_free;
-    rmpi_ofi_emr_t *e = &r->emr[slot];
-    r->emr_free = e->next_free;
-    e->next_free = -2;
-    e->addr = addr;
-    e->len = len;
-    e->gen = e->gen + 1 ? e->gen + 1 : 1;
-    mr->addr = addr;
-    mr->len = len;
-    mr->rkey = (uint64_t)e->gen << 32 | (uint64_t)(slot + 1);
-    mr->desc = NULL;
-    return 0;
-}
-
-static rmpi_ofi_emr_t *emr_of(rmpi_ofi_rail_t *r, uint64_t rkey)
-{
-    uint64_t slot = (rkey & 0xffffffffu) - 1;
-    if (slot >= (uint64_t)r->nemr)
-        return NULL;
-    rmpi_ofi_emr_t *e = &r->emr[slot];
-    return e->next_free == -2 && e->gen == (uint32_t)(rkey >> 32) ? e : NULL;
-}
-
-void rmpi_ofi_emul_mr_dereg(rmpi_ofi_rail_t *r, rmpi_mr_t *mr)
-{
-    rmpi_ofi_emr_t *e = emr_of(r, mr->rkey);
-    if (!e)
-        return;
-    e->addr = NULL;
-    e->len = 0;
-    e->next_free = r->emr_free;
-    r->emr_free = (int)(e - r->emr);
-    mr->rkey = 0;
-}
-
-/* The target's check of every access: inside one registration named by rkey. */
-static int emr_check(rmpi_ofi_rail_t *r, uint64_t rkey, uint64_t raddr, uint64_t len)
-{
-    rmpi_ofi_emr_t *e = emr_of(r, rkey);
-    if (!e)
-        return -EFAULT;
-    uint64_t base = (uintptr_t)e->addr;
-    return raddr < base || len > e->len || raddr - base > e->len - len ? -EFAULT : 0;
-}
-
 /* ---- initiator ---- */
 
 void rmpi_ofi_emul_start(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
@@ -189,7 +131,7 @@ static rmpi_ofi_buf_t *piece(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
                .off = d->done};
     /* An answer checks the region again per piece: one deregistered meanwhile ends the read
      * with GET_ERR instead of sending memory that is no longer the peer's to read. */
-    if (!d->write && emr_check(r, d->rkey, (uintptr_t)(d->local + d->done), n)) {
+    if (!d->write && rmpi_net_mrtab_check(&r->emr, d->rkey, (uintptr_t)(d->local + d->done), n)) {
         c.kind = GET_ERR;
         c.err = -EFAULT;
         n = 0;
@@ -256,7 +198,7 @@ void rmpi_ofi_emul_rx(rmpi_ofi_rail_t *r, int src, const char *frame, size_t len
     size_t n = len - CTL_SIZE;
     rmpi_ofi_peer_t *p = &r->peers[src];
     if (c.kind == GET_REQ) {
-        int err = emr_check(r, c.rkey, c.raddr, c.off);
+        int err = rmpi_net_mrtab_check(&r->emr, c.rkey, c.raddr, c.off);
         if (err || c.off == 0) {
             rmpi_log(1, "ofi: rank %d asked to read %llu bytes at %#llx with rkey %#llx on %s, which no "
                         "registration of rank %d covers; the read fails with EFAULT.", src,
@@ -289,7 +231,7 @@ void rmpi_ofi_emul_rx(rmpi_ofi_rail_t *r, int src, const char *frame, size_t len
         rmpi_ofi_rdma_done(r, get_take(r, src, c.id, 1), c.err < 0 ? c.err : -EFAULT);
     } else if (c.kind == PUT_DATA) {
         uint64_t at = c.raddr + c.off;
-        if (at >= c.raddr && !emr_check(r, c.rkey, at, n)) {
+        if (at >= c.raddr && !rmpi_net_mrtab_check(&r->emr, c.rkey, at, n)) {
             memcpy((char *)(uintptr_t)at, bytes, n);
         } else if (p->refused_put != c.id) {
             /* One refusal per put: its later pieces are dropped without a word. */
@@ -323,7 +265,5 @@ void rmpi_ofi_emul_close(rmpi_ofi_rail_t *r)
             r->peers[i].gets = (rmpi_ofi_rdma_t *)g->ctx.next;
             rmpi_ofi_rdma_release(r, g);
         }
-    free(r->emr);
-    r->emr = NULL;
-    r->nemr = 0;
+    rmpi_net_mrtab_free(&r->emr);
 }

@@ -585,7 +585,6 @@ static rmpi_ofi_rail_t *rail_open(const rmpi_net_env_t *env, struct fi_info *fi,
         h->bw = fi->nic->link_attr->speed / 8;
     /* Emulated RDMA is write-mode rendezvous for the core's RMPI_RNDV_MODE=auto, as over tcp. */
     r->emul = emul;
-    r->emr_free = -1;
     h->rdma_native = !emul;
     h->mr_cache = 1;
     h->tier = 1; /* chosen over RailMPI's tcp when both reach a peer */

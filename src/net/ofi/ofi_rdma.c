@@ -66,8 +66,10 @@ void rmpi_ofi_dereg(rmpi_ofi_rail_t *r, rmpi_ofi_reg_t *g)
 int rmpi_ofi_mr_reg(rmpi_rail_t *rail, void *addr, size_t len, rmpi_mr_t *mr)
 {
     rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
-    if (r->emul)
-        return rmpi_ofi_emul_mr_reg(r, addr, len, mr);
+    if (r->emul) {
+        rmpi_net_mrtab_reg(&r->emr, addr, len, mr);
+        return 0;
+    }
     mr->addr = addr;
     mr->len = len;
     mr->rkey = 0;
@@ -89,7 +91,7 @@ int rmpi_ofi_mr_reg(rmpi_rail_t *rail, void *addr, size_t len, rmpi_mr_t *mr)
 void rmpi_ofi_mr_dereg(rmpi_rail_t *rail, rmpi_mr_t *mr)
 {
     if (rmpi_ofi_rail_of(rail)->emul)
-        rmpi_ofi_emul_mr_dereg(rmpi_ofi_rail_of(rail), mr);
+        rmpi_net_mrtab_dereg(&rmpi_ofi_rail_of(rail)->emr, mr);
     else if (mr->desc)
         rmpi_ofi_dereg(rmpi_ofi_rail_of(rail), mr->desc);
     mr->desc = NULL;
