@@ -1,5 +1,5 @@
 /* ofi: memory registration (fi_mr_reg; the net layer caches regions, mrcache.c) and RDMA get/put with
- * fi_read/fi_write, following the domain's mr_mode:
+ * fi_read/fi_write (rails without FI_RMA go to ofi_emul.c instead), following the domain's mr_mode:
  *   FI_MR_VIRT_ADDR  remote addresses are virtual (as the core sends them); without it they
  *                    are offsets, and the region's base travels in the key we choose
  *   FI_MR_PROV_KEY   the provider picks keys (fi_mr_key); without it we request unique ones
