@@ -4,7 +4,8 @@
  * Frames of random sizes (0 .. max_frame, 3 iovecs scribbled after send) both ways, the
  * first 300 before any progress, checked in order; 4 MiB get and put with byte checks,
  * put data in place when the frame sent after it arrives, zero-length get/put; a bad key
- * (emulated: out of bounds too, and a refused put that loses the peer). Skips
+ * (emulated: out of bounds too; a short put refused after it completed loses the peer, a
+ * long one refused while still being cut fails). Skips
  * (passes) when built without libfabric. */
 #include <limits.h>
 #include <stdio.h>
@@ -277,6 +278,18 @@ static void rank_main(void)
             progress();
         CHECK(nbad == 3 && (bput.status == -EFAULT || (bput.status == 0 && nlost == 1)),
               "a put with a bad key: completed %d, status %d, peer lost %d time(s)", nbad - 2, bput.status, nlost);
+        /* A long one is refused while still being cut (65 pieces, 32 in flight at most):
+         * it fails with -EFAULT, unless all its pieces were out first. */
+        int lost = nlost;
+        rmpi_net_op_t lput = {.complete = op_bad};
+        CHECK(rmpi_ofi_ops.put(rails[0], peer, big, BIG, peer_addr + BIG / 2, peer_rkey[0], &lput) == 0, "long put");
+        while ((nbad < 4 || (lput.status == 0 && nlost == lost)) && (double)rmpi_time_ns() - t0 < 30e9)
+            progress();
+        CHECK(nbad == 4 && (lput.status == -EFAULT || nlost == lost + 1),
+              "a long put out of bounds: completed %d, status %d, peer lost %d time(s)", nbad - 3, lput.status,
+              nlost - lost);
+        printf("ofi_loop rank %d: long put out of bounds %s\n", me,
+               lput.status ? "failed while pending" : "completed, then the peer was lost");
         sync_peer();
     } else if (checked) {
         CHECK(nbad == 1 && bad.status == -EFAULT, "a get with a bad key completed %d time(s) with status %d", nbad,
