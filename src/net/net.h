@@ -158,4 +158,17 @@ rmpi_net_mr_stats_t rmpi_net_mr_stats(void);
 /* Tests: how the cache finds the rail of an index (default rmpi_net_rail). */
 void rmpi_net_mr_cache_set_rails(rmpi_rail_t *(*lookup)(int index));
 
+/* ---- registration table of providers that emulate RDMA (mrtab.c) ----
+ * Registering is a table entry; the target checks every access with rmpi_net_mrtab_check
+ * (0, or -EFAULT when [raddr, raddr + len) is not inside the registration rkey names).
+ * A zeroed table is empty. */
+typedef struct rmpi_net_mrtab {
+    struct rmpi_net_mrslot *slot;
+    int n, free;             /* free: first free slot + 1; 0: none */
+} rmpi_net_mrtab_t;
+void rmpi_net_mrtab_reg(rmpi_net_mrtab_t *t, void *addr, size_t len, rmpi_mr_t *mr);
+void rmpi_net_mrtab_dereg(rmpi_net_mrtab_t *t, rmpi_mr_t *mr);
+int rmpi_net_mrtab_check(const rmpi_net_mrtab_t *t, uint64_t rkey, uint64_t raddr, uint64_t len);
+void rmpi_net_mrtab_free(rmpi_net_mrtab_t *t);
+
 #endif

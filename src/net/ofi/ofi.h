@@ -20,6 +20,9 @@ typedef struct rmpi_ofi_hdr {
     uint32_t src;
     uint32_t seq;
 } rmpi_ofi_hdr_t;
+/* Bit 31 of src: a control frame of emulated RDMA (ofi_emul.c), never given to on_frame.
+ * It shares the sequence numbers of ordinary frames, so put data keeps its place. */
+#define RMPI_OFI_CTRL 0x80000000u
 #define RMPI_OFI_BUF_SIZE 65536    /* one receive / send buffer: header + largest frame */
 #define RMPI_OFI_STASH 256
 /* How long send/get/put drive the provider when it refuses a post (-FI_EAGAIN, e.g. while
@@ -32,7 +35,7 @@ typedef struct rmpi_ofi_hdr {
 #define RMPI_OFI_KEY_ADDR_BITS 48
 #define RMPI_OFI_KEY_ADDR_MASK ((UINT64_C(1) << RMPI_OFI_KEY_ADDR_BITS) - 1)
 
-enum { RMPI_OFI_RX, RMPI_OFI_TX, RMPI_OFI_RDMA };
+enum { RMPI_OFI_RX, RMPI_OFI_TX, RMPI_OFI_RDMA, RMPI_OFI_EMUL };
 
 /* What a completion's op_context points to. fctx comes first: FI_CONTEXT2 scratch space. */
 typedef struct rmpi_ofi_ctx {
@@ -55,6 +58,7 @@ typedef struct rmpi_ofi_buf {
     rmpi_ofi_ctx_t ctx;
     void *desc;   /* the slab's local descriptor (FI_MR_LOCAL) */
     int peer;     /* send: destination rank */
+    int piece;    /* send: a piece of an emulated put or get answer (counts in emul_out) */
     uint32_t seq; /* receive: parked early frame's sequence number */
     size_t len;   /* header + frame (send; parked receive) */
     char *data;   /* RMPI_OFI_BUF_SIZE bytes, 8-aligned */
@@ -72,6 +76,11 @@ typedef struct rmpi_ofi_rdma {
     void *desc;
     rmpi_mr_t lmr;        /* FI_MR_LOCAL: the local buffer's registration, from the cache */
     int has_lmr;
+    /* Emulated (ofi_emul.c): a put or get answer being cut into frames (ctx.kind
+     * RMPI_OFI_EMUL, in the pending queue), or a get waiting for its data. */
+    uint64_t id;
+    size_t done;          /* bytes cut into frames (put, answer) or arrived (get) */
+    struct rmpi_ofi_buf *held; /* a piece built but refused (-FI_EAGAIN), posted first */
 } rmpi_ofi_rdma_t;
 
 typedef struct rmpi_ofi_peer {
@@ -79,6 +88,8 @@ typedef struct rmpi_ofi_peer {
     fi_addr_t addr;
     uint32_t tx_seq, rx_seq;   /* next frame sequence to send / to deliver */
     rmpi_ofi_buf_t *parked;    /* frames that completed early, by seq */
+    rmpi_ofi_rdma_t *gets;     /* emulated gets waiting for data, in request order */
+    uint64_t refused_put;      /* emulated put of this peer last refused (one PUT_ERR each) */
 } rmpi_ofi_peer_t;
 
 typedef struct rmpi_ofi_rail {
@@ -93,6 +104,7 @@ typedef struct rmpi_ofi_rail {
     uint64_t mr_mode;
     int saw;              /* FI_ORDER_SAW: a send after a write is delivered after its data */
     int local_only;       /* reaches only ranks on this node (shm, loopback) */
+    int emul;             /* no FI_RMA (or RMPI_OFI_RMA=emulate): get/put over messages */
     size_t inject;        /* fi_inject limit, header included */
     size_t max_rma;       /* largest single fi_read/fi_write (RMPI_OFI_MAX_RMA, max_msg_size) */
     size_t key_size;
@@ -113,6 +125,9 @@ typedef struct rmpi_ofi_rail {
     long writes_out;      /* writes posted, not completed: without FI_ORDER_SAW, sends wait */
     int closing;
     uint64_t stat_eagain;
+    rmpi_net_mrtab_t emr; /* emulated registrations */
+    uint64_t emul_id;     /* last emulated op id */
+    long emul_out;        /* pieces of emulated puts / get answers posted, not completed */
     /* Completions read while send/get/put pushed a refused post (rmpi_ofi_push): handled
      * by the next progress(), before anything newer, since callbacks wait for it. */
     struct fi_cq_msg_entry stash[RMPI_OFI_STASH];
@@ -137,10 +152,19 @@ int rmpi_ofi_checks_keys(const char *prov_name);
 void rmpi_ofi_report(void *file);
 
 /* ofi_ops.c */
-/* fi_getinfo hints for what RailMPI needs (prov NULL: any provider). */
-struct fi_info *rmpi_ofi_hints(const char *prov, int manual);
+/* fi_getinfo hints for what RailMPI needs (prov NULL: any provider; rma 0: FI_MSG only). */
+struct fi_info *rmpi_ofi_hints(const char *prov, int manual, int rma);
 int rmpi_ofi_peer_addr(rmpi_ofi_rail_t *r, int peer, fi_addr_t *addr);
+/* Queue c behind every earlier post (refused: counted in the EAGAIN statistic). */
 void rmpi_ofi_pend(rmpi_ofi_rail_t *r, rmpi_ofi_ctx_t *c);
+void rmpi_ofi_pend_add(rmpi_ofi_rail_t *r, rmpi_ofi_ctx_t *c);
+/* Send a frame (flag: 0 or RMPI_OFI_CTRL); the sequence number is taken when libfabric
+ * accepts the post, so frames queued behind a put get numbers after its pieces. */
+int rmpi_ofi_frame_send(rmpi_ofi_rail_t *r, int peer, const struct iovec *iov, int iovcnt, uint32_t flag);
+rmpi_ofi_buf_t *rmpi_ofi_tx_get(rmpi_ofi_rail_t *r);
+void rmpi_ofi_tx_put(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b);
+/* Post a pool buffer (header + frame in b->data, b->len): 0, -FI_EAGAIN or an error. */
+int rmpi_ofi_tx_post(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b);
 /* Drive the provider once without callbacks (completions go to the stash); 0 when the
  * stash is full or the push has lasted RMPI_OFI_PUSH_NS since *t0 (0: start now). */
 int rmpi_ofi_push(rmpi_ofi_rail_t *r, uint64_t *t0);
@@ -160,6 +184,10 @@ int rmpi_ofi_get(rmpi_rail_t *rail, int peer, void *local, size_t len, uint64_t 
                  rmpi_net_op_t *op);
 int rmpi_ofi_put(rmpi_rail_t *rail, int peer, const void *local, size_t len, uint64_t raddr, uint64_t rkey,
                  rmpi_net_op_t *op);
+rmpi_ofi_rdma_t *rmpi_ofi_rdma_new(rmpi_ofi_rail_t *r);
+void rmpi_ofi_rdma_release(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d);
+/* Complete the op at the next progress (the contract's rule for completions found early). */
+void rmpi_ofi_rdma_defer(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d, int status);
 /* Post an RDMA op: 0, -FI_EAGAIN (caller queues it) or another negative error. */
 int rmpi_ofi_rdma_post(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d);
 /* A chunk of an RDMA op completed: post the next chunk, or finish the op. */
@@ -167,5 +195,18 @@ void rmpi_ofi_rdma_chunk_done(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d);
 /* An RDMA op finished (status 0 or negative errno): stamp, release, call op->complete. */
 void rmpi_ofi_rdma_done(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d, int status);
 void rmpi_ofi_rdma_free_all(rmpi_ofi_rail_t *r);
+
+/* ofi_emul.c: get/put emulated with control frames on rails without FI_RMA. */
+/* d is set up (op, peer, local, len > 0, raddr, rkey, write): send the request or queue the put. */
+void rmpi_ofi_emul_start(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d);
+/* Cut pieces of the stream at the head of the pending queue: 1 when it is all out (the
+ * caller unlinks it), 0 when it must wait (window full, post refused). */
+int rmpi_ofi_emul_drain(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d);
+/* The stream left the pending queue: a put completes at the next progress, an answer is freed. */
+void rmpi_ofi_emul_sent(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d);
+/* A control frame arrived (after the 8-byte header), in order; inside progress. */
+void rmpi_ofi_emul_rx(rmpi_ofi_rail_t *r, int src, const char *frame, size_t len);
+/* close(): free the registrations, waiting gets and unsent streams. */
+void rmpi_ofi_emul_close(rmpi_ofi_rail_t *r);
 
 #endif

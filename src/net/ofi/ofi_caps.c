@@ -47,10 +47,10 @@ int rmpi_ofi_checks_keys(const char *prov_name)
     return !t || t->keys;
 }
 
-/* The RDM providers this host offers with what RailMPI needs, one line each. */
-static struct fi_info *probe(void)
+/* The RDM providers this host offers with what RailMPI needs (rma: FI_RMA too), one line each. */
+static struct fi_info *probe(int rma)
 {
-    struct fi_info *hints = rmpi_ofi_hints(NULL, 0), *list = NULL;
+    struct fi_info *hints = rmpi_ofi_hints(NULL, 0, rma), *list = NULL;
     int rc = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, hints, &list);
     fi_freeinfo(hints);
     return rc ? NULL : list;
@@ -72,9 +72,10 @@ int rmpi_ofi_choose(int auto_mode, char *prov, size_t len, char *why, size_t wle
         snprintf(why, wlen, "RMPI_OFI_PROVIDER=%s", want);
         return 1;
     }
-    struct fi_info *list = probe();
+    /* Without FI_RMA a provider still serves: get/put are then emulated with messages. */
+    struct fi_info *list = probe(0);
     if (!list) {
-        snprintf(why, wlen, "libfabric offers no RDM provider with FI_MSG|FI_RMA here");
+        snprintf(why, wlen, "libfabric offers no RDM provider with FI_MSG here");
         return 0;
     }
     int any = auto_mode ? rmpi_knob_choice("OFI_AUTO", rmpi_knobs.OFI_AUTO, "hardware|any|never") == 1 : 1;
@@ -98,11 +99,30 @@ int rmpi_ofi_choose(int auto_mode, char *prov, size_t len, char *why, size_t wle
     return found;
 }
 
+/* Whether list (asked with FI_RMA) holds prov's domain. */
+static int has_rma(struct fi_info *list, const char *prov, const char *domain)
+{
+    for (struct fi_info *fi = list; fi; fi = fi->next)
+        if (!strcmp(fi->fabric_attr->prov_name, prov) && (!domain || !strcmp(fi->domain_attr->name, domain)))
+            return 1;
+    return 0;
+}
+
+/* How get/put would go over prov: fi_read/fi_write, or messages and why. */
+static const char *rma_how(struct fi_info *rma, const char *prov, const char *domain)
+{
+    if (!has_rma(rma, prov, domain))
+        return "no (get/put emulated with messages)";
+    if (rmpi_knob_choice("OFI_RMA", rmpi_knobs.OFI_RMA, "auto|emulate") == 1)
+        return "yes, unused (RMPI_OFI_RMA=emulate: get/put emulated with messages)";
+    return "yes";
+}
+
 void rmpi_ofi_report(void *file)
 {
     FILE *f = file;
-    struct fi_info *list = probe();
-    fprintf(f, "  libfabric %d.%d: RDM providers with FI_MSG|FI_RMA on this host:%s\n", FI_MAJOR(fi_version()),
+    struct fi_info *list = probe(0), *rma = probe(1);
+    fprintf(f, "  libfabric %d.%d: RDM providers with FI_MSG on this host:%s\n", FI_MAJOR(fi_version()),
             FI_MINOR(fi_version()), list ? "" : " none");
     for (struct fi_info *fi = list; fi; fi = fi->next) {
         int dup = 0;
@@ -115,7 +135,8 @@ void rmpi_ofi_report(void *file)
         fprintf(f, "    %-16s domain %-12s %s, %s, RMA %s%s, atomics %s, max message %zu\n",
                 fi->fabric_attr->prov_name, fi->domain_attr->name,
                 !t ? "not in the table" : t->hardware ? "hardware" : "software",
-                t && !t->inter ? "this node only" : "reaches other nodes", (fi->caps & FI_RMA) ? "yes" : "no",
+                t && !t->inter ? "this node only" : "reaches other nodes",
+                rma_how(rma, fi->fabric_attr->prov_name, fi->domain_attr->name),
                 t && !t->keys ? " (remote keys not checked)" : "",
                 (fi->caps & FI_ATOMIC) ? "yes" : "no (would be done by the target's progress engine)",
                 fi->ep_attr->max_msg_size);
@@ -125,13 +146,15 @@ void rmpi_ofi_report(void *file)
     int net = rmpi_knob_choice("NET", rmpi_knobs.NET, "auto|shm|tcp|ofi");
     if (net == 3) {
         rmpi_ofi_choose(0, prov, sizeof prov, why, sizeof why);
-        fprintf(f, "  RMPI_NET=ofi: every peer over %s (%s)\n", prov, why);
+        fprintf(f, "  RMPI_NET=ofi: every peer over %s (%s); RMA %s\n", prov, why, rma_how(rma, prov, NULL));
     } else if (net == 0 && rmpi_ofi_choose(1, prov, sizeof prov, why, sizeof why)) {
-        fprintf(f, "  RMPI_NET=auto: between nodes over %s (%s); shm within a node\n", prov, why);
+        fprintf(f, "  RMPI_NET=auto: between nodes over %s (%s), RMA %s; shm within a node\n", prov, why,
+                rma_how(rma, prov, NULL));
     } else if (net == 0) {
         fprintf(f, "  RMPI_NET=auto: between nodes over RailMPI's tcp provider, not libfabric (%s; "
                    "RMPI_OFI_AUTO=%s)\n", why, rmpi_knobs.OFI_AUTO);
     } else {
         fprintf(f, "  RMPI_NET=%s: libfabric not used\n", rmpi_knobs.NET);
     }
+    fi_freeinfo(rma);
 }

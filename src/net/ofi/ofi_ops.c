@@ -43,7 +43,7 @@ static rmpi_ofi_buf_t *slab_new(rmpi_ofi_rail_t *r, int n, int kind, uint64_t ac
     return b;
 }
 
-static rmpi_ofi_buf_t *tx_get(rmpi_ofi_rail_t *r)
+rmpi_ofi_buf_t *rmpi_ofi_tx_get(rmpi_ofi_rail_t *r)
 {
     if (!r->tx_free) {
         /* Sends never fail for lack of room (the contract), so frames the provider has not
@@ -66,7 +66,7 @@ static rmpi_ofi_buf_t *tx_get(rmpi_ofi_rail_t *r)
     return b;
 }
 
-static void tx_put(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b)
+void rmpi_ofi_tx_put(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b)
 {
     b->ctx.next = (rmpi_ofi_ctx_t *)r->tx_free;
     r->tx_free = b;
@@ -167,20 +167,37 @@ static int ofi_reaches(rmpi_rail_t *rail, int peer)
 
 /* ---- send and the pending queue ---- */
 
-void rmpi_ofi_pend(rmpi_ofi_rail_t *r, rmpi_ofi_ctx_t *c)
+void rmpi_ofi_pend_add(rmpi_ofi_rail_t *r, rmpi_ofi_ctx_t *c)
 {
     c->next = NULL;
     *r->pend_tail = c;
     r->pend_tail = &c->next;
+}
+
+void rmpi_ofi_pend(rmpi_ofi_rail_t *r, rmpi_ofi_ctx_t *c)
+{
+    rmpi_ofi_pend_add(r, c);
     r->stat_eagain++;
 }
 
-static int tx_post(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b)
+/* The sequence number goes in when the post is accepted: posts are matched in that order
+ * (FI_ORDER_SAS), and a frame queued behind an emulated put is numbered after its pieces. */
+static void set_seq(char *data, rmpi_ofi_peer_t *p)
 {
-    fi_addr_t a = r->peers[b->peer].addr;
-    ssize_t rc = fi_send(r->ep, b->data, b->len, b->desc, a, &b->ctx.fctx);
-    if (rc == 0)
+    uint32_t seq = htole32(p->tx_seq);
+    memcpy(data + offsetof(rmpi_ofi_hdr_t, seq), &seq, sizeof seq);
+}
+
+int rmpi_ofi_tx_post(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b)
+{
+    rmpi_ofi_peer_t *p = &r->peers[b->peer];
+    set_seq(b->data, p);
+    ssize_t rc = fi_send(r->ep, b->data, b->len, b->desc, p->addr, &b->ctx.fctx);
+    if (rc == 0) {
         r->tx_out++;
+        r->emul_out += b->piece;
+        p->tx_seq++;
+    }
     return (int)rc;
 }
 
@@ -190,13 +207,16 @@ static void pend_drain(rmpi_ofi_rail_t *r)
         rmpi_ofi_ctx_t *c = r->pend;
         if (c->kind == RMPI_OFI_TX && r->writes_out && !r->saw)
             return;
-        int rc = c->kind == RMPI_OFI_TX ? tx_post(r, (rmpi_ofi_buf_t *)c)
-                                        : rmpi_ofi_rdma_post(r, (rmpi_ofi_rdma_t *)c);
+        int rc = c->kind == RMPI_OFI_TX     ? rmpi_ofi_tx_post(r, (rmpi_ofi_buf_t *)c)
+                 : c->kind == RMPI_OFI_EMUL ? (rmpi_ofi_emul_drain(r, (rmpi_ofi_rdma_t *)c) ? 0 : -FI_EAGAIN)
+                                            : rmpi_ofi_rdma_post(r, (rmpi_ofi_rdma_t *)c);
         if (rc == -FI_EAGAIN)
             return;
         r->pend = c->next;
         if (!r->pend)
             r->pend_tail = &r->pend;
+        if (rc == 0 && c->kind == RMPI_OFI_EMUL)
+            rmpi_ofi_emul_sent(r, (rmpi_ofi_rdma_t *)c);
         if (rc == 0)
             continue;
         if (c->kind == RMPI_OFI_TX) {
@@ -204,7 +224,7 @@ static void pend_drain(rmpi_ofi_rail_t *r)
             char why[160];
             snprintf(why, sizeof why, "fi_send on %s failed: %s", r->pub.hints.name, fi_strerror(-rc));
             int peer = b->peer;
-            tx_put(r, b);
+            rmpi_ofi_tx_put(r, b);
             r->env.on_peer_lost(&r->pub, peer, why);
         } else {
             rmpi_ofi_rdma_done(r, (rmpi_ofi_rdma_t *)c, rc == -FI_EACCES || rc == -FI_EINVAL ? -EFAULT : rc);
@@ -232,9 +252,8 @@ int rmpi_ofi_push(rmpi_ofi_rail_t *r, uint64_t *t0)
     return n > 0 || n == -FI_EAGAIN;
 }
 
-static int ofi_send(rmpi_rail_t *rail, int peer, const struct iovec *iov, int iovcnt)
+int rmpi_ofi_frame_send(rmpi_ofi_rail_t *r, int peer, const struct iovec *iov, int iovcnt, uint32_t flag)
 {
-    rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
     fi_addr_t a;
     int rc = rmpi_ofi_peer_addr(r, peer, &a);
     if (rc)
@@ -244,7 +263,7 @@ static int ofi_send(rmpi_rail_t *rail, int peer, const struct iovec *iov, int io
         len += iov[i].iov_len;
     if (len > r->pub.hints.max_frame)
         return -EMSGSIZE;
-    rmpi_ofi_hdr_t h = {htole32((uint32_t)r->env.rank), htole32(r->peers[peer].tx_seq++)};
+    rmpi_ofi_hdr_t h = {htole32((uint32_t)r->env.rank | flag), 0};
     size_t total = sizeof h + len;
     /* Without FI_ORDER_SAW a frame must not overtake an earlier put's data: it waits. */
     int fenced = r->writes_out && !r->saw;
@@ -258,15 +277,19 @@ static int ofi_send(rmpi_rail_t *rail, int peer, const struct iovec *iov, int io
         }
         ssize_t irc;
         uint64_t t0 = 0;
+        set_seq(r->scratch, &r->peers[peer]);
         while ((irc = fi_inject(r->ep, r->scratch, total, a)) == -FI_EAGAIN && rmpi_ofi_push(r, &t0))
             ;
-        if (irc == 0)
+        if (irc == 0) {
+            r->peers[peer].tx_seq++;
             return 0;
+        }
         if (irc != -FI_EAGAIN)
             return (int)irc;
     }
-    rmpi_ofi_buf_t *b = tx_get(r);
+    rmpi_ofi_buf_t *b = rmpi_ofi_tx_get(r);
     b->peer = peer;
+    b->piece = 0;
     b->len = total;
     char *p = b->data;
     memcpy(p, &h, sizeof h);
@@ -277,12 +300,12 @@ static int ofi_send(rmpi_rail_t *rail, int peer, const struct iovec *iov, int io
     }
     if (!r->pend && !fenced) {
         uint64_t t0 = 0;
-        while ((rc = tx_post(r, b)) == -FI_EAGAIN && rmpi_ofi_push(r, &t0))
+        while ((rc = rmpi_ofi_tx_post(r, b)) == -FI_EAGAIN && rmpi_ofi_push(r, &t0))
             ;
         if (rc == 0)
             return 0;
         if (rc != -FI_EAGAIN) {
-            tx_put(r, b);
+            rmpi_ofi_tx_put(r, b);
             return rc;
         }
     }
@@ -290,12 +313,22 @@ static int ofi_send(rmpi_rail_t *rail, int peer, const struct iovec *iov, int io
     return 0;
 }
 
+static int ofi_send(rmpi_rail_t *rail, int peer, const struct iovec *iov, int iovcnt)
+{
+    return rmpi_ofi_frame_send(rmpi_ofi_rail_of(rail), peer, iov, iovcnt, 0);
+}
+
 /* ---- progress ---- */
 
 static void rx_deliver(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b, int src, size_t len)
 {
-    if (!r->closing)
-        r->env.on_frame(&r->pub, src, b->data + sizeof(rmpi_ofi_hdr_t), len - sizeof(rmpi_ofi_hdr_t));
+    uint32_t flag;
+    memcpy(&flag, b->data, sizeof flag);
+    const char *frame = b->data + sizeof(rmpi_ofi_hdr_t);
+    if (!r->closing && (le32toh(flag) & RMPI_OFI_CTRL))
+        rmpi_ofi_emul_rx(r, src, frame, len - sizeof(rmpi_ofi_hdr_t));
+    else if (!r->closing)
+        r->env.on_frame(&r->pub, src, frame, len - sizeof(rmpi_ofi_hdr_t));
     int rc = rx_post(r, b);
     if (rc)
         rmpi_fatal("RMPI_OFI_PROVIDER=%s: reposting a receive on %s failed (fi_recv: %s).", rmpi_ofi_prov(r),
@@ -308,7 +341,7 @@ static void on_rx(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b, size_t len)
     if (len < sizeof h)
         rmpi_fatal("ofi: a %zu-byte frame arrived on %s, shorter than the frame header.", len, r->pub.hints.name);
     memcpy(&h, b->data, sizeof h);
-    h.src = le32toh(h.src);
+    h.src = le32toh(h.src) & ~RMPI_OFI_CTRL;
     h.seq = le32toh(h.seq);
     if (h.src >= (uint32_t)r->env.size || (int)h.src == r->env.rank)
         rmpi_fatal("ofi: a frame on %s names source rank %u; another program talks to this endpoint or the "
@@ -357,7 +390,8 @@ static void cq_error(rmpi_ofi_rail_t *r)
     if (c->kind == RMPI_OFI_TX) {
         rmpi_ofi_buf_t *b = (rmpi_ofi_buf_t *)c;
         int peer = b->peer;
-        tx_put(r, b);
+        r->emul_out -= b->piece;
+        rmpi_ofi_tx_put(r, b);
         char why[320];
         snprintf(why, sizeof why, "a send on %s failed: %s (%s)", r->pub.hints.name, fi_strerror(e.err),
                  what ? what : "");
@@ -387,7 +421,8 @@ static void on_entry(rmpi_ofi_rail_t *r, const struct fi_cq_msg_entry *e)
         on_rx(r, (rmpi_ofi_buf_t *)c, e->len);
     } else if (c->kind == RMPI_OFI_TX) {
         r->tx_out--;
-        tx_put(r, (rmpi_ofi_buf_t *)c);
+        r->emul_out -= ((rmpi_ofi_buf_t *)c)->piece;
+        rmpi_ofi_tx_put(r, (rmpi_ofi_buf_t *)c);
     } else {
         r->tx_out--;
         rmpi_ofi_rdma_chunk_done(r, (rmpi_ofi_rdma_t *)c);
@@ -452,12 +487,12 @@ static int ofi_progress(rmpi_rail_t *rail)
 
 /* ---- open ---- */
 
-struct fi_info *rmpi_ofi_hints(const char *prov, int manual)
+struct fi_info *rmpi_ofi_hints(const char *prov, int manual, int rma)
 {
     struct fi_info *h = fi_allocinfo();
     if (!h)
         rmpi_fatal("ofi: fi_allocinfo failed (out of memory).");
-    h->caps = FI_MSG | FI_RMA;
+    h->caps = rma ? FI_MSG | FI_RMA : FI_MSG;
     h->mode = FI_CONTEXT | FI_CONTEXT2;
     h->addr_format = FI_FORMAT_UNSPEC;
     h->ep_attr->type = FI_EP_RDM;
@@ -476,6 +511,18 @@ struct fi_info *rmpi_ofi_hints(const char *prov, int manual)
     if (rmpi_knobs.OFI_RX_SIZE > 0)
         h->rx_attr->size = (size_t)rmpi_knobs.OFI_RX_SIZE;
     return h;
+}
+
+/* fi_getinfo for prov, with manual progress if offered (preferred, not required). */
+static int getinfo(const char *prov, int rma, struct fi_info **list)
+{
+    int rc = -FI_ENODATA;
+    for (int manual = 1; manual >= 0 && rc == -FI_ENODATA; manual--) {
+        struct fi_info *hints = rmpi_ofi_hints(prov, manual, rma);
+        rc = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, hints, list);
+        fi_freeinfo(hints);
+    }
+    return rc;
 }
 
 static void ofi_fail(const rmpi_net_env_t *env, const char *what, int rc)
@@ -511,7 +558,7 @@ static int domain_wanted(const char *name)
     return 0;
 }
 
-static rmpi_ofi_rail_t *rail_open(const rmpi_net_env_t *env, struct fi_info *fi)
+static rmpi_ofi_rail_t *rail_open(const rmpi_net_env_t *env, struct fi_info *fi, int emul)
 {
     size_t inject = fi->tx_attr->inject_size;
     if (inject > 4096)
@@ -536,7 +583,9 @@ static rmpi_ofi_rail_t *rail_open(const rmpi_net_env_t *env, struct fi_info *fi)
     snprintf(h->name, sizeof h->name, "ofi:%s", fi->domain_attr->name);
     if (fi->nic && fi->nic->link_attr && fi->nic->link_attr->speed)
         h->bw = fi->nic->link_attr->speed / 8;
-    h->rdma_native = 1;
+    /* Emulated RDMA is write-mode rendezvous for the core's RMPI_RNDV_MODE=auto, as over tcp. */
+    r->emul = emul;
+    h->rdma_native = !emul;
     h->mr_cache = 1;
     h->tier = 1; /* chosen over RailMPI's tcp when both reach a peer */
     r->max_rma = fi->ep_attr->max_msg_size;
@@ -589,7 +638,9 @@ static rmpi_ofi_rail_t *rail_open(const rmpi_net_env_t *env, struct fi_info *fi)
         snprintf(what, sizeof what, "fi_getname on domain %s failed", fi->domain_attr->name);
         ofi_fail(env, what, rc);
     }
-    int pre = snprintf(r->card, sizeof r->card, "%s|%s|", fi->fabric_attr->name, fi->domain_attr->name);
+    /* How RDMA is done is part of what must match: keys of one kind mean nothing to the other. */
+    int pre = snprintf(r->card, sizeof r->card, "%s|%s|%s|", fi->fabric_attr->name, fi->domain_attr->name,
+                       emul ? "msg" : "rma");
     if (pre < 0 || (size_t)pre + 2 * alen + 1 > sizeof r->card)
         rmpi_fatal("ofi: the address card of domain %s is too long.", fi->domain_attr->name);
     hex_encode(addr, alen, r->card + pre);
@@ -634,14 +685,15 @@ static int ofi_open(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
     }
     rmpi_log(1, "ofi: using %s (%s)", chosen, why);
     const char *prov = chosen;
-    struct fi_info *hints = rmpi_ofi_hints(prov, 1), *list = NULL;
-    int rc = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, hints, &list);
-    if (rc == -FI_ENODATA) { /* manual progress is preferred, not required */
-        fi_freeinfo(hints);
-        hints = rmpi_ofi_hints(prov, 0);
-        rc = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, hints, &list);
+    /* FI_RMA when the provider has it (and RMPI_OFI_RMA allows), else messages only: get/put
+     * are then emulated with control frames (ofi_emul.c). */
+    int emul = rmpi_knob_choice("OFI_RMA", rmpi_knobs.OFI_RMA, "auto|emulate") == 1;
+    struct fi_info *list = NULL;
+    int rc = emul ? -FI_ENODATA : getinfo(prov, 1, &list);
+    if (rc == -FI_ENODATA) {
+        rc = getinfo(prov, 0, &list);
+        emul = 1;
     }
-    fi_freeinfo(hints);
     if (rc) {
         /* Tell "no such provider" from "provider without what we need". */
         struct fi_info *any = fi_allocinfo(), *l2 = NULL;
@@ -653,7 +705,7 @@ static int ofi_open(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
             rmpi_fatal("RMPI_OFI_PROVIDER=%s: no such provider on this host (fi_getinfo: %s); rank %d cannot use "
                        "RMPI_NET=ofi. `fi_info -l` lists the providers.", prov, fi_strerror(-rc), env->rank);
         rmpi_fatal("RMPI_OFI_PROVIDER=%s: the provider offers no reliable-datagram endpoint (FI_EP_RDM) with "
-                   "FI_MSG|FI_RMA and in-order sends (FI_ORDER_SAS) on rank %d (fi_getinfo: %s); for tcp use "
+                   "FI_MSG and in-order sends (FI_ORDER_SAS) on rank %d (fi_getinfo: %s); for tcp use "
                    "\"tcp;ofi_rxm\".", prov, env->rank, fi_strerror(-rc));
     }
     rmpi_ofi_rail_t *made[RMPI_NET_MAX_RAILS];
@@ -666,12 +718,12 @@ static int ofi_open(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
         if (dup || !domain_wanted(dom))
             continue;
         uint64_t mm = fi->domain_attr->mr_mode;
-        if (!(mm & FI_MR_VIRT_ADDR) && ((mm & FI_MR_PROV_KEY) || fi->domain_attr->mr_key_size < 8)) {
+        if (!emul && !(mm & FI_MR_VIRT_ADDR) && ((mm & FI_MR_PROV_KEY) || fi->domain_attr->mr_key_size < 8)) {
             rmpi_warn("ofi: domain %s of %s wants offset addressing with %s; not supported yet, skipped.", dom, prov,
                       (mm & FI_MR_PROV_KEY) ? "provider keys" : "keys shorter than 8 bytes");
             continue;
         }
-        made[n++] = rail_open(env, fi);
+        made[n++] = rail_open(env, fi, emul);
     }
     fi_freeinfo(list);
     if (n == 0)
@@ -684,8 +736,8 @@ static int ofi_open(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
         snprintf(key, sizeof key, "ofi-%d-%d", env->rank, i);
         if (rmpi_pmi_put(key, made[i]->card))
             rmpi_fatal("ofi: rank %d could not publish its libfabric address (%s) through PMI.", env->rank, key);
-        rmpi_log(1, "ofi: rank %d rail %s card %s mr_mode %#llx", env->rank, made[i]->pub.hints.name, made[i]->card,
-                 (unsigned long long)made[i]->mr_mode);
+        rmpi_log(1, "ofi: rank %d rail %s card %s mr_mode %#llx%s", env->rank, made[i]->pub.hints.name,
+                 made[i]->card, (unsigned long long)made[i]->mr_mode, emul ? ", RDMA emulated with messages" : "");
         out[i] = &made[i]->pub;
     }
     return n;
@@ -707,6 +759,7 @@ static void ofi_close(rmpi_rail_t *rail)
         if (ofi_progress(rail) > 0)
             calm = rmpi_time_ns();
     fi_close(&r->ep->fid);
+    rmpi_ofi_emul_close(r);
     while (r->regs.next != &r->regs)
         rmpi_ofi_dereg(r, r->regs.next);
     fi_close(&r->av->fid);
@@ -738,9 +791,15 @@ static void ofi_describe(rmpi_rail_t *rail, void *file)
             m ? "" : " none", (m & FI_MR_LOCAL) ? " LOCAL" : "", (m & FI_MR_VIRT_ADDR) ? " VIRT_ADDR" : " (offsets)",
             (m & FI_MR_ALLOCATED) ? " ALLOCATED" : "", (m & FI_MR_PROV_KEY) ? " PROV_KEY" : "",
             (m & FI_MR_ENDPOINT) ? " ENDPOINT" : "", r->key_size, r->inject, r->nrx, RMPI_OFI_BUF_SIZE);
-    fprintf(file, "    writes %s; %s\n",
-            r->saw ? "ordered before later sends (FI_ORDER_SAW)" : "delivery-complete (no FI_ORDER_SAW)",
-            r->local_only ? "reaches ranks of this node only" : "reaches other nodes");
+    if (r->emul)
+        fprintf(file, "    RDMA emulated with messages (%s); %s\n",
+                rmpi_knob_choice("OFI_RMA", rmpi_knobs.OFI_RMA, "auto|emulate") == 1 ? "RMPI_OFI_RMA=emulate"
+                                                                                     : "no FI_RMA",
+                r->local_only ? "reaches ranks of this node only" : "reaches other nodes");
+    else
+        fprintf(file, "    writes %s; %s\n",
+                r->saw ? "ordered before later sends (FI_ORDER_SAW)" : "delivery-complete (no FI_ORDER_SAW)",
+                r->local_only ? "reaches ranks of this node only" : "reaches other nodes");
 }
 
 const struct rmpi_net_ops rmpi_ofi_ops = {

@@ -1,5 +1,5 @@
 /* ofi: memory registration (fi_mr_reg; the net layer caches regions, mrcache.c) and RDMA get/put with
- * fi_read/fi_write, following the domain's mr_mode:
+ * fi_read/fi_write (rails without FI_RMA go to ofi_emul.c instead), following the domain's mr_mode:
  *   FI_MR_VIRT_ADDR  remote addresses are virtual (as the core sends them); without it they
  *                    are offsets, and the region's base travels in the key we choose
  *   FI_MR_PROV_KEY   the provider picks keys (fi_mr_key); without it we request unique ones
@@ -76,6 +76,10 @@ void rmpi_ofi_dereg(rmpi_ofi_rail_t *r, rmpi_ofi_reg_t *g)
 int rmpi_ofi_mr_reg(rmpi_rail_t *rail, void *addr, size_t len, rmpi_mr_t *mr)
 {
     rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
+    if (r->emul) {
+        rmpi_net_mrtab_reg(&r->emr, addr, len, mr);
+        return 0;
+    }
     mr->addr = addr;
     mr->len = len;
     mr->rkey = 0;
@@ -96,7 +100,9 @@ int rmpi_ofi_mr_reg(rmpi_rail_t *rail, void *addr, size_t len, rmpi_mr_t *mr)
 
 void rmpi_ofi_mr_dereg(rmpi_rail_t *rail, rmpi_mr_t *mr)
 {
-    if (mr->desc)
+    if (rmpi_ofi_rail_of(rail)->emul)
+        rmpi_net_mrtab_dereg(&rmpi_ofi_rail_of(rail)->emr, mr);
+    else if (mr->desc)
         rmpi_ofi_dereg(rmpi_ofi_rail_of(rail), mr->desc);
     mr->desc = NULL;
 }
@@ -160,9 +166,25 @@ void rmpi_ofi_rdma_done(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d, int status)
     op->status = status;
     if (d->has_lmr)
         rmpi_net_mr_put(&r->pub, &d->lmr);
+    rmpi_ofi_rdma_release(r, d);
+    op->complete(op);
+}
+
+rmpi_ofi_rdma_t *rmpi_ofi_rdma_new(rmpi_ofi_rail_t *r)
+{
+    rmpi_ofi_rdma_t *d = r->rdma_free;
+    if (d)
+        r->rdma_free = (rmpi_ofi_rdma_t *)d->ctx.next;
+    else
+        d = rmpi_xmalloc(sizeof *d);
+    memset(d, 0, sizeof *d);
+    return d;
+}
+
+void rmpi_ofi_rdma_release(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
+{
     d->ctx.next = (rmpi_ofi_ctx_t *)r->rdma_free;
     r->rdma_free = d;
-    op->complete(op);
 }
 
 void rmpi_ofi_rdma_free_all(rmpi_ofi_rail_t *r)
@@ -174,8 +196,7 @@ void rmpi_ofi_rdma_free_all(rmpi_ofi_rail_t *r)
     }
 }
 
-/* Completions found at post time wait for the next progress (the contract's rule). */
-static void defer(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d, int status)
+void rmpi_ofi_rdma_defer(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d, int status)
 {
     d->op->status = status;
     d->ctx.next = r->deferred;
@@ -189,12 +210,7 @@ static int rdma_start(rmpi_rail_t *rail, int peer, char *local, size_t len, uint
     op->rail = rail;
     op->status = 0;
     op->t_post = rmpi_time_ns();
-    rmpi_ofi_rdma_t *d = r->rdma_free;
-    if (d)
-        r->rdma_free = (rmpi_ofi_rdma_t *)d->ctx.next;
-    else
-        d = rmpi_xmalloc(sizeof *d);
-    memset(d, 0, sizeof *d);
+    rmpi_ofi_rdma_t *d = rmpi_ofi_rdma_new(r);
     d->ctx.kind = RMPI_OFI_RDMA;
     d->op = op;
     d->peer = peer;
@@ -204,18 +220,22 @@ static int rdma_start(rmpi_rail_t *rail, int peer, char *local, size_t len, uint
     d->rkey = rkey;
     d->raddr = raddr;
     if (len == 0) {
-        defer(r, d, 0);
+        rmpi_ofi_rdma_defer(r, d, 0);
         return 0;
     }
     int rc = rmpi_ofi_peer_addr(r, peer, &d->dest);
     if (rc) {
-        defer(r, d, rc);
+        rmpi_ofi_rdma_defer(r, d, rc);
+        return 0;
+    }
+    if (r->emul) {
+        rmpi_ofi_emul_start(r, d);
         return 0;
     }
     if (!(r->mr_mode & FI_MR_VIRT_ADDR)) {
         uint64_t base = rkey & RMPI_OFI_KEY_ADDR_MASK;
         if (raddr < base) {
-            defer(r, d, -EFAULT);
+            rmpi_ofi_rdma_defer(r, d, -EFAULT);
             return 0;
         }
         d->raddr = raddr - base;
@@ -227,7 +247,7 @@ static int rdma_start(rmpi_rail_t *rail, int peer, char *local, size_t len, uint
         if (rmpi_net_mr_get(rail, local, len, &d->lmr)) {
             rmpi_warn("RMPI_OFI_PROVIDER=%s: registering the local %zu bytes of an RDMA %s on %s failed.",
                       rmpi_ofi_prov(r), len, write ? "write" : "read", rail->hints.name);
-            defer(r, d, -ENOMEM);
+            rmpi_ofi_rdma_defer(r, d, -ENOMEM);
             return 0;
         }
         d->has_lmr = 1;
@@ -240,7 +260,7 @@ static int rdma_start(rmpi_rail_t *rail, int peer, char *local, size_t len, uint
         if (rc == 0)
             return 0;
         if (rc != -FI_EAGAIN) {
-            defer(r, d, rc == -FI_EACCES || rc == -FI_EINVAL ? -EFAULT : rc);
+            rmpi_ofi_rdma_defer(r, d, rc == -FI_EACCES || rc == -FI_EINVAL ? -EFAULT : rc);
             return 0;
         }
     }

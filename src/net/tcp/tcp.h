@@ -277,14 +277,6 @@ struct rmpi_tcp_peer {
     int goodbye_sent;
 };
 
-/* Registration table: rkey = (generation << 32) | (slot + 1), never an address. */
-typedef struct rmpi_tcp_mr_slot {
-    char *addr;
-    size_t len;
-    uint32_t gen;
-    int next_free;              /* -1: end of free list; -2: in use */
-} rmpi_tcp_mr_slot_t;
-
 /* What this process knows of one peer: its card and which of its rails pairs with each
  * of ours (same on every rail, so it lives in the provider). */
 typedef struct rmpi_tcp_link {
@@ -334,8 +326,7 @@ struct rmpi_tcp_rail {
     uint64_t stall_ns, last_check;
     unsigned check_calls;
 
-    rmpi_tcp_mr_slot_t *mr;
-    int nmr, mr_free;
+    rmpi_net_mrtab_t mr;        /* registrations (../mrtab.c): rkeys never carry an address */
 
     /* Completions wait here until the end of progress: net.h allows callbacks only there. */
     rmpi_net_op_t **done;
@@ -409,9 +400,6 @@ void rmpi_tcp_fail_ops(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, int status);
 /* ---- registrations and emulated RDMA (tcp_rdma.c) ---- */
 int rmpi_tcp_mr_reg(rmpi_rail_t *rail, void *addr, size_t len, rmpi_mr_t *mr);
 void rmpi_tcp_mr_dereg(rmpi_rail_t *rail, rmpi_mr_t *mr);
-/* 0 if [raddr, raddr+len) lies inside the registration named rkey; else -EFAULT. */
-int rmpi_tcp_mr_check(rmpi_tcp_rail_t *r, uint64_t rkey, uint64_t raddr, size_t len);
-void rmpi_tcp_mr_free(rmpi_tcp_rail_t *r);
 int rmpi_tcp_get(rmpi_rail_t *rail, int peer, void *local, size_t len, uint64_t raddr, uint64_t rkey,
                  rmpi_net_op_t *op);
 int rmpi_tcp_put(rmpi_rail_t *rail, int peer, const void *local, size_t len, uint64_t raddr,

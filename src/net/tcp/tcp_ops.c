@@ -74,7 +74,7 @@ static void rail_free(rmpi_tcp_rail_t *r)
         close(r->lis.fd);
     if (r->epfd >= 0)
         close(r->epfd);
-    rmpi_tcp_mr_free(r);
+    rmpi_net_mrtab_free(&r->mr);
     free(r->done);
     free(r->peers);
     free(r);
@@ -98,7 +98,6 @@ static rmpi_tcp_rail_t *rail_new(rmpi_tcp_prov_t *prov, const rmpi_net_env_t *en
     r->prov = prov;
     r->env = *env;
     r->lis.fd = -1;
-    r->mr_free = -1;
     rmpi_list_init(&r->handshaking);
     rmpi_list_init(&r->estab);
     rmpi_list_init(&r->timed);

@@ -8,70 +8,13 @@
 
 int rmpi_tcp_mr_reg(rmpi_rail_t *rail, void *addr, size_t len, rmpi_mr_t *mr)
 {
-    rmpi_tcp_rail_t *r = rmpi_tcp_rail_of(rail);
-    if (r->mr_free < 0) {
-        int old = r->nmr, cap = old ? old * 2 : 64;
-        r->mr = rmpi_xrealloc(r->mr, (size_t)cap * sizeof(*r->mr));
-        for (int i = cap - 1; i >= old; i--) {
-            r->mr[i] = (rmpi_tcp_mr_slot_t){.gen = 0, .next_free = r->mr_free};
-            r->mr_free = i;
-        }
-        r->nmr = cap;
-    }
-    int slot = r->mr_free;
-    rmpi_tcp_mr_slot_t *s = &r->mr[slot];
-    r->mr_free = s->next_free;
-    s->next_free = -2;
-    s->addr = addr;
-    s->len = len;
-    if (++s->gen == 0)
-        s->gen = 1;
-    mr->addr = addr;
-    mr->len = len;
-    mr->rkey = ((uint64_t)s->gen << 32) | (uint64_t)(slot + 1);
-    mr->desc = NULL;
+    rmpi_net_mrtab_reg(&rmpi_tcp_rail_of(rail)->mr, addr, len, mr);
     return 0;
-}
-
-static rmpi_tcp_mr_slot_t *mr_lookup(rmpi_tcp_rail_t *r, uint64_t rkey)
-{
-    uint64_t slot = (rkey & 0xffffffffu) - 1;
-    if (slot >= (uint64_t)r->nmr)
-        return NULL;
-    rmpi_tcp_mr_slot_t *s = &r->mr[slot];
-    return s->next_free == -2 && s->gen == (uint32_t)(rkey >> 32) ? s : NULL;
 }
 
 void rmpi_tcp_mr_dereg(rmpi_rail_t *rail, rmpi_mr_t *mr)
 {
-    rmpi_tcp_rail_t *r = rmpi_tcp_rail_of(rail);
-    rmpi_tcp_mr_slot_t *s = mr_lookup(r, mr->rkey);
-    if (!s)
-        return;
-    s->addr = NULL;
-    s->len = 0;
-    s->next_free = r->mr_free;
-    r->mr_free = (int)(s - r->mr);
-    mr->rkey = 0;
-}
-
-void rmpi_tcp_mr_free(rmpi_tcp_rail_t *r)
-{
-    free(r->mr);
-    r->mr = NULL;
-    r->nmr = 0;
-    r->mr_free = -1;
-}
-
-int rmpi_tcp_mr_check(rmpi_tcp_rail_t *r, uint64_t rkey, uint64_t raddr, size_t len)
-{
-    rmpi_tcp_mr_slot_t *s = mr_lookup(r, rkey);
-    if (!s)
-        return -EFAULT;
-    uint64_t base = (uint64_t)(uintptr_t)s->addr;
-    if (raddr < base || len > s->len || raddr - base > s->len - len)
-        return -EFAULT;
-    return 0;
+    rmpi_net_mrtab_dereg(&rmpi_tcp_rail_of(rail)->mr, mr);
 }
 
 /* A header-only frame in the ordered queue: written at once when nothing waits before it. */
@@ -216,7 +159,7 @@ void rmpi_tcp_on_get_req(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *
     rd->base = (const char *)(uintptr_t)raddr;
     rd->len = (size_t)len;
     rd->sent = 0;
-    rd->err = len > SIZE_MAX ? -EFAULT : rmpi_tcp_mr_check(r, rd->rkey, raddr, (size_t)len);
+    rd->err = len > SIZE_MAX ? -EFAULT : rmpi_net_mrtab_check(&r->mr, rd->rkey, raddr, (size_t)len);
     if (rd->err)
         rmpi_log(1, "tcp: rank %d asked to read %llu bytes at %#llx with rkey %#llx, which no "
                     "registration of rank %d covers; the read fails with EFAULT.",
@@ -238,7 +181,7 @@ rmpi_tcp_tx_t *rmpi_tcp_rd_next_chunk(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
     /* Checked again per chunk: a region deregistered mid-read ends the read with EFAULT
      * instead of sending freed memory. */
     if (!rd->err)
-        rd->err = rmpi_tcp_mr_check(r, rd->rkey, (uint64_t)(uintptr_t)(rd->base + rd->sent), n);
+        rd->err = rmpi_net_mrtab_check(&r->mr, rd->rkey, (uint64_t)(uintptr_t)(rd->base + rd->sent), n);
     if (rd->err) {
         t->hlen = rmpi_tcp_hdr(t->hdr, RMPI_TCP_GET_ERR, 0);
         rmpi_tcp_st32(e + 8, (uint32_t)rd->err);
@@ -321,7 +264,7 @@ void rmpi_tcp_on_put_hdr(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *
     uint64_t id = rmpi_tcp_ld64(e), raddr = rmpi_tcp_ld64(e + 8), rkey = rmpi_tcp_ld64(e + 16);
     uint64_t len = rmpi_tcp_ld64(e + 24);
     c->rx_plen = (size_t)len;
-    c->rx_discard = len > SIZE_MAX || rmpi_tcp_mr_check(r, rkey, raddr, (size_t)len) != 0;
+    c->rx_discard = len > SIZE_MAX || rmpi_net_mrtab_check(&r->mr, rkey, raddr, (size_t)len) != 0;
     c->rx_dst = c->rx_discard ? NULL : (char *)(uintptr_t)raddr;
     /* One refusal per put: its remaining frames (it may be cut in several) are dropped. */
     if (c->rx_discard && c->rx_refused_put != id) {

@@ -1,8 +1,11 @@
 /* The libfabric provider alone (rmpi_ofi_ops, no layers above net): 2 ranks under our
- * mpiexec (the test re-runs itself through build/bin/mpiexec), over tcp;ofi_rxm and shm.
+ * mpiexec (the test re-runs itself through build/bin/mpiexec), over tcp;ofi_rxm and shm,
+ * each with native RDMA and with RMPI_OFI_RMA=emulate (get/put over control frames).
  * Frames of random sizes (0 .. max_frame, 3 iovecs scribbled after send) both ways, the
  * first 300 before any progress, checked in order; 4 MiB get and put with byte checks,
- * put data in place when the frame sent after it arrives, zero-length get/put. Skips
+ * put data in place when the frame sent after it arrives, zero-length get/put; a bad key
+ * (emulated: out of bounds too; a short put refused after it completed loses the peer, a
+ * long one refused while still being cut fails). Skips
  * (passes) when built without libfabric. */
 #include <limits.h>
 #include <stdio.h>
@@ -30,7 +33,7 @@ static int me, peer, nrails;
 static rmpi_rail_t *rails[RMPI_NET_MAX_RAILS];
 static unsigned rx_next;            /* next frame sequence expected */
 static uint64_t peer_addr, peer_rkey[RMPI_NET_MAX_RAILS];
-static int got_keys, put_checked, put_bad = -1;
+static int got_keys, put_checked, put_bad = -1, peer_done;
 static unsigned char *big;
 
 #define CHECK(c, ...)                                                                                   \
@@ -45,7 +48,7 @@ static unsigned char *big;
 
 static unsigned char pat(unsigned seq, size_t i) { return (unsigned char)(seq * 131u + i * 7u + 1u); }
 
-enum { F_DATA = 1, F_KEYS, F_PUTDONE };
+enum { F_DATA = 1, F_KEYS, F_PUTDONE, F_OPSDONE };
 
 static void on_frame(rmpi_rail_t *rail, int src, const void *frame, size_t len)
 {
@@ -75,6 +78,8 @@ static void on_frame(rmpi_rail_t *rail, int src, const void *frame, size_t len)
                 break;
             }
         put_checked++;
+    } else if (kind == F_OPSDONE) {
+        peer_done++;
     }
 }
 
@@ -130,6 +135,19 @@ static void send_frame(rmpi_rail_t *rail, uint32_t kind, uint32_t seq, const voi
     free(copy);
 }
 
+/* Emulated, the peer's get and put are served by our progress: keep it going until the
+ * peer is done too (a fence alone would stop it). */
+static void sync_peer(void)
+{
+    static int n;
+    send_frame(rails[0], F_OPSDONE, (uint32_t)n++, "", 0);
+    double t0 = (double)rmpi_time_ns();
+    while (peer_done < n) {
+        progress();
+        CHECK((double)rmpi_time_ns() - t0 < 30e9, "the peer did not finish its get/put");
+    }
+}
+
 static void rank_main(void)
 {
     rmpi_pm_info_t pm;
@@ -147,6 +165,11 @@ static void rank_main(void)
         CHECK(!rmpi_ofi_ops.reaches(rails[i], me), "%s reaches self", rails[i]->hints.name);
     }
     rmpi_rail_t *r0 = rails[0];
+    const char *rma = getenv("RMPI_OFI_RMA");
+    int emulated = rma && !strcmp(rma, "emulate");
+    for (int i = 0; i < nrails; i++)
+        CHECK(rails[i]->hints.rdma_native == !emulated, "%s: rdma_native %d under RMPI_OFI_RMA=%s",
+              rails[i]->hints.name, rails[i]->hints.rdma_native, rma ? rma : "");
     size_t maxf = r0->hints.max_frame - 8;
     srand(77 + (unsigned)me);
     unsigned char *body = malloc(maxf);
@@ -211,6 +234,7 @@ static void rank_main(void)
         CHECK((double)rmpi_time_ns() - t0 < 30e9, "no frame after the put");
     }
     CHECK(put_bad < 0, "a frame sent after a put on rail %d arrived before the put's data", put_bad);
+    sync_peer();
     /* both sides done before anyone closes */
     CHECK(rmpi_pmi_fence() == 0, "fence");
     char name[64];
@@ -223,11 +247,51 @@ static void rank_main(void)
     expect_lost = 1;
     CHECK(rmpi_ofi_ops.get(rails[0], peer, got, 4096, peer_addr, peer_rkey[0] ^ (UINT64_C(0x5a5a) << 48), &bad) == 0, "bad get");
     const char *prov = getenv("RMPI_OFI_PROVIDER");
-    int checked = rmpi_ofi_checks_keys(prov ? prov : "");
+    int checked = emulated || rmpi_ofi_checks_keys(prov ? prov : "");
     t0 = (double)rmpi_time_ns();
-    while ((!nbad || (checked && !nlost)) && (double)rmpi_time_ns() - t0 < 30e9)
+    while ((!nbad || (checked && !emulated && !nlost)) && (double)rmpi_time_ns() - t0 < 30e9)
         progress();
-    if (checked) {
+    if (emulated) {
+        /* The emulating target checks every access and answers; the rail goes on. */
+        while (!nbad && (double)rmpi_time_ns() - t0 < 30e9)
+            progress();
+        CHECK(nbad == 1 && bad.status == -EFAULT, "a get with a bad key completed %d time(s) with status %d", nbad,
+              bad.status);
+        rmpi_net_op_t oob = {.complete = op_bad};
+        CHECK(rmpi_ofi_ops.get(rails[0], peer, got, 8192, peer_addr + BIG - 4096, peer_rkey[0], &oob) == 0, "oob get");
+        while (nbad < 2 && (double)rmpi_time_ns() - t0 < 30e9)
+            progress();
+        CHECK(nbad == 2 && oob.status == -EFAULT, "a get out of bounds completed with status %d", oob.status);
+        CHECK(nlost == 0, "a refused emulated get reported the peer lost");
+        for (size_t i = 0; i < 100; i++)
+            body[i] = pat(NFRAMES, i);
+        send_frame(r0, F_DATA, NFRAMES, body, 100);
+        while (rx_next <= NFRAMES && (double)rmpi_time_ns() - t0 < 30e9)
+            progress();
+        CHECK(rx_next == NFRAMES + 1, "no frame after the refused gets");
+        /* A short put is out of the local buffer at once: the refusal comes after it
+         * completed, so the rail loses the peer (the contract's rule). */
+        rmpi_net_op_t bput = {.complete = op_bad};
+        CHECK(rmpi_ofi_ops.put(rails[0], peer, mine, 64, peer_addr, peer_rkey[0] ^ (UINT64_C(0x5a5a) << 48), &bput) == 0,
+              "bad put");
+        while ((nbad < 3 || !nlost) && (double)rmpi_time_ns() - t0 < 30e9)
+            progress();
+        CHECK(nbad == 3 && (bput.status == -EFAULT || (bput.status == 0 && nlost == 1)),
+              "a put with a bad key: completed %d, status %d, peer lost %d time(s)", nbad - 2, bput.status, nlost);
+        /* A long one is refused while still being cut (65 pieces, 32 in flight at most):
+         * it fails with -EFAULT, unless all its pieces were out first. */
+        int lost = nlost;
+        rmpi_net_op_t lput = {.complete = op_bad};
+        CHECK(rmpi_ofi_ops.put(rails[0], peer, big, BIG, peer_addr + BIG / 2, peer_rkey[0], &lput) == 0, "long put");
+        while ((nbad < 4 || (lput.status == 0 && nlost == lost)) && (double)rmpi_time_ns() - t0 < 30e9)
+            progress();
+        CHECK(nbad == 4 && (lput.status == -EFAULT || nlost == lost + 1),
+              "a long put out of bounds: completed %d, status %d, peer lost %d time(s)", nbad - 3, lput.status,
+              nlost - lost);
+        printf("ofi_loop rank %d: long put out of bounds %s\n", me,
+               lput.status ? "failed while pending" : "completed, then the peer was lost");
+        sync_peer();
+    } else if (checked) {
         CHECK(nbad == 1 && bad.status == -EFAULT, "a get with a bad key completed %d time(s) with status %d", nbad,
               bad.status);
         CHECK(nlost >= 1, "the rail did not report the peer lost after a failed get");
@@ -255,13 +319,14 @@ int main(int argc, char **argv)
     CHECK(n > 0, "readlink /proc/self/exe");
     self[n] = 0;
     snprintf(mpiexec, sizeof mpiexec, "%.*s/../../bin/mpiexec", (int)(strrchr(self, '/') - self), self);
-    const char *provs[] = {"tcp;ofi_rxm", "shm"};
-    for (int i = 0; i < 2; i++) {
+    const char *provs[] = {"tcp;ofi_rxm", "shm"}, *rma[] = {"auto", "emulate"};
+    for (int i = 0; i < 4; i++) {
         char cmd[3 * PATH_MAX];
-        snprintf(cmd, sizeof cmd, "timeout 120 '%s' -n 2 -genv RMPI_OFI_PROVIDER '%s' '%s'", mpiexec, provs[i], self);
-        printf("== %s\n", provs[i]);
+        snprintf(cmd, sizeof cmd, "timeout 120 '%s' -n 2 -genv RMPI_OFI_PROVIDER '%s' -genv RMPI_OFI_RMA %s '%s'",
+                 mpiexec, provs[i / 2], rma[i % 2], self);
+        printf("== %s, RMPI_OFI_RMA=%s\n", provs[i / 2], rma[i % 2]);
         fflush(stdout);
-        CHECK(system(cmd) == 0, "ofi_loop over %s failed", provs[i]);
+        CHECK(system(cmd) == 0, "ofi_loop over %s with RMPI_OFI_RMA=%s failed", provs[i / 2], rma[i % 2]);
     }
     return 0;
 }
