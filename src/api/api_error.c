@@ -59,6 +59,39 @@ static const char *const err_texts[] = {
     [MPI_ERR_ABI] = "the application and the library disagree on the ABI",
 };
 
+/* Error classes and codes added by the application: values above MPI_ERR_LASTCODE, each
+ * with its class (a class is its own) and an optional string. */
+typedef struct user_code {
+    int cls;        /* 0: slot free (removed) */
+    int is_class;
+    char *str;
+} user_code_t;
+static user_code_t *ucodes; /* index: code - MPI_ERR_LASTCODE - 1 */
+static int nucodes;
+
+static user_code_t *user_code(int code)
+{
+    int i = code - MPI_ERR_LASTCODE - 1;
+    return i >= 0 && i < nucodes && ucodes[i].cls ? &ucodes[i] : NULL;
+}
+
+int rmpi_api_last_used_code(void)
+{
+    int last = MPI_ERR_LASTCODE;
+    for (int i = 0; i < nucodes; i++)
+        if (ucodes[i].cls)
+            last = MPI_ERR_LASTCODE + 1 + i;
+    return last;
+}
+
+static int add_code(int cls, int is_class)
+{
+    ucodes = rmpi_xrealloc(ucodes, (size_t)(nucodes + 1) * sizeof *ucodes);
+    int code = MPI_ERR_LASTCODE + 1 + nucodes;
+    ucodes[nucodes++] = (user_code_t){is_class ? code : cls, is_class, NULL};
+    return code;
+}
+
 const char *rmpi_api_err_name(int code)
 {
     if (code >= 0 && (size_t)code < RMPI_ARRAY_LEN(err_names) && err_names[code])
@@ -116,15 +149,23 @@ int rmpi_api_unsupported(const char *fname)
 
 int MPI_Error_class(int errorcode, int *errorclass)
 {
-    RMPI_CHECK(errorcode >= 0 && errorcode <= MPI_ERR_LASTCODE, NULL, MPI_ERR_ARG, "%d is not an error code",
+    user_code_t *u = user_code(errorcode);
+    RMPI_CHECK((errorcode >= 0 && errorcode <= MPI_ERR_LASTCODE) || u, NULL, MPI_ERR_ARG, "%d is not an error code",
                errorcode);
-    *errorclass = errorcode;
+    RMPI_CHECK(errorclass, NULL, MPI_ERR_ARG, "errorclass must not be NULL");
+    *errorclass = u ? u->cls : errorcode;
     return MPI_SUCCESS;
 }
 
 int MPI_Error_string(int errorcode, char *string, int *resultlen)
 {
     RMPI_CHECK(string && resultlen, NULL, MPI_ERR_ARG, "string and resultlen must not be NULL");
+    user_code_t *u = user_code(errorcode);
+    if (u) { /* the application's string, or empty when it set none */
+        int n = snprintf(string, MPI_MAX_ERROR_STRING, "%s", u->str ? u->str : "");
+        *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
+        return MPI_SUCCESS;
+    }
     const char *t = errorcode >= 0 && (size_t)errorcode < RMPI_ARRAY_LEN(err_texts) ? err_texts[errorcode] : NULL;
     int n = t ? snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", rmpi_api_err_name(errorcode), t)
               : snprintf(string, MPI_MAX_ERROR_STRING, "%s (code %d)", rmpi_api_err_name(errorcode), errorcode);
@@ -200,5 +241,75 @@ int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
     char msg[128];
     snprintf(msg, sizeof msg, "MPI_Comm_call_errhandler: error code %d raised by the application", errorcode);
     invoke(c, errorcode, msg);
+    return MPI_SUCCESS;
+}
+
+int MPI_Add_error_class(int *errorclass)
+{
+    RMPI_API_INIT_CHECK();
+    RMPI_CHECK(errorclass, NULL, MPI_ERR_ARG, "errorclass must not be NULL");
+    RMPI_LOCK();
+    *errorclass = add_code(0, 1);
+    RMPI_UNLOCK();
+    return MPI_SUCCESS;
+}
+
+int MPI_Add_error_code(int errorclass, int *errorcode)
+{
+    RMPI_API_INIT_CHECK();
+    user_code_t *u = user_code(errorclass);
+    RMPI_CHECK((errorclass >= 0 && errorclass < (int)RMPI_ARRAY_LEN(err_names)) || (u && u->is_class), NULL,
+               MPI_ERR_ARG, "%d is not an error class", errorclass);
+    RMPI_CHECK(errorcode, NULL, MPI_ERR_ARG, "errorcode must not be NULL");
+    RMPI_LOCK();
+    *errorcode = add_code(errorclass, 0);
+    RMPI_UNLOCK();
+    return MPI_SUCCESS;
+}
+
+int MPI_Add_error_string(int errorcode, const char *string)
+{
+    RMPI_API_INIT_CHECK();
+    user_code_t *u = user_code(errorcode);
+    RMPI_CHECK(u, NULL, MPI_ERR_ARG, "%d is not an error code or class added by the application", errorcode);
+    RMPI_CHECK(string && strlen(string) < MPI_MAX_ERROR_STRING, NULL, MPI_ERR_ARG,
+               "the string is NULL or longer than MPI_MAX_ERROR_STRING - 1 characters");
+    RMPI_LOCK();
+    free(u->str);
+    u->str = rmpi_xstrdup(string);
+    RMPI_UNLOCK();
+    return MPI_SUCCESS;
+}
+
+int MPI_Remove_error_string(int errorcode)
+{
+    RMPI_API_INIT_CHECK();
+    user_code_t *u = user_code(errorcode);
+    RMPI_CHECK(u && u->str, NULL, MPI_ERR_ARG, "%d has no string added by the application", errorcode);
+    free(u->str);
+    u->str = NULL;
+    return MPI_SUCCESS;
+}
+
+int MPI_Remove_error_code(int errorcode)
+{
+    RMPI_API_INIT_CHECK();
+    user_code_t *u = user_code(errorcode);
+    RMPI_CHECK(u && !u->is_class, NULL, MPI_ERR_ARG, "%d is not an error code added by the application", errorcode);
+    free(u->str);
+    *u = (user_code_t){0, 0, NULL};
+    return MPI_SUCCESS;
+}
+
+int MPI_Remove_error_class(int errorclass)
+{
+    RMPI_API_INIT_CHECK();
+    user_code_t *u = user_code(errorclass);
+    RMPI_CHECK(u && u->is_class, NULL, MPI_ERR_ARG, "%d is not an error class added by the application", errorclass);
+    for (int i = 0; i < nucodes; i++)
+        RMPI_CHECK(ucodes[i].is_class || ucodes[i].cls != errorclass, NULL, MPI_ERR_ARG,
+                   "error class %d still has error code %d", errorclass, MPI_ERR_LASTCODE + 1 + i);
+    free(u->str);
+    *u = (user_code_t){0, 0, NULL};
     return MPI_SUCCESS;
 }
