@@ -189,11 +189,20 @@ static int split_common(const char *func, rmpi_comm_t *c, int color, int key, rm
 
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
-    GET_INTRA(c, comm);
+    GET_COMM(c, comm);
     RMPI_CHECK(newcomm, c, MPI_ERR_ARG, "newcomm must not be NULL");
     RMPI_CHECK(color >= 0 || color == MPI_UNDEFINED, c, MPI_ERR_ARG, "color %d is negative", color);
     rmpi_comm_t *n;
-    int rc = split_common(__func__, c, color, key, &n);
+    int rc;
+    if (c->inter) {
+        RMPI_LOCK();
+        rc = rmpi_comm_inter_split(c, color, key, &n);
+        RMPI_UNLOCK();
+        if (rc)
+            return RMPI_ERROR(c, rc, "could not split the intercommunicator");
+    } else {
+        rc = split_common(__func__, c, color, key, &n);
+    }
     return rc ? rc : rmpi_api_comm_adopt(c, n, 0, NULL, newcomm);
 }
 

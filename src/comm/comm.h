@@ -87,7 +87,8 @@ static inline int rmpi_comm_remote_size(const rmpi_comm_t *c) { return c->rsize;
 /* ---- creation (collective over the parent unless said otherwise) ---- */
 /* A new communicator with the same members (and topology) and a fresh context. */
 int rmpi_comm_dup(rmpi_comm_t *parent, rmpi_comm_t **out);
-/* MPI_Comm_split semantics (color MPI_UNDEFINED: *out = NULL). Intracommunicators only. */
+/* MPI_Comm_split semantics (color MPI_UNDEFINED: *out = NULL). Intracommunicators only
+ * (rmpi_comm_inter_split for intercommunicators). */
 int rmpi_comm_split(rmpi_comm_t *parent, int color, int key, rmpi_comm_t **out);
 /* Collective over the members of `world` (n world ranks, ordered; the caller is one of
  * them) only, which must all be members of parent: a communicator over exactly them.
@@ -103,6 +104,9 @@ int rmpi_comm_intercomm_merge(rmpi_comm_t *inter, int high, rmpi_comm_t **out);
 /* MPI_Comm_create on an intercommunicator: `world` is the caller's local subgroup (n world
  * ranks, n == 0 when the caller is not in it). *out = NULL when either side is empty. */
 int rmpi_comm_inter_create(rmpi_comm_t *inter, const int *world, int n, rmpi_comm_t **out);
+/* MPI_Comm_split on an intercommunicator: the local members of a colour face the remote
+ * members of the same colour; *out = NULL when either is empty or color is MPI_UNDEFINED. */
+int rmpi_comm_inter_split(rmpi_comm_t *inter, int color, int key, rmpi_comm_t **out);
 void rmpi_comm_release(rmpi_comm_t *c);
 /* MPI_IDENT, MPI_CONGRUENT, MPI_SIMILAR or MPI_UNEQUAL (groups and, for intercomms, remote groups). */
 int rmpi_comm_compare(const rmpi_comm_t *a, const rmpi_comm_t *b);

@@ -86,3 +86,58 @@ int rmpi_comm_inter_create(rmpi_comm_t *c, const int *world, int n, rmpi_comm_t 
     free(rw);
     return 0;
 }
+
+typedef struct split_ent {
+    int key, rank, world;
+} split_ent_t;
+
+static int split_cmp(const void *a, const void *b)
+{
+    const split_ent_t *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->rank - y->rank;
+}
+
+/* Members of one side (triples color, key, world rank) with the given colour, in (key,
+ * rank) order; returns their count, *idx the position of world rank `me` (-1 if absent). */
+static int pick_color(const int *ckw, int n, int color, int me, int *world, int *idx)
+{
+    split_ent_t *e = rmpi_xmalloc((size_t)(n + 1) * sizeof *e);
+    int k = 0;
+    for (int r = 0; r < n; r++)
+        if (ckw[3 * r] == color)
+            e[k++] = (split_ent_t){ckw[3 * r + 1], r, ckw[3 * r + 2]};
+    qsort(e, (size_t)k, sizeof *e, split_cmp);
+    *idx = -1;
+    for (int i = 0; i < k; i++) {
+        world[i] = e[i].world;
+        if (e[i].world == me)
+            *idx = i;
+    }
+    free(e);
+    return k;
+}
+
+int rmpi_comm_inter_split(rmpi_comm_t *c, int color, int key, rmpi_comm_t **out)
+{
+    int n = c->size, mine[3] = {color, key, c->lworld[c->rank]}, *ckw = rmpi_xmalloc((size_t)n * sizeof mine);
+    rmpi_mset_t m = rmpi_mset_all(c->local, TAG_LOCAL);
+    rmpi_mset_allgather(&m, mine, sizeof mine, ckw);
+    int *rckw = NULL, rn = 0, unused;
+    /* one context for every new intercommunicator: they are disjoint */
+    uint32_t ctx = rmpi_comm_inter_agree(c, 0, ckw, 3 * n, &unused, &rckw, &rn);
+    *out = NULL;
+    if (color != MPI_UNDEFINED) {
+        int *lw = rmpi_xmalloc((size_t)n * sizeof *lw), *rw = rmpi_xmalloc((size_t)(rn / 3 + 1) * sizeof *rw), idx, ridx;
+        int nl = pick_color(ckw, n, color, mine[2], lw, &idx);
+        int nr = pick_color(rckw, rn / 3, color, -1, rw, &ridx);
+        if (nr > 0)
+            *out = rmpi_comm_alloc_inter(ctx, idx, nl, lw, nr, rw);
+        free(lw);
+        free(rw);
+    }
+    free(ckw);
+    free(rckw);
+    return 0;
+}

@@ -1,7 +1,7 @@
 /* Intercommunicators: WORLD split into evens and odds joined by Intercomm_create (leaders
  * 0 and 1 over WORLD); sizes, remote groups, point-to-point across in both directions
  * (ranks name the remote group, status sources are remote ranks, wildcards), large
- * (rendezvous) messages, dup of the intercomm (isolated context), Comm_create on it,
+ * (rendezvous) messages, dup of the intercomm (isolated context), Comm_create and Comm_split on it,
  * merge with each high ordering, and bad ranks. Needs 2 or more ranks. */
 #include "mtest.h"
 
@@ -118,6 +118,37 @@ int main(int argc, char **argv)
     MPI_Group_free(&sub);
     MPI_Group_free(&lg);
 
+    /* split by parity of the local rank, reversed keys: parity classes face each other */
+    {
+        int par = lrank % 2, nl = 0, nr = 0, top_remote = -1;
+        for (int i = 0; i < lsize; i++)
+            nl += i % 2 == par;
+        for (int q = 0; q < rsize; q++)
+            if (q % 2 == par)
+                nr++, top_remote = q;
+        MPI_Comm sp;
+        MTEST_OK(MPI_Comm_split(inter, par, -lrank, &sp));
+        MTEST_CHECK((sp == MPI_COMM_NULL) == (nr == 0), "inter split: null %d with %d remote members",
+                    sp == MPI_COMM_NULL, nr);
+        if (sp != MPI_COMM_NULL) {
+            int s2, r2, rs2, top_local = lsize - 1 - ((lsize - 1 - par) % 2);
+            MPI_Comm_size(sp, &s2);
+            MPI_Comm_rank(sp, &r2);
+            MPI_Comm_remote_size(sp, &rs2);
+            MTEST_CHECK(s2 == nl && rs2 == nr && r2 == (top_local - lrank) / 2, "inter split: %d/%d remote %d", r2,
+                        s2, rs2);
+            if (r2 == 0) {
+                int got = -1;
+                MTEST_OK(MPI_Sendrecv(&me, 1, MPI_INT, 0, 9, &got, 1, MPI_INT, 0, 9, sp, MPI_STATUS_IGNORE));
+                MTEST_CHECK(got == 2 * top_remote + !color, "inter split: remote top is world %d, expected %d", got,
+                            2 * top_remote + !color);
+            }
+            MTEST_OK(MPI_Comm_free(&sp));
+        }
+        MTEST_OK(MPI_Comm_split(inter, MPI_UNDEFINED, 0, &sp));
+        MTEST_CHECK(sp == MPI_COMM_NULL, "inter split with MPI_UNDEFINED gave a communicator");
+    }
+
     /* merge: odds high -> evens first (world order); then evens high -> odds first */
     for (int pass = 0; pass < 2; pass++) {
         MPI_Comm merged;
@@ -148,7 +179,7 @@ int main(int argc, char **argv)
     mtest_errors_return(MPI_COMM_WORLD);
     MTEST_ERR(MPI_Send(&msg, 1, MPI_INT, rsize, 0, inter), MPI_ERR_RANK);
     MTEST_ERR(MPI_Recv(&msg, 1, MPI_INT, rsize, 0, inter, MPI_STATUS_IGNORE), MPI_ERR_RANK);
-    MTEST_ERR(MPI_Comm_split(inter, 0, 0, &dup), MPI_ERR_COMM);
+    MTEST_ERR(MPI_Comm_split_type(inter, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &dup), MPI_ERR_COMM);
     MTEST_ERR(MPI_Cart_create(inter, 1, &n, &zero, 0, &dup), MPI_ERR_COMM);
     MTEST_ERR(MPI_Intercomm_create(inter, 0, MPI_COMM_WORLD, 0, 1, &dup), MPI_ERR_COMM);
     MTEST_ERR(MPI_Intercomm_create(local, lsize, MPI_COMM_WORLD, 0, 1, &dup), MPI_ERR_RANK);
