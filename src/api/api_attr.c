@@ -35,14 +35,22 @@ static int *predefined(int key)
     rmpi_comm_t *c = rmpi_comm_get(comm);                                      \
     RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator %p", (void *)(comm))
 
+/* Callbacks are stored with a generic type and called back with their own (attr.c). */
+static int create_keyval(const char *func, int kind, void (*copy_fn)(void), void (*delete_fn)(void), int *keyval,
+                         void *extra_state)
+{
+    if (!keyval)
+        return rmpi_api_error(NULL, MPI_ERR_ARG, func, "keyval must not be NULL");
+    *keyval = rmpi_keyval_create(kind, (rmpi_attr_copy_fn)copy_fn, (rmpi_attr_delete_fn)delete_fn, extra_state);
+    return MPI_SUCCESS;
+}
+
 int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy_fn, MPI_Comm_delete_attr_function *delete_fn,
                            int *keyval, void *extra_state)
 {
     RMPI_API_INIT_CHECK();
-    RMPI_CHECK(keyval, NULL, MPI_ERR_ARG, "comm_keyval must not be NULL");
-    *keyval = rmpi_keyval_create(RMPI_ATTR_COMM, (rmpi_attr_copy_fn)(void (*)(void))copy_fn,
-                                 (rmpi_attr_delete_fn)(void (*)(void))delete_fn, extra_state);
-    return MPI_SUCCESS;
+    return create_keyval(__func__, RMPI_ATTR_COMM, (void (*)(void))copy_fn, (void (*)(void))delete_fn, keyval,
+                         extra_state);
 }
 
 static int free_keyval(const char *func, int kind, int *keyval)
@@ -145,10 +153,8 @@ int MPI_Type_create_keyval(MPI_Type_copy_attr_function *copy_fn, MPI_Type_delete
                            int *keyval, void *extra_state)
 {
     RMPI_API_INIT_CHECK();
-    RMPI_CHECK(keyval, NULL, MPI_ERR_ARG, "type_keyval must not be NULL");
-    *keyval = rmpi_keyval_create(RMPI_ATTR_TYPE, (rmpi_attr_copy_fn)(void (*)(void))copy_fn,
-                                 (rmpi_attr_delete_fn)(void (*)(void))delete_fn, extra_state);
-    return MPI_SUCCESS;
+    return create_keyval(__func__, RMPI_ATTR_TYPE, (void (*)(void))copy_fn, (void (*)(void))delete_fn, keyval,
+                         extra_state);
 }
 
 int MPI_Type_free_keyval(int *keyval)

@@ -1,6 +1,6 @@
 /* Communicator bindings: queries, dup/idup, split/split_type, create/create_group, free,
  * compare, names, info, intercommunicators, Barrier. */
-#include "api_impl.h"
+#include "api_pt2pt.h"
 
 #include "../coll/coll.h"
 
@@ -146,28 +146,15 @@ int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
     return dup_common(__func__, c, i, newcomm);
 }
 
-/* The agreement of a new context is done at once (blocking), so the request is complete
- * when returned: a legal, if not overlapping, MPI_Comm_idup. */
-static int complete_request(rmpi_comm_t *c, MPI_Request *request)
-{
-    RMPI_LOCK();
-    rmpi_req_t *r = rmpi_req_alloc(RMPI_REQ_NULLOP);
-    r->ucomm = c;
-    r->st_src = MPI_ANY_SOURCE;
-    r->st_tag = MPI_ANY_TAG;
-    r->done = 1;
-    r->flags |= RMPI_RF_ACTIVE;
-    RMPI_UNLOCK();
-    *request = (MPI_Request)r;
-    return MPI_SUCCESS;
-}
-
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
     GET_COMM(c, comm);
     RMPI_CHECK(newcomm && request, c, MPI_ERR_ARG, "newcomm and request must not be NULL");
+    /* the context agreement is done at once (blocking): the request is complete when returned */
     int rc = dup_common(__func__, c, c->info, newcomm);
-    return rc ? rc : complete_request(c, request);
+    if (!rc)
+        *request = rmpi_api_done_req(c);
+    return rc;
 }
 
 int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
@@ -176,7 +163,9 @@ int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI
     GET_INFO(i, info, c);
     RMPI_CHECK(newcomm && request, c, MPI_ERR_ARG, "newcomm and request must not be NULL");
     int rc = dup_common(__func__, c, i, newcomm);
-    return rc ? rc : complete_request(c, request);
+    if (!rc)
+        *request = rmpi_api_done_req(c);
+    return rc;
 }
 
 static int split_common(const char *func, rmpi_comm_t *c, int color, int key, rmpi_comm_t **n)

@@ -99,6 +99,19 @@ rmpi_req_t *rmpi_api_null_req(int kind, rmpi_comm_t *c)
     return r;
 }
 
+MPI_Request rmpi_api_done_req(rmpi_comm_t *c)
+{
+    RMPI_LOCK();
+    rmpi_req_t *r = rmpi_req_alloc(RMPI_REQ_NULLOP);
+    r->ucomm = c;
+    r->st_src = MPI_ANY_SOURCE;
+    r->st_tag = MPI_ANY_TAG;
+    r->done = 1;
+    r->flags |= RMPI_RF_ACTIVE;
+    RMPI_UNLOCK();
+    return (MPI_Request)r;
+}
+
 rmpi_req_t *rmpi_api_send_req(const void *buf, int count, rmpi_dtype_t *dt, int dest, int tag, rmpi_comm_t *c,
                               int mode)
 {
@@ -236,15 +249,7 @@ int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
     int rc = rmpi_api_bsend(__func__, buf, count, dt, dest, tag, c);
     if (rc)
         return rc;
-    RMPI_LOCK();
-    rmpi_req_t *r = rmpi_req_alloc(RMPI_REQ_NULLOP);
-    r->ucomm = c;
-    r->st_src = MPI_ANY_SOURCE;
-    r->st_tag = MPI_ANY_TAG;
-    r->done = 1;
-    r->flags |= RMPI_RF_ACTIVE;
-    RMPI_UNLOCK();
-    *request = (MPI_Request)r;
+    *request = rmpi_api_done_req(c);
     return MPI_SUCCESS;
 }
 

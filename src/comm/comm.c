@@ -198,25 +198,26 @@ int rmpi_comm_dup(rmpi_comm_t *parent, rmpi_comm_t **out)
     return 0;
 }
 
-typedef struct split_ent {
-    int color, key, rank;
-    uint32_t ctx;
-} split_ent_t;
-
-static int split_cmp(const void *a, const void *b)
+int rmpi_keyrank_cmp(const void *a, const void *b)
 {
-    const split_ent_t *x = a, *y = b;
+    const rmpi_keyrank_t *x = a, *y = b;
     if (x->key != y->key)
         return x->key < y->key ? -1 : 1;
     return x->rank - y->rank;
 }
+
+typedef struct split_ent {
+    rmpi_keyrank_t kr; /* first: sorted with rmpi_keyrank_cmp */
+    int color;
+    uint32_t ctx;
+} split_ent_t;
 
 int rmpi_comm_split(rmpi_comm_t *parent, int color, int key, rmpi_comm_t **out)
 {
     /* everyone learns every (color, key) and next free context in one exchange */
     int n = parent->size;
     split_ent_t *all = rmpi_xmalloc((size_t)n * sizeof *all);
-    split_ent_t me = {color, key, parent->rank, next_ctx};
+    split_ent_t me = {{key, parent->rank}, color, next_ctx};
     rmpi_mset_t m = rmpi_mset_all(parent, 0x7ff2);
     rmpi_mset_allgather(&m, &me, sizeof me, all);
     /* one context for all the new communicators: they are disjoint */
@@ -233,11 +234,11 @@ int rmpi_comm_split(rmpi_comm_t *parent, int color, int key, rmpi_comm_t **out)
     for (int r = 0; r < n; r++)
         if (all[r].color == color)
             all[k++] = all[r];
-    qsort(all, (size_t)k, sizeof *all, split_cmp);
+    qsort(all, (size_t)k, sizeof *all, rmpi_keyrank_cmp);
     int *world = rmpi_xmalloc((size_t)k * sizeof *world), myrank = 0;
     for (int i = 0; i < k; i++) {
-        world[i] = rmpi_comm_world_rank(parent, all[i].rank);
-        if (all[i].rank == parent->rank)
+        world[i] = rmpi_comm_world_rank(parent, all[i].kr.rank);
+        if (all[i].kr.rank == parent->rank)
             myrank = i;
     }
     *out = rmpi_comm_alloc(ctx, myrank, k, world);

@@ -24,6 +24,12 @@ uint32_t rmpi_mset_max_ctx(const rmpi_mset_t *m);
 void rmpi_comm_reserve_ctx(uint32_t ctx, unsigned span);
 uint32_t rmpi_comm_next_ctx(void);
 
+/* Ordering of MPI_Comm_split: by key, ties by rank in the parent. Entries start with it. */
+typedef struct rmpi_keyrank {
+    int key, rank;
+} rmpi_keyrank_t;
+int rmpi_keyrank_cmp(const void *a, const void *b);
+
 /* An intracommunicator over n world ranks (copied; NULL = identity over n). */
 rmpi_comm_t *rmpi_comm_alloc(uint32_t ctx, int rank, int n, const int *world);
 /* An intercommunicator (contexts ctx..ctx+3: its own pair and its local comm's). */

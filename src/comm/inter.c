@@ -88,16 +88,9 @@ int rmpi_comm_inter_create(rmpi_comm_t *c, const int *world, int n, rmpi_comm_t 
 }
 
 typedef struct split_ent {
-    int key, rank, world;
+    rmpi_keyrank_t kr; /* first: sorted with rmpi_keyrank_cmp */
+    int world;
 } split_ent_t;
-
-static int split_cmp(const void *a, const void *b)
-{
-    const split_ent_t *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    return x->rank - y->rank;
-}
 
 /* Members of one side (triples color, key, world rank) with the given colour, in (key,
  * rank) order; returns their count, *idx the position of world rank `me` (-1 if absent). */
@@ -107,8 +100,8 @@ static int pick_color(const int *ckw, int n, int color, int me, int *world, int 
     int k = 0;
     for (int r = 0; r < n; r++)
         if (ckw[3 * r] == color)
-            e[k++] = (split_ent_t){ckw[3 * r + 1], r, ckw[3 * r + 2]};
-    qsort(e, (size_t)k, sizeof *e, split_cmp);
+            e[k++] = (split_ent_t){{ckw[3 * r + 1], r}, ckw[3 * r + 2]};
+    qsort(e, (size_t)k, sizeof *e, rmpi_keyrank_cmp);
     *idx = -1;
     for (int i = 0; i < k; i++) {
         world[i] = e[i].world;
