@@ -96,6 +96,11 @@ const char *rmpi_api_err_name(int code)
 {
     if (code >= 0 && (size_t)code < RMPI_ARRAY_LEN(err_names) && err_names[code])
         return err_names[code];
+    user_code_t *u = user_code(code);
+    if (u && u->str)
+        return u->str;
+    if (u)
+        return u->is_class ? "an error class added by the application" : "an error code added by the application";
     return "MPI_ERR_UNKNOWN";
 }
 

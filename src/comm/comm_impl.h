@@ -13,7 +13,10 @@ typedef struct rmpi_mset {
     int tag;
 } rmpi_mset_t;
 
-static inline rmpi_mset_t rmpi_mset_all(rmpi_comm_t *c, int tag) { return (rmpi_mset_t){c, c->size, c->rank, NULL, tag}; }
+static inline rmpi_mset_t rmpi_mset_all(rmpi_comm_t *c, int tag)
+{
+    return (rmpi_mset_t){c, c->size, c->rank, NULL, tag};
+}
 /* Everyone's `len` bytes, in member order, into all[n * len]. */
 void rmpi_mset_allgather(const rmpi_mset_t *m, const void *mine, size_t len, void *all);
 /* Binomial broadcast from member root. */

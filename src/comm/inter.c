@@ -122,7 +122,8 @@ int rmpi_comm_inter_split(rmpi_comm_t *c, int color, int key, rmpi_comm_t **out)
     uint32_t ctx = rmpi_comm_inter_agree(c, 0, ckw, 3 * n, &unused, &rckw, &rn);
     *out = NULL;
     if (color != MPI_UNDEFINED) {
-        int *lw = rmpi_xmalloc((size_t)n * sizeof *lw), *rw = rmpi_xmalloc((size_t)(rn / 3 + 1) * sizeof *rw), idx, ridx;
+        int *lw = rmpi_xmalloc((size_t)n * sizeof *lw), idx, ridx;
+        int *rw = rmpi_xmalloc((size_t)(rn / 3 + 1) * sizeof *rw);
         int nl = pick_color(ckw, n, color, mine[2], lw, &idx);
         int nr = pick_color(rckw, rn / 3, color, -1, rw, &ridx);
         if (nr > 0)

@@ -221,8 +221,8 @@ int rmpi_comm_dist_graph_build(rmpi_comm_t *c, int n, const int *srcs, const int
     int total = 0;
     for (int p = 0; p < size; p++)
         total += cnt[p];
-    int *in = rmpi_xmalloc((size_t)(total + 1) * sizeof *in), *inw = rmpi_xmalloc((size_t)(total + 1) * sizeof *inw);
-    int *outl = rmpi_xmalloc((size_t)(total + 1) * sizeof *outl), *outw = rmpi_xmalloc((size_t)(total + 1) * sizeof *outw);
+    size_t bytes = (size_t)(total + 1) * sizeof(int);
+    int *in = rmpi_xmalloc(bytes), *inw = rmpi_xmalloc(bytes), *outl = rmpi_xmalloc(bytes), *outw = rmpi_xmalloc(bytes);
     int nin = 0, nout = 0;
     for (int p = 0; p < size; p++) {
         for (int k = 0; k < cnt[p]; k++) {

@@ -130,7 +130,8 @@ int main(void)
             CHECK(rmpi_group_excl(a, 1, oob, me, &g) == MPI_ERR_RANK, "out-of-range rank accepted by excl");
 
             /* one range (first, last, stride) with a random sign */
-            int first = (int)unit_range(&rng, 0, (uint64_t)a->size - 1), last = (int)unit_range(&rng, 0, (uint64_t)a->size - 1);
+            int first = (int)unit_range(&rng, 0, (uint64_t)a->size - 1);
+            int last = (int)unit_range(&rng, 0, (uint64_t)a->size - 1);
             int stride = (int)unit_range(&rng, 1, 3) * (unit_range(&rng, 0, 1) ? 1 : -1);
             int rg[1][3] = {{first, last, stride}}, mark[W] = {0};
             n = 0;
