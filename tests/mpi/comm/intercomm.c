@@ -173,6 +173,23 @@ int main(int argc, char **argv)
         MTEST_OK(MPI_Comm_free(&merged));
     }
 
+    /* leaders other than rank 0: the last local rank of each side, named through WORLD */
+    {
+        MPI_Comm ic, merged;
+        int other_last = color ? 2 * (neven - 1) : 2 * (nodd - 1) + 1;
+        MTEST_OK(MPI_Intercomm_create(local, lsize - 1, MPI_COMM_WORLD, other_last, 77, &ic));
+        MTEST_OK(MPI_Comm_remote_size(ic, &rsize));
+        MTEST_CHECK(rsize == rsize_ref, "last-leader intercomm: remote size %d", rsize);
+        MTEST_OK(MPI_Intercomm_merge(ic, color, &merged));
+        int mr, got = -1;
+        MPI_Comm_rank(merged, &mr);
+        MTEST_CHECK(mr == (color ? neven : 0) + lrank, "last-leader merge: rank %d", mr);
+        MTEST_OK(MPI_Allreduce(&me, &got, 1, MPI_INT, MPI_SUM, merged));
+        MTEST_CHECK(got == n * (n - 1) / 2, "sum of world ranks over the merged comm: %d", got);
+        MTEST_OK(MPI_Comm_free(&merged));
+        MTEST_OK(MPI_Comm_free(&ic));
+    }
+
     /* bad input */
     MTEST_OK(MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN));
     MTEST_OK(MPI_Comm_set_errhandler(local, MPI_ERRORS_RETURN));
