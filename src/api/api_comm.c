@@ -230,7 +230,7 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, M
         RMPI_UNLOCK();
         n = NULL;
     }
-    if (n && split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED) {
+    if (n) { /* the resource the new communicator spans (MPI-4.1) */
         n->info = rmpi_info_new();
         rmpi_info_set(n->info, "mpi_hw_resource_type", "mpi_shared_memory");
     }

@@ -104,7 +104,8 @@ void rmpi_info_env_fill(rmpi_info_t *i, int argc, char **argv, int maxprocs, con
     snprintf(buf, sizeof buf, "%d", maxprocs);
     rmpi_info_set(i, "maxprocs", buf);
     rmpi_info_set(i, "soft", buf);
-    rmpi_info_set(i, "host", rmpi_topo_hostname());
+    if (rmpi_topo_hostname()[0]) /* known once MPI is initialised */
+        rmpi_info_set(i, "host", rmpi_topo_hostname());
     if (getcwd(buf, sizeof buf))
         rmpi_info_set(i, "wdir", buf);
     if (thread_level)
