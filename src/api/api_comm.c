@@ -338,6 +338,10 @@ int MPI_Comm_set_name(MPI_Comm comm, const char *name)
 
 int MPI_Comm_get_name(MPI_Comm comm, char *name, int *resultlen)
 {
+    if (comm == MPI_COMM_NULL && name && resultlen) { /* MPI-4.1: the null handle has a name too */
+        *resultlen = snprintf(name, MPI_MAX_OBJECT_NAME, "MPI_COMM_NULL");
+        return MPI_SUCCESS;
+    }
     GET_COMM(c, comm);
     RMPI_CHECK(name && resultlen, c, MPI_ERR_ARG, "name and resultlen must not be NULL");
     *resultlen = snprintf(name, MPI_MAX_OBJECT_NAME, "%s", c->name);

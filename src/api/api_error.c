@@ -301,6 +301,8 @@ int MPI_Remove_error_code(int errorcode)
     RMPI_API_INIT_CHECK();
     user_code_t *u = user_code(errorcode);
     RMPI_CHECK(u && !u->is_class, NULL, MPI_ERR_ARG, "%d is not an error code added by the application", errorcode);
+    RMPI_CHECK(!u->str, NULL, MPI_ERR_ARG, "error code %d still has a string (MPI_Remove_error_string first)",
+               errorcode);
     free(u->str);
     *u = (user_code_t){0, 0, NULL};
     return MPI_SUCCESS;
@@ -311,6 +313,8 @@ int MPI_Remove_error_class(int errorclass)
     RMPI_API_INIT_CHECK();
     user_code_t *u = user_code(errorclass);
     RMPI_CHECK(u && u->is_class, NULL, MPI_ERR_ARG, "%d is not an error class added by the application", errorclass);
+    RMPI_CHECK(!u->str, NULL, MPI_ERR_ARG, "error class %d still has a string (MPI_Remove_error_string first)",
+               errorclass);
     for (int i = 0; i < nucodes; i++)
         RMPI_CHECK(ucodes[i].is_class || ucodes[i].cls != errorclass, NULL, MPI_ERR_ARG,
                    "error class %d still has error code %d", errorclass, MPI_ERR_LASTCODE + 1 + i);

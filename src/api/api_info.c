@@ -71,6 +71,17 @@ int MPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
     return MPI_SUCCESS;
 }
 
+/* MPI-4.1: the hardware resources MPI_Comm_split_type(MPI_COMM_TYPE_HW_GUIDED) can split by. */
+int MPI_Get_hw_resource_info(MPI_Info *hw_info)
+{
+    RMPI_API_INIT_CHECK();
+    RMPI_CHECK(hw_info, NULL, MPI_ERR_ARG, "hw_info must not be NULL");
+    rmpi_info_t *i = rmpi_info_new();
+    rmpi_info_set(i, "mpi_hw_resource_type", "mpi_shared_memory");
+    *hw_info = (MPI_Info)i;
+    return MPI_SUCCESS;
+}
+
 int MPI_Info_set(MPI_Info info, const char *key, const char *value)
 {
     GET_INFO(i, info);

@@ -174,6 +174,15 @@ int main(int argc, char **argv)
     MTEST_OK(MPI_Comm_free(&d2));
     MTEST_OK(MPI_Comm_free(&d));
 
+    char name[MPI_MAX_OBJECT_NAME];
+    int len;
+    MTEST_OK(MPI_Comm_get_name(MPI_COMM_NULL, name, &len));
+    MTEST_CHECK(strcmp(name, "MPI_COMM_NULL") == 0 && len == 13, "name of MPI_COMM_NULL: \"%s\"", name);
+    MPI_Info hw;
+    MTEST_OK(MPI_Get_hw_resource_info(&hw));
+    MTEST_OK(MPI_Info_get(hw, "mpi_hw_resource_type", MPI_MAX_INFO_VAL - 1, val, &flag));
+    MTEST_CHECK(flag && strcmp(val, "mpi_shared_memory") == 0, "Get_hw_resource_info: %d", flag);
+    MTEST_OK(MPI_Info_free(&hw));
     MPI_Comm parent = MPI_COMM_WORLD;
     MTEST_OK(MPI_Comm_get_parent(&parent));
     MTEST_CHECK(parent == MPI_COMM_NULL, "Comm_get_parent is not MPI_COMM_NULL");

@@ -69,11 +69,14 @@ int main(int argc, char **argv)
     /* removal (MPI-4.1) */
     mtest_errors_return(MPI_COMM_WORLD);
     MTEST_ERR(MPI_Remove_error_class(cls), MPI_ERR_ARG); /* still has a code */
+    MTEST_ERR(MPI_Remove_error_code(code), MPI_ERR_ARG); /* still has a string */
     MTEST_OK(MPI_Remove_error_string(code));
     MTEST_OK(MPI_Error_string(code, s, &len));
     MTEST_CHECK(len == 0, "string after removal: \"%s\"", s);
     MTEST_OK(MPI_Remove_error_code(code));
     MTEST_ERR(MPI_Error_class(code, &c), MPI_ERR_ARG);
+    MTEST_ERR(MPI_Remove_error_class(cls), MPI_ERR_ARG); /* still has a string */
+    MTEST_OK(MPI_Remove_error_string(cls));
     MTEST_OK(MPI_Remove_error_class(cls));
     MTEST_OK(MPI_Remove_error_code(code2));
 
