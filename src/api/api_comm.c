@@ -197,7 +197,8 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
-    GET_INTRA(c, comm);
+    GET_COMM(orig, comm);
+    rmpi_comm_t *c = orig->inter ? orig->local : orig; /* an intercomm splits its local group (as MPICH) */
     GET_INFO(i, info, c);
     RMPI_CHECK(newcomm, c, MPI_ERR_ARG, "newcomm must not be NULL");
     int node = rmpi_topo_node_of(rmpi_comm_local_world_rank(c, c->rank)), color;
@@ -234,7 +235,7 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, M
         n->info = rmpi_info_new();
         rmpi_info_set(n->info, "mpi_hw_resource_type", "mpi_shared_memory");
     }
-    return rmpi_api_comm_adopt(c, n, 0, NULL, newcomm);
+    return rmpi_api_comm_adopt(orig, n, 0, NULL, newcomm);
 }
 
 /* Every member of g is a member of c's local group. */
@@ -292,6 +293,92 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *new
     if (rc)
         return RMPI_ERROR(c, rc, "could not build the new communicator");
     return rmpi_api_comm_adopt(c, n, 0, NULL, newcomm);
+}
+
+/* Session-model constructors without sessions: the group names world ranks, so the new
+ * communicator is agreed on MPI_COMM_WORLD's collective context, the string tag hashed
+ * into the message tag (different tags may run at once). */
+static int stringtag_hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    return (int)(h & 0x3ffffffe);
+}
+
+static int from_group_checks(const char *func, rmpi_group_t *g, const char *stringtag)
+{
+    if (!g)
+        return rmpi_api_error(NULL, MPI_ERR_GROUP, func, "invalid group");
+    if (!stringtag)
+        return rmpi_api_error(NULL, MPI_ERR_ARG, func, "stringtag must not be NULL");
+    if (g->rank == MPI_UNDEFINED)
+        return rmpi_api_error(NULL, MPI_ERR_GROUP, func, "the calling process is not in the group");
+    return MPI_SUCCESS;
+}
+
+/* Set the error handler given to a session-model constructor (MPI_ERRHANDLER_NULL: keep). */
+static int give_errhandler(const char *func, MPI_Comm h, MPI_Errhandler eh)
+{
+    if (eh == MPI_ERRHANDLER_NULL)
+        return MPI_SUCCESS;
+    int rc = MPI_Comm_set_errhandler(h, eh);
+    return rc ? rmpi_api_error(NULL, rc, func, "invalid error handler") : MPI_SUCCESS;
+}
+
+int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler,
+                               MPI_Comm *newcomm)
+{
+    RMPI_API_INIT_CHECK();
+    rmpi_group_t *g = rmpi_group_get(group);
+    int rc = from_group_checks(__func__, g, stringtag);
+    if (rc)
+        return rc;
+    RMPI_CHECK(newcomm, NULL, MPI_ERR_ARG, "newcomm must not be NULL");
+    GET_INFO(i, info, NULL);
+    rmpi_comm_t *n;
+    RMPI_LOCK();
+    rc = rmpi_comm_create_group(&rmpi_comm_world, g->world, g->size, stringtag_hash(stringtag), &n);
+    RMPI_UNLOCK();
+    if (rc)
+        return RMPI_ERROR(NULL, rc, "could not build the communicator of tag \"%s\"", stringtag);
+    if (i)
+        n->info = rmpi_info_dup(i);
+    *newcomm = n->handle;
+    return give_errhandler(__func__, n->handle, errhandler);
+}
+
+int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group,
+                                     int remote_leader, const char *stringtag, MPI_Info info,
+                                     MPI_Errhandler errhandler, MPI_Comm *newintercomm)
+{
+    RMPI_API_INIT_CHECK();
+    rmpi_group_t *lg = rmpi_group_get(local_group), *rg = rmpi_group_get(remote_group);
+    int rc = from_group_checks(__func__, lg, stringtag);
+    if (rc)
+        return rc;
+    RMPI_CHECK(rg, NULL, MPI_ERR_GROUP, "invalid remote group");
+    RMPI_CHECK(newintercomm, NULL, MPI_ERR_ARG, "newintercomm must not be NULL");
+    RMPI_CHECK(local_leader >= 0 && local_leader < lg->size, NULL, MPI_ERR_RANK,
+               "local_leader %d is not a rank of the local group (size %d)", local_leader, lg->size);
+    RMPI_CHECK(remote_leader >= 0 && remote_leader < rg->size, NULL, MPI_ERR_RANK,
+               "remote_leader %d is not a rank of the remote group (size %d)", remote_leader, rg->size);
+    GET_INFO(i, info, NULL);
+    int tag = stringtag_hash(stringtag);
+    rmpi_comm_t *local, *n;
+    RMPI_LOCK();
+    rc = rmpi_comm_create_group(&rmpi_comm_world, lg->world, lg->size, tag, &local);
+    if (!rc) {
+        rc = rmpi_comm_intercomm_create(local, local_leader, &rmpi_comm_world, rg->world[remote_leader], tag | 1, &n);
+        rmpi_comm_release(local);
+    }
+    RMPI_UNLOCK();
+    if (rc)
+        return RMPI_ERROR(NULL, rc, "could not build the intercommunicator of tag \"%s\"", stringtag);
+    if (i)
+        n->info = rmpi_info_dup(i);
+    *newintercomm = n->handle;
+    return give_errhandler(__func__, n->handle, errhandler);
 }
 
 int MPI_Comm_free(MPI_Comm *comm)

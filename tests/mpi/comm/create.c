@@ -92,6 +92,14 @@ int main(int argc, char **argv)
         ring_check(c, odds, "create_group odds");
     }
     MTEST_OK(MPI_Comm_free(&c));
+    /* the session-model constructor over the same groups (string tags name the call) */
+    MTEST_OK(MPI_Comm_create_from_group(me % 2 ? og : g, me % 2 ? "rmpi-odd" : "rmpi-even", MPI_INFO_NULL,
+                                        MPI_ERRORS_RETURN, &c));
+    ring_check(c, me % 2 ? odds : evens, "create_from_group");
+    MPI_Errhandler eh;
+    MTEST_OK(MPI_Comm_get_errhandler(c, &eh));
+    MTEST_CHECK(eh == MPI_ERRORS_RETURN, "create_from_group did not set the error handler");
+    MTEST_OK(MPI_Comm_free(&c));
     /* a process outside the group gets MPI_COMM_NULL without communication */
     MTEST_OK(MPI_Comm_create_group(MPI_COMM_WORLD, me % 2 ? g : og, 13, &c));
     MTEST_CHECK(c == MPI_COMM_NULL, "create_group as a non-member did not give MPI_COMM_NULL");

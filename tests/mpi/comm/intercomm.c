@@ -190,13 +190,38 @@ int main(int argc, char **argv)
         MTEST_OK(MPI_Comm_free(&ic));
     }
 
+    /* split_type on an intercomm splits the local group; the group-based constructor */
+    {
+        MPI_Comm sh, ic;
+        MTEST_OK(MPI_Comm_split_type(inter, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &sh));
+        int s2, fl;
+        MPI_Comm_size(sh, &s2);
+        MPI_Comm_test_inter(sh, &fl);
+        MTEST_CHECK(s2 == lsize && !fl, "split_type of an intercomm: size %d inter %d", s2, fl);
+        MTEST_OK(MPI_Comm_free(&sh));
+        MPI_Group mine, theirs, all;
+        MPI_Comm_group(MPI_COMM_WORLD, &all);
+        MPI_Comm_group(local, &mine);
+        MPI_Comm_remote_group(inter, &theirs);
+        MTEST_OK(MPI_Intercomm_create_from_groups(mine, 0, theirs, 0, "rmpi-test-pair", MPI_INFO_NULL,
+                                                  MPI_ERRORS_RETURN, &ic));
+        MTEST_OK(MPI_Comm_remote_size(ic, &s2));
+        MTEST_CHECK(s2 == rsize_ref, "Intercomm_create_from_groups: remote size %d", s2);
+        if (lrank == 0) {
+            int got = -1;
+            MTEST_OK(MPI_Sendrecv(&me, 1, MPI_INT, 0, 1, &got, 1, MPI_INT, 0, 1, ic, MPI_STATUS_IGNORE));
+            MTEST_CHECK(got == !color, "from_groups leaders: got %d", got);
+        }
+        MTEST_OK(MPI_Comm_free(&ic));
+        MPI_Group_free(&mine), MPI_Group_free(&theirs), MPI_Group_free(&all);
+    }
+
     /* bad input */
     MTEST_OK(MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN));
     MTEST_OK(MPI_Comm_set_errhandler(local, MPI_ERRORS_RETURN));
     mtest_errors_return(MPI_COMM_WORLD);
     MTEST_ERR(MPI_Send(&msg, 1, MPI_INT, rsize, 0, inter), MPI_ERR_RANK);
     MTEST_ERR(MPI_Recv(&msg, 1, MPI_INT, rsize, 0, inter, MPI_STATUS_IGNORE), MPI_ERR_RANK);
-    MTEST_ERR(MPI_Comm_split_type(inter, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &dup), MPI_ERR_COMM);
     MTEST_ERR(MPI_Cart_create(inter, 1, &n, &zero, 0, &dup), MPI_ERR_COMM);
     MTEST_ERR(MPI_Intercomm_create(inter, 0, MPI_COMM_WORLD, 0, 1, &dup), MPI_ERR_COMM);
     MTEST_ERR(MPI_Intercomm_create(local, lsize, MPI_COMM_WORLD, 0, 1, &dup), MPI_ERR_RANK);
