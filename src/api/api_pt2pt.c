@@ -23,8 +23,8 @@ int rmpi_api_check_buf(const char *func, rmpi_comm_t *c, const void *buf, int co
 
 int rmpi_api_check_rank(const char *func, rmpi_comm_t *c, int rank, int any_ok)
 {
-    /* rsize: the remote group's size on an intercommunicator, the size otherwise */
-    if (RMPI_LIKELY(rank >= 0 && rank < c->rsize) || rank == MPI_PROC_NULL || (any_ok && rank == MPI_ANY_SOURCE))
+    /* the remote group's size on an intercommunicator, the size otherwise: one field read */
+    if (RMPI_LIKELY(rank >= 0 && rank < rmpi_comm_remote_size(c)) || rank == MPI_PROC_NULL || (any_ok && rank == MPI_ANY_SOURCE))
         return 0;
     return rmpi_api_error(c, MPI_ERR_RANK, func, "rank %d is invalid in %s, which has %d rank(s)%s", rank,
                           c->name[0] ? c->name : "the communicator", c->rsize,
