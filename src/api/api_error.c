@@ -10,8 +10,9 @@
 
 typedef struct user_errh {
     uint32_t magic;
-    MPI_Comm_errhandler_function *fn;
+    MPI_Comm_errhandler_function *fn; /* or a session's, cast: the kind says which */
     int refcount;
+    int session;
 } user_errh_t;
 
 static const char *const err_names[] = {
@@ -178,7 +179,21 @@ int MPI_Error_string(int errorcode, char *string, int *resultlen)
     return MPI_SUCCESS;
 }
 
-static int errh_valid(MPI_Errhandler eh)
+void rmpi_api_errh_retain(MPI_Errhandler eh)
+{
+    if ((uintptr_t)eh >= 4096)
+        ((user_errh_t *)eh)->refcount++;
+}
+
+void rmpi_api_errh_release(MPI_Errhandler eh)
+{
+    if ((uintptr_t)eh >= 4096 && --((user_errh_t *)eh)->refcount == 0) {
+        ((user_errh_t *)eh)->magic = 0;
+        free((void *)eh);
+    }
+}
+
+int rmpi_api_errh_valid(MPI_Errhandler eh)
 {
     if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_RETURN || eh == MPI_ERRORS_ABORT)
         return 1;
@@ -190,7 +205,7 @@ int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler 
     RMPI_API_INIT_CHECK();
     RMPI_CHECK(fn && errhandler, NULL, MPI_ERR_ARG, "the function and the errhandler pointer must not be NULL");
     user_errh_t *u = rmpi_xmalloc(sizeof *u);
-    *u = (user_errh_t){ERRH_MAGIC, fn, 1};
+    *u = (user_errh_t){ERRH_MAGIC, fn, 1, 0};
     *errhandler = (MPI_Errhandler)u;
     return MPI_SUCCESS;
 }
@@ -200,13 +215,9 @@ int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
     RMPI_API_INIT_CHECK();
     rmpi_comm_t *c = rmpi_comm_get(comm);
     RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator");
-    RMPI_CHECK(errh_valid(errhandler), c, MPI_ERR_ARG, "invalid error handler");
-    if ((uintptr_t)errhandler >= 4096)
-        ((user_errh_t *)errhandler)->refcount++;
-    if ((uintptr_t)c->errh >= 4096 && --((user_errh_t *)c->errh)->refcount == 0) {
-        ((user_errh_t *)c->errh)->magic = 0;
-        free((void *)c->errh);
-    }
+    RMPI_CHECK(rmpi_api_errh_valid(errhandler), c, MPI_ERR_ARG, "invalid error handler");
+    rmpi_api_errh_retain(errhandler);
+    rmpi_api_errh_release(c->errh);
     c->errh = errhandler;
     return MPI_SUCCESS;
 }
@@ -217,8 +228,7 @@ int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
     rmpi_comm_t *c = rmpi_comm_get(comm);
     RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator");
     RMPI_CHECK(errhandler, c, MPI_ERR_ARG, "errhandler must not be NULL");
-    if ((uintptr_t)c->errh >= 4096)
-        ((user_errh_t *)c->errh)->refcount++;
+    rmpi_api_errh_retain(c->errh);
     *errhandler = c->errh;
     return MPI_SUCCESS;
 }
@@ -226,7 +236,7 @@ int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 int MPI_Errhandler_free(MPI_Errhandler *errhandler)
 {
     RMPI_API_INIT_CHECK();
-    RMPI_CHECK(errhandler && errh_valid(*errhandler), NULL, MPI_ERR_ARG, "invalid error handler");
+    RMPI_CHECK(errhandler && rmpi_api_errh_valid(*errhandler), NULL, MPI_ERR_ARG, "invalid error handler");
     if ((uintptr_t)*errhandler >= 4096) {
         user_errh_t *u = (user_errh_t *)*errhandler;
         if (--u->refcount == 0) {
@@ -243,6 +253,8 @@ int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
     RMPI_API_INIT_CHECK();
     rmpi_comm_t *c = rmpi_comm_get(comm);
     RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator");
+    if (errorcode == MPI_SUCCESS && (uintptr_t)c->errh < 4096)
+        return MPI_SUCCESS; /* nothing to report: only a user handler is called with it */
     char msg[128];
     snprintf(msg, sizeof msg, "MPI_Comm_call_errhandler: error code %d raised by the application", errorcode);
     invoke(c, errorcode, msg);
@@ -321,4 +333,35 @@ int MPI_Remove_error_class(int errorclass)
     free(u->str);
     *u = (user_code_t){0, 0, NULL};
     return MPI_SUCCESS;
+}
+
+int MPI_Session_create_errhandler(MPI_Session_errhandler_function *fn, MPI_Errhandler *errhandler)
+{
+    RMPI_API_INIT_CHECK();
+    RMPI_CHECK(fn && errhandler, NULL, MPI_ERR_ARG, "the function and the errhandler pointer must not be NULL");
+    user_errh_t *u = rmpi_xmalloc(sizeof *u);
+    *u = (user_errh_t){ERRH_MAGIC, (MPI_Comm_errhandler_function *)(void (*)(void))fn, 1, 1};
+    *errhandler = (MPI_Errhandler)u;
+    return MPI_SUCCESS;
+}
+
+int rmpi_api_errh_call_session(MPI_Errhandler eh, MPI_Session s, int code, const char *msg)
+{
+    if (eh == MPI_ERRORS_RETURN || code == MPI_SUCCESS)
+        return code;
+    if ((uintptr_t)eh < 4096) {
+        fprintf(stderr, "[rmpi rank %d] %s (%s). The error handler of the session is %s: ending the job.\n",
+                rmpi_core_rank, msg, rmpi_api_err_name(code),
+                eh == MPI_ERRORS_ABORT ? "MPI_ERRORS_ABORT" : "MPI_ERRORS_ARE_FATAL");
+        fflush(stderr);
+        rmpi_pmi_abort(code, NULL);
+    }
+    user_errh_t *u = (user_errh_t *)eh;
+    MPI_Session h = s;
+    int e = code;
+    if (u->session)
+        ((MPI_Session_errhandler_function *)(void (*)(void))u->fn)(&h, &e, msg);
+    else /* a communicator's handler on a session: called all the same, with the session handle */
+        u->fn((MPI_Comm *)&h, &e, msg);
+    return code;
 }

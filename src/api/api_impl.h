@@ -82,6 +82,12 @@ const char *rmpi_api_err_name(int code);
  * handler, a copy of info (may be NULL) and, when dup, the parent's attributes through
  * their copy callbacks (on a failing callback it is freed and the code returned). */
 int rmpi_api_comm_adopt(rmpi_comm_t *parent, rmpi_comm_t *n, int dup, rmpi_info_t *info, MPI_Comm *out);
+/* Error handler objects: reference counts of user handlers (no-ops on predefined ones),
+ * validity, and invoking a session's handler (returns code unless the handler ends the job). */
+void rmpi_api_errh_retain(MPI_Errhandler eh);
+void rmpi_api_errh_release(MPI_Errhandler eh);
+int rmpi_api_errh_valid(MPI_Errhandler eh);
+int rmpi_api_errh_call_session(MPI_Errhandler eh, MPI_Session s, int code, const char *msg);
 /* The largest error code or class in use (MPI_LASTUSEDCODE). */
 int rmpi_api_last_used_code(void);
 
