@@ -405,7 +405,12 @@ int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     RMPI_LOCK();
     rc = rmpi_dtype_dup(oldtype, &dt);
     RMPI_UNLOCK();
-    return finish(__func__, rc, dt, newtype);
+    rc = finish(__func__, rc, dt, newtype);
+    if (!rc && (rc = rmpi_api_type_attr_dup(oldtype, *newtype))) { /* a copy callback failed */
+        MPI_Type_free(newtype);
+        return RMPI_ERROR(NULL, rc, "an attribute copy callback returned error %d", rc);
+    }
+    return rc;
 }
 
 int MPI_Type_commit(MPI_Datatype *datatype)
@@ -426,8 +431,11 @@ int MPI_Type_free(MPI_Datatype *datatype)
     GET_TYPE(dt, *datatype, "datatype");
     RMPI_CHECK(!dt->predefined, NULL, MPI_ERR_TYPE, "%s is a predefined datatype and cannot be freed",
                rmpi_dtype_name(dt));
+    int rc = rmpi_api_type_attr_free(*datatype); /* delete callbacks, last set first */
+    if (rc)
+        return RMPI_ERROR(NULL, rc, "an attribute delete callback returned error %d", rc);
     RMPI_LOCK();
-    int rc = rmpi_dtype_free(dt);
+    rc = rmpi_dtype_free(dt);
     RMPI_UNLOCK();
     if (rc)
         return RMPI_ERROR(NULL, rc, "datatype %p was already freed", (void *)*datatype);

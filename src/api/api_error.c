@@ -10,8 +10,9 @@
 
 typedef struct user_errh {
     uint32_t magic;
-    MPI_Comm_errhandler_function *fn;
+    MPI_Comm_errhandler_function *fn; /* or a session's, cast: the kind says which */
     int refcount;
+    int session;
 } user_errh_t;
 
 static const char *const err_names[] = {
@@ -59,10 +60,48 @@ static const char *const err_texts[] = {
     [MPI_ERR_ABI] = "the application and the library disagree on the ABI",
 };
 
+/* Error classes and codes added by the application: values above MPI_ERR_LASTCODE, each
+ * with its class (a class is its own) and an optional string. */
+typedef struct user_code {
+    int cls;        /* 0: slot free (removed) */
+    int is_class;
+    char *str;
+} user_code_t;
+static user_code_t *ucodes; /* index: code - MPI_ERR_LASTCODE - 1 */
+static int nucodes;
+
+static user_code_t *user_code(int code)
+{
+    int i = code - MPI_ERR_LASTCODE - 1;
+    return i >= 0 && i < nucodes && ucodes[i].cls ? &ucodes[i] : NULL;
+}
+
+int rmpi_api_last_used_code(void)
+{
+    int last = MPI_ERR_LASTCODE;
+    for (int i = 0; i < nucodes; i++)
+        if (ucodes[i].cls)
+            last = MPI_ERR_LASTCODE + 1 + i;
+    return last;
+}
+
+static int add_code(int cls, int is_class)
+{
+    ucodes = rmpi_xrealloc(ucodes, (size_t)(nucodes + 1) * sizeof *ucodes);
+    int code = MPI_ERR_LASTCODE + 1 + nucodes;
+    ucodes[nucodes++] = (user_code_t){is_class ? code : cls, is_class, NULL};
+    return code;
+}
+
 const char *rmpi_api_err_name(int code)
 {
     if (code >= 0 && (size_t)code < RMPI_ARRAY_LEN(err_names) && err_names[code])
         return err_names[code];
+    user_code_t *u = user_code(code);
+    if (u && u->str)
+        return u->str;
+    if (u)
+        return u->is_class ? "an error class added by the application" : "an error code added by the application";
     return "MPI_ERR_UNKNOWN";
 }
 
@@ -116,15 +155,23 @@ int rmpi_api_unsupported(const char *fname)
 
 int MPI_Error_class(int errorcode, int *errorclass)
 {
-    RMPI_CHECK(errorcode >= 0 && errorcode <= MPI_ERR_LASTCODE, NULL, MPI_ERR_ARG, "%d is not an error code",
+    user_code_t *u = user_code(errorcode);
+    RMPI_CHECK((errorcode >= 0 && errorcode <= MPI_ERR_LASTCODE) || u, NULL, MPI_ERR_ARG, "%d is not an error code",
                errorcode);
-    *errorclass = errorcode;
+    RMPI_CHECK(errorclass, NULL, MPI_ERR_ARG, "errorclass must not be NULL");
+    *errorclass = u ? u->cls : errorcode;
     return MPI_SUCCESS;
 }
 
 int MPI_Error_string(int errorcode, char *string, int *resultlen)
 {
     RMPI_CHECK(string && resultlen, NULL, MPI_ERR_ARG, "string and resultlen must not be NULL");
+    user_code_t *u = user_code(errorcode);
+    if (u) { /* the application's string, or empty when it set none */
+        int n = snprintf(string, MPI_MAX_ERROR_STRING, "%s", u->str ? u->str : "");
+        *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
+        return MPI_SUCCESS;
+    }
     const char *t = errorcode >= 0 && (size_t)errorcode < RMPI_ARRAY_LEN(err_texts) ? err_texts[errorcode] : NULL;
     int n = t ? snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", rmpi_api_err_name(errorcode), t)
               : snprintf(string, MPI_MAX_ERROR_STRING, "%s (code %d)", rmpi_api_err_name(errorcode), errorcode);
@@ -132,7 +179,21 @@ int MPI_Error_string(int errorcode, char *string, int *resultlen)
     return MPI_SUCCESS;
 }
 
-static int errh_valid(MPI_Errhandler eh)
+void rmpi_api_errh_retain(MPI_Errhandler eh)
+{
+    if ((uintptr_t)eh >= 4096)
+        ((user_errh_t *)eh)->refcount++;
+}
+
+void rmpi_api_errh_release(MPI_Errhandler eh)
+{
+    if ((uintptr_t)eh >= 4096 && --((user_errh_t *)eh)->refcount == 0) {
+        ((user_errh_t *)eh)->magic = 0;
+        free((void *)eh);
+    }
+}
+
+int rmpi_api_errh_valid(MPI_Errhandler eh)
 {
     if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_RETURN || eh == MPI_ERRORS_ABORT)
         return 1;
@@ -144,7 +205,7 @@ int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler 
     RMPI_API_INIT_CHECK();
     RMPI_CHECK(fn && errhandler, NULL, MPI_ERR_ARG, "the function and the errhandler pointer must not be NULL");
     user_errh_t *u = rmpi_xmalloc(sizeof *u);
-    *u = (user_errh_t){ERRH_MAGIC, fn, 1};
+    *u = (user_errh_t){ERRH_MAGIC, fn, 1, 0};
     *errhandler = (MPI_Errhandler)u;
     return MPI_SUCCESS;
 }
@@ -154,13 +215,9 @@ int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
     RMPI_API_INIT_CHECK();
     rmpi_comm_t *c = rmpi_comm_get(comm);
     RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator");
-    RMPI_CHECK(errh_valid(errhandler), c, MPI_ERR_ARG, "invalid error handler");
-    if ((uintptr_t)errhandler >= 4096)
-        ((user_errh_t *)errhandler)->refcount++;
-    if ((uintptr_t)c->errh >= 4096 && --((user_errh_t *)c->errh)->refcount == 0) {
-        ((user_errh_t *)c->errh)->magic = 0;
-        free((void *)c->errh);
-    }
+    RMPI_CHECK(rmpi_api_errh_valid(errhandler), c, MPI_ERR_ARG, "invalid error handler");
+    rmpi_api_errh_retain(errhandler);
+    rmpi_api_errh_release(c->errh);
     c->errh = errhandler;
     return MPI_SUCCESS;
 }
@@ -171,8 +228,7 @@ int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
     rmpi_comm_t *c = rmpi_comm_get(comm);
     RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator");
     RMPI_CHECK(errhandler, c, MPI_ERR_ARG, "errhandler must not be NULL");
-    if ((uintptr_t)c->errh >= 4096)
-        ((user_errh_t *)c->errh)->refcount++;
+    rmpi_api_errh_retain(c->errh);
     *errhandler = c->errh;
     return MPI_SUCCESS;
 }
@@ -180,7 +236,7 @@ int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 int MPI_Errhandler_free(MPI_Errhandler *errhandler)
 {
     RMPI_API_INIT_CHECK();
-    RMPI_CHECK(errhandler && errh_valid(*errhandler), NULL, MPI_ERR_ARG, "invalid error handler");
+    RMPI_CHECK(errhandler && rmpi_api_errh_valid(*errhandler), NULL, MPI_ERR_ARG, "invalid error handler");
     if ((uintptr_t)*errhandler >= 4096) {
         user_errh_t *u = (user_errh_t *)*errhandler;
         if (--u->refcount == 0) {
@@ -197,8 +253,115 @@ int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
     RMPI_API_INIT_CHECK();
     rmpi_comm_t *c = rmpi_comm_get(comm);
     RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator");
+    if (errorcode == MPI_SUCCESS && (uintptr_t)c->errh < 4096)
+        return MPI_SUCCESS; /* nothing to report: only a user handler is called with it */
     char msg[128];
     snprintf(msg, sizeof msg, "MPI_Comm_call_errhandler: error code %d raised by the application", errorcode);
     invoke(c, errorcode, msg);
     return MPI_SUCCESS;
+}
+
+int MPI_Add_error_class(int *errorclass)
+{
+    RMPI_API_INIT_CHECK();
+    RMPI_CHECK(errorclass, NULL, MPI_ERR_ARG, "errorclass must not be NULL");
+    RMPI_LOCK();
+    *errorclass = add_code(0, 1);
+    RMPI_UNLOCK();
+    return MPI_SUCCESS;
+}
+
+int MPI_Add_error_code(int errorclass, int *errorcode)
+{
+    RMPI_API_INIT_CHECK();
+    user_code_t *u = user_code(errorclass);
+    RMPI_CHECK((errorclass >= 0 && errorclass < (int)RMPI_ARRAY_LEN(err_names)) || (u && u->is_class), NULL,
+               MPI_ERR_ARG, "%d is not an error class", errorclass);
+    RMPI_CHECK(errorcode, NULL, MPI_ERR_ARG, "errorcode must not be NULL");
+    RMPI_LOCK();
+    *errorcode = add_code(errorclass, 0);
+    RMPI_UNLOCK();
+    return MPI_SUCCESS;
+}
+
+int MPI_Add_error_string(int errorcode, const char *string)
+{
+    RMPI_API_INIT_CHECK();
+    user_code_t *u = user_code(errorcode);
+    RMPI_CHECK(u, NULL, MPI_ERR_ARG, "%d is not an error code or class added by the application", errorcode);
+    RMPI_CHECK(string && strlen(string) < MPI_MAX_ERROR_STRING, NULL, MPI_ERR_ARG,
+               "the string is NULL or longer than MPI_MAX_ERROR_STRING - 1 characters");
+    RMPI_LOCK();
+    free(u->str);
+    u->str = rmpi_xstrdup(string);
+    RMPI_UNLOCK();
+    return MPI_SUCCESS;
+}
+
+int MPI_Remove_error_string(int errorcode)
+{
+    RMPI_API_INIT_CHECK();
+    user_code_t *u = user_code(errorcode);
+    RMPI_CHECK(u && u->str, NULL, MPI_ERR_ARG, "%d has no string added by the application", errorcode);
+    free(u->str);
+    u->str = NULL;
+    return MPI_SUCCESS;
+}
+
+int MPI_Remove_error_code(int errorcode)
+{
+    RMPI_API_INIT_CHECK();
+    user_code_t *u = user_code(errorcode);
+    RMPI_CHECK(u && !u->is_class, NULL, MPI_ERR_ARG, "%d is not an error code added by the application", errorcode);
+    RMPI_CHECK(!u->str, NULL, MPI_ERR_ARG, "error code %d still has a string (MPI_Remove_error_string first)",
+               errorcode);
+    free(u->str);
+    *u = (user_code_t){0, 0, NULL};
+    return MPI_SUCCESS;
+}
+
+int MPI_Remove_error_class(int errorclass)
+{
+    RMPI_API_INIT_CHECK();
+    user_code_t *u = user_code(errorclass);
+    RMPI_CHECK(u && u->is_class, NULL, MPI_ERR_ARG, "%d is not an error class added by the application", errorclass);
+    RMPI_CHECK(!u->str, NULL, MPI_ERR_ARG, "error class %d still has a string (MPI_Remove_error_string first)",
+               errorclass);
+    for (int i = 0; i < nucodes; i++)
+        RMPI_CHECK(ucodes[i].is_class || ucodes[i].cls != errorclass, NULL, MPI_ERR_ARG,
+                   "error class %d still has error code %d", errorclass, MPI_ERR_LASTCODE + 1 + i);
+    free(u->str);
+    *u = (user_code_t){0, 0, NULL};
+    return MPI_SUCCESS;
+}
+
+int MPI_Session_create_errhandler(MPI_Session_errhandler_function *fn, MPI_Errhandler *errhandler)
+{
+    RMPI_API_INIT_CHECK();
+    RMPI_CHECK(fn && errhandler, NULL, MPI_ERR_ARG, "the function and the errhandler pointer must not be NULL");
+    user_errh_t *u = rmpi_xmalloc(sizeof *u);
+    *u = (user_errh_t){ERRH_MAGIC, (MPI_Comm_errhandler_function *)(void (*)(void))fn, 1, 1};
+    *errhandler = (MPI_Errhandler)u;
+    return MPI_SUCCESS;
+}
+
+int rmpi_api_errh_call_session(MPI_Errhandler eh, MPI_Session s, int code, const char *msg)
+{
+    if (eh == MPI_ERRORS_RETURN || code == MPI_SUCCESS)
+        return code;
+    if ((uintptr_t)eh < 4096) {
+        fprintf(stderr, "[rmpi rank %d] %s (%s). The error handler of the session is %s: ending the job.\n",
+                rmpi_core_rank, msg, rmpi_api_err_name(code),
+                eh == MPI_ERRORS_ABORT ? "MPI_ERRORS_ABORT" : "MPI_ERRORS_ARE_FATAL");
+        fflush(stderr);
+        rmpi_pmi_abort(code, NULL);
+    }
+    user_errh_t *u = (user_errh_t *)eh;
+    MPI_Session h = s;
+    int e = code;
+    if (u->session)
+        ((MPI_Session_errhandler_function *)(void (*)(void))u->fn)(&h, &e, msg);
+    else /* a communicator's handler on a session: called all the same, with the session handle */
+        u->fn((MPI_Comm *)&h, &e, msg);
+    return code;
 }

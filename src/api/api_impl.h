@@ -78,5 +78,26 @@ static inline rmpi_req_t *rmpi_api_req(MPI_Request h)
 }
 
 const char *rmpi_api_err_name(int code);
+/* Hand a new communicator (NULL: MPI_COMM_NULL) to the user: it takes the parent's error
+ * handler, a copy of info (may be NULL) and, when dup, the parent's attributes through
+ * their copy callbacks (on a failing callback it is freed and the code returned). */
+int rmpi_api_comm_adopt(rmpi_comm_t *parent, rmpi_comm_t *n, int dup, rmpi_info_t *info, MPI_Comm *out);
+/* Error handler objects: reference counts of user handlers (no-ops on predefined ones),
+ * validity, and invoking a session's handler (returns code unless the handler ends the job). */
+void rmpi_api_errh_retain(MPI_Errhandler eh);
+void rmpi_api_errh_release(MPI_Errhandler eh);
+int rmpi_api_errh_valid(MPI_Errhandler eh);
+int rmpi_api_errh_call_session(MPI_Errhandler eh, MPI_Session s, int code, const char *msg);
+/* The largest error code or class in use (MPI_LASTUSEDCODE). */
+int rmpi_api_last_used_code(void);
+
+/* Communicator-side state set up by MPI_Init (appnum, MPI_INFO_ENV) and attributes torn
+ * down first thing in MPI_Finalize (MPI_COMM_SELF's, then MPI_COMM_WORLD's). */
+void rmpi_api_attr_init(int appnum);
+void rmpi_api_info_env_init(int maxprocs, int thread_level);
+int rmpi_api_attr_finalize(void);
+/* Datatype attributes: copied by MPI_Type_dup, deleted by MPI_Type_free (callbacks run). */
+int rmpi_api_type_attr_dup(MPI_Datatype oldtype, MPI_Datatype newtype);
+int rmpi_api_type_attr_free(MPI_Datatype type);
 
 #endif

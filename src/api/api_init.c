@@ -32,6 +32,8 @@ static int do_init(int required, int *provided)
                                                        : MPI_THREAD_SINGLE;
     rmpi_thread_multiple = thread_level == MPI_THREAD_MULTIPLE;
     main_thread = pthread_self();
+    rmpi_api_attr_init(info.appnum);
+    rmpi_api_info_env_init(info.size, thread_level);
     if (provided)
         *provided = thread_level;
     rmpi_api_state = RMPI_STATE_INIT;
@@ -48,6 +50,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 int MPI_Finalize(void)
 {
     RMPI_API_INIT_CHECK();
+    rmpi_api_attr_finalize(); /* user clean-up hooked on MPI_COMM_SELF runs while MPI still works */
     RMPI_LOCK();
     rmpi_core_finalize();
     rmpi_comm_finalize();

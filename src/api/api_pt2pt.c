@@ -25,10 +25,12 @@ int rmpi_api_check_buf(const char *func, rmpi_comm_t *c, const void *buf, int co
 
 int rmpi_api_check_rank(const char *func, rmpi_comm_t *c, int rank, int any_ok)
 {
-    if (RMPI_LIKELY(rank >= 0 && rank < c->size) || rank == MPI_PROC_NULL || (any_ok && rank == MPI_ANY_SOURCE))
+    /* the remote group's size on an intercommunicator, the size otherwise: one field read */
+    if (RMPI_LIKELY(rank >= 0 && rank < rmpi_comm_remote_size(c)) || rank == MPI_PROC_NULL || (any_ok && rank == MPI_ANY_SOURCE))
         return 0;
-    return rmpi_api_error(c, MPI_ERR_RANK, func, "rank %d is invalid in %s, which has %d rank(s)", rank,
-                          c->name[0] ? c->name : "the communicator", c->size);
+    return rmpi_api_error(c, MPI_ERR_RANK, func, "rank %d is invalid in %s, which has %d rank(s)%s", rank,
+                          c->name[0] ? c->name : "the communicator", c->rsize,
+                          c->inter ? " in its remote group" : "");
 }
 
 int rmpi_api_check_tag(const char *func, rmpi_comm_t *c, int tag, int any_ok)
@@ -97,6 +99,19 @@ rmpi_req_t *rmpi_api_null_req(int kind, rmpi_comm_t *c)
     r->done = 1;
     (void)kind;
     return r;
+}
+
+MPI_Request rmpi_api_done_req(rmpi_comm_t *c)
+{
+    RMPI_LOCK();
+    rmpi_req_t *r = rmpi_req_alloc(RMPI_REQ_NULLOP);
+    r->ucomm = c;
+    r->st_src = MPI_ANY_SOURCE;
+    r->st_tag = MPI_ANY_TAG;
+    r->done = 1;
+    r->flags |= RMPI_RF_ACTIVE;
+    RMPI_UNLOCK();
+    return (MPI_Request)r;
 }
 
 rmpi_req_t *rmpi_api_send_req(const void *buf, int count, rmpi_dtype_t *dt, int dest, int tag, rmpi_comm_t *c,
@@ -236,15 +251,7 @@ int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
     int rc = rmpi_api_bsend(__func__, buf, count, dt, dest, tag, c);
     if (rc)
         return rc;
-    RMPI_LOCK();
-    rmpi_req_t *r = rmpi_req_alloc(RMPI_REQ_NULLOP);
-    r->ucomm = c;
-    r->st_src = MPI_ANY_SOURCE;
-    r->st_tag = MPI_ANY_TAG;
-    r->done = 1;
-    r->flags |= RMPI_RF_ACTIVE;
-    RMPI_UNLOCK();
-    *request = (MPI_Request)r;
+    *request = rmpi_api_done_req(c);
     return MPI_SUCCESS;
 }
 

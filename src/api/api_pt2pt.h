@@ -22,6 +22,9 @@ rmpi_req_t *rmpi_api_recv_req(void *buf, int count, rmpi_dtype_t *dt, int src, i
 void rmpi_api_arm(rmpi_req_t *r);
 /* A request that is complete at once (MPI_PROC_NULL). */
 rmpi_req_t *rmpi_api_null_req(int kind, rmpi_comm_t *c);
+/* An active request already complete with an empty status (work done inside the call:
+ * Ibsend, Comm_idup). Takes the lock. */
+MPI_Request rmpi_api_done_req(rmpi_comm_t *c);
 
 /* Complete-and-free bookkeeping of Wait/Test: status out, request released or deactivated,
  * handle reset. Returns the request's error code (MPI_ERR_TRUNCATE...). */

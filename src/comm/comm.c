@@ -1,4 +1,4 @@
-#include "comm.h"
+#include "comm_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -9,15 +9,27 @@ static uint32_t next_ctx = RMPI_CTX_FIRST_FREE;
 
 int rmpi_comm_init(int rank, int size)
 {
-    rmpi_comm_world = (rmpi_comm_t){RMPI_COMM_MAGIC, 0, rank, size, NULL, 1, 1, MPI_COMM_WORLD,
-                                    MPI_ERRORS_ARE_FATAL, "MPI_COMM_WORLD"};
+    rmpi_comm_world = (rmpi_comm_t){.magic = RMPI_COMM_MAGIC, .ctx = 0, .rank = rank, .size = size,
+                                    .rsize = size, .refcount = 1, .predefined = 1, .handle = MPI_COMM_WORLD,
+                                    .errh = MPI_ERRORS_ARE_FATAL, .name = "MPI_COMM_WORLD"};
     self_world_rank = rank;
-    rmpi_comm_self = (rmpi_comm_t){RMPI_COMM_MAGIC, 2, 0, 1, &self_world_rank, 1, 1, MPI_COMM_SELF,
-                                   MPI_ERRORS_ARE_FATAL, "MPI_COMM_SELF"};
+    rmpi_comm_self = (rmpi_comm_t){.magic = RMPI_COMM_MAGIC, .ctx = 2, .rank = 0, .size = 1, .rsize = 1,
+                                   .world = &self_world_rank, .lworld = &self_world_rank, .refcount = 1,
+                                   .predefined = 1, .handle = MPI_COMM_SELF, .errh = MPI_ERRORS_ARE_FATAL,
+                                   .name = "MPI_COMM_SELF"};
     return 0;
 }
 
-void rmpi_comm_finalize(void) { next_ctx = RMPI_CTX_FIRST_FREE; }
+void rmpi_comm_finalize(void)
+{
+    for (rmpi_comm_t *c = &rmpi_comm_world; c; c = c == &rmpi_comm_world ? &rmpi_comm_self : NULL) {
+        if (c->topo)
+            rmpi_topo_release(c->topo);
+        rmpi_info_free(c->info);
+        c->topo = NULL, c->info = NULL;
+    }
+    next_ctx = RMPI_CTX_FIRST_FREE;
+}
 
 static int coll_xfer(rmpi_comm_t *c, const void *sbuf, size_t slen, int dest, void *rbuf, size_t rlen, int src,
                      int tag)
@@ -62,108 +74,203 @@ int rmpi_comm_coll_sendrecv(rmpi_comm_t *c, const void *sbuf, size_t slen, int d
     return coll_xfer(c, sbuf, slen, dest, rbuf, rlen, src, tag);
 }
 
-/* Agree on max(next_ctx) over the members: recursive doubling when the size is a power of
- * two, else gather to rank 0 and broadcast back (communicator creation is not hot). */
-static uint32_t agree_ctx(rmpi_comm_t *parent)
+/* ---- member sets: creation is not hot, so gather to the first member and send back ---- */
+
+static int mset_rank(const rmpi_mset_t *m, int i) { return m->ranks ? m->ranks[i] : i; }
+
+void rmpi_mset_allgather(const rmpi_mset_t *m, const void *mine, size_t len, void *all)
 {
-    uint32_t v = next_ctx;
-    const int tag = 0x7ff0;
-    int n = parent->size, me = parent->rank;
-    if (n == 1)
-        return v;
-    if (me == 0) {
-        for (int r = 1; r < n; r++) {
-            uint32_t x;
-            rmpi_comm_coll_recv(parent, &x, sizeof x, r, tag);
-            v = x > v ? x : v;
-        }
-        for (int r = 1; r < n; r++)
-            rmpi_comm_coll_send(parent, &v, sizeof v, r, tag + 1);
+    memcpy((char *)all + (size_t)m->me * len, mine, len);
+    if (m->n == 1)
+        return;
+    if (m->me == 0) {
+        for (int i = 1; i < m->n; i++)
+            rmpi_comm_coll_recv(m->c, (char *)all + (size_t)i * len, len, mset_rank(m, i), m->tag);
+        for (int i = 1; i < m->n; i++)
+            rmpi_comm_coll_send(m->c, all, (size_t)m->n * len, mset_rank(m, i), m->tag);
     } else {
-        rmpi_comm_coll_send(parent, &v, sizeof v, 0, tag);
-        rmpi_comm_coll_recv(parent, &v, sizeof v, 0, tag + 1);
+        rmpi_comm_coll_send(m->c, mine, len, mset_rank(m, 0), m->tag);
+        rmpi_comm_coll_recv(m->c, all, (size_t)m->n * len, mset_rank(m, 0), m->tag);
     }
+}
+
+void rmpi_mset_bcast(const rmpi_mset_t *m, void *buf, size_t len, int root)
+{
+    int n = m->n, rel = (m->me - root + n) % n, mask = 1;
+    while (mask < n) {
+        if (rel & mask) {
+            rmpi_comm_coll_recv(m->c, buf, len, mset_rank(m, (rel - mask + root) % n), m->tag);
+            break;
+        }
+        mask <<= 1;
+    }
+    for (mask >>= 1; mask > 0; mask >>= 1)
+        if (rel + mask < n)
+            rmpi_comm_coll_send(m->c, buf, len, mset_rank(m, (rel + mask + root) % n), m->tag);
+}
+
+int rmpi_comm_bcast_small(rmpi_comm_t *c, void *buf, size_t len, int root)
+{
+    rmpi_mset_t m = rmpi_mset_all(c, 0x7ff1);
+    rmpi_mset_bcast(&m, buf, len, root);
+    return 0;
+}
+
+uint32_t rmpi_mset_max_ctx(const rmpi_mset_t *m)
+{
+    uint32_t *all = rmpi_xmalloc((size_t)m->n * sizeof *all), v = next_ctx;
+    rmpi_mset_allgather(m, &v, sizeof v, all);
+    for (int i = 0; i < m->n; i++)
+        v = all[i] > v ? all[i] : v;
+    free(all);
     return v;
+}
+
+void rmpi_comm_reserve_ctx(uint32_t ctx, unsigned span)
+{
+    if (ctx + span > next_ctx)
+        next_ctx = ctx + span;
+}
+
+uint32_t rmpi_comm_next_ctx(void) { return next_ctx; }
+
+/* ---- objects ---- */
+
+static int *copy_ints(const int *a, int n)
+{
+    int *p = rmpi_xmalloc((size_t)(n > 0 ? n : 1) * sizeof *p);
+    if (a)
+        memcpy(p, a, (size_t)n * sizeof *p);
+    else
+        for (int i = 0; i < n; i++)
+            p[i] = i;
+    return p;
+}
+
+rmpi_comm_t *rmpi_comm_alloc(uint32_t ctx, int rank, int n, const int *world)
+{
+    rmpi_comm_t *c = rmpi_xcalloc(1, sizeof *c);
+    c->magic = RMPI_COMM_MAGIC;
+    c->ctx = ctx;
+    c->rank = rank;
+    c->size = c->rsize = n;
+    c->world = c->lworld = copy_ints(world, n);
+    c->refcount = 1;
+    c->handle = (MPI_Comm)c;
+    c->errh = MPI_ERRORS_ARE_FATAL;
+    return c;
+}
+
+rmpi_comm_t *rmpi_comm_alloc_inter(uint32_t ctx, int rank, int lsize, const int *lworld, int rsize,
+                                   const int *rworld)
+{
+    rmpi_comm_t *c = rmpi_comm_alloc(ctx, rank, lsize, lworld);
+    c->inter = 1;
+    c->rsize = rsize;
+    c->world = copy_ints(rworld, rsize);
+    c->local = rmpi_comm_alloc(ctx + 2, rank, lsize, lworld);
+    c->local->handle = MPI_COMM_NULL; /* internal: never handed to the user */
+    return c;
 }
 
 int rmpi_comm_dup(rmpi_comm_t *parent, rmpi_comm_t **out)
 {
-    uint32_t ctx = agree_ctx(parent);
-    next_ctx = ctx + 2;
-    rmpi_comm_t *c = rmpi_xcalloc(1, sizeof *c);
-    *c = *parent;
-    c->magic = RMPI_COMM_MAGIC;
-    c->ctx = ctx;
-    c->refcount = 1;
-    c->predefined = 0;
-    c->handle = (MPI_Comm)c;
-    c->name[0] = 0;
-    c->coll_seq = 0;
-    if (parent->world) {
-        c->world = rmpi_xmalloc((size_t)c->size * sizeof *c->world);
-        memcpy(c->world, parent->world, (size_t)c->size * sizeof *c->world);
+    rmpi_comm_t *c;
+    if (parent->inter) {
+        int r_unused;
+        uint32_t ctx = rmpi_comm_inter_agree(parent, 0, NULL, 0, &r_unused, NULL, NULL);
+        c = rmpi_comm_alloc_inter(ctx, parent->rank, parent->size, parent->lworld, parent->rsize, parent->world);
+    } else {
+        rmpi_mset_t m = rmpi_mset_all(parent, 0x7ff0);
+        uint32_t ctx = rmpi_mset_max_ctx(&m);
+        rmpi_comm_reserve_ctx(ctx, 2);
+        c = rmpi_comm_alloc(ctx, parent->rank, parent->size, parent->world);
+        if (!parent->world) { /* a copy of WORLD keeps the identity map */
+            free(c->world);
+            c->world = c->lworld = NULL;
+        }
+    }
+    if (parent->topo) {
+        c->topo = parent->topo;
+        c->topo->refcount++;
     }
     *out = c;
     return 0;
 }
 
-typedef struct split_ent {
-    int color, key, rank;
-} split_ent_t;
-
-static int split_cmp(const void *a, const void *b)
+int rmpi_keyrank_cmp(const void *a, const void *b)
 {
-    const split_ent_t *x = a, *y = b;
+    const rmpi_keyrank_t *x = a, *y = b;
     if (x->key != y->key)
         return x->key < y->key ? -1 : 1;
     return x->rank - y->rank;
 }
 
+typedef struct split_ent {
+    rmpi_keyrank_t kr; /* first: sorted with rmpi_keyrank_cmp */
+    int color;
+    uint32_t ctx;
+} split_ent_t;
+
 int rmpi_comm_split(rmpi_comm_t *parent, int color, int key, rmpi_comm_t **out)
 {
-    /* everyone learns every (color, key): gather to rank 0, broadcast back */
+    /* everyone learns every (color, key) and next free context in one exchange */
     int n = parent->size;
-    const int tag = 0x7ff2;
     split_ent_t *all = rmpi_xmalloc((size_t)n * sizeof *all);
-    split_ent_t me = {color, key, parent->rank};
-    if (parent->rank == 0) {
-        all[0] = me;
-        for (int r = 1; r < n; r++)
-            rmpi_comm_coll_recv(parent, &all[r], sizeof *all, r, tag);
-        for (int r = 1; r < n; r++)
-            rmpi_comm_coll_send(parent, all, (size_t)n * sizeof *all, r, tag + 1);
-    } else {
-        rmpi_comm_coll_send(parent, &me, sizeof me, 0, tag);
-        rmpi_comm_coll_recv(parent, all, (size_t)n * sizeof *all, 0, tag + 1);
-    }
+    split_ent_t me = {{key, parent->rank}, color, next_ctx};
+    rmpi_mset_t m = rmpi_mset_all(parent, 0x7ff2);
+    rmpi_mset_allgather(&m, &me, sizeof me, all);
     /* one context for all the new communicators: they are disjoint */
-    uint32_t ctx = agree_ctx(parent);
-    next_ctx = ctx + 2;
+    uint32_t ctx = next_ctx;
+    for (int r = 0; r < n; r++)
+        ctx = all[r].ctx > ctx ? all[r].ctx : ctx;
+    rmpi_comm_reserve_ctx(ctx, 2);
     *out = NULL;
     if (color == MPI_UNDEFINED) {
         free(all);
         return 0;
     }
-    int m = 0;
+    int k = 0;
     for (int r = 0; r < n; r++)
         if (all[r].color == color)
-            all[m++] = all[r];
-    qsort(all, (size_t)m, sizeof *all, split_cmp);
-    rmpi_comm_t *c = rmpi_xcalloc(1, sizeof *c);
-    c->magic = RMPI_COMM_MAGIC;
-    c->ctx = ctx;
-    c->size = m;
-    c->refcount = 1;
-    c->handle = (MPI_Comm)c;
-    c->errh = parent->errh;
-    c->world = rmpi_xmalloc((size_t)m * sizeof *c->world);
-    for (int i = 0; i < m; i++) {
-        c->world[i] = rmpi_comm_world_rank(parent, all[i].rank);
-        if (all[i].rank == parent->rank)
-            c->rank = i;
+            all[k++] = all[r];
+    qsort(all, (size_t)k, sizeof *all, rmpi_keyrank_cmp);
+    int *world = rmpi_xmalloc((size_t)k * sizeof *world), myrank = 0;
+    for (int i = 0; i < k; i++) {
+        world[i] = rmpi_comm_world_rank(parent, all[i].kr.rank);
+        if (all[i].kr.rank == parent->rank)
+            myrank = i;
     }
+    *out = rmpi_comm_alloc(ctx, myrank, k, world);
+    free(world);
     free(all);
-    *out = c;
+    return 0;
+}
+
+int rmpi_comm_create_group(rmpi_comm_t *parent, const int *world, int n, int tag, rmpi_comm_t **out)
+{
+    int *ranks = rmpi_xmalloc((size_t)n * sizeof *ranks), me = -1;
+    for (int i = 0; i < n; i++) {
+        ranks[i] = -1;
+        for (int r = 0; r < parent->size && ranks[i] < 0; r++)
+            if (rmpi_comm_local_world_rank(parent, r) == world[i])
+                ranks[i] = r;
+        if (ranks[i] == parent->rank)
+            me = i;
+        if (ranks[i] < 0) {
+            free(ranks);
+            return MPI_ERR_GROUP;
+        }
+    }
+    if (me < 0) {
+        free(ranks);
+        return MPI_ERR_GROUP;
+    }
+    rmpi_mset_t m = {parent, n, me, ranks, RMPI_COMM_TAG_USER | (tag & (RMPI_COMM_TAG_USER - 1))};
+    uint32_t ctx = rmpi_mset_max_ctx(&m);
+    rmpi_comm_reserve_ctx(ctx, 2);
+    free(ranks);
+    *out = rmpi_comm_alloc(ctx, me, n, world);
     return 0;
 }
 
@@ -172,28 +279,45 @@ void rmpi_comm_release(rmpi_comm_t *c)
     if (c->predefined || --c->refcount > 0)
         return;
     c->magic = 0;
+    if (c->inter) {
+        free(c->lworld);
+        rmpi_comm_release(c->local);
+    }
+    if (c->topo)
+        rmpi_topo_release(c->topo);
+    rmpi_info_free(c->info);
     free(c->world);
     free(c);
+}
+
+/* IDENT/SIMILAR/UNEQUAL of two rank maps (NULL = identity). */
+static int map_compare(const int *a, int na, const int *b, int nb)
+{
+    if (na != nb)
+        return MPI_UNEQUAL;
+    int same = 1;
+    for (int r = 0; r < na && same; r++)
+        same = (a ? a[r] : r) == (b ? b[r] : r);
+    if (same)
+        return MPI_IDENT;
+    for (int r = 0; r < na; r++) {
+        int found = 0;
+        for (int q = 0; q < nb && !found; q++)
+            found = (a ? a[r] : r) == (b ? b[q] : q);
+        if (!found)
+            return MPI_UNEQUAL;
+    }
+    return MPI_SIMILAR;
 }
 
 int rmpi_comm_compare(const rmpi_comm_t *a, const rmpi_comm_t *b)
 {
     if (a == b)
         return MPI_IDENT;
-    if (a->size != b->size)
+    if (a->inter != b->inter)
         return MPI_UNEQUAL;
-    int same_order = 1;
-    for (int r = 0; r < a->size; r++)
-        if (rmpi_comm_world_rank(a, r) != rmpi_comm_world_rank(b, r))
-            same_order = 0;
-    if (same_order)
-        return MPI_CONGRUENT;
-    for (int r = 0; r < a->size; r++) {
-        int found = 0;
-        for (int q = 0; q < b->size && !found; q++)
-            found = rmpi_comm_world_rank(a, r) == rmpi_comm_world_rank(b, q);
-        if (!found)
-            return MPI_UNEQUAL;
-    }
-    return MPI_SIMILAR;
+    int l = map_compare(a->lworld, a->size, b->lworld, b->size);
+    int r = a->inter ? map_compare(a->world, a->rsize, b->world, b->rsize) : MPI_IDENT;
+    int worst = l > r ? l : r; /* IDENT < SIMILAR < UNEQUAL in value (201, 203, 204) */
+    return worst == MPI_IDENT ? MPI_CONGRUENT : worst;
 }

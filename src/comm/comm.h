@@ -1,11 +1,28 @@
 /*
- * comm: communicators. A communicator is a context id pair (ctx for point-to-point, ctx+1
- * for collectives), a rank map (communicator rank -> world rank) and MPI attributes such
- * as its error handler and name. Context ids are agreed among members at creation (the
- * maximum of every member's next free id), so they are unique wherever two members meet.
+ * comm: communicators, groups, topologies, attributes and info objects.
  *
- * Who calls: api, coll. Ownership: refcounted; MPI_COMM_WORLD and MPI_COMM_SELF are static.
+ * A communicator is a context id pair (ctx for point-to-point, ctx+1 for collectives), a
+ * rank map and MPI attributes (error handler, name, info hints, cached attributes,
+ * topology). Context ids are agreed among members at creation (the maximum of every
+ * member's next free id), so they are unique wherever two members meet.
+ *
+ * Intercommunicators: `world` maps *remote* ranks (the ranks that point-to-point
+ * destinations and sources name) and `rsize` is the remote group's size; `rank`/`size`
+ * and `lworld` describe the local group. The header of a message carries the sender's
+ * rank in its local group, which is what the receiver names as source. For an
+ * intracommunicator rsize == size and lworld == world, so point-to-point code reads
+ * `world`/`rsize` and is correct for both kinds. An intercommunicator also holds an
+ * internal intracommunicator over its local group (`local`, context ctx+2) for the
+ * agreement steps of dup and merge; its context ids are reserved with the intercomm's.
+ * Collectives must reject intercommunicators (`inter`) until they support them.
+ *
+ * Tags on a collective context (ctx+1) that this layer uses: 0x7ff0..0x7fff, and
+ * RMPI_COMM_TAG_USER | (user tag) for Comm_create_group and Intercomm_create.
+ *
+ * Who calls: api, coll. Ownership: refcounted; MPI_COMM_WORLD and MPI_COMM_SELF are static;
+ * groups and topologies are refcounted and immutable once built.
  * Threading: caller holds the library lock; collective creation calls block in the core.
+ * The attribute store (attr.c) runs user callbacks: call it without the lock.
  */
 #ifndef RMPI_COMM_H
 #define RMPI_COMM_H
@@ -15,16 +32,30 @@
 #include "../core/core.h"
 
 #define RMPI_COMM_MAGIC 0x434f4d4du
+#define RMPI_GROUP_MAGIC 0x47525550u
+#define RMPI_INFO_MAGIC 0x494e464fu
+#define RMPI_COMM_TAG_USER 0x40000000
+
+typedef struct rmpi_topo rmpi_topo_t;
+typedef struct rmpi_info rmpi_info_t;
 
 typedef struct rmpi_comm {
     uint32_t magic;
     uint32_t ctx;          /* point-to-point; ctx + 1 carries collectives */
-    int rank, size;
-    int *world;            /* comm rank -> world rank; NULL for MPI_COMM_WORLD */
+    int rank, size;        /* in the local group */
+    int *world;            /* destination/source rank -> world rank (remote group of an intercomm);
+                              NULL for MPI_COMM_WORLD */
+    int rsize;             /* ranks valid as destination/source: size, or the remote group's size */
+    int inter;             /* intercommunicator */
     int refcount;
     int predefined;
     MPI_Comm handle;
     MPI_Errhandler errh;
+    int *lworld;           /* local rank -> world rank (== world for intracommunicators) */
+    struct rmpi_comm *local; /* intercomm: internal intracomm over the local group */
+    rmpi_topo_t *topo;     /* Cartesian, graph or distributed graph; NULL when none */
+    void *attrs;           /* cached attributes (attr.c) */
+    rmpi_info_t *info;     /* hints set by the user; NULL when none */
     char name[MPI_MAX_OBJECT_NAME];
     uint32_t coll_seq;     /* collectives started on this communicator (coll/nbc.h tags) */
 } rmpi_comm_t;
@@ -47,14 +78,38 @@ static inline rmpi_comm_t *rmpi_comm_get(MPI_Comm h)
     return c->magic == RMPI_COMM_MAGIC ? c : NULL;
 }
 
+/* World rank of a destination/source rank (remote group of an intercommunicator). */
 static inline int rmpi_comm_world_rank(const rmpi_comm_t *c, int r) { return c->world ? c->world[r] : r; }
+/* World rank of a rank of the local group. */
+static inline int rmpi_comm_local_world_rank(const rmpi_comm_t *c, int r) { return c->lworld ? c->lworld[r] : r; }
+/* Size of the group that destination and source ranks refer to. */
+static inline int rmpi_comm_remote_size(const rmpi_comm_t *c) { return c->rsize; }
 
-/* Collective over parent: a new communicator with the same members and a fresh context. */
+/* ---- creation (collective over the parent unless said otherwise) ---- */
+/* A new communicator with the same members (and topology) and a fresh context. */
 int rmpi_comm_dup(rmpi_comm_t *parent, rmpi_comm_t **out);
-/* Collective over parent: MPI_Comm_split semantics (color MPI_UNDEFINED: *out = NULL). */
+/* MPI_Comm_split semantics (color MPI_UNDEFINED: *out = NULL). Intracommunicators only
+ * (rmpi_comm_inter_split for intercommunicators). */
 int rmpi_comm_split(rmpi_comm_t *parent, int color, int key, rmpi_comm_t **out);
+/* Collective over the members of `world` (n world ranks, ordered; the caller is one of
+ * them) only, which must all be members of parent: a communicator over exactly them.
+ * tag separates concurrent calls on the same parent (MPI_Comm_create_group). */
+int rmpi_comm_create_group(rmpi_comm_t *parent, const int *world, int n, int tag, rmpi_comm_t **out);
+/* MPI_Intercomm_create: local_leader is a rank of local, remote_leader a rank of peer
+ * (significant at the leader only). */
+int rmpi_comm_intercomm_create(rmpi_comm_t *local, int local_leader, rmpi_comm_t *peer, int remote_leader,
+                               int tag, rmpi_comm_t **out);
+/* MPI_Intercomm_merge: the group passing high = 0 first (ties: the group whose leader has
+ * the lower world rank). */
+int rmpi_comm_intercomm_merge(rmpi_comm_t *inter, int high, rmpi_comm_t **out);
+/* MPI_Comm_create on an intercommunicator: `world` is the caller's local subgroup (n world
+ * ranks, n == 0 when the caller is not in it). *out = NULL when either side is empty. */
+int rmpi_comm_inter_create(rmpi_comm_t *inter, const int *world, int n, rmpi_comm_t **out);
+/* MPI_Comm_split on an intercommunicator: the local members of a colour face the remote
+ * members of the same colour; *out = NULL when either is empty or color is MPI_UNDEFINED. */
+int rmpi_comm_inter_split(rmpi_comm_t *inter, int color, int key, rmpi_comm_t **out);
 void rmpi_comm_release(rmpi_comm_t *c);
-/* MPI_IDENT, MPI_CONGRUENT, MPI_SIMILAR or MPI_UNEQUAL. */
+/* MPI_IDENT, MPI_CONGRUENT, MPI_SIMILAR or MPI_UNEQUAL (groups and, for intercomms, remote groups). */
 int rmpi_comm_compare(const rmpi_comm_t *a, const rmpi_comm_t *b);
 
 /* Blocking point-to-point on a communicator's collective context (for coll and comm). */
@@ -62,5 +117,138 @@ int rmpi_comm_coll_send(rmpi_comm_t *c, const void *buf, size_t len, int dest, i
 int rmpi_comm_coll_recv(rmpi_comm_t *c, void *buf, size_t len, int src, int tag);
 int rmpi_comm_coll_sendrecv(rmpi_comm_t *c, const void *sbuf, size_t slen, int dest, void *rbuf, size_t rlen,
                             int src, int tag);
+/* Broadcast from local rank root over an intracommunicator's collective context. */
+int rmpi_comm_bcast_small(rmpi_comm_t *c, void *buf, size_t len, int root);
+
+/* ---- groups (group.c): ordered sets of world ranks ---- */
+typedef struct rmpi_group {
+    uint32_t magic;
+    int refcount;          /* MPI_GROUP_EMPTY is static (refcount ignored) */
+    int size;
+    int rank;              /* this process's rank in the group, or MPI_UNDEFINED */
+    int *world;            /* group rank -> world rank */
+} rmpi_group_t;
+
+extern rmpi_group_t rmpi_group_empty;
+
+static inline rmpi_group_t *rmpi_group_get(MPI_Group h)
+{
+    if (h == MPI_GROUP_EMPTY)
+        return &rmpi_group_empty;
+    if ((uintptr_t)h < 4096)
+        return NULL;
+    rmpi_group_t *g = (rmpi_group_t *)h;
+    return g->magic == RMPI_GROUP_MAGIC ? g : NULL;
+}
+static inline MPI_Group rmpi_group_handle(rmpi_group_t *g)
+{
+    return g == &rmpi_group_empty ? MPI_GROUP_EMPTY : (MPI_Group)g;
+}
+
+/* A group over n world ranks (copied); n == 0 gives rmpi_group_empty. `me` is this
+ * process's world rank (the group's rank is computed from it). */
+rmpi_group_t *rmpi_group_new(const int *world, int n, int me);
+/* Local (or remote) group of a communicator. */
+rmpi_group_t *rmpi_group_of_comm(const rmpi_comm_t *c, int remote);
+void rmpi_group_release(rmpi_group_t *g);
+/* Rank of world rank w in g, or MPI_UNDEFINED. */
+int rmpi_group_rank_of(const rmpi_group_t *g, int w);
+/* MPI_IDENT, MPI_SIMILAR or MPI_UNEQUAL. */
+int rmpi_group_compare(const rmpi_group_t *a, const rmpi_group_t *b);
+void rmpi_group_translate(const rmpi_group_t *a, int n, const int *ranks, const rmpi_group_t *b, int *out);
+/* Set algebra in the standard's order (first group's order, then the second's). */
+rmpi_group_t *rmpi_group_union(const rmpi_group_t *a, const rmpi_group_t *b, int me);
+rmpi_group_t *rmpi_group_intersection(const rmpi_group_t *a, const rmpi_group_t *b, int me);
+rmpi_group_t *rmpi_group_difference(const rmpi_group_t *a, const rmpi_group_t *b, int me);
+/* incl/excl/range_*: return MPI_SUCCESS or MPI_ERR_RANK (out of range, duplicate) /
+ * MPI_ERR_ARG (zero stride, negative n). */
+int rmpi_group_incl(const rmpi_group_t *g, int n, const int *ranks, int me, rmpi_group_t **out);
+int rmpi_group_excl(const rmpi_group_t *g, int n, const int *ranks, int me, rmpi_group_t **out);
+int rmpi_group_range_incl(const rmpi_group_t *g, int n, const int (*ranges)[3], int me, rmpi_group_t **out);
+int rmpi_group_range_excl(const rmpi_group_t *g, int n, const int (*ranges)[3], int me, rmpi_group_t **out);
+
+/* ---- topologies (topo.c) ---- */
+struct rmpi_topo {
+    int kind;              /* MPI_CART, MPI_GRAPH, MPI_DIST_GRAPH */
+    int refcount;
+    int ndims, *dims, *periods, *coords;  /* cart: coords of this process */
+    int nnodes, nedges, *index, *edges;   /* graph */
+    int weighted;          /* dist graph: weights given */
+    int indeg, outdeg;     /* neighbours of this process, in the standard's order */
+    int *srcs, *dsts, *srcw, *dstw;
+};
+
+/* A Cartesian topology for the process of rank `rank` (rank < prod(dims)). */
+rmpi_topo_t *rmpi_topo_cart(int ndims, const int *dims, const int *periods, int rank);
+rmpi_topo_t *rmpi_topo_graph(int nnodes, const int *index, const int *edges, int rank);
+/* Distributed graph from this process's neighbour lists (weights NULL when unweighted). */
+rmpi_topo_t *rmpi_topo_dist_graph(int indeg, const int *srcs, const int *srcw, int outdeg, const int *dsts,
+                                  const int *dstw, int weighted);
+/* Collective over c: MPI_Dist_graph_create's edges (n sources with degs[i] destinations
+ * each, weights w when weighted) turned into this process's neighbour lists. */
+int rmpi_comm_dist_graph_build(rmpi_comm_t *c, int n, const int *srcs, const int *degs, const int *dsts,
+                               const int *w, int weighted, rmpi_topo_t **out);
+void rmpi_topo_release(rmpi_topo_t *t);
+/* Cartesian helpers: rank of coords (periodic dims wrap; -1 when out of range), coords of rank. */
+int rmpi_topo_cart_rank(const rmpi_topo_t *t, const int *coords);
+void rmpi_topo_cart_coords(const rmpi_topo_t *t, int rank, int *coords);
+/* MPI_Cart_shift for a process at coords. */
+void rmpi_topo_cart_shift(const rmpi_topo_t *t, const int *coords, int dir, int disp, int *src, int *dst);
+/* MPI_Dims_create: MPI_SUCCESS or MPI_ERR_DIMS. Free dims get a balanced factorisation
+ * (largest minus smallest as small as possible), in non-increasing order. */
+int rmpi_dims_create(int nnodes, int ndims, int *dims);
+
+/* Neighbours of a communicator with a topology, in the standard's order (cart: for each
+ * dimension, -1 then +1 shift, MPI_PROC_NULL where off the grid and not periodic; graph:
+ * the adjacency list, in=out; dist graph: sources then destinations as given). Returns 0,
+ * or MPI_ERR_TOPOLOGY when c has none. */
+int rmpi_comm_neighbors(rmpi_comm_t *c, int *indegree, const int **sources, int *outdegree,
+                        const int **destinations);
+
+/* ---- attributes (attr.c): keyvals and a per-object attribute list ---- */
+enum { RMPI_ATTR_COMM = 1, RMPI_ATTR_TYPE, RMPI_ATTR_WIN };
+typedef int (*rmpi_attr_copy_fn)(void *handle, int keyval, void *extra, void *in, void *out, int *flag);
+typedef int (*rmpi_attr_delete_fn)(void *handle, int keyval, void *val, void *extra);
+/* Copy/delete functions of the object kind's signature, cast; (fn)0 and (fn)1 are the
+ * standard's NULL_COPY/NULL_DELETE and DUP_FN. */
+int rmpi_keyval_create(int kind, rmpi_attr_copy_fn copy, rmpi_attr_delete_fn del, void *extra);
+/* MPI_ERR_KEYVAL when keyval is not a live keyval of that kind. */
+int rmpi_keyval_free(int kind, int keyval);
+int rmpi_keyval_valid(int kind, int keyval);
+/* Set (deleting the old value through the callback first), get, delete one attribute.
+ * The errors are the callbacks' return codes or MPI_ERR_KEYVAL. */
+int rmpi_attr_set(void **attrs, int kind, void *handle, int keyval, void *val);
+int rmpi_attr_get(void *attrs, int keyval, void **val);   /* 1 when set */
+int rmpi_attr_delete(void **attrs, int kind, void *handle, int keyval);
+/* On dup: copy every attribute through its copy callback, in the order they were set. */
+int rmpi_attr_copy(void *attrs, int kind, void *old_handle, void **new_attrs);
+/* On free: delete every attribute, the last set first. */
+int rmpi_attr_delete_all(void **attrs, int kind, void *handle);
+
+/* ---- info objects (info.c): ordered key -> value lists ---- */
+struct rmpi_info {
+    uint32_t magic;
+    int n, cap;
+    char **keys, **vals;
+};
+extern rmpi_info_t rmpi_info_env;
+static inline rmpi_info_t *rmpi_info_get(MPI_Info h)
+{
+    if (h == MPI_INFO_ENV)
+        return &rmpi_info_env;
+    if ((uintptr_t)h < 4096)
+        return NULL;
+    rmpi_info_t *i = (rmpi_info_t *)h;
+    return i->magic == RMPI_INFO_MAGIC ? i : NULL;
+}
+rmpi_info_t *rmpi_info_new(void);
+rmpi_info_t *rmpi_info_dup(const rmpi_info_t *i);   /* NULL -> empty */
+void rmpi_info_free(rmpi_info_t *i);
+void rmpi_info_set(rmpi_info_t *i, const char *key, const char *val);
+const char *rmpi_info_lookup(const rmpi_info_t *i, const char *key);
+int rmpi_info_delete(rmpi_info_t *i, const char *key);  /* 1 when it was there */
+/* Fill MPI_INFO_ENV (command, argv, maxprocs, host, wdir, thread_level). */
+void rmpi_info_env_init(int argc, char **argv, int maxprocs, const char *thread_level);
+void rmpi_info_env_fill(rmpi_info_t *i, int argc, char **argv, int maxprocs, const char *thread_level);
 
 #endif

@@ -51,6 +51,7 @@ int rmpi_core_init(rmpi_core_info_t *info)
     info->rank = pm.rank;
     info->size = pm.size;
     info->singleton = pm.singleton;
+    info->appnum = pm.appnum;
     core_ready = 1;
     return 0;
 }

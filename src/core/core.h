@@ -107,6 +107,7 @@ extern pthread_mutex_t rmpi_big_lock;
 typedef struct rmpi_core_info {
     int rank, size;
     int singleton;
+    int appnum;      /* from the process manager (MPI_APPNUM) */
 } rmpi_core_info_t;
 
 int rmpi_core_init(rmpi_core_info_t *info);

@@ -1,0 +1,175 @@
+/* Sessions, the basics: a session is an error handler and info hints over the world the
+ * process already has. Psets are mpi://WORLD and mpi://SELF; their groups feed
+ * MPI_Comm_create_from_group. RailMPI starts its runtime in MPI_Init, so a session needs
+ * MPI_Init(_thread) first (mpi4py does that on import). */
+#include "api_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SESSION_MAGIC 0x53455353u
+
+typedef struct rmpi_session {
+    uint32_t magic;
+    MPI_Errhandler errh;
+    rmpi_info_t *info;
+} rmpi_session_t;
+
+static const char *const psets[] = {"mpi://WORLD", "mpi://SELF"};
+
+static rmpi_session_t *session_get(MPI_Session h)
+{
+    if ((uintptr_t)h < 4096)
+        return NULL;
+    rmpi_session_t *s = (rmpi_session_t *)h;
+    return s->magic == SESSION_MAGIC ? s : NULL;
+}
+
+/* Report through the session's handler (MPI_COMM_WORLD's when there is no session). */
+static int session_error(rmpi_session_t *s, int code, const char *func, const char *what)
+{
+    if (!s)
+        return rmpi_api_error(NULL, code, func, "%s", what);
+    char msg[MPI_MAX_ERROR_STRING];
+    snprintf(msg, sizeof msg, "%s: %s", func, what);
+    return rmpi_api_errh_call_session(s->errh, (MPI_Session)s, code, msg);
+}
+
+#define GET_SESSION(s, h)                                                       \
+    RMPI_API_INIT_CHECK();                                                      \
+    rmpi_session_t *s = session_get(h);                                         \
+    if (!s)                                                                     \
+        return session_error(NULL, MPI_ERR_SESSION, __func__, "invalid session")
+
+int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
+{
+    if (rmpi_api_state != RMPI_STATE_INIT)
+        return rmpi_api_not_initialized(__func__); /* see the note at the top */
+    rmpi_info_t *i = NULL;
+    if (info != MPI_INFO_NULL && !(i = rmpi_info_get(info)))
+        return session_error(NULL, MPI_ERR_INFO, __func__, "invalid info object");
+    if (!session || (errhandler != MPI_ERRHANDLER_NULL && !rmpi_api_errh_valid(errhandler)))
+        return session_error(NULL, MPI_ERR_ARG, __func__, "session is NULL or the error handler is invalid");
+    rmpi_session_t *s = rmpi_xcalloc(1, sizeof *s);
+    s->magic = SESSION_MAGIC;
+    s->errh = errhandler == MPI_ERRHANDLER_NULL ? MPI_ERRORS_ARE_FATAL : errhandler;
+    rmpi_api_errh_retain(s->errh);
+    s->info = rmpi_info_dup(i);
+    int provided;
+    MPI_Query_thread(&provided);
+    rmpi_info_set(s->info, "thread_level",
+                  provided == MPI_THREAD_MULTIPLE     ? "MPI_THREAD_MULTIPLE"
+                  : provided == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
+                  : provided == MPI_THREAD_FUNNELED   ? "MPI_THREAD_FUNNELED"
+                                                      : "MPI_THREAD_SINGLE");
+    *session = (MPI_Session)s;
+    return MPI_SUCCESS;
+}
+
+int MPI_Session_finalize(MPI_Session *session)
+{
+    RMPI_API_INIT_CHECK();
+    if (!session)
+        return session_error(NULL, MPI_ERR_ARG, __func__, "session must not be NULL");
+    GET_SESSION(s, *session);
+    rmpi_api_errh_release(s->errh);
+    rmpi_info_free(s->info);
+    s->magic = 0;
+    free(s);
+    *session = MPI_SESSION_NULL;
+    return MPI_SUCCESS;
+}
+
+int MPI_Session_get_info(MPI_Session session, MPI_Info *info_used)
+{
+    GET_SESSION(s, session);
+    if (!info_used)
+        return session_error(s, MPI_ERR_ARG, __func__, "info_used must not be NULL");
+    *info_used = (MPI_Info)rmpi_info_dup(s->info);
+    return MPI_SUCCESS;
+}
+
+int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names)
+{
+    GET_SESSION(s, session);
+    (void)info;
+    if (!npset_names)
+        return session_error(s, MPI_ERR_ARG, __func__, "npset_names must not be NULL");
+    *npset_names = (int)RMPI_ARRAY_LEN(psets);
+    return MPI_SUCCESS;
+}
+
+int MPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name)
+{
+    GET_SESSION(s, session);
+    (void)info;
+    if (n < 0 || n >= (int)RMPI_ARRAY_LEN(psets) || !pset_len)
+        return session_error(s, MPI_ERR_ARG, __func__, "n is not a pset index or pset_len is NULL");
+    int need = (int)strlen(psets[n]) + 1;
+    if (*pset_len > 0 && pset_name)
+        snprintf(pset_name, (size_t)*pset_len, "%s", psets[n]);
+    *pset_len = need; /* with the terminating zero, as the standard counts it */
+    return MPI_SUCCESS;
+}
+
+static int pset_index(const char *name)
+{
+    for (int i = 0; name && i < (int)RMPI_ARRAY_LEN(psets); i++)
+        if (strcmp(name, psets[i]) == 0)
+            return i;
+    return -1;
+}
+
+int MPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info)
+{
+    GET_SESSION(s, session);
+    int k = pset_index(pset_name);
+    if (k < 0 || !info)
+        return session_error(s, MPI_ERR_ARG, __func__, "unknown pset name (mpi://WORLD, mpi://SELF) or NULL info");
+    char size[16];
+    snprintf(size, sizeof size, "%d", k == 0 ? rmpi_core_size : 1);
+    rmpi_info_t *i = rmpi_info_new();
+    rmpi_info_set(i, "mpi_size", size);
+    *info = (MPI_Info)i;
+    return MPI_SUCCESS;
+}
+
+int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup)
+{
+    GET_SESSION(s, session);
+    int k = pset_index(pset_name);
+    if (k < 0 || !newgroup)
+        return session_error(s, MPI_ERR_ARG, __func__, "unknown pset name (mpi://WORLD, mpi://SELF) or NULL group");
+    return MPI_Comm_group(k == 0 ? MPI_COMM_WORLD : MPI_COMM_SELF, newgroup);
+}
+
+int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler)
+{
+    GET_SESSION(s, session);
+    if (!rmpi_api_errh_valid(errhandler))
+        return session_error(s, MPI_ERR_ARG, __func__, "invalid error handler");
+    rmpi_api_errh_retain(errhandler);
+    rmpi_api_errh_release(s->errh);
+    s->errh = errhandler;
+    return MPI_SUCCESS;
+}
+
+int MPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler)
+{
+    GET_SESSION(s, session);
+    if (!errhandler)
+        return session_error(s, MPI_ERR_ARG, __func__, "errhandler must not be NULL");
+    rmpi_api_errh_retain(s->errh);
+    *errhandler = s->errh;
+    return MPI_SUCCESS;
+}
+
+int MPI_Session_call_errhandler(MPI_Session session, int errorcode)
+{
+    GET_SESSION(s, session);
+    char msg[128];
+    snprintf(msg, sizeof msg, "MPI_Session_call_errhandler: error code %d raised by the application", errorcode);
+    rmpi_api_errh_call_session(s->errh, session, errorcode, msg);
+    return MPI_SUCCESS;
+}
