@@ -197,3 +197,11 @@ int rmpi_comm_compare(const rmpi_comm_t *a, const rmpi_comm_t *b)
     }
     return MPI_SIMILAR;
 }
+
+int rmpi_comm_neighbors(rmpi_comm_t *c, int *indegree, const int **sources, int *outdegree, const int **destinations)
+{
+    /* temporary: no communicator has a topology until topologies land */
+    *indegree = *outdegree = 0;
+    *sources = *destinations = NULL;
+    return MPI_ERR_TOPOLOGY;
+}

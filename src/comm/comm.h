@@ -57,6 +57,9 @@ void rmpi_comm_release(rmpi_comm_t *c);
 /* MPI_IDENT, MPI_CONGRUENT, MPI_SIMILAR or MPI_UNEQUAL. */
 int rmpi_comm_compare(const rmpi_comm_t *a, const rmpi_comm_t *b);
 
+/* Neighbours of a communicator with a topology, in the standard's order (cart: for each dimension, -1 then +1 shift, MPI_PROC_NULL where off the grid and not periodic; graph: the adjacency list, in = out; dist graph: sources then destinations as given). Returns 0, or MPI_ERR_TOPOLOGY when c has none. */
+int rmpi_comm_neighbors(rmpi_comm_t *c, int *indegree, const int **sources, int *outdegree, const int **destinations);
+
 /* Blocking point-to-point on a communicator's collective context (for coll and comm). */
 int rmpi_comm_coll_send(rmpi_comm_t *c, const void *buf, size_t len, int dest, int tag);
 int rmpi_comm_coll_recv(rmpi_comm_t *c, void *buf, size_t len, int src, int tag);
