@@ -1,0 +1,71 @@
+/* Algorithm choice for the data-movement collectives (gather_sched.h). The crossover
+ * sizes were measured at 2..8 ranks over shm and tcp on a 2-core machine; a knob per
+ * collective (RMPI_COLL_GATHER...) forces one algorithm. */
+#include "gather_sched.h"
+
+#include "../rt/rt.h"
+
+/* Index of the knob's value among its choices (0 = auto), parsed once. */
+static int forced(const char *knob, const char *value, const char *choices, int *cache)
+{
+    if (*cache < 0)
+        *cache = rmpi_knob_choice(knob, value, choices);
+    return *cache;
+}
+
+static int is_pow2(int n) { return !(n & (n - 1)); }
+
+int gx_pick_gather(int n, size_t block)
+{
+    static int knob = -1;
+    static const int alg[] = {-1, GX_BINOMIAL, GX_LINEAR};
+    int f = forced("COLL_GATHER", rmpi_knobs.COLL_GATHER, "auto|binomial|linear", &knob);
+    if (f)
+        return alg[f];
+    return n > 2 && block * (size_t)n <= 64 * 1024 ? GX_BINOMIAL : GX_LINEAR;
+}
+
+int gx_pick_scatter(int n, size_t block)
+{
+    static int knob = -1;
+    static const int alg[] = {-1, GX_BINOMIAL, GX_LINEAR};
+    int f = forced("COLL_SCATTER", rmpi_knobs.COLL_SCATTER, "auto|binomial|linear", &knob);
+    if (f)
+        return alg[f];
+    return n > 2 && block * (size_t)n <= 64 * 1024 ? GX_BINOMIAL : GX_LINEAR;
+}
+
+int gx_pick_allgather(int n, size_t total, int form)
+{
+    static int knob[2] = {-1, -1};
+    static const int alg[] = {-1, GX_BRUCK, GX_RECURSIVE_DOUBLING, GX_RING, GX_LINEAR};
+    int v = form != RMPI_COLL_REGULAR;
+    int f = forced(v ? "COLL_ALLGATHERV" : "COLL_ALLGATHER", v ? rmpi_knobs.COLL_ALLGATHERV : rmpi_knobs.COLL_ALLGATHER,
+                   "auto|bruck|recursive_doubling|ring|linear", &knob[v]);
+    if (f)
+        return alg[f] == GX_RECURSIVE_DOUBLING && !is_pow2(n) ? GX_BRUCK : alg[f];
+    if (total <= 64 * 1024)
+        return is_pow2(n) ? GX_RECURSIVE_DOUBLING : GX_BRUCK;
+    return GX_RING;
+}
+
+int gx_pick_alltoall(int n, size_t block, int form)
+{
+    static int knob[2] = {-1, -1};
+    if (form != RMPI_COLL_REGULAR) {
+        /* linear and pairwise exchange the same messages, so ranks may choose differently
+         * (block sizes differ per rank in the v and w forms) */
+        static const int alg[] = {-1, GX_LINEAR, GX_PAIRWISE};
+        int f = forced("COLL_ALLTOALLV", rmpi_knobs.COLL_ALLTOALLV, "auto|linear|pairwise", &knob[1]);
+        if (f)
+            return alg[f];
+        return n <= 4 || block < 32 * 1024 ? GX_LINEAR : GX_PAIRWISE;
+    }
+    static const int alg[] = {-1, GX_BRUCK, GX_LINEAR, GX_PAIRWISE};
+    int f = forced("COLL_ALLTOALL", rmpi_knobs.COLL_ALLTOALL, "auto|bruck|linear|pairwise", &knob[0]);
+    if (f)
+        return alg[f];
+    if (n >= 8 && block <= 256)
+        return GX_BRUCK;
+    return n <= 4 || block < 32 * 1024 ? GX_LINEAR : GX_PAIRWISE;
+}
