@@ -60,8 +60,7 @@ static inline int gx_subtree(int vr, int n) { return vr ? ((vr & -vr) < n - vr ?
 /* Algorithm choice (gather_select.c): from the knob when forced, else by size and ranks.
  * Every rank must reach the same answer, so the inputs are values all ranks agree on. */
 enum { GX_BINOMIAL, GX_LINEAR, GX_BRUCK, GX_RECURSIVE_DOUBLING, GX_RING, GX_PAIRWISE };
-int gx_pick_gather(int n, size_t block);
-int gx_pick_scatter(int n, size_t block);
+int gx_pick_rooted(int scatter, int n, size_t block); /* gather (0) or scatter (1) */
 int gx_pick_allgather(int n, size_t total, int form);
 int gx_pick_alltoall(int n, size_t block, int form);
 

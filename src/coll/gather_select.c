@@ -15,21 +15,12 @@ static int forced(const char *knob, const char *value, const char *choices, int 
 
 static int is_pow2(int n) { return !(n & (n - 1)); }
 
-int gx_pick_gather(int n, size_t block)
+int gx_pick_rooted(int scatter, int n, size_t block)
 {
-    static int knob = -1;
+    static int knob[2] = {-1, -1};
     static const int alg[] = {-1, GX_BINOMIAL, GX_LINEAR};
-    int f = forced("COLL_GATHER", rmpi_knobs.COLL_GATHER, "auto|binomial|linear", &knob);
-    if (f)
-        return alg[f];
-    return n > 2 && block * (size_t)n <= 64 * 1024 ? GX_BINOMIAL : GX_LINEAR;
-}
-
-int gx_pick_scatter(int n, size_t block)
-{
-    static int knob = -1;
-    static const int alg[] = {-1, GX_BINOMIAL, GX_LINEAR};
-    int f = forced("COLL_SCATTER", rmpi_knobs.COLL_SCATTER, "auto|binomial|linear", &knob);
+    int f = scatter ? forced("COLL_SCATTER", rmpi_knobs.COLL_SCATTER, "auto|binomial|linear", &knob[1])
+                    : forced("COLL_GATHER", rmpi_knobs.COLL_GATHER, "auto|binomial|linear", &knob[0]);
     if (f)
         return alg[f];
     return n > 2 && block * (size_t)n <= 64 * 1024 ? GX_BINOMIAL : GX_LINEAR;

@@ -89,13 +89,7 @@ int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
     me = mtest_rank, n = mtest_size;
-    static const int strides[][2] = {{1, 1}, {2, 1}, {1, 2}};
-    for (form = 0; form < 3; form++)
-        for (int z = 0; z < nsizes(); z++)
-            for (int s = 0; s < (form == WFORM ? 1 : 3); s++)
-                for (int mode = 0; mode < NMODES; mode++)
-                    for (in_place = 0; in_place < 2; in_place++)
-                        if (!skip(z, s, mode))
-                            one(sizes[z], strides[s][0], strides[s][1], mode);
+    for (form = 0; form < 3; form++) /* the w form has its own strides per block */
+        each_case(form == WFORM ? 1 : 3, &in_place, one);
     return mtest_finalize();
 }

@@ -161,7 +161,19 @@ static inline int nsizes(void)
     return e && !strcmp(e, "small") ? 2 : 3;
 }
 static const int sizes[] = {0, 5, 65536};
-/* The large size runs a subset: contiguous in every mode, strided sides blocking only. */
-static inline int skip(int z, int stride_case, int mode) { return z == 2 && stride_case && mode != BLOCKING; }
+
+/* Every case of a program: each size, the first nstrides (send, receive) stride pairs of
+ * {1,1}, {2,1}, {1,2}, each mode, in place or not (*in_place). The large size runs a
+ * subset: contiguous in every mode, strided sides blocking only. */
+static inline void each_case(int nstrides, int *in_place, void (*one)(int size, int ss, int rs, int mode))
+{
+    static const int strides[][2] = {{1, 1}, {2, 1}, {1, 2}};
+    for (int z = 0; z < nsizes(); z++)
+        for (int s = 0; s < nstrides; s++)
+            for (int mode = 0; mode < NMODES; mode++)
+                for (*in_place = 0; *in_place < 2; ++*in_place)
+                    if (!(z == 2 && s && mode != BLOCKING))
+                        one(sizes[z], strides[s][0], strides[s][1], mode);
+}
 
 #endif

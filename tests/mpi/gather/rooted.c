@@ -4,7 +4,7 @@
  * in the v forms; blocking, non-blocking and persistent (gtest.h). */
 #include "gtest.h"
 
-static int me, n, root, in_place, vform;
+static int me, n, root, in_place, vform, scatter;
 static lay_t S, R; /* the one block of a rank / the n blocks of the root */
 
 static int f_gather(int mode, MPI_Request *req)
@@ -64,7 +64,7 @@ static void reset_scatter(void)
     lay_clear(&R);
 }
 
-static void one(int scatter, int size, int ss, int rs, int mode)
+static void one_root(int size, int ss, int rs, int mode)
 {
     int many_cnt[64], many_st[64], one_cnt = vform ? irregular_count(me, size) : size;
     for (int i = 0; i < n; i++) {
@@ -101,24 +101,20 @@ static void one(int scatter, int size, int ss, int rs, int mode)
     lay_free(&R);
 }
 
+/* Every root for the small sizes, the first and the last for the large one. */
+static void one(int size, int ss, int rs, int mode)
+{
+    for (root = 0; root < n; root++)
+        if (size < sizes[2] || root == 0 || root == n - 1)
+            one_root(size, ss, rs, mode);
+}
+
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
     me = mtest_rank, n = mtest_size;
-    static const int strides[][2] = {{1, 1}, {2, 1}, {1, 2}};
-    for (int scatter = 0; scatter < 2; scatter++)
+    for (scatter = 0; scatter < 2; scatter++)
         for (vform = 0; vform < 2; vform++)
-            for (int z = 0; z < nsizes(); z++)
-                for (int s = 0; s < 3; s++)
-                    for (int r = 0; r < n; r++) {
-                        /* every root for small sizes, two for the large one */
-                        root = z == 2 ? (r ? n - 1 : 0) : r;
-                        if (z == 2 && r > 1)
-                            break;
-                        for (int mode = 0; mode < NMODES; mode++)
-                            for (in_place = 0; in_place < 2; in_place++)
-                                if (!skip(z, s, mode))
-                                    one(scatter, sizes[z], strides[s][0], strides[s][1], mode);
-                    }
+            each_case(3, &in_place, one);
     return mtest_finalize();
 }
