@@ -218,6 +218,10 @@ static int all(const char *func, side_t send, side_t recv, MPI_Comm comm, int fo
 
 /* ---- neighbourhood collectives ---- */
 
+/* Whether c's topology is Cartesian (neighbor.c's pairing rule). comm.h says nothing of the
+ * topology's kind until topologies land; then: c->topo && c->topo->kind == MPI_CART. */
+static int cartesian(const rmpi_comm_t *c) { return 0; }
+
 /* gather: the one send block goes to every destination (Neighbor_allgather(v)). */
 static int neighbor(const char *func, side_t send, side_t recv, MPI_Comm comm, int sform, int rform, int gather,
                     int mode, MPI_Request *req)
@@ -247,7 +251,7 @@ static int neighbor(const char *func, side_t send, side_t recv, MPI_Comm comm, i
             sb[j] = sb[0];
     }
     RMPI_LOCK();
-    rmpi_nbc_t *s = rmpi_coll_neighbor_sched(c, indeg, src, rb, outdeg, dst, sb);
+    rmpi_nbc_t *s = rmpi_coll_neighbor_sched(c, indeg, src, rb, outdeg, dst, sb, cartesian(c));
     free(sb);
     free(rb);
     return finish(&k, s);

@@ -43,9 +43,9 @@ rmpi_nbc_t *rmpi_coll_allgather_sched(rmpi_comm_t *c, const rmpi_coll_blk_t *sen
 rmpi_nbc_t *rmpi_coll_alltoall_sched(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv,
                                      int form);
 /* Neighbourhood: recv[i] comes from sources[i], send[j] goes to dests[j] (MPI_PROC_NULL:
- * that block is left alone). */
+ * that block is left alone); cart: c has a Cartesian topology (pairing rule, neighbor.c). */
 rmpi_nbc_t *rmpi_coll_neighbor_sched(rmpi_comm_t *c, int indegree, const int *sources, const rmpi_coll_blk_t *recv,
-                                     int outdegree, const int *dests, const rmpi_coll_blk_t *send);
+                                     int outdegree, const int *dests, const rmpi_coll_blk_t *send, int cart);
 
 /* Predefined operations on predefined contiguous types (user ops come later).
  * rmpi_coll_op_check returns 0, MPI_ERR_OP or MPI_ERR_TYPE. */
