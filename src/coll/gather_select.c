@@ -1,6 +1,7 @@
-/* Algorithm choice for the data-movement collectives (gather_sched.h). The crossover
- * sizes were measured at 2..8 ranks over shm and tcp on a 2-core machine; a knob per
- * collective (RMPI_COLL_GATHER...) forces one algorithm. */
+/* Algorithm choice for the data-movement collectives (gather_sched.h). A knob per
+ * collective (RMPI_COLL_GATHER...) forces one algorithm; under auto the crossover sizes are
+ * knobs too (RMPI_COLL_GATHER_LARGE...), their defaults measured at 2..8 ranks over shm and
+ * tcp on a 2-core machine. */
 #include "gather_sched.h"
 
 #include "../rt/rt.h"
@@ -23,7 +24,7 @@ int gx_pick_rooted(int scatter, int n, size_t block)
                     : forced("COLL_GATHER", rmpi_knobs.COLL_GATHER, "auto|binomial|linear", &knob[0]);
     if (f)
         return alg[f];
-    return n > 2 && block * (size_t)n <= 64 * 1024 ? GX_BINOMIAL : GX_LINEAR;
+    return n > 2 && block * (size_t)n < (size_t)rmpi_knobs.COLL_GATHER_LARGE ? GX_BINOMIAL : GX_LINEAR;
 }
 
 int gx_pick_allgather(int n, size_t total, int form)
@@ -36,10 +37,12 @@ int gx_pick_allgather(int n, size_t total, int form)
     if (f)
         return alg[f] == GX_RECURSIVE_DOUBLING && !is_pow2(n) ? GX_BRUCK : alg[f];
     /* log2(n) rounds while latency matters; recursive doubling's halves stay zero-copy, so
-     * at powers of two it keeps up with the ring until about 1 MiB in all */
-    if (is_pow2(n) ? total <= 1024 * 1024 : total <= 64 * 1024)
-        return is_pow2(n) ? GX_RECURSIVE_DOUBLING : GX_BRUCK;
-    return GX_RING;
+     * at powers of two it keeps up with the ring until about 1 MiB in all; Bruck copies
+     * every block twice more, so it gives way sooner */
+    size_t large = (size_t)rmpi_knobs.COLL_ALLGATHER_LARGE;
+    if (is_pow2(n) && total < large)
+        return GX_RECURSIVE_DOUBLING;
+    return total < large / 16 ? GX_BRUCK : GX_RING;
 }
 
 int gx_pick_alltoall(int n, size_t block, int form)
@@ -52,15 +55,16 @@ int gx_pick_alltoall(int n, size_t block, int form)
         int f = forced("COLL_ALLTOALLV", rmpi_knobs.COLL_ALLTOALLV, "auto|linear|pairwise", &knob[1]);
         if (f)
             return alg[f];
-        return block < 8 * 1024 ? GX_LINEAR : GX_PAIRWISE;
+        return block < (size_t)rmpi_knobs.COLL_ALLTOALL_LARGE ? GX_LINEAR : GX_PAIRWISE;
     }
     static const int alg[] = {-1, GX_BRUCK, GX_LINEAR, GX_PAIRWISE};
     int f = forced("COLL_ALLTOALL", rmpi_knobs.COLL_ALLTOALL, "auto|bruck|linear|pairwise", &knob[0]);
     if (f)
         return alg[f];
     /* pairwise from 8 KiB: one partner at a time keeps the copies in cache and the
-     * rendezvous from piling up (4 ranks on 2 cores: 64 KiB 0.26 ms vs 0.24-1.3 ms linear) */
+     * rendezvous from piling up (4 ranks on 2 cores: 64 KiB 0.26 ms vs 0.24-1.3 ms linear);
+     * Bruck's log2(n) rounds only pay for tiny blocks among many ranks */
     if (n >= 8 && block <= 256)
         return GX_BRUCK;
-    return block < 8 * 1024 ? GX_LINEAR : GX_PAIRWISE;
+    return block < (size_t)rmpi_knobs.COLL_ALLTOALL_LARGE ? GX_LINEAR : GX_PAIRWISE;
 }
