@@ -15,7 +15,7 @@ typedef struct rmpi_nbc rmpi_nbc_t;
 int rmpi_coll_barrier(rmpi_comm_t *c);
 rmpi_nbc_t *rmpi_coll_barrier_sched(rmpi_comm_t *c);
 
-/* Data-movement collectives (gather.c, scatter.c, allgather.c, alltoall.c, neighbor.c).
+/* Data-movement collectives (gather.c: gather and scatter, allgather.c, alltoall.c, neighbor.c).
  * A rank's part of a user buffer is a block: its address (displacement applied), element
  * count and datatype. The api turns the regular, v and w argument forms into block arrays
  * (one block per rank or per neighbour); a builder reads the arrays only while it builds,
