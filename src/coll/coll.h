@@ -35,6 +35,41 @@ rmpi_nbc_t *rmpi_coll_barrier_sched(rmpi_comm_t *c);
  *     to MPI_Op_create for user ops.
  * rmpi_coll_op_retain / release: a holder (persistent collective) keeps the op alive past
  *     MPI_Op_free; no-ops on predefined ops. Caller holds the library lock. */
+
+/* Data-movement collectives (gather.c: gather and scatter, allgather.c, alltoall.c, neighbor.c).
+ * A rank's part of a user buffer is a block: its address (displacement applied), element
+ * count and datatype. The api turns the regular, v and w argument forms into block arrays
+ * (one block per rank or per neighbour); a builder reads the arrays only while it builds,
+ * the buffers when the schedule runs. send == NULL means MPI_IN_PLACE. Each side moves
+ * packed bytes, so send and receive types may differ where their signatures match.
+ * Algorithms are chosen by size and process count (gather_select.c, knobs COLL_GATHER...);
+ * every rank must build with the same form and matching sizes. */
+typedef struct rmpi_dtype rmpi_dtype_t;
+typedef struct rmpi_coll_blk {
+    void *buf;
+    size_t count;
+    rmpi_dtype_t *dt;
+} rmpi_coll_blk_t;
+enum { RMPI_COLL_REGULAR, RMPI_COLL_V, RMPI_COLL_W }; /* v, w: counts (and types) differ per rank */
+
+/* Rooted: recv (gather) / send (scatter) are n blocks at the root and ignored elsewhere. */
+rmpi_nbc_t *rmpi_coll_gather_sched(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv,
+                                   int root, int form);
+rmpi_nbc_t *rmpi_coll_scatter_sched(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv,
+                                    int root, int form);
+/* send: 1 block; recv: n blocks. */
+rmpi_nbc_t *rmpi_coll_allgather_sched(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv,
+                                      int form);
+/* send, recv: n blocks each. */
+rmpi_nbc_t *rmpi_coll_alltoall_sched(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv,
+                                     int form);
+/* Neighbourhood: recv[i] comes from sources[i], send[j] goes to dests[j] (MPI_PROC_NULL:
+ * that block is left alone); cart: c has a Cartesian topology (pairing rule, neighbor.c). */
+rmpi_nbc_t *rmpi_coll_neighbor_sched(rmpi_comm_t *c, int indegree, const int *sources, const rmpi_coll_blk_t *recv,
+                                     int outdegree, const int *dests, const rmpi_coll_blk_t *send, int cart);
+
+/* Predefined operations on predefined contiguous types (user ops come later).
+ * rmpi_coll_op_check returns 0, MPI_ERR_OP or MPI_ERR_TYPE. */
 int rmpi_coll_op_check(MPI_Op op, MPI_Datatype type);
 void rmpi_coll_op_apply(MPI_Op op, MPI_Datatype type, const void *in, void *inout, size_t count);
 void rmpi_coll_op_reduce_local(MPI_Op op, MPI_Datatype type, const void *in, void *inout, size_t count);
