@@ -51,10 +51,11 @@ if [ $fails != 0 ]; then
   exit 1
 fi
 
-# ofi_rxm sizes its completion queue from the universe size (default 256): over rdma_rxe
-# (max_cqe 32767) the endpoint is refused above 64 (Invalid argument), so 16, as in issue 5,
-# until RailMPI derives it from the job size. Extra KEY=VALUE arguments come after (and win).
-genv=(-genv RMPI_NET ofi -genv RMPI_OFI_PROVIDER 'verbs;ofi_rxm' -genv FI_UNIVERSE_SIZE 16)
+# No provider named and no FI_UNIVERSE_SIZE: RailMPI must pick verbs;ofi_rxm from its
+# capability table (hardware first) and size the universe from the job (ofi_rxm's default
+# 256 makes rdma_rxe refuse the endpoint: its CQ is sized from it). Extra KEY=VALUE
+# arguments come after (and win).
+genv=(-genv RMPI_NET ofi)
 only="" script=""
 for kv in "$@"; do
   case $kv in
@@ -73,7 +74,7 @@ if [ -n "$script" ]; then
 fi
 # 8 B .. 4 MiB ping-pong, every byte of every message checked; RMPI_REPORT names the rail.
 step pingpong 600 "${mpx[@]}" -genv RMPI_REPORT 1 "$build/examples/pingpong" &&
-  expect pingpong '4194304' && expect pingpong 'verbs|rxe'
+  expect pingpong '4194304' && expect pingpong 'rail ofi:rxe0: up'
 step latency 600 "${mpx[@]}" "$build/bench/pt2pt" -t latency -m 0:65536 -i 200
 # 0 B .. 16 MiB (4 MiB among them), pairs, ring and unexpected, every byte and guard checked.
 step sizes-read 900 "${mpx[@]}" -genv RMPI_RNDV_MODE read "$build/tests/mpi/pt2pt/sizes" &&
