@@ -1,7 +1,5 @@
-/* Communicator bindings for this issue: size/rank/dup/free/compare/names and Barrier. */
+/* Communicator bindings for this issue: size/rank/dup/free/compare/names. */
 #include "api_impl.h"
-
-#include "api_coll.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -107,34 +105,5 @@ int MPI_Comm_get_name(MPI_Comm comm, char *name, int *resultlen)
     GET_COMM(c, comm);
     RMPI_CHECK(name && resultlen, c, MPI_ERR_ARG, "name and resultlen must not be NULL");
     *resultlen = snprintf(name, MPI_MAX_OBJECT_NAME, "%s", c->name);
-    return MPI_SUCCESS;
-}
-
-int MPI_Barrier(MPI_Comm comm)
-{
-    GET_COMM(c, comm);
-    RMPI_LOCK();
-    int rc = rmpi_coll_barrier(c);
-    RMPI_UNLOCK();
-    return rc ? RMPI_ERROR(c, rc, "barrier failed") : MPI_SUCCESS;
-}
-
-int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
-{
-    GET_COMM(c, comm);
-    RMPI_CHECK(request, c, MPI_ERR_REQUEST, "request must not be NULL");
-    RMPI_LOCK();
-    rmpi_api_coll_request(c, rmpi_coll_barrier_sched(c), request, 0);
-    RMPI_UNLOCK();
-    return MPI_SUCCESS;
-}
-
-int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    GET_COMM(c, comm);
-    RMPI_CHECK(request, c, MPI_ERR_REQUEST, "request must not be NULL");
-    RMPI_LOCK();
-    rmpi_api_coll_request(c, rmpi_coll_barrier_sched(c), request, 1);
-    RMPI_UNLOCK();
     return MPI_SUCCESS;
 }

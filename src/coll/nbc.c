@@ -112,6 +112,10 @@ void rmpi_nbc_reduce(rmpi_nbc_t *s, MPI_Op op, MPI_Datatype type, const void *in
         return;
     nbc_step_t *st = add(s, NBC_REDUCE);
     st->src = in, st->dst = inout, st->n = count, st->op = op, st->type = type;
+    /* a persistent schedule outlives MPI_Op_free / MPI_Type_free of its arguments */
+    rmpi_coll_op_retain(op);
+    if ((st->dt = rmpi_dtype_get(type)))
+        rmpi_dtype_retain(st->dt);
 }
 
 static void add_pack(rmpi_nbc_t *s, int kind, const void *src, void *dst, size_t count, rmpi_dtype_t *dt)
@@ -306,9 +310,12 @@ void rmpi_nbc_start(rmpi_nbc_t *s, rmpi_req_t *req, int keep) { launch(s, req, k
 
 void rmpi_nbc_free(rmpi_nbc_t *s)
 {
-    for (size_t i = 0; i < s->nsteps; i++)
+    for (size_t i = 0; i < s->nsteps; i++) {
+        if (s->steps[i].kind == NBC_REDUCE)
+            rmpi_coll_op_release(s->steps[i].op);
         if (s->steps[i].dt)
             rmpi_dtype_release(s->steps[i].dt);
+    }
     for (size_t i = 0; i < s->ntmp; i++)
         free(s->tmp[i]);
     rmpi_comm_release(s->comm);

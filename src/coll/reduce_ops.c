@@ -2,6 +2,8 @@
  * floating types: inout[i] = in[i] op inout[i]. */
 #include "coll.h"
 
+#include "../datatype/datatype.h"
+
 #include <stdint.h>
 
 #define ARITH(T)                                                          \
@@ -84,9 +86,26 @@ static int op_index(MPI_Op op)
     return -1;
 }
 
+/* Stand-in until the ops branch lands: a derived type reduces as its basic elements when
+ * they are all one predefined type (a vector of MPI_INT). Returns that type, or NULL. */
+static MPI_Datatype basic_of(MPI_Datatype t)
+{
+    rmpi_dtype_t *dt = rmpi_dtype_get(t);
+    while (dt && !dt->predefined) {
+        if (!dt->ntypes)
+            return NULL;
+        for (size_t i = 1; i < dt->ntypes; i++)
+            if (basic_of(dt->types[i]->handle) != basic_of(dt->types[0]->handle))
+                return NULL;
+        dt = dt->types[0];
+    }
+    return dt ? dt->handle : NULL;
+}
+
 int rmpi_coll_op_check(MPI_Op op, MPI_Datatype type)
 {
-    kernel_t k = kernel_of(type);
+    MPI_Datatype b = basic_of(type);
+    kernel_t k = b ? kernel_of(b) : NULL;
     int i = op_index(op);
     if (i < 0)
         return MPI_ERR_OP;
@@ -99,5 +118,12 @@ int rmpi_coll_op_check(MPI_Op op, MPI_Datatype type)
 
 void rmpi_coll_op_apply(MPI_Op op, MPI_Datatype type, const void *in, void *inout, size_t n)
 {
-    kernel_of(type)(op_index(op), in, inout, n);
+    MPI_Datatype b = basic_of(type);
+    n *= rmpi_dtype_get(type)->size / rmpi_dtype_get(b)->size;
+    kernel_of(b)(op_index(op), in, inout, n);
 }
+
+/* TODO(merge): the ops branch defines these for user operations. */
+int rmpi_coll_op_commutative(MPI_Op op) { return 1; }
+void rmpi_coll_op_retain(MPI_Op op) {}
+void rmpi_coll_op_release(MPI_Op op) {}
