@@ -210,9 +210,9 @@ rmpi_nbc_t *rmpi_coll_allreduce_sched(rmpi_comm_t *c, const void *sbuf, void *rb
     if (bytes == 0)
         return s;
     int contig = rmpi_dtype_is_contig(dt, count);
-    void *w = contig ? rmpi_dtype_contig_ptr(rbuf, dt) : rmpi_nbc_tmp(s, bytes);
+    void *w = coll_output(s, rbuf, count, dt);
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    if (rmpi_dtype_is_contig(dt, count))
+    if (contig)
         rmpi_nbc_copy(s, rmpi_dtype_contig_ptr(in, dt), w, bytes);
     else
         rmpi_nbc_pack(s, in, count, dt, w);

@@ -98,7 +98,7 @@ rmpi_nbc_t *rmpi_coll_bcast_sched(rmpi_comm_t *c, void *buf, size_t count, rmpi_
     if (c->size == 1 || bytes == 0)
         return s;
     int contig = rmpi_dtype_is_contig(dt, count);
-    void *p = contig ? rmpi_dtype_contig_ptr(buf, dt) : rmpi_nbc_tmp(s, bytes);
+    void *p = coll_output(s, buf, count, dt);
     if (!contig && c->rank == root)
         rmpi_nbc_pack(s, buf, count, dt, p);
     coll_grp_t g = coll_grp_all(c);

@@ -29,6 +29,12 @@ typedef struct coll_red {
     int commute;
 } coll_red_t;
 
+/* My input in packed form: sbuf itself when dt is contiguous, else packed into scratch;
+ * for sbuf == MPI_IN_PLACE, rbuf packed into res (res itself when contiguous). */
+const void *coll_input(rmpi_nbc_t *s, const void *sbuf, const void *rbuf, void *res, size_t count, rmpi_dtype_t *dt);
+/* Where a result of count elements is built: rbuf when dt is contiguous, else scratch
+ * (the caller unpacks it at the end). */
+void *coll_output(rmpi_nbc_t *s, void *rbuf, size_t count, rmpi_dtype_t *dt);
 /* dst = left op right on count elements; right may be clobbered, left too when it is dst. */
 void coll_combine(rmpi_nbc_t *s, const coll_red_t *r, const void *left, void *right, void *dst, size_t count);
 /* Largest power of two <= n. */

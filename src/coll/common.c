@@ -15,6 +15,26 @@ void coll_combine(rmpi_nbc_t *s, const coll_red_t *r, const void *left, void *ri
     rmpi_nbc_copy(s, right, dst, count * r->esize);
 }
 
+const void *coll_input(rmpi_nbc_t *s, const void *sbuf, const void *rbuf, void *res, size_t count, rmpi_dtype_t *dt)
+{
+    int contig = rmpi_dtype_is_contig(dt, count);
+    if (sbuf == MPI_IN_PLACE) {
+        if (!contig)
+            rmpi_nbc_pack(s, rbuf, count, dt, res);
+        return res;
+    }
+    if (contig)
+        return rmpi_dtype_contig_ptr(sbuf, dt);
+    void *p = rmpi_nbc_tmp(s, count * dt->size);
+    rmpi_nbc_pack(s, sbuf, count, dt, p);
+    return p;
+}
+
+void *coll_output(rmpi_nbc_t *s, void *rbuf, size_t count, rmpi_dtype_t *dt)
+{
+    return rmpi_dtype_is_contig(dt, count) ? rmpi_dtype_contig_ptr(rbuf, dt) : rmpi_nbc_tmp(s, count * dt->size);
+}
+
 int coll_pof2(int n)
 {
     int p = 1;

@@ -92,21 +92,8 @@ rmpi_nbc_t *rmpi_coll_reduce_sched(rmpi_comm_t *c, const void *sbuf, void *rbuf,
     if (bytes == 0)
         return s;
     int contig = rmpi_dtype_is_contig(dt, count), me = c->rank;
-    void *out = NULL;
-    const void *in;
-    if (me == root)
-        out = contig ? rmpi_dtype_contig_ptr(rbuf, dt) : rmpi_nbc_tmp(s, bytes);
-    if (sbuf == MPI_IN_PLACE) {
-        in = out;
-        if (!contig)
-            rmpi_nbc_pack(s, rbuf, count, dt, out);
-    } else if (contig) {
-        in = rmpi_dtype_contig_ptr(sbuf, dt);
-    } else {
-        void *p = rmpi_nbc_tmp(s, bytes);
-        rmpi_nbc_pack(s, sbuf, count, dt, p);
-        in = p;
-    }
+    void *out = me == root ? coll_output(s, rbuf, count, dt) : NULL;
+    const void *in = coll_input(s, sbuf, rbuf, out, count, dt);
     coll_red_t r = {op, dt->handle, dt->size, rmpi_coll_op_commutative(op)};
     coll_grp_t g = coll_grp_all(c);
     switch (c->size == 1 ? REDUCE_BINOMIAL : coll_select(COLL_REDUCE, c, bytes, count, r.commute)) {

@@ -91,16 +91,9 @@ rmpi_nbc_t *rmpi_coll_reduce_scatter_sched(rmpi_comm_t *c, const void *sbuf, voi
         free(disp);
         return s;
     }
-    const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    if (rmpi_dtype_is_contig(dt, total)) {
-        in = rmpi_dtype_contig_ptr(in, dt);
-    } else {
-        void *p = rmpi_nbc_tmp(s, total * es);
-        rmpi_nbc_pack(s, in, total, dt, p);
-        in = p;
-    }
+    const void *in = coll_input(s, sbuf == MPI_IN_PLACE ? rbuf : sbuf, NULL, NULL, total, dt);
     int contig = rmpi_dtype_is_contig(dt, counts[me]);
-    void *out = contig ? rmpi_dtype_contig_ptr(rbuf, dt) : rmpi_nbc_tmp(s, counts[me] * es);
+    void *out = coll_output(s, rbuf, counts[me], dt);
     coll_red_t r = {op, dt->handle, es, rmpi_coll_op_commutative(op)};
     if (n == 1) {
         rmpi_nbc_copy(s, in, out, total * es);

@@ -80,19 +80,8 @@ rmpi_nbc_t *rmpi_coll_scan_sched(rmpi_comm_t *c, const void *sbuf, void *rbuf, s
     if (bytes == 0 || (exclusive && n == 1))
         return s;
     int contig = rmpi_dtype_is_contig(dt, count);
-    void *res = contig ? rmpi_dtype_contig_ptr(rbuf, dt) : rmpi_nbc_tmp(s, bytes);
-    const void *in;
-    if (sbuf == MPI_IN_PLACE) {
-        in = res;
-        if (!contig)
-            rmpi_nbc_pack(s, rbuf, count, dt, res);
-    } else if (contig) {
-        in = rmpi_dtype_contig_ptr(sbuf, dt);
-    } else {
-        void *p = rmpi_nbc_tmp(s, bytes);
-        rmpi_nbc_pack(s, sbuf, count, dt, p);
-        in = p;
-    }
+    void *res = coll_output(s, rbuf, count, dt);
+    const void *in = coll_input(s, sbuf, rbuf, res, count, dt);
     coll_red_t r = {op, dt->handle, dt->size, rmpi_coll_op_commutative(op)};
     if (coll_select(COLL_SCAN, c, bytes, count, r.commute) == SCAN_LINEAR)
         scan_linear(s, &r, me, n, in, res, count, exclusive);
