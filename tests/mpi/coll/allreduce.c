@@ -8,7 +8,7 @@
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
-    ck_matrix(C_ALLREDUCE, 0);
+    ck_matrix(C_ALLREDUCE, 0, 1 << 20);
     MPI_Comm dup;
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     ck_t k = ck_make(K_INT);

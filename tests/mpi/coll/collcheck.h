@@ -280,15 +280,17 @@ static inline void ck_overlap(int coll, int root)
     }
 }
 
-/* The whole matrix for one collective: every count with int/sum (all modes, in place
- * or not, vector type), other kinds on a few counts, then overlap. */
-static inline void ck_matrix(int coll, int root)
+/* The whole matrix for one collective: every count up to max_count with int/sum (all
+ * modes, in place or not, vector type), other kinds on a few counts, then overlap. */
+static inline void ck_matrix(int coll, int root, size_t max_count)
 {
     int salt = 1;
     for (int kind = 0; kind < K_NKINDS; kind++) {
         ck_t k = ck_make(kind);
         for (size_t c = 0; c < CK_NCOUNTS; c++) {
             size_t count = ck_counts[c];
+            if (count > max_count)
+                continue;
             int big = count > 100000;
             if (kind == K_VEC && big)
                 count /= 4;

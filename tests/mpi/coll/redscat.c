@@ -6,7 +6,7 @@
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
-    ck_matrix(C_REDSCAT, 0);
-    ck_matrix(C_REDSCAT_BLOCK, 0);
+    ck_matrix(C_REDSCAT, 0, 1 << 20);
+    ck_matrix(C_REDSCAT_BLOCK, 0, 40000);
     return mtest_finalize();
 }

@@ -6,7 +6,7 @@
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
-    ck_matrix(C_REDUCE, mtest_size - 1);
+    ck_matrix(C_REDUCE, mtest_size - 1, 1 << 20);
     ck_t k = ck_make(K_INT);
     for (int root = 0; root < mtest_size; root++) {
         ck_one(C_REDUCE, &k, 100, M_BLOCKING, root % 2, root, 900 + root);
