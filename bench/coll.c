@@ -86,10 +86,12 @@ int main(int argc, char **argv)
         } else if (!strcmp(argv[i], "-c") && i + 1 < argc) {
             char *list = argv[++i];
             for (int c = 0; c < NCOLL; c++) {
-                const char *p = strstr(list, names[c]);
                 size_t l = strlen(names[c]);
-                /* "reduce" must not match inside "allreduce" */
-                want[c] = p && (p == list || p[-1] == ',') && (p[l] == ',' || p[l] == 0);
+                want[c] = 0;
+                /* whole words only: "reduce" must not match inside "allreduce" */
+                for (const char *p = list; (p = strstr(p, names[c])); p += l)
+                    if ((p == list || p[-1] == ',') && (p[l] == ',' || p[l] == 0))
+                        want[c] = 1;
             }
         } else {
             usage();

@@ -9,8 +9,6 @@
  * recursive doubling and halving keep the order non-commutative operations need. */
 #include "coll_impl.h"
 
-#include "../rt/rt.h"
-
 /* Member of virtual rank v after the fold. */
 static int vmember(int v, int rem) { return v < rem ? 2 * v + 1 : v + rem; }
 
@@ -173,11 +171,10 @@ void coll_allreduce_ring(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r
 
 static void allreduce_flat(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, void *buf, size_t count)
 {
-    size_t bytes = count * r->esize;
-    if (g->n <= 2 || count < (size_t)g->n || bytes < (size_t)rmpi_knobs.COLL_ALLREDUCE_LARGE)
-        coll_allreduce_recursive_doubling(s, g, r, buf, count);
-    else
+    if (coll_allreduce_large(g->n, count, count * r->esize))
         coll_allreduce_rabenseifner(s, g, r, buf, count);
+    else
+        coll_allreduce_recursive_doubling(s, g, r, buf, count);
 }
 
 /* Reduce within each node to its leader, allreduce among leaders, broadcast within nodes.

@@ -2,8 +2,6 @@
  * and node-aware two-level (leaders, then each node). */
 #include "coll_impl.h"
 
-#include "../rt/rt.h"
-
 /* Lowest set bit of rel; for rel 0 (the root) the smallest power of two >= n. */
 static int subtree(int rel, int n)
 {
@@ -71,7 +69,7 @@ void coll_bcast_scatter_allgather(rmpi_nbc_t *s, const coll_grp_t *g, void *buf,
 
 static void bcast_flat(rmpi_nbc_t *s, const coll_grp_t *g, void *buf, size_t bytes, int root)
 {
-    if (g->n > 2 && bytes >= (size_t)rmpi_knobs.COLL_BCAST_LARGE && bytes >= (size_t)g->n)
+    if (coll_bcast_large(g->n, bytes))
         coll_bcast_scatter_allgather(s, g, buf, bytes, root);
     else
         coll_bcast_binomial(s, g, buf, bytes, root);

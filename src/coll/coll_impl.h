@@ -89,5 +89,9 @@ enum { SCAN_RECURSIVE_DOUBLING = 1, SCAN_LINEAR };
 /* Algorithm for one call: the knob's choice when forced, else the table. bytes: packed size
  * of the vector each rank contributes (reduce_scatter: the whole input). */
 int coll_select(int kind, rmpi_comm_t *c, size_t bytes, size_t count, int commute);
+/* The size rules of the table, also used inside two-level algorithms for the leaders. */
+int coll_bcast_large(int n, size_t bytes);
+int coll_reduce_large(int n, size_t count, size_t bytes);
+int coll_allreduce_large(int n, size_t count, size_t bytes);
 
 #endif

@@ -2,8 +2,6 @@
  * coll_rsag) for large vectors, and node-aware two-level. */
 #include "coll_impl.h"
 
-#include "../rt/rt.h"
-
 /* Children of member rel are rel + 1, rel + 2, rel + 4 ... below lowbit(rel); child
  * rel + m brings the reduction of members [rel + m, rel + 2m), so combining children in
  * that order keeps rank order. With a non-commutative operation the tree is rooted at
@@ -56,7 +54,7 @@ void coll_reduce_rabenseifner(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red
 static void reduce_flat(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, const void *in, void *out,
                         size_t count, int root)
 {
-    if (g->n > 2 && count >= (size_t)g->n && count * r->esize >= (size_t)rmpi_knobs.COLL_REDUCE_LARGE)
+    if (coll_reduce_large(g->n, count, count * r->esize))
         coll_reduce_rabenseifner(s, g, r, in, out, count, root);
     else
         coll_reduce_binomial(s, g, r, in, out, count, root);

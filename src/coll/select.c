@@ -31,6 +31,24 @@ static int knob(int kind)
     return forced[kind];
 }
 
+/* Scatter-allgather and Rabenseifner move about 2 * bytes per rank where the binomial tree
+ * moves log2(n) * bytes, but take more rounds: they pay from 3 tree levels (8 ranks) on. */
+int coll_bcast_large(int n, size_t bytes)
+{
+    return n >= 8 && bytes >= (size_t)n && bytes >= (size_t)rmpi_knobs.COLL_BCAST_LARGE;
+}
+
+int coll_reduce_large(int n, size_t count, size_t bytes)
+{
+    return n >= 8 && count >= (size_t)n && bytes >= (size_t)rmpi_knobs.COLL_REDUCE_LARGE;
+}
+
+/* Recursive doubling moves and reduces log2(n) * bytes; Rabenseifner reduces bytes once. */
+int coll_allreduce_large(int n, size_t count, size_t bytes)
+{
+    return n > 2 && count >= (size_t)n && bytes >= (size_t)rmpi_knobs.COLL_ALLREDUCE_LARGE;
+}
+
 int coll_select(int kind, rmpi_comm_t *c, size_t bytes, size_t count, int commute)
 {
     int n = c->size, k = knob(kind);
@@ -42,16 +60,15 @@ int coll_select(int kind, rmpi_comm_t *c, size_t bytes, size_t count, int commut
     case COLL_BCAST:
         if (coll_multi_node(c))
             return BCAST_TWO_LEVEL;
-        return n > 2 && bytes >= (size_t)rmpi_knobs.COLL_BCAST_LARGE ? BCAST_SCATTER_ALLGATHER : BCAST_BINOMIAL;
+        return coll_bcast_large(n, bytes) ? BCAST_SCATTER_ALLGATHER : BCAST_BINOMIAL;
     case COLL_REDUCE:
         if (commute && coll_multi_node(c))
             return REDUCE_TWO_LEVEL;
-        return n > 2 && count >= (size_t)n && bytes >= (size_t)rmpi_knobs.COLL_REDUCE_LARGE ? REDUCE_RABENSEIFNER
-                                                                                             : REDUCE_BINOMIAL;
+        return coll_reduce_large(n, count, bytes) ? REDUCE_RABENSEIFNER : REDUCE_BINOMIAL;
     case COLL_ALLREDUCE:
         if (commute && coll_multi_node(c))
             return ALLREDUCE_TWO_LEVEL;
-        if (n <= 2 || count < (size_t)n || bytes < (size_t)rmpi_knobs.COLL_ALLREDUCE_LARGE)
+        if (!coll_allreduce_large(n, count, bytes))
             return ALLREDUCE_RECURSIVE_DOUBLING;
         if (commute && (n & (n - 1)) && bytes >= (size_t)rmpi_knobs.COLL_ALLREDUCE_RING)
             return ALLREDUCE_RING;
