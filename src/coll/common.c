@@ -56,10 +56,12 @@ int coll_multi_node(rmpi_comm_t *c)
         if (nd == first || nd == node_of(c, r - 1))
             shared = 1;
     }
-    if (other && !shared) /* nodes not in rank order: look harder */
-        for (int r = 1; r < c->size && !shared; r++)
-            for (int q = 0; q < r && !shared; q++)
-                shared = node_of(c, q) == node_of(c, r);
+    if (other && !shared) { /* nodes not in rank order: count ranks per node */
+        unsigned char *seen = rmpi_xcalloc((size_t)rmpi_comm_world.size, 1);
+        for (int r = 0; r < c->size && !shared; r++)
+            shared = seen[node_of(c, r)]++ > 0;
+        free(seen);
+    }
     return other && shared;
 }
 
