@@ -6,8 +6,10 @@
  * Size: bytes per rank (Bcast/Reduce/Allreduce: the vector, of MPI_FLOAT for the
  * reductions with MPI_SUM; Allgather/Alltoall: the block each rank sends to each rank).
  * Latency: calls back to back, then a barrier; the figure is the slowest rank's mean time
- * per call, in microseconds. A collective that fails (under MPI_ERRORS_RETURN) on its
- * first call is skipped and reported as such.
+ * per call, in microseconds. Calls per size scale with the size and are capped at about
+ * a second of calls (estimated from the warm-up) so that a slow MPI still finishes. A
+ * collective that fails (under MPI_ERRORS_RETURN) on its first call is skipped and
+ * reported as such.
  * Output from rank 0: a table on stdout, then one JSON line per collective and size
  * ({"coll":"allreduce","size":8,"nranks":4,"lat_us":3.1}) and per skipped collective.
  */
@@ -59,8 +61,9 @@ static long iterations(long size, long fixed)
 static void usage(void)
 {
     if (rank == 0)
-        fprintf(stderr, "usage: coll [-m MIN:MAX] [-i ITERS] [-c LIST]\n"
+        fprintf(stderr, "usage: coll [-m MIN:MAX | -s SIZE,SIZE...] [-i ITERS] [-c LIST]\n"
                         "  -m  sizes in bytes, MIN doubling up to MAX (default 8:1048576, MIN >= 4)\n"
+                        "  -s  these sizes in bytes (each >= 4)\n"
                         "  -i  timed calls per size (default: by size)\n"
                         "  -c  comma list of barrier,bcast,reduce,allreduce,allgather,alltoall (default all)\n");
 }
@@ -71,6 +74,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     long min = 8, max = 1L << 20, fixed = 0;
+    const char *list = NULL; /* -s: explicit sizes */
     int want[NCOLL];
     for (int c = 0; c < NCOLL; c++)
         want[c] = 1;
@@ -81,6 +85,8 @@ int main(int argc, char **argv)
                 MPI_Finalize();
                 return 2;
             }
+        } else if (!strcmp(argv[i], "-s") && i + 1 < argc) {
+            list = argv[++i];
         } else if (!strcmp(argv[i], "-i") && i + 1 < argc) {
             fixed = strtol(argv[++i], NULL, 10);
         } else if (!strcmp(argv[i], "-c") && i + 1 < argc) {
@@ -99,6 +105,25 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    long sizes[MAX_SIZES];
+    int nsizes = 0;
+    if (list) {
+        min = max = 0;
+        for (char *p = (char *)list, *end; *p && nsizes < MAX_SIZES; p = *end ? end + 1 : end) {
+            long v = strtol(p, &end, 10);
+            if (end == p || v < 4 || (*end && *end != ',')) {
+                usage();
+                MPI_Finalize();
+                return 2;
+            }
+            sizes[nsizes++] = v;
+            min = min && min < v ? min : v;
+            max = max > v ? max : v;
+        }
+    } else {
+        for (long s = min; s <= max && nsizes < MAX_SIZES; s *= 2)
+            sizes[nsizes++] = s;
+    }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     size_t bytes = (size_t)max * (size_t)nranks;
     sbuf = malloc(bytes);
@@ -110,10 +135,6 @@ int main(int argc, char **argv)
     memset(sbuf, 1, bytes);
     memset(rbuf, 0, bytes);
 
-    long sizes[MAX_SIZES];
-    int nsizes = 0;
-    for (long s = min; s <= max && nsizes < MAX_SIZES; s *= 2)
-        sizes[nsizes++] = s;
     static double lat[NCOLL][MAX_SIZES];
     char skipped[NCOLL][MPI_MAX_ERROR_STRING];
     for (int c = 0; c < NCOLL; c++) {
@@ -138,8 +159,15 @@ int main(int argc, char **argv)
                 continue;
             }
             long it = iterations(size, fixed), warm = it / 10 + 1;
+            double tw = MPI_Wtime();
             for (long i = 0; i < warm; i++)
                 call(c, size);
+            /* a slow MPI (spinning ranks on shared cores) gets fewer calls: about a second
+             * per size; every rank must make the same number of calls */
+            double per = (MPI_Wtime() - tw) / (double)warm, slowest = 0;
+            MPI_Allreduce(&per, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+            if (!fixed && slowest * (double)it > 1.0)
+                it = (long)(1.0 / slowest) > 5 ? (long)(1.0 / slowest) : 5;
             MPI_Barrier(MPI_COMM_WORLD);
             double t0 = MPI_Wtime();
             for (long i = 0; i < it; i++)

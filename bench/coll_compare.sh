@@ -14,7 +14,8 @@ BUILD/bench/coll for RailMPI (cmake target bench), and runs each MPI with N rank
   --np N          ranks per run (default 4)
   --only LIST     comma-separated subset of mpich,openmpi,railmpi (default: all found)
   --reps N        runs per MPI; the table shows the median (default 3)
-  --sizes MIN:MAX message sizes, doubling (default 8:1048576)
+  --sizes S       MIN:MAX (doubling) or a comma list such as 8,65536,1048576
+                  (default 8:1048576)
   --build DIR     RailMPI build tree (default: the repository's build/)
   --out FILE      JSON lines (default BUILD/bench/results/coll-DATE.jsonl); the markdown
                   table goes to the same name with .md, launcher output to .log
@@ -127,9 +128,10 @@ for rep in $(seq 1 "$reps"); do
     for mpi in "${mpis[@]}"; do
         cmd=$(launch "$mpi")
         say "run $rep/$reps: $mpi"
-        echo "### $mpi rep $rep: $cmd -m $sizes" >>"$log"
+        case "$sizes" in *,*) sz="-s $sizes" ;; *) sz="-m $sizes" ;; esac
+        echo "### $mpi rep $rep: $cmd $sz" >>"$log"
         # shellcheck disable=SC2086  # the command line is meant to be word-split
-        if lines=$(timeout 600 $cmd -m "$sizes" 2>>"$log"); then
+        if lines=$(timeout 900 $cmd $sz 2>>"$log"); then
             printf '%s\n' "$lines" | grep -v '^{' >>"$log" || true
             printf '%s\n' "$lines" | grep '^{' | sed "s/^{/{\"mpi\":\"$mpi\",\"rep\":$rep,/" >>"$out"
         else
