@@ -70,7 +70,7 @@ int coll_select(int kind, rmpi_comm_t *c, size_t bytes, size_t count, int commut
             return ALLREDUCE_TWO_LEVEL;
         if (!coll_allreduce_large(n, count, bytes))
             return ALLREDUCE_RECURSIVE_DOUBLING;
-        if (commute && (n & (n - 1)) && bytes >= (size_t)rmpi_knobs.COLL_ALLREDUCE_RING)
+        if (commute && bytes >= (size_t)rmpi_knobs.COLL_ALLREDUCE_RING)
             return ALLREDUCE_RING;
         return ALLREDUCE_RABENSEIFNER;
     case COLL_REDUCE_SCATTER:
