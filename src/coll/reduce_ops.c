@@ -91,6 +91,9 @@ static int op_index(MPI_Op op)
 static MPI_Datatype basic_of(MPI_Datatype t)
 {
     rmpi_dtype_t *dt = rmpi_dtype_get(t);
+    /* a persistent collective holds a reference on a type the user has freed since */
+    if (!dt && (uintptr_t)t >= 4096 && ((rmpi_dtype_t *)t)->magic == RMPI_DTYPE_MAGIC)
+        dt = (rmpi_dtype_t *)t;
     while (dt && !dt->predefined) {
         if (!dt->ntypes)
             return NULL;
@@ -119,7 +122,8 @@ int rmpi_coll_op_check(MPI_Op op, MPI_Datatype type)
 void rmpi_coll_op_apply(MPI_Op op, MPI_Datatype type, const void *in, void *inout, size_t n)
 {
     MPI_Datatype b = basic_of(type);
-    n *= rmpi_dtype_get(type)->size / rmpi_dtype_get(b)->size;
+    rmpi_dtype_t *dt = rmpi_dtype_get(type);
+    n *= (dt ? dt->size : ((rmpi_dtype_t *)type)->size) / rmpi_dtype_get(b)->size;
     kernel_of(b)(op_index(op), in, inout, n);
 }
 
