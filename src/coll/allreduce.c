@@ -143,21 +143,29 @@ void coll_allreduce_rabenseifner(rmpi_nbc_t *s, const coll_grp_t *g, const coll_
 
 /* Ring (commutative operations only: a block's partial result wraps around the ring):
  * n - 1 reduce-scatter steps, then n - 1 allgather steps, each moving one block of
- * count / n elements to the right neighbour. */
-void coll_allreduce_ring(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, void *buf, size_t count)
+ * count / n elements to the right neighbour. in: my vector; when it is not buf, blocks
+ * arrive straight in buf and are combined with in there (each block but mine is combined
+ * exactly once), so buf needs no copy of in first. */
+void coll_allreduce_ring(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, const void *in, void *buf,
+                         size_t count)
 {
     int n = g->n, me = g->me;
     size_t es = r->esize, q = count / (size_t)n, extra = count % (size_t)n;
 #define BOFF(b) ((size_t)(b) * q + ((size_t)(b) < extra ? (size_t)(b) : extra))
 #define BLEN(b) (q + ((size_t)(b) < extra))
-    char *w = buf, *t = rmpi_nbc_tmp(s, (q + 1) * es);
+    char *w = buf, *t = in == buf ? rmpi_nbc_tmp(s, (q + 1) * es) : NULL;
+    const char *mine = in;
     int left = coll_peer(g, (me - 1 + n) % n), right = coll_peer(g, (me + 1) % n);
     for (int k = 0; k < n - 1; k++) {
         int sb = (me - k + n) % n, rb = (me - k - 1 + n) % n;
-        rmpi_nbc_recv(s, t, BLEN(rb) * es, left);
-        rmpi_nbc_send(s, w + BOFF(sb) * es, BLEN(sb) * es, right);
+        char *dst = w + BOFF(rb) * es;
+        rmpi_nbc_recv(s, t ? t : dst, BLEN(rb) * es, left);
+        rmpi_nbc_send(s, (k == 0 ? mine : w) + BOFF(sb) * es, BLEN(sb) * es, right);
         rmpi_nbc_round(s);
-        coll_combine(s, r, t, w + BOFF(rb) * es, w + BOFF(rb) * es, BLEN(rb));
+        if (t)
+            coll_combine(s, r, t, dst, dst, BLEN(rb));
+        else
+            rmpi_nbc_reduce(s, r->op, r->type, mine + BOFF(rb) * es, dst, BLEN(rb));
     }
     for (int k = 0; k < n - 1; k++) {
         int sb = (me - k + 1 + n) % n, rb = (me - k + n) % n;
@@ -208,30 +216,33 @@ rmpi_nbc_t *rmpi_coll_allreduce_sched(rmpi_comm_t *c, const void *sbuf, void *rb
         return s;
     int contig = rmpi_dtype_is_contig(dt, count);
     void *w = coll_output(s, rbuf, count, dt);
-    const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    if (contig)
-        rmpi_nbc_copy(s, rmpi_dtype_contig_ptr(in, dt), w, bytes);
+    coll_red_t r = {op, dt->handle, dt->size, rmpi_coll_op_commutative(op)};
+    int alg = c->size > 1 ? coll_select(COLL_ALLREDUCE, c, bytes, count, r.commute) : 0;
+    if (alg == ALLREDUCE_RING && !r.commute)
+        alg = ALLREDUCE_RABENSEIFNER;
+    /* my vector, packed: the ring reads it where it is, the others start from a copy in w */
+    const void *in = w;
+    if (alg == ALLREDUCE_RING)
+        in = coll_input(s, sbuf, rbuf, w, count, dt);
+    else if (contig)
+        rmpi_nbc_copy(s, rmpi_dtype_contig_ptr(sbuf == MPI_IN_PLACE ? rbuf : sbuf, dt), w, bytes);
     else
-        rmpi_nbc_pack(s, in, count, dt, w);
-    if (c->size > 1) {
-        coll_red_t r = {op, dt->handle, dt->size, rmpi_coll_op_commutative(op)};
-        coll_grp_t g = coll_grp_all(c);
-        switch (coll_select(COLL_ALLREDUCE, c, bytes, count, r.commute)) {
-        case ALLREDUCE_RABENSEIFNER:
-            coll_allreduce_rabenseifner(s, &g, &r, w, count);
-            break;
-        case ALLREDUCE_RING:
-            if (r.commute)
-                coll_allreduce_ring(s, &g, &r, w, count);
-            else
-                coll_allreduce_rabenseifner(s, &g, &r, w, count);
-            break;
-        case ALLREDUCE_TWO_LEVEL:
-            coll_allreduce_two_level(s, c, &r, w, count);
-            break;
-        default:
-            coll_allreduce_recursive_doubling(s, &g, &r, w, count);
-        }
+        rmpi_nbc_pack(s, sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dt, w);
+    coll_grp_t g = coll_grp_all(c);
+    switch (alg) {
+    case 0:
+        break;
+    case ALLREDUCE_RABENSEIFNER:
+        coll_allreduce_rabenseifner(s, &g, &r, w, count);
+        break;
+    case ALLREDUCE_RING:
+        coll_allreduce_ring(s, &g, &r, in, w, count);
+        break;
+    case ALLREDUCE_TWO_LEVEL:
+        coll_allreduce_two_level(s, c, &r, w, count);
+        break;
+    default:
+        coll_allreduce_recursive_doubling(s, &g, &r, w, count);
     }
     if (!contig)
         rmpi_nbc_unpack(s, w, rbuf, count, dt);

@@ -68,11 +68,13 @@ void coll_reduce_rabenseifner(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red
 void coll_reduce_two_level(rmpi_nbc_t *s, rmpi_comm_t *c, const coll_red_t *r, const void *in, void *out,
                            size_t count, int root);
 
-/* buf holds my contribution and receives the result. */
+/* buf holds my contribution and receives the result (ring: see below). */
 void coll_allreduce_recursive_doubling(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, void *buf,
                                        size_t count);
 void coll_allreduce_rabenseifner(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, void *buf, size_t count);
-void coll_allreduce_ring(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, void *buf, size_t count);
+/* Ring: in is my vector (may be buf: then a scratch block receives). */
+void coll_allreduce_ring(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, const void *in, void *buf,
+                         size_t count);
 /* Reduce-scatter by recursive halving, then allgather (root < 0: every w gets the result)
  * or gather to member root (root's w gets it); w holds my vector and is overwritten. */
 void coll_rsag(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, void *w, size_t count, int root);
