@@ -51,28 +51,10 @@ for v in "$np" "$reps"; do
 done
 build=$(mkdir -p "$build" && cd "$build" && pwd)
 
-# Open MPI refuses to start as root unless told both of these.
-if [ "$(id -u)" = 0 ]; then
-    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-fi
-
-ref=$build/bench/ref
-mkdir -p "$ref"
-stamp=$(date +%Y%m%d-%H%M%S)
-[ -n "$out" ] || out=$build/bench/results/coll-$stamp.jsonl
-mkdir -p "$(dirname "$out")"
-out=$(cd "$(dirname "$out")" && pwd)/$(basename "$out")
-md=${out%.jsonl}.md
-log=${out%.jsonl}.log
-: >"$out"
-: >"$log"
-
-say() { echo "coll_compare.sh: $*" >&2; }
-wanted() {
-    [ -z "$only" ] && return 0
-    case ",$only," in *",$1,"*) return 0 ;; esac
-    return 1
-}
+bench_name=coll_compare.sh
+# shellcheck source=bench/bench_lib.sh
+. "$here/bench_lib.sh"
+bench_setup coll
 
 mpis=()
 versions=""
@@ -111,13 +93,6 @@ launch() {
     esac
 }
 
-cpu_busy() {
-    local a b
-    a=$(awk '/^cpu /{print $2+$3+$4+$7+$8, $5+$6}' /proc/stat)
-    sleep 1
-    b=$(awk '/^cpu /{print $2+$3+$4+$7+$8, $5+$6}' /proc/stat)
-    echo "$a $b" | awk '{ busy = $3 - $1; all = busy + $4 - $2; print (all > 0 ? int(100 * busy / all) : 0) }'
-}
 busy=$(cpu_busy)
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "{\"meta\":\"coll_compare\",\"date\":\"$stamp\",\"host\":\"$(hostname)\",\"cores\":$(nproc),\"np\":$np,\"busy_pct\":$busy,\"loadavg\":\"$load\",\"reps\":$reps,\"sizes\":\"$sizes\"$versions}" >>"$out"
