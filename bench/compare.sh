@@ -61,29 +61,11 @@ else
     sizes=1:4194304
 fi
 
-# Open MPI refuses to start as root unless told both of these.
-if [ "$(id -u)" = 0 ]; then
-    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-fi
+bench_name=compare.sh
+# shellcheck source=bench/bench_lib.sh
+. "$here/bench_lib.sh"
+bench_setup compare
 
-ref=$build/bench/ref
-mkdir -p "$ref"
-stamp=$(date +%Y%m%d-%H%M%S)
-[ -n "$out" ] || out=$build/bench/results/compare-$stamp.jsonl
-mkdir -p "$(dirname "$out")"
-out=$(cd "$(dirname "$out")" && pwd)/$(basename "$out")
-md=${out%.jsonl}.md
-log=${out%.jsonl}.log
-: >"$out"
-: >"$log"
-
-say() { echo "compare.sh: $*" >&2; }
-
-wanted() {
-    [ -z "$only" ] && return 0
-    case ",$only," in *",$1,"*) return 0 ;; esac
-    return 1
-}
 
 for m in ${only//,/ }; do
     case "$m" in mpich|openmpi|railmpi) ;; *) say "unknown MPI '$m' in --only"; exit 2 ;; esac
@@ -175,14 +157,6 @@ launch() {
     esac
 }
 
-# Busy CPU share over one second now; the load average would still count our own last run.
-cpu_busy() {
-    local a b
-    a=$(awk '/^cpu /{print $2+$3+$4+$7+$8, $5+$6}' /proc/stat)
-    sleep 1
-    b=$(awk '/^cpu /{print $2+$3+$4+$7+$8, $5+$6}' /proc/stat)
-    echo "$a $b" | awk '{ busy = $3 - $1; all = busy + $4 - $2; print (all > 0 ? int(100 * busy / all) : 0) }'
-}
 busy=$(cpu_busy)
 echo "{\"meta\":\"compare\",\"date\":\"$stamp\",\"host\":\"$(hostname)\",\"cores\":$(nproc),\"busy_pct\":$busy,\"quick\":$quick,\"reps\":$reps,\"sizes\":\"$sizes\"$versions}" >>"$out"
 if [ "$busy" -ge 20 ]; then

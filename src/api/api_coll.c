@@ -1,77 +1,379 @@
-/* Collective bindings available so far: Bcast, Reduce, Allreduce (predefined operations on
- * predefined types). The rest of the collectives are generated stubs. */
-#include "api_pt2pt.h"
-
-#include "../coll/coll.h"
+/* Collective bindings: Barrier, Bcast, Reduce, Allreduce, Scan, Exscan, Reduce_scatter and
+ * Reduce_scatter_block, each blocking, non-blocking (MPI_I*) and persistent (*_init), with
+ * their large-count _c forms. One function per collective checks the arguments and builds
+ * the schedule (coll.h); the public functions only say which flavour they are. */
+#include "api_coll.h"
 
 #include <stdlib.h>
-#include <string.h>
 
-#define COLL_COMM(c)                                                            \
-    RMPI_API_INIT_CHECK();                                                      \
-    rmpi_comm_t *c = rmpi_comm_get(comm);                                       \
-    RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator %p", (void *)comm)
+enum { BLOCKING, NONBLOCKING, PERSISTENT };
+
+/* Run the schedule (blocking) or hand it to the user as a request. Lock held. */
+static int go(rmpi_comm_t *c, rmpi_nbc_t *s, MPI_Request *req, int mode)
+{
+    if (mode == BLOCKING)
+        return rmpi_nbc_run(s);
+    rmpi_api_coll_request(c, s, req, mode == PERSISTENT);
+    return 0;
+}
+
+static int failed(const char *func, rmpi_comm_t *c, int rc)
+{
+    return rmpi_api_error(c, rc, func, "the collective failed on rank %d (do all ranks pass matching counts, "
+                                       "datatypes and roots?)", c->rank);
+}
+
+/* Library state, communicator and request handle. */
+static int check_comm(const char *func, MPI_Comm comm, MPI_Request *req, int mode, rmpi_comm_t **cp)
+{
+    if (RMPI_UNLIKELY(rmpi_api_state != RMPI_STATE_INIT))
+        return rmpi_api_not_initialized(func);
+    rmpi_comm_t *c = *cp = rmpi_comm_get(comm);
+    if (RMPI_UNLIKELY(!c))
+        return rmpi_api_error(NULL, MPI_ERR_COMM, func, "invalid communicator %p", (void *)comm);
+    if (RMPI_UNLIKELY(c->inter))
+        return rmpi_api_error(c, MPI_ERR_UNSUPPORTED_OPERATION, func,
+                              "collectives on intercommunicators are not implemented yet");
+    if (RMPI_UNLIKELY(mode != BLOCKING && !req))
+        return rmpi_api_error(c, MPI_ERR_REQUEST, func, "request must not be NULL");
+    return 0;
+}
+
+/* Count, datatype and (unless NULL is allowed: buf == MPI_IN_PLACE handled by the caller)
+ * a non-NULL buffer for a non-empty message. */
+static int check_data(const char *func, rmpi_comm_t *c, const void *buf, MPI_Count count, MPI_Datatype type,
+                      rmpi_dtype_t **dt)
+{
+    if (RMPI_UNLIKELY(count < 0))
+        return rmpi_api_error(c, MPI_ERR_COUNT, func, "count %lld is negative", (long long)count);
+    return rmpi_api_check_buf(func, c, buf, count > 0, type, dt);
+}
+
+static int check_root(const char *func, rmpi_comm_t *c, int root)
+{
+    if (RMPI_LIKELY(root >= 0 && root < c->size))
+        return 0;
+    return rmpi_api_error(c, MPI_ERR_ROOT, func, "root %d is not a rank of %s, which has %d rank(s)", root,
+                          c->name[0] ? c->name : "the communicator", c->size);
+}
+
+static int check_op(const char *func, rmpi_comm_t *c, MPI_Op op, MPI_Datatype type)
+{
+    if (RMPI_UNLIKELY(op == MPI_REPLACE || op == MPI_NO_OP))
+        return rmpi_api_error(c, MPI_ERR_OP, func, "MPI_REPLACE and MPI_NO_OP are for one-sided accumulates only");
+    int rc = rmpi_coll_op_check(op, type);
+    if (RMPI_LIKELY(!rc))
+        return 0;
+    return rmpi_api_error(c, rc, func, rc == MPI_ERR_OP ? "the operation is invalid or not defined on this datatype"
+                                                        : "reductions on this datatype are not supported");
+}
+
+/* Send and receive buffers of a reduction: MPI_IN_PLACE only as sbuf and only where
+ * inplace_ok, never the same buffer twice. */
+static int check_bufs(const char *func, rmpi_comm_t *c, const void *sbuf, const void *rbuf, MPI_Count count,
+                      int inplace_ok, int rbuf_used)
+{
+    if (RMPI_UNLIKELY(rbuf == MPI_IN_PLACE && rbuf_used))
+        return rmpi_api_error(c, MPI_ERR_BUFFER, func, "MPI_IN_PLACE is allowed as the send buffer only");
+    if (RMPI_UNLIKELY(sbuf == MPI_IN_PLACE && !inplace_ok))
+        return rmpi_api_error(c, MPI_ERR_BUFFER, func, "MPI_IN_PLACE is not allowed here (rank %d)", c->rank);
+    if (RMPI_UNLIKELY(sbuf == rbuf && rbuf_used && count > 0))
+        return rmpi_api_error(c, MPI_ERR_BUFFER, func,
+                              "send and receive buffers are the same (pass MPI_IN_PLACE as the send buffer)");
+    return 0;
+}
+
+/* ---- Barrier ---- */
+
+static int barrier(const char *func, MPI_Comm comm, MPI_Request *req, int mode)
+{
+    rmpi_comm_t *c;
+    int rc = check_comm(func, comm, req, mode, &c);
+    if (rc)
+        return rc;
+    RMPI_LOCK();
+    rc = go(c, rmpi_coll_barrier_sched(c), req, mode);
+    RMPI_UNLOCK();
+    return rc ? failed(func, c, rc) : MPI_SUCCESS;
+}
+
+int MPI_Barrier(MPI_Comm comm) { return barrier(__func__, comm, NULL, BLOCKING); }
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) { return barrier(__func__, comm, request, NONBLOCKING); }
+int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return barrier(__func__, comm, request, PERSISTENT);
+}
+
+/* ---- Bcast ---- */
+
+static int bcast(const char *func, void *buf, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm,
+                 MPI_Request *req, int mode)
+{
+    rmpi_comm_t *c;
+    rmpi_dtype_t *dt;
+    int rc;
+    if ((rc = check_comm(func, comm, req, mode, &c)) || (rc = check_data(func, c, buf, count, type, &dt)) ||
+        (rc = check_root(func, c, root)))
+        return rc;
+    if (RMPI_UNLIKELY(buf == MPI_IN_PLACE))
+        return rmpi_api_error(c, MPI_ERR_BUFFER, func, "MPI_IN_PLACE is not a broadcast buffer");
+    RMPI_LOCK();
+    rc = go(c, rmpi_coll_bcast_sched(c, buf, (size_t)count, dt, root), req, mode);
+    RMPI_UNLOCK();
+    return rc ? failed(func, c, rc) : MPI_SUCCESS;
+}
 
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
-    COLL_COMM(c);
-    rmpi_dtype_t *dt;
-    int rc = rmpi_api_check_buf(__func__, c, buffer, count, datatype, &dt);
-    if (rc)
-        return rc;
-    RMPI_CHECK(root >= 0 && root < c->size, c, MPI_ERR_ROOT, "root %d is not a rank of the communicator (size %d)",
-               root, c->size);
-    size_t bytes = (size_t)count * dt->size;
-    int contig = rmpi_dtype_is_contig(dt, (size_t)count);
-    void *tmp = contig ? rmpi_dtype_contig_ptr(buffer, dt) : rmpi_xmalloc(bytes);
-    if (!contig && c->rank == root)
-        rmpi_dtype_pack(buffer, (size_t)count, dt, 0, tmp, bytes);
-    RMPI_LOCK();
-    rc = rmpi_coll_bcast(c, tmp, bytes, root);
-    RMPI_UNLOCK();
-    if (!contig) {
-        if (c->rank != root)
-            rmpi_dtype_unpack(tmp, bytes, buffer, (size_t)count, dt, 0);
-        free(tmp);
-    }
-    return rc ? RMPI_ERROR(c, rc, "broadcast failed") : MPI_SUCCESS;
+    return bcast(__func__, buffer, count, datatype, root, comm, NULL, BLOCKING);
+}
+int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    return bcast(__func__, buffer, count, datatype, root, comm, NULL, BLOCKING);
+}
+int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    return bcast(__func__, buffer, count, datatype, root, comm, request, NONBLOCKING);
+}
+int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    return bcast(__func__, buffer, count, datatype, root, comm, request, NONBLOCKING);
+}
+int MPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info,
+                   MPI_Request *request)
+{
+    return bcast(__func__, buffer, count, datatype, root, comm, request, PERSISTENT);
+}
+int MPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info,
+                     MPI_Request *request)
+{
+    return bcast(__func__, buffer, count, datatype, root, comm, request, PERSISTENT);
 }
 
-static int reduce(const char *func, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                  int root, rmpi_comm_t *c, int all)
+/* ---- Reduce, Allreduce, Scan, Exscan ---- */
+
+enum { K_REDUCE, K_ALLREDUCE, K_SCAN, K_EXSCAN };
+
+static int reduction(const char *func, int kind, const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype type,
+                     MPI_Op op, int root, MPI_Comm comm, MPI_Request *req, int mode)
 {
+    rmpi_comm_t *c;
     rmpi_dtype_t *dt;
-    if (count < 0)
-        return rmpi_api_error(c, MPI_ERR_COUNT, func, "count %d is negative", count);
-    int rc = rmpi_api_check_buf(func, c, recvbuf == MPI_IN_PLACE ? NULL : recvbuf, 0, datatype, &dt);
-    if (rc)
+    int rc;
+    if ((rc = check_comm(func, comm, req, mode, &c)))
         return rc;
-    if (!all && (root < 0 || root >= c->size))
-        return rmpi_api_error(c, MPI_ERR_ROOT, func, "root %d is not a rank of the communicator (size %d)", root,
-                              c->size);
-    rc = rmpi_coll_op_check(op, datatype);
-    if (rc)
-        return rmpi_api_error(c, rc, func, "%s", rc == MPI_ERR_OP ? "the operation is not defined on this datatype"
-                                                                   : "reductions on this datatype are not supported yet");
-    int in_place = sendbuf == MPI_IN_PLACE;
-    const void *src = in_place ? recvbuf : sendbuf;
+    if (kind == K_REDUCE && (rc = check_root(func, c, root)))
+        return rc;
+    int at_root = kind != K_REDUCE || c->rank == root;
+    if ((rc = check_data(func, c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, type, &dt)) ||
+        (at_root && (rc = check_data(func, c, rbuf, count, type, &dt))) || (rc = check_op(func, c, op, type)) ||
+        (rc = check_bufs(func, c, sbuf, rbuf, count, at_root, at_root)))
+        return rc;
     RMPI_LOCK();
-    rc = rmpi_coll_reduce(c, src, recvbuf, (size_t)count, dt->size, datatype, op, all ? 0 : root);
-    if (!rc && all)
-        rc = rmpi_coll_bcast(c, recvbuf, (size_t)count * dt->size, 0);
+    size_t n = (size_t)count;
+    rmpi_nbc_t *s = kind == K_REDUCE      ? rmpi_coll_reduce_sched(c, sbuf, rbuf, n, dt, op, root)
+                    : kind == K_ALLREDUCE ? rmpi_coll_allreduce_sched(c, sbuf, rbuf, n, dt, op)
+                                          : rmpi_coll_scan_sched(c, sbuf, rbuf, n, dt, op, kind == K_EXSCAN);
+    rc = go(c, s, req, mode);
     RMPI_UNLOCK();
-    return rc ? rmpi_api_error(c, rc, func, "reduction failed") : MPI_SUCCESS;
+    return rc ? failed(func, c, rc) : MPI_SUCCESS;
 }
 
-int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
-               MPI_Comm comm)
+int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
 {
-    COLL_COMM(c);
-    return reduce(__func__, sendbuf, recvbuf, count, datatype, op, root, c, 0);
+    return reduction(__func__, K_REDUCE, sendbuf, recvbuf, count, datatype, op, root, comm, NULL, BLOCKING);
+}
+int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
+{
+    return reduction(__func__, K_REDUCE, sendbuf, recvbuf, count, datatype, op, root, comm, NULL, BLOCKING);
+}
+int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                MPI_Request *request)
+{
+    return reduction(__func__, K_REDUCE, sendbuf, recvbuf, count, datatype, op, root, comm, request, NONBLOCKING);
+}
+int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                  MPI_Request *request)
+{
+    return reduction(__func__, K_REDUCE, sendbuf, recvbuf, count, datatype, op, root, comm, request, NONBLOCKING);
+}
+int MPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info,
+                    MPI_Request *request)
+{
+    return reduction(__func__, K_REDUCE, sendbuf, recvbuf, count, datatype, op, root, comm, request, PERSISTENT);
+}
+int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                      MPI_Info info, MPI_Request *request)
+{
+    return reduction(__func__, K_REDUCE, sendbuf, recvbuf, count, datatype, op, root, comm, request, PERSISTENT);
 }
 
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    COLL_COMM(c);
-    return reduce(__func__, sendbuf, recvbuf, count, datatype, op, 0, c, 1);
+    return reduction(__func__, K_ALLREDUCE, sendbuf, recvbuf, count, datatype, op, 0, comm, NULL, BLOCKING);
+}
+int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return reduction(__func__, K_ALLREDUCE, sendbuf, recvbuf, count, datatype, op, 0, comm, NULL, BLOCKING);
+}
+int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return reduction(__func__, K_ALLREDUCE, sendbuf, recvbuf, count, datatype, op, 0, comm, request, NONBLOCKING);
+}
+int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return reduction(__func__, K_ALLREDUCE, sendbuf, recvbuf, count, datatype, op, 0, comm, request, NONBLOCKING);
+}
+int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return reduction(__func__, K_ALLREDUCE, sendbuf, recvbuf, count, datatype, op, 0, comm, request, PERSISTENT);
+}
+int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return reduction(__func__, K_ALLREDUCE, sendbuf, recvbuf, count, datatype, op, 0, comm, request, PERSISTENT);
+}
+int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return reduction(__func__, K_SCAN, sendbuf, recvbuf, count, datatype, op, 0, comm, NULL, BLOCKING);
+}
+int MPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return reduction(__func__, K_SCAN, sendbuf, recvbuf, count, datatype, op, 0, comm, NULL, BLOCKING);
+}
+int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return reduction(__func__, K_SCAN, sendbuf, recvbuf, count, datatype, op, 0, comm, request, NONBLOCKING);
+}
+int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return reduction(__func__, K_SCAN, sendbuf, recvbuf, count, datatype, op, 0, comm, request, NONBLOCKING);
+}
+int MPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return reduction(__func__, K_SCAN, sendbuf, recvbuf, count, datatype, op, 0, comm, request, PERSISTENT);
+}
+int MPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return reduction(__func__, K_SCAN, sendbuf, recvbuf, count, datatype, op, 0, comm, request, PERSISTENT);
+}
+int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return reduction(__func__, K_EXSCAN, sendbuf, recvbuf, count, datatype, op, 0, comm, NULL, BLOCKING);
+}
+int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return reduction(__func__, K_EXSCAN, sendbuf, recvbuf, count, datatype, op, 0, comm, NULL, BLOCKING);
+}
+int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return reduction(__func__, K_EXSCAN, sendbuf, recvbuf, count, datatype, op, 0, comm, request, NONBLOCKING);
+}
+int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return reduction(__func__, K_EXSCAN, sendbuf, recvbuf, count, datatype, op, 0, comm, request, NONBLOCKING);
+}
+int MPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return reduction(__func__, K_EXSCAN, sendbuf, recvbuf, count, datatype, op, 0, comm, request, PERSISTENT);
+}
+int MPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return reduction(__func__, K_EXSCAN, sendbuf, recvbuf, count, datatype, op, 0, comm, request, PERSISTENT);
+}
+
+/* ---- Reduce_scatter, Reduce_scatter_block ---- */
+
+/* Counts come as int[] (ic), MPI_Count[] (lc) or, when both are BLOCK, one block count for
+ * every rank (block). */
+#define BLOCK ((void *)1)
+static int reduce_scatter(const char *func, const void *sbuf, void *rbuf, const int *ic, const MPI_Count *lc,
+                          MPI_Count block, MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request *req, int mode)
+{
+    rmpi_comm_t *c;
+    rmpi_dtype_t *dt;
+    int rc;
+    if ((rc = check_comm(func, comm, req, mode, &c)))
+        return rc;
+    int n = c->size, blockwise = (const void *)ic == BLOCK;
+    if (RMPI_UNLIKELY(!ic && !lc))
+        return rmpi_api_error(c, MPI_ERR_ARG, func, "recvcounts must not be NULL");
+    size_t *counts = rmpi_xmalloc((size_t)n * sizeof *counts);
+    MPI_Count total = 0;
+    for (int i = 0; i < n; i++) {
+        MPI_Count k = blockwise ? block : ic ? ic[i] : lc[i];
+        if (RMPI_UNLIKELY(k < 0)) {
+            free(counts);
+            return rmpi_api_error(c, MPI_ERR_COUNT, func, "count %lld for rank %d is negative", (long long)k, i);
+        }
+        counts[i] = (size_t)k;
+        total += k;
+    }
+    if ((rc = check_data(func, c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, total, type, &dt)) ||
+        (rc = check_data(func, c, rbuf, (MPI_Count)counts[c->rank], type, &dt)) ||
+        (rc = check_op(func, c, op, type)) || (rc = check_bufs(func, c, sbuf, rbuf, total, 1, 1))) {
+        free(counts);
+        return rc;
+    }
+    RMPI_LOCK();
+    rc = go(c, rmpi_coll_reduce_scatter_sched(c, sbuf, rbuf, counts, dt, op), req, mode);
+    RMPI_UNLOCK();
+    free(counts);
+    return rc ? failed(func, c, rc) : MPI_SUCCESS;
+}
+
+int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return reduce_scatter(__func__, sendbuf, recvbuf, recvcounts, NULL, 0, datatype, op, comm, NULL, BLOCKING);
+}
+int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return reduce_scatter(__func__, sendbuf, recvbuf, NULL, recvcounts, 0, datatype, op, comm, NULL, BLOCKING);
+}
+int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return reduce_scatter(__func__, sendbuf, recvbuf, recvcounts, NULL, 0, datatype, op, comm, request,
+                          NONBLOCKING);
+}
+int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return reduce_scatter(__func__, sendbuf, recvbuf, NULL, recvcounts, 0, datatype, op, comm, request,
+                          NONBLOCKING);
+}
+int MPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return reduce_scatter(__func__, sendbuf, recvbuf, recvcounts, NULL, 0, datatype, op, comm, request,
+                          PERSISTENT);
+}
+int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return reduce_scatter(__func__, sendbuf, recvbuf, NULL, recvcounts, 0, datatype, op, comm, request,
+                          PERSISTENT);
+}
+int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return reduce_scatter(__func__, sendbuf, recvbuf, BLOCK, BLOCK, recvcount, datatype, op, comm, NULL, BLOCKING);
+}
+int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return reduce_scatter(__func__, sendbuf, recvbuf, BLOCK, BLOCK, recvcount, datatype, op, comm, NULL, BLOCKING);
+}
+int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return reduce_scatter(__func__, sendbuf, recvbuf, BLOCK, BLOCK, recvcount, datatype, op, comm, request,
+                          NONBLOCKING);
+}
+int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return reduce_scatter(__func__, sendbuf, recvbuf, BLOCK, BLOCK, recvcount, datatype, op, comm, request,
+                          NONBLOCKING);
+}
+int MPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return reduce_scatter(__func__, sendbuf, recvbuf, BLOCK, BLOCK, recvcount, datatype, op, comm, request,
+                          PERSISTENT);
+}
+int MPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return reduce_scatter(__func__, sendbuf, recvbuf, BLOCK, BLOCK, recvcount, datatype, op, comm, request,
+                          PERSISTENT);
 }

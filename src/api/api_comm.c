@@ -1,8 +1,6 @@
 /* Communicator bindings: queries, dup/idup, split/split_type, create/create_group, free,
- * compare, names, info, intercommunicators, Barrier. */
+ * compare, names, info, intercommunicators. */
 #include "api_pt2pt.h"
-
-#include "api_coll.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -495,33 +493,4 @@ int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
     if (rc)
         return RMPI_ERROR(c, rc, "could not merge the intercommunicator");
     return rmpi_api_comm_adopt(c, n, 0, NULL, newintracomm);
-}
-
-int MPI_Barrier(MPI_Comm comm)
-{
-    GET_COMM(c, comm);
-    RMPI_LOCK();
-    int rc = rmpi_coll_barrier(c);
-    RMPI_UNLOCK();
-    return rc ? RMPI_ERROR(c, rc, "barrier failed") : MPI_SUCCESS;
-}
-
-int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
-{
-    GET_COMM(c, comm);
-    RMPI_CHECK(request, c, MPI_ERR_REQUEST, "request must not be NULL");
-    RMPI_LOCK();
-    rmpi_api_coll_request(c, rmpi_coll_barrier_sched(c), request, 0);
-    RMPI_UNLOCK();
-    return MPI_SUCCESS;
-}
-
-int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    GET_COMM(c, comm);
-    RMPI_CHECK(request, c, MPI_ERR_REQUEST, "request must not be NULL");
-    RMPI_LOCK();
-    rmpi_api_coll_request(c, rmpi_coll_barrier_sched(c), request, 1);
-    RMPI_UNLOCK();
-    return MPI_SUCCESS;
 }

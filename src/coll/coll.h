@@ -1,17 +1,30 @@
 /*
- * coll: collective operations over a communicator's collective context (ctx + 1), built on
- * the core's point-to-point. This issue has Barrier only; Bcast, Reduce and Allreduce
- * with binomial trees; the algorithm table comes later.
- * Who calls: api. Threading: caller holds the library lock; calls block in the core.
+ * coll: collective operations over a communicator's collective context (ctx + 1). Every
+ * collective is a schedule (nbc.h): a builder here returns it, and the caller runs it
+ * (rmpi_nbc_run: blocking), starts it (MPI_I*) or keeps it (persistent *_init).
+ * Algorithms are chosen per call by select.c from the message size, the process count,
+ * the node layout (rmpi_topo_node_of) and the RMPI_COLL_* knobs.
+ *
+ * Buffers: count elements of dt (any committed type; non-contiguous data is packed into
+ * schedule scratch and unpacked at the end). sbuf == MPI_IN_PLACE means the input is in
+ * rbuf, where the standard allows it. User buffers are referenced, not copied, so they must
+ * stay valid until the schedule completes. Arguments are checked by the caller (api):
+ * op valid on dt, root in range, counts non-negative.
+ * Reductions combine in rank order (lower ranks' data is the left operand), so
+ * non-commutative operations give the standard's result; algorithms that cannot keep that
+ * order are only chosen for commutative operations.
+ * Who calls: api. Threading: caller holds the library lock.
  */
 #ifndef RMPI_COLL_H
 #define RMPI_COLL_H
 
 #include "../comm/comm.h"
+#include "../datatype/datatype.h"
 
 typedef struct rmpi_nbc rmpi_nbc_t;
 
-/* Dissemination barrier: ceil(log2 n) rounds of zero-byte exchanges. */
+/* Dissemination barrier, or node-aware (fan-in to node leaders, dissemination among them,
+ * fan-out). */
 int rmpi_coll_barrier(rmpi_comm_t *c);
 rmpi_nbc_t *rmpi_coll_barrier_sched(rmpi_comm_t *c);
 
@@ -68,8 +81,6 @@ rmpi_nbc_t *rmpi_coll_alltoall_sched(rmpi_comm_t *c, const rmpi_coll_blk_t *send
 rmpi_nbc_t *rmpi_coll_neighbor_sched(rmpi_comm_t *c, int indegree, const int *sources, const rmpi_coll_blk_t *recv,
                                      int outdegree, const int *dests, const rmpi_coll_blk_t *send, int cart);
 
-/* Predefined operations on predefined contiguous types (user ops come later).
- * rmpi_coll_op_check returns 0, MPI_ERR_OP or MPI_ERR_TYPE. */
 int rmpi_coll_op_check(MPI_Op op, MPI_Datatype type);
 void rmpi_coll_op_apply(MPI_Op op, MPI_Datatype type, const void *in, void *inout, size_t count);
 void rmpi_coll_op_reduce_local(MPI_Op op, MPI_Datatype type, const void *in, void *inout, size_t count);
@@ -83,10 +94,19 @@ int rmpi_coll_op_predefined(MPI_Op op);
 int rmpi_coll_op_create(MPI_User_function *fn, MPI_User_function_c *fn_c, int commute, MPI_Op *op);
 int rmpi_coll_op_free(MPI_Op op);
 
-/* Binomial-tree broadcast and reduction of contiguous bytes (count elements of type for
- * reduce). Allreduce = reduce to 0 + broadcast. */
-int rmpi_coll_bcast(rmpi_comm_t *c, void *buf, size_t bytes, int root);
-int rmpi_coll_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, size_t esize, MPI_Datatype type,
-                     MPI_Op op, int root);
+/* Reduction-family collectives (bcast.c, reduce.c, allreduce.c, scan.c, reduce_scatter.c). */
+rmpi_nbc_t *rmpi_coll_bcast_sched(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int root);
+/* rbuf is significant at root only. */
+rmpi_nbc_t *rmpi_coll_reduce_sched(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt,
+                                   MPI_Op op, int root);
+rmpi_nbc_t *rmpi_coll_allreduce_sched(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt,
+                                      MPI_Op op);
+/* Inclusive (MPI_Scan) or exclusive (MPI_Exscan: rbuf of rank 0 is left untouched). */
+rmpi_nbc_t *rmpi_coll_scan_sched(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt,
+                                 MPI_Op op, int exclusive);
+/* counts[c->size] elements per rank; the input is their sum (in rbuf when in place). */
+rmpi_nbc_t *rmpi_coll_reduce_scatter_sched(rmpi_comm_t *c, const void *sbuf, void *rbuf, const size_t *counts,
+                                           rmpi_dtype_t *dt, MPI_Op op);
+
 
 #endif

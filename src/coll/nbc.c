@@ -3,6 +3,7 @@
 
 #include "coll.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +37,13 @@ struct rmpi_nbc {
     int err, keep, done;
     int sealed;            /* rounds closed by the first start */
     rmpi_list_t link;      /* in the active list while running */
+    size_t captmp;
+    /* first pieces of the arrays above (most schedules need no other allocation); last,
+     * so that only the members before them need zeroing */
+    nbc_step_t steps_inl[12];
+    size_t round_inl[8];
+    rmpi_req_t *xfer_inl[8];
+    void *tmp_inl[4];
 };
 
 static rmpi_list_t active = {&active, &active};
@@ -46,16 +54,33 @@ static int busy;
 
 static int nbc_progress(void);
 
+/* Double an array that may still be the schedule's inline piece (which is not freed). */
+static void *grow(void *arr, const void *inl, size_t *cap, size_t elem)
+{
+    void *p;
+    if (arr == inl) {
+        p = rmpi_xmalloc(2 * *cap * elem);
+        memcpy(p, arr, *cap * elem);
+    } else {
+        p = rmpi_xrealloc(arr, 2 * *cap * elem);
+    }
+    *cap *= 2;
+    return p;
+}
+
 rmpi_nbc_t *rmpi_nbc_new(rmpi_comm_t *c)
 {
-    rmpi_nbc_t *s = rmpi_xcalloc(1, sizeof *s);
+    rmpi_nbc_t *s = rmpi_xmalloc(sizeof *s);
+    memset(s, 0, offsetof(rmpi_nbc_t, steps_inl));
     s->comm = c;
     if (!c->predefined)
         c->refcount++;
     s->tag = RMPI_NBC_TAG(c->coll_seq);
     c->coll_seq++;
-    s->caprounds = 8;
-    s->round_start = rmpi_xmalloc(s->caprounds * sizeof *s->round_start);
+    s->steps = s->steps_inl, s->capsteps = RMPI_ARRAY_LEN(s->steps_inl);
+    s->round_start = s->round_inl, s->caprounds = RMPI_ARRAY_LEN(s->round_inl);
+    s->xfer = s->xfer_inl, s->capxfer = RMPI_ARRAY_LEN(s->xfer_inl);
+    s->tmp = s->tmp_inl, s->captmp = RMPI_ARRAY_LEN(s->tmp_inl);
     s->nrounds = 1;
     s->round_start[0] = 0;
     rmpi_list_init(&s->link);
@@ -66,16 +91,15 @@ void *rmpi_nbc_tmp(rmpi_nbc_t *s, size_t bytes)
 {
     if (!bytes)
         return NULL;
-    s->tmp = rmpi_xrealloc(s->tmp, (s->ntmp + 1) * sizeof *s->tmp);
+    if (s->ntmp == s->captmp)
+        s->tmp = grow(s->tmp, s->tmp_inl, &s->captmp, sizeof *s->tmp);
     return s->tmp[s->ntmp++] = rmpi_xmalloc(bytes);
 }
 
 static nbc_step_t *add(rmpi_nbc_t *s, int kind)
 {
-    if (s->nsteps == s->capsteps) {
-        s->capsteps = s->capsteps ? 2 * s->capsteps : 16;
-        s->steps = rmpi_xrealloc(s->steps, s->capsteps * sizeof *s->steps);
-    }
+    if (s->nsteps == s->capsteps)
+        s->steps = grow(s->steps, s->steps_inl, &s->capsteps, sizeof *s->steps);
     nbc_step_t *st = &s->steps[s->nsteps++];
     memset(st, 0, sizeof *st);
     st->kind = (uint8_t)kind;
@@ -112,6 +136,10 @@ void rmpi_nbc_reduce(rmpi_nbc_t *s, MPI_Op op, MPI_Datatype type, const void *in
         return;
     nbc_step_t *st = add(s, NBC_REDUCE);
     st->src = in, st->dst = inout, st->n = count, st->op = op, st->type = type;
+    /* a persistent schedule outlives MPI_Op_free / MPI_Type_free of its arguments */
+    rmpi_coll_op_retain(op);
+    if ((st->dt = rmpi_dtype_get(type)))
+        rmpi_dtype_retain(st->dt);
 }
 
 static void add_pack(rmpi_nbc_t *s, int kind, const void *src, void *dst, size_t count, rmpi_dtype_t *dt)
@@ -137,10 +165,8 @@ void rmpi_nbc_round(rmpi_nbc_t *s)
 {
     if (s->round_start[s->nrounds - 1] == s->nsteps)
         return;
-    if (s->nrounds == s->caprounds) {
-        s->caprounds *= 2;
-        s->round_start = rmpi_xrealloc(s->round_start, s->caprounds * sizeof *s->round_start);
-    }
+    if (s->nrounds == s->caprounds)
+        s->round_start = grow(s->round_start, s->round_inl, &s->caprounds, sizeof *s->round_start);
     s->round_start[s->nrounds++] = s->nsteps;
 }
 
@@ -151,10 +177,8 @@ static void post(rmpi_nbc_t *s, const nbc_step_t *st)
     r->ctx = c->ctx + 1;
     r->tag = s->tag;
     r->len = st->n;
-    if (s->nxfer == s->capxfer) {
-        s->capxfer = s->capxfer ? 2 * s->capxfer : 8;
-        s->xfer = rmpi_xrealloc(s->xfer, s->capxfer * sizeof *s->xfer);
-    }
+    if (s->nxfer == s->capxfer)
+        s->xfer = grow(s->xfer, s->xfer_inl, &s->capxfer, sizeof *s->xfer);
     s->xfer[s->nxfer++] = r;
     int err;
     static char none; /* zero-byte transfers may name no buffer */
@@ -306,16 +330,23 @@ void rmpi_nbc_start(rmpi_nbc_t *s, rmpi_req_t *req, int keep) { launch(s, req, k
 
 void rmpi_nbc_free(rmpi_nbc_t *s)
 {
-    for (size_t i = 0; i < s->nsteps; i++)
+    for (size_t i = 0; i < s->nsteps; i++) {
+        if (s->steps[i].kind == NBC_REDUCE)
+            rmpi_coll_op_release(s->steps[i].op);
         if (s->steps[i].dt)
             rmpi_dtype_release(s->steps[i].dt);
+    }
     for (size_t i = 0; i < s->ntmp; i++)
         free(s->tmp[i]);
     rmpi_comm_release(s->comm);
-    free(s->tmp);
-    free(s->steps);
-    free(s->round_start);
-    free(s->xfer);
+    if (s->tmp != s->tmp_inl)
+        free(s->tmp);
+    if (s->steps != s->steps_inl)
+        free(s->steps);
+    if (s->round_start != s->round_inl)
+        free(s->round_start);
+    if (s->xfer != s->xfer_inl)
+        free(s->xfer);
     free(s);
 }
 

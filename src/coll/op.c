@@ -144,7 +144,7 @@ static void *typed_scratch(const rmpi_dtype_t *dt, size_t count, char **buf)
 
 void rmpi_coll_op_apply(MPI_Op op, MPI_Datatype type, const void *in, void *inout, size_t count)
 {
-    const rmpi_dtype_t *dt = rmpi_dtype_get(type);
+    const rmpi_dtype_t *dt = rmpi_dtype_held(type); /* a persistent schedule may outlive the handle */
     if (!count || !dt || !dt->size)
         return;
     int code = rmpi_op_predef_code(op);

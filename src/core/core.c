@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int rmpi_thread_multiple;
 pthread_mutex_t rmpi_big_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -25,6 +26,15 @@ static void peer_lost(rmpi_rail_t *rail, int peer, const char *why)
     rmpi_fatal("lost rank %d on rail %s (%s); ending the job.", peer, rail->hints.name, why);
 }
 
+/* More ranks on this node than CPUs this process may run on: a rank that spins holds the
+ * CPU that the rank it waits for needs. */
+static int oversubscribed(void)
+{
+    cpu_set_t set;
+    int ncpu = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    return ncpu > 0 && rmpi_topo_local_size(rmpi_topo_my_node()) > ncpu;
+}
+
 int rmpi_core_init(rmpi_core_info_t *info)
 {
     rmpi_knobs_init();
@@ -35,9 +45,9 @@ int rmpi_core_init(rmpi_core_info_t *info)
     rmpi_core_size = pm.size;
     rmpi_hdr_cache = rmpi_knobs.HDR_CACHE;
     rmpi_rndv_mode = rmpi_knob_choice("RNDV_MODE", rmpi_knobs.RNDV_MODE, "auto|read|write");
-    spin_count = rmpi_knobs.SPIN_COUNT;
     if (rmpi_topo_init(&pm))
         return -1;
+    spin_count = rmpi_knobs.SPIN_COUNT >= 0 ? rmpi_knobs.SPIN_COUNT : oversubscribed() ? 1 : 2000;
     net_env.rank = pm.rank;
     net_env.size = pm.size;
     net_env.jobid = pm.kvsname;

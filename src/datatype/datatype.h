@@ -97,6 +97,9 @@ extern size_t rmpi_dtype_flat_max;
 
 /* Handle <-> object. NULL for MPI_DATATYPE_NULL, freed handles and detectable garbage. */
 rmpi_dtype_t *rmpi_dtype_get(MPI_Datatype h);
+/* The same for a holder that took a reference (a persistent schedule): also finds a type
+ * the user freed since, which stays alive until its last reference goes. */
+rmpi_dtype_t *rmpi_dtype_held(MPI_Datatype h);
 static inline MPI_Datatype rmpi_dtype_handle(const rmpi_dtype_t *dt) { return dt->handle; }
 
 /* Constructors. On success *newtype is an uncommitted user type with refcount 1.

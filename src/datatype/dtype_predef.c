@@ -210,6 +210,15 @@ rmpi_dtype_t *rmpi_dtype_get(MPI_Datatype h)
     return dt->magic == RMPI_DTYPE_MAGIC && !dt->user_freed ? dt : NULL;
 }
 
+rmpi_dtype_t *rmpi_dtype_held(MPI_Datatype h)
+{
+    uintptr_t v = (uintptr_t)h;
+    if (v - RMPI_DTYPE_PREDEF_BASE < RMPI_DTYPE_PREDEF_COUNT || v < 4096 || (v & (_Alignof(rmpi_dtype_t) - 1)))
+        return rmpi_dtype_get(h);
+    rmpi_dtype_t *dt = (rmpi_dtype_t *)h;
+    return dt->magic == RMPI_DTYPE_MAGIC ? dt : NULL;
+}
+
 void rmpi_dtype_set_name(rmpi_dtype_t *dt, const char *name)
 {
     size_t n = strnlen(name, sizeof(dt->name) - 1);

@@ -1,0 +1,143 @@
+#!/bin/bash
+# Side-by-side collective latency of RailMPI, MPICH and Open MPI on this machine, all
+# ranks on one host over shared memory, with the same benchmark source (coll.c).
+set -eu
+
+usage() {
+    cat <<'EOF'
+usage: bench/coll_compare.sh [--np N] [--only LIST] [--reps N] [--sizes MIN:MAX] [--build DIR] [--out FILE]
+
+Builds bench/coll.c with mpicc.mpich and mpicc.openmpi into BUILD/bench/ref/, uses
+BUILD/bench/coll for RailMPI (cmake target bench), and runs each MPI with N ranks
+(default 4) on shared memory, --reps times (default 3) going round the MPIs in turn.
+
+  --np N          ranks per run (default 4)
+  --only LIST     comma-separated subset of mpich,openmpi,railmpi (default: all found)
+  --reps N        runs per MPI; the table shows the median (default 3)
+  --sizes S       MIN:MAX (doubling) or a comma list such as 8,65536,1048576
+                  (default 8:1048576)
+  --build DIR     RailMPI build tree (default: the repository's build/)
+  --out FILE      JSON lines (default BUILD/bench/results/coll-DATE.jsonl); the markdown
+                  table goes to the same name with .md, launcher output to .log
+
+Extra launcher arguments: MPICH_ARGS, OMPI_ARGS, RMPI_ARGS (word-split).
+EOF
+}
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+build=$root/build
+np=4
+only=""
+reps=3
+sizes=8:1048576
+out=""
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --np) [ $# -ge 2 ] || { usage >&2; exit 2; }; np=$2; shift ;;
+        --only) [ $# -ge 2 ] || { usage >&2; exit 2; }; only=$2; shift ;;
+        --reps) [ $# -ge 2 ] || { usage >&2; exit 2; }; reps=$2; shift ;;
+        --sizes) [ $# -ge 2 ] || { usage >&2; exit 2; }; sizes=$2; shift ;;
+        --build) [ $# -ge 2 ] || { usage >&2; exit 2; }; build=$2; shift ;;
+        --out) [ $# -ge 2 ] || { usage >&2; exit 2; }; out=$2; shift ;;
+        -h|--help) usage; exit 0 ;;
+        *) echo "coll_compare.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
+    esac
+    shift
+done
+for v in "$np" "$reps"; do
+    case "$v" in ''|*[!0-9]*|0) echo "coll_compare.sh: '$v' is not a positive number" >&2; exit 2 ;; esac
+done
+build=$(mkdir -p "$build" && cd "$build" && pwd)
+
+bench_name=coll_compare.sh
+# shellcheck source=bench/bench_lib.sh
+. "$here/bench_lib.sh"
+bench_setup coll
+
+mpis=()
+versions=""
+if wanted mpich && command -v mpicc.mpich >/dev/null && command -v mpiexec.mpich >/dev/null; then
+    say "building coll with mpicc.mpich"
+    mpicc.mpich -std=c11 -O2 -g -Wall -Wextra -o "$ref/coll.mpich" "$here/coll.c"
+    mpis+=(mpich)
+    versions+=",\"mpich\":\"$(mpichversion 2>/dev/null | awk '/^MPICH Version/{print $3}')\""
+fi
+if wanted openmpi && command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null; then
+    say "building coll with mpicc.openmpi"
+    mpicc.openmpi -std=c11 -O2 -g -Wall -Wextra -o "$ref/coll.openmpi" "$here/coll.c"
+    mpis+=(openmpi)
+    versions+=",\"openmpi\":\"$(ompi_info --version 2>/dev/null | awk '/Open MPI/{print $3; exit}')\""
+fi
+if wanted railmpi; then
+    if [ -f "$build/CMakeCache.txt" ]; then
+        say "building RailMPI's coll (cmake target bench)"
+        cmake --build "$build" --target bench >>"$log" 2>&1 || { say "building bench failed (see $log)"; exit 1; }
+        mpis+=(railmpi)
+    else
+        say "RailMPI is not configured in $build; skipping it"
+    fi
+fi
+[ ${#mpis[@]} -gt 0 ] || { say "no MPI to run"; exit 1; }
+
+# Shared memory for every MPI (see bench/README.md for how each transport was checked).
+# More ranks than cores: Open MPI needs --oversubscribe (its ob1 then yields while
+# polling, as RailMPI does after RMPI_SPIN_COUNT polls); MPICH/UCX keeps spinning.
+launch() {
+    case "$1" in
+        mpich) echo "mpiexec.mpich -n $np ${MPICH_ARGS:-} $ref/coll.mpich" ;;
+        openmpi) echo "mpirun.openmpi -n $np --oversubscribe --mca pml ob1 --mca btl self,vader ${OMPI_ARGS:-}" \
+                      "$ref/coll.openmpi" ;;
+        railmpi) echo "$build/bin/mpiexec -n $np ${RMPI_ARGS:-} $build/bench/coll" ;;
+    esac
+}
+
+busy=$(cpu_busy)
+load=$(cut -d' ' -f1-3 /proc/loadavg)
+echo "{\"meta\":\"coll_compare\",\"date\":\"$stamp\",\"host\":\"$(hostname)\",\"cores\":$(nproc),\"np\":$np,\"busy_pct\":$busy,\"loadavg\":\"$load\",\"reps\":$reps,\"sizes\":\"$sizes\"$versions}" >>"$out"
+[ "$busy" -lt 20 ] || say "warning: the CPUs are $busy% busy with other work (load $load); numbers will be noisy"
+
+failed=0
+for rep in $(seq 1 "$reps"); do
+    for mpi in "${mpis[@]}"; do
+        cmd=$(launch "$mpi")
+        say "run $rep/$reps: $mpi"
+        case "$sizes" in *,*) sz="-s $sizes" ;; *) sz="-m $sizes" ;; esac
+        echo "### $mpi rep $rep: $cmd $sz" >>"$log"
+        # shellcheck disable=SC2086  # the command line is meant to be word-split
+        if lines=$(timeout 900 $cmd $sz 2>>"$log"); then
+            printf '%s\n' "$lines" | grep -v '^{' >>"$log" || true
+            printf '%s\n' "$lines" | grep '^{' | sed "s/^{/{\"mpi\":\"$mpi\",\"rep\":$rep,/" >>"$out"
+        else
+            say "FAILED: $mpi (see $log)"
+            failed=1
+        fi
+    done
+done
+
+python3 - "$out" <<'EOF' | tee "$md"
+import json, statistics, sys
+rows, skipped, meta = {}, {}, {}
+for line in open(sys.argv[1]):
+    d = json.loads(line)
+    if "meta" in d:
+        meta = d
+    elif "skipped" in d:
+        skipped[(d["mpi"], d["coll"])] = d["skipped"]
+    else:
+        rows.setdefault((d["coll"], d["size"]), {}).setdefault(d["mpi"], []).append(d["lat_us"])
+mpis = [m for m in ("railmpi", "mpich", "openmpi") if any(m in v for v in rows.values())]
+print(f"Collective latency (us, median of {meta.get('reps')} runs), {meta.get('np')} ranks on {meta.get('cores')} cores, "
+      f"CPU busy {meta.get('busy_pct')}% before, load {meta.get('loadavg')}\n")
+print("| collective | bytes | " + " | ".join(mpis) + " | rail/best |")
+print("|---|---:|" + "---:|" * len(mpis) + "---:|")
+for (coll, size) in sorted(rows, key=lambda k: (["barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall"].index(k[0]), k[1])):
+    med = {m: statistics.median(v) for m, v in rows[(coll, size)].items()}
+    best = min((med[m] for m in med if m != "railmpi"), default=None)
+    ratio = f"{med['railmpi'] / best:.2f}" if best and "railmpi" in med else "-"
+    print(f"| {coll} | {size} | " + " | ".join(f"{med[m]:.2f}" if m in med else "-" for m in mpis) + f" | {ratio} |")
+for (mpi, coll), why in sorted(skipped.items()):
+    print(f"\n{mpi}: {coll} skipped ({why})")
+EOF
+exit $failed

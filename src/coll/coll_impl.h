@@ -1,0 +1,99 @@
+/*
+ * coll-internal: rank groups, packed-data helpers, the algorithm builders and selection.
+ *
+ * Builders append steps to a schedule that the caller created (rmpi_nbc_new). Each one
+ * leaves the current round closed when it returns, so what the caller adds next runs after
+ * the builder's transfers. They work on PACKED data: count elements of r->esize bytes in
+ * one contiguous buffer; the public builders (coll.h) pack and unpack user layouts.
+ * Groups: an algorithm runs among the members of a coll_grp_t (the whole communicator, the
+ * ranks of one node, the node leaders); member order is the reduction order.
+ */
+#ifndef RMPI_COLL_IMPL_H
+#define RMPI_COLL_IMPL_H
+
+#include "coll.h"
+#include "nbc.h"
+
+typedef struct coll_grp {
+    int n, me;          /* members, my index (-1: not a member) */
+    const int *rank;    /* member i is communicator rank rank[i]; NULL: rank i */
+} coll_grp_t;
+
+static inline int coll_peer(const coll_grp_t *g, int i) { return g->rank ? g->rank[i] : i; }
+static inline coll_grp_t coll_grp_all(const rmpi_comm_t *c) { return (coll_grp_t){c->size, c->rank, NULL}; }
+
+typedef struct coll_red {
+    MPI_Op op;
+    MPI_Datatype type;
+    size_t esize;       /* packed bytes of one element */
+    int commute;
+} coll_red_t;
+
+/* My input in packed form: sbuf itself when dt is contiguous, else packed into scratch;
+ * for sbuf == MPI_IN_PLACE, rbuf packed into res (res itself when contiguous). */
+const void *coll_input(rmpi_nbc_t *s, const void *sbuf, const void *rbuf, void *res, size_t count, rmpi_dtype_t *dt);
+/* Where a result of count elements is built: rbuf when dt is contiguous, else scratch
+ * (the caller unpacks it at the end). */
+void *coll_output(rmpi_nbc_t *s, void *rbuf, size_t count, rmpi_dtype_t *dt);
+/* dst = left op right on count elements; right may be clobbered, left too when it is dst. */
+void coll_combine(rmpi_nbc_t *s, const coll_red_t *r, const void *left, void *right, void *dst, size_t count);
+/* Largest power of two <= n. */
+int coll_pof2(int n);
+
+/* Node layout of a communicator (node of comm rank r from rmpi_topo_node_of). Leaders: one
+ * per node, the lowest rank, except that root leads its own node (root -1: none). */
+typedef struct coll_nodes {
+    int nnodes;
+    int *leaders;       /* [nnodes] ordered by the node's lowest rank */
+    int *local;         /* ranks of my node, ascending */
+    int nlocal, my_local_idx, my_leader_idx; /* me = local[my_local_idx]; my leader */
+    int my_node_idx, root_node_idx; /* indexes in leaders[] (root_node_idx 0 without root) */
+    int contiguous;     /* every node holds consecutive ranks (keeps reduction order) */
+} coll_nodes_t;
+void coll_nodes_get(rmpi_comm_t *c, int root, coll_nodes_t *h);
+void coll_nodes_free(coll_nodes_t *h);
+/* More than one node, and more than one rank on some node. */
+int coll_multi_node(rmpi_comm_t *c);
+
+/* ---- builders (packed data) ---- */
+void coll_bcast_binomial(rmpi_nbc_t *s, const coll_grp_t *g, void *buf, size_t bytes, int root);
+void coll_bcast_scatter_allgather(rmpi_nbc_t *s, const coll_grp_t *g, void *buf, size_t bytes, int root);
+void coll_bcast_two_level(rmpi_nbc_t *s, rmpi_comm_t *c, void *buf, size_t bytes, int root);
+
+/* Result at member root in out (may equal in there); in is read only. */
+void coll_reduce_binomial(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, const void *in, void *out,
+                          size_t count, int root);
+void coll_reduce_rabenseifner(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, const void *in, void *out,
+                              size_t count, int root);
+void coll_reduce_two_level(rmpi_nbc_t *s, rmpi_comm_t *c, const coll_red_t *r, const void *in, void *out,
+                           size_t count, int root);
+
+/* buf holds my contribution and receives the result (ring: see below). */
+void coll_allreduce_recursive_doubling(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, void *buf,
+                                       size_t count);
+void coll_allreduce_rabenseifner(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, void *buf, size_t count);
+/* Ring: in is my vector (may be buf: then a scratch block receives). */
+void coll_allreduce_ring(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, const void *in, void *buf,
+                         size_t count);
+/* Reduce-scatter by recursive halving, then allgather (root < 0: every w gets the result)
+ * or gather to member root (root's w gets it); w holds my vector and is overwritten. */
+void coll_rsag(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, void *w, size_t count, int root);
+void coll_allreduce_two_level(rmpi_nbc_t *s, rmpi_comm_t *c, const coll_red_t *r, void *buf, size_t count);
+
+/* ---- selection (select.c) ---- */
+enum { COLL_BARRIER, COLL_BCAST, COLL_REDUCE, COLL_ALLREDUCE, COLL_REDUCE_SCATTER, COLL_SCAN, COLL_NKINDS };
+enum { BARRIER_DISSEMINATION = 1, BARRIER_TWO_LEVEL };
+enum { BCAST_BINOMIAL = 1, BCAST_SCATTER_ALLGATHER, BCAST_TWO_LEVEL };
+enum { REDUCE_BINOMIAL = 1, REDUCE_RABENSEIFNER, REDUCE_TWO_LEVEL };
+enum { ALLREDUCE_RECURSIVE_DOUBLING = 1, ALLREDUCE_RABENSEIFNER, ALLREDUCE_RING, ALLREDUCE_TWO_LEVEL };
+enum { REDUCE_SCATTER_RECURSIVE_HALVING = 1, REDUCE_SCATTER_PAIRWISE };
+enum { SCAN_RECURSIVE_DOUBLING = 1, SCAN_LINEAR };
+/* Algorithm for one call: the knob's choice when forced, else the table. bytes: packed size
+ * of the vector each rank contributes (reduce_scatter: the whole input). */
+int coll_select(int kind, rmpi_comm_t *c, size_t bytes, size_t count, int commute);
+/* The size rules of the table, also used inside two-level algorithms for the leaders. */
+int coll_bcast_large(int n, size_t bytes);
+int coll_reduce_large(int n, size_t count, size_t bytes);
+int coll_allreduce_large(int n, size_t count, size_t bytes);
+
+#endif
