@@ -189,6 +189,11 @@ def main():
     args.driver = os.path.join(os.path.dirname(os.path.abspath(__file__)), "driver.py")
     args.testdir = os.path.join(os.path.abspath(args.srcdir), "test")
     args.out = os.path.abspath(args.out)
+    # the ranks run in the sdist: relative paths given here must not move with them
+    for name in ("mpiexec", "python"):
+        path = getattr(args, name)
+        if os.sep in path:
+            setattr(args, name, os.path.abspath(path))
 
     known = read_known(args.known)
     skips = [e for e in known if e.kind == "skip"]
