@@ -7,6 +7,7 @@
 
 #include <limits.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 /* For helpers that report on behalf of the binding named by `func`. */
@@ -530,8 +531,12 @@ int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Co
 int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
 {
     RMPI_API_INIT_CHECK();
-    GET_TYPE(dt, datatype, "datatype");
     RMPI_CHECK(type_name && resultlen, NULL, MPI_ERR_ARG, "type_name and resultlen must not be NULL");
+    if (datatype == MPI_DATATYPE_NULL) { /* MPI-4.1: the null handle has a name too */
+        *resultlen = snprintf(type_name, MPI_MAX_OBJECT_NAME, "MPI_DATATYPE_NULL");
+        return MPI_SUCCESS;
+    }
+    GET_TYPE(dt, datatype, "datatype");
     size_t n = strlen(rmpi_dtype_name(dt));
     memcpy(type_name, rmpi_dtype_name(dt), n + 1);
     *resultlen = (int)n;

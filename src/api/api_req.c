@@ -364,6 +364,99 @@ int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
     return MPI_SUCCESS;
 }
 
+/* The MPI-4.1 multi-request forms of Request_get_status: like Testall/Testany/Testsome,
+ * but nothing is freed or deactivated. Inactive and null requests count as complete with
+ * an empty status, as for Request_get_status. */
+static int get_status_multi(const char *func, int count, const MPI_Request reqs[], int *done_out)
+{
+    if (RMPI_UNLIKELY(rmpi_api_state != RMPI_STATE_INIT))
+        return rmpi_api_not_initialized(func);
+    int rc = check_reqs(func, count, (MPI_Request *)(uintptr_t)reqs);
+    if (rc)
+        return rc;
+    RMPI_LOCK();
+    rmpi_core_progress();
+    int done = 0;
+    for (int i = 0; i < count; i++)
+        done += req_inactive(reqs[i]) || ((rmpi_req_t *)reqs[i])->done;
+    RMPI_UNLOCK();
+    *done_out = done;
+    return 0;
+}
+
+static void status_of(MPI_Request h, MPI_Status *st)
+{
+    if (req_inactive(h))
+        rmpi_api_status_empty(st);
+    else
+        rmpi_api_req_status((rmpi_req_t *)h, st);
+}
+
+int MPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int *flag,
+                               MPI_Status *array_of_statuses)
+{
+    RMPI_CHECK(flag, NULL, MPI_ERR_ARG, "flag must not be NULL");
+    int done, rc = get_status_multi(__func__, count, array_of_requests, &done);
+    if (rc)
+        return rc;
+    *flag = done == count;
+    if (*flag && array_of_statuses != MPI_STATUSES_IGNORE)
+        for (int i = 0; i < count; i++)
+            status_of(array_of_requests[i], &array_of_statuses[i]);
+    return MPI_SUCCESS;
+}
+
+int MPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int *indx, int *flag,
+                               MPI_Status *status)
+{
+    RMPI_CHECK(indx && flag, NULL, MPI_ERR_ARG, "indx and flag must not be NULL");
+    int done, rc = get_status_multi(__func__, count, array_of_requests, &done);
+    if (rc)
+        return rc;
+    *indx = MPI_UNDEFINED;
+    *flag = 0;
+    int active = 0;
+    for (int i = 0; i < count; i++) {
+        if (req_inactive(array_of_requests[i]))
+            continue;
+        active++;
+        if (((rmpi_req_t *)array_of_requests[i])->done) {
+            *indx = i;
+            *flag = 1;
+            rmpi_api_req_status((rmpi_req_t *)array_of_requests[i], status);
+            return MPI_SUCCESS;
+        }
+    }
+    if (!active) { /* nothing active: flag true, index undefined, empty status */
+        *flag = 1;
+        rmpi_api_status_empty(status);
+    }
+    return MPI_SUCCESS;
+}
+
+int MPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int *outcount,
+                                int array_of_indices[], MPI_Status *array_of_statuses)
+{
+    RMPI_CHECK(outcount, NULL, MPI_ERR_ARG, "outcount must not be NULL");
+    int done, rc = get_status_multi(__func__, incount, array_of_requests, &done);
+    if (rc)
+        return rc;
+    int active = 0, n = 0;
+    for (int i = 0; i < incount; i++) {
+        if (req_inactive(array_of_requests[i]))
+            continue;
+        active++;
+        if (!((rmpi_req_t *)array_of_requests[i])->done)
+            continue;
+        array_of_indices[n] = i;
+        if (array_of_statuses != MPI_STATUSES_IGNORE)
+            rmpi_api_req_status((rmpi_req_t *)array_of_requests[i], &array_of_statuses[n]);
+        n++;
+    }
+    *outcount = active ? n : MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+
 /* Get_count/Get_elements and their MPI_Count twins: one body, the caller's name in the
  * messages. */
 static int status_count(const char *func, const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count,

@@ -3,6 +3,8 @@
  * distinct integers; the status field accessors. */
 #include "mtest.h"
 
+#include <string.h>
+
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
@@ -43,6 +45,13 @@ int main(int argc, char **argv)
     MPI_Status_get_error(&st, &e);
     MTEST_CHECK(s == 3 && t == 77 && e == MPI_ERR_TAG, "status fields %d %d %d", s, t, e);
     MTEST_CHECK(st.MPI_SOURCE == 3 && st.MPI_TAG == 77, "the accessors write the public fields");
+
+    char name[MPI_MAX_OBJECT_NAME];
+    int len = -1;
+    MTEST_CHECK(MPI_Type_get_name(MPI_DATATYPE_NULL, name, &len) == MPI_SUCCESS && !strcmp(name, "MPI_DATATYPE_NULL") &&
+                    len == 17, "Type_get_name(MPI_DATATYPE_NULL) gave '%s'", name);
+    MTEST_CHECK(MPI_Comm_get_name(MPI_COMM_NULL, name, &len) == MPI_SUCCESS && !strcmp(name, "MPI_COMM_NULL"),
+                "Comm_get_name(MPI_COMM_NULL) gave '%s'", name);
 
     MPI_Type_free(&v);
     MPI_Comm_free(&a);
