@@ -380,6 +380,28 @@ SEND_INIT(MPI_Send_init, RMPI_MODE_STD)
 SEND_INIT(MPI_Ssend_init, RMPI_MODE_SYNC)
 SEND_INIT(MPI_Rsend_init, RMPI_MODE_READY)
 
+/* Persistent buffered send: every MPI_Start copies the data into the attached buffer and
+ * sends it (rmpi_api_bsend), so the request is complete when Start returns. The request
+ * keeps the arguments: buf in user, the count in ucount, the type in udt (held), the
+ * destination's communicator rank in rank, the tag, the communicator in ucomm. */
+int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                   MPI_Request *request)
+{
+    SEND_CHECKS(__func__, c, buf, count, datatype, dest, tag, dt);
+    RMPI_CHECK(request, c, MPI_ERR_ARG, "request must not be NULL");
+    RMPI_LOCK();
+    rmpi_req_t *r = rmpi_api_null_req(RMPI_REQ_SEND, c);
+    r->mode = RMPI_MODE_BUFFERED;
+    r->user = (void *)(uintptr_t)buf;
+    r->ucount = (size_t)count;
+    r->udt = dt;
+    rmpi_dtype_retain(dt);
+    r->rank = dest;
+    r->tag = tag;
+    RMPI_UNLOCK();
+    return persistent(r, request);
+}
+
 int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                   MPI_Request *request)
 {
@@ -401,7 +423,12 @@ int MPI_Start(MPI_Request *request)
     RMPI_CHECK(!(r->flags & RMPI_RF_ACTIVE), r->ucomm, MPI_ERR_REQUEST, "the request is already active");
     RMPI_LOCK();
     r->flags |= RMPI_RF_ACTIVE;
-    if (r->kind == RMPI_REQ_NULLOP) {
+    if (r->kind == RMPI_REQ_NULLOP && r->mode == RMPI_MODE_BUFFERED) { /* Bsend_init */
+        RMPI_UNLOCK();
+        r->st_err = rmpi_api_bsend("MPI_Start", r->user, (int)r->ucount, r->udt, r->rank, r->tag, r->ucomm);
+        r->done = 1;
+        return r->st_err;
+    } else if (r->kind == RMPI_REQ_NULLOP) {
         r->done = 1;
     } else if (r->kind == RMPI_REQ_COLL) {
         rmpi_nbc_start(r->user, r, 1);

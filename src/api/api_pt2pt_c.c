@@ -38,6 +38,10 @@ ISEND_C(Isend)
 ISEND_C(Issend)
 ISEND_C(Irsend)
 ISEND_C(Ibsend)
+ISEND_C(Send_init)
+ISEND_C(Ssend_init)
+ISEND_C(Rsend_init)
+ISEND_C(Bsend_init)
 
 int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                MPI_Status *status)

@@ -22,7 +22,13 @@ static void sender(int peer)
     for (int round = 0; round < 3; round++) {
         for (int k = 0; k < NS; k++) {
             mtest_fill(msg, (size_t)sizes[k], mtest_seed(mtest_rank, peer, round * 10 + k));
-            if (k % 2) {
+            if (k % 2 && round == 1) { /* persistent: Bsend_init, started once */
+                MPI_Request rq;
+                MTEST_OK(MPI_Bsend_init(msg, sizes[k], MPI_BYTE, peer, round * 10 + k, MPI_COMM_WORLD, &rq));
+                MTEST_OK(MPI_Start(&rq));
+                MTEST_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+                MTEST_OK(MPI_Request_free(&rq));
+            } else if (k % 2) {
                 MPI_Request rq;
                 MTEST_OK(MPI_Ibsend(msg, sizes[k], MPI_BYTE, peer, round * 10 + k, MPI_COMM_WORLD, &rq));
                 MTEST_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
