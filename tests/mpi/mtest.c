@@ -95,6 +95,16 @@ int mtest_err_(int rc, int cls, const char *what, const char *clsname, const cha
 
 void mtest_errors_return(MPI_Comm comm) { MTEST_OK(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN)); }
 
+int mtest_handler_calls, mtest_handler_code;
+MPI_Comm mtest_handler_comm;
+
+void mtest_recording_handler(MPI_Comm *comm, int *code, ...)
+{
+    mtest_handler_calls++;
+    mtest_handler_code = *code;
+    mtest_handler_comm = *comm;
+}
+
 int mtest_finalize(void)
 {
     int mine = mtest_error_count(), total = mine;

@@ -54,6 +54,12 @@ int mtest_err_(int rc, int cls, const char *what, const char *clsname, const cha
 /* Switch MPI_COMM_WORLD (and so calls without a valid communicator) to MPI_ERRORS_RETURN. */
 void mtest_errors_return(MPI_Comm comm);
 
+/* A communicator error handler for MPI_Comm_create_errhandler that records its calls:
+ * how many, the last code and the communicator it was called on. */
+extern int mtest_handler_calls, mtest_handler_code;
+extern MPI_Comm mtest_handler_comm;
+void mtest_recording_handler(MPI_Comm *comm, int *code, ...);
+
 /* ---- buffers ---- */
 #define MTEST_GUARD 16
 

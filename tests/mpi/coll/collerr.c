@@ -8,16 +8,6 @@
 
 #include <stdlib.h>
 
-static int handler_calls, handler_code;
-static MPI_Comm handler_comm;
-
-static void handler(MPI_Comm *comm, int *code, ...)
-{
-    handler_calls++;
-    handler_code = *code;
-    handler_comm = *comm;
-}
-
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
@@ -84,13 +74,13 @@ int main(int argc, char **argv)
     MPI_Comm dup;
     MPI_Errhandler eh;
     MTEST_OK(MPI_Comm_dup(w, &dup));
-    MTEST_OK(MPI_Comm_create_errhandler(handler, &eh));
+    MTEST_OK(MPI_Comm_create_errhandler(mtest_recording_handler, &eh));
     MTEST_OK(MPI_Comm_set_errhandler(dup, eh));
     int rc = MPI_Bcast(a, 1, MPI_INT, n + 5, dup), cls = -1;
     MPI_Error_class(rc, &cls);
     MTEST_CHECK(cls == MPI_ERR_ROOT, "class %d, expected MPI_ERR_ROOT", cls);
-    MTEST_CHECK(handler_calls == 1 && handler_code == rc && handler_comm == dup,
-                "handler called %d times, code %d (returned %d)", handler_calls, handler_code, rc);
+    MTEST_CHECK(mtest_handler_calls == 1 && mtest_handler_code == rc && mtest_handler_comm == dup,
+                "handler called %d times, code %d (returned %d)", mtest_handler_calls, mtest_handler_code, rc);
     MPI_Errhandler_free(&eh);
 
     /* nothing was started: collectives still match */

@@ -6,34 +6,24 @@
 
 #include <string.h>
 
-static int calls, last_code;
-static MPI_Comm last_comm;
-
-static void handler(MPI_Comm *comm, int *code, ...)
-{
-    calls++;
-    last_code = *code;
-    last_comm = *comm;
-}
-
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
     MPI_Errhandler eh;
     MPI_Comm d, d2;
-    MTEST_OK(MPI_Comm_create_errhandler(handler, &eh));
+    MTEST_OK(MPI_Comm_create_errhandler(mtest_recording_handler, &eh));
     MTEST_OK(MPI_Comm_dup(MPI_COMM_WORLD, &d));
     MTEST_OK(MPI_Comm_set_errhandler(d, eh));
     MTEST_OK(MPI_Errhandler_free(&eh));
     int x = 0;
     int rc = MPI_Send(&x, 1, MPI_INT, mtest_size, 0, d);
-    MTEST_CHECK(rc == MPI_ERR_RANK && calls == 1 && last_code == MPI_ERR_RANK && last_comm == d,
-                "bad rank: rc %d, %d calls, code %d", rc, calls, last_code);
+    MTEST_CHECK(rc == MPI_ERR_RANK && mtest_handler_calls == 1 && mtest_handler_code == MPI_ERR_RANK && mtest_handler_comm == d,
+                "bad rank: rc %d, %d calls, code %d", rc, mtest_handler_calls, mtest_handler_code);
     /* inherited by dup and split */
     MTEST_OK(MPI_Comm_split(d, 0, 0, &d2));
     rc = MPI_Send(&x, 1, MPI_INT, 0, -1, d2);
-    MTEST_CHECK(rc == MPI_ERR_TAG && calls == 2 && last_code == MPI_ERR_TAG && last_comm == d2,
-                "inherited handler: rc %d, %d calls, code %d", rc, calls, last_code);
+    MTEST_CHECK(rc == MPI_ERR_TAG && mtest_handler_calls == 2 && mtest_handler_code == MPI_ERR_TAG && mtest_handler_comm == d2,
+                "inherited handler: rc %d, %d calls, code %d", rc, mtest_handler_calls, mtest_handler_code);
     MTEST_OK(MPI_Comm_free(&d2));
 
     /* user classes, codes and strings */
@@ -63,8 +53,8 @@ int main(int argc, char **argv)
 
     /* Comm_call_errhandler with a user code */
     MTEST_OK(MPI_Comm_call_errhandler(d, code));
-    MTEST_CHECK(calls == 3 && last_code == code && last_comm == d, "call_errhandler: %d calls, code %d", calls,
-                last_code);
+    MTEST_CHECK(mtest_handler_calls == 3 && mtest_handler_code == code && mtest_handler_comm == d, "call_errhandler: %d calls, code %d", mtest_handler_calls,
+                mtest_handler_code);
 
     /* removal (MPI-4.1) */
     mtest_errors_return(MPI_COMM_WORLD);

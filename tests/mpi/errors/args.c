@@ -186,22 +186,12 @@ static void classes(void)
     MTEST_CHECK(strstr(s, "trunc") != NULL, "Error_string(MPI_ERR_TRUNCATE) = \"%s\"", s);
 }
 
-static int handler_calls, handler_code;
-static MPI_Comm handler_comm;
-
-static void handler(MPI_Comm *comm, int *code, ...)
-{
-    handler_calls++;
-    handler_code = *code;
-    handler_comm = *comm;
-}
-
 static void user_handler(void)
 {
     MPI_Errhandler eh, got;
     MPI_Comm d;
     MTEST_OK(MPI_Comm_dup(MPI_COMM_WORLD, &d));
-    MTEST_OK(MPI_Comm_create_errhandler(handler, &eh));
+    MTEST_OK(MPI_Comm_create_errhandler(mtest_recording_handler, &eh));
     MTEST_OK(MPI_Comm_set_errhandler(d, eh));
     MTEST_OK(MPI_Comm_get_errhandler(d, &got));
     MTEST_CHECK(got == eh, "Comm_get_errhandler returned another handler");
@@ -210,22 +200,22 @@ static void user_handler(void)
     int rc = MPI_Send(&x, 1, MPI_INT, mtest_size, 0, d);
     int cls = -1;
     MPI_Error_class(rc, &cls);
-    MTEST_CHECK(handler_calls == 1 && handler_code == rc && handler_comm == d && cls == MPI_ERR_RANK,
-                "user handler: %d calls, code %d (returned %d, class %d), comm %s", handler_calls, handler_code, rc,
-                cls, handler_comm == d ? "right" : "wrong");
+    MTEST_CHECK(mtest_handler_calls == 1 && mtest_handler_code == rc && mtest_handler_comm == d && cls == MPI_ERR_RANK,
+                "user handler: %d calls, code %d (returned %d, class %d), comm %s", mtest_handler_calls, mtest_handler_code, rc,
+                cls, mtest_handler_comm == d ? "right" : "wrong");
     /* an invalid communicator goes to MPI_COMM_WORLD's handler */
     MTEST_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, eh));
-    handler_calls = 0;
+    mtest_handler_calls = 0;
     rc = MPI_Send(&x, 1, MPI_INT, 0, 0, MPI_COMM_NULL);
-    MTEST_CHECK(handler_calls == 1 && handler_code == rc && handler_comm == MPI_COMM_WORLD,
-                "invalid communicator: WORLD's handler called %d times, comm %s", handler_calls,
-                handler_comm == MPI_COMM_WORLD ? "WORLD" : "not WORLD");
+    MTEST_CHECK(mtest_handler_calls == 1 && mtest_handler_code == rc && mtest_handler_comm == MPI_COMM_WORLD,
+                "invalid communicator: WORLD's handler called %d times, comm %s", mtest_handler_calls,
+                mtest_handler_comm == MPI_COMM_WORLD ? "WORLD" : "not WORLD");
     MTEST_OK(MPI_Errhandler_free(&eh));
     MTEST_CHECK(eh == MPI_ERRHANDLER_NULL, "Errhandler_free did not null the handle");
     /* still attached to d and WORLD: must keep working after the free */
-    handler_calls = 0;
+    mtest_handler_calls = 0;
     MPI_Send(&x, 1, MPI_INT, -5, 0, d);
-    MTEST_CHECK(handler_calls == 1, "user handler after Errhandler_free: %d calls", handler_calls);
+    MTEST_CHECK(mtest_handler_calls == 1, "user handler after Errhandler_free: %d calls", mtest_handler_calls);
     MTEST_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     MTEST_OK(MPI_Comm_free(&d));
 }
