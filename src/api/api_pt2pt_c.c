@@ -107,3 +107,20 @@ int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
         *size = n;
     return rc;
 }
+
+int MPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                    MPI_Request *request)
+{
+    COUNT_FITS(sendcount, comm);
+    COUNT_FITS(recvcount, comm);
+    return MPI_Isendrecv(sendbuf, (int)sendcount, sendtype, dest, sendtag, recvbuf, (int)recvcount, recvtype, source,
+                         recvtag, comm, request);
+}
+
+int MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                            int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    COUNT_FITS(count, comm);
+    return MPI_Isendrecv_replace(buf, (int)count, datatype, dest, sendtag, source, recvtag, comm, request);
+}

@@ -12,6 +12,7 @@ enum { NBC_SEND, NBC_RECV, NBC_COPY, NBC_REDUCE, NBC_PACK, NBC_UNPACK };
 typedef struct nbc_step {
     uint8_t kind;
     int peer;
+    int tag;               /* point-to-point schedules: the transfer's own tag */
     const void *src;
     void *dst;
     size_t n;              /* bytes, or elements for reduce/pack/unpack */
@@ -35,6 +36,9 @@ struct rmpi_nbc {
     size_t nxfer, capxfer;
     rmpi_req_t *req;       /* NULL for rmpi_nbc_run */
     int err, keep, done;
+    int p2p;               /* rmpi_nbc_new_p2p: point-to-point context, per-step tags */
+    int st_src, st_tag;    /* p2p: status of the last receive */
+    size_t st_bytes, st_msglen;
     int sealed;            /* rounds closed by the first start */
     rmpi_list_t link;      /* in the active list while running */
     size_t captmp;
@@ -68,15 +72,13 @@ static void *grow(void *arr, const void *inl, size_t *cap, size_t elem)
     return p;
 }
 
-rmpi_nbc_t *rmpi_nbc_new(rmpi_comm_t *c)
+static rmpi_nbc_t *nbc_alloc(rmpi_comm_t *c)
 {
     rmpi_nbc_t *s = rmpi_xmalloc(sizeof *s);
     memset(s, 0, offsetof(rmpi_nbc_t, steps_inl));
     s->comm = c;
     if (!c->predefined)
         c->refcount++;
-    s->tag = RMPI_NBC_TAG(c->coll_seq);
-    c->coll_seq++;
     s->steps = s->steps_inl, s->capsteps = RMPI_ARRAY_LEN(s->steps_inl);
     s->round_start = s->round_inl, s->caprounds = RMPI_ARRAY_LEN(s->round_inl);
     s->xfer = s->xfer_inl, s->capxfer = RMPI_ARRAY_LEN(s->xfer_inl);
@@ -84,6 +86,21 @@ rmpi_nbc_t *rmpi_nbc_new(rmpi_comm_t *c)
     s->nrounds = 1;
     s->round_start[0] = 0;
     rmpi_list_init(&s->link);
+    return s;
+}
+
+rmpi_nbc_t *rmpi_nbc_new(rmpi_comm_t *c)
+{
+    rmpi_nbc_t *s = nbc_alloc(c);
+    s->tag = RMPI_NBC_TAG(c->coll_seq);
+    c->coll_seq++;
+    return s;
+}
+
+rmpi_nbc_t *rmpi_nbc_new_p2p(rmpi_comm_t *c)
+{
+    rmpi_nbc_t *s = nbc_alloc(c);
+    s->p2p = 1;
     return s;
 }
 
@@ -120,6 +137,20 @@ void rmpi_nbc_recv(rmpi_nbc_t *s, void *buf, size_t bytes, int peer)
         return;
     nbc_step_t *st = add(s, NBC_RECV);
     st->dst = buf, st->n = bytes, st->peer = peer;
+}
+
+void rmpi_nbc_send_tag(rmpi_nbc_t *s, const void *buf, size_t bytes, int peer, int tag)
+{
+    rmpi_nbc_send(s, buf, bytes, peer);
+    if (peer != MPI_PROC_NULL)
+        s->steps[s->nsteps - 1].tag = tag;
+}
+
+void rmpi_nbc_recv_tag(rmpi_nbc_t *s, void *buf, size_t bytes, int peer, int tag)
+{
+    rmpi_nbc_recv(s, buf, bytes, peer);
+    if (peer != MPI_PROC_NULL)
+        s->steps[s->nsteps - 1].tag = tag;
 }
 
 void rmpi_nbc_copy(rmpi_nbc_t *s, const void *src, void *dst, size_t bytes)
@@ -174,8 +205,8 @@ static void post(rmpi_nbc_t *s, const nbc_step_t *st)
 {
     rmpi_comm_t *c = s->comm;
     rmpi_req_t *r = rmpi_req_alloc(st->kind == NBC_SEND ? RMPI_REQ_SEND : RMPI_REQ_RECV);
-    r->ctx = c->ctx + 1;
-    r->tag = s->tag;
+    r->ctx = s->p2p ? c->ctx : c->ctx + 1;
+    r->tag = s->p2p ? st->tag : s->tag;
     r->len = st->n;
     if (s->nxfer == s->capxfer)
         s->xfer = grow(s->xfer, s->xfer_inl, &s->capxfer, sizeof *s->xfer);
@@ -236,6 +267,10 @@ static void finish(rmpi_nbc_t *s)
     if (!req)
         return;
     req->st_err = s->err;
+    if (s->p2p) {
+        req->st_src = s->st_src, req->st_tag = s->st_tag;
+        req->st_bytes = s->st_bytes, req->st_msglen = s->st_msglen;
+    }
     if (!s->keep || (req->flags & RMPI_RF_FREED)) {
         req->user = NULL;
         rmpi_nbc_free(s);
@@ -255,6 +290,10 @@ static int advance(rmpi_nbc_t *s)
             rmpi_req_t *r = s->xfer[i];
             if (r->kind == RMPI_REQ_RECV && !r->st_err && r->st_msglen > r->len)
                 r->st_err = MPI_ERR_TRUNCATE;
+            if (r->kind == RMPI_REQ_RECV && s->p2p) {
+                s->st_src = r->st_src, s->st_tag = r->st_tag;
+                s->st_bytes = r->st_bytes, s->st_msglen = r->st_msglen;
+            }
             if (r->st_err && !s->err)
                 s->err = r->st_err;
             rmpi_req_release(r);
@@ -295,8 +334,12 @@ static void launch(rmpi_nbc_t *s, rmpi_req_t *req, int keep)
     s->err = 0;
     s->done = 0;
     s->cur = 0;
+    if (s->p2p) { /* a receive's status unless a receive completes it (PROC_NULL source) */
+        s->st_src = MPI_PROC_NULL, s->st_tag = MPI_ANY_TAG;
+        s->st_bytes = s->st_msglen = 0;
+    }
     if (req) {
-        req->kind = RMPI_REQ_COLL;
+        req->kind = s->p2p ? RMPI_REQ_RECV : RMPI_REQ_COLL;
         req->user = s;
         req->st_err = 0;
         req->done = 0;

@@ -36,6 +36,14 @@
 typedef struct rmpi_nbc rmpi_nbc_t;
 
 rmpi_nbc_t *rmpi_nbc_new(rmpi_comm_t *c);
+/* A schedule of point-to-point operations on c's point-to-point context (MPI_Isendrecv):
+ * it takes no collective sequence number (only the caller's rank runs it); each transfer
+ * carries its own tag (rmpi_nbc_send_tag/recv_tag; the receive may use MPI_ANY_SOURCE and
+ * MPI_ANY_TAG), and the request it completes is a receive whose status is that of the
+ * schedule's last receive. */
+rmpi_nbc_t *rmpi_nbc_new_p2p(rmpi_comm_t *c);
+void rmpi_nbc_send_tag(rmpi_nbc_t *s, const void *buf, size_t bytes, int peer, int tag);
+void rmpi_nbc_recv_tag(rmpi_nbc_t *s, void *buf, size_t bytes, int peer, int tag);
 /* Scratch memory owned by the schedule (NULL only for bytes == 0). */
 void *rmpi_nbc_tmp(rmpi_nbc_t *s, size_t bytes);
 
