@@ -377,13 +377,28 @@ int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
     return MPI_SUCCESS;
 }
 
+/* Argument checks shared by Sendrecv_replace and Isendrecv_replace (messages name func). */
+static int replace_checks(const char *func, rmpi_comm_t *c, void *buf, int count, MPI_Datatype datatype, int dest,
+                          int sendtag, int source, int recvtag, rmpi_dtype_t **dt)
+{
+    int rc;
+    if ((rc = rmpi_api_check_buf(func, c, buf, count, datatype, dt)) || (rc = rmpi_api_check_rank(func, c, dest, 0)) ||
+        (rc = rmpi_api_check_tag(func, c, sendtag, 0)) || (rc = rmpi_api_check_rank(func, c, source, 1)) ||
+        (rc = rmpi_api_check_tag(func, c, recvtag, 1)))
+        return rc;
+    return 0;
+}
+
 int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
                           int recvtag, MPI_Comm comm, MPI_Request *request)
 {
-    SEND_CHECKS(__func__, c, buf, count, datatype, MPI_PROC_NULL, sendtag, dt);
-    if ((rc_ = rmpi_api_check_rank(__func__, c, dest, 0)) || (rc_ = rmpi_api_check_rank(__func__, c, source, 1)) ||
-        (rc_ = rmpi_api_check_tag(__func__, c, recvtag, 1)))
-        return rc_;
+    RMPI_API_INIT_CHECK();
+    rmpi_comm_t *c = rmpi_comm_get(comm);
+    RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator %p", (void *)comm);
+    rmpi_dtype_t *dt;
+    int rc = replace_checks(__func__, c, buf, count, datatype, dest, sendtag, source, recvtag, &dt);
+    if (rc)
+        return rc;
     RMPI_CHECK(request, c, MPI_ERR_ARG, "request must not be NULL");
     RMPI_LOCK();
     isendrecv_sched(c, buf, count, dt, dest, sendtag, buf, count, dt, source, recvtag, 1, request);
@@ -391,28 +406,23 @@ int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
     return MPI_SUCCESS;
 }
 
+/* The blocking form is the non-blocking one and a wait: the schedule sends from a packed
+ * copy, so the receive can land in buf while the send is in flight. */
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
                          int recvtag, MPI_Comm comm, MPI_Status *status)
 {
-    SEND_CHECKS(__func__, c, buf, count, datatype, MPI_PROC_NULL, sendtag, dt);
-    if ((rc_ = rmpi_api_check_rank(__func__, c, dest, 0)) || (rc_ = rmpi_api_check_rank(__func__, c, source, 1)) ||
-        (rc_ = rmpi_api_check_tag(__func__, c, recvtag, 1)))
-        return rc_;
-    /* send from a packed copy so the receive can land in buf while the send is in flight */
-    size_t bytes = (size_t)count * dt->size;
-    void *tmp = rmpi_xmalloc(bytes);
-    rmpi_dtype_pack(buf, (size_t)count, dt, 0, tmp, bytes);
-    MPI_Request reqs[2];
-    MPI_Status sts[2];
-    MPI_Irecv(buf, count, datatype, source, recvtag, comm, &reqs[0]);
-    MPI_Isend(tmp, (int)bytes, MPI_BYTE, dest, sendtag, comm, &reqs[1]);
-    int rc = MPI_Waitall(2, reqs, sts);
-    free(tmp);
-    if (status != MPI_STATUS_IGNORE)
-        *status = sts[0];
-    if (rc == MPI_ERR_IN_STATUS)
-        rc = sts[0].MPI_ERROR;
-    return rc;
+    RMPI_API_INIT_CHECK();
+    rmpi_comm_t *c = rmpi_comm_get(comm);
+    RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator %p", (void *)comm);
+    rmpi_dtype_t *dt;
+    int rc = replace_checks(__func__, c, buf, count, datatype, dest, sendtag, source, recvtag, &dt);
+    if (rc)
+        return rc;
+    MPI_Request req;
+    RMPI_LOCK();
+    isendrecv_sched(c, buf, count, dt, dest, sendtag, buf, count, dt, source, recvtag, 1, &req);
+    RMPI_UNLOCK();
+    return MPI_Wait(&req, status);
 }
 
 /* ---- persistent requests ---- */
