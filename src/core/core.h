@@ -160,7 +160,7 @@ int rmpi_core_progress(void);
  * every progress call runs the hook after the network; it returns nonzero when it advanced
  * something. NULL when idle, so point-to-point pays one predictable branch. */
 extern int (*rmpi_core_hook)(void);
-/* One step of a blocking wait: progress, and yield the CPU after RMPI_SPIN_COUNT idle polls. */
+/* One step of a blocking wait: progress, and yield the CPU after RMPI_SPIN_COUNT idle polls or RMPI_SPIN_TIME. */
 void rmpi_core_wait_step(unsigned *idle);
 void rmpi_core_wait(rmpi_req_t *req);
 
