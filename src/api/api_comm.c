@@ -390,6 +390,7 @@ int MPI_Comm_free(MPI_Comm *comm)
     if (rc)
         return RMPI_ERROR(c, rc, "an attribute delete callback returned error %d", rc);
     MPI_Comm_set_errhandler(*comm, MPI_ERRORS_ARE_FATAL); /* drop our reference to a user handler */
+    rmpi_api_bsend_comm_free(c);
     RMPI_LOCK();
     rmpi_comm_release(c);
     RMPI_UNLOCK();

@@ -30,7 +30,23 @@ MPI_Request rmpi_api_done_req(rmpi_comm_t *c);
  * handle reset. Returns the request's error code (MPI_ERR_TRUNCATE...). */
 int rmpi_api_req_finish(MPI_Request *h, MPI_Status *st);
 
-/* Buffered mode (api_bsend.c). */
+/* Buffered mode (api_bsend.c): Bsend copies into the communicator's buffer, else the
+ * process's. A pool is attached to a slot (process, communicator or session); detach waits
+ * until its messages are sent. Errors come back as a class and a reason. */
+typedef struct rmpi_bpool rmpi_bpool_t;
 int rmpi_api_bsend(const char *func, const void *buf, int count, rmpi_dtype_t *dt, int dest, int tag, rmpi_comm_t *c);
+int rmpi_api_bpool_attach(rmpi_bpool_t **slot, void *buf, size_t size, const char **why);
+int rmpi_api_bpool_detach(rmpi_bpool_t **slot, void *addr, MPI_Count *size, const char **why);
+void rmpi_api_bpool_flush(rmpi_bpool_t *p);                       /* takes the lock */
+MPI_Request rmpi_api_bpool_iflush(rmpi_bpool_t *p, rmpi_comm_t *c); /* takes the lock */
+void rmpi_api_bsend_comm_free(rmpi_comm_t *c);
+
+/* Generalized requests (api_greq.c), also used inside the library (Iflush). */
+rmpi_req_t *rmpi_api_greq_new(MPI_Grequest_query_function *query, MPI_Grequest_free_function *free_fn,
+                              MPI_Grequest_cancel_function *cancel, void *extra, rmpi_comm_t *c);
+int rmpi_api_greq_status(rmpi_req_t *r, MPI_Status *st); /* the query function's code */
+int rmpi_api_greq_finish(rmpi_req_t *r, MPI_Status *st); /* status, free function, release */
+int rmpi_api_greq_release(rmpi_req_t *r);                /* free function, release */
+int rmpi_api_greq_cancel(rmpi_req_t *r);
 
 #endif

@@ -93,21 +93,6 @@ int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, in
     return MPI_Sendrecv_replace(buf, (int)count, datatype, dest, sendtag, source, recvtag, comm, status);
 }
 
-int MPI_Buffer_attach_c(void *buffer, MPI_Count size)
-{
-    COUNT_FITS(size, MPI_COMM_WORLD);
-    return MPI_Buffer_attach(buffer, (int)size);
-}
-
-int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
-{
-    int n = 0;
-    int rc = MPI_Buffer_detach(buffer_addr, &n);
-    if (rc == MPI_SUCCESS && size)
-        *size = n;
-    return rc;
-}
-
 int MPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                     void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
                     MPI_Request *request)

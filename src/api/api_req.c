@@ -13,6 +13,10 @@ void rmpi_api_status_empty(MPI_Status *st)
 
 void rmpi_api_req_status(const rmpi_req_t *r, MPI_Status *st)
 {
+    if (RMPI_UNLIKELY(r->kind == RMPI_REQ_GREQ)) { /* the query function, even for no status */
+        rmpi_api_greq_status((rmpi_req_t *)r, st);
+        return;
+    }
     if (st == MPI_STATUS_IGNORE)
         return;
     if (r->kind == RMPI_REQ_SEND || r->kind == RMPI_REQ_COLL) {
@@ -26,6 +30,10 @@ void rmpi_api_req_status(const rmpi_req_t *r, MPI_Status *st)
 int rmpi_api_req_finish(MPI_Request *h, MPI_Status *st)
 {
     rmpi_req_t *r = (rmpi_req_t *)*h;
+    if (RMPI_UNLIKELY(r->kind == RMPI_REQ_GREQ)) {
+        *h = MPI_REQUEST_NULL;
+        return rmpi_api_greq_finish(r, st);
+    }
     int err = r->st_err;
     if (r->flags & RMPI_RF_PERSISTENT) {
         if (!(r->flags & RMPI_RF_ACTIVE)) {
@@ -300,6 +308,7 @@ int MPI_Request_free(MPI_Request *request)
     RMPI_CHECK(request, NULL, MPI_ERR_REQUEST, "request must not be NULL");
     rmpi_req_t *r = rmpi_api_req(*request);
     RMPI_CHECK(r, NULL, MPI_ERR_REQUEST, "invalid request (already freed or completed?)");
+    int rc = 0;
     RMPI_LOCK();
     int active = !r->done;
     if (active) {
@@ -311,10 +320,15 @@ int MPI_Request_free(MPI_Request *request)
             rmpi_dtype_release(r->udt);
         if (r->kind == RMPI_REQ_COLL && r->user) /* an inactive persistent collective */
             rmpi_nbc_free(r->user);
-        rmpi_req_release(r);
+        if (r->kind == RMPI_REQ_GREQ)
+            rc = rmpi_api_greq_release(r);
+        else
+            rmpi_req_release(r);
     }
     RMPI_UNLOCK();
     *request = MPI_REQUEST_NULL;
+    if (rc)
+        return rmpi_api_error(NULL, rc, __func__, "the generalized request's free function returned error %d", rc);
     return MPI_SUCCESS;
 }
 
@@ -329,9 +343,14 @@ int MPI_Cancel(MPI_Request *request)
     RMPI_LOCK();
     /* Receives still waiting for a match are cancelled; a send cannot be recalled once
      * posted, so its cancel fails, which the standard allows (Test_cancelled says false). */
+    int rc = 0;
     if (r->kind == RMPI_REQ_RECV && !r->done)
         rmpi_core_cancel_recv(r);
+    else if (r->kind == RMPI_REQ_GREQ)
+        rc = rmpi_api_greq_cancel(r);
     RMPI_UNLOCK();
+    if (rc)
+        return rmpi_api_error(r->ucomm, rc, __func__, "the generalized request's cancel function returned error %d", rc);
     return MPI_SUCCESS;
 }
 

@@ -2,7 +2,7 @@
  * process already has. Psets are mpi://WORLD and mpi://SELF; their groups feed
  * MPI_Comm_create_from_group. RailMPI starts its runtime in MPI_Init, so a session needs
  * MPI_Init(_thread) first (mpi4py does that on import). */
-#include "api_impl.h"
+#include "api_pt2pt.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +14,7 @@ typedef struct rmpi_session {
     uint32_t magic;
     MPI_Errhandler errh;
     rmpi_info_t *info;
+    rmpi_bpool_t *bsend; /* MPI_Session_attach_buffer */
 } rmpi_session_t;
 
 static const char *const psets[] = {"mpi://WORLD", "mpi://SELF"};
@@ -73,6 +74,12 @@ int MPI_Session_finalize(MPI_Session *session)
     if (!session)
         return session_error(NULL, MPI_ERR_ARG, __func__, "session must not be NULL");
     GET_SESSION(s, *session);
+    if (s->bsend) { /* the buffer goes with the session, once its messages are sent */
+        void *addr;
+        MPI_Count n;
+        const char *why;
+        rmpi_api_bpool_detach(&s->bsend, &addr, &n, &why);
+    }
     rmpi_api_errh_release(s->errh);
     rmpi_info_free(s->info);
     s->magic = 0;
@@ -171,5 +178,60 @@ int MPI_Session_call_errhandler(MPI_Session session, int errorcode)
     char msg[128];
     snprintf(msg, sizeof msg, "MPI_Session_call_errhandler: error code %d raised by the application", errorcode);
     rmpi_api_errh_call_session(s->errh, session, errorcode, msg);
+    return MPI_SUCCESS;
+}
+
+/* Buffers attached to a session (MPI-4.1). Communicators do not record the session they
+ * came from, so Bsend uses a communicator's own buffer or the process's, never a session's:
+ * attach, detach and flush work, and a session's buffer carries no messages. */
+int MPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count size)
+{
+    GET_SESSION(s, session);
+    if (size < 0)
+        return session_error(s, MPI_ERR_ARG, __func__, "size is negative");
+    const char *why = NULL;
+    int rc = rmpi_api_bpool_attach(&s->bsend, buffer, (size_t)size, &why);
+    return rc ? session_error(s, rc, __func__, why) : MPI_SUCCESS;
+}
+
+int MPI_Session_attach_buffer(MPI_Session session, void *buffer, int size)
+{
+    return MPI_Session_attach_buffer_c(session, buffer, size);
+}
+
+int MPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size)
+{
+    GET_SESSION(s, session);
+    if (!buffer_addr || !size)
+        return session_error(s, MPI_ERR_ARG, __func__, "buffer_addr and size must not be NULL");
+    const char *why = NULL;
+    int rc = rmpi_api_bpool_detach(&s->bsend, buffer_addr, size, &why);
+    return rc ? session_error(s, rc, __func__, why) : MPI_SUCCESS;
+}
+
+int MPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size)
+{
+    GET_SESSION(s, session);
+    if (!size)
+        return session_error(s, MPI_ERR_ARG, __func__, "size must not be NULL");
+    MPI_Count n = 0;
+    int rc = MPI_Session_detach_buffer_c(session, buffer_addr, &n);
+    *size = (int)n;
+    return rc;
+}
+
+int MPI_Session_flush_buffer(MPI_Session session)
+{
+    GET_SESSION(s, session);
+    rmpi_api_bpool_flush(s->bsend);
+    return MPI_SUCCESS;
+}
+
+int MPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request)
+{
+    GET_SESSION(s, session);
+    if (!request)
+        return session_error(s, MPI_ERR_ARG, __func__, "request must not be NULL");
+    *request = rmpi_api_bpool_iflush(s->bsend, NULL);
     return MPI_SUCCESS;
 }

@@ -58,6 +58,7 @@ typedef struct rmpi_comm {
     rmpi_info_t *info;     /* hints set by the user; NULL when none */
     char name[MPI_MAX_OBJECT_NAME];
     uint32_t coll_seq;     /* collectives started on this communicator (coll/nbc.h tags) */
+    struct rmpi_bpool *bsend; /* buffer of MPI_Comm_attach_buffer (api/api_bsend.c); NULL: none */
 } rmpi_comm_t;
 
 extern rmpi_comm_t rmpi_comm_world, rmpi_comm_self;

@@ -30,7 +30,7 @@
 #define RMPI_CTX_FINALIZE 4u
 #define RMPI_CTX_FIRST_FREE 8u
 
-enum { RMPI_REQ_SEND = 1, RMPI_REQ_RECV, RMPI_REQ_NULLOP, RMPI_REQ_COLL };
+enum { RMPI_REQ_SEND = 1, RMPI_REQ_RECV, RMPI_REQ_NULLOP, RMPI_REQ_COLL, RMPI_REQ_GREQ /* completed by the application */ };
 enum { RMPI_MODE_STD = 0, RMPI_MODE_SYNC, RMPI_MODE_READY, RMPI_MODE_BUFFERED };
 enum {
     RMPI_RF_PERSISTENT = 1, /* survives completion; Start re-arms it */
