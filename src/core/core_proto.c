@@ -93,7 +93,8 @@ static inline void send_eager_v(rmpi_vc_t *vc, core_peer_t *cp, uint32_t ctx, in
 static inline void send_eager(rmpi_vc_t *vc, core_peer_t *cp, uint32_t ctx, int src, int tag, const void *buf,
                               size_t len)
 {
-    struct iovec iov[2] = {{NULL, 0}, {(void *)buf, len}};
+    struct iovec iov[2]; /* iov[0]: the header, filled once by send_eager_v */
+    iov[1] = (struct iovec){(void *)buf, len};
     send_eager_v(vc, cp, ctx, src, tag, iov, 2, len);
 }
 
