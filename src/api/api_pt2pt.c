@@ -41,20 +41,24 @@ int rmpi_api_check_tag(const char *func, rmpi_comm_t *c, int tag, int any_ok)
                           any_ok ? " or MPI_ANY_TAG" : "");
 }
 
-/* Completion of a non-contiguous or user-typed request: unpack, free scratch, drop refs. */
+/* Completion of a non-contiguous or user-typed request: free the packed copy, drop refs. */
 static void api_req_done(rmpi_req_t *r)
 {
     rmpi_dtype_t *dt = r->udt;
-    if (r->user2) {
-        if (r->kind == RMPI_REQ_RECV && r->st_bytes)
-            rmpi_dtype_unpack(r->user2, r->st_bytes, r->user, r->ucount, dt, 0);
-        free(r->user2);
-        r->user2 = NULL;
-    }
+    free(r->user2);
+    r->user2 = NULL;
     if (!(r->flags & RMPI_RF_PERSISTENT) && dt) {
         rmpi_dtype_release(dt);
         r->udt = NULL;
     }
+}
+
+/* Receives into non-contiguous memory: the core hands over the message bytes (out of the
+ * eager frame, the unexpected copy or a rendezvous landing buffer) and they are unpacked
+ * straight into the user's buffer. */
+static void api_scatter(rmpi_req_t *r, const void *data, size_t n)
+{
+    rmpi_dtype_unpack(data, n, r->user, r->ucount, r->udt, 0);
 }
 
 void rmpi_api_arm(rmpi_req_t *r)
@@ -68,11 +72,49 @@ void rmpi_api_arm(rmpi_req_t *r)
         r->buf = rmpi_dtype_contig_ptr(r->user, dt);
         return;
     }
-    r->user2 = rmpi_xmalloc(bytes);
-    if (r->kind == RMPI_REQ_SEND)
-        rmpi_dtype_pack(r->user, r->ucount, dt, 0, r->user2, bytes);
-    r->buf = r->user2;
     r->on_complete = api_req_done;
+    if (r->kind == RMPI_REQ_RECV) {
+        r->buf = NULL;
+        r->scatter = api_scatter;
+        r->flags |= RMPI_RF_SCATTER;
+        return;
+    }
+    r->user2 = rmpi_xmalloc(bytes);
+    rmpi_dtype_pack(r->user, r->ucount, dt, 0, r->user2, bytes);
+    r->buf = r->user2;
+    rmpi_core_stats.packed_sends++;
+}
+
+/* A non-contiguous send that fits an eager frame and the peer's segment bound goes as
+ * its list of segments, which the provider gathers from the user's buffer (no packed
+ * copy). Returns 0 when it does not fit: the caller packs. */
+static int send_segs(rmpi_req_t *r)
+{
+    rmpi_dtype_t *dt = r->udt;
+    size_t bytes = r->ucount * dt->size;
+    int room = rmpi_core_seg_room(r->rank, bytes);
+    if (!room)
+        return 0;
+    struct iovec iov[1 + RMPI_CORE_SEG_CAP];
+    rmpi_dtype_iter_t it;
+    rmpi_dtype_iter_init(&it, r->user, r->ucount, dt, 0, bytes);
+    int n = rmpi_dtype_iter_next(&it, iov + 1, room);
+    if (!rmpi_dtype_iter_done(&it))
+        return 0;
+    r->len = bytes;
+    r->buf = NULL;
+    r->st_err = 0;
+    r->flags &= (uint16_t)~RMPI_RF_CANCELLED;
+    rmpi_core_isend_segs(r, iov, n);
+    return 1;
+}
+
+void rmpi_api_post_send(rmpi_req_t *r)
+{
+    if (RMPI_UNLIKELY(!rmpi_dtype_is_contig(r->udt, r->ucount)) && send_segs(r))
+        return;
+    rmpi_api_arm(r);
+    rmpi_core_isend(r);
 }
 
 static rmpi_req_t *init_req(int kind, void *buf, int count, rmpi_dtype_t *dt, rmpi_comm_t *c)
@@ -168,8 +210,7 @@ static int send_blocking(const char *func, const void *buf, int count, rmpi_dtyp
         return MPI_SUCCESS;
     }
     rmpi_req_t *r = rmpi_api_send_req(buf, count, dt, dest, tag, c, mode);
-    rmpi_api_arm(r);
-    rmpi_core_isend(r);
+    rmpi_api_post_send(r);
     rmpi_core_wait(r);
     rmpi_req_release(r);
     RMPI_UNLOCK();
@@ -185,8 +226,7 @@ static int send_nonblocking(const void *buf, int count, rmpi_dtype_t *dt, int de
         r = rmpi_api_null_req(RMPI_REQ_SEND, c);
     } else {
         r = rmpi_api_send_req(buf, count, dt, dest, tag, c, mode);
-        rmpi_api_arm(r);
-        rmpi_core_isend(r);
+        rmpi_api_post_send(r);
     }
     r->flags |= RMPI_RF_ACTIVE;
     RMPI_UNLOCK();
@@ -506,11 +546,12 @@ int MPI_Start(MPI_Request *request)
     } else {
         if (r->udt && !((rmpi_dtype_t *)r->udt)->predefined)
             r->on_complete = api_req_done;
-        rmpi_api_arm(r);
-        if (r->kind == RMPI_REQ_SEND)
-            rmpi_core_isend(r);
-        else
+        if (r->kind == RMPI_REQ_SEND) {
+            rmpi_api_post_send(r);
+        } else {
+            rmpi_api_arm(r);
             rmpi_core_irecv(r);
+        }
     }
     RMPI_UNLOCK();
     return MPI_SUCCESS;

@@ -18,8 +18,13 @@ int rmpi_api_check_tag(const char *func, rmpi_comm_t *c, int tag, int any_ok);
 rmpi_req_t *rmpi_api_send_req(const void *buf, int count, rmpi_dtype_t *dt, int dest, int tag, rmpi_comm_t *c,
                               int mode);
 rmpi_req_t *rmpi_api_recv_req(void *buf, int count, rmpi_dtype_t *dt, int src, int tag, rmpi_comm_t *c);
-/* Prepare the byte buffer of an initialised request (pack / scratch for non-contiguous). */
+/* Prepare the byte buffer of an initialised request: the contiguous range, a packed copy
+ * of a non-contiguous send, or for a non-contiguous receive the scatter hook (the core
+ * hands the data over as it comes: no scratch buffer). */
 void rmpi_api_arm(rmpi_req_t *r);
+/* Arm and post a send request: non-contiguous eager data as a segment list when it fits
+ * (rmpi_core_seg_room), else packed. */
+void rmpi_api_post_send(rmpi_req_t *r);
 /* A request that is complete at once (MPI_PROC_NULL). */
 rmpi_req_t *rmpi_api_null_req(int kind, rmpi_comm_t *c);
 /* An active request already complete with an empty status (work done inside the call:

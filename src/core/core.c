@@ -192,6 +192,12 @@ int rmpi_core_finalize(void)
                 rmpi_core_rank, (unsigned long long)rmpi_core_stats.eager_full,
                 (unsigned long long)rmpi_core_stats.eager_short, (unsigned long long)rmpi_core_stats.rndv,
                 (unsigned long long)rmpi_core_stats.unexpected);
+        const rmpi_core_stats_t *st = &rmpi_core_stats;
+        if (st->seg_sends + st->packed_sends + st->scattered_recvs + st->landed_recvs)
+            fprintf(stderr, "[rmpi report] rank %d: non-contiguous data: %llu eager sends as segments, %llu sends "
+                            "packed; %llu eager receives scattered from the frame, %llu rendezvous receives landed\n",
+                    rmpi_core_rank, (unsigned long long)st->seg_sends, (unsigned long long)st->packed_sends,
+                    (unsigned long long)st->scattered_recvs, (unsigned long long)st->landed_recvs);
         rmpi_vc_report(stderr);
         rmpi_net_mr_stats_t m = rmpi_net_mr_stats();
         if (m.hits + m.misses)

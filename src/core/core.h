@@ -38,7 +38,11 @@ enum {
     RMPI_RF_FREED = 4,      /* user freed it while active: release at completion */
     RMPI_RF_CANCELLED = 8,
     RMPI_RF_POSTED = 16,    /* in a posted-receive queue */
+    RMPI_RF_SCATTER = 32,   /* receive into non-contiguous memory: data goes through req->scatter */
 };
+
+/* Most data segments a non-contiguous eager send may have (stack room of the caller). */
+#define RMPI_CORE_SEG_CAP 128
 
 typedef struct rmpi_req rmpi_req_t;
 typedef struct rmpi_unexp rmpi_unexp_t;
@@ -66,6 +70,10 @@ struct rmpi_req {
     uint64_t peer_req;
     /* for the layers above: run at completion (e.g. unpack, bsend space) */
     void (*on_complete)(rmpi_req_t *req);
+    /* RMPI_RF_SCATTER receives: deliver n bytes of the message (from the frame, the
+     * unexpected copy or a rendezvous landing buffer) into the user's memory. buf is
+     * unused; a rendezvous lands in a buffer the core allocates and frees. */
+    void (*scatter)(rmpi_req_t *req, const void *data, size_t n);
     void *user, *user2;
     size_t ucount;
     void *udt;           /* datatype object held by the request (api layer) */
@@ -142,7 +150,15 @@ static inline void rmpi_req_init_stack(rmpi_req_t *r, int kind)
 
 /* Post a send: req->buf/len/rank/ctx/tag/src/mode filled in. Never blocks. */
 int rmpi_core_isend(rmpi_req_t *req);
-/* Post a receive: req->buf/len/rank/ctx/tag filled in. Never blocks. */
+/* Non-contiguous eager sends as a list of segments (the provider gathers them; nothing is
+ * packed). rmpi_core_seg_room: how many data segments an eager send of len bytes to world
+ * rank dest may have, 0 when it must go by rendezvous (then pack and use rmpi_core_isend).
+ * rmpi_core_isend_segs: req as for rmpi_core_isend (len = sum of the segments), iov[0]
+ * left for the core's header, iov[1..n] the data, n <= rmpi_core_seg_room(...). */
+int rmpi_core_seg_room(int dest, size_t len);
+void rmpi_core_isend_segs(rmpi_req_t *req, struct iovec *iov, int n);
+/* Post a receive: req->buf/len/rank/ctx/tag filled in (or RMPI_RF_SCATTER and req->scatter
+ * instead of buf). Never blocks. */
 int rmpi_core_irecv(rmpi_req_t *req);
 /* Remove a posted receive; returns 1 if it was cancelled (then it is complete). */
 int rmpi_core_cancel_recv(rmpi_req_t *req);
@@ -167,6 +183,9 @@ void rmpi_core_wait(rmpi_req_t *req);
 /* ---- for reports and tests ---- */
 typedef struct rmpi_core_stats {
     uint64_t eager_full, eager_short, rndv, unexpected;
+    /* non-contiguous data: eager sends as segments, sends packed by the layer above,
+     * eager receives scattered from the frame, rendezvous receives through a landing buffer */
+    uint64_t seg_sends, packed_sends, scattered_recvs, landed_recvs;
 } rmpi_core_stats_t;
 extern rmpi_core_stats_t rmpi_core_stats;
 

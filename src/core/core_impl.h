@@ -52,6 +52,7 @@ typedef struct core_peer {
     int tx_valid, ready;
     int rndv_write;      /* this peer's rendezvous pushes data (CTS + RDMA write) */
     size_t eager_limit;
+    int seg_max;         /* data segments of a non-contiguous eager send (RMPI_SEG_MAX, rails' max_iov) */
 } core_peer_t;
 
 /* Posted and unexpected queues of one context. */

@@ -42,6 +42,14 @@ void rmpi_core_peer_init(rmpi_vc_t *vc)
      * send a request the target serves in turns with its other output. Both peers see the
      * same rails, so they agree on the mode. */
     cp->rndv_write = rmpi_rndv_mode == 2 || (rmpi_rndv_mode == 0 && !rail->hints.rdma_native);
+    /* One iov goes to the header; any subchannel may carry the frame. */
+    long long segs = rmpi_knobs.SEG_MAX < RMPI_CORE_SEG_CAP ? rmpi_knobs.SEG_MAX : RMPI_CORE_SEG_CAP;
+    for (int i = 0; i < vc->nsub; i++) {
+        int m = vc->sub[i].rail->hints.max_iov;
+        if (m && m - 1 < segs)
+            segs = m - 1;
+    }
+    cp->seg_max = segs > 0 ? (int)segs : 0;
     cp->ready = 1;
 }
 
@@ -63,21 +71,45 @@ static rmpi_req_t *req_from_wire(uint64_t v, const char *what)
 
 /* ---- send side ---- */
 
-static inline void send_eager(rmpi_vc_t *vc, core_peer_t *cp, uint32_t ctx, int src, int tag, const void *buf,
-                              size_t len)
+/* An eager frame: iov[0] gets the header, iov[1..n) hold the len data bytes (one
+ * contiguous buffer, or the segments of a non-contiguous one). */
+static inline void send_eager_v(rmpi_vc_t *vc, core_peer_t *cp, uint32_t ctx, int src, int tag, struct iovec *iov,
+                                int n, size_t len)
 {
     if (cp->tx_valid && cp->tx_ctx == ctx && cp->tx_tag == tag && cp->tx_src == src && rmpi_hdr_cache) {
         rmpi_vc_hdr_t h = {0, RMPI_F_EAGER_SHORT, 0};
-        struct iovec iov[2] = {{&h, sizeof h}, {(void *)buf, len}};
-        rmpi_vc_send(vc, iov, 2, sizeof h + len);
+        iov[0] = (struct iovec){&h, sizeof h};
+        rmpi_vc_send(vc, iov, n, sizeof h + len);
         rmpi_core_stats.eager_short++;
     } else {
         wire_match_t m = {{0, RMPI_F_EAGER, 0}, ctx, src, tag};
-        struct iovec iov[2] = {{&m, sizeof m}, {(void *)buf, len}};
-        rmpi_vc_send(vc, iov, 2, sizeof m + len);
+        iov[0] = (struct iovec){&m, sizeof m};
+        rmpi_vc_send(vc, iov, n, sizeof m + len);
         cp->tx_ctx = ctx, cp->tx_src = src, cp->tx_tag = tag, cp->tx_valid = 1;
         rmpi_core_stats.eager_full++;
     }
+}
+
+static inline void send_eager(rmpi_vc_t *vc, core_peer_t *cp, uint32_t ctx, int src, int tag, const void *buf,
+                              size_t len)
+{
+    struct iovec iov[2]; /* iov[0]: the header, filled once by send_eager_v */
+    iov[1] = (struct iovec){(void *)buf, len};
+    send_eager_v(vc, cp, ctx, src, tag, iov, 2, len);
+}
+
+/* A synchronous eager frame (the full header and the sender's request); it completes at
+ * SYNC_ACK. iov as for send_eager_v. */
+static void send_sync(rmpi_vc_t *vc, core_peer_t *cp, rmpi_req_t *r, struct iovec *iov, int n)
+{
+    struct {
+        wire_match_t m;
+        uint64_t sreq;
+    } f = {{{0, RMPI_F_EAGER, RMPI_FF_SYNC}, r->ctx, r->src, r->tag}, (uintptr_t)r};
+    iov[0] = (struct iovec){&f, sizeof f};
+    rmpi_vc_send(vc, iov, n, sizeof f + r->len);
+    cp->tx_ctx = r->ctx, cp->tx_src = r->src, cp->tx_tag = r->tag, cp->tx_valid = 1;
+    rmpi_core_stats.eager_full++;
 }
 
 int rmpi_core_send_eager(int dest, uint32_t ctx, int src, int tag, const void *buf, size_t len)
@@ -102,15 +134,9 @@ int rmpi_core_isend(rmpi_req_t *r)
             rmpi_req_complete(r);
             return 0;
         }
-        struct {
-            wire_match_t m;
-            uint64_t sreq;
-        } f = {{{0, RMPI_F_EAGER, RMPI_FF_SYNC}, r->ctx, r->src, r->tag}, (uintptr_t)r};
-        struct iovec iov[2] = {{&f, sizeof f}, {r->buf, r->len}};
-        rmpi_vc_send(vc, iov, 2, sizeof f + r->len);
-        cp->tx_ctx = r->ctx, cp->tx_src = r->src, cp->tx_tag = r->tag, cp->tx_valid = 1;
-        rmpi_core_stats.eager_full++;
-        return 0; /* completes at SYNC_ACK */
+        struct iovec iov[2] = {{NULL, 0}, {r->buf, r->len}};
+        send_sync(vc, cp, r, iov, 2);
+        return 0;
     }
     wire_rts_t f = {{{0, RMPI_F_RTS, 0}, r->ctx, r->src, r->tag}, (uintptr_t)r, r->len, (uintptr_t)r->buf,
                     (uint32_t)vc->nsub, 0, {0}};
@@ -122,7 +148,39 @@ int rmpi_core_isend(rmpi_req_t *r)
     return 0; /* completes at FIN */
 }
 
+int rmpi_core_seg_room(int dest, size_t len)
+{
+    core_peer_t *cp = rmpi_core_peer(rmpi_vc_get(dest));
+    return len <= cp->eager_limit ? cp->seg_max : 0;
+}
+
+void rmpi_core_isend_segs(rmpi_req_t *r, struct iovec *iov, int n)
+{
+    rmpi_vc_t *vc = rmpi_vc_get(r->rank);
+    core_peer_t *cp = rmpi_core_peer(vc);
+    r->vc = vc;
+    r->done = 0;
+    rmpi_core_stats.seg_sends++;
+    if (r->mode == RMPI_MODE_SYNC) {
+        send_sync(vc, cp, r, iov, n + 1);
+        return;
+    }
+    send_eager_v(vc, cp, r->ctx, r->src, r->tag, iov, n + 1, r->len);
+    rmpi_req_complete(r);
+}
+
 /* ---- receive side ---- */
+
+/* Eager data of a matched receive: st_bytes of it (the part that fits) into the buffer. */
+static inline void copy_out(rmpi_req_t *r, const void *data)
+{
+    if (RMPI_LIKELY(!(r->flags & RMPI_RF_SCATTER))) {
+        memcpy(r->buf, data, r->st_bytes);
+        return;
+    }
+    r->scatter(r, data, r->st_bytes);
+    rmpi_core_stats.scattered_recvs++;
+}
 
 static inline void set_status(rmpi_req_t *r, int src, int tag, size_t msglen)
 {
@@ -149,6 +207,11 @@ static void rndv_start(rmpi_req_t *r, rmpi_vc_t *vc, int src, int tag, uint64_t 
         send_req_frame(vc, RMPI_F_FIN, sreq);
         rmpi_req_complete(r);
         return;
+    }
+    if (r->flags & RMPI_RF_SCATTER) {
+        /* non-contiguous memory cannot be one registration: land, scatter at the end */
+        r->buf = rmpi_xmalloc(r->st_bytes);
+        rmpi_core_stats.landed_recvs++;
     }
     if (!rmpi_core_peer(vc)->rndv_write) {
         rmpi_rndv_pull(r, vc, raddr, rkeys, nkeys, r->st_bytes);
@@ -188,7 +251,7 @@ static void eager_arrived(rmpi_vc_t *vc, uint32_t ctx, int src, int tag, const c
     rmpi_req_t *r = match_posted(q, src, tag);
     if (RMPI_LIKELY(r != NULL)) {
         set_status(r, src, tag, len);
-        memcpy(r->buf, data, r->st_bytes);
+        copy_out(r, data);
         if (sync)
             send_req_frame(vc, RMPI_F_SYNC_ACK, sreq);
         rmpi_req_complete(r);
@@ -276,7 +339,7 @@ static void consume_unexp(rmpi_req_t *r, rmpi_unexp_t *u)
         rndv_start(r, u->vc, u->src, u->tag, u->sreq, u->len, u->raddr, u->rkeys, u->nkeys);
     } else {
         set_status(r, u->src, u->tag, u->len);
-        memcpy(r->buf, u->data, r->st_bytes);
+        copy_out(r, u->data);
         if (u->sync)
             send_req_frame(u->vc, RMPI_F_SYNC_ACK, u->sreq);
         rmpi_req_complete(r);

@@ -48,6 +48,19 @@ static void rndv_release(rmpi_req_t *r)
     r->rv = NULL;
 }
 
+/* Registrations go, a receive into non-contiguous memory is scattered out of its landing
+ * buffer (rndv_start), and the request completes. */
+static void rndv_finish(rmpi_req_t *r)
+{
+    rndv_release(r);
+    if (RMPI_UNLIKELY(r->flags & RMPI_RF_SCATTER) && r->kind == RMPI_REQ_RECV) {
+        r->scatter(r, r->buf, r->st_bytes);
+        free(r->buf);
+        r->buf = NULL;
+    }
+    rmpi_req_complete(r);
+}
+
 void rmpi_rndv_register(rmpi_req_t *r, rmpi_vc_t *vc, void *buf, size_t len, uint64_t *rkeys)
 {
     rmpi_rndv_t *rv = rndv_of(r, vc);
@@ -132,8 +145,7 @@ static void stripe_done(rmpi_net_op_t *op)
      * same rail, so the receiver knows every stripe has landed. */
     for (int k = 0; k < rv->nstripes; k++)
         rmpi_core_send_fin(vc, rv->stripe[k].sub, r->peer_req, (uint32_t)rv->nstripes);
-    rndv_release(r);
-    rmpi_req_complete(r);
+    rndv_finish(r);
 }
 
 static void start_stripes(rmpi_req_t *r, rmpi_vc_t *vc, int push, char *local, uint64_t raddr,
@@ -182,6 +194,5 @@ void rmpi_rndv_fin(rmpi_req_t *r, uint32_t count)
     rmpi_rndv_t *rv = r->rv;
     if (rv && ++rv->fins < count)
         return;
-    rndv_release(r);
-    rmpi_req_complete(r);
+    rndv_finish(r);
 }

@@ -2,8 +2,8 @@
  * datatype: MPI datatypes (predefined and derived), their bounds, and packing.
  *
  * Callers: the api bindings (constructors, queries, MPI_Pack/Unpack, Get_count/elements),
- * the core (pack/unpack of non-contiguous send and receive buffers, possibly in pieces
- * as frames and rendezvous stripes go out and come in), coll and rma.
+ * the api layer for the core (segment lists of non-contiguous eager sends, unpack of
+ * eager receives straight from the frame, pack/unpack of rendezvous data), coll and rma.
  * Objects: predefined types live in a static table indexed by handle value
  * (0x200..0x2ff) and are never freed (so are the f90 types, heap objects marked
  * predefined); user types are heap objects whose address is
@@ -25,6 +25,7 @@
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #define RMPI_DTYPE_MAGIC 0x52445459u /* "RDTY" */
 #define RMPI_DTYPE_PREDEF_BASE 0x200u
@@ -203,6 +204,25 @@ size_t rmpi_dtype_pack(const void *inbuf, size_t count, const rmpi_dtype_t *dt, 
  * (outbuf, count, dt); returns the bytes consumed. */
 size_t rmpi_dtype_unpack(const void *in, size_t inlen, void *outbuf, size_t count, const rmpi_dtype_t *dt,
                          size_t offset);
+
+/* Segment iterator: bytes [offset, offset + len) of the packed stream of (buf, count, dt)
+ * as the contiguous (address, length) pieces of the user's buffer they occupy, in
+ * type-map order, adjacent pieces merged. rmpi_dtype_iter_next writes at most `max`
+ * segments and returns how many (0 at the end); the last one takes in every piece
+ * adjacent to it, so successive calls give the same list as one unbounded call. The
+ * state is the stream offset reached (`offset`): resuming is a seek, like pack. Cost:
+ * one step per piece before merging (a type whose blocks all touch is still walked
+ * block by block). */
+typedef struct rmpi_dtype_iter {
+    char *buf;
+    size_t count;
+    const rmpi_dtype_t *dt;
+    size_t offset, end; /* stream bytes: next one to list, end of the range */
+} rmpi_dtype_iter_t;
+void rmpi_dtype_iter_init(rmpi_dtype_iter_t *it, const void *buf, size_t count, const rmpi_dtype_t *dt,
+                          size_t offset, size_t len);
+int rmpi_dtype_iter_next(rmpi_dtype_iter_t *it, struct iovec *iov, int max);
+static inline int rmpi_dtype_iter_done(const rmpi_dtype_iter_t *it) { return it->offset >= it->end; }
 
 /* MPI_Get_elements: basic elements in `bytes` bytes of a stream of dt (a partial
  * element counts the whole basic elements it holds); MPI_UNDEFINED when `bytes` ends

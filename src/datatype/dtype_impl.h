@@ -25,4 +25,18 @@ int rmpi_dtype_uniform_pieces(const rmpi_dtype_t *dt);
 rmpi_dtype_t *rmpi_dtype_new(int combiner, int large, size_t nints, size_t naints, size_t ntypes);
 int rmpi_dtype_finish(rmpi_dtype_t *dt, rmpi_dtype_t **newtype);
 
+/* Index of the segment holding packed byte `within` (< size) of one element. */
+static inline size_t rmpi_dtype_seg_find(const rmpi_dtype_t *dt, size_t within)
+{
+    size_t lo = 0, hi = dt->nseg;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (dt->segs[mid].pos <= within)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 #endif

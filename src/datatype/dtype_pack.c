@@ -33,20 +33,6 @@ static inline void copy_bytes(char *user, char *packed, size_t n, const int dir)
         memcpy(user, packed, n);
 }
 
-/* Index of the segment holding packed byte `within` of one element. */
-static size_t seg_find(const rmpi_dtype_t *dt, size_t within)
-{
-    size_t lo = 0, hi = dt->nseg;
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (dt->segs[mid].pos <= within)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 static void whole(char *base, const rmpi_dtype_t *dt, char *packed, const int dir);
 static size_t walk(char *buf, const rmpi_dtype_t *dt, size_t offset, char *packed, size_t n, const int dir);
 
@@ -122,7 +108,7 @@ static size_t walk(char *buf, const rmpi_dtype_t *dt, size_t offset, char *packe
         return n;
     }
 
-    size_t s = seg_find(dt, within);
+    size_t s = rmpi_dtype_seg_find(dt, within);
     size_t rel = within - dt->segs[s].pos;
     size_t k = rel / dt->segs[s].len, inner = rel % dt->segs[s].len;
     while (left) {

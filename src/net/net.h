@@ -51,6 +51,8 @@ typedef struct rmpi_net_hints {
     int rdma_native;         /* 1: hardware RDMA; 0: emulated by the provider */
     size_t max_frame;        /* largest frame send() accepts */
     size_t max_inline;       /* frames up to this size go out without an extra copy */
+    int max_iov;             /* most iov entries send() gathers from without first copying them
+                              * into a buffer of its own; 0: any number (it copies anyway) */
     size_t mem_per_peer;     /* bytes of connection state per connected peer */
     int node_conn;           /* 1: one connection serves every process of a remote node */
     rmpi_scope_t scope;      /* which peers this rail is for */

@@ -3,7 +3,8 @@
  * the full type map (one entry per basic element, nothing merged) built straight from
  * the constructor arguments. Packing in pieces of 1..7 bytes and at random offsets
  * must give the same stream as one call. The external32 form of the stream is the same
- * entries byte-reversed.
+ * entries byte-reversed. The segment iterator lists the model's pieces, merged where
+ * adjacent, whole or resumed in calls of a few segments.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 
 #include "../unit_check.h"
 #include "datatype/datatype.h"
+#include "util/util.h"
 
 
 typedef struct ent {
@@ -195,6 +197,61 @@ static MPI_Count model_elements(const tnode_t *t, size_t bytes)
     return n;
 }
 
+/* The model's pieces of stream bytes [off, off + len), adjacent ones merged: what the
+ * segment iterator must list. Returns the number of segments written to out. */
+static size_t model_segs(const char *buf, size_t count, const tnode_t *t, size_t off, size_t len, struct iovec *out)
+{
+    size_t n = 0, pos = 0;
+    for (size_t i = 0; i < count && len; i++)
+        for (size_t k = 0; k < t->m.n && len; k++) {
+            const ent_t *e = &t->m.e[k];
+            size_t skip = off > pos ? RMPI_MIN(off - pos, e->len) : 0, take = RMPI_MIN(e->len - skip, len);
+            pos += e->len;
+            if (!take)
+                continue;
+            char *p = (char *)(uintptr_t)buf + (MPI_Aint)i * t->dt->extent + e->disp + skip;
+            if (n && (char *)out[n - 1].iov_base + out[n - 1].iov_len == p)
+                out[n - 1].iov_len += take;
+            else
+                out[n++] = (struct iovec){p, take};
+            len -= take;
+        }
+    return n;
+}
+
+/* The segment iterator against the model: all at once, then resumed in calls of 1..5
+ * segments, over the whole stream and over a random byte range. */
+static int check_iter(const char *buf, size_t count, const tnode_t *t, int iter)
+{
+    size_t total = count * t->dt->size, nmodel = count * t->m.n + 1;
+    struct iovec *want = malloc(nmodel * sizeof *want), *got = malloc((nmodel + 8) * sizeof *got);
+    int bad = 0;
+    for (int round = 0; round < 3 && !bad; round++) {
+        size_t off = round < 2 ? 0 : (size_t)rrange(0, (long)total), len = round < 2 ? total : (size_t)rrange(0, (long)total);
+        size_t nw = model_segs(buf, count, t, off, len, want), ng = 0;
+        rmpi_dtype_iter_t it;
+        rmpi_dtype_iter_init(&it, buf, count, t->dt, off, len);
+        for (int calls = 0; !rmpi_dtype_iter_done(&it) && calls <= (int)nmodel; calls++) {
+            int max = round == 0 ? (int)nmodel : (int)rrange(1, 5);
+            int n = rmpi_dtype_iter_next(&it, got + ng, max);
+            CHECK(n >= 1 && n <= max, "iter %d: iterator gave %d segments (max %d)", iter, n, max);
+            if (n < 1 || n > max)
+                break;
+            ng += (size_t)n;
+        }
+        CHECK(rmpi_dtype_iter_done(&it) && rmpi_dtype_iter_next(&it, got, 1) == 0, "iter %d: iterator not at the end",
+              iter);
+        bad |= ng != nw;
+        for (size_t k = 0; k < ng && !bad; k++)
+            bad |= got[k].iov_base != want[k].iov_base || got[k].iov_len != want[k].iov_len;
+        CHECK(!bad, "iter %d round %d: iterator lists %zu segments, the model %zu (stream [%zu, +%zu) of %zu)", iter,
+              round, ng, nw, off, len, total);
+    }
+    free(want);
+    free(got);
+    return bad;
+}
+
 static int check_type(const tnode_t *t, int iter)
 {
     const rmpi_dtype_t *dt = t->dt;
@@ -297,6 +354,7 @@ static int check_type(const tnode_t *t, int iter)
     bad |= memcmp(x32, wext, total) != 0;
     free(x32);
     free(wext);
+    bad |= check_iter(origin, count, t, iter);
     free(ubuf);
     free(ubuf2);
     free(ubuf3);
