@@ -673,6 +673,13 @@ static int ofi_open(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
     char usz[24];
     snprintf(usz, sizeof usz, "%lld", rmpi_knobs.OFI_UNIVERSE_SIZE > 0 ? rmpi_knobs.OFI_UNIVERSE_SIZE : (long long)env->size);
     rmpi_rt_setenv_default("FI_UNIVERSE_SIZE", usz);
+    /* ofi_rxm sends a message eagerly only if it fits its bounce buffers (16 KiB by
+     * default); our frames carry up to 64 KiB plus headers, and a bigger one went through
+     * rxm's segmentation (16 KiB: 24 us a ping-pong where the same frame eager takes 12.6).
+     * Buffers that hold our largest frame and rxm's header keep every frame eager. */
+    char rxm[24];
+    snprintf(rxm, sizeof rxm, "%d", RMPI_OFI_BUF_SIZE + 64);
+    rmpi_rt_setenv_default("FI_OFI_RXM_BUFFER_SIZE", rxm);
     rmpi_ofi_mr_env();
     int auto_mode = rmpi_knob_choice("NET", rmpi_knobs.NET, "auto|shm|tcp|ofi") == 0;
     char why[512];
