@@ -1,5 +1,6 @@
 /* Environment: Init/Finalize, thread levels, versions, clocks, processor name, Abort. */
 #include "api_impl.h"
+#include "../datatype/datatype.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -96,6 +97,59 @@ int MPI_Abi_get_version(int *abi_major, int *abi_minor)
 {
     *abi_major = RMPI_ABI_VERSION_MAJOR;
     *abi_minor = RMPI_ABI_VERSION_MINOR;
+    return MPI_SUCCESS;
+}
+
+int MPI_Abi_get_info(MPI_Info *info)
+{
+    RMPI_CHECK(info, NULL, MPI_ERR_ARG, "info must not be NULL");
+    rmpi_info_t *i = rmpi_info_new();
+    char v[8];
+    snprintf(v, sizeof v, "%zu", sizeof(MPI_Aint));
+    rmpi_info_set(i, "mpi_aint_size", v);
+    snprintf(v, sizeof v, "%zu", sizeof(MPI_Count));
+    rmpi_info_set(i, "mpi_count_size", v);
+    snprintf(v, sizeof v, "%zu", sizeof(MPI_Offset));
+    rmpi_info_set(i, "mpi_offset_size", v);
+    *info = (MPI_Info)i;
+    return MPI_SUCCESS;
+}
+
+/* RailMPI has no Fortran bindings, but C programs can use its Fortran datatypes: the info
+ * describes those (sizes of the default kinds, which sized kinds exist). */
+int MPI_Abi_get_fortran_info(MPI_Info *info)
+{
+    RMPI_API_INIT_CHECK();
+    RMPI_CHECK(info, NULL, MPI_ERR_ARG, "info must not be NULL");
+    static const struct {
+        const char *key;
+        MPI_Datatype t;
+        int size_key; /* 1: "mpi_<name>_size", 0: "mpi_<name>_supported" */
+    } rows[] = {
+        {"logical", MPI_LOGICAL, 1},       {"integer", MPI_INTEGER, 1},   {"real", MPI_REAL, 1},
+        {"double_precision", MPI_DOUBLE_PRECISION, 1},
+        {"logical1", MPI_LOGICAL1, 0},     {"logical2", MPI_LOGICAL2, 0}, {"logical4", MPI_LOGICAL4, 0},
+        {"logical8", MPI_LOGICAL8, 0},     {"logical16", MPI_LOGICAL16, 0},
+        {"integer1", MPI_INTEGER1, 0},     {"integer2", MPI_INTEGER2, 0}, {"integer4", MPI_INTEGER4, 0},
+        {"integer8", MPI_INTEGER8, 0},     {"integer16", MPI_INTEGER16, 0},
+        {"real2", MPI_REAL2, 0},           {"real4", MPI_REAL4, 0},       {"real8", MPI_REAL8, 0},
+        {"real16", MPI_REAL16, 0},         {"complex4", MPI_COMPLEX4, 0}, {"complex8", MPI_COMPLEX8, 0},
+        {"complex16", MPI_COMPLEX16, 0},   {"complex32", MPI_COMPLEX32, 0},
+        {"double_complex", MPI_DOUBLE_COMPLEX, 0},
+    };
+    rmpi_info_t *i = rmpi_info_new();
+    for (size_t k = 0; k < RMPI_ARRAY_LEN(rows); k++) {
+        const rmpi_dtype_t *d = rmpi_dtype_get(rows[k].t);
+        size_t size = d ? d->size : 0;
+        char key[64], v[24];
+        snprintf(key, sizeof key, "mpi_%s_%s", rows[k].key, rows[k].size_key ? "size" : "supported");
+        if (rows[k].size_key)
+            snprintf(v, sizeof v, "%zu", size);
+        else
+            snprintf(v, sizeof v, "%s", size ? "true" : "false");
+        rmpi_info_set(i, key, v);
+    }
+    *info = (MPI_Info)i;
     return MPI_SUCCESS;
 }
 

@@ -3,6 +3,7 @@
  * distinct integers; the status field accessors. */
 #include "mtest.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 int main(int argc, char **argv)
@@ -13,6 +14,26 @@ int main(int argc, char **argv)
     MTEST_CHECK(MPI_Type_fromint(MPI_Type_toint(MPI_DOUBLE)) == MPI_DOUBLE, "MPI_DOUBLE round trip");
     MTEST_CHECK(MPI_Op_fromint(MPI_Op_toint(MPI_SUM)) == MPI_SUM, "MPI_SUM round trip");
     MTEST_CHECK(MPI_Request_fromint(MPI_Request_toint(MPI_REQUEST_NULL)) == MPI_REQUEST_NULL, "REQUEST_NULL");
+
+    /* the standard ABI's info queries and the one window name there is */
+    MPI_Info abi;
+    char val[MPI_MAX_INFO_VAL + 1];
+    int vlen = (int)sizeof val, flag = 0;
+    MTEST_OK(MPI_Abi_get_info(&abi));
+    MTEST_OK(MPI_Info_get_string(abi, "mpi_count_size", &vlen, val, &flag));
+    MTEST_CHECK(flag && atoi(val) == (int)sizeof(MPI_Count), "mpi_count_size: flag %d, value '%s'", flag, val);
+    MPI_Info_free(&abi);
+    MTEST_OK(MPI_Abi_get_fortran_info(&abi));
+    vlen = (int)sizeof val;
+    MTEST_OK(MPI_Info_get_string(abi, "mpi_integer_size", &vlen, val, &flag));
+    int isz = 0;
+    MPI_Type_size(MPI_INTEGER, &isz);
+    MTEST_CHECK(flag && atoi(val) == isz, "mpi_integer_size: flag %d, value '%s', MPI_INTEGER %d", flag, val, isz);
+    MPI_Info_free(&abi);
+    char wname[MPI_MAX_OBJECT_NAME];
+    int wlen = 0;
+    MTEST_OK(MPI_Win_get_name(MPI_WIN_NULL, wname, &wlen));
+    MTEST_CHECK(wlen == 12 && !strcmp(wname, "MPI_WIN_NULL"), "MPI_WIN_NULL is named '%s'", wname);
 
     MPI_Comm a, b;
     MPI_Comm_dup(MPI_COMM_WORLD, &a);
