@@ -5,6 +5,7 @@
  * (_block)) runs blocking, MPI_I*, persistent (started twice) and, where it has one, as its
  * _c form, with every rank of both groups as root (MPI_ROOT / MPI_PROC_NULL / remote
  * rank), against results computed locally; a vector type with gaps for the packed paths;
+ * a non-commutative user operation (rank order);
  * several outstanding at once around point-to-point on the same intercommunicator; and the
  * errors: bad root (MPI_ERR_ROOT), MPI_IN_PLACE (MPI_ERR_BUFFER), Scan, Exscan and
  * neighbourhood collectives (MPI_ERR_COMM). Needs 2 or more ranks. */
@@ -402,6 +403,55 @@ static void check_noncontig(const ictx_t *x, int me)
     MPI_Type_free(&vt);
 }
 
+/* 2x2 matrix product mod a prime: associative, not commutative; in is the left factor. */
+enum { PRIME = 10007 };
+static void matmul(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    (void)type;
+    const int *a = in;
+    int *b = inout;
+    for (int k = 0; k + 4 <= *len; k += 4, a += 4, b += 4) {
+        int r[4] = {(a[0] * b[0] + a[1] * b[2]) % PRIME, (a[0] * b[1] + a[1] * b[3]) % PRIME,
+                    (a[2] * b[0] + a[3] * b[2]) % PRIME, (a[2] * b[1] + a[3] * b[3]) % PRIME};
+        memcpy(b, r, sizeof r);
+    }
+}
+
+static void mat_of(int w, int j, int *m)
+{
+    m[0] = (w * 7 + j + 1) % PRIME, m[1] = (w + 3 * j + 2) % PRIME, m[2] = (5 * w + j) % PRIME, m[3] = w % 3 + 1;
+}
+
+/* Reduce and Allreduce with a non-commutative operation: the other group's matrices must
+ * multiply in rank order. */
+static void check_noncomm(const ictx_t *x, int me)
+{
+    enum { NM = 3 };
+    int in[4 * NM], out[4 * NM], ref[4 * NM];
+    MPI_Op op;
+    MTEST_OK(MPI_Op_create(matmul, 0, &op));
+    for (int j = 0; j < NM; j++)
+        mat_of(me, j, in + 4 * j);
+    for (int j = 0; j < NM; j++) {
+        int *r = ref + 4 * j, m[4], len = 4;
+        mat_of(x->rbase, j, r);
+        for (int i = 1; i < x->rsize; i++) {
+            mat_of(x->rbase + i, j, m);
+            matmul(r, m, &len, NULL);
+            memcpy(r, m, sizeof m);
+        }
+    }
+    fill(out, 4 * NM, SENT);
+    MTEST_OK(MPI_Allreduce(in, out, 4 * NM, MPI_INT, op, x->ic));
+    MTEST_CHECK(!memcmp(out, ref, sizeof ref), "Allreduce with a non-commutative op: not the rank-order product");
+    int role, root = root_arg(x, 1, 0, &role);
+    fill(out, 4 * NM, SENT);
+    MTEST_OK(MPI_Reduce(in, out, 4 * NM, MPI_INT, op, root, x->ic));
+    if (role == 2)
+        MTEST_CHECK(!memcmp(out, ref, sizeof ref), "Reduce with a non-commutative op: not the rank-order product");
+    MPI_Op_free(&op);
+}
+
 /* Several collectives outstanding at once, with point-to-point on the same intercomm. */
 static void check_overlap(const ictx_t *x, int me)
 {
@@ -481,6 +531,7 @@ static void run(int a)
     check_all(&x, me, 2);
     check_all(&x, me, 3000);
     check_noncontig(&x, me);
+    check_noncomm(&x, me);
     check_overlap(&x, me);
     check_errors(&x);
     MPI_Comm_free(&x.ic);
