@@ -31,9 +31,6 @@ static int check_comm(const char *func, MPI_Comm comm, MPI_Request *req, int mod
     rmpi_comm_t *c = *cp = rmpi_comm_get(comm);
     if (RMPI_UNLIKELY(!c))
         return rmpi_api_error(NULL, MPI_ERR_COMM, func, "invalid communicator %p", (void *)comm);
-    if (RMPI_UNLIKELY(c->inter))
-        return rmpi_api_error(c, MPI_ERR_UNSUPPORTED_OPERATION, func,
-                              "collectives on intercommunicators are not implemented yet");
     if (RMPI_UNLIKELY(mode != BLOCKING && !req))
         return rmpi_api_error(c, MPI_ERR_REQUEST, func, "request must not be NULL");
     return 0;
@@ -49,12 +46,29 @@ static int check_data(const char *func, rmpi_comm_t *c, const void *buf, MPI_Cou
     return rmpi_api_check_buf(func, c, buf, count > 0, type, dt);
 }
 
-static int check_root(const char *func, rmpi_comm_t *c, int root)
+int rmpi_api_coll_check_root(const char *func, rmpi_comm_t *c, int root)
 {
-    if (RMPI_LIKELY(root >= 0 && root < c->size))
+    const char *name = c->name[0] ? c->name : "the communicator";
+    if (!c->inter) {
+        if (RMPI_LIKELY(root >= 0 && root < c->size))
+            return 0;
+        return rmpi_api_error(c, MPI_ERR_ROOT, func, "root %d is not a rank of %s, which has %d rank(s)", root,
+                              name, c->size);
+    }
+    if (RMPI_LIKELY(root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < c->rsize)))
         return 0;
-    return rmpi_api_error(c, MPI_ERR_ROOT, func, "root %d is not a rank of %s, which has %d rank(s)", root,
-                          c->name[0] ? c->name : "the communicator", c->size);
+    return rmpi_api_error(c, MPI_ERR_ROOT, func,
+                          "root %d on rank %d of intercommunicator %s: pass MPI_ROOT at the root, MPI_PROC_NULL "
+                          "at the rest of its group and the root's rank (0..%d) in the remote group",
+                          root, c->rank, name, c->rsize - 1);
+}
+
+int rmpi_api_coll_intra_only(const char *func, rmpi_comm_t *c)
+{
+    if (RMPI_LIKELY(!c->inter))
+        return 0;
+    return rmpi_api_error(c, MPI_ERR_COMM, func, "%s is not defined on intercommunicators (rank %d of %s)", func,
+                          c->rank, c->name[0] ? c->name : "an intercommunicator");
 }
 
 static int check_op(const char *func, rmpi_comm_t *c, MPI_Op op, MPI_Datatype type)
@@ -76,7 +90,8 @@ static int check_bufs(const char *func, rmpi_comm_t *c, const void *sbuf, const 
     if (RMPI_UNLIKELY(rbuf == MPI_IN_PLACE && rbuf_used))
         return rmpi_api_error(c, MPI_ERR_BUFFER, func, "MPI_IN_PLACE is allowed as the send buffer only");
     if (RMPI_UNLIKELY(sbuf == MPI_IN_PLACE && !inplace_ok))
-        return rmpi_api_error(c, MPI_ERR_BUFFER, func, "MPI_IN_PLACE is not allowed here (rank %d)", c->rank);
+        return rmpi_api_error(c, MPI_ERR_BUFFER, func, "MPI_IN_PLACE is not allowed here (rank %d%s)", c->rank,
+                              c->inter ? ", an intercommunicator" : "");
     if (RMPI_UNLIKELY(sbuf == rbuf && rbuf_used && count > 0))
         return rmpi_api_error(c, MPI_ERR_BUFFER, func,
                               "send and receive buffers are the same (pass MPI_IN_PLACE as the send buffer)");
@@ -112,8 +127,11 @@ static int bcast(const char *func, void *buf, MPI_Count count, MPI_Datatype type
     rmpi_comm_t *c;
     rmpi_dtype_t *dt;
     int rc;
-    if ((rc = check_comm(func, comm, req, mode, &c)) || (rc = check_data(func, c, buf, count, type, &dt)) ||
-        (rc = check_root(func, c, root)))
+    if ((rc = check_comm(func, comm, req, mode, &c)) || (rc = rmpi_api_coll_check_root(func, c, root)))
+        return rc;
+    if (c->inter && root == MPI_PROC_NULL)
+        dt = NULL; /* no argument but root is significant */
+    else if ((rc = check_data(func, c, buf, count, type, &dt)))
         return rc;
     if (RMPI_UNLIKELY(buf == MPI_IN_PLACE))
         return rmpi_api_error(c, MPI_ERR_BUFFER, func, "MPI_IN_PLACE is not a broadcast buffer");
@@ -162,12 +180,18 @@ static int reduction(const char *func, int kind, const void *sbuf, void *rbuf, M
     int rc;
     if ((rc = check_comm(func, comm, req, mode, &c)))
         return rc;
-    if (kind == K_REDUCE && (rc = check_root(func, c, root)))
+    if (kind == K_REDUCE && (rc = rmpi_api_coll_check_root(func, c, root)))
         return rc;
-    int at_root = kind != K_REDUCE || c->rank == root;
-    if ((rc = check_data(func, c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, type, &dt)) ||
-        (at_root && (rc = check_data(func, c, rbuf, count, type, &dt))) || (rc = check_op(func, c, op, type)) ||
-        (rc = check_bufs(func, c, sbuf, rbuf, count, at_root, at_root)))
+    if ((kind == K_SCAN || kind == K_EXSCAN) && (rc = rmpi_api_coll_intra_only(func, c)))
+        return rc;
+    /* intercommunicator Reduce: the root takes, the other group gives, MPI_PROC_NULL neither */
+    int takes = kind != K_REDUCE || (c->inter ? root == MPI_ROOT : c->rank == root);
+    int gives = kind != K_REDUCE || !c->inter || root >= 0;
+    dt = NULL;
+    if ((gives && (rc = check_data(func, c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, type, &dt))) ||
+        (takes && (rc = check_data(func, c, rbuf, count, type, &dt))) ||
+        ((gives || takes) && (rc = check_op(func, c, op, type))) ||
+        (rc = check_bufs(func, c, gives ? sbuf : NULL, rbuf, count, takes && !c->inter, takes)))
         return rc;
     RMPI_LOCK();
     size_t n = (size_t)count;
@@ -310,7 +334,7 @@ static int reduce_scatter(const char *func, const void *sbuf, void *rbuf, const 
     }
     if ((rc = check_data(func, c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, total, type, &dt)) ||
         (rc = check_data(func, c, rbuf, (MPI_Count)counts[c->rank], type, &dt)) ||
-        (rc = check_op(func, c, op, type)) || (rc = check_bufs(func, c, sbuf, rbuf, total, 1, 1))) {
+        (rc = check_op(func, c, op, type)) || (rc = check_bufs(func, c, sbuf, rbuf, total, !c->inter, 1))) {
         free(counts);
         return rc;
     }

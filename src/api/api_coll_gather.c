@@ -46,20 +46,9 @@ static int begin(call_t *k, const char *func, MPI_Comm comm, int mode, MPI_Reque
     k->c = rmpi_comm_get(comm);
     if (!k->c)
         return rmpi_api_error(NULL, MPI_ERR_COMM, func, "invalid communicator %p", (void *)comm);
-    if (k->c->inter)
-        return rmpi_api_error(k->c, MPI_ERR_UNSUPPORTED_OPERATION, func,
-                              "collectives on intercommunicators are not implemented yet");
     if (mode != RUN && !req)
         return rmpi_api_error(k->c, MPI_ERR_REQUEST, func, "request must not be NULL");
     return 0;
-}
-
-static int check_root(const call_t *k, int root)
-{
-    if (root >= 0 && root < k->c->size)
-        return 0;
-    return rmpi_api_error(k->c, MPI_ERR_ROOT, k->func, "root %d is not a rank of the communicator (size %d)", root,
-                          k->c->size);
 }
 
 /* The point-to-point buffer checks for a count of any width. */
@@ -151,20 +140,23 @@ static int finish(const call_t *k, rmpi_nbc_t *s)
 /* ---- Gather, Gatherv, Scatter, Scatterv ---- */
 
 /* The root's side has n blocks in `form`; the other side is one block, or MPI_IN_PLACE
- * at the root. scatter swaps the roles. */
+ * at the root. scatter swaps the roles. On an intercommunicator the root (MPI_ROOT) has
+ * only the n = remote size blocks, the other group only the one block, and the rest of
+ * the root's group (MPI_PROC_NULL) neither. */
 static int rooted(const call_t *k, const side_t *one, const side_t *many, int root, int form, int scatter)
 {
-    int rc = check_root(k, root);
+    int rc = rmpi_api_coll_check_root(k->func, k->c, root);
     if (rc)
         return rc;
     rmpi_comm_t *c = k->c;
-    int is_root = c->rank == root, in_place = is_root && one->buf == MPI_IN_PLACE;
+    int is_root = c->inter ? root == MPI_ROOT : c->rank == root;
+    int in_place = is_root && one->buf == MPI_IN_PLACE, has_one = c->inter ? root >= 0 : !in_place;
     rmpi_coll_blk_t *ob = NULL, *mb = NULL;
-    if (!in_place && (rc = side_blocks(k, one, 1, RMPI_COLL_REGULAR, scatter, &ob)))
+    if (has_one && (rc = side_blocks(k, one, 1, RMPI_COLL_REGULAR, scatter, &ob)))
         return rc;
-    if (is_root && ((rc = side_blocks(k, many, c->size, form, !scatter, &mb)) ||
-                    (!in_place && (rc = check_alias(k, scatter ? many : one, scatter ? mb : ob,
-                                                    scatter ? c->size : 1, scatter ? one : many))))) {
+    if (is_root && ((rc = side_blocks(k, many, c->rsize, form, !scatter, &mb)) ||
+                    (has_one && (rc = check_alias(k, scatter ? many : one, scatter ? mb : ob,
+                                                    scatter ? c->rsize : 1, scatter ? one : many))))) {
         free(ob);
         free(mb);
         return rc;
@@ -204,10 +196,11 @@ static int all(const char *func, side_t send, side_t recv, MPI_Comm comm, int fo
     if (rc)
         return rc;
     rmpi_comm_t *c = k.c;
-    int in_place = send.buf == MPI_IN_PLACE, ns = gather ? 1 : c->size;
+    /* blocks per peer: the remote group's on an intercommunicator (never in place there) */
+    int in_place = send.buf == MPI_IN_PLACE && !c->inter, ns = gather ? 1 : c->rsize;
     rmpi_coll_blk_t *sb = NULL, *rb = NULL;
     if ((!in_place && (rc = side_blocks(&k, &send, ns, gather ? RMPI_COLL_REGULAR : form, 0, &sb))) ||
-        (rc = side_blocks(&k, &recv, c->size, form, 1, &rb)) || (rc = check_alias(&k, &send, sb, ns, &recv))) {
+        (rc = side_blocks(&k, &recv, c->rsize, form, 1, &rb)) || (rc = check_alias(&k, &send, sb, ns, &recv))) {
         free(sb);
         free(rb);
         return rc;
@@ -234,6 +227,8 @@ static int neighbor(const char *func, side_t send, side_t recv, MPI_Comm comm, i
     if (rc)
         return rc;
     rmpi_comm_t *c = k.c;
+    if ((rc = rmpi_api_coll_intra_only(func, c)))
+        return rc;
     int indeg, outdeg;
     const int *src, *dst;
     if (rmpi_comm_neighbors(c, &indeg, &src, &outdeg, &dst))

@@ -109,6 +109,8 @@ static void allgather_linear(gx_t *g, const rmpi_coll_blk_t *mine, const rmpi_co
 rmpi_nbc_t *rmpi_coll_allgather_sched(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv,
                                       int form)
 {
+    if (c->inter)
+        return coll_inter_exchange(c, send, 1, recv);
     gx_t g;
     gx_init(&g, c);
     int n = c->size, in_place = !send;

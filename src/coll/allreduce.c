@@ -210,6 +210,8 @@ void coll_allreduce_two_level(rmpi_nbc_t *s, rmpi_comm_t *c, const coll_red_t *r
 rmpi_nbc_t *rmpi_coll_allreduce_sched(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt,
                                       MPI_Op op)
 {
+    if (c->inter)
+        return coll_inter_allreduce(c, sbuf, rbuf, count, dt, op);
     rmpi_nbc_t *s = rmpi_nbc_new(c);
     size_t bytes = count * dt->size;
     if (bytes == 0)

@@ -57,6 +57,8 @@ static void alltoall_pairwise(gx_t *g, const rmpi_coll_blk_t *send, const rmpi_c
 rmpi_nbc_t *rmpi_coll_alltoall_sched(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv,
                                      int form)
 {
+    if (c->inter)
+        return coll_inter_exchange(c, send, 0, recv);
     gx_t g;
     gx_init(&g, c);
     int n = c->size, me = c->rank, in_place = !send;

@@ -2,7 +2,7 @@
 #include "coll_impl.h"
 
 /* Dissemination: in round k every member sends to me + 2^k and receives from me - 2^k. */
-static void dissemination(rmpi_nbc_t *s, const coll_grp_t *g)
+void coll_barrier_dissemination(rmpi_nbc_t *s, const coll_grp_t *g)
 {
     int n = g->n, me = g->me;
     for (int k = 1; k < n; k <<= 1) {
@@ -30,7 +30,7 @@ static void two_level(rmpi_nbc_t *s, rmpi_comm_t *c)
                 rmpi_nbc_recv(s, NULL, 0, h.local[i]);
         rmpi_nbc_round(s);
         coll_grp_t lg = {h.nnodes, h.my_node_idx, h.leaders};
-        dissemination(s, &lg);
+        coll_barrier_dissemination(s, &lg);
         for (int i = 0; i < h.nlocal; i++)
             if (i != h.my_leader_idx)
                 rmpi_nbc_send(s, NULL, 0, h.local[i]);
@@ -41,12 +41,14 @@ static void two_level(rmpi_nbc_t *s, rmpi_comm_t *c)
 
 rmpi_nbc_t *rmpi_coll_barrier_sched(rmpi_comm_t *c)
 {
+    if (c->inter)
+        return coll_inter_barrier(c);
     rmpi_nbc_t *s = rmpi_nbc_new(c);
     if (c->size > 1 && coll_select(COLL_BARRIER, c, 0, 0, 1) == BARRIER_TWO_LEVEL) {
         two_level(s, c);
     } else {
         coll_grp_t g = coll_grp_all(c);
-        dissemination(s, &g);
+        coll_barrier_dissemination(s, &g);
     }
     return s;
 }

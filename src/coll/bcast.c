@@ -91,6 +91,8 @@ void coll_bcast_two_level(rmpi_nbc_t *s, rmpi_comm_t *c, void *buf, size_t bytes
 
 rmpi_nbc_t *rmpi_coll_bcast_sched(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int root)
 {
+    if (c->inter)
+        return coll_inter_bcast(c, buf, count, dt, root);
     rmpi_nbc_t *s = rmpi_nbc_new(c);
     size_t bytes = count * dt->size;
     if (c->size == 1 || bytes == 0)

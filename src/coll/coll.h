@@ -13,6 +13,11 @@
  * Reductions combine in rank order (lower ranks' data is the left operand), so
  * non-commutative operations give the standard's result; algorithms that cannot keep that
  * order are only chosen for commutative operations.
+ * Intercommunicators (inter.c): every builder below except scan and neighbour takes one
+ * with MPI-4.1 semantics: root is MPI_ROOT at the root, MPI_PROC_NULL at the rest of its
+ * group (dt may then be NULL) and the root's remote rank across; per-rank block arrays
+ * and results name the remote group (c->rsize), Reduce_scatter's counts the local group;
+ * reductions combine the other group's data; no MPI_IN_PLACE (the api rejects it).
  * Who calls: api. Threading: caller holds the library lock.
  */
 #ifndef RMPI_COLL_H

@@ -56,6 +56,7 @@ void coll_nodes_free(coll_nodes_t *h);
 int coll_multi_node(rmpi_comm_t *c);
 
 /* ---- builders (packed data) ---- */
+void coll_barrier_dissemination(rmpi_nbc_t *s, const coll_grp_t *g);
 void coll_bcast_binomial(rmpi_nbc_t *s, const coll_grp_t *g, void *buf, size_t bytes, int root);
 void coll_bcast_scatter_allgather(rmpi_nbc_t *s, const coll_grp_t *g, void *buf, size_t bytes, int root);
 void coll_bcast_two_level(rmpi_nbc_t *s, rmpi_comm_t *c, void *buf, size_t bytes, int root);
@@ -79,6 +80,18 @@ void coll_allreduce_ring(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r
  * or gather to member root (root's w gets it); w holds my vector and is overwritten. */
 void coll_rsag(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, void *w, size_t count, int root);
 void coll_allreduce_two_level(rmpi_nbc_t *s, rmpi_comm_t *c, const coll_red_t *r, void *buf, size_t count);
+
+/* ---- intercommunicators (inter.c): the public builders hand over when c->inter ----
+ * root: MPI_ROOT, MPI_PROC_NULL or a remote rank; counts (reduce_scatter) are per local
+ * rank. The data-movement ones are in gather_sched.h. */
+rmpi_nbc_t *coll_inter_barrier(rmpi_comm_t *c);
+rmpi_nbc_t *coll_inter_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int root);
+rmpi_nbc_t *coll_inter_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt,
+                              MPI_Op op, int root);
+rmpi_nbc_t *coll_inter_allreduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt,
+                                 MPI_Op op);
+rmpi_nbc_t *coll_inter_reduce_scatter(rmpi_comm_t *c, const void *sbuf, void *rbuf, const size_t *counts,
+                                      rmpi_dtype_t *dt, MPI_Op op);
 
 /* ---- selection (select.c) ---- */
 enum { COLL_BARRIER, COLL_BCAST, COLL_REDUCE, COLL_ALLREDUCE, COLL_REDUCE_SCATTER, COLL_SCAN, COLL_NKINDS };

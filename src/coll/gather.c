@@ -97,6 +97,8 @@ static void rooted_linear(gx_t *g, const rmpi_coll_blk_t *one, const rmpi_coll_b
 static rmpi_nbc_t *rooted(rmpi_comm_t *c, const rmpi_coll_blk_t *one, const rmpi_coll_blk_t *many, int root,
                           int form, int scatter)
 {
+    if (c->inter)
+        return coll_inter_rooted(c, one, many, root, scatter);
     gx_t g;
     gx_init(&g, c);
     size_t block = c->rank == root ? gx_bytes(&many[root]) : gx_bytes(one);

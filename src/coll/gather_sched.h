@@ -57,6 +57,14 @@ char *gx_contig_all(const rmpi_coll_blk_t *b, int n);
  * of two m < size. */
 static inline int gx_subtree(int vr, int n) { return vr ? ((vr & -vr) < n - vr ? (vr & -vr) : n - vr) : n; }
 
+/* Intercommunicators (inter.c), every block straight across. rooted: one is the block of
+ * a rank of the group across from the root (root = its remote rank), many the c->rsize
+ * blocks of the root (root = MPI_ROOT; scatter: the root sends); MPI_PROC_NULL moves
+ * nothing. exchange: recv[i] from remote rank i, send[i] (send[0] when one) to it. */
+rmpi_nbc_t *coll_inter_rooted(rmpi_comm_t *c, const rmpi_coll_blk_t *one, const rmpi_coll_blk_t *many, int root,
+                              int scatter);
+rmpi_nbc_t *coll_inter_exchange(rmpi_comm_t *c, const rmpi_coll_blk_t *send, int one, const rmpi_coll_blk_t *recv);
+
 /* Algorithm choice (gather_select.c): from the knob when forced, else by size and ranks.
  * Every rank must reach the same answer, so the inputs are values all ranks agree on. */
 enum { GX_BINOMIAL, GX_LINEAR, GX_BRUCK, GX_RECURSIVE_DOUBLING, GX_RING, GX_PAIRWISE };

@@ -11,6 +11,7 @@ enum { NBC_SEND, NBC_RECV, NBC_COPY, NBC_REDUCE, NBC_PACK, NBC_UNPACK };
 
 typedef struct nbc_step {
     uint8_t kind;
+    uint8_t local;         /* peer is a rank of the local group (intercommunicators) */
     int peer;
     int tag;               /* point-to-point schedules: the transfer's own tag */
     const void *src;
@@ -37,6 +38,7 @@ struct rmpi_nbc {
     rmpi_req_t *req;       /* NULL for rmpi_nbc_run */
     int err, keep, done;
     int p2p;               /* rmpi_nbc_new_p2p: point-to-point context, per-step tags */
+    int local;             /* rmpi_nbc_local: transfers added now address the local group */
     int st_src, st_tag;    /* p2p: status of the last receive */
     size_t st_bytes, st_msglen;
     int sealed;            /* rounds closed by the first start */
@@ -120,6 +122,7 @@ static nbc_step_t *add(rmpi_nbc_t *s, int kind)
     nbc_step_t *st = &s->steps[s->nsteps++];
     memset(st, 0, sizeof *st);
     st->kind = (uint8_t)kind;
+    st->local = (uint8_t)s->local;
     return st;
 }
 
@@ -201,9 +204,18 @@ void rmpi_nbc_round(rmpi_nbc_t *s)
     s->round_start[s->nrounds++] = s->nsteps;
 }
 
+int rmpi_nbc_local(rmpi_nbc_t *s, int on)
+{
+    int was = s->local;
+    s->local = on && s->comm->local;
+    return was;
+}
+
 static void post(rmpi_nbc_t *s, const nbc_step_t *st)
 {
-    rmpi_comm_t *c = s->comm;
+    /* within the local group of an intercommunicator: its local intracommunicator's
+     * collective context; the sender's rank is the same local rank either way */
+    rmpi_comm_t *c = st->local ? s->comm->local : s->comm;
     rmpi_req_t *r = rmpi_req_alloc(st->kind == NBC_SEND ? RMPI_REQ_SEND : RMPI_REQ_RECV);
     r->ctx = s->p2p ? c->ctx : c->ctx + 1;
     r->tag = s->p2p ? st->tag : s->tag;

@@ -51,6 +51,11 @@ void *rmpi_nbc_tmp(rmpi_nbc_t *s, size_t bytes);
  * makes the transfer a no-op. A receive of fewer bytes than sent is MPI_ERR_TRUNCATE. */
 void rmpi_nbc_send(rmpi_nbc_t *s, const void *buf, size_t bytes, int peer);
 void rmpi_nbc_recv(rmpi_nbc_t *s, void *buf, size_t bytes, int peer);
+/* Intercommunicators: from now on (on = 1) transfers name ranks of the local group and
+ * travel on the local intracommunicator's collective context (comm.h `local`, ctx + 3),
+ * with the schedule's tag; on = 0 goes back to the remote group. Returns the previous
+ * setting. A no-op on intracommunicators (their ranks are the local group already). */
+int rmpi_nbc_local(rmpi_nbc_t *s, int on);
 /* Local steps of the current round. */
 void rmpi_nbc_copy(rmpi_nbc_t *s, const void *src, void *dst, size_t bytes);
 /* inout = in op inout on count elements of type, both packed (coll.h rmpi_coll_op_apply). */

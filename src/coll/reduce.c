@@ -85,6 +85,8 @@ void coll_reduce_two_level(rmpi_nbc_t *s, rmpi_comm_t *c, const coll_red_t *r, c
 rmpi_nbc_t *rmpi_coll_reduce_sched(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt,
                                    MPI_Op op, int root)
 {
+    if (c->inter)
+        return coll_inter_reduce(c, sbuf, rbuf, count, dt, op, root);
     rmpi_nbc_t *s = rmpi_nbc_new(c);
     size_t bytes = count * dt->size;
     if (bytes == 0)

@@ -80,6 +80,8 @@ static void rs_pairwise(rmpi_nbc_t *s, rmpi_comm_t *c, const coll_red_t *r, cons
 rmpi_nbc_t *rmpi_coll_reduce_scatter_sched(rmpi_comm_t *c, const void *sbuf, void *rbuf, const size_t *counts,
                                            rmpi_dtype_t *dt, MPI_Op op)
 {
+    if (c->inter)
+        return coll_inter_reduce_scatter(c, sbuf, rbuf, counts, dt, op);
     rmpi_nbc_t *s = rmpi_nbc_new(c);
     int n = c->size, me = c->rank;
     size_t *disp = rmpi_xmalloc((size_t)(n + 1) * sizeof *disp);

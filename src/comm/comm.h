@@ -14,7 +14,8 @@
  * `world`/`rsize` and is correct for both kinds. An intercommunicator also holds an
  * internal intracommunicator over its local group (`local`, context ctx+2) for the
  * agreement steps of dup and merge; its context ids are reserved with the intercomm's.
- * Collectives must reject intercommunicators (`inter`) until they support them.
+ * Collectives on intercommunicators (coll/inter.c) run their steps inside one group on
+ * `local`'s collective context (ctx+3) with NBC tags, which this layer never uses.
  *
  * Tags on a collective context (ctx+1) that this layer uses: 0x7ff0..0x7fff, and
  * RMPI_COMM_TAG_USER | (user tag) for Comm_create_group and Intercomm_create.
