@@ -148,6 +148,12 @@ int rmpi_ofi_choose(int auto_mode, char *prov, size_t len, char *why, size_t wle
 int rmpi_ofi_reaches_nodes(const char *prov_name);
 /* From the table: whether the target rejects RDMA under a key it did not issue. */
 int rmpi_ofi_checks_keys(const char *prov_name);
+/* Eager bound of the provider's utility layer (ofi_rxm's buffers): rmpi_ofi_eager_env sets
+ * its variable unless the user did (before the first fi_getinfo); rmpi_ofi_eager_max gives
+ * the bytes in force for a provider, 0 when the table knows none. Frames stay within it, so
+ * bigger messages take RailMPI's rendezvous instead of the layer's segmentation. */
+void rmpi_ofi_eager_env(void);
+size_t rmpi_ofi_eager_max(const char *prov_name);
 /* rmpi_info: providers found, their capabilities, and what RMPI_NET would use. */
 void rmpi_ofi_report(void *file);
 

@@ -592,6 +592,9 @@ static rmpi_ofi_rail_t *rail_open(const rmpi_net_env_t *env, struct fi_info *fi,
     if (rmpi_knobs.OFI_MAX_RMA > 0 && (size_t)rmpi_knobs.OFI_MAX_RMA < r->max_rma)
         r->max_rma = (size_t)rmpi_knobs.OFI_MAX_RMA;
     size_t maxmsg = fi->ep_attr->max_msg_size < RMPI_OFI_BUF_SIZE ? fi->ep_attr->max_msg_size : RMPI_OFI_BUF_SIZE;
+    size_t eager = rmpi_ofi_eager_max(fi->fabric_attr->prov_name);
+    if (eager > 1024 && eager - 64 < maxmsg) /* 64: room for the layer's own header */
+        maxmsg = eager - 64;
     h->max_frame = maxmsg - sizeof(rmpi_ofi_hdr_t);
     h->max_inline = inject > sizeof(rmpi_ofi_hdr_t) ? inject - sizeof(rmpi_ofi_hdr_t) : 0;
     h->scope = RMPI_SCOPE_INTER;
@@ -673,13 +676,7 @@ static int ofi_open(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
     char usz[24];
     snprintf(usz, sizeof usz, "%lld", rmpi_knobs.OFI_UNIVERSE_SIZE > 0 ? rmpi_knobs.OFI_UNIVERSE_SIZE : (long long)env->size);
     rmpi_rt_setenv_default("FI_UNIVERSE_SIZE", usz);
-    /* ofi_rxm sends a message eagerly only if it fits its bounce buffers (16 KiB by
-     * default); our frames carry up to 64 KiB plus headers, and a bigger one went through
-     * rxm's segmentation (16 KiB: 24 us a ping-pong where the same frame eager takes 12.6).
-     * Buffers that hold our largest frame and rxm's header keep every frame eager. */
-    char rxm[24];
-    snprintf(rxm, sizeof rxm, "%d", RMPI_OFI_BUF_SIZE + 64);
-    rmpi_rt_setenv_default("FI_OFI_RXM_BUFFER_SIZE", rxm);
+    rmpi_ofi_eager_env();
     rmpi_ofi_mr_env();
     int auto_mode = rmpi_knob_choice("NET", rmpi_knobs.NET, "auto|shm|tcp|ofi") == 0;
     char why[512];
