@@ -534,7 +534,9 @@ int MPI_Start(MPI_Request *request)
     RMPI_CHECK(!(r->flags & RMPI_RF_ACTIVE), r->ucomm, MPI_ERR_REQUEST, "the request is already active");
     RMPI_LOCK();
     r->flags |= RMPI_RF_ACTIVE;
-    if (r->kind == RMPI_REQ_NULLOP && r->mode == RMPI_MODE_BUFFERED) { /* Bsend_init */
+    if (RMPI_UNLIKELY(r->flags & RMPI_RF_PARTITIONED)) {
+        rmpi_api_part_start(r);
+    } else if (r->kind == RMPI_REQ_NULLOP && r->mode == RMPI_MODE_BUFFERED) { /* Bsend_init */
         RMPI_UNLOCK();
         r->st_err = rmpi_api_bsend("MPI_Start", r->user, (int)r->ucount, r->udt, r->rank, r->tag, r->ucomm);
         r->done = 1;

@@ -46,6 +46,9 @@ void rmpi_api_bpool_flush(rmpi_bpool_t *p);                       /* takes the l
 MPI_Request rmpi_api_bpool_iflush(rmpi_bpool_t *p, rmpi_comm_t *c); /* takes the lock */
 void rmpi_api_bsend_comm_free(rmpi_comm_t *c);
 
+/* Partitioned communication (api_part.c): MPI_Start of a Psend_init/Precv_init request. */
+void rmpi_api_part_start(rmpi_req_t *r);
+
 /* Generalized requests (api_greq.c), also used inside the library (Iflush). */
 rmpi_req_t *rmpi_api_greq_new(MPI_Grequest_query_function *query, MPI_Grequest_free_function *free_fn,
                               MPI_Grequest_cancel_function *cancel, void *extra, rmpi_comm_t *c);

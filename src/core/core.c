@@ -94,6 +94,7 @@ rmpi_req_t *rmpi_req_alloc(int kind)
 
 void rmpi_req_release(rmpi_req_t *r)
 {
+    free(r->ext);
     r->magic = 0;
     r->next_free = req_free_list;
     req_free_list = r;

@@ -39,6 +39,7 @@ enum {
     RMPI_RF_CANCELLED = 8,
     RMPI_RF_POSTED = 16,    /* in a posted-receive queue */
     RMPI_RF_SCATTER = 32,   /* receive into non-contiguous memory: data goes through req->scatter */
+    RMPI_RF_PARTITIONED = 64, /* Psend_init/Precv_init (api layer, state in req->ext) */
 };
 
 /* Most data segments a non-contiguous eager send may have (stack room of the caller). */
@@ -78,6 +79,7 @@ struct rmpi_req {
     size_t ucount;
     void *udt;           /* datatype object held by the request (api layer) */
     void *ucomm;         /* communicator object (api layer) */
+    void *ext;           /* more state of the layers above (malloc'd; freed with the request) */
     rmpi_req_t *next_free;
 };
 

@@ -17,6 +17,7 @@ struct rmpi_rndv {
     int nstripes, pending, pushing;
     rmpi_stripe_t stripe[RMPI_VC_MAX_SUB];
     rmpi_net_op_t op[RMPI_VC_MAX_SUB];
+    uint64_t busy[RMPI_VC_MAX_SUB];    /* each stripe's time on its subchannel (stripe_time) */
     uint32_t fins;                     /* FINs received so far */
     char *local;                       /* where stripes start locally / remotely */
     uint64_t raddr;
@@ -83,39 +84,17 @@ void rmpi_core_send_fin(rmpi_vc_t *vc, int sub, uint64_t req, uint32_t count)
 
 /* A stripe's time is the time its subchannel spent on it: from its post, or from the
  * previous completion on that subchannel if later. Stripes of a window of messages queue
- * behind each other on a rail; counting their waits would charge a rail for the length of
- * its queue instead of its speed. Overlapping stripes (a provider serving several reads at
- * once) split their common time, so bytes / time over several stripes is the rate the rail
- * delivered while busy. */
-static void account_stripe(rmpi_subchan_t *s, const rmpi_net_op_t *op, size_t len)
+ * behind each other on a rail (a rail serves them in order); counting the wait would
+ * charge a stripe posted behind others for the whole queue. When a stripe completes no
+ * later than the one before it (a provider serving several at once), its time since post
+ * is all there is. */
+static uint64_t stripe_time(rmpi_subchan_t *s, const rmpi_net_op_t *op)
 {
     uint64_t start = op->t_post > s->busy_mark ? op->t_post : s->busy_mark;
-    if (op->t_done > start) {
-        s->fb_ns += op->t_done - start;
+    uint64_t t = op->t_done > start ? op->t_done - start : op->t_done - op->t_post;
+    if (op->t_done > s->busy_mark)
         s->busy_mark = op->t_done;
-    }
-    s->fb_bytes += len;
-    s->rdma_bytes += len;
-}
-
-/* After each striped message: what every subchannel delivered since the last update. */
-static void feedback(rmpi_vc_t *vc)
-{
-    rmpi_stripe_t st[RMPI_VC_MAX_SUB];
-    uint64_t t[RMPI_VC_MAX_SUB];
-    int n = 0;
-    for (int i = 0; i < vc->nsub; i++) {
-        rmpi_subchan_t *s = &vc->sub[i];
-        if (s->fb_bytes && s->fb_ns) { /* else nothing, or only time already counted */
-            st[n] = (rmpi_stripe_t){i, 0, (size_t)s->fb_bytes};
-            t[n++] = s->fb_ns;
-        }
-    }
-    if (n < 2)
-        return; /* one rail tells nothing about shares: keep its figures for the next update */
-    rmpi_sched_feedback(&vc->sched, st, n, t);
-    for (int k = 0; k < n; k++)
-        vc->sub[st[k].sub].fb_bytes = vc->sub[st[k].sub].fb_ns = 0;
+    return t;
 }
 
 /* Completion filter: the request moves on only when the last stripe is in. */
@@ -137,10 +116,12 @@ static void stripe_done(rmpi_net_op_t *op)
         post_stripe(rv, k);
         return;
     }
-    account_stripe(&vc->sub[rv->stripe[op - rv->op].sub], op, rv->stripe[op - rv->op].len);
+    int k = (int)(op - rv->op);
+    rv->busy[k] = stripe_time(&vc->sub[rv->stripe[k].sub], op);
+    vc->sub[rv->stripe[k].sub].rdma_bytes += rv->stripe[k].len;
     if (--rv->pending)
         return;
-    feedback(vc);
+    rmpi_sched_feedback(&vc->sched, rv->stripe, rv->nstripes, rv->busy);
     /* One FIN per subchannel that carried data: in write mode it follows the data on the
      * same rail, so the receiver knows every stripe has landed. */
     for (int k = 0; k < rv->nstripes; k++)

@@ -337,8 +337,8 @@ void rmpi_sched_feedback(rmpi_sched_t *s, const rmpi_stripe_t *stripes, int n, c
     double alpha = s->cfg.alpha;
     if (!(alpha > 0))
         alpha = 0;
-    if (alpha > 1)
-        alpha = 1;
+    if (alpha > 1 || s->updates == 0)
+        alpha = 1; /* the starting weights are a guess, not history: the first measurement replaces them */
     for (int i = 0; i < s->nsub; i++) {
         if (!carried[i])
             continue;

@@ -31,9 +31,7 @@ typedef struct rmpi_subchan {
     rmpi_rail_t *rail;
     uint64_t frames, bytes;      /* sent on this subchannel */
     uint64_t rdma_bytes;
-    /* Completion filter (core): time this subchannel has been busy with stripes, and the
-     * bytes and busy time not yet fed to adaptive striping. */
-    uint64_t busy_mark, fb_bytes, fb_ns;
+    uint64_t busy_mark;          /* completion filter (core): last stripe completion here */
 } rmpi_subchan_t;
 
 typedef struct rmpi_ooo {

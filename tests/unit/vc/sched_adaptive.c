@@ -268,15 +268,20 @@ static void test_no_information(void)
     rmpi_sched_feedback(&m.s, two, 2, t);
     CHECK(m.s.updates == 1, "an update counted");
     CHECK(dabs(m.s.weight[1] - 0.3) < 1e-12, "rail without a stripe keeps its share (%g)", m.s.weight[1]);
-    /* targets 0.525 and 0.175; alpha 0.5 from 0.5 and 0.2 */
-    CHECK(dabs(m.s.weight[0] - 0.5125) < 1e-12 && dabs(m.s.weight[2] - 0.1875) < 1e-12, "Eq. 4 values: %g %g",
+    /* targets 0.525 and 0.175; the first measurement replaces the starting guess (Eq. 3) */
+    CHECK(dabs(m.s.weight[0] - 0.525) < 1e-12 && dabs(m.s.weight[2] - 0.175) < 1e-12, "Eq. 3 values: %g %g",
+          m.s.weight[0], m.s.weight[2]);
+    /* later ones blend with alpha 0.5 (Eq. 4): targets swap to 0.175 and 0.525 */
+    uint64_t tw[2] = {3000000, 1000000};
+    rmpi_sched_feedback(&m.s, two, 2, tw);
+    CHECK(dabs(m.s.weight[0] - 0.35) < 1e-12 && dabs(m.s.weight[2] - 0.35) < 1e-12, "Eq. 4 values: %g %g",
           m.s.weight[0], m.s.weight[2]);
 
     /* A zero time is a very short one, not a division by zero. */
     uint64_t tz[2] = {0, 1000000};
     rmpi_sched_feedback(&m.s, two, 2, tz);
     weights_ok(&m, "zero time");
-    CHECK(m.s.weight[2] >= 0.02 - 1e-12 && m.s.weight[0] > 0.6, "zero time: rail 0 looks fastest (%g %g %g)",
+    CHECK(m.s.weight[2] >= 0.02 - 1e-12 && m.s.weight[0] > 0.5, "zero time: rail 0 looks fastest (%g %g %g)",
           m.s.weight[0], m.s.weight[1], m.s.weight[2]);
 
     /* Other policies ignore feedback. */
