@@ -17,7 +17,6 @@ struct rmpi_rndv {
     int nstripes, pending, pushing;
     rmpi_stripe_t stripe[RMPI_VC_MAX_SUB];
     rmpi_net_op_t op[RMPI_VC_MAX_SUB];
-    uint64_t busy[RMPI_VC_MAX_SUB];    /* each stripe's time on its subchannel (stripe_time) */
     uint32_t fins;                     /* FINs received so far */
     char *local;                       /* where stripes start locally / remotely */
     uint64_t raddr;
@@ -82,21 +81,6 @@ void rmpi_core_send_fin(rmpi_vc_t *vc, int sub, uint64_t req, uint32_t count)
     rmpi_vc_send_on(vc, sub, &iov, 1, sizeof f);
 }
 
-/* A stripe's time is the time its subchannel spent on it: from its post, or from the
- * previous completion on that subchannel if later. Stripes of a window of messages queue
- * behind each other on a rail (a rail serves them in order); counting the wait would
- * charge a stripe posted behind others for the whole queue. When a stripe completes no
- * later than the one before it (a provider serving several at once), its time since post
- * is all there is. */
-static uint64_t stripe_time(rmpi_subchan_t *s, const rmpi_net_op_t *op)
-{
-    uint64_t start = op->t_post > s->busy_mark ? op->t_post : s->busy_mark;
-    uint64_t t = op->t_done > start ? op->t_done - start : op->t_done - op->t_post;
-    if (op->t_done > s->busy_mark)
-        s->busy_mark = op->t_done;
-    return t;
-}
-
 /* Completion filter: the request moves on only when the last stripe is in. */
 static void stripe_done(rmpi_net_op_t *op)
 {
@@ -116,12 +100,14 @@ static void stripe_done(rmpi_net_op_t *op)
         post_stripe(rv, k);
         return;
     }
-    int k = (int)(op - rv->op);
-    rv->busy[k] = stripe_time(&vc->sub[rv->stripe[k].sub], op);
-    vc->sub[rv->stripe[k].sub].rdma_bytes += rv->stripe[k].len;
     if (--rv->pending)
         return;
-    rmpi_sched_feedback(&vc->sched, rv->stripe, rv->nstripes, rv->busy);
+    uint64_t t[RMPI_VC_MAX_SUB];
+    for (int k = 0; k < rv->nstripes; k++) {
+        t[k] = rv->op[k].t_done - rv->op[k].t_post;
+        vc->sub[rv->stripe[k].sub].rdma_bytes += rv->stripe[k].len;
+    }
+    rmpi_sched_feedback(&vc->sched, rv->stripe, rv->nstripes, t);
     /* One FIN per subchannel that carried data: in write mode it follows the data on the
      * same rail, so the receiver knows every stripe has landed. */
     for (int k = 0; k < rv->nstripes; k++)

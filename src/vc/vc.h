@@ -31,7 +31,6 @@ typedef struct rmpi_subchan {
     rmpi_rail_t *rail;
     uint64_t frames, bytes;      /* sent on this subchannel */
     uint64_t rdma_bytes;
-    uint64_t busy_mark;          /* completion filter (core): last stripe completion here */
 } rmpi_subchan_t;
 
 typedef struct rmpi_ooo {
