@@ -6,6 +6,7 @@
  * *_end hands out the status kept by *_begin). */
 #include "api_pt2pt.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "../io/io.h"
@@ -155,6 +156,56 @@ int MPI_File_get_info(MPI_File fh, MPI_Info *info_used)
     return MPI_SUCCESS;
 }
 
+/* Data representations registered by the application (names, never removed). One whose
+ * conversion functions are both MPI_CONVERSION_FN_NULL keeps the native layout, so views
+ * may use it; views refuse the others with MPI_ERR_UNSUPPORTED_DATAREP (no conversion
+ * and no extent function is ever called). */
+typedef struct datarep {
+    char name[MPI_MAX_DATAREP_STRING];
+    int native;
+} datarep_t;
+static datarep_t *datareps;
+static int ndatareps;
+
+static const datarep_t *find_datarep(const char *name)
+{
+    for (int i = 0; i < ndatareps; i++)
+        if (!strcmp(datareps[i].name, name))
+            return &datareps[i];
+    return NULL;
+}
+
+static int register_datarep(const char *func, const char *name, int native)
+{
+    RMPI_API_INIT_CHECK();
+    if (!name || !name[0] || strlen(name) >= MPI_MAX_DATAREP_STRING)
+        return file_error(NULL, MPI_ERR_ARG, func, "datarep is NULL, empty or longer than MPI_MAX_DATAREP_STRING - 1");
+    RMPI_LOCK();
+    int dup = !strcmp(name, "native") || !strcmp(name, "internal") || !strcmp(name, "external32") ||
+              find_datarep(name);
+    if (!dup) {
+        datareps = rmpi_xrealloc(datareps, (size_t)(ndatareps + 1) * sizeof *datareps);
+        datareps[ndatareps] = (datarep_t){.native = native};
+        strcpy(datareps[ndatareps++].name, name);
+    }
+    RMPI_UNLOCK();
+    return dup ? file_error(NULL, MPI_ERR_DUP_DATAREP, func, "data representation '%s' is already defined", name) : 0;
+}
+
+int MPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
+                         MPI_Datarep_conversion_function *write_conversion_fn,
+                         MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
+{
+    return register_datarep(__func__, datarep, !read_conversion_fn && !write_conversion_fn);
+}
+
+int MPI_Register_datarep_c(const char *datarep, MPI_Datarep_conversion_function_c *read_conversion_fn,
+                           MPI_Datarep_conversion_function_c *write_conversion_fn,
+                           MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
+{
+    return register_datarep(__func__, datarep, !read_conversion_fn && !write_conversion_fn);
+}
+
 int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep,
                       MPI_Info info)
 {
@@ -168,10 +219,15 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
                "MPI_DISPLACEMENT_CURRENT is only for files opened with MPI_MODE_SEQUENTIAL");
     FILE_CHECK(info == MPI_INFO_NULL || rmpi_info_get(info), f, MPI_ERR_INFO, "invalid info object");
     RMPI_LOCK();
-    int rc = rmpi_io_set_view(f, disp, et, ft, datarep);
+    const datarep_t *d = find_datarep(datarep);
+    int rc = rmpi_io_set_view(f, disp, et, ft, d && d->native ? "native" : datarep);
+    if (!rc)
+        snprintf(f->datarep, sizeof f->datarep, "%s", datarep);
     RMPI_UNLOCK();
     if (rc == MPI_ERR_UNSUPPORTED_DATAREP)
-        return file_error(f, rc, __func__, "data representation '%s' is not supported: only \"native\"", datarep);
+        return file_error(f, rc, __func__,
+                          "data representation '%s' is not supported: only \"native\" and registered ones "
+                          "without conversion functions", datarep);
     return FILE_RESULT(rc, f,
                        "the view was not set: the filetype must be made of whole etypes, hold data and have "
                        "non-negative displacements, on every rank");
@@ -195,7 +251,7 @@ int MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Da
     *etype = view_type(f->etype);
     *filetype = view_type(f->ftype);
     RMPI_UNLOCK();
-    strcpy(datarep, "native");
+    strcpy(datarep, f->datarep);
     return MPI_SUCCESS;
 }
 

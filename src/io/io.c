@@ -123,6 +123,7 @@ int rmpi_io_open(rmpi_comm_t *c, const char *path, int amode, const rmpi_info_t 
     f->comm = pc;
     f->info = rmpi_info_dup(info);
     f->etype = f->ftype = rmpi_dtype_get(MPI_BYTE);
+    strcpy(f->datarep, "native");
     f->shfp_fd = -1;
     f->shfp_path = shfp_name(path, first[2], first[3]);
     if (amode & MPI_MODE_APPEND) /* every file pointer starts at the end */

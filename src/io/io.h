@@ -50,6 +50,7 @@ typedef struct rmpi_file {
     /* view */
     MPI_Offset disp;
     rmpi_dtype_t *etype, *ftype;
+    char datarep[MPI_MAX_DATAREP_STRING]; /* name given to set_view (the layout is native) */
     MPI_Offset fp;           /* individual file pointer, etypes */
     /* shared file pointer: lock file, made on first use */
     char *shfp_path;

@@ -71,6 +71,18 @@ int main(int argc, char **argv)
     MTEST_ERR(MPI_File_seek(fh, 0, 12345), MPI_ERR_ARG);
     MTEST_ERR(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "external32", MPI_INFO_NULL), MPI_ERR_UNSUPPORTED_DATAREP);
     MTEST_ERR(MPI_File_set_view(fh, 0, MPI_DOUBLE, MPI_INT, "native", MPI_INFO_NULL), MPI_ERR_TYPE);
+    /* a registered datarep without conversion functions is the native layout */
+    MTEST_OK(MPI_Register_datarep("rmpi-test-rep", MPI_CONVERSION_FN_NULL, MPI_CONVERSION_FN_NULL, NULL, NULL));
+    MTEST_ERR(MPI_Register_datarep("rmpi-test-rep", MPI_CONVERSION_FN_NULL, MPI_CONVERSION_FN_NULL, NULL, NULL),
+              MPI_ERR_DUP_DATAREP);
+    MTEST_ERR(MPI_Register_datarep("external32", MPI_CONVERSION_FN_NULL, MPI_CONVERSION_FN_NULL, NULL, NULL),
+              MPI_ERR_DUP_DATAREP);
+    MTEST_OK(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "rmpi-test-rep", MPI_INFO_NULL));
+    MPI_Offset vd;
+    MPI_Datatype et, ft;
+    char rep[MPI_MAX_DATAREP_STRING];
+    MTEST_OK(MPI_File_get_view(fh, &vd, &et, &ft, rep));
+    MTEST_CHECK(!strcmp(rep, "rmpi-test-rep"), "get_view: datarep %s", rep);
     MPI_Status st;
     MTEST_OK(MPI_File_read_at(fh, 0, &x, 1, MPI_INT, &st)); /* an empty file: nothing read */
     int n = -1;
