@@ -10,10 +10,12 @@
 
 typedef struct user_errh {
     uint32_t magic;
-    MPI_Comm_errhandler_function *fn; /* or a session's, cast: the kind says which */
+    MPI_Comm_errhandler_function *fn; /* or a session's or a file's, cast: the kind says which */
     int refcount;
-    int session;
+    int kind;
 } user_errh_t;
+
+enum { ERRH_COMM, ERRH_SESSION, ERRH_FILE };
 
 static const char *const err_names[] = {
 #define E(x) [x] = #x
@@ -123,14 +125,21 @@ static void invoke(rmpi_comm_t *c, int code, const char *msg)
     u->fn(&h, &e, msg);
 }
 
+/* "func: text" in msg (MPI_MAX_ERROR_STRING bytes). */
+static void format_msg(char *msg, const char *func, const char *fmt, va_list ap)
+{
+    char body[MPI_MAX_ERROR_STRING - 64];
+    vsnprintf(body, sizeof body, fmt, ap);
+    snprintf(msg, MPI_MAX_ERROR_STRING, "%s: %s", func, body);
+}
+
 int rmpi_api_error(rmpi_comm_t *comm, int code, const char *func, const char *fmt, ...)
 {
-    char msg[MPI_MAX_ERROR_STRING], body[MPI_MAX_ERROR_STRING - 64];
+    char msg[MPI_MAX_ERROR_STRING];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(body, sizeof body, fmt, ap);
+    format_msg(msg, func, fmt, ap);
     va_end(ap);
-    snprintf(msg, sizeof msg, "%s: %s", func, body);
     if (!comm && rmpi_api_state == RMPI_STATE_INIT)
         comm = &rmpi_comm_world;
     invoke(comm, code, msg);
@@ -205,7 +214,7 @@ int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler 
     RMPI_API_INIT_CHECK();
     RMPI_CHECK(fn && errhandler, NULL, MPI_ERR_ARG, "the function and the errhandler pointer must not be NULL");
     user_errh_t *u = rmpi_xmalloc(sizeof *u);
-    *u = (user_errh_t){ERRH_MAGIC, fn, 1, 0};
+    *u = (user_errh_t){ERRH_MAGIC, fn, 1, ERRH_COMM};
     *errhandler = (MPI_Errhandler)u;
     return MPI_SUCCESS;
 }
@@ -335,33 +344,65 @@ int MPI_Remove_error_class(int errorclass)
     return MPI_SUCCESS;
 }
 
-int MPI_Session_create_errhandler(MPI_Session_errhandler_function *fn, MPI_Errhandler *errhandler)
+static int create_errh(const char *func, void (*fn)(void), int kind, MPI_Errhandler *errhandler)
 {
-    RMPI_API_INIT_CHECK();
-    RMPI_CHECK(fn && errhandler, NULL, MPI_ERR_ARG, "the function and the errhandler pointer must not be NULL");
+    if (!fn || !errhandler)
+        return rmpi_api_error(NULL, MPI_ERR_ARG, func, "the function and the errhandler pointer must not be NULL");
     user_errh_t *u = rmpi_xmalloc(sizeof *u);
-    *u = (user_errh_t){ERRH_MAGIC, (MPI_Comm_errhandler_function *)(void (*)(void))fn, 1, 1};
+    *u = (user_errh_t){ERRH_MAGIC, (MPI_Comm_errhandler_function *)fn, 1, kind};
     *errhandler = (MPI_Errhandler)u;
     return MPI_SUCCESS;
 }
 
-int rmpi_api_errh_call_session(MPI_Errhandler eh, MPI_Session s, int code, const char *msg)
+int MPI_Session_create_errhandler(MPI_Session_errhandler_function *fn, MPI_Errhandler *errhandler)
+{
+    RMPI_API_INIT_CHECK();
+    return create_errh(__func__, (void (*)(void))fn, ERRH_SESSION, errhandler);
+}
+
+int MPI_File_create_errhandler(MPI_File_errhandler_function *fn, MPI_Errhandler *errhandler)
+{
+    RMPI_API_INIT_CHECK();
+    return create_errh(__func__, (void (*)(void))fn, ERRH_FILE, errhandler);
+}
+
+/* A session's or a file's handler: `what` names the object in the fatal message. Every
+ * handle kind is a pointer, so a handler of another kind is called all the same, with
+ * this object's handle. */
+static int call_object(MPI_Errhandler eh, const char *what, void *handle, int code, const char *msg)
 {
     if (eh == MPI_ERRORS_RETURN || code == MPI_SUCCESS)
         return code;
     if ((uintptr_t)eh < 4096) {
-        fprintf(stderr, "[rmpi rank %d] %s (%s). The error handler of the session is %s: ending the job.\n",
-                rmpi_core_rank, msg, rmpi_api_err_name(code),
+        fprintf(stderr, "[rmpi rank %d] %s (%s). The error handler of the %s is %s: ending the job.\n",
+                rmpi_core_rank, msg, rmpi_api_err_name(code), what,
                 eh == MPI_ERRORS_ABORT ? "MPI_ERRORS_ABORT" : "MPI_ERRORS_ARE_FATAL");
         fflush(stderr);
         rmpi_pmi_abort(code, NULL);
     }
     user_errh_t *u = (user_errh_t *)eh;
-    MPI_Session h = s;
+    void *h = handle;
     int e = code;
-    if (u->session)
-        ((MPI_Session_errhandler_function *)(void (*)(void))u->fn)(&h, &e, msg);
-    else /* a communicator's handler on a session: called all the same, with the session handle */
+    if (u->kind == ERRH_SESSION)
+        ((MPI_Session_errhandler_function *)(void (*)(void))u->fn)((MPI_Session *)&h, &e, msg);
+    else if (u->kind == ERRH_FILE)
+        ((MPI_File_errhandler_function *)(void (*)(void))u->fn)((MPI_File *)&h, &e, msg);
+    else
         u->fn((MPI_Comm *)&h, &e, msg);
     return code;
+}
+
+int rmpi_api_errh_call_session(MPI_Errhandler eh, MPI_Session s, int code, const char *msg)
+{
+    return call_object(eh, "session", (void *)s, code, msg);
+}
+
+int rmpi_api_file_error(MPI_Errhandler eh, MPI_File f, int code, const char *func, const char *fmt, ...)
+{
+    char msg[MPI_MAX_ERROR_STRING];
+    va_list ap;
+    va_start(ap, fmt);
+    format_msg(msg, func, fmt, ap);
+    va_end(ap);
+    return call_object(eh, "file", (void *)f, code, msg);
 }

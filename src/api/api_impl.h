@@ -83,11 +83,15 @@ const char *rmpi_api_err_name(int code);
  * their copy callbacks (on a failing callback it is freed and the code returned). */
 int rmpi_api_comm_adopt(rmpi_comm_t *parent, rmpi_comm_t *n, int dup, rmpi_info_t *info, MPI_Comm *out);
 /* Error handler objects: reference counts of user handlers (no-ops on predefined ones),
- * validity, and invoking a session's handler (returns code unless the handler ends the job). */
+ * validity, and invoking a session's or a file's handler (returns code unless the handler ends
+ * the job). */
 void rmpi_api_errh_retain(MPI_Errhandler eh);
 void rmpi_api_errh_release(MPI_Errhandler eh);
 int rmpi_api_errh_valid(MPI_Errhandler eh);
 int rmpi_api_errh_call_session(MPI_Errhandler eh, MPI_Session s, int code, const char *msg);
+/* A file's error (f may be MPI_FILE_NULL) through handler eh, message as rmpi_api_error's. */
+int rmpi_api_file_error(MPI_Errhandler eh, MPI_File f, int code, const char *func, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 /* The largest error code or class in use (MPI_LASTUSEDCODE). */
 int rmpi_api_last_used_code(void);
 
