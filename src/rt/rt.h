@@ -40,7 +40,8 @@ int rmpi_knob_choice(const char *knob, const char *value, const char *choices);
 long long rmpi_knob_scoped_size(const char *knob, const char *value, const char *scope, long long dflt);
 /* Print the knob table: fmt 0 = text (current values), 1 = markdown (defaults). */
 void rmpi_knobs_print(void *file, int markdown);
-/* Environment variable outside the RMPI_ namespace (launcher protocol only). */
+/* Environment variable outside the RMPI_ namespace (launcher protocol, and what libraries
+ * below us read: libfabric's FI_*, glibc's MALLOC_*). */
 const char *rmpi_rt_env(const char *name);
 /* Set a variable read by a library below us (libfabric's FI_*) unless the user set it. */
 void rmpi_rt_setenv_default(const char *name, const char *value);

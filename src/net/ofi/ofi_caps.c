@@ -67,7 +67,7 @@ void rmpi_ofi_eager_env(void)
 size_t rmpi_ofi_eager_max(const char *prov_name)
 {
     const ofi_caps_row_t *t = row_of(prov_name);
-    const char *v = t && t->eager_env ? getenv(t->eager_env) : NULL;
+    const char *v = t && t->eager_env ? rmpi_rt_env(t->eager_env) : NULL;
     long long n = v ? atoll(v) : 0;
     return n > 0 ? (size_t)n : 0;
 }

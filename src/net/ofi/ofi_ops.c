@@ -684,7 +684,7 @@ static int ofi_open(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
     /* ofi_rxm/tcp allocate and free per message; at the top of the heap glibc gave those
      * pages back to the kernel each time (128 KiB threshold) and the next message faulted
      * them in again: 3 page faults per 16 KiB ping-pong, 11.4 us where 8.0 us without. */
-    if (rmpi_knobs.OFI_MALLOC_TRIM > 0 && !getenv("MALLOC_TRIM_THRESHOLD_"))
+    if (rmpi_knobs.OFI_MALLOC_TRIM > 0 && !rmpi_rt_env("MALLOC_TRIM_THRESHOLD_"))
         mallopt(M_TRIM_THRESHOLD, rmpi_knobs.OFI_MALLOC_TRIM > INT_MAX ? INT_MAX : (int)rmpi_knobs.OFI_MALLOC_TRIM);
 #endif
     int auto_mode = rmpi_knob_choice("NET", rmpi_knobs.NET, "auto|shm|tcp|ofi") == 0;
