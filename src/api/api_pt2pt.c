@@ -429,21 +429,31 @@ static int replace_checks(const char *func, rmpi_comm_t *c, void *buf, int count
     return 0;
 }
 
-int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
-                          int recvtag, MPI_Comm comm, MPI_Request *request)
+/* Both replace forms: checks, then the schedule (its request in *request). */
+static int replace_start(const char *func, void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                         int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
-    RMPI_API_INIT_CHECK();
+    if (RMPI_UNLIKELY(rmpi_api_state != RMPI_STATE_INIT))
+        return rmpi_api_not_initialized(func);
     rmpi_comm_t *c = rmpi_comm_get(comm);
-    RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator %p", (void *)comm);
+    if (!c)
+        return rmpi_api_error(NULL, MPI_ERR_COMM, func, "invalid communicator %p", (void *)comm);
     rmpi_dtype_t *dt;
-    int rc = replace_checks(__func__, c, buf, count, datatype, dest, sendtag, source, recvtag, &dt);
+    int rc = replace_checks(func, c, buf, count, datatype, dest, sendtag, source, recvtag, &dt);
     if (rc)
         return rc;
-    RMPI_CHECK(request, c, MPI_ERR_ARG, "request must not be NULL");
+    if (!request)
+        return rmpi_api_error(c, MPI_ERR_ARG, func, "request must not be NULL");
     RMPI_LOCK();
     isendrecv_sched(c, buf, count, dt, dest, sendtag, buf, count, dt, source, recvtag, 1, request);
     RMPI_UNLOCK();
     return MPI_SUCCESS;
+}
+
+int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                          int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    return replace_start(__func__, buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
 }
 
 /* The blocking form is the non-blocking one and a wait: the schedule sends from a packed
@@ -451,18 +461,9 @@ int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
                          int recvtag, MPI_Comm comm, MPI_Status *status)
 {
-    RMPI_API_INIT_CHECK();
-    rmpi_comm_t *c = rmpi_comm_get(comm);
-    RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator %p", (void *)comm);
-    rmpi_dtype_t *dt;
-    int rc = replace_checks(__func__, c, buf, count, datatype, dest, sendtag, source, recvtag, &dt);
-    if (rc)
-        return rc;
     MPI_Request req;
-    RMPI_LOCK();
-    isendrecv_sched(c, buf, count, dt, dest, sendtag, buf, count, dt, source, recvtag, 1, &req);
-    RMPI_UNLOCK();
-    return MPI_Wait(&req, status);
+    int rc = replace_start(__func__, buf, count, datatype, dest, sendtag, source, recvtag, comm, &req);
+    return rc ? rc : MPI_Wait(&req, status);
 }
 
 /* ---- persistent requests ---- */
