@@ -68,6 +68,7 @@ typedef struct rmpi_ofi_rdma {
     rmpi_ofi_ctx_t ctx;
     rmpi_net_op_t *op;
     int peer, write, posted;
+    int split;            /* a write longer than max_rma: counted in the rail's split_writes */
     fi_addr_t dest;
     char *local;
     size_t len;           /* bytes left, the chunk in flight included */
@@ -123,6 +124,7 @@ typedef struct rmpi_ofi_rail {
     rmpi_ofi_rdma_t *rdma_free;
     long tx_out;          /* sends and RDMA ops posted, not completed */
     long writes_out;      /* writes posted, not completed: without FI_ORDER_SAW, sends wait */
+    long split_writes;    /* writes cut into chunks, not completed: sends wait (rest not posted yet) */
     int closing;
     uint64_t stat_eagain;
     rmpi_net_mrtab_t emr; /* emulated registrations */
@@ -134,6 +136,12 @@ typedef struct rmpi_ofi_rail {
     unsigned stash_head, stash_n;
     char scratch[];       /* inject staging, inject bytes */
 } rmpi_ofi_rail_t;
+
+/* Frames sent now would overtake a write still in flight: wait in the pending queue. */
+static inline int rmpi_ofi_fenced(const rmpi_ofi_rail_t *r)
+{
+    return (r->writes_out && !r->saw) || r->split_writes;
+}
 
 extern const struct rmpi_net_ops rmpi_ofi_ops;
 
@@ -154,6 +162,8 @@ int rmpi_ofi_checks_keys(const char *prov_name);
  * bigger messages take RailMPI's rendezvous instead of the layer's segmentation. */
 void rmpi_ofi_eager_env(void);
 size_t rmpi_ofi_eager_max(const char *prov_name);
+/* Longest single RDMA the table advises for a provider (0: no advice). */
+size_t rmpi_ofi_max_rma(const char *prov_name);
 /* rmpi_info: providers found, their capabilities, and what RMPI_NET would use. */
 void rmpi_ofi_report(void *file);
 
@@ -163,6 +173,7 @@ struct fi_info *rmpi_ofi_hints(const char *prov, int manual, int rma);
 int rmpi_ofi_peer_addr(rmpi_ofi_rail_t *r, int peer, fi_addr_t *addr);
 /* Queue c behind every earlier post (refused: counted in the EAGAIN statistic). */
 void rmpi_ofi_pend(rmpi_ofi_rail_t *r, rmpi_ofi_ctx_t *c);
+void rmpi_ofi_pend_front(rmpi_ofi_rail_t *r, rmpi_ofi_ctx_t *c);
 void rmpi_ofi_pend_add(rmpi_ofi_rail_t *r, rmpi_ofi_ctx_t *c);
 /* Send a frame (flag: 0 or RMPI_OFI_CTRL); the sequence number is taken when libfabric
  * accepts the post, so frames queued behind a put get numbers after its pieces. */

@@ -176,6 +176,15 @@ void rmpi_ofi_pend_add(rmpi_ofi_rail_t *r, rmpi_ofi_ctx_t *c)
     r->pend_tail = &c->next;
 }
 
+/* The rest of a chunked write goes before everything queued after the write was posted. */
+void rmpi_ofi_pend_front(rmpi_ofi_rail_t *r, rmpi_ofi_ctx_t *c)
+{
+    c->next = r->pend;
+    r->pend = c;
+    if (!c->next)
+        r->pend_tail = &c->next;
+}
+
 void rmpi_ofi_pend(rmpi_ofi_rail_t *r, rmpi_ofi_ctx_t *c)
 {
     rmpi_ofi_pend_add(r, c);
@@ -207,7 +216,7 @@ static void pend_drain(rmpi_ofi_rail_t *r)
 {
     while (r->pend) {
         rmpi_ofi_ctx_t *c = r->pend;
-        if (c->kind == RMPI_OFI_TX && r->writes_out && !r->saw)
+        if (c->kind == RMPI_OFI_TX && rmpi_ofi_fenced(r))
             return;
         int rc = c->kind == RMPI_OFI_TX     ? rmpi_ofi_tx_post(r, (rmpi_ofi_buf_t *)c)
                  : c->kind == RMPI_OFI_EMUL ? (rmpi_ofi_emul_drain(r, (rmpi_ofi_rdma_t *)c) ? 0 : -FI_EAGAIN)
@@ -268,7 +277,7 @@ int rmpi_ofi_frame_send(rmpi_ofi_rail_t *r, int peer, const struct iovec *iov, i
     rmpi_ofi_hdr_t h = {htole32((uint32_t)r->env.rank | flag), 0};
     size_t total = sizeof h + len;
     /* Without FI_ORDER_SAW a frame must not overtake an earlier put's data: it waits. */
-    int fenced = r->writes_out && !r->saw;
+    int fenced = rmpi_ofi_fenced(r);
     if (!r->pend && !fenced && total <= r->inject) {
         char *p = r->scratch;
         memcpy(p, &h, sizeof h);
@@ -591,8 +600,10 @@ static rmpi_ofi_rail_t *rail_open(const rmpi_net_env_t *env, struct fi_info *fi,
     h->mr_cache = 1;
     h->tier = 1; /* chosen over RailMPI's tcp when both reach a peer */
     r->max_rma = fi->ep_attr->max_msg_size;
-    if (rmpi_knobs.OFI_MAX_RMA > 0 && (size_t)rmpi_knobs.OFI_MAX_RMA < r->max_rma)
-        r->max_rma = (size_t)rmpi_knobs.OFI_MAX_RMA;
+    size_t advised = rmpi_knobs.OFI_MAX_RMA > 0 ? (size_t)rmpi_knobs.OFI_MAX_RMA
+                                                 : rmpi_ofi_max_rma(fi->fabric_attr->prov_name);
+    if (advised > 0 && advised < r->max_rma)
+        r->max_rma = advised;
     size_t maxmsg = fi->ep_attr->max_msg_size < RMPI_OFI_BUF_SIZE ? fi->ep_attr->max_msg_size : RMPI_OFI_BUF_SIZE;
     size_t eager = rmpi_ofi_eager_max(fi->fabric_attr->prov_name);
     if (eager > 1024 && eager - 64 < maxmsg) /* 64: room for the layer's own header */

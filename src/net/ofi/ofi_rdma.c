@@ -154,7 +154,7 @@ void rmpi_ofi_rdma_chunk_done(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
             return;
         }
     }
-    rmpi_ofi_pend(r, &d->ctx);
+    rmpi_ofi_pend_front(r, &d->ctx);
 }
 
 void rmpi_ofi_rdma_done(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d, int status)
@@ -162,6 +162,7 @@ void rmpi_ofi_rdma_done(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d, int status)
     rmpi_net_op_t *op = d->op;
     if (d->posted)
         r->writes_out -= d->write;
+    r->split_writes -= d->split;
     op->t_done = rmpi_time_ns();
     op->status = status;
     if (d->has_lmr)
@@ -231,6 +232,10 @@ static int rdma_start(rmpi_rail_t *rail, int peer, char *local, size_t len, uint
     if (r->emul) {
         rmpi_ofi_emul_start(r, d);
         return 0;
+    }
+    if (write && len > r->max_rma) { /* frames sent after it must wait for its last chunk */
+        d->split = 1;
+        r->split_writes++;
     }
     if (!(r->mr_mode & FI_MR_VIRT_ADDR)) {
         uint64_t base = rkey & RMPI_OFI_KEY_ADDR_MASK;
