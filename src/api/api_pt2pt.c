@@ -61,13 +61,28 @@ static void api_scatter(rmpi_req_t *r, const void *data, size_t n)
     rmpi_dtype_unpack(data, n, r->user, r->ucount, r->udt, 0);
 }
 
+/* The pieces of the user's memory holding message bytes [off, off + len): the core moves
+ * rendezvous data of long-pieced types straight between them and the provider. */
+static int api_segs(rmpi_req_t *r, size_t off, size_t len, struct iovec *iov, int max)
+{
+    rmpi_dtype_iter_t it;
+    rmpi_dtype_iter_init(&it, r->user, r->ucount, r->udt, off, len);
+    return rmpi_dtype_iter_next(&it, iov, max);
+}
+
+/* Pieces long enough that one RDMA op each beats packing them (RMPI_RNDV_SEG_MIN). */
+static int long_pieces(const rmpi_dtype_t *dt)
+{
+    return rmpi_dtype_mean_piece(dt) >= rmpi_core_seg_min;
+}
+
 void rmpi_api_arm(rmpi_req_t *r)
 {
     rmpi_dtype_t *dt = r->udt;
     size_t bytes = r->ucount * dt->size;
     r->len = bytes;
     r->st_err = 0;
-    r->flags &= (uint16_t)~RMPI_RF_CANCELLED;
+    r->flags &= (uint16_t)~(RMPI_RF_CANCELLED | RMPI_RF_SEGS);
     if (RMPI_LIKELY(rmpi_dtype_is_contig(dt, r->ucount))) {
         r->buf = rmpi_dtype_contig_ptr(r->user, dt);
         return;
@@ -77,6 +92,10 @@ void rmpi_api_arm(rmpi_req_t *r)
         r->buf = NULL;
         r->scatter = api_scatter;
         r->flags |= RMPI_RF_SCATTER;
+        if (long_pieces(dt)) {
+            r->segs = api_segs;
+            r->flags |= RMPI_RF_SEGS;
+        }
         return;
     }
     r->user2 = rmpi_xmalloc(bytes);
@@ -109,9 +128,26 @@ static int send_segs(rmpi_req_t *r)
     return 1;
 }
 
+/* A non-contiguous rendezvous of long pieces: the core hands the provider one piece per
+ * RDMA op. Returns 0 to pack instead. */
+static int send_rndv_segs(rmpi_req_t *r)
+{
+    rmpi_dtype_t *dt = r->udt;
+    size_t bytes = r->ucount * dt->size;
+    if (!rmpi_core_is_rndv(r->rank, bytes) || !long_pieces(dt))
+        return 0;
+    r->len = bytes;
+    r->buf = NULL;
+    r->st_err = 0;
+    r->flags = (uint16_t)((r->flags & ~RMPI_RF_CANCELLED) | RMPI_RF_SEGS);
+    r->segs = api_segs;
+    rmpi_core_isend(r);
+    return 1;
+}
+
 void rmpi_api_post_send(rmpi_req_t *r)
 {
-    if (RMPI_UNLIKELY(!rmpi_dtype_is_contig(r->udt, r->ucount)) && send_segs(r))
+    if (RMPI_UNLIKELY(!rmpi_dtype_is_contig(r->udt, r->ucount)) && (send_segs(r) || send_rndv_segs(r)))
         return;
     rmpi_api_arm(r);
     rmpi_core_isend(r);

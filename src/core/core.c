@@ -51,6 +51,7 @@ int rmpi_core_init(rmpi_core_info_t *info)
     rmpi_core_rank = pm.rank;
     rmpi_core_size = pm.size;
     rmpi_hdr_cache = rmpi_knobs.HDR_CACHE;
+    rmpi_core_seg_min = (size_t)rmpi_knobs.RNDV_SEG_MIN;
     rmpi_rndv_mode = rmpi_knob_choice("RNDV_MODE", rmpi_knobs.RNDV_MODE, "auto|read|write");
     if (rmpi_topo_init(&pm))
         return -1;
@@ -194,11 +195,14 @@ int rmpi_core_finalize(void)
                 (unsigned long long)rmpi_core_stats.eager_short, (unsigned long long)rmpi_core_stats.rndv,
                 (unsigned long long)rmpi_core_stats.unexpected);
         const rmpi_core_stats_t *st = &rmpi_core_stats;
-        if (st->seg_sends + st->packed_sends + st->scattered_recvs + st->landed_recvs)
+        if (st->seg_sends + st->packed_sends + st->scattered_recvs + st->landed_recvs + st->seg_rndv_sends +
+            st->seg_rndv_recvs)
             fprintf(stderr, "[rmpi report] rank %d: non-contiguous data: %llu eager sends as segments, %llu sends "
-                            "packed; %llu eager receives scattered from the frame, %llu rendezvous receives landed\n",
+                            "packed; %llu eager receives scattered from the frame, %llu rendezvous receives landed; "
+                            "rendezvous by pieces: %llu sends, %llu receives\n",
                     rmpi_core_rank, (unsigned long long)st->seg_sends, (unsigned long long)st->packed_sends,
-                    (unsigned long long)st->scattered_recvs, (unsigned long long)st->landed_recvs);
+                    (unsigned long long)st->scattered_recvs, (unsigned long long)st->landed_recvs,
+                    (unsigned long long)st->seg_rndv_sends, (unsigned long long)st->seg_rndv_recvs);
         rmpi_vc_report(stderr);
         rmpi_net_mr_stats_t m = rmpi_net_mr_stats();
         if (m.hits + m.misses)

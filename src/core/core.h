@@ -40,6 +40,8 @@ enum {
     RMPI_RF_POSTED = 16,    /* in a posted-receive queue */
     RMPI_RF_SCATTER = 32,   /* receive into non-contiguous memory: data goes through req->scatter */
     RMPI_RF_PARTITIONED = 64, /* Psend_init/Precv_init (api layer, state in req->ext) */
+    RMPI_RF_SEGS = 128,     /* req->segs lists the user's memory: a rendezvous moves the data
+                             * segment by segment (send: gathered; receive: scattered) */
 };
 
 /* Most data segments a non-contiguous eager send may have (stack room of the caller). */
@@ -75,6 +77,9 @@ struct rmpi_req {
      * unexpected copy or a rendezvous landing buffer) into the user's memory. buf is
      * unused; a rendezvous lands in a buffer the core allocates and frees. */
     void (*scatter)(rmpi_req_t *req, const void *data, size_t n);
+    /* RMPI_RF_SEGS: the pieces of the user's memory that hold message bytes [off, off + len),
+     * in order, at most max of them; returns how many (they may cover less than len). */
+    int (*segs)(rmpi_req_t *req, size_t off, size_t len, struct iovec *iov, int max);
     void *user, *user2;
     size_t ucount;
     void *udt;           /* datatype object held by the request (api layer) */
@@ -93,6 +98,7 @@ struct rmpi_unexp {
     size_t len;          /* message bytes */
     uint64_t sreq;       /* sync eager or RTS: the sender's request */
     int sync;
+    int gather;          /* RTS: the sender's data is a segment list (RMPI_FF_GATHER) */
     uint64_t raddr;
     uint32_t nkeys;      /* RTS: one rkey per subchannel of the sender's buffer */
     uint64_t rkeys[RMPI_VC_MAX_SUB];
@@ -159,6 +165,15 @@ int rmpi_core_isend(rmpi_req_t *req);
  * left for the core's header, iov[1..n] the data, n <= rmpi_core_seg_room(...). */
 int rmpi_core_seg_room(int dest, size_t len);
 void rmpi_core_isend_segs(rmpi_req_t *req, struct iovec *iov, int n);
+/* Rendezvous of non-contiguous data without packing: a send with RMPI_RF_SEGS and
+ * req->segs (only when rmpi_core_is_rndv(dest, len); buf unused)
+ * hands its segments to the provider's RDMA one run at a time; a receive with
+ * RMPI_RF_SCATTER | RMPI_RF_SEGS reads straight into its segments when the sender's data
+ * is contiguous (else it lands and is scattered). Worth it only for long pieces: the layer
+ * above packs when the mean piece is shorter than rmpi_core_seg_min (RMPI_RNDV_SEG_MIN). */
+extern size_t rmpi_core_seg_min;
+/* 1 when a message of len bytes to world rank dest goes by rendezvous. */
+int rmpi_core_is_rndv(int dest, size_t len);
 /* Post a receive: req->buf/len/rank/ctx/tag filled in (or RMPI_RF_SCATTER and req->scatter
  * instead of buf). Never blocks. */
 int rmpi_core_irecv(rmpi_req_t *req);
@@ -188,6 +203,8 @@ typedef struct rmpi_core_stats {
     /* non-contiguous data: eager sends as segments, sends packed by the layer above,
      * eager receives scattered from the frame, rendezvous receives through a landing buffer */
     uint64_t seg_sends, packed_sends, scattered_recvs, landed_recvs;
+    /* rendezvous moved segment by segment: sends gathered, receives read into segments */
+    uint64_t seg_rndv_sends, seg_rndv_recvs;
 } rmpi_core_stats_t;
 extern rmpi_core_stats_t rmpi_core_stats;
 

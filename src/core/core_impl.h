@@ -14,6 +14,7 @@ enum {
     RMPI_F_SYNC_ACK,    /* a synchronous send was matched */
 };
 #define RMPI_FF_SYNC 1
+#define RMPI_FF_GATHER 2 /* RTS: the data is a segment list; the receiver must answer with a CTS */
 
 typedef struct wire_match {
     rmpi_vc_hdr_t h;

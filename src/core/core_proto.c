@@ -8,6 +8,7 @@
 ctxq_t **rmpi_ctxq;
 uint32_t rmpi_nctxq;
 int rmpi_rndv_mode, rmpi_hdr_cache;
+size_t rmpi_core_seg_min = 8192;
 rmpi_core_stats_t rmpi_core_stats;
 
 ctxq_t *rmpi_core_ctxq_grow(uint32_t ctx)
@@ -140,13 +141,23 @@ int rmpi_core_isend(rmpi_req_t *r)
     }
     wire_rts_t f = {{{0, RMPI_F_RTS, 0}, r->ctx, r->src, r->tag}, (uintptr_t)r, r->len, (uintptr_t)r->buf,
                     (uint32_t)vc->nsub, 0, {0}};
-    rmpi_rndv_register(r, vc, r->buf, r->len, f.rkey);
+    if (RMPI_UNLIKELY(r->flags & RMPI_RF_SEGS)) {
+        /* Nothing to register for the peer: it never reads a segment list, it sends a CTS
+         * and this side writes the segments (the provider registers each one it needs). */
+        f.m.h.flags = RMPI_FF_GATHER;
+        f.addr = 0;
+        rmpi_core_stats.seg_rndv_sends++;
+    } else {
+        rmpi_rndv_register(r, vc, r->buf, r->len, f.rkey);
+    }
     size_t flen = RMPI_WIRE_KEYS_LEN(wire_rts_t, vc->nsub);
     struct iovec iov = {&f, flen};
     rmpi_vc_send(vc, &iov, 1, flen);
     rmpi_core_stats.rndv++;
     return 0; /* completes at FIN */
 }
+
+int rmpi_core_is_rndv(int dest, size_t len) { return len > rmpi_core_peer(rmpi_vc_get(dest))->eager_limit; }
 
 int rmpi_core_seg_room(int dest, size_t len)
 {
@@ -197,8 +208,8 @@ static inline void set_status(rmpi_req_t *r, int src, int tag, size_t msglen)
 }
 
 /* A matched RTS: pull the data (read mode) or invite the sender to push it (write mode). */
-static void rndv_start(rmpi_req_t *r, rmpi_vc_t *vc, int src, int tag, uint64_t sreq, size_t len, uint64_t raddr,
-                       const uint64_t *rkeys, uint32_t nkeys)
+static void rndv_start(rmpi_req_t *r, rmpi_vc_t *vc, int src, int tag, uint64_t sreq, size_t len, int gather,
+                       uint64_t raddr, const uint64_t *rkeys, uint32_t nkeys)
 {
     set_status(r, src, tag, len);
     r->vc = vc;
@@ -209,11 +220,19 @@ static void rndv_start(rmpi_req_t *r, rmpi_vc_t *vc, int src, int tag, uint64_t 
         return;
     }
     if (r->flags & RMPI_RF_SCATTER) {
-        /* non-contiguous memory cannot be one registration: land, scatter at the end */
+        if ((r->flags & RMPI_RF_SEGS) && !gather) {
+            /* contiguous source: read it straight into the pieces of the user's memory */
+            rmpi_core_stats.seg_rndv_recvs++;
+            rmpi_rndv_pull(r, vc, raddr, rkeys, nkeys, r->st_bytes);
+            return;
+        }
+        /* Both sides in pieces, or pieces too short: land in one buffer, scatter at the end
+         * (the sender writes into it, so no registration of a piece list has to travel). */
+        r->flags &= (uint16_t)~RMPI_RF_SEGS;
         r->buf = rmpi_xmalloc(r->st_bytes);
         rmpi_core_stats.landed_recvs++;
     }
-    if (!rmpi_core_peer(vc)->rndv_write) {
+    if (!gather && !rmpi_core_peer(vc)->rndv_write) {
         rmpi_rndv_pull(r, vc, raddr, rkeys, nkeys, r->st_bytes);
         return;
     }
@@ -271,13 +290,14 @@ static void rts_arrived(rmpi_vc_t *vc, const wire_rts_t *f)
     ctxq_t *q = rmpi_core_ctxq(f->m.ctx);
     rmpi_req_t *r = match_posted(q, f->m.src, f->m.tag);
     if (r) {
-        rndv_start(r, vc, f->m.src, f->m.tag, f->sreq, f->len, f->addr, f->rkey, f->nkeys);
+        rndv_start(r, vc, f->m.src, f->m.tag, f->sreq, f->len, f->m.h.flags & RMPI_FF_GATHER, f->addr, f->rkey,
+                   f->nkeys);
         return;
     }
     rmpi_unexp_t *u = rmpi_xcalloc(1, sizeof *u);
     u->magic = RMPI_REQ_MAGIC;
     u->ctx = f->m.ctx, u->src = f->m.src, u->tag = f->m.tag, u->vc = vc, u->len = f->len;
-    u->is_rts = 1, u->sreq = f->sreq, u->raddr = f->addr;
+    u->is_rts = 1, u->sreq = f->sreq, u->raddr = f->addr, u->gather = f->m.h.flags & RMPI_FF_GATHER;
     u->nkeys = f->nkeys <= RMPI_VC_MAX_SUB ? f->nkeys : RMPI_VC_MAX_SUB;
     memcpy(u->rkeys, f->rkey, u->nkeys * sizeof *u->rkeys);
     rmpi_list_push_back(&q->unexp, &u->link);
@@ -336,7 +356,7 @@ void rmpi_core_deliver(rmpi_vc_t *vc, const void *frame, size_t len)
 static void consume_unexp(rmpi_req_t *r, rmpi_unexp_t *u)
 {
     if (u->is_rts) {
-        rndv_start(r, u->vc, u->src, u->tag, u->sreq, u->len, u->raddr, u->rkeys, u->nkeys);
+        rndv_start(r, u->vc, u->src, u->tag, u->sreq, u->len, u->gather, u->raddr, u->rkeys, u->nkeys);
     } else {
         set_status(r, u->src, u->tag, u->len);
         copy_out(r, u->data);

@@ -9,6 +9,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A stripe of a message whose local side is a segment list (RMPI_RF_SEGS): it moves as
+ * one RDMA op per piece, at most SEG_WINDOW in flight; `next` is the next message byte to
+ * post; oloc/ooff/olen what each op in flight covers (to post it again if its rail fails). */
+#define SEG_WINDOW 16
+typedef struct seg_stripe {
+    size_t next, end;
+    int inflight;
+    uint32_t busy;                     /* bit i: op[i] in flight */
+    uint64_t t_post, t_done;
+    void *oloc[SEG_WINDOW];
+    size_t ooff[SEG_WINDOW], olen[SEG_WINDOW];
+    rmpi_net_op_t op[SEG_WINDOW];
+} seg_stripe_t;
+
 struct rmpi_rndv {
     rmpi_req_t *req;
     rmpi_vc_t *vc;
@@ -21,9 +35,12 @@ struct rmpi_rndv {
     char *local;                       /* where stripes start locally / remotely */
     uint64_t raddr;
     uint64_t rkeys[RMPI_VC_MAX_SUB];
+    seg_stripe_t *seg;                 /* per stripe, when the local side is a segment list */
 };
 
 static void post_stripe(rmpi_rndv_t *rv, int k);
+static void seg_post(rmpi_rndv_t *rv, int k);
+static void seg_op_done(rmpi_net_op_t *op);
 
 static rmpi_rndv_t *rndv_of(rmpi_req_t *r, rmpi_vc_t *vc)
 {
@@ -44,6 +61,7 @@ static void rndv_release(rmpi_req_t *r)
         rmpi_rail_t *rail = rmpi_vc_rail(rv->vc, i);
         rmpi_net_mr_put(rail, &rv->mr[i]);
     }
+    free(rv->seg);
     free(rv);
     r->rv = NULL;
 }
@@ -53,7 +71,7 @@ static void rndv_release(rmpi_req_t *r)
 static void rndv_finish(rmpi_req_t *r)
 {
     rndv_release(r);
-    if (RMPI_UNLIKELY(r->flags & RMPI_RF_SCATTER) && r->kind == RMPI_REQ_RECV) {
+    if (RMPI_UNLIKELY(r->flags & RMPI_RF_SCATTER) && r->kind == RMPI_REQ_RECV && r->buf) {
         r->scatter(r, r->buf, r->st_bytes);
         free(r->buf);
         r->buf = NULL;
@@ -81,30 +99,47 @@ void rmpi_core_send_fin(rmpi_vc_t *vc, int sub, uint64_t req, uint32_t count)
     rmpi_vc_send_on(vc, sub, &iov, 1, sizeof f);
 }
 
+static void stripes_done(rmpi_rndv_t *rv);
+
+/* An RDMA op of stripe k failed: take its rail out of service and give the stripe another
+ * (fatal when none is left). */
+static void stripe_move(rmpi_rndv_t *rv, int k, rmpi_net_op_t *op, size_t len)
+{
+    rmpi_vc_t *vc = rv->vc;
+    int sub = rmpi_vc_sub_of(vc, op->rail);
+    char why[96];
+    snprintf(why, sizeof why, "RDMA %s failed with error %d", rv->pushing ? "write" : "read", -op->status);
+    if (vc->nsub < 2 || rmpi_vc_rail_failed(vc, sub, why) == 0)
+        rmpi_fatal("RDMA %s of %zu bytes with rank %d on rail %s failed (error %d) and no other rail is left.",
+                   rv->pushing ? "write" : "read", len, vc->peer, op->rail->hints.name, -op->status);
+    if (rv->stripe[k].sub == sub) /* not yet moved by an earlier failed op of the stripe */
+        rv->stripe[k].sub = rmpi_sched_small(&vc->sched);
+}
+
 /* Completion filter: the request moves on only when the last stripe is in. */
 static void stripe_done(rmpi_net_op_t *op)
 {
     rmpi_rndv_t *rv = op->ctx;
-    rmpi_req_t *r = rv->req;
-    rmpi_vc_t *vc = rv->vc;
     if (RMPI_UNLIKELY(op->status)) {
         /* The stripe's rail failed: take it out of service and move the stripe to another. */
-        int k = (int)(op - rv->op), sub = rv->stripe[k].sub;
-        char why[96];
-        snprintf(why, sizeof why, "RDMA %s failed with error %d", rv->pushing ? "write" : "read", -op->status);
-        if (vc->nsub < 2 || rmpi_vc_rail_failed(vc, sub, why) == 0)
-            rmpi_fatal("RDMA %s of %zu bytes with rank %d on rail %s failed (error %d) and no other rail is left.",
-                       rv->pushing ? "write" : "read", rv->stripe[k].len, vc->peer, op->rail->hints.name,
-                       -op->status);
-        rv->stripe[k].sub = rmpi_sched_small(&vc->sched);
+        int k = (int)(op - rv->op);
+        stripe_move(rv, k, op, rv->stripe[k].len);
         post_stripe(rv, k);
         return;
     }
     if (--rv->pending)
         return;
+    stripes_done(rv);
+}
+
+/* The last stripe is in: feed the scheduler, send the FINs, complete. */
+static void stripes_done(rmpi_rndv_t *rv)
+{
+    rmpi_req_t *r = rv->req;
+    rmpi_vc_t *vc = rv->vc;
     uint64_t t[RMPI_VC_MAX_SUB];
     for (int k = 0; k < rv->nstripes; k++) {
-        t[k] = rv->op[k].t_done - rv->op[k].t_post;
+        t[k] = rv->seg ? rv->seg[k].t_done - rv->seg[k].t_post : rv->op[k].t_done - rv->op[k].t_post;
         vc->sub[rv->stripe[k].sub].rdma_bytes += rv->stripe[k].len;
     }
     rmpi_sched_feedback(&vc->sched, rv->stripe, rv->nstripes, t);
@@ -128,6 +163,17 @@ static void start_stripes(rmpi_req_t *r, rmpi_vc_t *vc, int push, char *local, u
     memcpy(rv->rkeys, rkeys, nkeys * sizeof *rkeys);
     rv->nstripes = rmpi_sched_stripe(&vc->sched, n, rv->stripe, RMPI_VC_MAX_SUB);
     rv->pending = rv->nstripes;
+    if (RMPI_UNLIKELY(r->flags & RMPI_RF_SEGS)) {
+        rv->seg = rmpi_xcalloc((size_t)rv->nstripes, sizeof *rv->seg);
+        for (int k = 0; k < rv->nstripes; k++) {
+            rv->seg[k].next = rv->stripe[k].off;
+            rv->seg[k].end = rv->stripe[k].off + rv->stripe[k].len;
+            rv->seg[k].t_post = rmpi_time_ns();
+        }
+        for (int k = 0; k < rv->nstripes; k++)
+            seg_post(rv, k);
+        return;
+    }
     for (int k = 0; k < rv->nstripes; k++)
         post_stripe(rv, k);
 }
@@ -144,6 +190,68 @@ static void post_stripe(rmpi_rndv_t *rv, int k)
         rail->ops->put(rail, rv->vc->peer, rv->local + s->off, s->len, rv->raddr + s->off, rv->rkeys[s->sub], op);
     else
         rail->ops->get(rail, rv->vc->peer, rv->local + s->off, s->len, rv->raddr + s->off, rv->rkeys[s->sub], op);
+}
+
+/* Post one piece of stripe k: local memory [local, local + len) = message bytes
+ * [off, off + len). */
+static void seg_op_post(rmpi_rndv_t *rv, int k, void *local, size_t len, size_t off)
+{
+    seg_stripe_t *ss = &rv->seg[k];
+    int i = __builtin_ctz(~ss->busy);
+    rmpi_net_op_t *op = &ss->op[i];
+    ss->busy |= 1u << i;
+    ss->inflight++;
+    ss->oloc[i] = local;
+    ss->ooff[i] = off;
+    ss->olen[i] = len;
+    op->complete = seg_op_done;
+    op->ctx = rv;
+    op->status = 0;
+    int sub = rv->stripe[k].sub;
+    rmpi_rail_t *rail = rmpi_vc_rail(rv->vc, sub);
+    if (rv->pushing)
+        rail->ops->put(rail, rv->vc->peer, local, len, rv->raddr + off, rv->rkeys[sub], op);
+    else
+        rail->ops->get(rail, rv->vc->peer, local, len, rv->raddr + off, rv->rkeys[sub], op);
+}
+
+/* Keep stripe k's window of ops full with the next pieces of the user's memory. */
+static void seg_post(rmpi_rndv_t *rv, int k)
+{
+    seg_stripe_t *ss = &rv->seg[k];
+    if (ss->next >= ss->end || ss->inflight == SEG_WINDOW)
+        return;
+    struct iovec iov[SEG_WINDOW];
+    rmpi_req_t *r = rv->req;
+    int n = r->segs(r, ss->next, ss->end - ss->next, iov, SEG_WINDOW - ss->inflight);
+    if (n <= 0)
+        rmpi_fatal("the datatype of a rendezvous with rank %d lists no memory for message bytes %zu..%zu.",
+                   rv->vc->peer, ss->next, ss->end);
+    for (int j = 0; j < n; j++) {
+        seg_op_post(rv, k, iov[j].iov_base, iov[j].iov_len, ss->next);
+        ss->next += iov[j].iov_len;
+    }
+}
+
+/* One RDMA op of a segment-list stripe is done: post the next pieces, or close the stripe. */
+static void seg_op_done(rmpi_net_op_t *op)
+{
+    rmpi_rndv_t *rv = op->ctx;
+    int k = (int)(((char *)op - (char *)rv->seg) / (ptrdiff_t)sizeof *rv->seg);
+    seg_stripe_t *ss = &rv->seg[k];
+    int i = (int)(op - ss->op);
+    ss->busy &= ~(1u << i);
+    ss->inflight--;
+    if (RMPI_UNLIKELY(op->status)) {
+        stripe_move(rv, k, op, ss->olen[i]);
+        seg_op_post(rv, k, ss->oloc[i], ss->olen[i], ss->ooff[i]);
+        return;
+    }
+    if (op->t_done > ss->t_done)
+        ss->t_done = op->t_done;
+    seg_post(rv, k);
+    if (ss->inflight == 0 && ss->next == ss->end && --rv->pending == 0)
+        stripes_done(rv);
 }
 
 void rmpi_rndv_pull(rmpi_req_t *r, rmpi_vc_t *vc, uint64_t raddr, const uint64_t *rkeys, uint32_t nkeys, size_t n)

@@ -223,6 +223,10 @@ void rmpi_dtype_iter_init(rmpi_dtype_iter_t *it, const void *buf, size_t count, 
                           size_t offset, size_t len);
 int rmpi_dtype_iter_next(rmpi_dtype_iter_t *it, struct iovec *iov, int max);
 static inline int rmpi_dtype_iter_done(const rmpi_dtype_iter_t *it) { return it->offset >= it->end; }
+/* Mean length of the contiguous pieces of one element, counted before adjacent pieces
+ * merge (so at most what the iterator lists); 0 for a type without data. Cost: one step
+ * per segment of the type and of its nested sub types. */
+size_t rmpi_dtype_mean_piece(const rmpi_dtype_t *dt);
 
 /* MPI_Get_elements: basic elements in `bytes` bytes of a stream of dt (a partial
  * element counts the whole basic elements it holds); MPI_UNDEFINED when `bytes` ends

@@ -77,3 +77,17 @@ int rmpi_dtype_iter_next(rmpi_dtype_iter_t *it, struct iovec *iov, int max)
     it->offset = o.pos;
     return o.n;
 }
+
+static size_t pieces(const rmpi_dtype_t *dt)
+{
+    size_t n = 0;
+    for (size_t s = 0; s < dt->nseg; s++)
+        n += dt->segs[s].count * (dt->segs[s].sub ? pieces(dt->segs[s].sub) : 1);
+    return n;
+}
+
+size_t rmpi_dtype_mean_piece(const rmpi_dtype_t *dt)
+{
+    size_t n = dt->size ? pieces(dt) : 0;
+    return n ? dt->size / n : 0;
+}

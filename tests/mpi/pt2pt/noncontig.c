@@ -1,7 +1,8 @@
 /*
  * Non-contiguous data through the segment path (eager sends gathered from the user's
- * buffer, eager receives scattered straight from the frame) and through packing
- * (rendezvous, more segments than RMPI_SEG_MAX). For vector, indexed and struct-with-gaps
+ * buffer, eager receives scattered straight from the frame; rendezvous of long pieces
+ * moved piece by piece with RDMA) and through packing (rendezvous of short pieces, more
+ * segments than RMPI_SEG_MAX). For vector, indexed and struct-with-gaps
  * types, eager and rendezvous sizes, on both sides or against a contiguous peer:
  *  - every byte of the receive buffer: the type map's bytes hold the sent data, the gaps
  *    between blocks and the slack after the buffer keep their sentinel;
@@ -221,7 +222,7 @@ int main(int argc, char **argv)
         return mtest_finalize();
 
     /* vector: 20 blocks of 3 doubles, stride 5 (20 segments; extent 784) */
-    MPI_Datatype vec, idx, strct, vec_big, many;
+    MPI_Datatype vec, idx, strct, vec_big, many, vec_long;
     MPI_Type_vector(20, 3, 5, MPI_DOUBLE, &vec);
     /* indexed ints with a zero-length block and two adjacent blocks (merged) */
     int bl[] = {2, 0, 3, 1, 4, 2, 5}, dp[] = {0, 3, 4, 7, 9, 15, 20};
@@ -235,14 +236,17 @@ int main(int argc, char **argv)
     MPI_Type_vector(4000, 10, 12, MPI_DOUBLE, &vec_big);
     /* more segments than RMPI_SEG_MAX allows (400 ints, stride 2): packed though eager */
     MPI_Type_vector(400, 1, 2, MPI_INT, &many);
-    MPI_Datatype all[] = {vec, idx, strct, vec_big, many};
+    /* long pieces (RMPI_RNDV_SEG_MIN, 8 KiB): 6 blocks of 2048 doubles, stride 2560 (96 KiB) */
+    MPI_Type_vector(6, 2048, 2560, MPI_DOUBLE, &vec_long);
+    MPI_Datatype all[] = {vec, idx, strct, vec_big, many, vec_long};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         MPI_Type_commit(&all[i]);
     MPI_Aint lb, ext;
     shape_t s_vec = {"vector", vec, 0}, s_idx = {"indexed", idx, 0}, s_struct = {"struct", strct, 0},
             s_big = {"big vector", vec_big, 0}, s_many = {"400-block vector", many, 0},
-            s_int = {"int", MPI_INT, 4}, s_dbl = {"double", MPI_DOUBLE, 8};
-    shape_t *shapes[] = {&s_vec, &s_idx, &s_struct, &s_big, &s_many};
+            s_long = {"long-piece vector", vec_long, 0}, s_int = {"int", MPI_INT, 4},
+            s_dbl = {"double", MPI_DOUBLE, 8};
+    shape_t *shapes[] = {&s_vec, &s_idx, &s_struct, &s_big, &s_many, &s_long};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         MPI_Type_get_extent(shapes[i]->type, &lb, &ext);
         shapes[i]->span = ext;
@@ -265,6 +269,11 @@ int main(int argc, char **argv)
         exchange(&s_big, 1, &s_big, 1, how, ++tag);
         exchange(&s_big, 1, &s_dbl, 40000, how, ++tag);
         exchange(&s_dbl, 40000, &s_big, 1, how, ++tag);
+        /* rendezvous by pieces: both sides, and against contiguous memory both ways */
+        exchange(&s_long, 1, &s_long, 1, how, ++tag);
+        exchange(&s_long, 2, &s_long, 2, how, ++tag);
+        exchange(&s_long, 2, &s_dbl, 24576, how, ++tag);
+        exchange(&s_dbl, 12288, &s_long, 1, how, ++tag);
     }
     /* zero elements of a non-contiguous type */
     exchange(&s_vec, 0, &s_vec, 0, POSTED, ++tag);
@@ -274,10 +283,13 @@ int main(int argc, char **argv)
     mismatch(&s_vec, 3, &s_vec, 2, ++tag, -1);
     mismatch(&s_struct, 10, &s_struct, 7, ++tag, -1);
     mismatch(&s_dbl, 80000, &s_big, 1, ++tag, -1);
+    mismatch(&s_dbl, 30000, &s_long, 2, ++tag, -1);
+    mismatch(&s_long, 3, &s_long, 2, ++tag, -1);
     /* a partial element: 10 ints into indexed (17 ints each), and 7 doubles into vectors */
     mismatch(&s_int, 10, &s_idx, 2, ++tag, 10);
     mismatch(&s_dbl, 7, &s_vec, 1, ++tag, 7);
     mismatch(&s_dbl, 30000, &s_big, 1, ++tag, 30000);
+    mismatch(&s_dbl, 10000, &s_long, 1, ++tag, 10000);
 
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         MPI_Type_free(&all[i]);

@@ -58,6 +58,20 @@ int main(void)
     EXPECT("vector bytes [5, 21)", b, 2, t, 5, 16, 5, 3, 16, 8, 32, 5);
     EXPECT("vector empty range", b, 2, t, 7, 0, );
     EXPECT("vector range past the end", b, 1, t, 30, 100, );
+    /* mean piece length (RMPI_RNDV_SEG_MIN): 24 bytes in 3 pieces */
+    CHECK(rmpi_dtype_mean_piece(t) == 8, "vector mean piece %zu, expected 8", rmpi_dtype_mean_piece(t));
+    {
+        rmpi_dtype_t *lv2, *nest;
+        rmpi_dtype_vector(6, 2048, 2560, MPI_DOUBLE, 0, &lv2);
+        committed(lv2);
+        CHECK(rmpi_dtype_mean_piece(lv2) == 16384, "long vector mean piece %zu", rmpi_dtype_mean_piece(lv2));
+        /* 5 elements of t, each 3 pieces: nested or flattened, still 8 */
+        rmpi_dtype_vector(5, 1, 2, t->handle, 0, &nest);
+        committed(nest);
+        CHECK(rmpi_dtype_mean_piece(nest) == 8, "vector of vectors mean piece %zu", rmpi_dtype_mean_piece(nest));
+        rmpi_dtype_free(lv2);
+        rmpi_dtype_free(nest);
+    }
 
     /* resized to extent 8: elements touch, so count 3 is one segment */
     rmpi_dtype_resized(MPI_INT, 0, 4, 0, &u);
