@@ -15,6 +15,14 @@ enum {
 };
 #define RMPI_FF_SYNC 1
 #define RMPI_FF_GATHER 2 /* RTS: the data is a segment list; the receiver must answer with a CTS */
+#define RMPI_FF_PIECES 4 /* CTS: the receiver's memory is in pieces, listed after the rkeys */
+/* Most pieces a CTS may list (else the receiver lands the data and scatters it). */
+#define RMPI_CTS_PIECES_MAX 256
+
+/* One piece of the receiver's memory in a CTS with PIECES (after wire_cts_pieces_t). */
+typedef struct rmpi_rndv_piece {
+    uint64_t addr, len;
+} rmpi_rndv_piece_t;
 
 typedef struct wire_match {
     rmpi_vc_hdr_t h;
@@ -36,6 +44,11 @@ typedef struct wire_cts {
     uint64_t sreq, rreq, addr, len;
     uint64_t rkey[RMPI_VC_MAX_SUB];
 } wire_cts_t;
+
+/* Follows the nkeys rkeys of a CTS with PIECES; then n rmpi_rndv_piece_t. */
+typedef struct wire_cts_pieces {
+    uint32_t n, pad;
+} wire_cts_pieces_t;
 
 /* FIN: count = how many FINs (one per subchannel that carried data) complete req. */
 typedef struct wire_req {
@@ -83,6 +96,10 @@ void rmpi_rndv_register(rmpi_req_t *r, rmpi_vc_t *vc, void *buf, size_t len, uin
 void rmpi_rndv_pull(rmpi_req_t *r, rmpi_vc_t *vc, uint64_t raddr, const uint64_t *rkeys, uint32_t nkeys, size_t n);
 /* Sender, write mode: push n bytes to the receiver's (raddr, rkeys) in stripes. */
 void rmpi_rndv_push(rmpi_req_t *r, rmpi_vc_t *vc, uint64_t raddr, const uint64_t *rkeys, uint32_t nkeys, size_t n);
+/* Write mode toward a receiver whose memory is in pieces (CTS with PIECES): np pieces in
+ * message order, inside the range its rkeys register. r must be an RMPI_RF_SEGS send. */
+void rmpi_rndv_push_pieces(rmpi_req_t *r, rmpi_vc_t *vc, const rmpi_rndv_piece_t *p, uint32_t np,
+                           const uint64_t *rkeys, uint32_t nkeys, size_t n);
 /* A FIN for r arrived (count: FINs that complete it). */
 void rmpi_rndv_fin(rmpi_req_t *r, uint32_t count);
 void rmpi_core_send_fin(rmpi_vc_t *vc, int sub, uint64_t req, uint32_t count);

@@ -207,6 +207,49 @@ static inline void set_status(rmpi_req_t *r, int src, int tag, size_t msglen)
     }
 }
 
+/* Receiver in pieces, sender in pieces: a CTS listing the pieces, inside one registration
+ * of the range they span, so the sender writes each piece straight into place. Only over
+ * rails that register without pinning (a span may hold unmapped holes) and for at most
+ * RMPI_CTS_PIECES_MAX pieces in a frame the peer takes eagerly; returns 0 otherwise. */
+static int cts_pieces(rmpi_req_t *r, rmpi_vc_t *vc, uint64_t sreq)
+{
+    core_peer_t *cp = rmpi_core_peer(vc);
+    for (int i = 0; i < vc->nsub; i++)
+        if (rmpi_vc_rail(vc, i)->hints.mr_cache)
+            return 0;
+    struct iovec iov[RMPI_CTS_PIECES_MAX + 1];
+    int n = r->segs(r, 0, r->st_bytes, iov, RMPI_CTS_PIECES_MAX + 1);
+    size_t keys = RMPI_WIRE_KEYS_LEN(wire_cts_t, vc->nsub);
+    size_t flen = keys + sizeof(wire_cts_pieces_t) + (size_t)n * sizeof(rmpi_rndv_piece_t);
+    if (n > RMPI_CTS_PIECES_MAX || n <= 0 || flen > cp->eager_limit)
+        return 0;
+    char frame[RMPI_WIRE_KEYS_LEN(wire_cts_t, RMPI_VC_MAX_SUB) + sizeof(wire_cts_pieces_t) +
+               RMPI_CTS_PIECES_MAX * sizeof(rmpi_rndv_piece_t)];
+    wire_cts_t *f = (wire_cts_t *)(void *)frame;
+    wire_cts_pieces_t *ph = (wire_cts_pieces_t *)(void *)(frame + keys);
+    rmpi_rndv_piece_t *pc = (rmpi_rndv_piece_t *)(void *)(ph + 1);
+    /* the struct first: it spans every possible rkey, where the pieces go for fewer rails */
+    *f = (wire_cts_t){{0, RMPI_F_CTS, RMPI_FF_PIECES}, (uint32_t)vc->nsub, sreq, (uintptr_t)r, 0, r->st_bytes, {0}};
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    size_t total = 0;
+    for (int i = 0; i < n; i++) {
+        uintptr_t a = (uintptr_t)iov[i].iov_base;
+        pc[i] = (rmpi_rndv_piece_t){a, iov[i].iov_len};
+        lo = a < lo ? a : lo;
+        hi = a + iov[i].iov_len > hi ? a + iov[i].iov_len : hi;
+        total += iov[i].iov_len;
+    }
+    if (total != r->st_bytes)
+        return 0;
+    f->addr = lo;
+    *ph = (wire_cts_pieces_t){(uint32_t)n, 0};
+    rmpi_rndv_register(r, vc, (void *)lo, hi - lo, f->rkey);
+    struct iovec fi = {frame, flen};
+    rmpi_vc_send(vc, &fi, 1, flen);
+    rmpi_core_stats.seg_rndv_recvs++;
+    return 1;
+}
+
 /* A matched RTS: pull the data (read mode) or invite the sender to push it (write mode). */
 static void rndv_start(rmpi_req_t *r, rmpi_vc_t *vc, int src, int tag, uint64_t sreq, size_t len, int gather,
                        uint64_t raddr, const uint64_t *rkeys, uint32_t nkeys)
@@ -226,8 +269,9 @@ static void rndv_start(rmpi_req_t *r, rmpi_vc_t *vc, int src, int tag, uint64_t 
             rmpi_rndv_pull(r, vc, raddr, rkeys, nkeys, r->st_bytes);
             return;
         }
-        /* Both sides in pieces, or pieces too short: land in one buffer, scatter at the end
-         * (the sender writes into it, so no registration of a piece list has to travel). */
+        if ((r->flags & RMPI_RF_SEGS) && cts_pieces(r, vc, sreq))
+            return;
+        /* Pieces too short or too many: land in one buffer, scatter at the end. */
         r->flags &= (uint16_t)~RMPI_RF_SEGS;
         r->buf = rmpi_xmalloc(r->st_bytes);
         rmpi_core_stats.landed_recvs++;
@@ -333,6 +377,16 @@ void rmpi_core_deliver(rmpi_vc_t *vc, const void *frame, size_t len)
         rmpi_req_t *r = req_from_wire(f->sreq, "CTS");
         r->peer_req = f->rreq;
         r->st_bytes = f->len;
+        if (RMPI_UNLIKELY(h->flags & RMPI_FF_PIECES)) {
+            size_t keys = RMPI_WIRE_KEYS_LEN(wire_cts_t, f->nkeys);
+            const wire_cts_pieces_t *ph = (const void *)((const char *)frame + keys);
+            if (f->nkeys > RMPI_VC_MAX_SUB || len < keys + sizeof *ph ||
+                (len - keys - sizeof *ph) / sizeof(rmpi_rndv_piece_t) < ph->n)
+                rmpi_fatal("rank %d sent a CTS of %zu bytes that does not hold its list of pieces.", vc->peer, len);
+            rmpi_rndv_push_pieces(r, vc, (const rmpi_rndv_piece_t *)(const void *)(ph + 1), ph->n, f->rkey, f->nkeys,
+                                  f->len);
+            return;
+        }
         rmpi_rndv_push(r, vc, f->addr, f->rkey, f->nkeys, f->len);
         return;
     }

@@ -20,6 +20,7 @@ typedef struct seg_stripe {
     uint64_t t_post, t_done;
     void *oloc[SEG_WINDOW];
     size_t ooff[SEG_WINDOW], olen[SEG_WINDOW];
+    uint64_t oraddr[SEG_WINDOW];
     rmpi_net_op_t op[SEG_WINDOW];
 } seg_stripe_t;
 
@@ -36,6 +37,9 @@ struct rmpi_rndv {
     uint64_t raddr;
     uint64_t rkeys[RMPI_VC_MAX_SUB];
     seg_stripe_t *seg;                 /* per stripe, when the local side is a segment list */
+    rmpi_rndv_piece_t *rp;             /* the peer's memory in pieces (CTS with PIECES), or NULL */
+    size_t *rp_at;                     /* message offset where each of those pieces starts */
+    uint32_t nrp;
 };
 
 static void post_stripe(rmpi_rndv_t *rv, int k);
@@ -62,6 +66,8 @@ static void rndv_release(rmpi_req_t *r)
         rmpi_net_mr_put(rail, &rv->mr[i]);
     }
     free(rv->seg);
+    free(rv->rp);
+    free(rv->rp_at);
     free(rv);
     r->rv = NULL;
 }
@@ -193,8 +199,8 @@ static void post_stripe(rmpi_rndv_t *rv, int k)
 }
 
 /* Post one piece of stripe k: local memory [local, local + len) = message bytes
- * [off, off + len). */
-static void seg_op_post(rmpi_rndv_t *rv, int k, void *local, size_t len, size_t off)
+ * [off, off + len), at the peer's raddr. */
+static void seg_op_post(rmpi_rndv_t *rv, int k, void *local, size_t len, size_t off, uint64_t raddr)
 {
     seg_stripe_t *ss = &rv->seg[k];
     int i = __builtin_ctz(~ss->busy);
@@ -204,32 +210,61 @@ static void seg_op_post(rmpi_rndv_t *rv, int k, void *local, size_t len, size_t 
     ss->oloc[i] = local;
     ss->ooff[i] = off;
     ss->olen[i] = len;
+    ss->oraddr[i] = raddr;
     op->complete = seg_op_done;
     op->ctx = rv;
     op->status = 0;
     int sub = rv->stripe[k].sub;
     rmpi_rail_t *rail = rmpi_vc_rail(rv->vc, sub);
     if (rv->pushing)
-        rail->ops->put(rail, rv->vc->peer, local, len, rv->raddr + off, rv->rkeys[sub], op);
+        rail->ops->put(rail, rv->vc->peer, local, len, raddr, rv->rkeys[sub], op);
     else
-        rail->ops->get(rail, rv->vc->peer, local, len, rv->raddr + off, rv->rkeys[sub], op);
+        rail->ops->get(rail, rv->vc->peer, local, len, raddr, rv->rkeys[sub], op);
 }
 
-/* Keep stripe k's window of ops full with the next pieces of the user's memory. */
+/* The peer's address of message byte off; *len is cut to what stays in one of its pieces. */
+static uint64_t remote_at(const rmpi_rndv_t *rv, size_t off, size_t *len)
+{
+    if (!rv->rp)
+        return rv->raddr + off;
+    uint32_t lo = 0, hi = rv->nrp; /* last piece starting at or before off */
+    while (hi - lo > 1) {
+        uint32_t mid = (lo + hi) / 2;
+        if (rv->rp_at[mid] <= off)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    size_t in = off - rv->rp_at[lo];
+    if (*len > rv->rp[lo].len - in)
+        *len = rv->rp[lo].len - in;
+    return rv->rp[lo].addr + in;
+}
+
+/* Keep stripe k's window of ops full with the next pieces of the user's memory (cut where
+ * the peer's pieces end, when it sent them). */
 static void seg_post(rmpi_rndv_t *rv, int k)
 {
     seg_stripe_t *ss = &rv->seg[k];
-    if (ss->next >= ss->end || ss->inflight == SEG_WINDOW)
-        return;
-    struct iovec iov[SEG_WINDOW];
     rmpi_req_t *r = rv->req;
-    int n = r->segs(r, ss->next, ss->end - ss->next, iov, SEG_WINDOW - ss->inflight);
-    if (n <= 0)
-        rmpi_fatal("the datatype of a rendezvous with rank %d lists no memory for message bytes %zu..%zu.",
-                   rv->vc->peer, ss->next, ss->end);
-    for (int j = 0; j < n; j++) {
-        seg_op_post(rv, k, iov[j].iov_base, iov[j].iov_len, ss->next);
-        ss->next += iov[j].iov_len;
+    while (ss->next < ss->end && ss->inflight < SEG_WINDOW) {
+        struct iovec iov[SEG_WINDOW];
+        int n = r->segs(r, ss->next, ss->end - ss->next, iov, SEG_WINDOW - ss->inflight);
+        if (n <= 0)
+            rmpi_fatal("the datatype of a rendezvous with rank %d lists no memory for message bytes %zu..%zu.",
+                       rv->vc->peer, ss->next, ss->end);
+        for (int j = 0; j < n && ss->inflight < SEG_WINDOW; j++) {
+            char *p = iov[j].iov_base;
+            size_t left = iov[j].iov_len;
+            while (left && ss->inflight < SEG_WINDOW) {
+                size_t len = left;
+                uint64_t raddr = remote_at(rv, ss->next, &len);
+                seg_op_post(rv, k, p, len, ss->next, raddr);
+                p += len;
+                left -= len;
+                ss->next += len;
+            }
+        }
     }
 }
 
@@ -244,7 +279,7 @@ static void seg_op_done(rmpi_net_op_t *op)
     ss->inflight--;
     if (RMPI_UNLIKELY(op->status)) {
         stripe_move(rv, k, op, ss->olen[i]);
-        seg_op_post(rv, k, ss->oloc[i], ss->olen[i], ss->ooff[i]);
+        seg_op_post(rv, k, ss->oloc[i], ss->olen[i], ss->ooff[i], ss->oraddr[i]);
         return;
     }
     if (op->t_done > ss->t_done)
@@ -262,6 +297,25 @@ void rmpi_rndv_pull(rmpi_req_t *r, rmpi_vc_t *vc, uint64_t raddr, const uint64_t
 void rmpi_rndv_push(rmpi_req_t *r, rmpi_vc_t *vc, uint64_t raddr, const uint64_t *rkeys, uint32_t nkeys, size_t n)
 {
     start_stripes(r, vc, 1, r->buf, raddr, rkeys, nkeys, n);
+}
+
+void rmpi_rndv_push_pieces(rmpi_req_t *r, rmpi_vc_t *vc, const rmpi_rndv_piece_t *p, uint32_t np,
+                           const uint64_t *rkeys, uint32_t nkeys, size_t n)
+{
+    rmpi_rndv_t *rv = rndv_of(r, vc);
+    size_t at = 0;
+    rv->rp = rmpi_xmalloc((size_t)np * sizeof *rv->rp);
+    rv->rp_at = rmpi_xmalloc((size_t)np * sizeof *rv->rp_at);
+    for (uint32_t i = 0; i < np; i++) {
+        rv->rp[i] = p[i];
+        rv->rp_at[i] = at;
+        at += p[i].len;
+    }
+    rv->nrp = np;
+    if (at < n || !(r->flags & RMPI_RF_SEGS))
+        rmpi_fatal("rank %d offered %zu bytes in %u pieces for a %zu-byte rendezvous%s.", vc->peer, at, np, n,
+                   r->flags & RMPI_RF_SEGS ? "" : " whose data is not in pieces (mixed RailMPI versions?)");
+    start_stripes(r, vc, 1, NULL, 0, rkeys, nkeys, n);
 }
 
 void rmpi_rndv_fin(rmpi_req_t *r, uint32_t count)

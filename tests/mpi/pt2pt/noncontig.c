@@ -2,8 +2,10 @@
  * Non-contiguous data through the segment path (eager sends gathered from the user's
  * buffer, eager receives scattered straight from the frame; rendezvous of long pieces
  * moved piece by piece with RDMA) and through packing (rendezvous of short pieces, more
- * segments than RMPI_SEG_MAX). For vector, indexed and struct-with-gaps
- * types, eager and rendezvous sizes, on both sides or against a contiguous peer:
+ * segments than RMPI_SEG_MAX). Both sides in long pieces: the receiver lists its pieces
+ * in the CTS (up to 256; more: it lands the data and scatters it). For vector, indexed
+ * and struct-with-gaps types, eager and rendezvous sizes, on both sides or against a
+ * contiguous peer:
  *  - every byte of the receive buffer: the type map's bytes hold the sent data, the gaps
  *    between blocks and the slack after the buffer keep their sentinel;
  *  - receives posted first and messages arriving first (unexpected copy scattered later),
@@ -222,7 +224,7 @@ int main(int argc, char **argv)
         return mtest_finalize();
 
     /* vector: 20 blocks of 3 doubles, stride 5 (20 segments; extent 784) */
-    MPI_Datatype vec, idx, strct, vec_big, many, vec_long;
+    MPI_Datatype vec, idx, strct, vec_big, many, vec_long, vec_long_many;
     MPI_Type_vector(20, 3, 5, MPI_DOUBLE, &vec);
     /* indexed ints with a zero-length block and two adjacent blocks (merged) */
     int bl[] = {2, 0, 3, 1, 4, 2, 5}, dp[] = {0, 3, 4, 7, 9, 15, 20};
@@ -238,15 +240,18 @@ int main(int argc, char **argv)
     MPI_Type_vector(400, 1, 2, MPI_INT, &many);
     /* long pieces (RMPI_RNDV_SEG_MIN, 8 KiB): 6 blocks of 2048 doubles, stride 2560 (96 KiB) */
     MPI_Type_vector(6, 2048, 2560, MPI_DOUBLE, &vec_long);
-    MPI_Datatype all[] = {vec, idx, strct, vec_big, many, vec_long};
+    /* more long pieces than a CTS lists (256): 300 blocks of 1024 doubles, stride 1100 */
+    MPI_Type_vector(300, 1024, 1100, MPI_DOUBLE, &vec_long_many);
+    MPI_Datatype all[] = {vec, idx, strct, vec_big, many, vec_long, vec_long_many};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         MPI_Type_commit(&all[i]);
     MPI_Aint lb, ext;
     shape_t s_vec = {"vector", vec, 0}, s_idx = {"indexed", idx, 0}, s_struct = {"struct", strct, 0},
             s_big = {"big vector", vec_big, 0}, s_many = {"400-block vector", many, 0},
-            s_long = {"long-piece vector", vec_long, 0}, s_int = {"int", MPI_INT, 4},
+            s_long = {"long-piece vector", vec_long, 0}, s_lmany = {"300 long pieces", vec_long_many, 0},
+            s_int = {"int", MPI_INT, 4},
             s_dbl = {"double", MPI_DOUBLE, 8};
-    shape_t *shapes[] = {&s_vec, &s_idx, &s_struct, &s_big, &s_many, &s_long};
+    shape_t *shapes[] = {&s_vec, &s_idx, &s_struct, &s_big, &s_many, &s_long, &s_lmany};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         MPI_Type_get_extent(shapes[i]->type, &lb, &ext);
         shapes[i]->span = ext;
@@ -274,6 +279,7 @@ int main(int argc, char **argv)
         exchange(&s_long, 2, &s_long, 2, how, ++tag);
         exchange(&s_long, 2, &s_dbl, 24576, how, ++tag);
         exchange(&s_dbl, 12288, &s_long, 1, how, ++tag);
+        exchange(&s_lmany, 1, &s_lmany, 1, how, ++tag);
     }
     /* zero elements of a non-contiguous type */
     exchange(&s_vec, 0, &s_vec, 0, POSTED, ++tag);
