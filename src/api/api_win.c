@@ -237,6 +237,9 @@ static int rma_call(const char *func, rmpi_rma_op_t *op, MPI_Count ocount, MPI_D
     }
     if (k == RMPI_RMA_CAS && rmpi_coll_op_check(MPI_BOR, ttype) && rmpi_coll_op_check(MPI_LOR, ttype))
         FAIL(MPI_ERR_TYPE, "Compare_and_swap takes integer, logical or byte types");
+    if (request && !w->lock_all && !w->locked[op->target])
+        FAIL(MPI_ERR_RMA_SYNC, "request-based operations need a passive-target epoch on rank %d (Win_lock or "
+                               "Win_lock_all)", op->target);
     if (!rmpi_rma_can_access(w, op->target))
         FAIL(MPI_ERR_RMA_SYNC, "no access epoch to rank %d is open (Win_fence, Win_start, Win_lock or Win_lock_all "
                                "first)", op->target);

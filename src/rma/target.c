@@ -198,7 +198,7 @@ static void handle(rmpi_win_t *w, int origin, char *msg, size_t len)
             scatter(base, h, segs, data);
         else if (h->kind == AM_ACC || h->kind == AM_GACC)
             accumulate(base, h, segs, data);
-        else if (memcmp(reply, data + h->bytes, h->bytes) == 0) /* CAS: origin value, then compare value */
+        else if (h->kind == AM_CAS && memcmp(reply, data + h->bytes, h->bytes) == 0) /* origin, then compare value */
             scatter(base, h, segs, data);
         break;
     case AM_LOCK:

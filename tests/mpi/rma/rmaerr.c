@@ -36,6 +36,13 @@ int main(int argc, char **argv)
     MTEST_ERR(MPI_Win_lock(12345, 0, 0, win), MPI_ERR_LOCKTYPE);
     MTEST_ERR(MPI_Win_fence(1 << 20, win), MPI_ERR_ASSERT);
 
+    /* request-based operations only in passive-target epochs */
+    MPI_Request rq = MPI_REQUEST_NULL;
+    MTEST_OK(MPI_Win_fence(0, win));
+    MTEST_ERR(MPI_Rput(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, win, &rq), MPI_ERR_RMA_SYNC);
+    MTEST_CHECK(rq == MPI_REQUEST_NULL, "a refused Rput handed out a request");
+    MTEST_OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+
     MTEST_OK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
     MTEST_ERR(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win), MPI_ERR_RMA_SYNC);
     MTEST_ERR(MPI_Put(&v, 1, MPI_INT, size, 0, 1, MPI_INT, win), MPI_ERR_RANK);
