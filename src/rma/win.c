@@ -2,6 +2,7 @@
  * detach, shared-memory queries, and the message helpers the other files share. */
 #include "rma_impl.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/mman.h>
@@ -136,8 +137,14 @@ static int map_shared(rmpi_win_t *w)
         len = (size_t)pg;
     char name[64] = "";
     if (w->rank == 0) {
-        snprintf(name, sizeof name, "/rmpi-win-%d-%u-%u", (int)getpid(), w->comm->ctx, seq++);
-        int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+        int fd = -1;
+        /* a job that died before unlinking may have left a segment of the same name (pid reuse) */
+        for (int tries = 0; fd < 0 && tries < 16; tries++) {
+            snprintf(name, sizeof name, "/rmpi-win-%d-%u-%u", (int)getpid(), w->comm->ctx, seq++);
+            fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+            if (fd < 0 && errno != EEXIST)
+                break;
+        }
         if (fd < 0 || ftruncate(fd, (off_t)len) != 0) {
             rmpi_warn("shared-memory window segment %s (%zu bytes) could not be created: %m; the window fails with MPI_ERR_NO_MEM (is /dev/shm full?).", name, len);
             if (fd >= 0) {
