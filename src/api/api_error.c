@@ -202,6 +202,13 @@ void rmpi_api_errh_release(MPI_Errhandler eh)
     }
 }
 
+void rmpi_api_errh_replace(MPI_Errhandler *slot, MPI_Errhandler eh)
+{
+    rmpi_api_errh_retain(eh); /* first: eh may be the handler the slot holds */
+    rmpi_api_errh_release(*slot);
+    *slot = eh;
+}
+
 int rmpi_api_errh_valid(MPI_Errhandler eh)
 {
     if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_RETURN || eh == MPI_ERRORS_ABORT)
@@ -225,9 +232,7 @@ int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
     rmpi_comm_t *c = rmpi_comm_get(comm);
     RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator");
     RMPI_CHECK(rmpi_api_errh_valid(errhandler), c, MPI_ERR_ARG, "invalid error handler");
-    rmpi_api_errh_retain(errhandler);
-    rmpi_api_errh_release(c->errh);
-    c->errh = errhandler;
+    rmpi_api_errh_replace(&c->errh, errhandler);
     return MPI_SUCCESS;
 }
 

@@ -87,6 +87,8 @@ int rmpi_api_comm_adopt(rmpi_comm_t *parent, rmpi_comm_t *n, int dup, rmpi_info_
  * the job). */
 void rmpi_api_errh_retain(MPI_Errhandler eh);
 void rmpi_api_errh_release(MPI_Errhandler eh);
+/* An object's handler slot takes eh (a reference on it; the old one's dropped). */
+void rmpi_api_errh_replace(MPI_Errhandler *slot, MPI_Errhandler eh);
 int rmpi_api_errh_valid(MPI_Errhandler eh);
 int rmpi_api_errh_call_session(MPI_Errhandler eh, MPI_Session s, int code, const char *msg);
 /* A file's error (f may be MPI_FILE_NULL) through handler eh, message as rmpi_api_error's. */

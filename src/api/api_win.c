@@ -636,9 +636,7 @@ int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 {
     GET_WIN(w, win);
     WIN_CHECK(rmpi_api_errh_valid(errhandler), w, MPI_ERR_ARG, "invalid error handler");
-    rmpi_api_errh_retain(errhandler);
-    rmpi_api_errh_release(w->errh);
-    w->errh = errhandler;
+    rmpi_api_errh_replace(&w->errh, errhandler);
     return MPI_SUCCESS;
 }
 
