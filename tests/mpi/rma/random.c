@@ -1,7 +1,7 @@
 /* Random operations against a model: every rank owns one slot of SLOT ints in every rank's
  * window and is the only one writing it, so it can predict the slot exactly. Each round,
  * inside one fence epoch, it issues a random sequence of puts, accumulates (SUM, MAX,
- * REPLACE, NO_OP), get_accumulates, fetch_and_ops and compare_and_swaps to random offsets
+ * REPLACE), get_accumulates (SUM, NO_OP), fetch_and_ops and compare_and_swaps to random offsets
  * of its slots, with random datatypes on both sides (contiguous, vector, indexed with
  * holes, resized), and checks every fetched value against the model at that point of the
  * sequence (operations of one origin are applied in issue order); after the fence it reads
