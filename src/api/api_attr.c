@@ -2,6 +2,8 @@
  * predefined attributes of communicators, the MPI-1 spellings (Keyval_*, Attr_*). */
 #include "api_pt2pt.h"
 
+#include "../rma/rma.h"
+
 static int appnum;
 static int attr_values[8]; /* indexed by key - MPI_TAG_UB */
 
@@ -199,6 +201,66 @@ int rmpi_api_type_attr_free(MPI_Datatype type)
 {
     rmpi_dtype_t *dt = rmpi_dtype_get(type);
     return dt && dt->attrs ? rmpi_attr_delete_all(&dt->attrs, RMPI_ATTR_TYPE, (void *)type) : MPI_SUCCESS;
+}
+
+/* ---- windows ---- */
+
+#define GET_WIN(w, h)                                                          \
+    RMPI_API_INIT_CHECK();                                                     \
+    rmpi_win_t *w = rmpi_win_get(h);                                           \
+    RMPI_CHECK(w, NULL, MPI_ERR_WIN, "invalid window %p", (void *)(h))
+
+int MPI_Win_create_keyval(MPI_Win_copy_attr_function *copy_fn, MPI_Win_delete_attr_function *delete_fn,
+                          int *keyval, void *extra_state)
+{
+    RMPI_API_INIT_CHECK();
+    return create_keyval(__func__, RMPI_ATTR_WIN, (void (*)(void))copy_fn, (void (*)(void))delete_fn, keyval,
+                         extra_state);
+}
+
+int MPI_Win_free_keyval(int *keyval)
+{
+    RMPI_API_INIT_CHECK();
+    return free_keyval(__func__, RMPI_ATTR_WIN, keyval);
+}
+
+int MPI_Win_set_attr(MPI_Win win, int keyval, void *attribute_val)
+{
+    GET_WIN(w, win);
+    return set_attr(__func__, NULL, &w->attrs, RMPI_ATTR_WIN, (void *)win, keyval, attribute_val);
+}
+
+/* Predefined window attributes: MPI_WIN_BASE is the address itself, the others point to
+ * values kept in the window. */
+int MPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag)
+{
+    GET_WIN(w, win);
+    RMPI_CHECK(attribute_val && flag, NULL, MPI_ERR_ARG, "attribute_val and flag must not be NULL");
+    void *v = NULL;
+    switch (keyval) {
+    case MPI_WIN_BASE: v = w->base; break;
+    case MPI_WIN_SIZE: v = &w->attr_size; break;
+    case MPI_WIN_DISP_UNIT: v = &w->attr_disp_unit; break;
+    case MPI_WIN_CREATE_FLAVOR: v = &w->attr_flavor; break;
+    case MPI_WIN_MODEL: v = &w->attr_model; break;
+    default:
+        return get_attr(__func__, NULL, w->attrs, RMPI_ATTR_WIN, keyval, attribute_val, flag);
+    }
+    *(void **)attribute_val = v;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+int MPI_Win_delete_attr(MPI_Win win, int keyval)
+{
+    GET_WIN(w, win);
+    return delete_attr(__func__, NULL, &w->attrs, RMPI_ATTR_WIN, (void *)win, keyval);
+}
+
+int rmpi_api_win_attr_free(MPI_Win win)
+{
+    rmpi_win_t *w = rmpi_win_get(win);
+    return w && w->attrs ? rmpi_attr_delete_all(&w->attrs, RMPI_ATTR_WIN, (void *)win) : MPI_SUCCESS;
 }
 
 /* MPI_Finalize begins by freeing MPI_COMM_SELF's attributes (last set first), so

@@ -15,7 +15,7 @@ typedef struct user_errh {
     int kind;
 } user_errh_t;
 
-enum { ERRH_COMM, ERRH_SESSION, ERRH_FILE };
+enum { ERRH_COMM, ERRH_SESSION, ERRH_FILE, ERRH_WIN };
 
 static const char *const err_names[] = {
 #define E(x) [x] = #x
@@ -202,6 +202,13 @@ void rmpi_api_errh_release(MPI_Errhandler eh)
     }
 }
 
+void rmpi_api_errh_replace(MPI_Errhandler *slot, MPI_Errhandler eh)
+{
+    rmpi_api_errh_retain(eh); /* first: eh may be the handler the slot holds */
+    rmpi_api_errh_release(*slot);
+    *slot = eh;
+}
+
 int rmpi_api_errh_valid(MPI_Errhandler eh)
 {
     if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_RETURN || eh == MPI_ERRORS_ABORT)
@@ -225,9 +232,7 @@ int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
     rmpi_comm_t *c = rmpi_comm_get(comm);
     RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator");
     RMPI_CHECK(rmpi_api_errh_valid(errhandler), c, MPI_ERR_ARG, "invalid error handler");
-    rmpi_api_errh_retain(errhandler);
-    rmpi_api_errh_release(c->errh);
-    c->errh = errhandler;
+    rmpi_api_errh_replace(&c->errh, errhandler);
     return MPI_SUCCESS;
 }
 
@@ -366,6 +371,12 @@ int MPI_File_create_errhandler(MPI_File_errhandler_function *fn, MPI_Errhandler 
     return create_errh(__func__, (void (*)(void))fn, ERRH_FILE, errhandler);
 }
 
+int MPI_Win_create_errhandler(MPI_Win_errhandler_function *fn, MPI_Errhandler *errhandler)
+{
+    RMPI_API_INIT_CHECK();
+    return create_errh(__func__, (void (*)(void))fn, ERRH_WIN, errhandler);
+}
+
 /* A session's or a file's handler: `what` names the object in the fatal message. Every
  * handle kind is a pointer, so a handler of another kind is called all the same, with
  * this object's handle. */
@@ -387,6 +398,8 @@ static int call_object(MPI_Errhandler eh, const char *what, void *handle, int co
         ((MPI_Session_errhandler_function *)(void (*)(void))u->fn)((MPI_Session *)&h, &e, msg);
     else if (u->kind == ERRH_FILE)
         ((MPI_File_errhandler_function *)(void (*)(void))u->fn)((MPI_File *)&h, &e, msg);
+    else if (u->kind == ERRH_WIN)
+        ((MPI_Win_errhandler_function *)(void (*)(void))u->fn)((MPI_Win *)&h, &e, msg);
     else
         u->fn((MPI_Comm *)&h, &e, msg);
     return code;
@@ -397,12 +410,45 @@ int rmpi_api_errh_call_session(MPI_Errhandler eh, MPI_Session s, int code, const
     return call_object(eh, "session", (void *)s, code, msg);
 }
 
-int rmpi_api_file_error(MPI_Errhandler eh, MPI_File f, int code, const char *func, const char *fmt, ...)
+static int object_error(MPI_Errhandler eh, const char *what, void *handle, int code, const char *func,
+                        const char *fmt, va_list ap)
 {
     char msg[MPI_MAX_ERROR_STRING];
+    format_msg(msg, func, fmt, ap);
+    return call_object(eh, what, handle, code, msg);
+}
+
+int rmpi_api_file_error(MPI_Errhandler eh, MPI_File f, int code, const char *func, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    format_msg(msg, func, fmt, ap);
+    int rc = object_error(eh, "file", (void *)f, code, func, fmt, ap);
     va_end(ap);
-    return call_object(eh, "file", (void *)f, code, msg);
+    return rc;
+}
+
+int rmpi_api_win_error(MPI_Errhandler eh, MPI_Win w, int code, const char *func, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = object_error(eh, "window", (void *)w, code, func, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int rmpi_api_win_call_errhandler(MPI_Errhandler eh, MPI_Win w, int code)
+{
+    if (code == MPI_SUCCESS && (uintptr_t)eh < 4096)
+        return MPI_SUCCESS;
+    char msg[128];
+    snprintf(msg, sizeof msg, "MPI_Win_call_errhandler: error code %d raised by the application", code);
+    if ((uintptr_t)eh >= 4096) { /* a user handler is called even with MPI_SUCCESS */
+        user_errh_t *u = (user_errh_t *)eh;
+        void *h = (void *)w;
+        int e = code;
+        ((MPI_Win_errhandler_function *)(void (*)(void))u->fn)((MPI_Win *)&h, &e, msg);
+        return MPI_SUCCESS;
+    }
+    call_object(eh, "window", (void *)w, code, msg);
+    return MPI_SUCCESS;
 }

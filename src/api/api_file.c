@@ -366,9 +366,7 @@ int MPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
     FILE_CHECK(f || file == MPI_FILE_NULL, NULL, MPI_ERR_FILE, "invalid file handle %p", (void *)file);
     FILE_CHECK(rmpi_api_errh_valid(errhandler), f, MPI_ERR_ARG, "invalid error handler");
     MPI_Errhandler *slot = f ? &f->errh : &null_errh;
-    rmpi_api_errh_retain(errhandler);
-    rmpi_api_errh_release(*slot);
-    *slot = errhandler;
+    rmpi_api_errh_replace(slot, errhandler);
     return MPI_SUCCESS;
 }
 

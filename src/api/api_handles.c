@@ -105,16 +105,3 @@ STATUS_FIELD(source, MPI_SOURCE)
 STATUS_FIELD(tag, MPI_TAG)
 STATUS_FIELD(error, MPI_ERROR)
 
-/* One-sided communication is not implemented, so MPI_WIN_NULL is the only window handle
- * there is; mpi4py names it through this call. */
-int MPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
-{
-    RMPI_API_INIT_CHECK();
-    RMPI_CHECK(win_name && resultlen, NULL, MPI_ERR_ARG, "win_name and resultlen must not be NULL");
-    RMPI_CHECK(win == MPI_WIN_NULL, NULL, MPI_ERR_WIN,
-               "not a window: one-sided communication (MPI_Win_create and friends) is not implemented yet");
-    static const char name[] = "MPI_WIN_NULL";
-    memcpy(win_name, name, sizeof name);
-    *resultlen = (int)sizeof name - 1;
-    return MPI_SUCCESS;
-}

@@ -87,11 +87,18 @@ int rmpi_api_comm_adopt(rmpi_comm_t *parent, rmpi_comm_t *n, int dup, rmpi_info_
  * the job). */
 void rmpi_api_errh_retain(MPI_Errhandler eh);
 void rmpi_api_errh_release(MPI_Errhandler eh);
+/* An object's handler slot takes eh (a reference on it; the old one's dropped). */
+void rmpi_api_errh_replace(MPI_Errhandler *slot, MPI_Errhandler eh);
 int rmpi_api_errh_valid(MPI_Errhandler eh);
 int rmpi_api_errh_call_session(MPI_Errhandler eh, MPI_Session s, int code, const char *msg);
 /* A file's error (f may be MPI_FILE_NULL) through handler eh, message as rmpi_api_error's. */
 int rmpi_api_file_error(MPI_Errhandler eh, MPI_File f, int code, const char *func, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+/* A window's error through its handler eh (MPI_ERRORS_ARE_FATAL by default), and
+ * MPI_Win_call_errhandler. */
+int rmpi_api_win_error(MPI_Errhandler eh, MPI_Win w, int code, const char *func, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+int rmpi_api_win_call_errhandler(MPI_Errhandler eh, MPI_Win w, int code);
 /* The largest error code or class in use (MPI_LASTUSEDCODE). */
 int rmpi_api_last_used_code(void);
 
@@ -103,5 +110,7 @@ int rmpi_api_attr_finalize(void);
 /* Datatype attributes: copied by MPI_Type_dup, deleted by MPI_Type_free (callbacks run). */
 int rmpi_api_type_attr_dup(MPI_Datatype oldtype, MPI_Datatype newtype);
 int rmpi_api_type_attr_free(MPI_Datatype type);
+/* Window attributes: deleted by MPI_Win_free (callbacks run). */
+int rmpi_api_win_attr_free(MPI_Win win);
 
 #endif

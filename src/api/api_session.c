@@ -156,9 +156,7 @@ int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler)
     GET_SESSION(s, session);
     if (!rmpi_api_errh_valid(errhandler))
         return session_error(s, MPI_ERR_ARG, __func__, "invalid error handler");
-    rmpi_api_errh_retain(errhandler);
-    rmpi_api_errh_release(s->errh);
-    s->errh = errhandler;
+    rmpi_api_errh_replace(&s->errh, errhandler);
     return MPI_SUCCESS;
 }
 

@@ -274,7 +274,7 @@ static void finish(rmpi_nbc_t *s)
     s->done = 1;
     rmpi_list_remove(&s->link);
     if (--nactive == 0)
-        rmpi_core_hook = NULL;
+        rmpi_core_hook_remove(nbc_progress);
     rmpi_req_t *req = s->req;
     if (!req)
         return;
@@ -358,7 +358,7 @@ static void launch(rmpi_nbc_t *s, rmpi_req_t *req, int keep)
     }
     rmpi_list_push_back(&active, &s->link);
     if (nactive++ == 0)
-        rmpi_core_hook = nbc_progress;
+        rmpi_core_hook_add(nbc_progress);
     if (s->nrounds == 0) {
         finish(s);
         return;

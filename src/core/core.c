@@ -111,6 +111,45 @@ void rmpi_req_complete(rmpi_req_t *r)
 }
 
 int (*rmpi_core_hook)(void);
+static int (*hooks[RMPI_CORE_HOOK_MAX])(void);
+static int nhooks;
+
+static int hook_chain(void)
+{
+    int n = 0;
+    for (int i = 0; i < nhooks; i++)
+        n += hooks[i]();
+    return n;
+}
+
+static void hook_select(void)
+{
+    rmpi_core_hook = nhooks == 0 ? NULL : nhooks == 1 ? hooks[0] : hook_chain;
+}
+
+void rmpi_core_hook_add(int (*fn)(void))
+{
+    for (int i = 0; i < nhooks; i++)
+        if (hooks[i] == fn)
+            return;
+    if (nhooks == RMPI_CORE_HOOK_MAX)
+        rmpi_fatal("more than %d progress hooks registered (RMPI_CORE_HOOK_MAX).", RMPI_CORE_HOOK_MAX);
+    hooks[nhooks++] = fn;
+    hook_select();
+}
+
+void rmpi_core_hook_remove(int (*fn)(void))
+{
+    for (int i = 0; i < nhooks; i++)
+        if (hooks[i] == fn) {
+            /* keep the order: a hook removed while the chain runs is simply not called again */
+            for (int j = i + 1; j < nhooks; j++)
+                hooks[j - 1] = hooks[j];
+            nhooks--;
+            break;
+        }
+    hook_select();
+}
 
 int rmpi_core_progress(void)
 {

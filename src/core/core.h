@@ -189,10 +189,16 @@ int rmpi_core_mrecv(rmpi_req_t *req, rmpi_unexp_t *u);
 
 /* ---- progress ---- */
 int rmpi_core_progress(void);
-/* Work of the layers above that advances with progress (collective schedules): while set,
- * every progress call runs the hook after the network; it returns nonzero when it advanced
- * something. NULL when idle, so point-to-point pays one predictable branch. */
+/* Work of the layers above that advances with progress (collective schedules, one-sided
+ * targets): while set, every progress call runs the hook after the network; it returns
+ * nonzero when it advanced something. NULL when idle, so point-to-point pays one
+ * predictable branch. Layers register with rmpi_core_hook_add while they have work and
+ * remove themselves when idle: with one registered hook rmpi_core_hook is that function,
+ * with several a dispatcher that runs each in registration order. */
 extern int (*rmpi_core_hook)(void);
+#define RMPI_CORE_HOOK_MAX 4
+void rmpi_core_hook_add(int (*fn)(void));
+void rmpi_core_hook_remove(int (*fn)(void));
 /* One step of a blocking wait: progress, and yield the CPU after RMPI_SPIN_COUNT idle polls or RMPI_SPIN_TIME. */
 void rmpi_core_wait_step(unsigned *idle);
 void rmpi_core_wait(rmpi_req_t *req);

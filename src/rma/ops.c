@@ -1,0 +1,145 @@
+/* Origin side of the communication calls: put, get, accumulate, get_accumulate (and
+ * fetch_and_op), compare_and_swap, request-based or not. Each is one active message;
+ * the origin data is packed into it, the target datatype travels as its flattened
+ * segment list (offsets from the target address), answers land in a receive posted
+ * first. */
+#include "rma_impl.h"
+
+/* An operation waiting for its answer. */
+typedef struct pending {
+    rmpi_win_t *win;
+    int target;
+    void *tmp;           /* answer landed here when the result buffer is not contiguous */
+    void *rbuf;
+    size_t rcount;
+    rmpi_dtype_t *rdt;
+    rmpi_req_t *ureq;
+} pending_t;
+
+int rmpi_rma_can_access(const rmpi_win_t *w, int target)
+{
+    if (w->lock_all || w->locked[target] || w->fence_open)
+        return 1;
+    if (w->start_group)
+        for (int i = 0; i < w->start_group->size; i++)
+            if (w->start_ranks[i] == target)
+                return 1;
+    return 0;
+}
+
+static void answered(rmpi_req_t *r)
+{
+    pending_t *p = r->user;
+    if (p->tmp) {
+        rmpi_dtype_unpack(p->tmp, r->st_bytes, p->rbuf, p->rcount, p->rdt, 0);
+        free(p->tmp);
+    }
+    if (p->rdt)
+        rmpi_dtype_release(p->rdt);
+    p->win->gets[p->target]--;
+    p->win->ngets--;
+    if (p->ureq)
+        rmpi_req_complete(p->ureq);
+    free(p);
+}
+
+/* The target datatype's layout as segments from the target address. */
+static rma_seg_t *target_segs(const rmpi_rma_op_t *op, uint32_t *nseg)
+{
+    /* addresses as offsets from an arbitrary origin in the middle of the address range,
+     * so negative lower bounds stay representable */
+    char *fake = (char *)(uintptr_t)((uintptr_t)1 << 62);
+    size_t bytes = op->tcount * op->tdt->size, cap = 16, n = 0;
+    rma_seg_t *s = rmpi_xmalloc(cap * sizeof *s);
+    rmpi_dtype_iter_t it;
+    rmpi_dtype_iter_init(&it, fake, op->tcount, op->tdt, 0, bytes);
+    struct iovec iov[64];
+    int k;
+    while ((k = rmpi_dtype_iter_next(&it, iov, 64)) > 0)
+        for (int i = 0; i < k; i++) {
+            if (n == cap)
+                s = rmpi_xrealloc(s, (cap *= 2) * sizeof *s);
+            s[n++] = (rma_seg_t){(int64_t)((char *)iov[i].iov_base - fake), iov[i].iov_len};
+        }
+    *nseg = (uint32_t)n;
+    return s;
+}
+
+int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq)
+{
+    int t = op->target;
+    const rmpi_win_peer_t *peer = &w->peers[t];
+    size_t tbytes = op->tcount * op->tdt->size;
+    uint64_t disp = w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? (uint64_t)op->tdisp
+                                                        : (uint64_t)(op->tdisp * peer->disp_unit);
+    rma_seg_t *segs = NULL;
+    uint32_t nseg = 0;
+    int64_t lo = 0, hi = (int64_t)tbytes;
+    if (tbytes && rmpi_dtype_is_contig(op->tdt, op->tcount)) {
+        disp += (uint64_t)op->tdt->true_lb;
+    } else if (tbytes) {
+        segs = target_segs(op, &nseg);
+        lo = INT64_MAX, hi = INT64_MIN;
+        for (uint32_t i = 0; i < nseg; i++) {
+            lo = segs[i].off < lo ? segs[i].off : lo;
+            hi = segs[i].off + (int64_t)segs[i].len > hi ? segs[i].off + (int64_t)segs[i].len : hi;
+        }
+    }
+    if (tbytes && w->flavor != MPI_WIN_FLAVOR_DYNAMIC &&
+        ((int64_t)disp + lo < 0 || (int64_t)disp + hi > (int64_t)peer->size)) {
+        free(segs);
+        return MPI_ERR_RMA_RANGE;
+    }
+    int kind = op->kind == RMPI_RMA_PUT    ? AM_PUT
+               : op->kind == RMPI_RMA_GET  ? AM_GET
+               : op->kind == RMPI_RMA_ACC  ? AM_ACC
+               : op->kind == RMPI_RMA_GACC ? AM_GACC
+                                           : AM_CAS;
+    int sends_data = kind == AM_PUT || kind == AM_CAS || ((kind == AM_ACC || kind == AM_GACC) && op->op != MPI_NO_OP);
+    size_t dbytes = sends_data ? (kind == AM_CAS ? 2 * tbytes : tbytes) : 0;
+    size_t hlen = sizeof(rma_hdr_t) + nseg * sizeof(rma_seg_t);
+    char *msg = rmpi_xmalloc(hlen + dbytes);
+    rma_hdr_t *h = (rma_hdr_t *)(void *)msg;
+    memset(h, 0, sizeof *h);
+    h->kind = (uint8_t)kind;
+    h->version = RMA_WIRE_VERSION;
+    h->disp = disp;
+    h->bytes = tbytes;
+    h->nseg = nseg;
+    if (kind == AM_ACC || kind == AM_GACC) {
+        h->op = (uint64_t)(uintptr_t)op->op;
+        h->basic = (uint64_t)(uintptr_t)op->tdt->basic;
+    }
+    if (nseg)
+        memcpy(msg + sizeof *h, segs, nseg * sizeof(rma_seg_t));
+    free(segs);
+    if (kind == AM_CAS) {
+        memcpy(msg + hlen, op->obuf, tbytes);
+        memcpy(msg + hlen + tbytes, op->cbuf, tbytes);
+    } else if (dbytes)
+        rmpi_dtype_pack(op->obuf, op->ocount, op->odt, 0, msg + hlen, dbytes);
+    if (kind == AM_GET || kind == AM_GACC || kind == AM_CAS) {
+        pending_t *p = rmpi_xmalloc(sizeof *p);
+        *p = (pending_t){w, t, NULL, op->rbuf, op->rcount, NULL, ureq};
+        void *land;
+        if (rmpi_dtype_is_contig(op->rdt, op->rcount))
+            land = rmpi_dtype_contig_ptr(op->rbuf, op->rdt);
+        else {
+            land = p->tmp = rmpi_xmalloc(tbytes ? tbytes : 1);
+            p->rdt = op->rdt;
+            rmpi_dtype_retain(op->rdt);
+        }
+        h->reply_tag = rma_tag(w);
+        rmpi_req_t *r = rma_post_answer(w, t, h->reply_tag, land, tbytes);
+        w->gets[t]++;
+        w->ngets++;
+        r->user = p;
+        r->on_complete = answered;
+        r->flags |= RMPI_RF_FREED; /* the answer is asked for below, so it cannot be done yet */
+    }
+    rma_send(w, t, RMA_TAG_AM, msg, hlen + dbytes);
+    w->dirty[t] = 1;
+    if (ureq && kind != AM_GET && kind != AM_GACC && kind != AM_CAS)
+        rmpi_req_complete(ureq); /* the data is in the message: locally complete */
+    return 0;
+}

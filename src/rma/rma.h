@@ -1,0 +1,166 @@
+/*
+ * rma: MPI one-sided communication (MPI-4.1 chapter 12) over the core's point-to-point.
+ *
+ * A window owns a private duplicate of its communicator: RMA traffic travels on that
+ * duplicate's point-to-point context, so it never matches user messages. Every request
+ * to a target (put, get, accumulate, lock, flush, post, complete...) is one active
+ * message on tag 0 (docs/wire/rma.md); the target's progress engine (a core hook that is
+ * registered while any window exists) probes each window's context, receives the
+ * messages and handles them in arrival order, one at a time, which makes accumulates
+ * element-wise atomic and keeps each origin's operations in issue order. Answers (get
+ * data, fetched values, lock grants, flush and unlock acknowledgements) come back on a
+ * fresh tag per operation into a receive the origin posted before asking.
+ *
+ * Completion: origin data is copied into the message when the operation is issued, so
+ * put and accumulate complete locally at once; gets complete when their answer lands.
+ * Remote completion comes from ordering: a flush or unlock is acknowledged only after
+ * every earlier message of that origin was handled. Fence = flush every target written
+ * since the last synchronisation, wait for local gets, barrier.
+ *
+ * Who calls: the api bindings (which check handles, ranks, types and epochs before
+ * calling; the functions here return MPI error classes for what only they can see).
+ * Threading: caller holds the library lock; blocking calls progress the core.
+ * Ownership: rmpi_rma_win_free releases everything the window allocated (not memory given
+ * to Win_create or Win_attach).
+ */
+#ifndef RMPI_RMA_H
+#define RMPI_RMA_H
+
+#include <mpi.h>
+
+#include "../comm/comm.h"
+#include "../datatype/datatype.h"
+
+#define RMPI_WIN_MAGIC 0x57494e44u /* "WIND" */
+
+typedef struct rmpi_win_peer {
+    uint64_t base;    /* address in the peer's process (dynamic windows: 0) */
+    uint64_t size;
+    int64_t disp_unit;
+} rmpi_win_peer_t;
+
+typedef struct rmpi_win_region {
+    uintptr_t base;
+    size_t len;
+} rmpi_win_region_t;
+
+typedef struct rmpi_win_lockq rmpi_win_lockq_t;
+
+typedef struct rmpi_win {
+    uint32_t magic;
+    int flavor;               /* MPI_WIN_FLAVOR_* */
+    rmpi_comm_t *comm;        /* private duplicate: its context carries the RMA traffic */
+    int rank, size;
+    void *base;
+    size_t bytes;
+    MPI_Aint disp_unit;
+    rmpi_win_peer_t *peers;   /* every rank's base, size and displacement unit */
+    /* shared-memory windows: the segment mapped here, and each rank's part in it */
+    void *shm;
+    size_t shm_len;
+    /* dynamic windows: attached regions */
+    rmpi_win_region_t *regions;
+    int nregions, capregions;
+    void *own_mem;            /* Win_allocate's memory (freed with the window) */
+
+    /* origin side: epochs */
+    int fence_open;           /* a fence opened an epoch (no MPI_MODE_NOSUCCEED) */
+    rmpi_group_t *start_group;/* PSCW access epoch (window ranks) */
+    int *start_ranks;
+    rmpi_group_t *post_group; /* PSCW exposure epoch */
+    int post_n;
+    int *locked;              /* per target: 0, MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE */
+    unsigned char *nocheck;   /* lock taken with MPI_MODE_NOCHECK (no lock message) */
+    int nlocked;
+    int lock_all;
+    unsigned char *dirty;     /* per target: messages since its last acknowledgement */
+    int *gets;                /* per target: answers not yet landed */
+    int ngets;
+    int *posts;               /* POST messages received, per origin of the exposure */
+    int completes;            /* COMPLETE messages received */
+    int32_t next_tag;
+
+    /* target side */
+    rmpi_list_t incoming;     /* received (or arriving) messages, handled in this order */
+    int lock_excl, lock_shared;
+    rmpi_win_lockq_t *lockq;  /* waiting lock requests, FIFO */
+    int *errs;                /* per origin: error seen handling its operations, sent with the next ack */
+    rmpi_list_t link;         /* in the list of windows the progress hook serves */
+
+    /* for the api layer */
+    MPI_Errhandler errh;
+    MPI_Aint attr_size;       /* values the predefined attributes point to */
+    int attr_disp_unit, attr_flavor, attr_model;
+    void *attrs;
+    rmpi_info_t *info;
+    char name[MPI_MAX_OBJECT_NAME];
+} rmpi_win_t;
+
+static inline rmpi_win_t *rmpi_win_get(MPI_Win h)
+{
+    if ((uintptr_t)h < 4096)
+        return NULL;
+    rmpi_win_t *w = (rmpi_win_t *)h;
+    return w->magic == RMPI_WIN_MAGIC ? w : NULL;
+}
+
+/* ---- creation and destruction (win.c); collective over comm (an intracommunicator) ----
+ * base/size: Win_create's memory; for allocate and allocate_shared, size bytes are
+ * allocated (*base set). Errors: MPI_ERR_RMA_SHARED (shared window over ranks of several
+ * nodes), MPI_ERR_NO_MEM, MPI_ERR_OTHER (shared memory could not be mapped). */
+int rmpi_rma_win_create(rmpi_comm_t *comm, int flavor, void **base, size_t size, MPI_Aint disp_unit,
+                        rmpi_win_t **out);
+/* Waits for this process's outstanding operations, then a barrier; frees the window. */
+int rmpi_rma_win_free(rmpi_win_t *w);
+/* Dynamic windows. MPI_ERR_RMA_ATTACH on overlap (attach) or an unknown base (detach). */
+int rmpi_rma_attach(rmpi_win_t *w, void *base, size_t len);
+int rmpi_rma_detach(rmpi_win_t *w, const void *base);
+/* Win_shared_query: rank's part (MPI_PROC_NULL: the lowest rank with a non-empty part).
+ * Windows not from allocate_shared answer for this process's own part only (size 0,
+ * NULL elsewhere, MPI-4.1). */
+void rmpi_rma_shared_query(rmpi_win_t *w, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void **base);
+
+/* ---- operations (ops.c) ----
+ * target: a window rank (not MPI_PROC_NULL); tdisp in displacement units (dynamic: an
+ * address). Datatypes are committed, sizes checked by the caller (origin bytes == target
+ * bytes; result bytes == target bytes). op: a predefined operation valid on the target's
+ * basic type (MPI_REPLACE, MPI_NO_OP included). ureq: completed as the standard says
+ * for request-based operations (NULL: none). Errors: MPI_ERR_RMA_RANGE (target range
+ * outside the target's window). */
+enum { RMPI_RMA_PUT = 1, RMPI_RMA_GET, RMPI_RMA_ACC, RMPI_RMA_GACC, RMPI_RMA_CAS };
+typedef struct rmpi_rma_op {
+    int kind;
+    const void *obuf;      /* origin data (PUT, ACC, GACC, CAS) */
+    size_t ocount;
+    rmpi_dtype_t *odt;
+    void *rbuf;            /* result (GET: the origin buffer; GACC, CAS) */
+    size_t rcount;
+    rmpi_dtype_t *rdt;
+    const void *cbuf;      /* CAS: compare value (one element of odt) */
+    int target;
+    MPI_Aint tdisp;
+    size_t tcount;
+    rmpi_dtype_t *tdt;
+    MPI_Op op;
+} rmpi_rma_op_t;
+int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq);
+/* Whether an access epoch to target is open (lock, lock_all, fence, start group). */
+int rmpi_rma_can_access(const rmpi_win_t *w, int target);
+
+/* ---- synchronisation (sync.c) ----
+ * Errors: MPI_ERR_RMA_SYNC for calls in the wrong state (unlock without lock...), or the
+ * error a target reported for earlier operations (dynamic windows: MPI_ERR_RMA_RANGE). */
+int rmpi_rma_fence(rmpi_win_t *w, int assert);
+int rmpi_rma_post(rmpi_win_t *w, rmpi_group_t *g);
+int rmpi_rma_start(rmpi_win_t *w, rmpi_group_t *g);
+int rmpi_rma_complete(rmpi_win_t *w);
+int rmpi_rma_wait(rmpi_win_t *w);
+int rmpi_rma_test(rmpi_win_t *w, int *flag);
+int rmpi_rma_lock(rmpi_win_t *w, int type, int target, int assert);
+int rmpi_rma_unlock(rmpi_win_t *w, int target);
+int rmpi_rma_lock_all(rmpi_win_t *w, int assert);
+int rmpi_rma_unlock_all(rmpi_win_t *w);
+/* target -1: every target. local: only local completion (Flush_local). */
+int rmpi_rma_flush(rmpi_win_t *w, int target, int local);
+
+#endif

@@ -1,0 +1,80 @@
+/* Private to src/rma/: the wire header (docs/wire/rma.md) and helpers shared by the
+ * window, operation and synchronisation files. */
+#ifndef RMPI_RMA_IMPL_H
+#define RMPI_RMA_IMPL_H
+
+#include "rma.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../coll/coll.h"
+
+#define RMA_WIRE_VERSION 1
+#define RMA_TAG_AM 0          /* active messages, handled by the target's progress hook */
+#define RMA_TAG_MAX 0x3fffffff /* answers use tags 1..RMA_TAG_MAX, one per operation */
+#define RMA_TAG_SETUP 0x7fe0  /* window creation exchanges (collective context) */
+
+enum {
+    AM_PUT = 1,
+    AM_GET,
+    AM_ACC,
+    AM_GACC,
+    AM_CAS,
+    AM_LOCK,
+    AM_UNLOCK,
+    AM_FLUSH,
+    AM_POST,
+    AM_COMPLETE,
+};
+
+typedef struct rma_hdr {
+    uint8_t kind;
+    uint8_t version;
+    uint16_t lock_type;  /* AM_LOCK: 1 exclusive, 2 shared */
+    int32_t reply_tag;   /* tag of the answer; 0: none */
+    uint64_t op;         /* MPI_Op of an accumulate (a predefined handle: the ABI constant) */
+    uint64_t basic;      /* MPI_Datatype of its elements (predefined) */
+    uint64_t disp;       /* bytes from the target's window base; dynamic windows: an address */
+    uint64_t bytes;      /* data bytes at the target */
+    uint32_t nseg;       /* 0: one contiguous range at disp */
+    uint32_t pad;
+} rma_hdr_t;
+
+typedef struct rma_seg {
+    int64_t off;         /* from disp */
+    uint64_t len;
+} rma_seg_t;
+
+enum { RMA_LOCK_EXCL = 1, RMA_LOCK_SHARED = 2 };
+
+/* A fresh answer tag. */
+static inline int32_t rma_tag(rmpi_win_t *w)
+{
+    int32_t t = w->next_tag;
+    w->next_tag = t == RMA_TAG_MAX ? 1 : t + 1;
+    return t;
+}
+/* Send len bytes (malloc'd, freed once sent) to window rank `to` on tag. */
+void rma_send(rmpi_win_t *w, int to, int tag, void *msg, size_t len);
+/* A posted receive of an answer from window rank `from` (released by the caller, or by
+ * the core when the caller sets RMPI_RF_FREED). */
+rmpi_req_t *rma_post_answer(rmpi_win_t *w, int from, int tag, void *buf, size_t len);
+
+/* Control messages that are acknowledged: an int32 error code comes back. */
+typedef struct rma_ack {
+    rmpi_req_t *req;
+    int32_t err;
+} rma_ack_t;
+void rma_ctl(rmpi_win_t *w, int target, int kind, int lock_type, rma_ack_t *ack);
+/* Send a control message that has no answer (POST, COMPLETE). */
+void rma_note(rmpi_win_t *w, int target, int kind);
+/* Wait for n acknowledgements; the first error they carry. */
+int rma_ack_wait(rma_ack_t *acks, int n);
+/* Wait until every answer from target (-1: any target) has landed. */
+void rma_wait_gets(rmpi_win_t *w, int target);
+/* Flush the targets in ranks (n of them; ranks NULL: every rank) that were written since
+ * their last acknowledgement, and wait for their answers; the first error reported. */
+int rma_flush_ranks(rmpi_win_t *w, const int *ranks, int n);
+
+#endif

@@ -1,0 +1,206 @@
+/* Synchronisation: fence, post/start/complete/wait/test, passive-target locks, flushes.
+ * Remote completion always comes from an acknowledged message that the target handles
+ * after every earlier one from this origin (FLUSH, UNLOCK). */
+#include "rma_impl.h"
+
+static void wait_until(const int *value, int at_least)
+{
+    unsigned idle = 0;
+    while (*value < at_least)
+        rmpi_core_wait_step(&idle);
+}
+
+int rmpi_rma_fence(rmpi_win_t *w, int assert)
+{
+    int err = rma_flush_ranks(w, NULL, w->size);
+    rma_wait_gets(w, -1);
+    rmpi_coll_barrier(w->comm);
+    w->fence_open = !(assert & MPI_MODE_NOSUCCEED);
+    return err;
+}
+
+/* Window ranks of a group's members; NULL when one is not in the window. */
+static int *group_ranks(rmpi_win_t *w, const rmpi_group_t *g)
+{
+    int *r = rmpi_xmalloc((size_t)(g->size ? g->size : 1) * sizeof *r);
+    rmpi_group_t *wg = rmpi_group_of_comm(w->comm, 0);
+    for (int i = 0; i < g->size; i++)
+        r[i] = rmpi_group_rank_of(wg, g->world[i]);
+    rmpi_group_release(wg);
+    for (int i = 0; i < g->size; i++)
+        if (r[i] == MPI_UNDEFINED) {
+            free(r);
+            return NULL;
+        }
+    return r;
+}
+
+int rmpi_rma_post(rmpi_win_t *w, rmpi_group_t *g)
+{
+    int *ranks = w->post_group ? NULL : group_ranks(w, g);
+    if (!ranks)
+        return MPI_ERR_RMA_SYNC;
+    for (int i = 0; i < g->size; i++)
+        rma_note(w, ranks[i], AM_POST);
+    free(ranks);
+    if (g != &rmpi_group_empty)
+        g->refcount++;
+    w->post_group = g;
+    w->post_n = g->size;
+    return 0;
+}
+
+int rmpi_rma_start(rmpi_win_t *w, rmpi_group_t *g)
+{
+    int *ranks = w->start_group ? NULL : group_ranks(w, g);
+    if (!ranks)
+        return MPI_ERR_RMA_SYNC;
+    /* wait for every target's POST: after it, our operations may touch its memory */
+    for (int i = 0; i < g->size; i++) {
+        wait_until(&w->posts[ranks[i]], 1);
+        w->posts[ranks[i]]--;
+    }
+    if (g != &rmpi_group_empty)
+        g->refcount++;
+    w->start_group = g;
+    w->start_ranks = ranks;
+    return 0;
+}
+
+int rmpi_rma_complete(rmpi_win_t *w)
+{
+    if (!w->start_group)
+        return MPI_ERR_RMA_SYNC;
+    int n = w->start_group->size;
+    for (int i = 0; i < n; i++) {
+        int t = w->start_ranks[i];
+        rma_wait_gets(w, t);
+        /* handled after our operations, so the target's Wait returns only when they are done */
+        rma_note(w, t, AM_COMPLETE);
+        w->dirty[t] = 0;
+    }
+    rmpi_group_release(w->start_group);
+    w->start_group = NULL;
+    free(w->start_ranks);
+    w->start_ranks = NULL;
+    return 0;
+}
+
+static void end_exposure(rmpi_win_t *w)
+{
+    w->completes -= w->post_n;
+    rmpi_group_release(w->post_group);
+    w->post_group = NULL;
+    w->post_n = 0;
+}
+
+int rmpi_rma_wait(rmpi_win_t *w)
+{
+    if (!w->post_group)
+        return MPI_ERR_RMA_SYNC;
+    wait_until(&w->completes, w->post_n);
+    end_exposure(w);
+    return 0;
+}
+
+int rmpi_rma_test(rmpi_win_t *w, int *flag)
+{
+    if (!w->post_group)
+        return MPI_ERR_RMA_SYNC;
+    if (w->completes < w->post_n)
+        rmpi_core_progress();
+    *flag = w->completes >= w->post_n;
+    if (*flag)
+        end_exposure(w);
+    return 0;
+}
+
+static int wire_lock(int type) { return type == MPI_LOCK_EXCLUSIVE ? RMA_LOCK_EXCL : RMA_LOCK_SHARED; }
+
+int rmpi_rma_lock(rmpi_win_t *w, int type, int target, int assert)
+{
+    if (w->locked[target] || w->lock_all)
+        return MPI_ERR_RMA_SYNC;
+    w->nocheck[target] = !!(assert & MPI_MODE_NOCHECK);
+    if (!w->nocheck[target]) {
+        rma_ack_t a;
+        rma_ctl(w, target, AM_LOCK, wire_lock(type), &a);
+        rma_ack_wait(&a, 1);
+    }
+    w->locked[target] = type;
+    w->nlocked++;
+    return 0;
+}
+
+/* Release the locks on ranks[0..n) (acknowledged, so our operations are complete at the
+ * targets); the first error a target reported. */
+static int unlock_ranks(rmpi_win_t *w, const int *ranks, const int *types, int n)
+{
+    rma_ack_t *acks = rmpi_xmalloc((size_t)(n ? n : 1) * sizeof *acks);
+    int na = 0;
+    for (int i = 0; i < n; i++) {
+        int t = ranks ? ranks[i] : i;
+        rma_wait_gets(w, t);
+        if (!w->nocheck[t])
+            rma_ctl(w, t, AM_UNLOCK, wire_lock(types[i]), &acks[na++]);
+        else if (w->dirty[t])
+            rma_ctl(w, t, AM_FLUSH, 0, &acks[na++]);
+        w->dirty[t] = 0;
+        w->nocheck[t] = 0;
+    }
+    int err = rma_ack_wait(acks, na);
+    free(acks);
+    return err;
+}
+
+int rmpi_rma_unlock(rmpi_win_t *w, int target)
+{
+    if (!w->locked[target])
+        return MPI_ERR_RMA_SYNC;
+    int type = w->locked[target];
+    int err = unlock_ranks(w, &target, &type, 1);
+    w->locked[target] = 0;
+    w->nlocked--;
+    return err;
+}
+
+int rmpi_rma_lock_all(rmpi_win_t *w, int assert)
+{
+    if (w->lock_all || w->nlocked)
+        return MPI_ERR_RMA_SYNC;
+    int nocheck = !!(assert & MPI_MODE_NOCHECK);
+    rma_ack_t *acks = rmpi_xmalloc((size_t)w->size * sizeof *acks);
+    for (int t = 0; t < w->size; t++) {
+        w->nocheck[t] = (unsigned char)nocheck;
+        if (!nocheck)
+            rma_ctl(w, t, AM_LOCK, RMA_LOCK_SHARED, &acks[t]);
+    }
+    rma_ack_wait(acks, nocheck ? 0 : w->size);
+    free(acks);
+    w->lock_all = 1;
+    return 0;
+}
+
+int rmpi_rma_unlock_all(rmpi_win_t *w)
+{
+    if (!w->lock_all)
+        return MPI_ERR_RMA_SYNC;
+    int *types = rmpi_xmalloc((size_t)w->size * sizeof *types);
+    for (int t = 0; t < w->size; t++)
+        types[t] = MPI_LOCK_SHARED;
+    int err = unlock_ranks(w, NULL, types, w->size);
+    free(types);
+    w->lock_all = 0;
+    return err;
+}
+
+int rmpi_rma_flush(rmpi_win_t *w, int target, int local)
+{
+    if (target >= 0 ? !w->locked[target] && !w->lock_all : !w->nlocked && !w->lock_all)
+        return MPI_ERR_RMA_SYNC;
+    if (local) { /* puts and accumulates complete locally when issued: only answers to wait for */
+        rma_wait_gets(w, target);
+        return 0;
+    }
+    return target >= 0 ? rma_flush_ranks(w, &target, 1) : rma_flush_ranks(w, NULL, w->size);
+}

@@ -1,0 +1,340 @@
+/* Windows: creation (create, allocate, allocate_shared, create_dynamic), free, attach and
+ * detach, shared-memory queries, and the message helpers the other files share. */
+#include "rma_impl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "../rt/rt.h"
+
+void rma_serve_add(rmpi_win_t *w);
+void rma_serve_remove(rmpi_win_t *w);
+
+void rma_send(rmpi_win_t *w, int to, int tag, void *msg, size_t len)
+{
+    rmpi_req_t *r = rmpi_req_alloc(RMPI_REQ_SEND);
+    r->buf = msg;
+    r->len = len;
+    r->ext = msg; /* freed with the request */
+    r->rank = rmpi_comm_world_rank(w->comm, to);
+    r->ctx = w->comm->ctx;
+    r->tag = tag;
+    r->src = w->rank;
+    r->flags |= RMPI_RF_FREED; /* the core releases it once sent */
+    rmpi_core_isend(r);
+}
+
+rmpi_req_t *rma_post_answer(rmpi_win_t *w, int from, int tag, void *buf, size_t len)
+{
+    rmpi_req_t *r = rmpi_req_alloc(RMPI_REQ_RECV);
+    r->buf = buf;
+    r->len = len;
+    r->rank = from;
+    r->ctx = w->comm->ctx;
+    r->tag = tag;
+    rmpi_core_irecv(r);
+    return r;
+}
+
+static rma_hdr_t *ctl_msg(int kind, int lock_type, int32_t tag)
+{
+    rma_hdr_t *h = rmpi_xmalloc(sizeof *h);
+    memset(h, 0, sizeof *h);
+    h->kind = (uint8_t)kind;
+    h->version = RMA_WIRE_VERSION;
+    h->lock_type = (uint16_t)lock_type;
+    h->reply_tag = tag;
+    return h;
+}
+
+void rma_ctl(rmpi_win_t *w, int target, int kind, int lock_type, rma_ack_t *ack)
+{
+    int32_t tag = rma_tag(w);
+    ack->err = 0;
+    ack->req = rma_post_answer(w, target, tag, &ack->err, sizeof ack->err);
+    rma_send(w, target, RMA_TAG_AM, ctl_msg(kind, lock_type, tag), sizeof(rma_hdr_t));
+}
+
+void rma_note(rmpi_win_t *w, int target, int kind)
+{
+    rma_send(w, target, RMA_TAG_AM, ctl_msg(kind, 0, 0), sizeof(rma_hdr_t));
+}
+
+int rma_ack_wait(rma_ack_t *acks, int n)
+{
+    int err = 0;
+    for (int i = 0; i < n; i++) {
+        rmpi_core_wait(acks[i].req);
+        rmpi_req_release(acks[i].req);
+        if (acks[i].err && !err)
+            err = acks[i].err;
+    }
+    return err;
+}
+
+void rma_wait_gets(rmpi_win_t *w, int target)
+{
+    unsigned idle = 0;
+    while (target < 0 ? w->ngets > 0 : w->gets[target] > 0)
+        rmpi_core_wait_step(&idle);
+}
+
+int rma_flush_ranks(rmpi_win_t *w, const int *ranks, int n)
+{
+    rma_ack_t *acks = rmpi_xmalloc((size_t)(n ? n : 1) * sizeof *acks);
+    int na = 0;
+    for (int i = 0; i < n; i++) {
+        int t = ranks ? ranks[i] : i;
+        if (w->dirty[t]) {
+            rma_ctl(w, t, AM_FLUSH, 0, &acks[na++]);
+            w->dirty[t] = 0;
+        }
+    }
+    int err = rma_ack_wait(acks, na);
+    free(acks);
+    for (int i = 0; i < n; i++)
+        rma_wait_gets(w, ranks ? ranks[i] : i);
+    return err;
+}
+
+/* Every rank's (base, size, disp_unit): a ring over the private communicator. */
+static void exchange_peers(rmpi_win_t *w)
+{
+    int n = w->size, me = w->rank;
+    for (int s = 1; s < n; s++) {
+        int sb = (me - s + 1 + n) % n, rb = (me - s + n) % n;
+        rmpi_comm_coll_sendrecv(w->comm, &w->peers[sb], sizeof w->peers[0], (me + 1) % n, &w->peers[rb],
+                                sizeof w->peers[0], (me - 1 + n) % n, RMA_TAG_SETUP);
+    }
+}
+
+static int all_on_my_node(const rmpi_comm_t *c)
+{
+    int node = rmpi_topo_my_node();
+    for (int i = 0; i < c->size; i++)
+        if (rmpi_topo_node_of(rmpi_comm_local_world_rank(c, i)) != node)
+            return 0;
+    return 1;
+}
+
+/* One segment holds every rank's part, contiguous in rank order (the standard's default
+ * layout); the first rank creates it and the others map it by name. */
+static int map_shared(rmpi_win_t *w)
+{
+    static unsigned seq;
+    size_t total = 0, off = 0;
+    for (int i = 0; i < w->size; i++) {
+        if (i == w->rank)
+            off = total;
+        total += w->peers[i].size;
+    }
+    long pg = sysconf(_SC_PAGESIZE);
+    size_t len = (total + (size_t)pg - 1) / (size_t)pg * (size_t)pg;
+    if (!len)
+        len = (size_t)pg;
+    char name[64] = "";
+    if (w->rank == 0) {
+        int fd = -1;
+        /* a job that died before unlinking may have left a segment of the same name (pid reuse) */
+        for (int tries = 0; fd < 0 && tries < 16; tries++) {
+            snprintf(name, sizeof name, "/rmpi-win-%d-%u-%u", (int)getpid(), w->comm->ctx, seq++);
+            fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+            if (fd < 0 && errno != EEXIST)
+                break;
+        }
+        if (fd < 0 || ftruncate(fd, (off_t)len) != 0) {
+            rmpi_warn("shared-memory window segment %s (%zu bytes) could not be created: %m; the window fails with MPI_ERR_NO_MEM (is /dev/shm full?).", name, len);
+            if (fd >= 0) {
+                close(fd);
+                shm_unlink(name);
+            }
+            name[0] = 0;
+        } else
+            close(fd);
+    }
+    rmpi_comm_bcast_small(w->comm, name, sizeof name, 0);
+    if (!name[0])
+        return MPI_ERR_NO_MEM;
+    int fd = shm_open(name, O_RDWR, 0600);
+    void *p = fd < 0 ? MAP_FAILED : mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (fd >= 0)
+        close(fd);
+    int ok = p != MAP_FAILED, all = ok;
+    /* agree before unlinking: every rank has it mapped (or someone failed) */
+    for (int s = 1; s < w->size; s <<= 1) {
+        int got = 0;
+        rmpi_comm_coll_sendrecv(w->comm, &all, sizeof all, (w->rank + s) % w->size, &got, sizeof got,
+                                (w->rank - s + w->size) % w->size, RMA_TAG_SETUP + 1);
+        all = all && got;
+    }
+    if (w->rank == 0)
+        shm_unlink(name);
+    if (!all) {
+        if (ok)
+            munmap(p, len);
+        return MPI_ERR_NO_MEM;
+    }
+    w->shm = p;
+    w->shm_len = len;
+    w->base = (char *)p + off;
+    return 0;
+}
+
+static rmpi_win_t *win_new(rmpi_comm_t *dup, int flavor)
+{
+    rmpi_win_t *w = rmpi_xmalloc(sizeof *w);
+    memset(w, 0, sizeof *w);
+    w->magic = RMPI_WIN_MAGIC;
+    w->flavor = flavor;
+    w->comm = dup;
+    w->rank = dup->rank;
+    w->size = dup->size;
+    size_t n = (size_t)w->size;
+    w->peers = rmpi_xmalloc(n * sizeof *w->peers);
+    memset(w->peers, 0, n * sizeof *w->peers);
+    w->locked = rmpi_xmalloc(n * sizeof(int));
+    memset(w->locked, 0, n * sizeof(int));
+    w->gets = rmpi_xmalloc(n * sizeof(int));
+    memset(w->gets, 0, n * sizeof(int));
+    w->posts = rmpi_xmalloc(n * sizeof(int));
+    memset(w->posts, 0, n * sizeof(int));
+    w->errs = rmpi_xmalloc(n * sizeof(int));
+    memset(w->errs, 0, n * sizeof(int));
+    w->dirty = rmpi_xmalloc(n);
+    memset(w->dirty, 0, n);
+    w->nocheck = rmpi_xmalloc(n);
+    memset(w->nocheck, 0, n);
+    w->next_tag = 1;
+    rmpi_list_init(&w->incoming);
+    w->errh = MPI_ERRORS_ARE_FATAL;
+    return w;
+}
+
+static void win_delete(rmpi_win_t *w)
+{
+    free(w->peers);
+    free(w->locked);
+    free(w->gets);
+    free(w->posts);
+    free(w->errs);
+    free(w->dirty);
+    free(w->nocheck);
+    free(w->regions);
+    free(w->start_ranks);
+    if (w->start_group)
+        rmpi_group_release(w->start_group);
+    if (w->post_group)
+        rmpi_group_release(w->post_group);
+    if (w->shm)
+        munmap(w->shm, w->shm_len);
+    free(w->own_mem);
+    w->magic = 0;
+    free(w);
+}
+
+int rmpi_rma_win_create(rmpi_comm_t *comm, int flavor, void **base, size_t size, MPI_Aint disp_unit,
+                        rmpi_win_t **out)
+{
+    if (flavor == MPI_WIN_FLAVOR_SHARED && !all_on_my_node(comm))
+        return MPI_ERR_RMA_SHARED;
+    rmpi_comm_t *dup;
+    int rc = rmpi_comm_dup(comm, &dup);
+    if (rc)
+        return rc;
+    rmpi_win_t *w = win_new(dup, flavor);
+    w->bytes = size;
+    w->disp_unit = disp_unit;
+    if (flavor == MPI_WIN_FLAVOR_CREATE)
+        w->base = *base;
+    else if (flavor == MPI_WIN_FLAVOR_ALLOCATE) {
+        if (posix_memalign(&w->own_mem, 64, size ? size : 1)) {
+            rmpi_comm_release(dup);
+            win_delete(w);
+            return MPI_ERR_NO_MEM;
+        }
+        w->base = w->own_mem;
+    }
+    w->peers[w->rank] = (rmpi_win_peer_t){(uint64_t)(uintptr_t)w->base, size, disp_unit};
+    exchange_peers(w);
+    if (flavor == MPI_WIN_FLAVOR_SHARED) {
+        rc = map_shared(w);
+        if (rc) {
+            rmpi_comm_release(dup);
+            win_delete(w);
+            return rc;
+        }
+        w->peers[w->rank].base = (uint64_t)(uintptr_t)w->base;
+    }
+    if (flavor == MPI_WIN_FLAVOR_ALLOCATE || flavor == MPI_WIN_FLAVOR_SHARED)
+        *base = w->base;
+    rma_serve_add(w);
+    *out = w;
+    return 0;
+}
+
+int rmpi_rma_win_free(rmpi_win_t *w)
+{
+    /* What this process issued must be done before the barrier: after it, no message for
+     * this window is in flight anywhere. */
+    int err = rma_flush_ranks(w, NULL, w->size);
+    rma_wait_gets(w, -1);
+    rmpi_coll_barrier(w->comm);
+    rma_serve_remove(w);
+    rmpi_comm_release(w->comm);
+    win_delete(w);
+    return err;
+}
+
+int rmpi_rma_attach(rmpi_win_t *w, void *base, size_t len)
+{
+    uintptr_t b = (uintptr_t)base;
+    for (int i = 0; i < w->nregions; i++) {
+        const rmpi_win_region_t *r = &w->regions[i];
+        if (b < r->base + r->len && r->base < b + len)
+            return MPI_ERR_RMA_ATTACH;
+    }
+    if (w->nregions == w->capregions) {
+        w->capregions = w->capregions ? 2 * w->capregions : 8;
+        w->regions = rmpi_xrealloc(w->regions, (size_t)w->capregions * sizeof *w->regions);
+    }
+    w->regions[w->nregions++] = (rmpi_win_region_t){b, len};
+    return 0;
+}
+
+int rmpi_rma_detach(rmpi_win_t *w, const void *base)
+{
+    for (int i = 0; i < w->nregions; i++)
+        if (w->regions[i].base == (uintptr_t)base) {
+            w->regions[i] = w->regions[--w->nregions];
+            return 0;
+        }
+    return MPI_ERR_RMA_ATTACH;
+}
+
+void rmpi_rma_shared_query(rmpi_win_t *w, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void **base)
+{
+    if (rank == MPI_PROC_NULL) {
+        rank = 0;
+        for (int i = 0; i < w->size; i++)
+            if (w->peers[i].size) {
+                rank = i;
+                break;
+            }
+    }
+    *size = 0;
+    *disp_unit = w->peers[rank].disp_unit;
+    *base = NULL;
+    if (w->flavor == MPI_WIN_FLAVOR_SHARED) {
+        size_t off = 0;
+        for (int i = 0; i < rank; i++)
+            off += w->peers[i].size;
+        *size = (MPI_Aint)w->peers[rank].size;
+        *base = (char *)w->shm + off;
+    } else if (rank == w->rank) { /* our own memory is the only part we can load and store */
+        *size = (MPI_Aint)w->bytes;
+        *base = w->base;
+    }
+}

@@ -1,0 +1,53 @@
+/* Dynamic windows: each rank attaches two regions, publishes their addresses, the others
+ * put and accumulate into them by absolute address; detach; attach conflicts. */
+#include "mtest.h"
+
+#include <stdlib.h>
+
+int main(int argc, char **argv)
+{
+    mtest_init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Win win;
+    MTEST_OK(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    MTEST_OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+    int *a = calloc((size_t)size, sizeof(int)), *b = calloc(4, sizeof(int));
+    MTEST_OK(MPI_Win_attach(win, a, (MPI_Aint)size * sizeof(int)));
+    MTEST_OK(MPI_Win_attach(win, b, 4 * sizeof(int)));
+    MTEST_ERR(MPI_Win_attach(win, b + 1, sizeof(int)), MPI_ERR_RMA_ATTACH);
+    MPI_Aint mine[2], *all = malloc((size_t)size * 2 * sizeof(MPI_Aint));
+    MPI_Get_address(a, &mine[0]);
+    MPI_Get_address(b, &mine[1]);
+    MPI_Allgather(mine, 2, MPI_AINT, all, 2, MPI_AINT, MPI_COMM_WORLD);
+    MTEST_OK(MPI_Win_fence(0, win));
+    for (int t = 0; t < size; t++) {
+        int v = rank + 1;
+        MTEST_OK(MPI_Put(&v, 1, MPI_INT, t, MPI_Aint_add(all[2 * t], rank * (MPI_Aint)sizeof(int)), 1, MPI_INT, win));
+        MTEST_OK(MPI_Accumulate(&v, 1, MPI_INT, t, all[2 * t + 1], 1, MPI_INT, MPI_SUM, win));
+    }
+    MTEST_OK(MPI_Win_fence(0, win));
+    for (int s = 0; s < size; s++)
+        MTEST_CHECK(a[s] == s + 1, "a[%d] = %d", s, a[s]);
+    MTEST_CHECK(b[0] == size * (size + 1) / 2, "b[0] = %d", b[0]);
+    /* outside any attached region: the target reports MPI_ERR_RMA_RANGE at the next sync */
+    int t = (rank + 1) % size, v = 5;
+    MTEST_OK(MPI_Put(&v, 1, MPI_INT, t, MPI_Aint_add(all[2 * t + 1], 64 * (MPI_Aint)sizeof(int)), 1, MPI_INT, win));
+    MTEST_ERR(MPI_Win_fence(0, win), MPI_ERR_RMA_RANGE);
+    MTEST_OK(MPI_Win_detach(win, b));
+    MTEST_ERR(MPI_Win_detach(win, b), MPI_ERR_RMA_ATTACH);
+    MTEST_OK(MPI_Win_detach(win, a));
+    int flavor_ok, *fl;
+    MTEST_OK(MPI_Win_get_attr(win, MPI_WIN_CREATE_FLAVOR, &fl, &flavor_ok));
+    MTEST_CHECK(flavor_ok && *fl == MPI_WIN_FLAVOR_DYNAMIC, "flavor");
+    MPI_Aint sz, du;
+    void *base;
+    MTEST_ERR(MPI_Win_shared_query_c(win, 0, &sz, &du, &base), MPI_ERR_RMA_FLAVOR);
+    MTEST_OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+    MTEST_OK(MPI_Win_free(&win));
+    free(a);
+    free(b);
+    free(all);
+    return mtest_finalize();
+}
