@@ -1,7 +1,8 @@
 /* Synchronous mode: MPI_Ssend/MPI_Issend complete only after the matching receive has
  * started. The receiver sleeps 0.5 s before posting and reports when it posted; the
  * sender's Ssend must return after that (MPI_Wtime is CLOCK_MONOTONIC, shared by the
- * processes of one host) and must have taken about 0.5 s. An Issend must test false until
+ * processes of one host); how long it took is not checked (a rank descheduled under load
+ * may start its Ssend late: timing belongs in bench/). An Issend must test false until
  * the receiver is told to post, also after the receiver probed the message (a probe is not
  * a receive). Sizes cover the eager (sync flag + ack) and rendezvous paths. */
 #include "mtest.h"
@@ -27,14 +28,11 @@ static void blocking(int me, int peer, int k)
         MTEST_OK(MPI_Send(&posted, 1, MPI_DOUBLE, peer, 1000 + k, MPI_COMM_WORLD));
     } else {
         mtest_fill(sbuf, (size_t)n, mtest_seed(me, peer, k));
-        double t0 = MPI_Wtime();
         MTEST_OK(MPI_Ssend(sbuf, n, MPI_BYTE, peer, k, MPI_COMM_WORLD));
         double t1 = MPI_Wtime(), posted = 0;
         MTEST_OK(MPI_Recv(&posted, 1, MPI_DOUBLE, peer, 1000 + k, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         MTEST_CHECK(t1 >= posted, "Ssend of %d bytes returned %.3f s before the receive was posted", n,
                     posted - t1);
-        MTEST_CHECK(t1 - t0 >= DELAY * 0.9, "Ssend of %d bytes took %.3f s, the receiver waited %.1f s", n,
-                    t1 - t0, DELAY);
     }
 }
 
