@@ -131,6 +131,12 @@ static int shm_open_rail(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
     job[j] = 0;
     snprintf(s->segname, sizeof s->segname, "/rmpi-%s-%d-%d", job, (int)getpid(), env->rank);
     int fd = shm_open(s->segname, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0 && errno == EEXIST) {
+        /* The name holds our pid, so its owner is dead: a killed job whose pid came back. */
+        rmpi_log(1, "removing stale shared memory segment %s.", s->segname);
+        shm_unlink(s->segname);
+        fd = shm_open(s->segname, O_RDWR | O_CREAT | O_EXCL, 0600);
+    }
     if (fd < 0)
         rmpi_fatal("cannot create shared memory segment %s: %s (is /dev/shm full? set RMPI_NET=tcp to avoid it).",
                    s->segname, strerror(errno));
