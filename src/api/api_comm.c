@@ -74,14 +74,6 @@ int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
     return group_out(c, 1, group);
 }
 
-int MPI_Comm_get_parent(MPI_Comm *parent)
-{
-    RMPI_API_INIT_CHECK();
-    RMPI_CHECK(parent, NULL, MPI_ERR_ARG, "parent must not be NULL");
-    *parent = MPI_COMM_NULL; /* no MPI_Comm_spawn: never a child */
-    return MPI_SUCCESS;
-}
-
 int rmpi_api_comm_adopt(rmpi_comm_t *parent, rmpi_comm_t *n, int dup, rmpi_info_t *info, MPI_Comm *out)
 {
     if (!n) {
@@ -391,17 +383,12 @@ int MPI_Comm_free(MPI_Comm *comm)
         return RMPI_ERROR(c, rc, "an attribute delete callback returned error %d", rc);
     MPI_Comm_set_errhandler(*comm, MPI_ERRORS_ARE_FATAL); /* drop our reference to a user handler */
     rmpi_api_bsend_comm_free(c);
+    rmpi_api_dpm_forget(c);
     RMPI_LOCK();
     rmpi_comm_release(c);
     RMPI_UNLOCK();
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;
-}
-
-int MPI_Comm_disconnect(MPI_Comm *comm)
-{
-    /* no dynamic processes: pending communication completes through the user's waits */
-    return MPI_Comm_free(comm);
 }
 
 int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)

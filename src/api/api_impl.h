@@ -100,6 +100,10 @@ int rmpi_api_last_used_code(void);
 void rmpi_api_attr_init(int appnum);
 void rmpi_api_info_env_init(int maxprocs, int thread_level);
 int rmpi_api_attr_finalize(void);
+/* Dynamic processes (api_dpm.c): connect to the parent at init (a spawned process), forget
+ * the parent communicator when it is freed. */
+int rmpi_api_dpm_init(int singleton);
+void rmpi_api_dpm_forget(rmpi_comm_t *c);
 /* Datatype attributes: copied by MPI_Type_dup, deleted by MPI_Type_free (callbacks run). */
 int rmpi_api_type_attr_dup(MPI_Datatype oldtype, MPI_Datatype newtype);
 int rmpi_api_type_attr_free(MPI_Datatype type);

@@ -151,7 +151,7 @@ pmi4)
   run "$MPIEXEC" -n 4 "$PMIX"
   expect_rc 0
   [ "$(count out '^pmi_exchange: rank [0-3] of 4: ok$')" = 4 ] || fail "expected 4 ok lines"
-  [ "$(count out 'singleton 0 appnum 0 kvsname kvs_[0-9]+_0$')" = 4 ] || fail "kvsname or singleton flag wrong"
+  [ "$(count out 'singleton 0 appnum 0 kvsname kvs_[^ ]+_[0-9]+_0$')" = 4 ] || fail "kvsname or singleton flag wrong"
   run "$MPIEXEC" -n 2 "$PMIX" long
   expect_rc 0
   [ "$(count out ': ok$')" = 2 ] || fail "long values: expected 2 ok lines"
