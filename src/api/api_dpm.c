@@ -160,6 +160,10 @@ static int spawn(int count, char *commands[], char **argvs[], const int maxprocs
     } out = {MPI_SUCCESS, 0};
     char port[MPI_MAX_PORT_NAME] = "", why[160] = "";
     if (c->rank == root) {
+        if (count <= 0) {
+            out.rc = MPI_ERR_ARG;
+            snprintf(why, sizeof why, "count %d is not positive", count);
+        }
         for (int i = 0; i < count && !out.rc; i++) {
             if (!commands || !commands[i] || !maxprocs || maxprocs[i] <= 0) {
                 out.rc = MPI_ERR_ARG;
@@ -222,8 +226,7 @@ int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_o
                             const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm,
                             MPI_Comm *intercomm, int array_of_errcodes[])
 {
-    RMPI_API_INIT_CHECK();
-    RMPI_CHECK(count > 0, NULL, MPI_ERR_ARG, "count %d is not positive", count);
+    /* count, like the commands, is significant only at the root */
     return spawn(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm,
                  array_of_errcodes);
 }
