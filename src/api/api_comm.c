@@ -1,6 +1,7 @@
 /* Communicator bindings: queries, dup/idup, split/split_type, create/create_group, free,
  * compare, names, info, intercommunicators. */
 #include "api_pt2pt.h"
+#include "../coll/coll.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -371,16 +372,28 @@ int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MP
     return give_errhandler(__func__, n->handle, errhandler);
 }
 
-int MPI_Comm_free(MPI_Comm *comm)
+int rmpi_api_comm_free(const char *func, MPI_Comm *comm, int disconnect)
 {
     RMPI_API_INIT_CHECK();
-    RMPI_CHECK(comm, NULL, MPI_ERR_ARG, "comm must not be NULL");
+    if (!comm)
+        return rmpi_api_error(NULL, MPI_ERR_ARG, func, "comm must not be NULL");
     rmpi_comm_t *c = rmpi_comm_get(*comm);
-    RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator");
-    RMPI_CHECK(!c->predefined, c, MPI_ERR_COMM, "%s cannot be freed", c->name);
+    if (!c)
+        return rmpi_api_error(NULL, MPI_ERR_COMM, func, "invalid communicator");
+    if (c->predefined)
+        return rmpi_api_error(c, MPI_ERR_COMM, func, "%s cannot be %s", c->name, disconnect ? "disconnected" : "freed");
+    if (disconnect) {
+        /* Every member has completed its sends to the others once all reached the barrier
+         * (the user's requests are complete before the call, as the standard requires). */
+        RMPI_LOCK();
+        int rc = rmpi_coll_barrier(c);
+        RMPI_UNLOCK();
+        if (rc)
+            return rmpi_api_error(c, rc, func, "the barrier before disconnecting failed");
+    }
     int rc = rmpi_attr_delete_all(&c->attrs, RMPI_ATTR_COMM, c->handle);
     if (rc)
-        return RMPI_ERROR(c, rc, "an attribute delete callback returned error %d", rc);
+        return rmpi_api_error(c, rc, func, "an attribute delete callback returned error %d", rc);
     MPI_Comm_set_errhandler(*comm, MPI_ERRORS_ARE_FATAL); /* drop our reference to a user handler */
     rmpi_api_bsend_comm_free(c);
     rmpi_api_dpm_forget(c);
@@ -390,6 +403,8 @@ int MPI_Comm_free(MPI_Comm *comm)
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;
 }
+
+int MPI_Comm_free(MPI_Comm *comm) { return rmpi_api_comm_free(__func__, comm, 0); }
 
 int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {

@@ -2,7 +2,6 @@
  * Comm_get_parent, and the name service (Publish/Unpublish/Lookup_name). The exchange
  * itself lives in comm/dpm.c; spawn and the name service go through the process manager. */
 #include "api_impl.h"
-#include "../coll/coll.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,22 +116,7 @@ int MPI_Comm_join(int fd, MPI_Comm *intercomm)
     return rmpi_api_comm_adopt(&rmpi_comm_self, n, 0, NULL, intercomm);
 }
 
-int MPI_Comm_disconnect(MPI_Comm *comm)
-{
-    RMPI_API_INIT_CHECK();
-    RMPI_CHECK(comm, NULL, MPI_ERR_ARG, "comm must not be NULL");
-    rmpi_comm_t *c = rmpi_comm_get(*comm);
-    RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator");
-    RMPI_CHECK(!c->predefined, c, MPI_ERR_COMM, "%s cannot be disconnected", c->name);
-    /* Every member has completed its sends to the others once all reached the barrier
-     * (the user's requests are complete before the call, as the standard requires). */
-    RMPI_LOCK();
-    int rc = rmpi_coll_barrier(c);
-    RMPI_UNLOCK();
-    if (rc)
-        return RMPI_ERROR(c, rc, "the barrier before disconnecting failed");
-    return MPI_Comm_free(comm);
-}
+int MPI_Comm_disconnect(MPI_Comm *comm) { return rmpi_api_comm_free(__func__, comm, 1); }
 
 /* ---- spawn ---- */
 

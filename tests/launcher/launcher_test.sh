@@ -156,6 +156,18 @@ pmi4)
   expect_rc 0
   [ "$(count out ': ok$')" = 2 ] || fail "long values: expected 2 ok lines"
   ;;
+spawn)
+  run "$MPIEXEC" -n 2 "$PMIX" spawn
+  expect_rc 0
+  [ "$(count out '^pmi_exchange: rank [01] of 2: ok$')" = 2 ] || fail "expected 2 parent ok lines"
+  [ "$(count out '^pmi_exchange: child [0-2] of 3: ok$')" = 3 ] || fail "expected 3 child ok lines"
+  [ "$(count out 'kvsname kvs_[^ ]+_[0-9]+_1$')" = 3 ] || fail "the spawned world's kvsname is not its own"
+  # a spawned process that aborts ends every world, with a message naming it
+  run timeout 20 "$MPIEXEC" -n 2 "$PMIX" spawn abort
+  expect_rc 5
+  expect_in err "^mpiexec: rank 2 of spawned world 1 called abort \\(exit code 5\\); ending the job"
+  expect_fast 8000
+  ;;
 singleton)
   run "$PMIX"
   expect_rc 0
