@@ -64,19 +64,30 @@ int MPI_Close_port(const char *port_name)
     return rc ? RMPI_ERROR(NULL, rc, "'%s' is not a port opened by this process", port_name) : MPI_SUCCESS;
 }
 
-static int connect_accept(const char *func, const char *port, int root, MPI_Comm comm, MPI_Comm *newcomm,
-                          int accept)
+/* The checks shared by accept, connect and spawn: an intracommunicator, a root in it, a
+ * place for the result. 0 (c set) or the error already reported. */
+static int check_root_call(const char *func, MPI_Comm comm, int root, const void *out, rmpi_comm_t **cp)
 {
-    RMPI_API_INIT_CHECK();
-    rmpi_comm_t *c = rmpi_comm_get(comm);
+    rmpi_comm_t *c = *cp = rmpi_comm_get(comm);
     if (!c)
         return rmpi_api_error(NULL, MPI_ERR_COMM, func, "invalid communicator");
     if (c->inter)
         return rmpi_api_error(c, MPI_ERR_COMM, func, "%s is an intercommunicator", c->name);
     if (root < 0 || root >= c->size)
         return rmpi_api_error(c, MPI_ERR_ROOT, func, "root %d is not a rank of %s", root, c->name);
-    if (!newcomm)
-        return rmpi_api_error(c, MPI_ERR_ARG, func, "newcomm must not be NULL");
+    if (!out)
+        return rmpi_api_error(c, MPI_ERR_ARG, func, "the output communicator must not be NULL");
+    return MPI_SUCCESS;
+}
+
+static int connect_accept(const char *func, const char *port, int root, MPI_Comm comm, MPI_Comm *newcomm,
+                          int accept)
+{
+    RMPI_API_INIT_CHECK();
+    rmpi_comm_t *c;
+    int bad = check_root_call(func, comm, root, newcomm, &c);
+    if (bad)
+        return bad;
     if (c->rank == root && !port)
         return rmpi_api_error(c, MPI_ERR_ARG, func, "port_name must not be NULL at the root");
     rmpi_comm_t *n;
@@ -120,24 +131,24 @@ int MPI_Comm_disconnect(MPI_Comm *comm) { return rmpi_api_comm_free(__func__, co
 
 /* ---- spawn ---- */
 
-static int spawn_error(rmpi_comm_t *c, int n, int *errcodes, MPI_Comm *intercomm, int rc, const char *why)
+static int spawn_error(const char *func, rmpi_comm_t *c, int n, int *errcodes, MPI_Comm *intercomm, int rc,
+                       const char *why)
 {
     if (errcodes)
         for (int i = 0; i < n; i++)
             errcodes[i] = rc;
     *intercomm = MPI_COMM_NULL;
-    return RMPI_ERROR(c, rc, "%s", why);
+    return rmpi_api_error(c, rc, func, "%s", why);
 }
 
-static int spawn(int count, char *commands[], char **argvs[], const int maxprocs[], const MPI_Info infos[],
+static int spawn(const char *func, int count, char *commands[], char **argvs[], const int maxprocs[], const MPI_Info infos[],
                  int root, MPI_Comm comm, MPI_Comm *intercomm, int errcodes[])
 {
     RMPI_API_INIT_CHECK();
-    rmpi_comm_t *c = rmpi_comm_get(comm);
-    RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator");
-    RMPI_CHECK(!c->inter, c, MPI_ERR_COMM, "%s is an intercommunicator", c->name);
-    RMPI_CHECK(root >= 0 && root < c->size, c, MPI_ERR_ROOT, "root %d is not a rank of %s", root, c->name);
-    RMPI_CHECK(intercomm, c, MPI_ERR_ARG, "intercomm must not be NULL");
+    rmpi_comm_t *c;
+    int bad = check_root_call(func, comm, root, intercomm, &c);
+    if (bad)
+        return bad;
     /* The root checks its arguments and spawns; everyone learns the outcome. */
     struct {
         int rc, total;
@@ -191,7 +202,7 @@ static int spawn(int count, char *commands[], char **argvs[], const int maxprocs
     }
     RMPI_UNLOCK();
     if (rc)
-        return spawn_error(c, c->rank == root ? out.total : 0, errcodes, intercomm, rc,
+        return spawn_error(func, c, c->rank == root ? out.total : 0, errcodes, intercomm, rc,
                            why[0] ? why : "the spawned processes did not connect");
     if (errcodes)
         for (int i = 0; i < n->rsize; i++)
@@ -203,7 +214,7 @@ int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info inf
                    MPI_Comm *intercomm, int array_of_errcodes[])
 {
     char *cmd = (char *)command;
-    return spawn(1, &cmd, argv ? &argv : NULL, &maxprocs, &info, root, comm, intercomm, array_of_errcodes);
+    return spawn(__func__, 1, &cmd, argv ? &argv : NULL, &maxprocs, &info, root, comm, intercomm, array_of_errcodes);
 }
 
 int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[],
@@ -211,7 +222,7 @@ int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_o
                             MPI_Comm *intercomm, int array_of_errcodes[])
 {
     /* count, like the commands, is significant only at the root */
-    return spawn(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm,
+    return spawn(__func__, count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm,
                  array_of_errcodes);
 }
 

@@ -1,9 +1,13 @@
 /* MPI_Comm_spawn of this program (argv checked, errcodes), traffic and a collective across
  * the parent/child intercommunicator, merge, disconnect; then Comm_spawn_multiple with two
  * commands (MPI_APPNUM of each child). The children are new processes of another world:
- * they reach their parents over tcp whatever RMPI_NET says. */
+ * they reach their parents over tcp whatever RMPI_NET says.
+ * Failing mode (tests/CMakeLists.txt): "dying" spawns children one of which is killed: the
+ * whole job must end with a message naming it. Run without mpiexec (a singleton), the
+ * spawn fails with MPI_ERR_SPAWN and a message. */
 #include "mtest.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +57,12 @@ static int child(int argc, char **argv, MPI_Comm parent)
     if (flag)
         appnum = *p;
     MTEST_CHECK(flag, "MPI_APPNUM is not set in a spawned process");
+    if (!strcmp(argv[1], "die")) {
+        int v;
+        if (mtest_rank == 1)
+            raise(SIGKILL);
+        MPI_Recv(&v, 1, MPI_INT, 0, 0, parent, MPI_STATUS_IGNORE);   /* never sent */
+    }
     if (!strcmp(argv[1], "child")) {
         MTEST_CHECK(argc == 4 && !strcmp(argv[2], "two words") && !strcmp(argv[3], "x=y"),
                     "child argv wrong (argc %d)", argc);
@@ -82,8 +92,16 @@ int main(int argc, char **argv)
     mtest_init(&argc, &argv);
     MPI_Comm parent;
     MTEST_OK(MPI_Comm_get_parent(&parent));
-    if (argc > 1)
+    if (argc > 1 && parent != MPI_COMM_NULL)
         return child(argc, argv, parent);
+    if (argc > 1 && !strcmp(argv[1], "dying")) {
+        MPI_Comm inter;
+        char *dargv[] = {"die", NULL};
+        int v;
+        MTEST_OK(MPI_Comm_spawn(argv[0], dargv, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE));
+        MPI_Recv(&v, 1, MPI_INT, 0, 0, inter, MPI_STATUS_IGNORE);   /* never sent */
+        return 1;
+    }
     MTEST_CHECK(parent == MPI_COMM_NULL, "the first world has a parent");
 
     MPI_Comm inter;
