@@ -1,10 +1,13 @@
 /* Connect/accept between the two halves of MPI_COMM_WORLD split apart (the port name
  * travels over MPI_COMM_WORLD, then through the name service), traffic and collectives
- * across the intercommunicator, merge, disconnect; bad port names fail cleanly. */
+ * across the intercommunicator, merge, disconnect; bad port names fail cleanly.
+ * Modes "serve FILE" / "client FILE" (tests/CMakeLists.txt): two separate jobs, the
+ * server's port name passed in a file. */
 #include "mtest.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static void exercise(MPI_Comm inter, int side, int round)
 {
@@ -52,11 +55,45 @@ static void exercise(MPI_Comm inter, int side, int round)
     MTEST_OK(MPI_Comm_free(&merged));
 }
 
+/* Two jobs: the server's rank 0 writes its port name to path, the client's reads it. */
+static int two_jobs(int serve, const char *path)
+{
+    char port[MPI_MAX_PORT_NAME] = "";
+    MPI_Comm inter;
+    if (serve) {
+        if (mtest_rank == 0) {
+            MTEST_OK(MPI_Open_port(MPI_INFO_NULL, port));
+            char tmp[4096];
+            snprintf(tmp, sizeof tmp, "%s.tmp", path);
+            FILE *f = fopen(tmp, "w");
+            MTEST_CHECK(f && fputs(port, f) >= 0 && fclose(f) == 0 && rename(tmp, path) == 0, "cannot write %s", path);
+        }
+        MTEST_OK(MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter));
+    } else {
+        if (mtest_rank == 0) {
+            FILE *f = NULL;
+            for (int i = 0; i < 2000 && !(f = fopen(path, "r")); i++)
+                usleep(5000);
+            MTEST_CHECK(f && fgets(port, sizeof port, f), "no port name in %s", path);
+            if (f)
+                fclose(f);
+        }
+        MTEST_OK(MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter));
+    }
+    exercise(inter, !serve, 0);
+    MTEST_OK(MPI_Comm_disconnect(&inter));
+    if (serve && mtest_rank == 0)
+        MTEST_OK(MPI_Close_port(port));
+    return mtest_finalize();
+}
+
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
     int rank = mtest_rank, size = mtest_size;
     char port[MPI_MAX_PORT_NAME] = "";
+    if (argc > 2)
+        return two_jobs(!strcmp(argv[1], "serve"), argv[2]);
 
     /* a bad port name is an error, not a hang */
     mtest_errors_return(MPI_COMM_SELF);
