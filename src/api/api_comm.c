@@ -193,6 +193,12 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, M
     GET_INFO(i, info, c);
     RMPI_CHECK(newcomm, c, MPI_ERR_ARG, "newcomm must not be NULL");
     int node = rmpi_topo_node_of(rmpi_comm_local_world_rank(c, c->rank)), color;
+    /* With processes of other worlds (spawn, connect) node numbers differ between worlds;
+     * the node's tag (host name and boot id) is the same everywhere. Every member of such
+     * a communicator sees a process of another world, so all use the tag. */
+    for (int r = 0; r < c->size; r++)
+        if (rmpi_comm_local_world_rank(c, r) >= rmpi_comm_world.size)
+            node = (int)(rmpi_topo_node_tag() & 0x7fffffff);
     const char *hw = i ? rmpi_info_lookup(i, "mpi_hw_resource_type") : NULL;
     switch (split_type) {
     case MPI_UNDEFINED:

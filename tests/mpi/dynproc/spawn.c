@@ -46,6 +46,13 @@ static void across(MPI_Comm inter, int parent_side)
     int v = mrank == 0 ? 99 : -1;
     MTEST_OK(MPI_Bcast(&v, 1, MPI_INT, 0, merged));
     MTEST_CHECK(v == 99, "bcast on the merged communicator gave %d", v);
+    /* parents and children share this host: one shared-memory communicator of everyone */
+    MPI_Comm node;
+    int nsize = 0;
+    MTEST_OK(MPI_Comm_split_type(merged, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    MPI_Comm_size(node, &nsize);
+    MTEST_CHECK(nsize == msize, "split_type shared of parents and children: %d of %d", nsize, msize);
+    MTEST_OK(MPI_Comm_free(&node));
     MTEST_OK(MPI_Comm_free(&merged));
 }
 
