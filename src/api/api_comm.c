@@ -1,6 +1,7 @@
 /* Communicator bindings: queries, dup/idup, split/split_type, create/create_group, free,
  * compare, names, info, intercommunicators. */
 #include "api_pt2pt.h"
+#include "../coll/coll.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -72,14 +73,6 @@ int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
     RMPI_CHECK(c->inter, c, MPI_ERR_COMM, "%s is not an intercommunicator", cname(c));
     RMPI_CHECK(group, c, MPI_ERR_ARG, "group must not be NULL");
     return group_out(c, 1, group);
-}
-
-int MPI_Comm_get_parent(MPI_Comm *parent)
-{
-    RMPI_API_INIT_CHECK();
-    RMPI_CHECK(parent, NULL, MPI_ERR_ARG, "parent must not be NULL");
-    *parent = MPI_COMM_NULL; /* no MPI_Comm_spawn: never a child */
-    return MPI_SUCCESS;
 }
 
 int rmpi_api_comm_adopt(rmpi_comm_t *parent, rmpi_comm_t *n, int dup, rmpi_info_t *info, MPI_Comm *out)
@@ -200,6 +193,12 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, M
     GET_INFO(i, info, c);
     RMPI_CHECK(newcomm, c, MPI_ERR_ARG, "newcomm must not be NULL");
     int node = rmpi_topo_node_of(rmpi_comm_local_world_rank(c, c->rank)), color;
+    /* With processes of other worlds (spawn, connect) node numbers differ between worlds;
+     * the node's tag (host name and boot id) is the same everywhere. Every member of such
+     * a communicator sees a process of another world, so all use the tag. */
+    for (int r = 0; r < c->size; r++)
+        if (rmpi_comm_local_world_rank(c, r) >= rmpi_comm_world.size)
+            node = (int)(rmpi_topo_node_tag() & 0x7fffffff);
     const char *hw = i ? rmpi_info_lookup(i, "mpi_hw_resource_type") : NULL;
     switch (split_type) {
     case MPI_UNDEFINED:
@@ -379,18 +378,31 @@ int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MP
     return give_errhandler(__func__, n->handle, errhandler);
 }
 
-int MPI_Comm_free(MPI_Comm *comm)
+int rmpi_api_comm_free(const char *func, MPI_Comm *comm, int disconnect)
 {
     RMPI_API_INIT_CHECK();
-    RMPI_CHECK(comm, NULL, MPI_ERR_ARG, "comm must not be NULL");
+    if (!comm)
+        return rmpi_api_error(NULL, MPI_ERR_ARG, func, "comm must not be NULL");
     rmpi_comm_t *c = rmpi_comm_get(*comm);
-    RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator");
-    RMPI_CHECK(!c->predefined, c, MPI_ERR_COMM, "%s cannot be freed", c->name);
+    if (!c)
+        return rmpi_api_error(NULL, MPI_ERR_COMM, func, "invalid communicator");
+    if (c->predefined)
+        return rmpi_api_error(c, MPI_ERR_COMM, func, "%s cannot be %s", c->name, disconnect ? "disconnected" : "freed");
+    if (disconnect) {
+        /* Every member has completed its sends to the others once all reached the barrier
+         * (the user's requests are complete before the call, as the standard requires). */
+        RMPI_LOCK();
+        int rc = rmpi_coll_barrier(c);
+        RMPI_UNLOCK();
+        if (rc)
+            return rmpi_api_error(c, rc, func, "the barrier before disconnecting failed");
+    }
     int rc = rmpi_attr_delete_all(&c->attrs, RMPI_ATTR_COMM, c->handle);
     if (rc)
-        return RMPI_ERROR(c, rc, "an attribute delete callback returned error %d", rc);
+        return rmpi_api_error(c, rc, func, "an attribute delete callback returned error %d", rc);
     MPI_Comm_set_errhandler(*comm, MPI_ERRORS_ARE_FATAL); /* drop our reference to a user handler */
     rmpi_api_bsend_comm_free(c);
+    rmpi_api_dpm_forget(c);
     RMPI_LOCK();
     rmpi_comm_release(c);
     RMPI_UNLOCK();
@@ -398,11 +410,7 @@ int MPI_Comm_free(MPI_Comm *comm)
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_disconnect(MPI_Comm *comm)
-{
-    /* no dynamic processes: pending communication completes through the user's waits */
-    return MPI_Comm_free(comm);
-}
+int MPI_Comm_free(MPI_Comm *comm) { return rmpi_api_comm_free(__func__, comm, 0); }
 
 int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {

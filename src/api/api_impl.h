@@ -81,6 +81,8 @@ const char *rmpi_api_err_name(int code);
 /* Hand a new communicator (NULL: MPI_COMM_NULL) to the user: it takes the parent's error
  * handler, a copy of info (may be NULL) and, when dup, the parent's attributes through
  * their copy callbacks (on a failing callback it is freed and the code returned). */
+/* MPI_Comm_free, or MPI_Comm_disconnect (disconnect = 1: a barrier over comm first). */
+int rmpi_api_comm_free(const char *func, MPI_Comm *comm, int disconnect);
 int rmpi_api_comm_adopt(rmpi_comm_t *parent, rmpi_comm_t *n, int dup, rmpi_info_t *info, MPI_Comm *out);
 /* Error handler objects: reference counts of user handlers (no-ops on predefined ones),
  * validity, and invoking a session's or a file's handler (returns code unless the handler ends
@@ -107,6 +109,10 @@ int rmpi_api_last_used_code(void);
 void rmpi_api_attr_init(int appnum);
 void rmpi_api_info_env_init(int maxprocs, int thread_level);
 int rmpi_api_attr_finalize(void);
+/* Dynamic processes (api_dpm.c): connect to the parent at init (a spawned process), forget
+ * the parent communicator when it is freed. */
+int rmpi_api_dpm_init(int singleton);
+void rmpi_api_dpm_forget(rmpi_comm_t *c);
 /* Datatype attributes: copied by MPI_Type_dup, deleted by MPI_Type_free (callbacks run). */
 int rmpi_api_type_attr_dup(MPI_Datatype oldtype, MPI_Datatype newtype);
 int rmpi_api_type_attr_free(MPI_Datatype type);

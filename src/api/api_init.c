@@ -38,7 +38,7 @@ static int do_init(int required, int *provided)
     if (provided)
         *provided = thread_level;
     rmpi_api_state = RMPI_STATE_INIT;
-    return MPI_SUCCESS;
+    return rmpi_api_dpm_init(info.singleton);
 }
 
 int MPI_Init(int *argc, char ***argv) { return do_init(MPI_THREAD_SINGLE, NULL); }
@@ -54,6 +54,7 @@ int MPI_Finalize(void)
     rmpi_api_attr_finalize(); /* user clean-up hooked on MPI_COMM_SELF runs while MPI still works */
     RMPI_LOCK();
     rmpi_core_finalize();
+    rmpi_dpm_finalize();
     rmpi_comm_finalize();
     rmpi_api_state = RMPI_STATE_FINALIZED;
     RMPI_UNLOCK();

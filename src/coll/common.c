@@ -47,6 +47,11 @@ static int node_of(const rmpi_comm_t *c, int r) { return rmpi_topo_node_of(rmpi_
 
 int coll_multi_node(rmpi_comm_t *c)
 {
+    /* Processes of other worlds (spawn, connect/accept) have no node number this process
+     * shares with them; every member of such a communicator sees one, so all go flat. */
+    for (int r = 0; r < c->size; r++)
+        if (rmpi_comm_world_rank(c, r) >= rmpi_comm_world.size)
+            return 0;
     int first = node_of(c, 0), other = 0, shared = 0;
     for (int r = 1; r < c->size && !(other && shared); r++) {
         int nd = node_of(c, r);

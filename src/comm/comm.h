@@ -122,7 +122,21 @@ int rmpi_comm_coll_sendrecv(rmpi_comm_t *c, const void *sbuf, size_t slen, int d
 /* Broadcast from local rank root over an intracommunicator's collective context. */
 int rmpi_comm_bcast_small(rmpi_comm_t *c, void *buf, size_t len, int root);
 
-/* ---- groups (group.c): ordered sets of world ranks ---- */
+/* ---- dynamic processes (dpm.c; wire: docs/wire/dpm.md) ---- */
+/* MPI_Open_port: a listening socket of this process; its name (< MPI_MAX_PORT_NAME) to name. */
+int rmpi_dpm_open_port(char *name);
+/* MPI_Close_port: MPI_ERR_PORT when name is not a port open in this process. */
+int rmpi_dpm_close_port(const char *name);
+void rmpi_dpm_finalize(void);
+/* Collective over intracommunicator c: MPI_Comm_accept (accept = 1; port open at root) or
+ * MPI_Comm_connect. port is significant at root only. Returns the same error class on
+ * every member (MPI_ERR_PORT: not a port / nobody accepted within RMPI_PORT_TIMEOUT). */
+int rmpi_dpm_connect_accept(const char *port, int root, rmpi_comm_t *c, int accept, rmpi_comm_t **out);
+/* MPI_Comm_join over a connected socket (both ends call it). */
+int rmpi_dpm_join(int fd, rmpi_comm_t **out);
+
+/* ---- groups (group.c): ordered sets of world ranks (and dynamic peers: indices past
+ * the world's size, see core.h rmpi_core_peer_add) ---- */
 typedef struct rmpi_group {
     uint32_t magic;
     int refcount;          /* MPI_GROUP_EMPTY is static (refcount ignored) */

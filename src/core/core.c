@@ -79,6 +79,16 @@ int rmpi_core_init(rmpi_core_info_t *info)
     return 0;
 }
 
+int rmpi_core_card(char *buf, size_t len) { return rmpi_net_card(buf, len); }
+
+int rmpi_core_peer_add(const char *card)
+{
+    int peer = rmpi_net_peer_add(card, NULL);
+    if (peer >= 0)
+        rmpi_vc_grow(rmpi_net_npeers());
+    return peer;
+}
+
 rmpi_req_t *rmpi_req_alloc(int kind)
 {
     rmpi_req_t *r = req_free_list;

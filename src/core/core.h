@@ -131,6 +131,13 @@ int rmpi_core_init(rmpi_core_info_t *info);
 int rmpi_core_finalize(void);
 extern int rmpi_core_rank, rmpi_core_size;
 
+/* ---- dynamic peers (connect/accept, spawn, join) ---- */
+/* This process's business card (net.h rmpi_net_card): length, or -1. */
+int rmpi_core_card(char *buf, size_t len);
+/* Peer index ("world rank" in groups and communicators) of the process a card names: its
+ * rank for this world's processes, else an index >= the world size. -1: unusable card. */
+int rmpi_core_peer_add(const char *card);
+
 /* ---- requests ---- */
 rmpi_req_t *rmpi_req_alloc(int kind);
 void rmpi_req_release(rmpi_req_t *req);

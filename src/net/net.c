@@ -1,5 +1,7 @@
 #include "net.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Provider table, best first. Adding a provider = one row here plus its folder. */
@@ -13,6 +15,28 @@ static rmpi_rail_t *rails[RMPI_NET_MAX_RAILS];
 static int nrails;
 static int net_mode; /* 0 auto, 1 shm, 2 tcp, 3 ofi */
 static int my_rank;
+static rmpi_net_env_t net_env;   /* the caller's, with world set */
+static rmpi_net_id_t *dyn;       /* identities of dynamic peers (index - size) */
+static int ndyn;
+
+static uint32_t fnv32(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; s && *s; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    return h;
+}
+
+static int open_provider(const struct rmpi_net_ops *ops)
+{
+    int n = ops->open(&net_env, rails + nrails, RMPI_NET_MAX_RAILS - nrails);
+    if (n < 0)
+        return -1;
+    for (int i = 0; i < n; i++)
+        rails[nrails + i]->index = nrails + i;
+    nrails += n;
+    return n;
+}
 
 static int provider_wanted(const struct rmpi_net_ops *ops, int size)
 {
@@ -44,18 +68,71 @@ int rmpi_net_open(const rmpi_net_env_t *env)
                    "pkg-config, then rebuild); set RMPI_NET to auto, shm or tcp.");
 #endif
     my_rank = env->rank;
-    for (size_t p = 0; p < RMPI_ARRAY_LEN(providers); p++) {
-        const struct rmpi_net_ops *ops = providers[p];
-        if (!provider_wanted(ops, env->size))
-            continue;
-        int n = ops->open(env, rails + nrails, RMPI_NET_MAX_RAILS - nrails);
-        if (n < 0)
+    net_env = *env;
+    net_env.world = fnv32(env->jobid);
+    for (size_t p = 0; p < RMPI_ARRAY_LEN(providers); p++)
+        if (provider_wanted(providers[p], env->size) && open_provider(providers[p]) < 0)
             return -1;
-        for (int i = 0; i < n; i++)
-            rails[nrails + i]->index = nrails + i;
-        nrails += n;
-    }
     return 0;
+}
+
+/* The first rail that takes dynamic peers; tcp is opened for it when init did not. */
+static rmpi_rail_t *dyn_rail(void)
+{
+    for (int i = 0; i < nrails; i++)
+        if (rails[i]->ops->card)
+            return rails[i];
+    net_env.late = 1;
+    int first = nrails;
+    if (open_provider(&rmpi_tcp_ops) <= 0)
+        return NULL;
+    return rails[first];
+}
+
+int rmpi_net_card(char *buf, size_t len)
+{
+    rmpi_rail_t *r = dyn_rail();
+    if (!r)
+        return -1;
+    int n = snprintf(buf, len, "%08x.%d.%08x:%s=", (unsigned)net_env.world, net_env.rank,
+                     (unsigned)rmpi_topo_node_tag(), r->ops->name);
+    if (n < 0 || (size_t)n >= len)
+        return -1;
+    int m = r->ops->card(r, buf + n, len - (size_t)n);
+    return m < 0 ? -1 : n + m;
+}
+
+int rmpi_net_peer_add(const char *card, rmpi_net_id_t *idp)
+{
+    unsigned world, node;
+    int rank, off = 0;
+    if (sscanf(card, "%8x.%d.%8x:%n", &world, &rank, &node, &off) != 3 || off == 0 || rank < 0)
+        return -1;
+    rmpi_net_id_t id = {world, rank};
+    if (idp)
+        *idp = id;
+    if (world == net_env.world)
+        return rank < net_env.size ? rank : -1;
+    for (int i = 0; i < ndyn; i++)
+        if (dyn[i].world == world && dyn[i].rank == rank)
+            return net_env.size + i;
+    rmpi_rail_t *r = dyn_rail();
+    const char *eq = strchr(card + off, '=');
+    if (!r || !eq || strncmp(card + off, r->ops->name, (size_t)(eq - card - off)) != 0)
+        return -1;
+    int peer = net_env.size + ndyn;
+    if (r->ops->peer_add(r, peer, &id, node == rmpi_topo_node_tag(), eq + 1) != 0)
+        return -1;
+    dyn = rmpi_xrealloc(dyn, (size_t)(ndyn + 1) * sizeof *dyn);
+    dyn[ndyn++] = id;
+    return peer;
+}
+
+int rmpi_net_npeers(void) { return net_env.size + ndyn; }
+
+rmpi_net_id_t rmpi_net_id_of(int peer)
+{
+    return peer < net_env.size ? (rmpi_net_id_t){net_env.world, peer} : dyn[peer - net_env.size];
 }
 
 int rmpi_net_ready(int phase)
@@ -69,11 +146,13 @@ int rmpi_net_ready(int phase)
 int rmpi_net_rails_for(int peer, rmpi_rail_t **out, int max)
 {
     rmpi_scope_t want = peer == my_rank ? RMPI_SCOPE_SELF
-                        : (net_mode < 2 && rmpi_topo_node_of(peer) == rmpi_topo_my_node()) ? RMPI_SCOPE_INTRA
-                                                                                          : RMPI_SCOPE_INTER;
+                        : (net_mode < 2 && peer < net_env.size && rmpi_topo_node_of(peer) == rmpi_topo_my_node())
+                            ? RMPI_SCOPE_INTRA
+                            : RMPI_SCOPE_INTER;
     int n = 0, tier = -1;
     for (int i = 0; i < nrails; i++) {
-        if (rails[i]->hints.scope != want || !rails[i]->ops->reaches(rails[i], peer))
+        if (rails[i]->hints.scope != want || (peer >= net_env.size && !rails[i]->ops->peer_add) ||
+            !rails[i]->ops->reaches(rails[i], peer))
             continue;
         if (rails[i]->hints.tier > tier) {
             tier = rails[i]->hints.tier;
@@ -102,4 +181,7 @@ void rmpi_net_close(void)
     for (int i = nrails - 1; i >= 0; i--)
         rails[i]->ops->close(rails[i]);
     nrails = 0;
+    free(dyn);
+    dyn = NULL;
+    ndyn = 0;
 }

@@ -7,6 +7,12 @@
  * Initialisation: rmpi_net_open() before the PMI fence (providers publish their addresses
  * with rmpi_pmi_put), rmpi_net_ready(0) after it, rmpi_net_ready(1) after a second fence.
  * Connections open on first use.
+ * Dynamic peers (MPI_Comm_connect/accept, spawn, join): a process is named across jobs by
+ * rmpi_net_id_t (its world's tag, a hash of the process manager's job name, and its rank
+ * there). Peers 0..size-1 are this process's world; rmpi_net_peer_add appends others
+ * (indices size, size+1, ...) from their business card (rmpi_net_card). Only providers
+ * with card/peer_add (tcp) reach dynamic peers; the first rmpi_net_card opens tcp when it
+ * was not opened at init (then on the interfaces it would choose, without a PMI card).
  * Progress: manual. Nothing happens unless rmpi_net_progress() runs; callbacks
  * (env->on_frame, op->complete, env->on_peer_lost) are made only from inside a provider's
  * progress() (never from send/get/put themselves, never from another thread), so callers
@@ -84,6 +90,11 @@ struct rmpi_net_op {
     void *ctx;               /* for the caller */
 };
 
+typedef struct rmpi_net_id {
+    uint32_t world;          /* hash of the world's job name (env->jobid) */
+    int rank;                /* rank in that world */
+} rmpi_net_id_t;
+
 typedef struct rmpi_net_env {
     int rank, size;
     const char *jobid;       /* unique per job on a host (names shared-memory segments) */
@@ -91,6 +102,9 @@ typedef struct rmpi_net_env {
     void (*on_frame)(rmpi_rail_t *rail, int peer, const void *frame, size_t len);
     /* A peer's connection broke or stalled; the caller decides whether the job goes on. */
     void (*on_peer_lost)(rmpi_rail_t *rail, int peer, const char *why);
+    /* Set by rmpi_net_open for the providers: */
+    uint32_t world;          /* this process's world tag (rmpi_net_id_t.world) */
+    int late;                /* opened after init for dynamic peers: publish nothing via PMI */
 } rmpi_net_env_t;
 
 struct rmpi_net_ops {
@@ -118,6 +132,13 @@ struct rmpi_net_ops {
     void (*close)(rmpi_rail_t *rail);
     /* Print provider-specific facts for rmpi_info (may be NULL). */
     void (*describe)(rmpi_rail_t *rail, void *file);
+    /* Dynamic peers (NULL: the provider reaches only its world). card: this process's
+     * addresses as text without ';' (length, or -1); peer_add: peer (an index >= size) is
+     * the process id with this provider's card text; same_node as told by the caller.
+     * Afterwards reaches(peer) says whether a rail of the provider pairs with it. Called
+     * for one rail of the provider (its rails share the answer). */
+    int (*card)(rmpi_rail_t *rail, char *buf, size_t len);
+    int (*peer_add)(rmpi_rail_t *rail, int peer, const rmpi_net_id_t *id, int same_node, const char *card);
 };
 
 extern const struct rmpi_net_ops rmpi_self_ops, rmpi_shm_ops, rmpi_tcp_ops;
@@ -135,6 +156,17 @@ int rmpi_net_ready(int phase);
  * the highest tier among them (hints.tier: ofi over tcp when both reach it). */
 int rmpi_net_rails_for(int peer, rmpi_rail_t **rails, int max);
 int rmpi_net_progress(void);
+/* ---- dynamic peers ---- */
+/* This process's business card: "world.rank.node:provider=card;..." (opens tcp if needed).
+ * Returns its length, or -1. */
+int rmpi_net_card(char *buf, size_t len);
+/* The local peer index of the process a card describes: its world rank for a process of
+ * this world, the index it got before, or a new one (size, size+1, ...). -1: unusable card
+ * or no provider reaches it. *id receives its identity (may be NULL). */
+int rmpi_net_peer_add(const char *card, rmpi_net_id_t *id);
+/* Number of peer indices in use (world size + dynamic peers). */
+int rmpi_net_npeers(void);
+rmpi_net_id_t rmpi_net_id_of(int peer);
 int rmpi_net_nrails(void);
 rmpi_rail_t *rmpi_net_rail(int index);
 void rmpi_net_close(void);

@@ -317,7 +317,11 @@ int rmpi_pmi_init(rmpi_pm_info_t *info)
         pmi.info.rank = 0;
         pmi.info.size = 1;
         pmi.info.singleton = 1;
-        snprintf(pmi.info.kvsname, sizeof pmi.info.kvsname, "singleton_kvs_%d", (int)getpid());
+        /* The job name is also the world's identity for dynamic processes: unique per host
+         * and process. */
+        char host[64] = "";
+        gethostname(host, sizeof host - 1);
+        snprintf(pmi.info.kvsname, sizeof pmi.info.kvsname, "singleton_kvs_%.64s_%d", host, (int)getpid());
         pmi.keylen_max = 256;
         pmi.vallen_max = 1 << 16;
         pmi.initialized = 1;
@@ -562,4 +566,96 @@ _Noreturn void rmpi_pmi_abort(int code, const char *msg)
         poll(&p, 1, 2000);
     }
     _exit(code);
+}
+
+/* Values of the multi-line spawn command are the rest of their line: no newline inside. */
+static int spawn_value_ok(const char *what, const char *v)
+{
+    if (!strchr(v, '\n') && strlen(v) < PMI_LINE_MAX / 2)
+        return 1;
+    pmi_err("the spawn %s \"%.40s...\" holds a newline or is too long for the PMI spawn command.", what, v);
+    return 0;
+}
+
+int rmpi_pmi_spawn(int count, const rmpi_pmi_spawn_cmd_t *cmds, int npre, const char *const *pkeys,
+                   const char *const *pvals)
+{
+    if (!pmi.initialized || pmi.fd < 0)
+        return -1;
+    for (int i = 0; i < count; i++) {
+        const rmpi_pmi_spawn_cmd_t *c = &cmds[i];
+        int argc = 0;
+        while (c->argv && c->argv[argc])
+            argc++;
+        if (!spawn_value_ok("command", c->cmd))
+            return -1;
+        if (send_cmd("mcmd=spawn\nnprocs=%d\nexecname=%s\ntotspawns=%d\nspawnssofar=%d\nargcnt=%d", c->maxprocs,
+                     c->cmd, count, i + 1, argc) < 0)
+            return -1;
+        for (int a = 0; a < argc; a++)
+            if (!spawn_value_ok("argument", c->argv[a]) || send_cmd("arg%d=%s", a + 1, c->argv[a]) < 0)
+                return -1;
+        if (send_cmd("preput_num=%d", npre) < 0)
+            return -1;
+        for (int k = 0; k < npre; k++)
+            if (send_cmd("preput_key_%d=%s\npreput_val_%d=%s", k, pkeys[k], k, pvals[k]) < 0)
+                return -1;
+        if (send_cmd("info_num=%d", c->ninfo) < 0)
+            return -1;
+        for (int k = 0; k < c->ninfo; k++)
+            if (!spawn_value_ok("info value", c->ivals[k]) ||
+                send_cmd("info_key_%d=%s\ninfo_val_%d=%s", k, c->ikeys[k], k, c->ivals[k]) < 0)
+                return -1;
+        if (send_cmd("endcmd") < 0)
+            return -1;
+    }
+    char line[PMI_LINE_MAX];
+    struct pmi_words w;
+    if (expect_reply("spawn_result", line, sizeof line, &w) < 0)
+        return -1;
+    const char *rc = word(&w, "rc");
+    if (!rc || strcmp(rc, "0") != 0) {
+        const char *msg = word(&w, "msg");
+        pmi_err("the process manager could not spawn the processes (rc=%s%s%s).", rc ? rc : "?", msg ? ", " : "",
+                msg ? msg : "");
+        return -1;
+    }
+    return 0;
+}
+
+/* One name-service request: rc of the reply, or -1; port filled by lookup. */
+static int name_request(const char *cmd, const char *reply, const char *service, const char *port, char *out,
+                        size_t len)
+{
+    if (!pmi.initialized || pmi.fd < 0 || needs_encoding(service) || (port && needs_encoding(port)))
+        return -1;
+    char line[PMI_LINE_MAX];
+    struct pmi_words w;
+    int sent = port ? send_cmd("cmd=%s service=%s port=%s", cmd, service, port)
+                    : send_cmd("cmd=%s service=%s", cmd, service);
+    if (sent < 0 || expect_reply(reply, line, sizeof line, &w) < 0)
+        return -1;
+    const char *rc = word(&w, "rc"), *v = word(&w, "port");
+    if (!rc || strcmp(rc, "0") != 0)
+        return 1;
+    if (out && (!v || strlen(v) >= len))
+        return 1;
+    if (out)
+        strcpy(out, v);
+    return 0;
+}
+
+int rmpi_pmi_publish(const char *service, const char *port)
+{
+    return name_request("publish_name", "publish_result", service, port, NULL, 0);
+}
+
+int rmpi_pmi_unpublish(const char *service)
+{
+    return name_request("unpublish_name", "unpublish_result", service, NULL, NULL, 0);
+}
+
+int rmpi_pmi_lookup(const char *service, char *port, size_t len)
+{
+    return name_request("lookup_name", "lookup_result", service, NULL, port, len);
 }

@@ -66,17 +66,36 @@ int rmpi_pmi_fence(void);
 /* Fetch another rank's value (after a fence). Returns 0, or -1 if absent. */
 int rmpi_pmi_get(const char *key, char *value, size_t len);
 int rmpi_pmi_finalize(void);
+/* Dynamic processes (hydra's PMI-1 additions). Spawn count commands as one new world
+ * whose key-value space holds the npre preput pairs; 0, or -1 (message printed). */
+typedef struct rmpi_pmi_spawn_cmd {
+    const char *cmd;
+    char **argv;              /* NULL-terminated, or NULL */
+    int maxprocs;
+    int ninfo;
+    const char **ikeys, **ivals;
+} rmpi_pmi_spawn_cmd_t;
+int rmpi_pmi_spawn(int count, const rmpi_pmi_spawn_cmd_t *cmds, int npre, const char *const *pkeys,
+                   const char *const *pvals);
+/* Name service: 0 done, 1 refused (already published / not found), -1 no process manager
+ * or not representable on the wire (spaces, '='). */
+int rmpi_pmi_publish(const char *service, const char *port);
+int rmpi_pmi_unpublish(const char *service);
+int rmpi_pmi_lookup(const char *service, char *port, size_t len);
 /* Ask the process manager to end the job; does not return. */
 _Noreturn void rmpi_pmi_abort(int code, const char *msg);
 
 /* ---- topology ---- */
 /* Exchange host names through PMI (one put, one fence, size gets) and number nodes. */
 int rmpi_topo_init(const rmpi_pm_info_t *pm);
+/* Ranks beyond the world (dynamic peers) each count as a node of their own. */
 int rmpi_topo_node_of(int rank);
 int rmpi_topo_my_node(void);
 int rmpi_topo_local_rank(int rank);   /* index of rank among ranks of its node */
 int rmpi_topo_local_size(int node);
 const char *rmpi_topo_hostname(void);
+/* Hash of this node's host name and boot id (tells nodes apart across jobs). */
+uint32_t rmpi_topo_node_tag(void);
 void rmpi_topo_finalize(void);
 
 #endif

@@ -10,8 +10,9 @@
  * one machine with the same name share /dev/shm, so treating them as one node is right).
  * Nodes are numbered in order of their lowest rank, so every rank computes the same table. */
 static int *node_of, *local_rank, *node_size;
-static int nranks, my_node;
+static int nranks, my_node, nnodes_all;
 static char hostname[256];
+static uint32_t node_tag;
 
 int rmpi_topo_init(const rmpi_pm_info_t *pm)
 {
@@ -29,6 +30,9 @@ int rmpi_topo_init(const rmpi_pm_info_t *pm)
         boot[strcspn(boot, "\n")] = 0;
     }
     snprintf(card, sizeof card, "%s/%s", hostname, boot);
+    node_tag = 2166136261u;
+    for (const char *s = card; *s; s++)
+        node_tag = (node_tag ^ (uint8_t)*s) * 16777619u;
     snprintf(key, sizeof key, "host-%d", pm->rank);
     if (rmpi_pmi_put(key, card))
         return -1;
@@ -65,16 +69,20 @@ int rmpi_topo_init(const rmpi_pm_info_t *pm)
         }
     }
     my_node = node_of[pm->rank];
+    nnodes_all = 0;
+    for (int r = 0; r < nranks; r++)
+        nnodes_all = node_of[r] >= nnodes_all ? node_of[r] + 1 : nnodes_all;
     for (int r = 0; r < nranks; r++)
         free(names[r]);
     free(names);
     return 0;
 }
 
-int rmpi_topo_node_of(int rank) { return node_of[rank]; }
+int rmpi_topo_node_of(int rank) { return rank < nranks ? node_of[rank] : nnodes_all + rank - nranks; }
 int rmpi_topo_my_node(void) { return my_node; }
-int rmpi_topo_local_rank(int rank) { return local_rank[rank]; }
-int rmpi_topo_local_size(int node) { return node_size[node]; }
+int rmpi_topo_local_rank(int rank) { return rank < nranks ? local_rank[rank] : 0; }
+int rmpi_topo_local_size(int node) { return node < nnodes_all ? node_size[node] : 1; }
+uint32_t rmpi_topo_node_tag(void) { return node_tag; }
 const char *rmpi_topo_hostname(void) { return hostname; }
 
 void rmpi_topo_finalize(void)

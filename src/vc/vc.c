@@ -55,6 +55,15 @@ static double rail_hint(const rmpi_rail_t *rail)
     return (double)rail->hints.bw;
 }
 
+void rmpi_vc_grow(int n)
+{
+    if (n <= vc_size)
+        return;
+    rmpi_vc_table = rmpi_xrealloc(rmpi_vc_table, (size_t)n * sizeof *rmpi_vc_table);
+    memset(rmpi_vc_table + vc_size, 0, (size_t)(n - vc_size) * sizeof *rmpi_vc_table);
+    vc_size = n;
+}
+
 rmpi_vc_t *rmpi_vc_open(int peer)
 {
     rmpi_vc_t *vc = rmpi_xcalloc(1, sizeof *vc + vc_core_size);

@@ -76,6 +76,8 @@ typedef void (*rmpi_vc_deliver_fn)(rmpi_vc_t *vc, const void *frame, size_t len)
 int rmpi_vc_init(int rank, int size, rmpi_vc_deliver_fn deliver, size_t core_size);
 void rmpi_vc_finalize(void);
 
+/* Room for peers 0..n-1 (dynamic peers added by net extend the world's table). */
+void rmpi_vc_grow(int n);
 /* The VC of a peer, built on first use from the rails that reach it. */
 rmpi_vc_t *rmpi_vc_open(int peer);
 extern rmpi_vc_t **rmpi_vc_table;

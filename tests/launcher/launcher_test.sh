@@ -151,10 +151,28 @@ pmi4)
   run "$MPIEXEC" -n 4 "$PMIX"
   expect_rc 0
   [ "$(count out '^pmi_exchange: rank [0-3] of 4: ok$')" = 4 ] || fail "expected 4 ok lines"
-  [ "$(count out 'singleton 0 appnum 0 kvsname kvs_[0-9]+_0$')" = 4 ] || fail "kvsname or singleton flag wrong"
+  [ "$(count out 'singleton 0 appnum 0 kvsname kvs_[^ ]+_[0-9]+_0$')" = 4 ] || fail "kvsname or singleton flag wrong"
   run "$MPIEXEC" -n 2 "$PMIX" long
   expect_rc 0
   [ "$(count out ': ok$')" = 2 ] || fail "long values: expected 2 ok lines"
+  ;;
+spawn)
+  run "$MPIEXEC" -n 2 "$PMIX" spawn
+  expect_rc 0
+  [ "$(count out '^pmi_exchange: rank [01] of 2: ok$')" = 2 ] || fail "expected 2 parent ok lines"
+  [ "$(count out '^pmi_exchange: child [0-2] of 3: ok$')" = 3 ] || fail "expected 3 child ok lines"
+  [ "$(count out 'kvsname kvs_[^ ]+_[0-9]+_1$')" = 3 ] || fail "the spawned world's kvsname is not its own"
+  # spawned processes go to the hosts mpiexec knows, through the launch agent
+  printf 'localhost slots=1\nhostB slots=2\nhostC slots=2\n' >"$T/hosts"
+  run "$MPIEXEC" -v -f "$T/hosts" -n 2 --agent "$AGENT" --pmi-addr 127.0.0.1 "$PMIX" spawn
+  expect_rc 0
+  [ "$(count out '^pmi_exchange: child [0-2] of 3: ok$')" = 3 ] || fail "remote spawn: expected 3 child ok lines"
+  [ "$(count err '^mpiexec: rank [2-4] on host[BC] \(remote\)')" = 3 ] || fail "remote spawn: children not started through the agent"
+  # a spawned process that aborts ends every world, with a message naming it
+  run timeout 20 "$MPIEXEC" -n 2 "$PMIX" spawn abort
+  expect_rc 5
+  expect_in err "^mpiexec: rank 2 of spawned world 1 called abort \\(exit code 5\\); ending the job"
+  expect_fast 8000
   ;;
 singleton)
   run "$PMIX"

@@ -6,12 +6,18 @@
  *   abort CODE   rank 1 (rank 0 in a singleton) calls abort; the others wait in a fence.
  *   nofinalize   like (none) but rank 0 exits 0 without PMI finalize.
  *   long         puts and reads back the longest value allowed with encoding.
+ *   spawn [abort] rank 0 spawns one world of two commands (1 process "child A", 2 processes
+ *                "child B") with a preput key and info wdir=/, then exercises the name
+ *                service; the children check their world, appnum, arguments, directory,
+ *                the preput key and that their key-value space is their own. With abort,
+ *                the child of rank 2 aborts: the whole job must end.
  */
 #include "rt/rt.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The library's knobs.c owns this; the test provides its own. */
 const char *rmpi_rt_env(const char *name) { return getenv(name); }
@@ -47,7 +53,49 @@ int main(int argc, char **argv)
     }
 
     char key[64], val[2048], got[2048];
-    if (strcmp(mode, "long") == 0) {
+    if (strcmp(mode, "child") == 0) {
+        /* argv: child A|B [two words] [abort] */
+        int a = strcmp(argv[2], "A") == 0;
+        char cwd[256] = "";
+        ok &= check(n == 3 && pm.appnum == (a ? 0 : 1), r, "child world size or appnum wrong");
+        ok &= check(r == 0 ? a : !a, r, "child commands not in rank order");
+        ok &= check(!a || (argc == 4 && strcmp(argv[3], "two words") == 0), r, "child argument wrong");
+        ok &= check(getcwd(cwd, sizeof cwd) && strcmp(cwd, "/") == 0, r, "info wdir not honoured");
+        ok &= check(rmpi_pmi_get("PARENT_ROOT_PORT_NAME", got, sizeof got) == 0 && !strcmp(got, "port-of-0"), r,
+                    "preput key missing in the spawned world");
+        ok &= check(rmpi_pmi_get("card0", got, sizeof got) != 0, r, "the parents' key is visible to a child");
+        if (argc > 3 && strcmp(argv[argc - 1], "abort") == 0 && r == 2)
+            rmpi_pmi_abort(5, "pmi_exchange: child abort");
+        snprintf(key, sizeof key, "child%d", r);
+        ok &= check(rmpi_pmi_put(key, argv[2]) == 0 && rmpi_pmi_fence() == 0, r, "child put/fence failed");
+        for (int p = 0; p < n; p++) {
+            snprintf(key, sizeof key, "child%d", p);
+            ok &= check(rmpi_pmi_get(key, got, sizeof got) == 0 && !strcmp(got, p ? "B" : "A"), r,
+                        "a child's key differs");
+        }
+        ok &= check(rmpi_pmi_finalize() == 0, r, "finalize failed");
+        printf("pmi_exchange: child %d of %d: %s\n", r, n, ok ? "ok" : "FAILED");
+        return ok ? 0 : 1;
+    }
+    if (strcmp(mode, "spawn") == 0) {
+        int abort_child = argc > 2 && strcmp(argv[2], "abort") == 0;
+        ok &= check(rmpi_pmi_put("card0", "parent") == 0, r, "put failed");
+        ok &= check(rmpi_pmi_fence() == 0, r, "fence failed");
+        if (r == 0) {
+            char *a0[] = {"child", "A", "two words", NULL}, *a1[] = {"child", "B", abort_child ? "abort" : NULL, NULL};
+            const char *ik[] = {"wdir"}, *iv[] = {"/"};
+            rmpi_pmi_spawn_cmd_t cmds[2] = {{argv[0], a0, 1, 1, ik, iv}, {argv[0], a1, 2, 1, ik, iv}};
+            const char *pk[] = {"PARENT_ROOT_PORT_NAME"}, *pv[] = {"port-of-0"};
+            ok &= check(rmpi_pmi_spawn(2, cmds, 1, pk, pv) == 0, r, "spawn failed");
+            ok &= check(rmpi_pmi_publish("svc", "p1") == 0, r, "publish failed");
+            ok &= check(rmpi_pmi_publish("svc", "p2") == 1, r, "a second publish of a name succeeded");
+            ok &= check(rmpi_pmi_lookup("svc", got, sizeof got) == 0 && !strcmp(got, "p1"), r, "lookup failed");
+            ok &= check(rmpi_pmi_unpublish("svc") == 0, r, "unpublish failed");
+            ok &= check(rmpi_pmi_lookup("svc", got, sizeof got) == 1, r, "lookup after unpublish succeeded");
+            ok &= check(rmpi_pmi_unpublish("svc") == 1, r, "a second unpublish succeeded");
+        }
+        ok &= check(rmpi_pmi_fence() == 0, r, "fence after spawn failed");
+    } else if (strcmp(mode, "long") == 0) {
         /* Hydra and our mpiexec announce vallen_max 1024: 511 encoded chars fit. */
         size_t len = 511;
         for (size_t i = 0; i < len; i++)

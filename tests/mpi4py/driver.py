@@ -22,28 +22,31 @@ import time
 import traceback
 import unittest
 
-testdir, outdir = sys.argv[1], sys.argv[2]
-srcroot = os.path.dirname(os.path.abspath(testdir))
-args = sys.argv[3:]
-skip_ids, skip_pats = set(), []
-if args[:1] == ["--skip"]:
-    with open(args[1], encoding="utf-8") as f:
-        for line in f:
-            line = line.strip()
-            if line:
-                (skip_pats.append(line) if any(c in line for c in "*?[") else skip_ids.add(line))
-    args = args[2:]
-timeout = float(os.environ.get("M4P_TEST_TIMEOUT", "60"))
-rank = int(os.environ.get("PMI_RANK", "0"))
-sys.path.insert(0, testdir)
-sys.dont_write_bytecode = True
-import main as m4p_main  # noqa: E402  (mpi4py's test/main.py)
+def setup():
+    global testdir, outdir, srcroot, args, skip_ids, skip_pats, timeout, rank, m4p_main
+    global log, crash_file, hang_file
+    testdir, outdir = sys.argv[1], sys.argv[2]
+    srcroot = os.path.dirname(os.path.abspath(testdir))
+    args = sys.argv[3:]
+    skip_ids, skip_pats = set(), []
+    if args[:1] == ["--skip"]:
+        with open(args[1], encoding="utf-8") as f:
+            for line in f:
+                line = line.strip()
+                if line:
+                    (skip_pats.append(line) if any(c in line for c in "*?[") else skip_ids.add(line))
+        args = args[2:]
+    timeout = float(os.environ.get("M4P_TEST_TIMEOUT", "60"))
+    rank = int(os.environ.get("PMI_RANK", "0"))
+    sys.path.insert(0, testdir)
+    sys.dont_write_bytecode = True
+    import main as m4p_main  # mpi4py's test/main.py
 
-os.makedirs(outdir, exist_ok=True)
-log = open(os.path.join(outdir, f"rank{rank}.jsonl"), "a", encoding="utf-8")
-crash_file = open(os.path.join(outdir, f"rank{rank}.crash"), "w", encoding="utf-8")
-hang_file = open(os.path.join(outdir, f"rank{rank}.hang"), "w", encoding="utf-8")
-faulthandler.enable(file=crash_file, all_threads=True)
+    os.makedirs(outdir, exist_ok=True)
+    log = open(os.path.join(outdir, f"rank{rank}.jsonl"), "a", encoding="utf-8")
+    crash_file = open(os.path.join(outdir, f"rank{rank}.crash"), "w", encoding="utf-8")
+    hang_file = open(os.path.join(outdir, f"rank{rank}.hang"), "w", encoding="utf-8")
+    faulthandler.enable(file=crash_file, all_threads=True)
 
 
 def emit(**ev):
@@ -185,27 +188,39 @@ class Runner(unittest.TextTestRunner):
     resultclass = Result
 
 
-if skip_ids or skip_pats:
-    _names = m4p_main.TestLoader.getTestCaseNames
+def run():
+    if skip_ids or skip_pats:
+        _names = m4p_main.TestLoader.getTestCaseNames
 
-    def getTestCaseNames(self, cls):
-        prefix = f"{cls.__module__}.{cls.__qualname__}."
+        def getTestCaseNames(self, cls):
+            prefix = f"{cls.__module__}.{cls.__qualname__}."
 
-        def keep(name):
-            full = prefix + name
-            return full not in skip_ids and not any(fnmatch.fnmatchcase(full, p) for p in skip_pats)
+            def keep(name):
+                full = prefix + name
+                return full not in skip_ids and not any(fnmatch.fnmatchcase(full, p) for p in skip_pats)
 
-        return [n for n in _names(self, cls) if keep(n)]
+            return [n for n in _names(self, cls) if keep(n)]
 
-    m4p_main.TestLoader.getTestCaseNames = getTestCaseNames
+        m4p_main.TestLoader.getTestCaseNames = getTestCaseNames
 
-emit(ev="begin", t=time.time())
-try:
-    m4p_main.main(module=None, argv=["main.py", *args], testRunner=Runner)
-except SystemExit:
-    pass
-emit(ev="end", t=time.time())
-log.close()
-# The verdict is the harness's, from the JSON lines; a non-zero exit here would make
-# mpiexec end ranks that are still finishing their last tests.
-sys.exit(0)
+    emit(ev="begin", t=time.time())
+    try:
+        m4p_main.main(module=None, argv=["main.py", *args], testRunner=Runner)
+    except SystemExit:
+        pass
+    emit(ev="end", t=time.time())
+    log.close()
+    # The verdict is the harness's, from the JSON lines; a non-zero exit here would make
+    # mpiexec end ranks that are still finishing their last tests.
+    sys.exit(0)
+
+
+# mpi4py.futures workers (test_util_pool spawns them) run the parent's main module by path
+# under another name to find its functions: the driver itself must not run again there.
+# They find the test modules (the functions they run live there) in the sdist's test/
+# directory, the working directory mpiexec gives them.
+if __name__ == "__main__":
+    setup()
+    run()
+elif os.path.isdir("test"):
+    sys.path.insert(0, os.path.abspath("test"))

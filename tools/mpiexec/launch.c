@@ -179,14 +179,15 @@ char *mpx_remote_command(const struct mpx_job *job, const struct mpx_rank *r)
     struct strbuf b = { 0 };
     char num[160];
     sb_str(&b, "cd ");
-    sb_quote(&b, o->wdir);
+    sb_quote(&b, r->wdir);
     sb_str(&b, " && exec env");
     snprintf(num, sizeof num, "%s:%d", job->pmi_addr, job->pmi_port);
     sb_quote_kv(&b, "PMI_PORT", num);
     snprintf(num, sizeof num, "%d", r->rank);
     sb_quote_kv(&b, "PMI_ID", num);
+    snprintf(num, sizeof num, "%d", r->wrank);
     sb_quote_kv(&b, "PMI_RANK", num);
-    snprintf(num, sizeof num, "%d", job->n);
+    snprintf(num, sizeof num, "%d", job->worlds[r->world].n);
     sb_quote_kv(&b, "PMI_SIZE", num);
     /* Knobs follow the job to other hosts, as they do for local ranks through environ. */
     for (char **e = environ; *e; e++) {
@@ -201,7 +202,7 @@ char *mpx_remote_command(const struct mpx_job *job, const struct mpx_rank *r)
         if (v)
             sb_quote_kv(&b, o->env[i].name, v);
     }
-    for (char **a = o->argv; *a; a++) {
+    for (char **a = r->argv; *a; a++) {
         sb_add(&b, " ", 1);
         sb_quote(&b, *a);
     }
@@ -231,7 +232,7 @@ int mpx_launch(struct mpx_job *job, struct mpx_rank *r)
     char *cmd = r->local ? NULL : mpx_remote_command(job, r);
     if (o->verbose) {
         if (r->local)
-            fprintf(stderr, "mpiexec: rank %d on %s (local): %s\n", r->rank, r->host, o->argv[0]);
+            fprintf(stderr, "mpiexec: rank %d on %s (local): %s\n", r->rank, r->host, r->argv[0]);
         else {
             fprintf(stderr, "mpiexec: rank %d on %s (remote):", r->rank, r->host);
             for (char **a = o->agent; *a; a++)
@@ -266,9 +267,9 @@ int mpx_launch(struct mpx_job *job, struct mpx_rank *r)
             fcntl(sv[1], F_SETFD, 0);
             snprintf(num, sizeof num, "%d", sv[1]);
             setenv("PMI_FD", num, 1);
-            snprintf(num, sizeof num, "%d", r->rank);
+            snprintf(num, sizeof num, "%d", r->wrank);
             setenv("PMI_RANK", num, 1);
-            snprintf(num, sizeof num, "%d", job->n);
+            snprintf(num, sizeof num, "%d", job->worlds[r->world].n);
             setenv("PMI_SIZE", num, 1);
             /* mpiexec may itself run under a process manager. */
             unsetenv("PMI_PORT");
@@ -276,10 +277,10 @@ int mpx_launch(struct mpx_job *job, struct mpx_rank *r)
             for (int i = 0; i < o->nenv; i++)
                 if (o->env[i].value)
                     setenv(o->env[i].name, o->env[i].value, 1);
-            if (chdir(o->wdir) < 0)
-                child_fail(r, "change to directory", o->wdir);
-            execvp(o->argv[0], o->argv);
-            child_fail(r, "run", o->argv[0]);
+            if (chdir(r->wdir) < 0)
+                child_fail(r, "change to directory", r->wdir);
+            execvp(r->argv[0], r->argv);
+            child_fail(r, "run", r->argv[0]);
         }
         int na = 0;
         while (o->agent[na])

@@ -59,10 +59,12 @@ void mpx_fail(struct mpx_job *job, int code)
 
 static void describe(const struct mpx_rank *r, char *buf, size_t len)
 {
+    char name[64];
+    mpx_rank_name(NULL, r, name, sizeof name);
     if (r->local)
-        snprintf(buf, len, "rank %d (pid %d on %s)", r->rank, (int)r->pid, r->host);
+        snprintf(buf, len, "%s (pid %d on %s)", name, (int)r->pid, r->host);
     else
-        snprintf(buf, len, "rank %d (on %s, launch agent pid %d)", r->rank, r->host, (int)r->pid);
+        snprintf(buf, len, "%s (on %s, launch agent pid %d)", name, r->host, (int)r->pid);
 }
 
 /* A rank (or its agent) ended: decide whether that ends the job. */
@@ -180,7 +182,6 @@ enum { PF_SIG, PF_LISTEN, PF_PENDING, PF_CONN, PF_OUT, PF_ERR };
 
 static int run(struct mpx_job *job)
 {
-    size_t maxfds = 2 + (size_t)job->n * 3 + 64;
     struct pollfd *pf = NULL;
     int *kind = NULL, *idx = NULL;
     uint64_t start = mpx_now_ms(), reaped_at = 0;
@@ -222,7 +223,7 @@ static int run(struct mpx_job *job)
             break;
         }
 
-        size_t need = maxfds + (size_t)job->npending;
+        size_t need = 2 + (size_t)job->n * 3 + 64 + (size_t)job->npending;   /* spawn adds ranks */
         pf = realloc(pf, need * sizeof *pf);
         kind = realloc(kind, need * sizeof *kind);
         idx = realloc(idx, need * sizeof *idx);
@@ -338,6 +339,10 @@ int main(int argc, char **argv)
         return 1;
     }
     mpx_pmi_init(&job);
+    for (int i = 0; i < job.n; i++) {
+        job.ranks[i].argv = opts.argv;
+        job.ranks[i].wdir = opts.wdir;
+    }
 
     static char myname[256];
     if (gethostname(myname, sizeof myname - 1) < 0)
@@ -373,5 +378,6 @@ int main(int argc, char **argv)
 
     int code = run(&job);
     mpx_pmi_free(&job);
+    mpx_names_free();
     return code & 255 ? code & 255 : (code ? 1 : 0);
 }

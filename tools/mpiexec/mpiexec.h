@@ -5,7 +5,8 @@
  * Single-threaded: everything runs from the poll() loop in main.c.
  *   options.c     command line, host lists, hostfiles, rank placement
  *   launch.c      locality, local fork/exec, remote command strings, signalling ranks
- *   pmi_server.c  the PMI-1 server (one key-value space per job, barrier, abort)
+ *   pmi_server.c  the PMI-1 server (one key-value space per world, barrier, abort)
+ *   spawn.c       worlds started by PMI spawn (MPI_Comm_spawn), the name service
  *   io.c          stdout/stderr forwarding, line-buffered, optional "[rank] " prefix
  *   main.c        event loop, signals, failure handling, exit status
  */
@@ -53,17 +54,30 @@ struct mpx_ostream {
     size_t len, cap;
 };
 
+struct mpx_spawn;
+
 /* One PMI connection (local socketpair end or accepted TCP connection). */
 struct mpx_conn {
     int fd;
-    int rank;                   /* -1 until initack for TCP connections */
+    int rank;                   /* index in job->ranks; -1 until initack for TCP connections */
     char *buf;
     size_t len, cap;
     int inited, in_barrier, finalized;
+    struct mpx_spawn *spawn;    /* a multi-line spawn command being read */
+};
+
+/* The processes started together: the command line's (world 0) or one PMI spawn. */
+struct mpx_world {
+    char kvsname[128];
+    int base, n;                /* job->ranks[base .. base + n) */
+    int barrier_count;
 };
 
 struct mpx_rank {
-    int rank;
+    int rank;                   /* index in job->ranks (world 0: the rank) */
+    int world, wrank, appnum;   /* its world, rank there, command number there */
+    char **argv;                /* program and arguments (world 0: opts->argv) */
+    const char *wdir;
     const char *host;
     int local;
     pid_t pid;                  /* local: the rank; remote: the agent. 0 once reaped */
@@ -76,15 +90,15 @@ struct mpx_rank {
 
 struct mpx_job {
     struct mpx_opts *opts;
-    int n;
+    int n;                      /* processes of every world */
     struct mpx_rank *ranks;
-    char kvsname[64];
+    struct mpx_world *worlds;
+    int nworlds;
     int listen_fd;              /* -1 when every rank is local */
     char pmi_addr[64];
     int pmi_port;
     struct mpx_conn **pending;  /* accepted TCP connections not yet identified */
     int npending;
-    int barrier_count;
     int ending;                 /* the job is being torn down */
     int ending_by_signal;       /* ... because mpiexec got SIGINT/SIGTERM/SIGHUP */
     int exit_code;
@@ -119,6 +133,21 @@ int mpx_pmi_serve(struct mpx_job *job, struct mpx_conn *c);
 void mpx_pmi_close(struct mpx_job *job, struct mpx_conn *c);
 void mpx_pmi_accept(struct mpx_job *job);
 void mpx_pmi_free(struct mpx_job *job);
+/* Key-value space of a world (pmi_server.c). */
+void mpx_kvs_put(int world, const char *key, const char *value);
+
+/* spawn.c */
+/* A new world of n ranks (ranks appended to job->ranks, not yet launched); its index. */
+int mpx_world_new(struct mpx_job *job, int n);
+/* A line of a multi-line "mcmd=spawn" command (c->spawn collects them); 1 when the line
+ * belonged to one, then *done says whether the reply was sent. */
+int mpx_spawn_line(struct mpx_job *job, struct mpx_conn *c, const char *line);
+/* publish_name / unpublish_name / lookup_name; the reply line into out. */
+void mpx_names_serve(const char *cmd, const char *service, const char *port, char *out, size_t len);
+void mpx_names_free(void);
+void mpx_spawn_free(struct mpx_spawn *s);
+/* "rank R" or "rank R of spawned world W" */
+const char *mpx_rank_name(const struct mpx_job *job, const struct mpx_rank *r, char *buf, size_t len);
 
 /* io.c */
 void mpx_ostream_init(struct mpx_ostream *s, int fd, int out);

@@ -37,7 +37,13 @@ void mpx_usage(FILE *f)
         "Local ranks get PMI_FD, PMI_RANK and PMI_SIZE; remote ranks PMI_PORT, PMI_ID, PMI_RANK\n"
         "and PMI_SIZE, plus every -genv/-x variable and every RMPI_* variable of mpiexec's\n"
         "environment. Exit status: 0 when every rank exits 0, else the first failing rank's\n"
-        "exit code (128+N for signal N), or the code given to abort.\n",
+        "exit code (128+N for signal N), or the code given to abort.\n"
+        "\n"
+        "Processes started by MPI_Comm_spawn form new worlds of the same job: they take the\n"
+        "host slots after the ranks' (this host without -host/-f), or the spawn's info \"host\";\n"
+        "info \"wdir\" sets their directory. The job ends when every process of every world\n"
+        "has ended; a failure in any world ends all of them. MPI_Publish_name/Lookup_name\n"
+        "use one name table for the whole job.\n",
         f);
 }
 

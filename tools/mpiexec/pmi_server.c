@@ -31,17 +31,22 @@ static unsigned hash(const char *s)
     return h % KVS_BUCKETS;
 }
 
-static struct kv *kvs_find(const char *key)
+/* One table for every world: a world's keys are stored as "<world>/<key>". */
+static struct kv *kvs_find(int world, const char *k)
 {
+    char key[KEYLEN_MAX + 16];
+    snprintf(key, sizeof key, "%d/%s", world, k);
     for (struct kv *e = kvs[hash(key)]; e; e = e->next)
         if (strcmp(e->key, key) == 0)
             return e;
     return NULL;
 }
 
-static void kvs_put(const char *key, const char *value)
+void mpx_kvs_put(int world, const char *k, const char *value)
 {
-    struct kv *e = kvs_find(key);
+    char key[KEYLEN_MAX + 16];
+    snprintf(key, sizeof key, "%d/%s", world, k);
+    struct kv *e = kvs_find(world, k);
     if (!e) {
         e = calloc(1, sizeof *e);
         if (!e || !(e->key = strdup(key))) {
@@ -61,7 +66,7 @@ static void kvs_put(const char *key, const char *value)
 
 void mpx_pmi_init(struct mpx_job *job)
 {
-    snprintf(job->kvsname, sizeof job->kvsname, "kvs_%d_0", (int)getpid());
+    mpx_world_new(job, job->opts->nprocs);
 }
 
 void mpx_pmi_free(struct mpx_job *job)
@@ -129,10 +134,10 @@ static const char *get(const struct words *w, const char *key)
     return NULL;
 }
 
-static void barrier_release(struct mpx_job *job)
+static void barrier_release(struct mpx_job *job, struct mpx_world *wd)
 {
-    job->barrier_count = 0;
-    for (int i = 0; i < job->n; i++) {
+    wd->barrier_count = 0;
+    for (int i = wd->base; i < wd->base + wd->n; i++) {
         struct mpx_conn *c = job->ranks[i].conn;
         if (c && c->in_barrier) {
             c->in_barrier = 0;
@@ -160,11 +165,14 @@ static int serve_initack(struct mpx_job *job, struct mpx_conn *c, const struct w
     }
     c->rank = (int)r;
     job->ranks[r].conn = c;
-    return reply(c, "cmd=initack\ncmd=set size=%d\ncmd=set rank=%ld\ncmd=set debug=0\n", job->n, r);
+    return reply(c, "cmd=initack\ncmd=set size=%d\ncmd=set rank=%d\ncmd=set debug=0\n",
+                 job->worlds[job->ranks[r].world].n, job->ranks[r].wrank);
 }
 
 static int serve_line(struct mpx_job *job, struct mpx_conn *c, char *line)
 {
+    if (c->rank >= 0 && mpx_spawn_line(job, c, line))
+        return 0;
     struct words w;
     split(line, &w);
     if (w.n == 0)
@@ -177,7 +185,7 @@ static int serve_line(struct mpx_job *job, struct mpx_conn *c, char *line)
     }
     if (strcmp(cmd, "initack") == 0)
         return c->rank >= 0 ? reply(c, "cmd=initack\ncmd=set size=%d\ncmd=set rank=%d\ncmd=set debug=0\n",
-                                    job->n, c->rank)
+                                    job->worlds[job->ranks[c->rank].world].n, job->ranks[c->rank].wrank)
                             : serve_initack(job, c, &w);
     if (c->rank < 0) {
         mpx_msg("mpiexec: a PMI connection sent cmd=%s before identifying itself with initack; "
@@ -185,6 +193,9 @@ static int serve_line(struct mpx_job *job, struct mpx_conn *c, char *line)
         return -1;
     }
     struct mpx_rank *r = &job->ranks[c->rank];
+    struct mpx_world *wd = &job->worlds[r->world];
+    char who[64];
+    mpx_rank_name(job, r, who, sizeof who);
 
     if (strcmp(cmd, "init") == 0) {
         const char *v = get(&w, "pmi_version");
@@ -200,27 +211,32 @@ static int serve_line(struct mpx_job *job, struct mpx_conn *c, char *line)
         return reply(c, "cmd=maxes rc=0 kvsname_max=%d keylen_max=%d vallen_max=%d\n", KVSNAME_MAX,
                      KEYLEN_MAX, VALLEN_MAX);
     if (strcmp(cmd, "get_appnum") == 0)
-        return reply(c, "cmd=appnum rc=0 appnum=0\n");
+        return reply(c, "cmd=appnum rc=0 appnum=%d\n", r->appnum);
     if (strcmp(cmd, "get_my_kvsname") == 0)
-        return reply(c, "cmd=my_kvsname rc=0 kvsname=%s\n", job->kvsname);
+        return reply(c, "cmd=my_kvsname rc=0 kvsname=%s\n", wd->kvsname);
     if (strcmp(cmd, "get_universe_size") == 0)
         return reply(c, "cmd=universe_size rc=0 size=%d\n", job->n);
+    if (!strcmp(cmd, "publish_name") || !strcmp(cmd, "unpublish_name") || !strcmp(cmd, "lookup_name")) {
+        char out[LINE_MAX_BYTES / 2];
+        mpx_names_serve(cmd, get(&w, "service"), get(&w, "port"), out, sizeof out);
+        return reply(c, "%s", out);
+    }
     if (strcmp(cmd, "put") == 0) {
         const char *kn = get(&w, "kvsname"), *key = get(&w, "key"), *val = get(&w, "value");
         if (!key || !val || !*key)
             return reply(c, "cmd=put_result rc=-1 msg=put_needs_key_and_value\n");
-        if (kn && strcmp(kn, job->kvsname) != 0)
+        if (kn && strcmp(kn, wd->kvsname) != 0)
             return reply(c, "cmd=put_result rc=-1 msg=unknown_kvsname\n");
         if (strlen(key) >= KEYLEN_MAX || strlen(val) >= VALLEN_MAX)
             return reply(c, "cmd=put_result rc=-1 msg=key_or_value_too_long\n");
-        kvs_put(key, val);
+        mpx_kvs_put(r->world, key, val);
         return reply(c, "cmd=put_result rc=0 msg=success\n");
     }
     if (strcmp(cmd, "get") == 0) {
         const char *kn = get(&w, "kvsname"), *key = get(&w, "key");
-        if (kn && strcmp(kn, job->kvsname) != 0)
+        if (kn && strcmp(kn, wd->kvsname) != 0)
             return reply(c, "cmd=get_result rc=-1 msg=unknown_kvsname\n");
-        struct kv *e = key ? kvs_find(key) : NULL;
+        struct kv *e = key ? kvs_find(r->world, key) : NULL;
         if (!e)
             return reply(c, "cmd=get_result rc=-1 msg=key_not_found\n");
         return reply(c, "cmd=get_result rc=0 msg=success value=%s\n", e->value);
@@ -228,10 +244,10 @@ static int serve_line(struct mpx_job *job, struct mpx_conn *c, char *line)
     if (strcmp(cmd, "barrier_in") == 0) {
         if (!c->in_barrier) {
             c->in_barrier = 1;
-            job->barrier_count++;
+            wd->barrier_count++;
         }
-        if (job->barrier_count == job->n)
-            barrier_release(job);
+        if (wd->barrier_count == wd->n)
+            barrier_release(job, wd);
         return 0;
     }
     if (strcmp(cmd, "finalize") == 0) {
@@ -242,12 +258,12 @@ static int serve_line(struct mpx_job *job, struct mpx_conn *c, char *line)
         const char *v = get(&w, "exitcode");
         int code = v ? atoi(v) : 1;
         if (!job->ending)
-            mpx_msg("mpiexec: rank %d called abort (exit code %d); ending the job.\n", c->rank, code);
+            mpx_msg("mpiexec: %s called abort (exit code %d); ending the job.\n", who, code);
         r->pmi_finalized = 1;
         mpx_fail(job, code);
         return 0;
     }
-    mpx_msg("mpiexec: rank %d sent the unsupported PMI command \"%s\"; answering rc=-1.\n", c->rank, cmd);
+    mpx_msg("mpiexec: %s sent the unsupported PMI command \"%s\"; answering rc=-1.\n", who, cmd);
     return reply(c, "cmd=%s_result rc=-1 msg=unsupported_command\n", cmd);
 }
 
@@ -308,7 +324,7 @@ void mpx_pmi_close(struct mpx_job *job, struct mpx_conn *c)
     if (c->rank >= 0) {
         struct mpx_rank *r = &job->ranks[c->rank];
         if (c->in_barrier)
-            job->barrier_count--;
+            job->worlds[r->world].barrier_count--;
         if (r->conn == c)
             r->conn = NULL;
         if (r->pmi_inited && !r->pmi_finalized && !r->pmi_lost) {
@@ -325,6 +341,7 @@ void mpx_pmi_close(struct mpx_job *job, struct mpx_conn *c)
     }
     close(c->fd);
     free(c->buf);
+    mpx_spawn_free(c->spawn);
     free(c);
 }
 

@@ -23,7 +23,7 @@
 #include "../net.h"
 
 #define RMPI_TCP_MAGIC 0x43544d52u   /* the bytes "RMTC" on the wire */
-#define RMPI_TCP_WIRE_VERSION 2
+#define RMPI_TCP_WIRE_VERSION 3
 #define RMPI_TCP_MAX_IFACES 16
 #define RMPI_TCP_MAX_RAILS RMPI_NET_MAX_RAILS
 #define RMPI_TCP_MAX_STREAMS 8
@@ -65,7 +65,8 @@ enum {
     RMPI_TCP_ACK_RACE = 1,      /* acceptor's own connection wins */
     RMPI_TCP_ACK_DUP = 2,       /* already connected (or closed) */
     RMPI_TCP_ACK_NOTME = 3,     /* HELLO meant for another process (rank, size or job differ) */
-    RMPI_TCP_ACK_BADVER = 4
+    RMPI_TCP_ACK_BADVER = 4,
+    RMPI_TCP_ACK_LATER = 5      /* a dynamic peer this process has not added yet: retry */
 };
 
 /* Little-endian stores and loads: the wire is little-endian whatever the host. */
@@ -281,6 +282,7 @@ struct rmpi_tcp_peer {
  * of ours (same on every rail, so it lives in the provider). */
 typedef struct rmpi_tcp_link {
     int ok;                     /* 1: card read and matched; -1: no usable card */
+    rmpi_net_id_t id;           /* the peer's identity (world tag, rank in its world) */
     int routed, npairs;
     int partner[RMPI_TCP_MAX_RAILS];   /* our rail i -> the peer's card index, -1: none */
     rmpi_tcp_card_t card;
@@ -292,8 +294,21 @@ struct rmpi_tcp_prov {
     rmpi_tcp_card_t me;
     rmpi_tcp_rail_t *rails[RMPI_TCP_MAX_RAILS];   /* NULL once closed */
     int nrails, open_rails;
-    rmpi_tcp_link_t **links;    /* env.size entries, filled on first use */
+    int dynamic;                /* opened after init for dynamic peers: no PMI card */
+    int npeers;                 /* entries of links and of every rail's peers (grows) */
+    rmpi_tcp_link_t **links;    /* npeers entries: world peers filled on first use, dynamic
+                                 * peers by peer_add */
 };
+
+/* Grow links and every rail's peers to n entries. */
+void rmpi_tcp_grow(rmpi_tcp_prov_t *prov, int n);
+/* Whether this process orders before peer (world tag, then rank): the pairing's "a" side
+ * and the winner of a connect race. */
+int rmpi_tcp_lower(rmpi_tcp_prov_t *prov, int peer);
+/* A dynamic peer (net.h peer_add): its identity and TCP card; 0, or -1 when unusable. */
+int rmpi_tcp_peer_add(rmpi_tcp_prov_t *prov, int peer, const rmpi_net_id_t *id, int same_node, const char *card);
+/* Local index of the dynamic peer with identity id, -1 when not added. */
+int rmpi_tcp_find(const rmpi_tcp_prov_t *prov, uint32_t world, int rank);
 
 /* The pairing with peer (reads and matches its card on first use); NULL if it has none. */
 const rmpi_tcp_link_t *rmpi_tcp_link(rmpi_tcp_prov_t *prov, int peer);
@@ -306,7 +321,7 @@ struct rmpi_tcp_rail {
     rmpi_net_env_t env;
     int epfd;
     rmpi_tcp_listener_t lis;
-    rmpi_tcp_peer_t **peers;    /* env.size entries, allocated on first use */
+    rmpi_tcp_peer_t **peers;    /* prov->npeers entries, allocated on first use */
     rmpi_list_t handshaking;    /* accepted sockets waiting for HELLO */
     rmpi_list_t estab;          /* established sockets */
     int nestab, nconn;          /* established / all live sockets */

@@ -248,15 +248,17 @@ static void send_hello(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
     uint8_t h[RMPI_TCP_HDR_MAX];
     size_t hl = rmpi_tcp_hdr(h, RMPI_TCP_HELLO, 0);
     uint8_t *e = h + RMPI_TCP_BASE_HDR;
-    memset(e, 0, 24);
+    memset(e, 0, 32);
     rmpi_tcp_st32(e, RMPI_TCP_MAGIC);
     rmpi_tcp_st16(e + 4, RMPI_TCP_WIRE_VERSION);
     e[6] = (uint8_t)c->peer->target;   /* the acceptor's rail this connection is for */
     e[7] = (uint8_t)r->idx;            /* the connector's rail */
+    const rmpi_tcp_link_t *l = rmpi_tcp_link(r->prov, c->peer->rank);
     rmpi_tcp_st32(e + 8, (uint32_t)r->env.rank);
-    rmpi_tcp_st32(e + 12, (uint32_t)c->peer->rank);
+    rmpi_tcp_st32(e + 12, (uint32_t)l->id.rank);
     rmpi_tcp_st32(e + 16, (uint32_t)r->env.size);
     rmpi_tcp_st32(e + 20, r->job_tag);
+    rmpi_tcp_st32(e + 24, l->id.world);
     /* A fresh socket always has room for 32 bytes; anything else means it is broken. */
     if (rmpi_tcp_writev(c->fd, h, hl, NULL, 0) != (ssize_t)hl) {
         rmpi_tcp_peer_t *p = c->peer;
@@ -323,7 +325,7 @@ void rmpi_tcp_on_hello(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *e)
     uint32_t magic = rmpi_tcp_ld32(e), ver = rmpi_tcp_ld16(e + 4);
     unsigned target = e[6], src_rail = e[7];
     uint32_t from = rmpi_tcp_ld32(e + 8), to = rmpi_tcp_ld32(e + 12), size = rmpi_tcp_ld32(e + 16);
-    uint32_t job = rmpi_tcp_ld32(e + 20);
+    uint32_t job = rmpi_tcp_ld32(e + 20), to_job = rmpi_tcp_ld32(e + 24);
     if (magic != RMPI_TCP_MAGIC || ver != RMPI_TCP_WIRE_VERSION) {
         rmpi_warn("tcp: rank %d refused a connection speaking TCP wire version %u (magic %#x); "
                   "this build speaks version %d. Run the same RailMPI build on every host.",
@@ -331,9 +333,19 @@ void rmpi_tcp_on_hello(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *e)
         send_ack(r, c, RMPI_TCP_ACK_BADVER);
         return;
     }
-    if (to != (uint32_t)r->env.rank || size != (uint32_t)r->env.size || job != r->job_tag ||
-        from >= size || from == (uint32_t)r->env.rank) {
+    int peer = (int)from;
+    if (to != (uint32_t)r->env.rank || to_job != r->job_tag) {
         send_ack(r, c, RMPI_TCP_ACK_NOTME);
+        return;
+    }
+    if (job == r->job_tag && (size != (uint32_t)r->env.size || from >= size || from == (uint32_t)r->env.rank)) {
+        send_ack(r, c, RMPI_TCP_ACK_NOTME);
+        return;
+    }
+    if (job != r->job_tag && (peer = rmpi_tcp_find(r->prov, job, (int)from)) < 0) {
+        /* A process of another job that this one has not added yet (it will, as part of
+         * the same connect/accept): the connector retries. */
+        send_ack(r, c, RMPI_TCP_ACK_LATER);
         return;
     }
     if (target != (unsigned)r->idx) {
@@ -345,14 +357,14 @@ void rmpi_tcp_on_hello(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *e)
         r = conn_move(r, t, c);
     }
     /* Both ends must agree on the pairing; a mismatch means the cards disagree. */
-    const rmpi_tcp_link_t *l = rmpi_tcp_link(r->prov, (int)from);
+    const rmpi_tcp_link_t *l = rmpi_tcp_link(r->prov, peer);
     if (!l || l->partner[r->idx] != (int)src_rail) {
         rmpi_log(1, "tcp: rank %d's connection for its rail %u does not pair with rail %s here; refused",
-                 (int)from, src_rail, r->pub.hints.name);
+                 peer, src_rail, r->pub.hints.name);
         send_ack(r, c, RMPI_TCP_ACK_NOTME);
         return;
     }
-    rmpi_tcp_peer_t *p = rmpi_tcp_peer_get(r, (int)from);
+    rmpi_tcp_peer_t *p = rmpi_tcp_peer_get(r, peer);
     if (p->state == RMPI_TCP_PEER_ESTABLISHED || p->state == RMPI_TCP_PEER_CLOSED ||
         p->state == RMPI_TCP_PEER_LOST) {
         send_ack(r, c, RMPI_TCP_ACK_DUP);
@@ -360,7 +372,7 @@ void rmpi_tcp_on_hello(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *e)
     }
     /* Both HELLOs are on the wire: the lower rank's connection wins on both sides. If ours
      * has not sent its HELLO yet, the peer never saw it and we may drop it instead. */
-    if (p->pending && p->pending->state == RMPI_TCP_CONN_HELLO_SENT && r->env.rank < (int)from) {
+    if (p->pending && p->pending->state == RMPI_TCP_CONN_HELLO_SENT && rmpi_tcp_lower(r->prov, peer)) {
         send_ack(r, c, RMPI_TCP_ACK_RACE);
         return;
     }
@@ -386,7 +398,9 @@ void rmpi_tcp_on_hello_ack(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t
         rmpi_tcp_conn_kill(r, c);
         return;
     }
-    if (status == RMPI_TCP_ACK_ACCEPT && rank == (uint32_t)p->rank) {
+    const rmpi_tcp_link_t *l = rmpi_tcp_link(r->prov, p->rank);
+    int want = l ? l->id.rank : p->rank;
+    if (status == RMPI_TCP_ACK_ACCEPT && rank == (uint32_t)want) {
         p->pending = NULL;
         established(r, p, c);
         rmpi_tcp_flush(r, p);
@@ -398,9 +412,9 @@ void rmpi_tcp_on_hello_ack(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t
                                  "on every host", p->rank);
         return;
     }
-    /* RACE/DUP: the peer is alive and its own connection is coming; NOTME: another
-     * process answered at that address, so try the next one. */
-    attempt_failed(r, p, 0, status == RMPI_TCP_ACK_NOTME || rank != (uint32_t)p->rank);
+    /* RACE/DUP: the peer is alive and its own connection is coming; LATER: it has yet to
+     * add us; NOTME: another process answered at that address, so try the next one. */
+    attempt_failed(r, p, 0, status == RMPI_TCP_ACK_NOTME || rank != (uint32_t)want);
 }
 
 void rmpi_tcp_accept(rmpi_tcp_rail_t *r, rmpi_tcp_listener_t *l)

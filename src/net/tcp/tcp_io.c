@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 static const int8_t ext_len_tab[RMPI_TCP_NTYPES] = {
-    [RMPI_TCP_HELLO] = 24,   [RMPI_TCP_HELLO_ACK] = 8, [RMPI_TCP_DATA] = 0,
+    [RMPI_TCP_HELLO] = 32,   [RMPI_TCP_HELLO_ACK] = 8, [RMPI_TCP_DATA] = 0,
     [RMPI_TCP_GET_REQ] = 32, [RMPI_TCP_GET_RESP] = 16, [RMPI_TCP_GET_ERR] = 16,
     [RMPI_TCP_PUT] = 32,     [RMPI_TCP_PUT_ERR] = 16,  [RMPI_TCP_GOODBYE] = 0,
     [RMPI_TCP_PUT_ACK] = 16,

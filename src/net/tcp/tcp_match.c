@@ -149,15 +149,31 @@ int rmpi_tcp_match(const rmpi_tcp_card_t *a, const rmpi_tcp_card_t *b, int same_
     return 1;
 }
 
+static void link_match(rmpi_tcp_prov_t *prov, rmpi_tcp_link_t *l, int peer, int same_node)
+{
+    int mine[RMPI_TCP_MAX_RAILS], theirs[RMPI_TCP_MAX_RAILS];
+    int n = rmpi_tcp_lower(prov, peer) ? rmpi_tcp_match(&prov->me, &l->card, same_node, mine, theirs, &l->routed)
+                                       : rmpi_tcp_match(&l->card, &prov->me, same_node, theirs, mine, &l->routed);
+    for (int i = 0; i < RMPI_TCP_MAX_RAILS; i++)
+        l->partner[i] = i < prov->me.n ? mine[i] : -1;
+    if (n == 0)
+        return;
+    l->npairs = n;
+    l->ok = 1;
+}
+
 const rmpi_tcp_link_t *rmpi_tcp_link(rmpi_tcp_prov_t *prov, int peer)
 {
-    if (peer < 0 || peer >= prov->env.size || peer == prov->env.rank)
+    if (peer < 0 || peer >= prov->npeers || peer == prov->env.rank)
         return NULL;
     rmpi_tcp_link_t *l = prov->links[peer];
     if (l)
         return l->ok > 0 ? l : NULL;
+    if (peer >= prov->env.size || prov->dynamic)
+        return NULL;   /* dynamic peers come through peer_add; a late-opened provider has no PMI cards */
     l = prov->links[peer] = rmpi_xcalloc(1, sizeof(*l));
     l->ok = -1;
+    l->id = (rmpi_net_id_t){prov->env.world, peer};
     char key[32], val[1024];
     snprintf(key, sizeof(key), "tcp-%d", peer);
     if (rmpi_pmi_get(key, val, sizeof(val)) != 0)
@@ -167,15 +183,57 @@ const rmpi_tcp_link_t *rmpi_tcp_link(rmpi_tcp_prov_t *prov, int peer)
                   "build on every host.", prov->env.rank, peer, val);
         return NULL;
     }
-    int same_node = rmpi_topo_node_of(peer) == rmpi_topo_my_node();
-    int mine[RMPI_TCP_MAX_RAILS], theirs[RMPI_TCP_MAX_RAILS];
-    int n = peer > prov->env.rank ? rmpi_tcp_match(&prov->me, &l->card, same_node, mine, theirs, &l->routed)
-                                  : rmpi_tcp_match(&l->card, &prov->me, same_node, theirs, mine, &l->routed);
-    for (int i = 0; i < RMPI_TCP_MAX_RAILS; i++)
-        l->partner[i] = i < prov->me.n ? mine[i] : -1;
-    if (n == 0)
-        return NULL;
-    l->npairs = n;
-    l->ok = 1;
-    return l;
+    link_match(prov, l, peer, rmpi_topo_node_of(peer) == rmpi_topo_my_node());
+    return l->ok > 0 ? l : NULL;
+}
+
+int rmpi_tcp_lower(rmpi_tcp_prov_t *prov, int peer)
+{
+    if (peer < prov->env.size)
+        return prov->env.rank < peer;
+    const rmpi_net_id_t *id = &prov->links[peer]->id;
+    return prov->env.world != id->world ? prov->env.world < id->world : prov->env.rank < id->rank;
+}
+
+int rmpi_tcp_find(const rmpi_tcp_prov_t *prov, uint32_t world, int rank)
+{
+    for (int i = prov->env.size; i < prov->npeers; i++) {
+        const rmpi_tcp_link_t *l = prov->links[i];
+        if (l && l->id.world == world && l->id.rank == rank)
+            return i;
+    }
+    return -1;
+}
+
+void rmpi_tcp_grow(rmpi_tcp_prov_t *prov, int n)
+{
+    if (n <= prov->npeers)
+        return;
+    prov->links = rmpi_xrealloc(prov->links, (size_t)n * sizeof(*prov->links));
+    memset(prov->links + prov->npeers, 0, (size_t)(n - prov->npeers) * sizeof(*prov->links));
+    for (int i = 0; i < prov->nrails; i++) {
+        rmpi_tcp_rail_t *r = prov->rails[i];
+        if (!r)
+            continue;
+        r->peers = rmpi_xrealloc(r->peers, (size_t)n * sizeof(*r->peers));
+        memset(r->peers + prov->npeers, 0, (size_t)(n - prov->npeers) * sizeof(*r->peers));
+    }
+    prov->npeers = n;
+}
+
+int rmpi_tcp_peer_add(rmpi_tcp_prov_t *prov, int peer, const rmpi_net_id_t *id, int same_node, const char *card)
+{
+    rmpi_tcp_grow(prov, peer + 1);
+    if (prov->links[peer])
+        return prov->links[peer]->ok > 0 ? 0 : -1;
+    rmpi_tcp_link_t *l = prov->links[peer] = rmpi_xcalloc(1, sizeof(*l));
+    l->ok = -1;
+    l->id = *id;
+    if (rmpi_tcp_card_parse(card, &l->card) != 0) {
+        rmpi_warn("tcp: cannot read the TCP address card '%s' of process %d of job %#x; run the same "
+                  "RailMPI build everywhere.", card, id->rank, (unsigned)id->world);
+        return -1;
+    }
+    link_match(prov, l, peer, same_node);
+    return l->ok > 0 ? 0 : -1;
 }

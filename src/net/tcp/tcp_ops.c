@@ -63,7 +63,7 @@ static void fill_hints(rmpi_tcp_rail_t *r, const rmpi_tcp_iface_t *f, int stream
 static void rail_free(rmpi_tcp_rail_t *r)
 {
     if (r->peers)
-        for (int i = 0; i < r->env.size; i++)
+        for (int i = 0; i < r->prov->npeers; i++)
             if (r->peers[i])
                 rmpi_tcp_peer_free(r, r->peers[i]);
     rmpi_list_t *pos, *tmp;
@@ -86,7 +86,7 @@ static void prov_release(rmpi_tcp_prov_t *prov)
     if (--prov->open_rails > 0)
         return;
     if (prov->links)
-        for (int i = 0; i < prov->env.size; i++)
+        for (int i = 0; i < prov->npeers; i++)
             free(prov->links[i]);
     free(prov->links);
     free(prov);
@@ -111,10 +111,9 @@ static rmpi_tcp_rail_t *rail_new(rmpi_tcp_prov_t *prov, const rmpi_net_env_t *en
     r->timeout_ns = (uint64_t)secs * 1000000000ull;
     double stall = rmpi_knobs.RAIL_TIMEOUT;
     r->stall_ns = stall > 0 ? (uint64_t)(stall * 1e9) : 0;
-    /* FNV-1a of the job id: a HELLO from another job (a stale port reused) is refused. */
-    r->job_tag = 2166136261u;
-    for (const char *s = env->jobid ? env->jobid : ""; *s; s++)
-        r->job_tag = (r->job_tag ^ (uint8_t)*s) * 16777619u;
+    /* The world tag (a hash of the job id): a HELLO for another job (a stale port reused)
+     * is refused; one from another job is a dynamic peer. */
+    r->job_tag = env->world;
     r->epfd = epoll_create1(EPOLL_CLOEXEC);
     return r;
 }
@@ -175,13 +174,15 @@ static int tcp_open(const rmpi_net_env_t *env, rmpi_rail_t **rails, int max)
     }
     char key[32];
     snprintf(key, sizeof(key), "tcp-%d", env->rank);
-    if (rmpi_pmi_put(key, card) != 0) {
+    prov->dynamic = env->late;
+    if (!env->late && rmpi_pmi_put(key, card) != 0) {
         rmpi_warn("tcp: rank %d could not publish its TCP address card through PMI.", env->rank);
         for (int i = 0; i < prov->nrails; i++)
             rail_free(prov->rails[i]);
         free(prov);
         return -1;
     }
+    prov->npeers = env->size;
     prov->links = rmpi_xcalloc((size_t)env->size, sizeof(*prov->links));
     for (int i = 0; i < prov->nrails; i++) {
         rmpi_tcp_rail_t *r = prov->rails[i];
@@ -203,7 +204,7 @@ static int tcp_reaches(rmpi_rail_t *rail, int peer)
 static int tcp_send(rmpi_rail_t *rail, int peer, const struct iovec *iov, int iovcnt)
 {
     rmpi_tcp_rail_t *r = rmpi_tcp_rail_of(rail);
-    if (peer < 0 || peer >= r->env.size || peer == r->env.rank)
+    if (peer < 0 || peer >= r->prov->npeers || peer == r->env.rank)
         return -EINVAL;
     size_t len = 0;
     for (int i = 0; i < iovcnt; i++)
@@ -356,7 +357,7 @@ static void tcp_close(rmpi_rail_t *rail)
     r->in_progress = 1;
     uint8_t h[RMPI_TCP_HDR_MAX];
     size_t hl = rmpi_tcp_hdr(h, RMPI_TCP_GOODBYE, 0);
-    for (int i = 0; i < r->env.size; i++) {
+    for (int i = 0; i < r->prov->npeers; i++) {
         rmpi_tcp_peer_t *p = r->peers[i];
         if (!p || (p->state != RMPI_TCP_PEER_ESTABLISHED && p->state != RMPI_TCP_PEER_CONNECTING))
             continue;
@@ -367,7 +368,7 @@ static void tcp_close(rmpi_rail_t *rail)
     uint64_t end = rmpi_time_ns() + CLOSE_NS;
     while (rmpi_time_ns() < end) {
         int busy = 0;
-        for (int i = 0; i < r->env.size; i++)
+        for (int i = 0; i < r->prov->npeers; i++)
             if (r->peers[i])
                 busy |= closing_busy(r, r->peers[i]);
         if (!busy)
@@ -389,7 +390,7 @@ static void tcp_describe(rmpi_rail_t *rail, void *file)
     fprintf(f, "    listening on %s:%u (rail %d of %d in this rank's card)", ip, ntohs(r->lis.addr.sin_port),
             r->idx, r->prov->nrails);
     int est = 0;
-    for (int i = 0; i < r->env.size; i++)
+    for (int i = 0; i < r->prov->npeers; i++)
         est += r->peers[i] && r->peers[i]->state == RMPI_TCP_PEER_ESTABLISHED;
     fprintf(f, "\n    chunk %zu B, socket buffers %s, connect timeout %llu s, rail timeout %.1f s, "
                "%d peer(s) connected\n",
@@ -398,6 +399,16 @@ static void tcp_describe(rmpi_rail_t *rail, void *file)
     fprintf(f, "    %llu frames / %llu bytes sent, %llu frames / %llu bytes received\n",
             (unsigned long long)r->stat_frames_tx, (unsigned long long)r->stat_bytes_tx,
             (unsigned long long)r->stat_frames_rx, (unsigned long long)r->stat_bytes_rx);
+}
+
+static int tcp_card(rmpi_rail_t *rail, char *buf, size_t len)
+{
+    return rmpi_tcp_card_format(&rmpi_tcp_rail_of(rail)->prov->me, buf, len);
+}
+
+static int tcp_peer_add(rmpi_rail_t *rail, int peer, const rmpi_net_id_t *id, int same_node, const char *card)
+{
+    return rmpi_tcp_peer_add(rmpi_tcp_rail_of(rail)->prov, peer, id, same_node, card);
 }
 
 const struct rmpi_net_ops rmpi_tcp_ops = {
@@ -414,4 +425,6 @@ const struct rmpi_net_ops rmpi_tcp_ops = {
     .progress = tcp_progress,
     .close = tcp_close,
     .describe = tcp_describe,
+    .card = tcp_card,
+    .peer_add = tcp_peer_add,
 };

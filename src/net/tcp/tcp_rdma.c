@@ -69,7 +69,7 @@ int rmpi_tcp_get(rmpi_rail_t *rail, int peer, void *local, size_t len, uint64_t 
                  rmpi_net_op_t *op)
 {
     rmpi_tcp_rail_t *r = rmpi_tcp_rail_of(rail);
-    if (peer < 0 || peer >= r->env.size || peer == r->env.rank)
+    if (peer < 0 || peer >= r->prov->npeers || peer == r->env.rank)
         return -EINVAL;
     rmpi_tcp_peer_t *p = op_peer(r, peer, op);
     if (!p)
@@ -96,7 +96,7 @@ int rmpi_tcp_put(rmpi_rail_t *rail, int peer, const void *local, size_t len, uin
                  uint64_t rkey, rmpi_net_op_t *op)
 {
     rmpi_tcp_rail_t *r = rmpi_tcp_rail_of(rail);
-    if (peer < 0 || peer >= r->env.size || peer == r->env.rank)
+    if (peer < 0 || peer >= r->prov->npeers || peer == r->env.rank)
         return -EINVAL;
     rmpi_tcp_peer_t *p = op_peer(r, peer, op);
     if (!p)

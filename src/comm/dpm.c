@@ -1,0 +1,368 @@
+/* Dynamic processes: ports (a listening socket of the process that opened it),
+ * Comm_accept/Comm_connect between two groups, Comm_join over a user's socket. The roots
+ * swap both groups' business cards and context candidates over the port's socket
+ * (docs/wire/dpm.md); every member then adds the remote processes as peers and builds
+ * the intercommunicator. */
+#include "comm_impl.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TAG_DPM 0x7ff6
+#define CARD_MAX 1024
+#define PORT_PREFIX "rmpi-port:"
+#define MAX_ADDRS 8
+static const char magic[8] = {'R', 'M', 'P', 'I', 'D', 'P', 'M', '1'};
+
+/* What a root sends: magic, the port's token, status (0 ok, 1 wrong token), the group's
+ * context candidate and size; then size cards of CARD_MAX bytes. Little-endian. */
+typedef struct dpm_hdr {
+    char magic[8];
+    char token[24];
+    uint8_t status[4], ctx[4], n[4];
+} dpm_hdr_t;
+
+typedef struct port {
+    struct port *next;
+    int fd;
+    char token[24];
+    char name[MPI_MAX_PORT_NAME];
+} port_t;
+
+static port_t *ports;
+
+static void st32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+static uint32_t ld32(const uint8_t *p) { return p[0] | (p[1] << 8) | (p[2] << 16) | ((uint32_t)p[3] << 24); }
+
+/* Wait until fd is ready for ev while the network progresses (the peers of this process
+ * may be waiting for it). 0 ready, -1 past the deadline (0: none). */
+static int wait_fd(int fd, short ev, uint64_t deadline)
+{
+    unsigned idle = 0;
+    for (;;) {
+        struct pollfd p = {.fd = fd, .events = ev};
+        int n = poll(&p, 1, idle > 64 ? 1 : 0);
+        if (n > 0)
+            return 0;
+        if (n < 0 && errno != EINTR)
+            return -1;
+        if (deadline && rmpi_time_ns() > deadline)
+            return -1;
+        rmpi_core_wait_step(&idle);
+    }
+}
+
+static int io_all(int fd, void *buf, size_t len, int out, uint64_t deadline)
+{
+    char *p = buf;
+    while (len) {
+        if (wait_fd(fd, out ? POLLOUT : POLLIN, deadline))
+            return -1;
+        ssize_t k = out ? send(fd, p, len, MSG_NOSIGNAL) : recv(fd, p, len, 0);
+        if (k == 0 || (k < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK))
+            return -1;
+        if (k > 0)
+            p += k, len -= (size_t)k;
+    }
+    return 0;
+}
+
+static void fill_hdr(dpm_hdr_t *h, const char *token, int status, uint32_t ctx, int n)
+{
+    memset(h, 0, sizeof *h);
+    memcpy(h->magic, magic, sizeof magic);
+    snprintf(h->token, sizeof h->token, "%s", token);
+    st32(h->status, (uint32_t)status);
+    st32(h->ctx, ctx);
+    st32(h->n, (uint32_t)n);
+}
+
+static int send_group(int fd, const dpm_hdr_t *h, const char *cards, int n, uint64_t deadline)
+{
+    return io_all(fd, (void *)h, sizeof *h, 1, deadline) ||
+           io_all(fd, (void *)cards, (size_t)n * CARD_MAX, 1, deadline);
+}
+
+/* Reads the other root's header and cards (*cards malloc'd). */
+static int recv_group(int fd, dpm_hdr_t *h, char **cards, uint64_t deadline)
+{
+    *cards = NULL;
+    if (io_all(fd, h, sizeof *h, 0, deadline) || memcmp(h->magic, magic, sizeof magic))
+        return -1;
+    uint32_t n = ld32(h->n);
+    if (n > (1u << 20))
+        return -1;
+    *cards = rmpi_xmalloc((size_t)(n ? n : 1) * CARD_MAX);
+    if (io_all(fd, *cards, (size_t)n * CARD_MAX, 0, deadline)) {
+        free(*cards);
+        *cards = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- ports ---- */
+
+static void random_token(char *out, size_t len)
+{
+    uint64_t v = rmpi_time_ns() ^ ((uint64_t)getpid() << 32);
+    FILE *f = fopen("/dev/urandom", "r");
+    if (f) {
+        if (fread(&v, sizeof v, 1, f) != 1)
+            v ^= (uint64_t)(uintptr_t)&v;
+        fclose(f);
+    }
+    snprintf(out, len, "%016llx", (unsigned long long)v);
+}
+
+int rmpi_dpm_open_port(char *name)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY)};
+    socklen_t alen = sizeof a;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) || listen(fd, 64) ||
+        getsockname(fd, (struct sockaddr *)&a, &alen)) {
+        if (fd >= 0)
+            close(fd);
+        return MPI_ERR_OTHER;
+    }
+    port_t *p = rmpi_xcalloc(1, sizeof *p);
+    p->fd = fd;
+    random_token(p->token, sizeof p->token);
+    /* Every up IPv4 address of this host, loopback last: connectors try them in order. */
+    int len = snprintf(p->name, sizeof p->name, PORT_PREFIX "%s@", p->token), naddr = 0;
+    struct ifaddrs *all = NULL;
+    if (getifaddrs(&all) == 0)
+        for (int lo = 0; lo < 2; lo++)
+            for (struct ifaddrs *i = all; i; i = i->ifa_next) {
+                if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP) ||
+                    !!(i->ifa_flags & IFF_LOOPBACK) != lo || naddr == MAX_ADDRS)
+                    continue;
+                char ip[INET_ADDRSTRLEN];
+                inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, ip, sizeof ip);
+                len += snprintf(p->name + len, sizeof p->name - (size_t)len, "%s%s:%u", naddr ? "," : "", ip,
+                                ntohs(a.sin_port));
+                naddr++;
+            }
+    if (all)
+        freeifaddrs(all);
+    if (naddr == 0)
+        snprintf(p->name + len, sizeof p->name - (size_t)len, "127.0.0.1:%u", ntohs(a.sin_port));
+    p->next = ports;
+    ports = p;
+    snprintf(name, MPI_MAX_PORT_NAME, "%s", p->name);
+    return MPI_SUCCESS;
+}
+
+static port_t **port_find(const char *name)
+{
+    for (port_t **pp = &ports; *pp; pp = &(*pp)->next)
+        if (!strcmp((*pp)->name, name))
+            return pp;
+    return NULL;
+}
+
+int rmpi_dpm_close_port(const char *name)
+{
+    port_t **pp = port_find(name);
+    if (!pp)
+        return MPI_ERR_PORT;
+    port_t *p = *pp;
+    *pp = p->next;
+    close(p->fd);
+    free(p);
+    return MPI_SUCCESS;
+}
+
+void rmpi_dpm_finalize(void)
+{
+    while (ports)
+        rmpi_dpm_close_port(ports->name);
+}
+
+/* ---- the roots' exchange ---- */
+
+typedef struct result {
+    int status;     /* MPI error class, the same on every member */
+    uint32_t ctx;
+    int n;          /* remote group size */
+} result_t;
+
+/* Acceptor root: the first connection that brings this port's token. */
+static int root_accept(port_t *p, const char *cards, int n, uint32_t ctx, result_t *res, char **rcards)
+{
+    for (;;) {
+        if (wait_fd(p->fd, POLLIN, 0))
+            return MPI_ERR_OTHER;
+        int fd = accept4(p->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0)
+            continue;
+        uint64_t deadline = rmpi_time_ns() + 10ull * 1000000000ull;
+        dpm_hdr_t h, me;
+        if (recv_group(fd, &h, rcards, deadline)) {
+            close(fd);
+            continue;
+        }
+        int ok = !strncmp(h.token, p->token, sizeof h.token);
+        fill_hdr(&me, p->token, !ok, ctx, ok ? n : 0);
+        int sent = send_group(fd, &me, cards, ok ? n : 0, deadline);
+        close(fd);
+        if (!ok || sent) {
+            free(*rcards);
+            *rcards = NULL;
+            continue;
+        }
+        uint32_t theirs = ld32(h.ctx);
+        res->ctx = theirs > ctx ? theirs : ctx;
+        res->n = (int)ld32(h.n);
+        return MPI_SUCCESS;
+    }
+}
+
+/* Connector root: parse the port name, reach one of its addresses, swap. */
+static int root_connect(const char *name, const char *cards, int n, uint32_t ctx, result_t *res, char **rcards)
+{
+    if (strncmp(name, PORT_PREFIX, strlen(PORT_PREFIX)))
+        return MPI_ERR_PORT;
+    const char *at = strchr(name, '@');
+    char token[24];
+    size_t tl = at ? (size_t)(at - name - strlen(PORT_PREFIX)) : 0;
+    if (!at || tl == 0 || tl >= sizeof token)
+        return MPI_ERR_PORT;
+    memcpy(token, name + strlen(PORT_PREFIX), tl);
+    token[tl] = 0;
+    double secs = rmpi_knobs.PORT_TIMEOUT > 0 ? rmpi_knobs.PORT_TIMEOUT : 1;
+    uint64_t deadline = rmpi_time_ns() + (uint64_t)(secs * 1e9);
+    for (const char *s = at + 1; *s;) {
+        char ip[64];
+        unsigned port = 0;
+        int used = 0;
+        if (sscanf(s, "%63[0-9.]:%u%n", ip, &port, &used) != 2 || port == 0 || port > 65535)
+            return MPI_ERR_PORT;
+        s += used;
+        if (*s == ',')
+            s++;
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+        if (inet_pton(AF_INET, ip, &a.sin_addr) != 1)
+            return MPI_ERR_PORT;
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            return MPI_ERR_OTHER;
+        int err = 0;
+        socklen_t el = sizeof err;
+        uint64_t attempt = rmpi_time_ns() + 2000000000ull;
+        if ((connect(fd, (struct sockaddr *)&a, sizeof a) && errno != EINPROGRESS) ||
+            wait_fd(fd, POLLOUT, attempt < deadline ? attempt : deadline) ||
+            getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) || err) {
+            close(fd);
+            continue;
+        }
+        dpm_hdr_t h, me;
+        fill_hdr(&me, token, 0, ctx, n);
+        int bad = send_group(fd, &me, cards, n, deadline) || recv_group(fd, &h, rcards, deadline);
+        close(fd);
+        if (bad)
+            return MPI_ERR_PORT;
+        if (ld32(h.status)) {
+            free(*rcards);
+            *rcards = NULL;
+            return MPI_ERR_PORT;
+        }
+        uint32_t theirs = ld32(h.ctx);
+        res->ctx = theirs > ctx ? theirs : ctx;
+        res->n = (int)ld32(h.n);
+        return MPI_SUCCESS;
+    }
+    return MPI_ERR_PORT;
+}
+
+/* Every member: add the remote processes as peers, build the intercommunicator. */
+static int build_inter(rmpi_comm_t *c, const result_t *res, char *rcards, rmpi_comm_t **out)
+{
+    int *rw = rmpi_xmalloc((size_t)(res->n ? res->n : 1) * sizeof *rw);
+    int *lw = rmpi_xmalloc((size_t)c->size * sizeof *lw);
+    int bad = 0;
+    for (int i = 0; i < res->n; i++) {
+        rcards[(size_t)i * CARD_MAX + CARD_MAX - 1] = 0;
+        bad |= (rw[i] = rmpi_core_peer_add(rcards + (size_t)i * CARD_MAX)) < 0;
+    }
+    for (int r = 0; r < c->size; r++)
+        lw[r] = rmpi_comm_local_world_rank(c, r);
+    rmpi_comm_reserve_ctx(res->ctx, 4);
+    *out = bad ? NULL : rmpi_comm_alloc_inter(res->ctx, c->rank, c->size, lw, res->n, rw);
+    free(lw);
+    free(rw);
+    if (bad)
+        rmpi_warn("a process of the remote group has a business card this process cannot use (no common "
+                  "provider: dynamic processes need tcp).");
+    return bad ? MPI_ERR_INTERN : MPI_SUCCESS;
+}
+
+int rmpi_dpm_connect_accept(const char *port, int root, rmpi_comm_t *c, int accept, rmpi_comm_t **out)
+{
+    *out = NULL;
+    rmpi_mset_t m = rmpi_mset_all(c, TAG_DPM);
+    char mine[CARD_MAX] = "";
+    if (rmpi_core_card(mine, sizeof mine) < 0)
+        rmpi_fatal("no provider can reach processes of other jobs (the tcp provider did not open).");
+    char *cards = rmpi_xmalloc((size_t)c->size * CARD_MAX), *rcards = NULL;
+    rmpi_mset_allgather(&m, mine, CARD_MAX, cards);
+    uint32_t ctx = rmpi_mset_max_ctx(&m);
+    result_t res = {MPI_SUCCESS, 0, 0};
+    if (c->rank == root) {
+        port_t **pp = accept ? port_find(port) : NULL;
+        if (accept && !pp)
+            res.status = MPI_ERR_PORT;
+        else if (accept)
+            res.status = root_accept(*pp, cards, c->size, ctx, &res, &rcards);
+        else
+            res.status = root_connect(port, cards, c->size, ctx, &res, &rcards);
+    }
+    free(cards);
+    rmpi_mset_bcast(&m, &res, sizeof res, root);
+    if (res.status == MPI_SUCCESS) {
+        if (c->rank != root)
+            rcards = rmpi_xmalloc((size_t)(res.n ? res.n : 1) * CARD_MAX);
+        rmpi_mset_bcast(&m, rcards, (size_t)res.n * CARD_MAX, root);
+        res.status = build_inter(c, &res, rcards, out);
+    }
+    free(rcards);
+    return res.status;
+}
+
+int rmpi_dpm_join(int fd, rmpi_comm_t **out)
+{
+    *out = NULL;
+    char mine[CARD_MAX] = "", *theirs = NULL;
+    if (rmpi_core_card(mine, sizeof mine) < 0)
+        return MPI_ERR_INTERN;
+    result_t res = {MPI_SUCCESS, rmpi_comm_next_ctx(), 1};
+    dpm_hdr_t me, h;
+    fill_hdr(&me, "join", 0, res.ctx, 1);
+    /* Both sides write first: header and card fit any socket buffer. */
+    if (send_group(fd, &me, mine, 1, 0) || recv_group(fd, &h, &theirs, 0) || ld32(h.n) != 1) {
+        free(theirs);
+        return MPI_ERR_ARG;
+    }
+    if (ld32(h.ctx) > res.ctx)
+        res.ctx = ld32(h.ctx);
+    int rc = build_inter(&rmpi_comm_self, &res, theirs, out);
+    free(theirs);
+    return rc;
+}

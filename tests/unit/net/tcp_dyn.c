@@ -1,0 +1,91 @@
+/*
+ * TCP provider: dynamic peers (net.h card/peer_add), two forked processes that play two
+ * different one-process jobs (world tags 100 and 101, rank 0 of size 1 each), opened late
+ * (no PMI card). Each gives the other its card through the harness's PMI, adds it as peer
+ * 1 and streams frames to it at once (both connect at the same time: the race rule by
+ * (job, rank)); in "later" the process of job 101 adds its peer only after a pause, so the
+ * other's HELLO is answered "later" and retried. Every frame arrives once and in order.
+ */
+#include "tcp_harness.h"
+
+#define NFRAMES 3000
+
+static int got, bad_order;
+
+static void on_frame(rmpi_rail_t *rail, int peer, const void *frame, size_t len)
+{
+    int v;
+    if (peer != 1 || len < sizeof v) {
+        bad_order++;
+        return;
+    }
+    memcpy(&v, frame, sizeof v);
+    bad_order += v != got;
+    for (size_t i = sizeof v; i < len; i++)
+        bad_order += ((const unsigned char *)frame)[i] != (unsigned char)(v + i);
+    got++;
+}
+
+static void on_lost(rmpi_rail_t *rail, int peer, const char *why) { th_fail("peer %d lost: %s", peer, why); }
+
+static void dyn_body(int later)
+{
+    rmpi_knobs_init();
+    TH_CHECK(rmpi_pmi_init(&th_pm) == 0, "rmpi_pmi_init failed");
+    TH_CHECK(rmpi_topo_init(&th_pm) == 0, "rmpi_topo_init failed");
+    static rmpi_net_env_t env;
+    env.rank = 0;
+    env.size = 1;
+    env.jobid = th_rank ? "job-101" : "job-100";
+    env.world = 100u + (unsigned)th_rank;
+    env.late = 1;
+    env.on_frame = on_frame;
+    env.on_peer_lost = on_lost;
+    th_nrails = rmpi_tcp_ops.open(&env, th_rails, RMPI_NET_MAX_RAILS);
+    TH_CHECK(th_nrails >= 1, "open returned %d rails", th_nrails);
+    th_rail = th_rails[0];
+    char card[1024], key[32], other[1024];
+    TH_CHECK(rmpi_tcp_ops.card(th_rail, card, sizeof card) > 0, "card");
+    snprintf(key, sizeof key, "dyn-%d", th_rank);
+    TH_CHECK(rmpi_pmi_put(key, card) == 0 && rmpi_pmi_fence() == 0, "put/fence");
+    snprintf(key, sizeof key, "dyn-%d", !th_rank);
+    TH_CHECK(rmpi_pmi_get(key, other, sizeof other) == 0, "get of the other card");
+    TH_CHECK(!rmpi_tcp_ops.reaches(th_rail, 1), "reaches a peer not added yet");
+    if (later && th_rank == 1) {
+        double end = th_now() + 0.3;
+        while (th_now() < end)
+            th_progress();   /* the other's HELLOs arrive and are answered "later" */
+    }
+    rmpi_net_id_t id = {100u + (unsigned)!th_rank, 0};
+    TH_CHECK(rmpi_tcp_ops.peer_add(th_rail, 1, &id, 1, other) == 0, "peer_add");
+    TH_CHECK(rmpi_tcp_ops.reaches(th_rail, 1), "does not reach the added peer");
+    unsigned char f[300];
+    for (int i = 0; i < NFRAMES; i++) {
+        size_t len = sizeof(int) + (size_t)(i * 7919) % (sizeof f - sizeof(int));
+        memcpy(f, &i, sizeof i);
+        for (size_t k = sizeof i; k < len; k++)
+            f[k] = (unsigned char)(i + k);
+        struct iovec iov = {f, len};
+        TH_CHECK(rmpi_tcp_ops.send(th_rail, 1, &iov, 1) == 0, "send %d", i);
+        if (i % 64 == 0)
+            th_progress();
+    }
+    TH_WAIT(got == NFRAMES, 30, "every frame of the other job");
+    TH_CHECK(bad_order == 0, "%d frames out of order or damaged", bad_order);
+    TH_CHECK(rmpi_pmi_fence() == 0, "fence");
+    th_finish();
+}
+
+static void now_body(void) { dyn_body(0); }
+static void later_body(void) { dyn_body(1); }
+
+int main(void)
+{
+    int bad = 0;
+    const char *none[] = {NULL};
+    (void)th_open;   /* the harness's world-peer opening is not used here */
+    for (int i = 0; i < 5 && !bad; i++)
+        bad |= th_run("dyn/race", 2, none, 0, now_body);
+    bad |= th_run("dyn/later", 2, none, 0, later_body);
+    return bad;
+}
