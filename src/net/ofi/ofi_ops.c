@@ -234,13 +234,102 @@ int rmpi_ofi_tx_post(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b)
     return (int)rc;
 }
 
+/* ---- frames sent from the caller's memory (send_zc) ---- */
+
+static rmpi_ofi_zc_t *zc_get(rmpi_ofi_rail_t *r)
+{
+    rmpi_ofi_zc_t *z = r->zc_free;
+    if (RMPI_LIKELY(z != NULL)) {
+        r->zc_free = (rmpi_ofi_zc_t *)z->ctx.next;
+        return z;
+    }
+    z = rmpi_xcalloc(1, sizeof *z);
+    z->ctx.kind = RMPI_OFI_TXZ;
+    z->all = r->zc_all;
+    r->zc_all = z;
+    return z;
+}
+
+static int zc_post(rmpi_ofi_rail_t *r, rmpi_ofi_zc_t *z)
+{
+    rmpi_ofi_peer_t *p = &r->peers[z->peer];
+    set_seq(z->hdr, p);
+    ssize_t rc = fi_sendv(r->ep, z->iov, NULL, (size_t)z->iovcnt, p->addr, &z->ctx.fctx);
+    if (rc == 0) {
+        r->tx_out++;
+        p->tx_seq++;
+    }
+    return (int)rc;
+}
+
+/* The send is over (status 0 or a negative errno): give the caller its memory back. */
+static void zc_done(rmpi_ofi_rail_t *r, rmpi_ofi_zc_t *z, int status)
+{
+    rmpi_net_op_t *op = z->op;
+    z->ctx.next = (rmpi_ofi_ctx_t *)r->zc_free;
+    r->zc_free = z;
+    op->status = status;
+    op->complete(op);
+}
+
+/* A post refused for good: the op completes (with the error) at the next progress, which
+ * then reports the peer lost, as for a failed send. */
+static void zc_fail(rmpi_ofi_rail_t *r, rmpi_ofi_zc_t *z, int rc)
+{
+    z->status = rc;
+    z->ctx.next = r->zc_failed;
+    r->zc_failed = &z->ctx;
+}
+
+static int ofi_send_zc(rmpi_rail_t *rail, int peer, const struct iovec *iov, int iovcnt, rmpi_net_op_t *op)
+{
+    rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
+    size_t len = 0;
+    for (int i = 0; i < iovcnt; i++)
+        len += iov[i].iov_len;
+    if (iovcnt < 1 || iovcnt > RMPI_NET_ZC_IOV || iov[0].iov_len > RMPI_NET_ZC_HDR || len > rail->hints.max_frame)
+        rmpi_fatal("ofi: send_zc of %zu bytes in %d pieces (header %zu) on %s is outside the contract.", len, iovcnt,
+                   iov[0].iov_len, rail->hints.name);
+    op->rail = rail;
+    rmpi_ofi_zc_t *z = zc_get(r);
+    z->op = op;
+    z->peer = peer;
+    z->iovcnt = iovcnt;
+    rmpi_ofi_hdr_t h = {htole32((uint32_t)r->env.rank), 0};
+    memcpy(z->hdr, &h, sizeof h);
+    memcpy(z->hdr + sizeof h, iov[0].iov_base, iov[0].iov_len);
+    z->iov[0] = (struct iovec){z->hdr, sizeof h + iov[0].iov_len};
+    for (int i = 1; i < iovcnt; i++)
+        z->iov[i] = iov[i];
+    fi_addr_t a;
+    int rc = rmpi_ofi_peer_addr(r, peer, &a);
+    if (rc) {
+        zc_fail(r, z, rc);
+        return rc;
+    }
+    if (!r->pend && !rmpi_ofi_fenced(r)) {
+        uint64_t t0 = 0;
+        while ((rc = zc_post(r, z)) == -FI_EAGAIN && rmpi_ofi_push(r, &t0))
+            ;
+        if (rc == 0)
+            return 0;
+        if (rc != -FI_EAGAIN) {
+            zc_fail(r, z, rc);
+            return rc;
+        }
+    }
+    rmpi_ofi_pend(r, &z->ctx);
+    return 0;
+}
+
 static void pend_drain(rmpi_ofi_rail_t *r)
 {
     while (r->pend) {
         rmpi_ofi_ctx_t *c = r->pend;
-        if (c->kind == RMPI_OFI_TX && rmpi_ofi_fenced(r))
+        if ((c->kind == RMPI_OFI_TX || c->kind == RMPI_OFI_TXZ) && rmpi_ofi_fenced(r))
             return;
         int rc = c->kind == RMPI_OFI_TX     ? rmpi_ofi_tx_post(r, (rmpi_ofi_buf_t *)c)
+                 : c->kind == RMPI_OFI_TXZ  ? zc_post(r, (rmpi_ofi_zc_t *)c)
                  : c->kind == RMPI_OFI_EMUL ? (rmpi_ofi_emul_drain(r, (rmpi_ofi_rdma_t *)c) ? 0 : -FI_EAGAIN)
                                             : rmpi_ofi_rdma_post(r, (rmpi_ofi_rdma_t *)c);
         if (rc == -FI_EAGAIN)
@@ -252,7 +341,9 @@ static void pend_drain(rmpi_ofi_rail_t *r)
             rmpi_ofi_emul_sent(r, (rmpi_ofi_rdma_t *)c);
         if (rc == 0)
             continue;
-        if (c->kind == RMPI_OFI_TX) {
+        if (c->kind == RMPI_OFI_TXZ) {
+            zc_fail(r, (rmpi_ofi_zc_t *)c, rc);
+        } else if (c->kind == RMPI_OFI_TX) {
             rmpi_ofi_buf_t *b = (rmpi_ofi_buf_t *)c;
             char why[160];
             snprintf(why, sizeof why, "fi_send on %s failed: %s", r->pub.hints.name, fi_strerror(-rc));
@@ -420,6 +511,16 @@ static void cq_error(rmpi_ofi_rail_t *r)
                    fi_strerror(e.err), what ? what : "");
     }
     r->tx_out--;
+    if (c->kind == RMPI_OFI_TXZ) {
+        rmpi_ofi_zc_t *z = (rmpi_ofi_zc_t *)c;
+        int peer = z->peer;
+        zc_done(r, z, e.err == FI_ECANCELED ? -ECANCELED : -EIO);
+        char why[320];
+        snprintf(why, sizeof why, "a send on %s failed: %s (%s)", r->pub.hints.name, fi_strerror(e.err),
+                 what ? what : "");
+        r->env.on_peer_lost(&r->pub, peer, why);
+        return;
+    }
     if (c->kind == RMPI_OFI_TX) {
         rmpi_ofi_buf_t *b = (rmpi_ofi_buf_t *)c;
         int peer = b->peer;
@@ -456,6 +557,9 @@ static void on_entry(rmpi_ofi_rail_t *r, const struct fi_cq_msg_entry *e)
         r->tx_out--;
         r->emul_out -= ((rmpi_ofi_buf_t *)c)->piece;
         rmpi_ofi_tx_put(r, (rmpi_ofi_buf_t *)c);
+    } else if (c->kind == RMPI_OFI_TXZ) {
+        r->tx_out--;
+        zc_done(r, (rmpi_ofi_zc_t *)c, 0);
     } else {
         r->tx_out--;
         rmpi_ofi_rdma_chunk_done(r, (rmpi_ofi_rdma_t *)c);
@@ -501,6 +605,22 @@ static int ofi_progress(rmpi_rail_t *rail)
             if (rc)
                 rmpi_fatal("RMPI_OFI_PROVIDER=%s: reposting a receive on %s failed (fi_recv: %s).",
                            rmpi_ofi_prov(r), r->pub.hints.name, fi_strerror(-rc));
+            c = next;
+        }
+    }
+    if (RMPI_UNLIKELY(r->zc_failed != NULL)) {
+        rmpi_ofi_ctx_t *c = r->zc_failed;
+        r->zc_failed = NULL;
+        while (c) {
+            rmpi_ofi_ctx_t *next = c->next;
+            rmpi_ofi_zc_t *z = (rmpi_ofi_zc_t *)c;
+            int peer = z->peer, rc = z->status;
+            zc_done(r, z, rc < 0 ? rc : -EIO);
+            char why[160];
+            snprintf(why, sizeof why, "fi_sendv on %s failed: %s", r->pub.hints.name,
+                     rc == -EHOSTUNREACH ? "the rail does not reach it" : fi_strerror(-rc));
+            r->env.on_peer_lost(&r->pub, peer, why);
+            ev++;
             c = next;
         }
     }
@@ -632,6 +752,10 @@ static rmpi_ofi_rail_t *rail_open(const rmpi_net_env_t *env, struct fi_info *fi,
         maxmsg = eager - 64;
     h->max_frame = maxmsg - sizeof(rmpi_ofi_hdr_t);
     h->max_inline = inject > sizeof(rmpi_ofi_hdr_t) ? inject - sizeof(rmpi_ofi_hdr_t) : 0;
+    /* Frames from the caller's memory: unregistered buffers need a domain without FI_MR_LOCAL. */
+    size_t zc = rmpi_knobs.OFI_ZCOPY >= 0 ? (size_t)rmpi_knobs.OFI_ZCOPY : rmpi_ofi_zcopy(fi->fabric_attr->prov_name);
+    if (zc && !(r->mr_mode & FI_MR_LOCAL) && fi->tx_attr->iov_limit >= RMPI_NET_ZC_IOV)
+        h->zc_min = zc > inject ? zc : inject + 1;
     h->scope = RMPI_SCOPE_INTER;
 
     char what[160];
@@ -824,6 +948,11 @@ static void ofi_close(rmpi_rail_t *rail)
         free(s);
     }
     rmpi_ofi_rdma_free_all(r);
+    while (r->zc_all) {
+        rmpi_ofi_zc_t *z = r->zc_all;
+        r->zc_all = z->all;
+        free(z);
+    }
     fi_freeinfo(r->info);
     free(r->peers);
     free(r);
@@ -858,6 +987,7 @@ const struct rmpi_net_ops rmpi_ofi_ops = {
     .open = ofi_open,
     .reaches = ofi_reaches,
     .send = ofi_send,
+    .send_zc = ofi_send_zc,
     .mr_reg = rmpi_ofi_mr_reg,
     .mr_dereg = rmpi_ofi_mr_dereg,
     .get = rmpi_ofi_get,
