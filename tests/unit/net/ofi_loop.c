@@ -183,6 +183,10 @@ static void rank_main(void)
         CHECK(!rmpi_ofi_ops.reaches(all[i], me), "%s reaches self", all[i]->hints.name);
         if (reach)
             rails[nrails++] = all[i];
+        /* both ranks on this node: a rail that reaches nobody is not polled */
+        CHECK(rmpi_ofi_ops.ready(all[i], 0) == 0, "ready on %s", all[i]->hints.name);
+        CHECK(rmpi_ofi_rail_of(all[i])->idle == !reach, "%s: idle %d, reaches the peer %d", all[i]->hints.name,
+              rmpi_ofi_rail_of(all[i])->idle, reach);
     }
     rmpi_rail_t *r0 = rails[0];
     const char *rma = getenv("RMPI_OFI_RMA");
