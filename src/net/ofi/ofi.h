@@ -181,6 +181,8 @@ size_t rmpi_ofi_eager_max(const char *prov_name);
 /* From the table: the smallest frame worth sending from the caller's memory (send_zc) over
  * the provider when it needs no local registration (0: always copy). */
 size_t rmpi_ofi_zcopy(const char *prov_name);
+/* From the table: the fi_inject limit to ask of the provider (0: its default). */
+size_t rmpi_ofi_inject(const char *prov_name);
 /* Longest single RDMA the table advises for a provider (0: no advice). */
 size_t rmpi_ofi_max_rma(const char *prov_name);
 /* rmpi_info: providers found, their capabilities, and what RMPI_NET would use. */

@@ -680,6 +680,8 @@ struct fi_info *rmpi_ofi_hints(const char *prov, int manual, int rma)
         h->fabric_attr->prov_name = strdup(prov);
     if (rmpi_knobs.OFI_TX_SIZE > 0)
         h->tx_attr->size = (size_t)rmpi_knobs.OFI_TX_SIZE;
+    if (prov)
+        h->tx_attr->inject_size = rmpi_ofi_inject(prov);
     if (rmpi_knobs.OFI_RX_SIZE > 0)
         h->rx_attr->size = (size_t)rmpi_knobs.OFI_RX_SIZE;
     return h;

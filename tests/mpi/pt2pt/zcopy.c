@@ -2,7 +2,9 @@
  * rails, nonblocking sends of at least the rail's zc_min bytes; the request completes with
  * the send) next to frames it copies or injects, every byte checked. Each rank sends to
  * every other rank, each pair in turn:
- *  1. every size 0..160 B (the inject limit and our headers sit in there), one at a time;
+ *  1. every size 0..300 B (inject limits with our 12 header bytes: tcp 64, rxm as asked
+ *     256, and the zero-copy threshold sit in there), one at a time, each checked byte by
+ *     byte, also the bytes past it;
  *  2. a window of 48 Isends from distinct buffers, sizes mixed around the zero-copy
  *     threshold and the eager limit (0, 7, 64, 100, 2047..2049, 4096, 16383, 16384, 20000),
  *     receives posted after the sends (unexpected path), in tag order;
@@ -19,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define MAXONE 300
 #define WIN 48
 #define MANY 256
 #define MANY_SZ 16384
@@ -34,8 +37,8 @@ static void send_to(int p, unsigned char *buf)
 {
     const int me = mtest_rank;
     MPI_Request rq[MANY];
-    /* 1: sizes 0..160, blocking and nonblocking alternately */
-    for (int n = 0; n <= 160; n++) {
+    /* 1: sizes 0..MAXONE, blocking and nonblocking alternately */
+    for (int n = 0; n <= MAXONE; n++) {
         mtest_fill(buf, (size_t)n, mtest_seed(me, p, n));
         if (n % 2)
             MTEST_OK(MPI_Send(buf, n, MPI_BYTE, p, n, MPI_COMM_WORLD));
@@ -79,15 +82,15 @@ static void recv_from(int p, unsigned char *buf)
     const int me = mtest_rank;
     char what[64];
     MPI_Status st;
-    for (int n = 0; n <= 160; n++) {
-        memset(buf, 0xee, 256);
-        MTEST_OK(MPI_Recv(buf, 256, MPI_BYTE, p, n, MPI_COMM_WORLD, &st));
+    for (int n = 0; n <= MAXONE; n++) {
+        memset(buf, 0xee, MAXONE + 64);
+        MTEST_OK(MPI_Recv(buf, MAXONE + 64, MPI_BYTE, p, n, MPI_COMM_WORLD, &st));
         int cnt;
         MPI_Get_count(&st, MPI_BYTE, &cnt);
         MTEST_CHECK(cnt == n, "size %d from %d: got %d bytes", n, p, cnt);
         snprintf(what, sizeof what, "size %d from %d", n, p);
         mtest_check_buf(buf, (size_t)n, mtest_seed(p, me, n), what);
-        for (int i = n; i < 256; i++)
+        for (int i = n; i < MAXONE + 64; i++)
             if (buf[i] != 0xee) {
                 MTEST_CHECK(0, "size %d from %d: byte %d past the message was written", n, p, i);
                 break;
