@@ -9,7 +9,7 @@
  * Connections open on first use.
  * Progress: manual. Nothing happens unless rmpi_net_progress() runs; callbacks
  * (env->on_frame, op->complete, env->on_peer_lost) are made only from inside a provider's
- * progress() (never from send/get/put themselves, never from another thread), so callers
+ * progress() (never from send/send_zc/get/put themselves, never from another thread), so callers
  * may post operations while holding half-updated state.
  * Threading: not thread-safe; the caller holds the library lock.
  *
@@ -20,7 +20,8 @@
  *    among send()'s frames, but only iov[0] (the caller's header, at most RMPI_NET_ZC_HDR
  *    bytes) is copied; the memory of iov[1..iovcnt) (iovcnt <= RMPI_NET_ZC_IOV) is read
  *    until op->complete runs (status 0; or negative when the frame was not sent, and the
- *    peer is then reported lost on that rail). Frames shorter than hints.zc_min take send().
+ *    peer is then reported lost on that rail; t_post/t_done are not stamped). Frames
+ *    shorter than hints.zc_min take send().
  *  - Per (rail, peer): frames and put data are delivered in the order they were issued, and
  *    a put's data is in the target buffer before any later frame on that rail is delivered.
  *  - get()/put() complete through op->complete with op->t_done stamped (rmpi_time_ns) when the
