@@ -991,6 +991,14 @@ static void ofi_describe(rmpi_rail_t *rail, void *file)
             m ? "" : " none", (m & FI_MR_LOCAL) ? " LOCAL" : "", (m & FI_MR_VIRT_ADDR) ? " VIRT_ADDR" : " (offsets)",
             (m & FI_MR_ALLOCATED) ? " ALLOCATED" : "", (m & FI_MR_PROV_KEY) ? " PROV_KEY" : "",
             (m & FI_MR_ENDPOINT) ? " ENDPOINT" : "", r->key_size, r->inject, r->nrx, RMPI_OFI_BUF_SIZE);
+    if (rail->hints.zc_min)
+        fprintf(file, "    nonblocking eager sends of %zu bytes and more go from the user's buffer (send_zc)\n",
+                rail->hints.zc_min);
+    else
+        fprintf(file, "    every frame is copied (no send_zc: %s)\n",
+                (m & FI_MR_LOCAL) ? "FI_MR_LOCAL" : "RMPI_OFI_ZCOPY or the capability table says so");
+    if (r->idle)
+        fprintf(file, "    reaches no rank (all talk over the loopback domain): not polled\n");
     if (r->emul)
         fprintf(file, "    RDMA emulated with messages (%s); %s\n",
                 rmpi_knob_choice("OFI_RMA", rmpi_knobs.OFI_RMA, "auto|emulate") == 1 ? "RMPI_OFI_RMA=emulate"
