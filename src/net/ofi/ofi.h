@@ -131,12 +131,11 @@ typedef struct rmpi_ofi_rail {
     rmpi_ofi_ctx_t *rx_wait;            /* receive buffers whose repost got -FI_EAGAIN */
     rmpi_ofi_buf_t *tx_free;
     rmpi_ofi_zc_t *zc_free, *zc_all;
-    rmpi_ofi_ctx_t *zc_failed;          /* send_zc posts that failed: completed by progress */
     size_t tx_slabs;      /* send buffer slabs allocated (bounded by RMPI_OFI_TX_MAX) */
     rmpi_ofi_reg_t regs;  /* list head (sentinel) of registrations */
     struct slab { struct slab *next; rmpi_ofi_reg_t *reg; void *mem; struct rmpi_ofi_buf *bufs; } *slabs;
     rmpi_ofi_ctx_t *pend, **pend_tail;  /* posts refused with -FI_EAGAIN, in issue order */
-    rmpi_ofi_ctx_t *deferred;           /* RDMA ops completed at post time (len 0, errors) */
+    rmpi_ofi_ctx_t *deferred;           /* RDMA ops completed at post time (len 0, errors), failed send_zc */
     rmpi_ofi_rdma_t *rdma_free;
     long tx_out;          /* sends and RDMA ops posted, not completed */
     long writes_out;      /* writes posted, not completed: without FI_ORDER_SAW, sends wait */

@@ -294,8 +294,19 @@ static void zc_done(rmpi_ofi_rail_t *r, rmpi_ofi_zc_t *z, int status)
 static void zc_fail(rmpi_ofi_rail_t *r, rmpi_ofi_zc_t *z, int rc)
 {
     z->status = rc;
-    z->ctx.next = r->zc_failed;
-    r->zc_failed = &z->ctx;
+    z->ctx.next = r->deferred;
+    r->deferred = &z->ctx;
+}
+
+/* At progress: the failed send_zc completes with its error, then the peer is lost. */
+static void zc_failed(rmpi_ofi_rail_t *r, rmpi_ofi_zc_t *z)
+{
+    int peer = z->peer, rc = z->status;
+    zc_done(r, z, rc < 0 ? rc : -EIO);
+    char why[160];
+    snprintf(why, sizeof why, "fi_sendv on %s failed: %s", r->pub.hints.name,
+             rc == -EHOSTUNREACH ? "the rail does not reach it" : fi_strerror(-rc));
+    r->env.on_peer_lost(&r->pub, peer, why);
 }
 
 static int ofi_send_zc(rmpi_rail_t *rail, int peer, const struct iovec *iov, int iovcnt, rmpi_net_op_t *op)
@@ -588,7 +599,7 @@ static int ofi_progress(rmpi_rail_t *rail)
     rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
     struct fi_cq_msg_entry ent[16];
     int ev = 0;
-    if (RMPI_UNLIKELY(r->idle))
+    if (RMPI_UNLIKELY(r->idle) && !r->deferred)
         return 0;
     if (RMPI_UNLIKELY(r->stash_n)) {
         /* Handlers may push more into the stash; those wait for the next call. */
@@ -627,29 +638,15 @@ static int ofi_progress(rmpi_rail_t *rail)
             c = next;
         }
     }
-    if (RMPI_UNLIKELY(r->zc_failed != NULL)) {
-        rmpi_ofi_ctx_t *c = r->zc_failed;
-        r->zc_failed = NULL;
-        while (c) {
-            rmpi_ofi_ctx_t *next = c->next;
-            rmpi_ofi_zc_t *z = (rmpi_ofi_zc_t *)c;
-            int peer = z->peer, rc = z->status;
-            zc_done(r, z, rc < 0 ? rc : -EIO);
-            char why[160];
-            snprintf(why, sizeof why, "fi_sendv on %s failed: %s", r->pub.hints.name,
-                     rc == -EHOSTUNREACH ? "the rail does not reach it" : fi_strerror(-rc));
-            r->env.on_peer_lost(&r->pub, peer, why);
-            ev++;
-            c = next;
-        }
-    }
     if (RMPI_UNLIKELY(r->deferred != NULL)) {
         rmpi_ofi_ctx_t *c = r->deferred;
         r->deferred = NULL;
         while (c) {
             rmpi_ofi_ctx_t *next = c->next;
-            rmpi_ofi_rdma_t *d = (rmpi_ofi_rdma_t *)c;
-            rmpi_ofi_rdma_done(r, d, d->op->status);
+            if (c->kind == RMPI_OFI_TXZ)
+                zc_failed(r, (rmpi_ofi_zc_t *)c);
+            else
+                rmpi_ofi_rdma_done(r, (rmpi_ofi_rdma_t *)c, ((rmpi_ofi_rdma_t *)c)->op->status);
             ev++;
             c = next;
         }

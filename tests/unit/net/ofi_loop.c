@@ -188,6 +188,29 @@ static void rank_main(void)
         CHECK(rmpi_ofi_rail_of(all[i])->idle == !reach, "%s: idle %d, reaches the peer %d", all[i]->hints.name,
               rmpi_ofi_rail_of(all[i])->idle, reach);
     }
+    /* send_zc over a rail that does not reach the peer: the op fails at the next progress
+     * (never inside the call) and the peer is reported lost on that rail. */
+    for (int i = 0; i < nall; i++) {
+        if (rmpi_ofi_ops.reaches(all[i], peer) || !all[i]->hints.zc_min)
+            continue;
+        static char zbody[4096];
+        unsigned char zh[8] = {0};
+        struct iovec ziov[2] = {{zh, sizeof zh}, {zbody, sizeof zbody}};
+        rmpi_net_op_t zop = {.complete = op_bad, .status = 1};
+        int before = nbad, lost = nlost;
+        expect_lost = 1;
+        CHECK(rmpi_ofi_ops.send_zc(all[i], peer, ziov, 2, &zop) != 0, "send_zc over %s, which does not reach the "
+              "peer, returned 0", all[i]->hints.name);
+        CHECK(nbad == before, "send_zc completed its op inside the call");
+        progress();
+        CHECK(nbad == before + 1 && zop.status < 0 && nlost == lost + 1,
+              "failed send_zc over %s: completed %d time(s), status %d, peer lost %d time(s)", all[i]->hints.name,
+              nbad - before, zop.status, nlost - lost);
+        expect_lost = 0;
+        nbad = before;
+        nlost = lost;
+        printf("ofi_loop rank %d: send_zc over %s (no route) failed at progress: ok\n", me, all[i]->hints.name);
+    }
     rmpi_rail_t *r0 = rails[0];
     const char *rma = getenv("RMPI_OFI_RMA");
     int emulated = rma && !strcmp(rma, "emulate");
