@@ -238,11 +238,11 @@ int rmpi_core_finalize(void)
         return 0;
     finalize_barrier();
     if (rmpi_knobs.REPORT) {
-        fprintf(stderr, "[rmpi report] rank %d: eager frames %llu full + %llu cached headers, rendezvous %llu, "
-                        "unexpected %llu\n",
+        fprintf(stderr, "[rmpi report] rank %d: eager frames %llu full + %llu cached headers (%llu sent from the "
+                        "user's buffer), rendezvous %llu, unexpected %llu\n",
                 rmpi_core_rank, (unsigned long long)rmpi_core_stats.eager_full,
-                (unsigned long long)rmpi_core_stats.eager_short, (unsigned long long)rmpi_core_stats.rndv,
-                (unsigned long long)rmpi_core_stats.unexpected);
+                (unsigned long long)rmpi_core_stats.eager_short, (unsigned long long)rmpi_core_stats.zc_sends,
+                (unsigned long long)rmpi_core_stats.rndv, (unsigned long long)rmpi_core_stats.unexpected);
         const rmpi_core_stats_t *st = &rmpi_core_stats;
         if (st->seg_sends + st->packed_sends + st->scattered_recvs + st->landed_recvs + st->seg_rndv_sends +
             st->seg_rndv_recvs)

@@ -8,7 +8,9 @@
  * Ownership: requests come from rmpi_req_alloc and go back with rmpi_req_release; a request
  * that the user freed while active is released by the core when it completes.
  * Progress: only inside rmpi_core_progress (called by every blocking/test call). Many
- * rendezvous may be in flight at once; eager sends complete at once (the provider buffers).
+ * rendezvous may be in flight at once; eager sends complete at once (the provider buffers),
+ * but nonblocking ones of at least the rail's zc_min bytes when the provider sends them from
+ * the user's buffer (send_zc).
  * Threading: every entry point requires the library lock (RMPI_LOCK); wait loops drop it
  * between polls when MPI_THREAD_MULTIPLE is active.
  */
@@ -70,6 +72,7 @@ struct rmpi_req {
     rmpi_list_t link;
     rmpi_vc_t *vc;
     struct rmpi_rndv *rv;  /* rendezvous in progress: registrations, stripes (core_rndv.c) */
+    rmpi_net_op_t zop;     /* an eager send from the user's buffer (send_zc): completes the request */
     uint64_t peer_req;
     /* for the layers above: run at completion (e.g. unpack, bsend space) */
     void (*on_complete)(rmpi_req_t *req);
@@ -213,6 +216,7 @@ void rmpi_core_wait(rmpi_req_t *req);
 /* ---- for reports and tests ---- */
 typedef struct rmpi_core_stats {
     uint64_t eager_full, eager_short, rndv, unexpected;
+    uint64_t zc_sends;   /* eager frames the provider sent from the user's buffer (send_zc) */
     /* non-contiguous data: eager sends as segments, sends packed by the layer above,
      * eager receives scattered from the frame, rendezvous receives through a landing buffer */
     uint64_t seg_sends, packed_sends, scattered_recvs, landed_recvs;

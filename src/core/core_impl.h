@@ -67,6 +67,7 @@ typedef struct core_peer {
     int rndv_write;      /* this peer's rendezvous pushes data (CTS + RDMA write) */
     size_t eager_limit;
     int seg_max;         /* data segments of a non-contiguous eager send (RMPI_SEG_MAX, rails' max_iov) */
+    size_t zc_min;       /* nonblocking eager sends of this many bytes on go from the user's buffer */
 } core_peer_t;
 
 /* Posted and unexpected queues of one context. */

@@ -51,6 +51,7 @@ void rmpi_core_peer_init(rmpi_vc_t *vc)
             segs = m - 1;
     }
     cp->seg_max = segs > 0 ? (int)segs : 0;
+    cp->zc_min = rmpi_vc_zc_min(vc);
     cp->ready = 1;
 }
 
@@ -123,6 +124,33 @@ int rmpi_core_send_eager(int dest, uint32_t ctx, int src, int tag, const void *b
     return 1;
 }
 
+static void zc_done(rmpi_net_op_t *op)
+{
+    rmpi_req_complete(op->ctx);
+}
+
+/* An eager frame the provider sends from r->buf: r completes when it is done with it. */
+static void send_eager_zc(rmpi_vc_t *vc, core_peer_t *cp, rmpi_req_t *r)
+{
+    struct iovec iov[2] = {{NULL, 0}, {r->buf, r->len}};
+    r->zop.complete = zc_done;
+    r->zop.ctx = r;
+    r->zop.status = 0;
+    rmpi_core_stats.zc_sends++;
+    if (cp->tx_valid && cp->tx_ctx == r->ctx && cp->tx_tag == r->tag && cp->tx_src == r->src && rmpi_hdr_cache) {
+        rmpi_vc_hdr_t h = {0, RMPI_F_EAGER_SHORT, 0};
+        iov[0] = (struct iovec){&h, sizeof h};
+        rmpi_vc_send_zc(vc, iov, 2, sizeof h + r->len, &r->zop);
+        rmpi_core_stats.eager_short++;
+        return;
+    }
+    wire_match_t m = {{0, RMPI_F_EAGER, 0}, r->ctx, r->src, r->tag};
+    iov[0] = (struct iovec){&m, sizeof m};
+    rmpi_vc_send_zc(vc, iov, 2, sizeof m + r->len, &r->zop);
+    cp->tx_ctx = r->ctx, cp->tx_src = r->src, cp->tx_tag = r->tag, cp->tx_valid = 1;
+    rmpi_core_stats.eager_full++;
+}
+
 int rmpi_core_isend(rmpi_req_t *r)
 {
     rmpi_vc_t *vc = rmpi_vc_get(r->rank);
@@ -130,6 +158,10 @@ int rmpi_core_isend(rmpi_req_t *r)
     r->vc = vc;
     r->done = 0;
     if (RMPI_LIKELY(r->len <= cp->eager_limit)) {
+        if (r->len >= cp->zc_min && r->mode != RMPI_MODE_SYNC) {
+            send_eager_zc(vc, cp, r);
+            return 0;
+        }
         if (RMPI_LIKELY(r->mode != RMPI_MODE_SYNC)) {
             send_eager(vc, cp, r->ctx, r->src, r->tag, r->buf, r->len);
             rmpi_req_complete(r);

@@ -15,13 +15,19 @@
  * was not opened at init (then on the interfaces it would choose, without a PMI card).
  * Progress: manual. Nothing happens unless rmpi_net_progress() runs; callbacks
  * (env->on_frame, op->complete, env->on_peer_lost) are made only from inside a provider's
- * progress() (never from send/get/put themselves, never from another thread), so callers
+ * progress() (never from send/send_zc/get/put themselves, never from another thread), so callers
  * may post operations while holding half-updated state.
  * Threading: not thread-safe; the caller holds the library lock.
  *
  * Guarantees every provider keeps:
  *  - send(): the frame is copied or transmitted before return; the iov may be reused at once.
  *    It never fails for lack of resources (the provider queues); errors are fatal conditions.
+ *  - send_zc() (optional, offered when hints.zc_min > 0): the same frame, in the same order
+ *    among send()'s frames, but only iov[0] (the caller's header, at most RMPI_NET_ZC_HDR
+ *    bytes) is copied; the memory of iov[1..iovcnt) (iovcnt <= RMPI_NET_ZC_IOV) is read
+ *    until op->complete runs (status 0; or negative when the frame was not sent, and the
+ *    peer is then reported lost on that rail; t_post/t_done are not stamped). Frames
+ *    shorter than hints.zc_min take send().
  *  - Per (rail, peer): frames and put data are delivered in the order they were issued, and
  *    a put's data is in the target buffer before any later frame on that rail is delivered.
  *  - get()/put() complete through op->complete with op->t_done stamped (rmpi_time_ns) when the
@@ -64,7 +70,12 @@ typedef struct rmpi_net_hints {
     rmpi_scope_t scope;      /* which peers this rail is for */
     int mr_cache;            /* 1: registering is costly (pins pages): go through the cache */
     int tier;                /* of the rails reaching a peer, only those of the highest tier are used */
+    size_t zc_min;           /* send_zc pays off for frames of this many bytes on; 0: no send_zc */
 } rmpi_net_hints_t;
+
+/* send_zc: most bytes of iov[0] (copied) and most iov entries in all. */
+#define RMPI_NET_ZC_HDR 64
+#define RMPI_NET_ZC_IOV 2
 
 struct rmpi_rail {
     const struct rmpi_net_ops *ops;
@@ -81,7 +92,7 @@ typedef struct rmpi_mr {
     void *cache;             /* registration cache entry (mrcache.c), NULL if uncached */
 } rmpi_mr_t;
 
-/* An RDMA operation, owned by the caller (embedded in a request) until complete() runs. */
+/* An RDMA operation or a send_zc, owned by the caller (embedded in a request) until complete() runs. */
 struct rmpi_net_op {
     void (*complete)(rmpi_net_op_t *op);
     int status;              /* 0 or a negative errno */
@@ -119,6 +130,8 @@ struct rmpi_net_ops {
     /* After the fence: whether this rail reaches peer. Deterministic and symmetric. */
     int (*reaches)(rmpi_rail_t *rail, int peer);
     int (*send)(rmpi_rail_t *rail, int peer, const struct iovec *iov, int iovcnt);
+    /* send() without copying iov[1..): op completes when that memory may be reused (may be NULL). */
+    int (*send_zc)(rmpi_rail_t *rail, int peer, const struct iovec *iov, int iovcnt, rmpi_net_op_t *op);
     int (*mr_reg)(rmpi_rail_t *rail, void *addr, size_t len, rmpi_mr_t *mr);
     void (*mr_dereg)(rmpi_rail_t *rail, rmpi_mr_t *mr);
     /* Read len bytes at the peer's (raddr, rkey) into local / write local there. */

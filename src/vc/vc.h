@@ -12,6 +12,7 @@
 #ifndef RMPI_VC_H
 #define RMPI_VC_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
 
@@ -106,6 +107,26 @@ static inline void rmpi_vc_send_on(rmpi_vc_t *vc, int sub, const struct iovec *i
 static inline void rmpi_vc_send(rmpi_vc_t *vc, const struct iovec *iov, int n, size_t len)
 {
     rmpi_vc_send_on(vc, RMPI_LIKELY(vc->nsub == 1) ? 0 : rmpi_sched_small(&vc->sched), iov, n, len);
+}
+
+/* The smallest frame a VC sends from the caller's memory (rmpi_vc_send_zc); SIZE_MAX: none.
+ * Only VCs of one subchannel: with several, every frame is copied for resending anyway. */
+static inline size_t rmpi_vc_zc_min(const rmpi_vc_t *vc)
+{
+    const rmpi_rail_t *rail = vc->sub[0].rail;
+    return vc->nsub == 1 && rail->ops->send_zc && rail->hints.zc_min ? rail->hints.zc_min : SIZE_MAX;
+}
+
+/* A frame of len >= rmpi_vc_zc_min(vc) bytes whose iov[1..n) the provider reads until op
+ * completes (iov[0]: the VC/core header, copied; n <= RMPI_NET_ZC_IOV). */
+static inline void rmpi_vc_send_zc(rmpi_vc_t *vc, const struct iovec *iov, int n, size_t len, rmpi_net_op_t *op)
+{
+    rmpi_vc_hdr_t *h = (rmpi_vc_hdr_t *)iov[0].iov_base;
+    h->psn = vc->psn_next++;
+    rmpi_subchan_t *sc = &vc->sub[0];
+    sc->frames++;
+    sc->bytes += len;
+    sc->rail->ops->send_zc(sc->rail, vc->peer, iov, n, op);
 }
 
 static inline rmpi_rail_t *rmpi_vc_rail(rmpi_vc_t *vc, int sub) { return vc->sub[sub].rail; }

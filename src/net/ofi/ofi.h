@@ -35,7 +35,7 @@ typedef struct rmpi_ofi_hdr {
 #define RMPI_OFI_KEY_ADDR_BITS 48
 #define RMPI_OFI_KEY_ADDR_MASK ((UINT64_C(1) << RMPI_OFI_KEY_ADDR_BITS) - 1)
 
-enum { RMPI_OFI_RX, RMPI_OFI_TX, RMPI_OFI_RDMA, RMPI_OFI_EMUL };
+enum { RMPI_OFI_RX, RMPI_OFI_TX, RMPI_OFI_RDMA, RMPI_OFI_EMUL, RMPI_OFI_TXZ };
 
 /* What a completion's op_context points to. fctx comes first: FI_CONTEXT2 scratch space. */
 typedef struct rmpi_ofi_ctx {
@@ -63,6 +63,17 @@ typedef struct rmpi_ofi_buf {
     size_t len;   /* header + frame (send; parked receive) */
     char *data;   /* RMPI_OFI_BUF_SIZE bytes, 8-aligned */
 } rmpi_ofi_buf_t;
+
+/* A frame sent from the caller's memory (send_zc): our header and the caller's are copied
+ * into hdr; iov[1..iovcnt) point at the caller's data until the send completes. */
+typedef struct rmpi_ofi_zc {
+    rmpi_ofi_ctx_t ctx;
+    rmpi_net_op_t *op;
+    int peer, iovcnt, status;
+    struct rmpi_ofi_zc *all;  /* every one allocated, freed at close */
+    struct iovec iov[RMPI_NET_ZC_IOV];
+    char hdr[sizeof(rmpi_ofi_hdr_t) + RMPI_NET_ZC_HDR];
+} rmpi_ofi_zc_t;
 
 typedef struct rmpi_ofi_rdma {
     rmpi_ofi_ctx_t ctx;
@@ -105,6 +116,9 @@ typedef struct rmpi_ofi_rail {
     uint64_t mr_mode;
     int saw;              /* FI_ORDER_SAW: a send after a write is delivered after its data */
     int local_only;       /* reaches only ranks on this node (shm, loopback) */
+    int loopback;         /* a loopback fabric (127.x, ::1) */
+    int idle;             /* reaches nobody (every rank is on this node and talks over the
+                           * loopback domain): progress does not poll it */
     int emul;             /* no FI_RMA (or RMPI_OFI_RMA=emulate): get/put over messages */
     size_t inject;        /* fi_inject limit, header included */
     size_t max_rma;       /* largest single fi_read/fi_write (RMPI_OFI_MAX_RMA, max_msg_size) */
@@ -116,11 +130,12 @@ typedef struct rmpi_ofi_rail {
     int nrx;
     rmpi_ofi_ctx_t *rx_wait;            /* receive buffers whose repost got -FI_EAGAIN */
     rmpi_ofi_buf_t *tx_free;
+    rmpi_ofi_zc_t *zc_free, *zc_all;
     size_t tx_slabs;      /* send buffer slabs allocated (bounded by RMPI_OFI_TX_MAX) */
     rmpi_ofi_reg_t regs;  /* list head (sentinel) of registrations */
     struct slab { struct slab *next; rmpi_ofi_reg_t *reg; void *mem; struct rmpi_ofi_buf *bufs; } *slabs;
     rmpi_ofi_ctx_t *pend, **pend_tail;  /* posts refused with -FI_EAGAIN, in issue order */
-    rmpi_ofi_ctx_t *deferred;           /* RDMA ops completed at post time (len 0, errors) */
+    rmpi_ofi_ctx_t *deferred;           /* RDMA ops completed at post time (len 0, errors), failed send_zc */
     rmpi_ofi_rdma_t *rdma_free;
     long tx_out;          /* sends and RDMA ops posted, not completed */
     long writes_out;      /* writes posted, not completed: without FI_ORDER_SAW, sends wait */
@@ -162,6 +177,11 @@ int rmpi_ofi_checks_keys(const char *prov_name);
  * bigger messages take RailMPI's rendezvous instead of the layer's segmentation. */
 void rmpi_ofi_eager_env(void);
 size_t rmpi_ofi_eager_max(const char *prov_name);
+/* From the table: the smallest frame worth sending from the caller's memory (send_zc) over
+ * the provider when it needs no local registration (0: always copy). */
+size_t rmpi_ofi_zcopy(const char *prov_name);
+/* From the table: the fi_inject limit to ask of the provider (0: its default). */
+size_t rmpi_ofi_inject(const char *prov_name);
 /* Longest single RDMA the table advises for a provider (0: no advice). */
 size_t rmpi_ofi_max_rma(const char *prov_name);
 /* rmpi_info: providers found, their capabilities, and what RMPI_NET would use. */

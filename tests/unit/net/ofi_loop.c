@@ -30,7 +30,9 @@ extern const struct rmpi_net_ops rmpi_ofi_ops;
 #define BIG (4u << 20)
 
 static int me, peer, nrails;
-static rmpi_rail_t *rails[RMPI_NET_MAX_RAILS];
+static rmpi_rail_t *rails[RMPI_NET_MAX_RAILS]; /* the rails that reach the peer */
+static rmpi_rail_t *all[RMPI_NET_MAX_RAILS];   /* every rail opened */
+static int nall;
 static unsigned rx_next;            /* next frame sequence expected */
 static uint64_t peer_addr, peer_rkey[RMPI_NET_MAX_RAILS];
 static int got_keys, put_checked, put_bad = -1, peer_done;
@@ -93,8 +95,8 @@ static void on_lost(rmpi_rail_t *rail, int p, const char *why)
 static int progress(void)
 {
     int n = 0;
-    for (int i = 0; i < nrails; i++)
-        n += rmpi_ofi_ops.progress(rails[i]);
+    for (int i = 0; i < nall; i++)
+        n += rmpi_ofi_ops.progress(all[i]);
     return n;
 }
 
@@ -160,9 +162,54 @@ static void rank_main(void)
     nrails = rmpi_ofi_ops.open(&env, rails, RMPI_NET_MAX_RAILS);
     CHECK(nrails >= 1, "open returned %d", nrails);
     CHECK(rmpi_pmi_fence() == 0, "fence");
-    for (int i = 0; i < nrails; i++) {
-        CHECK(rmpi_ofi_ops.reaches(rails[i], peer), "%s does not reach the peer", rails[i]->hints.name);
-        CHECK(!rmpi_ofi_ops.reaches(rails[i], me), "%s reaches self", rails[i]->hints.name);
+    /* RMPI_OFI_DOMAINS=*: every domain reaches the peer (striping over all of them is
+     * tested below); unset: within a node only the loopback domain, when there is one. */
+    const char *doms = getenv("RMPI_OFI_DOMAINS");
+    int every = doms && !strcmp(doms, "*"), lo = -1;
+    nall = nrails;
+    for (int i = 0; i < nall; i++) {
+        all[i] = rails[i];
+        if (!strcmp(all[i]->hints.name, "ofi:lo"))
+            lo = i;
+    }
+    nrails = 0;
+    for (int i = 0; i < nall; i++) {
+        int reach = rmpi_ofi_ops.reaches(all[i], peer);
+        if (every || lo < 0)
+            CHECK(reach, "%s does not reach the peer", all[i]->hints.name);
+        else
+            CHECK(reach == (i == lo), "%s %s the peer of this node (the loopback domain alone should)",
+                  all[i]->hints.name, reach ? "reaches" : "does not reach");
+        CHECK(!rmpi_ofi_ops.reaches(all[i], me), "%s reaches self", all[i]->hints.name);
+        if (reach)
+            rails[nrails++] = all[i];
+        /* both ranks on this node: a rail that reaches nobody is not polled */
+        CHECK(rmpi_ofi_ops.ready(all[i], 0) == 0, "ready on %s", all[i]->hints.name);
+        CHECK(rmpi_ofi_rail_of(all[i])->idle == !reach, "%s: idle %d, reaches the peer %d", all[i]->hints.name,
+              rmpi_ofi_rail_of(all[i])->idle, reach);
+    }
+    /* send_zc over a rail that does not reach the peer: the op fails at the next progress
+     * (never inside the call) and the peer is reported lost on that rail. */
+    for (int i = 0; i < nall; i++) {
+        if (rmpi_ofi_ops.reaches(all[i], peer) || !all[i]->hints.zc_min)
+            continue;
+        static char zbody[4096];
+        unsigned char zh[8] = {0};
+        struct iovec ziov[2] = {{zh, sizeof zh}, {zbody, sizeof zbody}};
+        rmpi_net_op_t zop = {.complete = op_bad, .status = 1};
+        int before = nbad, lost = nlost;
+        expect_lost = 1;
+        CHECK(rmpi_ofi_ops.send_zc(all[i], peer, ziov, 2, &zop) != 0, "send_zc over %s, which does not reach the "
+              "peer, returned 0", all[i]->hints.name);
+        CHECK(nbad == before, "send_zc completed its op inside the call");
+        progress();
+        CHECK(nbad == before + 1 && zop.status < 0 && nlost == lost + 1,
+              "failed send_zc over %s: completed %d time(s), status %d, peer lost %d time(s)", all[i]->hints.name,
+              nbad - before, zop.status, nlost - lost);
+        expect_lost = 0;
+        nbad = before;
+        nlost = lost;
+        printf("ofi_loop rank %d: send_zc over %s (no route) failed at progress: ok\n", me, all[i]->hints.name);
     }
     rmpi_rail_t *r0 = rails[0];
     const char *rma = getenv("RMPI_OFI_RMA");
@@ -300,11 +347,12 @@ static void rank_main(void)
         CHECK(nbad == 1, "a get with an unchecked key completed %d time(s)", nbad);
     }
     CHECK(rmpi_pmi_fence() == 0, "fence");
-    for (int i = 0; i < nrails; i++) {
+    for (int i = 0; i < nrails; i++)
         rmpi_ofi_ops.mr_dereg(rails[i], &mr[i]);
-        rmpi_ofi_ops.close(rails[i]);
-    }
-    printf("ofi_loop rank %d: %d rail(s) (%s), %d frames, get/put %u bytes: ok\n", me, nrails, name, NFRAMES, BIG / 2);
+    for (int i = 0; i < nall; i++)
+        rmpi_ofi_ops.close(all[i]);
+    printf("ofi_loop rank %d: %d of %d rail(s) reach the peer (%s), %d frames, get/put %u bytes: ok\n", me, nrails,
+           nall, name, NFRAMES, BIG / 2);
     rmpi_pmi_finalize();
 }
 
@@ -319,14 +367,17 @@ int main(int argc, char **argv)
     CHECK(n > 0, "readlink /proc/self/exe");
     self[n] = 0;
     snprintf(mpiexec, sizeof mpiexec, "%.*s/../../bin/mpiexec", (int)(strrchr(self, '/') - self), self);
+    /* Every domain (RMPI_OFI_DOMAINS=*), then tcp;ofi_rxm with the default choice. */
     const char *provs[] = {"tcp;ofi_rxm", "shm"}, *rma[] = {"auto", "emulate"};
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 5; i++) {
         char cmd[3 * PATH_MAX];
-        snprintf(cmd, sizeof cmd, "timeout 120 '%s' -n 2 -genv RMPI_OFI_PROVIDER '%s' -genv RMPI_OFI_RMA %s '%s'",
-                 mpiexec, provs[i / 2], rma[i % 2], self);
-        printf("== %s, RMPI_OFI_RMA=%s\n", provs[i / 2], rma[i % 2]);
+        const char *doms = i < 4 ? "*" : "";
+        snprintf(cmd, sizeof cmd,
+                 "timeout 120 '%s' -n 2 -genv RMPI_OFI_PROVIDER '%s' -genv RMPI_OFI_RMA %s%s%s%s '%s'", mpiexec,
+                 provs[i / 2 % 2], rma[i % 2], *doms ? " -genv RMPI_OFI_DOMAINS '" : "", doms, *doms ? "'" : "", self);
+        printf("== %s, RMPI_OFI_RMA=%s, RMPI_OFI_DOMAINS=%s\n", provs[i / 2 % 2], rma[i % 2], doms);
         fflush(stdout);
-        CHECK(system(cmd) == 0, "ofi_loop over %s with RMPI_OFI_RMA=%s failed", provs[i / 2], rma[i % 2]);
+        CHECK(system(cmd) == 0, "ofi_loop over %s with RMPI_OFI_RMA=%s failed", provs[i / 2 % 2], rma[i % 2]);
     }
     return 0;
 }
