@@ -202,8 +202,12 @@ static double run_latency(long size, long iters, long warmup, unsigned char *sbu
     memset(rbuf, 0xa5, (size_t)size);
     MPI_Barrier(pair);
     for (long it = 0; it < warmup + iters; it++) {
-        if (it == warmup)
+        if (it == warmup) {
+            /* The warm-up checks its data after the last message; without this barrier
+             * one rank's check would overlap the other's first timed iteration. */
+            MPI_Barrier(pair);
             t0 = MPI_Wtime();
+        }
         if (me == 0) {
             MPI_Send(sbuf, n, MPI_BYTE, peer, TAG_DATA, pair);
             MPI_Recv(rbuf, n, MPI_BYTE, peer, TAG_DATA, pair, MPI_STATUS_IGNORE);
@@ -232,8 +236,12 @@ static double run_bw(long size, long iters, long warmup, int window, int both,
     memset(rbuf, 0xa5, (size_t)size * (size_t)window);
     MPI_Barrier(pair);
     for (long it = 0; it < warmup + iters; it++) {
-        if (it == warmup)
+        if (it == warmup) {
+            /* The warm-up checks its data after the last message; without this barrier
+             * one rank's check would overlap the other's first timed iteration. */
+            MPI_Barrier(pair);
             t0 = MPI_Wtime();
+        }
         int nreq = 0;
         if (me == 1 || both)
             for (int w = 0; w < window; w++)
