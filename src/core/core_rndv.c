@@ -119,7 +119,7 @@ static void stripe_move(rmpi_rndv_t *rv, int k, rmpi_net_op_t *op, size_t len)
         rmpi_fatal("RDMA %s of %zu bytes with rank %d on rail %s failed (error %d) and no other rail is left.",
                    rv->pushing ? "write" : "read", len, vc->peer, op->rail->hints.name, -op->status);
     if (rv->stripe[k].sub == sub) /* not yet moved by an earlier failed op of the stripe */
-        rv->stripe[k].sub = rmpi_sched_small(&vc->sched);
+        rmpi_sched_stripe_move(&vc->sched, &rv->stripe[k], rmpi_sched_small(&vc->sched));
 }
 
 /* Completion filter: the request moves on only when the last stripe is in. */
@@ -133,6 +133,7 @@ static void stripe_done(rmpi_net_op_t *op)
         post_stripe(rv, k);
         return;
     }
+    rmpi_sched_stripe_done(&rv->vc->sched, &rv->stripe[(int)(op - rv->op)]);
     if (--rv->pending)
         return;
     stripes_done(rv);
@@ -285,8 +286,11 @@ static void seg_op_done(rmpi_net_op_t *op)
     if (op->t_done > ss->t_done)
         ss->t_done = op->t_done;
     seg_post(rv, k);
-    if (ss->inflight == 0 && ss->next == ss->end && --rv->pending == 0)
-        stripes_done(rv);
+    if (ss->inflight == 0 && ss->next == ss->end) {
+        rmpi_sched_stripe_done(&rv->vc->sched, &rv->stripe[k]);
+        if (--rv->pending == 0)
+            stripes_done(rv);
+    }
 }
 
 void rmpi_rndv_pull(rmpi_req_t *r, rmpi_vc_t *vc, uint64_t raddr, const uint64_t *rkeys, uint32_t nkeys, size_t n)

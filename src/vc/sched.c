@@ -199,6 +199,105 @@ static size_t cut_at(size_t len, double cum)
     return (u > units ? units : u) * STRIPE_ALIGN;
 }
 
+/* Adaptive shares that make every stripe of the message end together. Subchannel i, with
+ * q_i bytes queued and weight w_i (its part of the total rate), is free at q_i / w_i; water
+ * filling finds the time T at which sum_i max(0, T w_i - q_i) = len, and those are the
+ * shares. A share under the smallest stripe is dropped (the smallest first) and the rest is
+ * filled again; a message left to one subchannel goes whole to the one expected to finish
+ * it first (ties: the heavier, then the lower). With empty queues the shares are len * w_i,
+ * plain weighted striping. w[] (the live weights, 0 elsewhere) is replaced by the shares. */
+static void fill_shares(const rmpi_sched_t *s, size_t len, double *w)
+{
+    double floor_len = s->cfg.min_stripe > 0 ? (double)s->cfg.min_stripe : 1.0;
+    double x[RMPI_SCHED_MAX];
+    int use[RMPI_SCHED_MAX], nuse = 0;
+    for (int i = 0; i < s->nsub; i++) {
+        use[i] = w[i] > 0;
+        nuse += use[i];
+    }
+    while (nuse > 1) {
+        int ord[RMPI_SCHED_MAX], m = 0;
+        for (int i = 0; i < s->nsub; i++) {
+            if (!use[i])
+                continue;
+            double fi = (double)s->queued[i] / w[i];
+            int j = m++;
+            for (; j > 0 && (double)s->queued[ord[j - 1]] / w[ord[j - 1]] > fi; j--)
+                ord[j] = ord[j - 1];
+            ord[j] = i;
+        }
+        double qs = 0, ws = 0, t = 0;
+        int k = 0;
+        for (; k < m; k++) {
+            qs += (double)s->queued[ord[k]];
+            ws += w[ord[k]];
+            t = ((double)len + qs) / ws;
+            if (k + 1 == m || t <= (double)s->queued[ord[k + 1]] / w[ord[k + 1]])
+                break;
+        }
+        int drop = -1;
+        for (int j = 0; j < m; j++) {
+            int i = ord[j];
+            x[i] = j <= k ? t * w[i] - (double)s->queued[i] : 0;
+            if (x[i] < 0)
+                x[i] = 0;
+            if (x[i] < floor_len && (drop < 0 || x[i] < x[drop]))
+                drop = i;
+        }
+        if (drop < 0) {
+            for (int i = 0; i < s->nsub; i++)
+                w[i] = use[i] ? x[i] : 0;
+            return;
+        }
+        use[drop] = 0;
+        nuse--;
+    }
+    int best = -1;
+    double best_t = 0;
+    for (int i = 0; i < s->nsub; i++) {
+        if (!(w[i] > 0))
+            continue;
+        double t = ((double)s->queued[i] + (double)len) / w[i];
+        if (best < 0 || t < best_t || (t == best_t && w[i] > w[best])) {
+            best = i;
+            best_t = t;
+        }
+    }
+    for (int i = 0; i < s->nsub; i++)
+        w[i] = i == best ? 1.0 : 0;
+}
+
+/* Every stripe handed out joins its subchannel's queue until rmpi_sched_stripe_done. */
+static int enqueue(rmpi_sched_t *s, rmpi_stripe_t *out, int n)
+{
+    for (int k = 0; k < n; k++) {
+        out[k].ahead = (size_t)s->queued[out[k].sub];
+        s->queued[out[k].sub] += out[k].len;
+        s->nqueued++;
+    }
+    return n;
+}
+
+void rmpi_sched_stripe_done(rmpi_sched_t *s, const rmpi_stripe_t *st)
+{
+    int i = st->sub;
+    if (i >= 0 && i < s->nsub)
+        s->queued[i] -= st->len < s->queued[i] ? st->len : s->queued[i];
+    /* Nothing left anywhere: start from exact zeros whatever went astray. */
+    if (s->nqueued && --s->nqueued == 0)
+        memset(s->queued, 0, sizeof s->queued);
+}
+
+void rmpi_sched_stripe_move(rmpi_sched_t *s, rmpi_stripe_t *st, int to)
+{
+    int i = st->sub;
+    if (i >= 0 && i < s->nsub)
+        s->queued[i] -= st->len < s->queued[i] ? st->len : s->queued[i];
+    if (to >= 0 && to < s->nsub)
+        s->queued[to] += st->len;
+    st->sub = to;
+}
+
 int rmpi_sched_stripe(rmpi_sched_t *s, size_t len, rmpi_stripe_t *out, int max)
 {
     if (len == 0 || max < 1)
@@ -210,7 +309,7 @@ int rmpi_sched_stripe(rmpi_sched_t *s, size_t len, rmpi_stripe_t *out, int max)
         out[0].sub = s->cfg.stripe_policy == RMPI_STRIPE_BINDING ? next_live(s, bind_index(s)) : next_live(s, 0);
         out[0].off = 0;
         out[0].len = len;
-        return 1;
+        return enqueue(s, out, 1);
     }
 
     double w[RMPI_SCHED_MAX] = {0}, wsum = 0;
@@ -224,6 +323,12 @@ int rmpi_sched_stripe(rmpi_sched_t *s, size_t len, rmpi_stripe_t *out, int max)
         for (int i = 0; i < s->nsub; i++)
             w[i] = s->up[i] ? 1.0 : 0;
         wsum = live;
+    }
+    if (s->cfg.stripe_policy == RMPI_STRIPE_ADAPTIVE) {
+        fill_shares(s, len, w);
+        wsum = 0;
+        for (int i = 0; i < s->nsub; i++)
+            wsum += w[i];
     }
 
     /* Shares from cumulative cut points: each is within one alignment unit of its exact
@@ -295,13 +400,17 @@ int rmpi_sched_stripe(rmpi_sched_t *s, size_t len, rmpi_stripe_t *out, int max)
         off += share[i];
         n++;
     }
-    return n;
+    return enqueue(s, out, n);
 }
 
 /* Eq. 4 written with shares. Eq. 3 targets W'_i = W_total * (W_i/t_i) / sum_k (W_k/t_k);
  * since stripe i carried len_i = S * W_i / W_total bytes, W_i/t_i is proportional to
  * len_i/t_i, the bandwidth the stripe saw, so the target share is b_i / sum_k b_k. Using the
- * bytes actually sent (after rounding and folding) instead of W_i keeps the estimate exact. */
+ * bytes actually sent (after rounding and folding) instead of W_i keeps the estimate exact.
+ * A stripe's time runs from its cut, and its subchannel first delivers the `ahead` bytes
+ * queued before it (one queue per peer and rail, first in first out), so the rate it saw
+ * is (ahead + len) / t; without that a stripe cut behind a long queue would make a fast
+ * subchannel look slow. */
 void rmpi_sched_feedback(rmpi_sched_t *s, const rmpi_stripe_t *stripes, int n, const uint64_t *t_ns)
 {
     if (s->cfg.stripe_policy != RMPI_STRIPE_ADAPTIVE || n < 2)
@@ -313,7 +422,7 @@ void rmpi_sched_feedback(rmpi_sched_t *s, const rmpi_stripe_t *stripes, int n, c
         int i = stripes[k].sub;
         if (i < 0 || i >= s->nsub || !s->up[i] || stripes[k].len == 0)
             continue;
-        bytes[i] += (double)stripes[k].len;
+        bytes[i] += (double)stripes[k].len + (double)stripes[k].ahead;
         /* A zero time (clock granularity) still means some time: count it as a nanosecond. */
         ns[i] += t_ns[k] > 0 ? (double)t_ns[k] : 1.0;
         ncarried += !carried[i];
@@ -356,6 +465,7 @@ int rmpi_sched_fail(rmpi_sched_t *s, int sub)
         return live_count(s);
     s->up[sub] = 0;
     s->weight[sub] = 0;
+    s->queued[sub] = 0;   /* its stripes move elsewhere (rmpi_sched_stripe_move) */
     /* The credits of smooth WRR balance to zero over the live set; start that afresh. */
     memset(s->credit, 0, sizeof s->credit);
     int live = live_count(s);

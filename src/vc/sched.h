@@ -37,11 +37,15 @@ typedef struct rmpi_sched {
     unsigned in_window;
     double credit[RMPI_SCHED_MAX];   /* weighted round robin (smooth WRR) */
     uint64_t updates;                /* adaptive updates applied */
+    /* stripes cut and not yet done (rmpi_sched_stripe_done): bytes per subchannel, count */
+    uint64_t queued[RMPI_SCHED_MAX];
+    uint64_t nqueued;
 } rmpi_sched_t;
 
 typedef struct rmpi_stripe {
     int sub;                  /* subchannel index */
     size_t off, len;          /* byte range of the message */
+    size_t ahead;             /* bytes queued on the subchannel when the stripe was cut */
 } rmpi_stripe_t;
 
 /* hints[i] > 0: relative bandwidth of subchannel i (NULL or all 0: equal). Weights start
@@ -53,11 +57,22 @@ int rmpi_sched_small(rmpi_sched_t *s);
 /* Cut [0, len) into at most max stripes, in subchannel order, covering it exactly once;
  * zero-length stripes are never produced. Returns the number of stripes (>= 1 if len > 0,
  * 0 when no subchannel is live). Cut points fall on 64-byte boundaries; a share below
- * cfg.min_stripe goes to the largest share, ties to the heavier then lower subchannel. */
+ * cfg.min_stripe goes to the largest share, ties to the heavier then lower subchannel.
+ * Adaptive striping also counts the bytes still queued on each subchannel (stripes cut and
+ * not yet done): shares are chosen so that every stripe of the message is expected to end
+ * at the same time (water filling over queued_i / weight_i), and a message too small to
+ * split goes whole to the subchannel expected to finish it first. Every policy records
+ * each stripe's `ahead` and adds it to the queue; report each with rmpi_sched_stripe_done. */
 int rmpi_sched_stripe(rmpi_sched_t *s, size_t len, rmpi_stripe_t *out, int max);
+/* Stripe st has been delivered (or abandoned): its bytes leave its subchannel's queue. */
+void rmpi_sched_stripe_done(rmpi_sched_t *s, const rmpi_stripe_t *st);
+/* Stripe st goes to subchannel `to` instead (its rail failed): its queued bytes move too. */
+void rmpi_sched_stripe_move(rmpi_sched_t *s, rmpi_stripe_t *st, int to);
 /* Completion-filter feedback for one striped message: t_ns[k] is the delivery time of
- * stripe k. Adaptive striping moves the weights toward W_i / t_i (Eq. 4) with alpha and the
- * floor; other policies ignore it. Messages with a single stripe carry no information. */
+ * stripe k, counted from when it was cut, so it includes the `ahead` bytes it queued
+ * behind. Adaptive striping moves the weights toward (ahead_i + len_i) / t_i, the rate the
+ * subchannel delivered (Eq. 4 with W_i / t_i), with alpha and the floor; other policies
+ * ignore it. Messages with a single stripe carry no information. */
 void rmpi_sched_feedback(rmpi_sched_t *s, const rmpi_stripe_t *stripes, int n, const uint64_t *t_ns);
 /* A subchannel failed: never schedule it again; its weight goes to the others. Returns the
  * number of live subchannels left. */

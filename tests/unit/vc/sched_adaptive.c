@@ -59,6 +59,7 @@ static void sim_msg(sim_t *m)
         t[k] = (uint64_t)ns;
         m->tmax = ns > m->tmax ? ns : m->tmax;
         m->tmin = ns < m->tmin ? ns : m->tmin;
+        rmpi_sched_stripe_done(&m->s, &st[k]);
     }
     rmpi_sched_feedback(&m->s, st, n, t);
 }
@@ -232,8 +233,10 @@ static void test_failure(void)
     for (int k = 0; k < 10; k++) {
         rmpi_stripe_t st[RMPI_SCHED_MAX];
         int n = rmpi_sched_stripe(&m.s, MSG, st, RMPI_SCHED_MAX);
-        for (int j = 0; j < n; j++)
+        for (int j = 0; j < n; j++) {
             CHECK(st[j].sub != 1, "a stripe on the failed rail");
+            rmpi_sched_stripe_done(&m.s, &st[j]);
+        }
         sim_msg(&m);
     }
     CHECK(converged(&m, 0.02), "4:1 between the two left: %.4f %.4f", m.s.weight[0], m.s.weight[2]);
@@ -315,6 +318,98 @@ static void test_alpha_extremes(void)
     CHECK(k < 200, "alpha 0.1 never converged");
 }
 
+/* Windows of messages cut at once and delivered first in first out per rail (as a TCP
+ * stream or a send queue does): each stripe ends when its rail has moved everything queued
+ * before it and itself. The feedback must still find the bandwidth ratio, and the last
+ * stripes of a window must end together. */
+static void test_queued_windows(void)
+{
+    enum { WIN = 8, WINDOWS = 12 };
+    static const double bw[2] = {FAST, SLOW};
+    sim_t m;
+    sim_init(&m, 2, bw, 0.5, 0.02);
+    int windows = -1;
+    double spread = 1;
+    for (int w = 0; w < WINDOWS; w++) {
+        rmpi_stripe_t st[WIN][RMPI_SCHED_MAX];
+        int n[WIN];
+        double busy[2] = {0, 0};
+        size_t cut[2] = {0, 0};
+        uint64_t t[WIN][RMPI_SCHED_MAX];
+        for (int k = 0; k < WIN; k++) {
+            n[k] = rmpi_sched_stripe(&m.s, MSG, st[k], RMPI_SCHED_MAX);
+            for (int j = 0; j < n[k]; j++) {
+                int i = st[k][j].sub;
+                CHECK(st[k][j].ahead == cut[i], "window %d message %d: %zu bytes ahead on rail %d, want %zu", w, k,
+                      st[k][j].ahead, i, cut[i]);
+                cut[i] += st[k][j].len;
+                busy[i] += (double)st[k][j].len / bw[i];
+                t[k][j] = (uint64_t)(LAT_NS + busy[i]);
+            }
+        }
+        for (int k = 0; k < WIN; k++) {
+            for (int j = 0; j < n[k]; j++)
+                rmpi_sched_stripe_done(&m.s, &st[k][j]);
+            rmpi_sched_feedback(&m.s, st[k], n[k], t[k]);
+        }
+        spread = dabs(busy[0] - busy[1]) / (busy[0] > busy[1] ? busy[0] : busy[1]);
+        if (windows < 0 && converged(&m, 0.02))
+            windows = w + 1;
+    }
+    CHECK(m.s.nqueued == 0 && m.s.queued[0] == 0 && m.s.queued[1] == 0, "queues empty after every stripe is done");
+    CHECK(windows > 0 && windows <= 3, "windows of %d queued messages: 4:1 reached after %d windows (%.4f %.4f)", WIN,
+          windows, m.s.weight[0], m.s.weight[1]);
+    CHECK(spread < 0.01, "the rails end a window %.2f%% apart", spread * 100);
+    printf("  windows of %d queued messages at 4:1: converged after %d windows, rails end %.3f%% apart\n", WIN,
+           windows, spread * 100);
+}
+
+/* Messages too small to split go whole to the rail expected to finish them first, so a
+ * stream of them uses every rail in proportion to its weight; a large message cut behind a
+ * queue gives the busy rail less, so both end together. */
+static void test_queue_choice(void)
+{
+    rmpi_sched_cfg_t c = {0};
+    c.stripe_policy = RMPI_STRIPE_ADAPTIVE;
+    c.alpha = 0.5;
+    c.floor = 0.02;
+    c.min_stripe = 65536;
+    rmpi_sched_t s;
+    static const double ratio[2][2] = {{0.5, 0.5}, {0.8, 0.2}};
+    for (int r = 0; r < 2; r++) {
+        rmpi_sched_init(&s, &c, 2, NULL);
+        s.weight[0] = ratio[r][0];
+        s.weight[1] = ratio[r][1];
+        size_t bytes[2] = {0, 0};
+        for (int k = 0; k < 100; k++) {
+            rmpi_stripe_t st[RMPI_SCHED_MAX];
+            int n = rmpi_sched_stripe(&s, 128 << 10, st, RMPI_SCHED_MAX);
+            for (int j = 0; j < n; j++)
+                bytes[st[j].sub] += st[j].len;
+        }
+        double want = 100.0 * (128 << 10) * ratio[r][1];
+        CHECK(dabs((double)bytes[1] - want) <= (128 << 10), "100 messages of 128 KiB at %.1f:%.1f: %zu and %zu bytes per rail",
+              ratio[r][0], ratio[r][1], bytes[0], bytes[1]);
+    }
+    rmpi_sched_init(&s, &c, 2, NULL);
+    s.weight[0] = 0.8;
+    s.weight[1] = 0.2;
+    rmpi_stripe_t first[RMPI_SCHED_MAX], st[RMPI_SCHED_MAX];
+    CHECK(rmpi_sched_stripe(&s, 256 << 10, first, RMPI_SCHED_MAX) == 1 && first[0].sub == 0,
+          "256 KiB at 4:1 (a 51 KiB share for rail 1): whole on rail 0");
+    int n = rmpi_sched_stripe(&s, 1 << 20, st, RMPI_SCHED_MAX);
+    /* rail 0 is free at 256k / 0.8 = 320k: T = (1M + 256k) / 1 = 1280k, shares 768k and 256k */
+    CHECK(n == 2 && st[0].sub == 0 && st[0].len == 768 << 10 && st[1].len == 256 << 10 && st[0].ahead == 256 << 10 &&
+              st[1].ahead == 0,
+          "1 MiB behind 256 KiB on rail 0: %zu (ahead %zu) + %zu", st[0].len, st[0].ahead, n > 1 ? st[1].len : 0);
+    rmpi_sched_stripe_move(&s, &first[0], 1);
+    CHECK(s.queued[0] == 768 << 10 && s.queued[1] == (256 << 10) + (256 << 10), "a moved stripe moves its bytes");
+    rmpi_sched_stripe_done(&s, &first[0]);
+    rmpi_sched_stripe_done(&s, &st[0]);
+    rmpi_sched_stripe_done(&s, &st[1]);
+    CHECK(s.nqueued == 0 && s.queued[0] == 0 && s.queued[1] == 0, "all done: empty queues");
+}
+
 int main(void)
 {
     printf("adaptive striping, %zu-byte messages, %.0f us latency:\n", MSG, LAT_NS / 1000);
@@ -325,5 +420,7 @@ int main(void)
     test_failure();
     test_no_information();
     test_alpha_extremes();
+    test_queued_windows();
+    test_queue_choice();
     return finish("sched_adaptive");
 }
