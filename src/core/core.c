@@ -261,6 +261,7 @@ int rmpi_core_finalize(void)
                     (unsigned long long)m.evictions, (unsigned long long)m.invalidations, m.entries);
     }
     rmpi_net_close();
+    rmpi_rndv_finalize();
     rmpi_vc_finalize();
     rmpi_pmi_finalize();
     rmpi_topo_finalize();

@@ -103,6 +103,8 @@ void rmpi_rndv_push_pieces(rmpi_req_t *r, rmpi_vc_t *vc, const rmpi_rndv_piece_t
                            const uint64_t *rkeys, uint32_t nkeys, size_t n);
 /* A FIN for r arrived (count: FINs that complete it). */
 void rmpi_rndv_fin(rmpi_req_t *r, uint32_t count);
+/* Frees the kept rendezvous states (MPI_Finalize). */
+void rmpi_rndv_finalize(void);
 void rmpi_core_send_fin(rmpi_vc_t *vc, int sub, uint64_t req, uint32_t count);
 void rmpi_core_deliver(rmpi_vc_t *vc, const void *frame, size_t len);
 void rmpi_core_peer_init(rmpi_vc_t *vc);

@@ -1,5 +1,5 @@
 /* Every message size around the protocol thresholds, 0 B .. 16 MiB: eager (full and cached
- * header), the eager limit (16k intra default, 64k inter; shm cells of 64 B; the largest
+ * header), the eager limit (8k intra default, 64k inter; shm cells of 64 B; the largest
  * frame of a 256k ring), rendezvous. Three patterns per size: pairs (rank i with i^1) in
  * both directions with blocking Send/Recv, a ring with the receive posted first, and the
  * reverse ring with the send first (unexpected path). Every byte, the guard bytes after the
@@ -14,9 +14,12 @@ static const size_t sizes[] = {
     0, 1, 7, 8, 39, 40, 41, 63, 64, 65, 1023, 1024, 1025,
     4063, 4064, 4065,           /* eager limit with RMPI_SHM_RING_SIZE=16k */
     4095, 4096, 4097,
+    8167, 8168, 8169,           /* 8k minus the sync eager header (24) */
+    8175, 8176, 8177,           /* 8k minus the eager header (16) */
+    8188, 8191, 8192, 8193,     /* 8k minus the frame header (4); the intra eager limit */
     16359, 16360, 16361,        /* 16k minus the sync eager header (24) */
     16367, 16368, 16369,        /* 16k minus the eager header (16) */
-    16380, 16383, 16384, 16385, /* 16k minus the frame header (4); the intra eager limit */
+    16380, 16383, 16384, 16385, /* 16k minus the frame header (4); intra:16k in the testlist */
     65503, 65504, 65505,        /* largest eager frame of a 256k shm ring */
     65535, 65536, 65537,        /* the inter eager limit */
     262143, 262144, 262145,     /* the shm ring size and the TCP chunk */

@@ -665,6 +665,8 @@ int main(void)
     unsetenv("PMI_PORT");
     unsetenv("PMI_RANK");
     unsetenv("PMI_SIZE");
+    /* The sizes below straddle a 16k eager limit (the intra default is smaller). */
+    setenv("RMPI_EAGER_LIMIT", "16k", 1);
     rmpi_core_info_t info;
     if (rmpi_core_init(&info)) {
         fprintf(stderr, "core_matching: rmpi_core_init failed on a singleton\n");
