@@ -232,6 +232,7 @@ static void post_stripe(rmpi_rndv_t *rv, int k)
     op->complete = stripe_done;
     op->ctx = rv;
     op->status = 0;
+    rv->vc->sub[s->sub].rdma_posted += s->len;
     if (rv->pushing)
         rail->ops->put(rail, rv->vc->peer, rv->local + s->off, s->len, rv->raddr + s->off, rv->rkeys[s->sub], op);
     else
@@ -256,6 +257,7 @@ static void seg_op_post(rmpi_rndv_t *rv, int k, void *local, size_t len, size_t 
     op->status = 0;
     int sub = rv->stripe[k].sub;
     rmpi_rail_t *rail = rmpi_vc_rail(rv->vc, sub);
+    rv->vc->sub[sub].rdma_posted += len;
     if (rv->pushing)
         rail->ops->put(rail, rv->vc->peer, local, len, raddr, rv->rkeys[sub], op);
     else

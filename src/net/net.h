@@ -152,6 +152,9 @@ struct rmpi_net_ops {
      * for one rail of the provider (its rails share the answer). */
     int (*card)(rmpi_rail_t *rail, char *buf, size_t len);
     int (*peer_add)(rmpi_rail_t *rail, int peer, const rmpi_net_id_t *id, int same_node, const char *card);
+    /* Bytes this rail still has to move to peer: accepted by send/put and not yet delivered
+     * (in the provider's queue or the kernel's, unacknowledged). May be NULL (unknown). */
+    size_t (*backlog)(rmpi_rail_t *rail, int peer);
 };
 
 extern const struct rmpi_net_ops rmpi_self_ops, rmpi_shm_ops, rmpi_tcp_ops;

@@ -32,6 +32,11 @@ typedef struct rmpi_subchan {
     rmpi_rail_t *rail;
     uint64_t frames, bytes;      /* sent on this subchannel */
     uint64_t rdma_bytes;
+    uint64_t rdma_posted;        /* RDMA bytes handed to the rail (the core counts them at post) */
+    /* delivery rate of the rail to this peer, measured by rmpi_vc_pick_big while it was busy */
+    uint64_t est_t, est_done;    /* last sample: time (ns) and bytes delivered by then */
+    size_t est_backlog;
+    double rate;                 /* bytes/ns, 0 until measured */
 } rmpi_subchan_t;
 
 typedef struct rmpi_ooo {
@@ -103,10 +108,21 @@ static inline void rmpi_vc_send_on(rmpi_vc_t *vc, int sub, const struct iovec *i
     sc->rail->ops->send(sc->rail, vc->peer, iov, n);
 }
 
-/* Send one frame on the subchannel the small-message policy picks. */
+/* Frames of at least this many bytes on a VC of several subchannels: rmpi_vc_pick_big. */
+extern size_t rmpi_vc_big_frame;
+/* The live subchannel expected to deliver len more bytes first: least (backlog + len) /
+ * weight, the backlog as its rail reports it; the small-frame policy's pick when a rail
+ * cannot tell. */
+int rmpi_vc_pick_big(rmpi_vc_t *vc, size_t len);
+
+/* Send one frame on the subchannel the small-message policy picks (large frames: the one
+ * expected to deliver them first). */
 static inline void rmpi_vc_send(rmpi_vc_t *vc, const struct iovec *iov, int n, size_t len)
 {
-    rmpi_vc_send_on(vc, RMPI_LIKELY(vc->nsub == 1) ? 0 : rmpi_sched_small(&vc->sched), iov, n, len);
+    int sub = 0;
+    if (RMPI_UNLIKELY(vc->nsub > 1))
+        sub = len >= rmpi_vc_big_frame ? rmpi_vc_pick_big(vc, len) : rmpi_sched_small(&vc->sched);
+    rmpi_vc_send_on(vc, sub, iov, n, len);
 }
 
 /* The smallest frame a VC sends from the caller's memory (rmpi_vc_send_zc); SIZE_MAX: none.

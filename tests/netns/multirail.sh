@@ -5,6 +5,10 @@
 # usage: multirail.sh MPIEXEC BIDIR NETNS_RAILS_SH STRIPE_POLICY SMALL_POLICY [cut]
 #   cut: bring rail1 down in both namespaces 3 s into an 8 s run; the job must still
 #        finish with intact data and report the failure once.
+#   bigframes: 4 s of windows of 32 messages of 1 B to 64 KiB each way, all eager (limit
+#        64k): frames of RMPI_BIG_FRAME bytes and more go to the rail expected to deliver
+#        them first, so both rails must carry eager data (at least 1 MB of frames each from
+#        rank 0, where the small-frame policy alone leaves rail1 a few kB of headers).
 set -u
 mpiexec=$1 prog=$2 rails=$3 stripe=$4 small=$5 mode=${6:-}
 [ "$(id -u)" = 0 ] || { echo "skip: needs root for ip netns"; exit 77; }
@@ -15,12 +19,13 @@ ip netns list >/dev/null 2>&1 || { echo "skip: no ip netns"; exit 77; }
 "$rails" up 1gbit 250mbit >/dev/null || { echo "FAIL: netns-rails.sh up"; exit 1; }
 trap '"$rails" down >/dev/null 2>&1' EXIT
 
-args=()
+args=() envs=()
 [ "$mode" = cut ] && args=(8)
+[ "$mode" = bigframes ] && args=(4 32 65536) envs=(-genv RMPI_EAGER_LIMIT 64k)
 log=$(mktemp)
 ip netns exec nsA timeout 150 "$mpiexec" -n 2 --host nsA,nsB --agent "$rails agent" --pmi-iface ctl \
    -genv RMPI_TCP_IFACES rail0,rail1 -genv RMPI_STRIPE_POLICY "$stripe" -genv RMPI_SMALL_POLICY "$small" \
-   -genv RMPI_RAIL_BW tcp:rail0:1g,tcp:rail1:250m -genv RMPI_REPORT 1 "$prog" "${args[@]}" >"$log" 2>&1 &
+   -genv RMPI_RAIL_BW tcp:rail0:1g,tcp:rail1:250m -genv RMPI_REPORT 1 "${envs[@]}" "$prog" "${args[@]}" >"$log" 2>&1 &
 job=$!
 if [ "$mode" = cut ]; then
   sleep 3
@@ -37,6 +42,11 @@ if [ "$mode" = cut ]; then
   grep -q "rail tcp:rail1 to rank .* failed" "$log" || { echo "FAIL: the rail failure was not reported"; exit 1; }
   n=$(grep -c "rail tcp:rail1 to rank 1 failed" "$log")
   [ "$n" -le 1 ] || { echo "FAIL: rank 0 reported the failure $n times"; exit 1; }
+elif [ "$mode" = bigframes ]; then
+  for r in rail0 rail1; do
+    b=$(grep "rank 0 -> 1" -A3 "$log" | grep "rail tcp:$r" | sed -n 's/.*frame bytes \([0-9]*\).*/\1/p' | head -1)
+    [ "${b:-0}" -ge 1000000 ] || { echo "FAIL: only ${b:-0} frame bytes on $r (eager data should use both rails)"; exit 1; }
+  done
 elif [ "$stripe" != binding ]; then
   for r in rail0 rail1; do
     grep "rank 0 -> 1" -A3 "$log" | grep "rail tcp:$r" | grep -qv "rdma bytes 0$" ||

@@ -5,10 +5,12 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
+#include <linux/sockios.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -411,6 +413,28 @@ static int tcp_peer_add(rmpi_rail_t *rail, int peer, const rmpi_net_id_t *id, in
     return rmpi_tcp_peer_add(rmpi_tcp_rail_of(rail)->prov, peer, id, same_node, card);
 }
 
+/* What the kernel holds unacknowledged on the peer's socket plus what waits in this rail's
+ * queue for it (frames, the unsent part of put sources, the chunk in progress). */
+static size_t tcp_backlog(rmpi_rail_t *rail, int peer)
+{
+    rmpi_tcp_rail_t *r = rmpi_tcp_rail_of(rail);
+    if (peer < 0 || peer >= r->prov->npeers || peer == r->env.rank)
+        return 0;
+    rmpi_tcp_peer_t *p = rmpi_tcp_peer_get(r, peer);
+    size_t n = 0;
+    int q = 0;
+    if (p->state == RMPI_TCP_PEER_ESTABLISHED && p->conn && ioctl(p->conn->fd, SIOCOUTQ, &q) == 0 && q > 0)
+        n += (size_t)q;
+    rmpi_list_t *pos;
+    rmpi_list_for_each(pos, &p->txq) {
+        const rmpi_tcp_tx_t *t = (const rmpi_tcp_tx_t *)pos;
+        n += t->is_put ? t->dlen - t->psent : t->hlen + t->dlen - t->off;
+    }
+    if (p->cur_chunk)
+        n += p->cur_chunk->hlen + p->cur_chunk->dlen - p->cur_chunk->off;
+    return n;
+}
+
 const struct rmpi_net_ops rmpi_tcp_ops = {
     .version = RMPI_NET_OPS_VERSION,
     .name = "tcp",
@@ -427,4 +451,5 @@ const struct rmpi_net_ops rmpi_tcp_ops = {
     .describe = tcp_describe,
     .card = tcp_card,
     .peer_add = tcp_peer_add,
+    .backlog = tcp_backlog,
 };

@@ -2,7 +2,10 @@
  * same sequence on both sides) from 0 B to 8 MiB, every byte checked. Run across rails with
  * every striping and small-frame policy (tests/netns/multirail.sh).
  *   bidir [SECONDS]   with SECONDS, keep going for that long (the rail-failure test cuts a
- *                     rail while this runs); without, a fixed 60 messages each way. */
+ *                     rail while this runs); without, a fixed 60 messages each way.
+ *   bidir SECONDS WINDOW MAXBYTES   WINDOW messages in flight each way per round, sizes
+ *                     from 1 to MAXBYTES (many frames queued at once: the rail choice of
+ *                     large eager frames, tests/netns/multirail.sh bigframes). */
 #include <mpi.h>
 #include <stdlib.h>
 
@@ -20,13 +23,59 @@ static size_t pick_size(unsigned *state)
     return (size_t)(x % (8u << 20)) + 1;       /* striped rendezvous */
 }
 
+/* window messages of 1..wmax bytes each way per round, every byte checked */
+static int windows(double seconds, int window, size_t wmax, int peer)
+{
+    unsigned char *sbuf = mtest_malloc((size_t)window * wmax);
+    unsigned char *rbuf = mtest_malloc((size_t)window * (wmax + MTEST_GUARD));
+    MPI_Request *req = mtest_malloc(2 * (size_t)window * sizeof *req);
+    size_t *nr = mtest_malloc((size_t)window * sizeof *nr);
+    unsigned st_send = 11u + (unsigned)mtest_rank, st_recv = 11u + (unsigned)peer;
+    double t0 = MPI_Wtime();
+    int done = 0;
+    for (int i = 0; !done; i++) {
+        for (int w = 0; w < window; w++) {
+            st_recv = st_recv * 1103515245u + 12345u;
+            nr[w] = (st_recv >> 4) % wmax + 1;
+            unsigned char *rb = rbuf + (size_t)w * (wmax + MTEST_GUARD);
+            mtest_guard_set(rb, nr[w]);
+            MTEST_OK(MPI_Irecv(rb, (int)nr[w], MPI_BYTE, peer, w, MPI_COMM_WORLD, &req[w]));
+        }
+        for (int w = 0; w < window; w++) {
+            st_send = st_send * 1103515245u + 12345u;
+            size_t ns = (st_send >> 4) % wmax + 1;
+            unsigned char *sb = sbuf + (size_t)w * wmax;
+            mtest_fill(sb, ns, mtest_seed(mtest_rank, peer, i * window + w));
+            MTEST_OK(MPI_Isend(sb, (int)ns, MPI_BYTE, peer, w, MPI_COMM_WORLD, &req[window + w]));
+        }
+        MTEST_OK(MPI_Waitall(2 * window, req, MPI_STATUSES_IGNORE));
+        for (int w = 0; w < window; w++) {
+            unsigned char *rb = rbuf + (size_t)w * (wmax + MTEST_GUARD);
+            mtest_check_buf(rb, nr[w], mtest_seed(peer, mtest_rank, i * window + w), "bidir window message");
+            mtest_guard_check(rb, nr[w], "bidir window message");
+        }
+        int stop = MPI_Wtime() - t0 > seconds, any;
+        MPI_Allreduce(&stop, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        done = any || mtest_error_count() > 0;
+    }
+    free(sbuf);
+    free(rbuf);
+    free(req);
+    free(nr);
+    return mtest_finalize();
+}
+
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
     double seconds = argc > 1 ? atof(argv[1]) : 0;
+    int window = argc > 3 ? atoi(argv[2]) : 1;
+    size_t wmax = argc > 3 ? (size_t)atol(argv[3]) : 0;
     int peer = mtest_rank ^ 1;
     if (peer >= mtest_size)
         return mtest_finalize();
+    if (window > 1 && wmax > 0)
+        return windows(seconds, window, wmax, peer);
     size_t max = (8u << 20) + 1;
     unsigned char *sbuf = mtest_malloc(max), *rbuf = mtest_malloc(max + MTEST_GUARD);
     unsigned st_send = 7u + (unsigned)mtest_rank, st_recv = 7u + (unsigned)peer;
