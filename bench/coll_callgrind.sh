@@ -1,0 +1,142 @@
+#!/bin/bash
+# Instructions per small blocking collective call on rank 0, counted by callgrind.
+# For each collective and rank count, bench/coll.c runs twice with different iteration
+# counts (-i) with rank 0 under valgrind --tool=callgrind; the difference of rank 0's
+# main-thread instruction counts divided by the difference of calls is what one call costs
+# (MPI_Init, the first checking call, the bench's own barriers and reductions and
+# MPI_Finalize cancel out), the subtraction bench/callgrind.sh uses for ping-pongs.
+set -eu
+
+usage() {
+    cat <<'EOF'
+usage: bench/coll_callgrind.sh [options] [MPICC MPIEXEC [MPIEXEC_ARGS...]]
+
+Builds bench/coll.c with MPICC and prints a table of rank 0's instructions (Ir, main
+thread) per call of each collective at each rank count. Instruction counts, not time.
+Default MPI: the repository's build/bin/mpicc and build/bin/mpiexec.
+
+  --colls LIST   comma list of barrier,bcast,reduce,allreduce,allgather,alltoall (default all)
+  --ranks LIST   comma list of rank counts (default 2,4)
+  --size BYTES   bytes per call as bench/coll.c counts them (default 8)
+  --iters N      timed calls of the long run (default 2000)
+  --base N       timed calls of the short run that is subtracted (default 200)
+  --reps N       run each pair N times and keep the smallest count of each run (default 3):
+                 a rank that waits for a descheduled peer spins, which only adds instructions
+  --keep DIR     keep the build, callgrind.out files and logs in DIR
+
+Examples:
+  bench/coll_callgrind.sh
+  bench/coll_callgrind.sh mpicc.openmpi mpirun.openmpi --allow-run-as-root --oversubscribe
+EOF
+}
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+colls=barrier,bcast,reduce,allreduce,allgather,alltoall
+ranks=2,4
+size=8
+iters=2000
+base=200
+reps=3
+keep=""
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --colls) [ $# -ge 2 ] || { usage >&2; exit 2; }; colls=$2; shift ;;
+        --ranks) [ $# -ge 2 ] || { usage >&2; exit 2; }; ranks=$2; shift ;;
+        --size) [ $# -ge 2 ] || { usage >&2; exit 2; }; size=$2; shift ;;
+        --iters) [ $# -ge 2 ] || { usage >&2; exit 2; }; iters=$2; shift ;;
+        --base) [ $# -ge 2 ] || { usage >&2; exit 2; }; base=$2; shift ;;
+        --reps) [ $# -ge 2 ] || { usage >&2; exit 2; }; reps=$2; shift ;;
+        --keep) [ $# -ge 2 ] || { usage >&2; exit 2; }; keep=$2; shift ;;
+        -h|--help) usage; exit 0 ;;
+        --) shift; break ;;
+        -*) echo "coll_callgrind.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
+        *) break ;;
+    esac
+    shift
+done
+for v in "$iters" "$base" "$size" "$reps" ${ranks//,/ }; do
+    case "$v" in ''|*[!0-9]*) echo "coll_callgrind.sh: '$v' is not a number" >&2; exit 2 ;; esac
+done
+[ "$size" -ge 4 ] || { echo "coll_callgrind.sh: --size must be at least 4 (bench/coll.c)" >&2; exit 2; }
+[ "$iters" -gt "$base" ] || { echo "coll_callgrind.sh: --iters must exceed --base" >&2; exit 2; }
+
+if [ $# -ge 2 ]; then
+    mpicc=$1
+    mpiexec=$2
+    shift 2
+elif [ $# -eq 0 ]; then
+    mpicc=$root/build/bin/mpicc
+    mpiexec=$root/build/bin/mpiexec
+    [ -x "$mpicc" ] && [ -x "$mpiexec" ] || {
+        echo "coll_callgrind.sh: RailMPI is not built ($mpicc or $mpiexec missing); run make" >&2; exit 1; }
+else
+    usage >&2
+    exit 2
+fi
+launcher_args=("$@")
+command -v valgrind >/dev/null || { echo "coll_callgrind.sh: valgrind is not installed" >&2; exit 1; }
+command -v "$mpicc" >/dev/null || { echo "coll_callgrind.sh: compiler '$mpicc' not found" >&2; exit 1; }
+command -v "$mpiexec" >/dev/null || { echo "coll_callgrind.sh: launcher '$mpiexec' not found" >&2; exit 1; }
+
+if [ -n "$keep" ]; then
+    mkdir -p "$keep"
+    work=$(cd "$keep" && pwd)
+else
+    work=$(mktemp -d /tmp/coll_callgrind.XXXXXX)
+    trap 'rm -rf "$work"' EXIT
+fi
+
+"$mpicc" -std=c11 -O2 -g -Wall -Wextra -o "$work/coll" "$here/coll.c"
+
+# Only rank 0 runs under valgrind; the others answer natively, so rank 0 seldom waits.
+cat >"$work/wrap.sh" <<'EOF'
+#!/bin/sh
+rank=${PMI_RANK:-${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-${SLURM_PROCID:-}}}}
+if [ "$rank" = 0 ]; then
+    exec valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$CG_OUT.%p" "$@"
+fi
+[ -n "$rank" ] || { echo "coll_callgrind.sh: the launcher sets no rank variable" >&2; exit 1; }
+exec "$@"
+EOF
+chmod +x "$work/wrap.sh"
+
+# bench/coll.c with -i N makes 1 checking call, N/10 + 1 warm-up calls and N timed calls.
+calls() { echo $(($1 + $1 / 10 + 1 + 1)); }
+
+# Rank 0's main-thread Ir for one run.
+run_ir() {
+    local coll=$1 n=$2 iters=$3 tag=$1.$2.$3.$4
+    rm -f "$work/cg.$tag".*
+    if ! CG_OUT=$work/cg.$tag timeout 600 "$mpiexec" "${launcher_args[@]}" -n "$n" "$work/wrap.sh" \
+        "$work/coll" -c "$coll" -s "$size" -i "$iters" >"$work/$tag.out" 2>"$work/$tag.log"; then
+        echo "coll_callgrind.sh: $coll at $n ranks, $iters calls failed; log follows" >&2
+        cat "$work/$tag.log" >&2
+        exit 1
+    fi
+    local mains=("$work/cg.$tag".*-01)
+    [ -e "${mains[0]}" ] || { echo "coll_callgrind.sh: no callgrind output for $tag" >&2; exit 1; }
+    awk '/^(summary|totals):/{print $2; exit}' "${mains[0]}"
+}
+
+echo "MPI: $mpicc / $mpiexec ${launcher_args[*]}"
+echo "size: $size B; calls: $(calls "$iters") minus $(calls "$base"), smallest of $reps runs each; Ir of rank 0's main thread per call"
+printf '%-10s' coll
+for n in ${ranks//,/ }; do printf ' %12s' "$n ranks"; done
+printf '\n'
+for coll in ${colls//,/ }; do
+    printf '%-10s' "$coll"
+    for n in ${ranks//,/ }; do
+        big="" small=""
+        for rep in $(seq 1 "$reps"); do
+            b=$(run_ir "$coll" "$n" "$iters" "$rep")
+            s=$(run_ir "$coll" "$n" "$base" "$rep")
+            if [ -z "$big" ] || [ "$b" -lt "$big" ]; then big=$b; fi
+            if [ -z "$small" ] || [ "$s" -lt "$small" ]; then small=$s; fi
+        done
+        awk -v b="$big" -v s="$small" -v d="$(( $(calls "$iters") - $(calls "$base") ))" \
+            'BEGIN { printf " %12.0f", (b - s) / d }'
+    done
+    printf '\n'
+done
