@@ -5,6 +5,9 @@
 # main-thread instruction counts divided by the difference of calls is what one call costs
 # (MPI_Init, the first checking call, the bench's own barriers and reductions and
 # MPI_Finalize cancel out), the subtraction bench/callgrind.sh uses for ping-pongs.
+# For RailMPI a second figure leaves out the wait loop (rmpi_core_wait_step and below):
+# it still holds the polls that find nothing, whose number depends on how the peers are
+# scheduled, while building, starting and freeing the schedule are outside it.
 set -eu
 
 usage() {
@@ -117,26 +120,38 @@ run_ir() {
     fi
     local mains=("$work/cg.$tag".*-01)
     [ -e "${mains[0]}" ] || { echo "coll_callgrind.sh: no callgrind output for $tag" >&2; exit 1; }
-    awk '/^(summary|totals):/{print $2; exit}' "${mains[0]}"
+    local main wait
+    main=$(awk '/^(summary|totals):/{print $2; exit}' "${mains[0]}")
+    # RailMPI: the wait loop's share (polls that find nothing depend on how the peers are
+    # scheduled); 0 for other MPIs
+    wait=$(callgrind_annotate --inclusive=yes --threshold=100 "${mains[0]}" 2>/dev/null |
+        awk '/:rmpi_core_wait_step /{gsub(",", "", $1); print $1; exit}')
+    echo "$main ${wait:-0}"
 }
 
 echo "MPI: $mpicc / $mpiexec ${launcher_args[*]}"
-echo "size: $size B; calls: $(calls "$iters") minus $(calls "$base"), smallest of $reps runs each; Ir of rank 0's main thread per call"
+echo "size: $size B; calls: $(calls "$iters") minus $(calls "$base"), smallest of $reps runs each"
+echo "Ir of rank 0's main thread per call; RailMPI: (in brackets) without rmpi_core_wait_step"
+cellw=16
 printf '%-10s' coll
-for n in ${ranks//,/ }; do printf ' %12s' "$n ranks"; done
+for n in ${ranks//,/ }; do printf " %${cellw}s" "$n ranks"; done
 printf '\n'
 for coll in ${colls//,/ }; do
     printf '%-10s' "$coll"
     for n in ${ranks//,/ }; do
-        big="" small=""
+        big="" small="" bigw="" smallw=""
         for rep in $(seq 1 "$reps"); do
-            b=$(run_ir "$coll" "$n" "$iters" "$rep")
-            s=$(run_ir "$coll" "$n" "$base" "$rep")
+            read -r b bw <<<"$(run_ir "$coll" "$n" "$iters" "$rep")"
+            read -r s sw <<<"$(run_ir "$coll" "$n" "$base" "$rep")"
             if [ -z "$big" ] || [ "$b" -lt "$big" ]; then big=$b; fi
             if [ -z "$small" ] || [ "$s" -lt "$small" ]; then small=$s; fi
+            if [ -z "$bigw" ] || [ $((b - bw)) -lt "$bigw" ]; then bigw=$((b - bw)); fi
+            if [ -z "$smallw" ] || [ $((s - sw)) -lt "$smallw" ]; then smallw=$((s - sw)); fi
         done
-        awk -v b="$big" -v s="$small" -v d="$(( $(calls "$iters") - $(calls "$base") ))" \
-            'BEGIN { printf " %12.0f", (b - s) / d }'
+        awk -v b="$big" -v s="$small" -v bo="$bigw" -v so="$smallw" -v w="$cellw" \
+            -v d="$(( $(calls "$iters") - $(calls "$base") ))" 'BEGIN {
+            if (bo == b) printf " %*.0f", w, (b - s) / d
+            else printf " %*s", w, sprintf("%.0f (%.0f)", (b - s) / d, (bo - so) / d) }'
     done
     printf '\n'
 done
