@@ -37,10 +37,8 @@ void *coll_output(rmpi_nbc_t *s, void *rbuf, size_t count, rmpi_dtype_t *dt)
 
 int coll_pof2(int n)
 {
-    int p = 1;
-    while (p * 2 <= n)
-        p *= 2;
-    return p;
+    /* the highest bit of n (1 for n < 1, as the loop it replaces gave) */
+    return n < 1 ? 1 : 1 << (31 - __builtin_clz((unsigned)n));
 }
 
 static int node_of(const rmpi_comm_t *c, int r) { return rmpi_topo_node_of(rmpi_comm_world_rank(c, r)); }
