@@ -65,45 +65,11 @@ done
 [ "$size" -ge 4 ] || { echo "coll_callgrind.sh: --size must be at least 4 (bench/coll.c)" >&2; exit 2; }
 [ "$iters" -gt "$base" ] || { echo "coll_callgrind.sh: --iters must exceed --base" >&2; exit 2; }
 
-if [ $# -ge 2 ]; then
-    mpicc=$1
-    mpiexec=$2
-    shift 2
-elif [ $# -eq 0 ]; then
-    mpicc=$root/build/bin/mpicc
-    mpiexec=$root/build/bin/mpiexec
-    [ -x "$mpicc" ] && [ -x "$mpiexec" ] || {
-        echo "coll_callgrind.sh: RailMPI is not built ($mpicc or $mpiexec missing); run make" >&2; exit 1; }
-else
-    usage >&2
-    exit 2
-fi
-launcher_args=("$@")
-command -v valgrind >/dev/null || { echo "coll_callgrind.sh: valgrind is not installed" >&2; exit 1; }
-command -v "$mpicc" >/dev/null || { echo "coll_callgrind.sh: compiler '$mpicc' not found" >&2; exit 1; }
-command -v "$mpiexec" >/dev/null || { echo "coll_callgrind.sh: launcher '$mpiexec' not found" >&2; exit 1; }
-
-if [ -n "$keep" ]; then
-    mkdir -p "$keep"
-    work=$(cd "$keep" && pwd)
-else
-    work=$(mktemp -d /tmp/coll_callgrind.XXXXXX)
-    trap 'rm -rf "$work"' EXIT
-fi
-
-"$mpicc" -std=c11 -O2 -g -Wall -Wextra -o "$work/coll" "$here/coll.c"
-
-# Only rank 0 runs under valgrind; the others answer natively, so rank 0 seldom waits.
-cat >"$work/wrap.sh" <<'EOF'
-#!/bin/sh
-rank=${PMI_RANK:-${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-${SLURM_PROCID:-}}}}
-if [ "$rank" = 0 ]; then
-    exec valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$CG_OUT.%p" "$@"
-fi
-[ -n "$rank" ] || { echo "coll_callgrind.sh: the launcher sets no rank variable" >&2; exit 1; }
-exec "$@"
-EOF
-chmod +x "$work/wrap.sh"
+name=coll_callgrind.sh
+# shellcheck source=bench/callgrind_lib.sh
+. "$here/callgrind_lib.sh"
+cg_setup coll "$@"
+export CG_ALL_RANKS=0
 
 # bench/coll.c with -i N makes 1 checking call, N/10 + 1 warm-up calls and N timed calls.
 calls() { echo $(($1 + $1 / 10 + 1 + 1)); }
