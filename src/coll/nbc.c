@@ -134,10 +134,11 @@ void *rmpi_nbc_tmp(rmpi_nbc_t *s, size_t bytes)
 {
     if (!bytes)
         return NULL;
-    /* pieces keep malloc's alignment */
+    /* pieces keep malloc's alignment; one larger than any arena goes to malloc at once
+     * (and cannot overflow the rounding) */
     const size_t align = _Alignof(max_align_t);
-    size_t need = (bytes + align - 1) & ~(align - 1);
-    s->tmp_bytes += need;
+    size_t need = bytes <= NBC_ARENA_MAX ? (bytes + align - 1) & ~(align - 1) : NBC_ARENA_MAX + 1;
+    s->tmp_bytes = s->tmp_bytes + need < s->tmp_bytes ? SIZE_MAX : s->tmp_bytes + need;
     if (need <= s->arena_cap - s->arena_used) {
         void *p = s->arena + s->arena_used;
         s->arena_used += need;
