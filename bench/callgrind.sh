@@ -57,52 +57,10 @@ for v in "$iters" "$base" "$size" "$reps"; do
 done
 [ "$iters" -gt "$base" ] || { echo "callgrind.sh: --iters must exceed --base" >&2; exit 2; }
 
-if [ $# -ge 2 ]; then
-    mpicc=$1
-    mpiexec=$2
-    shift 2
-elif [ $# -eq 0 ]; then
-    mpicc=$root/build/bin/mpicc
-    mpiexec=$root/build/bin/mpiexec
-    if [ ! -x "$mpicc" ] || [ ! -x "$mpiexec" ]; then
-        echo "callgrind.sh: RailMPI is not built ($mpicc or $mpiexec missing); run make," \
-             "or name another MPI: bench/callgrind.sh mpicc.mpich mpiexec.mpich" >&2
-        exit 1
-    fi
-else
-    usage >&2
-    exit 2
-fi
-launcher_args=("$@")
-command -v valgrind >/dev/null || { echo "callgrind.sh: valgrind is not installed" >&2; exit 1; }
-command -v "$mpicc" >/dev/null || { echo "callgrind.sh: compiler '$mpicc' not found" >&2; exit 1; }
-command -v "$mpiexec" >/dev/null || { echo "callgrind.sh: launcher '$mpiexec' not found" >&2; exit 1; }
-
-if [ -n "$keep" ]; then
-    mkdir -p "$keep"
-    work=$(cd "$keep" && pwd)
-else
-    work=$(mktemp -d /tmp/callgrind.XXXXXX)
-    trap 'rm -rf "$work"' EXIT
-fi
-
-"$mpicc" -std=c11 -O2 -g -Wall -Wextra -o "$work/pt2pt" "$here/pt2pt.c"
-
-# Only rank 0 runs under valgrind: a native peer answers at once, so rank 0 spends almost
-# no instructions spinning in its progress loop, and the count measures the path, not the wait.
-cat >"$work/wrap.sh" <<'EOF'
-#!/bin/sh
-rank=${PMI_RANK:-${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-${SLURM_PROCID:-}}}}
-if [ "$CG_ALL_RANKS" = 1 ] || [ "$rank" = 0 ]; then
-    exec valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$CG_OUT.%p" "$@"
-fi
-if [ -z "$rank" ]; then
-    echo "callgrind.sh: the launcher sets no rank variable; use --all-ranks" >&2
-    exit 1
-fi
-exec "$@"
-EOF
-chmod +x "$work/wrap.sh"
+name=callgrind.sh
+# shellcheck source=bench/callgrind_lib.sh
+. "$here/callgrind_lib.sh"
+cg_setup pt2pt "$@"
 
 # Prints "MAIN ALL": rank 0's Ir in its main thread and in all its threads. Threads are
 # counted apart because progress or PMI helper threads wake on timers and add noise.

@@ -37,15 +37,13 @@ void *coll_output(rmpi_nbc_t *s, void *rbuf, size_t count, rmpi_dtype_t *dt)
 
 int coll_pof2(int n)
 {
-    int p = 1;
-    while (p * 2 <= n)
-        p *= 2;
-    return p;
+    /* the highest bit of n (1 for n < 1, as the loop it replaces gave) */
+    return n < 1 ? 1 : 1 << (31 - __builtin_clz((unsigned)n));
 }
 
 static int node_of(const rmpi_comm_t *c, int r) { return rmpi_topo_node_of(rmpi_comm_world_rank(c, r)); }
 
-int coll_multi_node(rmpi_comm_t *c)
+static int multi_node(const rmpi_comm_t *c)
 {
     /* Processes of other worlds (spawn, connect/accept) have no node number this process
      * shares with them; every member of such a communicator sees one, so all go flat. */
@@ -68,6 +66,15 @@ int coll_multi_node(rmpi_comm_t *c)
         free(seen);
     }
     return other && shared;
+}
+
+/* Membership and node numbers never change, so the answer is kept in the communicator
+ * (it costs a walk over the ranks, which a small collective would otherwise pay per call). */
+int coll_multi_node(rmpi_comm_t *c)
+{
+    if (RMPI_UNLIKELY(!c->coll_nodes))
+        c->coll_nodes = (int8_t)(multi_node(c) ? 2 : 1);
+    return c->coll_nodes == 2;
 }
 
 void coll_nodes_get(rmpi_comm_t *c, int root, coll_nodes_t *h)

@@ -25,16 +25,14 @@ typedef struct nbc_step {
 struct rmpi_nbc {
     rmpi_comm_t *comm;
     int tag;
-    nbc_step_t *steps;
-    size_t nsteps, capsteps;
-    size_t *round_start;   /* first step of each round */
-    size_t nrounds, caprounds;
-    void **tmp;
-    size_t ntmp;
+    size_t nsteps;
+    size_t nrounds;
+    size_t ntmp;           /* scratch blocks that did not fit in the arena (in tmp) */
+    size_t arena_used;     /* bytes of the arena handed out */
+    size_t tmp_bytes;      /* all scratch asked for, arena or not (sizes the next arena) */
     /* run state */
     size_t cur;            /* round running now */
-    rmpi_req_t **xfer;     /* transfers of the running round */
-    size_t nxfer, capxfer;
+    size_t nxfer;          /* transfers of the running round (in xfer) */
     rmpi_req_t *req;       /* NULL for rmpi_nbc_run */
     int err, keep, done;
     int p2p;               /* rmpi_nbc_new_p2p: point-to-point context, per-step tags */
@@ -43,14 +41,34 @@ struct rmpi_nbc {
     size_t st_bytes, st_msglen;
     int sealed;            /* rounds closed by the first start */
     rmpi_list_t link;      /* in the active list while running */
+    /* Memory kept when the object goes back to the spare list (see nbc_recycle); the
+     * members above are reset for every schedule. */
+    nbc_step_t *steps;
+    size_t capsteps;
+    size_t *round_start;   /* first step of each round */
+    size_t caprounds;
+    rmpi_req_t **xfer;
+    size_t capxfer;
+    void **tmp;
     size_t captmp;
-    /* first pieces of the arrays above (most schedules need no other allocation); last,
-     * so that only the members before them need zeroing */
+    char *arena;           /* scratch: one block handed out in pieces */
+    size_t arena_cap;
+    /* first pieces of the arrays above (most schedules need no other allocation) */
     nbc_step_t steps_inl[12];
     size_t round_inl[8];
     rmpi_req_t *xfer_inl[8];
     void *tmp_inl[4];
 };
+
+/* Freed schedules kept for reuse with their arrays' capacity and scratch arena, so that a
+ * small blocking collective allocates nothing. A schedule is on this list only while no
+ * call owns it: a running non-blocking or persistent schedule never shares memory with
+ * another one. Library lock held, like everything here. */
+#define NBC_SPARE_MAX 4
+#define NBC_ARENA_MAX ((size_t)64 << 10)  /* largest scratch arena kept */
+#define NBC_KEEP_STEPS 256                /* larger step arrays are freed, not kept */
+static rmpi_nbc_t *spare[NBC_SPARE_MAX];
+static int nspare;
 
 static rmpi_list_t active = {&active, &active};
 static int nactive;
@@ -76,15 +94,21 @@ static void *grow(void *arr, const void *inl, size_t *cap, size_t elem)
 
 static rmpi_nbc_t *nbc_alloc(rmpi_comm_t *c)
 {
-    rmpi_nbc_t *s = rmpi_xmalloc(sizeof *s);
-    memset(s, 0, offsetof(rmpi_nbc_t, steps_inl));
+    rmpi_nbc_t *s;
+    if (nspare > 0) {
+        s = spare[--nspare];
+    } else {
+        s = rmpi_xmalloc(sizeof *s);
+        s->steps = s->steps_inl, s->capsteps = RMPI_ARRAY_LEN(s->steps_inl);
+        s->round_start = s->round_inl, s->caprounds = RMPI_ARRAY_LEN(s->round_inl);
+        s->xfer = s->xfer_inl, s->capxfer = RMPI_ARRAY_LEN(s->xfer_inl);
+        s->tmp = s->tmp_inl, s->captmp = RMPI_ARRAY_LEN(s->tmp_inl);
+        s->arena = NULL, s->arena_cap = 0;
+    }
+    memset(s, 0, offsetof(rmpi_nbc_t, steps));
     s->comm = c;
     if (!c->predefined)
         c->refcount++;
-    s->steps = s->steps_inl, s->capsteps = RMPI_ARRAY_LEN(s->steps_inl);
-    s->round_start = s->round_inl, s->caprounds = RMPI_ARRAY_LEN(s->round_inl);
-    s->xfer = s->xfer_inl, s->capxfer = RMPI_ARRAY_LEN(s->xfer_inl);
-    s->tmp = s->tmp_inl, s->captmp = RMPI_ARRAY_LEN(s->tmp_inl);
     s->nrounds = 1;
     s->round_start[0] = 0;
     rmpi_list_init(&s->link);
@@ -110,6 +134,16 @@ void *rmpi_nbc_tmp(rmpi_nbc_t *s, size_t bytes)
 {
     if (!bytes)
         return NULL;
+    /* pieces keep malloc's alignment; one larger than any arena goes to malloc at once
+     * (and cannot overflow the rounding) */
+    const size_t align = _Alignof(max_align_t);
+    size_t need = bytes <= NBC_ARENA_MAX ? (bytes + align - 1) & ~(align - 1) : NBC_ARENA_MAX + 1;
+    s->tmp_bytes = s->tmp_bytes + need < s->tmp_bytes ? SIZE_MAX : s->tmp_bytes + need;
+    if (need <= s->arena_cap - s->arena_used) {
+        void *p = s->arena + s->arena_used;
+        s->arena_used += need;
+        return p;
+    }
     if (s->ntmp == s->captmp)
         s->tmp = grow(s->tmp, s->tmp_inl, &s->captmp, sizeof *s->tmp);
     return s->tmp[s->ntmp++] = rmpi_xmalloc(bytes);
@@ -383,6 +417,39 @@ int rmpi_nbc_run(rmpi_nbc_t *s)
 
 void rmpi_nbc_start(rmpi_nbc_t *s, rmpi_req_t *req, int keep) { launch(s, req, keep); }
 
+/* Give back the heap memory of s and s itself. */
+static void nbc_destroy(rmpi_nbc_t *s)
+{
+    free(s->arena);
+    if (s->tmp != s->tmp_inl)
+        free(s->tmp);
+    if (s->steps != s->steps_inl)
+        free(s->steps);
+    if (s->round_start != s->round_inl)
+        free(s->round_start);
+    if (s->xfer != s->xfer_inl)
+        free(s->xfer);
+    free(s);
+}
+
+/* s no longer runs and holds no references: keep it on the spare list with its arrays and
+ * a scratch arena big enough for all the scratch it needed (up to NBC_ARENA_MAX), or free
+ * it when the list is full or its arrays are large. */
+static void nbc_recycle(rmpi_nbc_t *s)
+{
+    if (nspare == NBC_SPARE_MAX || s->capsteps > NBC_KEEP_STEPS || s->caprounds > NBC_KEEP_STEPS ||
+        s->capxfer > NBC_KEEP_STEPS || s->captmp > NBC_KEEP_STEPS) {
+        nbc_destroy(s);
+        return;
+    }
+    if (s->tmp_bytes > s->arena_cap && s->tmp_bytes <= NBC_ARENA_MAX) {
+        free(s->arena);
+        s->arena = rmpi_xmalloc(s->tmp_bytes);
+        s->arena_cap = s->tmp_bytes;
+    }
+    spare[nspare++] = s;
+}
+
 void rmpi_nbc_free(rmpi_nbc_t *s)
 {
     for (size_t i = 0; i < s->nsteps; i++) {
@@ -394,15 +461,7 @@ void rmpi_nbc_free(rmpi_nbc_t *s)
     for (size_t i = 0; i < s->ntmp; i++)
         free(s->tmp[i]);
     rmpi_comm_release(s->comm);
-    if (s->tmp != s->tmp_inl)
-        free(s->tmp);
-    if (s->steps != s->steps_inl)
-        free(s->steps);
-    if (s->round_start != s->round_inl)
-        free(s->round_start);
-    if (s->xfer != s->xfer_inl)
-        free(s->xfer);
-    free(s);
+    nbc_recycle(s);
 }
 
 int rmpi_nbc_active(void) { return nactive; }

@@ -1,0 +1,123 @@
+#!/bin/bash
+# Instructions per small blocking collective call on rank 0, counted by callgrind.
+# For each collective and rank count, bench/coll.c runs twice with different iteration
+# counts (-i) with rank 0 under valgrind --tool=callgrind; the difference of rank 0's
+# main-thread instruction counts divided by the difference of calls is what one call costs
+# (MPI_Init, the first checking call, the bench's own barriers and reductions and
+# MPI_Finalize cancel out), the subtraction bench/callgrind.sh uses for ping-pongs.
+# For RailMPI a second figure leaves out the wait loop (rmpi_core_wait_step and below):
+# it still holds the polls that find nothing, whose number depends on how the peers are
+# scheduled, while building, starting and freeing the schedule are outside it.
+set -eu
+
+usage() {
+    cat <<'EOF'
+usage: bench/coll_callgrind.sh [options] [MPICC MPIEXEC [MPIEXEC_ARGS...]]
+
+Builds bench/coll.c with MPICC and prints a table of rank 0's instructions (Ir, main
+thread) per call of each collective at each rank count. Instruction counts, not time.
+Default MPI: the repository's build/bin/mpicc and build/bin/mpiexec.
+
+  --colls LIST   comma list of barrier,bcast,reduce,allreduce,allgather,alltoall (default all)
+  --ranks LIST   comma list of rank counts (default 2,4)
+  --size BYTES   bytes per call as bench/coll.c counts them (default 8)
+  --iters N      timed calls of the long run (default 2000)
+  --base N       timed calls of the short run that is subtracted (default 200)
+  --reps N       run each pair N times and keep the smallest count of each run (default 3):
+                 a rank that waits for a descheduled peer spins, which only adds instructions
+  --keep DIR     keep the build, callgrind.out files and logs in DIR
+
+Examples:
+  bench/coll_callgrind.sh
+  bench/coll_callgrind.sh mpicc.openmpi mpirun.openmpi --allow-run-as-root --oversubscribe
+EOF
+}
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+colls=barrier,bcast,reduce,allreduce,allgather,alltoall
+ranks=2,4
+size=8
+iters=2000
+base=200
+reps=3
+keep=""
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --colls) [ $# -ge 2 ] || { usage >&2; exit 2; }; colls=$2; shift ;;
+        --ranks) [ $# -ge 2 ] || { usage >&2; exit 2; }; ranks=$2; shift ;;
+        --size) [ $# -ge 2 ] || { usage >&2; exit 2; }; size=$2; shift ;;
+        --iters) [ $# -ge 2 ] || { usage >&2; exit 2; }; iters=$2; shift ;;
+        --base) [ $# -ge 2 ] || { usage >&2; exit 2; }; base=$2; shift ;;
+        --reps) [ $# -ge 2 ] || { usage >&2; exit 2; }; reps=$2; shift ;;
+        --keep) [ $# -ge 2 ] || { usage >&2; exit 2; }; keep=$2; shift ;;
+        -h|--help) usage; exit 0 ;;
+        --) shift; break ;;
+        -*) echo "coll_callgrind.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
+        *) break ;;
+    esac
+    shift
+done
+for v in "$iters" "$base" "$size" "$reps" ${ranks//,/ }; do
+    case "$v" in ''|*[!0-9]*) echo "coll_callgrind.sh: '$v' is not a number" >&2; exit 2 ;; esac
+done
+[ "$size" -ge 4 ] || { echo "coll_callgrind.sh: --size must be at least 4 (bench/coll.c)" >&2; exit 2; }
+[ "$iters" -gt "$base" ] || { echo "coll_callgrind.sh: --iters must exceed --base" >&2; exit 2; }
+
+name=coll_callgrind.sh
+# shellcheck source=bench/callgrind_lib.sh
+. "$here/callgrind_lib.sh"
+cg_setup coll "$@"
+export CG_ALL_RANKS=0
+
+# bench/coll.c with -i N makes 1 checking call, N/10 + 1 warm-up calls and N timed calls.
+calls() { echo $(($1 + $1 / 10 + 1 + 1)); }
+
+# Rank 0's main-thread Ir for one run.
+run_ir() {
+    local coll=$1 n=$2 iters=$3 tag=$1.$2.$3.$4
+    rm -f "$work/cg.$tag".*
+    if ! CG_OUT=$work/cg.$tag timeout 600 "$mpiexec" "${launcher_args[@]}" -n "$n" "$work/wrap.sh" \
+        "$work/coll" -c "$coll" -s "$size" -i "$iters" >"$work/$tag.out" 2>"$work/$tag.log"; then
+        echo "coll_callgrind.sh: $coll at $n ranks, $iters calls failed; log follows" >&2
+        cat "$work/$tag.log" >&2
+        exit 1
+    fi
+    local mains=("$work/cg.$tag".*-01)
+    [ -e "${mains[0]}" ] || { echo "coll_callgrind.sh: no callgrind output for $tag" >&2; exit 1; }
+    local main wait
+    main=$(awk '/^(summary|totals):/{print $2; exit}' "${mains[0]}")
+    # RailMPI: the wait loop's share (polls that find nothing depend on how the peers are
+    # scheduled); 0 for other MPIs
+    wait=$(callgrind_annotate --inclusive=yes --threshold=100 "${mains[0]}" 2>/dev/null |
+        awk '/:rmpi_core_wait_step /{gsub(",", "", $1); print $1; exit}')
+    echo "$main ${wait:-0}"
+}
+
+echo "MPI: $mpicc / $mpiexec ${launcher_args[*]}"
+echo "size: $size B; calls: $(calls "$iters") minus $(calls "$base"), smallest of $reps runs each"
+echo "Ir of rank 0's main thread per call; RailMPI: (in brackets) without rmpi_core_wait_step"
+cellw=16
+printf '%-10s' coll
+for n in ${ranks//,/ }; do printf " %${cellw}s" "$n ranks"; done
+printf '\n'
+for coll in ${colls//,/ }; do
+    printf '%-10s' "$coll"
+    for n in ${ranks//,/ }; do
+        big="" small="" bigw="" smallw=""
+        for rep in $(seq 1 "$reps"); do
+            read -r b bw <<<"$(run_ir "$coll" "$n" "$iters" "$rep")"
+            read -r s sw <<<"$(run_ir "$coll" "$n" "$base" "$rep")"
+            if [ -z "$big" ] || [ "$b" -lt "$big" ]; then big=$b; fi
+            if [ -z "$small" ] || [ "$s" -lt "$small" ]; then small=$s; fi
+            if [ -z "$bigw" ] || [ $((b - bw)) -lt "$bigw" ]; then bigw=$((b - bw)); fi
+            if [ -z "$smallw" ] || [ $((s - sw)) -lt "$smallw" ]; then smallw=$((s - sw)); fi
+        done
+        awk -v b="$big" -v s="$small" -v bo="$bigw" -v so="$smallw" -v w="$cellw" \
+            -v d="$(( $(calls "$iters") - $(calls "$base") ))" 'BEGIN {
+            if (bo == b) printf " %*.0f", w, (b - s) / d
+            else printf " %*s", w, sprintf("%.0f (%.0f)", (b - s) / d, (bo - so) / d) }'
+    done
+    printf '\n'
+done
