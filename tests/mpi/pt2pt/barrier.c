@@ -1,8 +1,10 @@
 /* MPI_Barrier: nobody leaves before the last rank has entered. Each rank in turn arrives
  * 0.1 s late; every rank checks it left after the late rank entered (MPI_Wtime is
- * CLOCK_MONOTONIC, common to the processes of one host) and that its own wait lasted for
- * the ranks that were on time. Then many barriers in a row, on a duplicate, on
- * MPI_COMM_SELF, and interleaved with pending messages. */
+ * CLOCK_MONOTONIC, common to the processes of one host). How long a rank's own wait lasted
+ * is not checked: a rank descheduled on a loaded machine after the first barrier measures
+ * less, and leaving after the late rank entered already proves the barrier waited. Then
+ * many barriers in a row, on a duplicate, on MPI_COMM_SELF, and interleaved with pending
+ * messages. */
 #include "mtest.h"
 
 #define LATE 0.1
@@ -13,7 +15,7 @@ int main(int argc, char **argv)
     const int me = mtest_rank, np = mtest_size;
     for (int late = 0; late < np; late++) {
         MTEST_OK(MPI_Barrier(MPI_COMM_WORLD));
-        double t0 = MPI_Wtime(), entered = 0;
+        double entered = 0;
         if (me == late) {
             mtest_sleep(LATE);
             entered = MPI_Wtime();
@@ -27,8 +29,6 @@ int main(int argc, char **argv)
                     MTEST_OK(MPI_Send(&entered, 1, MPI_DOUBLE, r, 1, MPI_COMM_WORLD));
         } else {
             MTEST_OK(MPI_Recv(&entered, 1, MPI_DOUBLE, late, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-            MTEST_CHECK(left - t0 >= LATE * 0.8, "barrier with rank %d late returned after %.3f s", late,
-                        left - t0);
         }
         MTEST_CHECK(left >= entered, "rank left the barrier %.4f s before rank %d entered it", entered - left, late);
     }
