@@ -278,11 +278,17 @@ static int enqueue(rmpi_sched_t *s, rmpi_stripe_t *out, int n)
     return n;
 }
 
-void rmpi_sched_stripe_done(rmpi_sched_t *s, const rmpi_stripe_t *st)
+/* Stripe st's bytes leave its subchannel's queue (never below zero). */
+static void unqueue(rmpi_sched_t *s, const rmpi_stripe_t *st)
 {
     int i = st->sub;
     if (i >= 0 && i < s->nsub)
         s->queued[i] -= st->len < s->queued[i] ? st->len : s->queued[i];
+}
+
+void rmpi_sched_stripe_done(rmpi_sched_t *s, const rmpi_stripe_t *st)
+{
+    unqueue(s, st);
     /* Nothing left anywhere: start from exact zeros whatever went astray. */
     if (s->nqueued && --s->nqueued == 0)
         memset(s->queued, 0, sizeof s->queued);
@@ -290,9 +296,7 @@ void rmpi_sched_stripe_done(rmpi_sched_t *s, const rmpi_stripe_t *st)
 
 void rmpi_sched_stripe_move(rmpi_sched_t *s, rmpi_stripe_t *st, int to)
 {
-    int i = st->sub;
-    if (i >= 0 && i < s->nsub)
-        s->queued[i] -= st->len < s->queued[i] ? st->len : s->queued[i];
+    unqueue(s, st);
     if (to >= 0 && to < s->nsub)
         s->queued[to] += st->len;
     st->sub = to;
