@@ -41,6 +41,8 @@ static struct {
     char rbuf[PMI_LINE_MAX];
     size_t rlen;            /* bytes buffered in rbuf, not yet consumed */
     struct pmi_kv *local;   /* singleton key-value table */
+    int have_key;           /* job_key is set */
+    uint8_t job_key[RMPI_AUTH_KEY_BYTES];
 } pmi = { .fd = -1 };
 
 static void pmi_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -289,6 +291,36 @@ static int server_init(void)
     return 0;
 }
 
+/* The job key from the launcher (RAILMPI_JOB_KEY); removed from the environment once read
+ * so programs the rank starts do not inherit it. */
+static int take_job_key(void)
+{
+    const char *hex = rmpi_rt_env(RMPI_AUTH_KEY_ENV);
+    if (!hex || !*hex)
+        return 0;
+    if (rmpi_auth_unhex(hex, pmi.job_key, sizeof pmi.job_key) < 0) {
+        pmi_err("%s is not %d hexadecimal digits; the launcher that started this rank is not "
+                "RailMPI's mpiexec or is a different version.", RMPI_AUTH_KEY_ENV,
+                2 * RMPI_AUTH_KEY_BYTES);
+        return -1;
+    }
+    pmi.have_key = 1;
+    unsetenv(RMPI_AUTH_KEY_ENV);
+    return 0;
+}
+
+const uint8_t *rmpi_rt_job_key(void)
+{
+    return pmi.have_key ? pmi.job_key : NULL;
+}
+
+int rmpi_rt_set_job_key(const uint8_t key[RMPI_AUTH_KEY_BYTES])
+{
+    memcpy(pmi.job_key, key, sizeof pmi.job_key);
+    pmi.have_key = 1;
+    return 0;
+}
+
 int rmpi_pmi_init(rmpi_pm_info_t *info)
 {
     if (pmi.initialized) {
@@ -303,6 +335,8 @@ int rmpi_pmi_init(rmpi_pm_info_t *info)
 
     memset(&pmi.info, 0, sizeof pmi.info);
     pmi.rlen = 0;
+    if (take_job_key() < 0)
+        return -1;
     if (rank_env && parse_int(rank_env, &rank) < 0) {
         pmi_err("PMI_RANK=\"%s\" is not a number.", rank_env);
         return -1;

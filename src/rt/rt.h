@@ -82,6 +82,12 @@ int rmpi_pmi_spawn(int count, const rmpi_pmi_spawn_cmd_t *cmds, int npre, const 
 int rmpi_pmi_publish(const char *service, const char *port);
 int rmpi_pmi_unpublish(const char *service);
 int rmpi_pmi_lookup(const char *service, char *port, size_t len);
+/* The job key every connection of the job proves (docs/wire/auth.md): from the launcher
+ * (RAILMPI_JOB_KEY, RailMPI's mpiexec), else made by rank 0 and shared through the
+ * key-value space in rmpi_topo_init (launchers that hand out none, such as hydra; as safe
+ * as that launcher's PMI port), else random for a singleton. NULL before rmpi_topo_init. */
+const uint8_t *rmpi_rt_job_key(void);
+int rmpi_rt_set_job_key(const uint8_t key[RMPI_AUTH_KEY_BYTES]);
 /* Ask the process manager to end the job; does not return. */
 _Noreturn void rmpi_pmi_abort(int code, const char *msg);
 

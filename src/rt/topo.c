@@ -36,8 +36,27 @@ int rmpi_topo_init(const rmpi_pm_info_t *pm)
     snprintf(key, sizeof key, "host-%d", pm->rank);
     if (rmpi_pmi_put(key, card))
         return -1;
+    int key_from_kvs = !rmpi_rt_job_key() && !pm->singleton;
+    uint8_t jk[RMPI_AUTH_KEY_BYTES];
+    char jkhex[2 * RMPI_AUTH_KEY_BYTES + 1];
+    if (!rmpi_rt_job_key() && (pm->singleton || pm->rank == 0)) {
+        if (rmpi_auth_random(jk, sizeof jk))
+            rmpi_fatal("getrandom failed; no job key can be made.");
+        rmpi_rt_set_job_key(jk);
+        if (!pm->singleton) {
+            rmpi_auth_hex(jk, sizeof jk, jkhex);
+            if (rmpi_pmi_put("rmpi-jobkey", jkhex))
+                return -1;
+        }
+    }
     if (rmpi_pmi_fence())
         return -1;
+    if (key_from_kvs && pm->rank != 0) {
+        if (rmpi_pmi_get("rmpi-jobkey", jkhex, sizeof jkhex) ||
+            rmpi_auth_unhex(jkhex, jk, sizeof jk))
+            rmpi_fatal("the process manager has no valid job key from rank 0.");
+        rmpi_rt_set_job_key(jk);
+    }
     char **names = rmpi_xcalloc((size_t)nranks, sizeof *names);
     node_of = rmpi_xcalloc((size_t)nranks, sizeof *node_of);
     local_rank = rmpi_xcalloc((size_t)nranks, sizeof *local_rank);

@@ -76,4 +76,23 @@ void *rmpi_xcalloc(size_t n, size_t m);
 void *rmpi_xrealloc(void *p, size_t n);
 char *rmpi_xstrdup(const char *s);
 
+/* ---- authentication (auth.c, libsodium): the job key and challenge-response MACs ---- */
+#define RMPI_AUTH_KEY_BYTES 32
+#define RMPI_AUTH_MAC_BYTES 32
+#define RMPI_AUTH_NONCE_BYTES 16
+/* Environment variable through which a launcher hands each rank the job key (64 hex
+ * digits); read by rt, never put on a command line. */
+#define RMPI_AUTH_KEY_ENV "RAILMPI_JOB_KEY"
+/* Kernel random bytes (getrandom): 0, or -1 with errno. */
+int rmpi_auth_random(void *buf, size_t len);
+/* HMAC-SHA-256 under key of label (NUL included) followed by msg. */
+void rmpi_auth_mac(const uint8_t key[RMPI_AUTH_KEY_BYTES], const char *label, const void *msg,
+                   size_t len, uint8_t mac[RMPI_AUTH_MAC_BYTES]);
+/* 0 when mac is the MAC of (label, msg) under key (constant-time compare), else -1. */
+int rmpi_auth_verify(const uint8_t key[RMPI_AUTH_KEY_BYTES], const char *label, const void *msg,
+                     size_t len, const uint8_t mac[RMPI_AUTH_MAC_BYTES]);
+/* Lower-case hex of n bytes into out (2n+1 bytes); and back (exactly 2n digits): 0 or -1. */
+void rmpi_auth_hex(const uint8_t *in, size_t n, char *out);
+int rmpi_auth_unhex(const char *hex, uint8_t *out, size_t n);
+
 #endif
