@@ -19,21 +19,24 @@ struct rmpi_net_mrslot {
  * later registration of its slot. Random bytes are drawn in batches (one getrandom per
  * 51 registrations). */
 #define SLOT_BITS 24
-static uint64_t random_tag(void)
+uint64_t rmpi_net_random_key(int bits)
 {
     static uint8_t pool[256];
     static size_t left;
+    size_t nb = ((size_t)bits + 7) / 8;
     uint64_t v = 0;
     do {
-        if (left < 5) {
+        if (left < nb) {
             if (rmpi_auth_random(pool, sizeof pool))
                 rmpi_fatal("getrandom failed: no key for a memory registration.");
             left = sizeof pool;
         }
-        left -= 5;
+        left -= nb;
         v = 0;
-        for (int i = 0; i < 5; i++)
-            v = v << 8 | pool[left + (size_t)i];
+        for (size_t i = 0; i < nb; i++)
+            v = v << 8 | pool[left + i];
+        if (bits < 64)
+            v &= (UINT64_C(1) << bits) - 1;
     } while (v == 0);
     return v;
 }
@@ -57,7 +60,7 @@ void rmpi_net_mrtab_reg(rmpi_net_mrtab_t *t, void *addr, size_t len, rmpi_mr_t *
     s->used = 1;
     s->addr = addr;
     s->len = len;
-    s->tag = random_tag();
+    s->tag = rmpi_net_random_key(64 - SLOT_BITS);
     mr->addr = addr;
     mr->len = len;
     mr->rkey = s->tag << SLOT_BITS | (uint64_t)(i + 1);

@@ -229,5 +229,8 @@ void rmpi_net_mrtab_reg(rmpi_net_mrtab_t *t, void *addr, size_t len, rmpi_mr_t *
 void rmpi_net_mrtab_dereg(rmpi_net_mrtab_t *t, rmpi_mr_t *mr);
 int rmpi_net_mrtab_check(const rmpi_net_mrtab_t *t, uint64_t rkey, uint64_t raddr, uint64_t len);
 void rmpi_net_mrtab_free(rmpi_net_mrtab_t *t);
+/* A nonzero random key of bits bits (1..64) for a registration: remote keys are never a
+ * counter a stranger could guess (docs/wire/auth.md). Batched getrandom. */
+uint64_t rmpi_net_random_key(int bits);
 
 #endif

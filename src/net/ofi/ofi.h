@@ -19,10 +19,16 @@
 typedef struct rmpi_ofi_hdr {
     uint32_t src;
     uint32_t seq;
+    /* The job's cookie (docs/wire/auth.md): these endpoints take messages from anyone who
+     * can reach them, so a frame without it is dropped, never trusted with a rank. */
+    uint64_t cookie;
 } rmpi_ofi_hdr_t;
 /* Bit 31 of src: a control frame of emulated RDMA (ofi_emul.c), never given to on_frame.
  * It shares the sequence numbers of ordinary frames, so put data keeps its place. */
 #define RMPI_OFI_CTRL 0x80000000u
+/* A frame header from this rail: our rank (| RMPI_OFI_CTRL for control), seq set at post. */
+#define RMPI_OFI_HDR(r, flag) \
+    ((rmpi_ofi_hdr_t){htole32((uint32_t)(r)->env.rank | (flag)), 0, htole64((r)->cookie)})
 #define RMPI_OFI_BUF_SIZE 65536    /* one receive / send buffer: header + largest frame */
 #define RMPI_OFI_STASH 256
 /* How long send/get/put drive the provider when it refuses a post (-FI_EAGAIN, e.g. while
@@ -107,6 +113,7 @@ typedef struct rmpi_ofi_peer {
 typedef struct rmpi_ofi_rail {
     rmpi_rail_t pub;
     rmpi_net_env_t env;
+    uint64_t cookie;      /* from the job key: every frame's header carries it */
     struct fi_info *info; /* this domain's entry (own copy) */
     struct fid_fabric *fabric;
     struct fid_domain *domain;
@@ -123,7 +130,7 @@ typedef struct rmpi_ofi_rail {
     size_t inject;        /* fi_inject limit, header included */
     size_t max_rma;       /* largest single fi_read/fi_write (RMPI_OFI_MAX_RMA, max_msg_size) */
     size_t key_size;
-    uint64_t key_gen;
+
     char card[512];       /* published "fabric|domain|hexaddr" */
     rmpi_ofi_peer_t *peers;
     rmpi_ofi_buf_t *rx;   /* pre-posted receive buffers */

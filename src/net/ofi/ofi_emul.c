@@ -141,7 +141,7 @@ static rmpi_ofi_buf_t *piece(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
     if (d->write && d->done == d->len)
         c.flags = F_LAST;
     rmpi_ofi_buf_t *b = rmpi_ofi_tx_get(r);
-    rmpi_ofi_hdr_t h = {htole32((uint32_t)r->env.rank | RMPI_OFI_CTRL), 0};
+    rmpi_ofi_hdr_t h = RMPI_OFI_HDR(r, RMPI_OFI_CTRL);
     memcpy(b->data, &h, sizeof h);
     ctl_store(b->data + sizeof h, &c);
     memcpy(b->data + sizeof h + CTL_SIZE, d->local + c.off, n);

@@ -323,7 +323,7 @@ static int ofi_send_zc(rmpi_rail_t *rail, int peer, const struct iovec *iov, int
     z->op = op;
     z->peer = peer;
     z->iovcnt = iovcnt;
-    rmpi_ofi_hdr_t h = {htole32((uint32_t)r->env.rank), 0};
+    rmpi_ofi_hdr_t h = RMPI_OFI_HDR(r, 0);
     memcpy(z->hdr, &h, sizeof h);
     memcpy(z->hdr + sizeof h, iov[0].iov_base, iov[0].iov_len);
     z->iov[0] = (struct iovec){z->hdr, sizeof h + iov[0].iov_len};
@@ -415,7 +415,7 @@ int rmpi_ofi_frame_send(rmpi_ofi_rail_t *r, int peer, const struct iovec *iov, i
         len += iov[i].iov_len;
     if (len > r->pub.hints.max_frame)
         return -EMSGSIZE;
-    rmpi_ofi_hdr_t h = {htole32((uint32_t)r->env.rank | flag), 0};
+    rmpi_ofi_hdr_t h = RMPI_OFI_HDR(r, flag);
     size_t total = sizeof h + len;
     /* Without FI_ORDER_SAW a frame must not overtake an earlier put's data: it waits. */
     int fenced = rmpi_ofi_fenced(r);
@@ -472,6 +472,14 @@ static int ofi_send(rmpi_rail_t *rail, int peer, const struct iovec *iov, int io
 
 /* ---- progress ---- */
 
+static void rx_repost(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b)
+{
+    int rc = rx_post(r, b);
+    if (rc)
+        rmpi_fatal("RMPI_OFI_PROVIDER=%s: reposting a receive on %s failed (fi_recv: %s).", rmpi_ofi_prov(r),
+                   r->pub.hints.name, fi_strerror(-rc));
+}
+
 static void rx_deliver(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b, int src, size_t len)
 {
     uint32_t flag;
@@ -481,23 +489,26 @@ static void rx_deliver(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b, int src, size_t le
         rmpi_ofi_emul_rx(r, src, frame, len - sizeof(rmpi_ofi_hdr_t));
     else if (!r->closing)
         r->env.on_frame(&r->pub, src, frame, len - sizeof(rmpi_ofi_hdr_t));
-    int rc = rx_post(r, b);
-    if (rc)
-        rmpi_fatal("RMPI_OFI_PROVIDER=%s: reposting a receive on %s failed (fi_recv: %s).", rmpi_ofi_prov(r),
-                   r->pub.hints.name, fi_strerror(-rc));
+    rx_repost(r, b);
 }
 
 static void on_rx(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b, size_t len)
 {
     rmpi_ofi_hdr_t h;
-    if (len < sizeof h)
-        rmpi_fatal("ofi: a %zu-byte frame arrived on %s, shorter than the frame header.", len, r->pub.hints.name);
-    memcpy(&h, b->data, sizeof h);
-    h.src = le32toh(h.src) & ~RMPI_OFI_CTRL;
-    h.seq = le32toh(h.seq);
-    if (h.src >= (uint32_t)r->env.size || (int)h.src == r->env.rank)
-        rmpi_fatal("ofi: a frame on %s names source rank %u; another program talks to this endpoint or the "
-                   "frame is corrupt.", r->pub.hints.name, h.src);
+    if (len >= sizeof h)
+        memcpy(&h, b->data, sizeof h);
+    h.src = len >= sizeof h ? le32toh(h.src) & ~RMPI_OFI_CTRL : 0;
+    h.seq = len >= sizeof h ? le32toh(h.seq) : 0;
+    if (RMPI_UNLIKELY(len < sizeof h || le64toh(h.cookie) != r->cookie || h.src >= (uint32_t)r->env.size ||
+                      (int)h.src == r->env.rank)) {
+        /* Not from this job (or corrupt): dropped and counted, the job goes on. */
+        if (rmpi_net_sec_stats.refused++ < 3)
+            rmpi_warn("ofi: rank %d dropped a %zu-byte message on %s that does not carry the job's cookie or "
+                      "names no other rank of the job (%u): another program talks to this endpoint.",
+                      r->env.rank, len, r->pub.hints.name, h.src);
+        rx_repost(r, b);
+        return;
+    }
     rmpi_ofi_peer_t *p = &r->peers[h.src];
     if (RMPI_UNLIKELY(h.seq != p->rx_seq)) {
         /* Completed before an earlier frame: park it (its buffer stays out) in seq order. */
@@ -737,6 +748,12 @@ static rmpi_ofi_rail_t *rail_open(const rmpi_net_env_t *env, struct fi_info *fi,
     rmpi_ofi_rail_t *r = rmpi_xcalloc(1, sizeof *r + inject);
     r->pub.ops = &rmpi_ofi_ops;
     r->env = *env;
+    const uint8_t *jk = rmpi_rt_job_key();
+    if (!jk)
+        rmpi_fatal("ofi: no job key (the process manager layer did not start).");
+    uint8_t mac[RMPI_AUTH_MAC_BYTES];
+    rmpi_auth_mac(jk, "rmpi-ofi-cookie", &env->world, sizeof env->world, mac);
+    memcpy(&r->cookie, mac, sizeof r->cookie);
     r->info = fi_dupinfo(fi);
     r->inject = inject;
     r->mr_mode = fi->domain_attr->mr_mode;

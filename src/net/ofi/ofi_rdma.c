@@ -23,14 +23,14 @@ void rmpi_ofi_mr_env(void)
     rmpi_rt_setenv_default("FI_MR_CACHE_MONITOR", "disabled");
 }
 
+/* Keys we request are random (a clash with a live one is -FI_ENOKEY: the caller draws
+ * again). With offset addressing the region's base fills the low 48 bits, leaving 16. */
 static uint64_t next_key(rmpi_ofi_rail_t *r, const void *addr)
 {
-    r->key_gen++;
     if (!(r->mr_mode & FI_MR_VIRT_ADDR))
-        return ((r->key_gen & 0xffff) << RMPI_OFI_KEY_ADDR_BITS) | ((uintptr_t)addr & RMPI_OFI_KEY_ADDR_MASK);
-    if (r->key_size && r->key_size < 8)
-        return r->key_gen & ((UINT64_C(1) << (8 * r->key_size)) - 1);
-    return r->key_gen;
+        return (rmpi_net_random_key(64 - RMPI_OFI_KEY_ADDR_BITS) << RMPI_OFI_KEY_ADDR_BITS) |
+               ((uintptr_t)addr & RMPI_OFI_KEY_ADDR_MASK);
+    return rmpi_net_random_key(r->key_size && r->key_size < 8 ? 8 * (int)r->key_size : 64);
 }
 
 int rmpi_ofi_reg(rmpi_ofi_rail_t *r, void *addr, size_t len, uint64_t access, rmpi_ofi_reg_t **out)
