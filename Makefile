@@ -3,12 +3,16 @@ BUILD ?= build
 WERROR ?= ON
 CMAKE_FLAGS ?=
 
-.PHONY: all check demo clean bench rxe
-all: $(BUILD)/build.ninja
-	cmake --build $(BUILD)
+# Every target first has tools/deps.sh check the Debian packages (installs them as root,
+# else names the apt-get line and stops); `make check` asks for the tests' packages too.
+DEPS = build
+check: DEPS = check
 
-$(BUILD)/build.ninja:
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRMPI_WERROR=$(WERROR) $(CMAKE_FLAGS)
+.PHONY: all check demo clean bench rxe
+all:
+	@tools/deps.sh $(DEPS)
+	@test -f $(BUILD)/build.ninja || cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRMPI_WERROR=$(WERROR) $(CMAKE_FLAGS)
+	cmake --build $(BUILD)
 
 # rxe (a QEMU guest, minutes) has its own target.
 check: all
