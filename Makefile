@@ -3,8 +3,9 @@ BUILD ?= build
 WERROR ?= ON
 CMAKE_FLAGS ?=
 
-# Every target first has tools/deps.sh check the Debian packages (installs them as root,
-# else names the apt-get line and stops); `make check` asks for the tests' packages too.
+# Building (all, so demo, check, bench, rxe too) starts with tools/deps.sh: the Debian
+# packages, installed when missing as root, else the one apt-get line to run and a stop.
+# `make check` asks for the tests' packages too.
 DEPS = build
 check: DEPS = check
 
