@@ -3,12 +3,17 @@ BUILD ?= build
 WERROR ?= ON
 CMAKE_FLAGS ?=
 
-.PHONY: all check demo clean bench rxe
-all: $(BUILD)/build.ninja
-	cmake --build $(BUILD)
+# Building (all, so demo, check, bench, rxe too) starts with tools/deps.sh: the Debian
+# packages, installed when missing as root, else the one apt-get line to run and a stop.
+# `make check` asks for the tests' packages too.
+DEPS = build
+check: DEPS = check
 
-$(BUILD)/build.ninja:
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRMPI_WERROR=$(WERROR) $(CMAKE_FLAGS)
+.PHONY: all check demo clean bench rxe
+all:
+	@tools/deps.sh $(DEPS)
+	@test -f $(BUILD)/build.ninja || cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRMPI_WERROR=$(WERROR) $(CMAKE_FLAGS)
+	cmake --build $(BUILD)
 
 # rxe (a QEMU guest, minutes) has its own target.
 check: all
