@@ -108,6 +108,16 @@ int main(int argc, char **argv)
     dims_case(36, 2, (int[]){0, 0}, (int[]){6, 6});
     dims_case(1, 3, (int[]){0, 0, 0}, (int[]){1, 1, 1});
     dims_case(8, 2, (int[]){2, 4}, (int[]){2, 4});
+    /* As close as possible: equal spreads are told apart by the larger smallest factors
+     * (MPICH's answers), and numbers with many divisors are answered at once. */
+    dims_case(5616, 4, (int[]){0, 0, 0, 0}, (int[]){13, 9, 8, 6});
+    dims_case(7344, 4, (int[]){0, 0, 0, 0}, (int[]){17, 9, 8, 6});
+    dims_case(8208, 4, (int[]){0, 0, 0, 0}, (int[]){19, 9, 8, 6});
+    dims_case(9936, 4, (int[]){0, 0, 0, 0}, (int[]){23, 9, 8, 6});
+    dims_case(360, 3, (int[]){0, 0, 0}, (int[]){10, 6, 6});
+    dims_case(2160, 4, (int[]){0, 0, 0, 0}, (int[]){10, 6, 6, 6});
+    dims_case(1073741824, 4, (int[]){0, 0, 0, 0}, (int[]){256, 256, 128, 128});
+    dims_case(2095133040, 8, (int[]){0, 0, 0, 0, 0, 0, 0, 0}, (int[]){19, 18, 17, 15, 14, 13, 12, 11});
 
     /* 2-D grid over everyone, periodic in dimension 1 */
     int dims[2] = {0, 0}, periods[2] = {0, 1};
