@@ -332,7 +332,8 @@ void rmpi_rma_shared_query(rmpi_win_t *w, int rank, MPI_Aint *size, MPI_Aint *di
         for (int i = 0; i < rank; i++)
             off += w->peers[i].size;
         *size = (MPI_Aint)w->peers[rank].size;
-        *base = (char *)w->shm + off;
+        /* A rank that gave no memory has no segment address (MPI-4.1 12.2.3: size 0, NULL). */
+        *base = *size ? (char *)w->shm + off : NULL;
     } else if (rank == w->rank) { /* our own memory is the only part we can load and store */
         *size = (MPI_Aint)w->bytes;
         *base = w->base;

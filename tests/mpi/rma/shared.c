@@ -54,6 +54,23 @@ int main(int argc, char **argv)
     MTEST_OK(MPI_Win_fence(0, win));
     MTEST_CHECK(p0[0] == ns, "accumulated %d, expected %d", p0[0], ns);
     MTEST_OK(MPI_Win_free(&win));
+
+    /* Odd ranks give no memory: their query is size 0 and a NULL base; a PROC_NULL query
+     * names the first rank that gave some. */
+    MTEST_OK(MPI_Win_allocate_shared(nr % 2 ? 0 : 64, 8, MPI_INFO_NULL, node, &mine, &win));
+    for (int r = 0; r < ns; r++) {
+        int *p = (int *)&sz;
+        MTEST_OK(MPI_Win_shared_query(win, r, &sz, &du, &p));
+        if (r % 2)
+            MTEST_CHECK(sz == 0 && p == NULL, "rank %d gave 0 bytes: query says size %ld base %p", r, (long)sz,
+                        (void *)p);
+        else
+            MTEST_CHECK(sz == 64 && p != NULL, "rank %d gave 64 bytes: query says size %ld base %p", r, (long)sz,
+                        (void *)p);
+    }
+    MTEST_OK(MPI_Win_shared_query(win, MPI_PROC_NULL, &sz, &du, &p0));
+    MTEST_CHECK(sz == 64 && p0 != NULL, "PROC_NULL query of a window with empty parts: size %ld", (long)sz);
+    MTEST_OK(MPI_Win_free(&win));
     if (ns < size) {
         mtest_errors_return(MPI_COMM_WORLD);
         void *wb;
