@@ -1,6 +1,8 @@
 /* "external32" (MPI-4.1 13.5.2) conversion of packed streams: every basic element big
  * endian in the standard's size. Natively this machine already uses those sizes except
- * for MPI_WCHAR (external 2 bytes) and long double (x87 extended here, IEEE binary128
+ * for MPI_WCHAR (external 2 bytes), MPI_LONG and MPI_UNSIGNED_LONG (external 4 bytes, as
+ * the standard's table says and MPICH does: values beyond 32 bits do not survive, as
+ * between a 64-bit and a 32-bit host) and long double (x87 extended here, IEEE binary128
  * there). Homogeneous types convert as one run of their basic type; others walk their
  * pieces in type-map order (the order of the packed stream). */
 #include "dtype_impl.h"
@@ -8,7 +10,7 @@
 #include <string.h>
 #include <wchar.h>
 
-enum { U_SWAP, U_LDBL, U_WCHAR };
+enum { U_SWAP, U_LDBL, U_WCHAR, U_LONG, U_ULONG };
 
 typedef struct unit {
     uint8_t kind;
@@ -31,6 +33,15 @@ static int units_of(const rmpi_dtype_t *b, unit_t u[2])
         u[0] = (unit_t){ U_WCHAR, sizeof(wchar_t) };
         return 1;
     }
+    if (h == MPI_LONG || h == MPI_UNSIGNED_LONG) {
+        u[0] = (unit_t){ h == MPI_LONG ? U_LONG : U_ULONG, sizeof(long) };
+        return 1;
+    }
+    if (h == MPI_LONG_INT) {
+        u[0] = (unit_t){ U_LONG, sizeof(long) };
+        u[1] = (unit_t){ U_SWAP, (uint8_t)(b->size - b->pair_first) };
+        return 2;
+    }
     if (b->pair_first) {
         u[0] = (unit_t){ h == MPI_LONG_DOUBLE_INT ? U_LDBL : U_SWAP, (uint8_t)b->pair_first };
         u[1] = (unit_t){ U_SWAP, (uint8_t)(b->size - b->pair_first) };
@@ -46,7 +57,10 @@ static int units_of(const rmpi_dtype_t *b, unit_t u[2])
     return 1;
 }
 
-static size_t unit_ext(const unit_t *u) { return u->kind == U_LDBL ? 16 : u->kind == U_WCHAR ? 2 : u->native; }
+static size_t unit_ext(const unit_t *u)
+{
+    return u->kind == U_LDBL ? 16 : u->kind == U_WCHAR ? 2 : u->kind == U_LONG || u->kind == U_ULONG ? 4 : u->native;
+}
 
 static void swap_copy(unsigned char *dst, const unsigned char *src, size_t n)
 {
@@ -78,6 +92,24 @@ static void unit_conv(const unit_t *u, const unsigned char *src, unsigned char *
             memcpy(&q, be, 16);
             x = (long double)q;
             memcpy(dst, &x, sizeof x);
+        }
+        break;
+    }
+    case U_LONG:
+    case U_ULONG: {
+        long v;
+        unsigned char be[4];
+        if (to_ext) {
+            memcpy(&v, src, sizeof v);
+            uint32_t w = (uint32_t)v;
+            memcpy(be, &w, 4);
+            swap_copy(dst, be, 4);
+        } else {
+            uint32_t w;
+            swap_copy(be, src, 4);
+            memcpy(&w, be, 4);
+            v = u->kind == U_LONG ? (long)(int32_t)w : (long)w;
+            memcpy(dst, &v, sizeof v);
         }
         break;
     }

@@ -225,6 +225,24 @@ static void external32(void)
     MTEST_CHECK(n[0][0] == 1.5 && n[1][0] == 2.25 && n[2][0] == -3 && n[0][1] == 9 && n[2][1] == 9 && w2 == w,
                 "external32 round trip of a column (gaps untouched) and a wchar");
     MPI_Count csize = 0;
+    /* The standard's external32 MPI_LONG and MPI_UNSIGNED_LONG are 4 bytes (also in pairs). */
+    long l[2] = {-5, 0x7fffffff}, l2[2];
+    unsigned long ul = 0xfedcba98ul, ul2;
+    MTEST_OK(MPI_Pack_external_size("external32", 2, MPI_LONG, &size));
+    MTEST_CHECK(size == 8, "Pack_external_size of 2 MPI_LONG: %ld", (long)size);
+    MTEST_OK(MPI_Pack_external_size("external32", 1, MPI_LONG_INT, &size));
+    MTEST_CHECK(size == 8, "Pack_external_size of MPI_LONG_INT: %ld", (long)size);
+    pos = 0;
+    MTEST_OK(MPI_Pack_external("external32", l, 2, MPI_LONG, buf, sizeof buf, &pos));
+    MTEST_OK(MPI_Pack_external("external32", &ul, 1, MPI_UNSIGNED_LONG, buf, sizeof buf, &pos));
+    const unsigned char lw[12] = {0xff, 0xff, 0xff, 0xfb, 0x7f, 0xff, 0xff, 0xff, 0xfe, 0xdc, 0xba, 0x98};
+    MTEST_CHECK(pos == 12 && memcmp(buf, lw, 12) == 0, "external32 bytes of longs -5, 2^31-1, 0xfedcba98ul (pos %ld)",
+                (long)pos);
+    pos = 0;
+    MTEST_OK(MPI_Unpack_external("external32", buf, 12, &pos, l2, 2, MPI_LONG));
+    MTEST_OK(MPI_Unpack_external("external32", buf, 12, &pos, &ul2, 1, MPI_UNSIGNED_LONG));
+    MTEST_CHECK(l2[0] == -5 && l2[1] == 0x7fffffff && ul2 == ul, "external32 round trip of longs: %ld %ld %lx",
+                l2[0], l2[1], ul2);
     MTEST_OK(MPI_Pack_external_size_c("external32", 2, MPI_LONG_DOUBLE_INT, &csize));
     MTEST_CHECK(csize == 40, "external size of 2 MPI_LONG_DOUBLE_INT: %lld", (long long)csize);
 
