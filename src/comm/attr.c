@@ -55,11 +55,14 @@ static void kv_unref(keyval_t *k)
     pthread_mutex_unlock(&kv_lock);
 }
 
+/* The user's handle gives up its reference once; a keyval that attributes still use stays
+ * valid for them, and freeing it again (through a copy of the handle, or from one of its
+ * own delete callbacks) is accepted as a no-op while it exists, as MPICH and Open MPI do. */
 int rmpi_keyval_free(int kind, int keyval)
 {
     pthread_mutex_lock(&kv_lock);
-    keyval_t *k = kv_find(kind, keyval, 1);
-    if (k) {
+    keyval_t *k = kv_find(kind, keyval, 0);
+    if (k && k->live) {
         k->live = 0;
         k->refs--;
     }

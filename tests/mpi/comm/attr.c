@@ -37,6 +37,14 @@ static int failing_copy(MPI_Comm comm, int keyval, void *extra, void *in, void *
     return MPI_ERR_OTHER;
 }
 
+static int freeing_key, freeing_rc = -1;
+static int freeing_delete(MPI_Comm comm, int keyval, void *val, void *extra)
+{
+    int k = freeing_key;
+    freeing_rc = MPI_Comm_free_keyval(&k);
+    return MPI_SUCCESS;
+}
+
 static int self_delete(MPI_Comm comm, int keyval, void *val, void *extra)
 {
     (void)keyval, (void)val, (void)extra;
@@ -125,6 +133,28 @@ int main(int argc, char **argv)
     MTEST_CHECK(!flag, "attribute still there after delete_attr");
     MTEST_OK(MPI_Comm_free(&dd));
     MTEST_CHECK(deletes == 1 && order[0] == 101, "free after keyval freed: %d deletes (value %d)", deletes, order[0]);
+
+    /* Reference-counted keyvals: a second free through a copy of the handle while an
+     * attribute still uses it is accepted, and so is a free from the keyval's own delete
+     * callback; the attribute stays usable until it goes. */
+    int kr, kr_copy;
+    MTEST_OK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, freeing_delete, &kr, NULL));
+    kr_copy = kr;
+    MTEST_OK(MPI_Comm_dup(MPI_COMM_WORLD, &d));
+    MTEST_OK(MPI_Comm_set_attr(d, kr, (void *)(intptr_t)5));
+    MTEST_OK(MPI_Comm_free_keyval(&kr));
+    MTEST_OK(MPI_Comm_get_attr(d, kr_copy, &got, &flag));
+    MTEST_CHECK(flag && (intptr_t)got == 5, "attribute of a freed keyval: flag %d", flag);
+    freeing_key = kr_copy;
+    MTEST_OK(MPI_Comm_free(&d));   /* its delete callback frees the keyval again */
+    MTEST_CHECK(freeing_rc == MPI_SUCCESS, "free_keyval inside the delete callback: %d", freeing_rc);
+    MTEST_OK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &kr, NULL));
+    kr_copy = kr;
+    int kr_use = kr;
+    MTEST_OK(MPI_Comm_set_attr(MPI_COMM_WORLD, kr, NULL));
+    MTEST_OK(MPI_Comm_free_keyval(&kr));
+    MTEST_OK(MPI_Comm_free_keyval(&kr_copy));   /* a copy of the handle, still in use */
+    MTEST_OK(MPI_Comm_delete_attr(MPI_COMM_WORLD, kr_use));
 
     /* a failing copy callback fails the dup */
     int kf;
