@@ -109,10 +109,19 @@ static char *target_base(rmpi_win_t *w, const rma_hdr_t *h, const rma_seg_t *seg
     if (!h->bytes)
         return (char *)w->base;
     if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+        /* [a, b) may run over attached regions that touch each other (MPICH accepts such
+         * accesses): follow them from a until b is covered or a gap shows. */
         uintptr_t a = (uintptr_t)(h->disp + (uint64_t)lo), b = (uintptr_t)(h->disp + (uint64_t)hi);
-        for (int i = 0; i < w->nregions; i++)
-            if (a >= w->regions[i].base && b <= w->regions[i].base + w->regions[i].len)
+        for (int step = 0; step <= w->nregions; step++) {
+            int i = 0;
+            while (i < w->nregions && !(a >= w->regions[i].base && a < w->regions[i].base + w->regions[i].len))
+                i++;
+            if (i == w->nregions)
+                return NULL;
+            a = w->regions[i].base + w->regions[i].len;
+            if (b <= a)
                 return (char *)(uintptr_t)h->disp;
+        }
         return NULL;
     }
     if ((int64_t)h->disp + lo < 0 || (uint64_t)((int64_t)h->disp + hi) > w->bytes)

@@ -35,6 +35,45 @@ int main(int argc, char **argv)
     int t = (rank + 1) % size, v = 5;
     MTEST_OK(MPI_Put(&v, 1, MPI_INT, t, MPI_Aint_add(all[2 * t + 1], 64 * (MPI_Aint)sizeof(int)), 1, MPI_INT, win));
     MTEST_ERR(MPI_Win_fence(0, win), MPI_ERR_RMA_RANGE);
+    /* One buffer attached as two adjacent regions: an access running over both is valid
+     * (put, accumulate, get_accumulate of 9,216 ints in a lock_all epoch, then flush). */
+    enum { HALF = 4608 };
+    int *c = calloc(2 * HALF, sizeof(int)), *src = malloc(2 * HALF * sizeof(int)), *res = malloc(2 * HALF * sizeof(int));
+    for (int i = 0; i < 2 * HALF; i++)
+        src[i] = i;
+    MTEST_OK(MPI_Win_attach(win, c, HALF * sizeof(int)));
+    MTEST_OK(MPI_Win_attach(win, c + HALF, HALF * sizeof(int)));
+    MPI_Aint caddr, *call = malloc((size_t)size * sizeof(MPI_Aint));
+    MPI_Get_address(c, &caddr);
+    MPI_Allgather(&caddr, 1, MPI_AINT, call, 1, MPI_AINT, MPI_COMM_WORLD);
+    MTEST_OK(MPI_Win_lock_all(0, win));
+    if (rank == 0) {
+        MTEST_OK(MPI_Put(src, 2 * HALF, MPI_INT, t, call[t], 2 * HALF, MPI_INT, win));
+        MTEST_OK(MPI_Win_flush(t, win));
+        MTEST_OK(MPI_Accumulate(src, 2 * HALF, MPI_INT, t, call[t], 2 * HALF, MPI_INT, MPI_SUM, win));
+        MTEST_OK(MPI_Win_flush(t, win));
+        MTEST_OK(MPI_Get_accumulate(src, 2 * HALF, MPI_INT, res, 2 * HALF, MPI_INT, t, call[t], 2 * HALF, MPI_INT,
+                                    MPI_SUM, win));
+        MTEST_OK(MPI_Win_flush(t, win));
+        int bad = 0;
+        for (int i = 0; i < 2 * HALF; i++)
+            bad += res[i] != 2 * i;
+        MTEST_CHECK(!bad, "get_accumulate over two adjacent regions: %d wrong values", bad);
+    }
+    MTEST_OK(MPI_Win_unlock_all(win));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == (size > 1 ? 1 : 0)) {
+        int bad = 0;
+        for (int i = 0; i < 2 * HALF; i++)
+            bad += c[i] != 3 * i;
+        MTEST_CHECK(!bad, "put + 2 accumulates over two adjacent regions: %d wrong values", bad);
+    }
+    MTEST_OK(MPI_Win_detach(win, c));
+    MTEST_OK(MPI_Win_detach(win, c + HALF));
+    free(c);
+    free(src);
+    free(res);
+    free(call);
     MTEST_OK(MPI_Win_detach(win, b));
     MTEST_ERR(MPI_Win_detach(win, b), MPI_ERR_RMA_ATTACH);
     MTEST_OK(MPI_Win_detach(win, a));
