@@ -9,6 +9,7 @@
  * libfabric (tests/CMakeLists.txt). */
 #include <limits.h>
 #include <stdio.h>
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,6 +182,26 @@ static void rank_main(void)
         CHECK(rmpi_ofi_rail_of(all[i])->idle == !reach, "%s: idle %d, reaches the peer %d", all[i]->hints.name,
               rmpi_ofi_rail_of(all[i])->idle, reach);
     }
+    /* What another program that reaches the endpoint could send (docs/wire/auth.md): a
+     * frame naming rank 1 without the job's cookie, and one shorter than the header. Rank 1
+     * injects them raw (no sequence number taken); rank 0 must drop and count both, and
+     * the real frames behind them must still arrive in order. */
+    if (me == 1)
+        for (int i = 0; i < nrails; i++) {
+            rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rails[i]);
+            fi_addr_t a;
+            CHECK(rmpi_ofi_peer_addr(r, peer, &a) == 0, "address of the peer on %s", rails[i]->hints.name);
+            char fake[64] = {0};
+            rmpi_ofi_hdr_t h = {htole32(1), 0, htole64(0x1234567890abcdefull)};
+            memcpy(fake, &h, sizeof h);
+            ssize_t rc;
+            while ((rc = fi_inject(r->ep, fake, sizeof fake, a)) == -FI_EAGAIN)
+                progress();
+            CHECK(rc == 0, "fi_inject of the forged frame: %zd", rc);
+            while ((rc = fi_inject(r->ep, fake, 4, a)) == -FI_EAGAIN)
+                progress();
+            CHECK(rc == 0, "fi_inject of the short frame: %zd", rc);
+        }
     /* send_zc over a rail that does not reach the peer: the op fails at the next progress
      * (never inside the call) and the peer is reported lost on that rail. */
     for (int i = 0; i < nall; i++) {
@@ -339,6 +360,9 @@ static void rank_main(void)
         /* the capability table says this provider reads without checking keys */
         CHECK(nbad == 1, "a get with an unchecked key completed %d time(s)", nbad);
     }
+    if (me == 0)
+        CHECK(rmpi_net_sec_stats.refused == 2 * (uint64_t)nrails, "%llu forged frames dropped, %d expected",
+              (unsigned long long)rmpi_net_sec_stats.refused, 2 * nrails);
     CHECK(rmpi_pmi_fence() == 0, "fence");
     for (int i = 0; i < nrails; i++)
         rmpi_ofi_ops.mr_dereg(rails[i], &mr[i]);
