@@ -9,8 +9,9 @@ set -eu
 
 build_pkgs="cmake ninja-build gcc make python3 pkg-config libsodium-dev"
 # python3-venv, python3-dev: the mpi4py test (a venv, mpi4py built from source);
-# iproute2: the netns tests; mpich: its mpiexec.hydra runs our ranks (interop test)
-check_pkgs="python3-venv python3-dev iproute2 valgrind mpich"
+# iproute2: the netns tests; mpich: its mpiexec.hydra runs our ranks (interop test);
+# g++: the C++ test (tests/cxx, built with mpicxx)
+check_pkgs="python3-venv python3-dev iproute2 valgrind mpich g++"
 # Found at configure time (CMakeLists.txt); without one, its part is not built or tested.
 optional_pkgs="libfabric-dev"
 what() {
