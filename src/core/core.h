@@ -74,6 +74,7 @@ struct rmpi_req {
     struct rmpi_rndv *rv;  /* rendezvous in progress: registrations, stripes (core_rndv.c) */
     rmpi_net_op_t zop;     /* an eager send from the user's buffer (send_zc): completes the request */
     uint64_t peer_req;
+    uint64_t wire_id;      /* how frames of the peer name this request (core_frame.c); 0: none */
     /* for the layers above: run at completion (e.g. unpack, bsend space) */
     void (*on_complete)(rmpi_req_t *req);
     /* RMPI_RF_SCATTER receives: deliver n bytes of the message (from the frame, the
@@ -160,6 +161,7 @@ static inline void rmpi_req_init_stack(rmpi_req_t *r, int kind)
     r->flags = 0;
     r->done = 0;
     r->rv = NULL;
+    r->wire_id = 0;
     r->on_complete = NULL;
     r->user2 = NULL;
     r->udt = NULL;

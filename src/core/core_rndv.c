@@ -32,7 +32,7 @@ struct rmpi_rndv {
     int nstripes, pending, pushing;
     rmpi_stripe_t stripe[RMPI_VC_MAX_SUB];
     rmpi_net_op_t op[RMPI_VC_MAX_SUB];
-    uint32_t fins;                     /* FINs received so far */
+    uint32_t fins, fin_count;          /* FINs received so far, and how many the first one announced */
     char *local;                       /* where stripes start locally / remotely */
     uint64_t raddr;
     uint64_t rkeys[RMPI_VC_MAX_SUB];
@@ -115,6 +115,7 @@ static void rndv_release(rmpi_req_t *r)
  * buffer (rndv_start), and the request completes. */
 static void rndv_finish(rmpi_req_t *r)
 {
+    rmpi_core_wire_id_free(r); /* its last frame is in (or sent): no frame may name it any more */
     rndv_release(r);
     if (RMPI_UNLIKELY(r->flags & RMPI_RF_SCATTER) && r->kind == RMPI_REQ_RECV && r->buf) {
         r->scatter(r, r->buf, r->st_bytes);
@@ -344,29 +345,32 @@ void rmpi_rndv_push(rmpi_req_t *r, rmpi_vc_t *vc, uint64_t raddr, const uint64_t
     start_stripes(r, vc, 1, r->buf, raddr, rkeys, nkeys, n);
 }
 
-void rmpi_rndv_push_pieces(rmpi_req_t *r, rmpi_vc_t *vc, const rmpi_rndv_piece_t *p, uint32_t np,
-                           const uint64_t *rkeys, uint32_t nkeys, size_t n)
+void rmpi_rndv_push_pieces(rmpi_req_t *r, rmpi_vc_t *vc, const void *p, uint32_t np, const uint64_t *rkeys,
+                           uint32_t nkeys, size_t n)
 {
     rmpi_rndv_t *rv = rndv_of(r, vc);
     size_t at = 0;
     rv->rp = rmpi_xmalloc((size_t)np * sizeof *rv->rp);
     rv->rp_at = rmpi_xmalloc((size_t)np * sizeof *rv->rp_at);
+    memcpy(rv->rp, p, (size_t)np * sizeof *rv->rp); /* from the frame: any alignment */
     for (uint32_t i = 0; i < np; i++) {
-        rv->rp[i] = p[i];
         rv->rp_at[i] = at;
-        at += p[i].len;
+        at += rv->rp[i].len;
     }
     rv->nrp = np;
-    if (at < n || !(r->flags & RMPI_RF_SEGS))
-        rmpi_fatal("rank %d offered %zu bytes in %u pieces for a %zu-byte rendezvous%s.", vc->peer, at, np, n,
-                   r->flags & RMPI_RF_SEGS ? "" : " whose data is not in pieces (mixed RailMPI versions?)");
     start_stripes(r, vc, 1, NULL, 0, rkeys, nkeys, n);
 }
 
-void rmpi_rndv_fin(rmpi_req_t *r, uint32_t count)
+int rmpi_rndv_fin(rmpi_req_t *r, uint32_t count)
 {
     rmpi_rndv_t *rv = r->rv;
-    if (rv && ++rv->fins < count)
-        return;
+    if (!rv)
+        return count == 1 ? (rndv_finish(r), 0) : -1; /* nothing moved: the one FIN of an empty message */
+    if (rv->fins && count != rv->fin_count)
+        return -1;
+    rv->fin_count = count;
+    if (++rv->fins < count)
+        return 0;
     rndv_finish(r);
+    return 0;
 }

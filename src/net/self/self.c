@@ -57,11 +57,7 @@ static int self_send(rmpi_rail_t *rail, int peer, const struct iovec *iov, int i
     self_item_t *it = rmpi_xmalloc(sizeof *it + len);
     it->op = NULL;
     it->len = len;
-    char *p = it->data;
-    for (int i = 0; i < iovcnt; i++) {
-        memcpy(p, iov[i].iov_base, iov[i].iov_len);
-        p += iov[i].iov_len;
-    }
+    rmpi_iov_gather(it->data, iov, iovcnt);
     enqueue(&self_rail, it);
     return 0;
 }
