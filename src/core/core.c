@@ -284,7 +284,7 @@ int rmpi_core_finalize(void)
         req_free_list = r->next_free;
         free(r);
     }
-    for (uint32_t c = 0; c < rmpi_nctxq; c++)
+    for (size_t c = 0; c < rmpi_nctxq; c++)
         free(rmpi_ctxq[c]);
     free(rmpi_ctxq);
     rmpi_ctxq = NULL;

@@ -101,7 +101,7 @@ void rmpi_core_wire_finalize(void);
 
 /* Most memory one peer's unexpected messages may hold (RMPI_UNEXP_MAX; SIZE_MAX: no bound). */
 extern size_t rmpi_core_unexp_max;
-/* Frees the unexpected messages of contexts never made (MPI_Finalize). */
+/* Frees the unexpected messages nobody received (MPI_Finalize). */
 void rmpi_core_unexp_finalize(void);
 
 /* RMPI_RNDV_MODE: 0 auto (per peer: read over native RDMA, write over emulated), 1 read, 2 write */

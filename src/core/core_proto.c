@@ -70,13 +70,21 @@ static void unexp_queue(rmpi_vc_t *vc, ctxq_t *q, rmpi_unexp_t *u)
     }
 }
 
-void rmpi_core_unexp_finalize(void)
+static void unexp_free_all(rmpi_list_t *l)
 {
-    while (!rmpi_list_empty(&early)) {
-        rmpi_list_t *e = early.next;
+    while (!rmpi_list_empty(l)) {
+        rmpi_list_t *e = l->next;
         rmpi_list_remove(e);
         free(RMPI_CONTAINER_OF(e, rmpi_unexp_t, link));
     }
+}
+
+void rmpi_core_unexp_finalize(void)
+{
+    unexp_free_all(&early);
+    for (size_t c = 0; c < rmpi_nctxq; c++)
+        if (rmpi_ctxq[c])
+            unexp_free_all(&rmpi_ctxq[c]->unexp);
 }
 
 void rmpi_core_peer_init(rmpi_vc_t *vc)

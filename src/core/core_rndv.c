@@ -5,6 +5,7 @@
  * carried data; the peer's request completes when all of them are in. */
 #include "core_impl.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,18 +149,27 @@ void rmpi_core_send_fin(rmpi_vc_t *vc, int sub, uint64_t req, uint32_t count)
 static void stripes_done(rmpi_rndv_t *rv);
 
 /* An RDMA op of stripe k failed: take its rail out of service and give the stripe another
- * (fatal when none is left). */
-static void stripe_move(rmpi_rndv_t *rv, int k, rmpi_net_op_t *op, size_t len)
+ * (fatal when none is left). -EFAULT is the peer's fault, not the rail's: the memory its
+ * RTS or CTS named is not registered there; the peer is cut off, the stripe abandoned
+ * (returns -1), else 0. */
+static int stripe_move(rmpi_rndv_t *rv, int k, rmpi_net_op_t *op, size_t len)
 {
     rmpi_vc_t *vc = rv->vc;
     int sub = rmpi_vc_sub_of(vc, op->rail);
-    char why[96];
+    char why[160];
+    if (op->status == -EFAULT) {
+        snprintf(why, sizeof why, "rank %d named memory for a rendezvous that it has not registered (RDMA %s of %zu "
+                 "bytes refused)", vc->peer, rv->pushing ? "write" : "read", len);
+        rmpi_vc_cut(vc, why);
+        return -1;
+    }
     snprintf(why, sizeof why, "RDMA %s failed with error %d", rv->pushing ? "write" : "read", -op->status);
     if (vc->nsub < 2 || rmpi_vc_rail_failed(vc, sub, why) == 0)
         rmpi_fatal("RDMA %s of %zu bytes with rank %d on rail %s failed (error %d) and no other rail is left.",
                    rv->pushing ? "write" : "read", len, vc->peer, op->rail->hints.name, -op->status);
     if (rv->stripe[k].sub == sub) /* not yet moved by an earlier failed op of the stripe */
         rmpi_sched_stripe_move(&vc->sched, &rv->stripe[k], rmpi_sched_small(&vc->sched));
+    return 0;
 }
 
 /* Completion filter: the request moves on only when the last stripe is in. */
@@ -169,8 +179,8 @@ static void stripe_done(rmpi_net_op_t *op)
     if (RMPI_UNLIKELY(op->status)) {
         /* The stripe's rail failed: take it out of service and move the stripe to another. */
         int k = (int)(op - rv->op);
-        stripe_move(rv, k, op, rv->stripe[k].len);
-        post_stripe(rv, k);
+        if (stripe_move(rv, k, op, rv->stripe[k].len) == 0)
+            post_stripe(rv, k);
         return;
     }
     rmpi_sched_stripe_done(&rv->vc->sched, &rv->stripe[(int)(op - rv->op)]);
@@ -321,8 +331,8 @@ static void seg_op_done(rmpi_net_op_t *op)
     ss->busy &= ~(1u << i);
     ss->inflight--;
     if (RMPI_UNLIKELY(op->status)) {
-        stripe_move(rv, k, op, ss->olen[i]);
-        seg_op_post(rv, k, ss->oloc[i], ss->olen[i], ss->ooff[i], ss->oraddr[i]);
+        if (stripe_move(rv, k, op, ss->olen[i]) == 0)
+            seg_op_post(rv, k, ss->oloc[i], ss->olen[i], ss->ooff[i], ss->oraddr[i]);
         return;
     }
     if (op->t_done > ss->t_done)
