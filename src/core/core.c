@@ -32,6 +32,8 @@ static void peer_cut(rmpi_vc_t *vc, const char *why)
     rmpi_fatal("%s; rank %d is cut off and the job ends.", why, vc->peer);
 }
 
+void rmpi_core_peer_cut(int peer, const char *why) { rmpi_vc_cut(rmpi_vc_get(peer), why); }
+
 static void peer_lost(rmpi_rail_t *rail, int peer, const char *why)
 {
     /* With several rails the job goes on over the others (frames resent, stripes re-issued). */

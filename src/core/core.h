@@ -142,6 +142,10 @@ int rmpi_core_card(char *buf, size_t len);
  * rank for this world's processes, else an index >= the world size. -1: unusable card. */
 int rmpi_core_peer_add(const char *card);
 
+/* A layer above found a message of peer (a world or dynamic peer index) malformed: the
+ * peer is cut off like one that sent a malformed frame (the job ends, naming it). */
+void rmpi_core_peer_cut(int peer, const char *why);
+
 /* ---- requests ---- */
 rmpi_req_t *rmpi_req_alloc(int kind);
 void rmpi_req_release(rmpi_req_t *req);

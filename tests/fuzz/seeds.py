@@ -87,7 +87,37 @@ def tcp_seeds():
     w("huge-data", struct.pack("<BBHI", 3, 0, 0, 0x7fffffff))
 
 
+# ---- rma_am: byte 0 picks the window (even: 4 KiB static, odd: dynamic), then the message ----
+MPI_SUM, MPI_REPLACE, MPI_NO_OP, MPI_INT, MPI_DOUBLE = 0x21, 0x3C, 0x3D, 0x209, 0x214
+
+
+def am(kind, tag=0, lock=0, op=0, basic=0, disp=0, nbytes=0, segs=(), data=b""):
+    h = struct.pack("<BBHiQQQQII", kind, 1, lock, tag, op, basic, disp, nbytes, len(segs), 0)
+    return h + b"".join(struct.pack("<qQ", o, n) for o, n in segs) + data
+
+
+def rma_seeds():
+    w = lambda n, win, msg: write("rma_am", n, bytes([win]) + msg)
+    w("put", 0, am(1, disp=8, nbytes=16, data=b"p" * 16))
+    w("put-segs", 0, am(1, disp=0, nbytes=12, segs=((0, 4), (100, 8)), data=b"s" * 12))
+    w("get", 0, am(2, tag=5, disp=100, nbytes=64))
+    w("get-dynamic-out", 1, am(2, tag=6, disp=0x1000, nbytes=32))
+    w("acc-sum", 0, am(3, op=MPI_SUM, basic=MPI_INT, disp=0, nbytes=16, data=struct.pack("<4i", 1, 2, 3, 4)))
+    w("gacc-noop", 0, am(4, tag=7, op=MPI_NO_OP, basic=MPI_DOUBLE, disp=64, nbytes=8))
+    w("gacc-replace", 0, am(4, tag=8, op=MPI_REPLACE, basic=MPI_DOUBLE, disp=64, nbytes=8, data=b"r" * 8))
+    w("cas", 0, am(5, tag=9, disp=16, nbytes=8, data=b"n" * 8 + b"\0" * 8))
+    for n, k in (("lock", 6), ("unlock", 7)):
+        w(n + "-excl", 0, am(k, tag=10, lock=1))
+        w(n + "-shared", 1, am(k, tag=11, lock=2))
+    w("flush", 0, am(8, tag=12))
+    w("post", 0, am(9))
+    w("complete", 1, am(10))
+    w("bad-version", 0, am(1)[:1] + b"\x07" + am(1)[2:])
+    w("short", 0, am(2)[:20])
+
+
 if __name__ == "__main__":
     core_seeds()
     tcp_seeds()
+    rma_seeds()
     sys.exit(0)
