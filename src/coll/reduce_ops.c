@@ -166,7 +166,9 @@ int rmpi_op_kernel_defined(int code, MPI_Datatype basic)
         o[i] = (expr);                \
     break
 /* Arithmetic in UT (the unsigned type for integers) so signed overflow wraps instead of
- * being UB; EXTRA adds the cases of the type's other groups. */
+ * being UB; EXTRA adds the cases of the type's other groups. The product goes through
+ * 1u: two uint8_t or uint16_t promote to int, whose product can overflow (UB); with 1u it
+ * is computed in unsigned int (and unchanged for the wider and floating types). */
 #define ARITH_KERNEL(name, T, UT, EXTRA)                                         \
     static void name(int code, const void *in, void *inout, size_t n)          \
     {                                                                            \
@@ -174,7 +176,7 @@ int rmpi_op_kernel_defined(int code, MPI_Datatype basic)
         T *o = inout;                                                            \
         switch (code) {                                                          \
         case RMPI_OP_SUM: EACH((T)((UT)a[i] + (UT)o[i]));                        \
-        case RMPI_OP_PROD: EACH((T)((UT)a[i] * (UT)o[i]));                       \
+        case RMPI_OP_PROD: EACH((T)((UT)a[i] * 1u * (UT)o[i]));                  \
         case RMPI_OP_MAX: EACH(a[i] > o[i] ? a[i] : o[i]);                       \
         case RMPI_OP_MIN: EACH(a[i] < o[i] ? a[i] : o[i]);                       \
         EXTRA                                                                    \

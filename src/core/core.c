@@ -24,6 +24,16 @@ static long long spin_count;
 static uint64_t spin_ns, idle_t0;
 static int core_ready;
 
+/* A peer cut off for a malformed frame or a flood of unexpected messages. MPI gives an
+ * application no way to go on without one of its ranks (its requests with that rank would
+ * never complete), so the job ends with the reason, as when a peer is lost. */
+static void peer_cut(rmpi_vc_t *vc, const char *why)
+{
+    rmpi_fatal("%s; rank %d is cut off and the job ends.", why, vc->peer);
+}
+
+void rmpi_core_peer_cut(int peer, const char *why) { rmpi_vc_cut(rmpi_vc_get(peer), why); }
+
 static void peer_lost(rmpi_rail_t *rail, int peer, const char *why)
 {
     /* With several rails the job goes on over the others (frames resent, stripes re-issued). */
@@ -53,6 +63,8 @@ int rmpi_core_init(rmpi_core_info_t *info)
     rmpi_hdr_cache = rmpi_knobs.HDR_CACHE;
     rmpi_core_seg_min = (size_t)rmpi_knobs.RNDV_SEG_MIN;
     rmpi_rndv_mode = rmpi_knob_choice("RNDV_MODE", rmpi_knobs.RNDV_MODE, "auto|read|write");
+    rmpi_core_unexp_max = rmpi_knobs.UNEXP_MAX > 0 ? (size_t)rmpi_knobs.UNEXP_MAX : SIZE_MAX;
+    rmpi_vc_on_cut = peer_cut;
     if (rmpi_topo_init(&pm))
         return -1;
     spin_count = rmpi_knobs.SPIN_COUNT >= 0 ? rmpi_knobs.SPIN_COUNT : oversubscribed() ? 1 : SPIN_BY_TIME;
@@ -105,6 +117,8 @@ rmpi_req_t *rmpi_req_alloc(int kind)
 
 void rmpi_req_release(rmpi_req_t *r)
 {
+    if (RMPI_UNLIKELY(r->wire_id != 0))
+        rmpi_core_wire_id_free(r);
     free(r->ext);
     r->magic = 0;
     r->next_free = req_free_list;
@@ -266,6 +280,8 @@ int rmpi_core_finalize(void)
     }
     rmpi_net_close();
     rmpi_rndv_finalize();
+    rmpi_core_unexp_finalize();
+    rmpi_core_wire_finalize();
     rmpi_vc_finalize();
     rmpi_pmi_finalize();
     rmpi_topo_finalize();
@@ -274,7 +290,7 @@ int rmpi_core_finalize(void)
         req_free_list = r->next_free;
         free(r);
     }
-    for (uint32_t c = 0; c < rmpi_nctxq; c++)
+    for (size_t c = 0; c < rmpi_nctxq; c++)
         free(rmpi_ctxq[c]);
     free(rmpi_ctxq);
     rmpi_ctxq = NULL;

@@ -74,6 +74,7 @@ struct rmpi_req {
     struct rmpi_rndv *rv;  /* rendezvous in progress: registrations, stripes (core_rndv.c) */
     rmpi_net_op_t zop;     /* an eager send from the user's buffer (send_zc): completes the request */
     uint64_t peer_req;
+    uint64_t wire_id;      /* how frames of the peer name this request (core_frame.c); 0: none */
     /* for the layers above: run at completion (e.g. unpack, bsend space) */
     void (*on_complete)(rmpi_req_t *req);
     /* RMPI_RF_SCATTER receives: deliver n bytes of the message (from the frame, the
@@ -141,6 +142,10 @@ int rmpi_core_card(char *buf, size_t len);
  * rank for this world's processes, else an index >= the world size. -1: unusable card. */
 int rmpi_core_peer_add(const char *card, const uint8_t key[RMPI_AUTH_KEY_BYTES]);
 
+/* A layer above found a message of peer (a world or dynamic peer index) malformed: the
+ * peer is cut off like one that sent a malformed frame (the job ends, naming it). */
+void rmpi_core_peer_cut(int peer, const char *why);
+
 /* ---- requests ---- */
 rmpi_req_t *rmpi_req_alloc(int kind);
 void rmpi_req_release(rmpi_req_t *req);
@@ -160,6 +165,7 @@ static inline void rmpi_req_init_stack(rmpi_req_t *r, int kind)
     r->flags = 0;
     r->done = 0;
     r->rv = NULL;
+    r->wire_id = 0;
     r->on_complete = NULL;
     r->user2 = NULL;
     r->udt = NULL;

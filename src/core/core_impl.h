@@ -4,7 +4,7 @@
 
 #include "core.h"
 
-/* Frame types (rmpi_vc_hdr_t.type). Version 1 of docs/wire/core.md. */
+/* Frame types (rmpi_vc_hdr_t.type). Version 2 of docs/wire/core.md. */
 enum {
     RMPI_F_EAGER = 1,   /* full header: ctx, src, tag [, sreq if SYNC] + payload */
     RMPI_F_EAGER_SHORT, /* cached header: payload only */
@@ -64,6 +64,8 @@ typedef struct core_peer {
     uint32_t tx_ctx, rx_ctx;
     int32_t tx_src, tx_tag, rx_src, rx_tag;
     int tx_valid, ready;
+    int rx_valid;        /* an EAGER frame set rx_*: EAGER_SHORT may follow */
+    size_t unexp_bytes;  /* memory held by this peer's unexpected messages (RMPI_UNEXP_MAX) */
     int rndv_write;      /* this peer's rendezvous pushes data (CTS + RDMA write) */
     size_t eager_limit;
     int seg_max;         /* data segments of a non-contiguous eager send (RMPI_SEG_MAX, rails' max_iov) */
@@ -75,8 +77,11 @@ typedef struct ctxq {
     rmpi_list_t posted, unexp;
 } ctxq_t;
 
+/* Queues by context id. The table grows only for ids this process uses itself (posting,
+ * probing): a frame names any 32-bit id, and one for an id beyond the table waits in the
+ * early list (core_proto.c) until this process creates that context's queues. */
 extern ctxq_t **rmpi_ctxq;
-extern uint32_t rmpi_nctxq;
+extern size_t rmpi_nctxq;
 ctxq_t *rmpi_core_ctxq_grow(uint32_t ctx);
 static inline ctxq_t *rmpi_core_ctxq(uint32_t ctx)
 {
@@ -84,6 +89,20 @@ static inline ctxq_t *rmpi_core_ctxq(uint32_t ctx)
         return rmpi_ctxq[ctx];
     return rmpi_core_ctxq_grow(ctx);
 }
+
+/* Request ids on the wire (core_frame.c): a frame names a request of this process by the id
+ * it was given, (generation << 32) | (slot + 1) in a table, never by its address. The id
+ * admits only the frame types in `want` (RMPI_WANT_*), only from the peer of vc, and dies
+ * with the request's last frame (or at release). */
+enum { RMPI_WANT_CTS = 1, RMPI_WANT_FIN = 2, RMPI_WANT_SYNC_ACK = 4 };
+uint64_t rmpi_core_wire_id(rmpi_req_t *r, rmpi_vc_t *vc, unsigned want);
+void rmpi_core_wire_id_free(rmpi_req_t *r);
+void rmpi_core_wire_finalize(void);
+
+/* Most memory one peer's unexpected messages may hold (RMPI_UNEXP_MAX; SIZE_MAX: no bound). */
+extern size_t rmpi_core_unexp_max;
+/* Frees the unexpected messages nobody received (MPI_Finalize). */
+void rmpi_core_unexp_finalize(void);
 
 /* RMPI_RNDV_MODE: 0 auto (per peer: read over native RDMA, write over emulated), 1 read, 2 write */
 extern int rmpi_rndv_mode, rmpi_hdr_cache;
@@ -97,16 +116,26 @@ void rmpi_rndv_register(rmpi_req_t *r, rmpi_vc_t *vc, void *buf, size_t len, uin
 void rmpi_rndv_pull(rmpi_req_t *r, rmpi_vc_t *vc, uint64_t raddr, const uint64_t *rkeys, uint32_t nkeys, size_t n);
 /* Sender, write mode: push n bytes to the receiver's (raddr, rkeys) in stripes. */
 void rmpi_rndv_push(rmpi_req_t *r, rmpi_vc_t *vc, uint64_t raddr, const uint64_t *rkeys, uint32_t nkeys, size_t n);
-/* Write mode toward a receiver whose memory is in pieces (CTS with PIECES): np pieces in
- * message order, inside the range its rkeys register. r must be an RMPI_RF_SEGS send. */
-void rmpi_rndv_push_pieces(rmpi_req_t *r, rmpi_vc_t *vc, const rmpi_rndv_piece_t *p, uint32_t np,
-                           const uint64_t *rkeys, uint32_t nkeys, size_t n);
-/* A FIN for r arrived (count: FINs that complete it). */
-void rmpi_rndv_fin(rmpi_req_t *r, uint32_t count);
+/* Write mode toward a receiver whose memory is in pieces (CTS with PIECES): np pieces
+ * (rmpi_rndv_piece_t, at any alignment: they lie in the frame) in message order, inside the
+ * range its rkeys register, covering at least n bytes. r must be an RMPI_RF_SEGS send. */
+void rmpi_rndv_push_pieces(rmpi_req_t *r, rmpi_vc_t *vc, const void *p, uint32_t np, const uint64_t *rkeys,
+                           uint32_t nkeys, size_t n);
+/* A FIN for r arrived (count: FINs that complete it, 1..RMPI_VC_MAX_SUB). -1 when count
+ * disagrees with the earlier FINs of r (nothing changes then), else 0. */
+int rmpi_rndv_fin(rmpi_req_t *r, uint32_t count);
 /* Frees the kept rendezvous states (MPI_Finalize). */
 void rmpi_rndv_finalize(void);
 void rmpi_core_send_fin(rmpi_vc_t *vc, int sub, uint64_t req, uint32_t count);
+/* The one place frames enter the core (core_frame.c, the VC's deliver function): every
+ * field is checked before anything acts on it; a frame that breaks docs/wire/core.md cuts
+ * the peer off (rmpi_vc_cut). frame may lie at any alignment. */
 void rmpi_core_deliver(rmpi_vc_t *vc, const void *frame, size_t len);
+/* What the frame layer hands the protocols, every field checked (core_proto.c). */
+void rmpi_core_eager_arrived(rmpi_vc_t *vc, uint32_t ctx, int src, int tag, const char *data, size_t len, int sync,
+                             uint64_t sreq);
+void rmpi_core_rts_arrived(rmpi_vc_t *vc, const wire_rts_t *f);
+void rmpi_core_cts_arrived(rmpi_vc_t *vc, rmpi_req_t *r, const wire_cts_t *f, const void *pieces, uint32_t npieces);
 void rmpi_core_peer_init(rmpi_vc_t *vc);
 
 static inline core_peer_t *rmpi_core_peer(rmpi_vc_t *vc)

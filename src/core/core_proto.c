@@ -2,19 +2,25 @@
  * then RDMA read + FIN, or CTS + RDMA write + FIN), and tag matching. */
 #include "core_impl.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 ctxq_t **rmpi_ctxq;
-uint32_t rmpi_nctxq;
+size_t rmpi_nctxq;
 int rmpi_rndv_mode, rmpi_hdr_cache;
 size_t rmpi_core_seg_min = 8192;
+size_t rmpi_core_unexp_max = SIZE_MAX;
 rmpi_core_stats_t rmpi_core_stats;
+/* Unexpected messages on contexts this process has no queues for yet (the sender created
+ * its communicator first), in arrival order; they move to the context's queue when it is
+ * made. Counted in their peer's RMPI_UNEXP_MAX like any unexpected message. */
+static rmpi_list_t early = {&early, &early};
 
 ctxq_t *rmpi_core_ctxq_grow(uint32_t ctx)
 {
     if (ctx >= rmpi_nctxq) {
-        uint32_t n = rmpi_nctxq ? rmpi_nctxq : 16;
+        size_t n = rmpi_nctxq ? rmpi_nctxq : 16; /* size_t: doubling past 2^31 must not wrap */
         while (n <= ctx)
             n *= 2;
         rmpi_ctxq = rmpi_xrealloc(rmpi_ctxq, n * sizeof *rmpi_ctxq);
@@ -26,8 +32,59 @@ ctxq_t *rmpi_core_ctxq_grow(uint32_t ctx)
         rmpi_list_init(&q->posted);
         rmpi_list_init(&q->unexp);
         rmpi_ctxq[ctx] = q;
+        rmpi_list_t *e, *t;
+        rmpi_list_for_each_safe(e, t, &early)
+        {
+            rmpi_unexp_t *u = RMPI_CONTAINER_OF(e, rmpi_unexp_t, link);
+            if (u->ctx == ctx) {
+                rmpi_list_remove(e);
+                rmpi_list_push_back(&q->unexp, e);
+            }
+        }
     }
     return rmpi_ctxq[ctx];
+}
+
+/* The queues of a context a frame names; NULL when this process has not made them and
+ * the table does not reach that far (the frame's id is the peer's word, not ours). */
+static inline ctxq_t *ctxq_of_frame(uint32_t ctx)
+{
+    if (RMPI_LIKELY(ctx < rmpi_nctxq && rmpi_ctxq[ctx]))
+        return rmpi_ctxq[ctx];
+    return ctx < rmpi_nctxq ? rmpi_core_ctxq_grow(ctx) : NULL;
+}
+
+/* Queue an unexpected message of vc's peer (on q, or early when NULL), within RMPI_UNEXP_MAX. */
+static void unexp_queue(rmpi_vc_t *vc, ctxq_t *q, rmpi_unexp_t *u)
+{
+    core_peer_t *cp = vc->core;
+    rmpi_list_push_back(q ? &q->unexp : &early, &u->link);
+    rmpi_core_stats.unexpected++;
+    cp->unexp_bytes += sizeof *u + (u->is_rts ? 0 : u->len);
+    if (RMPI_UNLIKELY(cp->unexp_bytes > rmpi_core_unexp_max)) {
+        char why[320];
+        snprintf(why, sizeof why, "rank %d holds %zu bytes of unexpected messages from rank %d (no receive posted "
+                 "for them), more than RMPI_UNEXP_MAX=%zu: post the receives sooner or raise RMPI_UNEXP_MAX",
+                 rmpi_core_rank, cp->unexp_bytes, vc->peer, rmpi_core_unexp_max);
+        rmpi_vc_cut(vc, why);
+    }
+}
+
+static void unexp_free_all(rmpi_list_t *l)
+{
+    while (!rmpi_list_empty(l)) {
+        rmpi_list_t *e = l->next;
+        rmpi_list_remove(e);
+        free(RMPI_CONTAINER_OF(e, rmpi_unexp_t, link));
+    }
+}
+
+void rmpi_core_unexp_finalize(void)
+{
+    unexp_free_all(&early);
+    for (size_t c = 0; c < rmpi_nctxq; c++)
+        if (rmpi_ctxq[c])
+            unexp_free_all(&rmpi_ctxq[c]->unexp);
 }
 
 void rmpi_core_peer_init(rmpi_vc_t *vc)
@@ -60,15 +117,6 @@ static void send_req_frame(rmpi_vc_t *vc, int type, uint64_t req)
     wire_req_t f = {{0, (uint8_t)type, 0}, 1, req};
     struct iovec iov = {&f, sizeof f};
     rmpi_vc_send(vc, &iov, 1, sizeof f);
-}
-
-static rmpi_req_t *req_from_wire(uint64_t v, const char *what)
-{
-    rmpi_req_t *r = (rmpi_req_t *)(uintptr_t)v;
-    if (!r || r->magic != RMPI_REQ_MAGIC)
-        rmpi_fatal("a %s frame names request %#llx that does not exist (corrupt frame or a bug).", what,
-                   (unsigned long long)v);
-    return r;
 }
 
 /* ---- send side ---- */
@@ -107,7 +155,7 @@ static void send_sync(rmpi_vc_t *vc, core_peer_t *cp, rmpi_req_t *r, struct iove
     struct {
         wire_match_t m;
         uint64_t sreq;
-    } f = {{{0, RMPI_F_EAGER, RMPI_FF_SYNC}, r->ctx, r->src, r->tag}, (uintptr_t)r};
+    } f = {{{0, RMPI_F_EAGER, RMPI_FF_SYNC}, r->ctx, r->src, r->tag}, rmpi_core_wire_id(r, vc, RMPI_WANT_SYNC_ACK)};
     iov[0] = (struct iovec){&f, sizeof f};
     rmpi_vc_send(vc, iov, n, sizeof f + r->len);
     cp->tx_ctx = r->ctx, cp->tx_src = r->src, cp->tx_tag = r->tag, cp->tx_valid = 1;
@@ -171,7 +219,8 @@ int rmpi_core_isend(rmpi_req_t *r)
         send_sync(vc, cp, r, iov, 2);
         return 0;
     }
-    wire_rts_t f = {{{0, RMPI_F_RTS, 0}, r->ctx, r->src, r->tag}, (uintptr_t)r, r->len, (uintptr_t)r->buf,
+    uint64_t sreq = rmpi_core_wire_id(r, vc, RMPI_WANT_CTS | RMPI_WANT_FIN);
+    wire_rts_t f = {{{0, RMPI_F_RTS, 0}, r->ctx, r->src, r->tag}, sreq, r->len, (uintptr_t)r->buf,
                     (uint32_t)vc->nsub, 0, {0}};
     if (RMPI_UNLIKELY(r->flags & RMPI_RF_SEGS)) {
         /* Nothing to register for the peer: it never reads a segment list, it sends a CTS
@@ -218,7 +267,8 @@ void rmpi_core_isend_segs(rmpi_req_t *r, struct iovec *iov, int n)
 static inline void copy_out(rmpi_req_t *r, const void *data)
 {
     if (RMPI_LIKELY(!(r->flags & RMPI_RF_SCATTER))) {
-        memcpy(r->buf, data, r->st_bytes);
+        if (RMPI_LIKELY(r->st_bytes)) /* a 0-byte receive may have no buffer: memcpy(NULL, .., 0) is undefined */
+            memcpy(r->buf, data, r->st_bytes);
         return;
     }
     r->scatter(r, data, r->st_bytes);
@@ -261,7 +311,7 @@ static int cts_pieces(rmpi_req_t *r, rmpi_vc_t *vc, uint64_t sreq)
     wire_cts_pieces_t *ph = (wire_cts_pieces_t *)(void *)(frame + keys);
     rmpi_rndv_piece_t *pc = (rmpi_rndv_piece_t *)(void *)(ph + 1);
     /* the struct first: it spans every possible rkey, where the pieces go for fewer rails */
-    *f = (wire_cts_t){{0, RMPI_F_CTS, RMPI_FF_PIECES}, (uint32_t)vc->nsub, sreq, (uintptr_t)r, 0, r->st_bytes, {0}};
+    *f = (wire_cts_t){{0, RMPI_F_CTS, RMPI_FF_PIECES}, (uint32_t)vc->nsub, sreq, 0, 0, r->st_bytes, {0}};
     uintptr_t lo = UINTPTR_MAX, hi = 0;
     size_t total = 0;
     for (int i = 0; i < n; i++) {
@@ -274,6 +324,7 @@ static int cts_pieces(rmpi_req_t *r, rmpi_vc_t *vc, uint64_t sreq)
     if (total != r->st_bytes)
         return 0;
     f->addr = lo;
+    f->rreq = rmpi_core_wire_id(r, vc, RMPI_WANT_FIN);
     *ph = (wire_cts_pieces_t){(uint32_t)n, 0};
     rmpi_rndv_register(r, vc, (void *)lo, hi - lo, f->rkey);
     struct iovec fi = {frame, flen};
@@ -312,7 +363,8 @@ static void rndv_start(rmpi_req_t *r, rmpi_vc_t *vc, int src, int tag, uint64_t 
         rmpi_rndv_pull(r, vc, raddr, rkeys, nkeys, r->st_bytes);
         return;
     }
-    wire_cts_t f = {{0, RMPI_F_CTS, 0}, (uint32_t)vc->nsub, sreq, (uintptr_t)r, (uintptr_t)r->buf, r->st_bytes, {0}};
+    wire_cts_t f = {{0, RMPI_F_CTS, 0}, (uint32_t)vc->nsub, sreq, rmpi_core_wire_id(r, vc, RMPI_WANT_FIN),
+                    (uintptr_t)r->buf, r->st_bytes, {0}};
     rmpi_rndv_register(r, vc, r->buf, r->st_bytes, f.rkey);
     size_t flen = RMPI_WIRE_KEYS_LEN(wire_cts_t, vc->nsub);
     struct iovec iov = {&f, flen};
@@ -339,11 +391,11 @@ static rmpi_req_t *match_posted(ctxq_t *q, int src, int tag)
     return NULL;
 }
 
-static void eager_arrived(rmpi_vc_t *vc, uint32_t ctx, int src, int tag, const char *data, size_t len, int sync,
-                          uint64_t sreq)
+void rmpi_core_eager_arrived(rmpi_vc_t *vc, uint32_t ctx, int src, int tag, const char *data, size_t len, int sync,
+                             uint64_t sreq)
 {
-    ctxq_t *q = rmpi_core_ctxq(ctx);
-    rmpi_req_t *r = match_posted(q, src, tag);
+    ctxq_t *q = ctxq_of_frame(ctx);
+    rmpi_req_t *r = q ? match_posted(q, src, tag) : NULL;
     if (RMPI_LIKELY(r != NULL)) {
         set_status(r, src, tag, len);
         copy_out(r, data);
@@ -356,15 +408,15 @@ static void eager_arrived(rmpi_vc_t *vc, uint32_t ctx, int src, int tag, const c
     memset(u, 0, sizeof *u);
     u->magic = RMPI_REQ_MAGIC;
     u->ctx = ctx, u->src = src, u->tag = tag, u->vc = vc, u->len = len, u->sync = sync, u->sreq = sreq;
-    memcpy(u->data, data, len);
-    rmpi_list_push_back(&q->unexp, &u->link);
-    rmpi_core_stats.unexpected++;
+    if (len)
+        memcpy(u->data, data, len);
+    unexp_queue(vc, q, u);
 }
 
-static void rts_arrived(rmpi_vc_t *vc, const wire_rts_t *f)
+void rmpi_core_rts_arrived(rmpi_vc_t *vc, const wire_rts_t *f)
 {
-    ctxq_t *q = rmpi_core_ctxq(f->m.ctx);
-    rmpi_req_t *r = match_posted(q, f->m.src, f->m.tag);
+    ctxq_t *q = ctxq_of_frame(f->m.ctx);
+    rmpi_req_t *r = q ? match_posted(q, f->m.src, f->m.tag) : NULL;
     if (r) {
         rndv_start(r, vc, f->m.src, f->m.tag, f->sreq, f->len, f->m.h.flags & RMPI_FF_GATHER, f->addr, f->rkey,
                    f->nkeys);
@@ -376,67 +428,19 @@ static void rts_arrived(rmpi_vc_t *vc, const wire_rts_t *f)
     u->magic = RMPI_REQ_MAGIC;
     u->ctx = f->m.ctx, u->src = f->m.src, u->tag = f->m.tag, u->vc = vc, u->len = f->len;
     u->is_rts = 1, u->sreq = f->sreq, u->raddr = f->addr, u->gather = f->m.h.flags & RMPI_FF_GATHER;
-    u->nkeys = f->nkeys <= RMPI_VC_MAX_SUB ? f->nkeys : RMPI_VC_MAX_SUB;
+    u->nkeys = f->nkeys;
     memcpy(u->rkeys, f->rkey, u->nkeys * sizeof *u->rkeys);
-    rmpi_list_push_back(&q->unexp, &u->link);
-    rmpi_core_stats.unexpected++;
+    unexp_queue(vc, q, u);
 }
 
-void rmpi_core_deliver(rmpi_vc_t *vc, const void *frame, size_t len)
+void rmpi_core_cts_arrived(rmpi_vc_t *vc, rmpi_req_t *r, const wire_cts_t *f, const void *pieces, uint32_t npieces)
 {
-    const rmpi_vc_hdr_t *h = frame;
-    core_peer_t *cp = vc->core;
-    switch (h->type) {
-    case RMPI_F_EAGER_SHORT:
-        eager_arrived(vc, cp->rx_ctx, cp->rx_src, cp->rx_tag, (const char *)frame + sizeof *h, len - sizeof *h, 0, 0);
-        return;
-    case RMPI_F_EAGER: {
-        const wire_match_t *m = frame;
-        size_t hl = sizeof *m;
-        uint64_t sreq = 0;
-        int sync = h->flags & RMPI_FF_SYNC;
-        if (sync) {
-            memcpy(&sreq, (const char *)frame + hl, sizeof sreq);
-            hl += sizeof sreq;
-        }
-        cp->rx_ctx = m->ctx, cp->rx_src = m->src, cp->rx_tag = m->tag;
-        eager_arrived(vc, m->ctx, m->src, m->tag, (const char *)frame + hl, len - hl, sync, sreq);
-        return;
-    }
-    case RMPI_F_RTS:
-        rts_arrived(vc, frame);
-        return;
-    case RMPI_F_CTS: {
-        const wire_cts_t *f = frame;
-        rmpi_req_t *r = req_from_wire(f->sreq, "CTS");
-        r->peer_req = f->rreq;
-        r->st_bytes = f->len;
-        if (RMPI_UNLIKELY(h->flags & RMPI_FF_PIECES)) {
-            size_t keys = RMPI_WIRE_KEYS_LEN(wire_cts_t, f->nkeys);
-            const wire_cts_pieces_t *ph = (const void *)((const char *)frame + keys);
-            if (f->nkeys > RMPI_VC_MAX_SUB || len < keys + sizeof *ph ||
-                (len - keys - sizeof *ph) / sizeof(rmpi_rndv_piece_t) < ph->n)
-                rmpi_fatal("rank %d sent a CTS of %zu bytes that does not hold its list of pieces.", vc->peer, len);
-            rmpi_rndv_push_pieces(r, vc, (const rmpi_rndv_piece_t *)(const void *)(ph + 1), ph->n, f->rkey, f->nkeys,
-                                  f->len);
-            return;
-        }
+    r->peer_req = f->rreq;
+    r->st_bytes = f->len;
+    if (RMPI_UNLIKELY(pieces != NULL))
+        rmpi_rndv_push_pieces(r, vc, pieces, npieces, f->rkey, f->nkeys, f->len);
+    else
         rmpi_rndv_push(r, vc, f->addr, f->rkey, f->nkeys, f->len);
-        return;
-    }
-    case RMPI_F_FIN: {
-        const wire_req_t *f = frame;
-        rmpi_rndv_fin(req_from_wire(f->req, "FIN"), f->count);
-        return;
-    }
-    case RMPI_F_SYNC_ACK: {
-        const wire_req_t *f = frame;
-        rmpi_req_complete(req_from_wire(f->req, "SYNC_ACK"));
-        return;
-    }
-    default:
-        rmpi_fatal("received a frame of unknown type %u from rank %d (mixed RailMPI versions?).", h->type, vc->peer);
-    }
 }
 
 /* ---- posting receives, probe, cancel ---- */
@@ -452,6 +456,7 @@ static void consume_unexp(rmpi_req_t *r, rmpi_unexp_t *u)
             send_req_frame(u->vc, RMPI_F_SYNC_ACK, u->sreq);
         rmpi_req_complete(r);
     }
+    ((core_peer_t *)u->vc->core)->unexp_bytes -= sizeof *u + (u->is_rts ? 0 : u->len);
     u->magic = 0;
     free(u);
 }

@@ -5,6 +5,7 @@
  * carried data; the peer's request completes when all of them are in. */
 #include "core_impl.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +33,7 @@ struct rmpi_rndv {
     int nstripes, pending, pushing;
     rmpi_stripe_t stripe[RMPI_VC_MAX_SUB];
     rmpi_net_op_t op[RMPI_VC_MAX_SUB];
-    uint32_t fins;                     /* FINs received so far */
+    uint32_t fins, fin_count;          /* FINs received so far, and how many the first one announced */
     char *local;                       /* where stripes start locally / remotely */
     uint64_t raddr;
     uint64_t rkeys[RMPI_VC_MAX_SUB];
@@ -115,6 +116,7 @@ static void rndv_release(rmpi_req_t *r)
  * buffer (rndv_start), and the request completes. */
 static void rndv_finish(rmpi_req_t *r)
 {
+    rmpi_core_wire_id_free(r); /* its last frame is in (or sent): no frame may name it any more */
     rndv_release(r);
     if (RMPI_UNLIKELY(r->flags & RMPI_RF_SCATTER) && r->kind == RMPI_REQ_RECV && r->buf) {
         r->scatter(r, r->buf, r->st_bytes);
@@ -147,18 +149,27 @@ void rmpi_core_send_fin(rmpi_vc_t *vc, int sub, uint64_t req, uint32_t count)
 static void stripes_done(rmpi_rndv_t *rv);
 
 /* An RDMA op of stripe k failed: take its rail out of service and give the stripe another
- * (fatal when none is left). */
-static void stripe_move(rmpi_rndv_t *rv, int k, rmpi_net_op_t *op, size_t len)
+ * (fatal when none is left). -EFAULT is the peer's fault, not the rail's: the memory its
+ * RTS or CTS named is not registered there; the peer is cut off, the stripe abandoned
+ * (returns -1), else 0. */
+static int stripe_move(rmpi_rndv_t *rv, int k, rmpi_net_op_t *op, size_t len)
 {
     rmpi_vc_t *vc = rv->vc;
     int sub = rmpi_vc_sub_of(vc, op->rail);
-    char why[96];
+    char why[160];
+    if (op->status == -EFAULT) {
+        snprintf(why, sizeof why, "rank %d named memory for a rendezvous that it has not registered (RDMA %s of %zu "
+                 "bytes refused)", vc->peer, rv->pushing ? "write" : "read", len);
+        rmpi_vc_cut(vc, why);
+        return -1;
+    }
     snprintf(why, sizeof why, "RDMA %s failed with error %d", rv->pushing ? "write" : "read", -op->status);
     if (vc->nsub < 2 || rmpi_vc_rail_failed(vc, sub, why) == 0)
         rmpi_fatal("RDMA %s of %zu bytes with rank %d on rail %s failed (error %d) and no other rail is left.",
                    rv->pushing ? "write" : "read", len, vc->peer, op->rail->hints.name, -op->status);
     if (rv->stripe[k].sub == sub) /* not yet moved by an earlier failed op of the stripe */
         rmpi_sched_stripe_move(&vc->sched, &rv->stripe[k], rmpi_sched_small(&vc->sched));
+    return 0;
 }
 
 /* Completion filter: the request moves on only when the last stripe is in. */
@@ -168,8 +179,8 @@ static void stripe_done(rmpi_net_op_t *op)
     if (RMPI_UNLIKELY(op->status)) {
         /* The stripe's rail failed: take it out of service and move the stripe to another. */
         int k = (int)(op - rv->op);
-        stripe_move(rv, k, op, rv->stripe[k].len);
-        post_stripe(rv, k);
+        if (stripe_move(rv, k, op, rv->stripe[k].len) == 0)
+            post_stripe(rv, k);
         return;
     }
     rmpi_sched_stripe_done(&rv->vc->sched, &rv->stripe[(int)(op - rv->op)]);
@@ -320,8 +331,8 @@ static void seg_op_done(rmpi_net_op_t *op)
     ss->busy &= ~(1u << i);
     ss->inflight--;
     if (RMPI_UNLIKELY(op->status)) {
-        stripe_move(rv, k, op, ss->olen[i]);
-        seg_op_post(rv, k, ss->oloc[i], ss->olen[i], ss->ooff[i], ss->oraddr[i]);
+        if (stripe_move(rv, k, op, ss->olen[i]) == 0)
+            seg_op_post(rv, k, ss->oloc[i], ss->olen[i], ss->ooff[i], ss->oraddr[i]);
         return;
     }
     if (op->t_done > ss->t_done)
@@ -344,29 +355,32 @@ void rmpi_rndv_push(rmpi_req_t *r, rmpi_vc_t *vc, uint64_t raddr, const uint64_t
     start_stripes(r, vc, 1, r->buf, raddr, rkeys, nkeys, n);
 }
 
-void rmpi_rndv_push_pieces(rmpi_req_t *r, rmpi_vc_t *vc, const rmpi_rndv_piece_t *p, uint32_t np,
-                           const uint64_t *rkeys, uint32_t nkeys, size_t n)
+void rmpi_rndv_push_pieces(rmpi_req_t *r, rmpi_vc_t *vc, const void *p, uint32_t np, const uint64_t *rkeys,
+                           uint32_t nkeys, size_t n)
 {
     rmpi_rndv_t *rv = rndv_of(r, vc);
     size_t at = 0;
     rv->rp = rmpi_xmalloc((size_t)np * sizeof *rv->rp);
     rv->rp_at = rmpi_xmalloc((size_t)np * sizeof *rv->rp_at);
+    memcpy(rv->rp, p, (size_t)np * sizeof *rv->rp); /* from the frame: any alignment */
     for (uint32_t i = 0; i < np; i++) {
-        rv->rp[i] = p[i];
         rv->rp_at[i] = at;
-        at += p[i].len;
+        at += rv->rp[i].len;
     }
     rv->nrp = np;
-    if (at < n || !(r->flags & RMPI_RF_SEGS))
-        rmpi_fatal("rank %d offered %zu bytes in %u pieces for a %zu-byte rendezvous%s.", vc->peer, at, np, n,
-                   r->flags & RMPI_RF_SEGS ? "" : " whose data is not in pieces (mixed RailMPI versions?)");
     start_stripes(r, vc, 1, NULL, 0, rkeys, nkeys, n);
 }
 
-void rmpi_rndv_fin(rmpi_req_t *r, uint32_t count)
+int rmpi_rndv_fin(rmpi_req_t *r, uint32_t count)
 {
     rmpi_rndv_t *rv = r->rv;
-    if (rv && ++rv->fins < count)
-        return;
+    if (!rv)
+        return count == 1 ? (rndv_finish(r), 0) : -1; /* nothing moved: the one FIN of an empty message */
+    if (rv->fins && count != rv->fin_count)
+        return -1;
+    rv->fin_count = count;
+    if (++rv->fins < count)
+        return 0;
     rndv_finish(r);
+    return 0;
 }

@@ -192,7 +192,8 @@ static inline int rmpi_dtype_is_contig(const rmpi_dtype_t *dt, size_t count)
 }
 static inline void *rmpi_dtype_contig_ptr(const void *buf, const rmpi_dtype_t *dt)
 {
-    return (char *)(uintptr_t)buf + dt->true_lb;
+    /* in integers: buf may be NULL (count 0), and NULL + 0 is undefined behaviour in C */
+    return (void *)((uintptr_t)buf + (uintptr_t)dt->true_lb);
 }
 
 /* Copy bytes [offset, offset + outlen) of the packed stream of (inbuf, count, dt) to

@@ -3,10 +3,13 @@
  * (docs/wire/rma.md); the lock manager queues lock requests that cannot be granted. */
 #include "rma_impl.h"
 
+#include <stdio.h>
+
 typedef struct incoming {
     rmpi_list_t link;
     rmpi_req_t *req;     /* receive of the message (eager: complete at once) */
     void *buf;
+    int peer;            /* the sender's peer index (cut off if the message is malformed) */
 } incoming_t;
 
 struct rmpi_win_lockq {
@@ -93,7 +96,9 @@ static void lock_release(rmpi_win_t *w, int type)
 /* ---- data access ---- */
 
 /* The target memory of a message, or NULL when the range is outside the window (the
- * origin checks windows it knows the size of; dynamic windows are checked here). */
+ * origin checks windows it knows the size of; dynamic windows are checked here). The
+ * segments were checked by am_check: off + len does not overflow, their lengths add up to
+ * bytes. */
 static char *target_base(rmpi_win_t *w, const rma_hdr_t *h, const rma_seg_t *segs)
 {
     int64_t lo = 0, hi = (int64_t)h->bytes;
@@ -112,6 +117,8 @@ static char *target_base(rmpi_win_t *w, const rma_hdr_t *h, const rma_seg_t *seg
         /* [a, b) may run over attached regions that touch each other (MPICH accepts such
          * accesses): follow them from a until b is covered or a gap shows. */
         uintptr_t a = (uintptr_t)(h->disp + (uint64_t)lo), b = (uintptr_t)(h->disp + (uint64_t)hi);
+        if (b < a)
+            return NULL;
         for (int step = 0; step <= w->nregions; step++) {
             int i = 0;
             while (i < w->nregions && !(a >= w->regions[i].base && a < w->regions[i].base + w->regions[i].len))
@@ -124,9 +131,77 @@ static char *target_base(rmpi_win_t *w, const rma_hdr_t *h, const rma_seg_t *seg
         }
         return NULL;
     }
-    if ((int64_t)h->disp + lo < 0 || (uint64_t)((int64_t)h->disp + hi) > w->bytes)
+    int64_t a, b;
+    if (h->disp > w->bytes || __builtin_add_overflow((int64_t)h->disp, lo, &a) ||
+        __builtin_add_overflow((int64_t)h->disp, hi, &b) || a < 0 || (uint64_t)b > w->bytes)
         return NULL;
     return (char *)w->base + h->disp;
+}
+
+/* Largest answer of zeros to a get outside a dynamic window (a user's error: the origin has
+ * landing memory of that size); a larger one is not believed. */
+#define RMA_ZERO_ANSWER_MAX ((uint64_t)1 << 26)
+
+static int wants_reply(int kind)
+{
+    return kind == AM_GET || kind == AM_GACC || kind == AM_CAS || kind == AM_LOCK || kind == AM_UNLOCK ||
+           kind == AM_FLUSH;
+}
+
+/* Everything a message says, checked before anything acts on it (docs/wire/rma.md): NULL,
+ * or what is wrong with it. h gets the header. */
+static const char *am_check(const rmpi_win_t *w, int origin, const char *msg, size_t len, rma_hdr_t *h)
+{
+    if (len < sizeof *h)
+        return "shorter than the header";
+    memcpy(h, msg, sizeof *h);
+    if (h->version != RMA_WIRE_VERSION)
+        return "of another wire version (mixed RailMPI builds?)";
+    if (h->kind < AM_PUT || h->kind > AM_COMPLETE)
+        return "of an unknown kind";
+    if (origin < 0 || origin >= w->comm->size)
+        return "from a rank outside the window's group";
+    if (wants_reply(h->kind) && (h->reply_tag < 1 || h->reply_tag > RMA_TAG_MAX))
+        return "with an answer tag outside 1..0x3fffffff";
+    if ((h->kind == AM_LOCK || h->kind == AM_UNLOCK) && h->lock_type != RMA_LOCK_EXCL &&
+        h->lock_type != RMA_LOCK_SHARED)
+        return "with an unknown lock type";
+    if (h->kind > AM_CAS)
+        return len == sizeof *h ? NULL : "of a control kind with data";
+    size_t rest = len - sizeof *h;
+    if (h->nseg > rest / sizeof(rma_seg_t))
+        return "listing more segments than it holds";
+    rest -= h->nseg * sizeof(rma_seg_t);
+    if (h->bytes > INT64_MAX / 2)
+        return "of an impossible size";
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < h->nseg; i++) {
+        rma_seg_t s;
+        memcpy(&s, msg + sizeof *h + i * sizeof s, sizeof s);
+        if (s.len > h->bytes || s.off > INT64_MAX - (int64_t)s.len)
+            return "with a segment out of range";
+        sum += s.len;
+    }
+    if (h->nseg && sum != h->bytes)
+        return "whose segments do not add up to its size";
+    MPI_Op op = (MPI_Op)(uintptr_t)h->op;
+    int acc = h->kind == AM_ACC || h->kind == AM_GACC;
+    uint64_t data = h->kind == AM_PUT ? h->bytes : h->kind == AM_CAS ? 2 * h->bytes
+                    : acc && op != MPI_NO_OP   ? h->bytes
+                                               : 0;
+    if (rest != data)
+        return "whose data does not match its size";
+    if (acc && h->bytes) {
+        /* handles from the wire: only predefined ones (small constants), never pointers */
+        MPI_Datatype basic = (MPI_Datatype)(uintptr_t)h->basic;
+        const rmpi_dtype_t *dt = h->basic < 4096 ? rmpi_dtype_get(basic) : NULL;
+        if (h->op >= 4096 || !rmpi_coll_op_predefined(op))
+            return "with an operation that is not a predefined one";
+        if (op != MPI_NO_OP && op != MPI_REPLACE &&
+            (!dt || dt->size == 0 || h->bytes % dt->size || rmpi_coll_op_check(op, basic)))
+            return "with an element type the operation does not take";
+    }
+    return NULL;
 }
 
 static void gather(const char *base, const rma_hdr_t *h, const rma_seg_t *segs, char *out)
@@ -175,12 +250,24 @@ static void accumulate(char *base, const rma_hdr_t *h, const rma_seg_t *segs, co
     free(tmp);
 }
 
-static void handle(rmpi_win_t *w, int origin, char *msg, size_t len)
+/* A malformed message: its sender is cut off (the job ends, naming it). */
+static void am_bad(const rmpi_win_t *w, int peer, int origin, size_t len, const char *what)
 {
-    rma_hdr_t *h = (rma_hdr_t *)(void *)msg;
-    if (len < sizeof *h || h->version != RMA_WIRE_VERSION)
-        rmpi_fatal("one-sided message of %zu bytes from rank %d of a window is not wire version %d "
-                   "(docs/wire/rma.md); mixed RailMPI builds?", len, origin, RMA_WIRE_VERSION);
+    char why[256];
+    snprintf(why, sizeof why, "rank %d sent a one-sided message of %zu bytes (as rank %d of a window) %s "
+             "(docs/wire/rma.md)", peer, len, origin, what);
+    rmpi_core_peer_cut(peer, why);
+}
+
+static void handle(rmpi_win_t *w, int peer, int origin, char *msg, size_t len)
+{
+    rma_hdr_t hdr, *h = &hdr;
+    const char *bad = am_check(w, origin, msg, len, h);
+    if (bad) {
+        am_bad(w, peer, origin, len, bad);
+        return;
+    }
+    /* the receive buffer is malloc'd: the segments after the 48-byte header are aligned */
     const rma_seg_t *segs = (const rma_seg_t *)(void *)(msg + sizeof *h);
     const char *data = msg + sizeof *h + h->nseg * sizeof(rma_seg_t);
     char *base = NULL, *reply = NULL;
@@ -192,6 +279,11 @@ static void handle(rmpi_win_t *w, int origin, char *msg, size_t len)
     case AM_GACC:
     case AM_CAS:
         base = target_base(w, h, segs);
+        if (!base && h->bytes && (w->flavor != MPI_WIN_FLAVOR_DYNAMIC || h->bytes > RMA_ZERO_ANSWER_MAX)) {
+            /* the origin checks the ranges of windows whose size it knows */
+            am_bad(w, peer, origin, len, "aimed outside the window");
+            return;
+        }
         if (!base && h->bytes)
             w->errs[origin] = MPI_ERR_RMA_RANGE;
         if (h->kind == AM_GET || h->kind == AM_GACC || h->kind == AM_CAS) {
@@ -227,7 +319,7 @@ static void handle(rmpi_win_t *w, int origin, char *msg, size_t len)
         w->completes++;
         return;
     default:
-        rmpi_fatal("one-sided message of unknown kind %d from rank %d of a window.", h->kind, origin);
+        return; /* am_check admits no other kind */
     }
     if (reply)
         rma_send(w, origin, h->reply_tag, reply, rlen);
@@ -249,6 +341,7 @@ static int serve(rmpi_win_t *w)
         m->req->ctx = w->comm->ctx;
         m->req->rank = u->src;
         m->req->tag = RMA_TAG_AM;
+        m->peer = u->vc->peer;
         rmpi_list_push_back(&w->incoming, &m->link);
         rmpi_core_mrecv(m->req, u);
         n++;
@@ -258,7 +351,7 @@ static int serve(rmpi_win_t *w)
         if (!m->req->done)
             break;
         rmpi_list_remove(&m->link);
-        handle(w, m->req->st_src, m->buf, m->req->st_bytes);
+        handle(w, m->peer, m->req->st_src, m->buf, m->req->st_bytes);
         rmpi_req_release(m->req);
         free(m->buf);
         free(m);

@@ -8,6 +8,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+#include <sys/uio.h>
 #include <time.h>
 
 #define RMPI_LIKELY(x)   __builtin_expect(!!(x), 1)
@@ -66,6 +68,18 @@ static inline void rmpi_list_remove(rmpi_list_t *e)
 #define rmpi_list_for_each(pos, head) for ((pos) = (head)->next; (pos) != (head); (pos) = (pos)->next)
 #define rmpi_list_for_each_safe(pos, tmp, head) \
     for ((pos) = (head)->next, (tmp) = (pos)->next; (pos) != (head); (pos) = (tmp), (tmp) = (pos)->next)
+
+/* Copy iov[0..n) to dst back to back; returns the end. Empty entries are skipped: an empty
+ * payload may have no buffer, and memcpy(dst, NULL, 0) is undefined behaviour. */
+static inline char *rmpi_iov_gather(char *dst, const struct iovec *iov, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (iov[i].iov_len) {
+            memcpy(dst, iov[i].iov_base, iov[i].iov_len);
+            dst += iov[i].iov_len;
+        }
+    return dst;
+}
 
 /* Parse "64k", "4m", "1g", "123" into bytes; returns -1 on malformed input. */
 long long rmpi_parse_size(const char *s);

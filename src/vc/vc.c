@@ -150,11 +150,7 @@ void rmpi_vc_keep(rmpi_vc_t *vc, const struct iovec *iov, int n, size_t len)
     t->next = NULL;
     t->psn = ((const rmpi_vc_hdr_t *)iov[0].iov_base)->psn;
     t->len = len;
-    char *p = t->data;
-    for (int i = 0; i < n; i++) {
-        memcpy(p, iov[i].iov_base, iov[i].iov_len);
-        p += iov[i].iov_len;
-    }
+    rmpi_iov_gather(t->data, iov, n);
     if (!vc->unacked_tail)
         vc->unacked_tail = &vc->unacked;
     *vc->unacked_tail = t;
@@ -221,11 +217,24 @@ int rmpi_vc_rail_failed(rmpi_vc_t *vc, int sub, const char *why)
     return live;
 }
 
+void (*rmpi_vc_on_cut)(rmpi_vc_t *vc, const char *why);
+
+void rmpi_vc_cut(rmpi_vc_t *vc, const char *why)
+{
+    if (vc->cut)
+        return;
+    vc->cut = 1;
+    if (rmpi_vc_on_cut)
+        rmpi_vc_on_cut(vc, why);
+    else
+        rmpi_fatal("%s; rank %d is cut off.", why, vc->peer);
+}
+
 static void deliver_in_order(rmpi_vc_t *vc, const void *frame, size_t len)
 {
     vc->psn_expect++;
     vc_deliver(vc, frame, len);
-    while (vc->ooo && vc->ooo->psn == vc->psn_expect) {
+    while (vc->ooo && vc->ooo->psn == vc->psn_expect && !vc->cut) {
         rmpi_ooo_t *o = vc->ooo;
         vc->ooo = o->next;
         vc->psn_expect++;
@@ -237,9 +246,18 @@ static void deliver_in_order(rmpi_vc_t *vc, const void *frame, size_t len)
 void rmpi_vc_on_frame(rmpi_rail_t *rail, int peer, const void *frame, size_t len)
 {
     rmpi_vc_t *vc = rmpi_vc_get(peer);
-    const rmpi_vc_hdr_t *h = frame;
-    uint16_t psn = h->psn;
-    if (RMPI_UNLIKELY(h->type == RMPI_VC_ACK)) {
+    rmpi_vc_hdr_t h;
+    if (RMPI_UNLIKELY(len < sizeof h || vc->cut)) {
+        if (!vc->cut) {
+            char why[96];
+            snprintf(why, sizeof why, "rank %d sent a frame of %zu bytes, shorter than its 4-byte header", peer, len);
+            rmpi_vc_cut(vc, why);
+        }
+        return;
+    }
+    memcpy(&h, frame, sizeof h);
+    uint16_t psn = h.psn;
+    if (RMPI_UNLIKELY(h.type == RMPI_VC_ACK)) {
         on_ack(vc, psn);
         return;
     }
@@ -248,6 +266,15 @@ void rmpi_vc_on_frame(rmpi_rail_t *rail, int peer, const void *frame, size_t len
         deliver_in_order(vc, frame, len);
         if (RMPI_UNLIKELY(vc->nsub > 1) && (uint16_t)(vc->psn_expect - vc->ack_sent) >= RMPI_VC_ACK_EVERY)
             send_ack(vc);
+        return;
+    }
+    if (RMPI_UNLIKELY(vc->nsub == 1)) {
+        /* One rail delivers in order and nothing is ever resent: a PSN out of sequence is a
+         * broken peer, and parking its frames would let it fill our memory. */
+        char why[128];
+        snprintf(why, sizeof why, "rank %d sent a frame with PSN %u where %u was due on its only rail", vc->peer, psn,
+                 vc->psn_expect);
+        rmpi_vc_cut(vc, why);
         return;
     }
     int16_t ahead = (int16_t)(psn - vc->psn_expect);

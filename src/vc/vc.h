@@ -73,6 +73,7 @@ struct rmpi_vc {
     uint64_t unacked_n, resent_frames;
     uint16_t ack_sent;           /* psn_expect when we last acknowledged */
     uint64_t ooo_frames, dup_frames, frames_in;
+    int cut;                     /* the peer sent a malformed frame: nothing it sends is read any more */
     void *core;                  /* the core's per-peer state */
 };
 
@@ -153,8 +154,15 @@ int rmpi_vc_rail_failed(rmpi_vc_t *vc, int sub, const char *why);
 /* Index of rail in vc's subchannels, -1 if none. */
 int rmpi_vc_sub_of(const rmpi_vc_t *vc, const rmpi_rail_t *rail);
 
-/* net env->on_frame target. */
+/* net env->on_frame target. Frames may start at any address (a provider delivers them
+ * where they lie in its receive buffer): the VC and the core read them with memcpy. */
 void rmpi_vc_on_frame(rmpi_rail_t *rail, int peer, const void *frame, size_t len);
+
+/* The peer sent a frame that breaks docs/wire/core.md: from now on nothing it sends reaches
+ * the core (its frames are dropped unread), and rmpi_vc_on_cut reports it (the core's
+ * policy; it may end the job). why: a sentence naming what was wrong. */
+void rmpi_vc_cut(rmpi_vc_t *vc, const char *why);
+extern void (*rmpi_vc_on_cut)(rmpi_vc_t *vc, const char *why);
 
 /* For RMPI_REPORT and tests. */
 void rmpi_vc_report(void *file);

@@ -422,11 +422,7 @@ int rmpi_ofi_frame_send(rmpi_ofi_rail_t *r, int peer, const struct iovec *iov, i
     if (!r->pend && !fenced && total <= r->inject) {
         char *p = r->scratch;
         memcpy(p, &h, sizeof h);
-        p += sizeof h;
-        for (int i = 0; i < iovcnt; i++) {
-            memcpy(p, iov[i].iov_base, iov[i].iov_len);
-            p += iov[i].iov_len;
-        }
+        rmpi_iov_gather(p + sizeof h, iov, iovcnt);
         ssize_t irc;
         uint64_t t0 = 0;
         set_seq(r->scratch, &r->peers[peer]);
@@ -445,11 +441,7 @@ int rmpi_ofi_frame_send(rmpi_ofi_rail_t *r, int peer, const struct iovec *iov, i
     b->len = total;
     char *p = b->data;
     memcpy(p, &h, sizeof h);
-    p += sizeof h;
-    for (int i = 0; i < iovcnt; i++) {
-        memcpy(p, iov[i].iov_base, iov[i].iov_len);
-        p += iov[i].iov_len;
-    }
+    rmpi_iov_gather(p + sizeof h, iov, iovcnt);
     if (!r->pend && !fenced) {
         uint64_t t0 = 0;
         while ((rc = rmpi_ofi_tx_post(r, b)) == -FI_EAGAIN && rmpi_ofi_push(r, &t0))

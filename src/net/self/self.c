@@ -1,6 +1,7 @@
 /* self: the loopback rail a rank uses to talk to itself. Frames are copied into a FIFO
  * and delivered at the next progress; RDMA is a memcpy whose completion is deferred to
- * progress, as the contract requires. */
+ * progress, as the contract requires, after the same registration check as any emulated
+ * RDMA (net.h): an rkey and range that no registration covers complete with -EFAULT. */
 #include "../net.h"
 
 #include <stdio.h>
@@ -18,7 +19,7 @@ typedef struct self_rail {
     rmpi_rail_t base;
     const rmpi_net_env_t *env;
     self_item_t *head, **tail;
-    uint64_t next_rkey;
+    rmpi_net_mrtab_t mr;
 } self_rail_t;
 
 static self_rail_t self_rail;
@@ -57,30 +58,25 @@ static int self_send(rmpi_rail_t *rail, int peer, const struct iovec *iov, int i
     self_item_t *it = rmpi_xmalloc(sizeof *it + len);
     it->op = NULL;
     it->len = len;
-    char *p = it->data;
-    for (int i = 0; i < iovcnt; i++) {
-        memcpy(p, iov[i].iov_base, iov[i].iov_len);
-        p += iov[i].iov_len;
-    }
+    rmpi_iov_gather(it->data, iov, iovcnt);
     enqueue(&self_rail, it);
     return 0;
 }
 
 static int self_mr_reg(rmpi_rail_t *rail, void *addr, size_t len, rmpi_mr_t *mr)
 {
-    mr->addr = addr;
-    mr->len = len;
-    mr->rkey = ++self_rail.next_rkey;
-    mr->desc = NULL;
+    rmpi_net_mrtab_reg(&self_rail.mr, addr, len, mr);
     return 0;
 }
 
-static void self_mr_dereg(rmpi_rail_t *rail, rmpi_mr_t *mr) {}
+static void self_mr_dereg(rmpi_rail_t *rail, rmpi_mr_t *mr) { rmpi_net_mrtab_dereg(&self_rail.mr, mr); }
 
-static int self_rdma(rmpi_net_op_t *op, void *dst, const void *src, size_t len)
+/* remote: the registered side (raddr, rkey), checked before anything is copied. */
+static int self_rdma(rmpi_net_op_t *op, void *dst, const void *src, size_t len, uint64_t raddr, uint64_t rkey)
 {
-    memmove(dst, src, len);
-    op->status = 0;
+    op->status = rmpi_net_mrtab_check(&self_rail.mr, rkey, raddr, len);
+    if (op->status == 0 && len)
+        memmove(dst, src, len);
     op->t_post = rmpi_time_ns();
     self_item_t *it = rmpi_xmalloc(sizeof *it);
     it->op = op;
@@ -93,14 +89,14 @@ static int self_get(rmpi_rail_t *rail, int peer, void *local, size_t len, uint64
                     rmpi_net_op_t *op)
 {
     op->rail = rail;
-    return self_rdma(op, local, (const void *)(uintptr_t)raddr, len);
+    return self_rdma(op, local, (const void *)(uintptr_t)raddr, len, raddr, rkey);
 }
 
 static int self_put(rmpi_rail_t *rail, int peer, const void *local, size_t len, uint64_t raddr, uint64_t rkey,
                     rmpi_net_op_t *op)
 {
     op->rail = rail;
-    return self_rdma(op, (void *)(uintptr_t)raddr, local, len);
+    return self_rdma(op, (void *)(uintptr_t)raddr, local, len, raddr, rkey);
 }
 
 static int self_progress(rmpi_rail_t *rail)
@@ -138,6 +134,7 @@ static void self_close(rmpi_rail_t *rail)
     }
     self_rail.head = NULL;
     self_rail.tail = &self_rail.head;
+    rmpi_net_mrtab_free(&self_rail.mr);
 }
 
 const struct rmpi_net_ops rmpi_self_ops = {

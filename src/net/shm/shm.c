@@ -241,14 +241,6 @@ static size_t iov_total(const struct iovec *iov, int n)
     return len;
 }
 
-static void iov_copy(char *dst, const struct iovec *iov, int n)
-{
-    for (int i = 0; i < n; i++) {
-        memcpy(dst, iov[i].iov_base, iov[i].iov_len);
-        dst += iov[i].iov_len;
-    }
-}
-
 /* Post one frame of the given type; queue a copy when the ring is full or others wait. */
 static void post(shm_peer_t *p, unsigned type, const struct iovec *iov, int n)
 {
@@ -256,7 +248,7 @@ static void post(shm_peer_t *p, unsigned type, const struct iovec *iov, int n)
     if (RMPI_LIKELY(!p->pend)) {
         void *dst = rmpi_shm_ring_reserve(&p->wr, len);
         if (RMPI_LIKELY(dst != NULL)) {
-            iov_copy(dst, iov, n);
+            rmpi_iov_gather(dst, iov, n);
             rmpi_shm_ring_commit(&p->wr, len, type);
             return;
         }
@@ -266,7 +258,7 @@ static void post(shm_peer_t *p, unsigned type, const struct iovec *iov, int n)
     q->next = NULL;
     q->type = type;
     q->len = len;
-    iov_copy(q->data, iov, n);
+    rmpi_iov_gather(q->data, iov, n);
     *p->pend_tail = q;
     p->pend_tail = &q->next;
 }

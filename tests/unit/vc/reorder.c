@@ -1,6 +1,6 @@
 /*
  * The virtual channel's receive-side PSN ordering (rmpi_vc_on_frame in src/vc/vc.c), without
- * the net layer: the VCs are made by hand (one dummy subchannel) and frames are fed straight
+ * the net layer: the VCs are made by hand (two dummy subchannels) and frames are fed straight
  * in. Frames arrive in random permutations of windows of 1..1000 frames, with duplicates
  * (of delivered, parked and not yet seen frames), for two peers at once, across the 16-bit
  * PSN wrap (65535 -> 0). The deliver callback must see every frame exactly once, in PSN order,
@@ -80,8 +80,11 @@ static rmpi_vc_t *make_vc(int peer, uint16_t psn_expect)
     rmpi_vc_t *vc = calloc(1, sizeof *vc + 64);
     vc->core = vc + 1;
     vc->peer = peer;
-    vc->nsub = 1;
-    vc->sub[0].rail = &dummy_rail;
+    /* Two subchannels: only then may frames come out of order (one rail delivers in
+     * order, and the VC cuts off a peer whose frames skip ahead on it). No subchannel is
+     * up in the scheduler, so the VC sends no ACK through the dummy rails. */
+    vc->nsub = 2;
+    vc->sub[0].rail = vc->sub[1].rail = &dummy_rail;
     vc->psn_expect = psn_expect;
     rmpi_vc_table[peer] = vc;
     return vc;
