@@ -237,13 +237,42 @@ static int connect_port(const char *port_env)
     return fd;
 }
 
-/* Hydra-style handshake for a TCP connection: announce our PMI id, learn size and rank. */
+/* Hydra-style handshake for a TCP connection: announce our PMI id, prove the job key if
+ * the server challenges (RailMPI's mpiexec does, hydra does not; docs/wire/pmi.md), learn
+ * size and rank. The key itself never crosses the wire. */
 static int port_handshake(int id, int *size, int *rank)
 {
     char line[PMI_LINE_MAX];
     struct pmi_words w;
-    if (send_cmd("cmd=initack pmiid=%d", id) < 0 || expect_reply("initack", line, sizeof line, &w) < 0)
+    if (send_cmd("cmd=initack pmiid=%d", id) < 0 || read_line(line, sizeof line) < 0)
         return -1;
+    split_words(line, &w);
+    const char *cmd = word(&w, "cmd");
+    if (cmd && strcmp(cmd, "challenge") == 0) {
+        uint8_t nonce[RMPI_AUTH_NONCE_BYTES], mac[RMPI_AUTH_MAC_BYTES];
+        char hex[2 * RMPI_AUTH_MAC_BYTES + 1];
+        if (!pmi.have_key) {
+            pmi_err("the process manager asks for the job key, but %s was not given to this rank; "
+                    "start it with the mpiexec that listens on PMI_PORT.", RMPI_AUTH_KEY_ENV);
+            return -1;
+        }
+        if (rmpi_auth_unhex(word(&w, "nonce"), nonce, sizeof nonce) < 0) {
+            pmi_err("the process manager's challenge holds no valid nonce.");
+            return -1;
+        }
+        rmpi_auth_pmi_mac(pmi.job_key, nonce, id, mac);
+        rmpi_auth_hex(mac, sizeof mac, hex);
+        if (send_cmd("cmd=auth mac=%s", hex) < 0 || read_line(line, sizeof line) < 0)
+            return -1;
+        split_words(line, &w);
+        cmd = word(&w, "cmd");
+    }
+    if (!cmd || strcmp(cmd, "initack") != 0) {
+        const char *msg = word(&w, "msg");
+        pmi_err("the process manager refused PMI id %d: expected cmd=initack but got \"%s=%s\"%s%s.", id,
+                w.n ? w.key[0] : "", w.n ? w.val[0] : "", msg ? ", msg=" : "", msg ? msg : "");
+        return -1;
+    }
     for (int i = 0; i < 3; i++) {
         if (expect_reply("set", line, sizeof line, &w) < 0)
             return -1;

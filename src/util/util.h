@@ -91,6 +91,14 @@ void rmpi_auth_mac(const uint8_t key[RMPI_AUTH_KEY_BYTES], const char *label, co
 /* 0 when mac is the MAC of (label, msg) under key (constant-time compare), else -1. */
 int rmpi_auth_verify(const uint8_t key[RMPI_AUTH_KEY_BYTES], const char *label, const void *msg,
                      size_t len, const uint8_t mac[RMPI_AUTH_MAC_BYTES]);
+/* The PMI port handshake's answer (docs/wire/pmi.md): the MAC, under the job key and
+ * RMPI_AUTH_PMI_LABEL, of the server's nonce followed by the decimal pmiid. One function
+ * for the client (src/rt/pmi.c) and the server (mpiexec) so they cannot drift apart. */
+#define RMPI_AUTH_PMI_LABEL "railmpi pmi initack v1"
+void rmpi_auth_pmi_mac(const uint8_t key[RMPI_AUTH_KEY_BYTES], const uint8_t nonce[RMPI_AUTH_NONCE_BYTES],
+                       int pmiid, uint8_t mac[RMPI_AUTH_MAC_BYTES]);
+int rmpi_auth_pmi_verify(const uint8_t key[RMPI_AUTH_KEY_BYTES], const uint8_t nonce[RMPI_AUTH_NONCE_BYTES],
+                         int pmiid, const uint8_t mac[RMPI_AUTH_MAC_BYTES]);
 /* Lower-case hex of n bytes into out (2n+1 bytes); and back (exactly 2n digits): 0 or -1. */
 void rmpi_auth_hex(const uint8_t *in, size_t n, char *out);
 int rmpi_auth_unhex(const char *hex, uint8_t *out, size_t n);

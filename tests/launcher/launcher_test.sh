@@ -192,6 +192,82 @@ hydra)
   run timeout 30 $HYDRA -n 3 "$PMIX" abort 9
   expect_rc 9
   ;;
+auth)
+  # a stranger who learns the PMI port of a remote rank that has not connected yet
+  export ATTACK_MARK=$T/pwned
+  ATK="/bin/bash $HERE/attack_agent.sh"
+  run timeout 30 "$MPIEXEC" -n 1 --host hostA --agent "$ATK" --pmi-addr 127.0.0.2 true
+  sleep 0.5
+  [ -e "$ATTACK_MARK" ] && fail "a connection without the job key made mpiexec spawn a program"
+  expect_in out "^probe 127.0.0.1: closed$"
+  expect_in out "^attack got: cmd=challenge version=1 nonce=[0-9a-f]{32}$"
+  expect_in out "^attack got: cmd=error rc=-1 msg=authenticate_first$"
+  expect_not_in out "spawn_result"
+  expect_in err "before proving the job key"
+  ATTACK_MAC=$(printf '%064d' 0) run timeout 30 "$MPIEXEC" -n 1 --host hostA --agent "$ATK" --pmi-addr 127.0.0.1 true
+  sleep 0.5
+  [ -e "$ATTACK_MARK" ] && fail "a wrong answer to the challenge made mpiexec spawn a program"
+  expect_in out "^attack got: cmd=error rc=-1 msg=authentication_failed$"
+  # the first connection that proves a rank's id owns it; a second claim is refused
+  run timeout 30 "$MPIEXEC" -n 2 --host hostA,hostB --agent "$AGENT" --pmi-addr 127.0.0.1 "$PMIX" dup
+  expect_rc 0
+  [ "$(count out '^pmi_exchange: rank [01]: second claim got: cmd=error rc=-1 msg=unknown_or_taken_pmiid$')" = 2 ] ||
+    fail "a second connection claiming a connected rank's id was not refused"
+  [ "$(count out '^pmi_exchange: rank [01] of 2: ok$')" = 2 ] || fail "expected 2 ok lines"
+  ;;
+jobkey)
+  # every rank, local or remote, gets one random key per job, and never on a command line
+  RAILMPI_JOB_KEY=$(printf '%064d' 7) run "$MPIEXEC" -v -n 3 --host localhost,hostB,hostC --agent "$AGENT" \
+      --pmi-addr 127.0.0.1 -genv RMPI_FOO bar sh -c 'echo "K=$RAILMPI_JOB_KEY"; ps -o args= -p $$'
+  expect_rc 0
+  [ "$(count out '^K=[0-9a-f]{64}$')" = 3 ] || fail "not every rank got a 64-digit job key"
+  [ "$(grep '^K=' "$T/out" | sort -u | wc -l)" = 1 ] || fail "the ranks got different keys"
+  key=$(grep -m1 '^K=' "$T/out" | cut -c3-)
+  [ "$key" != "$(printf '%064d' 7)" ] || fail "the key came from mpiexec's environment"
+  expect_not_in err "$key"
+  grep -v '^K=' "$T/out" | grep -q "$key" && fail "the key shows on a rank's command line"
+  expect_in err "remote.*IFS= read -r RAILMPI_JOB_KEY"
+  run "$MPIEXEC" -n 1 sh -c 'echo "K=$RAILMPI_JOB_KEY"'
+  [ "$(grep '^K=' "$T/out" | cut -c3-)" != "$key" ] || fail "two jobs got the same key"
+  RAILMPI_JOB_KEY=$key run "$MPIEXEC" -n 1 -x RAILMPI_JOB_KEY true
+  expect_rc 1
+  expect_in err "RAILMPI_JOB_KEY is made by mpiexec"
+  ;;
+badspawn)
+  # malformed spawn commands from a rank: an error line, the connection closed, no crash
+  spawn_try() {
+    run timeout 20 "$MPIEXEC" -n 1 bash -c 'trap "" PIPE; printf "$1" >&$PMI_FD; while IFS= read -r -t 5 l <&$PMI_FD; do echo "got $l"; done' x "$1"
+    [ "$rc" -lt 128 ] || fail "mpiexec died with status $rc on: $1"
+    expect_in out "^got cmd=error rc=-1 msg=spawn_"
+    expect_not_in out "spawn_result rc=0"
+  }
+  H='mcmd=spawn\nnprocs=1\nexecname=true\ntotspawns=1\nspawnssofar=1\n'
+  spawn_try "${H}arg1=x\nendcmd\n"
+  spawn_try "${H}preput_num=1\narg1=x\nendcmd\n"
+  spawn_try "${H}preput_key_0=k\npreput_val_0=v\nendcmd\n"
+  spawn_try "${H}argcnt=1\n$(for i in $(seq 1 200); do printf 'arg%d=xxxxxxxx\\n' $i; done)endcmd\n"
+  spawn_try "${H}argcnt=99999999\nendcmd\n"
+  spawn_try "${H}preput_num=1\npreput_key_0=k\npreput_key_1=k\nendcmd\n"
+  spawn_try "mcmd=spawn\nnprocs=99999999\nexecname=true\ntotspawns=1\nendcmd\n"
+  # a well-formed one still works
+  run timeout 20 "$MPIEXEC" -n 1 bash -c 'printf "$1" >&$PMI_FD; IFS= read -r -t 5 l <&$PMI_FD; echo "got $l"' x \
+      "${H}argcnt=1\narg1=spawned-ok\npreput_num=1\npreput_key_0=k\npreput_val_0=v\ninfo_num=0\nendcmd\n"
+  expect_in out "^got cmd=spawn_result rc=0$"
+  ;;
+noread)
+  # a rank that sends commands and never reads the replies must not freeze mpiexec
+  run timeout -k 5 20 "$MPIEXEC" --timeout 3 -n 1 bash -c 'trap "" PIPE; while :; do printf "cmd=get_maxes\ncmd=get_maxes\ncmd=get_maxes\ncmd=get_maxes\n" >&$PMI_FD 2>/dev/null || break; done; sleep 30'
+  expect_rc 124
+  expect_in err "rank 0 does not read its PMI replies"
+  expect_in err "timeout 3 s"
+  expect_fast 8000
+  # one whose replies are larger than what it sends; the job ends: its PMI connection is gone
+  run timeout -k 5 20 "$MPIEXEC" --timeout 20 -n 1 bash -c 'trap "" PIPE; printf "cmd=init pmi_version=1\ncmd=put key=k value=%01000d\n" 0 >&$PMI_FD; while :; do printf "cmd=get key=k\n%.0s" $(seq 200) >&$PMI_FD 2>/dev/null || break; done; sleep 30'
+  expect_rc 1
+  expect_in err "rank 0 does not read its PMI replies"
+  expect_in err "closed its PMI connection before finalize"
+  expect_fast 8000
+  ;;
 *)
   echo "unknown case $case_name"; exit 2 ;;
 esac
