@@ -24,20 +24,23 @@
 #define CARD_MAX 1024
 #define PORT_PREFIX "rmpi-port:"
 #define MAX_ADDRS 8
-static const char magic[8] = {'R', 'M', 'P', 'I', 'D', 'P', 'M', '1'};
+static const char magic[8] = {'R', 'M', 'P', 'I', 'D', 'P', 'M', '2'};
+#define TOKEN_BYTES 16   /* a port's secret: 128 random bits, 32 hex digits in its name */
 
 /* What a root sends: magic, the port's token, status (0 ok, 1 wrong token), the group's
- * context candidate and size; then size cards of CARD_MAX bytes. Little-endian. */
+ * context candidate and size, its half of the link key; then size cards of CARD_MAX
+ * bytes. Little-endian. */
 typedef struct dpm_hdr {
     char magic[8];
-    char token[24];
+    char token[40];
     uint8_t status[4], ctx[4], n[4];
+    uint8_t contrib[RMPI_AUTH_KEY_BYTES];
 } dpm_hdr_t;
 
 typedef struct port {
     struct port *next;
     int fd;
-    char token[24];
+    char token[40];
     char name[MPI_MAX_PORT_NAME];
 } port_t;
 
@@ -91,6 +94,21 @@ static void fill_hdr(dpm_hdr_t *h, const char *token, int status, uint32_t ctx, 
     st32(h->status, (uint32_t)status);
     st32(h->ctx, ctx);
     st32(h->n, (uint32_t)n);
+    if (rmpi_auth_random(h->contrib, sizeof h->contrib))
+        rmpi_fatal("getrandom failed: no key for the connection to another job.");
+}
+
+/* The key every connection between the two groups proves (docs/wire/auth.md): an HMAC of
+ * both roots' random halves, in an order both compute alike, so neither side alone
+ * chooses it and it never crosses the wire. */
+static void link_key(const dpm_hdr_t *a, const dpm_hdr_t *b, uint8_t key[RMPI_AUTH_KEY_BYTES])
+{
+    if (memcmp(a->contrib, b->contrib, sizeof a->contrib) > 0) {
+        const dpm_hdr_t *t = a;
+        a = b;
+        b = t;
+    }
+    rmpi_auth_mac(a->contrib, "rmpi-dpm-link", b->contrib, sizeof b->contrib, key);
 }
 
 static int send_group(int fd, const dpm_hdr_t *h, const char *cards, int n, uint64_t deadline)
@@ -99,12 +117,15 @@ static int send_group(int fd, const dpm_hdr_t *h, const char *cards, int n, uint
            io_all(fd, (void *)cards, (size_t)n * CARD_MAX, 1, deadline);
 }
 
-/* Reads the other root's header and cards (*cards malloc'd). */
-static int recv_group(int fd, dpm_hdr_t *h, char **cards, uint64_t deadline)
+static int recv_hdr(int fd, dpm_hdr_t *h, uint64_t deadline)
+{
+    return io_all(fd, h, sizeof *h, 0, deadline) || memcmp(h->magic, magic, sizeof magic) ? -1 : 0;
+}
+
+/* Reads the cards announced by a header already read (*cards malloc'd). */
+static int recv_cards(int fd, const dpm_hdr_t *h, char **cards, uint64_t deadline)
 {
     *cards = NULL;
-    if (io_all(fd, h, sizeof *h, 0, deadline) || memcmp(h->magic, magic, sizeof magic))
-        return -1;
     uint32_t n = ld32(h->n);
     if (n > (1u << 20))
         return -1;
@@ -121,14 +142,10 @@ static int recv_group(int fd, dpm_hdr_t *h, char **cards, uint64_t deadline)
 
 static void random_token(char *out, size_t len)
 {
-    uint64_t v = rmpi_time_ns() ^ ((uint64_t)getpid() << 32);
-    FILE *f = fopen("/dev/urandom", "r");
-    if (f) {
-        if (fread(&v, sizeof v, 1, f) != 1)
-            v ^= (uint64_t)(uintptr_t)&v;
-        fclose(f);
-    }
-    snprintf(out, len, "%016llx", (unsigned long long)v);
+    uint8_t t[TOKEN_BYTES];
+    if (len < 2 * TOKEN_BYTES + 1 || rmpi_auth_random(t, sizeof t))
+        rmpi_fatal("getrandom failed: no token for a new port.");
+    rmpi_auth_hex(t, sizeof t, out);
 }
 
 int rmpi_dpm_open_port(char *name)
@@ -202,6 +219,7 @@ typedef struct result {
     int status;     /* MPI error class, the same on every member */
     uint32_t ctx;
     int n;          /* remote group size */
+    uint8_t key[RMPI_AUTH_KEY_BYTES];   /* what connections with the remote group prove */
 } result_t;
 
 /* Acceptor root: the first connection that brings this port's token. */
@@ -215,15 +233,18 @@ static int root_accept(port_t *p, const char *cards, int n, uint32_t ctx, result
             continue;
         uint64_t deadline = rmpi_time_ns() + 10ull * 1000000000ull;
         dpm_hdr_t h, me;
-        if (recv_group(fd, &h, rcards, deadline)) {
+        /* The token is checked before anything else is read or answered: a connection
+         * that does not bring it learns nothing (not even the token) and costs nothing. */
+        if (recv_hdr(fd, &h, deadline) || !rmpi_auth_equal(h.token, p->token, sizeof h.token)) {
+            rmpi_net_sec_stats.refused++;
+            rmpi_warn("a connection to port %s was refused: it did not bring the port's token.", p->name);
             close(fd);
             continue;
         }
-        int ok = !strncmp(h.token, p->token, sizeof h.token);
-        fill_hdr(&me, p->token, !ok, ctx, ok ? n : 0);
-        int sent = send_group(fd, &me, cards, ok ? n : 0, deadline);
+        fill_hdr(&me, "", 0, ctx, n);
+        int bad = recv_cards(fd, &h, rcards, deadline) || send_group(fd, &me, cards, n, deadline);
         close(fd);
-        if (!ok || sent) {
+        if (bad) {
             free(*rcards);
             *rcards = NULL;
             continue;
@@ -231,6 +252,7 @@ static int root_accept(port_t *p, const char *cards, int n, uint32_t ctx, result
         uint32_t theirs = ld32(h.ctx);
         res->ctx = theirs > ctx ? theirs : ctx;
         res->n = (int)ld32(h.n);
+        link_key(&h, &me, res->key);
         return MPI_SUCCESS;
     }
 }
@@ -241,7 +263,7 @@ static int root_connect(const char *name, const char *cards, int n, uint32_t ctx
     if (strncmp(name, PORT_PREFIX, strlen(PORT_PREFIX)))
         return MPI_ERR_PORT;
     const char *at = strchr(name, '@');
-    char token[24];
+    char token[40] = {0};
     size_t tl = at ? (size_t)(at - name - strlen(PORT_PREFIX)) : 0;
     if (!at || tl == 0 || tl >= sizeof token)
         return MPI_ERR_PORT;
@@ -275,11 +297,10 @@ static int root_connect(const char *name, const char *cards, int n, uint32_t ctx
         }
         dpm_hdr_t h, me;
         fill_hdr(&me, token, 0, ctx, n);
-        int bad = send_group(fd, &me, cards, n, deadline) || recv_group(fd, &h, rcards, deadline);
+        int bad = send_group(fd, &me, cards, n, deadline) || recv_hdr(fd, &h, deadline) || ld32(h.status) ||
+                  recv_cards(fd, &h, rcards, deadline);
         close(fd);
-        if (bad)
-            return MPI_ERR_PORT;
-        if (ld32(h.status)) {
+        if (bad) {
             free(*rcards);
             *rcards = NULL;
             return MPI_ERR_PORT;
@@ -287,6 +308,7 @@ static int root_connect(const char *name, const char *cards, int n, uint32_t ctx
         uint32_t theirs = ld32(h.ctx);
         res->ctx = theirs > ctx ? theirs : ctx;
         res->n = (int)ld32(h.n);
+        link_key(&h, &me, res->key);
         return MPI_SUCCESS;
     }
     return MPI_ERR_PORT;
@@ -300,7 +322,7 @@ static int build_inter(rmpi_comm_t *c, const result_t *res, char *rcards, rmpi_c
     int bad = 0;
     for (int i = 0; i < res->n; i++) {
         rcards[(size_t)i * CARD_MAX + CARD_MAX - 1] = 0;
-        bad |= (rw[i] = rmpi_core_peer_add(rcards + (size_t)i * CARD_MAX)) < 0;
+        bad |= (rw[i] = rmpi_core_peer_add(rcards + (size_t)i * CARD_MAX, res->key)) < 0;
     }
     for (int r = 0; r < c->size; r++)
         lw[r] = rmpi_comm_local_world_rank(c, r);
@@ -356,12 +378,15 @@ int rmpi_dpm_join(int fd, rmpi_comm_t **out)
     dpm_hdr_t me, h;
     fill_hdr(&me, "join", 0, res.ctx, 1);
     /* Both sides write first: header and card fit any socket buffer. */
-    if (send_group(fd, &me, mine, 1, 0) || recv_group(fd, &h, &theirs, 0) || ld32(h.n) != 1) {
+    if (send_group(fd, &me, mine, 1, 0) || recv_hdr(fd, &h, 0) || ld32(h.n) != 1 ||
+        recv_cards(fd, &h, &theirs, 0)) {
         free(theirs);
         return MPI_ERR_ARG;
     }
     if (ld32(h.ctx) > res.ctx)
         res.ctx = ld32(h.ctx);
+    /* The user's socket joins the two processes: whoever is at its other end is trusted. */
+    link_key(&h, &me, res.key);
     int rc = build_inter(&rmpi_comm_self, &res, theirs, out);
     free(theirs);
     return rc;

@@ -81,9 +81,9 @@ int rmpi_core_init(rmpi_core_info_t *info)
 
 int rmpi_core_card(char *buf, size_t len) { return rmpi_net_card(buf, len); }
 
-int rmpi_core_peer_add(const char *card)
+int rmpi_core_peer_add(const char *card, const uint8_t key[RMPI_AUTH_KEY_BYTES])
 {
-    int peer = rmpi_net_peer_add(card, NULL);
+    int peer = rmpi_net_peer_add(card, NULL, key);
     if (peer >= 0)
         rmpi_vc_grow(rmpi_net_npeers());
     return peer;
@@ -253,6 +253,10 @@ int rmpi_core_finalize(void)
                     (unsigned long long)st->scattered_recvs, (unsigned long long)st->landed_recvs,
                     (unsigned long long)st->seg_rndv_sends, (unsigned long long)st->seg_rndv_recvs);
         rmpi_vc_report(stderr);
+        fprintf(stderr, "[rmpi report] rank %d: connections refused %llu (no proof of the job key), peers cut off "
+                        "%llu (malformed frames)\n",
+                rmpi_core_rank, (unsigned long long)rmpi_net_sec_stats.refused,
+                (unsigned long long)rmpi_net_sec_stats.malformed);
         rmpi_net_mr_stats_t m = rmpi_net_mr_stats();
         if (m.hits + m.misses)
             fprintf(stderr, "[rmpi report] rank %d: registration cache: %llu hits, %llu misses, %llu evictions, "

@@ -139,7 +139,7 @@ extern int rmpi_core_rank, rmpi_core_size;
 int rmpi_core_card(char *buf, size_t len);
 /* Peer index ("world rank" in groups and communicators) of the process a card names: its
  * rank for this world's processes, else an index >= the world size. -1: unusable card. */
-int rmpi_core_peer_add(const char *card);
+int rmpi_core_peer_add(const char *card, const uint8_t key[RMPI_AUTH_KEY_BYTES]);
 
 /* ---- requests ---- */
 rmpi_req_t *rmpi_req_alloc(int kind);

@@ -1,6 +1,6 @@
 /* net: the registration table of providers that emulate RDMA (tcp, ofi without FI_RMA).
- * A registration is a slot holding (addr, len); its key names the slot and the slot's
- * generation, so a stale or forged key does not name a later registration of the slot. */
+ * A registration is a slot holding (addr, len); its key names the slot and a random tag,
+ * so a stale or forged key names no registration (docs/wire/auth.md). */
 #include "net.h"
 
 #include <errno.h>
@@ -9,15 +9,41 @@
 struct rmpi_net_mrslot {
     char *addr;
     size_t len;
-    uint32_t gen;
+    uint64_t tag;            /* the random high bits of the live registration's key */
     int used;
     int next;                /* next free slot + 1; 0: end */
 };
+
+/* A key is (random tag << SLOT_BITS) | (slot + 1): the slot makes lookup O(1), the 40
+ * random bits make a key of a live registration unguessable, and a stale key names no
+ * later registration of its slot. Random bytes are drawn in batches (one getrandom per
+ * 51 registrations). */
+#define SLOT_BITS 24
+static uint64_t random_tag(void)
+{
+    static uint8_t pool[256];
+    static size_t left;
+    uint64_t v = 0;
+    do {
+        if (left < 5) {
+            if (rmpi_auth_random(pool, sizeof pool))
+                rmpi_fatal("getrandom failed: no key for a memory registration.");
+            left = sizeof pool;
+        }
+        left -= 5;
+        v = 0;
+        for (int i = 0; i < 5; i++)
+            v = v << 8 | pool[left + (size_t)i];
+    } while (v == 0);
+    return v;
+}
 
 void rmpi_net_mrtab_reg(rmpi_net_mrtab_t *t, void *addr, size_t len, rmpi_mr_t *mr)
 {
     if (!t->free) {
         int old = t->n, cap = old ? old * 2 : 64;
+        if (cap > (1 << SLOT_BITS))
+            rmpi_fatal("more than %d memory registrations are live at once on one rail.", 1 << SLOT_BITS);
         t->slot = rmpi_xrealloc(t->slot, (size_t)cap * sizeof *t->slot);
         for (int i = cap - 1; i >= old; i--) {
             t->slot[i] = (struct rmpi_net_mrslot){.next = t->free};
@@ -31,21 +57,20 @@ void rmpi_net_mrtab_reg(rmpi_net_mrtab_t *t, void *addr, size_t len, rmpi_mr_t *
     s->used = 1;
     s->addr = addr;
     s->len = len;
-    if (++s->gen == 0)
-        s->gen = 1;
+    s->tag = random_tag();
     mr->addr = addr;
     mr->len = len;
-    mr->rkey = (uint64_t)s->gen << 32 | (uint64_t)(i + 1);
+    mr->rkey = s->tag << SLOT_BITS | (uint64_t)(i + 1);
     mr->desc = NULL;
 }
 
 static struct rmpi_net_mrslot *slot_of(const rmpi_net_mrtab_t *t, uint64_t rkey)
 {
-    uint64_t i = (rkey & 0xffffffffu) - 1;
+    uint64_t i = (rkey & ((1u << SLOT_BITS) - 1)) - 1;
     if (i >= (uint64_t)t->n)
         return NULL;
     struct rmpi_net_mrslot *s = &t->slot[i];
-    return s->used && s->gen == (uint32_t)(rkey >> 32) ? s : NULL;
+    return s->used && s->tag == rkey >> SLOT_BITS ? s : NULL;
 }
 
 void rmpi_net_mrtab_dereg(rmpi_net_mrtab_t *t, rmpi_mr_t *mr)

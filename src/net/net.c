@@ -102,7 +102,9 @@ int rmpi_net_card(char *buf, size_t len)
     return m < 0 ? -1 : n + m;
 }
 
-int rmpi_net_peer_add(const char *card, rmpi_net_id_t *idp)
+rmpi_net_sec_stats_t rmpi_net_sec_stats;
+
+int rmpi_net_peer_add(const char *card, rmpi_net_id_t *idp, const uint8_t key[RMPI_AUTH_KEY_BYTES])
 {
     unsigned world, node;
     int rank, off = 0;
@@ -121,7 +123,7 @@ int rmpi_net_peer_add(const char *card, rmpi_net_id_t *idp)
     if (!r || !eq || strncmp(card + off, r->ops->name, (size_t)(eq - card - off)) != 0)
         return -1;
     int peer = net_env.size + ndyn;
-    if (r->ops->peer_add(r, peer, &id, node == rmpi_topo_node_tag(), eq + 1) != 0)
+    if (r->ops->peer_add(r, peer, &id, node == rmpi_topo_node_tag(), eq + 1, key) != 0)
         return -1;
     dyn = rmpi_xrealloc(dyn, (size_t)(ndyn + 1) * sizeof *dyn);
     dyn[ndyn++] = id;

@@ -151,7 +151,8 @@ struct rmpi_net_ops {
      * Afterwards reaches(peer) says whether a rail of the provider pairs with it. Called
      * for one rail of the provider (its rails share the answer). */
     int (*card)(rmpi_rail_t *rail, char *buf, size_t len);
-    int (*peer_add)(rmpi_rail_t *rail, int peer, const rmpi_net_id_t *id, int same_node, const char *card);
+    int (*peer_add)(rmpi_rail_t *rail, int peer, const rmpi_net_id_t *id, int same_node, const char *card,
+                    const uint8_t key[RMPI_AUTH_KEY_BYTES]);
     /* Bytes this rail still has to move to peer: accepted by send/put and not yet delivered
      * (in the provider's queue or the kernel's, unacknowledged). May be NULL (unknown). */
     size_t (*backlog)(rmpi_rail_t *rail, int peer);
@@ -179,7 +180,15 @@ int rmpi_net_card(char *buf, size_t len);
 /* The local peer index of the process a card describes: its world rank for a process of
  * this world, the index it got before, or a new one (size, size+1, ...). -1: unusable card
  * or no provider reaches it. *id receives its identity (may be NULL). */
-int rmpi_net_peer_add(const char *card, rmpi_net_id_t *id);
+/* key: what connections with that process prove (agreed by the connect/accept exchange,
+ * docs/wire/auth.md); kept from the first add of a process. */
+int rmpi_net_peer_add(const char *card, rmpi_net_id_t *id, const uint8_t key[RMPI_AUTH_KEY_BYTES]);
+/* Connections refused because they did not prove they belong to the job, and peers cut
+ * off for a malformed frame: counted by the providers, printed by RMPI_REPORT. */
+typedef struct rmpi_net_sec_stats {
+    uint64_t refused, malformed;
+} rmpi_net_sec_stats_t;
+extern rmpi_net_sec_stats_t rmpi_net_sec_stats;
 /* Number of peer indices in use (world size + dynamic peers). */
 int rmpi_net_npeers(void);
 rmpi_net_id_t rmpi_net_id_of(int peer);

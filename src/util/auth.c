@@ -72,6 +72,11 @@ int rmpi_auth_pmi_verify(const uint8_t key[RMPI_AUTH_KEY_BYTES], const uint8_t n
     return rmpi_auth_verify(key, RMPI_AUTH_PMI_LABEL, msg, pmi_message(nonce, pmiid, msg, sizeof msg), mac);
 }
 
+int rmpi_auth_equal(const void *a, const void *b, size_t n)
+{
+    return sodium_memcmp(a, b, n) == 0;
+}
+
 void rmpi_auth_hex(const uint8_t *in, size_t n, char *out)
 {
     static const char digits[] = "0123456789abcdef";

@@ -99,6 +99,8 @@ void rmpi_auth_pmi_mac(const uint8_t key[RMPI_AUTH_KEY_BYTES], const uint8_t non
                        int pmiid, uint8_t mac[RMPI_AUTH_MAC_BYTES]);
 int rmpi_auth_pmi_verify(const uint8_t key[RMPI_AUTH_KEY_BYTES], const uint8_t nonce[RMPI_AUTH_NONCE_BYTES],
                          int pmiid, const uint8_t mac[RMPI_AUTH_MAC_BYTES]);
+/* Constant-time equality of n bytes: 1 equal, 0 not. */
+int rmpi_auth_equal(const void *a, const void *b, size_t n);
 /* Lower-case hex of n bytes into out (2n+1 bytes); and back (exactly 2n digits): 0 or -1. */
 void rmpi_auth_hex(const uint8_t *in, size_t n, char *out);
 int rmpi_auth_unhex(const char *hex, uint8_t *out, size_t n);

@@ -23,13 +23,14 @@
 #include "../net.h"
 
 #define RMPI_TCP_MAGIC 0x43544d52u   /* the bytes "RMTC" on the wire */
-#define RMPI_TCP_WIRE_VERSION 3
+#define RMPI_TCP_WIRE_VERSION 4
 #define RMPI_TCP_MAX_IFACES 16
 #define RMPI_TCP_MAX_RAILS RMPI_NET_MAX_RAILS
 #define RMPI_TCP_MAX_STREAMS 8
 #define RMPI_TCP_MAX_FRAME (64 * 1024 + 256)
 #define RMPI_TCP_BASE_HDR 8
-#define RMPI_TCP_MAX_EXT 32
+#define RMPI_TCP_MAX_EXT 48
+#define RMPI_TCP_HELLO_EXT 48   /* HELLO's extension: identities and the connector's nonce */
 #define RMPI_TCP_HDR_MAX (RMPI_TCP_BASE_HDR + RMPI_TCP_MAX_EXT)
 #define RMPI_TCP_IOV_MAX 64
 /* Receive read-ahead: a read that completes a short frame (or starts a new one) also asks
@@ -53,6 +54,8 @@ enum {
     RMPI_TCP_PUT_ERR = 8,
     RMPI_TCP_GOODBYE = 9,
     RMPI_TCP_PUT_ACK = 10,
+    RMPI_TCP_CHALLENGE = 11,
+    RMPI_TCP_AUTH = 12,
     RMPI_TCP_NTYPES
 };
 
@@ -204,8 +207,10 @@ typedef struct rmpi_tcp_get {
 
 enum {
     RMPI_TCP_CONN_CONNECTING,   /* our non-blocking connect() is in flight */
-    RMPI_TCP_CONN_HELLO_SENT,   /* connected, waiting for HELLO_ACK */
+    RMPI_TCP_CONN_HELLO_SENT,   /* connected, HELLO sent, waiting for CHALLENGE */
+    RMPI_TCP_CONN_AUTH_SENT,    /* AUTH sent, waiting for HELLO_ACK */
     RMPI_TCP_CONN_ACCEPTED,     /* accepted, waiting for HELLO */
+    RMPI_TCP_CONN_CHALLENGED,   /* accepted, CHALLENGE sent, waiting for AUTH */
     RMPI_TCP_CONN_ESTABLISHED,
     RMPI_TCP_CONN_DEAD          /* fd closed; freed at the end of progress */
 };
@@ -220,6 +225,10 @@ typedef struct rmpi_tcp_conn {
     rmpi_tcp_peer_t *peer;      /* NULL for an accepted socket before its HELLO */
     rmpi_list_t link;           /* rail->handshaking, rail->estab or rail->dead */
     uint64_t deadline;          /* connect attempt or HELLO wait gives up at this time */
+    /* Handshake transcript (docs/wire/auth.md): HELLO's extension, then the acceptor's
+     * nonce; both MACs cover it. hs_peer: the peer an accepted socket's HELLO named. */
+    uint8_t hs[RMPI_TCP_HELLO_EXT + RMPI_AUTH_NONCE_BYTES];
+    int hs_peer;
     int shut_wr;                /* close(): GOODBYE written and write side shut */
 
     /* Receive side: frames are parsed from rxbuf[rx_pos, rx_end); a PUT / GET_RESP payload
@@ -286,6 +295,8 @@ typedef struct rmpi_tcp_link {
     int routed, npairs;
     int partner[RMPI_TCP_MAX_RAILS];   /* our rail i -> the peer's card index, -1: none */
     rmpi_tcp_card_t card;
+    int has_key;                /* dynamic peer: key is what its connections prove */
+    uint8_t key[RMPI_AUTH_KEY_BYTES];
 } rmpi_tcp_link_t;
 
 /* The provider in this process: the rails it opened, indexed like its card. */
@@ -306,7 +317,8 @@ void rmpi_tcp_grow(rmpi_tcp_prov_t *prov, int n);
  * and the winner of a connect race. */
 int rmpi_tcp_lower(rmpi_tcp_prov_t *prov, int peer);
 /* A dynamic peer (net.h peer_add): its identity and TCP card; 0, or -1 when unusable. */
-int rmpi_tcp_peer_add(rmpi_tcp_prov_t *prov, int peer, const rmpi_net_id_t *id, int same_node, const char *card);
+int rmpi_tcp_peer_add(rmpi_tcp_prov_t *prov, int peer, const rmpi_net_id_t *id, int same_node, const char *card,
+                      const uint8_t key[RMPI_AUTH_KEY_BYTES]);
 /* Local index of the dynamic peer with identity id, -1 when not added. */
 int rmpi_tcp_find(const rmpi_tcp_prov_t *prov, uint32_t world, int rank);
 
@@ -369,6 +381,8 @@ void rmpi_tcp_accept(rmpi_tcp_rail_t *r, rmpi_tcp_listener_t *l);
 int rmpi_tcp_conn_event(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, uint32_t ev);
 void rmpi_tcp_on_hello(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *ext);
 void rmpi_tcp_on_hello_ack(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *ext);
+void rmpi_tcp_on_challenge(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *ext);
+void rmpi_tcp_on_auth(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *ext);
 void rmpi_tcp_timers(rmpi_tcp_rail_t *r);
 /* Report deferred losses and free dead sockets: only at the end of progress. */
 void rmpi_tcp_reap(rmpi_tcp_rail_t *r);

@@ -243,12 +243,32 @@ static void attempt_start(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
     timer_arm(r, p);
 }
 
+/* The key a connection with peer proves: the job key within this world, the key its
+ * connect/accept exchange agreed for a dynamic peer (docs/wire/auth.md). */
+static const uint8_t *peer_key(rmpi_tcp_rail_t *r, int peer)
+{
+    if (peer < r->env.size)
+        return rmpi_rt_job_key();
+    const rmpi_tcp_link_t *l = peer < r->prov->npeers ? r->prov->links[peer] : NULL;
+    return l && l->has_key ? l->key : NULL;
+}
+
+/* A handshake that did not prove the key: the socket is closed before any frame of it is
+ * read. Warned a few times (a stranger could flood the log), always counted. */
+static void refused(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const char *who, const char *why)
+{
+    if (rmpi_net_sec_stats.refused++ < 3)
+        rmpi_warn("tcp: rank %d refused a connection on rail %s with %s: %s%s.", r->env.rank, r->pub.hints.name,
+                  who, why, rmpi_net_sec_stats.refused == 3 ? " (further refusals are only counted: RMPI_REPORT)" : "");
+    rmpi_tcp_conn_kill(r, c);
+}
+
 static void send_hello(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
 {
     uint8_t h[RMPI_TCP_HDR_MAX];
     size_t hl = rmpi_tcp_hdr(h, RMPI_TCP_HELLO, 0);
     uint8_t *e = h + RMPI_TCP_BASE_HDR;
-    memset(e, 0, 32);
+    memset(e, 0, RMPI_TCP_HELLO_EXT);
     rmpi_tcp_st32(e, RMPI_TCP_MAGIC);
     rmpi_tcp_st16(e + 4, RMPI_TCP_WIRE_VERSION);
     e[6] = (uint8_t)c->peer->target;   /* the acceptor's rail this connection is for */
@@ -259,7 +279,10 @@ static void send_hello(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
     rmpi_tcp_st32(e + 16, (uint32_t)r->env.size);
     rmpi_tcp_st32(e + 20, r->job_tag);
     rmpi_tcp_st32(e + 24, l->id.world);
-    /* A fresh socket always has room for 32 bytes; anything else means it is broken. */
+    if (rmpi_auth_random(e + 32, RMPI_AUTH_NONCE_BYTES))
+        rmpi_fatal("getrandom failed: no nonce for the TCP handshake.");
+    memcpy(c->hs, e, RMPI_TCP_HELLO_EXT);
+    /* A fresh socket always has room for a header; anything else means it is broken. */
     if (rmpi_tcp_writev(c->fd, h, hl, NULL, 0) != (ssize_t)hl) {
         rmpi_tcp_peer_t *p = c->peer;
         rmpi_tcp_conn_kill(r, c);
@@ -364,6 +387,63 @@ void rmpi_tcp_on_hello(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *e)
         send_ack(r, c, RMPI_TCP_ACK_NOTME);
         return;
     }
+    const uint8_t *key = peer_key(r, peer);
+    if (!key) {
+        refused(r, c, "a process of another job", "no key was agreed with it");
+        return;
+    }
+    /* Nothing is decided on a claim: the connector proves the key first (and we prove it
+     * too, so it never trusts an impostor at our address). */
+    memcpy(c->hs, e, RMPI_TCP_HELLO_EXT);
+    c->hs_peer = peer;
+    uint8_t h[RMPI_TCP_HDR_MAX];
+    size_t hl = rmpi_tcp_hdr(h, RMPI_TCP_CHALLENGE, 0);
+    uint8_t *nonce = c->hs + RMPI_TCP_HELLO_EXT;
+    if (rmpi_auth_random(nonce, RMPI_AUTH_NONCE_BYTES))
+        rmpi_fatal("getrandom failed: no nonce for the TCP handshake.");
+    memcpy(h + RMPI_TCP_BASE_HDR, nonce, RMPI_AUTH_NONCE_BYTES);
+    rmpi_auth_mac(key, "rmpi-tcp-acceptor", c->hs, sizeof c->hs, h + RMPI_TCP_BASE_HDR + RMPI_AUTH_NONCE_BYTES);
+    if (rmpi_tcp_writev(c->fd, h, hl, NULL, 0) != (ssize_t)hl) {
+        rmpi_tcp_conn_kill(r, c);
+        return;
+    }
+    c->state = RMPI_TCP_CONN_CHALLENGED;
+}
+
+void rmpi_tcp_on_challenge(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *e)
+{
+    rmpi_tcp_peer_t *p = c->peer;
+    char who[48];
+    snprintf(who, sizeof who, "rank %d", p->rank);
+    const uint8_t *key = peer_key(r, p->rank);
+    memcpy(c->hs + RMPI_TCP_HELLO_EXT, e, RMPI_AUTH_NONCE_BYTES);
+    if (!key || rmpi_auth_verify(key, "rmpi-tcp-acceptor", c->hs, sizeof c->hs, e + RMPI_AUTH_NONCE_BYTES)) {
+        /* Whoever answered at that address cannot prove the key: try the next address. */
+        refused(r, c, who, "the process that answered could not prove the job key");
+        attempt_failed(r, p, 0, 1);
+        return;
+    }
+    uint8_t h[RMPI_TCP_HDR_MAX];
+    size_t hl = rmpi_tcp_hdr(h, RMPI_TCP_AUTH, 0);
+    rmpi_auth_mac(key, "rmpi-tcp-connector", c->hs, sizeof c->hs, h + RMPI_TCP_BASE_HDR);
+    if (rmpi_tcp_writev(c->fd, h, hl, NULL, 0) != (ssize_t)hl) {
+        rmpi_tcp_conn_kill(r, c);
+        attempt_failed(r, p, ECONNRESET, 0);
+        return;
+    }
+    c->state = RMPI_TCP_CONN_AUTH_SENT;
+}
+
+void rmpi_tcp_on_auth(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *e)
+{
+    int peer = c->hs_peer;
+    const uint8_t *key = peer_key(r, peer);
+    if (!key || rmpi_auth_verify(key, "rmpi-tcp-connector", c->hs, sizeof c->hs, e)) {
+        char who[48];
+        snprintf(who, sizeof who, "a process claiming to be rank %d", peer);
+        refused(r, c, who, "it could not prove the job key");
+        return;
+    }
     rmpi_tcp_peer_t *p = rmpi_tcp_peer_get(r, peer);
     if (p->state == RMPI_TCP_PEER_ESTABLISHED || p->state == RMPI_TCP_PEER_CLOSED ||
         p->state == RMPI_TCP_PEER_LOST) {
@@ -372,7 +452,9 @@ void rmpi_tcp_on_hello(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *e)
     }
     /* Both HELLOs are on the wire: the lower rank's connection wins on both sides. If ours
      * has not sent its HELLO yet, the peer never saw it and we may drop it instead. */
-    if (p->pending && p->pending->state == RMPI_TCP_CONN_HELLO_SENT && rmpi_tcp_lower(r->prov, peer)) {
+    if (p->pending &&
+        (p->pending->state == RMPI_TCP_CONN_HELLO_SENT || p->pending->state == RMPI_TCP_CONN_AUTH_SENT) &&
+        rmpi_tcp_lower(r->prov, peer)) {
         send_ack(r, c, RMPI_TCP_ACK_RACE);
         return;
     }
@@ -400,7 +482,8 @@ void rmpi_tcp_on_hello_ack(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t
     }
     const rmpi_tcp_link_t *l = rmpi_tcp_link(r->prov, p->rank);
     int want = l ? l->id.rank : p->rank;
-    if (status == RMPI_TCP_ACK_ACCEPT && rank == (uint32_t)want) {
+    /* Only a peer that proved the key (AUTH_SENT: its CHALLENGE checked) can accept. */
+    if (status == RMPI_TCP_ACK_ACCEPT && rank == (uint32_t)want && c->state == RMPI_TCP_CONN_AUTH_SENT) {
         p->pending = NULL;
         established(r, p, c);
         rmpi_tcp_flush(r, p);
@@ -414,7 +497,8 @@ void rmpi_tcp_on_hello_ack(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t
     }
     /* RACE/DUP: the peer is alive and its own connection is coming; LATER: it has yet to
      * add us; NOTME: another process answered at that address, so try the next one. */
-    attempt_failed(r, p, 0, status == RMPI_TCP_ACK_NOTME || rank != (uint32_t)want);
+    attempt_failed(r, p, 0, status == RMPI_TCP_ACK_NOTME || rank != (uint32_t)want ||
+                                status == RMPI_TCP_ACK_ACCEPT);
 }
 
 void rmpi_tcp_accept(rmpi_tcp_rail_t *r, rmpi_tcp_listener_t *l)
@@ -440,6 +524,7 @@ void rmpi_tcp_conn_broken(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, int err)
     rmpi_tcp_peer_t *p = c->peer;
     switch (c->state) {
     case RMPI_TCP_CONN_ACCEPTED:
+    case RMPI_TCP_CONN_CHALLENGED:
         rmpi_tcp_conn_kill(r, c);   /* a connector that lost the race or gave up */
         break;
     case RMPI_TCP_CONN_CONNECTING:
@@ -447,6 +532,7 @@ void rmpi_tcp_conn_broken(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, int err)
         attempt_failed(r, p, err ? err : ECONNRESET, 1);
         break;
     case RMPI_TCP_CONN_HELLO_SENT:
+    case RMPI_TCP_CONN_AUTH_SENT:
         /* Refused without a readable answer, or the peer went away: retry the same address. */
         rmpi_tcp_conn_kill(r, c);
         attempt_failed(r, p, err, 0);

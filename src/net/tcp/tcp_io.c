@@ -10,10 +10,12 @@
 #include <unistd.h>
 
 static const int8_t ext_len_tab[RMPI_TCP_NTYPES] = {
-    [RMPI_TCP_HELLO] = 32,   [RMPI_TCP_HELLO_ACK] = 8, [RMPI_TCP_DATA] = 0,
+    [RMPI_TCP_HELLO] = RMPI_TCP_HELLO_EXT, [RMPI_TCP_HELLO_ACK] = 8, [RMPI_TCP_DATA] = 0,
     [RMPI_TCP_GET_REQ] = 32, [RMPI_TCP_GET_RESP] = 16, [RMPI_TCP_GET_ERR] = 16,
     [RMPI_TCP_PUT] = 32,     [RMPI_TCP_PUT_ERR] = 16,  [RMPI_TCP_GOODBYE] = 0,
     [RMPI_TCP_PUT_ACK] = 16,
+    [RMPI_TCP_CHALLENGE] = RMPI_AUTH_NONCE_BYTES + RMPI_AUTH_MAC_BYTES,
+    [RMPI_TCP_AUTH] = RMPI_AUTH_MAC_BYTES,
 };
 
 int rmpi_tcp_ext_len(unsigned type)
@@ -289,16 +291,26 @@ static void protocol_error(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const char *w
     if (c->peer && c->state == RMPI_TCP_CONN_ESTABLISHED)
         rmpi_tcp_peer_fail(r, c->peer, "protocol error on the TCP connection from rank %d: %s",
                            c->peer->rank, what);
-    else
-        rmpi_tcp_conn_broken(r, c, EPROTO);   /* during the handshake: drop it, maybe retry */
+    else {
+        /* During the handshake: drop it (a connector may retry). An accepted socket that
+         * sends anything but the handshake is a refused stranger. */
+        if (c->state == RMPI_TCP_CONN_ACCEPTED || c->state == RMPI_TCP_CONN_CHALLENGED)
+            rmpi_net_sec_stats.refused++;
+        rmpi_tcp_conn_broken(r, c, EPROTO);
+    }
 }
 
 static int types_allowed(const rmpi_tcp_conn_t *c, unsigned type)
 {
     switch (c->state) {
     case RMPI_TCP_CONN_ACCEPTED: return type == RMPI_TCP_HELLO;
-    case RMPI_TCP_CONN_HELLO_SENT: return type == RMPI_TCP_HELLO_ACK;
-    case RMPI_TCP_CONN_ESTABLISHED: return type != RMPI_TCP_HELLO && type != RMPI_TCP_HELLO_ACK;
+    case RMPI_TCP_CONN_CHALLENGED: return type == RMPI_TCP_AUTH;
+    /* A refusal (HELLO_ACK other than accept) may come before any challenge. */
+    case RMPI_TCP_CONN_HELLO_SENT: return type == RMPI_TCP_CHALLENGE || type == RMPI_TCP_HELLO_ACK;
+    case RMPI_TCP_CONN_AUTH_SENT: return type == RMPI_TCP_HELLO_ACK;
+    case RMPI_TCP_CONN_ESTABLISHED:
+        return type != RMPI_TCP_HELLO && type != RMPI_TCP_HELLO_ACK && type != RMPI_TCP_CHALLENGE &&
+               type != RMPI_TCP_AUTH;
     default: return 0;
     }
 }
@@ -334,6 +346,8 @@ static void header_done(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, unsigned type, c
     switch (type) {
     case RMPI_TCP_HELLO: rmpi_tcp_on_hello(r, c, ext); break;
     case RMPI_TCP_HELLO_ACK: rmpi_tcp_on_hello_ack(r, c, ext); break;
+    case RMPI_TCP_CHALLENGE: rmpi_tcp_on_challenge(r, c, ext); break;
+    case RMPI_TCP_AUTH: rmpi_tcp_on_auth(r, c, ext); break;
     case RMPI_TCP_GET_REQ: rmpi_tcp_on_get_req(r, p, ext); break;
     case RMPI_TCP_GET_RESP:
         if (rmpi_tcp_on_get_resp(r, c, ext, len) == 0)

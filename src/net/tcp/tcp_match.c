@@ -221,7 +221,8 @@ void rmpi_tcp_grow(rmpi_tcp_prov_t *prov, int n)
     prov->npeers = n;
 }
 
-int rmpi_tcp_peer_add(rmpi_tcp_prov_t *prov, int peer, const rmpi_net_id_t *id, int same_node, const char *card)
+int rmpi_tcp_peer_add(rmpi_tcp_prov_t *prov, int peer, const rmpi_net_id_t *id, int same_node, const char *card,
+                      const uint8_t key[RMPI_AUTH_KEY_BYTES])
 {
     rmpi_tcp_grow(prov, peer + 1);
     if (prov->links[peer])
@@ -229,6 +230,10 @@ int rmpi_tcp_peer_add(rmpi_tcp_prov_t *prov, int peer, const rmpi_net_id_t *id, 
     rmpi_tcp_link_t *l = prov->links[peer] = rmpi_xcalloc(1, sizeof(*l));
     l->ok = -1;
     l->id = *id;
+    if (key) {
+        memcpy(l->key, key, sizeof l->key);
+        l->has_key = 1;
+    }
     if (rmpi_tcp_card_parse(card, &l->card) != 0) {
         rmpi_warn("tcp: cannot read the TCP address card '%s' of process %d of job %#x; run the same "
                   "RailMPI build everywhere.", card, id->rank, (unsigned)id->world);

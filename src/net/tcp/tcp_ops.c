@@ -408,9 +408,10 @@ static int tcp_card(rmpi_rail_t *rail, char *buf, size_t len)
     return rmpi_tcp_card_format(&rmpi_tcp_rail_of(rail)->prov->me, buf, len);
 }
 
-static int tcp_peer_add(rmpi_rail_t *rail, int peer, const rmpi_net_id_t *id, int same_node, const char *card)
+static int tcp_peer_add(rmpi_rail_t *rail, int peer, const rmpi_net_id_t *id, int same_node, const char *card,
+                        const uint8_t key[RMPI_AUTH_KEY_BYTES])
 {
-    return rmpi_tcp_peer_add(rmpi_tcp_rail_of(rail)->prov, peer, id, same_node, card);
+    return rmpi_tcp_peer_add(rmpi_tcp_rail_of(rail)->prov, peer, id, same_node, card, key);
 }
 
 /* What the kernel holds unacknowledged on the peer's socket plus what waits in this rail's

@@ -5,6 +5,8 @@
  * 1 and streams frames to it at once (both connect at the same time: the race rule by
  * (job, rank)); in "later" the process of job 101 adds its peer only after a pause, so the
  * other's HELLO is answered "later" and retried. Every frame arrives once and in order.
+ * In "wrongkey" the two were given different keys (what a stranger that knows a card but
+ * not the key looks like): no frame is delivered and both count refused connections.
  */
 #include "tcp_harness.h"
 
@@ -26,7 +28,12 @@ static void on_frame(rmpi_rail_t *rail, int peer, const void *frame, size_t len)
     got++;
 }
 
-static void on_lost(rmpi_rail_t *rail, int peer, const char *why) { th_fail("peer %d lost: %s", peer, why); }
+static int wrong_key;
+static void on_lost(rmpi_rail_t *rail, int peer, const char *why)
+{
+    if (!wrong_key)
+        th_fail("peer %d lost: %s", peer, why);
+}
 
 static void dyn_body(int later)
 {
@@ -57,7 +64,11 @@ static void dyn_body(int later)
             th_progress();   /* the other's HELLOs arrive and are answered "later" */
     }
     rmpi_net_id_t id = {100u + (unsigned)!th_rank, 0};
-    TH_CHECK(rmpi_tcp_ops.peer_add(th_rail, 1, &id, 1, other) == 0, "peer_add");
+    uint8_t link_key[RMPI_AUTH_KEY_BYTES];
+    memset(link_key, 0x5a, sizeof link_key);
+    if (wrong_key && th_rank == 1)
+        link_key[7] ^= 1;
+    TH_CHECK(rmpi_tcp_ops.peer_add(th_rail, 1, &id, 1, other, link_key) == 0, "peer_add");
     TH_CHECK(rmpi_tcp_ops.reaches(th_rail, 1), "does not reach the added peer");
     unsigned char f[300];
     for (int i = 0; i < NFRAMES; i++) {
@@ -70,6 +81,15 @@ static void dyn_body(int later)
         if (i % 64 == 0)
             th_progress();
     }
+    if (wrong_key) {
+        double end = th_now() + 1.0;
+        while (th_now() < end)
+            th_progress();
+        TH_CHECK(got == 0, "%d frames delivered from a process with another key", got);
+        TH_CHECK(rmpi_net_sec_stats.refused > 0, "no connection refused");
+        TH_CHECK(rmpi_pmi_fence() == 0, "fence");
+        th_finish();
+    }
     TH_WAIT(got == NFRAMES, 30, "every frame of the other job");
     TH_CHECK(bad_order == 0, "%d frames out of order or damaged", bad_order);
     TH_CHECK(rmpi_pmi_fence() == 0, "fence");
@@ -78,6 +98,11 @@ static void dyn_body(int later)
 
 static void now_body(void) { dyn_body(0); }
 static void later_body(void) { dyn_body(1); }
+static void wrongkey_body(void)
+{
+    wrong_key = 1;
+    dyn_body(0);
+}
 
 int main(void)
 {
@@ -87,5 +112,6 @@ int main(void)
     for (int i = 0; i < 5 && !bad; i++)
         bad |= th_run("dyn/race", 2, none, 0, now_body);
     bad |= th_run("dyn/later", 2, none, 0, later_body);
+    bad |= th_run("dyn/wrongkey", 2, none, 0, wrongkey_body);
     return bad;
 }
