@@ -427,5 +427,6 @@ int main(int argc, char **argv)
     int code = run(&job);
     mpx_pmi_free(&job);
     mpx_names_free();
+    mpx_spawn_release(&job);
     return code & 255 ? code & 255 : (code ? 1 : 0);
 }

@@ -5,7 +5,9 @@
  * Single-threaded: everything runs from the poll() loop in main.c.
  *   options.c     command line, host lists, hostfiles, rank placement
  *   launch.c      locality, local fork/exec, remote command strings, signalling ranks
- *   pmi_server.c  the PMI-1 server (one key-value space per world, barrier, abort)
+ *   pmi_server.c  the PMI-1 server (one key-value space per world, barrier, abort), the
+ *                 port handshake (docs/wire/pmi.md); its line handling takes no socket, so
+ *                 tests/fuzz/pmi_server_fuzz.c drives it
  *   spawn.c       worlds started by PMI spawn (MPI_Comm_spawn), the name service
  *   io.c          stdout/stderr forwarding, line-buffered, optional "[rank] " prefix
  *   main.c        event loop, signals, failure handling, exit status
@@ -113,6 +115,8 @@ struct mpx_job {
     struct mpx_rank *ranks;
     struct mpx_world *worlds;
     int nworlds;
+    void **owned;               /* strings and argv arrays of spawned worlds (spawn.c) */
+    int nowned;
     int listen_fd;              /* -1 when every rank is local */
     char pmi_addr[64];
     int pmi_port;
@@ -185,6 +189,8 @@ int mpx_spawn_line(struct mpx_job *job, struct mpx_conn *c, const char *line);
 void mpx_names_serve(const char *cmd, const char *service, const char *port, char *out, size_t len);
 void mpx_names_free(void);
 void mpx_spawn_free(struct mpx_spawn *s);
+/* Free what spawned worlds' ranks point to (argv, wdir, host), at the end of the job. */
+void mpx_spawn_release(struct mpx_job *job);
 /* "rank R" or "rank R of spawned world W" */
 const char *mpx_rank_name(const struct mpx_job *job, const struct mpx_rank *r, char *buf, size_t len);
 

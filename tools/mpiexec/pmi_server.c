@@ -223,7 +223,7 @@ static int serve_unauthenticated(struct mpx_job *job, struct mpx_conn *c, const 
         const char *id = get(w, "pmiid");
         char *end = NULL;
         long r = id && *id ? strtol(id, &end, 10) : -1;
-        if (!id || *end || r < 0 || r >= job->n || job->ranks[r].local || job->ranks[r].pmi_claimed)
+        if (!end || *end || r < 0 || r >= job->n || job->ranks[r].local || job->ranks[r].pmi_claimed)
             return refuse(c, "unknown_or_taken_pmiid",
                           "it announced id %.20s, which is no unconnected remote rank of this job",
                           id ? id : "(none)");

@@ -95,6 +95,15 @@ int mpx_world_new(struct mpx_job *job, int n)
     return job->nworlds++;
 }
 
+void mpx_spawn_release(struct mpx_job *job)
+{
+    for (int i = 0; i < job->nowned; i++)
+        free(job->owned[i]);
+    free(job->owned);
+    job->owned = NULL;
+    job->nowned = 0;
+}
+
 void mpx_spawn_free(struct mpx_spawn *s)
 {
     if (!s)
@@ -133,7 +142,7 @@ static int do_spawn(struct mpx_job *job, struct mpx_spawn *s)
     struct mpx_world *wd = &job->worlds[w];
     for (int k = 0; k < s->npre; k++)
         mpx_kvs_put(w, s->pkeys[k], s->pvals[k]);
-    int at = wd->base;
+    /* The commands' strings belong to the ranks for the rest of the job. */
     for (int i = 0; i < s->ncmd; i++) {
         struct spawn_cmd *c = &s->cmd[i];
         c->argv = xrealloc(c->argv, (size_t)(c->argc + 2) * sizeof *c->argv);
@@ -142,6 +151,18 @@ static int do_spawn(struct mpx_job *job, struct mpx_spawn *s)
         c->argv[c->argc + 1] = NULL;
         c->exec = NULL;   /* owned by argv now */
         c->argc++;
+        job->owned = xrealloc(job->owned, (size_t)(job->nowned + c->argc + 3) * sizeof *job->owned);
+        for (int a = 0; a < c->argc; a++)
+            job->owned[job->nowned++] = c->argv[a];
+        job->owned[job->nowned++] = c->argv;
+        job->owned[job->nowned++] = c->wdir;
+        job->owned[job->nowned++] = c->host;
+    }
+    int ncmd = s->ncmd;
+    s->ncmd = 0;   /* mpx_spawn_free must not free them */
+    int at = wd->base;
+    for (int i = 0; i < ncmd; i++) {
+        struct spawn_cmd *c = &s->cmd[i];
         for (int k = 0; k < c->nprocs; k++, at++) {
             struct mpx_rank *r = &job->ranks[at];
             r->appnum = i;
@@ -154,8 +175,6 @@ static int do_spawn(struct mpx_job *job, struct mpx_spawn *s)
                 return -1;
         }
     }
-    /* The commands' strings now belong to the ranks for the rest of the job. */
-    s->ncmd = 0;
     for (int i = wd->base; i < wd->base + wd->n; i++)
         if (mpx_launch(job, &job->ranks[i]) < 0) {
             mpx_fail(job, 1);
