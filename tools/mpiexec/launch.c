@@ -1,6 +1,8 @@
 #include "mpiexec.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
+#include <sys/mman.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
@@ -199,7 +201,8 @@ char *mpx_remote_command(const struct mpx_job *job, const struct mpx_rank *r)
     char num[160];
     /* The job key arrives on the agent's stdin and is read by a shell builtin, so it is on
      * no command line (ps, ssh logs); env passes it on to the rank. */
-    sb_str(&b, "IFS= read -r " RMPI_AUTH_KEY_ENV " && export " RMPI_AUTH_KEY_ENV " && cd ");
+    sb_str(&b, "if ! IFS= read -r " RMPI_AUTH_KEY_ENV "; then echo 'mpiexec: the launch agent gave the remote "
+               "command no stdin, which brings the job key' >&2; exit 126; fi; export " RMPI_AUTH_KEY_ENV " && cd ");
     sb_quote(&b, r->wdir);
     sb_str(&b, " && exec env");
     snprintf(num, sizeof num, "%s:%d", job->pmi_addr, job->pmi_port);
@@ -383,4 +386,25 @@ const char *mpx_signame(int sig)
         if (names[i].sig == sig)
             return names[i].name;
     return "unknown signal";
+}
+
+int mpx_shm_cleanup(const struct mpx_job *job)
+{
+    DIR *d = opendir("/dev/shm");
+    if (!d)
+        return 0;
+    int removed = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        for (int w = 0; w < job->nworlds; w++) {
+            char prefix[RMPI_SHM_PREFIX_MAX], name[512];
+            rmpi_shm_job_prefix(job->worlds[w].kvsname, prefix, sizeof prefix);
+            if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+                continue;
+            snprintf(name, sizeof name, "/%s", e->d_name);
+            removed += shm_unlink(name) == 0;
+            break;
+        }
+    }
+    closedir(d);
+    return removed;
 }

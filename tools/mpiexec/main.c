@@ -361,6 +361,9 @@ static int run(struct mpx_job *job)
     }
     while (job->npending)
         mpx_pmi_close(job, job->pending[0]);
+    int removed = mpx_shm_cleanup(job);
+    if (removed && job->opts->verbose)
+        fprintf(stderr, "mpiexec: removed %d shared-memory segment(s) the ranks left behind.\n", removed);
     return job->exit_code;
 }
 

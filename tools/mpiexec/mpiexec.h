@@ -11,6 +11,10 @@
  *   spawn.c       worlds started by PMI spawn (MPI_Comm_spawn), the name service
  *   io.c          stdout/stderr forwarding, line-buffered, optional "[rank] " prefix
  *   main.c        event loop, signals, failure handling, exit status
+ * Failure rules: a rank's abort waits MPX_ABORT_GRACE_MS for a death by signal (reported
+ * instead: it is the likelier cause); ranks and agents get PR_SET_PDEATHSIG so a killed
+ * mpiexec takes them along (remote ranks notice their PMI connection close); at the end
+ * the job's shared-memory names left in /dev/shm are removed.
  */
 #ifndef MPIEXEC_H
 #define MPIEXEC_H
@@ -150,6 +154,9 @@ int mpx_launch(struct mpx_job *job, struct mpx_rank *r);
 /* The single shell command string a remote rank's agent evaluates. */
 char *mpx_remote_command(const struct mpx_job *job, const struct mpx_rank *r);
 void mpx_signal_rank(struct mpx_rank *r, int sig);
+/* Remove the shared-memory segments the job's ranks left in /dev/shm (ranks killed before
+ * they unlinked them), by the library's naming rule (rmpi_shm_job_prefix); how many. */
+int mpx_shm_cleanup(const struct mpx_job *job);
 const char *mpx_signame(int sig);
 
 /* pmi_server.c */

@@ -448,11 +448,17 @@ void mpx_pmi_close(struct mpx_job *job, struct mpx_conn *c)
             }
         }
     }
-    /* Best effort: the last reply may be the error line that says why it is closed. */
+    /* Best effort: the last reply may be the error line that says why it is closed. Input
+     * left unread would make close() reset the connection and the client lose that line. */
     if (c->olen && !c->broken)
         mpx_pmi_flush(c);
-    if (c->fd >= 0)
+    if (c->fd >= 0) {
+        char sink[4096];
+        shutdown(c->fd, SHUT_WR);
+        for (int i = 0; i < 16 && read(c->fd, sink, sizeof sink) > 0; i++)
+            ;
         close(c->fd);
+    }
     free(c->buf);
     free(c->out);
     mpx_spawn_free(c->spawn);
