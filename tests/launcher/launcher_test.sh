@@ -288,6 +288,11 @@ sigabort)
   expect_in err "rank 0 called abort just before"
   expect_not_in err "rank 0 called abort \(exit code"
   expect_fast 5000
+  # a remote rank's signal comes back as its agent's exit code 128+N (ssh, a shell)
+  run timeout 30 "$MPIEXEC" -n 2 --host hostA,hostB --agent "/bin/sh $HERE/fake_agent.sh fork" --pmi-addr 127.0.0.1 \
+      sh -c 'if [ "$PMI_RANK" = 1 ]; then sleep 0.3; kill -9 $$; fi; exec sleep 30'
+  expect_rc 137
+  expect_in err "^mpiexec: rank 1 \(on hostB, launch agent pid [0-9]+\) was killed by signal 9 \(SIGKILL\) \(its launch agent"
   # an MPI job over tcp: a rank killed from outside is always the one reported
   need_spin
   for i in 1 2 3 4; do

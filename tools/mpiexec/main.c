@@ -97,9 +97,14 @@ static void rank_exited(struct mpx_job *job, struct mpx_rank *r, int status)
     r->status = status;
     if (job->ending)
         return;
-    if (WIFSIGNALED(status)) {
-        int s = WTERMSIG(status);
-        mpx_msg("mpiexec: %s was killed by signal %d (%s); ending the job.\n", who, s, mpx_signame(s));
+    /* A launch agent (ssh, a remote shell) reports its rank's death by signal N as exit
+     * code 128+N. */
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+    int agent_sig = !r->local && code > 128 && code < 128 + 32 ? code - 128 : 0;
+    if (WIFSIGNALED(status) || agent_sig) {
+        int s = agent_sig ? agent_sig : WTERMSIG(status);
+        mpx_msg("mpiexec: %s was killed by signal %d (%s)%s; ending the job.\n", who, s, mpx_signame(s),
+                agent_sig ? " (its launch agent exited with 128 + the signal)" : "");
         if (job->abort_rank >= 0 && job->abort_rank != r->rank) {
             char other[64];
             mpx_rank_name(job, &job->ranks[job->abort_rank], other, sizeof other);
