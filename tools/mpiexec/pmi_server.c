@@ -206,6 +206,16 @@ static void barrier_release(struct mpx_job *job, struct mpx_world *wd)
     }
 }
 
+static void pending_remove(struct mpx_job *job, struct mpx_conn *c)
+{
+    for (int i = 0; i < job->npending; i++) {
+        if (job->pending[i] == c) {
+            job->pending[i] = job->pending[--job->npending];
+            return;
+        }
+    }
+}
+
 static int initack_reply(struct mpx_job *job, struct mpx_conn *c)
 {
     const struct mpx_rank *r = &job->ranks[c->rank];
@@ -243,12 +253,7 @@ static int serve_unauthenticated(struct mpx_job *job, struct mpx_conn *c, const 
                           "it claimed rank %d but does not know the job key", c->claim);
         if (r->pmi_claimed)
             return refuse(c, "pmiid_taken", "rank %d is already connected", c->claim);
-        for (int i = 0; i < job->npending; i++) {
-            if (job->pending[i] == c) {
-                job->pending[i] = job->pending[--job->npending];
-                break;
-            }
-        }
+        pending_remove(job, c);
         c->rank = c->claim;
         r->conn = c;
         r->pmi_claimed = 1;
@@ -441,12 +446,7 @@ void mpx_pmi_close(struct mpx_job *job, struct mpx_conn *c)
             r->pmi_lost_at = mpx_now_ms();
         }
     } else {
-        for (int i = 0; i < job->npending; i++) {
-            if (job->pending[i] == c) {
-                job->pending[i] = job->pending[--job->npending];
-                break;
-            }
-        }
+        pending_remove(job, c);
     }
     /* Best effort: the last reply may be the error line that says why it is closed. Input
      * left unread would make close() reset the connection and the client lose that line. */
