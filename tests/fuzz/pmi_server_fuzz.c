@@ -3,8 +3,9 @@
  * line handling is driven without sockets through mpx_pmi_feed. One job of two ranks:
  * rank 0 local (its connection is trusted, as a socketpair is), rank 1 remote (its TCP
  * connection must authenticate first). The input is split at 0xff bytes into pieces; a
- * piece's first byte picks the connection (even: rank 0, odd: the TCP one), the rest is
- * fed to it. A closed connection is replaced by a fresh one. Process launches are stubbed:
+ * piece's first byte picks the connection (bit 0 clear: rank 0, set: the TCP one), the rest
+ * is fed to it. With bit 1 also set, the harness first answers the TCP connection's
+ * challenge correctly (it knows the job key), so the authenticated paths are reached too. A closed connection is replaced by a fresh one. Process launches are stubbed:
  * a spawn builds its world but starts nothing.
  */
 #include "mpiexec.h"
@@ -79,6 +80,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (stop > p) {
             int to_tcp = p[0] & 1;
             struct mpx_conn *c = to_tcp ? tcp : job.ranks[0].conn;
+            if (to_tcp && (p[0] & 2) && c->claim >= 0 && c->rank < 0) {
+                uint8_t mac[RMPI_AUTH_MAC_BYTES];
+                char line[32 + 2 * RMPI_AUTH_MAC_BYTES];
+                rmpi_auth_pmi_mac(job.key, c->nonce, c->claim, mac);
+                strcpy(line, "cmd=auth mac=");
+                rmpi_auth_hex(mac, sizeof mac, line + strlen(line));
+                strcat(line, "\n");
+                if (mpx_pmi_feed(&job, c, line, strlen(line)) < 0) {
+                    mpx_pmi_close(&job, c);
+                    tcp = c = tcp_conn(&job);
+                }
+            }
             if (mpx_pmi_feed(&job, c, (const char *)p + 1, (size_t)(stop - p - 1)) < 0) {
                 mpx_pmi_close(&job, c);
                 if (to_tcp)
