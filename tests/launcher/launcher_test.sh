@@ -219,6 +219,11 @@ auth)
   sleep 0.5
   [ -e "$ATTACK_MARK" ] && fail "a wrong answer to the challenge made mpiexec spawn a program"
   expect_in out "^attack got: cmd=error rc=-1 msg=authentication_failed$"
+  # a flood of idle connections does not lock out a rank that connects after it
+  ATTACK_HOST=hostA ATTACK_FLOOD=300 run timeout 30 "$MPIEXEC" -n 2 --host hostA,hostB --agent "$ATK" \
+      --pmi-addr 127.0.0.1 sh -c '[ "$PMI_RANK" = 1 ] && sleep 1; exec "$0" dup' "$PMIX"
+  expect_rc 0
+  expect_in out '^pmi_exchange: rank 1 of 2: ok$'
   # the first connection that proves a rank's id owns it; a second claim is refused
   run timeout 30 "$MPIEXEC" -n 2 --host hostA,hostB --agent "$AGENT" --pmi-addr 127.0.0.1 "$PMIX" dup
   expect_rc 0

@@ -475,8 +475,13 @@ void mpx_pmi_accept(struct mpx_job *job)
             return;
         }
         if (job->npending >= MPX_PENDING_MAX) {
-            close(fd);
-            continue;
+            /* Make room by the oldest: a flood of idle connections must not lock out a rank
+             * that connects now and proves the key in milliseconds. */
+            struct mpx_conn *oldest = job->pending[0];
+            for (int i = 1; i < job->npending; i++)
+                if (job->pending[i]->accepted_at < oldest->accepted_at)
+                    oldest = job->pending[i];
+            mpx_pmi_close(job, oldest);
         }
         job->pending = realloc(job->pending, (size_t)(job->npending + 1) * sizeof *job->pending);
         if (!job->pending) {
