@@ -352,6 +352,9 @@ static int take_job_key(void)
         return -1;
     }
     pmi.have_key = 1;
+    /* unsetenv only drops the pointer: the string stays where exec put it, which is what
+     * /proc/<pid>/environ shows. Overwrite it first. */
+    memset((char *)hex, '0', strlen(hex));
     unsetenv(RMPI_AUTH_KEY_ENV);
     return 0;
 }

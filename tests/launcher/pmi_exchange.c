@@ -55,6 +55,24 @@ static void claim_again(char *reply, size_t len)
     close(fd);
 }
 
+/* Whether /proc/self/environ (what other processes of the user see) still holds a job key. */
+static int key_in_environ(void)
+{
+    static char env[1 << 16];
+    FILE *f = fopen("/proc/self/environ", "r");
+    if (!f)
+        return 0;
+    size_t n = fread(env, 1, sizeof env - 1, f);
+    env[n] = '\0';
+    fclose(f);
+    const size_t pl = strlen(RMPI_AUTH_KEY_ENV "=");
+    for (size_t i = 0; i < n; i += strlen(env + i) + 1) {
+        if (strncmp(env + i, RMPI_AUTH_KEY_ENV "=", pl) == 0 && strspn(env + i + pl, "0") != strlen(env + i + pl))
+            return 1;
+    }
+    return 0;
+}
+
 static int check(int ok, int rank, const char *what)
 {
     if (!ok)
@@ -66,11 +84,13 @@ int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "exchange";
     rmpi_pm_info_t pm;
+    int key_before = key_in_environ();
     if (rmpi_pmi_init(&pm) != 0) {
         fprintf(stderr, "pmi_exchange: rmpi_pmi_init failed\n");
         return 2;
     }
     int r = pm.rank, n = pm.size, ok = 1;
+    ok &= check(!key_before || !key_in_environ(), r, "the job key is still readable in /proc/self/environ after init");
     printf("pmi_exchange: rank %d size %d singleton %d appnum %d kvsname %s\n", r, n, pm.singleton,
            pm.appnum, pm.kvsname);
     fflush(stdout);
