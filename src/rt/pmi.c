@@ -163,18 +163,23 @@ static const char *word(const struct pmi_words *w, const char *key)
 }
 
 /* Read the next reply and check that it is cmd=<expect>. */
+/* 0 when w is cmd=<expect>; else a message, with the server's reason (msg=) if it gave one. */
+static int is_reply(const char *expect, const struct pmi_words *w)
+{
+    const char *cmd = word(w, "cmd"), *msg = word(w, "msg");
+    if (cmd && strcmp(cmd, expect) == 0)
+        return 0;
+    pmi_err("expected cmd=%s from the process manager but got \"%s=%s\"%s%s.", expect, w->n ? w->key[0] : "",
+            w->n ? w->val[0] : "", msg ? ", msg=" : "", msg ? msg : "");
+    return -1;
+}
+
 static int expect_reply(const char *expect, char *line, size_t linelen, struct pmi_words *w)
 {
     if (read_line(line, linelen) < 0)
         return -1;
     split_words(line, w);
-    const char *cmd = word(w, "cmd");
-    if (!cmd || strcmp(cmd, expect) != 0) {
-        pmi_err("expected cmd=%s from the process manager but got \"%s=%s\".", expect,
-                w->n ? w->key[0] : "", w->n ? w->val[0] : "");
-        return -1;
-    }
-    return 0;
+    return is_reply(expect, w);
 }
 
 static int send_cmd(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -283,14 +288,9 @@ static int port_handshake(int id, int *size, int *rank)
         if (send_cmd("cmd=auth mac=%s", hex) < 0 || read_line(line, sizeof line) < 0)
             return -1;
         split_words(line, &w);
-        cmd = word(&w, "cmd");
     }
-    if (!cmd || strcmp(cmd, "initack") != 0) {
-        const char *msg = word(&w, "msg");
-        pmi_err("the process manager refused PMI id %d: expected cmd=initack but got \"%s=%s\"%s%s.", id,
-                w.n ? w.key[0] : "", w.n ? w.val[0] : "", msg ? ", msg=" : "", msg ? msg : "");
+    if (is_reply("initack", &w) < 0)
         return -1;
-    }
     for (int i = 0; i < 3; i++) {
         if (expect_reply("set", line, sizeof line, &w) < 0)
             return -1;
