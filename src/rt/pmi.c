@@ -162,7 +162,6 @@ static const char *word(const struct pmi_words *w, const char *key)
     return NULL;
 }
 
-/* Read the next reply and check that it is cmd=<expect>. */
 /* 0 when w is cmd=<expect>; else a message, with the server's reason (msg=) if it gave one. */
 static int is_reply(const char *expect, const struct pmi_words *w)
 {
@@ -174,6 +173,7 @@ static int is_reply(const char *expect, const struct pmi_words *w)
     return -1;
 }
 
+/* Read the next reply and check that it is cmd=<expect>. */
 static int expect_reply(const char *expect, char *line, size_t linelen, struct pmi_words *w)
 {
     if (read_line(line, linelen) < 0)
