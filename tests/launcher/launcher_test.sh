@@ -10,7 +10,8 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/rmpi-launcher.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 unset PMI_FD PMI_PORT PMI_ID PMI_RANK PMI_SIZE
 
-fail() { echo "FAIL ($case_name): $*"; for f in out err; do [ -s "$T/$f" ] && { echo "--- std$f:"; head -40 "$T/$f"; }; done; exit 1; }
+# a failing case leaves no job behind: its ranks follow a killed mpiexec
+fail() { [ -n "${mpx:-}" ] && kill -9 "$mpx" 2>/dev/null; echo "FAIL ($case_name): $*"; for f in out err; do [ -s "$T/$f" ] && { echo "--- std$f:"; head -40 "$T/$f"; }; done; exit 1; }
 now_ms() { date +%s%3N; }
 # run CMD...: sets rc and ms (elapsed), output in $T/out and $T/err
 run() {
@@ -25,9 +26,9 @@ expect_not_in() { ! grep -qE -- "$2" "$T/$1" || fail "std$1 has /$2/"; }
 expect_fast() { [ "$ms" -lt "$1" ] || fail "took ${ms} ms, limit $1 ms"; }
 count() { grep -cE -- "$2" "$T/$1"; }
 need_spin() { [ "$SPIN" != - ] || { echo "SKIP: the MPI library is not built"; exit 77; }; }
-# wait_up N: until N ranks printed "spin: rank R pid P up" (10 s at most); sets pids
+# wait_up N: until N ranks printed "spin: rank R pid P up" (30 s at most: a loaded machine); sets pids
 wait_up() {
-  for _ in $(seq 100); do [ "$(count out '^spin: rank [0-9]+ pid [0-9]+ up$')" -ge "$1" ] && break; sleep 0.1; done
+  for _ in $(seq 300); do [ "$(count out '^spin: rank [0-9]+ pid [0-9]+ up$')" -ge "$1" ] && break; sleep 0.1; done
   pids=$(sed -n 's/^spin: rank [0-9]* pid \([0-9]*\) up$/\1/p' "$T/out")
   [ "$(echo $pids | wc -w)" = "$1" ] || fail "expected $1 ranks up"
 }
