@@ -80,8 +80,11 @@ int rmpi_core_init(rmpi_core_info_t *info)
     net_env.on_peer_lost = peer_lost;
     if (rmpi_net_open(&net_env))
         return -1;
-    if (rmpi_pmi_fence() || rmpi_net_ready(0) || rmpi_pmi_fence() || rmpi_net_ready(1))
+    if (rmpi_pmi_fence() || rmpi_net_ready(0) || rmpi_pmi_fence() || rmpi_net_ready(1)) {
+        /* A peer or the launcher is gone: remove what would outlive us (shared memory). */
+        rmpi_net_close();
         return -1;
+    }
     rmpi_vc_init(pm.rank, pm.size, rmpi_core_deliver, sizeof(core_peer_t));
     info->rank = pm.rank;
     info->size = pm.size;
@@ -177,9 +180,14 @@ void rmpi_core_hook_remove(int (*fn)(void))
 
 int rmpi_core_progress(void)
 {
+    static unsigned idle_polls;
     int n = rmpi_net_progress();
     if (RMPI_UNLIKELY(rmpi_core_hook != NULL))
         n += rmpi_core_hook();
+    /* Whether mpiexec still lives: looked at from the idle path only, once per 1024 idle
+     * polls (and then at most every 100 ms), so a busy rank pays one increment. */
+    if (n == 0 && RMPI_UNLIKELY((++idle_polls & 1023) == 0))
+        rmpi_pmi_watch();
     return n;
 }
 

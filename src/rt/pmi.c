@@ -81,6 +81,21 @@ static int write_all(int fd, const char *buf, size_t len)
     return 0;
 }
 
+static void (*abort_hooks[8])(void);
+static int nabort_hooks;
+
+void rmpi_rt_at_abort(void (*fn)(void))
+{
+    if (nabort_hooks < (int)RMPI_ARRAY_LEN(abort_hooks))
+        abort_hooks[nabort_hooks++] = fn;
+}
+
+static void run_abort_hooks(void)
+{
+    for (int i = 0; i < nabort_hooks; i++)
+        abort_hooks[i]();
+}
+
 /* Read one newline-terminated line into out (without the newline); keeps whatever
  * follows it in the buffer, since the server may send several lines at once. */
 static int read_line(char *out, size_t outlen)
@@ -113,8 +128,11 @@ static int read_line(char *out, size_t outlen)
             continue;
         }
         if (n <= 0) {
-            pmi_err("the connection to the process manager %s.",
-                    n == 0 ? "was closed" : strerror(errno));
+            /* The launcher is gone, and with it the reader of our stderr: clean up before
+             * the message, whose write may end us by SIGPIPE. */
+            int err = errno;
+            run_abort_hooks();
+            pmi_err("the connection to the process manager %s.", n == 0 ? "was closed" : strerror(err));
             return -1;
         }
         pmi.rlen += (size_t)n;
@@ -144,19 +162,24 @@ static const char *word(const struct pmi_words *w, const char *key)
     return NULL;
 }
 
+/* 0 when w is cmd=<expect>; else a message, with the server's reason (msg=) if it gave one. */
+static int is_reply(const char *expect, const struct pmi_words *w)
+{
+    const char *cmd = word(w, "cmd"), *msg = word(w, "msg");
+    if (cmd && strcmp(cmd, expect) == 0)
+        return 0;
+    pmi_err("expected cmd=%s from the process manager but got \"%s=%s\"%s%s.", expect, w->n ? w->key[0] : "",
+            w->n ? w->val[0] : "", msg ? ", msg=" : "", msg ? msg : "");
+    return -1;
+}
+
 /* Read the next reply and check that it is cmd=<expect>. */
 static int expect_reply(const char *expect, char *line, size_t linelen, struct pmi_words *w)
 {
     if (read_line(line, linelen) < 0)
         return -1;
     split_words(line, w);
-    const char *cmd = word(w, "cmd");
-    if (!cmd || strcmp(cmd, expect) != 0) {
-        pmi_err("expected cmd=%s from the process manager but got \"%s=%s\".", expect,
-                w->n ? w->key[0] : "", w->n ? w->val[0] : "");
-        return -1;
-    }
-    return 0;
+    return is_reply(expect, w);
 }
 
 static int send_cmd(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -237,12 +260,36 @@ static int connect_port(const char *port_env)
     return fd;
 }
 
-/* Hydra-style handshake for a TCP connection: announce our PMI id, learn size and rank. */
+/* Hydra-style handshake for a TCP connection: announce our PMI id, prove the job key if
+ * the server challenges (RailMPI's mpiexec does, hydra does not; docs/wire/pmi.md), learn
+ * size and rank. The key itself never crosses the wire. */
 static int port_handshake(int id, int *size, int *rank)
 {
     char line[PMI_LINE_MAX];
     struct pmi_words w;
-    if (send_cmd("cmd=initack pmiid=%d", id) < 0 || expect_reply("initack", line, sizeof line, &w) < 0)
+    if (send_cmd("cmd=initack pmiid=%d", id) < 0 || read_line(line, sizeof line) < 0)
+        return -1;
+    split_words(line, &w);
+    const char *cmd = word(&w, "cmd");
+    if (cmd && strcmp(cmd, "challenge") == 0) {
+        uint8_t nonce[RMPI_AUTH_NONCE_BYTES], mac[RMPI_AUTH_MAC_BYTES];
+        char hex[2 * RMPI_AUTH_MAC_BYTES + 1];
+        if (!pmi.have_key) {
+            pmi_err("the process manager asks for the job key, but %s was not given to this rank; "
+                    "start it with the mpiexec that listens on PMI_PORT.", RMPI_AUTH_KEY_ENV);
+            return -1;
+        }
+        if (rmpi_auth_unhex(word(&w, "nonce"), nonce, sizeof nonce) < 0) {
+            pmi_err("the process manager's challenge holds no valid nonce.");
+            return -1;
+        }
+        rmpi_auth_pmi_mac(pmi.job_key, nonce, id, mac);
+        rmpi_auth_hex(mac, sizeof mac, hex);
+        if (send_cmd("cmd=auth mac=%s", hex) < 0 || read_line(line, sizeof line) < 0)
+            return -1;
+        split_words(line, &w);
+    }
+    if (is_reply("initack", &w) < 0)
         return -1;
     for (int i = 0; i < 3; i++) {
         if (expect_reply("set", line, sizeof line, &w) < 0)
@@ -305,6 +352,9 @@ static int take_job_key(void)
         return -1;
     }
     pmi.have_key = 1;
+    /* unsetenv only drops the pointer: the string stays where exec put it, which is what
+     * /proc/<pid>/environ shows. Overwrite it first. */
+    memset((char *)hex, '0', strlen(hex));
     unsetenv(RMPI_AUTH_KEY_ENV);
     return 0;
 }
@@ -585,8 +635,38 @@ int rmpi_pmi_finalize(void)
     return rc;
 }
 
+
+void rmpi_pmi_watch(void)
+{
+    static uint64_t last;
+    if (pmi.fd < 0 || !pmi.initialized)
+        return;
+    uint64_t now = rmpi_time_ns();
+    if (now - last < 100000000ull)
+        return;
+    last = now;
+    /* The server sends nothing unasked, so readable means closed (or a stray byte, which
+     * MSG_PEEK leaves for the next reply to report). */
+    struct pollfd p = { .fd = pmi.fd, .events = POLLIN };
+    if (poll(&p, 1, 0) <= 0)
+        return;
+    char b;
+    ssize_t n = recv(pmi.fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n < 0 && errno == ENOTSOCK)
+        n = (p.revents & (POLLHUP | POLLERR)) ? 0 : 1;
+    if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR)))
+        return;
+    close(pmi.fd);
+    pmi.fd = -1;
+    run_abort_hooks();
+    pmi_err("the connection to the process manager closed while this rank runs: the launcher is gone; "
+            "ending this rank.");
+    rmpi_pmi_abort(1, NULL);
+}
+
 _Noreturn void rmpi_pmi_abort(int code, const char *msg)
 {
+    run_abort_hooks();
     if (msg && *msg) {
         size_t n = strlen(msg);
         fprintf(stderr, "[rmpi rank %d] %s%s", pmi.info.rank, msg, msg[n - 1] == '\n' ? "" : "\n");

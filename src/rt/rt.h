@@ -90,6 +90,13 @@ const uint8_t *rmpi_rt_job_key(void);
 int rmpi_rt_set_job_key(const uint8_t key[RMPI_AUTH_KEY_BYTES]);
 /* Ask the process manager to end the job; does not return. */
 _Noreturn void rmpi_pmi_abort(int code, const char *msg);
+/* fn runs in rmpi_pmi_abort (and so rmpi_fatal) before the process ends, to remove what
+ * would outlive it (shared-memory names). At most 8; fn must not call rmpi_fatal. */
+void rmpi_rt_at_abort(void (*fn)(void));
+/* Called from the progress engine's idle path: at most every 100 ms, whether the process
+ * manager's connection is still open; if mpiexec is gone the rank ends (rmpi_fatal), so a
+ * killed launcher leaves no rank spinning. Costs a clock read otherwise. */
+void rmpi_pmi_watch(void);
 
 /* ---- topology ---- */
 /* Exchange host names through PMI (one put, one fence, size gets) and number nodes. */

@@ -6,6 +6,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
 
@@ -48,6 +49,27 @@ int rmpi_auth_verify(const uint8_t key[RMPI_AUTH_KEY_BYTES], const char *label, 
     int ok = sodium_memcmp(want, mac, RMPI_AUTH_MAC_BYTES) == 0;
     sodium_memzero(want, sizeof want);
     return ok ? 0 : -1;
+}
+
+static size_t pmi_message(const uint8_t nonce[RMPI_AUTH_NONCE_BYTES], int pmiid, uint8_t *msg, size_t len)
+{
+    memcpy(msg, nonce, RMPI_AUTH_NONCE_BYTES);
+    int n = snprintf((char *)msg + RMPI_AUTH_NONCE_BYTES, len - RMPI_AUTH_NONCE_BYTES, "%d", pmiid);
+    return RMPI_AUTH_NONCE_BYTES + (size_t)n;
+}
+
+void rmpi_auth_pmi_mac(const uint8_t key[RMPI_AUTH_KEY_BYTES], const uint8_t nonce[RMPI_AUTH_NONCE_BYTES],
+                       int pmiid, uint8_t mac[RMPI_AUTH_MAC_BYTES])
+{
+    uint8_t msg[RMPI_AUTH_NONCE_BYTES + 16];
+    rmpi_auth_mac(key, RMPI_AUTH_PMI_LABEL, msg, pmi_message(nonce, pmiid, msg, sizeof msg), mac);
+}
+
+int rmpi_auth_pmi_verify(const uint8_t key[RMPI_AUTH_KEY_BYTES], const uint8_t nonce[RMPI_AUTH_NONCE_BYTES],
+                         int pmiid, const uint8_t mac[RMPI_AUTH_MAC_BYTES])
+{
+    uint8_t msg[RMPI_AUTH_NONCE_BYTES + 16];
+    return rmpi_auth_verify(key, RMPI_AUTH_PMI_LABEL, msg, pmi_message(nonce, pmiid, msg, sizeof msg), mac);
 }
 
 int rmpi_auth_equal(const void *a, const void *b, size_t n)

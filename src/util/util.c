@@ -61,3 +61,21 @@ char *rmpi_xstrdup(const char *s)
     size_t n = strlen(s) + 1;
     return memcpy(rmpi_xmalloc(n), s, n);
 }
+
+void rmpi_shm_job_prefix(const char *jobid, char *out, size_t len)
+{
+    char job[49];
+    size_t n = strlen(jobid), j = 0;
+    for (size_t i = 0; i < n && j < sizeof job - 1; i++) {
+        char c = jobid[i];
+        job[j++] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ? c : '_';
+    }
+    job[j] = '\0';
+    if (n > sizeof job - 1) {
+        uint32_t h = 2166136261u;
+        for (size_t i = 0; i < n; i++)
+            h = (h ^ (uint8_t)jobid[i]) * 16777619u;
+        snprintf(job + 39, sizeof job - 39, "_%08x", (unsigned)h);
+    }
+    snprintf(out, len, "rmpi-%s-", job);
+}

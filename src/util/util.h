@@ -84,6 +84,15 @@ static inline char *rmpi_iov_gather(char *dst, const struct iovec *iov, int n)
 /* Parse "64k", "4m", "1g", "123" into bytes; returns -1 on malformed input. */
 long long rmpi_parse_size(const char *s);
 
+/* Shared-memory segments of a job are named "/<prefix><pid>-<rank>" (src/net/shm), the
+ * prefix being "rmpi-<job>-" with every byte of the job id (the PMI kvsname) but [A-Za-z0-9]
+ * made '_', and a job id longer than 48 such bytes cut to 39 plus '_' and the 8 hex digits
+ * of its FNV-1a hash, so no two jobs share a prefix. mpiexec removes what a job killed
+ * before its ranks unlinked their segments leaves in /dev/shm by this prefix.
+ * out gets the prefix without the leading '/' (RMPI_SHM_PREFIX_MAX bytes suffice). */
+#define RMPI_SHM_PREFIX_MAX 64
+void rmpi_shm_job_prefix(const char *jobid, char *out, size_t len);
+
 /* malloc that never returns NULL (aborts the process with a message on failure). */
 void *rmpi_xmalloc(size_t n);
 void *rmpi_xcalloc(size_t n, size_t m);
@@ -105,6 +114,14 @@ void rmpi_auth_mac(const uint8_t key[RMPI_AUTH_KEY_BYTES], const char *label, co
 /* 0 when mac is the MAC of (label, msg) under key (constant-time compare), else -1. */
 int rmpi_auth_verify(const uint8_t key[RMPI_AUTH_KEY_BYTES], const char *label, const void *msg,
                      size_t len, const uint8_t mac[RMPI_AUTH_MAC_BYTES]);
+/* The PMI port handshake's answer (docs/wire/pmi.md): the MAC, under the job key and
+ * RMPI_AUTH_PMI_LABEL, of the server's nonce followed by the decimal pmiid. One function
+ * for the client (src/rt/pmi.c) and the server (mpiexec) so they cannot drift apart. */
+#define RMPI_AUTH_PMI_LABEL "railmpi pmi initack v1"
+void rmpi_auth_pmi_mac(const uint8_t key[RMPI_AUTH_KEY_BYTES], const uint8_t nonce[RMPI_AUTH_NONCE_BYTES],
+                       int pmiid, uint8_t mac[RMPI_AUTH_MAC_BYTES]);
+int rmpi_auth_pmi_verify(const uint8_t key[RMPI_AUTH_KEY_BYTES], const uint8_t nonce[RMPI_AUTH_NONCE_BYTES],
+                         int pmiid, const uint8_t mac[RMPI_AUTH_MAC_BYTES]);
 /* Constant-time equality of n bytes: 1 equal, 0 not. */
 int rmpi_auth_equal(const void *a, const void *b, size_t n);
 /* Lower-case hex of n bytes into out (2n+1 bytes); and back (exactly 2n digits): 0 or -1. */

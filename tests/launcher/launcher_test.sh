@@ -1,16 +1,17 @@
 #!/bin/bash
-# Launcher tests: launcher_test.sh CASE MPIEXEC PMI_EXCHANGE
+# Launcher tests: launcher_test.sh CASE MPIEXEC PMI_EXCHANGE [SPIN]
 # Each case runs mpiexec (or hydra, or the helper alone) and checks exit status, output and
 # elapsed time. Exit 0 = pass, 77 = skipped, anything else = failure.
 set -u
-case_name=$1 MPIEXEC=$2 PMIX=$3
+case_name=$1 MPIEXEC=$2 PMIX=$3 SPIN=${4:--}
 HERE=$(cd "$(dirname "$0")" && pwd)
 AGENT="/bin/sh $HERE/fake_agent.sh"
 T=$(mktemp -d "${TMPDIR:-/tmp}/rmpi-launcher.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 unset PMI_FD PMI_PORT PMI_ID PMI_RANK PMI_SIZE
 
-fail() { echo "FAIL ($case_name): $*"; for f in out err; do [ -s "$T/$f" ] && { echo "--- std$f:"; head -40 "$T/$f"; }; done; exit 1; }
+# a failing case leaves no job behind: its ranks follow a killed mpiexec
+fail() { [ -n "${mpx:-}" ] && kill -9 "$mpx" 2>/dev/null; echo "FAIL ($case_name): $*"; for f in out err; do [ -s "$T/$f" ] && { echo "--- std$f:"; head -40 "$T/$f"; }; done; exit 1; }
 now_ms() { date +%s%3N; }
 # run CMD...: sets rc and ms (elapsed), output in $T/out and $T/err
 run() {
@@ -24,6 +25,17 @@ expect_in() { grep -qE -- "$2" "$T/$1" || fail "std$1 lacks /$2/"; }
 expect_not_in() { ! grep -qE -- "$2" "$T/$1" || fail "std$1 has /$2/"; }
 expect_fast() { [ "$ms" -lt "$1" ] || fail "took ${ms} ms, limit $1 ms"; }
 count() { grep -cE -- "$2" "$T/$1"; }
+need_spin() { [ "$SPIN" != - ] || { echo "SKIP: the MPI library is not built"; exit 77; }; }
+# wait_up N: until N ranks printed "spin: rank R pid P up" (30 s at most: a loaded machine); sets pids
+wait_up() {
+  for _ in $(seq 300); do [ "$(count out '^spin: rank [0-9]+ pid [0-9]+ up$')" -ge "$1" ] && break; sleep 0.1; done
+  pids=$(sed -n 's/^spin: rank [0-9]* pid \([0-9]*\) up$/\1/p' "$T/out")
+  [ "$(echo $pids | wc -w)" = "$1" ] || fail "expected $1 ranks up"
+}
+# alive PIDS...: those that still run (a zombie waiting for its reaper does not count)
+alive() { for p in "$@"; do [ -e /proc/$p ] && ! grep -q '^[0-9]* ([^)]*) Z' /proc/$p/stat 2>/dev/null && echo $p; done; }
+# the shared-memory segments of the job of mpiexec pid $1 left in /dev/shm
+shm_left() { ls /dev/shm 2>/dev/null | grep -E "^rmpi-kvs_.*_$1_[0-9]+-"; }
 
 case $case_name in
 exit_code)
@@ -191,6 +203,152 @@ hydra)
   [ "$(count out '^pmi_exchange: rank [01] of 2: ok$')" = 2 ] || fail "hydra (PMI_PORT): expected 2 ok lines"
   run timeout 30 $HYDRA -n 3 "$PMIX" abort 9
   expect_rc 9
+  ;;
+auth)
+  # a stranger who learns the PMI port of a remote rank that has not connected yet
+  export ATTACK_MARK=$T/pwned
+  ATK="/bin/bash $HERE/attack_agent.sh"
+  run timeout 30 "$MPIEXEC" -n 1 --host hostA --agent "$ATK" --pmi-addr 127.0.0.2 true
+  sleep 0.5
+  [ -e "$ATTACK_MARK" ] && fail "a connection without the job key made mpiexec spawn a program"
+  expect_in out "^probe 127.0.0.1: closed$"
+  expect_in out "^attack got: cmd=challenge version=1 nonce=[0-9a-f]{32}$"
+  expect_in out "^attack got: cmd=error rc=-1 msg=authenticate_first$"
+  expect_not_in out "spawn_result"
+  expect_in err "before proving the job key"
+  ATTACK_MAC=$(printf '%064d' 0) run timeout 30 "$MPIEXEC" -n 1 --host hostA --agent "$ATK" --pmi-addr 127.0.0.1 true
+  sleep 0.5
+  [ -e "$ATTACK_MARK" ] && fail "a wrong answer to the challenge made mpiexec spawn a program"
+  expect_in out "^attack got: cmd=error rc=-1 msg=authentication_failed$"
+  # a flood of idle connections does not lock out a rank that connects after it
+  ATTACK_HOST=hostA ATTACK_FLOOD=300 run timeout 30 "$MPIEXEC" -n 2 --host hostA,hostB --agent "$ATK" \
+      --pmi-addr 127.0.0.1 sh -c '[ "$PMI_RANK" = 1 ] && sleep 1; exec "$0" dup' "$PMIX"
+  expect_rc 0
+  expect_in out '^pmi_exchange: rank 1 of 2: ok$'
+  # the first connection that proves a rank's id owns it; a second claim is refused
+  run timeout 30 "$MPIEXEC" -n 2 --host hostA,hostB --agent "$AGENT" --pmi-addr 127.0.0.1 "$PMIX" dup
+  expect_rc 0
+  [ "$(count out '^pmi_exchange: rank [01]: second claim got: cmd=error rc=-1 msg=unknown_or_taken_pmiid$')" = 2 ] ||
+    fail "a second connection claiming a connected rank's id was not refused"
+  [ "$(count out '^pmi_exchange: rank [01] of 2: ok$')" = 2 ] || fail "expected 2 ok lines"
+  ;;
+jobkey)
+  # every rank, local or remote, gets one random key per job, and never on a command line
+  RAILMPI_JOB_KEY=$(printf '%064d' 7) run "$MPIEXEC" -v -n 3 --host localhost,hostB,hostC --agent "$AGENT" \
+      --pmi-addr 127.0.0.1 -genv RMPI_FOO bar sh -c 'echo "K=$RAILMPI_JOB_KEY"; ps -o args= -p $$'
+  expect_rc 0
+  [ "$(count out '^K=[0-9a-f]{64}$')" = 3 ] || fail "not every rank got a 64-digit job key"
+  [ "$(grep '^K=' "$T/out" | sort -u | wc -l)" = 1 ] || fail "the ranks got different keys"
+  key=$(grep -m1 '^K=' "$T/out" | cut -c3-)
+  [ "$key" != "$(printf '%064d' 7)" ] || fail "the key came from mpiexec's environment"
+  expect_not_in err "$key"
+  grep -v '^K=' "$T/out" | grep -q "$key" && fail "the key shows on a rank's command line"
+  expect_in err "remote.*IFS= read -r RAILMPI_JOB_KEY"
+  run "$MPIEXEC" -n 1 sh -c 'echo "K=$RAILMPI_JOB_KEY"'
+  [ "$(grep '^K=' "$T/out" | cut -c3-)" != "$key" ] || fail "two jobs got the same key"
+  RAILMPI_JOB_KEY=$key run "$MPIEXEC" -n 1 -x RAILMPI_JOB_KEY true
+  expect_rc 1
+  expect_in err "RAILMPI_JOB_KEY is made by mpiexec"
+  ;;
+badspawn)
+  # malformed spawn commands from a rank: an error line, the connection closed, no crash
+  spawn_try() {
+    run timeout 20 "$MPIEXEC" -n 1 bash -c 'trap "" PIPE; printf "$1" >&$PMI_FD; while IFS= read -r -t 5 l <&$PMI_FD; do echo "got $l"; done' x "$1"
+    [ "$rc" -lt 128 ] || fail "mpiexec died with status $rc on: $1"
+    expect_in out "^got cmd=error rc=-1 msg=spawn_"
+    expect_not_in out "spawn_result rc=0"
+  }
+  H='mcmd=spawn\nnprocs=1\nexecname=true\ntotspawns=1\nspawnssofar=1\n'
+  spawn_try "${H}arg1=x\nendcmd\n"
+  spawn_try "${H}preput_num=1\narg1=x\nendcmd\n"
+  spawn_try "${H}preput_key_0=k\npreput_val_0=v\nendcmd\n"
+  spawn_try "${H}argcnt=1\n$(for i in $(seq 1 200); do printf 'arg%d=xxxxxxxx\\n' $i; done)endcmd\n"
+  spawn_try "${H}argcnt=99999999\nendcmd\n"
+  spawn_try "${H}preput_num=1\npreput_key_0=k\npreput_key_1=k\nendcmd\n"
+  spawn_try "mcmd=spawn\nnprocs=99999999\nexecname=true\ntotspawns=1\nendcmd\n"
+  # a well-formed one still works
+  run timeout 20 "$MPIEXEC" -n 1 bash -c 'printf "$1" >&$PMI_FD; IFS= read -r -t 5 l <&$PMI_FD; echo "got $l"' x \
+      "${H}argcnt=1\narg1=spawned-ok\npreput_num=1\npreput_key_0=k\npreput_val_0=v\ninfo_num=0\nendcmd\n"
+  expect_in out "^got cmd=spawn_result rc=0$"
+  ;;
+noread)
+  # a rank that sends commands and never reads the replies must not freeze mpiexec
+  run timeout -k 5 20 "$MPIEXEC" --timeout 3 -n 1 bash -c 'trap "" PIPE; while :; do printf "cmd=get_maxes\ncmd=get_maxes\ncmd=get_maxes\ncmd=get_maxes\n" >&$PMI_FD 2>/dev/null || break; done; sleep 30'
+  expect_rc 124
+  expect_in err "rank 0 does not read its PMI replies"
+  expect_in err "timeout 3 s"
+  expect_fast 8000
+  # one whose replies are larger than what it sends; the job ends: its PMI connection is gone
+  run timeout -k 5 20 "$MPIEXEC" --timeout 20 -n 1 bash -c 'trap "" PIPE; printf "cmd=init pmi_version=1\ncmd=put key=k value=%01000d\n" 0 >&$PMI_FD; while :; do printf "cmd=get key=k\n%.0s" $(seq 200) >&$PMI_FD 2>/dev/null || break; done; sleep 30'
+  expect_rc 1
+  expect_in err "rank 0 does not read its PMI replies"
+  expect_in err "closed its PMI connection before finalize"
+  expect_fast 8000
+  ;;
+sigabort)
+  # rank 0 aborts (as a rank does that lost a peer), and only then is rank 1's death by a
+  # signal seen: the death, the cause, is what the job reports
+  run timeout 30 "$MPIEXEC" -n 2 bash -c 'if [ $PMI_RANK = 0 ]; then printf "cmd=init pmi_version=1\ncmd=abort exitcode=1\n" >&$PMI_FD; touch "$1/aborted"; sleep 10; else while [ ! -e "$1/aborted" ]; do sleep 0.01; done; kill -9 $$; fi' x "$T"
+  expect_rc 137
+  expect_in err "^mpiexec: rank 1 \(pid [0-9]+ on [^)]+\) was killed by signal 9 \(SIGKILL\); ending the job"
+  expect_in err "rank 0 called abort just before"
+  expect_not_in err "rank 0 called abort \(exit code"
+  expect_fast 5000
+  # a remote rank's signal comes back as its agent's exit code 128+N (ssh, a shell)
+  run timeout 30 "$MPIEXEC" -n 2 --host hostA,hostB --agent "/bin/sh $HERE/fake_agent.sh fork" --pmi-addr 127.0.0.1 \
+      sh -c 'if [ "$PMI_RANK" = 1 ]; then sleep 0.3; kill -9 $$; fi; exec sleep 30'
+  expect_rc 137
+  expect_in err "^mpiexec: rank 1 \(on hostB, launch agent pid [0-9]+\) was killed by signal 9 \(SIGKILL\) \(its launch agent"
+  # an MPI job over tcp: a rank killed from outside is always the one reported
+  need_spin
+  for i in 1 2 3 4; do
+    "$MPIEXEC" -n 4 -genv RMPI_NET tcp "$SPIN" ring >"$T/out" 2>"$T/err" &
+    mpx=$!
+    wait_up 4
+    kill -9 "$(sed -n 's/^spin: rank 2 pid \([0-9]*\) up$/\1/p' "$T/out")"
+    wait $mpx
+    rc=$?
+    expect_rc 137
+    expect_in err "^mpiexec: rank 2 \(pid [0-9]+ on [^)]+\) was killed by signal 9 \(SIGKILL\)"
+    expect_not_in err "called abort \(exit code"
+  done
+  ;;
+gone)
+  # mpiexec killed by SIGKILL: its ranks must end within 10 s, local ones (parent-death
+  # signal) and remote ones (their PMI connection closes; the agent's child is not the agent)
+  need_spin
+  for hosts in localhost hostA,hostB,hostC,hostD; do
+    "$MPIEXEC" -n 4 --host $hosts --agent "/bin/sh $HERE/fake_agent.sh fork" --pmi-addr 127.0.0.1 "$SPIN" wait >"$T/out" 2>"$T/err" &
+    mpx=$!
+    wait_up 4
+    sleep 0.5
+    kill -9 $mpx
+    for _ in $(seq 100); do [ -z "$(alive $pids)" ] && break; sleep 0.1; done
+    [ -z "$(alive $pids)" ] || { kill -9 $pids 2>/dev/null; fail "ranks $(alive $pids | tr '\n' ' ')still run 10 s after mpiexec was killed (hosts $hosts)"; }
+  done
+  ;;
+shmleak)
+  # rank 2 dies inside MPI_Init after the others made their shared-memory segments
+  need_spin
+  "$MPIEXEC" -n 4 sh -c '[ "$PMI_RANK" = 2 ] && exec "$1" initdie; exec "$2" wait' x "$PMIX" "$SPIN" >"$T/out" 2>"$T/err" &
+  mpx=$!
+  wait $mpx
+  rc=$?
+  expect_rc 137
+  [ -z "$(shm_left $mpx)" ] || fail "segments left in /dev/shm: $(shm_left $mpx | tr '\n' ' ')"
+  # mpiexec itself killed while the ranks are inside MPI_Init: ranks that outlive it (on
+  # other hosts: the agent's children) remove their own
+  "$MPIEXEC" -n 4 --host hostA,hostB,hostC,hostD --agent "/bin/sh $HERE/fake_agent.sh fork" --pmi-addr 127.0.0.1 \
+      sh -c '[ "$PMI_RANK" = 2 ] && exec "$1" initdie stall; exec "$2" wait' x "$PMIX" "$SPIN" >"$T/out" 2>"$T/err" &
+  mpx=$!
+  for _ in $(seq 100); do [ "$(shm_left $mpx | wc -l)" -ge 3 ] && break; sleep 0.1; done
+  staller=$(sed -n 's/^pmi_exchange: rank 2 pid \([0-9]*\) stalls$/\1/p' "$T/out")
+  [ "$(shm_left $mpx | wc -l)" -ge 3 ] || { kill -9 $staller; fail "the ranks made no shared-memory segments; the test proves nothing"; }
+  kill -9 $mpx
+  wait $mpx 2>/dev/null
+  for _ in $(seq 100); do [ -z "$(shm_left $mpx)" ] && break; sleep 0.1; done
+  kill -9 $staller
+  [ -z "$(shm_left $mpx)" ] || fail "segments left in /dev/shm after mpiexec was killed: $(shm_left $mpx | tr '\n' ' ')"
   ;;
 *)
   echo "unknown case $case_name"; exit 2 ;;

@@ -6,6 +6,11 @@
  *   abort CODE   rank 1 (rank 0 in a singleton) calls abort; the others wait in a fence.
  *   nofinalize   like (none) but rank 0 exits 0 without PMI finalize.
  *   long         puts and reads back the longest value allowed with encoding.
+ *   initdie      does what MPI_Init does up to its first fence (the topology exchange),
+ *                waits a second (the other ranks, real MPI programs, go on into their
+ *                network setup) and dies by SIGKILL; "initdie stall" sleeps instead.
+ *   dup          (remote ranks) after init, a second TCP connection claims this rank's PMI
+ *                id again; it must be refused (one connection per id, the first wins).
  *   spawn [abort] rank 0 spawns one world of two commands (1 process "child A", 2 processes
  *                "child B") with a preput key and info wdir=/, then exercises the name
  *                service; the children check their world, appnum, arguments, directory,
@@ -14,13 +19,59 @@
  */
 #include "rt/rt.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 /* The library's knobs.c owns this; the test provides its own. */
 const char *rmpi_rt_env(const char *name) { return getenv(name); }
+
+/* A second connection to PMI_PORT (numeric IPv4) claiming PMI_ID: the server's first reply. */
+static void claim_again(char *reply, size_t len)
+{
+    const char *port = getenv("PMI_PORT"), *id = getenv("PMI_ID");
+    char addr[64];
+    snprintf(reply, len, "(no reply)");
+    const char *colon = port ? strrchr(port, ':') : NULL;
+    if (!colon || !id || (size_t)(colon - port) >= sizeof addr)
+        return;
+    snprintf(addr, sizeof addr, "%.*s", (int)(colon - port), port);
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1)) };
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0 || inet_pton(AF_INET, addr, &sa.sin_addr) != 1 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
+        return;
+    char cmd[64];
+    int n = snprintf(cmd, sizeof cmd, "cmd=initack pmiid=%s\n", id);
+    if (write(fd, cmd, (size_t)n) == n) {
+        ssize_t got = read(fd, reply, len - 1);
+        reply[got > 0 ? got : 0] = '\0';
+        reply[strcspn(reply, "\n")] = '\0';
+    }
+    close(fd);
+}
+
+/* Whether /proc/self/environ (what other processes of the user see) still holds a job key. */
+static int key_in_environ(void)
+{
+    static char env[1 << 16];
+    FILE *f = fopen("/proc/self/environ", "r");
+    if (!f)
+        return 0;
+    size_t n = fread(env, 1, sizeof env - 1, f);
+    env[n] = '\0';
+    fclose(f);
+    const size_t pl = strlen(RMPI_AUTH_KEY_ENV "=");
+    for (size_t i = 0; i < n; i += strlen(env + i) + 1) {
+        if (strncmp(env + i, RMPI_AUTH_KEY_ENV "=", pl) == 0 && strspn(env + i + pl, "0") != strlen(env + i + pl))
+            return 1;
+    }
+    return 0;
+}
 
 static int check(int ok, int rank, const char *what)
 {
@@ -33,15 +84,30 @@ int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "exchange";
     rmpi_pm_info_t pm;
+    int key_before = key_in_environ();
     if (rmpi_pmi_init(&pm) != 0) {
         fprintf(stderr, "pmi_exchange: rmpi_pmi_init failed\n");
         return 2;
     }
     int r = pm.rank, n = pm.size, ok = 1;
+    ok &= check(!key_before || !key_in_environ(), r, "the job key is still readable in /proc/self/environ after init");
     printf("pmi_exchange: rank %d size %d singleton %d appnum %d kvsname %s\n", r, n, pm.singleton,
            pm.appnum, pm.kvsname);
     fflush(stdout);
 
+    if (strcmp(mode, "initdie") == 0) {
+        char hkey[32];
+        snprintf(hkey, sizeof hkey, "host-%d", r);
+        rmpi_pmi_put(hkey, "initdie/0");
+        rmpi_pmi_fence();
+        if (argc > 2 && strcmp(argv[2], "stall") == 0) {
+            printf("pmi_exchange: rank %d pid %d stalls\n", r, (int)getpid());
+            fflush(stdout);
+            sleep(60);
+        }
+        sleep(1);
+        raise(SIGKILL);
+    }
     if (strcmp(mode, "abort") == 0) {
         int code = argc > 2 ? atoi(argv[2]) : 1;
         if (r == (n > 1 ? 1 : 0))
@@ -95,6 +161,9 @@ int main(int argc, char **argv)
             ok &= check(rmpi_pmi_unpublish("svc") == 1, r, "a second unpublish succeeded");
         }
         ok &= check(rmpi_pmi_fence() == 0, r, "fence after spawn failed");
+    } else if (strcmp(mode, "dup") == 0) {
+        claim_again(got, sizeof got);
+        printf("pmi_exchange: rank %d: second claim got: %s\n", r, got);
     } else if (strcmp(mode, "long") == 0) {
         /* Hydra and our mpiexec announce vallen_max 1024: 511 encoded chars fit. */
         size_t len = 511;

@@ -1,6 +1,7 @@
 #include "mpiexec.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
@@ -10,6 +11,8 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -99,20 +102,32 @@ int mpx_pick_pmi_addr(const struct mpx_opts *o, char *addr, size_t len)
     return 0;
 }
 
+/* Listen on the PMI address only: remote ranks are told that address, and nothing else
+ * on other interfaces needs to reach mpiexec. */
 int mpx_listen(struct mpx_job *job)
 {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY) };
-    socklen_t sl = sizeof sa;
-    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 1024) < 0 ||
-        getsockname(fd, (struct sockaddr *)&sa, &sl) < 0) {
-        fprintf(stderr, "mpiexec: cannot open the PMI listening socket: %s.\n", strerror(errno));
-        if (fd >= 0)
-            close(fd);
+    struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *res;
+    int rc = getaddrinfo(job->pmi_addr, "0", &hints, &res);
+    if (rc != 0) {
+        fprintf(stderr, "mpiexec: cannot resolve the PMI address %s: %s.\n", job->pmi_addr, gai_strerror(rc));
         return -1;
     }
+    struct sockaddr_storage sa;
+    socklen_t sl = sizeof sa;
+    int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0 || bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, 1024) < 0 ||
+        getsockname(fd, (struct sockaddr *)&sa, &sl) < 0) {
+        fprintf(stderr, "mpiexec: cannot open the PMI listening socket on %s: %s.\n", job->pmi_addr,
+                strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        freeaddrinfo(res);
+        return -1;
+    }
+    freeaddrinfo(res);
     job->listen_fd = fd;
-    job->pmi_port = ntohs(sa.sin_port);
+    job->pmi_port = ntohs(sa.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&sa)->sin6_port
+                                                    : ((struct sockaddr_in *)&sa)->sin_port);
     return 0;
 }
 
@@ -173,12 +188,21 @@ static int env_overridden(const struct mpx_opts *o, const char *name, size_t nle
     return 0;
 }
 
+/* The job key never travels as a variable on the command line, whatever the options say. */
+static int is_key_var(const char *name, size_t len)
+{
+    return len == strlen(RMPI_AUTH_KEY_ENV) && strncmp(name, RMPI_AUTH_KEY_ENV, len) == 0;
+}
+
 char *mpx_remote_command(const struct mpx_job *job, const struct mpx_rank *r)
 {
     const struct mpx_opts *o = job->opts;
     struct strbuf b = { 0 };
     char num[160];
-    sb_str(&b, "cd ");
+    /* The job key arrives on the agent's stdin and is read by a shell builtin, so it is on
+     * no command line (ps, ssh logs); env passes it on to the rank. */
+    sb_str(&b, "if ! IFS= read -r " RMPI_AUTH_KEY_ENV "; then echo 'mpiexec: the launch agent gave the remote "
+               "command no stdin, which brings the job key' >&2; exit 126; fi; export " RMPI_AUTH_KEY_ENV " && cd ");
     sb_quote(&b, r->wdir);
     sb_str(&b, " && exec env");
     snprintf(num, sizeof num, "%s:%d", job->pmi_addr, job->pmi_port);
@@ -192,14 +216,15 @@ char *mpx_remote_command(const struct mpx_job *job, const struct mpx_rank *r)
     /* Knobs follow the job to other hosts, as they do for local ranks through environ. */
     for (char **e = environ; *e; e++) {
         const char *eq = strchr(*e, '=');
-        if (strncmp(*e, "RMPI_", 5) == 0 && eq && !env_overridden(o, *e, (size_t)(eq - *e))) {
+        if (strncmp(*e, "RMPI_", 5) == 0 && eq && !env_overridden(o, *e, (size_t)(eq - *e)) &&
+            !is_key_var(*e, (size_t)(eq - *e))) {
             sb_add(&b, " ", 1);
             sb_quote(&b, *e);
         }
     }
     for (int i = 0; i < o->nenv; i++) {
         const char *v = o->env[i].value ? o->env[i].value : getenv(o->env[i].name);
-        if (v)
+        if (v && !is_key_var(o->env[i].name, strlen(o->env[i].name)))
             sb_quote_kv(&b, o->env[i].name, v);
     }
     for (char **a = r->argv; *a; a++) {
@@ -222,8 +247,10 @@ static void child_fail(const struct mpx_rank *r, const char *what, const char *a
 int mpx_launch(struct mpx_job *job, struct mpx_rank *r)
 {
     const struct mpx_opts *o = job->opts;
-    int sv[2] = { -1, -1 }, outp[2], errp[2];
+    int sv[2] = { -1, -1 }, inp[2] = { -1, -1 }, outp[2], errp[2];
     if (r->local && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+        goto fail;
+    if (!r->local && pipe2(inp, O_CLOEXEC) < 0)
         goto fail;
     if (pipe2(outp, O_CLOEXEC) < 0)
         goto fail;
@@ -241,6 +268,7 @@ int mpx_launch(struct mpx_job *job, struct mpx_rank *r)
         }
     }
     fflush(NULL);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         free(cmd);
@@ -250,15 +278,24 @@ int mpx_launch(struct mpx_job *job, struct mpx_rank *r)
         /* Own process group, so ending the job can signal the rank and its children; and
          * no inherited handler may write into mpiexec's self-pipe before exec. */
         setpgid(0, 0);
+        /* If mpiexec dies (even by SIGKILL) the rank or agent goes with it; exec keeps this.
+         * mpiexec may have died before the prctl: then the parent is already someone else. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(127);
         signal(SIGPIPE, SIG_DFL);
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
         signal(SIGHUP, SIG_DFL);
         signal(SIGCHLD, SIG_DFL);
-        int null = open("/dev/null", O_RDONLY);
-        if (null >= 0 && null != 0) {
-            dup2(null, 0);
-            close(null);
+        if (r->local) {
+            int null = open("/dev/null", O_RDONLY);
+            if (null >= 0 && null != 0) {
+                dup2(null, 0);
+                close(null);
+            }
+        } else {
+            dup2(inp[0], 0);
         }
         dup2(outp[1], 1);
         dup2(errp[1], 2);
@@ -277,6 +314,7 @@ int mpx_launch(struct mpx_job *job, struct mpx_rank *r)
             for (int i = 0; i < o->nenv; i++)
                 if (o->env[i].value)
                     setenv(o->env[i].name, o->env[i].value, 1);
+            setenv(RMPI_AUTH_KEY_ENV, job->key_hex, 1);
             if (chdir(r->wdir) < 0)
                 child_fail(r, "change to directory", r->wdir);
             execvp(r->argv[0], r->argv);
@@ -300,6 +338,16 @@ int mpx_launch(struct mpx_job *job, struct mpx_rank *r)
     r->pid = pid;
     close(outp[1]);
     close(errp[1]);
+    if (!r->local) {
+        /* 65 bytes fit any pipe: this write cannot block. An agent that died already makes
+         * it fail, which its exit status reports. */
+        char line[sizeof job->key_hex + 1];
+        snprintf(line, sizeof line, "%s\n", job->key_hex);
+        close(inp[0]);
+        if (mpx_write_all(inp[1], line, strlen(line)) < 0 && o->verbose)
+            fprintf(stderr, "mpiexec: could not hand rank %d's agent the job key: %s.\n", r->rank, strerror(errno));
+        close(inp[1]);
+    }
     mpx_ostream_init(&r->out, outp[0], 1);
     mpx_ostream_init(&r->err, errp[0], 2);
     if (r->local) {
@@ -338,4 +386,25 @@ const char *mpx_signame(int sig)
         if (names[i].sig == sig)
             return names[i].name;
     return "unknown signal";
+}
+
+int mpx_shm_cleanup(const struct mpx_job *job)
+{
+    DIR *d = opendir("/dev/shm");
+    if (!d)
+        return 0;
+    int removed = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        for (int w = 0; w < job->nworlds; w++) {
+            char prefix[RMPI_SHM_PREFIX_MAX], name[512];
+            rmpi_shm_job_prefix(job->worlds[w].kvsname, prefix, sizeof prefix);
+            if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+                continue;
+            snprintf(name, sizeof name, "/%s", e->d_name);
+            removed += shm_unlink(name) == 0;
+            break;
+        }
+    }
+    closedir(d);
+    return removed;
 }

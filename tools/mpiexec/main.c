@@ -48,6 +48,7 @@ void mpx_msg(const char *fmt, ...)
 
 void mpx_fail(struct mpx_job *job, int code)
 {
+    job->abort_rank = -1;
     if (job->ending)
         return;
     job->ending = 1;
@@ -55,6 +56,23 @@ void mpx_fail(struct mpx_job *job, int code)
     job->term_at = mpx_now_ms();
     for (int i = 0; i < job->n; i++)
         mpx_signal_rank(&job->ranks[i], SIGTERM);
+}
+
+void mpx_abort(struct mpx_job *job, struct mpx_rank *r, int code)
+{
+    if (job->ending || job->abort_rank >= 0)
+        return;
+    job->abort_rank = r->rank;
+    job->abort_code = code;
+    job->abort_at = mpx_now_ms();
+}
+
+static void abort_now(struct mpx_job *job)
+{
+    char who[64];
+    mpx_rank_name(job, &job->ranks[job->abort_rank], who, sizeof who);
+    mpx_msg("mpiexec: %s called abort (exit code %d); ending the job.\n", who, job->abort_code);
+    mpx_fail(job, job->abort_code);
 }
 
 static void describe(const struct mpx_rank *r, char *buf, size_t len)
@@ -79,10 +97,22 @@ static void rank_exited(struct mpx_job *job, struct mpx_rank *r, int status)
     r->status = status;
     if (job->ending)
         return;
-    if (WIFSIGNALED(status)) {
-        int s = WTERMSIG(status);
-        mpx_msg("mpiexec: %s was killed by signal %d (%s); ending the job.\n", who, s, mpx_signame(s));
+    /* A launch agent (ssh, a remote shell) reports its rank's death by signal N as exit
+     * code 128+N. */
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+    int agent_sig = !r->local && code > 128 && code < 128 + 32 ? code - 128 : 0;
+    if (WIFSIGNALED(status) || agent_sig) {
+        int s = agent_sig ? agent_sig : WTERMSIG(status);
+        mpx_msg("mpiexec: %s was killed by signal %d (%s)%s; ending the job.\n", who, s, mpx_signame(s),
+                agent_sig ? " (its launch agent exited with 128 + the signal)" : "");
+        if (job->abort_rank >= 0 && job->abort_rank != r->rank) {
+            char other[64];
+            mpx_rank_name(job, &job->ranks[job->abort_rank], other, sizeof other);
+            mpx_msg("mpiexec: (%s called abort just before, most likely because of this.)\n", other);
+        }
         mpx_fail(job, 128 + s);
+    } else if (job->abort_rank == r->rank) {
+        abort_now(job);
     } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
         mpx_msg("mpiexec: %s exited with code %d; ending the job.\n", who, WEXITSTATUS(status));
         mpx_fail(job, WEXITSTATUS(status));
@@ -192,6 +222,13 @@ static int run(struct mpx_job *job)
             mpx_msg("mpiexec: the job ran longer than --timeout %d s; ending it.\n", job->opts->timeout);
             mpx_fail(job, 124);
         }
+        if (job->abort_rank >= 0 && !job->ending) {
+            /* Children that died just before the abort are reaped before it is believed. */
+            reap(job);
+            if (job->abort_rank >= 0 && !job->ending && now - job->abort_at >= MPX_ABORT_GRACE_MS)
+                abort_now(job);
+        }
+        mpx_pmi_sweep(job, now);
         for (int i = 0; i < job->n && !job->ending; i++) {
             struct mpx_rank *r = &job->ranks[i];
             if (r->pmi_lost && r->pid > 0 && now - r->pmi_lost_at >= MPX_PMI_LOST_GRACE_MS) {
@@ -237,12 +274,18 @@ static int run(struct mpx_job *job)
         ADD(sig_pipe[0], PF_SIG, 0);
         if (job->listen_fd >= 0 && !job->ending)
             ADD(job->listen_fd, PF_LISTEN, 0);
-        for (int i = 0; i < job->npending; i++)
+        for (int i = 0; i < job->npending; i++) {
             ADD(job->pending[i]->fd, PF_PENDING, i);
+            if (job->pending[i]->olen)
+                pf[n - 1].events |= POLLOUT;
+        }
         for (int i = 0; i < job->n; i++) {
             struct mpx_rank *r = &job->ranks[i];
-            if (r->conn)
+            if (r->conn) {
                 ADD(r->conn->fd, PF_CONN, i);
+                if (r->conn->olen)
+                    pf[n - 1].events |= POLLOUT;
+            }
             if (r->out.fd >= 0)
                 ADD(r->out.fd, PF_OUT, i);
             if (r->err.fd >= 0)
@@ -261,6 +304,10 @@ static int run(struct mpx_job *job)
             min_deadline(&next, job->kill_at + GIVE_UP_MS);
         if (reaped_at)
             min_deadline(&next, reaped_at + DRAIN_MS);
+        if (job->abort_rank >= 0 && !job->ending)
+            min_deadline(&next, job->abort_at + MPX_ABORT_GRACE_MS);
+        for (int i = 0; i < job->npending; i++)
+            min_deadline(&next, job->pending[i]->accepted_at + MPX_AUTH_TIMEOUT_MS);
         int timeout = -1;
         if (next)
             timeout = next > now ? (int)(next - now) : 0;
@@ -319,6 +366,9 @@ static int run(struct mpx_job *job)
     }
     while (job->npending)
         mpx_pmi_close(job, job->pending[0]);
+    int removed = mpx_shm_cleanup(job);
+    if (removed && job->opts->verbose)
+        fprintf(stderr, "mpiexec: removed %d shared-memory segment(s) the ranks left behind.\n", removed);
     return job->exit_code;
 }
 
@@ -333,6 +383,12 @@ int main(int argc, char **argv)
     job.opts = &opts;
     job.n = opts.nprocs;
     job.listen_fd = -1;
+    job.abort_rank = -1;
+    if (rmpi_auth_random(job.key, sizeof job.key) < 0) {
+        fprintf(stderr, "mpiexec: getrandom failed (%s); cannot make the job key.\n", strerror(errno));
+        return 1;
+    }
+    rmpi_auth_hex(job.key, sizeof job.key, job.key_hex);
     job.ranks = calloc((size_t)job.n, sizeof *job.ranks);
     if (!job.ranks) {
         perror("mpiexec");
@@ -379,5 +435,6 @@ int main(int argc, char **argv)
     int code = run(&job);
     mpx_pmi_free(&job);
     mpx_names_free();
+    mpx_spawn_release(&job);
     return code & 255 ? code & 255 : (code ? 1 : 0);
 }

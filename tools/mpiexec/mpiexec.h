@@ -5,10 +5,16 @@
  * Single-threaded: everything runs from the poll() loop in main.c.
  *   options.c     command line, host lists, hostfiles, rank placement
  *   launch.c      locality, local fork/exec, remote command strings, signalling ranks
- *   pmi_server.c  the PMI-1 server (one key-value space per world, barrier, abort)
+ *   pmi_server.c  the PMI-1 server (one key-value space per world, barrier, abort), the
+ *                 port handshake (docs/wire/pmi.md); its line handling takes no socket, so
+ *                 tests/fuzz/pmi_server_fuzz.c drives it
  *   spawn.c       worlds started by PMI spawn (MPI_Comm_spawn), the name service
  *   io.c          stdout/stderr forwarding, line-buffered, optional "[rank] " prefix
  *   main.c        event loop, signals, failure handling, exit status
+ * Failure rules: a rank's abort waits MPX_ABORT_GRACE_MS for a death by signal (reported
+ * instead: it is the likelier cause); ranks and agents get PR_SET_PDEATHSIG so a killed
+ * mpiexec takes them along (remote ranks notice their PMI connection close); at the end
+ * the job's shared-memory names left in /dev/shm are removed.
  */
 #ifndef MPIEXEC_H
 #define MPIEXEC_H
@@ -18,8 +24,20 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "util/util.h"
+
 #define MPX_KILL_GRACE_MS 3000   /* SIGTERM -> SIGKILL */
 #define MPX_PMI_LOST_GRACE_MS 3000 /* PMI closed before finalize: wait this long for the exit */
+/* A TCP connection must prove the job key within this long, or it is closed. */
+#define MPX_AUTH_TIMEOUT_MS 10000
+/* Replies a client has not read yet; past this it is too far behind and is dropped, so one
+ * client that never reads cannot stall everyone else. */
+#define MPX_OUT_MAX (1 << 20)
+/* Connections accepted but not yet authenticated. */
+#define MPX_PENDING_MAX 256
+/* An abort waits this long for a child that died of a signal (the loss the aborting rank
+ * noticed is usually that death, which can be seen before the child is reapable). */
+#define MPX_ABORT_GRACE_MS 500
 
 struct mpx_host {
     char *name;
@@ -58,10 +76,16 @@ struct mpx_spawn;
 
 /* One PMI connection (local socketpair end or accepted TCP connection). */
 struct mpx_conn {
-    int fd;
-    int rank;                   /* index in job->ranks; -1 until initack for TCP connections */
-    char *buf;
+    int fd;                     /* -1: no socket (the fuzz harness); replies stay in out */
+    int rank;                   /* index in job->ranks; -1 until authenticated for TCP */
+    char *buf;                  /* input not yet served */
     size_t len, cap;
+    char *out;                  /* replies not yet written (the fd is non-blocking) */
+    size_t olen, ocap;
+    int broken;                 /* write failed or too far behind: close at the next sweep */
+    int claim;                  /* TCP: the pmiid announced by initack, -1 before */
+    uint8_t nonce[RMPI_AUTH_NONCE_BYTES];
+    uint64_t accepted_at;
     int inited, in_barrier, finalized;
     struct mpx_spawn *spawn;    /* a multi-line spawn command being read */
 };
@@ -84,6 +108,7 @@ struct mpx_rank {
     int status;                 /* wait status once reaped */
     struct mpx_ostream out, err;
     struct mpx_conn *conn;      /* NULL until connected (remote) or after close */
+    int pmi_claimed;            /* a connection proved the key for it: no second one */
     int pmi_inited, pmi_finalized, pmi_lost;
     uint64_t pmi_lost_at;       /* ms timestamp of an early PMI close */
 };
@@ -94,6 +119,8 @@ struct mpx_job {
     struct mpx_rank *ranks;
     struct mpx_world *worlds;
     int nworlds;
+    void **owned;               /* strings and argv arrays of spawned worlds (spawn.c) */
+    int nowned;
     int listen_fd;              /* -1 when every rank is local */
     char pmi_addr[64];
     int pmi_port;
@@ -104,6 +131,11 @@ struct mpx_job {
     int exit_code;
     uint64_t term_at, kill_at;  /* ms timestamps of SIGTERM and SIGKILL */
     int sigkill_sent;
+    uint8_t key[RMPI_AUTH_KEY_BYTES];   /* the job key every rank gets (docs/wire/auth.md) */
+    char key_hex[2 * RMPI_AUTH_KEY_BYTES + 1];
+    int abort_rank;             /* a rank's abort waiting MPX_ABORT_GRACE_MS, else -1 */
+    int abort_code;
+    uint64_t abort_at;
 };
 
 /* options.c */
@@ -122,6 +154,9 @@ int mpx_launch(struct mpx_job *job, struct mpx_rank *r);
 /* The single shell command string a remote rank's agent evaluates. */
 char *mpx_remote_command(const struct mpx_job *job, const struct mpx_rank *r);
 void mpx_signal_rank(struct mpx_rank *r, int sig);
+/* Remove the shared-memory segments the job's ranks left in /dev/shm (ranks killed before
+ * they unlinked them), by the library's naming rule (rmpi_shm_job_prefix); how many. */
+int mpx_shm_cleanup(const struct mpx_job *job);
 const char *mpx_signame(int sig);
 
 /* pmi_server.c */
@@ -130,7 +165,22 @@ struct mpx_conn *mpx_conn_new(int fd, int rank);
 /* Read what is available on c and serve every complete command; returns -1 when the
  * connection closed or failed (the caller then calls mpx_pmi_close). */
 int mpx_pmi_serve(struct mpx_job *job, struct mpx_conn *c);
+/* Serve len bytes of input from c (no socket involved: the fuzz harness drives this);
+ * -1 when c must be closed. */
+int mpx_pmi_feed(struct mpx_job *job, struct mpx_conn *c, const char *data, size_t len);
+/* Bad input from c: say why on stderr and to the client (cmd=error); returns -1 so the
+ * caller closes c. */
+int mpx_pmi_refuse(struct mpx_conn *c, const char *wire_msg, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Serve one command line (without its newline); -1 when c must be closed. */
+int mpx_pmi_line(struct mpx_job *job, struct mpx_conn *c, char *line);
+/* Queue one reply for c and write what can go without blocking; 0, or -1 (c->broken). */
+int mpx_pmi_reply(struct mpx_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Write what c->out holds without blocking; -1 when the connection failed. */
+int mpx_pmi_flush(struct mpx_conn *c);
 void mpx_pmi_close(struct mpx_job *job, struct mpx_conn *c);
+/* Close broken connections and those that did not authenticate in time. */
+void mpx_pmi_sweep(struct mpx_job *job, uint64_t now);
 void mpx_pmi_accept(struct mpx_job *job);
 void mpx_pmi_free(struct mpx_job *job);
 /* Key-value space of a world (pmi_server.c). */
@@ -139,13 +189,15 @@ void mpx_kvs_put(int world, const char *key, const char *value);
 /* spawn.c */
 /* A new world of n ranks (ranks appended to job->ranks, not yet launched); its index. */
 int mpx_world_new(struct mpx_job *job, int n);
-/* A line of a multi-line "mcmd=spawn" command (c->spawn collects them); 1 when the line
- * belonged to one, then *done says whether the reply was sent. */
+/* A line of a multi-line "mcmd=spawn" command (c->spawn collects them): 1 when the line
+ * belonged to one, 0 when not, -1 when it was malformed (refused: close c). */
 int mpx_spawn_line(struct mpx_job *job, struct mpx_conn *c, const char *line);
 /* publish_name / unpublish_name / lookup_name; the reply line into out. */
 void mpx_names_serve(const char *cmd, const char *service, const char *port, char *out, size_t len);
 void mpx_names_free(void);
 void mpx_spawn_free(struct mpx_spawn *s);
+/* Free what spawned worlds' ranks point to (argv, wdir, host), at the end of the job. */
+void mpx_spawn_release(struct mpx_job *job);
 /* "rank R" or "rank R of spawned world W" */
 const char *mpx_rank_name(const struct mpx_job *job, const struct mpx_rank *r, char *buf, size_t len);
 
@@ -160,6 +212,9 @@ int mpx_write_all(int fd, const char *buf, size_t len);
 uint64_t mpx_now_ms(void);
 /* End the job because of a failure: keep the first exit code, SIGTERM everyone. */
 void mpx_fail(struct mpx_job *job, int code);
+/* A rank asked to abort: ends the job after MPX_ABORT_GRACE_MS unless a rank's death by a
+ * signal, the likelier cause, is seen first. */
+void mpx_abort(struct mpx_job *job, struct mpx_rank *r, int code);
 void mpx_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

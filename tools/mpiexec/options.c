@@ -36,7 +36,10 @@ void mpx_usage(FILE *f)
         "\n"
         "Local ranks get PMI_FD, PMI_RANK and PMI_SIZE; remote ranks PMI_PORT, PMI_ID, PMI_RANK\n"
         "and PMI_SIZE, plus every -genv/-x variable and every RMPI_* variable of mpiexec's\n"
-        "environment. Exit status: 0 when every rank exits 0, else the first failing rank's\n"
+        "environment. Every rank gets the job's random key in RAILMPI_JOB_KEY (remote ranks\n"
+        "through the launch agent's stdin, never on a command line); remote ranks prove it to\n"
+        "connect to the PMI port, which listens on the --pmi-addr/--pmi-iface address only.\n"
+        "Exit status: 0 when every rank exits 0, else the first failing rank's\n"
         "exit code (128+N for signal N), or the code given to abort.\n"
         "\n"
         "Processes started by MPI_Comm_spawn form new worlds of the same job: they take the\n"
@@ -179,6 +182,10 @@ static void add_env(struct mpx_opts *o, const char *name, size_t nlen, const cha
 
 static int valid_env_name(const char *s, size_t n)
 {
+    if (n == strlen(RMPI_AUTH_KEY_ENV) && strncmp(s, RMPI_AUTH_KEY_ENV, n) == 0) {
+        fprintf(stderr, "mpiexec: %s is made by mpiexec for each job and cannot be set.\n", RMPI_AUTH_KEY_ENV);
+        return 0;
+    }
     if (n == 0 || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
         return 0;
     for (size_t i = 1; i < n; i++)

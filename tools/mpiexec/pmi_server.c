@@ -91,20 +91,80 @@ struct mpx_conn *mpx_conn_new(int fd, int rank)
     }
     c->fd = fd;
     c->rank = rank;
+    c->claim = -1;
     return c;
 }
 
-static int reply(struct mpx_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int reply(struct mpx_conn *c, const char *fmt, ...)
+int mpx_pmi_flush(struct mpx_conn *c)
+{
+    size_t done = 0;
+    while (c->fd >= 0 && done < c->olen) {
+        ssize_t n = send(c->fd, c->out + done, c->olen - done, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0 && errno == ENOTSOCK)
+            n = write(c->fd, c->out + done, c->olen - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        if (n <= 0) {
+            c->broken = 1;
+            return -1;
+        }
+        done += (size_t)n;
+    }
+    memmove(c->out, c->out + done, c->olen - done);
+    c->olen -= done;
+    return 0;
+}
+
+int mpx_pmi_reply(struct mpx_conn *c, const char *fmt, ...)
 {
     char buf[LINE_MAX_BYTES];
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    if (n < 0 || n >= (int)sizeof buf)
+    if (n < 0 || n >= (int)sizeof buf || c->broken)
         return -1;
-    return mpx_write_all(c->fd, buf, (size_t)n);
+    if (c->olen + (size_t)n > MPX_OUT_MAX) {
+        if (c->rank >= 0)
+            mpx_msg("mpiexec: rank %d does not read its PMI replies (%zu bytes waiting); closing its "
+                    "connection.\n", c->rank, c->olen);
+        c->broken = 1;
+        return -1;
+    }
+    if (c->olen + (size_t)n > c->ocap) {
+        size_t cap = c->ocap ? c->ocap : 4096;
+        while (cap < c->olen + (size_t)n)
+            cap *= 2;
+        c->out = realloc(c->out, cap);
+        if (!c->out) {
+            perror("mpiexec");
+            exit(1);
+        }
+        c->ocap = cap;
+    }
+    memcpy(c->out + c->olen, buf, (size_t)n);
+    c->olen += (size_t)n;
+    return mpx_pmi_flush(c);
+}
+
+#define reply mpx_pmi_reply
+#define refuse mpx_pmi_refuse
+
+int mpx_pmi_refuse(struct mpx_conn *c, const char *wire_msg, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (c->rank >= 0)
+        mpx_msg("mpiexec: rank %d: %s; closing its PMI connection.\n", c->rank, buf);
+    else
+        mpx_msg("mpiexec: a PMI connection (fd %d): %s; closing it.\n", c->fd, buf);
+    reply(c, "cmd=error rc=-1 msg=%s\n", wire_msg);
+    return -1;
 }
 
 struct words {
@@ -146,52 +206,81 @@ static void barrier_release(struct mpx_job *job, struct mpx_world *wd)
     }
 }
 
-/* A TCP connection names its rank with initack before anything else. */
-static int serve_initack(struct mpx_job *job, struct mpx_conn *c, const struct words *w)
+static void pending_remove(struct mpx_job *job, struct mpx_conn *c)
 {
-    const char *id = get(w, "pmiid");
-    char *end = NULL;
-    long r = id ? strtol(id, &end, 10) : -1;
-    if (!id || *end || r < 0 || r >= job->n || job->ranks[r].local || job->ranks[r].conn) {
-        mpx_msg("mpiexec: a PMI connection announced id %s, which is no unconnected remote rank "
-                "of this job; closing it.\n", id ? id : "(none)");
-        return -1;
-    }
     for (int i = 0; i < job->npending; i++) {
         if (job->pending[i] == c) {
             job->pending[i] = job->pending[--job->npending];
-            break;
+            return;
         }
     }
-    c->rank = (int)r;
-    job->ranks[r].conn = c;
-    return reply(c, "cmd=initack\ncmd=set size=%d\ncmd=set rank=%d\ncmd=set debug=0\n",
-                 job->worlds[job->ranks[r].world].n, job->ranks[r].wrank);
 }
 
-static int serve_line(struct mpx_job *job, struct mpx_conn *c, char *line)
+static int initack_reply(struct mpx_job *job, struct mpx_conn *c)
 {
-    if (c->rank >= 0 && mpx_spawn_line(job, c, line))
-        return 0;
+    const struct mpx_rank *r = &job->ranks[c->rank];
+    return reply(c, "cmd=initack\ncmd=set size=%d\ncmd=set rank=%d\ncmd=set debug=0\n",
+                 job->worlds[r->world].n, r->wrank);
+}
+
+/* A TCP connection names its rank with initack, is challenged with a fresh nonce and must
+ * answer with the MAC of nonce and pmiid under the job key (docs/wire/pmi.md) before it is
+ * served anything else; the first to prove a rank's id owns it for the rest of the job. */
+static int serve_unauthenticated(struct mpx_job *job, struct mpx_conn *c, const char *cmd,
+                                 const struct words *w)
+{
+    if (strcmp(cmd, "initack") == 0 && c->claim < 0) {
+        const char *id = get(w, "pmiid");
+        char *end = NULL;
+        long r = id && *id ? strtol(id, &end, 10) : -1;
+        if (!end || *end || r < 0 || r >= job->n || job->ranks[r].local || job->ranks[r].pmi_claimed)
+            return refuse(c, "unknown_or_taken_pmiid",
+                          "it announced id %.20s, which is no unconnected remote rank of this job",
+                          id ? id : "(none)");
+        char hex[2 * RMPI_AUTH_NONCE_BYTES + 1];
+        if (rmpi_auth_random(c->nonce, sizeof c->nonce) < 0)
+            return refuse(c, "no_random_bytes", "getrandom failed: %s", strerror(errno));
+        rmpi_auth_hex(c->nonce, sizeof c->nonce, hex);
+        c->claim = (int)r;
+        return reply(c, "cmd=challenge version=1 nonce=%s\n", hex);
+    }
+    if (strcmp(cmd, "auth") == 0 && c->claim >= 0) {
+        uint8_t mac[RMPI_AUTH_MAC_BYTES];
+        struct mpx_rank *r = &job->ranks[c->claim];
+        if (rmpi_auth_unhex(get(w, "mac"), mac, sizeof mac) < 0 ||
+            rmpi_auth_pmi_verify(job->key, c->nonce, c->claim, mac) < 0)
+            return refuse(c, "authentication_failed",
+                          "it claimed rank %d but does not know the job key", c->claim);
+        if (r->pmi_claimed)
+            return refuse(c, "pmiid_taken", "rank %d is already connected", c->claim);
+        pending_remove(job, c);
+        c->rank = c->claim;
+        r->conn = c;
+        r->pmi_claimed = 1;
+        return initack_reply(job, c);
+    }
+    return refuse(c, "authenticate_first", "it sent cmd=%.40s before proving the job key (initack, auth)",
+                  cmd);
+}
+
+int mpx_pmi_line(struct mpx_job *job, struct mpx_conn *c, char *line)
+{
+    if (c->rank >= 0) {
+        int rc = mpx_spawn_line(job, c, line);
+        if (rc)
+            return rc < 0 ? -1 : 0;
+    }
     struct words w;
     split(line, &w);
     if (w.n == 0)
         return 0;
     const char *cmd = get(&w, "cmd");
-    if (!cmd) {
-        mpx_msg("mpiexec: a PMI message without cmd= arrived from %s%d; ignoring it.\n",
-                c->rank >= 0 ? "rank " : "connection ", c->rank >= 0 ? c->rank : c->fd);
-        return 0;
-    }
+    if (!cmd)
+        return refuse(c, "no_cmd", "it sent a line without cmd=");
+    if (c->rank < 0)
+        return serve_unauthenticated(job, c, cmd, &w);
     if (strcmp(cmd, "initack") == 0)
-        return c->rank >= 0 ? reply(c, "cmd=initack\ncmd=set size=%d\ncmd=set rank=%d\ncmd=set debug=0\n",
-                                    job->worlds[job->ranks[c->rank].world].n, job->ranks[c->rank].wrank)
-                            : serve_initack(job, c, &w);
-    if (c->rank < 0) {
-        mpx_msg("mpiexec: a PMI connection sent cmd=%s before identifying itself with initack; "
-                "closing it.\n", cmd);
-        return -1;
-    }
+        return initack_reply(job, c);
     struct mpx_rank *r = &job->ranks[c->rank];
     struct mpx_world *wd = &job->worlds[r->world];
     char who[64];
@@ -257,66 +346,91 @@ static int serve_line(struct mpx_job *job, struct mpx_conn *c, char *line)
     if (strcmp(cmd, "abort") == 0) {
         const char *v = get(&w, "exitcode");
         int code = v ? atoi(v) : 1;
-        if (!job->ending)
-            mpx_msg("mpiexec: %s called abort (exit code %d); ending the job.\n", who, code);
         r->pmi_finalized = 1;
-        mpx_fail(job, code);
+        mpx_abort(job, r, code);
         return 0;
     }
     mpx_msg("mpiexec: %s sent the unsupported PMI command \"%s\"; answering rc=-1.\n", who, cmd);
     return reply(c, "cmd=%s_result rc=-1 msg=unsupported_command\n", cmd);
 }
 
-int mpx_pmi_serve(struct mpx_job *job, struct mpx_conn *c)
+int mpx_pmi_feed(struct mpx_job *job, struct mpx_conn *c, const char *data, size_t len)
 {
-    int eof = 0;
-    for (;;) {
-        if (c->cap - c->len < 4096) {
-            c->cap = c->cap ? c->cap * 2 : 8192;
+    while (len > 0) {
+        /* Never hold more than one line's worth: a client cannot make mpiexec grow. */
+        size_t take = RMPI_MIN(len, (size_t)LINE_MAX_BYTES + 1 - c->len);
+        if (c->cap < LINE_MAX_BYTES + 1) {
+            c->cap = LINE_MAX_BYTES + 1;
             c->buf = realloc(c->buf, c->cap);
             if (!c->buf) {
                 perror("mpiexec");
                 exit(1);
             }
         }
-        ssize_t n = read(c->fd, c->buf + c->len, c->cap - c->len - 1);
+        memcpy(c->buf + c->len, data, take);
+        c->len += take;
+        data += take;
+        len -= take;
+        /* PMI-2 frames start with a 6-character length field and carry no newline. */
+        if (!c->inited && c->len >= 6 && (c->buf[0] == ' ' || (c->buf[0] >= '0' && c->buf[0] <= '9')))
+            return refuse(c, "pmi2_not_served", "it speaks PMI-2, which this mpiexec does not serve");
+        size_t start = 0;
+        char *nl;
+        while ((nl = memchr(c->buf + start, '\n', c->len - start))) {
+            *nl = '\0';
+            if (memchr(c->buf + start, '\0', (size_t)(nl - (c->buf + start))))
+                return refuse(c, "nul_in_command", "it sent a command holding a NUL byte");
+            int rc = mpx_pmi_line(job, c, c->buf + start);
+            start = (size_t)(nl - c->buf) + 1;
+            if (rc < 0 || c->broken)
+                return -1;
+        }
+        memmove(c->buf, c->buf + start, c->len - start);
+        c->len -= start;
+        if (c->len > LINE_MAX_BYTES)
+            return refuse(c, "command_too_long", "it sent a PMI command longer than %d bytes", LINE_MAX_BYTES);
+    }
+    return 0;
+}
+
+int mpx_pmi_serve(struct mpx_job *job, struct mpx_conn *c)
+{
+    char chunk[16384];
+    if (c->olen && mpx_pmi_flush(c) < 0)
+        return -1;
+    /* A few chunks per call, so a client that floods mpiexec cannot starve the others;
+     * one that does not read its replies fills c->out and is dropped (mpx_pmi_reply). */
+    for (int i = 0; i < 4; i++) {
+        ssize_t n = read(c->fd, chunk, sizeof chunk);
         if (n > 0) {
-            c->len += (size_t)n;
+            if (mpx_pmi_feed(job, c, chunk, (size_t)n) < 0)
+                return -1;
             continue;
         }
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            break;
-        eof = 1;
-        break;
-    }
-    /* PMI-2 frames start with a 6-character length field and carry no newline. */
-    if (!c->inited && c->len >= 6 && (c->buf[0] == ' ' || (c->buf[0] >= '0' && c->buf[0] <= '9'))) {
-        mpx_msg("mpiexec: %s%d speaks PMI-2, which this mpiexec does not serve; closing it.\n",
-                c->rank >= 0 ? "rank " : "connection ", c->rank >= 0 ? c->rank : c->fd);
+            return 0;
         return -1;
     }
-    size_t start = 0;
-    for (;;) {
-        char *nl = memchr(c->buf + start, '\n', c->len - start);
-        if (!nl)
-            break;
-        *nl = '\0';
-        int rc = serve_line(job, c, c->buf + start);
-        start = (size_t)(nl - c->buf) + 1;
-        if (rc < 0) {
-            return -1;
-        }
+    return 0;
+}
+
+void mpx_pmi_sweep(struct mpx_job *job, uint64_t now)
+{
+    for (int i = 0; i < job->n; i++) {
+        struct mpx_conn *c = job->ranks[i].conn;
+        if (c && c->broken)
+            mpx_pmi_close(job, c);
     }
-    memmove(c->buf, c->buf + start, c->len - start);
-    c->len -= start;
-    if (c->len >= LINE_MAX_BYTES) {
-        mpx_msg("mpiexec: %s%d sent a PMI command longer than %d bytes; closing it.\n",
-                c->rank >= 0 ? "rank " : "connection ", c->rank >= 0 ? c->rank : c->fd, LINE_MAX_BYTES);
-        return -1;
+    for (int i = job->npending - 1; i >= 0; i--) {
+        struct mpx_conn *c = job->pending[i];
+        if (!c->broken && now - c->accepted_at >= MPX_AUTH_TIMEOUT_MS)
+            refuse(c, "authentication_timeout", "it did not prove the job key within %d s",
+                   MPX_AUTH_TIMEOUT_MS / 1000);
+        if (c->broken || now - c->accepted_at >= MPX_AUTH_TIMEOUT_MS)
+            mpx_pmi_close(job, c);
     }
-    return eof ? -1 : 0;
 }
 
 void mpx_pmi_close(struct mpx_job *job, struct mpx_conn *c)
@@ -332,15 +446,21 @@ void mpx_pmi_close(struct mpx_job *job, struct mpx_conn *c)
             r->pmi_lost_at = mpx_now_ms();
         }
     } else {
-        for (int i = 0; i < job->npending; i++) {
-            if (job->pending[i] == c) {
-                job->pending[i] = job->pending[--job->npending];
-                break;
-            }
-        }
+        pending_remove(job, c);
     }
-    close(c->fd);
+    /* Best effort: the last reply may be the error line that says why it is closed. Input
+     * left unread would make close() reset the connection and the client lose that line. */
+    if (c->olen && !c->broken)
+        mpx_pmi_flush(c);
+    if (c->fd >= 0) {
+        char sink[4096];
+        shutdown(c->fd, SHUT_WR);
+        for (int i = 0; i < 16 && read(c->fd, sink, sizeof sink) > 0; i++)
+            ;
+        close(c->fd);
+    }
     free(c->buf);
+    free(c->out);
     mpx_spawn_free(c->spawn);
     free(c);
 }
@@ -354,11 +474,22 @@ void mpx_pmi_accept(struct mpx_job *job)
                 continue;
             return;
         }
+        if (job->npending >= MPX_PENDING_MAX) {
+            /* Make room by the oldest: a flood of idle connections must not lock out a rank
+             * that connects now and proves the key in milliseconds. */
+            struct mpx_conn *oldest = job->pending[0];
+            for (int i = 1; i < job->npending; i++)
+                if (job->pending[i]->accepted_at < oldest->accepted_at)
+                    oldest = job->pending[i];
+            mpx_pmi_close(job, oldest);
+        }
         job->pending = realloc(job->pending, (size_t)(job->npending + 1) * sizeof *job->pending);
         if (!job->pending) {
             perror("mpiexec");
             exit(1);
         }
-        job->pending[job->npending++] = mpx_conn_new(fd, -1);
+        struct mpx_conn *c = mpx_conn_new(fd, -1);
+        c->accepted_at = mpx_now_ms();
+        job->pending[job->npending++] = c;
     }
 }

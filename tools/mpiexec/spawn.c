@@ -3,27 +3,40 @@
  * and the name service of MPI_Publish_name / MPI_Lookup_name. */
 #include "mpiexec.h"
 
+#include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+/* Bounds of one spawn request: every count a client sends is checked against them before
+ * anything is allocated from it. */
 #define SPAWN_MAX_CMDS 64
+#define SPAWN_MAX_ARGS 1024
+#define SPAWN_MAX_PAIRS 64          /* preput and info pairs per command */
+#define SPAWN_MAX_PROCS 4096        /* processes of one job, every world together */
+#define SPAWN_MAX_BYTES (1 << 20)   /* text of one request */
+#define SPAWN_MAX_NAMES 4096        /* published names */
 
 struct spawn_cmd {
     int nprocs;
     char *exec, *wdir, *host;
-    char **argv;          /* exec, args..., NULL */
-    int argc;
+    char **argv;          /* args... (exec is put in front by do_spawn) */
+    int argcnt, argc;     /* announced, received */
+    int npre, ninfo;      /* announced preput_num, info_num; -1 before */
+    int pre_seen, info_seen;
+    int pre_open;         /* preput key pre_seen arrived, its value not yet */
+    char *info_key;       /* the key whose value comes next */
 };
 
 struct mpx_spawn {
     int total, sofar;     /* totspawns, commands complete so far */
     struct spawn_cmd cmd[SPAWN_MAX_CMDS];
     int ncmd;
-    char **pkeys, **pvals;  /* preput pairs (the same on every command) */
-    int npre;
-    int bad;              /* a malformed line was seen: answer rc=-1 */
+    char **pkeys, **pvals;  /* preput pairs of the first command (the same on every one) */
+    int npre, pcap;       /* pairs complete, slots allocated */
+    size_t bytes;
 };
 
 static void *xrealloc(void *p, size_t n)
@@ -82,6 +95,15 @@ int mpx_world_new(struct mpx_job *job, int n)
     return job->nworlds++;
 }
 
+void mpx_spawn_release(struct mpx_job *job)
+{
+    for (int i = 0; i < job->nowned; i++)
+        free(job->owned[i]);
+    free(job->owned);
+    job->owned = NULL;
+    job->nowned = 0;
+}
+
 void mpx_spawn_free(struct mpx_spawn *s)
 {
     if (!s)
@@ -91,11 +113,12 @@ void mpx_spawn_free(struct mpx_spawn *s)
         free(c->exec);
         free(c->wdir);
         free(c->host);
+        free(c->info_key);
         for (int a = 0; a < c->argc; a++)
             free(c->argv[a]);
         free(c->argv);
     }
-    for (int k = 0; k < s->npre; k++) {
+    for (int k = 0; k < s->pcap; k++) {
         free(s->pkeys[k]);
         free(s->pvals[k]);
     }
@@ -104,27 +127,22 @@ void mpx_spawn_free(struct mpx_spawn *s)
     free(s);
 }
 
-static void answer(struct mpx_conn *c, int rc, const char *msg)
-{
-    char buf[256];
-    int n = snprintf(buf, sizeof buf, "cmd=spawn_result rc=%d%s%s\n", rc, msg ? " msg=" : "", msg ? msg : "");
-    mpx_write_all(c->fd, buf, (size_t)n);
-}
-
 /* Start the collected commands as one world. */
 static int do_spawn(struct mpx_job *job, struct mpx_spawn *s)
 {
     int n = 0;
-    for (int i = 0; i < s->ncmd; i++) {
-        if (s->cmd[i].nprocs <= 0 || !s->cmd[i].exec)
-            return -1;
+    for (int i = 0; i < s->ncmd; i++)
         n += s->cmd[i].nprocs;
+    if (job->n + n > SPAWN_MAX_PROCS) {
+        mpx_msg("mpiexec: a spawn of %d processes would make the job larger than %d processes; refusing it.\n",
+                n, SPAWN_MAX_PROCS);
+        return -1;
     }
     int w = mpx_world_new(job, n);
     struct mpx_world *wd = &job->worlds[w];
     for (int k = 0; k < s->npre; k++)
         mpx_kvs_put(w, s->pkeys[k], s->pvals[k]);
-    int at = wd->base;
+    /* The commands' strings belong to the ranks for the rest of the job. */
     for (int i = 0; i < s->ncmd; i++) {
         struct spawn_cmd *c = &s->cmd[i];
         c->argv = xrealloc(c->argv, (size_t)(c->argc + 2) * sizeof *c->argv);
@@ -133,6 +151,18 @@ static int do_spawn(struct mpx_job *job, struct mpx_spawn *s)
         c->argv[c->argc + 1] = NULL;
         c->exec = NULL;   /* owned by argv now */
         c->argc++;
+        job->owned = xrealloc(job->owned, (size_t)(job->nowned + c->argc + 3) * sizeof *job->owned);
+        for (int a = 0; a < c->argc; a++)
+            job->owned[job->nowned++] = c->argv[a];
+        job->owned[job->nowned++] = c->argv;
+        job->owned[job->nowned++] = c->wdir;
+        job->owned[job->nowned++] = c->host;
+    }
+    int ncmd = s->ncmd;
+    s->ncmd = 0;   /* mpx_spawn_free must not free them */
+    int at = wd->base;
+    for (int i = 0; i < ncmd; i++) {
+        struct spawn_cmd *c = &s->cmd[i];
         for (int k = 0; k < c->nprocs; k++, at++) {
             struct mpx_rank *r = &job->ranks[at];
             r->appnum = i;
@@ -145,8 +175,6 @@ static int do_spawn(struct mpx_job *job, struct mpx_spawn *s)
                 return -1;
         }
     }
-    /* The commands' strings now belong to the ranks for the rest of the job. */
-    s->ncmd = 0;
     for (int i = wd->base; i < wd->base + wd->n; i++)
         if (mpx_launch(job, &job->ranks[i]) < 0) {
             mpx_fail(job, 1);
@@ -157,7 +185,117 @@ static int do_spawn(struct mpx_job *job, struct mpx_spawn *s)
     return 0;
 }
 
-static int num(const char *v) { return v ? atoi(v) : -1; }
+/* v as an integer in [lo, hi], else -1 (lo >= 0). */
+static int bounded(const char *v, int lo, int hi)
+{
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (!*v || *end || errno || n < lo || n > hi)
+        return -1;
+    return (int)n;
+}
+
+/* The index of "<prefix><N>" keys, which must arrive in order: N == want. */
+static int in_order(const char *key, const char *prefix, int want)
+{
+    size_t pl = strlen(prefix);
+    return strncmp(key, prefix, pl) == 0 && bounded(key + pl, 0, SPAWN_MAX_ARGS) == want;
+}
+
+static int spawn_key(struct mpx_spawn *s, struct spawn_cmd *cur, const char *key, const char *v)
+{
+    if (!strcmp(key, "nprocs"))
+        return (cur->nprocs = bounded(v, 1, SPAWN_MAX_PROCS)) < 0 ? -1 : 0;
+    if (!strcmp(key, "execname")) {
+        if (cur->exec || !*v)
+            return -1;
+        cur->exec = xstrdup(v);
+        return 0;
+    }
+    if (!strcmp(key, "totspawns")) {
+        int t = bounded(v, 1, SPAWN_MAX_CMDS);
+        if (t < 0 || (s->total && t != s->total))
+            return -1;
+        s->total = t;
+        return 0;
+    }
+    if (!strcmp(key, "spawnssofar"))
+        return bounded(v, 1, SPAWN_MAX_CMDS) < 0 ? -1 : 0;
+    if (!strcmp(key, "argcnt")) {
+        if (cur->argv || (cur->argcnt = bounded(v, 0, SPAWN_MAX_ARGS)) < 0)
+            return -1;
+        cur->argv = xrealloc(NULL, (size_t)(cur->argcnt + 2) * sizeof *cur->argv);
+        return 0;
+    }
+    if (!strncmp(key, "arg", 3)) {
+        if (!cur->argv || cur->argc >= cur->argcnt || !in_order(key, "arg", cur->argc + 1))
+            return -1;
+        cur->argv[cur->argc++] = xstrdup(v);
+        return 0;
+    }
+    if (!strcmp(key, "preput_num")) {
+        if (cur->npre >= 0 || (cur->npre = bounded(v, 0, SPAWN_MAX_PAIRS)) < 0)
+            return -1;
+        if (s->ncmd == 1) {
+            s->pcap = cur->npre + 1;
+            s->pkeys = calloc((size_t)s->pcap, sizeof *s->pkeys);
+            s->pvals = calloc((size_t)s->pcap, sizeof *s->pvals);
+            if (!s->pkeys || !s->pvals) {
+                perror("mpiexec");
+                exit(1);
+            }
+        }
+        return 0;
+    }
+    /* key K then value K, K counting up from 0, at most the announced number */
+    if (!strncmp(key, "preput_key_", 11)) {
+        if (cur->pre_open || cur->pre_seen >= cur->npre || !in_order(key, "preput_key_", cur->pre_seen) || !*v)
+            return -1;
+        cur->pre_open = 1;
+        if (s->ncmd == 1)
+            s->pkeys[cur->pre_seen] = xstrdup(v);
+        return 0;
+    }
+    if (!strncmp(key, "preput_val_", 11)) {
+        if (!cur->pre_open || !in_order(key, "preput_val_", cur->pre_seen))
+            return -1;
+        cur->pre_open = 0;
+        if (s->ncmd == 1)
+            s->pvals[s->npre++] = xstrdup(v);
+        cur->pre_seen++;
+        return 0;
+    }
+    if (!strcmp(key, "info_num"))
+        return cur->ninfo >= 0 || (cur->ninfo = bounded(v, 0, SPAWN_MAX_PAIRS)) < 0 ? -1 : 0;
+    if (!strncmp(key, "info_key_", 9)) {
+        if (cur->info_key || cur->info_seen >= cur->ninfo || !in_order(key, "info_key_", cur->info_seen))
+            return -1;
+        cur->info_key = xstrdup(v);
+        return 0;
+    }
+    if (!strncmp(key, "info_val_", 9)) {
+        if (!cur->info_key || !in_order(key, "info_val_", cur->info_seen))
+            return -1;
+        char **slot = !strcmp(cur->info_key, "wdir") ? &cur->wdir : !strcmp(cur->info_key, "host") ? &cur->host : NULL;
+        if (slot) {
+            free(*slot);
+            *slot = xstrdup(v);
+        }
+        free(cur->info_key);
+        cur->info_key = NULL;
+        cur->info_seen++;
+        return 0;
+    }
+    return 0;   /* other keys carry nothing mpiexec uses */
+}
+
+/* The command is complete and consistent: everything announced has arrived. */
+static int cmd_complete(const struct spawn_cmd *c)
+{
+    return c->nprocs > 0 && c->exec && c->argc == c->argcnt && c->pre_seen == RMPI_MAX(c->npre, 0) && !c->pre_open &&
+           c->info_seen == RMPI_MAX(c->ninfo, 0) && !c->info_key;
+}
 
 int mpx_spawn_line(struct mpx_job *job, struct mpx_conn *c, const char *line)
 {
@@ -169,64 +307,41 @@ int mpx_spawn_line(struct mpx_job *job, struct mpx_conn *c, const char *line)
             perror("mpiexec");
             exit(1);
         }
-        if (s->ncmd == SPAWN_MAX_CMDS)
-            s->bad = 1;
-        else
-            memset(&s->cmd[s->ncmd++], 0, sizeof s->cmd[0]);
+        if (s->ncmd == SPAWN_MAX_CMDS || (s->total && s->ncmd >= s->total))
+            return mpx_pmi_refuse(c, "spawn_too_many_commands", "its spawn holds more commands than it "
+                                  "announced or than %d", SPAWN_MAX_CMDS);
+        struct spawn_cmd *cur = &s->cmd[s->ncmd++];
+        memset(cur, 0, sizeof *cur);
+        cur->npre = cur->ninfo = -1;
         return 1;
     }
     if (!s)
         return 0;
-    struct spawn_cmd *cur = s->ncmd ? &s->cmd[s->ncmd - 1] : NULL;
+    struct spawn_cmd *cur = &s->cmd[s->ncmd - 1];
+    s->bytes += strlen(line) + 1;
+    if (s->bytes > SPAWN_MAX_BYTES)
+        return mpx_pmi_refuse(c, "spawn_too_long", "its spawn request is longer than %d bytes", SPAWN_MAX_BYTES);
     if (!strcmp(line, "endcmd")) {
-        if (++s->sofar < s->total && !s->bad)
+        if (!cmd_complete(cur) || !s->total)
+            return mpx_pmi_refuse(c, "spawn_incomplete", "its spawn command %d lacks nprocs, execname, "
+                                  "totspawns or some announced arguments, preput or info pairs", s->ncmd);
+        if (++s->sofar < s->total)
             return 1;
-        int rc = s->bad || s->sofar != s->total ? -1 : do_spawn(job, s);
+        int rc = do_spawn(job, s);
         mpx_spawn_free(s);
         c->spawn = NULL;
-        answer(c, rc, rc ? "spawn_failed" : NULL);
+        mpx_pmi_reply(c, "cmd=spawn_result rc=%d%s\n", rc, rc ? " msg=spawn_failed" : "");
         return 1;
     }
     const char *eq = strchr(line, '=');
-    if (!eq || !cur) {
-        s->bad = 1;
-        return 1;
-    }
     char key[64];
-    snprintf(key, sizeof key, "%.*s", (int)(eq - line < 63 ? eq - line : 63), line);
-    const char *v = eq + 1;
-    if (!strcmp(key, "nprocs"))
-        cur->nprocs = num(v);
-    else if (!strcmp(key, "execname"))
-        cur->exec = xstrdup(v);
-    else if (!strcmp(key, "totspawns"))
-        s->total = num(v);
-    else if (!strcmp(key, "argcnt"))
-        cur->argv = xrealloc(cur->argv, (size_t)(num(v) > 0 ? num(v) : 1) * sizeof *cur->argv);
-    else if (!strncmp(key, "arg", 3) && key[3] >= '1' && key[3] <= '9')
-        cur->argv[cur->argc++] = xstrdup(v);
-    else if (!strcmp(key, "preput_num") && s->ncmd == 1) {
-        s->pkeys = calloc((size_t)(num(v) > 0 ? num(v) : 1), sizeof *s->pkeys);
-        s->pvals = calloc((size_t)(num(v) > 0 ? num(v) : 1), sizeof *s->pvals);
-    } else if (!strncmp(key, "preput_key_", 11) && s->ncmd == 1)
-        s->pkeys[s->npre] = xstrdup(v);
-    else if (!strncmp(key, "preput_val_", 11) && s->ncmd == 1 && s->pkeys && s->pkeys[s->npre])
-        s->pvals[s->npre++] = xstrdup(v);
-    else if (!strncmp(key, "info_key_", 9)) {
-        free(cur->host);   /* remember which key the next value is for */
-        cur->host = xstrdup(v);
-    } else if (!strncmp(key, "info_val_", 9) && cur->host) {
-        char *k = cur->host;
-        cur->host = NULL;
-        if (!strcmp(k, "wdir")) {
-            free(cur->wdir);
-            cur->wdir = xstrdup(v);
-        } else if (!strcmp(k, "host")) {
-            cur->host = xstrdup(v);
-        }
-        free(k);
-    }
-    /* spawnssofar, info_num, preput of later commands: nothing to keep */
+    if (!eq || eq - line >= (ptrdiff_t)sizeof key)
+        return mpx_pmi_refuse(c, "spawn_malformed", "its spawn command holds a line that is no key=value: "
+                              "\"%.40s\"", line);
+    snprintf(key, sizeof key, "%.*s", (int)(eq - line), line);
+    if (spawn_key(s, cur, key, eq + 1) < 0)
+        return mpx_pmi_refuse(c, "spawn_malformed", "its spawn command has a bad, repeated, out-of-order or "
+                              "unannounced %s=\"%.40s\"", key, eq + 1);
     return 1;
 }
 
@@ -237,6 +352,7 @@ struct name {
     struct name *next;
 };
 static struct name *names;
+static int nnames;
 
 void mpx_names_serve(const char *cmd, const char *service, const char *port, char *out, size_t len)
 {
@@ -249,6 +365,10 @@ void mpx_names_serve(const char *cmd, const char *service, const char *port, cha
             snprintf(out, len, "cmd=publish_result rc=-1 info=%s\n", found ? "already_published" : "bad_request");
             return;
         }
+        if (nnames >= SPAWN_MAX_NAMES) {
+            snprintf(out, len, "cmd=publish_result rc=-1 info=too_many_names\n");
+            return;
+        }
         struct name *nm = calloc(1, sizeof *nm);
         if (!nm) {
             perror("mpiexec");
@@ -258,6 +378,7 @@ void mpx_names_serve(const char *cmd, const char *service, const char *port, cha
         nm->port = xstrdup(port);
         nm->next = names;
         names = nm;
+        nnames++;
         snprintf(out, len, "cmd=publish_result rc=0 info=ok\n");
     } else if (!strcmp(cmd, "unpublish_name")) {
         if (found) {
@@ -266,6 +387,7 @@ void mpx_names_serve(const char *cmd, const char *service, const char *port, cha
             free(nm->service);
             free(nm->port);
             free(nm);
+            nnames--;
         }
         snprintf(out, len, "cmd=unpublish_result rc=%d\n", found ? 0 : -1);
     } else if (found) {
@@ -284,4 +406,5 @@ void mpx_names_free(void)
         free(nm->port);
         free(nm);
     }
+    nnames = 0;
 }

@@ -98,6 +98,14 @@ static void push_done(rmpi_net_op_t *op, int status)
     shm.done[shm.ndone++] = op;
 }
 
+/* A rank that aborts (a peer lost in MPI_Init, the launcher gone) removes its segment's
+ * name if it still has one; mpiexec removes the rest (rmpi_shm_job_prefix). */
+static void shm_unlink_on_abort(void)
+{
+    if (shm.segname[0])
+        shm_unlink(shm.segname);
+}
+
 static int shm_open_rail(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
 {
     if (max < 1)
@@ -123,13 +131,11 @@ static int shm_open_rail(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
     s->ring_stride = (rmpi_shm_ring_bytes(ncells) + 4095) & ~(size_t)4095;
     s->seg_len = SEG_HDR + (size_t)s->nlocal * s->ring_stride;
 
-    /* Segment names must be unique per job and rank; the job id comes from the PM. */
-    char job[64];
-    size_t j = 0;
-    for (const char *p = env->jobid; *p && j < sizeof job - 1; p++)
-        job[j++] = (char)((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ? *p : '_');
-    job[j] = 0;
-    snprintf(s->segname, sizeof s->segname, "/rmpi-%s-%d-%d", job, (int)getpid(), env->rank);
+    /* Segment names must be unique per job and rank; the job id comes from the PM. mpiexec
+     * removes leftovers by the same prefix (rmpi_shm_job_prefix). */
+    char prefix[RMPI_SHM_PREFIX_MAX];
+    rmpi_shm_job_prefix(env->jobid, prefix, sizeof prefix);
+    snprintf(s->segname, sizeof s->segname, "/%s%d-%d", prefix, (int)getpid(), env->rank);
     int fd = shm_open(s->segname, O_RDWR | O_CREAT | O_EXCL, 0600);
     if (fd < 0 && errno == EEXIST) {
         /* The name holds our pid, so its owner is dead: a killed job whose pid came back. */
@@ -140,6 +146,11 @@ static int shm_open_rail(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
     if (fd < 0)
         rmpi_fatal("cannot create shared memory segment %s: %s (is /dev/shm full? set RMPI_NET=tcp to avoid it).",
                    s->segname, strerror(errno));
+    static int hooked;
+    if (!hooked) {
+        hooked = 1;
+        rmpi_rt_at_abort(shm_unlink_on_abort);
+    }
     if (ftruncate(fd, (off_t)s->seg_len))
         rmpi_fatal("cannot size shared memory segment %s to %zu bytes: %s (lower RMPI_SHM_RING_SIZE).",
                    s->segname, s->seg_len, strerror(errno));
