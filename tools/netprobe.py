@@ -92,15 +92,17 @@ def tcp_recv(args):
     srv.settimeout(args.accept_timeout)
     conn, _ = srv.accept()
     if args.clamp:
-        # Again on the connection: the listener's settings do not always reach it.
         conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 * args.clamp)
-        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_WINDOW_CLAMP, args.clamp)
     buf = bytearray(1 << 20)
     view = memoryview(buf)
     first = None
     counted = 0
     t_warm = t_last = None
     while True:
+        if args.clamp:
+            # Set again before every read: Linux 6.x resets the clamp from the buffer size
+            # whenever its payload/truesize ratio for the connection changes.
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_WINDOW_CLAMP, args.clamp)
         n = conn.recv_into(view)
         if n == 0:
             break
