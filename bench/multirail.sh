@@ -62,7 +62,7 @@ say() { echo "multirail.sh: $*" >&2; }
 netlab=$root/tools/netlab
 export NETLAB_PREFIX=${NETLAB_PREFIX:-}
 command -v tc >/dev/null || { say "tc (iproute2) is missing"; exit 1; }
-if ! command -v iperf3 >/dev/null; then
+if [ "$part" != pt2pt ] && ! command -v iperf3 >/dev/null; then
     say "installing iperf3 (needed for the competing flow)"
     DEBIAN_FRONTEND=noninteractive apt-get install -y iperf3 >/dev/null ||
         { say "apt-get install iperf3 failed"; exit 1; }
