@@ -16,7 +16,8 @@ any left from before), runs everything, and deletes them again at the end.
 
   --quick          4 sizes (64 KiB, 512 KiB, 4 MiB, 16 MiB), smaller byte budget, 15 s timeline
   --only MPI       railmpi or openmpi (default: both; RailMPI only if it is built)
-  --rates R0 R1    tc rates of the unequal rails (default 1gbit 250mbit); the equal-rail
+  --rates R0 R1    tc rates of the unequal rails (default 1gbit 250mbit), each with an
+                   optional one-way delay (1gbit@5ms: tools/netlab's delay line); the equal-rail
                    topology uses R0 R0
   --load-rail R    rail the competing iperf3 flow loads (default rail0, the fast one)
   --part P         run only the pt2pt sweeps or only the timeline (default: both)
@@ -74,8 +75,8 @@ rate_mbit() {
         m = (r == "gbit") ? 1000 : (r == "mbit") ? 1 : (r == "kbit") ? 0.001 : (r == "bit") ? 1e-6 : -1
         if (m < 0 || n <= 0) exit 1; printf "%d\n", n * m + 0.5 }'
 }
-rail_bw() { echo "${1%bit}"; }
-mb0=$(rate_mbit "$rate0") && mb1=$(rate_mbit "$rate1") ||
+rail_bw() { local r=${1%%@*}; echo "${r%bit}"; }
+mb0=$(rate_mbit "${rate0%%@*}") && mb1=$(rate_mbit "${rate1%%@*}") ||
     { say "rates must be tc rates like 1gbit or 250mbit (got $rate0 $rate1)"; exit 2; }
 
 build=$(mkdir -p "$build" && cd "$build" && pwd)
