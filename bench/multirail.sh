@@ -1,6 +1,6 @@
 #!/bin/bash
 # Multirail benchmark: RailMPI and Open MPI between two network namespaces joined by two
-# shaped veth rails (../shared/tools/netns-rails.sh), in one run: bandwidth and
+# shaped veth rails (tools/netlab), in one run: bandwidth and
 # bidirectional bandwidth vs size on one rail, two equal rails and 4:1 rails (even,
 # weighted, adaptive striping; Open MPI default and hand-weighted), and bandwidth over
 # time while a competing iperf3 flow loads one rail. See bench/README.md.
@@ -11,12 +11,13 @@ usage() {
 usage: bench/multirail.sh [--quick] [--only railmpi|openmpi] [--rates R0 R1] [--load-rail RAIL]
                           [--part pt2pt|timeline] [--build DIR] [--out DIR] [--no-build]
 
-Needs root (ip netns, tc). Creates namespaces nsA and nsB with netns-rails.sh (deleting
+Needs root (ip netns, tc). Creates namespaces nsA and nsB with tools/netlab (deleting
 any left from before), runs everything, and deletes them again at the end.
 
   --quick          4 sizes (64 KiB, 512 KiB, 4 MiB, 16 MiB), smaller byte budget, 15 s timeline
   --only MPI       railmpi or openmpi (default: both; RailMPI only if it is built)
-  --rates R0 R1    tc rates of the unequal rails (default 1gbit 250mbit); the equal-rail
+  --rates R0 R1    tc rates of the unequal rails (default 1gbit 250mbit), each with an
+                   optional one-way delay (1gbit@5ms: tools/netlab's delay line); the equal-rail
                    topology uses R0 R0
   --load-rail R    rail the competing iperf3 flow loads (default rail0, the fast one)
   --part P         run only the pt2pt sweeps or only the timeline (default: both)
@@ -26,7 +27,8 @@ any left from before), runs everything, and deletes them again at the end.
 
 Results: results.jsonl (every measurement, one JSON object a line), run.log (launcher
 output), summary.md (also printed), and PNG plots when matplotlib is found.
-Env: NETNS_RAILS (path of netns-rails.sh), OMPI_ARGS, RMPI_ARGS (extra launcher words).
+Env: NETLAB_PREFIX (namespace prefix, see tools/netlab), OMPI_ARGS, RMPI_ARGS (extra
+launcher words).
 EOF
 }
 
@@ -58,10 +60,10 @@ case "$part" in ""|pt2pt|timeline) ;; *) echo "multirail.sh: --part takes pt2pt 
 say() { echo "multirail.sh: $*" >&2; }
 
 [ "$(id -u)" = 0 ] || { say "needs root (ip netns, tc)"; exit 1; }
-rails=${NETNS_RAILS:-$(cd "$root/.." && pwd)/shared/tools/netns-rails.sh}
-[ -x "$rails" ] || { say "netns-rails.sh not found at $rails (set NETNS_RAILS)"; exit 1; }
+netlab=$root/tools/netlab
+export NETLAB_PREFIX=${NETLAB_PREFIX:-}
 command -v tc >/dev/null || { say "tc (iproute2) is missing"; exit 1; }
-if ! command -v iperf3 >/dev/null; then
+if [ "$part" != pt2pt ] && ! command -v iperf3 >/dev/null; then
     say "installing iperf3 (needed for the competing flow)"
     DEBIAN_FRONTEND=noninteractive apt-get install -y iperf3 >/dev/null ||
         { say "apt-get install iperf3 failed"; exit 1; }
@@ -73,8 +75,8 @@ rate_mbit() {
         m = (r == "gbit") ? 1000 : (r == "mbit") ? 1 : (r == "kbit") ? 0.001 : (r == "bit") ? 1e-6 : -1
         if (m < 0 || n <= 0) exit 1; printf "%d\n", n * m + 0.5 }'
 }
-rail_bw() { echo "${1%bit}"; }
-mb0=$(rate_mbit "$rate0") && mb1=$(rate_mbit "$rate1") ||
+rail_bw() { local r=${1%%@*}; echo "${r%bit}"; }
+mb0=$(rate_mbit "${rate0%%@*}") && mb1=$(rate_mbit "${rate1%%@*}") ||
     { say "rates must be tc rates like 1gbit or 250mbit (got $rate0 $rate1)"; exit 2; }
 
 build=$(mkdir -p "$build" && cd "$build" && pwd)
@@ -139,12 +141,12 @@ fi
 bg_pids=()
 cleanup() {
     for p in "${bg_pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    "$rails" down >/dev/null 2>&1 || true
+    "$netlab" down >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-ns_exist() { ip netns list | grep -qE '^ns[AB]( |$)'; }
+ns_exist() { ip netns list | grep -qE "^${NETLAB_PREFIX}ns[AB]( |\$)"; }
 
 topo_up() { # R0 R1
     # The netns tests (tests/netns) use the same names: give a running one time to finish
@@ -155,23 +157,23 @@ topo_up() { # R0 R1
         for i in $(seq 1 60); do ns_exist || break; sleep 1; done
         ns_exist && say "deleting the namespaces nsA/nsB left from before"
     fi
-    "$rails" down >/dev/null 2>&1 || true
-    "$rails" up "$1" "$2" >>"$log" 2>&1 || { say "netns-rails.sh up $1 $2 failed (see $log)"; exit 1; }
+    "$netlab" down >/dev/null 2>&1 || true
+    "$netlab" up "$1" "$2" >>"$log" 2>&1 || { say "netlab up $1 $2 failed (see $log)"; exit 1; }
     topo="$1/$2" topo_rates="$1 $2"
     echo "### topology $topo" >>"$log"
-    "$rails" status >>"$log" 2>&1 || true
+    "$netlab" status >>"$log" 2>&1 || true
     # What TCP itself gets from each rail alone: the yardstick for 'sum of the rails'.
     local line rail mbit
-    "$rails" iperf 2 2>>"$log" | while read -r line; do
+    "$netlab" bw 2 2>>"$log" | while read -r line; do
         rail=${line%%:*}; mbit=$(echo "$line" | awk '{print $2}')
         echo "$line" >>"$log"
         [ -n "$mbit" ] && echo "{\"test\":\"iperf_rail\",\"topo\":\"$topo\",\"rail\":\"$rail\",\"mb_s\":$(awk -v m="$mbit" 'BEGIN{printf "%.1f", m / 8}')}" >>"$res"
     done
 }
 
-# Someone else's 'netns-rails.sh down' takes our topology with it: build it again.
+# Someone else's 'netlab down' takes our topology with it: build it again.
 ensure_topo() {
-    if ! ip netns list | grep -qE '^nsA( |$)' || ! ip netns list | grep -qE '^nsB( |$)'; then
+    if ! ip netns list | grep -qE "^${NETLAB_PREFIX}nsA( |\$)" || ! ip netns list | grep -qE "^${NETLAB_PREFIX}nsB( |\$)"; then
         say "warning: nsA/nsB disappeared (deleted by another job?); building them again"
         # shellcheck disable=SC2086
         topo_up $topo_rates
@@ -180,7 +182,7 @@ ensure_topo() {
 
 # nsA's byte counters of both rails: rail0 rx tx rail1 rx tx.
 counters() {
-    ip netns exec nsA awk '{ sub(/^ */, ""); sub(/:/, " ") } $1 == "rail0" || $1 == "rail1" { c[$1] = $2 " " $10 }
+    "$netlab" exec nsA awk '{ sub(/^ */, ""); sub(/:/, " ") } $1 == "rail0" || $1 == "rail1" { c[$1] = $2 " " $10 }
         END { print c["rail0"], c["rail1"] }' /proc/net/dev
 }
 
@@ -194,8 +196,8 @@ config_cmd() { # CONFIG PROGRAM-BASENAME
     case "$c" in
         ompi-*)
             # shellcheck disable=SC2206
-            CMD=(ip netns exec nsA mpirun.openmpi -np 2 --host nsA:1,nsB:1 --bind-to none
-                 --mca plm_rsh_agent "$rails agent" --mca plm_rsh_no_tree_spawn 1
+            CMD=("$netlab" exec nsA mpirun.openmpi -np 2 --host nsA:1,nsB:1 --bind-to none
+                 --mca plm_rsh_agent "$netlab agent" --mca plm_rsh_no_tree_spawn 1
                  --mca oob_tcp_if_include ctl --mca pml ob1 --mca btl self,tcp
                  --mca btl_tcp_if_include "$ifaces" ${OMPI_ARGS:-})
             if [ "$c" = ompi-weighted ]; then
@@ -204,7 +206,7 @@ config_cmd() { # CONFIG PROGRAM-BASENAME
             CMD+=("$ref/$prog.openmpi") ;;
         rmpi-*)
             # shellcheck disable=SC2206
-            CMD=(ip netns exec nsA "$build/bin/mpiexec" -n 2 --host nsA,nsB --agent "$rails agent"
+            CMD=("$netlab" exec nsA "$build/bin/mpiexec" -n 2 --host nsA,nsB --agent "$netlab agent"
                  --pmi-iface ctl -genv RMPI_TCP_IFACES "$ifaces" -genv RMPI_REPORT 1 ${RMPI_ARGS:-})
             case "$c" in
                 rmpi-even) CMD+=(-genv RMPI_STRIPE_POLICY even) ;;
@@ -290,11 +292,11 @@ run_timeline() { # CONFIG
     say "$topo $c bw over time (${tl_secs} s, iperf3 on $load_rail from ${load_from} s for ${load_secs} s)"
     echo "### $topo $c timeline: ${CMD[*]} -t $tl_secs -i 0.5" >>"$log"
     # Rail byte counters every 0.25 s, read inside nsA.
-    ip netns exec nsA bash -c 'while :; do
+    "$netlab" exec nsA bash -c 'while :; do
         awk -v t="$(date +%s.%N)" "{ sub(/^ */, \"\"); sub(/:/, \" \") } \$1 == \"rail0\" || \$1 == \"rail1\" { c[\$1] = \$2 \" \" \$10 }
             END { print t, c[\"rail0\"], c[\"rail1\"] }" /proc/net/dev; sleep 0.25; done' >"$out/railctr-$c.txt" &
     sampler=$!; bg_pids+=("$sampler")
-    ip netns exec nsB iperf3 -s -B "$ip_b" -1 >>"$log" 2>&1 &
+    "$netlab" exec nsB iperf3 -s -B "$ip_b" -1 >>"$log" 2>&1 &
     srv=$!; bg_pids+=("$srv")
     timeout $((tl_secs + 120)) "${CMD[@]}" -t "$tl_secs" -i 0.5 >"$raw" 2>"$out/stderr.tmp" &
     mpipid=$!; bg_pids+=("$mpipid")
@@ -308,7 +310,7 @@ run_timeline() { # CONFIG
     if [ -n "$t0" ]; then
         sleep "$(awk -v t0="$t0" -v d="$load_from" -v n="$(now)" 'BEGIN { s = t0 + d - n; print (s > 0 ? s : 0) }')"
         lstart=$(now)
-        ip netns exec nsA iperf3 -c "$ip_b" -B "$ip_a" -t "$load_secs" -i 0.5 -J >"$out/iperf-$c.json" 2>>"$log" ||
+        "$netlab" exec nsA iperf3 -c "$ip_b" -B "$ip_a" -t "$load_secs" -i 0.5 -J >"$out/iperf-$c.json" 2>>"$log" ||
             say "iperf3 client failed (see $log)"
         lend=$(now)
     else
@@ -383,7 +385,7 @@ if [ "$part" != timeline ]; then
         run_pt2pt "$c"
     done
 fi
-"$rails" down >/dev/null 2>&1 || true
+"$netlab" down >/dev/null 2>&1 || true
 say "runs took $((SECONDS - start)) s; results in $out"
 
 python3 "$here/plot_multirail.py" --summary "$res" | tee "$out/summary.md"

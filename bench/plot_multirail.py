@@ -113,7 +113,7 @@ def rate_mb_s(rate):
 
 
 def rail_capacity(rows):
-    """topo -> {rail: MB/s} as iperf3 measured each rail alone."""
+    """topo -> {rail: MB/s} as one TCP stream measured each rail alone."""
     cap = defaultdict(dict)
     for r in rows:
         if r.get("test") == "iperf_rail":
@@ -198,7 +198,7 @@ def summary(path):
                    f"{', quick' if meta.get('quick') else ''}. MB/s = 10^6 bytes/s.")
         out.append("")
     if cap:
-        out += ["TCP on each rail alone (iperf3, MB/s):", "",
+        out += ["TCP on each rail alone (one stream, tools/netlab bw; MB/s):", "",
                 "| topology | rail0 | rail1 | sum |", "|---|---:|---:|---:|"]
         for t in tlist:
             if t in cap:

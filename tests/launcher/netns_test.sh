@@ -1,30 +1,22 @@
 #!/bin/bash
 # mpiexec started inside network namespace nsA launches ranks in nsA and nsB through
-# netns-rails.sh's agent: PMI over TCP across namespaces, and failure of a remote rank.
-# netns_test.sh MPIEXEC PMI_EXCHANGE NETNS_RAILS_SH. Exit 77 (skip) without root or ip netns.
+# tools/netlab's agent: PMI over TCP across namespaces, and failure of a remote rank.
+# netns_test.sh MPIEXEC PMI_EXCHANGE NETLAB. Exit 77 (skip) without root or ip netns.
 set -u
-MPIEXEC=$1 PMIX=$2 RAILS=$3
+MPIEXEC=$1 PMIX=$2 NETLAB=$3
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
 command -v ip >/dev/null && ip netns list >/dev/null 2>&1 || { echo "SKIP: ip netns is unavailable"; exit 77; }
-command -v unshare >/dev/null || { echo "SKIP: unshare is unavailable"; exit 77; }
-[ -x "$RAILS" ] || { echo "SKIP: $RAILS is absent"; exit 77; }
 unset PMI_FD PMI_PORT PMI_ID PMI_RANK PMI_SIZE
 
-have() { ip netns list | grep -qw "$1"; }
 T=$(mktemp -d "${TMPDIR:-/tmp}/rmpi-netns.XXXXXX")
-# Reuse a topology someone else brought up; otherwise bring one up and take it down after.
-if have nsA && have nsB; then
-  trap 'rm -rf "$T"' EXIT
-elif have nsA || have nsB; then
-  echo "SKIP: only one of nsA/nsB exists"; exit 77
-else
-  "$RAILS" up >/dev/null 2>&1 || { "$RAILS" down >/dev/null 2>&1; echo "SKIP: netns-rails.sh up failed"; exit 77; }
-  trap '"$RAILS" down; rm -rf "$T"' EXIT
-fi
-AGENT="$RAILS agent"
+# This run's own namespaces (t<pid>-nsA...); the agent finds them through the variable.
+export NETLAB_PREFIX=t$$-
+"$NETLAB" up >/dev/null || { "$NETLAB" down >/dev/null 2>&1; echo "FAIL: netlab up"; exit 1; }
+trap '"$NETLAB" down; rm -rf "$T"' EXIT
+AGENT="$NETLAB agent"
 fail() { echo "FAIL: $*"; for f in out err; do [ -s "$T/$f" ] && { echo "--- std$f:"; head -40 "$T/$f"; }; done; exit 1; }
 
-timeout 60 ip netns exec nsA "$MPIEXEC" -n 4 --host nsA:2,nsB:2 --agent "$AGENT" -l \
+timeout 60 "$NETLAB" exec nsA "$MPIEXEC" -n 4 --host nsA:2,nsB:2 --agent "$AGENT" -l \
   sh -c 'echo "host=$(hostname)"; exec "$0"' "$PMIX" >"$T/out" 2>"$T/err"
 rc=$?
 [ $rc = 0 ] || fail "PMI exchange across nsA/nsB exited with $rc"
@@ -33,7 +25,7 @@ grep -qx '\[2\] host=nsB' "$T/out" && grep -qx '\[1\] host=nsA' "$T/out" || fail
 
 # a local rank plus two in nsB over the ctl link; rank 2 kills itself
 t0=$(date +%s%3N)
-timeout 60 ip netns exec nsA "$MPIEXEC" -n 3 --host localhost,nsB:2 --pmi-iface ctl --agent "$AGENT" \
+timeout 60 "$NETLAB" exec nsA "$MPIEXEC" -n 3 --host localhost,nsB:2 --pmi-iface ctl --agent "$AGENT" \
   sh -c 'if [ "$PMI_RANK" = 2 ]; then sleep 0.3; kill -KILL $$; fi; exec sleep 30' >"$T/out" 2>"$T/err"
 rc=$? ms=$(( $(date +%s%3N) - t0 ))
 [ $rc = 137 ] || fail "exit status $rc, expected 137"

@@ -7,9 +7,9 @@
 # MODE tcp: RailMPI's tcp provider. ofi: RMPI_NET=ofi (tcp;ofi_rxm, the interface's domain).
 # auto-ofi: RMPI_NET=auto with RMPI_OFI_AUTO=any, so the auto selection itself must pick
 # libfabric between the two hosts over the tcp provider it also opens.
-# usage: mpi_two_hosts.sh MPIEXEC PROGRAM NETNS_RAILS_SH IFACE [MODE]
+# usage: mpi_two_hosts.sh MPIEXEC PROGRAM NETLAB IFACE [MODE]
 set -u
-mpiexec=$1 prog=$2 rails=$3 iface=$4 mode=${5:-tcp}
+mpiexec=$1 prog=$2 netlab=$3 iface=$4 mode=${5:-tcp}
 # IFACE may be a comma list (several rails: every one must carry data).
 case $mode in
   tcp) env=(-genv RMPI_TCP_IFACES "$iface"); kind=tcp ;;
@@ -19,17 +19,13 @@ case $mode in
 esac
 [ "$(id -u)" = 0 ] || { echo "skip: needs root for ip netns"; exit 77; }
 command -v ip >/dev/null && ip netns list >/dev/null 2>&1 || { echo "skip: no ip netns"; exit 77; }
-[ -x "$rails" ] || { echo "skip: $rails not found"; exit 77; }
 
-created=0
-if ! ip netns list | grep -qw nsA; then
-  "$rails" up >/dev/null || { echo "FAIL: netns-rails.sh up"; exit 1; }
-  created=1
-fi
-cleanup() { [ $created = 1 ] && "$rails" down >/dev/null 2>&1; }
-trap cleanup EXIT
+# This run's own namespaces (t<pid>-nsA...); the agent finds them through the variable.
+export NETLAB_PREFIX=t$$-
+"$netlab" up 1gbit 250mbit >/dev/null || { echo "FAIL: netlab up"; exit 1; }
+trap '"$netlab" down >/dev/null 2>&1' EXIT
 
-out=$(ip netns exec nsA timeout 120 "$mpiexec" -n 2 --host nsA,nsB --agent "$rails agent" --pmi-iface ctl \
+out=$("$netlab" exec nsA timeout 120 "$mpiexec" -n 2 --host nsA,nsB --agent "$netlab agent" --pmi-iface ctl \
       "${env[@]}" -genv RMPI_REPORT 1 "$prog" 2>&1)
 rc=$?
 echo "$out"

@@ -2,7 +2,7 @@
 # Two namespaces joined by two shaped rails (rail0 1 Gbit/s, rail1 250 Mbit/s): the bidir
 # program (random sizes, both directions at once, every byte checked) runs over both rails
 # with the given policies; the finalize report must show rendezvous bytes on both rails.
-# usage: multirail.sh MPIEXEC BIDIR NETNS_RAILS_SH STRIPE_POLICY SMALL_POLICY [cut]
+# usage: multirail.sh MPIEXEC BIDIR NETLAB STRIPE_POLICY SMALL_POLICY [cut|bigframes]
 #   cut: bring rail1 down in both namespaces 3 s into an 8 s run; the job must still
 #        finish with intact data and report the failure once.
 #   bigframes: 4 s of windows of 32 messages of 1 B to 64 KiB each way, all eager (limit
@@ -10,26 +10,26 @@
 #        them first, so both rails must carry eager data (at least 1 MB of frames each from
 #        rank 0, where the small-frame policy alone leaves rail1 a few kB of headers).
 set -u
-mpiexec=$1 prog=$2 rails=$3 stripe=$4 small=$5 mode=${6:-}
+mpiexec=$1 prog=$2 netlab=$3 stripe=$4 small=$5 mode=${6:-}
 [ "$(id -u)" = 0 ] || { echo "skip: needs root for ip netns"; exit 77; }
-ip netns list >/dev/null 2>&1 || { echo "skip: no ip netns"; exit 77; }
-[ -x "$rails" ] || { echo "skip: $rails not found"; exit 77; }
+command -v ip >/dev/null && ip netns list >/dev/null 2>&1 || { echo "skip: no ip netns"; exit 77; }
 
-"$rails" down >/dev/null 2>&1
-"$rails" up 1gbit 250mbit >/dev/null || { echo "FAIL: netns-rails.sh up"; exit 1; }
-trap '"$rails" down >/dev/null 2>&1' EXIT
+# This run's own namespaces (t<pid>-nsA...); the agent finds them through the variable.
+export NETLAB_PREFIX=t$$-
+"$netlab" up 1gbit 250mbit >/dev/null || { echo "FAIL: netlab up"; exit 1; }
+trap '"$netlab" down >/dev/null 2>&1' EXIT
 
 args=() envs=()
 [ "$mode" = cut ] && args=(8)
 [ "$mode" = bigframes ] && args=(4 32 65536) envs=(-genv RMPI_EAGER_LIMIT 64k)
 log=$(mktemp)
-ip netns exec nsA timeout 150 "$mpiexec" -n 2 --host nsA,nsB --agent "$rails agent" --pmi-iface ctl \
+"$netlab" exec nsA timeout 150 "$mpiexec" -n 2 --host nsA,nsB --agent "$netlab agent" --pmi-iface ctl \
    -genv RMPI_TCP_IFACES rail0,rail1 -genv RMPI_STRIPE_POLICY "$stripe" -genv RMPI_SMALL_POLICY "$small" \
    -genv RMPI_RAIL_BW tcp:rail0:1g,tcp:rail1:250m -genv RMPI_REPORT 1 "${envs[@]}" "$prog" "${args[@]}" >"$log" 2>&1 &
 job=$!
 if [ "$mode" = cut ]; then
   sleep 3
-  ip -n nsA link set rail1 down; ip -n nsB link set rail1 down
+  "$netlab" exec nsA ip link set rail1 down; "$netlab" exec nsB ip link set rail1 down
   echo "cut rail1 at 3 s"
 fi
 wait $job; rc=$?
