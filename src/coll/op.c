@@ -132,11 +132,15 @@ static void call_user(const rmpi_op_t *o, MPI_Datatype type, MPI_Aint extent, co
 }
 
 /* A typed scratch area for `count` elements of dt: returns the malloc'ed block and sets
- * *buf to the address the elements start from (their data may lie below it). */
+ * *buf to the address the elements start from (their data may lie below it). Each element
+ * gets its whole extent, not just its data: a user function on pairs copies whole structs
+ * (an MPI_DOUBLE_INT is 12 bytes of data in 16). */
 static void *typed_scratch(const rmpi_dtype_t *dt, size_t count, char **buf)
 {
     MPI_Aint span = (MPI_Aint)(count - 1) * dt->extent;
-    MPI_Aint lo = (span < 0 ? span : 0) + dt->true_lb, hi = (span > 0 ? span : 0) + dt->true_ub;
+    MPI_Aint elo = dt->true_lb < dt->lb ? dt->true_lb : dt->lb;
+    MPI_Aint ehi = dt->true_ub > dt->ub ? dt->true_ub : dt->ub;
+    MPI_Aint lo = (span < 0 ? span : 0) + elo, hi = (span > 0 ? span : 0) + ehi;
     char *mem = rmpi_xmalloc((size_t)(hi - lo) + 1);
     *buf = mem - lo;
     return mem;
