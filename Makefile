@@ -9,11 +9,20 @@ CMAKE_FLAGS ?=
 DEPS = build
 check: DEPS = check
 
-.PHONY: all check demo clean bench rxe
+.PHONY: all check demo clean bench rxe sanitize
 all:
 	@tools/deps.sh $(DEPS)
 	@test -f $(BUILD)/build.ninja || cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRMPI_WERROR=$(WERROR) $(CMAKE_FLAGS)
 	cmake --build $(BUILD)
+
+# ASan + UBSan build in its own directory: the unit tests and the 2-rank MPI tests that
+# tests/sanitize.list names (a few minutes on 2 cores).
+SAN_BUILD ?= build-san
+sanitize:
+	cmake -S . -B $(SAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRMPI_WERROR=$(WERROR) -DRMPI_SANITIZE=ON $(CMAKE_FLAGS)
+	cmake --build $(SAN_BUILD)
+	cd $(SAN_BUILD) && ASAN_OPTIONS=detect_leaks=0:$(ASAN_OPTIONS) UBSAN_OPTIONS=print_stacktrace=1:$(UBSAN_OPTIONS) \
+		ctest --output-on-failure --timeout 300 -L sanitize $(CTEST_FLAGS)
 
 # rxe (a QEMU guest, minutes) has its own target.
 check: all

@@ -112,7 +112,7 @@ MPI_Request rmpi_api_bpool_iflush(rmpi_bpool_t *p, rmpi_comm_t *c)
     f->next = p->flushes;
     p->flushes = f;
     RMPI_UNLOCK();
-    return (MPI_Request)f->req;
+    return rmpi_api_req_handle(f->req);
 }
 
 int rmpi_api_bpool_detach(rmpi_bpool_t **slot, void *addr, MPI_Count *size, const char **why)

@@ -43,7 +43,7 @@ static int check_data(const char *func, rmpi_comm_t *c, const void *buf, MPI_Cou
 {
     if (RMPI_UNLIKELY(count < 0))
         return rmpi_api_error(c, MPI_ERR_COUNT, func, "count %lld is negative", (long long)count);
-    return rmpi_api_check_buf(func, c, buf, count > 0, type, dt);
+    return rmpi_api_check_buf(func, c, buf, count, type, dt);
 }
 
 int rmpi_api_coll_check_root(const char *func, rmpi_comm_t *c, int root)
@@ -330,7 +330,10 @@ static int reduce_scatter(const char *func, const void *sbuf, void *rbuf, const 
             return rmpi_api_error(c, MPI_ERR_COUNT, func, "count %lld for rank %d is negative", (long long)k, i);
         }
         counts[i] = (size_t)k;
-        total += k;
+        if (RMPI_UNLIKELY(__builtin_add_overflow(total, k, &total))) {
+            free(counts);
+            return rmpi_api_error(c, MPI_ERR_COUNT, func, "the counts add up to more than an MPI_Count holds");
+        }
     }
     if ((rc = check_data(func, c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, total, type, &dt)) ||
         (rc = check_data(func, c, rbuf, (MPI_Count)counts[c->rank], type, &dt)) ||

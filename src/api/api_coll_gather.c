@@ -54,8 +54,7 @@ static int begin(call_t *k, const char *func, MPI_Comm comm, int mode, MPI_Reque
 /* The point-to-point buffer checks for a count of any width. */
 static int check_buf(const call_t *k, const void *buf, long long count, MPI_Datatype type, rmpi_dtype_t **dt)
 {
-    int n = count > INT_MAX ? INT_MAX : count < INT_MIN ? INT_MIN : (int)count;
-    return rmpi_api_check_buf(k->func, k->c, buf, n, type, dt);
+    return rmpi_api_check_buf(k->func, k->c, buf, count, type, dt);
 }
 
 static const char *side_name(int recv) { return recv ? "recv" : "send"; }
@@ -72,6 +71,11 @@ static int side_blocks(const call_t *k, const side_t *sd, int nblk, int form, in
     if (form == RMPI_COLL_REGULAR) {
         if ((rc = check_buf(k, sd->buf, sd->count, sd->types[0], &dt)))
             return rc;
+        /* block i starts i * count extents in: the whole side must be addressable */
+        MPI_Count span;
+        if (__builtin_mul_overflow((MPI_Count)sd->count, (MPI_Count)(nblk ? nblk : 1), &span) ||
+            !rmpi_dtype_count_ok(dt, span))
+            return rmpi_api_count_error(k->func, k->c, sd->count, dt);
     } else {
         if (nblk && !sd->counts.p)
             return rmpi_api_error(k->c, MPI_ERR_ARG, k->func, "%scounts is NULL", nm);
@@ -87,6 +91,11 @@ static int side_blocks(const call_t *k, const side_t *sd, int nblk, int form, in
         for (int i = 0; i < (form == RMPI_COLL_W ? nblk : 1); i++)
             if ((rc = check_buf(k, NULL, 0, sd->types[i], &dt)))
                 return rc;
+        for (int i = 0; i < nblk; i++) {
+            rmpi_dtype_t *t = form == RMPI_COLL_W ? rmpi_dtype_get(sd->types[i]) : dt;
+            if (!rmpi_dtype_count_ok(t, at(sd->counts, i)))
+                return rmpi_api_count_error(k->func, k->c, at(sd->counts, i), t);
+        }
     }
     rmpi_coll_blk_t *b = rmpi_xmalloc((size_t)(nblk ? nblk : 1) * sizeof *b);
     uintptr_t base = (uintptr_t)sd->buf;

@@ -598,6 +598,8 @@ static int pack_common(const char *func, MPI_Count count, MPI_Datatype datatype,
     if (RMPI_UNLIKELY(!dt->committed))
         return rmpi_api_error(c, MPI_ERR_TYPE, func, "datatype %p is not committed (call MPI_Type_commit)",
                               (void *)datatype);
+    if (RMPI_UNLIKELY(!rmpi_dtype_count_ok(dt, count)))
+        return rmpi_api_count_error(func, c, count, dt);
     *dtp = dt;
     return MPI_SUCCESS;
 }

@@ -17,6 +17,16 @@ typedef struct user_errh {
 
 enum { ERRH_COMM, ERRH_SESSION, ERRH_FILE, ERRH_WIN };
 
+/* User handlers handed out: a handle is looked up before it is read. */
+static rmpi_addrset_t errh_live = RMPI_ADDRSET_INIT;
+static user_errh_t *errh_user(MPI_Errhandler eh)
+{
+    if ((uintptr_t)eh < 4096 || !rmpi_addrset_has(&errh_live, eh, rmpi_thread_multiple))
+        return NULL;
+    user_errh_t *u = (user_errh_t *)eh;
+    return u->magic == ERRH_MAGIC ? u : NULL;
+}
+
 static const char *const err_names[] = {
 #define E(x) [x] = #x
     E(MPI_SUCCESS), E(MPI_ERR_BUFFER), E(MPI_ERR_COUNT), E(MPI_ERR_TYPE), E(MPI_ERR_TAG), E(MPI_ERR_COMM),
@@ -198,6 +208,7 @@ void rmpi_api_errh_release(MPI_Errhandler eh)
 {
     if ((uintptr_t)eh >= 4096 && --((user_errh_t *)eh)->refcount == 0) {
         ((user_errh_t *)eh)->magic = 0;
+        rmpi_addrset_del(&errh_live, eh);
         free((void *)eh);
     }
 }
@@ -213,17 +224,15 @@ int rmpi_api_errh_valid(MPI_Errhandler eh)
 {
     if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_RETURN || eh == MPI_ERRORS_ABORT)
         return 1;
-    return (uintptr_t)eh >= 4096 && ((user_errh_t *)eh)->magic == ERRH_MAGIC;
+    return errh_user(eh) != NULL;
 }
+
+static int create_errh(const char *func, void (*fn)(void), int kind, MPI_Errhandler *errhandler);
 
 int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
     RMPI_API_INIT_CHECK();
-    RMPI_CHECK(fn && errhandler, NULL, MPI_ERR_ARG, "the function and the errhandler pointer must not be NULL");
-    user_errh_t *u = rmpi_xmalloc(sizeof *u);
-    *u = (user_errh_t){ERRH_MAGIC, fn, 1, ERRH_COMM};
-    *errhandler = (MPI_Errhandler)u;
-    return MPI_SUCCESS;
+    return create_errh(__func__, (void (*)(void))fn, ERRH_COMM, errhandler);
 }
 
 int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
@@ -251,13 +260,7 @@ int MPI_Errhandler_free(MPI_Errhandler *errhandler)
 {
     RMPI_API_INIT_CHECK();
     RMPI_CHECK(errhandler && rmpi_api_errh_valid(*errhandler), NULL, MPI_ERR_ARG, "invalid error handler");
-    if ((uintptr_t)*errhandler >= 4096) {
-        user_errh_t *u = (user_errh_t *)*errhandler;
-        if (--u->refcount == 0) {
-            u->magic = 0;
-            free(u);
-        }
-    }
+    rmpi_api_errh_release(*errhandler);
     *errhandler = MPI_ERRHANDLER_NULL;
     return MPI_SUCCESS;
 }
@@ -355,6 +358,7 @@ static int create_errh(const char *func, void (*fn)(void), int kind, MPI_Errhand
         return rmpi_api_error(NULL, MPI_ERR_ARG, func, "the function and the errhandler pointer must not be NULL");
     user_errh_t *u = rmpi_xmalloc(sizeof *u);
     *u = (user_errh_t){ERRH_MAGIC, (MPI_Comm_errhandler_function *)fn, 1, kind};
+    rmpi_addrset_add(&errh_live, u);
     *errhandler = (MPI_Errhandler)u;
     return MPI_SUCCESS;
 }

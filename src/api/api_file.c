@@ -407,6 +407,8 @@ static int access_file(const char *func, MPI_File fh, int write, int where, MPI_
 #define REJECT(cond, cls, text) if (!code && (cond)) code = (cls), why = (text)
     REJECT(count < 0, MPI_ERR_COUNT, "count is negative");
     REJECT(!dt || !dt->committed, MPI_ERR_TYPE, "invalid or uncommitted datatype");
+    REJECT(!rmpi_dtype_count_ok(dt, count), MPI_ERR_COUNT,
+           "count times the datatype's size (or extent) does not fit in the address space");
     REJECT(!buf && count > 0 && dt->size > 0 && !(dt->true_lb > 0), MPI_ERR_BUFFER, "buffer is NULL");
     REJECT(write && (f->amode & MPI_MODE_RDONLY), MPI_ERR_READ_ONLY, "the file was opened with MPI_MODE_RDONLY");
     REJECT(!write && (f->amode & MPI_MODE_WRONLY), MPI_ERR_ACCESS, "the file was opened with MPI_MODE_WRONLY");
@@ -431,7 +433,7 @@ static int access_file(const char *func, MPI_File fh, int write, int where, MPI_
         f->split_bytes = bytes;
     } else if (req) {
         *req = rmpi_api_done_req(NULL);
-        ((rmpi_req_t *)*req)->st_bytes = bytes;
+        rmpi_api_req(*req)->st_bytes = bytes;
     } else if (st != MPI_STATUS_IGNORE) {
         rmpi_status_set(st, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, bytes, 0);
     }

@@ -91,7 +91,7 @@ int MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_
     RMPI_LOCK();
     rmpi_req_t *r = rmpi_api_greq_new(query_fn, free_fn, cancel_fn, extra_state, NULL);
     RMPI_UNLOCK();
-    *request = (MPI_Request)r;
+    *request = rmpi_api_req_handle(r);
     return MPI_SUCCESS;
 }
 

@@ -6,7 +6,11 @@
  * table shared by every handle kind (addresses are unique across kinds), as 4096 + index,
  * and the same handle always converts to the same integer. Entries are never removed: an
  * integer of a freed object converts back to its old address, which the bindings reject as
- * they reject any stale handle. Callable at any time (before MPI_Init too), from any thread. */
+ * they reject any stale handle. A live request converts to REQ_INT + its slot instead
+ * (core.h: request handles change with every reuse of a slot, and a table entry per
+ * request would grow without end); the integer converts back to the handle of the request
+ * now in that slot, as Fortran request integers are reused in other MPIs. Callable at any
+ * time (before MPI_Init too), from any thread. */
 #include "api_impl.h"
 
 #include <pthread.h>
@@ -71,6 +75,24 @@ static uintptr_t fromint(int v)
     return a;
 }
 
+#define REQ_INT 0x40000000
+
+int MPI_Request_toint(MPI_Request h)
+{
+    rmpi_req_t *r = rmpi_req_handle((uintptr_t)h);
+    return r ? REQ_INT + (int)r->slot : toint((uintptr_t)h);
+}
+
+MPI_Request MPI_Request_fromint(int v)
+{
+    if (v < REQ_INT)
+        return (MPI_Request)fromint(v);
+    uint32_t slot = (uint32_t)(v - REQ_INT);
+    if ((slot >> RMPI_REQ_CHUNK_BITS) >= __atomic_load_n(&rmpi_req_nchunks, __ATOMIC_ACQUIRE))
+        return (MPI_Request)0;
+    return (MPI_Request)rmpi_req_chunks[slot >> RMPI_REQ_CHUNK_BITS][slot & (RMPI_REQ_CHUNK - 1)].handle;
+}
+
 #define CONVERT(Kind, Type)                                                                 \
     int MPI_##Kind##_toint(Type h) { return toint((uintptr_t)h); }                          \
     Type MPI_##Kind##_fromint(int v) { return (Type)fromint(v); }
@@ -81,7 +103,6 @@ CONVERT(Group, MPI_Group)
 CONVERT(Info, MPI_Info)
 CONVERT(Message, MPI_Message)
 CONVERT(Op, MPI_Op)
-CONVERT(Request, MPI_Request)
 CONVERT(Session, MPI_Session)
 CONVERT(Type, MPI_Datatype)
 CONVERT(Win, MPI_Win)

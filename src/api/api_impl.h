@@ -68,16 +68,20 @@ void rmpi_api_req_status(const rmpi_req_t *r, MPI_Status *st);
 /* The empty status of the standard (PROC_NULL, inactive persistent request). */
 void rmpi_api_status_empty(MPI_Status *st);
 
+/* Request handles (core.h rmpi_req_handle: slot and generation, not an address). */
+static inline MPI_Request rmpi_api_req_handle(const rmpi_req_t *r) { return (MPI_Request)r->handle; }
 /* Validate a request handle: NULL when it is not a live request. */
 static inline rmpi_req_t *rmpi_api_req(MPI_Request h)
 {
-    if ((uintptr_t)h < 4096)
-        return NULL;
-    rmpi_req_t *r = (rmpi_req_t *)h;
-    return r->magic == RMPI_REQ_MAGIC ? r : NULL;
+    rmpi_req_t *r = rmpi_req_handle((uintptr_t)h);
+    return r && r->magic == RMPI_REQ_MAGIC ? r : NULL;
 }
 
 const char *rmpi_api_err_name(int code);
+/* MPI_ERR_COUNT for count elements of dt whose bytes or span overflow (datatype.h
+ * rmpi_dtype_count_ok), through c's handler. */
+struct rmpi_dtype;
+int rmpi_api_count_error(const char *func, rmpi_comm_t *c, MPI_Count count, const struct rmpi_dtype *dt);
 /* Hand a new communicator (NULL: MPI_COMM_NULL) to the user: it takes the parent's error
  * handler, a copy of info (may be NULL) and, when dup, the parent's attributes through
  * their copy callbacks (on a failing callback it is freed and the code returned). */

@@ -69,6 +69,8 @@ static int reduce_local(const char *func, const void *inbuf, void *inoutbuf, MPI
     if (RMPI_UNLIKELY(!dt->committed))
         return rmpi_api_error(NULL, MPI_ERR_TYPE, func, "datatype %p is not committed (call MPI_Type_commit)",
                               (void *)datatype);
+    if (RMPI_UNLIKELY(!rmpi_dtype_count_ok(dt, count)))
+        return rmpi_api_count_error(func, NULL, count, dt);
     int rc = rmpi_coll_op_check(op, datatype);
     if (RMPI_UNLIKELY(rc == MPI_ERR_OP && !rmpi_coll_op_valid(op)))
         return rmpi_api_error(NULL, rc, func, "op %p is not a valid operation (null, already freed, or not an op handle)",

@@ -65,7 +65,7 @@ static int part_init(const char *func, void *buf, int partitions, MPI_Count coun
     r->flags |= RMPI_RF_PERSISTENT | RMPI_RF_PARTITIONED;
     r->done = 1;
     RMPI_UNLOCK();
-    *request = (MPI_Request)r;
+    *request = rmpi_api_req_handle(r);
     return MPI_SUCCESS;
 }
 

@@ -15,6 +15,10 @@ static void unexp_status(const rmpi_unexp_t *u, MPI_Status *st)
     if ((rc_ = rmpi_api_check_rank(__func__, c, source, 1)) || (rc_ = rmpi_api_check_tag(__func__, c, tag, 1))) \
         return rc_
 
+/* Messages handed out by Mprobe/Improbe and not yet received: a handle is looked up
+ * before it is read. */
+static rmpi_addrset_t message_live = RMPI_ADDRSET_INIT;
+
 /* Probe: block (or poll once) until a matching message is queued. take: remove it. */
 static rmpi_unexp_t *probe(rmpi_comm_t *c, int source, int tag, int block, int take)
 {
@@ -30,8 +34,10 @@ static rmpi_unexp_t *probe(rmpi_comm_t *c, int source, int tag, int block, int t
             u = rmpi_core_probe_find(c->ctx, source, tag);
         } while (!u && block);
     }
-    if (u && take)
+    if (u && take) {
         rmpi_core_unexp_take(u);
+        rmpi_addrset_add(&message_live, u);
+    }
     RMPI_UNLOCK();
     return u;
 }
@@ -102,7 +108,7 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Sta
 
 static rmpi_unexp_t *message_get(MPI_Message m)
 {
-    if ((uintptr_t)m < 4096)
+    if ((uintptr_t)m < 4096 || !rmpi_addrset_has(&message_live, m, rmpi_thread_multiple))
         return NULL;
     rmpi_unexp_t *u = (rmpi_unexp_t *)m;
     return u->magic == RMPI_REQ_MAGIC ? u : NULL;
@@ -121,13 +127,14 @@ int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message
         rmpi_req_t *r = rmpi_api_null_req(RMPI_REQ_RECV, &rmpi_comm_world);
         r->flags |= RMPI_RF_ACTIVE;
         RMPI_UNLOCK();
-        *request = (MPI_Request)r;
+        *request = rmpi_api_req_handle(r);
         *message = MPI_MESSAGE_NULL;
         return MPI_SUCCESS;
     }
     rmpi_unexp_t *u = message_get(*message);
     RMPI_CHECK(u, NULL, MPI_ERR_REQUEST, "invalid message handle (already received?)");
     RMPI_LOCK();
+    rmpi_addrset_del(&message_live, u);
     /* the message's communicator is not stored; errors go to MPI_COMM_WORLD's handler */
     rmpi_req_t *r = rmpi_api_recv_req(buf, count, dt, u->src, u->tag, &rmpi_comm_world);
     r->ctx = u->ctx;
@@ -135,7 +142,7 @@ int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message
     rmpi_core_mrecv(r, u);
     r->flags |= RMPI_RF_ACTIVE;
     RMPI_UNLOCK();
-    *request = (MPI_Request)r;
+    *request = rmpi_api_req_handle(r);
     *message = MPI_MESSAGE_NULL;
     return MPI_SUCCESS;
 }

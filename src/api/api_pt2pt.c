@@ -6,19 +6,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-int rmpi_api_check_buf(const char *func, rmpi_comm_t *c, const void *buf, int count, MPI_Datatype type,
+int rmpi_api_count_error(const char *func, rmpi_comm_t *c, MPI_Count count, const rmpi_dtype_t *dt)
+{
+    return rmpi_api_error(c, MPI_ERR_COUNT, func,
+                          "%lld elements of a datatype of %zu bytes (extent %lld) do not fit in the address space",
+                          (long long)count, dt->size, (long long)dt->extent);
+}
+
+int rmpi_api_check_buf(const char *func, rmpi_comm_t *c, const void *buf, MPI_Count count, MPI_Datatype type,
                        rmpi_dtype_t **dtp)
 {
     if (RMPI_UNLIKELY(count < 0))
-        return rmpi_api_error(c, MPI_ERR_COUNT, func, "count %d is negative", count);
+        return rmpi_api_error(c, MPI_ERR_COUNT, func, "count %lld is negative", (long long)count);
     rmpi_dtype_t *dt = rmpi_dtype_get(type);
     if (RMPI_UNLIKELY(!dt))
         return rmpi_api_error(c, MPI_ERR_TYPE, func, "invalid datatype %p", (void *)type);
     if (RMPI_UNLIKELY(!dt->committed))
         return rmpi_api_error(c, MPI_ERR_TYPE, func, "datatype %p is not committed (call MPI_Type_commit)",
                               (void *)type);
+    if (RMPI_UNLIKELY(!rmpi_dtype_count_ok(dt, count)))
+        return rmpi_api_count_error(func, c, count, dt);
     if (RMPI_UNLIKELY(!buf && count > 0 && dt->size > 0 && !(dt->true_lb > 0)))
-        return rmpi_api_error(c, MPI_ERR_BUFFER, func, "buffer is NULL with count %d", count);
+        return rmpi_api_error(c, MPI_ERR_BUFFER, func, "buffer is NULL with count %lld", (long long)count);
     *dtp = dt;
     return 0;
 }
@@ -189,7 +198,7 @@ MPI_Request rmpi_api_done_req(rmpi_comm_t *c)
     r->done = 1;
     r->flags |= RMPI_RF_ACTIVE;
     RMPI_UNLOCK();
-    return (MPI_Request)r;
+    return rmpi_api_req_handle(r);
 }
 
 rmpi_req_t *rmpi_api_send_req(const void *buf, int count, rmpi_dtype_t *dt, int dest, int tag, rmpi_comm_t *c,
@@ -266,7 +275,7 @@ static int send_nonblocking(const void *buf, int count, rmpi_dtype_t *dt, int de
     }
     r->flags |= RMPI_RF_ACTIVE;
     RMPI_UNLOCK();
-    *request = (MPI_Request)r;
+    *request = rmpi_api_req_handle(r);
     return MPI_SUCCESS;
 }
 
@@ -382,7 +391,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
     }
     r->flags |= RMPI_RF_ACTIVE;
     RMPI_UNLOCK();
-    *request = (MPI_Request)r;
+    *request = rmpi_api_req_handle(r);
     return MPI_SUCCESS;
 }
 
@@ -435,7 +444,7 @@ static void isendrecv_sched(rmpi_comm_t *c, const void *sbuf, int scount, rmpi_d
     rmpi_req_t *r = rmpi_req_alloc(RMPI_REQ_RECV);
     r->ucomm = c;
     rmpi_nbc_start(s, r, 0);
-    *request = (MPI_Request)r;
+    *request = rmpi_api_req_handle(r);
 }
 
 int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
@@ -508,7 +517,7 @@ static int persistent(rmpi_req_t *r, MPI_Request *request)
 {
     r->flags |= RMPI_RF_PERSISTENT;
     r->done = 1;
-    *request = (MPI_Request)r;
+    *request = rmpi_api_req_handle(r);
     return MPI_SUCCESS;
 }
 

@@ -29,7 +29,7 @@ void rmpi_api_req_status(const rmpi_req_t *r, MPI_Status *st)
 
 int rmpi_api_req_finish(MPI_Request *h, MPI_Status *st)
 {
-    rmpi_req_t *r = (rmpi_req_t *)*h;
+    rmpi_req_t *r = rmpi_api_req(*h);
     if (RMPI_UNLIKELY(r->kind == RMPI_REQ_GREQ)) {
         *h = MPI_REQUEST_NULL;
         return rmpi_api_greq_finish(r, st);
@@ -55,8 +55,8 @@ static int req_inactive(MPI_Request h)
 {
     if (h == MPI_REQUEST_NULL)
         return 1;
-    rmpi_req_t *r = (rmpi_req_t *)h;
-    return (r->flags & RMPI_RF_PERSISTENT) && !(r->flags & RMPI_RF_ACTIVE);
+    rmpi_req_t *r = rmpi_api_req(h); /* NULL: invalid, which the caller reports */
+    return r && (r->flags & RMPI_RF_PERSISTENT) && !(r->flags & RMPI_RF_ACTIVE);
 }
 
 static int check_reqs(const char *func, int count, MPI_Request reqs[])
@@ -83,7 +83,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
         rmpi_api_status_empty(status);
         return MPI_SUCCESS;
     }
-    rmpi_req_t *r = (rmpi_req_t *)*request;
+    rmpi_req_t *r = rmpi_api_req(*request);
     rmpi_comm_t *c = r->ucomm;
     RMPI_LOCK();
     rmpi_core_wait(r);
@@ -106,7 +106,7 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
         rmpi_api_status_empty(status);
         return MPI_SUCCESS;
     }
-    rmpi_req_t *r = (rmpi_req_t *)*request;
+    rmpi_req_t *r = rmpi_api_req(*request);
     rmpi_comm_t *c = r->ucomm;
     RMPI_LOCK();
     if (!r->done)
@@ -137,7 +137,7 @@ int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_
             rmpi_api_status_empty(st);
             continue;
         }
-        rmpi_req_t *r = (rmpi_req_t *)array_of_requests[i];
+        rmpi_req_t *r = rmpi_api_req(array_of_requests[i]);
         rmpi_core_wait(r);
         rmpi_comm_t *c = r->ucomm;
         int err = rmpi_api_req_finish(&array_of_requests[i], st);
@@ -161,7 +161,7 @@ int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Statu
     rmpi_core_progress();
     int all = 1;
     for (int i = 0; i < count && all; i++)
-        if (!req_inactive(array_of_requests[i]) && !((rmpi_req_t *)array_of_requests[i])->done)
+        if (!req_inactive(array_of_requests[i]) && !rmpi_api_req(array_of_requests[i])->done)
             all = 0;
     RMPI_UNLOCK();
     *flag = all;
@@ -178,7 +178,7 @@ static int find_done(int count, MPI_Request reqs[])
         if (req_inactive(reqs[i]))
             continue;
         active = 1;
-        if (((rmpi_req_t *)reqs[i])->done)
+        if (rmpi_api_req(reqs[i])->done)
             return i;
     }
     return active ? -1 : MPI_UNDEFINED;
@@ -186,7 +186,7 @@ static int find_done(int count, MPI_Request reqs[])
 
 static int finish_one(MPI_Request reqs[], int i, MPI_Status *status, const char *func)
 {
-    rmpi_req_t *r = (rmpi_req_t *)reqs[i];
+    rmpi_req_t *r = rmpi_api_req(reqs[i]);
     rmpi_comm_t *c = r->ucomm;
     int err = rmpi_api_req_finish(&reqs[i], status);
     RMPI_UNLOCK();
@@ -250,7 +250,7 @@ static int some(int count, MPI_Request reqs[], int *outcount, int indices[], MPI
         for (int i = 0; i < count; i++)
             if (!req_inactive(reqs[i])) {
                 active = 1;
-                if (((rmpi_req_t *)reqs[i])->done)
+                if (rmpi_api_req(reqs[i])->done)
                     indices[n++] = i;
             }
         if (n || !active || !block)
@@ -266,7 +266,7 @@ static int some(int count, MPI_Request reqs[], int *outcount, int indices[], MPI
     rmpi_comm_t *c = NULL;
     for (int k = 0; k < n; k++) {
         MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[k];
-        rmpi_comm_t *rc = ((rmpi_req_t *)reqs[indices[k]])->ucomm;
+        rmpi_comm_t *rc = rmpi_api_req(reqs[indices[k]])->ucomm;
         if (rmpi_api_req_finish(&reqs[indices[k]], st))
             failed = 1, c = rc;
     }
@@ -315,6 +315,8 @@ int MPI_Request_free(MPI_Request *request)
         /* the operation goes on; the core releases the request when it completes */
         r->flags |= RMPI_RF_FREED;
         r->flags &= (uint16_t)~RMPI_RF_PERSISTENT;
+        if (r->kind != RMPI_REQ_GREQ) /* a freed generalized request is still completed by handle */
+            r->handle = 0;
     } else {
         if ((r->flags & RMPI_RF_PERSISTENT) && r->udt)
             rmpi_dtype_release(r->udt);
@@ -397,7 +399,7 @@ static int get_status_multi(const char *func, int count, const MPI_Request reqs[
     rmpi_core_progress();
     int done = 0;
     for (int i = 0; i < count; i++)
-        done += req_inactive(reqs[i]) || ((rmpi_req_t *)reqs[i])->done;
+        done += req_inactive(reqs[i]) || rmpi_api_req(reqs[i])->done;
     RMPI_UNLOCK();
     *done_out = done;
     return 0;
@@ -408,7 +410,7 @@ static void status_of(MPI_Request h, MPI_Status *st)
     if (req_inactive(h))
         rmpi_api_status_empty(st);
     else
-        rmpi_api_req_status((rmpi_req_t *)h, st);
+        rmpi_api_req_status(rmpi_api_req(h), st);
 }
 
 int MPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int *flag,
@@ -439,10 +441,10 @@ int MPI_Request_get_status_any(int count, const MPI_Request array_of_requests[],
         if (req_inactive(array_of_requests[i]))
             continue;
         active++;
-        if (((rmpi_req_t *)array_of_requests[i])->done) {
+        if (rmpi_api_req(array_of_requests[i])->done) {
             *indx = i;
             *flag = 1;
-            rmpi_api_req_status((rmpi_req_t *)array_of_requests[i], status);
+            rmpi_api_req_status(rmpi_api_req(array_of_requests[i]), status);
             return MPI_SUCCESS;
         }
     }
@@ -465,11 +467,11 @@ int MPI_Request_get_status_some(int incount, const MPI_Request array_of_requests
         if (req_inactive(array_of_requests[i]))
             continue;
         active++;
-        if (!((rmpi_req_t *)array_of_requests[i])->done)
+        if (!rmpi_api_req(array_of_requests[i])->done)
             continue;
         array_of_indices[n] = i;
         if (array_of_statuses != MPI_STATUSES_IGNORE)
-            rmpi_api_req_status((rmpi_req_t *)array_of_requests[i], &array_of_statuses[n]);
+            rmpi_api_req_status(rmpi_api_req(array_of_requests[i]), &array_of_statuses[n]);
         n++;
     }
     *outcount = active ? n : MPI_UNDEFINED;
@@ -574,5 +576,5 @@ void rmpi_api_coll_request(rmpi_comm_t *c, rmpi_nbc_t *s, MPI_Request *request, 
     } else {
         rmpi_nbc_start(s, r, 0);
     }
-    *request = (MPI_Request)r;
+    *request = rmpi_api_req_handle(r);
 }

@@ -19,9 +19,12 @@ typedef struct rmpi_session {
 
 static const char *const psets[] = {"mpi://WORLD", "mpi://SELF"};
 
+/* Sessions handed out: a handle is looked up before it is read. */
+static rmpi_addrset_t session_live = RMPI_ADDRSET_INIT;
+
 static rmpi_session_t *session_get(MPI_Session h)
 {
-    if ((uintptr_t)h < 4096)
+    if ((uintptr_t)h < 4096 || !rmpi_addrset_has(&session_live, h, rmpi_thread_multiple))
         return NULL;
     rmpi_session_t *s = (rmpi_session_t *)h;
     return s->magic == SESSION_MAGIC ? s : NULL;
@@ -54,6 +57,7 @@ int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *sess
         return session_error(NULL, MPI_ERR_ARG, __func__, "session is NULL or the error handler is invalid");
     rmpi_session_t *s = rmpi_xcalloc(1, sizeof *s);
     s->magic = SESSION_MAGIC;
+    rmpi_addrset_add(&session_live, s);
     s->errh = errhandler == MPI_ERRHANDLER_NULL ? MPI_ERRORS_ARE_FATAL : errhandler;
     rmpi_api_errh_retain(s->errh);
     s->info = rmpi_info_dup(i);
@@ -83,6 +87,7 @@ int MPI_Session_finalize(MPI_Session *session)
     rmpi_api_errh_release(s->errh);
     rmpi_info_free(s->info);
     s->magic = 0;
+    rmpi_addrset_del(&session_live, s);
     free(s);
     *session = MPI_SESSION_NULL;
     return MPI_SUCCESS;

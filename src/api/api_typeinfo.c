@@ -138,6 +138,15 @@ static int check_datarep(const char *func, const char *datarep)
     return MPI_SUCCESS;
 }
 
+/* Both the native and the external32 bytes of count elements must be addressable. */
+static int external_count_ok(const char *func, MPI_Count count, const rmpi_dtype_t *dt)
+{
+    MPI_Count bytes;
+    if (!rmpi_dtype_count_ok(dt, count) || __builtin_mul_overflow(count, (MPI_Count)rmpi_dtype_external_size(dt), &bytes))
+        return rmpi_api_count_error(func, NULL, count, dt);
+    return MPI_SUCCESS;
+}
+
 static int external_common(const char *func, const char *datarep, MPI_Count count, MPI_Datatype datatype,
                            rmpi_dtype_t **dt)
 {
@@ -148,7 +157,7 @@ static int external_common(const char *func, const char *datarep, MPI_Count coun
         return rc;
     FCHECK(count >= 0, MPI_ERR_COUNT, "count %lld is negative", (long long)count);
     FCHECK((*dt)->committed, MPI_ERR_TYPE, "datatype %p is not committed (call MPI_Type_commit)", (void *)datatype);
-    return MPI_SUCCESS;
+    return external_count_ok(func, count, *dt);
 }
 
 /* Both directions: `user` holds `count` elements of the datatype in its own layout, `buf`
@@ -227,6 +236,8 @@ static int external_size(const char *func, const char *datarep, MPI_Count incoun
         return rc;
     FCHECK(incount >= 0, MPI_ERR_COUNT, "count %lld is negative", (long long)incount);
     FCHECK(size, MPI_ERR_ARG, "size must not be NULL");
+    if ((rc = external_count_ok(func, incount, dt)))
+        return rc;
     *size = incount * (MPI_Count)rmpi_dtype_external_size(dt);
     return MPI_SUCCESS;
 }

@@ -210,7 +210,7 @@ static int rma_call(const char *func, rmpi_rma_op_t *op, MPI_Count ocount, MPI_D
         if (request) {
             rmpi_req_t *r = rmpi_req_alloc(RMPI_REQ_SEND);
             rmpi_req_complete(r);
-            *request = (MPI_Request)r;
+            *request = rmpi_api_req_handle(r);
         }
         return MPI_SUCCESS;
     }
@@ -222,6 +222,9 @@ static int rma_call(const char *func, rmpi_rma_op_t *op, MPI_Count ocount, MPI_D
         FAIL(MPI_ERR_TYPE, "invalid or uncommitted datatype");
     if (single && !tdt->predefined)
         FAIL(MPI_ERR_TYPE, "the datatype of %s must be predefined", k == RMPI_RMA_CAS ? "Compare_and_swap" : "Fetch_and_op");
+    if ((has_o && !rmpi_dtype_count_ok(odt, ocount)) || (has_r && !rmpi_dtype_count_ok(rdt, rcount)) ||
+        !rmpi_dtype_count_ok(tdt, tcount))
+        FAIL(MPI_ERR_COUNT, "a count times its datatype's size (or extent) does not fit in the address space");
     size_t tbytes = (size_t)tcount * tdt->size;
     if (has_o && (size_t)ocount * odt->size != tbytes)
         FAIL(MPI_ERR_TYPE, "the origin holds %zu bytes, the target %zu", (size_t)ocount * odt->size, tbytes);
@@ -256,7 +259,7 @@ static int rma_call(const char *func, rmpi_rma_op_t *op, MPI_Count ocount, MPI_D
         FAIL(rc, "the target range (displacement %lld, %zu bytes) is outside rank %d's window", (long long)op->tdisp,
              tbytes, op->target);
     if (request)
-        *request = (MPI_Request)ureq;
+        *request = rmpi_api_req_handle(ureq);
     return MPI_SUCCESS;
 #undef FAIL
 }

@@ -27,12 +27,13 @@ typedef struct rmpi_op {
 /* Released objects are kept for reuse instead of being freed, so a stale handle (an
  * erroneous call after MPI_Op_free) reads a cleared magic, not freed memory. */
 static rmpi_op_t *op_pool;
+/* Ops handed out (util.h): a handle is looked up before it is read. */
+static rmpi_addrset_t op_live = RMPI_ADDRSET_INIT;
 
 /* A live user op, or NULL (predefined handles, MPI_OP_NULL, freed ops, garbage). */
 static rmpi_op_t *op_user(MPI_Op h)
 {
-    uintptr_t v = (uintptr_t)h;
-    if (v < 4096 || (v & (_Alignof(rmpi_op_t) - 1)))
+    if ((uintptr_t)h < 4096 || !rmpi_addrset_has(&op_live, h, rmpi_thread_multiple))
         return NULL;
     rmpi_op_t *o = (rmpi_op_t *)h;
     return o->magic == RMPI_OP_MAGIC && !o->user_freed ? o : NULL;
@@ -52,6 +53,7 @@ int rmpi_coll_op_create(MPI_User_function *fn, MPI_User_function_c *fn_c, int co
         o = rmpi_xcalloc(1, sizeof(*o));
     }
     o->magic = RMPI_OP_MAGIC;
+    rmpi_addrset_add(&op_live, o);
     o->refcount = 1;
     o->commute = commute != 0;
     o->large = fn_c != NULL;
@@ -85,6 +87,7 @@ void rmpi_coll_op_release(MPI_Op op)
     rmpi_op_t *o = (rmpi_op_t *)op;
     if (--o->refcount == 0) {
         o->magic = 0;
+        rmpi_addrset_del(&op_live, o);
         o->next_free = op_pool;
         op_pool = o;
     }
@@ -132,11 +135,15 @@ static void call_user(const rmpi_op_t *o, MPI_Datatype type, MPI_Aint extent, co
 }
 
 /* A typed scratch area for `count` elements of dt: returns the malloc'ed block and sets
- * *buf to the address the elements start from (their data may lie below it). */
+ * *buf to the address the elements start from (their data may lie below it). Each element
+ * gets its whole extent, not just its data: a user function on pairs copies whole structs
+ * (an MPI_DOUBLE_INT is 12 bytes of data in 16). */
 static void *typed_scratch(const rmpi_dtype_t *dt, size_t count, char **buf)
 {
     MPI_Aint span = (MPI_Aint)(count - 1) * dt->extent;
-    MPI_Aint lo = (span < 0 ? span : 0) + dt->true_lb, hi = (span > 0 ? span : 0) + dt->true_ub;
+    MPI_Aint elo = dt->true_lb < dt->lb ? dt->true_lb : dt->lb;
+    MPI_Aint ehi = dt->true_ub > dt->ub ? dt->true_ub : dt->ub;
+    MPI_Aint lo = (span < 0 ? span : 0) + elo, hi = (span > 0 ? span : 0) + ehi;
     char *mem = rmpi_xmalloc((size_t)(hi - lo) + 1);
     *buf = mem - lo;
     return mem;

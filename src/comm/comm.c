@@ -4,6 +4,7 @@
 #include <string.h>
 
 rmpi_comm_t rmpi_comm_world, rmpi_comm_self;
+rmpi_addrset_t rmpi_comm_live = RMPI_ADDRSET_INIT;
 static int self_world_rank;
 static uint32_t next_ctx = RMPI_CTX_FIRST_FREE;
 
@@ -157,6 +158,7 @@ rmpi_comm_t *rmpi_comm_alloc(uint32_t ctx, int rank, int n, const int *world)
     c->world = c->lworld = copy_ints(world, n);
     c->refcount = 1;
     c->handle = (MPI_Comm)c;
+    rmpi_addrset_add(&rmpi_comm_live, c);
     c->errh = MPI_ERRORS_ARE_FATAL;
     return c;
 }
@@ -279,6 +281,7 @@ void rmpi_comm_release(rmpi_comm_t *c)
     if (c->predefined || --c->refcount > 0)
         return;
     c->magic = 0;
+    rmpi_addrset_del(&rmpi_comm_live, c);
     if (c->inter) {
         free(c->lworld);
         rmpi_comm_release(c->local);

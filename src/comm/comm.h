@@ -65,6 +65,9 @@ typedef struct rmpi_comm {
 } rmpi_comm_t;
 
 extern rmpi_comm_t rmpi_comm_world, rmpi_comm_self;
+/* Communicators, groups and info objects handed out (util.h address sets): a handle is
+ * looked up before it is read, so a made-up one is rejected, never dereferenced. */
+extern rmpi_addrset_t rmpi_comm_live, rmpi_group_live, rmpi_info_live;
 
 int rmpi_comm_init(int rank, int size);
 void rmpi_comm_finalize(void);
@@ -76,7 +79,7 @@ static inline rmpi_comm_t *rmpi_comm_get(MPI_Comm h)
         return &rmpi_comm_world;
     if (h == MPI_COMM_SELF)
         return &rmpi_comm_self;
-    if ((uintptr_t)h < 4096)
+    if ((uintptr_t)h < 4096 || !rmpi_addrset_has(&rmpi_comm_live, h, rmpi_thread_multiple))
         return NULL;
     rmpi_comm_t *c = (rmpi_comm_t *)h;
     return c->magic == RMPI_COMM_MAGIC ? c : NULL;
@@ -153,7 +156,7 @@ static inline rmpi_group_t *rmpi_group_get(MPI_Group h)
 {
     if (h == MPI_GROUP_EMPTY)
         return &rmpi_group_empty;
-    if ((uintptr_t)h < 4096)
+    if ((uintptr_t)h < 4096 || !rmpi_addrset_has(&rmpi_group_live, h, rmpi_thread_multiple))
         return NULL;
     rmpi_group_t *g = (rmpi_group_t *)h;
     return g->magic == RMPI_GROUP_MAGIC ? g : NULL;
@@ -254,7 +257,7 @@ static inline rmpi_info_t *rmpi_info_get(MPI_Info h)
 {
     if (h == MPI_INFO_ENV)
         return &rmpi_info_env;
-    if ((uintptr_t)h < 4096)
+    if ((uintptr_t)h < 4096 || !rmpi_addrset_has(&rmpi_info_live, h, rmpi_thread_multiple))
         return NULL;
     rmpi_info_t *i = (rmpi_info_t *)h;
     return i->magic == RMPI_INFO_MAGIC ? i : NULL;

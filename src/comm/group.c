@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+rmpi_addrset_t rmpi_group_live = RMPI_ADDRSET_INIT;
 rmpi_group_t rmpi_group_empty = {RMPI_GROUP_MAGIC, 1, 0, MPI_UNDEFINED, NULL};
 
 rmpi_group_t *rmpi_group_new(const int *world, int n, int me)
@@ -12,6 +13,7 @@ rmpi_group_t *rmpi_group_new(const int *world, int n, int me)
         return &rmpi_group_empty;
     rmpi_group_t *g = rmpi_xmalloc(sizeof *g);
     g->magic = RMPI_GROUP_MAGIC;
+    rmpi_addrset_add(&rmpi_group_live, g);
     g->refcount = 1;
     g->size = n;
     g->world = rmpi_xmalloc((size_t)n * sizeof *g->world);
@@ -35,6 +37,7 @@ void rmpi_group_release(rmpi_group_t *g)
     if (g == &rmpi_group_empty || --g->refcount > 0)
         return;
     g->magic = 0;
+    rmpi_addrset_del(&rmpi_group_live, g);
     free(g->world);
     free(g);
 }

@@ -6,12 +6,14 @@
 #include <string.h>
 #include <unistd.h>
 
+rmpi_addrset_t rmpi_info_live = RMPI_ADDRSET_INIT;
 rmpi_info_t rmpi_info_env = {RMPI_INFO_MAGIC, 0, 0, NULL, NULL};
 
 rmpi_info_t *rmpi_info_new(void)
 {
     rmpi_info_t *i = rmpi_xcalloc(1, sizeof *i);
     i->magic = RMPI_INFO_MAGIC;
+    rmpi_addrset_add(&rmpi_info_live, i);
     return i;
 }
 
@@ -41,6 +43,7 @@ void rmpi_info_free(rmpi_info_t *i)
         return;
     info_clear(i);
     i->magic = 0;
+    rmpi_addrset_del(&rmpi_info_live, i);
     free(i);
 }
 

@@ -104,14 +104,35 @@ int rmpi_core_peer_add(const char *card, const uint8_t key[RMPI_AUTH_KEY_BYTES])
     return peer;
 }
 
+rmpi_req_t *rmpi_req_chunks[RMPI_REQ_CHUNKS_MAX];
+uint32_t rmpi_req_nchunks;
+
+static void req_grow(void)
+{
+    uint32_t n = rmpi_req_nchunks;
+    if (n == RMPI_REQ_CHUNKS_MAX)
+        rmpi_fatal("more than %u requests are in use at once.", RMPI_REQ_CHUNKS_MAX * RMPI_REQ_CHUNK);
+    rmpi_req_t *c = rmpi_xcalloc(RMPI_REQ_CHUNK, sizeof *c);
+    for (uint32_t i = RMPI_REQ_CHUNK; i-- > 0;) {
+        c[i].slot = n << RMPI_REQ_CHUNK_BITS | i;
+        c[i].next_free = req_free_list;
+        req_free_list = &c[i];
+    }
+    rmpi_req_chunks[n] = c;
+    __atomic_store_n(&rmpi_req_nchunks, n + 1, __ATOMIC_RELEASE);
+}
+
 rmpi_req_t *rmpi_req_alloc(int kind)
 {
+    if (RMPI_UNLIKELY(!req_free_list))
+        req_grow();
     rmpi_req_t *r = req_free_list;
-    if (RMPI_LIKELY(r != NULL))
-        req_free_list = r->next_free;
-    else
-        r = rmpi_xmalloc(sizeof *r);
+    req_free_list = r->next_free;
+    uint32_t slot = r->slot, gen = r->gen + 1 ? r->gen + 1 : 1;
     memset(r, 0, sizeof *r);
+    r->slot = slot;
+    r->gen = gen;
+    r->handle = (uintptr_t)gen << 32 | slot;
     r->magic = RMPI_REQ_MAGIC;
     r->kind = (uint8_t)kind;
     rmpi_list_init(&r->link);
@@ -124,6 +145,7 @@ void rmpi_req_release(rmpi_req_t *r)
         rmpi_core_wire_id_free(r);
     free(r->ext);
     r->magic = 0;
+    r->handle = 0;
     r->next_free = req_free_list;
     req_free_list = r;
 }
@@ -293,11 +315,12 @@ int rmpi_core_finalize(void)
     rmpi_vc_finalize();
     rmpi_pmi_finalize();
     rmpi_topo_finalize();
-    while (req_free_list) {
-        rmpi_req_t *r = req_free_list;
-        req_free_list = r->next_free;
-        free(r);
+    for (uint32_t c = 0; c < rmpi_req_nchunks; c++) {
+        free(rmpi_req_chunks[c]);
+        rmpi_req_chunks[c] = NULL;
     }
+    __atomic_store_n(&rmpi_req_nchunks, 0, __ATOMIC_RELEASE);
+    req_free_list = NULL;
     for (size_t c = 0; c < rmpi_nctxq; c++)
         free(rmpi_ctxq[c]);
     free(rmpi_ctxq);

@@ -90,6 +90,9 @@ struct rmpi_req {
     void *ucomm;         /* communicator object (api layer) */
     void *ext;           /* more state of the layers above (malloc'd; freed with the request) */
     rmpi_req_t *next_free;
+    /* The handle the user holds: generation << 32 | slot, 0 when released (rmpi_req_handle). */
+    uintptr_t handle;
+    uint32_t slot, gen;
 };
 
 /* A message that arrived before its receive was posted (also an MPI_Message). */
@@ -147,6 +150,25 @@ int rmpi_core_peer_add(const char *card, const uint8_t key[RMPI_AUTH_KEY_BYTES])
 void rmpi_core_peer_cut(int peer, const char *why);
 
 /* ---- requests ---- */
+/* Requests live in chunks of RMPI_REQ_CHUNK that are never freed before finalize; slot i is
+ * request i % RMPI_REQ_CHUNK of chunk i / RMPI_REQ_CHUNK. A user's request handle is
+ * generation << 32 | slot (never below 2^32, so a small made-up value is no request); the
+ * generation changes each time the slot is reused, so a stale handle never names the
+ * request now in its slot. */
+#define RMPI_REQ_CHUNK_BITS 8
+#define RMPI_REQ_CHUNK (1u << RMPI_REQ_CHUNK_BITS)
+#define RMPI_REQ_CHUNKS_MAX (1u << 16)
+extern rmpi_req_t *rmpi_req_chunks[RMPI_REQ_CHUNKS_MAX];
+extern uint32_t rmpi_req_nchunks; /* published with release order after the chunk pointer */
+/* The live request a handle names, or NULL; callable without the lock. */
+static inline rmpi_req_t *rmpi_req_handle(uintptr_t h)
+{
+    uint32_t i = (uint32_t)h;
+    if (RMPI_UNLIKELY(!(h >> 32) || (i >> RMPI_REQ_CHUNK_BITS) >= __atomic_load_n(&rmpi_req_nchunks, __ATOMIC_ACQUIRE)))
+        return NULL;
+    rmpi_req_t *r = &rmpi_req_chunks[i >> RMPI_REQ_CHUNK_BITS][i & (RMPI_REQ_CHUNK - 1)];
+    return r->handle == h ? r : NULL;
+}
 rmpi_req_t *rmpi_req_alloc(int kind);
 void rmpi_req_release(rmpi_req_t *req);
 /* Mark done, run the completion hook, release if the user freed it. */

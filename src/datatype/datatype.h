@@ -63,6 +63,8 @@ struct rmpi_dtype {
     MPI_Datatype handle;
 
     size_t size;           /* bytes of data in one element */
+    MPI_Count max_count;   /* the most elements whose data bytes and span fit in an MPI_Aint
+                            * (rmpi_dtype_count_ok) */
     MPI_Aint lb, ub, extent;
     MPI_Aint true_lb, true_ub, true_extent;
     size_t align;          /* largest alignment among the basic types (struct padding) */
@@ -102,6 +104,12 @@ rmpi_dtype_t *rmpi_dtype_get(MPI_Datatype h);
  * the user freed since, which stays alive until its last reference goes. */
 rmpi_dtype_t *rmpi_dtype_held(MPI_Datatype h);
 static inline MPI_Datatype rmpi_dtype_handle(const rmpi_dtype_t *dt) { return dt->handle; }
+/* Whether count elements of dt can be addressed: count * size and count * |extent| fit in
+ * an MPI_Aint. Bindings check every (count, datatype) they take with it (MPI_ERR_COUNT),
+ * so the layers below multiply counts by sizes without overflow. */
+static inline int rmpi_dtype_count_ok(const rmpi_dtype_t *dt, MPI_Count count) { return count <= dt->max_count; }
+/* Sets dt->max_count from its size and extent (constructors and predefined types). */
+void rmpi_dtype_set_max_count(rmpi_dtype_t *dt);
 
 /* Constructors. On success *newtype is an uncommitted user type with refcount 1.
  * Return MPI_SUCCESS, MPI_ERR_COUNT (negative count), MPI_ERR_ARG (negative block

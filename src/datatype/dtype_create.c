@@ -298,6 +298,7 @@ static int dtype_build(rmpi_dtype_t *dt)
     for (size_t k = 0; k < sv.n; k++)
         dt->nested |= dt->segs[k].sub != NULL;
     dt->contig = sv.n == 0 || (sv.n == 1 && dt->segs[0].count == 1 && !dt->segs[0].sub && dt->extent == (MPI_Aint)size);
+    rmpi_dtype_set_max_count(dt);
     return MPI_SUCCESS;
 }
 
@@ -313,6 +314,7 @@ static void dtype_destroy(rmpi_dtype_t *dt)
     free(dt->types);
     free(dt->segs);
     dt->magic = 0;
+    rmpi_addrset_del(&rmpi_dtype_live, dt);
     free(dt);
 }
 
@@ -320,6 +322,7 @@ rmpi_dtype_t *rmpi_dtype_new(int combiner, int large, size_t nints, size_t naint
 {
     rmpi_dtype_t *dt = rmpi_xcalloc(1, sizeof(*dt));
     dt->magic = RMPI_DTYPE_MAGIC;
+    rmpi_addrset_add(&rmpi_dtype_live, dt);
     dt->refcount = 1;
     dt->handle = (MPI_Datatype)dt;
     dt->combiner = combiner;

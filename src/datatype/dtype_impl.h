@@ -6,6 +6,9 @@
 
 #include "../util/util.h"
 
+/* User types handed out (util.h address set): looked up before a handle is read. */
+extern rmpi_addrset_t rmpi_dtype_live;
+
 /* One constructor argument tuple: `bl` copies of `t`, the first at byte `disp`. Every
  * combiner is a list of pieces, in type-map order. */
 typedef struct rmpi_dtype_piece {

@@ -1,10 +1,13 @@
 /* Predefined datatypes: one static object per handle value, handle <-> object. */
 #include "dtype_impl.h"
 
+#include "../core/core.h" /* rmpi_thread_multiple: whether handle lookups must lock */
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 #include <wchar.h>
 
@@ -143,6 +146,7 @@ static const predef_spec_t predef_specs[] = {
 #endif
 };
 
+rmpi_addrset_t rmpi_dtype_live = RMPI_ADDRSET_INIT;
 static rmpi_dtype_t predef[RMPI_DTYPE_PREDEF_COUNT];
 static rmpi_dtype_seg_t predef_segs[RMPI_DTYPE_PREDEF_COUNT][2];
 static pthread_once_t predef_once = PTHREAD_ONCE_INIT;
@@ -189,9 +193,27 @@ static void predef_init(void)
         }
         dt->true_extent = dt->true_ub - dt->true_lb;
         dt->contig = dt->nseg == 1 && (MPI_Aint)dt->size == dt->extent;
+        rmpi_dtype_set_max_count(dt);
         strncpy(dt->name, s->name, sizeof(dt->name) - 1);
     }
     atomic_store_explicit(&predef_ready, true, memory_order_release);
+}
+
+void rmpi_dtype_set_max_count(rmpi_dtype_t *dt)
+{
+    size_t ext = dt->extent < 0 ? 0 - (size_t)dt->extent : (size_t)dt->extent;
+    size_t big = ext > dt->size ? ext : dt->size;
+    dt->max_count = big ? (MPI_Count)(PTRDIFF_MAX / big) : INT64_MAX;
+}
+
+/* Apart, so that the predefined path of rmpi_dtype_get saves no registers. */
+static __attribute__((noinline)) rmpi_dtype_t *dtype_user(MPI_Datatype h)
+{
+    /* Other small values are handles of other kinds; user objects are live heap objects. */
+    if ((uintptr_t)h < 4096 || !rmpi_addrset_has(&rmpi_dtype_live, h, rmpi_thread_multiple))
+        return NULL;
+    rmpi_dtype_t *dt = (rmpi_dtype_t *)h;
+    return dt->magic == RMPI_DTYPE_MAGIC && !dt->user_freed ? dt : NULL;
 }
 
 rmpi_dtype_t *rmpi_dtype_get(MPI_Datatype h)
@@ -203,17 +225,14 @@ rmpi_dtype_t *rmpi_dtype_get(MPI_Datatype h)
         rmpi_dtype_t *dt = &predef[v - RMPI_DTYPE_PREDEF_BASE];
         return dt->magic == RMPI_DTYPE_MAGIC ? dt : NULL;
     }
-    /* Other small values are handles of other kinds; user objects are heap pointers. */
-    if (v < 4096 || (v & (_Alignof(rmpi_dtype_t) - 1)))
-        return NULL;
-    rmpi_dtype_t *dt = (rmpi_dtype_t *)h;
-    return dt->magic == RMPI_DTYPE_MAGIC && !dt->user_freed ? dt : NULL;
+    return dtype_user(h);
 }
 
 rmpi_dtype_t *rmpi_dtype_held(MPI_Datatype h)
 {
     uintptr_t v = (uintptr_t)h;
-    if (v - RMPI_DTYPE_PREDEF_BASE < RMPI_DTYPE_PREDEF_COUNT || v < 4096 || (v & (_Alignof(rmpi_dtype_t) - 1)))
+    if (v - RMPI_DTYPE_PREDEF_BASE < RMPI_DTYPE_PREDEF_COUNT || v < 4096 ||
+        !rmpi_addrset_has(&rmpi_dtype_live, h, rmpi_thread_multiple))
         return rmpi_dtype_get(h);
     rmpi_dtype_t *dt = (rmpi_dtype_t *)h;
     return dt->magic == RMPI_DTYPE_MAGIC ? dt : NULL;

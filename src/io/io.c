@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+rmpi_addrset_t rmpi_file_live = RMPI_ADDRSET_INIT;
+
 int rmpi_io_errno(int e)
 {
     switch (e) {
@@ -117,6 +119,7 @@ int rmpi_io_open(rmpi_comm_t *c, const char *path, int amode, const rmpi_info_t 
     }
     rmpi_file_t *f = rmpi_xcalloc(1, sizeof *f);
     f->magic = RMPI_FILE_MAGIC;
+    rmpi_addrset_add(&rmpi_file_live, f);
     f->fd = fd;
     f->amode = amode;
     f->path = rmpi_xstrdup(path);
@@ -150,6 +153,7 @@ int rmpi_io_close(rmpi_file_t *f)
     free(f->path);
     free(f->shfp_path);
     f->magic = 0;
+    rmpi_addrset_del(&rmpi_file_live, f);
     free(f);
     return rc;
 }

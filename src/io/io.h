@@ -63,9 +63,11 @@ typedef struct rmpi_file {
     const void *split_buf;
 } rmpi_file_t;
 
+/* Files handed out (util.h): a handle is looked up before it is read. */
+extern rmpi_addrset_t rmpi_file_live;
 static inline rmpi_file_t *rmpi_file_get(MPI_File h)
 {
-    if ((uintptr_t)h < 4096 || ((uintptr_t)h & 7))
+    if ((uintptr_t)h < 4096 || !rmpi_addrset_has(&rmpi_file_live, h, rmpi_thread_multiple))
         return NULL;
     rmpi_file_t *f = (rmpi_file_t *)h;
     return f->magic == RMPI_FILE_MAGIC ? f : NULL;

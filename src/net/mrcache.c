@@ -211,7 +211,7 @@ void rmpi_net_mr_invalidate(const void *addr, size_t len)
     pthread_mutex_unlock(&lock);
 }
 
-int rmpi_net_mr_cached(void) { return __atomic_load_n(&nentries, __ATOMIC_RELAXED) != 0; }
+RMPI_NET_HOOK_SAFE int rmpi_net_mr_cached(void) { return __atomic_load_n(&nentries, __ATOMIC_RELAXED) != 0; }
 
 void rmpi_net_mr_flush(void)
 {

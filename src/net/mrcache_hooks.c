@@ -8,7 +8,12 @@
  * invalidated before it goes back, and a free that lowers the program break invalidates
  * the trimmed range. Known gap: heaps of glibc's secondary (per-thread) arenas shrink with
  * an internal madvise that no hook sees; a buffer malloc'd by such a thread, freed, and the
- * range reused, could hit a stale registration on providers that pin pages (verbs). */
+ * range reused, could hit a stale registration on providers that pin pages (verbs).
+ *
+ * Under AddressSanitizer the allocator behind us is ASan's: its interceptors are reached by
+ * name (__interceptor_free), never through dlsym, which would re-enter ASan while it starts
+ * (ASan frees memory before its own dlsym works), and a freed block's whole range is
+ * invalidated, since its chunks carry no glibc header. */
 #include "net.h"
 
 #include <dlfcn.h>
@@ -20,6 +25,31 @@
 
 extern void __libc_free(void *);
 extern void *__libc_realloc(void *, size_t);
+
+#if defined(__SANITIZE_ADDRESS__)
+#define RMPI_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RMPI_ASAN 1
+#endif
+#endif
+
+#ifdef RMPI_ASAN
+extern void __interceptor_free(void *);
+extern void *__interceptor_realloc(void *, size_t);
+extern size_t __sanitizer_get_allocated_size(const volatile void *);
+
+static RMPI_NET_HOOK_SAFE void real_free(void *p) { __interceptor_free(p); }
+static RMPI_NET_HOOK_SAFE void *real_realloc(void *p, size_t n) { return __interceptor_realloc(p, n); }
+
+/* Every freed block, not only mmap'd ones: ASan unmaps its memory with raw system calls. */
+static int chunk_range(void *p, void **base, size_t *len)
+{
+    *base = p;
+    *len = __sanitizer_get_allocated_size(p);
+    return *len != 0;
+}
+#else
 
 /* The allocator behind us (glibc's, or one linked after libmpi); glibc's entries while
  * dlsym itself runs. */
@@ -46,9 +76,17 @@ static void real_free(void *p)
     (next_free ? next_free : __libc_free)(p);
 }
 
-/* glibc chunk header (only consulted while the cache holds entries, which needs glibc's
- * malloc behind us): the size word before the user pointer; bit 1 = IS_MMAPPED. */
-static int chunk_mmapped(void *p, void **base, size_t *len)
+static void *real_realloc(void *p, size_t n)
+{
+    if (RMPI_UNLIKELY(!next_realloc))
+        resolve();
+    return (next_realloc ? next_realloc : __libc_realloc)(p, n);
+}
+
+/* The range that goes away with block p, when it may be unmapped: from the glibc chunk
+ * header (only consulted while the cache holds entries, which needs glibc's malloc behind
+ * us), the size word before the user pointer; bit 1 = IS_MMAPPED. */
+static int chunk_range(void *p, void **base, size_t *len)
 {
     size_t sz = ((size_t *)p)[-1];
     if (!(sz & 2))
@@ -58,8 +96,9 @@ static int chunk_mmapped(void *p, void **base, size_t *len)
     *len = (sz & ~(size_t)7) + prev;
     return 1;
 }
+#endif
 
-void free(void *p)
+RMPI_NET_HOOK_SAFE void free(void *p)
 {
     if (!p)
         return;
@@ -69,7 +108,7 @@ void free(void *p)
     }
     void *base;
     size_t len;
-    if (chunk_mmapped(p, &base, &len))
+    if (chunk_range(p, &base, &len))
         rmpi_net_mr_invalidate(base, len);
     void *brk0 = sbrk(0);
     real_free(p);
@@ -78,26 +117,25 @@ void free(void *p)
         rmpi_net_mr_invalidate(brk1, (size_t)((char *)brk0 - (char *)brk1));
 }
 
-void *realloc(void *p, size_t n)
+RMPI_NET_HOOK_SAFE void *realloc(void *p, size_t n)
 {
     if (p && rmpi_net_mr_cached()) {
         void *base;
         size_t len;
-        if (chunk_mmapped(p, &base, &len))
+        if (chunk_range(p, &base, &len))
             rmpi_net_mr_invalidate(base, len);
     }
-    if (RMPI_UNLIKELY(!next_realloc))
-        resolve();
-    return (next_realloc ? next_realloc : __libc_realloc)(p, n);
+    return real_realloc(p, n);
 }
 
-int munmap(void *addr, size_t len)
+RMPI_NET_HOOK_SAFE int munmap(void *addr, size_t len)
 {
-    rmpi_net_mr_invalidate(addr, len);
+    if (rmpi_net_mr_cached())
+        rmpi_net_mr_invalidate(addr, len);
     return (int)syscall(SYS_munmap, addr, len);
 }
 
-void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
+RMPI_NET_HOOK_SAFE void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 {
     void *new_addr = NULL;
     if (flags & MREMAP_FIXED) {
@@ -105,15 +143,17 @@ void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
         va_start(ap, flags);
         new_addr = va_arg(ap, void *);
         va_end(ap);
-        rmpi_net_mr_invalidate(new_addr, new_len);
+        if (rmpi_net_mr_cached())
+            rmpi_net_mr_invalidate(new_addr, new_len);
     }
-    rmpi_net_mr_invalidate(old, old_len);
+    if (rmpi_net_mr_cached())
+        rmpi_net_mr_invalidate(old, old_len);
     return (void *)syscall(SYS_mremap, old, old_len, new_len, flags, new_addr);
 }
 
-int madvise(void *addr, size_t len, int advice)
+RMPI_NET_HOOK_SAFE int madvise(void *addr, size_t len, int advice)
 {
-    if (advice == MADV_DONTNEED || advice == MADV_FREE || advice == MADV_REMOVE)
+    if ((advice == MADV_DONTNEED || advice == MADV_FREE || advice == MADV_REMOVE) && rmpi_net_mr_cached())
         rmpi_net_mr_invalidate(addr, len);
     return (int)syscall(SYS_madvise, addr, len, advice);
 }

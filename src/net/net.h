@@ -196,6 +196,15 @@ int rmpi_net_nrails(void);
 rmpi_rail_t *rmpi_net_rail(int index);
 void rmpi_net_close(void);
 
+/* What the memory-release hooks run before they know the cache holds anything: under
+ * AddressSanitizer that code may run inside ASan's own start-up (its dlsym frees memory),
+ * before the shadow memory that instrumented code reads exists. */
+#if defined(__SANITIZE_ADDRESS__)
+#define RMPI_NET_HOOK_SAFE __attribute__((no_sanitize_address))
+#else
+#define RMPI_NET_HOOK_SAFE
+#endif
+
 /* ---- registration cache (mrcache.c; hooks in mrcache_hooks.c) ----
  * Callers register through these instead of ops->mr_reg/mr_dereg. On rails whose hints ask
  * for it (and RMPI_MR_CACHE_SIZE > 0), a region that covers [addr, addr + len), is still
@@ -206,7 +215,7 @@ void rmpi_net_mr_put(rmpi_rail_t *rail, rmpi_mr_t *mr);
 /* [addr, addr + len) is going away (any thread, any time). */
 void rmpi_net_mr_invalidate(const void *addr, size_t len);
 /* Whether the cache holds any entry (the free() hook's fast exit). */
-int rmpi_net_mr_cached(void);
+int rmpi_net_mr_cached(void) RMPI_NET_HOOK_SAFE;
 /* Deregister every unused entry (before the providers close). */
 void rmpi_net_mr_flush(void);
 typedef struct rmpi_net_mr_stats {

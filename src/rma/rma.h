@@ -96,9 +96,11 @@ typedef struct rmpi_win {
     char name[MPI_MAX_OBJECT_NAME];
 } rmpi_win_t;
 
+/* Windows handed out (util.h): a handle is looked up before it is read. */
+extern rmpi_addrset_t rmpi_win_live;
 static inline rmpi_win_t *rmpi_win_get(MPI_Win h)
 {
-    if ((uintptr_t)h < 4096)
+    if ((uintptr_t)h < 4096 || !rmpi_addrset_has(&rmpi_win_live, h, rmpi_thread_multiple))
         return NULL;
     rmpi_win_t *w = (rmpi_win_t *)h;
     return w->magic == RMPI_WIN_MAGIC ? w : NULL;

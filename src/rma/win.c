@@ -10,6 +10,8 @@
 
 #include "../rt/rt.h"
 
+rmpi_addrset_t rmpi_win_live = RMPI_ADDRSET_INIT;
+
 void rma_serve_add(rmpi_win_t *w);
 void rma_serve_remove(rmpi_win_t *w);
 
@@ -188,6 +190,7 @@ static rmpi_win_t *win_new(rmpi_comm_t *dup, int flavor)
     rmpi_win_t *w = rmpi_xmalloc(sizeof *w);
     memset(w, 0, sizeof *w);
     w->magic = RMPI_WIN_MAGIC;
+    rmpi_addrset_add(&rmpi_win_live, w);
     w->flavor = flavor;
     w->comm = dup;
     w->rank = dup->rank;
@@ -232,6 +235,7 @@ static void win_delete(rmpi_win_t *w)
         munmap(w->shm, w->shm_len);
     free(w->own_mem);
     w->magic = 0;
+    rmpi_addrset_del(&rmpi_win_live, w);
     free(w);
 }
 

@@ -1,11 +1,12 @@
 /*
  * util: containers, timers, small helpers. Bottom layer: includes nothing of RailMPI.
  * Contract: header-only inline helpers plus util.c; no global state except the clock
- * base; thread-safe (no shared mutable state).
+ * base; thread-safe (no shared mutable state; an address set locks itself).
  */
 #ifndef RMPI_UTIL_H
 #define RMPI_UTIL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -98,6 +99,34 @@ void *rmpi_xmalloc(size_t n);
 void *rmpi_xcalloc(size_t n, size_t m);
 void *rmpi_xrealloc(void *p, size_t n);
 char *rmpi_xstrdup(const char *s);
+
+/* ---- address sets (addrset.c): the live objects of one handle kind ----
+ * A handle is a pointer the user may have made up (a freed object, (MPI_Comm)0x1234):
+ * the layer that owns a kind adds each object it hands out and removes it when freed, and
+ * looks a handle up here before dereferencing it. Open addressing, linear probing, hashed
+ * by address. Add and del take the set's mutex; a lookup takes it only when `locked` (the
+ * caller says whether other threads may add or delete concurrently: THREAD_MULTIPLE).
+ * The address found last is remembered (only by unlocked lookups; del forgets it), so a
+ * program that keeps using one communicator pays a compare, not a probe. */
+typedef struct rmpi_addrset {
+    uintptr_t last;        /* a live address, or 0 */
+    uintptr_t *slot;       /* 0 empty, 1 deleted, else an address */
+    size_t mask;           /* capacity - 1 */
+    unsigned shift;        /* 64 - log2(capacity) */
+    size_t live, used;     /* addresses; addresses + deleted slots */
+    pthread_mutex_t lock;
+} rmpi_addrset_t;
+extern uintptr_t rmpi_addrset_none[2]; /* the empty set: shift 63 hashes to 0 or 1 */
+#define RMPI_ADDRSET_INIT { 0, rmpi_addrset_none, 0, 63, 0, 0, PTHREAD_MUTEX_INITIALIZER }
+void rmpi_addrset_add(rmpi_addrset_t *s, const void *p);
+void rmpi_addrset_del(rmpi_addrset_t *s, const void *p);
+int rmpi_addrset_find(rmpi_addrset_t *s, const void *p, int locked);
+static inline int rmpi_addrset_has(rmpi_addrset_t *s, const void *p, int locked)
+{
+    if (RMPI_LIKELY((uintptr_t)p == __atomic_load_n(&s->last, __ATOMIC_RELAXED)))
+        return 1;
+    return rmpi_addrset_find(s, p, locked);
+}
 
 /* ---- authentication (auth.c, libsodium): the job key and challenge-response MACs ---- */
 #define RMPI_AUTH_KEY_BYTES 32

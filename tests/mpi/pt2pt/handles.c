@@ -3,6 +3,7 @@
  * distinct integers; the status field accessors. */
 #include "mtest.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +56,16 @@ int main(int argc, char **argv)
     MPI_Irecv(&x, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &r);
     MTEST_CHECK(MPI_Request_fromint(MPI_Request_toint(r)) == r, "request round trip");
     MPI_Wait(&r, MPI_STATUS_IGNORE);
+    /* many requests, one after the other: their integers are the few slots they reuse */
+    int imax = 0, imin = INT_MAX;
+    for (int i = 0; i < 1000; i++) {
+        MPI_Irecv(&x, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &r);
+        int ir = MPI_Request_toint(r);
+        MTEST_CHECK(MPI_Request_fromint(ir) == r, "request %d round trip", i);
+        imax = ir > imax ? ir : imax, imin = ir < imin ? ir : imin;
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+    }
+    MTEST_CHECK(imax - imin < 4, "1000 requests in turn took integers %d..%d", imin, imax);
 
     MPI_Status st;
     MPI_Status_set_source(&st, 3);
