@@ -343,11 +343,14 @@ int MPI_Cancel(MPI_Request *request)
     RMPI_CHECK(r->kind != RMPI_REQ_COLL, r->ucomm, MPI_ERR_REQUEST,
                "a collective request cannot be cancelled (MPI forbids it)");
     RMPI_LOCK();
-    /* Receives still waiting for a match are cancelled; a send cannot be recalled once
-     * posted, so its cancel fails, which the standard allows (Test_cancelled says false). */
+    /* Receives still waiting for a match are cancelled. A send asks its receiver to
+     * withdraw the message: it completes at the answer, cancelled if the message was still
+     * unmatched (Test_cancelled says which). */
     int rc = 0;
     if (r->kind == RMPI_REQ_RECV && !r->done)
         rmpi_core_cancel_recv(r);
+    else if (r->kind == RMPI_REQ_SEND)
+        rmpi_core_cancel_send(r);
     else if (r->kind == RMPI_REQ_GREQ)
         rc = rmpi_api_greq_cancel(r);
     RMPI_UNLOCK();

@@ -152,6 +152,10 @@ void rmpi_req_release(rmpi_req_t *r)
 
 void rmpi_req_complete(rmpi_req_t *r)
 {
+    if (RMPI_UNLIKELY(r->flags & RMPI_RF_CANCELLING)) {
+        r->flags |= RMPI_RF_HELD; /* the cancel's answer decides how it ends */
+        return;
+    }
     if (r->on_complete)
         r->on_complete(r);
     r->done = 1;

@@ -44,6 +44,9 @@ enum {
     RMPI_RF_PARTITIONED = 64, /* Psend_init/Precv_init (api layer, state in req->ext) */
     RMPI_RF_SEGS = 128,     /* req->segs lists the user's memory: a rendezvous moves the data
                              * segment by segment (send: gathered; receive: scattered) */
+    RMPI_RF_CANCELLING = 256, /* send: CANCEL sent, its answer not in yet (completion waits) */
+    RMPI_RF_HELD = 512,     /* send: completed while CANCELLING; completes at the answer */
+    RMPI_RF_ZC = 1024,      /* send: the provider still reads the user's buffer (send_zc) */
 };
 
 /* Most data segments a non-contiguous eager send may have (stack room of the caller). */
@@ -75,6 +78,7 @@ struct rmpi_req {
     rmpi_net_op_t zop;     /* an eager send from the user's buffer (send_zc): completes the request */
     uint64_t peer_req;
     uint64_t wire_id;      /* how frames of the peer name this request (core_frame.c); 0: none */
+    uint64_t seq;          /* send: the VC's unwrapped PSN of its first frame (a cancel names it) */
     /* for the layers above: run at completion (e.g. unpack, bsend space) */
     void (*on_complete)(rmpi_req_t *req);
     /* RMPI_RF_SCATTER receives: deliver n bytes of the message (from the frame, the
@@ -104,6 +108,7 @@ struct rmpi_unexp {
     rmpi_vc_t *vc;
     size_t len;          /* message bytes */
     uint64_t sreq;       /* sync eager or RTS: the sender's request */
+    uint64_t seq;        /* the VC's unwrapped PSN of the frame that brought it */
     int sync;
     int gather;          /* RTS: the sender's data is a segment list (RMPI_FF_GATHER) */
     uint64_t raddr;
@@ -173,6 +178,11 @@ rmpi_req_t *rmpi_req_alloc(int kind);
 void rmpi_req_release(rmpi_req_t *req);
 /* Mark done, run the completion hook, release if the user freed it. */
 void rmpi_req_complete(rmpi_req_t *req);
+/* MPI_Cancel of a send: asks the receiver to withdraw the message while it is unmatched
+ * (docs/wire/core.md CANCEL); the request completes at the answer, with RMPI_RF_CANCELLED
+ * when it was withdrawn. 0 when nothing can be asked (already matched, or a send from the
+ * user's buffer still in the provider's hands). */
+int rmpi_core_cancel_send(rmpi_req_t *r);
 
 /* Blocking standard-mode send without a request: sends eagerly and returns 1 when len fits
  * the peer's eager limit, else returns 0 and does nothing (use a request). */

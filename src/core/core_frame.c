@@ -48,12 +48,21 @@ uint64_t rmpi_core_wire_id(rmpi_req_t *r, rmpi_vc_t *vc, unsigned want)
     return r->wire_id;
 }
 
+void rmpi_core_wire_want(rmpi_req_t *r, unsigned want)
+{
+    slots[(uint32_t)r->wire_id - 1].want |= want;
+}
+
 void rmpi_core_wire_id_free(rmpi_req_t *r)
 {
     uint32_t i = (uint32_t)r->wire_id - 1;
     if (!r->wire_id || i >= nslots || slots[i].req != r)
         return;
     wire_slot_t *s = &slots[i];
+    if (RMPI_UNLIKELY(r->flags & RMPI_RF_CANCELLING)) {
+        s->want &= RMPI_WANT_CANCEL_ACK; /* the protocol is over, the cancel's answer is still due */
+        return;
+    }
     s->req = NULL;
     s->vc = NULL;
     s->want = 0;
@@ -103,7 +112,8 @@ static void bad(rmpi_vc_t *vc, const char *fmt, ...)
     rmpi_vc_cut(vc, why);
 }
 
-static const char *const type_name[] = {"?", "EAGER", "EAGER_SHORT", "RTS", "CTS", "FIN", "SYNC_ACK"};
+static const char *const type_name[] = {"?", "EAGER", "EAGER_SHORT", "RTS", "CTS", "FIN", "SYNC_ACK", "CANCEL",
+                                        "CANCEL_ACK"};
 
 /* A message's envelope: any context id (one this process has not created yet waits), a
  * real rank and a real tag (never the wildcards a receive uses). */
@@ -249,19 +259,67 @@ static void on_cts(rmpi_vc_t *vc, unsigned flags, const char *frame, size_t len)
     rmpi_core_cts_arrived(vc, r, &f, pieces, ph.n);
 }
 
+/* The receiver's answer to a send's CANCEL: withdrawn (the message is gone, so is every
+ * frame that could still name the request), or matched (the protocol goes on, or ended
+ * while the answer was on its way and the request was held). */
+static void cancel_answered(rmpi_req_t *r, uint32_t withdrawn)
+{
+    r->flags &= (uint16_t)~RMPI_RF_CANCELLING;
+    wire_unwant(r, RMPI_WANT_CANCEL_ACK);
+    if (withdrawn) {
+        rmpi_core_wire_id_free(r);
+        rmpi_rndv_drop(r);
+        r->st_err = 0;
+        r->flags |= RMPI_RF_CANCELLED;
+        /* A send from the user's buffer completes when the provider lets go of it. */
+        if (!(r->flags & RMPI_RF_ZC)) {
+            r->flags &= (uint16_t)~RMPI_RF_HELD;
+            rmpi_req_complete(r);
+        }
+        return;
+    }
+    if (r->flags & RMPI_RF_HELD) {
+        r->flags &= (uint16_t)~RMPI_RF_HELD;
+        rmpi_core_wire_id_free(r);
+        rmpi_req_complete(r);
+    }
+}
+
+/* A peer asks to withdraw its message; the answer names its request. */
+static void on_cancel(rmpi_vc_t *vc, unsigned flags, const char *frame, size_t len)
+{
+    wire_cancel_t f;
+    if (!length_ok(vc, RMPI_F_CANCEL, len, sizeof f, 1) ||
+        !fixed_part(vc, RMPI_F_CANCEL, flags, 0, frame, len, &f, sizeof f))
+        return;
+    if (f.seq >= vc->rx_frames) {
+        bad(vc, "CANCEL of a message it has not sent yet (frame %llu of %llu)", (unsigned long long)f.seq,
+            (unsigned long long)vc->rx_frames);
+        return;
+    }
+    wire_req_t a = {{0, RMPI_F_CANCEL_ACK, 0}, (uint32_t)rmpi_core_unexp_withdraw(vc, f.ctx, f.seq), f.req};
+    struct iovec iov = {&a, sizeof a};
+    rmpi_vc_send(vc, &iov, 1, sizeof a);
+}
+
 static void on_req_frame(rmpi_vc_t *vc, unsigned type, unsigned flags, const char *frame, size_t len)
 {
     wire_req_t f;
     if (!length_ok(vc, type, len, sizeof f, 1) || !fixed_part(vc, type, flags, 0, frame, len, &f, sizeof f))
         return;
-    uint32_t most = type == RMPI_F_FIN ? RMPI_VC_MAX_SUB : 1;
-    if (f.count == 0 || f.count > most) {
+    uint32_t most = type == RMPI_F_FIN ? RMPI_VC_MAX_SUB : 1, least = type == RMPI_F_CANCEL_ACK ? 0 : 1;
+    if (f.count < least || f.count > most) {
         bad(vc, "%s with count %u", type_name[type], f.count);
         return;
     }
-    rmpi_req_t *r = req_ok(vc, type, f.req, type == RMPI_F_FIN ? RMPI_WANT_FIN : RMPI_WANT_SYNC_ACK);
+    unsigned want = type == RMPI_F_FIN ? RMPI_WANT_FIN : type == RMPI_F_SYNC_ACK ? RMPI_WANT_SYNC_ACK : RMPI_WANT_CANCEL_ACK;
+    rmpi_req_t *r = req_ok(vc, type, f.req, want);
     if (!r)
         return;
+    if (type == RMPI_F_CANCEL_ACK) {
+        cancel_answered(r, f.count);
+        return;
+    }
     if (type == RMPI_F_SYNC_ACK) {
         rmpi_core_wire_id_free(r);
         rmpi_req_complete(r);
@@ -296,7 +354,11 @@ void rmpi_core_deliver(rmpi_vc_t *vc, const void *frame, size_t len)
         return;
     case RMPI_F_FIN:
     case RMPI_F_SYNC_ACK:
+    case RMPI_F_CANCEL_ACK:
         on_req_frame(vc, h.type, h.flags, frame, len);
+        return;
+    case RMPI_F_CANCEL:
+        on_cancel(vc, h.flags, frame, len);
         return;
     default:
         bad(vc, "unknown frame type %u (mixed RailMPI versions?)", h.type);

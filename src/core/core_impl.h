@@ -12,6 +12,8 @@ enum {
     RMPI_F_CTS,         /* clear to send (write mode) */
     RMPI_F_FIN,         /* rendezvous data is in place / has been read */
     RMPI_F_SYNC_ACK,    /* a synchronous send was matched */
+    RMPI_F_CANCEL,      /* withdraw an unmatched message (MPI_Cancel of a send) */
+    RMPI_F_CANCEL_ACK,  /* the answer: count 1 withdrawn, 0 already matched */
 };
 #define RMPI_FF_SYNC 1
 #define RMPI_FF_GATHER 2 /* RTS: the data is a segment list; the receiver must answer with a CTS */
@@ -57,6 +59,13 @@ typedef struct wire_req {
     uint64_t req;
 } wire_req_t;
 
+/* CANCEL: the message is the one whose first frame had unwrapped PSN seq on this VC. */
+typedef struct wire_cancel {
+    rmpi_vc_hdr_t h;
+    uint32_t ctx;
+    uint64_t seq, req;
+} wire_cancel_t;
+
 #define RMPI_WIRE_KEYS_LEN(type, n) (offsetof(type, rkey) + (size_t)(n) * sizeof(uint64_t))
 
 /* Per-peer core state, lives right after the VC (rmpi_vc_t.core). */
@@ -94,8 +103,15 @@ static inline ctxq_t *rmpi_core_ctxq(uint32_t ctx)
  * it was given, (generation << 32) | (slot + 1) in a table, never by its address. The id
  * admits only the frame types in `want` (RMPI_WANT_*), only from the peer of vc, and dies
  * with the request's last frame (or at release). */
-enum { RMPI_WANT_CTS = 1, RMPI_WANT_FIN = 2, RMPI_WANT_SYNC_ACK = 4 };
+enum { RMPI_WANT_CTS = 1, RMPI_WANT_FIN = 2, RMPI_WANT_SYNC_ACK = 4, RMPI_WANT_CANCEL_ACK = 8 };
 uint64_t rmpi_core_wire_id(rmpi_req_t *r, rmpi_vc_t *vc, unsigned want);
+/* r's live id also admits the frame types in want. */
+void rmpi_core_wire_want(rmpi_req_t *r, unsigned want);
+/* Receiver: withdraw the unexpected message of vc's peer whose first frame had unwrapped
+ * PSN seq on context ctx; 1 when found (nothing of it remains), 0 when already matched. */
+int rmpi_core_unexp_withdraw(rmpi_vc_t *vc, uint32_t ctx, uint64_t seq);
+/* Rendezvous registrations of a send withdrawn before any CTS or read (core_rndv.c). */
+void rmpi_rndv_drop(rmpi_req_t *r);
 void rmpi_core_wire_id_free(rmpi_req_t *r);
 void rmpi_core_wire_finalize(void);
 

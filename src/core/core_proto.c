@@ -54,13 +54,17 @@ static inline ctxq_t *ctxq_of_frame(uint32_t ctx)
     return ctx < rmpi_nctxq ? rmpi_core_ctxq_grow(ctx) : NULL;
 }
 
+/* What an unexpected message holds against its peer's RMPI_UNEXP_MAX. */
+static size_t unexp_cost(const rmpi_unexp_t *u) { return sizeof *u + (u->is_rts ? 0 : u->len); }
+
 /* Queue an unexpected message of vc's peer (on q, or early when NULL), within RMPI_UNEXP_MAX. */
 static void unexp_queue(rmpi_vc_t *vc, ctxq_t *q, rmpi_unexp_t *u)
 {
     core_peer_t *cp = vc->core;
+    u->seq = vc->rx_frames - 1; /* the frame being delivered */
     rmpi_list_push_back(q ? &q->unexp : &early, &u->link);
     rmpi_core_stats.unexpected++;
-    cp->unexp_bytes += sizeof *u + (u->is_rts ? 0 : u->len);
+    cp->unexp_bytes += unexp_cost(u);
     if (RMPI_UNLIKELY(cp->unexp_bytes > rmpi_core_unexp_max)) {
         char why[320];
         snprintf(why, sizeof why, "rank %d holds %zu bytes of unexpected messages from rank %d (no receive posted "
@@ -68,6 +72,49 @@ static void unexp_queue(rmpi_vc_t *vc, ctxq_t *q, rmpi_unexp_t *u)
                  rmpi_core_rank, cp->unexp_bytes, vc->peer, rmpi_core_unexp_max);
         rmpi_vc_cut(vc, why);
     }
+}
+
+int rmpi_core_unexp_withdraw(rmpi_vc_t *vc, uint32_t ctx, uint64_t seq)
+{
+    ctxq_t *q = ctxq_of_frame(ctx);
+    rmpi_list_t *l = q ? &q->unexp : &early, *e;
+    rmpi_list_for_each(e, l)
+    {
+        rmpi_unexp_t *u = RMPI_CONTAINER_OF(e, rmpi_unexp_t, link);
+        if (u->vc == vc && u->seq == seq && u->ctx == ctx) {
+            rmpi_list_remove(e);
+            ((core_peer_t *)vc->core)->unexp_bytes -= unexp_cost(u);
+            u->magic = 0;
+            free(u);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int rmpi_core_cancel_send(rmpi_req_t *r)
+{
+    rmpi_vc_t *vc = r->vc;
+    if (!vc || (r->flags & (RMPI_RF_CANCELLING | RMPI_RF_CANCELLED)))
+        return 0;
+    core_peer_t *cp = rmpi_core_peer(vc);
+    /* Done and synchronous or rendezvous: it was matched. */
+    if (r->done && (r->mode == RMPI_MODE_SYNC || r->len > cp->eager_limit))
+        return 0;
+    r->flags |= RMPI_RF_CANCELLING;
+    if (r->done) { /* a standard eager send, complete on this side: held until the answer */
+        r->done = 0;
+        r->flags |= RMPI_RF_HELD;
+    }
+    uint64_t id = r->wire_id;
+    if (id)
+        rmpi_core_wire_want(r, RMPI_WANT_CANCEL_ACK);
+    else
+        id = rmpi_core_wire_id(r, vc, RMPI_WANT_CANCEL_ACK);
+    wire_cancel_t f = {{0, RMPI_F_CANCEL, 0}, r->ctx, r->seq, id};
+    struct iovec iov = {&f, sizeof f};
+    rmpi_vc_send(vc, &iov, 1, sizeof f);
+    return 1;
 }
 
 static void unexp_free_all(rmpi_list_t *l)
@@ -174,7 +221,9 @@ int rmpi_core_send_eager(int dest, uint32_t ctx, int src, int tag, const void *b
 
 static void zc_done(rmpi_net_op_t *op)
 {
-    rmpi_req_complete(op->ctx);
+    rmpi_req_t *r = op->ctx;
+    r->flags &= (uint16_t)~RMPI_RF_ZC;
+    rmpi_req_complete(r);
 }
 
 /* An eager frame the provider sends from r->buf: r completes when it is done with it. */
@@ -183,6 +232,7 @@ static void send_eager_zc(rmpi_vc_t *vc, core_peer_t *cp, rmpi_req_t *r)
     struct iovec iov[2] = {{NULL, 0}, {r->buf, r->len}};
     r->zop.complete = zc_done;
     r->zop.ctx = r;
+    r->flags |= RMPI_RF_ZC;
     r->zop.status = 0;
     rmpi_core_stats.zc_sends++;
     if (cp->tx_valid && cp->tx_ctx == r->ctx && cp->tx_tag == r->tag && cp->tx_src == r->src && rmpi_hdr_cache) {
@@ -205,6 +255,7 @@ int rmpi_core_isend(rmpi_req_t *r)
     core_peer_t *cp = rmpi_core_peer(vc);
     r->vc = vc;
     r->done = 0;
+    r->seq = vc->tx_frames; /* its first frame's unwrapped PSN, for a cancel */
     if (RMPI_LIKELY(r->len <= cp->eager_limit)) {
         if (r->len >= cp->zc_min && r->mode != RMPI_MODE_SYNC) {
             send_eager_zc(vc, cp, r);
@@ -252,6 +303,7 @@ void rmpi_core_isend_segs(rmpi_req_t *r, struct iovec *iov, int n)
     core_peer_t *cp = rmpi_core_peer(vc);
     r->vc = vc;
     r->done = 0;
+    r->seq = vc->tx_frames;
     rmpi_core_stats.seg_sends++;
     if (r->mode == RMPI_MODE_SYNC) {
         send_sync(vc, cp, r, iov, n + 1);
@@ -456,7 +508,7 @@ static void consume_unexp(rmpi_req_t *r, rmpi_unexp_t *u)
             send_req_frame(u->vc, RMPI_F_SYNC_ACK, u->sreq);
         rmpi_req_complete(r);
     }
-    ((core_peer_t *)u->vc->core)->unexp_bytes -= sizeof *u + (u->is_rts ? 0 : u->len);
+    ((core_peer_t *)u->vc->core)->unexp_bytes -= unexp_cost(u);
     u->magic = 0;
     free(u);
 }

@@ -126,6 +126,8 @@ static void rndv_finish(rmpi_req_t *r)
     rmpi_req_complete(r);
 }
 
+void rmpi_rndv_drop(rmpi_req_t *r) { rndv_release(r); }
+
 void rmpi_rndv_register(rmpi_req_t *r, rmpi_vc_t *vc, void *buf, size_t len, uint64_t *rkeys)
 {
     rmpi_rndv_t *rv = rndv_of(r, vc);

@@ -233,11 +233,13 @@ void rmpi_vc_cut(rmpi_vc_t *vc, const char *why)
 static void deliver_in_order(rmpi_vc_t *vc, const void *frame, size_t len)
 {
     vc->psn_expect++;
+    vc->rx_frames++;
     vc_deliver(vc, frame, len);
     while (vc->ooo && vc->ooo->psn == vc->psn_expect && !vc->cut) {
         rmpi_ooo_t *o = vc->ooo;
         vc->ooo = o->next;
         vc->psn_expect++;
+        vc->rx_frames++;
         vc_deliver(vc, o->data, o->len);
         free(o);
     }

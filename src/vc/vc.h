@@ -73,6 +73,9 @@ struct rmpi_vc {
     uint64_t unacked_n, resent_frames;
     uint16_t ack_sent;           /* psn_expect when we last acknowledged */
     uint64_t ooo_frames, dup_frames, frames_in;
+    /* Frames sent / delivered in PSN order since the VC began: the unwrapped PSN, which
+     * names one frame on both sides (a send's cancel names its message by it). */
+    uint64_t tx_frames, rx_frames;
     int cut;                     /* the peer sent a malformed frame: nothing it sends is read any more */
     void *core;                  /* the core's per-peer state */
 };
@@ -101,6 +104,7 @@ static inline void rmpi_vc_send_on(rmpi_vc_t *vc, int sub, const struct iovec *i
 {
     rmpi_vc_hdr_t *h = (rmpi_vc_hdr_t *)iov[0].iov_base;
     h->psn = vc->psn_next++;
+    vc->tx_frames++;
     if (RMPI_UNLIKELY(vc->nsub > 1))
         rmpi_vc_keep(vc, iov, n, len);
     rmpi_subchan_t *sc = &vc->sub[sub];
@@ -140,6 +144,7 @@ static inline void rmpi_vc_send_zc(rmpi_vc_t *vc, const struct iovec *iov, int n
 {
     rmpi_vc_hdr_t *h = (rmpi_vc_hdr_t *)iov[0].iov_base;
     h->psn = vc->psn_next++;
+    vc->tx_frames++;
     rmpi_subchan_t *sc = &vc->sub[0];
     sc->frames++;
     sc->bytes += len;

@@ -1,8 +1,7 @@
 /* MPI_Cancel: an unmatched receive is cancelled (Wait returns, Test_cancelled is true, the
  * buffer is untouched, and a later message goes to the next receive); a receive that has
  * already matched (eager or rendezvous) cannot be cancelled and delivers its data; a
- * persistent receive can be cancelled and started again. Cancelling a send may fail (the
- * standard allows it): then the message must still arrive. */
+ * persistent receive can be cancelled and started again. Sends: see cancel_send. */
 #include "mtest.h"
 
 #include <stdio.h>
@@ -108,40 +107,81 @@ static void persistent(int peer, int role)
     }
 }
 
-/* Cancelling a send: either it is cancelled (then nothing arrives) or it completes normally
- * (then the message arrives). The sender tells the receiver which. */
-static void cancel_send(int peer, int role, int n)
+/* Cancelling a send whose message is still unmatched at the receiver succeeds (the
+ * receiver withdraws it: docs/wire/core.md CANCEL), for eager and rendezvous sizes, Isend,
+ * Issend and a persistent send; the receiver posts nothing for it until the sender has
+ * waited, then finds nothing, and a later message with the same envelope is the first it
+ * receives. A send whose message was already matched is not cancelled and arrives. */
+static void cancel_send(int peer, int role, int n, int mode)
+{
+    const int tag = 40 + mode;
+    if (role == 1) {
+        MPI_Request rq;
+        MPI_Status st;
+        mtest_fill(sbuf, (size_t)n, mtest_seed(mtest_rank, peer, tag));
+        if (mode == 0)
+            MTEST_OK(MPI_Isend(sbuf, n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &rq));
+        else if (mode == 1)
+            MTEST_OK(MPI_Issend(sbuf, n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &rq));
+        else {
+            MTEST_OK(MPI_Send_init(sbuf, n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &rq));
+            MTEST_OK(MPI_Start(&rq));
+        }
+        MTEST_OK(MPI_Cancel(&rq));
+        MTEST_OK(MPI_Wait(&rq, &st));
+        int c = cancelled(&st);
+        MTEST_CHECK(c == 1, "an unmatched %d-byte send (mode %d) was not cancelled", n, mode);
+        if (mode == 2) { /* the persistent send goes again, and arrives */
+            MTEST_OK(MPI_Start(&rq));
+            MTEST_OK(MPI_Send(&c, 1, MPI_INT, peer, 49, MPI_COMM_WORLD));
+            MTEST_OK(MPI_Wait(&rq, &st));
+            MTEST_CHECK(cancelled(&st) == 0, "a restarted persistent send reports cancelled");
+            MTEST_OK(MPI_Request_free(&rq));
+        } else { /* the same envelope again, not cancelled (the receiver posts after tag 49) */
+            MTEST_OK(MPI_Isend(sbuf, n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &rq));
+            MTEST_OK(MPI_Send(&c, 1, MPI_INT, peer, 49, MPI_COMM_WORLD));
+            MTEST_OK(MPI_Wait(&rq, &st));
+        }
+    } else {
+        int c = -1;
+        MPI_Status st;
+        /* the sender's second message (and its word) arrive; the cancelled one never does */
+        MTEST_OK(MPI_Recv(&c, 1, MPI_INT, peer, 49, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        mtest_fill(rbuf, (size_t)n, 0xbeefu);
+        MTEST_OK(MPI_Recv(rbuf, BIG, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &st));
+        int cnt = -1;
+        MPI_Get_count(&st, MPI_BYTE, &cnt);
+        MTEST_CHECK(cnt == n, "the message after a cancelled send: %d bytes", cnt);
+        mtest_check_buf(rbuf, (size_t)n, mtest_seed(peer, mtest_rank, tag), "the message after a cancelled send");
+        int flag = 1;
+        MTEST_OK(MPI_Iprobe(peer, tag, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE));
+        MTEST_CHECK(!flag, "a cancelled %d-byte send (mode %d) was delivered too", n, mode);
+    }
+}
+
+/* The receiver has matched the message (its receive is posted and a later message of the
+ * same sender has arrived): the send's cancel fails and the data arrives. */
+static void cancel_matched_send(int peer, int role, int n)
 {
     if (role == 1) {
         MPI_Request rq;
         MPI_Status st;
-        mtest_fill(sbuf, (size_t)n, mtest_seed(mtest_rank, peer, 40));
-        MTEST_OK(MPI_Isend(sbuf, n, MPI_BYTE, peer, 40, MPI_COMM_WORLD, &rq));
+        mtest_fill(sbuf, (size_t)n, mtest_seed(mtest_rank, peer, 50));
+        MTEST_OK(MPI_Recv(NULL, 0, MPI_BYTE, peer, 51, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        MTEST_OK(MPI_Isend(sbuf, n, MPI_BYTE, peer, 50, MPI_COMM_WORLD, &rq));
+        MTEST_OK(MPI_Recv(NULL, 0, MPI_BYTE, peer, 52, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         MTEST_OK(MPI_Cancel(&rq));
-        /* the receiver posts its receive once told whether to, so Wait may need it */
-        int c = -1;
-        int flag = 0;
-        MTEST_OK(MPI_Test(&rq, &flag, &st));
-        if (flag)
-            c = cancelled(&st);
-        else
-            c = 0; /* pending: treat it as not cancelled; the receive below completes it */
-        MTEST_OK(MPI_Send(&c, 1, MPI_INT, peer, 41, MPI_COMM_WORLD));
-        if (!flag) {
-            MTEST_OK(MPI_Wait(&rq, &st));
-            MTEST_CHECK(cancelled(&st) == 0, "a send reported not complete at cancel time later reported cancelled");
-        }
+        MTEST_OK(MPI_Wait(&rq, &st));
+        MTEST_CHECK(cancelled(&st) == 0, "a matched %d-byte send was cancelled", n);
     } else {
-        int c = -1;
-        MTEST_OK(MPI_Recv(&c, 1, MPI_INT, peer, 41, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-        if (!c) {
-            MTEST_OK(MPI_Recv(rbuf, BIG, MPI_BYTE, peer, 40, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-            mtest_check_buf(rbuf, (size_t)n, mtest_seed(peer, mtest_rank, 40), "send whose cancel failed");
-        } else {
-            int flag = 1;
-            MTEST_OK(MPI_Iprobe(peer, 40, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE));
-            MTEST_CHECK(!flag, "a cancelled send was delivered");
-        }
+        MPI_Request rq;
+        MTEST_OK(MPI_Irecv(rbuf, n, MPI_BYTE, peer, 50, MPI_COMM_WORLD, &rq));
+        MTEST_OK(MPI_Send(NULL, 0, MPI_BYTE, peer, 51, MPI_COMM_WORLD));
+        int flag = 0;
+        while (!flag) /* matched: the eager data is in, or the rendezvous has begun */
+            MTEST_OK(MPI_Test(&rq, &flag, MPI_STATUS_IGNORE));
+        MTEST_OK(MPI_Send(NULL, 0, MPI_BYTE, peer, 52, MPI_COMM_WORLD));
+        mtest_check_buf(rbuf, (size_t)n, mtest_seed(peer, mtest_rank, 50), "a send whose cancel came too late");
     }
 }
 
@@ -155,8 +195,12 @@ int main(int argc, char **argv)
         matched(peer, role, 100);
         matched(peer, role, BIG);
         persistent(peer, role);
-        cancel_send(peer, role, 100);
-        cancel_send(peer, role, BIG);
+        for (int mode = 0; mode < 3; mode++) {
+            cancel_send(peer, role, 100, mode);
+            cancel_send(peer, role, BIG, mode);
+        }
+        cancel_matched_send(peer, role, 100);
+        cancel_matched_send(peer, role, BIG);
     }
     return mtest_finalize();
 }
