@@ -25,6 +25,19 @@ static void check_type(MPI_Datatype t)
     MTEST_ERR(MPI_Send(buf, 1, t, mtest_rank, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);
     MTEST_ERR(MPI_Type_size(t, &n), MPI_ERR_TYPE);
     MTEST_ERR(MPI_Allreduce(buf, buf + 2, 1, t, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_TYPE);
+    /* arrays of types (alltoallw): every entry is checked, at every rank count (one rank
+     * once took a path that read them unchecked) */
+    enum { MAXR = 64 };
+    int cnt[MAXR], dsp[MAXR];
+    MPI_Datatype ts[MAXR];
+    for (int i = 0; i < MAXR; i++)
+        cnt[i] = 1, dsp[i] = 0, ts[i] = t;
+    if (mtest_size <= MAXR) {
+        MPI_Request rq = MPI_REQUEST_NULL;
+        MTEST_ERR(MPI_Alltoallw(buf, cnt, dsp, ts, buf + 2, cnt, dsp, ts, MPI_COMM_WORLD), MPI_ERR_TYPE);
+        MTEST_ERR(MPI_Ialltoallw(buf, cnt, dsp, ts, buf + 2, cnt, dsp, ts, MPI_COMM_WORLD, &rq), MPI_ERR_TYPE);
+        MTEST_CHECK(rq == MPI_REQUEST_NULL, "Ialltoallw with bad types handed out a request");
+    }
 }
 
 static void check_op(MPI_Op op)
