@@ -158,7 +158,8 @@ int rmpi_api_error(rmpi_comm_t *comm, int code, const char *func, const char *fm
 
 int rmpi_api_not_initialized(const char *func)
 {
-    fprintf(stderr, "[rmpi] %s was called %s; MPI calls are only allowed between MPI_Init and MPI_Finalize.\n",
+    fprintf(stderr, "[rmpi] %s was called %s; MPI calls are only allowed between MPI_Init and MPI_Finalize, or "
+                    "while an MPI session is open.\n",
             func, rmpi_api_state == RMPI_STATE_FINALIZED ? "after MPI_Finalize" : "before MPI_Init");
     fflush(stderr);
     abort();

@@ -28,8 +28,14 @@
 #include "../comm/comm.h"
 #include "../core/core.h"
 
+/* rmpi_api_state: whether the runtime is up (MPI calls allowed), started by MPI_Init or the
+ * first MPI_Session_init and ended when neither the world model nor a session uses it. */
 enum { RMPI_STATE_PRE_INIT = 0, RMPI_STATE_INIT, RMPI_STATE_FINALIZED };
 extern int rmpi_api_state;
+/* Sessions (api_session.c) hold the runtime: 0, or an MPI error class with a message
+ * printed (the runtime cannot start again once it has ended). */
+int rmpi_api_runtime_acquire(int thread_level);
+void rmpi_api_runtime_release(void);
 
 int rmpi_api_error(rmpi_comm_t *comm, int code, const char *func, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

@@ -8,37 +8,91 @@
 #include <time.h>
 
 int rmpi_api_state = RMPI_STATE_PRE_INIT;
+static int world_state = RMPI_STATE_PRE_INIT; /* the world model: MPI_Init .. MPI_Finalize */
+static int sessions;                          /* open MPI sessions */
 static int thread_level = MPI_THREAD_SINGLE;
 static pthread_t main_thread;
+static rmpi_core_info_t core_info;
 
-static int do_init(int required, int *provided)
+static int thread_level_of(int required)
 {
-    if (rmpi_api_state != RMPI_STATE_PRE_INIT) {
-        fprintf(stderr, "[rmpi] MPI_Init called %s; it may be called once per process.\n",
-                rmpi_api_state == RMPI_STATE_INIT ? "twice" : "after MPI_Finalize");
+    /* the highest level not above the one asked for (levels are ordered but not dense) */
+    return required >= MPI_THREAD_MULTIPLE     ? MPI_THREAD_MULTIPLE
+           : required >= MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED
+           : required >= MPI_THREAD_FUNNELED   ? MPI_THREAD_FUNNELED
+                                               : MPI_THREAD_SINGLE;
+}
+
+/* The runtime (process manager, providers, MPI_COMM_WORLD and MPI_COMM_SELF) is shared by
+ * the world model and every session (MPI-4.1 11.3): the first to need it starts it. */
+static int runtime_start(int required)
+{
+    if (rmpi_api_state == RMPI_STATE_INIT) {
+        /* MULTIPLE is honoured with one library lock, so a later user may raise the level */
+        if (thread_level_of(required) > thread_level) {
+            thread_level = thread_level_of(required);
+            rmpi_thread_multiple = thread_level == MPI_THREAD_MULTIPLE;
+        }
+        return MPI_SUCCESS;
+    }
+    if (rmpi_api_state == RMPI_STATE_FINALIZED) {
+        fprintf(stderr, "[rmpi] MPI cannot start again in this process: MPI_Finalize (or the last "
+                        "MPI_Session_finalize) has ended it.\n");
         return MPI_ERR_OTHER;
     }
-    rmpi_core_info_t info;
-    if (rmpi_core_init(&info)) {
+    if (rmpi_core_init(&core_info)) {
         fprintf(stderr, "[rmpi] MPI_Init failed: the process manager or a network provider could not start "
                         "(RMPI_DEBUG=1 tells more).\n");
         return MPI_ERR_OTHER;
     }
-    rmpi_comm_init(info.rank, info.size);
-    /* MULTIPLE is honoured with one library lock; everything below it is serialised. */
-    /* the highest level not above the one asked for (levels are ordered but not dense) */
-    thread_level = required >= MPI_THREAD_MULTIPLE     ? MPI_THREAD_MULTIPLE
-                   : required >= MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED
-                   : required >= MPI_THREAD_FUNNELED   ? MPI_THREAD_FUNNELED
-                                                       : MPI_THREAD_SINGLE;
+    rmpi_comm_init(core_info.rank, core_info.size);
+    thread_level = thread_level_of(required);
     rmpi_thread_multiple = thread_level == MPI_THREAD_MULTIPLE;
     main_thread = pthread_self();
-    rmpi_api_attr_init(info.appnum);
-    rmpi_api_info_env_init(info.size, thread_level);
+    rmpi_api_attr_init(core_info.appnum);
+    rmpi_api_info_env_init(core_info.size, thread_level);
+    rmpi_api_state = RMPI_STATE_INIT;
+    return MPI_SUCCESS;
+}
+
+static void runtime_stop(void)
+{
+    RMPI_LOCK();
+    rmpi_core_finalize();
+    rmpi_dpm_finalize();
+    rmpi_comm_finalize();
+    rmpi_api_state = RMPI_STATE_FINALIZED;
+    RMPI_UNLOCK();
+}
+
+int rmpi_api_runtime_acquire(int required)
+{
+    int rc = runtime_start(required);
+    if (rc == MPI_SUCCESS)
+        sessions++;
+    return rc;
+}
+
+void rmpi_api_runtime_release(void)
+{
+    if (--sessions == 0 && world_state != RMPI_STATE_INIT)
+        runtime_stop();
+}
+
+static int do_init(int required, int *provided)
+{
+    if (world_state != RMPI_STATE_PRE_INIT) {
+        fprintf(stderr, "[rmpi] MPI_Init called %s; it may be called once per process.\n",
+                world_state == RMPI_STATE_INIT ? "twice" : "after MPI_Finalize");
+        return MPI_ERR_OTHER;
+    }
+    int rc = runtime_start(required);
+    if (rc)
+        return rc;
+    world_state = RMPI_STATE_INIT;
     if (provided)
         *provided = thread_level;
-    rmpi_api_state = RMPI_STATE_INIT;
-    return rmpi_api_dpm_init(info.singleton);
+    return rmpi_api_dpm_init(core_info.singleton);
 }
 
 int MPI_Init(int *argc, char ***argv) { return do_init(MPI_THREAD_SINGLE, NULL); }
@@ -51,25 +105,26 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 int MPI_Finalize(void)
 {
     RMPI_API_INIT_CHECK();
+    if (world_state != RMPI_STATE_INIT)
+        return rmpi_api_error(NULL, MPI_ERR_OTHER, __func__, "MPI_Init was not called (sessions end with "
+                                                             "MPI_Session_finalize)");
     rmpi_api_attr_finalize(); /* user clean-up hooked on MPI_COMM_SELF runs while MPI still works */
-    RMPI_LOCK();
-    rmpi_core_finalize();
-    rmpi_dpm_finalize();
-    rmpi_comm_finalize();
-    rmpi_api_state = RMPI_STATE_FINALIZED;
-    RMPI_UNLOCK();
+    world_state = RMPI_STATE_FINALIZED;
+    if (sessions == 0)
+        runtime_stop();
     return MPI_SUCCESS;
 }
 
+/* Both ask about the world model (MPI-4.1 11.2.1): sessions do not count. */
 int MPI_Initialized(int *flag)
 {
-    *flag = rmpi_api_state != RMPI_STATE_PRE_INIT;
+    *flag = world_state != RMPI_STATE_PRE_INIT;
     return MPI_SUCCESS;
 }
 
 int MPI_Finalized(int *flag)
 {
-    *flag = rmpi_api_state == RMPI_STATE_FINALIZED;
+    *flag = world_state == RMPI_STATE_FINALIZED;
     return MPI_SUCCESS;
 }
 

@@ -1,7 +1,6 @@
-/* Sessions, the basics: a session is an error handler and info hints over the world the
- * process already has. Psets are mpi://WORLD and mpi://SELF; their groups feed
- * MPI_Comm_create_from_group. RailMPI starts its runtime in MPI_Init, so a session needs
- * MPI_Init(_thread) first (mpi4py does that on import). */
+/* Sessions: a session is an error handler and info hints over the process's runtime, which
+ * the first session (or MPI_Init) starts and the last user ends (api_init.c). Psets are
+ * mpi://WORLD and mpi://SELF; their groups feed MPI_Comm_create_from_group. */
 #include "api_pt2pt.h"
 
 #include <stdio.h>
@@ -46,15 +45,32 @@ static int session_error(rmpi_session_t *s, int code, const char *func, const ch
     if (!s)                                                                     \
         return session_error(NULL, MPI_ERR_SESSION, __func__, "invalid session")
 
+/* The thread level a session asks for (info key "thread_level", MPI-4.1 11.3.1). */
+static int wanted_thread_level(rmpi_info_t *i)
+{
+    const char *v = i ? rmpi_info_lookup(i, "thread_level") : NULL;
+    if (!v)
+        return MPI_THREAD_SINGLE;
+    return !strcmp(v, "MPI_THREAD_MULTIPLE")     ? MPI_THREAD_MULTIPLE
+           : !strcmp(v, "MPI_THREAD_SERIALIZED") ? MPI_THREAD_SERIALIZED
+           : !strcmp(v, "MPI_THREAD_FUNNELED")   ? MPI_THREAD_FUNNELED
+                                                 : MPI_THREAD_SINGLE;
+}
+
 int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
 {
-    if (rmpi_api_state != RMPI_STATE_INIT)
-        return rmpi_api_not_initialized(__func__); /* see the note at the top */
     rmpi_info_t *i = NULL;
-    if (info != MPI_INFO_NULL && !(i = rmpi_info_get(info)))
-        return session_error(NULL, MPI_ERR_INFO, __func__, "invalid info object");
-    if (!session || (errhandler != MPI_ERRHANDLER_NULL && !rmpi_api_errh_valid(errhandler)))
-        return session_error(NULL, MPI_ERR_ARG, __func__, "session is NULL or the error handler is invalid");
+    if (!session || (info != MPI_INFO_NULL && !(i = rmpi_info_get(info))) ||
+        (errhandler != MPI_ERRHANDLER_NULL && errhandler != MPI_ERRORS_RETURN &&
+         errhandler != MPI_ERRORS_ARE_FATAL && errhandler != MPI_ERRORS_ABORT &&
+         (rmpi_api_state != RMPI_STATE_INIT || !rmpi_api_errh_valid(errhandler)))) {
+        /* no session and maybe no runtime yet: the error goes back as it is */
+        fprintf(stderr, "[rmpi] MPI_Session_init: session is NULL, or the info or error handler is invalid.\n");
+        return !session ? MPI_ERR_ARG : info != MPI_INFO_NULL && !i ? MPI_ERR_INFO : MPI_ERR_ARG;
+    }
+    int rc = rmpi_api_runtime_acquire(wanted_thread_level(i));
+    if (rc)
+        return rc;
     rmpi_session_t *s = rmpi_xcalloc(1, sizeof *s);
     s->magic = SESSION_MAGIC;
     rmpi_addrset_add(&session_live, s);
@@ -90,6 +106,7 @@ int MPI_Session_finalize(MPI_Session *session)
     rmpi_addrset_del(&session_live, s);
     free(s);
     *session = MPI_SESSION_NULL;
+    rmpi_api_runtime_release();
     return MPI_SUCCESS;
 }
 

@@ -2,6 +2,7 @@
  * then RDMA read + FIN, or CTS + RDMA write + FIN), and tag matching. */
 #include "core_impl.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,6 +115,12 @@ int rmpi_core_cancel_send(rmpi_req_t *r)
     wire_cancel_t f = {{0, RMPI_F_CANCEL, 0}, r->ctx, r->seq, id};
     struct iovec iov = {&f, sizeof f};
     rmpi_vc_send(vc, &iov, 1, sizeof f);
+    /* The answer is awaited here, as MPICH does: a program may ask MPI_Request_get_status
+     * (or Test) once right after MPI_Cancel and take "not complete" for "not cancelled"
+     * (mpi4py's suite does). The receiver answers from its progress engine. */
+    while (r->flags & RMPI_RF_CANCELLING)
+        if (!rmpi_core_progress())
+            sched_yield();
     return 1;
 }
 
