@@ -105,8 +105,10 @@ static int recv_group(int fd, dpm_hdr_t *h, char **cards, uint64_t deadline)
     *cards = NULL;
     if (io_all(fd, h, sizeof *h, 0, deadline) || memcmp(h->magic, magic, sizeof magic))
         return -1;
+    /* The peer's word: a group of at most 2^20, a status we know, and a context candidate
+     * that leaves room for the four ids an intercommunicator takes. */
     uint32_t n = ld32(h->n);
-    if (n > (1u << 20))
+    if (n > (1u << 20) || ld32(h->status) > 1 || ld32(h->ctx) > RMPI_CTX_MAX - 4)
         return -1;
     *cards = rmpi_xmalloc((size_t)(n ? n : 1) * CARD_MAX);
     if (io_all(fd, *cards, (size_t)n * CARD_MAX, 0, deadline)) {

@@ -105,12 +105,12 @@ static void bad(rmpi_vc_t *vc, const char *fmt, ...)
 
 static const char *const type_name[] = {"?", "EAGER", "EAGER_SHORT", "RTS", "CTS", "FIN", "SYNC_ACK"};
 
-/* A message's envelope: any context id (one this process has not created yet waits), a
- * real rank and a real tag (never the wildcards a receive uses). */
-static int envelope_ok(rmpi_vc_t *vc, unsigned type, int32_t src, int32_t tag)
+/* A message's envelope: a context id below RMPI_CTX_MAX (one this process has not created
+ * yet waits), a real rank and a real tag (never the wildcards a receive uses). */
+static int envelope_ok(rmpi_vc_t *vc, unsigned type, uint32_t ctx, int32_t src, int32_t tag)
 {
-    if (src < 0 || tag == RMPI_ANY_TAG) {
-        bad(vc, "%s with source %d and tag %d", type_name[type], (int)src, (int)tag);
+    if (ctx >= RMPI_CTX_MAX || src < 0 || tag == RMPI_ANY_TAG) {
+        bad(vc, "%s with context %#x, source %d and tag %d", type_name[type], ctx, (int)src, (int)tag);
         return 0;
     }
     return 1;
@@ -172,7 +172,7 @@ static void on_eager(rmpi_vc_t *vc, core_peer_t *cp, unsigned flags, const char 
     size_t hl = sizeof m;
     int sync = flags & RMPI_FF_SYNC;
     if (!fixed_part(vc, RMPI_F_EAGER, flags, RMPI_FF_SYNC, frame, len, &m, sizeof m) ||
-        (sync && !length_ok(vc, RMPI_F_EAGER, len, hl + sizeof sreq, 0)) || !envelope_ok(vc, RMPI_F_EAGER, m.src, m.tag))
+        (sync && !length_ok(vc, RMPI_F_EAGER, len, hl + sizeof sreq, 0)) || !envelope_ok(vc, RMPI_F_EAGER, m.ctx, m.src, m.tag))
         return;
     if (sync) {
         memcpy(&sreq, frame + hl, sizeof sreq);
@@ -187,7 +187,7 @@ static void on_rts(rmpi_vc_t *vc, unsigned flags, const char *frame, size_t len)
     wire_rts_t f;
     size_t fixed = offsetof(wire_rts_t, rkey);
     if (!fixed_part(vc, RMPI_F_RTS, flags, RMPI_FF_GATHER, frame, len, &f, fixed) ||
-        !envelope_ok(vc, RMPI_F_RTS, f.m.src, f.m.tag) || !nkeys_ok(vc, RMPI_F_RTS, f.nkeys) ||
+        !envelope_ok(vc, RMPI_F_RTS, f.m.ctx, f.m.src, f.m.tag) || !nkeys_ok(vc, RMPI_F_RTS, f.nkeys) ||
         !length_ok(vc, RMPI_F_RTS, len, RMPI_WIRE_KEYS_LEN(wire_rts_t, f.nkeys), 1))
         return;
     if (f.len > SIZE_MAX) {
