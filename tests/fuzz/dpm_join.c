@@ -18,13 +18,11 @@
 #include <mpi.h>
 
 #include "rt/rt.h"
+#include "fuzz_singleton.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-    unsetenv("PMI_FD");
-    unsetenv("PMI_PORT");
-    unsetenv("PMI_RANK");
-    unsetenv("PMI_SIZE");
+    fuzz_singleton();
     MPI_Init(argc, argv);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
