@@ -297,6 +297,12 @@ static int root_connect(const char *name, const char *cards, int n, uint32_t ctx
 /* Every member: add the remote processes as peers, build the intercommunicator. */
 static int build_inter(rmpi_comm_t *c, const result_t *res, char *rcards, rmpi_comm_t **out)
 {
+    if (res->ctx > RMPI_CTX_MAX - 4) {
+        /* both sides' candidates were checked; ours has run out (a partner's large candidate
+         * moved it up): an error for this call, not the end of the process */
+        rmpi_warn("no context id is left for the intercommunicator (RMPI_CTX_MAX reached).");
+        return MPI_ERR_INTERN;
+    }
     int *rw = rmpi_xmalloc((size_t)(res->n ? res->n : 1) * sizeof *rw);
     int *lw = rmpi_xmalloc((size_t)c->size * sizeof *lw);
     int bad = 0;
