@@ -74,6 +74,7 @@ struct rmpi_vc {
     uint16_t ack_sent;           /* psn_expect when we last acknowledged */
     uint64_t ooo_frames, dup_frames, frames_in;
     int cut;                     /* the peer sent a malformed frame: nothing it sends is read any more */
+    size_t ooo_bytes;            /* memory held by the out-of-order queue (rmpi_vc_ooo_max) */
     void *core;                  /* the core's per-peer state */
 };
 
@@ -163,6 +164,9 @@ void rmpi_vc_on_frame(rmpi_rail_t *rail, int peer, const void *frame, size_t len
  * policy; it may end the job). why: a sentence naming what was wrong. */
 void rmpi_vc_cut(rmpi_vc_t *vc, const char *why);
 extern void (*rmpi_vc_on_cut)(rmpi_vc_t *vc, const char *why);
+/* Most memory a peer's early frames may hold in the out-of-order queue; past it the peer is
+ * cut off (the core sets it from RMPI_UNEXP_MAX; SIZE_MAX: no bound). */
+extern size_t rmpi_vc_ooo_max;
 
 /* For RMPI_REPORT and tests. */
 void rmpi_vc_report(void *file);
