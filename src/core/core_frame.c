@@ -91,7 +91,12 @@ static rmpi_req_t *wire_req(rmpi_vc_t *vc, uint64_t id, unsigned want)
 
 /* ---- checks ---- */
 
-static void bad(rmpi_vc_t *vc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The checks below are inlined into the EAGER path (a few compares on the fast path); what
+ * they do when a check fails, and the other frame types, stay out of line. */
+#define INLINE static inline __attribute__((always_inline))
+#define OUT_OF_LINE static __attribute__((noinline))
+
+static void bad(rmpi_vc_t *vc, const char *fmt, ...) __attribute__((format(printf, 2, 3), cold, noinline));
 static void bad(rmpi_vc_t *vc, const char *fmt, ...)
 {
     char what[256], why[320];
@@ -107,7 +112,7 @@ static const char *const type_name[] = {"?", "EAGER", "EAGER_SHORT", "RTS", "CTS
 
 /* A message's envelope: a context id below RMPI_CTX_MAX (one this process has not created
  * yet waits), a real rank and a real tag (never the wildcards a receive uses). */
-static int envelope_ok(rmpi_vc_t *vc, unsigned type, uint32_t ctx, int32_t src, int32_t tag)
+INLINE int envelope_ok(rmpi_vc_t *vc, unsigned type, uint32_t ctx, int32_t src, int32_t tag)
 {
     if (ctx >= RMPI_CTX_MAX || src < 0 || tag == RMPI_ANY_TAG) {
         bad(vc, "%s with context %#x, source %d and tag %d", type_name[type], ctx, (int)src, (int)tag);
@@ -116,7 +121,7 @@ static int envelope_ok(rmpi_vc_t *vc, unsigned type, uint32_t ctx, int32_t src, 
     return 1;
 }
 
-static int flags_ok(rmpi_vc_t *vc, unsigned type, unsigned flags, unsigned allowed)
+INLINE int flags_ok(rmpi_vc_t *vc, unsigned type, unsigned flags, unsigned allowed)
 {
     if (flags & ~allowed) {
         bad(vc, "%s with flags %#x", type_name[type], flags);
@@ -125,7 +130,7 @@ static int flags_ok(rmpi_vc_t *vc, unsigned type, unsigned flags, unsigned allow
     return 1;
 }
 
-static int length_ok(rmpi_vc_t *vc, unsigned type, size_t len, size_t want, int exact)
+INLINE int length_ok(rmpi_vc_t *vc, unsigned type, size_t len, size_t want, int exact)
 {
     if (exact ? len != want : len < want) {
         bad(vc, "%s of %zu bytes, %s %zu", type_name[type], len, exact ? "not" : "shorter than", want);
@@ -135,7 +140,7 @@ static int length_ok(rmpi_vc_t *vc, unsigned type, size_t len, size_t want, int 
 }
 
 /* The flags are the type's own and the frame holds its fixed part: copy that to dst. */
-static int fixed_part(rmpi_vc_t *vc, unsigned type, unsigned flags, unsigned allowed, const char *frame, size_t len,
+INLINE int fixed_part(rmpi_vc_t *vc, unsigned type, unsigned flags, unsigned allowed, const char *frame, size_t len,
                       void *dst, size_t fixed)
 {
     if (!flags_ok(vc, type, flags, allowed) || !length_ok(vc, type, len, fixed, 0))
@@ -165,7 +170,7 @@ static rmpi_req_t *req_ok(rmpi_vc_t *vc, unsigned type, uint64_t id, unsigned wa
 
 /* ---- frame types ---- */
 
-static void on_eager(rmpi_vc_t *vc, core_peer_t *cp, unsigned flags, const char *frame, size_t len)
+INLINE void on_eager(rmpi_vc_t *vc, core_peer_t *cp, unsigned flags, const char *frame, size_t len)
 {
     wire_match_t m;
     uint64_t sreq = 0;
@@ -182,7 +187,7 @@ static void on_eager(rmpi_vc_t *vc, core_peer_t *cp, unsigned flags, const char 
     rmpi_core_eager_arrived(vc, m.ctx, m.src, m.tag, frame + hl, len - hl, sync, sreq);
 }
 
-static void on_rts(rmpi_vc_t *vc, unsigned flags, const char *frame, size_t len)
+OUT_OF_LINE void on_rts(rmpi_vc_t *vc, unsigned flags, const char *frame, size_t len)
 {
     wire_rts_t f;
     size_t fixed = offsetof(wire_rts_t, rkey);
@@ -198,7 +203,7 @@ static void on_rts(rmpi_vc_t *vc, unsigned flags, const char *frame, size_t len)
     rmpi_core_rts_arrived(vc, &f);
 }
 
-static void on_cts(rmpi_vc_t *vc, unsigned flags, const char *frame, size_t len)
+OUT_OF_LINE void on_cts(rmpi_vc_t *vc, unsigned flags, const char *frame, size_t len)
 {
     wire_cts_t f;
     size_t fixed = offsetof(wire_cts_t, rkey);
@@ -249,7 +254,7 @@ static void on_cts(rmpi_vc_t *vc, unsigned flags, const char *frame, size_t len)
     rmpi_core_cts_arrived(vc, r, &f, pieces, ph.n);
 }
 
-static void on_req_frame(rmpi_vc_t *vc, unsigned type, unsigned flags, const char *frame, size_t len)
+OUT_OF_LINE void on_req_frame(rmpi_vc_t *vc, unsigned type, unsigned flags, const char *frame, size_t len)
 {
     wire_req_t f;
     if (!length_ok(vc, type, len, sizeof f, 1) || !fixed_part(vc, type, flags, 0, frame, len, &f, sizeof f))
