@@ -129,6 +129,9 @@ uint32_t rmpi_mset_max_ctx(const rmpi_mset_t *m)
 
 void rmpi_comm_reserve_ctx(uint32_t ctx, unsigned span)
 {
+    if (ctx > RMPI_CTX_MAX - span)
+        rmpi_fatal("no context id is left for a new communicator (RMPI_CTX_MAX, %u, reached): free communicators "
+                   "instead of creating new ones.", RMPI_CTX_MAX);
     if (ctx + span > next_ctx)
         next_ctx = ctx + span;
 }

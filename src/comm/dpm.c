@@ -126,8 +126,10 @@ static int recv_hdr(int fd, dpm_hdr_t *h, uint64_t deadline)
 static int recv_cards(int fd, const dpm_hdr_t *h, char **cards, uint64_t deadline)
 {
     *cards = NULL;
+    /* The peer's word: a group of at most 2^20, a status we know, and a context candidate
+     * that leaves room for the four ids an intercommunicator takes. */
     uint32_t n = ld32(h->n);
-    if (n > (1u << 20))
+    if (n > (1u << 20) || ld32(h->status) > 1 || ld32(h->ctx) > RMPI_CTX_MAX - 4)
         return -1;
     *cards = rmpi_xmalloc((size_t)(n ? n : 1) * CARD_MAX);
     if (io_all(fd, *cards, (size_t)n * CARD_MAX, 0, deadline)) {
@@ -317,6 +319,12 @@ static int root_connect(const char *name, const char *cards, int n, uint32_t ctx
 /* Every member: add the remote processes as peers, build the intercommunicator. */
 static int build_inter(rmpi_comm_t *c, const result_t *res, char *rcards, rmpi_comm_t **out)
 {
+    if (res->ctx > RMPI_CTX_MAX - 4) {
+        /* both sides' candidates were checked; ours has run out (a partner's large candidate
+         * moved it up): an error for this call, not the end of the process */
+        rmpi_warn("no context id is left for the intercommunicator (RMPI_CTX_MAX reached).");
+        return MPI_ERR_INTERN;
+    }
     int *rw = rmpi_xmalloc((size_t)(res->n ? res->n : 1) * sizeof *rw);
     int *lw = rmpi_xmalloc((size_t)c->size * sizeof *lw);
     int bad = 0;

@@ -31,6 +31,10 @@
 /* Context ids: WORLD 0/1, SELF 2/3, the finalize barrier 4; communicators from 8 on. */
 #define RMPI_CTX_FINALIZE 4u
 #define RMPI_CTX_FIRST_FREE 8u
+/* Context ids are below this (2^24: 8 million communicators; the queue table of the
+ * largest costs 128 MiB). A frame naming a larger one is malformed; a dynamic-process
+ * partner that proposes one is refused; a process that would reserve one stops. */
+#define RMPI_CTX_MAX (1u << 24)
 
 enum { RMPI_REQ_SEND = 1, RMPI_REQ_RECV, RMPI_REQ_NULLOP, RMPI_REQ_COLL, RMPI_REQ_GREQ /* completed by the application */ };
 enum { RMPI_MODE_STD = 0, RMPI_MODE_SYNC, RMPI_MODE_READY, RMPI_MODE_BUFFERED };

@@ -100,7 +100,12 @@ static rmpi_req_t *wire_req(rmpi_vc_t *vc, uint64_t id, unsigned want)
 
 /* ---- checks ---- */
 
-static void bad(rmpi_vc_t *vc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The checks below are inlined into the EAGER path (a few compares on the fast path); what
+ * they do when a check fails, and the other frame types, stay out of line. */
+#define INLINE static inline __attribute__((always_inline))
+#define OUT_OF_LINE static __attribute__((noinline))
+
+static void bad(rmpi_vc_t *vc, const char *fmt, ...) __attribute__((format(printf, 2, 3), cold, noinline));
 static void bad(rmpi_vc_t *vc, const char *fmt, ...)
 {
     char what[256], why[320];
@@ -115,18 +120,18 @@ static void bad(rmpi_vc_t *vc, const char *fmt, ...)
 static const char *const type_name[] = {"?", "EAGER", "EAGER_SHORT", "RTS", "CTS", "FIN", "SYNC_ACK", "CANCEL",
                                         "CANCEL_ACK"};
 
-/* A message's envelope: any context id (one this process has not created yet waits), a
- * real rank and a real tag (never the wildcards a receive uses). */
-static int envelope_ok(rmpi_vc_t *vc, unsigned type, int32_t src, int32_t tag)
+/* A message's envelope: a context id below RMPI_CTX_MAX (one this process has not created
+ * yet waits), a real rank and a real tag (never the wildcards a receive uses). */
+INLINE int envelope_ok(rmpi_vc_t *vc, unsigned type, uint32_t ctx, int32_t src, int32_t tag)
 {
-    if (src < 0 || tag == RMPI_ANY_TAG) {
-        bad(vc, "%s with source %d and tag %d", type_name[type], (int)src, (int)tag);
+    if (ctx >= RMPI_CTX_MAX || src < 0 || tag == RMPI_ANY_TAG) {
+        bad(vc, "%s with context %#x, source %d and tag %d", type_name[type], ctx, (int)src, (int)tag);
         return 0;
     }
     return 1;
 }
 
-static int flags_ok(rmpi_vc_t *vc, unsigned type, unsigned flags, unsigned allowed)
+INLINE int flags_ok(rmpi_vc_t *vc, unsigned type, unsigned flags, unsigned allowed)
 {
     if (flags & ~allowed) {
         bad(vc, "%s with flags %#x", type_name[type], flags);
@@ -135,7 +140,7 @@ static int flags_ok(rmpi_vc_t *vc, unsigned type, unsigned flags, unsigned allow
     return 1;
 }
 
-static int length_ok(rmpi_vc_t *vc, unsigned type, size_t len, size_t want, int exact)
+INLINE int length_ok(rmpi_vc_t *vc, unsigned type, size_t len, size_t want, int exact)
 {
     if (exact ? len != want : len < want) {
         bad(vc, "%s of %zu bytes, %s %zu", type_name[type], len, exact ? "not" : "shorter than", want);
@@ -145,7 +150,7 @@ static int length_ok(rmpi_vc_t *vc, unsigned type, size_t len, size_t want, int 
 }
 
 /* The flags are the type's own and the frame holds its fixed part: copy that to dst. */
-static int fixed_part(rmpi_vc_t *vc, unsigned type, unsigned flags, unsigned allowed, const char *frame, size_t len,
+INLINE int fixed_part(rmpi_vc_t *vc, unsigned type, unsigned flags, unsigned allowed, const char *frame, size_t len,
                       void *dst, size_t fixed)
 {
     if (!flags_ok(vc, type, flags, allowed) || !length_ok(vc, type, len, fixed, 0))
@@ -175,14 +180,14 @@ static rmpi_req_t *req_ok(rmpi_vc_t *vc, unsigned type, uint64_t id, unsigned wa
 
 /* ---- frame types ---- */
 
-static void on_eager(rmpi_vc_t *vc, core_peer_t *cp, unsigned flags, const char *frame, size_t len)
+INLINE void on_eager(rmpi_vc_t *vc, core_peer_t *cp, unsigned flags, const char *frame, size_t len)
 {
     wire_match_t m;
     uint64_t sreq = 0;
     size_t hl = sizeof m;
     int sync = flags & RMPI_FF_SYNC;
     if (!fixed_part(vc, RMPI_F_EAGER, flags, RMPI_FF_SYNC, frame, len, &m, sizeof m) ||
-        (sync && !length_ok(vc, RMPI_F_EAGER, len, hl + sizeof sreq, 0)) || !envelope_ok(vc, RMPI_F_EAGER, m.src, m.tag))
+        (sync && !length_ok(vc, RMPI_F_EAGER, len, hl + sizeof sreq, 0)) || !envelope_ok(vc, RMPI_F_EAGER, m.ctx, m.src, m.tag))
         return;
     if (sync) {
         memcpy(&sreq, frame + hl, sizeof sreq);
@@ -192,12 +197,12 @@ static void on_eager(rmpi_vc_t *vc, core_peer_t *cp, unsigned flags, const char 
     rmpi_core_eager_arrived(vc, m.ctx, m.src, m.tag, frame + hl, len - hl, sync, sreq);
 }
 
-static void on_rts(rmpi_vc_t *vc, unsigned flags, const char *frame, size_t len)
+OUT_OF_LINE void on_rts(rmpi_vc_t *vc, unsigned flags, const char *frame, size_t len)
 {
     wire_rts_t f;
     size_t fixed = offsetof(wire_rts_t, rkey);
     if (!fixed_part(vc, RMPI_F_RTS, flags, RMPI_FF_GATHER, frame, len, &f, fixed) ||
-        !envelope_ok(vc, RMPI_F_RTS, f.m.src, f.m.tag) || !nkeys_ok(vc, RMPI_F_RTS, f.nkeys) ||
+        !envelope_ok(vc, RMPI_F_RTS, f.m.ctx, f.m.src, f.m.tag) || !nkeys_ok(vc, RMPI_F_RTS, f.nkeys) ||
         !length_ok(vc, RMPI_F_RTS, len, RMPI_WIRE_KEYS_LEN(wire_rts_t, f.nkeys), 1))
         return;
     if (f.len > SIZE_MAX) {
@@ -208,7 +213,7 @@ static void on_rts(rmpi_vc_t *vc, unsigned flags, const char *frame, size_t len)
     rmpi_core_rts_arrived(vc, &f);
 }
 
-static void on_cts(rmpi_vc_t *vc, unsigned flags, const char *frame, size_t len)
+OUT_OF_LINE void on_cts(rmpi_vc_t *vc, unsigned flags, const char *frame, size_t len)
 {
     wire_cts_t f;
     size_t fixed = offsetof(wire_cts_t, rkey);
@@ -286,7 +291,7 @@ static void cancel_answered(rmpi_req_t *r, uint32_t withdrawn)
 }
 
 /* A peer asks to withdraw its message; the answer names its request. */
-static void on_cancel(rmpi_vc_t *vc, unsigned flags, const char *frame, size_t len)
+OUT_OF_LINE void on_cancel(rmpi_vc_t *vc, unsigned flags, const char *frame, size_t len)
 {
     wire_cancel_t f;
     if (!length_ok(vc, RMPI_F_CANCEL, len, sizeof f, 1) ||
@@ -302,7 +307,7 @@ static void on_cancel(rmpi_vc_t *vc, unsigned flags, const char *frame, size_t l
     rmpi_vc_send(vc, &iov, 1, sizeof a);
 }
 
-static void on_req_frame(rmpi_vc_t *vc, unsigned type, unsigned flags, const char *frame, size_t len)
+OUT_OF_LINE void on_req_frame(rmpi_vc_t *vc, unsigned type, unsigned flags, const char *frame, size_t len)
 {
     wire_req_t f;
     if (!length_ok(vc, type, len, sizeof f, 1) || !fixed_part(vc, type, flags, 0, frame, len, &f, sizeof f))

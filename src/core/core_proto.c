@@ -20,6 +20,8 @@ static rmpi_list_t early = {&early, &early};
 
 ctxq_t *rmpi_core_ctxq_grow(uint32_t ctx)
 {
+    if (ctx >= RMPI_CTX_MAX)
+        rmpi_fatal("context id %#x is beyond RMPI_CTX_MAX (a bug in the layer that made it).", ctx);
     if (ctx >= rmpi_nctxq) {
         size_t n = rmpi_nctxq ? rmpi_nctxq : 16; /* size_t: doubling past 2^31 must not wrap */
         while (n <= ctx)

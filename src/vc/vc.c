@@ -218,6 +218,7 @@ int rmpi_vc_rail_failed(rmpi_vc_t *vc, int sub, const char *why)
 }
 
 void (*rmpi_vc_on_cut)(rmpi_vc_t *vc, const char *why);
+size_t rmpi_vc_ooo_max = SIZE_MAX;
 
 void rmpi_vc_cut(rmpi_vc_t *vc, const char *why)
 {
@@ -240,6 +241,7 @@ static void deliver_in_order(rmpi_vc_t *vc, const void *frame, size_t len)
         vc->ooo = o->next;
         vc->psn_expect++;
         vc->rx_frames++;
+        vc->ooo_bytes -= sizeof *o + o->len;
         vc_deliver(vc, o->data, o->len);
         free(o);
     }
@@ -298,6 +300,13 @@ void rmpi_vc_on_frame(rmpi_rail_t *rail, int peer, const void *frame, size_t len
     o->next = *pp;
     *pp = o;
     vc->ooo_frames++;
+    vc->ooo_bytes += sizeof *o + len;
+    if (RMPI_UNLIKELY(vc->ooo_bytes > rmpi_vc_ooo_max)) {
+        char why[224];
+        snprintf(why, sizeof why, "rank %d has %zu bytes of frames waiting for an earlier one (PSN %u) that does not "
+                 "come, more than RMPI_UNEXP_MAX=%zu", vc->peer, vc->ooo_bytes, vc->psn_expect, rmpi_vc_ooo_max);
+        rmpi_vc_cut(vc, why);
+    }
 }
 
 void rmpi_vc_report(void *file)

@@ -77,6 +77,7 @@ struct rmpi_vc {
      * names one frame on both sides (a send's cancel names its message by it). */
     uint64_t tx_frames, rx_frames;
     int cut;                     /* the peer sent a malformed frame: nothing it sends is read any more */
+    size_t ooo_bytes;            /* memory held by the out-of-order queue (rmpi_vc_ooo_max) */
     void *core;                  /* the core's per-peer state */
 };
 
@@ -168,6 +169,9 @@ void rmpi_vc_on_frame(rmpi_rail_t *rail, int peer, const void *frame, size_t len
  * policy; it may end the job). why: a sentence naming what was wrong. */
 void rmpi_vc_cut(rmpi_vc_t *vc, const char *why);
 extern void (*rmpi_vc_on_cut)(rmpi_vc_t *vc, const char *why);
+/* Most memory a peer's early frames may hold in the out-of-order queue; past it the peer is
+ * cut off (the core sets it from RMPI_UNEXP_MAX; SIZE_MAX: no bound). */
+extern size_t rmpi_vc_ooo_max;
 
 /* For RMPI_REPORT and tests. */
 void rmpi_vc_report(void *file);

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "core/core_impl.h"
+#include "fuzz_singleton.h"
 
 static rmpi_vc_t *vc;
 static unsigned long long cuts;
@@ -46,10 +47,7 @@ static void core_up(void)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-    unsetenv("PMI_FD");
-    unsetenv("PMI_PORT");
-    unsetenv("PMI_RANK");
-    unsetenv("PMI_SIZE");
+    fuzz_singleton();
     setenv("RMPI_EAGER_LIMIT", "16k", 1);
     return 0;
 }

@@ -15,6 +15,7 @@
 
 #include "core/core_impl.h"
 #include "rma/rma.h"
+#include "fuzz_singleton.h"
 
 static MPI_Win wins[2];
 static char mem[2][4096];
@@ -25,10 +26,7 @@ static void on_cut(rmpi_vc_t *v, const char *why) { cuts++; }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-    unsetenv("PMI_FD");
-    unsetenv("PMI_PORT");
-    unsetenv("PMI_RANK");
-    unsetenv("PMI_SIZE");
+    fuzz_singleton();
     MPI_Init(argc, argv);
     rmpi_vc_on_cut = on_cut;
     MPI_Win_create(mem[0], sizeof mem[0], 1, MPI_INFO_NULL, MPI_COMM_SELF, &wins[0]);

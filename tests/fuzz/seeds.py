@@ -116,8 +116,29 @@ def rma_seeds():
     w("short", 0, am(2)[:20])
 
 
+# ---- dpm_join: the partner's message in MPI_Comm_join ----
+def dpm(cards, token=b"join", status=0, ctx=100, n=None):
+    h = b"RMPIDPM1" + token.ljust(24, b"\0") + struct.pack("<III", status, ctx, len(cards) if n is None else n)
+    return h + b"".join(c.ljust(1024, b"\0")[:1024] for c in cards)
+
+
+def dpm_seeds():
+    w = lambda n, msg: write("dpm_join", n, msg)
+    card = b"1badcafe.0.ffffffff:tcp=A,lo@127.0.0.1/8:40000"
+    w("join", dpm([card]))
+    w("join-two-rails", dpm([b"1badcafe.3.12345678:tcp=L,eth0@10.0.0.2/24:5000,eth1@10.1.0.2/24:5001"]))
+    w("join-streams", dpm([b"0badf00d.1.87654321:tcp=A,eth0#0@192.168.1.5/16:7000,eth0#1@192.168.1.5/16:7001"]))
+    w("wrong-token", dpm([], token=b"0123456789abcdef", status=1))
+    w("ctx-high", dpm([card], ctx=0xfffffffe))
+    w("other-node", dpm([b"1badcafe.2.12345678:tcp=A,lo@127.0.0.1/8:40000"]))
+    w("no-card", dpm([b"garbage"]))
+    w("unterminated", dpm([b"x" * 1024]))
+    w("short", dpm([card])[:30])
+
+
 if __name__ == "__main__":
     core_seeds()
     tcp_seeds()
     rma_seeds()
+    dpm_seeds()
     sys.exit(0)

@@ -6,6 +6,7 @@
  * PSN wrap (65535 -> 0). The deliver callback must see every frame exactly once, in PSN order,
  * with its length and bytes (the caller's buffer is scribbled on after every call, so parked
  * frames must have been copied); frames_in, ooo_frames and dup_frames must match a model.
+ * Early frames are bounded (rmpi_vc_ooo_max): a peer whose gap never fills is cut off.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -249,6 +250,45 @@ static void run_fixed(void)
     vc_teardown();
 }
 
+/* Early frames hold at most rmpi_vc_ooo_max bytes: past it the peer is cut off (reported
+ * once), its parked frames never reach the core, and later frames are dropped unread. */
+static int ooo_cuts;
+static char ooo_why[256];
+static void on_cut(rmpi_vc_t *vc, const char *why)
+{
+    ooo_cuts++;
+    snprintf(ooo_why, sizeof ooo_why, "%s", why);
+}
+
+static void run_ooo_bound(void)
+{
+    vc_setup();
+    stream_init(0, 100, 1000);
+    stream_t *s = &streams[0];
+    rmpi_vc_on_cut = on_cut;
+    rmpi_vc_ooo_max = 4096;
+    int cut_at = -1;
+    for (uint32_t k = 1; k < 1000 && cut_at < 0; k++) { /* frame 0 never comes */
+        frame_fill(frame_buf, (uint16_t)(s->start + k), k, 0);
+        delivering = 0;
+        rmpi_vc_on_frame(&dummy_rail, 0, frame_buf, frame_len(k));
+        if (ooo_cuts)
+            cut_at = (int)k;
+    }
+    CHECK(cut_at > 0 && ooo_cuts == 1, "early frames never cut the peer off (%d cuts)", ooo_cuts);
+    CHECK(s->vc->ooo_bytes <= 4096 + sizeof(rmpi_ooo_t) + MAXPAY + 4, "%zu bytes parked past a bound of 4096",
+          s->vc->ooo_bytes);
+    CHECK(strstr(ooo_why, "RMPI_UNEXP_MAX") != NULL, "the report does not name the knob: %s", ooo_why);
+    /* the missing frame now comes: nothing of a cut-off peer is delivered */
+    frame_fill(frame_buf, s->start, 0, 0);
+    rmpi_vc_on_frame(&dummy_rail, 0, frame_buf, frame_len(0));
+    CHECK(s->next == 0, "a cut-off peer's frames were delivered (%u)", s->next);
+    delivering = -1;
+    rmpi_vc_on_cut = NULL;
+    rmpi_vc_ooo_max = SIZE_MAX;
+    vc_teardown();
+}
+
 int main(void)
 {
     /* rmpi_vc_init reads knobs and (with multirail) the node topology: a singleton has both */
@@ -273,6 +313,7 @@ int main(void)
         run(3000, win, 10, 65500, 32768, 200 + win);
         run(2500, win, 50, 65535 - win / 2, 65535, 300 + win);
     }
+    run_ooo_bound();
     for (int p = 0; p < NPEERS; p++)
         free(streams[p].parked);
     rmpi_topo_finalize();
