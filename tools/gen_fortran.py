@@ -50,7 +50,7 @@ SKIP = re.compile(r"^(MPI_T_|MPI_.*_(toint|fromint)$|MPI_.*_c$|MPI_Abi_|MPI_Pcon
 # Functions a Fortran program calls with other arguments than C's.
 CUSTOM = {"MPI_Init", "MPI_Init_thread", "MPI_Wtime", "MPI_Wtick", "MPI_Aint_add", "MPI_Aint_diff",
           "MPI_Comm_set_attr", "MPI_Comm_get_attr", "MPI_Type_set_attr", "MPI_Type_get_attr",
-          "MPI_Win_set_attr", "MPI_Win_get_attr", "MPI_Attr_put", "MPI_Attr_get"}
+          "MPI_Win_set_attr", "MPI_Win_get_attr", "MPI_Attr_put", "MPI_Attr_get", "MPI_Op_create"}
 
 
 def parse(header):
@@ -317,6 +317,45 @@ void mpi_attr_get_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *val, MPI_Fint *fl
 '''
 
 
+N_FORTRAN_OPS = 32
+
+
+def op_create():
+    """mpi_op_create_: a C callback has no context argument, so each Fortran reduction
+    function gets one of N_FORTRAN_OPS trampolines that hands it its datatype as an INTEGER."""
+    out = ["/* MPI_Op_create from Fortran: the library calls fn(in, inout, len, MPI_Datatype *); a",
+           " * Fortran user function takes the datatype as an INTEGER. A C callback carries no",
+           " * context, so each Fortran function is bound to one trampoline of a fixed set. */",
+           "typedef void (*rmpi_f_user_fn)(void *, void *, MPI_Fint *, MPI_Fint *);",
+           f"#define RMPI_F_OPS {N_FORTRAN_OPS}",
+           "static rmpi_f_user_fn f_ops[RMPI_F_OPS];",
+           "static int n_f_ops;"]
+    for i in range(N_FORTRAN_OPS):
+        out.append(f"static void f_tramp_{i}(void *in, void *io, int *len, MPI_Datatype *dt)\n{{\n"
+                   f"    MPI_Fint d = MPI_Type_toint(*dt);\n    f_ops[{i}](in, io, len, &d);\n}}")
+    out.append("static MPI_User_function *const f_tramps[RMPI_F_OPS] = {" +
+               ", ".join(f"f_tramp_{i}" for i in range(N_FORTRAN_OPS)) + "};")
+    out.append("""void mpi_op_create_(rmpi_f_user_fn fn, MPI_Fint *commute, MPI_Fint *op, MPI_Fint *ierror)
+{
+    int slot = 0;
+    while (slot < n_f_ops && f_ops[slot] != fn)
+        slot++;
+    if (slot == RMPI_F_OPS) {
+        fprintf(stderr, "[rmpi] MPI_Op_create: more than %d different Fortran reduction functions; "
+                        "RailMPI's Fortran bindings bind at most that many.\\n", RMPI_F_OPS);
+        *ierror = MPI_ERR_INTERN;
+        return;
+    }
+    if (slot == n_f_ops)
+        f_ops[n_f_ops++] = fn;
+    MPI_Op o = MPI_OP_NULL;
+    *ierror = MPI_Op_create(f_tramps[slot], *commute, &o);
+    if (*ierror == MPI_SUCCESS)
+        *op = MPI_Op_toint(o);
+}""")
+    return "\n\n".join(out)
+
+
 def consts_program(header):
     """C program printing mpif.h: every integer constant of mpi.h with its compiled value."""
     names = []
@@ -384,7 +423,7 @@ def main():
     a = ap.parse_args()
     protos = parse(a.header)
     if a.wrappers:
-        parts, nok, nstub = [PRELUDE], 0, 0
+        parts, nok, nstub = [PRELUDE, op_create()], 0, 0
         for ret, name, params in protos:
             if SKIP.match(name) or name in CUSTOM or ret != "int":
                 continue

@@ -1,11 +1,13 @@
 ! Fortran users (use mpi): point-to-point with status fields, MPI_STATUS_IGNORE, Waitany's
 ! 1-based index, collectives with MPI_IN_PLACE, a derived type, Comm_split, a string out
 ! (processor name, blank padded), the MPI_TAG_UB attribute as a value, error classes under
-! MPI_ERRORS_RETURN, MPI_Wtime. Prints "fortran ok" on rank 0; exits 1 on any error.
+! MPI_ERRORS_RETURN, a user reduction (MPI_Op_create), MPI_Wtime. Prints "fortran ok" on
+! rank 0; exits 1 on any error.
 program basics
     use mpi
     implicit none
-    integer :: ierr, rank, size, i, errs, to, from, idx, cls, vec, half, nlen, flag2
+    integer :: ierr, rank, size, i, errs, to, from, idx, cls, vec, half, nlen, flag2, myop
+    external :: absmax
     integer :: status(MPI_STATUS_SIZE), reqs(2)
     integer :: sbuf(10), rbuf(10), total(4)
     double precision :: t0, x(6), y(3)
@@ -68,6 +70,16 @@ program basics
     call MPI_Error_class(ierr, cls, flag2)
     if (cls /= MPI_ERR_RANK) errs = errs + 1
 
+    ! a user reduction: element-wise maximum of absolute values, through MPI_Op_create
+    call MPI_Op_create(absmax, .true., myop, ierr)
+    if (ierr /= MPI_SUCCESS) errs = errs + 1
+    x(1) = dble(rank + 1)
+    if (mod(rank, 2) == 1) x(1) = -x(1)
+    call MPI_Allreduce(x, y, 1, MPI_DOUBLE_PRECISION, myop, MPI_COMM_WORLD, ierr)
+    if (y(1) /= dble(size)) errs = errs + 1
+    call MPI_Op_free(myop, ierr)
+    if (myop /= MPI_OP_NULL) errs = errs + 1
+
     if (MPI_Wtime() < t0) errs = errs + 1
     call MPI_Allreduce(MPI_IN_PLACE, errs, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
     if (rank == 0) then
@@ -80,3 +92,19 @@ program basics
     call MPI_Finalize(ierr)
     if (errs /= 0) stop 1
 end program basics
+
+! The user reduction: an external subroutine, as MPI_Op_create takes one (an internal one
+! would need an executable stack for its trampoline).
+subroutine absmax(invec, inoutvec, n, datatype)
+    use mpi
+    implicit none
+    integer :: n, datatype, k
+    double precision :: invec(n), inoutvec(n)
+    if (datatype /= MPI_DOUBLE_PRECISION) then
+        inoutvec = -1d9
+        return
+    end if
+    do k = 1, n
+        inoutvec(k) = max(abs(invec(k)), abs(inoutvec(k)))
+    end do
+end subroutine absmax
