@@ -189,7 +189,7 @@ spawn)
 singleton)
   run "$PMIX"
   expect_rc 0
-  expect_in out "^pmi_exchange: rank 0 size 1 singleton 1 "
+  expect_in out "^pmi_exchange: wire 0 rank 0 size 1 singleton 1 "
   expect_in out "^pmi_exchange: rank 0 of 1: ok$"
   ;;
 hydra)
@@ -349,6 +349,82 @@ shmleak)
   for _ in $(seq 100); do [ -z "$(shm_left $mpx)" ] && break; sleep 0.1; done
   kill -9 $staller
   [ -z "$(shm_left $mpx)" ] || fail "segments left in /dev/shm after mpiexec was killed: $(shm_left $mpx | tr '\n' ' ')"
+  ;;
+pmi2)
+  # the PMI-2 client against a scripted server that speaks Slurm's mpi/pmi2 wire
+  SRV="python3 $HERE/pmi2_server.py"
+  run timeout 30 $SRV good 4 "$PMIX"
+  expect_rc 0
+  [ "$(count out '^pmi_exchange: wire 2 rank [0-3] size 4 singleton 0 appnum 0 kvsname pmi2test.0$')" = 4 ] ||
+    fail "the ranks did not all start on PMI-2 with the server's jobid"
+  [ "$(count out '^pmi_exchange: rank [0-3] of 4: ok$')" = 4 ] || fail "PMI-2 exchange: expected 4 ok lines"
+  run timeout 30 $SRV good 2 "$PMIX" long
+  expect_rc 0
+  [ "$(count out '^pmi_exchange: rank [01] of 2: ok$')" = 2 ] || fail "PMI-2 long values: expected 2 ok lines"
+  run timeout 30 $SRV good 3 "$PMIX" abort 7
+  expect_in out "^server: rank 1 aborts the job$"
+  expect_fast 10000
+  # real MPI programs: point-to-point and a collective at 4 ranks (the MPI programs are
+  # built next to spin, under tests/mpi of the same build)
+  if [ "$SPIN" != - ]; then
+    for prog in pt2pt/sendrecv coll/allreduce; do
+      run timeout 60 $SRV good 4 "$(dirname "$SPIN")/../mpi/$prog"
+      expect_rc 0
+      expect_in out "No Errors"
+    done
+  fi
+  ;;
+pmi2bad)
+  # a broken PMI-2 server: each fault gives a message naming it and ends MPI_Init, never a
+  # crash (exit 2 is pmi_exchange's "init failed") or a hang (the silent one by RMPI_PMI_TIMEOUT)
+  export RMPI_PMI_TIMEOUT=2
+  for m in badlen:"does not start with a PMI-2 length field" hugelen:"announces 999999 bytes" \
+           nosemi:"is malformed" nul:"holds a NUL byte" close:"PMI-2 server on PMI_FD=[0-9]+ (failed|was closed)" \
+           silent:"no reply from the PMI-2 server on PMI_FD=[0-9]+ within 2 s" pmi1:"does not serve PMI version 2" \
+           wrongcmd:"expected cmd=fullinit-response" words:"is malformed"; do
+    run timeout 30 python3 "$HERE/pmi2_server.py" "${m%%:*}" 2 "$PMIX"
+    expect_rc 2
+    [ "$(count err "${m#*:}")" = 2 ] || fail "mode ${m%%:*}: expected /${m#*:}/ from both ranks"
+    expect_fast 8000
+  done
+  ;;
+badpm)
+  # a missing or mismatched process manager ends init with a message naming what was expected
+  run env PMI_FD=99 PMI_JOBID=j.0 PMI_RANK=0 PMI_SIZE=2 "$PMIX"
+  expect_rc 2
+  expect_in err 'PMI_FD="99" is not an open file descriptor; the PMI-2 process manager that set it'
+  run sh -c 'exec env PMI_FD=5 PMI_JOBID=j.0 PMI_RANK=0 PMI_SIZE=2 "$0" 5</dev/null' "$PMIX"
+  expect_rc 2
+  expect_in err "PMI-2 server on PMI_FD=5"
+  # a fifo: what the rank writes comes back to it
+  mkfifo "$T/fifo"
+  run sh -c 'exec env PMI_FD=5 PMI_RANK=0 PMI_SIZE=2 "$0" 5<>"$1"' "$PMIX" "$T/fifo"
+  expect_rc 2
+  expect_in err 'expected cmd=response_to_init from the PMI-1 server on PMI_FD=5 but got "cmd=init"'
+  # a socket nobody answers on (the rank holds both ends): bounded by RMPI_PMI_TIMEOUT
+  run python3 -c 'import os, socket, sys
+a, b = socket.socketpair()
+a.set_inheritable(True); b.set_inheritable(True)
+os.environ.update(PMI_FD=str(b.fileno()), PMI_RANK="0", PMI_SIZE="2", RMPI_PMI_TIMEOUT="1")
+os.execv(sys.argv[1], sys.argv[1:])' "$PMIX"
+  expect_rc 2
+  expect_in err "no reply from the PMI-1 server on PMI_FD=[0-9]+ within 1 s"
+  expect_fast 5000
+  # srun without --mpi: every task would be a singleton
+  run env SLURM_STEP_NUM_TASKS=4 "$PMIX"
+  expect_rc 2
+  expect_in err "started by Slurm as one of 4 tasks, but without a process-manager interface.*--mpi=pmi2"
+  run env RMPI_PMI=3 "$PMIX"
+  expect_rc 2
+  expect_in err 'RMPI_PMI="3" is not one of auto\|1\|2\|x'
+  # PMIx variables without a PMIx server (the real library; pmi_exchange has no PMIx client)
+  if [ "$SPIN" != - ]; then
+    run timeout 30 env PMIX_NAMESPACE=dead.0 PMIX_RANK=0 PMIX_SERVER_URI4='dead.0;tcp4://127.0.0.1:9' \
+        PMIX_SERVER_URI41='dead.0;tcp4://127.0.0.1:9' "$SPIN"
+    [ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "a dead PMIx server: exit status $rc"
+    expect_in err "PMIx.*(PMIX_NAMESPACE=dead.0)"
+    expect_fast 10000
+  fi
   ;;
 *)
   echo "unknown case $case_name"; exit 2 ;;
