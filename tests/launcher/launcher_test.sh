@@ -55,7 +55,7 @@ exit_code)
   expect_rc 0
   expect_in out "^Usage: mpiexec"
   run "$MPIEXEC" --no-such-option true
-  expect_rc 1
+  expect_rc 2
   expect_in err "unknown option --no-such-option"
   ;;
 signal)
@@ -152,7 +152,7 @@ EOF
   [ "$(count out '^r4$')" = 4 ] || fail "expected 4 ranks from 4 slots"
   printf 'hostA slots=two\n' >"$T/bad"
   run "$MPIEXEC" -f "$T/bad" true
-  expect_rc 1
+  expect_rc 2
   expect_in err "bad:1: slots= needs a number"
   # PMI over TCP (remote ranks) and a socketpair (local rank) in one job
   run "$MPIEXEC" -f "$T/hosts" -n 4 --agent "$AGENT" --pmi-addr 127.0.0.1 "$PMIX"
@@ -247,7 +247,7 @@ jobkey)
   run "$MPIEXEC" -n 1 sh -c 'echo "K=$RAILMPI_JOB_KEY"'
   [ "$(grep '^K=' "$T/out" | cut -c3-)" != "$key" ] || fail "two jobs got the same key"
   RAILMPI_JOB_KEY=$key run "$MPIEXEC" -n 1 -x RAILMPI_JOB_KEY true
-  expect_rc 1
+  expect_rc 2
   expect_in err "RAILMPI_JOB_KEY is made by mpiexec"
   ;;
 badspawn)
@@ -349,6 +349,55 @@ shmleak)
   for _ in $(seq 100); do [ -z "$(shm_left $mpx)" ] && break; sleep 0.1; done
   kill -9 $staller
   [ -z "$(shm_left $mpx)" ] || fail "segments left in /dev/shm after mpiexec was killed: $(shm_left $mpx | tr '\n' ' ')"
+  ;;
+spellings)
+  # what users bring from hydra and Open MPI; FAKE_HOST tells where a rank "is"
+  where='echo "$PMI_RANK ${FAKE_HOST:-local}"'
+  placed() { sort "$T/out" | tr '\n' ';'; }
+  for ppn in "-ppn 2" "-perhost 2" "--npernode 2" "-npernode 2" "-N 2" "--ppn=2"; do
+    run "$MPIEXEC" $ppn -n 5 --host hostA,hostB --agent "$AGENT" --pmi-addr 127.0.0.1 sh -c "$where"
+    expect_rc 0
+    [ "$(placed)" = "0 hostA;1 hostA;2 hostB;3 hostB;4 hostA;" ] || fail "$ppn: placement $(placed)"
+  done
+  # -ppn without -n: that many per host
+  run "$MPIEXEC" -ppn 1 -hosts hostA,hostB --agent "$AGENT" --pmi-addr 127.0.0.1 sh -c "$where"
+  [ "$(placed)" = "0 hostA;1 hostB;" ] || fail "-ppn 1 on 2 hosts: placement $(placed)"
+  printf 'hostA slots=2\nhostB:1\n' >"$T/hosts"
+  for hf in "-hostfile $T/hosts" "--hostfile $T/hosts" "-machinefile $T/hosts" "--machinefile=$T/hosts" "-f $T/hosts"; do
+    run "$MPIEXEC" $hf -np 4 --agent "$AGENT" --pmi-addr 127.0.0.1 sh -c "$where"
+    [ "$(placed)" = "0 hostA;1 hostA;2 hostB;3 hostA;" ] || fail "$hf: placement $(placed)"
+  done
+  run "$MPIEXEC" --np 3 --oversubscribe --allow-run-as-root sh -c 'echo "r$PMI_SIZE"'
+  expect_rc 0
+  [ "$(count out '^r3$')" = 3 ] || fail "--np 3 --oversubscribe: expected 3 ranks"
+  # environment to remote ranks: an agent with an empty environment shows what travels
+  EMPTY="env -i /bin/sh $HERE/fake_agent.sh"
+  export GVA=a GVB=b GVC=c
+  show='echo "R$PMI_RANK:${GVA-}:${GVB-}:${GVC-}:${RMPI_SPELL-}"'
+  RMPI_SPELL=k run "$MPIEXEC" -n 1 --host hostA --agent "$EMPTY" --pmi-addr 127.0.0.1 sh -c "$show"
+  expect_in out "^R0::::k$"
+  RMPI_SPELL=k run "$MPIEXEC" -n 1 --host hostA --agent "$EMPTY" --pmi-addr 127.0.0.1 -genvall sh -c "$show"
+  expect_in out "^R0:a:b:c:k$"
+  run "$MPIEXEC" -n 1 --host hostA --agent "$EMPTY" --pmi-addr 127.0.0.1 -genvlist GVA,GVC sh -c "$show"
+  expect_in out "^R0:a::c:$"
+  run "$MPIEXEC" -n 1 --host hostA --agent "$EMPTY" --pmi-addr 127.0.0.1 -envlist GVB -x GVC=z sh -c "$show"
+  expect_in out "^R0::b:z:$"
+  mkdir "$T/wd"
+  for wd in "-wdir $T/wd" "--wdir=$T/wd" "-wd $T/wd"; do
+    run "$MPIEXEC" -n 1 $wd pwd
+    expect_in out "^$T/wd$"
+  done
+  # what it does not know: one line naming the option and mpiexec -h, exit 2
+  for bad in "--mca btl tcp" "-genvnone" "--cpus-per-proc 2" "-ppn 0"; do
+    run "$MPIEXEC" $bad true
+    expect_rc 2
+    [ "$(wc -l <"$T/err")" = 1 ] || fail "$bad: expected one line on stderr, got $(wc -l <"$T/err")"
+  done
+  run "$MPIEXEC" --mca btl tcp true
+  expect_in err "^mpiexec: unknown option --mca; see mpiexec -h\.$"
+  run "$MPIEXEC" -genvlist "A,1B" true
+  expect_rc 2
+  expect_in err '"1B" is not a valid variable name'
   ;;
 pmi2)
   # the PMI-2 client against a scripted server that speaks Slurm's mpi/pmi2 wire
