@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
 """A scripted PMI-2 server, as Slurm's mpi/pmi2 plugin speaks it, for the PMI-2 client tests.
 
-usage: pmi2_server.py MODE NRANKS PROGRAM [ARGS...]
+usage: pmi2_server.py MODE NRANKS [--listen ADDR:PORT LOCAL] PROGRAM [ARGS...]
+       pmi2_server.py connect ADDR:PORT RANK NRANKS PROGRAM [ARGS...]
 Starts NRANKS copies of PROGRAM with PMI_FD (one end of a socketpair), PMI_RANK, PMI_SIZE and
 PMI_JOBID, serves them, and exits with the worst exit status of the ranks (128+N for a
-signal). MODE "good" serves correctly (key-value space, fence, names; spawn is refused);
+signal). With --listen, only the ranks of the comma list LOCAL start here; the others are
+started on other hosts by "connect", whose PMI_FD is a TCP connection to ADDR:PORT (the
+server learns their rank from fullinit), so one server spans several hosts as Slurm's step
+daemons do together. MODE "good" serves correctly (key-value space, fence, names; spawn is refused);
 the other modes break the server at one point to check that the client says so and ends:
   badlen   the fullinit reply's length field is not a number
   hugelen  the fullinit reply announces 999999 bytes
@@ -21,9 +25,29 @@ import selectors
 import socket
 import subprocess
 import sys
+import time
 
-mode, n, prog = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 JOBID = "pmi2test.0"
+if sys.argv[1] == "connect":
+    host, port = sys.argv[2].rsplit(":", 1)
+    for attempt in range(100):  # the server on the other host may not listen yet
+        try:
+            sock = socket.create_connection((host, int(port)))
+            break
+        except OSError:
+            if attempt == 99:
+                raise
+            time.sleep(0.1)
+    sock.set_inheritable(True)
+    os.environ.update(PMI_FD=str(sock.fileno()), PMI_RANK=sys.argv[3], PMI_SIZE=sys.argv[4], PMI_JOBID=JOBID)
+    os.execvp(sys.argv[5], sys.argv[5:])
+mode, n, prog = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+listener, local = None, list(range(n))
+if prog[0] == "--listen":
+    host, port = prog[1].rsplit(":", 1)
+    listener = socket.create_server((host, int(port)))
+    local = [int(r) for r in prog[2].split(",")]
+    prog = prog[3:]
 kvs, pending, names = {}, {}, {}
 fence_waiters, finalized = [], set()
 procs, conns = [], {}
@@ -58,7 +82,10 @@ def serve(c, body):
     p = parse(body)
     cmd = p.get("cmd")
     if cmd == "fullinit":
-        ok = "rank=%d;size=%d;appnum=-1;debugged=FALSE;pmiverbose=FALSE;" % (c.rank, n)
+        if c.rank is None and p.get("pmirank", "").isdigit() and int(p["pmirank"]) not in conns:
+            c.rank = int(p["pmirank"])  # a remote rank (connect)
+            conns[c.rank] = c
+        ok = "rank=%d;size=%d;appnum=-1;debugged=FALSE;pmiverbose=FALSE;" % (c.rank if c.rank is not None else -1, n)
         if mode == "silent":
             return
         if mode == "badlen":
@@ -131,7 +158,10 @@ def feed(c):
     if not data:
         sel.unregister(c.sock)
         c.sock.close()
-        del conns[c.rank]
+        conns.pop(c.rank, None)
+        if c.rank is not None and c.rank not in finalized and listener:
+            print("server: remote rank %s closed its connection" % c.rank, flush=True)
+            remote_failed.append(c.rank)
         return
     c.buf += data
     while True:
@@ -149,7 +179,7 @@ def feed(c):
             if mode == "close":
                 sel.unregister(c.sock)
                 c.sock.close()
-                del conns[c.rank]
+                conns.pop(c.rank, None)
                 return
             continue
         if len(c.buf) < 6:
@@ -161,7 +191,8 @@ def feed(c):
         serve(c, body)
 
 
-for r in range(n):
+remote_failed = []
+for r in local:
     mine, theirs = socket.socketpair()
     env = dict(os.environ, PMI_FD=str(theirs.fileno()), PMI_RANK=str(r), PMI_SIZE=str(n), PMI_JOBID=JOBID)
     procs.append(subprocess.Popen(prog, env=env, pass_fds=[theirs.fileno()]))
@@ -169,12 +200,20 @@ for r in range(n):
     conns[r] = Conn(mine, r)
     sel.register(mine, selectors.EVENT_READ, conns[r])
 
-while any(pr.poll() is None for pr in procs):
+if listener:
+    sel.register(listener, selectors.EVENT_READ, None)
+# with remote ranks: until every rank finalized or one failed
+while any(pr.poll() is None for pr in procs) or (listener and len(finalized) < n and not remote_failed):
     for key, _ in sel.select(timeout=0.1):
-        feed(key.data)
+        if key.data is None:
+            s2, _ = listener.accept()
+            c = Conn(s2, None)
+            sel.register(s2, selectors.EVENT_READ, c)
+        else:
+            feed(key.data)
 worst = 0
 for pr in procs:
     rc = pr.wait()
     rc = 128 - rc if rc < 0 else rc
     worst = max(worst, rc)
-sys.exit(worst)
+sys.exit(worst or (1 if remote_failed else 0))
