@@ -128,6 +128,24 @@ for mpi in pmi2 pmix; do
   run --mpi=$mpi "$b/tests/launcher/spin" abort
   [ $rc != 0 ] && [ $rc != 124 ] || fail "MPI_Abort under srun --mpi=$mpi gave srun status $rc"
 done
+# MPI_Comm_spawn under --mpi=pmi2: Slurm starts the children with a new srun inside the
+# job, whose step must share the job's CPUs (SLURM_OVERLAP). Slurm's PMI-2 reports no
+# MPI_APPNUM (appnum=-1) and runs Spawn_multiple from a multi-prog file it leaves in /tmp:
+# the test's appnum checks fail there, every other check must pass.
+ls /tmp >"$T/tmp.before"
+SLURM_OVERLAP=1 run --mpi=pmi2 "$b/tests/mpi/dynproc/spawn"
+for f in $(ls /tmp | grep -E '^[0-9]+\.[A-Za-z0-9]{6}$' | grep -vxF -f "$T/tmp.before"); do
+  grep -q "dynproc/spawn" "/tmp/$f" 2>/dev/null && rm -f "/tmp/$f"
+done
+other=$(echo "$out" | grep -E 'spawn\.c:[0-9]+:' | grep -viE 'appnum')
+[ -z "$other" ] || fail "MPI_Comm_spawn under srun --mpi=pmi2: $other"
+echo "$out" | grep -qE 'spawn\.c:[0-9]+:|Errors' || fail "MPI_Comm_spawn under srun --mpi=pmi2 reported nothing (rc $rc)"
+# under --mpi=pmix spawn is refused by name
+if [ "$have_pmix" = 1 ] && echo "$mpis" | grep -q pmix; then
+  run --mpi=pmix "$b/tests/mpi/dynproc/spawn"
+  [ $rc != 0 ] || fail "MPI_Comm_spawn under srun --mpi=pmix succeeded"
+  echo "$out" | grep -q "MPI_Comm_spawn is not supported under PMIx" || fail "spawn under --mpi=pmix: no message naming PMIx"
+fi
 # srun without --mpi (MpiDefault=none): refused by name, not four singletons
 run "$b/examples/ring"
 [ $rc != 0 ] || fail "srun without --mpi ran the ring as singletons"
