@@ -7,10 +7,14 @@
  */
 #include "pmi_int.h"
 
+#include <errno.h>
 #include <pmix.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 static pmix_proc_t me;
 static const char *server = "PMIx server";
@@ -46,10 +50,54 @@ static int job_uint(const char *key, int optional, unsigned *out)
     return ok;
 }
 
+/* PMIx_Init waits as long as a server that accepted the connection stays silent, and
+ * libpmix offers no bound for its handshake: a watchdog thread ends the process after
+ * RMPI_PMI_TIMEOUT instead, with the message a silent PMI-1/PMI-2 server gets. */
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int done;
+} watch = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 };
+
+static void *init_watchdog(void *arg)
+{
+    double secs = *(const double *)arg;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += (time_t)secs;
+    until.tv_nsec += (long)((secs - (double)(time_t)secs) * 1e9);
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&watch.mu);
+    int rc = 0;
+    while (!watch.done && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&watch.cv, &watch.mu, &until);
+    int done = watch.done;
+    pthread_mutex_unlock(&watch.mu);
+    if (!done) {
+        fprintf(stderr, "[rmpi] PMIx: no answer from the %s within %g s; is the launcher that set it still "
+                "running? (RMPI_PMI_TIMEOUT sets the bound) Ending this process.\n", server, secs);
+        _exit(1);
+    }
+    return NULL;
+}
+
 int rmpi_pmix_init(rmpi_pm_info_t *info, const char *expected)
 {
     server = expected;
+    double secs = rmpi_knobs.PMI_TIMEOUT;
+    pthread_t dog;
+    int have_dog = secs > 0 && pthread_create(&dog, NULL, init_watchdog, &secs) == 0;
     pmix_status_t rc = PMIx_Init(&me, NULL, 0);
+    if (have_dog) {
+        pthread_mutex_lock(&watch.mu);
+        watch.done = 1;
+        pthread_cond_signal(&watch.cv);
+        pthread_mutex_unlock(&watch.mu);
+        pthread_join(dog, NULL);
+    }
     if (rc != PMIX_SUCCESS) {
         fprintf(stderr, "[rmpi] PMIx: cannot connect to the %s: %s; was this program started by prterun, "
                 "mpirun (Open MPI) or srun --mpi=pmix, and is that launcher still running?\n", server,

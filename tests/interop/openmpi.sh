@@ -33,4 +33,25 @@ echo "$out"
 [ $rc != 0 ] && [ $rc != 124 ] || fail "a dead PMIx server: exit status $rc"
 echo "$out" | grep -q "PMIx.*PMIX_NAMESPACE=gone.0" || fail "no message naming the PMIx server"
 [ $(( $(date +%s) - t0 )) -lt 15 ] || fail "a dead PMIx server took more than 15 s to notice"
+# a PMIx server that accepts the connection and never answers: RMPI_PMI_TIMEOUT ends it
+python3 -c 'import socket, sys, time
+s = socket.create_server(("127.0.0.1", 0))
+print(s.getsockname()[1], flush=True)
+conns = []
+s.settimeout(30)
+try:
+    while True:
+        conns.append(s.accept()[0])
+except OSError:
+    pass' >"${TMPDIR:-/tmp}/rmpi-silent-pmix.$$" &
+silent=$!
+trap 'kill $silent 2>/dev/null; rm -f "${TMPDIR:-/tmp}/rmpi-silent-pmix.$$"' EXIT
+for _ in $(seq 50); do port=$(cat "${TMPDIR:-/tmp}/rmpi-silent-pmix.$$"); [ -n "$port" ] && break; sleep 0.1; done
+t0=$(date +%s)
+out=$(RMPI_PMI_TIMEOUT=2 PMIX_NAMESPACE=silent.0 PMIX_RANK=0 PMIX_SERVER_URI4="silent.0;tcp4://127.0.0.1:$port" \
+      PMIX_SERVER_URI41="silent.0;tcp4://127.0.0.1:$port" timeout 30 "$b/examples/ring" 2>&1); rc=$?
+echo "$out"
+[ $rc != 0 ] && [ $rc != 124 ] || fail "a silent PMIx server: exit status $rc"
+echo "$out" | grep -q "no answer from the PMIx server (PMIX_NAMESPACE=silent.0) within 2 s" || fail "silent PMIx server: no message"
+[ $(( $(date +%s) - t0 )) -lt 15 ] || fail "a silent PMIx server took more than 15 s to notice"
 echo PASS
