@@ -149,7 +149,8 @@ static int read_more(void)
              * the message, whose write may end us by SIGPIPE. */
             int err = errno;
             run_abort_hooks();
-            pmi_err("the connection to the %s %s.", pmi.expected, n == 0 ? "was closed" : strerror(err));
+            pmi_err("the connection to the %s %s%s.", pmi.expected, n == 0 ? "was closed" : "failed: ",
+                    n == 0 ? "" : strerror(err));
             return -1;
         }
         pmi.rlen += (size_t)n;

@@ -428,7 +428,7 @@ pmi2bad)
   # crash (exit 2 is pmi_exchange's "init failed") or a hang (the silent one by RMPI_PMI_TIMEOUT)
   export RMPI_PMI_TIMEOUT=2
   for m in badlen:"does not start with a PMI-2 length field" hugelen:"announces 999999 bytes" \
-           nosemi:"is malformed" nul:"holds a NUL byte" close:"PMI-2 server on PMI_FD=[0-9]+ (failed|was closed)" \
+           nosemi:"is malformed" nul:"holds a NUL byte" close:"PMI-2 server on PMI_FD=[0-9]+ (was closed|failed: )" \
            silent:"no reply from the PMI-2 server on PMI_FD=[0-9]+ within 2 s" pmi1:"does not serve PMI version 2" \
            wrongcmd:"expected cmd=fullinit-response" words:"is malformed"; do
     run timeout 30 python3 "$HERE/pmi2_server.py" "${m%%:*}" 2 "$PMIX"
