@@ -432,7 +432,8 @@ static int server_init(void)
     }
     if (send_cmd("cmd=get_appnum") < 0 || expect_reply("appnum", line, sizeof line, &w) < 0)
         return -1;
-    if (parse_int(rmpi_pmi_word(&w, "appnum"), &pmi.info.appnum) < 0)
+    /* Slurm's PMI plugins send -1: they do not know it. */
+    if (parse_int(rmpi_pmi_word(&w, "appnum"), &pmi.info.appnum) < 0 || pmi.info.appnum < 0)
         pmi.info.appnum = 0;
     if (send_cmd("cmd=get_my_kvsname") < 0 || expect_reply("my_kvsname", line, sizeof line, &w) < 0)
         return -1;
