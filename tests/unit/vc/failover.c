@@ -67,6 +67,7 @@ int main(void)
         rails[i].index = i;
     }
     /* vc_init reads the knob table and this process's local rank (a singleton here) */
+    unit_singleton();
     rmpi_knobs_init();
     rmpi_pm_info_t pm;
     if (rmpi_pmi_init(&pm) || rmpi_topo_init(&pm))
