@@ -12,7 +12,6 @@
 #define RMPI_COLL_IMPL_H
 
 #include "coll.h"
-#include "nbc.h"
 
 typedef struct coll_grp {
     int n, me;          /* members, my index (-1: not a member) */

@@ -4,7 +4,9 @@
  * transfer is cut into stripes (striping policies), plus the adaptive weight update fed by
  * the completion filter. Pure logic: no I/O, no clock, no globals; deterministic, so both
  * peers and the unit tests get the same choices from the same inputs.
- * Part of the vc layer (included by vc.h). Threading: caller holds the library lock.
+ * Private to the vc layer: vc.h includes it for the types its struct embeds, and the core
+ * uses the scheduler only through vc.h (rmpi_vc_stripe*); nothing outside src/vc includes
+ * it but the unit tests. Threading: caller holds the library lock.
  */
 #ifndef RMPI_VC_SCHED_H
 #define RMPI_VC_SCHED_H
