@@ -5,7 +5,6 @@
 #include "api_pt2pt.h"
 
 #include "../coll/coll.h"
-#include "../coll/nbc.h"
 
 /* Hand a built schedule to the user as a request: started now (MPI_I*, freed when it
  * completes) or inactive and persistent (*_init, run by every MPI_Start). Lock held. */

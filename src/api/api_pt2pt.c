@@ -1,7 +1,7 @@
 /* Point-to-point bindings: the send modes, receives, persistent requests. */
 #include "api_pt2pt.h"
 
-#include "../coll/nbc.h"
+#include "../coll/coll.h"
 
 #include <stdlib.h>
 #include <string.h>

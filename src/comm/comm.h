@@ -58,7 +58,7 @@ typedef struct rmpi_comm {
     void *attrs;           /* cached attributes (attr.c) */
     rmpi_info_t *info;     /* hints set by the user; NULL when none */
     char name[MPI_MAX_OBJECT_NAME];
-    uint32_t coll_seq;     /* collectives started on this communicator (coll/nbc.h tags) */
+    uint32_t coll_seq;     /* collectives started on this communicator (coll/coll.h schedule tags) */
     int8_t coll_nodes;     /* coll/common.c's cache of its node layout: 0 not known yet,
                               1 one level, 2 several nodes with several ranks on one */
     struct rmpi_bpool *bsend; /* buffer of MPI_Comm_attach_buffer (api/api_bsend.c); NULL: none */

@@ -62,7 +62,7 @@ int rmpi_core_init(rmpi_core_info_t *info)
     rmpi_core_size = pm.size;
     rmpi_hdr_cache = rmpi_knobs.HDR_CACHE;
     rmpi_core_seg_min = (size_t)rmpi_knobs.RNDV_SEG_MIN;
-    rmpi_rndv_mode = rmpi_knob_choice("RNDV_MODE", rmpi_knobs.RNDV_MODE, "auto|read|write");
+    rmpi_rndv_mode = rmpi_knobs.RNDV_MODE;
     rmpi_core_unexp_max = rmpi_knobs.UNEXP_MAX > 0 ? (size_t)rmpi_knobs.UNEXP_MAX : SIZE_MAX;
     rmpi_vc_ooo_max = rmpi_core_unexp_max;
     rmpi_vc_on_cut = peer_cut;

@@ -155,7 +155,8 @@ void rmpi_core_peer_init(rmpi_vc_t *vc)
     /* Emulated RDMA (TCP) streams a put as soon as the CTS arrives; a read would first
      * send a request the target serves in turns with its other output. Both peers see the
      * same rails, so they agree on the mode. */
-    cp->rndv_write = rmpi_rndv_mode == 2 || (rmpi_rndv_mode == 0 && !rail->hints.rdma_native);
+    cp->rndv_write = rmpi_rndv_mode == RMPI_RNDV_MODE_WRITE ||
+                     (rmpi_rndv_mode == RMPI_RNDV_MODE_AUTO && !rail->hints.rdma_native);
     /* One iov goes to the header; any subchannel may carry the frame. */
     long long segs = rmpi_knobs.SEG_MAX < RMPI_CORE_SEG_CAP ? rmpi_knobs.SEG_MAX : RMPI_CORE_SEG_CAP;
     for (int i = 0; i < vc->nsub; i++) {

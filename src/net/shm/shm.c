@@ -72,7 +72,7 @@ typedef struct shm_rail {
     size_t seg_len, ring_stride;
     uint32_t ncells;
     size_t max_frame;
-    int my_local, nlocal, cma_mode; /* cma_mode: 0 auto, 1 on, 2 off */
+    int my_local, nlocal, cma_mode; /* RMPI_SHM_CMA_* */
     int *local_rank;         /* local index -> world rank */
     shm_peer_t **peer;       /* world rank -> peer (NULL if not on this node) */
     rmpi_shm_reader_t *rd;   /* one per local sender other than me */
@@ -129,7 +129,7 @@ static int shm_open_rail(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
     shm_rail_t *s = &shm;
     memset(s, 0, sizeof *s);
     s->env = env;
-    s->cma_mode = rmpi_knob_choice("SHM_CMA", rmpi_knobs.SHM_CMA, "auto|on|off");
+    s->cma_mode = rmpi_knobs.SHM_CMA;
     int node = rmpi_topo_my_node();
     s->nlocal = rmpi_topo_local_size(node);
     s->my_local = rmpi_topo_local_rank(env->rank);
@@ -250,7 +250,7 @@ static int shm_ready(rmpi_rail_t *rail, int phase)
         p->pid = pid;
         p->seg = seg;
         p->seg_len = (size_t)st.st_size;
-        p->cma = s->cma_mode == 2 ? -1 : 0;
+        p->cma = s->cma_mode == RMPI_SHM_CMA_OFF ? -1 : 0;
         p->wr.ring = (rmpi_shm_ring_t *)((char *)seg + SEG_HDR + (size_t)s->my_local * h->ring_stride);
         prefault(p->wr.ring, h->ring_stride); /* only the ring we write: the rest is others' */
         p->wr.ncells = s->ncells;
@@ -373,7 +373,7 @@ static int cma(shm_peer_t *p, void *local, size_t len, uint64_t raddr, int write
         if (err == EINTR)
             continue;
         if ((err == EPERM || err == ENOSYS || err == EACCES) && done == 0) {
-            if (shm.cma_mode == 1)
+            if (shm.cma_mode == RMPI_SHM_CMA_ON)
                 rmpi_fatal("process_vm_%sv to rank %d was refused (%s) and RMPI_SHM_CMA=on; set "
                            "RMPI_SHM_CMA=auto to copy through shared memory instead.",
                            write ? "write" : "read", p->rank, strerror(err));
@@ -596,7 +596,7 @@ static void shm_describe(rmpi_rail_t *rail, void *file)
 {
     fprintf(file, "    ring %u cells of %u bytes per local sender, max frame %zu, cross-memory attach %s\n",
             shm.ncells, RMPI_SHM_CELL, shm.max_frame,
-            shm.cma_mode == 2 ? "off" : shm.cma_mode == 1 ? "on" : "auto");
+            rmpi_knob_text("SHM_CMA"));
 }
 
 const struct rmpi_net_ops rmpi_shm_ops = {
