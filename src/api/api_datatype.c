@@ -600,45 +600,30 @@ static int pack_common(const char *func, MPI_Count count, MPI_Datatype datatype,
     return MPI_SUCCESS;
 }
 
-/* MPI_Pack(_c): its forms come from src/api/forms.txt (the end of this file). */
-static int pack(const char *func, const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
-                MPI_Count outsize, MPI_Count *position, rmpi_comm_t *c)
+/* MPI_Pack and MPI_Unpack (and their _c forms, generated from src/api/forms.txt at the
+ * end of this file), one function both ways: `user` holds count elements of the datatype,
+ * `buf` the packed bytes, bufsize of them, with the data at *position. */
+static int pack_move(const char *func, int pack, void *user, MPI_Count count, MPI_Datatype datatype, void *buf,
+                     MPI_Count bufsize, MPI_Count *position, rmpi_comm_t *c)
 {
     rmpi_dtype_t *dt;
-    int rc = pack_common(func, incount, datatype, c, &dt);
+    int rc = pack_common(func, count, datatype, c, &dt);
     if (rc)
         return rc;
-    if (RMPI_UNLIKELY(!position || *position < 0 || outsize < 0))
-        return rmpi_api_error(c, MPI_ERR_ARG, func, "position must be non-NULL and position and outsize non-negative");
-    size_t bytes = (size_t)incount * dt->size;
-    if (RMPI_UNLIKELY(*position > outsize || bytes > (size_t)(outsize - *position)))
-        return rmpi_api_error(c, MPI_ERR_TRUNCATE, func,
-                              "packing %zu bytes at position %lld overruns the output buffer of %lld bytes", bytes,
-                              (long long)*position, (long long)outsize);
-    if (RMPI_UNLIKELY(bytes && (!outbuf || (!inbuf && dt->true_lb <= 0))))
+    if (RMPI_UNLIKELY(!position || *position < 0 || bufsize < 0))
+        return rmpi_api_error(c, MPI_ERR_ARG, func, "position must be non-NULL and position and %s non-negative",
+                              pack ? "outsize" : "insize");
+    size_t bytes = (size_t)count * dt->size;
+    if (RMPI_UNLIKELY(*position > bufsize || bytes > (size_t)(bufsize - *position)))
+        return rmpi_api_error(c, MPI_ERR_TRUNCATE, func, "%s %zu bytes at position %lld %s buffer of %lld bytes",
+                              pack ? "packing" : "unpacking", bytes, (long long)*position,
+                              pack ? "overruns the output" : "reads past the input", (long long)bufsize);
+    if (RMPI_UNLIKELY(bytes && (!buf || (!user && dt->true_lb <= 0))))
         return rmpi_api_error(c, MPI_ERR_BUFFER, func, "inbuf and outbuf must not be NULL");
-    rmpi_dtype_pack(inbuf, (size_t)incount, dt, 0, (char *)outbuf + *position, bytes);
-    *position += (MPI_Count)bytes;
-    return MPI_SUCCESS;
-}
-
-static int unpack(const char *func, const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
-                  MPI_Count outcount, MPI_Datatype datatype, rmpi_comm_t *c)
-{
-    rmpi_dtype_t *dt;
-    int rc = pack_common(func, outcount, datatype, c, &dt);
-    if (rc)
-        return rc;
-    if (RMPI_UNLIKELY(!position || *position < 0 || insize < 0))
-        return rmpi_api_error(c, MPI_ERR_ARG, func, "position must be non-NULL and position and insize non-negative");
-    size_t bytes = (size_t)outcount * dt->size;
-    if (RMPI_UNLIKELY(*position > insize || bytes > (size_t)(insize - *position)))
-        return rmpi_api_error(c, MPI_ERR_TRUNCATE, func,
-                              "unpacking %zu bytes at position %lld reads past the input buffer of %lld bytes", bytes,
-                              (long long)*position, (long long)insize);
-    if (RMPI_UNLIKELY(bytes && (!inbuf || (!outbuf && dt->true_lb <= 0))))
-        return rmpi_api_error(c, MPI_ERR_BUFFER, func, "inbuf and outbuf must not be NULL");
-    rmpi_dtype_unpack((const char *)inbuf + *position, bytes, outbuf, (size_t)outcount, dt, 0);
+    if (pack)
+        rmpi_dtype_pack(user, (size_t)count, dt, 0, (char *)buf + *position, bytes);
+    else
+        rmpi_dtype_unpack((const char *)buf + *position, bytes, user, (size_t)count, dt, 0);
     *position += (MPI_Count)bytes;
     return MPI_SUCCESS;
 }
