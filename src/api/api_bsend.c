@@ -138,40 +138,27 @@ int rmpi_api_bpool_detach(rmpi_bpool_t **slot, void *addr, MPI_Count *size, cons
     return MPI_SUCCESS;
 }
 
-/* Report for the process-wide calls, which have no communicator. */
-#define POOL_ERR(rc, why) ((rc) ? rmpi_api_error(NULL, rc, __func__, "%s", why) : MPI_SUCCESS)
-
-int MPI_Buffer_attach_c(void *buffer, MPI_Count size)
+/* Attach and detach for the process (c NULL: errors go to MPI_COMM_WORLD's handler) and for
+ * a communicator (its handler); the int and _c forms of MPI_Buffer_attach/detach and
+ * MPI_Comm_attach/detach_buffer come from src/api/forms.txt (the end of this file). */
+static int buffer_attach(const char *func, rmpi_comm_t *c, rmpi_bpool_t **slot, void *buffer, MPI_Count size)
 {
-    RMPI_API_INIT_CHECK();
-    RMPI_CHECK(size >= 0, NULL, MPI_ERR_ARG, "size %lld is negative", (long long)size);
+    if (RMPI_UNLIKELY(size < 0))
+        return rmpi_api_error(c, MPI_ERR_ARG, func, "size %lld is negative", (long long)size);
     const char *why = NULL;
-    int rc = rmpi_api_bpool_attach(&proc_pool, buffer, (size_t)size, &why);
-    return POOL_ERR(rc, why);
+    int rc = rmpi_api_bpool_attach(slot, buffer, (size_t)size, &why);
+    return rc ? rmpi_api_error(c, rc, func, "%s", why) : MPI_SUCCESS;
 }
 
-int MPI_Buffer_attach(void *buffer, int size)
+/* An int form narrows *size unchecked: its buffer was attached through the int form, or
+ * through a _c form with a size that fits. */
+static int buffer_detach(const char *func, rmpi_comm_t *c, rmpi_bpool_t **slot, void *buffer_addr, MPI_Count *size)
 {
-    return MPI_Buffer_attach_c(buffer, size);
-}
-
-int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
-{
-    RMPI_API_INIT_CHECK();
-    RMPI_CHECK(buffer_addr && size, NULL, MPI_ERR_ARG, "buffer_addr and size must not be NULL");
+    if (RMPI_UNLIKELY(!buffer_addr || !size))
+        return rmpi_api_error(c, MPI_ERR_ARG, func, "buffer_addr and size must not be NULL");
     const char *why = NULL;
-    int rc = rmpi_api_bpool_detach(&proc_pool, buffer_addr, size, &why);
-    return POOL_ERR(rc, why);
-}
-
-int MPI_Buffer_detach(void *buffer_addr, int *size)
-{
-    RMPI_API_INIT_CHECK();
-    RMPI_CHECK(buffer_addr && size, NULL, MPI_ERR_ARG, "buffer_addr and size must not be NULL");
-    MPI_Count n = 0;
-    int rc = MPI_Buffer_detach_c(buffer_addr, &n);
-    *size = (int)n; /* attached through the int form, or MPI_Buffer_attach_c with a size that fits */
-    return rc;
+    int rc = rmpi_api_bpool_detach(slot, buffer_addr, size, &why);
+    return rc ? rmpi_api_error(c, rc, func, "%s", why) : MPI_SUCCESS;
 }
 
 int MPI_Buffer_flush(void)
@@ -195,39 +182,6 @@ int MPI_Buffer_iflush(MPI_Request *request)
     RMPI_API_INIT_CHECK();                                               \
     rmpi_comm_t *c = rmpi_comm_get(h);                                   \
     RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator")
-
-int MPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size)
-{
-    GET_COMM(c, comm);
-    RMPI_CHECK(size >= 0, c, MPI_ERR_ARG, "size %lld is negative", (long long)size);
-    const char *why = NULL;
-    int rc = rmpi_api_bpool_attach(&c->bsend, buffer, (size_t)size, &why);
-    return rc ? RMPI_ERROR(c, rc, "%s", why) : MPI_SUCCESS;
-}
-
-int MPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size)
-{
-    return MPI_Comm_attach_buffer_c(comm, buffer, size);
-}
-
-int MPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size)
-{
-    GET_COMM(c, comm);
-    RMPI_CHECK(buffer_addr && size, c, MPI_ERR_ARG, "buffer_addr and size must not be NULL");
-    const char *why = NULL;
-    int rc = rmpi_api_bpool_detach(&c->bsend, buffer_addr, size, &why);
-    return rc ? RMPI_ERROR(c, rc, "%s", why) : MPI_SUCCESS;
-}
-
-int MPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size)
-{
-    GET_COMM(c, comm);
-    RMPI_CHECK(buffer_addr && size, c, MPI_ERR_ARG, "buffer_addr and size must not be NULL");
-    MPI_Count n = 0;
-    int rc = MPI_Comm_detach_buffer_c(comm, buffer_addr, &n);
-    *size = (int)n;
-    return rc;
-}
 
 int MPI_Comm_flush_buffer(MPI_Comm comm)
 {
@@ -312,3 +266,5 @@ int rmpi_api_bsend(const char *func, const void *buf, int count, rmpi_dtype_t *d
     RMPI_UNLOCK();
     return MPI_SUCCESS;
 }
+
+#include "api/api_bsend.forms.h"

@@ -6,6 +6,10 @@
 
 #include "../coll/coll.h"
 
+/* How a collective binding runs its schedule: blocking (MPI_X), started (MPI_Ix) or
+ * persistent (MPI_X_init). The generated forms (src/api/forms.txt) pass it down. */
+enum { RMPI_API_RUN, RMPI_API_START, RMPI_API_PERSIST };
+
 /* Hand a built schedule to the user as a request: started now (MPI_I*, freed when it
  * completes) or inactive and persistent (*_init, run by every MPI_Start). Lock held. */
 void rmpi_api_coll_request(rmpi_comm_t *c, rmpi_nbc_t *s, MPI_Request *request, int persistent);
