@@ -153,9 +153,12 @@ void rmpi_req_release(rmpi_req_t *r)
 
 void rmpi_req_complete(rmpi_req_t *r)
 {
-    if (RMPI_UNLIKELY(r->flags & RMPI_RF_CANCELLING)) {
-        r->flags |= RMPI_RF_HELD; /* the cancel's answer decides how it ends */
-        return;
+    if (RMPI_UNLIKELY(r->flags & (RMPI_RF_CANCELLING | RMPI_RF_TYPED))) {
+        if (r->flags & RMPI_RF_CANCELLING) {
+            r->flags |= RMPI_RF_HELD; /* the cancel's answer decides how it ends */
+            return;
+        }
+        rmpi_core_typed_done(r);
     }
     if (r->on_complete)
         r->on_complete(r);

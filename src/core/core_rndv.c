@@ -119,7 +119,7 @@ static void rndv_finish(rmpi_req_t *r)
     rmpi_core_wire_id_free(r); /* its last frame is in (or sent): no frame may name it any more */
     rndv_release(r);
     if (RMPI_UNLIKELY(r->flags & RMPI_RF_SCATTER) && r->kind == RMPI_REQ_RECV && r->buf) {
-        r->scatter(r, r->buf, r->st_bytes);
+        rmpi_core_scatter(r, r->buf, r->st_bytes);
         free(r->buf);
         r->buf = NULL;
     }
@@ -304,7 +304,7 @@ static void seg_post(rmpi_rndv_t *rv, int k)
     rmpi_req_t *r = rv->req;
     while (ss->next < ss->end && ss->inflight < SEG_WINDOW) {
         struct iovec iov[SEG_WINDOW];
-        int n = r->segs(r, ss->next, ss->end - ss->next, iov, SEG_WINDOW - ss->inflight);
+        int n = rmpi_core_segs(r, ss->next, ss->end - ss->next, iov, SEG_WINDOW - ss->inflight);
         if (n <= 0)
             rmpi_fatal("the datatype of a rendezvous with rank %d lists no memory for message bytes %zu..%zu.",
                        rv->vc->peer, ss->next, ss->end);
