@@ -71,19 +71,12 @@ static void round_start(rmpi_agree_t *a, uint32_t val)
     }
 }
 
-static int free_here(uint32_t ctx, unsigned span)
-{
-    return ctx >= rmpi_comm_next_ctx() && ctx <= RMPI_CTX_MAX - span;
-}
-
 /* The combined value of the round is in a->res: go on or finish. */
 static void round_end(rmpi_agree_t *a)
 {
     if (!(a->round & 1)) {
         a->cand = a->res.val;
-        int ok = free_here(a->cand, a->span);
-        if (ok)
-            rmpi_comm_reserve_ctx(a->cand, a->span);
+        int ok = rmpi_comm_ctx_claim(a->cand, a->span);
         a->round++;
         round_start(a, (uint32_t)ok);
     } else if (a->res.val) {

@@ -138,6 +138,14 @@ void rmpi_comm_reserve_ctx(uint32_t ctx, unsigned span)
 
 uint32_t rmpi_comm_next_ctx(void) { return next_ctx; }
 
+int rmpi_comm_ctx_claim(uint32_t ctx, unsigned span)
+{
+    if (ctx < next_ctx) /* something took ids from here up since the candidate was made */
+        return 0;
+    rmpi_comm_reserve_ctx(ctx, span);
+    return 1;
+}
+
 /* ---- objects ---- */
 
 static int *copy_ints(const int *a, int n)

@@ -35,6 +35,9 @@ uint32_t rmpi_mset_max_ctx(const rmpi_mset_t *m);
 /* Reserve context ids up to ctx + span (exclusive) on this process. */
 void rmpi_comm_reserve_ctx(uint32_t ctx, unsigned span);
 uint32_t rmpi_comm_next_ctx(void);
+/* Reserve ctx..ctx+span and return 1 when no id from ctx up is reserved yet on this
+ * process (a candidate agreed earlier is still free here), else 0. */
+int rmpi_comm_ctx_claim(uint32_t ctx, unsigned span);
 
 /* Ordering of MPI_Comm_split: by key, ties by rank in the parent. Entries start with it. */
 typedef struct rmpi_keyrank {

@@ -173,5 +173,37 @@ int main(int argc, char **argv)
     MTEST_OK(MPI_Comm_free(&sub));
     for (int i = 0; i < 32; i++)
         MTEST_OK(MPI_Comm_free(&many[i]));
+
+    /* 5. intercommunicators built and merged while idups of WORLD are pending; an idup of
+     * the intercommunicator */
+    if (n >= 2) {
+        MPI_Comm lc, inter, merged, idc;
+        int low = me < n / 2;
+        for (int i = 0; i < 4; i++)
+            MTEST_OK(MPI_Comm_idup(MPI_COMM_WORLD, &many[i], &mr[i]));
+        MTEST_OK(MPI_Comm_split(MPI_COMM_WORLD, low, me, &lc));
+        MTEST_OK(MPI_Intercomm_create(lc, 0, MPI_COMM_WORLD, low ? n / 2 : 0, 11, &inter));
+        MTEST_OK(MPI_Comm_idup(inter, &idc, &mr[4]));
+        MTEST_OK(MPI_Intercomm_merge(inter, !low, &merged));
+        MTEST_OK(MPI_Waitall(5, mr, MPI_STATUSES_IGNORE));
+        sum_check(merged, all, "merge beside pending idups");
+        int rs = -1, peer = -1, mine = me;
+        MTEST_OK(MPI_Comm_remote_size(idc, &rs));
+        MTEST_CHECK(rs == (low ? n - n / 2 : n / 2), "idup of an intercommunicator: remote size %d", rs);
+        int lr;
+        MTEST_OK(MPI_Comm_rank(idc, &lr));
+        if (lr == 0) /* the two leaders swap world ranks on the copy */
+            MTEST_OK(MPI_Sendrecv(&mine, 1, MPI_INT, 0, 4, &peer, 1, MPI_INT, 0, 4, idc, MPI_STATUS_IGNORE));
+        MTEST_CHECK(lr != 0 || peer == (low ? n / 2 : 0), "idup of an intercommunicator: leader %d", peer);
+        for (int i = 0; i < 4; i++)
+            sum_check(many[i], all, "idup beside intercommunicator creation");
+        contexts_distinct(many, 4, "idups beside intercommunicator creation");
+        for (int i = 0; i < 4; i++)
+            MTEST_OK(MPI_Comm_free(&many[i]));
+        MTEST_OK(MPI_Comm_free(&idc));
+        MTEST_OK(MPI_Comm_free(&merged));
+        MTEST_OK(MPI_Comm_free(&inter));
+        MTEST_OK(MPI_Comm_free(&lc));
+    }
     return mtest_finalize();
 }
