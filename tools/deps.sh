@@ -10,13 +10,16 @@ set -eu
 build_pkgs="cmake ninja-build gcc make python3 pkg-config libsodium-dev"
 # python3-venv, python3-dev: the mpi4py test (a venv, mpi4py built from source);
 # iproute2: the netns tests; mpich: its mpiexec.hydra runs our ranks (interop test);
-# g++: the C++ test (tests/cxx, built with mpicxx)
-check_pkgs="python3-venv python3-dev iproute2 valgrind mpich g++"
+# g++: the C++ test (tests/cxx, built with mpicxx); slurmctld slurmd slurm-client munge: the
+# private single-node Slurm of tests/interop/slurm.sh (srun --mpi=pmi2/pmix); openmpi-bin: its
+# mpirun runs our ranks over PMIx (tests/interop/openmpi.sh)
+check_pkgs="python3-venv python3-dev iproute2 valgrind mpich g++ slurmctld slurmd slurm-client munge openmpi-bin"
 # Found at configure time (CMakeLists.txt); without one, its part is not built or tested.
-optional_pkgs="libfabric-dev gfortran clang libclang-rt-14-dev"
+optional_pkgs="libfabric-dev libpmix-dev gfortran clang libclang-rt-14-dev"
 what() {
   case $1 in
     libfabric-dev) echo "the ofi provider, RMPI_NET=ofi" ;;
+    libpmix-dev) echo "the PMIx client: Open MPI's mpirun, prterun, srun --mpi=pmix" ;;
     gfortran) echo "the Fortran bindings: mpif.h, use mpi, mpifort" ;;
     clang|libclang-rt-14-dev) echo "the fuzz harnesses (libFuzzer) and their sanitized build" ;;
   esac

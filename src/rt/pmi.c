@@ -1,11 +1,19 @@
 /*
- * PMI-1 client over the simple PMI wire protocol (newline-terminated "key=value" words),
- * as served by RailMPI's mpiexec and by MPICH's hydra. Without PMI_FD/PMI_PORT the
- * process is a singleton whose key-value space is a local table.
- * Values on the wire may not contain spaces or '='; such values are hex-encoded here
+ * Process-manager client. Three wires, picked from the environment the process starts in
+ * (src/rt/README.md has the rule):
+ *   - PMI-1, the simple PMI wire protocol (newline-terminated "key=value" words), as served
+ *     by RailMPI's mpiexec, MPICH's hydra and Slurm's --mpi=pmi2 plugin;
+ *   - PMI-2 (6-character length, then "key=value;" pairs), as Slurm's srun --mpi=pmi2 and
+ *     hydra serve it;
+ *   - PMIx through libpmix (pmix.c) when the library was built with it.
+ * Without any of them the process is a singleton whose key-value space is a local table.
+ * Values on the wire may not contain spaces, '=' or ';'; such values are hex-encoded here
  * behind a '~' marker so callers can store any string (see src/rt/README.md).
+ * Every wait for a reply is bounded by RMPI_PMI_TIMEOUT except the fence's, which waits
+ * for the slowest rank and which the process manager ends when a rank dies.
  */
 #include "rt.h"
+#include "pmi_int.h"
 
 #include <errno.h>
 #include <netdb.h>
@@ -19,14 +27,8 @@
 #include <unistd.h>
 
 #define PMI_LINE_MAX 8192
-#define PMI_MAX_WORDS 16
-
-/* A command or reply split into its key=value words (pointers into a line buffer). */
-struct pmi_words {
-    int n;
-    char *key[PMI_MAX_WORDS];
-    char *val[PMI_MAX_WORDS];
-};
+/* PMI-2 frames: a 6-character decimal length, space-padded, then the body. */
+#define PMI2_LEN_DIGITS 6
 
 struct pmi_kv {
     char *key, *value;
@@ -43,6 +45,11 @@ static struct {
     struct pmi_kv *local;   /* singleton key-value table */
     int have_key;           /* job_key is set */
     uint8_t job_key[RMPI_AUTH_KEY_BYTES];
+    int kind;               /* RMPI_PM_* */
+    int pmi1_phase;         /* PMI-2: the init exchange still uses PMI-1 lines */
+    uint64_t deadline;      /* ns: the reply awaited must come by then; 0 none */
+    char expected[160];     /* the process manager, as error messages name it */
+    char jobid[256];        /* PMI-2 jobid (the kvsname of get) */
 } pmi = { .fd = -1 };
 
 static void pmi_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -96,6 +103,70 @@ static void run_abort_hooks(void)
         abort_hooks[i]();
 }
 
+/* Wait until the process manager's connection is readable, at most until the deadline
+ * (0: no deadline). 0, or -1 with the message printed. */
+static int wait_readable(void)
+{
+    for (;;) {
+        int ms = -1;
+        if (pmi.deadline) {
+            uint64_t now = rmpi_time_ns();
+            if (now >= pmi.deadline) {
+                pmi_err("no reply from the %s within %g s; is this program started by the process manager "
+                        "its environment names? (RMPI_PMI_TIMEOUT sets the bound)",
+                        pmi.expected, rmpi_knobs.PMI_TIMEOUT);
+                return -1;
+            }
+            ms = (int)((pmi.deadline - now + 999999) / 1000000);
+        }
+        struct pollfd p = { .fd = pmi.fd, .events = POLLIN };
+        int n = poll(&p, 1, ms);
+        if (n > 0)
+            return 0;
+        if (n < 0 && errno != EINTR) {
+            pmi_err("waiting for the %s failed: %s.", pmi.expected, strerror(errno));
+            return -1;
+        }
+    }
+}
+
+/* Append what the connection holds to rbuf (at least one byte); -1 when it closed or the
+ * wait timed out (message printed). */
+static int read_more(void)
+{
+    if (pmi.rlen == sizeof pmi.rbuf) {
+        pmi_err("a reply from the %s exceeds %zu bytes.", pmi.expected, sizeof pmi.rbuf);
+        return -1;
+    }
+    for (;;) {
+        if (wait_readable() < 0)
+            return -1;
+        ssize_t n = read(pmi.fd, pmi.rbuf + pmi.rlen, sizeof pmi.rbuf - pmi.rlen);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+            continue;
+        if (n <= 0) {
+            /* The launcher is gone, and with it the reader of our stderr: clean up before
+             * the message, whose write may end us by SIGPIPE. */
+            int err = errno;
+            run_abort_hooks();
+            pmi_err("the connection to the %s %s%s.", pmi.expected, n == 0 ? "was closed" : "failed: ",
+                    n == 0 ? "" : strerror(err));
+            return -1;
+        }
+        pmi.rlen += (size_t)n;
+        return 0;
+    }
+}
+
+/* Take len bytes off the front of rbuf into out (NUL-terminated), plus skip more. */
+static void take(char *out, size_t len, size_t skip)
+{
+    memcpy(out, pmi.rbuf, len);
+    out[len] = '\0';
+    pmi.rlen -= len + skip;
+    memmove(pmi.rbuf, pmi.rbuf + len + skip, pmi.rlen);
+}
+
 /* Read one newline-terminated line into out (without the newline); keeps whatever
  * follows it in the buffer, since the server may send several lines at once. */
 static int read_line(char *out, size_t outlen)
@@ -105,81 +176,102 @@ static int read_line(char *out, size_t outlen)
         if (nl) {
             size_t len = (size_t)(nl - pmi.rbuf);
             if (len >= outlen) {
-                pmi_err("a reply from the process manager is longer than %zu bytes.", outlen);
+                pmi_err("a reply from the %s is longer than %zu bytes.", pmi.expected, outlen);
                 return -1;
             }
-            memcpy(out, pmi.rbuf, len);
-            out[len] = '\0';
-            pmi.rlen -= len + 1;
-            memmove(pmi.rbuf, nl + 1, pmi.rlen);
+            if (memchr(pmi.rbuf, '\0', len)) {
+                pmi_err("a reply from the %s holds a NUL byte.", pmi.expected);
+                return -1;
+            }
+            take(out, len, 1);
             return 0;
         }
-        if (pmi.rlen == sizeof pmi.rbuf) {
-            pmi_err("a reply from the process manager exceeds %zu bytes without a newline.",
-                    sizeof pmi.rbuf);
+        if (read_more() < 0)
             return -1;
-        }
-        ssize_t n = read(pmi.fd, pmi.rbuf + pmi.rlen, sizeof pmi.rbuf - pmi.rlen);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            struct pollfd p = { .fd = pmi.fd, .events = POLLIN };
-            poll(&p, 1, -1);
-            continue;
-        }
-        if (n <= 0) {
-            /* The launcher is gone, and with it the reader of our stderr: clean up before
-             * the message, whose write may end us by SIGPIPE. */
-            int err = errno;
-            run_abort_hooks();
-            pmi_err("the connection to the process manager %s.", n == 0 ? "was closed" : strerror(err));
-            return -1;
-        }
-        pmi.rlen += (size_t)n;
     }
 }
 
-static void split_words(char *line, struct pmi_words *w)
+/* Read one PMI-2 frame's body into out. The length field is decimal digits padded with
+ * spaces (Slurm writes "%-6d", MPICH "%6d"); anything else is a broken server. */
+static int read_frame(char *out, size_t outlen)
 {
-    w->n = 0;
-    char *save = NULL;
-    for (char *tok = strtok_r(line, " \t", &save); tok && w->n < PMI_MAX_WORDS;
-         tok = strtok_r(NULL, " \t", &save)) {
-        char *eq = strchr(tok, '=');
-        if (eq)
-            *eq = '\0';
-        w->key[w->n] = tok;
-        w->val[w->n] = eq ? eq + 1 : tok + strlen(tok);
-        w->n++;
+    while (pmi.rlen < PMI2_LEN_DIGITS)
+        if (read_more() < 0)
+            return -1;
+    size_t len = 0, i = 0;
+    while (i < PMI2_LEN_DIGITS && pmi.rbuf[i] == ' ')
+        i++;
+    size_t first = i;
+    while (i < PMI2_LEN_DIGITS && pmi.rbuf[i] >= '0' && pmi.rbuf[i] <= '9')
+        len = len * 10 + (size_t)(pmi.rbuf[i++] - '0');
+    size_t digits = i - first;
+    while (i < PMI2_LEN_DIGITS && pmi.rbuf[i] == ' ')
+        i++;
+    if (i < PMI2_LEN_DIGITS || digits == 0) {
+        pmi_err("a reply from the %s does not start with a PMI-2 length field (\"%.6s\"); is it a "
+                "PMI-2 server?", pmi.expected, pmi.rbuf);
+        return -1;
     }
+    if (len == 0 || len >= outlen || len > sizeof pmi.rbuf - PMI2_LEN_DIGITS) {
+        pmi_err("a PMI-2 reply from the %s announces %zu bytes, which is %s.", pmi.expected, len,
+                len ? "too long" : "not a frame");
+        return -1;
+    }
+    while (pmi.rlen < PMI2_LEN_DIGITS + len)
+        if (read_more() < 0)
+            return -1;
+    if (memchr(pmi.rbuf + PMI2_LEN_DIGITS, '\0', len)) {
+        pmi_err("a PMI-2 reply from the %s holds a NUL byte.", pmi.expected);
+        return -1;
+    }
+    pmi.rlen -= PMI2_LEN_DIGITS;
+    memmove(pmi.rbuf, pmi.rbuf + PMI2_LEN_DIGITS, pmi.rlen);
+    take(out, len, 0);
+    return 0;
 }
 
-static const char *word(const struct pmi_words *w, const char *key)
+/* Split a reply; too many words is a broken server. */
+static int split_reply(char *line, rmpi_pmi_words_t *w)
 {
-    for (int i = 0; i < w->n; i++)
-        if (strcmp(w->key[i], key) == 0)
-            return w->val[i];
-    return NULL;
+    int rc = pmi.kind == RMPI_PM_PMI2 && !pmi.pmi1_phase ? rmpi_pmi2_split(line, w) : rmpi_pmi_split(line, w);
+    if (rc < 0)
+        pmi_err("a reply from the %s is malformed (more than %d words, or a PMI-2 pair without '=' or ';').",
+                pmi.expected, RMPI_PMI_MAX_WORDS);
+    return rc;
 }
 
 /* 0 when w is cmd=<expect>; else a message, with the server's reason (msg=) if it gave one. */
-static int is_reply(const char *expect, const struct pmi_words *w)
+static int is_reply(const char *expect, const rmpi_pmi_words_t *w)
 {
-    const char *cmd = word(w, "cmd"), *msg = word(w, "msg");
+    const char *cmd = rmpi_pmi_word(w, "cmd"), *msg = rmpi_pmi_word(w, "msg");
+    if (!msg)
+        msg = rmpi_pmi_word(w, "errmsg");
     if (cmd && strcmp(cmd, expect) == 0)
         return 0;
-    pmi_err("expected cmd=%s from the process manager but got \"%s=%s\"%s%s.", expect, w->n ? w->key[0] : "",
-            w->n ? w->val[0] : "", msg ? ", msg=" : "", msg ? msg : "");
+    pmi_err("expected cmd=%s from the %s but got \"%.40s=%.80s\"%s%.200s.", expect, pmi.expected,
+            w->n ? w->key[0] : "", w->n ? w->val[0] : "", msg ? ", msg=" : "", msg ? msg : "");
     return -1;
 }
 
-/* Read the next reply and check that it is cmd=<expect>. */
-static int expect_reply(const char *expect, char *line, size_t linelen, struct pmi_words *w)
+/* Read the next reply (a line, or a PMI-2 frame) and check that it is cmd=<expect>. */
+static int expect_reply(const char *expect, char *line, size_t linelen, rmpi_pmi_words_t *w)
 {
-    if (read_line(line, linelen) < 0)
+    int frame = pmi.kind == RMPI_PM_PMI2 && !pmi.pmi1_phase;
+    if ((frame ? read_frame(line, linelen) : read_line(line, linelen)) < 0 || split_reply(line, w) < 0)
         return -1;
-    split_words(line, w);
     return is_reply(expect, w);
+}
+
+/* Send a request; its reply is due within RMPI_PMI_TIMEOUT. */
+static int send_raw(const char *buf, size_t len)
+{
+    double t = rmpi_knobs.PMI_TIMEOUT;
+    pmi.deadline = t > 0 ? rmpi_time_ns() + (uint64_t)(t * 1e9) : 0;
+    if (write_all(pmi.fd, buf, len) < 0) {
+        pmi_err("writing to the %s failed: %s.", pmi.expected, strerror(errno));
+        return -1;
+    }
+    return 0;
 }
 
 static int send_cmd(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -195,11 +287,26 @@ static int send_cmd(const char *fmt, ...)
         return -1;
     }
     buf[n++] = '\n';
-    if (write_all(pmi.fd, buf, (size_t)n) < 0) {
-        pmi_err("writing to the process manager failed: %s.", strerror(errno));
+    return send_raw(buf, (size_t)n);
+}
+
+/* One PMI-2 frame: the body gets its 6-character length in front. */
+static int send_frame(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int send_frame(const char *fmt, ...)
+{
+    char buf[PMI_LINE_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + PMI2_LEN_DIGITS, sizeof buf - PMI2_LEN_DIGITS, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof buf - PMI2_LEN_DIGITS) {
+        pmi_err("a PMI-2 command is longer than %d bytes.", PMI_LINE_MAX - PMI2_LEN_DIGITS - 1);
         return -1;
     }
-    return 0;
+    char len[PMI2_LEN_DIGITS + 1];
+    snprintf(len, sizeof len, "%-6d", n);
+    memcpy(buf, len, PMI2_LEN_DIGITS);
+    return send_raw(buf, (size_t)n + PMI2_LEN_DIGITS);
 }
 
 static int parse_int(const char *s, int *out)
@@ -266,11 +373,11 @@ static int connect_port(const char *port_env)
 static int port_handshake(int id, int *size, int *rank)
 {
     char line[PMI_LINE_MAX];
-    struct pmi_words w;
-    if (send_cmd("cmd=initack pmiid=%d", id) < 0 || read_line(line, sizeof line) < 0)
+    rmpi_pmi_words_t w;
+    if (send_cmd("cmd=initack pmiid=%d", id) < 0 || read_line(line, sizeof line) < 0 ||
+        split_reply(line, &w) < 0)
         return -1;
-    split_words(line, &w);
-    const char *cmd = word(&w, "cmd");
+    const char *cmd = rmpi_pmi_word(&w, "cmd");
     if (cmd && strcmp(cmd, "challenge") == 0) {
         uint8_t nonce[RMPI_AUTH_NONCE_BYTES], mac[RMPI_AUTH_MAC_BYTES];
         char hex[2 * RMPI_AUTH_MAC_BYTES + 1];
@@ -279,15 +386,15 @@ static int port_handshake(int id, int *size, int *rank)
                     "start it with the mpiexec that listens on PMI_PORT.", RMPI_AUTH_KEY_ENV);
             return -1;
         }
-        if (rmpi_auth_unhex(word(&w, "nonce"), nonce, sizeof nonce) < 0) {
+        if (rmpi_auth_unhex(rmpi_pmi_word(&w, "nonce"), nonce, sizeof nonce) < 0) {
             pmi_err("the process manager's challenge holds no valid nonce.");
             return -1;
         }
         rmpi_auth_pmi_mac(pmi.job_key, nonce, id, mac);
         rmpi_auth_hex(mac, sizeof mac, hex);
-        if (send_cmd("cmd=auth mac=%s", hex) < 0 || read_line(line, sizeof line) < 0)
+        if (send_cmd("cmd=auth mac=%s", hex) < 0 || read_line(line, sizeof line) < 0 ||
+            split_reply(line, &w) < 0)
             return -1;
-        split_words(line, &w);
     }
     if (is_reply("initack", &w) < 0)
         return -1;
@@ -295,9 +402,9 @@ static int port_handshake(int id, int *size, int *rank)
         if (expect_reply("set", line, sizeof line, &w) < 0)
             return -1;
         const char *v;
-        if ((v = word(&w, "size")))
+        if ((v = rmpi_pmi_word(&w, "size")))
             parse_int(v, size);
-        else if ((v = word(&w, "rank")))
+        else if ((v = rmpi_pmi_word(&w, "rank")))
             parse_int(v, rank);
     }
     return 0;
@@ -306,30 +413,30 @@ static int port_handshake(int id, int *size, int *rank)
 static int server_init(void)
 {
     char line[PMI_LINE_MAX];
-    struct pmi_words w;
+    rmpi_pmi_words_t w;
     const char *v;
 
     if (send_cmd("cmd=init pmi_version=1 pmi_subversion=1") < 0 ||
         expect_reply("response_to_init", line, sizeof line, &w) < 0)
         return -1;
-    if ((v = word(&w, "rc")) && strcmp(v, "0") != 0) {
+    if ((v = rmpi_pmi_word(&w, "rc")) && strcmp(v, "0") != 0) {
         pmi_err("the process manager refused PMI version 1.1 (rc=%s).", v);
         return -1;
     }
     if (send_cmd("cmd=get_maxes") < 0 || expect_reply("maxes", line, sizeof line, &w) < 0)
         return -1;
-    if (parse_int(word(&w, "keylen_max"), &pmi.keylen_max) < 0 ||
-        parse_int(word(&w, "vallen_max"), &pmi.vallen_max) < 0) {
+    if (parse_int(rmpi_pmi_word(&w, "keylen_max"), &pmi.keylen_max) < 0 ||
+        parse_int(rmpi_pmi_word(&w, "vallen_max"), &pmi.vallen_max) < 0) {
         pmi_err("the process manager's maxes reply lacks keylen_max or vallen_max.");
         return -1;
     }
     if (send_cmd("cmd=get_appnum") < 0 || expect_reply("appnum", line, sizeof line, &w) < 0)
         return -1;
-    if (parse_int(word(&w, "appnum"), &pmi.info.appnum) < 0)
+    if (parse_int(rmpi_pmi_word(&w, "appnum"), &pmi.info.appnum) < 0)
         pmi.info.appnum = 0;
     if (send_cmd("cmd=get_my_kvsname") < 0 || expect_reply("my_kvsname", line, sizeof line, &w) < 0)
         return -1;
-    v = word(&w, "kvsname");
+    v = rmpi_pmi_word(&w, "kvsname");
     if (!v || !*v || strlen(v) >= sizeof pmi.info.kvsname) {
         pmi_err("the process manager sent no usable kvsname.");
         return -1;
@@ -371,6 +478,107 @@ int rmpi_rt_set_job_key(const uint8_t key[RMPI_AUTH_KEY_BYTES])
     return 0;
 }
 
+/* PMI-2 start (Slurm's mpi/pmi2 plugin, MPICH's simple PMI-2 client): a PMI-1 init line
+ * asking for version 2.0, then fullinit and job-getid as PMI-2 frames. */
+static int pmi2_init(const char *jobid, int rank)
+{
+    char line[PMI_LINE_MAX];
+    rmpi_pmi_words_t w;
+    const char *v;
+
+    pmi.pmi1_phase = 1;
+    if (send_cmd("cmd=init pmi_version=2 pmi_subversion=0") < 0 ||
+        expect_reply("response_to_init", line, sizeof line, &w) < 0)
+        return -1;
+    if (!(v = rmpi_pmi_word(&w, "rc")) || strcmp(v, "0") != 0 || !(v = rmpi_pmi_word(&w, "pmi_version")) ||
+        strcmp(v, "2") != 0) {
+        pmi_err("the %s does not serve PMI version 2 (it answered rc=%s pmi_version=%s); start with srun "
+                "--mpi=pmi2, or set RMPI_PMI=pmi1.", pmi.expected, rmpi_pmi_word(&w, "rc") ? rmpi_pmi_word(&w, "rc") : "?",
+                rmpi_pmi_word(&w, "pmi_version") ? rmpi_pmi_word(&w, "pmi_version") : "?");
+        return -1;
+    }
+    pmi.pmi1_phase = 0;
+    if (send_frame("cmd=fullinit;pmijobid=%s;pmirank=%d;threaded=FALSE;", jobid, rank) < 0 ||
+        expect_reply("fullinit-response", line, sizeof line, &w) < 0)
+        return -1;
+    if (!(v = rmpi_pmi_word(&w, "rc")) || strcmp(v, "0") != 0) {
+        pmi_err("the %s refused fullinit (rc=%s).", pmi.expected, v ? v : "none");
+        return -1;
+    }
+    int srank = -1, ssize = -1;
+    if (parse_int(rmpi_pmi_word(&w, "rank"), &srank) < 0 || parse_int(rmpi_pmi_word(&w, "size"), &ssize) < 0) {
+        pmi_err("the %s's fullinit-response lacks rank or size.", pmi.expected);
+        return -1;
+    }
+    pmi.info.rank = srank;
+    pmi.info.size = ssize;
+    if (parse_int(rmpi_pmi_word(&w, "appnum"), &pmi.info.appnum) < 0 || pmi.info.appnum < 0)
+        pmi.info.appnum = 0;
+    if (send_frame("cmd=job-getid;") < 0 || expect_reply("job-getid-response", line, sizeof line, &w) < 0)
+        return -1;
+    v = rmpi_pmi_word(&w, "jobid");
+    if (!v || !*v || strlen(v) >= sizeof pmi.info.kvsname) {
+        pmi_err("the %s sent no usable jobid.", pmi.expected);
+        return -1;
+    }
+    strcpy(pmi.info.kvsname, v);
+    strcpy(pmi.jobid, v);
+    /* Slurm's PMI2_MAX_KEYLEN / PMI2_MAX_VALLEN; PMI-2 has no get_maxes. */
+    pmi.keylen_max = 64;
+    pmi.vallen_max = 1024;
+    return 0;
+}
+
+#ifndef RMPI_HAVE_PMIX
+/* Built without libpmix: a PMIx environment is recognised, and refused by name. */
+int rmpi_pmix_init(rmpi_pm_info_t *info, const char *expected)
+{
+    (void)info;
+    pmi_err("started by a %s, but this RailMPI was built without libpmix (install libpmix-dev and "
+            "rebuild), so it cannot talk to it; start it with srun --mpi=pmi2, mpiexec or mpiexec.hydra.",
+            expected);
+    return -1;
+}
+int rmpi_pmix_put(const char *key, const char *value) { return (void)key, (void)value, -1; }
+int rmpi_pmix_fence(void) { return -1; }
+int rmpi_pmix_get(const char *key, char *value, size_t len) { return (void)key, (void)value, (void)len, -1; }
+int rmpi_pmix_finalize(void) { return -1; }
+void rmpi_pmix_abort(int code, const char *msg) { (void)code, (void)msg; }
+int rmpi_pmix_spawn(int count, const rmpi_pmi_spawn_cmd_t *cmds, int npre, const char *const *pkeys,
+                    const char *const *pvals)
+{
+    return (void)count, (void)cmds, (void)npre, (void)pkeys, (void)pvals, -1;
+}
+int rmpi_pmix_names(const char *cmd, const char *service, const char *port, char *out, size_t len)
+{
+    return (void)cmd, (void)service, (void)port, (void)out, (void)len, -1;
+}
+#endif
+
+/* Which process manager started us (src/rt/README.md, "Which wire"). */
+static int pick_kind(const char *fd_env, const char *port_env)
+{
+    switch (rmpi_knobs.PMI) {
+    case RMPI_PMI_PMI1:
+        return RMPI_PM_PMI1;
+    case RMPI_PMI_PMI2:
+        return RMPI_PM_PMI2;
+    case RMPI_PMI_PMIX:
+        return RMPI_PM_PMIX;
+    default:
+        break;
+    }
+    const char *px = rmpi_rt_env("PMIX_NAMESPACE");
+    if (px && *px)
+        return RMPI_PM_PMIX;
+    const char *jobid = rmpi_rt_env("PMI_JOBID");
+    if (fd_env && *fd_env && jobid && *jobid)
+        return RMPI_PM_PMI2;
+    if ((fd_env && *fd_env) || (port_env && *port_env))
+        return RMPI_PM_PMI1;
+    return RMPI_PM_SINGLETON;
+}
+
 int rmpi_pmi_init(rmpi_pm_info_t *info)
 {
     if (pmi.initialized) {
@@ -387,6 +595,21 @@ int rmpi_pmi_init(rmpi_pm_info_t *info)
     pmi.rlen = 0;
     if (take_job_key() < 0)
         return -1;
+    pmi.kind = pick_kind(fd_env, port_env);
+    if (pmi.kind < 0)
+        return -1;
+    pmi.info.kind = pmi.kind;
+    if (pmi.kind == RMPI_PM_PMIX) {
+        snprintf(pmi.expected, sizeof pmi.expected, "PMIx server (PMIX_NAMESPACE=%.64s)",
+                 rmpi_rt_env("PMIX_NAMESPACE") ? rmpi_rt_env("PMIX_NAMESPACE") : "unset");
+        if (rmpi_pmix_init(&pmi.info, pmi.expected) < 0)
+            return -1;
+        pmi.keylen_max = 512;
+        pmi.vallen_max = 1 << 16;
+        pmi.initialized = 1;
+        *info = pmi.info;
+        return 0;
+    }
     if (rank_env && parse_int(rank_env, &rank) < 0) {
         pmi_err("PMI_RANK=\"%s\" is not a number.", rank_env);
         return -1;
@@ -396,7 +619,16 @@ int rmpi_pmi_init(rmpi_pm_info_t *info)
         return -1;
     }
 
-    if ((!fd_env || !*fd_env) && (!port_env || !*port_env)) {
+    if (pmi.kind == RMPI_PM_SINGLETON) {
+        /* srun without --mpi starts every task as a singleton of its own: say so rather
+         * than run N jobs of one rank. */
+        const char *ntasks = rmpi_rt_env("SLURM_STEP_NUM_TASKS");
+        int nt = 0;
+        if (ntasks && parse_int(ntasks, &nt) == 0 && nt > 1) {
+            pmi_err("started by Slurm as one of %d tasks, but without a process-manager interface "
+                    "(no PMI_FD, PMIX_NAMESPACE); run srun --mpi=pmi2 or --mpi=pmix.", nt);
+            return -1;
+        }
         pmi.fd = -1;
         pmi.info.rank = 0;
         pmi.info.size = 1;
@@ -415,16 +647,24 @@ int rmpi_pmi_init(rmpi_pm_info_t *info)
 
     if (fd_env && *fd_env) {
         int fd;
+        snprintf(pmi.expected, sizeof pmi.expected, "%s server on PMI_FD=%.16s",
+                 pmi.kind == RMPI_PM_PMI2 ? "PMI-2" : "PMI-1", fd_env);
         if (parse_int(fd_env, &fd) < 0 || fd < 0 || fcntl(fd, F_GETFD) < 0) {
-            pmi_err("PMI_FD=\"%s\" is not an open file descriptor.", fd_env);
+            pmi_err("PMI_FD=\"%s\" is not an open file descriptor; the %s process manager that set it "
+                    "did not hand it to this process.", fd_env, pmi.kind == RMPI_PM_PMI2 ? "PMI-2" : "PMI-1");
             return -1;
         }
         pmi.fd = fd;
-        if (rank < 0 || size < 0) {
+        if (rank < 0 || (size < 0 && pmi.kind == RMPI_PM_PMI1)) {
             pmi_err("PMI_FD is set but PMI_RANK or PMI_SIZE is missing.");
             return -1;
         }
     } else {
+        snprintf(pmi.expected, sizeof pmi.expected, "PMI-1 server at PMI_PORT=%.64s", port_env);
+        if (pmi.kind == RMPI_PM_PMI2) {
+            pmi_err("RMPI_PMI=pmi2 needs PMI_FD (PMI-2 over PMI_PORT is not supported).");
+            return -1;
+        }
         pmi.fd = connect_port(port_env);
         if (pmi.fd < 0)
             return -1;
@@ -444,13 +684,24 @@ int rmpi_pmi_init(rmpi_pm_info_t *info)
     }
     /* Programs the rank starts must not inherit the process-manager connection. */
     fcntl(pmi.fd, F_SETFD, FD_CLOEXEC);
+    if (pmi.kind == RMPI_PM_PMI2) {
+        const char *jobid = rmpi_rt_env("PMI_JOBID");
+        if (pmi2_init(jobid ? jobid : "", rank) < 0)
+            return -1;
+        if (size >= 0 && size != pmi.info.size) {
+            pmi_err("PMI_SIZE=%d but the %s says the job has %d ranks.", size, pmi.expected, pmi.info.size);
+            return -1;
+        }
+        rank = pmi.info.rank;
+        size = pmi.info.size;
+    }
     if (rank < 0 || size <= 0 || rank >= size) {
-        pmi_err("the process manager gave rank %d of size %d, which is not valid.", rank, size);
+        pmi_err("the %s gave rank %d of size %d, which is not valid.", pmi.expected, rank, size);
         return -1;
     }
     pmi.info.rank = rank;
     pmi.info.size = size;
-    if (server_init() < 0)
+    if (pmi.kind == RMPI_PM_PMI1 && server_init() < 0)
         return -1;
     pmi.initialized = 1;
     *info = pmi.info;
@@ -462,7 +713,7 @@ static int needs_encoding(const char *v)
     if (v[0] == '~')
         return 1;
     for (const unsigned char *p = (const unsigned char *)v; *p; p++)
-        if (*p <= ' ' || *p == '=' || *p >= 0x7f)
+        if (*p <= ' ' || *p == '=' || *p == ';' || *p >= 0x7f)
             return 1;
     return 0;
 }
@@ -475,7 +726,7 @@ int rmpi_pmi_put(const char *key, const char *value)
     }
     if (!*key || strlen(key) >= (size_t)pmi.keylen_max || needs_encoding(key)) {
         pmi_err("key \"%s\" is empty, longer than %d characters, starts with '~' or contains "
-                "spaces or '='.", key, pmi.keylen_max - 1);
+                "spaces, '=' or ';'.", key, pmi.keylen_max - 1);
         return -1;
     }
     size_t vlen = strlen(value);
@@ -496,9 +747,11 @@ int rmpi_pmi_put(const char *key, const char *value)
     if (strlen(wire) >= (size_t)pmi.vallen_max) {
         pmi_err("the value of key \"%s\" needs %zu bytes on the wire; the process manager allows %d%s.",
                 key, strlen(wire), pmi.vallen_max - 1,
-                enc ? " (values with spaces or '=' are hex-encoded and take twice the space)" : "");
+                enc ? " (values with spaces, '=' or ';' are hex-encoded and take twice the space)" : "");
         rc = -1;
-    } else if (pmi.fd < 0) {
+    } else if (pmi.kind == RMPI_PM_PMIX) {
+        rc = rmpi_pmix_put(key, wire);
+    } else if (pmi.kind == RMPI_PM_SINGLETON) {
         struct pmi_kv *kv;
         for (kv = pmi.local; kv && strcmp(kv->key, key) != 0; kv = kv->next)
             ;
@@ -512,13 +765,15 @@ int rmpi_pmi_put(const char *key, const char *value)
         kv->value = rmpi_xstrdup(wire);
     } else {
         char line[PMI_LINE_MAX];
-        struct pmi_words w;
+        rmpi_pmi_words_t w;
         const char *v;
-        if (send_cmd("cmd=put kvsname=%s key=%s value=%s", pmi.info.kvsname, key, wire) < 0 ||
-            expect_reply("put_result", line, sizeof line, &w) < 0)
+        if (pmi.kind == RMPI_PM_PMI2 ? send_frame("cmd=kvs-put;key=%s;value=%s;", key, wire) < 0 ||
+                                           expect_reply("kvs-put-response", line, sizeof line, &w) < 0
+                                     : send_cmd("cmd=put kvsname=%s key=%s value=%s", pmi.info.kvsname, key, wire) < 0 ||
+                                           expect_reply("put_result", line, sizeof line, &w) < 0)
             rc = -1;
-        else if ((v = word(&w, "rc")) && strcmp(v, "0") != 0) {
-            const char *msg = word(&w, "msg");
+        else if ((v = rmpi_pmi_word(&w, "rc")) && strcmp(v, "0") != 0) {
+            const char *msg = rmpi_pmi_word(&w, pmi.kind == RMPI_PM_PMI2 ? "errmsg" : "msg");
             pmi_err("the process manager refused the put of key \"%s\" (rc=%s%s%s).", key, v,
                     msg ? ", " : "", msg ? msg : "");
             rc = -1;
@@ -534,12 +789,26 @@ int rmpi_pmi_fence(void)
         pmi_err("fence before PMI was initialised.");
         return -1;
     }
-    if (pmi.fd < 0)
+    if (pmi.kind == RMPI_PM_SINGLETON)
         return 0;
+    if (pmi.kind == RMPI_PM_PMIX)
+        return rmpi_pmix_fence();
     char line[PMI_LINE_MAX];
-    struct pmi_words w;
-    if (send_cmd("cmd=barrier_in") < 0 || expect_reply("barrier_out", line, sizeof line, &w) < 0)
+    rmpi_pmi_words_t w;
+    int pmi2 = pmi.kind == RMPI_PM_PMI2;
+    if ((pmi2 ? send_frame("cmd=kvs-fence;") : send_cmd("cmd=barrier_in")) < 0)
         return -1;
+    /* The fence waits for the slowest rank; a dead rank ends the job through the process
+     * manager, so no bound here. */
+    pmi.deadline = 0;
+    if (expect_reply(pmi2 ? "kvs-fence-response" : "barrier_out", line, sizeof line, &w) < 0)
+        return -1;
+    const char *rc = rmpi_pmi_word(&w, "rc");
+    if (rc && strcmp(rc, "0") != 0) {
+        const char *msg = rmpi_pmi_word(&w, pmi2 ? "errmsg" : "msg");
+        pmi_err("the %s failed the fence (rc=%s%s%s).", pmi.expected, rc, msg ? ", " : "", msg ? msg : "");
+        return -1;
+    }
     return 0;
 }
 
@@ -592,7 +861,7 @@ int rmpi_pmi_get(const char *key, char *value, size_t len)
     }
     if (len == 0)
         return -1;
-    if (pmi.fd < 0) {
+    if (pmi.kind == RMPI_PM_SINGLETON) {
         for (struct pmi_kv *kv = pmi.local; kv; kv = kv->next)
             if (strcmp(kv->key, key) == 0)
                 return decode_value(key, kv->value, value, len);
@@ -600,12 +869,28 @@ int rmpi_pmi_get(const char *key, char *value, size_t len)
     }
     if (!*key || strlen(key) >= (size_t)pmi.keylen_max || needs_encoding(key))
         return -1;
+    if (pmi.kind == RMPI_PM_PMIX) {
+        char *wire = rmpi_xmalloc((size_t)pmi.vallen_max);
+        int rc = rmpi_pmix_get(key, wire, (size_t)pmi.vallen_max);
+        if (rc == 0)
+            rc = decode_value(key, wire, value, len);
+        free(wire);
+        return rc;
+    }
     char line[PMI_LINE_MAX];
-    struct pmi_words w;
-    if (send_cmd("cmd=get kvsname=%s key=%s", pmi.info.kvsname, key) < 0 ||
-        expect_reply("get_result", line, sizeof line, &w) < 0)
+    rmpi_pmi_words_t w;
+    if (pmi.kind == RMPI_PM_PMI2) {
+        if (send_frame("cmd=kvs-get;jobid=%s;srcid=-1;key=%s;", pmi.jobid, key) < 0 ||
+            expect_reply("kvs-get-response", line, sizeof line, &w) < 0)
+            return -1;
+        const char *found = rmpi_pmi_word(&w, "found");
+        if (!found || strcmp(found, "TRUE") != 0)
+            return -1;
+    } else if (send_cmd("cmd=get kvsname=%s key=%s", pmi.info.kvsname, key) < 0 ||
+               expect_reply("get_result", line, sizeof line, &w) < 0) {
         return -1;
-    const char *rc = word(&w, "rc"), *v = word(&w, "value");
+    }
+    const char *rc = rmpi_pmi_word(&w, "rc"), *v = rmpi_pmi_word(&w, "value");
     if (!rc || strcmp(rc, "0") != 0 || !v)
         return -1;
     return decode_value(key, v, value, len);
@@ -616,10 +901,15 @@ int rmpi_pmi_finalize(void)
     if (!pmi.initialized)
         return 0;
     int rc = 0;
+    if (pmi.kind == RMPI_PM_PMIX)
+        rc = rmpi_pmix_finalize();
     if (pmi.fd >= 0) {
         char line[PMI_LINE_MAX];
-        struct pmi_words w;
-        if (send_cmd("cmd=finalize") < 0 || expect_reply("finalize_ack", line, sizeof line, &w) < 0)
+        rmpi_pmi_words_t w;
+        if (pmi.kind == RMPI_PM_PMI2 ? send_frame("cmd=finalize;") < 0 ||
+                                           expect_reply("finalize-response", line, sizeof line, &w) < 0
+                                     : send_cmd("cmd=finalize") < 0 ||
+                                           expect_reply("finalize_ack", line, sizeof line, &w) < 0)
             rc = -1;
         close(pmi.fd);
         pmi.fd = -1;
@@ -672,8 +962,14 @@ _Noreturn void rmpi_pmi_abort(int code, const char *msg)
         fprintf(stderr, "[rmpi rank %d] %s%s", pmi.info.rank, msg, msg[n - 1] == '\n' ? "" : "\n");
     }
     fflush(NULL);
+    if (pmi.initialized && pmi.kind == RMPI_PM_PMIX)
+        rmpi_pmix_abort(code, msg);
     if (pmi.initialized && pmi.fd >= 0) {
-        send_cmd("cmd=abort exitcode=%d", code);
+        /* PMI-2 has no exit code: Slurm kills the step, and srun reports the signal. */
+        if (pmi.kind == RMPI_PM_PMI2)
+            send_frame("cmd=abort;isworld=TRUE;");
+        else
+            send_cmd("cmd=abort exitcode=%d", code);
         /* Give the process manager a moment to read the request before the exit below
          * makes it look like an ordinary failure; it usually kills us first. */
         struct pollfd p = { .fd = pmi.fd, .events = POLLIN };
@@ -691,11 +987,82 @@ static int spawn_value_ok(const char *what, const char *v)
     return 0;
 }
 
+/* PMI-2 spawn: one frame with every command (Slurm's mpi/pmi2 forwards it to srun). PMI-2
+ * values cannot hold ';' (no escape is understood by every server). */
+static int pmi2_spawn(int count, const rmpi_pmi_spawn_cmd_t *cmds, int npre, const char *const *pkeys,
+                      const char *const *pvals)
+{
+    size_t cap = PMI_LINE_MAX, len = 0;
+    char *f = rmpi_xmalloc(cap);
+    int bad = 0;
+#define ADD(...)                                                                      \
+    do {                                                                              \
+        int n_ = snprintf(f + len, cap - len, __VA_ARGS__);                           \
+        if (n_ < 0 || (size_t)n_ >= cap - len)                                        \
+            bad = 1;                                                                  \
+        else                                                                          \
+            len += (size_t)n_;                                                        \
+    } while (0)
+#define ADDV(k, v)                                                                    \
+    do {                                                                              \
+        if (strchr((v), ';') || strchr((v), '\n'))                                    \
+            bad = 2;                                                                  \
+        ADD(k "%s;", (v));                                                            \
+    } while (0)
+    ADD("cmd=spawn;ncmds=%d;preputcount=%d;", count, npre);
+    for (int k = 0; k < npre && !bad; k++) {
+        ADD("ppkey%d=%s;", k, pkeys[k]);
+        ADD("ppval%d=%s;", k, pvals[k]);
+        if (strchr(pkeys[k], ';') || strchr(pvals[k], ';'))
+            bad = 2;
+    }
+    for (int i = 0; i < count && !bad; i++) {
+        const rmpi_pmi_spawn_cmd_t *c = &cmds[i];
+        int argc = 0;
+        while (c->argv && c->argv[argc])
+            argc++;
+        ADDV("subcmd=", c->cmd);
+        ADD("maxprocs=%d;argc=%d;", c->maxprocs, argc);
+        for (int a = 0; a < argc && !bad; a++) {
+            ADD("argv%d=", a);
+            ADDV("", c->argv[a]);
+        }
+        ADD("infokeycount=%d;", c->ninfo);
+        for (int k = 0; k < c->ninfo && !bad; k++) {
+            ADD("infokey%d=", k);
+            ADDV("", c->ikeys[k]);
+            ADD("infoval%d=", k);
+            ADDV("", c->ivals[k]);
+        }
+    }
+#undef ADDV
+#undef ADD
+    int rc = -1;
+    char line[PMI_LINE_MAX];
+    rmpi_pmi_words_t w;
+    if (bad)
+        pmi_err("the spawn request %s.", bad == 2 ? "holds a ';' or newline, which PMI-2 cannot carry"
+                                                  : "is too long for one PMI-2 command");
+    else if (send_frame("%s", f) == 0 && expect_reply("spawn-response", line, sizeof line, &w) == 0) {
+        const char *v = rmpi_pmi_word(&w, "rc"), *msg = rmpi_pmi_word(&w, "errmsg");
+        rc = v && strcmp(v, "0") == 0 ? 0 : -1;
+        if (rc)
+            pmi_err("the %s could not spawn the processes (rc=%s%s%s).", pmi.expected, v ? v : "?",
+                    msg ? ", " : "", msg ? msg : "");
+    }
+    free(f);
+    return rc;
+}
+
 int rmpi_pmi_spawn(int count, const rmpi_pmi_spawn_cmd_t *cmds, int npre, const char *const *pkeys,
                    const char *const *pvals)
 {
+    if (pmi.initialized && pmi.kind == RMPI_PM_PMIX)
+        return rmpi_pmix_spawn(count, cmds, npre, pkeys, pvals);
     if (!pmi.initialized || pmi.fd < 0)
         return -1;
+    if (pmi.kind == RMPI_PM_PMI2)
+        return pmi2_spawn(count, cmds, npre, pkeys, pvals);
     for (int i = 0; i < count; i++) {
         const rmpi_pmi_spawn_cmd_t *c = &cmds[i];
         int argc = 0;
@@ -724,12 +1091,12 @@ int rmpi_pmi_spawn(int count, const rmpi_pmi_spawn_cmd_t *cmds, int npre, const 
             return -1;
     }
     char line[PMI_LINE_MAX];
-    struct pmi_words w;
+    rmpi_pmi_words_t w;
     if (expect_reply("spawn_result", line, sizeof line, &w) < 0)
         return -1;
-    const char *rc = word(&w, "rc");
+    const char *rc = rmpi_pmi_word(&w, "rc");
     if (!rc || strcmp(rc, "0") != 0) {
-        const char *msg = word(&w, "msg");
+        const char *msg = rmpi_pmi_word(&w, "msg");
         pmi_err("the process manager could not spawn the processes (rc=%s%s%s).", rc ? rc : "?", msg ? ", " : "",
                 msg ? msg : "");
         return -1;
@@ -741,15 +1108,29 @@ int rmpi_pmi_spawn(int count, const rmpi_pmi_spawn_cmd_t *cmds, int npre, const 
 static int name_request(const char *cmd, const char *reply, const char *service, const char *port, char *out,
                         size_t len)
 {
+    if (pmi.initialized && pmi.kind == RMPI_PM_PMIX)
+        return rmpi_pmix_names(cmd, service, port, out, len);
     if (!pmi.initialized || pmi.fd < 0 || needs_encoding(service) || (port && needs_encoding(port)))
         return -1;
     char line[PMI_LINE_MAX];
-    struct pmi_words w;
-    int sent = port ? send_cmd("cmd=%s service=%s port=%s", cmd, service, port)
+    rmpi_pmi_words_t w;
+    int sent;
+    if (pmi.kind == RMPI_PM_PMI2) {
+        /* PMI-2 names: name-publish / name-unpublish / name-lookup, the port in value= */
+        const char *op = cmd[0] == 'p' ? "publish" : cmd[0] == 'u' ? "unpublish" : "lookup";
+        char want[40];
+        snprintf(want, sizeof want, "name-%s-response", op);
+        sent = port ? send_frame("cmd=name-%s;name=%s;port=%s;", op, service, port)
+                    : send_frame("cmd=name-%s;name=%s;", op, service);
+        if (sent < 0 || expect_reply(want, line, sizeof line, &w) < 0)
+            return -1;
+    } else {
+        sent = port ? send_cmd("cmd=%s service=%s port=%s", cmd, service, port)
                     : send_cmd("cmd=%s service=%s", cmd, service);
-    if (sent < 0 || expect_reply(reply, line, sizeof line, &w) < 0)
-        return -1;
-    const char *rc = word(&w, "rc"), *v = word(&w, "port");
+        if (sent < 0 || expect_reply(reply, line, sizeof line, &w) < 0)
+            return -1;
+    }
+    const char *rc = rmpi_pmi_word(&w, "rc"), *v = rmpi_pmi_word(&w, pmi.kind == RMPI_PM_PMI2 ? "value" : "port");
     if (!rc || strcmp(rc, "0") != 0)
         return 1;
     if (out && (!v || strlen(v) >= len))

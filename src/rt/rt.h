@@ -5,7 +5,8 @@
  *     No getenv outside this layer.
  *   - logging: rmpi_log/rmpi_fatal; fatal errors end the whole job through the process manager.
  *   - process-manager client (PMI-1 wire protocol, as served by RailMPI's mpiexec and by
- *     MPICH's hydra): rank, size, key-value exchange, fence, abort. Without PMI_* in the
+ *     MPICH's hydra; PMI-2 wire protocol, as served by Slurm's srun --mpi=pmi2; PMIx through
+ *     libpmix): rank, size, key-value exchange, fence, abort. Without any of them in the
  *     environment the process is a singleton of size 1.
  *   - topology: node id of every rank (ranks with the same host name share a node).
  * Threading: called with the library lock held (or before threads exist). Not reentrant.
@@ -72,10 +73,12 @@ void rmpi_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "[rmpi rank N] message" and end the whole job (PMI abort, then exit). */
 _Noreturn void rmpi_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* ---- process manager (PMI-1) ---- */
+/* ---- process manager (PMI-1, PMI-2 or PMIx; src/rt/README.md says which when) ---- */
+enum { RMPI_PM_SINGLETON, RMPI_PM_PMI1, RMPI_PM_PMI2, RMPI_PM_PMIX };
 typedef struct rmpi_pm_info {
     int rank, size, appnum;
     int singleton;   /* no process manager: size 1 */
+    int kind;        /* RMPI_PM_* */
     char kvsname[256];
 } rmpi_pm_info_t;
 

@@ -157,4 +157,21 @@ int rmpi_auth_equal(const void *a, const void *b, size_t n);
 void rmpi_auth_hex(const uint8_t *in, size_t n, char *out);
 int rmpi_auth_unhex(const char *hex, uint8_t *out, size_t n);
 
+/* ---- PMI wire words (pmi_wire.c), shared by the PMI client and mpiexec's server ---- */
+#define RMPI_PMI_MAX_WORDS 32
+/* PMI-1 words are separated by these (a CR too: a client may end its lines with CRLF). */
+#define RMPI_PMI_BLANKS " \t\r"
+typedef struct rmpi_pmi_words {
+    int n;
+    char *key[RMPI_PMI_MAX_WORDS], *val[RMPI_PMI_MAX_WORDS];   /* point into the split text */
+} rmpi_pmi_words_t;
+/* Split a PMI-1 line in place into key=value words (a word without '=' has value "").
+ * -1 when it holds more than RMPI_PMI_MAX_WORDS words. */
+int rmpi_pmi_split(char *line, rmpi_pmi_words_t *w);
+/* Split a PMI-2 frame body ("k=v;k=v;", NUL-terminated) in place; -1 when a pair lacks its
+ * '=' or its ';', or there are more than RMPI_PMI_MAX_WORDS pairs. */
+int rmpi_pmi2_split(char *body, rmpi_pmi_words_t *w);
+/* Value of the first word named key, or NULL. */
+const char *rmpi_pmi_word(const rmpi_pmi_words_t *w, const char *key);
+
 #endif

@@ -55,7 +55,7 @@ exit_code)
   expect_rc 0
   expect_in out "^Usage: mpiexec"
   run "$MPIEXEC" --no-such-option true
-  expect_rc 1
+  expect_rc 2
   expect_in err "unknown option --no-such-option"
   ;;
 signal)
@@ -152,7 +152,7 @@ EOF
   [ "$(count out '^r4$')" = 4 ] || fail "expected 4 ranks from 4 slots"
   printf 'hostA slots=two\n' >"$T/bad"
   run "$MPIEXEC" -f "$T/bad" true
-  expect_rc 1
+  expect_rc 2
   expect_in err "bad:1: slots= needs a number"
   # PMI over TCP (remote ranks) and a socketpair (local rank) in one job
   run "$MPIEXEC" -f "$T/hosts" -n 4 --agent "$AGENT" --pmi-addr 127.0.0.1 "$PMIX"
@@ -189,7 +189,7 @@ spawn)
 singleton)
   run "$PMIX"
   expect_rc 0
-  expect_in out "^pmi_exchange: rank 0 size 1 singleton 1 "
+  expect_in out "^pmi_exchange: wire 0 rank 0 size 1 singleton 1 "
   expect_in out "^pmi_exchange: rank 0 of 1: ok$"
   ;;
 hydra)
@@ -247,7 +247,7 @@ jobkey)
   run "$MPIEXEC" -n 1 sh -c 'echo "K=$RAILMPI_JOB_KEY"'
   [ "$(grep '^K=' "$T/out" | cut -c3-)" != "$key" ] || fail "two jobs got the same key"
   RAILMPI_JOB_KEY=$key run "$MPIEXEC" -n 1 -x RAILMPI_JOB_KEY true
-  expect_rc 1
+  expect_rc 2
   expect_in err "RAILMPI_JOB_KEY is made by mpiexec"
   ;;
 badspawn)
@@ -349,6 +349,128 @@ shmleak)
   for _ in $(seq 100); do [ -z "$(shm_left $mpx)" ] && break; sleep 0.1; done
   kill -9 $staller
   [ -z "$(shm_left $mpx)" ] || fail "segments left in /dev/shm after mpiexec was killed: $(shm_left $mpx | tr '\n' ' ')"
+  ;;
+spellings)
+  # what users bring from hydra and Open MPI; FAKE_HOST tells where a rank "is"
+  where='echo "$PMI_RANK ${FAKE_HOST:-local}"'
+  placed() { sort "$T/out" | tr '\n' ';'; }
+  for ppn in "-ppn 2" "-perhost 2" "--npernode 2" "-npernode 2" "-N 2" "--ppn=2"; do
+    run "$MPIEXEC" $ppn -n 5 --host hostA,hostB --agent "$AGENT" --pmi-addr 127.0.0.1 sh -c "$where"
+    expect_rc 0
+    [ "$(placed)" = "0 hostA;1 hostA;2 hostB;3 hostB;4 hostA;" ] || fail "$ppn: placement $(placed)"
+  done
+  # -ppn without -n: that many per host
+  run "$MPIEXEC" -ppn 1 -hosts hostA,hostB --agent "$AGENT" --pmi-addr 127.0.0.1 sh -c "$where"
+  [ "$(placed)" = "0 hostA;1 hostB;" ] || fail "-ppn 1 on 2 hosts: placement $(placed)"
+  printf 'hostA slots=2\nhostB:1\n' >"$T/hosts"
+  for hf in "-hostfile $T/hosts" "--hostfile $T/hosts" "-machinefile $T/hosts" "--machinefile=$T/hosts" "-f $T/hosts"; do
+    run "$MPIEXEC" $hf -np 4 --agent "$AGENT" --pmi-addr 127.0.0.1 sh -c "$where"
+    [ "$(placed)" = "0 hostA;1 hostA;2 hostB;3 hostA;" ] || fail "$hf: placement $(placed)"
+  done
+  run "$MPIEXEC" --np 3 --oversubscribe --allow-run-as-root sh -c 'echo "r$PMI_SIZE"'
+  expect_rc 0
+  [ "$(count out '^r3$')" = 3 ] || fail "--np 3 --oversubscribe: expected 3 ranks"
+  # environment to remote ranks: an agent with an empty environment shows what travels
+  EMPTY="env -i /bin/sh $HERE/fake_agent.sh"
+  export GVA=a GVB=b GVC=c
+  show='echo "R$PMI_RANK:${GVA-}:${GVB-}:${GVC-}:${RMPI_SPELL-}"'
+  RMPI_SPELL=k run "$MPIEXEC" -n 1 --host hostA --agent "$EMPTY" --pmi-addr 127.0.0.1 sh -c "$show"
+  expect_in out "^R0::::k$"
+  RMPI_SPELL=k run "$MPIEXEC" -n 1 --host hostA --agent "$EMPTY" --pmi-addr 127.0.0.1 -genvall sh -c "$show"
+  expect_in out "^R0:a:b:c:k$"
+  run "$MPIEXEC" -n 1 --host hostA --agent "$EMPTY" --pmi-addr 127.0.0.1 -genvlist GVA,GVC sh -c "$show"
+  expect_in out "^R0:a::c:$"
+  run "$MPIEXEC" -n 1 --host hostA --agent "$EMPTY" --pmi-addr 127.0.0.1 -envlist GVB -x GVC=z sh -c "$show"
+  expect_in out "^R0::b:z:$"
+  mkdir "$T/wd"
+  for wd in "-wdir $T/wd" "--wdir=$T/wd" "-wd $T/wd"; do
+    run "$MPIEXEC" -n 1 $wd pwd
+    expect_in out "^$T/wd$"
+  done
+  # what it does not know: one line naming the option and mpiexec -h, exit 2
+  for bad in "--mca btl tcp" "-genvnone" "--cpus-per-proc 2" "-ppn 0"; do
+    run "$MPIEXEC" $bad true
+    expect_rc 2
+    [ "$(wc -l <"$T/err")" = 1 ] || fail "$bad: expected one line on stderr, got $(wc -l <"$T/err")"
+  done
+  run "$MPIEXEC" --mca btl tcp true
+  expect_in err "^mpiexec: unknown option --mca; see mpiexec -h\.$"
+  run "$MPIEXEC" -genvlist "A,1B" true
+  expect_rc 2
+  expect_in err '"1B" is not a valid variable name'
+  ;;
+pmi2)
+  # the PMI-2 client against a scripted server that speaks Slurm's mpi/pmi2 wire
+  SRV="python3 $HERE/pmi2_server.py"
+  run timeout 30 $SRV good 4 "$PMIX"
+  expect_rc 0
+  [ "$(count out '^pmi_exchange: wire 2 rank [0-3] size 4 singleton 0 appnum 0 kvsname pmi2test.0$')" = 4 ] ||
+    fail "the ranks did not all start on PMI-2 with the server's jobid"
+  [ "$(count out '^pmi_exchange: rank [0-3] of 4: ok$')" = 4 ] || fail "PMI-2 exchange: expected 4 ok lines"
+  run timeout 30 $SRV good 2 "$PMIX" long
+  expect_rc 0
+  [ "$(count out '^pmi_exchange: rank [01] of 2: ok$')" = 2 ] || fail "PMI-2 long values: expected 2 ok lines"
+  run timeout 30 $SRV good 3 "$PMIX" abort 7
+  expect_in out "^server: rank 1 aborts the job$"
+  expect_fast 10000
+  # real MPI programs: point-to-point and a collective at 4 ranks (the MPI programs are
+  # built next to spin, under tests/mpi of the same build)
+  if [ "$SPIN" != - ]; then
+    for prog in pt2pt/sendrecv coll/allreduce; do
+      run timeout 60 $SRV good 4 "$(dirname "$SPIN")/../mpi/$prog"
+      expect_rc 0
+      expect_in out "No Errors"
+    done
+  fi
+  ;;
+pmi2bad)
+  # a broken PMI-2 server: each fault gives a message naming it and ends MPI_Init, never a
+  # crash (exit 2 is pmi_exchange's "init failed") or a hang (the silent one by RMPI_PMI_TIMEOUT)
+  export RMPI_PMI_TIMEOUT=2
+  for m in badlen:"does not start with a PMI-2 length field" hugelen:"announces 999999 bytes" \
+           nosemi:"is malformed" nul:"holds a NUL byte" close:"PMI-2 server on PMI_FD=[0-9]+ (was closed|failed: )" \
+           silent:"no reply from the PMI-2 server on PMI_FD=[0-9]+ within 2 s" pmi1:"does not serve PMI version 2" \
+           wrongcmd:"expected cmd=fullinit-response" words:"is malformed"; do
+    run timeout 30 python3 "$HERE/pmi2_server.py" "${m%%:*}" 2 "$PMIX"
+    expect_rc 2
+    [ "$(count err "${m#*:}")" = 2 ] || fail "mode ${m%%:*}: expected /${m#*:}/ from both ranks"
+    expect_fast 8000
+  done
+  ;;
+badpm)
+  # a missing or mismatched process manager ends init with a message naming what was expected
+  run env PMI_FD=99 PMI_JOBID=j.0 PMI_RANK=0 PMI_SIZE=2 "$PMIX"
+  expect_rc 2
+  expect_in err 'PMI_FD="99" is not an open file descriptor; the PMI-2 process manager that set it'
+  run sh -c 'exec env PMI_FD=5 PMI_JOBID=j.0 PMI_RANK=0 PMI_SIZE=2 "$0" 5</dev/null' "$PMIX"
+  expect_rc 2
+  expect_in err "PMI-2 server on PMI_FD=5"
+  # a fifo: what the rank writes comes back to it
+  mkfifo "$T/fifo"
+  run sh -c 'exec env PMI_FD=5 PMI_RANK=0 PMI_SIZE=2 "$0" 5<>"$1"' "$PMIX" "$T/fifo"
+  expect_rc 2
+  expect_in err 'expected cmd=response_to_init from the PMI-1 server on PMI_FD=5 but got "cmd=init"'
+  # a socket nobody answers on (the rank holds both ends): bounded by RMPI_PMI_TIMEOUT
+  run python3 -c 'import os, socket, sys
+a, b = socket.socketpair()
+a.set_inheritable(True); b.set_inheritable(True)
+os.environ.update(PMI_FD=str(b.fileno()), PMI_RANK="0", PMI_SIZE="2", RMPI_PMI_TIMEOUT="1")
+os.execv(sys.argv[1], sys.argv[1:])' "$PMIX"
+  expect_rc 2
+  expect_in err "no reply from the PMI-1 server on PMI_FD=[0-9]+ within 1 s"
+  expect_fast 5000
+  # srun without --mpi: every task would be a singleton
+  run env SLURM_STEP_NUM_TASKS=4 "$PMIX"
+  expect_rc 2
+  expect_in err "started by Slurm as one of 4 tasks, but without a process-manager interface.*--mpi=pmi2"
+  # PMIx variables without a PMIx server (the real library; pmi_exchange has no PMIx client)
+  if [ "$SPIN" != - ]; then
+    run timeout 30 env PMIX_NAMESPACE=dead.0 PMIX_RANK=0 PMIX_SERVER_URI4='dead.0;tcp4://127.0.0.1:9' \
+        PMIX_SERVER_URI41='dead.0;tcp4://127.0.0.1:9' "$SPIN"
+    [ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "a dead PMIx server: exit status $rc"
+    expect_in err "PMIx.*(PMIX_NAMESPACE=dead.0)"
+    expect_fast 10000
+  fi
   ;;
 *)
   echo "unknown case $case_name"; exit 2 ;;

@@ -28,8 +28,20 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-/* The library's knobs.c owns this; the test provides its own. */
+/* The library's knobs.c owns these; the test provides its own (only what pmi.c reads). */
 const char *rmpi_rt_env(const char *name) { return getenv(name); }
+struct rmpi_knobs rmpi_knobs;
+
+static void knobs_init(void)
+{
+    const char *pmi = getenv("RMPI_PMI"), *t = getenv("RMPI_PMI_TIMEOUT");
+    static const char *const kinds[] = {"auto", "pmi1", "pmi2", "pmix"}; /* knobs.def's order */
+    rmpi_knobs.PMI = RMPI_PMI_AUTO;
+    for (int k = 0; pmi && k < 4; k++)
+        if (!strcmp(pmi, kinds[k]))
+            rmpi_knobs.PMI = k;
+    rmpi_knobs.PMI_TIMEOUT = t && *t ? atof(t) : 60;
+}
 
 /* A second connection to PMI_PORT (numeric IPv4) claiming PMI_ID: the server's first reply. */
 static void claim_again(char *reply, size_t len)
@@ -85,14 +97,15 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "exchange";
     rmpi_pm_info_t pm;
     int key_before = key_in_environ();
+    knobs_init();
     if (rmpi_pmi_init(&pm) != 0) {
         fprintf(stderr, "pmi_exchange: rmpi_pmi_init failed\n");
         return 2;
     }
     int r = pm.rank, n = pm.size, ok = 1;
     ok &= check(!key_before || !key_in_environ(), r, "the job key is still readable in /proc/self/environ after init");
-    printf("pmi_exchange: rank %d size %d singleton %d appnum %d kvsname %s\n", r, n, pm.singleton,
-           pm.appnum, pm.kvsname);
+    printf("pmi_exchange: wire %d rank %d size %d singleton %d appnum %d kvsname %s\n", pm.kind, r, n,
+           pm.singleton, pm.appnum, pm.kvsname);
     fflush(stdout);
 
     if (strcmp(mode, "initdie") == 0) {

@@ -2,7 +2,9 @@
  * An MPI job that never ends by itself, for the launcher's failure tests: each rank prints
  * "spin: rank R pid P up" after MPI_Init, then
  *   wait   waits in MPI_Recv for a message nobody sends (the progress engine spins idle);
- *   ring   passes a token around the ring forever (traffic on every connection).
+ *   ring   passes a token around the ring forever (traffic on every connection);
+ *   abort  rank 1 (0 of a single rank) calls MPI_Abort with code 5 after a barrier, the
+ *          others wait.
  */
 #include <mpi.h>
 
@@ -20,6 +22,11 @@ int main(int argc, char **argv)
     fflush(stdout);
     int next = (rank + 1) % size, prev = (rank + size - 1) % size;
     long token = 0;
+    if (argc > 1 && strcmp(argv[1], "abort") == 0) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == (size > 1))
+            MPI_Abort(MPI_COMM_WORLD, 5);
+    }
     if (argc > 1 && strcmp(argv[1], "ring") == 0) {
         for (;;)
             MPI_Sendrecv(&token, 1, MPI_LONG, next, 0, &token, 1, MPI_LONG, prev, 0, MPI_COMM_WORLD,

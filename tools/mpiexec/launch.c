@@ -194,6 +194,20 @@ static int is_key_var(const char *name, size_t len)
     return len == strlen(RMPI_AUTH_KEY_ENV) && strncmp(name, RMPI_AUTH_KEY_ENV, len) == 0;
 }
 
+/* Variables -genvall does not carry to another host: its shell's, its process manager's. */
+static int host_var(const char *name, size_t len)
+{
+    static const char *const skip[] = { "HOSTNAME", "PWD", "OLDPWD", "SHLVL", "_", "HOME", "USER",
+                                        "LOGNAME", "SHELL", "TMPDIR", "SSH_CLIENT", "SSH_CONNECTION",
+                                        "SSH_TTY", "SSH_AUTH_SOCK", "DISPLAY" };
+    if (len >= 4 && strncmp(name, "PMI_", 4) == 0)
+        return 1;
+    for (size_t i = 0; i < sizeof skip / sizeof skip[0]; i++)
+        if (strlen(skip[i]) == len && strncmp(name, skip[i], len) == 0)
+            return 1;
+    return 0;
+}
+
 char *mpx_remote_command(const struct mpx_job *job, const struct mpx_rank *r)
 {
     const struct mpx_opts *o = job->opts;
@@ -213,11 +227,12 @@ char *mpx_remote_command(const struct mpx_job *job, const struct mpx_rank *r)
     sb_quote_kv(&b, "PMI_RANK", num);
     snprintf(num, sizeof num, "%d", job->worlds[r->world].n);
     sb_quote_kv(&b, "PMI_SIZE", num);
-    /* Knobs follow the job to other hosts, as they do for local ranks through environ. */
+    /* Knobs follow the job to other hosts, as they do for local ranks through environ; with
+     * -genvall everything does, except what belongs to this host or this launch. */
     for (char **e = environ; *e; e++) {
         const char *eq = strchr(*e, '=');
-        if (strncmp(*e, "RMPI_", 5) == 0 && eq && !env_overridden(o, *e, (size_t)(eq - *e)) &&
-            !is_key_var(*e, (size_t)(eq - *e))) {
+        if (eq && (strncmp(*e, "RMPI_", 5) == 0 || (o->genvall && !host_var(*e, (size_t)(eq - *e)))) &&
+            !env_overridden(o, *e, (size_t)(eq - *e)) && !is_key_var(*e, (size_t)(eq - *e))) {
             sb_add(&b, " ", 1);
             sb_quote(&b, *e);
         }

@@ -376,7 +376,7 @@ int main(int argc, char **argv)
 {
     struct mpx_opts opts;
     if (mpx_parse_args(argc, argv, &opts) < 0)
-        return 1;
+        return 2;   /* a usage error, as getopt-style tools report it */
 
     struct mpx_job job;
     memset(&job, 0, sizeof job);

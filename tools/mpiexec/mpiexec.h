@@ -62,6 +62,8 @@ struct mpx_opts {
     char *wdir;
     char **argv;                /* program and its arguments, NULL-terminated */
     int verbose;
+    int ppn;                    /* -ppn/--npernode: ranks per host in a row; 0: by slots */
+    int genvall;                /* -genvall: remote ranks get all of mpiexec's environment */
 };
 
 /* Buffered output stream of one rank (its stdout or stderr pipe). */
@@ -142,7 +144,8 @@ struct mpx_job {
 int mpx_parse_args(int argc, char **argv, struct mpx_opts *o);
 int mpx_parse_hostfile(const char *path, struct mpx_opts *o);
 int mpx_parse_hostlist(const char *list, struct mpx_opts *o);
-/* Host of each rank: fill slots in order, wrap around when nprocs exceeds them. */
+/* Host of each rank: fill slots in order, wrap around when nprocs exceeds them; with -ppn,
+ * ppn ranks per host in a row, host after host. */
 const char *mpx_place(const struct mpx_opts *o, int rank);
 void mpx_usage(FILE *f);
 

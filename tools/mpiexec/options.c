@@ -12,15 +12,25 @@ void mpx_usage(FILE *f)
         "Usage: mpiexec [options] PROGRAM [ARGS...]\n"
         "Starts PROGRAM as the ranks of one MPI job and serves them the PMI-1 protocol.\n"
         "\n"
-        "  -n, -np N               number of ranks (default: the total slots of the hosts, or 1)\n"
+        "  -n, -np N               number of ranks (default: the total slots of the hosts, N per\n"
+        "                          host with -ppn, or 1)\n"
         "  -host, -hosts, --host H1,H2:2,...\n"
         "                          hosts with optional slot counts; ranks fill the slots in\n"
         "                          order and wrap around when -n exceeds them\n"
-        "  -f, --hostfile FILE     one host per line: \"host\", \"host:N\" or \"host slots=N\";\n"
+        "  -f, -hostfile, -machinefile FILE\n"
+        "                          one host per line: \"host\", \"host:N\" or \"host slots=N\";\n"
         "                          '#' starts a comment\n"
+        "  -ppn, -perhost, --npernode, -N N\n"
+        "                          N consecutive ranks per host, host after host (instead of\n"
+        "                          the slot counts)\n"
+        "  --oversubscribe         accepted: more ranks than slots or cores is always allowed\n"
         "  -genv VAR VAL, -genv VAR=VAL, -env VAR VAL\n"
         "                          set VAR for every rank\n"
         "  -x VAR[=VAL]            export VAR (from mpiexec's environment when no value)\n"
+        "  -genvlist, -envlist VAR1,VAR2,...\n"
+        "                          export these variables from mpiexec's environment\n"
+        "  -genvall, -envall       export all of mpiexec's environment to remote ranks too\n"
+        "                          (local ranks always inherit it)\n"
         "  --agent CMD             launch agent for other hosts, run as \"CMD HOST COMMAND\"\n"
         "                          (CMD may hold several words; default: ssh)\n"
         "  -l, --prepend-rank, --tag-output\n"
@@ -30,9 +40,12 @@ void mpx_usage(FILE *f)
         "  --pmi-iface IFACE       interface whose IPv4 address remote ranks use to reach mpiexec\n"
         "  --pmi-addr ADDR         that address given directly (default: the first non-loopback\n"
         "                          IPv4 address that is up)\n"
-        "  -wdir DIR               working directory of the ranks (default: the current one)\n"
+        "  -wdir, -wd DIR          working directory of the ranks (default: the current one)\n"
         "  -v, --verbose           print how each rank is started\n"
         "  -h, --help              this text\n"
+        "Options take one dash or two (-np, --np) and --opt=value. An option not listed here\n"
+        "(e.g. Open MPI's --mca, --bind-to) stops mpiexec with exit status 2, as does any\n"
+        "other usage error.\n"
         "\n"
         "Local ranks get PMI_FD, PMI_RANK and PMI_SIZE; remote ranks PMI_PORT, PMI_ID, PMI_RANK\n"
         "and PMI_SIZE, plus every -genv/-x variable and every RMPI_* variable of mpiexec's\n"
@@ -60,6 +73,18 @@ static int parse_count(const char *opt, const char *s, int *out)
         return -1;
     }
     *out = (int)v;
+    return 0;
+}
+
+/* A count of at least one (ranks, ranks per host). */
+static int parse_positive(const char *opt, const char *s, int *out, const char *what)
+{
+    if (parse_count(opt, s, out) < 0)
+        return -1;
+    if (*out == 0) {
+        fprintf(stderr, "mpiexec: %s needs at least 1 %s.\n", opt, what);
+        return -1;
+    }
     return 0;
 }
 
@@ -258,12 +283,8 @@ int mpx_parse_args(int argc, char **argv, struct mpx_opts *o)
             exit(0);
         } else if (OPT("n") || OPT("np")) {
             const char *v = NEXT_ARG();
-            if (!v || parse_count(a, v, &o->nprocs) < 0)
+            if (!v || parse_positive(a, v, &o->nprocs, "rank") < 0)
                 return -1;
-            if (o->nprocs == 0) {
-                fprintf(stderr, "mpiexec: %s needs at least 1 rank.\n", a);
-                return -1;
-            }
         } else if (OPT("host") || OPT("hosts") || OPT("H")) {
             const char *v = NEXT_ARG();
             if (!v || mpx_parse_hostlist(v, o) < 0)
@@ -294,6 +315,28 @@ int mpx_parse_args(int argc, char **argv, struct mpx_opts *o)
                 }
                 add_env(o, var, strlen(var), argv[++i]);
             }
+        } else if (OPT("genvlist") || OPT("envlist")) {
+            const char *v = NEXT_ARG();
+            if (!v)
+                return -1;
+            for (const char *p = v; *p;) {
+                size_t nl = strcspn(p, ",");
+                if (nl && !valid_env_name(p, nl)) {
+                    fprintf(stderr, "mpiexec: %s: \"%.*s\" is not a valid variable name.\n", a, (int)nl, p);
+                    return -1;
+                }
+                if (nl)
+                    add_env(o, p, nl, NULL);
+                p += nl + (p[nl] == ',');
+            }
+        } else if (OPT("genvall") || OPT("envall")) {
+            o->genvall = 1;
+        } else if (OPT("ppn") || OPT("perhost") || OPT("npernode") || OPT("N")) {
+            const char *v = NEXT_ARG();
+            if (!v || parse_positive(a, v, &o->ppn, "rank per host") < 0)
+                return -1;
+        } else if (OPT("oversubscribe") || OPT("allow-run-as-root")) {
+            /* Open MPI users bring these; both are what mpiexec does anyway. */
         } else if (OPT("x")) {
             const char *var = NEXT_ARG();
             if (!var)
@@ -324,7 +367,7 @@ int mpx_parse_args(int argc, char **argv, struct mpx_opts *o)
             if (!v)
                 return -1;
             o->pmi_addr = strdup(v);
-        } else if (OPT("wdir")) {
+        } else if (OPT("wdir") || OPT("wd")) {
             const char *v = NEXT_ARG();
             if (!v)
                 return -1;
@@ -332,7 +375,7 @@ int mpx_parse_args(int argc, char **argv, struct mpx_opts *o)
         } else if (OPT("v") || OPT("verbose")) {
             o->verbose = 1;
         } else {
-            fprintf(stderr, "mpiexec: unknown option %s; see mpiexec --help.\n", a);
+            fprintf(stderr, "mpiexec: unknown option %s; see mpiexec -h.\n", a);
             return -1;
         }
 #undef OPT
@@ -353,8 +396,9 @@ int mpx_parse_args(int argc, char **argv, struct mpx_opts *o)
         if (t && *t && parse_count("MPIEXEC_TIMEOUT", t, &o->timeout) < 0)
             return -1;
     }
+    if (!o->nprocs && o->ppn && o->nhosts)
+        o->nprocs = o->ppn * o->nhosts;
     if (!o->nprocs) {
-        o->nprocs = 0;
         for (int h = 0; h < o->nhosts; h++)
             o->nprocs += o->hosts[h].slots;
         if (!o->nprocs)
@@ -371,6 +415,8 @@ const char *mpx_place(const struct mpx_opts *o, int rank)
 {
     if (o->nhosts == 0)
         return "localhost";
+    if (o->ppn)
+        return o->hosts[(rank / o->ppn) % o->nhosts].name;
     int total = 0;
     for (int h = 0; h < o->nhosts; h++)
         total += o->hosts[h].slots;

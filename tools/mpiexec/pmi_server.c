@@ -13,7 +13,6 @@
 #define KEYLEN_MAX 64
 #define VALLEN_MAX 1024
 #define LINE_MAX_BYTES 65536
-#define MAX_WORDS 16
 #define KVS_BUCKETS 4096
 
 struct kv {
@@ -167,33 +166,6 @@ int mpx_pmi_refuse(struct mpx_conn *c, const char *wire_msg, const char *fmt, ..
     return -1;
 }
 
-struct words {
-    int n;
-    char *key[MAX_WORDS], *val[MAX_WORDS];
-};
-
-static void split(char *line, struct words *w)
-{
-    char *save = NULL;
-    w->n = 0;
-    for (char *t = strtok_r(line, " \t\r", &save); t && w->n < MAX_WORDS; t = strtok_r(NULL, " \t\r", &save)) {
-        char *eq = strchr(t, '=');
-        if (eq)
-            *eq = '\0';
-        w->key[w->n] = t;
-        w->val[w->n] = eq ? eq + 1 : t + strlen(t);
-        w->n++;
-    }
-}
-
-static const char *get(const struct words *w, const char *key)
-{
-    for (int i = 0; i < w->n; i++)
-        if (strcmp(w->key[i], key) == 0)
-            return w->val[i];
-    return NULL;
-}
-
 static void barrier_release(struct mpx_job *job, struct mpx_world *wd)
 {
     wd->barrier_count = 0;
@@ -227,10 +199,10 @@ static int initack_reply(struct mpx_job *job, struct mpx_conn *c)
  * answer with the MAC of nonce and pmiid under the job key (docs/wire/pmi.md) before it is
  * served anything else; the first to prove a rank's id owns it for the rest of the job. */
 static int serve_unauthenticated(struct mpx_job *job, struct mpx_conn *c, const char *cmd,
-                                 const struct words *w)
+                                 const rmpi_pmi_words_t *w)
 {
     if (strcmp(cmd, "initack") == 0 && c->claim < 0) {
-        const char *id = get(w, "pmiid");
+        const char *id = rmpi_pmi_word(w, "pmiid");
         char *end = NULL;
         long r = id && *id ? strtol(id, &end, 10) : -1;
         if (!end || *end || r < 0 || r >= job->n || job->ranks[r].local || job->ranks[r].pmi_claimed)
@@ -247,7 +219,7 @@ static int serve_unauthenticated(struct mpx_job *job, struct mpx_conn *c, const 
     if (strcmp(cmd, "auth") == 0 && c->claim >= 0) {
         uint8_t mac[RMPI_AUTH_MAC_BYTES];
         struct mpx_rank *r = &job->ranks[c->claim];
-        if (rmpi_auth_unhex(get(w, "mac"), mac, sizeof mac) < 0 ||
+        if (rmpi_auth_unhex(rmpi_pmi_word(w, "mac"), mac, sizeof mac) < 0 ||
             rmpi_auth_pmi_verify(job->key, c->nonce, c->claim, mac) < 0)
             return refuse(c, "authentication_failed",
                           "it claimed rank %d but does not know the job key", c->claim);
@@ -270,11 +242,12 @@ int mpx_pmi_line(struct mpx_job *job, struct mpx_conn *c, char *line)
         if (rc)
             return rc < 0 ? -1 : 0;
     }
-    struct words w;
-    split(line, &w);
+    rmpi_pmi_words_t w;
+    if (rmpi_pmi_split(line, &w) < 0)
+        return refuse(c, "too_many_words", "it sent a line of more than %d words", RMPI_PMI_MAX_WORDS);
     if (w.n == 0)
         return 0;
-    const char *cmd = get(&w, "cmd");
+    const char *cmd = rmpi_pmi_word(&w, "cmd");
     if (!cmd)
         return refuse(c, "no_cmd", "it sent a line without cmd=");
     if (c->rank < 0)
@@ -287,7 +260,7 @@ int mpx_pmi_line(struct mpx_job *job, struct mpx_conn *c, char *line)
     mpx_rank_name(job, r, who, sizeof who);
 
     if (strcmp(cmd, "init") == 0) {
-        const char *v = get(&w, "pmi_version");
+        const char *v = rmpi_pmi_word(&w, "pmi_version");
         if (v && strcmp(v, "1") != 0) {
             mpx_msg("mpiexec: rank %d asked for PMI version %s; this mpiexec serves version 1.\n",
                     c->rank, v);
@@ -307,11 +280,12 @@ int mpx_pmi_line(struct mpx_job *job, struct mpx_conn *c, char *line)
         return reply(c, "cmd=universe_size rc=0 size=%d\n", job->n);
     if (!strcmp(cmd, "publish_name") || !strcmp(cmd, "unpublish_name") || !strcmp(cmd, "lookup_name")) {
         char out[LINE_MAX_BYTES / 2];
-        mpx_names_serve(cmd, get(&w, "service"), get(&w, "port"), out, sizeof out);
+        mpx_names_serve(cmd, rmpi_pmi_word(&w, "service"), rmpi_pmi_word(&w, "port"), out, sizeof out);
         return reply(c, "%s", out);
     }
     if (strcmp(cmd, "put") == 0) {
-        const char *kn = get(&w, "kvsname"), *key = get(&w, "key"), *val = get(&w, "value");
+        const char *kn = rmpi_pmi_word(&w, "kvsname"), *key = rmpi_pmi_word(&w, "key");
+        const char *val = rmpi_pmi_word(&w, "value");
         if (!key || !val || !*key)
             return reply(c, "cmd=put_result rc=-1 msg=put_needs_key_and_value\n");
         if (kn && strcmp(kn, wd->kvsname) != 0)
@@ -322,7 +296,7 @@ int mpx_pmi_line(struct mpx_job *job, struct mpx_conn *c, char *line)
         return reply(c, "cmd=put_result rc=0 msg=success\n");
     }
     if (strcmp(cmd, "get") == 0) {
-        const char *kn = get(&w, "kvsname"), *key = get(&w, "key");
+        const char *kn = rmpi_pmi_word(&w, "kvsname"), *key = rmpi_pmi_word(&w, "key");
         if (kn && strcmp(kn, wd->kvsname) != 0)
             return reply(c, "cmd=get_result rc=-1 msg=unknown_kvsname\n");
         struct kv *e = key ? kvs_find(r->world, key) : NULL;
@@ -344,7 +318,7 @@ int mpx_pmi_line(struct mpx_job *job, struct mpx_conn *c, char *line)
         return reply(c, "cmd=finalize_ack rc=0\n");
     }
     if (strcmp(cmd, "abort") == 0) {
-        const char *v = get(&w, "exitcode");
+        const char *v = rmpi_pmi_word(&w, "exitcode");
         int code = v ? atoi(v) : 1;
         r->pmi_finalized = 1;
         mpx_abort(job, r, code);
