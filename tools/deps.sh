@@ -13,12 +13,13 @@ build_pkgs="cmake ninja-build gcc make python3 pkg-config libsodium-dev"
 # g++: the C++ test (tests/cxx, built with mpicxx)
 check_pkgs="python3-venv python3-dev iproute2 valgrind mpich g++"
 # Found at configure time (CMakeLists.txt); without one, its part is not built or tested.
-optional_pkgs="libfabric-dev gfortran clang libclang-rt-14-dev"
+optional_pkgs="libfabric-dev gfortran clang libclang-rt-14-dev clang-format"
 what() {
   case $1 in
     libfabric-dev) echo "the ofi provider, RMPI_NET=ofi" ;;
     gfortran) echo "the Fortran bindings: mpif.h, use mpi, mpifort" ;;
     clang|libclang-rt-14-dev) echo "the fuzz harnesses (libFuzzer) and their sanitized build" ;;
+    clang-format) echo "the format check (tools/format.sh --check, ctest label format)" ;;
   esac
 }
 
