@@ -31,8 +31,8 @@ static int model_amode(int m)
 
 static void amodes(void)
 {
-    static const int bits[] = {MPI_MODE_APPEND, MPI_MODE_CREATE, MPI_MODE_DELETE_ON_CLOSE,
-                               MPI_MODE_EXCL,   MPI_MODE_RDONLY, MPI_MODE_RDWR,
+    static const int bits[] = {MPI_MODE_APPEND,     MPI_MODE_CREATE,      MPI_MODE_DELETE_ON_CLOSE,
+                               MPI_MODE_EXCL,       MPI_MODE_RDONLY,      MPI_MODE_RDWR,
                                MPI_MODE_SEQUENTIAL, MPI_MODE_UNIQUE_OPEN, MPI_MODE_WRONLY};
     int nbits = (int)(sizeof bits / sizeof *bits), nvalid = 0;
     for (int set = 0; set < 1 << nbits; set++) {
@@ -48,9 +48,9 @@ static void amodes(void)
     /* 3 access modes x 2^6 others, minus RDONLY with CREATE or EXCL (3/4 of 64) and RDWR with SEQUENTIAL (32) */
     CHECK(nvalid == 3 * 64 - 48 - 32, "%d valid amodes, expected %d", nvalid, 3 * 64 - 48 - 32);
     int unknown = 1;
-    while (unknown && (unknown & (MPI_MODE_APPEND | MPI_MODE_CREATE | MPI_MODE_DELETE_ON_CLOSE | MPI_MODE_EXCL |
-                                  MPI_MODE_RDONLY | MPI_MODE_RDWR | MPI_MODE_SEQUENTIAL | MPI_MODE_UNIQUE_OPEN |
-                                  MPI_MODE_WRONLY)))
+    while (unknown &&
+           (unknown & (MPI_MODE_APPEND | MPI_MODE_CREATE | MPI_MODE_DELETE_ON_CLOSE | MPI_MODE_EXCL | MPI_MODE_RDONLY |
+                       MPI_MODE_RDWR | MPI_MODE_SEQUENTIAL | MPI_MODE_UNIQUE_OPEN | MPI_MODE_WRONLY)))
         unknown <<= 1;
     CHECK(unknown && rmpi_io_check_amode(MPI_MODE_RDWR | unknown) == MPI_ERR_AMODE, "an unknown bit %#x accepted",
           unknown);
@@ -60,11 +60,21 @@ static void errnos(void)
 {
     static const struct {
         int e, cls;
-    } m[] = {{ENOENT, MPI_ERR_NO_SUCH_FILE}, {EEXIST, MPI_ERR_FILE_EXISTS}, {EACCES, MPI_ERR_ACCESS},
-             {EPERM, MPI_ERR_ACCESS},        {EROFS, MPI_ERR_READ_ONLY},    {ENOSPC, MPI_ERR_NO_SPACE},
-             {EFBIG, MPI_ERR_NO_SPACE},      {EDQUOT, MPI_ERR_QUOTA},       {EISDIR, MPI_ERR_BAD_FILE},
-             {ENOTDIR, MPI_ERR_BAD_FILE},    {ENAMETOOLONG, MPI_ERR_BAD_FILE}, {ETXTBSY, MPI_ERR_FILE_IN_USE},
-             {ENOMEM, MPI_ERR_NO_MEM},       {EIO, MPI_ERR_IO},             {EINVAL, MPI_ERR_IO}};
+    } m[] = {{ENOENT, MPI_ERR_NO_SUCH_FILE},
+             {EEXIST, MPI_ERR_FILE_EXISTS},
+             {EACCES, MPI_ERR_ACCESS},
+             {EPERM, MPI_ERR_ACCESS},
+             {EROFS, MPI_ERR_READ_ONLY},
+             {ENOSPC, MPI_ERR_NO_SPACE},
+             {EFBIG, MPI_ERR_NO_SPACE},
+             {EDQUOT, MPI_ERR_QUOTA},
+             {EISDIR, MPI_ERR_BAD_FILE},
+             {ENOTDIR, MPI_ERR_BAD_FILE},
+             {ENAMETOOLONG, MPI_ERR_BAD_FILE},
+             {ETXTBSY, MPI_ERR_FILE_IN_USE},
+             {ENOMEM, MPI_ERR_NO_MEM},
+             {EIO, MPI_ERR_IO},
+             {EINVAL, MPI_ERR_IO}};
     for (size_t i = 0; i < sizeof m / sizeof *m; i++)
         CHECK(rmpi_io_errno(m[i].e) == m[i].cls, "errno %d: class %d, expected %d", m[i].e, rmpi_io_errno(m[i].e),
               m[i].cls);

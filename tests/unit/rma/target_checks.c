@@ -55,9 +55,10 @@ static void fixed_window(void)
     static const struct {
         uint64_t disp, bytes;
         int ok;
-    } c[] = {{0, 4096, 1},    {1, 4096, 0},         {4095, 1, 1},         {4096, 1, 0},      {4096, 0, 1},
-             {5000, 0, 1} /* zero bytes: no memory is touched */, {0, 4097, 0},         {UINT64_MAX, 1, 0},   {1ull << 63, 8, 0}, {INT64_MAX, 2, 0},
-             {2048, 2048, 1}, {2048, 2049, 0}};
+    } c[] = {{0, 4096, 1},      {1, 4096, 0},       {4095, 1, 1},
+             {4096, 1, 0},      {4096, 0, 1},       {5000, 0, 1} /* zero bytes: no memory is touched */,
+             {0, 4097, 0},      {UINT64_MAX, 1, 0}, {1ull << 63, 8, 0},
+             {INT64_MAX, 2, 0}, {2048, 2048, 1},    {2048, 2049, 0}};
     for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
         h.disp = c[i].disp;
         h.bytes = c[i].bytes;
@@ -271,7 +272,7 @@ static void checks(void)
     for (int t = 0; t < 4; t++) {
         h.lock_type = (uint16_t)t;
         expect_msg(&w, 0, &h, NULL, 0, 0, t == RMA_LOCK_EXCL || t == RMA_LOCK_SHARED ? NULL : "unknown lock type",
-                     "lock of each type");
+                   "lock of each type");
     }
     h.lock_type = RMA_LOCK_EXCL;
     expect_msg(&w, 0, &h, NULL, 0, 1, "control kind with data", "a lock with a data byte");
@@ -323,7 +324,7 @@ static void checks(void)
         {MPI_BXOR, MPI_DOUBLE, 16, "element type the operation does not take"},
         {MPI_MAXLOC, MPI_INT, 16, "element type the operation does not take"},
         {MPI_MAXLOC, MPI_2INT, 16, NULL},
-        {MPI_SUM, MPI_INT, 14, "element type the operation does not take"},   /* not whole ints */
+        {MPI_SUM, MPI_INT, 14, "element type the operation does not take"}, /* not whole ints */
         {MPI_REPLACE, MPI_BYTE, 16, NULL},
         {MPI_OP_NULL, MPI_INT, 16, "not a predefined one"},
         {(MPI_Op)(uintptr_t)0x12345678, MPI_INT, 16, "not a predefined one"},

@@ -22,8 +22,8 @@ static void scoped(void)
         {"8k,inter:4k", "inter", 7, 4096},
         {"8k,inter:4k", "intra", 7, 8192},
         {"inter:0", "inter", 7, 0},
-        {"inter:1m,intra:2m,inter:3m", "inter", 7, 1 << 20},   /* the first match wins */
-        {"in:1k", "inter", 7, 7},                                /* scope names match whole */
+        {"inter:1m,intra:2m,inter:3m", "inter", 7, 1 << 20}, /* the first match wins */
+        {"in:1k", "inter", 7, 7},                            /* scope names match whole */
         {"interx:1k", "inter", 7, 7},
         {"intra:1g", "intra", 7, 1ll << 30},
     };

@@ -29,12 +29,11 @@ static void pmi(void)
 {
     rmpi_pm_info_t pm;
     CHECK(rmpi_pmi_init(&pm) == 0, "singleton PMI init");
-    CHECK(pm.singleton && pm.rank == 0 && pm.size == 1, "singleton %d rank %d size %d", pm.singleton, pm.rank,
-          pm.size);
+    CHECK(pm.singleton && pm.rank == 0 && pm.size == 1, "singleton %d rank %d size %d", pm.singleton, pm.rank, pm.size);
     round_trip("plain", "abc123-_.:/,");
     round_trip("space", "two words");
     round_trip("equals", "a=b");
-    round_trip("tilde", "~41");            /* would decode to "A" were it not encoded itself */
+    round_trip("tilde", "~41"); /* would decode to "A" were it not encoded itself */
     round_trip("tildeonly", "~");
     round_trip("tab", "a\tb\nc");
     round_trip("high", "caf\xc3\xa9 \x7f\x01");

@@ -26,8 +26,8 @@ static void hex_round_trip(void)
     static const struct {
         const char *hex;
         size_t n;
-    } bad[] = {{"abc", 2}, {"abcdef", 2}, {"abcd", 3}, {"abcdef01", 4} /* fine */, {"0x12", 2}, {"12 4", 2},
-               {"", 1},    {"zz00", 2},   {"12g4", 2}, {"-1ab", 2}};
+    } bad[] = {{"abc", 2},  {"abcdef", 2}, {"abcd", 3}, {"abcdef01", 4} /* fine */, {"0x12", 2}, {"12 4", 2}, {"", 1},
+               {"zz00", 2}, {"12g4", 2},   {"-1ab", 2}};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         int want = i == 3 ? 0 : -1;
         CHECK(rmpi_auth_unhex(bad[i].hex, back, bad[i].n) == want, "unhex(\"%s\", %zu) should give %d", bad[i].hex,

@@ -11,17 +11,19 @@ static void sizes(void)
     static const struct {
         const char *s;
         long long v;
-    } ok[] = {{"0", 0},           {"123", 123},         {"64k", 65536},        {"64K", 65536},
-              {"16kb", 16384},    {"16KiB", -1},        {"4m", 4 << 20},       {"4M", 4 << 20},
-              {"1g", 1ll << 30},  {"3G", 3ll << 30},    {"1gb", 1ll << 30},    {"2mb", 2 << 20},
-              {"2ki", 2048},      {"007", 7},           {"1024", 1024},        {"9223372036854775807", LLONG_MAX}};
+    } ok[] = {{"0", 0},          {"123", 123},      {"64k", 65536},     {"64K", 65536},
+              {"16kb", 16384},   {"16KiB", -1},     {"4m", 4 << 20},    {"4M", 4 << 20},
+              {"1g", 1ll << 30}, {"3G", 3ll << 30}, {"1gb", 1ll << 30}, {"2mb", 2 << 20},
+              {"2ki", 2048},     {"007", 7},        {"1024", 1024},     {"9223372036854775807", LLONG_MAX}};
     for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
         long long v = rmpi_parse_size(ok[i].s);
         CHECK(v == ok[i].v, "parse_size(\"%s\") = %lld, expected %lld", ok[i].s, v, ok[i].v);
     }
-    static const char *const bad[] = {"",    "k",   "-1",   "-1k",   "12x",   "1.5m", "64 k", "64k!",
-                                      "1kk", "1t",  "0x10", "1e3",   "64k ",  "kb",   "99999999999999999999",
-                                      "9223372036854775807k", "8589934592g", "17179869184g", "9007199254740992m"};
+    static const char *const bad[] = {"", "k", "-1", "-1k", "12x", "1.5m", "64 k", "64k!", "1kk", "1t", "0x10", "1e3",
+                                      "64k ", "kb",
+                                      /* too large, or too large once the suffix is applied */
+                                      "99999999999999999999", "9223372036854775807k", "8589934592g", "17179869184g",
+                                      "9007199254740992m"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         long long v = rmpi_parse_size(bad[i]);
         CHECK(v == -1, "parse_size(\"%s\") = %lld, expected -1 (malformed or too large)", bad[i], v);
@@ -65,8 +67,7 @@ static void shm_prefix(void)
             id[i] = (char)unit_range(&r, 33, 126);
         id[len] = '\0';
         rmpi_shm_job_prefix(id, p, sizeof p);
-        CHECK(strlen(p) == 5 + 48 + 1 && strlen(p) < RMPI_SHM_PREFIX_MAX && prefix_ok(p), "%d-byte id: '%s'", len,
-              p);
+        CHECK(strlen(p) == 5 + 48 + 1 && strlen(p) < RMPI_SHM_PREFIX_MAX && prefix_ok(p), "%d-byte id: '%s'", len, p);
         /* ids that differ only after the part kept differ in the hash */
         id[len - 1] = id[len - 1] == 'x' ? 'y' : 'x';
         rmpi_shm_job_prefix(id, q, sizeof q);
