@@ -1,19 +1,17 @@
 /* Collective bindings: Barrier, Bcast, Reduce, Allreduce, Scan, Exscan, Reduce_scatter and
- * Reduce_scatter_block, each blocking, non-blocking (MPI_I*) and persistent (*_init), with
- * their large-count _c forms. One function per collective checks the arguments and builds
- * the schedule (coll.h); the public functions only say which flavour they are. */
+ * Reduce_scatter_block. One function per collective checks the arguments and builds the
+ * schedule (coll.h); the public forms (blocking, MPI_I*, *_init, each with its _c) are
+ * generated from src/api/forms.txt and included at the end. */
 #include "api_coll.h"
 
 #include <stdlib.h>
 
-enum { BLOCKING, NONBLOCKING, PERSISTENT };
-
 /* Run the schedule (blocking) or hand it to the user as a request. Lock held. */
 static int go(rmpi_comm_t *c, rmpi_nbc_t *s, MPI_Request *req, int mode)
 {
-    if (mode == BLOCKING)
+    if (mode == RMPI_API_RUN)
         return rmpi_nbc_run(s);
-    rmpi_api_coll_request(c, s, req, mode == PERSISTENT);
+    rmpi_api_coll_request(c, s, req, mode == RMPI_API_PERSIST);
     return 0;
 }
 
@@ -21,19 +19,6 @@ static int failed(const char *func, rmpi_comm_t *c, int rc)
 {
     return rmpi_api_error(c, rc, func, "the collective failed on rank %d (do all ranks pass matching counts, "
                                        "datatypes and roots?)", c->rank);
-}
-
-/* Library state, communicator and request handle. */
-static int check_comm(const char *func, MPI_Comm comm, MPI_Request *req, int mode, rmpi_comm_t **cp)
-{
-    if (RMPI_UNLIKELY(rmpi_api_state != RMPI_STATE_INIT))
-        return rmpi_api_not_initialized(func);
-    rmpi_comm_t *c = *cp = rmpi_comm_get(comm);
-    if (RMPI_UNLIKELY(!c))
-        return rmpi_api_error(NULL, MPI_ERR_COMM, func, "invalid communicator %p", (void *)comm);
-    if (RMPI_UNLIKELY(mode != BLOCKING && !req))
-        return rmpi_api_error(c, MPI_ERR_REQUEST, func, "request must not be NULL");
-    return 0;
 }
 
 /* Count, datatype and (unless NULL is allowed: buf == MPI_IN_PLACE handled by the caller)
@@ -100,34 +85,22 @@ static int check_bufs(const char *func, rmpi_comm_t *c, const void *sbuf, const 
 
 /* ---- Barrier ---- */
 
-static int barrier(const char *func, MPI_Comm comm, MPI_Request *req, int mode)
+static int barrier(const char *func, rmpi_comm_t *c, MPI_Request *req, int mode)
 {
-    rmpi_comm_t *c;
-    int rc = check_comm(func, comm, req, mode, &c);
-    if (rc)
-        return rc;
     RMPI_LOCK();
-    rc = go(c, rmpi_coll_barrier_sched(c), req, mode);
+    int rc = go(c, rmpi_coll_barrier_sched(c), req, mode);
     RMPI_UNLOCK();
     return rc ? failed(func, c, rc) : MPI_SUCCESS;
 }
 
-int MPI_Barrier(MPI_Comm comm) { return barrier(__func__, comm, NULL, BLOCKING); }
-int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) { return barrier(__func__, comm, request, NONBLOCKING); }
-int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    return barrier(__func__, comm, request, PERSISTENT);
-}
-
 /* ---- Bcast ---- */
 
-static int bcast(const char *func, void *buf, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm,
+static int bcast(const char *func, rmpi_comm_t *c, void *buf, MPI_Count count, MPI_Datatype type, int root,
                  MPI_Request *req, int mode)
 {
-    rmpi_comm_t *c;
     rmpi_dtype_t *dt;
     int rc;
-    if ((rc = check_comm(func, comm, req, mode, &c)) || (rc = rmpi_api_coll_check_root(func, c, root)))
+    if ((rc = rmpi_api_coll_check_root(func, c, root)))
         return rc;
     if (c->inter && root == MPI_PROC_NULL)
         dt = NULL; /* no argument but root is significant */
@@ -141,45 +114,15 @@ static int bcast(const char *func, void *buf, MPI_Count count, MPI_Datatype type
     return rc ? failed(func, c, rc) : MPI_SUCCESS;
 }
 
-int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
-{
-    return bcast(__func__, buffer, count, datatype, root, comm, NULL, BLOCKING);
-}
-int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
-{
-    return bcast(__func__, buffer, count, datatype, root, comm, NULL, BLOCKING);
-}
-int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
-{
-    return bcast(__func__, buffer, count, datatype, root, comm, request, NONBLOCKING);
-}
-int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
-{
-    return bcast(__func__, buffer, count, datatype, root, comm, request, NONBLOCKING);
-}
-int MPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info,
-                   MPI_Request *request)
-{
-    return bcast(__func__, buffer, count, datatype, root, comm, request, PERSISTENT);
-}
-int MPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info,
-                     MPI_Request *request)
-{
-    return bcast(__func__, buffer, count, datatype, root, comm, request, PERSISTENT);
-}
-
 /* ---- Reduce, Allreduce, Scan, Exscan ---- */
 
 enum { K_REDUCE, K_ALLREDUCE, K_SCAN, K_EXSCAN };
 
-static int reduction(const char *func, int kind, const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype type,
-                     MPI_Op op, int root, MPI_Comm comm, MPI_Request *req, int mode)
+static int reduction(const char *func, rmpi_comm_t *c, int kind, const void *sbuf, void *rbuf, MPI_Count count,
+                     MPI_Datatype type, MPI_Op op, int root, MPI_Request *req, int mode)
 {
-    rmpi_comm_t *c;
     rmpi_dtype_t *dt;
-    int rc;
-    if ((rc = check_comm(func, comm, req, mode, &c)))
-        return rc;
+    int rc = 0;
     if (kind == K_REDUCE && (rc = rmpi_api_coll_check_root(func, c, root)))
         return rc;
     if ((kind == K_SCAN || kind == K_EXSCAN) && (rc = rmpi_api_coll_intra_only(func, c)))
@@ -203,128 +146,25 @@ static int reduction(const char *func, int kind, const void *sbuf, void *rbuf, M
     return rc ? failed(func, c, rc) : MPI_SUCCESS;
 }
 
-int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
-{
-    return reduction(__func__, K_REDUCE, sendbuf, recvbuf, count, datatype, op, root, comm, NULL, BLOCKING);
-}
-int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
-{
-    return reduction(__func__, K_REDUCE, sendbuf, recvbuf, count, datatype, op, root, comm, NULL, BLOCKING);
-}
-int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
-                MPI_Request *request)
-{
-    return reduction(__func__, K_REDUCE, sendbuf, recvbuf, count, datatype, op, root, comm, request, NONBLOCKING);
-}
-int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
-                  MPI_Request *request)
-{
-    return reduction(__func__, K_REDUCE, sendbuf, recvbuf, count, datatype, op, root, comm, request, NONBLOCKING);
-}
-int MPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info,
-                    MPI_Request *request)
-{
-    return reduction(__func__, K_REDUCE, sendbuf, recvbuf, count, datatype, op, root, comm, request, PERSISTENT);
-}
-int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
-                      MPI_Info info, MPI_Request *request)
-{
-    return reduction(__func__, K_REDUCE, sendbuf, recvbuf, count, datatype, op, root, comm, request, PERSISTENT);
-}
-
-int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    return reduction(__func__, K_ALLREDUCE, sendbuf, recvbuf, count, datatype, op, 0, comm, NULL, BLOCKING);
-}
-int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    return reduction(__func__, K_ALLREDUCE, sendbuf, recvbuf, count, datatype, op, 0, comm, NULL, BLOCKING);
-}
-int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    return reduction(__func__, K_ALLREDUCE, sendbuf, recvbuf, count, datatype, op, 0, comm, request, NONBLOCKING);
-}
-int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    return reduction(__func__, K_ALLREDUCE, sendbuf, recvbuf, count, datatype, op, 0, comm, request, NONBLOCKING);
-}
-int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    return reduction(__func__, K_ALLREDUCE, sendbuf, recvbuf, count, datatype, op, 0, comm, request, PERSISTENT);
-}
-int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    return reduction(__func__, K_ALLREDUCE, sendbuf, recvbuf, count, datatype, op, 0, comm, request, PERSISTENT);
-}
-int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    return reduction(__func__, K_SCAN, sendbuf, recvbuf, count, datatype, op, 0, comm, NULL, BLOCKING);
-}
-int MPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    return reduction(__func__, K_SCAN, sendbuf, recvbuf, count, datatype, op, 0, comm, NULL, BLOCKING);
-}
-int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    return reduction(__func__, K_SCAN, sendbuf, recvbuf, count, datatype, op, 0, comm, request, NONBLOCKING);
-}
-int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    return reduction(__func__, K_SCAN, sendbuf, recvbuf, count, datatype, op, 0, comm, request, NONBLOCKING);
-}
-int MPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    return reduction(__func__, K_SCAN, sendbuf, recvbuf, count, datatype, op, 0, comm, request, PERSISTENT);
-}
-int MPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    return reduction(__func__, K_SCAN, sendbuf, recvbuf, count, datatype, op, 0, comm, request, PERSISTENT);
-}
-int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    return reduction(__func__, K_EXSCAN, sendbuf, recvbuf, count, datatype, op, 0, comm, NULL, BLOCKING);
-}
-int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    return reduction(__func__, K_EXSCAN, sendbuf, recvbuf, count, datatype, op, 0, comm, NULL, BLOCKING);
-}
-int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    return reduction(__func__, K_EXSCAN, sendbuf, recvbuf, count, datatype, op, 0, comm, request, NONBLOCKING);
-}
-int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    return reduction(__func__, K_EXSCAN, sendbuf, recvbuf, count, datatype, op, 0, comm, request, NONBLOCKING);
-}
-int MPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    return reduction(__func__, K_EXSCAN, sendbuf, recvbuf, count, datatype, op, 0, comm, request, PERSISTENT);
-}
-int MPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    return reduction(__func__, K_EXSCAN, sendbuf, recvbuf, count, datatype, op, 0, comm, request, PERSISTENT);
-}
-
 /* ---- Reduce_scatter, Reduce_scatter_block ---- */
 
-/* Counts come as int[] (ic), MPI_Count[] (lc) or, when both are BLOCK, one block count for
- * every rank (block). */
-#define BLOCK ((void *)1)
-static int reduce_scatter(const char *func, const void *sbuf, void *rbuf, const int *ic, const MPI_Count *lc,
-                          MPI_Count block, MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request *req, int mode)
+/* Counts come as an int[] or MPI_Count[] array (ARR: the array and whether it is wide) or,
+ * with BLOCK, as one block count for every rank (block). */
+#define ARR(a) (const void *)(a), (int)(sizeof *(a) > sizeof(int))
+#define BLOCK_COUNTS ((const void *)1)
+#define BLOCK BLOCK_COUNTS, 0
+static int reduce_scatter(const char *func, rmpi_comm_t *c, const void *sbuf, void *rbuf, const void *counts_in,
+                          int wide, MPI_Count block, MPI_Datatype type, MPI_Op op, MPI_Request *req, int mode)
 {
-    rmpi_comm_t *c;
     rmpi_dtype_t *dt;
     int rc;
-    if ((rc = check_comm(func, comm, req, mode, &c)))
-        return rc;
-    int n = c->size, blockwise = (const void *)ic == BLOCK;
-    if (RMPI_UNLIKELY(!ic && !lc))
+    int n = c->size, blockwise = counts_in == BLOCK_COUNTS;
+    if (RMPI_UNLIKELY(!counts_in))
         return rmpi_api_error(c, MPI_ERR_ARG, func, "recvcounts must not be NULL");
     size_t *counts = rmpi_xmalloc((size_t)n * sizeof *counts);
     MPI_Count total = 0;
     for (int i = 0; i < n; i++) {
-        MPI_Count k = blockwise ? block : ic ? ic[i] : lc[i];
+        MPI_Count k = blockwise ? block : wide ? ((const MPI_Count *)counts_in)[i] : ((const int *)counts_in)[i];
         if (RMPI_UNLIKELY(k < 0)) {
             free(counts);
             return rmpi_api_error(c, MPI_ERR_COUNT, func, "count %lld for rank %d is negative", (long long)k, i);
@@ -348,59 +188,4 @@ static int reduce_scatter(const char *func, const void *sbuf, void *rbuf, const 
     return rc ? failed(func, c, rc) : MPI_SUCCESS;
 }
 
-int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    return reduce_scatter(__func__, sendbuf, recvbuf, recvcounts, NULL, 0, datatype, op, comm, NULL, BLOCKING);
-}
-int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    return reduce_scatter(__func__, sendbuf, recvbuf, NULL, recvcounts, 0, datatype, op, comm, NULL, BLOCKING);
-}
-int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    return reduce_scatter(__func__, sendbuf, recvbuf, recvcounts, NULL, 0, datatype, op, comm, request,
-                          NONBLOCKING);
-}
-int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    return reduce_scatter(__func__, sendbuf, recvbuf, NULL, recvcounts, 0, datatype, op, comm, request,
-                          NONBLOCKING);
-}
-int MPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    return reduce_scatter(__func__, sendbuf, recvbuf, recvcounts, NULL, 0, datatype, op, comm, request,
-                          PERSISTENT);
-}
-int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    return reduce_scatter(__func__, sendbuf, recvbuf, NULL, recvcounts, 0, datatype, op, comm, request,
-                          PERSISTENT);
-}
-int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    return reduce_scatter(__func__, sendbuf, recvbuf, BLOCK, BLOCK, recvcount, datatype, op, comm, NULL, BLOCKING);
-}
-int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    return reduce_scatter(__func__, sendbuf, recvbuf, BLOCK, BLOCK, recvcount, datatype, op, comm, NULL, BLOCKING);
-}
-int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    return reduce_scatter(__func__, sendbuf, recvbuf, BLOCK, BLOCK, recvcount, datatype, op, comm, request,
-                          NONBLOCKING);
-}
-int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    return reduce_scatter(__func__, sendbuf, recvbuf, BLOCK, BLOCK, recvcount, datatype, op, comm, request,
-                          NONBLOCKING);
-}
-int MPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    return reduce_scatter(__func__, sendbuf, recvbuf, BLOCK, BLOCK, recvcount, datatype, op, comm, request,
-                          PERSISTENT);
-}
-int MPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    return reduce_scatter(__func__, sendbuf, recvbuf, BLOCK, BLOCK, recvcount, datatype, op, comm, request,
-                          PERSISTENT);
-}
+#include "api/api_coll.forms.h"

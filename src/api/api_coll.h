@@ -5,7 +5,10 @@
 #include "api_pt2pt.h"
 
 #include "../coll/coll.h"
-#include "../coll/nbc.h"
+
+/* How a collective binding runs its schedule: blocking (MPI_X), started (MPI_Ix) or
+ * persistent (MPI_X_init). The generated forms (src/api/forms.txt) pass it down. */
+enum { RMPI_API_RUN, RMPI_API_START, RMPI_API_PERSIST };
 
 /* Hand a built schedule to the user as a request: started now (MPI_I*, freed when it
  * completes) or inactive and persistent (*_init, run by every MPI_Start). Lock held. */

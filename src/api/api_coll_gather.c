@@ -1,14 +1,13 @@
 /* Bindings of the data-movement collectives: Gather(v), Scatter(v), Allgather(v),
- * Alltoall(v/w) and the neighbourhood ones, each blocking, MPI_I* and *_init, with their
- * large-count _c forms. A binding describes each side of the call (buffer, counts,
- * displacements, types) as a side_t; one function per family checks the sides, turns
- * them into block arrays (coll.h rmpi_coll_blk_t) and builds the schedule. */
+ * Alltoall(v/w) and the neighbourhood ones. A binding describes each side of the call
+ * (buffer, counts, displacements, types) as a side_t; one function per family checks the
+ * sides, turns them into block arrays (coll.h rmpi_coll_blk_t) and builds the schedule.
+ * The public forms (blocking, MPI_I*, *_init, each with its _c) are generated from
+ * src/api/forms.txt and included at the end. */
 #include "api_coll.h"
 
 #include <limits.h>
 #include <stdlib.h>
-
-enum { RUN, START, PERSIST }; /* blocking, MPI_I*, *_init */
 
 /* An int or a 64-bit (MPI_Count, MPI_Aint) array, as the binding received it. */
 typedef struct arr {
@@ -27,9 +26,11 @@ typedef struct side {
     const MPI_Datatype *types;
 } side_t;
 
+/* The array's width comes from its C type: the int and _c forms build the same side_t. */
+#define ARR(a) {(a), sizeof *(a) > sizeof(int)}
 #define REG(buf, count, type) ((side_t){(buf), (count), {NULL, 0}, {NULL, 0}, &(type)})
-#define VEC(buf, counts, cw, displs, dw, type) ((side_t){(buf), 0, {(counts), (cw)}, {(displs), (dw)}, &(type)})
-#define VECW(buf, counts, cw, displs, dw, types) ((side_t){(buf), 0, {(counts), (cw)}, {(displs), (dw)}, (types)})
+#define VEC(buf, counts, displs, type) ((side_t){(buf), 0, ARR(counts), ARR(displs), &(type)})
+#define VECW(buf, counts, displs, types) ((side_t){(buf), 0, ARR(counts), ARR(displs), (types)})
 
 typedef struct call {
     const char *func;
@@ -38,18 +39,7 @@ typedef struct call {
     MPI_Request *req;
 } call_t;
 
-static int begin(call_t *k, const char *func, MPI_Comm comm, int mode, MPI_Request *req)
-{
-    k->func = func, k->mode = mode, k->req = req;
-    if (RMPI_UNLIKELY(rmpi_api_state != RMPI_STATE_INIT))
-        return rmpi_api_not_initialized(func);
-    k->c = rmpi_comm_get(comm);
-    if (!k->c)
-        return rmpi_api_error(NULL, MPI_ERR_COMM, func, "invalid communicator %p", (void *)comm);
-    if (mode != RUN && !req)
-        return rmpi_api_error(k->c, MPI_ERR_REQUEST, func, "request must not be NULL");
-    return 0;
-}
+#define CALL(func, c, req, mode) ((call_t){(func), (c), (mode), (req)})
 
 /* The point-to-point buffer checks for a count of any width. */
 static int check_buf(const call_t *k, const void *buf, long long count, MPI_Datatype type, rmpi_dtype_t **dt)
@@ -134,10 +124,10 @@ static int check_alias(const call_t *k, const side_t *s, const rmpi_coll_blk_t *
 static int finish(const call_t *k, rmpi_nbc_t *s)
 {
     int rc = 0;
-    if (k->mode == RUN)
+    if (k->mode == RMPI_API_RUN)
         rc = rmpi_nbc_run(s);
     else
-        rmpi_api_coll_request(k->c, s, k->req, k->mode == PERSIST);
+        rmpi_api_coll_request(k->c, s, k->req, k->mode == RMPI_API_PERSIST);
     RMPI_UNLOCK();
     if (rc == MPI_ERR_TRUNCATE)
         return rmpi_api_error(k->c, rc, k->func,
@@ -178,33 +168,28 @@ static int rooted(const call_t *k, const side_t *one, const side_t *many, int ro
     return finish(k, s);
 }
 
-static int gather(const char *func, side_t send, side_t recv, int root, MPI_Comm comm, int form, int mode,
-                  MPI_Request *req)
+static int gather(const char *func, rmpi_comm_t *c, side_t send, side_t recv, int root, int form, MPI_Request *req,
+                  int mode)
 {
-    call_t k;
-    int rc = begin(&k, func, comm, mode, req);
-    return rc ? rc : rooted(&k, &send, &recv, root, form, 0);
+    call_t k = CALL(func, c, req, mode);
+    return rooted(&k, &send, &recv, root, form, 0);
 }
 
-static int scatter(const char *func, side_t send, side_t recv, int root, MPI_Comm comm, int form, int mode,
-                   MPI_Request *req)
+static int scatter(const char *func, rmpi_comm_t *c, side_t send, side_t recv, int root, int form, MPI_Request *req,
+                   int mode)
 {
-    call_t k;
-    int rc = begin(&k, func, comm, mode, req);
-    return rc ? rc : rooted(&k, &recv, &send, root, form, 1);
+    call_t k = CALL(func, c, req, mode);
+    return rooted(&k, &recv, &send, root, form, 1);
 }
 
 /* ---- Allgather(v), Alltoall(v/w) ---- */
 
 /* allgather: send is one block; alltoall: n blocks in `form`. Either may be in place. */
-static int all(const char *func, side_t send, side_t recv, MPI_Comm comm, int form, int gather, int mode,
-               MPI_Request *req)
+static int all(const char *func, rmpi_comm_t *c, side_t send, side_t recv, int form, int gather, MPI_Request *req,
+               int mode)
 {
-    call_t k;
-    int rc = begin(&k, func, comm, mode, req);
-    if (rc)
-        return rc;
-    rmpi_comm_t *c = k.c;
+    call_t k = CALL(func, c, req, mode);
+    int rc;
     /* blocks per peer: the remote group's on an intercommunicator (never in place there) */
     int in_place = send.buf == MPI_IN_PLACE && !c->inter, ns = gather ? 1 : c->rsize;
     rmpi_coll_blk_t *sb = NULL, *rb = NULL;
@@ -228,14 +213,11 @@ static int all(const char *func, side_t send, side_t recv, MPI_Comm comm, int fo
 static int cartesian(const rmpi_comm_t *c) { return c->topo && c->topo->kind == MPI_CART; }
 
 /* gather: the one send block goes to every destination (Neighbor_allgather(v)). */
-static int neighbor(const char *func, side_t send, side_t recv, MPI_Comm comm, int sform, int rform, int gather,
-                    int mode, MPI_Request *req)
+static int neighbor(const char *func, rmpi_comm_t *c, side_t send, side_t recv, int sform, int rform, int gather,
+                    MPI_Request *req, int mode)
 {
-    call_t k;
-    int rc = begin(&k, func, comm, mode, req);
-    if (rc)
-        return rc;
-    rmpi_comm_t *c = k.c;
+    call_t k = CALL(func, c, req, mode);
+    int rc;
     if ((rc = rmpi_api_coll_intra_only(func, c)))
         return rc;
     int indeg, outdeg;
@@ -264,651 +246,8 @@ static int neighbor(const char *func, side_t send, side_t recv, MPI_Comm comm, i
     return finish(&k, s);
 }
 
-/* ---- the bindings ---- */
-
 #define R RMPI_COLL_REGULAR
 #define V RMPI_COLL_V
 #define W RMPI_COLL_W
 
-int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-               MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    return gather(__func__, REG(sendbuf, sendcount, sendtype), REG(recvbuf, recvcount, recvtype), root, comm, R,
-                  RUN, NULL);
-}
-
-int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
-{
-    return gather(__func__, REG(sendbuf, sendcount, sendtype), REG(recvbuf, recvcount, recvtype), root, comm, R,
-                  START, request);
-}
-
-int MPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                    MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    return gather(__func__, REG(sendbuf, sendcount, sendtype), REG(recvbuf, recvcount, recvtype), root, comm, R,
-                  PERSIST, request);
-}
-
-int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    return gather(__func__, REG(sendbuf, sendcount, sendtype), REG(recvbuf, recvcount, recvtype), root, comm, R,
-                  RUN, NULL);
-}
-
-int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
-{
-    return gather(__func__, REG(sendbuf, sendcount, sendtype), REG(recvbuf, recvcount, recvtype), root, comm, R,
-                  START, request);
-}
-
-int MPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                      MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
-                      MPI_Request *request)
-{
-    return gather(__func__, REG(sendbuf, sendcount, sendtype), REG(recvbuf, recvcount, recvtype), root, comm, R,
-                  PERSIST, request);
-}
-
-int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    return gather(__func__, REG(sendbuf, sendcount, sendtype), VEC(recvbuf, recvcounts, 0, displs, 0, recvtype),
-                  root, comm, V, RUN, NULL);
-}
-
-int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                 const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
-{
-    return gather(__func__, REG(sendbuf, sendcount, sendtype), VEC(recvbuf, recvcounts, 0, displs, 0, recvtype),
-                  root, comm, V, START, request);
-}
-
-int MPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                     const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm,
-                     MPI_Info info, MPI_Request *request)
-{
-    return gather(__func__, REG(sendbuf, sendcount, sendtype), VEC(recvbuf, recvcounts, 0, displs, 0, recvtype),
-                  root, comm, V, PERSIST, request);
-}
-
-int MPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,
-                  MPI_Comm comm)
-{
-    return gather(__func__, REG(sendbuf, sendcount, sendtype), VEC(recvbuf, recvcounts, 1, displs, 1, recvtype),
-                  root, comm, V, RUN, NULL);
-}
-
-int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,
-                   MPI_Comm comm, MPI_Request *request)
-{
-    return gather(__func__, REG(sendbuf, sendcount, sendtype), VEC(recvbuf, recvcounts, 1, displs, 1, recvtype),
-                  root, comm, V, START, request);
-}
-
-int MPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                       const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,
-                       MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    return gather(__func__, REG(sendbuf, sendcount, sendtype), VEC(recvbuf, recvcounts, 1, displs, 1, recvtype),
-                  root, comm, V, PERSIST, request);
-}
-
-int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    return scatter(__func__, REG(sendbuf, sendcount, sendtype), REG(recvbuf, recvcount, recvtype), root, comm, R,
-                   RUN, NULL);
-}
-
-int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                 MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
-{
-    return scatter(__func__, REG(sendbuf, sendcount, sendtype), REG(recvbuf, recvcount, recvtype), root, comm, R,
-                   START, request);
-}
-
-int MPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                     MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    return scatter(__func__, REG(sendbuf, sendcount, sendtype), REG(recvbuf, recvcount, recvtype), root, comm, R,
-                   PERSIST, request);
-}
-
-int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    return scatter(__func__, REG(sendbuf, sendcount, sendtype), REG(recvbuf, recvcount, recvtype), root, comm, R,
-                   RUN, NULL);
-}
-
-int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
-{
-    return scatter(__func__, REG(sendbuf, sendcount, sendtype), REG(recvbuf, recvcount, recvtype), root, comm, R,
-                   START, request);
-}
-
-int MPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                       MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
-                       MPI_Request *request)
-{
-    return scatter(__func__, REG(sendbuf, sendcount, sendtype), REG(recvbuf, recvcount, recvtype), root, comm, R,
-                   PERSIST, request);
-}
-
-int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
-                 void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    return scatter(__func__, VEC(sendbuf, sendcounts, 0, displs, 0, sendtype), REG(recvbuf, recvcount, recvtype),
-                   root, comm, V, RUN, NULL);
-}
-
-int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
-                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
-{
-    return scatter(__func__, VEC(sendbuf, sendcounts, 0, displs, 0, sendtype), REG(recvbuf, recvcount, recvtype),
-                   root, comm, V, START, request);
-}
-
-int MPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
-                      void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
-                      MPI_Request *request)
-{
-    return scatter(__func__, VEC(sendbuf, sendcounts, 0, displs, 0, sendtype), REG(recvbuf, recvcount, recvtype),
-                   root, comm, V, PERSIST, request);
-}
-
-int MPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
-                   MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
-                   MPI_Comm comm)
-{
-    return scatter(__func__, VEC(sendbuf, sendcounts, 1, displs, 1, sendtype), REG(recvbuf, recvcount, recvtype),
-                   root, comm, V, RUN, NULL);
-}
-
-int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
-                    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
-                    MPI_Comm comm, MPI_Request *request)
-{
-    return scatter(__func__, VEC(sendbuf, sendcounts, 1, displs, 1, sendtype), REG(recvbuf, recvcount, recvtype),
-                   root, comm, V, START, request);
-}
-
-int MPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
-                        MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
-                        MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    return scatter(__func__, VEC(sendbuf, sendcounts, 1, displs, 1, sendtype), REG(recvbuf, recvcount, recvtype),
-                   root, comm, V, PERSIST, request);
-}
-
-int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                  MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return all(__func__, REG(sendbuf, sendcount, sendtype), REG(recvbuf, recvcount, recvtype), comm, R, 1, RUN,
-               NULL);
-}
-
-int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    return all(__func__, REG(sendbuf, sendcount, sendtype), REG(recvbuf, recvcount, recvtype), comm, R, 1, START,
-               request);
-}
-
-int MPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    return all(__func__, REG(sendbuf, sendcount, sendtype), REG(recvbuf, recvcount, recvtype), comm, R, 1,
-               PERSIST, request);
-}
-
-int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return all(__func__, REG(sendbuf, sendcount, sendtype), REG(recvbuf, recvcount, recvtype), comm, R, 1, RUN,
-               NULL);
-}
-
-int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    return all(__func__, REG(sendbuf, sendcount, sendtype), REG(recvbuf, recvcount, recvtype), comm, R, 1, START,
-               request);
-}
-
-int MPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                         MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                         MPI_Request *request)
-{
-    return all(__func__, REG(sendbuf, sendcount, sendtype), REG(recvbuf, recvcount, recvtype), comm, R, 1,
-               PERSIST, request);
-}
-
-int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return all(__func__, REG(sendbuf, sendcount, sendtype), VEC(recvbuf, recvcounts, 0, displs, 0, recvtype), comm,
-               V, 1, RUN, NULL);
-}
-
-int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                    const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
-                    MPI_Request *request)
-{
-    return all(__func__, REG(sendbuf, sendcount, sendtype), VEC(recvbuf, recvcounts, 0, displs, 0, recvtype), comm,
-               V, 1, START, request);
-}
-
-int MPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                        const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
-                        MPI_Info info, MPI_Request *request)
-{
-    return all(__func__, REG(sendbuf, sendcount, sendtype), VEC(recvbuf, recvcounts, 0, displs, 0, recvtype), comm,
-               V, 1, PERSIST, request);
-}
-
-int MPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                     const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return all(__func__, REG(sendbuf, sendcount, sendtype), VEC(recvbuf, recvcounts, 1, displs, 1, recvtype), comm,
-               V, 1, RUN, NULL);
-}
-
-int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                      const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
-                      MPI_Request *request)
-{
-    return all(__func__, REG(sendbuf, sendcount, sendtype), VEC(recvbuf, recvcounts, 1, displs, 1, recvtype), comm,
-               V, 1, START, request);
-}
-
-int MPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                          const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
-                          MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    return all(__func__, REG(sendbuf, sendcount, sendtype), VEC(recvbuf, recvcounts, 1, displs, 1, recvtype), comm,
-               V, 1, PERSIST, request);
-}
-
-int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                 MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return all(__func__, REG(sendbuf, sendcount, sendtype), REG(recvbuf, recvcount, recvtype), comm, R, 0, RUN,
-               NULL);
-}
-
-int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                  MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    return all(__func__, REG(sendbuf, sendcount, sendtype), REG(recvbuf, recvcount, recvtype), comm, R, 0, START,
-               request);
-}
-
-int MPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    return all(__func__, REG(sendbuf, sendcount, sendtype), REG(recvbuf, recvcount, recvtype), comm, R, 0,
-               PERSIST, request);
-}
-
-int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return all(__func__, REG(sendbuf, sendcount, sendtype), REG(recvbuf, recvcount, recvtype), comm, R, 0, RUN,
-               NULL);
-}
-
-int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    return all(__func__, REG(sendbuf, sendcount, sendtype), REG(recvbuf, recvcount, recvtype), comm, R, 0, START,
-               request);
-}
-
-int MPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                        MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                        MPI_Request *request)
-{
-    return all(__func__, REG(sendbuf, sendcount, sendtype), REG(recvbuf, recvcount, recvtype), comm, R, 0,
-               PERSIST, request);
-}
-
-int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                  void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return all(__func__, VEC(sendbuf, sendcounts, 0, sdispls, 0, sendtype),
-               VEC(recvbuf, recvcounts, 0, rdispls, 0, recvtype), comm, V, 0, RUN, NULL);
-}
-
-int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                   void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                   MPI_Request *request)
-{
-    return all(__func__, VEC(sendbuf, sendcounts, 0, sdispls, 0, sendtype),
-               VEC(recvbuf, recvcounts, 0, rdispls, 0, recvtype), comm, V, 0, START, request);
-}
-
-int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                       void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-                       MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    return all(__func__, VEC(sendbuf, sendcounts, 0, sdispls, 0, sendtype),
-               VEC(recvbuf, recvcounts, 0, rdispls, 0, recvtype), comm, V, 0, PERSIST, request);
-}
-
-int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                    MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                    MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return all(__func__, VEC(sendbuf, sendcounts, 1, sdispls, 1, sendtype),
-               VEC(recvbuf, recvcounts, 1, rdispls, 1, recvtype), comm, V, 0, RUN, NULL);
-}
-
-int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    return all(__func__, VEC(sendbuf, sendcounts, 1, sdispls, 1, sendtype),
-               VEC(recvbuf, recvcounts, 1, rdispls, 1, recvtype), comm, V, 0, START, request);
-}
-
-int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                         MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
-                         const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                         MPI_Request *request)
-{
-    return all(__func__, VEC(sendbuf, sendcounts, 1, sdispls, 1, sendtype),
-               VEC(recvbuf, recvcounts, 1, rdispls, 1, recvtype), comm, V, 0, PERSIST, request);
-}
-
-int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
-                  void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
-                  MPI_Comm comm)
-{
-    return all(__func__, VECW(sendbuf, sendcounts, 0, sdispls, 0, sendtypes),
-               VECW(recvbuf, recvcounts, 0, rdispls, 0, recvtypes), comm, W, 0, RUN, NULL);
-}
-
-int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
-                   const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
-{
-    return all(__func__, VECW(sendbuf, sendcounts, 0, sdispls, 0, sendtypes),
-               VECW(recvbuf, recvcounts, 0, rdispls, 0, recvtypes), comm, W, 0, START, request);
-}
-
-int MPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                       const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
-                       const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    return all(__func__, VECW(sendbuf, sendcounts, 0, sdispls, 0, sendtypes),
-               VECW(recvbuf, recvcounts, 0, rdispls, 0, recvtypes), comm, W, 0, PERSIST, request);
-}
-
-int MPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                    const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
-                    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
-{
-    return all(__func__, VECW(sendbuf, sendcounts, 1, sdispls, 1, sendtypes),
-               VECW(recvbuf, recvcounts, 1, rdispls, 1, recvtypes), comm, W, 0, RUN, NULL);
-}
-
-int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                     const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
-                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
-{
-    return all(__func__, VECW(sendbuf, sendcounts, 1, sdispls, 1, sendtypes),
-               VECW(recvbuf, recvcounts, 1, rdispls, 1, recvtypes), comm, W, 0, START, request);
-}
-
-int MPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                         const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
-                         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
-                         MPI_Request *request)
-{
-    return all(__func__, VECW(sendbuf, sendcounts, 1, sdispls, 1, sendtypes),
-               VECW(recvbuf, recvcounts, 1, rdispls, 1, recvtypes), comm, W, 0, PERSIST, request);
-}
-
-int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return neighbor(__func__, REG(sendbuf, sendcount, sendtype), REG(recvbuf, recvcount, recvtype), comm, R, R, 1,
-                    RUN, NULL);
-}
-
-int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                            int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    return neighbor(__func__, REG(sendbuf, sendcount, sendtype), REG(recvbuf, recvcount, recvtype), comm, R, R, 1,
-                    START, request);
-}
-
-int MPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                                int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                MPI_Request *request)
-{
-    return neighbor(__func__, REG(sendbuf, sendcount, sendtype), REG(recvbuf, recvcount, recvtype), comm, R, R, 1,
-                    PERSIST, request);
-}
-
-int MPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                             MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return neighbor(__func__, REG(sendbuf, sendcount, sendtype), REG(recvbuf, recvcount, recvtype), comm, R, R, 1,
-                    RUN, NULL);
-}
-
-int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                              MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    return neighbor(__func__, REG(sendbuf, sendcount, sendtype), REG(recvbuf, recvcount, recvtype), comm, R, R, 1,
-                    START, request);
-}
-
-int MPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                                  MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                  MPI_Request *request)
-{
-    return neighbor(__func__, REG(sendbuf, sendcount, sendtype), REG(recvbuf, recvcount, recvtype), comm, R, R, 1,
-                    PERSIST, request);
-}
-
-int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                            const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return neighbor(__func__, REG(sendbuf, sendcount, sendtype), VEC(recvbuf, recvcounts, 0, displs, 0, recvtype),
-                    comm, R, V, 1, RUN, NULL);
-}
-
-int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                             const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
-                             MPI_Request *request)
-{
-    return neighbor(__func__, REG(sendbuf, sendcount, sendtype), VEC(recvbuf, recvcounts, 0, displs, 0, recvtype),
-                    comm, R, V, 1, START, request);
-}
-
-int MPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
-                                 MPI_Info info, MPI_Request *request)
-{
-    return neighbor(__func__, REG(sendbuf, sendcount, sendtype), VEC(recvbuf, recvcounts, 0, displs, 0, recvtype),
-                    comm, R, V, 1, PERSIST, request);
-}
-
-int MPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                              const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
-                              MPI_Comm comm)
-{
-    return neighbor(__func__, REG(sendbuf, sendcount, sendtype), VEC(recvbuf, recvcounts, 1, displs, 1, recvtype),
-                    comm, R, V, 1, RUN, NULL);
-}
-
-int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                               const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
-                               MPI_Comm comm, MPI_Request *request)
-{
-    return neighbor(__func__, REG(sendbuf, sendcount, sendtype), VEC(recvbuf, recvcounts, 1, displs, 1, recvtype),
-                    comm, R, V, 1, START, request);
-}
-
-int MPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                                   void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
-                                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    return neighbor(__func__, REG(sendbuf, sendcount, sendtype), VEC(recvbuf, recvcounts, 1, displs, 1, recvtype),
-                    comm, R, V, 1, PERSIST, request);
-}
-
-int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                          int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return neighbor(__func__, REG(sendbuf, sendcount, sendtype), REG(recvbuf, recvcount, recvtype), comm, R, R, 0,
-                    RUN, NULL);
-}
-
-int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    return neighbor(__func__, REG(sendbuf, sendcount, sendtype), REG(recvbuf, recvcount, recvtype), comm, R, R, 0,
-                    START, request);
-}
-
-int MPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                               int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                               MPI_Request *request)
-{
-    return neighbor(__func__, REG(sendbuf, sendcount, sendtype), REG(recvbuf, recvcount, recvtype), comm, R, R, 0,
-                    PERSIST, request);
-}
-
-int MPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                            MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return neighbor(__func__, REG(sendbuf, sendcount, sendtype), REG(recvbuf, recvcount, recvtype), comm, R, R, 0,
-                    RUN, NULL);
-}
-
-int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                             MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    return neighbor(__func__, REG(sendbuf, sendcount, sendtype), REG(recvbuf, recvcount, recvtype), comm, R, R, 0,
-                    START, request);
-}
-
-int MPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                                 MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                 MPI_Request *request)
-{
-    return neighbor(__func__, REG(sendbuf, sendcount, sendtype), REG(recvbuf, recvcount, recvtype), comm, R, R, 0,
-                    PERSIST, request);
-}
-
-int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                           void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-                           MPI_Comm comm)
-{
-    return neighbor(__func__, VEC(sendbuf, sendcounts, 0, sdispls, 0, sendtype),
-                    VEC(recvbuf, recvcounts, 0, rdispls, 0, recvtype), comm, V, V, 0, RUN, NULL);
-}
-
-int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
-                            MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    return neighbor(__func__, VEC(sendbuf, sendcounts, 0, sdispls, 0, sendtype),
-                    VEC(recvbuf, recvcounts, 0, rdispls, 0, recvtype), comm, V, V, 0, START, request);
-}
-
-int MPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                                MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
-                                MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    return neighbor(__func__, VEC(sendbuf, sendcounts, 0, sdispls, 0, sendtype),
-                    VEC(recvbuf, recvcounts, 0, rdispls, 0, recvtype), comm, V, V, 0, PERSIST, request);
-}
-
-int MPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                             MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
-                             const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return neighbor(__func__, VEC(sendbuf, sendcounts, 1, sdispls, 1, sendtype),
-                    VEC(recvbuf, recvcounts, 1, rdispls, 1, recvtype), comm, V, V, 0, RUN, NULL);
-}
-
-int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                              MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
-                              const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    return neighbor(__func__, VEC(sendbuf, sendcounts, 1, sdispls, 1, sendtype),
-                    VEC(recvbuf, recvcounts, 1, rdispls, 1, recvtype), comm, V, V, 0, START, request);
-}
-
-int MPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                                  MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
-                                  const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                  MPI_Request *request)
-{
-    return neighbor(__func__, VEC(sendbuf, sendcounts, 1, sdispls, 1, sendtype),
-                    VEC(recvbuf, recvcounts, 1, rdispls, 1, recvtype), comm, V, V, 0, PERSIST, request);
-}
-
-int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                           const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                           const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
-{
-    return neighbor(__func__, VECW(sendbuf, sendcounts, 0, sdispls, 1, sendtypes),
-                    VECW(recvbuf, recvcounts, 0, rdispls, 1, recvtypes), comm, W, W, 0, RUN, NULL);
-}
-
-int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                            MPI_Request *request)
-{
-    return neighbor(__func__, VECW(sendbuf, sendcounts, 0, sdispls, 1, sendtypes),
-                    VECW(recvbuf, recvcounts, 0, rdispls, 1, recvtypes), comm, W, W, 0, START, request);
-}
-
-int MPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                                const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                                const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                                MPI_Info info, MPI_Request *request)
-{
-    return neighbor(__func__, VECW(sendbuf, sendcounts, 0, sdispls, 1, sendtypes),
-                    VECW(recvbuf, recvcounts, 0, rdispls, 1, recvtypes), comm, W, W, 0, PERSIST, request);
-}
-
-int MPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                             const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
-                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
-{
-    return neighbor(__func__, VECW(sendbuf, sendcounts, 1, sdispls, 1, sendtypes),
-                    VECW(recvbuf, recvcounts, 1, rdispls, 1, recvtypes), comm, W, W, 0, RUN, NULL);
-}
-
-int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                              const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
-                              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                              MPI_Request *request)
-{
-    return neighbor(__func__, VECW(sendbuf, sendcounts, 1, sdispls, 1, sendtypes),
-                    VECW(recvbuf, recvcounts, 1, rdispls, 1, recvtypes), comm, W, W, 0, START, request);
-}
-
-int MPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                                  const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
-                                  const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                                  MPI_Info info, MPI_Request *request)
-{
-    return neighbor(__func__, VECW(sendbuf, sendcounts, 1, sdispls, 1, sendtypes),
-                    VECW(recvbuf, recvcounts, 1, rdispls, 1, recvtypes), comm, W, W, 0, PERSIST, request);
-}
+#include "api/api_coll_gather.forms.h"

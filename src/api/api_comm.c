@@ -137,15 +137,38 @@ int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
     return dup_common(__func__, c, i, newcomm);
 }
 
+/* The agreement runs as a non-blocking exchange on comm (comm/agree.c); the attributes
+ * are copied now, as MPI_Comm_dup would, and *newcomm names a communicator only once the
+ * request completes (using it earlier gives MPI_ERR_COMM). */
+static int idup_common(const char *func, rmpi_comm_t *c, rmpi_info_t *info, MPI_Comm *newcomm,
+                       MPI_Request *request)
+{
+    if (c->inter) { /* the agreement across two groups is blocking (comm/inter.c) */
+        int rc = dup_common(func, c, info, newcomm);
+        if (!rc)
+            *request = rmpi_api_done_req(c);
+        return rc;
+    }
+    RMPI_LOCK();
+    rmpi_comm_t *n = rmpi_comm_idup_object(c);
+    RMPI_UNLOCK();
+    int rc = rmpi_api_comm_adopt(c, n, 1, info, newcomm);
+    RMPI_LOCK();
+    /* a failed attribute copy released n; the other members still need this one's part */
+    rmpi_req_t *r = rc ? NULL : rmpi_api_greq_new(NULL, NULL, NULL, NULL, c);
+    rmpi_comm_idup_start(c, rc ? NULL : n, r);
+    RMPI_UNLOCK();
+    if (rc)
+        return rmpi_api_error(c, rc, func, "an attribute copy callback returned error %d", rc);
+    *request = rmpi_api_req_handle(r);
+    return MPI_SUCCESS;
+}
+
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
     GET_COMM(c, comm);
     RMPI_CHECK(newcomm && request, c, MPI_ERR_ARG, "newcomm and request must not be NULL");
-    /* the context agreement is done at once (blocking): the request is complete when returned */
-    int rc = dup_common(__func__, c, c->info, newcomm);
-    if (!rc)
-        *request = rmpi_api_done_req(c);
-    return rc;
+    return idup_common(__func__, c, c->info, newcomm, request);
 }
 
 int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
@@ -153,10 +176,7 @@ int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI
     GET_COMM(c, comm);
     GET_INFO(i, info, c);
     RMPI_CHECK(newcomm && request, c, MPI_ERR_ARG, "newcomm and request must not be NULL");
-    int rc = dup_common(__func__, c, i, newcomm);
-    if (!rc)
-        *request = rmpi_api_done_req(c);
-    return rc;
+    return idup_common(__func__, c, i, newcomm, request);
 }
 
 static int split_common(const char *func, rmpi_comm_t *c, int color, int key, rmpi_comm_t **n)

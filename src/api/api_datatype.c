@@ -584,12 +584,8 @@ int MPI_Free_mem(void *base)
     return MPI_SUCCESS;
 }
 
-static int pack_common(const char *func, MPI_Count count, MPI_Datatype datatype, MPI_Comm comm, rmpi_comm_t **cp,
-                       rmpi_dtype_t **dtp)
+static int pack_common(const char *func, MPI_Count count, MPI_Datatype datatype, rmpi_comm_t *c, rmpi_dtype_t **dtp)
 {
-    rmpi_comm_t *c = rmpi_comm_get(comm);
-    FCHECK(c, MPI_ERR_COMM, "invalid communicator %p", (void *)comm);
-    *cp = c;
     if (RMPI_UNLIKELY(count < 0))
         return rmpi_api_error(c, MPI_ERR_COUNT, func, "count %lld is negative", (long long)count);
     rmpi_dtype_t *dt = rmpi_dtype_get(datatype);
@@ -604,114 +600,51 @@ static int pack_common(const char *func, MPI_Count count, MPI_Datatype datatype,
     return MPI_SUCCESS;
 }
 
-static int pack(const char *func, const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
-                MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
+/* MPI_Pack and MPI_Unpack (and their _c forms, generated from src/api/forms.txt at the
+ * end of this file), one function both ways: `user` holds count elements of the datatype,
+ * `buf` the packed bytes, bufsize of them, with the data at *position. */
+static int pack_move(const char *func, int pack, void *user, MPI_Count count, MPI_Datatype datatype, void *buf,
+                     MPI_Count bufsize, MPI_Count *position, rmpi_comm_t *c)
 {
-    rmpi_comm_t *c;
     rmpi_dtype_t *dt;
-    int rc = pack_common(func, incount, datatype, comm, &c, &dt);
+    int rc = pack_common(func, count, datatype, c, &dt);
     if (rc)
         return rc;
-    if (RMPI_UNLIKELY(!position || *position < 0 || outsize < 0))
-        return rmpi_api_error(c, MPI_ERR_ARG, func, "position must be non-NULL and position and outsize non-negative");
-    size_t bytes = (size_t)incount * dt->size;
-    if (RMPI_UNLIKELY(*position > outsize || bytes > (size_t)(outsize - *position)))
-        return rmpi_api_error(c, MPI_ERR_TRUNCATE, func,
-                              "packing %zu bytes at position %lld overruns the output buffer of %lld bytes", bytes,
-                              (long long)*position, (long long)outsize);
-    if (RMPI_UNLIKELY(bytes && (!outbuf || (!inbuf && dt->true_lb <= 0))))
+    if (RMPI_UNLIKELY(!position || *position < 0 || bufsize < 0))
+        return rmpi_api_error(c, MPI_ERR_ARG, func, "position must be non-NULL and position and %s non-negative",
+                              pack ? "outsize" : "insize");
+    size_t bytes = (size_t)count * dt->size;
+    if (RMPI_UNLIKELY(*position > bufsize || bytes > (size_t)(bufsize - *position)))
+        return rmpi_api_error(c, MPI_ERR_TRUNCATE, func, "%s %zu bytes at position %lld %s buffer of %lld bytes",
+                              pack ? "packing" : "unpacking", bytes, (long long)*position,
+                              pack ? "overruns the output" : "reads past the input", (long long)bufsize);
+    if (RMPI_UNLIKELY(bytes && (!buf || (!user && dt->true_lb <= 0))))
         return rmpi_api_error(c, MPI_ERR_BUFFER, func, "inbuf and outbuf must not be NULL");
-    rmpi_dtype_pack(inbuf, (size_t)incount, dt, 0, (char *)outbuf + *position, bytes);
+    if (pack)
+        rmpi_dtype_pack(user, (size_t)count, dt, 0, (char *)buf + *position, bytes);
+    else
+        rmpi_dtype_unpack((const char *)buf + *position, bytes, user, (size_t)count, dt, 0);
     *position += (MPI_Count)bytes;
     return MPI_SUCCESS;
 }
 
-int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position,
-             MPI_Comm comm)
+/* Packed data is the raw bytes of the type map: no header, no conversion. max: what the
+ * form's size argument holds (an int form reports a larger size instead of cutting it). */
+static int pack_size(const char *func, MPI_Count incount, MPI_Datatype datatype, rmpi_comm_t *c, MPI_Count *size,
+                     MPI_Count max)
 {
-    RMPI_API_INIT_CHECK();
-    RMPI_CHECK(position, NULL, MPI_ERR_ARG, "position must not be NULL");
-    MPI_Count pos = *position;
-    int rc = pack(__func__, inbuf, incount, datatype, outbuf, outsize, &pos, comm);
-    if (rc == MPI_SUCCESS)
-        *position = (int)pos;
-    return rc;
-}
-
-int MPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
-               MPI_Count *position, MPI_Comm comm)
-{
-    RMPI_API_INIT_CHECK();
-    return pack(__func__, inbuf, incount, datatype, outbuf, outsize, position, comm);
-}
-
-static int unpack(const char *func, const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
-                  MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm)
-{
-    rmpi_comm_t *c;
     rmpi_dtype_t *dt;
-    int rc = pack_common(func, outcount, datatype, comm, &c, &dt);
+    int rc = pack_common(func, incount, datatype, c, &dt);
     if (rc)
         return rc;
-    if (RMPI_UNLIKELY(!position || *position < 0 || insize < 0))
-        return rmpi_api_error(c, MPI_ERR_ARG, func, "position must be non-NULL and position and insize non-negative");
-    size_t bytes = (size_t)outcount * dt->size;
-    if (RMPI_UNLIKELY(*position > insize || bytes > (size_t)(insize - *position)))
-        return rmpi_api_error(c, MPI_ERR_TRUNCATE, func,
-                              "unpacking %zu bytes at position %lld reads past the input buffer of %lld bytes", bytes,
-                              (long long)*position, (long long)insize);
-    if (RMPI_UNLIKELY(bytes && (!inbuf || (!outbuf && dt->true_lb <= 0))))
-        return rmpi_api_error(c, MPI_ERR_BUFFER, func, "inbuf and outbuf must not be NULL");
-    rmpi_dtype_unpack((const char *)inbuf + *position, bytes, outbuf, (size_t)outcount, dt, 0);
-    *position += (MPI_Count)bytes;
-    return MPI_SUCCESS;
-}
-
-int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype,
-               MPI_Comm comm)
-{
-    RMPI_API_INIT_CHECK();
-    RMPI_CHECK(position, NULL, MPI_ERR_ARG, "position must not be NULL");
-    MPI_Count pos = *position;
-    int rc = unpack(__func__, inbuf, insize, &pos, outbuf, outcount, datatype, comm);
-    if (rc == MPI_SUCCESS)
-        *position = (int)pos;
-    return rc;
-}
-
-int MPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount,
-                 MPI_Datatype datatype, MPI_Comm comm)
-{
-    RMPI_API_INIT_CHECK();
-    return unpack(__func__, inbuf, insize, position, outbuf, outcount, datatype, comm);
-}
-
-/* Packed data is the raw bytes of the type map: no header, no conversion. */
-int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
-{
-    RMPI_API_INIT_CHECK();
-    rmpi_comm_t *c;
-    rmpi_dtype_t *dt;
-    int rc = pack_common(__func__, incount, datatype, comm, &c, &dt);
-    if (rc)
-        return rc;
-    RMPI_CHECK(size, c, MPI_ERR_ARG, "size must not be NULL");
+    if (RMPI_UNLIKELY(!size))
+        return rmpi_api_error(c, MPI_ERR_ARG, func, "size must not be NULL");
     size_t bytes = (size_t)incount * dt->size;
-    RMPI_CHECK(bytes <= INT_MAX, c, MPI_ERR_VALUE_TOO_LARGE,
-               "%zu bytes do not fit in the int size argument; use MPI_Pack_size_c", bytes);
-    *size = (int)bytes;
+    if (RMPI_UNLIKELY(bytes > (size_t)max))
+        return rmpi_api_error(c, MPI_ERR_VALUE_TOO_LARGE, func,
+                              "%zu bytes do not fit in the int size argument; use MPI_Pack_size_c", bytes);
+    *size = (MPI_Count)bytes;
     return MPI_SUCCESS;
 }
 
-int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size)
-{
-    RMPI_API_INIT_CHECK();
-    rmpi_comm_t *c;
-    rmpi_dtype_t *dt;
-    int rc = pack_common(__func__, incount, datatype, comm, &c, &dt);
-    if (rc)
-        return rc;
-    RMPI_CHECK(size, c, MPI_ERR_ARG, "size must not be NULL");
-    *size = incount * (MPI_Count)dt->size;
-    return MPI_SUCCESS;
-}
+#include "api/api_datatype.forms.h"

@@ -75,7 +75,8 @@ static const char *const err_texts[] = {
 /* Error classes and codes added by the application: values above MPI_ERR_LASTCODE, each
  * with its class (a class is its own) and an optional string. */
 typedef struct user_code {
-    int cls;        /* 0: slot free (removed) */
+    int live;       /* 0: slot free (removed); values are not handed out again */
+    int cls;        /* MPI_SUCCESS is a class too: codes may be added to it */
     int is_class;
     char *str;
 } user_code_t;
@@ -85,14 +86,14 @@ static int nucodes;
 static user_code_t *user_code(int code)
 {
     int i = code - MPI_ERR_LASTCODE - 1;
-    return i >= 0 && i < nucodes && ucodes[i].cls ? &ucodes[i] : NULL;
+    return i >= 0 && i < nucodes && ucodes[i].live ? &ucodes[i] : NULL;
 }
 
 int rmpi_api_last_used_code(void)
 {
     int last = MPI_ERR_LASTCODE;
     for (int i = 0; i < nucodes; i++)
-        if (ucodes[i].cls)
+        if (ucodes[i].live)
             last = MPI_ERR_LASTCODE + 1 + i;
     return last;
 }
@@ -101,7 +102,7 @@ static int add_code(int cls, int is_class)
 {
     ucodes = rmpi_xrealloc(ucodes, (size_t)(nucodes + 1) * sizeof *ucodes);
     int code = MPI_ERR_LASTCODE + 1 + nucodes;
-    ucodes[nucodes++] = (user_code_t){is_class ? code : cls, is_class, NULL};
+    ucodes[nucodes++] = (user_code_t){1, is_class ? code : cls, is_class, NULL};
     return code;
 }
 
@@ -321,8 +322,10 @@ int MPI_Remove_error_string(int errorcode)
     RMPI_API_INIT_CHECK();
     user_code_t *u = user_code(errorcode);
     RMPI_CHECK(u && u->str, NULL, MPI_ERR_ARG, "%d has no string added by the application", errorcode);
+    RMPI_LOCK();
     free(u->str);
     u->str = NULL;
+    RMPI_UNLOCK();
     return MPI_SUCCESS;
 }
 
@@ -333,8 +336,9 @@ int MPI_Remove_error_code(int errorcode)
     RMPI_CHECK(u && !u->is_class, NULL, MPI_ERR_ARG, "%d is not an error code added by the application", errorcode);
     RMPI_CHECK(!u->str, NULL, MPI_ERR_ARG, "error code %d still has a string (MPI_Remove_error_string first)",
                errorcode);
-    free(u->str);
-    *u = (user_code_t){0, 0, NULL};
+    RMPI_LOCK();
+    *u = (user_code_t){0, 0, 0, NULL};
+    RMPI_UNLOCK();
     return MPI_SUCCESS;
 }
 
@@ -346,10 +350,12 @@ int MPI_Remove_error_class(int errorclass)
     RMPI_CHECK(!u->str, NULL, MPI_ERR_ARG, "error class %d still has a string (MPI_Remove_error_string first)",
                errorclass);
     for (int i = 0; i < nucodes; i++)
-        RMPI_CHECK(ucodes[i].is_class || ucodes[i].cls != errorclass, NULL, MPI_ERR_ARG,
-                   "error class %d still has error code %d", errorclass, MPI_ERR_LASTCODE + 1 + i);
-    free(u->str);
-    *u = (user_code_t){0, 0, NULL};
+        RMPI_CHECK(!ucodes[i].live || ucodes[i].is_class || ucodes[i].cls != errorclass, NULL, MPI_ERR_ARG,
+                   "error class %d still has error code %d (MPI_Remove_error_code first)", errorclass,
+                   MPI_ERR_LASTCODE + 1 + i);
+    RMPI_LOCK();
+    *u = (user_code_t){0, 0, 0, NULL};
+    RMPI_UNLOCK();
     return MPI_SUCCESS;
 }
 

@@ -138,7 +138,6 @@ int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message
     /* the message's communicator is not stored; errors go to MPI_COMM_WORLD's handler */
     rmpi_req_t *r = rmpi_api_recv_req(buf, count, dt, u->src, u->tag, &rmpi_comm_world);
     r->ctx = u->ctx;
-    rmpi_api_arm(r);
     rmpi_core_mrecv(r, u);
     r->flags |= RMPI_RF_ACTIVE;
     RMPI_UNLOCK();

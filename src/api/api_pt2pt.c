@@ -1,7 +1,7 @@
 /* Point-to-point bindings: the send modes, receives, persistent requests. */
 #include "api_pt2pt.h"
 
-#include "../coll/nbc.h"
+#include "../coll/coll.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -50,118 +50,20 @@ int rmpi_api_check_tag(const char *func, rmpi_comm_t *c, int tag, int any_ok)
                           any_ok ? " or MPI_ANY_TAG" : "");
 }
 
-/* Completion of a non-contiguous or user-typed request: free the packed copy, drop refs. */
+/* Completion of a request on a user-defined type: the reference it held goes (a
+ * persistent request keeps it until freed). */
 static void api_req_done(rmpi_req_t *r)
 {
     rmpi_dtype_t *dt = r->udt;
-    free(r->user2);
-    r->user2 = NULL;
     if (!(r->flags & RMPI_RF_PERSISTENT) && dt) {
         rmpi_dtype_release(dt);
         r->udt = NULL;
     }
 }
 
-/* Receives into non-contiguous memory: the core hands over the message bytes (out of the
- * eager frame, the unexpected copy or a rendezvous landing buffer) and they are unpacked
- * straight into the user's buffer. */
-static void api_scatter(rmpi_req_t *r, const void *data, size_t n)
-{
-    rmpi_dtype_unpack(data, n, r->user, r->ucount, r->udt, 0);
-}
-
-/* The pieces of the user's memory holding message bytes [off, off + len): the core moves
- * rendezvous data of long-pieced types straight between them and the provider. */
-static int api_segs(rmpi_req_t *r, size_t off, size_t len, struct iovec *iov, int max)
-{
-    rmpi_dtype_iter_t it;
-    rmpi_dtype_iter_init(&it, r->user, r->ucount, r->udt, off, len);
-    return rmpi_dtype_iter_next(&it, iov, max);
-}
-
-/* Pieces long enough that one RDMA op each beats packing them (RMPI_RNDV_SEG_MIN). */
-static int long_pieces(const rmpi_dtype_t *dt)
-{
-    return rmpi_dtype_mean_piece(dt) >= rmpi_core_seg_min;
-}
-
-void rmpi_api_arm(rmpi_req_t *r)
-{
-    rmpi_dtype_t *dt = r->udt;
-    size_t bytes = r->ucount * dt->size;
-    r->len = bytes;
-    r->st_err = 0;
-    r->flags &= (uint16_t)~(RMPI_RF_CANCELLED | RMPI_RF_SEGS);
-    if (RMPI_LIKELY(rmpi_dtype_is_contig(dt, r->ucount))) {
-        r->buf = rmpi_dtype_contig_ptr(r->user, dt);
-        return;
-    }
-    r->on_complete = api_req_done;
-    if (r->kind == RMPI_REQ_RECV) {
-        r->buf = NULL;
-        r->scatter = api_scatter;
-        r->flags |= RMPI_RF_SCATTER;
-        if (long_pieces(dt)) {
-            r->segs = api_segs;
-            r->flags |= RMPI_RF_SEGS;
-        }
-        return;
-    }
-    r->user2 = rmpi_xmalloc(bytes);
-    rmpi_dtype_pack(r->user, r->ucount, dt, 0, r->user2, bytes);
-    r->buf = r->user2;
-    rmpi_core_stats.packed_sends++;
-}
-
-/* A non-contiguous send that fits an eager frame and the peer's segment bound goes as
- * its list of segments, which the provider gathers from the user's buffer (no packed
- * copy). Returns 0 when it does not fit: the caller packs. */
-static int send_segs(rmpi_req_t *r)
-{
-    rmpi_dtype_t *dt = r->udt;
-    size_t bytes = r->ucount * dt->size;
-    int room = rmpi_core_seg_room(r->rank, bytes);
-    if (!room)
-        return 0;
-    struct iovec iov[1 + RMPI_CORE_SEG_CAP];
-    rmpi_dtype_iter_t it;
-    rmpi_dtype_iter_init(&it, r->user, r->ucount, dt, 0, bytes);
-    int n = rmpi_dtype_iter_next(&it, iov + 1, room);
-    if (!rmpi_dtype_iter_done(&it))
-        return 0;
-    r->len = bytes;
-    r->buf = NULL;
-    r->st_err = 0;
-    r->flags &= (uint16_t)~RMPI_RF_CANCELLED;
-    rmpi_core_isend_segs(r, iov, n);
-    return 1;
-}
-
-/* A non-contiguous rendezvous of long pieces: the core hands the provider one piece per
- * RDMA op. Returns 0 to pack instead. */
-static int send_rndv_segs(rmpi_req_t *r)
-{
-    rmpi_dtype_t *dt = r->udt;
-    size_t bytes = r->ucount * dt->size;
-    if (!rmpi_core_is_rndv(r->rank, bytes) || !long_pieces(dt))
-        return 0;
-    r->len = bytes;
-    r->buf = NULL;
-    r->st_err = 0;
-    r->flags = (uint16_t)((r->flags & ~RMPI_RF_CANCELLED) | RMPI_RF_SEGS);
-    r->segs = api_segs;
-    rmpi_core_isend(r);
-    return 1;
-}
-
-void rmpi_api_post_send(rmpi_req_t *r)
-{
-    if (RMPI_UNLIKELY(!rmpi_dtype_is_contig(r->udt, r->ucount)) && (send_segs(r) || send_rndv_segs(r)))
-        return;
-    rmpi_api_arm(r);
-    rmpi_core_isend(r);
-}
-
+/* The user's data as the core takes it: one byte range when the type lays count elements
+ * out contiguously, else the (buf, count, type) triple as it is (RMPI_RF_TYPED), which
+ * the core sends as segments, pieces or a packed copy and receives by unpacking. */
 static rmpi_req_t *init_req(int kind, void *buf, int count, rmpi_dtype_t *dt, rmpi_comm_t *c)
 {
     rmpi_req_t *r = rmpi_req_alloc(kind);
@@ -170,6 +72,11 @@ static rmpi_req_t *init_req(int kind, void *buf, int count, rmpi_dtype_t *dt, rm
     r->udt = dt;
     r->ucomm = c;
     r->ctx = c->ctx;
+    r->len = (size_t)count * dt->size;
+    if (RMPI_LIKELY(rmpi_dtype_is_contig(dt, (size_t)count)))
+        r->buf = rmpi_dtype_contig_ptr(buf, dt);
+    else
+        r->flags |= RMPI_RF_TYPED;
     if (!dt->predefined) {
         rmpi_dtype_retain(dt);
         r->on_complete = api_req_done;
@@ -255,7 +162,7 @@ static int send_blocking(const char *func, const void *buf, int count, rmpi_dtyp
         return MPI_SUCCESS;
     }
     rmpi_req_t *r = rmpi_api_send_req(buf, count, dt, dest, tag, c, mode);
-    rmpi_api_post_send(r);
+    rmpi_core_isend(r);
     rmpi_core_wait(r);
     rmpi_req_release(r);
     RMPI_UNLOCK();
@@ -271,7 +178,7 @@ static int send_nonblocking(const void *buf, int count, rmpi_dtype_t *dt, int de
         r = rmpi_api_null_req(RMPI_REQ_SEND, c);
     } else {
         r = rmpi_api_send_req(buf, count, dt, dest, tag, c, mode);
-        rmpi_api_post_send(r);
+        rmpi_core_isend(r);
     }
     r->flags |= RMPI_RF_ACTIVE;
     RMPI_UNLOCK();
@@ -359,7 +266,6 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
         r->ctx = c->ctx, r->rank = source, r->tag = tag;
     } else {
         r = rmpi_api_recv_req(buf, count, dt, source, tag, c);
-        rmpi_api_arm(r);
     }
     rmpi_core_irecv(r);
     rmpi_core_wait(r);
@@ -386,7 +292,6 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
         r = rmpi_api_null_req(RMPI_REQ_RECV, c);
     } else {
         r = rmpi_api_recv_req(buf, count, dt, source, tag, c);
-        rmpi_api_arm(r);
         rmpi_core_irecv(r);
     }
     r->flags |= RMPI_RF_ACTIVE;
@@ -580,8 +485,12 @@ int MPI_Start(MPI_Request *request)
     RMPI_CHECK(!(r->flags & RMPI_RF_ACTIVE), r->ucomm, MPI_ERR_REQUEST, "the request is already active");
     RMPI_LOCK();
     r->flags |= RMPI_RF_ACTIVE;
+    if (r->kind == RMPI_REQ_SEND || r->kind == RMPI_REQ_RECV) { /* the status of the last run goes */
+        r->flags &= (uint16_t)~RMPI_RF_CANCELLED;
+        r->st_err = 0;
+    }
     if (RMPI_UNLIKELY(r->flags & RMPI_RF_PARTITIONED)) {
-        rmpi_api_part_start(r);
+        rmpi_core_part_start(r);
     } else if (r->kind == RMPI_REQ_NULLOP && r->mode == RMPI_MODE_BUFFERED) { /* Bsend_init */
         RMPI_UNLOCK();
         r->st_err = rmpi_api_bsend("MPI_Start", r->user, (int)r->ucount, r->udt, r->rank, r->tag, r->ucomm);
@@ -594,12 +503,10 @@ int MPI_Start(MPI_Request *request)
     } else {
         if (r->udt && !((rmpi_dtype_t *)r->udt)->predefined)
             r->on_complete = api_req_done;
-        if (r->kind == RMPI_REQ_SEND) {
-            rmpi_api_post_send(r);
-        } else {
-            rmpi_api_arm(r);
+        if (r->kind == RMPI_REQ_SEND)
+            rmpi_core_isend(r);
+        else
             rmpi_core_irecv(r);
-        }
     }
     RMPI_UNLOCK();
     return MPI_SUCCESS;

@@ -14,17 +14,11 @@ int rmpi_api_check_buf(const char *func, rmpi_comm_t *c, const void *buf, MPI_Co
 int rmpi_api_check_rank(const char *func, rmpi_comm_t *c, int rank, int any_ok);
 int rmpi_api_check_tag(const char *func, rmpi_comm_t *c, int tag, int any_ok);
 
-/* Build a request from user arguments and post it (persistent ones are only built). */
+/* Build a request from user arguments (rmpi_core_isend/irecv post it): the datatype's
+ * reference held for a user type, the data as one byte range or typed (RMPI_RF_TYPED). */
 rmpi_req_t *rmpi_api_send_req(const void *buf, int count, rmpi_dtype_t *dt, int dest, int tag, rmpi_comm_t *c,
                               int mode);
 rmpi_req_t *rmpi_api_recv_req(void *buf, int count, rmpi_dtype_t *dt, int src, int tag, rmpi_comm_t *c);
-/* Prepare the byte buffer of an initialised request: the contiguous range, a packed copy
- * of a non-contiguous send, or for a non-contiguous receive the scatter hook (the core
- * hands the data over as it comes: no scratch buffer). */
-void rmpi_api_arm(rmpi_req_t *r);
-/* Arm and post a send request: non-contiguous eager data as a segment list when it fits
- * (rmpi_core_seg_room), else packed. */
-void rmpi_api_post_send(rmpi_req_t *r);
 /* A request that is complete at once (MPI_PROC_NULL). */
 rmpi_req_t *rmpi_api_null_req(int kind, rmpi_comm_t *c);
 /* An active request already complete with an empty status (work done inside the call:
@@ -35,19 +29,16 @@ MPI_Request rmpi_api_done_req(rmpi_comm_t *c);
  * handle reset. Returns the request's error code (MPI_ERR_TRUNCATE...). */
 int rmpi_api_req_finish(MPI_Request *h, MPI_Status *st);
 
-/* Buffered mode (api_bsend.c): Bsend copies into the communicator's buffer, else the
- * process's. A pool is attached to a slot (process, communicator or session); detach waits
- * until its messages are sent. Errors come back as a class and a reason. */
-typedef struct rmpi_bpool rmpi_bpool_t;
+/* Buffered mode (api_bsend.c over core_bsend.c): Bsend copies into the communicator's
+ * buffer, else the process's. A pool is attached to a slot (process, communicator or
+ * session); detach waits until its messages are sent. Errors come back as a class and a
+ * reason. */
 int rmpi_api_bsend(const char *func, const void *buf, int count, rmpi_dtype_t *dt, int dest, int tag, rmpi_comm_t *c);
 int rmpi_api_bpool_attach(rmpi_bpool_t **slot, void *buf, size_t size, const char **why);
 int rmpi_api_bpool_detach(rmpi_bpool_t **slot, void *addr, MPI_Count *size, const char **why);
 void rmpi_api_bpool_flush(rmpi_bpool_t *p);                       /* takes the lock */
 MPI_Request rmpi_api_bpool_iflush(rmpi_bpool_t *p, rmpi_comm_t *c); /* takes the lock */
 void rmpi_api_bsend_comm_free(rmpi_comm_t *c);
-
-/* Partitioned communication (api_part.c): MPI_Start of a Psend_init/Precv_init request. */
-void rmpi_api_part_start(rmpi_req_t *r);
 
 /* Generalized requests (api_greq.c), also used inside the library (Iflush). */
 rmpi_req_t *rmpi_api_greq_new(MPI_Grequest_query_function *query, MPI_Grequest_free_function *free_fn,

@@ -203,41 +203,30 @@ int MPI_Session_call_errhandler(MPI_Session session, int errorcode)
 
 /* Buffers attached to a session (MPI-4.1). Communicators do not record the session they
  * came from, so Bsend uses a communicator's own buffer or the process's, never a session's:
- * attach, detach and flush work, and a session's buffer carries no messages. */
-int MPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count size)
+ * attach, detach and flush work, and a session's buffer carries no messages. The int and
+ * _c forms of attach and detach come from src/api/forms.txt (the end of this file). */
+static int session_attach_buffer(const char *func, MPI_Session session, void *buffer, MPI_Count size)
 {
-    GET_SESSION(s, session);
+    rmpi_session_t *s = session_get(session);
+    if (!s)
+        return session_error(NULL, MPI_ERR_SESSION, func, "invalid session");
     if (size < 0)
-        return session_error(s, MPI_ERR_ARG, __func__, "size is negative");
+        return session_error(s, MPI_ERR_ARG, func, "size is negative");
     const char *why = NULL;
     int rc = rmpi_api_bpool_attach(&s->bsend, buffer, (size_t)size, &why);
-    return rc ? session_error(s, rc, __func__, why) : MPI_SUCCESS;
+    return rc ? session_error(s, rc, func, why) : MPI_SUCCESS;
 }
 
-int MPI_Session_attach_buffer(MPI_Session session, void *buffer, int size)
+static int session_detach_buffer(const char *func, MPI_Session session, void *buffer_addr, MPI_Count *size)
 {
-    return MPI_Session_attach_buffer_c(session, buffer, size);
-}
-
-int MPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size)
-{
-    GET_SESSION(s, session);
+    rmpi_session_t *s = session_get(session);
+    if (!s)
+        return session_error(NULL, MPI_ERR_SESSION, func, "invalid session");
     if (!buffer_addr || !size)
-        return session_error(s, MPI_ERR_ARG, __func__, "buffer_addr and size must not be NULL");
+        return session_error(s, MPI_ERR_ARG, func, "buffer_addr and size must not be NULL");
     const char *why = NULL;
     int rc = rmpi_api_bpool_detach(&s->bsend, buffer_addr, size, &why);
-    return rc ? session_error(s, rc, __func__, why) : MPI_SUCCESS;
-}
-
-int MPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size)
-{
-    GET_SESSION(s, session);
-    if (!size)
-        return session_error(s, MPI_ERR_ARG, __func__, "size must not be NULL");
-    MPI_Count n = 0;
-    int rc = MPI_Session_detach_buffer_c(session, buffer_addr, &n);
-    *size = (int)n;
-    return rc;
+    return rc ? session_error(s, rc, func, why) : MPI_SUCCESS;
 }
 
 int MPI_Session_flush_buffer(MPI_Session session)
@@ -255,3 +244,5 @@ int MPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request)
     *request = rmpi_api_bpool_iflush(s->bsend, NULL);
     return MPI_SUCCESS;
 }
+
+#include "api/api_session.forms.h"

@@ -150,8 +150,6 @@ static int external_count_ok(const char *func, MPI_Count count, const rmpi_dtype
 static int external_common(const char *func, const char *datarep, MPI_Count count, MPI_Datatype datatype,
                            rmpi_dtype_t **dt)
 {
-    if (RMPI_UNLIKELY(rmpi_api_state != RMPI_STATE_INIT))
-        return rmpi_api_not_initialized(func);
     int rc = check_datarep(func, datarep);
     if (rc || (rc = get_type(func, datatype, dt)))
         return rc;
@@ -160,7 +158,8 @@ static int external_common(const char *func, const char *datarep, MPI_Count coun
     return external_count_ok(func, count, *dt);
 }
 
-/* Both directions: `user` holds `count` elements of the datatype in its own layout, `buf`
+/* Both directions (MPI_Pack_external, MPI_Unpack_external and their _c forms, generated
+ * from src/api/forms.txt at the end of this file): `user` holds `count` elements of the datatype in its own layout, `buf`
  * the external32 stream of `bufsize` bytes with the data at *position. */
 static int external_move(const char *func, int pack, const char *datarep, void *user, MPI_Count count,
                          MPI_Datatype datatype, void *buf, MPI_Count bufsize, MPI_Count *position)
@@ -189,47 +188,9 @@ static int external_move(const char *func, int pack, const char *datarep, void *
     return MPI_SUCCESS;
 }
 
-int MPI_Pack_external(const char *datarep, const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf,
-                      MPI_Aint outsize, MPI_Aint *position)
-{
-    MPI_Count pos = position ? *position : 0;
-    int rc = external_move(__func__, 1, datarep, (void *)(uintptr_t)inbuf, incount, datatype, outbuf, outsize,
-                           position ? &pos : NULL);
-    if (rc == MPI_SUCCESS)
-        *position = (MPI_Aint)pos;
-    return rc;
-}
-
-int MPI_Pack_external_c(const char *datarep, const void *inbuf, MPI_Count incount, MPI_Datatype datatype,
-                        void *outbuf, MPI_Count outsize, MPI_Count *position)
-{
-    return external_move(__func__, 1, datarep, (void *)(uintptr_t)inbuf, incount, datatype, outbuf, outsize,
-                         position);
-}
-
-int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf,
-                        int outcount, MPI_Datatype datatype)
-{
-    MPI_Count pos = position ? *position : 0;
-    int rc = external_move(__func__, 0, datarep, outbuf, outcount, datatype, (void *)(uintptr_t)inbuf, insize,
-                           position ? &pos : NULL);
-    if (rc == MPI_SUCCESS)
-        *position = (MPI_Aint)pos;
-    return rc;
-}
-
-int MPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize, MPI_Count *position,
-                          void *outbuf, MPI_Count outcount, MPI_Datatype datatype)
-{
-    return external_move(__func__, 0, datarep, outbuf, outcount, datatype, (void *)(uintptr_t)inbuf, insize,
-                         position);
-}
-
 static int external_size(const char *func, const char *datarep, MPI_Count incount, MPI_Datatype datatype,
                          MPI_Count *size)
 {
-    if (RMPI_UNLIKELY(rmpi_api_state != RMPI_STATE_INIT))
-        return rmpi_api_not_initialized(func);
     rmpi_dtype_t *dt;
     int rc = check_datarep(func, datarep);
     if (rc || (rc = get_type(func, datatype, &dt)))
@@ -240,20 +201,6 @@ static int external_size(const char *func, const char *datarep, MPI_Count incoun
         return rc;
     *size = incount * (MPI_Count)rmpi_dtype_external_size(dt);
     return MPI_SUCCESS;
-}
-
-int MPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype datatype, MPI_Aint *size)
-{
-    MPI_Count s = 0;
-    int rc = external_size(__func__, datarep, incount, datatype, size ? &s : NULL);
-    if (rc == MPI_SUCCESS)
-        *size = (MPI_Aint)s;
-    return rc;
-}
-
-int MPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Datatype datatype, MPI_Count *size)
-{
-    return external_size(__func__, datarep, incount, datatype, size);
 }
 
 /* ---- predefined types by description ---- */
@@ -344,3 +291,5 @@ int MPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, M
             *pair_type = pairs[i].pair;
     return MPI_SUCCESS;
 }
+
+#include "api/api_typeinfo.forms.h"

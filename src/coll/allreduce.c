@@ -220,11 +220,11 @@ rmpi_nbc_t *rmpi_coll_allreduce_sched(rmpi_comm_t *c, const void *sbuf, void *rb
     void *w = coll_output(s, rbuf, count, dt);
     coll_red_t r = {op, dt->handle, dt->size, rmpi_coll_op_commutative(op)};
     int alg = c->size > 1 ? coll_select(COLL_ALLREDUCE, c, bytes, count, r.commute) : 0;
-    if (alg == ALLREDUCE_RING && !r.commute)
-        alg = ALLREDUCE_RABENSEIFNER;
+    if (alg == RMPI_COLL_ALLREDUCE_RING && !r.commute)
+        alg = RMPI_COLL_ALLREDUCE_RABENSEIFNER;
     /* my vector, packed: the ring reads it where it is, the others start from a copy in w */
     const void *in = w;
-    if (alg == ALLREDUCE_RING)
+    if (alg == RMPI_COLL_ALLREDUCE_RING)
         in = coll_input(s, sbuf, rbuf, w, count, dt);
     else if (contig)
         rmpi_nbc_copy(s, rmpi_dtype_contig_ptr(sbuf == MPI_IN_PLACE ? rbuf : sbuf, dt), w, bytes);
@@ -234,13 +234,13 @@ rmpi_nbc_t *rmpi_coll_allreduce_sched(rmpi_comm_t *c, const void *sbuf, void *rb
     switch (alg) {
     case 0:
         break;
-    case ALLREDUCE_RABENSEIFNER:
+    case RMPI_COLL_ALLREDUCE_RABENSEIFNER:
         coll_allreduce_rabenseifner(s, &g, &r, w, count);
         break;
-    case ALLREDUCE_RING:
+    case RMPI_COLL_ALLREDUCE_RING:
         coll_allreduce_ring(s, &g, &r, in, w, count);
         break;
-    case ALLREDUCE_TWO_LEVEL:
+    case RMPI_COLL_ALLREDUCE_TWO_LEVEL:
         coll_allreduce_two_level(s, c, &r, w, count);
         break;
     default:

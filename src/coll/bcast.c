@@ -103,10 +103,10 @@ rmpi_nbc_t *rmpi_coll_bcast_sched(rmpi_comm_t *c, void *buf, size_t count, rmpi_
         rmpi_nbc_pack(s, buf, count, dt, p);
     coll_grp_t g = coll_grp_all(c);
     switch (coll_select(COLL_BCAST, c, bytes, count, 1)) {
-    case BCAST_SCATTER_ALLGATHER:
+    case RMPI_COLL_BCAST_SCATTER_ALLGATHER:
         coll_bcast_scatter_allgather(s, &g, p, bytes, root);
         break;
-    case BCAST_TWO_LEVEL:
+    case RMPI_COLL_BCAST_TWO_LEVEL:
         coll_bcast_two_level(s, c, p, bytes, root);
         break;
     default:

@@ -12,7 +12,6 @@
 #define RMPI_COLL_IMPL_H
 
 #include "coll.h"
-#include "nbc.h"
 
 typedef struct coll_grp {
     int n, me;          /* members, my index (-1: not a member) */
@@ -95,13 +94,8 @@ rmpi_nbc_t *coll_inter_reduce_scatter(rmpi_comm_t *c, const void *sbuf, void *rb
 
 /* ---- selection (select.c) ---- */
 enum { COLL_BARRIER, COLL_BCAST, COLL_REDUCE, COLL_ALLREDUCE, COLL_REDUCE_SCATTER, COLL_SCAN, COLL_NKINDS };
-enum { BARRIER_DISSEMINATION = 1, BARRIER_TWO_LEVEL };
-enum { BCAST_BINOMIAL = 1, BCAST_SCATTER_ALLGATHER, BCAST_TWO_LEVEL };
-enum { REDUCE_BINOMIAL = 1, REDUCE_RABENSEIFNER, REDUCE_TWO_LEVEL };
-enum { ALLREDUCE_RECURSIVE_DOUBLING = 1, ALLREDUCE_RABENSEIFNER, ALLREDUCE_RING, ALLREDUCE_TWO_LEVEL };
-enum { REDUCE_SCATTER_RECURSIVE_HALVING = 1, REDUCE_SCATTER_PAIRWISE };
-enum { SCAN_RECURSIVE_DOUBLING = 1, SCAN_LINEAR };
-/* Algorithm for one call: the knob's choice when forced, else the table. bytes: packed size
+/* Algorithm for one call, an RMPI_COLL_<KIND>_<ALG> of the kind's knob (knobs_enum.h, never
+ * ..._AUTO): the knob's choice when forced, else the table. bytes: packed size
  * of the vector each rank contributes (reduce_scatter: the whole input). */
 int coll_select(int kind, rmpi_comm_t *c, size_t bytes, size_t count, int commute);
 /* The size rules of the table, also used inside two-level algorithms for the leaders. */

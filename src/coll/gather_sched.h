@@ -9,7 +9,6 @@
 #define RMPI_GATHER_SCHED_H
 
 #include "coll.h"
-#include "nbc.h"
 
 typedef struct gx_later gx_later_t;
 

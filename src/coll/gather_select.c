@@ -6,35 +6,34 @@
 
 #include "../rt/rt.h"
 
-/* Index of the knob's value among its choices (0 = auto), parsed once. */
-static int forced(const char *knob, const char *value, const char *choices, int *cache)
-{
-    if (*cache < 0)
-        *cache = rmpi_knob_choice(knob, value, choices);
-    return *cache;
-}
-
 static int is_pow2(int n) { return !(n & (n - 1)); }
 
 int gx_pick_rooted(int scatter, int n, size_t block)
 {
-    static int knob[2] = {-1, -1};
-    static const int alg[] = {-1, GX_BINOMIAL, GX_LINEAR};
-    int f = scatter ? forced("COLL_SCATTER", rmpi_knobs.COLL_SCATTER, "auto|binomial|linear", &knob[1])
-                    : forced("COLL_GATHER", rmpi_knobs.COLL_GATHER, "auto|binomial|linear", &knob[0]);
-    if (f)
+    /* COLL_SCATTER has the same choices as COLL_GATHER */
+    _Static_assert((int)RMPI_COLL_SCATTER_BINOMIAL == (int)RMPI_COLL_GATHER_BINOMIAL &&
+                       (int)RMPI_COLL_SCATTER_LINEAR == (int)RMPI_COLL_GATHER_LINEAR,
+                   "gather and scatter choices differ");
+    static const int alg[] = {[RMPI_COLL_GATHER_BINOMIAL] = GX_BINOMIAL, [RMPI_COLL_GATHER_LINEAR] = GX_LINEAR};
+    int f = scatter ? rmpi_knobs.COLL_SCATTER : rmpi_knobs.COLL_GATHER;
+    if (f != RMPI_COLL_GATHER_AUTO)
         return alg[f];
     return n > 2 && block * (size_t)n < (size_t)rmpi_knobs.COLL_GATHER_LARGE ? GX_BINOMIAL : GX_LINEAR;
 }
 
 int gx_pick_allgather(int n, size_t total, int form)
 {
-    static int knob[2] = {-1, -1};
-    static const int alg[] = {-1, GX_BRUCK, GX_RECURSIVE_DOUBLING, GX_RING, GX_LINEAR};
-    int v = form != RMPI_COLL_REGULAR;
-    int f = forced(v ? "COLL_ALLGATHERV" : "COLL_ALLGATHER", v ? rmpi_knobs.COLL_ALLGATHERV : rmpi_knobs.COLL_ALLGATHER,
-                   "auto|bruck|recursive_doubling|ring|linear", &knob[v]);
-    if (f)
+    /* COLL_ALLGATHERV has the same choices as COLL_ALLGATHER */
+    _Static_assert((int)RMPI_COLL_ALLGATHERV_BRUCK == (int)RMPI_COLL_ALLGATHER_BRUCK &&
+                       (int)RMPI_COLL_ALLGATHERV_RECURSIVE_DOUBLING == (int)RMPI_COLL_ALLGATHER_RECURSIVE_DOUBLING &&
+                       (int)RMPI_COLL_ALLGATHERV_RING == (int)RMPI_COLL_ALLGATHER_RING &&
+                       (int)RMPI_COLL_ALLGATHERV_LINEAR == (int)RMPI_COLL_ALLGATHER_LINEAR,
+                   "allgather and allgatherv choices differ");
+    static const int alg[] = {[RMPI_COLL_ALLGATHER_BRUCK] = GX_BRUCK,
+                              [RMPI_COLL_ALLGATHER_RECURSIVE_DOUBLING] = GX_RECURSIVE_DOUBLING,
+                              [RMPI_COLL_ALLGATHER_RING] = GX_RING, [RMPI_COLL_ALLGATHER_LINEAR] = GX_LINEAR};
+    int f = form != RMPI_COLL_REGULAR ? rmpi_knobs.COLL_ALLGATHERV : rmpi_knobs.COLL_ALLGATHER;
+    if (f != RMPI_COLL_ALLGATHER_AUTO)
         return alg[f] == GX_RECURSIVE_DOUBLING && !is_pow2(n) ? GX_BRUCK : alg[f];
     /* log2(n) rounds while latency matters; recursive doubling's halves stay zero-copy, so
      * at powers of two it holds on until about 1 MiB in all; Bruck copies every block twice
@@ -50,20 +49,17 @@ int gx_pick_allgather(int n, size_t total, int form)
 
 int gx_pick_alltoall(int n, size_t block, int form)
 {
-    static int knob[2] = {-1, -1};
     if (form != RMPI_COLL_REGULAR) {
         /* linear and pairwise exchange the same messages, so ranks may choose differently
          * (block sizes differ per rank in the v and w forms) */
-        static const int alg[] = {-1, GX_LINEAR, GX_PAIRWISE};
-        int f = forced("COLL_ALLTOALLV", rmpi_knobs.COLL_ALLTOALLV, "auto|linear|pairwise", &knob[1]);
-        if (f)
-            return alg[f];
+        if (rmpi_knobs.COLL_ALLTOALLV != RMPI_COLL_ALLTOALLV_AUTO)
+            return rmpi_knobs.COLL_ALLTOALLV == RMPI_COLL_ALLTOALLV_LINEAR ? GX_LINEAR : GX_PAIRWISE;
         return block < (size_t)rmpi_knobs.COLL_ALLTOALL_LARGE ? GX_LINEAR : GX_PAIRWISE;
     }
-    static const int alg[] = {-1, GX_BRUCK, GX_LINEAR, GX_PAIRWISE};
-    int f = forced("COLL_ALLTOALL", rmpi_knobs.COLL_ALLTOALL, "auto|bruck|linear|pairwise", &knob[0]);
-    if (f)
-        return alg[f];
+    static const int alg[] = {[RMPI_COLL_ALLTOALL_BRUCK] = GX_BRUCK, [RMPI_COLL_ALLTOALL_LINEAR] = GX_LINEAR,
+                              [RMPI_COLL_ALLTOALL_PAIRWISE] = GX_PAIRWISE};
+    if (rmpi_knobs.COLL_ALLTOALL != RMPI_COLL_ALLTOALL_AUTO)
+        return alg[rmpi_knobs.COLL_ALLTOALL];
     /* pairwise from 8 KiB: one partner at a time keeps the copies in cache and the
      * rendezvous from piling up (4 ranks on 2 cores: 64 KiB 0.26 ms vs 0.24-1.3 ms linear);
      * Bruck's log2(n) rounds only pay for tiny blocks among many ranks */

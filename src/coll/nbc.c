@@ -1,6 +1,4 @@
-/* Collective schedules: building, running round by round, progress hook (nbc.h). */
-#include "nbc.h"
-
+/* Collective schedules: building, running round by round, progress hook (coll.h, "schedules"). */
 #include "coll.h"
 
 #include <stddef.h>

@@ -96,11 +96,11 @@ rmpi_nbc_t *rmpi_coll_reduce_sched(rmpi_comm_t *c, const void *sbuf, void *rbuf,
     const void *in = coll_input(s, sbuf, rbuf, out, count, dt);
     coll_red_t r = {op, dt->handle, dt->size, rmpi_coll_op_commutative(op)};
     coll_grp_t g = coll_grp_all(c);
-    switch (c->size == 1 ? REDUCE_BINOMIAL : coll_select(COLL_REDUCE, c, bytes, count, r.commute)) {
-    case REDUCE_RABENSEIFNER:
+    switch (c->size == 1 ? RMPI_COLL_REDUCE_BINOMIAL : coll_select(COLL_REDUCE, c, bytes, count, r.commute)) {
+    case RMPI_COLL_REDUCE_RABENSEIFNER:
         coll_reduce_rabenseifner(s, &g, &r, in, out, count, root);
         break;
-    case REDUCE_TWO_LEVEL:
+    case RMPI_COLL_REDUCE_TWO_LEVEL:
         coll_reduce_two_level(s, c, &r, in, out, count, root);
         break;
     default:

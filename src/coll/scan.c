@@ -83,7 +83,7 @@ rmpi_nbc_t *rmpi_coll_scan_sched(rmpi_comm_t *c, const void *sbuf, void *rbuf, s
     void *res = coll_output(s, rbuf, count, dt);
     const void *in = coll_input(s, sbuf, rbuf, res, count, dt);
     coll_red_t r = {op, dt->handle, dt->size, rmpi_coll_op_commutative(op)};
-    if (coll_select(COLL_SCAN, c, bytes, count, r.commute) == SCAN_LINEAR)
+    if (coll_select(COLL_SCAN, c, bytes, count, r.commute) == RMPI_COLL_SCAN_LINEAR)
         scan_linear(s, &r, me, n, in, res, count, exclusive);
     else
         scan_recursive_doubling(s, &r, me, n, in, res, count, exclusive);

@@ -6,29 +6,22 @@
 
 #include "../rt/rt.h"
 
-static const char *const choices[COLL_NKINDS] = {
-    [COLL_BARRIER] = "auto|dissemination|two_level",
-    [COLL_BCAST] = "auto|binomial|scatter_allgather|two_level",
-    [COLL_REDUCE] = "auto|binomial|rabenseifner|two_level",
-    [COLL_ALLREDUCE] = "auto|recursive_doubling|rabenseifner|ring|two_level",
-    [COLL_REDUCE_SCATTER] = "auto|recursive_halving|pairwise",
-    [COLL_SCAN] = "auto|recursive_doubling|linear",
-};
-
-/* Knob values parsed once (knobs are read at init and do not change). */
-static int forced[COLL_NKINDS] = {-1, -1, -1, -1, -1, -1};
+/* Every algorithm knob lists auto first, so 0 means "not forced". */
+_Static_assert(RMPI_COLL_BARRIER_AUTO == 0 && RMPI_COLL_BCAST_AUTO == 0 && RMPI_COLL_REDUCE_AUTO == 0 &&
+                   RMPI_COLL_ALLREDUCE_AUTO == 0 && RMPI_COLL_REDUCE_SCATTER_AUTO == 0 && RMPI_COLL_SCAN_AUTO == 0,
+               "auto is the first choice of every RMPI_COLL_<KIND> knob");
 
 static int knob(int kind)
 {
-    if (forced[kind] < 0) {
-        static const char *const names[COLL_NKINDS] = {"COLL_BARRIER", "COLL_BCAST", "COLL_REDUCE",
-                                                       "COLL_ALLREDUCE", "COLL_REDUCE_SCATTER", "COLL_SCAN"};
-        const char *vals[COLL_NKINDS] = {rmpi_knobs.COLL_BARRIER, rmpi_knobs.COLL_BCAST,
-                                         rmpi_knobs.COLL_REDUCE, rmpi_knobs.COLL_ALLREDUCE,
-                                         rmpi_knobs.COLL_REDUCE_SCATTER, rmpi_knobs.COLL_SCAN};
-        forced[kind] = rmpi_knob_choice(names[kind], vals[kind], choices[kind]);
+    switch (kind) {
+    case COLL_BARRIER: return rmpi_knobs.COLL_BARRIER;
+    case COLL_BCAST: return rmpi_knobs.COLL_BCAST;
+    case COLL_REDUCE: return rmpi_knobs.COLL_REDUCE;
+    case COLL_ALLREDUCE: return rmpi_knobs.COLL_ALLREDUCE;
+    case COLL_REDUCE_SCATTER: return rmpi_knobs.COLL_REDUCE_SCATTER;
+    case COLL_SCAN: return rmpi_knobs.COLL_SCAN;
     }
-    return forced[kind];
+    return 0;
 }
 
 /* Scatter-allgather and Rabenseifner move about 2 * bytes per rank where the binomial tree
@@ -56,28 +49,28 @@ int coll_select(int kind, rmpi_comm_t *c, size_t bytes, size_t count, int commut
         return k;
     switch (kind) {
     case COLL_BARRIER:
-        return coll_multi_node(c) ? BARRIER_TWO_LEVEL : BARRIER_DISSEMINATION;
+        return coll_multi_node(c) ? RMPI_COLL_BARRIER_TWO_LEVEL : RMPI_COLL_BARRIER_DISSEMINATION;
     case COLL_BCAST:
         if (coll_multi_node(c))
-            return BCAST_TWO_LEVEL;
-        return coll_bcast_large(n, bytes) ? BCAST_SCATTER_ALLGATHER : BCAST_BINOMIAL;
+            return RMPI_COLL_BCAST_TWO_LEVEL;
+        return coll_bcast_large(n, bytes) ? RMPI_COLL_BCAST_SCATTER_ALLGATHER : RMPI_COLL_BCAST_BINOMIAL;
     case COLL_REDUCE:
         if (commute && coll_multi_node(c))
-            return REDUCE_TWO_LEVEL;
-        return coll_reduce_large(n, count, bytes) ? REDUCE_RABENSEIFNER : REDUCE_BINOMIAL;
+            return RMPI_COLL_REDUCE_TWO_LEVEL;
+        return coll_reduce_large(n, count, bytes) ? RMPI_COLL_REDUCE_RABENSEIFNER : RMPI_COLL_REDUCE_BINOMIAL;
     case COLL_ALLREDUCE:
         if (commute && coll_multi_node(c))
-            return ALLREDUCE_TWO_LEVEL;
+            return RMPI_COLL_ALLREDUCE_TWO_LEVEL;
         if (!coll_allreduce_large(n, count, bytes))
-            return ALLREDUCE_RECURSIVE_DOUBLING;
+            return RMPI_COLL_ALLREDUCE_RECURSIVE_DOUBLING;
         if (commute && bytes >= (size_t)rmpi_knobs.COLL_ALLREDUCE_RING)
-            return ALLREDUCE_RING;
-        return ALLREDUCE_RABENSEIFNER;
+            return RMPI_COLL_ALLREDUCE_RING;
+        return RMPI_COLL_ALLREDUCE_RABENSEIFNER;
     case COLL_REDUCE_SCATTER:
-        return commute && bytes < (size_t)rmpi_knobs.COLL_REDUCE_SCATTER_LARGE ? REDUCE_SCATTER_RECURSIVE_HALVING
-                                                                                : REDUCE_SCATTER_PAIRWISE;
+        return commute && bytes < (size_t)rmpi_knobs.COLL_REDUCE_SCATTER_LARGE ? RMPI_COLL_REDUCE_SCATTER_RECURSIVE_HALVING
+                                                                                : RMPI_COLL_REDUCE_SCATTER_PAIRWISE;
     case COLL_SCAN:
-        return SCAN_RECURSIVE_DOUBLING;
+        return RMPI_COLL_SCAN_RECURSIVE_DOUBLING;
     }
     return 1;
 }

@@ -138,6 +138,14 @@ void rmpi_comm_reserve_ctx(uint32_t ctx, unsigned span)
 
 uint32_t rmpi_comm_next_ctx(void) { return next_ctx; }
 
+int rmpi_comm_ctx_claim(uint32_t ctx, unsigned span)
+{
+    if (ctx < next_ctx) /* something took ids from here up since the candidate was made */
+        return 0;
+    rmpi_comm_reserve_ctx(ctx, span);
+    return 1;
+}
+
 /* ---- objects ---- */
 
 static int *copy_ints(const int *a, int n)
@@ -178,6 +186,21 @@ rmpi_comm_t *rmpi_comm_alloc_inter(uint32_t ctx, int rank, int lsize, const int 
     return c;
 }
 
+/* A copy of parent's members (and topology) on context ctx. */
+static rmpi_comm_t *dup_object(rmpi_comm_t *parent, uint32_t ctx)
+{
+    rmpi_comm_t *c = rmpi_comm_alloc(ctx, parent->rank, parent->size, parent->world);
+    if (!parent->world) { /* a copy of WORLD keeps the identity map */
+        free(c->world);
+        c->world = c->lworld = NULL;
+    }
+    if (parent->topo) {
+        c->topo = parent->topo;
+        c->topo->refcount++;
+    }
+    return c;
+}
+
 int rmpi_comm_dup(rmpi_comm_t *parent, rmpi_comm_t **out)
 {
     rmpi_comm_t *c;
@@ -185,22 +208,43 @@ int rmpi_comm_dup(rmpi_comm_t *parent, rmpi_comm_t **out)
         int r_unused;
         uint32_t ctx = rmpi_comm_inter_agree(parent, 0, NULL, 0, &r_unused, NULL, NULL);
         c = rmpi_comm_alloc_inter(ctx, parent->rank, parent->size, parent->lworld, parent->rsize, parent->world);
+        if (parent->topo) {
+            c->topo = parent->topo;
+            c->topo->refcount++;
+        }
     } else {
         rmpi_mset_t m = rmpi_mset_all(parent, 0x7ff0);
-        uint32_t ctx = rmpi_mset_max_ctx(&m);
-        rmpi_comm_reserve_ctx(ctx, 2);
-        c = rmpi_comm_alloc(ctx, parent->rank, parent->size, parent->world);
-        if (!parent->world) { /* a copy of WORLD keeps the identity map */
-            free(c->world);
-            c->world = c->lworld = NULL;
-        }
-    }
-    if (parent->topo) {
-        c->topo = parent->topo;
-        c->topo->refcount++;
+        c = dup_object(parent, rmpi_mset_agree_ctx(&m, 2));
     }
     *out = c;
     return 0;
+}
+
+rmpi_comm_t *rmpi_comm_idup_object(rmpi_comm_t *parent) { return dup_object(parent, 0); }
+
+static void idup_done(rmpi_agree_t *a, uint32_t ctx, void *arg)
+{
+    (void)a;
+    rmpi_comm_t *n = arg;
+    rmpi_req_t *req = n ? n->pending : NULL;
+    if (!n)
+        return;
+    n->ctx = ctx;
+    n->pending = NULL;
+    rmpi_addrset_add(&rmpi_comm_live, n);
+    rmpi_req_complete(req);
+}
+
+void rmpi_comm_idup_start(rmpi_comm_t *parent, rmpi_comm_t *n, rmpi_req_t *req)
+{
+    /* its own tag per idup of parent: the members start them in the same order, and no
+     * other traffic of the collective context uses tags from RMPI_COMM_TAG_IDUP up */
+    rmpi_mset_t m = rmpi_mset_all(parent, RMPI_COMM_TAG_IDUP | (int)(parent->idup_seq++ & (RMPI_COMM_TAG_IDUP - 1)));
+    if (n) {
+        n->pending = req;
+        rmpi_addrset_del(&rmpi_comm_live, n); /* not a communicator before completion */
+    }
+    rmpi_agree_start(&m, 2, idup_done, n);
 }
 
 int rmpi_keyrank_cmp(const void *a, const void *b)
@@ -214,7 +258,6 @@ int rmpi_keyrank_cmp(const void *a, const void *b)
 typedef struct split_ent {
     rmpi_keyrank_t kr; /* first: sorted with rmpi_keyrank_cmp */
     int color;
-    uint32_t ctx;
 } split_ent_t;
 
 int rmpi_comm_split(rmpi_comm_t *parent, int color, int key, rmpi_comm_t **out)
@@ -222,14 +265,12 @@ int rmpi_comm_split(rmpi_comm_t *parent, int color, int key, rmpi_comm_t **out)
     /* everyone learns every (color, key) and next free context in one exchange */
     int n = parent->size;
     split_ent_t *all = rmpi_xmalloc((size_t)n * sizeof *all);
-    split_ent_t me = {{key, parent->rank}, color, next_ctx};
+    split_ent_t me = {{key, parent->rank}, color};
     rmpi_mset_t m = rmpi_mset_all(parent, 0x7ff2);
     rmpi_mset_allgather(&m, &me, sizeof me, all);
     /* one context for all the new communicators: they are disjoint */
-    uint32_t ctx = next_ctx;
-    for (int r = 0; r < n; r++)
-        ctx = all[r].ctx > ctx ? all[r].ctx : ctx;
-    rmpi_comm_reserve_ctx(ctx, 2);
+    m.tag = 0x7ff3;
+    uint32_t ctx = rmpi_mset_agree_ctx(&m, 2);
     *out = NULL;
     if (color == MPI_UNDEFINED) {
         free(all);
@@ -272,8 +313,7 @@ int rmpi_comm_create_group(rmpi_comm_t *parent, const int *world, int n, int tag
         return MPI_ERR_GROUP;
     }
     rmpi_mset_t m = {parent, n, me, ranks, RMPI_COMM_TAG_USER | (tag & (RMPI_COMM_TAG_USER - 1))};
-    uint32_t ctx = rmpi_mset_max_ctx(&m);
-    rmpi_comm_reserve_ctx(ctx, 2);
+    uint32_t ctx = rmpi_mset_agree_ctx(&m, 2);
     free(ranks);
     *out = rmpi_comm_alloc(ctx, me, n, world);
     return 0;

@@ -4,7 +4,8 @@
  * A communicator is a context id pair (ctx for point-to-point, ctx+1 for collectives), a
  * rank map and MPI attributes (error handler, name, info hints, cached attributes,
  * topology). Context ids are agreed among members at creation (the maximum of every
- * member's next free id), so they are unique wherever two members meet.
+ * member's next free id, confirmed free by all, agree.c), so they are unique wherever two
+ * members meet.
  *
  * Intercommunicators: `world` maps *remote* ranks (the ranks that point-to-point
  * destinations and sources name) and `rsize` is the remote group's size; `rank`/`size`
@@ -17,12 +18,14 @@
  * Collectives on intercommunicators (coll/inter.c) run their steps inside one group on
  * `local`'s collective context (ctx+3) with NBC tags, which this layer never uses.
  *
- * Tags on a collective context (ctx+1) that this layer uses: 0x7ff0..0x7fff, and
+ * Tags on a collective context (ctx+1) that this layer uses: 0x7ff0..0x7fff,
+ * RMPI_COMM_TAG_IDUP | (sequence number) for each MPI_Comm_idup of the communicator, and
  * RMPI_COMM_TAG_USER | (user tag) for Comm_create_group and Intercomm_create.
  *
  * Who calls: api, coll. Ownership: refcounted; MPI_COMM_WORLD and MPI_COMM_SELF are static;
  * groups and topologies are refcounted and immutable once built.
- * Threading: caller holds the library lock; collective creation calls block in the core.
+ * Threading: caller holds the library lock; collective creation calls block in the core
+ * (except MPI_Comm_idup's agreement, which a progress hook runs).
  * The attribute store (attr.c) runs user callbacks: call it without the lock.
  */
 #ifndef RMPI_COMM_H
@@ -36,6 +39,7 @@
 #define RMPI_GROUP_MAGIC 0x47525550u
 #define RMPI_INFO_MAGIC 0x494e464fu
 #define RMPI_COMM_TAG_USER 0x40000000
+#define RMPI_COMM_TAG_IDUP 0x00800000 /* up to the schedules' bit 24 (coll/nbc.h) */
 
 typedef struct rmpi_topo rmpi_topo_t;
 typedef struct rmpi_info rmpi_info_t;
@@ -58,10 +62,13 @@ typedef struct rmpi_comm {
     void *attrs;           /* cached attributes (attr.c) */
     rmpi_info_t *info;     /* hints set by the user; NULL when none */
     char name[MPI_MAX_OBJECT_NAME];
-    uint32_t coll_seq;     /* collectives started on this communicator (coll/nbc.h tags) */
+    uint32_t coll_seq;     /* collectives started on this communicator (coll/coll.h schedule tags) */
     int8_t coll_nodes;     /* coll/common.c's cache of its node layout: 0 not known yet,
                               1 one level, 2 several nodes with several ranks on one */
     struct rmpi_bpool *bsend; /* buffer of MPI_Comm_attach_buffer (api/api_bsend.c); NULL: none */
+    uint32_t idup_seq;     /* MPI_Comm_idup calls on this communicator (their tags) */
+    rmpi_req_t *pending;   /* made by MPI_Comm_idup: the request completed with the agreement
+                              (the object is not a live handle until then) */
 } rmpi_comm_t;
 
 extern rmpi_comm_t rmpi_comm_world, rmpi_comm_self;
@@ -95,6 +102,13 @@ static inline int rmpi_comm_remote_size(const rmpi_comm_t *c) { return c->rsize;
 /* ---- creation (collective over the parent unless said otherwise) ---- */
 /* A new communicator with the same members (and topology) and a fresh context. */
 int rmpi_comm_dup(rmpi_comm_t *parent, rmpi_comm_t **out);
+/* MPI_Comm_idup of an intracommunicator, in two steps so that the caller can copy
+ * attributes in between: the object (context not agreed yet), then the non-blocking
+ * agreement, which takes the object out of the live handles until it completes, then sets
+ * its context and completes req. n == NULL (the caller gave up on the object) still takes
+ * part in the agreement, for the other members. */
+rmpi_comm_t *rmpi_comm_idup_object(rmpi_comm_t *parent);
+void rmpi_comm_idup_start(rmpi_comm_t *parent, rmpi_comm_t *n, rmpi_req_t *req);
 /* MPI_Comm_split semantics (color MPI_UNDEFINED: *out = NULL). Intracommunicators only
  * (rmpi_comm_inter_split for intercommunicators). */
 int rmpi_comm_split(rmpi_comm_t *parent, int color, int key, rmpi_comm_t **out);

@@ -21,11 +21,23 @@ static inline rmpi_mset_t rmpi_mset_all(rmpi_comm_t *c, int tag)
 void rmpi_mset_allgather(const rmpi_mset_t *m, const void *mine, size_t len, void *all);
 /* Binomial broadcast from member root. */
 void rmpi_mset_bcast(const rmpi_mset_t *m, void *buf, size_t len, int root);
-/* The largest next free context id among the members (not yet reserved). */
+/* A fresh context id agreed by the members, ctx..ctx+span reserved (agree.c): blocking,
+ * while other agreements of this process progress beside it. */
+uint32_t rmpi_mset_agree_ctx(const rmpi_mset_t *m, unsigned span);
+/* The same, non-blocking: on_done runs inside progress once the members agreed (ctx
+ * reserved); the agreement object is freed after it. */
+typedef struct rmpi_agree rmpi_agree_t;
+rmpi_agree_t *rmpi_agree_start(const rmpi_mset_t *m, unsigned span,
+                               void (*on_done)(rmpi_agree_t *a, uint32_t ctx, void *arg), void *arg);
+/* The largest next free context id among the members (not yet reserved; for the
+ * agreements across two groups, which are blocking). */
 uint32_t rmpi_mset_max_ctx(const rmpi_mset_t *m);
 /* Reserve context ids up to ctx + span (exclusive) on this process. */
 void rmpi_comm_reserve_ctx(uint32_t ctx, unsigned span);
 uint32_t rmpi_comm_next_ctx(void);
+/* Reserve ctx..ctx+span and return 1 when no id from ctx up is reserved yet on this
+ * process (a candidate agreed earlier is still free here), else 0. */
+int rmpi_comm_ctx_claim(uint32_t ctx, unsigned span);
 
 /* Ordering of MPI_Comm_split: by key, ties by rank in the parent. Entries start with it. */
 typedef struct rmpi_keyrank {

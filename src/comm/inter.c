@@ -12,6 +12,26 @@ typedef struct swap_hdr {
     int mine, n;
 } swap_hdr_t;
 
+/* Whether ctx..ctx+span is free at every member of both groups (claimed where it is): each
+ * group ANDs its members' answers, the leaders swap theirs, the group learns the result. A
+ * member's idup may finish while this agreement waits and take the candidate there. */
+static int both_claim(const rmpi_mset_t *m, int leader, int is_leader, rmpi_comm_t *over, int peer, int tag,
+                      uint32_t ctx, unsigned span)
+{
+    int ok = rmpi_comm_ctx_claim(ctx, span), theirs = 0;
+    int *all = rmpi_xmalloc((size_t)m->n * sizeof *all);
+    rmpi_mset_allgather(m, &ok, sizeof ok, all);
+    for (int i = 0; i < m->n; i++)
+        ok &= all[i];
+    free(all);
+    if (is_leader) {
+        rmpi_comm_coll_sendrecv(over, &ok, sizeof ok, peer, &theirs, sizeof theirs, peer, tag);
+        ok &= theirs;
+    }
+    rmpi_mset_bcast(m, &ok, sizeof ok, leader);
+    return ok;
+}
+
 /* The leaders swap {ctx candidate, mine, n} and the lists over `over` (send/recv through fn
  * on the given ranks); then the local group learns the outcome by broadcast. */
 static uint32_t swap_and_share(rmpi_comm_t *local, int leader, int is_leader, rmpi_comm_t *over, int peer, int tag,
@@ -35,7 +55,14 @@ static uint32_t swap_and_share(rmpi_comm_t *local, int leader, int is_leader, rm
         *rn = other.n;
     }
     *theirs = other.mine;
-    rmpi_comm_reserve_ctx(other.ctx, 4);
+    while (!both_claim(&m, leader, is_leader, over, peer, tag, other.ctx, 4)) {
+        swap_hdr_t again = {rmpi_mset_max_ctx(&m), 0, 0};
+        if (is_leader) {
+            rmpi_comm_coll_sendrecv(over, &again, sizeof again, peer, &other, sizeof other, peer, tag);
+            other.ctx = other.ctx > again.ctx ? other.ctx : again.ctx;
+        }
+        rmpi_mset_bcast(&m, &other, sizeof other, leader);
+    }
     return other.ctx;
 }
 

@@ -62,7 +62,7 @@ int rmpi_core_init(rmpi_core_info_t *info)
     rmpi_core_size = pm.size;
     rmpi_hdr_cache = rmpi_knobs.HDR_CACHE;
     rmpi_core_seg_min = (size_t)rmpi_knobs.RNDV_SEG_MIN;
-    rmpi_rndv_mode = rmpi_knob_choice("RNDV_MODE", rmpi_knobs.RNDV_MODE, "auto|read|write");
+    rmpi_rndv_mode = rmpi_knobs.RNDV_MODE;
     rmpi_core_unexp_max = rmpi_knobs.UNEXP_MAX > 0 ? (size_t)rmpi_knobs.UNEXP_MAX : SIZE_MAX;
     rmpi_vc_ooo_max = rmpi_core_unexp_max;
     rmpi_vc_on_cut = peer_cut;
@@ -153,9 +153,12 @@ void rmpi_req_release(rmpi_req_t *r)
 
 void rmpi_req_complete(rmpi_req_t *r)
 {
-    if (RMPI_UNLIKELY(r->flags & RMPI_RF_CANCELLING)) {
-        r->flags |= RMPI_RF_HELD; /* the cancel's answer decides how it ends */
-        return;
+    if (RMPI_UNLIKELY(r->flags & (RMPI_RF_CANCELLING | RMPI_RF_TYPED))) {
+        if (r->flags & RMPI_RF_CANCELLING) {
+            r->flags |= RMPI_RF_HELD; /* the cancel's answer decides how it ends */
+            return;
+        }
+        rmpi_core_typed_done(r);
     }
     if (r->on_complete)
         r->on_complete(r);

@@ -44,13 +44,15 @@ enum {
     RMPI_RF_FREED = 4,      /* user freed it while active: release at completion */
     RMPI_RF_CANCELLED = 8,
     RMPI_RF_POSTED = 16,    /* in a posted-receive queue */
-    RMPI_RF_SCATTER = 32,   /* receive into non-contiguous memory: data goes through req->scatter */
-    RMPI_RF_PARTITIONED = 64, /* Psend_init/Precv_init (api layer, state in req->ext) */
-    RMPI_RF_SEGS = 128,     /* req->segs lists the user's memory: a rendezvous moves the data
-                             * segment by segment (send: gathered; receive: scattered) */
+    RMPI_RF_SCATTER = 32,   /* TYPED receive: data goes to the user's memory by unpacking (core_data.c) */
+    RMPI_RF_PARTITIONED = 64, /* Psend_init/Precv_init (core_part.c, state in req->ext) */
+    RMPI_RF_SEGS = 128,     /* a rendezvous moves the data piece by piece of the user's memory
+                             * (send: gathered; receive: scattered; core_data.c) */
     RMPI_RF_CANCELLING = 256, /* send: CANCEL sent, its answer not in yet (completion waits) */
     RMPI_RF_HELD = 512,     /* send: completed while CANCELLING; completes at the answer */
     RMPI_RF_ZC = 1024,      /* send: the provider still reads the user's buffer (send_zc) */
+    RMPI_RF_TYPED = 2048,   /* the data is ucount elements of the datatype udt at user, not one
+                             * byte range: the core lists, packs or scatters it (core_data.c) */
 };
 
 /* Most data segments a non-contiguous eager send may have (stack room of the caller). */
@@ -83,18 +85,12 @@ struct rmpi_req {
     uint64_t peer_req;
     uint64_t wire_id;      /* how frames of the peer name this request (core_frame.c); 0: none */
     uint64_t seq;          /* send: the VC's unwrapped PSN of its first frame (a cancel names it) */
-    /* for the layers above: run at completion (e.g. unpack, bsend space) */
+    /* for the layers above: run at completion (e.g. releasing the datatype, bsend space) */
     void (*on_complete)(rmpi_req_t *req);
-    /* RMPI_RF_SCATTER receives: deliver n bytes of the message (from the frame, the
-     * unexpected copy or a rendezvous landing buffer) into the user's memory. buf is
-     * unused; a rendezvous lands in a buffer the core allocates and frees. */
-    void (*scatter)(rmpi_req_t *req, const void *data, size_t n);
-    /* RMPI_RF_SEGS: the pieces of the user's memory that hold message bytes [off, off + len),
-     * in order, at most max of them; returns how many (they may cover less than len). */
-    int (*segs)(rmpi_req_t *req, size_t off, size_t len, struct iovec *iov, int max);
-    void *user, *user2;
-    size_t ucount;
-    void *udt;           /* datatype object held by the request (api layer) */
+    void *user, *user2;  /* RMPI_RF_TYPED: the user's buffer in user */
+    size_t ucount;       /* RMPI_RF_TYPED: elements */
+    void *udt;           /* datatype object (RMPI_RF_TYPED: read through rmpi_core_types); the api
+                          * layer holds the reference */
     void *ucomm;         /* communicator object (api layer) */
     void *ext;           /* more state of the layers above (malloc'd; freed with the request) */
     rmpi_req_t *next_free;
@@ -208,26 +204,34 @@ static inline void rmpi_req_init_stack(rmpi_req_t *r, int kind)
     r->link.next = r->link.prev = &r->link;
 }
 
-/* Post a send: req->buf/len/rank/ctx/tag/src/mode filled in. Never blocks. */
+/* How the core reads the data of a datatype it does not know (the datatype layer, above,
+ * fills the table: rmpi_dtype_core_ops; set before rmpi_core_init). The core decides what
+ * to do with the data of an RMPI_RF_TYPED request (a segment list, pieces, a packed copy,
+ * a scatter on arrival) and calls these only to move or list the bytes. Positions are byte
+ * offsets of the packed stream of count elements of type at buf. */
+typedef struct rmpi_core_type_ops {
+    /* Copy stream bytes [off, off + len) to out. */
+    void (*pack)(const void *buf, size_t count, const void *type, size_t off, void *out, size_t len);
+    /* Scatter len stream bytes, starting at stream byte off, from in into buf. */
+    void (*unpack)(const void *in, size_t len, void *buf, size_t count, const void *type, size_t off);
+    /* The pieces of buf holding stream bytes [off, off + len), in order, at most max;
+     * returns how many and sets *reached to the stream offset they cover up to. */
+    int (*pieces)(const void *buf, size_t count, const void *type, size_t off, size_t len, struct iovec *iov,
+                  int max, size_t *reached);
+    /* Mean length of the type's pieces (whether a rendezvous goes piece by piece). */
+    size_t (*mean_piece)(const void *type);
+} rmpi_core_type_ops_t;
+extern const rmpi_core_type_ops_t *rmpi_core_types;
+
+/* Post a send: req->rank/ctx/tag/src/mode filled in, and the data: len bytes at buf, or
+ * with RMPI_RF_TYPED ucount elements of udt at user (len = their bytes). The core chooses
+ * the protocol: eager or rendezvous by the peer's limits; typed data as a segment list
+ * the provider gathers, as pieces moved one RDMA op each, or packed (core_data.c). Never
+ * blocks. A persistent request is posted again as it is (the caller resets st_err and
+ * RMPI_RF_CANCELLED). */
 int rmpi_core_isend(rmpi_req_t *req);
-/* Non-contiguous eager sends as a list of segments (the provider gathers them; nothing is
- * packed). rmpi_core_seg_room: how many data segments an eager send of len bytes to world
- * rank dest may have, 0 when it must go by rendezvous (then pack and use rmpi_core_isend).
- * rmpi_core_isend_segs: req as for rmpi_core_isend (len = sum of the segments), iov[0]
- * left for the core's header, iov[1..n] the data, n <= rmpi_core_seg_room(...). */
-int rmpi_core_seg_room(int dest, size_t len);
-void rmpi_core_isend_segs(rmpi_req_t *req, struct iovec *iov, int n);
-/* Rendezvous of non-contiguous data without packing: a send with RMPI_RF_SEGS and
- * req->segs (only when rmpi_core_is_rndv(dest, len); buf unused)
- * hands its segments to the provider's RDMA one run at a time; a receive with
- * RMPI_RF_SCATTER | RMPI_RF_SEGS reads straight into its segments when the sender's data
- * is contiguous (else it lands and is scattered). Worth it only for long pieces: the layer
- * above packs when the mean piece is shorter than rmpi_core_seg_min (RMPI_RNDV_SEG_MIN). */
-extern size_t rmpi_core_seg_min;
-/* 1 when a message of len bytes to world rank dest goes by rendezvous. */
-int rmpi_core_is_rndv(int dest, size_t len);
-/* Post a receive: req->buf/len/rank/ctx/tag filled in (or RMPI_RF_SCATTER and req->scatter
- * instead of buf). Never blocks. */
+/* Post a receive: req->rank/ctx/tag filled in, the data as for rmpi_core_isend (typed
+ * data is unpacked into the user's memory as it arrives, or read piece by piece). */
 int rmpi_core_irecv(rmpi_req_t *req);
 /* Remove a posted receive; returns 1 if it was cancelled (then it is complete). */
 int rmpi_core_cancel_recv(rmpi_req_t *req);
@@ -236,8 +240,46 @@ int rmpi_core_cancel_recv(rmpi_req_t *req);
 rmpi_unexp_t *rmpi_core_probe_find(uint32_t ctx, int src, int tag);
 /* Take a probed message out of the queue (MPI_Mprobe). */
 void rmpi_core_unexp_take(rmpi_unexp_t *u);
-/* Receive a message taken with rmpi_core_unexp_take into req (req->buf/len set). */
+/* Receive a message taken with rmpi_core_unexp_take into req (its data as for rmpi_core_irecv). */
 int rmpi_core_mrecv(rmpi_req_t *req, rmpi_unexp_t *u);
+
+/* ---- buffered mode (core_bsend.c) ---- */
+/* A buffer attached to the process (rmpi_core_bpool_proc), a communicator or a session
+ * (slots the layers above keep). A buffered send packs the message into it (first fit)
+ * and sends from the copy; the space is free again when the copy is delivered. With
+ * MPI_BUFFER_AUTOMATIC each message gets a heap copy of its own. Every call below but
+ * flush needs the library lock; errors come back as MPI_ERR_BUFFER and a reason. */
+typedef struct rmpi_bpool rmpi_bpool_t;
+extern rmpi_bpool_t *rmpi_core_bpool_proc;
+int rmpi_core_bpool_attach(rmpi_bpool_t **slot, void *buf, size_t size, const char **why);
+/* Waits until the pool's messages are sent (takes the lock), completes its pending
+ * iflush requests, returns the buffer and its size and empties the slot. */
+int rmpi_core_bpool_detach(rmpi_bpool_t **slot, void **buf, size_t *size, const char **why);
+void rmpi_core_bpool_flush(rmpi_bpool_t *p); /* takes the lock; p may be NULL */
+/* MPI_*_iflush_buffer: 0 when nothing is in flight (req untouched), else 1 and req (made
+ * by the caller, not done) completes as the last message older than the call is sent. */
+int rmpi_core_bpool_iflush(rmpi_bpool_t *p, rmpi_req_t *req);
+/* Buffered send of count elements of type at buf (packed through rmpi_core_types) to
+ * world rank dest: into pool, else the process's pool. MPI_ERR_BUFFER when neither has
+ * room; *size is then the size of the pool tried (0: none). */
+int rmpi_core_bsend(rmpi_bpool_t *pool, int dest, uint32_t ctx, int src, int tag, const void *buf, size_t count,
+                    const void *type, size_t bytes, size_t *size);
+
+/* ---- partitioned communication (core_part.c) ---- */
+/* r: a send or receive request as for rmpi_core_isend/irecv (or a NULLOP one for
+ * MPI_PROC_NULL) on a communicator's point-to-point context: it becomes a persistent
+ * partitioned request of n partitions on the collective context (ctx + 1) with a tag of
+ * its own, so it matches only a partitioned peer. */
+void rmpi_core_part_init(rmpi_req_t *r, int n, int send);
+/* MPI_Start (request marked active): a receive is posted now, a send waits for its
+ * partitions. */
+void rmpi_core_part_start(rmpi_req_t *r);
+int rmpi_core_part_is_send(const rmpi_req_t *r);
+int rmpi_core_part_count(const rmpi_req_t *r);
+int rmpi_core_part_is_ready(const rmpi_req_t *r, int i); /* marked since the last Start */
+/* Mark partitions lo..hi ready, or with list the lo partitions it names (checked by the
+ * caller); when all are, the message goes out as one. */
+void rmpi_core_part_ready(rmpi_req_t *r, int lo, int hi, const int *list);
 
 /* ---- progress ---- */
 int rmpi_core_progress(void);

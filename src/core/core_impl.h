@@ -154,6 +154,26 @@ void rmpi_core_rts_arrived(rmpi_vc_t *vc, const wire_rts_t *f);
 void rmpi_core_cts_arrived(rmpi_vc_t *vc, rmpi_req_t *r, const wire_cts_t *f, const void *pieces, uint32_t npieces);
 void rmpi_core_peer_init(rmpi_vc_t *vc);
 
+/* Typed data (core_data.c): the protocol choice for data that is not one byte range. */
+/* Pieces at least this long on average go by rendezvous one RDMA op each (RMPI_RNDV_SEG_MIN). */
+extern size_t rmpi_core_seg_min;
+/* rmpi_core_isend of an RMPI_RF_TYPED request: a segment list, pieces or a packed copy. */
+int rmpi_core_typed_send(rmpi_req_t *r);
+/* Before an RMPI_RF_TYPED receive is posted or matched: scatter, pieces when long. */
+void rmpi_core_typed_recv(rmpi_req_t *r);
+/* An RMPI_RF_TYPED request completes: its packed copy goes. */
+void rmpi_core_typed_done(rmpi_req_t *r);
+/* RMPI_RF_SCATTER: deliver n message bytes (frame, unexpected copy, landing buffer). */
+void rmpi_core_scatter(rmpi_req_t *r, const void *data, size_t n);
+/* RMPI_RF_SEGS: the pieces of the user's memory holding message bytes [off, off + len),
+ * at most max of them; how many (they may cover less than len). */
+int rmpi_core_segs(rmpi_req_t *r, size_t off, size_t len, struct iovec *iov, int max);
+/* rmpi_core_isend of len bytes at buf (typed data once packed). */
+int rmpi_core_isend_bytes(rmpi_req_t *r);
+/* An eager send of a segment list (core_proto.c): iov[0] left for the header, iov[1..n]
+ * the data (n <= the peer's seg_max), len = their sum. */
+void rmpi_core_isend_segs(rmpi_req_t *r, struct iovec *iov, int n);
+
 static inline core_peer_t *rmpi_core_peer(rmpi_vc_t *vc)
 {
     core_peer_t *cp = vc->core;

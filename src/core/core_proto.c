@@ -10,7 +10,6 @@
 ctxq_t **rmpi_ctxq;
 size_t rmpi_nctxq;
 int rmpi_rndv_mode, rmpi_hdr_cache;
-size_t rmpi_core_seg_min = 8192;
 size_t rmpi_core_unexp_max = SIZE_MAX;
 rmpi_core_stats_t rmpi_core_stats;
 /* Unexpected messages on contexts this process has no queues for yet (the sender created
@@ -155,7 +154,8 @@ void rmpi_core_peer_init(rmpi_vc_t *vc)
     /* Emulated RDMA (TCP) streams a put as soon as the CTS arrives; a read would first
      * send a request the target serves in turns with its other output. Both peers see the
      * same rails, so they agree on the mode. */
-    cp->rndv_write = rmpi_rndv_mode == 2 || (rmpi_rndv_mode == 0 && !rail->hints.rdma_native);
+    cp->rndv_write = rmpi_rndv_mode == RMPI_RNDV_MODE_WRITE ||
+                     (rmpi_rndv_mode == RMPI_RNDV_MODE_AUTO && !rail->hints.rdma_native);
     /* One iov goes to the header; any subchannel may carry the frame. */
     long long segs = rmpi_knobs.SEG_MAX < RMPI_CORE_SEG_CAP ? rmpi_knobs.SEG_MAX : RMPI_CORE_SEG_CAP;
     for (int i = 0; i < vc->nsub; i++) {
@@ -258,7 +258,7 @@ static void send_eager_zc(rmpi_vc_t *vc, core_peer_t *cp, rmpi_req_t *r)
     rmpi_core_stats.eager_full++;
 }
 
-int rmpi_core_isend(rmpi_req_t *r)
+static inline int isend_bytes(rmpi_req_t *r)
 {
     rmpi_vc_t *vc = rmpi_vc_get(r->rank);
     core_peer_t *cp = rmpi_core_peer(vc);
@@ -298,13 +298,14 @@ int rmpi_core_isend(rmpi_req_t *r)
     return 0; /* completes at FIN */
 }
 
-int rmpi_core_is_rndv(int dest, size_t len) { return len > rmpi_core_peer(rmpi_vc_get(dest))->eager_limit; }
-
-int rmpi_core_seg_room(int dest, size_t len)
+int rmpi_core_isend(rmpi_req_t *r)
 {
-    core_peer_t *cp = rmpi_core_peer(rmpi_vc_get(dest));
-    return len <= cp->eager_limit ? cp->seg_max : 0;
+    if (RMPI_UNLIKELY(r->flags & RMPI_RF_TYPED))
+        return rmpi_core_typed_send(r);
+    return isend_bytes(r);
 }
+
+int rmpi_core_isend_bytes(rmpi_req_t *r) { return isend_bytes(r); }
 
 void rmpi_core_isend_segs(rmpi_req_t *r, struct iovec *iov, int n)
 {
@@ -332,7 +333,7 @@ static inline void copy_out(rmpi_req_t *r, const void *data)
             memcpy(r->buf, data, r->st_bytes);
         return;
     }
-    r->scatter(r, data, r->st_bytes);
+    rmpi_core_scatter(r, data, r->st_bytes);
     rmpi_core_stats.scattered_recvs++;
 }
 
@@ -361,7 +362,7 @@ static int cts_pieces(rmpi_req_t *r, rmpi_vc_t *vc, uint64_t sreq)
         if (rmpi_vc_rail(vc, i)->hints.mr_cache)
             return 0;
     struct iovec iov[RMPI_CTS_PIECES_MAX + 1];
-    int n = r->segs(r, 0, r->st_bytes, iov, RMPI_CTS_PIECES_MAX + 1);
+    int n = rmpi_core_segs(r, 0, r->st_bytes, iov, RMPI_CTS_PIECES_MAX + 1);
     size_t keys = RMPI_WIRE_KEYS_LEN(wire_cts_t, vc->nsub);
     size_t flen = keys + sizeof(wire_cts_pieces_t) + (size_t)n * sizeof(rmpi_rndv_piece_t);
     if (n > RMPI_CTS_PIECES_MAX || n <= 0 || flen > cp->eager_limit)
@@ -524,6 +525,8 @@ static void consume_unexp(rmpi_req_t *r, rmpi_unexp_t *u)
 
 int rmpi_core_irecv(rmpi_req_t *r)
 {
+    if (RMPI_UNLIKELY(r->flags & RMPI_RF_TYPED))
+        rmpi_core_typed_recv(r);
     ctxq_t *q = rmpi_core_ctxq(r->ctx);
     r->done = 0;
     rmpi_list_t *e;
@@ -570,6 +573,8 @@ void rmpi_core_unexp_take(rmpi_unexp_t *u) { rmpi_list_remove(&u->link); }
 
 int rmpi_core_mrecv(rmpi_req_t *r, rmpi_unexp_t *u)
 {
+    if (RMPI_UNLIKELY(r->flags & RMPI_RF_TYPED))
+        rmpi_core_typed_recv(r);
     r->done = 0;
     consume_unexp(r, u);
     return 0;

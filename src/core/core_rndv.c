@@ -119,7 +119,7 @@ static void rndv_finish(rmpi_req_t *r)
     rmpi_core_wire_id_free(r); /* its last frame is in (or sent): no frame may name it any more */
     rndv_release(r);
     if (RMPI_UNLIKELY(r->flags & RMPI_RF_SCATTER) && r->kind == RMPI_REQ_RECV && r->buf) {
-        r->scatter(r, r->buf, r->st_bytes);
+        rmpi_core_scatter(r, r->buf, r->st_bytes);
         free(r->buf);
         r->buf = NULL;
     }
@@ -170,7 +170,7 @@ static int stripe_move(rmpi_rndv_t *rv, int k, rmpi_net_op_t *op, size_t len)
         rmpi_fatal("RDMA %s of %zu bytes with rank %d on rail %s failed (error %d) and no other rail is left.",
                    rv->pushing ? "write" : "read", len, vc->peer, op->rail->hints.name, -op->status);
     if (rv->stripe[k].sub == sub) /* not yet moved by an earlier failed op of the stripe */
-        rmpi_sched_stripe_move(&vc->sched, &rv->stripe[k], rmpi_sched_small(&vc->sched));
+        rmpi_vc_stripe_move(vc, &rv->stripe[k]);
     return 0;
 }
 
@@ -185,7 +185,7 @@ static void stripe_done(rmpi_net_op_t *op)
             post_stripe(rv, k);
         return;
     }
-    rmpi_sched_stripe_done(&rv->vc->sched, &rv->stripe[(int)(op - rv->op)]);
+    rmpi_vc_stripe_done(rv->vc, &rv->stripe[(int)(op - rv->op)]);
     if (--rv->pending)
         return;
     stripes_done(rv);
@@ -201,7 +201,7 @@ static void stripes_done(rmpi_rndv_t *rv)
         t[k] = rv->seg ? rv->seg[k].t_done - rv->seg[k].t_post : rv->op[k].t_done - rv->op[k].t_post;
         vc->sub[rv->stripe[k].sub].rdma_bytes += rv->stripe[k].len;
     }
-    rmpi_sched_feedback(&vc->sched, rv->stripe, rv->nstripes, t);
+    rmpi_vc_stripe_feedback(vc, rv->stripe, rv->nstripes, t);
     /* One FIN per subchannel that carried data: in write mode it follows the data on the
      * same rail, so the receiver knows every stripe has landed. */
     for (int k = 0; k < rv->nstripes; k++)
@@ -220,7 +220,7 @@ static void start_stripes(rmpi_req_t *r, rmpi_vc_t *vc, int push, char *local, u
     rv->local = local;
     rv->raddr = raddr;
     memcpy(rv->rkeys, rkeys, nkeys * sizeof *rkeys);
-    rv->nstripes = rmpi_sched_stripe(&vc->sched, n, rv->stripe, RMPI_VC_MAX_SUB);
+    rv->nstripes = rmpi_vc_stripe(vc, n, rv->stripe, RMPI_VC_MAX_SUB);
     rv->pending = rv->nstripes;
     if (RMPI_UNLIKELY(r->flags & RMPI_RF_SEGS)) {
         rv->seg = rmpi_xcalloc((size_t)rv->nstripes, sizeof *rv->seg);
@@ -304,7 +304,7 @@ static void seg_post(rmpi_rndv_t *rv, int k)
     rmpi_req_t *r = rv->req;
     while (ss->next < ss->end && ss->inflight < SEG_WINDOW) {
         struct iovec iov[SEG_WINDOW];
-        int n = r->segs(r, ss->next, ss->end - ss->next, iov, SEG_WINDOW - ss->inflight);
+        int n = rmpi_core_segs(r, ss->next, ss->end - ss->next, iov, SEG_WINDOW - ss->inflight);
         if (n <= 0)
             rmpi_fatal("the datatype of a rendezvous with rank %d lists no memory for message bytes %zu..%zu.",
                        rv->vc->peer, ss->next, ss->end);
@@ -341,7 +341,7 @@ static void seg_op_done(rmpi_net_op_t *op)
         ss->t_done = op->t_done;
     seg_post(rv, k);
     if (ss->inflight == 0 && ss->next == ss->end) {
-        rmpi_sched_stripe_done(&rv->vc->sched, &rv->stripe[k]);
+        rmpi_vc_stripe_done(rv->vc, &rv->stripe[k]);
         if (--rv->pending == 0)
             stripes_done(rv);
     }

@@ -2,8 +2,9 @@
  * datatype: MPI datatypes (predefined and derived), their bounds, and packing.
  *
  * Callers: the api bindings (constructors, queries, MPI_Pack/Unpack, Get_count/elements),
- * the api layer for the core (segment lists of non-contiguous eager sends, unpack of
- * eager receives straight from the frame, pack/unpack of rendezvous data), coll and rma.
+ * the core through rmpi_dtype_core_ops (segment lists of non-contiguous eager sends,
+ * pieces of rendezvous data, unpack of receives straight from the frame, packed copies),
+ * coll and rma.
  * Objects: predefined types live in a static table indexed by handle value
  * (0x200..0x2ff) and are never freed (so are the f90 types, heap objects marked
  * predefined); user types are heap objects whose address is
@@ -236,6 +237,9 @@ static inline int rmpi_dtype_iter_done(const rmpi_dtype_iter_t *it) { return it-
  * merge (so at most what the iterator lists); 0 for a type without data. Cost: one step
  * per segment of the type and of its nested sub types. */
 size_t rmpi_dtype_mean_piece(const rmpi_dtype_t *dt);
+/* The table through which the core lists, packs and unpacks typed data (core.h
+ * rmpi_core_types, set by the runtime before the core starts). */
+extern const struct rmpi_core_type_ops rmpi_dtype_core_ops;
 
 /* MPI_Get_elements: basic elements in `bytes` bytes of a stream of dt (a partial
  * element counts the whole basic elements it holds); MPI_UNDEFINED when `bytes` ends

@@ -3,6 +3,8 @@
  * mpi2-layering, non-contiguous data as a list of segments instead of a packed copy). */
 #include "dtype_impl.h"
 
+#include "../core/core.h"
+
 typedef struct iter_out {
     struct iovec *iov;
     int n, max;
@@ -91,3 +93,29 @@ size_t rmpi_dtype_mean_piece(const rmpi_dtype_t *dt)
     size_t n = dt->size ? pieces(dt) : 0;
     return n ? dt->size / n : 0;
 }
+
+/* The core's view of a datatype (core.h rmpi_core_type_ops_t): it decides how typed data
+ * travels and calls these to list, pack and unpack it. */
+static void core_pack(const void *buf, size_t count, const void *type, size_t off, void *out, size_t len)
+{
+    rmpi_dtype_pack(buf, count, type, off, out, len);
+}
+
+static void core_unpack(const void *in, size_t len, void *buf, size_t count, const void *type, size_t off)
+{
+    rmpi_dtype_unpack(in, len, buf, count, type, off);
+}
+
+static int core_pieces(const void *buf, size_t count, const void *type, size_t off, size_t len, struct iovec *iov,
+                       int max, size_t *reached)
+{
+    rmpi_dtype_iter_t it;
+    rmpi_dtype_iter_init(&it, buf, count, type, off, len);
+    int n = rmpi_dtype_iter_next(&it, iov, max);
+    *reached = it.offset;
+    return n;
+}
+
+static size_t core_mean_piece(const void *type) { return rmpi_dtype_mean_piece(type); }
+
+const rmpi_core_type_ops_t rmpi_dtype_core_ops = {core_pack, core_unpack, core_pieces, core_mean_piece};

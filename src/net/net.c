@@ -13,7 +13,6 @@ static const struct rmpi_net_ops *const providers[] = {&rmpi_self_ops, &rmpi_shm
 
 static rmpi_rail_t *rails[RMPI_NET_MAX_RAILS];
 static int nrails;
-static int net_mode; /* 0 auto, 1 shm, 2 tcp, 3 ofi */
 static int my_rank;
 static rmpi_net_env_t net_env;   /* the caller's, with world set */
 static rmpi_net_id_t *dyn;       /* identities of dynamic peers (index - size) */
@@ -41,7 +40,7 @@ static int open_provider(const struct rmpi_net_ops *ops)
 static int provider_wanted(const struct rmpi_net_ops *ops, int size)
 {
     if (ops == &rmpi_shm_ops)
-        return net_mode != 2 && net_mode != 3 && size > 1;
+        return rmpi_knobs.NET != RMPI_NET_TCP && rmpi_knobs.NET != RMPI_NET_OFI && size > 1;
     int remote = 0; /* some rank lives on another node */
     for (int r = 0; r < size && !remote; r++)
         remote = rmpi_topo_node_of(r) != rmpi_topo_my_node();
@@ -50,20 +49,20 @@ static int provider_wanted(const struct rmpi_net_ops *ops, int size)
      * nodes, ofi opens when the capability table finds a provider worth it (ofi_caps.c;
      * it opens no rail otherwise), and rails_for prefers it over tcp. */
     if (ops == &rmpi_ofi_ops)
-        return size > 1 && (net_mode == 3 || (net_mode == 0 && remote && strcmp(rmpi_knobs.OFI_AUTO, "never")));
+        return size > 1 && (rmpi_knobs.NET == RMPI_NET_OFI ||
+                            (rmpi_knobs.NET == RMPI_NET_AUTO && remote && rmpi_knobs.OFI_AUTO != RMPI_OFI_AUTO_NEVER));
 #endif
-    if (ops == &rmpi_tcp_ops && net_mode == 3)
+    if (ops == &rmpi_tcp_ops && rmpi_knobs.NET == RMPI_NET_OFI)
         return 0;
     if (ops == &rmpi_tcp_ops) /* auto: only with ranks on other nodes (keeps shm polling cheap) */
-        return net_mode == 2 ? size > 1 : remote;
+        return rmpi_knobs.NET == RMPI_NET_TCP ? size > 1 : remote;
     return 1;
 }
 
 int rmpi_net_open(const rmpi_net_env_t *env)
 {
-    net_mode = rmpi_knob_choice("NET", rmpi_knobs.NET, "auto|shm|tcp|ofi");
 #ifndef RMPI_HAVE_OFI
-    if (net_mode == 3)
+    if (rmpi_knobs.NET == RMPI_NET_OFI)
         rmpi_fatal("RMPI_NET=ofi: this RailMPI was built without libfabric (install libfabric-dev and "
                    "pkg-config, then rebuild); set RMPI_NET to auto, shm or tcp.");
 #endif
@@ -148,7 +147,7 @@ int rmpi_net_ready(int phase)
 int rmpi_net_rails_for(int peer, rmpi_rail_t **out, int max)
 {
     rmpi_scope_t want = peer == my_rank ? RMPI_SCOPE_SELF
-                        : (net_mode < 2 && peer < net_env.size && rmpi_topo_node_of(peer) == rmpi_topo_my_node())
+                        : ((rmpi_knobs.NET == RMPI_NET_AUTO || rmpi_knobs.NET == RMPI_NET_SHM) && peer < net_env.size && rmpi_topo_node_of(peer) == rmpi_topo_my_node())
                             ? RMPI_SCOPE_INTRA
                             : RMPI_SCOPE_INTER;
     int n = 0, tier = -1;

@@ -494,7 +494,7 @@ static int pmi2_init(const char *jobid, int rank)
     if (!(v = rmpi_pmi_word(&w, "rc")) || strcmp(v, "0") != 0 || !(v = rmpi_pmi_word(&w, "pmi_version")) ||
         strcmp(v, "2") != 0) {
         pmi_err("the %s does not serve PMI version 2 (it answered rc=%s pmi_version=%s); start with srun "
-                "--mpi=pmi2, or set RMPI_PMI=1.", pmi.expected, rmpi_pmi_word(&w, "rc") ? rmpi_pmi_word(&w, "rc") : "?",
+                "--mpi=pmi2, or set RMPI_PMI=pmi1.", pmi.expected, rmpi_pmi_word(&w, "rc") ? rmpi_pmi_word(&w, "rc") : "?",
                 rmpi_pmi_word(&w, "pmi_version") ? rmpi_pmi_word(&w, "pmi_version") : "?");
         return -1;
     }
@@ -559,13 +559,15 @@ int rmpi_pmix_names(const char *cmd, const char *service, const char *port, char
 /* Which process manager started us (src/rt/README.md, "Which wire"). */
 static int pick_kind(const char *fd_env, const char *port_env)
 {
-    const char *want = rmpi_knobs.PMI;
-    if (want && strcmp(want, "auto") != 0) {
-        int k = strcmp(want, "1") == 0 ? RMPI_PM_PMI1 : strcmp(want, "2") == 0 ? RMPI_PM_PMI2
-              : strcmp(want, "x") == 0 ? RMPI_PM_PMIX : -1;
-        if (k < 0)
-            pmi_err("RMPI_PMI=\"%s\" is not one of auto|1|2|x.", want);
-        return k;
+    switch (rmpi_knobs.PMI) {
+    case RMPI_PMI_PMI1:
+        return RMPI_PM_PMI1;
+    case RMPI_PMI_PMI2:
+        return RMPI_PM_PMI2;
+    case RMPI_PMI_PMIX:
+        return RMPI_PM_PMIX;
+    default:
+        break;
     }
     const char *px = rmpi_rt_env("PMIX_NAMESPACE");
     if (px && *px)
@@ -661,7 +663,7 @@ int rmpi_pmi_init(rmpi_pm_info_t *info)
     } else {
         snprintf(pmi.expected, sizeof pmi.expected, "PMI-1 server at PMI_PORT=%.64s", port_env);
         if (pmi.kind == RMPI_PM_PMI2) {
-            pmi_err("RMPI_PMI=2 needs PMI_FD (PMI-2 over PMI_PORT is not supported).");
+            pmi_err("RMPI_PMI=pmi2 needs PMI_FD (PMI-2 over PMI_PORT is not supported).");
             return -1;
         }
         pmi.fd = connect_port(port_env);

@@ -1,6 +1,7 @@
 /*
  * rt: run time services under every other layer except util.
- *   - knob table (knobs.def): parsed once by rmpi_knobs_init(), read through rmpi_knobs.NAME.
+ *   - knob table (knobs.def): parsed once by rmpi_knobs_init(), read through rmpi_knobs.NAME
+ *     (typed: an ENUM holds RMPI_<NAME>_<CHOICE>).
  *     No getenv outside this layer.
  *   - logging: rmpi_log/rmpi_fatal; fatal errors end the whole job through the process manager.
  *   - process-manager client (PMI-1 wire protocol, as served by RailMPI's mpiexec and by
@@ -19,27 +20,45 @@
 #include "../util/util.h"
 
 /* ---- knobs ---- */
+#include "knobs_enum.h" /* enum rmpi_knob_<name> of each ENUM knob (tools/gen_knobs.py) */
+
 #define RMPI_KTYPE_BOOL int
 #define RMPI_KTYPE_INT long long
 #define RMPI_KTYPE_SIZE long long
 #define RMPI_KTYPE_STR const char *
-#define RMPI_KTYPE_ENUM const char *
+#define RMPI_KTYPE_ENUM int /* RMPI_<NAME>_<CHOICE> of knobs_enum.h */
 #define RMPI_KTYPE_FLOAT double
 struct rmpi_knobs {
-#define KNOB(name, type, dflt, layer, doc) RMPI_KTYPE_##type name;
+#define KNOB(name, type, dflt, layer, choices, doc) RMPI_KTYPE_##type name;
 #include "knobs.def"
 #undef KNOB
 };
 extern struct rmpi_knobs rmpi_knobs;
 
-/* Parse the RMPI_* environment into rmpi_knobs (warns on unknown RMPI_ variables and on
- * malformed values, which keep their defaults). Idempotent. */
+typedef enum { RMPI_KNOB_BOOL, RMPI_KNOB_INT, RMPI_KNOB_FLOAT, RMPI_KNOB_SIZE, RMPI_KNOB_STR, RMPI_KNOB_ENUM } rmpi_knob_type_t;
+/* One row of the table, for whoever walks it (rmpi_info, docs/knobs.md, an MPI_T layer). */
+typedef struct rmpi_knob_desc {
+    const char *name;                   /* without RMPI_ */
+    rmpi_knob_type_t type;
+    const char *type_name, *dflt, *layer;
+    const char *choices;                /* ENUM: "a|b|c", index = stored value; others: "" */
+    const char *doc;
+    size_t offset;                      /* of the typed value in struct rmpi_knobs */
+} rmpi_knob_desc_t;
+
+/* Parse the whole RMPI_* environment into rmpi_knobs, once (later calls return at once).
+ * Warns on unknown RMPI_ variables; a value that does not parse as its type ends the
+ * process with "RMPI_<NAME>=<value>: expected ..." (rmpi_fatal). */
 void rmpi_knobs_init(void);
-/* Index of value among the '|'-separated choices; fatal error naming the knob if absent. */
-int rmpi_knob_choice(const char *knob, const char *value, const char *choices);
+/* Row i of the table (0 <= i < rmpi_knobs_count()). */
+size_t rmpi_knobs_count(void);
+const rmpi_knob_desc_t *rmpi_knob_at(size_t i);
+/* The text a knob's value came from (the environment's, else the default); NULL for an
+ * unknown name. Valid after rmpi_knobs_init. */
+const char *rmpi_knob_text(const char *name);
 /* Scoped size knob: "N" or "scope:N,scope:N"; returns the value for scope or dflt. */
 long long rmpi_knob_scoped_size(const char *knob, const char *value, const char *scope, long long dflt);
-/* Print the knob table: fmt 0 = text (current values), 1 = markdown (defaults). */
+/* Print the knob table: 0 = text (current values), 1 = markdown (defaults). */
 void rmpi_knobs_print(void *file, int markdown);
 /* Environment variable outside the RMPI_ namespace (launcher protocol, and what libraries
  * below us read: libfabric's FI_*, glibc's MALLOC_*). */

@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,11 +16,19 @@ long long rmpi_parse_size(const char *s)
     long long v = strtoll(s, &end, 10);
     if (errno || end == s || v < 0)
         return -1;
+    int shift = 0;
     switch (tolower((unsigned char)*end)) {
-    case 'k': v <<= 10; end++; break;
-    case 'm': v <<= 20; end++; break;
-    case 'g': v <<= 30; end++; break;
+    case 'k': shift = 10; break;
+    case 'm': shift = 20; break;
+    case 'g': shift = 30; break;
     default: break;
+    }
+    if (shift) {
+        /* "8589934592g" would wrap to a negative (or zero) size */
+        if (v > (LLONG_MAX >> shift))
+            return -1;
+        v <<= shift;
+        end++;
     }
     if (tolower((unsigned char)*end) == 'b' || tolower((unsigned char)*end) == 'i')
         end++;

@@ -127,23 +127,23 @@ void rmpi_sched_init(rmpi_sched_t *s, const rmpi_sched_cfg_t *cfg, int nsub, con
     }
     for (int i = 0; i < nsub; i++) {
         s->hint[i] /= total;
-        s->weight[i] = s->cfg.stripe_policy == RMPI_STRIPE_WEIGHTED ? s->hint[i] : 1.0 / nsub;
+        s->weight[i] = s->cfg.stripe_policy == RMPI_STRIPE_POLICY_WEIGHTED ? s->hint[i] : 1.0 / nsub;
     }
     /* Binding spreads the processes of a node over the rails by cfg.bind; round robin and
      * window start at subchannel 0 so that every peer starts the same way. */
-    s->cur = s->cfg.small_policy == RMPI_SMALL_BINDING ? bind_index(s) : 0;
+    s->cur = s->cfg.small_policy == RMPI_SMALL_POLICY_BINDING ? bind_index(s) : 0;
 }
 
 int rmpi_sched_small(rmpi_sched_t *s)
 {
     int pick;
     switch (s->cfg.small_policy) {
-    case RMPI_SMALL_RR:
+    case RMPI_SMALL_POLICY_RR:
         pick = next_live(s, s->cur);
         if (pick >= 0)
             s->cur = (pick + 1) % s->nsub;
         return pick;
-    case RMPI_SMALL_WRR: {
+    case RMPI_SMALL_POLICY_WRR: {
         /* Smooth weighted round robin: every live subchannel earns its weight, the richest
          * sends and pays the total, so picks interleave (4:1 gives A A B A A, not A A A A B). */
         double lo = 0, total = 0;
@@ -167,7 +167,7 @@ int rmpi_sched_small(rmpi_sched_t *s)
             s->credit[pick] -= total;
         return pick;
     }
-    case RMPI_SMALL_WINDOW:
+    case RMPI_SMALL_POLICY_WINDOW:
         if (!s->up[s->cur] || s->in_window >= s->cfg.window) {
             int nx = next_live(s, (s->cur + 1) % s->nsub);
             if (nx < 0)
@@ -309,8 +309,8 @@ int rmpi_sched_stripe(rmpi_sched_t *s, size_t len, rmpi_stripe_t *out, int max)
     int live = live_count(s);
     if (live == 0)
         return 0;
-    if (s->cfg.stripe_policy == RMPI_STRIPE_BINDING || live == 1) {
-        out[0].sub = s->cfg.stripe_policy == RMPI_STRIPE_BINDING ? next_live(s, bind_index(s)) : next_live(s, 0);
+    if (s->cfg.stripe_policy == RMPI_STRIPE_POLICY_BINDING || live == 1) {
+        out[0].sub = s->cfg.stripe_policy == RMPI_STRIPE_POLICY_BINDING ? next_live(s, bind_index(s)) : next_live(s, 0);
         out[0].off = 0;
         out[0].len = len;
         return enqueue(s, out, 1);
@@ -320,7 +320,7 @@ int rmpi_sched_stripe(rmpi_sched_t *s, size_t len, rmpi_stripe_t *out, int max)
     for (int i = 0; i < s->nsub; i++) {
         if (!s->up[i])
             continue;
-        w[i] = s->cfg.stripe_policy == RMPI_STRIPE_EVEN ? 1.0 : (s->weight[i] > 0 ? s->weight[i] : 0);
+        w[i] = s->cfg.stripe_policy == RMPI_STRIPE_POLICY_EVEN ? 1.0 : (s->weight[i] > 0 ? s->weight[i] : 0);
         wsum += w[i];
     }
     if (!(wsum > 0)) {
@@ -328,7 +328,7 @@ int rmpi_sched_stripe(rmpi_sched_t *s, size_t len, rmpi_stripe_t *out, int max)
             w[i] = s->up[i] ? 1.0 : 0;
         wsum = live;
     }
-    if (s->cfg.stripe_policy == RMPI_STRIPE_ADAPTIVE) {
+    if (s->cfg.stripe_policy == RMPI_STRIPE_POLICY_ADAPTIVE) {
         fill_shares(s, len, w);
         wsum = 0;
         for (int i = 0; i < s->nsub; i++)
@@ -417,7 +417,7 @@ int rmpi_sched_stripe(rmpi_sched_t *s, size_t len, rmpi_stripe_t *out, int max)
  * subchannel look slow. */
 void rmpi_sched_feedback(rmpi_sched_t *s, const rmpi_stripe_t *stripes, int n, const uint64_t *t_ns)
 {
-    if (s->cfg.stripe_policy != RMPI_STRIPE_ADAPTIVE || n < 2)
+    if (s->cfg.stripe_policy != RMPI_STRIPE_POLICY_ADAPTIVE || n < 2)
         return;
     /* Several stripes on one subchannel went one after the other: add bytes and times. */
     double bytes[RMPI_SCHED_MAX] = {0}, ns[RMPI_SCHED_MAX] = {0};

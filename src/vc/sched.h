@@ -4,7 +4,9 @@
  * transfer is cut into stripes (striping policies), plus the adaptive weight update fed by
  * the completion filter. Pure logic: no I/O, no clock, no globals; deterministic, so both
  * peers and the unit tests get the same choices from the same inputs.
- * Part of the vc layer (included by vc.h). Threading: caller holds the library lock.
+ * Private to the vc layer: vc.h includes it for the types its struct embeds, and the core
+ * uses the scheduler only through vc.h (rmpi_vc_stripe*); nothing outside src/vc includes
+ * it but the unit tests. Threading: caller holds the library lock.
  */
 #ifndef RMPI_VC_SCHED_H
 #define RMPI_VC_SCHED_H
@@ -12,13 +14,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "knobs_enum.h" /* the policies: RMPI_SMALL_POLICY_*, RMPI_STRIPE_POLICY_* (src/rt/knobs.def) */
+
 #define RMPI_SCHED_MAX 8
 
-enum { RMPI_SMALL_BINDING = 0, RMPI_SMALL_RR, RMPI_SMALL_WRR, RMPI_SMALL_WINDOW };
-enum { RMPI_STRIPE_BINDING = 0, RMPI_STRIPE_EVEN, RMPI_STRIPE_WEIGHTED, RMPI_STRIPE_ADAPTIVE };
-
 typedef struct rmpi_sched_cfg {
-    int small_policy, stripe_policy;
+    int small_policy, stripe_policy; /* enum rmpi_knob_small_policy, rmpi_knob_stripe_policy */
     unsigned window;          /* window round robin: frames per subchannel before switching */
     double alpha;             /* history factor of Eq. 4: weight of the new measurement, (0,1] */
     double floor;             /* least share a live subchannel keeps under adaptive striping */

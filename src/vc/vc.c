@@ -51,8 +51,8 @@ int rmpi_vc_pick_big(rmpi_vc_t *vc, size_t len)
     /* Measured rates once every rail has one, else the striping weights once they mean
      * something (adaptive: after a striped message fed them back; weighted: the hints); with
      * neither, the small-frame policy: splitting by equal guesses halved a 4:1 pair. */
-    if (!rates && !(s->cfg.stripe_policy == RMPI_STRIPE_WEIGHTED ||
-                    (s->cfg.stripe_policy == RMPI_STRIPE_ADAPTIVE && s->updates > 0)))
+    if (!rates && !(s->cfg.stripe_policy == RMPI_STRIPE_POLICY_WEIGHTED ||
+                    (s->cfg.stripe_policy == RMPI_STRIPE_POLICY_ADAPTIVE && s->updates > 0)))
         return rmpi_sched_small(&vc->sched);
     int best = -1;
     double best_t = 0;
@@ -72,9 +72,8 @@ int rmpi_vc_pick_big(rmpi_vc_t *vc, size_t len)
 int rmpi_vc_init(int rank, int size, rmpi_vc_deliver_fn deliver, size_t core_size)
 {
     vc_core_size = core_size;
-    sched_cfg.small_policy = rmpi_knob_choice("SMALL_POLICY", rmpi_knobs.SMALL_POLICY, "binding|rr|wrr|window");
-    sched_cfg.stripe_policy =
-        rmpi_knob_choice("STRIPE_POLICY", rmpi_knobs.STRIPE_POLICY, "binding|even|weighted|adaptive");
+    sched_cfg.small_policy = rmpi_knobs.SMALL_POLICY;
+    sched_cfg.stripe_policy = rmpi_knobs.STRIPE_POLICY;
     sched_cfg.window = rmpi_knobs.WINDOW > 0 ? (unsigned)rmpi_knobs.WINDOW : 1;
     sched_cfg.alpha = rmpi_knobs.ADAPT_ALPHA;
     if (!(sched_cfg.alpha > 0 && sched_cfg.alpha <= 1))
@@ -133,7 +132,7 @@ rmpi_vc_t *rmpi_vc_open(int peer)
     vc->nsub = rmpi_net_rails_for(peer, rails, RMPI_VC_MAX_SUB);
     if (vc->nsub == 0)
         rmpi_fatal("no rail reaches rank %d (RMPI_NET=%s); with RMPI_NET=shm every rank must share the node, "
-                   "otherwise check RMPI_TCP_IFACES.", peer, rmpi_knobs.NET);
+                   "otherwise check RMPI_TCP_IFACES.", peer, rmpi_knob_text("NET"));
     double hints[RMPI_VC_MAX_SUB];
     for (int i = 0; i < vc->nsub; i++) {
         vc->sub[i].rail = rails[i];

@@ -131,6 +131,26 @@ static inline void rmpi_vc_send(rmpi_vc_t *vc, const struct iovec *iov, int n, s
     rmpi_vc_send_on(vc, sub, iov, n, len);
 }
 
+/* Rendezvous data over the VC's subchannels, by the striping policy (the scheduler's rules
+ * are in the vc-private sched.h; the core reaches them only through these). Cut [0, len)
+ * into at most max stripes (returns how many; 0 when no subchannel is live); report each
+ * stripe delivered with rmpi_vc_stripe_done; a stripe whose rail failed moves to the
+ * subchannel the small-frame policy picks; the delivery times (ns since each stripe was cut)
+ * feed adaptive striping. */
+static inline int rmpi_vc_stripe(rmpi_vc_t *vc, size_t len, rmpi_stripe_t *out, int max)
+{
+    return rmpi_sched_stripe(&vc->sched, len, out, max);
+}
+static inline void rmpi_vc_stripe_done(rmpi_vc_t *vc, const rmpi_stripe_t *st) { rmpi_sched_stripe_done(&vc->sched, st); }
+static inline void rmpi_vc_stripe_move(rmpi_vc_t *vc, rmpi_stripe_t *st)
+{
+    rmpi_sched_stripe_move(&vc->sched, st, rmpi_sched_small(&vc->sched));
+}
+static inline void rmpi_vc_stripe_feedback(rmpi_vc_t *vc, const rmpi_stripe_t *st, int n, const uint64_t *t_ns)
+{
+    rmpi_sched_feedback(&vc->sched, st, n, t_ns);
+}
+
 /* The smallest frame a VC sends from the caller's memory (rmpi_vc_send_zc); SIZE_MAX: none.
  * Only VCs of one subchannel: with several, every frame is copied for resending anyway. */
 static inline size_t rmpi_vc_zc_min(const rmpi_vc_t *vc)

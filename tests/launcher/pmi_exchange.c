@@ -35,7 +35,11 @@ struct rmpi_knobs rmpi_knobs;
 static void knobs_init(void)
 {
     const char *pmi = getenv("RMPI_PMI"), *t = getenv("RMPI_PMI_TIMEOUT");
-    rmpi_knobs.PMI = pmi && *pmi ? pmi : "auto";
+    static const char *const kinds[] = {"auto", "pmi1", "pmi2", "pmix"}; /* knobs.def's order */
+    rmpi_knobs.PMI = RMPI_PMI_AUTO;
+    for (int k = 0; pmi && k < 4; k++)
+        if (!strcmp(pmi, kinds[k]))
+            rmpi_knobs.PMI = k;
     rmpi_knobs.PMI_TIMEOUT = t && *t ? atof(t) : 60;
 }
 

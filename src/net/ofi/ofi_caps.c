@@ -144,7 +144,7 @@ int rmpi_ofi_choose(int auto_mode, char *prov, size_t len, char *why, size_t wle
         snprintf(why, wlen, "libfabric offers no RDM provider with FI_MSG here");
         return 0;
     }
-    int any = auto_mode ? rmpi_knob_choice("OFI_AUTO", rmpi_knobs.OFI_AUTO, "hardware|any|never") == 1 : 1;
+    int any = auto_mode ? rmpi_knobs.OFI_AUTO == RMPI_OFI_AUTO_ANY : 1;
     int found = 0;
     for (size_t i = 0; i < RMPI_ARRAY_LEN(table) && !found; i++) {
         const ofi_caps_row_t *t = &table[i];
@@ -179,7 +179,7 @@ static const char *rma_how(struct fi_info *rma, const char *prov, const char *do
 {
     if (!has_rma(rma, prov, domain))
         return "no (get/put emulated with messages)";
-    if (rmpi_knob_choice("OFI_RMA", rmpi_knobs.OFI_RMA, "auto|emulate") == 1)
+    if (rmpi_knobs.OFI_RMA == RMPI_OFI_RMA_EMULATE)
         return "yes, unused (RMPI_OFI_RMA=emulate: get/put emulated with messages)";
     return "yes";
 }
@@ -209,18 +209,17 @@ void rmpi_ofi_report(void *file)
     }
     fi_freeinfo(list);
     char prov[64], why[512];
-    int net = rmpi_knob_choice("NET", rmpi_knobs.NET, "auto|shm|tcp|ofi");
-    if (net == 3) {
+    if (rmpi_knobs.NET == RMPI_NET_OFI) {
         rmpi_ofi_choose(0, prov, sizeof prov, why, sizeof why);
         fprintf(f, "  RMPI_NET=ofi: every peer over %s (%s); RMA %s\n", prov, why, rma_how(rma, prov, NULL));
-    } else if (net == 0 && rmpi_ofi_choose(1, prov, sizeof prov, why, sizeof why)) {
+    } else if (rmpi_knobs.NET == RMPI_NET_AUTO && rmpi_ofi_choose(1, prov, sizeof prov, why, sizeof why)) {
         fprintf(f, "  RMPI_NET=auto: between nodes over %s (%s), RMA %s; shm within a node\n", prov, why,
                 rma_how(rma, prov, NULL));
-    } else if (net == 0) {
+    } else if (rmpi_knobs.NET == RMPI_NET_AUTO) {
         fprintf(f, "  RMPI_NET=auto: between nodes over RailMPI's tcp provider, not libfabric (%s; "
-                   "RMPI_OFI_AUTO=%s)\n", why, rmpi_knobs.OFI_AUTO);
+                   "RMPI_OFI_AUTO=%s)\n", why, rmpi_knob_text("OFI_AUTO"));
     } else {
-        fprintf(f, "  RMPI_NET=%s: libfabric not used\n", rmpi_knobs.NET);
+        fprintf(f, "  RMPI_NET=%s: libfabric not used\n", rmpi_knob_text("NET"));
     }
     fi_freeinfo(rma);
 }

@@ -871,7 +871,7 @@ static int ofi_open(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
     if (rmpi_knobs.OFI_MALLOC_TRIM > 0 && !rmpi_rt_env("MALLOC_TRIM_THRESHOLD_"))
         mallopt(M_TRIM_THRESHOLD, rmpi_knobs.OFI_MALLOC_TRIM > INT_MAX ? INT_MAX : (int)rmpi_knobs.OFI_MALLOC_TRIM);
 #endif
-    int auto_mode = rmpi_knob_choice("NET", rmpi_knobs.NET, "auto|shm|tcp|ofi") == 0;
+    int auto_mode = rmpi_knobs.NET == RMPI_NET_AUTO;
     char why[512];
     if (!rmpi_ofi_choose(auto_mode, chosen, sizeof chosen, why, sizeof why)) {
         rmpi_log(1, "ofi: not used between nodes: %s", why);
@@ -884,7 +884,7 @@ static int ofi_open(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
     const char *prov = chosen;
     /* FI_RMA when the provider has it (and RMPI_OFI_RMA allows), else messages only: get/put
      * are then emulated with control frames (ofi_emul.c). */
-    int emul = rmpi_knob_choice("OFI_RMA", rmpi_knobs.OFI_RMA, "auto|emulate") == 1;
+    int emul = rmpi_knobs.OFI_RMA == RMPI_OFI_RMA_EMULATE;
     struct fi_info *list = NULL;
     int rc = emul ? -FI_ENODATA : getinfo(prov, 1, &list);
     if (rc == -FI_ENODATA) {
@@ -1007,8 +1007,7 @@ static void ofi_describe(rmpi_rail_t *rail, void *file)
         fprintf(file, "    reaches no rank (all talk over the loopback domain): not polled\n");
     if (r->emul)
         fprintf(file, "    RDMA emulated with messages (%s); %s\n",
-                rmpi_knob_choice("OFI_RMA", rmpi_knobs.OFI_RMA, "auto|emulate") == 1 ? "RMPI_OFI_RMA=emulate"
-                                                                                     : "no FI_RMA",
+                rmpi_knobs.OFI_RMA == RMPI_OFI_RMA_EMULATE ? "RMPI_OFI_RMA=emulate" : "no FI_RMA",
                 r->local_only ? "reaches ranks of this node only" : "reaches other nodes");
     else
         fprintf(file, "    writes %s; %s\n",

@@ -88,7 +88,7 @@ int rmpi_tcp_iface_choose(rmpi_tcp_iface_t *ifs, int max, int size, int *listed)
          * on one host), beside the other interfaces when TCP also carries traffic within a
          * node, and when it is all this host has. */
         int here = rmpi_topo_local_size(rmpi_topo_my_node());
-        int everyone_here = here >= size, tcp_within = strcmp(rmpi_knobs.NET, "tcp") == 0 && here > 1;
+        int everyone_here = here >= size, tcp_within = rmpi_knobs.NET == RMPI_NET_TCP && here > 1;
         if (!everyone_here)
             for (struct ifaddrs *ifa = all; ifa; ifa = ifa->ifa_next)
                 if (usable(ifa) && !(ifa->ifa_flags & IFF_LOOPBACK))

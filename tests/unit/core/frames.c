@@ -35,15 +35,6 @@ static void on_cut(rmpi_vc_t *v, const char *why)
     snprintf(last_why, sizeof last_why, "%s", why);
 }
 
-static void on_alarm(int sig)
-{
-    (void)sig;
-    static const char msg[] = "core_frames: timed out (a frame made the core spin)\n";
-    if (write(2, msg, sizeof msg - 1) < 0)
-        _exit(2);
-    _exit(2);
-}
-
 /* Deliver len bytes at an odd address with the next PSN. Returns 1 when it cut the peer. */
 static int feed(const void *frame, size_t len)
 {
@@ -191,9 +182,9 @@ static void contexts(void)
         wire_match_t m;
         char data[4];
     } e = {{{0, RMPI_F_EAGER, 0}, 0x80000000u, 0, 3}, "abc"};
-    alarm(10);
+    unit_watchdog("core_frames", 10, "a frame on context 0x80000000 made the core spin");
     CHECK(feed(&e, sizeof e), "EAGER on context 0x80000000: not cut off");
-    alarm(0);
+    unit_watchdog("core_frames", 60, "a frame made the core spin");
     CHECK(rmpi_nctxq == table, "a frame grew the context table from %zu to %zu", table, rmpi_nctxq);
     /* a context beyond the table: queued, and received once this process makes it */
     uint32_t ctx = (uint32_t)rmpi_nctxq + 1000;
@@ -242,12 +233,8 @@ static void flood(void)
 
 int main(void)
 {
-    signal(SIGALRM, on_alarm);
-    alarm(60);
-    unsetenv("PMI_FD");
-    unsetenv("PMI_PORT");
-    unsetenv("PMI_RANK");
-    unsetenv("PMI_SIZE");
+    unit_watchdog("core_frames", 60, "a frame made the core spin");
+    unit_singleton();
     rmpi_core_info_t info;
     if (rmpi_core_init(&info)) {
         fprintf(stderr, "core_frames: rmpi_core_init failed on a singleton\n");

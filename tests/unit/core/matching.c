@@ -648,23 +648,10 @@ static void run_all(uint64_t seed)
     STEP(case_stress(seed));
 }
 
-static void on_alarm(int sig)
-{
-    (void)sig;
-    static const char msg[] = "core_matching: FAIL: timed out after 20 s\n";
-    ssize_t n = write(2, msg, sizeof msg - 1);
-    (void)n;
-    _exit(1);
-}
-
 int main(void)
 {
-    signal(SIGALRM, on_alarm);
-    alarm(20);
-    unsetenv("PMI_FD");
-    unsetenv("PMI_PORT");
-    unsetenv("PMI_RANK");
-    unsetenv("PMI_SIZE");
+    unit_watchdog("core_matching", 20, "a request never completed?");
+    unit_singleton();
     /* The sizes below straddle a 16k eager limit (the intra default is smaller). */
     setenv("RMPI_EAGER_LIMIT", "16k", 1);
     rmpi_core_info_t info;

@@ -507,19 +507,9 @@ static void run_threads(void)
     free(t.ring);
 }
 
-static void on_alarm(int sig)
-{
-    (void)sig;
-    static const char msg[] = "shm_ring: FAIL: timed out after 20 s (ring deadlock?)\n";
-    ssize_t n = write(2, msg, sizeof msg - 1);
-    (void)n;
-    _exit(1);
-}
-
 int main(void)
 {
-    signal(SIGALRM, on_alarm);
-    alarm(20);
+    unit_watchdog("shm_ring", 20, "ring deadlock?");
     static const uint32_t sizes[] = {64, 128, 1024};
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
         uint32_t n = sizes[i];

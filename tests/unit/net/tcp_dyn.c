@@ -37,9 +37,7 @@ static void on_lost(rmpi_rail_t *rail, int peer, const char *why)
 
 static void dyn_body(int later)
 {
-    rmpi_knobs_init();
-    TH_CHECK(rmpi_pmi_init(&th_pm) == 0, "rmpi_pmi_init failed");
-    TH_CHECK(rmpi_topo_init(&th_pm) == 0, "rmpi_topo_init failed");
+    th_rt_init();
     static rmpi_net_env_t env;
     env.rank = 0;
     env.size = 1;

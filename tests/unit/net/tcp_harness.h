@@ -74,15 +74,21 @@ static double th_now(void) { return (double)rmpi_time_ns() * 1e-9; }
         }                                                                \
     } while (0)
 
-/* Child side: rt init, open the TCP rail (which publishes its address card). */
-static void th_open_nofence(void (*on_frame)(rmpi_rail_t *, int, const void *, size_t),
-                            void (*on_lost)(rmpi_rail_t *, int, const char *))
+/* Child side: the rt layer (knobs, PMI client over PMI_FD, topology) of rank th_rank. */
+static void th_rt_init(void)
 {
     rmpi_knobs_init();
     TH_CHECK(rmpi_pmi_init(&th_pm) == 0, "rmpi_pmi_init failed");
     rmpi_log_set_rank(th_pm.rank);
     TH_CHECK(th_pm.rank == th_rank && th_pm.size == th_size, "PMI rank/size %d/%d", th_pm.rank, th_pm.size);
     TH_CHECK(rmpi_topo_init(&th_pm) == 0, "rmpi_topo_init failed");
+}
+
+/* ... then open the TCP rail (which publishes its address card). */
+static void th_open_nofence(void (*on_frame)(rmpi_rail_t *, int, const void *, size_t),
+                            void (*on_lost)(rmpi_rail_t *, int, const char *))
+{
+    th_rt_init();
     static rmpi_net_env_t env;
     env.rank = th_rank;
     env.size = th_size;

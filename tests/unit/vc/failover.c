@@ -54,7 +54,7 @@ static rmpi_vc_t *make_vc(int peer)
     vc->nsub = 2;
     vc->sub[0].rail = &rails[0];
     vc->sub[1].rail = &rails[1];
-    rmpi_sched_cfg_t cfg = {RMPI_SMALL_RR, RMPI_STRIPE_EVEN, 1, 0.5, 0.0, 1, 0};
+    rmpi_sched_cfg_t cfg = {RMPI_SMALL_POLICY_RR, RMPI_STRIPE_POLICY_EVEN, 1, 0.5, 0.0, 1, 0};
     rmpi_sched_init(&vc->sched, &cfg, 2, NULL);
     rmpi_vc_table[peer] = vc;
     return vc;
@@ -67,6 +67,7 @@ int main(void)
         rails[i].index = i;
     }
     /* vc_init reads the knob table and this process's local rank (a singleton here) */
+    unit_singleton();
     rmpi_knobs_init();
     rmpi_pm_info_t pm;
     if (rmpi_pmi_init(&pm) || rmpi_topo_init(&pm))

@@ -292,10 +292,7 @@ static void run_ooo_bound(void)
 int main(void)
 {
     /* rmpi_vc_init reads knobs and (with multirail) the node topology: a singleton has both */
-    unsetenv("PMI_FD");
-    unsetenv("PMI_PORT");
-    unsetenv("PMI_RANK");
-    unsetenv("PMI_SIZE");
+    unit_singleton();
     rmpi_knobs_init();
     rmpi_pm_info_t pm;
     if (rmpi_pmi_init(&pm) || rmpi_topo_init(&pm)) {

@@ -33,8 +33,8 @@ static double dabs(double x)
 static void sim_init(sim_t *m, int nsub, const double *bw, double alpha, double floor)
 {
     rmpi_sched_cfg_t c = {0};
-    c.small_policy = RMPI_SMALL_RR;
-    c.stripe_policy = RMPI_STRIPE_ADAPTIVE;
+    c.small_policy = RMPI_SMALL_POLICY_RR;
+    c.stripe_policy = RMPI_STRIPE_POLICY_ADAPTIVE;
     c.window = 1;
     c.alpha = alpha;
     c.floor = floor;
@@ -288,7 +288,7 @@ static void test_no_information(void)
           m.s.weight[0], m.s.weight[1], m.s.weight[2]);
 
     /* Other policies ignore feedback. */
-    for (int pol = RMPI_STRIPE_BINDING; pol < RMPI_STRIPE_ADAPTIVE; pol++) {
+    for (int pol = RMPI_STRIPE_POLICY_BINDING; pol < RMPI_STRIPE_POLICY_ADAPTIVE; pol++) {
         rmpi_sched_cfg_t c = m.s.cfg;
         c.stripe_policy = pol;
         rmpi_sched_t s;
@@ -370,7 +370,7 @@ static void test_queued_windows(void)
 static void test_queue_choice(void)
 {
     rmpi_sched_cfg_t c = {0};
-    c.stripe_policy = RMPI_STRIPE_ADAPTIVE;
+    c.stripe_policy = RMPI_STRIPE_POLICY_ADAPTIVE;
     c.alpha = 0.5;
     c.floor = 0.02;
     c.min_stripe = 65536;

@@ -32,7 +32,7 @@ static void test_binding(void)
 {
     for (int nsub = 1; nsub <= 4; nsub++) {
         for (int bind = -2; bind < 9; bind++) {
-            rmpi_sched_cfg_t c = cfg_of(RMPI_SMALL_BINDING, RMPI_STRIPE_EVEN, 1, bind);
+            rmpi_sched_cfg_t c = cfg_of(RMPI_SMALL_POLICY_BINDING, RMPI_STRIPE_POLICY_EVEN, 1, bind);
             rmpi_sched_t s;
             rmpi_sched_init(&s, &c, nsub, NULL);
             int want = ((bind % nsub) + nsub) % nsub;
@@ -43,7 +43,7 @@ static void test_binding(void)
         }
     }
     /* The bound subchannel fails: the next live one takes over, deterministically. */
-    rmpi_sched_cfg_t c = cfg_of(RMPI_SMALL_BINDING, RMPI_STRIPE_EVEN, 1, 2);
+    rmpi_sched_cfg_t c = cfg_of(RMPI_SMALL_POLICY_BINDING, RMPI_STRIPE_POLICY_EVEN, 1, 2);
     rmpi_sched_t s;
     rmpi_sched_init(&s, &c, 4, NULL);
     expect_seq(&s, "CCC", "binding before failure");
@@ -61,12 +61,12 @@ static void test_rr(void)
 {
     static const char *want[] = {"", "AAAAAA", "ABABABAB", "ABCABCABC", "ABCDABCDABCD"};
     for (int nsub = 1; nsub <= 4; nsub++) {
-        rmpi_sched_cfg_t c = cfg_of(RMPI_SMALL_RR, RMPI_STRIPE_EVEN, 1, 3);
+        rmpi_sched_cfg_t c = cfg_of(RMPI_SMALL_POLICY_RR, RMPI_STRIPE_POLICY_EVEN, 1, 3);
         rmpi_sched_t s;
         rmpi_sched_init(&s, &c, nsub, NULL);
         expect_seq(&s, want[nsub], "round robin");
     }
-    rmpi_sched_cfg_t c = cfg_of(RMPI_SMALL_RR, RMPI_STRIPE_EVEN, 1, 0);
+    rmpi_sched_cfg_t c = cfg_of(RMPI_SMALL_POLICY_RR, RMPI_STRIPE_POLICY_EVEN, 1, 0);
     rmpi_sched_t s;
     rmpi_sched_init(&s, &c, 4, NULL);
     expect_seq(&s, "A", "round robin start");
@@ -84,7 +84,7 @@ static void test_wrr(void)
     for (int nsub = 1; nsub <= 4; nsub++) {
         static const char *want[] = {"", "AAAA", "ABABAB", "ABCABC", "ABCDABCD"};
         double zeros[4] = {0};
-        rmpi_sched_cfg_t c = cfg_of(RMPI_SMALL_WRR, RMPI_STRIPE_EVEN, 1, 0);
+        rmpi_sched_cfg_t c = cfg_of(RMPI_SMALL_POLICY_WRR, RMPI_STRIPE_POLICY_EVEN, 1, 0);
         rmpi_sched_t s, z;
         rmpi_sched_init(&s, &c, nsub, NULL);
         rmpi_sched_init(&z, &c, nsub, zeros);
@@ -96,7 +96,7 @@ static void test_wrr(void)
      * five consecutive picks hold four A and one B. (Runs of four A across the period
      * boundary are unavoidable at 4:1; the smoothness is that B never waits longer.) */
     double h41[2] = {4, 1};
-    rmpi_sched_cfg_t c = cfg_of(RMPI_SMALL_WRR, RMPI_STRIPE_EVEN, 1, 0);
+    rmpi_sched_cfg_t c = cfg_of(RMPI_SMALL_POLICY_WRR, RMPI_STRIPE_POLICY_EVEN, 1, 0);
     rmpi_sched_t s;
     rmpi_sched_init(&s, &c, 2, h41);
     int seq[100];
@@ -152,12 +152,12 @@ static void test_window(void)
 {
     static const char *want[] = {"", "AAAAAAAAA", "AAABBBAAABBB", "AAABBBCCCAAA", "AAABBBCCCDDDAAAB"};
     for (int nsub = 1; nsub <= 4; nsub++) {
-        rmpi_sched_cfg_t c = cfg_of(RMPI_SMALL_WINDOW, RMPI_STRIPE_EVEN, 3, 1);
+        rmpi_sched_cfg_t c = cfg_of(RMPI_SMALL_POLICY_WINDOW, RMPI_STRIPE_POLICY_EVEN, 3, 1);
         rmpi_sched_t s;
         rmpi_sched_init(&s, &c, nsub, NULL);
         expect_seq(&s, want[nsub], "window 3");
     }
-    rmpi_sched_cfg_t c = cfg_of(RMPI_SMALL_WINDOW, RMPI_STRIPE_EVEN, 1, 0);
+    rmpi_sched_cfg_t c = cfg_of(RMPI_SMALL_POLICY_WINDOW, RMPI_STRIPE_POLICY_EVEN, 1, 0);
     rmpi_sched_t s;
     rmpi_sched_init(&s, &c, 3, NULL);
     expect_seq(&s, "ABCABC", "window 1 is round robin");

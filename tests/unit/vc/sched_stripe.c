@@ -11,7 +11,7 @@
 static rmpi_sched_cfg_t cfg_of(int stripe, size_t min_stripe, int bind)
 {
     rmpi_sched_cfg_t c = {0};
-    c.small_policy = RMPI_SMALL_RR;
+    c.small_policy = RMPI_SMALL_POLICY_RR;
     c.stripe_policy = stripe;
     c.window = 1;
     c.alpha = 0.5;
@@ -74,7 +74,7 @@ static void test_partition_random(void)
         for (int f = 0; f < nfail; f++)
             rmpi_sched_fail(&s, (int)unit_range(&rng, 0, (uint64_t)nsub - 1));
         /* Adaptive weights anywhere on the simplex, as feedback could leave them. */
-        if (c.stripe_policy == RMPI_STRIPE_ADAPTIVE) {
+        if (c.stripe_policy == RMPI_STRIPE_POLICY_ADAPTIVE) {
             double sum = 0;
             for (int i = 0; i < nsub; i++) {
                 s.weight[i] = s.up[i] ? (double)unit_range(&rng, 1, 1000) : 0;
@@ -127,7 +127,7 @@ static void test_partition_edges(void)
         }
     }
     /* len 1, 63: one stripe, since a share of 0 bytes is never sent. */
-    rmpi_sched_cfg_t c = cfg_of(RMPI_STRIPE_EVEN, 0, 0);
+    rmpi_sched_cfg_t c = cfg_of(RMPI_STRIPE_POLICY_EVEN, 0, 0);
     rmpi_sched_t s;
     rmpi_sched_init(&s, &c, 4, NULL);
     rmpi_stripe_t st[RMPI_SCHED_MAX];
@@ -143,7 +143,7 @@ static void test_even(void)
 {
     unit_rng_t rng = {0xe7e7e7ULL};
     for (int nsub = 1; nsub <= RMPI_SCHED_MAX; nsub++) {
-        rmpi_sched_cfg_t c = cfg_of(RMPI_STRIPE_EVEN, 0, 0);
+        rmpi_sched_cfg_t c = cfg_of(RMPI_STRIPE_POLICY_EVEN, 0, 0);
         rmpi_sched_t s;
         double skew[RMPI_SCHED_MAX] = {9, 1, 5, 2, 7, 3, 8, 4};
         rmpi_sched_init(&s, &c, nsub, skew); /* hints do not matter to even striping */
@@ -164,7 +164,7 @@ static void test_even(void)
     if (sizeof(size_t) >= 8) {
         size_t len = (size_t)16 << 30;
         for (int nsub = 1; nsub <= RMPI_SCHED_MAX; nsub++) {
-            rmpi_sched_cfg_t c = cfg_of(RMPI_STRIPE_EVEN, 1 << 20, 0);
+            rmpi_sched_cfg_t c = cfg_of(RMPI_STRIPE_POLICY_EVEN, 1 << 20, 0);
             rmpi_sched_t s;
             rmpi_sched_init(&s, &c, nsub, NULL);
             rmpi_stripe_t st[RMPI_SCHED_MAX];
@@ -178,7 +178,7 @@ static void test_even(void)
             }
         }
         /* The largest lengths size_t can hold do not overflow the arithmetic. */
-        rmpi_sched_cfg_t c = cfg_of(RMPI_STRIPE_WEIGHTED, 0, 0);
+        rmpi_sched_cfg_t c = cfg_of(RMPI_STRIPE_POLICY_WEIGHTED, 0, 0);
         double h[3] = {1, 2, 3};
         rmpi_sched_t s;
         rmpi_sched_init(&s, &c, 3, h);
@@ -201,7 +201,7 @@ static void test_weighted(void)
             hints[i] = (double)unit_range(&rng, 1, 100);
             sum += hints[i];
         }
-        rmpi_sched_cfg_t c = cfg_of(RMPI_STRIPE_WEIGHTED, 0, 0);
+        rmpi_sched_cfg_t c = cfg_of(RMPI_STRIPE_POLICY_WEIGHTED, 0, 0);
         rmpi_sched_t s;
         rmpi_sched_init(&s, &c, nsub, hints);
         size_t len = (size_t)unit_range(&rng, 1 << 20, (uint64_t)1 << 34);
@@ -218,7 +218,7 @@ static void test_weighted(void)
     }
     /* Exact figures: 3:1 of 1 MiB, and 1:2:1 of 1 MiB + 10 (the tail goes to the last). */
     double h31[2] = {3, 1}, h121[3] = {1, 2, 1};
-    rmpi_sched_cfg_t c = cfg_of(RMPI_STRIPE_WEIGHTED, 0, 0);
+    rmpi_sched_cfg_t c = cfg_of(RMPI_STRIPE_POLICY_WEIGHTED, 0, 0);
     rmpi_sched_t s;
     rmpi_stripe_t st[RMPI_SCHED_MAX];
     rmpi_sched_init(&s, &c, 2, h31);
@@ -230,7 +230,7 @@ static void test_weighted(void)
           "1:2:1 of 1 MiB + 10: %zu %zu %zu",
           st[0].len, st[1].len, st[2].len);
     /* Even policy ignores the hints; adaptive starts equal whatever the hints. */
-    c.stripe_policy = RMPI_STRIPE_ADAPTIVE;
+    c.stripe_policy = RMPI_STRIPE_POLICY_ADAPTIVE;
     rmpi_sched_init(&s, &c, 2, h31);
     CHECK(s.weight[0] == 0.5 && s.weight[1] == 0.5, "adaptive starts equal: %g %g", s.weight[0], s.weight[1]);
 }
@@ -241,7 +241,7 @@ static void test_folding(void)
     rmpi_sched_t s;
     int n;
     /* Two equal rails, min 64 KiB: below 128 KiB one stripe (on the first), from it two. */
-    rmpi_sched_cfg_t c = cfg_of(RMPI_STRIPE_EVEN, 65536, 0);
+    rmpi_sched_cfg_t c = cfg_of(RMPI_STRIPE_POLICY_EVEN, 65536, 0);
     rmpi_sched_init(&s, &c, 2, NULL);
     n = rmpi_sched_stripe(&s, 100000, st, RMPI_SCHED_MAX);
     CHECK(n == 1 && st[0].sub == 0 && st[0].len == 100000, "even 100000 with min 64k: one stripe (got %d)", n);
@@ -252,7 +252,7 @@ static void test_folding(void)
 
     /* The folded bytes go to the largest share, so a small message lands on the best rail. */
     double h13[2] = {1, 3};
-    c = cfg_of(RMPI_STRIPE_WEIGHTED, 65536, 0);
+    c = cfg_of(RMPI_STRIPE_POLICY_WEIGHTED, 65536, 0);
     rmpi_sched_init(&s, &c, 2, h13);
     n = rmpi_sched_stripe(&s, 200000, st, RMPI_SCHED_MAX);
     CHECK(n == 1 && st[0].sub == 1 && st[0].len == 200000,
@@ -270,7 +270,7 @@ static void test_folding(void)
 
     /* 6:3:1 of 1 MiB, min 128 KiB: the 10% share (~102 KiB) folds into the 60% one. */
     double h631[3] = {6, 3, 1};
-    c = cfg_of(RMPI_STRIPE_WEIGHTED, 131072, 0);
+    c = cfg_of(RMPI_STRIPE_POLICY_WEIGHTED, 131072, 0);
     rmpi_sched_init(&s, &c, 3, h631);
     n = rmpi_sched_stripe(&s, 1 << 20, st, RMPI_SCHED_MAX);
     CHECK(n == 2 && st[0].sub == 0 && st[1].sub == 1, "6:3:1 with min 128k: two stripes on 0 and 1 (got %d)", n);
@@ -285,7 +285,7 @@ static void test_folding(void)
 
     /* Fewer slots than subchannels: the smallest shares fold first. */
     double h4321[4] = {4, 3, 2, 1};
-    c = cfg_of(RMPI_STRIPE_WEIGHTED, 0, 0);
+    c = cfg_of(RMPI_STRIPE_POLICY_WEIGHTED, 0, 0);
     rmpi_sched_init(&s, &c, 4, h4321);
     n = rmpi_sched_stripe(&s, 1 << 20, st, 2);
     CHECK(n == 2 && st[0].sub == 0 && st[1].sub == 1, "4:3:2:1 in 2 slots: subchannels 0 and 1 (got %d)", n);
@@ -300,20 +300,20 @@ static void test_binding_and_failure(void)
     rmpi_sched_t s;
     for (int nsub = 1; nsub <= 4; nsub++) {
         for (int bind = 0; bind < 8; bind++) {
-            rmpi_sched_cfg_t c = cfg_of(RMPI_STRIPE_BINDING, 0, bind);
+            rmpi_sched_cfg_t c = cfg_of(RMPI_STRIPE_POLICY_BINDING, 0, bind);
             rmpi_sched_init(&s, &c, nsub, NULL);
             int n = rmpi_sched_stripe(&s, 12345678, st, RMPI_SCHED_MAX);
             CHECK(n == 1 && st[0].sub == bind % nsub && st[0].off == 0 && st[0].len == 12345678,
                   "binding nsub %d bind %d: one stripe on %d (got %d on %d)", nsub, bind, bind % nsub, n, st[0].sub);
         }
     }
-    rmpi_sched_cfg_t c = cfg_of(RMPI_STRIPE_BINDING, 0, 1);
+    rmpi_sched_cfg_t c = cfg_of(RMPI_STRIPE_POLICY_BINDING, 0, 1);
     rmpi_sched_init(&s, &c, 3, NULL);
     rmpi_sched_fail(&s, 1);
     CHECK(rmpi_sched_stripe(&s, 1000, st, RMPI_SCHED_MAX) == 1 && st[0].sub == 2, "binding: failed bound -> next live");
 
     /* Failed subchannels never carry a stripe; the rest share the message. */
-    for (int pol = RMPI_STRIPE_EVEN; pol <= RMPI_STRIPE_ADAPTIVE; pol++) {
+    for (int pol = RMPI_STRIPE_POLICY_EVEN; pol <= RMPI_STRIPE_POLICY_ADAPTIVE; pol++) {
         double h[4] = {1, 1, 2, 4};
         c = cfg_of(pol, 0, 0);
         rmpi_sched_init(&s, &c, 4, h);
@@ -326,7 +326,7 @@ static void test_binding_and_failure(void)
         int n = rmpi_sched_stripe(&s, 1 << 20, st, RMPI_SCHED_MAX);
         check_partition(&s, st, n, 1 << 20, RMPI_SCHED_MAX, "after failure");
         CHECK(n == 3, "policy %d: three stripes after one failure (got %d)", pol, n);
-        if (pol == RMPI_STRIPE_WEIGHTED)
+        if (pol == RMPI_STRIPE_POLICY_WEIGHTED)
             CHECK(dabs((double)st[2].len - (1 << 20) * 4.0 / 6.0) <= 64, "weighted 1:1:4 after failure: %zu",
                   st[2].len);
         rmpi_sched_fail(&s, 0);

@@ -1,5 +1,5 @@
 /*
- * Helpers shared by the tests/mpi/gather programs.
+ * Helpers shared by the data-movement programs of tests/mpi/coll (rooted, allgather, alltoall, gather_*).
  *
  * Data: int element j of the block that rank src sends to rank dst is val(src, dst, j),
  * so a block from the wrong rank, for the wrong rank, shifted or truncated is caught.

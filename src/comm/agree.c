@@ -1,0 +1,205 @@
+/* Context agreement as a non-blocking state machine, the one way intracommunicator
+ * creation picks a context (dup, idup, split, create_group).
+ *
+ * A round gathers one 32-bit value per member at the first member and sends the combined
+ * value back. Rounds alternate: a candidate round (the maximum of every member's next free
+ * context id) and a confirm round (the AND of "the candidate is still free here"). While
+ * a member waits for a candidate round, its progress may finish other agreements (idups
+ * pending on overlapping communicators, a blocking creation beside them) that reserve
+ * the same id; such a member answers "no" and every member starts again from a larger
+ * candidate. A member that answers "yes" reserves the candidate at once, so nothing that
+ * finishes later can take it; the ids of a failed confirm round are lost (the space is
+ * 2^24 ids and only ever grows). No member ever waits on a lock or on another agreement,
+ * so a program whose members finish their idups in any order cannot deadlock here. */
+#include "comm_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct agree_msg {
+    uint32_t round, val;
+} agree_msg_t;
+
+struct rmpi_agree {
+    rmpi_comm_t *c;        /* held */
+    int n, me, tag;
+    int *ranks;            /* c-rank of member i; NULL: all of c */
+    unsigned span;
+    uint32_t round;        /* even: candidate round, odd: confirm round */
+    uint32_t cand;         /* candidate of the last candidate round */
+    agree_msg_t mine, res; /* my contribution; the combined value */
+    agree_msg_t *in;       /* first member: contributions, one per member */
+    rmpi_req_t **rq;       /* transfers of the current step */
+    int nrq, sending;      /* first member: 1 once the result is on its way */
+    int done;
+    void (*on_done)(rmpi_agree_t *a, uint32_t ctx, void *arg);
+    void *arg;
+    rmpi_agree_t *next;
+};
+
+static rmpi_agree_t *active;
+
+static int agree_rank(const rmpi_agree_t *a, int i) { return a->ranks ? a->ranks[i] : i; }
+
+static rmpi_req_t *post(rmpi_agree_t *a, int send, void *buf, int member)
+{
+    int r = agree_rank(a, member);
+    rmpi_req_t *q = rmpi_req_alloc(send ? RMPI_REQ_SEND : RMPI_REQ_RECV);
+    q->buf = buf, q->len = sizeof(agree_msg_t), q->ctx = a->c->ctx + 1, q->tag = a->tag;
+    if (send) {
+        q->rank = rmpi_comm_world_rank(a->c, r), q->src = a->c->rank;
+        rmpi_core_isend(q);
+    } else {
+        q->rank = r;
+        rmpi_core_irecv(q);
+    }
+    return q;
+}
+
+/* Start round a->round with my contribution. */
+static void round_start(rmpi_agree_t *a, uint32_t val)
+{
+    a->mine = (agree_msg_t){a->round, val};
+    a->nrq = 0, a->sending = 0;
+    if (a->me == 0) {
+        a->in[0] = a->mine;
+        for (int i = 1; i < a->n; i++)
+            a->rq[a->nrq++] = post(a, 0, &a->in[i], i);
+    } else {
+        a->rq[a->nrq++] = post(a, 0, &a->res, 0);
+        a->rq[a->nrq++] = post(a, 1, &a->mine, 0);
+    }
+}
+
+/* The combined value of the round is in a->res: go on or finish. */
+static void round_end(rmpi_agree_t *a)
+{
+    if (!(a->round & 1)) {
+        a->cand = a->res.val;
+        int ok = rmpi_comm_ctx_claim(a->cand, a->span);
+        a->round++;
+        round_start(a, (uint32_t)ok);
+    } else if (a->res.val) {
+        a->done = 1;
+    } else {
+        a->round++;
+        round_start(a, rmpi_comm_next_ctx());
+    }
+}
+
+/* Advance a as far as its transfers allow; 1 if it moved. */
+static int agree_step(rmpi_agree_t *a)
+{
+    int moved = 0;
+    while (!a->done) {
+        for (int i = 0; i < a->nrq; i++)
+            if (!a->rq[i]->done)
+                return moved;
+        for (int i = 0; i < a->nrq; i++) {
+            rmpi_req_t *q = a->rq[i];
+            /* the peers are members running this same code: anything else is malformed */
+            if (q->kind == RMPI_REQ_RECV && (q->st_err || q->st_bytes != sizeof(agree_msg_t)))
+                rmpi_core_peer_cut(rmpi_comm_world_rank(a->c, q->st_src),
+                                   "a context agreement message of the wrong size");
+            rmpi_req_release(q);
+        }
+        a->nrq = 0;
+        moved = 1;
+        if (a->me == 0 && !a->sending) {
+            uint32_t v = a->in[0].val;
+            for (int i = 1; i < a->n; i++) {
+                if (a->in[i].round != a->round)
+                    rmpi_core_peer_cut(rmpi_comm_world_rank(a->c, agree_rank(a, i)),
+                                       "a context agreement message out of its round");
+                v = (a->round & 1) ? (v && a->in[i].val) : (a->in[i].val > v ? a->in[i].val : v);
+            }
+            a->res = (agree_msg_t){a->round, v};
+            a->sending = 1;
+            for (int i = 1; i < a->n; i++)
+                a->rq[a->nrq++] = post(a, 1, &a->res, i);
+            continue;
+        }
+        if (a->me != 0 && a->res.round != a->round)
+            rmpi_core_peer_cut(rmpi_comm_world_rank(a->c, agree_rank(a, 0)),
+                               "a context agreement message out of its round");
+        round_end(a);
+    }
+    return moved;
+}
+
+static void agree_finish(rmpi_agree_t *a)
+{
+    if (a->on_done)
+        a->on_done(a, a->cand, a->arg);
+    rmpi_comm_release(a->c);
+    free(a->ranks);
+    free(a->in);
+    free(a->rq);
+    free(a);
+}
+
+static int agree_progress(void)
+{
+    int moved = 0;
+    for (rmpi_agree_t **p = &active; *p;) {
+        rmpi_agree_t *a = *p;
+        moved += agree_step(a);
+        if (a->done && a->on_done) {
+            *p = a->next;
+            agree_finish(a);
+        } else {
+            p = &a->next;
+        }
+    }
+    if (!active)
+        rmpi_core_hook_remove(agree_progress);
+    return moved;
+}
+
+rmpi_agree_t *rmpi_agree_start(const rmpi_mset_t *m, unsigned span,
+                               void (*on_done)(rmpi_agree_t *a, uint32_t ctx, void *arg), void *arg)
+{
+    rmpi_agree_t *a = rmpi_xcalloc(1, sizeof *a);
+    a->c = m->c;
+    if (!a->c->predefined)
+        a->c->refcount++;
+    a->n = m->n, a->me = m->me, a->tag = m->tag, a->span = span;
+    if (m->ranks) {
+        a->ranks = rmpi_xmalloc((size_t)m->n * sizeof *a->ranks);
+        memcpy(a->ranks, m->ranks, (size_t)m->n * sizeof *a->ranks);
+    }
+    a->in = rmpi_xcalloc((size_t)m->n, sizeof *a->in);
+    a->rq = rmpi_xcalloc((size_t)(m->n > 2 ? m->n : 2), sizeof *a->rq);
+    a->on_done = on_done, a->arg = arg;
+    if (m->n == 1) { /* nobody to agree with */
+        a->cand = rmpi_comm_next_ctx();
+        rmpi_comm_reserve_ctx(a->cand, span);
+        a->done = 1;
+    } else {
+        round_start(a, rmpi_comm_next_ctx());
+    }
+    if (!a->done || on_done) {
+        a->next = active;
+        active = a;
+        rmpi_core_hook_add(agree_progress);
+    }
+    return a;
+}
+
+uint32_t rmpi_mset_agree_ctx(const rmpi_mset_t *m, unsigned span)
+{
+    rmpi_agree_t *a = rmpi_agree_start(m, span, NULL, NULL);
+    unsigned idle = 0;
+    while (!a->done)
+        rmpi_core_wait_step(&idle);
+    for (rmpi_agree_t **p = &active; *p; p = &(*p)->next)
+        if (*p == a) {
+            *p = a->next;
+            break;
+        }
+    if (!active)
+        rmpi_core_hook_remove(agree_progress);
+    uint32_t ctx = a->cand;
+    agree_finish(a);
+    return ctx;
+}

@@ -1,0 +1,418 @@
+/* rma/target.c, the checks a target makes before it touches memory for a one-sided
+ * message (docs/wire/rma.md): am_check (header, kinds, tags, lock types, segment lists,
+ * data sizes, predefined op and element type), target_base (the range against a window of
+ * known size, with negative segment offsets and overflowing displacements; against the
+ * attached regions of a dynamic window, which may touch but not leave gaps), accumulate
+ * through a segment list, and the lock manager's grant rule. Every answer is compared with
+ * a model computed here (128-bit arithmetic, a byte map of the attached regions).
+ * These functions are static: the file is included, and the archive's copy of target.o is
+ * then never linked (this unit defines every symbol it exports). */
+#include "rma/target.c"
+
+#include "../unit_check.h"
+
+static rmpi_comm_t comm4 = {.size = 4};
+
+/* A window of `bytes` at base (flavor create) or dynamic with regions. */
+static rmpi_win_t mkwin(int flavor, void *base, size_t bytes)
+{
+    rmpi_win_t w;
+    memset(&w, 0, sizeof w);
+    w.flavor = flavor;
+    w.base = base;
+    w.bytes = bytes;
+    w.comm = &comm4;
+    return w;
+}
+
+/* ---- target_base ---- */
+
+static int model_fixed(uint64_t disp, uint64_t bytes, const rma_seg_t *s, uint32_t nseg, size_t winbytes)
+{
+    if (!bytes)
+        return 1;
+    __int128 lo = 0, hi = (__int128)bytes;
+    if (nseg) {
+        lo = s[0].off, hi = (__int128)s[0].off + s[0].len;
+        for (uint32_t i = 1; i < nseg; i++) {
+            if (s[i].off < lo)
+                lo = s[i].off;
+            if ((__int128)s[i].off + s[i].len > hi)
+                hi = (__int128)s[i].off + s[i].len;
+        }
+    }
+    __int128 a = (__int128)disp + lo, b = (__int128)disp + hi;
+    /* the displacement itself must lie in the window; then every byte touched */
+    return disp <= winbytes && a >= 0 && b <= (__int128)winbytes && b <= INT64_MAX;
+}
+
+static void fixed_window(void)
+{
+    static char mem[4096];
+    rmpi_win_t w = mkwin(MPI_WIN_FLAVOR_CREATE, mem, sizeof mem);
+    rma_hdr_t h = {0};
+    /* contiguous ranges at the edges */
+    static const struct {
+        uint64_t disp, bytes;
+        int ok;
+    } c[] = {{0, 4096, 1},      {1, 4096, 0},       {4095, 1, 1},
+             {4096, 1, 0},      {4096, 0, 1},       {5000, 0, 1} /* zero bytes: no memory is touched */,
+             {0, 4097, 0},      {UINT64_MAX, 1, 0}, {1ull << 63, 8, 0},
+             {INT64_MAX, 2, 0}, {2048, 2048, 1},    {2048, 2049, 0}};
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        h.disp = c[i].disp;
+        h.bytes = c[i].bytes;
+        h.nseg = 0;
+        char *p = target_base(&w, &h, NULL);
+        CHECK((p != NULL) == c[i].ok, "disp %llu bytes %llu: %s", (unsigned long long)c[i].disp,
+              (unsigned long long)c[i].bytes, p ? "accepted" : "refused");
+        if (p && c[i].bytes)
+            CHECK(p == mem + c[i].disp, "disp %llu: base %p, expected %p", (unsigned long long)c[i].disp, (void *)p,
+                  (void *)(mem + c[i].disp));
+    }
+    /* segments: negative offsets reach below disp, never below the window */
+    rma_seg_t s[3] = {{-100, 10}, {0, 10}, {50, 6}};
+    h.bytes = 26;
+    h.nseg = 3;
+    h.disp = 100;
+    CHECK(target_base(&w, &h, s) == mem + 100, "segments from disp-100 accepted");
+    h.disp = 99;
+    CHECK(target_base(&w, &h, s) == NULL, "a segment one byte below the window accepted");
+    h.disp = 4096 - 56;
+    CHECK(target_base(&w, &h, s) == mem + 4040, "segments ending at the window's end refused");
+    h.disp = 4096 - 55;
+    CHECK(target_base(&w, &h, s) == NULL, "a segment one byte past the end accepted");
+
+    /* random segment lists against the model */
+    unit_rng_t r = unit_seed(11);
+    for (int t = 0; t < 200000; t++) {
+        rma_seg_t seg[4];
+        uint32_t n = (uint32_t)unit_range(&r, 0, 4);
+        uint64_t total = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            int far = unit_range(&r, 0, 20) == 0;
+            seg[i].off = far ? (int64_t)(unit_rand(&r) >> 2) * (unit_range(&r, 0, 1) ? 1 : -1)
+                             : (int64_t)unit_range(&r, 0, 9000) - 4500;
+            seg[i].len = unit_range(&r, 0, 600);
+            if (seg[i].off > INT64_MAX - (int64_t)seg[i].len)
+                seg[i].len = 0; /* am_check refuses those before target_base runs */
+            total += seg[i].len;
+        }
+        h.nseg = n;
+        h.bytes = n ? total : unit_range(&r, 0, 5000);
+        int farout = unit_range(&r, 0, 50) == 0;
+        h.disp = farout ? unit_rand(&r) : unit_range(&r, 0, 5000);
+        if (!h.bytes)
+            continue; /* zero bytes: the window's base, wherever disp points (see above) */
+        int want = model_fixed(h.disp, h.bytes, seg, n, sizeof mem);
+        char *p = target_base(&w, &h, seg);
+        CHECK((p != NULL) == want, "case %d: disp %llu, %u segments, %llu bytes: %s, the model says %s", t,
+              (unsigned long long)h.disp, n, (unsigned long long)h.bytes, p ? "accepted" : "refused",
+              want ? "inside" : "outside");
+        CHECK_BAIL();
+    }
+}
+
+/* ---- dynamic windows ---- */
+
+#define SPACE 1024
+static unsigned char covered[SPACE];
+
+static void dyn_case(rmpi_win_t *w, char *space, uint64_t a, uint64_t len, const char *what)
+{
+    rma_hdr_t h = {0};
+    h.disp = (uint64_t)(uintptr_t)(space + a);
+    h.bytes = len;
+    int want = 1;
+    for (uint64_t i = a; i < a + len; i++)
+        if (i >= SPACE || !covered[i])
+            want = 0;
+    if (!len)
+        return; /* zero bytes touch no memory: any base will do (handle() checks only when bytes > 0) */
+    char *p = target_base(w, &h, NULL);
+    CHECK((p != NULL) == want, "%s: [%llu, +%llu): %s, the regions say %s", what, (unsigned long long)a,
+          (unsigned long long)len, p ? "accepted" : "refused", want ? "covered" : "not covered");
+    if (p && len)
+        CHECK(p == space + a, "%s: address %p, expected %p", what, (void *)p, (void *)(space + a));
+}
+
+static void dynamic_window(void)
+{
+    static char space[SPACE + 64];
+    rmpi_win_t w = mkwin(MPI_WIN_FLAVOR_DYNAMIC, NULL, 0);
+    rmpi_win_region_t reg[8];
+    w.regions = reg;
+    /* regions [100,200) [200,300) touch, then a gap, [400,500); attached out of order */
+    reg[0] = (rmpi_win_region_t){(uintptr_t)(space + 400), 100};
+    reg[1] = (rmpi_win_region_t){(uintptr_t)(space + 200), 100};
+    reg[2] = (rmpi_win_region_t){(uintptr_t)(space + 100), 100};
+    w.nregions = 3;
+    memset(covered, 0, sizeof covered);
+    memset(covered + 100, 1, 200);
+    memset(covered + 400, 1, 100);
+    dyn_case(&w, space, 150, 100, "across two touching regions");
+    dyn_case(&w, space, 100, 200, "both touching regions whole");
+    dyn_case(&w, space, 250, 100, "into the gap");
+    dyn_case(&w, space, 99, 2, "from below the first region");
+    dyn_case(&w, space, 299, 102, "across the gap");
+    dyn_case(&w, space, 499, 1, "the last byte");
+    dyn_case(&w, space, 499, 2, "past the last region");
+    dyn_case(&w, space, 600, 0, "zero bytes anywhere");
+    /* a range whose end wraps around the address space */
+    rma_hdr_t h = {0};
+    h.disp = (uint64_t)(uintptr_t)(space + 150);
+    h.bytes = UINT64_MAX - h.disp + 10;
+    CHECK(target_base(&w, &h, NULL) == NULL, "a range wrapping around the address space accepted");
+
+    /* random region sets (disjoint, some touching) against the byte map */
+    unit_rng_t r = unit_seed(5);
+    for (int t = 0; t < 3000; t++) {
+        memset(covered, 0, sizeof covered);
+        int n = 0;
+        uint64_t at = unit_range(&r, 0, 60);
+        while (n < 8 && at < SPACE - 1) {
+            uint64_t len = unit_range(&r, 1, 150);
+            if (at + len > SPACE)
+                len = SPACE - at;
+            reg[n++] = (rmpi_win_region_t){(uintptr_t)(space + at), len};
+            memset(covered + at, 1, len);
+            at += len + (unit_range(&r, 0, 2) ? 0 : unit_range(&r, 1, 80));
+        }
+        /* attach order is not address order */
+        for (int i = n - 1; i > 0; i--) {
+            int j = (int)unit_range(&r, 0, (uint64_t)i);
+            rmpi_win_region_t x = reg[i];
+            reg[i] = reg[j];
+            reg[j] = x;
+        }
+        w.nregions = n;
+        for (int k = 0; k < 20; k++) {
+            uint64_t a = unit_range(&r, 0, SPACE - 1), len = unit_range(&r, 0, 400);
+            if (a + len > SPACE + 64)
+                len = SPACE + 64 - a;
+            dyn_case(&w, space, a, len, "random regions");
+        }
+        CHECK_BAIL();
+    }
+}
+
+/* ---- am_check ---- */
+
+static size_t msg_of(char *buf, const rma_hdr_t *h, const rma_seg_t *segs, uint32_t nseg, size_t data)
+{
+    memcpy(buf, h, sizeof *h);
+    memcpy(buf + sizeof *h, segs, nseg * sizeof *segs);
+    memset(buf + sizeof *h + nseg * sizeof *segs, 0, data);
+    return sizeof *h + nseg * sizeof *segs + data;
+}
+
+static void expect_check(const rmpi_win_t *w, int origin, const char *msg, size_t len, const char *want,
+                         const char *what)
+{
+    rma_hdr_t h;
+    const char *got = am_check(w, origin, msg, len, &h);
+    int ok = want ? got && strstr(got, want) : got == NULL;
+    CHECK(ok, "%s: am_check says '%s', expected %s%s%s", what, got ? got : "(fine)", want ? "'" : "",
+          want ? want : "fine", want ? "'" : "");
+}
+
+/* The message of header h, nseg segments and data bytes (zeros), checked; it stays in
+ * msgbuf (msglen bytes) for checks of its cut or relabelled forms. */
+static char msgbuf[4096];
+static size_t msglen;
+
+static void expect_msg(const rmpi_win_t *w, int origin, const rma_hdr_t *h, const rma_seg_t *segs, uint32_t nseg,
+                       size_t data, const char *want, const char *what)
+{
+    msglen = msg_of(msgbuf, h, segs, nseg, data);
+    expect_check(w, origin, msgbuf, msglen, want, what);
+}
+
+static void checks(void)
+{
+    rmpi_win_t w = mkwin(MPI_WIN_FLAVOR_CREATE, NULL, 0);
+    rma_hdr_t h = {0};
+    h.version = RMA_WIRE_VERSION;
+    rma_seg_t segs[4] = {{0, 8}, {16, 8}, {-8, 4}};
+
+    h.kind = AM_PUT;
+    h.bytes = 16;
+    expect_msg(&w, 1, &h, NULL, 0, 16, NULL, "a 16-byte put");
+    expect_check(&w, 1, msgbuf, sizeof h - 1, "shorter than the header", "a cut header");
+    expect_check(&w, 1, msgbuf, msglen - 1, "does not match its size", "a put one byte short");
+    expect_check(&w, 4, msgbuf, msglen, "outside the window's group", "origin 4 of 4");
+    expect_check(&w, -1, msgbuf, msglen, "outside the window's group", "origin -1");
+    h.version = RMA_WIRE_VERSION + 1;
+    expect_msg(&w, 1, &h, NULL, 0, 16, "another wire version", "version + 1");
+    h.version = RMA_WIRE_VERSION;
+    for (int k = 0; k <= 12; k++) {
+        h.kind = (uint8_t)k;
+        h.reply_tag = 1;
+        h.lock_type = RMA_LOCK_SHARED;
+        h.bytes = 0;
+        int known = k >= AM_PUT && k <= AM_COMPLETE;
+        expect_msg(&w, 0, &h, NULL, 0, 0, known ? NULL : "unknown kind", "an empty message of each kind");
+    }
+    /* answer tags only where an answer is wanted */
+    h.kind = AM_GET;
+    h.bytes = 8;
+    static const int32_t tags[] = {0, 1, RMA_TAG_MAX, RMA_TAG_MAX + 1, -1};
+    for (size_t i = 0; i < sizeof tags / sizeof *tags; i++) {
+        h.reply_tag = tags[i];
+        int ok = tags[i] >= 1 && tags[i] <= RMA_TAG_MAX;
+        expect_msg(&w, 0, &h, NULL, 0, 0, ok ? NULL : "answer tag", "get with each answer tag");
+    }
+    h.kind = AM_PUT;
+    h.reply_tag = 0;
+    expect_msg(&w, 0, &h, NULL, 0, 8, NULL, "a put needs no answer tag");
+    /* lock types */
+    h.kind = AM_LOCK;
+    h.bytes = 0;
+    h.reply_tag = 5;
+    for (int t = 0; t < 4; t++) {
+        h.lock_type = (uint16_t)t;
+        expect_msg(&w, 0, &h, NULL, 0, 0, t == RMA_LOCK_EXCL || t == RMA_LOCK_SHARED ? NULL : "unknown lock type",
+                   "lock of each type");
+    }
+    h.lock_type = RMA_LOCK_EXCL;
+    expect_msg(&w, 0, &h, NULL, 0, 1, "control kind with data", "a lock with a data byte");
+
+    /* segment lists */
+    h.kind = AM_PUT;
+    h.reply_tag = 0;
+    h.nseg = 3;
+    h.bytes = 20;
+    expect_msg(&w, 0, &h, segs, 3, 20, NULL, "a put through three segments");
+    expect_check(&w, 0, msgbuf, sizeof h + 2 * sizeof *segs, "more segments than it holds", "a list cut short");
+    h.bytes = 21;
+    expect_msg(&w, 0, &h, segs, 3, 21, "do not add up", "segments two bytes short of the size");
+    h.bytes = 20;
+    rma_seg_t wrap[2] = {{INT64_MAX - 4, 8}, {0, 12}};
+    expect_msg(&w, 0, &h, wrap, 2, 20, "segment out of range", "a segment whose end overflows");
+    rma_seg_t big[2] = {{0, 21}, {0, (uint64_t)-1}};
+    expect_msg(&w, 0, &h, big, 2, 20, "segment out of range", "segments longer than the size");
+    h.nseg = 0;
+    h.bytes = (uint64_t)INT64_MAX;
+    expect_msg(&w, 0, &h, NULL, 0, 0, "impossible size", "a size of 2^63 - 1");
+    h.nseg = UINT32_MAX;
+    h.bytes = 8;
+    expect_msg(&w, 0, &h, NULL, 0, 8, "more segments than it holds", "nseg 2^32 - 1");
+    h.nseg = 0;
+
+    /* data sizes by kind: put carries bytes, compare-and-swap twice, get none */
+    h.bytes = 8;
+    h.reply_tag = 3;
+    h.kind = AM_CAS;
+    h.basic = (uint64_t)(uintptr_t)MPI_INT64_T;
+    expect_msg(&w, 0, &h, NULL, 0, 16, NULL, "compare-and-swap with both values");
+    expect_msg(&w, 0, &h, NULL, 0, 8, "does not match its size", "compare-and-swap with one value");
+    h.kind = AM_GET;
+    expect_msg(&w, 0, &h, NULL, 0, 8, "does not match its size", "a get carrying data");
+
+    /* accumulates: predefined op, element type it takes, whole elements */
+    h.kind = AM_ACC;
+    h.reply_tag = 0;
+    h.bytes = 16;
+    static const struct {
+        MPI_Op op;
+        MPI_Datatype type;
+        uint64_t bytes;
+        const char *want;
+    } acc[] = {
+        {MPI_SUM, MPI_INT, 16, NULL},
+        {MPI_SUM, MPI_DOUBLE, 16, NULL},
+        {MPI_BXOR, MPI_DOUBLE, 16, "element type the operation does not take"},
+        {MPI_MAXLOC, MPI_INT, 16, "element type the operation does not take"},
+        {MPI_MAXLOC, MPI_2INT, 16, NULL},
+        {MPI_SUM, MPI_INT, 14, "element type the operation does not take"}, /* not whole ints */
+        {MPI_REPLACE, MPI_BYTE, 16, NULL},
+        {MPI_OP_NULL, MPI_INT, 16, "not a predefined one"},
+        {(MPI_Op)(uintptr_t)0x12345678, MPI_INT, 16, "not a predefined one"},
+        {MPI_SUM, (MPI_Datatype)(uintptr_t)0x12345678, 16, "element type the operation does not take"},
+    };
+    for (size_t i = 0; i < sizeof acc / sizeof *acc; i++) {
+        h.op = (uint64_t)(uintptr_t)acc[i].op;
+        h.basic = (uint64_t)(uintptr_t)acc[i].type;
+        h.bytes = acc[i].bytes;
+        char what[64];
+        snprintf(what, sizeof what, "accumulate case %zu", i);
+        expect_msg(&w, 0, &h, NULL, 0, acc[i].bytes, acc[i].want, what);
+    }
+    /* a get_accumulate with MPI_NO_OP carries no data (a fetch) */
+    h.kind = AM_GACC;
+    h.reply_tag = 9;
+    h.op = (uint64_t)(uintptr_t)MPI_NO_OP;
+    h.basic = (uint64_t)(uintptr_t)MPI_INT;
+    h.bytes = 16;
+    expect_msg(&w, 0, &h, NULL, 0, 0, NULL, "a NO_OP fetch without data");
+    expect_msg(&w, 0, &h, NULL, 0, 16, "does not match its size", "a NO_OP fetch with data");
+}
+
+/* ---- accumulate through a segment list ---- */
+
+static void accumulate_segments(void)
+{
+    int target[16], model[16], data[6] = {1, 2, 3, 4, 5, 6};
+    for (int i = 0; i < 16; i++)
+        target[i] = model[i] = 100 * i;
+    /* ints 2,3 then 9 then 12,13,14 (offsets from disp, which points at int 4) */
+    rma_seg_t segs[3] = {{-2 * 4, 8}, {5 * 4, 4}, {8 * 4, 12}};
+    static const int at[6] = {2, 3, 9, 12, 13, 14};
+    rma_hdr_t h = {0};
+    h.kind = AM_ACC;
+    h.op = (uint64_t)(uintptr_t)MPI_SUM;
+    h.basic = (uint64_t)(uintptr_t)MPI_INT;
+    h.bytes = 24;
+    h.nseg = 3;
+    accumulate((char *)(target + 4), &h, segs, (const char *)data);
+    for (int i = 0; i < 6; i++)
+        model[at[i]] += data[i];
+    for (int i = 0; i < 16; i++)
+        CHECK(target[i] == model[i], "SUM through segments: int %d is %d, expected %d", i, target[i], model[i]);
+    h.op = (uint64_t)(uintptr_t)MPI_REPLACE;
+    accumulate((char *)(target + 4), &h, segs, (const char *)data);
+    for (int i = 0; i < 6; i++)
+        model[at[i]] = data[i];
+    for (int i = 0; i < 16; i++)
+        CHECK(target[i] == model[i], "REPLACE through segments: int %d is %d, expected %d", i, target[i], model[i]);
+    h.op = (uint64_t)(uintptr_t)MPI_NO_OP;
+    accumulate((char *)(target + 4), &h, segs, (const char *)data);
+    for (int i = 0; i < 16; i++)
+        CHECK(target[i] == model[i], "NO_OP changed int %d", i);
+    int out[6];
+    gather((const char *)(target + 4), &h, segs, (char *)out);
+    for (int i = 0; i < 6; i++)
+        CHECK(out[i] == model[at[i]], "gather: element %d is %d, expected %d", i, out[i], model[at[i]]);
+}
+
+/* ---- lock manager's rule: shared locks together, an exclusive one alone ---- */
+
+static void locks(void)
+{
+    rmpi_win_t w = mkwin(MPI_WIN_FLAVOR_CREATE, NULL, 0);
+    CHECK(lock_grantable(&w, RMA_LOCK_EXCL) && lock_grantable(&w, RMA_LOCK_SHARED), "free window");
+    lock_take(&w, RMA_LOCK_SHARED);
+    lock_take(&w, RMA_LOCK_SHARED);
+    CHECK(lock_grantable(&w, RMA_LOCK_SHARED) && !lock_grantable(&w, RMA_LOCK_EXCL), "two shared holders");
+    w.lockq = NULL;
+    lock_release(&w, RMA_LOCK_SHARED);
+    CHECK(!lock_grantable(&w, RMA_LOCK_EXCL), "one shared holder left");
+    lock_release(&w, RMA_LOCK_SHARED);
+    CHECK(lock_grantable(&w, RMA_LOCK_EXCL) && w.lock_shared == 0, "all shared released");
+    lock_release(&w, RMA_LOCK_SHARED);
+    CHECK(w.lock_shared == 0, "a release without a holder went negative");
+    lock_take(&w, RMA_LOCK_EXCL);
+    CHECK(!lock_grantable(&w, RMA_LOCK_EXCL) && !lock_grantable(&w, RMA_LOCK_SHARED), "exclusive holder");
+    lock_release(&w, RMA_LOCK_EXCL);
+    CHECK(lock_grantable(&w, RMA_LOCK_EXCL), "exclusive released");
+}
+
+int main(void)
+{
+    fixed_window();
+    dynamic_window();
+    checks();
+    accumulate_segments();
+    locks();
+    return finish("rma_target_checks");
+}
