@@ -470,6 +470,10 @@ os.execv(sys.argv[1], sys.argv[1:])' "$PMIX"
   expect_in err "started by Slurm as one of 4 tasks, but without a process-manager interface.*--mpi=pmi2"
   # PMIx variables without a PMIx server (the real library; pmi_exchange has no PMIx client)
   if [ "$SPIN" != - ]; then
+    run timeout 30 env RMPI_PMI=3 "$SPIN"
+    [ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "RMPI_PMI=3: exit status $rc"
+    expect_in err 'RMPI_PMI=3: expected one of auto\|pmi1\|pmi2\|pmix'
+
     run timeout 30 env PMIX_NAMESPACE=dead.0 PMIX_RANK=0 PMIX_SERVER_URI4='dead.0;tcp4://127.0.0.1:9' \
         PMIX_SERVER_URI41='dead.0;tcp4://127.0.0.1:9' "$SPIN"
     [ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "a dead PMIx server: exit status $rc"
