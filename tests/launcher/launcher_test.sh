@@ -468,7 +468,8 @@ os.execv(sys.argv[1], sys.argv[1:])' "$PMIX"
   run env SLURM_STEP_NUM_TASKS=4 "$PMIX"
   expect_rc 2
   expect_in err "started by Slurm as one of 4 tasks, but without a process-manager interface.*--mpi=pmi2"
-  # PMIx variables without a PMIx server (the real library; pmi_exchange has no PMIx client)
+  # the real library: a bad RMPI_PMI (its knob parser), then PMIx variables without a PMIx
+  # server (pmi_exchange has neither)
   if [ "$SPIN" != - ]; then
     run timeout 30 env RMPI_PMI=3 "$SPIN"
     [ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "RMPI_PMI=3: exit status $rc"
