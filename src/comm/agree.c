@@ -140,6 +140,10 @@ static void agree_finish(rmpi_agree_t *a)
 
 static int agree_progress(void)
 {
+    static int busy; /* a send posted from here may run progress again: not twice at once */
+    if (busy)
+        return 0;
+    busy = 1;
     int moved = 0;
     for (rmpi_agree_t **p = &active; *p;) {
         rmpi_agree_t *a = *p;
@@ -153,6 +157,7 @@ static int agree_progress(void)
     }
     if (!active)
         rmpi_core_hook_remove(agree_progress);
+    busy = 0;
     return moved;
 }
 
