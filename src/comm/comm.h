@@ -102,7 +102,7 @@ static inline int rmpi_comm_remote_size(const rmpi_comm_t *c) { return c->rsize;
 /* ---- creation (collective over the parent unless said otherwise) ---- */
 /* A new communicator with the same members (and topology) and a fresh context. */
 int rmpi_comm_dup(rmpi_comm_t *parent, rmpi_comm_t **out);
-/* MPI_Comm_idup of an intracommunicator, in two steps so that the caller can copy
+/* MPI_Comm_idup (intra- or intercommunicator), in two steps so that the caller can copy
  * attributes in between: the object (context not agreed yet), then the non-blocking
  * agreement, which takes the object out of the live handles until it completes, then sets
  * its context and completes req. n == NULL (the caller gave up on the object) still takes
