@@ -39,7 +39,7 @@
 #define RMPI_GROUP_MAGIC 0x47525550u
 #define RMPI_INFO_MAGIC 0x494e464fu
 #define RMPI_COMM_TAG_USER 0x40000000
-#define RMPI_COMM_TAG_IDUP 0x00800000 /* up to the schedules' bit 24 (coll/nbc.h) */
+#define RMPI_COMM_TAG_IDUP 0x00800000 /* up to the schedules' bit 24 (coll/coll.h, RMPI_NBC_TAG) */
 
 typedef struct rmpi_comm_topo rmpi_comm_topo_t;
 typedef struct rmpi_info rmpi_info_t;
