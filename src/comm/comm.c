@@ -25,7 +25,7 @@ void rmpi_comm_finalize(void)
 {
     for (rmpi_comm_t *c = &rmpi_comm_world; c; c = c == &rmpi_comm_world ? &rmpi_comm_self : NULL) {
         if (c->topo)
-            rmpi_topo_release(c->topo);
+            rmpi_comm_topo_release(c->topo);
         rmpi_info_free(c->info);
         c->topo = NULL, c->info = NULL;
     }
@@ -346,7 +346,7 @@ void rmpi_comm_release(rmpi_comm_t *c)
         rmpi_comm_release(c->local);
     }
     if (c->topo)
-        rmpi_topo_release(c->topo);
+        rmpi_comm_topo_release(c->topo);
     rmpi_info_free(c->info);
     free(c->world);
     free(c);
