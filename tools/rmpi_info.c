@@ -74,6 +74,13 @@ int main(int argc, char **argv)
     printf("%s\n", v);
     printf("  MPI %d.%d, ABI %d.%d, built %s %s\n", MPI_VERSION, MPI_SUBVERSION, abi_major, abi_minor, __DATE__,
            __TIME__);
+#ifdef RMPI_HAVE_PMIX
+    printf("  process managers: PMI-1 (mpiexec, hydra), PMI-2 (srun --mpi=pmi2), PMIx (libpmix: mpirun, "
+           "prterun, srun --mpi=pmix); RMPI_PMI picks\n");
+#else
+    printf("  process managers: PMI-1 (mpiexec, hydra), PMI-2 (srun --mpi=pmi2); PMIx not built in (install "
+           "libpmix-dev, then rebuild)\n");
+#endif
     printf("providers and the rails they open on this host (%s):\n", "as rank 0 of a job");
     rails();
     printf("knobs (RMPI_<NAME>; current value, default, meaning):\n");

@@ -432,7 +432,8 @@ static int server_init(void)
     }
     if (send_cmd("cmd=get_appnum") < 0 || expect_reply("appnum", line, sizeof line, &w) < 0)
         return -1;
-    if (parse_int(rmpi_pmi_word(&w, "appnum"), &pmi.info.appnum) < 0)
+    /* Slurm's PMI plugins send -1: they do not know it. */
+    if (parse_int(rmpi_pmi_word(&w, "appnum"), &pmi.info.appnum) < 0 || pmi.info.appnum < 0)
         pmi.info.appnum = 0;
     if (send_cmd("cmd=get_my_kvsname") < 0 || expect_reply("my_kvsname", line, sizeof line, &w) < 0)
         return -1;
@@ -988,7 +989,8 @@ static int spawn_value_ok(const char *what, const char *v)
 }
 
 /* PMI-2 spawn: one frame with every command (Slurm's mpi/pmi2 forwards it to srun). PMI-2
- * values cannot hold ';' (no escape is understood by every server). */
+ * values cannot hold ';' (no escape is understood by every server). Like the PMI-1 spawn,
+ * its reply is awaited without a bound. */
 static int pmi2_spawn(int count, const rmpi_pmi_spawn_cmd_t *cmds, int npre, const char *const *pkeys,
                       const char *const *pvals)
 {
@@ -1043,12 +1045,15 @@ static int pmi2_spawn(int count, const rmpi_pmi_spawn_cmd_t *cmds, int npre, con
     if (bad)
         pmi_err("the spawn request %s.", bad == 2 ? "holds a ';' or newline, which PMI-2 cannot carry"
                                                   : "is too long for one PMI-2 command");
-    else if (send_frame("%s", f) == 0 && expect_reply("spawn-response", line, sizeof line, &w) == 0) {
-        const char *v = rmpi_pmi_word(&w, "rc"), *msg = rmpi_pmi_word(&w, "errmsg");
-        rc = v && strcmp(v, "0") == 0 ? 0 : -1;
-        if (rc)
-            pmi_err("the %s could not spawn the processes (rc=%s%s%s).", pmi.expected, v ? v : "?",
-                    msg ? ", " : "", msg ? msg : "");
+    else if (send_frame("%s", f) == 0) {
+        pmi.deadline = 0;
+        if (expect_reply("spawn-response", line, sizeof line, &w) == 0) {
+            const char *v = rmpi_pmi_word(&w, "rc"), *msg = rmpi_pmi_word(&w, "errmsg");
+            rc = v && strcmp(v, "0") == 0 ? 0 : -1;
+            if (rc)
+                pmi_err("the %s could not spawn the processes (rc=%s%s%s).", pmi.expected, v ? v : "?",
+                        msg ? ", " : "", msg ? msg : "");
+        }
     }
     free(f);
     return rc;
@@ -1092,6 +1097,9 @@ int rmpi_pmi_spawn(int count, const rmpi_pmi_spawn_cmd_t *cmds, int npre, const 
     }
     char line[PMI_LINE_MAX];
     rmpi_pmi_words_t w;
+    /* Starting processes may wait for resources (Slurm queues the children's step): the
+     * process manager answers when it can, or ends the job. */
+    pmi.deadline = 0;
     if (expect_reply("spawn_result", line, sizeof line, &w) < 0)
         return -1;
     const char *rc = rmpi_pmi_word(&w, "rc");

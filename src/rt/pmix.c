@@ -57,7 +57,7 @@ static struct {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int done;
-} watch = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 };
+} watch = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
 
 static void *init_watchdog(void *arg)
 {
@@ -77,8 +77,10 @@ static void *init_watchdog(void *arg)
     int done = watch.done;
     pthread_mutex_unlock(&watch.mu);
     if (!done) {
-        fprintf(stderr, "[rmpi] PMIx: no answer from the %s within %g s; is the launcher that set it still "
-                "running? (RMPI_PMI_TIMEOUT sets the bound) Ending this process.\n", server, secs);
+        fprintf(stderr,
+                "[rmpi] PMIx: no answer from the %s within %g s; is the launcher that set it still "
+                "running? (RMPI_PMI_TIMEOUT sets the bound) Ending this process.\n",
+                server, secs);
         _exit(1);
     }
     return NULL;
@@ -99,9 +101,10 @@ int rmpi_pmix_init(rmpi_pm_info_t *info, const char *expected)
         pthread_join(dog, NULL);
     }
     if (rc != PMIX_SUCCESS) {
-        fprintf(stderr, "[rmpi] PMIx: cannot connect to the %s: %s; was this program started by prterun, "
-                "mpirun (Open MPI) or srun --mpi=pmix, and is that launcher still running?\n", server,
-                PMIx_Error_string(rc));
+        fprintf(stderr,
+                "[rmpi] PMIx: cannot connect to the %s: %s; was this program started by prterun, "
+                "mpirun (Open MPI) or srun --mpi=pmix, and is that launcher still running?\n",
+                server, PMIx_Error_string(rc));
         return -1;
     }
     unsigned size = 0, appnum = 0;
@@ -172,8 +175,8 @@ int rmpi_pmix_get(const char *key, char *value, size_t len)
             strcpy(value, v->data.string);
             ok = 0;
         } else {
-            fprintf(stderr, "[rmpi rank %d] PMIx: the value of key \"%s\" does not fit %zu bytes.\n",
-                    (int)me.rank, key, len);
+            fprintf(stderr, "[rmpi rank %d] PMIx: the value of key \"%s\" does not fit %zu bytes.\n", (int)me.rank, key,
+                    len);
         }
     }
     PMIX_VALUE_RELEASE(v);
@@ -200,7 +203,8 @@ int rmpi_pmix_spawn(int count, const rmpi_pmi_spawn_cmd_t *cmds, int npre, const
                     const char *const *pvals)
 {
     (void)count, (void)cmds, (void)npre, (void)pkeys, (void)pvals;
-    fprintf(stderr, "[rmpi rank %d] PMIx: MPI_Comm_spawn is not supported under PMIx here (RailMPI's PMIx client "
+    fprintf(stderr,
+            "[rmpi rank %d] PMIx: MPI_Comm_spawn is not supported under PMIx here (RailMPI's PMIx client "
             "has no PMIx_Spawn path); start the job with mpiexec, mpiexec.hydra or srun --mpi=pmi2 to spawn.\n",
             (int)me.rank);
     return -1;
@@ -215,7 +219,7 @@ int rmpi_pmix_names(const char *cmd, const char *service, const char *port, char
         rc = PMIx_Publish(&i, 1);
         PMIX_INFO_DESTRUCT(&i);
     } else if (strcmp(cmd, "unpublish_name") == 0) {
-        char *keys[2] = { (char *)service, NULL };
+        char *keys[2] = {(char *)service, NULL};
         rc = PMIx_Unpublish(keys, NULL, 0);
     } else {
         pmix_pdata_t d;

@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         rmpi_pmi_get("host-1", buf, sizeof buf);
         rmpi_pmi_fence();
         rmpi_pmi_lookup("service", buf, sizeof buf);
-        rmpi_pmi_finalize();   /* closes sv[0] */
+        rmpi_pmi_finalize(); /* closes sv[0] */
     } else {
         close(sv[0]);
     }

@@ -128,6 +128,24 @@ for mpi in pmi2 pmix; do
   run --mpi=$mpi "$b/tests/launcher/spin" abort
   [ $rc != 0 ] && [ $rc != 124 ] || fail "MPI_Abort under srun --mpi=$mpi gave srun status $rc"
 done
+# which wire: Slurm's mpi/pmi2 serves PMI-1 and PMI-2 on the same PMI_FD; RailMPI must pick
+# PMI-2 there (PMI_JOBID), and PMI-1 when forced
+run --mpi=pmi2 "$b/tests/launcher/pmi_exchange"
+[ $rc = 0 ] || fail "pmi_exchange under srun --mpi=pmi2 exited $rc"
+[ "$(echo "$out" | grep -cE '^pmi_exchange: wire 2 rank [0-3] size 4 ')" = 4 ] || fail "srun --mpi=pmi2: not every rank on PMI-2"
+[ "$(echo "$out" | grep -cE '^pmi_exchange: rank [0-3] of 4: ok$')" = 4 ] || fail "srun --mpi=pmi2: PMI-2 exchange not ok"
+RMPI_PMI=1 run --mpi=pmi2 "$b/tests/launcher/pmi_exchange"
+[ "$(echo "$out" | grep -cE '^pmi_exchange: wire 1 rank [0-3] size 4 singleton 0 appnum 0 ')" = 4 ] || fail "srun --mpi=pmi2 with RMPI_PMI=1: not on PMI-1"
+[ "$(echo "$out" | grep -cE '^pmi_exchange: rank [0-3] of 4: ok$')" = 4 ] || fail "srun --mpi=pmi2: PMI-1 exchange not ok"
+# ports and the name service (MPI_Publish_name / Lookup_name): PMI-2's name-publish/lookup
+run --mpi=pmi2 "$b/tests/mpi/dynproc/connect"
+[ $rc = 0 ] && echo "$out" | grep -q "No Errors" || fail "dynproc/connect under srun --mpi=pmi2: exit $rc"
+if [ "$have_pmix" = 1 ] && echo "$mpis" | grep -q pmix; then
+  # Slurm's PMIx server has no name service (22.05): then the failure must name it
+  run --mpi=pmix "$b/tests/mpi/dynproc/connect"
+  [ $rc = 0 ] || echo "$out" | grep -q "PMIx: the PMIx server .* offers no name service" ||
+    fail "dynproc/connect under srun --mpi=pmix: exit $rc without naming the missing name service"
+fi
 # MPI_Comm_spawn under --mpi=pmi2: Slurm starts the children with a new srun inside the
 # job, whose step must share the job's CPUs (SLURM_OVERLAP). Slurm's PMI-2 reports no
 # MPI_APPNUM (appnum=-1) and runs Spawn_multiple from a multi-prog file it leaves in /tmp:

@@ -410,7 +410,12 @@ pmi2)
   run timeout 30 $SRV good 2 "$PMIX" long
   expect_rc 0
   [ "$(count out '^pmi_exchange: rank [01] of 2: ok$')" = 2 ] || fail "PMI-2 long values: expected 2 ok lines"
-  run timeout 30 $SRV good 3 "$PMIX" abort 7
+  # spawn is refused by this server, which echoes what it parsed of the frame; the name
+  # service that follows must work
+  run timeout 30 $SRV good 2 "$PMIX" spawn
+  expect_in err "could not spawn the processes \(rc=14, not served here \(ncmds=2 preput=PARENT_ROOT_PORT_NAME subcmds=2 maxprocs=1,2 argv=child,A,two words,child,B\)\)"
+  expect_not_in err "publish failed|lookup failed|unpublish failed|succeeded"
+    run timeout 30 $SRV good 3 "$PMIX" abort 7
   expect_in out "^server: rank 1 aborts the job$"
   expect_fast 10000
   # real MPI programs: point-to-point and a collective at 4 ranks (the MPI programs are

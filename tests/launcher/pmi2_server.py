@@ -135,7 +135,14 @@ def serve(c, body):
             return c.reply("cmd=name-lookup-response;rc=0;value=%s;" % names[p["name"]])
         return c.reply("cmd=name-lookup-response;rc=1;")
     if cmd == "spawn":
-        return c.reply("cmd=spawn-response;rc=14;errmsg=spawn not served by this test server;")
+        # not served; the reason echoes what was parsed, in Slurm's order of pairs
+        pairs = [kv.split("=", 1) for kv in body.split(";") if "=" in kv]
+        keys = [k for k, _ in pairs]
+        got = "ncmds=%s preput=%s subcmds=%d maxprocs=%s argv=%s" % (
+            p.get("ncmds"), p.get("ppkey0"), keys.count("subcmd"),
+            ",".join(v for k, v in pairs if k == "maxprocs"),
+            ",".join(v for k, v in pairs if k.startswith("argv")))
+        return c.reply("cmd=spawn-response;rc=14;errmsg=not served here (%s);" % got)
     if cmd == "finalize":
         c.reply("cmd=finalize-response;rc=0;")
         finalized.add(c.rank)
