@@ -297,7 +297,7 @@ def targets(meta, bw, cap, main, tlist):
         lines.append(f"- Open MPI at 4 MiB: default {ompi:.1f}, hand-weighted {fmt(ompi_w)}, "
                      f"rail0 alone {ompi_one:.1f} MB/s.")
     if lines:
-        out += ["Targets of issue 3 (ratios within this run):", ""] + lines + [""]
+        out += ["Targets of the multirail design (ratios within this run):", ""] + lines + [""]
     return out
 
 

@@ -20,6 +20,9 @@ What a generated form does:
     NULL), handed down, and narrowed back when the call succeeds; the call gets the
     largest value the form can hold as MAX(name), so an int form reports
     MPI_ERR_VALUE_TOO_LARGE where a _c form has room;
+  - an array the worker wants as MPI_Count[] or MPI_Aint[] (AS_COUNTS(a, n),
+    AS_AINTS(a, n) in the call) is passed as is where the form's type matches, else as
+    a converted copy freed after the call; IS_C is 1 in a _c form, 0 in an int form;
   - every form passes its own name (__func__), so messages and PMPI names are its own.
 """
 
@@ -42,15 +45,24 @@ KINDS = {
     "COUNTS": ("const int []", "const MPI_Count []"),
     "DISPLS": ("const int []", "const MPI_Aint []"),
     "ADISPLS": ("const MPI_Aint []", "const MPI_Aint []"),
+    "AINTS": ("const MPI_Aint []", "const MPI_Count []"),
+    "INT": ("int", "int"),
+    "INTS": ("const int []", "const int []"),
     "DATATYPE": ("MPI_Datatype", "MPI_Datatype"),
     "DATATYPES": ("const MPI_Datatype []", "const MPI_Datatype []"),
+    "NEWTYPE": ("MPI_Datatype *", "MPI_Datatype *"),
     "OP": ("MPI_Op", "MPI_Op"),
     "RANK": ("int", "int"),
     "COMM": ("MPI_Comm", "MPI_Comm"),
     "SESSION": ("MPI_Session", "MPI_Session"),
 }
 # kinds whose int and _c forms differ: an operation with none of them has no _c form
-LARGE = {"COUNT", "AINT", "COUNTS", "DISPLS"}
+LARGE = {"COUNT", "AINT", "COUNTS", "DISPLS", "AINTS"}
+# AS_COUNTS(a, n) / AS_AINTS(a, n) in a call: the array a of n elements as MPI_Count[] or
+# MPI_Aint[]; a form whose a has another element type passes a converted copy, made by
+# the named static function of api_x.c (NULL for n <= 0) and freed after the call
+CONVERT = {("AS_COUNTS", "int"): ("MPI_Count", "widen"),
+           ("AS_AINTS", "MPI_Count"): ("MPI_Aint", "count_to_aint")}
 # largest value of a count kind in each form (MAX(name) in a call)
 LIMITS = {"COUNT": ("INT_MAX", "INT64_MAX"), "AINT": ("INTPTR_MAX", "INT64_MAX")}
 FAMILIES = ("coll", "large")
@@ -180,13 +192,30 @@ def emit(op, large, mode):
     m = re.fullmatch(r"(\w+)\((.*)\)", op.call)
     if not m:
         raise SystemExit("%s: the call of %s must be `worker(args)`" % (op.where, op.name))
-    args = re.sub(r"\bMAX\((\w+)\)", lambda a: LIMITS[kind_of(op, a.group(1))][1 if large else 0], m.group(2))
+    freed = []
+
+    def convert(a):
+        want, name, length = a.group(1), a.group(2), a.group(3)
+        elem = KINDS[kind_of(op, name)][1 if large else 0].replace("const ", "").replace(" []", "")
+        if (want, elem) not in CONVERT:
+            if elem != {"AS_COUNTS": "MPI_Count", "AS_AINTS": "MPI_Aint"}[want]:
+                raise SystemExit("%s: %s cannot turn %s's %s into the array it asks for" % (op.where, want, name, elem))
+            return name
+        ctype, helper = CONVERT[(want, elem)]
+        out.append("    %s *%s_conv = %s(%s, %s);" % (ctype, name, helper, name, length))
+        freed.append(name + "_conv")
+        return name + "_conv"
+
+    text = re.sub(r"\b(AS_COUNTS|AS_AINTS)\((\w+), (\w+)\)", convert, m.group(2))
+    text = re.sub(r"\bIS_C\b", "1" if large else "0", text)
+    args = re.sub(r"\bMAX\((\w+)\)", lambda a: LIMITS[kind_of(op, a.group(1))][1 if large else 0], text)
     args = [re.sub(r"\b[A-Za-z_]\w*\b", word, a.strip()) for a in split_args(args)]
     if op.family == "coll":
         args = [comm_obj] + args + ["request" if mode != "RUN" else "NULL", "RMPI_API_" + mode]
     call = "%s(%s)" % (m.group(1), ", ".join(["__func__"] + args))
-    if narrowed:
+    if narrowed or freed:
         out.append("    int rc = %s;" % call)
+        out += ["    free(%s);" % f for f in freed]
         for p in narrowed:
             out += ["    if (rc == MPI_SUCCESS && %s)" % p.name,
                     "        *%s = (%s)%s_wide;" % (p.name, KINDS[p.kind][0], p.name)]

@@ -143,12 +143,6 @@ int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 static int idup_common(const char *func, rmpi_comm_t *c, rmpi_info_t *info, MPI_Comm *newcomm,
                        MPI_Request *request)
 {
-    if (c->inter) { /* the agreement across two groups is blocking (comm/inter.c) */
-        int rc = dup_common(func, c, info, newcomm);
-        if (!rc)
-            *request = rmpi_api_done_req(c);
-        return rc;
-    }
     RMPI_LOCK();
     rmpi_comm_t *n = rmpi_comm_idup_object(c);
     RMPI_UNLOCK();

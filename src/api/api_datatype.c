@@ -1,6 +1,8 @@
 /* Datatype bindings: constructors (subarray and darray too), commit/free, size and extent
- * queries, names, addresses, Alloc_mem/Free_mem, MPI_Pack/Unpack. The int-count bindings widen their arrays to MPI_Count
- * and share one helper per constructor with the _c bindings. */
+ * queries, names, addresses, Alloc_mem/Free_mem, MPI_Pack/Unpack. One function per
+ * constructor (and for Pack/Unpack/Pack_size) checks and works; its int and _c forms are
+ * generated from src/api/forms.txt and included at the end (an int form widens its arrays
+ * to MPI_Count with widen(), a _c form its displacements to MPI_Aint with count_to_aint()). */
 #include "api_impl.h"
 
 #include "../datatype/datatype.h"
@@ -84,18 +86,6 @@ static int contiguous(const char *func, MPI_Count count, MPI_Datatype oldtype, M
     return finish(func, rc, dt, newtype);
 }
 
-int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    RMPI_API_INIT_CHECK();
-    return contiguous(__func__, count, oldtype, newtype, 0);
-}
-
-int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    RMPI_API_INIT_CHECK();
-    return contiguous(__func__, count, oldtype, newtype, 1);
-}
-
 static int vector(const char *func, MPI_Count count, MPI_Count blocklen, MPI_Count stride, int bytes,
                   MPI_Datatype oldtype, MPI_Datatype *newtype, int large)
 {
@@ -109,32 +99,6 @@ static int vector(const char *func, MPI_Count count, MPI_Count blocklen, MPI_Cou
                : rmpi_dtype_vector(count, blocklen, stride, oldtype, large, &dt);
     RMPI_UNLOCK();
     return finish(func, rc, dt, newtype);
-}
-
-int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    RMPI_API_INIT_CHECK();
-    return vector(__func__, count, blocklength, stride, 0, oldtype, newtype, 0);
-}
-
-int MPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
-                      MPI_Datatype *newtype)
-{
-    RMPI_API_INIT_CHECK();
-    return vector(__func__, count, blocklength, stride, 0, oldtype, newtype, 1);
-}
-
-int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    RMPI_API_INIT_CHECK();
-    return vector(__func__, count, blocklength, stride, 1, oldtype, newtype, 0);
-}
-
-int MPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
-                              MPI_Datatype *newtype)
-{
-    RMPI_API_INIT_CHECK();
-    return vector(__func__, count, blocklength, stride, 1, oldtype, newtype, 1);
 }
 
 /* indexed and hindexed: exactly one of disps / adisps is used. */
@@ -154,44 +118,6 @@ static int indexed(const char *func, MPI_Count count, const MPI_Count *bl, const
     return finish(func, rc, dt, newtype);
 }
 
-int MPI_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[],
-                     MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    RMPI_API_INIT_CHECK();
-    MPI_Count *bl = widen(array_of_blocklengths, count), *d = widen(array_of_displacements, count);
-    int rc = indexed(__func__, count, bl, d, NULL, 0, oldtype, newtype, 0);
-    free(bl);
-    free(d);
-    return rc;
-}
-
-int MPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
-                       const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    RMPI_API_INIT_CHECK();
-    return indexed(__func__, count, array_of_blocklengths, array_of_displacements, NULL, 0, oldtype, newtype, 1);
-}
-
-int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
-                             MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    RMPI_API_INIT_CHECK();
-    MPI_Count *bl = widen(array_of_blocklengths, count);
-    int rc = indexed(__func__, count, bl, NULL, array_of_displacements, 1, oldtype, newtype, 0);
-    free(bl);
-    return rc;
-}
-
-int MPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
-                               const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    RMPI_API_INIT_CHECK();
-    MPI_Aint *d = count_to_aint(array_of_displacements, count);
-    int rc = indexed(__func__, count, array_of_blocklengths, NULL, d, 1, oldtype, newtype, 1);
-    free(d);
-    return rc;
-}
-
 static int indexed_block(const char *func, MPI_Count count, MPI_Count blocklen, const MPI_Count *disps,
                          const MPI_Aint *adisps, int bytes, MPI_Datatype oldtype, MPI_Datatype *newtype, int large)
 {
@@ -207,41 +133,6 @@ static int indexed_block(const char *func, MPI_Count count, MPI_Count blocklen, 
                : rmpi_dtype_indexed_block(count, blocklen, disps, oldtype, large, &dt);
     RMPI_UNLOCK();
     return finish(func, rc, dt, newtype);
-}
-
-int MPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
-                                  MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    RMPI_API_INIT_CHECK();
-    MPI_Count *d = widen(array_of_displacements, count);
-    int rc = indexed_block(__func__, count, blocklength, d, NULL, 0, oldtype, newtype, 0);
-    free(d);
-    return rc;
-}
-
-int MPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[],
-                                    MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    RMPI_API_INIT_CHECK();
-    return indexed_block(__func__, count, blocklength, array_of_displacements, NULL, 0, oldtype, newtype, 1);
-}
-
-int MPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint array_of_displacements[],
-                                   MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    RMPI_API_INIT_CHECK();
-    return indexed_block(__func__, count, blocklength, NULL, array_of_displacements, 1, oldtype, newtype, 0);
-}
-
-int MPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
-                                     const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
-                                     MPI_Datatype *newtype)
-{
-    RMPI_API_INIT_CHECK();
-    MPI_Aint *d = count_to_aint(array_of_displacements, count);
-    int rc = indexed_block(__func__, count, blocklength, NULL, d, 1, oldtype, newtype, 1);
-    free(d);
-    return rc;
 }
 
 static int create_struct(const char *func, MPI_Count count, const MPI_Count *bl, const MPI_Aint *disps,
@@ -265,27 +156,6 @@ static int create_struct(const char *func, MPI_Count count, const MPI_Count *bl,
     return finish(func, rc, dt, newtype);
 }
 
-int MPI_Type_create_struct(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
-                           const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
-{
-    RMPI_API_INIT_CHECK();
-    MPI_Count *bl = widen(array_of_blocklengths, count);
-    int rc = create_struct(__func__, count, bl, array_of_displacements, array_of_types, newtype, 0);
-    free(bl);
-    return rc;
-}
-
-int MPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
-                             const MPI_Count array_of_displacements[], const MPI_Datatype array_of_types[],
-                             MPI_Datatype *newtype)
-{
-    RMPI_API_INIT_CHECK();
-    MPI_Aint *d = count_to_aint(array_of_displacements, count);
-    int rc = create_struct(__func__, count, array_of_blocklengths, d, array_of_types, newtype, 1);
-    free(d);
-    return rc;
-}
-
 static int resized(const char *func, MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype,
                    int large)
 {
@@ -297,18 +167,6 @@ static int resized(const char *func, MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint
     rc = rmpi_dtype_resized(oldtype, lb, extent, large, &dt);
     RMPI_UNLOCK();
     return finish(func, rc, dt, newtype);
-}
-
-int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype)
-{
-    RMPI_API_INIT_CHECK();
-    return resized(__func__, oldtype, lb, extent, newtype, 0);
-}
-
-int MPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype *newtype)
-{
-    RMPI_API_INIT_CHECK();
-    return resized(__func__, oldtype, (MPI_Aint)lb, (MPI_Aint)extent, newtype, 1);
 }
 
 /* Subarray and darray: the layer checks the shapes; one message covers its MPI_ERR_ARG. */
@@ -335,27 +193,6 @@ static int subarray(const char *func, int ndims, const MPI_Count *sizes, const M
                       "MPI_ORDER_FORTRAN, and non-NULL arrays");
 }
 
-int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
-                             const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    RMPI_API_INIT_CHECK();
-    MPI_Count *sz = widen(array_of_sizes, ndims), *sub = widen(array_of_subsizes, ndims),
-              *st = widen(array_of_starts, ndims);
-    int rc = subarray(__func__, ndims, sz, sub, st, order, oldtype, newtype, 0);
-    free(sz);
-    free(sub);
-    free(st);
-    return rc;
-}
-
-int MPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[], const MPI_Count array_of_subsizes[],
-                               const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype,
-                               MPI_Datatype *newtype)
-{
-    RMPI_API_INIT_CHECK();
-    return subarray(__func__, ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype, 1);
-}
-
 static int darray(const char *func, int size, int rank, int ndims, const MPI_Count *gsizes, const int *distribs,
                   const int *dargs, const int *psizes, int order, MPI_Datatype oldtype, MPI_Datatype *newtype,
                   int large)
@@ -373,27 +210,6 @@ static int darray(const char *func, int size, int rank, int ndims, const MPI_Cou
                       "darray: need gsizes > 0, psizes whose product is size, MPI_DISTRIBUTE_BLOCK/CYCLIC/NONE (NONE "
                       "with psize 1), dargs > 0 or MPI_DISTRIBUTE_DFLT_DARG (a block darg must cover gsize over the "
                       "processes), order MPI_ORDER_C or MPI_ORDER_FORTRAN");
-}
-
-int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[], const int array_of_distribs[],
-                           const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype,
-                           MPI_Datatype *newtype)
-{
-    RMPI_API_INIT_CHECK();
-    MPI_Count *g = widen(array_of_gsizes, ndims);
-    int rc = darray(__func__, size, rank, ndims, g, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype,
-                    newtype, 0);
-    free(g);
-    return rc;
-}
-
-int MPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[],
-                             const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[],
-                             int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    RMPI_API_INIT_CHECK();
-    return darray(__func__, size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes,
-                  order, oldtype, newtype, 1);
 }
 
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)

@@ -320,7 +320,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
     return rc;
 }
 
-/* MPI-4 non-blocking sendrecv: one point-to-point schedule (coll/nbc.h) posts the receive
+/* MPI-4 non-blocking sendrecv: one point-to-point schedule (coll/coll.h) posts the receive
  * and the send together and completes the request, a receive with the receive's status,
  * when both are done. Non-contiguous data is packed into the schedule's scratch; for the
  * _replace form the outgoing data is packed first and the received data unpacked into buf

@@ -12,12 +12,12 @@
 
 #define GET_TOPO(t, c, comm, k, what)                                                                  \
     GET_INTRA(c, comm);                                                                                \
-    rmpi_topo_t *t = c->topo && c->topo->kind == (k) ? c->topo : NULL;                                 \
+    rmpi_comm_topo_t *t = c->topo && c->topo->kind == (k) ? c->topo : NULL;                                 \
     RMPI_CHECK(t, c, MPI_ERR_TOPOLOGY, "the communicator has no %s topology", what)
 
 /* Members with rank < n form the new communicator, with topology t built for each. */
-static int make_topo_comm(const char *func, rmpi_comm_t *c, int n, rmpi_topo_t *(*build)(const void *, int),
-                          const void *arg, MPI_Comm *out)
+static int make_topo_comm(const char *func, rmpi_comm_t *c, int n,
+                          rmpi_comm_topo_t *(*build)(const void *, int), const void *arg, MPI_Comm *out)
 {
     rmpi_comm_t *nc;
     RMPI_LOCK();
@@ -35,10 +35,10 @@ typedef struct cart_args {
     const int *dims, *periods;
 } cart_args_t;
 
-static rmpi_topo_t *build_cart(const void *arg, int rank)
+static rmpi_comm_topo_t *build_cart(const void *arg, int rank)
 {
     const cart_args_t *a = arg;
-    return rmpi_topo_cart(a->ndims, a->dims, a->periods, rank);
+    return rmpi_comm_cart(a->ndims, a->dims, a->periods, rank);
 }
 
 /* Product of dims, or -1 when one is not positive or it overflows `limit`. */
@@ -109,7 +109,7 @@ int MPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
 {
     GET_TOPO(t, c, comm, MPI_CART, "Cartesian");
     RMPI_CHECK(rank && (t->ndims == 0 || coords), c, MPI_ERR_ARG, "coords and rank must not be NULL");
-    int r = rmpi_topo_cart_rank(t, coords);
+    int r = rmpi_comm_cart_rank(t, coords);
     RMPI_CHECK(r >= 0, c, MPI_ERR_ARG, "the coordinates are off the grid in a non-periodic dimension");
     *rank = r;
     return MPI_SUCCESS;
@@ -122,7 +122,7 @@ int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
     RMPI_CHECK(maxdims >= t->ndims, c, MPI_ERR_ARG, "maxdims %d is smaller than the %d dimensions", maxdims,
                t->ndims);
     RMPI_CHECK(t->ndims == 0 || coords, c, MPI_ERR_ARG, "coords must not be NULL");
-    rmpi_topo_cart_coords(t, rank, coords);
+    rmpi_comm_cart_coords(t, rank, coords);
     return MPI_SUCCESS;
 }
 
@@ -132,23 +132,23 @@ int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int
     RMPI_CHECK(direction >= 0 && direction < t->ndims, c, MPI_ERR_ARG, "direction %d is not in 0..%d", direction,
                t->ndims - 1);
     RMPI_CHECK(rank_source && rank_dest, c, MPI_ERR_ARG, "rank_source and rank_dest must not be NULL");
-    rmpi_topo_cart_shift(t, t->coords, direction, disp, rank_source, rank_dest);
+    rmpi_comm_cart_shift(t, t->coords, direction, disp, rank_source, rank_dest);
     return MPI_SUCCESS;
 }
 
 typedef struct sub_args {
-    const rmpi_topo_t *t;
+    const rmpi_comm_topo_t *t;
     const int *remain;
 } sub_args_t;
 
-static rmpi_topo_t *build_sub(const void *arg, int rank)
+static rmpi_comm_topo_t *build_sub(const void *arg, int rank)
 {
     const sub_args_t *a = arg;
     int dims[a->t->ndims > 0 ? a->t->ndims : 1], periods[a->t->ndims > 0 ? a->t->ndims : 1], k = 0;
     for (int i = 0; i < a->t->ndims; i++)
         if (a->remain[i])
             dims[k] = a->t->dims[i], periods[k++] = a->t->periods[i];
-    return rmpi_topo_cart(k, dims, periods, rank);
+    return rmpi_comm_cart(k, dims, periods, rank);
 }
 
 int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
@@ -196,10 +196,10 @@ typedef struct graph_args {
     const int *index, *edges;
 } graph_args_t;
 
-static rmpi_topo_t *build_graph(const void *arg, int rank)
+static rmpi_comm_topo_t *build_graph(const void *arg, int rank)
 {
     const graph_args_t *a = arg;
-    return rmpi_topo_graph(a->nnodes, a->index, a->edges, rank);
+    return rmpi_comm_graph(a->nnodes, a->index, a->edges, rank);
 }
 
 static int graph_check(const char *func, rmpi_comm_t *c, int nnodes, const int *index, const int *edges)
@@ -291,14 +291,14 @@ static int weights_given(const int *w) { return w != MPI_UNWEIGHTED; }
 static int real_weights(const int *w) { return w != MPI_UNWEIGHTED && w != MPI_WEIGHTS_EMPTY; }
 
 /* A copy of c (fresh context) carrying topology t. */
-static int attach_dist(const char *func, rmpi_comm_t *c, rmpi_topo_t *t, rmpi_info_t *info, MPI_Comm *out)
+static int attach_dist(const char *func, rmpi_comm_t *c, rmpi_comm_topo_t *t, rmpi_info_t *info, MPI_Comm *out)
 {
     rmpi_comm_t *nc;
     RMPI_LOCK();
     int rc = rmpi_comm_dup(c, &nc);
     if (!rc) {
         if (nc->topo)
-            rmpi_topo_release(nc->topo);
+            rmpi_comm_topo_release(nc->topo);
         nc->topo = t;
     }
     RMPI_UNLOCK();
@@ -341,8 +341,8 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int so
     int weighted = weights_given(sourceweights) && weights_given(destweights);
     RMPI_CHECK(!weighted || ((!indegree || real_weights(sourceweights)) && (!outdegree || real_weights(destweights))),
                c, MPI_ERR_ARG, "weights must be given for every edge or be MPI_UNWEIGHTED");
-    rmpi_topo_t *t = rmpi_topo_dist_graph(indegree, sources, weighted ? sourceweights : NULL, outdegree,
-                                          destinations, weighted ? destweights : NULL, weighted);
+    rmpi_comm_topo_t *t = rmpi_comm_dist_graph(indegree, sources, weighted ? sourceweights : NULL, outdegree,
+                                               destinations, weighted ? destweights : NULL, weighted);
     return attach_dist(__func__, c, t, i, comm_dist_graph);
 }
 
@@ -367,7 +367,7 @@ int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const i
     int weighted = weights_given(weights);
     RMPI_CHECK(!weighted || !nedges || real_weights(weights), c, MPI_ERR_ARG,
                "weights must be given for every edge or be MPI_UNWEIGHTED");
-    rmpi_topo_t *t;
+    rmpi_comm_topo_t *t;
     RMPI_LOCK();
     rc = rmpi_comm_dist_graph_build(c, n, sources, degrees, destinations, weights, weighted && nedges > 0, &t);
     RMPI_UNLOCK();

@@ -22,15 +22,18 @@ typedef struct agree_msg {
 
 struct rmpi_agree {
     rmpi_comm_t *c;        /* held */
+    rmpi_comm_t *across;   /* held; intercommunicator whose local group is c: the first
+                              member swaps each round's value with the remote one's */
     int n, me, tag;
     int *ranks;            /* c-rank of member i; NULL: all of c */
     unsigned span;
     uint32_t round;        /* even: candidate round, odd: confirm round */
     uint32_t cand;         /* candidate of the last candidate round */
     agree_msg_t mine, res; /* my contribution; the combined value */
+    agree_msg_t far;       /* first member: the remote group's value (across) */
     agree_msg_t *in;       /* first member: contributions, one per member */
     rmpi_req_t **rq;       /* transfers of the current step */
-    int nrq, sending;      /* first member: 1 once the result is on its way */
+    int nrq, sending;      /* first member: 1 while swapping across, 2 once the result is on its way */
     int done;
     void (*on_done)(rmpi_agree_t *a, uint32_t ctx, void *arg);
     void *arg;
@@ -41,19 +44,29 @@ static rmpi_agree_t *active;
 
 static int agree_rank(const rmpi_agree_t *a, int i) { return a->ranks ? a->ranks[i] : i; }
 
-static rmpi_req_t *post(rmpi_agree_t *a, int send, void *buf, int member)
+/* A transfer with rank r of c on c's collective context. */
+static rmpi_req_t *post_on(rmpi_agree_t *a, rmpi_comm_t *c, int send, void *buf, int r)
 {
-    int r = agree_rank(a, member);
     rmpi_req_t *q = rmpi_req_alloc(send ? RMPI_REQ_SEND : RMPI_REQ_RECV);
-    q->buf = buf, q->len = sizeof(agree_msg_t), q->ctx = a->c->ctx + 1, q->tag = a->tag;
+    q->buf = buf, q->len = sizeof(agree_msg_t), q->ctx = c->ctx + 1, q->tag = a->tag;
     if (send) {
-        q->rank = rmpi_comm_world_rank(a->c, r), q->src = a->c->rank;
+        q->rank = rmpi_comm_world_rank(c, r), q->src = c->rank;
         rmpi_core_isend(q);
     } else {
         q->rank = r;
         rmpi_core_irecv(q);
     }
     return q;
+}
+
+static rmpi_req_t *post(rmpi_agree_t *a, int send, void *buf, int member)
+{
+    return post_on(a, a->c, send, buf, agree_rank(a, member));
+}
+
+static uint32_t combine(const rmpi_agree_t *a, uint32_t x, uint32_t y)
+{
+    return (a->round & 1) ? (x && y) : (x > y ? x : y);
 }
 
 /* Start round a->round with my contribution. */
@@ -105,16 +118,29 @@ static int agree_step(rmpi_agree_t *a)
         }
         a->nrq = 0;
         moved = 1;
-        if (a->me == 0 && !a->sending) {
+        if (a->me == 0 && a->sending == 0) {
             uint32_t v = a->in[0].val;
             for (int i = 1; i < a->n; i++) {
                 if (a->in[i].round != a->round)
                     rmpi_core_peer_cut(rmpi_comm_world_rank(a->c, agree_rank(a, i)),
                                        "a context agreement message out of its round");
-                v = (a->round & 1) ? (v && a->in[i].val) : (a->in[i].val > v ? a->in[i].val : v);
+                v = combine(a, v, a->in[i].val);
             }
             a->res = (agree_msg_t){a->round, v};
-            a->sending = 1;
+            if (a->across) { /* the leaders (rank 0 of each group) swap */
+                a->sending = 1;
+                a->rq[a->nrq++] = post_on(a, a->across, 0, &a->far, 0);
+                a->rq[a->nrq++] = post_on(a, a->across, 1, &a->res, 0);
+                continue;
+            }
+        } else if (a->me == 0 && a->sending == 1) {
+            if (a->far.round != a->round)
+                rmpi_core_peer_cut(rmpi_comm_world_rank(a->across, 0),
+                                   "a context agreement message out of its round");
+            a->res.val = combine(a, a->res.val, a->far.val);
+        }
+        if (a->me == 0 && a->sending < 2) {
+            a->sending = 2;
             for (int i = 1; i < a->n; i++)
                 a->rq[a->nrq++] = post(a, 1, &a->res, i);
             continue;
@@ -132,6 +158,8 @@ static void agree_finish(rmpi_agree_t *a)
     if (a->on_done)
         a->on_done(a, a->cand, a->arg);
     rmpi_comm_release(a->c);
+    if (a->across)
+        rmpi_comm_release(a->across);
     free(a->ranks);
     free(a->in);
     free(a->rq);
@@ -140,6 +168,10 @@ static void agree_finish(rmpi_agree_t *a)
 
 static int agree_progress(void)
 {
+    static int busy; /* a send posted from here may run progress again: not twice at once */
+    if (busy)
+        return 0;
+    busy = 1;
     int moved = 0;
     for (rmpi_agree_t **p = &active; *p;) {
         rmpi_agree_t *a = *p;
@@ -153,16 +185,20 @@ static int agree_progress(void)
     }
     if (!active)
         rmpi_core_hook_remove(agree_progress);
+    busy = 0;
     return moved;
 }
 
-rmpi_agree_t *rmpi_agree_start(const rmpi_mset_t *m, unsigned span,
+rmpi_agree_t *rmpi_agree_start(const rmpi_mset_t *m, rmpi_comm_t *across, unsigned span,
                                void (*on_done)(rmpi_agree_t *a, uint32_t ctx, void *arg), void *arg)
 {
     rmpi_agree_t *a = rmpi_xcalloc(1, sizeof *a);
     a->c = m->c;
     if (!a->c->predefined)
         a->c->refcount++;
+    a->across = across;
+    if (across)
+        across->refcount++;
     a->n = m->n, a->me = m->me, a->tag = m->tag, a->span = span;
     if (m->ranks) {
         a->ranks = rmpi_xmalloc((size_t)m->n * sizeof *a->ranks);
@@ -171,7 +207,7 @@ rmpi_agree_t *rmpi_agree_start(const rmpi_mset_t *m, unsigned span,
     a->in = rmpi_xcalloc((size_t)m->n, sizeof *a->in);
     a->rq = rmpi_xcalloc((size_t)(m->n > 2 ? m->n : 2), sizeof *a->rq);
     a->on_done = on_done, a->arg = arg;
-    if (m->n == 1) { /* nobody to agree with */
+    if (m->n == 1 && !across) { /* nobody to agree with */
         a->cand = rmpi_comm_next_ctx();
         rmpi_comm_reserve_ctx(a->cand, span);
         a->done = 1;
@@ -188,7 +224,7 @@ rmpi_agree_t *rmpi_agree_start(const rmpi_mset_t *m, unsigned span,
 
 uint32_t rmpi_mset_agree_ctx(const rmpi_mset_t *m, unsigned span)
 {
-    rmpi_agree_t *a = rmpi_agree_start(m, span, NULL, NULL);
+    rmpi_agree_t *a = rmpi_agree_start(m, NULL, span, NULL, NULL);
     unsigned idle = 0;
     while (!a->done)
         rmpi_core_wait_step(&idle);

@@ -25,7 +25,7 @@ void rmpi_comm_finalize(void)
 {
     for (rmpi_comm_t *c = &rmpi_comm_world; c; c = c == &rmpi_comm_world ? &rmpi_comm_self : NULL) {
         if (c->topo)
-            rmpi_topo_release(c->topo);
+            rmpi_comm_topo_release(c->topo);
         rmpi_info_free(c->info);
         c->topo = NULL, c->info = NULL;
     }
@@ -220,7 +220,18 @@ int rmpi_comm_dup(rmpi_comm_t *parent, rmpi_comm_t **out)
     return 0;
 }
 
-rmpi_comm_t *rmpi_comm_idup_object(rmpi_comm_t *parent) { return dup_object(parent, 0); }
+rmpi_comm_t *rmpi_comm_idup_object(rmpi_comm_t *parent)
+{
+    if (!parent->inter)
+        return dup_object(parent, 0);
+    rmpi_comm_t *c = rmpi_comm_alloc_inter(0, parent->rank, parent->size, parent->lworld, parent->rsize,
+                                           parent->world);
+    if (parent->topo) {
+        c->topo = parent->topo;
+        c->topo->refcount++;
+    }
+    return c;
+}
 
 static void idup_done(rmpi_agree_t *a, uint32_t ctx, void *arg)
 {
@@ -230,6 +241,8 @@ static void idup_done(rmpi_agree_t *a, uint32_t ctx, void *arg)
     if (!n)
         return;
     n->ctx = ctx;
+    if (n->inter)
+        n->local->ctx = ctx + 2;
     n->pending = NULL;
     rmpi_addrset_add(&rmpi_comm_live, n);
     rmpi_req_complete(req);
@@ -239,12 +252,15 @@ void rmpi_comm_idup_start(rmpi_comm_t *parent, rmpi_comm_t *n, rmpi_req_t *req)
 {
     /* its own tag per idup of parent: the members start them in the same order, and no
      * other traffic of the collective context uses tags from RMPI_COMM_TAG_IDUP up */
-    rmpi_mset_t m = rmpi_mset_all(parent, RMPI_COMM_TAG_IDUP | (int)(parent->idup_seq++ & (RMPI_COMM_TAG_IDUP - 1)));
+    int tag = RMPI_COMM_TAG_IDUP | (int)(parent->idup_seq++ & (RMPI_COMM_TAG_IDUP - 1));
     if (n) {
         n->pending = req;
         rmpi_addrset_del(&rmpi_comm_live, n); /* not a communicator before completion */
     }
-    rmpi_agree_start(&m, 2, idup_done, n);
+    /* an intercommunicator: its local group agrees on `local`'s collective context, the
+     * leaders swap on the intercommunicator's, ids ctx..ctx+3 (both pairs) */
+    rmpi_mset_t m = rmpi_mset_all(parent->inter ? parent->local : parent, tag);
+    rmpi_agree_start(&m, parent->inter ? parent : NULL, parent->inter ? 4 : 2, idup_done, n);
 }
 
 int rmpi_keyrank_cmp(const void *a, const void *b)
@@ -330,7 +346,7 @@ void rmpi_comm_release(rmpi_comm_t *c)
         rmpi_comm_release(c->local);
     }
     if (c->topo)
-        rmpi_topo_release(c->topo);
+        rmpi_comm_topo_release(c->topo);
     rmpi_info_free(c->info);
     free(c->world);
     free(c);

@@ -39,9 +39,9 @@
 #define RMPI_GROUP_MAGIC 0x47525550u
 #define RMPI_INFO_MAGIC 0x494e464fu
 #define RMPI_COMM_TAG_USER 0x40000000
-#define RMPI_COMM_TAG_IDUP 0x00800000 /* up to the schedules' bit 24 (coll/nbc.h) */
+#define RMPI_COMM_TAG_IDUP 0x00800000 /* up to the schedules' bit 24 (coll/coll.h, RMPI_NBC_TAG) */
 
-typedef struct rmpi_topo rmpi_topo_t;
+typedef struct rmpi_comm_topo rmpi_comm_topo_t;
 typedef struct rmpi_info rmpi_info_t;
 
 typedef struct rmpi_comm {
@@ -58,14 +58,14 @@ typedef struct rmpi_comm {
     MPI_Errhandler errh;
     int *lworld;           /* local rank -> world rank (== world for intracommunicators) */
     struct rmpi_comm *local; /* intercomm: internal intracomm over the local group */
-    rmpi_topo_t *topo;     /* Cartesian, graph or distributed graph; NULL when none */
+    rmpi_comm_topo_t *topo; /* Cartesian, graph or distributed graph; NULL when none */
     void *attrs;           /* cached attributes (attr.c) */
     rmpi_info_t *info;     /* hints set by the user; NULL when none */
     char name[MPI_MAX_OBJECT_NAME];
     uint32_t coll_seq;     /* collectives started on this communicator (coll/coll.h schedule tags) */
     int8_t coll_nodes;     /* coll/common.c's cache of its node layout: 0 not known yet,
                               1 one level, 2 several nodes with several ranks on one */
-    struct rmpi_bpool *bsend; /* buffer of MPI_Comm_attach_buffer (api/api_bsend.c); NULL: none */
+    struct rmpi_bpool *bsend; /* buffer of MPI_Comm_attach_buffer (core/core_bsend.c); NULL: none */
     uint32_t idup_seq;     /* MPI_Comm_idup calls on this communicator (their tags) */
     rmpi_req_t *pending;   /* made by MPI_Comm_idup: the request completed with the agreement
                               (the object is not a live handle until then) */
@@ -102,7 +102,7 @@ static inline int rmpi_comm_remote_size(const rmpi_comm_t *c) { return c->rsize;
 /* ---- creation (collective over the parent unless said otherwise) ---- */
 /* A new communicator with the same members (and topology) and a fresh context. */
 int rmpi_comm_dup(rmpi_comm_t *parent, rmpi_comm_t **out);
-/* MPI_Comm_idup of an intracommunicator, in two steps so that the caller can copy
+/* MPI_Comm_idup (intra- or intercommunicator), in two steps so that the caller can copy
  * attributes in between: the object (context not agreed yet), then the non-blocking
  * agreement, which takes the object out of the live handles until it completes, then sets
  * its context and completes req. n == NULL (the caller gave up on the object) still takes
@@ -203,7 +203,7 @@ int rmpi_group_range_incl(const rmpi_group_t *g, int n, const int (*ranges)[3], 
 int rmpi_group_range_excl(const rmpi_group_t *g, int n, const int (*ranges)[3], int me, rmpi_group_t **out);
 
 /* ---- topologies (topo.c) ---- */
-struct rmpi_topo {
+struct rmpi_comm_topo {
     int kind;              /* MPI_CART, MPI_GRAPH, MPI_DIST_GRAPH */
     int refcount;
     int ndims, *dims, *periods, *coords;  /* cart: coords of this process */
@@ -214,21 +214,21 @@ struct rmpi_topo {
 };
 
 /* A Cartesian topology for the process of rank `rank` (rank < prod(dims)). */
-rmpi_topo_t *rmpi_topo_cart(int ndims, const int *dims, const int *periods, int rank);
-rmpi_topo_t *rmpi_topo_graph(int nnodes, const int *index, const int *edges, int rank);
+rmpi_comm_topo_t *rmpi_comm_cart(int ndims, const int *dims, const int *periods, int rank);
+rmpi_comm_topo_t *rmpi_comm_graph(int nnodes, const int *index, const int *edges, int rank);
 /* Distributed graph from this process's neighbour lists (weights NULL when unweighted). */
-rmpi_topo_t *rmpi_topo_dist_graph(int indeg, const int *srcs, const int *srcw, int outdeg, const int *dsts,
-                                  const int *dstw, int weighted);
+rmpi_comm_topo_t *rmpi_comm_dist_graph(int indeg, const int *srcs, const int *srcw, int outdeg, const int *dsts,
+                                       const int *dstw, int weighted);
 /* Collective over c: MPI_Dist_graph_create's edges (n sources with degs[i] destinations
  * each, weights w when weighted) turned into this process's neighbour lists. */
 int rmpi_comm_dist_graph_build(rmpi_comm_t *c, int n, const int *srcs, const int *degs, const int *dsts,
-                               const int *w, int weighted, rmpi_topo_t **out);
-void rmpi_topo_release(rmpi_topo_t *t);
+                               const int *w, int weighted, rmpi_comm_topo_t **out);
+void rmpi_comm_topo_release(rmpi_comm_topo_t *t);
 /* Cartesian helpers: rank of coords (periodic dims wrap; -1 when out of range), coords of rank. */
-int rmpi_topo_cart_rank(const rmpi_topo_t *t, const int *coords);
-void rmpi_topo_cart_coords(const rmpi_topo_t *t, int rank, int *coords);
+int rmpi_comm_cart_rank(const rmpi_comm_topo_t *t, const int *coords);
+void rmpi_comm_cart_coords(const rmpi_comm_topo_t *t, int rank, int *coords);
 /* MPI_Cart_shift for a process at coords. */
-void rmpi_topo_cart_shift(const rmpi_topo_t *t, const int *coords, int dir, int disp, int *src, int *dst);
+void rmpi_comm_cart_shift(const rmpi_comm_topo_t *t, const int *coords, int dir, int disp, int *src, int *dst);
 /* MPI_Dims_create: MPI_SUCCESS or MPI_ERR_DIMS. Free dims get a balanced factorisation
  * (largest minus smallest as small as possible), in non-increasing order. */
 int rmpi_dims_create(int nnodes, int ndims, int *dims);

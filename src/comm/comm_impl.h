@@ -25,9 +25,10 @@ void rmpi_mset_bcast(const rmpi_mset_t *m, void *buf, size_t len, int root);
  * while other agreements of this process progress beside it. */
 uint32_t rmpi_mset_agree_ctx(const rmpi_mset_t *m, unsigned span);
 /* The same, non-blocking: on_done runs inside progress once the members agreed (ctx
- * reserved); the agreement object is freed after it. */
+ * reserved); the agreement object is freed after it. across: an intercommunicator whose
+ * local group is m (all of its `local`): both groups agree (NULL: m's members only). */
 typedef struct rmpi_agree rmpi_agree_t;
-rmpi_agree_t *rmpi_agree_start(const rmpi_mset_t *m, unsigned span,
+rmpi_agree_t *rmpi_agree_start(const rmpi_mset_t *m, rmpi_comm_t *across, unsigned span,
                                void (*on_done)(rmpi_agree_t *a, uint32_t ctx, void *arg), void *arg);
 /* The largest next free context id among the members (not yet reserved; for the
  * agreements across two groups, which are blocking). */

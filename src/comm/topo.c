@@ -14,35 +14,35 @@ static int *dup_ints(const int *a, int n)
     return p;
 }
 
-static rmpi_topo_t *topo_new(int kind)
+static rmpi_comm_topo_t *topo_new(int kind)
 {
-    rmpi_topo_t *t = rmpi_xcalloc(1, sizeof *t);
+    rmpi_comm_topo_t *t = rmpi_xcalloc(1, sizeof *t);
     t->kind = kind;
     t->refcount = 1;
     return t;
 }
 
-rmpi_topo_t *rmpi_topo_cart(int ndims, const int *dims, const int *periods, int rank)
+rmpi_comm_topo_t *rmpi_comm_cart(int ndims, const int *dims, const int *periods, int rank)
 {
-    rmpi_topo_t *t = topo_new(MPI_CART);
+    rmpi_comm_topo_t *t = topo_new(MPI_CART);
     t->ndims = ndims;
     t->dims = dup_ints(dims, ndims);
     t->periods = rmpi_xmalloc((size_t)(ndims > 0 ? ndims : 1) * sizeof *t->periods);
     for (int i = 0; i < ndims; i++)
         t->periods[i] = periods && periods[i] ? 1 : 0;
     t->coords = dup_ints(NULL, ndims);
-    rmpi_topo_cart_coords(t, rank, t->coords);
+    rmpi_comm_cart_coords(t, rank, t->coords);
     t->indeg = t->outdeg = 2 * ndims;
     t->srcs = dup_ints(NULL, 2 * ndims);
     for (int d = 0; d < ndims; d++)
-        rmpi_topo_cart_shift(t, t->coords, d, 1, &t->srcs[2 * d], &t->srcs[2 * d + 1]);
+        rmpi_comm_cart_shift(t, t->coords, d, 1, &t->srcs[2 * d], &t->srcs[2 * d + 1]);
     t->dsts = dup_ints(t->srcs, 2 * ndims);
     return t;
 }
 
-rmpi_topo_t *rmpi_topo_graph(int nnodes, const int *index, const int *edges, int rank)
+rmpi_comm_topo_t *rmpi_comm_graph(int nnodes, const int *index, const int *edges, int rank)
 {
-    rmpi_topo_t *t = topo_new(MPI_GRAPH);
+    rmpi_comm_topo_t *t = topo_new(MPI_GRAPH);
     t->nnodes = nnodes;
     t->nedges = nnodes > 0 ? index[nnodes - 1] : 0;
     t->index = dup_ints(index, nnodes);
@@ -54,10 +54,10 @@ rmpi_topo_t *rmpi_topo_graph(int nnodes, const int *index, const int *edges, int
     return t;
 }
 
-rmpi_topo_t *rmpi_topo_dist_graph(int indeg, const int *srcs, const int *srcw, int outdeg, const int *dsts,
-                                  const int *dstw, int weighted)
+rmpi_comm_topo_t *rmpi_comm_dist_graph(int indeg, const int *srcs, const int *srcw, int outdeg, const int *dsts,
+                                       const int *dstw, int weighted)
 {
-    rmpi_topo_t *t = topo_new(MPI_DIST_GRAPH);
+    rmpi_comm_topo_t *t = topo_new(MPI_DIST_GRAPH);
     t->weighted = weighted;
     t->indeg = indeg;
     t->outdeg = outdeg;
@@ -68,7 +68,7 @@ rmpi_topo_t *rmpi_topo_dist_graph(int indeg, const int *srcs, const int *srcw, i
     return t;
 }
 
-void rmpi_topo_release(rmpi_topo_t *t)
+void rmpi_comm_topo_release(rmpi_comm_topo_t *t)
 {
     if (--t->refcount > 0)
         return;
@@ -84,7 +84,7 @@ void rmpi_topo_release(rmpi_topo_t *t)
     free(t);
 }
 
-int rmpi_topo_cart_rank(const rmpi_topo_t *t, const int *coords)
+int rmpi_comm_cart_rank(const rmpi_comm_topo_t *t, const int *coords)
 {
     int r = 0;
     for (int d = 0; d < t->ndims; d++) {
@@ -99,7 +99,7 @@ int rmpi_topo_cart_rank(const rmpi_topo_t *t, const int *coords)
     return r;
 }
 
-void rmpi_topo_cart_coords(const rmpi_topo_t *t, int rank, int *coords)
+void rmpi_comm_cart_coords(const rmpi_comm_topo_t *t, int rank, int *coords)
 {
     for (int d = t->ndims - 1; d >= 0; d--) {
         coords[d] = rank % t->dims[d];
@@ -107,15 +107,15 @@ void rmpi_topo_cart_coords(const rmpi_topo_t *t, int rank, int *coords)
     }
 }
 
-void rmpi_topo_cart_shift(const rmpi_topo_t *t, const int *coords, int dir, int disp, int *src, int *dst)
+void rmpi_comm_cart_shift(const rmpi_comm_topo_t *t, const int *coords, int dir, int disp, int *src, int *dst)
 {
     int c[t->ndims > 0 ? t->ndims : 1];
     memcpy(c, coords, (size_t)t->ndims * sizeof *c);
     int at = coords[dir], r;
     c[dir] = at + disp;
-    *dst = (r = rmpi_topo_cart_rank(t, c)) < 0 ? MPI_PROC_NULL : r;
+    *dst = (r = rmpi_comm_cart_rank(t, c)) < 0 ? MPI_PROC_NULL : r;
     c[dir] = at - disp;
-    *src = (r = rmpi_topo_cart_rank(t, c)) < 0 ? MPI_PROC_NULL : r;
+    *src = (r = rmpi_comm_cart_rank(t, c)) < 0 ? MPI_PROC_NULL : r;
 }
 
 /* MPI_Dims_create: the factorisation of n into k non-increasing factors that are as close
@@ -238,7 +238,7 @@ int rmpi_comm_neighbors(rmpi_comm_t *c, int *indegree, const int **sources, int 
  * process's lists are ordered by the process that named the edge, then as named there,
  * which keeps the two ends of every edge in the same order. */
 int rmpi_comm_dist_graph_build(rmpi_comm_t *c, int n, const int *srcs, const int *degs, const int *dsts,
-                               const int *w, int weighted, rmpi_topo_t **out)
+                               const int *w, int weighted, rmpi_comm_topo_t **out)
 {
     int size = c->size, me = c->rank, nedges = 0;
     const int tag = 0x7ff8;
@@ -279,7 +279,7 @@ int rmpi_comm_dist_graph_build(rmpi_comm_t *c, int n, const int *srcs, const int
         }
         free(from[p]);
     }
-    *out = rmpi_topo_dist_graph(nin, in, inw, nout, outl, outw, any_weighted);
+    *out = rmpi_comm_dist_graph(nin, in, inw, nout, outl, outw, any_weighted);
     free(in), free(inw), free(outl), free(outw), free(from), free(cnt), free(buf);
     return 0;
 }

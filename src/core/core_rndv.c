@@ -1,8 +1,9 @@
-/* Rendezvous data over every subchannel (seed: multirail-infiniband 4.3-4.5, 5.3):
- * the buffer is registered on each rail, the data moves in stripes cut by the VC's
- * scheduler, the completion filter collects one completion per stripe with its delivery
- * time (fed back to adaptive striping), and one FIN travels on every subchannel that
- * carried data; the peer's request completes when all of them are in. */
+/* Rendezvous data over every subchannel (Liu et al., 'Building Multirail InfiniBand
+ * Clusters: MPI-Level Designs and Performance Evaluation', secs. 4.3-4.5 and 5.3): the
+ * buffer is registered on each rail, the data moves in stripes cut by the VC's scheduler,
+ * the completion filter collects one completion per stripe with its delivery time (fed back
+ * to adaptive striping), and one FIN travels on every subchannel that carried data; the
+ * peer's request completes when all of them are in. */
 #include "core_impl.h"
 
 #include <errno.h>

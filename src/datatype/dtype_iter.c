@@ -1,6 +1,7 @@
 /* Segment iterator: the contiguous pieces of (buf, count, dt) as an iovec list, so a
- * provider can gather a non-contiguous send straight from the user's buffer (seed:
- * mpi2-layering, non-contiguous data as a list of segments instead of a packed copy). */
+ * provider can gather a non-contiguous send straight from the user's buffer: the flattened
+ * datatype handed down as a vector list instead of a packed copy (Huang et al., 'Design
+ * Alternatives and Performance Trade-offs for Implementing MPI-2 over InfiniBand', sec. 3.2). */
 #include "dtype_impl.h"
 
 #include "../core/core.h"

@@ -1,16 +1,18 @@
-/* Registration cache (seed mpi2-layering: the pin-down cache), shared by every rail.
+/* Registration cache, the pin-down cache of Huang et al., 'Design Alternatives and
+ * Performance Trade-offs for Implementing MPI-2 over InfiniBand', sec. 3.1; shared by every
+ * rail.
  *
- * An entry is a page-aligned address range with one registration per rail that has used
- * it (registered once per domain, on first use by that rail) and a count of users. A
- * lookup takes the most recently used valid entry covering the range. Entries nobody uses
- * stay registered, least recently used first out, while their bytes exceed
- * RMPI_MR_CACHE_SIZE. Memory that goes away (mrcache_hooks.c: munmap, mremap, madvise,
- * free of mapped chunks, heap trims) makes the entries overlapping it stale: never hit
- * again, deregistered once unused.
+ * An entry is a page-aligned address range with one registration per rail that has used it
+ * (registered once per domain, on first use by that rail) and a count of users. A lookup
+ * takes the most recently used valid entry covering the range. Entries nobody uses stay
+ * registered, least recently used first out, while their bytes exceed RMPI_MR_CACHE_SIZE.
+ * Memory that goes away (mrcache_hooks.c: munmap, mremap, madvise, free of mapped chunks,
+ * heap trims) makes the entries overlapping it stale: never hit again, deregistered once
+ * unused.
  *
  * Invalidation can come from any thread at any time, also from inside a provider's
- * deregistration (it frees memory), so it only marks entries under `lock`; registration
- * and deregistration calls happen outside `lock`, by the lock holder of the library. */
+ * deregistration (it frees memory), so it only marks entries under `lock`; registration and
+ * deregistration calls happen outside `lock`, by the lock holder of the library. */
 #include "net.h"
 
 #include <pthread.h>

@@ -26,6 +26,27 @@ static uint32_t fnv32(const char *s)
     return h;
 }
 
+int rmpi_net_ops_check(const struct rmpi_net_ops *ops, char *why, size_t len)
+{
+    const char *name = ops->name ? ops->name : "(unnamed)";
+    if (ops->version != RMPI_NET_OPS_VERSION) {
+        snprintf(why, len, "provider %s was written for version %u of struct rmpi_net_ops, this library has "
+                 "version %u (src/net/net.h); update the provider to the current contract", name, ops->version,
+                 RMPI_NET_OPS_VERSION);
+        return -1;
+    }
+    const char *missing = !ops->name ? "name" : !ops->open ? "open" : !ops->reaches ? "reaches"
+                        : !ops->send ? "send" : !ops->mr_reg ? "mr_reg" : !ops->mr_dereg ? "mr_dereg"
+                        : !ops->get ? "get" : !ops->put ? "put" : !ops->progress ? "progress"
+                        : !ops->close ? "close" : !ops->card != !ops->peer_add ? "card/peer_add (one without the other)"
+                        : NULL;
+    if (missing) {
+        snprintf(why, len, "provider %s lacks %s, which struct rmpi_net_ops requires (src/net/net.h)", name, missing);
+        return -1;
+    }
+    return 0;
+}
+
 static int open_provider(const struct rmpi_net_ops *ops)
 {
     int n = ops->open(&net_env, rails + nrails, RMPI_NET_MAX_RAILS - nrails);
@@ -66,6 +87,11 @@ int rmpi_net_open(const rmpi_net_env_t *env)
         rmpi_fatal("RMPI_NET=ofi: this RailMPI was built without libfabric (install libfabric-dev and "
                    "pkg-config, then rebuild); set RMPI_NET to auto, shm or tcp.");
 #endif
+    for (size_t p = 0; p < RMPI_ARRAY_LEN(providers); p++) {
+        char why[256];
+        if (rmpi_net_ops_check(providers[p], why, sizeof why))
+            rmpi_fatal("%s.", why);
+    }
     my_rank = env->rank;
     net_env = *env;
     net_env.world = fnv32(env->jobid);

@@ -48,6 +48,9 @@
 
 #include "../rt/rt.h"
 
+/* The version of struct rmpi_net_ops a provider was written against: raise it whenever a
+ * member is added, removed or changes meaning; rmpi_net_open refuses a provider whose
+ * version differs (rmpi_net_ops_check). */
 #define RMPI_NET_OPS_VERSION 1
 #define RMPI_NET_MAX_RAILS 16
 
@@ -159,6 +162,9 @@ struct rmpi_net_ops {
 };
 
 extern const struct rmpi_net_ops rmpi_self_ops, rmpi_shm_ops, rmpi_tcp_ops;
+/* The documented example provider (template/template.c): not in the provider table, so
+ * RMPI_NET never selects it; tests/unit/net/template.c runs it. */
+extern const struct rmpi_net_ops rmpi_template_ops;
 #ifdef RMPI_HAVE_OFI
 extern const struct rmpi_net_ops rmpi_ofi_ops;
 /* rmpi_info: the libfabric providers found and what RMPI_NET would use (ofi/ofi_caps.c). */
@@ -166,6 +172,11 @@ void rmpi_ofi_report(void *file);
 #endif
 
 /* ---- the net layer's own API (net.c): provider table, rail table, progress ---- */
+/* Whether ops may be used: its version is RMPI_NET_OPS_VERSION, it has a name and every
+ * operation that is not marked optional above, and card/peer_add come together. 0, or -1
+ * with the reason in why. rmpi_net_open checks every provider of the table and stops the
+ * job naming the provider when one fails. */
+int rmpi_net_ops_check(const struct rmpi_net_ops *ops, char *why, size_t len);
 int rmpi_net_open(const rmpi_net_env_t *env);
 /* Call after the fence that follows rmpi_net_open: phase 0, fence, phase 1. */
 int rmpi_net_ready(int phase);

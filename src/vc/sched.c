@@ -1,4 +1,5 @@
-/* Communication scheduler (seed: multirail-infiniband 4.4-4.5). The contract is in sched.h.
+/* Communication scheduler (Liu et al., 'Building Multirail InfiniBand Clusters: MPI-Level
+ * Designs and Performance Evaluation', secs. 4.4-4.5). The contract is in sched.h.
  * Everything here is plain arithmetic on the scheduler's own state, so two schedulers fed
  * the same calls make the same choices bit for bit. No libm: rounding is done by casts. */
 #include "sched.h"
@@ -407,14 +408,16 @@ int rmpi_sched_stripe(rmpi_sched_t *s, size_t len, rmpi_stripe_t *out, int max)
     return enqueue(s, out, n);
 }
 
-/* Eq. 4 written with shares. Eq. 3 targets W'_i = W_total * (W_i/t_i) / sum_k (W_k/t_k);
- * since stripe i carried len_i = S * W_i / W_total bytes, W_i/t_i is proportional to
- * len_i/t_i, the bandwidth the stripe saw, so the target share is b_i / sum_k b_k. Using the
- * bytes actually sent (after rounding and folding) instead of W_i keeps the estimate exact.
- * A stripe's time runs from its cut, and its subchannel first delivers the `ahead` bytes
- * queued before it (one queue per peer and rail, first in first out), so the rate it saw
- * is (ahead + len) / t; without that a stripe cut behind a long queue would make a fast
- * subchannel look slow. */
+/* The weight update of Liu et al., 'Building Multirail InfiniBand Clusters: MPI-Level
+ * Designs and Performance Evaluation', sec. 4.5, written with shares: the target weight is
+ * W'_i = W_total * (W_i/t_i) / sum_k (W_k/t_k) and the new weight blends it with the old,
+ * (1 - alpha) * W_i + alpha * W'_i. Since stripe i carried len_i = S * W_i / W_total bytes,
+ * W_i/t_i is proportional to len_i/t_i, the bandwidth the stripe saw, so the target share
+ * is b_i / sum_k b_k. Using the bytes actually sent (after rounding and folding) instead of
+ * W_i keeps the estimate exact. A stripe's time runs from its cut, and its subchannel first
+ * delivers the `ahead` bytes queued before it (one queue per peer and rail, first in first
+ * out), so the rate it saw is (ahead + len) / t; without that a stripe cut behind a long
+ * queue would make a fast subchannel look slow. */
 void rmpi_sched_feedback(rmpi_sched_t *s, const rmpi_stripe_t *stripes, int n, const uint64_t *t_ns)
 {
     if (s->cfg.stripe_policy != RMPI_STRIPE_POLICY_ADAPTIVE || n < 2)

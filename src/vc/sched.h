@@ -1,12 +1,13 @@
 /*
- * The communication scheduler of a virtual channel (seed: multirail-infiniband, 4.4-4.5):
- * which subchannel carries the next small frame (multiplexing policies) and how a large
- * transfer is cut into stripes (striping policies), plus the adaptive weight update fed by
- * the completion filter. Pure logic: no I/O, no clock, no globals; deterministic, so both
- * peers and the unit tests get the same choices from the same inputs.
- * Private to the vc layer: vc.h includes it for the types its struct embeds, and the core
- * uses the scheduler only through vc.h (rmpi_vc_stripe*); nothing outside src/vc includes
- * it but the unit tests. Threading: caller holds the library lock.
+ * The communication scheduler of a virtual channel (Liu et al., 'Building Multirail
+ * InfiniBand Clusters: MPI-Level Designs and Performance Evaluation', secs. 4.4-4.5): which
+ * subchannel carries the next small frame (multiplexing policies) and how a large transfer
+ * is cut into stripes (striping policies), plus the adaptive weight update fed by the
+ * completion filter. Pure logic: no I/O, no clock, no globals; deterministic, so both peers
+ * and the unit tests get the same choices from the same inputs. Private to the vc layer:
+ * vc.h includes it for the types its struct embeds, and the core uses the scheduler only
+ * through vc.h (rmpi_vc_stripe*); nothing outside src/vc includes it but the unit tests.
+ * Threading: caller holds the library lock.
  */
 #ifndef RMPI_VC_SCHED_H
 #define RMPI_VC_SCHED_H
@@ -21,7 +22,7 @@
 typedef struct rmpi_sched_cfg {
     int small_policy, stripe_policy; /* enum rmpi_knob_small_policy, rmpi_knob_stripe_policy */
     unsigned window;          /* window round robin: frames per subchannel before switching */
-    double alpha;             /* history factor of Eq. 4: weight of the new measurement, (0,1] */
+    double alpha;             /* adaptive striping's history factor: weight of a new measurement, (0,1] */
     double floor;             /* least share a live subchannel keeps under adaptive striping */
     size_t min_stripe;        /* no stripe smaller than this (except a message's only stripe) */
     int bind;                 /* binding policies: this process's subchannel index (e.g. local rank) */
@@ -72,8 +73,10 @@ void rmpi_sched_stripe_move(rmpi_sched_t *s, rmpi_stripe_t *st, int to);
 /* Completion-filter feedback for one striped message: t_ns[k] is the delivery time of
  * stripe k, counted from when it was cut, so it includes the `ahead` bytes it queued
  * behind. Adaptive striping moves the weights toward (ahead_i + len_i) / t_i, the rate the
- * subchannel delivered (Eq. 4 with W_i / t_i), with alpha and the floor; other policies
- * ignore it. Messages with a single stripe carry no information. */
+ * subchannel delivered, blended with the old weights by alpha and kept above the floor (the
+ * update of Liu et al., 'Building Multirail InfiniBand Clusters: MPI-Level Designs and
+ * Performance Evaluation', sec. 4.5); other policies ignore it. Messages with a single
+ * stripe carry no information. */
 void rmpi_sched_feedback(rmpi_sched_t *s, const rmpi_stripe_t *stripes, int n, const uint64_t *t_ns);
 /* A subchannel failed: never schedule it again; its weight goes to the others. Returns the
  * number of live subchannels left. */

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# mpi4py's own test suite on RailMPI (issue 4): installs mpi4py from PyPI into a fresh
+# mpi4py's own test suite on RailMPI: installs mpi4py from PyPI into a fresh
 # virtualenv with
 #     MPICC=BUILD/bin/mpicc pip install --no-binary=mpi4py mpi4py==$MPI4PY_VERSION
 # then runs the test/ directory of the same sdist with 1, 2 and 4 ranks under

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# RailMPI over real verbs (issue 5): boot a Debian kernel in QEMU (TCG, no KVM needed), load
+# RailMPI over real verbs: boot a Debian kernel in QEMU (TCG, no KVM needed), load
 # rdma_rxe (soft-RoCE) on the guest's eth0, share the host root read-only over virtio-9p and
 # run tests/rxe/guest.sh there: 2-rank ping-pong, 4 MiB rendezvous (read and write) and the
 # registration-cache test over RMPI_NET=ofi, RMPI_OFI_PROVIDER='verbs;ofi_rxm', every byte

@@ -955,7 +955,7 @@ static void ofi_close(rmpi_rail_t *rail)
         ofi_progress(rail);
     /* ofi_rxm closes a connection's endpoint before flushing the CQ, and a receive still
      * queued there is reposted on the closed endpoint (a crash in fi_close, seen on verbs;
-     * libfabric issue 11828): let its own progress take in what peers still send first. */
+     * github.com/ofiwg/libfabric issue #11828): let its own progress take in what peers still send first. */
     for (uint64_t calm = rmpi_time_ns(); rmpi_time_ns() - calm < 50000000ull && rmpi_time_ns() < until;)
         if (ofi_progress(rail) > 0)
             calm = rmpi_time_ns();

@@ -175,7 +175,7 @@ int main(int argc, char **argv)
         MTEST_OK(MPI_Comm_free(&many[i]));
 
     /* 5. intercommunicators built and merged while idups of WORLD are pending; an idup of
-     * the intercommunicator */
+     * the intercommunicator that progresses while one leader sits in a receive */
     if (n >= 2) {
         MPI_Comm lc, inter, merged, idc;
         int low = me < n / 2;
@@ -183,7 +183,16 @@ int main(int argc, char **argv)
             MTEST_OK(MPI_Comm_idup(MPI_COMM_WORLD, &many[i], &mr[i]));
         MTEST_OK(MPI_Comm_split(MPI_COMM_WORLD, low, me, &lc));
         MTEST_OK(MPI_Intercomm_create(lc, 0, MPI_COMM_WORLD, low ? n / 2 : 0, 11, &inter));
-        MTEST_OK(MPI_Comm_idup(inter, &idc, &mr[4]));
+        /* the low group's leader starts its idup of the intercommunicator only after a
+         * message the high leader sends while its own is pending */
+        if (me == 0) {
+            MTEST_OK(MPI_Recv(&token, 1, MPI_INT, n / 2, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            MTEST_OK(MPI_Comm_idup(inter, &idc, &mr[4]));
+        } else {
+            MTEST_OK(MPI_Comm_idup(inter, &idc, &mr[4]));
+            if (me == n / 2)
+                MTEST_OK(MPI_Send(&token, 1, MPI_INT, 0, 8, MPI_COMM_WORLD));
+        }
         MTEST_OK(MPI_Intercomm_merge(inter, !low, &merged));
         MTEST_OK(MPI_Waitall(5, mr, MPI_STATUSES_IGNORE));
         sum_check(merged, all, "merge beside pending idups");

@@ -76,7 +76,7 @@ static void test_cart(void)
     int dims[3] = {3, 4, 2}, periods[3] = {1, 0, 1};
     int n = 24;
     for (int r = 0; r < n; r++) {
-        rmpi_topo_t *t = rmpi_topo_cart(3, dims, periods, r);
+        rmpi_comm_topo_t *t = rmpi_comm_cart(3, dims, periods, r);
         rmpi_comm_t c = {.topo = t};
         int indeg, outdeg;
         const int *src, *dst;
@@ -85,7 +85,7 @@ static void test_cart(void)
         int co[3] = {r / 8, (r / 2) % 4, r % 2};
         CHECK(memcmp(co, t->coords, sizeof co) == 0, "rank %d coords %d %d %d", r, t->coords[0], t->coords[1],
               t->coords[2]);
-        CHECK(rmpi_topo_cart_rank(t, co) == r, "rank of my coords");
+        CHECK(rmpi_comm_cart_rank(t, co) == r, "rank of my coords");
         for (int d = 0; d < 3; d++)
             for (int s = 0; s < 2; s++) {
                 int cc[3] = {co[0], co[1], co[2]};
@@ -103,7 +103,7 @@ static void test_cart(void)
                 CHECK(src[2 * d + s] == expect && dst[2 * d + s] == expect, "rank %d dim %d %s: %d/%d, expected %d",
                       r, d, s ? "+1" : "-1", src[2 * d + s], dst[2 * d + s], expect);
             }
-        rmpi_topo_release(t);
+        rmpi_comm_topo_release(t);
     }
 }
 
@@ -111,7 +111,7 @@ static void test_graph(void)
 {
     int index[4] = {2, 3, 4, 6}, edges[6] = {1, 3, 0, 3, 0, 2};
     for (int r = 0; r < 4; r++) {
-        rmpi_topo_t *t = rmpi_topo_graph(4, index, edges, r);
+        rmpi_comm_topo_t *t = rmpi_comm_graph(4, index, edges, r);
         rmpi_comm_t c = {.topo = t};
         int indeg, outdeg;
         const int *src, *dst;
@@ -120,17 +120,17 @@ static void test_graph(void)
         CHECK(indeg == deg && outdeg == deg, "graph node %d degree %d/%d", r, indeg, outdeg);
         for (int i = 0; i < deg && i < indeg; i++)
             CHECK(src[i] == edges[first + i] && dst[i] == edges[first + i], "graph node %d neighbour %d", r, i);
-        rmpi_topo_release(t);
+        rmpi_comm_topo_release(t);
     }
     int s[2] = {4, 1}, sw[2] = {5, 6}, d[3] = {0, 0, 2};
-    rmpi_topo_t *t = rmpi_topo_dist_graph(2, s, sw, 3, d, NULL, 0);
+    rmpi_comm_topo_t *t = rmpi_comm_dist_graph(2, s, sw, 3, d, NULL, 0);
     rmpi_comm_t c = {.topo = t};
     int indeg, outdeg;
     const int *src, *dst;
     CHECK(rmpi_comm_neighbors(&c, &indeg, &src, &outdeg, &dst) == 0 && indeg == 2 && outdeg == 3 && src[0] == 4 &&
               src[1] == 1 && dst[0] == 0 && dst[2] == 2,
           "dist graph lists not as given");
-    rmpi_topo_release(t);
+    rmpi_comm_topo_release(t);
     rmpi_comm_t none = {0};
     CHECK(rmpi_comm_neighbors(&none, &indeg, &src, &outdeg, &dst) == MPI_ERR_TOPOLOGY, "no topology accepted");
 }

@@ -1,7 +1,9 @@
-/* Adaptive striping (Eq. 4) against simulated rails: stripe time = latency + len / bandwidth.
- * From equal weights the shares must reach the bandwidth ratio, the stripes must then end
- * together, changes must be followed, the floor must keep a slow rail measured, and a
- * failed rail must drop out. Prints how many messages each scenario took. */
+/* Adaptive striping (the weight update of Liu et al., 'Building Multirail InfiniBand
+ * Clusters: MPI-Level Designs and Performance Evaluation', sec. 4.5) against simulated
+ * rails: stripe time = latency + len / bandwidth. From equal weights the shares must reach
+ * the bandwidth ratio, the stripes must then end together, changes must be followed, the
+ * floor must keep a slow rail measured, and a failed rail must drop out. Prints how many
+ * messages each scenario took. */
 #include "vc/sched.h"
 
 #include <stdint.h>
@@ -271,13 +273,14 @@ static void test_no_information(void)
     rmpi_sched_feedback(&m.s, two, 2, t);
     CHECK(m.s.updates == 1, "an update counted");
     CHECK(dabs(m.s.weight[1] - 0.3) < 1e-12, "rail without a stripe keeps its share (%g)", m.s.weight[1]);
-    /* targets 0.525 and 0.175; the first measurement replaces the starting guess (Eq. 3) */
-    CHECK(dabs(m.s.weight[0] - 0.525) < 1e-12 && dabs(m.s.weight[2] - 0.175) < 1e-12, "Eq. 3 values: %g %g",
+    /* targets 0.525 and 0.175; the first measurement replaces the starting guess */
+    CHECK(dabs(m.s.weight[0] - 0.525) < 1e-12 && dabs(m.s.weight[2] - 0.175) < 1e-12, "first update: %g %g",
           m.s.weight[0], m.s.weight[2]);
-    /* later ones blend with alpha 0.5 (Eq. 4): targets swap to 0.175 and 0.525 */
+    /* later ones blend, (1 - alpha) * old + alpha * target with alpha 0.5: targets swap to
+     * 0.175 and 0.525 */
     uint64_t tw[2] = {3000000, 1000000};
     rmpi_sched_feedback(&m.s, two, 2, tw);
-    CHECK(dabs(m.s.weight[0] - 0.35) < 1e-12 && dabs(m.s.weight[2] - 0.35) < 1e-12, "Eq. 4 values: %g %g",
+    CHECK(dabs(m.s.weight[0] - 0.35) < 1e-12 && dabs(m.s.weight[2] - 0.35) < 1e-12, "blended update: %g %g",
           m.s.weight[0], m.s.weight[2]);
 
     /* A zero time is a very short one, not a division by zero. */
@@ -300,7 +303,8 @@ static void test_no_information(void)
     }
 }
 
-/* alpha = 1 is Eq. 3 (no history): one message is enough; small alpha is slower but gets there. */
+/* alpha = 1 takes the targets as they are (no history): one message is enough; small alpha
+ * is slower but gets there. */
 static void test_alpha_extremes(void)
 {
     sim_t m;
