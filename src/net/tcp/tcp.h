@@ -229,6 +229,7 @@ typedef struct rmpi_tcp_conn {
      * nonce; both MACs cover it. hs_peer: the peer an accepted socket's HELLO named. */
     uint8_t hs[RMPI_TCP_HELLO_EXT + RMPI_AUTH_NONCE_BYTES];
     int hs_peer;
+    uint64_t hs_t;              /* when our handshake frame that the peer answers left (HELLO or CHALLENGE) */
     int shut_wr;                /* close(): GOODBYE written and write side shut */
 
     /* Receive side: frames are parsed from rxbuf[rx_pos, rx_end); a PUT / GET_RESP payload
@@ -248,6 +249,7 @@ typedef struct rmpi_tcp_conn {
     /* Stall detection (established sockets): bytes moved either way, and the count and
      * time at the last check that saw the socket idle or moving. */
     uint64_t moved, mark_moved, mark_ns;
+    uint64_t path_moved;        /* moved at the last TCP_INFO round-trip poll */
     int wrote;                  /* bytes written since the kernel's send queue was last seen empty */
     int keepalive;              /* SO_KEEPALIVE is on (only while waiting) */
 } rmpi_tcp_conn_t;
@@ -351,6 +353,7 @@ struct rmpi_tcp_rail {
 
     /* Stall detection: RMPI_RAIL_TIMEOUT, looked at every STALL_CHECK_NS of progress. */
     uint64_t stall_ns, last_check;
+    uint64_t last_path;         /* last rmpi_tcp_path_poll */
     unsigned check_calls;
 
     rmpi_net_mrtab_t mr;        /* registrations (../mrtab.c): rkeys never carry an address */
@@ -392,6 +395,10 @@ void rmpi_tcp_set_events(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, uint32_t events
  * while the peer's host stayed silent (progress calls it every STALL_CHECK_NS at most). */
 void rmpi_tcp_stall_check(rmpi_tcp_rail_t *r, uint64_t now);
 #define RMPI_TCP_STALL_CHECK_NS 100000000ull
+/* Round trips: the kernel's estimate of every socket that moved bytes since the last look,
+ * reported (env.on_rtt) at most this often; an idle socket's estimate does not change. */
+#define RMPI_TCP_PATH_NS 100000000ull
+void rmpi_tcp_path_poll(rmpi_tcp_rail_t *r, uint64_t now);
 void rmpi_tcp_sockopts(rmpi_tcp_rail_t *r, int fd);
 void rmpi_tcp_peer_free(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p);
 
