@@ -23,11 +23,15 @@
 #include "../net.h"
 
 #define RMPI_TCP_MAGIC 0x43544d52u   /* the bytes "RMTC" on the wire */
-#define RMPI_TCP_WIRE_VERSION 4
+#define RMPI_TCP_WIRE_VERSION 5
 #define RMPI_TCP_MAX_IFACES 16
 #define RMPI_TCP_MAX_RAILS RMPI_NET_MAX_RAILS
 #define RMPI_TCP_MAX_STREAMS 8
-#define RMPI_TCP_MAX_FRAME (64 * 1024 + 256)
+/* The largest DATA frame: 1 MiB of eager payload plus the core's header, for the eager
+ * limit RMPI_WAN_TUNE raises on long links (src/core/README.md); within a node and on short
+ * links the core's frames stay at most RMPI_TCP_LAN_FRAME. */
+#define RMPI_TCP_MAX_FRAME (1024 * 1024 + 256)
+#define RMPI_TCP_LAN_FRAME (64 * 1024 + 256)
 #define RMPI_TCP_BASE_HDR 8
 #define RMPI_TCP_MAX_EXT 48
 #define RMPI_TCP_HELLO_EXT 48   /* HELLO's extension: identities and the connector's nonce */
@@ -40,7 +44,9 @@
  * buffer start when a partial DATA frame would run past its end. */
 #define RMPI_TCP_RX_AHEAD 8192
 #define RMPI_TCP_RX_SMALL 16384  /* receive buffer until a large DATA frame comes */
-#define RMPI_TCP_RXBUF (RMPI_TCP_BASE_HDR + RMPI_TCP_MAX_FRAME + RMPI_TCP_RX_AHEAD)
+/* Receive buffer once a DATA frame larger than RX_SMALL came; a frame larger still (only
+ * from a peer whose eager limit was raised) grows it to fit, once. */
+#define RMPI_TCP_RXBUF (RMPI_TCP_BASE_HDR + RMPI_TCP_LAN_FRAME + RMPI_TCP_RX_AHEAD)
 
 /* Frame types (docs/wire/tcp.md); values are part of the wire format. */
 enum {
