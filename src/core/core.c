@@ -313,7 +313,7 @@ int rmpi_core_finalize(void)
                 continue;
             const core_peer_t *cp = vc->core;
             fprintf(stderr, "[rmpi report] rank %d -> %d: eager limit %zu bytes (%s, RMPI_EAGER_LIMIT's %zu), "
-                            "round trip %.1f us\n",
+                            "path round trip %.1f us\n",
                     rmpi_core_rank, p, cp->eager_limit, cp->eager_auto ? "RMPI_WAN_TUNE" : "fixed", cp->eager_base,
                     rmpi_vc_rtt(vc) * 1e-3);
         }

@@ -2,12 +2,21 @@
 
 #include <math.h>
 
-int rmpi_path_sample(rmpi_path_t *p, double r, int src)
+int rmpi_path_sample(rmpi_path_t *p, double r, int src, uint64_t now)
 {
     if (src < 0 || src >= RMPI_PATH_NSRC || !(r > 0 && r <= RMPI_PATH_RTT_MAX))
         return 0;
+    if (!p->wstart || now - p->wstart >= RMPI_PATH_WINDOW_NS) {
+        p->wmin_prev = p->wstart && now - p->wstart < 2 * RMPI_PATH_WINDOW_NS ? p->wmin : 0;
+        p->wmin = 0;
+        p->wstart = now ? now : 1;
+    }
+    if (p->wmin <= 0 || r < p->wmin)
+        p->wmin = r;
     p->n[src]++;
     p->last[src] = r;
+    if (p->min[src] <= 0 || r < p->min[src])
+        p->min[src] = r;
     if (p->min_rtt <= 0 || r < p->min_rtt)
         p->min_rtt = r;
     int restart = p->srtt <= 0 || (src != 0 && !p->measured);
@@ -21,6 +30,11 @@ int rmpi_path_sample(rmpi_path_t *p, double r, int src)
     p->rttvar = 0.75 * p->rttvar + 0.25 * (r > p->srtt ? r - p->srtt : p->srtt - r);
     p->srtt = 0.875 * p->srtt + 0.125 * r;
     return 1;
+}
+
+double rmpi_path_base(const rmpi_path_t *p)
+{
+    return p->wmin_prev > 0 && p->wmin_prev < p->wmin ? p->wmin_prev : p->wmin;
 }
 
 /* The crossover (seed infiniband-wan, 3.4: the rendezvous threshold must follow the delay).

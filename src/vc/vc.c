@@ -174,7 +174,7 @@ void (*rmpi_vc_on_path)(rmpi_vc_t *vc);
 
 static void path_sample(rmpi_vc_t *vc, int sub, double ns, int src)
 {
-    if (rmpi_path_sample(&vc->sub[sub].path, ns, src) && rmpi_vc_on_path)
+    if (rmpi_path_sample(&vc->sub[sub].path, ns, src, rmpi_time_ns()) && rmpi_vc_on_path)
         rmpi_vc_on_path(vc);
 }
 
@@ -192,6 +192,8 @@ void rmpi_vc_on_rtt(rmpi_rail_t *rail, int peer, uint64_t rtt_ns, int src)
     if (src == RMPI_NET_RTT_KERNEL && p->n[RMPI_NET_RTT_ACK] > vc->sub[sub].acks_seen) {
         vc->sub[sub].acks_seen = p->n[RMPI_NET_RTT_ACK];
         p->last[src] = (double)rtt_ns; /* shown by RMPI_REPORT, not blended */
+        if (p->min[src] <= 0 || p->last[src] < p->min[src])
+            p->min[src] = p->last[src];
         p->n[src]++;
         return;
     }
@@ -201,9 +203,11 @@ void rmpi_vc_on_rtt(rmpi_rail_t *rail, int peer, uint64_t rtt_ns, int src)
 double rmpi_vc_rtt(const rmpi_vc_t *vc)
 {
     double best = 0;
-    for (int i = 0; i < vc->nsub; i++)
-        if (vc->sched.up[i] && vc->sub[i].path.measured && (best == 0 || vc->sub[i].path.srtt < best))
-            best = vc->sub[i].path.srtt;
+    for (int i = 0; i < vc->nsub; i++) {
+        double r = rmpi_path_base(&vc->sub[i].path);
+        if (vc->sched.up[i] && vc->sub[i].path.measured && r > 0 && (best == 0 || r < best))
+            best = r;
+    }
     return best;
 }
 
@@ -398,12 +402,14 @@ void rmpi_vc_report(void *file)
                     (unsigned long long)vc->sub[i].bytes, (unsigned long long)vc->sub[i].rdma_bytes);
         for (int i = 0; i < vc->nsub; i++) {
             const rmpi_path_t *pa = &vc->sub[i].path;
+            enum { H = RMPI_NET_RTT_HANDSHAKE, A = RMPI_NET_RTT_ACK, K = RMPI_NET_RTT_KERNEL };
             fprintf(f, "[rmpi report]   path %s: srtt %.1f us, rttvar %.1f us, min %.1f us, samples handshake %llu "
-                       "acks %llu kernel %llu, last handshake %.1f us acks %.1f us kernel %.1f us, rate %.1f MB/s%s\n",
+                       "acks %llu kernel %llu, last handshake %.1f us acks %.1f us kernel %.1f us, min handshake %.1f "
+                       "us acks %.1f us kernel %.1f us, rate %.1f MB/s%s\n",
                     vc->sub[i].rail->hints.name, pa->srtt * 1e-3, pa->rttvar * 1e-3, pa->min_rtt * 1e-3,
-                    (unsigned long long)pa->n[RMPI_NET_RTT_HANDSHAKE], (unsigned long long)pa->n[RMPI_NET_RTT_ACK],
-                    (unsigned long long)pa->n[RMPI_NET_RTT_KERNEL], pa->last[RMPI_NET_RTT_HANDSHAKE] * 1e-3,
-                    pa->last[RMPI_NET_RTT_ACK] * 1e-3, pa->last[RMPI_NET_RTT_KERNEL] * 1e-3, sub_rate(vc, i) * 1e3,
+                    (unsigned long long)pa->n[H], (unsigned long long)pa->n[A], (unsigned long long)pa->n[K],
+                    pa->last[H] * 1e-3, pa->last[A] * 1e-3, pa->last[K] * 1e-3, pa->min[H] * 1e-3, pa->min[A] * 1e-3,
+                    pa->min[K] * 1e-3, sub_rate(vc, i) * 1e3,
                     /* alone, a rail's put completes when written (net.h): the kernel's intake */
                     vc->nsub == 1 && sub_rate(vc, i) > 0 ? " (written, one rail)" : "");
         }

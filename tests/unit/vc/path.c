@@ -1,6 +1,7 @@
 /* Path measurements (src/vc/path.c) and the eager limit RMPI_WAN_TUNE derives from them
  * (rmpi_core_wan_limit): RFC 6298 smoothing on constant, noisy and hostile samples, the
- * handshake's guess replaced by the first real sample, the crossover formula on one and
+ * handshake's guess replaced by the first real sample, the windowed minimum under queueing
+ * and route changes, the crossover formula on one and
  * several rails, and the limit's bounds (100 us floor, 1 MiB cap, unexpected budget,
  * largest frame) on zero, huge and NaN inputs. */
 #include "core/core_impl.h"
@@ -19,14 +20,23 @@
 #define BASE (64 * KIB)
 #define FRAME (MIB + 256)
 
+static uint64_t clock_ns = 1;
+
+/* One sample, 1 ms after the one before. */
+static int sample(rmpi_path_t *p, double rtt, int src)
+{
+    clock_ns += 1000000;
+    return rmpi_path_sample(p, rtt, src, clock_ns);
+}
+
 static void smoothing(void)
 {
     rmpi_path_t p;
     memset(&p, 0, sizeof p);
-    CHECK(rmpi_path_sample(&p, 4 * MS, 1) == 1, "a sample is taken");
+    CHECK(sample(&p, 4 * MS, 1) == 1, "a sample is taken");
     CHECK(p.srtt == 4 * MS && p.rttvar == 2 * MS, "first sample: srtt %g rttvar %g", p.srtt, p.rttvar);
     for (int i = 0; i < 200; i++)
-        rmpi_path_sample(&p, 4 * MS, 1);
+        sample(&p, 4 * MS, 1);
     CHECK(fabs(p.srtt - 4 * MS) < 1, "constant samples: srtt %g", p.srtt);
     CHECK(p.rttvar < 1 * US, "constant samples: rttvar %g decays", p.rttvar);
     CHECK(p.n[1] == 201 && p.min_rtt == 4 * MS, "counts %llu, min %g", (unsigned long long)p.n[1], p.min_rtt);
@@ -35,25 +45,24 @@ static void smoothing(void)
      * absolute deviation (1 ms), min reaches the low end. */
     unit_rng_t rng = unit_seed(12);
     for (int i = 0; i < 5000; i++)
-        rmpi_path_sample(&p, 2 * MS + (double)unit_range(&rng, 0, 4000) * US, 2);
+        sample(&p, 2 * MS + (double)unit_range(&rng, 0, 4000) * US, 2);
     CHECK(fabs(p.srtt - 4 * MS) < 0.8 * MS, "noisy samples: srtt %g", p.srtt);
     CHECK(p.rttvar > 0.5 * MS && p.rttvar < 2 * MS, "noisy samples: rttvar %g", p.rttvar);
     CHECK(p.min_rtt < 2.01 * MS, "noisy samples: min %g", p.min_rtt);
 
     /* A step (the route changed): within 30 samples SRTT is within 5% of the new value. */
     for (int i = 0; i < 30; i++)
-        rmpi_path_sample(&p, 20 * MS, 2);
+        sample(&p, 20 * MS, 2);
     CHECK(fabs(p.srtt - 20 * MS) < 1 * MS, "after a step to 20 ms: srtt %g", p.srtt);
 
     /* Refused: zero, negative, NaN, infinite, beyond a minute, an unknown source. */
     rmpi_path_t q = p;
     double bad[] = {0, -1, NAN, INFINITY, 61e9};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
-        CHECK(rmpi_path_sample(&p, bad[i], 1) == 0, "sample %g refused", bad[i]);
-    CHECK(rmpi_path_sample(&p, 1 * MS, RMPI_PATH_NSRC) == 0 && rmpi_path_sample(&p, 1 * MS, -1) == 0,
-          "unknown sources refused");
+        CHECK(sample(&p, bad[i], 1) == 0, "sample %g refused", bad[i]);
+    CHECK(sample(&p, 1 * MS, RMPI_PATH_NSRC) == 0 && sample(&p, 1 * MS, -1) == 0, "unknown sources refused");
     CHECK(!memcmp(&p, &q, sizeof p), "refused samples change nothing");
-    CHECK(rmpi_path_sample(&p, 60e9, 1) == 1, "a minute is still a round trip");
+    CHECK(sample(&p, 60e9, 1) == 1, "a minute is still a round trip");
 }
 
 static void handshake_guess(void)
@@ -61,17 +70,50 @@ static void handshake_guess(void)
     rmpi_path_t p;
     memset(&p, 0, sizeof p);
     /* The handshake took 50 ms (the peer was busy); the kernel then says 4 ms. */
-    rmpi_path_sample(&p, 50 * MS, 0);
+    sample(&p, 50 * MS, 0);
     CHECK(p.srtt == 50 * MS && !p.measured, "handshake: a guess (srtt %g)", p.srtt);
-    rmpi_path_sample(&p, 50 * MS, 0);
+    sample(&p, 50 * MS, 0);
     CHECK(!p.measured, "handshakes alone never count as measured");
-    rmpi_path_sample(&p, 4 * MS, 1);
+    sample(&p, 4 * MS, 1);
     CHECK(p.srtt == 4 * MS && p.rttvar == 2 * MS && p.measured, "first real sample restarts: srtt %g", p.srtt);
-    rmpi_path_sample(&p, 8 * MS, 2);
+    sample(&p, 8 * MS, 2);
     CHECK(p.srtt == 4.5 * MS, "then blended with gain 1/8: srtt %g", p.srtt);
     /* A later handshake (a reconnect) is just one more sample. */
-    rmpi_path_sample(&p, 4.5 * MS, 0);
+    sample(&p, 4.5 * MS, 0);
     CHECK(p.srtt == 4.5 * MS && p.n[0] == 3, "later handshake blended: srtt %g", p.srtt);
+}
+
+/* The path's base round trip: queueing (samples far above the path) does not move it; a
+ * longer route replaces it within two windows; a shorter one at once. */
+static void base(void)
+{
+    rmpi_path_t p;
+    memset(&p, 0, sizeof p);
+    CHECK(rmpi_path_base(&p) == 0, "no sample: 0");
+    unit_rng_t rng = unit_seed(3);
+    for (int i = 0; i < 3000; i++) /* 3 s: 4 ms plus 0..30 ms of queue, now and then none */
+        sample(&p, 4 * MS + (i % 50 ? (double)unit_range(&rng, 0, 30000) * US : 0), 2);
+    CHECK(rmpi_path_base(&p) == 4 * MS, "loaded path: base %g", rmpi_path_base(&p));
+    CHECK(p.srtt > 10 * MS, "while SRTT holds the queue: %g", p.srtt);
+    /* The route gets longer: 20 ms from now on. */
+    uint64_t t0 = clock_ns;
+    while (rmpi_path_base(&p) < 20 * MS && clock_ns - t0 < 30 * (uint64_t)1e9) {
+        clock_ns += 100 * 1000000ull;
+        rmpi_path_sample(&p, 20 * MS, 1, clock_ns);
+    }
+    double took = (double)(clock_ns - t0) * 1e-9;
+    CHECK(rmpi_path_base(&p) == 20 * MS && took > 7 && took <= 20.1, "longer route seen after %g s", took);
+    /* Shorter: at once. */
+    sample(&p, 1 * MS, 1);
+    CHECK(rmpi_path_base(&p) == 1 * MS, "shorter route at once: %g", rmpi_path_base(&p));
+    /* A gap of more than two windows forgets the old ones. */
+    clock_ns += 25 * (uint64_t)1e9;
+    sample(&p, 3 * MS, 1);
+    CHECK(rmpi_path_base(&p) == 3 * MS, "after a long silence: %g", rmpi_path_base(&p));
+    /* Refused samples leave the window alone. */
+    sample(&p, 0, 1);
+    sample(&p, NAN, 1);
+    CHECK(rmpi_path_base(&p) == 3 * MS, "refused samples: %g", rmpi_path_base(&p));
 }
 
 static void crossover(void)
@@ -140,6 +182,7 @@ int main(void)
 {
     smoothing();
     handshake_guess();
+    base();
     crossover();
     limit();
     return finish("vc/path");
