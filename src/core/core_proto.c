@@ -153,8 +153,9 @@ void rmpi_core_peer_init(rmpi_vc_t *vc)
     cp->eager_limit = (size_t)lim < max ? (size_t)lim : max;
     cp->eager_base = cp->eager_limit;
     cp->eager_max = max;
-    /* Only between nodes: within one, a round trip is the scheduler's delay, not a path. */
-    int inter = 1;
+    /* Only between nodes: within one (tcp on loopback too), a round trip is the
+     * scheduler's delay, not a path. */
+    int inter = vc->peer >= rmpi_core_size || rmpi_topo_node_of(vc->peer) != rmpi_topo_my_node();
     for (int i = 0; i < vc->nsub; i++)
         inter &= vc->sub[i].rail->hints.scope == RMPI_SCOPE_INTER;
     cp->eager_auto = inter && rmpi_knobs.WAN_TUNE && !rmpi_knob_given("EAGER_LIMIT");

@@ -2,7 +2,7 @@
 
 #include <math.h>
 
-int rmpi_path_sample(rmpi_path_t *p, double r, int src, uint64_t now)
+int rmpi_path_observe(rmpi_path_t *p, double r, int src, uint64_t now)
 {
     if (src < 0 || src >= RMPI_PATH_NSRC || !(r > 0 && r <= RMPI_PATH_RTT_MAX))
         return 0;
@@ -19,6 +19,13 @@ int rmpi_path_sample(rmpi_path_t *p, double r, int src, uint64_t now)
         p->min[src] = r;
     if (p->min_rtt <= 0 || r < p->min_rtt)
         p->min_rtt = r;
+    return 1;
+}
+
+int rmpi_path_sample(rmpi_path_t *p, double r, int src, uint64_t now)
+{
+    if (!rmpi_path_observe(p, r, src, now))
+        return 0;
     int restart = p->srtt <= 0 || (src != 0 && !p->measured);
     if (src != 0)
         p->measured = 1;

@@ -38,6 +38,9 @@ typedef struct rmpi_path {
  * frame): the first sample of another source restarts the estimate from itself. Returns 1
  * when taken. */
 int rmpi_path_sample(rmpi_path_t *p, double rtt_ns, int src, uint64_t now_ns);
+/* The same sample counted (last, minimum, the window of rmpi_path_base) but not blended
+ * into SRTT / RTTVAR: a source that another one stands in for there. */
+int rmpi_path_observe(rmpi_path_t *p, double rtt_ns, int src, uint64_t now_ns);
 /* The path's round trip without queueing: the smallest sample of the last one to two
  * windows (BBR's min_rtt filter), so a longer route is seen within 20 s. 0: no sample. */
 double rmpi_path_base(const rmpi_path_t *p);

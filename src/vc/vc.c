@@ -191,10 +191,9 @@ void rmpi_vc_on_rtt(rmpi_rail_t *rail, int peer, uint64_t rtt_ns, int src)
     rmpi_path_t *p = &vc->sub[sub].path;
     if (src == RMPI_NET_RTT_KERNEL && p->n[RMPI_NET_RTT_ACK] > vc->sub[sub].acks_seen) {
         vc->sub[sub].acks_seen = p->n[RMPI_NET_RTT_ACK];
-        p->last[src] = (double)rtt_ns; /* shown by RMPI_REPORT, not blended */
-        if (p->min[src] <= 0 || p->last[src] < p->min[src])
-            p->min[src] = p->last[src];
-        p->n[src]++;
+        /* still the cleanest view of the path itself: its minimum counts */
+        if (rmpi_path_observe(p, (double)rtt_ns, src, rmpi_time_ns()) && rmpi_vc_on_path)
+            rmpi_vc_on_path(vc);
         return;
     }
     path_sample(vc, sub, (double)rtt_ns, src);

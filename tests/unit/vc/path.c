@@ -110,10 +110,19 @@ static void base(void)
     clock_ns += 25 * (uint64_t)1e9;
     sample(&p, 3 * MS, 1);
     CHECK(rmpi_path_base(&p) == 3 * MS, "after a long silence: %g", rmpi_path_base(&p));
+    /* Observed, not blended: the window and counts see it, SRTT does not. */
+    double srtt = p.srtt;
+    uint64_t n = p.n[1];
+    clock_ns += 1000000;
+    CHECK(rmpi_path_observe(&p, 2 * MS, 1, clock_ns) == 1, "observed");
+    CHECK(p.srtt == srtt && p.n[1] == n + 1 && p.last[1] == 2 * MS && rmpi_path_base(&p) == 2 * MS,
+          "observe: srtt %g (was %g), base %g", p.srtt, srtt, rmpi_path_base(&p));
+    CHECK(rmpi_path_observe(&p, NAN, 1, clock_ns) == 0, "NaN not observed");
+    sample(&p, 3 * MS, 1);
     /* Refused samples leave the window alone. */
     sample(&p, 0, 1);
     sample(&p, NAN, 1);
-    CHECK(rmpi_path_base(&p) == 3 * MS, "refused samples: %g", rmpi_path_base(&p));
+    CHECK(rmpi_path_base(&p) == 2 * MS, "refused samples: %g", rmpi_path_base(&p));
 }
 
 static void crossover(void)
