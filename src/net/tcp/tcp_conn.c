@@ -412,13 +412,19 @@ void rmpi_tcp_on_hello(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *e)
     c->state = RMPI_TCP_CONN_CHALLENGED;
 }
 
+/* The kernel's view of c's socket; 0, or -1 without TCP_INFO. */
+static int tcp_info_of(const rmpi_tcp_conn_t *c, struct tcp_info *ti)
+{
+    socklen_t len = sizeof(*ti);
+    memset(ti, 0, sizeof(*ti));
+    return getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, ti, &len);
+}
+
 /* The kernel's smoothed round trip of c's socket (TCP_INFO), ns; 0 when unknown. */
 static uint64_t kernel_rtt(const rmpi_tcp_conn_t *c)
 {
     struct tcp_info ti;
-    socklen_t len = sizeof(ti);
-    memset(&ti, 0, sizeof(ti));
-    return getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0 ? (uint64_t)ti.tcpi_rtt * 1000u : 0;
+    return tcp_info_of(c, &ti) == 0 ? (uint64_t)ti.tcpi_rtt * 1000u : 0;
 }
 
 /* The handshake's round trip: our HELLO (connector) or CHALLENGE (acceptor) to the answer
@@ -673,9 +679,7 @@ static void keepalive(rmpi_tcp_conn_t *c, int on)
 static int peer_unresponsive(const rmpi_tcp_conn_t *c, uint64_t ms)
 {
     struct tcp_info ti;
-    socklen_t len = sizeof(ti);
-    memset(&ti, 0, sizeof(ti));
-    if (getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
+    if (tcp_info_of(c, &ti) != 0)
         return 1;
     uint64_t silent = RMPI_MIN(ti.tcpi_last_data_recv, ti.tcpi_last_ack_recv);
     return silent >= ms && (ti.tcpi_probes || ti.tcpi_retransmits || ti.tcpi_unacked);
