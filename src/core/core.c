@@ -66,6 +66,7 @@ int rmpi_core_init(rmpi_core_info_t *info)
     rmpi_core_unexp_max = rmpi_knobs.UNEXP_MAX > 0 ? (size_t)rmpi_knobs.UNEXP_MAX : SIZE_MAX;
     rmpi_vc_ooo_max = rmpi_core_unexp_max;
     rmpi_vc_on_cut = peer_cut;
+    rmpi_vc_on_path = rmpi_core_wan_tune;
     if (rmpi_topo_init(&pm))
         return -1;
     spin_count = rmpi_knobs.SPIN_COUNT >= 0 ? rmpi_knobs.SPIN_COUNT : oversubscribed() ? 1 : SPIN_BY_TIME;
@@ -79,6 +80,7 @@ int rmpi_core_init(rmpi_core_info_t *info)
     net_env.jobid = pm.kvsname;
     net_env.on_frame = rmpi_vc_on_frame;
     net_env.on_peer_lost = peer_lost;
+    net_env.on_rtt = rmpi_vc_on_rtt;
     if (rmpi_net_open(&net_env))
         return -1;
     if (rmpi_pmi_fence() || rmpi_net_ready(0) || rmpi_pmi_fence() || rmpi_net_ready(1)) {
@@ -305,6 +307,16 @@ int rmpi_core_finalize(void)
                     (unsigned long long)st->scattered_recvs, (unsigned long long)st->landed_recvs,
                     (unsigned long long)st->seg_rndv_sends, (unsigned long long)st->seg_rndv_recvs);
         rmpi_vc_report(stderr);
+        for (int p = 0; rmpi_vc_table && p < rmpi_core_size; p++) {
+            rmpi_vc_t *vc = rmpi_vc_table[p];
+            if (!vc || p == rmpi_core_rank || !((core_peer_t *)vc->core)->ready)
+                continue;
+            const core_peer_t *cp = vc->core;
+            fprintf(stderr, "[rmpi report] rank %d -> %d: eager limit %zu bytes (%s, RMPI_EAGER_LIMIT's %zu), "
+                            "path round trip %.1f us\n",
+                    rmpi_core_rank, p, cp->eager_limit, cp->eager_auto ? "RMPI_WAN_TUNE" : "fixed", cp->eager_base,
+                    rmpi_vc_rtt(vc) * 1e-3);
+        }
         fprintf(stderr, "[rmpi report] rank %d: connections refused %llu (no proof of the job key), peers cut off "
                         "%llu (malformed frames)\n",
                 rmpi_core_rank, (unsigned long long)rmpi_net_sec_stats.refused,

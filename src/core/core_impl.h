@@ -77,6 +77,9 @@ typedef struct core_peer {
     size_t unexp_bytes;  /* memory held by this peer's unexpected messages (RMPI_UNEXP_MAX) */
     int rndv_write;      /* this peer's rendezvous pushes data (CTS + RDMA write) */
     size_t eager_limit;
+    size_t eager_base;   /* RMPI_EAGER_LIMIT's value for this peer; eager_limit when not tuned */
+    size_t eager_max;    /* largest eager message the rails carry */
+    int eager_auto;      /* RMPI_WAN_TUNE follows the peer's round trip (rmpi_core_wan_limit) */
     int seg_max;         /* data segments of a non-contiguous eager send (RMPI_SEG_MAX, rails' max_iov) */
     size_t zc_min;       /* nonblocking eager sends of this many bytes on go from the user's buffer */
 } core_peer_t;
@@ -153,6 +156,13 @@ void rmpi_core_eager_arrived(rmpi_vc_t *vc, uint32_t ctx, int src, int tag, cons
 void rmpi_core_rts_arrived(rmpi_vc_t *vc, const wire_rts_t *f);
 void rmpi_core_cts_arrived(rmpi_vc_t *vc, rmpi_req_t *r, const wire_cts_t *f, const void *pieces, uint32_t npieces);
 void rmpi_core_peer_init(rmpi_vc_t *vc);
+/* RMPI_WAN_TUNE: the eager limit for a peer at round trip rtt_ns whose rails deliver one
+ * (the fastest) and all (together) bytes/ns (0: unknown), from the limit base the knob
+ * gives, bounded by the receiver's unexpected-message budget unexp_max and by max_frame.
+ * base itself below WAN_RTT_MIN_NS. Pure (tests/unit/core/wan_limit.c). */
+size_t rmpi_core_wan_limit(size_t base, double rtt_ns, double one, double all, size_t unexp_max, size_t max_frame);
+/* Re-tune vc's eager limit from its path measurements (rmpi_vc_on_path). */
+void rmpi_core_wan_tune(rmpi_vc_t *vc);
 
 /* Typed data (core_data.c): the protocol choice for data that is not one byte range. */
 /* Pieces at least this long on average go by rendezvous one RDMA op each (RMPI_RNDV_SEG_MIN). */

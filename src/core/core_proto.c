@@ -151,6 +151,14 @@ void rmpi_core_peer_init(rmpi_vc_t *vc)
                                           rail->hints.scope == RMPI_SCOPE_INTER ? 65536 : 16384);
     size_t max = rail->hints.max_frame - sizeof(wire_match_t) - sizeof(uint64_t);
     cp->eager_limit = (size_t)lim < max ? (size_t)lim : max;
+    cp->eager_base = cp->eager_limit;
+    cp->eager_max = max;
+    /* Only between nodes: within one (tcp on loopback too), a round trip is the
+     * scheduler's delay, not a path. */
+    int inter = vc->peer >= rmpi_core_size || rmpi_topo_node_of(vc->peer) != rmpi_topo_my_node();
+    for (int i = 0; i < vc->nsub; i++)
+        inter &= vc->sub[i].rail->hints.scope == RMPI_SCOPE_INTER;
+    cp->eager_auto = inter && rmpi_knobs.WAN_TUNE && !rmpi_knob_given("EAGER_LIMIT");
     /* Emulated RDMA (TCP) streams a put as soon as the CTS arrives; a read would first
      * send a request the target serves in turns with its other output. Both peers see the
      * same rails, so they agree on the mode. */
@@ -166,6 +174,44 @@ void rmpi_core_peer_init(rmpi_vc_t *vc)
     cp->seg_max = segs > 0 ? (int)segs : 0;
     cp->zc_min = rmpi_vc_zc_min(vc);
     cp->ready = 1;
+    rmpi_core_wan_tune(vc);
+}
+
+/* Paper (infiniband-wan) 3.4 and Fig. 5: every protocol absorbs delays up to about 100 us;
+ * below that round trip the fixed thresholds stay exactly as they are. */
+#define WAN_RTT_MIN_NS 100000.0
+/* Bytes/ns at which a receiver copies an eager message out of its receive buffer: a single
+ * core's memcpy of data not in cache, on the low side so that the crossover errs toward
+ * rendezvous. */
+#define WAN_COPY_RATE 2.0
+/* Eager messages are buffered whole when no receive waits for them: at most 1 MiB, and at
+ * most 1/256 of the receiver's unexpected budget (RMPI_UNEXP_MAX), so a sender must run
+ * hundreds of messages ahead of its receiver before it is cut off, as with 64 KiB and 4096. */
+#define WAN_EAGER_CAP ((size_t)1 << 20)
+#define WAN_UNEXP_SHARE 256
+
+size_t rmpi_core_wan_limit(size_t base, double rtt, double one, double all, size_t unexp_max, size_t max_frame)
+{
+    if (!(rtt >= WAN_RTT_MIN_NS))
+        return base;
+    double s = rmpi_path_crossover(rtt, WAN_COPY_RATE, one, all);
+    size_t cap = RMPI_MIN(WAN_EAGER_CAP, max_frame);
+    if (unexp_max != SIZE_MAX)
+        cap = RMPI_MIN(cap, unexp_max / WAN_UNEXP_SHARE);
+    size_t lim = s >= (double)cap ? cap : (size_t)s;
+    lim &= ~(size_t)1023; /* whole KiB: the report stays readable as the estimate moves */
+    return lim > base ? lim : base;
+}
+
+void rmpi_core_wan_tune(rmpi_vc_t *vc)
+{
+    core_peer_t *cp = vc->core;
+    if (!cp->ready || !cp->eager_auto)
+        return;
+    double one, all;
+    rmpi_vc_rates(vc, &one, &all);
+    cp->eager_limit = rmpi_core_wan_limit(cp->eager_base, rmpi_vc_rtt(vc), one, all, rmpi_core_unexp_max,
+                                          cp->eager_max);
 }
 
 static void send_req_frame(rmpi_vc_t *vc, int type, uint64_t req)

@@ -14,7 +14,7 @@
  * with card/peer_add (tcp) reach dynamic peers; the first rmpi_net_card opens tcp when it
  * was not opened at init (then on the interfaces it would choose, without a PMI card).
  * Progress: manual. Nothing happens unless rmpi_net_progress() runs; callbacks
- * (env->on_frame, op->complete, env->on_peer_lost) are made only from inside a provider's
+ * (env->on_frame, op->complete, env->on_peer_lost, env->on_rtt) are made only from inside a provider's
  * progress() (never from send/send_zc/get/put themselves, never from another thread), so callers
  * may post operations while holding half-updated state.
  * Threading: not thread-safe; the caller holds the library lock.
@@ -109,6 +109,9 @@ typedef struct rmpi_net_id {
     int rank;                /* rank in that world */
 } rmpi_net_id_t;
 
+/* Where a round-trip sample comes from (env->on_rtt; RMPI_NET_RTT_ACK is the VC's own). */
+enum { RMPI_NET_RTT_HANDSHAKE, RMPI_NET_RTT_KERNEL, RMPI_NET_RTT_ACK, RMPI_NET_RTT_NSRC };
+
 typedef struct rmpi_net_env {
     int rank, size;
     const char *jobid;       /* unique per job on a host (names shared-memory segments) */
@@ -116,6 +119,10 @@ typedef struct rmpi_net_env {
     void (*on_frame)(rmpi_rail_t *rail, int peer, const void *frame, size_t len);
     /* A peer's connection broke or stalled; the caller decides whether the job goes on. */
     void (*on_peer_lost)(rmpi_rail_t *rail, int peer, const char *why);
+    /* A round-trip time to peer on rail (ns), measured by the provider: src is
+     * RMPI_NET_RTT_HANDSHAKE (its connection handshake, peer processing included) or
+     * RMPI_NET_RTT_KERNEL (the kernel's smoothed estimate, e.g. TCP_INFO). May be NULL. */
+    void (*on_rtt)(rmpi_rail_t *rail, int peer, uint64_t rtt_ns, int src);
     /* Set by rmpi_net_open for the providers: */
     uint32_t world;          /* this process's world tag (rmpi_net_id_t.world) */
     int late;                /* opened after init for dynamic peers: publish nothing via PMI */

@@ -228,6 +228,13 @@ static void md_cell(FILE *f, const char *text)
     }
 }
 
+int rmpi_knob_given(const char *knob)
+{
+    char name[64];
+    snprintf(name, sizeof name, "RMPI_%s", knob);
+    return getenv(name) != NULL;
+}
+
 void rmpi_knobs_print(void *file, int markdown)
 {
     FILE *f = file;

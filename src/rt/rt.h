@@ -58,6 +58,9 @@ const rmpi_knob_desc_t *rmpi_knob_at(size_t i);
 const char *rmpi_knob_text(const char *name);
 /* Scoped size knob: "N" or "scope:N,scope:N"; returns the value for scope or dflt. */
 long long rmpi_knob_scoped_size(const char *knob, const char *value, const char *scope, long long dflt);
+/* Whether the user set RMPI_<knob> (automatic tuning leaves such a knob alone). */
+int rmpi_knob_given(const char *knob);
+/* Print the knob table: fmt 0 = text (current values), 1 = markdown (defaults). */
 /* Print the knob table: 0 = text (current values), 1 = markdown (defaults). */
 void rmpi_knobs_print(void *file, int markdown);
 /* Environment variable outside the RMPI_ namespace (launcher protocol, and what libraries

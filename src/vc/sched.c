@@ -420,8 +420,6 @@ int rmpi_sched_stripe(rmpi_sched_t *s, size_t len, rmpi_stripe_t *out, int max)
  * queue would make a fast subchannel look slow. */
 void rmpi_sched_feedback(rmpi_sched_t *s, const rmpi_stripe_t *stripes, int n, const uint64_t *t_ns)
 {
-    if (s->cfg.stripe_policy != RMPI_STRIPE_POLICY_ADAPTIVE || n < 2)
-        return;
     /* Several stripes on one subchannel went one after the other: add bytes and times. */
     double bytes[RMPI_SCHED_MAX] = {0}, ns[RMPI_SCHED_MAX] = {0};
     int carried[RMPI_SCHED_MAX] = {0}, ncarried = 0;
@@ -435,7 +433,17 @@ void rmpi_sched_feedback(rmpi_sched_t *s, const rmpi_stripe_t *stripes, int n, c
         ncarried += !carried[i];
         carried[i] = 1;
     }
-    if (ncarried < 2)
+    /* Every policy keeps each subchannel's delivery rate (the core's eager/rendezvous
+     * crossover reads it); only adaptive striping moves weights, and only when a message
+     * was split (one stripe says nothing about the others). */
+    for (int i = 0; i < s->nsub; i++)
+        if (carried[i]) {
+            double r = bytes[i] / ns[i];
+            s->rate[i] = s->rate[i] > 0 && s->cfg.alpha > 0 && s->cfg.alpha < 1
+                             ? (1 - s->cfg.alpha) * s->rate[i] + s->cfg.alpha * r
+                             : r;
+        }
+    if (s->cfg.stripe_policy != RMPI_STRIPE_POLICY_ADAPTIVE || n < 2 || ncarried < 2)
         return;
 
     /* Subchannels that carried nothing keep their share; the measured ones split the rest. */

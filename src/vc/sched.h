@@ -39,6 +39,7 @@ typedef struct rmpi_sched {
     unsigned in_window;
     double credit[RMPI_SCHED_MAX];   /* weighted round robin (smooth WRR) */
     uint64_t updates;                /* adaptive updates applied */
+    double rate[RMPI_SCHED_MAX];     /* delivery rate of each subchannel's stripes, bytes/ns (0: none yet) */
     /* stripes cut and not yet done (rmpi_sched_stripe_done): bytes per subchannel, count */
     uint64_t queued[RMPI_SCHED_MAX];
     uint64_t nqueued;
@@ -72,11 +73,11 @@ void rmpi_sched_stripe_done(rmpi_sched_t *s, const rmpi_stripe_t *st);
 void rmpi_sched_stripe_move(rmpi_sched_t *s, rmpi_stripe_t *st, int to);
 /* Completion-filter feedback for one striped message: t_ns[k] is the delivery time of
  * stripe k, counted from when it was cut, so it includes the `ahead` bytes it queued
- * behind. Adaptive striping moves the weights toward (ahead_i + len_i) / t_i, the rate the
- * subchannel delivered, blended with the old weights by alpha and kept above the floor (the
- * update of Liu et al., 'Building Multirail InfiniBand Clusters: MPI-Level Designs and
- * Performance Evaluation', sec. 4.5); other policies ignore it. Messages with a single
- * stripe carry no information. */
+ * behind. (ahead_i + len_i) / t_i is the rate the subchannel delivered: every policy keeps
+ * it in rate[i] (blended with alpha). Adaptive striping moves the weights toward it, blended
+ * with the old weights by alpha and kept above the floor (the update of Liu et al.,
+ * 'Building Multirail InfiniBand Clusters: MPI-Level Designs and Performance Evaluation',
+ * sec. 4.5); messages with a single stripe move no weight. */
 void rmpi_sched_feedback(rmpi_sched_t *s, const rmpi_stripe_t *stripes, int n, const uint64_t *t_ns);
 /* A subchannel failed: never schedule it again; its weight goes to the others. Returns the
  * number of live subchannels left. */

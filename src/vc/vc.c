@@ -4,6 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+_Static_assert(RMPI_NET_RTT_HANDSHAKE == 0 && RMPI_NET_RTT_NSRC == RMPI_PATH_NSRC,
+               "path.c numbers its sources as net.h does, the handshake first");
+
 rmpi_vc_t **rmpi_vc_table;
 static int vc_size, vc_rank;
 static rmpi_vc_deliver_fn vc_deliver;
@@ -143,10 +146,12 @@ rmpi_vc_t *rmpi_vc_open(int peer)
     return vc;
 }
 
-void rmpi_vc_keep(rmpi_vc_t *vc, const struct iovec *iov, int n, size_t len)
+void rmpi_vc_keep(rmpi_vc_t *vc, int sub, const struct iovec *iov, int n, size_t len)
 {
     rmpi_vc_txbuf_t *t = rmpi_xmalloc(sizeof *t + len);
     t->next = NULL;
+    t->sub = sub;
+    t->t = rmpi_time_ns();
     t->psn = ((const rmpi_vc_hdr_t *)iov[0].iov_base)->psn;
     t->len = len;
     rmpi_iov_gather(t->data, iov, n);
@@ -165,10 +170,79 @@ static int first_live(const rmpi_vc_t *vc)
     return -1;
 }
 
-static void on_ack(rmpi_vc_t *vc, uint16_t next_expected)
+void (*rmpi_vc_on_path)(rmpi_vc_t *vc);
+
+static void path_sample(rmpi_vc_t *vc, int sub, double ns, int src)
 {
+    if (rmpi_path_sample(&vc->sub[sub].path, ns, src, rmpi_time_ns()) && rmpi_vc_on_path)
+        rmpi_vc_on_path(vc);
+}
+
+void rmpi_vc_on_rtt(rmpi_rail_t *rail, int peer, uint64_t rtt_ns, int src)
+{
+    if (!rmpi_vc_table || peer < 0 || peer >= vc_size || peer == vc_rank)
+        return; /* before rmpi_vc_init: the next sample will do */
+    rmpi_vc_t *vc = rmpi_vc_get(peer);
+    int sub = rmpi_vc_sub_of(vc, rail);
+    if (sub < 0)
+        return;
+    /* The kernel's estimate only where the VC's own ACKs give none: they travel through the
+     * same queues and progress loops as a rendezvous handshake, which is what is priced. */
+    rmpi_path_t *p = &vc->sub[sub].path;
+    if (src == RMPI_NET_RTT_KERNEL && p->n[RMPI_NET_RTT_ACK] > vc->sub[sub].acks_seen) {
+        vc->sub[sub].acks_seen = p->n[RMPI_NET_RTT_ACK];
+        /* still the cleanest view of the path itself: its minimum counts */
+        if (rmpi_path_observe(p, (double)rtt_ns, src, rmpi_time_ns()) && rmpi_vc_on_path)
+            rmpi_vc_on_path(vc);
+        return;
+    }
+    path_sample(vc, sub, (double)rtt_ns, src);
+}
+
+double rmpi_vc_rtt(const rmpi_vc_t *vc)
+{
+    double best = 0;
+    for (int i = 0; i < vc->nsub; i++) {
+        double r = rmpi_path_base(&vc->sub[i].path);
+        if (vc->sched.up[i] && vc->sub[i].path.measured && r > 0 && (best == 0 || r < best))
+            best = r;
+    }
+    return best;
+}
+
+/* The completion filter's stripe rate, else the busy-interval rate of rmpi_vc_pick_big. */
+static double sub_rate(const rmpi_vc_t *vc, int i)
+{
+    return vc->sched.rate[i] > 0 ? vc->sched.rate[i] : vc->sub[i].rate;
+}
+
+void rmpi_vc_rates(const rmpi_vc_t *vc, double *one, double *all)
+{
+    *one = *all = 0;
+    for (int i = 0; i < vc->nsub; i++) {
+        if (!vc->sched.up[i])
+            continue;
+        double r = sub_rate(vc, i);
+        if (!(r > 0)) {
+            *one = *all = 0;
+            return;
+        }
+        *all += r;
+        if (r > *one)
+            *one = r;
+    }
+}
+
+static void on_ack(rmpi_vc_t *vc, int ack_sub, uint16_t next_expected)
+{
+    /* The ACK was sent when the frame before next_expected was delivered: if that frame
+     * went on the rail the ACK came back on, the two make one round trip of that rail. Once
+     * frames were resent, which copy an ACK answers is unknown (Karn's rule): no samples. */
     while (vc->unacked && (int16_t)(vc->unacked->psn - next_expected) < 0) {
         rmpi_vc_txbuf_t *t = vc->unacked;
+        if (ack_sub >= 0 && t->sub == ack_sub && (uint16_t)(t->psn + 1) == next_expected && vc->resent_frames == 0) {
+            path_sample(vc, ack_sub, (double)(rmpi_time_ns() - t->t), RMPI_NET_RTT_ACK);
+        }
         vc->unacked = t->next;
         free(t);
         vc->unacked_n--;
@@ -261,7 +335,7 @@ void rmpi_vc_on_frame(rmpi_rail_t *rail, int peer, const void *frame, size_t len
     memcpy(&h, frame, sizeof h);
     uint16_t psn = h.psn;
     if (RMPI_UNLIKELY(h.type == RMPI_VC_ACK)) {
-        on_ack(vc, psn);
+        on_ack(vc, rmpi_vc_sub_of(vc, rail), psn);
         return;
     }
     vc->frames_in++;
@@ -325,6 +399,19 @@ void rmpi_vc_report(void *file)
                     vc->sub[i].rail->hints.name, vc->sched.up[i] ? "up" : "DOWN", vc->sched.weight[i],
                     (unsigned long long)vc->sub[i].frames,
                     (unsigned long long)vc->sub[i].bytes, (unsigned long long)vc->sub[i].rdma_bytes);
+        for (int i = 0; i < vc->nsub; i++) {
+            const rmpi_path_t *pa = &vc->sub[i].path;
+            enum { H = RMPI_NET_RTT_HANDSHAKE, A = RMPI_NET_RTT_ACK, K = RMPI_NET_RTT_KERNEL };
+            fprintf(f, "[rmpi report]   path %s: srtt %.1f us, rttvar %.1f us, min %.1f us, samples handshake %llu "
+                       "acks %llu kernel %llu, last handshake %.1f us acks %.1f us kernel %.1f us, min handshake %.1f "
+                       "us acks %.1f us kernel %.1f us, rate %.1f MB/s%s\n",
+                    vc->sub[i].rail->hints.name, pa->srtt * 1e-3, pa->rttvar * 1e-3, pa->min_rtt * 1e-3,
+                    (unsigned long long)pa->n[H], (unsigned long long)pa->n[A], (unsigned long long)pa->n[K],
+                    pa->last[H] * 1e-3, pa->last[A] * 1e-3, pa->last[K] * 1e-3, pa->min[H] * 1e-3, pa->min[A] * 1e-3,
+                    pa->min[K] * 1e-3, sub_rate(vc, i) * 1e3,
+                    /* alone, a rail's put completes when written (net.h): the kernel's intake */
+                    vc->nsub == 1 && sub_rate(vc, i) > 0 ? " (written, one rail)" : "");
+        }
     }
 }
 
@@ -339,7 +426,7 @@ void rmpi_vc_finalize(void)
             vc->ooo = o->next;
             free(o);
         }
-        on_ack(vc, vc->psn_next);
+        on_ack(vc, -1, vc->psn_next);
         free(vc);
     }
     free(rmpi_vc_table);

@@ -17,6 +17,7 @@
 #include <sys/uio.h>
 
 #include "../net/net.h"
+#include "path.h"
 #include "sched.h"
 
 #define RMPI_VC_MAX_SUB RMPI_SCHED_MAX
@@ -37,6 +38,8 @@ typedef struct rmpi_subchan {
     uint64_t est_t, est_done;    /* last sample: time (ns) and bytes delivered by then */
     size_t est_backlog;
     double rate;                 /* bytes/ns, 0 until measured */
+    rmpi_path_t path;            /* round trip to the peer on this rail (rmpi_vc_on_rtt, acks) */
+    uint64_t acks_seen;          /* ACK samples when the kernel's estimate last came */
 } rmpi_subchan_t;
 
 typedef struct rmpi_ooo {
@@ -51,6 +54,8 @@ typedef struct rmpi_ooo {
 typedef struct rmpi_vc_txbuf {
     struct rmpi_vc_txbuf *next;
     uint16_t psn;
+    int sub;                     /* where it went, and when: the ACK that covers it is a round-trip sample */
+    uint64_t t;
     size_t len;
     char data[];
 } rmpi_vc_txbuf_t;
@@ -98,7 +103,7 @@ static inline rmpi_vc_t *rmpi_vc_get(int peer)
     return RMPI_LIKELY(vc != NULL) ? vc : rmpi_vc_open(peer);
 }
 
-void rmpi_vc_keep(rmpi_vc_t *vc, const struct iovec *iov, int n, size_t len);
+void rmpi_vc_keep(rmpi_vc_t *vc, int sub, const struct iovec *iov, int n, size_t len);
 
 /* Send one frame on subchannel `sub` (iov[0] begins with rmpi_vc_hdr_t; the VC fills psn). */
 static inline void rmpi_vc_send_on(rmpi_vc_t *vc, int sub, const struct iovec *iov, int n, size_t len)
@@ -107,7 +112,7 @@ static inline void rmpi_vc_send_on(rmpi_vc_t *vc, int sub, const struct iovec *i
     h->psn = vc->psn_next++;
     vc->tx_frames++;
     if (RMPI_UNLIKELY(vc->nsub > 1))
-        rmpi_vc_keep(vc, iov, n, len);
+        rmpi_vc_keep(vc, sub, iov, n, len);
     rmpi_subchan_t *sc = &vc->sub[sub];
     sc->frames++;
     sc->bytes += len;
@@ -192,6 +197,24 @@ extern void (*rmpi_vc_on_cut)(rmpi_vc_t *vc, const char *why);
 /* Most memory a peer's early frames may hold in the out-of-order queue; past it the peer is
  * cut off (the core sets it from RMPI_UNEXP_MAX; SIZE_MAX: no bound). */
 extern size_t rmpi_vc_ooo_max;
+
+/* ---- path measurements (seed: infiniband-wan) ----
+ * Per subchannel: round trips from the provider (env->on_rtt: its handshake, the kernel's
+ * estimate) and, on VCs of several subchannels, from the VC's own ACKs (a frame's send time
+ * to the ACK that covers it, when both went on the same rail); delivery rates from the
+ * completion filter (sched.rate) and from busy intervals (rmpi_subchan_t.rate). */
+void rmpi_vc_on_rtt(rmpi_rail_t *rail, int peer, uint64_t rtt_ns, int src);
+/* Called after a subchannel's round-trip estimate changed (the core re-tunes its threshold). */
+extern void (*rmpi_vc_on_path)(rmpi_vc_t *vc);
+/* The peer's round trip without queueing, in ns: the smallest path base (rmpi_path_base)
+ * over the live subchannels measured by more than their handshake (which includes the
+ * peer's delay); 0: none yet. Not SRTT: under bulk load SRTT holds the queues (measured at
+ * 1gbit@2ms: 4.1 ms path, SRTT 6-12 ms, single ACK samples up to 36 ms), and on a loaded
+ * LAN it would cross the 100 us below which thresholds must not move. */
+double rmpi_vc_rtt(const rmpi_vc_t *vc);
+/* Delivery rates, bytes/ns: *one of the fastest live subchannel, *all of every live one
+ * together; 0 when some live subchannel has no measurement yet. */
+void rmpi_vc_rates(const rmpi_vc_t *vc, double *one, double *all);
 
 /* For RMPI_REPORT and tests. */
 void rmpi_vc_report(void *file);

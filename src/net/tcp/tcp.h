@@ -23,11 +23,15 @@
 #include "../net.h"
 
 #define RMPI_TCP_MAGIC 0x43544d52u   /* the bytes "RMTC" on the wire */
-#define RMPI_TCP_WIRE_VERSION 4
+#define RMPI_TCP_WIRE_VERSION 5
 #define RMPI_TCP_MAX_IFACES 16
 #define RMPI_TCP_MAX_RAILS RMPI_NET_MAX_RAILS
 #define RMPI_TCP_MAX_STREAMS 8
-#define RMPI_TCP_MAX_FRAME (64 * 1024 + 256)
+/* The largest DATA frame: 1 MiB of eager payload plus the core's header, for the eager
+ * limit RMPI_WAN_TUNE raises on long links (src/core/README.md); within a node and on short
+ * links the core's frames stay at most RMPI_TCP_LAN_FRAME. */
+#define RMPI_TCP_MAX_FRAME (1024 * 1024 + 256)
+#define RMPI_TCP_LAN_FRAME (64 * 1024 + 256)
 #define RMPI_TCP_BASE_HDR 8
 #define RMPI_TCP_MAX_EXT 48
 #define RMPI_TCP_HELLO_EXT 48   /* HELLO's extension: identities and the connector's nonce */
@@ -40,7 +44,9 @@
  * buffer start when a partial DATA frame would run past its end. */
 #define RMPI_TCP_RX_AHEAD 8192
 #define RMPI_TCP_RX_SMALL 16384  /* receive buffer until a large DATA frame comes */
-#define RMPI_TCP_RXBUF (RMPI_TCP_BASE_HDR + RMPI_TCP_MAX_FRAME + RMPI_TCP_RX_AHEAD)
+/* Receive buffer once a DATA frame larger than RX_SMALL came; a frame larger still (only
+ * from a peer whose eager limit was raised) grows it to fit, once. */
+#define RMPI_TCP_RXBUF (RMPI_TCP_BASE_HDR + RMPI_TCP_LAN_FRAME + RMPI_TCP_RX_AHEAD)
 
 /* Frame types (docs/wire/tcp.md); values are part of the wire format. */
 enum {
@@ -229,6 +235,7 @@ typedef struct rmpi_tcp_conn {
      * nonce; both MACs cover it. hs_peer: the peer an accepted socket's HELLO named. */
     uint8_t hs[RMPI_TCP_HELLO_EXT + RMPI_AUTH_NONCE_BYTES];
     int hs_peer;
+    uint64_t hs_t;              /* when our handshake frame that the peer answers left (HELLO or CHALLENGE) */
     int shut_wr;                /* close(): GOODBYE written and write side shut */
 
     /* Receive side: frames are parsed from rxbuf[rx_pos, rx_end); a PUT / GET_RESP payload
@@ -248,6 +255,7 @@ typedef struct rmpi_tcp_conn {
     /* Stall detection (established sockets): bytes moved either way, and the count and
      * time at the last check that saw the socket idle or moving. */
     uint64_t moved, mark_moved, mark_ns;
+    uint64_t path_moved;        /* moved at the last TCP_INFO round-trip poll */
     int wrote;                  /* bytes written since the kernel's send queue was last seen empty */
     int keepalive;              /* SO_KEEPALIVE is on (only while waiting) */
 } rmpi_tcp_conn_t;
@@ -351,6 +359,7 @@ struct rmpi_tcp_rail {
 
     /* Stall detection: RMPI_RAIL_TIMEOUT, looked at every STALL_CHECK_NS of progress. */
     uint64_t stall_ns, last_check;
+    uint64_t last_path;         /* last rmpi_tcp_path_poll */
     unsigned check_calls;
 
     rmpi_net_mrtab_t mr;        /* registrations (../mrtab.c): rkeys never carry an address */
@@ -392,6 +401,10 @@ void rmpi_tcp_set_events(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, uint32_t events
  * while the peer's host stayed silent (progress calls it every STALL_CHECK_NS at most). */
 void rmpi_tcp_stall_check(rmpi_tcp_rail_t *r, uint64_t now);
 #define RMPI_TCP_STALL_CHECK_NS 100000000ull
+/* Round trips: the kernel's estimate of every socket that moved bytes since the last look,
+ * reported (env.on_rtt) at most this often; an idle socket's estimate does not change. */
+#define RMPI_TCP_PATH_NS 100000000ull
+void rmpi_tcp_path_poll(rmpi_tcp_rail_t *r, uint64_t now);
 void rmpi_tcp_sockopts(rmpi_tcp_rail_t *r, int fd);
 void rmpi_tcp_peer_free(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p);
 

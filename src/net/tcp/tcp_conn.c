@@ -289,6 +289,7 @@ static void send_hello(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
         attempt_failed(r, p, ECONNRESET, 1);
         return;
     }
+    c->hs_t = rmpi_time_ns();
     c->state = RMPI_TCP_CONN_HELLO_SENT;
     rmpi_tcp_set_events(r, c, EPOLLIN);
 }
@@ -407,7 +408,38 @@ void rmpi_tcp_on_hello(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *e)
         rmpi_tcp_conn_kill(r, c);
         return;
     }
+    c->hs_t = rmpi_time_ns();
     c->state = RMPI_TCP_CONN_CHALLENGED;
+}
+
+/* The kernel's view of c's socket; 0, or -1 without TCP_INFO. */
+static int tcp_info_of(const rmpi_tcp_conn_t *c, struct tcp_info *ti)
+{
+    socklen_t len = sizeof(*ti);
+    memset(ti, 0, sizeof(*ti));
+    return getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, ti, &len);
+}
+
+/* The kernel's smoothed round trip of c's socket (TCP_INFO), ns; 0 when unknown. */
+static uint64_t kernel_rtt(const rmpi_tcp_conn_t *c)
+{
+    struct tcp_info ti;
+    return tcp_info_of(c, &ti) == 0 ? (uint64_t)ti.tcpi_rtt * 1000u : 0;
+}
+
+/* The handshake's round trip: our HELLO (connector) or CHALLENGE (acceptor) to the answer
+ * that proved the key. It includes the peer's time to notice the frame in its progress
+ * loop, so it is the path's first guess, which the kernel's and the VC's samples replace. */
+static void handshake_rtt(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, int peer)
+{
+    if (!r->env.on_rtt || !c->hs_t)
+        return;
+    r->env.on_rtt(&r->pub, peer, rmpi_time_ns() - c->hs_t, RMPI_NET_RTT_HANDSHAKE);
+    /* The kernel timed the SYN and the handshake's segments without our delays: its
+     * estimate is the better first one, and needs no wait for the next poll. */
+    uint64_t k = kernel_rtt(c);
+    if (k)
+        r->env.on_rtt(&r->pub, peer, k, RMPI_NET_RTT_KERNEL);
 }
 
 void rmpi_tcp_on_challenge(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *e)
@@ -423,6 +455,7 @@ void rmpi_tcp_on_challenge(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t
         attempt_failed(r, p, 0, 1);
         return;
     }
+    handshake_rtt(r, c, p->rank);
     uint8_t h[RMPI_TCP_HDR_MAX];
     size_t hl = rmpi_tcp_hdr(h, RMPI_TCP_AUTH, 0);
     rmpi_auth_mac(key, "rmpi-tcp-connector", c->hs, sizeof c->hs, h + RMPI_TCP_BASE_HDR);
@@ -444,6 +477,7 @@ void rmpi_tcp_on_auth(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *e)
         refused(r, c, who, "it could not prove the job key");
         return;
     }
+    handshake_rtt(r, c, peer);
     rmpi_tcp_peer_t *p = rmpi_tcp_peer_get(r, peer);
     if (p->state == RMPI_TCP_PEER_ESTABLISHED || p->state == RMPI_TCP_PEER_CLOSED ||
         p->state == RMPI_TCP_PEER_LOST) {
@@ -645,9 +679,7 @@ static void keepalive(rmpi_tcp_conn_t *c, int on)
 static int peer_unresponsive(const rmpi_tcp_conn_t *c, uint64_t ms)
 {
     struct tcp_info ti;
-    socklen_t len = sizeof(ti);
-    memset(&ti, 0, sizeof(ti));
-    if (getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
+    if (tcp_info_of(c, &ti) != 0)
         return 1;
     uint64_t silent = RMPI_MIN(ti.tcpi_last_data_recv, ti.tcpi_last_ack_recv);
     return silent >= ms && (ti.tcpi_probes || ti.tcpi_retransmits || ti.tcpi_unacked);
@@ -696,6 +728,23 @@ void rmpi_tcp_stall_check(rmpi_tcp_rail_t *r, uint64_t now)
                            "answering, so the link is down or unreachable; raise RMPI_RAIL_TIMEOUT if "
                            "the network is only slow",
                            (double)(now - c->mark_ns) * 1e-9, p->rank);
+    }
+}
+
+void rmpi_tcp_path_poll(rmpi_tcp_rail_t *r, uint64_t now)
+{
+    r->last_path = now;
+    if (!r->env.on_rtt)
+        return;
+    rmpi_list_t *pos, *tmp;
+    rmpi_list_for_each_safe(pos, tmp, &r->estab) {
+        rmpi_tcp_conn_t *c = RMPI_CONTAINER_OF(pos, rmpi_tcp_conn_t, link);
+        if (c->moved == c->path_moved)
+            continue;
+        c->path_moved = c->moved;
+        uint64_t k = kernel_rtt(c);
+        if (k)
+            r->env.on_rtt(&r->pub, c->peer->rank, k, RMPI_NET_RTT_KERNEL);
     }
 }
 

@@ -440,8 +440,10 @@ static void rx_room(rmpi_tcp_conn_t *c, size_t need)
         c->rx_pos = 0;
         c->rx_end = have;
     }
-    /* Small until a large DATA frame (or a refused put's payload) asks for more. */
-    size_t cap = c->rx_pos + need + RMPI_TCP_RX_AHEAD <= RMPI_TCP_RX_SMALL ? RMPI_TCP_RX_SMALL : RMPI_TCP_RXBUF;
+    /* Small until a large DATA frame (or a refused put's payload) asks for more; past
+     * RXBUF only as large as the largest frame seen. */
+    size_t want = c->rx_pos + need + RMPI_TCP_RX_AHEAD;
+    size_t cap = want <= RMPI_TCP_RX_SMALL ? RMPI_TCP_RX_SMALL : want <= RMPI_TCP_RXBUF ? RMPI_TCP_RXBUF : want;
     if (cap > c->rxcap) {
         c->rxbuf = rmpi_xrealloc(c->rxbuf, cap);
         c->rxcap = cap;
@@ -475,7 +477,7 @@ int rmpi_tcp_read(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
             n = 2;
             direct = 1;
         } else if (c->rx_phase == RMPI_TCP_RX_PAYLOAD) {
-            rx_room(c, RMPI_TCP_MAX_FRAME);   /* a refused payload: read it in big pieces, drop it */
+            rx_room(c, RMPI_TCP_LAN_FRAME);   /* a refused payload: read it in big pieces, drop it */
             size_t missing = c->rx_plen - c->rx_pgot;
             iov[0] = (struct iovec){c->rxbuf, RMPI_MIN(missing + read_ahead(missing), c->rxcap)};
         } else {

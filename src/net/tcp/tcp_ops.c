@@ -305,12 +305,14 @@ static int poll_once(rmpi_tcp_rail_t *r, int timeout_ms)
     }
     if (!rmpi_list_empty(&r->timed) || !rmpi_list_empty(&r->handshaking))
         rmpi_tcp_timers(r);
-    /* The clock is read every few calls, the sockets looked at every STALL_CHECK_NS. */
-    if (r->stall_ns && r->nestab && ++r->check_calls >= 4) {
+    /* The clock is read every few calls, the sockets looked at every STALL_CHECK_NS and PATH_NS. */
+    if (r->nestab && ++r->check_calls >= 4) {
         r->check_calls = 0;
         uint64_t now = rmpi_time_ns();
-        if (now - r->last_check >= RMPI_TCP_STALL_CHECK_NS)
+        if (r->stall_ns && now - r->last_check >= RMPI_TCP_STALL_CHECK_NS)
             rmpi_tcp_stall_check(r, now);
+        if (now - r->last_path >= RMPI_TCP_PATH_NS)
+            rmpi_tcp_path_poll(r, now);
     }
     if (!rmpi_list_empty(&r->lostq) || !rmpi_list_empty(&r->dead))
         rmpi_tcp_reap(r);

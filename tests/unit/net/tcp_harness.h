@@ -102,7 +102,7 @@ static void th_open_nofence(void (*on_frame)(rmpi_rail_t *, int, const void *, s
     for (int i = 0; i < n; i++) {
         const rmpi_net_hints_t *h = &th_rails[i]->hints;
         TH_CHECK(strncmp(h->name, "tcp:", 4) == 0, "rail name '%s'", h->name);
-        TH_CHECK(h->rdma_native == 0 && h->scope == RMPI_SCOPE_INTER && h->max_frame == 64 * 1024 + 256,
+        TH_CHECK(h->rdma_native == 0 && h->scope == RMPI_SCOPE_INTER && h->max_frame == 1024 * 1024 + 256,
                  "hints of %s", h->name);
         TH_CHECK(i == 0 || strcmp(th_rails[i - 1]->hints.name, h->name) < 0, "rails out of name order: %s, %s",
                  th_rails[i - 1]->hints.name, h->name);

@@ -23,7 +23,8 @@ static uint32_t ld32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v;
 static void st64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
 static uint64_t ld64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 
-#define MAXF (64 * 1024 + 256)
+#define MAXF (1024 * 1024 + 256) /* the largest frame (an eager limit raised for a long link) */
+#define LANF (64 * 1024 + 256)   /* the largest the core sends otherwise */
 
 static int lost_calls;
 static uint32_t bar_seen[TH_MAX_RANKS], bar_epoch;
@@ -83,7 +84,7 @@ static size_t frame_payload(uint64_t *s)
 {
     uint64_t r = xorshift(s);
     switch (r % 16) {
-    case 14: return MAXF - 16 - (size_t)((r >> 8) % 64);
+    case 14: return ((r >> 20) % 8 ? LANF : MAXF) - 16 - (size_t)((r >> 8) % 64);
     case 15: return 0;
     case 10: case 11: case 12: case 13: return (size_t)((r >> 8) % 16384);
     default: return (size_t)((r >> 8) % 200);

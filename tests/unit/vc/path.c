@@ -1,0 +1,198 @@
+/* Path measurements (src/vc/path.c) and the eager limit RMPI_WAN_TUNE derives from them
+ * (rmpi_core_wan_limit): RFC 6298 smoothing on constant, noisy and hostile samples, the
+ * handshake's guess replaced by the first real sample, the windowed minimum under queueing
+ * and route changes, the crossover formula on one and
+ * several rails, and the limit's bounds (100 us floor, 1 MiB cap, unexpected budget,
+ * largest frame) on zero, huge and NaN inputs. */
+#include "core/core_impl.h"
+#include "vc/path.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "../unit_check.h"
+
+#define US 1000.0
+#define MS 1000000.0
+#define KIB ((size_t)1024)
+#define MIB ((size_t)1 << 20)
+#define BASE (64 * KIB)
+#define FRAME (MIB + 256)
+
+static uint64_t clock_ns = 1;
+
+/* One sample, 1 ms after the one before. */
+static int sample(rmpi_path_t *p, double rtt, int src)
+{
+    clock_ns += 1000000;
+    return rmpi_path_sample(p, rtt, src, clock_ns);
+}
+
+static void smoothing(void)
+{
+    rmpi_path_t p;
+    memset(&p, 0, sizeof p);
+    CHECK(sample(&p, 4 * MS, 1) == 1, "a sample is taken");
+    CHECK(p.srtt == 4 * MS && p.rttvar == 2 * MS, "first sample: srtt %g rttvar %g", p.srtt, p.rttvar);
+    for (int i = 0; i < 200; i++)
+        sample(&p, 4 * MS, 1);
+    CHECK(fabs(p.srtt - 4 * MS) < 1, "constant samples: srtt %g", p.srtt);
+    CHECK(p.rttvar < 1 * US, "constant samples: rttvar %g decays", p.rttvar);
+    CHECK(p.n[1] == 201 && p.min_rtt == 4 * MS, "counts %llu, min %g", (unsigned long long)p.n[1], p.min_rtt);
+
+    /* Noise: uniform 2..6 ms around 4 ms. SRTT stays near the mean, RTTVAR near the mean
+     * absolute deviation (1 ms), min reaches the low end. */
+    unit_rng_t rng = unit_seed(12);
+    for (int i = 0; i < 5000; i++)
+        sample(&p, 2 * MS + (double)unit_range(&rng, 0, 4000) * US, 2);
+    CHECK(fabs(p.srtt - 4 * MS) < 0.8 * MS, "noisy samples: srtt %g", p.srtt);
+    CHECK(p.rttvar > 0.5 * MS && p.rttvar < 2 * MS, "noisy samples: rttvar %g", p.rttvar);
+    CHECK(p.min_rtt < 2.01 * MS, "noisy samples: min %g", p.min_rtt);
+
+    /* A step (the route changed): within 30 samples SRTT is within 5% of the new value. */
+    for (int i = 0; i < 30; i++)
+        sample(&p, 20 * MS, 2);
+    CHECK(fabs(p.srtt - 20 * MS) < 1 * MS, "after a step to 20 ms: srtt %g", p.srtt);
+
+    /* Refused: zero, negative, NaN, infinite, beyond a minute, an unknown source. */
+    rmpi_path_t q = p;
+    double bad[] = {0, -1, NAN, INFINITY, 61e9};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        CHECK(sample(&p, bad[i], 1) == 0, "sample %g refused", bad[i]);
+    CHECK(sample(&p, 1 * MS, RMPI_PATH_NSRC) == 0 && sample(&p, 1 * MS, -1) == 0, "unknown sources refused");
+    CHECK(!memcmp(&p, &q, sizeof p), "refused samples change nothing");
+    CHECK(sample(&p, 60e9, 1) == 1, "a minute is still a round trip");
+}
+
+static void handshake_guess(void)
+{
+    rmpi_path_t p;
+    memset(&p, 0, sizeof p);
+    /* The handshake took 50 ms (the peer was busy); the kernel then says 4 ms. */
+    sample(&p, 50 * MS, 0);
+    CHECK(p.srtt == 50 * MS && !p.measured, "handshake: a guess (srtt %g)", p.srtt);
+    sample(&p, 50 * MS, 0);
+    CHECK(!p.measured, "handshakes alone never count as measured");
+    sample(&p, 4 * MS, 1);
+    CHECK(p.srtt == 4 * MS && p.rttvar == 2 * MS && p.measured, "first real sample restarts: srtt %g", p.srtt);
+    sample(&p, 8 * MS, 2);
+    CHECK(p.srtt == 4.5 * MS, "then blended with gain 1/8: srtt %g", p.srtt);
+    /* A later handshake (a reconnect) is just one more sample. */
+    sample(&p, 4.5 * MS, 0);
+    CHECK(p.srtt == 4.5 * MS && p.n[0] == 3, "later handshake blended: srtt %g", p.srtt);
+}
+
+/* The path's base round trip: queueing (samples far above the path) does not move it; a
+ * longer route replaces it within two windows; a shorter one at once. */
+static void base(void)
+{
+    rmpi_path_t p;
+    memset(&p, 0, sizeof p);
+    CHECK(rmpi_path_base(&p) == 0, "no sample: 0");
+    unit_rng_t rng = unit_seed(3);
+    for (int i = 0; i < 3000; i++) /* 3 s: 4 ms plus 0..30 ms of queue, now and then none */
+        sample(&p, 4 * MS + (i % 50 ? (double)unit_range(&rng, 0, 30000) * US : 0), 2);
+    CHECK(rmpi_path_base(&p) == 4 * MS, "loaded path: base %g", rmpi_path_base(&p));
+    CHECK(p.srtt > 10 * MS, "while SRTT holds the queue: %g", p.srtt);
+    /* The route gets longer: 20 ms from now on. */
+    uint64_t t0 = clock_ns;
+    while (rmpi_path_base(&p) < 20 * MS && clock_ns - t0 < 30 * (uint64_t)1e9) {
+        clock_ns += 100 * 1000000ull;
+        rmpi_path_sample(&p, 20 * MS, 1, clock_ns);
+    }
+    double took = (double)(clock_ns - t0) * 1e-9;
+    CHECK(rmpi_path_base(&p) == 20 * MS && took > 7 && took <= 20.1, "longer route seen after %g s", took);
+    /* Shorter: at once. */
+    sample(&p, 1 * MS, 1);
+    CHECK(rmpi_path_base(&p) == 1 * MS, "shorter route at once: %g", rmpi_path_base(&p));
+    /* A gap of more than two windows forgets the old ones. */
+    clock_ns += 25 * (uint64_t)1e9;
+    sample(&p, 3 * MS, 1);
+    CHECK(rmpi_path_base(&p) == 3 * MS, "after a long silence: %g", rmpi_path_base(&p));
+    /* Observed, not blended: the window and counts see it, SRTT does not. */
+    double srtt = p.srtt;
+    uint64_t n = p.n[1];
+    clock_ns += 1000000;
+    CHECK(rmpi_path_observe(&p, 2 * MS, 1, clock_ns) == 1, "observed");
+    CHECK(p.srtt == srtt && p.n[1] == n + 1 && p.last[1] == 2 * MS && rmpi_path_base(&p) == 2 * MS,
+          "observe: srtt %g (was %g), base %g", p.srtt, srtt, rmpi_path_base(&p));
+    CHECK(rmpi_path_observe(&p, NAN, 1, clock_ns) == 0, "NaN not observed");
+    sample(&p, 3 * MS, 1);
+    /* Refused samples leave the window alone. */
+    sample(&p, 0, 1);
+    sample(&p, NAN, 1);
+    CHECK(rmpi_path_base(&p) == 2 * MS, "refused samples: %g", rmpi_path_base(&p));
+}
+
+static void crossover(void)
+{
+    /* One rail: s* = RTT x copy rate, whatever the rail's rate. */
+    CHECK(rmpi_path_crossover(1 * MS, 2.0, 0, 0) == 2e6, "one rail, rates unknown: %g",
+          rmpi_path_crossover(1 * MS, 2.0, 0, 0));
+    CHECK(fabs(rmpi_path_crossover(1 * MS, 2.0, 0.125, 0.125) - 2e6) < 1, "one rail at 1 Gbit/s");
+    /* Two equal 1 Gbit/s rails: 1/C + 1/B1 - 1/(2 B1) = 0.5 + 8 - 4 = 4.5 ns/byte. */
+    double s = rmpi_path_crossover(1 * MS, 2.0, 0.125, 0.25);
+    CHECK(fabs(s - 1e6 / 4.5) < 1, "two equal rails: %g", s);
+    /* A fast copy: about twice one rail's bandwidth-delay product. */
+    s = rmpi_path_crossover(1 * MS, 1e9, 0.125, 0.25);
+    CHECK(fabs(s - 250000) < 1, "two rails, free copy: %g (2 x BDP 250000)", s);
+    /* Inconsistent rates (one > all) count as one rail. */
+    CHECK(rmpi_path_crossover(1 * MS, 2.0, 0.5, 0.25) == 2e6, "one > all: one rail");
+    /* No finite answer: zero, negative, NaN or infinite RTT or copy rate. */
+    double bad[] = {0, -1, NAN, INFINITY};
+    for (size_t i = 0; i < 4; i++) {
+        CHECK(rmpi_path_crossover(bad[i], 2.0, 0, 0) == 0, "rtt %g", bad[i]);
+        CHECK(rmpi_path_crossover(1 * MS, bad[i], 0, 0) == 0, "copy %g", bad[i]);
+    }
+    CHECK(rmpi_path_crossover(1 * MS, 2.0, NAN, INFINITY) == 2e6, "NaN/infinite rates count as unknown");
+}
+
+static void limit(void)
+{
+    size_t unexp = 256 * MIB;
+    /* Below 100 us nothing changes, exactly: LAN, loopback, unknown, NaN. */
+    double lan[] = {0, -5, 1 * US, 50 * US, 99.9 * US, NAN};
+    for (size_t i = 0; i < sizeof lan / sizeof *lan; i++) {
+        CHECK(rmpi_core_wan_limit(BASE, lan[i], 0, 0, unexp, FRAME) == BASE, "rtt %g keeps 64 KiB", lan[i]);
+        CHECK(rmpi_core_wan_limit(8 * KIB, lan[i], 0.125, 0.25, unexp, FRAME) == 8 * KIB, "rtt %g keeps 8 KiB", lan[i]);
+    }
+    /* 100 us on one rail: 200 KB, in whole KiB. */
+    size_t l = rmpi_core_wan_limit(BASE, 100 * US, 0, 0, unexp, FRAME);
+    CHECK(l == 195 * KIB, "100 us: %zu", l);
+    /* 1 ms and more: the 1 MiB cap; 1 hour too (huge), and infinity. */
+    CHECK(rmpi_core_wan_limit(BASE, 1 * MS, 0, 0, unexp, FRAME) == MIB, "1 ms: the cap");
+    CHECK(rmpi_core_wan_limit(BASE, 3.6e12, 0, 0, unexp, FRAME) == MIB, "an hour: the cap");
+    CHECK(rmpi_core_wan_limit(BASE, INFINITY, 0, 0, unexp, FRAME) == BASE, "infinite: no answer, the base");
+    /* Two equal rails of 1 Gbit/s at 200 us: 1e6/4.5 x 0.2 = 44 KB, under the base: the base. */
+    CHECK(rmpi_core_wan_limit(BASE, 200 * US, 0.125, 0.25, unexp, FRAME) == BASE, "two rails at 200 us");
+    /* ... at 2 ms: 444 KB. */
+    l = rmpi_core_wan_limit(BASE, 2 * MS, 0.125, 0.25, unexp, FRAME);
+    CHECK(l == (size_t)(2e6 / 4.5) / 1024 * 1024, "two rails at 2 ms: %zu", l);
+    /* Bounds: the receiver's unexpected budget / 256, the largest frame; never below the base. */
+    CHECK(rmpi_core_wan_limit(BASE, 1 * MS, 0, 0, 64 * MIB, FRAME) == 256 * KIB, "RMPI_UNEXP_MAX=64m: 256 KiB");
+    CHECK(rmpi_core_wan_limit(BASE, 1 * MS, 0, 0, 1 * MIB, FRAME) == BASE, "RMPI_UNEXP_MAX=1m: the base");
+    CHECK(rmpi_core_wan_limit(BASE, 1 * MS, 0, 0, SIZE_MAX, FRAME) == MIB, "no unexpected bound: the cap");
+    CHECK(rmpi_core_wan_limit(BASE, 1 * MS, 0, 0, unexp, 100000) == 97 * KIB, "a 100000-byte frame bounds it");
+    CHECK(rmpi_core_wan_limit(BASE, 1 * MS, 0, 0, unexp, 1000) == BASE, "a tiny frame: the base");
+    /* Monotonic in the round trip on noisy inputs: never below the base, never above the cap. */
+    unit_rng_t rng = unit_seed(7);
+    size_t prev = 0;
+    for (int i = 0; i < 2000; i++) {
+        double rtt = (double)i * 1 * US + (double)unit_range(&rng, 0, 100);
+        l = rmpi_core_wan_limit(BASE, rtt, 0, 0, unexp, FRAME);
+        CHECK(l >= BASE && l <= MIB && l >= prev, "rtt %g: %zu (before %zu)", rtt, l, prev);
+        prev = l;
+        CHECK_BAIL();
+    }
+}
+
+int main(void)
+{
+    smoothing();
+    handshake_guess();
+    base();
+    crossover();
+    limit();
+    return finish("vc/path");
+}
