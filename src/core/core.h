@@ -4,7 +4,9 @@
  *
  * Who calls: comm/coll/api. Ranks given to the core are world ranks for destinations and
  * communicator ranks for the source field carried in the header (the receiver matches on
- * it); contexts come from the comm layer.
+ * it); contexts come from the comm layer. Data is a byte range, or the user's (buf, count,
+ * datatype) as the bindings got it (RMPI_RF_TYPED): the core alone chooses how a message
+ * travels, and reads datatypes only through rmpi_core_types (set before rmpi_core_init).
  * Ownership: requests come from rmpi_req_alloc and go back with rmpi_req_release; a request
  * that the user freed while active is released by the core when it completes.
  * Progress: only inside rmpi_core_progress (called by every blocking/test call). Many
