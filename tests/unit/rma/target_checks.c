@@ -201,7 +201,8 @@ static void dynamic_window(void)
 static size_t msg_of(char *buf, const rma_hdr_t *h, const rma_seg_t *segs, uint32_t nseg, size_t data)
 {
     memcpy(buf, h, sizeof *h);
-    memcpy(buf + sizeof *h, segs, nseg * sizeof *segs);
+    if (nseg) /* segs may be NULL then, and memcpy's pointers must be valid even for 0 bytes */
+        memcpy(buf + sizeof *h, segs, nseg * sizeof *segs);
     memset(buf + sizeof *h + nseg * sizeof *segs, 0, data);
     return sizeof *h + nseg * sizeof *segs + data;
 }
