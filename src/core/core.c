@@ -306,6 +306,8 @@ int rmpi_core_finalize(void)
                     rmpi_core_rank, (unsigned long long)st->seg_sends, (unsigned long long)st->packed_sends,
                     (unsigned long long)st->scattered_recvs, (unsigned long long)st->landed_recvs,
                     (unsigned long long)st->seg_rndv_sends, (unsigned long long)st->seg_rndv_recvs);
+        fprintf(stderr, "[rmpi report] rank %d on %s: binding %s\n", rmpi_core_rank, rmpi_topo_hostname(),
+                rmpi_topo_binding());
         rmpi_vc_report(stderr);
         fprintf(stderr, "[rmpi report] rank %d: connections refused %llu (no proof of the job key), peers cut off "
                         "%llu (malformed frames)\n",

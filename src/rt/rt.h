@@ -135,7 +135,7 @@ uint32_t rmpi_topo_node_tag(void);
  * MPI_Init, exchanged with the host names); fewer than its ranks: oversubscribed. */
 int rmpi_topo_node_cpus(void);
 /* What RMPI_BIND did to this rank ("bound to core 1 (cpus 1)", "left as Slurm bound it"),
- * "" when it is not set. */
+ * or without it the mask it started with (mpiexec binds local ranks itself); for RMPI_REPORT. */
 const char *rmpi_topo_binding(void);
 void rmpi_topo_finalize(void);
 

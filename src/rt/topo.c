@@ -157,6 +157,12 @@ int rmpi_topo_init(const rmpi_pm_info_t *pm)
     free(mask);
     if (bind >= 0 && bindex < 0)
         bind_self(pm->rank, bind, map, local_rank[pm->rank], node_size[my_node], report);
+    if (!bind_text[0] && sched_getaffinity(0, sizeof mine, &mine) == 0) {
+        char cpus[256];
+        rmpi_cpubind_list(&mine, cpus, sizeof cpus);
+        snprintf(bind_text, sizeof bind_text, "as started (cpus %s; %d of the node's ranks share %d cpus)", cpus,
+                 node_size[my_node], node_cpus);
+    }
     nnodes_all = 0;
     for (int r = 0; r < nranks; r++)
         nnodes_all = node_of[r] >= nnodes_all ? node_of[r] + 1 : nnodes_all;

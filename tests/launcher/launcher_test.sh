@@ -549,6 +549,14 @@ report_bindings)
   run "$MPIEXEC" -n 3 --bind-to none --report-bindings true
   expect_rc 0
   [ "$(count err "^report-bindings: rank [012] on $host not bound \(cpus $MINE\)$")" = 3 ] || fail "--bind-to none: one 'not bound' line per rank"
+  # RMPI_REPORT: the mask each rank ran with, and that the node's ranks did not share cpus
+  if [ "$CPUS" != - ]; then
+    run "$MPIEXEC" -n 2 -genv RMPI_REPORT 1 "$CPUS"
+    expect_rc 0
+    for r in 0 1; do
+      expect_in err "^\[rmpi report\] rank $r on $host: binding as started \(cpus $(cpus_of $r); 2 of the node's ranks share 2 cpus\)$"
+    done
+  fi
   ;;
 bind_bad)
   for spelling in "--bind-to foo" "-bind-to foo" "--bind-to=foo" "--bind-to auto"; do
@@ -612,6 +620,12 @@ bind_remote)
   expect_one_core_each "remote ranks"
   for r in 0 1; do
     expect_in err "^report-bindings: rank $r on $host bound to core [0-9]+ \(cpus $(cpus_of $r)\)$"
+  done
+  run "$MPIEXEC" -n 2 --host hostA:2 --agent "$AGENT" --pmi-addr 127.0.0.1 -genv RMPI_REPORT 1 "$CPUS"
+  expect_rc 0
+  expect_not_in err "^report-bindings"
+  for r in 0 1; do
+    expect_in err "^\[rmpi report\] rank $r on $host: binding bound to core [0-9]+ \(cpus $(cpus_of $r)\)$"
   done
   run "$MPIEXEC" -n 2 --host hostA:2 --agent "$AGENT" --pmi-addr 127.0.0.1 --bind-to none "$CPUS"
   expect_rc 0
