@@ -48,6 +48,8 @@ cmake --build "$out/b" --target mpi rmpi_info mpiexec unit_net_tcp_loop mpi_pt2p
 "$out/b/bin/rmpi_info" > "$out/rmpi_info.txt"
 grep "libfabric: not built in" "$out/rmpi_info.txt" && ! grep "provider ofi" "$out/rmpi_info.txt" ||
   { echo "FAIL: rmpi_info of a build without libfabric" >&2; exit 1; }
+grep -q "read from sysfs (hwloc not built in" "$out/rmpi_info.txt" ||
+  { echo "FAIL: rmpi_info of a build without hwloc does not say so" >&2; exit 1; }
 "$out/b/bin/mpiexec" -n 2 "$out/b/tests/mpi/pt2pt/sizes" || { echo "FAIL: sizes over the default providers" >&2; exit 1; }
 found=$(ofi_tests)
 if [ -n "$found" ]; then
