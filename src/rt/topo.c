@@ -32,7 +32,7 @@ static void bind_self(int rank, int bind, int map, int index, int count, int rep
         return;
     }
     int bound = 0;
-    if (slurm && *slurm && strncmp(slurm, "none", 4) != 0) {
+    if (slurm && *slurm && !strstr(slurm, "none")) {
         snprintf(bind_text, sizeof bind_text, "left as Slurm bound it (%s)", slurm);
     } else if (CPU_COUNT(&t.allowed) < t.host_cpus && bind != RMPI_BIND_NONE) {
         char cpus[256];
@@ -59,7 +59,7 @@ int rmpi_topo_init(const rmpi_pm_info_t *pm)
     nranks = pm->size;
     if (gethostname(hostname, sizeof hostname - 1))
         snprintf(hostname, sizeof hostname, "unknown");
-    char card[sizeof hostname + 48 + 1024] = "";
+    char card[sizeof hostname + 48 + 512] = "";
     char boot[40] = "";
     FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
     if (f) {
@@ -81,11 +81,14 @@ int rmpi_topo_init(const rmpi_pm_info_t *pm)
     /* The card carries this rank's affinity mask after '|': the node's ranks together may
      * use the union of them, which says whether they are more than its CPUs. */
     cpu_set_t mine;
-    size_t cl = strlen(card);
-    if (sched_getaffinity(0, sizeof mine, &mine) == 0 && cl + 2 < sizeof card) {
-        card[cl] = '|';
-        rmpi_cpubind_list(&mine, card + cl + 1, sizeof card - cl - 1);
-    }
+    char list[1024];
+    CPU_ZERO(&mine);
+    sched_getaffinity(0, sizeof mine, &mine);
+    rmpi_cpubind_list(&mine, list, sizeof list);
+    /* PMI-2 values hold 1024 bytes: a scattered mask that makes the card longer than half
+     * that is left out, and the node's CPUs then fall back to this rank's own mask. */
+    if (strlen(card) + strlen(list) + 1 < 512)
+        snprintf(card + strlen(card), sizeof card - strlen(card), "|%s", list);
     snprintf(key, sizeof key, "host-%d", pm->rank);
     if (rmpi_pmi_put(key, card))
         return -1;
@@ -115,7 +118,7 @@ int rmpi_topo_init(const rmpi_pm_info_t *pm)
     local_rank = rmpi_xcalloc((size_t)nranks, sizeof *local_rank);
     node_size = rmpi_xcalloc((size_t)nranks, sizeof *node_size);
     cpu_set_t *mask = rmpi_xcalloc((size_t)nranks, sizeof *mask);
-    int nnodes = 0;
+    int nnodes = 0, masks_known = 1;
     for (int r = 0; r < nranks; r++) {
         char val[sizeof card];
         snprintf(key, sizeof key, "host-%d", r);
@@ -124,11 +127,10 @@ int rmpi_topo_init(const rmpi_pm_info_t *pm)
         else if (rmpi_pmi_get(key, val, sizeof val))
             rmpi_fatal("the process manager has no host name for rank %d.", r);
         char *bar = strchr(val, '|');
-        if (bar) {
+        if (bar)
             *bar = '\0';
-            if (rmpi_cpubind_parse_list(bar + 1, &mask[r]) < 0)
-                CPU_ZERO(&mask[r]);
-        }
+        if (!bar || rmpi_cpubind_parse_list(bar + 1, &mask[r]) < 0)
+            masks_known = 0;
         names[r] = rmpi_xstrdup(val);
         int n = -1;
         for (int q = 0; q < r && n < 0; q++)
@@ -153,7 +155,7 @@ int rmpi_topo_init(const rmpi_pm_info_t *pm)
     for (int r = 0; r < nranks; r++)
         if (node_of[r] == my_node)
             CPU_OR(&all, &all, &mask[r]);
-    node_cpus = CPU_COUNT(&all);
+    node_cpus = CPU_COUNT(masks_known ? &all : &mine);
     free(mask);
     if (bind >= 0 && bindex < 0)
         bind_self(pm->rank, bind, map, local_rank[pm->rank], node_size[my_node], report);

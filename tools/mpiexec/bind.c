@@ -45,7 +45,6 @@ void mpx_bind_plan(struct mpx_job *job)
                 count++;
             }
         }
-        r->bind_planned = 1;
         if (r->local) {
             r->bound = have_topo ? rmpi_cpubind_plan(&topo, o->bind, o->map, index, count, &r->cpus) : 0;
             if (!have_topo)

@@ -118,8 +118,8 @@ struct mpx_rank {
     int pmi_claimed;            /* a connection proved the key for it: no second one */
     int pmi_inited, pmi_finalized, pmi_lost;
     uint64_t pmi_lost_at;       /* ms timestamp of an early PMI close */
-    int bind_planned;           /* world 0: binding decided by mpx_bind_plan (spawned: never) */
-    int bound;                  /* local: bind to cpus in the child before exec */
+    int bound;                  /* local: bind to cpus in the child before exec (world 0 only:
+                                 * spawned ranks join a host already counted, so run unbound) */
     cpu_set_t cpus;
     char bind_env[64];          /* remote: RMPI_BIND for the library to bind at MPI_Init */
 };
