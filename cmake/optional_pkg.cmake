@@ -1,7 +1,7 @@
 # rmpi_optional_pkg(PREFIX module): pkg_check_modules(PREFIX QUIET IMPORTED_TARGET module)
 # without its cache, plus a configure dependency on pkg-config's search directories: a .pc
 # file that appears or goes changes its directory's time, and the next build re-runs
-# configure. Used for libfabric and libpmix; hwloc would be one more call.
+# configure. Used for libfabric, libpmix and hwloc.
 
 # The directories pkg-config reads: PKG_CONFIG_PATH, then PKG_CONFIG_LIBDIR or its
 # built-in path. One that does not exist yet stands for itself through its parent.

@@ -81,6 +81,19 @@ int main(int argc, char **argv)
     printf("  process managers: PMI-1 (mpiexec, hydra), PMI-2 (srun --mpi=pmi2); PMIx not built in (install "
            "libpmix-dev, then rebuild)\n");
 #endif
+    rmpi_cpubind_topo_t t;
+    if (rmpi_cpubind_topo_load(&t, 1) == 0) {
+        char cpus[256];
+        rmpi_cpubind_list(&t.allowed, cpus, sizeof cpus);
+        printf("  binding (mpiexec --bind-to, RMPI_BIND): %d cores, %d NUMA nodes, cpus %s of %d, read from %s%s\n",
+               t.ncores, t.nnuma, cpus, t.host_cpus, t.source,
+#ifdef RMPI_HAVE_HWLOC
+               "");
+#else
+               " (hwloc not built in: install libhwloc-dev, then rebuild)");
+#endif
+        rmpi_cpubind_topo_free(&t);
+    }
     printf("providers and the rails they open on this host (%s):\n", "as rank 0 of a job");
     rails();
     printf("knobs (RMPI_<NAME>; current value, default, meaning):\n");

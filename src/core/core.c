@@ -43,12 +43,14 @@ static void peer_lost(rmpi_rail_t *rail, int peer, const char *why)
     rmpi_fatal("lost rank %d on rail %s (%s); ending the job.", peer, rail->hints.name, why);
 }
 
-/* More ranks on this node than CPUs this process may run on: a rank that spins holds the
- * CPU that the rank it waits for needs. */
+/* More ranks on this node than CPUs its ranks may run on together: a rank that spins holds
+ * the CPU that the rank it waits for needs. The union of the ranks' masks, not this rank's
+ * own: ranks bound one per core are not oversubscribed. */
 static int oversubscribed(void)
 {
-    cpu_set_t set;
-    int ncpu = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    int ncpu = rmpi_topo_node_cpus();
+    if (ncpu <= 0)
+        ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
     return ncpu > 0 && rmpi_topo_local_size(rmpi_topo_my_node()) > ncpu;
 }
 
@@ -306,6 +308,8 @@ int rmpi_core_finalize(void)
                     rmpi_core_rank, (unsigned long long)st->seg_sends, (unsigned long long)st->packed_sends,
                     (unsigned long long)st->scattered_recvs, (unsigned long long)st->landed_recvs,
                     (unsigned long long)st->seg_rndv_sends, (unsigned long long)st->seg_rndv_recvs);
+        fprintf(stderr, "[rmpi report] rank %d on %s: binding %s\n", rmpi_core_rank, rmpi_topo_hostname(),
+                rmpi_topo_binding());
         rmpi_vc_report(stderr);
         for (int p = 0; rmpi_vc_table && p < rmpi_core_size; p++) {
             rmpi_vc_t *vc = rmpi_vc_table[p];

@@ -134,6 +134,12 @@ int rmpi_topo_local_size(int node);
 const char *rmpi_topo_hostname(void);
 /* Hash of this node's host name and boot id (tells nodes apart across jobs). */
 uint32_t rmpi_topo_node_tag(void);
+/* CPUs the ranks of this node may run on together (the union of their affinity masks at
+ * MPI_Init, exchanged with the host names); fewer than its ranks: oversubscribed. */
+int rmpi_topo_node_cpus(void);
+/* What RMPI_BIND did to this rank ("bound to core 1 (cpus 1)", "left as Slurm bound it"),
+ * or without it the mask it started with (mpiexec binds local ranks itself); for RMPI_REPORT. */
+const char *rmpi_topo_binding(void);
 void rmpi_topo_finalize(void);
 
 #endif

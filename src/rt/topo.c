@@ -1,5 +1,6 @@
 #include "rt.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,44 @@ static int *node_of, *local_rank, *node_size;
 static int nranks, my_node, nnodes_all;
 static char hostname[256];
 static uint32_t node_tag;
+static int node_cpus;            /* CPUs the ranks of this node may run on, together */
+static char bind_text[512];      /* how RMPI_BIND left this rank, for RMPI_REPORT */
+
+/* RMPI_BIND (set by mpiexec for ranks on other hosts, or by hand under srun): bind this
+ * rank as mpiexec binds local ones, unless someone already did (Slurm's task/affinity, a
+ * taskset around the launcher): a mask narrower than the host is respected. index < 0:
+ * the rank's place among its node's ranks, known only after the host exchange. */
+static void bind_self(int rank, int bind, int map, int index, int count, int report)
+{
+    rmpi_cpubind_topo_t t;
+    const char *slurm = getenv("SLURM_CPU_BIND_TYPE");
+    cpu_set_t set;
+    if (rmpi_cpubind_topo_load(&t, 1) < 0) {
+        rmpi_warn("RMPI_BIND=%s: cannot read this host's cores (%s); running unbound.", rmpi_knobs.BIND,
+                  strerror(errno));
+        return;
+    }
+    int bound = 0;
+    if (slurm && *slurm && !strstr(slurm, "none")) {
+        snprintf(bind_text, sizeof bind_text, "left as Slurm bound it (%s)", slurm);
+    } else if (CPU_COUNT(&t.allowed) < t.host_cpus && bind != RMPI_BIND_NONE) {
+        char cpus[256];
+        rmpi_cpubind_list(&t.allowed, cpus, sizeof cpus);
+        snprintf(bind_text, sizeof bind_text, "left as started (already bound to cpus %s)", cpus);
+    } else {
+        bound = rmpi_cpubind_plan(&t, bind, map, index, count, &set);
+        if (bound && sched_setaffinity(0, sizeof set, &set) < 0) {
+            rmpi_warn("RMPI_BIND=%s: this host refuses to bind rank %d (%s); running unbound.", rmpi_knobs.BIND,
+                      rank, strerror(errno));
+            bound = 0;
+            set = t.allowed;
+        }
+        rmpi_cpubind_describe(&t, bound, &set, bind_text, sizeof bind_text);
+    }
+    if (report)
+        fprintf(stderr, "report-bindings: rank %d on %s %s\n", rank, hostname, bind_text);
+    rmpi_cpubind_topo_free(&t);
+}
 
 int rmpi_topo_init(const rmpi_pm_info_t *pm)
 {
@@ -20,7 +59,7 @@ int rmpi_topo_init(const rmpi_pm_info_t *pm)
     nranks = pm->size;
     if (gethostname(hostname, sizeof hostname - 1))
         snprintf(hostname, sizeof hostname, "unknown");
-    char card[sizeof hostname + 48] = "";
+    char card[sizeof hostname + 48 + 512] = "";
     char boot[40] = "";
     FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
     if (f) {
@@ -33,6 +72,23 @@ int rmpi_topo_init(const rmpi_pm_info_t *pm)
     node_tag = 2166136261u;
     for (const char *s = card; *s; s++)
         node_tag = (node_tag ^ (uint8_t)*s) * 16777619u;
+    int bind = -1, map, bindex, bcount, report;
+    if (rmpi_knobs.BIND[0] && rmpi_cpubind_env_parse(rmpi_knobs.BIND, &bind, &map, &bindex, &bcount, &report) < 0)
+        rmpi_fatal("RMPI_BIND=%s is not BIND[:MAP[:INDEX:COUNT]][:report] (BIND core|numa|none|auto, "
+                   "MAP core|numa|node|slot, INDEX < COUNT).", rmpi_knobs.BIND);
+    if (bind >= 0 && bindex >= 0)
+        bind_self(pm->rank, bind, map, bindex, bcount, report);
+    /* The card carries this rank's affinity mask after '|': the node's ranks together may
+     * use the union of them, which says whether they are more than its CPUs. */
+    cpu_set_t mine;
+    char list[1024];
+    CPU_ZERO(&mine);
+    sched_getaffinity(0, sizeof mine, &mine);
+    rmpi_cpubind_list(&mine, list, sizeof list);
+    /* PMI-2 values hold 1024 bytes: a scattered mask that makes the card longer than half
+     * that is left out, and the node's CPUs then fall back to this rank's own mask. */
+    if (strlen(card) + strlen(list) + 1 < 512)
+        snprintf(card + strlen(card), sizeof card - strlen(card), "|%s", list);
     snprintf(key, sizeof key, "host-%d", pm->rank);
     if (rmpi_pmi_put(key, card))
         return -1;
@@ -61,7 +117,8 @@ int rmpi_topo_init(const rmpi_pm_info_t *pm)
     node_of = rmpi_xcalloc((size_t)nranks, sizeof *node_of);
     local_rank = rmpi_xcalloc((size_t)nranks, sizeof *local_rank);
     node_size = rmpi_xcalloc((size_t)nranks, sizeof *node_size);
-    int nnodes = 0;
+    cpu_set_t *mask = rmpi_xcalloc((size_t)nranks, sizeof *mask);
+    int nnodes = 0, masks_known = 1;
     for (int r = 0; r < nranks; r++) {
         char val[sizeof card];
         snprintf(key, sizeof key, "host-%d", r);
@@ -69,6 +126,11 @@ int rmpi_topo_init(const rmpi_pm_info_t *pm)
             snprintf(val, sizeof val, "%s", card);
         else if (rmpi_pmi_get(key, val, sizeof val))
             rmpi_fatal("the process manager has no host name for rank %d.", r);
+        char *bar = strchr(val, '|');
+        if (bar)
+            *bar = '\0';
+        if (!bar || rmpi_cpubind_parse_list(bar + 1, &mask[r]) < 0)
+            masks_known = 0;
         names[r] = rmpi_xstrdup(val);
         int n = -1;
         for (int q = 0; q < r && n < 0; q++)
@@ -88,6 +150,21 @@ int rmpi_topo_init(const rmpi_pm_info_t *pm)
         }
     }
     my_node = node_of[pm->rank];
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    for (int r = 0; r < nranks; r++)
+        if (node_of[r] == my_node)
+            CPU_OR(&all, &all, &mask[r]);
+    node_cpus = CPU_COUNT(masks_known ? &all : &mine);
+    free(mask);
+    if (bind >= 0 && bindex < 0)
+        bind_self(pm->rank, bind, map, local_rank[pm->rank], node_size[my_node], report);
+    if (!bind_text[0] && sched_getaffinity(0, sizeof mine, &mine) == 0) {
+        char cpus[256];
+        rmpi_cpubind_list(&mine, cpus, sizeof cpus);
+        snprintf(bind_text, sizeof bind_text, "as started (cpus %s; %d of the node's ranks share %d cpus)", cpus,
+                 node_size[my_node], node_cpus);
+    }
     nnodes_all = 0;
     for (int r = 0; r < nranks; r++)
         nnodes_all = node_of[r] >= nnodes_all ? node_of[r] + 1 : nnodes_all;
@@ -102,6 +179,8 @@ int rmpi_topo_my_node(void) { return my_node; }
 int rmpi_topo_local_rank(int rank) { return rank < nranks ? local_rank[rank] : 0; }
 int rmpi_topo_local_size(int node) { return node < nnodes_all ? node_size[node] : 1; }
 uint32_t rmpi_topo_node_tag(void) { return node_tag; }
+int rmpi_topo_node_cpus(void) { return node_cpus; }
+const char *rmpi_topo_binding(void) { return bind_text; }
 const char *rmpi_topo_hostname(void) { return hostname; }
 
 void rmpi_topo_finalize(void)

@@ -7,6 +7,7 @@
 #define RMPI_UTIL_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -173,5 +174,36 @@ int rmpi_pmi_split(char *line, rmpi_pmi_words_t *w);
 int rmpi_pmi2_split(char *body, rmpi_pmi_words_t *w);
 /* Value of the first word named key, or NULL. */
 const char *rmpi_pmi_word(const rmpi_pmi_words_t *w, const char *key);
+
+/* ---- process binding (cpubind.c; also compiled into mpiexec) ---- */
+enum { RMPI_BIND_NONE, RMPI_BIND_CORE, RMPI_BIND_NUMA, RMPI_BIND_AUTO };
+enum { RMPI_MAP_CORE, RMPI_MAP_NUMA, RMPI_MAP_NODE, RMPI_MAP_SLOT };
+/* The cores and NUMA nodes of this host, each cut down to the caller's affinity mask. */
+typedef struct rmpi_cpubind_topo {
+    cpu_set_t allowed;       /* sched_getaffinity of the caller */
+    int host_cpus;           /* online CPUs of the host (allowed narrower: someone bound us) */
+    int ncores, nnuma;
+    cpu_set_t *core, *numa;  /* in the order of their first CPU (hwloc's logical order) */
+    const char *source;      /* "hwloc" or "sysfs" */
+} rmpi_cpubind_topo_t;
+/* Load with hwloc when built with it and use_hwloc, else from sysfs; -1 on failure. */
+int rmpi_cpubind_topo_load(rmpi_cpubind_topo_t *t, int use_hwloc);
+void rmpi_cpubind_topo_free(rmpi_cpubind_topo_t *t);
+/* The CPUs of the index-th of count ranks on this host: 1 bound (out set), 0 not bound
+ * (out = the whole allowed mask). AUTO binds to a core when count fits the cores. */
+int rmpi_cpubind_plan(const rmpi_cpubind_topo_t *t, int bind, int map, int index, int count, cpu_set_t *out);
+int rmpi_cpubind_parse_bind(const char *s);  /* "none|core|numa|auto" -> RMPI_BIND_*, else -1 */
+int rmpi_cpubind_parse_map(const char *s);   /* "core|numa|node|slot" -> RMPI_MAP_*, else -1 */
+const char *rmpi_cpubind_bind_name(int bind);
+const char *rmpi_cpubind_map_name(int map);
+int rmpi_cpubind_parse_list(const char *s, cpu_set_t *out);          /* "0-3,8"; -1 malformed */
+void rmpi_cpubind_list(const cpu_set_t *s, char *buf, size_t len);   /* the reverse */
+/* Logical core numbers a set touches, "0,1". */
+void rmpi_cpubind_cores(const rmpi_cpubind_topo_t *t, const cpu_set_t *s, char *buf, size_t len);
+/* "bound to core 1 (cpus 1)" / "not bound (cpus 0-1)": the --report-bindings text. */
+void rmpi_cpubind_describe(const rmpi_cpubind_topo_t *t, int bound, const cpu_set_t *s, char *buf, size_t len);
+/* RMPI_BIND's value "BIND[:MAP[:INDEX:COUNT]][:report]" (mpiexec -> remote ranks; INDEX of
+ * COUNT ranks on the host, -1 when not given); -1 malformed. */
+int rmpi_cpubind_env_parse(const char *s, int *bind, int *map, int *index, int *count, int *report);
 
 #endif

@@ -2,6 +2,7 @@
 # A fresh machine without libfabric-dev: configure and build in a scratch directory with
 # libfabric hidden from pkg-config (PKG_CONFIG_LIBDIR: a copy of every other .pc file).
 # The library, rmpi_info and a few tests must build, and ctest must list no ofi test.
+# hwloc is hidden too: process binding then reads the topology from sysfs.
 # Then, if this machine has libfabric, its .pc file "gets installed" into that directory:
 # the next build must re-run configure by itself and register the ofi tests; and removed
 # again, drop them.
@@ -18,7 +19,7 @@ IFS=:
 for d in $search; do
   for f in "$d"/*.pc; do
     # the first of a name wins, as in pkg-config's own search
-    [ -f "$f" ] && [ "${f##*/}" != libfabric.pc ] && [ ! -e "$out/pc/${f##*/}" ] && cp "$f" "$out/pc/"
+    [ -f "$f" ] && [ "${f##*/}" != libfabric.pc ] && [ "${f##*/}" != hwloc.pc ] && [ ! -e "$out/pc/${f##*/}" ] && cp "$f" "$out/pc/"
   done
 done
 unset IFS
@@ -36,11 +37,19 @@ cmake -S "$src" -B "$out/b" -G Ninja -DCMAKE_C_COMPILER="$cc" -DRMPI_WERROR=ON >
   { cat "$out/configure.log"; echo "FAIL: configure without libfabric" >&2; exit 1; }
 grep "libfabric" "$out/configure.log"
 grep -q "no ofi provider" "$out/configure.log" || { echo "FAIL: configure did not report the missing libfabric" >&2; exit 1; }
-cmake --build "$out/b" --target mpi rmpi_info mpiexec unit_net_tcp_loop mpi_pt2pt_sizes ||
-  { echo "FAIL: build without libfabric" >&2; exit 1; }
+grep -q "process binding reads the topology from sysfs" "$out/configure.log" ||
+  { echo "FAIL: configure did not report the missing hwloc" >&2; exit 1; }
+cmake --build "$out/b" --target mpi rmpi_info mpiexec unit_net_tcp_loop mpi_pt2pt_sizes unit_util_cpubind ||
+  { echo "FAIL: build without libfabric and hwloc" >&2; exit 1; }
+"$out/b/tests/unit/unit_util_cpubind" || { echo "FAIL: the binding unit test without hwloc" >&2; exit 1; }
+"$out/b/bin/mpiexec" -n 2 --report-bindings true 2>"$out/bindings.txt" &&
+  [ "$(grep -c '^report-bindings: rank [01] on ' "$out/bindings.txt")" = 2 ] ||
+  { cat "$out/bindings.txt"; echo "FAIL: mpiexec --report-bindings without hwloc" >&2; exit 1; }
 "$out/b/bin/rmpi_info" > "$out/rmpi_info.txt"
 grep "libfabric: not built in" "$out/rmpi_info.txt" && ! grep "provider ofi" "$out/rmpi_info.txt" ||
   { echo "FAIL: rmpi_info of a build without libfabric" >&2; exit 1; }
+grep -q "read from sysfs (hwloc not built in" "$out/rmpi_info.txt" ||
+  { echo "FAIL: rmpi_info of a build without hwloc does not say so" >&2; exit 1; }
 "$out/b/bin/mpiexec" -n 2 "$out/b/tests/mpi/pt2pt/sizes" || { echo "FAIL: sizes over the default providers" >&2; exit 1; }
 found=$(ofi_tests)
 if [ -n "$found" ]; then

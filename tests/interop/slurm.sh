@@ -128,6 +128,17 @@ for mpi in pmi2 pmix; do
   run --mpi=$mpi "$b/tests/launcher/spin" abort
   [ $rc != 0 ] && [ $rc != 124 ] || fail "MPI_Abort under srun --mpi=$mpi gave srun status $rc"
 done
+# binding under srun: RMPI_BIND=core binds by node-local rank when Slurm did not bind
+# (task/none here), and leaves the tasks alone when srun says it bound them (--cpu-bind)
+if [ "$(nproc)" -ge 2 ]; then
+  out=$(RMPI_BIND=core:report timeout 60 srun --mpi=pmi2 -n 2 "$b/tests/launcher/bindings" 2>&1)
+  [ "$(echo "$out" | grep -cE '^report-bindings: rank [01] on .* bound to core [0-9]+ \(cpus [0-9]+\)$')" = 2 ] ||
+    fail "RMPI_BIND=core under srun: $out"
+  [ "$(echo "$out" | sed -n 's/^cpus: rank [01] //p' | sort -u | wc -l)" = 2 ] || fail "RMPI_BIND=core under srun: one cpu for both: $out"
+  out=$(RMPI_BIND=core:report timeout 60 srun --mpi=pmi2 -n 2 --cpu-bind=cores "$b/tests/launcher/bindings" 2>&1)
+  [ "$(echo "$out" | grep -cE '^report-bindings: rank [01] on .* left as Slurm bound it')" = 2 ] ||
+    fail "RMPI_BIND=core under srun --cpu-bind=cores: $out"
+fi
 # which wire: Slurm's mpi/pmi2 serves PMI-1 and PMI-2 on the same PMI_FD; RailMPI must pick
 # PMI-2 there (PMI_JOBID), and PMI-1 when forced
 run --mpi=pmi2 "$b/tests/launcher/pmi_exchange"

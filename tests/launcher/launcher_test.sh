@@ -1,9 +1,9 @@
 #!/bin/bash
-# Launcher tests: launcher_test.sh CASE MPIEXEC PMI_EXCHANGE [SPIN]
+# Launcher tests: launcher_test.sh CASE MPIEXEC PMI_EXCHANGE [SPIN [CPUS]]
 # Each case runs mpiexec (or hydra, or the helper alone) and checks exit status, output and
 # elapsed time. Exit 0 = pass, 77 = skipped, anything else = failure.
 set -u
-case_name=$1 MPIEXEC=$2 PMIX=$3 SPIN=${4:--}
+case_name=$1 MPIEXEC=$2 PMIX=$3 SPIN=${4:--} CPUS=${5:--}
 HERE=$(cd "$(dirname "$0")" && pwd)
 AGENT="/bin/sh $HERE/fake_agent.sh"
 T=$(mktemp -d "${TMPDIR:-/tmp}/rmpi-launcher.XXXXXX")
@@ -25,6 +25,23 @@ expect_in() { grep -qE -- "$2" "$T/$1" || fail "std$1 lacks /$2/"; }
 expect_not_in() { ! grep -qE -- "$2" "$T/$1" || fail "std$1 has /$2/"; }
 expect_fast() { [ "$ms" -lt "$1" ] || fail "took ${ms} ms, limit $1 ms"; }
 count() { grep -cE -- "$2" "$T/$1"; }
+# binding: this shell's CPUs (mpiexec's), and what a rank prints of its own
+MINE=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
+show='echo "$PMI_RANK $(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status)"'
+need_cpus() { [ "$(nproc)" -ge "$1" ] || { echo "SKIP: needs $1 CPUs, this process may use $(nproc)"; exit 77; }; }
+need_cpus_prog() { [ "$CPUS" != - ] || { echo "SKIP: the MPI library is not built"; exit 77; }; }
+# cpus_of R: the CPU list rank R printed (lines "R LIST" or "cpus: rank R LIST")
+cpus_of() { sed -n "s/^\(cpus: rank \)\{0,1\}$1 //p" "$T/out"; }
+# two ranks on one CPU each, not the same one
+expect_one_core_each() {
+  local a b; a=$(cpus_of 0) b=$(cpus_of 1)
+  echo "$a" | grep -qE '^[0-9]+$' && echo "$b" | grep -qE '^[0-9]+$' || fail "$1: ranks on cpus \"$a\" and \"$b\", not one each"
+  [ "$a" != "$b" ] || fail "$1: both ranks on cpu $a"
+}
+# every one of N ranks on all of mpiexec's CPUs
+expect_unbound() {
+  for r in $(seq 0 $(($2 - 1))); do [ "$(cpus_of $r)" = "$MINE" ] || fail "$1: rank $r on cpus \"$(cpus_of $r)\", not $MINE"; done
+}
 need_spin() { [ "$SPIN" != - ] || { echo "SKIP: the MPI library is not built"; exit 77; }; }
 # wait_up N: until N ranks printed "spin: rank R pid P up" (30 s at most: a loaded machine); sets pids
 wait_up() {
@@ -481,6 +498,172 @@ os.execv(sys.argv[1], sys.argv[1:])' "$PMIX"
     expect_in err "PMIx.*(PMIX_NAMESPACE=dead.0)"
     expect_fast 10000
   fi
+  ;;
+bind_core)
+  need_cpus 2
+  for spelling in "--bind-to core" "-bind-to core" "--bind-to=core"; do
+    run "$MPIEXEC" -n 2 $spelling sh -c "$show"
+    expect_rc 0
+    expect_one_core_each "$spelling"
+  done
+  # numa: the core's whole NUMA node, so at least that core
+  run "$MPIEXEC" -n 2 --bind-to numa sh -c "$show"
+  expect_rc 0
+  [ -n "$(cpus_of 0)" ] && [ -n "$(cpus_of 1)" ] || fail "--bind-to numa: ranks printed no cpus"
+  ;;
+bind_none)
+  for spelling in "--bind-to none" "-bind-to none"; do
+    run "$MPIEXEC" -n 2 $spelling sh -c "$show"
+    expect_rc 0
+    expect_unbound "$spelling" 2
+  done
+  ;;
+bind_default)
+  need_cpus 2
+  # ranks that fit the cores are bound, one core each
+  run "$MPIEXEC" -n 2 sh -c "$show"
+  expect_rc 0
+  expect_one_core_each "default, 2 ranks"
+  # more ranks than cores: nobody is bound (a bound rank would share its core)
+  over=$(( $(nproc) < 4 ? 4 : 2 * $(nproc) ))
+  run "$MPIEXEC" -n $over sh -c "$show"
+  expect_rc 0
+  expect_unbound "default, $over ranks" $over
+  # mpiexec itself bound to one CPU: 2 ranks do not fit it, 1 does (inside that CPU)
+  last=$(echo "$MINE" | tr ',' '\n' | tail -1 | sed 's/.*-//')
+  run taskset -c "$last" "$MPIEXEC" -n 2 sh -c "$show"
+  expect_rc 0
+  [ "$(cpus_of 0)" = "$last" ] && [ "$(cpus_of 1)" = "$last" ] || fail "under taskset -c $last: $(tr '\n' ';' <"$T/out")"
+  # the library's ranks, oversubscribed and unbound, still run at their usual pace
+  if [ "$CPUS" != - ]; then
+    run "$MPIEXEC" -n $over "$CPUS"
+    expect_rc 0
+    expect_unbound "default, $over MPI ranks" $over
+    expect_fast 30000
+  fi
+  ;;
+report_bindings)
+  need_cpus 2
+  host=$(hostname)
+  run "$MPIEXEC" -n 2 --report-bindings sh -c "$show"
+  expect_rc 0
+  [ "$(count err '^report-bindings: ')" = 2 ] || fail "expected one report line per rank"
+  for r in 0 1; do
+    expect_in err "^report-bindings: rank $r on $host bound to core [0-9]+ \(cpus $(cpus_of $r)\)$"
+  done
+  run "$MPIEXEC" -n 3 --bind-to none --report-bindings true
+  expect_rc 0
+  [ "$(count err "^report-bindings: rank [012] on $host not bound \(cpus $MINE\)$")" = 3 ] || fail "--bind-to none: one 'not bound' line per rank"
+  # RMPI_REPORT: the mask each rank ran with, and that the node's ranks did not share cpus
+  if [ "$CPUS" != - ]; then
+    run "$MPIEXEC" -n 2 -genv RMPI_REPORT 1 "$CPUS"
+    expect_rc 0
+    for r in 0 1; do
+      expect_in err "^\[rmpi report\] rank $r on $host: binding as started \(cpus $(cpus_of $r); 2 of the node's ranks share 2 cpus\)$"
+    done
+  fi
+  ;;
+bind_bad)
+  for spelling in "--bind-to foo" "-bind-to foo" "--bind-to=foo" "--bind-to auto"; do
+    run "$MPIEXEC" -n 1 $spelling true
+    expect_rc 2
+    [ "$(wc -l <"$T/err")" = 1 ] || fail "$spelling: expected one line"
+    expect_in err '^mpiexec: -{1,2}bind-to accepts core, numa or none, not "(foo|auto)"\.$'
+  done
+  for spelling in "--map-by foo" "-map-by foo"; do
+    run "$MPIEXEC" -n 1 $spelling true
+    expect_rc 2
+    [ "$(wc -l <"$T/err")" = 1 ] || fail "$spelling: expected one line"
+    expect_in err '^mpiexec: -{1,2}map-by accepts core, numa, node or slot, not "foo"\.$'
+  done
+  run "$MPIEXEC" -n 1 --bind-to
+  expect_rc 2
+  expect_in err "--bind-to needs an argument"
+  # a bad RMPI_BIND stops MPI_Init naming it
+  if [ "$CPUS" != - ]; then
+    run env RMPI_BIND=sideways "$CPUS"
+    [ "$rc" != 0 ] || fail "RMPI_BIND=sideways: exit status 0"
+    expect_in err "RMPI_BIND=sideways is not BIND"
+    run env RMPI_BIND=core:slot:2:2 "$CPUS"
+    [ "$rc" != 0 ] || fail "RMPI_BIND=core:slot:2:2: exit status 0"
+  fi
+  ;;
+map_by)
+  # placement over a hostfile, and the binding each remote rank is told (RMPI_BIND)
+  printf 'hostA slots=2\nhostB slots=2\n' >"$T/hosts"
+  told='echo "$PMI_RANK ${FAKE_HOST:-local} ${RMPI_BIND:-}"'
+  placed() { sort "$T/out" | tr '\n' ';'; }
+  for spelling in "--map-by node" "-map-by node" "--map-by=node"; do
+    run "$MPIEXEC" -f "$T/hosts" -n 4 $spelling --agent "$AGENT" --pmi-addr 127.0.0.1 sh -c "$told"
+    expect_rc 0
+    [ "$(placed)" = "0 hostA auto:node:0:2;1 hostB auto:node:0:2;2 hostA auto:node:1:2;3 hostB auto:node:1:2;" ] ||
+      fail "$spelling: $(placed)"
+  done
+  for m in slot core; do
+    run "$MPIEXEC" -f "$T/hosts" -n 4 --map-by $m --agent "$AGENT" --pmi-addr 127.0.0.1 sh -c "$told"
+    expect_rc 0
+    [ "$(placed)" = "0 hostA auto:$m:0:2;1 hostA auto:$m:1:2;2 hostB auto:$m:0:2;3 hostB auto:$m:1:2;" ] ||
+      fail "--map-by $m: $(placed)"
+  done
+  run "$MPIEXEC" -f "$T/hosts" -n 3 --map-by numa --bind-to numa --report-bindings --agent "$AGENT" \
+      --pmi-addr 127.0.0.1 sh -c "$told"
+  expect_rc 0
+  [ "$(placed)" = "0 hostA numa:numa:0:2:report;1 hostA numa:numa:1:2:report;2 hostB numa:numa:0:1:report;" ] ||
+    fail "--map-by numa --bind-to numa: $(placed)"
+  # a local rank is bound by mpiexec and never told to bind again
+  run "$MPIEXEC" -n 1 -genv RMPI_BIND core:report sh -c "$told"
+  expect_rc 0
+  [ "$(placed)" = "0 local ;" ] || fail "local rank: $(placed)"
+  ;;
+bind_remote)
+  need_cpus 2
+  need_cpus_prog
+  host=$(hostname)
+  # remote ranks (the fake agent runs them here) bind themselves at MPI_Init
+  run "$MPIEXEC" -n 2 --host hostA:2 --agent "$AGENT" --pmi-addr 127.0.0.1 --report-bindings "$CPUS"
+  expect_rc 0
+  expect_one_core_each "remote ranks"
+  for r in 0 1; do
+    expect_in err "^report-bindings: rank $r on $host bound to core [0-9]+ \(cpus $(cpus_of $r)\)$"
+  done
+  run "$MPIEXEC" -n 2 --host hostA:2 --agent "$AGENT" --pmi-addr 127.0.0.1 -genv RMPI_REPORT 1 "$CPUS"
+  expect_rc 0
+  expect_not_in err "^report-bindings"
+  for r in 0 1; do
+    expect_in err "^\[rmpi report\] rank $r on $host: binding bound to core [0-9]+ \(cpus $(cpus_of $r)\)$"
+  done
+  run "$MPIEXEC" -n 2 --host hostA:2 --agent "$AGENT" --pmi-addr 127.0.0.1 --bind-to none "$CPUS"
+  expect_rc 0
+  expect_unbound "remote ranks, --bind-to none" 2
+  # oversubscribed by default: unbound
+  run "$MPIEXEC" -n 4 --host hostA:4 --agent "$AGENT" --pmi-addr 127.0.0.1 "$CPUS"
+  expect_rc 0
+  expect_unbound "4 remote ranks" 4
+  ;;
+bind_respect)
+  need_cpus 2
+  need_cpus_prog
+  host=$(hostname)
+  # a singleton told to bind does so (under srun, RMPI_BIND=core binds by node-local rank)
+  run env RMPI_BIND=core:report "$CPUS"
+  expect_rc 0
+  expect_in err "^report-bindings: rank 0 on $host bound to core 0 \(cpus [0-9]+\)$"
+  echo "$(cpus_of 0)" | grep -qE '^[0-9]+$' || fail "RMPI_BIND=core: cpus $(cpus_of 0)"
+  # Slurm bound the task: left alone
+  run env RMPI_BIND=core:report SLURM_CPU_BIND_TYPE=mask_cpu: "$CPUS"
+  expect_rc 0
+  expect_in err "^report-bindings: rank 0 on $host left as Slurm bound it \(mask_cpu:\)$"
+  expect_unbound "Slurm's binding" 1
+  # SLURM_CPU_BIND_TYPE=none: Slurm did not bind, so RMPI_BIND does
+  run env RMPI_BIND=core:report SLURM_CPU_BIND_TYPE=none "$CPUS"
+  expect_rc 0
+  expect_in err "bound to core 0"
+  # a mask narrower than the host (taskset, a cgroup): left alone
+  last=$(echo "$MINE" | tr ',' '\n' | tail -1 | sed 's/.*-//')
+  run env RMPI_BIND=core:report taskset -c "$last" "$CPUS"
+  expect_rc 0
+  expect_in err "^report-bindings: rank 0 on $host left as started \(already bound to cpus $last\)$"
+  [ "$(cpus_of 0)" = "$last" ] || fail "taskset -c $last: rank on $(cpus_of 0)"
   ;;
 *)
   echo "unknown case $case_name"; exit 2 ;;

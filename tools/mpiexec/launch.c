@@ -242,6 +242,9 @@ char *mpx_remote_command(const struct mpx_job *job, const struct mpx_rank *r)
         if (v && !is_key_var(o->env[i].name, strlen(o->env[i].name)))
             sb_quote_kv(&b, o->env[i].name, v);
     }
+    /* mpiexec does not know the other host's cores: the rank binds itself at MPI_Init. */
+    if (r->bind_env[0])
+        sb_quote_kv(&b, "RMPI_BIND", r->bind_env);
     for (char **a = r->argv; *a; a++) {
         sb_add(&b, " ", 1);
         sb_quote(&b, *a);
@@ -330,6 +333,9 @@ int mpx_launch(struct mpx_job *job, struct mpx_rank *r)
                 if (o->env[i].value)
                     setenv(o->env[i].name, o->env[i].value, 1);
             setenv(RMPI_AUTH_KEY_ENV, job->key_hex, 1);
+            /* Bound here already (or left unbound on purpose): the library must not redo it. */
+            unsetenv("RMPI_BIND");
+            mpx_bind_apply(r);
             if (chdir(r->wdir) < 0)
                 child_fail(r, "change to directory", r->wdir);
             execvp(r->argv[0], r->argv);

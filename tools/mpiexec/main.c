@@ -427,6 +427,7 @@ int main(int argc, char **argv)
                     job.pmi_port);
     }
 
+    mpx_bind_plan(&job);
     install_signals();
     for (int i = 0; i < job.n && !job.ending; i++)
         if (mpx_launch(&job, &job.ranks[i]) < 0)

@@ -5,6 +5,8 @@
  * Single-threaded: everything runs from the poll() loop in main.c.
  *   options.c     command line, host lists, hostfiles, rank placement
  *   launch.c      locality, local fork/exec, remote command strings, signalling ranks
+ *   bind.c        process binding: local ranks in the child before exec, remote ranks
+ *                 told through RMPI_BIND (src/util/cpubind.c computes both)
  *   pmi_server.c  the PMI-1 server (one key-value space per world, barrier, abort), the
  *                 port handshake (docs/wire/pmi.md); its line handling takes no socket, so
  *                 tests/fuzz/pmi_server_fuzz.c drives it
@@ -64,6 +66,9 @@ struct mpx_opts {
     int verbose;
     int ppn;                    /* -ppn/--npernode: ranks per host in a row; 0: by slots */
     int genvall;                /* -genvall: remote ranks get all of mpiexec's environment */
+    int bind;                   /* --bind-to: RMPI_BIND_*; RMPI_BIND_AUTO when not given */
+    int map;                    /* --map-by: RMPI_MAP_* (slot: the host slots in order) */
+    int report_bindings;        /* --report-bindings */
 };
 
 /* Buffered output stream of one rank (its stdout or stderr pipe). */
@@ -113,6 +118,10 @@ struct mpx_rank {
     int pmi_claimed;            /* a connection proved the key for it: no second one */
     int pmi_inited, pmi_finalized, pmi_lost;
     uint64_t pmi_lost_at;       /* ms timestamp of an early PMI close */
+    int bound;                  /* local: bind to cpus in the child before exec (world 0 only:
+                                 * spawned ranks join a host already counted, so run unbound) */
+    cpu_set_t cpus;
+    char bind_env[64];          /* remote: RMPI_BIND for the library to bind at MPI_Init */
 };
 
 struct mpx_job {
@@ -148,6 +157,14 @@ int mpx_parse_hostlist(const char *list, struct mpx_opts *o);
  * ppn ranks per host in a row, host after host. */
 const char *mpx_place(const struct mpx_opts *o, int rank);
 void mpx_usage(FILE *f);
+
+/* bind.c */
+/* Decide every world-0 rank's binding (--bind-to, --map-by, the default: bind to cores
+ * when a host's ranks fit its cores); print --report-bindings for local ranks. Sets that
+ * this host's kernel refuses make one warning and leave the local ranks unbound. */
+void mpx_bind_plan(struct mpx_job *job);
+/* In the forked child of a local rank, before exec. */
+void mpx_bind_apply(const struct mpx_rank *r);
 
 /* launch.c */
 int mpx_host_is_local(const char *host);

@@ -24,6 +24,15 @@ void mpx_usage(FILE *f)
         "                          N consecutive ranks per host, host after host (instead of\n"
         "                          the slot counts)\n"
         "  --oversubscribe         accepted: more ranks than slots or cores is always allowed\n"
+        "  --map-by, -map-by core|numa|node|slot\n"
+        "                          node: one rank per host in turn; slot (default) and core: the\n"
+        "                          host slots in order; numa: like slot, and on each host the\n"
+        "                          ranks go to the NUMA nodes in turn\n"
+        "  --bind-to, -bind-to core|numa|none\n"
+        "                          bind each rank to one core, or to its core's NUMA node\n"
+        "                          (hwloc when built with it, else sysfs). Default: core when a\n"
+        "                          host's ranks fit its cores, else none (oversubscribed)\n"
+        "  --report-bindings       one line per rank on stderr: rank, host, cores and cpus\n"
         "  -genv VAR VAL, -genv VAR=VAL, -env VAR VAL\n"
         "                          set VAR for every rank\n"
         "  -x VAR[=VAL]            export VAR (from mpiexec's environment when no value)\n"
@@ -44,7 +53,7 @@ void mpx_usage(FILE *f)
         "  -v, --verbose           print how each rank is started\n"
         "  -h, --help              this text\n"
         "Options take one dash or two (-np, --np) and --opt=value. An option not listed here\n"
-        "(e.g. Open MPI's --mca, --bind-to) stops mpiexec with exit status 2, as does any\n"
+        "(e.g. Open MPI's --mca) stops mpiexec with exit status 2, as does any\n"
         "other usage error.\n"
         "\n"
         "Local ranks get PMI_FD, PMI_RANK and PMI_SIZE; remote ranks PMI_PORT, PMI_ID, PMI_RANK\n"
@@ -250,6 +259,8 @@ static char **split_words(const char *s)
 int mpx_parse_args(int argc, char **argv, struct mpx_opts *o)
 {
     memset(o, 0, sizeof *o);
+    o->bind = RMPI_BIND_AUTO;
+    o->map = RMPI_MAP_SLOT;
     int i = 1;
     const char *agent = "ssh";
     for (; i < argc; i++) {
@@ -372,6 +383,24 @@ int mpx_parse_args(int argc, char **argv, struct mpx_opts *o)
             if (!v)
                 return -1;
             o->wdir = strdup(v);
+        } else if (OPT("bind-to")) {
+            const char *v = NEXT_ARG();
+            if (!v)
+                return -1;
+            if ((o->bind = rmpi_cpubind_parse_bind(v)) < 0 || o->bind == RMPI_BIND_AUTO) {
+                fprintf(stderr, "mpiexec: %s%s accepts core, numa or none, not \"%s\".\n", a[1] == '-' ? "--" : "-", name, v);
+                return -1;
+            }
+        } else if (OPT("map-by")) {
+            const char *v = NEXT_ARG();
+            if (!v)
+                return -1;
+            if ((o->map = rmpi_cpubind_parse_map(v)) < 0) {
+                fprintf(stderr, "mpiexec: %s%s accepts core, numa, node or slot, not \"%s\".\n", a[1] == '-' ? "--" : "-", name, v);
+                return -1;
+            }
+        } else if (OPT("report-bindings")) {
+            o->report_bindings = 1;
         } else if (OPT("v") || OPT("verbose")) {
             o->verbose = 1;
         } else {
@@ -415,6 +444,8 @@ const char *mpx_place(const struct mpx_opts *o, int rank)
 {
     if (o->nhosts == 0)
         return "localhost";
+    if (o->map == RMPI_MAP_NODE)
+        return o->hosts[rank % o->nhosts].name;
     if (o->ppn)
         return o->hosts[(rank / o->ppn) % o->nhosts].name;
     int total = 0;
