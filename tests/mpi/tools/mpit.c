@@ -27,7 +27,7 @@ static const char *const layers[] = {"util", "rt",       "net",  "vc",  "chan", 
 
 static int bad_before;
 static int report_written;
-    /* RMPI_REPORT no longer holds its environment's value */ /* failures before MPI_Init, reported after it */
+/* RMPI_REPORT no longer holds its environment's value */ /* failures before MPI_Init, reported after it */
 #define PRE_CHECK(cond, ...)                       \
     do {                                           \
         if (!(cond)) {                             \
@@ -303,6 +303,10 @@ int main(int argc, char **argv)
     MTEST_CHECK(!bad_before, "%d MPI_T checks failed before MPI_Init", bad_before);
     bad_before = 0;
     check_pvars();
+    char es[MPI_MAX_ERROR_STRING];
+    int esl;
+    MTEST_OK(MPI_Error_string(MPI_T_ERR_CVAR_SET_NEVER, es, &esl));
+    MTEST_CHECK(strstr(es, "MPI_T_ERR_CVAR_SET_NEVER") != NULL, "MPI_Error_string(MPI_T_ERR_CVAR_SET_NEVER): %s", es);
     if (argc > 1 && !strcmp(argv[1], "report")) {
         int i, on = 1;
         MPI_T_cvar_handle h;
