@@ -14,9 +14,8 @@
  * levels (cache entries) are continuous and read-only.
  *
  * Categories: one per layer of the knob table, holding that layer's cvars and pvars.
- * Events and event sources: RailMPI has none, so their counts are 0 and every index
- * is MPI_T_ERR_INVALID_INDEX; the remaining event calls need a registration that cannot
- * exist and stay generated stubs (MPI_ERR_UNSUPPORTED_OPERATION).
+ * Events and event sources: RailMPI has none, so their counts are 0, every index is
+ * MPI_T_ERR_INVALID_INDEX and every registration or instance MPI_T_ERR_INVALID_HANDLE.
  *
  * Threading: every call takes mpit_lock (MPI_THREAD_MULTIPLE); sampling counters also
  * takes the library lock so the sums are those of a quiescent library.
@@ -813,51 +812,98 @@ int MPI_T_category_changed(int *update_number)
     return num_answer(update_number, 0); /* the categories are fixed for the life of the process */
 }
 
-/* ---- events and event sources: there are none ---- */
+/* ---- events and event sources: there are none ----
+ * Every index is invalid, and every registration or instance a tool passes is one RailMPI
+ * never made: MPI_T_ERR_INVALID_INDEX / _HANDLE, once MPI_T is initialized. */
+static int no_event(int code)
+{
+    MPIT_ENTER();
+    MPIT_RETURN(code);
+}
+
 int MPI_T_event_get_num(int *num_events) { return num_answer(num_events, 0); }
 
 int MPI_T_source_get_num(int *num_sources) { return num_answer(num_sources, 0); }
 
 int MPI_T_event_get_index(const char *name, int *event_index)
 {
-    MPIT_ENTER();
-    if (!name || !event_index)
-        MPIT_RETURN(MPI_T_ERR_INVALID);
-    MPIT_RETURN(MPI_T_ERR_INVALID_NAME);
+    return no_event(name && event_index ? MPI_T_ERR_INVALID_NAME : MPI_T_ERR_INVALID);
 }
 
 int MPI_T_event_get_info(int event_index, char *name, int *name_len, int *verbosity, MPI_Datatype array_of_datatypes[],
                          MPI_Aint array_of_displacements[], int *num_elements, MPI_T_enum *enumtype, MPI_Info *info,
                          char *desc, int *desc_len, int *bind)
 {
-    (void)event_index, (void)name, (void)name_len, (void)verbosity, (void)array_of_datatypes;
-    (void)array_of_displacements, (void)num_elements, (void)enumtype, (void)info, (void)desc, (void)desc_len;
-    (void)bind;
-    MPIT_ENTER();
-    MPIT_RETURN(MPI_T_ERR_INVALID_INDEX);
+    return no_event(MPI_T_ERR_INVALID_INDEX);
 }
 
 int MPI_T_event_handle_alloc(int event_index, void *obj_handle, MPI_Info info,
                              MPI_T_event_registration *event_registration)
 {
-    (void)event_index, (void)obj_handle, (void)info, (void)event_registration;
-    MPIT_ENTER();
-    MPIT_RETURN(MPI_T_ERR_INVALID_INDEX);
+    return no_event(MPI_T_ERR_INVALID_INDEX);
 }
 
 int MPI_T_source_get_info(int source_index, char *name, int *name_len, char *desc, int *desc_len,
                           MPI_T_source_order *ordering, MPI_Count *ticks_per_second, MPI_Count *max_ticks,
                           MPI_Info *info)
 {
-    (void)source_index, (void)name, (void)name_len, (void)desc, (void)desc_len, (void)ordering;
-    (void)ticks_per_second, (void)max_ticks, (void)info;
-    MPIT_ENTER();
-    MPIT_RETURN(MPI_T_ERR_INVALID_INDEX);
+    return no_event(MPI_T_ERR_INVALID_INDEX);
 }
 
-int MPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp)
+int MPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp) { return no_event(MPI_T_ERR_INVALID_INDEX); }
+
+int MPI_T_event_handle_free(MPI_T_event_registration event_registration, void *user_data,
+                            MPI_T_event_free_cb_function *free_cb_function)
 {
-    (void)source_index, (void)timestamp;
-    MPIT_ENTER();
-    MPIT_RETURN(MPI_T_ERR_INVALID_INDEX);
+    return no_event(MPI_T_ERR_INVALID_HANDLE);
+}
+
+int MPI_T_event_handle_get_info(MPI_T_event_registration event_registration, MPI_Info *info_used)
+{
+    return no_event(MPI_T_ERR_INVALID_HANDLE);
+}
+
+int MPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MPI_Info info)
+{
+    return no_event(MPI_T_ERR_INVALID_HANDLE);
+}
+
+int MPI_T_event_register_callback(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info info,
+                                  void *user_data, MPI_T_event_cb_function *event_cb_function)
+{
+    return no_event(MPI_T_ERR_INVALID_HANDLE);
+}
+
+int MPI_T_event_callback_get_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety,
+                                  MPI_Info *info_used)
+{
+    return no_event(MPI_T_ERR_INVALID_HANDLE);
+}
+
+int MPI_T_event_callback_set_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info info)
+{
+    return no_event(MPI_T_ERR_INVALID_HANDLE);
+}
+
+int MPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration,
+                                    MPI_T_event_dropped_cb_function *dropped_cb_function)
+{
+    return no_event(MPI_T_ERR_INVALID_HANDLE);
+}
+
+int MPI_T_event_copy(MPI_T_event_instance event_instance, void *buffer) { return no_event(MPI_T_ERR_INVALID_HANDLE); }
+
+int MPI_T_event_read(MPI_T_event_instance event_instance, int element_index, void *buffer)
+{
+    return no_event(MPI_T_ERR_INVALID_HANDLE);
+}
+
+int MPI_T_event_get_source(MPI_T_event_instance event_instance, int *source_index)
+{
+    return no_event(MPI_T_ERR_INVALID_HANDLE);
+}
+
+int MPI_T_event_get_timestamp(MPI_T_event_instance event_instance, MPI_Count *event_timestamp)
+{
+    return no_event(MPI_T_ERR_INVALID_HANDLE);
 }

@@ -223,6 +223,10 @@ static void check_errors(void)
     T_IS(MPI_T_category_get_index("nope", &n), MPI_T_ERR_INVALID_NAME);
     T_IS(MPI_T_event_get_num(&n), MPI_SUCCESS);
     PRE_CHECK(n == 0, "%d events", n);
+    T_IS(MPI_T_event_get_info(0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+         MPI_T_ERR_INVALID_INDEX);
+    T_IS(MPI_T_event_handle_free((MPI_T_event_registration)&n, NULL, NULL), MPI_T_ERR_INVALID_HANDLE);
+    T_IS(MPI_T_event_read((MPI_T_event_instance)&n, 0, &v), MPI_T_ERR_INVALID_HANDLE);
     T_IS(MPI_T_source_get_num(&n), MPI_SUCCESS);
     PRE_CHECK(n == 0, "%d sources", n);
 }
