@@ -694,17 +694,22 @@ static int handle_rw(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void 
     int reset = out && in == out;
     if (in && pvar_continuous(h->index))
         MPIT_RETURN(MPI_T_ERR_PVAR_NO_WRITE);
-    if (out) {
+    if (!in) {
         unsigned long long v = handle_value(h);
         memcpy(out, &v, sizeof v);
+        MPIT_RETURN(MPI_SUCCESS);
     }
-    if (in) {
-        unsigned long long v = 0;
-        if (!reset)
-            memcpy(&v, in, sizeof v);
-        h->acc = v;
-        h->mark = pvar_now(h->index);
+    /* a counter: one sample, so readreset loses nothing counted in between */
+    unsigned long long now = pvar_now(h->index), v = 0;
+    if (out) {
+        v = h->acc + (h->started ? now - h->mark : 0);
+        memcpy(out, &v, sizeof v);
+        v = 0;
     }
+    if (!reset)
+        memcpy(&v, in, sizeof v);
+    h->acc = v;
+    h->mark = now;
     MPIT_RETURN(MPI_SUCCESS);
 }
 
