@@ -41,6 +41,12 @@ static const char *const err_names[] = {
     E(MPI_ERR_RMA_RANGE), E(MPI_ERR_RMA_SHARED), E(MPI_ERR_RMA_SYNC), E(MPI_ERR_RMA_FLAVOR), E(MPI_ERR_SERVICE),
     E(MPI_ERR_SESSION), E(MPI_ERR_SIZE), E(MPI_ERR_SPAWN), E(MPI_ERR_UNSUPPORTED_DATAREP),
     E(MPI_ERR_UNSUPPORTED_OPERATION), E(MPI_ERR_VALUE_TOO_LARGE), E(MPI_ERR_WIN), E(MPI_ERR_ERRHANDLER), E(MPI_ERR_ABI),
+    /* what the MPI_T calls return (api_mpit.c), so a tool can print them */
+    E(MPI_T_ERR_CANNOT_INIT), E(MPI_T_ERR_NOT_ACCESSIBLE), E(MPI_T_ERR_NOT_INITIALIZED), E(MPI_T_ERR_NOT_SUPPORTED),
+    E(MPI_T_ERR_MEMORY), E(MPI_T_ERR_INVALID), E(MPI_T_ERR_INVALID_INDEX), E(MPI_T_ERR_INVALID_ITEM),
+    E(MPI_T_ERR_INVALID_SESSION), E(MPI_T_ERR_INVALID_HANDLE), E(MPI_T_ERR_INVALID_NAME), E(MPI_T_ERR_OUT_OF_HANDLES),
+    E(MPI_T_ERR_OUT_OF_SESSIONS), E(MPI_T_ERR_CVAR_SET_NOT_NOW), E(MPI_T_ERR_CVAR_SET_NEVER),
+    E(MPI_T_ERR_PVAR_NO_WRITE), E(MPI_T_ERR_PVAR_NO_STARTSTOP), E(MPI_T_ERR_PVAR_NO_ATOMIC),
 #undef E
 };
 
@@ -70,6 +76,16 @@ static const char *const err_texts[] = {
     [MPI_ERR_UNSUPPORTED_OPERATION] = "operation not supported by RailMPI yet",
     [MPI_ERR_ERRHANDLER] = "invalid error handler",
     [MPI_ERR_ABI] = "the application and the library disagree on the ABI",
+    [MPI_T_ERR_NOT_INITIALIZED] = "MPI_T is not initialized (MPI_T_init_thread)",
+    [MPI_T_ERR_INVALID] = "invalid argument to an MPI_T call",
+    [MPI_T_ERR_INVALID_INDEX] = "invalid MPI_T variable or category index",
+    [MPI_T_ERR_INVALID_ITEM] = "invalid MPI_T enumeration item",
+    [MPI_T_ERR_INVALID_SESSION] = "invalid MPI_T performance variable session",
+    [MPI_T_ERR_INVALID_HANDLE] = "invalid MPI_T handle",
+    [MPI_T_ERR_INVALID_NAME] = "no MPI_T variable or category of that name",
+    [MPI_T_ERR_CVAR_SET_NEVER] = "this control variable is read once at initialization and cannot be set",
+    [MPI_T_ERR_PVAR_NO_WRITE] = "this performance variable cannot be written or reset",
+    [MPI_T_ERR_PVAR_NO_STARTSTOP] = "this performance variable is continuous: it cannot be started or stopped",
 };
 
 /* Error classes and codes added by the application: values above MPI_ERR_LASTCODE, each

@@ -415,8 +415,36 @@ void rmpi_vc_report(void *file)
     }
 }
 
+static rmpi_vc_totals_t vc_retired; /* counted by channels already finalized */
+
+static void live_totals(rmpi_vc_totals_t *t)
+{
+    for (int p = 0; p < vc_size && rmpi_vc_table; p++) {
+        const rmpi_vc_t *vc = rmpi_vc_table[p];
+        if (!vc || p == vc_rank) /* as rmpi_vc_report: frames to self are no traffic */
+            continue;
+        t->frames_in += vc->frames_in;
+        t->ooo_frames += vc->ooo_frames;
+        t->dup_frames += vc->dup_frames;
+        t->resent_frames += vc->resent_frames;
+        t->adapt_updates += vc->sched.updates;
+        for (int i = 0; i < vc->nsub; i++) {
+            t->frames_out += vc->sub[i].frames;
+            t->frame_bytes += vc->sub[i].bytes;
+            t->rdma_bytes += vc->sub[i].rdma_bytes;
+        }
+    }
+}
+
+void rmpi_vc_totals(rmpi_vc_totals_t *t)
+{
+    *t = vc_retired;
+    live_totals(t);
+}
+
 void rmpi_vc_finalize(void)
 {
+    live_totals(&vc_retired);
     for (int p = 0; p < vc_size; p++) {
         rmpi_vc_t *vc = rmpi_vc_table[p];
         if (!vc)

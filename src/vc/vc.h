@@ -218,5 +218,13 @@ void rmpi_vc_rates(const rmpi_vc_t *vc, double *one, double *all);
 
 /* For RMPI_REPORT and tests. */
 void rmpi_vc_report(void *file);
+/* The per-peer and per-rail counters rmpi_vc_report prints, summed over every other peer
+ * (MPI_T performance variables). Monotonic over the process's life: what finalized channels had
+ * counted stays in the sums. */
+typedef struct rmpi_vc_totals {
+    uint64_t frames_in, ooo_frames, dup_frames, resent_frames, adapt_updates;
+    uint64_t frames_out, frame_bytes, rdma_bytes;
+} rmpi_vc_totals_t;
+void rmpi_vc_totals(rmpi_vc_totals_t *t);
 
 #endif
