@@ -41,7 +41,7 @@
 
 #define FRAME_MAX (256 * 1024) /* a GSO frame on veth is at most 64 KiB; room to spare */
 #define VNET_LEN ((ssize_t)sizeof(struct virtio_net_hdr))
-#define BATCH 64 /* frames read from one socket per wake-up before serving departures */
+#define BATCH 64          /* frames read from one socket per wake-up before serving departures */
 #define MAX_EARLY 500000u /* ns: the most the timer is set ahead of a departure */
 
 struct frame {
@@ -56,29 +56,32 @@ struct dir {
     struct frame **ring;
     size_t head, count, bytes;
     uint64_t passed, passed_bytes, dropped_full, dropped_send, truncated;
-    int64_t late_sum, late_max;  /* ns a departure left after its due time (< 0: early) */
-    uint64_t age_sum;            /* ns between the kernel's stamp and our read */
+    int64_t late_sum, late_max; /* ns a departure left after its due time (< 0: early) */
+    uint64_t age_sum;           /* ns between the kernel's stamp and our read */
 };
 
 static size_t ring_slots = 65536; /* a power of two */
 static size_t queue_bytes = 64u << 20;
 static volatile sig_atomic_t got_stop, got_stats;
 
-static void on_signal(int sig) {
+static void on_signal(int sig)
+{
     if (sig == SIGUSR1)
         got_stats = 1;
     else
         got_stop = 1;
 }
 
-static uint64_t now_ns(clockid_t c) {
+static uint64_t now_ns(clockid_t c)
+{
     struct timespec ts;
     clock_gettime(c, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* "5ms", "250us", "0.5ms", "1s", "100ns"; a bare number is milliseconds. */
-static int parse_delay(const char *s, uint64_t *ns) {
+static int parse_delay(const char *s, uint64_t *ns)
+{
     char *end;
     double v = strtod(s, &end);
     double mult = 1e6;
@@ -99,15 +102,28 @@ static int parse_delay(const char *s, uint64_t *ns) {
 }
 
 /* "64m", "512k", "1g" or bytes. */
-static int parse_bytes(const char *s, size_t *out) {
+static int parse_bytes(const char *s, size_t *out)
+{
     char *end;
     unsigned long long v = strtoull(s, &end, 10);
     if (end == s)
         return -1;
     switch (*end) {
-    case 'k': case 'K': v <<= 10; end++; break;
-    case 'm': case 'M': v <<= 20; end++; break;
-    case 'g': case 'G': v <<= 30; end++; break;
+    case 'k':
+    case 'K':
+        v <<= 10;
+        end++;
+        break;
+    case 'm':
+    case 'M':
+        v <<= 20;
+        end++;
+        break;
+    case 'g':
+    case 'G':
+        v <<= 30;
+        end++;
+        break;
     default: break;
     }
     if (*end || v == 0)
@@ -116,7 +132,8 @@ static int parse_bytes(const char *s, size_t *out) {
     return 0;
 }
 
-static int open_iface(const char *name) {
+static int open_iface(const char *name)
+{
     int ifindex = (int)if_nametoindex(name);
     if (!ifindex) {
         fprintf(stderr, "rmpi_delayline: no interface %s in this namespace\n", name);
@@ -143,8 +160,7 @@ static int open_iface(const char *name) {
         (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
     if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &big, sizeof big))
         (void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof big);
-    struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL),
-                              .sll_ifindex = ifindex};
+    struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL), .sll_ifindex = ifindex};
     if (bind(fd, (struct sockaddr *)&sll, sizeof sll)) {
         fprintf(stderr, "rmpi_delayline: bind to %s: %s\n", name, strerror(errno));
         close(fd);
@@ -153,17 +169,15 @@ static int open_iface(const char *name) {
     return fd;
 }
 
-static int gone(int err) {
-    return err == ENETDOWN || err == ENXIO || err == ENODEV;
-}
+static int gone(int err) { return err == ENETDOWN || err == ENXIO || err == ENODEV; }
 
 /* Reads up to BATCH frames; returns -1 when the interface is gone. */
-static int take_arrivals(struct dir *d, uint64_t delay, unsigned char *buf) {
+static int take_arrivals(struct dir *d, uint64_t delay, unsigned char *buf)
+{
     for (int i = 0; i < BATCH; i++) {
         char ctl[CMSG_SPACE(sizeof(struct timespec))];
         struct iovec iov = {.iov_base = buf, .iov_len = FRAME_MAX};
-        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
-                            .msg_controllen = sizeof ctl};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof ctl};
         ssize_t n = recvmsg(d->in_fd, &mh, MSG_DONTWAIT);
         if (n < 0) {
             if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
@@ -211,7 +225,8 @@ static int take_arrivals(struct dir *d, uint64_t delay, unsigned char *buf) {
 }
 
 /* Sends every frame due by now + early; returns -1 when the interface is gone. */
-static int send_due(struct dir *d, uint64_t early) {
+static int send_due(struct dir *d, uint64_t early)
+{
     while (d->count) {
         struct frame *f = d->ring[d->head];
         uint64_t now = now_ns(CLOCK_MONOTONIC);
@@ -241,33 +256,33 @@ static int send_due(struct dir *d, uint64_t early) {
     return 0;
 }
 
-static void print_stats(const struct dir *d, int n) {
+static void print_stats(const struct dir *d, int n)
+{
     for (int i = 0; i < n; i++)
         fprintf(stderr,
                 "rmpi_delayline: %s -> %s: %llu frames (%llu bytes) passed, %llu dropped (queue full), "
                 "%llu send errors, %llu truncated, %zu queued; read %.1f us after arrival, "
                 "sent %.1f us late on average (max %.1f us)\n",
-                d[i].from, d[i].to, (unsigned long long)d[i].passed,
-                (unsigned long long)d[i].passed_bytes, (unsigned long long)d[i].dropped_full,
-                (unsigned long long)d[i].dropped_send, (unsigned long long)d[i].truncated,
-                d[i].count, d[i].passed ? d[i].age_sum / 1e3 / d[i].passed : 0.0,
-                d[i].passed ? (double)d[i].late_sum / 1e3 / (double)d[i].passed : 0.0,
-                (double)d[i].late_max / 1e3);
+                d[i].from, d[i].to, (unsigned long long)d[i].passed, (unsigned long long)d[i].passed_bytes,
+                (unsigned long long)d[i].dropped_full, (unsigned long long)d[i].dropped_send,
+                (unsigned long long)d[i].truncated, d[i].count, d[i].passed ? d[i].age_sum / 1e3 / d[i].passed : 0.0,
+                d[i].passed ? (double)d[i].late_sum / 1e3 / (double)d[i].passed : 0.0, (double)d[i].late_max / 1e3);
 }
 
-static void usage(FILE *to) {
-    fprintf(to,
-            "usage: rmpi_delayline [-d DELAY] [-q BYTES] [-r PRIO] [-p PIDFILE] [-D] IF_A IF_B\n"
-            "  Forwards every frame between IF_A and IF_B DELAY later (one way), in order.\n"
-            "  -d DELAY   one-way delay: 5ms, 250us, 0.5ms, 1s (default 0)\n"
-            "  -q BYTES   queue bound per direction, tail drop beyond (default 64m)\n"
-            "  -r PRIO    SCHED_FIFO priority for accurate departures (0: normal scheduling;\n"
-            "             falls back to normal scheduling when not permitted)\n"
-            "  -p FILE    write the pid to FILE\n"
-            "  -D         detach once both interfaces are open (the caller's wait ends there)\n");
+static void usage(FILE *to)
+{
+    fprintf(to, "usage: rmpi_delayline [-d DELAY] [-q BYTES] [-r PRIO] [-p PIDFILE] [-D] IF_A IF_B\n"
+                "  Forwards every frame between IF_A and IF_B DELAY later (one way), in order.\n"
+                "  -d DELAY   one-way delay: 5ms, 250us, 0.5ms, 1s (default 0)\n"
+                "  -q BYTES   queue bound per direction, tail drop beyond (default 64m)\n"
+                "  -r PRIO    SCHED_FIFO priority for accurate departures (0: normal scheduling;\n"
+                "             falls back to normal scheduling when not permitted)\n"
+                "  -p FILE    write the pid to FILE\n"
+                "  -D         detach once both interfaces are open (the caller's wait ends there)\n");
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     uint64_t delay = 0;
     int prio = 0, detach = 0, opt;
     const char *pidfile = NULL;
@@ -297,8 +312,7 @@ int main(int argc, char **argv) {
         return 2;
     }
 
-    struct dir d[2] = {{.from = argv[optind], .to = argv[optind + 1]},
-                       {.from = argv[optind + 1], .to = argv[optind]}};
+    struct dir d[2] = {{.from = argv[optind], .to = argv[optind + 1]}, {.from = argv[optind + 1], .to = argv[optind]}};
     int fa = open_iface(d[0].from), fb = fa < 0 ? -1 : open_iface(d[0].to);
     if (fa < 0 || fb < 0)
         return 1;
@@ -323,8 +337,8 @@ int main(int argc, char **argv) {
     if (prio > 0) {
         struct sched_param sp = {.sched_priority = prio};
         if (sched_setscheduler(0, SCHED_FIFO, &sp))
-            fprintf(stderr, "rmpi_delayline: SCHED_FIFO %d not permitted (%s); normal scheduling\n",
-                    prio, strerror(errno));
+            fprintf(stderr, "rmpi_delayline: SCHED_FIFO %d not permitted (%s); normal scheduling\n", prio,
+                    strerror(errno));
     }
 
     if (detach) {
@@ -373,8 +387,8 @@ int main(int argc, char **argv) {
     sigaction(SIGHUP, &sa, NULL);
     sigaction(SIGUSR1, &sa, NULL);
 
-    fprintf(stderr, "rmpi_delayline: %s <-> %s, one-way delay %.3f ms, queue %zu bytes per direction\n",
-            d[0].from, d[0].to, delay / 1e6, queue_bytes);
+    fprintf(stderr, "rmpi_delayline: %s <-> %s, one-way delay %.3f ms, queue %zu bytes per direction\n", d[0].from,
+            d[0].to, delay / 1e6, queue_bytes);
     /* The timer fires some tens of microseconds after the time it is set for (more in a
      * virtual machine); it is set that much early, by a running estimate of the lateness,
      * so departures leave on time on average instead of always late. */
@@ -402,7 +416,8 @@ int main(int argc, char **argv) {
             timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL);
             armed = next;
         }
-        struct pollfd pfd[3] = {{.fd = fa, .events = POLLIN}, {.fd = fb, .events = POLLIN},
+        struct pollfd pfd[3] = {{.fd = fa, .events = POLLIN},
+                                {.fd = fb, .events = POLLIN},
                                 {.fd = tfd, .events = POLLIN}};
         if (ppoll(pfd, 3, NULL, &none) < 0) {
             if (errno == EINTR)

@@ -22,9 +22,12 @@ static void rails(void)
         return;
     }
     static const rmpi_net_env_t env = {0, 2, "rmpi_info", on_frame, on_lost};
-    const struct rmpi_net_ops *provs[] = {&rmpi_self_ops, &rmpi_shm_ops, &rmpi_tcp_ops,
+    const struct rmpi_net_ops *provs[] = {
+        &rmpi_self_ops,
+        &rmpi_shm_ops,
+        &rmpi_tcp_ops,
 #ifdef RMPI_HAVE_OFI
-                                          &rmpi_ofi_ops,
+        &rmpi_ofi_ops,
 #endif
     };
     for (size_t p = 0; p < sizeof provs / sizeof provs[0]; p++) {
@@ -36,7 +39,10 @@ static void rails(void)
             const rmpi_net_hints_t *h = &r[i]->hints;
             printf("    rail %-20s scope %-5s bw %s%llu MB/s, latency %u ns, rdma %s, max frame %zu, "
                    "%zu bytes per peer\n",
-                   h->name, h->scope == RMPI_SCOPE_SELF ? "self" : h->scope == RMPI_SCOPE_INTRA ? "intra" : "inter",
+                   h->name,
+                   h->scope == RMPI_SCOPE_SELF    ? "self"
+                   : h->scope == RMPI_SCOPE_INTRA ? "intra"
+                                                  : "inter",
                    h->bw ? "" : "unknown ", (unsigned long long)(h->bw / 1000000), h->latency_ns,
                    h->rdma_native ? "native" : "emulated", h->max_frame, h->mem_per_peer);
             if (r[i]->ops->describe)

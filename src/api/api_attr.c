@@ -7,10 +7,7 @@
 static int appnum;
 static int attr_values[8]; /* indexed by key - MPI_TAG_UB */
 
-void rmpi_api_attr_init(int app)
-{
-    appnum = app;
-}
+void rmpi_api_attr_init(int app) { appnum = app; }
 
 /* Predefined keys: the same value on every communicator (the standard caches them on
  * MPI_COMM_WORLD; answering on all is what applications expect). */
@@ -21,9 +18,9 @@ static int *predefined(int key)
     int v = 0;
     switch (key) {
     case MPI_TAG_UB: v = RMPI_TAG_UB; break;
-    case MPI_IO: v = MPI_ANY_SOURCE; break;          /* every process can do I/O */
-    case MPI_HOST: v = MPI_PROC_NULL; break;         /* no host process */
-    case MPI_WTIME_IS_GLOBAL: v = 0; break;          /* clocks are per node */
+    case MPI_IO: v = MPI_ANY_SOURCE; break;  /* every process can do I/O */
+    case MPI_HOST: v = MPI_PROC_NULL; break; /* no host process */
+    case MPI_WTIME_IS_GLOBAL: v = 0; break;  /* clocks are per node */
     case MPI_UNIVERSE_SIZE: v = rmpi_core_size; break;
     case MPI_APPNUM: v = appnum; break;
     case MPI_LASTUSEDCODE: v = rmpi_api_last_used_code(); break;
@@ -32,9 +29,9 @@ static int *predefined(int key)
     return &attr_values[key - MPI_TAG_UB];
 }
 
-#define GET_COMM(c, comm)                                                      \
-    RMPI_API_INIT_CHECK();                                                     \
-    rmpi_comm_t *c = rmpi_comm_get(comm);                                      \
+#define GET_COMM(c, comm)                 \
+    RMPI_API_INIT_CHECK();                \
+    rmpi_comm_t *c = rmpi_comm_get(comm); \
     RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator %p", (void *)(comm))
 
 /* Callbacks are stored with a generic type and called back with their own (attr.c). */
@@ -47,8 +44,8 @@ static int create_keyval(const char *func, int kind, void (*copy_fn)(void), void
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy_fn, MPI_Comm_delete_attr_function *delete_fn,
-                           int *keyval, void *extra_state)
+int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy_fn, MPI_Comm_delete_attr_function *delete_fn, int *keyval,
+                           void *extra_state)
 {
     RMPI_API_INIT_CHECK();
     return create_keyval(__func__, RMPI_ATTR_COMM, (void (*)(void))copy_fn, (void (*)(void))delete_fn, keyval,
@@ -60,8 +57,10 @@ static int free_keyval(const char *func, int kind, int *keyval)
     if (!keyval)
         return rmpi_api_error(NULL, MPI_ERR_ARG, func, "keyval must not be NULL");
     if (rmpi_keyval_free(kind, *keyval))
-        return rmpi_api_error(NULL, MPI_ERR_KEYVAL, func, "%d is not a keyval of this object kind that can be freed "
-                                                          "(predefined, already freed or never created)", *keyval);
+        return rmpi_api_error(NULL, MPI_ERR_KEYVAL, func,
+                              "%d is not a keyval of this object kind that can be freed "
+                              "(predefined, already freed or never created)",
+                              *keyval);
     *keyval = MPI_KEYVAL_INVALID;
     return MPI_SUCCESS;
 }
@@ -76,15 +75,16 @@ static int set_attr(const char *func, rmpi_comm_t *err_comm, void **attrs, int k
                     void *val)
 {
     if (predefined(keyval) || !rmpi_keyval_valid(kind, keyval))
-        return rmpi_api_error(err_comm, MPI_ERR_KEYVAL, func, "keyval %d is predefined, freed or of another object "
-                                                              "kind", keyval);
+        return rmpi_api_error(err_comm, MPI_ERR_KEYVAL, func,
+                              "keyval %d is predefined, freed or of another object "
+                              "kind",
+                              keyval);
     int rc = rmpi_attr_set(attrs, kind, handle, keyval, val);
     return rc ? rmpi_api_error(err_comm, rc, func, "the delete callback of keyval %d returned error %d", keyval, rc)
               : MPI_SUCCESS;
 }
 
-static int get_attr(const char *func, rmpi_comm_t *err_comm, void *attrs, int kind, int keyval, void *val,
-                    int *flag)
+static int get_attr(const char *func, rmpi_comm_t *err_comm, void *attrs, int kind, int keyval, void *val, int *flag)
 {
     if (!val || !flag)
         return rmpi_api_error(err_comm, MPI_ERR_ARG, func, "attribute_val and flag must not be NULL");
@@ -149,13 +149,13 @@ int MPI_Attr_delete(MPI_Comm comm, int keyval) { return MPI_Comm_delete_attr(com
 
 /* ---- datatypes ---- */
 
-#define GET_TYPE(dt, h)                                                        \
-    RMPI_API_INIT_CHECK();                                                     \
-    rmpi_dtype_t *dt = rmpi_dtype_get(h);                                      \
+#define GET_TYPE(dt, h)                   \
+    RMPI_API_INIT_CHECK();                \
+    rmpi_dtype_t *dt = rmpi_dtype_get(h); \
     RMPI_CHECK(dt, NULL, MPI_ERR_TYPE, "invalid datatype %p", (void *)(h))
 
-int MPI_Type_create_keyval(MPI_Type_copy_attr_function *copy_fn, MPI_Type_delete_attr_function *delete_fn,
-                           int *keyval, void *extra_state)
+int MPI_Type_create_keyval(MPI_Type_copy_attr_function *copy_fn, MPI_Type_delete_attr_function *delete_fn, int *keyval,
+                           void *extra_state)
 {
     RMPI_API_INIT_CHECK();
     return create_keyval(__func__, RMPI_ATTR_TYPE, (void (*)(void))copy_fn, (void (*)(void))delete_fn, keyval,
@@ -205,13 +205,13 @@ int rmpi_api_type_attr_free(MPI_Datatype type)
 
 /* ---- windows ---- */
 
-#define GET_WIN(w, h)                                                          \
-    RMPI_API_INIT_CHECK();                                                     \
-    rmpi_win_t *w = rmpi_win_get(h);                                           \
+#define GET_WIN(w, h)                \
+    RMPI_API_INIT_CHECK();           \
+    rmpi_win_t *w = rmpi_win_get(h); \
     RMPI_CHECK(w, NULL, MPI_ERR_WIN, "invalid window %p", (void *)(h))
 
-int MPI_Win_create_keyval(MPI_Win_copy_attr_function *copy_fn, MPI_Win_delete_attr_function *delete_fn,
-                          int *keyval, void *extra_state)
+int MPI_Win_create_keyval(MPI_Win_copy_attr_function *copy_fn, MPI_Win_delete_attr_function *delete_fn, int *keyval,
+                          void *extra_state)
 {
     RMPI_API_INIT_CHECK();
     return create_keyval(__func__, RMPI_ATTR_WIN, (void (*)(void))copy_fn, (void (*)(void))delete_fn, keyval,
@@ -243,8 +243,7 @@ int MPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag)
     case MPI_WIN_DISP_UNIT: v = &w->attr_disp_unit; break;
     case MPI_WIN_CREATE_FLAVOR: v = &w->attr_flavor; break;
     case MPI_WIN_MODEL: v = &w->attr_model; break;
-    default:
-        return get_attr(__func__, NULL, w->attrs, RMPI_ATTR_WIN, keyval, attribute_val, flag);
+    default: return get_attr(__func__, NULL, w->attrs, RMPI_ATTR_WIN, keyval, attribute_val, flag);
     }
     *(void **)attribute_val = v;
     *flag = 1;

@@ -8,10 +8,7 @@ int rmpi_api_bpool_attach(rmpi_bpool_t **slot, void *buf, size_t size, const cha
     return rmpi_core_bpool_attach(slot, buf, size, why);
 }
 
-void rmpi_api_bpool_flush(rmpi_bpool_t *p)
-{
-    rmpi_core_bpool_flush(p);
-}
+void rmpi_api_bpool_flush(rmpi_bpool_t *p) { rmpi_core_bpool_flush(p); }
 
 MPI_Request rmpi_api_bpool_iflush(rmpi_bpool_t *p, rmpi_comm_t *c)
 {
@@ -78,9 +75,9 @@ int MPI_Buffer_iflush(MPI_Request *request)
 
 /* ---- per communicator (MPI-4.1) ---- */
 
-#define GET_COMM(c, h)                                                   \
-    RMPI_API_INIT_CHECK();                                               \
-    rmpi_comm_t *c = rmpi_comm_get(h);                                   \
+#define GET_COMM(c, h)                 \
+    RMPI_API_INIT_CHECK();             \
+    rmpi_comm_t *c = rmpi_comm_get(h); \
     RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator")
 
 int MPI_Comm_flush_buffer(MPI_Comm comm)

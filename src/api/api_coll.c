@@ -17,8 +17,10 @@ static int go(rmpi_comm_t *c, rmpi_nbc_t *s, MPI_Request *req, int mode)
 
 static int failed(const char *func, rmpi_comm_t *c, int rc)
 {
-    return rmpi_api_error(c, rc, func, "the collective failed on rank %d (do all ranks pass matching counts, "
-                                       "datatypes and roots?)", c->rank);
+    return rmpi_api_error(c, rc, func,
+                          "the collective failed on rank %d (do all ranks pass matching counts, "
+                          "datatypes and roots?)",
+                          c->rank);
 }
 
 /* Count, datatype and (unless NULL is allowed: buf == MPI_IN_PLACE handled by the caller)
@@ -37,8 +39,8 @@ int rmpi_api_coll_check_root(const char *func, rmpi_comm_t *c, int root)
     if (!c->inter) {
         if (RMPI_LIKELY(root >= 0 && root < c->size))
             return 0;
-        return rmpi_api_error(c, MPI_ERR_ROOT, func, "root %d is not a rank of %s, which has %d rank(s)", root,
-                              name, c->size);
+        return rmpi_api_error(c, MPI_ERR_ROOT, func, "root %d is not a rank of %s, which has %d rank(s)", root, name,
+                              c->size);
     }
     if (RMPI_LIKELY(root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < c->rsize)))
         return 0;
@@ -63,8 +65,9 @@ static int check_op(const char *func, rmpi_comm_t *c, MPI_Op op, MPI_Datatype ty
     int rc = rmpi_coll_op_check(op, type);
     if (RMPI_LIKELY(!rc))
         return 0;
-    return rmpi_api_error(c, rc, func, rc == MPI_ERR_OP ? "the operation is invalid or not defined on this datatype"
-                                                        : "reductions on this datatype are not supported");
+    return rmpi_api_error(c, rc, func,
+                          rc == MPI_ERR_OP ? "the operation is invalid or not defined on this datatype"
+                                           : "reductions on this datatype are not supported");
 }
 
 /* Send and receive buffers of a reduction: MPI_IN_PLACE only as sbuf and only where
@@ -176,8 +179,8 @@ static int reduce_scatter(const char *func, rmpi_comm_t *c, const void *sbuf, vo
         }
     }
     if ((rc = check_data(func, c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, total, type, &dt)) ||
-        (rc = check_data(func, c, rbuf, (MPI_Count)counts[c->rank], type, &dt)) ||
-        (rc = check_op(func, c, op, type)) || (rc = check_bufs(func, c, sbuf, rbuf, total, !c->inter, 1))) {
+        (rc = check_data(func, c, rbuf, (MPI_Count)counts[c->rank], type, &dt)) || (rc = check_op(func, c, op, type)) ||
+        (rc = check_bufs(func, c, sbuf, rbuf, total, !c->inter, 1))) {
         free(counts);
         return rc;
     }

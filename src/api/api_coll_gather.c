@@ -27,7 +27,10 @@ typedef struct side {
 } side_t;
 
 /* The array's width comes from its C type: the int and _c forms build the same side_t. */
-#define ARR(a) {(a), sizeof *(a) > sizeof(int)}
+#define ARR(a)                         \
+    {                                  \
+        (a), sizeof *(a) > sizeof(int) \
+    }
 #define REG(buf, count, type) ((side_t){(buf), (count), {NULL, 0}, {NULL, 0}, &(type)})
 #define VEC(buf, counts, displs, type) ((side_t){(buf), 0, ARR(counts), ARR(displs), &(type)})
 #define VECW(buf, counts, displs, types) ((side_t){(buf), 0, ARR(counts), ARR(displs), (types)})
@@ -154,15 +157,15 @@ static int rooted(const call_t *k, const side_t *one, const side_t *many, int ro
     if (has_one && (rc = side_blocks(k, one, 1, RMPI_COLL_REGULAR, scatter, &ob)))
         return rc;
     if (is_root && ((rc = side_blocks(k, many, c->rsize, form, !scatter, &mb)) ||
-                    (has_one && (rc = check_alias(k, scatter ? many : one, scatter ? mb : ob,
-                                                    scatter ? c->rsize : 1, scatter ? one : many))))) {
+                    (has_one && (rc = check_alias(k, scatter ? many : one, scatter ? mb : ob, scatter ? c->rsize : 1,
+                                                  scatter ? one : many))))) {
         free(ob);
         free(mb);
         return rc;
     }
     RMPI_LOCK();
-    rmpi_nbc_t *s = scatter ? rmpi_coll_scatter_sched(c, mb, ob, root, form)
-                            : rmpi_coll_gather_sched(c, ob, mb, root, form);
+    rmpi_nbc_t *s =
+        scatter ? rmpi_coll_scatter_sched(c, mb, ob, root, form) : rmpi_coll_gather_sched(c, ob, mb, root, form);
     free(ob);
     free(mb);
     return finish(k, s);

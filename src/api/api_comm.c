@@ -6,13 +6,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#define GET_COMM(c, comm)                                                      \
-    RMPI_API_INIT_CHECK();                                                     \
-    rmpi_comm_t *c = rmpi_comm_get(comm);                                      \
+#define GET_COMM(c, comm)                 \
+    RMPI_API_INIT_CHECK();                \
+    rmpi_comm_t *c = rmpi_comm_get(comm); \
     RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator %p", (void *)(comm))
 
-#define GET_INTRA(c, comm)                                                                             \
-    GET_COMM(c, comm);                                                                                 \
+#define GET_INTRA(c, comm)                                                                                     \
+    GET_COMM(c, comm);                                                                                         \
     RMPI_CHECK(!c->inter, c, MPI_ERR_COMM, "%s is an intercommunicator; this call needs an intracommunicator", \
                c->name[0] ? c->name : "the communicator")
 
@@ -122,11 +122,11 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
     return dup_common(__func__, c, c->info, newcomm);
 }
 
-#define GET_INFO(i, info, c)                                                                         \
-    rmpi_info_t *i = NULL;                                                                           \
-    if ((info) != MPI_INFO_NULL) {                                                                   \
-        i = rmpi_info_get(info);                                                                     \
-        RMPI_CHECK(i, c, MPI_ERR_INFO, "invalid info object %p", (void *)(info));                   \
+#define GET_INFO(i, info, c)                                                      \
+    rmpi_info_t *i = NULL;                                                        \
+    if ((info) != MPI_INFO_NULL) {                                                \
+        i = rmpi_info_get(info);                                                  \
+        RMPI_CHECK(i, c, MPI_ERR_INFO, "invalid info object %p", (void *)(info)); \
     }
 
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
@@ -140,8 +140,7 @@ int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 /* The agreement runs as a non-blocking exchange on comm (comm/agree.c); the attributes
  * are copied now, as MPI_Comm_dup would, and *newcomm names a communicator only once the
  * request completes (using it earlier gives MPI_ERR_COMM). */
-static int idup_common(const char *func, rmpi_comm_t *c, rmpi_info_t *info, MPI_Comm *newcomm,
-                       MPI_Request *request)
+static int idup_common(const char *func, rmpi_comm_t *c, rmpi_info_t *info, MPI_Comm *newcomm, MPI_Request *request)
 {
     RMPI_LOCK();
     rmpi_comm_t *n = rmpi_comm_idup_object(c);
@@ -215,21 +214,19 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, M
             node = (int)(rmpi_topo_node_tag() & 0x7fffffff);
     const char *hw = i ? rmpi_info_lookup(i, "mpi_hw_resource_type") : NULL;
     switch (split_type) {
-    case MPI_UNDEFINED:
-        color = MPI_UNDEFINED;
-        break;
+    case MPI_UNDEFINED: color = MPI_UNDEFINED; break;
     case MPI_COMM_TYPE_SHARED:
-    case MPI_COMM_TYPE_HW_UNGUIDED:
-        color = node;
-        break;
+    case MPI_COMM_TYPE_HW_UNGUIDED: color = node; break;
     case MPI_COMM_TYPE_HW_GUIDED:
     case MPI_COMM_TYPE_RESOURCE_GUIDED:
         /* the only hardware resource RailMPI knows is the node's shared memory */
         color = hw && strcmp(hw, "mpi_shared_memory") == 0 ? node : MPI_UNDEFINED;
         break;
     default:
-        return RMPI_ERROR(c, MPI_ERR_ARG, "split_type %d is not one of MPI_COMM_TYPE_SHARED, _HW_GUIDED, "
-                                          "_HW_UNGUIDED, _RESOURCE_GUIDED or MPI_UNDEFINED", split_type);
+        return RMPI_ERROR(c, MPI_ERR_ARG,
+                          "split_type %d is not one of MPI_COMM_TYPE_SHARED, _HW_GUIDED, "
+                          "_HW_UNGUIDED, _RESOURCE_GUIDED or MPI_UNDEFINED",
+                          split_type);
     }
     rmpi_comm_t *n;
     int rc = split_common(__func__, c, color, key, &n);
@@ -359,9 +356,9 @@ int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info 
     return give_errhandler(__func__, n->handle, errhandler);
 }
 
-int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group,
-                                     int remote_leader, const char *stringtag, MPI_Info info,
-                                     MPI_Errhandler errhandler, MPI_Comm *newintercomm)
+int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader,
+                                     const char *stringtag, MPI_Info info, MPI_Errhandler errhandler,
+                                     MPI_Comm *newintercomm)
 {
     RMPI_API_INIT_CHECK();
     rmpi_group_t *lg = rmpi_group_get(local_group), *rg = rmpi_group_get(remote_group);
@@ -492,8 +489,8 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
         RMPI_CHECK(p, c, MPI_ERR_COMM, "invalid peer communicator %p", (void *)peer_comm);
         RMPI_CHECK(remote_leader >= 0 && remote_leader < p->rsize, c, MPI_ERR_RANK,
                    "remote_leader %d is not a rank of the peer communicator (size %d)", remote_leader, p->rsize);
-        RMPI_CHECK(p->inter || remote_leader != p->rank, c, MPI_ERR_RANK,
-                   "remote_leader %d is the local leader itself", remote_leader);
+        RMPI_CHECK(p->inter || remote_leader != p->rank, c, MPI_ERR_RANK, "remote_leader %d is the local leader itself",
+                   remote_leader);
     }
     rmpi_comm_t *n;
     RMPI_LOCK();

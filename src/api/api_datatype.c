@@ -13,16 +13,18 @@
 #include <string.h>
 
 /* For helpers that report on behalf of the binding named by `func`. */
-#define FCHECK(cond, code, ...)                                             \
-    do {                                                                    \
-        if (RMPI_UNLIKELY(!(cond)))                                         \
-            return rmpi_api_error(NULL, (code), func, __VA_ARGS__);         \
+#define FCHECK(cond, code, ...)                                     \
+    do {                                                            \
+        if (RMPI_UNLIKELY(!(cond)))                                 \
+            return rmpi_api_error(NULL, (code), func, __VA_ARGS__); \
     } while (0)
 
-#define GET_TYPE(dt, h, what)                                                                         \
-    rmpi_dtype_t *dt = rmpi_dtype_get(h);                                                             \
-    RMPI_CHECK(dt, NULL, MPI_ERR_TYPE, "%s %p is not a valid datatype (null, already freed, or not a " \
-               "datatype handle)", what, (void *)(h))
+#define GET_TYPE(dt, h, what)                                                  \
+    rmpi_dtype_t *dt = rmpi_dtype_get(h);                                      \
+    RMPI_CHECK(dt, NULL, MPI_ERR_TYPE,                                         \
+               "%s %p is not a valid datatype (null, already freed, or not a " \
+               "datatype handle)",                                             \
+               what, (void *)(h))
 
 static MPI_Count *widen(const int *a, int n)
 {

@@ -22,8 +22,7 @@ int rmpi_api_dpm_init(int is_singleton)
     int rc = rmpi_dpm_connect_accept(port, 0, &rmpi_comm_world, 0, &parent);
     RMPI_UNLOCK();
     if (rc != MPI_SUCCESS) {
-        fprintf(stderr, "[rmpi] MPI_Init of a spawned process could not connect to its parents (port %s).\n",
-                port);
+        fprintf(stderr, "[rmpi] MPI_Init of a spawned process could not connect to its parents (port %s).\n", port);
         return rc;
     }
     snprintf(parent->name, sizeof parent->name, "MPI_COMM_PARENT");
@@ -80,8 +79,7 @@ static int check_root_call(const char *func, MPI_Comm comm, int root, const void
     return MPI_SUCCESS;
 }
 
-static int connect_accept(const char *func, const char *port, int root, MPI_Comm comm, MPI_Comm *newcomm,
-                          int accept)
+static int connect_accept(const char *func, const char *port, int root, MPI_Comm comm, MPI_Comm *newcomm, int accept)
 {
     RMPI_API_INIT_CHECK();
     rmpi_comm_t *c;
@@ -141,8 +139,8 @@ static int spawn_error(const char *func, rmpi_comm_t *c, int n, int *errcodes, M
     return rmpi_api_error(c, rc, func, "%s", why);
 }
 
-static int spawn(const char *func, int count, char *commands[], char **argvs[], const int maxprocs[], const MPI_Info infos[],
-                 int root, MPI_Comm comm, MPI_Comm *intercomm, int errcodes[])
+static int spawn(const char *func, int count, char *commands[], char **argvs[], const int maxprocs[],
+                 const MPI_Info infos[], int root, MPI_Comm comm, MPI_Comm *intercomm, int errcodes[])
 {
     RMPI_API_INIT_CHECK();
     rmpi_comm_t *c;
@@ -183,8 +181,7 @@ static int spawn(const char *func, int count, char *commands[], char **argvs[], 
             if (rmpi_pmi_spawn(count, cmds, 1, &key, &val) != 0) {
                 out.rc = MPI_ERR_SPAWN;
                 snprintf(why, sizeof why, "the process manager could not start %s%s", commands[0],
-                         singleton ? " (a singleton has no process manager: start it with mpiexec)"
-                                             : "");
+                         singleton ? " (a singleton has no process manager: start it with mpiexec)" : "");
                 rmpi_dpm_close_port(port);
             }
             free(cmds);
@@ -217,13 +214,13 @@ int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info inf
     return spawn(__func__, 1, &cmd, argv ? &argv : NULL, &maxprocs, &info, root, comm, intercomm, array_of_errcodes);
 }
 
-int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[],
-                            const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm,
-                            MPI_Comm *intercomm, int array_of_errcodes[])
+int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[],
+                            const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm,
+                            int array_of_errcodes[])
 {
     /* count, like the commands, is significant only at the root */
-    return spawn(__func__, count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm,
-                 array_of_errcodes);
+    return spawn(__func__, count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm,
+                 intercomm, array_of_errcodes);
 }
 
 /* ---- name service ---- */
@@ -236,8 +233,8 @@ int MPI_Publish_name(const char *service_name, MPI_Info info, const char *port_n
     int rc = rmpi_pmi_publish(service_name, port_name);
     RMPI_UNLOCK();
     if (rc < 0)
-        return RMPI_ERROR(NULL, MPI_ERR_SERVICE, "no name service for '%s' (needs mpiexec; names without spaces or '=')",
-                          service_name);
+        return RMPI_ERROR(NULL, MPI_ERR_SERVICE,
+                          "no name service for '%s' (needs mpiexec; names without spaces or '=')", service_name);
     if (rc)
         return RMPI_ERROR(NULL, MPI_ERR_SERVICE, "service '%s' is already published", service_name);
     return MPI_SUCCESS;

@@ -29,24 +29,88 @@ static user_errh_t *errh_user(MPI_Errhandler eh)
 
 static const char *const err_names[] = {
 #define E(x) [x] = #x
-    E(MPI_SUCCESS), E(MPI_ERR_BUFFER), E(MPI_ERR_COUNT), E(MPI_ERR_TYPE), E(MPI_ERR_TAG), E(MPI_ERR_COMM),
-    E(MPI_ERR_RANK), E(MPI_ERR_REQUEST), E(MPI_ERR_ROOT), E(MPI_ERR_GROUP), E(MPI_ERR_OP), E(MPI_ERR_TOPOLOGY),
-    E(MPI_ERR_DIMS), E(MPI_ERR_ARG), E(MPI_ERR_UNKNOWN), E(MPI_ERR_TRUNCATE), E(MPI_ERR_OTHER), E(MPI_ERR_INTERN),
-    E(MPI_ERR_PENDING), E(MPI_ERR_IN_STATUS), E(MPI_ERR_ACCESS), E(MPI_ERR_AMODE), E(MPI_ERR_ASSERT),
-    E(MPI_ERR_BAD_FILE), E(MPI_ERR_BASE), E(MPI_ERR_CONVERSION), E(MPI_ERR_DISP), E(MPI_ERR_DUP_DATAREP),
-    E(MPI_ERR_FILE_EXISTS), E(MPI_ERR_FILE_IN_USE), E(MPI_ERR_FILE), E(MPI_ERR_INFO_KEY), E(MPI_ERR_INFO_NOKEY),
-    E(MPI_ERR_INFO_VALUE), E(MPI_ERR_INFO), E(MPI_ERR_IO), E(MPI_ERR_KEYVAL), E(MPI_ERR_LOCKTYPE), E(MPI_ERR_NAME),
-    E(MPI_ERR_NO_MEM), E(MPI_ERR_NOT_SAME), E(MPI_ERR_NO_SPACE), E(MPI_ERR_NO_SUCH_FILE), E(MPI_ERR_PORT),
-    E(MPI_ERR_PROC_ABORTED), E(MPI_ERR_QUOTA), E(MPI_ERR_READ_ONLY), E(MPI_ERR_RMA_ATTACH), E(MPI_ERR_RMA_CONFLICT),
-    E(MPI_ERR_RMA_RANGE), E(MPI_ERR_RMA_SHARED), E(MPI_ERR_RMA_SYNC), E(MPI_ERR_RMA_FLAVOR), E(MPI_ERR_SERVICE),
-    E(MPI_ERR_SESSION), E(MPI_ERR_SIZE), E(MPI_ERR_SPAWN), E(MPI_ERR_UNSUPPORTED_DATAREP),
-    E(MPI_ERR_UNSUPPORTED_OPERATION), E(MPI_ERR_VALUE_TOO_LARGE), E(MPI_ERR_WIN), E(MPI_ERR_ERRHANDLER), E(MPI_ERR_ABI),
+    E(MPI_SUCCESS),
+    E(MPI_ERR_BUFFER),
+    E(MPI_ERR_COUNT),
+    E(MPI_ERR_TYPE),
+    E(MPI_ERR_TAG),
+    E(MPI_ERR_COMM),
+    E(MPI_ERR_RANK),
+    E(MPI_ERR_REQUEST),
+    E(MPI_ERR_ROOT),
+    E(MPI_ERR_GROUP),
+    E(MPI_ERR_OP),
+    E(MPI_ERR_TOPOLOGY),
+    E(MPI_ERR_DIMS),
+    E(MPI_ERR_ARG),
+    E(MPI_ERR_UNKNOWN),
+    E(MPI_ERR_TRUNCATE),
+    E(MPI_ERR_OTHER),
+    E(MPI_ERR_INTERN),
+    E(MPI_ERR_PENDING),
+    E(MPI_ERR_IN_STATUS),
+    E(MPI_ERR_ACCESS),
+    E(MPI_ERR_AMODE),
+    E(MPI_ERR_ASSERT),
+    E(MPI_ERR_BAD_FILE),
+    E(MPI_ERR_BASE),
+    E(MPI_ERR_CONVERSION),
+    E(MPI_ERR_DISP),
+    E(MPI_ERR_DUP_DATAREP),
+    E(MPI_ERR_FILE_EXISTS),
+    E(MPI_ERR_FILE_IN_USE),
+    E(MPI_ERR_FILE),
+    E(MPI_ERR_INFO_KEY),
+    E(MPI_ERR_INFO_NOKEY),
+    E(MPI_ERR_INFO_VALUE),
+    E(MPI_ERR_INFO),
+    E(MPI_ERR_IO),
+    E(MPI_ERR_KEYVAL),
+    E(MPI_ERR_LOCKTYPE),
+    E(MPI_ERR_NAME),
+    E(MPI_ERR_NO_MEM),
+    E(MPI_ERR_NOT_SAME),
+    E(MPI_ERR_NO_SPACE),
+    E(MPI_ERR_NO_SUCH_FILE),
+    E(MPI_ERR_PORT),
+    E(MPI_ERR_PROC_ABORTED),
+    E(MPI_ERR_QUOTA),
+    E(MPI_ERR_READ_ONLY),
+    E(MPI_ERR_RMA_ATTACH),
+    E(MPI_ERR_RMA_CONFLICT),
+    E(MPI_ERR_RMA_RANGE),
+    E(MPI_ERR_RMA_SHARED),
+    E(MPI_ERR_RMA_SYNC),
+    E(MPI_ERR_RMA_FLAVOR),
+    E(MPI_ERR_SERVICE),
+    E(MPI_ERR_SESSION),
+    E(MPI_ERR_SIZE),
+    E(MPI_ERR_SPAWN),
+    E(MPI_ERR_UNSUPPORTED_DATAREP),
+    E(MPI_ERR_UNSUPPORTED_OPERATION),
+    E(MPI_ERR_VALUE_TOO_LARGE),
+    E(MPI_ERR_WIN),
+    E(MPI_ERR_ERRHANDLER),
+    E(MPI_ERR_ABI),
     /* what the MPI_T calls return (api_mpit.c), so a tool can print them */
-    E(MPI_T_ERR_CANNOT_INIT), E(MPI_T_ERR_NOT_ACCESSIBLE), E(MPI_T_ERR_NOT_INITIALIZED), E(MPI_T_ERR_NOT_SUPPORTED),
-    E(MPI_T_ERR_MEMORY), E(MPI_T_ERR_INVALID), E(MPI_T_ERR_INVALID_INDEX), E(MPI_T_ERR_INVALID_ITEM),
-    E(MPI_T_ERR_INVALID_SESSION), E(MPI_T_ERR_INVALID_HANDLE), E(MPI_T_ERR_INVALID_NAME), E(MPI_T_ERR_OUT_OF_HANDLES),
-    E(MPI_T_ERR_OUT_OF_SESSIONS), E(MPI_T_ERR_CVAR_SET_NOT_NOW), E(MPI_T_ERR_CVAR_SET_NEVER),
-    E(MPI_T_ERR_PVAR_NO_WRITE), E(MPI_T_ERR_PVAR_NO_STARTSTOP), E(MPI_T_ERR_PVAR_NO_ATOMIC),
+    E(MPI_T_ERR_CANNOT_INIT),
+    E(MPI_T_ERR_NOT_ACCESSIBLE),
+    E(MPI_T_ERR_NOT_INITIALIZED),
+    E(MPI_T_ERR_NOT_SUPPORTED),
+    E(MPI_T_ERR_MEMORY),
+    E(MPI_T_ERR_INVALID),
+    E(MPI_T_ERR_INVALID_INDEX),
+    E(MPI_T_ERR_INVALID_ITEM),
+    E(MPI_T_ERR_INVALID_SESSION),
+    E(MPI_T_ERR_INVALID_HANDLE),
+    E(MPI_T_ERR_INVALID_NAME),
+    E(MPI_T_ERR_OUT_OF_HANDLES),
+    E(MPI_T_ERR_OUT_OF_SESSIONS),
+    E(MPI_T_ERR_CVAR_SET_NOT_NOW),
+    E(MPI_T_ERR_CVAR_SET_NEVER),
+    E(MPI_T_ERR_PVAR_NO_WRITE),
+    E(MPI_T_ERR_PVAR_NO_STARTSTOP),
+    E(MPI_T_ERR_PVAR_NO_ATOMIC),
 #undef E
 };
 
@@ -91,8 +155,8 @@ static const char *const err_texts[] = {
 /* Error classes and codes added by the application: values above MPI_ERR_LASTCODE, each
  * with its class (a class is its own) and an optional string. */
 typedef struct user_code {
-    int live;       /* 0: slot free (removed); values are not handed out again */
-    int cls;        /* MPI_SUCCESS is a class too: codes may be added to it */
+    int live; /* 0: slot free (removed); values are not handed out again */
+    int cls;  /* MPI_SUCCESS is a class too: codes may be added to it */
     int is_class;
     char *str;
 } user_code_t;
@@ -140,8 +204,8 @@ static void invoke(rmpi_comm_t *c, int code, const char *msg)
     if (eh == MPI_ERRORS_RETURN)
         return;
     if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_ABORT || (uintptr_t)eh < 4096) {
-        fprintf(stderr, "[rmpi rank %d] %s (%s). The error handler of %s is %s: ending the job.\n",
-                rmpi_core_rank, msg, rmpi_api_err_name(code), c ? c->name[0] ? c->name : "a communicator" : "MPI_COMM_WORLD",
+        fprintf(stderr, "[rmpi rank %d] %s (%s). The error handler of %s is %s: ending the job.\n", rmpi_core_rank, msg,
+                rmpi_api_err_name(code), c ? c->name[0] ? c->name : "a communicator" : "MPI_COMM_WORLD",
                 eh == MPI_ERRORS_ABORT ? "MPI_ERRORS_ABORT" : "MPI_ERRORS_ARE_FATAL");
         fflush(stderr);
         rmpi_pmi_abort(code, NULL);
@@ -175,8 +239,9 @@ int rmpi_api_error(rmpi_comm_t *comm, int code, const char *func, const char *fm
 
 int rmpi_api_not_initialized(const char *func)
 {
-    fprintf(stderr, "[rmpi] %s was called %s; MPI calls are only allowed between MPI_Init and MPI_Finalize, or "
-                    "while an MPI session is open.\n",
+    fprintf(stderr,
+            "[rmpi] %s was called %s; MPI calls are only allowed between MPI_Init and MPI_Finalize, or "
+            "while an MPI session is open.\n",
             func, rmpi_api_state == RMPI_STATE_FINALIZED ? "after MPI_Finalize" : "before MPI_Init");
     fflush(stderr);
     abort();
@@ -186,8 +251,7 @@ int rmpi_api_unsupported(const char *fname)
 {
     if (rmpi_api_state != RMPI_STATE_INIT)
         return rmpi_api_not_initialized(fname);
-    return rmpi_api_error(NULL, MPI_ERR_UNSUPPORTED_OPERATION, fname,
-                          "RailMPI does not implement this function yet");
+    return rmpi_api_error(NULL, MPI_ERR_UNSUPPORTED_OPERATION, fname, "RailMPI does not implement this function yet");
 }
 
 int MPI_Error_class(int errorcode, int *errorclass)
@@ -412,8 +476,8 @@ static int call_object(MPI_Errhandler eh, const char *what, void *handle, int co
     if (eh == MPI_ERRORS_RETURN || code == MPI_SUCCESS)
         return code;
     if ((uintptr_t)eh < 4096) {
-        fprintf(stderr, "[rmpi rank %d] %s (%s). The error handler of the %s is %s: ending the job.\n",
-                rmpi_core_rank, msg, rmpi_api_err_name(code), what,
+        fprintf(stderr, "[rmpi rank %d] %s (%s). The error handler of the %s is %s: ending the job.\n", rmpi_core_rank,
+                msg, rmpi_api_err_name(code), what,
                 eh == MPI_ERRORS_ABORT ? "MPI_ERRORS_ABORT" : "MPI_ERRORS_ARE_FATAL");
         fflush(stderr);
         rmpi_pmi_abort(code, NULL);
@@ -437,8 +501,8 @@ int rmpi_api_errh_call_session(MPI_Errhandler eh, MPI_Session s, int code, const
     return call_object(eh, "session", (void *)s, code, msg);
 }
 
-static int object_error(MPI_Errhandler eh, const char *what, void *handle, int code, const char *func,
-                        const char *fmt, va_list ap)
+static int object_error(MPI_Errhandler eh, const char *what, void *handle, int code, const char *func, const char *fmt,
+                        va_list ap)
 {
     char msg[MPI_MAX_ERROR_STRING];
     format_msg(msg, func, fmt, ap);

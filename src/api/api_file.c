@@ -19,14 +19,14 @@ static MPI_Errhandler errh_of(const rmpi_file_t *f) { return f ? f->errh : null_
 #define file_error(f, code, func, ...) \
     rmpi_api_file_error(errh_of(f), (f) ? (MPI_File)(f) : MPI_FILE_NULL, (code), (func), __VA_ARGS__)
 
-#define FILE_CHECK(cond, f, code, ...)                                 \
-    do {                                                               \
-        if (RMPI_UNLIKELY(!(cond)))                                    \
-            return file_error((f), (code), __func__, __VA_ARGS__);     \
+#define FILE_CHECK(cond, f, code, ...)                             \
+    do {                                                           \
+        if (RMPI_UNLIKELY(!(cond)))                                \
+            return file_error((f), (code), __func__, __VA_ARGS__); \
     } while (0)
-#define GET_FILE(f, h)                                                 \
-    RMPI_API_INIT_CHECK();                                             \
-    rmpi_file_t *f = rmpi_file_get(h);                                 \
+#define GET_FILE(f, h)                 \
+    RMPI_API_INIT_CHECK();             \
+    rmpi_file_t *f = rmpi_file_get(h); \
     FILE_CHECK(f, NULL, MPI_ERR_FILE, "invalid file handle %p", (void *)(h))
 
 /* The result of a call that took the lock: an error through the handler, else success. */
@@ -36,13 +36,13 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
 {
     RMPI_API_INIT_CHECK();
     rmpi_comm_t *c = rmpi_comm_get(comm);
-    FILE_CHECK(c && !c->inter, NULL, MPI_ERR_COMM, "invalid communicator %p (or an intercommunicator)",
-               (void *)comm);
+    FILE_CHECK(c && !c->inter, NULL, MPI_ERR_COMM, "invalid communicator %p (or an intercommunicator)", (void *)comm);
     FILE_CHECK(filename && fh, NULL, MPI_ERR_ARG, "filename and fh must not be NULL");
     FILE_CHECK(!rmpi_io_check_amode(amode), NULL, MPI_ERR_AMODE,
                "amode 0x%x is invalid: exactly one of MPI_MODE_RDONLY, MPI_MODE_WRONLY and MPI_MODE_RDWR; "
                "no MPI_MODE_CREATE or MPI_MODE_EXCL with MPI_MODE_RDONLY; no MPI_MODE_SEQUENTIAL with "
-               "MPI_MODE_RDWR", (unsigned)amode);
+               "MPI_MODE_RDWR",
+               (unsigned)amode);
     rmpi_info_t *i = NULL;
     FILE_CHECK(info == MPI_INFO_NULL || (i = rmpi_info_get(info)), NULL, MPI_ERR_INFO, "invalid info object");
     if (!strncmp(filename, "ufs:", 4)) /* ROMIO's file-system prefix for POSIX files */
@@ -181,8 +181,7 @@ static int register_datarep(const char *func, const char *name, int native)
     if (!name || !name[0] || strlen(name) >= MPI_MAX_DATAREP_STRING)
         return file_error(NULL, MPI_ERR_ARG, func, "datarep is NULL, empty or longer than MPI_MAX_DATAREP_STRING - 1");
     RMPI_LOCK();
-    int dup = !strcmp(name, "native") || !strcmp(name, "internal") || !strcmp(name, "external32") ||
-              find_datarep(name);
+    int dup = !strcmp(name, "native") || !strcmp(name, "internal") || !strcmp(name, "external32") || find_datarep(name);
     if (!dup) {
         datareps = rmpi_xrealloc(datareps, (size_t)(ndatareps + 1) * sizeof *datareps);
         datareps[ndatareps] = (datarep_t){.native = native};
@@ -227,7 +226,8 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
     if (rc == MPI_ERR_UNSUPPORTED_DATAREP)
         return file_error(f, rc, __func__,
                           "data representation '%s' is not supported: only \"native\" and registered ones "
-                          "without conversion functions", datarep);
+                          "without conversion functions",
+                          datarep);
     return FILE_RESULT(rc, f,
                        "the view was not set: the filetype must be made of whole etypes, hold data and have "
                        "non-negative displacements, on every rank");
@@ -404,7 +404,9 @@ static int access_file(const char *func, MPI_File fh, int write, int where, MPI_
     const char *why = NULL;
     int code = 0;
     rmpi_dtype_t *dt = rmpi_dtype_get(type);
-#define REJECT(cond, cls, text) if (!code && (cond)) code = (cls), why = (text)
+#define REJECT(cond, cls, text) \
+    if (!code && (cond))        \
+    code = (cls), why = (text)
     REJECT(count < 0, MPI_ERR_COUNT, "count is negative");
     REJECT(!dt || !dt->committed, MPI_ERR_TYPE, "invalid or uncommitted datatype");
     REJECT(!rmpi_dtype_count_ok(dt, count), MPI_ERR_COUNT,
@@ -426,8 +428,7 @@ static int access_file(const char *func, MPI_File fh, int write, int where, MPI_
     int rc = rmpi_io_access(f, write, where, off, (void *)(uintptr_t)buf, (size_t)count, dt, &bytes);
     RMPI_UNLOCK();
     if (rc)
-        return file_error(f, rc, func, "%s '%s' failed after %zu bytes", write ? "writing" : "reading", f->path,
-                          bytes);
+        return file_error(f, rc, func, "%s '%s' failed after %zu bytes", write ? "writing" : "reading", f->path, bytes);
     if (begin) {
         f->split_active = 1;
         f->split_bytes = bytes;
@@ -456,79 +457,77 @@ static int split_end(const char *func, MPI_File fh, MPI_Status *st)
 
 /* Each access comes as an int and an _c binding; the shapes: explicit offset or a file
  * pointer, then a status, a request or neither (split begin). CONST: const for writes. */
-#define AT_ST(name, W, CONST)                                                                                  \
-    int MPI_File_##name(MPI_File fh, MPI_Offset offset, CONST void *buf, int count, MPI_Datatype datatype,     \
-                        MPI_Status *status)                                                                    \
-    {                                                                                                          \
-        return access_file(__func__, fh, W, RMPI_IO_AT, offset, buf, count, datatype, status, NULL, 0);        \
-    }                                                                                                          \
-    int MPI_File_##name##_c(MPI_File fh, MPI_Offset offset, CONST void *buf, MPI_Count count,                  \
-                            MPI_Datatype datatype, MPI_Status *status)                                         \
-    {                                                                                                          \
-        return access_file(__func__, fh, W, RMPI_IO_AT, offset, buf, count, datatype, status, NULL, 0);        \
+#define AT_ST(name, W, CONST)                                                                                        \
+    int MPI_File_##name(MPI_File fh, MPI_Offset offset, CONST void *buf, int count, MPI_Datatype datatype,           \
+                        MPI_Status *status)                                                                          \
+    {                                                                                                                \
+        return access_file(__func__, fh, W, RMPI_IO_AT, offset, buf, count, datatype, status, NULL, 0);              \
+    }                                                                                                                \
+    int MPI_File_##name##_c(MPI_File fh, MPI_Offset offset, CONST void *buf, MPI_Count count, MPI_Datatype datatype, \
+                            MPI_Status *status)                                                                      \
+    {                                                                                                                \
+        return access_file(__func__, fh, W, RMPI_IO_AT, offset, buf, count, datatype, status, NULL, 0);              \
     }
-#define PTR_ST(name, W, WHERE, CONST)                                                                          \
-    int MPI_File_##name(MPI_File fh, CONST void *buf, int count, MPI_Datatype datatype, MPI_Status *status)    \
-    {                                                                                                          \
-        return access_file(__func__, fh, W, WHERE, 0, buf, count, datatype, status, NULL, 0);                  \
-    }                                                                                                          \
-    int MPI_File_##name##_c(MPI_File fh, CONST void *buf, MPI_Count count, MPI_Datatype datatype,              \
-                            MPI_Status *status)                                                                \
-    {                                                                                                          \
-        return access_file(__func__, fh, W, WHERE, 0, buf, count, datatype, status, NULL, 0);                  \
+#define PTR_ST(name, W, WHERE, CONST)                                                                                 \
+    int MPI_File_##name(MPI_File fh, CONST void *buf, int count, MPI_Datatype datatype, MPI_Status *status)           \
+    {                                                                                                                 \
+        return access_file(__func__, fh, W, WHERE, 0, buf, count, datatype, status, NULL, 0);                         \
+    }                                                                                                                 \
+    int MPI_File_##name##_c(MPI_File fh, CONST void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) \
+    {                                                                                                                 \
+        return access_file(__func__, fh, W, WHERE, 0, buf, count, datatype, status, NULL, 0);                         \
     }
-#define AT_REQ(name, W, CONST)                                                                                 \
-    int MPI_File_##name(MPI_File fh, MPI_Offset offset, CONST void *buf, int count, MPI_Datatype datatype,     \
-                        MPI_Request *request)                                                                  \
-    {                                                                                                          \
-        return request ? access_file(__func__, fh, W, RMPI_IO_AT, offset, buf, count, datatype, NULL, request, 0) \
-                       : file_error(rmpi_file_get(fh), MPI_ERR_ARG, __func__, "request must not be NULL");     \
-    }                                                                                                          \
-    int MPI_File_##name##_c(MPI_File fh, MPI_Offset offset, CONST void *buf, MPI_Count count,                  \
-                            MPI_Datatype datatype, MPI_Request *request)                                       \
-    {                                                                                                          \
-        return request ? access_file(__func__, fh, W, RMPI_IO_AT, offset, buf, count, datatype, NULL, request, 0) \
-                       : file_error(rmpi_file_get(fh), MPI_ERR_ARG, __func__, "request must not be NULL");     \
+#define AT_REQ(name, W, CONST)                                                                                       \
+    int MPI_File_##name(MPI_File fh, MPI_Offset offset, CONST void *buf, int count, MPI_Datatype datatype,           \
+                        MPI_Request *request)                                                                        \
+    {                                                                                                                \
+        return request ? access_file(__func__, fh, W, RMPI_IO_AT, offset, buf, count, datatype, NULL, request, 0)    \
+                       : file_error(rmpi_file_get(fh), MPI_ERR_ARG, __func__, "request must not be NULL");           \
+    }                                                                                                                \
+    int MPI_File_##name##_c(MPI_File fh, MPI_Offset offset, CONST void *buf, MPI_Count count, MPI_Datatype datatype, \
+                            MPI_Request *request)                                                                    \
+    {                                                                                                                \
+        return request ? access_file(__func__, fh, W, RMPI_IO_AT, offset, buf, count, datatype, NULL, request, 0)    \
+                       : file_error(rmpi_file_get(fh), MPI_ERR_ARG, __func__, "request must not be NULL");           \
     }
-#define PTR_REQ(name, W, WHERE, CONST)                                                                         \
-    int MPI_File_##name(MPI_File fh, CONST void *buf, int count, MPI_Datatype datatype, MPI_Request *request)  \
-    {                                                                                                          \
-        return request ? access_file(__func__, fh, W, WHERE, 0, buf, count, datatype, NULL, request, 0)        \
-                       : file_error(rmpi_file_get(fh), MPI_ERR_ARG, __func__, "request must not be NULL");     \
-    }                                                                                                          \
-    int MPI_File_##name##_c(MPI_File fh, CONST void *buf, MPI_Count count, MPI_Datatype datatype,              \
-                            MPI_Request *request)                                                              \
-    {                                                                                                          \
-        return request ? access_file(__func__, fh, W, WHERE, 0, buf, count, datatype, NULL, request, 0)        \
-                       : file_error(rmpi_file_get(fh), MPI_ERR_ARG, __func__, "request must not be NULL");     \
+#define PTR_REQ(name, W, WHERE, CONST)                                                                        \
+    int MPI_File_##name(MPI_File fh, CONST void *buf, int count, MPI_Datatype datatype, MPI_Request *request) \
+    {                                                                                                         \
+        return request ? access_file(__func__, fh, W, WHERE, 0, buf, count, datatype, NULL, request, 0)       \
+                       : file_error(rmpi_file_get(fh), MPI_ERR_ARG, __func__, "request must not be NULL");    \
+    }                                                                                                         \
+    int MPI_File_##name##_c(MPI_File fh, CONST void *buf, MPI_Count count, MPI_Datatype datatype,             \
+                            MPI_Request *request)                                                             \
+    {                                                                                                         \
+        return request ? access_file(__func__, fh, W, WHERE, 0, buf, count, datatype, NULL, request, 0)       \
+                       : file_error(rmpi_file_get(fh), MPI_ERR_ARG, __func__, "request must not be NULL");    \
     }
-#define AT_BEGIN(name, W, CONST)                                                                               \
-    int MPI_File_##name##_begin(MPI_File fh, MPI_Offset offset, CONST void *buf, int count,                    \
-                                MPI_Datatype datatype)                                                         \
-    {                                                                                                          \
-        return access_file(__func__, fh, W, RMPI_IO_AT, offset, buf, count, datatype, NULL, NULL, 1);          \
-    }                                                                                                          \
-    int MPI_File_##name##_begin_c(MPI_File fh, MPI_Offset offset, CONST void *buf, MPI_Count count,            \
-                                  MPI_Datatype datatype)                                                       \
-    {                                                                                                          \
-        return access_file(__func__, fh, W, RMPI_IO_AT, offset, buf, count, datatype, NULL, NULL, 1);          \
-    }                                                                                                          \
-    int MPI_File_##name##_end(MPI_File fh, CONST void *buf, MPI_Status *status)                                \
-    {                                                                                                          \
-        return split_end(__func__, fh, status);                                                                \
+#define AT_BEGIN(name, W, CONST)                                                                                   \
+    int MPI_File_##name##_begin(MPI_File fh, MPI_Offset offset, CONST void *buf, int count, MPI_Datatype datatype) \
+    {                                                                                                              \
+        return access_file(__func__, fh, W, RMPI_IO_AT, offset, buf, count, datatype, NULL, NULL, 1);              \
+    }                                                                                                              \
+    int MPI_File_##name##_begin_c(MPI_File fh, MPI_Offset offset, CONST void *buf, MPI_Count count,                \
+                                  MPI_Datatype datatype)                                                           \
+    {                                                                                                              \
+        return access_file(__func__, fh, W, RMPI_IO_AT, offset, buf, count, datatype, NULL, NULL, 1);              \
+    }                                                                                                              \
+    int MPI_File_##name##_end(MPI_File fh, CONST void *buf, MPI_Status *status)                                    \
+    {                                                                                                              \
+        return split_end(__func__, fh, status);                                                                    \
     }
-#define PTR_BEGIN(name, W, WHERE, CONST)                                                                       \
-    int MPI_File_##name##_begin(MPI_File fh, CONST void *buf, int count, MPI_Datatype datatype)                \
-    {                                                                                                          \
-        return access_file(__func__, fh, W, WHERE, 0, buf, count, datatype, NULL, NULL, 1);                    \
-    }                                                                                                          \
-    int MPI_File_##name##_begin_c(MPI_File fh, CONST void *buf, MPI_Count count, MPI_Datatype datatype)        \
-    {                                                                                                          \
-        return access_file(__func__, fh, W, WHERE, 0, buf, count, datatype, NULL, NULL, 1);                    \
-    }                                                                                                          \
-    int MPI_File_##name##_end(MPI_File fh, CONST void *buf, MPI_Status *status)                                \
-    {                                                                                                          \
-        return split_end(__func__, fh, status);                                                                \
+#define PTR_BEGIN(name, W, WHERE, CONST)                                                                \
+    int MPI_File_##name##_begin(MPI_File fh, CONST void *buf, int count, MPI_Datatype datatype)         \
+    {                                                                                                   \
+        return access_file(__func__, fh, W, WHERE, 0, buf, count, datatype, NULL, NULL, 1);             \
+    }                                                                                                   \
+    int MPI_File_##name##_begin_c(MPI_File fh, CONST void *buf, MPI_Count count, MPI_Datatype datatype) \
+    {                                                                                                   \
+        return access_file(__func__, fh, W, WHERE, 0, buf, count, datatype, NULL, NULL, 1);             \
+    }                                                                                                   \
+    int MPI_File_##name##_end(MPI_File fh, CONST void *buf, MPI_Status *status)                         \
+    {                                                                                                   \
+        return split_end(__func__, fh, status);                                                         \
     }
 
 AT_ST(read_at, 0, )

@@ -1,8 +1,8 @@
 /* Group bindings: queries, comparisons, set algebra, incl/excl and ranges, free. */
 #include "api_impl.h"
 
-#define GET_GROUP(g, h)                                                        \
-    rmpi_group_t *g = rmpi_group_get(h);                                       \
+#define GET_GROUP(g, h)                  \
+    rmpi_group_t *g = rmpi_group_get(h); \
     RMPI_CHECK(g, NULL, MPI_ERR_GROUP, "invalid group %p", (void *)(h))
 
 int MPI_Group_size(MPI_Group group, int *size)
@@ -47,18 +47,18 @@ int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_G
     return MPI_SUCCESS;
 }
 
-#define SET_OP(name, fn)                                                          \
-    int name(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)             \
-    {                                                                             \
-        RMPI_API_INIT_CHECK();                                                    \
-        GET_GROUP(a, group1);                                                     \
-        GET_GROUP(b, group2);                                                     \
-        RMPI_CHECK(newgroup, NULL, MPI_ERR_ARG, "newgroup must not be NULL");    \
-        RMPI_LOCK();                                                              \
-        rmpi_group_t *g = fn(a, b, rmpi_core_rank);                               \
-        RMPI_UNLOCK();                                                            \
-        *newgroup = rmpi_group_handle(g);                                         \
-        return MPI_SUCCESS;                                                       \
+#define SET_OP(name, fn)                                                      \
+    int name(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)         \
+    {                                                                         \
+        RMPI_API_INIT_CHECK();                                                \
+        GET_GROUP(a, group1);                                                 \
+        GET_GROUP(b, group2);                                                 \
+        RMPI_CHECK(newgroup, NULL, MPI_ERR_ARG, "newgroup must not be NULL"); \
+        RMPI_LOCK();                                                          \
+        rmpi_group_t *g = fn(a, b, rmpi_core_rank);                           \
+        RMPI_UNLOCK();                                                        \
+        *newgroup = rmpi_group_handle(g);                                     \
+        return MPI_SUCCESS;                                                   \
     }
 SET_OP(MPI_Group_union, rmpi_group_union)
 SET_OP(MPI_Group_intersection, rmpi_group_intersection)
@@ -67,26 +67,27 @@ SET_OP(MPI_Group_difference, rmpi_group_difference)
 static int subset(const char *func, rmpi_group_t *g, int rc, rmpi_group_t *n, MPI_Group *newgroup)
 {
     if (rc)
-        return rmpi_api_error(NULL, rc, func, rc == MPI_ERR_RANK ? "a rank is out of range (group size %d) or repeated"
-                                                                 : "invalid argument (negative n or zero stride; group "
-                                                                   "size %d)",
+        return rmpi_api_error(NULL, rc, func,
+                              rc == MPI_ERR_RANK ? "a rank is out of range (group size %d) or repeated"
+                                                 : "invalid argument (negative n or zero stride; group "
+                                                   "size %d)",
                               g->size);
     *newgroup = rmpi_group_handle(n);
     return MPI_SUCCESS;
 }
 
-#define LIST_OP(name, fn, decl)                                                                          \
-    int name(MPI_Group group, int n, decl, MPI_Group *newgroup)                                           \
-    {                                                                                                     \
-        RMPI_API_INIT_CHECK();                                                                            \
-        GET_GROUP(g, group);                                                                              \
-        RMPI_CHECK(newgroup, NULL, MPI_ERR_ARG, "newgroup must not be NULL");                            \
-        RMPI_CHECK(n <= 0 || ranks, NULL, MPI_ERR_ARG, "the rank list must not be NULL");                \
-        rmpi_group_t *ng = NULL;                                                                          \
-        RMPI_LOCK();                                                                                      \
-        int rc = fn(g, n, ranks, rmpi_core_rank, &ng);                                                    \
-        RMPI_UNLOCK();                                                                                    \
-        return subset(__func__, g, rc, ng, newgroup);                                                     \
+#define LIST_OP(name, fn, decl)                                                           \
+    int name(MPI_Group group, int n, decl, MPI_Group *newgroup)                           \
+    {                                                                                     \
+        RMPI_API_INIT_CHECK();                                                            \
+        GET_GROUP(g, group);                                                              \
+        RMPI_CHECK(newgroup, NULL, MPI_ERR_ARG, "newgroup must not be NULL");             \
+        RMPI_CHECK(n <= 0 || ranks, NULL, MPI_ERR_ARG, "the rank list must not be NULL"); \
+        rmpi_group_t *ng = NULL;                                                          \
+        RMPI_LOCK();                                                                      \
+        int rc = fn(g, n, ranks, rmpi_core_rank, &ng);                                    \
+        RMPI_UNLOCK();                                                                    \
+        return subset(__func__, g, rc, ng, newgroup);                                     \
     }
 LIST_OP(MPI_Group_incl, rmpi_group_incl, const int ranks[])
 LIST_OP(MPI_Group_excl, rmpi_group_excl, const int ranks[])

@@ -21,9 +21,9 @@
 #define PREDEF_LIMIT 4096
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static uintptr_t *table;      /* index -> address */
+static uintptr_t *table; /* index -> address */
 static size_t ntable, captable;
-static uint32_t *hash;        /* open addressing: address -> index + 1 */
+static uint32_t *hash; /* open addressing: address -> index + 1 */
 static size_t caphash;
 
 static size_t slot(uintptr_t a) { return (size_t)((a >> 4) * 0x9e3779b97f4a7c15ull) & (caphash - 1); }
@@ -93,8 +93,8 @@ MPI_Request MPI_Request_fromint(int v)
     return (MPI_Request)rmpi_req_chunks[slot >> RMPI_REQ_CHUNK_BITS][slot & (RMPI_REQ_CHUNK - 1)].handle;
 }
 
-#define CONVERT(Kind, Type)                                                                 \
-    int MPI_##Kind##_toint(Type h) { return toint((uintptr_t)h); }                          \
+#define CONVERT(Kind, Type)                                        \
+    int MPI_##Kind##_toint(Type h) { return toint((uintptr_t)h); } \
     Type MPI_##Kind##_fromint(int v) { return (Type)fromint(v); }
 CONVERT(Comm, MPI_Comm)
 CONVERT(Errhandler, MPI_Errhandler)
@@ -107,22 +107,21 @@ CONVERT(Session, MPI_Session)
 CONVERT(Type, MPI_Datatype)
 CONVERT(Win, MPI_Win)
 
-#define STATUS_FIELD(name, field)                                                           \
-    int MPI_Status_get_##name(const MPI_Status *status, int *name)                          \
-    {                                                                                       \
-        if (!status || status == MPI_STATUS_IGNORE || !name)                                \
+#define STATUS_FIELD(name, field)                                                                        \
+    int MPI_Status_get_##name(const MPI_Status *status, int *name)                                       \
+    {                                                                                                    \
+        if (!status || status == MPI_STATUS_IGNORE || !name)                                             \
             return rmpi_api_error(NULL, MPI_ERR_ARG, __func__, "status and " #name " must not be NULL"); \
-        *name = status->field;                                                              \
-        return MPI_SUCCESS;                                                                 \
-    }                                                                                       \
-    int MPI_Status_set_##name(MPI_Status *status, int name)                                 \
-    {                                                                                       \
-        if (!status || status == MPI_STATUS_IGNORE)                                         \
-            return rmpi_api_error(NULL, MPI_ERR_ARG, __func__, "status must not be NULL");  \
-        status->field = name;                                                               \
-        return MPI_SUCCESS;                                                                 \
+        *name = status->field;                                                                           \
+        return MPI_SUCCESS;                                                                              \
+    }                                                                                                    \
+    int MPI_Status_set_##name(MPI_Status *status, int name)                                              \
+    {                                                                                                    \
+        if (!status || status == MPI_STATUS_IGNORE)                                                      \
+            return rmpi_api_error(NULL, MPI_ERR_ARG, __func__, "status must not be NULL");               \
+        status->field = name;                                                                            \
+        return MPI_SUCCESS;                                                                              \
     }
 STATUS_FIELD(source, MPI_SOURCE)
 STATUS_FIELD(tag, MPI_TAG)
 STATUS_FIELD(error, MPI_ERROR)
-

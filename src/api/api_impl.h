@@ -44,15 +44,15 @@ int rmpi_api_not_initialized(const char *func);
 int rmpi_api_unsupported(const char *fname);
 
 #define RMPI_ERROR(comm, code, ...) rmpi_api_error((comm), (code), __func__, __VA_ARGS__)
-#define RMPI_CHECK(cond, comm, code, ...)                          \
-    do {                                                           \
-        if (RMPI_UNLIKELY(!(cond)))                                \
+#define RMPI_CHECK(cond, comm, code, ...)                                 \
+    do {                                                                  \
+        if (RMPI_UNLIKELY(!(cond)))                                       \
             return rmpi_api_error((comm), (code), __func__, __VA_ARGS__); \
     } while (0)
-#define RMPI_API_INIT_CHECK()                                      \
-    do {                                                           \
-        if (RMPI_UNLIKELY(rmpi_api_state != RMPI_STATE_INIT))      \
-            return rmpi_api_not_initialized(__func__);             \
+#define RMPI_API_INIT_CHECK()                                 \
+    do {                                                      \
+        if (RMPI_UNLIKELY(rmpi_api_state != RMPI_STATE_INIT)) \
+            return rmpi_api_not_initialized(__func__);        \
     } while (0)
 
 /* Status <-> request. MPI_internal[0..1] hold the byte count, MPI_internal[2] the cancel flag. */

@@ -6,14 +6,15 @@
 #include <string.h>
 
 /* Info objects work before MPI_Init and after MPI_Finalize too (MPI-4.1 11.4.1). */
-#define GET_INFO(i, h)                                                         \
-    rmpi_info_t *i = rmpi_info_get(h);                                         \
+#define GET_INFO(i, h)                 \
+    rmpi_info_t *i = rmpi_info_get(h); \
     RMPI_CHECK(i, NULL, MPI_ERR_INFO, "invalid info object %p", (void *)(h))
 
-#define CHECK_KEY(key)                                                                                      \
-    RMPI_CHECK(key, NULL, MPI_ERR_INFO_KEY, "key must not be NULL");                                       \
-    RMPI_CHECK(key[0] && strlen(key) < MPI_MAX_INFO_KEY, NULL, MPI_ERR_INFO_KEY,                            \
-               "key \"%.40s\" is empty or longer than MPI_MAX_INFO_KEY - 1 (%d) characters", key, MPI_MAX_INFO_KEY - 1)
+#define CHECK_KEY(key)                                                                            \
+    RMPI_CHECK(key, NULL, MPI_ERR_INFO_KEY, "key must not be NULL");                              \
+    RMPI_CHECK(key[0] && strlen(key) < MPI_MAX_INFO_KEY, NULL, MPI_ERR_INFO_KEY,                  \
+               "key \"%.40s\" is empty or longer than MPI_MAX_INFO_KEY - 1 (%d) characters", key, \
+               MPI_MAX_INFO_KEY - 1)
 
 static const char *thread_level_name(int level)
 {

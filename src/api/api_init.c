@@ -98,17 +98,15 @@ static int do_init(int required, int *provided)
 
 int MPI_Init(int *argc, char ***argv) { return do_init(MPI_THREAD_SINGLE, NULL); }
 
-int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
-{
-    return do_init(required, provided);
-}
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) { return do_init(required, provided); }
 
 int MPI_Finalize(void)
 {
     RMPI_API_INIT_CHECK();
     if (world_state != RMPI_STATE_INIT)
-        return rmpi_api_error(NULL, MPI_ERR_OTHER, __func__, "MPI_Init was not called (sessions end with "
-                                                             "MPI_Session_finalize)");
+        return rmpi_api_error(NULL, MPI_ERR_OTHER, __func__,
+                              "MPI_Init was not called (sessions end with "
+                              "MPI_Session_finalize)");
     rmpi_api_attr_finalize(); /* user clean-up hooked on MPI_COMM_SELF runs while MPI still works */
     world_state = RMPI_STATE_FINALIZED;
     if (sessions == 0)
@@ -183,15 +181,28 @@ int MPI_Abi_get_fortran_info(MPI_Info *info)
         MPI_Datatype t;
         int size_key; /* 1: "mpi_<name>_size", 0: "mpi_<name>_supported" */
     } rows[] = {
-        {"logical", MPI_LOGICAL, 1},       {"integer", MPI_INTEGER, 1},   {"real", MPI_REAL, 1},
+        {"logical", MPI_LOGICAL, 1},
+        {"integer", MPI_INTEGER, 1},
+        {"real", MPI_REAL, 1},
         {"double_precision", MPI_DOUBLE_PRECISION, 1},
-        {"logical1", MPI_LOGICAL1, 0},     {"logical2", MPI_LOGICAL2, 0}, {"logical4", MPI_LOGICAL4, 0},
-        {"logical8", MPI_LOGICAL8, 0},     {"logical16", MPI_LOGICAL16, 0},
-        {"integer1", MPI_INTEGER1, 0},     {"integer2", MPI_INTEGER2, 0}, {"integer4", MPI_INTEGER4, 0},
-        {"integer8", MPI_INTEGER8, 0},     {"integer16", MPI_INTEGER16, 0},
-        {"real2", MPI_REAL2, 0},           {"real4", MPI_REAL4, 0},       {"real8", MPI_REAL8, 0},
-        {"real16", MPI_REAL16, 0},         {"complex4", MPI_COMPLEX4, 0}, {"complex8", MPI_COMPLEX8, 0},
-        {"complex16", MPI_COMPLEX16, 0},   {"complex32", MPI_COMPLEX32, 0},
+        {"logical1", MPI_LOGICAL1, 0},
+        {"logical2", MPI_LOGICAL2, 0},
+        {"logical4", MPI_LOGICAL4, 0},
+        {"logical8", MPI_LOGICAL8, 0},
+        {"logical16", MPI_LOGICAL16, 0},
+        {"integer1", MPI_INTEGER1, 0},
+        {"integer2", MPI_INTEGER2, 0},
+        {"integer4", MPI_INTEGER4, 0},
+        {"integer8", MPI_INTEGER8, 0},
+        {"integer16", MPI_INTEGER16, 0},
+        {"real2", MPI_REAL2, 0},
+        {"real4", MPI_REAL4, 0},
+        {"real8", MPI_REAL8, 0},
+        {"real16", MPI_REAL16, 0},
+        {"complex4", MPI_COMPLEX4, 0},
+        {"complex8", MPI_COMPLEX8, 0},
+        {"complex16", MPI_COMPLEX16, 0},
+        {"complex32", MPI_COMPLEX32, 0},
         {"double_complex", MPI_DOUBLE_COMPLEX, 0},
     };
     rmpi_info_t *i = rmpi_info_new();

@@ -73,10 +73,11 @@ static int reduce_local(const char *func, const void *inbuf, void *inoutbuf, MPI
         return rmpi_api_count_error(func, NULL, count, dt);
     int rc = rmpi_coll_op_check(op, datatype);
     if (RMPI_UNLIKELY(rc == MPI_ERR_OP && !rmpi_coll_op_valid(op)))
-        return rmpi_api_error(NULL, rc, func, "op %p is not a valid operation (null, already freed, or not an op handle)",
-                              (void *)op);
+        return rmpi_api_error(NULL, rc, func,
+                              "op %p is not a valid operation (null, already freed, or not an op handle)", (void *)op);
     if (RMPI_UNLIKELY(rc))
-        return rmpi_api_error(NULL, rc, func, "the operation is not defined on datatype %s (its basic elements must "
+        return rmpi_api_error(NULL, rc, func,
+                              "the operation is not defined on datatype %s (its basic elements must "
                               "all be one predefined type the standard allows for the operation)",
                               rmpi_dtype_name(dt)[0] ? rmpi_dtype_name(dt) : "(derived)");
     if (RMPI_UNLIKELY(inbuf == MPI_IN_PLACE || inoutbuf == MPI_IN_PLACE))

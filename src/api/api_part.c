@@ -5,8 +5,8 @@
 
 #include <limits.h>
 
-static int part_init(const char *func, void *buf, int partitions, MPI_Count count, MPI_Datatype datatype,
-                     int peer, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request, int send)
+static int part_init(const char *func, void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int peer,
+                     int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request, int send)
 {
     RMPI_API_INIT_CHECK();
     rmpi_comm_t *c = rmpi_comm_get(comm);
@@ -48,8 +48,8 @@ int MPI_Psend_init_c(const void *buf, int partitions, MPI_Count count, MPI_Datat
     return part_init(__func__, (void *)(uintptr_t)buf, partitions, count, datatype, dest, tag, comm, info, request, 1);
 }
 
-int MPI_Psend_init(const void *buf, int partitions, int count, MPI_Datatype datatype, int dest, int tag,
-                   MPI_Comm comm, MPI_Info info, MPI_Request *request)
+int MPI_Psend_init(const void *buf, int partitions, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                   MPI_Info info, MPI_Request *request)
 {
     return part_init(__func__, (void *)(uintptr_t)buf, partitions, count, datatype, dest, tag, comm, info, request, 1);
 }
@@ -87,8 +87,8 @@ static int ready(const char *func, rmpi_req_t *r, int lo, int hi, const int *lis
         if (i < 0 || i >= n)
             return rmpi_api_error(r->ucomm, MPI_ERR_ARG, func, "partition %d is outside 0..%d", i, n - 1);
         if (rmpi_core_part_is_ready(r, i))
-            return rmpi_api_error(r->ucomm, MPI_ERR_ARG, func,
-                                  "partition %d is already ready since the last MPI_Start", i);
+            return rmpi_api_error(r->ucomm, MPI_ERR_ARG, func, "partition %d is already ready since the last MPI_Start",
+                                  i);
     }
     RMPI_LOCK();
     rmpi_core_part_ready(r, lo, hi, list);

@@ -7,13 +7,13 @@ static void unexp_status(const rmpi_unexp_t *u, MPI_Status *st)
         rmpi_status_set(st, u->src, u->tag, MPI_SUCCESS, u->len, 0);
 }
 
-#define PROBE_CHECKS()                                                                    \
-    RMPI_API_INIT_CHECK();                                                                \
-    rmpi_comm_t *c = rmpi_comm_get(comm);                                                 \
-    RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator %p", (void *)comm);           \
-    int rc_;                                                                              \
+#define PROBE_CHECKS()                                                                                          \
+    RMPI_API_INIT_CHECK();                                                                                      \
+    rmpi_comm_t *c = rmpi_comm_get(comm);                                                                       \
+    RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator %p", (void *)comm);                                 \
+    int rc_;                                                                                                    \
     if ((rc_ = rmpi_api_check_rank(__func__, c, source, 1)) || (rc_ = rmpi_api_check_tag(__func__, c, tag, 1))) \
-        return rc_
+    return rc_
 
 /* Messages handed out by Mprobe/Improbe and not yet received: a handle is looked up
  * before it is read. */

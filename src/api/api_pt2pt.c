@@ -35,11 +35,11 @@ int rmpi_api_check_buf(const char *func, rmpi_comm_t *c, const void *buf, MPI_Co
 int rmpi_api_check_rank(const char *func, rmpi_comm_t *c, int rank, int any_ok)
 {
     /* the remote group's size on an intercommunicator, the size otherwise: one field read */
-    if (RMPI_LIKELY(rank >= 0 && rank < rmpi_comm_remote_size(c)) || rank == MPI_PROC_NULL || (any_ok && rank == MPI_ANY_SOURCE))
+    if (RMPI_LIKELY(rank >= 0 && rank < rmpi_comm_remote_size(c)) || rank == MPI_PROC_NULL ||
+        (any_ok && rank == MPI_ANY_SOURCE))
         return 0;
     return rmpi_api_error(c, MPI_ERR_RANK, func, "rank %d is invalid in %s, which has %d rank(s)%s", rank,
-                          c->name[0] ? c->name : "the communicator", c->rsize,
-                          c->inter ? " in its remote group" : "");
+                          c->name[0] ? c->name : "the communicator", c->rsize, c->inter ? " in its remote group" : "");
 }
 
 int rmpi_api_check_tag(const char *func, rmpi_comm_t *c, int tag, int any_ok)
@@ -108,8 +108,7 @@ MPI_Request rmpi_api_done_req(rmpi_comm_t *c)
     return rmpi_api_req_handle(r);
 }
 
-rmpi_req_t *rmpi_api_send_req(const void *buf, int count, rmpi_dtype_t *dt, int dest, int tag, rmpi_comm_t *c,
-                              int mode)
+rmpi_req_t *rmpi_api_send_req(const void *buf, int count, rmpi_dtype_t *dt, int dest, int tag, rmpi_comm_t *c, int mode)
 {
     rmpi_req_t *r = init_req(RMPI_REQ_SEND, (void *)buf, count, dt, c);
     r->rank = rmpi_comm_world_rank(c, dest);
@@ -127,25 +126,25 @@ rmpi_req_t *rmpi_api_recv_req(void *buf, int count, rmpi_dtype_t *dt, int src, i
     return r;
 }
 
-#define SEND_CHECKS(func, c, buf, count, type, dest, tag, dt)                     \
-    RMPI_API_INIT_CHECK();                                                        \
-    rmpi_comm_t *c = rmpi_comm_get(comm);                                         \
-    RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator %p", (void *)comm);   \
-    rmpi_dtype_t *dt;                                                             \
-    int rc_;                                                                      \
-    if ((rc_ = rmpi_api_check_buf(func, c, buf, count, type, &dt)) ||             \
-        (rc_ = rmpi_api_check_rank(func, c, dest, 0)) || (rc_ = rmpi_api_check_tag(func, c, tag, 0))) \
-        return rc_
+#define SEND_CHECKS(func, c, buf, count, type, dest, tag, dt)                                                          \
+    RMPI_API_INIT_CHECK();                                                                                             \
+    rmpi_comm_t *c = rmpi_comm_get(comm);                                                                              \
+    RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator %p", (void *)comm);                                        \
+    rmpi_dtype_t *dt;                                                                                                  \
+    int rc_;                                                                                                           \
+    if ((rc_ = rmpi_api_check_buf(func, c, buf, count, type, &dt)) || (rc_ = rmpi_api_check_rank(func, c, dest, 0)) || \
+        (rc_ = rmpi_api_check_tag(func, c, tag, 0)))                                                                   \
+    return rc_
 
-#define RECV_CHECKS(func, c, buf, count, type, src, tag, dt)                      \
-    RMPI_API_INIT_CHECK();                                                        \
-    rmpi_comm_t *c = rmpi_comm_get(comm);                                         \
-    RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator %p", (void *)comm);   \
-    rmpi_dtype_t *dt;                                                             \
-    int rc_;                                                                      \
-    if ((rc_ = rmpi_api_check_buf(func, c, buf, count, type, &dt)) ||             \
-        (rc_ = rmpi_api_check_rank(func, c, src, 1)) || (rc_ = rmpi_api_check_tag(func, c, tag, 1))) \
-        return rc_
+#define RECV_CHECKS(func, c, buf, count, type, src, tag, dt)                                                          \
+    RMPI_API_INIT_CHECK();                                                                                            \
+    rmpi_comm_t *c = rmpi_comm_get(comm);                                                                             \
+    RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator %p", (void *)comm);                                       \
+    rmpi_dtype_t *dt;                                                                                                 \
+    int rc_;                                                                                                          \
+    if ((rc_ = rmpi_api_check_buf(func, c, buf, count, type, &dt)) || (rc_ = rmpi_api_check_rank(func, c, src, 1)) || \
+        (rc_ = rmpi_api_check_tag(func, c, tag, 1)))                                                                  \
+    return rc_
 
 /* Blocking send of any mode: post, wait, free. */
 static int send_blocking(const char *func, const void *buf, int count, rmpi_dtype_t *dt, int dest, int tag,
@@ -169,8 +168,8 @@ static int send_blocking(const char *func, const void *buf, int count, rmpi_dtyp
     return MPI_SUCCESS;
 }
 
-static int send_nonblocking(const void *buf, int count, rmpi_dtype_t *dt, int dest, int tag, rmpi_comm_t *c,
-                            int mode, MPI_Request *request)
+static int send_nonblocking(const void *buf, int count, rmpi_dtype_t *dt, int dest, int tag, rmpi_comm_t *c, int mode,
+                            MPI_Request *request)
 {
     RMPI_LOCK();
     rmpi_req_t *r;
@@ -210,8 +209,7 @@ int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
     return rmpi_api_bsend(__func__, buf, count, dt, dest, tag, c);
 }
 
-int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-              MPI_Request *request)
+int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
     SEND_CHECKS(__func__, c, buf, count, datatype, dest, tag, dt);
     RMPI_CHECK(request, c, MPI_ERR_ARG, "request must not be NULL");
@@ -276,8 +274,9 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
         rmpi_req_release(r);
     RMPI_UNLOCK();
     if (RMPI_UNLIKELY(err))
-        return RMPI_ERROR(c, err, "message from rank %d tag %d was truncated: %zu bytes sent, the receive buffer "
-                                  "holds %zu (the first %zu were delivered)",
+        return RMPI_ERROR(c, err,
+                          "message from rank %d tag %d was truncated: %zu bytes sent, the receive buffer "
+                          "holds %zu (the first %zu were delivered)",
                           src, tg, msglen, (size_t)count * dt->size, (size_t)count * dt->size);
     return MPI_SUCCESS;
 }
@@ -400,16 +399,16 @@ static int replace_start(const char *func, void *buf, int count, MPI_Datatype da
     return MPI_SUCCESS;
 }
 
-int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
-                          int recvtag, MPI_Comm comm, MPI_Request *request)
+int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,
+                          MPI_Comm comm, MPI_Request *request)
 {
     return replace_start(__func__, buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
 }
 
 /* The blocking form is the non-blocking one and a wait: the schedule sends from a packed
  * copy, so the receive can land in buf while the send is in flight. */
-int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
-                         int recvtag, MPI_Comm comm, MPI_Status *status)
+int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,
+                         MPI_Comm comm, MPI_Status *status)
 {
     MPI_Request req;
     int rc = replace_start(__func__, buf, count, datatype, dest, sendtag, source, recvtag, comm, &req);
@@ -426,17 +425,17 @@ static int persistent(rmpi_req_t *r, MPI_Request *request)
     return MPI_SUCCESS;
 }
 
-#define SEND_INIT(name, mode)                                                                              \
-    int name(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,          \
-             MPI_Request *request)                                                                         \
-    {                                                                                                      \
-        SEND_CHECKS(__func__, c, buf, count, datatype, dest, tag, dt);                                     \
-        RMPI_CHECK(request, c, MPI_ERR_ARG, "request must not be NULL");                                  \
-        RMPI_LOCK();                                                                                       \
-        rmpi_req_t *r = dest == MPI_PROC_NULL ? rmpi_api_null_req(RMPI_REQ_SEND, c)                        \
-                                              : rmpi_api_send_req(buf, count, dt, dest, tag, c, mode);     \
-        RMPI_UNLOCK();                                                                                     \
-        return persistent(r, request);                                                                     \
+#define SEND_INIT(name, mode)                                                                          \
+    int name(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,      \
+             MPI_Request *request)                                                                     \
+    {                                                                                                  \
+        SEND_CHECKS(__func__, c, buf, count, datatype, dest, tag, dt);                                 \
+        RMPI_CHECK(request, c, MPI_ERR_ARG, "request must not be NULL");                               \
+        RMPI_LOCK();                                                                                   \
+        rmpi_req_t *r = dest == MPI_PROC_NULL ? rmpi_api_null_req(RMPI_REQ_SEND, c)                    \
+                                              : rmpi_api_send_req(buf, count, dt, dest, tag, c, mode); \
+        RMPI_UNLOCK();                                                                                 \
+        return persistent(r, request);                                                                 \
     }
 SEND_INIT(MPI_Send_init, RMPI_MODE_STD)
 SEND_INIT(MPI_Ssend_init, RMPI_MODE_SYNC)
@@ -464,8 +463,7 @@ int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
     return persistent(r, request);
 }
 
-int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                  MPI_Request *request)
+int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
     RECV_CHECKS(__func__, c, buf, count, datatype, source, tag, dt);
     RMPI_CHECK(request, c, MPI_ERR_ARG, "request must not be NULL");

@@ -36,7 +36,7 @@ int rmpi_api_req_finish(MPI_Request *h, MPI_Status *st);
 int rmpi_api_bsend(const char *func, const void *buf, int count, rmpi_dtype_t *dt, int dest, int tag, rmpi_comm_t *c);
 int rmpi_api_bpool_attach(rmpi_bpool_t **slot, void *buf, size_t size, const char **why);
 int rmpi_api_bpool_detach(rmpi_bpool_t **slot, void *addr, MPI_Count *size, const char **why);
-void rmpi_api_bpool_flush(rmpi_bpool_t *p);                       /* takes the lock */
+void rmpi_api_bpool_flush(rmpi_bpool_t *p);                         /* takes the lock */
 MPI_Request rmpi_api_bpool_iflush(rmpi_bpool_t *p, rmpi_comm_t *c); /* takes the lock */
 void rmpi_api_bsend_comm_free(rmpi_comm_t *c);
 

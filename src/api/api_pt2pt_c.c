@@ -10,24 +10,22 @@
 
 #include "api_impl.h"
 
-#define COUNT_FITS(n, comm)                                                                  \
-    RMPI_CHECK((n) <= INT_MAX, rmpi_comm_get(comm), MPI_ERR_COUNT,                           \
-               "count %lld is above INT_MAX, which RailMPI's point-to-point path cannot carry yet", \
-               (long long)(n))
+#define COUNT_FITS(n, comm)                                        \
+    RMPI_CHECK((n) <= INT_MAX, rmpi_comm_get(comm), MPI_ERR_COUNT, \
+               "count %lld is above INT_MAX, which RailMPI's point-to-point path cannot carry yet", (long long)(n))
 
-#define SEND_C(name)                                                                          \
-    int MPI_##name##_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, \
-                       MPI_Comm comm)                                                         \
-    {                                                                                         \
-        COUNT_FITS(count, comm);                                                              \
-        return MPI_##name(buf, (int)count, datatype, dest, tag, comm);                        \
+#define SEND_C(name)                                                                                              \
+    int MPI_##name##_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) \
+    {                                                                                                             \
+        COUNT_FITS(count, comm);                                                                                  \
+        return MPI_##name(buf, (int)count, datatype, dest, tag, comm);                                            \
     }
-#define ISEND_C(name)                                                                         \
-    int MPI_##name##_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, \
-                       MPI_Comm comm, MPI_Request *request)                                   \
-    {                                                                                         \
-        COUNT_FITS(count, comm);                                                              \
-        return MPI_##name(buf, (int)count, datatype, dest, tag, comm, request);               \
+#define ISEND_C(name)                                                                                             \
+    int MPI_##name##_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, \
+                       MPI_Request *request)                                                                      \
+    {                                                                                                             \
+        COUNT_FITS(count, comm);                                                                                  \
+        return MPI_##name(buf, (int)count, datatype, dest, tag, comm, request);                                   \
     }
 
 SEND_C(Send)
@@ -77,17 +75,17 @@ int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message 
 }
 
 int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                   void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                   MPI_Comm comm, MPI_Status *status)
+                   void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                   MPI_Status *status)
 {
     COUNT_FITS(sendcount, comm);
     COUNT_FITS(recvcount, comm);
-    return MPI_Sendrecv(sendbuf, (int)sendcount, sendtype, dest, sendtag, recvbuf, (int)recvcount, recvtype,
-                        source, recvtag, comm, status);
+    return MPI_Sendrecv(sendbuf, (int)sendcount, sendtype, dest, sendtag, recvbuf, (int)recvcount, recvtype, source,
+                        recvtag, comm, status);
 }
 
-int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag,
-                           int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                           int recvtag, MPI_Comm comm, MPI_Status *status)
 {
     COUNT_FITS(count, comm);
     return MPI_Sendrecv_replace(buf, (int)count, datatype, dest, sendtag, source, recvtag, comm, status);

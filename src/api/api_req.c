@@ -355,7 +355,8 @@ int MPI_Cancel(MPI_Request *request)
         rc = rmpi_api_greq_cancel(r);
     RMPI_UNLOCK();
     if (rc)
-        return rmpi_api_error(r->ucomm, rc, __func__, "the generalized request's cancel function returned error %d", rc);
+        return rmpi_api_error(r->ucomm, rc, __func__, "the generalized request's cancel function returned error %d",
+                              rc);
     return MPI_SUCCESS;
 }
 
@@ -499,8 +500,7 @@ static int status_count(const char *func, const MPI_Status *status, MPI_Datatype
 }
 
 /* The int flavours: MPI_UNDEFINED when the count does not fit. */
-static int status_count_int(const char *func, const MPI_Status *status, MPI_Datatype datatype, int *count,
-                            int elements)
+static int status_count_int(const char *func, const MPI_Status *status, MPI_Datatype datatype, int *count, int elements)
 {
     MPI_Count n = 0;
     int rc = status_count(func, status, datatype, count ? &n : NULL, elements);

@@ -39,11 +39,11 @@ static int session_error(rmpi_session_t *s, int code, const char *func, const ch
     return rmpi_api_errh_call_session(s->errh, (MPI_Session)s, code, msg);
 }
 
-#define GET_SESSION(s, h)                                                       \
-    RMPI_API_INIT_CHECK();                                                      \
-    rmpi_session_t *s = session_get(h);                                         \
-    if (!s)                                                                     \
-        return session_error(NULL, MPI_ERR_SESSION, __func__, "invalid session")
+#define GET_SESSION(s, h)               \
+    RMPI_API_INIT_CHECK();              \
+    rmpi_session_t *s = session_get(h); \
+    if (!s)                             \
+    return session_error(NULL, MPI_ERR_SESSION, __func__, "invalid session")
 
 /* The thread level a session asks for (info key "thread_level", MPI-4.1 11.3.1). */
 static int wanted_thread_level(rmpi_info_t *i)
@@ -61,9 +61,8 @@ int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *sess
 {
     rmpi_info_t *i = NULL;
     if (!session || (info != MPI_INFO_NULL && !(i = rmpi_info_get(info))) ||
-        (errhandler != MPI_ERRHANDLER_NULL && errhandler != MPI_ERRORS_RETURN &&
-         errhandler != MPI_ERRORS_ARE_FATAL && errhandler != MPI_ERRORS_ABORT &&
-         (rmpi_api_state != RMPI_STATE_INIT || !rmpi_api_errh_valid(errhandler)))) {
+        (errhandler != MPI_ERRHANDLER_NULL && errhandler != MPI_ERRORS_RETURN && errhandler != MPI_ERRORS_ARE_FATAL &&
+         errhandler != MPI_ERRORS_ABORT && (rmpi_api_state != RMPI_STATE_INIT || !rmpi_api_errh_valid(errhandler)))) {
         /* no session and maybe no runtime yet: the error goes back as it is */
         fprintf(stderr, "[rmpi] MPI_Session_init: session is NULL, or the info or error handler is invalid.\n");
         return !session ? MPI_ERR_ARG : info != MPI_INFO_NULL && !i ? MPI_ERR_INFO : MPI_ERR_ARG;

@@ -4,20 +4,20 @@
 
 #include <stdlib.h>
 
-#define GET_INTRA(c, comm)                                                                            \
-    RMPI_API_INIT_CHECK();                                                                            \
-    rmpi_comm_t *c = rmpi_comm_get(comm);                                                             \
-    RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator %p", (void *)(comm));                    \
+#define GET_INTRA(c, comm)                                                        \
+    RMPI_API_INIT_CHECK();                                                        \
+    rmpi_comm_t *c = rmpi_comm_get(comm);                                         \
+    RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator %p", (void *)(comm)); \
     RMPI_CHECK(!c->inter, c, MPI_ERR_COMM, "topologies need an intracommunicator, not an intercommunicator")
 
-#define GET_TOPO(t, c, comm, k, what)                                                                  \
-    GET_INTRA(c, comm);                                                                                \
-    rmpi_comm_topo_t *t = c->topo && c->topo->kind == (k) ? c->topo : NULL;                                 \
+#define GET_TOPO(t, c, comm, k, what)                                       \
+    GET_INTRA(c, comm);                                                     \
+    rmpi_comm_topo_t *t = c->topo && c->topo->kind == (k) ? c->topo : NULL; \
     RMPI_CHECK(t, c, MPI_ERR_TOPOLOGY, "the communicator has no %s topology", what)
 
 /* Members with rank < n form the new communicator, with topology t built for each. */
-static int make_topo_comm(const char *func, rmpi_comm_t *c, int n,
-                          rmpi_comm_topo_t *(*build)(const void *, int), const void *arg, MPI_Comm *out)
+static int make_topo_comm(const char *func, rmpi_comm_t *c, int n, rmpi_comm_topo_t *(*build)(const void *, int),
+                          const void *arg, MPI_Comm *out)
 {
     rmpi_comm_t *nc;
     RMPI_LOCK();
@@ -65,8 +65,7 @@ int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int pe
     RMPI_CHECK(ndims == 0 || (dims && periods), c, MPI_ERR_ARG, "dims and periods must not be NULL");
     int n = dims_product(ndims, dims, c->size);
     RMPI_CHECK(n > 0, c, ndims && dims_product(ndims, dims, 1 << 30) < 0 ? MPI_ERR_DIMS : MPI_ERR_TOPOLOGY,
-               "the grid needs every dimension positive and at most %d processes (the communicator's size)",
-               c->size);
+               "the grid needs every dimension positive and at most %d processes (the communicator's size)", c->size);
     cart_args_t a = {ndims, dims, periods};
     return make_topo_comm(__func__, c, n, build_cart, &a, comm_cart);
 }
@@ -119,8 +118,7 @@ int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
 {
     GET_TOPO(t, c, comm, MPI_CART, "Cartesian");
     RMPI_CHECK(rank >= 0 && rank < c->size, c, MPI_ERR_RANK, "rank %d is not in 0..%d", rank, c->size - 1);
-    RMPI_CHECK(maxdims >= t->ndims, c, MPI_ERR_ARG, "maxdims %d is smaller than the %d dimensions", maxdims,
-               t->ndims);
+    RMPI_CHECK(maxdims >= t->ndims, c, MPI_ERR_ARG, "maxdims %d is smaller than the %d dimensions", maxdims, t->ndims);
     RMPI_CHECK(t->ndims == 0 || coords, c, MPI_ERR_ARG, "coords must not be NULL");
     rmpi_comm_cart_coords(t, rank, coords);
     return MPI_SUCCESS;
@@ -316,11 +314,11 @@ static int check_ranks(const char *func, rmpi_comm_t *c, int n, const int *r, co
     return MPI_SUCCESS;
 }
 
-#define GET_INFO_ARG(i, info, c)                                                                     \
-    rmpi_info_t *i = NULL;                                                                           \
-    if ((info) != MPI_INFO_NULL) {                                                                   \
-        i = rmpi_info_get(info);                                                                     \
-        RMPI_CHECK(i, c, MPI_ERR_INFO, "invalid info object %p", (void *)(info));                   \
+#define GET_INFO_ARG(i, info, c)                                                  \
+    rmpi_info_t *i = NULL;                                                        \
+    if ((info) != MPI_INFO_NULL) {                                                \
+        i = rmpi_info_get(info);                                                  \
+        RMPI_CHECK(i, c, MPI_ERR_INFO, "invalid info object %p", (void *)(info)); \
     }
 
 int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[],
@@ -331,8 +329,7 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int so
     GET_INFO_ARG(i, info, c);
     (void)reorder;
     RMPI_CHECK(comm_dist_graph, c, MPI_ERR_ARG, "comm_dist_graph must not be NULL");
-    RMPI_CHECK(indegree >= 0 && outdegree >= 0, c, MPI_ERR_ARG, "negative degree (in %d, out %d)", indegree,
-               outdegree);
+    RMPI_CHECK(indegree >= 0 && outdegree >= 0, c, MPI_ERR_ARG, "negative degree (in %d, out %d)", indegree, outdegree);
     RMPI_CHECK((!indegree || sources) && (!outdegree || destinations), c, MPI_ERR_ARG,
                "sources and destinations must not be NULL");
     int rc = check_ranks(__func__, c, indegree, sources, "sources");
@@ -346,9 +343,8 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int so
     return attach_dist(__func__, c, t, i, comm_dist_graph);
 }
 
-int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
-                          const int destinations[], const int weights[], MPI_Info info, int reorder,
-                          MPI_Comm *comm_dist_graph)
+int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[],
+                          const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
 {
     GET_INTRA(c, comm_old);
     GET_INFO_ARG(i, info, c);

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FCHECK(cond, code, ...)                                             \
-    do {                                                                    \
-        if (RMPI_UNLIKELY(!(cond)))                                         \
-            return rmpi_api_error(NULL, (code), func, __VA_ARGS__);         \
+#define FCHECK(cond, code, ...)                                     \
+    do {                                                            \
+        if (RMPI_UNLIKELY(!(cond)))                                 \
+            return rmpi_api_error(NULL, (code), func, __VA_ARGS__); \
     } while (0)
 
 static int get_type(const char *func, MPI_Datatype h, rmpi_dtype_t **dt)
@@ -84,7 +84,8 @@ static int contents(const char *func, MPI_Datatype datatype, int large_api, MPI_
     rmpi_dtype_envelope(dt, large_api, &env);
     FCHECK(max_ints >= env.ni && max_addrs >= env.na && max_large >= env.nl && max_types >= env.nd, MPI_ERR_ARG,
            "the arrays are too small: the datatype has %lld integers, %lld addresses, %lld large counts and %lld "
-           "datatypes", (long long)env.ni, (long long)env.na, (long long)env.nl, (long long)env.nd);
+           "datatypes",
+           (long long)env.ni, (long long)env.na, (long long)env.nl, (long long)env.nd);
     FCHECK((!env.ni || ints) && (!env.na || addrs) && (!env.nl || large) && (!env.nd || types), MPI_ERR_ARG,
            "an output array the datatype needs is NULL");
     MPI_Count *wide = rmpi_xmalloc((size_t)(env.ni + 1) * sizeof(*wide));
@@ -142,7 +143,8 @@ static int check_datarep(const char *func, const char *datarep)
 static int external_count_ok(const char *func, MPI_Count count, const rmpi_dtype_t *dt)
 {
     MPI_Count bytes;
-    if (!rmpi_dtype_count_ok(dt, count) || __builtin_mul_overflow(count, (MPI_Count)rmpi_dtype_external_size(dt), &bytes))
+    if (!rmpi_dtype_count_ok(dt, count) ||
+        __builtin_mul_overflow(count, (MPI_Count)rmpi_dtype_external_size(dt), &bytes))
         return rmpi_api_count_error(func, NULL, count, dt);
     return MPI_SUCCESS;
 }
@@ -231,8 +233,11 @@ int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
 {
     RMPI_API_INIT_CHECK();
     RMPI_CHECK(newtype, NULL, MPI_ERR_ARG, "newtype must not be NULL");
-    static const struct { int r; MPI_Datatype t; } kinds[] = {
-        { 2, MPI_INTEGER1 }, { 4, MPI_INTEGER2 }, { 9, MPI_INTEGER4 }, { 18, MPI_INTEGER8 }, { 38, MPI_INTEGER16 },
+    static const struct {
+        int r;
+        MPI_Datatype t;
+    } kinds[] = {
+        {2, MPI_INTEGER1}, {4, MPI_INTEGER2}, {9, MPI_INTEGER4}, {18, MPI_INTEGER8}, {38, MPI_INTEGER16},
     };
     for (size_t i = 0; i < RMPI_ARRAY_LEN(kinds); i++)
         if (r <= kinds[i].r)
@@ -246,10 +251,13 @@ static int f90_real(const char *func, int p, int r, int cplx, MPI_Datatype *newt
         return rmpi_api_not_initialized(func);
     FCHECK(newtype, MPI_ERR_ARG, "newtype must not be NULL");
     FCHECK(p != MPI_UNDEFINED || r != MPI_UNDEFINED, MPI_ERR_ARG, "p and r must not both be MPI_UNDEFINED");
-    static const struct { int p, r; MPI_Datatype re, cx; } kinds[] = {
-        { 6, 37, MPI_REAL4, MPI_COMPLEX8 },
-        { 15, 307, MPI_REAL8, MPI_COMPLEX16 },
-        { 33, 4931, MPI_REAL16, MPI_COMPLEX32 },
+    static const struct {
+        int p, r;
+        MPI_Datatype re, cx;
+    } kinds[] = {
+        {6, 37, MPI_REAL4, MPI_COMPLEX8},
+        {15, 307, MPI_REAL8, MPI_COMPLEX16},
+        {33, 4931, MPI_REAL16, MPI_COMPLEX32},
     };
     int pp = p == MPI_UNDEFINED ? 0 : p, rr = r == MPI_UNDEFINED ? 0 : r;
     for (size_t i = 0; i < RMPI_ARRAY_LEN(kinds); i++)
@@ -274,16 +282,14 @@ int MPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, M
     if (rc || (rc = get_type(__func__, index_type, &dt)))
         return rc;
     RMPI_CHECK(pair_type, NULL, MPI_ERR_ARG, "pair_type must not be NULL");
-    static const struct { MPI_Datatype v, i, pair; } pairs[] = {
-        { MPI_FLOAT, MPI_INT, MPI_FLOAT_INT },
-        { MPI_DOUBLE, MPI_INT, MPI_DOUBLE_INT },
-        { MPI_LONG, MPI_INT, MPI_LONG_INT },
-        { MPI_INT, MPI_INT, MPI_2INT },
-        { MPI_SHORT, MPI_INT, MPI_SHORT_INT },
-        { MPI_LONG_DOUBLE, MPI_INT, MPI_LONG_DOUBLE_INT },
-        { MPI_REAL, MPI_REAL, MPI_2REAL },
-        { MPI_DOUBLE_PRECISION, MPI_DOUBLE_PRECISION, MPI_2DOUBLE_PRECISION },
-        { MPI_INTEGER, MPI_INTEGER, MPI_2INTEGER },
+    static const struct {
+        MPI_Datatype v, i, pair;
+    } pairs[] = {
+        {MPI_FLOAT, MPI_INT, MPI_FLOAT_INT},      {MPI_DOUBLE, MPI_INT, MPI_DOUBLE_INT},
+        {MPI_LONG, MPI_INT, MPI_LONG_INT},        {MPI_INT, MPI_INT, MPI_2INT},
+        {MPI_SHORT, MPI_INT, MPI_SHORT_INT},      {MPI_LONG_DOUBLE, MPI_INT, MPI_LONG_DOUBLE_INT},
+        {MPI_REAL, MPI_REAL, MPI_2REAL},          {MPI_DOUBLE_PRECISION, MPI_DOUBLE_PRECISION, MPI_2DOUBLE_PRECISION},
+        {MPI_INTEGER, MPI_INTEGER, MPI_2INTEGER},
     };
     *pair_type = MPI_DATATYPE_NULL;
     for (size_t i = 0; i < RMPI_ARRAY_LEN(pairs); i++)

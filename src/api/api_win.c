@@ -12,17 +12,17 @@
 #include "../coll/coll.h"
 #include "../rma/rma.h"
 
-#define WIN_ERROR(w, code, ...)                                                                          \
-    ((w) ? rmpi_api_win_error((w)->errh, (MPI_Win)(w), (code), __func__, __VA_ARGS__)                    \
+#define WIN_ERROR(w, code, ...)                                                       \
+    ((w) ? rmpi_api_win_error((w)->errh, (MPI_Win)(w), (code), __func__, __VA_ARGS__) \
          : rmpi_api_error(NULL, (code), __func__, __VA_ARGS__))
-#define WIN_CHECK(cond, w, code, ...)                                                                    \
-    do {                                                                                                 \
-        if (RMPI_UNLIKELY(!(cond)))                                                                      \
-            return WIN_ERROR(w, code, __VA_ARGS__);                                                      \
+#define WIN_CHECK(cond, w, code, ...)               \
+    do {                                            \
+        if (RMPI_UNLIKELY(!(cond)))                 \
+            return WIN_ERROR(w, code, __VA_ARGS__); \
     } while (0)
-#define GET_WIN(w, h)                                                                                    \
-    RMPI_API_INIT_CHECK();                                                                               \
-    rmpi_win_t *w = rmpi_win_get(h);                                                                     \
+#define GET_WIN(w, h)                \
+    RMPI_API_INIT_CHECK();           \
+    rmpi_win_t *w = rmpi_win_get(h); \
     RMPI_CHECK(w, NULL, MPI_ERR_WIN, "invalid window %p", (void *)(h))
 
 #define ASSERT_BITS (MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED)
@@ -55,9 +55,11 @@ static int win_new(const char *func, int flavor, void *base, MPI_Aint size, MPI_
     int rc = rmpi_rma_win_create(c, flavor, &base, (size_t)size, disp_unit, &w);
     RMPI_UNLOCK();
     if (rc == MPI_ERR_RMA_SHARED)
-        return rmpi_api_error(c, rc, func, "MPI_Win_allocate_shared needs every rank of the communicator on one "
-                                           "node; rank %d's communicator spans several (use MPI_Comm_split_type "
-                                           "with MPI_COMM_TYPE_SHARED first)", rmpi_core_rank);
+        return rmpi_api_error(c, rc, func,
+                              "MPI_Win_allocate_shared needs every rank of the communicator on one "
+                              "node; rank %d's communicator spans several (use MPI_Comm_split_type "
+                              "with MPI_COMM_TYPE_SHARED first)",
+                              rmpi_core_rank);
     if (rc)
         return rmpi_api_error(c, rc, func, "the window could not be created");
     w->info = in ? rmpi_info_dup(in) : NULL;
@@ -165,8 +167,8 @@ static int shared_query(const char *func, MPI_Win win, int rank, MPI_Aint *size,
         return rmpi_api_win_error(w->errh, win, MPI_ERR_RMA_FLAVOR, func,
                                   "a dynamic window has no memory to query (MPI_Win_allocate_shared makes one)");
     if (rank != MPI_PROC_NULL && (rank < 0 || rank >= w->size))
-        return rmpi_api_win_error(w->errh, win, MPI_ERR_RANK, func, "rank %d is not in the window's group of %d",
-                                  rank, w->size);
+        return rmpi_api_win_error(w->errh, win, MPI_ERR_RANK, func, "rank %d is not in the window's group of %d", rank,
+                                  w->size);
     if (!size || !disp_unit || !baseptr)
         return rmpi_api_win_error(w->errh, win, MPI_ERR_ARG, func, "size, disp_unit and baseptr must not be NULL");
     rmpi_rma_shared_query(w, rank, size, disp_unit, (void **)baseptr);
@@ -202,7 +204,8 @@ static int rma_call(const char *func, rmpi_rma_op_t *op, MPI_Count ocount, MPI_D
         return rmpi_api_error(NULL, MPI_ERR_WIN, func, "invalid window %p", (void *)win);
 #define FAIL(code, ...) return rmpi_api_win_error(w->errh, win, (code), func, __VA_ARGS__)
     int k = op->kind;
-    int has_o = k == RMPI_RMA_PUT || k == RMPI_RMA_ACC || k == RMPI_RMA_CAS || (k == RMPI_RMA_GACC && op->op != MPI_NO_OP);
+    int has_o =
+        k == RMPI_RMA_PUT || k == RMPI_RMA_ACC || k == RMPI_RMA_CAS || (k == RMPI_RMA_GACC && op->op != MPI_NO_OP);
     int has_r = k == RMPI_RMA_GET || k == RMPI_RMA_GACC || k == RMPI_RMA_CAS;
     if (ocount < 0 || rcount < 0 || tcount < 0)
         FAIL(MPI_ERR_COUNT, "a count is negative");
@@ -221,7 +224,8 @@ static int rma_call(const char *func, rmpi_rma_op_t *op, MPI_Count ocount, MPI_D
     if ((has_o && (!odt || !odt->committed)) || (has_r && (!rdt || !rdt->committed)) || !tdt || !tdt->committed)
         FAIL(MPI_ERR_TYPE, "invalid or uncommitted datatype");
     if (single && !tdt->predefined)
-        FAIL(MPI_ERR_TYPE, "the datatype of %s must be predefined", k == RMPI_RMA_CAS ? "Compare_and_swap" : "Fetch_and_op");
+        FAIL(MPI_ERR_TYPE, "the datatype of %s must be predefined",
+             k == RMPI_RMA_CAS ? "Compare_and_swap" : "Fetch_and_op");
     if ((has_o && !rmpi_dtype_count_ok(odt, ocount)) || (has_r && !rmpi_dtype_count_ok(rdt, rcount)) ||
         !rmpi_dtype_count_ok(tdt, tcount))
         FAIL(MPI_ERR_COUNT, "a count times its datatype's size (or extent) does not fit in the address space");
@@ -241,11 +245,15 @@ static int rma_call(const char *func, rmpi_rma_op_t *op, MPI_Count ocount, MPI_D
     if (k == RMPI_RMA_CAS && rmpi_coll_op_check(MPI_BOR, ttype) && rmpi_coll_op_check(MPI_LOR, ttype))
         FAIL(MPI_ERR_TYPE, "Compare_and_swap takes integer, logical or byte types");
     if (request && !w->lock_all && !w->locked[op->target])
-        FAIL(MPI_ERR_RMA_SYNC, "request-based operations need a passive-target epoch on rank %d (Win_lock or "
-                               "Win_lock_all)", op->target);
+        FAIL(MPI_ERR_RMA_SYNC,
+             "request-based operations need a passive-target epoch on rank %d (Win_lock or "
+             "Win_lock_all)",
+             op->target);
     if (!rmpi_rma_can_access(w, op->target))
-        FAIL(MPI_ERR_RMA_SYNC, "no access epoch to rank %d is open (Win_fence, Win_start, Win_lock or Win_lock_all "
-                               "first)", op->target);
+        FAIL(MPI_ERR_RMA_SYNC,
+             "no access epoch to rank %d is open (Win_fence, Win_start, Win_lock or Win_lock_all "
+             "first)",
+             op->target);
     op->ocount = (size_t)ocount, op->odt = odt;
     op->rcount = (size_t)rcount, op->rdt = rdt;
     op->tcount = (size_t)tcount, op->tdt = tdt;
@@ -264,22 +272,25 @@ static int rma_call(const char *func, rmpi_rma_op_t *op, MPI_Count ocount, MPI_D
 #undef FAIL
 }
 
-#define OP_INIT(k, ob, rb, cb, t, d, o) {.kind = (k), .obuf = (ob), .rbuf = (rb), .cbuf = (cb), .target = (t), .tdisp = (d), .op = (o)}
+#define OP_INIT(k, ob, rb, cb, t, d, o)                                                               \
+    {                                                                                                 \
+        .kind = (k), .obuf = (ob), .rbuf = (rb), .cbuf = (cb), .target = (t), .tdisp = (d), .op = (o) \
+    }
 
 int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
               MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
     rmpi_rma_op_t op = OP_INIT(RMPI_RMA_PUT, origin_addr, NULL, NULL, target_rank, target_disp, MPI_OP_NULL);
-    return rma_call(__func__, &op, origin_count, origin_datatype, 0, MPI_DATATYPE_NULL, target_count,
-                    target_datatype, 0, win, NULL);
+    return rma_call(__func__, &op, origin_count, origin_datatype, 0, MPI_DATATYPE_NULL, target_count, target_datatype,
+                    0, win, NULL);
 }
 
 int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
     rmpi_rma_op_t op = OP_INIT(RMPI_RMA_PUT, origin_addr, NULL, NULL, target_rank, target_disp, MPI_OP_NULL);
-    return rma_call(__func__, &op, origin_count, origin_datatype, 0, MPI_DATATYPE_NULL, target_count,
-                    target_datatype, 0, win, NULL);
+    return rma_call(__func__, &op, origin_count, origin_datatype, 0, MPI_DATATYPE_NULL, target_count, target_datatype,
+                    0, win, NULL);
 }
 
 int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
@@ -288,8 +299,8 @@ int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype ori
 {
     RMPI_CHECK(request, NULL, MPI_ERR_ARG, "request must not be NULL");
     rmpi_rma_op_t op = OP_INIT(RMPI_RMA_PUT, origin_addr, NULL, NULL, target_rank, target_disp, MPI_OP_NULL);
-    return rma_call(__func__, &op, origin_count, origin_datatype, 0, MPI_DATATYPE_NULL, target_count,
-                    target_datatype, 0, win, request);
+    return rma_call(__func__, &op, origin_count, origin_datatype, 0, MPI_DATATYPE_NULL, target_count, target_datatype,
+                    0, win, request);
 }
 
 int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
@@ -303,12 +314,12 @@ int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_dat
               MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
     rmpi_rma_op_t op = OP_INIT(RMPI_RMA_GET, NULL, origin_addr, NULL, target_rank, target_disp, MPI_OP_NULL);
-    return rma_call(__func__, &op, 0, MPI_DATATYPE_NULL, origin_count, origin_datatype, target_count,
-                    target_datatype, 0, win, NULL);
+    return rma_call(__func__, &op, 0, MPI_DATATYPE_NULL, origin_count, origin_datatype, target_count, target_datatype,
+                    0, win, NULL);
 }
 
-int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-            MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
+int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+            int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
     return MPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                      target_datatype, win);
@@ -320,24 +331,23 @@ int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_da
 {
     RMPI_CHECK(request, NULL, MPI_ERR_ARG, "request must not be NULL");
     rmpi_rma_op_t op = OP_INIT(RMPI_RMA_GET, NULL, origin_addr, NULL, target_rank, target_disp, MPI_OP_NULL);
-    return rma_call(__func__, &op, 0, MPI_DATATYPE_NULL, origin_count, origin_datatype, target_count,
-                    target_datatype, 0, win, request);
+    return rma_call(__func__, &op, 0, MPI_DATATYPE_NULL, origin_count, origin_datatype, target_count, target_datatype,
+                    0, win, request);
 }
 
-int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+             int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
     return MPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                       target_datatype, win, request);
 }
 
 int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
-                     MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
-                     MPI_Win win)
+                     MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
     rmpi_rma_op_t o = OP_INIT(RMPI_RMA_ACC, origin_addr, NULL, NULL, target_rank, target_disp, op);
-    return rma_call(__func__, &o, origin_count, origin_datatype, 0, MPI_DATATYPE_NULL, target_count,
-                    target_datatype, 0, win, NULL);
+    return rma_call(__func__, &o, origin_count, origin_datatype, 0, MPI_DATATYPE_NULL, target_count, target_datatype, 0,
+                    win, NULL);
 }
 
 int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
@@ -347,14 +357,14 @@ int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origi
                             target_datatype, op, win);
 }
 
-int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-                      int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype,
-                      MPI_Op op, MPI_Win win, MPI_Request *request)
+int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
+                      MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
+                      MPI_Win win, MPI_Request *request)
 {
     RMPI_CHECK(request, NULL, MPI_ERR_ARG, "request must not be NULL");
     rmpi_rma_op_t o = OP_INIT(RMPI_RMA_ACC, origin_addr, NULL, NULL, target_rank, target_disp, op);
-    return rma_call(__func__, &o, origin_count, origin_datatype, 0, MPI_DATATYPE_NULL, target_count,
-                    target_datatype, 0, win, request);
+    return rma_call(__func__, &o, origin_count, origin_datatype, 0, MPI_DATATYPE_NULL, target_count, target_datatype, 0,
+                    win, request);
 }
 
 int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
@@ -379,8 +389,8 @@ int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype o
                        int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
                        int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
-    return MPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count,
-                                result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+    return MPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
+                                target_rank, target_disp, target_count, target_datatype, op, win);
 }
 
 int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
@@ -396,12 +406,10 @@ int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_D
 
 int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr,
                         int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
-                        int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
-                        MPI_Request *request)
+                        int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
-    return MPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count,
-                                 result_datatype, target_rank, target_disp, target_count, target_datatype, op, win,
-                                 request);
+    return MPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
+                                 target_rank, target_disp, target_count, target_datatype, op, win, request);
 }
 
 int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
@@ -414,8 +422,8 @@ int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype da
 int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype,
                          int target_rank, MPI_Aint target_disp, MPI_Win win)
 {
-    rmpi_rma_op_t o = OP_INIT(RMPI_RMA_CAS, origin_addr, result_addr, compare_addr, target_rank, target_disp,
-                              MPI_OP_NULL);
+    rmpi_rma_op_t o =
+        OP_INIT(RMPI_RMA_CAS, origin_addr, result_addr, compare_addr, target_rank, target_disp, MPI_OP_NULL);
     return rma_call(__func__, &o, 1, datatype, 1, datatype, 1, datatype, 1, win, NULL);
 }
 
@@ -453,8 +461,9 @@ static int pscw(const char *func, MPI_Group group, int assert, MPI_Win win, int 
     RMPI_LOCK();
     int rc = start ? rmpi_rma_start(w, g) : rmpi_rma_post(w, g);
     RMPI_UNLOCK();
-    return rc ? rmpi_api_win_error(w->errh, win, rc, func, "an epoch of this kind is already open, or the group "
-                                                            "has processes outside the window")
+    return rc ? rmpi_api_win_error(w->errh, win, rc, func,
+                                   "an epoch of this kind is already open, or the group "
+                                   "has processes outside the window")
               : MPI_SUCCESS;
 }
 
@@ -489,7 +498,7 @@ int MPI_Win_test(MPI_Win win, int *flag)
     return rc ? WIN_ERROR(w, rc, "no exposure epoch was posted (MPI_Win_post)") : MPI_SUCCESS;
 }
 
-#define CHECK_TARGET(w, rank)                                                                            \
+#define CHECK_TARGET(w, rank)                                                                                   \
     WIN_CHECK((rank) >= 0 && (rank) < (w)->size, w, MPI_ERR_RANK, "rank %d is not in the window's group of %d", \
               (rank), (w)->size)
 
@@ -550,8 +559,8 @@ static int flush(const char *func, int rank, MPI_Win win, int local)
     if (rank == MPI_PROC_NULL)
         return MPI_SUCCESS;
     if (rank != -1 && (rank < 0 || rank >= w->size))
-        return rmpi_api_win_error(w->errh, win, MPI_ERR_RANK, func, "rank %d is not in the window's group of %d",
-                                  rank, w->size);
+        return rmpi_api_win_error(w->errh, win, MPI_ERR_RANK, func, "rank %d is not in the window's group of %d", rank,
+                                  w->size);
     RMPI_LOCK();
     int rc = rmpi_rma_flush(w, rank, local);
     RMPI_UNLOCK();
@@ -559,9 +568,15 @@ static int flush(const char *func, int rank, MPI_Win win, int local)
               : MPI_SUCCESS;
 }
 
-int MPI_Win_flush(int rank, MPI_Win win) { return rank == -1 ? flush(__func__, -2, win, 0) : flush(__func__, rank, win, 0); }
+int MPI_Win_flush(int rank, MPI_Win win)
+{
+    return rank == -1 ? flush(__func__, -2, win, 0) : flush(__func__, rank, win, 0);
+}
 int MPI_Win_flush_all(MPI_Win win) { return flush(__func__, -1, win, 0); }
-int MPI_Win_flush_local(int rank, MPI_Win win) { return rank == -1 ? flush(__func__, -2, win, 1) : flush(__func__, rank, win, 1); }
+int MPI_Win_flush_local(int rank, MPI_Win win)
+{
+    return rank == -1 ? flush(__func__, -2, win, 1) : flush(__func__, rank, win, 1);
+}
 int MPI_Win_flush_local_all(MPI_Win win) { return flush(__func__, -1, win, 1); }
 
 int MPI_Win_sync(MPI_Win win)

@@ -119,17 +119,10 @@ rmpi_nbc_t *rmpi_coll_allgather_sched(rmpi_comm_t *c, const rmpi_coll_blk_t *sen
     for (int i = 0; i < n; i++)
         total += gx_bytes(&recv[i]);
     switch (gx_pick_allgather(n, total, form)) {
-    case GX_BRUCK:
-        allgather_bruck(&g, mine, recv, in_place);
-        break;
-    case GX_RECURSIVE_DOUBLING:
-        allgather_recursive_doubling(&g, mine, recv, in_place);
-        break;
-    case GX_LINEAR:
-        allgather_linear(&g, mine, recv, in_place);
-        break;
-    default:
-        allgather_ring(&g, mine, recv, in_place);
+    case GX_BRUCK: allgather_bruck(&g, mine, recv, in_place); break;
+    case GX_RECURSIVE_DOUBLING: allgather_recursive_doubling(&g, mine, recv, in_place); break;
+    case GX_LINEAR: allgather_linear(&g, mine, recv, in_place); break;
+    default: allgather_ring(&g, mine, recv, in_place);
     }
     return gx_end(&g);
 }

@@ -42,8 +42,7 @@ static void unfold(rmpi_nbc_t *s, const coll_grp_t *g, void *w, size_t bytes)
     rmpi_nbc_round(s);
 }
 
-void coll_allreduce_recursive_doubling(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, void *buf,
-                                       size_t count)
+void coll_allreduce_recursive_doubling(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, void *buf, size_t count)
 {
     size_t bytes = count * r->esize;
     void *t = rmpi_nbc_tmp(s, bytes);
@@ -151,7 +150,7 @@ void coll_allreduce_ring(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r
 {
     int n = g->n, me = g->me;
     size_t es = r->esize, q = count / (size_t)n, extra = count % (size_t)n;
-#define BOFF(b) ((size_t)(b) * q + ((size_t)(b) < extra ? (size_t)(b) : extra))
+#define BOFF(b) ((size_t)(b)*q + ((size_t)(b) < extra ? (size_t)(b) : extra))
 #define BLEN(b) (q + ((size_t)(b) < extra))
     char *w = buf, *t = in == buf ? rmpi_nbc_tmp(s, (q + 1) * es) : NULL;
     const char *mine = in;
@@ -232,19 +231,11 @@ rmpi_nbc_t *rmpi_coll_allreduce_sched(rmpi_comm_t *c, const void *sbuf, void *rb
         rmpi_nbc_pack(s, sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dt, w);
     coll_grp_t g = coll_grp_all(c);
     switch (alg) {
-    case 0:
-        break;
-    case RMPI_COLL_ALLREDUCE_RABENSEIFNER:
-        coll_allreduce_rabenseifner(s, &g, &r, w, count);
-        break;
-    case RMPI_COLL_ALLREDUCE_RING:
-        coll_allreduce_ring(s, &g, &r, in, w, count);
-        break;
-    case RMPI_COLL_ALLREDUCE_TWO_LEVEL:
-        coll_allreduce_two_level(s, c, &r, w, count);
-        break;
-    default:
-        coll_allreduce_recursive_doubling(s, &g, &r, w, count);
+    case 0: break;
+    case RMPI_COLL_ALLREDUCE_RABENSEIFNER: coll_allreduce_rabenseifner(s, &g, &r, w, count); break;
+    case RMPI_COLL_ALLREDUCE_RING: coll_allreduce_ring(s, &g, &r, in, w, count); break;
+    case RMPI_COLL_ALLREDUCE_TWO_LEVEL: coll_allreduce_two_level(s, c, &r, w, count); break;
+    default: coll_allreduce_recursive_doubling(s, &g, &r, w, count);
     }
     if (!contig)
         rmpi_nbc_unpack(s, w, rbuf, count, dt);

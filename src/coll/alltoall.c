@@ -11,8 +11,7 @@ static void alltoall_bruck(gx_t *g, const rmpi_coll_blk_t *send, const rmpi_coll
 {
     int n = g->n, me = g->me;
     size_t b = gx_bytes(&recv[me]), half = (size_t)(n / 2 + 1) * b + 1;
-    char *w = rmpi_nbc_tmp(g->s, (size_t)n * b + 1), *sb = rmpi_nbc_tmp(g->s, half),
-         *rb = rmpi_nbc_tmp(g->s, half);
+    char *w = rmpi_nbc_tmp(g->s, (size_t)n * b + 1), *sb = rmpi_nbc_tmp(g->s, half), *rb = rmpi_nbc_tmp(g->s, half);
     for (int j = 0; j < n; j++)
         gx_put(g, &send[(me + j) % n], w + (size_t)j * b, b);
     for (int dist = 1; dist < n; dist <<= 1) {
@@ -54,8 +53,7 @@ static void alltoall_pairwise(gx_t *g, const rmpi_coll_blk_t *send, const rmpi_c
     }
 }
 
-rmpi_nbc_t *rmpi_coll_alltoall_sched(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv,
-                                     int form)
+rmpi_nbc_t *rmpi_coll_alltoall_sched(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int form)
 {
     if (c->inter)
         return coll_inter_exchange(c, send, 0, recv);

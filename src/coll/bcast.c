@@ -103,14 +103,9 @@ rmpi_nbc_t *rmpi_coll_bcast_sched(rmpi_comm_t *c, void *buf, size_t count, rmpi_
         rmpi_nbc_pack(s, buf, count, dt, p);
     coll_grp_t g = coll_grp_all(c);
     switch (coll_select(COLL_BCAST, c, bytes, count, 1)) {
-    case RMPI_COLL_BCAST_SCATTER_ALLGATHER:
-        coll_bcast_scatter_allgather(s, &g, p, bytes, root);
-        break;
-    case RMPI_COLL_BCAST_TWO_LEVEL:
-        coll_bcast_two_level(s, c, p, bytes, root);
-        break;
-    default:
-        coll_bcast_binomial(s, &g, p, bytes, root);
+    case RMPI_COLL_BCAST_SCATTER_ALLGATHER: coll_bcast_scatter_allgather(s, &g, p, bytes, root); break;
+    case RMPI_COLL_BCAST_TWO_LEVEL: coll_bcast_two_level(s, c, p, bytes, root); break;
+    default: coll_bcast_binomial(s, &g, p, bytes, root);
     }
     if (!contig && c->rank != root)
         rmpi_nbc_unpack(s, p, buf, count, dt);

@@ -143,10 +143,10 @@ typedef struct rmpi_coll_blk {
 enum { RMPI_COLL_REGULAR, RMPI_COLL_V, RMPI_COLL_W }; /* v, w: counts (and types) differ per rank */
 
 /* Rooted: recv (gather) / send (scatter) are n blocks at the root and ignored elsewhere. */
-rmpi_nbc_t *rmpi_coll_gather_sched(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv,
-                                   int root, int form);
-rmpi_nbc_t *rmpi_coll_scatter_sched(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv,
-                                    int root, int form);
+rmpi_nbc_t *rmpi_coll_gather_sched(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int root,
+                                   int form);
+rmpi_nbc_t *rmpi_coll_scatter_sched(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int root,
+                                    int form);
 /* send: 1 block; recv: n blocks. */
 rmpi_nbc_t *rmpi_coll_allgather_sched(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv,
                                       int form);
@@ -184,6 +184,5 @@ rmpi_nbc_t *rmpi_coll_scan_sched(rmpi_comm_t *c, const void *sbuf, void *rbuf, s
 /* counts[c->size] elements per rank; the input is their sum (in rbuf when in place). */
 rmpi_nbc_t *rmpi_coll_reduce_scatter_sched(rmpi_comm_t *c, const void *sbuf, void *rbuf, const size_t *counts,
                                            rmpi_dtype_t *dt, MPI_Op op);
-
 
 #endif

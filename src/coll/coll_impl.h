@@ -14,8 +14,8 @@
 #include "coll.h"
 
 typedef struct coll_grp {
-    int n, me;          /* members, my index (-1: not a member) */
-    const int *rank;    /* member i is communicator rank rank[i]; NULL: rank i */
+    int n, me;       /* members, my index (-1: not a member) */
+    const int *rank; /* member i is communicator rank rank[i]; NULL: rank i */
 } coll_grp_t;
 
 static inline int coll_peer(const coll_grp_t *g, int i) { return g->rank ? g->rank[i] : i; }
@@ -24,7 +24,7 @@ static inline coll_grp_t coll_grp_all(const rmpi_comm_t *c) { return (coll_grp_t
 typedef struct coll_red {
     MPI_Op op;
     MPI_Datatype type;
-    size_t esize;       /* packed bytes of one element */
+    size_t esize; /* packed bytes of one element */
     int commute;
 } coll_red_t;
 
@@ -43,11 +43,11 @@ int coll_pof2(int n);
  * per node, the lowest rank, except that root leads its own node (root -1: none). */
 typedef struct coll_nodes {
     int nnodes;
-    int *leaders;       /* [nnodes] ordered by the node's lowest rank */
-    int *local;         /* ranks of my node, ascending */
+    int *leaders;                            /* [nnodes] ordered by the node's lowest rank */
+    int *local;                              /* ranks of my node, ascending */
     int nlocal, my_local_idx, my_leader_idx; /* me = local[my_local_idx]; my leader */
-    int my_node_idx, root_node_idx; /* indexes in leaders[] (root_node_idx 0 without root) */
-    int contiguous;     /* every node holds consecutive ranks (keeps reduction order) */
+    int my_node_idx, root_node_idx;          /* indexes in leaders[] (root_node_idx 0 without root) */
+    int contiguous;                          /* every node holds consecutive ranks (keeps reduction order) */
 } coll_nodes_t;
 void coll_nodes_get(rmpi_comm_t *c, int root, coll_nodes_t *h);
 void coll_nodes_free(coll_nodes_t *h);
@@ -65,8 +65,8 @@ void coll_reduce_binomial(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *
                           size_t count, int root);
 void coll_reduce_rabenseifner(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, const void *in, void *out,
                               size_t count, int root);
-void coll_reduce_two_level(rmpi_nbc_t *s, rmpi_comm_t *c, const coll_red_t *r, const void *in, void *out,
-                           size_t count, int root);
+void coll_reduce_two_level(rmpi_nbc_t *s, rmpi_comm_t *c, const coll_red_t *r, const void *in, void *out, size_t count,
+                           int root);
 
 /* buf holds my contribution and receives the result (ring: see below). */
 void coll_allreduce_recursive_doubling(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, void *buf,
@@ -85,8 +85,8 @@ void coll_allreduce_two_level(rmpi_nbc_t *s, rmpi_comm_t *c, const coll_red_t *r
  * rank. The data-movement ones are in gather_sched.h. */
 rmpi_nbc_t *coll_inter_barrier(rmpi_comm_t *c);
 rmpi_nbc_t *coll_inter_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int root);
-rmpi_nbc_t *coll_inter_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt,
-                              MPI_Op op, int root);
+rmpi_nbc_t *coll_inter_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op,
+                              int root);
 rmpi_nbc_t *coll_inter_allreduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt,
                                  MPI_Op op);
 rmpi_nbc_t *coll_inter_reduce_scatter(rmpi_comm_t *c, const void *sbuf, void *rbuf, const size_t *counts,

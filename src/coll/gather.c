@@ -94,8 +94,8 @@ static void rooted_linear(gx_t *g, const rmpi_coll_blk_t *one, const rmpi_coll_b
 }
 
 /* one: a rank's block (NULL: in place at the root); many: the root's n blocks. */
-static rmpi_nbc_t *rooted(rmpi_comm_t *c, const rmpi_coll_blk_t *one, const rmpi_coll_blk_t *many, int root,
-                          int form, int scatter)
+static rmpi_nbc_t *rooted(rmpi_comm_t *c, const rmpi_coll_blk_t *one, const rmpi_coll_blk_t *many, int root, int form,
+                          int scatter)
 {
     if (c->inter)
         return coll_inter_rooted(c, one, many, root, scatter);
@@ -111,14 +111,14 @@ static rmpi_nbc_t *rooted(rmpi_comm_t *c, const rmpi_coll_blk_t *one, const rmpi
     return gx_end(&g);
 }
 
-rmpi_nbc_t *rmpi_coll_gather_sched(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv,
-                                   int root, int form)
+rmpi_nbc_t *rmpi_coll_gather_sched(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int root,
+                                   int form)
 {
     return rooted(c, send, recv, root, form, 0);
 }
 
-rmpi_nbc_t *rmpi_coll_scatter_sched(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv,
-                                    int root, int form)
+rmpi_nbc_t *rmpi_coll_scatter_sched(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int root,
+                                    int form)
 {
     return rooted(c, recv, send, root, form, 1);
 }

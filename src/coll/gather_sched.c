@@ -100,8 +100,7 @@ void gx_send(gx_t *g, const rmpi_coll_blk_t *b, int peer)
     char *p = gx_contig(b);
     if (!p) {
         /* the same block to several peers (allgather, neighbours) is packed once */
-        if (!g->packed || g->packed_blk.buf != b->buf || g->packed_blk.count != b->count ||
-            g->packed_blk.dt != b->dt) {
+        if (!g->packed || g->packed_blk.buf != b->buf || g->packed_blk.count != b->count || g->packed_blk.dt != b->dt) {
             g->packed = rmpi_nbc_tmp(g->s, gx_bytes(b));
             g->packed_blk = *b;
             rmpi_nbc_pack(g->s, b->buf, b->count, b->dt, g->packed);

@@ -31,7 +31,8 @@ int gx_pick_allgather(int n, size_t total, int form)
                    "allgather and allgatherv choices differ");
     static const int alg[] = {[RMPI_COLL_ALLGATHER_BRUCK] = GX_BRUCK,
                               [RMPI_COLL_ALLGATHER_RECURSIVE_DOUBLING] = GX_RECURSIVE_DOUBLING,
-                              [RMPI_COLL_ALLGATHER_RING] = GX_RING, [RMPI_COLL_ALLGATHER_LINEAR] = GX_LINEAR};
+                              [RMPI_COLL_ALLGATHER_RING] = GX_RING,
+                              [RMPI_COLL_ALLGATHER_LINEAR] = GX_LINEAR};
     int f = form != RMPI_COLL_REGULAR ? rmpi_knobs.COLL_ALLGATHERV : rmpi_knobs.COLL_ALLGATHER;
     if (f != RMPI_COLL_ALLGATHER_AUTO)
         return alg[f] == GX_RECURSIVE_DOUBLING && !is_pow2(n) ? GX_BRUCK : alg[f];
@@ -56,7 +57,8 @@ int gx_pick_alltoall(int n, size_t block, int form)
             return rmpi_knobs.COLL_ALLTOALLV == RMPI_COLL_ALLTOALLV_LINEAR ? GX_LINEAR : GX_PAIRWISE;
         return block < (size_t)rmpi_knobs.COLL_ALLTOALL_LARGE ? GX_LINEAR : GX_PAIRWISE;
     }
-    static const int alg[] = {[RMPI_COLL_ALLTOALL_BRUCK] = GX_BRUCK, [RMPI_COLL_ALLTOALL_LINEAR] = GX_LINEAR,
+    static const int alg[] = {[RMPI_COLL_ALLTOALL_BRUCK] = GX_BRUCK,
+                              [RMPI_COLL_ALLTOALL_LINEAR] = GX_LINEAR,
                               [RMPI_COLL_ALLTOALL_PAIRWISE] = GX_PAIRWISE};
     if (rmpi_knobs.COLL_ALLTOALL != RMPI_COLL_ALLTOALL_AUTO)
         return alg[rmpi_knobs.COLL_ALLTOALL];

@@ -87,8 +87,8 @@ rmpi_nbc_t *coll_inter_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype
     return s;
 }
 
-rmpi_nbc_t *coll_inter_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt,
-                              MPI_Op op, int root)
+rmpi_nbc_t *coll_inter_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op,
+                              int root)
 {
     size_t bytes;
     rmpi_nbc_t *s = sched_new(c, root != MPI_PROC_NULL, count, dt, &bytes);

@@ -9,12 +9,12 @@ enum { NBC_SEND, NBC_RECV, NBC_COPY, NBC_REDUCE, NBC_PACK, NBC_UNPACK };
 
 typedef struct nbc_step {
     uint8_t kind;
-    uint8_t local;         /* peer is a rank of the local group (intercommunicators) */
+    uint8_t local; /* peer is a rank of the local group (intercommunicators) */
     int peer;
-    int tag;               /* point-to-point schedules: the transfer's own tag */
+    int tag; /* point-to-point schedules: the transfer's own tag */
     const void *src;
     void *dst;
-    size_t n;              /* bytes, or elements for reduce/pack/unpack */
+    size_t n; /* bytes, or elements for reduce/pack/unpack */
     MPI_Op op;
     MPI_Datatype type;
     rmpi_dtype_t *dt;
@@ -25,31 +25,31 @@ struct rmpi_nbc {
     int tag;
     size_t nsteps;
     size_t nrounds;
-    size_t ntmp;           /* scratch blocks that did not fit in the arena (in tmp) */
-    size_t arena_used;     /* bytes of the arena handed out */
-    size_t tmp_bytes;      /* all scratch asked for, arena or not (sizes the next arena) */
+    size_t ntmp;       /* scratch blocks that did not fit in the arena (in tmp) */
+    size_t arena_used; /* bytes of the arena handed out */
+    size_t tmp_bytes;  /* all scratch asked for, arena or not (sizes the next arena) */
     /* run state */
-    size_t cur;            /* round running now */
-    size_t nxfer;          /* transfers of the running round (in xfer) */
-    rmpi_req_t *req;       /* NULL for rmpi_nbc_run */
+    size_t cur;      /* round running now */
+    size_t nxfer;    /* transfers of the running round (in xfer) */
+    rmpi_req_t *req; /* NULL for rmpi_nbc_run */
     int err, keep, done;
-    int p2p;               /* rmpi_nbc_new_p2p: point-to-point context, per-step tags */
-    int local;             /* rmpi_nbc_local: transfers added now address the local group */
-    int st_src, st_tag;    /* p2p: status of the last receive */
+    int p2p;            /* rmpi_nbc_new_p2p: point-to-point context, per-step tags */
+    int local;          /* rmpi_nbc_local: transfers added now address the local group */
+    int st_src, st_tag; /* p2p: status of the last receive */
     size_t st_bytes, st_msglen;
-    int sealed;            /* rounds closed by the first start */
-    rmpi_list_t link;      /* in the active list while running */
+    int sealed;       /* rounds closed by the first start */
+    rmpi_list_t link; /* in the active list while running */
     /* Memory kept when the object goes back to the spare list (see nbc_recycle); the
      * members above are reset for every schedule. */
     nbc_step_t *steps;
     size_t capsteps;
-    size_t *round_start;   /* first step of each round */
+    size_t *round_start; /* first step of each round */
     size_t caprounds;
     rmpi_req_t **xfer;
     size_t capxfer;
     void **tmp;
     size_t captmp;
-    char *arena;           /* scratch: one block handed out in pieces */
+    char *arena; /* scratch: one block handed out in pieces */
     size_t arena_cap;
     /* first pieces of the arrays above (most schedules need no other allocation) */
     nbc_step_t steps_inl[12];
@@ -63,8 +63,8 @@ struct rmpi_nbc {
  * call owns it: a running non-blocking or persistent schedule never shares memory with
  * another one. Library lock held, like everything here. */
 #define NBC_SPARE_MAX 4
-#define NBC_ARENA_MAX ((size_t)64 << 10)  /* largest scratch arena kept */
-#define NBC_KEEP_STEPS 256                /* larger step arrays are freed, not kept */
+#define NBC_ARENA_MAX ((size_t)64 << 10) /* largest scratch arena kept */
+#define NBC_KEEP_STEPS 256               /* larger step arrays are freed, not kept */
 static rmpi_nbc_t *spare[NBC_SPARE_MAX];
 static int nspare;
 
@@ -279,18 +279,10 @@ static void start_round(rmpi_nbc_t *s)
     for (size_t i = b; i < e; i++) {
         const nbc_step_t *st = &s->steps[i];
         switch (st->kind) {
-        case NBC_COPY:
-            memcpy(st->dst, st->src, st->n);
-            break;
-        case NBC_REDUCE:
-            rmpi_coll_op_apply(st->op, st->type, st->src, st->dst, st->n);
-            break;
-        case NBC_PACK:
-            rmpi_dtype_pack(st->src, st->n, st->dt, 0, st->dst, st->n * st->dt->size);
-            break;
-        case NBC_UNPACK:
-            rmpi_dtype_unpack(st->src, st->n * st->dt->size, st->dst, st->n, st->dt, 0);
-            break;
+        case NBC_COPY: memcpy(st->dst, st->src, st->n); break;
+        case NBC_REDUCE: rmpi_coll_op_apply(st->op, st->type, st->src, st->dst, st->n); break;
+        case NBC_PACK: rmpi_dtype_pack(st->src, st->n, st->dt, 0, st->dst, st->n * st->dt->size); break;
+        case NBC_UNPACK: rmpi_dtype_unpack(st->src, st->n * st->dt->size, st->dst, st->n, st->dt, 0); break;
         }
     }
     for (size_t i = b; i < e; i++)
@@ -359,8 +351,7 @@ static int nbc_progress(void)
     busy = 1;
     int moved = 0;
     rmpi_list_t *pos, *tmp;
-    rmpi_list_for_each_safe(pos, tmp, &active)
-        moved |= advance(RMPI_CONTAINER_OF(pos, rmpi_nbc_t, link));
+    rmpi_list_for_each_safe(pos, tmp, &active) moved |= advance(RMPI_CONTAINER_OF(pos, rmpi_nbc_t, link));
     busy = 0;
     return moved;
 }

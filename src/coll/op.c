@@ -18,7 +18,7 @@ typedef struct rmpi_op {
     int refcount;   /* the user's handle + holders (persistent collectives) */
     int user_freed; /* MPI_Op_free was called: the handle is no longer valid */
     int commute;
-    int large;      /* created by MPI_Op_create_c: fn_c takes an MPI_Count length */
+    int large; /* created by MPI_Op_create_c: fn_c takes an MPI_Count length */
     MPI_User_function *fn;
     MPI_User_function_c *fn_c;
     struct rmpi_op *next_free;
@@ -117,8 +117,7 @@ int rmpi_coll_op_check(MPI_Op op, MPI_Datatype type)
 
 /* The user function on `count` typed elements; int-length functions get chunks of at
  * most INT_MAX elements. */
-static void call_user(const rmpi_op_t *o, MPI_Datatype type, MPI_Aint extent, const void *in, void *inout,
-                      size_t count)
+static void call_user(const rmpi_op_t *o, MPI_Datatype type, MPI_Aint extent, const void *in, void *inout, size_t count)
 {
     if (o->large) {
         MPI_Count len = (MPI_Count)count;

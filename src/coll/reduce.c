@@ -61,8 +61,8 @@ static void reduce_flat(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r,
 }
 
 /* Each node reduces to its leader (root on root's node), then the leaders to root. */
-void coll_reduce_two_level(rmpi_nbc_t *s, rmpi_comm_t *c, const coll_red_t *r, const void *in, void *out,
-                           size_t count, int root)
+void coll_reduce_two_level(rmpi_nbc_t *s, rmpi_comm_t *c, const coll_red_t *r, const void *in, void *out, size_t count,
+                           int root)
 {
     coll_nodes_t h;
     coll_nodes_get(c, root, &h);
@@ -97,14 +97,9 @@ rmpi_nbc_t *rmpi_coll_reduce_sched(rmpi_comm_t *c, const void *sbuf, void *rbuf,
     coll_red_t r = {op, dt->handle, dt->size, rmpi_coll_op_commutative(op)};
     coll_grp_t g = coll_grp_all(c);
     switch (c->size == 1 ? RMPI_COLL_REDUCE_BINOMIAL : coll_select(COLL_REDUCE, c, bytes, count, r.commute)) {
-    case RMPI_COLL_REDUCE_RABENSEIFNER:
-        coll_reduce_rabenseifner(s, &g, &r, in, out, count, root);
-        break;
-    case RMPI_COLL_REDUCE_TWO_LEVEL:
-        coll_reduce_two_level(s, c, &r, in, out, count, root);
-        break;
-    default:
-        coll_reduce_binomial(s, &g, &r, in, out, count, root);
+    case RMPI_COLL_REDUCE_RABENSEIFNER: coll_reduce_rabenseifner(s, &g, &r, in, out, count, root); break;
+    case RMPI_COLL_REDUCE_TWO_LEVEL: coll_reduce_two_level(s, c, &r, in, out, count, root); break;
+    default: coll_reduce_binomial(s, &g, &r, in, out, count, root);
     }
     if (me == root && !contig)
         rmpi_nbc_unpack(s, out, rbuf, count, dt);

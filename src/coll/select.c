@@ -48,8 +48,7 @@ int coll_select(int kind, rmpi_comm_t *c, size_t bytes, size_t count, int commut
     if (k)
         return k;
     switch (kind) {
-    case COLL_BARRIER:
-        return coll_multi_node(c) ? RMPI_COLL_BARRIER_TWO_LEVEL : RMPI_COLL_BARRIER_DISSEMINATION;
+    case COLL_BARRIER: return coll_multi_node(c) ? RMPI_COLL_BARRIER_TWO_LEVEL : RMPI_COLL_BARRIER_DISSEMINATION;
     case COLL_BCAST:
         if (coll_multi_node(c))
             return RMPI_COLL_BCAST_TWO_LEVEL;
@@ -67,10 +66,10 @@ int coll_select(int kind, rmpi_comm_t *c, size_t bytes, size_t count, int commut
             return RMPI_COLL_ALLREDUCE_RING;
         return RMPI_COLL_ALLREDUCE_RABENSEIFNER;
     case COLL_REDUCE_SCATTER:
-        return commute && bytes < (size_t)rmpi_knobs.COLL_REDUCE_SCATTER_LARGE ? RMPI_COLL_REDUCE_SCATTER_RECURSIVE_HALVING
-                                                                                : RMPI_COLL_REDUCE_SCATTER_PAIRWISE;
-    case COLL_SCAN:
-        return RMPI_COLL_SCAN_RECURSIVE_DOUBLING;
+        return commute && bytes < (size_t)rmpi_knobs.COLL_REDUCE_SCATTER_LARGE
+                   ? RMPI_COLL_REDUCE_SCATTER_RECURSIVE_HALVING
+                   : RMPI_COLL_REDUCE_SCATTER_PAIRWISE;
+    case COLL_SCAN: return RMPI_COLL_SCAN_RECURSIVE_DOUBLING;
     }
     return 1;
 }

@@ -21,11 +21,11 @@ typedef struct agree_msg {
 } agree_msg_t;
 
 struct rmpi_agree {
-    rmpi_comm_t *c;        /* held */
-    rmpi_comm_t *across;   /* held; intercommunicator whose local group is c: the first
+    rmpi_comm_t *c;      /* held */
+    rmpi_comm_t *across; /* held; intercommunicator whose local group is c: the first
                               member swaps each round's value with the remote one's */
     int n, me, tag;
-    int *ranks;            /* c-rank of member i; NULL: all of c */
+    int *ranks; /* c-rank of member i; NULL: all of c */
     unsigned span;
     uint32_t round;        /* even: candidate round, odd: confirm round */
     uint32_t cand;         /* candidate of the last candidate round */
@@ -135,8 +135,7 @@ static int agree_step(rmpi_agree_t *a)
             }
         } else if (a->me == 0 && a->sending == 1) {
             if (a->far.round != a->round)
-                rmpi_core_peer_cut(rmpi_comm_world_rank(a->across, 0),
-                                   "a context agreement message out of its round");
+                rmpi_core_peer_cut(rmpi_comm_world_rank(a->across, 0), "a context agreement message out of its round");
             a->res.val = combine(a, a->res.val, a->far.val);
         }
         if (a->me == 0 && a->sending < 2) {

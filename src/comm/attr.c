@@ -10,8 +10,8 @@
 
 typedef struct keyval {
     int kind;
-    int live;          /* not yet freed by the user */
-    int refs;          /* the user's handle + attributes still using it */
+    int live; /* not yet freed by the user */
+    int refs; /* the user's handle + attributes still using it */
     rmpi_attr_copy_fn copy;
     rmpi_attr_delete_fn del;
     void *extra;
@@ -87,10 +87,8 @@ static int call_delete(const keyval_t *k, void *handle, int keyval, void *val)
     case RMPI_ATTR_COMM:
         return ((MPI_Comm_delete_attr_function *)(void (*)(void))k->del)((MPI_Comm)handle, keyval, val, k->extra);
     case RMPI_ATTR_TYPE:
-        return ((MPI_Type_delete_attr_function *)(void (*)(void))k->del)((MPI_Datatype)handle, keyval, val,
-                                                                          k->extra);
-    default:
-        return ((MPI_Win_delete_attr_function *)(void (*)(void))k->del)((MPI_Win)handle, keyval, val, k->extra);
+        return ((MPI_Type_delete_attr_function *)(void (*)(void))k->del)((MPI_Datatype)handle, keyval, val, k->extra);
+    default: return ((MPI_Win_delete_attr_function *)(void (*)(void))k->del)((MPI_Win)handle, keyval, val, k->extra);
     }
 }
 
@@ -106,11 +104,11 @@ static int call_copy(const keyval_t *k, void *handle, int keyval, void *in, void
     }
     switch (k->kind) {
     case RMPI_ATTR_COMM:
-        return ((MPI_Comm_copy_attr_function *)(void (*)(void))k->copy)((MPI_Comm)handle, keyval, k->extra, in,
-                                                                         out, flag);
+        return ((MPI_Comm_copy_attr_function *)(void (*)(void))k->copy)((MPI_Comm)handle, keyval, k->extra, in, out,
+                                                                        flag);
     case RMPI_ATTR_TYPE:
-        return ((MPI_Type_copy_attr_function *)(void (*)(void))k->copy)((MPI_Datatype)handle, keyval, k->extra,
-                                                                         in, out, flag);
+        return ((MPI_Type_copy_attr_function *)(void (*)(void))k->copy)((MPI_Datatype)handle, keyval, k->extra, in, out,
+                                                                        flag);
     default:
         return ((MPI_Win_copy_attr_function *)(void (*)(void))k->copy)((MPI_Win)handle, keyval, k->extra, in, out,
                                                                        flag);

@@ -10,13 +10,28 @@ static uint32_t next_ctx = RMPI_CTX_FIRST_FREE;
 
 int rmpi_comm_init(int rank, int size)
 {
-    rmpi_comm_world = (rmpi_comm_t){.magic = RMPI_COMM_MAGIC, .ctx = 0, .rank = rank, .size = size,
-                                    .rsize = size, .refcount = 1, .predefined = 1, .handle = MPI_COMM_WORLD,
-                                    .errh = MPI_ERRORS_ARE_FATAL, .name = "MPI_COMM_WORLD"};
+    rmpi_comm_world = (rmpi_comm_t){.magic = RMPI_COMM_MAGIC,
+                                    .ctx = 0,
+                                    .rank = rank,
+                                    .size = size,
+                                    .rsize = size,
+                                    .refcount = 1,
+                                    .predefined = 1,
+                                    .handle = MPI_COMM_WORLD,
+                                    .errh = MPI_ERRORS_ARE_FATAL,
+                                    .name = "MPI_COMM_WORLD"};
     self_world_rank = rank;
-    rmpi_comm_self = (rmpi_comm_t){.magic = RMPI_COMM_MAGIC, .ctx = 2, .rank = 0, .size = 1, .rsize = 1,
-                                   .world = &self_world_rank, .lworld = &self_world_rank, .refcount = 1,
-                                   .predefined = 1, .handle = MPI_COMM_SELF, .errh = MPI_ERRORS_ARE_FATAL,
+    rmpi_comm_self = (rmpi_comm_t){.magic = RMPI_COMM_MAGIC,
+                                   .ctx = 2,
+                                   .rank = 0,
+                                   .size = 1,
+                                   .rsize = 1,
+                                   .world = &self_world_rank,
+                                   .lworld = &self_world_rank,
+                                   .refcount = 1,
+                                   .predefined = 1,
+                                   .handle = MPI_COMM_SELF,
+                                   .errh = MPI_ERRORS_ARE_FATAL,
                                    .name = "MPI_COMM_SELF"};
     return 0;
 }
@@ -32,8 +47,7 @@ void rmpi_comm_finalize(void)
     next_ctx = RMPI_CTX_FIRST_FREE;
 }
 
-static int coll_xfer(rmpi_comm_t *c, const void *sbuf, size_t slen, int dest, void *rbuf, size_t rlen, int src,
-                     int tag)
+static int coll_xfer(rmpi_comm_t *c, const void *sbuf, size_t slen, int dest, void *rbuf, size_t rlen, int src, int tag)
 {
     rmpi_req_t *s = NULL, *r = NULL;
     if (rbuf) {
@@ -69,8 +83,8 @@ int rmpi_comm_coll_recv(rmpi_comm_t *c, void *buf, size_t len, int src, int tag)
     return coll_xfer(c, NULL, 0, 0, buf ? buf : &dummy, len, src, tag);
 }
 
-int rmpi_comm_coll_sendrecv(rmpi_comm_t *c, const void *sbuf, size_t slen, int dest, void *rbuf, size_t rlen,
-                            int src, int tag)
+int rmpi_comm_coll_sendrecv(rmpi_comm_t *c, const void *sbuf, size_t slen, int dest, void *rbuf, size_t rlen, int src,
+                            int tag)
 {
     return coll_xfer(c, sbuf, slen, dest, rbuf, rlen, src, tag);
 }
@@ -131,7 +145,8 @@ void rmpi_comm_reserve_ctx(uint32_t ctx, unsigned span)
 {
     if (ctx > RMPI_CTX_MAX - span)
         rmpi_fatal("no context id is left for a new communicator (RMPI_CTX_MAX, %u, reached): free communicators "
-                   "instead of creating new ones.", RMPI_CTX_MAX);
+                   "instead of creating new ones.",
+                   RMPI_CTX_MAX);
     if (ctx + span > next_ctx)
         next_ctx = ctx + span;
 }
@@ -174,8 +189,7 @@ rmpi_comm_t *rmpi_comm_alloc(uint32_t ctx, int rank, int n, const int *world)
     return c;
 }
 
-rmpi_comm_t *rmpi_comm_alloc_inter(uint32_t ctx, int rank, int lsize, const int *lworld, int rsize,
-                                   const int *rworld)
+rmpi_comm_t *rmpi_comm_alloc_inter(uint32_t ctx, int rank, int lsize, const int *lworld, int rsize, const int *rworld)
 {
     rmpi_comm_t *c = rmpi_comm_alloc(ctx, rank, lsize, lworld);
     c->inter = 1;
@@ -224,8 +238,7 @@ rmpi_comm_t *rmpi_comm_idup_object(rmpi_comm_t *parent)
 {
     if (!parent->inter)
         return dup_object(parent, 0);
-    rmpi_comm_t *c = rmpi_comm_alloc_inter(0, parent->rank, parent->size, parent->lworld, parent->rsize,
-                                           parent->world);
+    rmpi_comm_t *c = rmpi_comm_alloc_inter(0, parent->rank, parent->size, parent->lworld, parent->rsize, parent->world);
     if (parent->topo) {
         c->topo = parent->topo;
         c->topo->refcount++;

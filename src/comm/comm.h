@@ -46,28 +46,28 @@ typedef struct rmpi_info rmpi_info_t;
 
 typedef struct rmpi_comm {
     uint32_t magic;
-    uint32_t ctx;          /* point-to-point; ctx + 1 carries collectives */
-    int rank, size;        /* in the local group */
-    int *world;            /* destination/source rank -> world rank (remote group of an intercomm);
+    uint32_t ctx;   /* point-to-point; ctx + 1 carries collectives */
+    int rank, size; /* in the local group */
+    int *world;     /* destination/source rank -> world rank (remote group of an intercomm);
                               NULL for MPI_COMM_WORLD */
-    int rsize;             /* ranks valid as destination/source: size, or the remote group's size */
-    int inter;             /* intercommunicator */
+    int rsize;      /* ranks valid as destination/source: size, or the remote group's size */
+    int inter;      /* intercommunicator */
     int refcount;
     int predefined;
     MPI_Comm handle;
     MPI_Errhandler errh;
-    int *lworld;           /* local rank -> world rank (== world for intracommunicators) */
+    int *lworld;             /* local rank -> world rank (== world for intracommunicators) */
     struct rmpi_comm *local; /* intercomm: internal intracomm over the local group */
-    rmpi_comm_topo_t *topo; /* Cartesian, graph or distributed graph; NULL when none */
-    void *attrs;           /* cached attributes (attr.c) */
-    rmpi_info_t *info;     /* hints set by the user; NULL when none */
+    rmpi_comm_topo_t *topo;  /* Cartesian, graph or distributed graph; NULL when none */
+    void *attrs;             /* cached attributes (attr.c) */
+    rmpi_info_t *info;       /* hints set by the user; NULL when none */
     char name[MPI_MAX_OBJECT_NAME];
-    uint32_t coll_seq;     /* collectives started on this communicator (coll/coll.h schedule tags) */
-    int8_t coll_nodes;     /* coll/common.c's cache of its node layout: 0 not known yet,
+    uint32_t coll_seq;        /* collectives started on this communicator (coll/coll.h schedule tags) */
+    int8_t coll_nodes;        /* coll/common.c's cache of its node layout: 0 not known yet,
                               1 one level, 2 several nodes with several ranks on one */
     struct rmpi_bpool *bsend; /* buffer of MPI_Comm_attach_buffer (core/core_bsend.c); NULL: none */
-    uint32_t idup_seq;     /* MPI_Comm_idup calls on this communicator (their tags) */
-    rmpi_req_t *pending;   /* made by MPI_Comm_idup: the request completed with the agreement
+    uint32_t idup_seq;        /* MPI_Comm_idup calls on this communicator (their tags) */
+    rmpi_req_t *pending;      /* made by MPI_Comm_idup: the request completed with the agreement
                               (the object is not a live handle until then) */
 } rmpi_comm_t;
 
@@ -118,8 +118,8 @@ int rmpi_comm_split(rmpi_comm_t *parent, int color, int key, rmpi_comm_t **out);
 int rmpi_comm_create_group(rmpi_comm_t *parent, const int *world, int n, int tag, rmpi_comm_t **out);
 /* MPI_Intercomm_create: local_leader is a rank of local, remote_leader a rank of peer
  * (significant at the leader only). */
-int rmpi_comm_intercomm_create(rmpi_comm_t *local, int local_leader, rmpi_comm_t *peer, int remote_leader,
-                               int tag, rmpi_comm_t **out);
+int rmpi_comm_intercomm_create(rmpi_comm_t *local, int local_leader, rmpi_comm_t *peer, int remote_leader, int tag,
+                               rmpi_comm_t **out);
 /* MPI_Intercomm_merge: the group passing high = 0 first (ties: the group whose leader has
  * the lower world rank). */
 int rmpi_comm_intercomm_merge(rmpi_comm_t *inter, int high, rmpi_comm_t **out);
@@ -136,8 +136,8 @@ int rmpi_comm_compare(const rmpi_comm_t *a, const rmpi_comm_t *b);
 /* Blocking point-to-point on a communicator's collective context (for coll and comm). */
 int rmpi_comm_coll_send(rmpi_comm_t *c, const void *buf, size_t len, int dest, int tag);
 int rmpi_comm_coll_recv(rmpi_comm_t *c, void *buf, size_t len, int src, int tag);
-int rmpi_comm_coll_sendrecv(rmpi_comm_t *c, const void *sbuf, size_t slen, int dest, void *rbuf, size_t rlen,
-                            int src, int tag);
+int rmpi_comm_coll_sendrecv(rmpi_comm_t *c, const void *sbuf, size_t slen, int dest, void *rbuf, size_t rlen, int src,
+                            int tag);
 /* Broadcast from local rank root over an intracommunicator's collective context. */
 int rmpi_comm_bcast_small(rmpi_comm_t *c, void *buf, size_t len, int root);
 
@@ -158,10 +158,10 @@ int rmpi_dpm_join(int fd, rmpi_comm_t **out);
  * the world's size, see core.h rmpi_core_peer_add) ---- */
 typedef struct rmpi_group {
     uint32_t magic;
-    int refcount;          /* MPI_GROUP_EMPTY is static (refcount ignored) */
+    int refcount; /* MPI_GROUP_EMPTY is static (refcount ignored) */
     int size;
-    int rank;              /* this process's rank in the group, or MPI_UNDEFINED */
-    int *world;            /* group rank -> world rank */
+    int rank;   /* this process's rank in the group, or MPI_UNDEFINED */
+    int *world; /* group rank -> world rank */
 } rmpi_group_t;
 
 extern rmpi_group_t rmpi_group_empty;
@@ -204,12 +204,12 @@ int rmpi_group_range_excl(const rmpi_group_t *g, int n, const int (*ranges)[3], 
 
 /* ---- topologies (topo.c) ---- */
 struct rmpi_comm_topo {
-    int kind;              /* MPI_CART, MPI_GRAPH, MPI_DIST_GRAPH */
+    int kind; /* MPI_CART, MPI_GRAPH, MPI_DIST_GRAPH */
     int refcount;
-    int ndims, *dims, *periods, *coords;  /* cart: coords of this process */
-    int nnodes, nedges, *index, *edges;   /* graph */
-    int weighted;          /* dist graph: weights given */
-    int indeg, outdeg;     /* neighbours of this process, in the standard's order */
+    int ndims, *dims, *periods, *coords; /* cart: coords of this process */
+    int nnodes, nedges, *index, *edges;  /* graph */
+    int weighted;                        /* dist graph: weights given */
+    int indeg, outdeg;                   /* neighbours of this process, in the standard's order */
     int *srcs, *dsts, *srcw, *dstw;
 };
 
@@ -221,8 +221,8 @@ rmpi_comm_topo_t *rmpi_comm_dist_graph(int indeg, const int *srcs, const int *sr
                                        const int *dstw, int weighted);
 /* Collective over c: MPI_Dist_graph_create's edges (n sources with degs[i] destinations
  * each, weights w when weighted) turned into this process's neighbour lists. */
-int rmpi_comm_dist_graph_build(rmpi_comm_t *c, int n, const int *srcs, const int *degs, const int *dsts,
-                               const int *w, int weighted, rmpi_comm_topo_t **out);
+int rmpi_comm_dist_graph_build(rmpi_comm_t *c, int n, const int *srcs, const int *degs, const int *dsts, const int *w,
+                               int weighted, rmpi_comm_topo_t **out);
 void rmpi_comm_topo_release(rmpi_comm_topo_t *t);
 /* Cartesian helpers: rank of coords (periodic dims wrap; -1 when out of range), coords of rank. */
 int rmpi_comm_cart_rank(const rmpi_comm_topo_t *t, const int *coords);
@@ -237,8 +237,7 @@ int rmpi_dims_create(int nnodes, int ndims, int *dims);
  * dimension, -1 then +1 shift, MPI_PROC_NULL where off the grid and not periodic; graph:
  * the adjacency list, in=out; dist graph: sources then destinations as given). Returns 0,
  * or MPI_ERR_TOPOLOGY when c has none. */
-int rmpi_comm_neighbors(rmpi_comm_t *c, int *indegree, const int **sources, int *outdegree,
-                        const int **destinations);
+int rmpi_comm_neighbors(rmpi_comm_t *c, int *indegree, const int **sources, int *outdegree, const int **destinations);
 
 /* ---- attributes (attr.c): keyvals and a per-object attribute list ---- */
 enum { RMPI_ATTR_COMM = 1, RMPI_ATTR_TYPE, RMPI_ATTR_WIN };
@@ -253,7 +252,7 @@ int rmpi_keyval_valid(int kind, int keyval);
 /* Set (deleting the old value through the callback first), get, delete one attribute.
  * The errors are the callbacks' return codes or MPI_ERR_KEYVAL. */
 int rmpi_attr_set(void **attrs, int kind, void *handle, int keyval, void *val);
-int rmpi_attr_get(void *attrs, int keyval, void **val);   /* 1 when set */
+int rmpi_attr_get(void *attrs, int keyval, void **val); /* 1 when set */
 int rmpi_attr_delete(void **attrs, int kind, void *handle, int keyval);
 /* On dup: copy every attribute through its copy callback, in the order they were set. */
 int rmpi_attr_copy(void *attrs, int kind, void *old_handle, void **new_attrs);
@@ -277,11 +276,11 @@ static inline rmpi_info_t *rmpi_info_get(MPI_Info h)
     return i->magic == RMPI_INFO_MAGIC ? i : NULL;
 }
 rmpi_info_t *rmpi_info_new(void);
-rmpi_info_t *rmpi_info_dup(const rmpi_info_t *i);   /* NULL -> empty */
+rmpi_info_t *rmpi_info_dup(const rmpi_info_t *i); /* NULL -> empty */
 void rmpi_info_free(rmpi_info_t *i);
 void rmpi_info_set(rmpi_info_t *i, const char *key, const char *val);
 const char *rmpi_info_lookup(const rmpi_info_t *i, const char *key);
-int rmpi_info_delete(rmpi_info_t *i, const char *key);  /* 1 when it was there */
+int rmpi_info_delete(rmpi_info_t *i, const char *key); /* 1 when it was there */
 /* Fill MPI_INFO_ENV (command, argv, maxprocs, host, wdir, thread_level). */
 void rmpi_info_env_init(int argc, char **argv, int maxprocs, const char *thread_level);
 void rmpi_info_env_fill(rmpi_info_t *i, int argc, char **argv, int maxprocs, const char *thread_level);

@@ -49,14 +49,12 @@ int rmpi_keyrank_cmp(const void *a, const void *b);
 /* An intracommunicator over n world ranks (copied; NULL = identity over n). */
 rmpi_comm_t *rmpi_comm_alloc(uint32_t ctx, int rank, int n, const int *world);
 /* An intercommunicator (contexts ctx..ctx+3: its own pair and its local comm's). */
-rmpi_comm_t *rmpi_comm_alloc_inter(uint32_t ctx, int rank, int lsize, const int *lworld, int rsize,
-                                   const int *rworld);
+rmpi_comm_t *rmpi_comm_alloc_inter(uint32_t ctx, int rank, int lsize, const int *lworld, int rsize, const int *rworld);
 
 /* Collective over both groups of an intercommunicator: agree a fresh context (ctx..ctx+3
  * reserved) and swap between the groups each side's `mine` (the same on all its members)
  * and, when rlist is not NULL, its list of n ints (*rlist: malloc'd copy of the other
  * side's, *rn its length). Returns the context. */
-uint32_t rmpi_comm_inter_agree(rmpi_comm_t *c, int mine, const int *list, int n, int *theirs, int **rlist,
-                               int *rn);
+uint32_t rmpi_comm_inter_agree(rmpi_comm_t *c, int mine, const int *list, int n, int *theirs, int **rlist, int *rn);
 
 #endif

@@ -25,7 +25,7 @@
 #define PORT_PREFIX "rmpi-port:"
 #define MAX_ADDRS 8
 static const char magic[8] = {'R', 'M', 'P', 'I', 'D', 'P', 'M', '2'};
-#define TOKEN_BYTES 16   /* a port's secret: 128 random bits, 32 hex digits in its name */
+#define TOKEN_BYTES 16 /* a port's secret: 128 random bits, 32 hex digits in its name */
 
 /* What a root sends: magic, the port's token, status (0 ok, 1 wrong token), the group's
  * context candidate and size, its half of the link key; then size cards of CARD_MAX
@@ -218,10 +218,10 @@ void rmpi_dpm_finalize(void)
 /* ---- the roots' exchange ---- */
 
 typedef struct result {
-    int status;     /* MPI error class, the same on every member */
+    int status; /* MPI error class, the same on every member */
     uint32_t ctx;
-    int n;          /* remote group size */
-    uint8_t key[RMPI_AUTH_KEY_BYTES];   /* what connections with the remote group prove */
+    int n;                            /* remote group size */
+    uint8_t key[RMPI_AUTH_KEY_BYTES]; /* what connections with the remote group prove */
 } result_t;
 
 /* Acceptor root: the first connection that brings this port's token. */
@@ -386,8 +386,7 @@ int rmpi_dpm_join(int fd, rmpi_comm_t **out)
     dpm_hdr_t me, h;
     fill_hdr(&me, "join", 0, res.ctx, 1);
     /* Both sides write first: header and card fit any socket buffer. */
-    if (send_group(fd, &me, mine, 1, 0) || recv_hdr(fd, &h, 0) || ld32(h.n) != 1 ||
-        recv_cards(fd, &h, &theirs, 0)) {
+    if (send_group(fd, &me, mine, 1, 0) || recv_hdr(fd, &h, 0) || ld32(h.n) != 1 || recv_cards(fd, &h, &theirs, 0)) {
         free(theirs);
         return MPI_ERR_ARG;
     }

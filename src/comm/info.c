@@ -99,8 +99,8 @@ void rmpi_info_env_fill(rmpi_info_t *i, int argc, char **argv, int maxprocs, con
         size_t len = 0;
         buf[0] = 0;
         for (int a = 1; a < argc && argv[a]; a++)
-            len += (size_t)snprintf(buf + len, len < sizeof buf ? sizeof buf - len : 0, "%s%s", a > 1 ? " " : "",
-                                    argv[a]);
+            len +=
+                (size_t)snprintf(buf + len, len < sizeof buf ? sizeof buf - len : 0, "%s%s", a > 1 ? " " : "", argv[a]);
         if (argc > 1)
             rmpi_info_set(i, "argv", buf);
     }

@@ -66,21 +66,20 @@ static uint32_t swap_and_share(rmpi_comm_t *local, int leader, int is_leader, rm
     return other.ctx;
 }
 
-uint32_t rmpi_comm_inter_agree(rmpi_comm_t *c, int mine, const int *list, int n, int *theirs, int **rlist,
-                               int *rn)
+uint32_t rmpi_comm_inter_agree(rmpi_comm_t *c, int mine, const int *list, int n, int *theirs, int **rlist, int *rn)
 {
     return swap_and_share(c->local, 0, c->rank == 0, c, 0, TAG_LEADERS, mine, list, n, theirs, rlist, rn);
 }
 
-int rmpi_comm_intercomm_create(rmpi_comm_t *local, int local_leader, rmpi_comm_t *peer, int remote_leader,
-                               int tag, rmpi_comm_t **out)
+int rmpi_comm_intercomm_create(rmpi_comm_t *local, int local_leader, rmpi_comm_t *peer, int remote_leader, int tag,
+                               rmpi_comm_t **out)
 {
     int *lw = rmpi_xmalloc((size_t)local->size * sizeof *lw), *rw = NULL, rn = 0, unused;
     for (int r = 0; r < local->size; r++)
         lw[r] = rmpi_comm_local_world_rank(local, r);
-    uint32_t ctx = swap_and_share(local, local_leader, local->rank == local_leader, peer, remote_leader,
-                                  RMPI_COMM_TAG_USER | (tag & (RMPI_COMM_TAG_USER - 1)), 0, lw, local->size,
-                                  &unused, &rw, &rn);
+    uint32_t ctx =
+        swap_and_share(local, local_leader, local->rank == local_leader, peer, remote_leader,
+                       RMPI_COMM_TAG_USER | (tag & (RMPI_COMM_TAG_USER - 1)), 0, lw, local->size, &unused, &rw, &rn);
     *out = rmpi_comm_alloc_inter(ctx, local->rank, local->size, lw, rn, rw);
     free(lw);
     free(rw);

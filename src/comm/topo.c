@@ -126,10 +126,10 @@ void rmpi_comm_cart_shift(const rmpi_comm_topo_t *t, const int *coords, int dir,
  * when even its best case, the remaining factors all at the (k-1)-th root of what would
  * remain, spreads more than the best found (that bound only grows with the factor). */
 typedef struct dims_ctx {
-    const int *div;      /* divisors of the original n, ascending */
+    const int *div; /* divisors of the original n, ascending */
     int ndiv;
     int *cur, *best;
-    int best_spread;     /* -1: none yet */
+    int best_spread; /* -1: none yet */
 } dims_ctx_t;
 
 /* Largest r with r^k <= n (binary search: n < 2^31). */
@@ -163,7 +163,7 @@ static void dims_search(dims_ctx_t *x, int n, int k, int maxf, int depth)
         }
         return;
     }
-    long long lo = dims_root(n, k);   /* the largest factor is at least the k-th root */
+    long long lo = dims_root(n, k); /* the largest factor is at least the k-th root */
     for (int i = 0; i < x->ndiv; i++) {
         int f = x->div[i];
         if (f < lo || n % f)
@@ -196,14 +196,14 @@ int rmpi_dims_create(int nnodes, int ndims, int *dims)
     if (fixed == 0 || nnodes % fixed)
         return MPI_ERR_DIMS;
     int rest = nnodes / fixed;
-    int ndiv = 0, *div = rmpi_xmalloc(1600 * sizeof *div);   /* no int has more divisors */
+    int ndiv = 0, *div = rmpi_xmalloc(1600 * sizeof *div); /* no int has more divisors */
     for (int d = 1; (long long)d * d <= rest; d++)
         if (rest % d == 0) {
             div[ndiv++] = d;
             if (d != rest / d)
                 div[ndiv++] = rest / d;
         }
-    for (int a = 1; a < ndiv; a++)   /* ascending (insertion sort: 1600 at most) */
+    for (int a = 1; a < ndiv; a++) /* ascending (insertion sort: 1600 at most) */
         for (int b = a; b > 0 && div[b] < div[b - 1]; b--) {
             int t = div[b];
             div[b] = div[b - 1];
@@ -221,8 +221,7 @@ int rmpi_dims_create(int nnodes, int ndims, int *dims)
     return MPI_SUCCESS;
 }
 
-int rmpi_comm_neighbors(rmpi_comm_t *c, int *indegree, const int **sources, int *outdegree,
-                        const int **destinations)
+int rmpi_comm_neighbors(rmpi_comm_t *c, int *indegree, const int **sources, int *outdegree, const int **destinations)
 {
     if (!c->topo)
         return MPI_ERR_TOPOLOGY;
@@ -237,8 +236,8 @@ int rmpi_comm_neighbors(rmpi_comm_t *c, int *indegree, const int **sources, int 
  * edges that touch it ({source, destination, weight} triples), in one round per peer. A
  * process's lists are ordered by the process that named the edge, then as named there,
  * which keeps the two ends of every edge in the same order. */
-int rmpi_comm_dist_graph_build(rmpi_comm_t *c, int n, const int *srcs, const int *degs, const int *dsts,
-                               const int *w, int weighted, rmpi_comm_topo_t **out)
+int rmpi_comm_dist_graph_build(rmpi_comm_t *c, int n, const int *srcs, const int *degs, const int *dsts, const int *w,
+                               int weighted, rmpi_comm_topo_t **out)
 {
     int size = c->size, me = c->rank, nedges = 0;
     const int tag = 0x7ff8;

@@ -183,10 +183,7 @@ static int hook_chain(void)
     return n;
 }
 
-static void hook_select(void)
-{
-    rmpi_core_hook = nhooks == 0 ? NULL : nhooks == 1 ? hooks[0] : hook_chain;
-}
+static void hook_select(void) { rmpi_core_hook = nhooks == 0 ? NULL : nhooks == 1 ? hooks[0] : hook_chain; }
 
 void rmpi_core_hook_add(int (*fn)(void))
 {
@@ -294,17 +291,19 @@ int rmpi_core_finalize(void)
         return 0;
     finalize_barrier();
     if (rmpi_knobs.REPORT) {
-        fprintf(stderr, "[rmpi report] rank %d: eager frames %llu full + %llu cached headers (%llu sent from the "
-                        "user's buffer), rendezvous %llu, unexpected %llu\n",
+        fprintf(stderr,
+                "[rmpi report] rank %d: eager frames %llu full + %llu cached headers (%llu sent from the "
+                "user's buffer), rendezvous %llu, unexpected %llu\n",
                 rmpi_core_rank, (unsigned long long)rmpi_core_stats.eager_full,
                 (unsigned long long)rmpi_core_stats.eager_short, (unsigned long long)rmpi_core_stats.zc_sends,
                 (unsigned long long)rmpi_core_stats.rndv, (unsigned long long)rmpi_core_stats.unexpected);
         const rmpi_core_stats_t *st = &rmpi_core_stats;
         if (st->seg_sends + st->packed_sends + st->scattered_recvs + st->landed_recvs + st->seg_rndv_sends +
             st->seg_rndv_recvs)
-            fprintf(stderr, "[rmpi report] rank %d: non-contiguous data: %llu eager sends as segments, %llu sends "
-                            "packed; %llu eager receives scattered from the frame, %llu rendezvous receives landed; "
-                            "rendezvous by pieces: %llu sends, %llu receives\n",
+            fprintf(stderr,
+                    "[rmpi report] rank %d: non-contiguous data: %llu eager sends as segments, %llu sends "
+                    "packed; %llu eager receives scattered from the frame, %llu rendezvous receives landed; "
+                    "rendezvous by pieces: %llu sends, %llu receives\n",
                     rmpi_core_rank, (unsigned long long)st->seg_sends, (unsigned long long)st->packed_sends,
                     (unsigned long long)st->scattered_recvs, (unsigned long long)st->landed_recvs,
                     (unsigned long long)st->seg_rndv_sends, (unsigned long long)st->seg_rndv_recvs);
@@ -316,19 +315,22 @@ int rmpi_core_finalize(void)
             if (!vc || p == rmpi_core_rank || !((core_peer_t *)vc->core)->ready)
                 continue;
             const core_peer_t *cp = vc->core;
-            fprintf(stderr, "[rmpi report] rank %d -> %d: eager limit %zu bytes (%s, RMPI_EAGER_LIMIT's %zu), "
-                            "path round trip %.1f us\n",
+            fprintf(stderr,
+                    "[rmpi report] rank %d -> %d: eager limit %zu bytes (%s, RMPI_EAGER_LIMIT's %zu), "
+                    "path round trip %.1f us\n",
                     rmpi_core_rank, p, cp->eager_limit, cp->eager_auto ? "RMPI_WAN_TUNE" : "fixed", cp->eager_base,
                     rmpi_vc_rtt(vc) * 1e-3);
         }
-        fprintf(stderr, "[rmpi report] rank %d: connections refused %llu (no proof of the job key), peers cut off "
-                        "%llu (malformed frames)\n",
+        fprintf(stderr,
+                "[rmpi report] rank %d: connections refused %llu (no proof of the job key), peers cut off "
+                "%llu (malformed frames)\n",
                 rmpi_core_rank, (unsigned long long)rmpi_net_sec_stats.refused,
                 (unsigned long long)rmpi_net_sec_stats.malformed);
         rmpi_net_mr_stats_t m = rmpi_net_mr_stats();
         if (m.hits + m.misses)
-            fprintf(stderr, "[rmpi report] rank %d: registration cache: %llu hits, %llu misses, %llu evictions, "
-                            "%llu invalidations, %zu entries\n",
+            fprintf(stderr,
+                    "[rmpi report] rank %d: registration cache: %llu hits, %llu misses, %llu evictions, "
+                    "%llu invalidations, %zu entries\n",
                     rmpi_core_rank, (unsigned long long)m.hits, (unsigned long long)m.misses,
                     (unsigned long long)m.evictions, (unsigned long long)m.invalidations, m.entries);
     }

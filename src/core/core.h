@@ -38,22 +38,28 @@
  * partner that proposes one is refused; a process that would reserve one stops. */
 #define RMPI_CTX_MAX (1u << 24)
 
-enum { RMPI_REQ_SEND = 1, RMPI_REQ_RECV, RMPI_REQ_NULLOP, RMPI_REQ_COLL, RMPI_REQ_GREQ /* completed by the application */ };
+enum {
+    RMPI_REQ_SEND = 1,
+    RMPI_REQ_RECV,
+    RMPI_REQ_NULLOP,
+    RMPI_REQ_COLL,
+    RMPI_REQ_GREQ /* completed by the application */
+};
 enum { RMPI_MODE_STD = 0, RMPI_MODE_SYNC, RMPI_MODE_READY, RMPI_MODE_BUFFERED };
 enum {
     RMPI_RF_PERSISTENT = 1, /* survives completion; Start re-arms it */
     RMPI_RF_ACTIVE = 2,     /* posted and not yet waited on */
     RMPI_RF_FREED = 4,      /* user freed it while active: release at completion */
     RMPI_RF_CANCELLED = 8,
-    RMPI_RF_POSTED = 16,    /* in a posted-receive queue */
-    RMPI_RF_SCATTER = 32,   /* TYPED receive: data goes to the user's memory by unpacking (core_data.c) */
+    RMPI_RF_POSTED = 16,      /* in a posted-receive queue */
+    RMPI_RF_SCATTER = 32,     /* TYPED receive: data goes to the user's memory by unpacking (core_data.c) */
     RMPI_RF_PARTITIONED = 64, /* Psend_init/Precv_init (core_part.c, state in req->ext) */
-    RMPI_RF_SEGS = 128,     /* a rendezvous moves the data piece by piece of the user's memory
+    RMPI_RF_SEGS = 128,       /* a rendezvous moves the data piece by piece of the user's memory
                              * (send: gathered; receive: scattered; core_data.c) */
     RMPI_RF_CANCELLING = 256, /* send: CANCEL sent, its answer not in yet (completion waits) */
-    RMPI_RF_HELD = 512,     /* send: completed while CANCELLING; completes at the answer */
-    RMPI_RF_ZC = 1024,      /* send: the provider still reads the user's buffer (send_zc) */
-    RMPI_RF_TYPED = 2048,   /* the data is ucount elements of the datatype udt at user, not one
+    RMPI_RF_HELD = 512,       /* send: completed while CANCELLING; completes at the answer */
+    RMPI_RF_ZC = 1024,        /* send: the provider still reads the user's buffer (send_zc) */
+    RMPI_RF_TYPED = 2048,     /* the data is ucount elements of the datatype udt at user, not one
                              * byte range: the core lists, packs or scatters it (core_data.c) */
 };
 
@@ -70,31 +76,31 @@ struct rmpi_req {
     volatile int done;
     /* what was posted */
     uint32_t ctx;
-    int rank;            /* send: destination world rank; recv: source comm rank or ANY */
+    int rank; /* send: destination world rank; recv: source comm rank or ANY */
     int tag;
-    int src;             /* send: my rank in the communicator (goes in the header) */
+    int src; /* send: my rank in the communicator (goes in the header) */
     void *buf;
-    size_t len;          /* bytes */
+    size_t len; /* bytes */
     /* result */
     int st_src, st_tag, st_err;
-    size_t st_bytes;     /* bytes delivered */
-    size_t st_msglen;    /* bytes the sender sent (larger than st_bytes when truncated) */
+    size_t st_bytes;  /* bytes delivered */
+    size_t st_msglen; /* bytes the sender sent (larger than st_bytes when truncated) */
     /* protocol state */
     rmpi_list_t link;
     rmpi_vc_t *vc;
-    struct rmpi_rndv *rv;  /* rendezvous in progress: registrations, stripes (core_rndv.c) */
-    rmpi_net_op_t zop;     /* an eager send from the user's buffer (send_zc): completes the request */
+    struct rmpi_rndv *rv; /* rendezvous in progress: registrations, stripes (core_rndv.c) */
+    rmpi_net_op_t zop;    /* an eager send from the user's buffer (send_zc): completes the request */
     uint64_t peer_req;
-    uint64_t wire_id;      /* how frames of the peer name this request (core_frame.c); 0: none */
-    uint64_t seq;          /* send: the VC's unwrapped PSN of its first frame (a cancel names it) */
+    uint64_t wire_id; /* how frames of the peer name this request (core_frame.c); 0: none */
+    uint64_t seq;     /* send: the VC's unwrapped PSN of its first frame (a cancel names it) */
     /* for the layers above: run at completion (e.g. releasing the datatype, bsend space) */
     void (*on_complete)(rmpi_req_t *req);
-    void *user, *user2;  /* RMPI_RF_TYPED: the user's buffer in user */
-    size_t ucount;       /* RMPI_RF_TYPED: elements */
-    void *udt;           /* datatype object (RMPI_RF_TYPED: read through rmpi_core_types); the api
+    void *user, *user2; /* RMPI_RF_TYPED: the user's buffer in user */
+    size_t ucount;      /* RMPI_RF_TYPED: elements */
+    void *udt;          /* datatype object (RMPI_RF_TYPED: read through rmpi_core_types); the api
                           * layer holds the reference */
-    void *ucomm;         /* communicator object (api layer) */
-    void *ext;           /* more state of the layers above (malloc'd; freed with the request) */
+    void *ucomm;        /* communicator object (api layer) */
+    void *ext;          /* more state of the layers above (malloc'd; freed with the request) */
     rmpi_req_t *next_free;
     /* The handle the user holds: generation << 32 | slot, 0 when released (rmpi_req_handle). */
     uintptr_t handle;
@@ -108,36 +114,36 @@ struct rmpi_unexp {
     int src, tag;
     int is_rts;
     rmpi_vc_t *vc;
-    size_t len;          /* message bytes */
-    uint64_t sreq;       /* sync eager or RTS: the sender's request */
-    uint64_t seq;        /* the VC's unwrapped PSN of the frame that brought it */
+    size_t len;    /* message bytes */
+    uint64_t sreq; /* sync eager or RTS: the sender's request */
+    uint64_t seq;  /* the VC's unwrapped PSN of the frame that brought it */
     int sync;
-    int gather;          /* RTS: the sender's data is a segment list (RMPI_FF_GATHER) */
+    int gather; /* RTS: the sender's data is a segment list (RMPI_FF_GATHER) */
     uint64_t raddr;
-    uint32_t nkeys;      /* RTS: one rkey per subchannel of the sender's buffer */
+    uint32_t nkeys; /* RTS: one rkey per subchannel of the sender's buffer */
     uint64_t rkeys[RMPI_VC_MAX_SUB];
-    char data[];         /* eager payload */
+    char data[]; /* eager payload */
 };
 
 /* ---- lock ---- */
 extern int rmpi_thread_multiple;
 extern pthread_mutex_t rmpi_big_lock;
-#define RMPI_LOCK()                                 \
-    do {                                            \
-        if (RMPI_UNLIKELY(rmpi_thread_multiple))    \
-            pthread_mutex_lock(&rmpi_big_lock);     \
+#define RMPI_LOCK()                              \
+    do {                                         \
+        if (RMPI_UNLIKELY(rmpi_thread_multiple)) \
+            pthread_mutex_lock(&rmpi_big_lock);  \
     } while (0)
-#define RMPI_UNLOCK()                               \
-    do {                                            \
-        if (RMPI_UNLIKELY(rmpi_thread_multiple))    \
-            pthread_mutex_unlock(&rmpi_big_lock);   \
+#define RMPI_UNLOCK()                             \
+    do {                                          \
+        if (RMPI_UNLIKELY(rmpi_thread_multiple))  \
+            pthread_mutex_unlock(&rmpi_big_lock); \
     } while (0)
 
 /* ---- life cycle ---- */
 typedef struct rmpi_core_info {
     int rank, size;
     int singleton;
-    int appnum;      /* from the process manager (MPI_APPNUM) */
+    int appnum; /* from the process manager (MPI_APPNUM) */
 } rmpi_core_info_t;
 
 int rmpi_core_init(rmpi_core_info_t *info);
@@ -218,8 +224,8 @@ typedef struct rmpi_core_type_ops {
     void (*unpack)(const void *in, size_t len, void *buf, size_t count, const void *type, size_t off);
     /* The pieces of buf holding stream bytes [off, off + len), in order, at most max;
      * returns how many and sets *reached to the stream offset they cover up to. */
-    int (*pieces)(const void *buf, size_t count, const void *type, size_t off, size_t len, struct iovec *iov,
-                  int max, size_t *reached);
+    int (*pieces)(const void *buf, size_t count, const void *type, size_t off, size_t len, struct iovec *iov, int max,
+                  size_t *reached);
     /* Mean length of the type's pieces (whether a rendezvous goes piece by piece). */
     size_t (*mean_piece)(const void *type);
 } rmpi_core_type_ops_t;
@@ -302,7 +308,7 @@ void rmpi_core_wait(rmpi_req_t *req);
 /* ---- for reports and tests ---- */
 typedef struct rmpi_core_stats {
     uint64_t eager_full, eager_short, rndv, unexpected;
-    uint64_t zc_sends;   /* eager frames the provider sent from the user's buffer (send_zc) */
+    uint64_t zc_sends; /* eager frames the provider sent from the user's buffer (send_zc) */
     /* non-contiguous data: eager sends as segments, sends packed by the layer above,
      * eager receives scattered from the frame, rendezvous receives through a landing buffer */
     uint64_t seg_sends, packed_sends, scattered_recvs, landed_recvs;

@@ -8,23 +8,23 @@
 
 typedef struct bseg {
     struct bseg *next;
-    size_t off, len;   /* bytes of the attached buffer in use, MPI_BSEND_OVERHEAD included */
-    uint64_t id;       /* order of the Bsend, for flushes */
-    char *heap;        /* MPI_BUFFER_AUTOMATIC: the copy's own allocation */
+    size_t off, len; /* bytes of the attached buffer in use, MPI_BSEND_OVERHEAD included */
+    uint64_t id;     /* order of the Bsend, for flushes */
+    char *heap;      /* MPI_BUFFER_AUTOMATIC: the copy's own allocation */
     rmpi_req_t *req;
 } bseg_t;
 
 typedef struct flush_wait {
     struct flush_wait *next;
-    uint64_t upto;     /* complete when no message of an id <= upto is in flight */
-    rmpi_req_t *req;   /* made by the caller (a generalized request) */
+    uint64_t upto;   /* complete when no message of an id <= upto is in flight */
+    rmpi_req_t *req; /* made by the caller (a generalized request) */
 } flush_wait_t;
 
 struct rmpi_bpool {
     char *buf;
     size_t size;
-    int automatic;     /* MPI_BUFFER_AUTOMATIC: each message gets its own allocation */
-    bseg_t *segs;      /* sorted by offset */
+    int automatic; /* MPI_BUFFER_AUTOMATIC: each message gets its own allocation */
+    bseg_t *segs;  /* sorted by offset */
     uint64_t next_id;
     flush_wait_t *flushes;
 };

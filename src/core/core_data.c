@@ -12,10 +12,7 @@ const rmpi_core_type_ops_t *rmpi_core_types;
 size_t rmpi_core_seg_min = 8192;
 
 /* Pieces long enough that one RDMA op each beats packing them (RMPI_RNDV_SEG_MIN). */
-static int long_pieces(const rmpi_req_t *r)
-{
-    return rmpi_core_types->mean_piece(r->udt) >= rmpi_core_seg_min;
-}
+static int long_pieces(const rmpi_req_t *r) { return rmpi_core_types->mean_piece(r->udt) >= rmpi_core_seg_min; }
 
 void rmpi_core_scatter(rmpi_req_t *r, const void *data, size_t n)
 {

@@ -14,11 +14,11 @@
 /* ---- request ids ---- */
 
 typedef struct wire_slot {
-    rmpi_req_t *req;             /* NULL: free */
-    rmpi_vc_t *vc;               /* the only peer whose frames may name it */
-    uint32_t gen;                /* bumped at every free, so a stale id never matches */
-    unsigned want;               /* RMPI_WANT_* still admitted */
-    uint32_t next_free;          /* free list: next free slot + 1; 0: end */
+    rmpi_req_t *req;    /* NULL: free */
+    rmpi_vc_t *vc;      /* the only peer whose frames may name it */
+    uint32_t gen;       /* bumped at every free, so a stale id never matches */
+    unsigned want;      /* RMPI_WANT_* still admitted */
+    uint32_t next_free; /* free list: next free slot + 1; 0: end */
 } wire_slot_t;
 
 static wire_slot_t *slots;
@@ -48,10 +48,7 @@ uint64_t rmpi_core_wire_id(rmpi_req_t *r, rmpi_vc_t *vc, unsigned want)
     return r->wire_id;
 }
 
-void rmpi_core_wire_want(rmpi_req_t *r, unsigned want)
-{
-    slots[(uint32_t)r->wire_id - 1].want |= want;
-}
+void rmpi_core_wire_want(rmpi_req_t *r, unsigned want) { slots[(uint32_t)r->wire_id - 1].want |= want; }
 
 void rmpi_core_wire_id_free(rmpi_req_t *r)
 {
@@ -80,10 +77,7 @@ void rmpi_core_wire_finalize(void)
 }
 
 /* r's id no longer admits the frame types in want. */
-static void wire_unwant(rmpi_req_t *r, unsigned want)
-{
-    slots[(uint32_t)r->wire_id - 1].want &= ~want;
-}
+static void wire_unwant(rmpi_req_t *r, unsigned want) { slots[(uint32_t)r->wire_id - 1].want &= ~want; }
 
 /* The request a frame of vc's peer names by id, if that id is live, belongs to that peer
  * and admits the frame type; else NULL. */
@@ -117,8 +111,8 @@ static void bad(rmpi_vc_t *vc, const char *fmt, ...)
     rmpi_vc_cut(vc, why);
 }
 
-static const char *const type_name[] = {"?", "EAGER", "EAGER_SHORT", "RTS", "CTS", "FIN", "SYNC_ACK", "CANCEL",
-                                        "CANCEL_ACK"};
+static const char *const type_name[] = {"?",   "EAGER",    "EAGER_SHORT", "RTS",       "CTS",
+                                        "FIN", "SYNC_ACK", "CANCEL",      "CANCEL_ACK"};
 
 /* A message's envelope: a context id below RMPI_CTX_MAX (one this process has not created
  * yet waits), a real rank and a real tag (never the wildcards a receive uses). */
@@ -187,7 +181,8 @@ INLINE void on_eager(rmpi_vc_t *vc, core_peer_t *cp, unsigned flags, const char 
     size_t hl = sizeof m;
     int sync = flags & RMPI_FF_SYNC;
     if (!fixed_part(vc, RMPI_F_EAGER, flags, RMPI_FF_SYNC, frame, len, &m, sizeof m) ||
-        (sync && !length_ok(vc, RMPI_F_EAGER, len, hl + sizeof sreq, 0)) || !envelope_ok(vc, RMPI_F_EAGER, m.ctx, m.src, m.tag))
+        (sync && !length_ok(vc, RMPI_F_EAGER, len, hl + sizeof sreq, 0)) ||
+        !envelope_ok(vc, RMPI_F_EAGER, m.ctx, m.src, m.tag))
         return;
     if (sync) {
         memcpy(&sreq, frame + hl, sizeof sreq);
@@ -317,7 +312,9 @@ OUT_OF_LINE void on_req_frame(rmpi_vc_t *vc, unsigned type, unsigned flags, cons
         bad(vc, "%s with count %u", type_name[type], f.count);
         return;
     }
-    unsigned want = type == RMPI_F_FIN ? RMPI_WANT_FIN : type == RMPI_F_SYNC_ACK ? RMPI_WANT_SYNC_ACK : RMPI_WANT_CANCEL_ACK;
+    unsigned want = type == RMPI_F_FIN        ? RMPI_WANT_FIN
+                    : type == RMPI_F_SYNC_ACK ? RMPI_WANT_SYNC_ACK
+                                              : RMPI_WANT_CANCEL_ACK;
     rmpi_req_t *r = req_ok(vc, type, f.req, want);
     if (!r)
         return;
@@ -345,27 +342,16 @@ void rmpi_core_deliver(rmpi_vc_t *vc, const void *frame, size_t len)
             bad(vc, h.flags ? "EAGER_SHORT with flags %#x" : "EAGER_SHORT before any EAGER (flags %#x)", h.flags);
             return;
         }
-        rmpi_core_eager_arrived(vc, cp->rx_ctx, cp->rx_src, cp->rx_tag, (const char *)frame + sizeof h,
-                                len - sizeof h, 0, 0);
+        rmpi_core_eager_arrived(vc, cp->rx_ctx, cp->rx_src, cp->rx_tag, (const char *)frame + sizeof h, len - sizeof h,
+                                0, 0);
         return;
-    case RMPI_F_EAGER:
-        on_eager(vc, cp, h.flags, frame, len);
-        return;
-    case RMPI_F_RTS:
-        on_rts(vc, h.flags, frame, len);
-        return;
-    case RMPI_F_CTS:
-        on_cts(vc, h.flags, frame, len);
-        return;
+    case RMPI_F_EAGER: on_eager(vc, cp, h.flags, frame, len); return;
+    case RMPI_F_RTS: on_rts(vc, h.flags, frame, len); return;
+    case RMPI_F_CTS: on_cts(vc, h.flags, frame, len); return;
     case RMPI_F_FIN:
     case RMPI_F_SYNC_ACK:
-    case RMPI_F_CANCEL_ACK:
-        on_req_frame(vc, h.type, h.flags, frame, len);
-        return;
-    case RMPI_F_CANCEL:
-        on_cancel(vc, h.flags, frame, len);
-        return;
-    default:
-        bad(vc, "unknown frame type %u (mixed RailMPI versions?)", h.type);
+    case RMPI_F_CANCEL_ACK: on_req_frame(vc, h.type, h.flags, frame, len); return;
+    case RMPI_F_CANCEL: on_cancel(vc, h.flags, frame, len); return;
+    default: bad(vc, "unknown frame type %u (mixed RailMPI versions?)", h.type);
     }
 }

@@ -73,15 +73,15 @@ typedef struct core_peer {
     uint32_t tx_ctx, rx_ctx;
     int32_t tx_src, tx_tag, rx_src, rx_tag;
     int tx_valid, ready;
-    int rx_valid;        /* an EAGER frame set rx_*: EAGER_SHORT may follow */
-    size_t unexp_bytes;  /* memory held by this peer's unexpected messages (RMPI_UNEXP_MAX) */
-    int rndv_write;      /* this peer's rendezvous pushes data (CTS + RDMA write) */
+    int rx_valid;       /* an EAGER frame set rx_*: EAGER_SHORT may follow */
+    size_t unexp_bytes; /* memory held by this peer's unexpected messages (RMPI_UNEXP_MAX) */
+    int rndv_write;     /* this peer's rendezvous pushes data (CTS + RDMA write) */
     size_t eager_limit;
-    size_t eager_base;   /* RMPI_EAGER_LIMIT's value for this peer; eager_limit when not tuned */
-    size_t eager_max;    /* largest eager message the rails carry */
-    int eager_auto;      /* RMPI_WAN_TUNE follows the peer's round trip (rmpi_core_wan_limit) */
-    int seg_max;         /* data segments of a non-contiguous eager send (RMPI_SEG_MAX, rails' max_iov) */
-    size_t zc_min;       /* nonblocking eager sends of this many bytes on go from the user's buffer */
+    size_t eager_base; /* RMPI_EAGER_LIMIT's value for this peer; eager_limit when not tuned */
+    size_t eager_max;  /* largest eager message the rails carry */
+    int eager_auto;    /* RMPI_WAN_TUNE follows the peer's round trip (rmpi_core_wan_limit) */
+    int seg_max;       /* data segments of a non-contiguous eager send (RMPI_SEG_MAX, rails' max_iov) */
+    size_t zc_min;     /* nonblocking eager sends of this many bytes on go from the user's buffer */
 } core_peer_t;
 
 /* Posted and unexpected queues of one context. */

@@ -13,18 +13,15 @@
 #include <string.h>
 
 typedef struct part {
-    int send;        /* 1: Psend_init, 0: Precv_init */
-    int n;           /* partitions */
-    int nready;      /* send: partitions marked ready since Start */
+    int send;              /* 1: Psend_init, 0: Precv_init */
+    int n;                 /* partitions */
+    int nready;            /* send: partitions marked ready since Start */
     unsigned char ready[]; /* send: one flag per partition */
 } part_t;
 
 /* User tags 0..TAG_UB onto negative tags (collective traffic uses non-negative ones and
  * MPI_ANY_TAG is -2): INT_MIN + tag, except that the two highest tags share -1. */
-static int part_tag(int tag)
-{
-    return tag >= INT_MAX - 1 ? -1 : INT_MIN + tag;
-}
+static int part_tag(int tag) { return tag >= INT_MAX - 1 ? -1 : INT_MIN + tag; }
 
 void rmpi_core_part_init(rmpi_req_t *r, int n, int send)
 {

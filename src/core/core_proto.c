@@ -69,7 +69,8 @@ static void unexp_queue(rmpi_vc_t *vc, ctxq_t *q, rmpi_unexp_t *u)
     cp->unexp_bytes += unexp_cost(u);
     if (RMPI_UNLIKELY(cp->unexp_bytes > rmpi_core_unexp_max)) {
         char why[320];
-        snprintf(why, sizeof why, "rank %d holds %zu bytes of unexpected messages from rank %d (no receive posted "
+        snprintf(why, sizeof why,
+                 "rank %d holds %zu bytes of unexpected messages from rank %d (no receive posted "
                  "for them), more than RMPI_UNEXP_MAX=%zu: post the receives sooner or raise RMPI_UNEXP_MAX",
                  rmpi_core_rank, cp->unexp_bytes, vc->peer, rmpi_core_unexp_max);
         rmpi_vc_cut(vc, why);
@@ -162,8 +163,8 @@ void rmpi_core_peer_init(rmpi_vc_t *vc)
     /* Emulated RDMA (TCP) streams a put as soon as the CTS arrives; a read would first
      * send a request the target serves in turns with its other output. Both peers see the
      * same rails, so they agree on the mode. */
-    cp->rndv_write = rmpi_rndv_mode == RMPI_RNDV_MODE_WRITE ||
-                     (rmpi_rndv_mode == RMPI_RNDV_MODE_AUTO && !rail->hints.rdma_native);
+    cp->rndv_write =
+        rmpi_rndv_mode == RMPI_RNDV_MODE_WRITE || (rmpi_rndv_mode == RMPI_RNDV_MODE_AUTO && !rail->hints.rdma_native);
     /* One iov goes to the header; any subchannel may carry the frame. */
     long long segs = rmpi_knobs.SEG_MAX < RMPI_CORE_SEG_CAP ? rmpi_knobs.SEG_MAX : RMPI_CORE_SEG_CAP;
     for (int i = 0; i < vc->nsub; i++) {
@@ -210,8 +211,8 @@ void rmpi_core_wan_tune(rmpi_vc_t *vc)
         return;
     double one, all;
     rmpi_vc_rates(vc, &one, &all);
-    cp->eager_limit = rmpi_core_wan_limit(cp->eager_base, rmpi_vc_rtt(vc), one, all, rmpi_core_unexp_max,
-                                          cp->eager_max);
+    cp->eager_limit =
+        rmpi_core_wan_limit(cp->eager_base, rmpi_vc_rtt(vc), one, all, rmpi_core_unexp_max, cp->eager_max);
 }
 
 static void send_req_frame(rmpi_vc_t *vc, int type, uint64_t req)
@@ -328,8 +329,8 @@ static inline __attribute__((always_inline)) int isend_bytes(rmpi_req_t *r)
         return 0;
     }
     uint64_t sreq = rmpi_core_wire_id(r, vc, RMPI_WANT_CTS | RMPI_WANT_FIN);
-    wire_rts_t f = {{{0, RMPI_F_RTS, 0}, r->ctx, r->src, r->tag}, sreq, r->len, (uintptr_t)r->buf,
-                    (uint32_t)vc->nsub, 0, {0}};
+    wire_rts_t f =
+        {{{0, RMPI_F_RTS, 0}, r->ctx, r->src, r->tag}, sreq, r->len, (uintptr_t)r->buf, (uint32_t)vc->nsub, 0, {0}};
     if (RMPI_UNLIKELY(r->flags & RMPI_RF_SEGS)) {
         /* Nothing to register for the peer: it never reads a segment list, it sends a CTS
          * and this side writes the segments (the provider registers each one it needs). */
@@ -474,7 +475,7 @@ static void rndv_start(rmpi_req_t *r, rmpi_vc_t *vc, int src, int tag, uint64_t 
         return;
     }
     wire_cts_t f = {{0, RMPI_F_CTS, 0}, (uint32_t)vc->nsub, sreq, rmpi_core_wire_id(r, vc, RMPI_WANT_FIN),
-                    (uintptr_t)r->buf, r->st_bytes, {0}};
+                    (uintptr_t)r->buf,  r->st_bytes,        {0}};
     rmpi_rndv_register(r, vc, r->buf, r->st_bytes, f.rkey);
     size_t flen = RMPI_WIRE_KEYS_LEN(wire_cts_t, vc->nsub);
     struct iovec iov = {&f, flen};

@@ -18,7 +18,7 @@
 typedef struct seg_stripe {
     size_t next, end;
     int inflight;
-    uint32_t busy;                     /* bit i: op[i] in flight */
+    uint32_t busy; /* bit i: op[i] in flight */
     uint64_t t_post, t_done;
     void *oloc[SEG_WINDOW];
     size_t ooff[SEG_WINDOW], olen[SEG_WINDOW];
@@ -29,18 +29,18 @@ typedef struct seg_stripe {
 struct rmpi_rndv {
     rmpi_req_t *req;
     rmpi_vc_t *vc;
-    int nmr;                           /* registrations, index = subchannel */
+    int nmr; /* registrations, index = subchannel */
     rmpi_mr_t mr[RMPI_VC_MAX_SUB];
     int nstripes, pending, pushing;
     rmpi_stripe_t stripe[RMPI_VC_MAX_SUB];
     rmpi_net_op_t op[RMPI_VC_MAX_SUB];
-    uint32_t fins, fin_count;          /* FINs received so far, and how many the first one announced */
-    char *local;                       /* where stripes start locally / remotely */
+    uint32_t fins, fin_count; /* FINs received so far, and how many the first one announced */
+    char *local;              /* where stripes start locally / remotely */
     uint64_t raddr;
     uint64_t rkeys[RMPI_VC_MAX_SUB];
-    seg_stripe_t *seg;                 /* per stripe, when the local side is a segment list */
-    rmpi_rndv_piece_t *rp;             /* the peer's memory in pieces (CTS with PIECES), or NULL */
-    size_t *rp_at;                     /* message offset where each of those pieces starts */
+    seg_stripe_t *seg;     /* per stripe, when the local side is a segment list */
+    rmpi_rndv_piece_t *rp; /* the peer's memory in pieces (CTS with PIECES), or NULL */
+    size_t *rp_at;         /* message offset where each of those pieces starts */
     uint32_t nrp;
 };
 
@@ -52,7 +52,7 @@ static void seg_op_done(rmpi_net_op_t *op);
  * thread cache) cost about 440 instructions, three per shm ping-pong at 16 KiB. Only the
  * header fields need values; the arrays are written before they are read. */
 #define RNDV_KEEP 64
-static rmpi_rndv_t *rndv_free;         /* linked through ->req */
+static rmpi_rndv_t *rndv_free; /* linked through ->req */
 static int rndv_nfree;
 
 static rmpi_rndv_t *rndv_of(rmpi_req_t *r, rmpi_vc_t *vc)
@@ -135,8 +135,8 @@ void rmpi_rndv_register(rmpi_req_t *r, rmpi_vc_t *vc, void *buf, size_t len, uin
     for (int i = 0; i < vc->nsub; i++) {
         rmpi_rail_t *rail = rmpi_vc_rail(vc, i);
         if (rmpi_net_mr_get(rail, buf, len, &rv->mr[i]))
-            rmpi_fatal("cannot register %zu bytes on rail %s for a rendezvous with rank %d.", len,
-                       rail->hints.name, vc->peer);
+            rmpi_fatal("cannot register %zu bytes on rail %s for a rendezvous with rank %d.", len, rail->hints.name,
+                       vc->peer);
         rkeys[i] = rv->mr[i].rkey;
         rv->nmr = i + 1;
     }
@@ -161,8 +161,10 @@ static int stripe_move(rmpi_rndv_t *rv, int k, rmpi_net_op_t *op, size_t len)
     int sub = rmpi_vc_sub_of(vc, op->rail);
     char why[160];
     if (op->status == -EFAULT) {
-        snprintf(why, sizeof why, "rank %d named memory for a rendezvous that it has not registered (RDMA %s of %zu "
-                 "bytes refused)", vc->peer, rv->pushing ? "write" : "read", len);
+        snprintf(why, sizeof why,
+                 "rank %d named memory for a rendezvous that it has not registered (RDMA %s of %zu "
+                 "bytes refused)",
+                 vc->peer, rv->pushing ? "write" : "read", len);
         rmpi_vc_cut(vc, why);
         return -1;
     }
@@ -210,12 +212,13 @@ static void stripes_done(rmpi_rndv_t *rv)
     rndv_finish(r);
 }
 
-static void start_stripes(rmpi_req_t *r, rmpi_vc_t *vc, int push, char *local, uint64_t raddr,
-                          const uint64_t *rkeys, uint32_t nkeys, size_t n)
+static void start_stripes(rmpi_req_t *r, rmpi_vc_t *vc, int push, char *local, uint64_t raddr, const uint64_t *rkeys,
+                          uint32_t nkeys, size_t n)
 {
     if (nkeys != (uint32_t)vc->nsub)
         rmpi_fatal("rank %d offers %u rail(s) for a rendezvous but this rank has %d toward it; both peers must "
-                   "see the same rails (check RMPI_TCP_IFACES on every host).", vc->peer, nkeys, vc->nsub);
+                   "see the same rails (check RMPI_TCP_IFACES on every host).",
+                   vc->peer, nkeys, vc->nsub);
     rmpi_rndv_t *rv = rndv_of(r, vc);
     rv->pushing = push;
     rv->local = local;

@@ -55,28 +55,28 @@ struct rmpi_dtype {
     uint32_t magic;
     uint8_t predefined;
     uint8_t committed;
-    uint8_t contig;        /* data of any count of elements is one byte range at buf + true_lb */
-    uint8_t user_freed;    /* MPI_Type_free was called: the handle is no longer valid */
-    uint8_t sticky_lb;     /* lb / ub come from a resize and propagate through constructors */
+    uint8_t contig;     /* data of any count of elements is one byte range at buf + true_lb */
+    uint8_t user_freed; /* MPI_Type_free was called: the handle is no longer valid */
+    uint8_t sticky_lb;  /* lb / ub come from a resize and propagate through constructors */
     uint8_t sticky_ub;
-    uint8_t nested;        /* some segment has a sub type */
+    uint8_t nested; /* some segment has a sub type */
     int refcount;
     MPI_Datatype handle;
 
-    size_t size;           /* bytes of data in one element */
-    MPI_Count max_count;   /* the most elements whose data bytes and span fit in an MPI_Aint
+    size_t size;         /* bytes of data in one element */
+    MPI_Count max_count; /* the most elements whose data bytes and span fit in an MPI_Aint
                             * (rmpi_dtype_count_ok) */
     MPI_Aint lb, ub, extent;
     MPI_Aint true_lb, true_ub, true_extent;
-    size_t align;          /* largest alignment among the basic types (struct padding) */
+    size_t align; /* largest alignment among the basic types (struct padding) */
 
     size_t nseg;
     rmpi_dtype_seg_t *segs;
 
-    MPI_Count nbasic;      /* basic elements in one element */
-    size_t basic_size;     /* size of every basic element, 0 when they differ */
-    size_t pair_first;     /* predefined pair types (MPI_DOUBLE_INT...): bytes of the first member */
-    MPI_Datatype basic;    /* the one predefined type every basic element is (a pair type counts
+    MPI_Count nbasic;   /* basic elements in one element */
+    size_t basic_size;  /* size of every basic element, 0 when they differ */
+    size_t pair_first;  /* predefined pair types (MPI_DOUBLE_INT...): bytes of the first member */
+    MPI_Datatype basic; /* the one predefined type every basic element is (a pair type counts
                             * as one), MPI_DATATYPE_NULL when they differ or there is no data:
                             * what predefined reduction operations apply to */
 
@@ -94,7 +94,7 @@ struct rmpi_dtype {
     rmpi_dtype_t *inner;
 
     char name[MPI_MAX_OBJECT_NAME];
-    void *attrs;           /* attribute list, owned by the api layer */
+    void *attrs; /* attribute list, owned by the api layer */
 };
 
 extern size_t rmpi_dtype_flat_max;
@@ -229,8 +229,8 @@ typedef struct rmpi_dtype_iter {
     const rmpi_dtype_t *dt;
     size_t offset, end; /* stream bytes: next one to list, end of the range */
 } rmpi_dtype_iter_t;
-void rmpi_dtype_iter_init(rmpi_dtype_iter_t *it, const void *buf, size_t count, const rmpi_dtype_t *dt,
-                          size_t offset, size_t len);
+void rmpi_dtype_iter_init(rmpi_dtype_iter_t *it, const void *buf, size_t count, const rmpi_dtype_t *dt, size_t offset,
+                          size_t len);
 int rmpi_dtype_iter_next(rmpi_dtype_iter_t *it, struct iovec *iov, int max);
 static inline int rmpi_dtype_iter_done(const rmpi_dtype_iter_t *it) { return it->offset >= it->end; }
 /* Mean length of the contiguous pieces of one element, counted before adjacent pieces

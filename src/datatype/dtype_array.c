@@ -39,8 +39,8 @@ static int wrap(int combiner, int large, MPI_Count *ints, size_t nints, rmpi_dty
 
 /* The last steps of both: place t at disp in a type of lb 0 and extent ext, wrap it with
  * the recorded arguments. Consumes t and ints whatever happens. */
-static int array_finish(int combiner, int large, int rc, rmpi_dtype_t *t, MPI_Aint disp, MPI_Aint ext,
-                        MPI_Count *ints, size_t nints, rmpi_dtype_t *old, rmpi_dtype_t **newtype)
+static int array_finish(int combiner, int large, int rc, rmpi_dtype_t *t, MPI_Aint disp, MPI_Aint ext, MPI_Count *ints,
+                        size_t nints, rmpi_dtype_t *old, rmpi_dtype_t **newtype)
 {
     if (!rc)
         rc = place(&t, disp, ext);
@@ -64,7 +64,7 @@ int rmpi_dtype_subarray(int ndims, const MPI_Count *sizes, const MPI_Count *subs
     for (int i = 0; i < ndims; i++)
         if (sizes[i] <= 0 || subsizes[i] < 0 || starts[i] < 0 || starts[i] > sizes[i] - subsizes[i])
             return MPI_ERR_ARG;
-    /* k-th fastest varying dimension */
+            /* k-th fastest varying dimension */
 #define DIM(k) (order == MPI_ORDER_C ? ndims - 1 - (k) : (k))
     MPI_Aint ext = old->extent, stride = ext, disp = 0;
     rmpi_dtype_t *t = NULL, *n = NULL;
@@ -124,9 +124,9 @@ static int darray_cyclic(MPI_Count gsize, int nprocs, int coord, int darg, MPI_A
     rmpi_dtype_retain(base);
     int rc = chain(t, rmpi_dtype_hvector(nfull, blk, bstride, rmpi_dtype_handle(*t), 0, &n), &n);
     if (!rc && rem) {
-        MPI_Count bl[2] = { 1, rem };
-        MPI_Aint disp[2] = { 0, (MPI_Aint)nfull * bstride };
-        MPI_Datatype ty[2] = { rmpi_dtype_handle(*t), rmpi_dtype_handle(base) };
+        MPI_Count bl[2] = {1, rem};
+        MPI_Aint disp[2] = {0, (MPI_Aint)nfull * bstride};
+        MPI_Datatype ty[2] = {rmpi_dtype_handle(*t), rmpi_dtype_handle(base)};
         rc = chain(t, rmpi_dtype_struct(2, bl, disp, ty, 0, &n), &n);
     }
     rmpi_dtype_release(base);
@@ -146,8 +146,8 @@ int rmpi_dtype_darray(int size, int rank, int ndims, const MPI_Count *gsizes, co
     rmpi_dtype_t *old = rmpi_dtype_get(oldtype);
     if (!old)
         return MPI_ERR_TYPE;
-    if (size <= 0 || rank < 0 || rank >= size || ndims <= 0 || !gsizes || !distribs || !dargs || !psizes ||
-        !newtype || (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN))
+    if (size <= 0 || rank < 0 || rank >= size || ndims <= 0 || !gsizes || !distribs || !dargs || !psizes || !newtype ||
+        (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN))
         return MPI_ERR_ARG;
     long long nprocs = 1;
     for (int i = 0; i < ndims; i++) {

@@ -17,12 +17,9 @@ size_t rmpi_dtype_npieces(const rmpi_dtype_t *dt)
     case MPI_COMBINER_DARRAY:
     case MPI_COMBINER_F90_INTEGER:
     case MPI_COMBINER_F90_REAL:
-    case MPI_COMBINER_F90_COMPLEX:
-        return 1;
-    case MPI_COMBINER_NAMED:
-        return 0;
-    default:
-        return (size_t)dt->ints[0];
+    case MPI_COMBINER_F90_COMPLEX: return 1;
+    case MPI_COMBINER_NAMED: return 0;
+    default: return (size_t)dt->ints[0];
     }
 }
 
@@ -32,10 +29,8 @@ int rmpi_dtype_uniform_pieces(const rmpi_dtype_t *dt)
     case MPI_COMBINER_INDEXED:
     case MPI_COMBINER_HINDEXED:
     case MPI_COMBINER_STRUCT:
-    case MPI_COMBINER_NAMED:
-        return 0;
-    default:
-        return 1;
+    case MPI_COMBINER_NAMED: return 0;
+    default: return 1;
     }
 }
 
@@ -43,11 +38,11 @@ void rmpi_dtype_piece(const rmpi_dtype_t *dt, size_t i, rmpi_dtype_piece_t *p)
 {
     const MPI_Count *in = dt->ints;
     if (dt->combiner == MPI_COMBINER_NAMED) {
-        *p = (rmpi_dtype_piece_t){ .disp = 0, .bl = 0, .t = dt };
+        *p = (rmpi_dtype_piece_t){.disp = 0, .bl = 0, .t = dt};
         return;
     }
     if (dt->inner) {
-        *p = (rmpi_dtype_piece_t){ .disp = 0, .bl = 1, .t = dt->inner };
+        *p = (rmpi_dtype_piece_t){.disp = 0, .bl = 1, .t = dt->inner};
         return;
     }
     const rmpi_dtype_t *t = dt->types[0];
@@ -102,8 +97,7 @@ typedef struct seg_vec {
 /* Append a run, merging it into the previous one when the two form a single block or
  * a single strided run; this is what keeps a vector of a vector at one segment. Runs of
  * nested elements (sub) merge only into runs of the same sub type. */
-static void seg_append(seg_vec_t *sv, MPI_Aint off, size_t len, size_t count, MPI_Aint stride,
-                       const rmpi_dtype_t *sub)
+static void seg_append(seg_vec_t *sv, MPI_Aint off, size_t len, size_t count, MPI_Aint stride, const rmpi_dtype_t *sub)
 {
     if (!len || !count)
         return;
@@ -145,7 +139,7 @@ static void seg_append(seg_vec_t *sv, MPI_Aint off, size_t len, size_t count, MP
         sv->cap = sv->cap ? 2 * sv->cap : 4;
         sv->v = rmpi_xrealloc(sv->v, sv->cap * sizeof(*sv->v));
     }
-    sv->v[sv->n++] = (rmpi_dtype_seg_t){ .off = off, .len = len, .count = count, .stride = stride, .sub = sub };
+    sv->v[sv->n++] = (rmpi_dtype_seg_t){.off = off, .len = len, .count = count, .stride = stride, .sub = sub};
 }
 
 /* Segments that `bl` copies of t add when expanded (1 when they fold into one run). */
@@ -193,7 +187,7 @@ static void seg_append_piece(seg_vec_t *sv, MPI_Aint disp, size_t bl, const rmpi
 static int dtype_build(rmpi_dtype_t *dt)
 {
     size_t np = rmpi_dtype_npieces(dt), cost = 0;
-    seg_vec_t sv = { 0 };
+    seg_vec_t sv = {0};
     for (size_t i = 0; i < np && cost <= rmpi_dtype_flat_max; i++) {
         rmpi_dtype_piece_t p;
         rmpi_dtype_piece(dt, i, &p);

@@ -22,38 +22,38 @@ static int units_of(const rmpi_dtype_t *b, unit_t u[2])
 {
     MPI_Datatype h = b->handle;
     if (h == MPI_LONG_DOUBLE) {
-        u[0] = (unit_t){ U_LDBL, sizeof(long double) };
+        u[0] = (unit_t){U_LDBL, sizeof(long double)};
         return 1;
     }
     if (h == MPI_C_LONG_DOUBLE_COMPLEX || h == MPI_CXX_LONG_DOUBLE_COMPLEX) {
-        u[0] = u[1] = (unit_t){ U_LDBL, sizeof(long double) };
+        u[0] = u[1] = (unit_t){U_LDBL, sizeof(long double)};
         return 2;
     }
     if (h == MPI_WCHAR) {
-        u[0] = (unit_t){ U_WCHAR, sizeof(wchar_t) };
+        u[0] = (unit_t){U_WCHAR, sizeof(wchar_t)};
         return 1;
     }
     if (h == MPI_LONG || h == MPI_UNSIGNED_LONG) {
-        u[0] = (unit_t){ h == MPI_LONG ? U_LONG : U_ULONG, sizeof(long) };
+        u[0] = (unit_t){h == MPI_LONG ? U_LONG : U_ULONG, sizeof(long)};
         return 1;
     }
     if (h == MPI_LONG_INT) {
-        u[0] = (unit_t){ U_LONG, sizeof(long) };
-        u[1] = (unit_t){ U_SWAP, (uint8_t)(b->size - b->pair_first) };
+        u[0] = (unit_t){U_LONG, sizeof(long)};
+        u[1] = (unit_t){U_SWAP, (uint8_t)(b->size - b->pair_first)};
         return 2;
     }
     if (b->pair_first) {
-        u[0] = (unit_t){ h == MPI_LONG_DOUBLE_INT ? U_LDBL : U_SWAP, (uint8_t)b->pair_first };
-        u[1] = (unit_t){ U_SWAP, (uint8_t)(b->size - b->pair_first) };
+        u[0] = (unit_t){h == MPI_LONG_DOUBLE_INT ? U_LDBL : U_SWAP, (uint8_t)b->pair_first};
+        u[1] = (unit_t){U_SWAP, (uint8_t)(b->size - b->pair_first)};
         return 2;
     }
     if (h == MPI_C_FLOAT_COMPLEX || h == MPI_CXX_FLOAT_COMPLEX || h == MPI_C_DOUBLE_COMPLEX ||
         h == MPI_CXX_DOUBLE_COMPLEX || h == MPI_COMPLEX || h == MPI_DOUBLE_COMPLEX || h == MPI_COMPLEX4 ||
         h == MPI_COMPLEX8 || h == MPI_COMPLEX16 || h == MPI_COMPLEX32) {
-        u[0] = u[1] = (unit_t){ U_SWAP, (uint8_t)(b->size / 2) };
+        u[0] = u[1] = (unit_t){U_SWAP, (uint8_t)(b->size / 2)};
         return 2;
     }
-    u[0] = (unit_t){ U_SWAP, (uint8_t)b->size };
+    u[0] = (unit_t){U_SWAP, (uint8_t)b->size};
     return 1;
 }
 
@@ -75,9 +75,7 @@ static void swap_copy(unsigned char *dst, const unsigned char *src, size_t n)
 static void unit_conv(const unit_t *u, const unsigned char *src, unsigned char *dst, int to_ext)
 {
     switch (u->kind) {
-    case U_SWAP:
-        swap_copy(dst, src, u->native);
-        break;
+    case U_SWAP: swap_copy(dst, src, u->native); break;
     case U_LDBL: {
         long double x;
         _Float128 q;

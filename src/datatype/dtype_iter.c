@@ -57,8 +57,8 @@ static int walk(iter_out_t *o, char *buf, size_t count, const rmpi_dtype_t *dt, 
     return 0;
 }
 
-void rmpi_dtype_iter_init(rmpi_dtype_iter_t *it, const void *buf, size_t count, const rmpi_dtype_t *dt,
-                          size_t offset, size_t len)
+void rmpi_dtype_iter_init(rmpi_dtype_iter_t *it, const void *buf, size_t count, const rmpi_dtype_t *dt, size_t offset,
+                          size_t len)
 {
     size_t total = count * dt->size;
     it->buf = (char *)(uintptr_t)buf;

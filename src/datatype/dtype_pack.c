@@ -7,12 +7,12 @@ enum { DIR_PACK, DIR_UNPACK };
 
 /* memcpy with a constant length compiles to a single move; most blocks are one basic
  * element of 4 or 8 bytes, so those get their own loops. */
-#define BLOCK_LOOP(LEN)                                           \
+#define BLOCK_LOOP(LEN)                                                \
     for (size_t i = 0; i < nb; i++, user += stride, packed += (LEN)) { \
-        if (dir == DIR_PACK)                                      \
-            memcpy(packed, user, (LEN));                          \
-        else                                                      \
-            memcpy(user, packed, (LEN));                          \
+        if (dir == DIR_PACK)                                           \
+            memcpy(packed, user, (LEN));                               \
+        else                                                           \
+            memcpy(user, packed, (LEN));                               \
     }
 
 static inline void copy_blocks(char *user, MPI_Aint stride, size_t len, size_t nb, char *packed, const int dir)
@@ -152,8 +152,7 @@ static size_t walk(char *buf, const rmpi_dtype_t *dt, size_t offset, char *packe
     return n;
 }
 
-size_t rmpi_dtype_pack(const void *inbuf, size_t count, const rmpi_dtype_t *dt, size_t offset, void *out,
-                       size_t outlen)
+size_t rmpi_dtype_pack(const void *inbuf, size_t count, const rmpi_dtype_t *dt, size_t offset, void *out, size_t outlen)
 {
     size_t total = count * dt->size;
     if (offset >= total)

@@ -12,29 +12,61 @@
 #include <wchar.h>
 
 /* The C layouts that define the extent of the pair types (MPI_MINLOC/MAXLOC operands). */
-struct float_int { float a; int b; };
-struct double_int { double a; int b; };
-struct long_int { long a; int b; };
-struct short_int { short a; int b; };
-struct long_double_int { long double a; int b; };
-struct int_int { int a; int b; };
-struct float_float { float a; float b; };
-struct double_double { double a; double b; };
+struct float_int {
+    float a;
+    int b;
+};
+struct double_int {
+    double a;
+    int b;
+};
+struct long_int {
+    long a;
+    int b;
+};
+struct short_int {
+    short a;
+    int b;
+};
+struct long_double_int {
+    long double a;
+    int b;
+};
+struct int_int {
+    int a;
+    int b;
+};
+struct float_float {
+    float a;
+    float b;
+};
+struct double_double {
+    double a;
+    double b;
+};
 
 typedef struct predef_spec {
     MPI_Datatype h;
     const char *name;
-    size_t size;       /* first member for pairs */
+    size_t size; /* first member for pairs */
     size_t align;
     size_t second_off; /* pairs only: offset and size of the second member, and the C extent */
     size_t second_size;
     size_t extent;
 } predef_spec_t;
 
-#define BASIC(h, sz, al) { h, #h, sz, al, 0, 0, sz }
-#define CTYPE(h, T) { h, #h, sizeof(T), _Alignof(T), 0, 0, sizeof(T) }
-#define PAIR(h, S, T1, T2) \
-    { h, #h, sizeof(T1), _Alignof(struct S), offsetof(struct S, b), sizeof(T2), sizeof(struct S) }
+#define BASIC(h, sz, al)        \
+    {                           \
+        h, #h, sz, al, 0, 0, sz \
+    }
+#define CTYPE(h, T)                                    \
+    {                                                  \
+        h, #h, sizeof(T), _Alignof(T), 0, 0, sizeof(T) \
+    }
+#define PAIR(h, S, T1, T2)                                                                         \
+    {                                                                                              \
+        h, #h, sizeof(T1), _Alignof(struct S), offsetof(struct S, b), sizeof(T2), sizeof(struct S) \
+    }
 
 /* Fortran sizes follow the usual compiler defaults (default INTEGER and REAL of 4 bytes);
  * the alignments are those of the matching C types. */
@@ -172,7 +204,7 @@ static void predef_init(void)
         dt->ub = dt->extent = (MPI_Aint)s->extent;
         dt->true_lb = 0;
         dt->segs = segs;
-        segs[0] = (rmpi_dtype_seg_t){ .off = 0, .len = s->size, .count = 1 };
+        segs[0] = (rmpi_dtype_seg_t){.off = 0, .len = s->size, .count = 1};
         dt->nseg = 1;
         if (s->second_size) {
             dt->size = s->size + s->second_size;
@@ -183,8 +215,10 @@ static void predef_init(void)
             if (s->second_off == s->size)
                 segs[0].len += s->second_size;
             else
-                segs[dt->nseg++] = (rmpi_dtype_seg_t){
-                    .off = (MPI_Aint)s->second_off, .len = s->second_size, .count = 1, .pos = s->size };
+                segs[dt->nseg++] = (rmpi_dtype_seg_t){.off = (MPI_Aint)s->second_off,
+                                                      .len = s->second_size,
+                                                      .count = 1,
+                                                      .pos = s->size};
         } else {
             dt->size = s->size;
             dt->nbasic = 1;
@@ -252,15 +286,15 @@ MPI_Datatype rmpi_dtype_match_size(int typeclass, int size)
         int cls, size;
         MPI_Datatype t;
     } table[] = {
-        { MPI_TYPECLASS_INTEGER, 1, MPI_INTEGER1 },   { MPI_TYPECLASS_INTEGER, 2, MPI_INTEGER2 },
-        { MPI_TYPECLASS_INTEGER, 4, MPI_INTEGER4 },   { MPI_TYPECLASS_INTEGER, 8, MPI_INTEGER8 },
-        { MPI_TYPECLASS_INTEGER, 16, MPI_INTEGER16 }, { MPI_TYPECLASS_REAL, 2, MPI_REAL2 },
-        { MPI_TYPECLASS_REAL, 4, MPI_REAL4 },         { MPI_TYPECLASS_REAL, 8, MPI_REAL8 },
-        { MPI_TYPECLASS_REAL, 16, MPI_REAL16 },       { MPI_TYPECLASS_COMPLEX, 4, MPI_COMPLEX4 },
-        { MPI_TYPECLASS_COMPLEX, 8, MPI_COMPLEX8 },   { MPI_TYPECLASS_COMPLEX, 16, MPI_COMPLEX16 },
-        { MPI_TYPECLASS_COMPLEX, 32, MPI_COMPLEX32 }, { MPIX_TYPECLASS_LOGICAL, 1, MPI_LOGICAL1 },
-        { MPIX_TYPECLASS_LOGICAL, 2, MPI_LOGICAL2 },  { MPIX_TYPECLASS_LOGICAL, 4, MPI_LOGICAL4 },
-        { MPIX_TYPECLASS_LOGICAL, 8, MPI_LOGICAL8 },  { MPIX_TYPECLASS_LOGICAL, 16, MPI_LOGICAL16 },
+        {MPI_TYPECLASS_INTEGER, 1, MPI_INTEGER1},   {MPI_TYPECLASS_INTEGER, 2, MPI_INTEGER2},
+        {MPI_TYPECLASS_INTEGER, 4, MPI_INTEGER4},   {MPI_TYPECLASS_INTEGER, 8, MPI_INTEGER8},
+        {MPI_TYPECLASS_INTEGER, 16, MPI_INTEGER16}, {MPI_TYPECLASS_REAL, 2, MPI_REAL2},
+        {MPI_TYPECLASS_REAL, 4, MPI_REAL4},         {MPI_TYPECLASS_REAL, 8, MPI_REAL8},
+        {MPI_TYPECLASS_REAL, 16, MPI_REAL16},       {MPI_TYPECLASS_COMPLEX, 4, MPI_COMPLEX4},
+        {MPI_TYPECLASS_COMPLEX, 8, MPI_COMPLEX8},   {MPI_TYPECLASS_COMPLEX, 16, MPI_COMPLEX16},
+        {MPI_TYPECLASS_COMPLEX, 32, MPI_COMPLEX32}, {MPIX_TYPECLASS_LOGICAL, 1, MPI_LOGICAL1},
+        {MPIX_TYPECLASS_LOGICAL, 2, MPI_LOGICAL2},  {MPIX_TYPECLASS_LOGICAL, 4, MPI_LOGICAL4},
+        {MPIX_TYPECLASS_LOGICAL, 8, MPI_LOGICAL8},  {MPIX_TYPECLASS_LOGICAL, 16, MPI_LOGICAL16},
     };
     for (size_t i = 0; i < RMPI_ARRAY_LEN(table); i++)
         if (table[i].cls == typeclass && table[i].size == size)

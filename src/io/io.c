@@ -17,11 +17,16 @@ int rmpi_io_errno(int e)
     switch (e) {
     case ENOENT: return MPI_ERR_NO_SUCH_FILE;
     case EEXIST: return MPI_ERR_FILE_EXISTS;
-    case EACCES: case EPERM: return MPI_ERR_ACCESS;
+    case EACCES:
+    case EPERM: return MPI_ERR_ACCESS;
     case EROFS: return MPI_ERR_READ_ONLY;
-    case ENOSPC: case EFBIG: return MPI_ERR_NO_SPACE;
+    case ENOSPC:
+    case EFBIG: return MPI_ERR_NO_SPACE;
     case EDQUOT: return MPI_ERR_QUOTA;
-    case EISDIR: case ENAMETOOLONG: case ENOTDIR: case ELOOP: return MPI_ERR_BAD_FILE;
+    case EISDIR:
+    case ENAMETOOLONG:
+    case ENOTDIR:
+    case ELOOP: return MPI_ERR_BAD_FILE;
     case ETXTBSY: return MPI_ERR_FILE_IN_USE;
     case ENOMEM: return MPI_ERR_NO_MEM;
     default: return MPI_ERR_IO;
@@ -30,9 +35,8 @@ int rmpi_io_errno(int e)
 
 int rmpi_io_check_amode(int amode)
 {
-    const int known = MPI_MODE_APPEND | MPI_MODE_CREATE | MPI_MODE_DELETE_ON_CLOSE | MPI_MODE_EXCL |
-                      MPI_MODE_RDONLY | MPI_MODE_RDWR | MPI_MODE_SEQUENTIAL | MPI_MODE_UNIQUE_OPEN |
-                      MPI_MODE_WRONLY;
+    const int known = MPI_MODE_APPEND | MPI_MODE_CREATE | MPI_MODE_DELETE_ON_CLOSE | MPI_MODE_EXCL | MPI_MODE_RDONLY |
+                      MPI_MODE_RDWR | MPI_MODE_SEQUENTIAL | MPI_MODE_UNIQUE_OPEN | MPI_MODE_WRONLY;
     int access = amode & (MPI_MODE_RDONLY | MPI_MODE_RDWR | MPI_MODE_WRONLY);
     if ((amode & ~known) || !access || (access & (access - 1)))
         return MPI_ERR_AMODE;
@@ -158,10 +162,7 @@ int rmpi_io_close(rmpi_file_t *f)
     return rc;
 }
 
-int rmpi_io_delete(const char *path)
-{
-    return unlink(path) < 0 ? rmpi_io_errno(errno) : 0;
-}
+int rmpi_io_delete(const char *path) { return unlink(path) < 0 ? rmpi_io_errno(errno) : 0; }
 
 int rmpi_io_get_size(rmpi_file_t *f, MPI_Offset *size)
 {
@@ -196,10 +197,7 @@ int rmpi_io_sync(rmpi_file_t *f)
     return rmpi_io_agree(f->comm, rc);
 }
 
-int rmpi_io_barrier(rmpi_file_t *f)
-{
-    return rmpi_io_agree(f->comm, 0);
-}
+int rmpi_io_barrier(rmpi_file_t *f) { return rmpi_io_agree(f->comm, 0); }
 
 static int shfp_lock(int fd, short type)
 {

@@ -44,18 +44,18 @@ typedef struct rmpi_file {
     int amode;
     int atomic;
     char *path;
-    rmpi_comm_t *comm;       /* private duplicate of the communicator of MPI_File_open */
-    rmpi_info_t *info;       /* hints as set by the user (never NULL) */
-    MPI_Errhandler errh;     /* owned by the api layer */
+    rmpi_comm_t *comm;   /* private duplicate of the communicator of MPI_File_open */
+    rmpi_info_t *info;   /* hints as set by the user (never NULL) */
+    MPI_Errhandler errh; /* owned by the api layer */
     /* view */
     MPI_Offset disp;
     rmpi_dtype_t *etype, *ftype;
     char datarep[MPI_MAX_DATAREP_STRING]; /* name given to set_view (the layout is native) */
-    MPI_Offset fp;           /* individual file pointer, etypes */
+    MPI_Offset fp;                        /* individual file pointer, etypes */
     /* shared file pointer: lock file, made on first use */
     char *shfp_path;
-    int shfp_fd;             /* -1 until this rank first needs it */
-    MPI_Offset shfp_init;    /* value of an empty shared-pointer file (end of file with APPEND) */
+    int shfp_fd;          /* -1 until this rank first needs it */
+    MPI_Offset shfp_init; /* value of an empty shared-pointer file (end of file with APPEND) */
     /* split collective in progress (MPI_File_*_begin): its result, for *_end */
     int split_active;
     int split_rc;
@@ -101,8 +101,7 @@ int rmpi_io_barrier(rmpi_file_t *f);
  * "native"; MPI_ERR_TYPE when the filetype is not made of whole etypes, has no data or
  * has negative displacements. disp MPI_DISPLACEMENT_CURRENT (SEQUENTIAL files): the
  * shared pointer's byte position. Every rank returns the same code. */
-int rmpi_io_set_view(rmpi_file_t *f, MPI_Offset disp, rmpi_dtype_t *etype, rmpi_dtype_t *ftype,
-                     const char *datarep);
+int rmpi_io_set_view(rmpi_file_t *f, MPI_Offset disp, rmpi_dtype_t *etype, rmpi_dtype_t *ftype, const char *datarep);
 
 /* View position (etypes) <-> absolute byte offset. */
 MPI_Offset rmpi_io_byte_offset(const rmpi_file_t *f, MPI_Offset pos);

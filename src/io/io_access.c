@@ -20,7 +20,7 @@ typedef struct cursor {
     rmpi_dtype_iter_t it;
     struct iovec v[IOV_BATCH];
     int n, i;
-    char *p;     /* current piece: next byte and bytes left */
+    char *p; /* current piece: next byte and bytes left */
     size_t left;
 } cursor_t;
 
@@ -54,10 +54,7 @@ static void cur_take(cursor_t *c, size_t n)
 }
 
 /* Filetype elements that hold view stream bytes [0, end). */
-static size_t tiles(const rmpi_file_t *f, size_t end)
-{
-    return (end + f->ftype->size - 1) / f->ftype->size;
-}
+static size_t tiles(const rmpi_file_t *f, size_t end) { return (end + f->ftype->size - 1) / f->ftype->size; }
 
 static void lock_file(rmpi_file_t *f, short type)
 {
@@ -154,8 +151,7 @@ int rmpi_io_end_position(rmpi_file_t *f, MPI_Offset *pos)
     return 0;
 }
 
-int rmpi_io_set_view(rmpi_file_t *f, MPI_Offset disp, rmpi_dtype_t *etype, rmpi_dtype_t *ftype,
-                     const char *datarep)
+int rmpi_io_set_view(rmpi_file_t *f, MPI_Offset disp, rmpi_dtype_t *etype, rmpi_dtype_t *ftype, const char *datarep)
 {
     int rc = 0;
     if (strcmp(datarep, "native") != 0)
@@ -191,10 +187,7 @@ int rmpi_io_set_view(rmpi_file_t *f, MPI_Offset disp, rmpi_dtype_t *etype, rmpi_
     return rmpi_io_agree(f->comm, rc);
 }
 
-int rmpi_io_shared_get(rmpi_file_t *f, MPI_Offset *pos)
-{
-    return rmpi_io_shfp_update(f, 0, 0, pos);
-}
+int rmpi_io_shared_get(rmpi_file_t *f, MPI_Offset *pos) { return rmpi_io_shfp_update(f, 0, 0, pos); }
 
 int rmpi_io_seek(rmpi_file_t *f, MPI_Offset off, int whence, int shared)
 {

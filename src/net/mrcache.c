@@ -20,17 +20,17 @@
 #include <unistd.h>
 
 typedef struct mrc_entry {
-    rmpi_list_t link;      /* the cache list, most recently used first; or the dead list */
+    rmpi_list_t link; /* the cache list, most recently used first; or the dead list */
     uintptr_t start, end;
     int refs;
     int stale;
-    uint32_t have;         /* bit i: mr[i] is registered on rail index i */
+    uint32_t have; /* bit i: mr[i] is registered on rail index i */
     rmpi_mr_t mr[RMPI_NET_MAX_RAILS];
 } mrc_entry_t;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static rmpi_list_t cache = {&cache, &cache}, dead = {&dead, &dead};
-static size_t nentries;    /* read without the lock by the hooks: 0 = nothing to check */
+static size_t nentries; /* read without the lock by the hooks: 0 = nothing to check */
 static size_t unused_bytes;
 static uintptr_t page_mask;
 static rmpi_net_mr_stats_t stats;
@@ -118,7 +118,8 @@ int rmpi_net_mr_get(rmpi_rail_t *rail, void *addr, size_t len, rmpi_mr_t *mr)
     pthread_mutex_lock(&lock);
     mrc_entry_t *hit = NULL;
     rmpi_list_t *p;
-    rmpi_list_for_each(p, &cache) {
+    rmpi_list_for_each(p, &cache)
+    {
         mrc_entry_t *e = RMPI_CONTAINER_OF(p, mrc_entry_t, link);
         if (!e->stale && e->start <= a && b <= e->end) {
             hit = e;
@@ -199,7 +200,8 @@ void rmpi_net_mr_invalidate(const void *addr, size_t len)
     uintptr_t a = (uintptr_t)addr, b = a + len;
     pthread_mutex_lock(&lock);
     rmpi_list_t *p, *tmp;
-    rmpi_list_for_each_safe(p, tmp, &cache) {
+    rmpi_list_for_each_safe(p, tmp, &cache)
+    {
         mrc_entry_t *e = RMPI_CONTAINER_OF(p, mrc_entry_t, link);
         if (e->stale || e->end <= a || b <= e->start)
             continue;
@@ -219,7 +221,8 @@ void rmpi_net_mr_flush(void)
 {
     pthread_mutex_lock(&lock);
     rmpi_list_t *p, *tmp;
-    rmpi_list_for_each_safe(p, tmp, &cache) {
+    rmpi_list_for_each_safe(p, tmp, &cache)
+    {
         mrc_entry_t *e = RMPI_CONTAINER_OF(p, mrc_entry_t, link);
         if (!e->refs)
             retire(e);

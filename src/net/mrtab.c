@@ -9,9 +9,9 @@
 struct rmpi_net_mrslot {
     char *addr;
     size_t len;
-    uint64_t tag;            /* the random high bits of the live registration's key */
+    uint64_t tag; /* the random high bits of the live registration's key */
     int used;
-    int next;                /* next free slot + 1; 0: end */
+    int next; /* next free slot + 1; 0: end */
 };
 
 /* A key is (random tag << SLOT_BITS) | (slot + 1): the slot makes lookup O(1), the 40

@@ -5,17 +5,20 @@
 #include <string.h>
 
 /* Provider table, best first. Adding a provider = one row here plus its folder. */
-static const struct rmpi_net_ops *const providers[] = {&rmpi_self_ops, &rmpi_shm_ops, &rmpi_tcp_ops,
+static const struct rmpi_net_ops *const providers[] = {
+    &rmpi_self_ops,
+    &rmpi_shm_ops,
+    &rmpi_tcp_ops,
 #ifdef RMPI_HAVE_OFI
-                                                       &rmpi_ofi_ops,
+    &rmpi_ofi_ops,
 #endif
 };
 
 static rmpi_rail_t *rails[RMPI_NET_MAX_RAILS];
 static int nrails;
 static int my_rank;
-static rmpi_net_env_t net_env;   /* the caller's, with world set */
-static rmpi_net_id_t *dyn;       /* identities of dynamic peers (index - size) */
+static rmpi_net_env_t net_env; /* the caller's, with world set */
+static rmpi_net_id_t *dyn;     /* identities of dynamic peers (index - size) */
 static int ndyn;
 
 static uint32_t fnv32(const char *s)
@@ -30,16 +33,24 @@ int rmpi_net_ops_check(const struct rmpi_net_ops *ops, char *why, size_t len)
 {
     const char *name = ops->name ? ops->name : "(unnamed)";
     if (ops->version != RMPI_NET_OPS_VERSION) {
-        snprintf(why, len, "provider %s was written for version %u of struct rmpi_net_ops, this library has "
-                 "version %u (src/net/net.h); update the provider to the current contract", name, ops->version,
-                 RMPI_NET_OPS_VERSION);
+        snprintf(why, len,
+                 "provider %s was written for version %u of struct rmpi_net_ops, this library has "
+                 "version %u (src/net/net.h); update the provider to the current contract",
+                 name, ops->version, RMPI_NET_OPS_VERSION);
         return -1;
     }
-    const char *missing = !ops->name ? "name" : !ops->open ? "open" : !ops->reaches ? "reaches"
-                        : !ops->send ? "send" : !ops->mr_reg ? "mr_reg" : !ops->mr_dereg ? "mr_dereg"
-                        : !ops->get ? "get" : !ops->put ? "put" : !ops->progress ? "progress"
-                        : !ops->close ? "close" : !ops->card != !ops->peer_add ? "card/peer_add (one without the other)"
-                        : NULL;
+    const char *missing = !ops->name                     ? "name"
+                          : !ops->open                   ? "open"
+                          : !ops->reaches                ? "reaches"
+                          : !ops->send                   ? "send"
+                          : !ops->mr_reg                 ? "mr_reg"
+                          : !ops->mr_dereg               ? "mr_dereg"
+                          : !ops->get                    ? "get"
+                          : !ops->put                    ? "put"
+                          : !ops->progress               ? "progress"
+                          : !ops->close                  ? "close"
+                          : !ops->card != !ops->peer_add ? "card/peer_add (one without the other)"
+                                                         : NULL;
     if (missing) {
         snprintf(why, len, "provider %s lacks %s, which struct rmpi_net_ops requires (src/net/net.h)", name, missing);
         return -1;
@@ -173,7 +184,8 @@ int rmpi_net_ready(int phase)
 int rmpi_net_rails_for(int peer, rmpi_rail_t **out, int max)
 {
     rmpi_scope_t want = peer == my_rank ? RMPI_SCOPE_SELF
-                        : ((rmpi_knobs.NET == RMPI_NET_AUTO || rmpi_knobs.NET == RMPI_NET_SHM) && peer < net_env.size && rmpi_topo_node_of(peer) == rmpi_topo_my_node())
+                        : ((rmpi_knobs.NET == RMPI_NET_AUTO || rmpi_knobs.NET == RMPI_NET_SHM) && peer < net_env.size &&
+                           rmpi_topo_node_of(peer) == rmpi_topo_my_node())
                             ? RMPI_SCOPE_INTRA
                             : RMPI_SCOPE_INTER;
     int n = 0, tier = -1;

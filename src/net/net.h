@@ -60,20 +60,20 @@ typedef struct rmpi_net_op rmpi_net_op_t;
 typedef enum { RMPI_SCOPE_SELF, RMPI_SCOPE_INTRA, RMPI_SCOPE_INTER } rmpi_scope_t;
 
 typedef struct rmpi_net_hints {
-    char name[64];           /* e.g. "shm", "tcp:eth0" */
-    uint64_t bw;             /* bytes/s; 0 = unknown */
-    uint32_t latency_ns;     /* one-way; 0 = unknown */
-    int rdma_native;         /* 1: hardware RDMA; 0: emulated by the provider */
-    size_t max_frame;        /* largest frame send() accepts */
-    size_t max_inline;       /* frames up to this size go out without an extra copy */
-    int max_iov;             /* most iov entries send() gathers from without first copying them
+    char name[64];       /* e.g. "shm", "tcp:eth0" */
+    uint64_t bw;         /* bytes/s; 0 = unknown */
+    uint32_t latency_ns; /* one-way; 0 = unknown */
+    int rdma_native;     /* 1: hardware RDMA; 0: emulated by the provider */
+    size_t max_frame;    /* largest frame send() accepts */
+    size_t max_inline;   /* frames up to this size go out without an extra copy */
+    int max_iov;         /* most iov entries send() gathers from without first copying them
                               * into a buffer of its own; 0: any number (it copies anyway) */
-    size_t mem_per_peer;     /* bytes of connection state per connected peer */
-    int node_conn;           /* 1: one connection serves every process of a remote node */
-    rmpi_scope_t scope;      /* which peers this rail is for */
-    int mr_cache;            /* 1: registering is costly (pins pages): go through the cache */
-    int tier;                /* of the rails reaching a peer, only those of the highest tier are used */
-    size_t zc_min;           /* send_zc pays off for frames of this many bytes on; 0: no send_zc */
+    size_t mem_per_peer; /* bytes of connection state per connected peer */
+    int node_conn;       /* 1: one connection serves every process of a remote node */
+    rmpi_scope_t scope;  /* which peers this rail is for */
+    int mr_cache;        /* 1: registering is costly (pins pages): go through the cache */
+    int tier;            /* of the rails reaching a peer, only those of the highest tier are used */
+    size_t zc_min;       /* send_zc pays off for frames of this many bytes on; 0: no send_zc */
 } rmpi_net_hints_t;
 
 /* send_zc: most bytes of iov[0] (copied) and most iov entries in all. */
@@ -83,7 +83,7 @@ typedef struct rmpi_net_hints {
 struct rmpi_rail {
     const struct rmpi_net_ops *ops;
     rmpi_net_hints_t hints;
-    int index;               /* position in the job-wide rail table, set by rmpi_net_open */
+    int index; /* position in the job-wide rail table, set by rmpi_net_open */
 };
 
 /* A registered region. rkey names it to peers; desc is the provider's local handle. */
@@ -92,7 +92,7 @@ typedef struct rmpi_mr {
     size_t len;
     uint64_t rkey;
     void *desc;
-    void *cache;             /* registration cache entry (mrcache.c), NULL if uncached */
+    void *cache; /* registration cache entry (mrcache.c), NULL if uncached */
 } rmpi_mr_t;
 
 /* An RDMA operation or a send_zc, owned by the caller (embedded in a request) until complete() runs. */
@@ -101,12 +101,12 @@ struct rmpi_net_op {
     int status;              /* 0 or a negative errno */
     uint64_t t_post, t_done; /* stamped by the provider: post and completion time */
     rmpi_rail_t *rail;
-    void *ctx;               /* for the caller */
+    void *ctx; /* for the caller */
 };
 
 typedef struct rmpi_net_id {
-    uint32_t world;          /* hash of the world's job name (env->jobid) */
-    int rank;                /* rank in that world */
+    uint32_t world; /* hash of the world's job name (env->jobid) */
+    int rank;       /* rank in that world */
 } rmpi_net_id_t;
 
 /* Where a round-trip sample comes from (env->on_rtt; RMPI_NET_RTT_ACK is the VC's own). */
@@ -114,7 +114,7 @@ enum { RMPI_NET_RTT_HANDSHAKE, RMPI_NET_RTT_KERNEL, RMPI_NET_RTT_ACK, RMPI_NET_R
 
 typedef struct rmpi_net_env {
     int rank, size;
-    const char *jobid;       /* unique per job on a host (names shared-memory segments) */
+    const char *jobid; /* unique per job on a host (names shared-memory segments) */
     /* A frame arrived; valid only during the call. */
     void (*on_frame)(rmpi_rail_t *rail, int peer, const void *frame, size_t len);
     /* A peer's connection broke or stalled; the caller decides whether the job goes on. */
@@ -124,12 +124,12 @@ typedef struct rmpi_net_env {
      * RMPI_NET_RTT_KERNEL (the kernel's smoothed estimate, e.g. TCP_INFO). May be NULL. */
     void (*on_rtt)(rmpi_rail_t *rail, int peer, uint64_t rtt_ns, int src);
     /* Set by rmpi_net_open for the providers: */
-    uint32_t world;          /* this process's world tag (rmpi_net_id_t.world) */
-    int late;                /* opened after init for dynamic peers: publish nothing via PMI */
+    uint32_t world; /* this process's world tag (rmpi_net_id_t.world) */
+    int late;       /* opened after init for dynamic peers: publish nothing via PMI */
 } rmpi_net_env_t;
 
 struct rmpi_net_ops {
-    unsigned version;        /* RMPI_NET_OPS_VERSION */
+    unsigned version; /* RMPI_NET_OPS_VERSION */
     const char *name;
     /* Open the rails this process can use; publish addresses (rmpi_pmi_put). Returns the
      * number of rails written (0: provider unusable here, not an error), or -1. */
@@ -145,10 +145,9 @@ struct rmpi_net_ops {
     int (*mr_reg)(rmpi_rail_t *rail, void *addr, size_t len, rmpi_mr_t *mr);
     void (*mr_dereg)(rmpi_rail_t *rail, rmpi_mr_t *mr);
     /* Read len bytes at the peer's (raddr, rkey) into local / write local there. */
-    int (*get)(rmpi_rail_t *rail, int peer, void *local, size_t len, uint64_t raddr, uint64_t rkey,
+    int (*get)(rmpi_rail_t *rail, int peer, void *local, size_t len, uint64_t raddr, uint64_t rkey, rmpi_net_op_t *op);
+    int (*put)(rmpi_rail_t *rail, int peer, const void *local, size_t len, uint64_t raddr, uint64_t rkey,
                rmpi_net_op_t *op);
-    int (*put)(rmpi_rail_t *rail, int peer, const void *local, size_t len, uint64_t raddr,
-               uint64_t rkey, rmpi_net_op_t *op);
     /* Poll: deliver frames and completions. Returns the number of events handled. */
     int (*progress)(rmpi_rail_t *rail);
     /* Flush queued frames (best effort, bounded time) and release everything. */
@@ -250,7 +249,7 @@ void rmpi_net_mr_cache_set_rails(rmpi_rail_t *(*lookup)(int index));
  * A zeroed table is empty. */
 typedef struct rmpi_net_mrtab {
     struct rmpi_net_mrslot *slot;
-    int n, free;             /* free: first free slot + 1; 0: none */
+    int n, free; /* free: first free slot + 1; 0: none */
 } rmpi_net_mrtab_t;
 void rmpi_net_mrtab_reg(rmpi_net_mrtab_t *t, void *addr, size_t len, rmpi_mr_t *mr);
 void rmpi_net_mrtab_dereg(rmpi_net_mrtab_t *t, rmpi_mr_t *mr);

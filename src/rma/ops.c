@@ -9,7 +9,7 @@
 typedef struct pending {
     rmpi_win_t *win;
     int target;
-    void *tmp;           /* answer landed here when the result buffer is not contiguous */
+    void *tmp; /* answer landed here when the result buffer is not contiguous */
     void *rbuf;
     size_t rcount;
     rmpi_dtype_t *rdt;
@@ -70,8 +70,7 @@ int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq)
     int t = op->target;
     const rmpi_win_peer_t *peer = &w->peers[t];
     size_t tbytes = op->tcount * op->tdt->size;
-    uint64_t disp = w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? (uint64_t)op->tdisp
-                                                        : (uint64_t)(op->tdisp * peer->disp_unit);
+    uint64_t disp = w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? (uint64_t)op->tdisp : (uint64_t)(op->tdisp * peer->disp_unit);
     rma_seg_t *segs = NULL;
     uint32_t nseg = 0;
     int64_t lo = 0, hi = (int64_t)tbytes;

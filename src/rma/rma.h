@@ -34,7 +34,7 @@
 #define RMPI_WIN_MAGIC 0x57494e44u /* "WIND" */
 
 typedef struct rmpi_win_peer {
-    uint64_t base;    /* address in the peer's process (dynamic windows: 0) */
+    uint64_t base; /* address in the peer's process (dynamic windows: 0) */
     uint64_t size;
     int64_t disp_unit;
 } rmpi_win_peer_t;
@@ -48,48 +48,48 @@ typedef struct rmpi_win_lockq rmpi_win_lockq_t;
 
 typedef struct rmpi_win {
     uint32_t magic;
-    int flavor;               /* MPI_WIN_FLAVOR_* */
-    rmpi_comm_t *comm;        /* private duplicate: its context carries the RMA traffic */
+    int flavor;        /* MPI_WIN_FLAVOR_* */
+    rmpi_comm_t *comm; /* private duplicate: its context carries the RMA traffic */
     int rank, size;
     void *base;
     size_t bytes;
     MPI_Aint disp_unit;
-    rmpi_win_peer_t *peers;   /* every rank's base, size and displacement unit */
+    rmpi_win_peer_t *peers; /* every rank's base, size and displacement unit */
     /* shared-memory windows: the segment mapped here, and each rank's part in it */
     void *shm;
     size_t shm_len;
     /* dynamic windows: attached regions */
     rmpi_win_region_t *regions;
     int nregions, capregions;
-    void *own_mem;            /* Win_allocate's memory (freed with the window) */
+    void *own_mem; /* Win_allocate's memory (freed with the window) */
 
     /* origin side: epochs */
-    int fence_open;           /* a fence opened an epoch (no MPI_MODE_NOSUCCEED) */
-    rmpi_group_t *start_group;/* PSCW access epoch (window ranks) */
+    int fence_open;            /* a fence opened an epoch (no MPI_MODE_NOSUCCEED) */
+    rmpi_group_t *start_group; /* PSCW access epoch (window ranks) */
     int *start_ranks;
     rmpi_group_t *post_group; /* PSCW exposure epoch */
     int post_n;
-    int *locked;              /* per target: 0, MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE */
-    unsigned char *nocheck;   /* lock taken with MPI_MODE_NOCHECK (no lock message) */
+    int *locked;            /* per target: 0, MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE */
+    unsigned char *nocheck; /* lock taken with MPI_MODE_NOCHECK (no lock message) */
     int nlocked;
     int lock_all;
-    unsigned char *dirty;     /* per target: messages since its last acknowledgement */
-    int *gets;                /* per target: answers not yet landed */
+    unsigned char *dirty; /* per target: messages since its last acknowledgement */
+    int *gets;            /* per target: answers not yet landed */
     int ngets;
-    int *posts;               /* POST messages received, per origin of the exposure */
-    int completes;            /* COMPLETE messages received */
+    int *posts;    /* POST messages received, per origin of the exposure */
+    int completes; /* COMPLETE messages received */
     int32_t next_tag;
 
     /* target side */
-    rmpi_list_t incoming;     /* received (or arriving) messages, handled in this order */
+    rmpi_list_t incoming; /* received (or arriving) messages, handled in this order */
     int lock_excl, lock_shared;
-    rmpi_win_lockq_t *lockq;  /* waiting lock requests, FIFO */
-    int *errs;                /* per origin: error seen handling its operations, sent with the next ack */
-    rmpi_list_t link;         /* in the list of windows the progress hook serves */
+    rmpi_win_lockq_t *lockq; /* waiting lock requests, FIFO */
+    int *errs;               /* per origin: error seen handling its operations, sent with the next ack */
+    rmpi_list_t link;        /* in the list of windows the progress hook serves */
 
     /* for the api layer */
     MPI_Errhandler errh;
-    MPI_Aint attr_size;       /* values the predefined attributes point to */
+    MPI_Aint attr_size; /* values the predefined attributes point to */
     int attr_disp_unit, attr_flavor, attr_model;
     void *attrs;
     rmpi_info_t *info;
@@ -110,8 +110,7 @@ static inline rmpi_win_t *rmpi_win_get(MPI_Win h)
  * base/size: Win_create's memory; for allocate and allocate_shared, size bytes are
  * allocated (*base set). Errors: MPI_ERR_RMA_SHARED (shared window over ranks of several
  * nodes), MPI_ERR_NO_MEM, MPI_ERR_OTHER (shared memory could not be mapped). */
-int rmpi_rma_win_create(rmpi_comm_t *comm, int flavor, void **base, size_t size, MPI_Aint disp_unit,
-                        rmpi_win_t **out);
+int rmpi_rma_win_create(rmpi_comm_t *comm, int flavor, void **base, size_t size, MPI_Aint disp_unit, rmpi_win_t **out);
 /* Waits for this process's outstanding operations, then a barrier; frees the window. */
 int rmpi_rma_win_free(rmpi_win_t *w);
 /* Dynamic windows. MPI_ERR_RMA_ATTACH on overlap (attach) or an unknown base (detach). */
@@ -132,13 +131,13 @@ void rmpi_rma_shared_query(rmpi_win_t *w, int rank, MPI_Aint *size, MPI_Aint *di
 enum { RMPI_RMA_PUT = 1, RMPI_RMA_GET, RMPI_RMA_ACC, RMPI_RMA_GACC, RMPI_RMA_CAS };
 typedef struct rmpi_rma_op {
     int kind;
-    const void *obuf;      /* origin data (PUT, ACC, GACC, CAS) */
+    const void *obuf; /* origin data (PUT, ACC, GACC, CAS) */
     size_t ocount;
     rmpi_dtype_t *odt;
-    void *rbuf;            /* result (GET: the origin buffer; GACC, CAS) */
+    void *rbuf; /* result (GET: the origin buffer; GACC, CAS) */
     size_t rcount;
     rmpi_dtype_t *rdt;
-    const void *cbuf;      /* CAS: compare value (one element of odt) */
+    const void *cbuf; /* CAS: compare value (one element of odt) */
     int target;
     MPI_Aint tdisp;
     size_t tcount;

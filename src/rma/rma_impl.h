@@ -11,9 +11,9 @@
 #include "../coll/coll.h"
 
 #define RMA_WIRE_VERSION 1
-#define RMA_TAG_AM 0          /* active messages, handled by the target's progress hook */
+#define RMA_TAG_AM 0           /* active messages, handled by the target's progress hook */
 #define RMA_TAG_MAX 0x3fffffff /* answers use tags 1..RMA_TAG_MAX, one per operation */
-#define RMA_TAG_SETUP 0x7fe0  /* window creation exchanges (collective context) */
+#define RMA_TAG_SETUP 0x7fe0   /* window creation exchanges (collective context) */
 
 enum {
     AM_PUT = 1,
@@ -31,18 +31,18 @@ enum {
 typedef struct rma_hdr {
     uint8_t kind;
     uint8_t version;
-    uint16_t lock_type;  /* AM_LOCK: 1 exclusive, 2 shared */
-    int32_t reply_tag;   /* tag of the answer; 0: none */
-    uint64_t op;         /* MPI_Op of an accumulate (a predefined handle: the ABI constant) */
-    uint64_t basic;      /* MPI_Datatype of its elements (predefined) */
-    uint64_t disp;       /* bytes from the target's window base; dynamic windows: an address */
-    uint64_t bytes;      /* data bytes at the target */
-    uint32_t nseg;       /* 0: one contiguous range at disp */
+    uint16_t lock_type; /* AM_LOCK: 1 exclusive, 2 shared */
+    int32_t reply_tag;  /* tag of the answer; 0: none */
+    uint64_t op;        /* MPI_Op of an accumulate (a predefined handle: the ABI constant) */
+    uint64_t basic;     /* MPI_Datatype of its elements (predefined) */
+    uint64_t disp;      /* bytes from the target's window base; dynamic windows: an address */
+    uint64_t bytes;     /* data bytes at the target */
+    uint32_t nseg;      /* 0: one contiguous range at disp */
     uint32_t pad;
 } rma_hdr_t;
 
 typedef struct rma_seg {
-    int64_t off;         /* from disp */
+    int64_t off; /* from disp */
     uint64_t len;
 } rma_seg_t;
 

@@ -15,7 +15,7 @@ int rmpi_rma_fence(rmpi_win_t *w, int assert)
     int err = rma_flush_ranks(w, NULL, w->size);
     rma_wait_gets(w, -1);
     rmpi_coll_barrier(w->comm);
-    w->fence_open = !(assert & MPI_MODE_NOSUCCEED);
+    w->fence_open = !(assert &MPI_MODE_NOSUCCEED);
     return err;
 }
 
@@ -121,7 +121,7 @@ int rmpi_rma_lock(rmpi_win_t *w, int type, int target, int assert)
 {
     if (w->locked[target] || w->lock_all)
         return MPI_ERR_RMA_SYNC;
-    w->nocheck[target] = !!(assert & MPI_MODE_NOCHECK);
+    w->nocheck[target] = !!(assert &MPI_MODE_NOCHECK);
     if (!w->nocheck[target]) {
         rma_ack_t a;
         rma_ctl(w, target, AM_LOCK, wire_lock(type), &a);
@@ -168,7 +168,7 @@ int rmpi_rma_lock_all(rmpi_win_t *w, int assert)
 {
     if (w->lock_all || w->nlocked)
         return MPI_ERR_RMA_SYNC;
-    int nocheck = !!(assert & MPI_MODE_NOCHECK);
+    int nocheck = !!(assert &MPI_MODE_NOCHECK);
     rma_ack_t *acks = rmpi_xmalloc((size_t)w->size * sizeof *acks);
     for (int t = 0; t < w->size; t++) {
         w->nocheck[t] = (unsigned char)nocheck;

@@ -7,9 +7,9 @@
 
 typedef struct incoming {
     rmpi_list_t link;
-    rmpi_req_t *req;     /* receive of the message (eager: complete at once) */
+    rmpi_req_t *req; /* receive of the message (eager: complete at once) */
     void *buf;
-    int peer;            /* the sender's peer index (cut off if the message is malformed) */
+    int peer; /* the sender's peer index (cut off if the message is malformed) */
 } incoming_t;
 
 struct rmpi_win_lockq {
@@ -186,9 +186,10 @@ static const char *am_check(const rmpi_win_t *w, int origin, const char *msg, si
         return "whose segments do not add up to its size";
     MPI_Op op = (MPI_Op)(uintptr_t)h->op;
     int acc = h->kind == AM_ACC || h->kind == AM_GACC;
-    uint64_t data = h->kind == AM_PUT ? h->bytes : h->kind == AM_CAS ? 2 * h->bytes
-                    : acc && op != MPI_NO_OP   ? h->bytes
-                                               : 0;
+    uint64_t data = h->kind == AM_PUT        ? h->bytes
+                    : h->kind == AM_CAS      ? 2 * h->bytes
+                    : acc && op != MPI_NO_OP ? h->bytes
+                                             : 0;
     if (rest != data)
         return "whose data does not match its size";
     if (acc && h->bytes) {
@@ -254,8 +255,10 @@ static void accumulate(char *base, const rma_hdr_t *h, const rma_seg_t *segs, co
 static void am_bad(const rmpi_win_t *w, int peer, int origin, size_t len, const char *what)
 {
     char why[256];
-    snprintf(why, sizeof why, "rank %d sent a one-sided message of %zu bytes (as rank %d of a window) %s "
-             "(docs/wire/rma.md)", peer, len, origin, what);
+    snprintf(why, sizeof why,
+             "rank %d sent a one-sided message of %zu bytes (as rank %d of a window) %s "
+             "(docs/wire/rma.md)",
+             peer, len, origin, what);
     rmpi_core_peer_cut(peer, why);
 }
 
@@ -302,24 +305,15 @@ static void handle(rmpi_win_t *w, int peer, int origin, char *msg, size_t len)
         else if (h->kind == AM_CAS && memcmp(reply, data + h->bytes, h->bytes) == 0) /* origin, then compare value */
             scatter(base, h, segs, data);
         break;
-    case AM_LOCK:
-        lock_request(w, origin, h->lock_type, h->reply_tag);
-        return;
+    case AM_LOCK: lock_request(w, origin, h->lock_type, h->reply_tag); return;
     case AM_UNLOCK:
         ack(w, origin, h->reply_tag);
         lock_release(w, h->lock_type);
         return;
-    case AM_FLUSH:
-        ack(w, origin, h->reply_tag);
-        return;
-    case AM_POST:
-        w->posts[origin]++;
-        return;
-    case AM_COMPLETE:
-        w->completes++;
-        return;
-    default:
-        return; /* am_check admits no other kind */
+    case AM_FLUSH: ack(w, origin, h->reply_tag); return;
+    case AM_POST: w->posts[origin]++; return;
+    case AM_COMPLETE: w->completes++; return;
+    default: return; /* am_check admits no other kind */
     }
     if (reply)
         rma_send(w, origin, h->reply_tag, reply, rlen);

@@ -148,7 +148,9 @@ static int map_shared(rmpi_win_t *w)
                 break;
         }
         if (fd < 0 || ftruncate(fd, (off_t)len) != 0) {
-            rmpi_warn("shared-memory window segment %s (%zu bytes) could not be created: %m; the window fails with MPI_ERR_NO_MEM (is /dev/shm full?).", name, len);
+            rmpi_warn(
+                "shared-memory window segment %s (%zu bytes) could not be created: %m; the window fails with MPI_ERR_NO_MEM (is /dev/shm full?).",
+                name, len);
             if (fd >= 0) {
                 close(fd);
                 shm_unlink(name);
@@ -239,8 +241,7 @@ static void win_delete(rmpi_win_t *w)
     free(w);
 }
 
-int rmpi_rma_win_create(rmpi_comm_t *comm, int flavor, void **base, size_t size, MPI_Aint disp_unit,
-                        rmpi_win_t **out)
+int rmpi_rma_win_create(rmpi_comm_t *comm, int flavor, void **base, size_t size, MPI_Aint disp_unit, rmpi_win_t **out)
 {
     if (flavor == MPI_WIN_FLAVOR_SHARED && !all_on_my_node(comm))
         return MPI_ERR_RMA_SHARED;

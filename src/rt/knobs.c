@@ -20,10 +20,7 @@ static const rmpi_knob_desc_t knob_table[] = {
 static const char *knob_text[RMPI_ARRAY_LEN(knob_table)];
 static int knobs_ready;
 
-const char *rmpi_rt_env(const char *name)
-{
-    return getenv(name);
-}
+const char *rmpi_rt_env(const char *name) { return getenv(name); }
 
 void rmpi_rt_setenv_default(const char *name, const char *value) { setenv(name, value, 0); }
 
@@ -73,8 +70,7 @@ static int knob_set(const rmpi_knob_desc_t *k, const char *v)
     char *field = (char *)&rmpi_knobs + k->offset;
     char *end;
     switch (k->type) {
-    case RMPI_KNOB_BOOL:
-        return parse_bool(v, (int *)field);
+    case RMPI_KNOB_BOOL: return parse_bool(v, (int *)field);
     case RMPI_KNOB_INT: {
         errno = 0;
         long long x = strtoll(v, &end, 0);
@@ -105,9 +101,7 @@ static int knob_set(const rmpi_knob_desc_t *k, const char *v)
         *(int *)field = x;
         return 0;
     }
-    case RMPI_KNOB_STR:
-        *(const char **)field = v;
-        return 0;
+    case RMPI_KNOB_STR: *(const char **)field = v; return 0;
     }
     return -1;
 }
@@ -116,19 +110,14 @@ static int knob_set(const rmpi_knob_desc_t *k, const char *v)
 _Noreturn static void knob_bad(const rmpi_knob_desc_t *k, const char *v)
 {
     switch (k->type) {
-    case RMPI_KNOB_ENUM:
-        rmpi_fatal("RMPI_%s=%s: expected one of %s.", k->name, v, k->choices);
-    case RMPI_KNOB_BOOL:
-        rmpi_fatal("RMPI_%s=%s: expected a boolean, one of 1|0|yes|no|true|false|on|off.", k->name, v);
-    case RMPI_KNOB_INT:
-        rmpi_fatal("RMPI_%s=%s: expected an integer (default %s).", k->name, v, k->dflt);
-    case RMPI_KNOB_FLOAT:
-        rmpi_fatal("RMPI_%s=%s: expected a number (default %s).", k->name, v, k->dflt);
+    case RMPI_KNOB_ENUM: rmpi_fatal("RMPI_%s=%s: expected one of %s.", k->name, v, k->choices);
+    case RMPI_KNOB_BOOL: rmpi_fatal("RMPI_%s=%s: expected a boolean, one of 1|0|yes|no|true|false|on|off.", k->name, v);
+    case RMPI_KNOB_INT: rmpi_fatal("RMPI_%s=%s: expected an integer (default %s).", k->name, v, k->dflt);
+    case RMPI_KNOB_FLOAT: rmpi_fatal("RMPI_%s=%s: expected a number (default %s).", k->name, v, k->dflt);
     case RMPI_KNOB_SIZE:
-        rmpi_fatal("RMPI_%s=%s: expected a size in bytes with an optional k|m|g suffix (default %s).", k->name,
-                   v, k->dflt);
-    case RMPI_KNOB_STR:
-        break;
+        rmpi_fatal("RMPI_%s=%s: expected a size in bytes with an optional k|m|g suffix (default %s).", k->name, v,
+                   k->dflt);
+    case RMPI_KNOB_STR: break;
     }
     rmpi_fatal("RMPI_%s=%s: bad value.", k->name, v);
 }
@@ -155,8 +144,7 @@ void rmpi_knobs_init(void)
             if (strlen(knob_table[i].name) == nlen && !strncmp(knob_table[i].name, *e + 5, nlen))
                 break;
         if (i == RMPI_ARRAY_LEN(knob_table)) {
-            rmpi_warn("unknown variable %.*s ignored (rmpi_info --knobs lists the known ones).",
-                      (int)(eq - *e), *e);
+            rmpi_warn("unknown variable %.*s ignored (rmpi_info --knobs lists the known ones).", (int)(eq - *e), *e);
             continue;
         }
         if (knob_set(&knob_table[i], eq + 1))
@@ -194,19 +182,11 @@ static void knob_format(const rmpi_knob_desc_t *k, char *buf, size_t len)
 {
     const char *field = (const char *)&rmpi_knobs + k->offset;
     switch (k->type) {
-    case RMPI_KNOB_BOOL:
-        snprintf(buf, len, "%d", *(const int *)field);
-        return;
+    case RMPI_KNOB_BOOL: snprintf(buf, len, "%d", *(const int *)field); return;
     case RMPI_KNOB_INT:
-    case RMPI_KNOB_SIZE:
-        snprintf(buf, len, "%lld", *(const long long *)field);
-        return;
-    case RMPI_KNOB_FLOAT:
-        snprintf(buf, len, "%g", *(const double *)field);
-        return;
-    case RMPI_KNOB_STR:
-        snprintf(buf, len, "%s", *(const char *const *)field);
-        return;
+    case RMPI_KNOB_SIZE: snprintf(buf, len, "%lld", *(const long long *)field); return;
+    case RMPI_KNOB_FLOAT: snprintf(buf, len, "%g", *(const double *)field); return;
+    case RMPI_KNOB_STR: snprintf(buf, len, "%s", *(const char *const *)field); return;
     case RMPI_KNOB_ENUM: {
         const char *p = k->choices;
         for (int idx = *(const int *)field; idx > 0 && p; idx--)

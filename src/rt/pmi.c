@@ -37,20 +37,20 @@ struct pmi_kv {
 
 static struct {
     int initialized;
-    int fd;                 /* -1 for a singleton */
+    int fd; /* -1 for a singleton */
     rmpi_pm_info_t info;
     int keylen_max, vallen_max;
     char rbuf[PMI_LINE_MAX];
-    size_t rlen;            /* bytes buffered in rbuf, not yet consumed */
-    struct pmi_kv *local;   /* singleton key-value table */
-    int have_key;           /* job_key is set */
+    size_t rlen;          /* bytes buffered in rbuf, not yet consumed */
+    struct pmi_kv *local; /* singleton key-value table */
+    int have_key;         /* job_key is set */
     uint8_t job_key[RMPI_AUTH_KEY_BYTES];
-    int kind;               /* RMPI_PM_* */
-    int pmi1_phase;         /* PMI-2: the init exchange still uses PMI-1 lines */
-    uint64_t deadline;      /* ns: the reply awaited must come by then; 0 none */
-    char expected[160];     /* the process manager, as error messages name it */
-    char jobid[256];        /* PMI-2 jobid (the kvsname of get) */
-} pmi = { .fd = -1 };
+    int kind;           /* RMPI_PM_* */
+    int pmi1_phase;     /* PMI-2: the init exchange still uses PMI-1 lines */
+    uint64_t deadline;  /* ns: the reply awaited must come by then; 0 none */
+    char expected[160]; /* the process manager, as error messages name it */
+    char jobid[256];    /* PMI-2 jobid (the kvsname of get) */
+} pmi = {.fd = -1};
 
 static void pmi_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void pmi_err(const char *fmt, ...)
@@ -76,7 +76,7 @@ static int write_all(int fd, const char *buf, size_t len)
             if (errno == EINTR)
                 continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK) {
-                struct pollfd p = { .fd = fd, .events = POLLOUT };
+                struct pollfd p = {.fd = fd, .events = POLLOUT};
                 poll(&p, 1, -1);
                 continue;
             }
@@ -119,7 +119,7 @@ static int wait_readable(void)
             }
             ms = (int)((pmi.deadline - now + 999999) / 1000000);
         }
-        struct pollfd p = { .fd = pmi.fd, .events = POLLIN };
+        struct pollfd p = {.fd = pmi.fd, .events = POLLIN};
         int n = poll(&p, 1, ms);
         if (n > 0)
             return 0;
@@ -149,8 +149,8 @@ static int read_more(void)
              * the message, whose write may end us by SIGPIPE. */
             int err = errno;
             run_abort_hooks();
-            pmi_err("the connection to the %s %s%s.", pmi.expected, n == 0 ? "was closed" : "failed: ",
-                    n == 0 ? "" : strerror(err));
+            pmi_err("the connection to the %s %s%s.", pmi.expected,
+                    n == 0 ? "was closed" : "failed: ", n == 0 ? "" : strerror(err));
             return -1;
         }
         pmi.rlen += (size_t)n;
@@ -209,7 +209,8 @@ static int read_frame(char *out, size_t outlen)
         i++;
     if (i < PMI2_LEN_DIGITS || digits == 0) {
         pmi_err("a reply from the %s does not start with a PMI-2 length field (\"%.6s\"); is it a "
-                "PMI-2 server?", pmi.expected, pmi.rbuf);
+                "PMI-2 server?",
+                pmi.expected, pmi.rbuf);
         return -1;
     }
     if (len == 0 || len >= outlen || len > sizeof pmi.rbuf - PMI2_LEN_DIGITS) {
@@ -248,8 +249,8 @@ static int is_reply(const char *expect, const rmpi_pmi_words_t *w)
         msg = rmpi_pmi_word(w, "errmsg");
     if (cmd && strcmp(cmd, expect) == 0)
         return 0;
-    pmi_err("expected cmd=%s from the %s but got \"%.40s=%.80s\"%s%.200s.", expect, pmi.expected,
-            w->n ? w->key[0] : "", w->n ? w->val[0] : "", msg ? ", msg=" : "", msg ? msg : "");
+    pmi_err("expected cmd=%s from the %s but got \"%.40s=%.80s\"%s%.200s.", expect, pmi.expected, w->n ? w->key[0] : "",
+            w->n ? w->val[0] : "", msg ? ", msg=" : "", msg ? msg : "");
     return -1;
 }
 
@@ -338,7 +339,7 @@ static int connect_port(const char *port_env)
         h[strlen(h) - 1] = '\0';
         h++;
     }
-    struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res;
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res;
     int rc = getaddrinfo(h, colon + 1, &hints, &res);
     if (rc != 0) {
         pmi_err("cannot resolve the process manager address %s: %s.", port_env, gai_strerror(rc));
@@ -374,8 +375,7 @@ static int port_handshake(int id, int *size, int *rank)
 {
     char line[PMI_LINE_MAX];
     rmpi_pmi_words_t w;
-    if (send_cmd("cmd=initack pmiid=%d", id) < 0 || read_line(line, sizeof line) < 0 ||
-        split_reply(line, &w) < 0)
+    if (send_cmd("cmd=initack pmiid=%d", id) < 0 || read_line(line, sizeof line) < 0 || split_reply(line, &w) < 0)
         return -1;
     const char *cmd = rmpi_pmi_word(&w, "cmd");
     if (cmd && strcmp(cmd, "challenge") == 0) {
@@ -383,7 +383,8 @@ static int port_handshake(int id, int *size, int *rank)
         char hex[2 * RMPI_AUTH_MAC_BYTES + 1];
         if (!pmi.have_key) {
             pmi_err("the process manager asks for the job key, but %s was not given to this rank; "
-                    "start it with the mpiexec that listens on PMI_PORT.", RMPI_AUTH_KEY_ENV);
+                    "start it with the mpiexec that listens on PMI_PORT.",
+                    RMPI_AUTH_KEY_ENV);
             return -1;
         }
         if (rmpi_auth_unhex(rmpi_pmi_word(&w, "nonce"), nonce, sizeof nonce) < 0) {
@@ -392,8 +393,7 @@ static int port_handshake(int id, int *size, int *rank)
         }
         rmpi_auth_pmi_mac(pmi.job_key, nonce, id, mac);
         rmpi_auth_hex(mac, sizeof mac, hex);
-        if (send_cmd("cmd=auth mac=%s", hex) < 0 || read_line(line, sizeof line) < 0 ||
-            split_reply(line, &w) < 0)
+        if (send_cmd("cmd=auth mac=%s", hex) < 0 || read_line(line, sizeof line) < 0 || split_reply(line, &w) < 0)
             return -1;
     }
     if (is_reply("initack", &w) < 0)
@@ -455,8 +455,8 @@ static int take_job_key(void)
         return 0;
     if (rmpi_auth_unhex(hex, pmi.job_key, sizeof pmi.job_key) < 0) {
         pmi_err("%s is not %d hexadecimal digits; the launcher that started this rank is not "
-                "RailMPI's mpiexec or is a different version.", RMPI_AUTH_KEY_ENV,
-                2 * RMPI_AUTH_KEY_BYTES);
+                "RailMPI's mpiexec or is a different version.",
+                RMPI_AUTH_KEY_ENV, 2 * RMPI_AUTH_KEY_BYTES);
         return -1;
     }
     pmi.have_key = 1;
@@ -467,10 +467,7 @@ static int take_job_key(void)
     return 0;
 }
 
-const uint8_t *rmpi_rt_job_key(void)
-{
-    return pmi.have_key ? pmi.job_key : NULL;
-}
+const uint8_t *rmpi_rt_job_key(void) { return pmi.have_key ? pmi.job_key : NULL; }
 
 int rmpi_rt_set_job_key(const uint8_t key[RMPI_AUTH_KEY_BYTES])
 {
@@ -494,7 +491,8 @@ static int pmi2_init(const char *jobid, int rank)
     if (!(v = rmpi_pmi_word(&w, "rc")) || strcmp(v, "0") != 0 || !(v = rmpi_pmi_word(&w, "pmi_version")) ||
         strcmp(v, "2") != 0) {
         pmi_err("the %s does not serve PMI version 2 (it answered rc=%s pmi_version=%s); start with srun "
-                "--mpi=pmi2, or set RMPI_PMI=pmi1.", pmi.expected, rmpi_pmi_word(&w, "rc") ? rmpi_pmi_word(&w, "rc") : "?",
+                "--mpi=pmi2, or set RMPI_PMI=pmi1.",
+                pmi.expected, rmpi_pmi_word(&w, "rc") ? rmpi_pmi_word(&w, "rc") : "?",
                 rmpi_pmi_word(&w, "pmi_version") ? rmpi_pmi_word(&w, "pmi_version") : "?");
         return -1;
     }
@@ -560,14 +558,10 @@ int rmpi_pmix_names(const char *cmd, const char *service, const char *port, char
 static int pick_kind(const char *fd_env, const char *port_env)
 {
     switch (rmpi_knobs.PMI) {
-    case RMPI_PMI_PMI1:
-        return RMPI_PM_PMI1;
-    case RMPI_PMI_PMI2:
-        return RMPI_PM_PMI2;
-    case RMPI_PMI_PMIX:
-        return RMPI_PM_PMIX;
-    default:
-        break;
+    case RMPI_PMI_PMI1: return RMPI_PM_PMI1;
+    case RMPI_PMI_PMI2: return RMPI_PM_PMI2;
+    case RMPI_PMI_PMIX: return RMPI_PM_PMIX;
+    default: break;
     }
     const char *px = rmpi_rt_env("PMIX_NAMESPACE");
     if (px && *px)
@@ -627,7 +621,8 @@ int rmpi_pmi_init(rmpi_pm_info_t *info)
         int nt = 0;
         if (ntasks && parse_int(ntasks, &nt) == 0 && nt > 1) {
             pmi_err("started by Slurm as one of %d tasks, but without a process-manager interface "
-                    "(no PMI_FD, PMIX_NAMESPACE); run srun --mpi=pmi2 or --mpi=pmix.", nt);
+                    "(no PMI_FD, PMIX_NAMESPACE); run srun --mpi=pmi2 or --mpi=pmix.",
+                    nt);
             return -1;
         }
         pmi.fd = -1;
@@ -652,7 +647,8 @@ int rmpi_pmi_init(rmpi_pm_info_t *info)
                  pmi.kind == RMPI_PM_PMI2 ? "PMI-2" : "PMI-1", fd_env);
         if (parse_int(fd_env, &fd) < 0 || fd < 0 || fcntl(fd, F_GETFD) < 0) {
             pmi_err("PMI_FD=\"%s\" is not an open file descriptor; the %s process manager that set it "
-                    "did not hand it to this process.", fd_env, pmi.kind == RMPI_PM_PMI2 ? "PMI-2" : "PMI-1");
+                    "did not hand it to this process.",
+                    fd_env, pmi.kind == RMPI_PM_PMI2 ? "PMI-2" : "PMI-1");
             return -1;
         }
         pmi.fd = fd;
@@ -727,7 +723,8 @@ int rmpi_pmi_put(const char *key, const char *value)
     }
     if (!*key || strlen(key) >= (size_t)pmi.keylen_max || needs_encoding(key)) {
         pmi_err("key \"%s\" is empty, longer than %d characters, starts with '~' or contains "
-                "spaces, '=' or ';'.", key, pmi.keylen_max - 1);
+                "spaces, '=' or ';'.",
+                key, pmi.keylen_max - 1);
         return -1;
     }
     size_t vlen = strlen(value);
@@ -746,8 +743,8 @@ int rmpi_pmi_put(const char *key, const char *value)
     }
     int rc = 0;
     if (strlen(wire) >= (size_t)pmi.vallen_max) {
-        pmi_err("the value of key \"%s\" needs %zu bytes on the wire; the process manager allows %d%s.",
-                key, strlen(wire), pmi.vallen_max - 1,
+        pmi_err("the value of key \"%s\" needs %zu bytes on the wire; the process manager allows %d%s.", key,
+                strlen(wire), pmi.vallen_max - 1,
                 enc ? " (values with spaces, '=' or ';' are hex-encoded and take twice the space)" : "");
         rc = -1;
     } else if (pmi.kind == RMPI_PM_PMIX) {
@@ -768,15 +765,16 @@ int rmpi_pmi_put(const char *key, const char *value)
         char line[PMI_LINE_MAX];
         rmpi_pmi_words_t w;
         const char *v;
-        if (pmi.kind == RMPI_PM_PMI2 ? send_frame("cmd=kvs-put;key=%s;value=%s;", key, wire) < 0 ||
-                                           expect_reply("kvs-put-response", line, sizeof line, &w) < 0
-                                     : send_cmd("cmd=put kvsname=%s key=%s value=%s", pmi.info.kvsname, key, wire) < 0 ||
-                                           expect_reply("put_result", line, sizeof line, &w) < 0)
+        if (pmi.kind == RMPI_PM_PMI2
+                ? send_frame("cmd=kvs-put;key=%s;value=%s;", key, wire) < 0 ||
+                      expect_reply("kvs-put-response", line, sizeof line, &w) < 0
+                : send_cmd("cmd=put kvsname=%s key=%s value=%s", pmi.info.kvsname, key, wire) < 0 ||
+                      expect_reply("put_result", line, sizeof line, &w) < 0)
             rc = -1;
         else if ((v = rmpi_pmi_word(&w, "rc")) && strcmp(v, "0") != 0) {
             const char *msg = rmpi_pmi_word(&w, pmi.kind == RMPI_PM_PMI2 ? "errmsg" : "msg");
-            pmi_err("the process manager refused the put of key \"%s\" (rc=%s%s%s).", key, v,
-                    msg ? ", " : "", msg ? msg : "");
+            pmi_err("the process manager refused the put of key \"%s\" (rc=%s%s%s).", key, v, msg ? ", " : "",
+                    msg ? msg : "");
             rc = -1;
         }
     }
@@ -829,8 +827,8 @@ static int decode_value(const char *key, const char *wire, char *value, size_t l
 {
     if (wire[0] != '~') {
         if (strlen(wire) >= len) {
-            pmi_err("the value of key \"%s\" (%zu bytes) does not fit the caller's %zu-byte buffer.",
-                    key, strlen(wire), len);
+            pmi_err("the value of key \"%s\" (%zu bytes) does not fit the caller's %zu-byte buffer.", key, strlen(wire),
+                    len);
             return -1;
         }
         strcpy(value, wire);
@@ -838,8 +836,7 @@ static int decode_value(const char *key, const char *wire, char *value, size_t l
     }
     size_t hl = strlen(wire + 1);
     if (hl % 2 || hl / 2 >= len) {
-        pmi_err("the value of key \"%s\" is malformed or does not fit the caller's %zu-byte buffer.",
-                key, len);
+        pmi_err("the value of key \"%s\" is malformed or does not fit the caller's %zu-byte buffer.", key, len);
         return -1;
     }
     for (size_t i = 0; i < hl / 2; i++) {
@@ -907,10 +904,9 @@ int rmpi_pmi_finalize(void)
     if (pmi.fd >= 0) {
         char line[PMI_LINE_MAX];
         rmpi_pmi_words_t w;
-        if (pmi.kind == RMPI_PM_PMI2 ? send_frame("cmd=finalize;") < 0 ||
-                                           expect_reply("finalize-response", line, sizeof line, &w) < 0
-                                     : send_cmd("cmd=finalize") < 0 ||
-                                           expect_reply("finalize_ack", line, sizeof line, &w) < 0)
+        if (pmi.kind == RMPI_PM_PMI2
+                ? send_frame("cmd=finalize;") < 0 || expect_reply("finalize-response", line, sizeof line, &w) < 0
+                : send_cmd("cmd=finalize") < 0 || expect_reply("finalize_ack", line, sizeof line, &w) < 0)
             rc = -1;
         close(pmi.fd);
         pmi.fd = -1;
@@ -926,7 +922,6 @@ int rmpi_pmi_finalize(void)
     return rc;
 }
 
-
 void rmpi_pmi_watch(void)
 {
     static uint64_t last;
@@ -938,7 +933,7 @@ void rmpi_pmi_watch(void)
     last = now;
     /* The server sends nothing unasked, so readable means closed (or a stray byte, which
      * MSG_PEEK leaves for the next reply to report). */
-    struct pollfd p = { .fd = pmi.fd, .events = POLLIN };
+    struct pollfd p = {.fd = pmi.fd, .events = POLLIN};
     if (poll(&p, 1, 0) <= 0)
         return;
     char b;
@@ -973,7 +968,7 @@ _Noreturn void rmpi_pmi_abort(int code, const char *msg)
             send_cmd("cmd=abort exitcode=%d", code);
         /* Give the process manager a moment to read the request before the exit below
          * makes it look like an ordinary failure; it usually kills us first. */
-        struct pollfd p = { .fd = pmi.fd, .events = POLLIN };
+        struct pollfd p = {.fd = pmi.fd, .events = POLLIN};
         poll(&p, 1, 2000);
     }
     _exit(code);
@@ -997,19 +992,19 @@ static int pmi2_spawn(int count, const rmpi_pmi_spawn_cmd_t *cmds, int npre, con
     size_t cap = PMI_LINE_MAX, len = 0;
     char *f = rmpi_xmalloc(cap);
     int bad = 0;
-#define ADD(...)                                                                      \
-    do {                                                                              \
-        int n_ = snprintf(f + len, cap - len, __VA_ARGS__);                           \
-        if (n_ < 0 || (size_t)n_ >= cap - len)                                        \
-            bad = 1;                                                                  \
-        else                                                                          \
-            len += (size_t)n_;                                                        \
+#define ADD(...)                                            \
+    do {                                                    \
+        int n_ = snprintf(f + len, cap - len, __VA_ARGS__); \
+        if (n_ < 0 || (size_t)n_ >= cap - len)              \
+            bad = 1;                                        \
+        else                                                \
+            len += (size_t)n_;                              \
     } while (0)
-#define ADDV(k, v)                                                                    \
-    do {                                                                              \
-        if (strchr((v), ';') || strchr((v), '\n'))                                    \
-            bad = 2;                                                                  \
-        ADD(k "%s;", (v));                                                            \
+#define ADDV(k, v)                                 \
+    do {                                           \
+        if (strchr((v), ';') || strchr((v), '\n')) \
+            bad = 2;                               \
+        ADD(k "%s;", (v));                         \
     } while (0)
     ADD("cmd=spawn;ncmds=%d;preputcount=%d;", count, npre);
     for (int k = 0; k < npre && !bad; k++) {
@@ -1043,16 +1038,16 @@ static int pmi2_spawn(int count, const rmpi_pmi_spawn_cmd_t *cmds, int npre, con
     char line[PMI_LINE_MAX];
     rmpi_pmi_words_t w;
     if (bad)
-        pmi_err("the spawn request %s.", bad == 2 ? "holds a ';' or newline, which PMI-2 cannot carry"
-                                                  : "is too long for one PMI-2 command");
+        pmi_err("the spawn request %s.",
+                bad == 2 ? "holds a ';' or newline, which PMI-2 cannot carry" : "is too long for one PMI-2 command");
     else if (send_frame("%s", f) == 0) {
         pmi.deadline = 0;
         if (expect_reply("spawn-response", line, sizeof line, &w) == 0) {
             const char *v = rmpi_pmi_word(&w, "rc"), *msg = rmpi_pmi_word(&w, "errmsg");
             rc = v && strcmp(v, "0") == 0 ? 0 : -1;
             if (rc)
-                pmi_err("the %s could not spawn the processes (rc=%s%s%s).", pmi.expected, v ? v : "?",
-                        msg ? ", " : "", msg ? msg : "");
+                pmi_err("the %s could not spawn the processes (rc=%s%s%s).", pmi.expected, v ? v : "?", msg ? ", " : "",
+                        msg ? msg : "");
         }
     }
     free(f);
@@ -1075,8 +1070,8 @@ int rmpi_pmi_spawn(int count, const rmpi_pmi_spawn_cmd_t *cmds, int npre, const 
             argc++;
         if (!spawn_value_ok("command", c->cmd))
             return -1;
-        if (send_cmd("mcmd=spawn\nnprocs=%d\nexecname=%s\ntotspawns=%d\nspawnssofar=%d\nargcnt=%d", c->maxprocs,
-                     c->cmd, count, i + 1, argc) < 0)
+        if (send_cmd("mcmd=spawn\nnprocs=%d\nexecname=%s\ntotspawns=%d\nspawnssofar=%d\nargcnt=%d", c->maxprocs, c->cmd,
+                     count, i + 1, argc) < 0)
             return -1;
         for (int a = 0; a < argc; a++)
             if (!spawn_value_ok("argument", c->argv[a]) || send_cmd("arg%d=%s", a + 1, c->argv[a]) < 0)

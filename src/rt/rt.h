@@ -35,15 +35,22 @@ struct rmpi_knobs {
 };
 extern struct rmpi_knobs rmpi_knobs;
 
-typedef enum { RMPI_KNOB_BOOL, RMPI_KNOB_INT, RMPI_KNOB_FLOAT, RMPI_KNOB_SIZE, RMPI_KNOB_STR, RMPI_KNOB_ENUM } rmpi_knob_type_t;
+typedef enum {
+    RMPI_KNOB_BOOL,
+    RMPI_KNOB_INT,
+    RMPI_KNOB_FLOAT,
+    RMPI_KNOB_SIZE,
+    RMPI_KNOB_STR,
+    RMPI_KNOB_ENUM
+} rmpi_knob_type_t;
 /* One row of the table, for whoever walks it (rmpi_info, docs/knobs.md, an MPI_T layer). */
 typedef struct rmpi_knob_desc {
-    const char *name;                   /* without RMPI_ */
+    const char *name; /* without RMPI_ */
     rmpi_knob_type_t type;
     const char *type_name, *dflt, *layer;
-    const char *choices;                /* ENUM: "a|b|c", index = stored value; others: "" */
+    const char *choices; /* ENUM: "a|b|c", index = stored value; others: "" */
     const char *doc;
-    size_t offset;                      /* of the typed value in struct rmpi_knobs */
+    size_t offset; /* of the typed value in struct rmpi_knobs */
 } rmpi_knob_desc_t;
 
 /* Parse the whole RMPI_* environment into rmpi_knobs, once (later calls return at once).
@@ -80,8 +87,8 @@ _Noreturn void rmpi_fatal(const char *fmt, ...) __attribute__((format(printf, 1,
 enum { RMPI_PM_SINGLETON, RMPI_PM_PMI1, RMPI_PM_PMI2, RMPI_PM_PMIX };
 typedef struct rmpi_pm_info {
     int rank, size, appnum;
-    int singleton;   /* no process manager: size 1 */
-    int kind;        /* RMPI_PM_* */
+    int singleton; /* no process manager: size 1 */
+    int kind;      /* RMPI_PM_* */
     char kvsname[256];
 } rmpi_pm_info_t;
 
@@ -95,7 +102,7 @@ int rmpi_pmi_finalize(void);
  * whose key-value space holds the npre preput pairs; 0, or -1 (message printed). */
 typedef struct rmpi_pmi_spawn_cmd {
     const char *cmd;
-    char **argv;              /* NULL-terminated, or NULL */
+    char **argv; /* NULL-terminated, or NULL */
     int maxprocs;
     int ninfo;
     const char **ikeys, **ivals;
@@ -129,7 +136,7 @@ int rmpi_topo_init(const rmpi_pm_info_t *pm);
 /* Ranks beyond the world (dynamic peers) each count as a node of their own. */
 int rmpi_topo_node_of(int rank);
 int rmpi_topo_my_node(void);
-int rmpi_topo_local_rank(int rank);   /* index of rank among ranks of its node */
+int rmpi_topo_local_rank(int rank); /* index of rank among ranks of its node */
 int rmpi_topo_local_size(int node);
 const char *rmpi_topo_hostname(void);
 /* Hash of this node's host name and boot id (tells nodes apart across jobs). */

@@ -14,8 +14,8 @@ static int *node_of, *local_rank, *node_size;
 static int nranks, my_node, nnodes_all;
 static char hostname[256];
 static uint32_t node_tag;
-static int node_cpus;            /* CPUs the ranks of this node may run on, together */
-static char bind_text[512];      /* how RMPI_BIND left this rank, for RMPI_REPORT */
+static int node_cpus;       /* CPUs the ranks of this node may run on, together */
+static char bind_text[512]; /* how RMPI_BIND left this rank, for RMPI_REPORT */
 
 /* RMPI_BIND (set by mpiexec for ranks on other hosts, or by hand under srun): bind this
  * rank as mpiexec binds local ones, unless someone already did (Slurm's task/affinity, a
@@ -41,8 +41,8 @@ static void bind_self(int rank, int bind, int map, int index, int count, int rep
     } else {
         bound = rmpi_cpubind_plan(&t, bind, map, index, count, &set);
         if (bound && sched_setaffinity(0, sizeof set, &set) < 0) {
-            rmpi_warn("RMPI_BIND=%s: this host refuses to bind rank %d (%s); running unbound.", rmpi_knobs.BIND,
-                      rank, strerror(errno));
+            rmpi_warn("RMPI_BIND=%s: this host refuses to bind rank %d (%s); running unbound.", rmpi_knobs.BIND, rank,
+                      strerror(errno));
             bound = 0;
             set = t.allowed;
         }
@@ -75,7 +75,8 @@ int rmpi_topo_init(const rmpi_pm_info_t *pm)
     int bind = -1, map, bindex, bcount, report;
     if (rmpi_knobs.BIND[0] && rmpi_cpubind_env_parse(rmpi_knobs.BIND, &bind, &map, &bindex, &bcount, &report) < 0)
         rmpi_fatal("RMPI_BIND=%s is not BIND[:MAP[:INDEX:COUNT]][:report] (BIND core|numa|none|auto, "
-                   "MAP core|numa|node|slot, INDEX < COUNT).", rmpi_knobs.BIND);
+                   "MAP core|numa|node|slot, INDEX < COUNT).",
+                   rmpi_knobs.BIND);
     if (bind >= 0 && bindex >= 0)
         bind_self(pm->rank, bind, map, bindex, bcount, report);
     /* The card carries this rank's affinity mask after '|': the node's ranks together may
@@ -108,8 +109,7 @@ int rmpi_topo_init(const rmpi_pm_info_t *pm)
     if (rmpi_pmi_fence())
         return -1;
     if (key_from_kvs && pm->rank != 0) {
-        if (rmpi_pmi_get("rmpi-jobkey", jkhex, sizeof jkhex) ||
-            rmpi_auth_unhex(jkhex, jk, sizeof jk))
+        if (rmpi_pmi_get("rmpi-jobkey", jkhex, sizeof jkhex) || rmpi_auth_unhex(jkhex, jk, sizeof jk))
             rmpi_fatal("the process manager has no valid job key from rank 0.");
         rmpi_rt_set_job_key(jk);
     }

@@ -28,8 +28,8 @@ int rmpi_auth_random(void *buf, size_t len)
     return 0;
 }
 
-void rmpi_auth_mac(const uint8_t key[RMPI_AUTH_KEY_BYTES], const char *label, const void *msg,
-                   size_t len, uint8_t mac[RMPI_AUTH_MAC_BYTES])
+void rmpi_auth_mac(const uint8_t key[RMPI_AUTH_KEY_BYTES], const char *label, const void *msg, size_t len,
+                   uint8_t mac[RMPI_AUTH_MAC_BYTES])
 {
     crypto_auth_hmacsha256_state st;
     crypto_auth_hmacsha256_init(&st, key, RMPI_AUTH_KEY_BYTES);
@@ -41,8 +41,8 @@ void rmpi_auth_mac(const uint8_t key[RMPI_AUTH_KEY_BYTES], const char *label, co
     sodium_memzero(&st, sizeof st);
 }
 
-int rmpi_auth_verify(const uint8_t key[RMPI_AUTH_KEY_BYTES], const char *label, const void *msg,
-                     size_t len, const uint8_t mac[RMPI_AUTH_MAC_BYTES])
+int rmpi_auth_verify(const uint8_t key[RMPI_AUTH_KEY_BYTES], const char *label, const void *msg, size_t len,
+                     const uint8_t mac[RMPI_AUTH_MAC_BYTES])
 {
     uint8_t want[RMPI_AUTH_MAC_BYTES];
     rmpi_auth_mac(key, label, msg, len, want);
@@ -58,24 +58,21 @@ static size_t pmi_message(const uint8_t nonce[RMPI_AUTH_NONCE_BYTES], int pmiid,
     return RMPI_AUTH_NONCE_BYTES + (size_t)n;
 }
 
-void rmpi_auth_pmi_mac(const uint8_t key[RMPI_AUTH_KEY_BYTES], const uint8_t nonce[RMPI_AUTH_NONCE_BYTES],
-                       int pmiid, uint8_t mac[RMPI_AUTH_MAC_BYTES])
+void rmpi_auth_pmi_mac(const uint8_t key[RMPI_AUTH_KEY_BYTES], const uint8_t nonce[RMPI_AUTH_NONCE_BYTES], int pmiid,
+                       uint8_t mac[RMPI_AUTH_MAC_BYTES])
 {
     uint8_t msg[RMPI_AUTH_NONCE_BYTES + 16];
     rmpi_auth_mac(key, RMPI_AUTH_PMI_LABEL, msg, pmi_message(nonce, pmiid, msg, sizeof msg), mac);
 }
 
-int rmpi_auth_pmi_verify(const uint8_t key[RMPI_AUTH_KEY_BYTES], const uint8_t nonce[RMPI_AUTH_NONCE_BYTES],
-                         int pmiid, const uint8_t mac[RMPI_AUTH_MAC_BYTES])
+int rmpi_auth_pmi_verify(const uint8_t key[RMPI_AUTH_KEY_BYTES], const uint8_t nonce[RMPI_AUTH_NONCE_BYTES], int pmiid,
+                         const uint8_t mac[RMPI_AUTH_MAC_BYTES])
 {
     uint8_t msg[RMPI_AUTH_NONCE_BYTES + 16];
     return rmpi_auth_verify(key, RMPI_AUTH_PMI_LABEL, msg, pmi_message(nonce, pmiid, msg, sizeof msg), mac);
 }
 
-int rmpi_auth_equal(const void *a, const void *b, size_t n)
-{
-    return sodium_memcmp(a, b, n) == 0;
-}
+int rmpi_auth_equal(const void *a, const void *b, size_t n) { return sodium_memcmp(a, b, n) == 0; }
 
 void rmpi_auth_hex(const uint8_t *in, size_t n, char *out)
 {

@@ -14,14 +14,14 @@
 #include <sys/uio.h>
 #include <time.h>
 
-#define RMPI_LIKELY(x)   __builtin_expect(!!(x), 1)
+#define RMPI_LIKELY(x) __builtin_expect(!!(x), 1)
 #define RMPI_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define RMPI_CACHELINE 64
 #define RMPI_ALIGNED(n) __attribute__((aligned(n)))
 #define RMPI_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define RMPI_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define RMPI_MAX(a, b) ((a) > (b) ? (a) : (b))
-#define RMPI_CONTAINER_OF(p, type, member) ((type *)((char *)(p) - offsetof(type, member)))
+#define RMPI_CONTAINER_OF(p, type, member) ((type *)((char *)(p)-offsetof(type, member)))
 
 /* Monotonic nanoseconds (CLOCK_MONOTONIC); used for completion timestamps. */
 static inline uint64_t rmpi_time_ns(void)
@@ -110,15 +110,18 @@ char *rmpi_xstrdup(const char *s);
  * The address found last is remembered (only by unlocked lookups; del forgets it), so a
  * program that keeps using one communicator pays a compare, not a probe. */
 typedef struct rmpi_addrset {
-    uintptr_t last;        /* a live address, or 0 */
-    uintptr_t *slot;       /* 0 empty, 1 deleted, else an address */
-    size_t mask;           /* capacity - 1 */
-    unsigned shift;        /* 64 - log2(capacity) */
-    size_t live, used;     /* addresses; addresses + deleted slots */
+    uintptr_t last;    /* a live address, or 0 */
+    uintptr_t *slot;   /* 0 empty, 1 deleted, else an address */
+    size_t mask;       /* capacity - 1 */
+    unsigned shift;    /* 64 - log2(capacity) */
+    size_t live, used; /* addresses; addresses + deleted slots */
     pthread_mutex_t lock;
 } rmpi_addrset_t;
 extern uintptr_t rmpi_addrset_none[2]; /* the empty set: shift 63 hashes to 0 or 1 */
-#define RMPI_ADDRSET_INIT { 0, rmpi_addrset_none, 0, 63, 0, 0, PTHREAD_MUTEX_INITIALIZER }
+#define RMPI_ADDRSET_INIT                                            \
+    {                                                                \
+        0, rmpi_addrset_none, 0, 63, 0, 0, PTHREAD_MUTEX_INITIALIZER \
+    }
 void rmpi_addrset_add(rmpi_addrset_t *s, const void *p);
 void rmpi_addrset_del(rmpi_addrset_t *s, const void *p);
 int rmpi_addrset_find(rmpi_addrset_t *s, const void *p, int locked);
@@ -139,19 +142,19 @@ static inline int rmpi_addrset_has(rmpi_addrset_t *s, const void *p, int locked)
 /* Kernel random bytes (getrandom): 0, or -1 with errno. */
 int rmpi_auth_random(void *buf, size_t len);
 /* HMAC-SHA-256 under key of label (NUL included) followed by msg. */
-void rmpi_auth_mac(const uint8_t key[RMPI_AUTH_KEY_BYTES], const char *label, const void *msg,
-                   size_t len, uint8_t mac[RMPI_AUTH_MAC_BYTES]);
+void rmpi_auth_mac(const uint8_t key[RMPI_AUTH_KEY_BYTES], const char *label, const void *msg, size_t len,
+                   uint8_t mac[RMPI_AUTH_MAC_BYTES]);
 /* 0 when mac is the MAC of (label, msg) under key (constant-time compare), else -1. */
-int rmpi_auth_verify(const uint8_t key[RMPI_AUTH_KEY_BYTES], const char *label, const void *msg,
-                     size_t len, const uint8_t mac[RMPI_AUTH_MAC_BYTES]);
+int rmpi_auth_verify(const uint8_t key[RMPI_AUTH_KEY_BYTES], const char *label, const void *msg, size_t len,
+                     const uint8_t mac[RMPI_AUTH_MAC_BYTES]);
 /* The PMI port handshake's answer (docs/wire/pmi.md): the MAC, under the job key and
  * RMPI_AUTH_PMI_LABEL, of the server's nonce followed by the decimal pmiid. One function
  * for the client (src/rt/pmi.c) and the server (mpiexec) so they cannot drift apart. */
 #define RMPI_AUTH_PMI_LABEL "railmpi pmi initack v1"
-void rmpi_auth_pmi_mac(const uint8_t key[RMPI_AUTH_KEY_BYTES], const uint8_t nonce[RMPI_AUTH_NONCE_BYTES],
-                       int pmiid, uint8_t mac[RMPI_AUTH_MAC_BYTES]);
-int rmpi_auth_pmi_verify(const uint8_t key[RMPI_AUTH_KEY_BYTES], const uint8_t nonce[RMPI_AUTH_NONCE_BYTES],
-                         int pmiid, const uint8_t mac[RMPI_AUTH_MAC_BYTES]);
+void rmpi_auth_pmi_mac(const uint8_t key[RMPI_AUTH_KEY_BYTES], const uint8_t nonce[RMPI_AUTH_NONCE_BYTES], int pmiid,
+                       uint8_t mac[RMPI_AUTH_MAC_BYTES]);
+int rmpi_auth_pmi_verify(const uint8_t key[RMPI_AUTH_KEY_BYTES], const uint8_t nonce[RMPI_AUTH_NONCE_BYTES], int pmiid,
+                         const uint8_t mac[RMPI_AUTH_MAC_BYTES]);
 /* Constant-time equality of n bytes: 1 equal, 0 not. */
 int rmpi_auth_equal(const void *a, const void *b, size_t n);
 /* Lower-case hex of n bytes into out (2n+1 bytes); and back (exactly 2n digits): 0 or -1. */
@@ -164,7 +167,7 @@ int rmpi_auth_unhex(const char *hex, uint8_t *out, size_t n);
 #define RMPI_PMI_BLANKS " \t\r"
 typedef struct rmpi_pmi_words {
     int n;
-    char *key[RMPI_PMI_MAX_WORDS], *val[RMPI_PMI_MAX_WORDS];   /* point into the split text */
+    char *key[RMPI_PMI_MAX_WORDS], *val[RMPI_PMI_MAX_WORDS]; /* point into the split text */
 } rmpi_pmi_words_t;
 /* Split a PMI-1 line in place into key=value words (a word without '=' has value "").
  * -1 when it holds more than RMPI_PMI_MAX_WORDS words. */
@@ -180,11 +183,11 @@ enum { RMPI_BIND_NONE, RMPI_BIND_CORE, RMPI_BIND_NUMA, RMPI_BIND_AUTO };
 enum { RMPI_MAP_CORE, RMPI_MAP_NUMA, RMPI_MAP_NODE, RMPI_MAP_SLOT };
 /* The cores and NUMA nodes of this host, each cut down to the caller's affinity mask. */
 typedef struct rmpi_cpubind_topo {
-    cpu_set_t allowed;       /* sched_getaffinity of the caller */
-    int host_cpus;           /* online CPUs of the host (allowed narrower: someone bound us) */
+    cpu_set_t allowed; /* sched_getaffinity of the caller */
+    int host_cpus;     /* online CPUs of the host (allowed narrower: someone bound us) */
     int ncores, nnuma;
-    cpu_set_t *core, *numa;  /* in the order of their first CPU (hwloc's logical order) */
-    const char *source;      /* "hwloc" or "sysfs" */
+    cpu_set_t *core, *numa; /* in the order of their first CPU (hwloc's logical order) */
+    const char *source;     /* "hwloc" or "sysfs" */
 } rmpi_cpubind_topo_t;
 /* Load with hwloc when built with it and use_hwloc, else from sysfs; -1 on failure. */
 int rmpi_cpubind_topo_load(rmpi_cpubind_topo_t *t, int use_hwloc);
@@ -192,12 +195,12 @@ void rmpi_cpubind_topo_free(rmpi_cpubind_topo_t *t);
 /* The CPUs of the index-th of count ranks on this host: 1 bound (out set), 0 not bound
  * (out = the whole allowed mask). AUTO binds to a core when count fits the cores. */
 int rmpi_cpubind_plan(const rmpi_cpubind_topo_t *t, int bind, int map, int index, int count, cpu_set_t *out);
-int rmpi_cpubind_parse_bind(const char *s);  /* "none|core|numa|auto" -> RMPI_BIND_*, else -1 */
-int rmpi_cpubind_parse_map(const char *s);   /* "core|numa|node|slot" -> RMPI_MAP_*, else -1 */
+int rmpi_cpubind_parse_bind(const char *s); /* "none|core|numa|auto" -> RMPI_BIND_*, else -1 */
+int rmpi_cpubind_parse_map(const char *s);  /* "core|numa|node|slot" -> RMPI_MAP_*, else -1 */
 const char *rmpi_cpubind_bind_name(int bind);
 const char *rmpi_cpubind_map_name(int map);
-int rmpi_cpubind_parse_list(const char *s, cpu_set_t *out);          /* "0-3,8"; -1 malformed */
-void rmpi_cpubind_list(const cpu_set_t *s, char *buf, size_t len);   /* the reverse */
+int rmpi_cpubind_parse_list(const char *s, cpu_set_t *out);        /* "0-3,8"; -1 malformed */
+void rmpi_cpubind_list(const cpu_set_t *s, char *buf, size_t len); /* the reverse */
 /* Logical core numbers a set touches, "0,1". */
 void rmpi_cpubind_cores(const rmpi_cpubind_topo_t *t, const cpu_set_t *s, char *buf, size_t len);
 /* "bound to core 1 (cpus 1)" / "not bound (cpus 0-1)": the --report-bindings text. */

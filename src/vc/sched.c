@@ -480,7 +480,7 @@ int rmpi_sched_fail(rmpi_sched_t *s, int sub)
         return live_count(s);
     s->up[sub] = 0;
     s->weight[sub] = 0;
-    s->queued[sub] = 0;   /* its stripes move elsewhere (rmpi_sched_stripe_move) */
+    s->queued[sub] = 0; /* its stripes move elsewhere (rmpi_sched_stripe_move) */
     /* The credits of smooth WRR balance to zero over the live set; start that afresh. */
     memset(s->credit, 0, sizeof s->credit);
     int live = live_count(s);

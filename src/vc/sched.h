@@ -21,34 +21,34 @@
 
 typedef struct rmpi_sched_cfg {
     int small_policy, stripe_policy; /* enum rmpi_knob_small_policy, rmpi_knob_stripe_policy */
-    unsigned window;          /* window round robin: frames per subchannel before switching */
-    double alpha;             /* adaptive striping's history factor: weight of a new measurement, (0,1] */
-    double floor;             /* least share a live subchannel keeps under adaptive striping */
-    size_t min_stripe;        /* no stripe smaller than this (except a message's only stripe) */
-    int bind;                 /* binding policies: this process's subchannel index (e.g. local rank) */
+    unsigned window;                 /* window round robin: frames per subchannel before switching */
+    double alpha;                    /* adaptive striping's history factor: weight of a new measurement, (0,1] */
+    double floor;                    /* least share a live subchannel keeps under adaptive striping */
+    size_t min_stripe;               /* no stripe smaller than this (except a message's only stripe) */
+    int bind;                        /* binding policies: this process's subchannel index (e.g. local rank) */
 } rmpi_sched_cfg_t;
 
 typedef struct rmpi_sched {
     rmpi_sched_cfg_t cfg;
     int nsub;
-    int up[RMPI_SCHED_MAX];          /* 0: subchannel failed, never chosen again */
-    double hint[RMPI_SCHED_MAX];     /* static weights: RMPI_RAIL_BW or provider bandwidth hints */
-    double weight[RMPI_SCHED_MAX];   /* striping shares, sum 1 over live subchannels */
+    int up[RMPI_SCHED_MAX];        /* 0: subchannel failed, never chosen again */
+    double hint[RMPI_SCHED_MAX];   /* static weights: RMPI_RAIL_BW or provider bandwidth hints */
+    double weight[RMPI_SCHED_MAX]; /* striping shares, sum 1 over live subchannels */
     /* small-frame state */
     int cur;
     unsigned in_window;
-    double credit[RMPI_SCHED_MAX];   /* weighted round robin (smooth WRR) */
-    uint64_t updates;                /* adaptive updates applied */
-    double rate[RMPI_SCHED_MAX];     /* delivery rate of each subchannel's stripes, bytes/ns (0: none yet) */
+    double credit[RMPI_SCHED_MAX]; /* weighted round robin (smooth WRR) */
+    uint64_t updates;              /* adaptive updates applied */
+    double rate[RMPI_SCHED_MAX];   /* delivery rate of each subchannel's stripes, bytes/ns (0: none yet) */
     /* stripes cut and not yet done (rmpi_sched_stripe_done): bytes per subchannel, count */
     uint64_t queued[RMPI_SCHED_MAX];
     uint64_t nqueued;
 } rmpi_sched_t;
 
 typedef struct rmpi_stripe {
-    int sub;                  /* subchannel index */
-    size_t off, len;          /* byte range of the message */
-    size_t ahead;             /* bytes queued on the subchannel when the stripe was cut */
+    int sub;         /* subchannel index */
+    size_t off, len; /* byte range of the message */
+    size_t ahead;    /* bytes queued on the subchannel when the stripe was cut */
 } rmpi_stripe_t;
 
 /* hints[i] > 0: relative bandwidth of subchannel i (NULL or all 0: equal). Weights start

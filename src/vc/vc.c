@@ -108,8 +108,8 @@ static double rail_hint(const rmpi_rail_t *rail)
             snprintf(rate, sizeof rate, "%.*s", (int)(len - nl - 1), p + nl + 1);
             long long v = rmpi_parse_size(rate);
             if (v <= 0)
-                rmpi_fatal("RMPI_RAIL_BW: '%s' is not a rate for rail %s (use e.g. %s:1g).", rate,
-                           rail->hints.name, rail->hints.name);
+                rmpi_fatal("RMPI_RAIL_BW: '%s' is not a rate for rail %s (use e.g. %s:1g).", rate, rail->hints.name,
+                           rail->hints.name);
             return (double)v;
         }
         p = end ? end + 1 : NULL;
@@ -135,7 +135,8 @@ rmpi_vc_t *rmpi_vc_open(int peer)
     vc->nsub = rmpi_net_rails_for(peer, rails, RMPI_VC_MAX_SUB);
     if (vc->nsub == 0)
         rmpi_fatal("no rail reaches rank %d (RMPI_NET=%s); with RMPI_NET=shm every rank must share the node, "
-                   "otherwise check RMPI_TCP_IFACES.", peer, rmpi_knob_text("NET"));
+                   "otherwise check RMPI_TCP_IFACES.",
+                   peer, rmpi_knob_text("NET"));
     double hints[RMPI_VC_MAX_SUB];
     for (int i = 0; i < vc->nsub; i++) {
         vc->sub[i].rail = rails[i];
@@ -278,7 +279,8 @@ int rmpi_vc_rail_failed(rmpi_vc_t *vc, int sub, const char *why)
     if (live == 0)
         return 0;
     rmpi_warn("rail %s to rank %d failed (%s); going on over %d other rail(s), resending %llu unacknowledged "
-              "frame(s).", vc->sub[sub].rail->hints.name, vc->peer, why, live, (unsigned long long)vc->unacked_n);
+              "frame(s).",
+              vc->sub[sub].rail->hints.name, vc->peer, why, live, (unsigned long long)vc->unacked_n);
     /* The peer drops what it already has (PSN behind its expected one), so resending every
      * unacknowledged frame is safe whichever rail each of them took. */
     for (rmpi_vc_txbuf_t *t = vc->unacked; t; t = t->next) {
@@ -356,7 +358,7 @@ void rmpi_vc_on_frame(rmpi_rail_t *rail, int peer, const void *frame, size_t len
     }
     int16_t ahead = (int16_t)(psn - vc->psn_expect);
     if (ahead < 0) {
-        vc->dup_frames++;    /* already delivered (a resent frame): drop */
+        vc->dup_frames++; /* already delivered (a resent frame): drop */
         return;
     }
     rmpi_ooo_t **pp = &vc->ooo;
@@ -376,8 +378,10 @@ void rmpi_vc_on_frame(rmpi_rail_t *rail, int peer, const void *frame, size_t len
     vc->ooo_bytes += sizeof *o + len;
     if (RMPI_UNLIKELY(vc->ooo_bytes > rmpi_vc_ooo_max)) {
         char why[224];
-        snprintf(why, sizeof why, "rank %d has %zu bytes of frames waiting for an earlier one (PSN %u) that does not "
-                 "come, more than RMPI_UNEXP_MAX=%zu", vc->peer, vc->ooo_bytes, vc->psn_expect, rmpi_vc_ooo_max);
+        snprintf(why, sizeof why,
+                 "rank %d has %zu bytes of frames waiting for an earlier one (PSN %u) that does not "
+                 "come, more than RMPI_UNEXP_MAX=%zu",
+                 vc->peer, vc->ooo_bytes, vc->psn_expect, rmpi_vc_ooo_max);
         rmpi_vc_cut(vc, why);
     }
 }
@@ -389,22 +393,24 @@ void rmpi_vc_report(void *file)
         rmpi_vc_t *vc = rmpi_vc_table[p];
         if (!vc || p == vc_rank)
             continue;
-        fprintf(f, "[rmpi report] rank %d -> %d: %d subchannel(s), frames in %llu, out of order %llu, duplicates %llu, "
-                   "resent %llu, adaptive updates %llu\n",
+        fprintf(f,
+                "[rmpi report] rank %d -> %d: %d subchannel(s), frames in %llu, out of order %llu, duplicates %llu, "
+                "resent %llu, adaptive updates %llu\n",
                 vc_rank, p, vc->nsub, (unsigned long long)vc->frames_in, (unsigned long long)vc->ooo_frames,
                 (unsigned long long)vc->dup_frames, (unsigned long long)vc->resent_frames,
                 (unsigned long long)vc->sched.updates);
         for (int i = 0; i < vc->nsub; i++)
             fprintf(f, "[rmpi report]   rail %s: %s, weight %.3f, frames %llu, frame bytes %llu, rdma bytes %llu\n",
                     vc->sub[i].rail->hints.name, vc->sched.up[i] ? "up" : "DOWN", vc->sched.weight[i],
-                    (unsigned long long)vc->sub[i].frames,
-                    (unsigned long long)vc->sub[i].bytes, (unsigned long long)vc->sub[i].rdma_bytes);
+                    (unsigned long long)vc->sub[i].frames, (unsigned long long)vc->sub[i].bytes,
+                    (unsigned long long)vc->sub[i].rdma_bytes);
         for (int i = 0; i < vc->nsub; i++) {
             const rmpi_path_t *pa = &vc->sub[i].path;
             enum { H = RMPI_NET_RTT_HANDSHAKE, A = RMPI_NET_RTT_ACK, K = RMPI_NET_RTT_KERNEL };
-            fprintf(f, "[rmpi report]   path %s: srtt %.1f us, rttvar %.1f us, min %.1f us, samples handshake %llu "
-                       "acks %llu kernel %llu, last handshake %.1f us acks %.1f us kernel %.1f us, min handshake %.1f "
-                       "us acks %.1f us kernel %.1f us, rate %.1f MB/s%s\n",
+            fprintf(f,
+                    "[rmpi report]   path %s: srtt %.1f us, rttvar %.1f us, min %.1f us, samples handshake %llu "
+                    "acks %llu kernel %llu, last handshake %.1f us acks %.1f us kernel %.1f us, min handshake %.1f "
+                    "us acks %.1f us kernel %.1f us, rate %.1f MB/s%s\n",
                     vc->sub[i].rail->hints.name, pa->srtt * 1e-3, pa->rttvar * 1e-3, pa->min_rtt * 1e-3,
                     (unsigned long long)pa->n[H], (unsigned long long)pa->n[A], (unsigned long long)pa->n[K],
                     pa->last[H] * 1e-3, pa->last[A] * 1e-3, pa->last[K] * 1e-3, pa->min[H] * 1e-3, pa->min[A] * 1e-3,

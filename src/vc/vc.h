@@ -31,15 +31,15 @@ typedef struct rmpi_vc_hdr {
 
 typedef struct rmpi_subchan {
     rmpi_rail_t *rail;
-    uint64_t frames, bytes;      /* sent on this subchannel */
+    uint64_t frames, bytes; /* sent on this subchannel */
     uint64_t rdma_bytes;
-    uint64_t rdma_posted;        /* RDMA bytes handed to the rail (the core counts them at post) */
+    uint64_t rdma_posted; /* RDMA bytes handed to the rail (the core counts them at post) */
     /* delivery rate of the rail to this peer, measured by rmpi_vc_pick_big while it was busy */
-    uint64_t est_t, est_done;    /* last sample: time (ns) and bytes delivered by then */
+    uint64_t est_t, est_done; /* last sample: time (ns) and bytes delivered by then */
     size_t est_backlog;
-    double rate;                 /* bytes/ns, 0 until measured */
-    rmpi_path_t path;            /* round trip to the peer on this rail (rmpi_vc_on_rtt, acks) */
-    uint64_t acks_seen;          /* ACK samples when the kernel's estimate last came */
+    double rate;        /* bytes/ns, 0 until measured */
+    rmpi_path_t path;   /* round trip to the peer on this rail (rmpi_vc_on_rtt, acks) */
+    uint64_t acks_seen; /* ACK samples when the kernel's estimate last came */
 } rmpi_subchan_t;
 
 typedef struct rmpi_ooo {
@@ -54,7 +54,7 @@ typedef struct rmpi_ooo {
 typedef struct rmpi_vc_txbuf {
     struct rmpi_vc_txbuf *next;
     uint16_t psn;
-    int sub;                     /* where it went, and when: the ACK that covers it is a round-trip sample */
+    int sub; /* where it went, and when: the ACK that covers it is a round-trip sample */
     uint64_t t;
     size_t len;
     char data[];
@@ -69,21 +69,21 @@ typedef struct rmpi_vc rmpi_vc_t;
 struct rmpi_vc {
     int peer;
     int nsub;
-    uint16_t psn_next;           /* next PSN this side sends */
-    uint16_t psn_expect;         /* next PSN to deliver */
+    uint16_t psn_next;   /* next PSN this side sends */
+    uint16_t psn_expect; /* next PSN to deliver */
     rmpi_subchan_t sub[RMPI_VC_MAX_SUB];
-    rmpi_sched_t sched;          /* subchannel choice for frames and stripes */
-    rmpi_ooo_t *ooo;             /* early frames, sorted by PSN */
+    rmpi_sched_t sched;                       /* subchannel choice for frames and stripes */
+    rmpi_ooo_t *ooo;                          /* early frames, sorted by PSN */
     rmpi_vc_txbuf_t *unacked, **unacked_tail; /* several subchannels only */
     uint64_t unacked_n, resent_frames;
-    uint16_t ack_sent;           /* psn_expect when we last acknowledged */
+    uint16_t ack_sent; /* psn_expect when we last acknowledged */
     uint64_t ooo_frames, dup_frames, frames_in;
     /* Frames sent / delivered in PSN order since the VC began: the unwrapped PSN, which
      * names one frame on both sides (a send's cancel names its message by it). */
     uint64_t tx_frames, rx_frames;
-    int cut;                     /* the peer sent a malformed frame: nothing it sends is read any more */
-    size_t ooo_bytes;            /* memory held by the out-of-order queue (rmpi_vc_ooo_max) */
-    void *core;                  /* the core's per-peer state */
+    int cut;          /* the peer sent a malformed frame: nothing it sends is read any more */
+    size_t ooo_bytes; /* memory held by the out-of-order queue (rmpi_vc_ooo_max) */
+    void *core;       /* the core's per-peer state */
 };
 
 typedef void (*rmpi_vc_deliver_fn)(rmpi_vc_t *vc, const void *frame, size_t len);
@@ -146,7 +146,10 @@ static inline int rmpi_vc_stripe(rmpi_vc_t *vc, size_t len, rmpi_stripe_t *out, 
 {
     return rmpi_sched_stripe(&vc->sched, len, out, max);
 }
-static inline void rmpi_vc_stripe_done(rmpi_vc_t *vc, const rmpi_stripe_t *st) { rmpi_sched_stripe_done(&vc->sched, st); }
+static inline void rmpi_vc_stripe_done(rmpi_vc_t *vc, const rmpi_stripe_t *st)
+{
+    rmpi_sched_stripe_done(&vc->sched, st);
+}
 static inline void rmpi_vc_stripe_move(rmpi_vc_t *vc, rmpi_stripe_t *st)
 {
     rmpi_sched_stripe_move(&vc->sched, st, rmpi_sched_small(&vc->sched));

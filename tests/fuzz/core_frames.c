@@ -108,16 +108,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         at += n;
         switch (op) {
         case 0:
-        case 1:
-            feed(b, n, op == 0);
-            break;
+        case 1: feed(b, n, op == 0); break;
         case 2:
-        case 3:
-            local_op(op, b, n, &last_recv);
-            break;
-        case 4:
-            rmpi_core_progress();
-            break;
+        case 3: local_op(op, b, n, &last_recv); break;
+        case 4: rmpi_core_progress(); break;
         default:
             if (last_recv)
                 rmpi_core_cancel_recv(last_recv);

@@ -31,7 +31,7 @@ int mpx_pick_pmi_addr(const struct mpx_opts *o, char *addr, size_t len)
 }
 int mpx_listen(struct mpx_job *job)
 {
-    job->listen_fd = 1000;   /* never used: no socket is touched */
+    job->listen_fd = 1000; /* never used: no socket is touched */
     return 0;
 }
 int mpx_launch(struct mpx_job *job, struct mpx_rank *r) { return 0; }
@@ -56,11 +56,11 @@ static struct mpx_conn *tcp_conn(struct mpx_job *job)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static char *argv[] = { "prog", NULL };
+    static char *argv[] = {"prog", NULL};
     static char wdir[] = "/";
-    struct mpx_host hosts[2] = { { "localhost", 1 }, { "remotehost", 1 } };
-    struct mpx_opts opts = { .nprocs = 2, .hosts = hosts, .nhosts = 2, .argv = argv, .wdir = wdir };
-    struct mpx_job job = { .opts = &opts, .n = 2, .listen_fd = 1000, .abort_rank = -1 };
+    struct mpx_host hosts[2] = {{"localhost", 1}, {"remotehost", 1}};
+    struct mpx_opts opts = {.nprocs = 2, .hosts = hosts, .nhosts = 2, .argv = argv, .wdir = wdir};
+    struct mpx_job job = {.opts = &opts, .n = 2, .listen_fd = 1000, .abort_rank = -1};
     job.ranks = calloc(2, sizeof *job.ranks);
     mpx_pmi_init(&job);
     for (int i = 0; i < 2; i++) {

@@ -70,7 +70,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     rmpi_core_isend(&s);
     /* the frame arrives at the first progress, the hook handles it at the same or the next */
     for (int i = 0; i < 1000 && (i < 2 || !s.done || !rmpi_list_empty(&w->incoming) ||
-                                 rmpi_core_probe_find(ctx, MPI_ANY_SOURCE, 0)); i++) {
+                                 rmpi_core_probe_find(ctx, MPI_ANY_SOURCE, 0));
+         i++) {
         rmpi_core_progress();
         drain(ctx);
     }

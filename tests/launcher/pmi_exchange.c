@@ -53,7 +53,7 @@ static void claim_again(char *reply, size_t len)
     if (!colon || !id || (size_t)(colon - port) >= sizeof addr)
         return;
     snprintf(addr, sizeof addr, "%.*s", (int)(colon - port), port);
-    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1)) };
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1))};
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0 || inet_pton(AF_INET, addr, &sa.sin_addr) != 1 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
         return;
@@ -104,8 +104,8 @@ int main(int argc, char **argv)
     }
     int r = pm.rank, n = pm.size, ok = 1;
     ok &= check(!key_before || !key_in_environ(), r, "the job key is still readable in /proc/self/environ after init");
-    printf("pmi_exchange: wire %d rank %d size %d singleton %d appnum %d kvsname %s\n", pm.kind, r, n,
-           pm.singleton, pm.appnum, pm.kvsname);
+    printf("pmi_exchange: wire %d rank %d size %d singleton %d appnum %d kvsname %s\n", pm.kind, r, n, pm.singleton,
+           pm.appnum, pm.kvsname);
     fflush(stdout);
 
     if (strcmp(mode, "initdie") == 0) {

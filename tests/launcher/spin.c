@@ -29,8 +29,7 @@ int main(int argc, char **argv)
     }
     if (argc > 1 && strcmp(argv[1], "ring") == 0) {
         for (;;)
-            MPI_Sendrecv(&token, 1, MPI_LONG, next, 0, &token, 1, MPI_LONG, prev, 0, MPI_COMM_WORLD,
-                         MPI_STATUS_IGNORE);
+            MPI_Sendrecv(&token, 1, MPI_LONG, next, 0, &token, 1, MPI_LONG, prev, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
     MPI_Recv(&token, 1, MPI_LONG, next, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     MPI_Finalize();

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 int mtest_rank = -1, mtest_size = 0;
-static int errors;            /* updated with __atomic builtins: threads may report */
+static int errors; /* updated with __atomic builtins: threads may report */
 static const int max_printed = 50;
 
 /* A tag no test uses, so the final count cannot match a test's stray message. */
@@ -180,8 +180,8 @@ size_t mtest_check_buf(const void *buf, size_t n, unsigned seed, const char *wha
             }
     }
     if (bad)
-        mtest_error(__FILE__, __LINE__, "%s: %zu of %zu bytes wrong, first at %zu (got 0x%02x, expected 0x%02x)",
-                    what, bad, n, first, p[first], mtest_pattern(seed, first));
+        mtest_error(__FILE__, __LINE__, "%s: %zu of %zu bytes wrong, first at %zu (got 0x%02x, expected 0x%02x)", what,
+                    bad, n, first, p[first], mtest_pattern(seed, first));
     return bad;
 }
 
@@ -192,8 +192,7 @@ int mtest_guard_check(const void *buf, size_t n, const char *what)
     const unsigned char *p = (const unsigned char *)buf + n;
     for (int i = 0; i < MTEST_GUARD; i++)
         if (p[i] != 0xa5) {
-            mtest_error(__FILE__, __LINE__, "%s: guard byte %d past the %zu-byte buffer was overwritten", what,
-                        i, n);
+            mtest_error(__FILE__, __LINE__, "%s: guard byte %d past the %zu-byte buffer was overwritten", what, i, n);
             return 1;
         }
     return 0;

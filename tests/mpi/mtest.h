@@ -37,10 +37,10 @@ int mtest_finalize(void);
 void mtest_error(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int mtest_error_count(void);
 
-#define MTEST_CHECK(cond, ...)                               \
-    do {                                                     \
-        if (!(cond))                                         \
-            mtest_error(__FILE__, __LINE__, __VA_ARGS__);    \
+#define MTEST_CHECK(cond, ...)                            \
+    do {                                                  \
+        if (!(cond))                                      \
+            mtest_error(__FILE__, __LINE__, __VA_ARGS__); \
     } while (0)
 
 /* An MPI call that must succeed: records the error string otherwise. Evaluates to rc. */

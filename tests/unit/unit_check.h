@@ -17,27 +17,27 @@ static int unit_failures;
 
 /* Only the first UNIT_MAX_PRINTED failures are printed; all are counted. */
 #define UNIT_MAX_PRINTED 100
-#define CHECK(cond, ...)                                                                  \
-    do {                                                                                  \
-        if (!(cond)) {                                                                    \
-            if (unit_failures < UNIT_MAX_PRINTED) {                                       \
+#define CHECK(cond, ...)                                                                 \
+    do {                                                                                 \
+        if (!(cond)) {                                                                   \
+            if (unit_failures < UNIT_MAX_PRINTED) {                                      \
                 fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
-                fprintf(stderr, __VA_ARGS__);                                             \
-                fputc('\n', stderr);                                                      \
-            } else if (unit_failures == UNIT_MAX_PRINTED) {                               \
-                fprintf(stderr, "(further failed checks are counted, not printed)\n");    \
-            }                                                                             \
-            unit_failures++;                                                              \
-        }                                                                                 \
+                fprintf(stderr, __VA_ARGS__);                                            \
+                fputc('\n', stderr);                                                     \
+            } else if (unit_failures == UNIT_MAX_PRINTED) {                              \
+                fprintf(stderr, "(further failed checks are counted, not printed)\n");   \
+            }                                                                            \
+            unit_failures++;                                                             \
+        }                                                                                \
     } while (0)
 
 /* Stop the current function (returning ret) after too many failures: a test that has gone
  * wrong should not print a million lines. */
 #define UNIT_MAX_FAILURES 50
-#define CHECK_BAIL(ret)                          \
-    do {                                         \
-        if (unit_failures >= UNIT_MAX_FAILURES)  \
-            return ret;                          \
+#define CHECK_BAIL(ret)                         \
+    do {                                        \
+        if (unit_failures >= UNIT_MAX_FAILURES) \
+            return ret;                         \
     } while (0)
 
 static inline int finish(const char *name)
@@ -72,10 +72,7 @@ static inline uint64_t unit_rand(unit_rng_t *r)
     return r->s * 0x2545f4914f6cdd1dull;
 }
 /* Uniform in [lo, hi]. */
-static inline uint64_t unit_range(unit_rng_t *r, uint64_t lo, uint64_t hi)
-{
-    return lo + unit_rand(r) % (hi - lo + 1);
-}
+static inline uint64_t unit_range(unit_rng_t *r, uint64_t lo, uint64_t hi) { return lo + unit_rand(r) % (hi - lo + 1); }
 
 /* A test that hangs (a ring deadlock, a frame that makes the core spin) must fail with a
  * reason, not sit until ctest's timeout: after secs, SIGALRM prints "<name>: FAIL: timed
@@ -93,8 +90,7 @@ static void unit_on_alarm(int sig)
 
 static inline void unit_watchdog(const char *name, unsigned secs, const char *why)
 {
-    snprintf(unit_watchdog_msg, sizeof unit_watchdog_msg, "%s: FAIL: timed out after %u s (%s)\n", name, secs,
-             why);
+    snprintf(unit_watchdog_msg, sizeof unit_watchdog_msg, "%s: FAIL: timed out after %u s (%s)\n", name, secs, why);
     signal(SIGALRM, unit_on_alarm);
     alarm(secs);
 }

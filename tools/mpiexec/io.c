@@ -18,7 +18,7 @@ int mpx_write_all(int fd, const char *buf, size_t len)
             if (errno == EINTR)
                 continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK) {
-                struct pollfd p = { .fd = fd, .events = POLLOUT };
+                struct pollfd p = {.fd = fd, .events = POLLOUT};
                 poll(&p, 1, 1000);
                 continue;
             }
@@ -40,8 +40,8 @@ void mpx_ostream_init(struct mpx_ostream *s, int fd, int out)
 
 /* Forward buf[0..len) which holds whole lines (or, when final, a last partial one).
  * With a prefix, each line goes out in one write so lines never interleave. */
-static void emit(struct mpx_job *job, struct mpx_rank *r, struct mpx_ostream *s, const char *buf,
-                 size_t len, int add_newline)
+static void emit(struct mpx_job *job, struct mpx_rank *r, struct mpx_ostream *s, const char *buf, size_t len,
+                 int add_newline)
 {
     if (len == 0)
         return;

@@ -23,11 +23,10 @@ static int same_addr(const struct sockaddr *a, const struct sockaddr *b)
     if (a->sa_family != b->sa_family)
         return 0;
     if (a->sa_family == AF_INET)
-        return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
-               ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+        return ((const struct sockaddr_in *)a)->sin_addr.s_addr == ((const struct sockaddr_in *)b)->sin_addr.s_addr;
     if (a->sa_family == AF_INET6)
-        return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
-                      &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr)) == 0;
+        return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr, &((const struct sockaddr_in6 *)b)->sin6_addr,
+                      sizeof(struct in6_addr)) == 0;
     return 0;
 }
 
@@ -53,7 +52,7 @@ int mpx_host_is_local(const char *host)
         if (hs == ms && strncmp(host, me, hs) == 0 && (!host[hs] || !me[ms]))
             return 1;
     }
-    struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res;
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res;
     if (getaddrinfo(host, NULL, &hints, &res) != 0)
         return 0;
     struct ifaddrs *ifs = NULL;
@@ -93,8 +92,7 @@ int mpx_pick_pmi_addr(const struct mpx_opts *o, char *addr, size_t len)
     }
     freeifaddrs(ifs);
     if (!found && o->pmi_iface) {
-        fprintf(stderr, "mpiexec: interface %s (--pmi-iface) has no IPv4 address that is up.\n",
-                o->pmi_iface);
+        fprintf(stderr, "mpiexec: interface %s (--pmi-iface) has no IPv4 address that is up.\n", o->pmi_iface);
         return -1;
     }
     if (!found)
@@ -106,7 +104,7 @@ int mpx_pick_pmi_addr(const struct mpx_opts *o, char *addr, size_t len)
  * on other interfaces needs to reach mpiexec. */
 int mpx_listen(struct mpx_job *job)
 {
-    struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *res;
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE}, *res;
     int rc = getaddrinfo(job->pmi_addr, "0", &hints, &res);
     if (rc != 0) {
         fprintf(stderr, "mpiexec: cannot resolve the PMI address %s: %s.\n", job->pmi_addr, gai_strerror(rc));
@@ -117,8 +115,7 @@ int mpx_listen(struct mpx_job *job)
     int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0 || bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, 1024) < 0 ||
         getsockname(fd, (struct sockaddr *)&sa, &sl) < 0) {
-        fprintf(stderr, "mpiexec: cannot open the PMI listening socket on %s: %s.\n", job->pmi_addr,
-                strerror(errno));
+        fprintf(stderr, "mpiexec: cannot open the PMI listening socket on %s: %s.\n", job->pmi_addr, strerror(errno));
         if (fd >= 0)
             close(fd);
         freeaddrinfo(res);
@@ -127,7 +124,7 @@ int mpx_listen(struct mpx_job *job)
     freeaddrinfo(res);
     job->listen_fd = fd;
     job->pmi_port = ntohs(sa.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&sa)->sin6_port
-                                                    : ((struct sockaddr_in *)&sa)->sin_port);
+                                                   : ((struct sockaddr_in *)&sa)->sin_port);
     return 0;
 }
 
@@ -197,9 +194,9 @@ static int is_key_var(const char *name, size_t len)
 /* Variables -genvall does not carry to another host: its shell's, its process manager's. */
 static int host_var(const char *name, size_t len)
 {
-    static const char *const skip[] = { "HOSTNAME", "PWD", "OLDPWD", "SHLVL", "_", "HOME", "USER",
-                                        "LOGNAME", "SHELL", "TMPDIR", "SSH_CLIENT", "SSH_CONNECTION",
-                                        "SSH_TTY", "SSH_AUTH_SOCK", "DISPLAY" };
+    static const char *const skip[] = {"HOSTNAME", "PWD",           "OLDPWD", "SHLVL",  "_",          "HOME",
+                                       "USER",     "LOGNAME",       "SHELL",  "TMPDIR", "SSH_CLIENT", "SSH_CONNECTION",
+                                       "SSH_TTY",  "SSH_AUTH_SOCK", "DISPLAY"};
     if (len >= 4 && strncmp(name, "PMI_", 4) == 0)
         return 1;
     for (size_t i = 0; i < sizeof skip / sizeof skip[0]; i++)
@@ -211,7 +208,7 @@ static int host_var(const char *name, size_t len)
 char *mpx_remote_command(const struct mpx_job *job, const struct mpx_rank *r)
 {
     const struct mpx_opts *o = job->opts;
-    struct strbuf b = { 0 };
+    struct strbuf b = {0};
     char num[160];
     /* The job key arrives on the agent's stdin and is read by a shell builtin, so it is on
      * no command line (ps, ssh logs); env passes it on to the rank. */
@@ -255,8 +252,8 @@ char *mpx_remote_command(const struct mpx_job *job, const struct mpx_rank *r)
 static void child_fail(const struct mpx_rank *r, const char *what, const char *arg)
 {
     char msg[1024];
-    int n = snprintf(msg, sizeof msg, "mpiexec: rank %d cannot %s %s on %s: %s.\n", r->rank, what,
-                     arg, r->host, strerror(errno));
+    int n = snprintf(msg, sizeof msg, "mpiexec: rank %d cannot %s %s on %s: %s.\n", r->rank, what, arg, r->host,
+                     strerror(errno));
     if (n > 0)
         mpx_write_all(2, msg, n < (int)sizeof msg ? (size_t)n : sizeof msg - 1);
     _exit(127);
@@ -265,7 +262,7 @@ static void child_fail(const struct mpx_rank *r, const char *what, const char *a
 int mpx_launch(struct mpx_job *job, struct mpx_rank *r)
 {
     const struct mpx_opts *o = job->opts;
-    int sv[2] = { -1, -1 }, inp[2] = { -1, -1 }, outp[2], errp[2];
+    int sv[2] = {-1, -1}, inp[2] = {-1, -1}, outp[2], errp[2];
     if (r->local && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
         goto fail;
     if (!r->local && pipe2(inp, O_CLOEXEC) < 0)
@@ -396,12 +393,11 @@ const char *mpx_signame(int sig)
         int sig;
         const char *name;
     } names[] = {
-        { SIGHUP, "SIGHUP" },   { SIGINT, "SIGINT" },   { SIGQUIT, "SIGQUIT" }, { SIGILL, "SIGILL" },
-        { SIGTRAP, "SIGTRAP" }, { SIGABRT, "SIGABRT" }, { SIGBUS, "SIGBUS" },   { SIGFPE, "SIGFPE" },
-        { SIGKILL, "SIGKILL" }, { SIGUSR1, "SIGUSR1" }, { SIGSEGV, "SIGSEGV" }, { SIGUSR2, "SIGUSR2" },
-        { SIGPIPE, "SIGPIPE" }, { SIGALRM, "SIGALRM" }, { SIGTERM, "SIGTERM" }, { SIGCHLD, "SIGCHLD" },
-        { SIGCONT, "SIGCONT" }, { SIGSTOP, "SIGSTOP" }, { SIGTSTP, "SIGTSTP" }, { SIGXCPU, "SIGXCPU" },
-        { SIGXFSZ, "SIGXFSZ" }, { SIGSYS, "SIGSYS" },
+        {SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"}, {SIGILL, "SIGILL"},   {SIGTRAP, "SIGTRAP"},
+        {SIGABRT, "SIGABRT"}, {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},   {SIGKILL, "SIGKILL"}, {SIGUSR1, "SIGUSR1"},
+        {SIGSEGV, "SIGSEGV"}, {SIGUSR2, "SIGUSR2"}, {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"}, {SIGTERM, "SIGTERM"},
+        {SIGCHLD, "SIGCHLD"}, {SIGCONT, "SIGCONT"}, {SIGSTOP, "SIGSTOP"}, {SIGTSTP, "SIGTSTP"}, {SIGXCPU, "SIGXCPU"},
+        {SIGXFSZ, "SIGXFSZ"}, {SIGSYS, "SIGSYS"},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (names[i].sig == sig)

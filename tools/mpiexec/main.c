@@ -16,7 +16,7 @@
 /* After SIGKILL, give up on ranks that still have not been reaped. */
 #define GIVE_UP_MS 2000
 
-static int sig_pipe[2] = { -1, -1 };
+static int sig_pipe[2] = {-1, -1};
 
 static void on_signal(int sig)
 {
@@ -153,8 +153,7 @@ static void handle_signals(struct mpx_job *job)
                 job->sigkill_sent = 1;
                 continue;
             }
-            mpx_msg("mpiexec: received %s; forwarding it to every rank and ending the job.\n",
-                    mpx_signame(sig));
+            mpx_msg("mpiexec: received %s; forwarding it to every rank and ending the job.\n", mpx_signame(sig));
             for (int k = 0; k < job->n; k++)
                 mpx_signal_rank(&job->ranks[k], sig);
             if (!job->ending) {
@@ -235,7 +234,8 @@ static int run(struct mpx_job *job)
                 char who[512];
                 describe(r, who, sizeof who);
                 mpx_msg("mpiexec: %s closed its PMI connection before finalize and has not exited; "
-                        "ending the job.\n", who);
+                        "ending the job.\n",
+                        who);
                 mpx_fail(job, 1);
             }
         }
@@ -260,7 +260,7 @@ static int run(struct mpx_job *job)
             break;
         }
 
-        size_t need = 2 + (size_t)job->n * 3 + 64 + (size_t)job->npending;   /* spawn adds ranks */
+        size_t need = 2 + (size_t)job->n * 3 + 64 + (size_t)job->npending; /* spawn adds ranks */
         pf = realloc(pf, need * sizeof *pf);
         kind = realloc(kind, need * sizeof *kind);
         idx = realloc(idx, need * sizeof *idx);
@@ -376,7 +376,7 @@ int main(int argc, char **argv)
 {
     struct mpx_opts opts;
     if (mpx_parse_args(argc, argv, &opts) < 0)
-        return 2;   /* a usage error, as getopt-style tools report it */
+        return 2; /* a usage error, as getopt-style tools report it */
 
     struct mpx_job job;
     memset(&job, 0, sizeof job);
@@ -423,8 +423,7 @@ int main(int argc, char **argv)
         if (mpx_pick_pmi_addr(&opts, job.pmi_addr, sizeof job.pmi_addr) < 0 || mpx_listen(&job) < 0)
             return 1;
         if (opts.verbose)
-            fprintf(stderr, "mpiexec: remote ranks reach the PMI server at %s:%d\n", job.pmi_addr,
-                    job.pmi_port);
+            fprintf(stderr, "mpiexec: remote ranks reach the PMI server at %s:%d\n", job.pmi_addr, job.pmi_port);
     }
 
     mpx_bind_plan(&job);

@@ -28,7 +28,7 @@
 
 #include "util/util.h"
 
-#define MPX_KILL_GRACE_MS 3000   /* SIGTERM -> SIGKILL */
+#define MPX_KILL_GRACE_MS 3000     /* SIGTERM -> SIGKILL */
 #define MPX_PMI_LOST_GRACE_MS 3000 /* PMI closed before finalize: wait this long for the exit */
 /* A TCP connection must prove the job key within this long, or it is closed. */
 #define MPX_AUTH_TIMEOUT_MS 10000
@@ -52,29 +52,29 @@ struct mpx_env {
 };
 
 struct mpx_opts {
-    int nprocs;                 /* 0: not given */
+    int nprocs; /* 0: not given */
     struct mpx_host *hosts;
     int nhosts;
-    struct mpx_env *env;        /* -genv / -env / -x, in order */
+    struct mpx_env *env; /* -genv / -env / -x, in order */
     int nenv;
-    char **agent;               /* agent command split into words, NULL-terminated */
-    int prefix;                 /* --prepend-rank / -l / --tag-output */
-    int timeout;                /* seconds, 0 = none */
+    char **agent; /* agent command split into words, NULL-terminated */
+    int prefix;   /* --prepend-rank / -l / --tag-output */
+    int timeout;  /* seconds, 0 = none */
     char *pmi_iface, *pmi_addr;
     char *wdir;
-    char **argv;                /* program and its arguments, NULL-terminated */
+    char **argv; /* program and its arguments, NULL-terminated */
     int verbose;
-    int ppn;                    /* -ppn/--npernode: ranks per host in a row; 0: by slots */
-    int genvall;                /* -genvall: remote ranks get all of mpiexec's environment */
-    int bind;                   /* --bind-to: RMPI_BIND_*; RMPI_BIND_AUTO when not given */
-    int map;                    /* --map-by: RMPI_MAP_* (slot: the host slots in order) */
-    int report_bindings;        /* --report-bindings */
+    int ppn;             /* -ppn/--npernode: ranks per host in a row; 0: by slots */
+    int genvall;         /* -genvall: remote ranks get all of mpiexec's environment */
+    int bind;            /* --bind-to: RMPI_BIND_*; RMPI_BIND_AUTO when not given */
+    int map;             /* --map-by: RMPI_MAP_* (slot: the host slots in order) */
+    int report_bindings; /* --report-bindings */
 };
 
 /* Buffered output stream of one rank (its stdout or stderr pipe). */
 struct mpx_ostream {
-    int fd;                     /* read end, -1 once closed */
-    int out;                    /* 1 or 2: where it goes */
+    int fd;  /* read end, -1 once closed */
+    int out; /* 1 or 2: where it goes */
     char *buf;
     size_t len, cap;
 };
@@ -83,68 +83,68 @@ struct mpx_spawn;
 
 /* One PMI connection (local socketpair end or accepted TCP connection). */
 struct mpx_conn {
-    int fd;                     /* -1: no socket (the fuzz harness); replies stay in out */
-    int rank;                   /* index in job->ranks; -1 until authenticated for TCP */
-    char *buf;                  /* input not yet served */
+    int fd;    /* -1: no socket (the fuzz harness); replies stay in out */
+    int rank;  /* index in job->ranks; -1 until authenticated for TCP */
+    char *buf; /* input not yet served */
     size_t len, cap;
-    char *out;                  /* replies not yet written (the fd is non-blocking) */
+    char *out; /* replies not yet written (the fd is non-blocking) */
     size_t olen, ocap;
-    int broken;                 /* write failed or too far behind: close at the next sweep */
-    int claim;                  /* TCP: the pmiid announced by initack, -1 before */
+    int broken; /* write failed or too far behind: close at the next sweep */
+    int claim;  /* TCP: the pmiid announced by initack, -1 before */
     uint8_t nonce[RMPI_AUTH_NONCE_BYTES];
     uint64_t accepted_at;
     int inited, in_barrier, finalized;
-    struct mpx_spawn *spawn;    /* a multi-line spawn command being read */
+    struct mpx_spawn *spawn; /* a multi-line spawn command being read */
 };
 
 /* The processes started together: the command line's (world 0) or one PMI spawn. */
 struct mpx_world {
     char kvsname[128];
-    int base, n;                /* job->ranks[base .. base + n) */
+    int base, n; /* job->ranks[base .. base + n) */
     int barrier_count;
 };
 
 struct mpx_rank {
-    int rank;                   /* index in job->ranks (world 0: the rank) */
-    int world, wrank, appnum;   /* its world, rank there, command number there */
-    char **argv;                /* program and arguments (world 0: opts->argv) */
+    int rank;                 /* index in job->ranks (world 0: the rank) */
+    int world, wrank, appnum; /* its world, rank there, command number there */
+    char **argv;              /* program and arguments (world 0: opts->argv) */
     const char *wdir;
     const char *host;
     int local;
-    pid_t pid;                  /* local: the rank; remote: the agent. 0 once reaped */
-    int status;                 /* wait status once reaped */
+    pid_t pid;  /* local: the rank; remote: the agent. 0 once reaped */
+    int status; /* wait status once reaped */
     struct mpx_ostream out, err;
-    struct mpx_conn *conn;      /* NULL until connected (remote) or after close */
-    int pmi_claimed;            /* a connection proved the key for it: no second one */
+    struct mpx_conn *conn; /* NULL until connected (remote) or after close */
+    int pmi_claimed;       /* a connection proved the key for it: no second one */
     int pmi_inited, pmi_finalized, pmi_lost;
-    uint64_t pmi_lost_at;       /* ms timestamp of an early PMI close */
-    int bound;                  /* local: bind to cpus in the child before exec (world 0 only:
+    uint64_t pmi_lost_at; /* ms timestamp of an early PMI close */
+    int bound;            /* local: bind to cpus in the child before exec (world 0 only:
                                  * spawned ranks join a host already counted, so run unbound) */
     cpu_set_t cpus;
-    char bind_env[64];          /* remote: RMPI_BIND for the library to bind at MPI_Init */
+    char bind_env[64]; /* remote: RMPI_BIND for the library to bind at MPI_Init */
 };
 
 struct mpx_job {
     struct mpx_opts *opts;
-    int n;                      /* processes of every world */
+    int n; /* processes of every world */
     struct mpx_rank *ranks;
     struct mpx_world *worlds;
     int nworlds;
-    void **owned;               /* strings and argv arrays of spawned worlds (spawn.c) */
+    void **owned; /* strings and argv arrays of spawned worlds (spawn.c) */
     int nowned;
-    int listen_fd;              /* -1 when every rank is local */
+    int listen_fd; /* -1 when every rank is local */
     char pmi_addr[64];
     int pmi_port;
-    struct mpx_conn **pending;  /* accepted TCP connections not yet identified */
+    struct mpx_conn **pending; /* accepted TCP connections not yet identified */
     int npending;
-    int ending;                 /* the job is being torn down */
-    int ending_by_signal;       /* ... because mpiexec got SIGINT/SIGTERM/SIGHUP */
+    int ending;           /* the job is being torn down */
+    int ending_by_signal; /* ... because mpiexec got SIGINT/SIGTERM/SIGHUP */
     int exit_code;
-    uint64_t term_at, kill_at;  /* ms timestamps of SIGTERM and SIGKILL */
+    uint64_t term_at, kill_at; /* ms timestamps of SIGTERM and SIGKILL */
     int sigkill_sent;
-    uint8_t key[RMPI_AUTH_KEY_BYTES];   /* the job key every rank gets (docs/wire/auth.md) */
+    uint8_t key[RMPI_AUTH_KEY_BYTES]; /* the job key every rank gets (docs/wire/auth.md) */
     char key_hex[2 * RMPI_AUTH_KEY_BYTES + 1];
-    int abort_rank;             /* a rank's abort waiting MPX_ABORT_GRACE_MS, else -1 */
+    int abort_rank; /* a rank's abort waiting MPX_ABORT_GRACE_MS, else -1 */
     int abort_code;
     uint64_t abort_at;
 };

@@ -8,68 +8,67 @@
 
 void mpx_usage(FILE *f)
 {
-    fputs(
-        "Usage: mpiexec [options] PROGRAM [ARGS...]\n"
-        "Starts PROGRAM as the ranks of one MPI job and serves them the PMI-1 protocol.\n"
-        "\n"
-        "  -n, -np N               number of ranks (default: the total slots of the hosts, N per\n"
-        "                          host with -ppn, or 1)\n"
-        "  -host, -hosts, --host H1,H2:2,...\n"
-        "                          hosts with optional slot counts; ranks fill the slots in\n"
-        "                          order and wrap around when -n exceeds them\n"
-        "  -f, -hostfile, -machinefile FILE\n"
-        "                          one host per line: \"host\", \"host:N\" or \"host slots=N\";\n"
-        "                          '#' starts a comment\n"
-        "  -ppn, -perhost, --npernode, -N N\n"
-        "                          N consecutive ranks per host, host after host (instead of\n"
-        "                          the slot counts)\n"
-        "  --oversubscribe         accepted: more ranks than slots or cores is always allowed\n"
-        "  --map-by, -map-by core|numa|node|slot\n"
-        "                          node: one rank per host in turn; slot (default) and core: the\n"
-        "                          host slots in order; numa: like slot, and on each host the\n"
-        "                          ranks go to the NUMA nodes in turn\n"
-        "  --bind-to, -bind-to core|numa|none\n"
-        "                          bind each rank to one core, or to its core's NUMA node\n"
-        "                          (hwloc when built with it, else sysfs). Default: core when a\n"
-        "                          host's ranks fit its cores, else none (oversubscribed)\n"
-        "  --report-bindings       one line per rank on stderr: rank, host, cores and cpus\n"
-        "  -genv VAR VAL, -genv VAR=VAL, -env VAR VAL\n"
-        "                          set VAR for every rank\n"
-        "  -x VAR[=VAL]            export VAR (from mpiexec's environment when no value)\n"
-        "  -genvlist, -envlist VAR1,VAR2,...\n"
-        "                          export these variables from mpiexec's environment\n"
-        "  -genvall, -envall       export all of mpiexec's environment to remote ranks too\n"
-        "                          (local ranks always inherit it)\n"
-        "  --agent CMD             launch agent for other hosts, run as \"CMD HOST COMMAND\"\n"
-        "                          (CMD may hold several words; default: ssh)\n"
-        "  -l, --prepend-rank, --tag-output\n"
-        "                          prefix every output line with \"[rank] \"\n"
-        "  --timeout SECONDS       end the job and fail (exit 124) after SECONDS\n"
-        "                          (also MPIEXEC_TIMEOUT)\n"
-        "  --pmi-iface IFACE       interface whose IPv4 address remote ranks use to reach mpiexec\n"
-        "  --pmi-addr ADDR         that address given directly (default: the first non-loopback\n"
-        "                          IPv4 address that is up)\n"
-        "  -wdir, -wd DIR          working directory of the ranks (default: the current one)\n"
-        "  -v, --verbose           print how each rank is started\n"
-        "  -h, --help              this text\n"
-        "Options take one dash or two (-np, --np) and --opt=value. An option not listed here\n"
-        "(e.g. Open MPI's --mca) stops mpiexec with exit status 2, as does any\n"
-        "other usage error.\n"
-        "\n"
-        "Local ranks get PMI_FD, PMI_RANK and PMI_SIZE; remote ranks PMI_PORT, PMI_ID, PMI_RANK\n"
-        "and PMI_SIZE, plus every -genv/-x variable and every RMPI_* variable of mpiexec's\n"
-        "environment. Every rank gets the job's random key in RAILMPI_JOB_KEY (remote ranks\n"
-        "through the launch agent's stdin, never on a command line); remote ranks prove it to\n"
-        "connect to the PMI port, which listens on the --pmi-addr/--pmi-iface address only.\n"
-        "Exit status: 0 when every rank exits 0, else the first failing rank's\n"
-        "exit code (128+N for signal N), or the code given to abort.\n"
-        "\n"
-        "Processes started by MPI_Comm_spawn form new worlds of the same job: they take the\n"
-        "host slots after the ranks' (this host without -host/-f), or the spawn's info \"host\";\n"
-        "info \"wdir\" sets their directory. The job ends when every process of every world\n"
-        "has ended; a failure in any world ends all of them. MPI_Publish_name/Lookup_name\n"
-        "use one name table for the whole job.\n",
-        f);
+    fputs("Usage: mpiexec [options] PROGRAM [ARGS...]\n"
+          "Starts PROGRAM as the ranks of one MPI job and serves them the PMI-1 protocol.\n"
+          "\n"
+          "  -n, -np N               number of ranks (default: the total slots of the hosts, N per\n"
+          "                          host with -ppn, or 1)\n"
+          "  -host, -hosts, --host H1,H2:2,...\n"
+          "                          hosts with optional slot counts; ranks fill the slots in\n"
+          "                          order and wrap around when -n exceeds them\n"
+          "  -f, -hostfile, -machinefile FILE\n"
+          "                          one host per line: \"host\", \"host:N\" or \"host slots=N\";\n"
+          "                          '#' starts a comment\n"
+          "  -ppn, -perhost, --npernode, -N N\n"
+          "                          N consecutive ranks per host, host after host (instead of\n"
+          "                          the slot counts)\n"
+          "  --oversubscribe         accepted: more ranks than slots or cores is always allowed\n"
+          "  --map-by, -map-by core|numa|node|slot\n"
+          "                          node: one rank per host in turn; slot (default) and core: the\n"
+          "                          host slots in order; numa: like slot, and on each host the\n"
+          "                          ranks go to the NUMA nodes in turn\n"
+          "  --bind-to, -bind-to core|numa|none\n"
+          "                          bind each rank to one core, or to its core's NUMA node\n"
+          "                          (hwloc when built with it, else sysfs). Default: core when a\n"
+          "                          host's ranks fit its cores, else none (oversubscribed)\n"
+          "  --report-bindings       one line per rank on stderr: rank, host, cores and cpus\n"
+          "  -genv VAR VAL, -genv VAR=VAL, -env VAR VAL\n"
+          "                          set VAR for every rank\n"
+          "  -x VAR[=VAL]            export VAR (from mpiexec's environment when no value)\n"
+          "  -genvlist, -envlist VAR1,VAR2,...\n"
+          "                          export these variables from mpiexec's environment\n"
+          "  -genvall, -envall       export all of mpiexec's environment to remote ranks too\n"
+          "                          (local ranks always inherit it)\n"
+          "  --agent CMD             launch agent for other hosts, run as \"CMD HOST COMMAND\"\n"
+          "                          (CMD may hold several words; default: ssh)\n"
+          "  -l, --prepend-rank, --tag-output\n"
+          "                          prefix every output line with \"[rank] \"\n"
+          "  --timeout SECONDS       end the job and fail (exit 124) after SECONDS\n"
+          "                          (also MPIEXEC_TIMEOUT)\n"
+          "  --pmi-iface IFACE       interface whose IPv4 address remote ranks use to reach mpiexec\n"
+          "  --pmi-addr ADDR         that address given directly (default: the first non-loopback\n"
+          "                          IPv4 address that is up)\n"
+          "  -wdir, -wd DIR          working directory of the ranks (default: the current one)\n"
+          "  -v, --verbose           print how each rank is started\n"
+          "  -h, --help              this text\n"
+          "Options take one dash or two (-np, --np) and --opt=value. An option not listed here\n"
+          "(e.g. Open MPI's --mca) stops mpiexec with exit status 2, as does any\n"
+          "other usage error.\n"
+          "\n"
+          "Local ranks get PMI_FD, PMI_RANK and PMI_SIZE; remote ranks PMI_PORT, PMI_ID, PMI_RANK\n"
+          "and PMI_SIZE, plus every -genv/-x variable and every RMPI_* variable of mpiexec's\n"
+          "environment. Every rank gets the job's random key in RAILMPI_JOB_KEY (remote ranks\n"
+          "through the launch agent's stdin, never on a command line); remote ranks prove it to\n"
+          "connect to the PMI port, which listens on the --pmi-addr/--pmi-iface address only.\n"
+          "Exit status: 0 when every rank exits 0, else the first failing rank's\n"
+          "exit code (128+N for signal N), or the code given to abort.\n"
+          "\n"
+          "Processes started by MPI_Comm_spawn form new worlds of the same job: they take the\n"
+          "host slots after the ranks' (this host without -host/-f), or the spawn's info \"host\";\n"
+          "info \"wdir\" sets their directory. The job ends when every process of every world\n"
+          "has ended; a failure in any world ends all of them. MPI_Publish_name/Lookup_name\n"
+          "use one name table for the whole job.\n",
+          f);
 }
 
 static int parse_count(const char *opt, const char *s, int *out)
@@ -185,8 +184,10 @@ int mpx_parse_hostfile(const char *path, struct mpx_opts *o)
             } else if (strncmp(tok, "max_slots=", 10) == 0) {
                 /* Open MPI hostfiles carry it; oversubscription is always allowed here. */
             } else {
-                fprintf(stderr, "mpiexec: %s:%d: unexpected \"%s\" (expected \"host\", \"host:N\" or "
-                        "\"host slots=N\").\n", path, lineno, tok);
+                fprintf(stderr,
+                        "mpiexec: %s:%d: unexpected \"%s\" (expected \"host\", \"host:N\" or "
+                        "\"host slots=N\").\n",
+                        path, lineno, tok);
                 rc = -1;
                 break;
             }
@@ -285,10 +286,9 @@ int mpx_parse_args(int argc, char **argv, struct mpx_opts *o)
             name = namebuf;
         }
 #define OPT(s) (strcmp(name, s) == 0)
-#define NEXT_ARG()                                                                    \
-    (inl ? inl : (i + 1 < argc ? argv[++i]                                            \
-                               : (fprintf(stderr, "mpiexec: %s needs an argument.\n", a), \
-                                  (const char *)NULL)))
+#define NEXT_ARG() \
+    (inl ? inl     \
+         : (i + 1 < argc ? argv[++i] : (fprintf(stderr, "mpiexec: %s needs an argument.\n", a), (const char *)NULL)))
         if (OPT("h") || OPT("help")) {
             mpx_usage(stdout);
             exit(0);
@@ -388,7 +388,8 @@ int mpx_parse_args(int argc, char **argv, struct mpx_opts *o)
             if (!v)
                 return -1;
             if ((o->bind = rmpi_cpubind_parse_bind(v)) < 0 || o->bind == RMPI_BIND_AUTO) {
-                fprintf(stderr, "mpiexec: %s%s accepts core, numa or none, not \"%s\".\n", a[1] == '-' ? "--" : "-", name, v);
+                fprintf(stderr, "mpiexec: %s%s accepts core, numa or none, not \"%s\".\n", a[1] == '-' ? "--" : "-",
+                        name, v);
                 return -1;
             }
         } else if (OPT("map-by")) {
@@ -396,7 +397,8 @@ int mpx_parse_args(int argc, char **argv, struct mpx_opts *o)
             if (!v)
                 return -1;
             if ((o->map = rmpi_cpubind_parse_map(v)) < 0) {
-                fprintf(stderr, "mpiexec: %s%s accepts core, numa, node or slot, not \"%s\".\n", a[1] == '-' ? "--" : "-", name, v);
+                fprintf(stderr, "mpiexec: %s%s accepts core, numa, node or slot, not \"%s\".\n",
+                        a[1] == '-' ? "--" : "-", name, v);
                 return -1;
             }
         } else if (OPT("report-bindings")) {

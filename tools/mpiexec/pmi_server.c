@@ -63,10 +63,7 @@ void mpx_kvs_put(int world, const char *k, const char *value)
     }
 }
 
-void mpx_pmi_init(struct mpx_job *job)
-{
-    mpx_world_new(job, job->opts->nprocs);
-}
+void mpx_pmi_init(struct mpx_job *job) { mpx_world_new(job, job->opts->nprocs); }
 
 void mpx_pmi_free(struct mpx_job *job)
 {
@@ -128,7 +125,8 @@ int mpx_pmi_reply(struct mpx_conn *c, const char *fmt, ...)
     if (c->olen + (size_t)n > MPX_OUT_MAX) {
         if (c->rank >= 0)
             mpx_msg("mpiexec: rank %d does not read its PMI replies (%zu bytes waiting); closing its "
-                    "connection.\n", c->rank, c->olen);
+                    "connection.\n",
+                    c->rank, c->olen);
         c->broken = 1;
         return -1;
     }
@@ -191,15 +189,14 @@ static void pending_remove(struct mpx_job *job, struct mpx_conn *c)
 static int initack_reply(struct mpx_job *job, struct mpx_conn *c)
 {
     const struct mpx_rank *r = &job->ranks[c->rank];
-    return reply(c, "cmd=initack\ncmd=set size=%d\ncmd=set rank=%d\ncmd=set debug=0\n",
-                 job->worlds[r->world].n, r->wrank);
+    return reply(c, "cmd=initack\ncmd=set size=%d\ncmd=set rank=%d\ncmd=set debug=0\n", job->worlds[r->world].n,
+                 r->wrank);
 }
 
 /* A TCP connection names its rank with initack, is challenged with a fresh nonce and must
  * answer with the MAC of nonce and pmiid under the job key (docs/wire/pmi.md) before it is
  * served anything else; the first to prove a rank's id owns it for the rest of the job. */
-static int serve_unauthenticated(struct mpx_job *job, struct mpx_conn *c, const char *cmd,
-                                 const rmpi_pmi_words_t *w)
+static int serve_unauthenticated(struct mpx_job *job, struct mpx_conn *c, const char *cmd, const rmpi_pmi_words_t *w)
 {
     if (strcmp(cmd, "initack") == 0 && c->claim < 0) {
         const char *id = rmpi_pmi_word(w, "pmiid");
@@ -207,8 +204,7 @@ static int serve_unauthenticated(struct mpx_job *job, struct mpx_conn *c, const 
         long r = id && *id ? strtol(id, &end, 10) : -1;
         if (!end || *end || r < 0 || r >= job->n || job->ranks[r].local || job->ranks[r].pmi_claimed)
             return refuse(c, "unknown_or_taken_pmiid",
-                          "it announced id %.20s, which is no unconnected remote rank of this job",
-                          id ? id : "(none)");
+                          "it announced id %.20s, which is no unconnected remote rank of this job", id ? id : "(none)");
         char hex[2 * RMPI_AUTH_NONCE_BYTES + 1];
         if (rmpi_auth_random(c->nonce, sizeof c->nonce) < 0)
             return refuse(c, "no_random_bytes", "getrandom failed: %s", strerror(errno));
@@ -221,8 +217,7 @@ static int serve_unauthenticated(struct mpx_job *job, struct mpx_conn *c, const 
         struct mpx_rank *r = &job->ranks[c->claim];
         if (rmpi_auth_unhex(rmpi_pmi_word(w, "mac"), mac, sizeof mac) < 0 ||
             rmpi_auth_pmi_verify(job->key, c->nonce, c->claim, mac) < 0)
-            return refuse(c, "authentication_failed",
-                          "it claimed rank %d but does not know the job key", c->claim);
+            return refuse(c, "authentication_failed", "it claimed rank %d but does not know the job key", c->claim);
         if (r->pmi_claimed)
             return refuse(c, "pmiid_taken", "rank %d is already connected", c->claim);
         pending_remove(job, c);
@@ -231,8 +226,7 @@ static int serve_unauthenticated(struct mpx_job *job, struct mpx_conn *c, const 
         r->pmi_claimed = 1;
         return initack_reply(job, c);
     }
-    return refuse(c, "authenticate_first", "it sent cmd=%.40s before proving the job key (initack, auth)",
-                  cmd);
+    return refuse(c, "authenticate_first", "it sent cmd=%.40s before proving the job key (initack, auth)", cmd);
 }
 
 int mpx_pmi_line(struct mpx_job *job, struct mpx_conn *c, char *line)
@@ -262,16 +256,15 @@ int mpx_pmi_line(struct mpx_job *job, struct mpx_conn *c, char *line)
     if (strcmp(cmd, "init") == 0) {
         const char *v = rmpi_pmi_word(&w, "pmi_version");
         if (v && strcmp(v, "1") != 0) {
-            mpx_msg("mpiexec: rank %d asked for PMI version %s; this mpiexec serves version 1.\n",
-                    c->rank, v);
+            mpx_msg("mpiexec: rank %d asked for PMI version %s; this mpiexec serves version 1.\n", c->rank, v);
             return reply(c, "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=-1\n");
         }
         c->inited = r->pmi_inited = 1;
         return reply(c, "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n");
     }
     if (strcmp(cmd, "get_maxes") == 0)
-        return reply(c, "cmd=maxes rc=0 kvsname_max=%d keylen_max=%d vallen_max=%d\n", KVSNAME_MAX,
-                     KEYLEN_MAX, VALLEN_MAX);
+        return reply(c, "cmd=maxes rc=0 kvsname_max=%d keylen_max=%d vallen_max=%d\n", KVSNAME_MAX, KEYLEN_MAX,
+                     VALLEN_MAX);
     if (strcmp(cmd, "get_appnum") == 0)
         return reply(c, "cmd=appnum rc=0 appnum=%d\n", r->appnum);
     if (strcmp(cmd, "get_my_kvsname") == 0)
@@ -400,8 +393,7 @@ void mpx_pmi_sweep(struct mpx_job *job, uint64_t now)
     for (int i = job->npending - 1; i >= 0; i--) {
         struct mpx_conn *c = job->pending[i];
         if (!c->broken && now - c->accepted_at >= MPX_AUTH_TIMEOUT_MS)
-            refuse(c, "authentication_timeout", "it did not prove the job key within %d s",
-                   MPX_AUTH_TIMEOUT_MS / 1000);
+            refuse(c, "authentication_timeout", "it did not prove the job key within %d s", MPX_AUTH_TIMEOUT_MS / 1000);
         if (c->broken || now - c->accepted_at >= MPX_AUTH_TIMEOUT_MS)
             mpx_pmi_close(job, c);
     }

@@ -14,28 +14,28 @@
  * anything is allocated from it. */
 #define SPAWN_MAX_CMDS 64
 #define SPAWN_MAX_ARGS 1024
-#define SPAWN_MAX_PAIRS 64          /* preput and info pairs per command */
-#define SPAWN_MAX_PROCS 4096        /* processes of one job, every world together */
-#define SPAWN_MAX_BYTES (1 << 20)   /* text of one request */
-#define SPAWN_MAX_NAMES 4096        /* published names */
+#define SPAWN_MAX_PAIRS 64        /* preput and info pairs per command */
+#define SPAWN_MAX_PROCS 4096      /* processes of one job, every world together */
+#define SPAWN_MAX_BYTES (1 << 20) /* text of one request */
+#define SPAWN_MAX_NAMES 4096      /* published names */
 
 struct spawn_cmd {
     int nprocs;
     char *exec, *wdir, *host;
-    char **argv;          /* args... (exec is put in front by do_spawn) */
-    int argcnt, argc;     /* announced, received */
-    int npre, ninfo;      /* announced preput_num, info_num; -1 before */
+    char **argv;      /* args... (exec is put in front by do_spawn) */
+    int argcnt, argc; /* announced, received */
+    int npre, ninfo;  /* announced preput_num, info_num; -1 before */
     int pre_seen, info_seen;
-    int pre_open;         /* preput key pre_seen arrived, its value not yet */
-    char *info_key;       /* the key whose value comes next */
+    int pre_open;   /* preput key pre_seen arrived, its value not yet */
+    char *info_key; /* the key whose value comes next */
 };
 
 struct mpx_spawn {
-    int total, sofar;     /* totspawns, commands complete so far */
+    int total, sofar; /* totspawns, commands complete so far */
     struct spawn_cmd cmd[SPAWN_MAX_CMDS];
     int ncmd;
-    char **pkeys, **pvals;  /* preput pairs of the first command (the same on every one) */
-    int npre, pcap;       /* pairs complete, slots allocated */
+    char **pkeys, **pvals; /* preput pairs of the first command (the same on every one) */
+    int npre, pcap;        /* pairs complete, slots allocated */
     size_t bytes;
 };
 
@@ -78,7 +78,7 @@ int mpx_world_new(struct mpx_job *job, int n)
     char host[64] = "";
     gethostname(host, sizeof host - 1);
     snprintf(wd->kvsname, sizeof wd->kvsname, "kvs_%.64s_%d_%d", host, (int)getpid(), job->nworlds);
-    wd->base = job->nworlds ? job->n : 0;   /* world 0's ranks are allocated by main */
+    wd->base = job->nworlds ? job->n : 0; /* world 0's ranks are allocated by main */
     wd->n = n;
     if (job->nworlds > 0) {
         job->ranks = xrealloc(job->ranks, (size_t)(job->n + n) * sizeof *job->ranks);
@@ -134,8 +134,8 @@ static int do_spawn(struct mpx_job *job, struct mpx_spawn *s)
     for (int i = 0; i < s->ncmd; i++)
         n += s->cmd[i].nprocs;
     if (job->n + n > SPAWN_MAX_PROCS) {
-        mpx_msg("mpiexec: a spawn of %d processes would make the job larger than %d processes; refusing it.\n",
-                n, SPAWN_MAX_PROCS);
+        mpx_msg("mpiexec: a spawn of %d processes would make the job larger than %d processes; refusing it.\n", n,
+                SPAWN_MAX_PROCS);
         return -1;
     }
     int w = mpx_world_new(job, n);
@@ -149,7 +149,7 @@ static int do_spawn(struct mpx_job *job, struct mpx_spawn *s)
         memmove(c->argv + 1, c->argv, (size_t)c->argc * sizeof *c->argv);
         c->argv[0] = c->exec;
         c->argv[c->argc + 1] = NULL;
-        c->exec = NULL;   /* owned by argv now */
+        c->exec = NULL; /* owned by argv now */
         c->argc++;
         job->owned = xrealloc(job->owned, (size_t)(job->nowned + c->argc + 3) * sizeof *job->owned);
         for (int a = 0; a < c->argc; a++)
@@ -159,7 +159,7 @@ static int do_spawn(struct mpx_job *job, struct mpx_spawn *s)
         job->owned[job->nowned++] = c->host;
     }
     int ncmd = s->ncmd;
-    s->ncmd = 0;   /* mpx_spawn_free must not free them */
+    s->ncmd = 0; /* mpx_spawn_free must not free them */
     int at = wd->base;
     for (int i = 0; i < ncmd; i++) {
         struct spawn_cmd *c = &s->cmd[i];
@@ -287,7 +287,7 @@ static int spawn_key(struct mpx_spawn *s, struct spawn_cmd *cur, const char *key
         cur->info_seen++;
         return 0;
     }
-    return 0;   /* other keys carry nothing mpiexec uses */
+    return 0; /* other keys carry nothing mpiexec uses */
 }
 
 /* The command is complete and consistent: everything announced has arrived. */
@@ -308,8 +308,10 @@ int mpx_spawn_line(struct mpx_job *job, struct mpx_conn *c, const char *line)
             exit(1);
         }
         if (s->ncmd == SPAWN_MAX_CMDS || (s->total && s->ncmd >= s->total))
-            return mpx_pmi_refuse(c, "spawn_too_many_commands", "its spawn holds more commands than it "
-                                  "announced or than %d", SPAWN_MAX_CMDS);
+            return mpx_pmi_refuse(c, "spawn_too_many_commands",
+                                  "its spawn holds more commands than it "
+                                  "announced or than %d",
+                                  SPAWN_MAX_CMDS);
         struct spawn_cmd *cur = &s->cmd[s->ncmd++];
         memset(cur, 0, sizeof *cur);
         cur->npre = cur->ninfo = -1;
@@ -323,8 +325,10 @@ int mpx_spawn_line(struct mpx_job *job, struct mpx_conn *c, const char *line)
         return mpx_pmi_refuse(c, "spawn_too_long", "its spawn request is longer than %d bytes", SPAWN_MAX_BYTES);
     if (!strcmp(line, "endcmd")) {
         if (!cmd_complete(cur) || !s->total)
-            return mpx_pmi_refuse(c, "spawn_incomplete", "its spawn command %d lacks nprocs, execname, "
-                                  "totspawns or some announced arguments, preput or info pairs", s->ncmd);
+            return mpx_pmi_refuse(c, "spawn_incomplete",
+                                  "its spawn command %d lacks nprocs, execname, "
+                                  "totspawns or some announced arguments, preput or info pairs",
+                                  s->ncmd);
         if (++s->sofar < s->total)
             return 1;
         int rc = do_spawn(job, s);
@@ -336,12 +340,16 @@ int mpx_spawn_line(struct mpx_job *job, struct mpx_conn *c, const char *line)
     const char *eq = strchr(line, '=');
     char key[64];
     if (!eq || eq - line >= (ptrdiff_t)sizeof key)
-        return mpx_pmi_refuse(c, "spawn_malformed", "its spawn command holds a line that is no key=value: "
-                              "\"%.40s\"", line);
+        return mpx_pmi_refuse(c, "spawn_malformed",
+                              "its spawn command holds a line that is no key=value: "
+                              "\"%.40s\"",
+                              line);
     snprintf(key, sizeof key, "%.*s", (int)(eq - line), line);
     if (spawn_key(s, cur, key, eq + 1) < 0)
-        return mpx_pmi_refuse(c, "spawn_malformed", "its spawn command has a bad, repeated, out-of-order or "
-                              "unannounced %s=\"%.40s\"", key, eq + 1);
+        return mpx_pmi_refuse(c, "spawn_malformed",
+                              "its spawn command has a bad, repeated, out-of-order or "
+                              "unannounced %s=\"%.40s\"",
+                              key, eq + 1);
     return 1;
 }
 

@@ -27,9 +27,8 @@ typedef struct rmpi_ofi_hdr {
  * It shares the sequence numbers of ordinary frames, so put data keeps its place. */
 #define RMPI_OFI_CTRL 0x80000000u
 /* A frame header from this rail: our rank (| RMPI_OFI_CTRL for control), seq set at post. */
-#define RMPI_OFI_HDR(r, flag) \
-    ((rmpi_ofi_hdr_t){htole32((uint32_t)(r)->env.rank | (flag)), 0, htole64((r)->cookie)})
-#define RMPI_OFI_BUF_SIZE 65536    /* one receive / send buffer: header + largest frame */
+#define RMPI_OFI_HDR(r, flag) ((rmpi_ofi_hdr_t){htole32((uint32_t)(r)->env.rank | (flag)), 0, htole64((r)->cookie)})
+#define RMPI_OFI_BUF_SIZE 65536 /* one receive / send buffer: header + largest frame */
 #define RMPI_OFI_STASH 256
 /* How long send/get/put drive the provider when it refuses a post (-FI_EAGAIN, e.g. while
  * ofi_rxm sets up the connection) before queueing the post for progress(). */
@@ -76,7 +75,7 @@ typedef struct rmpi_ofi_zc {
     rmpi_ofi_ctx_t ctx;
     rmpi_net_op_t *op;
     int peer, iovcnt, status;
-    struct rmpi_ofi_zc *all;  /* every one allocated, freed at close */
+    struct rmpi_ofi_zc *all; /* every one allocated, freed at close */
     struct iovec iov[RMPI_NET_ZC_IOV];
     char hdr[sizeof(rmpi_ofi_hdr_t) + RMPI_NET_ZC_HDR];
 } rmpi_ofi_zc_t;
@@ -85,29 +84,29 @@ typedef struct rmpi_ofi_rdma {
     rmpi_ofi_ctx_t ctx;
     rmpi_net_op_t *op;
     int peer, write, posted;
-    int split;            /* a write longer than max_rma: counted in the rail's split_writes */
+    int split; /* a write longer than max_rma: counted in the rail's split_writes */
     fi_addr_t dest;
     char *local;
     size_t len;           /* bytes left, the chunk in flight included */
     size_t cur;           /* bytes of the chunk in flight (at most the rail's max_rma) */
     uint64_t raddr, rkey; /* raddr already in the domain's addressing (virtual or offset) */
     void *desc;
-    rmpi_mr_t lmr;        /* FI_MR_LOCAL: the local buffer's registration, from the cache */
+    rmpi_mr_t lmr; /* FI_MR_LOCAL: the local buffer's registration, from the cache */
     int has_lmr;
     /* Emulated (ofi_emul.c): a put or get answer being cut into frames (ctx.kind
      * RMPI_OFI_EMUL, in the pending queue), or a get waiting for its data. */
     uint64_t id;
-    size_t done;          /* bytes cut into frames (put, answer) or arrived (get) */
+    size_t done;               /* bytes cut into frames (put, answer) or arrived (get) */
     struct rmpi_ofi_buf *held; /* a piece built but refused (-FI_EAGAIN), posted first */
 } rmpi_ofi_rdma_t;
 
 typedef struct rmpi_ofi_peer {
-    int state;            /* 0 not looked up, 1 reachable, -1 not reachable */
+    int state; /* 0 not looked up, 1 reachable, -1 not reachable */
     fi_addr_t addr;
-    uint32_t tx_seq, rx_seq;   /* next frame sequence to send / to deliver */
-    rmpi_ofi_buf_t *parked;    /* frames that completed early, by seq */
-    rmpi_ofi_rdma_t *gets;     /* emulated gets waiting for data, in request order */
-    uint64_t refused_put;      /* emulated put of this peer last refused (one PUT_ERR each) */
+    uint32_t tx_seq, rx_seq; /* next frame sequence to send / to deliver */
+    rmpi_ofi_buf_t *parked;  /* frames that completed early, by seq */
+    rmpi_ofi_rdma_t *gets;   /* emulated gets waiting for data, in request order */
+    uint64_t refused_put;    /* emulated put of this peer last refused (one PUT_ERR each) */
 } rmpi_ofi_peer_t;
 
 typedef struct rmpi_ofi_rail {
@@ -121,32 +120,37 @@ typedef struct rmpi_ofi_rail {
     struct fid_av *av;
     struct fid_cq *cq;
     uint64_t mr_mode;
-    int saw;              /* FI_ORDER_SAW: a send after a write is delivered after its data */
-    int local_only;       /* reaches only ranks on this node (shm, loopback) */
-    int loopback;         /* a loopback fabric (127.x, ::1) */
-    int idle;             /* reaches nobody (every rank is on this node and talks over the
+    int saw;        /* FI_ORDER_SAW: a send after a write is delivered after its data */
+    int local_only; /* reaches only ranks on this node (shm, loopback) */
+    int loopback;   /* a loopback fabric (127.x, ::1) */
+    int idle;       /* reaches nobody (every rank is on this node and talks over the
                            * loopback domain): progress does not poll it */
-    int emul;             /* no FI_RMA (or RMPI_OFI_RMA=emulate): get/put over messages */
-    size_t inject;        /* fi_inject limit, header included */
-    size_t max_rma;       /* largest single fi_read/fi_write (RMPI_OFI_MAX_RMA, max_msg_size) */
+    int emul;       /* no FI_RMA (or RMPI_OFI_RMA=emulate): get/put over messages */
+    size_t inject;  /* fi_inject limit, header included */
+    size_t max_rma; /* largest single fi_read/fi_write (RMPI_OFI_MAX_RMA, max_msg_size) */
     size_t key_size;
 
-    char card[512];       /* published "fabric|domain|hexaddr" */
+    char card[512]; /* published "fabric|domain|hexaddr" */
     rmpi_ofi_peer_t *peers;
-    rmpi_ofi_buf_t *rx;   /* pre-posted receive buffers */
+    rmpi_ofi_buf_t *rx; /* pre-posted receive buffers */
     int nrx;
-    rmpi_ofi_ctx_t *rx_wait;            /* receive buffers whose repost got -FI_EAGAIN */
+    rmpi_ofi_ctx_t *rx_wait; /* receive buffers whose repost got -FI_EAGAIN */
     rmpi_ofi_buf_t *tx_free;
     rmpi_ofi_zc_t *zc_free, *zc_all;
-    size_t tx_slabs;      /* send buffer slabs allocated (bounded by RMPI_OFI_TX_MAX) */
-    rmpi_ofi_reg_t regs;  /* list head (sentinel) of registrations */
-    struct slab { struct slab *next; rmpi_ofi_reg_t *reg; void *mem; struct rmpi_ofi_buf *bufs; } *slabs;
-    rmpi_ofi_ctx_t *pend, **pend_tail;  /* posts refused with -FI_EAGAIN, in issue order */
-    rmpi_ofi_ctx_t *deferred;           /* RDMA ops completed at post time (len 0, errors), failed send_zc */
+    size_t tx_slabs;     /* send buffer slabs allocated (bounded by RMPI_OFI_TX_MAX) */
+    rmpi_ofi_reg_t regs; /* list head (sentinel) of registrations */
+    struct slab {
+        struct slab *next;
+        rmpi_ofi_reg_t *reg;
+        void *mem;
+        struct rmpi_ofi_buf *bufs;
+    } * slabs;
+    rmpi_ofi_ctx_t *pend, **pend_tail; /* posts refused with -FI_EAGAIN, in issue order */
+    rmpi_ofi_ctx_t *deferred;          /* RDMA ops completed at post time (len 0, errors), failed send_zc */
     rmpi_ofi_rdma_t *rdma_free;
-    long tx_out;          /* sends and RDMA ops posted, not completed */
-    long writes_out;      /* writes posted, not completed: without FI_ORDER_SAW, sends wait */
-    long split_writes;    /* writes cut into chunks, not completed: sends wait (rest not posted yet) */
+    long tx_out;       /* sends and RDMA ops posted, not completed */
+    long writes_out;   /* writes posted, not completed: without FI_ORDER_SAW, sends wait */
+    long split_writes; /* writes cut into chunks, not completed: sends wait (rest not posted yet) */
     int closing;
     uint64_t stat_eagain;
     rmpi_net_mrtab_t emr; /* emulated registrations */
@@ -156,14 +160,11 @@ typedef struct rmpi_ofi_rail {
      * by the next progress(), before anything newer, since callbacks wait for it. */
     struct fi_cq_msg_entry stash[RMPI_OFI_STASH];
     unsigned stash_head, stash_n;
-    char scratch[];       /* inject staging, inject bytes */
+    char scratch[]; /* inject staging, inject bytes */
 } rmpi_ofi_rail_t;
 
 /* Frames sent now would overtake a write still in flight: wait in the pending queue. */
-static inline int rmpi_ofi_fenced(const rmpi_ofi_rail_t *r)
-{
-    return (r->writes_out && !r->saw) || r->split_writes;
-}
+static inline int rmpi_ofi_fenced(const rmpi_ofi_rail_t *r) { return (r->writes_out && !r->saw) || r->split_writes; }
 
 extern const struct rmpi_net_ops rmpi_ofi_ops;
 

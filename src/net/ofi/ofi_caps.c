@@ -49,8 +49,6 @@ static const ofi_caps_row_t table[] = {
     {"shm", "shm", 0, 0, 0, NULL, 0, 4096, 0},
 };
 
-
-
 static const ofi_caps_row_t *row_of(const char *prov_name)
 {
     size_t n = strcspn(prov_name, ";");
@@ -198,9 +196,11 @@ void rmpi_ofi_report(void *file)
         if (dup)
             continue;
         const ofi_caps_row_t *t = row_of(fi->fabric_attr->prov_name);
-        fprintf(f, "    %-16s domain %-12s %s, %s, RMA %s%s, atomics %s, max message %zu\n",
-                fi->fabric_attr->prov_name, fi->domain_attr->name,
-                !t ? "not in the table" : t->hardware ? "hardware" : "software",
+        fprintf(f, "    %-16s domain %-12s %s, %s, RMA %s%s, atomics %s, max message %zu\n", fi->fabric_attr->prov_name,
+                fi->domain_attr->name,
+                !t            ? "not in the table"
+                : t->hardware ? "hardware"
+                              : "software",
                 t && !t->inter ? "this node only" : "reaches other nodes",
                 rma_how(rma, fi->fabric_attr->prov_name, fi->domain_attr->name),
                 t && !t->keys ? " (remote keys not checked)" : "",
@@ -216,8 +216,10 @@ void rmpi_ofi_report(void *file)
         fprintf(f, "  RMPI_NET=auto: between nodes over %s (%s), RMA %s; shm within a node\n", prov, why,
                 rma_how(rma, prov, NULL));
     } else if (rmpi_knobs.NET == RMPI_NET_AUTO) {
-        fprintf(f, "  RMPI_NET=auto: between nodes over RailMPI's tcp provider, not libfabric (%s; "
-                   "RMPI_OFI_AUTO=%s)\n", why, rmpi_knob_text("OFI_AUTO"));
+        fprintf(f,
+                "  RMPI_NET=auto: between nodes over RailMPI's tcp provider, not libfabric (%s; "
+                "RMPI_OFI_AUTO=%s)\n",
+                why, rmpi_knob_text("OFI_AUTO"));
     } else {
         fprintf(f, "  RMPI_NET=%s: libfabric not used\n", rmpi_knob_text("NET"));
     }

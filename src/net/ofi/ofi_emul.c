@@ -94,7 +94,8 @@ static rmpi_ofi_rdma_t *get_take(rmpi_ofi_rail_t *r, int src, uint64_t id, int u
         return g;
     }
     rmpi_fatal("ofi: rank %d answered emulated read %llu on %s, which rank %d never asked for or has finished; "
-               "the control frames are corrupt.", src, (unsigned long long)id, r->pub.hints.name, r->env.rank);
+               "the control frames are corrupt.",
+               src, (unsigned long long)id, r->pub.hints.name, r->env.rank);
 }
 
 /* The target refused a put: fail it while pending; once completed, only losing the peer is left. */
@@ -115,8 +116,10 @@ static void put_refused(rmpi_ofi_rail_t *r, int src, uint64_t id, int err)
             return;
         }
     char why[200];
-    snprintf(why, sizeof why, "rank %d refused an emulated RDMA write (put %llu) on %s: the target range is not "
-             "inside a registration there", src, (unsigned long long)id, r->pub.hints.name);
+    snprintf(why, sizeof why,
+             "rank %d refused an emulated RDMA write (put %llu) on %s: the target range is not "
+             "inside a registration there",
+             src, (unsigned long long)id, r->pub.hints.name);
     r->env.on_peer_lost(&r->pub, src, why);
 }
 
@@ -127,8 +130,7 @@ static rmpi_ofi_buf_t *piece(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
     size_t n = r->pub.hints.max_frame - CTL_SIZE;
     if (n > d->len - d->done)
         n = d->len - d->done;
-    ctl_t c = {.kind = d->write ? PUT_DATA : GET_DATA, .id = d->id, .raddr = d->raddr, .rkey = d->rkey,
-               .off = d->done};
+    ctl_t c = {.kind = d->write ? PUT_DATA : GET_DATA, .id = d->id, .raddr = d->raddr, .rkey = d->rkey, .off = d->done};
     /* An answer checks the region again per piece: one deregistered meanwhile ends the read
      * with GET_ERR instead of sending memory that is no longer the peer's to read. */
     if (!d->write && rmpi_net_mrtab_check(&r->emr, d->rkey, (uintptr_t)(d->local + d->done), n)) {
@@ -200,9 +202,10 @@ void rmpi_ofi_emul_rx(rmpi_ofi_rail_t *r, int src, const char *frame, size_t len
     if (c.kind == GET_REQ) {
         int err = rmpi_net_mrtab_check(&r->emr, c.rkey, c.raddr, c.off);
         if (err || c.off == 0) {
-            rmpi_log(1, "ofi: rank %d asked to read %llu bytes at %#llx with rkey %#llx on %s, which no "
-                        "registration of rank %d covers; the read fails with EFAULT.", src,
-                     (unsigned long long)c.off, (unsigned long long)c.raddr, (unsigned long long)c.rkey,
+            rmpi_log(1,
+                     "ofi: rank %d asked to read %llu bytes at %#llx with rkey %#llx on %s, which no "
+                     "registration of rank %d covers; the read fails with EFAULT.",
+                     src, (unsigned long long)c.off, (unsigned long long)c.raddr, (unsigned long long)c.rkey,
                      r->pub.hints.name, r->env.rank);
             ctl_t e = {.kind = GET_ERR, .err = -EFAULT, .id = c.id};
             ctl_send(r, src, &e);
@@ -221,8 +224,8 @@ void rmpi_ofi_emul_rx(rmpi_ofi_rail_t *r, int src, const char *frame, size_t len
         rmpi_ofi_rdma_t *g = get_take(r, src, c.id, 0);
         if (c.off != g->done || n > g->len - g->done)
             rmpi_fatal("ofi: rank %d sent %zu bytes at offset %llu of emulated read %llu on %s, which expects "
-                       "offset %zu of %zu; the control frames are corrupt.", src, n, (unsigned long long)c.off,
-                       (unsigned long long)c.id, r->pub.hints.name, g->done, g->len);
+                       "offset %zu of %zu; the control frames are corrupt.",
+                       src, n, (unsigned long long)c.off, (unsigned long long)c.id, r->pub.hints.name, g->done, g->len);
         memcpy(g->local + g->done, bytes, n);
         g->done += n;
         if (g->done == g->len)
@@ -237,16 +240,16 @@ void rmpi_ofi_emul_rx(rmpi_ofi_rail_t *r, int src, const char *frame, size_t len
             /* One refusal per put: its later pieces are dropped without a word. */
             p->refused_put = c.id;
             rmpi_warn("ofi: rank %d tried to write %zu bytes at %#llx with rkey %#llx on %s, which no registration "
-                      "of rank %d covers; the data is dropped and the write fails.", src, n,
-                      (unsigned long long)at, (unsigned long long)c.rkey, r->pub.hints.name, r->env.rank);
+                      "of rank %d covers; the data is dropped and the write fails.",
+                      src, n, (unsigned long long)at, (unsigned long long)c.rkey, r->pub.hints.name, r->env.rank);
             ctl_t e = {.kind = PUT_ERR, .err = -EFAULT, .id = c.id};
             ctl_send(r, src, &e);
         }
     } else if (c.kind == PUT_ERR) {
         put_refused(r, src, c.id, c.err < 0 ? c.err : -EFAULT);
     } else {
-        rmpi_fatal("ofi: rank %d sent a control frame of unknown kind %u on %s (wire version mismatch?).", src,
-                   c.kind, r->pub.hints.name);
+        rmpi_fatal("ofi: rank %d sent a control frame of unknown kind %u on %s (wire version mismatch?).", src, c.kind,
+                   r->pub.hints.name);
     }
 }
 

@@ -54,8 +54,9 @@ rmpi_ofi_buf_t *rmpi_ofi_tx_get(rmpi_ofi_rail_t *r)
         if (rmpi_knobs.OFI_TX_MAX > 0 && next > (size_t)rmpi_knobs.OFI_TX_MAX)
             rmpi_fatal("ofi: rank %d holds %zu MiB of frames on %s that the provider has not taken (posts refused "
                        "%llu times, %ld in flight): a peer may have stopped calling MPI. RMPI_OFI_TX_MAX=%lld "
-                       "bounds this memory.", r->env.rank, (next >> 20) - (TX_SLAB_BUFS * RMPI_OFI_BUF_SIZE >> 20),
-                       r->pub.hints.name, (unsigned long long)r->stat_eagain, r->tx_out, rmpi_knobs.OFI_TX_MAX);
+                       "bounds this memory.",
+                       r->env.rank, (next >> 20) - (TX_SLAB_BUFS * RMPI_OFI_BUF_SIZE >> 20), r->pub.hints.name,
+                       (unsigned long long)r->stat_eagain, r->tx_out, rmpi_knobs.OFI_TX_MAX);
         r->tx_slabs++;
         rmpi_ofi_buf_t *b = slab_new(r, TX_SLAB_BUFS, RMPI_OFI_TX, FI_SEND);
         for (int i = 0; i < TX_SLAB_BUFS; i++) {
@@ -136,7 +137,7 @@ static int peer_card(rmpi_ofi_rail_t *r, int peer, const char *mine, size_t pre,
 
 /* This process's rail on a loopback fabric, when RMPI_OFI_DOMAINS leaves the choice to us:
  * ranks of this node that have one too talk over it alone (see peer_lookup). */
-static char loop_card[sizeof ((rmpi_ofi_rail_t *)0)->card];
+static char loop_card[sizeof((rmpi_ofi_rail_t *)0)->card];
 
 static void peer_lookup(rmpi_ofi_rail_t *r, int peer)
 {
@@ -166,8 +167,8 @@ static void peer_lookup(rmpi_ofi_rail_t *r, int peer)
     int rc = fi_av_insert(r->av, addr, 1, &p->addr, 0, NULL);
     if (rc != 1)
         rmpi_fatal("RMPI_OFI_PROVIDER=%s: cannot insert rank %d's address into the address vector of %s "
-                   "(fi_av_insert: %s).", rmpi_ofi_prov(r), peer, r->pub.hints.name,
-                   fi_strerror(rc < 0 ? -rc : FI_EINVAL));
+                   "(fi_av_insert: %s).",
+                   rmpi_ofi_prov(r), peer, r->pub.hints.name, fi_strerror(rc < 0 ? -rc : FI_EINVAL));
     p->state = 1;
 }
 
@@ -636,8 +637,8 @@ static int ofi_progress(rmpi_rail_t *rail)
             rmpi_ofi_ctx_t *next = c->next;
             int rc = rx_post(r, (rmpi_ofi_buf_t *)c);
             if (rc)
-                rmpi_fatal("RMPI_OFI_PROVIDER=%s: reposting a receive on %s failed (fi_recv: %s).",
-                           rmpi_ofi_prov(r), r->pub.hints.name, fi_strerror(-rc));
+                rmpi_fatal("RMPI_OFI_PROVIDER=%s: reposting a receive on %s failed (fi_recv: %s).", rmpi_ofi_prov(r),
+                           r->pub.hints.name, fi_strerror(-rc));
             c = next;
         }
     }
@@ -702,16 +703,18 @@ static int getinfo(const char *prov, int rma, struct fi_info **list)
 static void ofi_fail(const rmpi_net_env_t *env, const char *what, int rc)
 {
     rmpi_fatal("RMPI_OFI_PROVIDER=%s: %s on rank %d (%s). Set RMPI_OFI_PROVIDER to a provider `fi_info -t FI_EP_RDM` "
-               "lists, or RMPI_NET to shm or tcp.", chosen, what, env->rank, fi_strerror(rc < 0 ? -rc : rc));
+               "lists, or RMPI_NET to shm or tcp.",
+               chosen, what, env->rank, fi_strerror(rc < 0 ? -rc : rc));
 }
 
 /* Queues sized from the job: a refusal names the sizes and the knobs that set them. */
 static void ofi_fail_sized(const rmpi_net_env_t *env, const char *what, int rc, long long cq)
 {
     char buf[320];
-    snprintf(buf, sizeof buf, "%s with universe size %s (FI_UNIVERSE_SIZE; RMPI_OFI_UNIVERSE_SIZE, default the job "
-                              "size, sets it) and a completion queue of %lld entries (RMPI_OFI_CQ_SIZE, 0 = the "
-                              "provider's default): the provider may refuse queues that large; lower them",
+    snprintf(buf, sizeof buf,
+             "%s with universe size %s (FI_UNIVERSE_SIZE; RMPI_OFI_UNIVERSE_SIZE, default the job "
+             "size, sets it) and a completion queue of %lld entries (RMPI_OFI_CQ_SIZE, 0 = the "
+             "provider's default): the provider may refuse queues that large; lower them",
              what, rmpi_rt_env("FI_UNIVERSE_SIZE") ? rmpi_rt_env("FI_UNIVERSE_SIZE") : "?", cq);
     ofi_fail(env, buf, rc);
 }
@@ -769,8 +772,8 @@ static rmpi_ofi_rail_t *rail_open(const rmpi_net_env_t *env, struct fi_info *fi,
     h->mr_cache = 1;
     h->tier = 1; /* chosen over RailMPI's tcp when both reach a peer */
     r->max_rma = fi->ep_attr->max_msg_size;
-    size_t advised = rmpi_knobs.OFI_MAX_RMA > 0 ? (size_t)rmpi_knobs.OFI_MAX_RMA
-                                                 : rmpi_ofi_max_rma(fi->fabric_attr->prov_name);
+    size_t advised =
+        rmpi_knobs.OFI_MAX_RMA > 0 ? (size_t)rmpi_knobs.OFI_MAX_RMA : rmpi_ofi_max_rma(fi->fabric_attr->prov_name);
     if (advised > 0 && advised < r->max_rma)
         r->max_rma = advised;
     size_t maxmsg = fi->ep_attr->max_msg_size < RMPI_OFI_BUF_SIZE ? fi->ep_attr->max_msg_size : RMPI_OFI_BUF_SIZE;
@@ -796,7 +799,8 @@ static rmpi_ofi_rail_t *rail_open(const rmpi_net_env_t *env, struct fi_info *fi,
         snprintf(what, sizeof what, "fi_domain failed for domain %s", fi->domain_attr->name);
         ofi_fail(env, what, rc);
     }
-    struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_MSG, .wait_obj = FI_WAIT_NONE,
+    struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_MSG,
+                             .wait_obj = FI_WAIT_NONE,
                              .size = rmpi_knobs.OFI_CQ_SIZE > 0 ? (size_t)rmpi_knobs.OFI_CQ_SIZE : 0};
     rc = fi_cq_open(r->domain, &cqa, &r->cq, NULL);
     if (rc) {
@@ -852,15 +856,16 @@ static rmpi_ofi_rail_t *rail_open(const rmpi_net_env_t *env, struct fi_info *fi,
 static int rail_cmp(const void *a, const void *b)
 {
     const rmpi_ofi_rail_t *x = *(rmpi_ofi_rail_t *const *)a, *y = *(rmpi_ofi_rail_t *const *)b;
-    return strncmp(x->card, y->card, card_prefix(x->card) > card_prefix(y->card) ? card_prefix(x->card)
-                                                                                  : card_prefix(y->card));
+    return strncmp(x->card, y->card,
+                   card_prefix(x->card) > card_prefix(y->card) ? card_prefix(x->card) : card_prefix(y->card));
 }
 
 static int ofi_open(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
 {
     /* Providers size their queues from the universe size, read at their first fi_getinfo. */
     char usz[24];
-    snprintf(usz, sizeof usz, "%lld", rmpi_knobs.OFI_UNIVERSE_SIZE > 0 ? rmpi_knobs.OFI_UNIVERSE_SIZE : (long long)env->size);
+    snprintf(usz, sizeof usz, "%lld",
+             rmpi_knobs.OFI_UNIVERSE_SIZE > 0 ? rmpi_knobs.OFI_UNIVERSE_SIZE : (long long)env->size);
     rmpi_rt_setenv_default("FI_UNIVERSE_SIZE", usz);
     rmpi_ofi_eager_env();
     rmpi_ofi_mr_env();
@@ -878,7 +883,8 @@ static int ofi_open(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
         if (auto_mode)
             return 0;
         rmpi_fatal("RMPI_NET=ofi on rank %d: %s. `fi_info -t FI_EP_RDM` lists the providers; set "
-                   "RMPI_OFI_PROVIDER or RMPI_NET=tcp.", env->rank, why);
+                   "RMPI_OFI_PROVIDER or RMPI_NET=tcp.",
+                   env->rank, why);
     }
     rmpi_log(1, "ofi: using %s (%s)", chosen, why);
     const char *prov = chosen;
@@ -900,10 +906,12 @@ static int ofi_open(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
         fi_freeinfo(l2);
         if (rc2)
             rmpi_fatal("RMPI_OFI_PROVIDER=%s: no such provider on this host (fi_getinfo: %s); rank %d cannot use "
-                       "RMPI_NET=ofi. `fi_info -l` lists the providers.", prov, fi_strerror(-rc), env->rank);
+                       "RMPI_NET=ofi. `fi_info -l` lists the providers.",
+                       prov, fi_strerror(-rc), env->rank);
         rmpi_fatal("RMPI_OFI_PROVIDER=%s: the provider offers no reliable-datagram endpoint (FI_EP_RDM) with "
                    "FI_MSG and in-order sends (FI_ORDER_SAS) on rank %d (fi_getinfo: %s); for tcp use "
-                   "\"tcp;ofi_rxm\".", prov, env->rank, fi_strerror(-rc));
+                   "\"tcp;ofi_rxm\".",
+                   prov, env->rank, fi_strerror(-rc));
     }
     rmpi_ofi_rail_t *made[RMPI_NET_MAX_RAILS];
     int n = 0;
@@ -937,8 +945,8 @@ static int ofi_open(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
         snprintf(key, sizeof key, "ofi-%d-%d", env->rank, i);
         if (rmpi_pmi_put(key, made[i]->card))
             rmpi_fatal("ofi: rank %d could not publish its libfabric address (%s) through PMI.", env->rank, key);
-        rmpi_log(1, "ofi: rank %d rail %s card %s mr_mode %#llx%s", env->rank, made[i]->pub.hints.name,
-                 made[i]->card, (unsigned long long)made[i]->mr_mode, emul ? ", RDMA emulated with messages" : "");
+        rmpi_log(1, "ofi: rank %d rail %s card %s mr_mode %#llx%s", env->rank, made[i]->pub.hints.name, made[i]->card,
+                 (unsigned long long)made[i]->mr_mode, emul ? ", RDMA emulated with messages" : "");
         out[i] = &made[i]->pub;
     }
     return n;

@@ -89,8 +89,8 @@ int rmpi_ofi_mr_reg(rmpi_rail_t *rail, void *addr, size_t len, rmpi_mr_t *mr)
     rmpi_ofi_reg_t *g;
     int rc = rmpi_ofi_reg(r, addr, len, FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, &g);
     if (rc) {
-        rmpi_warn("RMPI_OFI_PROVIDER=%s: registering %zu bytes at %p on %s failed (fi_mr_reg: %s).",
-                  rmpi_ofi_prov(r), len, addr, rail->hints.name, fi_strerror(-rc));
+        rmpi_warn("RMPI_OFI_PROVIDER=%s: registering %zu bytes at %p on %s failed (fi_mr_reg: %s).", rmpi_ofi_prov(r),
+                  len, addr, rail->hints.name, fi_strerror(-rc));
         return -1;
     }
     mr->rkey = fi_mr_key(g->mr);
@@ -118,8 +118,13 @@ int rmpi_ofi_rdma_post(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
         struct iovec iov = {d->local, n};
         struct fi_rma_iov riov = {d->raddr, n, d->rkey};
         void *desc = d->desc;
-        struct fi_msg_rma msg = {.msg_iov = &iov, .desc = &desc, .iov_count = 1, .addr = d->dest,
-                                 .rma_iov = &riov, .rma_iov_count = 1, .context = &d->ctx.fctx};
+        struct fi_msg_rma msg = {.msg_iov = &iov,
+                                 .desc = &desc,
+                                 .iov_count = 1,
+                                 .addr = d->dest,
+                                 .rma_iov = &riov,
+                                 .rma_iov_count = 1,
+                                 .context = &d->ctx.fctx};
         rc = fi_writemsg(r->ep, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE);
     } else if (d->write) {
         rc = fi_write(r->ep, d->local, n, d->desc, d->dest, d->raddr, d->rkey, &d->ctx.fctx);
@@ -273,8 +278,7 @@ static int rdma_start(rmpi_rail_t *rail, int peer, char *local, size_t len, uint
     return 0;
 }
 
-int rmpi_ofi_get(rmpi_rail_t *rail, int peer, void *local, size_t len, uint64_t raddr, uint64_t rkey,
-                 rmpi_net_op_t *op)
+int rmpi_ofi_get(rmpi_rail_t *rail, int peer, void *local, size_t len, uint64_t raddr, uint64_t rkey, rmpi_net_op_t *op)
 {
     return rdma_start(rail, peer, local, len, raddr, rkey, op, 0);
 }

@@ -10,7 +10,7 @@
 
 typedef struct self_item {
     struct self_item *next;
-    rmpi_net_op_t *op;   /* NULL: a frame of len bytes follows */
+    rmpi_net_op_t *op; /* NULL: a frame of len bytes follows */
     size_t len;
     char data[];
 } self_item_t;

@@ -35,7 +35,7 @@ typedef struct pending {
 typedef struct shm_peer {
     int rank;
     pid_t pid;
-    int cma;                 /* 1 usable, 0 untried, -1 refused */
+    int cma; /* 1 usable, 0 untried, -1 refused */
     rmpi_shm_writer_t wr;
     pending_t *pend, **pend_tail;
     void *seg;
@@ -58,11 +58,22 @@ typedef struct emu_get {
     size_t len, got;
 } emu_get_t;
 
-typedef struct wire_get_req { uint64_t cookie, raddr, rkey, len; } wire_get_req_t;
-typedef struct wire_get_resp { uint64_t cookie, off; int32_t status, pad; } wire_get_resp_t;
-typedef struct wire_put { uint64_t raddr, rkey; } wire_put_t;
+typedef struct wire_get_req {
+    uint64_t cookie, raddr, rkey, len;
+} wire_get_req_t;
+typedef struct wire_get_resp {
+    uint64_t cookie, off;
+    int32_t status, pad;
+} wire_get_resp_t;
+typedef struct wire_put {
+    uint64_t raddr, rkey;
+} wire_put_t;
 
-typedef struct mr_ent { uint64_t rkey; char *addr; size_t len; } mr_ent_t;
+typedef struct mr_ent {
+    uint64_t rkey;
+    char *addr;
+    size_t len;
+} mr_ent_t;
 
 typedef struct shm_rail {
     rmpi_rail_t base;
@@ -73,13 +84,13 @@ typedef struct shm_rail {
     uint32_t ncells;
     size_t max_frame;
     int my_local, nlocal, cma_mode; /* RMPI_SHM_CMA_* */
-    int *local_rank;         /* local index -> world rank */
-    shm_peer_t **peer;       /* world rank -> peer (NULL if not on this node) */
-    rmpi_shm_reader_t *rd;   /* one per local sender other than me */
+    int *local_rank;                /* local index -> world rank */
+    shm_peer_t **peer;              /* world rank -> peer (NULL if not on this node) */
+    rmpi_shm_reader_t *rd;          /* one per local sender other than me */
     int *rd_rank;
     int nrd, npending;
-    get_resp_t *resp;        /* gets this rank serves */
-    rmpi_net_op_t **done;    /* completions to report at the next progress */
+    get_resp_t *resp;     /* gets this rank serves */
+    rmpi_net_op_t **done; /* completions to report at the next progress */
     int ndone, done_cap;
     mr_ent_t *mr;
     int nmr, mr_cap;
@@ -168,8 +179,8 @@ static int shm_open_rail(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
         rmpi_rt_at_abort(shm_unlink_on_abort);
     }
     if (ftruncate(fd, (off_t)s->seg_len))
-        rmpi_fatal("cannot size shared memory segment %s to %zu bytes: %s (lower RMPI_SHM_RING_SIZE).",
-                   s->segname, s->seg_len, strerror(errno));
+        rmpi_fatal("cannot size shared memory segment %s to %zu bytes: %s (lower RMPI_SHM_RING_SIZE).", s->segname,
+                   s->seg_len, strerror(errno));
     s->seg = mmap(NULL, s->seg_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     if (s->seg == MAP_FAILED)
@@ -232,8 +243,8 @@ static int shm_ready(rmpi_rail_t *rail, int phase)
         snprintf(name, sizeof name, "%.*s", (int)(comma - val), val);
         int fd = shm_open(name, O_RDWR, 0);
         if (fd < 0)
-            rmpi_fatal("cannot open rank %d's shared memory %s: %s (set RMPI_NET=tcp to avoid shared memory).",
-                       r, name, strerror(errno));
+            rmpi_fatal("cannot open rank %d's shared memory %s: %s (set RMPI_NET=tcp to avoid shared memory).", r, name,
+                       strerror(errno));
         struct stat st;
         if (fstat(fd, &st))
             rmpi_fatal("cannot stat rank %d's shared memory %s: %s.", r, name, strerror(errno));
@@ -244,7 +255,8 @@ static int shm_ready(rmpi_rail_t *rail, int phase)
         seg_hdr_t *h = seg;
         if (h->magic != SEG_MAGIC || h->nlocal != s->nlocal || h->ncells != s->ncells)
             rmpi_fatal("rank %d's shared memory %s has another layout; are both ranks the same RailMPI build "
-                       "with the same RMPI_SHM_RING_SIZE?", r, name);
+                       "with the same RMPI_SHM_RING_SIZE?",
+                       r, name);
         shm_peer_t *p = rmpi_xcalloc(1, sizeof *p);
         p->rank = r;
         p->pid = pid;
@@ -377,8 +389,8 @@ static int cma(shm_peer_t *p, void *local, size_t len, uint64_t raddr, int write
                 rmpi_fatal("process_vm_%sv to rank %d was refused (%s) and RMPI_SHM_CMA=on; set "
                            "RMPI_SHM_CMA=auto to copy through shared memory instead.",
                            write ? "write" : "read", p->rank, strerror(err));
-            rmpi_log(1, "cross-memory attach to rank %d refused (%s); copying through shared memory.",
-                     p->rank, strerror(err));
+            rmpi_log(1, "cross-memory attach to rank %d refused (%s); copying through shared memory.", p->rank,
+                     strerror(err));
             p->cma = -1;
             return 1;
         }
@@ -468,9 +480,7 @@ static void serve_gets(void)
 static void handle(shm_rail_t *s, int rank, unsigned type, const char *buf, size_t len)
 {
     switch (type) {
-    case RMPI_SHM_DATA:
-        s->env->on_frame(&s->base, rank, buf, len);
-        break;
+    case RMPI_SHM_DATA: s->env->on_frame(&s->base, rank, buf, len); break;
     case RMPI_SHM_GET_REQ: {
         wire_get_req_t req;
         memcpy(&req, buf, sizeof req);
@@ -516,8 +526,7 @@ static void handle(shm_rail_t *s, int rank, unsigned type, const char *buf, size
                       (unsigned long long)h.raddr);
         break;
     }
-    default:
-        rmpi_fatal("corrupt shared-memory frame (type %u) from rank %d.", type, rank);
+    default: rmpi_fatal("corrupt shared-memory frame (type %u) from rank %d.", type, rank);
     }
 }
 
@@ -594,9 +603,8 @@ static void shm_close(rmpi_rail_t *rail)
 
 static void shm_describe(rmpi_rail_t *rail, void *file)
 {
-    fprintf(file, "    ring %u cells of %u bytes per local sender, max frame %zu, cross-memory attach %s\n",
-            shm.ncells, RMPI_SHM_CELL, shm.max_frame,
-            rmpi_knob_text("SHM_CMA"));
+    fprintf(file, "    ring %u cells of %u bytes per local sender, max frame %zu, cross-memory attach %s\n", shm.ncells,
+            RMPI_SHM_CELL, shm.max_frame, rmpi_knob_text("SHM_CMA"));
 }
 
 const struct rmpi_net_ops rmpi_shm_ops = {

@@ -36,7 +36,7 @@ typedef struct rmpi_shm_ring {
 typedef struct rmpi_shm_writer {
     rmpi_shm_ring_t *ring;
     uint64_t w, r_cached;
-    uint32_t ncells;   /* power of two */
+    uint32_t ncells; /* power of two */
 } rmpi_shm_writer_t;
 
 typedef struct rmpi_shm_reader {

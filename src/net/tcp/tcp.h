@@ -22,7 +22,7 @@
 
 #include "../net.h"
 
-#define RMPI_TCP_MAGIC 0x43544d52u   /* the bytes "RMTC" on the wire */
+#define RMPI_TCP_MAGIC 0x43544d52u /* the bytes "RMTC" on the wire */
 #define RMPI_TCP_WIRE_VERSION 5
 #define RMPI_TCP_MAX_IFACES 16
 #define RMPI_TCP_MAX_RAILS RMPI_NET_MAX_RAILS
@@ -34,7 +34,7 @@
 #define RMPI_TCP_LAN_FRAME (64 * 1024 + 256)
 #define RMPI_TCP_BASE_HDR 8
 #define RMPI_TCP_MAX_EXT 48
-#define RMPI_TCP_HELLO_EXT 48   /* HELLO's extension: identities and the connector's nonce */
+#define RMPI_TCP_HELLO_EXT 48 /* HELLO's extension: identities and the connector's nonce */
 #define RMPI_TCP_HDR_MAX (RMPI_TCP_BASE_HDR + RMPI_TCP_MAX_EXT)
 #define RMPI_TCP_IOV_MAX 64
 /* Receive read-ahead: a read that completes a short frame (or starts a new one) also asks
@@ -43,7 +43,7 @@
  * GET_RESP destination through the receive buffer (a copy) and what is moved to the
  * buffer start when a partial DATA frame would run past its end. */
 #define RMPI_TCP_RX_AHEAD 8192
-#define RMPI_TCP_RX_SMALL 16384  /* receive buffer until a large DATA frame comes */
+#define RMPI_TCP_RX_SMALL 16384 /* receive buffer until a large DATA frame comes */
 /* Receive buffer once a DATA frame larger than RX_SMALL came; a frame larger still (only
  * from a peer whose eager limit was raised) grows it to fit, once. */
 #define RMPI_TCP_RXBUF (RMPI_TCP_BASE_HDR + RMPI_TCP_LAN_FRAME + RMPI_TCP_RX_AHEAD)
@@ -66,20 +66,24 @@ enum {
 };
 
 /* Base header flags. */
-#define RMPI_TCP_F_ACK 0x01    /* PUT: the put's last frame, and the initiator waits for PUT_ACK */
+#define RMPI_TCP_F_ACK 0x01 /* PUT: the put's last frame, and the initiator waits for PUT_ACK */
 
 /* HELLO_ACK status values. */
 enum {
     RMPI_TCP_ACK_ACCEPT = 0,
-    RMPI_TCP_ACK_RACE = 1,      /* acceptor's own connection wins */
-    RMPI_TCP_ACK_DUP = 2,       /* already connected (or closed) */
-    RMPI_TCP_ACK_NOTME = 3,     /* HELLO meant for another process (rank, size or job differ) */
+    RMPI_TCP_ACK_RACE = 1,  /* acceptor's own connection wins */
+    RMPI_TCP_ACK_DUP = 2,   /* already connected (or closed) */
+    RMPI_TCP_ACK_NOTME = 3, /* HELLO meant for another process (rank, size or job differ) */
     RMPI_TCP_ACK_BADVER = 4,
-    RMPI_TCP_ACK_LATER = 5      /* a dynamic peer this process has not added yet: retry */
+    RMPI_TCP_ACK_LATER = 5 /* a dynamic peer this process has not added yet: retry */
 };
 
 /* Little-endian stores and loads: the wire is little-endian whatever the host. */
-static inline void rmpi_tcp_st16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+static inline void rmpi_tcp_st16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
 static inline void rmpi_tcp_st32(uint8_t *p, uint32_t v)
 {
     for (int i = 0; i < 4; i++)
@@ -129,10 +133,10 @@ uint64_t rmpi_tcp_iface_speed(const char *name);
 /* ---- address cards and rail matching (tcp_match.c) ---- */
 /* One rail of some rank as its card lists it. */
 typedef struct rmpi_tcp_entry {
-    char name[24];              /* "eth0", or "eth0#1" for stream 1: the rail is "tcp:<name>" */
+    char name[24]; /* "eth0", or "eth0#1" for stream 1: the rail is "tcp:<name>" */
     int stream;
     struct in_addr addr, mask;
-    uint16_t port;              /* host order */
+    uint16_t port; /* host order */
     int loopback;
 } rmpi_tcp_entry_t;
 
@@ -157,8 +161,7 @@ int rmpi_tcp_card_parse(const char *text, rmpi_tcp_card_t *card);
  * subchannel k of the other. Without any pair, the first eligible rails of both pair as a
  * routed pair (*routed = 1: the kernel picks the path). pa[i] = the rail of b paired with
  * a's rail i, pb[j] likewise, -1 for none. Returns the number of pairs. */
-int rmpi_tcp_match(const rmpi_tcp_card_t *a, const rmpi_tcp_card_t *b, int same_node, int *pa, int *pb,
-                   int *routed);
+int rmpi_tcp_match(const rmpi_tcp_card_t *a, const rmpi_tcp_card_t *b, int same_node, int *pa, int *pb, int *routed);
 
 /* ---- objects ---- */
 typedef struct rmpi_tcp_rail rmpi_tcp_rail_t;
@@ -168,7 +171,7 @@ typedef struct rmpi_tcp_prov rmpi_tcp_prov_t;
 enum { RMPI_TCP_OBJ_LISTENER = 1, RMPI_TCP_OBJ_CONN = 2 };
 
 typedef struct rmpi_tcp_listener {
-    int kind;                   /* RMPI_TCP_OBJ_LISTENER; first: epoll data points here */
+    int kind; /* RMPI_TCP_OBJ_LISTENER; first: epoll data points here */
     int fd;
     struct sockaddr_in addr;
 } rmpi_tcp_listener_t;
@@ -178,14 +181,14 @@ typedef struct rmpi_tcp_listener {
  * most rail->chunk bytes, so get data (rdq) and put answers (ackq) can pass between them. */
 typedef struct rmpi_tcp_tx {
     rmpi_list_t link;
-    size_t hlen, dlen, off;     /* off counts over hdr then data */
+    size_t hlen, dlen, off; /* off counts over hdr then data */
     const char *data;
-    rmpi_net_op_t *op;          /* put: completes when its last byte is in the kernel */
-    uint64_t put_id;            /* put source and its PUT frames: the put's id */
+    rmpi_net_op_t *op; /* put: completes when its last byte is in the kernel */
+    uint64_t put_id;   /* put source and its PUT frames: the put's id */
     int is_put, put_failed;
-    int put_ack;                /* put: complete on PUT_ACK (another rail could take it over) */
-    int started;                /* part of this frame is already on the wire (a send() remainder) */
-    uint64_t raddr, rkey;       /* put source: target range still to send */
+    int put_ack;          /* put: complete on PUT_ACK (another rail could take it over) */
+    int started;          /* part of this frame is already on the wire (a send() remainder) */
+    uint64_t raddr, rkey; /* put source: target range still to send */
     size_t psent;
     uint8_t hdr[RMPI_TCP_HDR_MAX];
     char copy[];
@@ -198,7 +201,7 @@ typedef struct rmpi_tcp_rd {
     uint64_t id, rkey;
     const char *base;
     size_t len, sent;
-    int err;                    /* nonzero: answer GET_ERR instead */
+    int err; /* nonzero: answer GET_ERR instead */
 } rmpi_tcp_rd_t;
 
 /* A get this process initiated (responses arrive in request order on the stream), or a put
@@ -212,85 +215,85 @@ typedef struct rmpi_tcp_get {
 } rmpi_tcp_get_t;
 
 enum {
-    RMPI_TCP_CONN_CONNECTING,   /* our non-blocking connect() is in flight */
-    RMPI_TCP_CONN_HELLO_SENT,   /* connected, HELLO sent, waiting for CHALLENGE */
-    RMPI_TCP_CONN_AUTH_SENT,    /* AUTH sent, waiting for HELLO_ACK */
-    RMPI_TCP_CONN_ACCEPTED,     /* accepted, waiting for HELLO */
-    RMPI_TCP_CONN_CHALLENGED,   /* accepted, CHALLENGE sent, waiting for AUTH */
+    RMPI_TCP_CONN_CONNECTING, /* our non-blocking connect() is in flight */
+    RMPI_TCP_CONN_HELLO_SENT, /* connected, HELLO sent, waiting for CHALLENGE */
+    RMPI_TCP_CONN_AUTH_SENT,  /* AUTH sent, waiting for HELLO_ACK */
+    RMPI_TCP_CONN_ACCEPTED,   /* accepted, waiting for HELLO */
+    RMPI_TCP_CONN_CHALLENGED, /* accepted, CHALLENGE sent, waiting for AUTH */
     RMPI_TCP_CONN_ESTABLISHED,
-    RMPI_TCP_CONN_DEAD          /* fd closed; freed at the end of progress */
+    RMPI_TCP_CONN_DEAD /* fd closed; freed at the end of progress */
 };
 
 enum { RMPI_TCP_RX_FRAME, RMPI_TCP_RX_PAYLOAD };
 
 typedef struct rmpi_tcp_conn {
-    int kind;                   /* RMPI_TCP_OBJ_CONN; first: epoll data points here */
+    int kind; /* RMPI_TCP_OBJ_CONN; first: epoll data points here */
     int fd, state;
-    uint32_t events;            /* current epoll interest */
+    uint32_t events; /* current epoll interest */
     rmpi_tcp_rail_t *rail;
-    rmpi_tcp_peer_t *peer;      /* NULL for an accepted socket before its HELLO */
-    rmpi_list_t link;           /* rail->handshaking, rail->estab or rail->dead */
-    uint64_t deadline;          /* connect attempt or HELLO wait gives up at this time */
+    rmpi_tcp_peer_t *peer; /* NULL for an accepted socket before its HELLO */
+    rmpi_list_t link;      /* rail->handshaking, rail->estab or rail->dead */
+    uint64_t deadline;     /* connect attempt or HELLO wait gives up at this time */
     /* Handshake transcript (docs/wire/auth.md): HELLO's extension, then the acceptor's
      * nonce; both MACs cover it. hs_peer: the peer an accepted socket's HELLO named. */
     uint8_t hs[RMPI_TCP_HELLO_EXT + RMPI_AUTH_NONCE_BYTES];
     int hs_peer;
-    uint64_t hs_t;              /* when our handshake frame that the peer answers left (HELLO or CHALLENGE) */
-    int shut_wr;                /* close(): GOODBYE written and write side shut */
+    uint64_t hs_t; /* when our handshake frame that the peer answers left (HELLO or CHALLENGE) */
+    int shut_wr;   /* close(): GOODBYE written and write side shut */
 
     /* Receive side: frames are parsed from rxbuf[rx_pos, rx_end); a PUT / GET_RESP payload
      * (RX_PAYLOAD) is read straight into rx_dst, or read and dropped (rx_discard). */
     int rx_phase;
-    unsigned rx_type;           /* RX_PAYLOAD: the frame whose payload it is */
-    char *rxbuf;                /* DATA frames are delivered in place from here */
+    unsigned rx_type; /* RX_PAYLOAD: the frame whose payload it is */
+    char *rxbuf;      /* DATA frames are delivered in place from here */
     size_t rxcap, rx_pos, rx_end;
-    char *rx_dst;               /* where the payload goes */
+    char *rx_dst; /* where the payload goes */
     size_t rx_plen, rx_pgot;
-    int rx_discard;             /* payload of a refused put: read and drop */
-    uint64_t rx_refused_put;    /* id of the last refused put: its later frames are dropped quietly */
-    uint64_t rx_put_id;         /* RX_PAYLOAD of a PUT: its put, and whether to answer PUT_ACK */
+    int rx_discard;          /* payload of a refused put: read and drop */
+    uint64_t rx_refused_put; /* id of the last refused put: its later frames are dropped quietly */
+    uint64_t rx_put_id;      /* RX_PAYLOAD of a PUT: its put, and whether to answer PUT_ACK */
     int rx_put_ack;
-    rmpi_tcp_get_t *rx_get;     /* GET_RESP target */
+    rmpi_tcp_get_t *rx_get; /* GET_RESP target */
 
     /* Stall detection (established sockets): bytes moved either way, and the count and
      * time at the last check that saw the socket idle or moving. */
     uint64_t moved, mark_moved, mark_ns;
-    uint64_t path_moved;        /* moved at the last TCP_INFO round-trip poll */
-    int wrote;                  /* bytes written since the kernel's send queue was last seen empty */
-    int keepalive;              /* SO_KEEPALIVE is on (only while waiting) */
+    uint64_t path_moved; /* moved at the last TCP_INFO round-trip poll */
+    int wrote;           /* bytes written since the kernel's send queue was last seen empty */
+    int keepalive;       /* SO_KEEPALIVE is on (only while waiting) */
 } rmpi_tcp_conn_t;
 
 enum {
-    RMPI_TCP_PEER_IDLE,         /* never used */
-    RMPI_TCP_PEER_CONNECTING,   /* attempt in flight or waiting to retry */
+    RMPI_TCP_PEER_IDLE,       /* never used */
+    RMPI_TCP_PEER_CONNECTING, /* attempt in flight or waiting to retry */
     RMPI_TCP_PEER_ESTABLISHED,
-    RMPI_TCP_PEER_CLOSED,       /* orderly GOODBYE seen (or sent and answered) */
+    RMPI_TCP_PEER_CLOSED, /* orderly GOODBYE seen (or sent and answered) */
     RMPI_TCP_PEER_LOST
 };
 
 struct rmpi_tcp_peer {
     int rank, state;
-    rmpi_tcp_conn_t *conn;      /* established socket */
-    rmpi_tcp_conn_t *pending;   /* our own connect attempt, if any */
-    rmpi_list_t txq;            /* ordered frames and put data */
-    rmpi_list_t rdq;            /* get data we owe, interleaved with txq */
-    rmpi_list_t ackq;           /* PUT_ACK / PUT_ERR we owe: header-only, ahead of the rest */
-    rmpi_list_t gets;           /* gets we wait for, in request order */
-    rmpi_list_t puts;           /* puts written out, waiting for PUT_ACK */
-    rmpi_tcp_tx_t *cur_chunk;   /* a GET_RESP or PUT frame being written: finish it first */
-    int rd_turn;                /* alternation between txq and rdq */
+    rmpi_tcp_conn_t *conn;    /* established socket */
+    rmpi_tcp_conn_t *pending; /* our own connect attempt, if any */
+    rmpi_list_t txq;          /* ordered frames and put data */
+    rmpi_list_t rdq;          /* get data we owe, interleaved with txq */
+    rmpi_list_t ackq;         /* PUT_ACK / PUT_ERR we owe: header-only, ahead of the rest */
+    rmpi_list_t gets;         /* gets we wait for, in request order */
+    rmpi_list_t puts;         /* puts written out, waiting for PUT_ACK */
+    rmpi_tcp_tx_t *cur_chunk; /* a GET_RESP or PUT frame being written: finish it first */
+    int rd_turn;              /* alternation between txq and rdq */
 
     int have_card, naddr, addr_next;
-    int target;                 /* the peer's rail this rail is paired with (its card index) */
+    int target; /* the peer's rail this rail is paired with (its card index) */
     struct sockaddr_in addr[RMPI_TCP_MAX_RAILS];
-    struct sockaddr_in src;     /* source to bind (sin_family 0: none, a routed pair) */
+    struct sockaddr_in src; /* source to bind (sin_family 0: none, a routed pair) */
 
-    rmpi_list_t timer_link;     /* in rail->timed while a retry or attempt timeout is due */
-    uint64_t deadline;          /* give up connecting at this time */
-    uint64_t retry_at;          /* start the next attempt at this time (0: none) */
+    rmpi_list_t timer_link; /* in rail->timed while a retry or attempt timeout is due */
+    uint64_t deadline;      /* give up connecting at this time */
+    uint64_t retry_at;      /* start the next attempt at this time (0: none) */
     unsigned backoff_ms;
 
-    rmpi_list_t lost_link;      /* in rail->lostq until on_peer_lost is reported */
+    rmpi_list_t lost_link; /* in rail->lostq until on_peer_lost is reported */
     char lost_why[256];
     int goodbye_sent;
 };
@@ -298,12 +301,12 @@ struct rmpi_tcp_peer {
 /* What this process knows of one peer: its card and which of its rails pairs with each
  * of ours (same on every rail, so it lives in the provider). */
 typedef struct rmpi_tcp_link {
-    int ok;                     /* 1: card read and matched; -1: no usable card */
-    rmpi_net_id_t id;           /* the peer's identity (world tag, rank in its world) */
+    int ok;           /* 1: card read and matched; -1: no usable card */
+    rmpi_net_id_t id; /* the peer's identity (world tag, rank in its world) */
     int routed, npairs;
-    int partner[RMPI_TCP_MAX_RAILS];   /* our rail i -> the peer's card index, -1: none */
+    int partner[RMPI_TCP_MAX_RAILS]; /* our rail i -> the peer's card index, -1: none */
     rmpi_tcp_card_t card;
-    int has_key;                /* dynamic peer: key is what its connections prove */
+    int has_key; /* dynamic peer: key is what its connections prove */
     uint8_t key[RMPI_AUTH_KEY_BYTES];
 } rmpi_tcp_link_t;
 
@@ -311,11 +314,11 @@ typedef struct rmpi_tcp_link {
 struct rmpi_tcp_prov {
     rmpi_net_env_t env;
     rmpi_tcp_card_t me;
-    rmpi_tcp_rail_t *rails[RMPI_TCP_MAX_RAILS];   /* NULL once closed */
+    rmpi_tcp_rail_t *rails[RMPI_TCP_MAX_RAILS]; /* NULL once closed */
     int nrails, open_rails;
-    int dynamic;                /* opened after init for dynamic peers: no PMI card */
-    int npeers;                 /* entries of links and of every rail's peers (grows) */
-    rmpi_tcp_link_t **links;    /* npeers entries: world peers filled on first use, dynamic
+    int dynamic;             /* opened after init for dynamic peers: no PMI card */
+    int npeers;              /* entries of links and of every rail's peers (grows) */
+    rmpi_tcp_link_t **links; /* npeers entries: world peers filled on first use, dynamic
                                  * peers by peer_add */
 };
 
@@ -334,24 +337,24 @@ int rmpi_tcp_find(const rmpi_tcp_prov_t *prov, uint32_t world, int rank);
 const rmpi_tcp_link_t *rmpi_tcp_link(rmpi_tcp_prov_t *prov, int peer);
 
 struct rmpi_tcp_rail {
-    rmpi_rail_t pub;            /* first: rmpi_rail_t * converts back */
+    rmpi_rail_t pub; /* first: rmpi_rail_t * converts back */
     rmpi_tcp_prov_t *prov;
     int idx;                    /* index in prov->rails and in our card */
     const rmpi_tcp_entry_t *me; /* our card entry for this rail */
     rmpi_net_env_t env;
     int epfd;
     rmpi_tcp_listener_t lis;
-    rmpi_tcp_peer_t **peers;    /* prov->npeers entries, allocated on first use */
-    rmpi_list_t handshaking;    /* accepted sockets waiting for HELLO */
-    rmpi_list_t estab;          /* established sockets */
-    int nestab, nconn;          /* established / all live sockets */
-    unsigned direct_polls;      /* progress calls since the last epoll_wait */
-    unsigned quiet;             /* progress calls in a row that found nothing */
-    rmpi_list_t timed;          /* peers with a connect timer */
-    rmpi_list_t dead;           /* closed sockets, freed at the end of progress */
-    rmpi_list_t lostq;          /* peers whose loss is not yet reported */
+    rmpi_tcp_peer_t **peers; /* prov->npeers entries, allocated on first use */
+    rmpi_list_t handshaking; /* accepted sockets waiting for HELLO */
+    rmpi_list_t estab;       /* established sockets */
+    int nestab, nconn;       /* established / all live sockets */
+    unsigned direct_polls;   /* progress calls since the last epoll_wait */
+    unsigned quiet;          /* progress calls in a row that found nothing */
+    rmpi_list_t timed;       /* peers with a connect timer */
+    rmpi_list_t dead;        /* closed sockets, freed at the end of progress */
+    rmpi_list_t lostq;       /* peers whose loss is not yet reported */
     uint64_t next_id;
-    uint32_t job_tag;           /* hash of env.jobid, checked in HELLO */
+    uint32_t job_tag; /* hash of env.jobid, checked in HELLO */
     size_t chunk;
     int sndbuf;
     uint64_t timeout_ns;
@@ -359,10 +362,10 @@ struct rmpi_tcp_rail {
 
     /* Stall detection: RMPI_RAIL_TIMEOUT, looked at every STALL_CHECK_NS of progress. */
     uint64_t stall_ns, last_check;
-    uint64_t last_path;         /* last rmpi_tcp_path_poll */
+    uint64_t last_path; /* last rmpi_tcp_path_poll */
     unsigned check_calls;
 
-    rmpi_net_mrtab_t mr;        /* registrations (../mrtab.c): rkeys never carry an address */
+    rmpi_net_mrtab_t mr; /* registrations (../mrtab.c): rkeys never carry an address */
 
     /* Completions wait here until the end of progress: net.h allows callbacks only there. */
     rmpi_net_op_t **done;
@@ -444,8 +447,8 @@ int rmpi_tcp_mr_reg(rmpi_rail_t *rail, void *addr, size_t len, rmpi_mr_t *mr);
 void rmpi_tcp_mr_dereg(rmpi_rail_t *rail, rmpi_mr_t *mr);
 int rmpi_tcp_get(rmpi_rail_t *rail, int peer, void *local, size_t len, uint64_t raddr, uint64_t rkey,
                  rmpi_net_op_t *op);
-int rmpi_tcp_put(rmpi_rail_t *rail, int peer, const void *local, size_t len, uint64_t raddr,
-                 uint64_t rkey, rmpi_net_op_t *op);
+int rmpi_tcp_put(rmpi_rail_t *rail, int peer, const void *local, size_t len, uint64_t raddr, uint64_t rkey,
+                 rmpi_net_op_t *op);
 /* Target side: a GET_REQ arrived (queue the response) / a PUT header arrived (set rx_dst). */
 void rmpi_tcp_on_get_req(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *ext);
 void rmpi_tcp_on_put_hdr(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *ext);

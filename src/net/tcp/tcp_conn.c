@@ -111,8 +111,8 @@ void rmpi_tcp_conn_kill(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
 {
     if (!c || c->state == RMPI_TCP_CONN_DEAD)
         return;
-    r = c->rail;    /* an accepted socket may have moved to a sibling rail */
-    close(c->fd);   /* also leaves the epoll set */
+    r = c->rail;  /* an accepted socket may have moved to a sibling rail */
+    close(c->fd); /* also leaves the epoll set */
     c->fd = -1;
     r->nconn--;
     r->nestab -= c->state == RMPI_TCP_CONN_ESTABLISHED;
@@ -218,7 +218,7 @@ static void attempt_start(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
     int idx = p->addr_next % p->naddr;
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
-        attempt_failed(r, p, errno, 1);   /* out of descriptors: retry until the timeout */
+        attempt_failed(r, p, errno, 1); /* out of descriptors: retry until the timeout */
         return;
     }
     rmpi_tcp_sockopts(r, fd);
@@ -228,8 +228,7 @@ static void attempt_start(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
         setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
         (void)bind(fd, (const struct sockaddr *)&p->src, sizeof(p->src));
     }
-    if (connect(fd, (const struct sockaddr *)&p->addr[idx], sizeof(p->addr[idx])) != 0 &&
-        errno != EINPROGRESS) {
+    if (connect(fd, (const struct sockaddr *)&p->addr[idx], sizeof(p->addr[idx])) != 0 && errno != EINPROGRESS) {
         int err = errno;
         close(fd);
         attempt_failed(r, p, err, 1);
@@ -258,8 +257,8 @@ static const uint8_t *peer_key(rmpi_tcp_rail_t *r, int peer)
 static void refused(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const char *who, const char *why)
 {
     if (rmpi_net_sec_stats.refused++ < 3)
-        rmpi_warn("tcp: rank %d refused a connection on rail %s with %s: %s%s.", r->env.rank, r->pub.hints.name,
-                  who, why, rmpi_net_sec_stats.refused == 3 ? " (further refusals are only counted: RMPI_REPORT)" : "");
+        rmpi_warn("tcp: rank %d refused a connection on rail %s with %s: %s%s.", r->env.rank, r->pub.hints.name, who,
+                  why, rmpi_net_sec_stats.refused == 3 ? " (further refusals are only counted: RMPI_REPORT)" : "");
     rmpi_tcp_conn_kill(r, c);
 }
 
@@ -271,8 +270,8 @@ static void send_hello(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
     memset(e, 0, RMPI_TCP_HELLO_EXT);
     rmpi_tcp_st32(e, RMPI_TCP_MAGIC);
     rmpi_tcp_st16(e + 4, RMPI_TCP_WIRE_VERSION);
-    e[6] = (uint8_t)c->peer->target;   /* the acceptor's rail this connection is for */
-    e[7] = (uint8_t)r->idx;            /* the connector's rail */
+    e[6] = (uint8_t)c->peer->target; /* the acceptor's rail this connection is for */
+    e[7] = (uint8_t)r->idx;          /* the connector's rail */
     const rmpi_tcp_link_t *l = rmpi_tcp_link(r->prov, c->peer->rank);
     rmpi_tcp_st32(e + 8, (uint32_t)r->env.rank);
     rmpi_tcp_st32(e + 12, (uint32_t)l->id.rank);
@@ -383,8 +382,8 @@ void rmpi_tcp_on_hello(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *e)
     /* Both ends must agree on the pairing; a mismatch means the cards disagree. */
     const rmpi_tcp_link_t *l = rmpi_tcp_link(r->prov, peer);
     if (!l || l->partner[r->idx] != (int)src_rail) {
-        rmpi_log(1, "tcp: rank %d's connection for its rail %u does not pair with rail %s here; refused",
-                 peer, src_rail, r->pub.hints.name);
+        rmpi_log(1, "tcp: rank %d's connection for its rail %u does not pair with rail %s here; refused", peer,
+                 src_rail, r->pub.hints.name);
         send_ack(r, c, RMPI_TCP_ACK_NOTME);
         return;
     }
@@ -479,15 +478,13 @@ void rmpi_tcp_on_auth(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *e)
     }
     handshake_rtt(r, c, peer);
     rmpi_tcp_peer_t *p = rmpi_tcp_peer_get(r, peer);
-    if (p->state == RMPI_TCP_PEER_ESTABLISHED || p->state == RMPI_TCP_PEER_CLOSED ||
-        p->state == RMPI_TCP_PEER_LOST) {
+    if (p->state == RMPI_TCP_PEER_ESTABLISHED || p->state == RMPI_TCP_PEER_CLOSED || p->state == RMPI_TCP_PEER_LOST) {
         send_ack(r, c, RMPI_TCP_ACK_DUP);
         return;
     }
     /* Both HELLOs are on the wire: the lower rank's connection wins on both sides. If ours
      * has not sent its HELLO yet, the peer never saw it and we may drop it instead. */
-    if (p->pending &&
-        (p->pending->state == RMPI_TCP_CONN_HELLO_SENT || p->pending->state == RMPI_TCP_CONN_AUTH_SENT) &&
+    if (p->pending && (p->pending->state == RMPI_TCP_CONN_HELLO_SENT || p->pending->state == RMPI_TCP_CONN_AUTH_SENT) &&
         rmpi_tcp_lower(r->prov, peer)) {
         send_ack(r, c, RMPI_TCP_ACK_RACE);
         return;
@@ -525,14 +522,15 @@ void rmpi_tcp_on_hello_ack(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t
     }
     rmpi_tcp_conn_kill(r, c);
     if (status == RMPI_TCP_ACK_BADVER) {
-        rmpi_tcp_peer_fail(r, p, "rank %d speaks another TCP wire version; run the same RailMPI build "
-                                 "on every host", p->rank);
+        rmpi_tcp_peer_fail(r, p,
+                           "rank %d speaks another TCP wire version; run the same RailMPI build "
+                           "on every host",
+                           p->rank);
         return;
     }
     /* RACE/DUP: the peer is alive and its own connection is coming; LATER: it has yet to
      * add us; NOTME: another process answered at that address, so try the next one. */
-    attempt_failed(r, p, 0, status == RMPI_TCP_ACK_NOTME || rank != (uint32_t)want ||
-                                status == RMPI_TCP_ACK_ACCEPT);
+    attempt_failed(r, p, 0, status == RMPI_TCP_ACK_NOTME || rank != (uint32_t)want || status == RMPI_TCP_ACK_ACCEPT);
 }
 
 void rmpi_tcp_accept(rmpi_tcp_rail_t *r, rmpi_tcp_listener_t *l)
@@ -559,7 +557,7 @@ void rmpi_tcp_conn_broken(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, int err)
     switch (c->state) {
     case RMPI_TCP_CONN_ACCEPTED:
     case RMPI_TCP_CONN_CHALLENGED:
-        rmpi_tcp_conn_kill(r, c);   /* a connector that lost the race or gave up */
+        rmpi_tcp_conn_kill(r, c); /* a connector that lost the race or gave up */
         break;
     case RMPI_TCP_CONN_CONNECTING:
         rmpi_tcp_conn_kill(r, c);
@@ -579,8 +577,7 @@ void rmpi_tcp_conn_broken(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, int err)
         else
             rmpi_tcp_peer_fail(r, p, "%s", strerror(err));
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -642,7 +639,8 @@ void rmpi_tcp_timers(rmpi_tcp_rail_t *r)
 {
     uint64_t now = rmpi_time_ns();
     rmpi_list_t *pos, *tmp;
-    rmpi_list_for_each_safe(pos, tmp, &r->timed) {
+    rmpi_list_for_each_safe(pos, tmp, &r->timed)
+    {
         rmpi_tcp_peer_t *p = RMPI_CONTAINER_OF(pos, rmpi_tcp_peer_t, timer_link);
         rmpi_tcp_conn_t *c = p->pending;
         if (c && c->state == RMPI_TCP_CONN_CONNECTING && now >= c->deadline) {
@@ -658,7 +656,8 @@ void rmpi_tcp_timers(rmpi_tcp_rail_t *r)
         if (!need)
             rmpi_list_remove(&p->timer_link);
     }
-    rmpi_list_for_each_safe(pos, tmp, &r->handshaking) {
+    rmpi_list_for_each_safe(pos, tmp, &r->handshaking)
+    {
         rmpi_tcp_conn_t *c = RMPI_CONTAINER_OF(pos, rmpi_tcp_conn_t, link);
         if (now >= c->deadline)
             rmpi_tcp_conn_kill(r, c);
@@ -698,7 +697,8 @@ void rmpi_tcp_stall_check(rmpi_tcp_rail_t *r, uint64_t now)
     int fresh = now - r->last_check > r->stall_ns / 2;
     r->last_check = now;
     rmpi_list_t *pos, *tmp;
-    rmpi_list_for_each_safe(pos, tmp, &r->estab) {
+    rmpi_list_for_each_safe(pos, tmp, &r->estab)
+    {
         rmpi_tcp_conn_t *c = RMPI_CONTAINER_OF(pos, rmpi_tcp_conn_t, link);
         rmpi_tcp_peer_t *p = c->peer;
         if (fresh || c->moved != c->mark_moved) {
@@ -737,7 +737,8 @@ void rmpi_tcp_path_poll(rmpi_tcp_rail_t *r, uint64_t now)
     if (!r->env.on_rtt)
         return;
     rmpi_list_t *pos, *tmp;
-    rmpi_list_for_each_safe(pos, tmp, &r->estab) {
+    rmpi_list_for_each_safe(pos, tmp, &r->estab)
+    {
         rmpi_tcp_conn_t *c = RMPI_CONTAINER_OF(pos, rmpi_tcp_conn_t, link);
         if (c->moved == c->path_moved)
             continue;

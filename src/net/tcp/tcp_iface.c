@@ -56,11 +56,13 @@ static int choose_listed(struct ifaddrs *all, const char *list, rmpi_tcp_iface_t
          * an unknown interface name is more likely a typo. */
         if (!found && !is_addr)
             rmpi_warn("RMPI_TCP_IFACES names '%s', which is not an up IPv4 interface of host %s; "
-                      "it is ignored.", tok, rmpi_topo_hostname());
+                      "it is ignored.",
+                      tok, rmpi_topo_hostname());
     }
     if (n == 0)
         rmpi_warn("RMPI_TCP_IFACES=%s names no up IPv4 interface or address of host %s; the TCP "
-                  "provider is not used there.", list, rmpi_topo_hostname());
+                  "provider is not used there.",
+                  list, rmpi_topo_hostname());
     free(copy);
     return n;
 }

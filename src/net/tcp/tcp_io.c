@@ -10,18 +10,21 @@
 #include <unistd.h>
 
 static const int8_t ext_len_tab[RMPI_TCP_NTYPES] = {
-    [RMPI_TCP_HELLO] = RMPI_TCP_HELLO_EXT, [RMPI_TCP_HELLO_ACK] = 8, [RMPI_TCP_DATA] = 0,
-    [RMPI_TCP_GET_REQ] = 32, [RMPI_TCP_GET_RESP] = 16, [RMPI_TCP_GET_ERR] = 16,
-    [RMPI_TCP_PUT] = 32,     [RMPI_TCP_PUT_ERR] = 16,  [RMPI_TCP_GOODBYE] = 0,
+    [RMPI_TCP_HELLO] = RMPI_TCP_HELLO_EXT,
+    [RMPI_TCP_HELLO_ACK] = 8,
+    [RMPI_TCP_DATA] = 0,
+    [RMPI_TCP_GET_REQ] = 32,
+    [RMPI_TCP_GET_RESP] = 16,
+    [RMPI_TCP_GET_ERR] = 16,
+    [RMPI_TCP_PUT] = 32,
+    [RMPI_TCP_PUT_ERR] = 16,
+    [RMPI_TCP_GOODBYE] = 0,
     [RMPI_TCP_PUT_ACK] = 16,
     [RMPI_TCP_CHALLENGE] = RMPI_AUTH_NONCE_BYTES + RMPI_AUTH_MAC_BYTES,
     [RMPI_TCP_AUTH] = RMPI_AUTH_MAC_BYTES,
 };
 
-int rmpi_tcp_ext_len(unsigned type)
-{
-    return type == 0 || type >= RMPI_TCP_NTYPES ? -1 : ext_len_tab[type];
-}
+int rmpi_tcp_ext_len(unsigned type) { return type == 0 || type >= RMPI_TCP_NTYPES ? -1 : ext_len_tab[type]; }
 
 size_t rmpi_tcp_hdr(uint8_t *hdr, unsigned type, uint32_t len)
 {
@@ -58,8 +61,8 @@ int rmpi_tcp_has_work(const rmpi_tcp_peer_t *p)
 
 int rmpi_tcp_can_write_now(const rmpi_tcp_peer_t *p)
 {
-    return p->state == RMPI_TCP_PEER_ESTABLISHED && p->conn && !p->conn->shut_wr &&
-           rmpi_list_empty(&p->txq) && rmpi_list_empty(&p->ackq) && !p->cur_chunk;
+    return p->state == RMPI_TCP_PEER_ESTABLISHED && p->conn && !p->conn->shut_wr && rmpi_list_empty(&p->txq) &&
+           rmpi_list_empty(&p->ackq) && !p->cur_chunk;
 }
 
 static void want_output(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
@@ -134,15 +137,16 @@ static size_t add_iov(struct iovec *iov, int *n, const rmpi_tcp_tx_t *t)
  * the ordered queue, alternating so get data is not held back by this rank's own traffic
  * for longer than one chunk. Nothing goes before a frame already partly on the wire.
  * Returns the number of items in items[]. */
-static int next_items(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_tx_t **items, int max,
-                      struct iovec *iov, int *niov, size_t *bytes)
+static int next_items(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_tx_t **items, int max, struct iovec *iov,
+                      int *niov, size_t *bytes)
 {
     int nit = 0;
     rmpi_tcp_tx_t *head = rmpi_list_empty(&p->txq) ? NULL : (rmpi_tcp_tx_t *)p->txq.next;
     int mid_frame = (p->cur_chunk && p->cur_chunk->off) || (head && (head->off || head->started));
     if (!mid_frame) {
         rmpi_list_t *pos;
-        rmpi_list_for_each(pos, &p->ackq) {
+        rmpi_list_for_each(pos, &p->ackq)
+        {
             if (nit == max / 2)
                 break;
             items[nit] = (rmpi_tcp_tx_t *)pos;
@@ -159,7 +163,7 @@ static int next_items(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_tx_t **it
             p->cur_chunk = rmpi_tcp_put_next_chunk(r, p, head);
             p->rd_turn = 1;
             if (!p->cur_chunk)
-                continue;   /* a refused put was dropped: look again */
+                continue; /* a refused put was dropped: look again */
         }
         break;
     }
@@ -170,7 +174,8 @@ static int next_items(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_tx_t **it
     }
     rmpi_list_t *pos;
     int first = nit;
-    rmpi_list_for_each(pos, &p->txq) {
+    rmpi_list_for_each(pos, &p->txq)
+    {
         rmpi_tcp_tx_t *t = (rmpi_tcp_tx_t *)pos;
         if (t->is_put || nit == max || (nit > first && *bytes >= r->chunk))
             break;
@@ -199,8 +204,8 @@ void rmpi_tcp_flush(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
             break;
         ssize_t w = rmpi_tcp_writev(c->fd, NULL, 0, iov, niov);
         if (w < 0) {
-            rmpi_tcp_peer_fail(r, p, "%s", w == -EPIPE || w == -ECONNRESET ? "connection reset by peer"
-                                                                             : strerror((int)-w));
+            rmpi_tcp_peer_fail(r, p, "%s",
+                               w == -EPIPE || w == -ECONNRESET ? "connection reset by peer" : strerror((int)-w));
             return;
         }
         rmpi_tcp_count_tx(r, c, (size_t)w);
@@ -289,8 +294,7 @@ static int conn_alive(const rmpi_tcp_rail_t *r, const rmpi_tcp_conn_t *c)
 static void protocol_error(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const char *what)
 {
     if (c->peer && c->state == RMPI_TCP_CONN_ESTABLISHED)
-        rmpi_tcp_peer_fail(r, c->peer, "protocol error on the TCP connection from rank %d: %s",
-                           c->peer->rank, what);
+        rmpi_tcp_peer_fail(r, c->peer, "protocol error on the TCP connection from rank %d: %s", c->peer->rank, what);
     else {
         /* During the handshake: drop it (a connector may retry). An accepted socket that
          * sends anything but the handshake is a refused stranger. */
@@ -329,7 +333,7 @@ static void payload_done(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
     if (c->rx_type == RMPI_TCP_GET_RESP)
         rmpi_tcp_get_data_done(r, c);
     else if (c->rx_type == RMPI_TCP_PUT && c->rx_put_ack && c->rx_refused_put != c->rx_put_id)
-        rmpi_tcp_put_answer(r, c->peer, RMPI_TCP_PUT_ACK, c->rx_put_id, 0);   /* all of it landed */
+        rmpi_tcp_put_answer(r, c->peer, RMPI_TCP_PUT_ACK, c->rx_put_id, 0); /* all of it landed */
     c->rx_put_ack = 0;
     c->rx_phase = RMPI_TCP_RX_FRAME;
     c->rx_dst = NULL;
@@ -363,7 +367,7 @@ static void header_done(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, unsigned type, c
     case RMPI_TCP_PUT_ERR: rmpi_tcp_on_put_err(r, p, ext); break;
     case RMPI_TCP_PUT_ACK: rmpi_tcp_on_put_ack(r, p, ext); break;
     case RMPI_TCP_GOODBYE: rmpi_tcp_peer_closed(r, p); break;
-    default: break;   /* DATA is delivered by rx_parse */
+    default: break; /* DATA is delivered by rx_parse */
     }
 }
 
@@ -453,10 +457,7 @@ static void rx_room(rmpi_tcp_conn_t *c, size_t need)
 /* How far a read goes past the bytes still missing: after a long payload just the next
  * header (a bulk stream then moves or copies almost nothing), after a short one a whole
  * read-ahead (small frames come with it). */
-static size_t read_ahead(size_t missing)
-{
-    return missing >= RMPI_TCP_RX_AHEAD ? RMPI_TCP_HDR_MAX : RMPI_TCP_RX_AHEAD;
-}
+static size_t read_ahead(size_t missing) { return missing >= RMPI_TCP_RX_AHEAD ? RMPI_TCP_HDR_MAX : RMPI_TCP_RX_AHEAD; }
 
 int rmpi_tcp_read(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
 {
@@ -470,14 +471,14 @@ int rmpi_tcp_read(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
         if (c->rx_pos == c->rx_end)
             c->rx_pos = c->rx_end = 0;
         if (c->rx_phase == RMPI_TCP_RX_PAYLOAD && !c->rx_discard) {
-            rx_room(c, 0);   /* the buffer is empty: rx_parse took what it held */
+            rx_room(c, 0); /* the buffer is empty: rx_parse took what it held */
             size_t missing = c->rx_plen - c->rx_pgot;
             iov[0] = (struct iovec){c->rx_dst + c->rx_pgot, missing};
             iov[1] = (struct iovec){c->rxbuf, read_ahead(missing)};
             n = 2;
             direct = 1;
         } else if (c->rx_phase == RMPI_TCP_RX_PAYLOAD) {
-            rx_room(c, RMPI_TCP_LAN_FRAME);   /* a refused payload: read it in big pieces, drop it */
+            rx_room(c, RMPI_TCP_LAN_FRAME); /* a refused payload: read it in big pieces, drop it */
             size_t missing = c->rx_plen - c->rx_pgot;
             iov[0] = (struct iovec){c->rxbuf, RMPI_MIN(missing + read_ahead(missing), c->rxcap)};
         } else {
@@ -511,7 +512,7 @@ int rmpi_tcp_read(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
         }
         rx_parse(r, c);
         if ((size_t)got < asked)
-            break;   /* the socket is drained: skip the read that would say EAGAIN */
+            break; /* the socket is drained: skip the read that would say EAGAIN */
     }
     return (int)(r->stat_frames_rx - before);
 }

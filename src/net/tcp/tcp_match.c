@@ -34,8 +34,7 @@ static int entry_parse(char *tok, rmpi_tcp_entry_t *e)
 {
     memset(e, 0, sizeof(*e));
     char *eq = strchr(tok, '@'), *slash = strrchr(tok, '/'), *colon = strrchr(tok, ':');
-    if (!eq || !slash || !colon || !(eq < slash && slash < colon) || eq == tok ||
-        (size_t)(eq - tok) >= sizeof(e->name))
+    if (!eq || !slash || !colon || !(eq < slash && slash < colon) || eq == tok || (size_t)(eq - tok) >= sizeof(e->name))
         return -1;
     *eq = *slash = *colon = '\0';
     snprintf(e->name, sizeof(e->name), "%s", tok);
@@ -96,8 +95,7 @@ static int pairs(const rmpi_tcp_entry_t *x, const rmpi_tcp_entry_t *y, int same_
     return ((x->addr.s_addr ^ y->addr.s_addr) & x->mask.s_addr & y->mask.s_addr) == 0;
 }
 
-int rmpi_tcp_match(const rmpi_tcp_card_t *a, const rmpi_tcp_card_t *b, int same_node, int *pa, int *pb,
-                   int *routed)
+int rmpi_tcp_match(const rmpi_tcp_card_t *a, const rmpi_tcp_card_t *b, int same_node, int *pa, int *pb, int *routed)
 {
     int na = a->n, nb = b->n, all = a->listed && b->listed;
     /* Longest order-preserving pairing: best[i][j] = pairs among a[i..], b[j..]. */
@@ -170,7 +168,7 @@ const rmpi_tcp_link_t *rmpi_tcp_link(rmpi_tcp_prov_t *prov, int peer)
     if (l)
         return l->ok > 0 ? l : NULL;
     if (peer >= prov->env.size || prov->dynamic)
-        return NULL;   /* dynamic peers come through peer_add; a late-opened provider has no PMI cards */
+        return NULL; /* dynamic peers come through peer_add; a late-opened provider has no PMI cards */
     l = prov->links[peer] = rmpi_xcalloc(1, sizeof(*l));
     l->ok = -1;
     l->id = (rmpi_net_id_t){prov->env.world, peer};
@@ -180,7 +178,8 @@ const rmpi_tcp_link_t *rmpi_tcp_link(rmpi_tcp_prov_t *prov, int peer)
         return NULL;
     if (rmpi_tcp_card_parse(val, &l->card) != 0) {
         rmpi_warn("tcp: rank %d cannot read rank %d's TCP address card '%s'; run the same RailMPI "
-                  "build on every host.", prov->env.rank, peer, val);
+                  "build on every host.",
+                  prov->env.rank, peer, val);
         return NULL;
     }
     link_match(prov, l, peer, rmpi_topo_node_of(peer) == rmpi_topo_my_node());
@@ -236,7 +235,8 @@ int rmpi_tcp_peer_add(rmpi_tcp_prov_t *prov, int peer, const rmpi_net_id_t *id, 
     }
     if (rmpi_tcp_card_parse(card, &l->card) != 0) {
         rmpi_warn("tcp: cannot read the TCP address card '%s' of process %d of job %#x; run the same "
-                  "RailMPI build everywhere.", card, id->rank, (unsigned)id->world);
+                  "RailMPI build everywhere.",
+                  card, id->rank, (unsigned)id->world);
         return -1;
     }
     link_match(prov, l, peer, same_node);

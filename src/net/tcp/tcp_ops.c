@@ -29,8 +29,8 @@ static int listen_on(rmpi_tcp_rail_t *r, const rmpi_tcp_iface_t *f)
     socklen_t alen = sizeof(a);
     if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(fd, SOMAXCONN) != 0 ||
         getsockname(fd, (struct sockaddr *)&a, &alen) != 0) {
-        rmpi_warn("tcp: rank %d cannot listen on %s (%s); that interface is not used.", r->env.rank,
-                  f->name, strerror(errno));
+        rmpi_warn("tcp: rank %d cannot listen on %s (%s); that interface is not used.", r->env.rank, f->name,
+                  strerror(errno));
         close(fd);
         return -1;
     }
@@ -55,8 +55,8 @@ static void fill_hints(rmpi_tcp_rail_t *r, const rmpi_tcp_iface_t *f, int stream
     h->latency_ns = 0;
     h->rdma_native = 0;
     h->max_frame = RMPI_TCP_MAX_FRAME;
-    h->max_inline = RMPI_TCP_MAX_FRAME;   /* send() writes from the caller's iov when it can */
-    h->max_iov = RMPI_TCP_IOV_MAX - 1;    /* writev with our header in front; more is copied */
+    h->max_inline = RMPI_TCP_MAX_FRAME; /* send() writes from the caller's iov when it can */
+    h->max_iov = RMPI_TCP_IOV_MAX - 1;  /* writev with our header in front; more is copied */
     h->mem_per_peer = sizeof(rmpi_tcp_peer_t) + sizeof(rmpi_tcp_conn_t) + RMPI_TCP_RXBUF;
     h->node_conn = 0;
     h->scope = RMPI_SCOPE_INTER;
@@ -136,8 +136,8 @@ static int tcp_open(const rmpi_net_env_t *env, rmpi_rail_t **rails, int max)
     if (nif * streams > RMPI_MIN(max, RMPI_TCP_MAX_RAILS))
         rmpi_warn("tcp: rank %d has %d interface(s) x %d stream(s) but room for %d rail(s); the rails "
                   "after the first %d (in interface-name order) are not used. Lower RMPI_TCP_STREAMS or "
-                  "list fewer interfaces in RMPI_TCP_IFACES.", env->rank, nif, streams,
-                  RMPI_MIN(max, RMPI_TCP_MAX_RAILS), RMPI_MIN(max, RMPI_TCP_MAX_RAILS));
+                  "list fewer interfaces in RMPI_TCP_IFACES.",
+                  env->rank, nif, streams, RMPI_MIN(max, RMPI_TCP_MAX_RAILS), RMPI_MIN(max, RMPI_TCP_MAX_RAILS));
     rmpi_tcp_prov_t *prov = rmpi_xcalloc(1, sizeof(*prov));
     prov->env = *env;
     prov->me.listed = listed;
@@ -222,8 +222,8 @@ static int tcp_send(rmpi_rail_t *rail, int peer, const struct iovec *iov, int io
     if (rmpi_tcp_can_write_now(p) && iovcnt < RMPI_TCP_IOV_MAX) {
         ssize_t w = rmpi_tcp_writev(p->conn->fd, hdr, sizeof(hdr), iov, iovcnt);
         if (w < 0) {
-            rmpi_tcp_peer_fail(r, p, "%s", w == -EPIPE || w == -ECONNRESET ? "connection reset by peer"
-                                                                             : strerror((int)-w));
+            rmpi_tcp_peer_fail(r, p, "%s",
+                               w == -EPIPE || w == -ECONNRESET ? "connection reset by peer" : strerror((int)-w));
             return -ECONNRESET;
         }
         rmpi_tcp_count_tx(r, p->conn, (size_t)w);
@@ -281,7 +281,7 @@ static int direct_poll(rmpi_tcp_rail_t *r)
         return -1;
     uint64_t bytes = r->stat_bytes_rx;
     int frames = rmpi_tcp_read(r, c);
-    return frames + (r->stat_bytes_rx != bytes);   /* data read counts as an event, as in epoll */
+    return frames + (r->stat_bytes_rx != bytes); /* data read counts as an event, as in epoll */
 }
 
 static int poll_once(rmpi_tcp_rail_t *r, int timeout_ms)
@@ -328,7 +328,7 @@ static int tcp_progress(rmpi_rail_t *rail)
 {
     rmpi_tcp_rail_t *r = rmpi_tcp_rail_of(rail);
     if (r->in_progress)
-        return 0;   /* a callback called progress again: the outer call continues */
+        return 0; /* a callback called progress again: the outer call continues */
     r->in_progress = 1;
     int n = poll_once(r, 0);
     r->in_progress = 0;
@@ -391,15 +391,16 @@ static void tcp_describe(rmpi_rail_t *rail, void *file)
     FILE *f = file;
     char ip[INET_ADDRSTRLEN];
     inet_ntop(AF_INET, &r->lis.addr.sin_addr, ip, sizeof(ip));
-    fprintf(f, "    listening on %s:%u (rail %d of %d in this rank's card)", ip, ntohs(r->lis.addr.sin_port),
-            r->idx, r->prov->nrails);
+    fprintf(f, "    listening on %s:%u (rail %d of %d in this rank's card)", ip, ntohs(r->lis.addr.sin_port), r->idx,
+            r->prov->nrails);
     int est = 0;
     for (int i = 0; i < r->prov->npeers; i++)
         est += r->peers[i] && r->peers[i]->state == RMPI_TCP_PEER_ESTABLISHED;
-    fprintf(f, "\n    chunk %zu B, socket buffers %s, connect timeout %llu s, rail timeout %.1f s, "
-               "%d peer(s) connected\n",
-            r->chunk, r->sndbuf ? "set" : "kernel autotuned",
-            (unsigned long long)(r->timeout_ns / 1000000000ull), (double)r->stall_ns * 1e-9, est);
+    fprintf(f,
+            "\n    chunk %zu B, socket buffers %s, connect timeout %llu s, rail timeout %.1f s, "
+            "%d peer(s) connected\n",
+            r->chunk, r->sndbuf ? "set" : "kernel autotuned", (unsigned long long)(r->timeout_ns / 1000000000ull),
+            (double)r->stall_ns * 1e-9, est);
     fprintf(f, "    %llu frames / %llu bytes sent, %llu frames / %llu bytes received\n",
             (unsigned long long)r->stat_frames_tx, (unsigned long long)r->stat_bytes_tx,
             (unsigned long long)r->stat_frames_rx, (unsigned long long)r->stat_bytes_rx);
@@ -429,7 +430,8 @@ static size_t tcp_backlog(rmpi_rail_t *rail, int peer)
     if (p->state == RMPI_TCP_PEER_ESTABLISHED && p->conn && ioctl(p->conn->fd, SIOCOUTQ, &q) == 0 && q > 0)
         n += (size_t)q;
     rmpi_list_t *pos;
-    rmpi_list_for_each(pos, &p->txq) {
+    rmpi_list_for_each(pos, &p->txq)
+    {
         const rmpi_tcp_tx_t *t = (const rmpi_tcp_tx_t *)pos;
         n += t->is_put ? t->dlen - t->psent : t->hlen + t->dlen - t->off;
     }
@@ -442,7 +444,7 @@ const struct rmpi_net_ops rmpi_tcp_ops = {
     .version = RMPI_NET_OPS_VERSION,
     .name = "tcp",
     .open = tcp_open,
-    .ready = NULL,   /* connections open on first use */
+    .ready = NULL, /* connections open on first use */
     .reaches = tcp_reaches,
     .send = tcp_send,
     .mr_reg = rmpi_tcp_mr_reg,

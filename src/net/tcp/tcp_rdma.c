@@ -12,10 +12,7 @@ int rmpi_tcp_mr_reg(rmpi_rail_t *rail, void *addr, size_t len, rmpi_mr_t *mr)
     return 0;
 }
 
-void rmpi_tcp_mr_dereg(rmpi_rail_t *rail, rmpi_mr_t *mr)
-{
-    rmpi_net_mrtab_dereg(&rmpi_tcp_rail_of(rail)->mr, mr);
-}
+void rmpi_tcp_mr_dereg(rmpi_rail_t *rail, rmpi_mr_t *mr) { rmpi_net_mrtab_dereg(&rmpi_tcp_rail_of(rail)->mr, mr); }
 
 /* A header-only frame in the ordered queue: written at once when nothing waits before it. */
 static void emit_ctrl(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *hdr, size_t hlen)
@@ -24,8 +21,8 @@ static void emit_ctrl(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *hdr
     if (rmpi_tcp_can_write_now(p)) {
         ssize_t w = rmpi_tcp_writev(p->conn->fd, hdr, hlen, NULL, 0);
         if (w < 0) {
-            rmpi_tcp_peer_fail(r, p, "%s", w == -EPIPE || w == -ECONNRESET ? "connection reset by peer"
-                                                                             : strerror((int)-w));
+            rmpi_tcp_peer_fail(r, p, "%s",
+                               w == -EPIPE || w == -ECONNRESET ? "connection reset by peer" : strerror((int)-w));
             return;
         }
         rmpi_tcp_count_tx(r, p->conn, (size_t)w);
@@ -65,8 +62,7 @@ static rmpi_tcp_peer_t *op_peer(rmpi_tcp_rail_t *r, int peer, rmpi_net_op_t *op)
     return p;
 }
 
-int rmpi_tcp_get(rmpi_rail_t *rail, int peer, void *local, size_t len, uint64_t raddr, uint64_t rkey,
-                 rmpi_net_op_t *op)
+int rmpi_tcp_get(rmpi_rail_t *rail, int peer, void *local, size_t len, uint64_t raddr, uint64_t rkey, rmpi_net_op_t *op)
 {
     rmpi_tcp_rail_t *r = rmpi_tcp_rail_of(rail);
     if (peer < 0 || peer >= r->prov->npeers || peer == r->env.rank)
@@ -92,8 +88,8 @@ int rmpi_tcp_get(rmpi_rail_t *rail, int peer, void *local, size_t len, uint64_t 
     return 0;
 }
 
-int rmpi_tcp_put(rmpi_rail_t *rail, int peer, const void *local, size_t len, uint64_t raddr,
-                 uint64_t rkey, rmpi_net_op_t *op)
+int rmpi_tcp_put(rmpi_rail_t *rail, int peer, const void *local, size_t len, uint64_t raddr, uint64_t rkey,
+                 rmpi_net_op_t *op)
 {
     rmpi_tcp_rail_t *r = rmpi_tcp_rail_of(rail);
     if (peer < 0 || peer >= r->prov->npeers || peer == r->env.rank)
@@ -142,7 +138,7 @@ rmpi_tcp_tx_t *rmpi_tcp_put_next_chunk(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, r
     if (t->psent == t->dlen) {
         c->hdr[1] = t->put_ack ? RMPI_TCP_F_ACK : 0;
         c->put_ack = t->put_ack;
-        c->op = t->op;   /* the put completes with its last frame, or on PUT_ACK */
+        c->op = t->op; /* the put completes with its last frame, or on PUT_ACK */
         rmpi_list_remove(&t->link);
         free(t);
     }
@@ -161,10 +157,11 @@ void rmpi_tcp_on_get_req(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *
     rd->sent = 0;
     rd->err = len > SIZE_MAX ? -EFAULT : rmpi_net_mrtab_check(&r->mr, rd->rkey, raddr, (size_t)len);
     if (rd->err)
-        rmpi_log(1, "tcp: rank %d asked to read %llu bytes at %#llx with rkey %#llx, which no "
-                    "registration of rank %d covers; the read fails with EFAULT.",
-                 p->rank, (unsigned long long)len, (unsigned long long)raddr,
-                 (unsigned long long)rd->rkey, r->env.rank);
+        rmpi_log(1,
+                 "tcp: rank %d asked to read %llu bytes at %#llx with rkey %#llx, which no "
+                 "registration of rank %d covers; the read fails with EFAULT.",
+                 p->rank, (unsigned long long)len, (unsigned long long)raddr, (unsigned long long)rd->rkey,
+                 r->env.rank);
     rmpi_list_push_back(&p->rdq, &rd->link);
     rmpi_tcp_flush(r, p);
 }
@@ -207,8 +204,9 @@ int rmpi_tcp_on_get_resp(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *
     uint64_t id = rmpi_tcp_ld64(e), off = rmpi_tcp_ld64(e + 8);
     rmpi_tcp_get_t *g = rmpi_list_empty(&p->gets) ? NULL : (rmpi_tcp_get_t *)p->gets.next;
     if (!g || g->id != id || off != g->got || len > g->len - g->got) {
-        rmpi_tcp_peer_fail(r, p, "protocol error on the TCP connection from rank %d: read response "
-                                 "%llu does not match the oldest outstanding read",
+        rmpi_tcp_peer_fail(r, p,
+                           "protocol error on the TCP connection from rank %d: read response "
+                           "%llu does not match the oldest outstanding read",
                            p->rank, (unsigned long long)id);
         return -1;
     }
@@ -236,8 +234,10 @@ void rmpi_tcp_on_get_err(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *
     int err = (int32_t)rmpi_tcp_ld32(e + 8);
     rmpi_tcp_get_t *g = rmpi_list_empty(&p->gets) ? NULL : (rmpi_tcp_get_t *)p->gets.next;
     if (!g || g->id != id) {
-        rmpi_tcp_peer_fail(r, p, "protocol error on the TCP connection from rank %d: read error for "
-                                 "unknown read %llu", p->rank, (unsigned long long)id);
+        rmpi_tcp_peer_fail(r, p,
+                           "protocol error on the TCP connection from rank %d: read error for "
+                           "unknown read %llu",
+                           p->rank, (unsigned long long)id);
         return;
     }
     rmpi_list_remove(&g->link);
@@ -271,15 +271,14 @@ void rmpi_tcp_on_put_hdr(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *
         c->rx_refused_put = id;
         rmpi_warn("tcp: rank %d tried to write %llu bytes at %#llx with rkey %#llx, which no "
                   "registration of rank %d covers; the data is dropped and the write fails.",
-                  p->rank, (unsigned long long)len, (unsigned long long)raddr,
-                  (unsigned long long)rkey, r->env.rank);
+                  p->rank, (unsigned long long)len, (unsigned long long)raddr, (unsigned long long)rkey, r->env.rank);
         rmpi_tcp_put_answer(r, p, RMPI_TCP_PUT_ERR, id, -EFAULT);
     }
 }
 
 void rmpi_tcp_put_written(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_tx_t *t)
 {
-    if (t->op->status || !t->put_ack) {   /* refused while being written, or no answer asked */
+    if (t->op->status || !t->put_ack) { /* refused while being written, or no answer asked */
         rmpi_tcp_op_done(r, t->op, t->op->status);
         return;
     }
@@ -298,7 +297,8 @@ void rmpi_tcp_put_written(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_tx_t 
 static rmpi_tcp_get_t *put_waiting(rmpi_tcp_peer_t *p, uint64_t id)
 {
     rmpi_list_t *pos;
-    rmpi_list_for_each(pos, &p->puts) {
+    rmpi_list_for_each(pos, &p->puts)
+    {
         rmpi_tcp_get_t *w = (rmpi_tcp_get_t *)pos;
         if (w->id == id)
             return w;
@@ -311,8 +311,10 @@ void rmpi_tcp_on_put_ack(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *
     uint64_t id = rmpi_tcp_ld64(e);
     rmpi_tcp_get_t *w = put_waiting(p, id);
     if (!w) {
-        rmpi_tcp_peer_fail(r, p, "protocol error on the TCP connection from rank %d: write acknowledgement "
-                                 "for unknown write %llu", p->rank, (unsigned long long)id);
+        rmpi_tcp_peer_fail(r, p,
+                           "protocol error on the TCP connection from rank %d: write acknowledgement "
+                           "for unknown write %llu",
+                           p->rank, (unsigned long long)id);
         return;
     }
     rmpi_list_remove(&w->link);
@@ -334,7 +336,8 @@ void rmpi_tcp_on_put_err(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *
         return;
     }
     rmpi_list_t *pos;
-    rmpi_list_for_each(pos, &p->txq) {
+    rmpi_list_for_each(pos, &p->txq)
+    {
         rmpi_tcp_tx_t *t = (rmpi_tcp_tx_t *)pos;
         if (t->is_put && t->put_id == id) {
             t->op->status = err;
@@ -353,6 +356,8 @@ void rmpi_tcp_on_put_err(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *
     /* The put already completed (written out, no PUT_ACK asked): nothing can carry the error
      * to the caller any more, so it ends the connection with a clear reason, as a verbs
      * connection goes to the error state on a remote access error. */
-    rmpi_tcp_peer_fail(r, p, "rank %d refused an emulated RDMA write (put %llu): the target range is "
-                             "not inside a registration there", p->rank, (unsigned long long)id);
+    rmpi_tcp_peer_fail(r, p,
+                       "rank %d refused an emulated RDMA write (put %llu): the target range is "
+                       "not inside a registration there",
+                       p->rank, (unsigned long long)id);
 }

@@ -32,16 +32,16 @@
 typedef struct template_event {
     struct template_event *next;
     rmpi_net_op_t *op;
-    int from;               /* frame: the sending rank */
+    int from; /* frame: the sending rank */
     size_t len;
     char data[];
 } template_event_t;
 
 typedef struct template_rail {
-    rmpi_rail_t base;       /* first: the library only sees &base */
-    rmpi_net_env_t env;     /* a copy: the caller's may not outlive open() */
+    rmpi_rail_t base;   /* first: the library only sees &base */
+    rmpi_net_env_t env; /* a copy: the caller's may not outlive open() */
     template_event_t *head, **tail;
-    rmpi_net_mrtab_t mr;    /* this rank's registrations, checked by every access */
+    rmpi_net_mrtab_t mr; /* this rank's registrations, checked by every access */
 } template_rail_t;
 
 /* The "fabric": the rail of every rank opened in this process. */
@@ -81,8 +81,7 @@ static int template_open(const rmpi_net_env_t *env, rmpi_rail_t **rails, int max
 static int template_reaches(rmpi_rail_t *rail, int peer)
 {
     template_rail_t *t = template_of(rail);
-    return peer != t->env.rank && peer >= 0 && peer < t->env.size && peer < TEMPLATE_MAX_RANKS &&
-           template_world[peer];
+    return peer != t->env.rank && peer >= 0 && peer < t->env.size && peer < TEMPLATE_MAX_RANKS && template_world[peer];
 }
 
 static int template_send(rmpi_rail_t *rail, int peer, const struct iovec *iov, int iovcnt)
@@ -114,7 +113,7 @@ static void template_mr_dereg(rmpi_rail_t *rail, rmpi_mr_t *mr) { rmpi_net_mrtab
 /* get (pull) or put (push) of len bytes at the peer's (raddr, rkey). The copy happens now;
  * the completion waits for this rail's progress(). */
 static int template_rdma(rmpi_rail_t *rail, int peer, void *local, size_t len, uint64_t raddr, uint64_t rkey,
-                    rmpi_net_op_t *op, int push)
+                         rmpi_net_op_t *op, int push)
 {
     if (!template_reaches(rail, peer))
         return -1;
@@ -131,13 +130,13 @@ static int template_rdma(rmpi_rail_t *rail, int peer, void *local, size_t len, u
 }
 
 static int template_get(rmpi_rail_t *rail, int peer, void *local, size_t len, uint64_t raddr, uint64_t rkey,
-                   rmpi_net_op_t *op)
+                        rmpi_net_op_t *op)
 {
     return template_rdma(rail, peer, local, len, raddr, rkey, op, 0);
 }
 
 static int template_put(rmpi_rail_t *rail, int peer, const void *local, size_t len, uint64_t raddr, uint64_t rkey,
-                   rmpi_net_op_t *op)
+                        rmpi_net_op_t *op)
 {
     return template_rdma(rail, peer, (void *)local, len, raddr, rkey, op, 1);
 }

@@ -72,7 +72,10 @@ static void one(int size, int ss, int rs, int mode)
     lay_make(&S, n, sc, sst, form != REGULAR);
     lay_make(&R, n, rc, rst, form != REGULAR);
     char what[160];
-    snprintf(what, sizeof what, "alltoall%s size %d strides %d/%d %s%s", form == WFORM ? "w" : form ? "v" : "",
+    snprintf(what, sizeof what, "alltoall%s size %d strides %d/%d %s%s",
+             form == WFORM ? "w"
+             : form        ? "v"
+                           : "",
              size, ss, rs, mode_name[mode], in_place ? " in place" : "");
     run_mode(mode, f_alltoall, reset);
     lay_set(&R, R.exp, me, 0);

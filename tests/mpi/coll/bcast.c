@@ -75,8 +75,8 @@ int main(int argc, char **argv)
         MTEST_OK(MPI_Ibcast(bufs[i], (int)cnt[i], MPI_BYTE, root, MPI_COMM_WORLD, &reqs[i]));
     }
     int me = mtest_rank, token = me, got = -1;
-    MTEST_OK(MPI_Sendrecv(&token, 1, MPI_INT, (me + 1) % n, 3, &got, 1, MPI_INT, (me - 1 + n) % n, 3,
-                          MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    MTEST_OK(MPI_Sendrecv(&token, 1, MPI_INT, (me + 1) % n, 3, &got, 1, MPI_INT, (me - 1 + n) % n, 3, MPI_COMM_WORLD,
+                          MPI_STATUS_IGNORE));
     MTEST_CHECK(got == (me - 1 + n) % n, "ring token %d", got);
     MTEST_OK(MPI_Waitall(4, reqs, MPI_STATUSES_IGNORE));
     for (int i = 0; i < 4; i++) {

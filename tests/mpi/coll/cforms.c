@@ -33,7 +33,7 @@ int main(int argc, char **argv)
     for (int flavour = 0; flavour < 3; flavour++) {
         for (int i = 0; i < N * n; i++)
             s[i] = me * 100 + i + flavour;
-        /* element i summed over ranks 0..hi */
+            /* element i summed over ranks 0..hi */
 #define SUM(i) ((long long)n * (n - 1) / 2 * 100 + (long long)n * ((i) + flavour))
 #define PREFIX(i, hi) ((long long)(hi) * ((hi) + 1) / 2 * 100 + (long long)((hi) + 1) * ((i) + flavour))
 

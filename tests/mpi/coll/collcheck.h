@@ -19,8 +19,8 @@ typedef struct {
     int kind;
     MPI_Datatype type; /* K_VEC: 2 ints at int offsets 0 and 2, extent 3 ints */
     MPI_Op op;
-    size_t per;        /* basic elements per element */
-    size_t slot;       /* bytes of buffer per element */
+    size_t per;  /* basic elements per element */
+    size_t slot; /* bytes of buffer per element */
 } ck_t;
 
 static inline ck_t ck_make(int kind)
@@ -130,8 +130,8 @@ enum { C_REDUCE, C_ALLREDUCE, C_SCAN, C_EXSCAN, C_REDSCAT, C_REDSCAT_BLOCK };
 enum { M_BLOCKING, M_NONBLOCKING, M_PERSISTENT };
 
 /* Start (or run) coll; counts[] for C_REDSCAT, counts[0] the block for C_REDSCAT_BLOCK. */
-static inline int ck_call(int coll, int mode, const void *sb, void *rb, int count, const int *counts,
-                          const ck_t *k, int root, MPI_Comm comm, MPI_Request *req)
+static inline int ck_call(int coll, int mode, const void *sb, void *rb, int count, const int *counts, const ck_t *k,
+                          int root, MPI_Comm comm, MPI_Request *req)
 {
     MPI_Datatype t = k->type;
     MPI_Op op = k->op;
@@ -164,8 +164,8 @@ static inline int ck_call(int coll, int mode, const void *sb, void *rb, int coun
     }
 }
 
-static const char *const coll_name[] = {"reduce", "allreduce", "scan", "exscan", "reduce_scatter",
-                                        "reduce_scatter_block"};
+static const char *const coll_name[] = {"reduce", "allreduce",      "scan",
+                                        "exscan", "reduce_scatter", "reduce_scatter_block"};
 
 /* A call in flight: buffers and what to check when it completes. */
 typedef struct {
@@ -218,15 +218,12 @@ static inline void ck_finish(ck_call_t *x, const ck_t *k)
         if (me == x->root)
             ck_check(k, x->rb, x->count, 0, 0, n - 1, x->salt, what);
         break;
-    case C_SCAN:
-        ck_check(k, x->rb, x->count, 0, 0, me, x->salt, what);
-        break;
+    case C_SCAN: ck_check(k, x->rb, x->count, 0, 0, me, x->salt, what); break;
     case C_EXSCAN:
         if (me > 0)
             ck_check(k, x->rb, x->count, 0, 0, me - 1, x->salt, what);
         break;
-    default:
-        ck_check(k, x->rb, x->out_count, first, 0, n - 1, x->salt, what);
+    default: ck_check(k, x->rb, x->out_count, first, 0, n - 1, x->salt, what);
     }
 }
 
@@ -270,8 +267,8 @@ static inline void ck_overlap(int coll, int root)
     for (int i = 0; i < 4; i++)
         ck_start(&x[i], coll, &k, cnt[i], M_NONBLOCKING, i == 1, (root + i) % mtest_size, 500 + i);
     int me = mtest_rank, n = mtest_size, token = me, got = -1;
-    MTEST_OK(MPI_Sendrecv(&token, 1, MPI_INT, (me + 1) % n, 3, &got, 1, MPI_INT, (me - 1 + n) % n, 3,
-                          MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    MTEST_OK(MPI_Sendrecv(&token, 1, MPI_INT, (me + 1) % n, 3, &got, 1, MPI_INT, (me - 1 + n) % n, 3, MPI_COMM_WORLD,
+                          MPI_STATUS_IGNORE));
     MTEST_CHECK(got == (me - 1 + n) % n, "ring token %d", got);
     for (int i = 3; i >= 0; i--) {
         MTEST_OK(MPI_Wait(&x[i].req, MPI_STATUS_IGNORE));

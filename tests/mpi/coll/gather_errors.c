@@ -46,8 +46,7 @@ int main(int argc, char **argv)
     MTEST_ERR(MPI_Allgather(sb, 1, MPI_INT, MPI_IN_PLACE, 1, MPI_INT, w), MPI_ERR_BUFFER);
     MTEST_ERR(MPI_Alltoall(rb, 1, MPI_INT, rb, 1, MPI_INT, w), MPI_ERR_BUFFER);
     /* MPI_IN_PLACE: recvbuf at the root of a gather, sendbuf elsewhere */
-    MTEST_ERR(MPI_Gather(me ? MPI_IN_PLACE : sb, 1, MPI_INT, me ? rb : MPI_IN_PLACE, 1, MPI_INT, 0, w),
-              MPI_ERR_BUFFER);
+    MTEST_ERR(MPI_Gather(me ? MPI_IN_PLACE : sb, 1, MPI_INT, me ? rb : MPI_IN_PLACE, 1, MPI_INT, 0, w), MPI_ERR_BUFFER);
     MTEST_ERR(MPI_Iscatter(me ? sb : MPI_IN_PLACE, 1, MPI_INT, me ? MPI_IN_PLACE : rb, 1, MPI_INT, 0, w, &req),
               MPI_ERR_BUFFER);
 
@@ -67,7 +66,7 @@ int main(int argc, char **argv)
     MTEST_ERR(MPI_Neighbor_allgatherv_c(sb, 1, MPI_INT, rb, NULL, NULL, MPI_INT, w), MPI_ERR_TOPOLOGY);
 
     /* truncation: the root expects one int less than each rank sends */
-    for (int root = 0; root < n; root += n > 2 ? n - 1 : 1) {
+    for (int root = 0; root<n; root += n> 2 ? n - 1 : 1) {
         int rc = MPI_Gather(sb, 4, MPI_INT, rb, 3, MPI_INT, root, w);
         MTEST_ERR(rc, me == root ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
         MTEST_OK(MPI_Igather(sb, 4, MPI_INT, rb, 3, MPI_INT, root, w, &req));

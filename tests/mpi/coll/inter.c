@@ -18,24 +18,24 @@ enum { BLOCKING, NONBLOCKING, PERSISTENT, LARGE, NMODES };
 static const char *const mode_name[NMODES] = {"blocking", "nonblocking", "persistent", "_c"};
 
 /* One collective in a mode: plain, I* + Wait, *_init + 2 x (Start, Wait) + free, _c. */
-#define COLL(mode, f, fi, finit, fc, ...)                                         \
-    do {                                                                          \
-        MPI_Request rq_;                                                          \
-        if ((mode) == BLOCKING) {                                                 \
-            MTEST_OK(f(__VA_ARGS__));                                             \
-        } else if ((mode) == NONBLOCKING) {                                       \
-            MTEST_OK(fi(__VA_ARGS__, &rq_));                                      \
-            MTEST_OK(MPI_Wait(&rq_, MPI_STATUS_IGNORE));                          \
-        } else if ((mode) == PERSISTENT) {                                        \
-            MTEST_OK(finit(__VA_ARGS__, MPI_INFO_NULL, &rq_));                    \
-            for (int k_ = 0; k_ < 2; k_++) {                                      \
-                MTEST_OK(MPI_Start(&rq_));                                        \
-                MTEST_OK(MPI_Wait(&rq_, MPI_STATUS_IGNORE));                      \
-            }                                                                     \
-            MTEST_OK(MPI_Request_free(&rq_));                                     \
-        } else {                                                                  \
-            MTEST_OK(fc(__VA_ARGS__));                                            \
-        }                                                                         \
+#define COLL(mode, f, fi, finit, fc, ...)                      \
+    do {                                                       \
+        MPI_Request rq_;                                       \
+        if ((mode) == BLOCKING) {                              \
+            MTEST_OK(f(__VA_ARGS__));                          \
+        } else if ((mode) == NONBLOCKING) {                    \
+            MTEST_OK(fi(__VA_ARGS__, &rq_));                   \
+            MTEST_OK(MPI_Wait(&rq_, MPI_STATUS_IGNORE));       \
+        } else if ((mode) == PERSISTENT) {                     \
+            MTEST_OK(finit(__VA_ARGS__, MPI_INFO_NULL, &rq_)); \
+            for (int k_ = 0; k_ < 2; k_++) {                   \
+                MTEST_OK(MPI_Start(&rq_));                     \
+                MTEST_OK(MPI_Wait(&rq_, MPI_STATUS_IGNORE));   \
+            }                                                  \
+            MTEST_OK(MPI_Request_free(&rq_));                  \
+        } else {                                               \
+            MTEST_OK(fc(__VA_ARGS__));                         \
+        }                                                      \
     } while (0)
 /* Collectives whose _c form takes other array types: the _c mode runs the plain call. */
 #define COLLV(mode, f, fi, finit, ...) COLL(mode, f, fi, finit, f, __VA_ARGS__)
@@ -50,7 +50,11 @@ typedef struct {
 /* Element j of world rank w's contribution (to: the destination's world rank, -1: any). */
 static int val(int w, int to, int j) { return w * 100003 + (to + 1) * 1009 + j * 7 + 1; }
 
-static void fill(int *b, int n, int v) { for (int i = 0; i < n; i++) b[i] = v; }
+static void fill(int *b, int n, int v)
+{
+    for (int i = 0; i < n; i++)
+        b[i] = v;
+}
 
 static int expect(const int *got, int n, int w, int to, int off, const char *what, const char *mode)
 {
@@ -67,8 +71,7 @@ static int untouched(const int *b, int n, const char *what, const char *mode)
 {
     for (int j = 0; j < n; j++)
         if (b[j] != SENT) {
-            mtest_error(__FILE__, __LINE__, "%s (%s): element %d written at a rank that takes nothing", what, mode,
-                        j);
+            mtest_error(__FILE__, __LINE__, "%s (%s): element %d written at a rank that takes nothing", what, mode, j);
             return 1;
         }
     return 0;
@@ -122,8 +125,8 @@ static void check_bcast_reduce(const ictx_t *x, int me, int count)
                 for (int j = 0; j < count; j++)
                     buf[j] = val(me, -1, j);
                 fill(out, count, SENT);
-                COLL(m, MPI_Reduce, MPI_Ireduce, MPI_Reduce_init, MPI_Reduce_c, buf, out, count, MPI_INT, MPI_SUM,
-                     root, x->ic);
+                COLL(m, MPI_Reduce, MPI_Ireduce, MPI_Reduce_init, MPI_Reduce_c, buf, out, count, MPI_INT, MPI_SUM, root,
+                     x->ic);
                 if (role == 2) {
                     for (int j = 0; j < count; j++) {
                         int sum = 0;
@@ -232,8 +235,8 @@ static void check_rooted(const ictx_t *x, int me, int cnt)
                     for (int j = 0; j < mine; j++)
                         one[j] = val(me, rw, j);
                     if (v)
-                        COLLV(m, MPI_Gatherv, MPI_Igatherv, MPI_Gatherv_init, one, mine, MPI_INT, many, counts,
-                              displs, MPI_INT, root, x->ic);
+                        COLLV(m, MPI_Gatherv, MPI_Igatherv, MPI_Gatherv_init, one, mine, MPI_INT, many, counts, displs,
+                              MPI_INT, root, x->ic);
                     else
                         COLL(m, MPI_Gather, MPI_Igather, MPI_Gather_init, MPI_Gather_c, one, cnt, MPI_INT, many, cnt,
                              MPI_INT, root, x->ic);
@@ -319,8 +322,8 @@ static void check_all(const ictx_t *x, int me, int cnt)
             for (int j = 0; j < cnt; j++)
                 sbuf[i * cnt + j] = val(me, x->rbase + i, j);
         fill(rbuf, big, SENT);
-        COLL(m, MPI_Alltoall, MPI_Ialltoall, MPI_Alltoall_init, MPI_Alltoall_c, sbuf, cnt, MPI_INT, rbuf, cnt,
-             MPI_INT, x->ic);
+        COLL(m, MPI_Alltoall, MPI_Ialltoall, MPI_Alltoall_init, MPI_Alltoall_c, sbuf, cnt, MPI_INT, rbuf, cnt, MPI_INT,
+             x->ic);
         for (int i = 0; i < rs; i++)
             expect(rbuf + i * cnt, cnt, x->rbase + i, me, 0, "Alltoall", mn);
         /* Alltoallv and Alltoallw (byte displacements) */
@@ -332,8 +335,8 @@ static void check_all(const ictx_t *x, int me, int cnt)
         for (int w = 0; w < 2; w++) {
             fill(rbuf, big, SENT);
             if (w)
-                COLLV(m, MPI_Alltoallw, MPI_Ialltoallw, MPI_Alltoallw_init, sbuf, sc, sdb, types, rbuf, rc, rdb,
-                      types, x->ic);
+                COLLV(m, MPI_Alltoallw, MPI_Ialltoallw, MPI_Alltoallw_init, sbuf, sc, sdb, types, rbuf, rc, rdb, types,
+                      x->ic);
             else
                 COLLV(m, MPI_Alltoallv, MPI_Ialltoallv, MPI_Alltoallv_init, sbuf, sc, sd, MPI_INT, rbuf, rc, rd,
                       MPI_INT, x->ic);

@@ -98,8 +98,8 @@ int main(int argc, char **argv)
     if (n >= 3) {
         int dst[2] = {(me + 1) % n, (me + 2) % n}, src[2] = {(me - 2 + n) % n, (me - 1 + n) % n};
         MPI_Comm g;
-        MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, src, MPI_UNWEIGHTED, 2, dst, MPI_UNWEIGHTED,
-                                       MPI_INFO_NULL, 0, &g);
+        MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, src, MPI_UNWEIGHTED, 2, dst, MPI_UNWEIGHTED, MPI_INFO_NULL, 0,
+                                       &g);
         int slot[2] = {1, 0}; /* me-2 sends to me as its slot 1 (me-2+2), me-1 as its slot 0 */
         check(g, 2, src, slot, 2, "dist graph");
         MPI_Comm_free(&g);

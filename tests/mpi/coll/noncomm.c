@@ -9,7 +9,9 @@
 
 #define P 7919
 
-typedef struct { int a, b, c, d; } mat_t;
+typedef struct {
+    int a, b, c, d;
+} mat_t;
 
 static void matmul(void *in, void *inout, int *len, MPI_Datatype *type)
 {
@@ -74,7 +76,7 @@ int main(int argc, char **argv)
             s[i] = mine(me, i, salt);
         MTEST_OK(MPI_Allreduce(s, r, count, mt, op, MPI_COMM_WORLD));
         check(r, count, 0, 0, n - 1, salt, "allreduce");
-        for (int root = 0; root < n; root += n - 1 > 0 ? n - 1 : 1) {
+        for (int root = 0; root<n; root += n - 1> 0 ? n - 1 : 1) {
             MTEST_OK(MPI_Reduce(s, r, count, mt, op, root, MPI_COMM_WORLD));
             if (me == root)
                 check(r, count, 0, 0, n - 1, salt, "reduce");

@@ -44,18 +44,18 @@ static void blocking_set(MPI_Comm comm, int r, int k)
     if (rank == root)
         b[0] = val(root, 0, r, k), b[1] = val(root, 1, r, k);
     MTEST_OK(MPI_Bcast(b, 2, MPI_INT, root, comm));
-    MTEST_CHECK(b[0] == val(root, 0, r, k) && b[1] == val(root, 1, r, k), "comm %d round %d: bcast %d %d", k, r,
-                b[0], b[1]);
+    MTEST_CHECK(b[0] == val(root, 0, r, k) && b[1] == val(root, 1, r, k), "comm %d round %d: bcast %d %d", k, r, b[0],
+                b[1]);
 
     int in[2] = {val(rank, 0, r, k), val(rank, 1, r, k)}, out[2] = {-1, -1};
     MTEST_OK(MPI_Reduce(in, out, 2, MPI_INT, MPI_SUM, root, comm));
     if (rank == root)
-        MTEST_CHECK(out[0] == sum(0, r, k, size) && out[1] == sum(1, r, k, size), "comm %d round %d: reduce %d %d",
-                    k, r, out[0], out[1]);
+        MTEST_CHECK(out[0] == sum(0, r, k, size) && out[1] == sum(1, r, k, size), "comm %d round %d: reduce %d %d", k,
+                    r, out[0], out[1]);
     out[0] = out[1] = -1;
     MTEST_OK(MPI_Allreduce(in, out, 2, MPI_INT, MPI_SUM, comm));
-    MTEST_CHECK(out[0] == sum(0, r, k, size) && out[1] == sum(1, r, k, size), "comm %d round %d: allreduce %d %d", k,
-                r, out[0], out[1]);
+    MTEST_CHECK(out[0] == sum(0, r, k, size) && out[1] == sum(1, r, k, size), "comm %d round %d: allreduce %d %d", k, r,
+                out[0], out[1]);
 
     int *ag = mtest_malloc((size_t)size * 2 * sizeof(int)), *at = mtest_malloc((size_t)size * 2 * sizeof(int));
     int *as = mtest_malloc((size_t)size * 2 * sizeof(int));

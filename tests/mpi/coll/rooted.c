@@ -48,8 +48,7 @@ static int f_scatter(int mode, MPI_Request *req)
             return MPI_Scatterv(S.buf, S.cnt, displs, st, rb, R.cnt[0], rt, root, MPI_COMM_WORLD);
         if (mode == NONBLOCKING)
             return MPI_Iscatterv(S.buf, S.cnt, displs, st, rb, R.cnt[0], rt, root, MPI_COMM_WORLD, req);
-        return MPI_Scatterv_init(S.buf, S.cnt, displs, st, rb, R.cnt[0], rt, root, MPI_COMM_WORLD, MPI_INFO_NULL,
-                                 req);
+        return MPI_Scatterv_init(S.buf, S.cnt, displs, st, rb, R.cnt[0], rt, root, MPI_COMM_WORLD, MPI_INFO_NULL, req);
     }
     if (mode == BLOCKING)
         return MPI_Scatter(S.buf, S.cnt[0], st, rb, R.cnt[0], rt, root, MPI_COMM_WORLD);

@@ -121,8 +121,8 @@ int main(int argc, char **argv)
     norder = 0;
     deletes = 0;
     MTEST_OK(MPI_Comm_free(&d));
-    MTEST_CHECK(deletes == 2 && order[0] == 201 && order[1] == 100, "free: %d deletes, order %d %d", deletes,
-                order[0], order[1]);
+    MTEST_CHECK(deletes == 2 && order[0] == 201 && order[1] == 100, "free: %d deletes, order %d %d", deletes, order[0],
+                order[1]);
     /* a freed keyval keeps working for attributes already set */
     MTEST_OK(MPI_Comm_free_keyval(&k1));
     MTEST_CHECK(k1 == MPI_KEYVAL_INVALID, "free_keyval did not reset the key");
@@ -146,14 +146,14 @@ int main(int argc, char **argv)
     MTEST_OK(MPI_Comm_get_attr(d, kr_copy, &got, &flag));
     MTEST_CHECK(flag && (intptr_t)got == 5, "attribute of a freed keyval: flag %d", flag);
     freeing_key = kr_copy;
-    MTEST_OK(MPI_Comm_free(&d));   /* its delete callback frees the keyval again */
+    MTEST_OK(MPI_Comm_free(&d)); /* its delete callback frees the keyval again */
     MTEST_CHECK(freeing_rc == MPI_SUCCESS, "free_keyval inside the delete callback: %d", freeing_rc);
     MTEST_OK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &kr, NULL));
     kr_copy = kr;
     int kr_use = kr;
     MTEST_OK(MPI_Comm_set_attr(MPI_COMM_WORLD, kr, NULL));
     MTEST_OK(MPI_Comm_free_keyval(&kr));
-    MTEST_OK(MPI_Comm_free_keyval(&kr_copy));   /* a copy of the handle, still in use */
+    MTEST_OK(MPI_Comm_free_keyval(&kr_copy)); /* a copy of the handle, still in use */
     MTEST_OK(MPI_Comm_delete_attr(MPI_COMM_WORLD, kr_use));
 
     /* a failing copy callback fails the dup */
@@ -196,7 +196,7 @@ int main(int argc, char **argv)
 
     /* bad keyvals */
     mtest_errors_return(MPI_COMM_WORLD);
-    MTEST_ERR(MPI_Comm_set_attr(MPI_COMM_WORLD, kt, NULL), MPI_ERR_KEYVAL);   /* a type keyval */
+    MTEST_ERR(MPI_Comm_set_attr(MPI_COMM_WORLD, kt, NULL), MPI_ERR_KEYVAL); /* a type keyval */
     MTEST_ERR(MPI_Type_set_attr(MPI_INT, k2 + 1000, NULL), MPI_ERR_KEYVAL);
     MTEST_ERR(MPI_Comm_set_attr(MPI_COMM_WORLD, MPI_TAG_UB, NULL), MPI_ERR_KEYVAL);
     MTEST_ERR(MPI_Comm_delete_attr(MPI_COMM_WORLD, MPI_TAG_UB), MPI_ERR_KEYVAL);

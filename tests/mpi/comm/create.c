@@ -71,8 +71,7 @@ int main(int argc, char **argv)
         evens[ne++] = i;
     MTEST_OK(MPI_Group_incl(world, ne, evens, &g));
     MTEST_OK(MPI_Comm_create(MPI_COMM_WORLD, g, &c));
-    MTEST_CHECK((c == MPI_COMM_NULL) == (me % 2 == 1), "create evens: COMM_NULL %d on rank %d", c == MPI_COMM_NULL,
-                me);
+    MTEST_CHECK((c == MPI_COMM_NULL) == (me % 2 == 1), "create evens: COMM_NULL %d on rank %d", c == MPI_COMM_NULL, me);
     if (c != MPI_COMM_NULL) {
         ring_check(c, evens, "create evens");
         MTEST_OK(MPI_Comm_free(&c));

@@ -17,12 +17,14 @@ int main(int argc, char **argv)
     MTEST_OK(MPI_Errhandler_free(&eh));
     int x = 0;
     int rc = MPI_Send(&x, 1, MPI_INT, mtest_size, 0, d);
-    MTEST_CHECK(rc == MPI_ERR_RANK && mtest_handler_calls == 1 && mtest_handler_code == MPI_ERR_RANK && mtest_handler_comm == d,
+    MTEST_CHECK(rc == MPI_ERR_RANK && mtest_handler_calls == 1 && mtest_handler_code == MPI_ERR_RANK &&
+                    mtest_handler_comm == d,
                 "bad rank: rc %d, %d calls, code %d", rc, mtest_handler_calls, mtest_handler_code);
     /* inherited by dup and split */
     MTEST_OK(MPI_Comm_split(d, 0, 0, &d2));
     rc = MPI_Send(&x, 1, MPI_INT, 0, -1, d2);
-    MTEST_CHECK(rc == MPI_ERR_TAG && mtest_handler_calls == 2 && mtest_handler_code == MPI_ERR_TAG && mtest_handler_comm == d2,
+    MTEST_CHECK(rc == MPI_ERR_TAG && mtest_handler_calls == 2 && mtest_handler_code == MPI_ERR_TAG &&
+                    mtest_handler_comm == d2,
                 "inherited handler: rc %d, %d calls, code %d", rc, mtest_handler_calls, mtest_handler_code);
     MTEST_OK(MPI_Comm_free(&d2));
 
@@ -53,8 +55,8 @@ int main(int argc, char **argv)
 
     /* Comm_call_errhandler with a user code */
     MTEST_OK(MPI_Comm_call_errhandler(d, code));
-    MTEST_CHECK(mtest_handler_calls == 3 && mtest_handler_code == code && mtest_handler_comm == d, "call_errhandler: %d calls, code %d", mtest_handler_calls,
-                mtest_handler_code);
+    MTEST_CHECK(mtest_handler_calls == 3 && mtest_handler_code == code && mtest_handler_comm == d,
+                "call_errhandler: %d calls, code %d", mtest_handler_calls, mtest_handler_code);
 
     /* removal (MPI-4.1) */
     mtest_errors_return(MPI_COMM_WORLD);
@@ -71,7 +73,7 @@ int main(int argc, char **argv)
     MTEST_OK(MPI_Remove_error_code(code2));
 
     /* bad input */
-    MTEST_ERR(MPI_Add_error_code(cls, &code), MPI_ERR_ARG);       /* removed class */
+    MTEST_ERR(MPI_Add_error_code(cls, &code), MPI_ERR_ARG);          /* removed class */
     MTEST_ERR(MPI_Add_error_string(MPI_ERR_RANK, "x"), MPI_ERR_ARG); /* predefined code */
     MTEST_ERR(MPI_Comm_set_errhandler(MPI_COMM_NULL, MPI_ERRORS_RETURN), MPI_ERR_COMM);
     MTEST_OK(MPI_Comm_free(&d));

@@ -99,8 +99,7 @@ int main(int argc, char **argv)
         MTEST_OK(MPI_Iallreduce(MPI_IN_PLACE, &x[0], 1, MPI_INT, MPI_SUM, d[0], &r[0]));
         MTEST_OK(MPI_Iallreduce(MPI_IN_PLACE, &x[1], 1, MPI_INT, MPI_SUM, d[1], &r[1]));
         MTEST_OK(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
-        MTEST_CHECK(x[0] == sum[0] && x[1] == sum[1], "pair sums %d %d, expected %d %d", x[0], x[1], sum[0],
-                    sum[1]);
+        MTEST_CHECK(x[0] == sum[0] && x[1] == sum[1], "pair sums %d %d, expected %d %d", x[0], x[1], sum[0], sum[1]);
         sum_check(wd, all, "dup of WORLD beside pending idups");
         for (int k = 0; k < 2; k++) {
             MTEST_OK(MPI_Comm_free(&d[k]));
@@ -138,8 +137,8 @@ int main(int argc, char **argv)
     int flag = 0;
     MTEST_OK(MPI_Comm_get_info(ci, &got));
     MTEST_OK(MPI_Info_get_string(got, "mpi_assert_no_any_tag", &(int){sizeof val}, val, &flag));
-    MTEST_CHECK(flag && !strcmp(val, "true"), "idup_with_info: hint not on the new communicator (flag %d, '%s')",
-                flag, val);
+    MTEST_CHECK(flag && !strcmp(val, "true"), "idup_with_info: hint not on the new communicator (flag %d, '%s')", flag,
+                val);
     MTEST_OK(MPI_Info_free(&got));
     sum_check(ci, all, "idup_with_info beside create_group");
     if (evens != MPI_COMM_NULL) {

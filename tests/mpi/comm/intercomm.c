@@ -135,8 +135,8 @@ int main(int argc, char **argv)
             MPI_Comm_size(sp, &s2);
             MPI_Comm_rank(sp, &r2);
             MPI_Comm_remote_size(sp, &rs2);
-            MTEST_CHECK(s2 == nl && rs2 == nr && r2 == (top_local - lrank) / 2, "inter split: %d/%d remote %d", r2,
-                        s2, rs2);
+            MTEST_CHECK(s2 == nl && rs2 == nr && r2 == (top_local - lrank) / 2, "inter split: %d/%d remote %d", r2, s2,
+                        rs2);
             if (r2 == 0) {
                 int got = -1;
                 MTEST_OK(MPI_Sendrecv(&me, 1, MPI_INT, 0, 9, &got, 1, MPI_INT, 0, 9, sp, MPI_STATUS_IGNORE));
@@ -159,12 +159,10 @@ int main(int argc, char **argv)
         MPI_Comm_size(merged, &ms);
         int first_n = pass == 0 ? neven : nodd;
         int expect = high ? first_n + lrank : lrank;
-        MTEST_CHECK(ms == n && mr == expect, "merge pass %d: rank %d size %d, expected rank %d", pass, mr, ms,
-                    expect);
+        MTEST_CHECK(ms == n && mr == expect, "merge pass %d: rank %d size %d, expected rank %d", pass, mr, ms, expect);
         /* everyone learns everyone's world rank through a ring of Sendrecv on the merged comm */
         int left = (mr - 1 + ms) % ms, got = -1;
-        MTEST_OK(MPI_Sendrecv(&me, 1, MPI_INT, (mr + 1) % ms, 8, &got, 1, MPI_INT, left, 8, merged,
-                              MPI_STATUS_IGNORE));
+        MTEST_OK(MPI_Sendrecv(&me, 1, MPI_INT, (mr + 1) % ms, 8, &got, 1, MPI_INT, left, 8, merged, MPI_STATUS_IGNORE));
         int lc = pass == 0 ? (left < neven ? 0 : 1) : (left < nodd ? 1 : 0);
         int li = pass == 0 ? (left < neven ? left : left - neven) : (left < nodd ? left : left - nodd);
         MTEST_CHECK(got == 2 * li + lc, "merge pass %d: left neighbour %d is world %d, expected %d", pass, left, got,

@@ -54,8 +54,8 @@ int main(int argc, char **argv)
     MPI_Comm_rank(c, &r);
     MPI_Comm_size(c, &sz);
     MTEST_CHECK(r == me && sz == mtest_size, "world from pset: rank %d size %d", r, sz);
-    MTEST_OK(MPI_Sendrecv(&me, 1, MPI_INT, (r + 1) % sz, 0, &got, 1, MPI_INT, (r - 1 + sz) % sz, 0, c,
-                          MPI_STATUS_IGNORE));
+    MTEST_OK(
+        MPI_Sendrecv(&me, 1, MPI_INT, (r + 1) % sz, 0, &got, 1, MPI_INT, (r - 1 + sz) % sz, 0, c, MPI_STATUS_IGNORE));
     MTEST_CHECK(got == (me - 1 + sz) % sz, "ring on the pset communicator: %d", got);
     MTEST_OK(MPI_Comm_free(&c));
     MTEST_OK(MPI_Group_free(&g));

@@ -12,14 +12,14 @@
 #include <string.h>
 
 static int errs;
-#define CHECK(c, ...)                                                                          \
-    do {                                                                                       \
-        if (!(c)) {                                                                            \
-            fprintf(stderr, "sessions_only:%d: ", __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                      \
-            fputc('\n', stderr);                                                               \
-            errs++;                                                                            \
-        }                                                                                      \
+#define CHECK(c, ...)                                        \
+    do {                                                     \
+        if (!(c)) {                                          \
+            fprintf(stderr, "sessions_only:%d: ", __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                    \
+            fputc('\n', stderr);                             \
+            errs++;                                          \
+        }                                                    \
     } while (0)
 
 static MPI_Comm comm_of(MPI_Session s, const char *pset, const char *tag)
@@ -27,8 +27,8 @@ static MPI_Comm comm_of(MPI_Session s, const char *pset, const char *tag)
     MPI_Group g;
     MPI_Comm c = MPI_COMM_NULL;
     CHECK(MPI_Group_from_session_pset(s, pset, &g) == MPI_SUCCESS, "group of %s", pset);
-    CHECK(MPI_Comm_create_from_group(g, tag, MPI_INFO_NULL, MPI_ERRORS_RETURN, &c) == MPI_SUCCESS,
-          "communicator of %s", pset);
+    CHECK(MPI_Comm_create_from_group(g, tag, MPI_INFO_NULL, MPI_ERRORS_RETURN, &c) == MPI_SUCCESS, "communicator of %s",
+          pset);
     MPI_Group_free(&g);
     return c;
 }
@@ -85,7 +85,8 @@ int main(void)
     CHECK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, wc) == MPI_SUCCESS && sum == size, "allreduce: %d", sum);
     int token = rank, got = -1;
     CHECK(MPI_Sendrecv(&token, 1, MPI_INT, (rank + 1) % size, 3, &got, 1, MPI_INT, (rank + size - 1) % size, 3, wc,
-                       MPI_STATUS_IGNORE) == MPI_SUCCESS && got == (rank + size - 1) % size,
+                       MPI_STATUS_IGNORE) == MPI_SUCCESS &&
+              got == (rank + size - 1) % size,
           "ring over the session's communicator: got %d", got);
     MPI_Comm_size(sc, &n);
     CHECK(n == 1, "communicator of SELF has %d ranks", n);

@@ -184,8 +184,8 @@ int main(int argc, char **argv)
         int cnt, nb[2];
         MTEST_OK(MPI_Graph_neighbors_count(graph, q, &cnt));
         MTEST_OK(MPI_Graph_neighbors(graph, q, 2, nb));
-        MTEST_CHECK(cnt == 2 && nb[0] == (q + n - 1) % n && nb[1] == (q + 1) % n, "neighbours of %d: %d: %d %d", q,
-                    cnt, nb[0], nb[1]);
+        MTEST_CHECK(cnt == 2 && nb[0] == (q + n - 1) % n && nb[1] == (q + 1) % n, "neighbours of %d: %d: %d %d", q, cnt,
+                    nb[0], nb[1]);
     }
     MTEST_OK(MPI_Graph_map(MPI_COMM_WORLD, n, index, edges, &newrank));
     MTEST_CHECK(newrank == me, "Graph_map %d", newrank);

@@ -23,47 +23,89 @@ typedef struct tinfo {
     MPI_Datatype t;
     const char *name;
     int groups, cls;
-    int size;      /* integer size; floating kind for C_FLT/C_CPLX; value kind for pairs */
-    int idx_kind;  /* pairs: kind of the index (F_INT, F_F32, F_F64) */
+    int size;     /* integer size; floating kind for C_FLT/C_CPLX; value kind for pairs */
+    int idx_kind; /* pairs: kind of the index (F_INT, F_F32, F_F64) */
 } tinfo_t;
 
-#define T(t, g, c, s) { t, #t, g, c, s, 0 }
-#define P(t, v, i) { t, #t, G_PAIR, C_PAIR, v, i }
+#define T(t, g, c, s)     \
+    {                     \
+        t, #t, g, c, s, 0 \
+    }
+#define P(t, v, i)                  \
+    {                               \
+        t, #t, G_PAIR, C_PAIR, v, i \
+    }
 static const tinfo_t types[] = {
     T(MPI_CHAR, G_CINT, CHAR_MIN < 0 ? C_SINT : C_UINT, 1),
-    T(MPI_SIGNED_CHAR, G_CINT, C_SINT, 1), T(MPI_UNSIGNED_CHAR, G_CINT, C_UINT, 1),
-    T(MPI_SHORT, G_CINT, C_SINT, sizeof(short)), T(MPI_UNSIGNED_SHORT, G_CINT, C_UINT, sizeof(short)),
-    T(MPI_INT, G_CINT, C_SINT, sizeof(int)), T(MPI_UNSIGNED, G_CINT, C_UINT, sizeof(int)),
-    T(MPI_LONG, G_CINT, C_SINT, sizeof(long)), T(MPI_UNSIGNED_LONG, G_CINT, C_UINT, sizeof(long)),
+    T(MPI_SIGNED_CHAR, G_CINT, C_SINT, 1),
+    T(MPI_UNSIGNED_CHAR, G_CINT, C_UINT, 1),
+    T(MPI_SHORT, G_CINT, C_SINT, sizeof(short)),
+    T(MPI_UNSIGNED_SHORT, G_CINT, C_UINT, sizeof(short)),
+    T(MPI_INT, G_CINT, C_SINT, sizeof(int)),
+    T(MPI_UNSIGNED, G_CINT, C_UINT, sizeof(int)),
+    T(MPI_LONG, G_CINT, C_SINT, sizeof(long)),
+    T(MPI_UNSIGNED_LONG, G_CINT, C_UINT, sizeof(long)),
     T(MPI_LONG_LONG, G_CINT, C_SINT, sizeof(long long)),
     T(MPI_UNSIGNED_LONG_LONG, G_CINT, C_UINT, sizeof(long long)),
-    T(MPI_INT8_T, G_CINT, C_SINT, 1), T(MPI_UINT8_T, G_CINT, C_UINT, 1),
-    T(MPI_INT16_T, G_CINT, C_SINT, 2), T(MPI_UINT16_T, G_CINT, C_UINT, 2),
-    T(MPI_INT32_T, G_CINT, C_SINT, 4), T(MPI_UINT32_T, G_CINT, C_UINT, 4),
-    T(MPI_INT64_T, G_CINT, C_SINT, 8), T(MPI_UINT64_T, G_CINT, C_UINT, 8),
-    T(MPI_AINT, G_CINT | G_FINT, C_SINT, sizeof(MPI_Aint)), T(MPI_COUNT, G_CINT | G_FINT, C_SINT, 8),
+    T(MPI_INT8_T, G_CINT, C_SINT, 1),
+    T(MPI_UINT8_T, G_CINT, C_UINT, 1),
+    T(MPI_INT16_T, G_CINT, C_SINT, 2),
+    T(MPI_UINT16_T, G_CINT, C_UINT, 2),
+    T(MPI_INT32_T, G_CINT, C_SINT, 4),
+    T(MPI_UINT32_T, G_CINT, C_UINT, 4),
+    T(MPI_INT64_T, G_CINT, C_SINT, 8),
+    T(MPI_UINT64_T, G_CINT, C_UINT, 8),
+    T(MPI_AINT, G_CINT | G_FINT, C_SINT, sizeof(MPI_Aint)),
+    T(MPI_COUNT, G_CINT | G_FINT, C_SINT, 8),
     T(MPI_OFFSET, G_CINT | G_FINT, C_SINT, 8),
-    T(MPI_INTEGER, G_FINT, C_SINT, 4), T(MPI_INTEGER1, G_FINT, C_SINT, 1), T(MPI_INTEGER2, G_FINT, C_SINT, 2),
-    T(MPI_INTEGER4, G_FINT, C_SINT, 4), T(MPI_INTEGER8, G_FINT, C_SINT, 8), T(MPI_INTEGER16, G_FINT, C_SINT, 16),
-    T(MPI_FLOAT, G_FLOAT, C_FLT, F_F32), T(MPI_DOUBLE, G_FLOAT, C_FLT, F_F64),
-    T(MPI_LONG_DOUBLE, G_FLOAT, C_FLT, F_FLD), T(MPI_REAL, G_FLOAT, C_FLT, F_F32),
-    T(MPI_DOUBLE_PRECISION, G_FLOAT, C_FLT, F_F64), T(MPI_REAL2, G_FLOAT, C_FLT, F_F16),
-    T(MPI_REAL4, G_FLOAT, C_FLT, F_F32), T(MPI_REAL8, G_FLOAT, C_FLT, F_F64), T(MPI_REAL16, G_FLOAT, C_FLT, F_F128),
-    T(MPI_C_FLOAT_COMPLEX, G_COMPLEX, C_CPLX, F_F32), T(MPI_CXX_FLOAT_COMPLEX, G_COMPLEX, C_CPLX, F_F32),
-    T(MPI_C_DOUBLE_COMPLEX, G_COMPLEX, C_CPLX, F_F64), T(MPI_CXX_DOUBLE_COMPLEX, G_COMPLEX, C_CPLX, F_F64),
-    T(MPI_C_LONG_DOUBLE_COMPLEX, G_COMPLEX, C_CPLX, F_FLD), T(MPI_CXX_LONG_DOUBLE_COMPLEX, G_COMPLEX, C_CPLX, F_FLD),
-    T(MPI_COMPLEX, G_COMPLEX, C_CPLX, F_F32), T(MPI_DOUBLE_COMPLEX, G_COMPLEX, C_CPLX, F_F64),
-    T(MPI_COMPLEX4, G_COMPLEX, C_CPLX, F_F16), T(MPI_COMPLEX8, G_COMPLEX, C_CPLX, F_F32),
-    T(MPI_COMPLEX16, G_COMPLEX, C_CPLX, F_F64), T(MPI_COMPLEX32, G_COMPLEX, C_CPLX, F_F128),
-    T(MPI_C_BOOL, G_LOGICAL, C_UINT, sizeof(_Bool)), T(MPI_CXX_BOOL, G_LOGICAL, C_UINT, 1),
-    T(MPI_LOGICAL, G_LOGICAL, C_UINT, 4), T(MPI_LOGICAL1, G_LOGICAL, C_UINT, 1), T(MPI_LOGICAL2, G_LOGICAL, C_UINT, 2),
-    T(MPI_LOGICAL4, G_LOGICAL, C_UINT, 4), T(MPI_LOGICAL8, G_LOGICAL, C_UINT, 8),
+    T(MPI_INTEGER, G_FINT, C_SINT, 4),
+    T(MPI_INTEGER1, G_FINT, C_SINT, 1),
+    T(MPI_INTEGER2, G_FINT, C_SINT, 2),
+    T(MPI_INTEGER4, G_FINT, C_SINT, 4),
+    T(MPI_INTEGER8, G_FINT, C_SINT, 8),
+    T(MPI_INTEGER16, G_FINT, C_SINT, 16),
+    T(MPI_FLOAT, G_FLOAT, C_FLT, F_F32),
+    T(MPI_DOUBLE, G_FLOAT, C_FLT, F_F64),
+    T(MPI_LONG_DOUBLE, G_FLOAT, C_FLT, F_FLD),
+    T(MPI_REAL, G_FLOAT, C_FLT, F_F32),
+    T(MPI_DOUBLE_PRECISION, G_FLOAT, C_FLT, F_F64),
+    T(MPI_REAL2, G_FLOAT, C_FLT, F_F16),
+    T(MPI_REAL4, G_FLOAT, C_FLT, F_F32),
+    T(MPI_REAL8, G_FLOAT, C_FLT, F_F64),
+    T(MPI_REAL16, G_FLOAT, C_FLT, F_F128),
+    T(MPI_C_FLOAT_COMPLEX, G_COMPLEX, C_CPLX, F_F32),
+    T(MPI_CXX_FLOAT_COMPLEX, G_COMPLEX, C_CPLX, F_F32),
+    T(MPI_C_DOUBLE_COMPLEX, G_COMPLEX, C_CPLX, F_F64),
+    T(MPI_CXX_DOUBLE_COMPLEX, G_COMPLEX, C_CPLX, F_F64),
+    T(MPI_C_LONG_DOUBLE_COMPLEX, G_COMPLEX, C_CPLX, F_FLD),
+    T(MPI_CXX_LONG_DOUBLE_COMPLEX, G_COMPLEX, C_CPLX, F_FLD),
+    T(MPI_COMPLEX, G_COMPLEX, C_CPLX, F_F32),
+    T(MPI_DOUBLE_COMPLEX, G_COMPLEX, C_CPLX, F_F64),
+    T(MPI_COMPLEX4, G_COMPLEX, C_CPLX, F_F16),
+    T(MPI_COMPLEX8, G_COMPLEX, C_CPLX, F_F32),
+    T(MPI_COMPLEX16, G_COMPLEX, C_CPLX, F_F64),
+    T(MPI_COMPLEX32, G_COMPLEX, C_CPLX, F_F128),
+    T(MPI_C_BOOL, G_LOGICAL, C_UINT, sizeof(_Bool)),
+    T(MPI_CXX_BOOL, G_LOGICAL, C_UINT, 1),
+    T(MPI_LOGICAL, G_LOGICAL, C_UINT, 4),
+    T(MPI_LOGICAL1, G_LOGICAL, C_UINT, 1),
+    T(MPI_LOGICAL2, G_LOGICAL, C_UINT, 2),
+    T(MPI_LOGICAL4, G_LOGICAL, C_UINT, 4),
+    T(MPI_LOGICAL8, G_LOGICAL, C_UINT, 8),
     T(MPI_LOGICAL16, G_LOGICAL, C_UINT, 16),
     T(MPI_BYTE, G_BYTE, C_UINT, 1),
-    T(MPI_WCHAR, 0, C_UINT, sizeof(wchar_t)), T(MPI_CHARACTER, 0, C_UINT, 1), T(MPI_PACKED, 0, C_UINT, 1),
-    P(MPI_FLOAT_INT, F_F32, F_INT), P(MPI_DOUBLE_INT, F_F64, F_INT), P(MPI_LONG_INT, F_LONG, F_INT),
-    P(MPI_2INT, F_INT, F_INT), P(MPI_SHORT_INT, F_SHORT, F_INT), P(MPI_LONG_DOUBLE_INT, F_FLD, F_INT),
-    P(MPI_2REAL, F_F32, F_F32), P(MPI_2DOUBLE_PRECISION, F_F64, F_F64), P(MPI_2INTEGER, F_INT, F_INT),
+    T(MPI_WCHAR, 0, C_UINT, sizeof(wchar_t)),
+    T(MPI_CHARACTER, 0, C_UINT, 1),
+    T(MPI_PACKED, 0, C_UINT, 1),
+    P(MPI_FLOAT_INT, F_F32, F_INT),
+    P(MPI_DOUBLE_INT, F_F64, F_INT),
+    P(MPI_LONG_INT, F_LONG, F_INT),
+    P(MPI_2INT, F_INT, F_INT),
+    P(MPI_SHORT_INT, F_SHORT, F_INT),
+    P(MPI_LONG_DOUBLE_INT, F_FLD, F_INT),
+    P(MPI_2REAL, F_F32, F_F32),
+    P(MPI_2DOUBLE_PRECISION, F_F64, F_F64),
+    P(MPI_2INTEGER, F_INT, F_INT),
 };
 
 static const struct {
@@ -71,20 +113,20 @@ static const struct {
     const char *name;
     int groups;
 } ops[] = {
-    { MPI_SUM, "MPI_SUM", G_CINT | G_FINT | G_FLOAT | G_COMPLEX },
-    { MPI_PROD, "MPI_PROD", G_CINT | G_FINT | G_FLOAT | G_COMPLEX },
-    { MPI_MAX, "MPI_MAX", G_CINT | G_FINT | G_FLOAT },
-    { MPI_MIN, "MPI_MIN", G_CINT | G_FINT | G_FLOAT },
-    { MPI_LAND, "MPI_LAND", G_CINT | G_LOGICAL },
-    { MPI_LOR, "MPI_LOR", G_CINT | G_LOGICAL },
-    { MPI_LXOR, "MPI_LXOR", G_CINT | G_LOGICAL },
-    { MPI_BAND, "MPI_BAND", G_CINT | G_FINT | G_BYTE },
-    { MPI_BOR, "MPI_BOR", G_CINT | G_FINT | G_BYTE },
-    { MPI_BXOR, "MPI_BXOR", G_CINT | G_FINT | G_BYTE },
-    { MPI_MAXLOC, "MPI_MAXLOC", G_PAIR },
-    { MPI_MINLOC, "MPI_MINLOC", G_PAIR },
-    { MPI_REPLACE, "MPI_REPLACE", 0 },
-    { MPI_NO_OP, "MPI_NO_OP", 0 },
+    {MPI_SUM, "MPI_SUM", G_CINT | G_FINT | G_FLOAT | G_COMPLEX},
+    {MPI_PROD, "MPI_PROD", G_CINT | G_FINT | G_FLOAT | G_COMPLEX},
+    {MPI_MAX, "MPI_MAX", G_CINT | G_FINT | G_FLOAT},
+    {MPI_MIN, "MPI_MIN", G_CINT | G_FINT | G_FLOAT},
+    {MPI_LAND, "MPI_LAND", G_CINT | G_LOGICAL},
+    {MPI_LOR, "MPI_LOR", G_CINT | G_LOGICAL},
+    {MPI_LXOR, "MPI_LXOR", G_CINT | G_LOGICAL},
+    {MPI_BAND, "MPI_BAND", G_CINT | G_FINT | G_BYTE},
+    {MPI_BOR, "MPI_BOR", G_CINT | G_FINT | G_BYTE},
+    {MPI_BXOR, "MPI_BXOR", G_CINT | G_FINT | G_BYTE},
+    {MPI_MAXLOC, "MPI_MAXLOC", G_PAIR},
+    {MPI_MINLOC, "MPI_MINLOC", G_PAIR},
+    {MPI_REPLACE, "MPI_REPLACE", 0},
+    {MPI_NO_OP, "MPI_NO_OP", 0},
 };
 
 #define N 9
@@ -92,36 +134,100 @@ static const struct {
 /* ---- reading and writing one number of a floating kind ---- */
 static size_t kind_size(int k)
 {
-    static const size_t s[] = { 2, sizeof(float), sizeof(double), sizeof(long double), 16, sizeof(long), sizeof(int),
-                                sizeof(short) };
+    static const size_t s[] = {2,  sizeof(float), sizeof(double), sizeof(long double),
+                               16, sizeof(long),  sizeof(int),    sizeof(short)};
     return s[k];
 }
 
 static long double getf(const void *p, int k)
 {
     switch (k) {
-    case F_F16: { _Float16 v; memcpy(&v, p, sizeof v); return v; }
-    case F_F32: { float v; memcpy(&v, p, sizeof v); return v; }
-    case F_F64: { double v; memcpy(&v, p, sizeof v); return v; }
-    case F_FLD: { long double v; memcpy(&v, p, sizeof v); return v; }
-    case F_F128: { _Float128 v; memcpy(&v, p, sizeof v); return (long double)v; }
-    case F_LONG: { long v; memcpy(&v, p, sizeof v); return v; }
-    case F_INT: { int v; memcpy(&v, p, sizeof v); return v; }
-    default: { short v; memcpy(&v, p, sizeof v); return v; }
+    case F_F16: {
+        _Float16 v;
+        memcpy(&v, p, sizeof v);
+        return v;
+    }
+    case F_F32: {
+        float v;
+        memcpy(&v, p, sizeof v);
+        return v;
+    }
+    case F_F64: {
+        double v;
+        memcpy(&v, p, sizeof v);
+        return v;
+    }
+    case F_FLD: {
+        long double v;
+        memcpy(&v, p, sizeof v);
+        return v;
+    }
+    case F_F128: {
+        _Float128 v;
+        memcpy(&v, p, sizeof v);
+        return (long double)v;
+    }
+    case F_LONG: {
+        long v;
+        memcpy(&v, p, sizeof v);
+        return v;
+    }
+    case F_INT: {
+        int v;
+        memcpy(&v, p, sizeof v);
+        return v;
+    }
+    default: {
+        short v;
+        memcpy(&v, p, sizeof v);
+        return v;
+    }
     }
 }
 
 static void setf(void *p, int k, long double x)
 {
     switch (k) {
-    case F_F16: { _Float16 v = (_Float16)x; memcpy(p, &v, sizeof v); break; }
-    case F_F32: { float v = (float)x; memcpy(p, &v, sizeof v); break; }
-    case F_F64: { double v = (double)x; memcpy(p, &v, sizeof v); break; }
-    case F_FLD: { long double v = x; memcpy(p, &v, sizeof v); break; }
-    case F_F128: { _Float128 v = (_Float128)x; memcpy(p, &v, sizeof v); break; }
-    case F_LONG: { long v = (long)x; memcpy(p, &v, sizeof v); break; }
-    case F_INT: { int v = (int)x; memcpy(p, &v, sizeof v); break; }
-    default: { short v = (short)x; memcpy(p, &v, sizeof v); break; }
+    case F_F16: {
+        _Float16 v = (_Float16)x;
+        memcpy(p, &v, sizeof v);
+        break;
+    }
+    case F_F32: {
+        float v = (float)x;
+        memcpy(p, &v, sizeof v);
+        break;
+    }
+    case F_F64: {
+        double v = (double)x;
+        memcpy(p, &v, sizeof v);
+        break;
+    }
+    case F_FLD: {
+        long double v = x;
+        memcpy(p, &v, sizeof v);
+        break;
+    }
+    case F_F128: {
+        _Float128 v = (_Float128)x;
+        memcpy(p, &v, sizeof v);
+        break;
+    }
+    case F_LONG: {
+        long v = (long)x;
+        memcpy(p, &v, sizeof v);
+        break;
+    }
+    case F_INT: {
+        int v = (int)x;
+        memcpy(p, &v, sizeof v);
+        break;
+    }
+    default: {
+        short v = (short)x;
+        memcpy(p, &v, sizeof v);
+        break;
+    }
     }
 }
 
@@ -146,17 +252,28 @@ static void seti(unsigned char *p, int size, long long v)
 /* Integer-class reference: in op inout, in the type's width. */
 static long long iref(MPI_Op op, long long a, long long b)
 {
-    if (op == MPI_SUM) return (long long)((unsigned long long)a + (unsigned long long)b);
-    if (op == MPI_PROD) return (long long)((unsigned long long)a * (unsigned long long)b);
-    if (op == MPI_MAX) return a > b ? a : b;
-    if (op == MPI_MIN) return a < b ? a : b;
-    if (op == MPI_LAND) return a && b;
-    if (op == MPI_LOR) return a || b;
-    if (op == MPI_LXOR) return !a != !b;
-    if (op == MPI_BAND) return a & b;
-    if (op == MPI_BOR) return a | b;
-    if (op == MPI_BXOR) return a ^ b;
-    if (op == MPI_REPLACE) return a;
+    if (op == MPI_SUM)
+        return (long long)((unsigned long long)a + (unsigned long long)b);
+    if (op == MPI_PROD)
+        return (long long)((unsigned long long)a * (unsigned long long)b);
+    if (op == MPI_MAX)
+        return a > b ? a : b;
+    if (op == MPI_MIN)
+        return a < b ? a : b;
+    if (op == MPI_LAND)
+        return a && b;
+    if (op == MPI_LOR)
+        return a || b;
+    if (op == MPI_LXOR)
+        return !a != !b;
+    if (op == MPI_BAND)
+        return a & b;
+    if (op == MPI_BOR)
+        return a | b;
+    if (op == MPI_BXOR)
+        return a ^ b;
+    if (op == MPI_REPLACE)
+        return a;
     return b; /* NO_OP */
 }
 
@@ -171,16 +288,14 @@ static size_t pair_off(const tinfo_t *ti)
 static int elem_equal(const tinfo_t *ti, const unsigned char *p, const unsigned char *q)
 {
     switch (ti->cls) {
-    case C_FLT:
-        return getf(p, ti->size) == getf(q, ti->size);
+    case C_FLT: return getf(p, ti->size) == getf(q, ti->size);
     case C_CPLX:
         return getf(p, ti->size) == getf(q, ti->size) &&
                getf(p + kind_size(ti->size), ti->size) == getf(q + kind_size(ti->size), ti->size);
     case C_PAIR:
         return getf(p, ti->size) == getf(q, ti->size) &&
                getf(p + pair_off(ti), ti->idx_kind) == getf(q + pair_off(ti), ti->idx_kind);
-    default:
-        return memcmp(p, q, (size_t)ti->size) == 0;
+    default: return memcmp(p, q, (size_t)ti->size) == 0;
     }
 }
 
@@ -255,8 +370,11 @@ static void one_pair(int oi, const tinfo_t *ti)
         }
         case C_FLT: {
             long double x = getf(a, ti->size), y = getf(r, ti->size);
-            setf(r, ti->size, op == MPI_SUM ? x + y : op == MPI_PROD ? x * y : op == MPI_MAX ? (x > y ? x : y)
-                                                                                          : (x < y ? x : y));
+            setf(r, ti->size,
+                 op == MPI_SUM    ? x + y
+                 : op == MPI_PROD ? x * y
+                 : op == MPI_MAX  ? (x > y ? x : y)
+                                  : (x < y ? x : y));
             break;
         }
         case C_CPLX: {
@@ -296,9 +414,21 @@ static void one_pair(int oi, const tinfo_t *ti)
 /* The pair offsets above assume C layouts; pin them so a wrong guess fails loudly. */
 static void pair_layouts(void)
 {
-    struct { short v; int i; } si;
-    struct { long double v; int i; } ldi;
-    MTEST_CHECK(offsetof(struct { float v; int i; }, i) == 4 && (char *)&si.i - (char *)&si == sizeof(int) &&
+    struct {
+        short v;
+        int i;
+    } si;
+    struct {
+        long double v;
+        int i;
+    } ldi;
+    MTEST_CHECK(offsetof(
+                    struct {
+                        float v;
+                        int i;
+                    },
+                    i) == 4 &&
+                    (char *)&si.i - (char *)&si == sizeof(int) &&
                     (size_t)((char *)&ldi.i - (char *)&ldi) == sizeof(long double),
                 "unexpected C layout of the pair structs");
 }
@@ -332,36 +462,41 @@ static void derived(void)
     MTEST_ERR(MPI_Reduce_local(a, b, 1, vec, MPI_MAXLOC), MPI_ERR_OP);
 
     /* MAXLOC on a contiguous of MPI_DOUBLE_INT (padding in the layout) */
-    struct { double v; int i; } x[4] = { { 1, 3 }, { 5, 1 }, { 2, 7 }, { 2, 2 } },
-                                y[4] = { { 1, 2 }, { 4, 9 }, { 3, 0 }, { 2, 5 } };
+    struct {
+        double v;
+        int i;
+    } x[4] = {{1, 3}, {5, 1}, {2, 7}, {2, 2}}, y[4] = {{1, 2}, {4, 9}, {3, 0}, {2, 5}};
     MTEST_OK(MPI_Type_contiguous(2, MPI_DOUBLE_INT, &ct));
     MTEST_OK(MPI_Type_commit(&ct));
     MTEST_OK(MPI_Reduce_local(x, y, 2, ct, MPI_MAXLOC));
-    MTEST_CHECK(y[0].v == 1 && y[0].i == 2 && y[1].v == 5 && y[1].i == 1 && y[2].v == 3 && y[2].i == 0 &&
-                    y[3].v == 2 && y[3].i == 2,
+    MTEST_CHECK(y[0].v == 1 && y[0].i == 2 && y[1].v == 5 && y[1].i == 1 && y[2].v == 3 && y[2].i == 0 && y[3].v == 2 &&
+                    y[3].i == 2,
                 "MAXLOC on contiguous(2, MPI_DOUBLE_INT): (%g,%d) (%g,%d) (%g,%d) (%g,%d)", y[0].v, y[0].i, y[1].v,
                 y[1].i, y[2].v, y[2].i, y[3].v, y[3].i);
     MTEST_ERR(MPI_Reduce_local(x, y, 1, ct, MPI_SUM), MPI_ERR_OP);
 
     /* LXOR on a contiguous of C_BOOL */
-    _Bool p[4] = { 1, 1, 0, 0 }, q[4] = { 1, 0, 1, 0 };
+    _Bool p[4] = {1, 1, 0, 0}, q[4] = {1, 0, 1, 0};
     MTEST_OK(MPI_Type_contiguous(4, MPI_C_BOOL, &cp));
     MTEST_OK(MPI_Type_commit(&cp));
     MTEST_OK(MPI_Reduce_local(p, q, 1, cp, MPI_LXOR));
     MTEST_CHECK(!q[0] && q[1] && q[2] && !q[3], "LXOR on contiguous(4, C_BOOL): %d %d %d %d", q[0], q[1], q[2], q[3]);
 
     /* a struct of two basic types is not reducible by predefined ops; of one, it is */
-    struct { int i; double d; } s = { 1, 2 }, t = { 3, 4 };
-    int bl[2] = { 1, 1 };
-    MPI_Aint disp[2] = { offsetof(__typeof__(s), i), offsetof(__typeof__(s), d) };
-    MPI_Datatype tys[2] = { MPI_INT, MPI_DOUBLE }, tys2[2] = { MPI_INT, MPI_INT };
+    struct {
+        int i;
+        double d;
+    } s = {1, 2}, t = {3, 4};
+    int bl[2] = {1, 1};
+    MPI_Aint disp[2] = {offsetof(__typeof__(s), i), offsetof(__typeof__(s), d)};
+    MPI_Datatype tys[2] = {MPI_INT, MPI_DOUBLE}, tys2[2] = {MPI_INT, MPI_INT};
     MTEST_OK(MPI_Type_create_struct(2, bl, disp, tys, &mixed));
     MTEST_OK(MPI_Type_commit(&mixed));
     MTEST_ERR(MPI_Reduce_local(&s, &t, 1, mixed, MPI_SUM), MPI_ERR_OP);
     MTEST_OK(MPI_Reduce_local(&s, &t, 1, mixed, MPI_REPLACE));
     MTEST_CHECK(t.i == 1 && t.d == 2, "REPLACE on a struct: %d %g", t.i, t.d);
-    MPI_Aint disp2[2] = { 0, 8 };
-    int u[3] = { 1, 2, 3 }, w[3] = { 10, 20, 30 };
+    MPI_Aint disp2[2] = {0, 8};
+    int u[3] = {1, 2, 3}, w[3] = {10, 20, 30};
     MTEST_OK(MPI_Type_create_struct(2, bl, disp2, tys2, &same));
     MTEST_OK(MPI_Type_commit(&same));
     MTEST_OK(MPI_Reduce_local(u, w, 1, same, MPI_PROD));
@@ -386,8 +521,8 @@ static void matmul(void *invec, void *inoutvec, int *len, MPI_Datatype *dt)
     mat_calls++;
     MTEST_CHECK(*dt == mat_type, "user function got datatype %p, expected %p", (void *)*dt, (void *)mat_type);
     for (int k = 0; k < *len; k++, a += 4, b += 4) {
-        int r[4] = { a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3], a[2] * b[0] + a[3] * b[2],
-                     a[2] * b[1] + a[3] * b[3] };
+        int r[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3], a[2] * b[0] + a[3] * b[2],
+                    a[2] * b[1] + a[3] * b[3]};
         memcpy(b, r, sizeof r);
     }
 }
@@ -416,16 +551,16 @@ static void user_ops(void)
     MTEST_OK(MPI_Op_create(matmul, 0, &mm));
     MTEST_OK(MPI_Op_commutative(mm, &commute));
     MTEST_CHECK(commute == 0, "Op_commutative of a non-commutative op: %d", commute);
-    int a[8] = { 1, 2, 3, 4, 0, 1, 1, 0 }, b[8] = { 5, 6, 7, 8, 2, 0, 0, 3 };
+    int a[8] = {1, 2, 3, 4, 0, 1, 1, 0}, b[8] = {5, 6, 7, 8, 2, 0, 0, 3};
     MTEST_OK(MPI_Reduce_local(a, b, 2, mat_type, mm));
     /* [1 2;3 4] x [5 6;7 8] = [19 22;43 50]; [0 1;1 0] x [2 0;0 3] = [0 3;2 0] */
-    int want[8] = { 19, 22, 43, 50, 0, 3, 2, 0 };
+    int want[8] = {19, 22, 43, 50, 0, 3, 2, 0};
     MTEST_CHECK(memcmp(b, want, sizeof b) == 0 && mat_calls == 1,
                 "matrix product through Reduce_local: %d %d %d %d / %d %d %d %d (%d calls)", b[0], b[1], b[2], b[3],
                 b[4], b[5], b[6], b[7], mat_calls);
 
     MTEST_OK(MPI_Op_create_c(matmul_c, 0, &mmc));
-    int c[4] = { 1, 1, 0, 1 }, d[4] = { 1, 0, 1, 1 };
+    int c[4] = {1, 1, 0, 1}, d[4] = {1, 0, 1, 1};
     MTEST_OK(MPI_Reduce_local_c(c, d, 1, mat_type, mmc));
     MTEST_CHECK(d[0] == 2 && d[1] == 1 && d[2] == 1 && d[3] == 1, "Op_create_c matrix product: %d %d %d %d", d[0], d[1],
                 d[2], d[3]);
@@ -436,7 +571,7 @@ static void user_ops(void)
     MTEST_OK(MPI_Op_create(twice_plus, 1, &tp));
     MTEST_OK(MPI_Op_commutative(tp, &commute));
     MTEST_CHECK(commute == 1, "Op_commutative of a commutative op: %d", commute);
-    int e[6] = { 1, 2, 3, 4, 5, 6 }, f[6] = { 10, 20, 30, 40, 50, 60 };
+    int e[6] = {1, 2, 3, 4, 5, 6}, f[6] = {10, 20, 30, 40, 50, 60};
     MTEST_OK(MPI_Reduce_local(e, f, 1, v, tp)); /* elements 0 and 2 */
     MTEST_CHECK(f[0] == 12 && f[1] == 20 && f[2] == 36 && f[3] == 40, "user op on a vector: %d %d %d %d", f[0], f[1],
                 f[2], f[3]);
@@ -451,8 +586,8 @@ static void user_ops(void)
 
 static void bad_input(void)
 {
-    int a[2] = { 1, 2 }, b[2] = { 3, 4 };
-    float x[2] = { 1, 2 }, y[2] = { 3, 4 };
+    int a[2] = {1, 2}, b[2] = {3, 4};
+    float x[2] = {1, 2}, y[2] = {3, 4};
     MPI_Op sum = MPI_SUM, dead, copy;
     MTEST_ERR(MPI_Reduce_local(a, b, 2, MPI_INT, MPI_OP_NULL), MPI_ERR_OP);
     MTEST_ERR(MPI_Reduce_local(a, b, 2, MPI_INT, (MPI_Op)(void *)0x77), MPI_ERR_OP);
@@ -478,11 +613,11 @@ static void bad_input(void)
 /* Across ranks, predefined ops only (the collectives' own tests cover the algorithms). */
 static void allreduce(void)
 {
-    long long s[3] = { mtest_rank, 1, -mtest_rank }, r[3];
+    long long s[3] = {mtest_rank, 1, -mtest_rank}, r[3];
     MTEST_OK(MPI_Allreduce(s, r, 3, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD));
     long long n = mtest_size, tot = n * (n - 1) / 2;
     MTEST_CHECK(r[0] == tot && r[1] == n && r[2] == -tot, "Allreduce SUM: %lld %lld %lld", r[0], r[1], r[2]);
-    int p[2] = { mtest_rank % 2, mtest_rank }, q[2];
+    int p[2] = {mtest_rank % 2, mtest_rank}, q[2];
     MTEST_OK(MPI_Allreduce(p, q, 1, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD));
     int wantv = mtest_size > 1, wanti = mtest_size > 1 ? 1 : 0;
     MTEST_CHECK(q[0] == wantv && q[1] == wanti, "Allreduce MAXLOC: (%d, %d), expected (%d, %d)", q[0], q[1], wantv,

@@ -105,30 +105,30 @@ static void same_map(const char *what, MPI_Datatype a, MPI_Datatype b)
 static void decode(void)
 {
     MPI_Datatype v, hv, idx, hidx, ib, hib, st, rs, sa, da, dup, top;
-    int bl[3] = { 2, 1, 3 }, dp[3] = { 5, 0, 9 };
-    MPI_Aint ad[3] = { 40, 0, 72 };
+    int bl[3] = {2, 1, 3}, dp[3] = {5, 0, 9};
+    MPI_Aint ad[3] = {40, 0, 72};
     MTEST_OK(MPI_Type_vector(3, 2, 4, MPI_INT, &v));
     MTEST_OK(MPI_Type_create_hvector(2, 1, 52, v, &hv));
     MTEST_OK(MPI_Type_indexed(3, bl, dp, MPI_INT, &idx));
     MTEST_OK(MPI_Type_create_hindexed(3, bl, ad, MPI_INT, &hidx));
     MTEST_OK(MPI_Type_create_indexed_block(3, 2, dp, MPI_INT, &ib));
     MTEST_OK(MPI_Type_create_hindexed_block(3, 2, ad, MPI_INT, &hib));
-    MPI_Datatype sty[3] = { v, MPI_INT, idx };
+    MPI_Datatype sty[3] = {v, MPI_INT, idx};
     MTEST_OK(MPI_Type_create_struct(3, bl, ad, sty, &st));
     MTEST_OK(MPI_Type_create_resized(st, -8, 400, &rs));
-    int sz[3] = { 4, 5, 6 }, sub[3] = { 2, 3, 2 }, start[3] = { 1, 0, 3 };
+    int sz[3] = {4, 5, 6}, sub[3] = {2, 3, 2}, start[3] = {1, 0, 3};
     MTEST_OK(MPI_Type_create_subarray(3, sz, sub, start, MPI_ORDER_FORTRAN, MPI_INT, &sa));
-    int gs[2] = { 7, 5 }, dist[2] = { MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_BLOCK },
-        darg[2] = { 2, MPI_DISTRIBUTE_DFLT_DARG }, ps[2] = { 2, 2 };
+    int gs[2] = {7, 5}, dist[2] = {MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_BLOCK},
+        darg[2] = {2, MPI_DISTRIBUTE_DFLT_DARG}, ps[2] = {2, 2};
     MTEST_OK(MPI_Type_create_darray(4, 2, 2, gs, dist, darg, ps, MPI_ORDER_C, MPI_INT, &da));
     MTEST_OK(MPI_Type_dup(hv, &dup));
-    MPI_Datatype tty[3] = { dup, sa, hib };
-    MPI_Aint tad[3] = { 0, 2000, 5000 };
-    int tbl[3] = { 1, 1, 2 };
+    MPI_Datatype tty[3] = {dup, sa, hib};
+    MPI_Aint tad[3] = {0, 2000, 5000};
+    int tbl[3] = {1, 1, 2};
     MTEST_OK(MPI_Type_create_struct(3, tbl, tad, tty, &top));
-    MPI_Datatype all[] = { v, hv, idx, hidx, ib, hib, st, rs, sa, da, dup, top };
-    const char *names[] = { "vector", "hvector", "indexed", "hindexed", "indexed_block", "hindexed_block",
-                            "struct", "resized", "subarray", "darray", "dup", "struct of all" };
+    MPI_Datatype all[] = {v, hv, idx, hidx, ib, hib, st, rs, sa, da, dup, top};
+    const char *names[] = {"vector", "hvector", "indexed",  "hindexed", "indexed_block", "hindexed_block",
+                           "struct", "resized", "subarray", "darray",   "dup",           "struct of all"};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         MTEST_OK(MPI_Type_commit(&all[i]));
         MPI_Datatype r = rebuild(all[i]);
@@ -167,17 +167,18 @@ static void decode(void)
     MPI_Type_free(&cv);
 
     /* subarray_c and darray_c: ndims/order (and the distribution) stay integers */
-    MPI_Count csz[2] = { 6, 4 }, csub[2] = { 2, 3 }, cst[2] = { 1, 1 }, cl[8];
+    MPI_Count csz[2] = {6, 4}, csub[2] = {2, 3}, cst[2] = {1, 1}, cl[8];
     MPI_Datatype cs, cd, sub1[1];
     int ci[16];
     MTEST_OK(MPI_Type_create_subarray_c(2, csz, csub, cst, MPI_ORDER_C, MPI_INT, &cs));
     MTEST_OK(MPI_Type_get_envelope_c(cs, &cni, &cna, &cnl, &cnd, &comb));
-    MTEST_CHECK(comb == MPI_COMBINER_SUBARRAY && cni == 2 && cna == 0 && cnl == 6 && cnd == 1, "envelope_c of subarray_c");
+    MTEST_CHECK(comb == MPI_COMBINER_SUBARRAY && cni == 2 && cna == 0 && cnl == 6 && cnd == 1,
+                "envelope_c of subarray_c");
     MTEST_OK(MPI_Type_get_contents_c(cs, 2, 0, 6, 1, ci, addrs, cl, sub1));
     MTEST_CHECK(ci[0] == 2 && ci[1] == MPI_ORDER_C && cl[0] == 6 && cl[2] == 2 && cl[5] == 1 && sub1[0] == MPI_INT,
                 "contents_c of subarray_c");
-    int cdist[2] = { MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_NONE }, cdarg[2] = { MPI_DISTRIBUTE_DFLT_DARG, 0 },
-        cps[2] = { 2, 1 };
+    int cdist[2] = {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_NONE}, cdarg[2] = {MPI_DISTRIBUTE_DFLT_DARG, 0},
+        cps[2] = {2, 1};
     MTEST_OK(MPI_Type_create_darray_c(2, 1, 2, csz, cdist, cdarg, cps, MPI_ORDER_FORTRAN, MPI_INT, &cd));
     MTEST_OK(MPI_Type_get_envelope_c(cd, &cni, &cna, &cnl, &cnd, &comb));
     MTEST_OK(MPI_Type_get_contents_c(cd, 10, 0, 2, 1, ci, addrs, cl, sub1));
@@ -195,20 +196,20 @@ static void decode(void)
 
 static void external32(void)
 {
-    int a[3] = { 1, -2, 0x01020304 }, b[3] = { 0, 0, 0 };
+    int a[3] = {1, -2, 0x01020304}, b[3] = {0, 0, 0};
     unsigned char buf[64];
     MPI_Aint pos = 0, size = 0;
     MTEST_OK(MPI_Pack_external_size("external32", 3, MPI_INT, &size));
     MTEST_CHECK(size == 12, "Pack_external_size of 3 MPI_INT: %ld", (long)size);
     MTEST_OK(MPI_Pack_external("external32", a, 3, MPI_INT, buf, sizeof buf, &pos));
-    static const unsigned char want[12] = { 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xfe, 1, 2, 3, 4 };
+    static const unsigned char want[12] = {0, 0, 0, 1, 0xff, 0xff, 0xff, 0xfe, 1, 2, 3, 4};
     MTEST_CHECK(pos == 12 && memcmp(buf, want, 12) == 0, "external32 bytes of 1, -2, 0x01020304 (pos %ld)", (long)pos);
     pos = 0;
     MTEST_OK(MPI_Unpack_external("external32", buf, 12, &pos, b, 3, MPI_INT));
     MTEST_CHECK(pos == 12 && memcmp(a, b, sizeof a) == 0, "Unpack_external round trip");
 
     /* a vector of doubles and a wchar, appended after each other */
-    double m[3][2] = { { 1.5, -7 }, { 2.25, -7 }, { -3, -7 } }, n[3][2] = { { 0, 9 }, { 0, 9 }, { 0, 9 } };
+    double m[3][2] = {{1.5, -7}, {2.25, -7}, {-3, -7}}, n[3][2] = {{0, 9}, {0, 9}, {0, 9}};
     MPI_Datatype col;
     MTEST_OK(MPI_Type_vector(3, 1, 2, MPI_DOUBLE, &col));
     MTEST_OK(MPI_Type_commit(&col));
@@ -241,8 +242,8 @@ static void external32(void)
     pos = 0;
     MTEST_OK(MPI_Unpack_external("external32", buf, 12, &pos, l2, 2, MPI_LONG));
     MTEST_OK(MPI_Unpack_external("external32", buf, 12, &pos, &ul2, 1, MPI_UNSIGNED_LONG));
-    MTEST_CHECK(l2[0] == -5 && l2[1] == 0x7fffffff && ul2 == ul, "external32 round trip of longs: %ld %ld %lx",
-                l2[0], l2[1], ul2);
+    MTEST_CHECK(l2[0] == -5 && l2[1] == 0x7fffffff && ul2 == ul, "external32 round trip of longs: %ld %ld %lx", l2[0],
+                l2[1], ul2);
     MTEST_OK(MPI_Pack_external_size_c("external32", 2, MPI_LONG_DOUBLE_INT, &csize));
     MTEST_CHECK(csize == 40, "external size of 2 MPI_LONG_DOUBLE_INT: %lld", (long long)csize);
 
@@ -258,16 +259,23 @@ static void external32(void)
  * and 1 int: Get_count undefined, Get_elements 5. */
 static void partial_elements(void)
 {
-    struct rec { int i[3]; double d; } recs[2];
-    int bl[2] = { 3, 1 };
-    MPI_Aint disp[2] = { offsetof(struct rec, i), offsetof(struct rec, d) };
-    MPI_Datatype tys[2] = { MPI_INT, MPI_DOUBLE }, t, s;
+    struct rec {
+        int i[3];
+        double d;
+    } recs[2];
+    int bl[2] = {3, 1};
+    MPI_Aint disp[2] = {offsetof(struct rec, i), offsetof(struct rec, d)};
+    MPI_Datatype tys[2] = {MPI_INT, MPI_DOUBLE}, t, s;
     MTEST_OK(MPI_Type_create_struct(2, bl, disp, tys, &t));
     MTEST_OK(MPI_Type_commit(&t));
-    struct { int i[3]; double d; int j; } src = { { 1, 2, 3 }, 4.5, 6 };
-    int sbl[3] = { 3, 1, 1 };
-    MPI_Aint sdisp[3] = { 0, offsetof(__typeof__(src), d), offsetof(__typeof__(src), j) };
-    MPI_Datatype stys[3] = { MPI_INT, MPI_DOUBLE, MPI_INT };
+    struct {
+        int i[3];
+        double d;
+        int j;
+    } src = {{1, 2, 3}, 4.5, 6};
+    int sbl[3] = {3, 1, 1};
+    MPI_Aint sdisp[3] = {0, offsetof(__typeof__(src), d), offsetof(__typeof__(src), j)};
+    MPI_Datatype stys[3] = {MPI_INT, MPI_DOUBLE, MPI_INT};
     MTEST_OK(MPI_Type_create_struct(3, sbl, sdisp, stys, &s));
     MTEST_OK(MPI_Type_commit(&s));
     int to = (mtest_rank + 1) % mtest_size, from = (mtest_rank - 1 + mtest_size) % mtest_size;
@@ -318,8 +326,8 @@ static void darray_scatter(void)
         if (mtest_size % d == 0)
             p0 = d;
     int p1 = mtest_size / p0;
-    int gs[2] = { G0, G1 }, dist[2] = { MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_BLOCK },
-        darg[2] = { 2, MPI_DISTRIBUTE_DFLT_DARG }, ps[2] = { p0, p1 };
+    int gs[2] = {G0, G1}, dist[2] = {MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_BLOCK},
+        darg[2] = {2, MPI_DISTRIBUTE_DFLT_DARG}, ps[2] = {p0, p1};
     MPI_Datatype mine;
     MTEST_OK(MPI_Type_create_darray(mtest_size, mtest_rank, 2, gs, dist, darg, ps, MPI_ORDER_C, MPI_INT, &mine));
     MTEST_OK(MPI_Type_commit(&mine));
@@ -383,8 +391,8 @@ static void darray_scatter(void)
 static void subarray_exchange(void)
 {
     static double a[5][6][7], b[9][8];
-    int sz[3] = { 5, 6, 7 }, sub[3] = { 1, 3, 4 }, st[3] = { 2, 1, 3 };
-    int sz2[2] = { 8, 9 }, sub2[2] = { 4, 3 }, st2[2] = { 3, 5 };
+    int sz[3] = {5, 6, 7}, sub[3] = {1, 3, 4}, st[3] = {2, 1, 3};
+    int sz2[2] = {8, 9}, sub2[2] = {4, 3}, st2[2] = {3, 5};
     MPI_Datatype ta, tb;
     MTEST_OK(MPI_Type_create_subarray(3, sz, sub, st, MPI_ORDER_C, MPI_DOUBLE, &ta));
     MTEST_OK(MPI_Type_create_subarray(2, sz2, sub2, st2, MPI_ORDER_FORTRAN, MPI_DOUBLE, &tb));
@@ -446,8 +454,8 @@ static void misc(void)
     MTEST_OK(MPI_Type_create_f90_integer(9, &f2));
     MTEST_CHECK(f1 == f2, "f90_integer(9) twice: two handles");
     MTEST_OK(MPI_Type_get_envelope(f1, &ni, &na, &nd, &comb));
-    MTEST_CHECK(comb == MPI_COMBINER_F90_INTEGER && ni == 1 && na == 0 && nd == 0, "envelope of f90_integer: %d %d %d %d",
-                comb, ni, na, nd);
+    MTEST_CHECK(comb == MPI_COMBINER_F90_INTEGER && ni == 1 && na == 0 && nd == 0,
+                "envelope of f90_integer: %d %d %d %d", comb, ni, na, nd);
     MTEST_OK(MPI_Type_get_contents(f1, 1, 0, 0, ints, ad, back));
     MTEST_CHECK(ints[0] == 9, "contents of f90_integer(9): %d", ints[0]);
     MTEST_ERR(MPI_Type_free(&f2), MPI_ERR_TYPE);
@@ -455,7 +463,7 @@ static void misc(void)
     MTEST_OK(MPI_Type_get_envelope(fr, &ni, &na, &nd, &comb));
     MTEST_OK(MPI_Type_get_contents(fr, 2, 0, 0, ints, ad, back));
     MTEST_CHECK(comb == MPI_COMBINER_F90_REAL && ni == 2 && ints[0] == 15 && ints[1] == 300, "f90_real(15, 300)");
-    double x[2] = { 1.5, 2 }, y[2] = { 2, 3 };
+    double x[2] = {1.5, 2}, y[2] = {2, 3};
     MTEST_OK(MPI_Reduce_local(x, y, 2, fr, MPI_SUM));
     MTEST_CHECK(y[0] == 3.5 && y[1] == 5, "SUM on an f90 real type: %g %g", y[0], y[1]);
     MTEST_OK(MPI_Type_contiguous(2, fr, &c2));

@@ -84,8 +84,7 @@ static void empty_type(const char *what, MPI_Datatype t)
     MTEST_OK(MPI_Type_size_x(t, &s));
     MTEST_OK(MPI_Pack_size(5, t, MPI_COMM_WORLD, &psz));
     MTEST_OK(MPI_Pack(buf, 5, t, pk, sizeof pk, &pos, MPI_COMM_WORLD));
-    MTEST_CHECK(s == 0 && psz == 0 && pos == 0, "%s: size %lld, Pack_size %d, packed %d", what, (long long)s, psz,
-                pos);
+    MTEST_CHECK(s == 0 && psz == 0 && pos == 0, "%s: size %lld, Pack_size %d, packed %d", what, (long long)s, psz, pos);
     MTEST_OK(MPI_Type_free(&t));
 }
 

@@ -102,7 +102,7 @@ int main(int argc, char **argv)
     MTEST_CHECK(bad == MPI_COMM_NULL, "a failed connect returned a communicator");
     MTEST_ERR(MPI_Comm_connect("rmpi-port:0123456789abcdef@127.0.0.1:1", MPI_INFO_NULL, 0, MPI_COMM_SELF, &bad),
               MPI_ERR_PORT);
-    mtest_errors_return(MPI_COMM_WORLD);   /* calls without a communicator report there */
+    mtest_errors_return(MPI_COMM_WORLD); /* calls without a communicator report there */
     MTEST_ERR(MPI_Close_port("not-open-here"), MPI_ERR_PORT);
     MTEST_OK(MPI_Open_port(MPI_INFO_NULL, port));
     MTEST_CHECK(strncmp(port, "rmpi-port:", 10) == 0, "port name '%s'", port);

@@ -29,7 +29,8 @@ int main(int argc, char **argv)
         } else {
             MTEST_OK(MPI_Recv(&port, 1, MPI_INT, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
             fd = socket(AF_INET, SOCK_STREAM, 0);
-            struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+            struct sockaddr_in a = {.sin_family = AF_INET,
+                                    .sin_port = htons((uint16_t)port),
                                     .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
             MTEST_CHECK(connect(fd, (struct sockaddr *)&a, sizeof a) == 0, "cannot connect to the peer");
         }

@@ -68,11 +68,11 @@ static int child(int argc, char **argv, MPI_Comm parent)
         int v;
         if (mtest_rank == 1)
             raise(SIGKILL);
-        MPI_Recv(&v, 1, MPI_INT, 0, 0, parent, MPI_STATUS_IGNORE);   /* never sent */
+        MPI_Recv(&v, 1, MPI_INT, 0, 0, parent, MPI_STATUS_IGNORE); /* never sent */
     }
     if (!strcmp(argv[1], "child")) {
-        MTEST_CHECK(argc == 4 && !strcmp(argv[2], "two words") && !strcmp(argv[3], "x=y"),
-                    "child argv wrong (argc %d)", argc);
+        MTEST_CHECK(argc == 4 && !strcmp(argv[2], "two words") && !strcmp(argv[3], "x=y"), "child argv wrong (argc %d)",
+                    argc);
         MTEST_CHECK(mtest_size == NCHILD, "child world has %d processes, expected %d", mtest_size, NCHILD);
         across(parent, 0);
     } else { /* spawn_multiple: argv[2] is the command's number */
@@ -106,7 +106,7 @@ int main(int argc, char **argv)
         char *dargv[] = {"die", NULL};
         int v;
         MTEST_OK(MPI_Comm_spawn(argv[0], dargv, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE));
-        MPI_Recv(&v, 1, MPI_INT, 0, 0, inter, MPI_STATUS_IGNORE);   /* never sent */
+        MPI_Recv(&v, 1, MPI_INT, 0, 0, inter, MPI_STATUS_IGNORE); /* never sent */
         return 1;
     }
     MTEST_CHECK(parent == MPI_COMM_NULL, "the first world has a parent");
@@ -146,6 +146,7 @@ int main(int argc, char **argv)
     /* bad arguments fail cleanly */
     mtest_errors_return(MPI_COMM_WORLD);
     MTEST_ERR(MPI_Comm_spawn(argv[0], MPI_ARGV_NULL, 1, MPI_INFO_NULL, mtest_size, MPI_COMM_WORLD, &inter,
-                             MPI_ERRCODES_IGNORE), MPI_ERR_ROOT);
+                             MPI_ERRCODES_IGNORE),
+              MPI_ERR_ROOT);
     return mtest_finalize();
 }

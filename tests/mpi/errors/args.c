@@ -201,8 +201,8 @@ static void user_handler(void)
     int cls = -1;
     MPI_Error_class(rc, &cls);
     MTEST_CHECK(mtest_handler_calls == 1 && mtest_handler_code == rc && mtest_handler_comm == d && cls == MPI_ERR_RANK,
-                "user handler: %d calls, code %d (returned %d, class %d), comm %s", mtest_handler_calls, mtest_handler_code, rc,
-                cls, mtest_handler_comm == d ? "right" : "wrong");
+                "user handler: %d calls, code %d (returned %d, class %d), comm %s", mtest_handler_calls,
+                mtest_handler_code, rc, cls, mtest_handler_comm == d ? "right" : "wrong");
     /* an invalid communicator goes to MPI_COMM_WORLD's handler */
     MTEST_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, eh));
     mtest_handler_calls = 0;

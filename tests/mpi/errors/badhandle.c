@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const uintptr_t wild[] = { 0x1234, 0x2000, 0xdead0000, (uintptr_t)1 << 40 | 0x1000 };
+static const uintptr_t wild[] = {0x1234, 0x2000, 0xdead0000, (uintptr_t)1 << 40 | 0x1000};
 #define NWILD (int)(sizeof wild / sizeof wild[0])
 
 static void check_comm(MPI_Comm c)
@@ -21,7 +21,7 @@ static void check_comm(MPI_Comm c)
 
 static void check_type(MPI_Datatype t)
 {
-    int buf[4] = { 0 }, n;
+    int buf[4] = {0}, n;
     MTEST_ERR(MPI_Send(buf, 1, t, mtest_rank, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);
     MTEST_ERR(MPI_Type_size(t, &n), MPI_ERR_TYPE);
     MTEST_ERR(MPI_Allreduce(buf, buf + 2, 1, t, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_TYPE);

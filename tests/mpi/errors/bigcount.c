@@ -24,8 +24,7 @@ static void pt2pt(int n)
     MTEST_ERR(MPI_Send_init(buf, n, big, 0, 1, MPI_COMM_SELF, &r), MPI_ERR_COUNT);
     MTEST_ERR(MPI_Recv(buf, n, big, 0, 1, MPI_COMM_SELF, MPI_STATUS_IGNORE), MPI_ERR_COUNT);
     MTEST_ERR(MPI_Irecv(buf, n, big, 0, 1, MPI_COMM_SELF, &r), MPI_ERR_COUNT);
-    MTEST_ERR(MPI_Sendrecv(buf, n, big, 0, 1, buf, 1, MPI_BYTE, 0, 1, MPI_COMM_SELF, MPI_STATUS_IGNORE),
-              MPI_ERR_COUNT);
+    MTEST_ERR(MPI_Sendrecv(buf, n, big, 0, 1, buf, 1, MPI_BYTE, 0, 1, MPI_COMM_SELF, MPI_STATUS_IGNORE), MPI_ERR_COUNT);
     MTEST_ERR(MPI_Sendrecv_replace(buf, n, big, 0, 1, 0, 1, MPI_COMM_SELF, MPI_STATUS_IGNORE), MPI_ERR_COUNT);
     MTEST_ERR(MPI_Bsend(buf, n, big, 0, 1, MPI_COMM_SELF), MPI_ERR_COUNT);
 }
@@ -108,7 +107,7 @@ int main(int argc, char **argv)
     MPI_File f;
     MTEST_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR, MPI_INFO_NULL, &f));
 
-    const int ns[] = { WRAP, HALF };
+    const int ns[] = {WRAP, HALF};
     for (int k = 0; k < 2; k++) {
         pt2pt(ns[k]);
         coll(ns[k]);

@@ -56,15 +56,15 @@ int main(int argc, char **argv)
     str_is(c2, "second code, replaced", "replaced string");
 
     /* what may not be removed */
-    MTEST_ERR(MPI_Remove_error_class(cls), MPI_ERR_ARG);  /* codes left */
-    MTEST_ERR(MPI_Remove_error_code(c1), MPI_ERR_ARG);    /* string left */
-    MTEST_ERR(MPI_Remove_error_class(c3), MPI_ERR_ARG);   /* a code, not a class */
-    MTEST_ERR(MPI_Remove_error_code(cls), MPI_ERR_ARG);   /* a class, not a code */
+    MTEST_ERR(MPI_Remove_error_class(cls), MPI_ERR_ARG); /* codes left */
+    MTEST_ERR(MPI_Remove_error_code(c1), MPI_ERR_ARG);   /* string left */
+    MTEST_ERR(MPI_Remove_error_class(c3), MPI_ERR_ARG);  /* a code, not a class */
+    MTEST_ERR(MPI_Remove_error_code(cls), MPI_ERR_ARG);  /* a class, not a code */
     MTEST_ERR(MPI_Remove_error_class(MPI_ERR_TYPE), MPI_ERR_ARG);
     MTEST_ERR(MPI_Remove_error_class(MPI_SUCCESS), MPI_ERR_ARG);
     MTEST_ERR(MPI_Remove_error_code(MPI_ERR_TRUNCATE), MPI_ERR_ARG);
     MTEST_ERR(MPI_Remove_error_string(MPI_ERR_COMM), MPI_ERR_ARG);
-    MTEST_ERR(MPI_Remove_error_string(c3), MPI_ERR_ARG);  /* never had one */
+    MTEST_ERR(MPI_Remove_error_string(c3), MPI_ERR_ARG); /* never had one */
     MTEST_ERR(MPI_Remove_error_class(MPI_ERR_LASTCODE + 100000), MPI_ERR_ARG);
     MTEST_ERR(MPI_Remove_error_code(-5), MPI_ERR_ARG);
     str_is(c1, "first code text", "string after refused removals");
@@ -79,7 +79,7 @@ int main(int argc, char **argv)
     str_is(c1, "again", "string added after removal");
     MTEST_OK(MPI_Remove_error_string(c1));
     MTEST_OK(MPI_Remove_error_code(c1));
-    MTEST_ERR(MPI_Remove_error_code(c1), MPI_ERR_ARG);   /* twice */
+    MTEST_ERR(MPI_Remove_error_code(c1), MPI_ERR_ARG); /* twice */
     MTEST_ERR(MPI_Error_class(c1, &k), MPI_ERR_ARG);
     MTEST_ERR(MPI_Add_error_string(c1, "x"), MPI_ERR_ARG);
     class_is(c2, cls, "the other code of the class");

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define B 3   /* ints per block */
-#define N 4   /* blocks per rank */
+#define B 3 /* ints per block */
+#define N 4 /* blocks per rank */
 
 static char dir[64];
 
@@ -25,10 +25,7 @@ static void make_dir(void)
     MPI_Bcast(dir, sizeof dir, MPI_CHAR, 0, MPI_COMM_WORLD);
 }
 
-static void path(char *out, size_t n, const char *name)
-{
-    snprintf(out, n, "%s/%s", dir, name);
-}
+static void path(char *out, size_t n, const char *name) { snprintf(out, n, "%s/%s", dir, name); }
 
 static int value(int rank, int j) { return rank * 100000 + j; }
 
@@ -186,7 +183,8 @@ static void views(MPI_Datatype vec)
     MPI_Type_get_extent(ft, &lb, &ext);
     MPI_Type_get_extent(vec, &lb, &vext);
     MTEST_CHECK(vd == (MPI_Offset)(mtest_rank * B * sizeof(int)) && et == MPI_INT && ext == vext &&
-                    !strcmp(rep, "native"), "get_view: disp %lld, extent %ld, datarep %s", (long long)vd, (long)ext, rep);
+                    !strcmp(rep, "native"),
+                "get_view: disp %lld, extent %ld, datarep %s", (long long)vd, (long)ext, rep);
     MPI_Type_free(&ft);
     MPI_Type_free(&gaps);
     MTEST_OK(MPI_File_close(&fh));

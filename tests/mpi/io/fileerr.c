@@ -51,11 +51,12 @@ int main(int argc, char **argv)
     MTEST_ERR(MPI_File_open(MPI_COMM_WORLD, missing, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh), MPI_ERR_NO_SUCH_FILE);
     MTEST_CHECK(fh == MPI_FILE_NULL, "a failed open set the handle");
     MTEST_ERR(MPI_File_delete(missing, MPI_INFO_NULL), MPI_ERR_NO_SUCH_FILE);
-    MTEST_OK(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_WRONLY, MPI_INFO_NULL,
-                           &fh));
+    MTEST_OK(
+        MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
     MTEST_OK(MPI_File_close(&fh));
     MTEST_ERR(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_WRONLY, MPI_INFO_NULL,
-                            &fh), MPI_ERR_FILE_EXISTS);
+                            &fh),
+              MPI_ERR_FILE_EXISTS);
     MTEST_ERR(MPI_File_open(MPI_COMM_WORLD, dir, MPI_MODE_RDWR, MPI_INFO_NULL, &fh), MPI_ERR_BAD_FILE);
 
     /* accesses against the amode */
@@ -97,8 +98,8 @@ int main(int argc, char **argv)
     MTEST_OK(MPI_File_set_errhandler(fh, eh));
     MTEST_OK(MPI_Errhandler_free(&eh));
     MPI_File_write_at(fh, 0, &x, 1, MPI_INT, MPI_STATUS_IGNORE);
-    MTEST_CHECK(calls == 1 && last_code == MPI_ERR_READ_ONLY && last_file == fh,
-                "user file handler: %d calls, code %d", calls, last_code);
+    MTEST_CHECK(calls == 1 && last_code == MPI_ERR_READ_ONLY && last_file == fh, "user file handler: %d calls, code %d",
+                calls, last_code);
     MTEST_OK(MPI_File_call_errhandler(fh, MPI_ERR_OTHER));
     MTEST_CHECK(calls == 2 && last_code == MPI_ERR_OTHER, "MPI_File_call_errhandler: %d calls, code %d", calls,
                 last_code);

@@ -15,12 +15,12 @@ static size_t pick_size(unsigned *state)
 {
     *state = *state * 1103515245u + 12345u;
     unsigned r = (*state >> 8) % 100;
-    unsigned x = (*state >> 4);   /* 28 bits: enough for sizes up to 8 MiB */
+    unsigned x = (*state >> 4); /* 28 bits: enough for sizes up to 8 MiB */
     if (r < 40)
-        return x % 2048;                       /* eager */
+        return x % 2048; /* eager */
     if (r < 70)
-        return 16384 + x % (256 * 1024);       /* around the thresholds */
-    return (size_t)(x % (8u << 20)) + 1;       /* striped rendezvous */
+        return 16384 + x % (256 * 1024); /* around the thresholds */
+    return (size_t)(x % (8u << 20)) + 1; /* striped rendezvous */
 }
 
 /* window messages of 1..wmax bytes each way per round, every byte checked */

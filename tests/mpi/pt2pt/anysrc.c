@@ -48,8 +48,8 @@ static void gather_wild(int use_irecv)
                 continue;
             }
             int i = next[src]++;
-            MTEST_CHECK(tag == src * 100 + i, "wildcard receive from %d: tag %d, expected %d (order or tag wrong)",
-                        src, tag, src * 100 + i);
+            MTEST_CHECK(tag == src * 100 + i, "wildcard receive from %d: tag %d, expected %d (order or tag wrong)", src,
+                        tag, src * 100 + i);
             int cnt = -1;
             MPI_Get_count(&st, MPI_BYTE, &cnt);
             MTEST_CHECK(cnt == (int)msg_size(i), "wildcard receive from %d tag %d: count %d, expected %zu", src, tag,
@@ -89,8 +89,8 @@ static void half_wild(void)
         MTEST_CHECK(x == 7 && st.MPI_SOURCE == 1 && st.MPI_TAG == 33, "source 1 ANY_TAG: x=%d src=%d tag=%d", x,
                     st.MPI_SOURCE, st.MPI_TAG);
         MTEST_OK(MPI_Recv(&x, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
-        MTEST_CHECK(x == 9 && st.MPI_SOURCE == 1 && st.MPI_TAG == 55, "ANY/ANY: x=%d src=%d tag=%d", x,
-                    st.MPI_SOURCE, st.MPI_TAG);
+        MTEST_CHECK(x == 9 && st.MPI_SOURCE == 1 && st.MPI_TAG == 55, "ANY/ANY: x=%d src=%d tag=%d", x, st.MPI_SOURCE,
+                    st.MPI_TAG);
     }
     MTEST_OK(MPI_Barrier(MPI_COMM_WORLD));
 }

@@ -44,8 +44,8 @@ static void sender(int peer)
             void *p = NULL;
             int sz = 0;
             MTEST_OK(MPI_Buffer_detach(&p, &sz));
-            MTEST_CHECK(p == space && sz == need, "Buffer_detach returned %p/%d, attached %p/%d", p, sz,
-                        (void *)space, need);
+            MTEST_CHECK(p == space && sz == need, "Buffer_detach returned %p/%d, attached %p/%d", p, sz, (void *)space,
+                        need);
             /* detach returned: everything buffered has been delivered or copied away */
             memset(space, 0x11, (size_t)need);
         } else {

@@ -58,8 +58,7 @@ static void buffers(int peer)
         memset(msg, 0, BIG);
         MTEST_OK(MPI_Buffer_flush());
         MTEST_OK(MPI_Buffer_detach(&p, &sz));
-        MTEST_CHECK(p == MPI_BUFFER_AUTOMATIC && sz == 0, "Buffer_detach gave %p/%d for an automatic buffer", p,
-                    sz);
+        MTEST_CHECK(p == MPI_BUFFER_AUTOMATIC && sz == 0, "Buffer_detach gave %p/%d for an automatic buffer", p, sz);
         MPI_Request fl2;
         MTEST_OK(MPI_Buffer_iflush(&fl2)); /* nothing attached: complete at once */
         MTEST_OK(MPI_Wait(&fl2, MPI_STATUS_IGNORE));
@@ -148,8 +147,7 @@ static void grequests(void)
     MTEST_OK(MPI_Request_free(&r));
     MTEST_CHECK(h.frees == 0, "free function ran before the request completed");
     MTEST_OK(MPI_Grequest_complete(keep));
-    MTEST_CHECK(h.frees == 1 && h.queries == 0, "after completion: free %d, query %d (want 1, 0)", h.frees,
-                h.queries);
+    MTEST_CHECK(h.frees == 1 && h.queries == 0, "after completion: free %d, query %d (want 1, 0)", h.frees, h.queries);
 
     /* a query function's error: Wait returns it; Waitall puts it in the status */
     gstate_t e = {0};

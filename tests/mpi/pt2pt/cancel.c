@@ -91,14 +91,14 @@ static void persistent(int peer, int role)
         MTEST_OK(MPI_Start(&rq));
         MTEST_OK(MPI_Cancel(&rq));
         MTEST_OK(MPI_Wait(&rq, &st));
-        MTEST_CHECK(cancelled(&st) == 1 && x == -1, "cancelled persistent receive: cancelled %d x %d",
-                    cancelled(&st), x);
+        MTEST_CHECK(cancelled(&st) == 1 && x == -1, "cancelled persistent receive: cancelled %d x %d", cancelled(&st),
+                    x);
         MTEST_CHECK(rq != MPI_REQUEST_NULL, "Wait freed a cancelled persistent request");
         MTEST_OK(MPI_Start(&rq));
         MTEST_OK(MPI_Send(NULL, 0, MPI_BYTE, peer, 31, MPI_COMM_WORLD));
         MTEST_OK(MPI_Wait(&rq, &st));
-        MTEST_CHECK(cancelled(&st) == 0 && x == 5150, "restarted persistent receive: cancelled %d x %d",
-                    cancelled(&st), x);
+        MTEST_CHECK(cancelled(&st) == 0 && x == 5150, "restarted persistent receive: cancelled %d x %d", cancelled(&st),
+                    x);
         MTEST_OK(MPI_Request_free(&rq));
     } else {
         x = 5150;

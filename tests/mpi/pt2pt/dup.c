@@ -39,8 +39,8 @@ static void basics(void)
     char name[MPI_MAX_OBJECT_NAME];
     int len = -1;
     MTEST_OK(MPI_Comm_get_name(MPI_COMM_WORLD, name, &len));
-    MTEST_CHECK(strcmp(name, "MPI_COMM_WORLD") == 0 && len == (int)strlen(name), "WORLD's name is \"%s\" (%d)",
-                name, len);
+    MTEST_CHECK(strcmp(name, "MPI_COMM_WORLD") == 0 && len == (int)strlen(name), "WORLD's name is \"%s\" (%d)", name,
+                len);
     MTEST_OK(MPI_Comm_set_name(d, "parent"));
     MTEST_OK(MPI_Comm_get_name(d, name, &len));
     MTEST_CHECK(strcmp(name, "parent") == 0 && len == 6, "name after set: \"%s\" (%d)", name, len);

@@ -81,7 +81,8 @@ int main(int argc, char **argv)
     char name[MPI_MAX_OBJECT_NAME];
     int len = -1;
     MTEST_CHECK(MPI_Type_get_name(MPI_DATATYPE_NULL, name, &len) == MPI_SUCCESS && !strcmp(name, "MPI_DATATYPE_NULL") &&
-                    len == 17, "Type_get_name(MPI_DATATYPE_NULL) gave '%s'", name);
+                    len == 17,
+                "Type_get_name(MPI_DATATYPE_NULL) gave '%s'", name);
     MTEST_CHECK(MPI_Comm_get_name(MPI_COMM_NULL, name, &len) == MPI_SUCCESS && !strcmp(name, "MPI_COMM_NULL"),
                 "Comm_get_name(MPI_COMM_NULL) gave '%s'", name);
 

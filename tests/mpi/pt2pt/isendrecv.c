@@ -59,8 +59,8 @@ int main(int argc, char **argv)
     MPI_Request q;
     MTEST_OK(MPI_Isendrecv_replace(rep, 1, vec, right, 30, left, 30, MPI_COMM_WORLD, &q));
     MTEST_OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
-    MTEST_CHECK(rep[0] == left * 100 && rep[6] == left * 100 + 6 && rep[1] == me * 100 + 1,
-                "strided replace: %d %d %d", rep[0], rep[6], rep[1]);
+    MTEST_CHECK(rep[0] == left * 100 && rep[6] == left * 100 + 6 && rep[1] == me * 100 + 1, "strided replace: %d %d %d",
+                rep[0], rep[6], rep[1]);
     MPI_Type_free(&vec);
     /* PROC_NULL source: the status is the empty receive's */
     MPI_Status st;

@@ -103,8 +103,8 @@ static void check_recv(const char *what, const unsigned char *sbuf, int scount, 
     int bad = 0;
     for (size_t i = 0; i < n && bad < 3; i++)
         if (rbuf[i] != want[i]) {
-            MTEST_CHECK(0, "%s: byte %zu of the receive buffer is 0x%02x, expected 0x%02x%s", what, i, rbuf[i],
-                        want[i], want[i] == SENTINEL ? " (a gap or slack: must stay untouched)" : "");
+            MTEST_CHECK(0, "%s: byte %zu of the receive buffer is 0x%02x, expected 0x%02x%s", what, i, rbuf[i], want[i],
+                        want[i] == SENTINEL ? " (a gap or slack: must stay untouched)" : "");
             bad++;
         }
     free(packed);
@@ -249,8 +249,7 @@ int main(int argc, char **argv)
     shape_t s_vec = {"vector", vec, 0}, s_idx = {"indexed", idx, 0}, s_struct = {"struct", strct, 0},
             s_big = {"big vector", vec_big, 0}, s_many = {"400-block vector", many, 0},
             s_long = {"long-piece vector", vec_long, 0}, s_lmany = {"300 long pieces", vec_long_many, 0},
-            s_int = {"int", MPI_INT, 4},
-            s_dbl = {"double", MPI_DOUBLE, 8};
+            s_int = {"int", MPI_INT, 4}, s_dbl = {"double", MPI_DOUBLE, 8};
     shape_t *shapes[] = {&s_vec, &s_idx, &s_struct, &s_big, &s_many, &s_long, &s_lmany};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         MPI_Type_get_extent(shapes[i]->type, &lb, &ext);

@@ -40,8 +40,7 @@ static void check(int peer, int round, int i, const MPI_Status *st)
     MTEST_CHECK(cnt == (int)sz(i), "%s: count %d (a message overtook another?)", what, cnt);
     if (cnt == (int)sz(i))
         mtest_check_buf(bufs[i], sz(i), mtest_seed(peer, mtest_rank, round * N + i), what);
-    MTEST_CHECK(st->MPI_SOURCE == peer && st->MPI_TAG == 7, "%s: source %d tag %d", what, st->MPI_SOURCE,
-                st->MPI_TAG);
+    MTEST_CHECK(st->MPI_SOURCE == peer && st->MPI_TAG == 7, "%s: source %d tag %d", what, st->MPI_SOURCE, st->MPI_TAG);
 }
 
 /* Round 0: receives posted before the sends start. */

@@ -17,8 +17,7 @@ static void check_empty(const char *what, const MPI_Status *st)
     int cnt = -1;
     MPI_Get_count(st, MPI_BYTE, &cnt);
     MTEST_CHECK(st->MPI_SOURCE == MPI_ANY_SOURCE && st->MPI_TAG == MPI_ANY_TAG && cnt == 0,
-                "%s: expected an empty status, got source %d tag %d count %d", what, st->MPI_SOURCE, st->MPI_TAG,
-                cnt);
+                "%s: expected an empty status, got source %d tag %d count %d", what, st->MPI_SOURCE, st->MPI_TAG, cnt);
 }
 
 static void inactive_checks(MPI_Request *r, const char *what)

@@ -19,8 +19,8 @@ static void check_status(const char *what, const MPI_Status *st, int src, int ta
     int cnt = -1;
     MPI_Get_count(st, MPI_BYTE, &cnt);
     MTEST_CHECK(st->MPI_SOURCE == src && st->MPI_TAG == tag && cnt == n,
-                "%s: status source %d tag %d count %d, expected %d/%d/%d", what, st->MPI_SOURCE, st->MPI_TAG, cnt,
-                src, tag, n);
+                "%s: status source %d tag %d count %d, expected %d/%d/%d", what, st->MPI_SOURCE, st->MPI_TAG, cnt, src,
+                tag, n);
 }
 
 /* The sender (odd rank) sends one message of each size per method; the receiver probes. */
@@ -44,9 +44,7 @@ static void recv_all(int peer, int method)
         int flag = 0;
         memset(&st, 0x55, sizeof st);
         switch (method) {
-        case 0:
-            MTEST_OK(MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
-            break;
+        case 0: MTEST_OK(MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st)); break;
         case 1:
             /* another tag is never there */
             MTEST_OK(MPI_Iprobe(peer, 999, MPI_COMM_WORLD, &flag, &st));
@@ -140,8 +138,7 @@ static void proc_null(void)
     MTEST_CHECK(flag && st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_TAG == MPI_ANY_TAG && cnt == 0,
                 "Iprobe(PROC_NULL): flag %d source %d tag %d count %d", flag, st.MPI_SOURCE, st.MPI_TAG, cnt);
     MTEST_OK(MPI_Mprobe(MPI_PROC_NULL, 5, MPI_COMM_WORLD, &m, &st));
-    MTEST_CHECK(m == MPI_MESSAGE_NO_PROC, "Mprobe(PROC_NULL) gave message %p, expected MPI_MESSAGE_NO_PROC",
-                (void *)m);
+    MTEST_CHECK(m == MPI_MESSAGE_NO_PROC, "Mprobe(PROC_NULL) gave message %p, expected MPI_MESSAGE_NO_PROC", (void *)m);
     int x = 1234;
     memset(&st, 0x55, sizeof st);
     MTEST_OK(MPI_Mrecv(&x, 1, MPI_INT, &m, &st));

@@ -10,8 +10,8 @@ static void check_null_status(const char *what, const MPI_Status *st)
     int cnt = -1;
     MPI_Get_count(st, MPI_INT, &cnt);
     MTEST_CHECK(st->MPI_SOURCE == MPI_PROC_NULL && st->MPI_TAG == MPI_ANY_TAG && cnt == 0,
-                "%s: status source %d tag %d count %d, expected PROC_NULL/ANY_TAG/0", what, st->MPI_SOURCE,
-                st->MPI_TAG, cnt);
+                "%s: status source %d tag %d count %d, expected PROC_NULL/ANY_TAG/0", what, st->MPI_SOURCE, st->MPI_TAG,
+                cnt);
 }
 
 int main(int argc, char **argv)
@@ -68,8 +68,7 @@ int main(int argc, char **argv)
     /* send to PROC_NULL, receive from PROC_NULL */
     int other[4] = {9, 9, 9, 9};
     memset(&s, 0x55, sizeof s);
-    MTEST_OK(MPI_Sendrecv(buf, 4, MPI_INT, MPI_PROC_NULL, 2, other, 4, MPI_INT, MPI_PROC_NULL, 2, MPI_COMM_WORLD,
-                          &s));
+    MTEST_OK(MPI_Sendrecv(buf, 4, MPI_INT, MPI_PROC_NULL, 2, other, 4, MPI_INT, MPI_PROC_NULL, 2, MPI_COMM_WORLD, &s));
     check_null_status("Sendrecv(PROC_NULL)", &s);
     MTEST_CHECK(other[0] == 9 && other[3] == 9, "Sendrecv from PROC_NULL wrote the receive buffer");
 

@@ -40,8 +40,8 @@ int main(int argc, char **argv)
             snprintf(what, sizeof what, "Sendrecv %d bytes dir %d", n, dir);
             int cnt = -1;
             MPI_Get_count(&st, MPI_BYTE, &cnt);
-            MTEST_CHECK(cnt == n && st.MPI_SOURCE == from && st.MPI_TAG == tag, "%s: count %d source %d tag %d",
-                        what, cnt, st.MPI_SOURCE, st.MPI_TAG);
+            MTEST_CHECK(cnt == n && st.MPI_SOURCE == from && st.MPI_TAG == tag, "%s: count %d source %d tag %d", what,
+                        cnt, st.MPI_SOURCE, st.MPI_TAG);
             mtest_check_buf(r, (size_t)n, mtest_seed(from, me, tag), what);
             mtest_guard_check(r, (size_t)cap, what);
         }
@@ -57,8 +57,8 @@ int main(int argc, char **argv)
         snprintf(what, sizeof what, "Sendrecv_replace %d bytes", n);
         int cnt = -1;
         MPI_Get_count(&st, MPI_BYTE, &cnt);
-        MTEST_CHECK(cnt == n && st.MPI_SOURCE == left && st.MPI_TAG == tag, "%s: count %d source %d tag %d", what,
-                    cnt, st.MPI_SOURCE, st.MPI_TAG);
+        MTEST_CHECK(cnt == n && st.MPI_SOURCE == left && st.MPI_TAG == tag, "%s: count %d source %d tag %d", what, cnt,
+                    st.MPI_SOURCE, st.MPI_TAG);
         mtest_check_buf(r, (size_t)n, mtest_seed(left, me, tag), what);
         mtest_guard_check(r, (size_t)n, what);
     }

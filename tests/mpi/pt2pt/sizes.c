@@ -11,19 +11,35 @@
 #include <string.h>
 
 static const size_t sizes[] = {
-    0, 1, 7, 8, 39, 40, 41, 63, 64, 65, 1023, 1024, 1025,
-    4063, 4064, 4065,           /* eager limit with RMPI_SHM_RING_SIZE=16k */
-    4095, 4096, 4097,
-    8167, 8168, 8169,           /* 8k minus the sync eager header (24) */
-    8175, 8176, 8177,           /* 8k minus the eager header (16) */
-    8188, 8191, 8192, 8193,     /* 8k minus the frame header (4); the intra eager limit */
-    16359, 16360, 16361,        /* 16k minus the sync eager header (24) */
-    16367, 16368, 16369,        /* 16k minus the eager header (16) */
-    16380, 16383, 16384, 16385, /* 16k minus the frame header (4); intra:16k in the testlist */
-    65503, 65504, 65505,        /* largest eager frame of a 256k shm ring */
-    65535, 65536, 65537,        /* the inter eager limit */
-    262143, 262144, 262145,     /* the shm ring size and the TCP chunk */
-    1 << 20, (1 << 20) + 3, 4 << 20, 16 << 20,
+    0,       1,
+    7,       8,
+    39,      40,
+    41,      63,
+    64,      65,
+    1023,    1024,
+    1025,    4063,
+    4064,    4065, /* eager limit with RMPI_SHM_RING_SIZE=16k */
+    4095,    4096,
+    4097,    8167,
+    8168,    8169, /* 8k minus the sync eager header (24) */
+    8175,    8176,
+    8177, /* 8k minus the eager header (16) */
+    8188,    8191,
+    8192,    8193, /* 8k minus the frame header (4); the intra eager limit */
+    16359,   16360,
+    16361, /* 16k minus the sync eager header (24) */
+    16367,   16368,
+    16369, /* 16k minus the eager header (16) */
+    16380,   16383,
+    16384,   16385, /* 16k minus the frame header (4); intra:16k in the testlist */
+    65503,   65504,
+    65505, /* largest eager frame of a 256k shm ring */
+    65535,   65536,
+    65537, /* the inter eager limit */
+    262143,  262144,
+    262145, /* the shm ring size and the TCP chunk */
+    1 << 20, (1 << 20) + 3,
+    4 << 20, 16 << 20,
 };
 #define NSIZES (sizeof sizes / sizeof sizes[0])
 
@@ -99,8 +115,8 @@ int main(int argc, char **argv)
             size_t bad = 0;
             for (size_t i = n; i < n + slack; i++)
                 bad += rbuf[i] != mtest_pattern(0xdeadu, i);
-            MTEST_CHECK(bad == 0, "ring: %zu bytes of the receive buffer past the %zu-byte message were written",
-                        bad, n);
+            MTEST_CHECK(bad == 0, "ring: %zu bytes of the receive buffer past the %zu-byte message were written", bad,
+                        n);
         }
 
         /* reverse ring, send first: the message waits in the unexpected queue */

@@ -31,8 +31,7 @@ static void blocking(int me, int peer, int k)
         MTEST_OK(MPI_Ssend(sbuf, n, MPI_BYTE, peer, k, MPI_COMM_WORLD));
         double t1 = MPI_Wtime(), posted = 0;
         MTEST_OK(MPI_Recv(&posted, 1, MPI_DOUBLE, peer, 1000 + k, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-        MTEST_CHECK(t1 >= posted, "Ssend of %d bytes returned %.3f s before the receive was posted", n,
-                    posted - t1);
+        MTEST_CHECK(t1 >= posted, "Ssend of %d bytes returned %.3f s before the receive was posted", n, posted - t1);
     }
 }
 
@@ -67,8 +66,10 @@ static void nonblocking(int me, int peer, int k)
                 break;
             }
         }
-        MTEST_CHECK(!early, "Issend of %d bytes completed after %d tests, before any receive was posted "
-                            "(the receiver had only probed it)", n, polls);
+        MTEST_CHECK(!early,
+                    "Issend of %d bytes completed after %d tests, before any receive was posted "
+                    "(the receiver had only probed it)",
+                    n, polls);
         MTEST_OK(MPI_Send(&go, 1, MPI_INT, peer, 3000 + k, MPI_COMM_WORLD));
         if (!early)
             MTEST_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));

@@ -66,13 +66,13 @@ static void receiver(int peer, int k, int method)
         MTEST_CHECK(rc == MPI_ERR_IN_STATUS, "%s: Waitall returned %d, expected MPI_ERR_IN_STATUS", what, rc);
         MTEST_CHECK(errclass(st[0].MPI_ERROR) == MPI_ERR_TRUNCATE,
                     "%s: Waitall status[0].MPI_ERROR = %d, expected MPI_ERR_TRUNCATE", what, st[0].MPI_ERROR);
-        MTEST_CHECK(st[1].MPI_ERROR == MPI_SUCCESS, "%s: Waitall status[1].MPI_ERROR = %d, expected MPI_SUCCESS",
-                    what, st[1].MPI_ERROR);
+        MTEST_CHECK(st[1].MPI_ERROR == MPI_SUCCESS, "%s: Waitall status[1].MPI_ERROR = %d, expected MPI_SUCCESS", what,
+                    st[1].MPI_ERROR);
         MTEST_CHECK(good == tag, "%s: the second receive of Waitall got %d", what, good);
         MTEST_CHECK(rq[0] == MPI_REQUEST_NULL && rq[1] == MPI_REQUEST_NULL, "%s: Waitall left requests", what);
     }
-    MTEST_CHECK(st[0].MPI_SOURCE == peer && st[0].MPI_TAG == tag, "%s: status source %d tag %d", what,
-                st[0].MPI_SOURCE, st[0].MPI_TAG);
+    MTEST_CHECK(st[0].MPI_SOURCE == peer && st[0].MPI_TAG == tag, "%s: status source %d tag %d", what, st[0].MPI_SOURCE,
+                st[0].MPI_TAG);
     check_part(what, n, cap, seed);
 
     /* the pair still works: a follow-up message of the same size arrives whole */

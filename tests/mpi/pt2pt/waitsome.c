@@ -25,19 +25,13 @@ static void setup(MPI_Request rq[NR], int peer, int round)
     int p = 0;
     for (int i = 0; i < NR; i++) {
         switch (kind[i]) {
-        case K_NULL:
-            rq[i] = MPI_REQUEST_NULL;
-            break;
-        case K_INACTIVE:
-            rq[i] = pers[p++];
-            break;
+        case K_NULL: rq[i] = MPI_REQUEST_NULL; break;
+        case K_INACTIVE: rq[i] = pers[p++]; break;
         case K_RECV:
             memset(rbuf[i], 0, BIG);
             MTEST_OK(MPI_Irecv(rbuf[i], BIG, MPI_BYTE, peer, round * 100 + i, MPI_COMM_WORLD, &rq[i]));
             break;
-        case K_PROCNULL:
-            MTEST_OK(MPI_Irecv(rbuf[i], BIG, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &rq[i]));
-            break;
+        case K_PROCNULL: MTEST_OK(MPI_Irecv(rbuf[i], BIG, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &rq[i])); break;
         }
     }
 }

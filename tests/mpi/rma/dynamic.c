@@ -38,7 +38,8 @@ int main(int argc, char **argv)
     /* One buffer attached as two adjacent regions: an access running over both is valid
      * (put, accumulate, get_accumulate of 9,216 ints in a lock_all epoch, then flush). */
     enum { HALF = 4608 };
-    int *c = calloc(2 * HALF, sizeof(int)), *src = malloc(2 * HALF * sizeof(int)), *res = malloc(2 * HALF * sizeof(int));
+    int *c = calloc(2 * HALF, sizeof(int)), *src = malloc(2 * HALF * sizeof(int)),
+        *res = malloc(2 * HALF * sizeof(int));
     for (int i = 0; i < 2 * HALF; i++)
         src[i] = i;
     MTEST_OK(MPI_Win_attach(win, c, HALF * sizeof(int)));

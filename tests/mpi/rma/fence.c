@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define N 64           /* ints per peer slot */
-#define BIG (1 << 17)  /* bytes of the large put/get */
+#define N 64          /* ints per peer slot */
+#define BIG (1 << 17) /* bytes of the large put/get */
 
 static int rank, size;
 
@@ -20,8 +20,8 @@ static void run(int allocate)
     int *mem;
     MPI_Win win;
     if (allocate)
-        MTEST_OK(MPI_Win_allocate((MPI_Aint)slots * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem,
-                                  &win));
+        MTEST_OK(
+            MPI_Win_allocate((MPI_Aint)slots * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
     else {
         mem = mtest_malloc((size_t)slots * sizeof(int));
         MTEST_OK(MPI_Win_create(mem, (MPI_Aint)slots * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
@@ -167,7 +167,9 @@ static void big(void)
         }
     }
     /* MAXLOC on pairs: every rank offers (rank % 2, rank) at element 0 of rank 0 */
-    struct { int v, i; } pr = {rank % 2, rank}, *pm = (void *)mem;
+    struct {
+        int v, i;
+    } pr = {rank % 2, rank}, *pm = (void *)mem;
     MTEST_OK(MPI_Win_fence(0, win));
     if (rank == 0)
         pm->v = -1, pm->i = -1;

@@ -10,8 +10,8 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int *mem;
     MPI_Win win;
-    MTEST_OK(MPI_Win_allocate((MPI_Aint)(size + 1) * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem,
-                              &win));
+    MTEST_OK(
+        MPI_Win_allocate((MPI_Aint)(size + 1) * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
     for (int i = 0; i <= size; i++)
         mem[i] = -1;
     MPI_Group world, left, right, zero, others;

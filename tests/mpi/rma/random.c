@@ -86,8 +86,8 @@ int main(int argc, char **argv)
     rng = 0x9e3779b97f4a7c15ULL * (unsigned long long)(rank + 1);
     int *mem;
     MPI_Win win;
-    MTEST_OK(MPI_Win_allocate((MPI_Aint)size * SLOT * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem,
-                              &win));
+    MTEST_OK(
+        MPI_Win_allocate((MPI_Aint)size * SLOT * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
     memset(mem, 0, (size_t)size * SLOT * sizeof(int));
     int *model = calloc((size_t)size * SLOT, sizeof(int)); /* my slot at each target */
     MTEST_OK(MPI_Win_fence(0, win));
@@ -124,8 +124,8 @@ int main(int argc, char **argv)
                 int pos = tpos[0];
                 cmps[nf] = rnd(2) ? slot[pos] : slot[pos] + 1;
                 expect[nf] = slot[pos];
-                MTEST_OK(MPI_Compare_and_swap(&vals[0], &cmps[nf], fetched + nf, MPI_INT, t, (MPI_Aint)rank * SLOT + pos,
-                                              win));
+                MTEST_OK(MPI_Compare_and_swap(&vals[0], &cmps[nf], fetched + nf, MPI_INT, t,
+                                              (MPI_Aint)rank * SLOT + pos, win));
                 if (cmps[nf] == slot[pos])
                     slot[pos] = vals[0];
                 nf++;
@@ -152,7 +152,7 @@ int main(int argc, char **argv)
                 MPI_Op o = kind == 1 ? MPI_SUM : rnd(2) ? MPI_MAX : MPI_REPLACE;
                 MTEST_OK(MPI_Accumulate(obuf, ocount, ot, t, tdisp, tc, tt, o, win));
                 for (int i = 0; i < n; i++)
-                    slot[tpos[i]] = o == MPI_SUM ? slot[tpos[i]] + vals[i]
+                    slot[tpos[i]] = o == MPI_SUM   ? slot[tpos[i]] + vals[i]
                                     : o == MPI_MAX ? (vals[i] > slot[tpos[i]] ? vals[i] : slot[tpos[i]])
                                                    : vals[i];
             } else { /* get_accumulate (SUM or NO_OP) into a contiguous result kept for later */
@@ -181,7 +181,8 @@ int main(int argc, char **argv)
         int bad = 0;
         for (int i = 0; i < size * SLOT && bad < 5; i++)
             if (back[i] != model[i]) {
-                MTEST_CHECK(0, "round %d: target %d int %d = %d, model %d", round, i / SLOT, i % SLOT, back[i], model[i]);
+                MTEST_CHECK(0, "round %d: target %d int %d = %d, model %d", round, i / SLOT, i % SLOT, back[i],
+                            model[i]);
                 bad++;
             }
         free(back);

@@ -31,8 +31,8 @@ int main(int argc, char **argv)
         int du;
         int *p;
         MTEST_OK(MPI_Win_shared_query(win, r, &sz, &du, &p));
-        MTEST_CHECK(sz == (MPI_Aint)(r + 1) * (MPI_Aint)sizeof(int) && du == (int)sizeof(int), "rank %d: size %ld unit %d",
-                    r, (long)sz, du);
+        MTEST_CHECK(sz == (MPI_Aint)(r + 1) * (MPI_Aint)sizeof(int) && du == (int)sizeof(int),
+                    "rank %d: size %ld unit %d", r, (long)sz, du);
         if (prev_end)
             MTEST_CHECK(p == prev_end, "rank %d's part is not right after rank %d's", r, r - 1);
         prev_end = p + r + 1;

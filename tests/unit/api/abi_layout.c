@@ -19,8 +19,7 @@ _Static_assert(sizeof(((MPI_Status *)0)->MPI_internal) == 5 * sizeof(int), "five
 _Static_assert(sizeof(MPI_Aint) == sizeof(void *), "MPI_Aint is pointer sized");
 _Static_assert(sizeof(MPI_Offset) == 8 && sizeof(MPI_Count) == 8, "64-bit offset and count");
 _Static_assert(sizeof(MPI_Comm) == sizeof(void *), "handles are pointers");
-_Static_assert(MPI_F_STATUS_SIZE * sizeof(int) == sizeof(MPI_Status),
-               "Fortran status has the C status size");
+_Static_assert(MPI_F_STATUS_SIZE * sizeof(int) == sizeof(MPI_Status), "Fortran status has the C status size");
 _Static_assert(MPI_VERSION == 5 && MPI_SUBVERSION == 0, "MPI-5.0");
 _Static_assert(MPI_ABI_VERSION == 1 && MPI_ABI_SUBVERSION == 0, "standard ABI 1.0");
 _Static_assert(RMPI_ABI_VERSION_MAJOR == MPI_ABI_VERSION && RMPI_ABI_VERSION_MINOR == MPI_ABI_SUBVERSION,
@@ -28,22 +27,23 @@ _Static_assert(RMPI_ABI_VERSION_MAJOR == MPI_ABI_VERSION && RMPI_ABI_VERSION_MIN
 _Static_assert(MPI_ERR_TRUNCATE == 15, "error class value");
 _Static_assert(MPI_ERR_UNSUPPORTED_OPERATION == 55, "error class value");
 _Static_assert(MPI_THREAD_SINGLE < MPI_THREAD_FUNNELED && MPI_THREAD_FUNNELED < MPI_THREAD_SERIALIZED &&
-               MPI_THREAD_SERIALIZED < MPI_THREAD_MULTIPLE, "thread levels are ordered");
+                   MPI_THREAD_SERIALIZED < MPI_THREAD_MULTIPLE,
+               "thread levels are ordered");
 
 static int failures;
 
 static void check_long(const char *what, long got, long want)
 {
     if (got != want) {
-        printf("FAIL %s: got %ld (0x%lx), want %ld (0x%lx)\n", what, got,
-               (unsigned long)got, want, (unsigned long)want);
+        printf("FAIL %s: got %ld (0x%lx), want %ld (0x%lx)\n", what, got, (unsigned long)got, want,
+               (unsigned long)want);
         failures++;
     }
 }
 
 /* Handles are compared through their integer value, as the ABI defines them. */
 #define CHECK_HANDLE(h, v) check_long(#h, (long)(intptr_t)(h), (long)(v))
-#define CHECK_INT(c, v)    check_long(#c, (long)(c), (long)(v))
+#define CHECK_INT(c, v) check_long(#c, (long)(c), (long)(v))
 
 int main(void)
 {

@@ -38,7 +38,10 @@ static void user_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
 
 static void copy_pairs(void *in, void *inout, int *len, MPI_Datatype *dt)
 {
-    struct { double v; int i; } *a = in, *b = inout;
+    struct {
+        double v;
+        int i;
+    } *a = in, *b = inout;
     for (int k = 0; k < *len; k++)
         b[k] = a[k];
 }
@@ -49,7 +52,7 @@ static void test_user(void)
     CHECK(rmpi_coll_op_create(user_fn, NULL, 0, &op) == MPI_SUCCESS, "create");
     CHECK(rmpi_coll_op_valid(op) && !rmpi_coll_op_predefined(op) && !rmpi_coll_op_commutative(op), "user op flags");
 
-    int in[5] = { 1, 2, 3, 4, 5 }, io[5] = { 10, 20, 30, 40, 50 };
+    int in[5] = {1, 2, 3, 4, 5}, io[5] = {10, 20, 30, 40, 50};
     CHECK(rmpi_coll_op_check(op, MPI_INT) == 0, "user op on MPI_INT");
     rmpi_coll_op_apply(op, MPI_INT, in, io, 5);
     CHECK(seen_in == in && seen_inout == io && seen_len == 5 && seen_type == MPI_INT,
@@ -60,7 +63,7 @@ static void test_user(void)
     CHECK(rmpi_dtype_vector(2, 1, 3, MPI_INT, 0, &v) == MPI_SUCCESS, "vector");
     rmpi_dtype_commit(v);
     MPI_Datatype vh = rmpi_dtype_handle(v);
-    int pin[6] = { 1, 2, 3, 4, 5, 6 }, pio[6] = { 100, 200, 300, 400, 500, 600 };
+    int pin[6] = {1, 2, 3, 4, 5, 6}, pio[6] = {100, 200, 300, 400, 500, 600};
     rmpi_coll_op_apply(op, vh, pin, pio, 3);
     CHECK(seen_type == vh && seen_len == 3 && seen_in != pin, "non-contiguous: typed copies and the user's handle");
     for (int i = 0; i < 6; i++)
@@ -70,7 +73,7 @@ static void test_user(void)
      * which must land in a typed copy, not 4 bytes past the packed data */
     MPI_Op cp;
     CHECK(rmpi_coll_op_create(copy_pairs, NULL, 1, &cp) == MPI_SUCCESS, "create copy op");
-    unsigned char pin2[16] = { 0 }, pio2[16];
+    unsigned char pin2[16] = {0}, pio2[16];
     double dv = 2.5;
     int iv = 7;
     memcpy(pin2, &dv, 8);
@@ -96,8 +99,8 @@ static void test_predefined(void)
 {
     /* MPI_SHORT_INT packed: 6 bytes per pair (short, int), no padding */
     unsigned char in[18], io[18];
-    short va[3] = { 5, 2, 7 }, vb[3] = { 5, 3, 1 };
-    int ia[3] = { 9, 4, 0 }, ib[3] = { 3, 8, 6 };
+    short va[3] = {5, 2, 7}, vb[3] = {5, 3, 1};
+    int ia[3] = {9, 4, 0}, ib[3] = {3, 8, 6};
     for (int k = 0; k < 3; k++) {
         memcpy(in + 6 * k, &va[k], 2);
         memcpy(in + 6 * k + 2, &ia[k], 4);
@@ -106,8 +109,8 @@ static void test_predefined(void)
     }
     CHECK(rmpi_coll_op_check(MPI_MINLOC, MPI_SHORT_INT) == 0, "MINLOC on SHORT_INT");
     rmpi_coll_op_apply(MPI_MINLOC, MPI_SHORT_INT, in, io, 3);
-    short want_v[3] = { 5, 2, 1 };
-    int want_i[3] = { 3, 4, 6 };
+    short want_v[3] = {5, 2, 1};
+    int want_i[3] = {3, 4, 6};
     for (int k = 0; k < 3; k++) {
         short v;
         int i;
@@ -121,7 +124,7 @@ static void test_predefined(void)
     rmpi_dtype_t *v = NULL;
     CHECK(rmpi_dtype_vector(2, 2, 5, MPI_DOUBLE, 0, &v) == MPI_SUCCESS, "vector of double");
     MPI_Datatype vh = rmpi_dtype_handle(v);
-    double a[8] = { 1, 2, 3, 4, 5, 6, 7, 8 }, b[8] = { 8, 7, 6, 5, 4, 3, 2, 1 };
+    double a[8] = {1, 2, 3, 4, 5, 6, 7, 8}, b[8] = {8, 7, 6, 5, 4, 3, 2, 1};
     CHECK(rmpi_coll_op_check(MPI_PROD, vh) == 0 && rmpi_coll_op_check(MPI_BAND, vh) == MPI_ERR_OP,
           "PROD allowed, BAND not, on a vector of double");
     rmpi_coll_op_apply(MPI_PROD, vh, a, b, 2);
@@ -133,9 +136,9 @@ static void test_predefined(void)
     CHECK(a[7] == 8, "NO_OP leaves inout");
 
     /* several basic types: no predefined op but REPLACE/NO_OP; user ops take anything */
-    MPI_Count bl[2] = { 1, 1 };
-    MPI_Aint d[2] = { 0, 8 };
-    MPI_Datatype ty[2] = { MPI_INT, MPI_DOUBLE };
+    MPI_Count bl[2] = {1, 1};
+    MPI_Aint d[2] = {0, 8};
+    MPI_Datatype ty[2] = {MPI_INT, MPI_DOUBLE};
     rmpi_dtype_t *s = NULL;
     CHECK(rmpi_dtype_struct(2, bl, d, ty, 0, &s) == MPI_SUCCESS, "struct");
     CHECK(rmpi_coll_op_check(MPI_SUM, rmpi_dtype_handle(s)) == MPI_ERR_OP, "SUM on {int, double}");
@@ -172,7 +175,7 @@ static void test_misaligned(void)
     }
     CHECK(!bad, "misaligned SUM on MPI_DOUBLE: %d wrong", bad);
     static unsigned char ca[64 * 32 + 1], cb[64 * 32 + 1];
-    long double c[2] = { 1, 2 }, d[2] = { 3, -1 }, r[2];
+    long double c[2] = {1, 2}, d[2] = {3, -1}, r[2];
     for (int i = 0; i < 64; i++) {
         memcpy(ca + 1 + 32 * i, c, 32);
         memcpy(cb + 1 + 32 * i, d, 32);

@@ -49,8 +49,8 @@ static void test_dims(void)
             CHECK(prod == n, "dims_create(%d, %d): product %d", n, k, prod);
             int cur[4], best = -1;
             enum_fact(n, k, n, cur, 0, &best);
-            CHECK(dims[0] - dims[k - 1] == best, "dims_create(%d, %d): spread %d, best %d", n, k,
-                  dims[0] - dims[k - 1], best);
+            CHECK(dims[0] - dims[k - 1] == best, "dims_create(%d, %d): spread %d, best %d", n, k, dims[0] - dims[k - 1],
+                  best);
             CHECK_BAIL();
         }
     /* a fixed middle dimension */
@@ -100,8 +100,8 @@ static void test_cart(void)
                 }
                 expect = cc[0] * 8 + cc[1] * 2 + cc[2];
             check:
-                CHECK(src[2 * d + s] == expect && dst[2 * d + s] == expect, "rank %d dim %d %s: %d/%d, expected %d",
-                      r, d, s ? "+1" : "-1", src[2 * d + s], dst[2 * d + s], expect);
+                CHECK(src[2 * d + s] == expect && dst[2 * d + s] == expect, "rank %d dim %d %s: %d/%d, expected %d", r,
+                      d, s ? "+1" : "-1", src[2 * d + s], dst[2 * d + s], expect);
             }
         rmpi_comm_topo_release(t);
     }

@@ -89,7 +89,7 @@ int main(void)
             ecmp = MPI_UNEQUAL;
         else
             ecmp = a->size == 0 || memcmp(a->world, b->world, (size_t)a->size * sizeof(int)) == 0 ? MPI_IDENT
-                                                                                                     : MPI_SIMILAR;
+                                                                                                  : MPI_SIMILAR;
         CHECK(cmp == ecmp, "compare %d, expected %d", cmp, ecmp);
 
         int in[W + 1], out[W + 1];

@@ -226,8 +226,8 @@ static void flood(void)
         CHECK(r->done, "flood message %d not received", i);
         rmpi_req_release(r);
     }
-    CHECK(cp->unexp_bytes == before, "%zu bytes still counted after receiving them all (%zu before)",
-          cp->unexp_bytes, before);
+    CHECK(cp->unexp_bytes == before, "%zu bytes still counted after receiving them all (%zu before)", cp->unexp_bytes,
+          before);
     rmpi_core_unexp_max = SIZE_MAX;
 }
 

@@ -10,8 +10,16 @@
 #include "../unit_check.h"
 
 static int calls[3], order[16], norder;
-static int hook_a(void) { calls[0]++, order[norder++] = 0; return 1; }
-static int hook_b(void) { calls[1]++, order[norder++] = 1; return 2; }
+static int hook_a(void)
+{
+    calls[0]++, order[norder++] = 0;
+    return 1;
+}
+static int hook_b(void)
+{
+    calls[1]++, order[norder++] = 1;
+    return 2;
+}
 static int hook_self_removing(void)
 {
     calls[2]++, order[norder++] = 2;

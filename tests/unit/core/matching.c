@@ -29,7 +29,7 @@
 
 #define CTX 8u
 #define EAGER_SZ 1000
-#define RNDV_SZ 100000   /* above any default eager limit (intra 16 KiB, inter 64 KiB) */
+#define RNDV_SZ 100000 /* above any default eager limit (intra 16 KiB, inter 64 KiB) */
 #define GUARD 0xee
 
 static const char *mode_name = "";
@@ -379,15 +379,15 @@ typedef struct srecv {
     size_t cap;
     unsigned char *buf;
     rmpi_req_t *req;
-    int posted, matched;           /* model: message index or -1 */
+    int posted, matched; /* model: message index or -1 */
     int cancelled, checked;
 } srecv_t;
 
 static smsg_t msgs[NMSG];
 static srecv_t recvs[NMSG];
-static int m_posted[NCTX][NMSG], m_nposted[NCTX];   /* model: pending receives, posting order */
-static int m_unexp[NCTX][NMSG], m_nunexp[NCTX];     /* model: unexpected messages, arrival order */
-static int m_flight[NMSG], m_nflight;               /* sent, not yet arrived */
+static int m_posted[NCTX][NMSG], m_nposted[NCTX]; /* model: pending receives, posting order */
+static int m_unexp[NCTX][NMSG], m_nunexp[NCTX];   /* model: unexpected messages, arrival order */
+static int m_flight[NMSG], m_nflight;             /* sent, not yet arrived */
 
 static int env_match(int wsrc, int wtag, int src, int tag)
 {
@@ -480,8 +480,9 @@ static void case_stress(uint64_t seed)
     for (int i = 0; i < NMSG; i++) {
         smsg_t *m = &msgs[i];
         uint64_t k = unit_range(&g, 0, 99);
-        m->len = k < 60 ? (size_t)unit_range(&g, 0, 64) : k < 90 ? (size_t)unit_range(&g, 65, 16000)
-                                                                 : (size_t)unit_range(&g, 70000, 150000);
+        m->len = k < 60   ? (size_t)unit_range(&g, 0, 64)
+                 : k < 90 ? (size_t)unit_range(&g, 65, 16000)
+                          : (size_t)unit_range(&g, 70000, 150000);
         m->ctx = CTX + (uint32_t)unit_range(&g, 0, NCTX - 1);
         /* runs of one envelope so header caching has something to cache */
         if (i > 0 && unit_range(&g, 0, 2) == 0) {
@@ -538,8 +539,7 @@ static void case_stress(uint64_t seed)
             x->posted = 1;
             model_post(i);
             if (x->matched >= 0 && !(x->req->done || msgs[x->matched].len > eager_lim))
-                CHECK(0, "%s: stress receive %d matched an unexpected eager message but is not complete", mode_name,
-                      i);
+                CHECK(0, "%s: stress receive %d matched an unexpected eager message but is not complete", mode_name, i);
         }
         if (unit_range(&g, 0, 4) == 0)
             stress_progress();
@@ -606,11 +606,11 @@ static void case_stress(uint64_t seed)
 
 /* Stop at the first case that failed: later cases would trip over its leftovers (posted
  * receives, queued messages) and only add noise. */
-#define STEP(call)              \
-    do {                        \
-        call;                   \
-        if (unit_failures)      \
-            return;             \
+#define STEP(call)         \
+    do {                   \
+        call;              \
+        if (unit_failures) \
+            return;        \
     } while (0)
 
 static void run_all(uint64_t seed)
@@ -667,8 +667,10 @@ int main(void)
     static const struct {
         int write, cache;
         const char *name;
-    } modes[] = {{0, 1, "rndv read, header cache"}, {1, 1, "rndv write, header cache"},
-                 {0, 0, "rndv read, no header cache"}, {1, 0, "rndv write, no header cache"}};
+    } modes[] = {{0, 1, "rndv read, header cache"},
+                 {1, 1, "rndv write, header cache"},
+                 {0, 0, "rndv read, no header cache"},
+                 {1, 0, "rndv write, no header cache"}};
     for (size_t i = 0; i < sizeof modes / sizeof *modes && !unit_failures; i++) {
         /* the mode is decided per peer; set it on the self VC these tests use */
         rmpi_core_peer(rmpi_vc_get(0))->rndv_write = modes[i].write;

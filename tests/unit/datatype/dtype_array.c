@@ -51,19 +51,19 @@ static rmpi_dtype_t *subarray(int nd, const MPI_Count *sz, const MPI_Count *sub,
 
 static void test_subarray(void)
 {
-    MPI_Count sz[3] = { 4, 5 }, sub[3] = { 2, 3 }, st[3] = { 1, 2 };
+    MPI_Count sz[3] = {4, 5}, sub[3] = {2, 3}, st[3] = {1, 2};
     rmpi_dtype_t *c = subarray(2, sz, sub, st, MPI_ORDER_C);
-    int wc[] = { 7, 8, 9, 12, 13, 14 };
+    int wc[] = {7, 8, 9, 12, 13, 14};
     expect_list("subarray 4x5 C", c, wc, 6);
     CHECK(c->lb == 0 && c->extent == 80 && c->size == 24 && c->true_lb == 28 && c->true_ub == 60,
           "subarray 4x5 C: lb %ld extent %ld size %zu true %ld..%ld", (long)c->lb, (long)c->extent, c->size,
           (long)c->true_lb, (long)c->true_ub);
     rmpi_dtype_t *f = subarray(2, sz, sub, st, MPI_ORDER_FORTRAN);
-    int wf[] = { 9, 10, 13, 14, 17, 18 };
+    int wf[] = {9, 10, 13, 14, 17, 18};
     expect_list("subarray 4x5 Fortran", f, wf, 6);
     CHECK(f->extent == 80, "subarray Fortran extent %ld", (long)f->extent);
 
-    MPI_Count s3[3] = { 3, 4, 5 }, b3[3] = { 2, 2, 2 }, t3[3] = { 1, 1, 3 };
+    MPI_Count s3[3] = {3, 4, 5}, b3[3] = {2, 2, 2}, t3[3] = {1, 1, 3};
     rmpi_dtype_t *c3 = subarray(3, s3, b3, t3, MPI_ORDER_C);
     int w3[8], k = 0;
     for (int i = 1; i <= 2; i++)
@@ -75,13 +75,13 @@ static void test_subarray(void)
 
     MPI_Count s1 = 10, b1 = 3, t1 = 4;
     rmpi_dtype_t *one = subarray(1, &s1, &b1, &t1, MPI_ORDER_C);
-    int w1[] = { 4, 5, 6 };
+    int w1[] = {4, 5, 6};
     expect_list("subarray 1-D", one, w1, 3);
 
     /* a vector of subarrays steps by the whole array */
     rmpi_dtype_t *two = NULL;
     CHECK(rmpi_dtype_contiguous(2, H(one), 0, &two) == MPI_SUCCESS, "contiguous of subarray");
-    int w2[] = { 4, 5, 6, 14, 15, 16 };
+    int w2[] = {4, 5, 6, 14, 15, 16};
     expect_list("contiguous(2, subarray)", two, w2, 6);
 
     rmpi_dtype_t *bad = NULL;
@@ -144,12 +144,12 @@ static void test_darray(void)
 {
     /* hand-checked: 4x6 C order, 2x2 processes, block x cyclic(2); rank 1 = coords (0, 1):
      * rows 0-1, columns 2,3 -> indices 2,3,8,9 */
-    MPI_Count g[2] = { 4, 6 };
-    int dist[2] = { MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC }, darg[2] = { MPI_DISTRIBUTE_DFLT_DARG, 2 },
-        ps[2] = { 2, 2 };
+    MPI_Count g[2] = {4, 6};
+    int dist[2] = {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC}, darg[2] = {MPI_DISTRIBUTE_DFLT_DARG, 2},
+        ps[2] = {2, 2};
     rmpi_dtype_t *dt = NULL;
     CHECK(rmpi_dtype_darray(4, 1, 2, g, dist, darg, ps, MPI_ORDER_C, MPI_INT, 0, &dt) == MPI_SUCCESS, "darray");
-    int w[] = { 2, 3, 8, 9 };
+    int w[] = {2, 3, 8, 9};
     expect_list("darray 4x6 block x cyclic(2) rank 1", dt, w, 4);
     CHECK(dt->lb == 0 && dt->extent == 96, "darray extent %ld", (long)dt->extent);
     rmpi_dtype_free(dt);
@@ -194,17 +194,17 @@ static void test_darray(void)
         CHECK_BAIL();
     }
     /* NONE ignores its distribution argument (as MPICH and ROMIO do) */
-    int none1[2] = { MPI_DISTRIBUTE_NONE, MPI_DISTRIBUTE_CYCLIC }, odd[2] = { -7, 2 }, ps1[2] = { 1, 2 };
+    int none1[2] = {MPI_DISTRIBUTE_NONE, MPI_DISTRIBUTE_CYCLIC}, odd[2] = {-7, 2}, ps1[2] = {1, 2};
     CHECK(rmpi_dtype_darray(2, 1, 2, g, none1, odd, ps1, MPI_ORDER_C, MPI_INT, 0, &dt) == MPI_SUCCESS,
           "NONE with darg -7");
-    int wn[] = { 2, 3, 8, 9, 14, 15, 20, 21 };
+    int wn[] = {2, 3, 8, 9, 14, 15, 20, 21};
     expect_list("darray NONE x cyclic(2) rank 1", dt, wn, 8);
     rmpi_dtype_free(dt);
     /* errors: product of psizes != size, NONE with psize 2, block too small */
-    int none[2] = { MPI_DISTRIBUTE_NONE, MPI_DISTRIBUTE_BLOCK }, small[2] = { 1, MPI_DISTRIBUTE_DFLT_DARG };
+    int none[2] = {MPI_DISTRIBUTE_NONE, MPI_DISTRIBUTE_BLOCK}, small[2] = {1, MPI_DISTRIBUTE_DFLT_DARG};
     CHECK(rmpi_dtype_darray(3, 0, 2, g, dist, darg, ps, MPI_ORDER_C, MPI_INT, 0, &dt) == MPI_ERR_ARG, "size 3 vs 2x2");
     CHECK(rmpi_dtype_darray(4, 0, 2, g, none, darg, ps, MPI_ORDER_C, MPI_INT, 0, &dt) == MPI_ERR_ARG, "NONE psize 2");
-    int blk2[2] = { MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_BLOCK };
+    int blk2[2] = {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_BLOCK};
     CHECK(rmpi_dtype_darray(4, 0, 2, g, blk2, small, ps, MPI_ORDER_C, MPI_INT, 0, &dt) == MPI_ERR_ARG,
           "block darg 1 x 2 procs < 4");
 }
@@ -244,9 +244,9 @@ static void test_envelope(void)
           (long long)large[0], (long long)large[1], (long long)large[2]);
     rmpi_dtype_free(t);
 
-    MPI_Count bl[3] = { 1, 2, 3 };
-    MPI_Aint d[3] = { 0, 16, 64 };
-    MPI_Datatype ty[3] = { MPI_INT, MPI_DOUBLE, H(v) };
+    MPI_Count bl[3] = {1, 2, 3};
+    MPI_Aint d[3] = {0, 16, 64};
+    MPI_Datatype ty[3] = {MPI_INT, MPI_DOUBLE, H(v)};
     CHECK(rmpi_dtype_struct(3, bl, d, ty, 0, &t) == 0, "struct");
     expect_env("struct", t, 0, 4, 3, 0, 3, MPI_COMBINER_STRUCT);
     rmpi_dtype_contents(t, 0, ints, aints, large, types);
@@ -259,11 +259,11 @@ static void test_envelope(void)
           "struct_c large contents");
     rmpi_dtype_free(t);
 
-    MPI_Count disps[2] = { 4, 0 }, bls[2] = { 2, 1 };
+    MPI_Count disps[2] = {4, 0}, bls[2] = {2, 1};
     CHECK(rmpi_dtype_indexed(2, bls, disps, MPI_INT, 0, &t) == 0, "indexed");
     expect_env("indexed", t, 0, 5, 0, 0, 1, MPI_COMBINER_INDEXED);
     rmpi_dtype_free(t);
-    MPI_Aint ad[2] = { 8, 0 };
+    MPI_Aint ad[2] = {8, 0};
     CHECK(rmpi_dtype_hindexed(2, bls, ad, MPI_INT, 0, &t) == 0, "hindexed");
     expect_env("hindexed", t, 0, 3, 2, 0, 1, MPI_COMBINER_HINDEXED);
     rmpi_dtype_free(t);
@@ -285,7 +285,7 @@ static void test_envelope(void)
     expect_env("dup", t, 1, 0, 0, 0, 1, MPI_COMBINER_DUP);
     rmpi_dtype_free(t);
 
-    MPI_Count sz[2] = { 4, 5 }, sub[2] = { 2, 3 }, st[2] = { 1, 2 };
+    MPI_Count sz[2] = {4, 5}, sub[2] = {2, 3}, st[2] = {1, 2};
     CHECK(rmpi_dtype_subarray(2, sz, sub, st, MPI_ORDER_FORTRAN, MPI_INT, 1, &t) == 0, "subarray_c");
     expect_env("subarray_c", t, 1, 2, 0, 6, 1, MPI_COMBINER_SUBARRAY);
     expect_env("subarray_c", t, 0, 8, 0, 0, 1, MPI_COMBINER_SUBARRAY);
@@ -297,8 +297,8 @@ static void test_envelope(void)
           "subarray contents");
     rmpi_dtype_free(t);
 
-    int dist[2] = { MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC }, darg[2] = { MPI_DISTRIBUTE_DFLT_DARG, 2 },
-        ps[2] = { 2, 2 };
+    int dist[2] = {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC}, darg[2] = {MPI_DISTRIBUTE_DFLT_DARG, 2},
+        ps[2] = {2, 2};
     CHECK(rmpi_dtype_darray(4, 3, 2, sz, dist, darg, ps, MPI_ORDER_C, MPI_INT, 1, &t) == 0, "darray_c");
     expect_env("darray_c", t, 1, 10, 0, 2, 1, MPI_COMBINER_DARRAY);
     expect_env("darray_c", t, 0, 12, 0, 0, 1, MPI_COMBINER_DARRAY);
@@ -332,12 +332,12 @@ static void test_external(void)
         double d;
         long double ld;
         wchar_t w;
-    } x = { 'A', 0x0102, 0x01020304, -0x05060708L, 1.0f, -2.0, 1.0L, L'Z' }, y;
-    MPI_Count bl[8] = { 1, 1, 1, 1, 1, 1, 1, 1 };
-    MPI_Aint d[8] = { offsetof(struct rec, c), offsetof(struct rec, s), offsetof(struct rec, i),
-                      offsetof(struct rec, l), offsetof(struct rec, f), offsetof(struct rec, d),
-                      offsetof(struct rec, ld), offsetof(struct rec, w) };
-    MPI_Datatype ty[8] = { MPI_CHAR, MPI_SHORT, MPI_INT, MPI_LONG, MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE, MPI_WCHAR };
+    } x = {'A', 0x0102, 0x01020304, -0x05060708L, 1.0f, -2.0, 1.0L, L'Z'}, y;
+    MPI_Count bl[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+    MPI_Aint d[8] = {offsetof(struct rec, c),  offsetof(struct rec, s), offsetof(struct rec, i),
+                     offsetof(struct rec, l),  offsetof(struct rec, f), offsetof(struct rec, d),
+                     offsetof(struct rec, ld), offsetof(struct rec, w)};
+    MPI_Datatype ty[8] = {MPI_CHAR, MPI_SHORT, MPI_INT, MPI_LONG, MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE, MPI_WCHAR};
     rmpi_dtype_t *t = NULL;
     CHECK(rmpi_dtype_struct(8, bl, d, ty, 0, &t) == 0, "struct");
     size_t es = rmpi_dtype_external_size(t);
@@ -347,9 +347,9 @@ static void test_external(void)
     rmpi_dtype_pack(&x, 1, t, 0, packed, t->size);
     rmpi_dtype_to_external(t, 1, packed, ext);
     static const unsigned char want[] = {
-        'A', 0x01, 0x02, 0x01, 0x02, 0x03, 0x04, 0xfa, 0xf9, 0xf8, 0xf8,
-        0x3f, 0x80, 0x00, 0x00, 0xc0, 0x00, 0, 0, 0, 0, 0, 0,
-        0x3f, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x00, 'Z',
+        'A',  0x01, 0x02, 0x01, 0x02, 0x03, 0x04, 0xfa, 0xf9, 0xf8, 0xf8, 0x3f, 0x80, 0x00,
+        0x00, 0xc0, 0x00, 0,    0,    0,    0,    0,    0,    0x3f, 0xff, 0,    0,    0,
+        0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0x00, 'Z',
     };
     CHECK(sizeof want == es, "want table");
     for (size_t i = 0; i < es; i++)
@@ -366,7 +366,10 @@ static void test_external(void)
     rmpi_dtype_free(t);
 
     /* pairs and complex numbers, and a long double that is not a round number */
-    struct { double v; int i; } p[2] = { { 0.5, 7 }, { -3.25, -1 } }, q[2];
+    struct {
+        double v;
+        int i;
+    } p[2] = {{0.5, 7}, {-3.25, -1}}, q[2];
     rmpi_dtype_t *dp = rmpi_dtype_get(MPI_DOUBLE_INT);
     CHECK(rmpi_dtype_external_size(dp) == 12, "DOUBLE_INT external size");
     rmpi_dtype_pack(p, 2, dp, 0, packed, 24);
@@ -376,14 +379,15 @@ static void test_external(void)
     rmpi_dtype_from_external(dp, 2, ext, back);
     rmpi_dtype_unpack(back, 24, q, 2, dp, 0);
     CHECK(q[0].v == 0.5 && q[0].i == 7 && q[1].v == -3.25 && q[1].i == -1, "DOUBLE_INT round trip");
-    long double lv[3] = { 1.0L / 3, -0x1.8p1000L, 0 }, lw[3];
+    long double lv[3] = {1.0L / 3, -0x1.8p1000L, 0}, lw[3];
     rmpi_dtype_t *ld = rmpi_dtype_get(MPI_LONG_DOUBLE);
     rmpi_dtype_to_external(ld, 3, lv, ext);
     rmpi_dtype_from_external(ld, 3, ext, lw);
     CHECK(lw[0] == lv[0] && lw[1] == lv[1] && lw[2] == 0, "long double round trip");
-    CHECK(ext[16] == 0xc3 && ext[17] == 0xe7 && ext[18] == 0x80 && ext[32] == 0, "binary128 of -1.5 * 2^1000: %02x %02x", ext[16], ext[17]);
+    CHECK(ext[16] == 0xc3 && ext[17] == 0xe7 && ext[18] == 0x80 && ext[32] == 0,
+          "binary128 of -1.5 * 2^1000: %02x %02x", ext[16], ext[17]);
     rmpi_dtype_t *cx = rmpi_dtype_get(MPI_C_FLOAT_COMPLEX);
-    float cv[2] = { 1.0f, -1.0f };
+    float cv[2] = {1.0f, -1.0f};
     rmpi_dtype_to_external(cx, 1, cv, ext);
     CHECK(ext[0] == 0x3f && ext[4] == 0xbf && rmpi_dtype_external_size(cx) == 8, "float complex external");
 

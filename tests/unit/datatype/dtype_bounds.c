@@ -5,7 +5,6 @@
 #include "../unit_check.h"
 #include "datatype/datatype.h"
 
-
 #define H(dt) rmpi_dtype_handle(dt)
 
 static void expect(const char *what, rmpi_dtype_t *dt, size_t size, MPI_Aint lb, MPI_Aint extent, MPI_Aint true_lb,
@@ -17,9 +16,8 @@ static void expect(const char *what, rmpi_dtype_t *dt, size_t size, MPI_Aint lb,
     CHECK(dt->size == size, "%s: size %zu, expected %zu", what, dt->size, size);
     CHECK(dt->lb == lb && dt->extent == extent && dt->ub == lb + extent, "%s: lb %ld extent %ld, expected %ld %ld",
           what, (long)dt->lb, (long)dt->extent, (long)lb, (long)extent);
-    CHECK(dt->true_lb == true_lb && dt->true_extent == true_extent,
-          "%s: true lb %ld extent %ld, expected %ld %ld", what, (long)dt->true_lb, (long)dt->true_extent,
-          (long)true_lb, (long)true_extent);
+    CHECK(dt->true_lb == true_lb && dt->true_extent == true_extent, "%s: true lb %ld extent %ld, expected %ld %ld",
+          what, (long)dt->true_lb, (long)dt->true_extent, (long)true_lb, (long)true_extent);
     MPI_Aint a, b;
     rmpi_dtype_get_extent(dt, &a, &b);
     CHECK(a == lb && b == extent, "%s: get_extent", what);
@@ -50,9 +48,9 @@ static rmpi_dtype_t *resized(MPI_Datatype t, MPI_Aint lb, MPI_Aint ext)
 
 static rmpi_dtype_t *struct2(MPI_Count bl0, MPI_Aint d0, MPI_Datatype t0, MPI_Count bl1, MPI_Aint d1, MPI_Datatype t1)
 {
-    MPI_Count bl[2] = { bl0, bl1 };
-    MPI_Aint d[2] = { d0, d1 };
-    MPI_Datatype t[2] = { t0, t1 };
+    MPI_Count bl[2] = {bl0, bl1};
+    MPI_Aint d[2] = {d0, d1};
+    MPI_Datatype t[2] = {t0, t1};
     rmpi_dtype_t *dt = NULL;
     CHECK(rmpi_dtype_struct(2, bl, d, t, 0, &dt) == MPI_SUCCESS, "struct");
     return dt;
@@ -98,7 +96,7 @@ int main(void)
     expect("hvector(2,3,100,CHAR)", dt, 6, 0, 103, 0, 103);
     rmpi_dtype_free(dt);
 
-    MPI_Count ibl[3] = { 2, 0, 1 }, idisp[3] = { 5, 1, 0 };
+    MPI_Count ibl[3] = {2, 0, 1}, idisp[3] = {5, 1, 0};
     CHECK(rmpi_dtype_indexed(3, ibl, idisp, MPI_INT, 0, &dt) == MPI_SUCCESS, "indexed");
     expect("indexed", dt, 12, 0, 28, 0, 28);
     CHECK(dt->nseg == 2 && dt->segs[0].off == 20 && dt->segs[0].len == 8 && dt->segs[1].off == 0 &&
@@ -107,14 +105,14 @@ int main(void)
     CHECK(dt->ints[0] == 3 && dt->ints[1] == 2 && dt->ints[4] == 5 && dt->nints == 7, "indexed contents");
     rmpi_dtype_free(dt);
 
-    MPI_Count bdisp[3] = { 4, 0, 2 };
+    MPI_Count bdisp[3] = {4, 0, 2};
     CHECK(rmpi_dtype_indexed_block(3, 2, bdisp, MPI_SHORT, 0, &dt) == MPI_SUCCESS, "indexed_block");
     expect("indexed_block", dt, 12, 0, 12, 0, 12);
     CHECK(!dt->contig && dt->nseg == 2 && dt->segs[0].stride == -8, "indexed_block out of order is not contiguous");
     rmpi_dtype_free(dt);
 
-    MPI_Aint hdisp[2] = { 16, -8 };
-    MPI_Count hbl[2] = { 1, 2 };
+    MPI_Aint hdisp[2] = {16, -8};
+    MPI_Count hbl[2] = {1, 2};
     CHECK(rmpi_dtype_hindexed(2, hbl, hdisp, MPI_FLOAT, 0, &dt) == MPI_SUCCESS, "hindexed");
     expect("hindexed", dt, 12, -8, 28, -8, 28);
     rmpi_dtype_free(dt);

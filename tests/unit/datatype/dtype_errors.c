@@ -5,11 +5,10 @@
 #include "../unit_check.h"
 #include "datatype/datatype.h"
 
-
-#define EXPECT_RC(call, want)                                                            \
-    do {                                                                                 \
-        int rc_ = (call);                                                                \
-        CHECK(rc_ == (want), "returned %d, expected %d (%s)", rc_, (want), #want);        \
+#define EXPECT_RC(call, want)                                                      \
+    do {                                                                           \
+        int rc_ = (call);                                                          \
+        CHECK(rc_ == (want), "returned %d, expected %d (%s)", rc_, (want), #want); \
     } while (0)
 
 int main(void)
@@ -17,9 +16,9 @@ int main(void)
     rmpi_dtype_t *dt = NULL, *a, *b;
     static uint64_t garbage[16];
     MPI_Datatype junk = (MPI_Datatype)garbage;
-    MPI_Count bl[2] = { 1, 1 }, negbl[2] = { 1, -1 }, disp[2] = { 0, 2 };
-    MPI_Aint adisp[2] = { 0, 8 };
-    MPI_Datatype types[2] = { MPI_INT, MPI_DOUBLE }, badtypes[2] = { MPI_INT, MPI_DATATYPE_NULL };
+    MPI_Count bl[2] = {1, 1}, negbl[2] = {1, -1}, disp[2] = {0, 2};
+    MPI_Aint adisp[2] = {0, 8};
+    MPI_Datatype types[2] = {MPI_INT, MPI_DOUBLE}, badtypes[2] = {MPI_INT, MPI_DATATYPE_NULL};
 
     EXPECT_RC(rmpi_dtype_contiguous(-1, MPI_INT, 0, &dt), MPI_ERR_COUNT);
     EXPECT_RC(rmpi_dtype_contiguous(1, MPI_DATATYPE_NULL, 0, &dt), MPI_ERR_TYPE);
@@ -67,7 +66,7 @@ int main(void)
     EXPECT_RC(rmpi_dtype_contiguous(1, ah, 0, &dt), MPI_ERR_TYPE);
     CHECK(b->types[0] == a && a->refcount == 1, "child kept alive");
     rmpi_dtype_commit(b);
-    int in[8] = { 0, 1, 2, 3, 4, 5, 6, 7 }, out[4];
+    int in[8] = {0, 1, 2, 3, 4, 5, 6, 7}, out[4];
     CHECK(rmpi_dtype_pack(in, 1, b, 0, out, sizeof(out)) == 16 && out[0] == 0 && out[1] == 1 && out[2] == 4 &&
               out[3] == 5,
           "pack after the child was freed");

@@ -25,15 +25,16 @@ static void expect(const char *what, const void *buf, size_t count, rmpi_dtype_t
     CHECK(rmpi_dtype_iter_done(&it), "%s: not done after one call", what);
     for (int k = 0; k < n && k < nwant; k++) {
         long o = (long)((const char *)iov[k].iov_base - (const char *)buf);
-        CHECK(o == want[2 * k] && (long)iov[k].iov_len == want[2 * k + 1], "%s: segment %d is (%ld, %zu), expected (%ld, %ld)",
-              what, k, o, iov[k].iov_len, want[2 * k], want[2 * k + 1]);
+        CHECK(o == want[2 * k] && (long)iov[k].iov_len == want[2 * k + 1],
+              "%s: segment %d is (%ld, %zu), expected (%ld, %ld)", what, k, o, iov[k].iov_len, want[2 * k],
+              want[2 * k + 1]);
     }
 }
 
-#define EXPECT(what, buf, count, dt, off, len, ...)                                              \
-    do {                                                                                         \
-        static const long w_[] = {__VA_ARGS__};                                                  \
-        expect(what, buf, count, dt, off, len, w_, (int)(sizeof w_ / sizeof w_[0] / 2));          \
+#define EXPECT(what, buf, count, dt, off, len, ...)                                      \
+    do {                                                                                 \
+        static const long w_[] = {__VA_ARGS__};                                          \
+        expect(what, buf, count, dt, off, len, w_, (int)(sizeof w_ / sizeof w_[0] / 2)); \
     } while (0)
 
 static rmpi_dtype_t *committed(rmpi_dtype_t *dt)

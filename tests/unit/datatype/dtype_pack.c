@@ -14,7 +14,6 @@
 #include "datatype/datatype.h"
 #include "util/util.h"
 
-
 typedef struct ent {
     MPI_Aint disp;
     size_t len;
@@ -43,7 +42,7 @@ static long rrange(long lo, long hi) { return lo + (long)(rnd() % (uint64_t)(hi 
 static void push(model_t *m, MPI_Aint disp, size_t len)
 {
     m->e = realloc(m->e, (m->n + 1) * sizeof(*m->e));
-    m->e[m->n++] = (ent_t){ disp, len };
+    m->e[m->n++] = (ent_t){disp, len};
 }
 
 /* bl copies of child c, the first at disp. */
@@ -60,13 +59,17 @@ static int nnodes;
 
 static tnode_t *base_type(void)
 {
-    static const struct { MPI_Datatype h; ent_t e[2]; int n; } bases[] = {
-        { MPI_CHAR, { { 0, 1 } }, 1 },
-        { MPI_SHORT, { { 0, 2 } }, 1 },
-        { MPI_INT, { { 0, 4 } }, 1 },
-        { MPI_DOUBLE, { { 0, 8 } }, 1 },
-        { MPI_DOUBLE_INT, { { 0, 8 }, { 8, 4 } }, 2 },
-        { MPI_SHORT_INT, { { 0, 2 }, { 4, 4 } }, 2 },
+    static const struct {
+        MPI_Datatype h;
+        ent_t e[2];
+        int n;
+    } bases[] = {
+        {MPI_CHAR, {{0, 1}}, 1},
+        {MPI_SHORT, {{0, 2}}, 1},
+        {MPI_INT, {{0, 4}}, 1},
+        {MPI_DOUBLE, {{0, 8}}, 1},
+        {MPI_DOUBLE_INT, {{0, 8}, {8, 4}}, 2},
+        {MPI_SHORT_INT, {{0, 2}, {4, 4}}, 2},
     };
     int i = (int)rrange(0, sizeof(bases) / sizeof(bases[0]) - 1);
     tnode_t *t = &nodes[nnodes++];
@@ -227,7 +230,8 @@ static int check_iter(const char *buf, size_t count, const tnode_t *t, int iter)
     struct iovec *want = malloc(nmodel * sizeof *want), *got = malloc((nmodel + 8) * sizeof *got);
     int bad = 0;
     for (int round = 0; round < 3 && !bad; round++) {
-        size_t off = round < 2 ? 0 : (size_t)rrange(0, (long)total), len = round < 2 ? total : (size_t)rrange(0, (long)total);
+        size_t off = round < 2 ? 0 : (size_t)rrange(0, (long)total),
+               len = round < 2 ? total : (size_t)rrange(0, (long)total);
         size_t nw = model_segs(buf, count, t, off, len, want), ng = 0;
         rmpi_dtype_iter_t it;
         rmpi_dtype_iter_init(&it, buf, count, t->dt, off, len);

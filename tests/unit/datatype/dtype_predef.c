@@ -6,7 +6,6 @@
 #include "../unit_check.h"
 #include "datatype/datatype.h"
 
-
 typedef struct expect {
     MPI_Datatype h;
     const char *name;
@@ -15,28 +14,76 @@ typedef struct expect {
     MPI_Count nbasic;
 } expect_t;
 
-#define E(h, size, extent, nbasic) { h, #h, size, extent, nbasic }
+#define E(h, size, extent, nbasic)  \
+    {                               \
+        h, #h, size, extent, nbasic \
+    }
 
 /* Hand-written for x86_64 / aarch64 Linux (LP64, 16-byte long double). */
 static const expect_t expect[] = {
-    E(MPI_AINT, 8, 8, 1), E(MPI_COUNT, 8, 8, 1), E(MPI_OFFSET, 8, 8, 1), E(MPI_PACKED, 1, 1, 1),
-    E(MPI_SHORT, 2, 2, 1), E(MPI_INT, 4, 4, 1), E(MPI_LONG, 8, 8, 1), E(MPI_LONG_LONG, 8, 8, 1),
-    E(MPI_UNSIGNED_SHORT, 2, 2, 1), E(MPI_UNSIGNED, 4, 4, 1), E(MPI_UNSIGNED_LONG, 8, 8, 1),
-    E(MPI_UNSIGNED_LONG_LONG, 8, 8, 1), E(MPI_FLOAT, 4, 4, 1), E(MPI_C_FLOAT_COMPLEX, 8, 8, 1),
-    E(MPI_CXX_FLOAT_COMPLEX, 8, 8, 1), E(MPI_DOUBLE, 8, 8, 1), E(MPI_C_DOUBLE_COMPLEX, 16, 16, 1),
-    E(MPI_CXX_DOUBLE_COMPLEX, 16, 16, 1), E(MPI_INTEGER, 4, 4, 1), E(MPI_LOGICAL, 4, 4, 1), E(MPI_REAL, 4, 4, 1),
-    E(MPI_COMPLEX, 8, 8, 1), E(MPI_DOUBLE_PRECISION, 8, 8, 1), E(MPI_DOUBLE_COMPLEX, 16, 16, 1),
-    E(MPI_LONG_DOUBLE, 16, 16, 1), E(MPI_C_LONG_DOUBLE_COMPLEX, 32, 32, 1), E(MPI_CXX_LONG_DOUBLE_COMPLEX, 32, 32, 1),
-    E(MPI_FLOAT_INT, 8, 8, 2), E(MPI_DOUBLE_INT, 12, 16, 2), E(MPI_LONG_INT, 12, 16, 2), E(MPI_2INT, 8, 8, 2),
-    E(MPI_SHORT_INT, 6, 8, 2), E(MPI_LONG_DOUBLE_INT, 20, 32, 2), E(MPI_2REAL, 8, 8, 2),
-    E(MPI_2DOUBLE_PRECISION, 16, 16, 2), E(MPI_2INTEGER, 8, 8, 2), E(MPI_C_BOOL, 1, 1, 1), E(MPI_CXX_BOOL, 1, 1, 1),
-    E(MPI_WCHAR, sizeof(wchar_t), (MPI_Aint)sizeof(wchar_t), 1), E(MPI_INT8_T, 1, 1, 1), E(MPI_UINT8_T, 1, 1, 1),
-    E(MPI_CHAR, 1, 1, 1), E(MPI_SIGNED_CHAR, 1, 1, 1), E(MPI_UNSIGNED_CHAR, 1, 1, 1), E(MPI_BYTE, 1, 1, 1),
-    E(MPI_INT16_T, 2, 2, 1), E(MPI_UINT16_T, 2, 2, 1), E(MPI_INT32_T, 4, 4, 1), E(MPI_UINT32_T, 4, 4, 1),
-    E(MPI_INT64_T, 8, 8, 1), E(MPI_UINT64_T, 8, 8, 1), E(MPI_INTEGER1, 1, 1, 1), E(MPI_CHARACTER, 1, 1, 1),
-    E(MPI_INTEGER2, 2, 2, 1), E(MPI_INTEGER4, 4, 4, 1), E(MPI_REAL4, 4, 4, 1), E(MPI_INTEGER8, 8, 8, 1),
-    E(MPI_REAL8, 8, 8, 1), E(MPI_COMPLEX8, 8, 8, 1), E(MPI_INTEGER16, 16, 16, 1), E(MPI_REAL16, 16, 16, 1),
-    E(MPI_COMPLEX16, 16, 16, 1), E(MPI_COMPLEX32, 32, 32, 1),
+    E(MPI_AINT, 8, 8, 1),
+    E(MPI_COUNT, 8, 8, 1),
+    E(MPI_OFFSET, 8, 8, 1),
+    E(MPI_PACKED, 1, 1, 1),
+    E(MPI_SHORT, 2, 2, 1),
+    E(MPI_INT, 4, 4, 1),
+    E(MPI_LONG, 8, 8, 1),
+    E(MPI_LONG_LONG, 8, 8, 1),
+    E(MPI_UNSIGNED_SHORT, 2, 2, 1),
+    E(MPI_UNSIGNED, 4, 4, 1),
+    E(MPI_UNSIGNED_LONG, 8, 8, 1),
+    E(MPI_UNSIGNED_LONG_LONG, 8, 8, 1),
+    E(MPI_FLOAT, 4, 4, 1),
+    E(MPI_C_FLOAT_COMPLEX, 8, 8, 1),
+    E(MPI_CXX_FLOAT_COMPLEX, 8, 8, 1),
+    E(MPI_DOUBLE, 8, 8, 1),
+    E(MPI_C_DOUBLE_COMPLEX, 16, 16, 1),
+    E(MPI_CXX_DOUBLE_COMPLEX, 16, 16, 1),
+    E(MPI_INTEGER, 4, 4, 1),
+    E(MPI_LOGICAL, 4, 4, 1),
+    E(MPI_REAL, 4, 4, 1),
+    E(MPI_COMPLEX, 8, 8, 1),
+    E(MPI_DOUBLE_PRECISION, 8, 8, 1),
+    E(MPI_DOUBLE_COMPLEX, 16, 16, 1),
+    E(MPI_LONG_DOUBLE, 16, 16, 1),
+    E(MPI_C_LONG_DOUBLE_COMPLEX, 32, 32, 1),
+    E(MPI_CXX_LONG_DOUBLE_COMPLEX, 32, 32, 1),
+    E(MPI_FLOAT_INT, 8, 8, 2),
+    E(MPI_DOUBLE_INT, 12, 16, 2),
+    E(MPI_LONG_INT, 12, 16, 2),
+    E(MPI_2INT, 8, 8, 2),
+    E(MPI_SHORT_INT, 6, 8, 2),
+    E(MPI_LONG_DOUBLE_INT, 20, 32, 2),
+    E(MPI_2REAL, 8, 8, 2),
+    E(MPI_2DOUBLE_PRECISION, 16, 16, 2),
+    E(MPI_2INTEGER, 8, 8, 2),
+    E(MPI_C_BOOL, 1, 1, 1),
+    E(MPI_CXX_BOOL, 1, 1, 1),
+    E(MPI_WCHAR, sizeof(wchar_t), (MPI_Aint)sizeof(wchar_t), 1),
+    E(MPI_INT8_T, 1, 1, 1),
+    E(MPI_UINT8_T, 1, 1, 1),
+    E(MPI_CHAR, 1, 1, 1),
+    E(MPI_SIGNED_CHAR, 1, 1, 1),
+    E(MPI_UNSIGNED_CHAR, 1, 1, 1),
+    E(MPI_BYTE, 1, 1, 1),
+    E(MPI_INT16_T, 2, 2, 1),
+    E(MPI_UINT16_T, 2, 2, 1),
+    E(MPI_INT32_T, 4, 4, 1),
+    E(MPI_UINT32_T, 4, 4, 1),
+    E(MPI_INT64_T, 8, 8, 1),
+    E(MPI_UINT64_T, 8, 8, 1),
+    E(MPI_INTEGER1, 1, 1, 1),
+    E(MPI_CHARACTER, 1, 1, 1),
+    E(MPI_INTEGER2, 2, 2, 1),
+    E(MPI_INTEGER4, 4, 4, 1),
+    E(MPI_REAL4, 4, 4, 1),
+    E(MPI_INTEGER8, 8, 8, 1),
+    E(MPI_REAL8, 8, 8, 1),
+    E(MPI_COMPLEX8, 8, 8, 1),
+    E(MPI_INTEGER16, 16, 16, 1),
+    E(MPI_REAL16, 16, 16, 1),
+    E(MPI_COMPLEX16, 16, 16, 1),
+    E(MPI_COMPLEX32, 32, 32, 1),
 #ifdef MPIX_LOGICAL1
     E(MPIX_LOGICAL1, 1, 1, 1),
 #endif
@@ -149,7 +196,10 @@ int main(void)
     check_pair(MPI_2DOUBLE_PRECISION, 8, 8, 8);
 
     /* A pair packs its two members back to back, without the hole. */
-    struct { double d; int i; } di[2] = { { 1.5, 7 }, { 2.5, 9 } };
+    struct {
+        double d;
+        int i;
+    } di[2] = {{1.5, 7}, {2.5, 9}};
     char packed[24];
     rmpi_dtype_t *dint = rmpi_dtype_get(MPI_DOUBLE_INT);
     CHECK(!dint->contig, "MPI_DOUBLE_INT is not contiguous");

@@ -23,7 +23,7 @@ typedef struct fake_reg {
 
 static fake_reg_t regs[MAXREG];
 static int nregs, ndereg;
-static uint64_t epoch;     /* bumped by every invalidation the model does */
+static uint64_t epoch; /* bumped by every invalidation the model does */
 
 static int fake_reg(rmpi_rail_t *rail, void *addr, size_t len, rmpi_mr_t *mr)
 {
@@ -47,8 +47,10 @@ static void fake_dereg(rmpi_rail_t *rail, rmpi_mr_t *mr)
     ndereg++;
 }
 
-static const struct rmpi_net_ops fake_ops = {.version = RMPI_NET_OPS_VERSION, .name = "fake",
-                                             .mr_reg = fake_reg, .mr_dereg = fake_dereg};
+static const struct rmpi_net_ops fake_ops = {.version = RMPI_NET_OPS_VERSION,
+                                             .name = "fake",
+                                             .mr_reg = fake_reg,
+                                             .mr_dereg = fake_dereg};
 static rmpi_rail_t rails[NRAILS];
 static rmpi_rail_t *rail_at(int i) { return &rails[i]; }
 
@@ -83,8 +85,7 @@ static void test_reuse(char *mem)
     CHECK(nregs == r0 + 1, "first get registers once");
     CHECK(regs[m1.rkey].a == (uintptr_t)mem && regs[m1.rkey].b == (uintptr_t)mem + 2 * page,
           "registered range is the covering pages");
-    CHECK(rmpi_net_mr_get(&rails[0], mem + 200, 100, &m2) == 0 && m2.rkey == m1.rkey,
-          "a sub-range reuses the entry");
+    CHECK(rmpi_net_mr_get(&rails[0], mem + 200, 100, &m2) == 0 && m2.rkey == m1.rkey, "a sub-range reuses the entry");
     uint64_t first = m1.rkey;
     rmpi_net_mr_put(&rails[0], &m2);
     rmpi_net_mr_put(&rails[0], &m1);

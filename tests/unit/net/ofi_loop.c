@@ -27,19 +27,19 @@ static int me, peer, nrails;
 static rmpi_rail_t *rails[RMPI_NET_MAX_RAILS]; /* the rails that reach the peer */
 static rmpi_rail_t *all[RMPI_NET_MAX_RAILS];   /* every rail opened */
 static int nall;
-static unsigned rx_next;            /* next frame sequence expected */
+static unsigned rx_next; /* next frame sequence expected */
 static uint64_t peer_addr, peer_rkey[RMPI_NET_MAX_RAILS];
 static int got_keys, put_checked, put_bad = -1, peer_done;
 static unsigned char *big;
 
-#define CHECK(c, ...)                                                                                   \
-    do {                                                                                                \
-        if (!(c)) {                                                                                     \
-            fprintf(stderr, "[ofi_loop rank %d] FAIL %s:%d: ", me, __FILE__, __LINE__);                 \
-            fprintf(stderr, __VA_ARGS__);                                                               \
-            fputc('\n', stderr);                                                                        \
-            exit(1);                                                                                    \
-        }                                                                                               \
+#define CHECK(c, ...)                                                                   \
+    do {                                                                                \
+        if (!(c)) {                                                                     \
+            fprintf(stderr, "[ofi_loop rank %d] FAIL %s:%d: ", me, __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                                               \
+            fputc('\n', stderr);                                                        \
+            exit(1);                                                                    \
+        }                                                                               \
     } while (0)
 
 static unsigned char pat(unsigned seq, size_t i) { return (unsigned char)(seq * 131u + i * 7u + 1u); }
@@ -213,8 +213,10 @@ static void rank_main(void)
         rmpi_net_op_t zop = {.complete = op_bad, .status = 1};
         int before = nbad, lost = nlost;
         expect_lost = 1;
-        CHECK(rmpi_ofi_ops.send_zc(all[i], peer, ziov, 2, &zop) != 0, "send_zc over %s, which does not reach the "
-              "peer, returned 0", all[i]->hints.name);
+        CHECK(rmpi_ofi_ops.send_zc(all[i], peer, ziov, 2, &zop) != 0,
+              "send_zc over %s, which does not reach the "
+              "peer, returned 0",
+              all[i]->hints.name);
         CHECK(nbad == before, "send_zc completed its op inside the call");
         progress();
         CHECK(nbad == before + 1 && zop.status < 0 && nlost == lost + 1,
@@ -306,7 +308,8 @@ static void rank_main(void)
      * connection may drop later frames). */
     rmpi_net_op_t bad = {.complete = op_bad};
     expect_lost = 1;
-    CHECK(rmpi_ofi_ops.get(rails[0], peer, got, 4096, peer_addr, peer_rkey[0] ^ (UINT64_C(0x5a5a) << 48), &bad) == 0, "bad get");
+    CHECK(rmpi_ofi_ops.get(rails[0], peer, got, 4096, peer_addr, peer_rkey[0] ^ (UINT64_C(0x5a5a) << 48), &bad) == 0,
+          "bad get");
     const char *prov = getenv("RMPI_OFI_PROVIDER");
     int checked = emulated || rmpi_ofi_checks_keys(prov ? prov : "");
     t0 = (double)rmpi_time_ns();
@@ -333,7 +336,8 @@ static void rank_main(void)
         /* A short put is out of the local buffer at once: the refusal comes after it
          * completed, so the rail loses the peer (the contract's rule). */
         rmpi_net_op_t bput = {.complete = op_bad};
-        CHECK(rmpi_ofi_ops.put(rails[0], peer, mine, 64, peer_addr, peer_rkey[0] ^ (UINT64_C(0x5a5a) << 48), &bput) == 0,
+        CHECK(rmpi_ofi_ops.put(rails[0], peer, mine, 64, peer_addr, peer_rkey[0] ^ (UINT64_C(0x5a5a) << 48), &bput) ==
+                  0,
               "bad put");
         while ((nbad < 3 || !nlost) && (double)rmpi_time_ns() - t0 < 30e9)
             progress();
@@ -389,9 +393,9 @@ int main(int argc, char **argv)
     for (int i = 0; i < 5; i++) {
         char cmd[3 * PATH_MAX];
         const char *doms = i < 4 ? "*" : "";
-        snprintf(cmd, sizeof cmd,
-                 "timeout 120 '%s' -n 2 -genv RMPI_OFI_PROVIDER '%s' -genv RMPI_OFI_RMA %s%s%s%s '%s'", mpiexec,
-                 provs[i / 2 % 2], rma[i % 2], *doms ? " -genv RMPI_OFI_DOMAINS '" : "", doms, *doms ? "'" : "", self);
+        snprintf(cmd, sizeof cmd, "timeout 120 '%s' -n 2 -genv RMPI_OFI_PROVIDER '%s' -genv RMPI_OFI_RMA %s%s%s%s '%s'",
+                 mpiexec, provs[i / 2 % 2], rma[i % 2], *doms ? " -genv RMPI_OFI_DOMAINS '" : "", doms,
+                 *doms ? "'" : "", self);
         printf("== %s, RMPI_OFI_RMA=%s, RMPI_OFI_DOMAINS=%s\n", provs[i / 2 % 2], rma[i % 2], doms);
         fflush(stdout);
         CHECK(system(cmd) == 0, "ofi_loop over %s with RMPI_OFI_RMA=%s failed", provs[i / 2 % 2], rma[i % 2]);

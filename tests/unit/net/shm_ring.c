@@ -82,11 +82,11 @@ static void payload(char *dst, size_t len, uint64_t seed, uint64_t pos, uint32_t
 /* ---------------- a) and b): one thread against a model ---------------- */
 
 typedef struct mframe {
-    uint64_t pos;   /* header cell (absolute) */
+    uint64_t pos; /* header cell (absolute) */
     size_t len;
     unsigned type;
     uint64_t seed;
-    char *addr;     /* what reserve returned */
+    char *addr; /* what reserve returned */
 } mframe_t;
 
 typedef struct model {
@@ -95,9 +95,9 @@ typedef struct model {
     rmpi_shm_reader_t rd;
     uint32_t ncells;
     size_t max;
-    uint64_t w, r;          /* model positions: next header cell, reader position */
-    uint64_t wc;            /* end of what is committed (frames and SKIP padding) */
-    mframe_t *q;            /* FIFO of committed frames, capacity ncells */
+    uint64_t w, r; /* model positions: next header cell, reader position */
+    uint64_t wc;   /* end of what is committed (frames and SKIP padding) */
+    mframe_t *q;   /* FIFO of committed frames, capacity ncells */
     size_t qh, qn;
     uint64_t seq;
     int adversarial;
@@ -154,8 +154,8 @@ static int model_read(model_t *m)
     size_t len = ~(size_t)0;
     unsigned type = ~0u;
     const char *f = rmpi_shm_ring_peek(&m->rd, &len, &type);
-    CHECK(f != NULL, "ncells %u: committed frame #%llu at pos %llu not seen", m->ncells,
-          (unsigned long long)e->seed, (unsigned long long)e->pos);
+    CHECK(f != NULL, "ncells %u: committed frame #%llu at pos %llu not seen", m->ncells, (unsigned long long)e->seed,
+          (unsigned long long)e->pos);
     if (!f)
         return -1;
     CHECK(len <= m->max, "ncells %u frame at pos %llu: len %zu is larger than any frame (max %zu)", m->ncells,
@@ -164,10 +164,10 @@ static int model_read(model_t *m)
         return -1;
     CHECK(f == e->addr, "ncells %u frame at pos %llu: peek returned %p, reserve gave %p (order or skip broken)",
           m->ncells, (unsigned long long)e->pos, (const void *)f, (void *)e->addr);
-    CHECK(len == e->len, "ncells %u frame at pos %llu: len %zu, committed %zu", m->ncells,
-          (unsigned long long)e->pos, len, e->len);
-    CHECK(type == e->type, "ncells %u frame at pos %llu: type %u, committed %u", m->ncells,
-          (unsigned long long)e->pos, type, e->type);
+    CHECK(len == e->len, "ncells %u frame at pos %llu: len %zu, committed %zu", m->ncells, (unsigned long long)e->pos,
+          len, e->len);
+    CHECK(type == e->type, "ncells %u frame at pos %llu: type %u, committed %u", m->ncells, (unsigned long long)e->pos,
+          type, e->type);
     if (f == e->addr && len == e->len) {
         payload(m->scratch, len, e->seed, e->pos, m->ncells, m->adversarial);
         if (memcmp(f, m->scratch, len) != 0) {
@@ -247,14 +247,12 @@ static size_t pick_len(unit_rng_t *g, size_t max)
     switch (unit_range(g, 0, 9)) {
     case 0:
     case 1:
-    case 2:
-        return (size_t)unit_range(g, 0, 64);
+    case 2: return (size_t)unit_range(g, 0, 64);
     case 3: {
         const size_t edge[] = {0, 1, 55, 56, 57, 119, 120, 121, max - 1, max, max, max - 64, max - 63};
         return edge[unit_range(g, 0, sizeof edge / sizeof *edge - 1)];
     }
-    default:
-        return (size_t)unit_range(g, 0, max);
+    default: return (size_t)unit_range(g, 0, max);
     }
 }
 
@@ -293,9 +291,9 @@ static void run_random(uint32_t ncells, uint64_t start, int adversarial, uint64_
     /* the run must have exercised what it claims to test */
     if (unit_failures == 0)
         CHECK(m.skips > 10 && m.fulls > 10 && m.maxframes > 5 && m.zeroframes > 5,
-          "ncells %u start %llu: weak coverage: %llu skips, %llu full, %llu max-size, %llu empty frames", ncells,
-          (unsigned long long)start, (unsigned long long)m.skips, (unsigned long long)m.fulls,
-          (unsigned long long)m.maxframes, (unsigned long long)m.zeroframes);
+              "ncells %u start %llu: weak coverage: %llu skips, %llu full, %llu max-size, %llu empty frames", ncells,
+              (unsigned long long)start, (unsigned long long)m.skips, (unsigned long long)m.fulls,
+              (unsigned long long)m.maxframes, (unsigned long long)m.zeroframes);
     model_free(&m);
 }
 

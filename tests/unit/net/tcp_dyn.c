@@ -59,7 +59,7 @@ static void dyn_body(int later)
     if (later && th_rank == 1) {
         double end = th_now() + 0.3;
         while (th_now() < end)
-            th_progress();   /* the other's HELLOs arrive and are answered "later" */
+            th_progress(); /* the other's HELLOs arrive and are answered "later" */
     }
     rmpi_net_id_t id = {100u + (unsigned)!th_rank, 0};
     uint8_t link_key[RMPI_AUTH_KEY_BYTES];
@@ -106,7 +106,7 @@ int main(void)
 {
     int bad = 0;
     const char *none[] = {NULL};
-    (void)th_open;   /* the harness's world-peer opening is not used here */
+    (void)th_open; /* the harness's world-peer opening is not used here */
     for (int i = 0; i < 5 && !bad; i++)
         bad |= th_run("dyn/race", 2, none, 0, now_body);
     bad |= th_run("dyn/later", 2, none, 0, later_body);

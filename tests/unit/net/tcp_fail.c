@@ -85,7 +85,7 @@ static void goodbye_body(void)
     TH_CHECK(send1(peer, "x", 1) == 0, "send");
     TH_WAIT(frames_from[peer] == 1, 20, "a frame");
     if (th_rank == 0)
-        th_finish();   /* orderly close while rank 1 still runs */
+        th_finish(); /* orderly close while rank 1 still runs */
     double until = th_now() + 0.5;
     while (th_now() < until)
         rmpi_tcp_ops.progress(th_rail);
@@ -117,8 +117,8 @@ static void kill_body(void)
     struct top g = {.op.complete = op_cb};
     TH_CHECK(rmpi_tcp_ops.get(th_rail, 1, dst, sizeof dst, key_addr, key_rkey, &g.op) == 0, "get");
     TH_WAIT(lost_calls == 1, 20, "on_peer_lost after the peer was killed");
-    TH_CHECK(lost_peer == 1 && strcmp(lost_why, "connection reset by peer") == 0,
-             "on_peer_lost(%d, \"%s\")", lost_peer, lost_why);
+    TH_CHECK(lost_peer == 1 && strcmp(lost_why, "connection reset by peer") == 0, "on_peer_lost(%d, \"%s\")", lost_peer,
+             lost_why);
     TH_WAIT(g.done == 1, 5, "the outstanding get to fail");
     TH_CHECK(g.op.status == -ECONNRESET, "get to a dead peer: status %d", g.op.status);
     TH_CHECK(send1(1, "z", 1) != 0, "send to a lost peer succeeded");
@@ -169,8 +169,8 @@ static void badput_body(void)
         memcpy(f + 9, &mr.rkey, 8);
         TH_CHECK(send1(0, f, sizeof f) == 0, "send");
         TH_WAIT(lost_calls == 1, 20, "the initiator to drop the connection");
-        TH_CHECK(lost_peer == 0 && strcmp(lost_why, "connection reset by peer") == 0,
-                 "on_peer_lost(%d, \"%s\")", lost_peer, lost_why);
+        TH_CHECK(lost_peer == 0 && strcmp(lost_why, "connection reset by peer") == 0, "on_peer_lost(%d, \"%s\")",
+                 lost_peer, lost_why);
         th_finish();
     }
     TH_WAIT(frames_from[1] == 1, 20, "rank 1's key");
@@ -179,8 +179,8 @@ static void badput_body(void)
     TH_WAIT(pu.done == 1, 20, "the put to complete");
     if (pu.op.status == 0) {
         TH_WAIT(lost_calls == 1, 20, "on_peer_lost for the refused write");
-        TH_CHECK(lost_peer == 1 && strstr(lost_why, "refused an emulated RDMA write"),
-                 "on_peer_lost(%d, \"%s\")", lost_peer, lost_why);
+        TH_CHECK(lost_peer == 1 && strstr(lost_why, "refused an emulated RDMA write"), "on_peer_lost(%d, \"%s\")",
+                 lost_peer, lost_why);
     } else {
         TH_CHECK(pu.op.status == -EFAULT, "put status %d", pu.op.status);
         TH_CHECK(send1(1, "bye", 3) == 0, "send");

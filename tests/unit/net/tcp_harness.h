@@ -29,7 +29,7 @@ static void (*th_card_hook)(int asker, const char *key, char *val, size_t len);
 /* Set before th_run: how many rails open() must return (default 1). */
 static int th_want_rails = 1;
 static int th_rank, th_size;
-static rmpi_rail_t *th_rail;   /* the first rail */
+static rmpi_rail_t *th_rail; /* the first rail */
 static rmpi_rail_t *th_rails[RMPI_NET_MAX_RAILS];
 static int th_nrails;
 static rmpi_pm_info_t th_pm;
@@ -55,23 +55,23 @@ static void th_fail(const char *fmt, ...)
     _exit(1);
 }
 
-#define TH_CHECK(cond, ...)          \
-    do {                             \
-        if (!(cond))                 \
-            th_fail(__VA_ARGS__);    \
+#define TH_CHECK(cond, ...)       \
+    do {                          \
+        if (!(cond))              \
+            th_fail(__VA_ARGS__); \
     } while (0)
 
 static double th_now(void) { return (double)rmpi_time_ns() * 1e-9; }
 
 /* Progress until cond holds; fail after secs. */
-#define TH_WAIT(cond, secs, what)                                        \
-    do {                                                                 \
-        double th_end_ = th_now() + (secs);                              \
-        while (!(cond)) {                                                \
-            th_progress();                                               \
-            if (th_now() > th_end_)                                      \
+#define TH_WAIT(cond, secs, what)                                                       \
+    do {                                                                                \
+        double th_end_ = th_now() + (secs);                                             \
+        while (!(cond)) {                                                               \
+            th_progress();                                                              \
+            if (th_now() > th_end_)                                                     \
                 th_fail("timed out after %.0f s waiting for %s", (double)(secs), what); \
-        }                                                                \
+        }                                                                               \
     } while (0)
 
 /* Child side: the rt layer (knobs, PMI client over PMI_FD, topology) of rank th_rank. */
@@ -117,8 +117,8 @@ static void th_open(void (*on_frame)(rmpi_rail_t *, int, const void *, size_t),
     TH_CHECK(rmpi_pmi_fence() == 0, "fence failed");
     for (int i = 0; i < th_nrails; i++)
         for (int p = 0; p < th_size; p++)
-            TH_CHECK(rmpi_tcp_ops.reaches(th_rails[i], p) == (p != th_rank), "%s reaches(%d)",
-                     th_rails[i]->hints.name, p);
+            TH_CHECK(rmpi_tcp_ops.reaches(th_rails[i], p) == (p != th_rank), "%s reaches(%d)", th_rails[i]->hints.name,
+                     p);
 }
 
 static void th_finish(void)
@@ -230,8 +230,7 @@ static void th_line(struct th_srv *s, int r, char *line)
 /* Fork n ranks running fn with env ("K=V" strings, NULL-terminated; "@R:K=V" for rank R
  * only) and serve PMI until they exit. Ranks in killmask must die of SIGKILL; the others
  * must exit 0. */
-static int th_run(const char *name, int n, const char *const *env, unsigned killmask,
-                  void (*fn)(void))
+static int th_run(const char *name, int n, const char *const *env, unsigned killmask, void (*fn)(void))
 {
     struct th_srv s;
     memset(&s, 0, sizeof s);
@@ -315,8 +314,7 @@ static int th_run(const char *name, int n, const char *const *env, unsigned kill
         int st;
         waitpid(pid[r], &st, 0);
         int want_kill = (killmask >> r) & 1;
-        if (want_kill ? !(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)
-                      : !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+        if (want_kill ? !(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) : !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
             if (!s.failed)
                 fprintf(stderr, "[%s] FAIL: rank %d ended with status %#x\n", name, r, st);
             bad = 1;

@@ -19,9 +19,19 @@
 #include <net/if.h>
 
 static void st32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
-static uint32_t ld32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static uint32_t ld32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
 static void st64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
-static uint64_t ld64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static uint64_t ld64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
 
 #define MAXF (1024 * 1024 + 256) /* the largest frame (an eager limit raised for a long link) */
 #define LANF (64 * 1024 + 256)   /* the largest the core sends otherwise */
@@ -78,7 +88,10 @@ static uint64_t xorshift(uint64_t *s)
     return *s = x;
 }
 
-static uint64_t seed(int src, int dst) { return 0x9e3779b97f4a7c15ull ^ ((uint64_t)src * 7919 + (uint64_t)dst * 104729 + 1); }
+static uint64_t seed(int src, int dst)
+{
+    return 0x9e3779b97f4a7c15ull ^ ((uint64_t)src * 7919 + (uint64_t)dst * 104729 + 1);
+}
 
 static size_t frame_payload(uint64_t *s)
 {
@@ -86,7 +99,10 @@ static size_t frame_payload(uint64_t *s)
     switch (r % 16) {
     case 14: return ((r >> 20) % 8 ? LANF : MAXF) - 16 - (size_t)((r >> 8) % 64);
     case 15: return 0;
-    case 10: case 11: case 12: case 13: return (size_t)((r >> 8) % 16384);
+    case 10:
+    case 11:
+    case 12:
+    case 13: return (size_t)((r >> 8) % 16384);
     default: return (size_t)((r >> 8) % 200);
     }
 }
@@ -104,8 +120,7 @@ static void stream_on_frame(rmpi_rail_t *rail, int peer, const void *frame, size
     TH_CHECK((int)src == peer, "frame from %d says it comes from %u", peer, src);
     TH_CHECK(seq == rx_seq[peer], "frame %u from %d arrived when %u was due", seq, peer, rx_seq[peer]);
     size_t want = frame_payload(&rng_rx[peer]);
-    TH_CHECK(plen == want && len == 16 + want, "frame %u from %d: %zu bytes, expected %zu", seq, peer,
-             len, 16 + want);
+    TH_CHECK(plen == want && len == 16 + want, "frame %u from %d: %zu bytes, expected %zu", seq, peer, len, 16 + want);
     for (size_t i = 0; i < plen; i++)
         if (f[16 + i] != pat_s(peer, seq, i))
             th_fail("frame %u from %d: byte %zu corrupt", seq, peer, i);
@@ -188,14 +203,15 @@ static void rdma_on_frame(rmpi_rail_t *rail, int peer, const void *frame, size_t
         return;
     }
     if (f[0] == 'F')
-        return;   /* filler: shifts where the small ops fall inside a read */
+        return; /* filler: shifts where the small ops fall inside a read */
     if (f[0] == 'Q') {
         TH_CHECK(len == 12, "mixed put frame length");
         uint32_t k = ld32(f + 4), n = ld32(f + 8);
         for (uint32_t i = 0; i < n; i++)
             if (put_tgt[peer][(size_t)k * MIX_SLOT + i] != pat_m(peer, k, i))
                 th_fail("small put %u (%u bytes) from %d not in place when the next frame arrived "
-                        "(byte %u)", k, n, peer, i);
+                        "(byte %u)",
+                        k, n, peer, i);
         mix_seen[peer]++;
         return;
     }
@@ -328,8 +344,8 @@ static void rdma_body(void)
                 st32(f + 8, n);
                 send_frame(p, f, sizeof f);
                 glen[i] = gl;
-                post_get(&mops[2 * i + 1], p, mdst + (size_t)i * MIX_SLOT, gl,
-                         k->src + (uint64_t)i * 4099, k->src_rkey);
+                post_get(&mops[2 * i + 1], p, mdst + (size_t)i * MIX_SLOT, gl, k->src + (uint64_t)i * 4099,
+                         k->src_rkey);
                 send_frame(p, filler, (size_t)((x >> 32) % sizeof filler) + 1);
                 if (i % 8 == 0)
                     rmpi_tcp_ops.progress(th_rail);
@@ -431,7 +447,7 @@ int main(void)
     const char *chunk[] = {"RMPI_TCP_CHUNK=64k", "RMPI_TCP_SNDBUF=256k", NULL};
     bad |= th_run("rdma/n2/16MiB", 2, chunk, 0, rdma_body);
     rlen = 4u << 20;
-    const char *sndbuf[] = {"RMPI_TCP_SNDBUF=256k", NULL};   /* default chunk: 256 KiB */
+    const char *sndbuf[] = {"RMPI_TCP_SNDBUF=256k", NULL}; /* default chunk: 256 KiB */
     bad |= th_run("rdma/n3/4MiB", 3, sndbuf, 0, rdma_body);
     return bad;
 }

@@ -39,9 +39,8 @@ static rmpi_tcp_card_t mk(int listed, size_t n, const rmpi_tcp_entry_t *es)
     memcpy(c.e, es, n * sizeof *es);
     return c;
 }
-#define CARD(listed, ...)                                                                       \
-    mk(listed, sizeof((rmpi_tcp_entry_t[]){__VA_ARGS__}) / sizeof(rmpi_tcp_entry_t), \
-       (rmpi_tcp_entry_t[]){__VA_ARGS__})
+#define CARD(listed, ...) \
+    mk(listed, sizeof((rmpi_tcp_entry_t[]){__VA_ARGS__}) / sizeof(rmpi_tcp_entry_t), (rmpi_tcp_entry_t[]){__VA_ARGS__})
 
 /* Pairs as "a0-b0,a1-b1" (+" routed"), for readable expectations. */
 static const char *pairing(const rmpi_tcp_card_t *a, const rmpi_tcp_card_t *b, int same_node)
@@ -63,10 +62,10 @@ static const char *pairing(const rmpi_tcp_card_t *a, const rmpi_tcp_card_t *b, i
     return out;
 }
 
-#define EXPECT(a, b, same, want)                                                             \
-    do {                                                                                     \
-        rmpi_tcp_card_t ca_ = (a), cb_ = (b);                                                \
-        const char *got_ = pairing(&ca_, &cb_, same);                                        \
+#define EXPECT(a, b, same, want)                                                                      \
+    do {                                                                                              \
+        rmpi_tcp_card_t ca_ = (a), cb_ = (b);                                                         \
+        const char *got_ = pairing(&ca_, &cb_, same);                                                 \
         CHECK(strcmp(got_, want) == 0, "line %d: pairing '%s', expected '%s'", __LINE__, got_, want); \
     } while (0)
 
@@ -90,10 +89,17 @@ static void cards(void)
               "entry %d differs after the round trip", i);
     CHECK(rmpi_tcp_card_format(&c, buf, 40) < 0, "a card that does not fit is refused");
     CHECK(rmpi_tcp_card_parse("A", &d) == 0 && d.n == 0 && d.listed == 0, "empty automatic card");
-    const char *bad[] = {"", "X,eth0@1.2.3.4/24:80", "A,eth0@1.2.3.4:80", "A,eth0@1.2.3.4/24:0",
-                         "A,eth0@1.2.3.4/33:80", "A,eth0@1.2.3/24:80", "A,@1.2.3.4/24:80",
-                         "A,eth0#9@1.2.3.4/24:80", "A,averyveryverylonginterfacename@1.2.3.4/24:80",
-                         "127.0.0.1:1,A,eth0@1.2.3.4/24:80", "A,eth0=1.2.3.4/24:80"};
+    const char *bad[] = {"",
+                         "X,eth0@1.2.3.4/24:80",
+                         "A,eth0@1.2.3.4:80",
+                         "A,eth0@1.2.3.4/24:0",
+                         "A,eth0@1.2.3.4/33:80",
+                         "A,eth0@1.2.3/24:80",
+                         "A,@1.2.3.4/24:80",
+                         "A,eth0#9@1.2.3.4/24:80",
+                         "A,averyveryverylonginterfacename@1.2.3.4/24:80",
+                         "127.0.0.1:1,A,eth0@1.2.3.4/24:80",
+                         "A,eth0=1.2.3.4/24:80"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         CHECK(rmpi_tcp_card_parse(bad[i], &d) != 0, "accepted '%s'", bad[i]);
 }
@@ -111,8 +117,7 @@ static void cases(void)
            "1-0");
     /* Loopback never across nodes; a shared docker bridge address is no path between hosts. */
     EXPECT(CARD(0, ent("docker0", "172.17.0.1", 16), ent("eth0", "10.0.0.1", 24), ent("lo", "127.0.0.1", 8)),
-           CARD(0, ent("docker0", "172.17.0.1", 16), ent("eth0", "10.0.0.2", 24), ent("lo", "127.0.0.1", 8)), 0,
-           "1-1");
+           CARD(0, ent("docker0", "172.17.0.1", 16), ent("eth0", "10.0.0.2", 24), ent("lo", "127.0.0.1", 8)), 0, "1-1");
     /* Within a node: loopback only, unless both listed their interfaces. */
     rmpi_tcp_card_t auto1 = CARD(0, ent("eth0", "10.0.0.1", 24), ent("lo", "127.0.0.1", 8));
     rmpi_tcp_card_t list1 = CARD(1, ent("eth0", "10.0.0.1", 24), ent("lo", "127.0.0.1", 8));

@@ -32,14 +32,24 @@
 static char eth[IFNAMSIZ];
 static char knob_ifaces[64], knob_only_eth[64];
 
-#define REGION (32u << 20)   /* per rail: [0, 16 MiB) is read by the peer, the rest it writes */
+#define REGION (32u << 20) /* per rail: [0, 16 MiB) is read by the peer, the rest it writes */
 #define HALF (16u << 20)
 #define NFR 500
 
 static void st64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
-static uint64_t ld64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static uint64_t ld64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
 static void st32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
-static uint32_t ld32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static uint32_t ld32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
 
 static uint8_t pat(int rank, int rail, size_t i)
 {
@@ -86,7 +96,7 @@ static void on_frame(rmpi_rail_t *rail, int peer, const void *frame, size_t len)
     const uint8_t *f = frame;
     TH_CHECK(len >= 1, "empty frame");
     switch (f[0]) {
-    case 'N':   /* the sender's name of the rail it used: ours must be the same */
+    case 'N': /* the sender's name of the rail it used: ours must be the same */
         TH_CHECK(len - 1 == strlen(rail->hints.name) && !memcmp(f + 1, rail->hints.name, len - 1),
                  "a frame sent on the peer's rail '%.*s' arrived on %s", (int)len - 1, (const char *)f + 1,
                  rail->hints.name);
@@ -105,15 +115,13 @@ static void on_frame(rmpi_rail_t *rail, int peer, const void *frame, size_t len)
         TH_CHECK(len == 17, "key frame");
         keys[i] = (struct key){1, ld64(f + 1), ld64(f + 9)};
         break;
-    case 'P':   /* the peer's put on this rail has completed: its data is in place */
+    case 'P': /* the peer's put on this rail has completed: its data is in place */
         for (size_t k = 0; k < HALF; k++)
             TH_CHECK(region[i][HALF + k] == pat(th_rank, i, k), "%s: put byte %zu of rank %d", rail->hints.name, k,
                      peer);
         puts_checked[i]++;
         break;
-    default:
-        ctl[f[0]]++;
-        break;
+    default: ctl[f[0]]++; break;
     }
 }
 
@@ -213,8 +221,7 @@ static void rails_body(void)
                                   &b.op) == 0,
                  "put");
         TH_WAIT(b.done, 20, "a refused put");
-        TH_CHECK(b.op.status == -EFAULT, "put with a bad rkey on %s: status %d", th_rails[i]->hints.name,
-                 b.op.status);
+        TH_CHECK(b.op.status == -EFAULT, "put with a bad rkey on %s: status %d", th_rails[i]->hints.name, b.op.status);
     }
     /* A get and a put of 16 MiB on every rail at once, both directions. */
     uint8_t *dst[RMPI_NET_MAX_RAILS];
@@ -225,13 +232,12 @@ static void rails_body(void)
         dst[i] = malloc(HALF);
         TH_CHECK(dst[i] != NULL, "out of memory");
         g[i].op.complete = op_cb;
-        TH_CHECK(rmpi_tcp_ops.get(th_rails[i], peer, dst[i], HALF, keys[i].addr, keys[i].rkey, &g[i].op) == 0,
-                 "get");
+        TH_CHECK(rmpi_tcp_ops.get(th_rails[i], peer, dst[i], HALF, keys[i].addr, keys[i].rkey, &g[i].op) == 0, "get");
     }
     for (int i = 0; i < th_nrails; i++) {
         TH_WAIT(g[i].done, 60, "the 16 MiB gets");
-        TH_CHECK(g[i].op.status == 0 && g[i].op.rail == th_rails[i], "get on %s: status %d",
-                 th_rails[i]->hints.name, g[i].op.status);
+        TH_CHECK(g[i].op.status == 0 && g[i].op.rail == th_rails[i], "get on %s: status %d", th_rails[i]->hints.name,
+                 g[i].op.status);
         for (size_t k = 0; k < HALF; k++)
             TH_CHECK(dst[i][k] == pat(peer, i, k), "%s: get byte %zu", th_rails[i]->hints.name, k);
         /* Write back what the peer expects to find in its second half. */
@@ -364,7 +370,7 @@ static void busy_body(void)
     if (th_rank == 1) {
         publish_regions(peer);
         TH_WAIT(ctl['A'] == 1, 20, "rank 0's go");
-        usleep(4 * 1000 * 1000);   /* no progress: rank 0's put and get wait */
+        usleep(4 * 1000 * 1000); /* no progress: rank 0's put and get wait */
         TH_WAIT(puts_checked[0] == 1, 60, "rank 0's put");
         ctl_send(0, peer, 'E');
         TH_WAIT(ctl['F'] == 1, 20, "the end");

@@ -56,9 +56,9 @@ static size_t hello(uint8_t *h)
     memset(e, 0, RMPI_TCP_HELLO_EXT);
     rmpi_tcp_st32(e, RMPI_TCP_MAGIC);
     rmpi_tcp_st16(e + 4, RMPI_TCP_WIRE_VERSION);
-    rmpi_tcp_st32(e + 8, 1);    /* from: rank 1 */
-    rmpi_tcp_st32(e + 12, 0);   /* to: rank 0 */
-    rmpi_tcp_st32(e + 16, 2);   /* the world's size */
+    rmpi_tcp_st32(e + 8, 1);  /* from: rank 1 */
+    rmpi_tcp_st32(e + 12, 0); /* to: rank 0 */
+    rmpi_tcp_st32(e + 16, 2); /* the world's size */
     /* job tags: the harness's world tag (0), as a stranger would compute from ps */
     return hl;
 }
@@ -81,10 +81,9 @@ static void expect_closed(int fd, const char *what)
         if (n == 0)
             break;
         have += (size_t)n;
-        TH_CHECK(buf[0] == RMPI_TCP_CHALLENGE, "%s: got frame type %u instead of a closed connection", what,
-                 buf[0]);
+        TH_CHECK(buf[0] == RMPI_TCP_CHALLENGE, "%s: got frame type %u instead of a closed connection", what, buf[0]);
         if (have >= RMPI_TCP_BASE_HDR + RMPI_AUTH_NONCE_BYTES + RMPI_AUTH_MAC_BYTES)
-            have = 0;   /* the challenge: keep reading for the close */
+            have = 0; /* the challenge: keep reading for the close */
     }
     close(fd);
 }
@@ -146,7 +145,4 @@ static void body(void)
     th_finish();
 }
 
-int main(void)
-{
-    return th_run("stranger", 2, NULL, 0, body);
-}
+int main(void) { return th_run("stranger", 2, NULL, 0, body); }

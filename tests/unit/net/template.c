@@ -44,8 +44,7 @@ static void check_ops(void)
     CHECK(rmpi_net_ops_check(&rmpi_template_ops, why, sizeof why) == 0, "template refused: %s", why);
     struct rmpi_net_ops bad = rmpi_template_ops;
     bad.version = RMPI_NET_OPS_VERSION + 1;
-    CHECK(rmpi_net_ops_check(&bad, why, sizeof why) == -1 && strstr(why, "provider template") &&
-              strstr(why, "version"),
+    CHECK(rmpi_net_ops_check(&bad, why, sizeof why) == -1 && strstr(why, "provider template") && strstr(why, "version"),
           "a wrong version is accepted or not named: %s", why);
     bad = rmpi_template_ops;
     bad.send = NULL;
@@ -109,8 +108,8 @@ int main(void)
     CHECK(ops->progress(r1) == 0, "the target's rail has no completions");
     CHECK(ops->progress(r0) == 4 && completed == 4, "4 completions at rank 0's progress, got %d", completed);
     CHECK(put.status == 0 && get.status == 0, "put %d get %d", put.status, get.status);
-    CHECK(badkey.status == -EFAULT && outside.status == -EFAULT, "bad key %d, outside %d: want -EFAULT",
-          badkey.status, outside.status);
+    CHECK(badkey.status == -EFAULT && outside.status == -EFAULT, "bad key %d, outside %d: want -EFAULT", badkey.status,
+          outside.status);
     CHECK(put.t_post && put.t_done >= put.t_post && get.t_done >= get.t_post, "timestamps");
     CHECK(put.rail == r0 && get.rail == r0, "op->rail");
     CHECK(target[9] == 't' && target[10] == 'L' && target[109] == 'L' && target[110] == 't', "put landed");

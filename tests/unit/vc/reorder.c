@@ -24,17 +24,17 @@ typedef struct stream {
     rmpi_vc_t *vc;
     uint16_t start;
     uint32_t n;
-    uint32_t next;           /* next k the deliver callback must see */
+    uint32_t next; /* next k the deliver callback must see */
     /* model of the VC */
-    unsigned char *parked;   /* k arrived early and is waiting */
-    uint32_t mnext;          /* next k the model delivers */
+    unsigned char *parked; /* k arrived early and is waiting */
+    uint32_t mnext;        /* next k the model delivers */
     uint64_t m_in, m_ooo, m_dup;
 } stream_t;
 
 static stream_t streams[NPEERS];
 static rmpi_rail_t dummy_rail;
 static unsigned char frame_buf[4 + MAXPAY + 8];
-static int delivering = -1;  /* peer whose on_frame call is in progress */
+static int delivering = -1; /* peer whose on_frame call is in progress */
 
 static size_t frame_len(uint32_t k) { return 4 + (size_t)((k * 2654435761u) >> 7) % (MAXPAY + 1); }
 
@@ -55,8 +55,8 @@ static void deliver(rmpi_vc_t *vc, const void *frame, size_t len)
     for (int p = 0; p < NPEERS; p++)
         if (streams[p].vc == vc)
             peer = p;
-    CHECK(peer >= 0 && peer == delivering, "deliver for vc %p (peer %d) during on_frame for peer %d", (void *)vc,
-          peer, delivering);
+    CHECK(peer >= 0 && peer == delivering, "deliver for vc %p (peer %d) during on_frame for peer %d", (void *)vc, peer,
+          delivering);
     if (peer < 0)
         return;
     stream_t *s = &streams[peer];
@@ -177,10 +177,7 @@ static uint32_t *arrival_order(uint32_t n, uint32_t window, unsigned dup_pct, un
     return out;
 }
 
-static void vc_setup(void)
-{
-    rmpi_vc_init(0, NPEERS, deliver, 64);
-}
+static void vc_setup(void) { rmpi_vc_init(0, NPEERS, deliver, 64); }
 
 static void vc_teardown(void)
 {

@@ -13,24 +13,21 @@
 
 #define MSG ((size_t)4 << 20)
 #define LAT_NS 50000.0
-#define MB_S(x) ((x) * 1e6 / 1e9) /* bytes per ns */
+#define MB_S(x) ((x)*1e6 / 1e9) /* bytes per ns */
 #define FAST MB_S(125.0)
 #define SLOW MB_S(31.25)
-#define TOL 0.02      /* relative distance to the target share that counts as converged */
-#define MAX_MSGS 10   /* messages allowed to get there */
+#define TOL 0.02    /* relative distance to the target share that counts as converged */
+#define MAX_MSGS 10 /* messages allowed to get there */
 
 typedef struct sim {
     rmpi_sched_t s;
     int nsub;
     double bw[RMPI_SCHED_MAX];
-    double tmax, tmin;    /* stripe times of the last message */
+    double tmax, tmin; /* stripe times of the last message */
     int nstripes;
 } sim_t;
 
-static double dabs(double x)
-{
-    return x < 0 ? -x : x;
-}
+static double dabs(double x) { return x < 0 ? -x : x; }
 
 static void sim_init(sim_t *m, int nsub, const double *bw, double alpha, double floor)
 {
@@ -364,8 +361,8 @@ static void test_queued_windows(void)
     CHECK(windows > 0 && windows <= 3, "windows of %d queued messages: 4:1 reached after %d windows (%.4f %.4f)", WIN,
           windows, m.s.weight[0], m.s.weight[1]);
     CHECK(spread < 0.01, "the rails end a window %.2f%% apart", spread * 100);
-    printf("  windows of %d queued messages at 4:1: converged after %d windows, rails end %.3f%% apart\n", WIN,
-           windows, spread * 100);
+    printf("  windows of %d queued messages at 4:1: converged after %d windows, rails end %.3f%% apart\n", WIN, windows,
+           spread * 100);
 }
 
 /* Messages too small to split go whole to the rail expected to finish them first, so a
@@ -392,8 +389,9 @@ static void test_queue_choice(void)
                 bytes[st[j].sub] += st[j].len;
         }
         double want = 100.0 * (128 << 10) * ratio[r][1];
-        CHECK(dabs((double)bytes[1] - want) <= (128 << 10), "100 messages of 128 KiB at %.1f:%.1f: %zu and %zu bytes per rail",
-              ratio[r][0], ratio[r][1], bytes[0], bytes[1]);
+        CHECK(dabs((double)bytes[1] - want) <= (128 << 10),
+              "100 messages of 128 KiB at %.1f:%.1f: %zu and %zu bytes per rail", ratio[r][0], ratio[r][1], bytes[0],
+              bytes[1]);
     }
     rmpi_sched_init(&s, &c, 2, NULL);
     s.weight[0] = 0.8;

@@ -21,10 +21,7 @@ static rmpi_sched_cfg_t cfg_of(int stripe, size_t min_stripe, int bind)
     return c;
 }
 
-static double dabs(double x)
-{
-    return x < 0 ? -x : x;
-}
+static double dabs(double x) { return x < 0 ? -x : x; }
 
 /* The partition property every cut must have, whatever the policy. */
 static int check_partition(const rmpi_sched_t *s, const rmpi_stripe_t *st, int n, size_t len, int max, const char *what)
@@ -41,8 +38,8 @@ static int check_partition(const rmpi_sched_t *s, const rmpi_stripe_t *st, int n
         CHECK(st[k].len > 0, "%s: len %zu stripe %d is empty", what, len, k);
         CHECK(st[k].sub >= 0 && st[k].sub < s->nsub && s->up[st[k].sub], "%s: stripe %d on subchannel %d (not live)",
               what, k, st[k].sub);
-        CHECK(k == 0 || st[k].sub > st[k - 1].sub, "%s: stripes not in subchannel order (%d after %d)", what,
-              st[k].sub, k ? st[k - 1].sub : -1);
+        CHECK(k == 0 || st[k].sub > st[k - 1].sub, "%s: stripes not in subchannel order (%d after %d)", what, st[k].sub,
+              k ? st[k - 1].sub : -1);
         CHECK(k == n - 1 || st[k].len % 64 == 0, "%s: len %zu stripe %d of %zu bytes is not a multiple of 64", what,
               len, k, st[k].len);
         CHECK(n == 1 || st[k].len >= s->cfg.min_stripe, "%s: len %zu stripe %d of %zu bytes is below min_stripe %zu",
@@ -53,8 +50,9 @@ static int check_partition(const rmpi_sched_t *s, const rmpi_stripe_t *st, int n
     return unit_failures == before;
 }
 
-static const size_t special_len[] = {1, 2, 63, 64, 65, 127, 128, 129, 191, 192, 255, 256, 257, 511, 4095, 4096,
-                                     4097, 65535, 65536, 65537, 131072, 1000000, 1 << 20, (1 << 20) + 1, 4 << 20};
+static const size_t special_len[] = {1,     2,     63,     64,      65,      127,           128,    129,  191,
+                                     192,   255,   256,    257,     511,     4095,          4096,   4097, 65535,
+                                     65536, 65537, 131072, 1000000, 1 << 20, (1 << 20) + 1, 4 << 20};
 
 static void test_partition_random(void)
 {
@@ -66,8 +64,8 @@ static void test_partition_random(void)
         double hints[RMPI_SCHED_MAX];
         for (int i = 0; i < nsub; i++)
             hints[i] = (double)unit_range(&rng, 0, 1000) / 10.0;
-        rmpi_sched_cfg_t c = cfg_of((int)unit_range(&rng, 0, 3), mins[unit_range(&rng, 0, 6)],
-                                    (int)unit_range(&rng, 0, 9));
+        rmpi_sched_cfg_t c =
+            cfg_of((int)unit_range(&rng, 0, 3), mins[unit_range(&rng, 0, 6)], (int)unit_range(&rng, 0, 9));
         rmpi_sched_t s;
         rmpi_sched_init(&s, &c, nsub, unit_range(&rng, 0, 4) ? hints : NULL);
         int nfail = (int)unit_range(&rng, 0, (uint64_t)nsub - 1);
@@ -155,8 +153,7 @@ static void test_even(void)
             CHECK(n == nsub, "even nsub %d len %zu: %d stripes", nsub, len, n);
             for (int j = 0; j < n; j++)
                 CHECK(dabs((double)st[j].len - (double)len / nsub) <= 64,
-                      "even nsub %d len %zu: stripe %d is %zu bytes",
-                      nsub, len, j, st[j].len);
+                      "even nsub %d len %zu: stripe %d is %zu bytes", nsub, len, j, st[j].len);
             CHECK_BAIL();
         }
     }
@@ -173,8 +170,8 @@ static void test_even(void)
                 int n = rmpi_sched_stripe(&s, l, st, RMPI_SCHED_MAX);
                 check_partition(&s, st, n, l, RMPI_SCHED_MAX, "even 16 GiB");
                 for (int j = 0; j < n; j++)
-                    CHECK(dabs((double)st[j].len - (double)l / nsub) <= 64, "16 GiB over %d: stripe %d is %zu", nsub,
-                          j, st[j].len);
+                    CHECK(dabs((double)st[j].len - (double)l / nsub) <= 64, "16 GiB over %d: stripe %d is %zu", nsub, j,
+                          st[j].len);
             }
         }
         /* The largest lengths size_t can hold do not overflow the arithmetic. */
@@ -227,8 +224,7 @@ static void test_weighted(void)
     rmpi_sched_init(&s, &c, 3, h121);
     n = rmpi_sched_stripe(&s, (1 << 20) + 10, st, RMPI_SCHED_MAX);
     CHECK(n == 3 && st[0].len == 262144 && st[1].len == 524288 && st[2].len == 262154,
-          "1:2:1 of 1 MiB + 10: %zu %zu %zu",
-          st[0].len, st[1].len, st[2].len);
+          "1:2:1 of 1 MiB + 10: %zu %zu %zu", st[0].len, st[1].len, st[2].len);
     /* Even policy ignores the hints; adaptive starts equal whatever the hints. */
     c.stripe_policy = RMPI_STRIPE_POLICY_ADAPTIVE;
     rmpi_sched_init(&s, &c, 2, h31);
@@ -256,8 +252,7 @@ static void test_folding(void)
     rmpi_sched_init(&s, &c, 2, h13);
     n = rmpi_sched_stripe(&s, 200000, st, RMPI_SCHED_MAX);
     CHECK(n == 1 && st[0].sub == 1 && st[0].len == 200000,
-          "1:3 of 200000, min 64k: whole on subchannel 1 (got %d on %d)",
-          n, st[0].sub);
+          "1:3 of 200000, min 64k: whole on subchannel 1 (got %d on %d)", n, st[0].sub);
     for (size_t len = 1; len < 200; len++) {
         n = rmpi_sched_stripe(&s, len, st, RMPI_SCHED_MAX);
         CHECK(n == 1 && st[0].sub == 1, "1:3 len %zu: one stripe on the heavier subchannel (got %d on %d)", len, n,
