@@ -320,7 +320,7 @@ int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler 
 int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 {
     RMPI_API_INIT_CHECK();
-    rmpi_comm_t *c = rmpi_comm_get(comm);
+    rmpi_comm_t *c = rmpi_comm_get_or_pending(comm);
     RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator");
     RMPI_CHECK(rmpi_api_errh_valid(errhandler), c, MPI_ERR_ARG, "invalid error handler");
     rmpi_api_errh_replace(&c->errh, errhandler);
@@ -330,7 +330,7 @@ int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
     RMPI_API_INIT_CHECK();
-    rmpi_comm_t *c = rmpi_comm_get(comm);
+    rmpi_comm_t *c = rmpi_comm_get_or_pending(comm);
     RMPI_CHECK(c, NULL, MPI_ERR_COMM, "invalid communicator");
     RMPI_CHECK(errhandler, c, MPI_ERR_ARG, "errhandler must not be NULL");
     rmpi_api_errh_retain(c->errh);

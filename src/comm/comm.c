@@ -5,6 +5,7 @@
 
 rmpi_comm_t rmpi_comm_world, rmpi_comm_self;
 rmpi_addrset_t rmpi_comm_live = RMPI_ADDRSET_INIT;
+rmpi_addrset_t rmpi_comm_pending = RMPI_ADDRSET_INIT;
 static int self_world_rank;
 static uint32_t next_ctx = RMPI_CTX_FIRST_FREE;
 
@@ -257,6 +258,7 @@ static void idup_done(rmpi_agree_t *a, uint32_t ctx, void *arg)
     if (n->inter)
         n->local->ctx = ctx + 2;
     n->pending = NULL;
+    rmpi_addrset_del(&rmpi_comm_pending, n);
     rmpi_addrset_add(&rmpi_comm_live, n);
     rmpi_req_complete(req);
 }
@@ -269,6 +271,7 @@ void rmpi_comm_idup_start(rmpi_comm_t *parent, rmpi_comm_t *n, rmpi_req_t *req)
     if (n) {
         n->pending = req;
         rmpi_addrset_del(&rmpi_comm_live, n); /* not a communicator before completion */
+        rmpi_addrset_add(&rmpi_comm_pending, n); /* but its error handler may be set */
     }
     /* an intercommunicator: its local group agrees on `local`'s collective context, the
      * leaders swap on the intercommunicator's, ids ctx..ctx+3 (both pairs) */

@@ -75,6 +75,10 @@ extern rmpi_comm_t rmpi_comm_world, rmpi_comm_self;
 /* Communicators, groups and info objects handed out (util.h address sets): a handle is
  * looked up before it is read, so a made-up one is rejected, never dereferenced. */
 extern rmpi_addrset_t rmpi_comm_live, rmpi_group_live, rmpi_info_live;
+/* Communicators of a pending MPI_Comm_idup: not live (no communication, no free) until the
+ * request completes, but their error handler may be set and read at once, as MPICH and
+ * Open MPI allow and mpi4py's Comm.Idup does right after the call. */
+extern rmpi_addrset_t rmpi_comm_pending;
 
 int rmpi_comm_init(int rank, int size);
 void rmpi_comm_finalize(void);
@@ -89,6 +93,16 @@ static inline rmpi_comm_t *rmpi_comm_get(MPI_Comm h)
     if ((uintptr_t)h < 4096 || !rmpi_addrset_has(&rmpi_comm_live, h, rmpi_thread_multiple))
         return NULL;
     rmpi_comm_t *c = (rmpi_comm_t *)h;
+    return c->magic == RMPI_COMM_MAGIC ? c : NULL;
+}
+
+/* rmpi_comm_get, or a communicator whose MPI_Comm_idup is still pending (error handlers). */
+static inline rmpi_comm_t *rmpi_comm_get_or_pending(MPI_Comm h)
+{
+    rmpi_comm_t *c = rmpi_comm_get(h);
+    if (c || (uintptr_t)h < 4096 || !rmpi_addrset_has(&rmpi_comm_pending, h, rmpi_thread_multiple))
+        return c;
+    c = (rmpi_comm_t *)h;
     return c->magic == RMPI_COMM_MAGIC ? c : NULL;
 }
 
