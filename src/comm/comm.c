@@ -270,7 +270,7 @@ void rmpi_comm_idup_start(rmpi_comm_t *parent, rmpi_comm_t *n, rmpi_req_t *req)
     int tag = RMPI_COMM_TAG_IDUP | (int)(parent->idup_seq++ & (RMPI_COMM_TAG_IDUP - 1));
     if (n) {
         n->pending = req;
-        rmpi_addrset_del(&rmpi_comm_live, n); /* not a communicator before completion */
+        rmpi_addrset_del(&rmpi_comm_live, n);    /* not a communicator before completion */
         rmpi_addrset_add(&rmpi_comm_pending, n); /* but its error handler may be set */
     }
     /* an intercommunicator: its local group agrees on `local`'s collective context, the
