@@ -319,35 +319,14 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
     return rc;
 }
 
-/* MPI-4 non-blocking sendrecv: one point-to-point schedule (coll/coll.h) posts the receive
- * and the send together and completes the request, a receive with the receive's status,
- * when both are done. Non-contiguous data is packed into the schedule's scratch; for the
- * _replace form the outgoing data is packed first and the received data unpacked into buf
- * in a later round, so the two never overlap. */
+/* MPI-4 non-blocking sendrecv: the point-to-point schedule coll builds (rmpi_nbc_sendrecv
+ * decides how each side's data travels); the request is a receive with the receive's status. */
 static void isendrecv_sched(rmpi_comm_t *c, const void *sbuf, int scount, rmpi_dtype_t *sdt, int dest, int sendtag,
                             void *rbuf, int rcount, rmpi_dtype_t *rdt, int source, int recvtag, int replace,
                             MPI_Request *request)
 {
-    rmpi_nbc_t *s = rmpi_nbc_new_p2p(c);
-    size_t sbytes = (size_t)scount * sdt->size, rbytes = (size_t)rcount * rdt->size;
-    const void *out = sbuf;
-    if (replace || !rmpi_dtype_is_contig(sdt, (size_t)scount)) {
-        void *tmp = rmpi_nbc_tmp(s, sbytes);
-        rmpi_nbc_pack(s, sbuf, (size_t)scount, sdt, tmp);
-        out = tmp;
-    } else {
-        out = rmpi_dtype_contig_ptr(sbuf, sdt);
-    }
-    int direct = !replace && rmpi_dtype_is_contig(rdt, (size_t)rcount);
-    void *in = direct ? rmpi_dtype_contig_ptr(rbuf, rdt) : rmpi_nbc_tmp(s, rbytes);
-    rmpi_nbc_recv_tag(s, in, rbytes, source, recvtag);
-    rmpi_nbc_send_tag(s, out, sbytes, dest, sendtag);
-    rmpi_nbc_round(s);
-    if (!direct && source != MPI_PROC_NULL)
-        rmpi_nbc_unpack(s, in, rbuf, (size_t)rcount, rdt);
-    rmpi_req_t *r = rmpi_req_alloc(RMPI_REQ_RECV);
-    r->ucomm = c;
-    rmpi_nbc_start(s, r, 0);
+    rmpi_req_t *r = rmpi_nbc_sendrecv(c, sbuf, (size_t)scount, sdt, dest, sendtag, rbuf, (size_t)rcount, rdt, source,
+                                      recvtag, replace);
     *request = rmpi_api_req_handle(r);
 }
 

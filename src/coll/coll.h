@@ -66,6 +66,11 @@ rmpi_nbc_t *rmpi_nbc_new(rmpi_comm_t *c);
 rmpi_nbc_t *rmpi_nbc_new_p2p(rmpi_comm_t *c);
 void rmpi_nbc_send_tag(rmpi_nbc_t *s, const void *buf, size_t bytes, int peer, int tag);
 void rmpi_nbc_recv_tag(rmpi_nbc_t *s, void *buf, size_t bytes, int peer, int tag);
+/* MPI_Isendrecv(_replace) whole: builds and starts that schedule, deciding how each side's
+ * data travels (contiguous in place, else packed in the schedule's scratch); returns the
+ * request (a receive, completed with the receive's status). replace: rbuf is sbuf. */
+rmpi_req_t *rmpi_nbc_sendrecv(rmpi_comm_t *c, const void *sbuf, size_t scount, rmpi_dtype_t *sdt, int dest, int sendtag,
+                              void *rbuf, size_t rcount, rmpi_dtype_t *rdt, int source, int recvtag, int replace);
 /* Scratch memory owned by the schedule (NULL only for bytes == 0). */
 void *rmpi_nbc_tmp(rmpi_nbc_t *s, size_t bytes);
 

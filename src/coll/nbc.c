@@ -454,3 +454,35 @@ void rmpi_nbc_free(rmpi_nbc_t *s)
 }
 
 int rmpi_nbc_active(void) { return nactive; }
+
+/* MPI-4 non-blocking sendrecv (and its _replace form) as one point-to-point schedule: the
+ * receive and the send are posted together and the returned request, a receive, completes
+ * with the receive's status when both are done. Contiguous data moves from and into the
+ * user's buffers; non-contiguous data is packed into the schedule's scratch and unpacked
+ * after the round; for _replace the outgoing data is packed first and the received data
+ * unpacked into buf in a later round, so the two never overlap. */
+rmpi_req_t *rmpi_nbc_sendrecv(rmpi_comm_t *c, const void *sbuf, size_t scount, rmpi_dtype_t *sdt, int dest, int sendtag,
+                              void *rbuf, size_t rcount, rmpi_dtype_t *rdt, int source, int recvtag, int replace)
+{
+    rmpi_nbc_t *s = rmpi_nbc_new_p2p(c);
+    size_t sbytes = scount * sdt->size, rbytes = rcount * rdt->size;
+    const void *out = sbuf;
+    if (replace || !rmpi_dtype_is_contig(sdt, scount)) {
+        void *tmp = rmpi_nbc_tmp(s, sbytes);
+        rmpi_nbc_pack(s, sbuf, scount, sdt, tmp);
+        out = tmp;
+    } else {
+        out = rmpi_dtype_contig_ptr(sbuf, sdt);
+    }
+    int direct = !replace && rmpi_dtype_is_contig(rdt, rcount);
+    void *in = direct ? rmpi_dtype_contig_ptr(rbuf, rdt) : rmpi_nbc_tmp(s, rbytes);
+    rmpi_nbc_recv_tag(s, in, rbytes, source, recvtag);
+    rmpi_nbc_send_tag(s, out, sbytes, dest, sendtag);
+    rmpi_nbc_round(s);
+    if (!direct && source != MPI_PROC_NULL)
+        rmpi_nbc_unpack(s, in, rbuf, rcount, rdt);
+    rmpi_req_t *r = rmpi_req_alloc(RMPI_REQ_RECV);
+    r->ucomm = c;
+    rmpi_nbc_start(s, r, 0);
+    return r;
+}
