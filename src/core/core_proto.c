@@ -211,6 +211,14 @@ void rmpi_core_wan_tune(rmpi_vc_t *vc)
         return;
     double one, all;
     rmpi_vc_rates(vc, &one, &all);
+    /* Several rails whose rates are not measured yet: keep the base limit. Raising it now
+     * would send every message eagerly on one rail, so no rendezvous would ever be striped
+     * and the rates the crossover needs would never be measured (two unequal rails at 2 ms
+     * stayed at the faster rail's speed). Striped rendezvous measures them first. */
+    if (vc->nsub > 1 && !(one > 0)) {
+        cp->eager_limit = cp->eager_base;
+        return;
+    }
     cp->eager_limit =
         rmpi_core_wan_limit(cp->eager_base, rmpi_vc_rtt(vc), one, all, rmpi_core_unexp_max, cp->eager_max);
 }
