@@ -114,7 +114,9 @@ static void persistent(int peer, int role)
  * receives. A send whose message was already matched is not cancelled and arrives. */
 static void cancel_send(int peer, int role, int n, int mode)
 {
-    const int tag = 40 + mode;
+    /* A tag of its own per size: the sender's next call may already have sent the next
+     * size's message when this receiver probes for a duplicate of this one. */
+    const int tag = 40 + 2 * mode + (n == BIG);
     if (role == 1) {
         MPI_Request rq;
         MPI_Status st;
