@@ -1,0 +1,420 @@
+/* Channel selection: the statistics table, FIND_MAP and the window driver (seed
+ * adaptive-transport-selection, secs. 3.2, 3.4, 4.2 and Table 2). libc only. */
+#include "chan/select.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Table 2: the statistics table has 2048 rows up to 2^10 processes. */
+#define SIGMA_MAX 2048
+
+static int ceil_log2(long long n)
+{
+    int k = 0;
+    while ((1LL << k) < n)
+        k++;
+    return k;
+}
+
+/* Rejects NaN too. */
+static int nonneg(double x) { return x >= 0 && x <= 1e15; }
+
+int rmpi_chan_params_check(const rmpi_chan_params_t *p, char *why, size_t len)
+{
+    static const char *const name[] = {"r", "p", "c", "rho", "gamma"};
+    const double v[] = {p->r, p->p, p->c, p->rho, p->gamma};
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++)
+        if (!nonneg(v[i])) {
+            snprintf(why, len, "the cost %s is %g, not a number of nanoseconds from 0 to 1e15.", name[i], v[i]);
+            return -1;
+        }
+    if (p->c > 0 && !(p->s >= 1 && p->s <= 1e15)) {
+        snprintf(why, len, "s (receives per credit message) is %g; with a credit cost c it must be at least 1.", p->s);
+        return -1;
+    }
+    if (p->h < 0) {
+        snprintf(why, len, "h (most dedicated channels) is %d, below 0.", p->h);
+        return -1;
+    }
+    if (p->tau < 1) {
+        snprintf(why, len, "tau (most channels set up at once) is %d, below 1.", p->tau);
+        return -1;
+    }
+    if (p->slot_ns == 0 || p->interval_ns < p->slot_ns) {
+        snprintf(why, len, "the slot (%llu ns) must be longer than 0 and no longer than the interval (%llu ns).",
+                 (unsigned long long)p->slot_ns, (unsigned long long)p->interval_ns);
+        return -1;
+    }
+    if (p->sigma < 2 || p->sigma > SIGMA_MAX) {
+        snprintf(why, len, "sigma (slots kept) is %d, outside 2 .. %d (the seed's Table 2).", p->sigma, SIGMA_MAX);
+        return -1;
+    }
+    return 0;
+}
+
+int rmpi_chan_default_h(int nprocs, int node_size)
+{
+    if (nprocs < 2)
+        return 0;
+    int h = ceil_log2(nprocs) + 1;
+    int node_cap = 128 / (node_size > 0 ? node_size : 1);
+    if (node_cap < 2)
+        node_cap = 2;
+    if (h > node_cap)
+        h = node_cap;
+    return h < nprocs - 1 ? h : nprocs - 1;
+}
+
+int rmpi_chan_default_sigma(int nprocs, uint64_t interval_ns, uint64_t slot_ns)
+{
+    int t2 = nprocs <= 1024 ? SIGMA_MAX : SIGMA_MAX / ((ceil_log2(nprocs) - 10) * 2);
+    uint64_t hist = slot_ns ? 16 * ((interval_ns + slot_ns - 1) / slot_ns) : SIGMA_MAX;
+    int sigma = hist < (uint64_t)t2 ? (int)hist : t2;
+    return sigma < 2 ? 2 : sigma;
+}
+
+/* ---- FIND_MAP ---- */
+
+typedef struct cand {
+    double v; /* what making it dedicated adds, its set-up paid */
+    int peer, idx, dedicated;
+} cand_t;
+
+/* Larger gain first; ties to the lower rank, so both runs of a test and every process
+ * given the same counts agree. */
+static int cand_cmp(const void *a, const void *b)
+{
+    const cand_t *x = a, *y = b;
+    if (x->v != y->v)
+        return x->v > y->v ? -1 : 1;
+    return (x->peer > y->peer) - (x->peer < y->peer);
+}
+
+/* Fig. 6 with two kinds: the seed's loops over l (DC-RDMA or RC-RDMA) and m (RC-RDMA)
+ * collapse to one over m, since here a channel is dedicated or shared and nothing sits in
+ * between. x_m = sum of n_i * r over the m dedicated - the credits sum n_i * c / s - the
+ * polling (max_i n_i) * m / 2 * p - the set-ups rho of those not dedicated yet. The
+ * polling term does not depend on which m are chosen, so for each m the best set is the
+ * m largest n_i * (r - c/s) - rho * new_i, at most tau of them new: taking candidates in
+ * that order, skipping new ones once tau are taken, gives the best set for every m at once
+ * (a greedy choice under one cardinality cap per class is optimal). */
+int rmpi_chan_find_map(const rmpi_chan_src_t *src, int nsrc, const rmpi_chan_params_t *p, int *up, int *down,
+                       rmpi_chan_plan_t *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    cand_t *cand = malloc((size_t)(nsrc > 0 ? nsrc : 1) * sizeof *cand);
+    char *chosen = calloc((size_t)(nsrc > 0 ? nsrc : 1), 1);
+    int *order = malloc((size_t)(nsrc > 0 ? nsrc : 1) * sizeof *order);
+    if (!cand || !chosen || !order) {
+        free(cand), free(chosen), free(order);
+        return -1;
+    }
+    double per_msg = p->r - (p->c > 0 ? p->c / p->s : 0);
+    double total = 0, nmax = 0, x_cur = 0;
+    int ncur = 0;
+    for (int i = 0; i < nsrc; i++) {
+        double n = (double)src[i].n;
+        total += n;
+        if (n > nmax)
+            nmax = n;
+        cand[i] = (cand_t){n * per_msg - (src[i].dedicated ? 0 : p->rho), src[i].peer, i, src[i].dedicated};
+        if (src[i].dedicated) {
+            x_cur += n * per_msg;
+            ncur++;
+        }
+    }
+    double poll = nmax * p->p / 2;
+    x_cur -= poll * ncur;
+    qsort(cand, (size_t)nsrc, sizeof *cand, cand_cmp);
+    double x = 0, best = 0;
+    int m = 0, fresh = 0, best_m = 0;
+    for (int i = 0; i < nsrc && m < p->h; i++) {
+        if (!cand[i].dedicated && fresh == p->tau)
+            continue;
+        x += cand[i].v - poll;
+        order[m++] = cand[i].idx;
+        fresh += !cand[i].dedicated;
+        if (x > best) {
+            best = x;
+            best_m = m;
+        }
+    }
+    for (int k = 0; k < best_m; k++)
+        chosen[order[k]] = 1;
+    plan->ndedicated = best_m;
+    plan->x_new = best;
+    plan->x_cur = x_cur;
+    plan->gain = total > 0 ? (best - x_cur) / total : 0;
+    for (int i = 0; i < nsrc; i++) {
+        if (chosen[i] && !src[i].dedicated)
+            up[plan->nup++] = src[i].peer;
+        else if (!chosen[i] && src[i].dedicated)
+            down[plan->ndown++] = src[i].peer;
+    }
+    /* A current mapping above h (h was lowered) is brought under it whatever the gain. */
+    plan->apply = (plan->gain > p->gamma || ncur > p->h) && plan->nup + plan->ndown > 0;
+    if (!plan->apply) {
+        plan->nup = plan->ndown = 0;
+        plan->ndedicated = ncur;
+        plan->x_new = x_cur;
+    }
+    free(cand), free(chosen), free(order);
+    return 0;
+}
+
+/* ---- the statistics table ---- */
+
+rmpi_chan_sel_t *rmpi_chan_sel_create(int npeers, const rmpi_chan_params_t *p, uint64_t now_ns)
+{
+    char why[160];
+    if (npeers < 0 || rmpi_chan_params_check(p, why, sizeof why))
+        return NULL;
+    rmpi_chan_sel_t *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    size_t n = npeers > 0 ? (size_t)npeers : 1;
+    s->col = calloc(n, sizeof *s->col);
+    s->kind = calloc(n, 1);
+    s->fixed = calloc(n, 1);
+    s->sink = calloc((size_t)p->sigma, sizeof *s->sink);
+    if (!s->col || !s->kind || !s->fixed || !s->sink) {
+        rmpi_chan_sel_destroy(s);
+        return NULL;
+    }
+    s->npeers = npeers;
+    s->prm = *p;
+    s->t0_ns = s->now_ns = s->last_run_ns = now_ns;
+    s->slot_end_ns = now_ns + p->slot_ns;
+    s->next_run_ns = now_ns + p->interval_ns;
+    return s;
+}
+
+void rmpi_chan_sel_destroy(rmpi_chan_sel_t *s)
+{
+    if (!s)
+        return;
+    for (int i = 0; i < s->nactive; i++)
+        free(s->col[s->active[i]]);
+    free(s->col);
+    free(s->kind);
+    free(s->fixed);
+    free(s->sink);
+    free(s->active);
+    free(s);
+}
+
+static int peer_ok(const rmpi_chan_sel_t *s, int peer) { return peer >= 0 && peer < s->npeers; }
+
+void rmpi_chan_sel_set(rmpi_chan_sel_t *s, int peer, rmpi_chan_kind_t kind)
+{
+    if (!peer_ok(s, peer) || s->kind[peer] == kind)
+        return;
+    if (!s->fixed[peer])
+        s->ndedicated += kind == RMPI_CHAN_DEDICATED ? 1 : -1;
+    s->kind[peer] = (uint8_t)kind;
+}
+
+void rmpi_chan_sel_fix(rmpi_chan_sel_t *s, int peer, rmpi_chan_kind_t kind)
+{
+    if (!peer_ok(s, peer))
+        return;
+    rmpi_chan_sel_set(s, peer, RMPI_CHAN_SHARED);
+    s->fixed[peer] = 1;
+    s->kind[peer] = (uint8_t)kind;
+    if (s->col[peer] && s->col[peer] != s->sink) {
+        free(s->col[peer]);
+        for (int i = 0; i < s->nactive; i++)
+            if (s->active[i] == peer) {
+                memmove(&s->active[i], &s->active[i + 1], (size_t)(s->nactive - i - 1) * sizeof *s->active);
+                s->nactive--;
+                break;
+            }
+    }
+    s->col[peer] = s->sink;
+}
+
+rmpi_chan_kind_t rmpi_chan_sel_kind(const rmpi_chan_sel_t *s, int peer)
+{
+    return peer_ok(s, peer) ? (rmpi_chan_kind_t)s->kind[peer] : RMPI_CHAN_SHARED;
+}
+
+/* The table moves to now: rows of the slots that began since are cleared (at most every
+ * row once), so no window ever sees counts older than sigma slots. */
+static void advance(rmpi_chan_sel_t *s, uint64_t now)
+{
+    if (now > s->now_ns)
+        s->now_ns = now;
+    if (now < s->slot_end_ns)
+        return;
+    uint64_t k = (now - s->t0_ns) / s->prm.slot_ns, sigma = (uint64_t)s->prm.sigma;
+    uint64_t clear = k - s->slot < sigma ? k - s->slot : sigma;
+    for (uint64_t j = 1; j <= clear; j++) {
+        uint32_t row = (uint32_t)((s->slot + j) % sigma);
+        for (int i = 0; i < s->nactive; i++)
+            s->col[s->active[i]][row] = (rmpi_chan_cell_t){0, 0};
+        s->sink[row] = (rmpi_chan_cell_t){0, 0};
+    }
+    s->slot = k;
+    s->row = (uint32_t)(k % sigma);
+    s->slot_end_ns = s->t0_ns + (k + 1) * s->prm.slot_ns;
+}
+
+void rmpi_chan_note_slow(rmpi_chan_sel_t *s, int src, size_t bytes, uint64_t now_ns)
+{
+    advance(s, now_ns);
+    if (!peer_ok(s, src))
+        return;
+    if (!s->col[src]) {
+        /* the first receive from src: its column (a peer that stays silent costs none) */
+        rmpi_chan_cell_t *c = calloc((size_t)s->prm.sigma, sizeof *c);
+        int *a = realloc(s->active, (size_t)(s->nactive + 1) * sizeof *a);
+        if (a)
+            s->active = a;
+        if (!c || !a) {
+            free(c);
+            return; /* out of memory: this receive is not counted, the next one tries again */
+        }
+        s->active[s->nactive++] = src;
+        s->col[src] = c;
+    }
+    rmpi_chan_note_recv(s, src, bytes, s->now_ns);
+}
+
+static void sum_rows(const rmpi_chan_sel_t *s, const rmpi_chan_cell_t *c, uint64_t from, uint64_t to, uint64_t *n,
+                     uint64_t *bytes)
+{
+    *n = *bytes = 0;
+    for (uint64_t k = from; k < to; k++) {
+        *n += c[k % (uint64_t)s->prm.sigma].n;
+        *bytes += c[k % (uint64_t)s->prm.sigma].bytes;
+    }
+}
+
+/* The oldest slot still in the table. */
+static uint64_t oldest(const rmpi_chan_sel_t *s)
+{
+    uint64_t sigma = (uint64_t)s->prm.sigma;
+    return s->slot + 1 > sigma ? s->slot + 1 - sigma : 0;
+}
+
+void rmpi_chan_sel_sum(const rmpi_chan_sel_t *s, int peer, int nslots, uint64_t *n, uint64_t *bytes)
+{
+    *n = *bytes = 0;
+    if (!peer_ok(s, peer) || !s->col[peer] || s->col[peer] == s->sink || nslots <= 0)
+        return;
+    uint64_t from = s->slot + 1 > (uint64_t)nslots ? s->slot + 1 - (uint64_t)nslots : 0;
+    if (from < oldest(s))
+        from = oldest(s);
+    sum_rows(s, s->col[peer], from, s->slot + 1, n, bytes);
+}
+
+size_t rmpi_chan_sel_bytes(const rmpi_chan_sel_t *s)
+{
+    size_t per_col = (size_t)s->prm.sigma * sizeof(rmpi_chan_cell_t);
+    return sizeof *s + (size_t)s->npeers * (sizeof *s->col + 2) + (size_t)s->nactive * (sizeof *s->active + per_col) +
+           per_col;
+}
+
+/* ---- the driver (sec. 3.4, T1-T4) ---- */
+
+/* The sources of window [from, now's slot]: every selectable peer that sent in it, and every
+ * dedicated one (silent ones must be listed to be released). */
+static int window(const rmpi_chan_sel_t *s, uint64_t from, rmpi_chan_src_t *out)
+{
+    int n = 0;
+    if (from < oldest(s))
+        from = oldest(s);
+    for (int i = 0; i < s->nactive; i++) {
+        int peer = s->active[i];
+        uint64_t cnt, bytes;
+        sum_rows(s, s->col[peer], from, s->slot + 1, &cnt, &bytes);
+        if (cnt || s->kind[peer] == RMPI_CHAN_DEDICATED)
+            out[n++] = (rmpi_chan_src_t){peer, s->kind[peer] == RMPI_CHAN_DEDICATED, cnt};
+    }
+    if (s->ndedicated)
+        for (int peer = 0; peer < s->npeers; peer++)
+            if (!s->col[peer] && s->kind[peer] == RMPI_CHAN_DEDICATED)
+                out[n++] = (rmpi_chan_src_t){peer, 1, 0};
+    return n;
+}
+
+static int apply_plan(rmpi_chan_sel_t *s, const rmpi_chan_plan_t *pl, const int *up, const int *down,
+                      rmpi_chan_apply_fn apply, void *ctx)
+{
+    int done = 0;
+    for (int i = 0; i < pl->ndown + pl->nup; i++) {
+        int release = i < pl->ndown, peer = release ? down[i] : up[i - pl->ndown];
+        rmpi_chan_kind_t k = release ? RMPI_CHAN_SHARED : RMPI_CHAN_DEDICATED;
+        if (apply && apply(ctx, peer, k)) {
+            s->refused++;
+            continue;
+        }
+        rmpi_chan_sel_set(s, peer, k);
+        *(release ? &s->to_shared : &s->to_dedicated) += 1;
+        done++;
+    }
+    return done;
+}
+
+/* T1 (no mapping yet: the window since the start) or T2-T4: the extended window
+ * [beta, now) against the shrunk one [now - (eps - beta) / 2, now), the larger gain over
+ * the current mapping wins if it passes gamma. T1 uses the gamma test too, so a first
+ * mapping has to earn its set-ups like any later one. */
+static int run(rmpi_chan_sel_t *s, rmpi_chan_apply_fn apply, void *ctx)
+{
+    size_t cap = (size_t)s->nactive + (size_t)s->ndedicated + 1;
+    rmpi_chan_src_t *src = malloc(cap * sizeof *src);
+    int *ids = malloc(4 * cap * sizeof *ids);
+    if (!src || !ids) {
+        free(src), free(ids);
+        return 0;
+    }
+    uint64_t end = s->slot + 1;
+    uint64_t from[2] = {s->have_cur ? s->beta : 0, 0};
+    int nwin = 1;
+    if (s->have_cur) {
+        uint64_t half = (s->eps - s->beta + 1) / 2;
+        from[1] = end - (half ? half : 1);
+        nwin = from[1] != from[0] ? 2 : 1;
+    }
+    rmpi_chan_plan_t plan[2];
+    int best = -1;
+    for (int w = 0; w < nwin; w++) {
+        int n = window(s, from[w], src);
+        if (rmpi_chan_find_map(src, n, &s->prm, ids + 2 * w * cap, ids + (2 * w + 1) * cap, &plan[w]))
+            plan[w].apply = 0;
+        if (best < 0 || plan[w].gain > plan[best].gain)
+            best = w;
+    }
+    int done = 0;
+    s->last_gain = plan[best].gain;
+    if (plan[best].apply) {
+        done = apply_plan(s, &plan[best], ids + 2 * best * cap, ids + (2 * best + 1) * cap, apply, ctx);
+        s->applied++;
+    }
+    if (plan[best].apply || !s->have_cur) {
+        s->beta = from[best] < oldest(s) ? oldest(s) : from[best];
+        s->eps = end;
+        s->have_cur = 1;
+    }
+    free(src), free(ids);
+    return done;
+}
+
+int rmpi_chan_sel_tick(rmpi_chan_sel_t *s, uint64_t now_ns, rmpi_chan_apply_fn apply, void *ctx)
+{
+    advance(s, now_ns);
+    now_ns = s->now_ns;
+    int due = now_ns >= s->next_run_ns;
+    int trig = !due && s->prm.trigger && s->total - s->total_at_run >= s->prm.trigger &&
+               now_ns >= s->last_run_ns + s->prm.slot_ns;
+    if (!due && !trig)
+        return 0;
+    s->runs++;
+    s->trigger_runs += trig;
+    s->last_run_ns = now_ns;
+    s->next_run_ns = now_ns + s->prm.interval_ns;
+    s->total_at_run = s->total;
+    return run(s, apply, ctx);
+}

@@ -1,0 +1,176 @@
+/*
+ * Channel selection (seed adaptive-transport-selection, secs. 3.2 and 3.4): receive counts
+ * and bytes per source in a bounded table of time slots, FIND_MAP (Fig. 6) over a window of
+ * it, and the driver that runs FIND_MAP every interval or after a number of receives and
+ * reports each change of kind to a callback.
+ *
+ * Who calls: whoever receives frames calls rmpi_chan_note_recv for each (the core, in
+ * rmpi_core_deliver); whoever drives progress calls rmpi_chan_sel_tick now and then (it
+ * reads no clock: the caller passes the time). The scale simulator calls the same
+ * functions with simulated time.
+ * Ownership: a selector owns its table; rmpi_chan_find_map owns nothing (pure).
+ * Threading: none inside; the caller serialises (the library holds its big lock).
+ * Dependencies: libc only, so select.c links alone (CMake target rmpi_chan_select).
+ * The library's one selector (parameters from the knob table, cadence, report) is the part
+ * at the end, defined in select_run.c.
+ */
+#ifndef RMPI_CHAN_SELECT_H
+#define RMPI_CHAN_SELECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "chan/chan.h"
+
+typedef struct rmpi_chan_params {
+    /* FIND_MAP's cost model in nanoseconds, the letters of Fig. 6 and Table 2 */
+    double r;     /* latency saved per message received on a dedicated channel instead of the shared one */
+    double p;     /* one failed poll of one dedicated channel */
+    double c;     /* one credit message (0: credits need no message, as in a shared-memory ring) */
+    double s;     /* receives per credit message (ring entries); read only when c > 0 */
+    double rho;   /* setting up one dedicated channel */
+    double gamma; /* least gain per received message for which a new mapping is applied */
+    int h;        /* most dedicated channels at once */
+    int tau;      /* most dedicated channels one new mapping may set up */
+    /* windows (sec. 3.4) */
+    uint64_t interval_ns; /* u: FIND_MAP runs this long after the last run */
+    uint64_t slot_ns;     /* one row of the table; also the least gap between two runs */
+    int sigma;            /* rows kept: no window reaches further back */
+    uint64_t trigger;     /* a run also starts once this many receives came since the last; 0: never */
+} rmpi_chan_params_t;
+
+/* Whether p can drive a selector; else -1 and a sentence in why naming the field. */
+int rmpi_chan_params_check(const rmpi_chan_params_t *p, char *why, size_t len);
+
+/* Defaults that depend on the job (see src/chan/README.md, "Defaults"). */
+int rmpi_chan_default_h(int nprocs, int node_size);
+int rmpi_chan_default_sigma(int nprocs, uint64_t interval_ns, uint64_t slot_ns);
+
+/* ---- FIND_MAP (Fig. 6) ---- */
+
+/* One source of a window: its receives, and whether it is dedicated now. Sources absent
+ * from the list are shared and silent. */
+typedef struct rmpi_chan_src {
+    int peer;
+    int dedicated;
+    uint64_t n;
+} rmpi_chan_src_t;
+
+typedef struct rmpi_chan_plan {
+    int nup, ndown; /* peers written to up[] (to make dedicated) and down[] (to release) */
+    int ndedicated; /* dedicated channels of the chosen mapping */
+    double x_new;   /* benefit of the chosen mapping over all-shared, set-ups paid (ns) */
+    double x_cur;   /* benefit of the current mapping over the same window (ns) */
+    double gain;    /* (x_new - x_cur) / receives in the window (ns per message) */
+    int apply;      /* gain > gamma: up and down are the change; else both are empty */
+} rmpi_chan_plan_t;
+
+/* The best mapping for the receives in src[0..nsrc) under p's caps (at most h dedicated,
+ * at most tau of them new), compared with the current one. up and down must hold nsrc
+ * peers each. Pure: reads its inputs only, ties go to the lower rank. -1 on ENOMEM. */
+int rmpi_chan_find_map(const rmpi_chan_src_t *src, int nsrc, const rmpi_chan_params_t *p, int *up, int *down,
+                       rmpi_chan_plan_t *plan);
+
+/* ---- the statistics table and the driver ---- */
+
+/* One source in one slot, 8 bytes as in the seed's table (sec. 4.2); bytes saturate. */
+typedef struct rmpi_chan_cell {
+    uint32_t n, bytes;
+} rmpi_chan_cell_t;
+
+/* Told each change of kind; 0 accepted (the selector's map follows), else refused (the
+ * peer keeps its kind). */
+typedef int (*rmpi_chan_apply_fn)(void *ctx, int peer, rmpi_chan_kind_t kind);
+
+typedef struct rmpi_chan_sel {
+    /* read by every rmpi_chan_note_recv */
+    rmpi_chan_cell_t **col; /* per peer: its column of sigma cells; NULL before its first receive */
+    uint64_t slot_end_ns;   /* the current slot ends here */
+    uint32_t row;           /* the current slot's row */
+    int npeers;
+    uint64_t total;  /* receives noted */
+    uint64_t now_ns; /* the latest time seen */
+    /* the rest */
+    rmpi_chan_params_t prm;
+    uint64_t t0_ns, slot; /* slot k covers [t0 + k * slot_ns, t0 + (k + 1) * slot_ns) */
+    uint8_t *kind;        /* rmpi_chan_kind_t per peer */
+    uint8_t *fixed;       /* 1: the peer is never selected (self, a provider with one kind) */
+    int *active;          /* peers with a column, in order of their first receive */
+    int nactive, ndedicated;
+    rmpi_chan_cell_t *sink; /* the column of fixed peers: counted, never read */
+    uint64_t beta, eps;     /* the current mapping's window [beta, eps), in slots */
+    int have_cur;
+    uint64_t next_run_ns, last_run_ns, total_at_run;
+    rmpi_chan_src_t *srcs; /* scratch of the runs */
+    int *up, *down;
+    /* counters */
+    uint64_t runs, trigger_runs, applied, to_dedicated, to_shared, refused;
+    double last_gain;
+} rmpi_chan_sel_t;
+
+/* A selector for peers 0..npeers-1, all shared and selectable, its first slot starting at
+ * now_ns. NULL when p fails rmpi_chan_params_check or memory runs out. */
+rmpi_chan_sel_t *rmpi_chan_sel_create(int npeers, const rmpi_chan_params_t *p, uint64_t now_ns);
+void rmpi_chan_sel_destroy(rmpi_chan_sel_t *s);
+/* peer keeps kind and is never selected (its receives are not kept). */
+void rmpi_chan_sel_fix(rmpi_chan_sel_t *s, int peer, rmpi_chan_kind_t kind);
+/* peer's kind is now kind (a start other than all-shared, or a switch that failed). */
+void rmpi_chan_sel_set(rmpi_chan_sel_t *s, int peer, rmpi_chan_kind_t kind);
+rmpi_chan_kind_t rmpi_chan_sel_kind(const rmpi_chan_sel_t *s, int peer);
+
+void rmpi_chan_note_slow(rmpi_chan_sel_t *s, int src, size_t bytes, uint64_t now_ns);
+
+/* One received frame of bytes from src at now_ns (times never go back). The common case
+ * is an increment and a compare: the slot changes, and a source is met for the first
+ * time, out of line. Sources outside 0..npeers-1 are not counted. */
+static inline void rmpi_chan_note_recv(rmpi_chan_sel_t *s, int src, size_t bytes, uint64_t now_ns)
+{
+    if (__builtin_expect(now_ns >= s->slot_end_ns || (unsigned)src >= (unsigned)s->npeers || !s->col[src], 0)) {
+        rmpi_chan_note_slow(s, src, bytes, now_ns);
+        return;
+    }
+    rmpi_chan_cell_t *c = &s->col[src][s->row];
+    uint64_t b = (uint64_t)c->bytes + bytes;
+    c->n++;
+    c->bytes = b > UINT32_MAX ? UINT32_MAX : (uint32_t)b;
+    s->total++;
+}
+
+/* Moves the table to now_ns, and runs FIND_MAP when the interval has passed since the last
+ * run, or when p.trigger receives came since it and one slot has passed. Each change goes
+ * to apply (releases first, so a cap is never exceeded). Returns the changes accepted. */
+int rmpi_chan_sel_tick(rmpi_chan_sel_t *s, uint64_t now_ns, rmpi_chan_apply_fn apply, void *ctx);
+
+/* Receives and bytes from peer in the last nslots slots, the current one included. */
+void rmpi_chan_sel_sum(const rmpi_chan_sel_t *s, int peer, int nslots, uint64_t *n, uint64_t *bytes);
+/* Bytes the selector holds (table, per-peer arrays, scratch). */
+size_t rmpi_chan_sel_bytes(const rmpi_chan_sel_t *s);
+
+/* ---- the library's selector (select_run.c, not part of rmpi_chan_select) ---- */
+
+/* NULL when this process selects nothing (no peer can change kind). */
+extern rmpi_chan_sel_t *rmpi_chan_lib;
+
+/* Parameters from the knob table for a job of nprocs with node_size ranks on this node:
+ * 0, or -1 with a sentence naming the knob in why. */
+int rmpi_chan_params_from_knobs(rmpi_chan_params_t *p, int nprocs, int node_size, char *why, size_t len);
+/* Creates rmpi_chan_lib for this rank (ends the job on a bad knob value) and fixes every
+ * peer that cannot change kind yet (every peer off this node, and this rank). */
+void rmpi_chan_lib_init(int rank, int nprocs);
+void rmpi_chan_lib_tick(void);
+void rmpi_chan_lib_report(void *file, int rank);
+void rmpi_chan_lib_finalize(void);
+
+/* The core's frame entry: one frame from src. Every 256th receive also ticks (the clock is
+ * read there only). */
+static inline void rmpi_chan_lib_note(int src, size_t bytes)
+{
+    rmpi_chan_sel_t *s = rmpi_chan_lib;
+    if (!s)
+        return;
+    rmpi_chan_note_recv(s, src, bytes, s->now_ns);
+    if (__builtin_expect((s->total & 255) == 0, 0))
+        rmpi_chan_lib_tick();
+}
+
+#endif
