@@ -1,0 +1,160 @@
+/* The selection driver (seed adaptive-transport-selection sec. 3.4): FIND_MAP runs once an
+ * interval has passed, or early after the count trigger's receives (once a slot has passed),
+ * applies releases before set-ups, follows a pattern that changes (the seed's "repeat"),
+ * keeps a refused switch's kind, and never selects a fixed peer. Simulated time; linked
+ * with rmpi_chan_select alone. */
+#include "chan/select.h"
+
+#include "../unit_check.h"
+
+#define MS 1000000ull
+
+typedef struct calls {
+    int n, peer[64], kind[64];
+    int refuse; /* refuse every call */
+} calls_t;
+
+static int record(void *ctx, int peer, rmpi_chan_kind_t kind)
+{
+    calls_t *c = ctx;
+    if (c->n < 64) {
+        c->peer[c->n] = peer;
+        c->kind[c->n] = kind;
+        c->n++;
+    }
+    return c->refuse ? -1 : 0;
+}
+
+static rmpi_chan_params_t params(void)
+{
+    rmpi_chan_params_t p = {0};
+    p.r = 150, p.p = 10, p.rho = 10000, p.gamma = 25, p.s = 16;
+    p.h = 2, p.tau = 2;
+    p.interval_ns = 1000 * MS, p.slot_ns = 50 * MS, p.sigma = 320, p.trigger = 0;
+    return p;
+}
+
+/* n frames from each of the peers, spread over [t, t + span) */
+static void traffic(rmpi_chan_sel_t *s, const int *peers, int npeers, int n, uint64_t t, uint64_t span)
+{
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < npeers; k++)
+            rmpi_chan_note_recv(s, peers[k], 8, t + span * (uint64_t)i / (uint64_t)n);
+}
+
+static void test_interval(void)
+{
+    rmpi_chan_params_t p = params();
+    rmpi_chan_sel_t *s = rmpi_chan_sel_create(16, &p, 0);
+    calls_t c = {0};
+    traffic(s, (int[]){3, 5, 9}, 3, 2000, 0, 900 * MS);
+    traffic(s, (int[]){9}, 1, 1000, 0, 900 * MS); /* 9 the busiest, then 3 and 5 alike */
+    CHECK(rmpi_chan_sel_tick(s, 999 * MS, record, &c) == 0 && s->runs == 0, "a run before the interval (%llu runs)",
+          (unsigned long long)s->runs);
+    int done = rmpi_chan_sel_tick(s, 1000 * MS, record, &c);
+    CHECK(done == 2 && s->runs == 1 && s->trigger_runs == 0, "at 1 s: %d changes, %llu runs", done,
+          (unsigned long long)s->runs);
+    CHECK(c.n == 2 && c.peer[0] == 3 && c.peer[1] == 9 && c.kind[0] == RMPI_CHAN_DEDICATED &&
+              c.kind[1] == RMPI_CHAN_DEDICATED,
+          "at 1 s: %d calls, first %d/%d, second %d/%d; want 3 and 9 dedicated", c.n, c.peer[0], c.kind[0], c.peer[1],
+          c.kind[1]);
+    CHECK(rmpi_chan_sel_kind(s, 9) == RMPI_CHAN_DEDICATED && rmpi_chan_sel_kind(s, 3) == RMPI_CHAN_DEDICATED &&
+              rmpi_chan_sel_kind(s, 5) == RMPI_CHAN_SHARED && s->ndedicated == 2,
+          "map after the run: 9 %d, 3 %d, 5 %d, %d dedicated", rmpi_chan_sel_kind(s, 9), rmpi_chan_sel_kind(s, 3),
+          rmpi_chan_sel_kind(s, 5), s->ndedicated);
+    /* the next run is an interval later; the same traffic changes nothing */
+    c.n = 0;
+    traffic(s, (int[]){3, 5, 9}, 3, 2000, 1000 * MS, 900 * MS);
+    CHECK(rmpi_chan_sel_tick(s, 1999 * MS, record, &c) == 0 && s->runs == 1, "a run before the second interval");
+    CHECK(rmpi_chan_sel_tick(s, 2000 * MS, record, &c) == 0 && s->runs == 2 && c.n == 0,
+          "steady traffic: %d calls in run %llu", c.n, (unsigned long long)s->runs);
+    rmpi_chan_sel_destroy(s);
+}
+
+static void test_trigger(void)
+{
+    rmpi_chan_params_t p = params();
+    p.trigger = 1000;
+    rmpi_chan_sel_t *s = rmpi_chan_sel_create(16, &p, 0);
+    calls_t c = {0};
+    traffic(s, (int[]){4}, 1, 999, 0, 10 * MS);
+    CHECK(rmpi_chan_sel_tick(s, 60 * MS, record, &c) == 0 && s->runs == 0, "999 receives started a run");
+    traffic(s, (int[]){4}, 1, 1, 60 * MS, 1);
+    CHECK(rmpi_chan_sel_tick(s, 60 * MS, record, &c) == 1 && s->trigger_runs == 1 && c.n == 1 && c.peer[0] == 4,
+          "1000 receives: %llu trigger runs, %d calls", (unsigned long long)s->trigger_runs, c.n);
+    /* the next early run needs 1000 more receives and a slot since this one */
+    traffic(s, (int[]){6}, 1, 5000, 61 * MS, 10 * MS);
+    CHECK(rmpi_chan_sel_tick(s, 100 * MS, record, &c) == 0 && s->runs == 1, "a second run within one slot");
+    CHECK(rmpi_chan_sel_tick(s, 110 * MS, record, &c) == 1 && s->runs == 2 && c.peer[1] == 6,
+          "the second trigger run: %llu runs, %d calls", (unsigned long long)s->runs, c.n);
+    /* trigger 0: only the interval */
+    rmpi_chan_sel_destroy(s);
+    p.trigger = 0;
+    s = rmpi_chan_sel_create(16, &p, 0);
+    traffic(s, (int[]){4}, 1, 100000, 0, 500 * MS);
+    CHECK(rmpi_chan_sel_tick(s, 600 * MS, record, &c) == 0 && s->runs == 0, "trigger 0 ran early");
+    rmpi_chan_sel_destroy(s);
+}
+
+/* The seed's repeat benchmark from one receiver's view: ranks 1-2 send for two seconds,
+ * then ranks 3-4 and 1-2 fall silent; h = 2. The new senders must get the channels within
+ * two intervals of the change, releases told before set-ups. */
+static void test_repeat(void)
+{
+    rmpi_chan_params_t p = params();
+    rmpi_chan_sel_t *s = rmpi_chan_sel_create(8, &p, 0);
+    calls_t c = {0};
+    uint64_t t = 0;
+    for (; t < 2000 * MS; t += 100 * MS) {
+        traffic(s, (int[]){1, 2}, 2, 500, t, 100 * MS);
+        rmpi_chan_sel_tick(s, t + 100 * MS, record, &c);
+    }
+    CHECK(rmpi_chan_sel_kind(s, 1) == RMPI_CHAN_DEDICATED && rmpi_chan_sel_kind(s, 2) == RMPI_CHAN_DEDICATED,
+          "phase 1: 1 and 2 not dedicated");
+    c.n = 0;
+    uint64_t change = t;
+    for (; t < change + 2000 * MS && rmpi_chan_sel_kind(s, 3) != RMPI_CHAN_DEDICATED; t += 100 * MS) {
+        traffic(s, (int[]){3, 4}, 2, 500, t, 100 * MS);
+        rmpi_chan_sel_tick(s, t + 100 * MS, record, &c);
+    }
+    CHECK(t - change <= 2000 * MS && rmpi_chan_sel_kind(s, 4) == RMPI_CHAN_DEDICATED &&
+              rmpi_chan_sel_kind(s, 1) == RMPI_CHAN_SHARED && rmpi_chan_sel_kind(s, 2) == RMPI_CHAN_SHARED,
+          "phase 2 after %llu ms: kinds 1 %d 2 %d 3 %d 4 %d", (unsigned long long)((t - change) / MS),
+          rmpi_chan_sel_kind(s, 1), rmpi_chan_sel_kind(s, 2), rmpi_chan_sel_kind(s, 3), rmpi_chan_sel_kind(s, 4));
+    CHECK(c.n == 4 && c.kind[0] == RMPI_CHAN_SHARED && c.kind[1] == RMPI_CHAN_SHARED &&
+              c.kind[2] == RMPI_CHAN_DEDICATED && c.kind[3] == RMPI_CHAN_DEDICATED,
+          "phase 2: %d calls, kinds %d %d %d %d (releases first)", c.n, c.kind[0], c.kind[1], c.kind[2], c.kind[3]);
+    CHECK(s->ndedicated <= p.h, "%d dedicated, h %d", s->ndedicated, p.h);
+    rmpi_chan_sel_destroy(s);
+}
+
+static void test_refused_and_fixed(void)
+{
+    rmpi_chan_params_t p = params();
+    rmpi_chan_sel_t *s = rmpi_chan_sel_create(8, &p, 0);
+    calls_t c = {0};
+    c.refuse = 1;
+    rmpi_chan_sel_fix(s, 0, RMPI_CHAN_SHARED); /* e.g. this rank itself */
+    traffic(s, (int[]){0, 2}, 2, 5000, 0, 900 * MS);
+    rmpi_chan_sel_tick(s, 1000 * MS, record, &c);
+    CHECK(c.n == 1 && c.peer[0] == 2 && s->refused == 1 && rmpi_chan_sel_kind(s, 2) == RMPI_CHAN_SHARED,
+          "refused: %d calls (first peer %d), %llu refused, kind %d", c.n, c.peer[0], (unsigned long long)s->refused,
+          rmpi_chan_sel_kind(s, 2));
+    /* accepted at the next run */
+    c.refuse = 0;
+    traffic(s, (int[]){0, 2}, 2, 5000, 1000 * MS, 900 * MS);
+    rmpi_chan_sel_tick(s, 2000 * MS, record, &c);
+    CHECK(c.n == 2 && c.peer[1] == 2 && rmpi_chan_sel_kind(s, 2) == RMPI_CHAN_DEDICATED &&
+              rmpi_chan_sel_kind(s, 0) == RMPI_CHAN_SHARED && s->to_dedicated == 1,
+          "retry: %d calls, kind of 2 %d, of 0 %d", c.n, rmpi_chan_sel_kind(s, 2), rmpi_chan_sel_kind(s, 0));
+    rmpi_chan_sel_destroy(s);
+}
+
+int main(void)
+{
+    test_interval();
+    test_trigger();
+    test_repeat();
+    test_refused_and_fixed();
+    return finish("chan_select_driver");
+}

@@ -1,0 +1,228 @@
+/* FIND_MAP (seed adaptive-transport-selection, Fig. 6) with two kinds: hand-computed
+ * mappings (the seed's Fig. 7 example among them), the caps h and tau, gamma, the polling
+ * and credit terms, releases, ties, and every small case against a brute-force search over
+ * all mappings. Linked with rmpi_chan_select alone. */
+#include "chan/select.h"
+
+#include "../unit_check.h"
+
+/* libm stays out: the selector links with libc alone */
+static double fabs_(double x) { return x < 0 ? -x : x; }
+static double fmax_(double a, double b) { return a > b ? a : b; }
+
+/* Table 2's costs in ns: r 0.15 us, p 0.01 us, rho 10 us, gamma 0.025 us; no credits. */
+static rmpi_chan_params_t table2(int h, int tau)
+{
+    rmpi_chan_params_t p = {0};
+    p.r = 150, p.p = 10, p.c = 0, p.s = 16, p.rho = 10000, p.gamma = 25;
+    p.h = h, p.tau = tau;
+    p.interval_ns = 1000000000, p.slot_ns = 50000000, p.sigma = 320;
+    return p;
+}
+
+static int in(const int *a, int n, int peer)
+{
+    for (int i = 0; i < n; i++)
+        if (a[i] == peer)
+            return 1;
+    return 0;
+}
+
+/* Runs FIND_MAP and checks the peers made dedicated and released (as sorted lists). */
+static rmpi_chan_plan_t expect(const char *what, const rmpi_chan_src_t *src, int n, const rmpi_chan_params_t *p,
+                               const int *want_up, int nup, const int *want_down, int ndown)
+{
+    int up[64], down[64];
+    rmpi_chan_plan_t pl;
+    CHECK(rmpi_chan_find_map(src, n, p, up, down, &pl) == 0, "%s: find_map failed", what);
+    CHECK(pl.nup == nup && pl.ndown == ndown, "%s: %d up, %d down; want %d, %d (gain %.3f ns)", what, pl.nup, pl.ndown,
+          nup, ndown, pl.gain);
+    for (int i = 0; i < nup && i < pl.nup; i++)
+        CHECK(in(up, pl.nup, want_up[i]), "%s: peer %d not made dedicated", what, want_up[i]);
+    for (int i = 0; i < ndown && i < pl.ndown; i++)
+        CHECK(in(down, pl.ndown, want_down[i]), "%s: peer %d not released", what, want_down[i]);
+    return pl;
+}
+
+static int close_to(double a, double b) { return fabs_(a - b) <= 1e-6 * (fabs_(b) + 1); }
+
+/* Fig. 7: rank 0 hears from ranks 1-4, ranks 1 and 2 most; with two channels available the
+ * best mapping gives them the fast channels. The seed gives ranks 3 and 4 DC-RDMA, a kind
+ * with no counterpart here: they stay on the shared channel. By hand (ns): max n = 1000, so
+ * each dedicated channel costs 1000 * 10 / 2 = 5000 of polling; x_1 = 1000 * 150 - 10000 -
+ * 5000 = 135000, x_2 = x_1 + 800 * 150 - 10000 - 5000 = 240000; gain 240000 / 2300. */
+static void test_fig7(void)
+{
+    const rmpi_chan_src_t src[] = {{1, 0, 1000}, {2, 0, 800}, {3, 0, 300}, {4, 0, 200}};
+    rmpi_chan_params_t p = table2(2, 256);
+    rmpi_chan_plan_t pl = expect("Fig. 7, h = 2", src, 4, &p, (int[]){1, 2}, 2, NULL, 0);
+    CHECK(close_to(pl.x_new, 240000) && close_to(pl.x_cur, 0) && close_to(pl.gain, 240000.0 / 2300),
+          "Fig. 7: x_new %.1f x_cur %.1f gain %.3f", pl.x_new, pl.x_cur, pl.gain);
+    CHECK(pl.apply && pl.ndedicated == 2, "Fig. 7: apply %d, %d dedicated", pl.apply, pl.ndedicated);
+    /* with h = 4 ranks 3 (+30000) and 4 (+15000) pay too: x = 285000 */
+    p.h = 4;
+    pl = expect("Fig. 7, h = 4", src, 4, &p, (int[]){1, 2, 3, 4}, 4, NULL, 0);
+    CHECK(close_to(pl.x_new, 285000), "Fig. 7 h = 4: x_new %.1f", pl.x_new);
+    /* the order of the input does not matter */
+    const rmpi_chan_src_t rev[] = {{4, 0, 200}, {3, 0, 300}, {2, 0, 800}, {1, 0, 1000}};
+    p.h = 2;
+    expect("Fig. 7 reversed", rev, 4, &p, (int[]){1, 2}, 2, NULL, 0);
+    /* the mapping in place: nothing to change, no gain */
+    const rmpi_chan_src_t cur[] = {{1, 1, 1000}, {2, 1, 800}, {3, 0, 300}, {4, 0, 200}};
+    pl = expect("Fig. 7 applied", cur, 4, &p, NULL, 0, NULL, 0);
+    CHECK(close_to(pl.x_cur, 1000 * 150 + 800 * 150 - 2 * 5000) && pl.gain == 0 && !pl.apply,
+          "Fig. 7 applied: x_cur %.1f gain %.3f", pl.x_cur, pl.gain);
+}
+
+/* One busy source: x = n * (150 - 5) - 10000, gain = 145 - 10000 / n, which passes gamma
+ * (25) from n = 84 on (n = 83: 24.52). */
+static void test_gamma(void)
+{
+    rmpi_chan_params_t p = table2(4, 4);
+    rmpi_chan_src_t one = {7, 0, 83};
+    rmpi_chan_plan_t pl = expect("n = 83", &one, 1, &p, NULL, 0, NULL, 0);
+    CHECK(close_to(pl.gain, 145 - 10000.0 / 83) && !pl.apply, "n = 83: gain %.3f apply %d", pl.gain, pl.apply);
+    one.n = 84;
+    pl = expect("n = 84", &one, 1, &p, (int[]){7}, 1, NULL, 0);
+    CHECK(close_to(pl.gain, 145 - 10000.0 / 84), "n = 84: gain %.3f", pl.gain);
+    p.gamma = 30;
+    expect("n = 84, gamma 30", &one, 1, &p, NULL, 0, NULL, 0);
+    p.gamma = 0;
+    one.n = 70; /* 70 * 145 = 10150 > 10000: worth it at gamma 0 */
+    expect("n = 70, gamma 0", &one, 1, &p, (int[]){7}, 1, NULL, 0);
+    one.n = 68; /* 9860 < 10000: the set-up is never paid back */
+    expect("n = 68, gamma 0", &one, 1, &p, NULL, 0, NULL, 0);
+}
+
+/* The polling term weighs every dedicated channel by the busiest source's receives: next to
+ * a source of 10000 receives, one of 100 costs 50000 of polling and brings 15000 - 10000. */
+static void test_polling(void)
+{
+    rmpi_chan_params_t p = table2(8, 8);
+    const rmpi_chan_src_t src[] = {{1, 0, 10000}, {2, 0, 100}, {3, 0, 100}};
+    rmpi_chan_plan_t pl = expect("busy + quiet", src, 3, &p, (int[]){1}, 1, NULL, 0);
+    CHECK(close_to(pl.x_new, 10000 * 150 - 10000 - 50000), "x_new %.1f", pl.x_new);
+    /* credits: c / s = 3000 / 16 = 187.5 > r, so no dedicated channel ever pays */
+    p.c = 3000;
+    expect("credits dearer than the gain", src, 3, &p, NULL, 0, NULL, 0);
+    /* c / s = 50: x = 10000 * 100 - 10000 - 50000 */
+    p.c = 800;
+    pl = expect("credits", src, 3, &p, (int[]){1}, 1, NULL, 0);
+    CHECK(close_to(pl.x_new, 10000 * 100 - 10000 - 50000), "credits: x_new %.1f", pl.x_new);
+}
+
+/* h: at most h dedicated, ties to the lower rank. tau: at most tau new ones per mapping,
+ * the next mapping takes the next ones. */
+static void test_caps(void)
+{
+    rmpi_chan_src_t src[10];
+    for (int i = 0; i < 10; i++)
+        src[i] = (rmpi_chan_src_t){20 - i, 0, 5000}; /* ranks 20 .. 11, all alike */
+    rmpi_chan_params_t p = table2(3, 10);
+    rmpi_chan_plan_t pl = expect("h = 3, ties", src, 10, &p, (int[]){11, 12, 13}, 3, NULL, 0);
+    CHECK(pl.ndedicated == 3, "h = 3: %d dedicated", pl.ndedicated);
+    p = table2(8, 3);
+    expect("tau = 3", src, 10, &p, (int[]){11, 12, 13}, 3, NULL, 0);
+    for (int i = 7; i < 10; i++)
+        src[i].dedicated = 1; /* 13, 12, 11 now dedicated */
+    pl = expect("tau = 3, second mapping", src, 10, &p, (int[]){14, 15, 16}, 3, NULL, 0);
+    CHECK(pl.ndedicated == 6, "second mapping: %d dedicated", pl.ndedicated);
+    p.h = 0;
+    expect("h = 0 releases everything", src, 10, &p, NULL, 0, (int[]){11, 12, 13}, 3);
+}
+
+/* Releases: a silent dedicated peer goes when its polling outweighs gamma; with the cap
+ * full, a busy newcomer replaces a quiet holder; an equal newcomer does not (its set-up
+ * would be paid for nothing). */
+static void test_release(void)
+{
+    rmpi_chan_params_t p = table2(1, 4);
+    const rmpi_chan_src_t swap[] = {{5, 1, 10}, {6, 0, 10000}};
+    rmpi_chan_plan_t pl = expect("swap", swap, 2, &p, (int[]){6}, 1, (int[]){5}, 1);
+    CHECK(close_to(pl.x_cur, 10 * 150 - 50000) && close_to(pl.x_new, 10000 * 150 - 10000 - 50000),
+          "swap: x_cur %.1f x_new %.1f", pl.x_cur, pl.x_new);
+    const rmpi_chan_src_t same[] = {{5, 1, 100}, {6, 0, 100}};
+    expect("equal newcomer", same, 2, &p, NULL, 0, NULL, 0);
+    /* a silent holder next to shared traffic: releasing saves 1000 * 10 / 2 over 1000
+     * receives, 5 ns each: not above gamma 25, above gamma 4 */
+    const rmpi_chan_src_t idle[] = {{5, 1, 0}, {6, 0, 1000}};
+    p.h = 1, p.tau = 1, p.rho = 1e9; /* 6 can never pay its set-up */
+    expect("silent holder, gamma 25", idle, 2, &p, NULL, 0, NULL, 0);
+    p.gamma = 4;
+    pl = expect("silent holder, gamma 4", idle, 2, &p, NULL, 0, (int[]){5}, 1);
+    CHECK(close_to(pl.gain, 5), "silent holder: gain %.3f", pl.gain);
+    /* no traffic at all: nothing to learn, nothing changes */
+    const rmpi_chan_src_t none[] = {{5, 1, 0}};
+    p.gamma = 0;
+    expect("no traffic", none, 1, &p, NULL, 0, NULL, 0);
+    expect("empty window", NULL, 0, &p, NULL, 0, NULL, 0);
+}
+
+/* Every mapping of up to 7 sources, brute force: FIND_MAP's benefit is the best one's. */
+static void test_exhaustive(void)
+{
+    unit_rng_t rng = unit_seed(13);
+    int cases = 0, applied = 0;
+    for (int iter = 0; iter < 4000; iter++) {
+        int n = (int)unit_range(&rng, 0, 7);
+        rmpi_chan_src_t src[7];
+        for (int i = 0; i < n; i++)
+            src[i] = (rmpi_chan_src_t){(int)unit_range(&rng, 0, 3) * 7 + i, (int)unit_range(&rng, 0, 2) == 0,
+                                       unit_range(&rng, 0, 3) ? unit_range(&rng, 0, 2000) : 0};
+        rmpi_chan_params_t p = table2((int)unit_range(&rng, 0, 5), (int)unit_range(&rng, 1, 4));
+        p.gamma = 0;
+        p.rho = (double)unit_range(&rng, 0, 40000);
+        p.p = (double)unit_range(&rng, 0, 40);
+        int ncur = 0;
+        double total = 0, nmax = 0;
+        for (int i = 0; i < n; i++) {
+            ncur += src[i].dedicated;
+            total += (double)src[i].n;
+            nmax = fmax_(nmax, (double)src[i].n);
+        }
+        if (ncur > p.h)
+            p.h = ncur; /* a current mapping within the cap */
+        double best = -1e300;
+        for (int set = 0; set < 1 << n; set++) {
+            int m = 0, fresh = 0;
+            double x = 0;
+            for (int i = 0; i < n; i++)
+                if (set >> i & 1) {
+                    m++;
+                    fresh += !src[i].dedicated;
+                    x += (double)src[i].n * p.r - (src[i].dedicated ? 0 : p.rho);
+                }
+            if (m > p.h || fresh > p.tau)
+                continue;
+            best = fmax_(best, x - nmax * m * p.p / 2);
+        }
+        int up[7], down[7];
+        rmpi_chan_plan_t pl;
+        rmpi_chan_find_map(src, n, &p, up, down, &pl);
+        double want = total > 0 ? best : pl.x_cur;
+        /* without the gamma gate the plan is the best mapping; with it, x_new is x_cur */
+        double got = pl.apply ? pl.x_new : pl.x_cur;
+        int ok = pl.apply ? close_to(got, want) : want <= pl.x_cur + 1e-6 * (fabs_(want) + 1);
+        CHECK(ok, "case %d: %d sources, h %d tau %d: FIND_MAP %.1f (apply %d), brute force %.1f", iter, n, p.h, p.tau,
+              got, pl.apply, want);
+        /* the change respects the caps */
+        CHECK(pl.nup <= p.tau && ncur + pl.nup - pl.ndown <= p.h, "case %d: %d up, %d down from %d, h %d tau %d", iter,
+              pl.nup, pl.ndown, ncur, p.h, p.tau);
+        cases++;
+        applied += pl.apply;
+        CHECK_BAIL();
+    }
+    CHECK(applied > cases / 10 && applied < cases, "%d of %d cases changed the mapping: the cases test little", applied,
+          cases);
+}
+
+int main(void)
+{
+    test_fig7();
+    test_gamma();
+    test_polling();
+    test_caps();
+    test_release();
+    test_exhaustive();
+    return finish("chan_select_findmap");
+}
