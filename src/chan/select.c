@@ -1,6 +1,6 @@
 /* Channel selection: the statistics table, FIND_MAP and the window driver (seed
  * adaptive-transport-selection, secs. 3.2, 3.4, 4.2 and Table 2). libc only. */
-#include "chan/select.h"
+#include "select.h"
 
 #include <stdio.h>
 #include <stdlib.h>

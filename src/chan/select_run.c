@@ -1,0 +1,59 @@
+/* The library's channel selector: its parameters from the knob table and the job. */
+#include "select.h"
+
+#include <stdio.h>
+
+#include "../rt/rt.h"
+
+#define MS 1000000ull
+
+/* A value the knob's type accepts but its meaning does not: the value, what is allowed. */
+static int refuse(char *why, size_t len, const char *knob, double value, const char *allowed)
+{
+    snprintf(why, len, "RMPI_%s=%.15g: expected %s.", knob, value, allowed);
+    return -1;
+}
+
+static int cost_ok(double v) { return v >= 0 && v <= 1e15; }
+
+int rmpi_chan_params_from_knobs(rmpi_chan_params_t *p, int nprocs, int node_size, char *why, size_t len)
+{
+    const struct rmpi_knobs *k = &rmpi_knobs;
+    char allowed[96];
+    if (k->CHAN_INTERVAL < 1 || k->CHAN_INTERVAL > 86400000)
+        return refuse(why, len, "CHAN_INTERVAL", (double)k->CHAN_INTERVAL, "milliseconds from 1 to 86400000 (a day)");
+    if (k->CHAN_SLOT < 1 || k->CHAN_SLOT > k->CHAN_INTERVAL) {
+        snprintf(allowed, sizeof allowed, "milliseconds from 1 to RMPI_CHAN_INTERVAL (%lld)", k->CHAN_INTERVAL);
+        return refuse(why, len, "CHAN_SLOT", (double)k->CHAN_SLOT, allowed);
+    }
+    if (k->CHAN_SLOTS != -1 && (k->CHAN_SLOTS < 2 || k->CHAN_SLOTS > 2048))
+        return refuse(why, len, "CHAN_SLOTS", (double)k->CHAN_SLOTS,
+                      "-1 or a number of slots from 2 to 2048 (the seed's Table 2)");
+    if (k->CHAN_TRIGGER < 0)
+        return refuse(why, len, "CHAN_TRIGGER", (double)k->CHAN_TRIGGER, "a number of received frames, 0 or more");
+    static const char *const cost[] = {"CHAN_GAMMA", "CHAN_GAIN", "CHAN_POLL_COST", "CHAN_SETUP_COST"};
+    const double v[] = {k->CHAN_GAMMA, k->CHAN_GAIN, k->CHAN_POLL_COST, k->CHAN_SETUP_COST};
+    for (int i = 0; i < 4; i++)
+        if (!cost_ok(v[i]))
+            return refuse(why, len, cost[i], v[i], "nanoseconds from 0 to 1e15");
+    if (k->CHAN_MAX_DEDICATED < -1 || k->CHAN_MAX_DEDICATED > 1000000)
+        return refuse(why, len, "CHAN_MAX_DEDICATED", (double)k->CHAN_MAX_DEDICATED,
+                      "-1 or a number of channels from 0 to 1000000");
+    if (k->CHAN_MAX_SETUP == 0 || k->CHAN_MAX_SETUP < -1 || k->CHAN_MAX_SETUP > 1000000)
+        return refuse(why, len, "CHAN_MAX_SETUP", (double)k->CHAN_MAX_SETUP,
+                      "-1 or a number of channels from 1 to 1000000 (RMPI_CHAN_MAX_DEDICATED=0 sets none up)");
+    *p = (rmpi_chan_params_t){0};
+    p->r = k->CHAN_GAIN;
+    p->p = k->CHAN_POLL_COST;
+    p->c = 0; /* a shm ring returns credit through shared memory, not in messages */
+    p->s = 1;
+    p->rho = k->CHAN_SETUP_COST;
+    p->gamma = k->CHAN_GAMMA;
+    p->h = k->CHAN_MAX_DEDICATED >= 0 ? (int)k->CHAN_MAX_DEDICATED : rmpi_chan_default_h(nprocs, node_size);
+    p->tau = k->CHAN_MAX_SETUP > 0 ? (int)k->CHAN_MAX_SETUP : p->h > 0 ? p->h : 1;
+    p->interval_ns = (uint64_t)k->CHAN_INTERVAL * MS;
+    p->slot_ns = (uint64_t)k->CHAN_SLOT * MS;
+    p->sigma = k->CHAN_SLOTS > 0 ? (int)k->CHAN_SLOTS : rmpi_chan_default_sigma(nprocs, p->interval_ns, p->slot_ns);
+    p->trigger = (uint64_t)k->CHAN_TRIGGER;
+    return rmpi_chan_params_check(p, why, len);
+}
