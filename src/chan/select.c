@@ -278,7 +278,7 @@ void rmpi_chan_note_slow(rmpi_chan_sel_t *s, int src, size_t bytes, uint64_t now
         s->active[s->nactive++] = src;
         s->col[src] = c;
     }
-    rmpi_chan_note_recv(s, src, bytes, s->now_ns);
+    rmpi_chan_count_recv(s, src, bytes);
 }
 
 static void sum_rows(const rmpi_chan_sel_t *s, const rmpi_chan_cell_t *c, uint64_t from, uint64_t to, uint64_t *n,
@@ -388,8 +388,8 @@ static int run(rmpi_chan_sel_t *s, rmpi_chan_apply_fn apply, void *ctx)
             best = w;
     }
     int done = 0;
-    s->last_gain = plan[best].gain;
     if (plan[best].apply) {
+        s->last_gain = plan[best].gain;
         done = apply_plan(s, &plan[best], ids + 2 * best * cap, ids + (2 * best + 1) * cap, apply, ctx);
         s->applied++;
     }

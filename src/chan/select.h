@@ -105,7 +105,7 @@ typedef struct rmpi_chan_sel {
     int *up, *down;
     /* counters */
     uint64_t runs, trigger_runs, applied, to_dedicated, to_shared, refused;
-    double last_gain;
+    double last_gain; /* of the last mapping applied, ns per message */
 } rmpi_chan_sel_t;
 
 /* A selector for peers 0..npeers-1, all shared and selectable, its first slot starting at
@@ -120,13 +120,15 @@ rmpi_chan_kind_t rmpi_chan_sel_kind(const rmpi_chan_sel_t *s, int peer);
 
 void rmpi_chan_note_slow(rmpi_chan_sel_t *s, int src, size_t bytes, uint64_t now_ns);
 
-/* One received frame of bytes from src at now_ns (times never go back). The common case
- * is an increment and a compare: the slot changes, and a source is met for the first
- * time, out of line. Sources outside 0..npeers-1 are not counted. */
-static inline void rmpi_chan_note_recv(rmpi_chan_sel_t *s, int src, size_t bytes, uint64_t now_ns)
+/* One received frame of bytes from src, counted in the current slot, for a caller whose
+ * clock moves only through rmpi_chan_sel_tick (which moves the table too): in the common
+ * case the cell's increment, a saturating add of its bytes and the total's increment, with
+ * one compare that sends the first receive of a source, or an unknown source, out of line.
+ * Sources outside 0..npeers-1 are not counted. */
+static inline void rmpi_chan_count_recv(rmpi_chan_sel_t *s, int src, size_t bytes)
 {
-    if (__builtin_expect(now_ns >= s->slot_end_ns || (unsigned)src >= (unsigned)s->npeers || !s->col[src], 0)) {
-        rmpi_chan_note_slow(s, src, bytes, now_ns);
+    if (__builtin_expect((unsigned)src >= (unsigned)s->npeers || !s->col[src], 0)) {
+        rmpi_chan_note_slow(s, src, bytes, s->now_ns);
         return;
     }
     rmpi_chan_cell_t *c = &s->col[src][s->row];
@@ -134,6 +136,17 @@ static inline void rmpi_chan_note_recv(rmpi_chan_sel_t *s, int src, size_t bytes
     c->n++;
     c->bytes = b > UINT32_MAX ? UINT32_MAX : (uint32_t)b;
     s->total++;
+}
+
+/* The same at now_ns (times never go back): one more compare moves the table to a new slot
+ * out of line. */
+static inline void rmpi_chan_note_recv(rmpi_chan_sel_t *s, int src, size_t bytes, uint64_t now_ns)
+{
+    if (__builtin_expect(now_ns >= s->slot_end_ns, 0)) {
+        rmpi_chan_note_slow(s, src, bytes, now_ns);
+        return;
+    }
+    rmpi_chan_count_recv(s, src, bytes);
 }
 
 /* Moves the table to now_ns, and runs FIND_MAP when the interval has passed since the last
@@ -168,7 +181,7 @@ static inline void rmpi_chan_lib_note(int src, size_t bytes)
     rmpi_chan_sel_t *s = rmpi_chan_lib;
     if (!s)
         return;
-    rmpi_chan_note_recv(s, src, bytes, s->now_ns);
+    rmpi_chan_count_recv(s, src, bytes);
     if (__builtin_expect((s->total & 255) == 0, 0))
         rmpi_chan_lib_tick();
 }

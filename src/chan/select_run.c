@@ -57,3 +57,65 @@ int rmpi_chan_params_from_knobs(rmpi_chan_params_t *p, int nprocs, int node_size
     p->trigger = (uint64_t)k->CHAN_TRIGGER;
     return rmpi_chan_params_check(p, why, len);
 }
+
+rmpi_chan_sel_t *rmpi_chan_lib;
+
+/* Until the switch mechanism is wired to it, a decision is only counted (the selector's
+ * map then shows what would be dedicated): every change is accepted. */
+static int count_decision(void *ctx, int peer, rmpi_chan_kind_t kind) { return 0; }
+
+void rmpi_chan_lib_init(int rank, int nprocs)
+{
+    rmpi_chan_params_t p;
+    char why[256];
+    int node = rmpi_topo_my_node();
+    if (rmpi_chan_params_from_knobs(&p, nprocs, rmpi_topo_local_size(node), why, sizeof why))
+        rmpi_fatal("%s", why);
+    /* Only peers on shared memory can change kind yet: those of this node, unless tcp or
+     * libfabric carries them. The others keep their connection per peer. */
+    int shm = rmpi_knobs.NET == RMPI_NET_AUTO || rmpi_knobs.NET == RMPI_NET_SHM, local = 0;
+    for (int r = 0; r < nprocs; r++)
+        local += shm && r != rank && rmpi_topo_node_of(r) == node;
+    if (!local)
+        return;
+    rmpi_chan_lib = rmpi_chan_sel_create(nprocs, &p, rmpi_time_ns());
+    if (!rmpi_chan_lib)
+        rmpi_fatal("no memory for the channel statistics of %d ranks; RMPI_CHAN_SLOTS lowers it.", nprocs);
+    for (int r = 0; r < nprocs; r++)
+        if (r == rank || rmpi_topo_node_of(r) != node)
+            rmpi_chan_sel_fix(rmpi_chan_lib, r, RMPI_CHAN_DEDICATED);
+}
+
+void rmpi_chan_lib_tick(void)
+{
+    if (rmpi_chan_lib)
+        rmpi_chan_sel_tick(rmpi_chan_lib, rmpi_time_ns(), count_decision, NULL);
+}
+
+void rmpi_chan_lib_report(void *file, int rank)
+{
+    FILE *f = file;
+    const rmpi_chan_sel_t *s = rmpi_chan_lib;
+    if (!s) {
+        fprintf(f, "[rmpi report] rank %d: channel selection: off (no peer on this node over shared memory)\n", rank);
+        return;
+    }
+    fprintf(f,
+            "[rmpi report] rank %d: channel selection: %llu runs (%llu by the count trigger), channel decisions %llu "
+            "to dedicated and %llu to shared (counted only: no switch is made yet), %d of h %d would be dedicated:",
+            rank, (unsigned long long)s->runs, (unsigned long long)s->trigger_runs, (unsigned long long)s->to_dedicated,
+            (unsigned long long)s->to_shared, s->ndedicated, s->prm.h);
+    for (int r = 0; r < s->npeers; r++)
+        if (!s->fixed[r] && s->kind[r] == RMPI_CHAN_DEDICATED)
+            fprintf(f, " %d", r);
+    fprintf(
+        f,
+        "; the last mapping applied saved %.1f ns per message; statistics %zu bytes (%d slots of %llu ms, %d sources heard from)\n",
+        s->last_gain, rmpi_chan_sel_bytes(s), s->prm.sigma, (unsigned long long)(s->prm.slot_ns / MS), s->nactive);
+}
+
+void rmpi_chan_lib_finalize(void)
+{
+    rmpi_chan_sel_destroy(rmpi_chan_lib);
+    rmpi_chan_lib = NULL;
+}

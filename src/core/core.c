@@ -71,6 +71,7 @@ int rmpi_core_init(rmpi_core_info_t *info)
     rmpi_vc_on_path = rmpi_core_wan_tune;
     if (rmpi_topo_init(&pm))
         return -1;
+    rmpi_chan_lib_init(pm.rank, pm.size);
     spin_count = rmpi_knobs.SPIN_COUNT >= 0 ? rmpi_knobs.SPIN_COUNT : oversubscribed() ? 1 : SPIN_BY_TIME;
     if (spin_count == SPIN_BY_TIME) {
         if (!(rmpi_knobs.SPIN_TIME >= 0 && rmpi_knobs.SPIN_TIME < 1e9))
@@ -215,10 +216,13 @@ int rmpi_core_progress(void)
     int n = rmpi_net_progress();
     if (RMPI_UNLIKELY(rmpi_core_hook != NULL))
         n += rmpi_core_hook();
-    /* Whether mpiexec still lives: looked at from the idle path only, once per 1024 idle
-     * polls (and then at most every 100 ms), so a busy rank pays one increment. */
-    if (n == 0 && RMPI_UNLIKELY((++idle_polls & 1023) == 0))
+    /* Whether mpiexec still lives, and channel selection's clock (a busy receiver ticks it
+     * every 256 frames): looked at from the idle path only, once per 1024 idle polls (and
+     * then at most every 100 ms), so a busy rank pays one increment. */
+    if (n == 0 && RMPI_UNLIKELY((++idle_polls & 1023) == 0)) {
         rmpi_pmi_watch();
+        rmpi_chan_lib_tick();
+    }
     return n;
 }
 
@@ -310,6 +314,7 @@ int rmpi_core_finalize(void)
         fprintf(stderr, "[rmpi report] rank %d on %s: binding %s\n", rmpi_core_rank, rmpi_topo_hostname(),
                 rmpi_topo_binding());
         rmpi_vc_report(stderr);
+        rmpi_chan_lib_report(stderr, rmpi_core_rank);
         for (int p = 0; rmpi_vc_table && p < rmpi_core_size; p++) {
             rmpi_vc_t *vc = rmpi_vc_table[p];
             if (!vc || p == rmpi_core_rank || !((core_peer_t *)vc->core)->ready)
@@ -339,6 +344,7 @@ int rmpi_core_finalize(void)
     rmpi_core_unexp_finalize();
     rmpi_core_wire_finalize();
     rmpi_vc_finalize();
+    rmpi_chan_lib_finalize();
     rmpi_pmi_finalize();
     rmpi_topo_finalize();
     for (uint32_t c = 0; c < rmpi_req_nchunks; c++) {

@@ -3,6 +3,7 @@
 #define RMPI_CORE_IMPL_H
 
 #include "core.h"
+#include "../chan/select.h" /* the receive statistics of channel selection */
 
 /* Frame types (rmpi_vc_hdr_t.type). Version 2 of docs/wire/core.md. */
 enum {

@@ -35,6 +35,9 @@ bad RMPI_WINDOW= "RMPI_WINDOW=: expected an integer (default 16)."
 bad RMPI_ADAPT_ALPHA=half "RMPI_ADAPT_ALPHA=half: expected a number (default 0.5)."
 bad RMPI_SHM_RING_SIZE=64q "RMPI_SHM_RING_SIZE=64q: expected a size in bytes with an optional k|m|g suffix (default 256k)."
 bad RMPI_UNEXP_MAX=-1 "RMPI_UNEXP_MAX=-1: expected a size in bytes with an optional k|m|g suffix (default 256m)."
+# values the type accepts and the meaning does not (range checks of the consumer)
+bad RMPI_CHAN_SLOT=0 "RMPI_CHAN_SLOT=0: expected milliseconds from 1 to RMPI_CHAN_INTERVAL (1000)."
+bad RMPI_CHAN_GAMMA=-1 "RMPI_CHAN_GAMMA=-1: expected nanoseconds from 0 to 1e15."
 
 # good values of every type: the typed value is what rmpi_info shows, and a job runs with them
 good=(RMPI_NET=tcp RMPI_COLL_ALLREDUCE=ring RMPI_HDR_CACHE=off RMPI_WINDOW=0x20 RMPI_ADAPT_ALPHA=0.25
