@@ -22,6 +22,7 @@
  */
 #include "api_impl.h"
 #include "../vc/vc.h"
+#include "../chan/select.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -119,9 +120,10 @@ static struct MPI_T_enum_t *enum_get(MPI_T_enum e)
 typedef struct pvar_sample {
     rmpi_vc_totals_t vc;
     rmpi_net_mr_stats_t mr;
+    rmpi_chan_totals_t chan;
 } pvar_sample_t;
 
-enum { PV_CORE, PV_SEC, PV_VC, PV_MR, PV_MR_ENTRIES };
+enum { PV_CORE, PV_SEC, PV_VC, PV_MR, PV_CHAN, PV_MR_ENTRIES };
 typedef struct pvar_def {
     const char *name, *layer, *desc;
     int cls, src;
@@ -139,6 +141,10 @@ typedef struct pvar_def {
 #define MR(f, d)                                                                                   \
     {                                                                                              \
         "rmpi_mr_" #f, "net", d, MPI_T_PVAR_CLASS_COUNTER, PV_MR, offsetof(rmpi_net_mr_stats_t, f) \
+    }
+#define CHAN(f, d)                                                                                     \
+    {                                                                                                  \
+        "rmpi_chan_" #f, "chan", d, MPI_T_PVAR_CLASS_COUNTER, PV_CHAN, offsetof(rmpi_chan_totals_t, f) \
     }
 static const pvar_def_t pvars[] = {
     CORE(eager_full, "Eager frames sent with a full header."),
@@ -169,10 +175,15 @@ static const pvar_def_t pvars[] = {
     MR(evictions, "Registration cache evictions."),
     MR(invalidations, "Registration cache entries invalidated by memory release."),
     {"rmpi_mr_entries", "net", "Registrations the cache holds now.", MPI_T_PVAR_CLASS_LEVEL, PV_MR_ENTRIES, 0},
+    CHAN(runs, "Channel selection runs (FIND_MAP over the receive statistics)."),
+    CHAN(trigger_runs, "Channel selection runs started early by RMPI_CHAN_TRIGGER receives."),
+    CHAN(to_dedicated, "Channel decisions to make a peer dedicated (counted only: no switch is made yet)."),
+    CHAN(to_shared, "Channel decisions to release a peer to the shared channel (counted only: no switch is made yet)."),
 };
 #undef CORE
 #undef VC
 #undef MR
+#undef CHAN
 #define NPVARS ((int)(sizeof pvars / sizeof pvars[0]))
 
 static const char *pvar_name(int i) { return pvars[i].name; }
@@ -182,6 +193,7 @@ static void sample(pvar_sample_t *s)
 {
     RMPI_LOCK();
     rmpi_vc_totals(&s->vc);
+    rmpi_chan_lib_totals(&s->chan);
     RMPI_UNLOCK();
     s->mr = rmpi_net_mr_stats();
 }
@@ -194,6 +206,7 @@ static unsigned long long pvar_value(int i, const pvar_sample_t *s)
     case PV_SEC: return __atomic_load_n((uint64_t *)((char *)&rmpi_net_sec_stats + p->off), __ATOMIC_RELAXED);
     case PV_VC: return *(const uint64_t *)((const char *)&s->vc + p->off);
     case PV_MR: return *(const uint64_t *)((const char *)&s->mr + p->off);
+    case PV_CHAN: return *(const uint64_t *)((const char *)&s->chan + p->off);
     default: return s->mr.entries;
     }
 }

@@ -174,6 +174,13 @@ void rmpi_chan_lib_tick(void);
 void rmpi_chan_lib_report(void *file, int rank);
 void rmpi_chan_lib_finalize(void);
 
+/* The counts of RMPI_REPORT's selection line, for MPI_T (what a finalized selector
+ * counted is kept, so they never go down). */
+typedef struct rmpi_chan_totals {
+    uint64_t runs, trigger_runs, to_dedicated, to_shared;
+} rmpi_chan_totals_t;
+void rmpi_chan_lib_totals(rmpi_chan_totals_t *t);
+
 /* The core's frame entry: one frame from src. Every 256th receive also ticks (the clock is
  * read there only). */
 static inline void rmpi_chan_lib_note(int src, size_t bytes)

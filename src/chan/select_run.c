@@ -114,8 +114,23 @@ void rmpi_chan_lib_report(void *file, int rank)
         s->last_gain, rmpi_chan_sel_bytes(s), s->prm.sigma, (unsigned long long)(s->prm.slot_ns / MS), s->nactive);
 }
 
+static rmpi_chan_totals_t finalized;
+
+void rmpi_chan_lib_totals(rmpi_chan_totals_t *t)
+{
+    *t = finalized;
+    const rmpi_chan_sel_t *s = rmpi_chan_lib;
+    if (s) {
+        t->runs += s->runs;
+        t->trigger_runs += s->trigger_runs;
+        t->to_dedicated += s->to_dedicated;
+        t->to_shared += s->to_shared;
+    }
+}
+
 void rmpi_chan_lib_finalize(void)
 {
+    rmpi_chan_lib_totals(&finalized);
     rmpi_chan_sel_destroy(rmpi_chan_lib);
     rmpi_chan_lib = NULL;
 }

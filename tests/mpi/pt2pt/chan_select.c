@@ -2,11 +2,13 @@
  * round (plus what the round's barrier brings), received in any order, each checked for
  * its source's sequence number and contents. The testlist's match= checks rank 0's
  * RMPI_REPORT: with RMPI_CHAN_MAX_DEDICATED=2 its two busiest senders are the ones
- * selected, and over tcp nothing is selected. Needs 4 ranks or more (the others only
- * join the barriers). */
+ * selected, and over tcp nothing is selected. Rank 0 also reads the MPI_T counter
+ * rmpi_chan_to_dedicated over the run: the argument "selected" wants 2 or more decisions,
+ * "none" wants 0. Needs 4 ranks or more (the others only join the barriers). */
 #include "mtest.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #define ROUNDS 1500
 #define LEN 24
@@ -17,6 +19,16 @@ int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
     MTEST_CHECK(mtest_size >= 4, "needs 4 ranks, has %d", mtest_size);
+    const char *want = argc > 1 ? argv[1] : "";
+    MTEST_CHECK(!strcmp(want, "selected") || !strcmp(want, "none"), "argument '%s': selected or none", want);
+    int prov, idx = -1, cnt;
+    MPI_T_pvar_session ses;
+    MPI_T_pvar_handle h;
+    MTEST_OK(MPI_T_init_thread(MPI_THREAD_SINGLE, &prov));
+    MTEST_OK(MPI_T_pvar_get_index("rmpi_chan_to_dedicated", MPI_T_PVAR_CLASS_COUNTER, &idx));
+    MTEST_OK(MPI_T_pvar_session_create(&ses));
+    MTEST_OK(MPI_T_pvar_handle_alloc(ses, idx, NULL, &h, &cnt));
+    MTEST_OK(MPI_T_pvar_start(ses, h));
     int seq[4] = {0, 0, 0, 0};
     unsigned char buf[LEN];
     for (int round = 0; round < ROUNDS && mtest_size >= 4; round++) {
@@ -41,6 +53,15 @@ int main(int argc, char **argv)
         }
         MTEST_OK(MPI_Barrier(MPI_COMM_WORLD));
     }
+    unsigned long long decisions = 0;
+    MTEST_OK(MPI_T_pvar_read(ses, h, &decisions));
+    if (mtest_rank == 0)
+        MTEST_CHECK(!strcmp(want, "selected") ? decisions >= 2 : decisions == 0,
+                    "%llu channel decisions to dedicated (MPI_T rmpi_chan_to_dedicated), want %s", decisions,
+                    !strcmp(want, "selected") ? "2 or more" : "none");
+    MTEST_OK(MPI_T_pvar_handle_free(ses, &h));
+    MTEST_OK(MPI_T_pvar_session_free(&ses));
+    MTEST_OK(MPI_T_finalize());
     if (mtest_rank == 0)
         for (int src = 1; src <= 3; src++)
             MTEST_CHECK(seq[src] == ROUNDS * per_round[src], "%d messages from rank %d, want %d", seq[src], src,
