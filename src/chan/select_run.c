@@ -76,8 +76,8 @@ void rmpi_chan_lib_init(int rank, int nprocs)
     int shm = rmpi_knobs.NET == RMPI_NET_AUTO || rmpi_knobs.NET == RMPI_NET_SHM, local = 0;
     for (int r = 0; r < nprocs; r++)
         local += shm && r != rank && rmpi_topo_node_of(r) == node;
-    if (!local)
-        return;
+    if (!local || p.h == 0)
+        return; /* nothing to decide: no frame is counted */
     rmpi_chan_lib = rmpi_chan_sel_create(nprocs, &p, rmpi_time_ns());
     if (!rmpi_chan_lib)
         rmpi_fatal("no memory for the channel statistics of %d ranks; RMPI_CHAN_SLOTS lowers it.", nprocs);
@@ -97,7 +97,10 @@ void rmpi_chan_lib_report(void *file, int rank)
     FILE *f = file;
     const rmpi_chan_sel_t *s = rmpi_chan_lib;
     if (!s) {
-        fprintf(f, "[rmpi report] rank %d: channel selection: off (no peer on this node over shared memory)\n", rank);
+        fprintf(f,
+                "[rmpi report] rank %d: channel selection: off (no peer on this node over shared memory, or "
+                "RMPI_CHAN_MAX_DEDICATED=0)\n",
+                rank);
         return;
     }
     fprintf(f,
