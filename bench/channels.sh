@@ -25,18 +25,8 @@ ranks="4 8 16"
 iter=200
 reps=1
 out=""
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --ranks) [ $# -ge 2 ] || { usage >&2; exit 2; }; ranks=$2; shift ;;
-        --iter) [ $# -ge 2 ] || { usage >&2; exit 2; }; iter=$2; shift ;;
-        --reps) [ $# -ge 2 ] || { usage >&2; exit 2; }; reps=$2; shift ;;
-        --build) [ $# -ge 2 ] || { usage >&2; exit 2; }; build=$2; shift ;;
-        --out) [ $# -ge 2 ] || { usage >&2; exit 2; }; out=$2; shift ;;
-        -h|--help) usage; exit 0 ;;
-        *) echo "channels.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
-    esac
-    shift
-done
+. "$here/bench_lib.sh"
+bench_opts channels.sh "ranks=ranks iter=iter reps=reps build=build out=out" "$@"
 for v in "$iter" "$reps"; do
     case "$v" in ''|*[!0-9]*|0) echo "channels.sh: '$v' is not a positive number" >&2; exit 2 ;; esac
 done
