@@ -4,7 +4,9 @@
  *   repeat:   rank 0 ping-pongs BURST times with one peer, then BURST times with the next.
  * One JSON line per pattern on stdout: {"pattern", "ranks", "us_per_pingpong"} (rank 0's
  * clock). Usage: channels [onetoall|alltoone|repeat|all] [iterations]. bench/channels.sh
- * runs it per policy and adds each rank's channel memory from RMPI_REPORT=json. */
+ * runs it per policy and adds each rank's channel memory from RMPI_REPORT=json.
+ * channels idle N: rank 0 makes N MPI_Iprobe calls that find nothing while every other rank
+ * waits in a barrier (bench/channels.sh --idle counts instructions per call with callgrind). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,6 +85,14 @@ int main(int argc, char **argv)
     int iter = argc > 2 ? atoi(argv[2]) : 200;
     const char *pats[] = {"onetoall", "alltoone", "repeat"};
     if (n < 2) {
+        MPI_Finalize();
+        return 0;
+    }
+    if (!strcmp(which, "idle")) {
+        int flag;
+        for (int i = 0; me == 0 && i < iter; i++)
+            MPI_Iprobe(MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        MPI_Barrier(MPI_COMM_WORLD);
         MPI_Finalize();
         return 0;
     }
