@@ -57,6 +57,7 @@ typedef struct rmpi_shm_qlayout {
     uint32_t cfirst[RMPI_SHM_MAX_CLASSES + 1]; /* first buffer index of each class; cfirst[nclass] = nbuf */
     size_t coff[RMPI_SHM_MAX_CLASSES];         /* offset of each class's first buffer */
     uint32_t qcap;                             /* slots, power of two, >= nbuf */
+    uint32_t pad;                              /* no implicit padding: peers compare layouts bytewise */
     size_t slots_off, next_off, bytes;
 } rmpi_shm_qlayout_t;
 
