@@ -37,3 +37,24 @@ cpu_busy() {
     b=$(awk '/^cpu /{print $2+$3+$4+$7+$8, $5+$6}' /proc/stat)
     echo "$a $b" | awk '{ busy = $3 - $1; all = busy + $4 - $2; print (all > 0 ? int(100 * busy / all) : 0) }'
 }
+
+# Options "--NAME VALUE" into shell variables: bench_opts SCRIPT "name=var ..." "$@" (the
+# caller defines usage). -h/--help prints usage and exits 0; an unknown option or one
+# without its value prints usage and exits 2, naming it.
+bench_opts() {
+    local script=$1 spec=" $2 " opt var
+    shift 2
+    while [ $# -gt 0 ]; do
+        case "$1" in -h | --help) usage; exit 0 ;; esac
+        opt=${1#--}
+        case "$1" in
+            --*) case "$spec" in *" $opt="*) ;; *) opt="" ;; esac ;;
+            *) opt="" ;;
+        esac
+        [ -n "$opt" ] || { echo "$script: unknown argument '$1'" >&2; usage >&2; exit 2; }
+        [ $# -ge 2 ] || { echo "$script: $1 needs a value" >&2; usage >&2; exit 2; }
+        var=${spec#*" $opt="}
+        printf -v "${var%% *}" '%s' "$2"
+        shift 2
+    done
+}

@@ -177,8 +177,8 @@ static const pvar_def_t pvars[] = {
     {"rmpi_mr_entries", "net", "Registrations the cache holds now.", MPI_T_PVAR_CLASS_LEVEL, PV_MR_ENTRIES, 0},
     CHAN(runs, "Channel selection runs (FIND_MAP over the receive statistics)."),
     CHAN(trigger_runs, "Channel selection runs started early by RMPI_CHAN_TRIGGER receives."),
-    CHAN(to_dedicated, "Channel decisions to make a peer dedicated (counted only: no switch is made yet)."),
-    CHAN(to_shared, "Channel decisions to release a peer to the shared channel (counted only: no switch is made yet)."),
+    CHAN(to_dedicated, "Channel decisions to make a peer dedicated (each one a switch to its own ring)."),
+    CHAN(to_shared, "Channel decisions to release a peer to the shared channel (each one a switch)."),
 };
 #undef CORE
 #undef VC

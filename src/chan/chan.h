@@ -1,16 +1,44 @@
 /*
- * chan: which kind of channel carries a peer's eager traffic (dedicated or shared), the
- * statistics and the search that decide it, and the switch between kinds (seeds
- * adaptive-transport-selection and xrc-scalable). The layer sits beside vc, above net.
+ * chan: the kind of channel that carries each peer's eager frames (the adaptive-transport-
+ * selection seed): shared (one receive structure per process for all its peers, buffers in
+ * size classes as in the xrc-scalable seed) or dedicated (a per-peer fast path).
+ *
+ * Who calls: the selection (select.[ch]) and the core's report; tests through
+ * RMPI_CHAN_FORCE_SWITCH_MS. Ownership: the channels belong to the providers (src/net, the
+ * optional chan_* operations of struct rmpi_net_ops); this layer finds the provider that
+ * carries a peer and asks it. A provider without channel kinds (tcp: one connection per
+ * peer) reports every peer dedicated and refuses switches.
+ * Threading: caller holds the library lock. Progress: a switch completes inside
+ * rmpi_net_progress; frames keep MPI's order throughout (J1-J5, src/chan/README.md).
+ *
  * The selection half lives in select.h/select.c (pure, linked alone by the scale
  * simulator); this header is the layer's contract.
  */
 #ifndef RMPI_CHAN_H
 #define RMPI_CHAN_H
 
-/* The kinds a peer's receive channel can be (seed adaptive-transport-selection sec. 3.1:
- * shared plays DC-sendrecv, one receive structure for every peer; dedicated plays
- * RC-RDMA, a per-peer ring polled by the receiver). */
-typedef enum rmpi_chan_kind { RMPI_CHAN_SHARED = 0, RMPI_CHAN_DEDICATED = 1 } rmpi_chan_kind_t;
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../net/net.h"
+
+#include "kind.h"
+
+/* ---- mechanism (chan.c) ---- */
+
+/* The channel kind peer's eager frames to this process travel on now (the receiver
+ * decides it; a switch in progress reports where it is going). */
+rmpi_chan_kind_t rmpi_chan_kind(int peer);
+/* Start moving peer's frames to this process onto kind to; returns at once (0 started,
+ * 1 nothing to do: already there or a switch of peer still in progress, -1 impossible:
+ * the provider has no channel kinds or RMPI_CHANNELS is not adaptive). */
+int rmpi_chan_switch(int peer, rmpi_chan_kind_t to);
+/* This process's channel accounting, summed over the providers that have channel kinds. */
+rmpi_net_chan_stats_t rmpi_chan_stats(void);
+/* Payload bytes received / receive-buffer bytes consumed (1 when nothing was received). */
+double rmpi_chan_buffer_efficiency(const rmpi_net_chan_stats_t *st);
+/* RMPI_REPORT lines (json: one JSON object on one line, docs/report.md). */
+void rmpi_chan_report(FILE *f, int rank, int json);
 
 #endif

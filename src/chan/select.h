@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "chan.h"
+#include "kind.h"
 
 typedef struct rmpi_chan_params {
     /* FIND_MAP's cost model in nanoseconds, the letters of Fig. 6 and Table 2 */

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "../rt/rt.h"
+#include "chan.h"
 
 #define MS 1000000ull
 
@@ -60,9 +61,15 @@ int rmpi_chan_params_from_knobs(rmpi_chan_params_t *p, int nprocs, int node_size
 
 rmpi_chan_sel_t *rmpi_chan_lib;
 
-/* Until the switch mechanism is wired to it, a decision is only counted (the selector's
- * map then shows what would be dedicated): every change is accepted. */
-static int count_decision(void *ctx, int peer, rmpi_chan_kind_t kind) { return 0; }
+/* A decision becomes a switch (J1-J5, chan.c): accepted once the peer is there or on its
+ * way; refused while another switch of the peer is still in progress, so the selector keeps
+ * the old kind in its map and proposes the change again at its next run. */
+static int switch_peer(void *ctx, int peer, rmpi_chan_kind_t kind)
+{
+    (void)ctx;
+    int rc = rmpi_chan_switch(peer, kind);
+    return rc == 0 || (rc == 1 && (int)rmpi_chan_kind(peer) == (int)kind) ? 0 : 1;
+}
 
 void rmpi_chan_lib_init(int rank, int nprocs)
 {
@@ -73,7 +80,9 @@ void rmpi_chan_lib_init(int rank, int nprocs)
         rmpi_fatal("%s", why);
     /* Only peers on shared memory can change kind yet: those of this node, unless tcp or
      * libfabric carries them. The others keep their connection per peer. */
-    int shm = rmpi_knobs.NET == RMPI_NET_AUTO || rmpi_knobs.NET == RMPI_NET_SHM, local = 0;
+    int shm = (rmpi_knobs.NET == RMPI_NET_AUTO || rmpi_knobs.NET == RMPI_NET_SHM) &&
+              rmpi_knobs.CHANNELS == RMPI_CHANNELS_ADAPTIVE,
+        local = 0;
     for (int r = 0; r < nprocs; r++)
         local += shm && r != rank && rmpi_topo_node_of(r) == node;
     if (!local || p.h == 0)
@@ -89,7 +98,7 @@ void rmpi_chan_lib_init(int rank, int nprocs)
 void rmpi_chan_lib_tick(void)
 {
     if (rmpi_chan_lib)
-        rmpi_chan_sel_tick(rmpi_chan_lib, rmpi_time_ns(), count_decision, NULL);
+        rmpi_chan_sel_tick(rmpi_chan_lib, rmpi_time_ns(), switch_peer, NULL);
 }
 
 void rmpi_chan_lib_report(void *file, int rank)
@@ -98,14 +107,14 @@ void rmpi_chan_lib_report(void *file, int rank)
     const rmpi_chan_sel_t *s = rmpi_chan_lib;
     if (!s) {
         fprintf(f,
-                "[rmpi report] rank %d: channel selection: off (no peer on this node over shared memory, or "
-                "RMPI_CHAN_MAX_DEDICATED=0)\n",
+                "[rmpi report] rank %d: channel selection: off (no peer on this node over shared memory, "
+                "RMPI_CHANNELS not adaptive, or RMPI_CHAN_MAX_DEDICATED=0)\n",
                 rank);
         return;
     }
     fprintf(f,
             "[rmpi report] rank %d: channel selection: %llu runs (%llu by the count trigger), channel decisions %llu "
-            "to dedicated and %llu to shared (counted only: no switch is made yet), %d of h %d would be dedicated:",
+            "to dedicated and %llu to shared (each one a switch), %d of h %d dedicated:",
             rank, (unsigned long long)s->runs, (unsigned long long)s->trigger_runs, (unsigned long long)s->to_dedicated,
             (unsigned long long)s->to_shared, s->ndedicated, s->prm.h);
     for (int r = 0; r < s->npeers; r++)

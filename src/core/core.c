@@ -1,5 +1,6 @@
 /* Core life cycle, request pool and the progress engine. */
 #include "core_impl.h"
+#include "../chan/chan.h"
 
 #include <sched.h>
 #include <stdio.h>
@@ -294,7 +295,10 @@ int rmpi_core_finalize(void)
     if (!core_ready)
         return 0;
     finalize_barrier();
-    if (rmpi_knobs.REPORT) {
+    if (rmpi_knobs.REPORT == RMPI_REPORT_JSON)
+        rmpi_chan_report(stderr, rmpi_core_rank, 1);
+    else if (rmpi_knobs.REPORT) {
+        rmpi_chan_report(stderr, rmpi_core_rank, 0);
         fprintf(stderr,
                 "[rmpi report] rank %d: eager frames %llu full + %llu cached headers (%llu sent from the "
                 "user's buffer), rendezvous %llu, unexpected %llu\n",

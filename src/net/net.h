@@ -51,7 +51,7 @@
 /* The version of struct rmpi_net_ops a provider was written against: raise it whenever a
  * member is added, removed or changes meaning; rmpi_net_open refuses a provider whose
  * version differs (rmpi_net_ops_check). */
-#define RMPI_NET_OPS_VERSION 1
+#define RMPI_NET_OPS_VERSION 2
 #define RMPI_NET_MAX_RAILS 16
 
 typedef struct rmpi_rail rmpi_rail_t;
@@ -104,6 +104,17 @@ struct rmpi_net_op {
     void *ctx; /* for the caller */
 };
 
+/* Channel kinds as providers number them (src/chan/chan.h's rmpi_chan_kind_t, same values). */
+enum { RMPI_NET_CHAN_SHARED = 0, RMPI_NET_CHAN_DEDICATED = 1 };
+/* What a provider's channels cost and carried, for this process (index: RMPI_NET_CHAN_*). */
+typedef struct rmpi_net_chan_stats {
+    uint64_t rx_bytes[2], tx_bytes[2]; /* frame bytes received / sent on each kind */
+    uint64_t rx_frames[2];
+    uint64_t buf_bytes[2];      /* receive-buffer bytes those frames consumed (class buffers, ring cells) */
+    uint64_t switches;          /* switches of this process's receive channels completed */
+    size_t mem[2], mem_peak[2]; /* receive memory set up now / at most, by kind */
+    int dedicated_now;          /* peers sending to this process on a dedicated channel now */
+} rmpi_net_chan_stats_t;
 typedef struct rmpi_net_id {
     uint32_t world; /* hash of the world's job name (env->jobid) */
     int rank;       /* rank in that world */
@@ -165,6 +176,15 @@ struct rmpi_net_ops {
     /* Bytes this rail still has to move to peer: accepted by send/put and not yet delivered
      * (in the provider's queue or the kernel's, unacknowledged). May be NULL (unknown). */
     size_t (*backlog)(rmpi_rail_t *rail, int peer);
+    /* Channel kinds (optional, src/chan drives them; NULL: every peer has a dedicated
+     * channel, as on tcp). kind: which channel peer's eager frames to this process travel
+     * on (RMPI_NET_CHAN_*); the receiver owns that choice. chan_switch: start moving peer's
+     * frames to this process onto kind to (0 started, 1 already there or a switch of that
+     * peer still in progress, -1 not possible: fixed RMPI_CHANNELS policy or no such peer);
+     * it completes in progress, keeping every frame's order. chan_stats: accounting. */
+    int (*chan_kind)(rmpi_rail_t *rail, int peer);
+    int (*chan_switch)(rmpi_rail_t *rail, int peer, int to);
+    void (*chan_stats)(rmpi_rail_t *rail, struct rmpi_net_chan_stats *st);
 };
 
 extern const struct rmpi_net_ops rmpi_self_ops, rmpi_shm_ops, rmpi_tcp_ops;

@@ -96,7 +96,8 @@ static int knob_set(const rmpi_knob_desc_t *k, const char *v)
     }
     case RMPI_KNOB_ENUM: {
         int x = parse_choice(v, k->choices);
-        if (x < 0)
+        /* an ENUM that grew out of a BOOL (choices "off|on|...") still takes 1, yes, ... */
+        if (x < 0 && (strncmp(k->choices, "off|on|", 7) || parse_bool(v, &x)))
             return -1;
         *(int *)field = x;
         return 0;

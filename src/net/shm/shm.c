@@ -1,13 +1,19 @@
 /* shm provider: one rail for every rank on the same node.
- * Each rank owns one segment holding one ring per local sender; a sender writes frames
- * straight into its ring in the receiver's segment (one copy in, one copy out). RDMA is
+ * Each rank owns one segment holding its shared receive queue (shm_queue.h: size-class
+ * buffers written by every local sender) and address space for one ring per local sender
+ * (the dedicated channel); a sender writes frames straight into the receiver's segment
+ * (one copy in, one copy out). Which of the two a sender uses is the receiver's choice
+ * (RMPI_CHANNELS, src/chan), changed by the switch below (the J1-J5 protocol of the
+ * adaptive-transport-selection seed, Sec. IV-C) without reordering frames. RDMA is
  * single-copy with process_vm_readv/writev (cross-memory attach); where the kernel refuses
  * that (ptrace policy, seccomp, RMPI_SHM_CMA=off), get/put are emulated by GET_REQ/GET_RESP
- * and PUT frames through the rings, checked against the target's registrations. */
+ * and PUT frames through the channels, checked against the target's registrations. */
 #include "shm.h"
+#include "shm_queue.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -16,27 +22,57 @@
 #include <unistd.h>
 
 #define SEG_HDR 4096u
-#define SEG_MAGIC 0x524d5049534d3031ull /* "RMPISM01" */
+#define SEG_MAGIC 0x524d5049534d3032ull /* "RMPISM02" (docs/wire/shm.md) */
+#define SHARED RMPI_NET_CHAN_SHARED
+#define DEDICATED RMPI_NET_CHAN_DEDICATED
 
 typedef struct seg_hdr {
     uint64_t magic;
     int32_t pid, nlocal;
     uint64_t ring_stride;
     uint32_t ncells;
+    rmpi_shm_qlayout_t qlay; /* the shared queue, at SEG_HDR; rings follow it */
 } seg_hdr_t;
 
+/* A frame waiting for room, with the channel it was posted on (frames leave in post order,
+ * whatever channel each takes, so a switch never lets a later frame pass an earlier one).
+ * off: bytes already sent as fragments on the shared channel. */
 typedef struct pending {
     struct pending *next;
     unsigned type;
-    size_t len;
+    int ch;
+    size_t len, off;
     char data[];
 } pending_t;
+
+/* A shared-queue frame held back while the sender's ring is drained up to its marker (J5). */
+typedef struct parked {
+    struct parked *next;
+    unsigned type, flags;
+    size_t len;
+    char data[];
+} parked_t;
+
+/* Receive side of one local sender. */
+typedef struct shm_rx {
+    int rank;
+    int kind;    /* the channel this sender writes on, as this process decided */
+    int waiting; /* a switch was asked and its marker was not read yet on the old channel */
+    int active;  /* its ring is in the active list */
+    rmpi_shm_reader_t rd;
+    parked_t *park, **park_tail;
+    char *frag; /* a frame arriving in fragments through the shared queue */
+    size_t frag_len, frag_cap;
+} shm_rx_t;
 
 typedef struct shm_peer {
     int rank;
     pid_t pid;
-    int cma; /* 1 usable, 0 untried, -1 refused */
+    int cma;     /* 1 usable, 0 untried, -1 refused */
+    int lidx;    /* its local index */
+    int tx_kind; /* the channel this process writes to it on (its choice) */
     rmpi_shm_writer_t wr;
+    rmpi_shm_queue_t txq; /* its shared receive queue */
     pending_t *pend, **pend_tail;
     void *seg;
     size_t seg_len;
@@ -86,9 +122,14 @@ typedef struct shm_rail {
     int my_local, nlocal, cma_mode; /* RMPI_SHM_CMA_* */
     int *local_rank;                /* local index -> world rank */
     shm_peer_t **peer;              /* world rank -> peer (NULL if not on this node) */
-    rmpi_shm_reader_t *rd;          /* one per local sender other than me */
-    int *rd_rank;
-    int nrd, npending;
+    shm_rx_t *rx;                   /* local index -> receive state */
+    int *act;                       /* local indices of the rings polled (dedicated, set up) */
+    int nact, npending, policy;     /* policy: RMPI_CHANNELS_* */
+    rmpi_shm_qlayout_t qlay;
+    rmpi_shm_queue_t rxq; /* my shared receive queue */
+    uint64_t stuck_since, idle_polls, force_ns, next_force;
+    unsigned force_seed;
+    rmpi_net_chan_stats_t st;
     get_resp_t *resp;     /* gets this rank serves */
     rmpi_net_op_t **done; /* completions to report at the next progress */
     int ndone, done_cap;
@@ -133,6 +174,41 @@ static void prefault(void *p, size_t len)
         (void)*(volatile const char *)((const char *)p + off);
 }
 
+/* RMPI_CHAN_CLASSES: ascending buffer sizes, e.g. "256,1k,2k,4k,8k". */
+static int parse_classes(uint32_t *csize)
+{
+    const char *text = rmpi_knobs.CHAN_CLASSES;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", text);
+    int n = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        long long v = rmpi_parse_size(tok);
+        if (n == RMPI_SHM_MAX_CLASSES || v < 64 || v > (1 << 20) || (n && v <= csize[n - 1]))
+            rmpi_fatal("RMPI_CHAN_CLASSES=%s: expected up to %d ascending buffer sizes from 64 bytes to 1m, "
+                       "separated by commas.",
+                       text, RMPI_SHM_MAX_CLASSES);
+        csize[n++] = (uint32_t)((v + 63) & ~63ll);
+    }
+    if (!n)
+        rmpi_fatal("RMPI_CHAN_CLASSES is empty: give at least one buffer size (e.g. 256,1k,2k,4k,8k).");
+    return n;
+}
+
+static rmpi_shm_ring_t *ring_of(void *seg, int l)
+{
+    const seg_hdr_t *h = seg;
+    return (rmpi_shm_ring_t *)((char *)seg + SEG_HDR + h->qlay.bytes + (size_t)l * h->ring_stride);
+}
+
+static void ring_activate(shm_rx_t *x, int l)
+{
+    x->active = 1;
+    shm.act[shm.nact++] = l;
+    shm.st.mem[DEDICATED] += shm.ring_stride;
+    shm.st.mem_peak[DEDICATED] = RMPI_MAX(shm.st.mem_peak[DEDICATED], shm.st.mem[DEDICATED]);
+    shm.st.dedicated_now++;
+}
+
 static int shm_open_rail(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
 {
     if (max < 1)
@@ -156,7 +232,13 @@ static int shm_open_rail(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
     s->ncells = ncells;
     s->max_frame = rmpi_shm_ring_max_frame(ncells);
     s->ring_stride = (rmpi_shm_ring_bytes(ncells) + 4095) & ~(size_t)4095;
-    s->seg_len = SEG_HDR + (size_t)s->nlocal * s->ring_stride;
+    s->policy = rmpi_knobs.CHANNELS;
+    uint32_t csize[RMPI_SHM_MAX_CLASSES];
+    int ncls = parse_classes(csize);
+    /* the largest ring frame must fit in the pool as fragments, with room for a second sender */
+    uint32_t min_top = (uint32_t)(2 * ((s->max_frame + csize[ncls - 1] - 1) / csize[ncls - 1]));
+    rmpi_shm_qlayout(&s->qlay, csize, ncls, (size_t)rmpi_knobs.CHAN_CLASS_BYTES, min_top);
+    s->seg_len = SEG_HDR + s->qlay.bytes + (size_t)s->nlocal * s->ring_stride;
 
     /* Segment names must be unique per job and rank; the job id comes from the PM. mpiexec
      * removes leftovers by the same prefix (rmpi_shm_job_prefix). */
@@ -185,22 +267,41 @@ static int shm_open_rail(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
     close(fd);
     if (s->seg == MAP_FAILED)
         rmpi_fatal("cannot map shared memory segment %s: %s.", s->segname, strerror(errno));
-    prefault(s->seg, s->seg_len);
+    /* The file is sparse: only what is touched costs memory. The header and the shared queue
+     * are populated now; a ring when its sender gets it (all of them now under
+     * RMPI_CHANNELS=dedicated). */
+    int ded = s->policy == RMPI_CHANNELS_DEDICATED;
+    prefault(s->seg, SEG_HDR + (ded ? 0 : s->qlay.bytes));
     seg_hdr_t *h = s->seg;
     h->pid = getpid();
     h->nlocal = s->nlocal;
     h->ring_stride = s->ring_stride;
     h->ncells = ncells;
+    h->qlay = s->qlay;
+    rmpi_shm_queue_attach(&s->rxq, (char *)s->seg + SEG_HDR, &s->qlay);
+    if (!ded) {
+        rmpi_shm_queue_init(&s->rxq);
+        s->st.mem[SHARED] = s->st.mem_peak[SHARED] = SEG_HDR + s->qlay.bytes;
+    }
     h->magic = SEG_MAGIC;
 
-    s->rd = rmpi_xcalloc((size_t)s->nlocal, sizeof *s->rd);
-    s->rd_rank = rmpi_xcalloc((size_t)s->nlocal, sizeof *s->rd_rank);
+    s->rx = rmpi_xcalloc((size_t)s->nlocal, sizeof *s->rx);
+    s->act = rmpi_xcalloc((size_t)s->nlocal, sizeof *s->act);
     for (int l = 0; l < s->nlocal; l++) {
-        if (l == s->my_local)
-            continue;
-        s->rd[s->nrd].ring = (rmpi_shm_ring_t *)((char *)s->seg + SEG_HDR + (size_t)l * s->ring_stride);
-        s->rd[s->nrd].ncells = ncells;
-        s->rd_rank[s->nrd++] = s->local_rank[l];
+        shm_rx_t *x = &s->rx[l];
+        x->rank = s->local_rank[l];
+        x->kind = ded ? DEDICATED : SHARED;
+        x->park_tail = &x->park;
+        x->rd.ring = ring_of(s->seg, l);
+        x->rd.ncells = ncells;
+        if (ded && l != s->my_local) {
+            prefault(x->rd.ring, s->ring_stride);
+            ring_activate(x, l);
+        }
+    }
+    if (s->policy == RMPI_CHANNELS_ADAPTIVE && rmpi_knobs.CHAN_FORCE_SWITCH_MS > 0) {
+        s->force_ns = (uint64_t)rmpi_knobs.CHAN_FORCE_SWITCH_MS * 1000000ull;
+        s->force_seed = (unsigned)env->rank * 2654435761u + 1;
     }
 
     char key[64], val[256];
@@ -213,7 +314,7 @@ static int shm_open_rail(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
     s->base.hints.rdma_native = 1;
     s->base.hints.max_frame = s->max_frame;
     s->base.hints.max_inline = s->max_frame;
-    s->base.hints.mem_per_peer = s->ring_stride;
+    s->base.hints.mem_per_peer = ded ? s->ring_stride : 0; /* shared: one queue for all, a ring per busy peer */
     s->base.hints.scope = RMPI_SCOPE_INTRA;
     s->base.hints.latency_ns = 200;
     out[0] = &s->base;
@@ -253,9 +354,10 @@ static int shm_ready(rmpi_rail_t *rail, int phase)
         if (seg == MAP_FAILED)
             rmpi_fatal("cannot map rank %d's shared memory %s: %s.", r, name, strerror(errno));
         seg_hdr_t *h = seg;
-        if (h->magic != SEG_MAGIC || h->nlocal != s->nlocal || h->ncells != s->ncells)
+        if (h->magic != SEG_MAGIC || h->nlocal != s->nlocal || h->ncells != s->ncells ||
+            memcmp(&h->qlay, &s->qlay, sizeof s->qlay))
             rmpi_fatal("rank %d's shared memory %s has another layout; are both ranks the same RailMPI build "
-                       "with the same RMPI_SHM_RING_SIZE?",
+                       "with the same RMPI_SHM_RING_SIZE, RMPI_CHAN_CLASSES and RMPI_CHAN_CLASS_BYTES?",
                        r, name);
         shm_peer_t *p = rmpi_xcalloc(1, sizeof *p);
         p->rank = r;
@@ -263,9 +365,16 @@ static int shm_ready(rmpi_rail_t *rail, int phase)
         p->seg = seg;
         p->seg_len = (size_t)st.st_size;
         p->cma = s->cma_mode == RMPI_SHM_CMA_OFF ? -1 : 0;
-        p->wr.ring = (rmpi_shm_ring_t *)((char *)seg + SEG_HDR + (size_t)s->my_local * h->ring_stride);
-        prefault(p->wr.ring, h->ring_stride); /* only the ring we write: the rest is others' */
+        p->lidx = l;
+        p->tx_kind = s->policy == RMPI_CHANNELS_DEDICATED ? DEDICATED : SHARED;
+        p->wr.ring = ring_of(seg, s->my_local);
         p->wr.ncells = s->ncells;
+        rmpi_shm_queue_attach(&p->txq, (char *)seg + SEG_HDR, &s->qlay);
+        /* only what we write: our ring, or the peer's shared queue */
+        if (p->tx_kind == DEDICATED)
+            prefault(p->wr.ring, h->ring_stride);
+        else
+            prefault((char *)seg + SEG_HDR, s->qlay.bytes);
         p->pend_tail = &p->pend;
         s->peer[r] = p;
     }
@@ -282,24 +391,91 @@ static size_t iov_total(const struct iovec *iov, int n)
     return len;
 }
 
-/* Post one frame of the given type; queue a copy when the ring is full or others wait. */
+/* The whole frame into a free buffer of p's shared queue now (1), or 0: no buffer free, or
+ * the frame is larger than the largest class (it then goes in fragments, tx_pending). */
+static int tx_shared(shm_peer_t *p, unsigned type, const struct iovec *iov, int n, size_t len)
+{
+    int c = rmpi_shm_qclass(&shm.qlay, len);
+    if (RMPI_UNLIKELY(c == shm.qlay.nclass))
+        return 0;
+    uint32_t b = rmpi_shm_qalloc(&p->txq, c);
+    if (RMPI_UNLIKELY(b == UINT32_MAX))
+        return 0;
+    rmpi_iov_gather(rmpi_shm_qbuf(&p->txq, b, NULL), iov, n);
+    rmpi_shm_qenqueue(&p->txq, b, (uint32_t)len, (uint16_t)shm.my_local, (uint8_t)type, 0);
+    return 1;
+}
+
+/* Write one frame on channel ch now if there is room: 1 written, 0 not. */
+static int tx_now(shm_peer_t *p, int ch, unsigned type, const struct iovec *iov, int n, size_t len)
+{
+    if (ch == DEDICATED) {
+        void *dst = rmpi_shm_ring_reserve(&p->wr, len);
+        if (!dst)
+            return 0;
+        rmpi_iov_gather(dst, iov, n);
+        rmpi_shm_ring_commit(&p->wr, len, type);
+    } else if (!tx_shared(p, type, iov, n, len)) {
+        return 0;
+    }
+    shm.st.tx_bytes[ch] += len;
+    return 1;
+}
+
+/* The rest of a queued frame: whole on the ring, or through the shared queue, in fragments
+ * of the largest class when it is larger (q->off keeps how far it got). 1: all sent. */
+static int tx_pending(shm_peer_t *p, pending_t *q)
+{
+    size_t top = shm.qlay.csize[shm.qlay.nclass - 1];
+    struct iovec iov = {q->data, q->len};
+    if (q->ch == DEDICATED || q->len <= top)
+        return tx_now(p, q->ch, q->type, &iov, 1, q->len);
+    while (q->off < q->len) {
+        size_t n = RMPI_MIN(top, q->len - q->off);
+        uint32_t b = rmpi_shm_qalloc(&p->txq, rmpi_shm_qclass(&shm.qlay, n));
+        if (b == UINT32_MAX)
+            return 0;
+        memcpy(rmpi_shm_qbuf(&p->txq, b, NULL), q->data + q->off, n);
+        q->off += n;
+        rmpi_shm_qenqueue(&p->txq, b, (uint32_t)n, (uint16_t)shm.my_local, (uint8_t)q->type,
+                          q->off < q->len ? RMPI_SHM_Q_MORE : 0);
+    }
+    shm.st.tx_bytes[SHARED] += q->len;
+    return 1;
+}
+
+/* Post one frame of the given type on p's current channel; queue a copy when there is no
+ * room or others wait (frames leave in post order, whichever channel each was posted on). */
 static void post(shm_peer_t *p, unsigned type, const struct iovec *iov, int n)
 {
     size_t len = iov_total(iov, n);
     if (RMPI_LIKELY(!p->pend)) {
-        void *dst = rmpi_shm_ring_reserve(&p->wr, len);
-        if (RMPI_LIKELY(dst != NULL)) {
-            rmpi_iov_gather(dst, iov, n);
-            rmpi_shm_ring_commit(&p->wr, len, type);
+        if (p->tx_kind == DEDICATED) { /* the busy pair's path: tx_now inlined by hand */
+            void *dst = rmpi_shm_ring_reserve(&p->wr, len);
+            if (RMPI_LIKELY(dst != NULL)) {
+                rmpi_iov_gather(dst, iov, n);
+                rmpi_shm_ring_commit(&p->wr, len, type);
+                shm.st.tx_bytes[DEDICATED] += len;
+                return;
+            }
+        } else if (RMPI_LIKELY(tx_now(p, SHARED, type, iov, n, len))) {
             return;
         }
-        shm.npending++;
     }
     pending_t *q = rmpi_xmalloc(sizeof *q + len);
     q->next = NULL;
     q->type = type;
+    q->ch = p->tx_kind;
     q->len = len;
+    q->off = 0;
     rmpi_iov_gather(q->data, iov, n);
+    if (!p->pend) {
+        if (tx_pending(p, q)) { /* a frame to fragment, and the pool had the buffers */
+            free(q);
+            return;
+        }
+        shm.npending++;
+    }
     *p->pend_tail = q;
     p->pend_tail = &q->next;
 }
@@ -318,11 +494,8 @@ static void flush_pending(void)
             continue;
         while (p->pend) {
             pending_t *q = p->pend;
-            void *dst = rmpi_shm_ring_reserve(&p->wr, q->len);
-            if (!dst)
+            if (!tx_pending(p, q))
                 break;
-            memcpy(dst, q->data, q->len);
-            rmpi_shm_ring_commit(&p->wr, q->len, q->type);
             p->pend = q->next;
             free(q);
         }
@@ -454,16 +627,14 @@ static void serve_gets(void)
     get_resp_t **pp = &shm.resp;
     while (*pp) {
         get_resp_t *g = *pp;
-        size_t chunk = shm.max_frame - sizeof(wire_get_resp_t);
-        while (!g->peer->pend) {
-            size_t n = g->status ? 0 : RMPI_MIN(chunk, g->len - g->off);
-            void *dst = rmpi_shm_ring_reserve(&g->peer->wr, sizeof(wire_get_resp_t) + n);
-            if (!dst)
-                break;
+        shm_peer_t *p = g->peer;
+        while (!p->pend) {
+            size_t room = p->tx_kind == DEDICATED ? shm.max_frame : shm.qlay.csize[shm.qlay.nclass - 1];
+            size_t n = g->status ? 0 : RMPI_MIN(room - sizeof(wire_get_resp_t), g->len - g->off);
             wire_get_resp_t h = {g->cookie, g->off, g->status, 0};
-            memcpy(dst, &h, sizeof h);
-            memcpy((char *)dst + sizeof h, g->src + g->off, n);
-            rmpi_shm_ring_commit(&g->peer->wr, sizeof h + n, RMPI_SHM_GET_RESP);
+            struct iovec iov[2] = {{&h, sizeof h}, {(char *)g->src + g->off, n}};
+            if (!tx_now(p, p->tx_kind, RMPI_SHM_GET_RESP, iov, 2, sizeof h + n))
+                break;
             g->off += n;
             if (g->off == g->len || g->status)
                 break;
@@ -526,26 +697,228 @@ static void handle(shm_rail_t *s, int rank, unsigned type, const char *buf, size
                       (unsigned long long)h.raddr);
         break;
     }
+    case RMPI_SHM_CHAN_REQ: {
+        /* J2-J4: the receiver has its new channel ready; the marker is our last frame on the
+         * old one (it follows whatever is still queued), the next frames take the new one. */
+        shm_peer_t *p = s->peer[rank];
+        int to = len == 1 ? (unsigned char)buf[0] : -1;
+        if (to != SHARED && to != DEDICATED)
+            rmpi_fatal("corrupt shared-memory channel request from rank %d.", rank);
+        if (to == p->tx_kind)
+            break;
+        post(p, RMPI_SHM_CHAN_MARK, NULL, 0);
+        if (to == DEDICATED) { /* the receiver emptied the ring: start it over */
+            p->wr.w = p->wr.r_cached = 0;
+            prefault(p->wr.ring, s->ring_stride);
+        }
+        p->tx_kind = to;
+        break;
+    }
     default: rmpi_fatal("corrupt shared-memory frame (type %u) from rank %d.", type, rank);
     }
+}
+
+/* A frame of sender x from the shared queue (or replayed after its ring's marker). */
+static void shared_frame(shm_rail_t *s, shm_rx_t *x, unsigned type, unsigned flags, const char *buf, size_t len)
+{
+    if ((flags & RMPI_SHM_Q_MORE) || x->frag_len) {
+        if (x->frag_len + len > s->max_frame)
+            rmpi_fatal("corrupt shared-memory frame: rank %d sent fragments of more than %zu bytes.", x->rank,
+                       s->max_frame);
+        if (x->frag_len + len > x->frag_cap) {
+            x->frag_cap = s->max_frame;
+            x->frag = rmpi_xrealloc(x->frag, x->frag_cap);
+        }
+        memcpy(x->frag + x->frag_len, buf, len);
+        x->frag_len += len;
+        if (flags & RMPI_SHM_Q_MORE)
+            return;
+        buf = x->frag;
+        len = x->frag_len;
+        x->frag_len = 0;
+    }
+    if (type == RMPI_SHM_CHAN_MARK) {
+        /* J5 done for shared -> dedicated: every frame before the switch is in; read the ring */
+        if (!x->waiting || x->kind != DEDICATED)
+            rmpi_fatal("rank %d ended a shared channel it was not asked to leave.", x->rank);
+        x->waiting = 0;
+        ring_activate(x, (int)(x - s->rx));
+        s->st.switches++;
+        return;
+    }
+    handle(s, x->rank, type, buf, len);
+}
+
+/* A ring's marker was read (J5 for dedicated -> shared): frames held back from the shared
+ * queue go on in order, the ring leaves the poll list and gives its memory back. */
+static void ring_retire(shm_rail_t *s, int i)
+{
+    int l = s->act[i];
+    shm_rx_t *x = &s->rx[l];
+    s->act[i] = s->act[--s->nact];
+    x->active = 0;
+    x->waiting = 0;
+    s->st.mem[DEDICATED] -= s->ring_stride;
+    s->st.dedicated_now--;
+    s->st.switches++;
+#ifdef MADV_REMOVE
+    if (madvise(x->rd.ring, s->ring_stride, MADV_REMOVE))
+#endif
+        memset(x->rd.ring, 0, s->ring_stride);
+    while (x->park) {
+        parked_t *k = x->park;
+        x->park = k->next;
+        shared_frame(s, x, k->type, k->flags, k->data, k->len);
+        free(k);
+    }
+    x->park_tail = &x->park;
+}
+
+/* A slot taken and never published for seconds: if its sender is dead, say which. */
+static void queue_stuck(shm_rail_t *s)
+{
+    uint64_t now = rmpi_time_ns();
+    if (!s->stuck_since) {
+        s->stuck_since = now;
+        return;
+    }
+    if (now - s->stuck_since < RMPI_SHM_QUEUE_STUCK_NS)
+        return;
+    for (int l = 0; l < s->nlocal; l++) {
+        shm_peer_t *p = s->peer[s->local_rank[l]];
+        if (p && kill(p->pid, 0) && errno == ESRCH)
+            rmpi_fatal("rank %d (pid %d) died while writing to rank %d's shared receive queue.", p->rank, (int)p->pid,
+                       s->env->rank);
+    }
+    s->stuck_since = now;
+}
+
+static int poll_shared(shm_rail_t *s)
+{
+    int ev = 0;
+    const rmpi_shm_qslot_t *sl;
+    while (ev < 64 && (sl = rmpi_shm_qpeek(&s->rxq))) {
+        int c;
+        if (sl->from >= s->nlocal || sl->from == s->my_local || sl->buf >= s->qlay.cfirst[s->qlay.nclass])
+            rmpi_fatal("corrupt entry in rank %d's shared receive queue (sender %u, buffer %u).", s->env->rank,
+                       sl->from, sl->buf);
+        const char *buf = rmpi_shm_qbuf(&s->rxq, sl->buf, &c);
+        shm_rx_t *x = &s->rx[sl->from];
+        if (sl->len > s->qlay.csize[c])
+            rmpi_fatal("corrupt shared-memory frame: rank %d wrote %u bytes into a %u-byte buffer.", x->rank, sl->len,
+                       s->qlay.csize[c]);
+        s->st.rx_bytes[SHARED] += sl->len;
+        s->st.buf_bytes[SHARED] += s->qlay.csize[c];
+        s->st.rx_frames[SHARED]++;
+        if (x->waiting && x->kind == SHARED) {
+            /* the sender already left its ring, whose last frames are not all read (J5) */
+            parked_t *k = rmpi_xmalloc(sizeof *k + sl->len);
+            *k = (parked_t){NULL, sl->type, sl->flags, sl->len};
+            memcpy(k->data, buf, sl->len);
+            *x->park_tail = k;
+            x->park_tail = &k->next;
+        } else {
+            shared_frame(s, x, sl->type, sl->flags, buf, sl->len);
+        }
+        rmpi_shm_qconsume(&s->rxq, sl);
+        ev++;
+    }
+    if (ev)
+        s->stuck_since = 0;
+    else if (RMPI_UNLIKELY((++s->idle_polls & 1023) == 0) && rmpi_shm_qreserved(&s->rxq))
+        queue_stuck(s);
+    return ev;
+}
+
+static int poll_rings(shm_rail_t *s)
+{
+    int ev = 0;
+    for (int i = 0; i < s->nact;) {
+        shm_rx_t *x = &s->rx[s->act[i]];
+        rmpi_shm_reader_t *rd = &x->rd;
+        size_t len;
+        unsigned type;
+        const void *f;
+        int marked = 0;
+        /* bounded per ring so one busy sender cannot starve the others */
+        for (int k = 0; k < 32 && (f = rmpi_shm_ring_peek(rd, &len, &type)); k++) {
+            s->st.rx_bytes[DEDICATED] += len;
+            s->st.buf_bytes[DEDICATED] += (RMPI_SHM_HDR + len + RMPI_SHM_CELL - 1) / RMPI_SHM_CELL * RMPI_SHM_CELL;
+            s->st.rx_frames[DEDICATED]++;
+            if (type == RMPI_SHM_CHAN_MARK) {
+                if (!x->waiting || x->kind != SHARED)
+                    rmpi_fatal("rank %d ended a dedicated channel it was not asked to leave.", x->rank);
+                rmpi_shm_ring_consume(rd, len);
+                marked = 1;
+                break;
+            }
+            handle(s, x->rank, type, f, len);
+            rmpi_shm_ring_consume(rd, len);
+            ev++;
+        }
+        if (marked)
+            ring_retire(s, i);
+        else
+            i++;
+    }
+    return ev;
+}
+
+/* J1: make the new channel ready and ask the sender to move. Its frames keep arriving on
+ * the old channel until its marker, which poll_shared/poll_rings wait for (J5). */
+static int shm_chan_switch(rmpi_rail_t *rail, int peer, int to)
+{
+    shm_rail_t *s = &shm;
+    shm_peer_t *p = peer >= 0 && peer < s->env->size ? s->peer[peer] : NULL;
+    if (!p || s->policy != RMPI_CHANNELS_ADAPTIVE || (to != SHARED && to != DEDICATED))
+        return -1;
+    shm_rx_t *x = &s->rx[p->lidx];
+    if (x->waiting || x->kind == to)
+        return 1;
+    if (to == DEDICATED) {
+        /* retired rings were given back zeroed: touch the pages now, not on the hot path */
+        prefault(x->rd.ring, s->ring_stride);
+        atomic_store_explicit(&x->rd.ring->r_pub, 0, memory_order_relaxed);
+        x->rd.r = x->rd.r_pub_last = 0;
+    }
+    x->kind = to;
+    x->waiting = 1;
+    unsigned char k = (unsigned char)to;
+    struct iovec iov = {&k, 1};
+    post(p, RMPI_SHM_CHAN_REQ, &iov, 1);
+    return 0;
+}
+
+static int shm_chan_kind(rmpi_rail_t *rail, int peer)
+{
+    shm_peer_t *p = peer >= 0 && peer < shm.env->size ? shm.peer[peer] : NULL;
+    return p ? shm.rx[p->lidx].kind : -1;
+}
+
+static void shm_chan_stats(rmpi_rail_t *rail, rmpi_net_chan_stats_t *st) { *st = shm.st; }
+
+/* RMPI_CHAN_FORCE_SWITCH_MS (tests): every few ms, one random local sender changes channel. */
+static void force_switch(shm_rail_t *s)
+{
+    uint64_t now = rmpi_time_ns();
+    if (now < s->next_force || s->nlocal < 2)
+        return;
+    s->next_force = now + s->force_ns;
+    int l = (int)(rand_r(&s->force_seed) % (unsigned)(s->nlocal - 1));
+    l += l >= s->my_local;
+    shm_chan_switch(&s->base, s->local_rank[l], !s->rx[l].kind);
 }
 
 static int shm_progress(rmpi_rail_t *rail)
 {
     shm_rail_t *s = &shm;
     int ev = 0;
-    for (int i = 0; i < s->nrd; i++) {
-        rmpi_shm_reader_t *rd = &s->rd[i];
-        size_t len;
-        unsigned type;
-        const void *f;
-        /* bounded per ring so one busy sender cannot starve the others */
-        for (int k = 0; k < 32 && (f = rmpi_shm_ring_peek(rd, &len, &type)); k++) {
-            handle(s, s->rd_rank[i], type, f, len);
-            rmpi_shm_ring_consume(rd, len);
-            ev++;
-        }
-    }
+    if (s->policy != RMPI_CHANNELS_DEDICATED)
+        ev += poll_shared(s);
+    if (s->nact)
+        ev += poll_rings(s);
+    if (RMPI_UNLIKELY(s->force_ns))
+        force_switch(s);
     if (RMPI_UNLIKELY(s->npending))
         flush_pending();
     if (RMPI_UNLIKELY(s->resp != NULL))
@@ -590,12 +963,20 @@ static void shm_close(rmpi_rail_t *rail)
         munmap(p->seg, p->seg_len);
         free(p);
     }
+    for (int l = 0; l < s->nlocal; l++) {
+        while (s->rx[l].park) {
+            parked_t *k = s->rx[l].park;
+            s->rx[l].park = k->next;
+            free(k);
+        }
+        free(s->rx[l].frag);
+    }
     munmap(s->seg, s->seg_len);
     shm_unlink(s->segname);
     free(s->peer);
     free(s->local_rank);
-    free(s->rd);
-    free(s->rd_rank);
+    free(s->rx);
+    free(s->act);
     free(s->done);
     free(s->mr);
     memset(s, 0, sizeof *s);
@@ -605,6 +986,12 @@ static void shm_describe(rmpi_rail_t *rail, void *file)
 {
     fprintf(file, "    ring %u cells of %u bytes per local sender, max frame %zu, cross-memory attach %s\n", shm.ncells,
             RMPI_SHM_CELL, shm.max_frame, rmpi_knob_text("SHM_CMA"));
+    fprintf(file, "    channels %s: shared receive queue %zu bytes (classes", rmpi_knob_text("CHANNELS"),
+            shm.qlay.bytes);
+    for (int c = 0; c < shm.qlay.nclass; c++)
+        fprintf(file, " %u x %u B", shm.qlay.cfirst[c + 1] - shm.qlay.cfirst[c], shm.qlay.csize[c]);
+    fprintf(file, "), dedicated ring %zu bytes per peer that has one; now %zu bytes shared + %zu dedicated\n",
+            shm.ring_stride, shm.st.mem[SHARED], shm.st.mem[DEDICATED]);
 }
 
 const struct rmpi_net_ops rmpi_shm_ops = {
@@ -621,4 +1008,7 @@ const struct rmpi_net_ops rmpi_shm_ops = {
     .progress = shm_progress,
     .close = shm_close,
     .describe = shm_describe,
+    .chan_kind = shm_chan_kind,
+    .chan_switch = shm_chan_switch,
+    .chan_stats = shm_chan_stats,
 };

@@ -20,7 +20,17 @@
 
 #define RMPI_SHM_CELL 64u
 #define RMPI_SHM_HDR 8u
-enum { RMPI_SHM_DATA = 0, RMPI_SHM_SKIP, RMPI_SHM_GET_REQ, RMPI_SHM_GET_RESP, RMPI_SHM_PUT };
+/* Frame types (docs/wire/shm.md). CHAN_REQ (1 byte: the kind to use) asks the peer to send
+ * to this process on another channel; CHAN_MARK is the last frame it sends on the old one. */
+enum {
+    RMPI_SHM_DATA = 0,
+    RMPI_SHM_SKIP,
+    RMPI_SHM_GET_REQ,
+    RMPI_SHM_GET_RESP,
+    RMPI_SHM_PUT,
+    RMPI_SHM_CHAN_REQ,
+    RMPI_SHM_CHAN_MARK
+};
 
 typedef struct rmpi_shm_cellhdr {
     _Atomic uint32_t stamp;

@@ -404,6 +404,10 @@ static void tcp_describe(rmpi_rail_t *rail, void *file)
     fprintf(f, "    %llu frames / %llu bytes sent, %llu frames / %llu bytes received\n",
             (unsigned long long)r->stat_frames_tx, (unsigned long long)r->stat_bytes_tx,
             (unsigned long long)r->stat_frames_rx, (unsigned long long)r->stat_bytes_rx);
+    fprintf(f,
+            "    channels: a connection per peer (RMPI_CHANNELS has no shared kind here: every tcp peer counts as "
+            "dedicated, %zu bytes each)\n",
+            rail->hints.mem_per_peer);
 }
 
 static int tcp_card(rmpi_rail_t *rail, char *buf, size_t len)

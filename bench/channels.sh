@@ -1,0 +1,83 @@
+#!/bin/bash
+# Channel policies side by side (RMPI_CHANNELS=dedicated|shared|adaptive): the seed's
+# onetoall, alltoone and repeat patterns with 1-byte messages (bench/channels.c) at several
+# rank counts on this machine, each pattern a fresh job per policy, policies in turn so the
+# machine's load hits them alike. Per job: rank 0's time per ping-pong and, from
+# RMPI_REPORT=json, each rank's receive-channel memory (peak) and buffer efficiency.
+set -eu
+
+usage() {
+    cat <<'USAGE'
+usage: bench/channels.sh [--ranks "4 8 16"] [--iter N] [--reps N] [--build DIR] [--out FILE]
+
+  --ranks LIST   rank counts (default "4 8 16"; above 2 the ranks are oversubscribed here)
+  --iter N       ping-pongs per peer per pattern (default 200)
+  --reps N       jobs per policy, pattern and rank count; the median time is shown (default 1)
+  --build DIR    RailMPI build tree (default: the repository's build/, target bench)
+  --out FILE     JSON lines (default BUILD/bench/results/channels-DATE.jsonl); a markdown
+                 table goes beside it (.md) and to stdout
+USAGE
+}
+
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(dirname "$here")/build
+ranks="4 8 16"
+iter=200
+reps=1
+out=""
+. "$here/bench_lib.sh"
+bench_opts channels.sh "ranks=ranks iter=iter reps=reps build=build out=out" "$@"
+for v in "$iter" "$reps"; do
+    case "$v" in ''|*[!0-9]*|0) echo "channels.sh: '$v' is not a positive number" >&2; exit 2 ;; esac
+done
+prog=$build/bench/channels
+[ -x "$prog" ] || { echo "channels.sh: $prog missing: build it with 'cmake --build $build --target bench'" >&2; exit 2; }
+[ -n "$out" ] || out=$build/bench/results/channels-$(date +%Y%m%d-%H%M%S).jsonl
+mkdir -p "$(dirname "$out")"
+md=${out%.jsonl}.md
+: >"$out"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+for n in $ranks; do
+    for pat in onetoall alltoone repeat; do
+        for rep in $(seq "$reps"); do
+            for pol in dedicated shared adaptive; do
+                "$build/bin/mpiexec" -n "$n" -genv RMPI_CHANNELS "$pol" -genv RMPI_REPORT json \
+                    "$prog" "$pat" "$iter" >"$tmp/out" 2>"$tmp/err" ||
+                    { echo "channels.sh: $pat at $n ranks with RMPI_CHANNELS=$pol failed:" >&2; cat "$tmp/err" >&2; exit 1; }
+                python3 - "$pol" "$rep" "$tmp/out" "$tmp/err" >>"$out" <<'PY'
+import json, sys
+pol, rep, outf, errf = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+res = json.loads(open(outf).read().strip().splitlines()[-1])
+ranks = [json.loads(l) for l in open(errf) if l.startswith('{"rank"')]
+mem = [r["channel_bytes"]["dedicated"] + r["channel_bytes"]["shared"] for r in ranks]
+res.update(policy=pol, rep=rep, nreports=len(ranks),
+           mem_per_process=sum(mem) / max(len(mem), 1), mem_max=max(mem or [0]),
+           mem_rank0=mem[[r["rank"] for r in ranks].index(0)] if ranks else 0,
+           buffer_efficiency_rank0=[r["buffer_efficiency"] for r in ranks if r["rank"] == 0][0],
+           switches=sum(r["switches"] for r in ranks))
+print(json.dumps(res))
+PY
+            done
+        done
+    done
+done
+
+python3 - "$out" >"$md" <<'PY'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+key = lambda r: (r["ranks"], r["pattern"], r["policy"])
+groups = {}
+for r in rows:
+    groups.setdefault(key(r), []).append(r)
+print("| ranks | pattern | policy | us per ping-pong (median) | channel memory per process (mean) | max | rank 0 buffer efficiency |")
+print("|---:|---|---|---:|---:|---:|---:|")
+for k in sorted(groups, key=lambda k: (k[0], ["onetoall", "alltoone", "repeat"].index(k[1]), k[2])):
+    g = groups[k]
+    us = statistics.median(r["us_per_pingpong"] for r in g)
+    print("| %d | %s | %s | %.2f | %.0f KiB | %.0f KiB | %.3f |" % (k[0], k[1], k[2], us,
+          g[0]["mem_per_process"] / 1024, g[0]["mem_max"] / 1024, g[0]["buffer_efficiency_rank0"]))
+PY
+cat "$md"
+echo "channels.sh: results in $out and $md" >&2
