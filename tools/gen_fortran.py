@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fortran bindings (mpif.h and `use mpi`) generated from include/mpi.h.
+"""Fortran bindings (mpif.h, `use mpi`, `use mpi_f08`) generated from include/mpi.h.
 
 Writes:
   --wrappers FILE  C wrappers: one `mpi_<name>_` per C function (gfortran's external
@@ -11,8 +11,15 @@ Writes:
                    this generator cannot convert (callbacks, argv lists, arrays of handles
                    sized by a communicator) gets a wrapper that sets ierror to
                    MPI_ERR_UNSUPPORTED_OPERATION and says so, never a missing symbol.
+                   Also the mpi_f08 entry points `rmpi_f08_<name>` of functions with
+                   choice buffers: buffers as CFI descriptors, non-contiguous refused.
   --consts FILE    a C program that prints mpif.h from the compiled values of every
-                   constant of mpi.h (run at build time, so the values are never copied).
+                   constant of mpi.h (run at build time, so the values are never copied);
+                   with the argument f08 it prints mpi_f08's constants instead.
+  --interfaces FILE  the explicit interfaces of `use mpi` (included by mpi.f90).
+  --f08 FILE       the mpi_f08 module: handle types, TYPE(MPI_Status), and per function a
+                   procedure NAME_f08 (generic NAME, IERROR optional) calling the C entry
+                   point through BIND(C).
 Large-count (_c) functions, MPI_T and the handle conversions are C-only, as in the
 standard's mpif.h / `use mpi`.
 """
@@ -74,18 +81,276 @@ def split_param(p):
     return base.strip(), stars, name, dims
 
 
-def wrapper(name, params):
-    """C source of the Fortran wrapper, or None when an argument cannot be converted."""
-    fargs, pre, call, post = [], [], [], []
-    lens = []
+def decode(p):
+    """'const int array[]' -> ('int', True, 1, 'array', '[]'): type, const, pointer depth
+    (brackets count as one), name, brackets; None if the parameter does not parse."""
+    sp = split_param(p)
+    if not sp:
+        return None
+    base, stars, pname, dims = sp
+    const = base.startswith("const ")
+    return base[6:] if const else base, const, len(stars) + (1 if dims else 0), pname, dims
+
+
+# Output pointers written where Fortran keeps an address (INTEGER(MPI_ADDRESS_KIND) in
+# `use mpi`, TYPE(C_PTR) in mpi_f08), not choice buffers.
+PTR_OUT = {"baseptr", "buffer_addr"}
+# int parameters that are LOGICAL in Fortran (MPI-4.1 section 19.1.2 lists them per routine;
+# in this header they are always these names).
+LOGICALS = {"flag", "commute", "reorder", "periods", "remain_dims", "high", "weighted"}
+# int * parameters that are arrays although spelled as a pointer in mpi.h.
+INT_PTR_ARRAYS = {"sourceweights", "destweights", "weights"}
+FKIND = {"MPI_Aint": "MPI_ADDRESS_KIND", "MPI_Offset": "MPI_OFFSET_KIND", "MPI_Count": "MPI_COUNT_KIND"}
+# Buffers the standard marks ASYNCHRONOUS: nonblocking, persistent and one-sided calls
+# (MPI-4.1 section 19.1.17, "Asynchronous Modifier").
+ASYNC = re.compile(r"^MPI_(I(?!nfo|ntercomm|nit|s_)\w+|\w+_init|R?(put|get|accumulate|get_accumulate)|"
+                   r"Fetch_and_op|Compare_and_swap|Win_(create|attach|detach)|Buffer_attach|"
+                   r"File_i\w+|File_\w+_(begin|end))$", re.I)
+# The CUSTOM functions as Fortran sees them (C-like parameter lists for fview), so they get
+# explicit interfaces too; the names are the standard's.
+CUSTOM_VIEW = {
+    "MPI_Init": [], "MPI_Init_thread": ["int required", "int *provided"],
+    "MPI_Comm_set_attr": ["MPI_Comm comm", "int comm_keyval", "MPI_Aint attribute_val"],
+    "MPI_Comm_get_attr": ["MPI_Comm comm", "int comm_keyval", "MPI_Aint *attribute_val", "int *flag"],
+    "MPI_Type_set_attr": ["MPI_Datatype datatype", "int type_keyval", "MPI_Aint attribute_val"],
+    "MPI_Type_get_attr": ["MPI_Datatype datatype", "int type_keyval", "MPI_Aint *attribute_val", "int *flag"],
+    "MPI_Win_set_attr": ["MPI_Win win", "int win_keyval", "MPI_Aint attribute_val"],
+    "MPI_Win_get_attr": ["MPI_Win win", "int win_keyval", "MPI_Aint *attribute_val", "int *flag"],
+}
+# MPI-1 attribute calls: in `use mpi` only (the standard removed them from mpi_f08).
+CUSTOM_VIEW_F77 = {
+    "MPI_Attr_put": ["MPI_Comm comm", "int keyval", "int attribute_val"],
+    "MPI_Attr_get": ["MPI_Comm comm", "int keyval", "int *attribute_val", "int *flag"],
+}
+
+
+def errh(params):
+    """Arguments of rmpi_f08_noncontig naming whose error handler a bad buffer raises:
+    the call's communicator, window or file, else MPI_COMM_SELF's (MPI-4.1 section 9.3)."""
     for p in params:
         sp = split_param(p)
-        if not sp:
+        if sp and not sp[1] and not sp[3]:
+            t = sp[0].replace("const ", "")
+            if t in ("MPI_Comm", "MPI_Win", "MPI_File"):
+                return f"'{t[4].lower()}', *{sp[2]}"
+    return "'s', 0"
+
+
+def fview(name, params):
+    """The parameters as Fortran sees them: (name, kind, array, C type) with kind one of
+    int, logical, ranges, handle, wide, buffer, ptr, status, string; None if not expressible."""
+    out = []
+    for p in params:
+        d = decode(p)
+        if not d:
             return None
-        base, stars, pname, dims = sp
-        const = base.startswith("const ")
-        t = base[6:] if const else base
-        ptr = len(stars) + (1 if dims else 0)
+        t, _, ptr, pname, dims = d
+        arr = bool(dims)
+        if dims.count("[") > 1 and t == "int":
+            kind = "ranges"
+        elif t in HANDLES:
+            if ptr == 1 and dims and (name, pname) not in HANDLE_ARRAYS:
+                return None
+            kind = "handle"
+        elif t in ("int", "MPI_Fint") and ptr <= 1:
+            kind = "logical" if pname in LOGICALS else "int"
+            arr = arr or pname in INT_PTR_ARRAYS
+        elif t in WIDE and ptr <= 1:
+            kind = "wide"
+        elif t == "void" and ptr == 1:
+            kind = "ptr" if pname in PTR_OUT else "buffer"
+        elif t == "MPI_Status" and ptr == 1:
+            kind, arr = "status", arr or pname == "array_of_statuses"
+        elif t == "char" and ptr == 1:
+            kind, arr = "string", False
+        else:
+            return None
+        out.append((pname, kind, arr, t))
+    return out
+
+
+def fwrap(head, items, indent, paren=True):
+    """A Fortran statement `head(items)` (or `head items`) in free form, continued past 100 columns."""
+    lines, cur = [], indent + head + ("(" if paren else " ")
+    for i, it in enumerate(items):
+        piece = it + (", " if i < len(items) - 1 else (")" if paren else ""))
+        if len(cur) + len(piece) > 100:
+            lines.append(cur.rstrip() + " &")
+            cur = indent + "    "
+        cur += piece
+    if not items and paren:
+        cur += ")"
+    lines.append(cur)
+    return "\n".join(lines)
+
+
+def fdecl(pname, kind, arr, t, style, async_=False):
+    """Declarations of one dummy: style f77 (`use mpi`), f08 (an mpi_f08 procedure) or bindc
+    (the BIND(C) interface that procedure calls)."""
+    dim = "(*)" if arr else ""
+    f77 = style == "f77"
+    if kind == "ranges":
+        return [f"integer :: {pname}(3, *)"]
+    if kind == "int" or (kind == "handle" and f77):
+        return [f"integer :: {pname}{dim}"]
+    if kind == "logical":
+        return [f"logical :: {pname}{dim}"]
+    if kind == "handle":
+        return [f"type({t}) :: {pname}{dim}"]
+    if kind == "wide":
+        return [f"integer(kind={FKIND[t]}) :: {pname}{dim}"]
+    if kind in ("buffer", "ptr") and f77:
+        # gfortran's spelling of the standard's "ignore type, kind and rank" (MPI-4.1 19.1.3)
+        return [f"!GCC$ ATTRIBUTES NO_ARG_CHECK :: {pname}", f"type(*), dimension(*) :: {pname}"]
+    if kind == "buffer":
+        return [f"type(*), dimension(..){', asynchronous' if async_ else ''} :: {pname}"]
+    if kind == "ptr":
+        return [f"type(c_ptr) :: {pname}"]
+    if kind == "status" and f77:
+        return [f"integer :: {pname}(MPI_STATUS_SIZE{', *' if arr else ''})"]
+    if kind == "status":
+        return [f"type(MPI_Status) :: {pname}{dim}"]
+    if style == "bindc":
+        return [f"character(kind=c_char) :: {pname}(*)"]
+    return [f"character(len=*) :: {pname}"]
+
+
+def f77_interfaces(protos):
+    """The explicit interfaces of `use mpi` (included by bindings/fortran/mpi.f90)."""
+    out = ["! Generated by tools/gen_fortran.py from include/mpi.h: do not edit.",
+           "! The explicit interfaces of `use mpi`: a wrong argument count or type is a compile",
+           "! error. Choice buffers ignore type, kind and rank (gfortran's NO_ARG_CHECK).",
+           "interface"]
+    for name, view in protos:
+        args = [v[0] for v in view] + ["ierror"]
+        out.append(fwrap(f"subroutine {name}", args, "    "))
+        out.append("        import")
+        out.append("        implicit none")
+        for v in view:
+            out += ["        " + d for d in fdecl(*v, "f77")]
+        out.append("        integer :: ierror")
+        out.append(f"    end subroutine {name}")
+    out += ["    subroutine MPI_Op_create(user_fn, commute, op, ierror)",
+            "        implicit none",
+            "        external :: user_fn",
+            "        logical :: commute",
+            "        integer :: op, ierror",
+            "    end subroutine MPI_Op_create",
+            "end interface"]
+    return "\n".join(out) + "\n"
+
+
+def f08_procedure(name, view, binding):
+    """One mpi_f08 procedure: NAME_f08 with an optional ierror, calling the C entry point
+    `binding` (the `use mpi` wrapper, or rmpi_f08_* when a buffer needs a descriptor)."""
+    async_ = bool(ASYNC.match(name))
+    args = [v[0] for v in view]
+    strs = [v[0] for v in view if v[1] == "string"]
+    sname = f"{name}_f08"
+    out = [fwrap(f"subroutine {sname}", args + ["ierror"], "    ")]
+    out += ["        " + d for v in view for d in fdecl(*v, "f08", async_)]
+    out.append("        integer, optional, intent(out) :: ierror")
+    out.append("        integer :: rmpi_ierr")
+    out.append("        interface")
+    out.append(fwrap("subroutine rmpi_c", args + ["ierror"] + [s + "_len" for s in strs], "            ")
+               + f" &\n                bind(C, name=\"{binding}\")")
+    out.append("                import")
+    out.append("                implicit none")
+    out += ["                " + d for v in view for d in fdecl(*v, "bindc", async_)]
+    out.append("                integer :: ierror")
+    out += [f"                integer(c_size_t), value :: {s}_len" for s in strs]
+    out.append("            end subroutine rmpi_c")
+    out.append("        end interface")
+    out.append(fwrap("        call rmpi_c", args + ["rmpi_ierr"] + [f"len({s}, kind=c_size_t)" for s in strs], ""))
+    out.append("        if (present(ierror)) ierror = rmpi_ierr")
+    out.append(f"    end subroutine {sname}")
+    return "\n".join(out)
+
+
+F08_KINDS = ["MPI_Comm", "MPI_Datatype", "MPI_Group", "MPI_Request", "MPI_Op", "MPI_Info", "MPI_Win",
+             "MPI_File", "MPI_Errhandler", "MPI_Message", "MPI_Session"]
+
+
+def f08_module(protos):
+    """mpi_f08: the standard's handle types (one INTEGER MPI_VAL, the value of `use mpi`),
+    TYPE(MPI_Status) laid out as C's, and a procedure per function calling a C entry point."""
+    out = ["! Generated by tools/gen_fortran.py from include/mpi.h: do not edit.",
+           "! mpi_f08 for gfortran (bindings/fortran/README.md): handles are the standard's derived",
+           "! types whose MPI_VAL is the `use mpi` INTEGER handle, so each procedure calls the same",
+           "! C entry point as `use mpi` through BIND(C) (buffers as TYPE(*), DIMENSION(..)",
+           "! descriptors), with IERROR optional.",
+           "module mpi_f08",
+           "    use, intrinsic :: iso_c_binding, only: c_int, c_char, c_size_t, c_double, c_ptr",
+           "    implicit none",
+           "    private :: c_int, c_char, c_size_t, c_double"]
+    for k in F08_KINDS:
+        out += [f"    type, bind(C) :: {k}", "        integer(c_int) :: MPI_VAL", f"    end type {k}"]
+    out += ["    type, bind(C) :: MPI_Status",
+            "        integer(c_int) :: MPI_SOURCE, MPI_TAG, MPI_ERROR",
+            "        integer(c_int), private :: MPI_internal(5)",
+            "    end type MPI_Status",
+            "    include 'mpi_f08_consts.h'",
+            "    ! The special addresses are the common blocks of mpif.h, so the wrappers",
+            "    ! recognise them the same way from both bindings.",
+            "    integer(c_int), bind(C, name=\"mpi_fortran_bottom_\"), target :: MPI_BOTTOM",
+            "    integer(c_int), bind(C, name=\"mpi_fortran_in_place_\"), target :: MPI_IN_PLACE",
+            "    type(MPI_Status), bind(C, name=\"mpi_fortran_status_ignore_\"), target :: MPI_STATUS_IGNORE",
+            "    type(MPI_Status), bind(C, name=\"mpi_fortran_statuses_ignore_\"), target :: MPI_STATUSES_IGNORE(1)",
+            "    integer(c_int), bind(C, name=\"mpi_fortran_errcodes_ignore_\"), target :: MPI_ERRCODES_IGNORE(1)",
+            "    integer(c_int), bind(C, name=\"mpi_fortran_unweighted_\"), target :: MPI_UNWEIGHTED(1)",
+            "    integer(c_int), bind(C, name=\"mpi_fortran_weights_empty_\"), target :: MPI_WEIGHTS_EMPTY(1)",
+            "    interface operator(==)"]
+    out += [f"        module procedure rmpi_eq_{k[4:].lower()}" for k in F08_KINDS]
+    out += ["    end interface", "    interface operator(/=)"]
+    out += [f"        module procedure rmpi_ne_{k[4:].lower()}" for k in F08_KINDS]
+    out += ["    end interface",
+            fwrap("private ::", [f"rmpi_eq_{k[4:].lower()}, rmpi_ne_{k[4:].lower()}" for k in F08_KINDS],
+                  "    ", paren=False),
+            "    interface",
+            "        function MPI_Wtime() bind(C, name=\"mpi_wtime_\")",
+            "            import",
+            "            real(c_double) :: MPI_Wtime",
+            "        end function MPI_Wtime",
+            "        function MPI_Wtick() bind(C, name=\"mpi_wtick_\")",
+            "            import",
+            "            real(c_double) :: MPI_Wtick",
+            "        end function MPI_Wtick",
+            "        function MPI_Aint_add(base, disp) bind(C, name=\"mpi_aint_add_\")",
+            "            import",
+            "            integer(kind=MPI_ADDRESS_KIND) :: base, disp, MPI_Aint_add",
+            "        end function MPI_Aint_add",
+            "        function MPI_Aint_diff(addr1, addr2) bind(C, name=\"mpi_aint_diff_\")",
+            "            import",
+            "            integer(kind=MPI_ADDRESS_KIND) :: addr1, addr2, MPI_Aint_diff",
+            "        end function MPI_Aint_diff",
+            "    end interface"]
+    for name, view, binding in protos:
+        out += [f"    interface {name}", f"        module procedure {name}_f08", f"    end interface {name}"]
+    out.append("contains")
+    for k in F08_KINDS:
+        s = k[4:].lower()
+        for op, sym in (("eq", "=="), ("ne", "/=")):
+            out += [f"    elemental logical function rmpi_{op}_{s}(a, b)",
+                    f"        type({k}), intent(in) :: a, b",
+                    f"        rmpi_{op}_{s} = a%MPI_VAL {sym} b%MPI_VAL",
+                    f"    end function rmpi_{op}_{s}"]
+    for name, view, binding in protos:
+        out.append(f08_procedure(name, view, binding))
+    out.append("end module mpi_f08")
+    return "\n".join(out) + "\n"
+
+def wrapper(name, params, f08=False):
+    """C source of the Fortran wrapper, or None when an argument cannot be converted.
+    f08: the entry point of mpi_f08 for a function with choice buffers (rmpi_f08_<name>):
+    the same conversions, but each buffer arrives as a CFI descriptor (TYPE(*), DIMENSION(..))."""
+    fargs, pre, call, post = [], [], [], []
+    checks = []
+    lens = []
+    for p in params:
+        d = decode(p)
+        if not d:
+            return None
+        t, const, ptr, pname, dims = d
         if dims.count("[") > 1 and t == "int":   # int ranges[][3]
             fargs.append(f"MPI_Fint *{pname}")
             call.append(f"(int (*)[3]){pname}")
@@ -143,6 +408,14 @@ def wrapper(name, params):
                 call.append(pname)
             else:
                 return None
+        elif t == "void" and ptr == 1 and f08 and pname not in PTR_OUT:
+            fargs.append(f"CFI_cdesc_t *{pname}")
+            checks.append(f"void *b_{pname} = rmpi_f08_buf({pname});")
+            checks.append(f"if (b_{pname} == RMPI_F08_NONCONTIG) {{")
+            checks.append(f"    *ierror = rmpi_f08_noncontig(\"{name}\", \"{pname}\", {errh(params)});")
+            checks.append("    return;")
+            checks.append("}")
+            call.append(f"b_{pname}")
         elif t == "void" and ptr == 1:
             fargs.append(f"void *{pname}")
             call.append(f"rmpi_f_buf({pname})")
@@ -166,10 +439,10 @@ def wrapper(name, params):
                 post.append(f"free(s_{pname});")
         else:
             return None
-    fname = name.lower() + "_"
+    fname = "rmpi_f08_" + name[4:].lower() if f08 else name.lower() + "_"
     sig = ", ".join(fargs + ["MPI_Fint *ierror"] + lens)
     body = [f"void {fname}({sig})", "{"]
-    body += ["    " + s for s in pre]
+    body += ["    " + s for s in checks + pre]
     body.append(f"    int rc = {name}({', '.join(call)});")
     body += ["    " + s for s in post]
     body.append("    *ierror = rc;")
@@ -317,6 +590,42 @@ void mpi_attr_get_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *val, MPI_Fint *fl
 '''
 
 
+F08_PRELUDE = r'''
+/* mpi_f08's entry points for functions with choice buffers: a TYPE(*), DIMENSION(..) dummy
+ * arrives as a C descriptor (ISO_Fortran_binding.h, Fortran 2018 section 18.5). Contiguous
+ * data passes its base address; a non-contiguous section is refused (RailMPI does not
+ * build a datatype for it), never sent as if it were contiguous. */
+#include <ISO_Fortran_binding.h>
+
+#define RMPI_F08_NONCONTIG ((void *)&rmpi_f08_noncontig_mark)
+static const char rmpi_f08_noncontig_mark;
+
+static void *rmpi_f08_buf(CFI_cdesc_t *d)
+{
+    if (d->rank > 0 && d->base_addr != NULL && !CFI_is_contiguous(d))
+        return RMPI_F08_NONCONTIG;
+    return rmpi_f_buf(d->base_addr);
+}
+
+static int rmpi_f08_noncontig(const char *fn, const char *arg, char kind, MPI_Fint handle)
+{
+    fprintf(stderr, "[rmpi] %s: the buffer %s passed through mpi_f08 is a non-contiguous array section; "
+                    "RailMPI's Fortran bindings take contiguous buffers only (copy the section into a "
+                    "contiguous array, or describe its layout with a derived datatype): MPI_ERR_BUFFER.\n",
+            fn, arg);
+    if (kind == 'c')
+        MPI_Comm_call_errhandler(MPI_Comm_fromint(handle), MPI_ERR_BUFFER);
+    else if (kind == 'w')
+        MPI_Win_call_errhandler(MPI_Win_fromint(handle), MPI_ERR_BUFFER);
+    else if (kind == 'f')
+        MPI_File_call_errhandler(MPI_File_fromint(handle), MPI_ERR_BUFFER);
+    else
+        MPI_Comm_call_errhandler(MPI_COMM_SELF, MPI_ERR_BUFFER);
+    return MPI_ERR_BUFFER;
+}
+'''
+
+
 N_FORTRAN_OPS = 32
 
 
@@ -381,11 +690,29 @@ def consts_program(header):
         if n not in seen:
             seen.add(n)
             uniq.append(n)
-    out = ['/* Generated by tools/gen_fortran.py: prints mpif.h. */',
+    f08 = []
+    for n in uniq:
+        m = re.search(r"^#define " + n + r"\s+\(\((MPI_\w+)\)0x", text, re.M)
+        kind = m.group(1) if m and m.group(1) in F08_KINDS else None
+        if kind:
+            f08.append(f'        printf("    type({kind}), parameter :: {n} = {kind}(%lld)\\n", '
+                       f'(long long)MPI_{HANDLES[kind]}_toint({n}));')
+        elif n not in ("MPI_SOURCE", "MPI_TAG", "MPI_ERROR"):
+            f08.append(f'        printf("    integer, parameter :: {n} = %lld\\n", (long long)(intptr_t)({n}));')
+    out = ['/* Generated by tools/gen_fortran.py: prints mpif.h, or with argument f08 the',
+           ' * constants of mpi_f08 (handles as the standard\'s derived types). */',
            '#include <mpi.h>', '#include <stdint.h>', '#include <stdio.h>',
            'static void p(const char *n, long long v)',
            '{', '    printf("      INTEGER %s\\n      PARAMETER (%s=%lld)\\n", n, n, v);', '}',
-           'int main(void)', '{',
+           'int main(int argc, char **argv)', '{',
+           '    if (argc > 1 && argv[1][0] == \'f\') {',
+           '        printf("! mpi_f08 constants of RailMPI, generated at build time from mpi.h.\\n");',
+           '        printf("    integer, parameter :: MPI_STATUS_SIZE = %d\\n", MPI_F_STATUS_SIZE);',
+           '        printf("    integer, parameter :: MPI_ADDRESS_KIND = %d\\n", (int)sizeof(MPI_Aint));',
+           '        printf("    integer, parameter :: MPI_OFFSET_KIND = %d\\n", (int)sizeof(MPI_Offset));',
+           '        printf("    integer, parameter :: MPI_COUNT_KIND = %d\\n", (int)sizeof(MPI_Count));',
+           '        printf("    integer, parameter :: MPI_INTEGER_KIND = %d\\n", (int)sizeof(int));'] + f08 + [
+           '        return 0;', '    }',
            '    printf("! mpif.h of RailMPI, generated at build time from mpi.h (tools/gen_fortran.py).\\n");',
            '    printf("! Valid as fixed and as free source form.\\n");']
     for n in uniq:
@@ -420,22 +747,43 @@ def main():
     ap.add_argument("--header", required=True)
     ap.add_argument("--wrappers")
     ap.add_argument("--consts")
+    ap.add_argument("--interfaces", help="the explicit interfaces of `use mpi` (Fortran include file)")
+    ap.add_argument("--f08", help="the mpi_f08 module (Fortran source)")
     a = ap.parse_args()
     protos = parse(a.header)
+    parts, nok, nstub = [PRELUDE, op_create(), F08_PRELUDE], 0, 0
+    f77, f08 = [], []
+    for name, params in list(CUSTOM_VIEW.items()) + list(CUSTOM_VIEW_F77.items()):
+        view = fview(name, params)
+        f77.append((name, view))
+        if name in CUSTOM_VIEW:
+            f08.append((name, view, name.lower() + "_"))
+    for ret, name, params in protos:
+        if SKIP.match(name) or name in CUSTOM or ret != "int":
+            continue
+        w = wrapper(name, params)
+        if w is None:
+            parts.append(stub(name, params))
+            nstub += 1
+            continue
+        nok += 1
+        parts.append(w)
+        view = fview(name, params)
+        if view is None:
+            continue
+        f77.append((name, view))
+        binding = name.lower() + "_"
+        if any(v[1] == "buffer" for v in view):
+            parts.append(wrapper(name, params, f08=True))
+            binding = "rmpi_f08_" + name[4:].lower()
+        f08.append((name, view, binding))
+    parts.append(f"/* {nok} functions converted, {nstub} answered MPI_ERR_UNSUPPORTED_OPERATION. */")
     if a.wrappers:
-        parts, nok, nstub = [PRELUDE, op_create()], 0, 0
-        for ret, name, params in protos:
-            if SKIP.match(name) or name in CUSTOM or ret != "int":
-                continue
-            w = wrapper(name, params)
-            if w is None:
-                w = stub(name, params)
-                nstub += 1
-            else:
-                nok += 1
-            parts.append(w)
-        parts.append(f"/* {nok} functions converted, {nstub} answered MPI_ERR_UNSUPPORTED_OPERATION. */")
         open(a.wrappers, "w").write("\n\n".join(parts) + "\n")
+    if a.interfaces:
+        open(a.interfaces, "w").write(f77_interfaces(f77))
+    if a.f08:
+        open(a.f08, "w").write(f08_module(f08))
     if a.consts:
         open(a.consts, "w").write(consts_program(a.header))
 

@@ -1,0 +1,99 @@
+! mpi_f08 users: point-to-point (status components, MPI_ANY_SOURCE, nonblocking with
+! MPI_STATUSES_IGNORE), collectives (MPI_IN_PLACE, a rank-2 array), derived types, ierror
+! left out, handles compared, a non-contiguous section refused with MPI_ERR_BUFFER and a
+! contiguous one sent. One-sided and error codes through mpi_f08: rma_errors.F90.
+! Prints "fortran ok" on rank 0; exits 1 on any error.
+program f08
+    use mpi_f08
+    implicit none
+    integer :: ierr, rank, nprocs, i, errs, to, from, cls, cnt, tsize
+    type(MPI_Status) :: status
+    type(MPI_Request) :: reqs(2)
+    type(MPI_Datatype) :: vec
+    type(MPI_Comm) :: half
+    integer :: sbuf(10), rbuf(10), got(64)
+    double precision :: x(6), y(3), m(3, 2), msum(3, 2)
+    logical :: flag
+
+    errs = 0
+    call MPI_Init()
+    call MPI_Initialized(flag)
+    if (.not. flag) errs = errs + 1
+    call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
+    call MPI_Comm_size(MPI_COMM_WORLD, nprocs)
+    to = mod(rank + 1, nprocs)
+    from = mod(rank + nprocs - 1, nprocs)
+
+    ! ring exchange: the status components
+    sbuf = [(rank * 100 + i, i = 1, 10)]
+    call MPI_Sendrecv(sbuf, 10, MPI_INTEGER, to, 5, rbuf, 10, MPI_INTEGER, from, 5, &
+                      MPI_COMM_WORLD, status, ierr)
+    if (status%MPI_SOURCE /= from .or. status%MPI_TAG /= 5 .or. ierr /= MPI_SUCCESS) errs = errs + 1
+    if (any(rbuf /= [(from * 100 + i, i = 1, 10)])) errs = errs + 1
+    call MPI_Get_count(status, MPI_INTEGER, cnt)
+    if (cnt /= 10) errs = errs + 1
+
+    ! MPI_ANY_SOURCE: rank 0 hears from everyone, in any order, and the status says who
+    if (rank == 0) then
+        do i = 1, nprocs - 1
+            call MPI_Recv(rbuf, 10, MPI_INTEGER, MPI_ANY_SOURCE, 30, MPI_COMM_WORLD, status)
+            if (status%MPI_SOURCE /= rbuf(1) .or. status%MPI_TAG /= 30) errs = errs + 1
+            call MPI_Get_count(status, MPI_INTEGER, cnt)
+            if (cnt /= 2) errs = errs + 1
+        end do
+    else
+        call MPI_Send([rank, rank], 2, MPI_INTEGER, 0, 30, MPI_COMM_WORLD)
+    end if
+
+    ! nonblocking: requests become MPI_REQUEST_NULL
+    rbuf = -1
+    call MPI_Irecv(rbuf, 3, MPI_INTEGER, from, 6, MPI_COMM_WORLD, reqs(1))
+    call MPI_Isend(sbuf, 3, MPI_INTEGER, to, 6, MPI_COMM_WORLD, reqs(2))
+    call MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE)
+    if (any(reqs /= MPI_REQUEST_NULL) .or. rbuf(3) /= from * 100 + 3) errs = errs + 1
+
+    ! collectives
+    i = 0
+    if (rank == 0) i = 42
+    call MPI_Bcast(i, 1, MPI_INTEGER, 0, MPI_COMM_WORLD)
+    if (i /= 42) errs = errs + 1
+    got(1:4) = rank
+    call MPI_Allreduce(MPI_IN_PLACE, got, 4, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
+    if (got(3) /= nprocs * (nprocs - 1) / 2) errs = errs + 1
+    m = dble(rank + 1)
+    call MPI_Allreduce(m, msum, 6, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD)
+    if (any(msum /= dble(nprocs * (nprocs + 1) / 2))) errs = errs + 1
+    call MPI_Allgather(rank, 1, MPI_INTEGER, got, 1, MPI_INTEGER, MPI_COMM_WORLD)
+    if (any(got(1:nprocs) /= [(i, i = 0, nprocs - 1)])) errs = errs + 1
+    call MPI_Comm_split(MPI_COMM_WORLD, mod(rank, 2), rank, half)
+    call MPI_Allreduce(1, i, 1, MPI_INTEGER, MPI_SUM, half)
+    if (i /= (nprocs + 1 - mod(rank, 2)) / 2) errs = errs + 1
+    call MPI_Comm_free(half)
+    if (half /= MPI_COMM_NULL) errs = errs + 1
+
+    ! a derived type: every other double of x
+    call MPI_Type_vector(3, 1, 2, MPI_DOUBLE_PRECISION, vec)
+    call MPI_Type_commit(vec)
+    call MPI_Type_size(vec, tsize)
+    if (tsize /= 24) errs = errs + 1
+    x = [(dble(rank * 10 + i), i = 1, 6)]
+    call MPI_Sendrecv(x, 1, vec, to, 7, y, 3, MPI_DOUBLE_PRECISION, from, 7, MPI_COMM_WORLD, status)
+    if (any(y /= [dble(from * 10 + 1), dble(from * 10 + 3), dble(from * 10 + 5)])) errs = errs + 1
+    call MPI_Type_free(vec)
+    if (vec /= MPI_DATATYPE_NULL) errs = errs + 1
+
+    ! a strided section is refused with MPI_ERR_BUFFER, never sent as if contiguous; a
+    ! contiguous section goes
+    call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN)
+    call MPI_Send(x(1:6:2), 3, MPI_DOUBLE_PRECISION, to, 8, MPI_COMM_WORLD, ierr)
+    call MPI_Error_class(ierr, cls)
+    if (cls /= MPI_ERR_BUFFER) errs = errs + 1
+    call MPI_Isend(m(1, :), 2, MPI_DOUBLE_PRECISION, to, 8, MPI_COMM_WORLD, reqs(1), ierr)
+    if (ierr /= MPI_ERR_BUFFER) errs = errs + 1
+    call MPI_Sendrecv(x(2:4), 3, MPI_DOUBLE_PRECISION, to, 8, y, 3, MPI_DOUBLE_PRECISION, from, 8, &
+                      MPI_COMM_WORLD, MPI_STATUS_IGNORE)
+    if (y(3) /= dble(from * 10 + 4)) errs = errs + 1
+
+    if (MPI_Wtime() <= 0d0) errs = errs + 1
+    include 'report.inc'
+end program f08
