@@ -280,9 +280,9 @@ def f08_module(protos):
            "! C entry point as `use mpi` through BIND(C) (buffers as TYPE(*), DIMENSION(..)",
            "! descriptors), with IERROR optional.",
            "module mpi_f08",
-           "    use, intrinsic :: iso_c_binding, only: c_int, c_char, c_size_t, c_double, c_ptr",
+           "    use, intrinsic :: iso_c_binding, only: c_int, c_char, c_size_t, c_double, c_ptr, c_funptr, c_funloc",
            "    implicit none",
-           "    private :: c_int, c_char, c_size_t, c_double"]
+           "    private :: c_int, c_char, c_size_t, c_double, c_funptr, c_funloc"]
     for k in F08_KINDS:
         out += [f"    type, bind(C) :: {k}", "        integer(c_int) :: MPI_VAL", f"    end type {k}"]
     out += ["    type, bind(C) :: MPI_Status",
@@ -290,6 +290,17 @@ def f08_module(protos):
             "        integer(c_int), private :: MPI_internal(5)",
             "    end type MPI_Status",
             "    include 'mpi_f08_consts.h'",
+            "    abstract interface",
+            "        subroutine MPI_User_function(invec, inoutvec, len, datatype)",
+            "            import",
+            "            type(c_ptr), value :: invec, inoutvec",
+            "            integer :: len",
+            "            type(MPI_Datatype) :: datatype",
+            "        end subroutine MPI_User_function",
+            "    end interface",
+            "    interface MPI_Op_create",
+            "        module procedure MPI_Op_create_f08",
+            "    end interface MPI_Op_create",
             "    ! The special addresses are the common blocks of mpif.h, so the wrappers",
             "    ! recognise them the same way from both bindings.",
             "    integer(c_int), bind(C, name=\"mpi_fortran_bottom_\"), target :: MPI_BOTTOM",
@@ -336,6 +347,27 @@ def f08_module(protos):
                     f"    end function rmpi_{op}_{s}"]
     for name, view, binding in protos:
         out.append(f08_procedure(name, view, binding))
+    # The trampolines of mpi_op_create_ call fn(in, inout, &len, &datatype): the same
+    # registers for an f08 MPI_User_function (pointers by value, the rest by reference).
+    out += ["    subroutine MPI_Op_create_f08(user_fn, commute, op, ierror)",
+            "        procedure(MPI_User_function) :: user_fn",
+            "        logical :: commute",
+            "        type(MPI_Op) :: op",
+            "        integer, optional, intent(out) :: ierror",
+            "        integer :: rmpi_ierr",
+            "        interface",
+            "            subroutine rmpi_c(user_fn, commute, op, ierror) bind(C, name=\"mpi_op_create_\")",
+            "                import",
+            "                implicit none",
+            "                type(c_funptr), value :: user_fn",
+            "                logical :: commute",
+            "                type(MPI_Op) :: op",
+            "                integer :: ierror",
+            "            end subroutine rmpi_c",
+            "        end interface",
+            "        call rmpi_c(c_funloc(user_fn), commute, op, rmpi_ierr)",
+            "        if (present(ierror)) ierror = rmpi_ierr",
+            "    end subroutine MPI_Op_create_f08"]
     out.append("end module mpi_f08")
     return "\n".join(out) + "\n"
 

@@ -1,16 +1,40 @@
 ! mpi_f08 users: point-to-point (status components, MPI_ANY_SOURCE, nonblocking with
 ! MPI_STATUSES_IGNORE), collectives (MPI_IN_PLACE, a rank-2 array), derived types, ierror
 ! left out, handles compared, a non-contiguous section refused with MPI_ERR_BUFFER and a
-! contiguous one sent. One-sided and error codes through mpi_f08: rma_errors.F90.
+! contiguous one sent, a user reduction (MPI_Op_create with an f08 MPI_User_function).
+! One-sided and error codes through mpi_f08: rma_errors.F90.
 ! Prints "fortran ok" on rank 0; exits 1 on any error.
+module f08_ops
+    use mpi_f08
+    use, intrinsic :: iso_c_binding, only: c_ptr, c_f_pointer
+    implicit none
+contains
+    ! element-wise maximum of absolute values; -1e9 everywhere if the datatype is not the one used
+    subroutine absmax(invec, inoutvec, len, datatype)
+        type(c_ptr), value :: invec, inoutvec
+        integer :: len
+        type(MPI_Datatype) :: datatype
+        double precision, pointer :: a(:), b(:)
+        call c_f_pointer(invec, a, [len])
+        call c_f_pointer(inoutvec, b, [len])
+        if (datatype /= MPI_DOUBLE_PRECISION) then
+            b = -1d9
+        else
+            b = max(abs(a), abs(b))
+        end if
+    end subroutine absmax
+end module f08_ops
+
 program f08
     use mpi_f08
+    use f08_ops
     implicit none
     integer :: ierr, rank, nprocs, i, errs, to, from, cls, cnt, tsize
     type(MPI_Status) :: status
     type(MPI_Request) :: reqs(2)
     type(MPI_Datatype) :: vec
     type(MPI_Comm) :: half
+    type(MPI_Op) :: myop
     integer :: sbuf(10), rbuf(10), got(64)
     double precision :: x(6), y(3), m(3, 2), msum(3, 2)
     logical :: flag
@@ -70,6 +94,13 @@ program f08
     if (i /= (nprocs + 1 - mod(rank, 2)) / 2) errs = errs + 1
     call MPI_Comm_free(half)
     if (half /= MPI_COMM_NULL) errs = errs + 1
+    call MPI_Op_create(absmax, .true., myop)
+    x(1:2) = dble(rank + 1)
+    if (mod(rank, 2) == 1) x(1:2) = -x(1:2)
+    call MPI_Allreduce(x, y, 2, MPI_DOUBLE_PRECISION, myop, MPI_COMM_WORLD)
+    if (any(y(1:2) /= dble(nprocs))) errs = errs + 1
+    call MPI_Op_free(myop)
+    if (myop /= MPI_OP_NULL) errs = errs + 1
 
     ! a derived type: every other double of x
     call MPI_Type_vector(3, 1, 2, MPI_DOUBLE_PRECISION, vec)
