@@ -19,9 +19,10 @@ Writes:
   --interfaces FILE  the explicit interfaces of `use mpi` (included by mpi.f90).
   --f08 FILE       the mpi_f08 module: handle types, TYPE(MPI_Status), and per function a
                    procedure NAME_f08 (generic NAME, IERROR optional) calling the C entry
-                   point through BIND(C).
-Large-count (_c) functions, MPI_T and the handle conversions are C-only, as in the
-standard's mpif.h / `use mpi`.
+                   point through BIND(C); a large-count _c function is a second specific
+                   procedure of the same generic name.
+Large-count (_c) functions (mpi_f08 has them), MPI_T and the handle conversions are not in
+mpif.h / `use mpi`, as in the standard.
 """
 import argparse
 import re
@@ -240,13 +241,12 @@ def f77_interfaces(protos):
     return "\n".join(out) + "\n"
 
 
-def f08_procedure(name, view, binding):
-    """One mpi_f08 procedure: NAME_f08 with an optional ierror, calling the C entry point
-    `binding` (the `use mpi` wrapper, or rmpi_f08_* when a buffer needs a descriptor)."""
+def f08_procedure(name, sname, view, binding):
+    """One mpi_f08 procedure sname (of generic name) with an optional ierror, calling the C
+    entry point `binding` (the `use mpi` wrapper, or rmpi_f08_* for buffers and large counts)."""
     async_ = bool(ASYNC.match(name))
     args = [v[0] for v in view]
     strs = [v[0] for v in view if v[1] == "string"]
-    sname = f"{name}_f08"
     out = [fwrap(f"subroutine {sname}", args + ["ierror"], "    ")]
     out += ["        " + d for v in view for d in fdecl(*v, "f08", async_)]
     out.append("        integer, optional, intent(out) :: ierror")
@@ -335,8 +335,8 @@ def f08_module(protos):
             "            integer(kind=MPI_ADDRESS_KIND) :: addr1, addr2, MPI_Aint_diff",
             "        end function MPI_Aint_diff",
             "    end interface"]
-    for name, view, binding in protos:
-        out += [f"    interface {name}", f"        module procedure {name}_f08", f"    end interface {name}"]
+    for name, sname, view, binding in protos:
+        out += [f"    interface {name}", f"        module procedure {sname}", f"    end interface {name}"]
     out.append("contains")
     for k in F08_KINDS:
         s = k[4:].lower()
@@ -345,8 +345,8 @@ def f08_module(protos):
                     f"        type({k}), intent(in) :: a, b",
                     f"        rmpi_{op}_{s} = a%MPI_VAL {sym} b%MPI_VAL",
                     f"    end function rmpi_{op}_{s}"]
-    for name, view, binding in protos:
-        out.append(f08_procedure(name, view, binding))
+    for name, sname, view, binding in protos:
+        out.append(f08_procedure(name, sname, view, binding))
     # The trampolines of mpi_op_create_ call fn(in, inout, &len, &datatype): the same
     # registers for an f08 MPI_User_function (pointers by value, the rest by reference).
     out += ["    subroutine MPI_Op_create_f08(user_fn, commute, op, ierror)",
@@ -774,6 +774,31 @@ def consts_program(header):
     return "\n".join(out) + "\n"
 
 
+def fsig(view):
+    """What tells two mpi_f08 procedures of one generic name apart: type and rank per position
+    (MPI_Aint and MPI_Count are the same INTEGER kind here)."""
+    return tuple(("wide" if k == "wide" else k if k != "handle" else t, arr) for _, k, arr, t in view)
+
+
+def large_count(protos, f08, parts):
+    """The _c forms join their operation's generic name in mpi_f08 (MPI-4.1 section 19.2),
+    each with its C entry point rmpi_f08_<name>_c; where they differ from the int form only
+    in MPI_Aint versus MPI_Count, the int form serves both and no _c procedure is made."""
+    plain = {g: v for g, _, v, _ in f08}
+    n = 0
+    for ret, name, params in protos:
+        base = name[:-2]
+        if not name.endswith("_c") or base not in plain or name.startswith("MPI_T_"):
+            continue
+        view, w = fview(name, params), wrapper(name, params, f08=True)
+        if view is None or w is None or fsig(view) == fsig(plain[base]):
+            continue
+        parts.append(w)
+        f08.append((base, f"{base}_c_f08", view, "rmpi_f08_" + name[4:].lower()))
+        n += 1
+    return f"{n} _c procedures"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--header", required=True)
@@ -789,7 +814,7 @@ def main():
         view = fview(name, params)
         f77.append((name, view))
         if name in CUSTOM_VIEW:
-            f08.append((name, view, name.lower() + "_"))
+            f08.append((name, f"{name}_f08", view, name.lower() + "_"))
     for ret, name, params in protos:
         if SKIP.match(name) or name in CUSTOM or ret != "int":
             continue
@@ -808,7 +833,8 @@ def main():
         if any(v[1] == "buffer" for v in view):
             parts.append(wrapper(name, params, f08=True))
             binding = "rmpi_f08_" + name[4:].lower()
-        f08.append((name, view, binding))
+        f08.append((name, f"{name}_f08", view, binding))
+    parts.append(f"/* mpi_f08's large-count forms: {large_count(protos, f08, parts)}. */")
     parts.append(f"/* {nok} functions converted, {nstub} answered MPI_ERR_UNSUPPORTED_OPERATION. */")
     if a.wrappers:
         open(a.wrappers, "w").write("\n\n".join(parts) + "\n")

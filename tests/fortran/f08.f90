@@ -1,7 +1,7 @@
 ! mpi_f08 users: point-to-point (status components, MPI_ANY_SOURCE, nonblocking with
 ! MPI_STATUSES_IGNORE), collectives (MPI_IN_PLACE, a rank-2 array), derived types, ierror
 ! left out, handles compared, a non-contiguous section refused with MPI_ERR_BUFFER and a
-! contiguous one sent, a user reduction (MPI_Op_create with an f08 MPI_User_function).
+! contiguous one sent, large counts, a user reduction (MPI_Op_create with an f08 MPI_User_function).
 ! One-sided and error codes through mpi_f08: rma_errors.F90.
 ! Prints "fortran ok" on rank 0; exits 1 on any error.
 module f08_ops
@@ -38,6 +38,7 @@ program f08
     integer :: sbuf(10), rbuf(10), got(64)
     double precision :: x(6), y(3), m(3, 2), msum(3, 2)
     logical :: flag
+    integer(kind=MPI_COUNT_KIND) :: bigcnt
 
     errs = 0
     call MPI_Init()
@@ -56,6 +57,17 @@ program f08
     if (any(rbuf /= [(from * 100 + i, i = 1, 10)])) errs = errs + 1
     call MPI_Get_count(status, MPI_INTEGER, cnt)
     if (cnt /= 10) errs = errs + 1
+
+    ! large counts: the _c forms answer under the same generic names
+    bigcnt = 4
+    rbuf = -1
+    call MPI_Sendrecv(sbuf, bigcnt, MPI_INTEGER, to, 9, rbuf, bigcnt, MPI_INTEGER, from, 9, &
+                      MPI_COMM_WORLD, status)
+    bigcnt = -1
+    call MPI_Get_count(status, MPI_INTEGER, bigcnt)
+    if (bigcnt /= 4 .or. rbuf(4) /= from * 100 + 4 .or. rbuf(5) /= -1) errs = errs + 1
+    call MPI_Type_size(MPI_DOUBLE_PRECISION, bigcnt)
+    if (bigcnt /= 8) errs = errs + 1
 
     ! MPI_ANY_SOURCE: rank 0 hears from everyone, in any order, and the status says who
     if (rank == 0) then
