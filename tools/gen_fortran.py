@@ -126,7 +126,7 @@ CUSTOM_VIEW_F77 = {
 
 
 def errh(params):
-    """Arguments of rmpi_f08_noncontig naming whose error handler a bad buffer raises:
+    """Arguments of rmpi_cfi_raise naming whose error handler a bad buffer raises:
     the call's communicator, window or file, else MPI_COMM_SELF's (MPI-4.1 section 9.3)."""
     for p in params:
         sp = split_param(p)
@@ -374,9 +374,11 @@ def f08_module(protos):
 def wrapper(name, params, f08=False):
     """C source of the Fortran wrapper, or None when an argument cannot be converted.
     f08: the entry point of mpi_f08 for a function with choice buffers (rmpi_f08_<name>):
-    the same conversions, but each buffer arrives as a CFI descriptor (TYPE(*), DIMENSION(..))."""
+    the same conversions, but each buffer arrives as a CFI descriptor (TYPE(*), DIMENSION(..)):
+    a blocking call copies a non-contiguous section through a contiguous buffer, a call that
+    keeps the buffer (ASYNC) refuses it."""
     fargs, pre, call, post = [], [], [], []
-    checks = []
+    checks, sections = [], []
     lens = []
     for p in params:
         d = decode(p)
@@ -442,12 +444,23 @@ def wrapper(name, params, f08=False):
                 return None
         elif t == "void" and ptr == 1 and f08 and pname not in PTR_OUT:
             fargs.append(f"CFI_cdesc_t *{pname}")
-            checks.append(f"void *b_{pname} = rmpi_f08_buf({pname});")
-            checks.append(f"if (b_{pname} == RMPI_F08_NONCONTIG) {{")
-            checks.append(f"    *ierror = rmpi_f08_noncontig(\"{name}\", \"{pname}\", {errh(params)});")
-            checks.append("    return;")
-            checks.append("}")
-            call.append(f"b_{pname}")
+            if name == "MPI_Get_address":   # the first element's address, section or not
+                call.append(f"{pname}->base_addr")
+            elif ASYNC.match(name):
+                checks.append(f"if (!rmpi_cfi_contiguous({pname})) {{")
+                checks.append(f"    *ierror = rmpi_cfi_raise(\"{name}\", \"{pname}\", rmpi_cfi_async_msg, "
+                              f"MPI_ERR_BUFFER, {errh(params)});")
+                checks.append("    return;")
+                checks.append("}")
+                call.append(f"rmpi_f_buf({pname}->base_addr)")
+            else:
+                checks.append(f"void *t_{pname} = NULL, *b_{pname} = rmpi_cfi_copy_in({pname}, &t_{pname});")
+                sections.append(pname)
+                call.append(f"b_{pname}")
+                if not const:
+                    post.append(f"if (t_{pname})")
+                    post.append(f"    rmpi_cfi_copy_out({pname}, t_{pname});")
+                post.append(f"free(t_{pname});")
         elif t == "void" and ptr == 1:
             fargs.append(f"void *{pname}")
             call.append(f"rmpi_f_buf({pname})")
@@ -471,6 +484,13 @@ def wrapper(name, params, f08=False):
                 post.append(f"free(s_{pname});")
         else:
             return None
+    if sections:
+        checks.append("if (" + " || ".join(f"b_{b} == RMPI_CFI_NOMEM" for b in sections) + ") {")
+        checks += [f"    free(t_{b});" for b in sections]
+        checks.append(f"    *ierror = rmpi_cfi_raise(\"{name}\", \"{'/'.join(sections)}\", rmpi_cfi_nomem_msg, "
+                      f"MPI_ERR_NO_MEM, {errh(params)});")
+        checks.append("    return;")
+        checks.append("}")
     fname = "rmpi_f08_" + name[4:].lower() if f08 else name.lower() + "_"
     sig = ", ".join(fargs + ["MPI_Fint *ierror"] + lens)
     body = [f"void {fname}({sig})", "{"]
@@ -625,35 +645,78 @@ void mpi_attr_get_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *val, MPI_Fint *fl
 F08_PRELUDE = r'''
 /* mpi_f08's entry points for functions with choice buffers: a TYPE(*), DIMENSION(..) dummy
  * arrives as a C descriptor (ISO_Fortran_binding.h, Fortran 2018 section 18.5). Contiguous
- * data passes its base address; a non-contiguous section is refused (RailMPI does not
- * build a datatype for it), never sent as if it were contiguous. */
+ * data passes its base address. A non-contiguous section means its elements in array element
+ * order (sequence association, MPI-4.1 section 19.1.12): a blocking call copies them into a
+ * contiguous buffer and, for an output buffer, back after the call; a nonblocking, persistent
+ * or one-sided call keeps using the buffer after it returns, so there it is refused, never
+ * sent as if it were contiguous. */
 #include <ISO_Fortran_binding.h>
 
-#define RMPI_F08_NONCONTIG ((void *)&rmpi_f08_noncontig_mark)
-static const char rmpi_f08_noncontig_mark;
+static const char rmpi_cfi_async_msg[] =
+    "a non-contiguous array section passed through mpi_f08 to a call that keeps using its buffer "
+    "after it returns (nonblocking, persistent or one-sided); RailMPI copies sections only for "
+    "blocking calls (pass a contiguous array, or describe the layout with a derived datatype)";
+static const char rmpi_cfi_nomem_msg[] = "no memory for a contiguous copy of a non-contiguous array section";
+static const char rmpi_cfi_nomem_mark;
+#define RMPI_CFI_NOMEM ((void *)&rmpi_cfi_nomem_mark)
 
-static void *rmpi_f08_buf(CFI_cdesc_t *d)
+static int rmpi_cfi_contiguous(const CFI_cdesc_t *d)
 {
-    if (d->rank > 0 && d->base_addr != NULL && !CFI_is_contiguous(d))
-        return RMPI_F08_NONCONTIG;
-    return rmpi_f_buf(d->base_addr);
+    return d->rank == 0 || d->base_addr == NULL || CFI_is_contiguous(d);
 }
 
-static int rmpi_f08_noncontig(const char *fn, const char *arg, char kind, MPI_Fint handle)
+/* Walks the section in array element order, copying each element to (to_section = 0) or
+ * from (1) the contiguous buffer flat. */
+static void rmpi_cfi_walk(const CFI_cdesc_t *d, char *flat, int to_section)
 {
-    fprintf(stderr, "[rmpi] %s: the buffer %s passed through mpi_f08 is a non-contiguous array section; "
-                    "RailMPI's Fortran bindings take contiguous buffers only (copy the section into a "
-                    "contiguous array, or describe its layout with a derived datatype): MPI_ERR_BUFFER.\n",
-            fn, arg);
+    CFI_index_t idx[CFI_MAX_RANK] = {0};
+    size_t n = 1;
+    for (int r = 0; r < d->rank; r++)
+        n *= (size_t)d->dim[r].extent;
+    for (size_t k = 0; k < n; k++) {
+        char *p = d->base_addr;
+        for (int r = 0; r < d->rank; r++)
+            p += idx[r] * d->dim[r].sm;
+        if (to_section)
+            memcpy(p, flat + k * d->elem_len, d->elem_len);
+        else
+            memcpy(flat + k * d->elem_len, p, d->elem_len);
+        for (int r = 0; r < d->rank && ++idx[r] == d->dim[r].extent; r++)
+            idx[r] = 0;
+    }
+}
+
+/* The address a blocking call uses: the data itself, or a contiguous copy in *tmp. */
+static void *rmpi_cfi_copy_in(CFI_cdesc_t *d, void **tmp)
+{
+    if (rmpi_cfi_contiguous(d))
+        return rmpi_f_buf(d->base_addr);
+    size_t n = 1;
+    for (int r = 0; r < d->rank; r++)
+        n *= (size_t)d->dim[r].extent;
+    *tmp = malloc(n * d->elem_len + 1);
+    if (*tmp == NULL)
+        return RMPI_CFI_NOMEM;
+    rmpi_cfi_walk(d, *tmp, 0);
+    return *tmp;
+}
+
+static void rmpi_cfi_copy_out(CFI_cdesc_t *d, void *tmp) { rmpi_cfi_walk(d, tmp, 1); }
+
+/* An error found here, raised like the library's own: on the call's communicator, window or
+ * file, else on MPI_COMM_SELF (MPI-4.1 section 9.3). */
+static int rmpi_cfi_raise(const char *fn, const char *arg, const char *msg, int code, char kind, MPI_Fint handle)
+{
+    fprintf(stderr, "[rmpi] %s (argument %s): %s.\n", fn, arg, msg);
     if (kind == 'c')
-        MPI_Comm_call_errhandler(MPI_Comm_fromint(handle), MPI_ERR_BUFFER);
+        MPI_Comm_call_errhandler(MPI_Comm_fromint(handle), code);
     else if (kind == 'w')
-        MPI_Win_call_errhandler(MPI_Win_fromint(handle), MPI_ERR_BUFFER);
+        MPI_Win_call_errhandler(MPI_Win_fromint(handle), code);
     else if (kind == 'f')
-        MPI_File_call_errhandler(MPI_File_fromint(handle), MPI_ERR_BUFFER);
+        MPI_File_call_errhandler(MPI_File_fromint(handle), code);
     else
-        MPI_Comm_call_errhandler(MPI_COMM_SELF, MPI_ERR_BUFFER);
-    return MPI_ERR_BUFFER;
+        MPI_Comm_call_errhandler(MPI_COMM_SELF, code);
+    return code;
 }
 '''
 

@@ -1,7 +1,7 @@
 ! mpi_f08 users: point-to-point (status components, MPI_ANY_SOURCE, nonblocking with
 ! MPI_STATUSES_IGNORE), collectives (MPI_IN_PLACE, a rank-2 array), derived types, ierror
-! left out, handles compared, a non-contiguous section refused with MPI_ERR_BUFFER and a
-! contiguous one sent, large counts, a user reduction (MPI_Op_create with an f08 MPI_User_function).
+! left out, handles compared, strided sections copied by blocking calls and refused with
+! MPI_ERR_BUFFER by nonblocking ones, large counts, a user reduction (MPI_Op_create with an f08 MPI_User_function).
 ! One-sided and error codes through mpi_f08: rma_errors.F90.
 ! Prints "fortran ok" on rank 0; exits 1 on any error.
 module f08_ops
@@ -36,7 +36,7 @@ program f08
     type(MPI_Comm) :: half
     type(MPI_Op) :: myop
     integer :: sbuf(10), rbuf(10), got(64)
-    double precision :: x(6), y(3), m(3, 2), msum(3, 2)
+    double precision :: x(6), y(3), m(3, 2), msum(3, 2), w(4, 3)
     logical :: flag
     integer(kind=MPI_COUNT_KIND) :: bigcnt
 
@@ -125,12 +125,18 @@ program f08
     call MPI_Type_free(vec)
     if (vec /= MPI_DATATYPE_NULL) errs = errs + 1
 
-    ! a strided section is refused with MPI_ERR_BUFFER, never sent as if contiguous; a
-    ! contiguous section goes
+    ! array sections: a blocking call sends and receives a strided one element by element
+    ! (also with a negative stride, and into a row of a matrix, leaving the rest alone); a
+    ! nonblocking call refuses it with MPI_ERR_BUFFER; a contiguous section goes as is
     call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN)
-    call MPI_Send(x(1:6:2), 3, MPI_DOUBLE_PRECISION, to, 8, MPI_COMM_WORLD, ierr)
-    call MPI_Error_class(ierr, cls)
-    if (cls /= MPI_ERR_BUFFER) errs = errs + 1
+    w = -1d0
+    call MPI_Sendrecv(x(1:6:2), 3, MPI_DOUBLE_PRECISION, to, 8, w(2, :), 3, MPI_DOUBLE_PRECISION, &
+                      from, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
+    if (ierr /= MPI_SUCCESS .or. any(w(2, :) /= [(dble(from * 10 + i), i = 1, 5, 2)])) errs = errs + 1
+    if (any(w(1, :) /= -1d0) .or. any(w(3:4, :) /= -1d0)) errs = errs + 1
+    call MPI_Sendrecv(x(6:1:-2), 3, MPI_DOUBLE_PRECISION, to, 8, y, 3, MPI_DOUBLE_PRECISION, from, 8, &
+                      MPI_COMM_WORLD, MPI_STATUS_IGNORE)
+    if (any(y /= [(dble(from * 10 + i), i = 6, 1, -2)])) errs = errs + 1
     call MPI_Isend(m(1, :), 2, MPI_DOUBLE_PRECISION, to, 8, MPI_COMM_WORLD, reqs(1), ierr)
     if (ierr /= MPI_ERR_BUFFER) errs = errs + 1
     call MPI_Sendrecv(x(2:4), 3, MPI_DOUBLE_PRECISION, to, 8, y, 3, MPI_DOUBLE_PRECISION, from, 8, &
