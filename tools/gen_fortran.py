@@ -58,7 +58,9 @@ SKIP = re.compile(r"^(MPI_T_|MPI_.*_(toint|fromint)$|MPI_.*_c$|MPI_Abi_|MPI_Pcon
 # Functions a Fortran program calls with other arguments than C's.
 CUSTOM = {"MPI_Init", "MPI_Init_thread", "MPI_Wtime", "MPI_Wtick", "MPI_Aint_add", "MPI_Aint_diff",
           "MPI_Comm_set_attr", "MPI_Comm_get_attr", "MPI_Type_set_attr", "MPI_Type_get_attr",
-          "MPI_Win_set_attr", "MPI_Win_get_attr", "MPI_Attr_put", "MPI_Attr_get", "MPI_Op_create"}
+          "MPI_Win_set_attr", "MPI_Win_get_attr", "MPI_Attr_put", "MPI_Attr_get", "MPI_Op_create",
+          "MPI_Comm_create_errhandler", "MPI_Win_create_errhandler", "MPI_File_create_errhandler",
+          "MPI_Session_create_errhandler"}
 
 
 def parse(header):
@@ -117,7 +119,11 @@ CUSTOM_VIEW = {
     "MPI_Type_get_attr": ["MPI_Datatype datatype", "int type_keyval", "MPI_Aint *attribute_val", "int *flag"],
     "MPI_Win_set_attr": ["MPI_Win win", "int win_keyval", "MPI_Aint attribute_val"],
     "MPI_Win_get_attr": ["MPI_Win win", "int win_keyval", "MPI_Aint *attribute_val", "int *flag"],
+    "MPI_Op_create": ["MPI_User_function *user_fn", "int commute", "MPI_Op *op"],
 }
+for _k in ("Comm", "Win", "File", "Session"):
+    CUSTOM_VIEW[f"MPI_{_k}_create_errhandler"] = [f"MPI_{_k}_errhandler_function *{_k.lower()}_errhandler_fn",
+                                                  "MPI_Errhandler *errhandler"]
 # MPI-1 attribute calls: in `use mpi` only (the standard removed them from mpi_f08).
 CUSTOM_VIEW_F77 = {
     "MPI_Attr_put": ["MPI_Comm comm", "int keyval", "int attribute_val"],
@@ -139,7 +145,8 @@ def errh(params):
 
 def fview(name, params):
     """The parameters as Fortran sees them: (name, kind, array, C type) with kind one of
-    int, logical, ranges, handle, wide, buffer, ptr, status, string; None if not expressible."""
+    int, logical, ranges, handle, wide, buffer, ptr, status, string, proc (a callback whose
+    C type names its Fortran abstract interface); None if not expressible."""
     out = []
     for p in params:
         d = decode(p)
@@ -162,6 +169,8 @@ def fview(name, params):
             kind = "ptr" if pname in PTR_OUT else "buffer"
         elif t == "MPI_Status" and ptr == 1:
             kind, arr = "status", arr or pname == "array_of_statuses"
+        elif t.endswith("_function") and ptr == 1:
+            kind = "proc"
         elif t == "char" and ptr == 1:
             kind, arr = "string", False
         else:
@@ -211,6 +220,9 @@ def fdecl(pname, kind, arr, t, style, async_=False):
         return [f"integer :: {pname}(MPI_STATUS_SIZE{', *' if arr else ''})"]
     if kind == "status":
         return [f"type(MPI_Status) :: {pname}{dim}"]
+    if kind == "proc":
+        return [{"f77": f"external :: {pname}", "f08": f"procedure({t}) :: {pname}",
+                 "bindc": f"type(c_funptr), value :: {pname}"}[style]]
     if style == "bindc":
         return [f"character(kind=c_char) :: {pname}(*)"]
     return [f"character(len=*) :: {pname}"]
@@ -231,13 +243,7 @@ def f77_interfaces(protos):
             out += ["        " + d for d in fdecl(*v, "f77")]
         out.append("        integer :: ierror")
         out.append(f"    end subroutine {name}")
-    out += ["    subroutine MPI_Op_create(user_fn, commute, op, ierror)",
-            "        implicit none",
-            "        external :: user_fn",
-            "        logical :: commute",
-            "        integer :: op, ierror",
-            "    end subroutine MPI_Op_create",
-            "end interface"]
+    out.append("end interface")
     return "\n".join(out) + "\n"
 
 
@@ -261,7 +267,8 @@ def f08_procedure(name, sname, view, binding):
     out += [f"                integer(c_size_t), value :: {s}_len" for s in strs]
     out.append("            end subroutine rmpi_c")
     out.append("        end interface")
-    out.append(fwrap("        call rmpi_c", args + ["rmpi_ierr"] + [f"len({s}, kind=c_size_t)" for s in strs], ""))
+    actual = [f"c_funloc({v[0]})" if v[1] == "proc" else v[0] for v in view]
+    out.append(fwrap("        call rmpi_c", actual + ["rmpi_ierr"] + [f"len({s}, kind=c_size_t)" for s in strs], ""))
     out.append("        if (present(ierror)) ierror = rmpi_ierr")
     out.append(f"    end subroutine {sname}")
     return "\n".join(out)
@@ -296,11 +303,17 @@ def f08_module(protos):
             "            type(c_ptr), value :: invec, inoutvec",
             "            integer :: len",
             "            type(MPI_Datatype) :: datatype",
-            "        end subroutine MPI_User_function",
-            "    end interface",
-            "    interface MPI_Op_create",
-            "        module procedure MPI_Op_create_f08",
-            "    end interface MPI_Op_create",
+            "        end subroutine MPI_User_function"]
+    # The callbacks receive what the trampolines of fortran_wrappers.c pass: the same
+    # registers as the f77 forms (pointers to the vectors, everything else by reference).
+    for k in ERRHANDLER_KINDS:
+        out += [f"        subroutine MPI_{k}_errhandler_function({k.lower()}, error_code)",
+                "            import",
+                f"            type(MPI_{k}) :: {k.lower()}",
+                "            integer :: error_code",
+                f"        end subroutine MPI_{k}_errhandler_function"]
+    out += ["    end interface",
+
             "    ! The special addresses are the common blocks of mpif.h, so the wrappers",
             "    ! recognise them the same way from both bindings.",
             "    integer(c_int), bind(C, name=\"mpi_fortran_bottom_\"), target :: MPI_BOTTOM",
@@ -347,27 +360,6 @@ def f08_module(protos):
                     f"    end function rmpi_{op}_{s}"]
     for name, sname, view, binding in protos:
         out.append(f08_procedure(name, sname, view, binding))
-    # The trampolines of mpi_op_create_ call fn(in, inout, &len, &datatype): the same
-    # registers for an f08 MPI_User_function (pointers by value, the rest by reference).
-    out += ["    subroutine MPI_Op_create_f08(user_fn, commute, op, ierror)",
-            "        procedure(MPI_User_function) :: user_fn",
-            "        logical :: commute",
-            "        type(MPI_Op) :: op",
-            "        integer, optional, intent(out) :: ierror",
-            "        integer :: rmpi_ierr",
-            "        interface",
-            "            subroutine rmpi_c(user_fn, commute, op, ierror) bind(C, name=\"mpi_op_create_\")",
-            "                import",
-            "                implicit none",
-            "                type(c_funptr), value :: user_fn",
-            "                logical :: commute",
-            "                type(MPI_Op) :: op",
-            "                integer :: ierror",
-            "            end subroutine rmpi_c",
-            "        end interface",
-            "        call rmpi_c(c_funloc(user_fn), commute, op, rmpi_ierr)",
-            "        if (present(ierror)) ierror = rmpi_ierr",
-            "    end subroutine MPI_Op_create_f08"]
     out.append("end module mpi_f08")
     return "\n".join(out) + "\n"
 
@@ -721,42 +713,67 @@ static int rmpi_cfi_raise(const char *fn, const char *arg, const char *msg, int 
 '''
 
 
-N_FORTRAN_OPS = 32
+N_FORTRAN_PROCS = 32
+ERRHANDLER_KINDS = ("Comm", "Win", "File", "Session")
 
 
-def op_create():
-    """mpi_op_create_: a C callback has no context argument, so each Fortran reduction
-    function gets one of N_FORTRAN_OPS trampolines that hands it its datatype as an INTEGER."""
-    out = ["/* MPI_Op_create from Fortran: the library calls fn(in, inout, len, MPI_Datatype *); a",
-           " * Fortran user function takes the datatype as an INTEGER. A C callback carries no",
-           " * context, so each Fortran function is bound to one trampoline of a fixed set. */",
-           "typedef void (*rmpi_f_user_fn)(void *, void *, MPI_Fint *, MPI_Fint *);",
-           f"#define RMPI_F_OPS {N_FORTRAN_OPS}",
-           "static rmpi_f_user_fn f_ops[RMPI_F_OPS];",
-           "static int n_f_ops;"]
-    for i in range(N_FORTRAN_OPS):
-        out.append(f"static void f_tramp_{i}(void *in, void *io, int *len, MPI_Datatype *dt)\n{{\n"
-                   f"    MPI_Fint d = MPI_Type_toint(*dt);\n    f_ops[{i}](in, io, len, &d);\n}}")
-    out.append("static MPI_User_function *const f_tramps[RMPI_F_OPS] = {" +
-               ", ".join(f"f_tramp_{i}" for i in range(N_FORTRAN_OPS)) + "};")
-    out.append("""void mpi_op_create_(rmpi_f_user_fn fn, MPI_Fint *commute, MPI_Fint *op, MPI_Fint *ierror)
+def callbacks():
+    """mpi_op_create_ and mpi_<kind>_create_errhandler_: a C callback has no context argument,
+    so each Fortran procedure gets one of N_FORTRAN_PROCS trampolines per family, which hands
+    it its handle as an INTEGER (the same registers as an mpi_f08 TYPE(MPI_<Kind>))."""
+    out = ["/* Fortran procedures given to the library as callbacks. A C callback carries no",
+           " * context, so each Fortran procedure is bound to one trampoline of a fixed set. */",
+           "typedef void (*rmpi_f_proc)(void);",
+           "typedef void (*rmpi_f_op_fn)(void *, void *, MPI_Fint *, MPI_Fint *);",
+           "typedef void (*rmpi_f_eh_fn)(MPI_Fint *, MPI_Fint *);",
+           f"#define RMPI_F_PROCS {N_FORTRAN_PROCS}",
+           """/* The trampoline slot of fn in table (taking a free one), or -1 when all are bound. */
+static int rmpi_f_slot(rmpi_f_proc *table, int *n, rmpi_f_proc fn, const char *what)
 {
     int slot = 0;
-    while (slot < n_f_ops && f_ops[slot] != fn)
+    while (slot < *n && table[slot] != fn)
         slot++;
-    if (slot == RMPI_F_OPS) {
-        fprintf(stderr, "[rmpi] MPI_Op_create: more than %d different Fortran reduction functions; "
-                        "RailMPI's Fortran bindings bind at most that many.\\n", RMPI_F_OPS);
-        *ierror = MPI_ERR_INTERN;
-        return;
+    if (slot == RMPI_F_PROCS) {
+        fprintf(stderr, "[rmpi] %s: more than %d different Fortran procedures; RailMPI's Fortran "
+                        "bindings bind at most that many (MPI_ERR_INTERN).\\n", what, RMPI_F_PROCS);
+        return -1;
     }
-    if (slot == n_f_ops)
-        f_ops[n_f_ops++] = fn;
+    if (slot == *n)
+        table[(*n)++] = fn;
+    return slot;
+}"""]
+    # family: (table, trampoline parameters, conversion and call, C callback type)
+    fams = [("f_op", "void *in, void *io, int *len, MPI_Datatype *dt",
+             "MPI_Fint d = MPI_Type_toint(*dt);\n    ((rmpi_f_op_fn)f_op[{i}])(in, io, len, &d);",
+             "MPI_User_function")]
+    for k in ERRHANDLER_KINDS:
+        fams.append((f"f_eh_{k.lower()}", f"MPI_{k} *h, int *code, ...",
+                     f"MPI_Fint f = MPI_{k}_toint(*h);\n    ((rmpi_f_eh_fn)f_eh_{k.lower()}[{{i}}])(&f, code);",
+                     f"MPI_{k}_errhandler_function"))
+    for table, params, body, ctype in fams:
+        out.append(f"static rmpi_f_proc {table}[RMPI_F_PROCS];\nstatic int n_{table};")
+        for i in range(N_FORTRAN_PROCS):
+            out.append(f"static void {table}_{i}({params})\n{{\n    {body.format(i=i)}\n}}")
+        out.append(f"static {ctype} *const {table}_tramps[RMPI_F_PROCS] = {{" +
+                   ", ".join(f"{table}_{i}" for i in range(N_FORTRAN_PROCS)) + "};")
+    out.append("""void mpi_op_create_(rmpi_f_proc fn, MPI_Fint *commute, MPI_Fint *op, MPI_Fint *ierror)
+{
+    int slot = rmpi_f_slot(f_op, &n_f_op, fn, "MPI_Op_create");
     MPI_Op o = MPI_OP_NULL;
-    *ierror = MPI_Op_create(f_tramps[slot], *commute, &o);
+    *ierror = slot < 0 ? MPI_ERR_INTERN : MPI_Op_create(f_op_tramps[slot], *commute, &o);
     if (*ierror == MPI_SUCCESS)
         *op = MPI_Op_toint(o);
 }""")
+    for k in ERRHANDLER_KINDS:
+        t = f"f_eh_{k.lower()}"
+        out.append(f"""void mpi_{k.lower()}_create_errhandler_(rmpi_f_proc fn, MPI_Fint *errhandler, MPI_Fint *ierror)
+{{
+    int slot = rmpi_f_slot({t}, &n_{t}, fn, "MPI_{k}_create_errhandler");
+    MPI_Errhandler e = MPI_ERRHANDLER_NULL;
+    *ierror = slot < 0 ? MPI_ERR_INTERN : MPI_{k}_create_errhandler({t}_tramps[slot], &e);
+    if (*ierror == MPI_SUCCESS)
+        *errhandler = MPI_Errhandler_toint(e);
+}}""")
     return "\n\n".join(out)
 
 
@@ -871,7 +888,7 @@ def main():
     ap.add_argument("--f08", help="the mpi_f08 module (Fortran source)")
     a = ap.parse_args()
     protos = parse(a.header)
-    parts, nok, nstub = [PRELUDE, op_create(), F08_PRELUDE], 0, 0
+    parts, nok, nstub = [PRELUDE, callbacks(), F08_PRELUDE], 0, 0
     f77, f08 = [], []
     for name, params in list(CUSTOM_VIEW.items()) + list(CUSTOM_VIEW_F77.items()):
         view = fview(name, params)

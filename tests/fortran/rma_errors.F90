@@ -2,7 +2,8 @@
 ! include 'mpif.h', with -DRMPI_F08 through `use mpi_f08` (one source, so every binding
 ! answers the same questions): fence
 ! epochs with put and get, lock/unlock, MPI_ERR_RANK under MPI_ERRORS_RETURN on a
-! communicator and on a window, MPI_Error_string. Prints "fortran ok" on rank 0.
+! communicator and on a window, MPI_Error_string, an error handler written in Fortran
+! (MPI_Comm_create_errhandler). Prints "fortran ok" on rank 0.
 program rma_errors
 #if defined(RMPI_F08)
     use mpi_f08
@@ -20,7 +21,15 @@ program rma_errors
 #else
     integer :: win, wbuf(64)
 #endif
-    integer :: sbuf(2), got(1)
+    integer :: sbuf(2), got(1), ncalls, lastcode
+    common /rma_errors_eh/ ncalls, lastcode
+#ifdef RMPI_F08
+    type(MPI_Errhandler) :: eh
+    procedure(MPI_Comm_errhandler_function) :: on_error
+#else
+    integer :: eh
+    external :: on_error
+#endif
     integer(kind=MPI_ADDRESS_KIND) :: wsize, disp
     character(len=MPI_MAX_ERROR_STRING) :: estr
 
@@ -43,6 +52,18 @@ program rma_errors
     call MPI_Recv(got, 1, MPI_INTEGER, 0, -5, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
     call MPI_Error_class(ierr, cls, ierr2)
     if (cls /= MPI_ERR_TAG) errs = errs + 1
+
+    ! a handler written in Fortran: called once with the error code, then the call returns it
+    ncalls = 0
+    lastcode = MPI_SUCCESS
+    call MPI_Comm_create_errhandler(on_error, eh, ierr)
+    call MPI_Comm_set_errhandler(MPI_COMM_WORLD, eh, ierr)
+    call MPI_Send(sbuf, 1, MPI_INTEGER, nprocs, 0, MPI_COMM_WORLD, ierr)
+    call MPI_Error_class(lastcode, cls, ierr2)
+    if (ncalls /= 1 .or. cls /= MPI_ERR_RANK .or. ierr /= lastcode) errs = errs + 1
+    call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN, ierr)
+    call MPI_Errhandler_free(eh, ierr)
+    if (eh /= MPI_ERRHANDLER_NULL) errs = errs + 1
 
     wbuf = -1
     wsize = 64 * 4
@@ -75,3 +96,25 @@ program rma_errors
 
     include 'report.inc'
 end program rma_errors
+
+! The error handler of the test: counts its calls and keeps the last code.
+subroutine on_error(comm, code)
+#ifdef RMPI_F08
+    use mpi_f08
+    implicit none
+    type(MPI_Comm) :: comm
+#elif !defined(RMPI_MPIF_H)
+    use mpi
+    implicit none
+    integer :: comm
+#else
+    implicit none
+    include 'mpif.h'
+    integer :: comm
+#endif
+    integer :: code, ncalls, lastcode
+    common /rma_errors_eh/ ncalls, lastcode
+    if (comm /= MPI_COMM_WORLD) return
+    ncalls = ncalls + 1
+    lastcode = code
+end subroutine on_error
