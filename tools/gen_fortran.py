@@ -60,7 +60,8 @@ CUSTOM = {"MPI_Init", "MPI_Init_thread", "MPI_Wtime", "MPI_Wtick", "MPI_Aint_add
           "MPI_Comm_set_attr", "MPI_Comm_get_attr", "MPI_Type_set_attr", "MPI_Type_get_attr",
           "MPI_Win_set_attr", "MPI_Win_get_attr", "MPI_Attr_put", "MPI_Attr_get", "MPI_Op_create",
           "MPI_Comm_create_errhandler", "MPI_Win_create_errhandler", "MPI_File_create_errhandler",
-          "MPI_Session_create_errhandler"}
+          "MPI_Session_create_errhandler", "MPI_Comm_create_keyval", "MPI_Type_create_keyval",
+          "MPI_Win_create_keyval"}
 
 
 def parse(header):
@@ -121,6 +122,11 @@ CUSTOM_VIEW = {
     "MPI_Win_get_attr": ["MPI_Win win", "int win_keyval", "MPI_Aint *attribute_val", "int *flag"],
     "MPI_Op_create": ["MPI_User_function *user_fn", "int commute", "MPI_Op *op"],
 }
+for _k in ("Comm", "Type", "Win"):
+    CUSTOM_VIEW[f"MPI_{_k}_create_keyval"] = [
+        f"MPI_{_k}_copy_attr_function *{_k.lower()}_copy_attr_fn",
+        f"MPI_{_k}_delete_attr_function *{_k.lower()}_delete_attr_fn", f"int *{_k.lower()}_keyval",
+        "MPI_Aint extra_state"]
 for _k in ("Comm", "Win", "File", "Session"):
     CUSTOM_VIEW[f"MPI_{_k}_create_errhandler"] = [f"MPI_{_k}_errhandler_function *{_k.lower()}_errhandler_fn",
                                                   "MPI_Errhandler *errhandler"]
@@ -312,6 +318,23 @@ def f08_module(protos):
                 f"            type(MPI_{k}) :: {k.lower()}",
                 "            integer :: error_code",
                 f"        end subroutine MPI_{k}_errhandler_function"]
+    for kind, ck, old, obj in KEYVAL_KINDS:
+        ft = "MPI_Datatype" if ck == "Type" else f"MPI_{ck}"
+        key = f"{kind.lower()}_keyval"
+        out += [f"        subroutine MPI_{kind}_copy_attr_function({old}, {key}, extra_state, &",
+                "                attribute_val_in, attribute_val_out, flag, ierror)",
+                "            import",
+                f"            type({ft}) :: {old}",
+                f"            integer :: {key}, ierror",
+                "            integer(kind=MPI_ADDRESS_KIND) :: extra_state, attribute_val_in, attribute_val_out",
+                "            logical :: flag",
+                f"        end subroutine MPI_{kind}_copy_attr_function",
+                f"        subroutine MPI_{kind}_delete_attr_function({obj}, {key}, attribute_val, extra_state, ierror)",
+                "            import",
+                f"            type({ft}) :: {obj}",
+                f"            integer :: {key}, ierror",
+                "            integer(kind=MPI_ADDRESS_KIND) :: attribute_val, extra_state",
+                f"        end subroutine MPI_{kind}_delete_attr_function"]
     out += ["    end interface",
 
             "    ! The special addresses are the common blocks of mpif.h, so the wrappers",
@@ -360,6 +383,26 @@ def f08_module(protos):
                     f"    end function rmpi_{op}_{s}"]
     for name, sname, view, binding in protos:
         out.append(f08_procedure(name, sname, view, binding))
+    # The predefined attribute callbacks, as the standard's mpi_f08 has them.
+    for kind, ck, old, obj in KEYVAL_KINDS:
+        ft = "MPI_Datatype" if ck == "Type" else f"MPI_{ck}"
+        key = f"{kind.lower()}_keyval"
+        for fn, body in (("NULL_COPY_FN", ["flag = .false."]),
+                         ("DUP_FN", ["attribute_val_out = attribute_val_in", "flag = .true."])):
+            out += [f"    subroutine MPI_{kind.upper()}_{fn}({old}, {key}, extra_state, attribute_val_in, &",
+                    "            attribute_val_out, flag, ierror)",
+                    f"        type({ft}) :: {old}",
+                    f"        integer :: {key}, ierror",
+                    "        integer(kind=MPI_ADDRESS_KIND) :: extra_state, attribute_val_in, attribute_val_out",
+                    "        logical :: flag"]
+            out += ["        " + b for b in body]
+            out += ["        ierror = MPI_SUCCESS", f"    end subroutine MPI_{kind.upper()}_{fn}"]
+        out += [f"    subroutine MPI_{kind.upper()}_NULL_DELETE_FN({obj}, {key}, attribute_val, extra_state, ierror)",
+                f"        type({ft}) :: {obj}",
+                f"        integer :: {key}, ierror",
+                "        integer(kind=MPI_ADDRESS_KIND) :: attribute_val, extra_state",
+                "        ierror = MPI_SUCCESS",
+                f"    end subroutine MPI_{kind.upper()}_NULL_DELETE_FN"]
     out.append("end module mpi_f08")
     return "\n".join(out) + "\n"
 
@@ -774,7 +817,82 @@ static int rmpi_f_slot(rmpi_f_proc *table, int *n, rmpi_f_proc fn, const char *w
     if (*ierror == MPI_SUCCESS)
         *errhandler = MPI_Errhandler_toint(e);
 }}""")
-    return "\n\n".join(out)
+    return "\n\n".join(out + keyvals())
+
+
+# Objects with attributes and keyvals from Fortran: (Kind in MPI_<Kind>_create_keyval, the
+# handle's C kind, the handle argument names of the copy and delete callbacks).
+KEYVAL_KINDS = (("Comm", "Comm", "oldcomm", "comm"), ("Type", "Type", "oldtype", "datatype"),
+                ("Win", "Win", "oldwin", "win"))
+
+
+def keyvals():
+    """mpi_<kind>_create_keyval_: the C callbacks get extra_state, so one trampoline per kind
+    finds the Fortran procedures (and the user's extra_state) in a record that extra_state
+    points to. Attribute values from Fortran are INTEGER(MPI_ADDRESS_KIND) values stored as
+    the pointer itself (mpi_<kind>_set_attr_). The record is kept for the life of the process:
+    delete callbacks may run after MPI_<Kind>_free_keyval, for attributes still set.
+    MPI_<KIND>_NULL_COPY_FN, _DUP_FN and _NULL_DELETE_FN are Fortran-callable procedures."""
+    out = ["typedef void (*rmpi_f_copy_fn)(MPI_Fint *, MPI_Fint *, MPI_Aint *, MPI_Aint *, MPI_Aint *, MPI_Fint *, "
+           "MPI_Fint *);",
+           "typedef void (*rmpi_f_delete_fn)(MPI_Fint *, MPI_Fint *, MPI_Aint *, MPI_Aint *, MPI_Fint *);",
+           "typedef struct {\n    rmpi_f_proc copy, del;\n    MPI_Aint extra;\n} rmpi_f_keyval_t;"]
+    for kind, ck, _, _ in KEYVAL_KINDS:
+        k, ct = kind.lower(), "MPI_Datatype" if ck == "Type" else f"MPI_{ck}"
+        out.append(f"""static int f_copy_{k}({ct} old, int keyval, void *extra, void *in, void *out, int *flag)
+{{
+    rmpi_f_keyval_t *kv = extra;
+    MPI_Fint h = MPI_{ck}_toint(old), key = keyval, fl = 0, err = MPI_SUCCESS;
+    MPI_Aint vin = (MPI_Aint)(intptr_t)in, vout = 0;
+    ((rmpi_f_copy_fn)kv->copy)(&h, &key, &kv->extra, &vin, &vout, &fl, &err);
+    *flag = fl != 0;
+    if (fl)
+        *(void **)out = (void *)(intptr_t)vout;
+    return err;
+}}
+
+static int f_delete_{k}({ct} obj, int keyval, void *val, void *extra)
+{{
+    rmpi_f_keyval_t *kv = extra;
+    MPI_Fint h = MPI_{ck}_toint(obj), key = keyval, err = MPI_SUCCESS;
+    MPI_Aint v = (MPI_Aint)(intptr_t)val;
+    ((rmpi_f_delete_fn)kv->del)(&h, &key, &v, &kv->extra, &err);
+    return err;
+}}
+
+void mpi_{k}_create_keyval_(rmpi_f_proc copy, rmpi_f_proc del, MPI_Fint *keyval, MPI_Aint *extra, MPI_Fint *ierror)
+{{
+    rmpi_f_keyval_t *kv = malloc(sizeof *kv);
+    if (kv == NULL) {{
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }}
+    *kv = (rmpi_f_keyval_t){{copy, del, *extra}};
+    *ierror = MPI_{kind}_create_keyval(f_copy_{k}, f_delete_{k}, keyval, kv);
+    if (*ierror != MPI_SUCCESS)
+        free(kv);
+}}
+
+void mpi_{k}_null_copy_fn_(MPI_Fint *h, MPI_Fint *key, MPI_Aint *extra, MPI_Aint *in, MPI_Aint *out, MPI_Fint *flag,
+                           MPI_Fint *ierror)
+{{
+    *flag = 0;
+    *ierror = MPI_SUCCESS;
+}}
+
+void mpi_{k}_dup_fn_(MPI_Fint *h, MPI_Fint *key, MPI_Aint *extra, MPI_Aint *in, MPI_Aint *out, MPI_Fint *flag,
+                     MPI_Fint *ierror)
+{{
+    *out = *in;
+    *flag = 1;
+    *ierror = MPI_SUCCESS;
+}}
+
+void mpi_{k}_null_delete_fn_(MPI_Fint *h, MPI_Fint *key, MPI_Aint *val, MPI_Aint *extra, MPI_Fint *ierror)
+{{
+    *ierror = MPI_SUCCESS;
+}}""")
+    return out
 
 
 def consts_program(header):
@@ -848,6 +966,9 @@ def consts_program(header):
         '    printf("      INTEGER MPI_STATUSES_IGNORE(MPI_STATUS_SIZE, 1)\\n"',
         '           "      COMMON /MPI_FORTRAN_STATUSES_IGNORE/ MPI_STATUSES_IGNORE\\n");',
         '    printf("      DOUBLE PRECISION MPI_WTIME, MPI_WTICK\\n      EXTERNAL MPI_WTIME, MPI_WTICK\\n");',
+        '    printf("      EXTERNAL MPI_COMM_NULL_COPY_FN, MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN\\n"',
+        '           "      EXTERNAL MPI_TYPE_NULL_COPY_FN, MPI_TYPE_DUP_FN, MPI_TYPE_NULL_DELETE_FN\\n"',
+        '           "      EXTERNAL MPI_WIN_NULL_COPY_FN, MPI_WIN_DUP_FN, MPI_WIN_NULL_DELETE_FN\\n");',
         '    printf("      INTEGER(KIND=MPI_ADDRESS_KIND) MPI_AINT_ADD, MPI_AINT_DIFF\\n"',
         '           "      EXTERNAL MPI_AINT_ADD, MPI_AINT_DIFF\\n");',
         '    return 0;', '}']

@@ -1,8 +1,9 @@
 ! mpi_f08 users: point-to-point (status components, MPI_ANY_SOURCE, nonblocking with
 ! MPI_STATUSES_IGNORE), collectives (MPI_IN_PLACE, a rank-2 array), derived types, ierror
 ! left out, handles compared, strided sections copied by blocking calls and refused with
-! MPI_ERR_BUFFER by nonblocking ones, large counts, a user reduction (MPI_Op_create with an f08 MPI_User_function).
-! One-sided and error codes through mpi_f08: rma_errors.F90.
+! MPI_ERR_BUFFER by nonblocking ones, large counts, a user reduction (MPI_Op_create with an
+! f08 MPI_User_function). One-sided, error codes and keyvals through mpi_f08: rma_errors.F90
+! and keyvals.F90.
 ! Prints "fortran ok" on rank 0; exits 1 on any error.
 module f08_ops
     use mpi_f08

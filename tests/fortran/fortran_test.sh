@@ -1,9 +1,9 @@
 #!/bin/sh
 # Builds the Fortran programs of tests/fortran with the build's mpifort (as a user would)
 # and runs them on 1, 2 and 4 ranks: basics (use mpi), fixed (mpif.h, fixed form), f08
-# (use mpi_f08), rma_errors through use mpi, mpif.h and mpi_f08. Then checks that the
-# explicit interfaces of use mpi and mpi_f08 turn wrong argument lists into compile errors
-# (bad_args.F90). Registered only when the bindings were built.
+# (use mpi_f08), rma_errors and keyvals through use mpi, mpif.h and mpi_f08 each (binding.h).
+# Then checks that the explicit interfaces of use mpi and mpi_f08 turn wrong argument lists
+# into compile errors (bad_args.F90). Registered only when the bindings were built.
 # usage: fortran_test.sh BUILD_DIR SOURCE_DIR
 set -eu
 build=$1 src=$2
@@ -13,10 +13,14 @@ trap 'rm -rf "$out"' EXIT
 "$build/bin/mpifort" -Wall -o "$out/basics" "$t/basics.f90"
 "$build/bin/mpif77" -o "$out/fixed" "$t/fixed.f"
 "$build/bin/mpifort" -Wall -o "$out/f08" "$t/f08.f90"
-"$build/bin/mpif90" -Wall -o "$out/rma_mpi" "$t/rma_errors.F90"
-"$build/bin/mpif90" -Wall -DRMPI_MPIF_H -o "$out/rma_mpif" "$t/rma_errors.F90"
-"$build/bin/mpifort" -Wall -DRMPI_F08 -o "$out/rma_f08" "$t/rma_errors.F90"
-for prog in basics fixed f08 rma_mpi rma_mpif rma_f08; do
+progs="basics fixed f08"
+for name in rma_errors keyvals; do
+  "$build/bin/mpif90" -Wall -o "$out/${name}_mpi" "$t/$name.F90"
+  "$build/bin/mpif90" -Wall -DRMPI_MPIF_H -o "$out/${name}_mpif" "$t/$name.F90"
+  "$build/bin/mpifort" -Wall -DRMPI_F08 -o "$out/${name}_f08" "$t/$name.F90"
+  progs="$progs ${name}_mpi ${name}_mpif ${name}_f08"
+done
+for prog in $progs; do
   for n in 1 2 4; do
     got=$("$build/bin/mpiexec" -n $n "$out/$prog" 2>"$out/err") || true
     [ "$got" = "fortran ok" ] || { echo "$prog on $n ranks: $got"; cat "$out/err"; exit 1; }

@@ -5,29 +5,16 @@
 ! communicator and on a window, MPI_Error_string, an error handler written in Fortran
 ! (MPI_Comm_create_errhandler). Prints "fortran ok" on rank 0.
 program rma_errors
-#if defined(RMPI_F08)
-    use mpi_f08
-#elif !defined(RMPI_MPIF_H)
-    use mpi
-#endif
-    implicit none
-#ifdef RMPI_MPIF_H
-    include 'mpif.h'
-#endif
+#include "binding.h"
     integer :: ierr, rank, nprocs, to, from, cls, slen, errs, ierr2
-#ifdef RMPI_F08
-    type(MPI_Win) :: win
+    WIN_T :: win
     integer, asynchronous :: wbuf(64)
-#else
-    integer :: win, wbuf(64)
-#endif
     integer :: sbuf(2), got(1), ncalls, lastcode
     common /rma_errors_eh/ ncalls, lastcode
+    ERRHANDLER_T :: eh
 #ifdef RMPI_F08
-    type(MPI_Errhandler) :: eh
     procedure(MPI_Comm_errhandler_function) :: on_error
 #else
-    integer :: eh
     external :: on_error
 #endif
     integer(kind=MPI_ADDRESS_KIND) :: wsize, disp
@@ -99,19 +86,8 @@ end program rma_errors
 
 ! The error handler of the test: counts its calls and keeps the last code.
 subroutine on_error(comm, code)
-#ifdef RMPI_F08
-    use mpi_f08
-    implicit none
-    type(MPI_Comm) :: comm
-#elif !defined(RMPI_MPIF_H)
-    use mpi
-    implicit none
-    integer :: comm
-#else
-    implicit none
-    include 'mpif.h'
-    integer :: comm
-#endif
+#include "binding.h"
+    COMM_T :: comm
     integer :: code, ncalls, lastcode
     common /rma_errors_eh/ ncalls, lastcode
     if (comm /= MPI_COMM_WORLD) return
