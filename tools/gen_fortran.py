@@ -45,6 +45,17 @@ HANDLE_ARRAYS = {
     ("MPI_Type_create_struct", "array_of_types"): "count",
     ("MPI_Type_get_contents", "array_of_datatypes"): "max_datatypes",
 }
+# The per-peer datatype arrays of the Alltoallw family: as long as the (remote) group, or
+# the topology's in- and out-degree for the neighbor forms (C expressions of the wrapper).
+for _f in ("MPI_Alltoallw", "MPI_Ialltoallw", "MPI_Alltoallw_init", "MPI_Alltoallw_c", "MPI_Ialltoallw_c",
+           "MPI_Alltoallw_init_c"):
+    # with MPI_IN_PLACE, sendtypes is ignored and may be shorter: none are read
+    HANDLE_ARRAYS[(_f, "sendtypes")] = "@({sendbuf} == MPI_IN_PLACE ? 0 : rmpi_f_peers(*comm))"
+    HANDLE_ARRAYS[(_f, "recvtypes")] = "@rmpi_f_peers(*comm)"
+for _f in ("MPI_Neighbor_alltoallw", "MPI_Ineighbor_alltoallw", "MPI_Neighbor_alltoallw_init",
+           "MPI_Neighbor_alltoallw_c", "MPI_Ineighbor_alltoallw_c", "MPI_Neighbor_alltoallw_init_c"):
+    HANDLE_ARRAYS[(_f, "sendtypes")] = "@rmpi_f_degree(*comm, 1)"
+    HANDLE_ARRAYS[(_f, "recvtypes")] = "@rmpi_f_degree(*comm, 0)"
 # Output indices into a Fortran array: 1-based there (MPI_UNDEFINED stays).
 INDEX_OUT = {("MPI_Waitany", "indx"): None, ("MPI_Testany", "indx"): None,
              ("MPI_Waitsome", "array_of_indices"): "outcount",
@@ -438,7 +449,10 @@ def wrapper(name, params, f08=False):
             elif (name, pname) in HANDLE_ARRAYS:
                 n = HANDLE_ARRAYS[(name, pname)]
                 fargs.append(f"MPI_Fint *{pname}")
-                pre.append(f"int n_{pname} = *{n} > 0 ? *{n} : 0;")
+                # an expression may name earlier parameters: {sendbuf} is what the call passes
+                given = {decode(q)[3]: c for q, c in zip(params, call)}
+                pre.append(f"int n_{pname} = {n[1:].format(**given)};" if n.startswith("@") else
+                           f"int n_{pname} = *{n} > 0 ? *{n} : 0;")
                 pre.append(f"{t} *h_{pname} = malloc(((size_t)n_{pname} + 1) * sizeof *h_{pname});")
                 pre.append(f"for (int i = 0; i < n_{pname}; i++) h_{pname}[i] = MPI_{kind}_fromint({pname}[i]);")
                 call.append(f"h_{pname}")
@@ -609,6 +623,37 @@ static void rmpi_f_fstr(const char *c, char *f, size_t len)
         n = len;
     memcpy(f, c, n);
     memset(f + n, ' ', len - n);
+}
+
+/* How many datatypes a per-peer array of the Alltoallw family holds: the group's size, the
+ * remote group's for an intercommunicator. An invalid communicator gives 0 (the error is
+ * then raised by the query, naming it). */
+static int rmpi_f_peers(MPI_Fint comm)
+{
+    MPI_Comm c = MPI_Comm_fromint(comm);
+    int inter = 0, n = 0;
+    if (MPI_Comm_test_inter(c, &inter) != MPI_SUCCESS)
+        return 0;
+    if ((inter ? MPI_Comm_remote_size(c, &n) : MPI_Comm_size(c, &n)) != MPI_SUCCESS)
+        return 0;
+    return n;
+}
+
+/* The same for the neighbor forms: the topology's out-degree (out = 1) or in-degree. */
+static int rmpi_f_degree(MPI_Fint comm, int out)
+{
+    MPI_Comm c = MPI_Comm_fromint(comm);
+    int topo = MPI_UNDEFINED, n = 0, indeg = 0, outdeg = 0, weighted = 0, rank = 0;
+    if (MPI_Topo_test(c, &topo) != MPI_SUCCESS)
+        return 0;
+    if (topo == MPI_CART && MPI_Cartdim_get(c, &n) == MPI_SUCCESS)
+        return 2 * n;
+    if (topo == MPI_GRAPH && MPI_Comm_rank(c, &rank) == MPI_SUCCESS &&
+        MPI_Graph_neighbors_count(c, rank, &n) == MPI_SUCCESS)
+        return n;
+    if (topo == MPI_DIST_GRAPH && MPI_Dist_graph_neighbors_count(c, &indeg, &outdeg, &weighted) == MPI_SUCCESS)
+        return out ? outdeg : indeg;
+    return 0;
 }
 
 static int rmpi_f_unsupported(const char *name)

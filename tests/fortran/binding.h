@@ -1,12 +1,13 @@
 ! The first lines of every program unit of the tests built through all three bindings
 ! (cpp #include): -DRMPI_F08 for use mpi_f08, -DRMPI_MPIF_H for include 'mpif.h', neither
-! for use mpi. Handles are declared as COMM_T, WIN_T, ERRHANDLER_T.
+! for use mpi. Handles are declared as COMM_T, WIN_T, ERRHANDLER_T, DATATYPE_T.
 #if defined(RMPI_F08)
     use mpi_f08
     implicit none
 #define COMM_T type(MPI_Comm)
 #define WIN_T type(MPI_Win)
 #define ERRHANDLER_T type(MPI_Errhandler)
+#define DATATYPE_T type(MPI_Datatype)
 #elif defined(RMPI_MPIF_H)
     implicit none
     include 'mpif.h'
@@ -18,4 +19,5 @@
 #define COMM_T integer
 #define WIN_T integer
 #define ERRHANDLER_T integer
+#define DATATYPE_T integer
 #endif
