@@ -72,7 +72,7 @@ CUSTOM = {"MPI_Init", "MPI_Init_thread", "MPI_Wtime", "MPI_Wtick", "MPI_Aint_add
           "MPI_Win_set_attr", "MPI_Win_get_attr", "MPI_Attr_put", "MPI_Attr_get", "MPI_Op_create",
           "MPI_Comm_create_errhandler", "MPI_Win_create_errhandler", "MPI_File_create_errhandler",
           "MPI_Session_create_errhandler", "MPI_Comm_create_keyval", "MPI_Type_create_keyval",
-          "MPI_Win_create_keyval"}
+          "MPI_Win_create_keyval", "MPI_Grequest_start", "MPI_Info_create_env"}
 
 
 def parse(header):
@@ -132,6 +132,10 @@ CUSTOM_VIEW = {
     "MPI_Win_set_attr": ["MPI_Win win", "int win_keyval", "MPI_Aint attribute_val"],
     "MPI_Win_get_attr": ["MPI_Win win", "int win_keyval", "MPI_Aint *attribute_val", "int *flag"],
     "MPI_Op_create": ["MPI_User_function *user_fn", "int commute", "MPI_Op *op"],
+    "MPI_Grequest_start": ["MPI_Grequest_query_function *query_fn", "MPI_Grequest_free_function *free_fn",
+                           "MPI_Grequest_cancel_function *cancel_fn", "MPI_Aint extra_state",
+                           "MPI_Request *request"],
+    "MPI_Info_create_env": ["MPI_Info *info"],
 }
 for _k in ("Comm", "Type", "Win"):
     CUSTOM_VIEW[f"MPI_{_k}_create_keyval"] = [
@@ -329,6 +333,23 @@ def f08_module(protos):
                 f"            type(MPI_{k}) :: {k.lower()}",
                 "            integer :: error_code",
                 f"        end subroutine MPI_{k}_errhandler_function"]
+    out += ["        subroutine MPI_Grequest_query_function(extra_state, status, ierror)",
+            "            import",
+            "            integer(kind=MPI_ADDRESS_KIND) :: extra_state",
+            "            type(MPI_Status) :: status",
+            "            integer :: ierror",
+            "        end subroutine MPI_Grequest_query_function",
+            "        subroutine MPI_Grequest_free_function(extra_state, ierror)",
+            "            import",
+            "            integer(kind=MPI_ADDRESS_KIND) :: extra_state",
+            "            integer :: ierror",
+            "        end subroutine MPI_Grequest_free_function",
+            "        subroutine MPI_Grequest_cancel_function(extra_state, complete, ierror)",
+            "            import",
+            "            integer(kind=MPI_ADDRESS_KIND) :: extra_state",
+            "            logical :: complete",
+            "            integer :: ierror",
+            "        end subroutine MPI_Grequest_cancel_function"]
     for kind, ck, old, obj in KEYVAL_KINDS:
         ft = "MPI_Datatype" if ck == "Type" else f"MPI_{ck}"
         key = f"{kind.lower()}_keyval"
@@ -862,7 +883,69 @@ static int rmpi_f_slot(rmpi_f_proc *table, int *n, rmpi_f_proc fn, const char *w
     if (*ierror == MPI_SUCCESS)
         *errhandler = MPI_Errhandler_toint(e);
 }}""")
-    return "\n\n".join(out + keyvals())
+    return "\n\n".join(out + keyvals() + [GREQUEST])
+
+
+# Generalized requests: the C callbacks get extra_state, a record of the Fortran procedures
+# and the user's extra_state, freed after the free callback (the library's last call).
+GREQUEST = """typedef void (*rmpi_f_query_fn)(MPI_Aint *, MPI_Fint *, MPI_Fint *);
+typedef void (*rmpi_f_free_fn)(MPI_Aint *, MPI_Fint *);
+typedef void (*rmpi_f_cancel_fn)(MPI_Aint *, MPI_Fint *, MPI_Fint *);
+typedef struct {
+    rmpi_f_proc query, free, cancel;
+    MPI_Aint extra;
+} rmpi_f_greq_t;
+
+static int f_greq_query(void *extra, MPI_Status *status)
+{
+    rmpi_f_greq_t *g = extra;
+    MPI_Fint err = MPI_SUCCESS;
+    ((rmpi_f_query_fn)g->query)(&g->extra, (MPI_Fint *)(void *)status, &err);
+    return err;
+}
+
+static int f_greq_free(void *extra)
+{
+    rmpi_f_greq_t *g = extra;
+    MPI_Fint err = MPI_SUCCESS;
+    ((rmpi_f_free_fn)g->free)(&g->extra, &err);
+    free(g);
+    return err;
+}
+
+static int f_greq_cancel(void *extra, int complete)
+{
+    rmpi_f_greq_t *g = extra;
+    MPI_Fint err = MPI_SUCCESS, done = complete != 0;
+    ((rmpi_f_cancel_fn)g->cancel)(&g->extra, &done, &err);
+    return err;
+}
+
+void mpi_grequest_start_(rmpi_f_proc query, rmpi_f_proc free_fn, rmpi_f_proc cancel, MPI_Aint *extra,
+                         MPI_Fint *request, MPI_Fint *ierror)
+{
+    rmpi_f_greq_t *g = malloc(sizeof *g);
+    if (g == NULL) {
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
+    *g = (rmpi_f_greq_t){query, free_fn, cancel, *extra};
+    MPI_Request r = MPI_REQUEST_NULL;
+    *ierror = MPI_Grequest_start(f_greq_query, f_greq_free, f_greq_cancel, g, &r);
+    if (*ierror == MPI_SUCCESS)
+        *request = MPI_Request_toint(r);
+    else
+        free(g);
+}
+
+/* From Fortran, MPI_Info_create_env takes no argument list (MPI-4.1 section 11.4). */
+void mpi_info_create_env_(MPI_Fint *info, MPI_Fint *ierror)
+{
+    MPI_Info i = MPI_INFO_NULL;
+    *ierror = MPI_Info_create_env(0, NULL, &i);
+    if (*ierror == MPI_SUCCESS)
+        *info = MPI_Info_toint(i);
+}"""
 
 
 # Objects with attributes and keyvals from Fortran: (Kind in MPI_<Kind>_create_keyval, the

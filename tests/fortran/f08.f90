@@ -36,6 +36,7 @@ program f08
     type(MPI_Datatype) :: vec
     type(MPI_Comm) :: half
     type(MPI_Op) :: myop
+    type(MPI_Info) :: info
     integer :: sbuf(10), rbuf(10), got(64)
     double precision :: x(6), y(3), m(3, 2), msum(3, 2), w(4, 3)
     logical :: flag
@@ -143,6 +144,13 @@ program f08
     call MPI_Sendrecv(x(2:4), 3, MPI_DOUBLE_PRECISION, to, 8, y, 3, MPI_DOUBLE_PRECISION, from, 8, &
                       MPI_COMM_WORLD, MPI_STATUS_IGNORE)
     if (y(3) /= dble(from * 10 + 4)) errs = errs + 1
+
+    ! MPI_Info_create_env takes no argument list from Fortran
+    call MPI_Info_create_env(info, ierr)
+    call MPI_Info_get_nkeys(info, cnt)
+    if (ierr /= MPI_SUCCESS .or. cnt < 0) errs = errs + 1
+    call MPI_Info_free(info)
+    if (info /= MPI_INFO_NULL) errs = errs + 1
 
     if (MPI_Wtime() <= 0d0) errs = errs + 1
     include 'report.inc'
