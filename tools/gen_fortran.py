@@ -72,7 +72,7 @@ CUSTOM = {"MPI_Init", "MPI_Init_thread", "MPI_Wtime", "MPI_Wtick", "MPI_Aint_add
           "MPI_Win_set_attr", "MPI_Win_get_attr", "MPI_Attr_put", "MPI_Attr_get", "MPI_Op_create",
           "MPI_Comm_create_errhandler", "MPI_Win_create_errhandler", "MPI_File_create_errhandler",
           "MPI_Session_create_errhandler", "MPI_Comm_create_keyval", "MPI_Type_create_keyval",
-          "MPI_Win_create_keyval", "MPI_Grequest_start", "MPI_Info_create_env"}
+          "MPI_Win_create_keyval", "MPI_Grequest_start", "MPI_Info_create_env", "MPI_Comm_spawn"}
 
 
 def parse(header):
@@ -136,6 +136,8 @@ CUSTOM_VIEW = {
                            "MPI_Grequest_cancel_function *cancel_fn", "MPI_Aint extra_state",
                            "MPI_Request *request"],
     "MPI_Info_create_env": ["MPI_Info *info"],
+    "MPI_Comm_spawn": ["const char *command", "char *argv[]", "int maxprocs", "MPI_Info info", "int root",
+                       "MPI_Comm comm", "MPI_Comm *intercomm", "int array_of_errcodes[]"],
 }
 for _k in ("Comm", "Type", "Win"):
     CUSTOM_VIEW[f"MPI_{_k}_create_keyval"] = [
@@ -194,6 +196,8 @@ def fview(name, params):
             kind = "proc"
         elif t == "char" and ptr == 1:
             kind, arr = "string", False
+        elif t == "char" and ptr == 2 and pname == "argv":
+            kind, arr = "string", True
         else:
             return None
         out.append((pname, kind, arr, t))
@@ -246,7 +250,7 @@ def fdecl(pname, kind, arr, t, style, async_=False):
                  "bindc": f"type(c_funptr), value :: {pname}"}[style]]
     if style == "bindc":
         return [f"character(kind=c_char) :: {pname}(*)"]
-    return [f"character(len=*) :: {pname}"]
+    return [f"character(len=*) :: {pname}{dim}"]
 
 
 def f77_interfaces(protos):
@@ -378,6 +382,7 @@ def f08_module(protos):
             "    integer(c_int), bind(C, name=\"mpi_fortran_errcodes_ignore_\"), target :: MPI_ERRCODES_IGNORE(1)",
             "    integer(c_int), bind(C, name=\"mpi_fortran_unweighted_\"), target :: MPI_UNWEIGHTED(1)",
             "    integer(c_int), bind(C, name=\"mpi_fortran_weights_empty_\"), target :: MPI_WEIGHTS_EMPTY(1)",
+            "    character(kind=c_char), bind(C, name=\"mpi_fortran_argv_null_\"), target :: MPI_ARGV_NULL(1)",
             "    interface operator(==)"]
     out += [f"        module procedure rmpi_eq_{k[4:].lower()}" for k in F08_KINDS]
     out += ["    end interface", "    interface operator(/=)"]
@@ -938,6 +943,46 @@ void mpi_grequest_start_(rmpi_f_proc query, rmpi_f_proc free_fn, rmpi_f_proc can
         free(g);
 }
 
+/* MPI_Comm_spawn from Fortran: ARGV is CHARACTER(LEN=argv_len) ARGV(*) ended by a blank
+ * entry, or MPI_ARGV_NULL; it is read at the root only, where it is significant. */
+static char **rmpi_f_argv(const char *a, size_t len)
+{
+    if ((const void *)a == (const void *)mpi_fortran_argv_null_)
+        return NULL;
+    size_t n = 0;
+    for (;; n++) {
+        size_t k = 0;
+        while (k < len && a[n * len + k] == ' ')
+            k++;
+        if (k == len)
+            break;
+    }
+    char **v = calloc(n + 1, sizeof *v);
+    for (size_t i = 0; v != NULL && i < n; i++)
+        v[i] = rmpi_f_cstr(a + i * len, len);
+    return v;
+}
+
+void mpi_comm_spawn_(char *command, char *argv, MPI_Fint *maxprocs, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm,
+                     MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierror, size_t command_len,
+                     size_t argv_len)
+{
+    int rank = -1;
+    MPI_Comm c = MPI_Comm_fromint(*comm), inter = MPI_COMM_NULL;
+    char **av = NULL;
+    if (MPI_Comm_rank(c, &rank) == MPI_SUCCESS && rank == *root)
+        av = rmpi_f_argv(argv, argv_len);
+    char *cmd = rmpi_f_cstr(command, command_len);
+    *ierror = MPI_Comm_spawn(cmd, av, *maxprocs, MPI_Info_fromint(*info), *root, c, &inter,
+                             (void *)array_of_errcodes == (void *)mpi_fortran_errcodes_ignore_ ? MPI_ERRCODES_IGNORE
+                                                                                             : array_of_errcodes);
+    *intercomm = MPI_Comm_toint(inter);
+    for (size_t i = 0; av != NULL && av[i] != NULL; i++)
+        free(av[i]);
+    free(av);
+    free(cmd);
+}
+
 /* From Fortran, MPI_Info_create_env takes no argument list (MPI-4.1 section 11.4). */
 void mpi_info_create_env_(MPI_Fint *info, MPI_Fint *ierror)
 {
@@ -1085,10 +1130,12 @@ def consts_program(header):
         '    p("MPI_COUNT_KIND", (long long)sizeof(MPI_Count));',
         '    p("MPI_INTEGER_KIND", (long long)sizeof(int));',
         '    static const char *common[] = {"BOTTOM", "IN_PLACE", "ERRCODES_IGNORE", "UNWEIGHTED",',
-        '                                   "WEIGHTS_EMPTY", "ARGV_NULL", "ARGVS_NULL"};',
+        '                                   "WEIGHTS_EMPTY"};',
         '    for (unsigned i = 0; i < sizeof common / sizeof *common; i++)',
         '        printf("      INTEGER MPI_%s\\n      COMMON /MPI_FORTRAN_%s/ MPI_%s\\n", common[i], common[i],',
         '               common[i]);',
+        '    printf("      CHARACTER*1 MPI_ARGV_NULL(1)\\n      COMMON /MPI_FORTRAN_ARGV_NULL/ MPI_ARGV_NULL\\n");',
+        '    printf("      CHARACTER*1 MPI_ARGVS_NULL(1, 1)\\n      COMMON /MPI_FORTRAN_ARGVS_NULL/ MPI_ARGVS_NULL\\n");',
         '    printf("      INTEGER MPI_STATUS_IGNORE(MPI_STATUS_SIZE)\\n"',
         '           "      COMMON /MPI_FORTRAN_STATUS_IGNORE/ MPI_STATUS_IGNORE\\n");',
         '    printf("      INTEGER MPI_STATUSES_IGNORE(MPI_STATUS_SIZE, 1)\\n"',

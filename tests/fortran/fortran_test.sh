@@ -1,8 +1,8 @@
 #!/bin/sh
 # Builds the Fortran programs of tests/fortran with the build's mpifort (as a user would)
 # and runs them on 1, 2 and 4 ranks: basics (use mpi), fixed (mpif.h, fixed form), f08
-# (use mpi_f08), rma_errors, callbacks and alltoallw through use mpi, mpif.h and mpi_f08 each
-# (binding.h).
+# (use mpi_f08), rma_errors, callbacks, alltoallw and spawn through use mpi, mpif.h and
+# mpi_f08 each (binding.h).
 # Then checks that the explicit interfaces of use mpi and mpi_f08 turn wrong argument lists
 # into compile errors (bad_args.F90). Registered only when the bindings were built.
 # usage: fortran_test.sh BUILD_DIR SOURCE_DIR
@@ -15,7 +15,7 @@ trap 'rm -rf "$out"' EXIT
 "$build/bin/mpif77" -o "$out/fixed" "$t/fixed.f"
 "$build/bin/mpifort" -Wall -o "$out/f08" "$t/f08.f90"
 progs="basics fixed f08"
-for name in rma_errors callbacks alltoallw; do
+for name in rma_errors callbacks alltoallw spawn; do
   "$build/bin/mpif90" -Wall -o "$out/${name}_mpi" "$t/$name.F90"
   "$build/bin/mpif90" -Wall -DRMPI_MPIF_H -o "$out/${name}_mpif" "$t/$name.F90"
   "$build/bin/mpifort" -Wall -DRMPI_F08 -o "$out/${name}_f08" "$t/$name.F90"
