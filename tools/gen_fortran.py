@@ -44,6 +44,7 @@ HANDLE_ARRAYS = {
     ("MPI_Request_get_status_some", "array_of_requests"): "incount",
     ("MPI_Type_create_struct", "array_of_types"): "count",
     ("MPI_Type_get_contents", "array_of_datatypes"): "max_datatypes",
+    ("MPI_Comm_spawn_multiple", "array_of_info"): "count",
 }
 # The per-peer datatype arrays of the Alltoallw family: as long as the (remote) group, or
 # the topology's in- and out-degree for the neighbor forms (C expressions of the wrapper).
@@ -72,7 +73,8 @@ CUSTOM = {"MPI_Init", "MPI_Init_thread", "MPI_Wtime", "MPI_Wtick", "MPI_Aint_add
           "MPI_Win_set_attr", "MPI_Win_get_attr", "MPI_Attr_put", "MPI_Attr_get", "MPI_Op_create",
           "MPI_Comm_create_errhandler", "MPI_Win_create_errhandler", "MPI_File_create_errhandler",
           "MPI_Session_create_errhandler", "MPI_Comm_create_keyval", "MPI_Type_create_keyval",
-          "MPI_Win_create_keyval", "MPI_Grequest_start", "MPI_Info_create_env", "MPI_Comm_spawn"}
+          "MPI_Win_create_keyval", "MPI_Grequest_start", "MPI_Info_create_env", "MPI_Comm_spawn",
+          "MPI_Comm_spawn_multiple"}
 
 
 def parse(header):
@@ -138,6 +140,9 @@ CUSTOM_VIEW = {
     "MPI_Info_create_env": ["MPI_Info *info"],
     "MPI_Comm_spawn": ["const char *command", "char *argv[]", "int maxprocs", "MPI_Info info", "int root",
                        "MPI_Comm comm", "MPI_Comm *intercomm", "int array_of_errcodes[]"],
+    "MPI_Comm_spawn_multiple": ["int count", "char *array_of_commands[]", "char **array_of_argv[]",
+                                "const int array_of_maxprocs[]", "const MPI_Info array_of_info[]", "int root",
+                                "MPI_Comm comm", "MPI_Comm *intercomm", "int array_of_errcodes[]"],
 }
 for _k in ("Comm", "Type", "Win"):
     CUSTOM_VIEW[f"MPI_{_k}_create_keyval"] = [
@@ -196,8 +201,10 @@ def fview(name, params):
             kind = "proc"
         elif t == "char" and ptr == 1:
             kind, arr = "string", False
-        elif t == "char" and ptr == 2 and pname == "argv":
+        elif t == "char" and ptr == 2:   # argv, array_of_commands
             kind, arr = "string", True
+        elif t == "char" and ptr == 3:   # array_of_argv: ARRAY_OF_ARGV(COUNT, *)
+            kind, arr = "string", "count, *"
         else:
             return None
         out.append((pname, kind, arr, t))
@@ -221,8 +228,8 @@ def fwrap(head, items, indent, paren=True):
 
 def fdecl(pname, kind, arr, t, style, async_=False):
     """Declarations of one dummy: style f77 (`use mpi`), f08 (an mpi_f08 procedure) or bindc
-    (the BIND(C) interface that procedure calls)."""
-    dim = "(*)" if arr else ""
+    (the BIND(C) interface that procedure calls). arr: True, or the bounds of an array."""
+    dim = f"({arr})" if isinstance(arr, str) else "(*)" if arr else ""
     f77 = style == "f77"
     if kind == "ranges":
         return [f"integer :: {pname}(3, *)"]
@@ -383,6 +390,7 @@ def f08_module(protos):
             "    integer(c_int), bind(C, name=\"mpi_fortran_unweighted_\"), target :: MPI_UNWEIGHTED(1)",
             "    integer(c_int), bind(C, name=\"mpi_fortran_weights_empty_\"), target :: MPI_WEIGHTS_EMPTY(1)",
             "    character(kind=c_char), bind(C, name=\"mpi_fortran_argv_null_\"), target :: MPI_ARGV_NULL(1)",
+            "    character(kind=c_char), bind(C, name=\"mpi_fortran_argvs_null_\"), target :: MPI_ARGVS_NULL(1, 1)",
             "    interface operator(==)"]
     out += [f"        module procedure rmpi_eq_{k[4:].lower()}" for k in F08_KINDS]
     out += ["    end interface", "    interface operator(/=)"]
@@ -945,22 +953,27 @@ void mpi_grequest_start_(rmpi_f_proc query, rmpi_f_proc free_fn, rmpi_f_proc can
 
 /* MPI_Comm_spawn from Fortran: ARGV is CHARACTER(LEN=argv_len) ARGV(*) ended by a blank
  * entry, or MPI_ARGV_NULL; it is read at the root only, where it is significant. */
-static char **rmpi_f_argv(const char *a, size_t len)
+static char **rmpi_f_argv(const char *a, size_t len, size_t step)
 {
-    if ((const void *)a == (const void *)mpi_fortran_argv_null_)
-        return NULL;
     size_t n = 0;
     for (;; n++) {
         size_t k = 0;
-        while (k < len && a[n * len + k] == ' ')
+        while (k < len && a[n * step + k] == ' ')
             k++;
         if (k == len)
             break;
     }
     char **v = calloc(n + 1, sizeof *v);
     for (size_t i = 0; v != NULL && i < n; i++)
-        v[i] = rmpi_f_cstr(a + i * len, len);
+        v[i] = rmpi_f_cstr(a + i * step, len);
     return v;
+}
+
+static void rmpi_f_argv_free(char **v)
+{
+    for (size_t i = 0; v != NULL && v[i] != NULL; i++)
+        free(v[i]);
+    free(v);
 }
 
 void mpi_comm_spawn_(char *command, char *argv, MPI_Fint *maxprocs, MPI_Fint *info, MPI_Fint *root, MPI_Fint *comm,
@@ -970,17 +983,53 @@ void mpi_comm_spawn_(char *command, char *argv, MPI_Fint *maxprocs, MPI_Fint *in
     int rank = -1;
     MPI_Comm c = MPI_Comm_fromint(*comm), inter = MPI_COMM_NULL;
     char **av = NULL;
-    if (MPI_Comm_rank(c, &rank) == MPI_SUCCESS && rank == *root)
-        av = rmpi_f_argv(argv, argv_len);
+    if (MPI_Comm_rank(c, &rank) == MPI_SUCCESS && rank == *root && (void *)argv != (void *)mpi_fortran_argv_null_)
+        av = rmpi_f_argv(argv, argv_len, argv_len);
     char *cmd = rmpi_f_cstr(command, command_len);
     *ierror = MPI_Comm_spawn(cmd, av, *maxprocs, MPI_Info_fromint(*info), *root, c, &inter,
                              (void *)array_of_errcodes == (void *)mpi_fortran_errcodes_ignore_ ? MPI_ERRCODES_IGNORE
                                                                                              : array_of_errcodes);
     *intercomm = MPI_Comm_toint(inter);
-    for (size_t i = 0; av != NULL && av[i] != NULL; i++)
-        free(av[i]);
-    free(av);
+    rmpi_f_argv_free(av);
     free(cmd);
+}
+
+/* ARRAY_OF_ARGV(COUNT, *): the arguments of command i are column entries (i, 1), (i, 2)...
+ * Like the commands, they are read at the root only. */
+void mpi_comm_spawn_multiple_(MPI_Fint *count, char *array_of_commands, char *array_of_argv,
+                              MPI_Fint *array_of_maxprocs, MPI_Fint *array_of_info, MPI_Fint *root, MPI_Fint *comm,
+                              MPI_Fint *intercomm, MPI_Fint *array_of_errcodes, MPI_Fint *ierror,
+                              size_t commands_len, size_t argv_len)
+{
+    int rank = -1, n = 0;
+    MPI_Comm c = MPI_Comm_fromint(*comm), inter = MPI_COMM_NULL;
+    char **cmds = NULL, ***avs = NULL;
+    MPI_Info *infos = NULL;
+    if (MPI_Comm_rank(c, &rank) == MPI_SUCCESS && rank == *root && *count > 0) {
+        n = *count;
+        cmds = calloc((size_t)n + 1, sizeof *cmds);
+        infos = calloc((size_t)n + 1, sizeof *infos);
+        if ((void *)array_of_argv != (void *)mpi_fortran_argvs_null_)
+            avs = calloc((size_t)n + 1, sizeof *avs);
+        for (int i = 0; cmds != NULL && infos != NULL && i < n; i++) {
+            cmds[i] = rmpi_f_cstr(array_of_commands + (size_t)i * commands_len, commands_len);
+            infos[i] = MPI_Info_fromint(array_of_info[i]);
+            if (avs != NULL)
+                avs[i] = rmpi_f_argv(array_of_argv + (size_t)i * argv_len, argv_len, (size_t)n * argv_len);
+        }
+    }
+    *ierror = MPI_Comm_spawn_multiple(*count, cmds, avs, array_of_maxprocs, infos, *root, c, &inter,
+                                      (void *)array_of_errcodes == (void *)mpi_fortran_errcodes_ignore_
+                                          ? MPI_ERRCODES_IGNORE
+                                          : array_of_errcodes);
+    *intercomm = MPI_Comm_toint(inter);
+    for (int i = 0; i < n; i++) {
+        free(cmds ? cmds[i] : NULL);
+        rmpi_f_argv_free(avs ? avs[i] : NULL);
+    }
+    free(cmds);
+    free(avs);
+    free(infos);
 }
 
 /* From Fortran, MPI_Info_create_env takes no argument list (MPI-4.1 section 11.4). */
