@@ -74,7 +74,7 @@ CUSTOM = {"MPI_Init", "MPI_Init_thread", "MPI_Wtime", "MPI_Wtick", "MPI_Aint_add
           "MPI_Comm_create_errhandler", "MPI_Win_create_errhandler", "MPI_File_create_errhandler",
           "MPI_Session_create_errhandler", "MPI_Comm_create_keyval", "MPI_Type_create_keyval",
           "MPI_Win_create_keyval", "MPI_Grequest_start", "MPI_Info_create_env", "MPI_Comm_spawn",
-          "MPI_Comm_spawn_multiple"}
+          "MPI_Comm_spawn_multiple", "MPI_Keyval_create"}
 
 
 def parse(header):
@@ -156,6 +156,8 @@ for _k in ("Comm", "Win", "File", "Session"):
 CUSTOM_VIEW_F77 = {
     "MPI_Attr_put": ["MPI_Comm comm", "int keyval", "int attribute_val"],
     "MPI_Attr_get": ["MPI_Comm comm", "int keyval", "int *attribute_val", "int *flag"],
+    "MPI_Keyval_create": ["MPI_Copy_function *copy_fn", "MPI_Delete_function *delete_fn", "int *keyval",
+                          "int extra_state"],
 }
 
 
@@ -1114,6 +1116,64 @@ void mpi_{k}_null_delete_fn_(MPI_Fint *h, MPI_Fint *key, MPI_Aint *val, MPI_Aint
 {{
     *ierror = MPI_SUCCESS;
 }}""")
+    # MPI-1's MPI_Keyval_create: the same with INTEGER extra_state and attribute values
+    out.append("""typedef void (*rmpi_f_copy1_fn)(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *,
+                                MPI_Fint *);
+typedef void (*rmpi_f_delete1_fn)(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);
+
+static int f_copy1(MPI_Comm old, int keyval, void *extra, void *in, void *out, int *flag)
+{
+    rmpi_f_keyval_t *kv = extra;
+    MPI_Fint h = MPI_Comm_toint(old), key = keyval, ex = (MPI_Fint)kv->extra, fl = 0, err = MPI_SUCCESS;
+    MPI_Fint vin = (MPI_Fint)(intptr_t)in, vout = 0;
+    ((rmpi_f_copy1_fn)kv->copy)(&h, &key, &ex, &vin, &vout, &fl, &err);
+    *flag = fl != 0;
+    if (fl)
+        *(void **)out = (void *)(intptr_t)vout;
+    return err;
+}
+
+static int f_delete1(MPI_Comm comm, int keyval, void *val, void *extra)
+{
+    rmpi_f_keyval_t *kv = extra;
+    MPI_Fint h = MPI_Comm_toint(comm), key = keyval, ex = (MPI_Fint)kv->extra, v = (MPI_Fint)(intptr_t)val;
+    MPI_Fint err = MPI_SUCCESS;
+    ((rmpi_f_delete1_fn)kv->del)(&h, &key, &v, &ex, &err);
+    return err;
+}
+
+void mpi_keyval_create_(rmpi_f_proc copy, rmpi_f_proc del, MPI_Fint *keyval, MPI_Fint *extra, MPI_Fint *ierror)
+{
+    rmpi_f_keyval_t *kv = malloc(sizeof *kv);
+    if (kv == NULL) {
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
+    *kv = (rmpi_f_keyval_t){copy, del, *extra};
+    *ierror = MPI_Keyval_create(f_copy1, f_delete1, keyval, kv);
+    if (*ierror != MPI_SUCCESS)
+        free(kv);
+}
+
+void mpi_null_copy_fn_(MPI_Fint *h, MPI_Fint *key, MPI_Fint *extra, MPI_Fint *in, MPI_Fint *out, MPI_Fint *flag,
+                       MPI_Fint *ierror)
+{
+    *flag = 0;
+    *ierror = MPI_SUCCESS;
+}
+
+void mpi_dup_fn_(MPI_Fint *h, MPI_Fint *key, MPI_Fint *extra, MPI_Fint *in, MPI_Fint *out, MPI_Fint *flag,
+                 MPI_Fint *ierror)
+{
+    *out = *in;
+    *flag = 1;
+    *ierror = MPI_SUCCESS;
+}
+
+void mpi_null_delete_fn_(MPI_Fint *h, MPI_Fint *key, MPI_Fint *val, MPI_Fint *extra, MPI_Fint *ierror)
+{
+    *ierror = MPI_SUCCESS;
+}""")
     return out
 
 
@@ -1192,7 +1252,8 @@ def consts_program(header):
         '    printf("      DOUBLE PRECISION MPI_WTIME, MPI_WTICK\\n      EXTERNAL MPI_WTIME, MPI_WTICK\\n");',
         '    printf("      EXTERNAL MPI_COMM_NULL_COPY_FN, MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN\\n"',
         '           "      EXTERNAL MPI_TYPE_NULL_COPY_FN, MPI_TYPE_DUP_FN, MPI_TYPE_NULL_DELETE_FN\\n"',
-        '           "      EXTERNAL MPI_WIN_NULL_COPY_FN, MPI_WIN_DUP_FN, MPI_WIN_NULL_DELETE_FN\\n");',
+        '           "      EXTERNAL MPI_WIN_NULL_COPY_FN, MPI_WIN_DUP_FN, MPI_WIN_NULL_DELETE_FN\\n"',
+        '           "      EXTERNAL MPI_NULL_COPY_FN, MPI_DUP_FN, MPI_NULL_DELETE_FN\\n");',
         '    printf("      INTEGER(KIND=MPI_ADDRESS_KIND) MPI_AINT_ADD, MPI_AINT_DIFF\\n"',
         '           "      EXTERNAL MPI_AINT_ADD, MPI_AINT_DIFF\\n");',
         '    return 0;', '}']

@@ -2,7 +2,8 @@
 ! (-DRMPI_F08). Attributes: a keyval whose copy adds one to the value (when extra_state came
 ! through) and whose delete counts its calls, and one with the predefined MPI_COMM_DUP_FN
 ! and MPI_COMM_NULL_DELETE_FN; MPI_Comm_dup copies, MPI_Comm_free and MPI_Comm_delete_attr
-! delete. A generalized request whose query fills the status and whose free is called once.
+! delete. MPI-1's MPI_Keyval_create with MPI_DUP_FN (not in mpi_f08). A generalized request
+! whose query fills the status and whose free is called once.
 ! Prints "fortran ok" on rank 0.
 program callbacks
 #include "binding.h"
@@ -10,6 +11,9 @@ program callbacks
     common /callbacks_n/ ndeleted, nfreed
     STATUS_T :: status
     REQUEST_T :: req
+#ifndef RMPI_F08
+    integer :: ival
+#endif
     integer(kind=MPI_ADDRESS_KIND) :: extra, aval
     logical :: flag
     COMM_T :: dup
@@ -47,6 +51,16 @@ program callbacks
     call MPI_Comm_free_keyval(key, ierr)
     call MPI_Comm_free_keyval(key2, ierr)
     if (key /= MPI_KEYVAL_INVALID) errs = errs + 1
+#ifndef RMPI_F08
+    call MPI_Keyval_create(MPI_DUP_FN, MPI_NULL_DELETE_FN, key, 0, ierr)
+    call MPI_Attr_put(MPI_COMM_WORLD, key, 5, ierr)
+    call MPI_Comm_dup(MPI_COMM_WORLD, dup, ierr)
+    call MPI_Attr_get(dup, key, ival, flag, ierr)
+    if (.not. flag .or. ival /= 5 .or. ierr /= MPI_SUCCESS) errs = errs + 1
+    call MPI_Comm_free(dup, ierr)
+    call MPI_Attr_delete(MPI_COMM_WORLD, key, ierr)
+    call MPI_Keyval_free(key, ierr)
+#endif
 
     call MPI_Grequest_start(greq_query, greq_free, greq_cancel, extra, req, ierr)
     call MPI_Grequest_complete(req, ierr)
