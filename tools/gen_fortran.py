@@ -7,12 +7,16 @@ Writes:
                    standard ABI's MPI_<Kind>_fromint/toint, ierror last, strings with
                    gfortran's hidden lengths, MPI_BOTTOM / MPI_IN_PLACE / MPI_STATUS(ES)_IGNORE
                    and friends recognised by the address of their common blocks, and 1-based
-                   indices for Waitany/Waitsome/Testany/Testsome. A function whose arguments
-                   this generator cannot convert (callbacks, argv lists, arrays of handles
-                   sized by a communicator) gets a wrapper that sets ierror to
-                   MPI_ERR_UNSUPPORTED_OPERATION and says so, never a missing symbol.
+                   indices for Waitany/Waitsome/Testany/Testsome. Callbacks (reductions,
+                   error handlers, attribute copy/delete, generalized requests) go through
+                   C trampolines (callbacks()); MPI_Comm_spawn(_multiple) reads CHARACTER
+                   argument arrays. A function whose arguments this generator cannot
+                   convert gets a wrapper that sets ierror to MPI_ERR_UNSUPPORTED_OPERATION
+                   and says so, never a missing symbol.
                    Also the mpi_f08 entry points `rmpi_f08_<name>` of functions with
-                   choice buffers: buffers as CFI descriptors, non-contiguous refused.
+                   choice buffers (buffers as CFI descriptors: non-contiguous sections copied
+                   by blocking calls, refused by those that keep the buffer) and of the
+                   large-count forms.
   --consts FILE    a C program that prints mpif.h from the compiled values of every
                    constant of mpi.h (run at build time, so the values are never copied);
                    with the argument f08 it prints mpi_f08's constants instead.
