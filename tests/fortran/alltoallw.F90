@@ -4,7 +4,7 @@
 ! MPI_Alltoallw with MPI_IN_PLACE, MPI_Neighbor_alltoallw on a periodic ring.
 ! Prints "fortran ok" on rank 0.
 program alltoallw
-#include "binding.h"
+#include "binding.inc"
     integer, parameter :: maxp = 16
     integer :: ierr, rank, nprocs, errs, j
     integer :: sbuf(maxp), rbuf(maxp), counts(maxp), displs(maxp), nbuf(2), nrecv(2), ncounts(2)

@@ -6,7 +6,7 @@
 ! whose query fills the status and whose free is called once.
 ! Prints "fortran ok" on rank 0.
 program callbacks
-#include "binding.h"
+#include "binding.inc"
     integer :: ierr, rank, errs, key, key2, ndeleted, nfreed, cnt
     common /callbacks_n/ ndeleted, nfreed
     STATUS_T :: status
@@ -72,7 +72,7 @@ program callbacks
 end program callbacks
 
 subroutine copy_plus1(oldcomm, keyval, extra_state, val_in, val_out, flag, ierr)
-#include "binding.h"
+#include "binding.inc"
     COMM_T :: oldcomm
     integer :: keyval, ierr
     integer(kind=MPI_ADDRESS_KIND) :: extra_state, val_in, val_out
@@ -83,7 +83,7 @@ subroutine copy_plus1(oldcomm, keyval, extra_state, val_in, val_out, flag, ierr)
 end subroutine copy_plus1
 
 subroutine count_delete(comm, keyval, val, extra_state, ierr)
-#include "binding.h"
+#include "binding.inc"
     COMM_T :: comm
     integer :: keyval, ierr, ndeleted, nfreed
     common /callbacks_n/ ndeleted, nfreed
@@ -93,7 +93,7 @@ subroutine count_delete(comm, keyval, val, extra_state, ierr)
 end subroutine count_delete
 
 subroutine greq_query(extra_state, status, ierr)
-#include "binding.h"
+#include "binding.inc"
     integer(kind=MPI_ADDRESS_KIND) :: extra_state
     STATUS_T :: status
     integer :: ierr
@@ -105,7 +105,7 @@ subroutine greq_query(extra_state, status, ierr)
 end subroutine greq_query
 
 subroutine greq_free(extra_state, ierr)
-#include "binding.h"
+#include "binding.inc"
     integer(kind=MPI_ADDRESS_KIND) :: extra_state
     integer :: ierr, ndeleted, nfreed
     common /callbacks_n/ ndeleted, nfreed
@@ -114,7 +114,7 @@ subroutine greq_free(extra_state, ierr)
 end subroutine greq_free
 
 subroutine greq_cancel(extra_state, complete, ierr)
-#include "binding.h"
+#include "binding.inc"
     integer(kind=MPI_ADDRESS_KIND) :: extra_state
     logical :: complete
     integer :: ierr

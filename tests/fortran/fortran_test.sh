@@ -2,7 +2,7 @@
 # Builds the Fortran programs of tests/fortran with the build's mpifort (as a user would)
 # and runs them on 1, 2 and 4 ranks: basics (use mpi), fixed (mpif.h, fixed form), f08
 # (use mpi_f08), rma_errors, callbacks, alltoallw and spawn through use mpi, mpif.h and
-# mpi_f08 each (binding.h).
+# mpi_f08 each (binding.inc).
 # Then checks that the explicit interfaces of use mpi and mpi_f08 turn wrong argument lists
 # into compile errors (bad_args.F90). Registered only when the bindings were built.
 # usage: fortran_test.sh BUILD_DIR SOURCE_DIR

@@ -5,7 +5,7 @@
 ! communicator and on a window, MPI_Error_string, an error handler written in Fortran
 ! (MPI_Comm_create_errhandler). Prints "fortran ok" on rank 0.
 program rma_errors
-#include "binding.h"
+#include "binding.inc"
     integer :: ierr, rank, nprocs, to, from, cls, slen, errs, ierr2
     WIN_T :: win
     integer, asynchronous :: wbuf(64)
@@ -86,7 +86,7 @@ end program rma_errors
 
 ! The error handler of the test: counts its calls and keeps the last code.
 subroutine on_error(comm, code)
-#include "binding.h"
+#include "binding.inc"
     COMM_T :: comm
     integer :: code, ncalls, lastcode
     common /rma_errors_eh/ ncalls, lastcode

@@ -4,7 +4,7 @@
 ! spawn_multiple (ARRAY_OF_ARGV(2, 2)); each child checks its argument and sends its rank to
 ! the parents' root; the children print nothing. Prints "fortran ok" on rank 0 of the parents.
 program spawn
-#include "binding.h"
+#include "binding.inc"
     integer :: ierr, rank, errs, i, got, codes(2), nremote, round
     character(len=256) :: cmd, arg, cmds(2)
     character(len=8) :: args(2), argvs(2, 2)
