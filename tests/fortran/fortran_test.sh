@@ -4,10 +4,15 @@
 # (use mpi_f08), rma_errors, callbacks, alltoallw and spawn through use mpi, mpif.h and
 # mpi_f08 each (binding.inc).
 # Then checks that the explicit interfaces of use mpi and mpi_f08 turn wrong argument lists
-# into compile errors (bad_args.F90). Registered only when the bindings were built.
+# into compile errors (bad_args.F90). Without the bindings it skips (exit 77) and says why.
 # usage: fortran_test.sh BUILD_DIR SOURCE_DIR
 set -eu
 build=$1 src=$2
+if [ ! -x "$build/bin/mpifort" ] || [ ! -f "$build/include/mpi_f08.mod" ]; then
+  echo "skipped: this build has no Fortran bindings: no gfortran (9 or later) was found when it was"
+  echo "configured (apt-get install gfortran, then configure afresh: rm -r $build; make)"
+  exit 77
+fi
 t=$src/tests/fortran
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
