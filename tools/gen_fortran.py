@@ -181,12 +181,10 @@ def fview(name, params):
     """The parameters as Fortran sees them: (name, kind, array, C type) with kind one of
     int, logical, ranges, handle, wide, buffer, ptr, status, string, proc (a callback whose
     C type names its Fortran abstract interface); None if not expressible."""
-    out = []
-    for p in params:
-        d = decode(p)
-        if not d:
-            return None
-        t, _, ptr, pname, dims = d
+    out, decoded = [], [decode(p) for p in params]
+    if None in decoded:
+        return None
+    for t, _, ptr, pname, dims in decoded:
         arr = bool(dims)
         if dims.count("[") > 1 and t == "int":
             kind = "ranges"
@@ -465,12 +463,10 @@ def wrapper(name, params, f08=False):
     keeps the buffer (ASYNC) refuses it."""
     fargs, pre, call, post = [], [], [], []
     checks, sections = [], []
-    lens = []
-    for p in params:
-        d = decode(p)
-        if not d:
-            return None
-        t, const, ptr, pname, dims = d
+    lens, decoded = [], [decode(p) for p in params]
+    if None in decoded:
+        return None
+    for t, const, ptr, pname, dims in decoded:
         if dims.count("[") > 1 and t == "int":   # int ranges[][3]
             fargs.append(f"MPI_Fint *{pname}")
             call.append(f"(int (*)[3]){pname}")
