@@ -1,7 +1,8 @@
-! The `use mpi` module of RailMPI: the constants of mpif.h (generated at build time from
-! mpi.h) in a module. Routines are external procedures (libmpifort), called with implicit
-! interfaces as from mpif.h; explicit interfaces are not provided yet (bindings/fortran/README.md).
+! The `use mpi` module of RailMPI: the constants of mpif.h and the explicit interfaces of
+! every routine (both generated at build time from mpi.h by tools/gen_fortran.py); the
+! routines are the external procedures of libmpifort that mpif.h users call.
 module mpi
     implicit none
     include 'mpif.h'
+    include 'mpi_interfaces.h'
 end module mpi

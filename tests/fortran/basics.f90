@@ -81,16 +81,7 @@ program basics
     if (myop /= MPI_OP_NULL) errs = errs + 1
 
     if (MPI_Wtime() < t0) errs = errs + 1
-    call MPI_Allreduce(MPI_IN_PLACE, errs, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
-    if (rank == 0) then
-        if (errs == 0) then
-            print '(a)', 'fortran ok'
-        else
-            print '(a,i0,a)', 'fortran FAILED: ', errs, ' errors'
-        end if
-    end if
-    call MPI_Finalize(ierr)
-    if (errs /= 0) stop 1
+    include 'report.inc'
 end program basics
 
 ! The user reduction: an external subroutine, as MPI_Op_create takes one (an internal one
