@@ -6,10 +6,11 @@
  *
  * Segment: one sync line pair per node rank (passive-target lock word, accumulate lock),
  * then, page aligned, the node ranks' parts in window-rank order (allocate_shared: back
- * to back as MPI requires; allocate: each part 64-byte aligned). Accumulates on integer
- * types with SUM/MIN/MAX/BAND/BOR/BXOR/REPLACE/NO_OP and compare-and-swap on integers are
- * hardware atomics per element; every other (type, op) takes the target's accumulate
- * lock, so concurrent accumulates stay atomic per element (MPI-4.1 12.7.1). A target's
+ * to back as MPI requires; allocate: each part 64-byte aligned). Small accumulates (up to
+ * RMA_ATOMIC_MAX elements) on integer types with SUM/MIN/MAX/BAND/BOR/BXOR/REPLACE/NO_OP,
+ * and compare-and-swap of a word, are hardware atomics per element; every other (type,
+ * op, size) takes the target's accumulate lock and the vectorised kernel, so concurrent
+ * accumulates stay atomic per element (MPI-4.1 12.7.1). A target's
  * own progress hook applies remote origins' accumulates and locks through the same
  * atomics and lock words (target.c). */
 #include "rma_impl.h"
@@ -29,8 +30,9 @@
 struct rmpi_win_sync {
     _Atomic uint32_t rw; /* RW_EXCL, or the number of shared holders */
     char pad0[60];
-    _Atomic uint32_t acc; /* 1 while an accumulate that is not a hardware atomic runs */
-    char pad1[60];
+    _Atomic uint32_t acc;     /* 1 while an accumulate that is not hardware atomics runs */
+    _Atomic uint32_t atomics; /* accumulates running as hardware atomics */
+    char pad1[56];
 };
 
 /* ---- the node segment ---- */
@@ -168,15 +170,42 @@ void rma_rw_release(rmpi_win_sync_t *s, int excl)
         atomic_fetch_sub(&s->rw, 1);
 }
 
+/* The accumulate lock excludes other locked accumulates and the atomic ones: a large
+ * accumulate runs the vectorised kernel on plain memory, which element atomics of a
+ * concurrent small one must not interleave with. Atomic ones announce themselves in
+ * `atomics` and then check `acc`; the lock is set and then waits for `atomics` to drain
+ * (both sequentially consistent, so one of the two always sees the other). */
+static void spin(unsigned *spins)
+{
+    if (++*spins > 64)
+        sched_yield(); /* the holder may be descheduled when ranks outnumber cores */
+}
+
 static void acc_lock(rmpi_win_sync_t *s)
 {
     unsigned spins = 0;
-    while (atomic_exchange_explicit(&s->acc, 1, memory_order_acquire))
-        if (++spins > 64)
-            sched_yield(); /* the holder may be descheduled when ranks outnumber cores */
+    while (atomic_exchange(&s->acc, 1))
+        spin(&spins);
+    while (atomic_load(&s->atomics))
+        spin(&spins);
 }
 
-static void acc_unlock(rmpi_win_sync_t *s) { atomic_store_explicit(&s->acc, 0, memory_order_release); }
+static void acc_unlock(rmpi_win_sync_t *s) { atomic_store(&s->acc, 0); }
+
+static void atomics_enter(rmpi_win_sync_t *s)
+{
+    unsigned spins = 0;
+    for (;;) {
+        atomic_fetch_add(&s->atomics, 1);
+        if (!atomic_load(&s->acc))
+            return;
+        atomic_fetch_sub(&s->atomics, 1);
+        while (atomic_load(&s->acc))
+            spin(&spins);
+    }
+}
+
+static void atomics_leave(rmpi_win_sync_t *s) { atomic_fetch_sub(&s->atomics, 1); }
 
 /* ---- element-wise atomics ---- */
 
@@ -253,10 +282,15 @@ static void at_elem(char *p, size_t es, int sgn, MPI_Op op, const void *v, const
 #undef AT_DO
 }
 
+/* Up to this many elements an accumulate runs as element atomics; past it the lock and
+ * the vectorised kernel are faster (a locked add costs about as much as a lock). */
+#define RMA_ATOMIC_MAX 32
+
 /* Whether (type, op) on these segments can run as per-element hardware atomics. */
-static int atomic_ok(MPI_Datatype basic, size_t es, MPI_Op op, const char *base, const rma_seg_t *segs, uint32_t nseg)
+static int atomic_ok(MPI_Datatype basic, size_t es, MPI_Op op, const char *base, const rma_seg_t *segs, uint32_t nseg,
+                     size_t bytes)
 {
-    if (!int_kind(basic) || (es != 1 && es != 2 && es != 4 && es != 8))
+    if (!int_kind(basic) || (es != 1 && es != 2 && es != 4 && es != 8) || bytes / es > RMA_ATOMIC_MAX)
         return 0;
     if (op != MPI_SUM && op != MPI_MIN && op != MPI_MAX && op != MPI_BAND && op != MPI_BOR && op != MPI_BXOR &&
         op != MPI_REPLACE && op != MPI_NO_OP)
@@ -289,14 +323,16 @@ void rma_direct_acc(rmpi_win_sync_t *s, char *base, const rma_seg_t *segs, uint3
     if (!bytes)
         return;
     size_t es = rmpi_dtype_size(rmpi_dtype_get(basic));
-    if (atomic_ok(basic, es, op, base, segs, nseg)) {
+    if (atomic_ok(basic, es, op, base, segs, nseg, bytes)) {
         static const uint64_t none; /* the operand of MPI_NO_OP, never used */
         int sgn = int_kind(basic);
+        atomics_enter(s);
         size_t pos = 0;
         for (uint32_t i = 0; i < nseg; i++)
             for (size_t k = 0; k < segs[i].len; k += es, pos += es)
                 at_elem(base + segs[i].off + k, es, sgn, op, src ? (const char *)src + pos : (const char *)&none, NULL,
                         result ? (char *)result + pos : NULL);
+        atomics_leave(s);
         return;
     }
     acc_lock(s);
@@ -320,8 +356,10 @@ void rma_direct_cas(rmpi_win_sync_t *s, char *p, size_t es, const void *v, const
 {
     rma_seg_t one = {0, es};
     /* compare-and-swap compares bits: atomic for every type of a hardware word size */
-    if (atomic_ok(MPI_BYTE, es, MPI_REPLACE, p, &one, 1)) {
+    if (atomic_ok(MPI_BYTE, es, MPI_REPLACE, p, &one, 1, es)) {
+        atomics_enter(s);
         at_elem(p, es, 2, MPI_REPLACE, v, cmp, result);
+        atomics_leave(s);
         return;
     }
     acc_lock(s);

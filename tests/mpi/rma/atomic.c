@@ -4,7 +4,8 @@
  * - every rank fetch-and-adds one counter on rank 0 at once: the fetched values are each
  *   of 0 .. size*N-1 exactly once;
  * - every rank accumulates doubles (the accumulate lock), longs with MPI_MAX and MPI_BXOR
- *   and MPI_PROD (atomics and the lock) into the same elements at once: exact results;
+ *   and MPI_PROD (atomics and the lock) into the same elements at once, and 64-long sums
+ *   (the lock) over elements others fetch-and-add (atomics): exact results;
  * - Get_accumulate through a vector target type, Compare_and_swap on int and int8_t;
  * - put data, flush, put flag: a target that sees the flag sees the data;
  * - an allocate_shared window and a dynamic window used in the same epochs;
@@ -16,15 +17,17 @@
 
 #define N 200
 #define K 8
+#define BIG 64 /* longs: an accumulate this large takes the lock, not element atomics */
 
 static void contention(int rank, int size)
 {
     long *mem;
     MPI_Win win;
-    MTEST_OK(MPI_Win_allocate((2 + 3 * K) * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+    MTEST_OK(
+        MPI_Win_allocate((2 + 3 * K + BIG) * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
     double *dbl = (double *)(mem + 2 + 2 * K); /* K doubles after the longs */
     MTEST_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win));
-    for (int i = 0; i < 2 + 2 * K; i++)
+    for (int i = 0; i < 2 + 3 * K + BIG; i++)
         mem[i] = 0;
     for (int i = 0; i < K; i++)
         dbl[i] = 0.0, mem[2 + K + i] = 1; /* PROD starts at 1 */
@@ -46,6 +49,12 @@ static void contention(int rank, int size)
         for (int k = 0; k < K; k++)
             bits[k] = 1L << ((rank + i + k) % 60);
         MTEST_OK(MPI_Accumulate(bits, K, MPI_LONG, 0, 2, K, MPI_LONG, MPI_BXOR, win));
+        long ones[BIG];
+        for (int k = 0; k < BIG; k++)
+            ones[k] = 1;
+        MTEST_OK(MPI_Accumulate(ones, BIG, MPI_LONG, 0, 2 + 3 * K, BIG, MPI_LONG, MPI_SUM, win));
+        long old;
+        MTEST_OK(MPI_Fetch_and_op(&one, &old, MPI_LONG, 0, 2 + 3 * K + (i % BIG), MPI_SUM, win));
         if (i < 10) { /* 2^(10 size) fits in a long up to 6 ranks */
             long two[K];
             for (int k = 0; k < K; k++)
@@ -79,6 +88,10 @@ static void contention(int rank, int size)
             MTEST_CHECK(mem[2 + K + k] == 1L << (10 * size), "prod %d: %ld", k, mem[2 + K + k]);
             double want = (double)size * N * (0.5 + k);
             MTEST_CHECK(dbl[k] == want, "double sum %d: %g, expected %g", k, dbl[k], want);
+        }
+        for (int k = 0; k < BIG; k++) { /* locked and atomic sums on the same elements */
+            long want = (long)size * N + (long)size * (N / BIG + (k < N % BIG));
+            MTEST_CHECK(mem[2 + 3 * K + k] == want, "big sum %d: %ld, expected %ld", k, mem[2 + 3 * K + k], want);
         }
         MTEST_OK(MPI_Win_unlock(0, win));
     }
