@@ -35,6 +35,12 @@ struct rmpi_win_sync {
     char pad1[56];
 };
 
+/* A sense-reversing barrier of the node's ranks, at the head of the segment. */
+typedef struct rma_shm_barrier {
+    _Atomic uint32_t count, sense;
+    char pad[120];
+} rma_shm_barrier_t;
+
 /* ---- the node segment ---- */
 
 /* Window ranks' nodes; -1 for processes of other jobs (never mapped together). */
@@ -73,7 +79,7 @@ int rma_node_segment(rmpi_win_t *w, int packed, int direct)
         total += (w->peers[i].size + al - 1) / al * al;
     }
     size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-    size_t head = ((size_t)nloc * sizeof(rmpi_win_sync_t) + pg - 1) / pg * pg;
+    size_t head = (sizeof(rma_shm_barrier_t) + (size_t)nloc * sizeof(rmpi_win_sync_t) + pg - 1) / pg * pg;
     size_t len = head + (total + pg - 1) / pg * pg;
     typedef struct {
         char s[64];
@@ -125,6 +131,7 @@ int rma_node_segment(rmpi_win_t *w, int packed, int direct)
     }
     w->shm = p;
     w->shm_len = len;
+    w->nlocal = nloc;
     w->shm_data = (char *)p + head;
     w->base = w->shm_data + off[me];
     if (direct) {
@@ -132,11 +139,29 @@ int rma_node_segment(rmpi_win_t *w, int packed, int direct)
         w->dsync = rmpi_xmalloc((size_t)n * sizeof *w->dsync);
         for (int i = 0, k = 0; i < n; i++) {
             w->dptr[i] = off[i] == SIZE_MAX ? NULL : w->shm_data + off[i];
-            w->dsync[i] = off[i] == SIZE_MAX ? NULL : (rmpi_win_sync_t *)p + k++;
+            w->dsync[i] = off[i] == SIZE_MAX ? NULL : (rmpi_win_sync_t *)((rma_shm_barrier_t *)p + 1) + k++;
         }
     }
     free(off);
     return 0;
+}
+
+int rma_node_barrier(rmpi_win_t *w)
+{
+    if (!w->dsync || w->nlocal != w->size)
+        return 0;
+    rma_shm_barrier_t *b = w->shm;
+    uint32_t sense = w->bar_sense = !w->bar_sense;
+    if (atomic_fetch_add(&b->count, 1) == (uint32_t)w->size - 1) {
+        atomic_store(&b->count, 0);
+        atomic_store(&b->sense, sense);
+    } else {
+        /* progress while waiting: other windows' messages and our own pending sends */
+        unsigned idle = 0;
+        while (atomic_load(&b->sense) != sense)
+            rmpi_core_wait_step(&idle);
+    }
+    return 1;
 }
 
 /* ---- lock words ---- */

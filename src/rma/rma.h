@@ -65,6 +65,8 @@ typedef struct rmpi_win {
     char *shm_data;          /* first part in the segment */
     char **dptr;             /* per target on this node: its window memory mapped here */
     rmpi_win_sync_t **dsync; /* per target on this node: its sync line; NULL: remote target */
+    int nlocal;              /* window ranks sharing the segment */
+    uint32_t bar_sense;      /* this rank's sense in the segment's barrier */
     /* dynamic windows: attached regions */
     rmpi_win_region_t *regions;
     int nregions, capregions;

@@ -98,6 +98,9 @@ void rma_direct_acc(rmpi_win_sync_t *s, char *base, const rma_seg_t *segs, uint3
 void rma_direct_cas(rmpi_win_sync_t *s, char *p, size_t es, const void *v, const void *cmp, void *result);
 void rma_segs_gather(const char *base, const rma_seg_t *segs, uint32_t nseg, char *out);
 void rma_segs_scatter(char *base, const rma_seg_t *segs, uint32_t nseg, const char *in);
+/* Fence's barrier in the segment when every rank of the window is on this node and
+ * direct (1), else 0 and nothing done. */
+int rma_node_barrier(rmpi_win_t *w);
 /* Passive-target lock words: try (1: taken), take (progressing while it waits), release. */
 int rma_rw_try(rmpi_win_sync_t *s, int excl);
 void rma_rw_lock(rmpi_win_sync_t *s, int excl);

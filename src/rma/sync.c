@@ -18,7 +18,8 @@ int rmpi_rma_fence(rmpi_win_t *w, int assert)
 {
     int err = rma_flush_ranks(w, NULL, w->size);
     rma_wait_gets(w, -1);
-    rmpi_coll_barrier(w->comm);
+    if (!rma_node_barrier(w)) /* every target direct: a barrier in shared memory will do */
+        rmpi_coll_barrier(w->comm);
     w->fence_open = !(assert &MPI_MODE_NOSUCCEED);
     return err;
 }
