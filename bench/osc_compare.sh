@@ -54,30 +54,7 @@ bench_name=osc_compare.sh
 . "$here/bench_lib.sh"
 bench_setup osc
 
-mpis=()
-versions=""
-if wanted mpich && command -v mpicc.mpich >/dev/null && command -v mpiexec.mpich >/dev/null; then
-    say "building osc with mpicc.mpich"
-    mpicc.mpich -std=c11 -O2 -g -Wall -Wextra -o "$ref/osc.mpich" "$here/osc.c"
-    mpis+=(mpich)
-    versions+=",\"mpich\":\"$(mpichversion 2>/dev/null | awk '/^MPICH Version/{print $3}')\""
-fi
-if wanted openmpi && command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null; then
-    say "building osc with mpicc.openmpi"
-    mpicc.openmpi -std=c11 -O2 -g -Wall -Wextra -o "$ref/osc.openmpi" "$here/osc.c"
-    mpis+=(openmpi)
-    versions+=",\"openmpi\":\"$(ompi_info --version 2>/dev/null | awk '/Open MPI/{print $3; exit}')\""
-fi
-if wanted railmpi; then
-    if [ -f "$build/CMakeCache.txt" ]; then
-        say "building RailMPI's osc (cmake target bench)"
-        cmake --build "$build" --target bench >>"$log" 2>&1 || { say "building bench failed (see $log)"; exit 1; }
-        mpis+=(railmpi)
-    else
-        say "RailMPI is not configured in $build; skipping it"
-    fi
-fi
-[ ${#mpis[@]} -gt 0 ] || { say "no MPI to run"; exit 1; }
+bench_build_all osc
 
 # Shared memory for every MPI, each with its default one-sided component (MPICH ch4 with
 # its shm windows, Open MPI ob1/vader with osc selected by itself). Open MPI 4.1.4 here
@@ -97,22 +74,7 @@ load=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "{\"meta\":\"osc_compare\",\"date\":\"$stamp\",\"host\":\"$(hostname)\",\"cores\":$(nproc),\"busy_pct\":$busy,\"loadavg\":\"$load\",\"reps\":$reps,\"sizes\":\"$sizes\",\"flavor\":\"$flavor\"$versions}" >>"$out"
 [ "$busy" -lt 20 ] || say "warning: the CPUs are $busy% busy with other work (load $load); numbers will be noisy"
 
-failed=0
-for rep in $(seq 1 "$reps"); do
-    for mpi in "${mpis[@]}"; do
-        cmd=$(launch "$mpi")
-        say "run $rep/$reps: $mpi"
-        echo "### $mpi rep $rep: $cmd -s $sizes -w $flavor" >>"$log"
-        # shellcheck disable=SC2086  # the command line is meant to be word-split
-        if lines=$(timeout 300 $cmd -s "$sizes" -w "$flavor" 2>>"$log"); then
-            printf '%s\n' "$lines" | grep -v '^{' >>"$log" || true
-            printf '%s\n' "$lines" | grep '^{' | sed "s/^{/{\"mpi\":\"$mpi\",\"rep\":$rep,/" >>"$out"
-        else
-            say "FAILED: $mpi (see $log)"
-            failed=1
-        fi
-    done
-done
+bench_run_all 300 -s "$sizes" -w "$flavor"
 
 python3 - "$out" <<'PY' | tee "$md"
 import json, statistics, sys
