@@ -218,6 +218,10 @@ int rmpi_rma_flush(rmpi_win_t *w, int target, int local)
 {
     if (target >= 0 ? !w->locked[target] && !w->lock_all : !w->nlocked && !w->lock_all)
         return MPI_ERR_RMA_SYNC;
+    if ((target >= 0 && rmpi_rma_direct(w, target)) || (target < 0 && w->dsync && w->nlocal == w->size)) {
+        atomic_thread_fence(memory_order_seq_cst); /* direct operations are complete when issued */
+        return 0;
+    }
     if (local) { /* puts and accumulates complete locally when issued: only answers to wait for */
         rma_wait_gets(w, target);
         return 0;
