@@ -78,8 +78,6 @@ static int lock_grant_queued(rmpi_win_t *w)
         free(q);
         n++;
     }
-    if (w->lockq && rmpi_rma_direct(w, w->rank))
-        n += lock_grant_queued(w);
     return n;
 }
 

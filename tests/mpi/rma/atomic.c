@@ -188,21 +188,29 @@ static void shared_and_dynamic(int rank, int size)
 {
     long *sh;
     MPI_Win ws, wd;
-    MTEST_OK(MPI_Win_allocate_shared(size * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &sh, &ws));
+    MPI_Comm node; /* shared windows need one node: with fake nodes, the node's ranks */
+    int nrank, nsize;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &nrank);
+    MPI_Comm_size(node, &nsize);
+    MTEST_OK(MPI_Win_allocate_shared(nsize * sizeof(long), sizeof(long), MPI_INFO_NULL, node, &sh, &ws));
     MTEST_OK(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &wd));
     long *dyn = calloc((size_t)size + 1, sizeof(long)); /* a slot per origin, then a counter */
     MTEST_OK(MPI_Win_attach(wd, dyn, (MPI_Aint)(size + 1) * sizeof(long)));
     MPI_Aint addr, *addrs = malloc((size_t)size * sizeof(MPI_Aint));
     MPI_Get_address(dyn, &addr);
     MPI_Allgather(&addr, 1, MPI_AINT, addrs, 1, MPI_AINT, MPI_COMM_WORLD);
-    for (int i = 0; i < size; i++)
+    for (int i = 0; i < nsize; i++)
         sh[i] = 0;
     MPI_Barrier(MPI_COMM_WORLD);
     MTEST_OK(MPI_Win_lock_all(0, ws));
     MTEST_OK(MPI_Win_lock_all(0, wd));
+    for (int t = 0; t < nsize; t++) {
+        long v = 10 * nrank + t;
+        MTEST_OK(MPI_Put(&v, 1, MPI_LONG, t, nrank, 1, MPI_LONG, ws));
+    }
     for (int t = 0; t < size; t++) {
         long v = 10 * rank + t;
-        MTEST_OK(MPI_Put(&v, 1, MPI_LONG, t, rank, 1, MPI_LONG, ws));
         MTEST_OK(MPI_Put(&v, 1, MPI_LONG, t, addrs[t] + rank * (MPI_Aint)sizeof(long), 1, MPI_LONG, wd));
         long one = 1;
         MTEST_OK(
@@ -214,8 +222,9 @@ static void shared_and_dynamic(int rank, int size)
     MTEST_OK(MPI_Win_unlock_all(ws));
     MPI_Barrier(MPI_COMM_WORLD);
     MTEST_OK(MPI_Win_sync(ws));
+    for (int r = 0; r < nsize; r++)
+        MTEST_CHECK(sh[r] == 10 * r + nrank, "shared slot %d: %ld", r, sh[r]);
     for (int r = 0; r < size; r++) {
-        MTEST_CHECK(sh[r] == 10 * r + rank, "shared slot %d: %ld", r, sh[r]);
         MTEST_CHECK(dyn[r] == 10 * r + rank, "dynamic slot %d: %ld", r, dyn[r]);
     }
     MTEST_CHECK(dyn[size] == size, "dynamic counter: %ld", dyn[size]);
@@ -223,26 +232,33 @@ static void shared_and_dynamic(int rank, int size)
     MPI_Aint qs;
     int du;
     long *peer;
-    MTEST_OK(MPI_Win_shared_query(ws, (rank + 1) % size, &qs, &du, &peer));
-    MTEST_CHECK(qs == size * (MPI_Aint)sizeof(long) && peer[rank] == 10 * rank + (rank + 1) % size,
-                "shared_query part of rank %d", (rank + 1) % size);
+    MTEST_OK(MPI_Win_shared_query(ws, (nrank + 1) % nsize, &qs, &du, &peer));
+    MTEST_CHECK(qs == nsize * (MPI_Aint)sizeof(long) && peer[nrank] == 10 * nrank + (nrank + 1) % nsize,
+                "shared_query part of rank %d", (nrank + 1) % nsize);
     MPI_Barrier(MPI_COMM_WORLD);
     MTEST_OK(MPI_Win_detach(wd, dyn));
     MTEST_OK(MPI_Win_free(&wd));
     MTEST_OK(MPI_Win_free(&ws));
+    MPI_Comm_free(&node);
     free(dyn);
     free(addrs);
 }
 
 /* Windows of 0 bytes: everywhere, or on odd ranks only. */
-static void empty_windows(int rank, int size)
+static void empty_windows(void)
 {
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     for (int mode = 0; mode < 3; mode++) {
+        MPI_Comm comm = mode == 2 ? node : MPI_COMM_WORLD;
+        int rank, size;
+        MPI_Comm_rank(comm, &rank);
+        MPI_Comm_size(comm, &size);
         MPI_Aint bytes = mode == 0 || (mode == 1 && rank % 2) ? 0 : sizeof(long);
         void *base;
         MPI_Win win;
         if (mode == 2)
-            MTEST_OK(MPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win));
+            MTEST_OK(MPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, comm, &base, &win));
         else
             MTEST_OK(MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win));
         int t = (rank + 1) % size;
@@ -288,6 +304,7 @@ static void empty_windows(int rank, int size)
         }
         MTEST_OK(MPI_Win_free(&win));
     }
+    MPI_Comm_free(&node);
 }
 
 int main(int argc, char **argv)
@@ -299,6 +316,6 @@ int main(int argc, char **argv)
     contention(rank, size);
     flush_order(rank, size);
     shared_and_dynamic(rank, size);
-    empty_windows(rank, size);
+    empty_windows();
     return mtest_finalize();
 }
