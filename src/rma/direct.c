@@ -96,9 +96,12 @@ int rma_node_segment(rmpi_win_t *w, int packed, int direct)
             if (fd < 0 && errno != EEXIST)
                 break;
         }
-        if (fd < 0 || ftruncate(fd, (off_t)len) != 0) {
+        /* pages reserved now: a /dev/shm too small fails here, not with SIGBUS at a store */
+        int e = fd < 0 ? errno : ftruncate(fd, (off_t)len) != 0 ? errno : posix_fallocate(fd, 0, (off_t)len);
+        if (e) {
+            errno = e;
             rmpi_warn("rank %d: one-sided window segment %s (%zu bytes) could not be created: %m (is /dev/shm "
-                      "full?).",
+                      "full?); Win_allocate falls back to private memory, Win_allocate_shared fails.",
                       me, name, len);
             if (fd >= 0) {
                 close(fd);
