@@ -329,10 +329,27 @@ static int atomic_ok(MPI_Datatype basic, size_t es, MPI_Op op, const char *base,
     return 1;
 }
 
+/* memmove, except where the destination is 1..63 bytes past the source modulo a page: the
+ * string instruction glibc copies medium sizes with then runs about 20 times slower (64
+ * KiB: 90 us instead of 4; a malloc'd buffer 16 bytes into its page against a window at a
+ * page start is that case), and 256-byte copies the compiler inlines are not affected. */
+static void copy(char *d, const char *s, size_t n)
+{
+    size_t delta = ((uintptr_t)d - (uintptr_t)s) & 4095;
+    if (n < 2048 || n >= (512 << 10) || !delta || delta >= 64 || (d < s + n && s < d + n)) {
+        memmove(d, s, n);
+        return;
+    }
+    size_t i = 0;
+    for (; i + 256 <= n; i += 256)
+        memcpy(d + i, s + i, 256);
+    memcpy(d + i, s + i, n - i);
+}
+
 void rma_segs_gather(const char *base, const rma_seg_t *segs, uint32_t nseg, char *out)
 {
     for (uint32_t i = 0; i < nseg; i++) {
-        memmove(out, base + segs[i].off, segs[i].len);
+        copy(out, base + segs[i].off, segs[i].len);
         out += segs[i].len;
     }
 }
@@ -340,7 +357,7 @@ void rma_segs_gather(const char *base, const rma_seg_t *segs, uint32_t nseg, cha
 void rma_segs_scatter(char *base, const rma_seg_t *segs, uint32_t nseg, const char *in)
 {
     for (uint32_t i = 0; i < nseg; i++) {
-        memmove(base + segs[i].off, in, segs[i].len);
+        copy(base + segs[i].off, in, segs[i].len);
         in += segs[i].len;
     }
 }
