@@ -240,20 +240,25 @@ static void atomics_leave(rmpi_win_sync_t *s) { atomic_fetch_sub(&s->atomics, 1)
 /* 1: signed integer, 2: unsigned (or byte), 0: not an integer type. */
 static int int_kind(MPI_Datatype t)
 {
-    static const MPI_Datatype sgn[] = {MPI_AINT,     MPI_COUNT,     MPI_OFFSET,  MPI_SHORT,    MPI_INT,
-                                       MPI_LONG,     MPI_LONG_LONG, MPI_INTEGER, MPI_INT8_T,   MPI_SIGNED_CHAR,
-                                       MPI_INT16_T,  MPI_INT32_T,   MPI_INT64_T, MPI_INTEGER1, MPI_INTEGER2,
-                                       MPI_INTEGER4, MPI_INTEGER8};
-    static const MPI_Datatype uns[] = {MPI_UNSIGNED_SHORT, MPI_UNSIGNED, MPI_UNSIGNED_LONG, MPI_UNSIGNED_LONG_LONG,
-                                       MPI_UINT8_T,        MPI_UINT16_T, MPI_UINT32_T,      MPI_UINT64_T,
-                                       MPI_UNSIGNED_CHAR,  MPI_BYTE};
-    for (size_t i = 0; i < sizeof sgn / sizeof sgn[0]; i++)
-        if (t == sgn[i])
-            return 1;
-    for (size_t i = 0; i < sizeof uns / sizeof uns[0]; i++)
-        if (t == uns[i])
-            return 2;
-    return 0;
+    /* predefined handles are 0x200..0x2ff (include/mpi.h): one table lookup per operation */
+    static signed char kind[256];
+    static int ready;
+    if (!ready) {
+        static const MPI_Datatype sgn[] = {MPI_AINT,     MPI_COUNT,     MPI_OFFSET,  MPI_SHORT,    MPI_INT,
+                                           MPI_LONG,     MPI_LONG_LONG, MPI_INTEGER, MPI_INT8_T,   MPI_SIGNED_CHAR,
+                                           MPI_INT16_T,  MPI_INT32_T,   MPI_INT64_T, MPI_INTEGER1, MPI_INTEGER2,
+                                           MPI_INTEGER4, MPI_INTEGER8};
+        static const MPI_Datatype uns[] = {MPI_UNSIGNED_SHORT, MPI_UNSIGNED, MPI_UNSIGNED_LONG, MPI_UNSIGNED_LONG_LONG,
+                                           MPI_UINT8_T,        MPI_UINT16_T, MPI_UINT32_T,      MPI_UINT64_T,
+                                           MPI_UNSIGNED_CHAR,  MPI_BYTE};
+        for (size_t i = 0; i < sizeof sgn / sizeof sgn[0]; i++)
+            kind[(uintptr_t)sgn[i] & 0xff] = 1;
+        for (size_t i = 0; i < sizeof uns / sizeof uns[0]; i++)
+            kind[(uintptr_t)uns[i] & 0xff] = 2;
+        ready = 1;
+    }
+    uintptr_t h = (uintptr_t)t;
+    return h >= 0x200 && h <= 0x2ff ? kind[h & 0xff] : 0;
 }
 
 #define AT_RMW(T, ST)                                                                                 \

@@ -172,8 +172,14 @@ int rmpi_rma_unlock(rmpi_win_t *w, int target)
 {
     if (!w->locked[target])
         return MPI_ERR_RMA_SYNC;
-    int type = w->locked[target];
-    int err = unlock_ranks(w, &target, &type, 1);
+    int type = w->locked[target], err = 0;
+    if (rmpi_rma_direct(w, target)) { /* what unlock_ranks does for it, without its arrays */
+        atomic_thread_fence(memory_order_seq_cst);
+        if (!w->nocheck[target])
+            rma_rw_release(w->dsync[target], type == MPI_LOCK_EXCLUSIVE);
+        w->nocheck[target] = 0;
+    } else
+        err = unlock_ranks(w, &target, &type, 1);
     w->locked[target] = 0;
     w->nlocked--;
     return err;
