@@ -1,5 +1,6 @@
-# Sourced by compare.sh and coll_compare.sh: result files, messages, the --only filter and
-# the CPU busy share. The caller sets bench_name, build, out (may be empty) and only.
+# Sourced by compare.sh, coll_compare.sh and osc_compare.sh: result files, messages, the --only filter,
+# the CPU busy share, building and running one benchmark for every MPI. The caller sets
+# bench_name, build, out (may be empty) and only (and here, reps, launch for the last two).
 
 # ref/ for the reference MPIs' binaries; out (JSON lines, default
 # BUILD/bench/results/PREFIX-DATE.jsonl), md and log beside it, emptied.
@@ -56,5 +57,60 @@ bench_opts() {
         var=${spec#*" $opt="}
         printf -v "${var%% *}" '%s' "$2"
         shift 2
+    done
+}
+
+# Build bench/$1.c with MPICH's and Open MPI's wrappers into ref/ and RailMPI's through
+# the cmake target bench, for those wanted and present: sets mpis (names) and versions
+# (JSON members for the meta line).
+bench_build_all() {
+    local src=$1
+    mpis=()
+    versions=""
+    if wanted mpich && command -v mpicc.mpich >/dev/null && command -v mpiexec.mpich >/dev/null; then
+        say "building $src with mpicc.mpich"
+        mpicc.mpich -std=c11 -O2 -g -Wall -Wextra -o "$ref/$src.mpich" "$here/$src.c"
+        mpis+=(mpich)
+        versions+=",\"mpich\":\"$(mpichversion 2>/dev/null | awk '/^MPICH Version/{print $3}')\""
+    fi
+    if wanted openmpi && command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null; then
+        say "building $src with mpicc.openmpi"
+        mpicc.openmpi -std=c11 -O2 -g -Wall -Wextra -o "$ref/$src.openmpi" "$here/$src.c"
+        mpis+=(openmpi)
+        versions+=",\"openmpi\":\"$(ompi_info --version 2>/dev/null | awk '/Open MPI/{print $3; exit}')\""
+    fi
+    if wanted railmpi; then
+        if [ -f "$build/CMakeCache.txt" ]; then
+            say "building RailMPI's $src (cmake target bench)"
+            cmake --build "$build" --target bench >>"$log" 2>&1 || { say "building bench failed (see $log)"; exit 1; }
+            mpis+=(railmpi)
+        else
+            say "RailMPI is not configured in $build; skipping it"
+        fi
+    fi
+    [ ${#mpis[@]} -gt 0 ] || { say "no MPI to run"; exit 1; }
+}
+
+# Run `launch MPI` followed by the arguments given, reps times round every MPI in turn
+# (a burst of outside load hits them alike); JSON lines tagged with mpi and rep go to
+# out, the rest to log. Sets failed.
+bench_run_all() {
+    local tmo=$1 lines cmd rep mpi
+    shift
+    failed=0
+    for rep in $(seq 1 "$reps"); do
+        for mpi in "${mpis[@]}"; do
+            cmd=$(launch "$mpi")
+            say "run $rep/$reps: $mpi"
+            echo "### $mpi rep $rep: $cmd $*" >>"$log"
+            # shellcheck disable=SC2086  # the command line is meant to be word-split
+            if lines=$(timeout "$tmo" $cmd "$@" 2>>"$log"); then
+                printf '%s\n' "$lines" | grep -v '^{' >>"$log" || true
+                printf '%s\n' "$lines" | grep '^{' | sed "s/^{/{\"mpi\":\"$mpi\",\"rep\":$rep,/" >>"$out"
+            else
+                say "FAILED: $mpi (see $log)"
+                failed=1
+            fi
+        done
     done
 }

@@ -56,30 +56,7 @@ bench_name=coll_compare.sh
 . "$here/bench_lib.sh"
 bench_setup coll
 
-mpis=()
-versions=""
-if wanted mpich && command -v mpicc.mpich >/dev/null && command -v mpiexec.mpich >/dev/null; then
-    say "building coll with mpicc.mpich"
-    mpicc.mpich -std=c11 -O2 -g -Wall -Wextra -o "$ref/coll.mpich" "$here/coll.c"
-    mpis+=(mpich)
-    versions+=",\"mpich\":\"$(mpichversion 2>/dev/null | awk '/^MPICH Version/{print $3}')\""
-fi
-if wanted openmpi && command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null; then
-    say "building coll with mpicc.openmpi"
-    mpicc.openmpi -std=c11 -O2 -g -Wall -Wextra -o "$ref/coll.openmpi" "$here/coll.c"
-    mpis+=(openmpi)
-    versions+=",\"openmpi\":\"$(ompi_info --version 2>/dev/null | awk '/Open MPI/{print $3; exit}')\""
-fi
-if wanted railmpi; then
-    if [ -f "$build/CMakeCache.txt" ]; then
-        say "building RailMPI's coll (cmake target bench)"
-        cmake --build "$build" --target bench >>"$log" 2>&1 || { say "building bench failed (see $log)"; exit 1; }
-        mpis+=(railmpi)
-    else
-        say "RailMPI is not configured in $build; skipping it"
-    fi
-fi
-[ ${#mpis[@]} -gt 0 ] || { say "no MPI to run"; exit 1; }
+bench_build_all coll
 
 # Shared memory for every MPI (see bench/README.md for how each transport was checked).
 # More ranks than cores: Open MPI needs --oversubscribe (its ob1 then yields while
@@ -98,23 +75,9 @@ load=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "{\"meta\":\"coll_compare\",\"date\":\"$stamp\",\"host\":\"$(hostname)\",\"cores\":$(nproc),\"np\":$np,\"busy_pct\":$busy,\"loadavg\":\"$load\",\"reps\":$reps,\"sizes\":\"$sizes\"$versions}" >>"$out"
 [ "$busy" -lt 20 ] || say "warning: the CPUs are $busy% busy with other work (load $load); numbers will be noisy"
 
-failed=0
-for rep in $(seq 1 "$reps"); do
-    for mpi in "${mpis[@]}"; do
-        cmd=$(launch "$mpi")
-        say "run $rep/$reps: $mpi"
-        case "$sizes" in *,*) sz="-s $sizes" ;; *) sz="-m $sizes" ;; esac
-        echo "### $mpi rep $rep: $cmd $sz" >>"$log"
-        # shellcheck disable=SC2086  # the command line is meant to be word-split
-        if lines=$(timeout 900 $cmd $sz 2>>"$log"); then
-            printf '%s\n' "$lines" | grep -v '^{' >>"$log" || true
-            printf '%s\n' "$lines" | grep '^{' | sed "s/^{/{\"mpi\":\"$mpi\",\"rep\":$rep,/" >>"$out"
-        else
-            say "FAILED: $mpi (see $log)"
-            failed=1
-        fi
-    done
-done
+case "$sizes" in *,*) sz="-s $sizes" ;; *) sz="-m $sizes" ;; esac
+# shellcheck disable=SC2086  # sz is two words
+bench_run_all 900 $sz
 
 python3 - "$out" <<'EOF' | tee "$md"
 import json, statistics, sys

@@ -1,5 +1,6 @@
 /* Origin side of the communication calls: put, get, accumulate, get_accumulate (and
- * fetch_and_op), compare_and_swap, request-based or not. Each is one active message;
+ * fetch_and_op), compare_and_swap, request-based or not. On a target of this node they are
+ * loads and stores (direct.c); elsewhere each is one active message;
  * the origin data is packed into it, the target datatype travels as its flattened
  * segment list (offsets from the target address), answers land in a receive posted
  * first. */
@@ -88,6 +89,11 @@ int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq)
         ((int64_t)disp + lo < 0 || (int64_t)disp + hi > (int64_t)peer->size)) {
         free(segs);
         return MPI_ERR_RMA_RANGE;
+    }
+    if (rmpi_rma_direct(w, t)) {
+        int rc = rma_direct_issue(w, op, disp, segs, nseg, tbytes, ureq);
+        free(segs);
+        return rc;
     }
     int kind = op->kind == RMPI_RMA_PUT    ? AM_PUT
                : op->kind == RMPI_RMA_GET  ? AM_GET

@@ -45,6 +45,9 @@ typedef struct rmpi_win_region {
 } rmpi_win_region_t;
 
 typedef struct rmpi_win_lockq rmpi_win_lockq_t;
+/* Per target on this node: its passive-target lock word and accumulate lock, one cache
+ * line each, at the head of the node's window segment (direct.c). */
+typedef struct rmpi_win_sync rmpi_win_sync_t;
 
 typedef struct rmpi_win {
     uint32_t magic;
@@ -55,9 +58,15 @@ typedef struct rmpi_win {
     size_t bytes;
     MPI_Aint disp_unit;
     rmpi_win_peer_t *peers; /* every rank's base, size and displacement unit */
-    /* shared-memory windows: the segment mapped here, and each rank's part in it */
+    /* shared-memory windows (allocate_shared, and allocate with RMPI_RMA_DIRECT): this
+     * node's segment mapped here, its sync lines first, then the node's parts */
     void *shm;
     size_t shm_len;
+    char *shm_data;          /* first part in the segment */
+    char **dptr;             /* per target on this node: its window memory mapped here */
+    rmpi_win_sync_t **dsync; /* per target on this node: its sync line; NULL: remote target */
+    int nlocal;              /* window ranks sharing the segment */
+    uint32_t bar_sense;      /* this rank's sense in the segment's barrier */
     /* dynamic windows: attached regions */
     rmpi_win_region_t *regions;
     int nregions, capregions;
@@ -116,6 +125,9 @@ int rmpi_rma_win_free(rmpi_win_t *w);
 /* Dynamic windows. MPI_ERR_RMA_ATTACH on overlap (attach) or an unknown base (detach). */
 int rmpi_rma_attach(rmpi_win_t *w, void *base, size_t len);
 int rmpi_rma_detach(rmpi_win_t *w, const void *base);
+/* Whether operations on target are direct loads and stores (target on this node, window
+ * memory in the node segment). */
+static inline int rmpi_rma_direct(const rmpi_win_t *w, int target) { return w->dsync && w->dsync[target]; }
 /* Win_shared_query: rank's part (MPI_PROC_NULL: the lowest rank with a non-empty part).
  * Windows not from allocate_shared answer for this process's own part only (size 0,
  * NULL elsewhere, MPI-4.1). */

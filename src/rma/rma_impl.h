@@ -77,4 +77,33 @@ void rma_wait_gets(rmpi_win_t *w, int target);
  * their last acknowledgement, and wait for their answers; the first error reported. */
 int rma_flush_ranks(rmpi_win_t *w, const int *ranks, int n);
 
+/* Every rank's element i of arr (el bytes each) from rank i: a ring over the window. */
+void rma_ring_allgather(rmpi_win_t *w, void *arr, size_t el);
+
+/* ---- direct operations on targets of this node (direct.c) ---- */
+/* Map the node segment holding the window memory of this node's ranks (w->peers' sizes
+ * known): sets w->shm, w->shm_data, w->base, and with direct w->dptr and w->dsync.
+ * packed: parts back to back (allocate_shared), else 64-byte aligned. Collective over
+ * the window; MPI_ERR_NO_MEM on every rank when one could not map it. */
+int rma_node_segment(rmpi_win_t *w, int packed, int direct);
+/* An operation on a direct target; disp/segs/tbytes as rmpi_rma_issue computed and
+ * range-checked them. Complete locally and remotely on return. */
+int rma_direct_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, const rma_seg_t *segs, uint32_t nseg,
+                     size_t tbytes, rmpi_req_t *ureq);
+/* Accumulate src into base's segments (atomic per element; result: the old values, may
+ * be NULL; src NULL for MPI_NO_OP), and compare-and-swap of one element of es bytes
+ * (hardware atomic at 1, 2, 4, 8 bytes aligned, whatever the type). */
+void rma_direct_acc(rmpi_win_sync_t *s, char *base, const rma_seg_t *segs, uint32_t nseg, size_t bytes, MPI_Op op,
+                    MPI_Datatype basic, const void *src, void *result);
+void rma_direct_cas(rmpi_win_sync_t *s, char *p, size_t es, const void *v, const void *cmp, void *result);
+void rma_segs_gather(const char *base, const rma_seg_t *segs, uint32_t nseg, char *out);
+void rma_segs_scatter(char *base, const rma_seg_t *segs, uint32_t nseg, const char *in);
+/* Fence's barrier in the segment when every rank of the window is on this node and
+ * direct (1), else 0 and nothing done. */
+int rma_node_barrier(rmpi_win_t *w);
+/* Passive-target lock words: try (1: taken), take (progressing while it waits), release. */
+int rma_rw_try(rmpi_win_sync_t *s, int excl);
+void rma_rw_lock(rmpi_win_sync_t *s, int excl);
+void rma_rw_release(rmpi_win_sync_t *s, int excl);
+
 #endif

@@ -1,7 +1,11 @@
 /* Synchronisation: fence, post/start/complete/wait/test, passive-target locks, flushes.
  * Remote completion always comes from an acknowledged message that the target handles
- * after every earlier one from this origin (FLUSH, UNLOCK). */
+ * after every earlier one from this origin (FLUSH, UNLOCK), or, for targets of this node
+ * whose operations are loads and stores, from a full memory barrier; their passive-target
+ * locks are lock words in the node segment. */
 #include "rma_impl.h"
+
+#include <stdatomic.h>
 
 static void wait_until(const int *value, int at_least)
 {
@@ -14,7 +18,8 @@ int rmpi_rma_fence(rmpi_win_t *w, int assert)
 {
     int err = rma_flush_ranks(w, NULL, w->size);
     rma_wait_gets(w, -1);
-    rmpi_coll_barrier(w->comm);
+    if (!rma_node_barrier(w)) /* every target direct: a barrier in shared memory will do */
+        rmpi_coll_barrier(w->comm);
     w->fence_open = !(assert &MPI_MODE_NOSUCCEED);
     return err;
 }
@@ -40,6 +45,7 @@ int rmpi_rma_post(rmpi_win_t *w, rmpi_group_t *g)
     int *ranks = w->post_group ? NULL : group_ranks(w, g);
     if (!ranks)
         return MPI_ERR_RMA_SYNC;
+    atomic_thread_fence(memory_order_seq_cst); /* our stores before their accesses */
     for (int i = 0; i < g->size; i++)
         rma_note(w, ranks[i], AM_POST);
     free(ranks);
@@ -60,6 +66,7 @@ int rmpi_rma_start(rmpi_win_t *w, rmpi_group_t *g)
         wait_until(&w->posts[ranks[i]], 1);
         w->posts[ranks[i]]--;
     }
+    atomic_thread_fence(memory_order_seq_cst);
     if (g != &rmpi_group_empty)
         g->refcount++;
     w->start_group = g;
@@ -72,6 +79,7 @@ int rmpi_rma_complete(rmpi_win_t *w)
     if (!w->start_group)
         return MPI_ERR_RMA_SYNC;
     int n = w->start_group->size;
+    atomic_thread_fence(memory_order_seq_cst); /* direct stores before COMPLETE */
     for (int i = 0; i < n; i++) {
         int t = w->start_ranks[i];
         rma_wait_gets(w, t);
@@ -88,6 +96,7 @@ int rmpi_rma_complete(rmpi_win_t *w)
 
 static void end_exposure(rmpi_win_t *w)
 {
+    atomic_thread_fence(memory_order_seq_cst); /* the origins' direct stores before ours */
     w->completes -= w->post_n;
     rmpi_group_release(w->post_group);
     w->post_group = NULL;
@@ -122,7 +131,9 @@ int rmpi_rma_lock(rmpi_win_t *w, int type, int target, int assert)
     if (w->locked[target] || w->lock_all)
         return MPI_ERR_RMA_SYNC;
     w->nocheck[target] = !!(assert &MPI_MODE_NOCHECK);
-    if (!w->nocheck[target]) {
+    if (!w->nocheck[target] && rmpi_rma_direct(w, target))
+        rma_rw_lock(w->dsync[target], type == MPI_LOCK_EXCLUSIVE);
+    else if (!w->nocheck[target]) {
         rma_ack_t a;
         rma_ctl(w, target, AM_LOCK, wire_lock(type), &a);
         rma_ack_wait(&a, 1);
@@ -141,7 +152,11 @@ static int unlock_ranks(rmpi_win_t *w, const int *ranks, const int *types, int n
     for (int i = 0; i < n; i++) {
         int t = ranks ? ranks[i] : i;
         rma_wait_gets(w, t);
-        if (!w->nocheck[t])
+        if (rmpi_rma_direct(w, t)) {
+            atomic_thread_fence(memory_order_seq_cst);
+            if (!w->nocheck[t])
+                rma_rw_release(w->dsync[t], types[i] == MPI_LOCK_EXCLUSIVE);
+        } else if (!w->nocheck[t])
             rma_ctl(w, t, AM_UNLOCK, wire_lock(types[i]), &acks[na++]);
         else if (w->dirty[t])
             rma_ctl(w, t, AM_FLUSH, 0, &acks[na++]);
@@ -157,8 +172,14 @@ int rmpi_rma_unlock(rmpi_win_t *w, int target)
 {
     if (!w->locked[target])
         return MPI_ERR_RMA_SYNC;
-    int type = w->locked[target];
-    int err = unlock_ranks(w, &target, &type, 1);
+    int type = w->locked[target], err = 0;
+    if (rmpi_rma_direct(w, target)) { /* what unlock_ranks does for it, without its arrays */
+        atomic_thread_fence(memory_order_seq_cst);
+        if (!w->nocheck[target])
+            rma_rw_release(w->dsync[target], type == MPI_LOCK_EXCLUSIVE);
+        w->nocheck[target] = 0;
+    } else
+        err = unlock_ranks(w, &target, &type, 1);
     w->locked[target] = 0;
     w->nlocked--;
     return err;
@@ -170,12 +191,17 @@ int rmpi_rma_lock_all(rmpi_win_t *w, int assert)
         return MPI_ERR_RMA_SYNC;
     int nocheck = !!(assert &MPI_MODE_NOCHECK);
     rma_ack_t *acks = rmpi_xmalloc((size_t)w->size * sizeof *acks);
+    int na = 0;
     for (int t = 0; t < w->size; t++) {
         w->nocheck[t] = (unsigned char)nocheck;
-        if (!nocheck)
-            rma_ctl(w, t, AM_LOCK, RMA_LOCK_SHARED, &acks[t]);
+        if (!nocheck && !rmpi_rma_direct(w, t))
+            rma_ctl(w, t, AM_LOCK, RMA_LOCK_SHARED, &acks[na++]);
     }
-    rma_ack_wait(acks, nocheck ? 0 : w->size);
+    /* shared lock words after the requests are out, so remote grants overlap the wait */
+    for (int t = 0; t < w->size; t++)
+        if (!nocheck && rmpi_rma_direct(w, t))
+            rma_rw_lock(w->dsync[t], 0);
+    rma_ack_wait(acks, na);
     free(acks);
     w->lock_all = 1;
     return 0;
@@ -198,6 +224,10 @@ int rmpi_rma_flush(rmpi_win_t *w, int target, int local)
 {
     if (target >= 0 ? !w->locked[target] && !w->lock_all : !w->nlocked && !w->lock_all)
         return MPI_ERR_RMA_SYNC;
+    if ((target >= 0 && rmpi_rma_direct(w, target)) || (target < 0 && w->dsync && w->nlocal == w->size)) {
+        atomic_thread_fence(memory_order_seq_cst); /* direct operations are complete when issued */
+        return 0;
+    }
     if (local) { /* puts and accumulates complete locally when issued: only answers to wait for */
         rma_wait_gets(w, target);
         return 0;

@@ -50,24 +50,40 @@ static void ack(rmpi_win_t *w, int origin, int32_t tag)
     rma_send(w, origin, tag, e, sizeof *e);
 }
 
-/* ---- lock manager: shared locks coexist, an exclusive one is alone; FIFO order ---- */
-static int lock_grantable(const rmpi_win_t *w, int type)
+/* ---- lock manager: shared locks coexist, an exclusive one is alone; FIFO order. When
+ * origins of this node lock through our lock word (direct.c), remote origins' requests
+ * take the same word. ---- */
+static int lock_try(rmpi_win_t *w, int type)
 {
-    return type == RMA_LOCK_EXCL ? !w->lock_excl && !w->lock_shared : !w->lock_excl;
-}
-
-static void lock_take(rmpi_win_t *w, int type)
-{
+    if (rmpi_rma_direct(w, w->rank))
+        return rma_rw_try(w->dsync[w->rank], type == RMA_LOCK_EXCL);
+    if (type == RMA_LOCK_EXCL ? w->lock_excl || w->lock_shared : w->lock_excl)
+        return 0;
     if (type == RMA_LOCK_EXCL)
         w->lock_excl = 1;
     else
         w->lock_shared++;
+    return 1;
+}
+
+/* Grant the queued requests that can be, in order (the lock word may have been released
+ * by an origin of this node without any message: retried at every progress). */
+static int lock_grant_queued(rmpi_win_t *w)
+{
+    int n = 0;
+    while (w->lockq && lock_try(w, w->lockq->type)) {
+        rmpi_win_lockq_t *q = w->lockq;
+        w->lockq = q->next;
+        ack(w, q->origin, q->tag);
+        free(q);
+        n++;
+    }
+    return n;
 }
 
 static void lock_request(rmpi_win_t *w, int origin, int type, int32_t tag)
 {
-    if (!w->lockq && lock_grantable(w, type)) {
-        lock_take(w, type);
+    if (!w->lockq && lock_try(w, type)) {
         ack(w, origin, tag);
         return;
     }
@@ -80,17 +96,13 @@ static void lock_request(rmpi_win_t *w, int origin, int type, int32_t tag)
 
 static void lock_release(rmpi_win_t *w, int type)
 {
-    if (type == RMA_LOCK_EXCL)
+    if (rmpi_rma_direct(w, w->rank))
+        rma_rw_release(w->dsync[w->rank], type == RMA_LOCK_EXCL);
+    else if (type == RMA_LOCK_EXCL)
         w->lock_excl = 0;
     else if (w->lock_shared > 0)
         w->lock_shared--;
-    while (w->lockq && lock_grantable(w, w->lockq->type)) {
-        rmpi_win_lockq_t *q = w->lockq;
-        w->lockq = q->next;
-        lock_take(w, q->type);
-        ack(w, q->origin, q->tag);
-        free(q);
-    }
+    lock_grant_queued(w);
 }
 
 /* ---- data access ---- */
@@ -207,26 +219,14 @@ static const char *am_check(const rmpi_win_t *w, int origin, const char *msg, si
 
 static void gather(const char *base, const rma_hdr_t *h, const rma_seg_t *segs, char *out)
 {
-    if (!h->nseg) {
-        memcpy(out, base, h->bytes);
-        return;
-    }
-    for (uint32_t i = 0; i < h->nseg; i++) {
-        memcpy(out, base + segs[i].off, segs[i].len);
-        out += segs[i].len;
-    }
+    rma_seg_t one = {0, h->bytes};
+    rma_segs_gather(base, h->nseg ? segs : &one, h->nseg ? h->nseg : 1, out);
 }
 
 static void scatter(char *base, const rma_hdr_t *h, const rma_seg_t *segs, const char *in)
 {
-    if (!h->nseg) {
-        memcpy(base, in, h->bytes);
-        return;
-    }
-    for (uint32_t i = 0; i < h->nseg; i++) {
-        memcpy(base + segs[i].off, in, segs[i].len);
-        in += segs[i].len;
-    }
+    rma_seg_t one = {0, h->bytes};
+    rma_segs_scatter(base, h->nseg ? segs : &one, h->nseg ? h->nseg : 1, in);
 }
 
 static void accumulate(char *base, const rma_hdr_t *h, const rma_seg_t *segs, const char *data)
@@ -249,6 +249,19 @@ static void accumulate(char *base, const rma_hdr_t *h, const rma_seg_t *segs, co
     rmpi_coll_op_apply(op, basic, data, tmp, n);
     scatter(base, h, segs, tmp);
     free(tmp);
+}
+
+static void direct_update(rmpi_win_t *w, char *base, const rma_hdr_t *h, const rma_seg_t *segs, const char *data,
+                          char *reply)
+{
+    rma_seg_t one = {0, h->bytes};
+    MPI_Op op = (MPI_Op)(uintptr_t)h->op;
+    if (h->kind == AM_CAS) /* origin value, then compare value */
+        rma_direct_cas(w->dsync[w->rank], base, h->bytes, data, data + h->bytes, reply);
+    else
+        rma_direct_acc(w->dsync[w->rank], base, h->nseg ? segs : &one, h->nseg ? h->nseg : 1, h->bytes, op,
+                       (MPI_Datatype)(uintptr_t)h->basic, op == MPI_NO_OP ? NULL : data,
+                       h->kind == AM_GACC ? reply : NULL);
 }
 
 /* A malformed message: its sender is cut off (the job ends, naming it). */
@@ -293,11 +306,16 @@ static void handle(rmpi_win_t *w, int peer, int origin, char *msg, size_t len)
             rlen = h->bytes;
             reply = rmpi_xmalloc(rlen ? rlen : 1);
             memset(reply, 0, rlen);
-            if (base)
-                gather(base, h, segs, reply);
         }
         if (!base)
             break;
+        if (h->kind != AM_PUT && h->kind != AM_GET && rmpi_rma_direct(w, w->rank)) {
+            /* origins of this node update the same memory with atomics: so must we */
+            direct_update(w, base, h, segs, data, reply);
+            break;
+        }
+        if (reply)
+            gather(base, h, segs, reply);
         if (h->kind == AM_PUT)
             scatter(base, h, segs, data);
         else if (h->kind == AM_ACC || h->kind == AM_GACC)
@@ -351,6 +369,8 @@ static int serve(rmpi_win_t *w)
         free(m);
         n++;
     }
+    if (w->lockq && rmpi_rma_direct(w, w->rank))
+        n += lock_grant_queued(w);
     return n;
 }
 

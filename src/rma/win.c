@@ -2,11 +2,8 @@
  * detach, shared-memory queries, and the message helpers the other files share. */
 #include "rma_impl.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
+#include <stdatomic.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include "../rt/rt.h"
 
@@ -86,6 +83,9 @@ void rma_wait_gets(rmpi_win_t *w, int target)
 
 int rma_flush_ranks(rmpi_win_t *w, const int *ranks, int n)
 {
+    /* direct operations are done when issued: a full barrier orders them before what the
+     * caller does next (the fence, unlock or flush that asked for remote completion) */
+    atomic_thread_fence(memory_order_seq_cst);
     rma_ack_t *acks = rmpi_xmalloc((size_t)(n ? n : 1) * sizeof *acks);
     int na = 0;
     for (int i = 0; i < n; i++) {
@@ -102,14 +102,14 @@ int rma_flush_ranks(rmpi_win_t *w, const int *ranks, int n)
     return err;
 }
 
-/* Every rank's (base, size, disp_unit): a ring over the private communicator. */
-static void exchange_peers(rmpi_win_t *w)
+void rma_ring_allgather(rmpi_win_t *w, void *arr, size_t el)
 {
     int n = w->size, me = w->rank;
+    char *a = arr;
     for (int s = 1; s < n; s++) {
         int sb = (me - s + 1 + n) % n, rb = (me - s + n) % n;
-        rmpi_comm_coll_sendrecv(w->comm, &w->peers[sb], sizeof w->peers[0], (me + 1) % n, &w->peers[rb],
-                                sizeof w->peers[0], (me - 1 + n) % n, RMA_TAG_SETUP);
+        rmpi_comm_coll_sendrecv(w->comm, a + (size_t)sb * el, el, (me + 1) % n, a + (size_t)rb * el, el,
+                                (me - 1 + n) % n, RMA_TAG_SETUP);
     }
 }
 
@@ -120,71 +120,6 @@ static int all_on_my_node(const rmpi_comm_t *c)
         if (rmpi_topo_node_of(rmpi_comm_local_world_rank(c, i)) != node)
             return 0;
     return 1;
-}
-
-/* One segment holds every rank's part, contiguous in rank order (the standard's default
- * layout); the first rank creates it and the others map it by name. */
-static int map_shared(rmpi_win_t *w)
-{
-    static unsigned seq;
-    size_t total = 0, off = 0;
-    for (int i = 0; i < w->size; i++) {
-        if (i == w->rank)
-            off = total;
-        total += w->peers[i].size;
-    }
-    long pg = sysconf(_SC_PAGESIZE);
-    size_t len = (total + (size_t)pg - 1) / (size_t)pg * (size_t)pg;
-    if (!len)
-        len = (size_t)pg;
-    char name[64] = "";
-    if (w->rank == 0) {
-        int fd = -1;
-        /* a job that died before unlinking may have left a segment of the same name (pid reuse) */
-        for (int tries = 0; fd < 0 && tries < 16; tries++) {
-            snprintf(name, sizeof name, "/rmpi-win-%d-%u-%u", (int)getpid(), w->comm->ctx, seq++);
-            fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
-            if (fd < 0 && errno != EEXIST)
-                break;
-        }
-        if (fd < 0 || ftruncate(fd, (off_t)len) != 0) {
-            rmpi_warn(
-                "shared-memory window segment %s (%zu bytes) could not be created: %m; the window fails with MPI_ERR_NO_MEM (is /dev/shm full?).",
-                name, len);
-            if (fd >= 0) {
-                close(fd);
-                shm_unlink(name);
-            }
-            name[0] = 0;
-        } else
-            close(fd);
-    }
-    rmpi_comm_bcast_small(w->comm, name, sizeof name, 0);
-    if (!name[0])
-        return MPI_ERR_NO_MEM;
-    int fd = shm_open(name, O_RDWR, 0600);
-    void *p = fd < 0 ? MAP_FAILED : mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (fd >= 0)
-        close(fd);
-    int ok = p != MAP_FAILED, all = ok;
-    /* agree before unlinking: every rank has it mapped (or someone failed) */
-    for (int s = 1; s < w->size; s <<= 1) {
-        int got = 0;
-        rmpi_comm_coll_sendrecv(w->comm, &all, sizeof all, (w->rank + s) % w->size, &got, sizeof got,
-                                (w->rank - s + w->size) % w->size, RMA_TAG_SETUP + 1);
-        all = all && got;
-    }
-    if (w->rank == 0)
-        shm_unlink(name);
-    if (!all) {
-        if (ok)
-            munmap(p, len);
-        return MPI_ERR_NO_MEM;
-    }
-    w->shm = p;
-    w->shm_len = len;
-    w->base = (char *)p + off;
-    return 0;
 }
 
 static rmpi_win_t *win_new(rmpi_comm_t *dup, int flavor)
@@ -235,6 +170,8 @@ static void win_delete(rmpi_win_t *w)
         rmpi_group_release(w->post_group);
     if (w->shm)
         munmap(w->shm, w->shm_len);
+    free(w->dptr);
+    free(w->dsync);
     free(w->own_mem);
     w->magic = 0;
     rmpi_addrset_del(&rmpi_win_live, w);
@@ -252,27 +189,25 @@ int rmpi_rma_win_create(rmpi_comm_t *comm, int flavor, void **base, size_t size,
     rmpi_win_t *w = win_new(dup, flavor);
     w->bytes = size;
     w->disp_unit = disp_unit;
+    w->peers[w->rank] = (rmpi_win_peer_t){0, size, disp_unit};
+    rma_ring_allgather(w, w->peers, sizeof w->peers[0]);
+    rc = 0;
+    if (flavor == MPI_WIN_FLAVOR_SHARED)
+        rc = rma_node_segment(w, 1, rmpi_knobs.RMA_DIRECT);
+    else if (flavor == MPI_WIN_FLAVOR_ALLOCATE && rmpi_knobs.RMA_DIRECT)
+        rc = rma_node_segment(w, 0, 1) ? -1 : 0; /* every rank failed to map: private memory */
     if (flavor == MPI_WIN_FLAVOR_CREATE)
         w->base = *base;
-    else if (flavor == MPI_WIN_FLAVOR_ALLOCATE) {
-        if (posix_memalign(&w->own_mem, 64, size ? size : 1)) {
-            rmpi_comm_release(dup);
-            win_delete(w);
-            return MPI_ERR_NO_MEM;
-        }
+    else if (flavor == MPI_WIN_FLAVOR_ALLOCATE && !w->shm && posix_memalign(&w->own_mem, 64, size ? size : 1))
+        rc = MPI_ERR_NO_MEM; /* on this rank only: the others have their windows */
+    else if (flavor == MPI_WIN_FLAVOR_ALLOCATE && !w->shm)
         w->base = w->own_mem;
+    if (rc > 0) {
+        rmpi_comm_release(dup);
+        win_delete(w);
+        return rc;
     }
-    w->peers[w->rank] = (rmpi_win_peer_t){(uint64_t)(uintptr_t)w->base, size, disp_unit};
-    exchange_peers(w);
-    if (flavor == MPI_WIN_FLAVOR_SHARED) {
-        rc = map_shared(w);
-        if (rc) {
-            rmpi_comm_release(dup);
-            win_delete(w);
-            return rc;
-        }
-        w->peers[w->rank].base = (uint64_t)(uintptr_t)w->base;
-    }
+    w->peers[w->rank].base = (uint64_t)(uintptr_t)w->base; /* only ever read here */
     if (flavor == MPI_WIN_FLAVOR_ALLOCATE || flavor == MPI_WIN_FLAVOR_SHARED)
         *base = w->base;
     rma_serve_add(w);
@@ -338,7 +273,7 @@ void rmpi_rma_shared_query(rmpi_win_t *w, int rank, MPI_Aint *size, MPI_Aint *di
             off += w->peers[i].size;
         *size = (MPI_Aint)w->peers[rank].size;
         /* A rank that gave no memory has no segment address (MPI-4.1 12.2.3: size 0, NULL). */
-        *base = *size ? (char *)w->shm + off : NULL;
+        *base = *size ? w->shm_data + off : NULL;
     } else if (rank == w->rank) { /* our own memory is the only part we can load and store */
         *size = (MPI_Aint)w->bytes;
         *base = w->base;

@@ -1,0 +1,107 @@
+#!/bin/bash
+# Side-by-side one-sided benchmark of RailMPI, MPICH and Open MPI on this machine, 2 ranks
+# on one host over shared memory, with the same benchmark source (osc.c).
+set -eu
+
+usage() {
+    cat <<'USAGE'
+usage: bench/osc_compare.sh [--only LIST] [--reps N] [--sizes LIST] [--flavor F] [--build DIR] [--out FILE]
+
+Builds bench/osc.c with mpicc.mpich and mpicc.openmpi into BUILD/bench/ref/, uses
+BUILD/bench/osc for RailMPI (cmake target bench), and runs each MPI with 2 ranks on shared
+memory, --reps times (default 3) going round the MPIs in turn.
+
+  --only LIST   comma-separated subset of mpich,openmpi,railmpi (default: all found)
+  --reps N      runs per MPI; the table shows the median (default 3)
+  --sizes LIST  comma list of sizes for the sized tests (default 8,512,65536,1048576)
+  --flavor F    window flavor: allocate (default), create or dynamic
+  --build DIR   RailMPI build tree (default: the repository's build/)
+  --out FILE    JSON lines (default BUILD/bench/results/osc-DATE.jsonl); the markdown
+                table goes to the same name with .md, launcher output to .log
+
+Extra launcher arguments: MPICH_ARGS, OMPI_ARGS, RMPI_ARGS (word-split).
+USAGE
+}
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+build=$root/build
+only=""
+reps=3
+sizes=8,512,65536,1048576
+flavor=allocate
+out=""
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --only) [ $# -ge 2 ] || { usage >&2; exit 2; }; only=$2; shift ;;
+        --reps) [ $# -ge 2 ] || { usage >&2; exit 2; }; reps=$2; shift ;;
+        --sizes) [ $# -ge 2 ] || { usage >&2; exit 2; }; sizes=$2; shift ;;
+        --flavor) [ $# -ge 2 ] || { usage >&2; exit 2; }; flavor=$2; shift ;;
+        --build) [ $# -ge 2 ] || { usage >&2; exit 2; }; build=$2; shift ;;
+        --out) [ $# -ge 2 ] || { usage >&2; exit 2; }; out=$2; shift ;;
+        -h|--help) usage; exit 0 ;;
+        *) echo "osc_compare.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
+    esac
+    shift
+done
+case "$reps" in ''|*[!0-9]*|0) echo "osc_compare.sh: --reps needs a positive number" >&2; exit 2 ;; esac
+case "$flavor" in allocate|create|dynamic) ;; *) echo "osc_compare.sh: unknown flavor '$flavor'" >&2; exit 2 ;; esac
+build=$(mkdir -p "$build" && cd "$build" && pwd)
+
+bench_name=osc_compare.sh
+# shellcheck source=bench/bench_lib.sh
+. "$here/bench_lib.sh"
+bench_setup osc
+
+bench_build_all osc
+
+# Shared memory for every MPI, each with its default one-sided component (MPICH ch4 with
+# its shm windows, Open MPI ob1/vader with osc selected by itself). Open MPI 4.1.4 here
+# crashes in vader (SIGSEGV in mca_btl_vader_poll_handle_frag) when one-sided runs with
+# its default single-copy mechanism (CMA); it runs with none.
+launch() {
+    case "$1" in
+        mpich) echo "mpiexec.mpich -n 2 ${MPICH_ARGS:-} $ref/osc.mpich" ;;
+        openmpi) echo "mpirun.openmpi -n 2 --mca pml ob1 --mca btl self,vader --mca btl_vader_single_copy_mechanism none" \
+                      "${OMPI_ARGS:-} $ref/osc.openmpi" ;;
+        railmpi) echo "$build/bin/mpiexec -n 2 ${RMPI_ARGS:-} $build/bench/osc" ;;
+    esac
+}
+
+busy=$(cpu_busy)
+load=$(cut -d' ' -f1-3 /proc/loadavg)
+echo "{\"meta\":\"osc_compare\",\"date\":\"$stamp\",\"host\":\"$(hostname)\",\"cores\":$(nproc),\"busy_pct\":$busy,\"loadavg\":\"$load\",\"reps\":$reps,\"sizes\":\"$sizes\",\"flavor\":\"$flavor\"$versions}" >>"$out"
+[ "$busy" -lt 20 ] || say "warning: the CPUs are $busy% busy with other work (load $load); numbers will be noisy"
+
+bench_run_all 300 -s "$sizes" -w "$flavor"
+
+python3 - "$out" <<'PY' | tee "$md"
+import json, statistics, sys
+rows, meta, order = {}, {}, []
+for line in open(sys.argv[1]):
+    d = json.loads(line)
+    if "meta" in d:
+        meta = d
+        continue
+    key = (d["test"], d["size"], d["unit"])
+    if key not in rows:
+        order.append(key)
+    rows.setdefault(key, {}).setdefault(d["mpi"], []).append(d["value"])
+mpis = [m for m in ("railmpi", "mpich", "openmpi") if any(m in v for v in rows.values())]
+print(f"One-sided, 2 ranks on shm, {meta.get('flavor')} windows (median of {meta.get('reps')} runs), "
+      f"{meta.get('cores')} cores, CPU busy {meta.get('busy_pct')}% before, load {meta.get('loadavg')}\n")
+print("| test | bytes | unit | " + " | ".join(mpis) + " | RailMPI slowdown vs best |")
+print("|---|---:|---|" + "---:|" * len(mpis) + "---:|")
+for key in order:
+    test, size, unit = key
+    med = {m: statistics.median(v) for m, v in rows[key].items()}
+    others = [med[m] for m in med if m != "railmpi"]
+    bw = unit == "MB/s"
+    best = (max(others) if bw else min(others)) if others else None
+    ratio = "-"
+    if best and "railmpi" in med and med["railmpi"] > 0:
+        ratio = f"{(best / med['railmpi']) if bw else (med['railmpi'] / best):.2f}"
+    print(f"| {test} | {size} | {unit} | " + " | ".join(f"{med[m]:.3f}" if m in med else "-" for m in mpis) + f" | {ratio} |")
+PY
+exit $failed

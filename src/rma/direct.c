@@ -1,0 +1,462 @@
+/* Direct one-sided operations on targets of the same node: the window memory of a node's
+ * ranks lives in one shared segment every one of them maps, so the origin copies, loads
+ * and stores itself and the target's progress is never needed (one-sided operations
+ * mapped straight onto the memory system, Huang et al., 'Design Alternatives and
+ * Performance Trade-offs for Implementing MPI-2 over InfiniBand', sec. 3.3).
+ *
+ * Segment: one sync line pair per node rank (passive-target lock word, accumulate lock),
+ * then, page aligned, the node ranks' parts in window-rank order (allocate_shared: back
+ * to back as MPI requires; allocate: each part 64-byte aligned). Small accumulates (up to
+ * RMA_ATOMIC_MAX elements) on integer types with SUM/MIN/MAX/BAND/BOR/BXOR/REPLACE/NO_OP,
+ * and compare-and-swap of a word, are hardware atomics per element; every other (type,
+ * op, size) takes the target's accumulate lock and the vectorised kernel, so concurrent
+ * accumulates stay atomic per element (MPI-4.1 12.7.1). A target's
+ * own progress hook applies remote origins' accumulates and locks through the same
+ * atomics and lock words (target.c). */
+#include "rma_impl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "../rt/rt.h"
+
+#define RW_EXCL 0x80000000u
+
+struct rmpi_win_sync {
+    _Atomic uint32_t rw; /* RW_EXCL, or the number of shared holders */
+    char pad0[60];
+    _Atomic uint32_t acc;     /* 1 while an accumulate that is not hardware atomics runs */
+    _Atomic uint32_t atomics; /* accumulates running as hardware atomics */
+    char pad1[56];
+};
+
+/* A sense-reversing barrier of the node's ranks, at the head of the segment. */
+typedef struct rma_shm_barrier {
+    _Atomic uint32_t count, sense;
+    char pad[120];
+} rma_shm_barrier_t;
+
+/* ---- the node segment ---- */
+
+/* Window ranks' nodes; -1 for processes of other jobs (never mapped together). */
+static int node_of(const rmpi_win_t *w, int r)
+{
+    int lw = rmpi_comm_local_world_rank(w->comm, r);
+    return lw < 0 ? -1 : rmpi_topo_node_of(lw);
+}
+
+/* Whether every rank agrees (ok of each ANDed over the window, a dissemination). */
+static int all_agree(rmpi_win_t *w, int ok)
+{
+    for (int s = 1; s < w->size; s <<= 1) {
+        int got = 0;
+        rmpi_comm_coll_sendrecv(w->comm, &ok, sizeof ok, (w->rank + s) % w->size, &got, sizeof got,
+                                (w->rank - s + w->size) % w->size, RMA_TAG_SETUP + 1);
+        ok = ok && got;
+    }
+    return ok;
+}
+
+int rma_node_segment(rmpi_win_t *w, int packed, int direct)
+{
+    static unsigned seq;
+    int n = w->size, me = w->rank, mynode = node_of(w, me), leader = -1, nloc = 0;
+    size_t al = packed ? 1 : 64, total = 0;
+    size_t *off = rmpi_xmalloc((size_t)n * sizeof *off);
+    for (int i = 0; i < n; i++) {
+        off[i] = SIZE_MAX;
+        if (mynode < 0 ? i != me : node_of(w, i) != mynode)
+            continue;
+        if (leader < 0)
+            leader = i;
+        nloc++;
+        off[i] = total;
+        total += (w->peers[i].size + al - 1) / al * al;
+    }
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    size_t head = (sizeof(rma_shm_barrier_t) + (size_t)nloc * sizeof(rmpi_win_sync_t) + pg - 1) / pg * pg;
+    size_t len = head + (total + pg - 1) / pg * pg;
+    typedef struct {
+        char s[64];
+    } name_t;
+    name_t *names = rmpi_xmalloc((size_t)n * sizeof *names);
+    memset(names, 0, (size_t)n * sizeof *names);
+    char *name = names[me].s;
+    if (me == leader) {
+        int fd = -1;
+        /* a job that died before unlinking may have left a segment of the same name (pid reuse) */
+        for (int tries = 0; fd < 0 && tries < 16; tries++) {
+            snprintf(name, sizeof names[0].s, "/rmpi-win-%d-%u-%u", (int)getpid(), w->comm->ctx, seq++);
+            fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+            if (fd < 0 && errno != EEXIST)
+                break;
+        }
+        /* pages reserved now: a /dev/shm too small fails here, not with SIGBUS at a store */
+        int e = fd < 0 ? errno : ftruncate(fd, (off_t)len) != 0 ? errno : posix_fallocate(fd, 0, (off_t)len);
+        if (e) {
+            errno = e;
+            rmpi_warn("rank %d: one-sided window segment %s (%zu bytes) could not be created: %m (is /dev/shm "
+                      "full?); Win_allocate falls back to private memory, Win_allocate_shared fails.",
+                      me, name, len);
+            if (fd >= 0) {
+                close(fd);
+                shm_unlink(name);
+            }
+            name[0] = 0;
+        } else
+            close(fd);
+    }
+    rma_ring_allgather(w, names, sizeof names[0]);
+    name = names[leader].s;
+    void *p = MAP_FAILED;
+    if (name[0]) {
+        int fd = shm_open(name, O_RDWR, 0600);
+        if (fd >= 0) {
+            p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            close(fd);
+        }
+    }
+    /* agree before unlinking: every rank has its node's segment mapped (or someone failed) */
+    int all = all_agree(w, p != MAP_FAILED);
+    if (me == leader && name[0])
+        shm_unlink(name);
+    free(names);
+    if (!all) {
+        if (p != MAP_FAILED)
+            munmap(p, len);
+        free(off);
+        return MPI_ERR_NO_MEM;
+    }
+    w->shm = p;
+    w->shm_len = len;
+    w->nlocal = nloc;
+    w->shm_data = (char *)p + head;
+    w->base = w->shm_data + off[me];
+    if (direct) {
+        w->dptr = rmpi_xmalloc((size_t)n * sizeof *w->dptr);
+        w->dsync = rmpi_xmalloc((size_t)n * sizeof *w->dsync);
+        for (int i = 0, k = 0; i < n; i++) {
+            w->dptr[i] = off[i] == SIZE_MAX ? NULL : w->shm_data + off[i];
+            w->dsync[i] = off[i] == SIZE_MAX ? NULL : (rmpi_win_sync_t *)((rma_shm_barrier_t *)p + 1) + k++;
+        }
+    }
+    free(off);
+    return 0;
+}
+
+int rma_node_barrier(rmpi_win_t *w)
+{
+    if (!w->dsync || w->nlocal != w->size)
+        return 0;
+    rma_shm_barrier_t *b = w->shm;
+    uint32_t sense = w->bar_sense = !w->bar_sense;
+    if (atomic_fetch_add(&b->count, 1) == (uint32_t)w->size - 1) {
+        atomic_store(&b->count, 0);
+        atomic_store(&b->sense, sense);
+    } else {
+        /* progress while waiting: other windows' messages and our own pending sends */
+        unsigned idle = 0;
+        while (atomic_load(&b->sense) != sense)
+            rmpi_core_wait_step(&idle);
+    }
+    return 1;
+}
+
+/* ---- lock words ---- */
+
+int rma_rw_try(rmpi_win_sync_t *s, int excl)
+{
+    uint32_t v = 0;
+    if (excl)
+        return atomic_compare_exchange_strong(&s->rw, &v, RW_EXCL);
+    v = atomic_load(&s->rw);
+    while (!(v & RW_EXCL))
+        if (atomic_compare_exchange_weak(&s->rw, &v, v + 1))
+            return 1;
+    return 0;
+}
+
+void rma_rw_lock(rmpi_win_sync_t *s, int excl)
+{
+    /* progress while waiting: the holder may be a remote origin whose unlock this
+     * process's progress hook must handle */
+    unsigned idle = 0;
+    while (!rma_rw_try(s, excl))
+        rmpi_core_wait_step(&idle);
+}
+
+void rma_rw_release(rmpi_win_sync_t *s, int excl)
+{
+    if (excl)
+        atomic_store(&s->rw, 0);
+    else
+        atomic_fetch_sub(&s->rw, 1);
+}
+
+/* The accumulate lock excludes other locked accumulates and the atomic ones: a large
+ * accumulate runs the vectorised kernel on plain memory, which element atomics of a
+ * concurrent small one must not interleave with. Atomic ones announce themselves in
+ * `atomics` and then check `acc`; the lock is set and then waits for `atomics` to drain
+ * (both sequentially consistent, so one of the two always sees the other). */
+static void spin(unsigned *spins)
+{
+    if (++*spins > 64)
+        sched_yield(); /* the holder may be descheduled when ranks outnumber cores */
+}
+
+static void acc_lock(rmpi_win_sync_t *s)
+{
+    unsigned spins = 0;
+    while (atomic_exchange(&s->acc, 1))
+        spin(&spins);
+    while (atomic_load(&s->atomics))
+        spin(&spins);
+}
+
+static void acc_unlock(rmpi_win_sync_t *s) { atomic_store(&s->acc, 0); }
+
+static void atomics_enter(rmpi_win_sync_t *s)
+{
+    unsigned spins = 0;
+    for (;;) {
+        atomic_fetch_add(&s->atomics, 1);
+        if (!atomic_load(&s->acc))
+            return;
+        atomic_fetch_sub(&s->atomics, 1);
+        while (atomic_load(&s->acc))
+            spin(&spins);
+    }
+}
+
+static void atomics_leave(rmpi_win_sync_t *s) { atomic_fetch_sub(&s->atomics, 1); }
+
+/* ---- element-wise atomics ---- */
+
+/* 1: signed integer, 2: unsigned (or byte), 0: not an integer type. */
+static int int_kind(MPI_Datatype t)
+{
+    /* predefined handles are 0x200..0x2ff (include/mpi.h): one table lookup per operation */
+    static signed char kind[256];
+    static int ready;
+    if (!ready) {
+        static const MPI_Datatype sgn[] = {MPI_AINT,     MPI_COUNT,     MPI_OFFSET,  MPI_SHORT,    MPI_INT,
+                                           MPI_LONG,     MPI_LONG_LONG, MPI_INTEGER, MPI_INT8_T,   MPI_SIGNED_CHAR,
+                                           MPI_INT16_T,  MPI_INT32_T,   MPI_INT64_T, MPI_INTEGER1, MPI_INTEGER2,
+                                           MPI_INTEGER4, MPI_INTEGER8};
+        static const MPI_Datatype uns[] = {MPI_UNSIGNED_SHORT, MPI_UNSIGNED, MPI_UNSIGNED_LONG, MPI_UNSIGNED_LONG_LONG,
+                                           MPI_UINT8_T,        MPI_UINT16_T, MPI_UINT32_T,      MPI_UINT64_T,
+                                           MPI_UNSIGNED_CHAR,  MPI_BYTE};
+        for (size_t i = 0; i < sizeof sgn / sizeof sgn[0]; i++)
+            kind[(uintptr_t)sgn[i] & 0xff] = 1;
+        for (size_t i = 0; i < sizeof uns / sizeof uns[0]; i++)
+            kind[(uintptr_t)uns[i] & 0xff] = 2;
+        ready = 1;
+    }
+    uintptr_t h = (uintptr_t)t;
+    return h >= 0x200 && h <= 0x2ff ? kind[h & 0xff] : 0;
+}
+
+#define AT_RMW(T, ST)                                                                                 \
+    static T at_rmw_##T(_Atomic T *a, T v, MPI_Op op, int sgn)                                        \
+    {                                                                                                 \
+        if (op == MPI_SUM)                                                                            \
+            return atomic_fetch_add(a, v);                                                            \
+        if (op == MPI_BAND)                                                                           \
+            return atomic_fetch_and(a, v);                                                            \
+        if (op == MPI_BOR)                                                                            \
+            return atomic_fetch_or(a, v);                                                             \
+        if (op == MPI_BXOR)                                                                           \
+            return atomic_fetch_xor(a, v);                                                            \
+        if (op == MPI_REPLACE)                                                                        \
+            return atomic_exchange(a, v);                                                             \
+        T old = atomic_load(a);                                                                       \
+        while (op != MPI_NO_OP) { /* MIN, MAX: replace while the new value wins */                    \
+            int lt = sgn == 1 ? (ST)v < (ST)old : v < old, gt = sgn == 1 ? (ST)v > (ST)old : v > old; \
+            if (!(op == MPI_MIN ? lt : gt) || atomic_compare_exchange_weak(a, &old, v))               \
+                break;                                                                                \
+        }                                                                                             \
+        return old;                                                                                   \
+    }                                                                                                 \
+    static T at_cas_##T(_Atomic T *a, T v, T cmp)                                                     \
+    {                                                                                                 \
+        atomic_compare_exchange_strong(a, &cmp, v);                                                   \
+        return cmp;                                                                                   \
+    }
+AT_RMW(uint8_t, int8_t)
+AT_RMW(uint16_t, int16_t)
+AT_RMW(uint32_t, int32_t)
+AT_RMW(uint64_t, int64_t)
+
+/* One element at p (es bytes, aligned): *p = v op *p; old value to out (may be NULL).
+ * cmp != NULL: compare-and-swap instead. */
+static void at_elem(char *p, size_t es, int sgn, MPI_Op op, const void *v, const void *cmp, void *out)
+{
+#define AT_DO(T)                                                                                             \
+    do {                                                                                                     \
+        T x, c = 0, o;                                                                                       \
+        memcpy(&x, v, sizeof x);                                                                             \
+        if (cmp)                                                                                             \
+            memcpy(&c, cmp, sizeof c);                                                                       \
+        o = cmp ? at_cas_##T((_Atomic T *)(void *)p, x, c) : at_rmw_##T((_Atomic T *)(void *)p, x, op, sgn); \
+        if (out)                                                                                             \
+            memcpy(out, &o, sizeof o);                                                                       \
+    } while (0)
+    switch (es) {
+    case 1: AT_DO(uint8_t); break;
+    case 2: AT_DO(uint16_t); break;
+    case 4: AT_DO(uint32_t); break;
+    default: AT_DO(uint64_t); break;
+    }
+#undef AT_DO
+}
+
+/* Up to this many elements an accumulate runs as element atomics; past it the lock and
+ * the vectorised kernel are faster (a locked add costs about as much as a lock). */
+#define RMA_ATOMIC_MAX 32
+
+/* Whether (type, op) on these segments can run as per-element hardware atomics. */
+static int atomic_ok(MPI_Datatype basic, size_t es, MPI_Op op, const char *base, const rma_seg_t *segs, uint32_t nseg,
+                     size_t bytes)
+{
+    if (!int_kind(basic) || (es != 1 && es != 2 && es != 4 && es != 8) || bytes / es > RMA_ATOMIC_MAX)
+        return 0;
+    if (op != MPI_SUM && op != MPI_MIN && op != MPI_MAX && op != MPI_BAND && op != MPI_BOR && op != MPI_BXOR &&
+        op != MPI_REPLACE && op != MPI_NO_OP)
+        return 0;
+    for (uint32_t i = 0; i < nseg; i++) /* a misaligned element would be a split lock */
+        if ((uintptr_t)(base + segs[i].off) % es || segs[i].len % es)
+            return 0;
+    return 1;
+}
+
+/* memmove, except where the destination is 1..63 bytes past the source modulo a page: the
+ * string instruction glibc copies medium sizes with then runs about 20 times slower (64
+ * KiB: 90 us instead of 4; a malloc'd buffer 16 bytes into its page against a window at a
+ * page start is that case), and 256-byte copies the compiler inlines are not affected. */
+static void copy(char *d, const char *s, size_t n)
+{
+    size_t delta = ((uintptr_t)d - (uintptr_t)s) & 4095;
+    if (n < 2048 || n >= (512 << 10) || !delta || delta >= 64 || (d < s + n && s < d + n)) {
+        memmove(d, s, n);
+        return;
+    }
+    size_t i = 0;
+    for (; i + 256 <= n; i += 256)
+        memcpy(d + i, s + i, 256);
+    memcpy(d + i, s + i, n - i);
+}
+
+void rma_segs_gather(const char *base, const rma_seg_t *segs, uint32_t nseg, char *out)
+{
+    for (uint32_t i = 0; i < nseg; i++) {
+        copy(out, base + segs[i].off, segs[i].len);
+        out += segs[i].len;
+    }
+}
+
+void rma_segs_scatter(char *base, const rma_seg_t *segs, uint32_t nseg, const char *in)
+{
+    for (uint32_t i = 0; i < nseg; i++) {
+        copy(base + segs[i].off, in, segs[i].len);
+        in += segs[i].len;
+    }
+}
+
+void rma_direct_acc(rmpi_win_sync_t *s, char *base, const rma_seg_t *segs, uint32_t nseg, size_t bytes, MPI_Op op,
+                    MPI_Datatype basic, const void *src, void *result)
+{
+    if (!bytes)
+        return;
+    size_t es = rmpi_dtype_size(rmpi_dtype_get(basic));
+    if (atomic_ok(basic, es, op, base, segs, nseg, bytes)) {
+        static const uint64_t none; /* the operand of MPI_NO_OP, never used */
+        int sgn = int_kind(basic);
+        atomics_enter(s);
+        size_t pos = 0;
+        for (uint32_t i = 0; i < nseg; i++)
+            for (size_t k = 0; k < segs[i].len; k += es, pos += es)
+                at_elem(base + segs[i].off + k, es, sgn, op, src ? (const char *)src + pos : (const char *)&none, NULL,
+                        result ? (char *)result + pos : NULL);
+        atomics_leave(s);
+        return;
+    }
+    acc_lock(s);
+    if (result)
+        rma_segs_gather(base, segs, nseg, result);
+    if (op == MPI_REPLACE)
+        rma_segs_scatter(base, segs, nseg, src);
+    else if (op != MPI_NO_OP && nseg == 1)
+        rmpi_coll_op_apply(op, basic, src, base + segs[0].off, bytes / es);
+    else if (op != MPI_NO_OP) {
+        char *tmp = rmpi_xmalloc(bytes);
+        rma_segs_gather(base, segs, nseg, tmp);
+        rmpi_coll_op_apply(op, basic, src, tmp, bytes / es);
+        rma_segs_scatter(base, segs, nseg, tmp);
+        free(tmp);
+    }
+    acc_unlock(s);
+}
+
+void rma_direct_cas(rmpi_win_sync_t *s, char *p, size_t es, const void *v, const void *cmp, void *result)
+{
+    rma_seg_t one = {0, es};
+    /* compare-and-swap compares bits: atomic for every type of a hardware word size */
+    if (atomic_ok(MPI_BYTE, es, MPI_REPLACE, p, &one, 1, es)) {
+        atomics_enter(s);
+        at_elem(p, es, 2, MPI_REPLACE, v, cmp, result);
+        atomics_leave(s);
+        return;
+    }
+    acc_lock(s);
+    memmove(result, p, es);
+    if (memcmp(result, cmp, es) == 0)
+        memmove(p, v, es);
+    acc_unlock(s);
+}
+
+/* ---- the origin ---- */
+
+int rma_direct_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, const rma_seg_t *segs, uint32_t nseg,
+                     size_t tbytes, rmpi_req_t *ureq)
+{
+    int t = op->target, k = op->kind;
+    char *tb = w->dptr[t] + disp;
+    rma_seg_t one = {0, tbytes};
+    if (!nseg)
+        segs = &one, nseg = 1;
+    if (tbytes) {
+        int has_o = k == RMPI_RMA_PUT || k == RMPI_RMA_CAS ||
+                    ((k == RMPI_RMA_ACC || k == RMPI_RMA_GACC) && op->op != MPI_NO_OP);
+        int has_r = k == RMPI_RMA_GET || k == RMPI_RMA_GACC || k == RMPI_RMA_CAS;
+        const void *src = NULL;
+        void *stmp = NULL, *res = NULL, *rtmp = NULL;
+        if (has_o && k != RMPI_RMA_CAS && !rmpi_dtype_is_contig(op->odt, op->ocount)) {
+            src = stmp = rmpi_xmalloc(tbytes);
+            rmpi_dtype_pack(op->obuf, op->ocount, op->odt, 0, stmp, tbytes);
+        } else if (has_o)
+            src = k == RMPI_RMA_CAS ? op->obuf : rmpi_dtype_contig_ptr(op->obuf, op->odt);
+        if (has_r)
+            res = k != RMPI_RMA_CAS && !rmpi_dtype_is_contig(op->rdt, op->rcount)
+                      ? (rtmp = rmpi_xmalloc(tbytes))
+                      : (k == RMPI_RMA_CAS ? op->rbuf : rmpi_dtype_contig_ptr(op->rbuf, op->rdt));
+        switch (k) {
+        case RMPI_RMA_PUT: rma_segs_scatter(tb, segs, nseg, src); break;
+        case RMPI_RMA_GET: rma_segs_gather(tb, segs, nseg, res); break;
+        case RMPI_RMA_CAS: rma_direct_cas(w->dsync[t], tb, tbytes, src, op->cbuf, res); break;
+        default: rma_direct_acc(w->dsync[t], tb, segs, nseg, tbytes, op->op, op->tdt->basic, src, res); break;
+        }
+        if (rtmp) {
+            rmpi_dtype_unpack(rtmp, tbytes, op->rbuf, op->rcount, op->rdt, 0);
+            free(rtmp);
+        }
+        free(stmp);
+    }
+    if (ureq)
+        rmpi_req_complete(ureq); /* done at the target already: locally and remotely complete */
+    return 0;
+}
