@@ -65,8 +65,9 @@ static void sites_log(int rank, const char *how)
     free(text);
 }
 
-/* RMPI_SITES (rt.h): given, one, or auto (measured later, after the network is up). */
-static void sites_given(int rank, const char *const *names)
+/* RMPI_SITES (rt.h): given, one, or auto (measured later, after the network is up).
+ * names: the host cards, "host/boot id". */
+static void sites_given(int rank, char **names)
 {
     const char *spec = rmpi_knobs.SITES;
     site_of = rmpi_xcalloc((size_t)nranks, sizeof *site_of);
@@ -78,7 +79,9 @@ static void sites_given(int rank, const char *const *names)
     if (!strcmp(spec, "one"))
         return;
     char why[256];
-    nsites = rmpi_site_parse(spec, nranks, names, site_of, why, sizeof why);
+    for (int r = 0; r < nranks; r++)
+        names[r][strcspn(names[r], "/")] = '\0';
+    nsites = rmpi_site_parse(spec, nranks, (const char *const *)names, site_of, why, sizeof why);
     if (nsites < 0)
         rmpi_fatal("RMPI_SITES=%s: %s. Write sites as world ranks, ranges or host names, sites separated by ':' "
                    "(e.g. 0-3:4-7 or nodeA*:nodeB*), or auto, or one.",
@@ -202,7 +205,7 @@ int rmpi_topo_init(const rmpi_pm_info_t *pm)
     nnodes_all = 0;
     for (int r = 0; r < nranks; r++)
         nnodes_all = node_of[r] >= nnodes_all ? node_of[r] + 1 : nnodes_all;
-    sites_given(pm->rank, (const char *const *)names);
+    sites_given(pm->rank, names);
     for (int r = 0; r < nranks; r++)
         free(names[r]);
     free(names);
