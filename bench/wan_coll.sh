@@ -7,22 +7,26 @@
 # "delay", "config" and "rep"; the configurations alternate within a repetition so that
 # outside load hits both alike. Then a table of flat / site-aware per size.
 #   bench/wan_coll.sh [--delay 1ms] [--sizes 1:4194304] [--reps N] [--lan 1gbit] [--wan 1gbit]
-#                     [--colls bcast,allreduce] [--build DIR] [--out FILE]
+#                     [--colls bcast,allreduce] [--map block|cyclic] [--build DIR] [--out FILE]
+# --map: block puts ranks 0-1 on site A and 2-3 on site B (a flat binomial tree from rank 0
+# then already crosses once); cyclic puts 0,2 on A and 1,3 on B (flat trees cross twice).
 # On a shared 2-core machine the figures are noisy: compare the ratios within one run.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
-delay=1ms sizes=1:4194304 reps=1 lan=1gbit wan=1gbit colls=bcast,allreduce build=$root/build out=
-usage="usage: $0 [--delay D] [--sizes MIN:MAX] [--reps N] [--lan RATE] [--wan RATE] [--colls LIST] [--build DIR] [--out FILE]"
+delay=1ms sizes=1:4194304 reps=1 lan=1gbit wan=1gbit colls=bcast,allreduce map=block build=$root/build out=
+usage="usage: $0 [--delay D] [--sizes MIN:MAX] [--reps N] [--lan RATE] [--wan RATE] [--colls LIST] [--map block|cyclic] [--build DIR] [--out FILE]"
 while [ $# -gt 0 ]; do
   case $1 in
-    --delay | --sizes | --reps | --lan | --wan | --colls | --build | --out)
+    --delay | --sizes | --reps | --lan | --wan | --colls | --map | --build | --out)
       [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
       printf -v "${1#--}" %s "$2"; shift 2 ;;
     *) echo "$usage" >&2; exit 2 ;;
   esac
 done
 [ "$(id -u)" = 0 ] || { echo "bench/wan_coll.sh: needs root (network namespaces)" >&2; exit 77; }
+hosts=nsA1,nsA2,nsB1,nsB2
+[ "$map" = cyclic ] && hosts=nsA1,nsB1,nsA2,nsB2
 netlab=$root/tools/netlab coll=$build/bench/coll
 [ -x "$coll" ] || cmake --build "$build" --target bench_coll >/dev/null || exit 1
 out=${out:-$build/bench/results/wan_coll-$(date +%Y%m%d-%H%M%S).jsonl}
@@ -34,10 +38,10 @@ trap '"$netlab" down >/dev/null 2>&1' EXIT
 for rep in $(seq 1 "$reps"); do
   for sites in 1 0; do
     config=site_aware; [ $sites = 0 ] && config=flat
-    "$netlab" exec nsA1 timeout 1200 "$build/bin/mpiexec" -n 4 --host nsA1,nsA2,nsB1,nsB2 --agent "$netlab agent" \
+    "$netlab" exec nsA1 timeout 1200 "$build/bin/mpiexec" -n 4 --host $hosts --agent "$netlab agent" \
       --pmi-iface ctl -genv RMPI_TCP_IFACES rail0 -genv RMPI_COLL_SITES $sites -genv RMPI_DEBUG 1 \
       "$coll" -c "$colls" -m "$sizes" 2>>"$out.log" |
-      grep '^{"coll"' | sed "s/}\$/,\"delay\":\"$delay\",\"config\":\"$config\",\"rep\":$rep}/" >>"$out"
+      grep '^{"coll"' | sed "s/}\$/,\"delay\":\"$delay\",\"map\":\"$map\",\"config\":\"$config\",\"rep\":$rep}/" >>"$out"
   done
 done
 grep -h "sites (" "$out.log" | sort -u

@@ -75,6 +75,8 @@ void coll_sites_free(coll_sites_t *t);
 /* My group in tier 0 (my node group), 1 (the group leaders of my site) or 2 (the site
  * leaders); g.me is -1 when I am not a member; *lead: the member index of its leader. */
 coll_grp_t coll_sites_tier(const coll_sites_t *t, int tier, int me, int *lead);
+/* One tree over tiers 1 and 0 of my site: buf from the site leader to every rank. */
+void coll_site_bcast_down(rmpi_nbc_t *s, const coll_sites_t *t, int me, void *buf, size_t bytes);
 /* The communicator spans several sites (and RMPI_COLL_SITES is on); cached like coll_multi_node. */
 int coll_multi_site(rmpi_comm_t *c);
 

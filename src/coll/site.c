@@ -169,61 +169,116 @@ void coll_barrier_site(rmpi_nbc_t *s, rmpi_comm_t *c)
     coll_sites_free(&t);
 }
 
-/* Root leads its group and site: site leaders first, then each site's group leaders,
- * then each group. */
+/* The tiers from top down to 0 as one tree: my parent (-1: none) is in the highest tier
+ * where I am a member other than its root, my children are those of every tier (binomial
+ * in each: at a tier's root, the leader; tier 2's, root_site), the long links first. A
+ * rank then receives once and sends to all its children in one round, so a site leader's
+ * local sends do not wait for its sends across the long link to complete. */
+typedef struct links {
+    int parent, nchild, child[96];
+} links_t;
+
+static void tree_links(const coll_sites_t *t, int me, int top, int root_site, links_t *k)
+{
+    k->parent = -1;
+    k->nchild = 0;
+    for (int tier = top; tier >= 0; tier--) {
+        int lead;
+        coll_grp_t g = coll_sites_tier(t, tier, me, &lead);
+        if (g.me < 0 || g.n < 2)
+            continue;
+        int n = g.n, root = tier == 2 ? root_site : lead, rel = (g.me - root + n) % n, mask = 1;
+        while (mask < n && !(rel & mask))
+            mask <<= 1;
+        if (rel)
+            k->parent = coll_peer(&g, (rel - mask + root) % n);
+        for (mask >>= 1; mask > 0; mask >>= 1)
+            if (rel + mask < n)
+                k->child[k->nchild++] = coll_peer(&g, (rel + mask + root) % n);
+    }
+}
+
+static void tree_bcast(rmpi_nbc_t *s, const coll_sites_t *t, int me, int top, int root_site, void *buf, size_t bytes)
+{
+    links_t k;
+    tree_links(t, me, top, root_site, &k);
+    if (k.parent >= 0) {
+        rmpi_nbc_recv(s, buf, bytes, k.parent);
+        rmpi_nbc_round(s);
+    }
+    for (int i = 0; i < k.nchild; i++)
+        rmpi_nbc_send(s, buf, bytes, k.child[i]);
+    rmpi_nbc_round(s);
+}
+
+/* Children's partial results all at once, combined into acc (commutative operations:
+ * any order), sent to the parent; at the top acc holds the result. in is read only
+ * unless it is acc. */
+static void tree_reduce(rmpi_nbc_t *s, const coll_sites_t *t, int me, int top, int root_site, const coll_red_t *r,
+                        const void *in, void *acc, size_t count)
+{
+    links_t k;
+    size_t bytes = count * r->esize;
+    tree_links(t, me, top, root_site, &k);
+    void *part[96];
+    for (int i = 0; i < k.nchild; i++) {
+        part[i] = rmpi_nbc_tmp(s, bytes);
+        rmpi_nbc_recv(s, part[i], bytes, k.child[i]);
+    }
+    rmpi_nbc_round(s);
+    if (k.parent >= 0 && !k.nchild) { /* a leaf sends its input as it is */
+        rmpi_nbc_send(s, in, bytes, k.parent);
+        rmpi_nbc_round(s);
+        return;
+    }
+    if (acc != in)
+        rmpi_nbc_copy(s, in, acc, bytes);
+    for (int i = 0; i < k.nchild; i++)
+        rmpi_nbc_reduce(s, r->op, r->type, part[i], acc, count);
+    if (k.parent >= 0) {
+        rmpi_nbc_send(s, acc, bytes, k.parent);
+        rmpi_nbc_round(s);
+    }
+}
+
+/* Root leads its group and site: one tree over the site leaders (rooted at root's site),
+ * each site's group leaders and each group. */
 void coll_bcast_site(rmpi_nbc_t *s, rmpi_comm_t *c, void *buf, size_t bytes, int root)
 {
     coll_sites_t t;
     coll_sites_get(c, root, &t);
-    int l0, l1, l2;
-    coll_grp_t g0 = coll_sites_tier(&t, 0, c->rank, &l0), g1 = coll_sites_tier(&t, 1, c->rank, &l1),
-               g2 = coll_sites_tier(&t, 2, c->rank, &l2);
-    if (g2.me >= 0)
-        coll_bcast_flat(s, &g2, buf, bytes, t.site_of[root]);
-    if (g1.me >= 0 && g1.n > 1)
-        coll_bcast_binomial(s, &g1, buf, bytes, l1);
-    if (g0.n > 1)
-        coll_bcast_binomial(s, &g0, buf, bytes, l0);
+    tree_bcast(s, &t, c->rank, 2, t.site_of[root], buf, bytes);
     coll_sites_free(&t);
 }
 
-/* Each group reduces to its leader, each site's leaders to the site leader, the site
- * leaders to root (commutative operations: member order is not rank order). */
+/* The same tree upwards (commutative operations: member order is not rank order). */
 void coll_reduce_site(rmpi_nbc_t *s, rmpi_comm_t *c, const coll_red_t *r, const void *in, void *out, size_t count,
                       int root)
 {
     coll_sites_t t;
     coll_sites_get(c, root, &t);
-    int l0, l1, l2;
-    coll_grp_t g0 = coll_sites_tier(&t, 0, c->rank, &l0), g1 = coll_sites_tier(&t, 1, c->rank, &l1),
-               g2 = coll_sites_tier(&t, 2, c->rank, &l2);
-    void *w = g1.me < 0 ? NULL : c->rank == root ? out : rmpi_nbc_tmp(s, count * r->esize);
-    coll_reduce_binomial(s, &g0, r, in, w, count, l0);
-    if (g1.me >= 0 && g1.n > 1)
-        coll_reduce_binomial(s, &g1, r, w, w, count, l1);
-    if (g2.me >= 0)
-        coll_reduce_flat(s, &g2, r, w, w, count, t.site_of[root]);
+    void *acc = c->rank == root ? out : rmpi_nbc_tmp(s, count * r->esize); /* a leaf leaves it unused */
+    tree_reduce(s, &t, c->rank, 2, t.site_of[root], r, in, acc, count);
     coll_sites_free(&t);
 }
 
-/* Up the tiers as Reduce, an allreduce among the site leaders, down as Bcast. */
+/* Each site reduces to its leader (one tree over tiers 1 and 0), the site leaders
+ * allreduce, each site broadcasts from its leader. */
 void coll_allreduce_site(rmpi_nbc_t *s, rmpi_comm_t *c, const coll_red_t *r, void *buf, size_t count)
 {
     coll_sites_t t;
     coll_sites_get(c, -1, &t);
-    int l0, l1, l2;
-    size_t bytes = count * r->esize;
-    coll_grp_t g0 = coll_sites_tier(&t, 0, c->rank, &l0), g1 = coll_sites_tier(&t, 1, c->rank, &l1),
-               g2 = coll_sites_tier(&t, 2, c->rank, &l2);
-    if (g0.n > 1)
-        coll_reduce_binomial(s, &g0, r, buf, buf, count, l0);
-    if (g1.me >= 0 && g1.n > 1)
-        coll_reduce_binomial(s, &g1, r, buf, buf, count, l1);
+    int l2;
+    coll_grp_t g2 = coll_sites_tier(&t, 2, c->rank, &l2);
+    tree_reduce(s, &t, c->rank, 1, 0, r, buf, buf, count);
     if (g2.me >= 0)
         coll_allreduce_flat(s, &g2, r, buf, count);
-    if (g1.me >= 0 && g1.n > 1)
-        coll_bcast_binomial(s, &g1, buf, bytes, l1);
-    if (g0.n > 1)
-        coll_bcast_binomial(s, &g0, buf, bytes, l0);
+    tree_bcast(s, &t, c->rank, 1, 0, buf, count * r->esize);
     coll_sites_free(&t);
+}
+
+/* Down the tiers of my site from its leader (site_gather.c's Allgather). */
+void coll_site_bcast_down(rmpi_nbc_t *s, const coll_sites_t *t, int me, void *buf, size_t bytes)
+{
+    tree_bcast(s, t, me, 1, 0, buf, bytes);
 }

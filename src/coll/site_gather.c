@@ -86,10 +86,7 @@ void coll_allgather_site(gx_t *x, rmpi_comm_t *c, const rmpi_coll_blk_t *mine, c
         }
         gx_round(x);
     }
-    if (g1.me >= 0 && g1.n > 1)
-        coll_bcast_binomial(s, &g1, all, (size_t)n * b, l1);
-    if (g0.n > 1)
-        coll_bcast_binomial(s, &g0, all, (size_t)n * b, l0);
+    coll_site_bcast_down(s, &t, me, all, (size_t)n * b);
     for (int r = 0; r < n; r++)
         if (r != me || !in_place)
             gx_unpack(x, all + (size_t)t.pos[r] * b, &recv[r]);

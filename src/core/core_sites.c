@@ -1,7 +1,8 @@
 /* The site map from measured round trips (rt.h, "sites"; seed infiniband-wan 3.4): at
  * MPI_Init, when RMPI_SITES=auto and the job spans several nodes, the lowest rank of each
  * node pings the lowest rank of every other node, the rows of smallest round trips go
- * through the process manager, and every rank clusters the same matrix. A job on one node
+ * through the process manager (key srtt-<leader's rank>-<chunk>: the number after the
+ * first '-' names the owner, as PMIx needs), and every rank clusters the same matrix. A job on one node
  * measures nothing. Cost: SITE_PROBES rounds of one ping per pair of nodes. */
 #include "core_impl.h"
 
@@ -93,7 +94,7 @@ int rmpi_core_sites_probe(void)
             size_t at = 0;
             for (int j = c * ROW_CHUNK; j < nn && j < (c + 1) * ROW_CHUNK; j++)
                 at += (size_t)snprintf(val + at, sizeof val - at, "%s%.0f", at ? "," : "", rtt[(size_t)my * nn + j]);
-            snprintf(key, sizeof key, "rmpi-site-rtt-%d-%d", my, c);
+            snprintf(key, sizeof key, "srtt-%d-%d", me, c);
             rc = rmpi_pmi_put(key, val);
         }
     }
@@ -101,7 +102,7 @@ int rmpi_core_sites_probe(void)
         rc = rmpi_pmi_fence();
     for (int i = 0; i < nn && !rc; i++)
         for (int c = 0; c * ROW_CHUNK < nn && !rc; c++) {
-            snprintf(key, sizeof key, "rmpi-site-rtt-%d-%d", i, c);
+            snprintf(key, sizeof key, "srtt-%d-%d", leader[i], c);
             if (rmpi_pmi_get(key, val, sizeof val))
                 rmpi_fatal("the process manager has no round trips of node %d (rank %d) for RMPI_SITES=auto; "
                            "set RMPI_SITES to a map or to one.",
