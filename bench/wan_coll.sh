@@ -6,7 +6,7 @@
 # algorithms). Root only (namespaces). One JSON line per measurement (bench/coll.c's) with
 # "delay", "config" and "rep"; the configurations alternate within a repetition so that
 # outside load hits both alike. Then a table of flat / site-aware per size.
-#   bench/wan_coll.sh [--delay 1ms] [--sizes 1:4194304] [--reps N] [--lan 1gbit] [--wan 1gbit]
+#   bench/wan_coll.sh [--delay 1ms] [--sizes 1:4194304 | 1,1024,131072] [--reps N] [--lan 1gbit] [--wan 1gbit]
 #                     [--colls bcast,allreduce] [--map block|cyclic] [--build DIR] [--out FILE]
 # --map: block puts ranks 0-1 on site A and 2-3 on site B (a flat binomial tree from rank 0
 # then already crosses once); cyclic puts 0,2 on A and 1,3 on B (flat trees cross twice).
@@ -25,6 +25,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ "$(id -u)" = 0 ] || { echo "bench/wan_coll.sh: needs root (network namespaces)" >&2; exit 77; }
+sizearg=-m # MIN:MAX doubling, or a comma list of sizes
+case $sizes in *,*) sizearg=-s ;; esac
 hosts=nsA1,nsA2,nsB1,nsB2
 [ "$map" = cyclic ] && hosts=nsA1,nsB1,nsA2,nsB2
 netlab=$root/tools/netlab coll=$build/bench/coll
@@ -40,7 +42,7 @@ for rep in $(seq 1 "$reps"); do
     config=site_aware; [ $sites = 0 ] && config=flat
     "$netlab" exec nsA1 timeout 1200 "$build/bin/mpiexec" -n 4 --host $hosts --agent "$netlab agent" \
       --pmi-iface ctl -genv RMPI_TCP_IFACES rail0 -genv RMPI_COLL_SITES $sites -genv RMPI_DEBUG 1 \
-      "$coll" -c "$colls" -m "$sizes" 2>>"$out.log" |
+      "$coll" -c "$colls" $sizearg "$sizes" 2>>"$out.log" |
       grep '^{"coll"' | sed "s/}\$/,\"delay\":\"$delay\",\"map\":\"$map\",\"config\":\"$config\",\"rep\":$rep}/" >>"$out"
   done
 done

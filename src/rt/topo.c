@@ -70,6 +70,10 @@ static void sites_log(int rank, const char *how)
 static void sites_given(int rank, char **names)
 {
     const char *spec = rmpi_knobs.SITES;
+    if (!(rmpi_knobs.SITE_GAP > 1))
+        rmpi_fatal("RMPI_SITE_GAP=%g must be a ratio above 1.", rmpi_knobs.SITE_GAP);
+    if (!(rmpi_knobs.SITE_RTT_MIN > 0))
+        rmpi_fatal("RMPI_SITE_RTT_MIN=%g must be a positive number of microseconds.", rmpi_knobs.SITE_RTT_MIN);
     site_of = rmpi_xcalloc((size_t)nranks, sizeof *site_of);
     nsites = 1;
     if (!strcmp(spec, "auto")) {
@@ -214,10 +218,6 @@ int rmpi_topo_init(const rmpi_pm_info_t *pm)
 
 void rmpi_topo_sites_measured(const double *rtt)
 {
-    if (!(rmpi_knobs.SITE_GAP > 1))
-        rmpi_fatal("RMPI_SITE_GAP=%g must be a ratio above 1.", rmpi_knobs.SITE_GAP);
-    if (!(rmpi_knobs.SITE_RTT_MIN > 0))
-        rmpi_fatal("RMPI_SITE_RTT_MIN=%g must be a positive number of microseconds.", rmpi_knobs.SITE_RTT_MIN);
     int *node_site = rmpi_xmalloc((size_t)nnodes_all * sizeof *node_site);
     nsites = rmpi_site_cluster(rtt, nnodes_all, rmpi_knobs.SITE_RTT_MIN * 1e3, rmpi_knobs.SITE_GAP, node_site);
     for (int r = 0; r < nranks; r++)
