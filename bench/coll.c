@@ -4,7 +4,8 @@
  * same source measures RailMPI, MPICH and Open MPI (bench/coll_compare.sh).
  *
  * Size: bytes per rank (Bcast/Reduce/Allreduce: the vector, of MPI_FLOAT for the
- * reductions with MPI_SUM; Allgather/Alltoall: the block each rank sends to each rank).
+ * reductions with MPI_SUM, at least one float; Allgather/Alltoall: the block each rank
+ * sends to each rank).
  * Latency: calls back to back, then a barrier; the figure is the slowest rank's mean time
  * per call, in microseconds. Calls per size scale with the size and are capped at about
  * a second of calls (estimated from the warm-up) so that a slow MPI still finishes. A
@@ -32,7 +33,7 @@ static char *sbuf, *rbuf;
 
 static int call(int coll, long size)
 {
-    int n = (int)size, nf = (int)(size / (long)sizeof(float));
+    int n = (int)size, nf = size < (long)sizeof(float) ? 1 : (int)(size / (long)sizeof(float));
     switch (coll) {
     case BARRIER:
         return MPI_Barrier(MPI_COMM_WORLD);
@@ -62,8 +63,8 @@ static void usage(void)
 {
     if (rank == 0)
         fprintf(stderr, "usage: coll [-m MIN:MAX | -s SIZE,SIZE...] [-i ITERS] [-c LIST]\n"
-                        "  -m  sizes in bytes, MIN doubling up to MAX (default 8:1048576, MIN >= 4)\n"
-                        "  -s  these sizes in bytes (each >= 4)\n"
+                        "  -m  sizes in bytes, MIN doubling up to MAX (default 8:1048576, MIN >= 1)\n"
+                        "  -s  these sizes in bytes (each >= 1; reductions move at least one float)\n"
                         "  -i  timed calls per size (default: by size)\n"
                         "  -c  comma list of barrier,bcast,reduce,allreduce,allgather,alltoall (default all)\n");
 }
@@ -80,7 +81,7 @@ int main(int argc, char **argv)
         want[c] = 1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-m") && i + 1 < argc) {
-            if (sscanf(argv[++i], "%ld:%ld", &min, &max) != 2 || min < 4 || max < min) {
+            if (sscanf(argv[++i], "%ld:%ld", &min, &max) != 2 || min < 1 || max < min) {
                 usage();
                 MPI_Finalize();
                 return 2;
@@ -111,7 +112,7 @@ int main(int argc, char **argv)
         min = max = 0;
         for (char *p = (char *)list, *end; *p && nsizes < MAX_SIZES; p = *end ? end + 1 : end) {
             long v = strtol(p, &end, 10);
-            if (end == p || v < 4 || (*end && *end != ',')) {
+            if (end == p || v < 1 || (*end && *end != ',')) {
                 usage();
                 MPI_Finalize();
                 return 2;
@@ -125,7 +126,7 @@ int main(int argc, char **argv)
             sizes[nsizes++] = s;
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    size_t bytes = (size_t)max * (size_t)nranks;
+    size_t bytes = (size_t)(max < 4 ? 4 : max) * (size_t)nranks;
     sbuf = malloc(bytes);
     rbuf = malloc(bytes);
     if (!sbuf || !rbuf) {

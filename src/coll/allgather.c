@@ -1,5 +1,6 @@
 /* Allgather and Allgatherv: Bruck, recursive doubling, ring and linear (coll.h). Every
  * algorithm takes per-rank block sizes, so the v form runs each of them too. */
+#include "coll_impl.h"
 #include "gather_sched.h"
 
 #include <stdlib.h>
@@ -118,7 +119,8 @@ rmpi_nbc_t *rmpi_coll_allgather_sched(rmpi_comm_t *c, const rmpi_coll_blk_t *sen
     size_t total = 0;
     for (int i = 0; i < n; i++)
         total += gx_bytes(&recv[i]);
-    switch (gx_pick_allgather(n, total, form)) {
+    switch (gx_pick_allgather(c, total, form)) {
+    case GX_SITE: coll_allgather_site(&g, c, mine, recv, in_place); break;
     case GX_BRUCK: allgather_bruck(&g, mine, recv, in_place); break;
     case GX_RECURSIVE_DOUBLING: allgather_recursive_doubling(&g, mine, recv, in_place); break;
     case GX_LINEAR: allgather_linear(&g, mine, recv, in_place); break;

@@ -176,7 +176,7 @@ void coll_allreduce_ring(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r
 #undef BLEN
 }
 
-static void allreduce_flat(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, void *buf, size_t count)
+void coll_allreduce_flat(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, void *buf, size_t count)
 {
     if (coll_allreduce_large(g->n, count, count * r->esize))
         coll_allreduce_rabenseifner(s, g, r, buf, count);
@@ -199,7 +199,7 @@ void coll_allreduce_two_level(rmpi_nbc_t *s, rmpi_comm_t *c, const coll_red_t *r
         coll_reduce_binomial(s, &ng, r, buf, buf, count, h.my_leader_idx);
         if (h.my_local_idx == h.my_leader_idx && h.nnodes > 1) {
             coll_grp_t lg = {h.nnodes, h.my_node_idx, h.leaders};
-            allreduce_flat(s, &lg, r, buf, count);
+            coll_allreduce_flat(s, &lg, r, buf, count);
         }
         coll_bcast_binomial(s, &ng, buf, count * r->esize, h.my_leader_idx);
     }
@@ -221,6 +221,8 @@ rmpi_nbc_t *rmpi_coll_allreduce_sched(rmpi_comm_t *c, const void *sbuf, void *rb
     int alg = c->size > 1 ? coll_select(COLL_ALLREDUCE, c, bytes, count, r.commute) : 0;
     if (alg == RMPI_COLL_ALLREDUCE_RING && !r.commute)
         alg = RMPI_COLL_ALLREDUCE_RABENSEIFNER;
+    if (alg == RMPI_COLL_ALLREDUCE_SITE && !r.commute)
+        alg = RMPI_COLL_ALLREDUCE_RECURSIVE_DOUBLING; /* the tiers do not keep rank order */
     /* my vector, packed: the ring reads it where it is, the others start from a copy in w */
     const void *in = w;
     if (alg == RMPI_COLL_ALLREDUCE_RING)
@@ -235,6 +237,7 @@ rmpi_nbc_t *rmpi_coll_allreduce_sched(rmpi_comm_t *c, const void *sbuf, void *rb
     case RMPI_COLL_ALLREDUCE_RABENSEIFNER: coll_allreduce_rabenseifner(s, &g, &r, w, count); break;
     case RMPI_COLL_ALLREDUCE_RING: coll_allreduce_ring(s, &g, &r, in, w, count); break;
     case RMPI_COLL_ALLREDUCE_TWO_LEVEL: coll_allreduce_two_level(s, c, &r, w, count); break;
+    case RMPI_COLL_ALLREDUCE_SITE: coll_allreduce_site(s, c, &r, w, count); break;
     default: coll_allreduce_recursive_doubling(s, &g, &r, w, count);
     }
     if (!contig)

@@ -76,8 +76,12 @@ rmpi_nbc_t *rmpi_coll_alltoall_sched(rmpi_comm_t *c, const rmpi_coll_blk_t *send
         }
         send = copy;
     }
-    int alg = gx_pick_alltoall(n, gx_bytes(&recv[me]), form);
-    if (alg == GX_BRUCK) {
+    int alg = gx_pick_alltoall(c, gx_bytes(&recv[me]), form);
+    if (alg == GX_SITE) {
+        if (in_place)
+            gx_pack(&g, &recv[me], copy[me].buf);
+        coll_alltoall_site(&g, c, send, recv);
+    } else if (alg == GX_BRUCK) {
         if (in_place)
             gx_pack(&g, &recv[me], copy[me].buf);
         alltoall_bruck(&g, send, recv);

@@ -44,7 +44,10 @@ rmpi_nbc_t *rmpi_coll_barrier_sched(rmpi_comm_t *c)
     if (c->inter)
         return coll_inter_barrier(c);
     rmpi_nbc_t *s = rmpi_nbc_new(c);
-    if (c->size > 1 && coll_select(COLL_BARRIER, c, 0, 0, 1) == RMPI_COLL_BARRIER_TWO_LEVEL) {
+    int alg = c->size > 1 ? coll_select(COLL_BARRIER, c, 0, 0, 1) : 0;
+    if (alg == RMPI_COLL_BARRIER_SITE) {
+        coll_barrier_site(s, c);
+    } else if (alg == RMPI_COLL_BARRIER_TWO_LEVEL) {
         two_level(s, c);
     } else {
         coll_grp_t g = coll_grp_all(c);

@@ -67,7 +67,7 @@ void coll_bcast_scatter_allgather(rmpi_nbc_t *s, const coll_grp_t *g, void *buf,
     }
 }
 
-static void bcast_flat(rmpi_nbc_t *s, const coll_grp_t *g, void *buf, size_t bytes, int root)
+void coll_bcast_flat(rmpi_nbc_t *s, const coll_grp_t *g, void *buf, size_t bytes, int root)
 {
     if (coll_bcast_large(g->n, bytes))
         coll_bcast_scatter_allgather(s, g, buf, bytes, root);
@@ -82,7 +82,7 @@ void coll_bcast_two_level(rmpi_nbc_t *s, rmpi_comm_t *c, void *buf, size_t bytes
     coll_nodes_get(c, root, &h);
     if (h.my_local_idx == h.my_leader_idx && h.nnodes > 1) {
         coll_grp_t lg = {h.nnodes, h.my_node_idx, h.leaders};
-        bcast_flat(s, &lg, buf, bytes, h.root_node_idx);
+        coll_bcast_flat(s, &lg, buf, bytes, h.root_node_idx);
     }
     coll_grp_t ng = {h.nlocal, h.my_local_idx, h.local};
     coll_bcast_binomial(s, &ng, buf, bytes, h.my_leader_idx);
@@ -105,6 +105,7 @@ rmpi_nbc_t *rmpi_coll_bcast_sched(rmpi_comm_t *c, void *buf, size_t count, rmpi_
     switch (coll_select(COLL_BCAST, c, bytes, count, 1)) {
     case RMPI_COLL_BCAST_SCATTER_ALLGATHER: coll_bcast_scatter_allgather(s, &g, p, bytes, root); break;
     case RMPI_COLL_BCAST_TWO_LEVEL: coll_bcast_two_level(s, c, p, bytes, root); break;
+    case RMPI_COLL_BCAST_SITE: coll_bcast_site(s, c, p, bytes, root); break;
     default: coll_bcast_binomial(s, &g, p, bytes, root);
     }
     if (!contig && c->rank != root)

@@ -54,11 +54,39 @@ void coll_nodes_free(coll_nodes_t *h);
 /* More than one node, and more than one rank on some node. */
 int coll_multi_node(rmpi_comm_t *c);
 
+/* Site layout (rmpi_topo_site_of): three tiers, the ranks of a node group (one node within
+ * one site: RMPI_SITES may split a node), the group leaders of a site, the site leaders.
+ * Sites and groups are numbered by their lowest rank; a leader is the lowest rank of its
+ * group or site, except that root leads its own (root -1: none). */
+typedef struct coll_sites {
+    int nsites, ngroups;
+    int *order;        /* [n] ranks by site, within a site by group, within a group ascending */
+    int *pos;          /* [n] where rank r is in order[] */
+    int *site_start;   /* [nsites + 1] offsets in order[] */
+    int *group_start;  /* [ngroups + 1] offsets in order[]; a site's groups are consecutive */
+    int *site_group0;  /* [nsites + 1] first group of each site */
+    int *group_leader; /* [ngroups] */
+    int *site_leader;  /* [nsites] */
+    int *group_of;     /* [n] group of rank r */
+    int *site_of;      /* [n] site of rank r (index into site_leader) */
+} coll_sites_t;
+void coll_sites_get(rmpi_comm_t *c, int root, coll_sites_t *t);
+void coll_sites_free(coll_sites_t *t);
+/* My group in tier 0 (my node group), 1 (the group leaders of my site) or 2 (the site
+ * leaders); g.me is -1 when I am not a member; *lead: the member index of its leader. */
+coll_grp_t coll_sites_tier(const coll_sites_t *t, int tier, int me, int *lead);
+/* One tree over tiers 1 and 0 of my site: buf from the site leader to every rank. */
+void coll_site_bcast_down(rmpi_nbc_t *s, const coll_sites_t *t, int me, void *buf, size_t bytes);
+/* The communicator spans several sites (and RMPI_COLL_SITES is on); cached like coll_multi_node. */
+int coll_multi_site(rmpi_comm_t *c);
+
 /* ---- builders (packed data) ---- */
 void coll_barrier_dissemination(rmpi_nbc_t *s, const coll_grp_t *g);
 void coll_bcast_binomial(rmpi_nbc_t *s, const coll_grp_t *g, void *buf, size_t bytes, int root);
 void coll_bcast_scatter_allgather(rmpi_nbc_t *s, const coll_grp_t *g, void *buf, size_t bytes, int root);
 void coll_bcast_two_level(rmpi_nbc_t *s, rmpi_comm_t *c, void *buf, size_t bytes, int root);
+/* The table's size rule among the members of g (binomial or scatter-allgather). */
+void coll_bcast_flat(rmpi_nbc_t *s, const coll_grp_t *g, void *buf, size_t bytes, int root);
 
 /* Result at member root in out (may equal in there); in is read only. */
 void coll_reduce_binomial(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, const void *in, void *out,
@@ -67,6 +95,8 @@ void coll_reduce_rabenseifner(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red
                               size_t count, int root);
 void coll_reduce_two_level(rmpi_nbc_t *s, rmpi_comm_t *c, const coll_red_t *r, const void *in, void *out, size_t count,
                            int root);
+void coll_reduce_flat(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, const void *in, void *out,
+                      size_t count, int root);
 
 /* buf holds my contribution and receives the result (ring: see below). */
 void coll_allreduce_recursive_doubling(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, void *buf,
@@ -79,6 +109,15 @@ void coll_allreduce_ring(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r
  * or gather to member root (root's w gets it); w holds my vector and is overwritten. */
 void coll_rsag(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, void *w, size_t count, int root);
 void coll_allreduce_two_level(rmpi_nbc_t *s, rmpi_comm_t *c, const coll_red_t *r, void *buf, size_t count);
+void coll_allreduce_flat(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, void *buf, size_t count);
+
+/* ---- site-aware (site.c): tiers of coll_sites_t, each long link crossed once per pair of
+ * sites; commutative operations only (the table checks) ---- */
+void coll_barrier_site(rmpi_nbc_t *s, rmpi_comm_t *c);
+void coll_bcast_site(rmpi_nbc_t *s, rmpi_comm_t *c, void *buf, size_t bytes, int root);
+void coll_reduce_site(rmpi_nbc_t *s, rmpi_comm_t *c, const coll_red_t *r, const void *in, void *out, size_t count,
+                      int root);
+void coll_allreduce_site(rmpi_nbc_t *s, rmpi_comm_t *c, const coll_red_t *r, void *buf, size_t count);
 
 /* ---- intercommunicators (inter.c): the public builders hand over when c->inter ----
  * root: MPI_ROOT, MPI_PROC_NULL or a remote rank; counts (reduce_scatter) are per local

@@ -2,6 +2,7 @@
  * collective (RMPI_COLL_GATHER...) forces one algorithm; under auto the crossover sizes are
  * knobs too (RMPI_COLL_GATHER_LARGE...), their defaults measured at 2..8 ranks over shm and
  * tcp on a 2-core machine. */
+#include "coll_impl.h"
 #include "gather_sched.h"
 
 #include "../rt/rt.h"
@@ -21,8 +22,9 @@ int gx_pick_rooted(int scatter, int n, size_t block)
     return n > 2 && block * (size_t)n < (size_t)rmpi_knobs.COLL_GATHER_LARGE ? GX_BINOMIAL : GX_LINEAR;
 }
 
-int gx_pick_allgather(int n, size_t total, int form)
+int gx_pick_allgather(rmpi_comm_t *c, size_t total, int form)
 {
+    int n = c->size;
     /* COLL_ALLGATHERV has the same choices as COLL_ALLGATHER */
     _Static_assert((int)RMPI_COLL_ALLGATHERV_BRUCK == (int)RMPI_COLL_ALLGATHER_BRUCK &&
                        (int)RMPI_COLL_ALLGATHERV_RECURSIVE_DOUBLING == (int)RMPI_COLL_ALLGATHER_RECURSIVE_DOUBLING &&
@@ -32,8 +34,11 @@ int gx_pick_allgather(int n, size_t total, int form)
     static const int alg[] = {[RMPI_COLL_ALLGATHER_BRUCK] = GX_BRUCK,
                               [RMPI_COLL_ALLGATHER_RECURSIVE_DOUBLING] = GX_RECURSIVE_DOUBLING,
                               [RMPI_COLL_ALLGATHER_RING] = GX_RING,
-                              [RMPI_COLL_ALLGATHER_LINEAR] = GX_LINEAR};
+                              [RMPI_COLL_ALLGATHER_LINEAR] = GX_LINEAR,
+                              [RMPI_COLL_ALLGATHER_SITE] = GX_SITE};
     int f = form != RMPI_COLL_REGULAR ? rmpi_knobs.COLL_ALLGATHERV : rmpi_knobs.COLL_ALLGATHER;
+    if (form == RMPI_COLL_REGULAR && f == RMPI_COLL_ALLGATHER_AUTO && coll_multi_site(c))
+        return GX_SITE;
     if (f != RMPI_COLL_ALLGATHER_AUTO)
         return alg[f] == GX_RECURSIVE_DOUBLING && !is_pow2(n) ? GX_BRUCK : alg[f];
     /* log2(n) rounds while latency matters; recursive doubling's halves stay zero-copy, so
@@ -48,8 +53,9 @@ int gx_pick_allgather(int n, size_t total, int form)
     return n <= 8 ? GX_LINEAR : GX_RING;
 }
 
-int gx_pick_alltoall(int n, size_t block, int form)
+int gx_pick_alltoall(rmpi_comm_t *c, size_t block, int form)
 {
+    int n = c->size;
     if (form != RMPI_COLL_REGULAR) {
         /* linear and pairwise exchange the same messages, so ranks may choose differently
          * (block sizes differ per rank in the v and w forms) */
@@ -59,9 +65,12 @@ int gx_pick_alltoall(int n, size_t block, int form)
     }
     static const int alg[] = {[RMPI_COLL_ALLTOALL_BRUCK] = GX_BRUCK,
                               [RMPI_COLL_ALLTOALL_LINEAR] = GX_LINEAR,
-                              [RMPI_COLL_ALLTOALL_PAIRWISE] = GX_PAIRWISE};
+                              [RMPI_COLL_ALLTOALL_PAIRWISE] = GX_PAIRWISE,
+                              [RMPI_COLL_ALLTOALL_SITE] = GX_SITE};
     if (rmpi_knobs.COLL_ALLTOALL != RMPI_COLL_ALLTOALL_AUTO)
         return alg[rmpi_knobs.COLL_ALLTOALL];
+    if (coll_multi_site(c))
+        return GX_SITE;
     /* pairwise from 8 KiB: one partner at a time keeps the copies in cache and the
      * rendezvous from piling up (4 ranks on 2 cores: 64 KiB 0.26 ms vs 0.24-1.3 ms linear);
      * Bruck's log2(n) rounds only pay for tiny blocks among many ranks */

@@ -51,7 +51,7 @@ void coll_reduce_rabenseifner(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red
     coll_rsag(s, g, r, w, count, root);
 }
 
-static void reduce_flat(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, const void *in, void *out,
+void coll_reduce_flat(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, const void *in, void *out,
                         size_t count, int root)
 {
     if (coll_reduce_large(g->n, count, count * r->esize))
@@ -76,7 +76,7 @@ void coll_reduce_two_level(rmpi_nbc_t *s, rmpi_comm_t *c, const coll_red_t *r, c
         coll_reduce_binomial(s, &ng, r, in, w, count, h.my_leader_idx);
         if (leader && h.nnodes > 1) {
             coll_grp_t lg = {h.nnodes, h.my_node_idx, h.leaders};
-            reduce_flat(s, &lg, r, w, w, count, h.root_node_idx);
+            coll_reduce_flat(s, &lg, r, w, w, count, h.root_node_idx);
         }
     }
     coll_nodes_free(&h);
@@ -96,7 +96,11 @@ rmpi_nbc_t *rmpi_coll_reduce_sched(rmpi_comm_t *c, const void *sbuf, void *rbuf,
     const void *in = coll_input(s, sbuf, rbuf, out, count, dt);
     coll_red_t r = {op, dt->handle, dt->size, rmpi_coll_op_commutative(op)};
     coll_grp_t g = coll_grp_all(c);
-    switch (c->size == 1 ? RMPI_COLL_REDUCE_BINOMIAL : coll_select(COLL_REDUCE, c, bytes, count, r.commute)) {
+    int alg = c->size == 1 ? RMPI_COLL_REDUCE_BINOMIAL : coll_select(COLL_REDUCE, c, bytes, count, r.commute);
+    if (alg == RMPI_COLL_REDUCE_SITE && !r.commute)
+        alg = RMPI_COLL_REDUCE_BINOMIAL; /* forced: the tiers do not keep rank order */
+    switch (alg) {
+    case RMPI_COLL_REDUCE_SITE: coll_reduce_site(s, c, &r, in, out, count, root); break;
     case RMPI_COLL_REDUCE_RABENSEIFNER: coll_reduce_rabenseifner(s, &g, &r, in, out, count, root); break;
     case RMPI_COLL_REDUCE_TWO_LEVEL: coll_reduce_two_level(s, c, &r, in, out, count, root); break;
     default: coll_reduce_binomial(s, &g, &r, in, out, count, root);

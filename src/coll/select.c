@@ -47,6 +47,15 @@ int coll_select(int kind, rmpi_comm_t *c, size_t bytes, size_t count, int commut
     int n = c->size, k = knob(kind);
     if (k)
         return k;
+    /* Sites first: a long link costs more than any node-level saving (seed infiniband-wan
+     * 3.4). Reductions only when commutative: the tiers do not keep rank order. */
+    if (kind != COLL_REDUCE_SCATTER && kind != COLL_SCAN && (commute || kind == COLL_BCAST) && coll_multi_site(c)) {
+        static const int site[] = {[COLL_BARRIER] = RMPI_COLL_BARRIER_SITE,
+                                   [COLL_BCAST] = RMPI_COLL_BCAST_SITE,
+                                   [COLL_REDUCE] = RMPI_COLL_REDUCE_SITE,
+                                   [COLL_ALLREDUCE] = RMPI_COLL_ALLREDUCE_SITE};
+        return site[kind];
+    }
     switch (kind) {
     case COLL_BARRIER: return coll_multi_node(c) ? RMPI_COLL_BARRIER_TWO_LEVEL : RMPI_COLL_BARRIER_DISSEMINATION;
     case COLL_BCAST:

@@ -65,6 +65,7 @@ typedef struct rmpi_comm {
     uint32_t coll_seq;        /* collectives started on this communicator (coll/coll.h schedule tags) */
     int8_t coll_nodes;        /* coll/common.c's cache of its node layout: 0 not known yet,
                               1 one level, 2 several nodes with several ranks on one */
+    int8_t coll_sites;        /* coll/site.c's cache: 0 not known yet, 1 one site, 2 several */
     struct rmpi_bpool *bsend; /* buffer of MPI_Comm_attach_buffer (core/core_bsend.c); NULL: none */
     uint32_t idup_seq;        /* MPI_Comm_idup calls on this communicator (their tags) */
     rmpi_req_t *pending;      /* made by MPI_Comm_idup: the request completed with the agreement

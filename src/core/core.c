@@ -98,6 +98,8 @@ int rmpi_core_init(rmpi_core_info_t *info)
     info->singleton = pm.singleton;
     info->appnum = pm.appnum;
     core_ready = 1;
+    if (rmpi_topo_sites_pending() && rmpi_core_sites_probe())
+        return -1;
     return 0;
 }
 

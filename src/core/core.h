@@ -30,8 +30,10 @@
 #define RMPI_ANY_SOURCE MPI_ANY_SOURCE
 #define RMPI_ANY_TAG MPI_ANY_TAG
 #define RMPI_REQ_MAGIC 0x52514d50u
-/* Context ids: WORLD 0/1, SELF 2/3, the finalize barrier 4; communicators from 8 on. */
+/* Context ids: WORLD 0/1, SELF 2/3, the finalize barrier 4, the site probe 5;
+ * communicators from 8 on. */
 #define RMPI_CTX_FINALIZE 4u
+#define RMPI_CTX_SITES 5u /* the site probe at MPI_Init (core_sites.c) */
 #define RMPI_CTX_FIRST_FREE 8u
 /* Context ids are below this (2^24: 8 million communicators; the queue table of the
  * largest costs 128 MiB). A frame naming a larger one is malformed; a dynamic-process
@@ -149,6 +151,10 @@ typedef struct rmpi_core_info {
 int rmpi_core_init(rmpi_core_info_t *info);
 /* Completes everything still queued, synchronises with every rank, closes the providers. */
 int rmpi_core_finalize(void);
+/* RMPI_SITES=auto on several nodes (rmpi_topo_sites_pending): measure the round trips
+ * between nodes and give them to rmpi_topo_sites_measured; every rank calls it (a PMI
+ * fence). Called at the end of rmpi_core_init. */
+int rmpi_core_sites_probe(void);
 extern int rmpi_core_rank, rmpi_core_size;
 
 /* ---- dynamic peers (connect/accept, spawn, join) ---- */

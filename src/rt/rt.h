@@ -149,4 +149,31 @@ int rmpi_topo_node_cpus(void);
 const char *rmpi_topo_binding(void);
 void rmpi_topo_finalize(void);
 
+/* ---- sites (site.c; seed infiniband-wan 3.4: clusters joined by long links) ----
+ * A site is a set of ranks whose links to each other are short; collectives that span
+ * sites cross each long link once (coll). The map comes from RMPI_SITES (rmpi_topo_init)
+ * or from the round trips between nodes measured at MPI_Init (core_sites.c, which hands
+ * the result to rmpi_topo_sites_set). Ranks beyond the world are a site each. */
+/* RMPI_SITES syntax: sites separated by ':' or ';', a site a comma list of world ranks,
+ * ranges A-B and host names (whole, or a prefix ending in '*'; hosts may be NULL).
+ * Returns the number of sites and site_of[nranks] (numbered in the order written), or -1
+ * with a sentence in msg when every rank is not in exactly one site. */
+int rmpi_site_parse(const char *spec, int nranks, const char *const *hosts, int *site_of, char *msg, size_t len);
+/* Single linkage on rtt[n * n] (ns; the smaller of i->j and j->i, 0 or NaN: unmeasured),
+ * round trips below floor counted as floor: the tree edges sorted, with floor in front,
+ * are cut at the largest ratio between neighbours when it is at least gap. Returns the
+ * number of sites and site_of[n] (numbered in order of their lowest item). */
+int rmpi_site_cluster(const double *rtt, int n, double floor, double gap, int *site_of);
+/* site_of[n] in RMPI_SITES syntax with ranges ("0-1,4:2-3"); returns the length it needed. */
+size_t rmpi_site_format(const int *site_of, int n, char *buf, size_t len);
+int rmpi_topo_nnodes(void);
+int rmpi_topo_site_of(int rank);
+int rmpi_topo_nsites(void);
+/* The map still has to be measured: RMPI_SITES=auto, RMPI_WAN_TUNE on, several nodes. */
+int rmpi_topo_sites_pending(void);
+/* The measured round trips between nodes (rtt[nnodes * nnodes], ns) give the map by
+ * rmpi_site_cluster with RMPI_SITE_RTT_MIN and RMPI_SITE_GAP; every rank must pass the
+ * same matrix. Logs the map at RMPI_DEBUG=1 (rank 0). */
+void rmpi_topo_sites_measured(const double *rtt);
+
 #endif

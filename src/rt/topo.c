@@ -11,11 +11,12 @@
  * one machine with the same name share /dev/shm, so treating them as one node is right).
  * Nodes are numbered in order of their lowest rank, so every rank computes the same table. */
 static int *node_of, *local_rank, *node_size;
-static int nranks, my_node, nnodes_all;
+static int nranks, my_rank, my_node, nnodes_all;
 static char hostname[256];
 static uint32_t node_tag;
 static int node_cpus;       /* CPUs the ranks of this node may run on, together */
 static char bind_text[512]; /* how RMPI_BIND left this rank, for RMPI_REPORT */
+static int *site_of, nsites = 1, sites_pending;
 
 /* RMPI_BIND (set by mpiexec for ranks on other hosts, or by hand under srun): bind this
  * rank as mpiexec binds local ones, unless someone already did (Slurm's task/affinity, a
@@ -53,10 +54,50 @@ static void bind_self(int rank, int bind, int map, int index, int count, int rep
     rmpi_cpubind_topo_free(&t);
 }
 
+static void sites_log(int rank, const char *how)
+{
+    if (rank != 0 || nsites < 2)
+        return;
+    size_t need = rmpi_site_format(site_of, nranks, NULL, 0) + 1;
+    char *text = rmpi_xmalloc(need);
+    rmpi_site_format(site_of, nranks, text, need);
+    rmpi_log(1, "%d sites (%s): %s", nsites, how, text);
+    free(text);
+}
+
+/* RMPI_SITES (rt.h): given, one, or auto (measured later, after the network is up).
+ * names: the host cards, "host/boot id". */
+static void sites_given(int rank, char **names)
+{
+    const char *spec = rmpi_knobs.SITES;
+    if (!(rmpi_knobs.SITE_GAP > 1))
+        rmpi_fatal("RMPI_SITE_GAP=%g must be a ratio above 1.", rmpi_knobs.SITE_GAP);
+    if (!(rmpi_knobs.SITE_RTT_MIN > 0))
+        rmpi_fatal("RMPI_SITE_RTT_MIN=%g must be a positive number of microseconds.", rmpi_knobs.SITE_RTT_MIN);
+    site_of = rmpi_xcalloc((size_t)nranks, sizeof *site_of);
+    nsites = 1;
+    if (!strcmp(spec, "auto")) {
+        sites_pending = nnodes_all > 1 && rmpi_knobs.WAN_TUNE;
+        return;
+    }
+    if (!strcmp(spec, "one"))
+        return;
+    char why[256];
+    for (int r = 0; r < nranks; r++)
+        names[r][strcspn(names[r], "/")] = '\0';
+    nsites = rmpi_site_parse(spec, nranks, (const char *const *)names, site_of, why, sizeof why);
+    if (nsites < 0)
+        rmpi_fatal("RMPI_SITES=%s: %s. Write sites as world ranks, ranges or host names, sites separated by ':' "
+                   "(e.g. 0-3:4-7 or nodeA*:nodeB*), or auto, or one.",
+                   spec, why);
+    sites_log(rank, "RMPI_SITES");
+}
+
 int rmpi_topo_init(const rmpi_pm_info_t *pm)
 {
     char key[64];
     nranks = pm->size;
+    my_rank = pm->rank;
     if (gethostname(hostname, sizeof hostname - 1))
         snprintf(hostname, sizeof hostname, "unknown");
     char card[sizeof hostname + 48 + 512] = "";
@@ -168,11 +209,28 @@ int rmpi_topo_init(const rmpi_pm_info_t *pm)
     nnodes_all = 0;
     for (int r = 0; r < nranks; r++)
         nnodes_all = node_of[r] >= nnodes_all ? node_of[r] + 1 : nnodes_all;
+    sites_given(pm->rank, names);
     for (int r = 0; r < nranks; r++)
         free(names[r]);
     free(names);
     return 0;
 }
+
+void rmpi_topo_sites_measured(const double *rtt)
+{
+    int *node_site = rmpi_xmalloc((size_t)nnodes_all * sizeof *node_site);
+    nsites = rmpi_site_cluster(rtt, nnodes_all, rmpi_knobs.SITE_RTT_MIN * 1e3, rmpi_knobs.SITE_GAP, node_site);
+    for (int r = 0; r < nranks; r++)
+        site_of[r] = node_site[node_of[r]];
+    free(node_site);
+    sites_pending = 0;
+    sites_log(my_rank, "measured round trips");
+}
+
+int rmpi_topo_nnodes(void) { return nnodes_all; }
+int rmpi_topo_site_of(int rank) { return rank < nranks ? site_of[rank] : nsites + rank - nranks; }
+int rmpi_topo_nsites(void) { return nsites; }
+int rmpi_topo_sites_pending(void) { return sites_pending; }
 
 int rmpi_topo_node_of(int rank) { return rank < nranks ? node_of[rank] : nnodes_all + rank - nranks; }
 int rmpi_topo_my_node(void) { return my_node; }
@@ -188,5 +246,8 @@ void rmpi_topo_finalize(void)
     free(node_of);
     free(local_rank);
     free(node_size);
-    node_of = local_rank = node_size = NULL;
+    free(site_of);
+    node_of = local_rank = node_size = site_of = NULL;
+    nsites = 1;
+    sites_pending = 0;
 }

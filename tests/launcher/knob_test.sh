@@ -28,7 +28,7 @@ bad() {
   grep -q "knob_init: rank" "$T/out" && fail "a rank got past MPI_Init"
 }
 bad RMPI_NET=foo "RMPI_NET=foo: expected one of auto|shm|tcp|ofi."
-bad RMPI_COLL_ALLREDUCE=ringg "RMPI_COLL_ALLREDUCE=ringg: expected one of auto|recursive_doubling|rabenseifner|ring|two_level."
+bad RMPI_COLL_ALLREDUCE=ringg "RMPI_COLL_ALLREDUCE=ringg: expected one of auto|recursive_doubling|rabenseifner|ring|two_level|site."
 bad RMPI_HDR_CACHE=maybe "RMPI_HDR_CACHE=maybe: expected a boolean, one of 1|0|yes|no|true|false|on|off."
 bad RMPI_WINDOW=16x "RMPI_WINDOW=16x: expected an integer (default 16)."
 bad RMPI_WINDOW= "RMPI_WINDOW=: expected an integer (default 16)."

@@ -5,12 +5,14 @@
  * vector untouched, pairs inside a contiguous); a user non-commutative op (2x2 matrix
  * product: in is the left operand) on a contiguous and a vector type, MPI_Op_create_c,
  * Op_commutative; bad input (invalid, freed and predefined handles, op not defined on
- * the type, mixed struct). Allreduce with SUM and MAXLOC across the ranks, lightly. */
+ * the type, mixed struct). Across the ranks: every allowed pair through Allreduce and
+ * Reduce against the inputs combined in rank order (the flat result). */
 #include "mtest.h"
 
 #include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { G_CINT = 1, G_FINT = 2, G_FLOAT = 4, G_COMPLEX = 8, G_LOGICAL = 16, G_BYTE = 32, G_PAIR = 64 };
@@ -624,6 +626,68 @@ static void allreduce(void)
                 wanti);
 }
 
+/* Element i of rank r's input: 0 or 1 (pairs: index r), so that sums and products are
+ * exact in every type and any order of combination gives the same result. */
+static void across_input(const tinfo_t *ti, MPI_Aint ext, int r, unsigned char *buf)
+{
+    memset(buf, 0, (size_t)(ext * N));
+    for (int i = 0; i < N; i++) {
+        unsigned char *p = buf + i * ext;
+        int v = (r * 7 + i * 3) % 5 != 0, w = (r + i) % 3 != 0;
+        switch (ti->cls) {
+        case C_FLT: setf(p, ti->size, v); break;
+        case C_CPLX:
+            setf(p, ti->size, v);
+            setf(p + kind_size(ti->size), ti->size, w);
+            break;
+        case C_PAIR:
+            setf(p, ti->size, v);
+            setf(p + pair_off(ti), ti->idx_kind, r);
+            break;
+        default: seti(p, ti->size, v);
+        }
+    }
+}
+
+/* Every allowed (op, type) pair through Allreduce and Reduce across the ranks, against
+ * the flat result: the ranks' inputs combined in rank order with MPI_Reduce_local. The
+ * testlist runs it with several sites (RMPI_SITES), where the tiers combine in another
+ * order and cross the pretend long links. */
+static void across(void)
+{
+    for (size_t oi = 0; oi < sizeof ops / sizeof ops[0]; oi++)
+        for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
+            const tinfo_t *ti = &types[k];
+            if (!(ops[oi].groups & ti->groups))
+                continue;
+            MPI_Aint lb, ext;
+            MPI_Type_get_extent(ti->t, &lb, &ext);
+            unsigned char *in = malloc((size_t)(ext * N)), *out = malloc((size_t)(ext * N));
+            unsigned char *ref = malloc((size_t)(ext * N)), *x = malloc((size_t)(ext * N));
+            across_input(ti, ext, 0, ref);
+            for (int r = 1; r < mtest_size; r++) {
+                across_input(ti, ext, r, x);
+                MTEST_OK(MPI_Reduce_local(ref, x, N, ti->t, ops[oi].op));
+                memcpy(ref, x, (size_t)(ext * N));
+            }
+            across_input(ti, ext, mtest_rank, in);
+            for (int root = -1; root < 2; root++) {
+                int at = root < 0 ? -1 : root == 0 ? 0 : mtest_size - 1;
+                memset(out, 0x5a, (size_t)(ext * N));
+                if (at < 0)
+                    MTEST_OK(MPI_Allreduce(in, out, N, ti->t, ops[oi].op, MPI_COMM_WORLD));
+                else
+                    MTEST_OK(MPI_Reduce(in, out, N, ti->t, ops[oi].op, at, MPI_COMM_WORLD));
+                if (at >= 0 && at != mtest_rank)
+                    continue;
+                for (int i = 0; i < N; i++)
+                    MTEST_CHECK(elem_equal(ti, out + i * ext, ref + i * ext), "%s %s on %s (root %d): element %d differs",
+                                at < 0 ? "Allreduce" : "Reduce", ops[oi].name, ti->name, at, i);
+            }
+            free(in), free(out), free(ref), free(x);
+        }
+}
+
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
@@ -636,5 +700,6 @@ int main(int argc, char **argv)
     user_ops();
     bad_input();
     allreduce();
+    across();
     return mtest_finalize();
 }

@@ -1,0 +1,284 @@
+/* Site-aware collectives (seed infiniband-wan 3.4: a broadcast done hierarchically over
+ * connected clusters keeps traffic off the long link). Three tiers: the ranks of a node
+ * group, the group leaders of a site, the site leaders; only the last crosses long links,
+ * once per pair of sites (tree algorithms: once per site). Barrier, Bcast, Reduce and
+ * Allreduce here; Allgather and Alltoall in site_gather.c. */
+#include "coll_impl.h"
+
+#include "../rt/rt.h"
+
+#include <stdlib.h>
+
+static int multi_site(const rmpi_comm_t *c)
+{
+    if (rmpi_topo_nsites() < 2)
+        return 0;
+    int first = rmpi_topo_site_of(rmpi_comm_world_rank(c, 0));
+    for (int r = 0; r < c->size; r++) {
+        int w = rmpi_comm_world_rank(c, r);
+        /* processes of other worlds: no shared map (as coll_multi_node) */
+        if (w >= rmpi_comm_world.size)
+            return 0;
+        if (rmpi_topo_site_of(w) != first)
+            return 2;
+    }
+    return 0;
+}
+
+int coll_multi_site(rmpi_comm_t *c)
+{
+    if (!rmpi_knobs.COLL_SITES)
+        return 0;
+    if (RMPI_UNLIKELY(!c->coll_sites))
+        c->coll_sites = (int8_t)(multi_site(c) ? 2 : 1);
+    return c->coll_sites == 2;
+}
+
+/* Index of key in keys[0..n), appended when absent. */
+static int intern(long long *keys, int *n, long long key)
+{
+    for (int i = 0; i < *n; i++)
+        if (keys[i] == key)
+            return i;
+    keys[*n] = key;
+    return (*n)++;
+}
+
+void coll_sites_get(rmpi_comm_t *c, int root, coll_sites_t *t)
+{
+    int n = c->size;
+    long long *skey = rmpi_xmalloc((size_t)n * sizeof *skey), *gkey = rmpi_xmalloc((size_t)n * sizeof *gkey);
+    int *gsite = rmpi_xmalloc((size_t)n * sizeof *gsite), *graw = rmpi_xmalloc((size_t)n * sizeof *graw);
+    int *renum = rmpi_xmalloc((size_t)n * sizeof *renum);
+    t->nsites = t->ngroups = 0;
+    t->order = rmpi_xmalloc((size_t)n * sizeof *t->order);
+    t->pos = rmpi_xmalloc((size_t)n * sizeof *t->pos);
+    t->group_of = rmpi_xmalloc((size_t)n * sizeof *t->group_of);
+    t->site_of = rmpi_xmalloc((size_t)n * sizeof *t->site_of);
+    for (int r = 0; r < n; r++) {
+        int w = rmpi_comm_world_rank(c, r), site = rmpi_topo_site_of(w);
+        t->site_of[r] = intern(skey, &t->nsites, site);
+        int ng = t->ngroups;
+        graw[r] = intern(gkey, &t->ngroups, (long long)site << 32 | (unsigned)rmpi_topo_node_of(w));
+        if (t->ngroups > ng)
+            gsite[graw[r]] = t->site_of[r];
+    }
+    /* groups renumbered so that a site's groups are consecutive (each kept in order of
+     * its lowest rank) */
+    t->site_group0 = rmpi_xcalloc((size_t)t->nsites + 1, sizeof *t->site_group0);
+    t->group_start = rmpi_xcalloc((size_t)t->ngroups + 1, sizeof *t->group_start);
+    t->site_start = rmpi_xcalloc((size_t)t->nsites + 1, sizeof *t->site_start);
+    t->group_leader = rmpi_xmalloc((size_t)t->ngroups * sizeof *t->group_leader);
+    t->site_leader = rmpi_xmalloc((size_t)t->nsites * sizeof *t->site_leader);
+    int k = 0;
+    for (int s = 0; s < t->nsites; s++) {
+        t->site_group0[s] = k;
+        for (int g = 0; g < t->ngroups; g++)
+            if (gsite[g] == s)
+                renum[g] = k++;
+    }
+    t->site_group0[t->nsites] = k;
+    for (int r = 0; r < n; r++) {
+        t->group_of[r] = renum[graw[r]];
+        t->group_start[t->group_of[r] + 1]++;
+    }
+    for (int g = 0; g < t->ngroups; g++)
+        t->group_start[g + 1] += t->group_start[g];
+    int *fill = renum; /* next free slot per group */
+    for (int g = 0; g < t->ngroups; g++)
+        fill[g] = t->group_start[g];
+    for (int r = 0; r < n; r++) {
+        t->pos[r] = fill[t->group_of[r]]++;
+        t->order[t->pos[r]] = r;
+    }
+    for (int s = 0; s <= t->nsites; s++)
+        t->site_start[s] = t->group_start[t->site_group0[s]];
+    for (int g = 0; g < t->ngroups; g++)
+        t->group_leader[g] = t->order[t->group_start[g]];
+    for (int s = 0; s < t->nsites; s++)
+        t->site_leader[s] = t->order[t->site_start[s]];
+    if (root >= 0) {
+        t->group_leader[t->group_of[root]] = root;
+        t->site_leader[t->site_of[root]] = root;
+    }
+    free(skey), free(gkey), free(gsite), free(graw), free(renum);
+}
+
+void coll_sites_free(coll_sites_t *t)
+{
+    free(t->order), free(t->pos), free(t->site_start), free(t->group_start), free(t->site_group0);
+    free(t->group_leader), free(t->site_leader), free(t->group_of), free(t->site_of);
+}
+
+static int index_of(const int *v, int n, int x)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i] == x)
+            return i;
+    return -1;
+}
+
+coll_grp_t coll_sites_tier(const coll_sites_t *t, int tier, int me, int *lead)
+{
+    int g = t->group_of[me], s = t->site_of[me];
+    const int *m;
+    int n, leader;
+    if (tier == 0) {
+        m = t->order + t->group_start[g], n = t->group_start[g + 1] - t->group_start[g], leader = t->group_leader[g];
+    } else if (tier == 1) {
+        m = t->group_leader + t->site_group0[s], n = t->site_group0[s + 1] - t->site_group0[s];
+        leader = t->site_leader[s];
+    } else {
+        m = t->site_leader, n = t->nsites, leader = -1;
+    }
+    *lead = leader >= 0 ? index_of(m, n, leader) : 0;
+    return (coll_grp_t){n, index_of(m, n, me), m};
+}
+
+/* in: members check in with the leader, which hears from all of them; out: the leader
+ * releases them. */
+static void fan(rmpi_nbc_t *s, const coll_grp_t *g, int lead, int in)
+{
+    if (g->me < 0 || g->n < 2)
+        return;
+    for (int i = 0; i < g->n; i++) {
+        if (i == lead || (g->me != lead && i != g->me))
+            continue;
+        int peer = coll_peer(g, g->me == lead ? i : lead);
+        if (in == (g->me != lead))
+            rmpi_nbc_send(s, NULL, 0, peer);
+        else
+            rmpi_nbc_recv(s, NULL, 0, peer);
+    }
+    rmpi_nbc_round(s);
+}
+
+void coll_barrier_site(rmpi_nbc_t *s, rmpi_comm_t *c)
+{
+    coll_sites_t t;
+    coll_sites_get(c, -1, &t);
+    int l0, l1, l2;
+    coll_grp_t g0 = coll_sites_tier(&t, 0, c->rank, &l0), g1 = coll_sites_tier(&t, 1, c->rank, &l1),
+               g2 = coll_sites_tier(&t, 2, c->rank, &l2);
+    fan(s, &g0, l0, 1);
+    fan(s, &g1, l1, 1);
+    if (g2.me >= 0)
+        coll_barrier_dissemination(s, &g2);
+    fan(s, &g1, l1, 0);
+    fan(s, &g0, l0, 0);
+    coll_sites_free(&t);
+}
+
+/* The tiers from top down to 0 as one tree: my parent (-1: none) is in the highest tier
+ * where I am a member other than its root, my children are those of every tier (binomial
+ * in each: at a tier's root, the leader; tier 2's, root_site), the long links first. A
+ * rank then receives once and sends to all its children in one round, so a site leader's
+ * local sends do not wait for its sends across the long link to complete. */
+typedef struct links {
+    int parent, nchild, child[96];
+} links_t;
+
+static void tree_links(const coll_sites_t *t, int me, int top, int root_site, links_t *k)
+{
+    k->parent = -1;
+    k->nchild = 0;
+    for (int tier = top; tier >= 0; tier--) {
+        int lead;
+        coll_grp_t g = coll_sites_tier(t, tier, me, &lead);
+        if (g.me < 0 || g.n < 2)
+            continue;
+        int n = g.n, root = tier == 2 ? root_site : lead, rel = (g.me - root + n) % n, mask = 1;
+        while (mask < n && !(rel & mask))
+            mask <<= 1;
+        if (rel)
+            k->parent = coll_peer(&g, (rel - mask + root) % n);
+        for (mask >>= 1; mask > 0; mask >>= 1)
+            if (rel + mask < n)
+                k->child[k->nchild++] = coll_peer(&g, (rel + mask + root) % n);
+    }
+}
+
+static void tree_bcast(rmpi_nbc_t *s, const coll_sites_t *t, int me, int top, int root_site, void *buf, size_t bytes)
+{
+    links_t k;
+    tree_links(t, me, top, root_site, &k);
+    if (k.parent >= 0) {
+        rmpi_nbc_recv(s, buf, bytes, k.parent);
+        rmpi_nbc_round(s);
+    }
+    for (int i = 0; i < k.nchild; i++)
+        rmpi_nbc_send(s, buf, bytes, k.child[i]);
+    rmpi_nbc_round(s);
+}
+
+/* Children's partial results all at once, combined into acc (commutative operations:
+ * any order), sent to the parent; at the top acc holds the result. in is read only
+ * unless it is acc. */
+static void tree_reduce(rmpi_nbc_t *s, const coll_sites_t *t, int me, int top, int root_site, const coll_red_t *r,
+                        const void *in, void *acc, size_t count)
+{
+    links_t k;
+    size_t bytes = count * r->esize;
+    tree_links(t, me, top, root_site, &k);
+    void *part[96];
+    for (int i = 0; i < k.nchild; i++) {
+        part[i] = rmpi_nbc_tmp(s, bytes);
+        rmpi_nbc_recv(s, part[i], bytes, k.child[i]);
+    }
+    rmpi_nbc_round(s);
+    if (k.parent >= 0 && !k.nchild) { /* a leaf sends its input as it is */
+        rmpi_nbc_send(s, in, bytes, k.parent);
+        rmpi_nbc_round(s);
+        return;
+    }
+    if (acc != in)
+        rmpi_nbc_copy(s, in, acc, bytes);
+    for (int i = 0; i < k.nchild; i++)
+        rmpi_nbc_reduce(s, r->op, r->type, part[i], acc, count);
+    if (k.parent >= 0) {
+        rmpi_nbc_send(s, acc, bytes, k.parent);
+        rmpi_nbc_round(s);
+    }
+}
+
+/* Root leads its group and site: one tree over the site leaders (rooted at root's site),
+ * each site's group leaders and each group. */
+void coll_bcast_site(rmpi_nbc_t *s, rmpi_comm_t *c, void *buf, size_t bytes, int root)
+{
+    coll_sites_t t;
+    coll_sites_get(c, root, &t);
+    tree_bcast(s, &t, c->rank, 2, t.site_of[root], buf, bytes);
+    coll_sites_free(&t);
+}
+
+/* The same tree upwards (commutative operations: member order is not rank order). */
+void coll_reduce_site(rmpi_nbc_t *s, rmpi_comm_t *c, const coll_red_t *r, const void *in, void *out, size_t count,
+                      int root)
+{
+    coll_sites_t t;
+    coll_sites_get(c, root, &t);
+    void *acc = c->rank == root ? out : rmpi_nbc_tmp(s, count * r->esize); /* a leaf leaves it unused */
+    tree_reduce(s, &t, c->rank, 2, t.site_of[root], r, in, acc, count);
+    coll_sites_free(&t);
+}
+
+/* Each site reduces to its leader (one tree over tiers 1 and 0), the site leaders
+ * allreduce, each site broadcasts from its leader. */
+void coll_allreduce_site(rmpi_nbc_t *s, rmpi_comm_t *c, const coll_red_t *r, void *buf, size_t count)
+{
+    coll_sites_t t;
+    coll_sites_get(c, -1, &t);
+    int l2;
+    coll_grp_t g2 = coll_sites_tier(&t, 2, c->rank, &l2);
+    tree_reduce(s, &t, c->rank, 1, 0, r, buf, buf, count);
+    if (g2.me >= 0)
+        coll_allreduce_flat(s, &g2, r, buf, count);
+    tree_bcast(s, &t, c->rank, 1, 0, buf, count * r->esize);
+    coll_sites_free(&t);
+}
+
+/* Down the tiers of my site from its leader (site_gather.c's Allgather). */
+void coll_site_bcast_down(rmpi_nbc_t *s, const coll_sites_t *t, int me, void *buf, size_t bytes)
+{
+    tree_bcast(s, t, me, 1, 0, buf, bytes);
+}

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Sites on the lab (tools/netlab up --sites 2x2, a long link of DELAY one way between two
+# LANs; seed infiniband-wan 3.4): with RMPI_SITES unset the map is measured at MPI_Init and
+# must come out as nsA1,nsA2 | nsB1,nsB2 (ranks 0-1:2-3, logged by rank 0 at RMPI_DEBUG=1);
+# every type/op through Allreduce and Reduce across the sites equals the flat result
+# (tests/mpi/datatype/ops), and Bcast, Allgather, Alltoall and Barrier check their data
+# (tests/mpi/coll/*); a map given by host names is taken as written; a malformed one stops
+# MPI_Init naming RMPI_SITES; RMPI_WAN_TUNE=0 measures nothing.
+# usage: sites.sh MPIEXEC TESTS NETLAB DELAY   (TESTS: build/tests/mpi)
+set -u
+mpiexec=$1 tests=$2 netlab=$3 delay=${4:-2ms}
+[ "$(id -u)" = 0 ] || { echo "skip: needs root for ip netns"; exit 77; }
+command -v ip >/dev/null && ip netns list >/dev/null 2>&1 || { echo "skip: no ip netns"; exit 77; }
+export NETLAB_PREFIX=t$$-
+"$netlab" up --sites 2x2 1gbit "1gbit@$delay" >/dev/null || { echo "FAIL: netlab up --sites"; exit 1; }
+trap '"$netlab" down >/dev/null 2>&1' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+run() { # PROGRAM [ENV...]: one rank per host, tcp over rail0
+  local prog=$1; shift
+  "$netlab" exec nsA1 timeout 200 "$mpiexec" -n 4 --host nsA1,nsA2,nsB1,nsB2 --agent "$netlab agent" \
+    --pmi-iface ctl -genv RMPI_TCP_IFACES rail0 -genv RMPI_DEBUG 1 "$@" "$prog" 2>&1
+}
+
+out=$(run "$tests/datatype/ops") || { echo "$out"; fail "ops exited $?"; }
+echo "$out" | grep "sites"
+echo "$out" | grep -q "2 sites (measured round trips): 0-1:2-3$" || { echo "$out" | tail; fail "the measured map is not 0-1:2-3"; }
+echo "$out" | grep -q "No Errors" || fail "ops did not report No Errors"
+for t in bcast allgather alltoall ibarrier; do
+  out=$(run "$tests/coll/$t" -genv GTEST_SIZES small) || { echo "$out"; fail "$t exited $?"; }
+  echo "$out" | grep -q "No Errors" || { echo "$out" | tail; fail "$t did not report No Errors"; }
+  echo "$t: No Errors"
+done
+
+out=$(run "$tests/coll/bcast" -genv GTEST_SIZES small -genv RMPI_SITES "nsA1,nsB1:nsA2,nsB2") || { echo "$out"; fail "given map: bcast exited $?"; }
+echo "$out" | grep -q "2 sites (RMPI_SITES): 0,2:1,3$" || { echo "$out" | tail; fail "the given map is not 0,2:1,3"; }
+echo "$out" | grep -q "No Errors" || fail "given map: bcast did not report No Errors"
+
+out=$(run "$tests/coll/bcast" -genv RMPI_SITES "nsA*:nsC*")
+[ $? != 0 ] || fail "a malformed RMPI_SITES did not stop the job"
+echo "$out" | grep -q "RMPI_SITES=nsA\*:nsC\*: host 'nsC\*' runs no rank of the job" || { echo "$out" | tail; fail "no message naming RMPI_SITES"; }
+
+out=$(run "$tests/coll/ibarrier" -genv RMPI_WAN_TUNE 0) || { echo "$out"; fail "RMPI_WAN_TUNE=0: ibarrier exited $?"; }
+echo "$out" | grep -q "sites (measured" && fail "RMPI_WAN_TUNE=0 still measured sites"
+echo "PASS: sites found (0-1:2-3), given by host names, malformed refused; results equal the flat ones"
