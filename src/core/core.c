@@ -213,6 +213,8 @@ int rmpi_core_progress(void)
 {
     static unsigned idle_polls;
     int n = rmpi_net_progress();
+    if (RMPI_UNLIKELY(rmpi_vc_nwatch != 0)) /* peers over several rails: the failure detector */
+        rmpi_vc_watch();
     if (RMPI_UNLIKELY(rmpi_core_hook != NULL))
         n += rmpi_core_hook();
     /* Whether mpiexec still lives: looked at from the idle path only, once per 1024 idle

@@ -51,7 +51,7 @@
 /* The version of struct rmpi_net_ops a provider was written against: raise it whenever a
  * member is added, removed or changes meaning; rmpi_net_open refuses a provider whose
  * version differs (rmpi_net_ops_check). */
-#define RMPI_NET_OPS_VERSION 1
+#define RMPI_NET_OPS_VERSION 2
 #define RMPI_NET_MAX_RAILS 16
 
 typedef struct rmpi_rail rmpi_rail_t;
@@ -165,6 +165,15 @@ struct rmpi_net_ops {
     /* Bytes this rail still has to move to peer: accepted by send/put and not yet delivered
      * (in the provider's queue or the kernel's, unacknowledged). May be NULL (unknown). */
     size_t (*backlog)(rmpi_rail_t *rail, int peer);
+    /* The VC's failure detector (both NULL, or both set: then the VC fails a rail that stops
+     * while others move; without them only the provider's own timeouts do). watch: bytes
+     * sent to peer on this rail that wait for its acknowledgement (0 when nothing is in
+     * flight, e.g. the peer's window is closed because it does not read: that is no fault of
+     * the rail), and in *moved a counter that grows whenever the peer acknowledged or sent
+     * bytes on it. abandon: stop using the connection to peer as if it broke: within the
+     * next progress, on_peer_lost(why) and then its pending ops complete with -ECONNRESET. */
+    size_t (*watch)(rmpi_rail_t *rail, int peer, uint64_t *moved);
+    void (*abandon)(rmpi_rail_t *rail, int peer, const char *why);
 };
 
 extern const struct rmpi_net_ops rmpi_self_ops, rmpi_shm_ops, rmpi_tcp_ops;

@@ -49,7 +49,7 @@ elif [ "$mode" = bigframes ]; then
   done
 elif [ "$stripe" != binding ]; then
   for r in rail0 rail1; do
-    grep "rank 0 -> 1" -A3 "$log" | grep "rail tcp:$r" | grep -qv "rdma bytes 0$" ||
+    grep "rank 0 -> 1" -A3 "$log" | grep "rail tcp:$r" | grep -qv "rdma bytes 0," ||
       { echo "FAIL: no rendezvous data on $r under $stripe striping"; exit 1; }
   done
 fi

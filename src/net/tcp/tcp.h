@@ -259,6 +259,7 @@ typedef struct rmpi_tcp_conn {
      * time at the last check that saw the socket idle or moving. */
     uint64_t moved, mark_moved, mark_ns;
     uint64_t path_moved; /* moved at the last TCP_INFO round-trip poll */
+    uint64_t txb, rxb;   /* bytes written / read: the VC's failure detector (rmpi_tcp_watch) */
     int wrote;           /* bytes written since the kernel's send queue was last seen empty */
     int keepalive;       /* SO_KEEPALIVE is on (only while waiting) */
 } rmpi_tcp_conn_t;
@@ -404,6 +405,9 @@ void rmpi_tcp_set_events(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, uint32_t events
  * while the peer's host stayed silent (progress calls it every STALL_CHECK_NS at most). */
 void rmpi_tcp_stall_check(rmpi_tcp_rail_t *r, uint64_t now);
 #define RMPI_TCP_STALL_CHECK_NS 100000000ull
+/* ops->watch / ops->abandon (net.h) for the VC's failure detector. */
+size_t rmpi_tcp_watch(rmpi_rail_t *rail, int peer, uint64_t *moved);
+void rmpi_tcp_abandon(rmpi_rail_t *rail, int peer, const char *why);
 /* Round trips: the kernel's estimate of every socket that moved bytes since the last look,
  * reported (env.on_rtt) at most this often; an idle socket's estimate does not change. */
 #define RMPI_TCP_PATH_NS 100000000ull
@@ -424,12 +428,14 @@ static inline void rmpi_tcp_count_tx(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, siz
 {
     r->stat_bytes_tx += n;
     c->moved += n;
+    c->txb += n;
     c->wrote = 1;
 }
 static inline void rmpi_tcp_count_rx(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, size_t n)
 {
     r->stat_bytes_rx += n;
     c->moved += n;
+    c->rxb += n;
 }
 /* Write queued output: about one chunk, less if the socket fills; failures mark the peer lost. */
 void rmpi_tcp_flush(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p);

@@ -731,6 +731,37 @@ void rmpi_tcp_stall_check(rmpi_tcp_rail_t *r, uint64_t now)
     }
 }
 
+/* The peer acknowledged (written minus what the kernel still holds) or sent: one counter.
+ * Only bytes in flight count as waiting (TCP_INFO unacked segments): a peer that does not
+ * read closes its window, and its host still answers, so that wait is not the rail's. */
+size_t rmpi_tcp_watch(rmpi_rail_t *rail, int peer, uint64_t *moved)
+{
+    rmpi_tcp_rail_t *r = rmpi_tcp_rail_of(rail);
+    *moved = 0;
+    if (peer < 0 || peer >= r->prov->npeers || peer == r->env.rank)
+        return 0;
+    rmpi_tcp_peer_t *p = rmpi_tcp_peer_get(r, peer);
+    rmpi_tcp_conn_t *c = p->conn;
+    if (p->state != RMPI_TCP_PEER_ESTABLISHED || !c)
+        return 0;
+    int outq = 0;
+    if (ioctl(c->fd, SIOCOUTQ, &outq) != 0 || outq < 0)
+        outq = 0;
+    *moved = c->txb - (uint64_t)outq + c->rxb;
+    struct tcp_info ti;
+    if (outq == 0 || tcp_info_of(c, &ti) != 0 || ti.tcpi_unacked == 0)
+        return 0;
+    return (size_t)outq;
+}
+
+void rmpi_tcp_abandon(rmpi_rail_t *rail, int peer, const char *why)
+{
+    rmpi_tcp_rail_t *r = rmpi_tcp_rail_of(rail);
+    if (peer < 0 || peer >= r->prov->npeers || peer == r->env.rank)
+        return;
+    rmpi_tcp_peer_fail(r, rmpi_tcp_peer_get(r, peer), "%s", why);
+}
+
 void rmpi_tcp_path_poll(rmpi_tcp_rail_t *r, uint64_t now)
 {
     r->last_path = now;

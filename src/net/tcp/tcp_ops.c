@@ -457,4 +457,6 @@ const struct rmpi_net_ops rmpi_tcp_ops = {
     .card = tcp_card,
     .peer_add = tcp_peer_add,
     .backlog = tcp_backlog,
+    .watch = rmpi_tcp_watch,
+    .abandon = rmpi_tcp_abandon,
 };
