@@ -123,6 +123,11 @@ typedef struct rmpi_net_env {
      * RMPI_NET_RTT_HANDSHAKE (its connection handshake, peer processing included) or
      * RMPI_NET_RTT_KERNEL (the kernel's smoothed estimate, e.g. TCP_INFO). May be NULL. */
     void (*on_rtt)(rmpi_rail_t *rail, int peer, uint64_t rtt_ns, int src);
+    /* A connection to peer on rail was established (each time: the first, and every one
+     * that replaces a lost one), with its epoch, which both ends agree on and which grows
+     * with every new connection. Called after the completions of the old connection's
+     * failed ops. May be NULL. */
+    void (*on_peer_up)(rmpi_rail_t *rail, int peer, uint32_t epoch);
     /* Set by rmpi_net_open for the providers: */
     uint32_t world; /* this process's world tag (rmpi_net_id_t.world) */
     int late;       /* opened after init for dynamic peers: publish nothing via PMI */
@@ -174,6 +179,11 @@ struct rmpi_net_ops {
      * next progress, on_peer_lost(why) and then its pending ops complete with -ECONNRESET. */
     size_t (*watch)(rmpi_rail_t *rail, int peer, uint64_t *moved);
     void (*abandon)(rmpi_rail_t *rail, int peer, const char *why);
+    /* A connection to peer that was lost (on_peer_lost reported) is tried again, giving up
+     * after timeout_ns (then on_peer_lost once more); on success on_peer_up reports it.
+     * Returns 0 when an attempt started, -1 when there is nothing to try (not lost, or
+     * still being reported). May be NULL: lost stays lost. */
+    int (*rejoin)(rmpi_rail_t *rail, int peer, uint64_t timeout_ns);
 };
 
 extern const struct rmpi_net_ops rmpi_self_ops, rmpi_shm_ops, rmpi_tcp_ops;

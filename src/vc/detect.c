@@ -18,6 +18,23 @@ double rmpi_detect_timeout(const rmpi_path_t *p, double k, double floor_ns)
     return rto > floor_ns ? rto : floor_ns;
 }
 
+void rmpi_probe_start(rmpi_probe_t *p, uint64_t now, double first_ns)
+{
+    p->wait = first_ns > 1 ? (uint64_t)first_ns : 1;
+    p->at = now + p->wait;
+}
+
+uint64_t rmpi_probe_due(rmpi_probe_t *p, uint64_t now, double max_ns)
+{
+    if (now < p->at)
+        return 0;
+    uint64_t tmo = p->wait;
+    p->at = now + tmo;
+    double next = (double)p->wait * 2;
+    p->wait = (uint64_t)(next < max_ns ? next : max_ns > (double)tmo ? max_ns : (double)tmo);
+    return tmo;
+}
+
 int rmpi_detect_failed(const rmpi_detect_t *d, int n, const int *up, const double *timeout_ns, uint64_t now)
 {
     for (int i = 0; i < n; i++) {

@@ -39,4 +39,16 @@ double rmpi_detect_timeout(const rmpi_path_t *p, double k, double floor_ns);
  * provider's own timeout (RMPI_RAIL_TIMEOUT) decides those. */
 int rmpi_detect_failed(const rmpi_detect_t *d, int n, const int *up, const double *timeout_ns, uint64_t now_ns);
 
+/* Re-admission of a failed subchannel: tries to connect it again, the first first_ns after
+ * the failure, each bounded by the wait before the next, the waits doubling up to max_ns
+ * (exponential backoff: a rail that stays down costs a connect attempt per max_ns). */
+typedef struct rmpi_probe {
+    uint64_t at;   /* next try */
+    uint64_t wait; /* wait after it */
+} rmpi_probe_t;
+void rmpi_probe_start(rmpi_probe_t *p, uint64_t now_ns, double first_ns);
+/* 0 while no try is due; else a try is due now: returns how long it may take (ns) and
+ * schedules the next one. */
+uint64_t rmpi_probe_due(rmpi_probe_t *p, uint64_t now_ns, double max_ns);
+
 #endif

@@ -38,12 +38,16 @@ typedef struct rmpi_subchan {
     /* delivery rate of the rail to this peer, measured by rmpi_vc_pick_big while it was busy */
     uint64_t est_t, est_done; /* last sample: time (ns) and bytes delivered by then */
     size_t est_backlog;
-    double rate;        /* bytes/ns, 0 until measured */
-    rmpi_path_t path;   /* round trip to the peer on this rail (rmpi_vc_on_rtt, acks) */
-    uint64_t acks_seen; /* ACK samples when the kernel's estimate last came */
-    rmpi_detect_t det;  /* failure detector (rmpi_vc_watch) */
-    uint64_t failures;  /* times this subchannel failed (RMPI_REPORT) */
-    uint8_t epoch;      /* low byte of its connection's epoch (RMPI_VC_RAIL_DOWN) */
+    double rate;              /* bytes/ns, 0 until measured */
+    rmpi_path_t path;         /* round trip to the peer on this rail (rmpi_vc_on_rtt, acks) */
+    uint64_t acks_seen;       /* ACK samples when the kernel's estimate last came */
+    rmpi_detect_t det;        /* failure detector (rmpi_vc_watch) */
+    uint64_t failures;        /* times this subchannel failed (RMPI_REPORT) */
+    uint64_t readmits;        /* times it came back (a new connection) */
+    uint64_t rdma_at_up;      /* rdma_bytes when it last came back */
+    uint64_t t_down, down_ns; /* when it last failed; time spent down before that */
+    rmpi_probe_t probe;       /* tries to connect it again (rmpi_vc_watch) */
+    uint8_t epoch;            /* low byte of its connection's epoch (RMPI_VC_RAIL_DOWN) */
 } rmpi_subchan_t;
 
 typedef struct rmpi_ooo {
@@ -204,6 +208,10 @@ int rmpi_vc_rail_failed(rmpi_vc_t *vc, int sub, const char *why);
 #define RMPI_VC_WATCH_NS 5000000u
 extern int rmpi_vc_nwatch;
 void rmpi_vc_watch(void);
+/* net env->on_peer_up target: a connection of rail to peer was established with epoch (the
+ * first, or one that replaces a lost one): a failed subchannel is used again, its striping
+ * weights and rates learned anew. */
+void rmpi_vc_on_up(rmpi_rail_t *rail, int peer, uint32_t epoch);
 /* Index of rail in vc's subchannels, -1 if none. */
 int rmpi_vc_sub_of(const rmpi_vc_t *vc, const rmpi_rail_t *rail);
 

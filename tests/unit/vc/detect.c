@@ -34,11 +34,9 @@ static size_t look(model_t *m, uint64_t t)
 {
     if (t >= m->from) {
         switch (m->kind) {
-        case DEAD:
-            return 1 << 20;
+        case DEAD: return 1 << 20;
         case IDLE:
-        case ZEROWIN:
-            return 0;
+        case ZEROWIN: return 0;
         }
     }
     if (m->kind == BURSTY) {
@@ -135,8 +133,8 @@ static void test_failure(void)
     f = run(m3, 2, tmo_long, 2150 * MS, 0, 0, &when);
     CHECK(f == -1, "1.2 s limit: not failed after 1.15 s (got %d at %.0f ms)", f, (double)when / MS);
     f = run(m3, 2, tmo_long, 3000 * MS, 0, 0, &when);
-    CHECK(f == 1 && when > 2200 * MS - STEP && when <= 2200 * MS + 2 * STEP, "1.2 s limit: failed %d at %.0f ms",
-          f, (double)when / MS);
+    CHECK(f == 1 && when > 2200 * MS - STEP && when <= 2200 * MS + 2 * STEP, "1.2 s limit: failed %d at %.0f ms", f,
+          (double)when / MS);
 }
 
 static void test_no_false_alarm(void)
@@ -154,8 +152,7 @@ static void test_no_false_alarm(void)
     }
     /* both rails congested */
     model_t mb[2] = {{BURSTY, UINT64_MAX, 50000, 300 * MS, 0, 0}, {BURSTY, UINT64_MAX, 5000, 350 * MS, 0, 0}};
-    CHECK(run(mb, 2, tmo, 20000 * MS, 0, 0, &when) == -1, "two congested rails: failed at %.0f ms",
-          (double)when / MS);
+    CHECK(run(mb, 2, tmo, 20000 * MS, 0, 0, &when) == -1, "two congested rails: failed at %.0f ms", (double)when / MS);
     /* the slow rail goes idle (nothing in flight): never failed */
     model_t mi[2] = {{STEADY, UINT64_MAX, 100000, 0, 0, 0}, {IDLE, 500 * MS, 5000, 0, 0, 0}};
     CHECK(run(mi, 2, tmo, 5000 * MS, 0, 0, &when) == -1, "idle rail failed");
@@ -172,8 +169,8 @@ static void test_no_false_alarm(void)
     /* no looks for 2 s (the process computed): the dead rail's wait restarts at the next look */
     model_t mg[2] = {{STEADY, UINT64_MAX, 100000, 0, 0, 0}, {DEAD, 1000 * MS, 12500, 0, 0, 0}};
     int f = run(mg, 2, tmo, 5000 * MS, 1100 * MS, 2000 * MS, &when);
-    CHECK(f == 1 && when >= 3100 * MS + (uint64_t)FLOOR - STEP, "after a gap: failed %d at %.0f ms, want >= %.0f",
-          f, (double)when / MS, (3100 * MS + FLOOR) / MS);
+    CHECK(f == 1 && when >= 3100 * MS + (uint64_t)FLOOR - STEP, "after a gap: failed %d at %.0f ms, want >= %.0f", f,
+          (double)when / MS, (3100 * MS + FLOOR) / MS);
 }
 
 /* Random traces: a rail that stops for longer than its timeout is always failed (within two
