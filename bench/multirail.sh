@@ -9,7 +9,7 @@ set -eu
 usage() {
     cat <<'EOF'
 usage: bench/multirail.sh [--quick] [--only railmpi|openmpi] [--rates R0 R1] [--load-rail RAIL]
-                          [--part pt2pt|timeline] [--build DIR] [--out DIR] [--no-build]
+                          [--part pt2pt|timeline|many] [--build DIR] [--out DIR] [--no-build]
 
 Needs root (ip netns, tc). Creates namespaces nsA and nsB with tools/netlab (deleting
 any left from before), runs everything, and deletes them again at the end.
@@ -20,7 +20,11 @@ any left from before), runs everything, and deletes them again at the end.
                    optional one-way delay (1gbit@5ms: tools/netlab's delay line); the equal-rail
                    topology uses R0 R0
   --load-rail R    rail the competing iperf3 flow loads (default rail0, the fast one)
-  --part P         run only the pt2pt sweeps or only the timeline (default: both)
+  --part P         run only the pt2pt sweeps or only the timeline (default: both), or only
+                   'many': many unequal rails with no settings (4 rails 1gbit 500mbit 250mbit
+                   125mbit, i.e. 8:4:2:1, and 2 rails 1gbit 100mbit, 10:1; MANY_TOPOS
+                   overrides, ';'-separated): each rail alone, then all of them, 4 MiB
+                   messages, every run well under a minute; summary-many.md
   --build DIR      RailMPI build tree (default: the repository's build/)
   --out DIR        results folder (default BUILD/bench/results/multirail-DATE/)
   --no-build       do not run cmake; compile missing RailMPI binaries with BUILD/bin/mpicc
@@ -55,7 +59,7 @@ while [ $# -gt 0 ]; do
 done
 case "$only" in ""|railmpi|openmpi) ;; *) echo "multirail.sh: --only takes railmpi or openmpi" >&2; exit 2 ;; esac
 case "$load_rail" in rail0|rail1) ;; *) echo "multirail.sh: --load-rail takes rail0 or rail1" >&2; exit 2 ;; esac
-case "$part" in ""|pt2pt|timeline) ;; *) echo "multirail.sh: --part takes pt2pt or timeline" >&2; exit 2 ;; esac
+case "$part" in ""|pt2pt|timeline|many) ;; *) echo "multirail.sh: --part takes pt2pt, timeline or many" >&2; exit 2 ;; esac
 
 say() { echo "multirail.sh: $*" >&2; }
 
@@ -356,6 +360,76 @@ EOF
     rm -f "$out/stderr.tmp"
 }
 
+# Many unequal rails, no settings: RailMPI's default (adaptive striping over every rail)
+# and Open MPI's default, against the sum of what each rail carries alone (RailMPI, one
+# rail) and of what TCP carries on each (iperf3 through netlab bw).
+many_one() { # MPI IFACES ITERS LABEL
+    local mpi=$1 ifaces=$2 iters=$3 label=$4 line
+    if [ "$mpi" = ompi ]; then
+        CMD=("$netlab" exec nsA mpirun.openmpi -np 2 --host nsA:1,nsB:1 --bind-to none
+             --mca plm_rsh_agent "$netlab agent" --mca plm_rsh_no_tree_spawn 1
+             --mca oob_tcp_if_include ctl --mca pml ob1 --mca btl self,tcp
+             --mca btl_tcp_if_include "$ifaces" "$ref/pt2pt.openmpi")
+    else
+        CMD=("$netlab" exec nsA "$build/bin/mpiexec" -n 2 --host nsA,nsB --agent "$netlab agent"
+             --pmi-iface ctl -genv RMPI_TCP_IFACES "$ifaces" -genv RMPI_REPORT 1 "$build/bench/pt2pt")
+    fi
+    say "$topo $mpi $label bw 4 MiB"
+    echo "### $topo $mpi $label: ${CMD[*]} -t bw -m 4194304:4194304 -w 8 -i $iters" >>"$log"
+    if line=$(timeout 60 "${CMD[@]}" -t bw -m 4194304:4194304 -w 8 -i "$iters" 2>"$out/stderr.tmp"); then
+        line=$(printf '%s\n' "$line" | grep '^{"test"' | head -1)
+        cat "$out/stderr.tmp" >>"$log"
+        if [ -n "$line" ]; then
+            echo "${line%\}},\"part\":\"many\",\"mpi\":\"$mpi\",\"rails\":\"$label\",\"topo\":\"$topo\"$(report_json "$out/stderr.tmp")}" >>"$res"
+            echo "$line" | sed -n 's/.*"mb_s":\([0-9.]*\).*/\1/p'
+            return 0
+        fi
+    fi
+    cat "$out/stderr.tmp" >>"$log"
+    say "FAILED: $topo $mpi $label (see $log)"
+    failed=1
+    echo 0
+}
+
+run_many() {
+    local t n i ifaces one sum iperf all ompi shares md=$out/summary-many.md
+    local IFS_SAVE=$IFS
+    IFS=';' read -r -a topos <<<"${MANY_TOPOS:-1gbit 500mbit 250mbit 125mbit;1gbit 100mbit}"
+    IFS=$IFS_SAVE
+    {
+        echo "## Many unequal rails, no settings (4 MiB messages, bw, MB/s)"
+        echo
+        echo "| rails | TCP alone per rail (iperf3) | RailMPI alone per rail | sum alone | RailMPI all rails | of the sum | of iperf3's sum | Open MPI all rails | RailMPI bytes per rail (share) |"
+        echo "|---|---|---|---|---|---|---|---|---|"
+    } >"$md"
+    for t in "${topos[@]}"; do
+        "$netlab" down >/dev/null 2>&1 || true
+        # shellcheck disable=SC2086
+        "$netlab" up $t >>"$log" 2>&1 || { say "netlab up $t failed (see $log)"; exit 1; }
+        topo=$(echo "$t" | tr ' ' /)
+        n=$(echo "$t" | wc -w)
+        ifaces=$(seq -s, -f 'rail%g' 0 $((n - 1)))
+        iperf=$("$netlab" bw 2 2>>"$log" | awk '{ printf "%s%.1f", (NR > 1 ? " " : ""), $2 / 8 }')
+        one="" sum=0
+        for i in $(seq 0 $((n - 1))); do
+            r=$(many_one rmpi "rail$i" 6 "rail$i"); [ "$r" = 0 ] && failed=1
+            one="$one${one:+ }$r"
+            sum=$(awk -v a="$sum" -v b="$r" 'BEGIN { print a + b }')
+        done
+        all=$(many_one rmpi "$ifaces" 16 all); [ "$all" = 0 ] && failed=1
+        shares=$(grep -A$n "rank 0 -> 1: $n subchannel" "$out/stderr.tmp" 2>/dev/null | grep "rail tcp" |
+                 sed -n 's/.*rail tcp:\(rail[0-9]*\):.* rdma bytes \([0-9]*\),.*/\1 \2/p' |
+                 awk '{ b[NR] = $2; n[NR] = $1; s += $2 } END { for (i = 1; i <= NR; i++)
+                      printf "%s%s %.0f MB (%.1f%%)", (i > 1 ? ", " : ""), n[i], b[i] / 1e6, (s ? 100 * b[i] / s : 0) }')
+        ompi="-"
+        [ $have_ompi = 1 ] && ompi=$(many_one ompi "$ifaces" 16 all)
+        local isum
+        isum=$(echo "$iperf" | awk '{ for (i = 1; i <= NF; i++) s += $i; print s }')
+        echo "| $topo | $iperf | $one | $sum | $all | $(awk -v a="$all" -v s="$sum" 'BEGIN { printf "%.1f%%", s ? 100 * a / s : 0 }') | $(awk -v a="$all" -v s="$isum" 'BEGIN { printf "%.1f%%", s ? 100 * a / s : 0 }') | $ompi | $shares |" >>"$md"
+    done
+    cat "$md"
+}
+
 cpu_busy() {
     local a b
     a=$(awk '/^cpu /{print $2+$3+$4+$7+$8, $5+$6}' /proc/stat); sleep 1
@@ -372,6 +446,12 @@ ompi_ver=$(ompi_info --version 2>/dev/null | awk '/Open MPI/{print $3; exit}' ||
 echo "{\"meta\":\"multirail\",\"date\":\"$stamp\",\"host\":\"$(hostname)\",\"kernel\":\"$(uname -r)\",\"cores\":$(nproc),\"busy_pct\":$busy,\"quick\":$quick,\"rate0\":\"$rate0\",\"rate1\":\"$rate1\",\"load_rail\":\"$load_rail\",\"timeline_s\":$tl_secs,\"load_from\":$load_from,\"load_secs\":$load_secs,\"budget_bytes\":$budget,\"key_reps\":$key_reps,\"commit\":\"$commit\",\"dirty_files\":$dirty,\"openmpi\":\"$ompi_ver\",\"railmpi\":$have_rmpi}" >>"$res"
 
 start=$SECONDS
+if [ "$part" = many ]; then
+    run_many
+    "$netlab" down >/dev/null 2>&1 || true
+    say "runs took $((SECONDS - start)) s; results in $out"
+    exit $failed
+fi
 topo_up "$rate0" "$rate1"
 for c in ompi-rail0 ompi-default ompi-weighted rmpi-rail0 rmpi-even rmpi-weighted rmpi-adaptive; do
     run_pt2pt "$c"

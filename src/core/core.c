@@ -85,6 +85,7 @@ int rmpi_core_init(rmpi_core_info_t *info)
     net_env.on_frame = rmpi_vc_on_frame;
     net_env.on_peer_lost = peer_lost;
     net_env.on_rtt = rmpi_vc_on_rtt;
+    net_env.on_peer_up = rmpi_vc_on_up;
     if (rmpi_net_open(&net_env))
         return -1;
     if (rmpi_pmi_fence() || rmpi_net_ready(0) || rmpi_pmi_fence() || rmpi_net_ready(1)) {
@@ -217,6 +218,8 @@ int rmpi_core_progress(void)
 {
     static unsigned idle_polls;
     int n = rmpi_net_progress();
+    if (RMPI_UNLIKELY(rmpi_vc_nwatch != 0)) /* peers over several rails: the failure detector */
+        rmpi_vc_watch();
     if (RMPI_UNLIKELY(rmpi_core_hook != NULL))
         n += rmpi_core_hook();
     /* Whether mpiexec still lives, and channel selection's clock (a busy receiver ticks it

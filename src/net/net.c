@@ -50,6 +50,7 @@ int rmpi_net_ops_check(const struct rmpi_net_ops *ops, char *why, size_t len)
                           : !ops->progress               ? "progress"
                           : !ops->close                  ? "close"
                           : !ops->card != !ops->peer_add ? "card/peer_add (one without the other)"
+                          : !ops->watch != !ops->abandon ? "watch/abandon (one without the other)"
                                                          : NULL;
     if (missing) {
         snprintf(why, len, "provider %s lacks %s, which struct rmpi_net_ops requires (src/net/net.h)", name, missing);

@@ -134,6 +134,11 @@ typedef struct rmpi_net_env {
      * RMPI_NET_RTT_HANDSHAKE (its connection handshake, peer processing included) or
      * RMPI_NET_RTT_KERNEL (the kernel's smoothed estimate, e.g. TCP_INFO). May be NULL. */
     void (*on_rtt)(rmpi_rail_t *rail, int peer, uint64_t rtt_ns, int src);
+    /* A connection to peer on rail was established (each time: the first, and every one
+     * that replaces a lost one), with its epoch, which both ends agree on and which grows
+     * with every new connection. Called after the completions of the old connection's
+     * failed ops. May be NULL. */
+    void (*on_peer_up)(rmpi_rail_t *rail, int peer, uint32_t epoch);
     /* Set by rmpi_net_open for the providers: */
     uint32_t world; /* this process's world tag (rmpi_net_id_t.world) */
     int late;       /* opened after init for dynamic peers: publish nothing via PMI */
@@ -185,6 +190,20 @@ struct rmpi_net_ops {
     int (*chan_kind)(rmpi_rail_t *rail, int peer);
     int (*chan_switch)(rmpi_rail_t *rail, int peer, int to);
     void (*chan_stats)(rmpi_rail_t *rail, struct rmpi_net_chan_stats *st);
+    /* The VC's failure detector (both NULL, or both set: then the VC fails a rail that stops
+     * while others move; without them only the provider's own timeouts do). watch: bytes
+     * sent to peer on this rail that wait for its acknowledgement (0 when nothing is in
+     * flight, e.g. the peer's window is closed because it does not read: that is no fault of
+     * the rail), and in *moved a counter that grows whenever the peer acknowledged or sent
+     * bytes on it. abandon: stop using the connection to peer as if it broke: within the
+     * next progress, on_peer_lost(why) and then its pending ops complete with -ECONNRESET. */
+    size_t (*watch)(rmpi_rail_t *rail, int peer, uint64_t *moved);
+    void (*abandon)(rmpi_rail_t *rail, int peer, const char *why);
+    /* A connection to peer that was lost (on_peer_lost reported) is tried again, giving up
+     * after timeout_ns (then on_peer_lost once more); on success on_peer_up reports it.
+     * Returns 0 when an attempt started, -1 when there is nothing to try (not lost, or
+     * still being reported). May be NULL: lost stays lost. */
+    int (*rejoin)(rmpi_rail_t *rail, int peer, uint64_t timeout_ns);
 };
 
 extern const struct rmpi_net_ops rmpi_self_ops, rmpi_shm_ops, rmpi_tcp_ops;

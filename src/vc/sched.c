@@ -461,7 +461,7 @@ void rmpi_sched_feedback(rmpi_sched_t *s, const rmpi_stripe_t *stripes, int n, c
     double alpha = s->cfg.alpha;
     if (!(alpha > 0))
         alpha = 0;
-    if (alpha > 1 || s->updates == 0)
+    if (alpha > 1 || s->learned == 0)
         alpha = 1; /* the starting weights are a guess, not history: the first measurement replaces them */
     for (int i = 0; i < s->nsub; i++) {
         if (!carried[i])
@@ -472,6 +472,7 @@ void rmpi_sched_feedback(rmpi_sched_t *s, const rmpi_stripe_t *stripes, int n, c
     renormalise(s);
     apply_floor(s, s->cfg.floor);
     s->updates++;
+    s->learned++;
 }
 
 int rmpi_sched_fail(rmpi_sched_t *s, int sub)
@@ -486,5 +487,22 @@ int rmpi_sched_fail(rmpi_sched_t *s, int sub)
     int live = live_count(s);
     if (live)
         renormalise(s);
+    return live;
+}
+
+int rmpi_sched_readmit(rmpi_sched_t *s, int sub)
+{
+    if (sub < 0 || sub >= s->nsub || s->up[sub])
+        return live_count(s);
+    s->up[sub] = 1;
+    s->queued[sub] = 0;
+    s->rate[sub] = 0;
+    s->learned = 0;
+    memset(s->credit, 0, sizeof s->credit);
+    int live = live_count(s);
+    for (int i = 0; i < s->nsub; i++)
+        if (s->up[i])
+            s->weight[i] = s->cfg.stripe_policy == RMPI_STRIPE_POLICY_WEIGHTED ? s->hint[i] : 1.0 / live;
+    renormalise(s);
     return live;
 }

@@ -39,6 +39,7 @@ typedef struct rmpi_sched {
     unsigned in_window;
     double credit[RMPI_SCHED_MAX]; /* weighted round robin (smooth WRR) */
     uint64_t updates;              /* adaptive updates applied */
+    uint64_t learned;              /* of them since the weights last started over (rmpi_sched_readmit) */
     double rate[RMPI_SCHED_MAX];   /* delivery rate of each subchannel's stripes, bytes/ns (0: none yet) */
     /* stripes cut and not yet done (rmpi_sched_stripe_done): bytes per subchannel, count */
     uint64_t queued[RMPI_SCHED_MAX];
@@ -82,5 +83,9 @@ void rmpi_sched_feedback(rmpi_sched_t *s, const rmpi_stripe_t *stripes, int n, c
 /* A subchannel failed: never schedule it again; its weight goes to the others. Returns the
  * number of live subchannels left. */
 int rmpi_sched_fail(rmpi_sched_t *s, int sub);
+/* A failed subchannel is live again: striping starts over as on a new VC (weighted: the
+ * hints; otherwise equal shares, and adaptive striping takes its next measurement whole),
+ * and its measured rate is forgotten. Returns the number of live subchannels. */
+int rmpi_sched_readmit(rmpi_sched_t *s, int sub);
 
 #endif

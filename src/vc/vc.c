@@ -13,6 +13,9 @@ static rmpi_vc_deliver_fn vc_deliver;
 static size_t vc_core_size;
 static rmpi_sched_cfg_t sched_cfg;
 size_t rmpi_vc_big_frame = SIZE_MAX;
+int rmpi_vc_nwatch;
+static rmpi_vc_t **watch_list;
+static double fail_k, fail_floor_ns, probe_ns, probe_max_ns;
 
 /* A rail's delivery rate to the peer: bytes it took (frames and RDMA) minus its backlog,
  * over time, sampled only across intervals in which it stayed busy (an idle rail says
@@ -55,7 +58,7 @@ int rmpi_vc_pick_big(rmpi_vc_t *vc, size_t len)
      * something (adaptive: after a striped message fed them back; weighted: the hints); with
      * neither, the small-frame policy: splitting by equal guesses halved a 4:1 pair. */
     if (!rates && !(s->cfg.stripe_policy == RMPI_STRIPE_POLICY_WEIGHTED ||
-                    (s->cfg.stripe_policy == RMPI_STRIPE_POLICY_ADAPTIVE && s->updates > 0)))
+                    (s->cfg.stripe_policy == RMPI_STRIPE_POLICY_ADAPTIVE && s->learned > 0)))
         return rmpi_sched_small(&vc->sched);
     int best = -1;
     double best_t = 0;
@@ -85,6 +88,18 @@ int rmpi_vc_init(int rank, int size, rmpi_vc_deliver_fn deliver, size_t core_siz
     if (!(sched_cfg.floor >= 0 && sched_cfg.floor < 0.5))
         rmpi_fatal("RMPI_WEIGHT_FLOOR=%g is outside [0, 0.5).", sched_cfg.floor);
     sched_cfg.min_stripe = (size_t)rmpi_knobs.STRIPE_MIN;
+    fail_k = rmpi_knobs.RAIL_FAIL_RTO;
+    if (!(fail_k >= 0 && fail_k < 1e6))
+        rmpi_fatal("RMPI_RAIL_FAIL_RTO=%g is not a number of round-trip timeouts (0 .. 1e6).", fail_k);
+    fail_floor_ns = rmpi_knobs.RAIL_FAIL_MIN * 1e9;
+    if (!(fail_floor_ns > 0 && fail_floor_ns < 3600e9))
+        rmpi_fatal("RMPI_RAIL_FAIL_MIN=%g is not a number of seconds above 0.", rmpi_knobs.RAIL_FAIL_MIN);
+    probe_ns = rmpi_knobs.RAIL_PROBE * 1e9;
+    probe_max_ns = rmpi_knobs.RAIL_PROBE_MAX * 1e9;
+    if (!(probe_ns >= 0 && probe_ns < 3600e9) || !(probe_max_ns >= probe_ns && probe_max_ns < 3600e9))
+        rmpi_fatal("RMPI_RAIL_PROBE=%g and RMPI_RAIL_PROBE_MAX=%g must be seconds with 0 <= RMPI_RAIL_PROBE <= "
+                   "RMPI_RAIL_PROBE_MAX < 3600.",
+                   rmpi_knobs.RAIL_PROBE, rmpi_knobs.RAIL_PROBE_MAX);
     rmpi_vc_big_frame = rmpi_knobs.BIG_FRAME > 0 ? (size_t)rmpi_knobs.BIG_FRAME : SIZE_MAX;
     /* binding spreads the processes of a node over the rails */
     sched_cfg.bind = rmpi_topo_local_rank(rank);
@@ -144,6 +159,14 @@ rmpi_vc_t *rmpi_vc_open(int peer)
     }
     rmpi_sched_init(&vc->sched, &sched_cfg, vc->nsub, hints);
     rmpi_vc_table[peer] = vc;
+    int watch = vc->nsub > 1 && (fail_k > 0 || probe_ns > 0);
+    for (int i = 0; i < vc->nsub && watch; i++)
+        watch = rails[i]->ops->watch != NULL;
+    if (watch) {
+        watch_list = rmpi_xrealloc(watch_list, (size_t)(rmpi_vc_nwatch + 1) * sizeof *watch_list);
+        watch_list[rmpi_vc_nwatch++] = vc;
+        vc->watched = 1;
+    }
     return vc;
 }
 
@@ -271,13 +294,24 @@ int rmpi_vc_sub_of(const rmpi_vc_t *vc, const rmpi_rail_t *rail)
     return -1;
 }
 
-int rmpi_vc_rail_failed(rmpi_vc_t *vc, int sub, const char *why)
+/* tell: send RMPI_VC_RAIL_DOWN first (not when the peer told us). */
+static int sub_failed(rmpi_vc_t *vc, int sub, const char *why, int tell)
 {
     if (sub < 0 || !vc->sched.up[sub])
         return first_live(vc) < 0 ? 0 : 1;
     int live = rmpi_sched_fail(&vc->sched, sub);
+    rmpi_subchan_t *sc = &vc->sub[sub];
+    sc->failures++;
+    sc->t_down = rmpi_time_ns();
+    rmpi_probe_start(&sc->probe, sc->t_down, probe_ns);
     if (live == 0)
         return 0;
+    if (tell) {
+        int s2 = first_live(vc);
+        rmpi_vc_hdr_t h = {(uint16_t)sub, RMPI_VC_RAIL_DOWN, vc->sub[sub].epoch};
+        struct iovec iov = {&h, sizeof h};
+        vc->sub[s2].rail->ops->send(vc->sub[s2].rail, vc->peer, &iov, 1);
+    }
     rmpi_warn("rail %s to rank %d failed (%s); going on over %d other rail(s), resending %llu unacknowledged "
               "frame(s).",
               vc->sub[sub].rail->hints.name, vc->peer, why, live, (unsigned long long)vc->unacked_n);
@@ -290,6 +324,114 @@ int rmpi_vc_rail_failed(rmpi_vc_t *vc, int sub, const char *why)
         vc->resent_frames++;
     }
     return live;
+}
+
+int rmpi_vc_rail_failed(rmpi_vc_t *vc, int sub, const char *why) { return sub_failed(vc, sub, why, 1); }
+
+/* The peer stopped using its subchannel sub to us: so do we, and the connection is dropped
+ * unread (its epoch must be the current one: a late word about an older connection is not
+ * about this one). */
+static void on_rail_down(rmpi_vc_t *vc, uint16_t sub, uint8_t epoch)
+{
+    if (sub >= vc->nsub || !vc->sched.up[sub] || epoch != vc->sub[sub].epoch)
+        return;
+    char why[96];
+    snprintf(why, sizeof why, "rank %d stopped using it", vc->peer);
+    rmpi_rail_t *rail = vc->sub[sub].rail;
+    if (sub_failed(vc, sub, why, 0) > 0 && rail->ops->abandon)
+        rail->ops->abandon(rail, vc->peer, why);
+}
+
+/* The detector found sub stalled while rail `other` moved: out of service at once (its
+ * unacknowledged frames go to the others now), then its connection is abandoned, whose
+ * failed operations (stripes) the core moves when the provider reports them. */
+static void watch_failed(rmpi_vc_t *vc, int sub, uint64_t now, double tmo)
+{
+    int other = -1;
+    for (int j = 0; j < vc->nsub; j++)
+        if (j != sub && vc->sched.up[j] && (other < 0 || vc->sub[j].det.t_moved > vc->sub[other].det.t_moved))
+            other = j;
+    char why[256];
+    snprintf(why, sizeof why,
+             "nothing acknowledged for %.0f ms while rail %s moved data; the limit is %.0f ms "
+             "(RMPI_RAIL_FAIL_RTO round-trip timeouts, at least RMPI_RAIL_FAIL_MIN)",
+             (double)(now - vc->sub[sub].det.t_since) * 1e-6, vc->sub[other].rail->hints.name, tmo * 1e-6);
+    rmpi_rail_t *rail = vc->sub[sub].rail;
+    if (rmpi_vc_rail_failed(vc, sub, why) > 0)
+        rail->ops->abandon(rail, vc->peer, why);
+}
+
+/* A failed subchannel whose wait is over: try its connection again (rejoin), each try
+ * bounded by the wait before the next, which doubles up to RMPI_RAIL_PROBE_MAX. */
+static void probe(rmpi_vc_t *vc, rmpi_subchan_t *sc, uint64_t now)
+{
+    uint64_t tmo;
+    if (probe_ns > 0 && sc->rail->ops->rejoin && (tmo = rmpi_probe_due(&sc->probe, now, probe_max_ns)) > 0)
+        sc->rail->ops->rejoin(sc->rail, vc->peer, tmo);
+}
+
+void rmpi_vc_on_up(rmpi_rail_t *rail, int peer, uint32_t epoch)
+{
+    if (!rmpi_vc_table || peer < 0 || peer >= vc_size || peer == vc_rank)
+        return;
+    rmpi_vc_t *vc = rmpi_vc_get(peer);
+    int sub = rmpi_vc_sub_of(vc, rail);
+    if (sub < 0)
+        return;
+    rmpi_subchan_t *sc = &vc->sub[sub];
+    sc->epoch = (uint8_t)epoch;
+    if (vc->sched.up[sub] || vc->cut)
+        return;
+    uint64_t now = rmpi_time_ns();
+    rmpi_sched_readmit(&vc->sched, sub);
+    sc->readmits++;
+    sc->rdma_at_up = sc->rdma_bytes;
+    sc->down_ns += now - sc->t_down;
+    sc->rate = 0;
+    sc->est_t = 0;
+    memset(&sc->det, 0, sizeof sc->det);
+    for (int i = 0; i < vc->nsub; i++)
+        vc->sub[i].rate = 0; /* shares are learned anew from the striping weights */
+    rmpi_warn("rail %s to rank %d is back after %.2f s (connection epoch %u); striping over it again.",
+              rail->hints.name, peer, (double)(now - sc->t_down) * 1e-9, epoch);
+}
+
+static void watch_vc(rmpi_vc_t *vc, uint64_t now, int fresh)
+{
+    double tmo[RMPI_VC_MAX_SUB];
+    rmpi_detect_t det[RMPI_VC_MAX_SUB];
+    for (int i = 0; i < vc->nsub; i++) {
+        rmpi_subchan_t *sc = &vc->sub[i];
+        if (!vc->sched.up[i])
+            probe(vc, sc, now);
+        if (vc->sched.up[i] && fail_k > 0) {
+            uint64_t moved;
+            size_t out = sc->rail->ops->watch(sc->rail, vc->peer, &moved);
+            rmpi_detect_observe(&sc->det, out, moved, now, fresh);
+            tmo[i] = rmpi_detect_timeout(&sc->path, fail_k, fail_floor_ns);
+        }
+        det[i] = sc->det;
+    }
+    int f = fail_k > 0 ? rmpi_detect_failed(det, vc->nsub, vc->sched.up, tmo, now) : -1;
+    if (f >= 0)
+        watch_failed(vc, f, now, tmo[f]);
+}
+
+void rmpi_vc_watch(void)
+{
+    static unsigned calls;
+    static uint64_t last;
+    if (++calls & 15) /* the clock once per 16 progress calls */
+        return;
+    uint64_t now = rmpi_time_ns();
+    if (now - last < RMPI_VC_WATCH_NS)
+        return;
+    /* looks further apart than half the least timeout (progress did not run) prove nothing */
+    int fresh = last == 0 || (double)(now - last) > fail_floor_ns / 2;
+    last = now;
+    for (int k = 0; k < rmpi_vc_nwatch; k++)
+        if (!watch_list[k]->cut)
+            watch_vc(watch_list[k], now, fresh);
 }
 
 void (*rmpi_vc_on_cut)(rmpi_vc_t *vc, const char *why);
@@ -336,8 +478,11 @@ void rmpi_vc_on_frame(rmpi_rail_t *rail, int peer, const void *frame, size_t len
     }
     memcpy(&h, frame, sizeof h);
     uint16_t psn = h.psn;
-    if (RMPI_UNLIKELY(h.type == RMPI_VC_ACK)) {
-        on_ack(vc, rmpi_vc_sub_of(vc, rail), psn);
+    if (RMPI_UNLIKELY(h.type >= RMPI_VC_RAIL_DOWN)) {
+        if (h.type == RMPI_VC_ACK)
+            on_ack(vc, rmpi_vc_sub_of(vc, rail), psn);
+        else
+            on_rail_down(vc, psn, h.flags);
         return;
     }
     vc->frames_in++;
@@ -400,10 +545,15 @@ void rmpi_vc_report(void *file)
                 (unsigned long long)vc->dup_frames, (unsigned long long)vc->resent_frames,
                 (unsigned long long)vc->sched.updates);
         for (int i = 0; i < vc->nsub; i++)
-            fprintf(f, "[rmpi report]   rail %s: %s, weight %.3f, frames %llu, frame bytes %llu, rdma bytes %llu\n",
+            fprintf(f,
+                    "[rmpi report]   rail %s: %s, weight %.3f, frames %llu, frame bytes %llu, rdma bytes %llu, "
+                    "failures %llu, readmitted %llu, down %.2f s, rdma bytes since back %llu\n",
                     vc->sub[i].rail->hints.name, vc->sched.up[i] ? "up" : "DOWN", vc->sched.weight[i],
                     (unsigned long long)vc->sub[i].frames, (unsigned long long)vc->sub[i].bytes,
-                    (unsigned long long)vc->sub[i].rdma_bytes);
+                    (unsigned long long)vc->sub[i].rdma_bytes, (unsigned long long)vc->sub[i].failures,
+                    (unsigned long long)vc->sub[i].readmits,
+                    (double)(vc->sub[i].down_ns + (vc->sched.up[i] ? 0 : rmpi_time_ns() - vc->sub[i].t_down)) * 1e-9,
+                    (unsigned long long)(vc->sub[i].rdma_bytes - vc->sub[i].rdma_at_up));
         for (int i = 0; i < vc->nsub; i++) {
             const rmpi_path_t *pa = &vc->sub[i].path;
             enum { H = RMPI_NET_RTT_HANDSHAKE, A = RMPI_NET_RTT_ACK, K = RMPI_NET_RTT_KERNEL };
@@ -465,4 +615,7 @@ void rmpi_vc_finalize(void)
     }
     free(rmpi_vc_table);
     rmpi_vc_table = NULL;
+    free(watch_list);
+    watch_list = NULL;
+    rmpi_vc_nwatch = 0;
 }

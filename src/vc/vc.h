@@ -17,6 +17,7 @@
 #include <sys/uio.h>
 
 #include "../net/net.h"
+#include "detect.h"
 #include "path.h"
 #include "sched.h"
 
@@ -37,9 +38,16 @@ typedef struct rmpi_subchan {
     /* delivery rate of the rail to this peer, measured by rmpi_vc_pick_big while it was busy */
     uint64_t est_t, est_done; /* last sample: time (ns) and bytes delivered by then */
     size_t est_backlog;
-    double rate;        /* bytes/ns, 0 until measured */
-    rmpi_path_t path;   /* round trip to the peer on this rail (rmpi_vc_on_rtt, acks) */
-    uint64_t acks_seen; /* ACK samples when the kernel's estimate last came */
+    double rate;              /* bytes/ns, 0 until measured */
+    rmpi_path_t path;         /* round trip to the peer on this rail (rmpi_vc_on_rtt, acks) */
+    uint64_t acks_seen;       /* ACK samples when the kernel's estimate last came */
+    rmpi_detect_t det;        /* failure detector (rmpi_vc_watch) */
+    uint64_t failures;        /* times this subchannel failed (RMPI_REPORT) */
+    uint64_t readmits;        /* times it came back (a new connection) */
+    uint64_t rdma_at_up;      /* rdma_bytes when it last came back */
+    uint64_t t_down, down_ns; /* when it last failed; time spent down before that */
+    rmpi_probe_t probe;       /* tries to connect it again (rmpi_vc_watch) */
+    uint8_t epoch;            /* low byte of its connection's epoch (RMPI_VC_RAIL_DOWN) */
 } rmpi_subchan_t;
 
 typedef struct rmpi_ooo {
@@ -64,6 +72,11 @@ typedef struct rmpi_vc_txbuf {
  * the next PSN the sender of the ACK expects. */
 #define RMPI_VC_ACK 0xff
 #define RMPI_VC_ACK_EVERY 32
+/* VC-internal: the sender stopped using one of its subchannels to us (psn = its index,
+ * flags = the low byte of that connection's epoch), sent on a live one before anything it
+ * moves off the failed one, so we stop reading the old connection before the moved data can
+ * complete a request whose memory the old one could still write. */
+#define RMPI_VC_RAIL_DOWN 0xfe
 
 typedef struct rmpi_vc rmpi_vc_t;
 struct rmpi_vc {
@@ -83,6 +96,7 @@ struct rmpi_vc {
     uint64_t tx_frames, rx_frames;
     int cut;          /* the peer sent a malformed frame: nothing it sends is read any more */
     size_t ooo_bytes; /* memory held by the out-of-order queue (rmpi_vc_ooo_max) */
+    int watched;      /* in the failure detector's list (rmpi_vc_watch) */
     void *core;       /* the core's per-peer state */
 };
 
@@ -185,6 +199,19 @@ static inline rmpi_rail_t *rmpi_vc_rail(rmpi_vc_t *vc, int sub) { return vc->sub
 /* A subchannel's rail broke or stalled: stop using it and send every unacknowledged frame
  * again on the others. Returns the number of live subchannels left (0: the peer is lost). */
 int rmpi_vc_rail_failed(rmpi_vc_t *vc, int sub, const char *why);
+/* The failure detector (detect.h): VCs of several subchannels whose rails all offer
+ * watch/abandon are looked at every RMPI_VC_WATCH_NS of progress; a subchannel that waits
+ * for acknowledgement longer than RMPI_RAIL_FAIL_RTO round-trip timeouts (at least
+ * RMPI_RAIL_FAIL_MIN) while another moves is failed and its connection abandoned.
+ * rmpi_vc_nwatch: how many such VCs exist (the core calls rmpi_vc_watch only then, so a
+ * job of single-rail peers pays one load per progress call). */
+#define RMPI_VC_WATCH_NS 5000000u
+extern int rmpi_vc_nwatch;
+void rmpi_vc_watch(void);
+/* net env->on_peer_up target: a connection of rail to peer was established with epoch (the
+ * first, or one that replaces a lost one): a failed subchannel is used again, its striping
+ * weights and rates learned anew. */
+void rmpi_vc_on_up(rmpi_rail_t *rail, int peer, uint32_t epoch);
 /* Index of rail in vc's subchannels, -1 if none. */
 int rmpi_vc_sub_of(const rmpi_vc_t *vc, const rmpi_rail_t *rail);
 

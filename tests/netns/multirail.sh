@@ -5,6 +5,11 @@
 # usage: multirail.sh MPIEXEC BIDIR NETLAB STRIPE_POLICY SMALL_POLICY [cut|bigframes]
 #   cut: bring rail1 down in both namespaces 3 s into an 8 s run; the job must still
 #        finish with intact data and report the failure once.
+#   cycles: a 15 s run in which rail1 is brought down for 1.5 s three times (at 3, 7.5 and
+#        12 s, in nsA, nsB, nsA: each end loses it once first), while bidir streams eager
+#        and rendezvous messages both ways; each cut must be detected (failures 3 on both
+#        ranks), the rail connected again and re-admitted after each (readmitted 3), up at
+#        the end and carrying rendezvous data after its last return; every byte checked.
 #   bigframes: 4 s of windows of 32 messages of 1 B to 64 KiB each way, all eager (limit
 #        64k): frames of RMPI_BIG_FRAME bytes and more go to the rail expected to deliver
 #        them first, so both rails must carry eager data (at least 1 MB of frames each from
@@ -21,6 +26,7 @@ trap '"$netlab" down >/dev/null 2>&1' EXIT
 
 args=() envs=()
 [ "$mode" = cut ] && args=(8)
+[ "$mode" = cycles ] && args=(15)
 [ "$mode" = bigframes ] && args=(4 32 65536) envs=(-genv RMPI_EAGER_LIMIT 64k)
 log=$(mktemp)
 "$netlab" exec nsA timeout 150 "$mpiexec" -n 2 --host nsA,nsB --agent "$netlab agent" --pmi-iface ctl \
@@ -31,6 +37,12 @@ if [ "$mode" = cut ]; then
   sleep 3
   "$netlab" exec nsA ip link set rail1 down; "$netlab" exec nsB ip link set rail1 down
   echo "cut rail1 at 3 s"
+elif [ "$mode" = cycles ]; then
+  sleep 3
+  for ns in nsA nsB nsA; do
+    "$netlab" exec $ns ip link set rail1 down; echo "cut rail1 in $ns"; sleep 1.5
+    "$netlab" exec $ns ip link set rail1 up; echo "restored rail1 in $ns"; sleep 3
+  done
 fi
 wait $job; rc=$?
 cat "$log"
@@ -42,6 +54,15 @@ if [ "$mode" = cut ]; then
   grep -q "rail tcp:rail1 to rank .* failed" "$log" || { echo "FAIL: the rail failure was not reported"; exit 1; }
   n=$(grep -c "rail tcp:rail1 to rank 1 failed" "$log")
   [ "$n" -le 1 ] || { echo "FAIL: rank 0 reported the failure $n times"; exit 1; }
+elif [ "$mode" = cycles ]; then
+  for pair in "0 -> 1" "1 -> 0"; do
+    line=$(grep "rank $pair" -A3 "$log" | grep "rail tcp:rail1")
+    echo "$line" | grep -q "rail tcp:rail1: up," || { echo "FAIL: rail1 ($pair) is not up at the end"; exit 1; }
+    echo "$line" | grep -q "failures 3, readmitted 3," ||
+      { echo "FAIL: rail1 ($pair) should have failed and come back 3 times: $line"; exit 1; }
+    since=$(echo "$line" | sed -n 's/.*rdma bytes since back \([0-9]*\).*/\1/p')
+    [ "${since:-0}" -ge 1000000 ] || { echo "FAIL: rail1 ($pair) carried ${since:-0} rendezvous bytes after its last return"; exit 1; }
+  done
 elif [ "$mode" = bigframes ]; then
   for r in rail0 rail1; do
     b=$(grep "rank 0 -> 1" -A3 "$log" | grep "rail tcp:$r" | sed -n 's/.*frame bytes \([0-9]*\).*/\1/p' | head -1)
@@ -49,7 +70,7 @@ elif [ "$mode" = bigframes ]; then
   done
 elif [ "$stripe" != binding ]; then
   for r in rail0 rail1; do
-    grep "rank 0 -> 1" -A3 "$log" | grep "rail tcp:$r" | grep -qv "rdma bytes 0$" ||
+    grep "rank 0 -> 1" -A3 "$log" | grep "rail tcp:$r" | grep -qv "rdma bytes 0," ||
       { echo "FAIL: no rendezvous data on $r under $stripe striping"; exit 1; }
   done
 fi

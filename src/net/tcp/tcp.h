@@ -23,7 +23,7 @@
 #include "../net.h"
 
 #define RMPI_TCP_MAGIC 0x43544d52u /* the bytes "RMTC" on the wire */
-#define RMPI_TCP_WIRE_VERSION 5
+#define RMPI_TCP_WIRE_VERSION 6
 #define RMPI_TCP_MAX_IFACES 16
 #define RMPI_TCP_MAX_RAILS RMPI_NET_MAX_RAILS
 #define RMPI_TCP_MAX_STREAMS 8
@@ -259,6 +259,7 @@ typedef struct rmpi_tcp_conn {
      * time at the last check that saw the socket idle or moving. */
     uint64_t moved, mark_moved, mark_ns;
     uint64_t path_moved; /* moved at the last TCP_INFO round-trip poll */
+    uint64_t txb, rxb;   /* bytes written / read: the VC's failure detector (rmpi_tcp_watch) */
     int wrote;           /* bytes written since the kernel's send queue was last seen empty */
     int keepalive;       /* SO_KEEPALIVE is on (only while waiting) */
 } rmpi_tcp_conn_t;
@@ -296,6 +297,10 @@ struct rmpi_tcp_peer {
     rmpi_list_t lost_link; /* in rail->lostq until on_peer_lost is reported */
     char lost_why[256];
     int goodbye_sent;
+    /* Connection epochs (docs/wire/tcp.md): the current (or last) connection's, and the
+     * last one this side proposed in a HELLO; each proposal is higher than both. */
+    uint32_t epoch, try_epoch;
+    rmpi_list_t back_link; /* in rail->backq until on_peer_up is reported */
 };
 
 /* What this process knows of one peer: its card and which of its rails pairs with each
@@ -353,6 +358,7 @@ struct rmpi_tcp_rail {
     rmpi_list_t timed;       /* peers with a connect timer */
     rmpi_list_t dead;        /* closed sockets, freed at the end of progress */
     rmpi_list_t lostq;       /* peers whose loss is not yet reported */
+    rmpi_list_t backq;       /* peers whose new connection is not yet reported (on_peer_up) */
     uint64_t next_id;
     uint32_t job_tag; /* hash of env.jobid, checked in HELLO */
     size_t chunk;
@@ -404,6 +410,15 @@ void rmpi_tcp_set_events(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, uint32_t events
  * while the peer's host stayed silent (progress calls it every STALL_CHECK_NS at most). */
 void rmpi_tcp_stall_check(rmpi_tcp_rail_t *r, uint64_t now);
 #define RMPI_TCP_STALL_CHECK_NS 100000000ull
+/* ops->watch / ops->abandon (net.h) for the VC's failure detector. */
+size_t rmpi_tcp_watch(rmpi_rail_t *rail, int peer, uint64_t *moved);
+void rmpi_tcp_abandon(rmpi_rail_t *rail, int peer, const char *why);
+int rmpi_tcp_rejoin(rmpi_rail_t *rail, int peer, uint64_t timeout_ns);
+/* p's loss, if not reported yet: its ops fail, then env.on_peer_lost (inside progress). */
+void rmpi_tcp_report_lost(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p);
+/* env.on_peer_up for every connection established since the last call (after the
+ * progress's completions, so the old connection's failed ops are seen first). */
+void rmpi_tcp_report_up(rmpi_tcp_rail_t *r);
 /* Round trips: the kernel's estimate of every socket that moved bytes since the last look,
  * reported (env.on_rtt) at most this often; an idle socket's estimate does not change. */
 #define RMPI_TCP_PATH_NS 100000000ull
@@ -424,12 +439,14 @@ static inline void rmpi_tcp_count_tx(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, siz
 {
     r->stat_bytes_tx += n;
     c->moved += n;
+    c->txb += n;
     c->wrote = 1;
 }
 static inline void rmpi_tcp_count_rx(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, size_t n)
 {
     r->stat_bytes_rx += n;
     c->moved += n;
+    c->rxb += n;
 }
 /* Write queued output: about one chunk, less if the socket fills; failures mark the peer lost. */
 void rmpi_tcp_flush(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p);

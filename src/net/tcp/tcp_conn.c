@@ -73,6 +73,7 @@ rmpi_tcp_peer_t *rmpi_tcp_peer_get(rmpi_tcp_rail_t *r, int rank)
     rmpi_list_init(&p->puts);
     rmpi_list_init(&p->timer_link);
     rmpi_list_init(&p->lost_link);
+    rmpi_list_init(&p->back_link);
     r->peers[rank] = p;
     return p;
 }
@@ -91,6 +92,7 @@ void rmpi_tcp_peer_free(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
     free(p->cur_chunk);
     rmpi_list_remove(&p->timer_link);
     rmpi_list_remove(&p->lost_link);
+    rmpi_list_remove(&p->back_link);
     free(p);
 }
 
@@ -160,15 +162,19 @@ static int peer_card(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
     return 0;
 }
 
-void rmpi_tcp_peer_kick(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
+static void kick(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, uint64_t timeout_ns)
 {
-    if (p->state != RMPI_TCP_PEER_IDLE)
-        return;
     p->state = RMPI_TCP_PEER_CONNECTING;
-    p->deadline = rmpi_time_ns() + r->timeout_ns;
+    p->deadline = rmpi_time_ns() + timeout_ns;
     p->backoff_ms = BACKOFF_MIN_MS;
     p->retry_at = 0;
     attempt_start(r, p);
+}
+
+void rmpi_tcp_peer_kick(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
+{
+    if (p->state == RMPI_TCP_PEER_IDLE)
+        kick(r, p, r->timeout_ns);
 }
 
 /* An attempt ended without a connection. advance: that address failed, try the next one;
@@ -236,7 +242,7 @@ static void attempt_start(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
     }
     rmpi_tcp_conn_t *c = conn_new(r, fd, RMPI_TCP_CONN_CONNECTING);
     c->peer = p;
-    c->deadline = rmpi_time_ns() + RMPI_MIN(ATTEMPT_NS, r->timeout_ns);
+    c->deadline = RMPI_MIN(rmpi_time_ns() + ATTEMPT_NS, p->deadline);
     p->pending = c;
     rmpi_tcp_set_events(r, c, EPOLLOUT);
     timer_arm(r, p);
@@ -278,6 +284,9 @@ static void send_hello(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
     rmpi_tcp_st32(e + 16, (uint32_t)r->env.size);
     rmpi_tcp_st32(e + 20, r->job_tag);
     rmpi_tcp_st32(e + 24, l->id.world);
+    /* above every epoch either side used: a new connection supersedes the old at the peer */
+    c->peer->try_epoch = RMPI_MAX(c->peer->try_epoch, c->peer->epoch) + 1;
+    rmpi_tcp_st32(e + 28, c->peer->try_epoch);
     if (rmpi_auth_random(e + 32, RMPI_AUTH_NONCE_BYTES))
         rmpi_fatal("getrandom failed: no nonce for the TCP handshake.");
     memcpy(c->hs, e, RMPI_TCP_HELLO_EXT);
@@ -325,7 +334,9 @@ static void established(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_conn_t 
     p->state = RMPI_TCP_PEER_ESTABLISHED;
     p->retry_at = 0;
     rmpi_list_remove(&p->timer_link);
-    rmpi_log(2, "tcp: connected to rank %d", p->rank);
+    if (!linked(&p->back_link))
+        rmpi_list_push_back(&r->backq, &p->back_link);
+    rmpi_log(2, "tcp: connected to rank %d (epoch %u)", p->rank, p->epoch);
 }
 
 /* An accepted socket whose HELLO names a sibling rail (a routed pair, which may reach any
@@ -478,9 +489,18 @@ void rmpi_tcp_on_auth(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *e)
     }
     handshake_rtt(r, c, peer);
     rmpi_tcp_peer_t *p = rmpi_tcp_peer_get(r, peer);
-    if (p->state == RMPI_TCP_PEER_ESTABLISHED || p->state == RMPI_TCP_PEER_CLOSED || p->state == RMPI_TCP_PEER_LOST) {
-        send_ack(r, c, RMPI_TCP_ACK_DUP);
+    uint32_t epoch = rmpi_tcp_ld32(c->hs + 28);
+    if (p->state == RMPI_TCP_PEER_CLOSED || epoch <= p->epoch) {
+        send_ack(r, c, RMPI_TCP_ACK_DUP); /* connected by now, or a late attempt */
         return;
+    }
+    if (p->state == RMPI_TCP_PEER_ESTABLISHED || p->state == RMPI_TCP_PEER_LOST) {
+        /* The connector gave up on our connection (a newer epoch): it is stale, and is
+         * reported lost before the new one is used (unread bytes of it are never read). */
+        rmpi_tcp_peer_fail(r, p, "rank %d opened a new connection (epoch %u) in place of this one (epoch %u)", p->rank,
+                           epoch, p->epoch);
+        rmpi_tcp_report_lost(r, p);
+        p->state = RMPI_TCP_PEER_IDLE;
     }
     /* Both HELLOs are on the wire: the lower rank's connection wins on both sides. If ours
      * has not sent its HELLO yet, the peer never saw it and we may drop it instead. */
@@ -493,6 +513,7 @@ void rmpi_tcp_on_auth(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *e)
         rmpi_log(2, "tcp: rank %d's connection wins over ours (connect race)", p->rank);
     rmpi_tcp_conn_kill(r, p->pending);
     c->peer = p;
+    p->epoch = epoch;
     established(r, p, c);
     send_ack(r, c, RMPI_TCP_ACK_ACCEPT);
     if (r->closing && !p->goodbye_sent) {
@@ -516,6 +537,7 @@ void rmpi_tcp_on_hello_ack(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t
     /* Only a peer that proved the key (AUTH_SENT: its CHALLENGE checked) can accept. */
     if (status == RMPI_TCP_ACK_ACCEPT && rank == (uint32_t)want && c->state == RMPI_TCP_CONN_AUTH_SENT) {
         p->pending = NULL;
+        p->epoch = rmpi_tcp_ld32(c->hs + 28);
         established(r, p, c);
         rmpi_tcp_flush(r, p);
         return;
@@ -614,6 +636,13 @@ void rmpi_tcp_peer_fail(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const char *fmt,
     vsnprintf(p->lost_why, sizeof(p->lost_why), fmt, ap);
     va_end(ap);
     p->state = RMPI_TCP_PEER_LOST;
+    rmpi_list_remove(&p->back_link);
+    if (p->conn) {
+        /* Abort, not close: the kernel would go on sending what is queued (an orphan socket),
+         * and a link that comes back would deliver the old writes. */
+        struct linger lg = {1, 0};
+        setsockopt(p->conn->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+    }
     rmpi_tcp_conn_kill(r, p->conn);
     rmpi_tcp_conn_kill(r, p->pending);
     rmpi_list_remove(&p->timer_link);
@@ -731,6 +760,41 @@ void rmpi_tcp_stall_check(rmpi_tcp_rail_t *r, uint64_t now)
     }
 }
 
+/* The peer acknowledged (written minus what the kernel still holds) or sent: one counter.
+ * Only bytes in flight count as waiting (TCP_INFO unacked segments): a peer that does not
+ * read closes its window, and its host still answers, so that wait is not the rail's.
+ * Frames queued behind a connection that is not made yet wait too (a cut link never
+ * answers the SYN; CONNECT_TIMEOUT is for a peer that is not there at all). */
+size_t rmpi_tcp_watch(rmpi_rail_t *rail, int peer, uint64_t *moved)
+{
+    rmpi_tcp_rail_t *r = rmpi_tcp_rail_of(rail);
+    *moved = 0;
+    if (peer < 0 || peer >= r->prov->npeers || peer == r->env.rank)
+        return 0;
+    rmpi_tcp_peer_t *p = rmpi_tcp_peer_get(r, peer);
+    rmpi_tcp_conn_t *c = p->conn;
+    if (p->state == RMPI_TCP_PEER_CONNECTING)
+        return rmpi_tcp_has_output(p) ? 1 : 0;
+    if (p->state != RMPI_TCP_PEER_ESTABLISHED || !c)
+        return 0;
+    int outq = 0;
+    if (ioctl(c->fd, SIOCOUTQ, &outq) != 0 || outq < 0)
+        outq = 0;
+    *moved = c->txb - (uint64_t)outq + c->rxb;
+    struct tcp_info ti;
+    if (outq == 0 || tcp_info_of(c, &ti) != 0 || ti.tcpi_unacked == 0)
+        return 0;
+    return (size_t)outq;
+}
+
+void rmpi_tcp_abandon(rmpi_rail_t *rail, int peer, const char *why)
+{
+    rmpi_tcp_rail_t *r = rmpi_tcp_rail_of(rail);
+    if (peer < 0 || peer >= r->prov->npeers || peer == r->env.rank)
+        return;
+    rmpi_tcp_peer_fail(r, rmpi_tcp_peer_get(r, peer), "%s", why);
+}
+
 void rmpi_tcp_path_poll(rmpi_tcp_rail_t *r, uint64_t now)
 {
     r->last_path = now;
@@ -749,18 +813,45 @@ void rmpi_tcp_path_poll(rmpi_tcp_rail_t *r, uint64_t now)
     }
 }
 
+void rmpi_tcp_report_lost(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
+{
+    if (!linked(&p->lost_link))
+        return;
+    rmpi_list_remove(&p->lost_link);
+    int lost = p->state == RMPI_TCP_PEER_LOST;
+    /* Its ops fail and its queued frames go (the VC sends them again elsewhere); the ops'
+     * callbacks run after on_peer_lost, so the caller hears why before it re-posts. */
+    rmpi_tcp_fail_ops(r, p, lost ? -ECONNRESET : -EPIPE);
+    if (lost && !r->closing && r->env.on_peer_lost)
+        r->env.on_peer_lost(&r->pub, p->rank, p->lost_why);
+}
+
+void rmpi_tcp_report_up(rmpi_tcp_rail_t *r)
+{
+    while (!rmpi_list_empty(&r->backq)) {
+        rmpi_tcp_peer_t *p = RMPI_CONTAINER_OF(r->backq.next, rmpi_tcp_peer_t, back_link);
+        rmpi_list_remove(&p->back_link);
+        if (p->state == RMPI_TCP_PEER_ESTABLISHED && !r->closing && r->env.on_peer_up)
+            r->env.on_peer_up(&r->pub, p->rank, p->epoch);
+    }
+}
+
+int rmpi_tcp_rejoin(rmpi_rail_t *rail, int peer, uint64_t timeout_ns)
+{
+    rmpi_tcp_rail_t *r = rmpi_tcp_rail_of(rail);
+    if (peer < 0 || peer >= r->prov->npeers || peer == r->env.rank || r->closing)
+        return -1;
+    rmpi_tcp_peer_t *p = rmpi_tcp_peer_get(r, peer);
+    if (p->state != RMPI_TCP_PEER_LOST || linked(&p->lost_link))
+        return -1;
+    kick(r, p, timeout_ns);
+    return 0;
+}
+
 void rmpi_tcp_reap(rmpi_tcp_rail_t *r)
 {
-    while (!rmpi_list_empty(&r->lostq)) {
-        rmpi_tcp_peer_t *p = RMPI_CONTAINER_OF(r->lostq.next, rmpi_tcp_peer_t, lost_link);
-        rmpi_list_remove(&p->lost_link);
-        int lost = p->state == RMPI_TCP_PEER_LOST;
-        /* Its ops fail and its queued frames go (the VC sends them again elsewhere); the ops'
-         * callbacks run after on_peer_lost, so the caller hears why before it re-posts. */
-        rmpi_tcp_fail_ops(r, p, lost ? -ECONNRESET : -EPIPE);
-        if (lost && !r->closing && r->env.on_peer_lost)
-            r->env.on_peer_lost(&r->pub, p->rank, p->lost_why);
-    }
+    while (!rmpi_list_empty(&r->lostq))
+        rmpi_tcp_report_lost(r, RMPI_CONTAINER_OF(r->lostq.next, rmpi_tcp_peer_t, lost_link));
     while (!rmpi_list_empty(&r->dead)) {
         rmpi_tcp_conn_t *c = RMPI_CONTAINER_OF(r->dead.next, rmpi_tcp_conn_t, link);
         rmpi_list_remove(&c->link);

@@ -72,6 +72,7 @@ static void rail_free(rmpi_tcp_rail_t *r)
     rmpi_list_for_each_safe(pos, tmp, &r->handshaking)
         rmpi_tcp_conn_kill(r, RMPI_CONTAINER_OF(pos, rmpi_tcp_conn_t, link));
     rmpi_list_init(&r->lostq);
+    rmpi_list_init(&r->backq);
     rmpi_tcp_reap(r);
     if (r->lis.fd >= 0)
         close(r->lis.fd);
@@ -106,6 +107,7 @@ static rmpi_tcp_rail_t *rail_new(rmpi_tcp_prov_t *prov, const rmpi_net_env_t *en
     rmpi_list_init(&r->timed);
     rmpi_list_init(&r->dead);
     rmpi_list_init(&r->lostq);
+    rmpi_list_init(&r->backq);
     long long chunk = rmpi_knobs.TCP_CHUNK, sndbuf = rmpi_knobs.TCP_SNDBUF;
     r->chunk = (size_t)(chunk < 4096 ? 4096 : chunk > (1ll << 30) ? (1ll << 30) : chunk);
     r->sndbuf = sndbuf <= 0 ? 0 : sndbuf > INT_MAX ? INT_MAX : (int)sndbuf;
@@ -320,6 +322,8 @@ static int poll_once(rmpi_tcp_rail_t *r, int timeout_ms)
         handled += r->ndone;
         rmpi_tcp_run_completions(r);
     }
+    if (!rmpi_list_empty(&r->backq))
+        rmpi_tcp_report_up(r);
     r->quiet = handled ? 0 : RMPI_MIN(r->quiet + 1, DIRECT_QUIET);
     return handled;
 }
@@ -461,4 +465,7 @@ const struct rmpi_net_ops rmpi_tcp_ops = {
     .card = tcp_card,
     .peer_add = tcp_peer_add,
     .backlog = tcp_backlog,
+    .watch = rmpi_tcp_watch,
+    .abandon = rmpi_tcp_abandon,
+    .rejoin = rmpi_tcp_rejoin,
 };

@@ -103,6 +103,11 @@ int main(void)
     CHECK(live == 1, "one rail left, got %d", live);
     CHECK(tx->resent_frames == NFRAMES, "every unacknowledged frame is resent (%llu)",
           (unsigned long long)tx->resent_frames);
+    /* the first frame after the failure tells the peer (RAIL_DOWN on rail 0, naming
+     * subchannel 1), ahead of every resent frame */
+    const rmpi_vc_hdr_t *down = (const void *)inflight[sent].data;
+    CHECK(inflight[sent].rail == 0 && down->type == RMPI_VC_RAIL_DOWN && down->psn == 1,
+          "RAIL_DOWN first on rail 0 (rail %d type %#x psn %u)", inflight[sent].rail, down->type, down->psn);
     /* deliver everything sent since the failure (all on rail 0), and the ACKs back */
     for (int i = sent; i < ninflight; i++) {
         CHECK(inflight[i].rail == 0, "frame %d resent on failed rail 1", i);
@@ -117,6 +122,15 @@ int main(void)
         CHECK(delivered[k] == 1, "frame %d delivered %d times", k, delivered[k]);
     CHECK(rx->dup_frames > 0, "the resent copies of frames already held were dropped as duplicates");
     CHECK(rx->ooo == NULL, "out-of-order queue drained");
+    CHECK(!rx->sched.up[1] && rx->sched.up[0], "the peer stopped using subchannel 1 too");
+    /* a RAIL_DOWN about another epoch of a connection is stale: ignored */
+    rmpi_vc_t *rx2 = make_vc(0);
+    rmpi_vc_hdr_t stale = {1, RMPI_VC_RAIL_DOWN, 7};
+    rmpi_vc_on_frame(&rails[0], 0, &stale, sizeof stale);
+    CHECK(rx2->sched.up[1], "a RAIL_DOWN of epoch 7 failed the subchannel of epoch 0");
+    rmpi_vc_hdr_t bad = {9, RMPI_VC_RAIL_DOWN, 0};
+    rmpi_vc_on_frame(&rails[0], 0, &bad, sizeof bad);
+    CHECK(rx2->sched.up[0] && rx2->sched.up[1] && !rx2->cut, "a RAIL_DOWN for subchannel 9 of 2 is ignored");
     CHECK(tx->unacked_n < RMPI_VC_ACK_EVERY, "ACKs freed the kept frames (%llu left)",
           (unsigned long long)tx->unacked_n);
     CHECK(rmpi_vc_rail_failed(tx, 0, "test: last rail") == 0, "losing the last rail leaves none");

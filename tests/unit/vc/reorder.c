@@ -40,8 +40,8 @@ static size_t frame_len(uint32_t k) { return 4 + (size_t)((k * 2654435761u) >> 7
 
 static void frame_fill(unsigned char *f, uint16_t psn, uint32_t k, int peer)
 {
-    /* any core type; RMPI_VC_ACK is the VC's own and never delivered */
-    rmpi_vc_hdr_t h = {psn, (uint8_t)(k % RMPI_VC_ACK), (uint8_t)peer};
+    /* any core type; RMPI_VC_RAIL_DOWN and RMPI_VC_ACK are the VC's own, never delivered */
+    rmpi_vc_hdr_t h = {psn, (uint8_t)(k % RMPI_VC_RAIL_DOWN), (uint8_t)peer};
     memcpy(f, &h, sizeof h);
     unit_rng_t g = unit_seed(((uint64_t)peer << 32) | k);
     size_t len = frame_len(k);

@@ -1,0 +1,48 @@
+#include "detect.h"
+
+void rmpi_detect_observe(rmpi_detect_t *d, size_t outstanding, uint64_t moved, uint64_t now, int fresh)
+{
+    if (moved != d->moved) {
+        d->moved = moved;
+        d->t_moved = now;
+        d->t_since = now;
+    } else if (fresh || (!d->busy && outstanding)) {
+        d->t_since = now; /* the wait starts with the work (or with trustworthy looks) */
+    }
+    d->busy = outstanding > 0;
+}
+
+double rmpi_detect_timeout(const rmpi_path_t *p, double k, double floor_ns)
+{
+    double rto = p->srtt > 0 ? k * (p->srtt + 4 * p->rttvar) : 0;
+    return rto > floor_ns ? rto : floor_ns;
+}
+
+void rmpi_probe_start(rmpi_probe_t *p, uint64_t now, double first_ns)
+{
+    p->wait = first_ns > 1 ? (uint64_t)first_ns : 1;
+    p->at = now + p->wait;
+}
+
+uint64_t rmpi_probe_due(rmpi_probe_t *p, uint64_t now, double max_ns)
+{
+    if (now < p->at)
+        return 0;
+    uint64_t tmo = p->wait;
+    p->at = now + tmo;
+    double next = (double)p->wait * 2;
+    p->wait = (uint64_t)(next < max_ns ? next : max_ns > (double)tmo ? max_ns : (double)tmo);
+    return tmo;
+}
+
+int rmpi_detect_failed(const rmpi_detect_t *d, int n, const int *up, const double *timeout_ns, uint64_t now)
+{
+    for (int i = 0; i < n; i++) {
+        if (!up[i] || !d[i].busy || (double)(now - d[i].t_since) <= timeout_ns[i])
+            continue;
+        for (int j = 0; j < n; j++)
+            if (j != i && up[j] && d[j].t_moved > d[i].t_since && (double)(now - d[j].t_moved) <= timeout_ns[i])
+                return i;
+    }
+    return -1;
+}

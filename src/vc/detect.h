@@ -1,0 +1,54 @@
+/*
+ * Failure detector of a virtual channel's subchannels: a rail that stops moving data while
+ * others move is failed within a few of its round-trip timeouts, a rail that is merely slow
+ * (its peer still acknowledges, however little) never is. Pure logic: no I/O, no clock, no
+ * globals; vc.c feeds it what the providers report (op `watch`: bytes outstanding and a
+ * counter of what the peer acknowledged or sent) and the subchannels' path estimates, and
+ * the unit tests feed it synthetic traces. Part of the vc layer (included by vc.h).
+ * Threading: caller holds the library lock.
+ */
+#ifndef RMPI_VC_DETECT_H
+#define RMPI_VC_DETECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "path.h"
+
+typedef struct rmpi_detect {
+    uint64_t moved;   /* the provider's progress counter at the last look */
+    uint64_t t_moved; /* when it last grew (0: never) */
+    uint64_t t_since; /* start of the current wait: last growth, or when work appeared */
+    int busy;         /* bytes were outstanding at the last look */
+} rmpi_detect_t;
+
+/* One look at a subchannel at now_ns: bytes waiting for the peer's acknowledgement and the
+ * provider's progress counter. fresh: the looks before this one are too old to trust (the
+ * process did not run progress for a while): every wait restarts now. */
+void rmpi_detect_observe(rmpi_detect_t *d, size_t outstanding, uint64_t moved, uint64_t now_ns, int fresh);
+
+/* How long a subchannel may wait without progress before it counts as failed, in ns: k
+ * round-trip timeouts of its path (SRTT + 4 RTTVAR, RFC 6298 2.3), at least floor_ns (which
+ * also stands in while the path has no estimate). */
+double rmpi_detect_timeout(const rmpi_path_t *p, double k, double floor_ns);
+
+/* The first live subchannel (up[i]) that has failed at now_ns, or -1: it has had bytes
+ * outstanding and no progress for longer than timeout_ns[i], while another live subchannel
+ * made progress after that wait began and within timeout_ns[i] of now. A rail alone, or all
+ * rails stalled together (the peer stopped, not a rail), is never failed here: the
+ * provider's own timeout (RMPI_RAIL_TIMEOUT) decides those. */
+int rmpi_detect_failed(const rmpi_detect_t *d, int n, const int *up, const double *timeout_ns, uint64_t now_ns);
+
+/* Re-admission of a failed subchannel: tries to connect it again, the first first_ns after
+ * the failure, each bounded by the wait before the next, the waits doubling up to max_ns
+ * (exponential backoff: a rail that stays down costs a connect attempt per max_ns). */
+typedef struct rmpi_probe {
+    uint64_t at;   /* next try */
+    uint64_t wait; /* wait after it */
+} rmpi_probe_t;
+void rmpi_probe_start(rmpi_probe_t *p, uint64_t now_ns, double first_ns);
+/* 0 while no try is due; else a try is due now: returns how long it may take (ns) and
+ * schedules the next one. */
+uint64_t rmpi_probe_due(rmpi_probe_t *p, uint64_t now_ns, double max_ns);
+
+#endif
