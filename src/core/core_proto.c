@@ -215,7 +215,7 @@ void rmpi_core_wan_tune(rmpi_vc_t *vc)
      * would send every message eagerly on one rail, so no rendezvous would ever be striped
      * and the rates the crossover needs would never be measured (two unequal rails at 2 ms
      * stayed at the faster rail's speed). Striped rendezvous measures them first. */
-    if (vc->nsub > 1 && !(one > 0)) {
+    if (vc->nup > 1 && !(one > 0)) {
         cp->eager_limit = cp->eager_base;
         return;
     }

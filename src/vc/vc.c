@@ -143,6 +143,14 @@ rmpi_vc_t *rmpi_vc_open(int peer)
         hints[i] = rail_hint(rails[i]);
     }
     rmpi_sched_init(&vc->sched, &sched_cfg, vc->nsub, hints);
+    /* Spare streams sleep until rmpi_vc_streams wakes them; RMPI_WAN_TUNE=0 opens none. */
+    for (int i = 1; i < vc->nsub; i++)
+        if (rails[i]->hints.spare) {
+            rmpi_sched_sleep(&vc->sched, i);
+            vc->nspare += vc->sched.asleep[i];
+        }
+    vc->nup = vc->nsub - vc->nspare;
+    vc->ack_peer = vc->nup > 1;
     rmpi_vc_table[peer] = vc;
     return vc;
 }
@@ -175,7 +183,11 @@ void (*rmpi_vc_on_path)(rmpi_vc_t *vc);
 
 static void path_sample(rmpi_vc_t *vc, int sub, double ns, int src)
 {
-    if (rmpi_path_sample(&vc->sub[sub].path, ns, src, rmpi_time_ns()) && rmpi_vc_on_path)
+    if (!rmpi_path_sample(&vc->sub[sub].path, ns, src, rmpi_time_ns()))
+        return;
+    if (vc->nspare)
+        rmpi_vc_streams(vc);
+    if (rmpi_vc_on_path)
         rmpi_vc_on_path(vc);
 }
 
@@ -252,12 +264,12 @@ static void on_ack(rmpi_vc_t *vc, int ack_sub, uint16_t next_expected)
         vc->unacked_tail = &vc->unacked;
 }
 
-static void send_ack(rmpi_vc_t *vc)
+static void send_ack(rmpi_vc_t *vc, uint8_t flags)
 {
     int sub = first_live(vc);
     if (sub < 0)
         return;
-    rmpi_vc_hdr_t h = {vc->psn_expect, RMPI_VC_ACK, 0};
+    rmpi_vc_hdr_t h = {vc->psn_expect, RMPI_VC_ACK, flags};
     struct iovec iov = {&h, sizeof h};
     vc->ack_sent = vc->psn_expect;
     vc->sub[sub].rail->ops->send(vc->sub[sub].rail, vc->peer, &iov, 1);
@@ -273,9 +285,14 @@ int rmpi_vc_sub_of(const rmpi_vc_t *vc, const rmpi_rail_t *rail)
 
 int rmpi_vc_rail_failed(rmpi_vc_t *vc, int sub, const char *why)
 {
+    if (sub >= 0 && vc->sched.asleep[sub]) {
+        rmpi_sched_fail(&vc->sched, sub); /* never woken now */
+        vc->nspare--;
+    }
     if (sub < 0 || !vc->sched.up[sub])
         return first_live(vc) < 0 ? 0 : 1;
     int live = rmpi_sched_fail(&vc->sched, sub);
+    vc->nup = live;
     if (live == 0)
         return 0;
     rmpi_warn("rail %s to rank %d failed (%s); going on over %d other rail(s), resending %llu unacknowledged "
@@ -290,6 +307,69 @@ int rmpi_vc_rail_failed(rmpi_vc_t *vc, int sub, const char *why)
         vc->resent_frames++;
     }
     return live;
+}
+
+/* The group of subchannel i: the rail it belongs to (the nearest one at or before it that
+ * is not a spare) and the subchannels up to the next such rail. */
+static int group_of(const rmpi_vc_t *vc, int i, int *end)
+{
+    int b = i;
+    while (b > 0 && vc->sub[b].rail->hints.spare)
+        b--;
+    int e = b + 1;
+    while (e < vc->nsub && vc->sub[e].rail->hints.spare)
+        e++;
+    *end = e;
+    return b;
+}
+
+void rmpi_vc_stream_count(const rmpi_vc_t *vc, int sub, int *live, int *total)
+{
+    int end, b = group_of(vc, sub, &end);
+    *live = *total = 0;
+    for (int i = b; i < end; i++) {
+        *live += vc->sched.up[i] != 0;
+        *total += vc->sched.up[i] || vc->sched.asleep[i];
+    }
+}
+
+void rmpi_vc_streams(rmpi_vc_t *vc)
+{
+    for (int b = 0; b < vc->nsub && vc->nspare;) {
+        int end;
+        group_of(vc, b, &end);
+        int live, total;
+        rmpi_vc_stream_count(vc, b, &live, &total);
+        /* the path as its live streams see it: the smallest round trip, the summed rate
+         * (every live stream measured, else wait for the next feedback) */
+        double rtt = 0, rate = 0;
+        int measured = live > 0;
+        for (int i = b; i < end; i++) {
+            if (!vc->sched.up[i])
+                continue;
+            double r = rmpi_path_base(&vc->sub[i].path), x = sub_rate(vc, i);
+            if (vc->sub[i].path.measured && r > 0 && (rtt == 0 || r < rtt))
+                rtt = r;
+            measured &= x > 0;
+            rate += x;
+        }
+        int want = measured && live < total
+                       ? rmpi_path_streams(rate, rtt, (double)vc->sub[b].rail->hints.window, 0, live, total)
+                       : live;
+        for (int i = b; i < end && live < want; i++) {
+            if (!vc->sched.asleep[i])
+                continue;
+            vc->nup = rmpi_sched_wake(&vc->sched, i);
+            vc->nspare--;
+            live++;
+            rmpi_log(1, "vc: rank %d -> %d: woke stream %s (%d of %d; round trip %.0f us, rate %.1f MB/s, window %zu)",
+                     vc_rank, vc->peer, vc->sub[i].rail->hints.name, live, total, rtt * 1e-3, rate * 1e3,
+                     vc->sub[b].rail->hints.window);
+            /* The peer must now acknowledge our frames (kept for resending from here on). */
+            send_ack(vc, RMPI_VC_ACK_WAKE);
+        }
+        b = end;
+    }
 }
 
 void (*rmpi_vc_on_cut)(rmpi_vc_t *vc, const char *why);
@@ -337,14 +417,16 @@ void rmpi_vc_on_frame(rmpi_rail_t *rail, int peer, const void *frame, size_t len
     memcpy(&h, frame, sizeof h);
     uint16_t psn = h.psn;
     if (RMPI_UNLIKELY(h.type == RMPI_VC_ACK)) {
+        if (h.flags & RMPI_VC_ACK_WAKE)
+            vc->ack_peer = 1;
         on_ack(vc, rmpi_vc_sub_of(vc, rail), psn);
         return;
     }
     vc->frames_in++;
     if (RMPI_LIKELY(psn == vc->psn_expect)) {
         deliver_in_order(vc, frame, len);
-        if (RMPI_UNLIKELY(vc->nsub > 1) && (uint16_t)(vc->psn_expect - vc->ack_sent) >= RMPI_VC_ACK_EVERY)
-            send_ack(vc);
+        if (RMPI_UNLIKELY(vc->ack_peer) && (uint16_t)(vc->psn_expect - vc->ack_sent) >= RMPI_VC_ACK_EVERY)
+            send_ack(vc, 0);
         return;
     }
     if (RMPI_UNLIKELY(vc->nsub == 1)) {
@@ -386,6 +468,17 @@ void rmpi_vc_on_frame(rmpi_rail_t *rail, int peer, const void *frame, size_t len
     }
 }
 
+static void report_rail(FILE *f, const rmpi_vc_t *vc, int i)
+{
+    fprintf(f, "[rmpi report]   rail %s: %s, weight %.3f, frames %llu, frame bytes %llu, rdma bytes %llu\n",
+            vc->sub[i].rail->hints.name,
+            vc->sched.up[i]       ? "up"
+            : vc->sched.asleep[i] ? "asleep"
+                                  : "DOWN",
+            vc->sched.weight[i], (unsigned long long)vc->sub[i].frames, (unsigned long long)vc->sub[i].bytes,
+            (unsigned long long)vc->sub[i].rdma_bytes);
+}
+
 void rmpi_vc_report(void *file)
 {
     FILE *f = file;
@@ -393,19 +486,31 @@ void rmpi_vc_report(void *file)
         rmpi_vc_t *vc = rmpi_vc_table[p];
         if (!vc || p == vc_rank)
             continue;
+        /* Spare streams still asleep are counted apart and listed last, so the rails that
+         * carried traffic come first as they did before spares existed. */
         fprintf(f,
                 "[rmpi report] rank %d -> %d: %d subchannel(s), frames in %llu, out of order %llu, duplicates %llu, "
-                "resent %llu, adaptive updates %llu\n",
-                vc_rank, p, vc->nsub, (unsigned long long)vc->frames_in, (unsigned long long)vc->ooo_frames,
-                (unsigned long long)vc->dup_frames, (unsigned long long)vc->resent_frames,
-                (unsigned long long)vc->sched.updates);
+                "resent %llu, adaptive updates %llu, spare streams asleep %d\n",
+                vc_rank, p, vc->nsub - vc->nspare, (unsigned long long)vc->frames_in,
+                (unsigned long long)vc->ooo_frames, (unsigned long long)vc->dup_frames,
+                (unsigned long long)vc->resent_frames, (unsigned long long)vc->sched.updates, vc->nspare);
         for (int i = 0; i < vc->nsub; i++)
-            fprintf(f, "[rmpi report]   rail %s: %s, weight %.3f, frames %llu, frame bytes %llu, rdma bytes %llu\n",
-                    vc->sub[i].rail->hints.name, vc->sched.up[i] ? "up" : "DOWN", vc->sched.weight[i],
-                    (unsigned long long)vc->sub[i].frames, (unsigned long long)vc->sub[i].bytes,
-                    (unsigned long long)vc->sub[i].rdma_bytes);
+            if (!vc->sched.asleep[i])
+                report_rail(f, vc, i);
+        for (int i = 0; i < vc->nsub; i++)
+            if (vc->sched.asleep[i])
+                report_rail(f, vc, i);
+        for (int i = 0; i < vc->nsub; i++) {
+            int live, total;
+            rmpi_vc_stream_count(vc, i, &live, &total);
+            if (total > 1 && !vc->sub[i].rail->hints.spare)
+                fprintf(f, "[rmpi report]   streams %s: %d of %d (window %zu bytes)\n", vc->sub[i].rail->hints.name,
+                        live, total, vc->sub[i].rail->hints.window);
+        }
         for (int i = 0; i < vc->nsub; i++) {
             const rmpi_path_t *pa = &vc->sub[i].path;
+            if (vc->sched.asleep[i])
+                continue;
             enum { H = RMPI_NET_RTT_HANDSHAKE, A = RMPI_NET_RTT_ACK, K = RMPI_NET_RTT_KERNEL };
             fprintf(f,
                     "[rmpi report]   path %s: srtt %.1f us, rttvar %.1f us, min %.1f us, samples handshake %llu "
@@ -416,7 +521,7 @@ void rmpi_vc_report(void *file)
                     pa->last[H] * 1e-3, pa->last[A] * 1e-3, pa->last[K] * 1e-3, pa->min[H] * 1e-3, pa->min[A] * 1e-3,
                     pa->min[K] * 1e-3, sub_rate(vc, i) * 1e3,
                     /* alone, a rail's put completes when written (net.h): the kernel's intake */
-                    vc->nsub == 1 && sub_rate(vc, i) > 0 ? " (written, one rail)" : "");
+                    vc->nup == 1 && sub_rate(vc, i) > 0 ? " (written, one rail)" : "");
         }
     }
 }

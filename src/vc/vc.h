@@ -61,14 +61,20 @@ typedef struct rmpi_vc_txbuf {
 } rmpi_vc_txbuf_t;
 
 /* VC-internal frame type (never delivered to the core): cumulative acknowledgement, psn =
- * the next PSN the sender of the ACK expects. */
+ * the next PSN the sender of the ACK expects. With flags RMPI_VC_ACK_WAKE it also says that
+ * its sender now spreads frames over several subchannels (it woke a spare stream): the
+ * receiver acknowledges from then on. */
 #define RMPI_VC_ACK 0xff
+#define RMPI_VC_ACK_WAKE 0x01
 #define RMPI_VC_ACK_EVERY 32
 
 typedef struct rmpi_vc rmpi_vc_t;
 struct rmpi_vc {
     int peer;
     int nsub;
+    int nup;             /* live subchannels (not failed, not asleep): several keep frames and pick */
+    int nspare;          /* spare streams still asleep (rmpi_vc_streams may wake them) */
+    int ack_peer;        /* the peer sends on several subchannels: acknowledge its frames */
     uint16_t psn_next;   /* next PSN this side sends */
     uint16_t psn_expect; /* next PSN to deliver */
     rmpi_subchan_t sub[RMPI_VC_MAX_SUB];
@@ -111,7 +117,7 @@ static inline void rmpi_vc_send_on(rmpi_vc_t *vc, int sub, const struct iovec *i
     rmpi_vc_hdr_t *h = (rmpi_vc_hdr_t *)iov[0].iov_base;
     h->psn = vc->psn_next++;
     vc->tx_frames++;
-    if (RMPI_UNLIKELY(vc->nsub > 1))
+    if (RMPI_UNLIKELY(vc->nup > 1))
         rmpi_vc_keep(vc, sub, iov, n, len);
     rmpi_subchan_t *sc = &vc->sub[sub];
     sc->frames++;
@@ -131,7 +137,7 @@ int rmpi_vc_pick_big(rmpi_vc_t *vc, size_t len);
 static inline void rmpi_vc_send(rmpi_vc_t *vc, const struct iovec *iov, int n, size_t len)
 {
     int sub = 0;
-    if (RMPI_UNLIKELY(vc->nsub > 1))
+    if (RMPI_UNLIKELY(vc->nup > 1))
         sub = len >= rmpi_vc_big_frame ? rmpi_vc_pick_big(vc, len) : rmpi_sched_small(&vc->sched);
     rmpi_vc_send_on(vc, sub, iov, n, len);
 }
@@ -154,17 +160,21 @@ static inline void rmpi_vc_stripe_move(rmpi_vc_t *vc, rmpi_stripe_t *st)
 {
     rmpi_sched_stripe_move(&vc->sched, st, rmpi_sched_small(&vc->sched));
 }
+void rmpi_vc_streams(rmpi_vc_t *vc);
 static inline void rmpi_vc_stripe_feedback(rmpi_vc_t *vc, const rmpi_stripe_t *st, int n, const uint64_t *t_ns)
 {
     rmpi_sched_feedback(&vc->sched, st, n, t_ns);
+    if (RMPI_UNLIKELY(vc->nspare))
+        rmpi_vc_streams(vc);
 }
 
 /* The smallest frame a VC sends from the caller's memory (rmpi_vc_send_zc); SIZE_MAX: none.
- * Only VCs of one subchannel: with several, every frame is copied for resending anyway. */
+ * Only VCs of one live subchannel (the first): with several, every frame is copied for
+ * resending anyway. */
 static inline size_t rmpi_vc_zc_min(const rmpi_vc_t *vc)
 {
     const rmpi_rail_t *rail = vc->sub[0].rail;
-    return vc->nsub == 1 && rail->ops->send_zc && rail->hints.zc_min ? rail->hints.zc_min : SIZE_MAX;
+    return vc->nup == 1 && vc->sched.up[0] && rail->ops->send_zc && rail->hints.zc_min ? rail->hints.zc_min : SIZE_MAX;
 }
 
 /* A frame of len >= rmpi_vc_zc_min(vc) bytes whose iov[1..n) the provider reads until op
@@ -215,6 +225,14 @@ extern void (*rmpi_vc_on_path)(rmpi_vc_t *vc);
  * 1gbit@2ms: 4.1 ms path, SRTT 6-12 ms, single ACK samples up to 36 ms), and on a loaded
  * LAN it would cross the 100 us below which thresholds must not move. */
 double rmpi_vc_rtt(const rmpi_vc_t *vc);
+/* Parallel streams (seed infiniband-wan, 3.4): a rail's spare streams (hints.spare, the
+ * subchannels right after it) start asleep; after each striped message's feedback and each
+ * round-trip update, a rail whose measured bandwidth-delay product exceeds what its live
+ * streams' windows carry (rmpi_path_streams) gets spares woken, and the peer is told to
+ * acknowledge (RMPI_VC_ACK_WAKE). Declared above rmpi_vc_stripe_feedback. */
+/* Streams in use and opened on the rail of subchannel `sub` (its group: the rail and its
+ * spares); for reports and tests. */
+void rmpi_vc_stream_count(const rmpi_vc_t *vc, int sub, int *live, int *total);
 /* Delivery rates, bytes/ns: *one of the fastest live subchannel, *all of every live one
  * together; 0 when some live subchannel has no measurement yet. */
 void rmpi_vc_rates(const rmpi_vc_t *vc, double *one, double *all);
