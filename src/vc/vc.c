@@ -402,6 +402,9 @@ static void deliver_in_order(rmpi_vc_t *vc, const void *frame, size_t len)
     }
 }
 
+static void on_bundle(rmpi_vc_t *vc, const char *b, size_t len);
+static inline __attribute__((always_inline)) void on_data(rmpi_vc_t *vc, const void *frame, size_t len, uint16_t psn);
+
 void rmpi_vc_on_frame(rmpi_rail_t *rail, int peer, const void *frame, size_t len)
 {
     rmpi_vc_t *vc = rmpi_vc_get(peer);
@@ -415,13 +418,22 @@ void rmpi_vc_on_frame(rmpi_rail_t *rail, int peer, const void *frame, size_t len
         return;
     }
     memcpy(&h, frame, sizeof h);
-    uint16_t psn = h.psn;
-    if (RMPI_UNLIKELY(h.type == RMPI_VC_ACK)) {
+    if (RMPI_UNLIKELY(h.type >= RMPI_VC_BUNDLE)) {
+        if (h.type == RMPI_VC_BUNDLE) {
+            on_bundle(vc, frame, len);
+            return;
+        }
         if (h.flags & RMPI_VC_ACK_WAKE)
             vc->ack_peer = 1;
-        on_ack(vc, rmpi_vc_sub_of(vc, rail), psn);
+        on_ack(vc, rmpi_vc_sub_of(vc, rail), h.psn);
         return;
     }
+    on_data(vc, frame, len, h.psn);
+}
+
+/* One frame of the core, alone or out of a bundle, by its PSN: delivered, parked or dropped. */
+static inline __attribute__((always_inline)) void on_data(rmpi_vc_t *vc, const void *frame, size_t len, uint16_t psn)
+{
     vc->frames_in++;
     if (RMPI_LIKELY(psn == vc->psn_expect)) {
         deliver_in_order(vc, frame, len);
@@ -468,6 +480,107 @@ void rmpi_vc_on_frame(rmpi_rail_t *rail, int peer, const void *frame, size_t len
     }
 }
 
+static void on_bundle(rmpi_vc_t *vc, const char *b, size_t len)
+{
+    /* Every record is checked before any is taken: a malformed bundle delivers nothing. */
+    size_t p = sizeof(rmpi_vc_hdr_t), n = 0;
+    const char *bad = NULL;
+    while (!bad && p < len) {
+        uint32_t l;
+        rmpi_vc_hdr_t h;
+        if (len - p < sizeof l) {
+            bad = "a record length cut short";
+            break;
+        }
+        memcpy(&l, b + p, sizeof l);
+        if (l < sizeof h || l > len - p - sizeof l) {
+            bad = "a record shorter than a frame header or running past its end";
+            break;
+        }
+        memcpy(&h, b + p + sizeof l, sizeof h);
+        if (h.type >= RMPI_VC_BUNDLE)
+            bad = "an ACK or a bundle inside";
+        p += sizeof l + l;
+        n++;
+    }
+    if (!bad && n == 0)
+        bad = "no record";
+    if (bad) {
+        char why[160];
+        snprintf(why, sizeof why, "rank %d sent a bundle of %zu bytes with %s", vc->peer, len, bad);
+        rmpi_vc_cut(vc, why);
+        return;
+    }
+    vc->bundles_in++;
+    for (p = sizeof(rmpi_vc_hdr_t); p < len && !vc->cut;) {
+        uint32_t l;
+        rmpi_vc_hdr_t h;
+        memcpy(&l, b + p, sizeof l);
+        memcpy(&h, b + p + sizeof l, sizeof h);
+        on_data(vc, b + p + sizeof l, l, h.psn);
+        p += sizeof l + l;
+    }
+}
+
+void rmpi_vc_flush(rmpi_vc_t *vc)
+{
+    unsigned n = vc->held_n;
+    if (!n)
+        return;
+    vc->held_n = 0;
+    int sub = vc->sched.up[vc->held_sub] ? vc->held_sub : first_live(vc);
+    if (sub < 0)
+        return; /* the peer is lost: nothing reaches it any more */
+    rmpi_rail_t *rail = vc->sub[sub].rail;
+    struct iovec iov;
+    if (n == 1) { /* a lone frame goes as itself */
+        iov.iov_base = vc->held + sizeof(rmpi_vc_hdr_t) + sizeof(uint32_t);
+        iov.iov_len = vc->held_len - sizeof(rmpi_vc_hdr_t) - sizeof(uint32_t);
+    } else {
+        rmpi_vc_hdr_t h = {0, RMPI_VC_BUNDLE, 0};
+        memcpy(vc->held, &h, sizeof h);
+        iov.iov_base = vc->held;
+        iov.iov_len = vc->held_len;
+        vc->bundles_out++;
+        vc->bundled_frames += n;
+    }
+    rail->ops->send(rail, vc->peer, &iov, 1);
+}
+
+void rmpi_vc_hold(rmpi_vc_t *vc, const struct iovec *iov, int n, size_t len)
+{
+    const size_t rec = sizeof(uint32_t) + len;
+    if (rec > RMPI_VC_BUNDLE_MAX - sizeof(rmpi_vc_hdr_t)) {
+        rmpi_vc_send(vc, iov, n, len);
+        return;
+    }
+    if (vc->held_n && vc->held_len + rec > RMPI_VC_BUNDLE_MAX)
+        rmpi_vc_flush(vc);
+    if (!vc->held)
+        vc->held = rmpi_xmalloc(RMPI_VC_BUNDLE_MAX);
+    if (!vc->held_n) {
+        int sub = 0;
+        if (vc->nup > 1)
+            sub = rmpi_sched_small(&vc->sched);
+        vc->held_sub = sub < 0 ? 0 : sub;
+        vc->held_len = sizeof(rmpi_vc_hdr_t);
+        vc->held_t0 = rmpi_time_ns();
+    }
+    rmpi_vc_hdr_t *h = (rmpi_vc_hdr_t *)iov[0].iov_base;
+    h->psn = vc->psn_next++;
+    vc->tx_frames++;
+    if (vc->nup > 1)
+        rmpi_vc_keep(vc, vc->held_sub, iov, n, len);
+    rmpi_subchan_t *sc = &vc->sub[vc->held_sub];
+    sc->frames++;
+    sc->bytes += len;
+    uint32_t l = (uint32_t)len;
+    memcpy(vc->held + vc->held_len, &l, sizeof l);
+    rmpi_iov_gather(vc->held + vc->held_len + sizeof l, iov, n);
+    vc->held_len += rec;
+    vc->held_n++;
+}
+
 static void report_rail(FILE *f, const rmpi_vc_t *vc, int i)
 {
     fprintf(f, "[rmpi report]   rail %s: %s, weight %.3f, frames %llu, frame bytes %llu, rdma bytes %llu\n",
@@ -490,10 +603,13 @@ void rmpi_vc_report(void *file)
          * carried traffic come first as they did before spares existed. */
         fprintf(f,
                 "[rmpi report] rank %d -> %d: %d subchannel(s), frames in %llu, out of order %llu, duplicates %llu, "
-                "resent %llu, adaptive updates %llu, spare streams asleep %d\n",
+                "resent %llu, adaptive updates %llu, spare streams asleep %d, bundles out %llu (%llu frames) in "
+                "%llu\n",
                 vc_rank, p, vc->nsub - vc->nspare, (unsigned long long)vc->frames_in,
                 (unsigned long long)vc->ooo_frames, (unsigned long long)vc->dup_frames,
-                (unsigned long long)vc->resent_frames, (unsigned long long)vc->sched.updates, vc->nspare);
+                (unsigned long long)vc->resent_frames, (unsigned long long)vc->sched.updates, vc->nspare,
+                (unsigned long long)vc->bundles_out, (unsigned long long)vc->bundled_frames,
+                (unsigned long long)vc->bundles_in);
         for (int i = 0; i < vc->nsub; i++)
             if (!vc->sched.asleep[i])
                 report_rail(f, vc, i);
@@ -566,6 +682,7 @@ void rmpi_vc_finalize(void)
             free(o);
         }
         on_ack(vc, -1, vc->psn_next);
+        free(vc->held);
         free(vc);
     }
     free(rmpi_vc_table);

@@ -66,15 +66,30 @@ typedef struct rmpi_vc_txbuf {
  * receiver acknowledges from then on. */
 #define RMPI_VC_ACK 0xff
 #define RMPI_VC_ACK_WAKE 0x01
+/* VC-internal frame type: a bundle of whole frames, each with its own PSN (coalescing, seed
+ * infiniband-wan 3.4): after the 4-byte header (psn unused, flags 0), records of u32 length
+ * (LE) and that many bytes of one frame; at least one record. The receiver takes each frame
+ * as if it had come alone. */
+#define RMPI_VC_BUNDLE 0xfe
+/* Largest bundle: a few records of small messages; far below every rail's max_frame. */
+#define RMPI_VC_BUNDLE_MAX ((size_t)16384)
 #define RMPI_VC_ACK_EVERY 32
 
 typedef struct rmpi_vc rmpi_vc_t;
 struct rmpi_vc {
     int peer;
     int nsub;
-    int nup;             /* live subchannels (not failed, not asleep): several keep frames and pick */
-    int nspare;          /* spare streams still asleep (rmpi_vc_streams may wake them) */
-    int ack_peer;        /* the peer sends on several subchannels: acknowledge its frames */
+    int nup;      /* live subchannels (not failed, not asleep): several keep frames and pick */
+    int nspare;   /* spare streams still asleep (rmpi_vc_streams may wake them) */
+    int ack_peer; /* the peer sends on several subchannels: acknowledge its frames */
+    /* Frames held for a bundle (rmpi_vc_hold): stamped, not yet sent; any other frame to
+     * the peer sends them first (rmpi_vc_flush), so PSN order is issue order on the wire. */
+    unsigned held_n;
+    int held_sub;
+    size_t held_len;  /* bytes of held (header and records) */
+    uint64_t held_t0; /* when the first was held (ns) */
+    char *held;       /* RMPI_VC_BUNDLE_MAX bytes, allocated on first use */
+    uint64_t bundles_out, bundled_frames, bundles_in;
     uint16_t psn_next;   /* next PSN this side sends */
     uint16_t psn_expect; /* next PSN to deliver */
     rmpi_subchan_t sub[RMPI_VC_MAX_SUB];
@@ -111,9 +126,18 @@ static inline rmpi_vc_t *rmpi_vc_get(int peer)
 
 void rmpi_vc_keep(rmpi_vc_t *vc, int sub, const struct iovec *iov, int n, size_t len);
 
+/* Send the held frames now: one bundle (a lone frame as itself). */
+void rmpi_vc_flush(rmpi_vc_t *vc);
+/* Like rmpi_vc_send, but the frame (len <= RMPI_VC_BUNDLE_MAX - 8) may wait, stamped, to
+ * leave in one bundle with the frames held after it until rmpi_vc_flush (the caller's
+ * policy: the core's coalescing) or until any other frame goes to the peer. */
+void rmpi_vc_hold(rmpi_vc_t *vc, const struct iovec *iov, int n, size_t len);
+
 /* Send one frame on subchannel `sub` (iov[0] begins with rmpi_vc_hdr_t; the VC fills psn). */
 static inline void rmpi_vc_send_on(rmpi_vc_t *vc, int sub, const struct iovec *iov, int n, size_t len)
 {
+    if (RMPI_UNLIKELY(vc->held_n))
+        rmpi_vc_flush(vc);
     rmpi_vc_hdr_t *h = (rmpi_vc_hdr_t *)iov[0].iov_base;
     h->psn = vc->psn_next++;
     vc->tx_frames++;
@@ -181,6 +205,8 @@ static inline size_t rmpi_vc_zc_min(const rmpi_vc_t *vc)
  * completes (iov[0]: the VC/core header, copied; n <= RMPI_NET_ZC_IOV). */
 static inline void rmpi_vc_send_zc(rmpi_vc_t *vc, const struct iovec *iov, int n, size_t len, rmpi_net_op_t *op)
 {
+    if (RMPI_UNLIKELY(vc->held_n))
+        rmpi_vc_flush(vc);
     rmpi_vc_hdr_t *h = (rmpi_vc_hdr_t *)iov[0].iov_base;
     h->psn = vc->psn_next++;
     vc->tx_frames++;
