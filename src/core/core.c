@@ -213,8 +213,6 @@ int rmpi_core_progress(void)
 {
     static unsigned idle_polls;
     int n = rmpi_net_progress();
-    if (RMPI_UNLIKELY(rmpi_core_coal_n))
-        rmpi_core_coal_poll(0);
     if (RMPI_UNLIKELY(rmpi_core_hook != NULL))
         n += rmpi_core_hook();
     /* Whether mpiexec still lives: looked at from the idle path only, once per 1024 idle

@@ -151,6 +151,7 @@ rmpi_vc_t *rmpi_vc_open(int peer)
         }
     vc->nup = vc->nsub - vc->nspare;
     vc->ack_peer = vc->nup > 1;
+    rmpi_vc_tx_update(vc);
     rmpi_vc_table[peer] = vc;
     return vc;
 }
@@ -293,6 +294,7 @@ int rmpi_vc_rail_failed(rmpi_vc_t *vc, int sub, const char *why)
         return first_live(vc) < 0 ? 0 : 1;
     int live = rmpi_sched_fail(&vc->sched, sub);
     vc->nup = live;
+    rmpi_vc_tx_update(vc);
     if (live == 0)
         return 0;
     rmpi_warn("rail %s to rank %d failed (%s); going on over %d other rail(s), resending %llu unacknowledged "
@@ -361,6 +363,7 @@ void rmpi_vc_streams(rmpi_vc_t *vc)
                 continue;
             vc->nup = rmpi_sched_wake(&vc->sched, i);
             vc->nspare--;
+            rmpi_vc_tx_update(vc);
             live++;
             rmpi_log(1, "vc: rank %d -> %d: woke stream %s (%d of %d; round trip %.0f us, rate %.1f MB/s, window %zu)",
                      vc_rank, vc->peer, vc->sub[i].rail->hints.name, live, total, rtt * 1e-3, rate * 1e3,
@@ -386,7 +389,7 @@ void rmpi_vc_cut(rmpi_vc_t *vc, const char *why)
         rmpi_fatal("%s; rank %d is cut off.", why, vc->peer);
 }
 
-static void deliver_in_order(rmpi_vc_t *vc, const void *frame, size_t len)
+static inline __attribute__((always_inline)) void deliver_in_order(rmpi_vc_t *vc, const void *frame, size_t len)
 {
     vc->psn_expect++;
     vc->rx_frames++;
@@ -522,12 +525,36 @@ static void on_bundle(rmpi_vc_t *vc, const char *b, size_t len)
     }
 }
 
+void rmpi_vc_tx_update(rmpi_vc_t *vc) { vc->tx_slow = vc->nup != 1 || !vc->sched.up[0] || vc->held_n || vc->coal; }
+
+int (*rmpi_vc_hold_policy)(rmpi_vc_t *vc, size_t len);
+
+void rmpi_vc_set_coal(rmpi_vc_t *vc, int on)
+{
+    vc->coal = on;
+    rmpi_vc_tx_update(vc);
+}
+
+void rmpi_vc_send_slow(rmpi_vc_t *vc, const struct iovec *iov, int n, size_t len, int may_hold)
+{
+    if (may_hold && vc->coal && rmpi_vc_hold_policy && rmpi_vc_hold_policy(vc, len)) {
+        rmpi_vc_hold(vc, iov, n, len);
+        return;
+    }
+    int sub = vc->nup > 1 ? (len >= rmpi_vc_big_frame ? rmpi_vc_pick_big(vc, len) : rmpi_sched_small(&vc->sched))
+                          : first_live(vc);
+    if (sub < 0)
+        return; /* no live subchannel: the peer is lost and the core has been told */
+    rmpi_vc_send_on(vc, sub, iov, n, len);
+}
+
 void rmpi_vc_flush(rmpi_vc_t *vc)
 {
     unsigned n = vc->held_n;
     if (!n)
         return;
     vc->held_n = 0;
+    rmpi_vc_tx_update(vc);
     int sub = vc->sched.up[vc->held_sub] ? vc->held_sub : first_live(vc);
     if (sub < 0)
         return; /* the peer is lost: nothing reaches it any more */
@@ -551,7 +578,7 @@ void rmpi_vc_hold(rmpi_vc_t *vc, const struct iovec *iov, int n, size_t len)
 {
     const size_t rec = sizeof(uint32_t) + len;
     if (rec > RMPI_VC_BUNDLE_MAX - sizeof(rmpi_vc_hdr_t)) {
-        rmpi_vc_send(vc, iov, n, len);
+        rmpi_vc_send_slow(vc, iov, n, len, 0);
         return;
     }
     if (vc->held_n && vc->held_len + rec > RMPI_VC_BUNDLE_MAX)
@@ -559,26 +586,20 @@ void rmpi_vc_hold(rmpi_vc_t *vc, const struct iovec *iov, int n, size_t len)
     if (!vc->held)
         vc->held = rmpi_xmalloc(RMPI_VC_BUNDLE_MAX);
     if (!vc->held_n) {
-        int sub = 0;
-        if (vc->nup > 1)
-            sub = rmpi_sched_small(&vc->sched);
+        int sub = vc->nup > 1 ? rmpi_sched_small(&vc->sched) : first_live(vc);
         vc->held_sub = sub < 0 ? 0 : sub;
         vc->held_len = sizeof(rmpi_vc_hdr_t);
         vc->held_t0 = rmpi_time_ns();
     }
-    rmpi_vc_hdr_t *h = (rmpi_vc_hdr_t *)iov[0].iov_base;
-    h->psn = vc->psn_next++;
-    vc->tx_frames++;
+    rmpi_vc_stamp(vc, vc->held_sub, iov, len);
     if (vc->nup > 1)
         rmpi_vc_keep(vc, vc->held_sub, iov, n, len);
-    rmpi_subchan_t *sc = &vc->sub[vc->held_sub];
-    sc->frames++;
-    sc->bytes += len;
     uint32_t l = (uint32_t)len;
     memcpy(vc->held + vc->held_len, &l, sizeof l);
     rmpi_iov_gather(vc->held + vc->held_len + sizeof l, iov, n);
     vc->held_len += rec;
-    vc->held_n++;
+    if (vc->held_n++ == 0)
+        rmpi_vc_tx_update(vc);
 }
 
 static void report_rail(FILE *f, const rmpi_vc_t *vc, int i)

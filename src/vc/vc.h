@@ -82,6 +82,8 @@ struct rmpi_vc {
     int nup;      /* live subchannels (not failed, not asleep): several keep frames and pick */
     int nspare;   /* spare streams still asleep (rmpi_vc_streams may wake them) */
     int ack_peer; /* the peer sends on several subchannels: acknowledge its frames */
+    int tx_slow;  /* rmpi_vc_send must take rmpi_vc_send_slow (rmpi_vc_tx_update) */
+    int coal;     /* small frames may be held for a bundle (rmpi_vc_set_coal) */
     /* Frames held for a bundle (rmpi_vc_hold): stamped, not yet sent; any other frame to
      * the peer sends them first (rmpi_vc_flush), so PSN order is issue order on the wire. */
     unsigned held_n;
@@ -134,18 +136,25 @@ void rmpi_vc_flush(rmpi_vc_t *vc);
 void rmpi_vc_hold(rmpi_vc_t *vc, const struct iovec *iov, int n, size_t len);
 
 /* Send one frame on subchannel `sub` (iov[0] begins with rmpi_vc_hdr_t; the VC fills psn). */
+/* The next PSN into the frame's header, counted as sent on subchannel sub. */
+static inline rmpi_subchan_t *rmpi_vc_stamp(rmpi_vc_t *vc, int sub, const struct iovec *iov, size_t len)
+{
+    rmpi_vc_hdr_t *h = (rmpi_vc_hdr_t *)iov[0].iov_base;
+    h->psn = vc->psn_next++;
+    vc->tx_frames++;
+    rmpi_subchan_t *sc = &vc->sub[sub];
+    sc->frames++;
+    sc->bytes += len;
+    return sc;
+}
+
 static inline void rmpi_vc_send_on(rmpi_vc_t *vc, int sub, const struct iovec *iov, int n, size_t len)
 {
     if (RMPI_UNLIKELY(vc->held_n))
         rmpi_vc_flush(vc);
-    rmpi_vc_hdr_t *h = (rmpi_vc_hdr_t *)iov[0].iov_base;
-    h->psn = vc->psn_next++;
-    vc->tx_frames++;
+    rmpi_subchan_t *sc = rmpi_vc_stamp(vc, sub, iov, len);
     if (RMPI_UNLIKELY(vc->nup > 1))
         rmpi_vc_keep(vc, sub, iov, n, len);
-    rmpi_subchan_t *sc = &vc->sub[sub];
-    sc->frames++;
-    sc->bytes += len;
     sc->rail->ops->send(sc->rail, vc->peer, iov, n);
 }
 
@@ -156,14 +165,42 @@ extern size_t rmpi_vc_big_frame;
  * cannot tell. */
 int rmpi_vc_pick_big(rmpi_vc_t *vc, size_t len);
 
+/* Everything rmpi_vc_send(_small) does besides the one-rail case: the subchannel choice,
+ * keeping frames, held frames, coalescing (may_hold: the frame may wait for a bundle). */
+void rmpi_vc_send_slow(rmpi_vc_t *vc, const struct iovec *iov, int n, size_t len, int may_hold);
+/* Recompute vc->tx_slow after nup, held_n, coal or a subchannel's state changed. */
+void rmpi_vc_tx_update(rmpi_vc_t *vc);
+/* Coalescing policy (the core's): whether a frame of len bytes that may wait should be held
+ * on vc (rmpi_vc_hold) rather than sent; asked only while vc->coal is set. */
+extern int (*rmpi_vc_hold_policy)(rmpi_vc_t *vc, size_t len);
+/* Turn coalescing on or off for vc (frames already held stay until flushed). */
+void rmpi_vc_set_coal(rmpi_vc_t *vc, int on);
+
+/* One live subchannel, the first, and nothing held: one test, then straight to the rail
+ * (the shared-memory path); anything else takes rmpi_vc_send_slow. */
+static inline __attribute__((always_inline)) void rmpi_vc_send_frame(rmpi_vc_t *vc, const struct iovec *iov, int n,
+                                                                     size_t len, int may_hold)
+{
+    if (RMPI_UNLIKELY(vc->tx_slow)) {
+        rmpi_vc_send_slow(vc, iov, n, len, may_hold);
+        return;
+    }
+    rmpi_subchan_t *sc = rmpi_vc_stamp(vc, 0, iov, len);
+    sc->rail->ops->send(sc->rail, vc->peer, iov, n);
+}
+
 /* Send one frame on the subchannel the small-message policy picks (large frames: the one
  * expected to deliver them first). */
 static inline void rmpi_vc_send(rmpi_vc_t *vc, const struct iovec *iov, int n, size_t len)
 {
-    int sub = 0;
-    if (RMPI_UNLIKELY(vc->nup > 1))
-        sub = len >= rmpi_vc_big_frame ? rmpi_vc_pick_big(vc, len) : rmpi_sched_small(&vc->sched);
-    rmpi_vc_send_on(vc, sub, iov, n, len);
+    rmpi_vc_send_frame(vc, iov, n, len, 0);
+}
+
+/* The same for a frame that may wait to be coalesced with the ones after it (a small eager
+ * message: its order among the peer's frames is kept, its departure may be delayed). */
+static inline void rmpi_vc_send_small(rmpi_vc_t *vc, const struct iovec *iov, int n, size_t len)
+{
+    rmpi_vc_send_frame(vc, iov, n, len, 1);
 }
 
 /* Rendezvous data over the VC's subchannels, by the striping policy (the scheduler's rules
@@ -207,12 +244,7 @@ static inline void rmpi_vc_send_zc(rmpi_vc_t *vc, const struct iovec *iov, int n
 {
     if (RMPI_UNLIKELY(vc->held_n))
         rmpi_vc_flush(vc);
-    rmpi_vc_hdr_t *h = (rmpi_vc_hdr_t *)iov[0].iov_base;
-    h->psn = vc->psn_next++;
-    vc->tx_frames++;
-    rmpi_subchan_t *sc = &vc->sub[0];
-    sc->frames++;
-    sc->bytes += len;
+    rmpi_subchan_t *sc = rmpi_vc_stamp(vc, 0, iov, len);
     sc->rail->ops->send_zc(sc->rail, vc->peer, iov, n, op);
 }
 

@@ -9,7 +9,11 @@
 #  - RMPI_WAN_TUNE=0: one rail, no spare opened.
 # Each run is tests/mpi/multirail/bidir: random sizes 0 B .. 8 MiB both ways at once, every
 # byte checked.
-# usage: streams.sh MPIEXEC BIDIR NETLAB [RATE@DELAY]
+# Coalescing: tests/mpi/multirail/bursts (bursts of small messages with any-source and
+# any-tag probes and receives; each must arrive once, in order, with its tag and bytes):
+# with the default RMPI_COALESCE_WAIT both ranks send bundles holding most frames, with
+# RMPI_COALESCE_WAIT=0 none.
+# usage: streams.sh MPIEXEC BIDIR NETLAB [RATE@DELAY]   (bursts is found next to bidir)
 set -u
 mpiexec=$1 bidir=$2 netlab=$3 link=${4:-1gbit@5ms}
 [ "$(id -u)" = 0 ] || { echo "skip: needs root for ip netns"; exit 77; }
@@ -18,9 +22,10 @@ export NETLAB_PREFIX=t$$-
 "$netlab" up "$link" >/dev/null || { echo "FAIL: netlab up"; exit 1; }
 trap '"$netlab" down >/dev/null 2>&1' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
+bursts=$(dirname "$bidir")/bursts
 run() { # [ENV...]: rank 0 in nsA, rank 1 in nsB, over rail0
   "$netlab" exec nsA timeout 150 "$mpiexec" -n 2 --host nsA,nsB --agent "$netlab agent" --pmi-iface ctl \
-    -genv RMPI_TCP_IFACES rail0 -genv RMPI_REPORT 1 "$@" "$bidir" 2>&1
+    -genv RMPI_TCP_IFACES rail0 -genv RMPI_REPORT 1 "$@" "${prog:-$bidir}" 2>&1
 }
 windows() { # MAX: tcp_wmem/tcp_rmem maximum in both namespaces
   for ns in nsA nsB; do
@@ -60,4 +65,16 @@ echo "$out" | grep -q "streams tcp:\|rail0#" && fail "RMPI_WAN_TUNE=0 opened spa
 for r in 0 1; do
   echo "$out" | grep -q "rank $r -> $((1 - r)): 1 subchannel(s)" || fail "RMPI_WAN_TUNE=0: rank $r has not one subchannel"
 done
-echo "PASS: $link: 4 of 4 streams with 128 KiB windows, 1 of 4 with 3 MiB, one rail with RMPI_WAN_TUNE=0; every byte checked"
+# 4. coalescing: bursts of small messages, most of them in bundles; none without the wait
+out=$(prog=$bursts run) || { echo "$out"; fail "bursts exited $?"; }
+echo "$out" | grep -q "No Errors" || { echo "$out"; fail "bursts did not report No Errors"; }
+echo "$out" | grep "\[rmpi report\] rank . -> .:"
+for r in 0 1; do
+  read -r nb nf < <(echo "$out" | sed -n "s/.*rank $r -> $((1 - r)): .*bundles out \([0-9]*\) (\([0-9]*\) frames).*/\1 \2/p")
+  # 40 bursts of 64 messages: at least half of them must have left in bundles
+  [ "${nb:-0}" -gt 0 ] && [ "${nf:-0}" -ge 1280 ] || fail "rank $r: ${nb:-?} bundles of ${nf:-?} frames"
+done
+out=$(prog=$bursts run -genv RMPI_COALESCE_WAIT 0) || { echo "$out"; fail "bursts (RMPI_COALESCE_WAIT=0) exited $?"; }
+echo "$out" | grep -q "No Errors" || { echo "$out"; fail "bursts (RMPI_COALESCE_WAIT=0) did not report No Errors"; }
+echo "$out" | grep -q "bundles out [1-9]" && fail "RMPI_COALESCE_WAIT=0 still sent bundles"
+echo "PASS: $link: coalesced bursts arrive in order; 4 of 4 streams with 128 KiB windows, 1 of 4 with 3 MiB, one rail with RMPI_WAN_TUNE=0; every byte checked"

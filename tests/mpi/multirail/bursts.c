@@ -65,9 +65,7 @@ int main(int argc, char **argv)
                 MTEST_OK(MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
                 MTEST_OK(MPI_Recv(rbuf, MAXLEN, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, &st));
                 break;
-            case 1:
-                MTEST_OK(MPI_Recv(rbuf, MAXLEN, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
-                break;
+            case 1: MTEST_OK(MPI_Recv(rbuf, MAXLEN, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st)); break;
             default: {
                 int flag = 0;
                 while (!flag)

@@ -57,6 +57,7 @@ static rmpi_vc_t *make_vc(int peer)
     vc->sub[1].rail = &rails[1];
     rmpi_sched_cfg_t cfg = {RMPI_SMALL_POLICY_RR, RMPI_STRIPE_POLICY_EVEN, 1, 0.5, 0.0, 1, 0};
     rmpi_sched_init(&vc->sched, &cfg, 2, NULL);
+    rmpi_vc_tx_update(vc);
     rmpi_vc_table[peer] = vc;
     return vc;
 }
