@@ -89,7 +89,12 @@ v = defaultdict(list)
 for line in open(sys.argv[1]):
     r = json.loads(line)
     v[(r["delay"], r["size"], r["config"])].append(r["mb_s"])
-keys = sorted({(d, s) for d, s, _ in v}, key=lambda k: (k[0], k[1]))
+def secs(d):  # "0", "100us", "1ms", "10ms" -> seconds, for the table's order
+    for unit, f in (("us", 1e-6), ("ms", 1e-3), ("s", 1.0)):
+        if d.endswith(unit):
+            return float(d[: -len(unit)]) * f
+    return float(d)
+keys = sorted({(d, s) for d, s, _ in v}, key=lambda k: (secs(k[0]), k[1]))
 cols = [c for c in ("default", "wan_tune_0", "openmpi", "mpich") if any(k[2] == c for k in v)]
 names = {"default": "RailMPI", "wan_tune_0": "RMPI_WAN_TUNE=0", "openmpi": "Open MPI", "mpich": "MPICH"}
 med = lambda d, s, c: statistics.median(v[(d, s, c)]) if v.get((d, s, c)) else None
