@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # Bandwidth against message size on one long 1 Gbit/s rail (seed infiniband-wan, Fig. 5):
-# RailMPI by default (RMPI_WAN_TUNE=1: the eager limit follows the measured round trip)
-# next to RMPI_WAN_TUNE=0 (the fixed 64 KiB), at each one-way delay, on tools/netlab.
-# Root only (namespaces). One JSON line per measurement, with "delay", "config" and "rep";
-# configurations alternate within a repetition so that outside load hits both alike.
+# RailMPI by default (RMPI_WAN_TUNE=1: the eager limit follows the measured round trip,
+# spare TCP streams wake when the bandwidth-delay product needs them, small messages
+# coalesce) next to RMPI_WAN_TUNE=0 (the fixed 64 KiB, one stream), and Open MPI (ob1 over
+# btl tcp) and MPICH (ch4:ucx over UCX's tcp) on the same namespaces, at each one-way delay,
+# on tools/netlab. Root only (namespaces). One JSON line per measurement, with "delay",
+# "config" and "rep"; configurations alternate within a repetition so that outside load
+# hits them alike.
 #   bench/wan.sh [--delays 0,100us,1ms,10ms] [--sizes 8192:1048576] [--reps N] [--iters N]
-#                [--window N] [--build DIR] [--out FILE]
+#                [--window N] [--only railmpi,openmpi,mpich] [--build DIR] [--out FILE]
 # Defaults are short (--iters 10 windows of 16 messages): on a shared 2-core machine the
-# figures are noisy; compare ratios within one run, not across runs.
+# figures are noisy; compare ratios within one run, not across runs. The reference MPIs
+# run when found (mpicc.openmpi/mpirun.openmpi, mpicc.mpich/mpiexec.mpich), unless --only
+# leaves them out.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
-delays=0,100us,1ms,10ms sizes=8192:1048576 reps=1 iters=10 window=16 build=$root/build out=
+delays=0,100us,1ms,10ms sizes=8192:1048576 reps=1 iters=10 window=16 build=$root/build out= only=
 while [ $# -gt 0 ]; do
   case $1 in
     --delays) delays=$2; shift ;;
@@ -21,7 +26,8 @@ while [ $# -gt 0 ]; do
     --window) window=$2; shift ;;
     --build) build=$2; shift ;;
     --out) out=$2; shift ;;
-    *) echo "usage: $0 [--delays LIST] [--sizes MIN:MAX] [--reps N] [--iters N] [--window N] [--build DIR] [--out FILE]" >&2; exit 2 ;;
+    --only) only=$2; shift ;;
+    *) echo "usage: $0 [--delays LIST] [--sizes MIN:MAX] [--reps N] [--iters N] [--window N] [--only LIST] [--build DIR] [--out FILE]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -32,16 +38,44 @@ mpiexec=$build/bin/mpiexec pt2pt=$build/bench/pt2pt
 export NETLAB_DELAYLINE=$build/bin/rmpi_delayline NETLAB_PREFIX=wanb$$-
 [ -n "$out" ] || { mkdir -p "$build/bench/results"; out=$build/bench/results/wan-$(date +%Y%m%d-%H%M%S).jsonl; }
 : >"$out"
+wanted() { [ -z "$only" ] || case ",$only," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
+# Open MPI refuses to start as root unless told both of these.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+ref=$build/bench/ref configs=()
+mkdir -p "$ref"
+wanted railmpi && configs+=(default wan_tune_0)
+if wanted openmpi && command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null; then
+  mpicc.openmpi -std=c11 -O2 -o "$ref/pt2pt.openmpi" "$here/pt2pt.c" && configs+=(openmpi)
+fi
+if wanted mpich && command -v mpicc.mpich >/dev/null && command -v mpiexec.mpich >/dev/null; then
+  mpicc.mpich -std=c11 -O2 -o "$ref/pt2pt.mpich" "$here/pt2pt.c" && configs+=(mpich)
+fi
+[ ${#configs[@]} -gt 0 ] || { echo "bench/wan.sh: nothing to run" >&2; exit 1; }
+# One command per configuration: data over rail0 only, the launchers' own traffic over ctl.
+# Open MPI: ob1 over btl tcp on rail0. MPICH (Debian's is ch4:ucx): UCX's tcp on rail0.
+run_config() { # CONFIG
+  local args=(-t bw -m "$sizes" -i "$iters" -x 1 -w "$window")
+  case $1 in
+    default | wan_tune_0)
+      "$netlab" exec nsA timeout 600 "$mpiexec" -n 2 --host nsA,nsB --agent "$netlab agent" --pmi-iface ctl \
+        -genv RMPI_TCP_IFACES rail0 -genv RMPI_WAN_TUNE "$([ "$1" = default ] && echo 1 || echo 0)" \
+        "$pt2pt" "${args[@]}" ;;
+    openmpi)
+      "$netlab" exec nsA timeout 600 mpirun.openmpi -np 2 --host nsA:1,nsB:1 --bind-to none \
+        --mca plm_rsh_agent "$netlab agent" --mca plm_rsh_no_tree_spawn 1 --mca oob_tcp_if_include ctl \
+        --mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include rail0 "$ref/pt2pt.openmpi" "${args[@]}" ;;
+    mpich)
+      "$netlab" exec nsA timeout 600 mpiexec.mpich -n 2 -hosts nsA,nsB -launcher rsh -launcher-exec "$netlab" \
+        -iface ctl -genv UCX_TLS tcp,self -genv UCX_NET_DEVICES rail0 "$ref/pt2pt.mpich" "${args[@]}" ;;
+  esac
+}
 trap '"$netlab" down >/dev/null 2>&1' EXIT
 for d in ${delays//,/ }; do
   spec=1gbit; [ "$d" = 0 ] || spec=1gbit@$d
   "$netlab" up "$spec" >/dev/null || { echo "netlab up $spec failed" >&2; exit 1; }
   for rep in $(seq 1 "$reps"); do
-    for tune in 1 0; do
-      config=default; [ $tune = 0 ] && config=wan_tune_0
-      "$netlab" exec nsA timeout 600 "$mpiexec" -n 2 --host nsA,nsB --agent "$netlab agent" --pmi-iface ctl \
-        -genv RMPI_TCP_IFACES rail0 -genv RMPI_WAN_TUNE $tune \
-        "$pt2pt" -t bw -m "$sizes" -i "$iters" -x 1 -w "$window" 2>>"$out.log" |
+    for config in "${configs[@]}"; do
+      run_config "$config" 2>>"$out.log" |
         grep '^{"test"' | sed "s/}\$/,\"delay\":\"$d\",\"config\":\"$config\",\"rep\":$rep}/" >>"$out"
     done
   done
@@ -55,12 +89,23 @@ v = defaultdict(list)
 for line in open(sys.argv[1]):
     r = json.loads(line)
     v[(r["delay"], r["size"], r["config"])].append(r["mb_s"])
-keys = sorted({(d, s) for d, s, _ in v}, key=lambda k: (k[0], k[1]))
-print("| delay | size | default MB/s | RMPI_WAN_TUNE=0 MB/s | ratio |\n|---|---|---|---|---|")
+def secs(d):  # "0", "100us", "1ms", "10ms" -> seconds, for the table's order
+    for unit, f in (("us", 1e-6), ("ms", 1e-3), ("s", 1.0)):
+        if d.endswith(unit):
+            return float(d[: -len(unit)]) * f
+    return float(d)
+keys = sorted({(d, s) for d, s, _ in v}, key=lambda k: (secs(k[0]), k[1]))
+cols = [c for c in ("default", "wan_tune_0", "openmpi", "mpich") if any(k[2] == c for k in v)]
+names = {"default": "RailMPI", "wan_tune_0": "RMPI_WAN_TUNE=0", "openmpi": "Open MPI", "mpich": "MPICH"}
+med = lambda d, s, c: statistics.median(v[(d, s, c)]) if v.get((d, s, c)) else None
+print("| delay | size | " + " | ".join(names[c] + " MB/s" for c in cols) + " | RailMPI / WAN_TUNE=0 | RailMPI / best other |")
+print("|---" * (len(cols) + 4) + "|")
 for d, s in keys:
-    a, b = v.get((d, s, "default")), v.get((d, s, "wan_tune_0"))
-    if a and b:
-        ma, mb = statistics.median(a), statistics.median(b)
-        print(f"| {d} | {s} | {ma:.1f} | {mb:.1f} | {ma / mb:.2f} |")
+    m = {c: med(d, s, c) for c in cols}
+    cells = ["%.1f" % m[c] if m[c] is not None else "-" for c in cols]
+    r0 = "%.2f" % (m["default"] / m["wan_tune_0"]) if m.get("default") and m.get("wan_tune_0") else "-"
+    others = [m[c] for c in ("openmpi", "mpich") if m.get(c)]
+    r1 = "%.2f" % (m["default"] / max(others)) if m.get("default") and others else "-"
+    print(f"| {d} | {s} | " + " | ".join(cells) + f" | {r0} | {r1} |")
 PY
 echo "results: $out"

@@ -16,7 +16,7 @@ import os
 import re
 import sys
 
-TYPES = ("BOOL", "INT", "FLOAT", "SIZE", "STR", "ENUM")
+TYPES = ("BOOL", "INT", "COUNT", "FLOAT", "SIZE", "STR", "ENUM")
 # The include order of DESIGN.md, lowest layer first.
 LAYERS = ("util", "rt", "net", "vc", "chan", "core", "comm", "datatype", "coll", "rma", "io", "api")
 

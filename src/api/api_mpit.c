@@ -386,6 +386,7 @@ static MPI_Datatype cvar_type(const rmpi_knob_desc_t *k)
     case RMPI_KNOB_BOOL:
     case RMPI_KNOB_ENUM: return MPI_INT;
     case RMPI_KNOB_INT:
+    case RMPI_KNOB_COUNT: /* auto reads as 0 */
     case RMPI_KNOB_SIZE: return MPI_LONG_LONG;
     case RMPI_KNOB_FLOAT: return MPI_DOUBLE;
     default: return MPI_CHAR;

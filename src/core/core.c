@@ -299,6 +299,7 @@ int rmpi_core_finalize(void)
 {
     if (!core_ready)
         return 0;
+    rmpi_core_coal_poll(1);
     finalize_barrier();
     if (rmpi_knobs.REPORT == RMPI_REPORT_JSON)
         rmpi_chan_report(stderr, rmpi_core_rank, 1);

@@ -83,6 +83,7 @@ typedef struct core_peer {
     int eager_auto;    /* RMPI_WAN_TUNE follows the peer's round trip (rmpi_core_wan_limit) */
     int seg_max;       /* data segments of a non-contiguous eager send (RMPI_SEG_MAX, rails' max_iov) */
     size_t zc_min;     /* nonblocking eager sends of this many bytes on go from the user's buffer */
+    int coal_ok;       /* coalescing may apply: between nodes, RMPI_WAN_TUNE, RMPI_COALESCE_WAIT > 0 */
 } core_peer_t;
 
 /* Posted and unexpected queues of one context. */
@@ -164,6 +165,17 @@ void rmpi_core_peer_init(rmpi_vc_t *vc);
 size_t rmpi_core_wan_limit(size_t base, double rtt_ns, double one, double all, size_t unexp_max, size_t max_frame);
 /* Re-tune vc's eager limit from its path measurements (rmpi_vc_on_path). */
 void rmpi_core_wan_tune(rmpi_vc_t *vc);
+
+/* Coalescing (seed infiniband-wan, 3.4; core_proto.c): an eager frame of at most
+ * RMPI_CORE_COAL_SMALL bytes to a peer whose VC has coal set, sent while its rail still
+ * holds earlier bytes for it, is held by the VC (rmpi_vc_hold) for at most
+ * RMPI_COALESCE_WAIT and leaves in one bundle with the ones after it; any other frame to
+ * the peer sends them first. Only peers whose round trip is at least RMPI_CORE_COAL_RTT
+ * times the wait. A progress hook sends what waited long enough while any VC holds frames;
+ * rmpi_core_coal_poll(1) sends everything (finalize). */
+#define RMPI_CORE_COAL_SMALL ((size_t)2048)
+#define RMPI_CORE_COAL_RTT 20
+void rmpi_core_coal_poll(int all);
 
 /* Typed data (core_data.c): the protocol choice for data that is not one byte range. */
 /* Pieces at least this long on average go by rendezvous one RDMA op each (RMPI_RNDV_SEG_MIN). */

@@ -160,6 +160,7 @@ void rmpi_core_peer_init(rmpi_vc_t *vc)
     for (int i = 0; i < vc->nsub; i++)
         inter &= vc->sub[i].rail->hints.scope == RMPI_SCOPE_INTER;
     cp->eager_auto = inter && rmpi_knobs.WAN_TUNE && !rmpi_knob_given("EAGER_LIMIT");
+    cp->coal_ok = inter && rmpi_knobs.WAN_TUNE && rmpi_knobs.COALESCE_WAIT > 0;
     /* Emulated RDMA (TCP) streams a put as soon as the CTS arrives; a read would first
      * send a request the target serves in turns with its other output. Both peers see the
      * same rails, so they agree on the mode. */
@@ -204,9 +205,75 @@ size_t rmpi_core_wan_limit(size_t base, double rtt, double one, double all, size
     return lim > base ? lim : base;
 }
 
+/* ---- coalescing ---- */
+static rmpi_vc_t **coal_vcs; /* VCs that held frames, until the poll sends them */
+static int coal_n, coal_cap;
+
+static uint64_t coal_wait_ns(void) { return (uint64_t)(rmpi_knobs.COALESCE_WAIT * 1e3); }
+
+static int coal_hook(void)
+{
+    rmpi_core_coal_poll(0);
+    return 0;
+}
+
+/* rmpi_vc_hold_policy: hold a small frame when the VC already holds some (their order) or
+ * the link is busy with this peer; a frame that would leave at once waits for nothing (a
+ * lone ping-pong never waits). */
+static int coal_policy(rmpi_vc_t *vc, size_t len)
+{
+    if (len > RMPI_CORE_COAL_SMALL + sizeof(wire_match_t))
+        return 0;
+    if (vc->held_n)
+        return 1;
+    int busy = 0;
+    for (int i = 0; i < vc->nsub && !busy; i++) {
+        rmpi_rail_t *rail = vc->sub[i].rail;
+        busy = vc->sched.up[i] && rail->ops->backlog && rail->ops->backlog(rail, vc->peer) > 0;
+    }
+    if (!busy)
+        return 0;
+    if (coal_n == coal_cap) {
+        coal_cap = coal_cap ? 2 * coal_cap : 8;
+        coal_vcs = rmpi_xrealloc(coal_vcs, (size_t)coal_cap * sizeof *coal_vcs);
+    }
+    coal_vcs[coal_n++] = vc;
+    if (coal_n == 1)
+        rmpi_core_hook_add(coal_hook);
+    return 1;
+}
+
+void rmpi_core_coal_poll(int all)
+{
+    uint64_t now = rmpi_time_ns(), wait = coal_wait_ns();
+    for (int i = 0; i < coal_n;) {
+        rmpi_vc_t *vc = coal_vcs[i];
+        if (vc->held_n && !all && now - vc->held_t0 < wait) {
+            i++;
+            continue;
+        }
+        rmpi_vc_flush(vc); /* nothing when another frame already took them */
+        coal_vcs[i] = coal_vcs[--coal_n];
+    }
+    if (coal_n == 0)
+        rmpi_core_hook_remove(coal_hook);
+    if (all) {
+        free(coal_vcs);
+        coal_vcs = NULL;
+        coal_cap = 0;
+    }
+}
+
 void rmpi_core_wan_tune(rmpi_vc_t *vc)
 {
     core_peer_t *cp = vc->core;
+    /* A wait of 1/20 of a round trip or less is lost in it. */
+    if (cp->coal_ok) {
+        rmpi_vc_hold_policy = coal_policy;
+        int on = rmpi_vc_rtt(vc) >= RMPI_CORE_COAL_RTT * (double)coal_wait_ns();
+        if (on != vc->coal)
+            rmpi_vc_set_coal(vc, on);
+    }
     if (!cp->ready || !cp->eager_auto)
         return;
     double one, all;
@@ -215,7 +282,7 @@ void rmpi_core_wan_tune(rmpi_vc_t *vc)
      * would send every message eagerly on one rail, so no rendezvous would ever be striped
      * and the rates the crossover needs would never be measured (two unequal rails at 2 ms
      * stayed at the faster rail's speed). Striped rendezvous measures them first. */
-    if (vc->nsub > 1 && !(one > 0)) {
+    if (vc->nup > 1 && !(one > 0)) {
         cp->eager_limit = cp->eager_base;
         return;
     }
@@ -240,12 +307,12 @@ static inline void send_eager_v(rmpi_vc_t *vc, core_peer_t *cp, uint32_t ctx, in
     if (cp->tx_valid && cp->tx_ctx == ctx && cp->tx_tag == tag && cp->tx_src == src && rmpi_hdr_cache) {
         rmpi_vc_hdr_t h = {0, RMPI_F_EAGER_SHORT, 0};
         iov[0] = (struct iovec){&h, sizeof h};
-        rmpi_vc_send(vc, iov, n, sizeof h + len);
+        rmpi_vc_send_small(vc, iov, n, sizeof h + len);
         rmpi_core_stats.eager_short++;
     } else {
         wire_match_t m = {{0, RMPI_F_EAGER, 0}, ctx, src, tag};
         iov[0] = (struct iovec){&m, sizeof m};
-        rmpi_vc_send(vc, iov, n, sizeof m + len);
+        rmpi_vc_send_small(vc, iov, n, sizeof m + len);
         cp->tx_ctx = ctx, cp->tx_src = src, cp->tx_tag = tag, cp->tx_valid = 1;
         rmpi_core_stats.eager_full++;
     }

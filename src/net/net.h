@@ -74,6 +74,12 @@ typedef struct rmpi_net_hints {
     int mr_cache;        /* 1: registering is costly (pins pages): go through the cache */
     int tier;            /* of the rails reaching a peer, only those of the highest tier are used */
     size_t zc_min;       /* send_zc pays off for frames of this many bytes on; 0: no send_zc */
+    /* Parallel streams (seed infiniband-wan, 3.4): spare = 1 for an extra connection over
+     * the same path as the rail before it, which a virtual channel leaves idle until that
+     * path's bandwidth-delay product asks for it; window: bytes one connection of this rail
+     * keeps in flight (its socket buffers), 0 when unknown or unbounded. */
+    int spare;
+    size_t window;
 } rmpi_net_hints_t;
 
 /* send_zc: most bytes of iov[0] (copied) and most iov entries in all. */

@@ -79,6 +79,18 @@ static int knob_set(const rmpi_knob_desc_t *k, const char *v)
         *(long long *)field = x;
         return 0;
     }
+    case RMPI_KNOB_COUNT: {
+        if (!strcmp(v, "auto")) {
+            *(long long *)field = 0;
+            return 0;
+        }
+        errno = 0;
+        long long x = strtoll(v, &end, 10);
+        if (errno || end == v || *end || x < 1)
+            return -1;
+        *(long long *)field = x;
+        return 0;
+    }
     case RMPI_KNOB_FLOAT: {
         errno = 0;
         double x = strtod(v, &end);
@@ -114,6 +126,8 @@ _Noreturn static void knob_bad(const rmpi_knob_desc_t *k, const char *v)
     case RMPI_KNOB_ENUM: rmpi_fatal("RMPI_%s=%s: expected one of %s.", k->name, v, k->choices);
     case RMPI_KNOB_BOOL: rmpi_fatal("RMPI_%s=%s: expected a boolean, one of 1|0|yes|no|true|false|on|off.", k->name, v);
     case RMPI_KNOB_INT: rmpi_fatal("RMPI_%s=%s: expected an integer (default %s).", k->name, v, k->dflt);
+    case RMPI_KNOB_COUNT:
+        rmpi_fatal("RMPI_%s=%s: expected auto or a count of at least 1 (default %s).", k->name, v, k->dflt);
     case RMPI_KNOB_FLOAT: rmpi_fatal("RMPI_%s=%s: expected a number (default %s).", k->name, v, k->dflt);
     case RMPI_KNOB_SIZE:
         rmpi_fatal("RMPI_%s=%s: expected a size in bytes with an optional k|m|g suffix (default %s).", k->name, v,
@@ -184,6 +198,12 @@ static void knob_format(const rmpi_knob_desc_t *k, char *buf, size_t len)
     const char *field = (const char *)&rmpi_knobs + k->offset;
     switch (k->type) {
     case RMPI_KNOB_BOOL: snprintf(buf, len, "%d", *(const int *)field); return;
+    case RMPI_KNOB_COUNT:
+        if (!*(const long long *)field) {
+            snprintf(buf, len, "auto");
+            return;
+        }
+        /* fall through */
     case RMPI_KNOB_INT:
     case RMPI_KNOB_SIZE: snprintf(buf, len, "%lld", *(const long long *)field); return;
     case RMPI_KNOB_FLOAT: snprintf(buf, len, "%g", *(const double *)field); return;

@@ -24,6 +24,7 @@
 
 #define RMPI_KTYPE_BOOL int
 #define RMPI_KTYPE_INT long long
+#define RMPI_KTYPE_COUNT long long /* 0: auto */
 #define RMPI_KTYPE_SIZE long long
 #define RMPI_KTYPE_STR const char *
 #define RMPI_KTYPE_ENUM int /* RMPI_<NAME>_<CHOICE> of knobs_enum.h */
@@ -38,6 +39,7 @@ extern struct rmpi_knobs rmpi_knobs;
 typedef enum {
     RMPI_KNOB_BOOL,
     RMPI_KNOB_INT,
+    RMPI_KNOB_COUNT, /* "auto" (stored as 0) or a count >= 1 */
     RMPI_KNOB_FLOAT,
     RMPI_KNOB_SIZE,
     RMPI_KNOB_STR,

@@ -66,3 +66,42 @@ double rmpi_path_crossover(double rtt, double copy, double one, double all)
         k += 1 / one - 1 / all;
     return rtt / k;
 }
+
+/* Parallel streams. One TCP connection keeps at most `window` bytes in flight, so it
+ * carries at most window / RTT; a path whose bandwidth-delay product is larger needs
+ * ceil(BDP / window) of them. The BDP is rate x RTT, but the rate measured on cur
+ * window-bound streams is cur x window / RTT whatever the path could carry: when the
+ * measured BDP fills 80% or more of the cur windows, the streams are the bottleneck and
+ * one more is asked for (the next measurement tells whether it helped: once the path
+ * itself limits, the BDP stays below the windows in use and the count stays). A capacity
+ * that is known bounds the count from above. Counts only grow: a stream woken and idle
+ * costs nothing, and one put to sleep would strand the frames queued on it. */
+/* ceil(x) for 0 <= x, at most max (the library keeps off libm). */
+static int up_to(double x, int max)
+{
+    if (!(x < max))
+        return max;
+    int n = (int)x;
+    return n < x ? n + 1 : n;
+}
+
+int rmpi_path_streams(double rate, double rtt, double window, double cap_rate, int cur, int max)
+{
+    if (cur < 1)
+        cur = 1;
+    if (max < cur)
+        return cur;
+    if (!(rate > 0) || !(window > 0) || !(rtt >= RMPI_PATH_FAR_NS) || !isfinite(rate) || !isfinite(rtt))
+        return cur;
+    double bdp = rate * rtt;
+    int need = up_to(bdp / window, max);
+    if (bdp >= 0.8 * cur * window && need < cur + 1)
+        need = cur + 1;
+    if (cap_rate > 0 && isfinite(cap_rate)) {
+        int cap = up_to(cap_rate * rtt / window, max);
+        need = need < cap ? need : cap;
+    }
+    if (need > max)
+        need = max;
+    return need > cur ? need : cur;
+}

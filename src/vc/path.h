@@ -52,4 +52,13 @@ double rmpi_path_base(const rmpi_path_t *p);
  * rendezvous data is striped (one, all <= 0: unknown, taken as one rail). See path.c. */
 double rmpi_path_crossover(double rtt_ns, double copy, double one, double all);
 
+/* Round trips below this (ns) are a LAN: one stream carries them (and nothing is tuned). */
+#define RMPI_PATH_FAR_NS 100000.0
+/* Streams a path needs (seed infiniband-wan, 3.4: parallel streams on long links), from
+ * cur streams in use now: rate (bytes/ns) is what those cur streams delivered together,
+ * rtt_ns the path's round trip, window the bytes one stream keeps in flight, cap_rate the
+ * path's capacity when known (bytes/ns, <= 0: unknown). Never fewer than cur, at most max;
+ * see path.c. */
+int rmpi_path_streams(double rate, double rtt_ns, double window, double cap_rate, int cur, int max);
+
 #endif

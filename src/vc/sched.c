@@ -32,10 +32,22 @@ static int next_live(const rmpi_sched_t *s, int from)
     return -1;
 }
 
+/* The cfg.bind-th subchannel counting only those not asleep (spares woken later take no
+ * process's binding from the rails of the others). */
 static int bind_index(const rmpi_sched_t *s)
 {
-    int b = s->cfg.bind % s->nsub;
-    return b < 0 ? b + s->nsub : b;
+    int awake = 0;
+    for (int i = 0; i < s->nsub; i++)
+        awake += !s->asleep[i];
+    if (awake == 0)
+        return 0;
+    int b = s->cfg.bind % awake;
+    if (b < 0)
+        b += awake;
+    for (int i = 0; i < s->nsub; i++)
+        if (!s->asleep[i] && b-- == 0)
+            return i;
+    return 0;
 }
 
 /* Scale the live weights to sum 1; equal shares when they hold nothing usable. */
@@ -477,6 +489,8 @@ void rmpi_sched_feedback(rmpi_sched_t *s, const rmpi_stripe_t *stripes, int n, c
 
 int rmpi_sched_fail(rmpi_sched_t *s, int sub)
 {
+    if (sub >= 0 && sub < s->nsub)
+        s->asleep[sub] = 0; /* a failed spare is never woken */
     if (sub < 0 || sub >= s->nsub || !s->up[sub])
         return live_count(s);
     s->up[sub] = 0;
@@ -505,4 +519,38 @@ int rmpi_sched_readmit(rmpi_sched_t *s, int sub)
             s->weight[i] = s->cfg.stripe_policy == RMPI_STRIPE_POLICY_WEIGHTED ? s->hint[i] : 1.0 / live;
     renormalise(s);
     return live;
+}
+
+void rmpi_sched_sleep(rmpi_sched_t *s, int sub)
+{
+    if (sub < 0 || sub >= s->nsub || !s->up[sub] || live_count(s) < 2)
+        return;
+    s->up[sub] = 0;
+    s->asleep[sub] = 1;
+    s->weight[sub] = 0;
+    memset(s->credit, 0, sizeof s->credit);
+    renormalise(s);
+    if (s->cfg.small_policy == RMPI_SMALL_POLICY_BINDING)
+        s->cur = bind_index(s);
+}
+
+int rmpi_sched_wake(rmpi_sched_t *s, int sub)
+{
+    if (sub < 0 || sub >= s->nsub || !s->asleep[sub])
+        return live_count(s);
+    /* It joins with the mean share of the live ones (weighted: its hint), so adaptive
+     * striping starts it like a sibling and the next feedback corrects it. */
+    double sum = 0;
+    int live = live_count(s);
+    for (int i = 0; i < s->nsub; i++)
+        if (s->up[i])
+            sum += s->weight[i];
+    s->asleep[sub] = 0;
+    s->up[sub] = 1;
+    s->weight[sub] = s->cfg.stripe_policy == RMPI_STRIPE_POLICY_WEIGHTED ? s->hint[sub] : live ? sum / live : 1.0;
+    s->rate[sub] = 0;
+    s->queued[sub] = 0;
+    memset(s->credit, 0, sizeof s->credit);
+    renormalise(s);
+    return live + 1;
 }

@@ -31,7 +31,8 @@ typedef struct rmpi_sched_cfg {
 typedef struct rmpi_sched {
     rmpi_sched_cfg_t cfg;
     int nsub;
-    int up[RMPI_SCHED_MAX];        /* 0: subchannel failed, never chosen again */
+    int up[RMPI_SCHED_MAX];        /* 0: subchannel failed (never chosen again) or asleep */
+    int asleep[RMPI_SCHED_MAX];    /* 1: a spare stream not woken yet (rmpi_sched_wake) */
     double hint[RMPI_SCHED_MAX];   /* static weights: RMPI_RAIL_BW or provider bandwidth hints */
     double weight[RMPI_SCHED_MAX]; /* striping shares, sum 1 over live subchannels */
     /* small-frame state */
@@ -87,5 +88,11 @@ int rmpi_sched_fail(rmpi_sched_t *s, int sub);
  * hints; otherwise equal shares, and adaptive striping takes its next measurement whole),
  * and its measured rate is forgotten. Returns the number of live subchannels. */
 int rmpi_sched_readmit(rmpi_sched_t *s, int sub);
+/* Spare subchannels (parallel streams, seed infiniband-wan 3.4): sleep takes a live one out
+ * of every choice until wake brings it back with the live ones' mean weight (weighted
+ * striping: its hint) and no rate yet. The last live subchannel never sleeps. wake returns
+ * the number of live subchannels. */
+void rmpi_sched_sleep(rmpi_sched_t *s, int sub);
+int rmpi_sched_wake(rmpi_sched_t *s, int sub);
 
 #endif

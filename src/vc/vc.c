@@ -158,6 +158,15 @@ rmpi_vc_t *rmpi_vc_open(int peer)
         hints[i] = rail_hint(rails[i]);
     }
     rmpi_sched_init(&vc->sched, &sched_cfg, vc->nsub, hints);
+    /* Spare streams sleep until rmpi_vc_streams wakes them; RMPI_WAN_TUNE=0 opens none. */
+    for (int i = 1; i < vc->nsub; i++)
+        if (rails[i]->hints.spare) {
+            rmpi_sched_sleep(&vc->sched, i);
+            vc->nspare += vc->sched.asleep[i];
+        }
+    vc->nup = vc->nsub - vc->nspare;
+    vc->ack_peer = vc->nup > 1;
+    rmpi_vc_tx_update(vc);
     rmpi_vc_table[peer] = vc;
     int watch = vc->nsub > 1 && (fail_k > 0 || probe_ns > 0);
     for (int i = 0; i < vc->nsub && watch; i++)
@@ -198,7 +207,11 @@ void (*rmpi_vc_on_path)(rmpi_vc_t *vc);
 
 static void path_sample(rmpi_vc_t *vc, int sub, double ns, int src)
 {
-    if (rmpi_path_sample(&vc->sub[sub].path, ns, src, rmpi_time_ns()) && rmpi_vc_on_path)
+    if (!rmpi_path_sample(&vc->sub[sub].path, ns, src, rmpi_time_ns()))
+        return;
+    if (vc->nspare)
+        rmpi_vc_streams(vc);
+    if (rmpi_vc_on_path)
         rmpi_vc_on_path(vc);
 }
 
@@ -275,12 +288,12 @@ static void on_ack(rmpi_vc_t *vc, int ack_sub, uint16_t next_expected)
         vc->unacked_tail = &vc->unacked;
 }
 
-static void send_ack(rmpi_vc_t *vc)
+static void send_ack(rmpi_vc_t *vc, uint8_t flags)
 {
     int sub = first_live(vc);
     if (sub < 0)
         return;
-    rmpi_vc_hdr_t h = {vc->psn_expect, RMPI_VC_ACK, 0};
+    rmpi_vc_hdr_t h = {vc->psn_expect, RMPI_VC_ACK, flags};
     struct iovec iov = {&h, sizeof h};
     vc->ack_sent = vc->psn_expect;
     vc->sub[sub].rail->ops->send(vc->sub[sub].rail, vc->peer, &iov, 1);
@@ -297,6 +310,10 @@ int rmpi_vc_sub_of(const rmpi_vc_t *vc, const rmpi_rail_t *rail)
 /* tell: send RMPI_VC_RAIL_DOWN first (not when the peer told us). */
 static int sub_failed(rmpi_vc_t *vc, int sub, const char *why, int tell)
 {
+    if (sub >= 0 && vc->sched.asleep[sub]) {
+        rmpi_sched_fail(&vc->sched, sub); /* never woken now */
+        vc->nspare--;
+    }
     if (sub < 0 || !vc->sched.up[sub])
         return first_live(vc) < 0 ? 0 : 1;
     int live = rmpi_sched_fail(&vc->sched, sub);
@@ -304,6 +321,8 @@ static int sub_failed(rmpi_vc_t *vc, int sub, const char *why, int tell)
     sc->failures++;
     sc->t_down = rmpi_time_ns();
     rmpi_probe_start(&sc->probe, sc->t_down, probe_ns);
+    vc->nup = live;
+    rmpi_vc_tx_update(vc);
     if (live == 0)
         return 0;
     if (tell) {
@@ -380,10 +399,12 @@ void rmpi_vc_on_up(rmpi_rail_t *rail, int peer, uint32_t epoch)
         return;
     rmpi_subchan_t *sc = &vc->sub[sub];
     sc->epoch = (uint8_t)epoch;
-    if (vc->sched.up[sub] || vc->cut)
+    /* a spare stream asleep is not a failed rail: rmpi_vc_streams wakes it */
+    if (vc->sched.up[sub] || vc->sched.asleep[sub] || vc->cut)
         return;
     uint64_t now = rmpi_time_ns();
-    rmpi_sched_readmit(&vc->sched, sub);
+    vc->nup = rmpi_sched_readmit(&vc->sched, sub);
+    rmpi_vc_tx_update(vc);
     sc->readmits++;
     sc->rdma_at_up = sc->rdma_bytes;
     sc->down_ns += now - sc->t_down;
@@ -434,6 +455,70 @@ void rmpi_vc_watch(void)
             watch_vc(watch_list[k], now, fresh);
 }
 
+/* The group of subchannel i: the rail it belongs to (the nearest one at or before it that
+ * is not a spare) and the subchannels up to the next such rail. */
+static int group_of(const rmpi_vc_t *vc, int i, int *end)
+{
+    int b = i;
+    while (b > 0 && vc->sub[b].rail->hints.spare)
+        b--;
+    int e = b + 1;
+    while (e < vc->nsub && vc->sub[e].rail->hints.spare)
+        e++;
+    *end = e;
+    return b;
+}
+
+void rmpi_vc_stream_count(const rmpi_vc_t *vc, int sub, int *live, int *total)
+{
+    int end, b = group_of(vc, sub, &end);
+    *live = *total = 0;
+    for (int i = b; i < end; i++) {
+        *live += vc->sched.up[i] != 0;
+        *total += vc->sched.up[i] || vc->sched.asleep[i];
+    }
+}
+
+void rmpi_vc_streams(rmpi_vc_t *vc)
+{
+    for (int b = 0; b < vc->nsub && vc->nspare;) {
+        int end;
+        group_of(vc, b, &end);
+        int live, total;
+        rmpi_vc_stream_count(vc, b, &live, &total);
+        /* the path as its live streams see it: the smallest round trip, the summed rate
+         * (every live stream measured, else wait for the next feedback) */
+        double rtt = 0, rate = 0;
+        int measured = live > 0;
+        for (int i = b; i < end; i++) {
+            if (!vc->sched.up[i])
+                continue;
+            double r = rmpi_path_base(&vc->sub[i].path), x = sub_rate(vc, i);
+            if (vc->sub[i].path.measured && r > 0 && (rtt == 0 || r < rtt))
+                rtt = r;
+            measured &= x > 0;
+            rate += x;
+        }
+        int want = measured && live < total
+                       ? rmpi_path_streams(rate, rtt, (double)vc->sub[b].rail->hints.window, 0, live, total)
+                       : live;
+        for (int i = b; i < end && live < want; i++) {
+            if (!vc->sched.asleep[i])
+                continue;
+            vc->nup = rmpi_sched_wake(&vc->sched, i);
+            vc->nspare--;
+            rmpi_vc_tx_update(vc);
+            live++;
+            rmpi_log(1, "vc: rank %d -> %d: woke stream %s (%d of %d; round trip %.0f us, rate %.1f MB/s, window %zu)",
+                     vc_rank, vc->peer, vc->sub[i].rail->hints.name, live, total, rtt * 1e-3, rate * 1e3,
+                     vc->sub[b].rail->hints.window);
+            /* The peer must now acknowledge our frames (kept for resending from here on). */
+            send_ack(vc, RMPI_VC_ACK_WAKE);
+        }
+        b = end;
+    }
+}
+
 void (*rmpi_vc_on_cut)(rmpi_vc_t *vc, const char *why);
 size_t rmpi_vc_ooo_max = SIZE_MAX;
 
@@ -448,7 +533,7 @@ void rmpi_vc_cut(rmpi_vc_t *vc, const char *why)
         rmpi_fatal("%s; rank %d is cut off.", why, vc->peer);
 }
 
-static void deliver_in_order(rmpi_vc_t *vc, const void *frame, size_t len)
+static inline __attribute__((always_inline)) void deliver_in_order(rmpi_vc_t *vc, const void *frame, size_t len)
 {
     vc->psn_expect++;
     vc->rx_frames++;
@@ -464,6 +549,9 @@ static void deliver_in_order(rmpi_vc_t *vc, const void *frame, size_t len)
     }
 }
 
+static void on_bundle(rmpi_vc_t *vc, const char *b, size_t len);
+static inline __attribute__((always_inline)) void on_data(rmpi_vc_t *vc, const void *frame, size_t len, uint16_t psn);
+
 void rmpi_vc_on_frame(rmpi_rail_t *rail, int peer, const void *frame, size_t len)
 {
     rmpi_vc_t *vc = rmpi_vc_get(peer);
@@ -477,19 +565,31 @@ void rmpi_vc_on_frame(rmpi_rail_t *rail, int peer, const void *frame, size_t len
         return;
     }
     memcpy(&h, frame, sizeof h);
-    uint16_t psn = h.psn;
     if (RMPI_UNLIKELY(h.type >= RMPI_VC_RAIL_DOWN)) {
-        if (h.type == RMPI_VC_ACK)
-            on_ack(vc, rmpi_vc_sub_of(vc, rail), psn);
-        else
-            on_rail_down(vc, psn, h.flags);
+        if (h.type == RMPI_VC_BUNDLE) {
+            on_bundle(vc, frame, len);
+            return;
+        }
+        if (h.type == RMPI_VC_RAIL_DOWN) {
+            on_rail_down(vc, h.psn, h.flags);
+            return;
+        }
+        if (h.flags & RMPI_VC_ACK_WAKE)
+            vc->ack_peer = 1;
+        on_ack(vc, rmpi_vc_sub_of(vc, rail), h.psn);
         return;
     }
+    on_data(vc, frame, len, h.psn);
+}
+
+/* One frame of the core, alone or out of a bundle, by its PSN: delivered, parked or dropped. */
+static inline __attribute__((always_inline)) void on_data(rmpi_vc_t *vc, const void *frame, size_t len, uint16_t psn)
+{
     vc->frames_in++;
     if (RMPI_LIKELY(psn == vc->psn_expect)) {
         deliver_in_order(vc, frame, len);
-        if (RMPI_UNLIKELY(vc->nsub > 1) && (uint16_t)(vc->psn_expect - vc->ack_sent) >= RMPI_VC_ACK_EVERY)
-            send_ack(vc);
+        if (RMPI_UNLIKELY(vc->ack_peer) && (uint16_t)(vc->psn_expect - vc->ack_sent) >= RMPI_VC_ACK_EVERY)
+            send_ack(vc, 0);
         return;
     }
     if (RMPI_UNLIKELY(vc->nsub == 1)) {
@@ -531,6 +631,141 @@ void rmpi_vc_on_frame(rmpi_rail_t *rail, int peer, const void *frame, size_t len
     }
 }
 
+static void on_bundle(rmpi_vc_t *vc, const char *b, size_t len)
+{
+    /* Every record is checked before any is taken: a malformed bundle delivers nothing. */
+    size_t p = sizeof(rmpi_vc_hdr_t), n = 0;
+    const char *bad = NULL;
+    while (!bad && p < len) {
+        uint32_t l;
+        rmpi_vc_hdr_t h;
+        if (len - p < sizeof l) {
+            bad = "a record length cut short";
+            break;
+        }
+        memcpy(&l, b + p, sizeof l);
+        if (l < sizeof h || l > len - p - sizeof l) {
+            bad = "a record shorter than a frame header or running past its end";
+            break;
+        }
+        memcpy(&h, b + p + sizeof l, sizeof h);
+        if (h.type >= RMPI_VC_BUNDLE)
+            bad = "an ACK or a bundle inside";
+        p += sizeof l + l;
+        n++;
+    }
+    if (!bad && n == 0)
+        bad = "no record";
+    if (bad) {
+        char why[160];
+        snprintf(why, sizeof why, "rank %d sent a bundle of %zu bytes with %s", vc->peer, len, bad);
+        rmpi_vc_cut(vc, why);
+        return;
+    }
+    vc->bundles_in++;
+    for (p = sizeof(rmpi_vc_hdr_t); p < len && !vc->cut;) {
+        uint32_t l;
+        rmpi_vc_hdr_t h;
+        memcpy(&l, b + p, sizeof l);
+        memcpy(&h, b + p + sizeof l, sizeof h);
+        on_data(vc, b + p + sizeof l, l, h.psn);
+        p += sizeof l + l;
+    }
+}
+
+void rmpi_vc_tx_update(rmpi_vc_t *vc) { vc->tx_slow = vc->nup != 1 || !vc->sched.up[0] || vc->held_n || vc->coal; }
+
+int (*rmpi_vc_hold_policy)(rmpi_vc_t *vc, size_t len);
+
+void rmpi_vc_set_coal(rmpi_vc_t *vc, int on)
+{
+    vc->coal = on;
+    rmpi_vc_tx_update(vc);
+}
+
+void rmpi_vc_send_slow(rmpi_vc_t *vc, const struct iovec *iov, int n, size_t len, int may_hold)
+{
+    if (may_hold && vc->coal && rmpi_vc_hold_policy && rmpi_vc_hold_policy(vc, len)) {
+        rmpi_vc_hold(vc, iov, n, len);
+        return;
+    }
+    int sub = vc->nup > 1 ? (len >= rmpi_vc_big_frame ? rmpi_vc_pick_big(vc, len) : rmpi_sched_small(&vc->sched))
+                          : first_live(vc);
+    if (sub < 0)
+        return; /* no live subchannel: the peer is lost and the core has been told */
+    rmpi_vc_send_on(vc, sub, iov, n, len);
+}
+
+void rmpi_vc_flush(rmpi_vc_t *vc)
+{
+    unsigned n = vc->held_n;
+    if (!n)
+        return;
+    vc->held_n = 0;
+    rmpi_vc_tx_update(vc);
+    int sub = vc->sched.up[vc->held_sub] ? vc->held_sub : first_live(vc);
+    if (sub < 0)
+        return; /* the peer is lost: nothing reaches it any more */
+    rmpi_rail_t *rail = vc->sub[sub].rail;
+    struct iovec iov;
+    if (n == 1) { /* a lone frame goes as itself */
+        iov.iov_base = vc->held + sizeof(rmpi_vc_hdr_t) + sizeof(uint32_t);
+        iov.iov_len = vc->held_len - sizeof(rmpi_vc_hdr_t) - sizeof(uint32_t);
+    } else {
+        rmpi_vc_hdr_t h = {0, RMPI_VC_BUNDLE, 0};
+        memcpy(vc->held, &h, sizeof h);
+        iov.iov_base = vc->held;
+        iov.iov_len = vc->held_len;
+        vc->bundles_out++;
+        vc->bundled_frames += n;
+    }
+    rail->ops->send(rail, vc->peer, &iov, 1);
+}
+
+void rmpi_vc_hold(rmpi_vc_t *vc, const struct iovec *iov, int n, size_t len)
+{
+    const size_t rec = sizeof(uint32_t) + len;
+    if (rec > RMPI_VC_BUNDLE_MAX - sizeof(rmpi_vc_hdr_t)) {
+        rmpi_vc_send_slow(vc, iov, n, len, 0);
+        return;
+    }
+    if (vc->held_n && vc->held_len + rec > RMPI_VC_BUNDLE_MAX)
+        rmpi_vc_flush(vc);
+    if (!vc->held)
+        vc->held = rmpi_xmalloc(RMPI_VC_BUNDLE_MAX);
+    if (!vc->held_n) {
+        int sub = vc->nup > 1 ? rmpi_sched_small(&vc->sched) : first_live(vc);
+        vc->held_sub = sub < 0 ? 0 : sub;
+        vc->held_len = sizeof(rmpi_vc_hdr_t);
+        vc->held_t0 = rmpi_time_ns();
+    }
+    rmpi_vc_stamp(vc, vc->held_sub, iov, len);
+    if (vc->nup > 1)
+        rmpi_vc_keep(vc, vc->held_sub, iov, n, len);
+    uint32_t l = (uint32_t)len;
+    memcpy(vc->held + vc->held_len, &l, sizeof l);
+    rmpi_iov_gather(vc->held + vc->held_len + sizeof l, iov, n);
+    vc->held_len += rec;
+    if (vc->held_n++ == 0)
+        rmpi_vc_tx_update(vc);
+}
+
+static void report_rail(FILE *f, const rmpi_vc_t *vc, int i)
+{
+    const rmpi_subchan_t *sc = &vc->sub[i];
+    fprintf(f,
+            "[rmpi report]   rail %s: %s, weight %.3f, frames %llu, frame bytes %llu, rdma bytes %llu, failures "
+            "%llu, readmitted %llu, down %.2f s, rdma bytes since back %llu\n",
+            sc->rail->hints.name,
+            vc->sched.up[i]       ? "up"
+            : vc->sched.asleep[i] ? "asleep"
+                                  : "DOWN",
+            vc->sched.weight[i], (unsigned long long)sc->frames, (unsigned long long)sc->bytes,
+            (unsigned long long)sc->rdma_bytes, (unsigned long long)sc->failures, (unsigned long long)sc->readmits,
+            (double)(sc->down_ns + (vc->sched.up[i] || vc->sched.asleep[i] ? 0 : rmpi_time_ns() - sc->t_down)) * 1e-9,
+            (unsigned long long)(sc->rdma_bytes - sc->rdma_at_up));
+}
+
 void rmpi_vc_report(void *file)
 {
     FILE *f = file;
@@ -538,24 +773,34 @@ void rmpi_vc_report(void *file)
         rmpi_vc_t *vc = rmpi_vc_table[p];
         if (!vc || p == vc_rank)
             continue;
+        /* Spare streams still asleep are counted apart and listed last, so the rails that
+         * carried traffic come first as they did before spares existed. */
         fprintf(f,
                 "[rmpi report] rank %d -> %d: %d subchannel(s), frames in %llu, out of order %llu, duplicates %llu, "
-                "resent %llu, adaptive updates %llu\n",
-                vc_rank, p, vc->nsub, (unsigned long long)vc->frames_in, (unsigned long long)vc->ooo_frames,
-                (unsigned long long)vc->dup_frames, (unsigned long long)vc->resent_frames,
-                (unsigned long long)vc->sched.updates);
+                "resent %llu, adaptive updates %llu, spare streams asleep %d, bundles out %llu (%llu frames) in "
+                "%llu\n",
+                vc_rank, p, vc->nsub - vc->nspare, (unsigned long long)vc->frames_in,
+                (unsigned long long)vc->ooo_frames, (unsigned long long)vc->dup_frames,
+                (unsigned long long)vc->resent_frames, (unsigned long long)vc->sched.updates, vc->nspare,
+                (unsigned long long)vc->bundles_out, (unsigned long long)vc->bundled_frames,
+                (unsigned long long)vc->bundles_in);
         for (int i = 0; i < vc->nsub; i++)
-            fprintf(f,
-                    "[rmpi report]   rail %s: %s, weight %.3f, frames %llu, frame bytes %llu, rdma bytes %llu, "
-                    "failures %llu, readmitted %llu, down %.2f s, rdma bytes since back %llu\n",
-                    vc->sub[i].rail->hints.name, vc->sched.up[i] ? "up" : "DOWN", vc->sched.weight[i],
-                    (unsigned long long)vc->sub[i].frames, (unsigned long long)vc->sub[i].bytes,
-                    (unsigned long long)vc->sub[i].rdma_bytes, (unsigned long long)vc->sub[i].failures,
-                    (unsigned long long)vc->sub[i].readmits,
-                    (double)(vc->sub[i].down_ns + (vc->sched.up[i] ? 0 : rmpi_time_ns() - vc->sub[i].t_down)) * 1e-9,
-                    (unsigned long long)(vc->sub[i].rdma_bytes - vc->sub[i].rdma_at_up));
+            if (!vc->sched.asleep[i])
+                report_rail(f, vc, i);
+        for (int i = 0; i < vc->nsub; i++)
+            if (vc->sched.asleep[i])
+                report_rail(f, vc, i);
+        for (int i = 0; i < vc->nsub; i++) {
+            int live, total;
+            rmpi_vc_stream_count(vc, i, &live, &total);
+            if (total > 1 && !vc->sub[i].rail->hints.spare)
+                fprintf(f, "[rmpi report]   streams %s: %d of %d (window %zu bytes)\n", vc->sub[i].rail->hints.name,
+                        live, total, vc->sub[i].rail->hints.window);
+        }
         for (int i = 0; i < vc->nsub; i++) {
             const rmpi_path_t *pa = &vc->sub[i].path;
+            if (vc->sched.asleep[i])
+                continue;
             enum { H = RMPI_NET_RTT_HANDSHAKE, A = RMPI_NET_RTT_ACK, K = RMPI_NET_RTT_KERNEL };
             fprintf(f,
                     "[rmpi report]   path %s: srtt %.1f us, rttvar %.1f us, min %.1f us, samples handshake %llu "
@@ -566,7 +811,7 @@ void rmpi_vc_report(void *file)
                     pa->last[H] * 1e-3, pa->last[A] * 1e-3, pa->last[K] * 1e-3, pa->min[H] * 1e-3, pa->min[A] * 1e-3,
                     pa->min[K] * 1e-3, sub_rate(vc, i) * 1e3,
                     /* alone, a rail's put completes when written (net.h): the kernel's intake */
-                    vc->nsub == 1 && sub_rate(vc, i) > 0 ? " (written, one rail)" : "");
+                    vc->nup == 1 && sub_rate(vc, i) > 0 ? " (written, one rail)" : "");
         }
     }
 }
@@ -611,6 +856,7 @@ void rmpi_vc_finalize(void)
             free(o);
         }
         on_ack(vc, -1, vc->psn_next);
+        free(vc->held);
         free(vc);
     }
     free(rmpi_vc_table);

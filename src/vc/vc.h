@@ -69,19 +69,42 @@ typedef struct rmpi_vc_txbuf {
 } rmpi_vc_txbuf_t;
 
 /* VC-internal frame type (never delivered to the core): cumulative acknowledgement, psn =
- * the next PSN the sender of the ACK expects. */
+ * the next PSN the sender of the ACK expects. With flags RMPI_VC_ACK_WAKE it also says that
+ * its sender now spreads frames over several subchannels (it woke a spare stream): the
+ * receiver acknowledges from then on. */
 #define RMPI_VC_ACK 0xff
+#define RMPI_VC_ACK_WAKE 0x01
+/* VC-internal frame type: a bundle of whole frames, each with its own PSN (coalescing, seed
+ * infiniband-wan 3.4): after the 4-byte header (psn unused, flags 0), records of u32 length
+ * (LE) and that many bytes of one frame; at least one record. The receiver takes each frame
+ * as if it had come alone. */
+#define RMPI_VC_BUNDLE 0xfe
+/* Largest bundle: a few records of small messages; far below every rail's max_frame. */
+#define RMPI_VC_BUNDLE_MAX ((size_t)16384)
 #define RMPI_VC_ACK_EVERY 32
 /* VC-internal: the sender stopped using one of its subchannels to us (psn = its index,
  * flags = the low byte of that connection's epoch), sent on a live one before anything it
  * moves off the failed one, so we stop reading the old connection before the moved data can
  * complete a request whose memory the old one could still write. */
-#define RMPI_VC_RAIL_DOWN 0xfe
+#define RMPI_VC_RAIL_DOWN 0xfd
 
 typedef struct rmpi_vc rmpi_vc_t;
 struct rmpi_vc {
     int peer;
     int nsub;
+    int nup;      /* live subchannels (not failed, not asleep): several keep frames and pick */
+    int nspare;   /* spare streams still asleep (rmpi_vc_streams may wake them) */
+    int ack_peer; /* the peer sends on several subchannels: acknowledge its frames */
+    int tx_slow;  /* rmpi_vc_send must take rmpi_vc_send_slow (rmpi_vc_tx_update) */
+    int coal;     /* small frames may be held for a bundle (rmpi_vc_set_coal) */
+    /* Frames held for a bundle (rmpi_vc_hold): stamped, not yet sent; any other frame to
+     * the peer sends them first (rmpi_vc_flush), so PSN order is issue order on the wire. */
+    unsigned held_n;
+    int held_sub;
+    size_t held_len;  /* bytes of held (header and records) */
+    uint64_t held_t0; /* when the first was held (ns) */
+    char *held;       /* RMPI_VC_BUNDLE_MAX bytes, allocated on first use */
+    uint64_t bundles_out, bundled_frames, bundles_in;
     uint16_t psn_next;   /* next PSN this side sends */
     uint16_t psn_expect; /* next PSN to deliver */
     rmpi_subchan_t sub[RMPI_VC_MAX_SUB];
@@ -119,17 +142,33 @@ static inline rmpi_vc_t *rmpi_vc_get(int peer)
 
 void rmpi_vc_keep(rmpi_vc_t *vc, int sub, const struct iovec *iov, int n, size_t len);
 
+/* Send the held frames now: one bundle (a lone frame as itself). */
+void rmpi_vc_flush(rmpi_vc_t *vc);
+/* Like rmpi_vc_send, but the frame (len <= RMPI_VC_BUNDLE_MAX - 8) may wait, stamped, to
+ * leave in one bundle with the frames held after it until rmpi_vc_flush (the caller's
+ * policy: the core's coalescing) or until any other frame goes to the peer. */
+void rmpi_vc_hold(rmpi_vc_t *vc, const struct iovec *iov, int n, size_t len);
+
 /* Send one frame on subchannel `sub` (iov[0] begins with rmpi_vc_hdr_t; the VC fills psn). */
-static inline void rmpi_vc_send_on(rmpi_vc_t *vc, int sub, const struct iovec *iov, int n, size_t len)
+/* The next PSN into the frame's header, counted as sent on subchannel sub. */
+static inline rmpi_subchan_t *rmpi_vc_stamp(rmpi_vc_t *vc, int sub, const struct iovec *iov, size_t len)
 {
     rmpi_vc_hdr_t *h = (rmpi_vc_hdr_t *)iov[0].iov_base;
     h->psn = vc->psn_next++;
     vc->tx_frames++;
-    if (RMPI_UNLIKELY(vc->nsub > 1))
-        rmpi_vc_keep(vc, sub, iov, n, len);
     rmpi_subchan_t *sc = &vc->sub[sub];
     sc->frames++;
     sc->bytes += len;
+    return sc;
+}
+
+static inline void rmpi_vc_send_on(rmpi_vc_t *vc, int sub, const struct iovec *iov, int n, size_t len)
+{
+    if (RMPI_UNLIKELY(vc->held_n))
+        rmpi_vc_flush(vc);
+    rmpi_subchan_t *sc = rmpi_vc_stamp(vc, sub, iov, len);
+    if (RMPI_UNLIKELY(vc->nup > 1))
+        rmpi_vc_keep(vc, sub, iov, n, len);
     sc->rail->ops->send(sc->rail, vc->peer, iov, n);
 }
 
@@ -140,14 +179,42 @@ extern size_t rmpi_vc_big_frame;
  * cannot tell. */
 int rmpi_vc_pick_big(rmpi_vc_t *vc, size_t len);
 
+/* Everything rmpi_vc_send(_small) does besides the one-rail case: the subchannel choice,
+ * keeping frames, held frames, coalescing (may_hold: the frame may wait for a bundle). */
+void rmpi_vc_send_slow(rmpi_vc_t *vc, const struct iovec *iov, int n, size_t len, int may_hold);
+/* Recompute vc->tx_slow after nup, held_n, coal or a subchannel's state changed. */
+void rmpi_vc_tx_update(rmpi_vc_t *vc);
+/* Coalescing policy (the core's): whether a frame of len bytes that may wait should be held
+ * on vc (rmpi_vc_hold) rather than sent; asked only while vc->coal is set. */
+extern int (*rmpi_vc_hold_policy)(rmpi_vc_t *vc, size_t len);
+/* Turn coalescing on or off for vc (frames already held stay until flushed). */
+void rmpi_vc_set_coal(rmpi_vc_t *vc, int on);
+
+/* One live subchannel, the first, and nothing held: one test, then straight to the rail
+ * (the shared-memory path); anything else takes rmpi_vc_send_slow. */
+static inline __attribute__((always_inline)) void rmpi_vc_send_frame(rmpi_vc_t *vc, const struct iovec *iov, int n,
+                                                                     size_t len, int may_hold)
+{
+    if (RMPI_UNLIKELY(vc->tx_slow)) {
+        rmpi_vc_send_slow(vc, iov, n, len, may_hold);
+        return;
+    }
+    rmpi_subchan_t *sc = rmpi_vc_stamp(vc, 0, iov, len);
+    sc->rail->ops->send(sc->rail, vc->peer, iov, n);
+}
+
 /* Send one frame on the subchannel the small-message policy picks (large frames: the one
  * expected to deliver them first). */
 static inline void rmpi_vc_send(rmpi_vc_t *vc, const struct iovec *iov, int n, size_t len)
 {
-    int sub = 0;
-    if (RMPI_UNLIKELY(vc->nsub > 1))
-        sub = len >= rmpi_vc_big_frame ? rmpi_vc_pick_big(vc, len) : rmpi_sched_small(&vc->sched);
-    rmpi_vc_send_on(vc, sub, iov, n, len);
+    rmpi_vc_send_frame(vc, iov, n, len, 0);
+}
+
+/* The same for a frame that may wait to be coalesced with the ones after it (a small eager
+ * message: its order among the peer's frames is kept, its departure may be delayed). */
+static inline void rmpi_vc_send_small(rmpi_vc_t *vc, const struct iovec *iov, int n, size_t len)
+{
+    rmpi_vc_send_frame(vc, iov, n, len, 1);
 }
 
 /* Rendezvous data over the VC's subchannels, by the striping policy (the scheduler's rules
@@ -168,29 +235,30 @@ static inline void rmpi_vc_stripe_move(rmpi_vc_t *vc, rmpi_stripe_t *st)
 {
     rmpi_sched_stripe_move(&vc->sched, st, rmpi_sched_small(&vc->sched));
 }
+void rmpi_vc_streams(rmpi_vc_t *vc);
 static inline void rmpi_vc_stripe_feedback(rmpi_vc_t *vc, const rmpi_stripe_t *st, int n, const uint64_t *t_ns)
 {
     rmpi_sched_feedback(&vc->sched, st, n, t_ns);
+    if (RMPI_UNLIKELY(vc->nspare))
+        rmpi_vc_streams(vc);
 }
 
 /* The smallest frame a VC sends from the caller's memory (rmpi_vc_send_zc); SIZE_MAX: none.
- * Only VCs of one subchannel: with several, every frame is copied for resending anyway. */
+ * Only VCs of one live subchannel (the first): with several, every frame is copied for
+ * resending anyway. */
 static inline size_t rmpi_vc_zc_min(const rmpi_vc_t *vc)
 {
     const rmpi_rail_t *rail = vc->sub[0].rail;
-    return vc->nsub == 1 && rail->ops->send_zc && rail->hints.zc_min ? rail->hints.zc_min : SIZE_MAX;
+    return vc->nup == 1 && vc->sched.up[0] && rail->ops->send_zc && rail->hints.zc_min ? rail->hints.zc_min : SIZE_MAX;
 }
 
 /* A frame of len >= rmpi_vc_zc_min(vc) bytes whose iov[1..n) the provider reads until op
  * completes (iov[0]: the VC/core header, copied; n <= RMPI_NET_ZC_IOV). */
 static inline void rmpi_vc_send_zc(rmpi_vc_t *vc, const struct iovec *iov, int n, size_t len, rmpi_net_op_t *op)
 {
-    rmpi_vc_hdr_t *h = (rmpi_vc_hdr_t *)iov[0].iov_base;
-    h->psn = vc->psn_next++;
-    vc->tx_frames++;
-    rmpi_subchan_t *sc = &vc->sub[0];
-    sc->frames++;
-    sc->bytes += len;
+    if (RMPI_UNLIKELY(vc->held_n))
+        rmpi_vc_flush(vc);
+    rmpi_subchan_t *sc = rmpi_vc_stamp(vc, 0, iov, len);
     sc->rail->ops->send_zc(sc->rail, vc->peer, iov, n, op);
 }
 
@@ -242,6 +310,14 @@ extern void (*rmpi_vc_on_path)(rmpi_vc_t *vc);
  * 1gbit@2ms: 4.1 ms path, SRTT 6-12 ms, single ACK samples up to 36 ms), and on a loaded
  * LAN it would cross the 100 us below which thresholds must not move. */
 double rmpi_vc_rtt(const rmpi_vc_t *vc);
+/* Parallel streams (seed infiniband-wan, 3.4): a rail's spare streams (hints.spare, the
+ * subchannels right after it) start asleep; after each striped message's feedback and each
+ * round-trip update, a rail whose measured bandwidth-delay product exceeds what its live
+ * streams' windows carry (rmpi_path_streams) gets spares woken, and the peer is told to
+ * acknowledge (RMPI_VC_ACK_WAKE). Declared above rmpi_vc_stripe_feedback. */
+/* Streams in use and opened on the rail of subchannel `sub` (its group: the rail and its
+ * spares); for reports and tests. */
+void rmpi_vc_stream_count(const rmpi_vc_t *vc, int sub, int *live, int *total);
 /* Delivery rates, bytes/ns: *one of the fastest live subchannel, *all of every live one
  * together; 0 when some live subchannel has no measurement yet. */
 void rmpi_vc_rates(const rmpi_vc_t *vc, double *one, double *all);

@@ -2,7 +2,8 @@
  * libFuzzer harness of the core's frame entry (rmpi_vc_on_frame -> rmpi_core_deliver, the
  * real code) on a singleton, whose only peer is itself over the self rail. An input is a
  * script of records `op u8, len u16 (LE), bytes[len]`:
- *   op % 6 == 0  a frame from the peer: bytes, stamped with the PSN the VC expects
+ *   op % 6 == 0  a frame from the peer: bytes, stamped with the PSN the VC expects (a
+ *                bundle, VC type 0xfe, keeps its records' own PSNs: only its header is)
  *             1  a frame with the PSN it carries (out of sequence: the one-rail check)
  *             2  post a receive: ctx = b[0] % 12, tag = b[1] % 4 (3: MPI_ANY_TAG),
  *                source any or 0 by b[2], buffer of (b[3] | b[4] << 8) * 16 bytes

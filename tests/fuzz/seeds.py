@@ -26,6 +26,7 @@ def hdr(t, flags=0):
 
 
 EAGER, SHORT, RTS, CTS, FIN, SYNC_ACK = 1, 2, 3, 4, 5, 6
+BUNDLE = 0xFE  # the VC's own: a bundle of frames (docs/wire/core.md)
 ID1 = 0x100000001  # the first request id a fresh core hands out
 
 
@@ -58,6 +59,18 @@ def core_seeds():
     w("short-eager", rec(0, eager(8, 0, 1)[:6]))
     w("big-ctx", rec(0, eager(0x80000000, 0, 1, b"z")))
     w("psn-ahead", rec(1, struct.pack("<H", 7) + eager(8, 0, 1, b"q")[2:]))
+    # bundles (VC type 0xfe, coalescing): records u32 length + a frame with its own PSN;
+    # the harness stamps only the bundle's header, so the records carry PSNs 0, 1, 2
+    def bundle(*frames):
+        b = hdr(BUNDLE)
+        for k, f in enumerate(frames):
+            f = struct.pack("<H", k) + f[2:]
+            b += struct.pack("<I", len(f)) + f
+        return b
+    w("bundle", rec(0, bundle(eager(8, 0, 1, b"one"), hdr(SHORT) + b"two", eager(8, 0, 2, b"three"))),
+      local(2, 8, 3, 1, 1), local(2, 8, 3, 1, 1), local(2, 8, 2, 0, 1))
+    w("bundle-bad-len", rec(0, hdr(BUNDLE) + struct.pack("<I", 99) + eager(8, 0, 1, b"x")))
+    w("bundle-nested", rec(0, bundle(bundle(eager(8, 0, 1, b"x")))))
 
 
 # ---- tcp_frames: the byte stream of an established connection ----

@@ -27,6 +27,11 @@
 #define RMPI_TCP_MAX_IFACES 16
 #define RMPI_TCP_MAX_RAILS RMPI_NET_MAX_RAILS
 #define RMPI_TCP_MAX_STREAMS 8
+/* RMPI_TCP_STREAMS=auto: connections per non-loopback interface (the first and its spares),
+ * and the rails they may take in all: a virtual channel holds at most 8 subchannels
+ * (RMPI_VC_MAX_SUB), so every interface must still find room there. */
+#define RMPI_TCP_AUTO_STREAMS 4
+#define RMPI_TCP_AUTO_RAILS 8
 /* The largest DATA frame: 1 MiB of eager payload plus the core's header, for the eager
  * limit RMPI_WAN_TUNE raises on long links (src/core/README.md); within a node and on short
  * links the core's frames stay at most RMPI_TCP_LAN_FRAME. */
@@ -127,6 +132,10 @@ typedef struct rmpi_tcp_iface {
  * interface, plus loopback when RMPI_NET=tcp and other ranks share this node. One address
  * per interface, sorted by interface name. Returns the count (0: none usable). */
 int rmpi_tcp_iface_choose(rmpi_tcp_iface_t *ifs, int max, int size, int *listed);
+/* Bytes one connection keeps in flight: sndbuf (RMPI_TCP_SNDBUF) when set, else half the
+ * smaller of net.ipv4.tcp_wmem and tcp_rmem's maximum (the kernel counts its bookkeeping
+ * in the buffers: tcp_adv_win_scale); 0 when unknown. */
+size_t rmpi_tcp_window(int sndbuf);
 /* Link speed in bytes/s from /sys/class/net/<name>/speed; 0 when unknown. */
 uint64_t rmpi_tcp_iface_speed(const char *name);
 
@@ -365,6 +374,7 @@ struct rmpi_tcp_rail {
     int sndbuf;
     uint64_t timeout_ns;
     int in_progress, closing;
+    unsigned idle_polls; /* a spare rail without sockets: progress calls since its last epoll_wait */
 
     /* Stall detection: RMPI_RAIL_TIMEOUT, looked at every STALL_CHECK_NS of progress. */
     uint64_t stall_ns, last_check;

@@ -123,3 +123,26 @@ uint64_t rmpi_tcp_iface_speed(const char *name)
     fclose(f);
     return mbps > 0 ? (uint64_t)mbps * 125000u : 0;
 }
+
+/* The third field (the autotuning maximum) of /proc/sys/net/ipv4/<name>; 0 when unknown. */
+static long long sysctl_max(const char *name)
+{
+    char path[96];
+    snprintf(path, sizeof(path), "/proc/sys/net/ipv4/%s", name);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    long long lo, dflt, hi;
+    int n = fscanf(f, "%lld %lld %lld", &lo, &dflt, &hi);
+    fclose(f);
+    return n == 3 && hi > 0 ? hi : 0;
+}
+
+size_t rmpi_tcp_window(int sndbuf)
+{
+    if (sndbuf > 0)
+        return (size_t)sndbuf; /* the kernel doubles what it is given, for its bookkeeping */
+    long long w = sysctl_max("tcp_wmem"), r = sysctl_max("tcp_rmem");
+    long long m = w && r ? RMPI_MIN(w, r) : w ? w : r;
+    return (size_t)(m / 2);
+}

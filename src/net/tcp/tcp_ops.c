@@ -46,7 +46,7 @@ static int listen_on(rmpi_tcp_rail_t *r, const rmpi_tcp_iface_t *f)
     return 0;
 }
 
-static void fill_hints(rmpi_tcp_rail_t *r, const rmpi_tcp_iface_t *f, int streams)
+static void fill_hints(rmpi_tcp_rail_t *r, const rmpi_tcp_iface_t *f, int streams, int spare)
 {
     rmpi_net_hints_t *h = &r->pub.hints;
     memset(h, 0, sizeof(*h));
@@ -60,6 +60,8 @@ static void fill_hints(rmpi_tcp_rail_t *r, const rmpi_tcp_iface_t *f, int stream
     h->mem_per_peer = sizeof(rmpi_tcp_peer_t) + sizeof(rmpi_tcp_conn_t) + RMPI_TCP_RXBUF;
     h->node_conn = 0;
     h->scope = RMPI_SCOPE_INTER;
+    h->spare = spare;
+    h->window = rmpi_tcp_window(r->sndbuf);
 }
 
 static void rail_free(rmpi_tcp_rail_t *r)
@@ -135,6 +137,17 @@ static int tcp_open(const rmpi_net_env_t *env, rmpi_rail_t **rails, int max)
         return 0;
     long long k = rmpi_knobs.TCP_STREAMS;
     int streams = k < 1 ? 1 : k > RMPI_TCP_MAX_STREAMS ? RMPI_TCP_MAX_STREAMS : (int)k;
+    /* auto: spare streams on the interfaces that can lead far (loopback cannot), as many as
+     * leave every interface room in a virtual channel; they cost a listening socket each
+     * and connect only when a channel wakes them. */
+    int automatic = k == 0 && rmpi_knobs.WAN_TUNE, nfar = 0;
+    for (int i = 0; automatic && i < nif; i++)
+        nfar += !ifs[i].loopback;
+    int spares = nfar ? RMPI_MIN(RMPI_TCP_AUTO_STREAMS, (RMPI_TCP_AUTO_RAILS - (nif - nfar)) / nfar) : 1;
+    if (spares < 1)
+        spares = 1;
+    if (automatic)
+        streams = 1;
     if (nif * streams > RMPI_MIN(max, RMPI_TCP_MAX_RAILS))
         rmpi_warn("tcp: rank %d has %d interface(s) x %d stream(s) but room for %d rail(s); the rails "
                   "after the first %d (in interface-name order) are not used. Lower RMPI_TCP_STREAMS or "
@@ -144,8 +157,10 @@ static int tcp_open(const rmpi_net_env_t *env, rmpi_rail_t **rails, int max)
     prov->env = *env;
     prov->me.listed = listed;
     const rmpi_tcp_iface_t *iface_of[RMPI_TCP_MAX_RAILS];
-    for (int i = 0; i < nif; i++)
-        for (int s = 0; s < streams && prov->nrails < RMPI_MIN(max, RMPI_TCP_MAX_RAILS); s++) {
+    int nstreams_of[RMPI_TCP_MAX_RAILS];
+    for (int i = 0; i < nif; i++) {
+        int ns = automatic && !ifs[i].loopback ? spares : streams;
+        for (int s = 0; s < ns && prov->nrails < RMPI_MIN(max, RMPI_TCP_MAX_RAILS); s++) {
             rmpi_tcp_rail_t *r = rail_new(prov, env);
             if (r->epfd < 0 || listen_on(r, &ifs[i]) != 0) {
                 rail_free(r);
@@ -153,7 +168,8 @@ static int tcp_open(const rmpi_net_env_t *env, rmpi_rail_t **rails, int max)
             }
             int idx = prov->nrails++;
             rmpi_tcp_entry_t *e = &prov->me.e[idx];
-            if (streams > 1)
+            /* auto keeps the first stream's name: RMPI_RAIL_BW and reports name it as before */
+            if (streams > 1 || (automatic && s > 0))
                 snprintf(e->name, sizeof(e->name), "%.16s#%d", ifs[i].name, s);
             else
                 snprintf(e->name, sizeof(e->name), "%.16s", ifs[i].name);
@@ -166,7 +182,9 @@ static int tcp_open(const rmpi_net_env_t *env, rmpi_rail_t **rails, int max)
             r->me = e;
             prov->rails[idx] = r;
             iface_of[idx] = &ifs[i];
+            nstreams_of[idx] = ns;
         }
+    }
     prov->me.n = prov->nrails;
     prov->open_rails = prov->nrails;
     char card[1024];
@@ -191,7 +209,7 @@ static int tcp_open(const rmpi_net_env_t *env, rmpi_rail_t **rails, int max)
     for (int i = 0; i < prov->nrails; i++) {
         rmpi_tcp_rail_t *r = prov->rails[i];
         r->peers = rmpi_xcalloc((size_t)env->size, sizeof(*r->peers));
-        fill_hints(r, iface_of[i], streams);
+        fill_hints(r, iface_of[i], nstreams_of[i], automatic && r->me->stream > 0);
         rails[i] = &r->pub;
     }
     rmpi_log(1, "tcp: rank %d listens on %s", env->rank, card);
@@ -333,6 +351,12 @@ static int tcp_progress(rmpi_rail_t *rail)
     rmpi_tcp_rail_t *r = rmpi_tcp_rail_of(rail);
     if (r->in_progress)
         return 0; /* a callback called progress again: the outer call continues */
+    /* A spare stream nobody woke has only its listener: look at it every 64th call, so
+     * spares cost the progress loop (every peer's latency) nothing measurable. */
+    if (r->pub.hints.spare && !r->nconn && !r->ndone && rmpi_list_empty(&r->timed) &&
+        rmpi_list_empty(&r->handshaking) && rmpi_list_empty(&r->lostq) && rmpi_list_empty(&r->dead) &&
+        (++r->idle_polls & 63))
+        return 0;
     r->in_progress = 1;
     int n = poll_once(r, 0);
     r->in_progress = 0;

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-enum { T_BOOL, T_INT, T_FLOAT, T_SIZE, T_STR, T_ENUM };
+enum { T_BOOL, T_INT, T_COUNT, T_FLOAT, T_SIZE, T_STR, T_ENUM };
 static const struct knob {
     const char *name;
     int type;
@@ -90,10 +90,10 @@ static void check_cvars(void)
         PRE_CHECK(bind == MPI_T_BIND_NO_OBJECT, "%s bind %d", name, bind);
         int writable = !strcmp(name, "RMPI_DEBUG") || !strcmp(name, "RMPI_REPORT");
         PRE_CHECK(scope == (writable ? MPI_T_SCOPE_LOCAL : MPI_T_SCOPE_READONLY), "%s scope %d", name, scope);
-        MPI_Datatype want = k->type == T_INT || k->type == T_SIZE ? MPI_LONG_LONG
-                            : k->type == T_FLOAT                  ? MPI_DOUBLE
-                            : k->type == T_STR                    ? MPI_CHAR
-                                                                  : MPI_INT;
+        MPI_Datatype want = k->type == T_INT || k->type == T_COUNT || k->type == T_SIZE ? MPI_LONG_LONG
+                            : k->type == T_FLOAT                                        ? MPI_DOUBLE
+                            : k->type == T_STR                                          ? MPI_CHAR
+                                                                                        : MPI_INT;
         PRE_CHECK(dt == want, "%s has the wrong datatype", name);
         PRE_CHECK((en != MPI_T_ENUM_NULL) == (k->type == T_ENUM), "%s: enumtype %s", name, en ? "set" : "null");
         int idx = -1;
@@ -141,6 +141,9 @@ static void check_cvars(void)
                 ; /* written through MPI_T: no longer the environment's value */
             else if (k->type == T_INT || k->type == T_SIZE)
                 PRE_CHECK(v.ll == parse_size(text), "%s reads %lld, expected %s", name, v.ll, text);
+            else if (k->type == T_COUNT) /* auto reads as 0 */
+                PRE_CHECK(v.ll == (strcmp(text, "auto") ? parse_size(text) : 0), "%s reads %lld, expected %s", name,
+                          v.ll, text);
             else if (k->type == T_FLOAT)
                 PRE_CHECK(v.d == strtod(text, NULL), "%s reads %g, expected %s", name, v.d, text);
             else if (k->type == T_BOOL)

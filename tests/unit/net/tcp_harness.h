@@ -254,6 +254,9 @@ static int th_run(const char *name, int n, const char *const *env, unsigned kill
             setenv("PMI_RANK", b, 1);
             snprintf(b, sizeof b, "%d", n);
             setenv("PMI_SIZE", b, 1);
+            /* The provider's rails as listed: spare streams (auto) are a VC's business;
+             * tests/netns/streams.sh runs them. A test's own value below wins. */
+            setenv("RMPI_TCP_STREAMS", "1", 1);
             for (int i = 0; env && env[i]; i++) {
                 const char *e = env[i];
                 if (e[0] == '@') {

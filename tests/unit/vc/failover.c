@@ -51,11 +51,13 @@ static rmpi_vc_t *make_vc(int peer)
     rmpi_vc_t *vc = calloc(1, sizeof *vc + 64);
     vc->core = vc + 1;
     vc->peer = peer;
-    vc->nsub = 2;
+    vc->nsub = vc->nup = 2;
+    vc->ack_peer = 1;
     vc->sub[0].rail = &rails[0];
     vc->sub[1].rail = &rails[1];
     rmpi_sched_cfg_t cfg = {RMPI_SMALL_POLICY_RR, RMPI_STRIPE_POLICY_EVEN, 1, 0.5, 0.0, 1, 0};
     rmpi_sched_init(&vc->sched, &cfg, 2, NULL);
+    rmpi_vc_tx_update(vc);
     rmpi_vc_table[peer] = vc;
     return vc;
 }

@@ -187,6 +187,53 @@ static void limit(void)
     }
 }
 
+/* The stream count: ceil(BDP / window), one more while the streams in use fill their
+ * windows, bounded by the capacity, never below the count in use, at most max. */
+static void streams(void)
+{
+    const double gbit = 0.125; /* 1 Gbit/s in bytes/ns */
+    const double w = 256.0 * 1024;
+    /* a LAN: 100 us floor */
+    CHECK(rmpi_path_streams(gbit, 50 * US, w, 0, 1, 4) == 1, "LAN keeps one");
+    CHECK(rmpi_path_streams(gbit, 50 * US, 1, 0, 2, 4) == 2, "never fewer than in use");
+    /* unknown inputs change nothing */
+    CHECK(rmpi_path_streams(0, 10 * MS, w, 0, 1, 4) == 1, "no rate");
+    CHECK(rmpi_path_streams(gbit, 0, w, 0, 1, 4) == 1, "no round trip");
+    CHECK(rmpi_path_streams(gbit, 10 * MS, 0, 0, 1, 4) == 1, "no window");
+    CHECK(rmpi_path_streams(NAN, 10 * MS, w, 0, 1, 4) == 1 && rmpi_path_streams(gbit, NAN, w, 0, 1, 4) == 1, "NaN");
+    CHECK(rmpi_path_streams(gbit, 10 * MS, w, 0, 3, 2) == 3, "max below cur keeps cur");
+    /* a window-bound stream on 1gbit@5ms (10 ms RTT): it delivers w / RTT = 26 MB/s, fills
+     * its window, so one more is asked for; two fill theirs: three; ... */
+    for (int cur = 1; cur < 4; cur++) {
+        double r = cur * w / (10 * MS);
+        CHECK(rmpi_path_streams(r, 10 * MS, w, 0, cur, 8) == cur + 1, "%d window-bound: %d", cur,
+              rmpi_path_streams(r, 10 * MS, w, 0, cur, 8));
+    }
+    /* ... until the link limits: 5 windows would carry 131 MB/s, the link 125: five fill
+     * 95% of theirs, six would not be filled (but 5 > 4.77 windows is what the BDP needs) */
+    CHECK(rmpi_path_streams(gbit, 10 * MS, w, 0, 5, 8) == 6, "link-bound at 95%% of the windows: one more");
+    CHECK(rmpi_path_streams(gbit, 10 * MS, w, 0, 6, 8) == 6, "link-bound at 79%%: stays");
+    /* the capacity bounds it: ceil(1.25 MB / 256 KiB) = 5 */
+    CHECK(rmpi_path_streams(gbit, 10 * MS, w, gbit, 5, 8) == 5, "capacity 1 Gbit/s: 5");
+    CHECK(rmpi_path_streams(gbit, 10 * MS, w, gbit, 1, 8) == 5, "measured BDP asks 5 at once");
+    /* a big measured BDP asks for all it needs at once, bounded by max */
+    CHECK(rmpi_path_streams(1.25, 10 * MS, w, 0, 1, 4) == 4, "10 Gbit/s at 10 ms: max");
+    CHECK(rmpi_path_streams(0.6 * gbit, 10 * MS, 4.0 * 1024 * 1024, 0, 1, 4) == 1, "a 4 MiB window carries it");
+    /* monotone in rate and round trip, always within [cur, max] */
+    unit_rng_t rng = unit_seed(11);
+    for (int i = 0; i < 20000; i++) {
+        double rate = (double)unit_range(&rng, 0, 2000) * 1e-3, rtt = (double)unit_range(&rng, 0, 50000) * US;
+        double win = (double)unit_range(&rng, 1, 8 << 20);
+        int cur = (int)unit_range(&rng, 1, 8), max = (int)unit_range(&rng, 1, 8);
+        int n = rmpi_path_streams(rate, rtt, win, 0, cur, max);
+        int n2 = rmpi_path_streams(rate * 1.5, rtt, win, 0, cur, max);
+        int n3 = rmpi_path_streams(rate, rtt * 1.5, win, 0, cur, max);
+        CHECK(n >= cur && (n <= max || n == cur) && n2 >= n && n3 >= n, "rate %g rtt %g win %g cur %d max %d: %d %d %d",
+              rate, rtt, win, cur, max, n, n2, n3);
+        CHECK_BAIL();
+    }
+}
+
 int main(void)
 {
     smoothing();
@@ -194,5 +241,6 @@ int main(void)
     base();
     crossover();
     limit();
+    streams();
     return finish("vc/path");
 }

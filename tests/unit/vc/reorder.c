@@ -7,6 +7,9 @@
  * with its length and bytes (the caller's buffer is scribbled on after every call, so parked
  * frames must have been copied); frames_in, ooo_frames and dup_frames must match a model.
  * Early frames are bounded (rmpi_vc_ooo_max): a peer whose gap never fills is cut off.
+ * The same orders again with arrivals packed into bundles of 1..5 frames (coalescing): each
+ * frame of a bundle counts as if it had come alone; malformed bundles cut the peer off
+ * before any of their frames is delivered.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +43,8 @@ static size_t frame_len(uint32_t k) { return 4 + (size_t)((k * 2654435761u) >> 7
 
 static void frame_fill(unsigned char *f, uint16_t psn, uint32_t k, int peer)
 {
-    /* any core type; RMPI_VC_RAIL_DOWN and RMPI_VC_ACK are the VC's own, never delivered */
+    /* any core type; RMPI_VC_RAIL_DOWN, RMPI_VC_BUNDLE and RMPI_VC_ACK are the VC's own,
+     * never delivered */
     rmpi_vc_hdr_t h = {psn, (uint8_t)(k % RMPI_VC_RAIL_DOWN), (uint8_t)peer};
     memcpy(f, &h, sizeof h);
     unit_rng_t g = unit_seed(((uint64_t)peer << 32) | k);
@@ -102,12 +106,8 @@ static void stream_init(int peer, uint16_t start, uint32_t n)
     s->parked = calloc(n, 1);
 }
 
-/* One arrival of frame k of peer's stream. */
-static void arrive(int peer, uint32_t k)
+static void model(stream_t *s, uint32_t k)
 {
-    stream_t *s = &streams[peer];
-    uint16_t psn = (uint16_t)(s->start + k);
-    /* model */
     s->m_in++;
     if (k < s->mnext || s->parked[k]) {
         s->m_dup++;
@@ -119,6 +119,39 @@ static void arrive(int peer, uint32_t k)
         s->parked[k] = 1;
         s->m_ooo++;
     }
+}
+
+/* Bundles: arrivals are packed in groups of 1..bundle_max (0: every frame alone). */
+static unsigned bundle_max;
+static unsigned char bundle_buf[4 + 5 * (4 + sizeof frame_buf)];
+
+static void arrive_bundle(int peer, const uint32_t *ks, unsigned m)
+{
+    stream_t *s = &streams[peer];
+    rmpi_vc_hdr_t h = {0, RMPI_VC_BUNDLE, 0};
+    memcpy(bundle_buf, &h, sizeof h);
+    size_t len = sizeof h;
+    for (unsigned i = 0; i < m; i++) {
+        model(s, ks[i]);
+        uint32_t l = (uint32_t)frame_len(ks[i]);
+        memcpy(bundle_buf + len, &l, sizeof l);
+        frame_fill(bundle_buf + len + sizeof l, (uint16_t)(s->start + ks[i]), ks[i], peer);
+        len += sizeof l + l;
+    }
+    delivering = peer;
+    rmpi_vc_on_frame(&dummy_rail, peer, bundle_buf, len);
+    delivering = -1;
+    memset(bundle_buf, 0xa5, len);
+    CHECK(s->next == s->mnext, "peer %d after a bundle of %u: delivered up to frame %u, expected %u", peer, m, s->next,
+          s->mnext);
+}
+
+/* One arrival of frame k of peer's stream. */
+static void arrive(int peer, uint32_t k)
+{
+    stream_t *s = &streams[peer];
+    uint16_t psn = (uint16_t)(s->start + k);
+    model(s, k);
     /* the real thing, from a buffer that is overwritten afterwards */
     frame_fill(frame_buf, psn, k, peer);
     delivering = peer;
@@ -200,10 +233,17 @@ static void run(uint32_t n, uint32_t window, unsigned dup_pct, uint16_t start1, 
     uint32_t *o3 = arrival_order(n, window, dup_pct, &g, &c3);
     uint32_t i1 = 0, i3 = 0;
     while ((i1 < c1 || i3 < c3) && unit_failures < UNIT_MAX_FAILURES) {
-        if (i3 >= c3 || (i1 < c1 && unit_range(&g, 0, 1)))
-            arrive(1, o1[i1++]);
-        else
-            arrive(3, o3[i3++]);
+        int one = i3 >= c3 || (i1 < c1 && unit_range(&g, 0, 1));
+        uint32_t *o = one ? o1 : o3, *i = one ? &i1 : &i3, c = one ? c1 : c3;
+        if (bundle_max) {
+            unsigned m = (unsigned)unit_range(&g, 1, bundle_max);
+            if (m > c - *i)
+                m = c - *i;
+            arrive_bundle(one ? 1 : 3, o + *i, m);
+            *i += m;
+        } else {
+            arrive(one ? 1 : 3, o[(*i)++]);
+        }
     }
     stream_check_end(1, what);
     stream_check_end(3, what);
@@ -286,6 +326,39 @@ static void run_ooo_bound(void)
     vc_teardown();
 }
 
+/* Malformed bundles: none of their frames reaches the core, the peer is cut off once. */
+static void run_bad_bundles(void)
+{
+    rmpi_vc_on_cut = on_cut;
+    static const struct {
+        const char *what;
+        unsigned char b[16];
+        size_t len;
+    } bad[] = {
+        {"no record", {0, 0, RMPI_VC_BUNDLE, 0}, 4},
+        {"a length cut short", {0, 0, RMPI_VC_BUNDLE, 0, 4, 0}, 6},
+        {"a record shorter than a header", {0, 0, RMPI_VC_BUNDLE, 0, 3, 0, 0, 0, 0, 0, 1}, 11},
+        {"a record past the end", {0, 0, RMPI_VC_BUNDLE, 0, 9, 0, 0, 0, 100, 0, 1, 0}, 12},
+        {"a huge length", {0, 0, RMPI_VC_BUNDLE, 0, 0xff, 0xff, 0xff, 0xff, 100, 0, 1, 0}, 12},
+        {"an ACK inside", {0, 0, RMPI_VC_BUNDLE, 0, 4, 0, 0, 0, 100, 0, RMPI_VC_ACK, 0}, 12},
+        {"a bundle inside", {0, 0, RMPI_VC_BUNDLE, 0, 4, 0, 0, 0, 100, 0, RMPI_VC_BUNDLE, 0}, 12},
+        /* a good record (PSN 100, delivered alone) then a bad one: neither is taken */
+        {"a good record then garbage", {0, 0, RMPI_VC_BUNDLE, 0, 4, 0, 0, 0, 100, 0, 1, 0, 7}, 13},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        vc_setup();
+        stream_init(0, 100, 10);
+        ooo_cuts = 0;
+        delivering = 0;
+        rmpi_vc_on_frame(&dummy_rail, 0, bad[i].b, bad[i].len);
+        delivering = -1;
+        CHECK(ooo_cuts == 1 && streams[0].next == 0 && strstr(ooo_why, "bundle"), "%s: %d cuts, %u delivered (%s)",
+              bad[i].what, ooo_cuts, streams[0].next, ooo_why);
+        vc_teardown();
+    }
+    rmpi_vc_on_cut = NULL;
+}
+
 int main(void)
 {
     /* rmpi_vc_init reads knobs and (with multirail) the node topology: a singleton has both */
@@ -308,6 +381,13 @@ int main(void)
         run(2500, win, 50, 65535 - win / 2, 65535, 300 + win);
     }
     run_ooo_bound();
+    bundle_max = 5;
+    for (size_t w = 0; w < sizeof windows / sizeof *windows && unit_failures < UNIT_MAX_FAILURES; w++) {
+        uint32_t win = windows[w];
+        run(3000, win, 10, 65500, 32768, 400 + win);
+    }
+    bundle_max = 0;
+    run_bad_bundles();
     for (int p = 0; p < NPEERS; p++)
         free(streams[p].parked);
     rmpi_topo_finalize();

@@ -1,7 +1,9 @@
 /* Small-frame (multiplexing) policies of the VC scheduler: exact pick sequences for 1-4
- * subchannels, failed subchannels skipped, and two schedulers fed the same calls agree. */
+ * subchannels, failed subchannels skipped, spare subchannels asleep until woken, and two
+ * schedulers fed the same calls agree. */
 #include "vc/sched.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "../unit_check.h"
@@ -221,8 +223,51 @@ static void test_determinism(void)
     }
 }
 
+/* Spare streams: asleep they are never picked, striped to, nor bound to; woken they join
+ * with the live ones' mean weight; the last live one never sleeps; a failed one never wakes. */
+static void test_spares(void)
+{
+    rmpi_sched_t s;
+    rmpi_sched_cfg_t c = cfg_of(RMPI_SMALL_POLICY_RR, RMPI_STRIPE_POLICY_ADAPTIVE, 1, 0);
+    rmpi_sched_init(&s, &c, 4, NULL); /* A B: rail0 and its spare; C D: rail1 and its spare */
+    rmpi_sched_sleep(&s, 1);
+    rmpi_sched_sleep(&s, 3);
+    CHECK(s.asleep[1] && s.asleep[3] && !s.up[1] && !s.up[3], "asleep");
+    CHECK(s.weight[0] == 0.5 && s.weight[2] == 0.5 && s.weight[1] == 0, "weights over the live: %g %g", s.weight[0],
+          s.weight[2]);
+    expect_seq(&s, "ACACAC", "rr with spares asleep");
+    rmpi_stripe_t st[4];
+    int n = rmpi_sched_stripe(&s, 1 << 20, st, 4);
+    CHECK(n == 2 && st[0].sub == 0 && st[1].sub == 2, "stripes only on the live: %d (%d %d)", n, st[0].sub, st[1].sub);
+    rmpi_sched_stripe_done(&s, &st[0]);
+    rmpi_sched_stripe_done(&s, &st[1]);
+    s.weight[0] = 0.8; /* as adaptive striping may have left them */
+    s.weight[2] = 0.2;
+    CHECK(rmpi_sched_wake(&s, 1) == 3, "three live after waking B");
+    CHECK(s.up[1] && !s.asleep[1] && s.rate[1] == 0, "B live, no rate");
+    CHECK(fabs(s.weight[1] - 1.0 / 3) < 1e-9 && fabs(s.weight[0] + s.weight[1] + s.weight[2] - 1) < 1e-9,
+          "B joins with the mean share: %g", s.weight[1]);
+    CHECK(rmpi_sched_wake(&s, 1) == 3, "waking twice changes nothing");
+    expect_seq(&s, "ABCAB", "rr after the wake");
+    /* binding counts only the subchannels not asleep: bind 1 is C (the second rail), not B */
+    rmpi_sched_cfg_t b = cfg_of(RMPI_SMALL_POLICY_BINDING, RMPI_STRIPE_POLICY_EVEN, 1, 1);
+    rmpi_sched_init(&s, &b, 4, NULL);
+    rmpi_sched_sleep(&s, 1);
+    rmpi_sched_sleep(&s, 3);
+    expect_seq(&s, "CCC", "binding 1 with spares asleep");
+    /* the last live one never sleeps; a failed spare never wakes */
+    rmpi_sched_init(&s, &c, 2, NULL);
+    rmpi_sched_sleep(&s, 1);
+    rmpi_sched_sleep(&s, 0);
+    CHECK(s.up[0] && !s.asleep[0], "the last live one stays");
+    CHECK(rmpi_sched_fail(&s, 1) == 1 && !s.asleep[1], "a failed spare is no spare");
+    CHECK(rmpi_sched_wake(&s, 1) == 1 && !s.up[1], "and is never woken");
+    expect_seq(&s, "AAA", "only A");
+}
+
 int main(void)
 {
+    test_spares();
     test_binding();
     test_rr();
     test_wrr();
