@@ -95,8 +95,8 @@ void coll_reduce_rabenseifner(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red
                               size_t count, int root);
 void coll_reduce_two_level(rmpi_nbc_t *s, rmpi_comm_t *c, const coll_red_t *r, const void *in, void *out, size_t count,
                            int root);
-void coll_reduce_flat(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, const void *in, void *out,
-                      size_t count, int root);
+void coll_reduce_flat(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, const void *in, void *out, size_t count,
+                      int root);
 
 /* buf holds my contribution and receives the result (ring: see below). */
 void coll_allreduce_recursive_doubling(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, void *buf,

@@ -51,8 +51,8 @@ void coll_reduce_rabenseifner(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red
     coll_rsag(s, g, r, w, count, root);
 }
 
-void coll_reduce_flat(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, const void *in, void *out,
-                        size_t count, int root)
+void coll_reduce_flat(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, const void *in, void *out, size_t count,
+                      int root)
 {
     if (coll_reduce_large(g->n, count, count * r->esize))
         coll_reduce_rabenseifner(s, g, r, in, out, count, root);

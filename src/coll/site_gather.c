@@ -147,8 +147,7 @@ void coll_alltoall_site(gx_t *x, rmpi_comm_t *c, const rmpi_coll_blk_t *send, co
         for (int j = 0; j < ns; j++) { /* column of my site's j-th rank */
             char *col = cols + (size_t)j * row;
             for (int i = 0; i < ns; i++)
-                rmpi_nbc_copy(s, rows + (size_t)i * row + (size_t)(sfirst + j) * b, col + (size_t)(sfirst + i) * b,
-                              b);
+                rmpi_nbc_copy(s, rows + (size_t)i * row + (size_t)(sfirst + j) * b, col + (size_t)(sfirst + i) * b, b);
             for (int u = 0; u < g2.n; u++) {
                 if (u == site)
                     continue;

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SITE_PROBES 5   /* rounds; the first (which opens the connections) is not counted */
-#define ROW_CHUNK 64    /* entries per PMI value (12 digits each: well under PMI-2's 1024 bytes) */
+#define SITE_PROBES 5 /* rounds; the first (which opens the connections) is not counted */
+#define ROW_CHUNK 64  /* entries per PMI value (12 digits each: well under PMI-2's 1024 bytes) */
 
 static rmpi_req_t *post(int recv, int peer, int tag, void *buf)
 {

@@ -681,8 +681,9 @@ static void across(void)
                 if (at >= 0 && at != mtest_rank)
                     continue;
                 for (int i = 0; i < N; i++)
-                    MTEST_CHECK(elem_equal(ti, out + i * ext, ref + i * ext), "%s %s on %s (root %d): element %d differs",
-                                at < 0 ? "Allreduce" : "Reduce", ops[oi].name, ti->name, at, i);
+                    MTEST_CHECK(elem_equal(ti, out + i * ext, ref + i * ext),
+                                "%s %s on %s (root %d): element %d differs", at < 0 ? "Allreduce" : "Reduce",
+                                ops[oi].name, ti->name, at, i);
             }
             free(in), free(out), free(ref), free(x);
         }

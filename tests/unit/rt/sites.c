@@ -153,9 +153,7 @@ static void clusters(void)
         for (int j = 0; j < 12; j++) {
             seed = seed * 6364136223846793005ull + 1442695040888963407ull;
             double u = (double)(seed >> 11) / (double)(1ull << 53);
-            m[i * 12 + j] = i == j                  ? 0
-                            : noisy[i] == noisy[j] ? 20 * US + u * 380 * US
-                                                   : 3 * MS + u * 2 * MS;
+            m[i * 12 + j] = i == j ? 0 : noisy[i] == noisy[j] ? 20 * US + u * 380 * US : 3 * MS + u * 2 * MS;
         }
     cluster_case("noisy three sites", m, 12, noisy, 3);
 
