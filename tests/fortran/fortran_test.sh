@@ -10,7 +10,7 @@ set -eu
 build=$1 src=$2
 if [ ! -x "$build/bin/mpifort" ] || [ ! -f "$build/include/mpi_f08.mod" ]; then
   echo "skipped: this build has no Fortran bindings: no gfortran (9 or later) was found when it was"
-  echo "configured (apt-get install gfortran, then configure afresh: rm -r $build; make)"
+  echo "configured (apt-get install gfortran: the next make configures again and builds them)"
   exit 77
 fi
 t=$src/tests/fortran

@@ -170,7 +170,7 @@ static int tcp_open(const rmpi_net_env_t *env, rmpi_rail_t **rails, int max)
             rmpi_tcp_entry_t *e = &prov->me.e[idx];
             /* auto keeps the first stream's name: RMPI_RAIL_BW and reports name it as before */
             if (streams > 1 || (automatic && s > 0))
-                snprintf(e->name, sizeof(e->name), "%.16s#%d", ifs[i].name, s);
+                snprintf(e->name, sizeof(e->name), "%.16s#%hhu", ifs[i].name, (unsigned char)s); /* s < MAX_RAILS */
             else
                 snprintf(e->name, sizeof(e->name), "%.16s", ifs[i].name);
             e->stream = s;
