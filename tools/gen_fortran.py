@@ -80,6 +80,7 @@ CUSTOM = {"MPI_Init", "MPI_Init_thread", "MPI_Wtime", "MPI_Wtick", "MPI_Aint_add
           "MPI_Comm_create_errhandler", "MPI_Win_create_errhandler", "MPI_File_create_errhandler",
           "MPI_Session_create_errhandler", "MPI_Comm_create_keyval", "MPI_Type_create_keyval",
           "MPI_Win_create_keyval", "MPI_Grequest_start", "MPI_Info_create_env", "MPI_Comm_spawn",
+          "MPI_Register_datarep",
           "MPI_Comm_spawn_multiple", "MPI_Keyval_create"}
 
 
@@ -144,6 +145,9 @@ CUSTOM_VIEW = {
                            "MPI_Grequest_cancel_function *cancel_fn", "MPI_Aint extra_state",
                            "MPI_Request *request"],
     "MPI_Info_create_env": ["MPI_Info *info"],
+    "MPI_Register_datarep": ["const char *datarep", "MPI_Datarep_conversion_function *read_conversion_fn",
+                             "MPI_Datarep_conversion_function *write_conversion_fn",
+                             "MPI_Datarep_extent_function *dtype_file_extent_fn", "MPI_Aint extra_state"],
     "MPI_Comm_spawn": ["const char *command", "char *argv[]", "int maxprocs", "MPI_Info info", "int root",
                        "MPI_Comm comm", "MPI_Comm *intercomm", "int array_of_errcodes[]"],
     "MPI_Comm_spawn_multiple": ["int count", "char *array_of_commands[]", "char **array_of_argv[]",
@@ -408,7 +412,22 @@ def f08_module(protos):
             "            integer(kind=MPI_ADDRESS_KIND) :: extra_state",
             "            logical :: complete",
             "            integer :: ierror",
-            "        end subroutine MPI_Grequest_cancel_function"]
+            "        end subroutine MPI_Grequest_cancel_function",
+            "        subroutine MPI_Datarep_conversion_function(userbuf, datatype, count, filebuf, position, &",
+            "                extra_state, ierror)",
+            "            import",
+            "            type(c_ptr), value :: userbuf, filebuf",
+            "            type(MPI_Datatype) :: datatype",
+            "            integer :: count, ierror",
+            "            integer(kind=MPI_OFFSET_KIND) :: position",
+            "            integer(kind=MPI_ADDRESS_KIND) :: extra_state",
+            "        end subroutine MPI_Datarep_conversion_function",
+            "        subroutine MPI_Datarep_extent_function(datatype, extent, extra_state, ierror)",
+            "            import",
+            "            type(MPI_Datatype) :: datatype",
+            "            integer(kind=MPI_ADDRESS_KIND) :: extent, extra_state",
+            "            integer :: ierror",
+            "        end subroutine MPI_Datarep_extent_function"]
     for kind, ck, old, obj in KEYVAL_KINDS:
         ft = "MPI_Datatype" if ck == "Type" else f"MPI_{ck}"
         key = f"{kind.lower()}_keyval"
@@ -427,7 +446,8 @@ def f08_module(protos):
                 "            integer(kind=MPI_ADDRESS_KIND) :: attribute_val, extra_state",
                 f"        end subroutine MPI_{kind}_delete_attr_function"]
     out += ["    end interface",
-
+            "    ! the C symbol mpi_conversion_fn_null_, as mpif.h's EXTERNAL names it",
+            "    procedure(MPI_Datarep_conversion_function) :: MPI_CONVERSION_FN_NULL",
             "    ! The special addresses are the common blocks of mpif.h, so the wrappers",
             "    ! recognise them the same way from both bindings.",
             "    integer(c_int), bind(C, name=\"mpi_fortran_bottom_\"), target :: MPI_BOTTOM",
@@ -660,6 +680,16 @@ def wrapper(name, params, f08=False):
     return "\n".join(body)
 
 
+# What every stub calls; written only when some function has a stub (none today).
+UNSUPPORTED = """static int rmpi_f_unsupported(const char *name)
+{
+    fprintf(stderr, "[rmpi] %s is not available from Fortran in this version of RailMPI "
+                    "(its callback or argument list has no Fortran conversion yet); it returns "
+                    "MPI_ERR_UNSUPPORTED_OPERATION.\\n", name);
+    return MPI_ERR_UNSUPPORTED_OPERATION;
+}"""
+
+
 def stub(name, params):
     fname = name.lower() + "_"
     args = ", ".join([f"void *a{i}" for i in range(len(params))] + ["MPI_Fint *ierror"])
@@ -763,14 +793,6 @@ static int rmpi_f_degree(MPI_Fint comm, int out)
     if (topo == MPI_DIST_GRAPH && MPI_Dist_graph_neighbors_count(c, &indeg, &outdeg, &weighted) == MPI_SUCCESS)
         return out ? outdeg : indeg;
     return 0;
-}
-
-static int rmpi_f_unsupported(const char *name)
-{
-    fprintf(stderr, "[rmpi] %s is not available from Fortran in this version of RailMPI "
-                    "(its callback or argument list has no Fortran conversion yet); it returns "
-                    "MPI_ERR_UNSUPPORTED_OPERATION.\n", name);
-    return MPI_ERR_UNSUPPORTED_OPERATION;
 }
 
 void mpi_init_(MPI_Fint *ierror) { *ierror = MPI_Init(NULL, NULL); }
@@ -975,7 +997,32 @@ static int rmpi_f_slot(rmpi_f_proc *table, int *n, rmpi_f_proc fn, const char *w
     if (*ierror == MPI_SUCCESS)
         *errhandler = MPI_Errhandler_toint(e);
 }}""")
-    return "\n\n".join(out + keyvals() + [GREQUEST])
+    return "\n\n".join(out + keyvals() + [GREQUEST, DATAREP])
+
+
+# MPI_Register_datarep: the C library registers names whose conversions are both null (views
+# then keep the native layout and no callback is ever called), so a Fortran conversion
+# function, which would need a trampoline taking choice buffers, is refused instead.
+DATAREP = """/* MPI_CONVERSION_FN_NULL as Fortran passes it: a procedure known by its address only. */
+void mpi_conversion_fn_null_(void) {}
+
+void mpi_register_datarep_(const char *datarep, rmpi_f_proc read_fn, rmpi_f_proc write_fn, rmpi_f_proc extent_fn,
+                           MPI_Aint *extra_state, MPI_Fint *ierror, size_t datarep_len)
+{
+    char *name = rmpi_f_cstr(datarep, datarep_len);
+    (void)extent_fn;
+    if (read_fn != mpi_conversion_fn_null_ || write_fn != mpi_conversion_fn_null_) {
+        fprintf(stderr, "[rmpi] MPI_Register_datarep('%s'): RailMPI takes no conversion functions from Fortran; "
+                        "pass MPI_CONVERSION_FN_NULL for both (the data then keeps the native layout): "
+                        "MPI_ERR_UNSUPPORTED_OPERATION.\\n", name ? name : "");
+        *ierror = MPI_ERR_UNSUPPORTED_OPERATION;
+    } else {
+        *ierror = name ? MPI_Register_datarep(name, MPI_CONVERSION_FN_NULL, MPI_CONVERSION_FN_NULL, NULL,
+                                              (void *)(intptr_t)*extra_state)
+                       : MPI_ERR_NO_MEM;
+    }
+    free(name);
+}"""
 
 
 # Generalized requests: the C callbacks get extra_state, a record of the Fortran procedures
@@ -1330,7 +1377,8 @@ def consts_program(header):
         '    printf("      EXTERNAL MPI_COMM_NULL_COPY_FN, MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN\\n"',
         '           "      EXTERNAL MPI_TYPE_NULL_COPY_FN, MPI_TYPE_DUP_FN, MPI_TYPE_NULL_DELETE_FN\\n"',
         '           "      EXTERNAL MPI_WIN_NULL_COPY_FN, MPI_WIN_DUP_FN, MPI_WIN_NULL_DELETE_FN\\n"',
-        '           "      EXTERNAL MPI_NULL_COPY_FN, MPI_DUP_FN, MPI_NULL_DELETE_FN\\n");',
+        '           "      EXTERNAL MPI_NULL_COPY_FN, MPI_DUP_FN, MPI_NULL_DELETE_FN\\n"',
+        '           "      EXTERNAL MPI_CONVERSION_FN_NULL\\n");',
         '    printf("      INTEGER(KIND=MPI_ADDRESS_KIND) MPI_AINT_ADD, MPI_AINT_DIFF\\n"',
         '           "      EXTERNAL MPI_AINT_ADD, MPI_AINT_DIFF\\n");',
         '    return 0;', '}']
@@ -1384,6 +1432,8 @@ def main():
             continue
         w = wrapper(name, params)
         if w is None:
+            if nstub == 0:
+                parts.append(UNSUPPORTED)
             parts.append(stub(name, params))
             nstub += 1
             continue

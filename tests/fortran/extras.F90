@@ -3,8 +3,48 @@
 ! character for CHARACTER); MPI_F_sync_reg leaves the buffer as it was. Through mpi_f08
 ! also the status conversions (MPI-4.0 sec. 19.3.5): a received status crosses
 ! TYPE(MPI_Status) -> INTEGER array -> TYPE(MPI_Status) and C -> f08 -> C keeping
-! MPI_SOURCE, MPI_TAG, MPI_ERROR and the count, and a NULL status is MPI_ERR_ARG.
+! MPI_SOURCE, MPI_TAG, MPI_ERROR and the count, and a NULL status is MPI_ERR_ARG. Through
+! both, MPI_Register_datarep takes MPI_CONVERSION_FN_NULL (the name is then taken:
+! MPI_ERR_DUP_DATAREP the second time) and answers a Fortran conversion function with
+! MPI_ERR_UNSUPPORTED_OPERATION.
 ! Prints "fortran ok" on rank 0; exits 1 on any error.
+! callbacks of MPI_Register_datarep: the library must never call them
+module extras_cb
+#if defined(RMPI_F08)
+    use mpi_f08
+    use, intrinsic :: iso_c_binding, only: c_ptr
+#else
+    use mpi
+#endif
+    implicit none
+contains
+    subroutine conv(userbuf, datatype, count, filebuf, position, extra_state, ierror)
+#if defined(RMPI_F08)
+        type(c_ptr), value :: userbuf, filebuf
+        type(MPI_Datatype) :: datatype
+#else
+        integer :: userbuf, filebuf, datatype
+#endif
+        integer :: count, ierror
+        integer(kind=MPI_OFFSET_KIND) :: position
+        integer(kind=MPI_ADDRESS_KIND) :: extra_state
+        print '(a)', 'a conversion function was called'
+        ierror = MPI_ERR_OTHER
+    end subroutine conv
+    subroutine extent(datatype, file_extent, extra_state, ierror)
+#if defined(RMPI_F08)
+        type(MPI_Datatype) :: datatype
+#else
+        integer :: datatype
+#endif
+        integer(kind=MPI_ADDRESS_KIND) :: file_extent, extra_state
+        integer :: ierror
+        print '(a)', 'an extent function was called'
+        file_extent = 0
+        ierror = MPI_ERR_OTHER
+    end subroutine extent
+end module extras_cb
+
 #if defined(RMPI_F08)
 module extras_c
     use mpi_f08
@@ -32,6 +72,7 @@ end module extras_c
 #endif
 
 program extras
+    use extras_cb
 #if defined(RMPI_F08)
     use extras_c
     use, intrinsic :: iso_c_binding, only: c_null_ptr
@@ -90,6 +131,18 @@ program extras
     buf = [1, 2, 3, 4] * (rank + 1)
     call MPI_F_sync_reg(buf)
     if (any(buf /= [1, 2, 3, 4] * (rank + 1))) errs = errs + 1
+
+    ! MPI_Register_datarep: null conversions register the name; a Fortran one is refused
+    call MPI_Register_datarep('rmpi_fnull', MPI_CONVERSION_FN_NULL, MPI_CONVERSION_FN_NULL, extent, &
+                              0_MPI_ADDRESS_KIND, ierr)
+    if (ierr /= MPI_SUCCESS) errs = errs + 1
+    call MPI_Register_datarep('rmpi_fnull', MPI_CONVERSION_FN_NULL, MPI_CONVERSION_FN_NULL, extent, &
+                              0_MPI_ADDRESS_KIND, ierr)
+    if (ierr /= MPI_ERR_DUP_DATAREP) errs = errs + 1
+    call MPI_Register_datarep('rmpi_fconv', conv, MPI_CONVERSION_FN_NULL, extent, 0_MPI_ADDRESS_KIND, ierr)
+    if (ierr /= MPI_ERR_UNSUPPORTED_OPERATION) errs = errs + 1
+    call MPI_Register_datarep('rmpi_fconv', MPI_CONVERSION_FN_NULL, conv, extent, 0_MPI_ADDRESS_KIND, ierr)
+    if (ierr /= MPI_ERR_UNSUPPORTED_OPERATION) errs = errs + 1
 
 #if defined(RMPI_F08)
     ! status conversions on a real status of a message of 5 integers, tag 70 + rank
