@@ -1188,6 +1188,18 @@ int MPI_Type_toint(MPI_Datatype datatype);
 MPI_Win MPI_Win_fromint(int win);
 int MPI_Win_toint(MPI_Win win);
 
+/*
+ * Status conversions between C, the Fortran INTEGER array (MPI_STATUS_SIZE) and
+ * mpi_f08's TYPE(MPI_Status) (MPI-4.0 sec. 19.3.5). The three share one layout
+ * here, so MPI_F08_status is MPI_Status and each conversion is a copy.
+ */
+typedef int MPI_Fint;
+typedef MPI_Status MPI_F08_status;
+int MPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status);
+int MPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status);
+int MPI_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status);
+int MPI_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status);
+
 /* Tool information interface. */
 int MPI_T_category_changed(int *update_number);
 int MPI_T_category_get_categories(int cat_index, int len, int indices[]);

@@ -125,3 +125,35 @@ CONVERT(Win, MPI_Win)
 STATUS_FIELD(source, MPI_SOURCE)
 STATUS_FIELD(tag, MPI_TAG)
 STATUS_FIELD(error, MPI_ERROR)
+
+_Static_assert(sizeof(MPI_Status) == MPI_F_STATUS_SIZE * sizeof(MPI_Fint),
+               "a Fortran status array must hold an MPI_Status exactly");
+
+/* A copy: C, Fortran array and mpi_f08 statuses share one layout (count included). */
+static int status_copy(const char *func, const void *from, void *to)
+{
+    if (!from || !to)
+        return rmpi_api_error(NULL, MPI_ERR_ARG, func, "both statuses must not be NULL (or MPI_STATUS_IGNORE)");
+    memmove(to, from, sizeof(MPI_Status));
+    return MPI_SUCCESS;
+}
+
+int MPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status)
+{
+    return status_copy(__func__, c_status, f08_status);
+}
+
+int MPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status)
+{
+    return status_copy(__func__, f08_status, c_status);
+}
+
+int MPI_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status)
+{
+    return status_copy(__func__, f_status, f08_status);
+}
+
+int MPI_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status)
+{
+    return status_copy(__func__, f08_status, f_status);
+}

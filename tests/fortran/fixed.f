@@ -1,9 +1,10 @@
 C     The oldest form users still bring: fixed source form with include 'mpif.h', a
-C     broadcast and a reduction. Prints "fortran ok" on rank 0.
+C     broadcast and a reduction; MPI_F_SYNC_REG keeps N, and MPI_REGISTER_DATAREP takes
+C     the EXTERNAL MPI_CONVERSION_FN_NULL. Prints "fortran ok" on rank 0.
       PROGRAM FIXED
       IMPLICIT NONE
       INCLUDE 'mpif.h'
-      INTEGER IERR, RANK, NPROCS, N, ISUM
+      INTEGER IERR, IERR2, RANK, NPROCS, N, ISUM
       CALL MPI_INIT(IERR)
       CALL MPI_COMM_RANK(MPI_COMM_WORLD, RANK, IERR)
       CALL MPI_COMM_SIZE(MPI_COMM_WORLD, NPROCS, IERR)
@@ -12,8 +13,13 @@ C     broadcast and a reduction. Prints "fortran ok" on rank 0.
       CALL MPI_BCAST(N, 1, MPI_INTEGER, 0, MPI_COMM_WORLD, IERR)
       CALL MPI_REDUCE(RANK, ISUM, 1, MPI_INTEGER, MPI_SUM, 0,
      &                MPI_COMM_WORLD, IERR)
+      CALL MPI_F_SYNC_REG(N)
+      CALL MPI_REGISTER_DATAREP('rmpi_fixed', MPI_CONVERSION_FN_NULL,
+     &     MPI_CONVERSION_FN_NULL, MPI_CONVERSION_FN_NULL,
+     &     0_MPI_ADDRESS_KIND, IERR2)
       IF (RANK .EQ. 0) THEN
-         IF (N .EQ. 42 .AND. ISUM .EQ. NPROCS*(NPROCS-1)/2) THEN
+         IF (N .EQ. 42 .AND. ISUM .EQ. NPROCS*(NPROCS-1)/2 .AND.
+     &       IERR2 .EQ. MPI_SUCCESS) THEN
             PRINT '(A)', 'fortran ok'
          ELSE
             PRINT '(A)', 'fortran FAILED'

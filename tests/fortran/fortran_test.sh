@@ -1,8 +1,9 @@
 #!/bin/sh
 # Builds the Fortran programs of tests/fortran with the build's mpifort (as a user would)
 # and runs them on 1, 2 and 4 ranks: basics (use mpi), fixed (mpif.h, fixed form), f08
-# (use mpi_f08), rma_errors, callbacks, alltoallw and spawn through use mpi, mpif.h and
-# mpi_f08 each (binding.inc).
+# (use mpi_f08), extras (MPI_Sizeof, MPI_F_sync_reg, status conversions) through use mpi and
+# mpi_f08, rma_errors, callbacks, alltoallw and spawn through use mpi, mpif.h and mpi_f08 each
+# (binding.inc).
 # Then checks that the explicit interfaces of use mpi and mpi_f08 turn wrong argument lists
 # into compile errors (bad_args.F90). Without the bindings it skips (exit 77) and says why.
 # usage: fortran_test.sh BUILD_DIR SOURCE_DIR
@@ -20,6 +21,10 @@ trap 'rm -rf "$out"' EXIT
 "$build/bin/mpif77" -o "$out/fixed" "$t/fixed.f"
 "$build/bin/mpifort" -Wall -o "$out/f08" "$t/f08.f90"
 progs="basics fixed f08"
+# MPI_Sizeof is in use mpi and mpi_f08 only (mpif.h need not have it)
+"$build/bin/mpif90" -Wall -o "$out/extras_mpi" "$t/extras.F90"
+"$build/bin/mpifort" -Wall -DRMPI_F08 -o "$out/extras_f08" "$t/extras.F90"
+progs="$progs extras_mpi extras_f08"
 for name in rma_errors callbacks alltoallw spawn; do
   "$build/bin/mpif90" -Wall -o "$out/${name}_mpi" "$t/$name.F90"
   "$build/bin/mpif90" -Wall -DRMPI_MPIF_H -o "$out/${name}_mpif" "$t/$name.F90"
