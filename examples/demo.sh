@@ -72,7 +72,7 @@ lab_bw() { # TITLE IFACES ITERATIONS
         --agent "$netlab agent" --pmi-iface ctl -genv RMPI_TCP_IFACES "$ifaces" -genv RMPI_REPORT 1 \
         "$build/bench/pt2pt" -t bw -m 1048576:1048576 -w 4 -i "$iters" -x 1 >"$out" 2>"$err"; then
         bw=$(sed -n 's/.*"mb_s":\([0-9.]*\).*/\1/p' "$out" | head -1)
-        weights=$(sed -n '/rank 0 -> 1:/,/rank 0: /s/.*rail tcp:\(rail[0-9]\): up, weight \([0-9.]*\),.*rdma bytes \([0-9]*\)/\1 weight \2 (\3 bytes)/p' "$err" |
+        weights=$(sed -n '/rank 0 -> 1:/,/rank 0: /s/.*rail tcp:\(rail[0-9]\): up, weight \([0-9.]*\),.*rdma bytes \([0-9][0-9]*\),.*/\1 weight \2 (\3 bytes)/p' "$err" |
                   awk '{ printf "%s%s %s %s (%.1f MB)", (NR > 1 ? ", " : ""), $1, $2, $3, substr($4, 2) / 1e6 }')
         printf '  %-34s %6s MB/s   %s\n' "$title" "${bw:-?}" "$weights"
     else
