@@ -301,6 +301,9 @@ int rmpi_core_finalize(void)
         return 0;
     rmpi_core_coal_poll(1);
     finalize_barrier();
+    /* The barrier's own last frame may be held for a bundle (coalescing on a long path):
+     * it must leave before the connections close, or the peer waits for it forever. */
+    rmpi_core_coal_poll(1);
     if (rmpi_knobs.REPORT == RMPI_REPORT_JSON)
         rmpi_chan_report(stderr, rmpi_core_rank, 1);
     else if (rmpi_knobs.REPORT) {
