@@ -47,7 +47,7 @@ static void elements(void)
 
 static void when_atomic(void)
 {
-    long a[64];
+    long a[64] = {0};
     rma_seg_t one = {0, 8}, odd = {4, 8};
     CHECK(atomic_ok(MPI_LONG, 8, MPI_SUM, (char *)a, &one, 1, 8), "aligned long sum");
     CHECK(!atomic_ok(MPI_LONG, 8, MPI_SUM, (char *)a, &odd, 1, 8), "misaligned long sum");
