@@ -70,7 +70,9 @@ static void deliver(rmpi_vc_t *vc, const void *frame, size_t len)
         return;
     uint32_t k = s->next++;
     uint16_t psn = (uint16_t)(s->start + k);
-    const rmpi_vc_hdr_t *h = frame;
+    rmpi_vc_hdr_t hdr; /* a frame out of a bundle may start at any address */
+    memcpy(&hdr, frame, sizeof hdr);
+    const rmpi_vc_hdr_t *h = &hdr;
     CHECK(h->psn == psn, "peer %d: delivered PSN %u, expected %u (frame %u of the stream)", peer, h->psn, psn, k);
     CHECK(len == frame_len(k), "peer %d PSN %u: len %zu, sent %zu", peer, psn, len, frame_len(k));
     if (h->psn == psn && len == frame_len(k)) {
