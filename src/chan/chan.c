@@ -56,7 +56,7 @@ double rmpi_chan_buffer_efficiency(const rmpi_net_chan_stats_t *st)
     return ratio(st->rx_bytes[0] + st->rx_bytes[1], st->buf_bytes[0] + st->buf_bytes[1]);
 }
 
-void rmpi_chan_report(FILE *f, int rank, int json)
+void rmpi_chan_report(FILE *f, int rank, int nprocs, int json)
 {
     rmpi_net_chan_stats_t st = rmpi_chan_stats();
     double eff = rmpi_chan_buffer_efficiency(&st);
@@ -66,11 +66,17 @@ void rmpi_chan_report(FILE *f, int rank, int json)
                 "\"buffer_efficiency\": %.4f, \"buffer_efficiency_by_kind\": {\"dedicated\": %.4f, \"shared\": "
                 "%.4f}, \"channel_bytes_now\": {\"dedicated\": %zu, \"shared\": %zu}, \"received_bytes\": "
                 "{\"dedicated\": %llu, \"shared\": %llu}, \"sent_bytes\": {\"dedicated\": %llu, \"shared\": %llu}, "
-                "\"dedicated_peers\": %d}\n",
+                "\"dedicated_peers\": %d, \"dedicated_ranks\": [",
                 rank, st.mem_peak[1], st.mem_peak[0], (unsigned long long)st.switches, eff,
                 ratio(st.rx_bytes[1], st.buf_bytes[1]), ratio(st.rx_bytes[0], st.buf_bytes[0]), st.mem[1], st.mem[0],
                 (unsigned long long)st.rx_bytes[1], (unsigned long long)st.rx_bytes[0],
                 (unsigned long long)st.tx_bytes[1], (unsigned long long)st.tx_bytes[0], st.dedicated_now);
+        /* the peers of this node on a dedicated channel now (tcp and libfabric peers have no kind) */
+        int node = rmpi_topo_my_node(), sep = 0;
+        for (int p = 0; p < nprocs; p++)
+            if (p != rank && rmpi_topo_node_of(p) == node && chan_rail(p) && rmpi_chan_kind(p) == RMPI_CHAN_DEDICATED)
+                fprintf(f, "%s%d", sep++ ? ", " : "", p);
+        fprintf(f, "]}\n");
         return;
     }
     fprintf(f,

@@ -39,6 +39,6 @@ rmpi_net_chan_stats_t rmpi_chan_stats(void);
 /* Payload bytes received / receive-buffer bytes consumed (1 when nothing was received). */
 double rmpi_chan_buffer_efficiency(const rmpi_net_chan_stats_t *st);
 /* RMPI_REPORT lines (json: one JSON object on one line, docs/report.md). */
-void rmpi_chan_report(FILE *f, int rank, int json);
+void rmpi_chan_report(FILE *f, int rank, int nprocs, int json);
 
 #endif

@@ -181,10 +181,16 @@ typedef struct rmpi_chan_totals {
 } rmpi_chan_totals_t;
 void rmpi_chan_lib_totals(rmpi_chan_totals_t *t);
 
+/* RMPI_CHAN_TRACE (docs/trace.md): the open trace of this rank, NULL when off. */
+extern struct rmpi_chan_trace *rmpi_chan_trace;
+void rmpi_chan_trace_recv(int src, size_t bytes);
+
 /* The core's frame entry: one frame from src. Every 256th receive also ticks (the clock is
- * read there only). */
+ * read there only, or for each frame while a trace is written). */
 static inline void rmpi_chan_lib_note(int src, size_t bytes)
 {
+    if (__builtin_expect(rmpi_chan_trace != NULL, 0))
+        rmpi_chan_trace_recv(src, bytes);
     rmpi_chan_sel_t *s = rmpi_chan_lib;
     if (!s)
         return;

@@ -1,7 +1,10 @@
 /* The library's channel selector: its parameters from the knob table and the job. */
 #include "select.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "../rt/rt.h"
 #include "chan.h"
@@ -71,6 +74,64 @@ static int switch_peer(void *ctx, int peer, rmpi_chan_kind_t kind)
     return rc == 0 || (rc == 1 && (int)rmpi_chan_kind(peer) == (int)kind) ? 0 : 1;
 }
 
+/* ---- RMPI_CHAN_TRACE (docs/trace.md) ---- */
+
+struct rmpi_chan_trace {
+    FILE *f;
+    uint64_t t0;
+    char *buf;
+};
+struct rmpi_chan_trace *rmpi_chan_trace;
+static struct rmpi_chan_trace trace;
+
+void rmpi_chan_trace_recv(int src, size_t bytes)
+{
+    fprintf(trace.f, "r %llu %d %zu\n", (unsigned long long)(rmpi_time_ns() - trace.t0), src, bytes);
+}
+
+/* Opens <prefix>.<rank> and writes the header: what a replay needs to run the same selector
+ * (its parameters, which peers it may select) and to size the same channels. */
+static void trace_open(int rank, int nprocs, int node, const rmpi_chan_params_t *p, int selecting, uint64_t t0)
+{
+    const char *prefix = rmpi_knobs.CHAN_TRACE;
+    if (!prefix || !*prefix)
+        return;
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s.%d", prefix, rank) >= (int)sizeof path)
+        rmpi_fatal("RMPI_CHAN_TRACE=%.64s...: the path prefix is longer than %zu bytes.", prefix, sizeof path - 16);
+    trace.f = fopen(path, "w");
+    if (!trace.f)
+        rmpi_fatal("RMPI_CHAN_TRACE=%s: cannot write the trace file %s: %s.", prefix, path, strerror(errno));
+    trace.buf = malloc(1 << 20);
+    if (trace.buf)
+        setvbuf(trace.f, trace.buf, _IOFBF, 1 << 20);
+    trace.t0 = t0;
+    fprintf(trace.f, "rmpi-chan-trace 1\nrank %d nprocs %d node %d\nlocal", rank, nprocs, node);
+    for (int r = 0; r < nprocs; r++)
+        if (rmpi_topo_node_of(r) == node)
+            fprintf(trace.f, " %d", r);
+    fprintf(trace.f,
+            "\nselector %d\nparams r %.17g p %.17g c %.17g s %.17g rho %.17g gamma %.17g h %d tau %d interval_ns %llu "
+            "slot_ns %llu sigma %d trigger %llu\nshm ring_size %lld class_bytes %lld classes %s\n",
+            selecting, p->r, p->p, p->c, p->s, p->rho, p->gamma, p->h, p->tau, (unsigned long long)p->interval_ns,
+            (unsigned long long)p->slot_ns, p->sigma, (unsigned long long)p->trigger,
+            (long long)rmpi_knobs.SHM_RING_SIZE, (long long)rmpi_knobs.CHAN_CLASS_BYTES, rmpi_knobs.CHAN_CLASSES);
+    rmpi_chan_trace = &trace;
+}
+
+static void trace_close(void)
+{
+    if (!rmpi_chan_trace)
+        return;
+    rmpi_chan_trace = NULL;
+    fprintf(trace.f, "end %llu\n", (unsigned long long)(rmpi_time_ns() - trace.t0));
+    int bad = ferror(trace.f);
+    if (fclose(trace.f) || bad)
+        rmpi_log(0, "RMPI_CHAN_TRACE=%s: the trace file could not be written completely.", rmpi_knobs.CHAN_TRACE);
+    free(trace.buf);
+    trace = (struct rmpi_chan_trace){0};
+}
+
 void rmpi_chan_lib_init(int rank, int nprocs)
 {
     rmpi_chan_params_t p;
@@ -85,9 +146,11 @@ void rmpi_chan_lib_init(int rank, int nprocs)
         local = 0;
     for (int r = 0; r < nprocs; r++)
         local += shm && r != rank && rmpi_topo_node_of(r) == node;
+    uint64_t t0 = rmpi_time_ns();
+    trace_open(rank, nprocs, node, &p, local && p.h != 0, t0);
     if (!local || p.h == 0)
         return; /* nothing to decide: no frame is counted */
-    rmpi_chan_lib = rmpi_chan_sel_create(nprocs, &p, rmpi_time_ns());
+    rmpi_chan_lib = rmpi_chan_sel_create(nprocs, &p, t0);
     if (!rmpi_chan_lib)
         rmpi_fatal("no memory for the channel statistics of %d ranks; RMPI_CHAN_SLOTS lowers it.", nprocs);
     for (int r = 0; r < nprocs; r++)
@@ -97,8 +160,12 @@ void rmpi_chan_lib_init(int rank, int nprocs)
 
 void rmpi_chan_lib_tick(void)
 {
-    if (rmpi_chan_lib)
-        rmpi_chan_sel_tick(rmpi_chan_lib, rmpi_time_ns(), switch_peer, NULL);
+    if (!rmpi_chan_lib)
+        return;
+    uint64_t now = rmpi_time_ns();
+    if (rmpi_chan_trace)
+        fprintf(trace.f, "k %llu\n", (unsigned long long)(now - trace.t0));
+    rmpi_chan_sel_tick(rmpi_chan_lib, now, switch_peer, NULL);
 }
 
 void rmpi_chan_lib_report(void *file, int rank)
@@ -143,6 +210,7 @@ void rmpi_chan_lib_totals(rmpi_chan_totals_t *t)
 void rmpi_chan_lib_finalize(void)
 {
     rmpi_chan_lib_totals(&finalized);
+    trace_close();
     rmpi_chan_sel_destroy(rmpi_chan_lib);
     rmpi_chan_lib = NULL;
 }

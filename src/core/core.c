@@ -305,9 +305,9 @@ int rmpi_core_finalize(void)
      * it must leave before the connections close, or the peer waits for it forever. */
     rmpi_core_coal_poll(1);
     if (rmpi_knobs.REPORT == RMPI_REPORT_JSON)
-        rmpi_chan_report(stderr, rmpi_core_rank, 1);
+        rmpi_chan_report(stderr, rmpi_core_rank, rmpi_core_size, 1);
     else if (rmpi_knobs.REPORT) {
-        rmpi_chan_report(stderr, rmpi_core_rank, 0);
+        rmpi_chan_report(stderr, rmpi_core_rank, rmpi_core_size, 0);
         fprintf(stderr,
                 "[rmpi report] rank %d: eager frames %llu full + %llu cached headers (%llu sent from the "
                 "user's buffer), rendezvous %llu, unexpected %llu\n",
