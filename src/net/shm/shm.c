@@ -11,6 +11,8 @@
 #include "shm.h"
 #include "shm_queue.h"
 
+#include "../net_mem.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -21,7 +23,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define SEG_HDR 4096u
+#define SEG_HDR RMPI_SHM_SEG_HDR
 #define SEG_MAGIC 0x524d5049534d3032ull /* "RMPISM02" (docs/wire/shm.md) */
 #define SHARED RMPI_NET_CHAN_SHARED
 #define DEDICATED RMPI_NET_CHAN_DEDICATED
@@ -178,19 +180,11 @@ static void prefault(void *p, size_t len)
 static int parse_classes(uint32_t *csize)
 {
     const char *text = rmpi_knobs.CHAN_CLASSES;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", text);
-    int n = 0;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        long long v = rmpi_parse_size(tok);
-        if (n == RMPI_SHM_MAX_CLASSES || v < 64 || v > (1 << 20) || (n && v <= csize[n - 1]))
-            rmpi_fatal("RMPI_CHAN_CLASSES=%s: expected up to %d ascending buffer sizes from 64 bytes to 1m, "
-                       "separated by commas.",
-                       text, RMPI_SHM_MAX_CLASSES);
-        csize[n++] = (uint32_t)((v + 63) & ~63ll);
-    }
-    if (!n)
-        rmpi_fatal("RMPI_CHAN_CLASSES is empty: give at least one buffer size (e.g. 256,1k,2k,4k,8k).");
+    int n = rmpi_shm_parse_classes(text, csize);
+    if (n < 0)
+        rmpi_fatal("RMPI_CHAN_CLASSES=%s: expected 1 to %d ascending buffer sizes from 64 bytes to 1m, "
+                   "separated by commas (e.g. 256,1k,2k,4k,8k).",
+                   text, RMPI_SHM_MAX_CLASSES);
     return n;
 }
 
@@ -226,19 +220,15 @@ static int shm_open_rail(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
         if (rmpi_topo_node_of(r) == node)
             s->local_rank[rmpi_topo_local_rank(r)] = r;
 
-    uint32_t ncells = 64;
-    while ((uint64_t)ncells * 2 * RMPI_SHM_CELL <= (uint64_t)rmpi_knobs.SHM_RING_SIZE && ncells < (1u << 18))
-        ncells *= 2;
+    /* the sizes come from src/net/net_mem.c, which the scale simulator models with too */
+    uint32_t ncells;
+    s->ring_stride = rmpi_shm_ring_stride((size_t)rmpi_knobs.SHM_RING_SIZE, &ncells, &s->max_frame);
     s->ncells = ncells;
-    s->max_frame = rmpi_shm_ring_max_frame(ncells);
-    s->ring_stride = (rmpi_shm_ring_bytes(ncells) + 4095) & ~(size_t)4095;
     s->policy = rmpi_knobs.CHANNELS;
     uint32_t csize[RMPI_SHM_MAX_CLASSES];
     int ncls = parse_classes(csize);
-    /* the largest ring frame must fit in the pool as fragments, with room for a second sender */
-    uint32_t min_top = (uint32_t)(2 * ((s->max_frame + csize[ncls - 1] - 1) / csize[ncls - 1]));
-    rmpi_shm_qlayout(&s->qlay, csize, ncls, (size_t)rmpi_knobs.CHAN_CLASS_BYTES, min_top);
-    s->seg_len = SEG_HDR + s->qlay.bytes + (size_t)s->nlocal * s->ring_stride;
+    size_t shared = rmpi_shm_shared_layout(&s->qlay, csize, ncls, (size_t)rmpi_knobs.CHAN_CLASS_BYTES, s->max_frame);
+    s->seg_len = shared + (size_t)s->nlocal * s->ring_stride;
 
     /* Segment names must be unique per job and rank; the job id comes from the PM. mpiexec
      * removes leftovers by the same prefix (rmpi_shm_job_prefix). */

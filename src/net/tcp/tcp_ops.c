@@ -2,6 +2,8 @@
  * publish the address card), reaches, send, progress, close, describe, and the ops table. */
 #include "tcp.h"
 
+#include "../net_mem.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
@@ -55,9 +57,9 @@ static void fill_hints(rmpi_tcp_rail_t *r, const rmpi_tcp_iface_t *f, int stream
     h->latency_ns = 0;
     h->rdma_native = 0;
     h->max_frame = RMPI_TCP_MAX_FRAME;
-    h->max_inline = RMPI_TCP_MAX_FRAME; /* send() writes from the caller's iov when it can */
-    h->max_iov = RMPI_TCP_IOV_MAX - 1;  /* writev with our header in front; more is copied */
-    h->mem_per_peer = sizeof(rmpi_tcp_peer_t) + sizeof(rmpi_tcp_conn_t) + RMPI_TCP_RXBUF;
+    h->max_inline = RMPI_TCP_MAX_FRAME;      /* send() writes from the caller's iov when it can */
+    h->max_iov = RMPI_TCP_IOV_MAX - 1;       /* writev with our header in front; more is copied */
+    h->mem_per_peer = rmpi_tcp_peer_bytes(); /* src/net/net_mem.c: the scale simulator reads it too */
     h->node_conn = 0;
     h->scope = RMPI_SCOPE_INTER;
     h->spare = spare;

@@ -1,0 +1,43 @@
+/*
+ * Receive-side memory of RailMPI's providers, by formula: what one process sets up for its
+ * peers. The providers size their structures with these functions, and bench/scalesim (the
+ * scale simulator, which links this file alone as the static library rmpi_net_mem) models a
+ * job of 2^16 processes with the same numbers, so no size is written twice.
+ * Dependencies: libc, and the providers' headers for the sizes of their per-peer state.
+ */
+#ifndef RMPI_NET_MEM_H
+#define RMPI_NET_MEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shm/shm_queue.h" /* rmpi_shm_qlayout_t, RMPI_SHM_MAX_CLASSES */
+
+/* The header page of a process's shm segment (before its shared queue and rings). */
+#define RMPI_SHM_SEG_HDR 4096u
+
+/* A dedicated ring for RMPI_SHM_RING_SIZE bytes: its cells (*ncells), its largest frame
+ * (*max_frame) and the bytes it takes in the segment (page-rounded), which is what a peer
+ * switched onto a ring costs. */
+size_t rmpi_shm_ring_stride(size_t ring_size, uint32_t *ncells, size_t *max_frame);
+/* The shared channel of a process: segment header plus the size-class queue (nclass
+ * classes of csize[] bytes, about class_bytes each, enough of the largest for two ring
+ * frames of max_frame in pieces). Its size does not depend on the number of peers. */
+size_t rmpi_shm_shared_bytes(const uint32_t *csize, int nclass, size_t class_bytes, size_t max_frame);
+/* The same, also laying the queue out in *l. */
+size_t rmpi_shm_shared_layout(rmpi_shm_qlayout_t *l, const uint32_t *csize, int nclass, size_t class_bytes,
+                              size_t max_frame);
+/* Parses a RMPI_CHAN_CLASSES list ("256,1k,2k,4k,8k") into csize[] (rounded up to 64 bytes):
+ * the number of classes, or -1 when the list is not up to RMPI_SHM_MAX_CLASSES ascending
+ * sizes from 64 bytes to 1 MiB. */
+int rmpi_shm_parse_classes(const char *text, uint32_t *csize);
+
+/* tcp: the library's state, connection and receive buffer per connected peer. */
+size_t rmpi_tcp_peer_bytes(void);
+/* libfabric: the library's state per peer (allocated for every rank), and the receive
+ * buffers pre-posted per rail (shared by every peer, RMPI_OFI_RX_BUFS of them); 0 and 0
+ * when the provider is not built in. The provider's own per-peer memory is not counted. */
+size_t rmpi_ofi_peer_bytes(void);
+size_t rmpi_ofi_rail_rx_bytes(long long rx_bufs);
+
+#endif
