@@ -186,7 +186,7 @@ typedef struct sim {
     double buf_srq, buf_msrq, buf_ring4k, buf_rmpi;
     /* the two selectors */
     rmpi_chan_sel_t *rm, *aq;
-    int rm_ded, rm_peak, aq_ded, aq_peak, aq_pool;
+    int rm_ded, rm_leaving, rm_peak, aq_ded, aq_peak, aq_pool;
     uint8_t *aq_in_pool;
     uint64_t ticks_at;
     /* RailMPI's channel sizes */
@@ -201,14 +201,25 @@ typedef struct sim {
 
 static int node_of(const sim_t *s, int r) { return r / s->c; }
 
+/* A ring given back is freed when its switch completes (J1-J5, src/chan), after the rings
+ * the same run sets up are made: until the next tick it still counts toward the peak. */
 static int rm_apply(void *ctx, int peer, rmpi_chan_kind_t kind)
 {
     sim_t *s = ctx;
     (void)peer;
-    s->rm_ded += kind == RMPI_CHAN_DEDICATED ? 1 : -1;
-    if (s->rm_ded > s->rm_peak)
-        s->rm_peak = s->rm_ded;
+    if (kind == RMPI_CHAN_DEDICATED)
+        s->rm_ded++;
+    else
+        s->rm_ded--, s->rm_leaving++;
+    if (s->rm_ded + s->rm_leaving > s->rm_peak)
+        s->rm_peak = s->rm_ded + s->rm_leaving;
     return 0;
+}
+
+static void rm_tick(sim_t *s, rmpi_chan_sel_t *sel, uint64_t t)
+{
+    s->rm_leaving = 0;
+    rmpi_chan_sel_tick(sel, t, rm_apply, s);
 }
 
 /* AQPS keeps the RC-QPs it created in a pool of pi and creates no more once it is full
@@ -375,7 +386,7 @@ static void series_point(sim_t *s, uint64_t t)
 static void tick(sim_t *s, uint64_t t)
 {
     if (s->rm) {
-        rmpi_chan_sel_tick(s->rm, t, rm_apply, s);
+        rm_tick(s, s->rm, t);
         series_point(s, t);
     }
     rmpi_chan_sel_tick(s->aq, t, aq_apply, s);
@@ -795,7 +806,7 @@ static int replay(const char *prefix)
             free(loc);
             for (size_t i = 0; i < t.nev; i++) {
                 if (t.ev[i].peer < 0) {
-                    rmpi_chan_sel_tick(sel, t.ev[i].t, rm_apply, &s);
+                    rm_tick(&s, sel, t.ev[i].t);
                 } else {
                     rmpi_chan_count_recv(sel, t.ev[i].peer, t.ev[i].bytes);
                 }
