@@ -1,0 +1,71 @@
+#!/bin/sh
+# Calibration of bench/scalesim against the library: a real job on shared memory runs with
+# RMPI_CHAN_TRACE and RMPI_REPORT=json, and scalesim replays its traces with the parameters they
+# record. For every rank the peers it predicts on dedicated channels must be the ones the report
+# names, and its dedicated and shared channel memory within 10% of the report's. Cases:
+#   select: 4 ranks, rank 0 hears 6:3:1 from ranks 1-3 (tests/mpi/pt2pt/chan_select, h = 2)
+#   coll:   8 ranks, bench/coll's six collectives at 8 bytes (every rank dedicates h or fewer)
+# Also: a trace path that cannot be written stops MPI_Init naming RMPI_CHAN_TRACE.
+# Usage: scalesim_calibrate.sh BUILD_DIR SOURCE_DIR select|coll
+set -u
+B=$1
+MPIEXEC=$B/bin/mpiexec
+SIM=$B/bench/scalesim
+CASE=${3:-}
+case $CASE in
+select) NP=4 PROG=$B/tests/mpi/pt2pt/chan_select ARGS=selected
+    set -- -genv RMPI_CHAN_MAX_DEDICATED 2 -genv RMPI_CHAN_SLOT 2 ;;
+coll) NP=8 PROG=$B/bench/coll ARGS="-m 8:8 -i 300"
+    set -- ;;
+*) echo "usage: $0 BUILD_DIR SOURCE_DIR select|coll"; exit 2 ;;
+esac
+for f in "$MPIEXEC" "$PROG" "$SIM"; do
+    [ -x "$f" ] || { echo "skipped: $f is not built"; exit 77; }
+done
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail=0
+
+# shellcheck disable=SC2086
+timeout 100 "$MPIEXEC" -n $NP -genv RMPI_NET shm -genv RMPI_REPORT json "$@" -genv RMPI_CHAN_TRACE "$T/tr" \
+    "$PROG" $ARGS >"$T/out" 2>"$T/report" ||
+    { echo "FAIL: the traced job failed:"; cat "$T/out" "$T/report"; exit 1; }
+"$SIM" --replay "$T/tr" >"$T/replay" || { echo "FAIL: scalesim --replay failed"; exit 1; }
+python3 - "$T/report" "$T/replay" "$NP" "$CASE" <<'PY' || fail=1
+import json, sys
+rep = {}
+for line in open(sys.argv[1]):
+    if line.startswith('{"rank"'):
+        r = json.loads(line)
+        rep[r["rank"]] = r
+sim = {r["rank"]: r for r in map(json.loads, open(sys.argv[2]))}
+np, case = int(sys.argv[3]), sys.argv[4]
+bad = []
+if sorted(rep) != list(range(np)) or sorted(sim) != list(range(np)):
+    bad.append(f"ranks reported {sorted(rep)}, replayed {sorted(sim)}")
+for k in sorted(set(rep) & set(sim)):
+    a, b = rep[k], sim[k]
+    if sorted(a["dedicated_ranks"]) != sorted(b["dedicated_ranks"]):
+        bad.append(f"rank {k}: the job dedicated {a['dedicated_ranks']}, scalesim predicts {b['dedicated_ranks']}")
+    for kind in ("dedicated", "shared"):
+        x, y = a["channel_bytes"][kind], b["channel_bytes"][kind]
+        if abs(x - y) > 0.10 * max(x, y):
+            bad.append(f"rank {k}: {kind} channel memory {x} in the report, {y} predicted (more than 10% apart)")
+    print(f"rank {k}: dedicated {a['dedicated_ranks']} / predicted {b['dedicated_ranks']}, memory "
+          f"{a['channel_bytes']} / predicted {b['channel_bytes']}")
+if case == "select" and 0 in rep and rep[0]["dedicated_ranks"] != [1, 2]:
+    bad.append(f"rank 0 should have dedicated its two busiest senders 1 and 2: {rep[0]['dedicated_ranks']}")
+if case == "coll" and sum(len(r["dedicated_ranks"]) for r in rep.values()) < np:
+    bad.append("the collectives should have made most ranks dedicate their partners: nothing to compare")
+for b in bad:
+    print("FAIL:", b)
+sys.exit(1 if bad else 0)
+PY
+
+# an unwritable trace path is refused by name
+timeout 60 "$MPIEXEC" -n 2 -genv RMPI_NET shm -genv RMPI_CHAN_TRACE /nonexistent-dir/tr "$PROG" >"$T/out" 2>"$T/err" &&
+    { echo "FAIL: a job with an unwritable RMPI_CHAN_TRACE succeeded"; fail=1; }
+grep -q "RMPI_CHAN_TRACE=/nonexistent-dir/tr: cannot write" "$T/err" ||
+    { echo "FAIL: no sentence naming RMPI_CHAN_TRACE:"; cat "$T/err"; fail=1; }
+[ $fail -eq 0 ] && echo "scalesim calibrate: ok"
+exit $fail
