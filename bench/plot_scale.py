@@ -177,7 +177,7 @@ def plots(res, series, outdir):
     fig.savefig(f"{outdir}/scale_buffer_efficiency.png", dpi=110)
 
     # dedicated channels over time, repeat
-    rep = [s for s in series if s["pattern"] == "repeat"]
+    rep = [s for s in series if s["pattern"] == "repeat" and s["procs"] in (64, 1024, 8192)]
     if rep:
         fig, ax = plt.subplots(figsize=(8, 4.5))
         for s in rep:
@@ -189,7 +189,7 @@ def plots(res, series, outdir):
             ax.axvspan(0.4 * i, 0.4 * (i + 1), color="grey" if i % 2 else "white", alpha=0.15)
         ax.set_xlabel("simulated seconds (white: onetoall, grey: alltoone)")
         ax.set_ylabel("dedicated channels (railmpi)")
-        ax.set_title("repeat: RailMPI's selector follows the phases")
+        ax.set_title("repeat: dedicated shm channels over time (railmpi, 16 cores per node)")
         ax.legend(fontsize=8)
         fig.tight_layout()
         fig.savefig(f"{outdir}/scale_repeat_dedicated.png", dpi=110)
