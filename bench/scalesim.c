@@ -50,8 +50,8 @@ static long long size_of(const char *s)
 /* adaptive-transport-selection, Table 4 (KB read as 1000 bytes: 65535 x 1424 KB = 93 GB, the
  * text's RC-RDMA-OD figure at 2^16) */
 #define KB 1000.0
-static const double ATS_DC_CREDIT = 296 * KB; /* DC-sendrecv for credit messages, its QPs */
-static const double ATS_DC_SETUP = 512 * KB;  /* DC-sendrecv for establishing channels */
+static const double ATS_DC_CREDIT = 296 * KB;  /* DC-sendrecv for credit messages, its QPs */
+static const double ATS_DC_SETUP = 512 * KB;   /* DC-sendrecv for establishing channels */
 static const double ATS_DC_DATA28 = 3464 * KB; /* DC-RDMA-OD's data channel, 28 DC-QPs */
 static const double ATS_DC_DATA4 = 1340 * KB;  /* RC-RDMA-OD's and AQPS's data channel, 4 DC-QPs */
 static const double ATS_RC_QP = 1424 * KB;     /* one RC-QP of an RC-RDMA channel */
@@ -83,9 +83,9 @@ static const char *const pattern_name[NPATTERN] = {"onetoall",  "alltoone", "rep
 #define US 1000ull
 
 /* message sizes (frame bytes) of the patterns */
-#define SMALL 64      /* the seed's 1-byte messages with RailMPI's headers */
-#define HALO 2048     /* a stencil face */
-#define A2A 900       /* xrc-scalable sec. V: a 900-byte message */
+#define SMALL 64        /* the seed's 1-byte messages with RailMPI's headers */
+#define HALO 2048       /* a stencil face */
+#define A2A 900         /* xrc-scalable sec. V: a 900-byte message */
 #define RANDOM_PEERS 32 /* xrc-scalable sec. VI-D: 32 random peers, 8 messages each */
 #define RANDOM_MSGS 8
 
@@ -93,7 +93,7 @@ static const char *const pattern_name[NPATTERN] = {"onetoall",  "alltoone", "rep
 
 typedef struct trace_ev {
     uint64_t t;
-    int peer;  /* -1: a selector tick */
+    int peer; /* -1: a selector tick */
     uint32_t bytes;
 } trace_ev_t;
 
@@ -155,8 +155,7 @@ static int read_trace(const char *path, trace_t *t)
             ok = sscanf(line,
                         "params r %lg p %lg c %lg s %lg rho %lg gamma %lg h %d tau %d interval_ns %llu slot_ns %llu "
                         "sigma %d trigger %llu",
-                        &p->r, &p->p, &p->c, &p->s, &p->rho, &p->gamma, &p->h, &p->tau, &iv, &sl, &p->sigma,
-                        &tr) == 12;
+                        &p->r, &p->p, &p->c, &p->s, &p->rho, &p->gamma, &p->h, &p->tau, &iv, &sl, &p->sigma, &tr) == 12;
             p->interval_ns = iv, p->slot_ns = sl, p->trigger = tr;
         } else if (sscanf(line, "shm ring_size %lld class_bytes %lld classes %255s", &t->ring_size, &t->class_bytes,
                           t->classes) == 3) {
@@ -178,7 +177,7 @@ static void free_trace(trace_t *t)
 /* ---- what one simulated process saw ---- */
 
 typedef struct sim {
-    int n, c, me; /* job, cores per node, this rank */
+    int n, c, me;       /* job, cores per node, this rank */
     uint8_t *src, *dst; /* per rank: 1 heard from / sent to */
     uint8_t *node_seen; /* per node: 1 talked to */
     uint64_t peers_off, nodes_off, srcs_off, events, bytes, shm_bytes;
@@ -584,7 +583,8 @@ static mem_t design_mem(const sim_t *s, int d)
     case SXRC: return (mem_t){s->nodes_off * XRC_QP, msrq, b, s->buf_msrq};
     case RC_RDMA_OD:
         /* an RC connection has a QP at both ends; the ring is the receiver's */
-        return (mem_t){ats + ATS_DC_DATA4 + s->peers_off * ATS_RC_QP, s->srcs_off * ATS_RING + posted, b, s->buf_ring4k};
+        return (mem_t){ats + ATS_DC_DATA4 + s->peers_off * ATS_RC_QP, s->srcs_off * ATS_RING + posted, b,
+                       s->buf_ring4k};
     case DC_RDMA_OD: return (mem_t){ats + ATS_DC_DATA28, s->srcs_off * ATS_RING + posted, b, s->buf_ring4k};
     case AQPS:
         /* counted as the seed does: the RC-QPs of the channels this process receives on */
@@ -604,7 +604,8 @@ static double railmpi_ofi_mem(const sim_t *s)
 {
     mem_t m = design_mem(s, RAILMPI);
     return m.conn - (double)s->peers_off * (double)rmpi_tcp_peer_bytes() + m.buf +
-           (double)s->n * (double)rmpi_ofi_peer_bytes() + (double)rmpi_ofi_rail_rx_bytes((long long)num(dflt_OFI_RX_BUFS));
+           (double)s->n * (double)rmpi_ofi_peer_bytes() +
+           (double)rmpi_ofi_rail_rx_bytes((long long)num(dflt_OFI_RX_BUFS));
 }
 
 /* The design's worst case whatever the pattern, connection part (*conn) and all: every peer
@@ -749,19 +750,21 @@ static void run_one(int pat, int n, int c, const int *designs, const trace_t *tr
         if (!designs[d])
             continue;
         const result_t *r = &res[d];
-        printf("{\"design\": \"%s\", \"pattern\": \"%s\", \"procs\": %d, \"cores\": %d, \"nodes\": %d, "
-               "\"mem_per_proc_bytes\": %.0f, \"mem_mean_bytes\": %.0f, \"conn_bytes\": %.0f, \"buf_bytes\": %.0f, "
-               "\"bound_bytes\": %.0f, \"bound_conn_bytes\": %.0f, \"buffer_efficiency\": %.4f, \"dedicated_peak\": %.0f, \"table_bytes\": %.0f, "
-               "\"sampled_ranks\": %d, \"events\": %.0f",
-               design_name[d], pattern_name[pat], n, c, n / c, r->mem_max, r->mem_mean / wsum, r->conn_max,
-               r->buf_max, r->bound, r->bound_conn, r->used > 0 ? r->got / r->used : 1.0, r->ded_peak, r->table, ns, events);
+        printf(
+            "{\"design\": \"%s\", \"pattern\": \"%s\", \"procs\": %d, \"cores\": %d, \"nodes\": %d, "
+            "\"mem_per_proc_bytes\": %.0f, \"mem_mean_bytes\": %.0f, \"conn_bytes\": %.0f, \"buf_bytes\": %.0f, "
+            "\"bound_bytes\": %.0f, \"bound_conn_bytes\": %.0f, \"buffer_efficiency\": %.4f, \"dedicated_peak\": %.0f, \"table_bytes\": %.0f, "
+            "\"sampled_ranks\": %d, \"events\": %.0f",
+            design_name[d], pattern_name[pat], n, c, n / c, r->mem_max, r->mem_mean / wsum, r->conn_max, r->buf_max,
+            r->bound, r->bound_conn, r->used > 0 ? r->got / r->used : 1.0, r->ded_peak, r->table, ns, events);
         if (d == AQPS)
             printf(", \"rc_qps_created\": %.0f", aq_pool);
         if (d == RAILMPI)
-            printf(", \"mem_ofi_bytes\": %.0f, \"selector_runs\": %.0f, \"shm_shared_bytes\": %zu, \"shm_ring_bytes\": %zu, "
-                   "\"tcp_peer_bytes\": %zu, \"ofi_peer_bytes\": %zu, \"ofi_rail_rx_bytes\": %zu",
-                   r->ofi_max, rm_runs, shm_shared, shm_ring, rmpi_tcp_peer_bytes(), rmpi_ofi_peer_bytes(),
-                   rmpi_ofi_rail_rx_bytes((long long)num(dflt_OFI_RX_BUFS)));
+            printf(
+                ", \"mem_ofi_bytes\": %.0f, \"selector_runs\": %.0f, \"shm_shared_bytes\": %zu, \"shm_ring_bytes\": %zu, "
+                "\"tcp_peer_bytes\": %zu, \"ofi_peer_bytes\": %zu, \"ofi_rail_rx_bytes\": %zu",
+                r->ofi_max, rm_runs, shm_shared, shm_ring, rmpi_tcp_peer_bytes(), rmpi_ofi_peer_bytes(),
+                rmpi_ofi_rail_rx_bytes((long long)num(dflt_OFI_RX_BUFS)));
         printf("}\n");
     }
     fflush(stdout);
