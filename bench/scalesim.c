@@ -423,14 +423,21 @@ static void recv_ev(sim_t *s, uint64_t t, int src, uint32_t bytes)
 
 /* ---- the patterns: the receive events of rank s->me ---- */
 
-static int grid_dim(int n, int dims, int *d)
+/* the most even grid of n ranks in dims dimensions: d[0] * ... * d[dims-1] = n */
+static void grid_dim(int n, int dims, int *d)
 {
-    int lg = 0;
-    while ((1 << lg) < n)
-        lg++;
-    for (int i = 0; i < dims; i++)
-        d[i] = 1 << (lg / dims + (i < lg % dims));
-    return lg;
+    for (int i = 0; i < dims - 1; i++) {
+        int k = dims - i, best = 1;
+        for (int f = 1; f <= n; f++) {
+            if (pow(f, k) > n * 1.000001)
+                break;
+            if (n % f == 0)
+                best = f;
+        }
+        d[i] = best;
+        n /= best;
+    }
+    d[dims - 1] = n;
 }
 
 /* the neighbours of r on a periodic grid of dims dimensions, row-major */
@@ -915,6 +922,11 @@ int main(int argc, char **argv)
     }
     if (rep)
         return replay(rep);
+#ifdef SCALESIM_TRACE
+    /* the sweep's trace pattern: the collective trace recorded in the source tree */
+    if (sweep && !trace)
+        trace = SCALESIM_TRACE;
+#endif
     trace_t *tr = NULL;
     int ntr = trace ? load_traces(trace, &tr) : 0;
     if (trace && !ntr)
