@@ -4,6 +4,8 @@
  * and the ops table. RDMA and registration live in ofi_rdma.c. */
 #include "ofi.h"
 
+#include "../net_mem.h"
+
 #include <endian.h>
 #include <errno.h>
 #include <limits.h>
@@ -787,6 +789,9 @@ static rmpi_ofi_rail_t *rail_open(const rmpi_net_env_t *env, struct fi_info *fi,
     if (zc && !(r->mr_mode & FI_MR_LOCAL) && fi->tx_attr->iov_limit >= RMPI_NET_ZC_IOV)
         h->zc_min = zc > inject ? zc : inject + 1;
     h->scope = RMPI_SCOPE_INTER;
+    /* src/net/net_mem.c, which the scale simulator reads too; the provider's own state per
+     * peer is not known here */
+    h->mem_per_peer = rmpi_ofi_peer_bytes();
 
     char what[160];
     int rc = fi_fabric(fi->fabric_attr, &r->fabric, NULL);
