@@ -385,12 +385,18 @@ static void watch_failed(rmpi_vc_t *vc, int sub, uint64_t now, double tmo)
 }
 
 /* A failed subchannel whose wait is over: try its connection again (rejoin), each try
- * bounded by the wait before the next, which doubles up to RMPI_RAIL_PROBE_MAX. */
+ * bounded by the wait before the next, which doubles up to RMPI_RAIL_PROBE_MAX. A try
+ * ends when the next is due, so the provider often still holds the last one (not yet
+ * failed, or its failure not yet reported) when the next comes: then the schedule is left
+ * as it was and the next look asks again. Measured before (rail cut 3 s on the lab): that
+ * try was dropped and the one after it, 2 s later, found the rail 1.4 s after it was back. */
 static void probe(rmpi_vc_t *vc, rmpi_subchan_t *sc, uint64_t now)
 {
     uint64_t tmo;
-    if (probe_ns > 0 && sc->rail->ops->rejoin && (tmo = rmpi_probe_due(&sc->probe, now, probe_max_ns)) > 0)
-        sc->rail->ops->rejoin(sc->rail, vc->peer, tmo);
+    rmpi_probe_t before = sc->probe;
+    if (probe_ns > 0 && sc->rail->ops->rejoin && (tmo = rmpi_probe_due(&sc->probe, now, probe_max_ns)) > 0 &&
+        sc->rail->ops->rejoin(sc->rail, vc->peer, tmo) != 0)
+        sc->probe = before;
 }
 
 void rmpi_vc_on_up(rmpi_rail_t *rail, int peer, uint32_t epoch)
