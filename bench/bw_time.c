@@ -10,6 +10,12 @@
  * is 1, so rank 1 learns when to stop without another message and no request is left
  * open. Ranks >= 2 only wait at the final barrier. A first line gives the wall-clock
  * time of t = 0 and a last line the average over the whole run.
+ *
+ * With -p 1 there are no windows: rank 0 keeps WINDOW sends in flight, posting a new one as
+ * each completes, and rank 1 keeps as many receives posted, so the rails never drain between
+ * windows (the windows' drain and ack made regular dips in 50 ms bins). When the time is
+ * up, the next WINDOW messages carry the stop flag; rank 1 posts a receive again only for a
+ * message without it, so its receives match rank 0's sends one for one.
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -34,6 +40,8 @@ struct options {
     int window;
     double seconds;
     double interval;
+    int check;  /* every message's bytes, not only the first window's */
+    int stream; /* -p 1: no windows, WINDOW messages always in flight */
 };
 
 static int world_rank;
@@ -46,6 +54,11 @@ static void usage(FILE *out)
             "  -w  messages in flight per window (default 16)\n"
             "  -t  how long to stream, in seconds (default 30)\n"
             "  -i  reporting interval in seconds (default 0.5)\n"
+            "  -c  1: check every byte of every message, and spoil one byte per 4 KiB of the\n"
+            "      receive buffer before each receive so data that never arrived is caught too\n"
+            "      (default 0: the first window only)\n"
+            "  -p  1: no windows: WINDOW messages always in flight, each completed one replaced\n"
+            "      at once (default 0: windows, each answered by an ack)\n"
             "Rank 0 streams to rank 1 and prints {\"test\":\"bw_time\",\"t\":T,\"mb_s\":X} per interval\n"
             "(T: end of the interval, seconds since the start; MB = 10^6 bytes), then one summary line.\n");
 }
@@ -89,6 +102,8 @@ static int parse_options(int argc, char **argv, struct options *o)
     o->window = 16;
     o->seconds = 30.0;
     o->interval = 0.5;
+    o->check = 0;
+    o->stream = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
@@ -114,6 +129,12 @@ static int parse_options(int argc, char **argv, struct options *o)
         case 'i':
             if (parse_double(v, 0.001, 3600.0, &o->interval) != 0)
                 return -1;
+            break;
+        case 'c':
+        case 'p':
+            if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
+                return -1;
+            *(a[1] == 'c' ? &o->check : &o->stream) = v[0] == '1';
             break;
         default:
             return -1;
@@ -161,6 +182,14 @@ static void check(const unsigned char *buf, long size)
             MPI_Abort(MPI_COMM_WORLD, 3);
         }
     }
+}
+
+/* One byte per 4 KiB made wrong before a receive: a check then also catches data that never
+ * arrived (the buffer kept an earlier message's bytes). */
+static void spoil(unsigned char *buf, long size)
+{
+    for (long i = 1; i < size; i += 4096)
+        buf[i] = (unsigned char)~pattern(i);
 }
 
 struct timeline {
@@ -218,7 +247,25 @@ static void run_sender(const struct options *o, MPI_Comm pair)
     printf("{\"test\":\"bw_time_start\",\"unix\":%.3f,\"size\":%ld,\"window\":%d,\"interval\":%g}\n",
            (double)now.tv_sec + (double)now.tv_nsec / 1e9, o->size, window, o->interval);
     fflush(stdout);
-    for (int last = 0; !last;) {
+    if (o->stream) { /* -p 1: every completed send replaced at once, then WINDOW stop messages */
+        int stops = 0;
+        for (int w = 0; w < window; w++)
+            MPI_Isend(sbuf, n, MPI_BYTE, 1, TAG_DATA, pair, &reqs[w]);
+        for (;;) {
+            int done = 0;
+            MPI_Waitsome(window, reqs, &done, idx, stats);
+            if (done == MPI_UNDEFINED)
+                break;
+            account(&tl, MPI_Wtime(), (double)done * (double)o->size);
+            int up = stops > 0 || MPI_Wtime() - tl.t0 >= o->seconds;
+            for (int k = 0; k < done && (!up || stops < window); k++) {
+                stops += up;
+                MPI_Isend(up ? sbuf_last : sbuf, n, MPI_BYTE, 1, TAG_DATA, pair, &reqs[idx[k]]);
+            }
+        }
+        MPI_Recv(&ack, 1, MPI_INT, 1, TAG_ACK, pair, MPI_STATUS_IGNORE);
+    }
+    for (int last = o->stream; !last;) {
         last = MPI_Wtime() - tl.t0 >= o->seconds;
         const unsigned char *buf = last ? sbuf_last : sbuf;
         for (int w = 0; w < window; w++)
@@ -258,16 +305,42 @@ static void run_receiver(const struct options *o, MPI_Comm pair)
     unsigned char *rbuf = page_alloc((size_t)o->size * (size_t)window);
     MPI_Request *reqs = malloc((size_t)window * sizeof *reqs);
     MPI_Status *stats = malloc((size_t)window * sizeof *stats);
-    if (reqs == NULL || stats == NULL) {
+    int *idx = malloc((size_t)window * sizeof *idx);
+    if (reqs == NULL || stats == NULL || idx == NULL) {
         fprintf(stderr, "bw_time: rank 1: out of memory\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     MPI_Barrier(pair);
-    for (long it = 0;; it++) {
+    if (o->stream) { /* -p 1: a receive posted again for every message without the stop flag */
+        long got = 0;
+        for (int w = 0; w < window; w++)
+            MPI_Irecv(rbuf + (size_t)w * (size_t)o->size, n, MPI_BYTE, 0, TAG_DATA, pair, &reqs[w]);
+        for (;;) {
+            int done = 0;
+            MPI_Waitsome(window, reqs, &done, idx, stats);
+            if (done == MPI_UNDEFINED)
+                break;
+            for (int k = 0; k < done; k++) {
+                unsigned char *slot = rbuf + (size_t)idx[k] * (size_t)o->size;
+                if (got++ < window || o->check)
+                    check(slot, o->size);
+                if (slot[0] != 0)
+                    continue;
+                if (o->check)
+                    spoil(slot, o->size);
+                MPI_Irecv(slot, n, MPI_BYTE, 0, TAG_DATA, pair, &reqs[idx[k]]);
+            }
+        }
+        MPI_Send(&ack, 1, MPI_INT, 0, TAG_ACK, pair);
+    }
+    for (long it = 0; !o->stream; it++) {
+        if (o->check && it > 0)
+            for (int w = 0; w < window; w++)
+                spoil(rbuf + (size_t)w * (size_t)o->size, o->size);
         for (int w = 0; w < window; w++)
             MPI_Irecv(rbuf + (size_t)w * (size_t)o->size, n, MPI_BYTE, 0, TAG_DATA, pair, &reqs[w]);
         MPI_Waitall(window, reqs, stats);
-        if (it == 0)
+        if (it == 0 || o->check)
             for (int w = 0; w < window; w++)
                 check(rbuf + (size_t)w * (size_t)o->size, o->size);
         int last = rbuf[0] != 0;
@@ -275,6 +348,7 @@ static void run_receiver(const struct options *o, MPI_Comm pair)
         if (last)
             break;
     }
+    free(idx);
     free(stats);
     free(reqs);
     free(rbuf);

@@ -9,7 +9,7 @@ set -eu
 usage() {
     cat <<'EOF'
 usage: bench/multirail.sh [--quick] [--only railmpi|openmpi] [--rates R0 R1] [--load-rail RAIL]
-                          [--part pt2pt|timeline|many] [--build DIR] [--out DIR] [--no-build]
+                          [--part pt2pt|timeline|many|rates] [--build DIR] [--out DIR] [--no-build]
 
 Needs root (ip netns, tc). Creates namespaces nsA and nsB with tools/netlab (deleting
 any left from before), runs everything, and deletes them again at the end.
@@ -24,7 +24,13 @@ any left from before), runs everything, and deletes them again at the end.
                    'many': many unequal rails with no settings (4 rails 1gbit 500mbit 250mbit
                    125mbit, i.e. 8:4:2:1, and 2 rails 1gbit 100mbit, 10:1; MANY_TOPOS
                    overrides, ';'-separated): each rail alone, then all of them, 4 MiB
-                   messages, every run well under a minute; summary-many.md
+                   messages, every run well under a minute; summary-many.md; or only
+                   'rates': the rails' rates changed mid-stream with tc change (rail1 to
+                   100mbit at 6 s, rail0 to 500mbit at 12 s, both back at 18 s), then
+                   rail1 cut at 24 s and restored at 27 s, while bw_time streams 256 KiB
+                   messages for 33 s (64 always in flight, -p 1) in 50 ms bins, every byte checked (-c 1), RailMPI
+                   (no settings) and Open MPI; the optimum of each phase is what TCP
+                   carries on each rail alone at its rates; summary-rates.md
   --build DIR      RailMPI build tree (default: the repository's build/)
   --out DIR        results folder (default BUILD/bench/results/multirail-DATE/)
   --no-build       do not run cmake; compile missing RailMPI binaries with BUILD/bin/mpicc
@@ -59,7 +65,7 @@ while [ $# -gt 0 ]; do
 done
 case "$only" in ""|railmpi|openmpi) ;; *) echo "multirail.sh: --only takes railmpi or openmpi" >&2; exit 2 ;; esac
 case "$load_rail" in rail0|rail1) ;; *) echo "multirail.sh: --load-rail takes rail0 or rail1" >&2; exit 2 ;; esac
-case "$part" in ""|pt2pt|timeline|many) ;; *) echo "multirail.sh: --part takes pt2pt, timeline or many" >&2; exit 2 ;; esac
+case "$part" in ""|pt2pt|timeline|many|rates) ;; *) echo "multirail.sh: --part takes pt2pt, timeline, many or rates" >&2; exit 2 ;; esac
 
 say() { echo "multirail.sh: $*" >&2; }
 
@@ -67,7 +73,7 @@ say() { echo "multirail.sh: $*" >&2; }
 netlab=$root/tools/netlab
 export NETLAB_PREFIX=${NETLAB_PREFIX:-}
 command -v tc >/dev/null || { say "tc (iproute2) is missing"; exit 1; }
-if [ "$part" != pt2pt ] && ! command -v iperf3 >/dev/null; then
+if [ "$part" != pt2pt ] && [ "$part" != rates ] && ! command -v iperf3 >/dev/null; then
     say "installing iperf3 (needed for the competing flow)"
     DEBIAN_FRONTEND=noninteractive apt-get install -y iperf3 >/dev/null ||
         { say "apt-get install iperf3 failed"; exit 1; }
@@ -286,6 +292,19 @@ report_json() { # STDERR-FILE
 
 now() { date +%s.%N; }
 
+# bw_time's wall-clock start (its first line), once it is printed; empty if the job ended
+# or 60 s passed first.
+wait_start() { # RAW-OUTPUT PID
+    local i t0=""
+    for i in $(seq 1 600); do
+        t0=$(sed -n 's/^{"test":"bw_time_start","unix":\([0-9.]*\).*/\1/p' "$1" 2>/dev/null | head -1)
+        [ -n "$t0" ] && break
+        kill -0 "$2" 2>/dev/null || break
+        sleep 0.1
+    done
+    echo "$t0"
+}
+
 # Bandwidth over time with a competing iperf3 flow on one rail through the middle third.
 run_timeline() { # CONFIG
     local c=$1 ip_a ip_b n=${load_rail#rail} raw=$out/timeline-$1.out t0="" i mpipid sampler srv
@@ -304,12 +323,7 @@ run_timeline() { # CONFIG
     srv=$!; bg_pids+=("$srv")
     timeout $((tl_secs + 120)) "${CMD[@]}" -t "$tl_secs" -i 0.5 >"$raw" 2>"$out/stderr.tmp" &
     mpipid=$!; bg_pids+=("$mpipid")
-    for i in $(seq 1 600); do
-        t0=$(sed -n 's/^{"test":"bw_time_start","unix":\([0-9.]*\).*/\1/p' "$raw" 2>/dev/null | head -1)
-        [ -n "$t0" ] && break
-        kill -0 $mpipid 2>/dev/null || break
-        sleep 0.1
-    done
+    t0=$(wait_start "$raw" $mpipid)
     local lstart="" lend=""
     if [ -n "$t0" ]; then
         sleep "$(awk -v t0="$t0" -v d="$load_from" -v n="$(now)" 'BEGIN { s = t0 + d - n; print (s > 0 ? s : 0) }')"
@@ -430,11 +444,88 @@ run_many() {
     cat "$md"
 }
 
+# Rates changing under a stream (see --part rates). tc rates of rail0/rail1 per phase, the
+# events' times from bw_time's start; the phases' optimum is measured first with netlab bw.
+RATES_SCHED="6 rail1 100mbit;12 rail0 500mbit;18 both back;24 rail1 cut;27 rail1 restore"
+RATES_SECS=33
+set_rate() { # RAIL RATE: both ends, as netlab shaped them
+    local h
+    for h in nsA nsB; do
+        "$netlab" exec "$h" tc qdisc change dev "$1" root tbf rate "$2" burst "${BURST:-256kb}" \
+            latency "${TBF_LATENCY:-50ms}" >>"$log" 2>&1 || say "tc change $1 $2 in $h failed"
+    done
+}
+rates_opt() { # R0 R1: TCP alone on each rail at these rates, summed (MB/s)
+    set_rate rail0 "$1"; set_rate rail1 "$2"
+    local bw
+    bw=$("$netlab" bw 2 2>>"$log" | awk '{ printf "%s%.1f", (NR > 1 ? " " : ""), $2 / 8 }')
+    echo "{\"test\":\"rates_opt\",\"rates\":\"$1/$2\",\"rails_mb_s\":\"$bw\",\"mb_s\":$(echo "$bw" | awk '{ print $1 + $2 }')}" >>"$res"
+}
+rates_event() { # WHAT...: applied now
+    case "$*" in
+        "rail1 100mbit") set_rate rail1 100mbit ;;
+        "rail0 500mbit") set_rate rail0 500mbit ;;
+        "both back") set_rate rail0 "$rate0"; set_rate rail1 "$rate1" ;;
+        "rail1 cut") "$netlab" exec nsA ip link set rail1 down; "$netlab" exec nsB ip link set rail1 down ;;
+        "rail1 restore") "$netlab" exec nsA ip link set rail1 up; "$netlab" exec nsB ip link set rail1 up ;;
+    esac
+}
+run_rates() {
+    local c raw t0 mpipid ev at what rc
+    topo_up "$rate0" "$rate1"
+    rates_opt "$rate0" 100mbit; rates_opt 500mbit 100mbit; rates_opt "$rate0" "$rate1"
+    for c in rmpi-adaptive ompi-default; do
+        wanted "$c" || continue
+        rates_event both back
+        raw=$out/rates-$c.out
+        config_cmd "$c" bw_time
+        say "$topo $c rates changing under a stream ($RATES_SECS s)"
+        echo "### $topo $c rates: ${CMD[*]} -t $RATES_SECS -i 0.05 -s 256k -w 64 -c 1 -p 1" >>"$log"
+        timeout $((RATES_SECS + 120)) "${CMD[@]}" -t "$RATES_SECS" -i 0.05 -s 256k -w 64 -c 1 -p 1 >"$raw" 2>"$out/stderr.tmp" &
+        mpipid=$!; bg_pids+=("$mpipid")
+        t0=$(wait_start "$raw" $mpipid)
+        if [ -n "$t0" ]; then
+            IFS=';' read -r -a ev <<<"$RATES_SCHED"
+            for e in "${ev[@]}"; do
+                at=${e%% *} what=${e#* }
+                sleep "$(awk -v t0="$t0" -v d="$at" -v n="$(now)" 'BEGIN { s = t0 + d - n; print (s > 0 ? s : 0) }')"
+                rates_event $what
+                echo "{\"test\":\"rate_event\",\"config\":\"$c\",\"topo\":\"$topo\",\"what\":\"$what\",\"t\":$(awk -v t0="$t0" -v n="$(now)" 'BEGIN { printf "%.3f", n - t0 }')}" >>"$res"
+            done
+        fi
+        rc=0
+        wait $mpipid || rc=$?
+        bg_pids=()
+        cat "$out/stderr.tmp" >>"$log"
+        rates_event rail1 restore
+        if [ $rc != 0 ] || [ -z "$t0" ]; then
+            say "FAILED: $topo $c rates (exit $rc; see $log)"
+            echo "{\"test\":\"rates\",\"config\":\"$c\",\"topo\":\"$topo\",\"failed\":true}" >>"$res"
+            failed=1
+            continue
+        fi
+        grep '^{"test"' "$raw" | sed "s|}\$|,\"config\":\"$c\",\"topo\":\"$topo\",\"part\":\"rates\"}|" >>"$res"
+        echo "{\"test\":\"rates_report\",\"config\":\"$c\",\"topo\":\"$topo\"$(report_json "$out/stderr.tmp")}" >>"$res"
+    done
+    rm -f "$out/stderr.tmp"
+}
+
 cpu_busy() {
     local a b
     a=$(awk '/^cpu /{print $2+$3+$4+$7+$8, $5+$6}' /proc/stat); sleep 1
     b=$(awk '/^cpu /{print $2+$3+$4+$7+$8, $5+$6}' /proc/stat)
     echo "$a $b" | awk '{ busy = $3 - $1; all = busy + $4 - $2; print (all > 0 ? int(100 * busy / all) : 0) }'
+}
+
+plot_png() { # MODE (--png or --rates-png): with the first python that has matplotlib
+    local p
+    for p in "$build/venv-plot/bin/python" python3; do
+        if "$p" -c 'import matplotlib' 2>/dev/null; then
+            "$p" "$here/plot_multirail.py" "$1" "$out" "$res" >&2 || say "plotting failed"
+            return 0
+        fi
+    done
+    say "matplotlib not found: no plots (python3 -m venv $build/venv-plot && $build/venv-plot/bin/pip install matplotlib)"
 }
 
 # --- run ----------------------------------------------------------------------------------
@@ -446,6 +537,14 @@ ompi_ver=$(ompi_info --version 2>/dev/null | awk '/Open MPI/{print $3; exit}' ||
 echo "{\"meta\":\"multirail\",\"date\":\"$stamp\",\"host\":\"$(hostname)\",\"kernel\":\"$(uname -r)\",\"cores\":$(nproc),\"busy_pct\":$busy,\"quick\":$quick,\"rate0\":\"$rate0\",\"rate1\":\"$rate1\",\"load_rail\":\"$load_rail\",\"timeline_s\":$tl_secs,\"load_from\":$load_from,\"load_secs\":$load_secs,\"budget_bytes\":$budget,\"key_reps\":$key_reps,\"commit\":\"$commit\",\"dirty_files\":$dirty,\"openmpi\":\"$ompi_ver\",\"railmpi\":$have_rmpi}" >>"$res"
 
 start=$SECONDS
+if [ "$part" = rates ]; then
+    run_rates
+    "$netlab" down >/dev/null 2>&1 || true
+    say "runs took $((SECONDS - start)) s; results in $out"
+    python3 "$here/plot_multirail.py" --rates "$res" | tee "$out/summary-rates.md"
+    plot_png --rates-png
+    exit $failed
+fi
 if [ "$part" = many ]; then
     run_many
     "$netlab" down >/dev/null 2>&1 || true
@@ -469,13 +568,5 @@ fi
 say "runs took $((SECONDS - start)) s; results in $out"
 
 python3 "$here/plot_multirail.py" --summary "$res" | tee "$out/summary.md"
-py=""
-for p in "$build/venv-plot/bin/python" python3; do
-    if "$p" -c 'import matplotlib' 2>/dev/null; then py=$p; break; fi
-done
-if [ -n "$py" ]; then
-    "$py" "$here/plot_multirail.py" --png "$out" "$res" >&2 || say "plotting failed"
-else
-    say "matplotlib not found: no plots (python3 -m venv $build/venv-plot && $build/venv-plot/bin/pip install matplotlib)"
-fi
+plot_png --png
 exit $failed

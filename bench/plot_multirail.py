@@ -4,6 +4,8 @@
     plot_multirail.py --summary RESULTS.jsonl        markdown tables on stdout (no matplotlib)
     plot_multirail.py --png DIR RESULTS.jsonl        multirail-bw.png, multirail-bibw.png,
                                                      multirail-timeline.png in DIR
+    plot_multirail.py --rates RESULTS.jsonl          markdown of --part rates on stdout
+    plot_multirail.py --rates-png DIR RESULTS.jsonl  multirail-rates.png in DIR
 
 RESULTS.jsonl is what multirail.sh writes: one JSON object a line. pt2pt lines carry
 "config" and "topo" (the tc rates of rail0/rail1) and nsA's rail byte counters; the
@@ -393,9 +395,130 @@ def plot(outdir, path):
         print(f"plot_multirail.py: wrote {n}", file=sys.stderr)
 
 
+
+# --- rates changing under a stream (multirail.sh --part rates) ---------------------------
+RATE_PHASES = ["start", "rail1 100mbit", "rail0 500mbit", "both back", "rail1 cut", "rail1 restore"]
+
+
+def rates_data(rows):
+    """Per config: bins [(t_end, mb_s)], events {what: t}; and the optimum per rates."""
+    opt = {r["rates"]: r for r in rows if r.get("test") == "rates_opt"}
+    data = defaultdict(lambda: {"bins": [], "events": {}, "interval": 0.05})
+    for r in rows:
+        if r.get("part") == "rates" and r.get("test") == "bw_time" and not r.get("partial"):
+            data[r["config"]]["bins"].append((r["t"], r["mb_s"]))
+        elif r.get("part") == "rates" and r.get("test") == "bw_time_start":
+            data[r["config"]]["interval"] = r["interval"]
+        elif r.get("test") == "rate_event":
+            data[r["config"]]["events"][r["what"]] = r["t"]
+    return opt, data
+
+
+def phase_optimum(opt, meta, what):
+    """What TCP carries on the rails alone in the phase an event starts (MB/s)."""
+    r0, r1 = meta.get("rate0", "1gbit"), meta.get("rate1", "250mbit")
+    key = {"start": f"{r0}/{r1}", "rail1 100mbit": f"{r0}/100mbit", "rail0 500mbit": "500mbit/100mbit",
+           "both back": f"{r0}/{r1}", "rail1 restore": f"{r0}/{r1}"}.get(what)
+    if what == "rail1 cut":
+        base = opt.get(f"{r0}/{r1}")
+        return float(base["rails_mb_s"].split()[0]) if base else None
+    return opt[key]["mb_s"] if key in opt else None
+
+
+def reach_time(bins, start, end, target, iv, tol=0.05, span=4):
+    """Seconds from start to the end of the first bin whose 200 ms (span bins) mean is within
+    tol of target, or None."""
+    inside = [(t, v) for t, v in bins if t - iv >= start - 1e-9 and t <= end + 1e-9]
+    for i in range(len(inside) - span + 1):
+        m = statistics.mean(v for _, v in inside[i:i + span])
+        if abs(m / target - 1) <= tol:
+            return inside[i][0] - start
+    return None
+
+
+def rates_summary(path):
+    meta, rows = load(path)
+    opt, data = rates_data(rows)
+    out = ["## Rates changing under a stream (bw_time, 256 KiB messages, 50 ms bins, every byte checked)", ""]
+    out.append("Optimum of a phase: the sum of what TCP (iperf3 through netlab bw) carries on each live rail"
+               " alone at its rates. Steady: bins from 1 s after the event to the next one. Reached: from"
+               " the event to the end of the first bin whose 200 ms mean is within 5% of the optimum.")
+    out.append("")
+    out.append("| MPI | phase (event at t) | optimum | steady mean | of optimum | variation (sd/mean) | reached within 5% after |")
+    out.append("|---|---|---|---|---|---|---|")
+    for config, d in data.items():
+        bins, ev, iv = sorted(d["bins"]), d["events"], d["interval"]
+        if not bins:
+            continue
+        times = [("start", 0.0)] + sorted(((w, t) for w, t in ev.items()), key=lambda x: x[1])
+        end_all = bins[-1][0]
+        for k, (what, t) in enumerate(times):
+            end = times[k + 1][1] if k + 1 < len(times) else end_all
+            target = phase_optimum(opt, meta, what)
+            steady = [v for tt, v in bins if tt - iv >= t + 1.0 and tt <= end]
+            mean = statistics.mean(steady) if steady else 0.0
+            cv = statistics.pstdev(steady) / mean if len(steady) > 1 and mean else 0.0
+            reach = reach_time(bins, t, end, target, iv) if target and what != "start" else None
+            out.append(f"| {LABELS.get(config, config)} | {what} ({t:.2f} s) | {fmt(target)} | {mean:.1f} | "
+                       f"{(100 * mean / target if target else 0):.1f}% | {100 * cv:.1f}% | "
+                       f"{'-' if what == 'start' else ('%.0f ms' % (1000 * reach) if reach is not None else 'never')} |")
+        if "rail1 cut" in ev and "rail1 restore" in ev:
+            cut, back = ev["rail1 cut"], ev["rail1 restore"]
+            alone = phase_optimum(opt, meta, "rail1 cut")
+            # the stall: the longest run of bins below half of what rail0 alone carries
+            run = best = 0.0
+            for tt, v in bins:
+                if tt - iv >= cut - 1e-9 and tt <= back + 2.0:
+                    run = run + iv if v < alone / 2 else 0.0
+                    best = max(best, run)
+            full = phase_optimum(opt, meta, "rail1 restore")
+            r = reach_time(bins, back, end_all, full, iv)
+            out.append("")
+            out.append(f"{LABELS.get(config, config)}: cut at {cut:.2f} s: stall (longest run of 50 ms bins below half of"
+                       f" rail0 alone, {alone:.1f} MB/s) {1000 * best:.0f} ms; restored at {back:.2f} s: back within 5% of"
+                       f" the full sum ({fmt(full)} MB/s) after {'%.2f s' % r if r is not None else 'never'}.")
+            out.append("")
+    return "\n".join(out)
+
+
+def rates_plot(outdir, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    meta, rows = load(path)
+    opt, data = rates_data(rows)
+    fig, ax = plt.subplots(figsize=(11, 4.5))
+    for config, d in data.items():
+        bins = sorted(d["bins"])
+        ax.plot([t for t, _ in bins], [v for _, v in bins], lw=0.8, label=LABELS.get(config, config))
+    d0 = next(iter(data.values()), None)
+    if d0:
+        times = [("start", 0.0)] + sorted(d0["events"].items(), key=lambda x: x[1])
+        end_all = max(t for t, _ in d0["bins"]) if d0["bins"] else 0
+        for k, (what, t) in enumerate(times):
+            end = times[k + 1][1] if k + 1 < len(times) else end_all
+            target = phase_optimum(opt, meta, what)
+            if target:
+                ax.hlines(target, t, end, colors="k", linestyles="dotted", lw=1)
+            if what != "start":
+                ax.axvline(t, color="grey", lw=0.5)
+                ax.text(t, ax.get_ylim()[1] if k else 0, what, rotation=90, va="top", fontsize=7)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("MB/s (50 ms bins)")
+    ax.set_title("Rates changing under a stream; dotted: optimum (TCP alone per rail, summed)")
+    ax.legend(loc="lower left", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(f"{outdir}/multirail-rates.png", dpi=110)
+
 def main(argv):
     if len(argv) == 3 and argv[1] == "--summary":
         print(summary(argv[2]))
+        return 0
+    if len(argv) == 3 and argv[1] == "--rates":
+        print(rates_summary(argv[2]))
+        return 0
+    if len(argv) == 4 and argv[1] == "--rates-png":
+        rates_plot(argv[2], argv[3])
         return 0
     if len(argv) == 4 and argv[1] == "--png":
         plot(argv[2], argv[3])

@@ -46,3 +46,27 @@ int rmpi_detect_failed(const rmpi_detect_t *d, int n, const int *up, const doubl
     }
     return -1;
 }
+
+static int others_moved(const rmpi_detect_t *d, int n, const int *up, int i)
+{
+    for (int j = 0; j < n; j++)
+        if (j != i && up[j] && d[j].t_moved > d[i].t_since)
+            return 1;
+    return 0;
+}
+
+int rmpi_detect_nudge(rmpi_detect_t *d, int n, const int *up, const double *timeout_ns, uint64_t now)
+{
+    for (int i = 0; i < n; i++) {
+        if (!up[i] || !d[i].busy)
+            continue;
+        double quarter = timeout_ns[i] / 4;
+        if ((double)(now - d[i].t_since) <= quarter || others_moved(d, n, up, i))
+            continue;
+        if (d[i].t_nudged > d[i].t_since && (double)(now - d[i].t_nudged) < quarter)
+            continue;
+        d[i].t_nudged = now;
+        return i;
+    }
+    return -1;
+}

@@ -16,10 +16,11 @@
 #include "path.h"
 
 typedef struct rmpi_detect {
-    uint64_t moved;   /* the provider's progress counter at the last look */
-    uint64_t t_moved; /* when it last grew (0: never) */
-    uint64_t t_since; /* start of the current wait: last growth, or when work appeared */
-    int busy;         /* bytes were outstanding at the last look */
+    uint64_t moved;    /* the provider's progress counter at the last look */
+    uint64_t t_moved;  /* when it last grew (0: never) */
+    uint64_t t_since;  /* start of the current wait: last growth, or when work appeared */
+    uint64_t t_nudged; /* when the others were last nudged for this wait (rmpi_detect_nudge) */
+    int busy;          /* bytes were outstanding at the last look */
 } rmpi_detect_t;
 
 /* One look at a subchannel at now_ns: bytes waiting for the peer's acknowledgement and the
@@ -38,6 +39,15 @@ double rmpi_detect_timeout(const rmpi_path_t *p, double k, double floor_ns);
  * rails stalled together (the peer stopped, not a rail), is never failed here: the
  * provider's own timeout (RMPI_RAIL_TIMEOUT) decides those. */
 int rmpi_detect_failed(const rmpi_detect_t *d, int n, const int *up, const double *timeout_ns, uint64_t now_ns);
+
+/* The first live subchannel that has waited longer than a quarter of its timeout while no
+ * other live one moved since its wait began, and whose others were not nudged in the last
+ * quarter timeout; or -1. The caller then sends a word on every other live subchannel: when
+ * the peer waits for what the stalled rail holds, nothing else moves and a dead rail looks
+ * like a stopped peer; the peer's host acknowledging the word on another rail is the
+ * movement that tells them apart (a stopped or unreachable peer acknowledges nothing, and
+ * stays the provider's to judge). Notes the nudge in d[i]. */
+int rmpi_detect_nudge(rmpi_detect_t *d, int n, const int *up, const double *timeout_ns, uint64_t now_ns);
 
 /* Re-admission of a failed subchannel: tries to connect it again, the first first_ns after
  * the failure, each bounded by the wait before the next, the waits doubling up to max_ns

@@ -112,6 +112,7 @@ struct rmpi_vc {
     rmpi_ooo_t *ooo;                          /* early frames, sorted by PSN */
     rmpi_vc_txbuf_t *unacked, **unacked_tail; /* several subchannels only */
     uint64_t unacked_n, resent_frames;
+    uint64_t nudges;   /* ACKs sent on the other rails for a stalled one (rmpi_detect_nudge) */
     uint16_t ack_sent; /* psn_expect when we last acknowledged */
     uint64_t ooo_frames, dup_frames, frames_in;
     /* Frames sent / delivered in PSN order since the VC began: the unwrapped PSN, which

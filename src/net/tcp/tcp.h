@@ -422,6 +422,9 @@ void rmpi_tcp_stall_check(rmpi_tcp_rail_t *r, uint64_t now);
 #define RMPI_TCP_STALL_CHECK_NS 100000000ull
 /* ops->watch / ops->abandon (net.h) for the VC's failure detector. */
 size_t rmpi_tcp_watch(rmpi_rail_t *rail, int peer, uint64_t *moved);
+/* The peer's advertised window of socket fd (bytes), or -1 when the kernel does not say
+ * (tcp_info.c). */
+long rmpi_tcp_snd_wnd(int fd);
 void rmpi_tcp_abandon(rmpi_rail_t *rail, int peer, const char *why);
 int rmpi_tcp_rejoin(rmpi_rail_t *rail, int peer, uint64_t timeout_ns);
 /* p's loss, if not reported yet: its ops fail, then env.on_peer_lost (inside progress). */

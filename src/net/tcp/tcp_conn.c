@@ -761,8 +761,12 @@ void rmpi_tcp_stall_check(rmpi_tcp_rail_t *r, uint64_t now)
 }
 
 /* The peer acknowledged (written minus what the kernel still holds) or sent: one counter.
- * Only bytes in flight count as waiting (TCP_INFO unacked segments): a peer that does not
- * read closes its window, and its host still answers, so that wait is not the rail's.
+ * Bytes in flight count as waiting (TCP_INFO unacked segments), and so do bytes that are
+ * not in flight while the peer's window is open: the kernel cannot send them (a local
+ * link that went down takes its route along, and new data then never leaves, so nothing
+ * is unacknowledged; seen as missed cuts in netns/multirail/adaptive-binding-cycles). A
+ * peer that does not read closes its window, and its host still answers, so that wait is
+ * not the rail's.
  * Frames queued behind a connection that is not made yet wait too (a cut link never
  * answers the SYN; CONNECT_TIMEOUT is for a peer that is not there at all). */
 size_t rmpi_tcp_watch(rmpi_rail_t *rail, int peer, uint64_t *moved)
@@ -782,7 +786,9 @@ size_t rmpi_tcp_watch(rmpi_rail_t *rail, int peer, uint64_t *moved)
         outq = 0;
     *moved = c->txb - (uint64_t)outq + c->rxb;
     struct tcp_info ti;
-    if (outq == 0 || tcp_info_of(c, &ti) != 0 || ti.tcpi_unacked == 0)
+    if (outq == 0 || tcp_info_of(c, &ti) != 0)
+        return 0;
+    if (ti.tcpi_unacked == 0 && rmpi_tcp_snd_wnd(c->fd) <= 0)
         return 0;
     return (size_t)outq;
 }

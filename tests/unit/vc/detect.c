@@ -4,7 +4,9 @@
  * with gaps up to a TCP retransmission timeout and more), idle, or blocked by a peer that
  * does not read (window closed: nothing counted as waiting) are never failed; all rails
  * stopping together (the peer paused) and a lone rail are left to the provider; a gap in
- * the looks (progress not called) restarts every wait; the timeout follows the path. */
+ * the looks (progress not called) restarts every wait; the timeout follows the path; a rail
+ * that stalls the whole job (nothing else has anything to send) is failed once the others
+ * are nudged and answer, and a stopped peer still is not. */
 #include "vc/detect.h"
 
 #include <string.h>
@@ -16,7 +18,7 @@
 #define FLOOR (400.0 * MS)
 #define K 4.0
 
-enum { STEADY, BURSTY, DEAD, IDLE, ZEROWIN };
+enum { STEADY, BURSTY, DEAD, IDLE, ZEROWIN, HUSH };
 
 typedef struct model {
     int kind;
@@ -25,6 +27,7 @@ typedef struct model {
     uint64_t gap_max;  /* BURSTY: longest gap between acknowledgements (ns) */
     uint64_t next_ack; /* BURSTY: when the next burst comes */
     uint64_t moved;
+    int nudged; /* HUSH: a word was sent on it since the last look */
 } model_t;
 
 static unit_rng_t rng;
@@ -37,6 +40,10 @@ static size_t look(model_t *m, uint64_t t)
         case DEAD: return 1 << 20;
         case IDLE:
         case ZEROWIN: return 0;
+        case HUSH: /* nothing to send; a word sent on it is acknowledged by the next look */
+            m->moved += m->nudged ? 4 : 0;
+            m->nudged = 0;
+            return 0;
         }
     }
     if (m->kind == BURSTY) {
@@ -50,10 +57,14 @@ static size_t look(model_t *m, uint64_t t)
     return 1 << 20;
 }
 
+static int nudging, nudges;
+
 /* Run n rails for `dur` from t0 with looks every `step`; returns the first failed rail (and
- * when, in *when) or -1. A look gap: no looks in [gap_at, gap_at + gap_len). */
+ * when, in *when) or -1. A look gap: no looks in [gap_at, gap_at + gap_len). With `nudging`
+ * the others are nudged as rmpi_vc_watch does (a word on each, counted in `nudges`). */
 static int run(model_t *m, int n, const double *tmo, uint64_t dur, uint64_t gap_at, uint64_t gap_len, uint64_t *when)
 {
+    nudges = 0;
     rmpi_detect_t d[8];
     int up[8];
     memset(d, 0, sizeof d);
@@ -73,6 +84,11 @@ static int run(model_t *m, int n, const double *tmo, uint64_t dur, uint64_t gap_
         if (f >= 0) {
             *when = t;
             return f;
+        }
+        if (nudging && (f = rmpi_detect_nudge(d, n, up, tmo, t)) >= 0) {
+            nudges++;
+            for (int j = 0; j < n; j++)
+                m[j].nudged = j != f;
         }
     }
     return -1;
@@ -206,6 +222,43 @@ static void test_random(void)
     }
 }
 
+/* The job stalls behind the dead rail: the peer waits for what it holds, so the other rail
+ * has nothing to send and goes quiet at the same moment. Without nudges that looks like a
+ * stopped peer; with them the other rail's acknowledged word fails the dead one in its
+ * timeout, with a nudge per quarter timeout at most. A stopped peer answers no nudge. */
+static void test_stall(void)
+{
+    double tmo[4];
+    fill(tmo, 4, FLOOR);
+    uint64_t when = 0;
+    model_t m[2] = {{HUSH, 1000 * MS, 100000, 0, 0, 0, 0}, {DEAD, 1000 * MS, 12500, 0, 0, 0, 0}};
+    nudging = 0;
+    int f = run(m, 2, tmo, 5000 * MS, 0, 0, &when);
+    CHECK(f == -1, "without nudges a stall is the provider's to judge (got %d)", f);
+    nudging = 1;
+    f = run(m, 2, tmo, 5000 * MS, 0, 0, &when);
+    CHECK(f == 1 && when <= 1000 * MS + (uint64_t)FLOOR + 2 * STEP, "stall: failed %d at %.0f ms, want rail 1 by %.0f",
+          f, (double)when / MS, (1000 * MS + FLOOR + 2 * STEP) / MS);
+    CHECK(nudges >= 1 && nudges <= 3, "%d nudges in one wait", nudges);
+    /* the fast rail stalls the job, 2 quiet others */
+    model_t m3[3] = {{DEAD, 700 * MS, 100000, 0, 0, 0, 0},
+                     {HUSH, 700 * MS, 50000, 0, 0, 0, 0},
+                     {HUSH, 700 * MS, 10000, 0, 0, 0, 0}};
+    f = run(m3, 3, tmo, 5000 * MS, 0, 0, &when);
+    CHECK(f == 0 && when <= 700 * MS + (uint64_t)FLOOR + 2 * STEP, "3 rails, stall: failed %d at %.0f ms", f,
+          (double)when / MS);
+    /* the peer stops: nudges go unanswered, nothing failed, and at most one per quarter */
+    model_t mp[2] = {{DEAD, 1000 * MS, 100000, 0, 0, 0, 0}, {DEAD, 1000 * MS, 5000, 0, 0, 0, 0}};
+    f = run(mp, 2, tmo, 5000 * MS, 0, 0, &when);
+    CHECK(f == -1, "stopped peer with nudges: rail %d failed", f);
+    CHECK(nudges <= 2 * (int)(4000 / 100) + 2, "%d nudges in 4 s (want at most one per rail per 100 ms)", nudges);
+    /* congested and idle rails need no nudge: something else moves, or nothing waits */
+    model_t mc[2] = {{STEADY, UINT64_MAX, 100000, 0, 0, 0, 0}, {BURSTY, UINT64_MAX, 5000, 90 * MS, 0, 0, 0}};
+    f = run(mc, 2, tmo, 5000 * MS, 0, 0, &when);
+    CHECK(f == -1 && nudges == 0, "congested rail beside a moving one: failed %d, %d nudges", f, nudges);
+    nudging = 0;
+}
+
 int main(void)
 {
     rng = unit_seed(20);
@@ -213,5 +266,6 @@ int main(void)
     test_failure();
     test_no_false_alarm();
     test_random();
+    test_stall();
     return finish("vc/detect");
 }
