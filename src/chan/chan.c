@@ -46,6 +46,7 @@ rmpi_net_chan_stats_t rmpi_chan_stats(void)
         sum.switches += st.switches;
         sum.switch_ns += st.switch_ns;
         sum.dedicated_now += st.dedicated_now;
+        sum.rings_asked += st.rings_asked;
     }
     return sum;
 }

@@ -744,6 +744,7 @@ static void shared_frame(shm_rail_t *s, shm_rx_t *x, unsigned type, unsigned fla
         if (!x->waiting || x->kind != DEDICATED)
             rmpi_fatal("rank %d ended a shared channel it was not asked to leave.", x->rank);
         x->waiting = 0;
+        s->st.rings_asked--;
         ring_activate(x, (int)(x - s->rx));
         s->st.switches++;
         return;
@@ -886,6 +887,7 @@ static int shm_chan_switch(rmpi_rail_t *rail, int peer, int to)
         s->st.switch_ns += rmpi_time_ns() - t0;
         atomic_store_explicit(&x->rd.ring->r_pub, 0, memory_order_relaxed);
         x->rd.r = x->rd.r_pub_last = 0;
+        s->st.rings_asked++;
     }
     x->kind = to;
     x->waiting = 1;
