@@ -55,14 +55,20 @@ def one(argv):
                    ir_per_progress=c["rmpi_core_progress"][1] / max(c["rmpi_core_progress"][0], 1))
         return row
     pp = json.loads(open(outf).read().strip().splitlines()[-1])["pingpongs"]
-    idle = {}
+    idle, ded = {}, {}
     for line in open(results):
         r = json.loads(line)
-        if r["ranks"] == n and r["pattern"] == "idle":
+        if r["pattern"] == "idle" and r["ranks"] == n:
             idle[r["policy"]] = r["ir_per_progress"]
+        if r["pattern"] == "idle" and r["policy"] == "dedicated":
+            ded[r["ranks"]] = r["ir_per_progress"]
     empty_cost = idle.get(pol, 0)
-    if pol == "adaptive" and "dedicated" in idle and "shared" in idle and n > 2:
-        per_ring = (idle["dedicated"] - idle["shared"]) / (n - 1)
+    if pol == "adaptive" and "shared" in idle:
+        # one ring's empty poll: the slope of the dedicated idle cost over the rank counts
+        # measured (the shared queue is not polled there), else ded - shared over n - 1
+        lo, hi = min(ded, default=0), max(ded, default=0)
+        per_ring = (ded[hi] - ded[lo]) / (hi - lo) if hi > lo else \
+            (idle.get("dedicated", idle["shared"]) - idle["shared"]) / max(n - 1, 1)
         empty_cost = idle["shared"] + max(per_ring, 0) * r0["dedicated_peers"]
     waits = c["rmpi_core_wait_step"][0]
     empties = max(waits - pp, 0)
