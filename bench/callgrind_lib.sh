@@ -38,9 +38,15 @@ cg_setup() {
 
     "$mpicc" -std=c11 -O2 -g -Wall -Wextra -o "$work/$prog" "$here/$prog.c"
 
+    cg_wrapper "$work/wrap.sh"
+}
+
+# Writes the wrapper $1 that runs rank 0 (or every rank with CG_ALL_RANKS=1) under callgrind,
+# its output in CG_OUT.PID (one file per thread).
+cg_wrapper() {
     # Only rank 0 runs under valgrind: native peers answer at once, so rank 0 spends few
     # instructions spinning in its progress loop, and the count measures the path, not the wait.
-    cat >"$work/wrap.sh" <<'WRAP'
+    cat >"$1" <<'WRAP'
 #!/bin/sh
 rank=${PMI_RANK:-${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-${SLURM_PROCID:-}}}}
 if [ "$CG_ALL_RANKS" = 1 ] || [ "$rank" = 0 ]; then
@@ -52,5 +58,5 @@ if [ -z "$rank" ]; then
 fi
 exec "$@"
 WRAP
-    chmod +x "$work/wrap.sh"
+    chmod +x "$1"
 }

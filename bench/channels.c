@@ -1,20 +1,33 @@
 /* Channel-kind patterns of the adaptive-transport-selection seed (Sec. V), 1-byte messages:
  *   onetoall: rank 0 ping-pongs with rank 1, 2, ..., n-1 in turn, ITER rounds;
  *   alltoone: every other rank ping-pongs with rank 0 at once (rank 0 answers any source);
- *   repeat:   rank 0 ping-pongs BURST times with one peer, then BURST times with the next.
- * One JSON line per pattern on stdout: {"pattern", "ranks", "us_per_pingpong"} (rank 0's
- * clock). Usage: channels [onetoall|alltoone|repeat|all] [iterations]. bench/channels.sh
- * runs it per policy and adds each rank's channel memory from RMPI_REPORT=json.
+ *   repeat:   the pattern changes: 5 phases of 8 x ITER ping-pongs, in each rank 0 takes turns
+ *             with a different pair of peers (the seed's repeat alternates onetoall and
+ *             alltoone for the same purpose: a mapping that must follow the traffic).
+ *   random:   xrc-scalable Fig. 5: every rank exchanges a message with 8 random peers (the
+ *             same random permutations on every rank, so each send has its receive), ITER
+ *             exchanges in all; throughput = 1 / us_per_pingpong messages per us per rank.
+ * One JSON line per pattern on stdout: {"pattern", "ranks", "us_per_pingpong", "pingpongs"}
+ * (rank 0's clock; "pingpongs" counts rank 0's ping-pongs including the warm-up, which
+ * bench/channels.sh --callgrind divides instruction counts by). Usage: channels
+ * [onetoall|alltoone|repeat|random|all] [iterations]. bench/channels.sh runs it per policy
+ * and adds each rank's channel memory from RMPI_REPORT=json.
  * channels idle N: rank 0 makes N MPI_Iprobe calls that find nothing while every other rank
- * waits in a barrier (bench/channels.sh --idle counts instructions per call with callgrind). */
+ * waits in a barrier, and prints {"ns_per_idle_poll"} (bench/channels.sh --callgrind counts
+ * instructions per call). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define BURST 100
-
 static int me, n;
+
+#define PHASES 5
+#define GROUP 2
+
+static int repeat_peer(int phase, int j) { return 1 + (phase * GROUP + j) % (n - 1); }
+
+static long total_pp; /* rank 0's ping-pongs, warm-up included */
 
 static void pingpong_as_zero(int peer, char *b)
 {
@@ -56,23 +69,49 @@ static double run(const char *pat, int iter)
                 MPI_Recv(b, 1, MPI_CHAR, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             }
         }
-    } else { /* repeat: bursts with one peer at a time; iter rounds cover the peers */
-        int rounds = iter * (n - 1) / BURST;
-        if (rounds < n - 1)
-            rounds = n - 1;
+    } else if (!strcmp(pat, "random")) {
+        /* 8 rounds per iteration; in round k every rank sends to perm_k[me] and receives
+         * from perm_k^-1[me]; the permutations come from one seed, so all ranks agree */
+        enum { FAN = 8 };
+        int *to = malloc(sizeof(int) * (size_t)n * 2), *from = to + n;
+        unsigned seed = 12345;
+        char rb[1];
+        for (int i = 0; i < (iter + FAN - 1) / FAN; i++) {
+            for (int k = 0; k < FAN; k++) {
+                for (int j = 0; j < n; j++)
+                    to[j] = j;
+                for (int j = n - 1; j > 0; j--) { /* Fisher-Yates with a common LCG */
+                    seed = seed * 1103515245u + 12345u;
+                    int r = (int)((seed >> 8) % (unsigned)(j + 1)), x = to[j];
+                    to[j] = to[r];
+                    to[r] = x;
+                }
+                for (int j = 0; j < n; j++)
+                    from[to[j]] = j;
+                MPI_Sendrecv(b, 1, MPI_CHAR, to[me], 1, rb, 1, MPI_CHAR, from[me], 1, MPI_COMM_WORLD,
+                             MPI_STATUS_IGNORE);
+                pp++;
+            }
+        }
+        free(to);
+    } else { /* repeat: PHASES phases; in phase k rank 0 ping-pongs with GROUP peers (the
+                * k-th group of consecutive ranks, round-robin), 8 * iter ping-pongs in all */
+        long per = 8L * iter;
         if (me == 0) {
-            for (int r = 0; r < rounds; r++)
-                for (int i = 0; i < BURST; i++, pp++)
-                    pingpong_as_zero(1 + r % (n - 1), b);
+            for (int k = 0; k < PHASES; k++)
+                for (long i = 0; i < per; i++, pp++)
+                    pingpong_as_zero(repeat_peer(k, (int)(i % GROUP)), b);
         } else {
-            int mine = 0;
-            for (int r = 0; r < rounds; r++)
-                mine += 1 + r % (n - 1) == me;
-            echo(mine * BURST, b);
+            long mine = 0;
+            for (int k = 0; k < PHASES; k++)
+                for (int j = 0; j < GROUP; j++)
+                    mine += repeat_peer(k, j) == me ? (per - j + GROUP - 1) / GROUP : 0;
+            echo((int)mine, b);
         }
     }
     t = MPI_Wtime() - t;
     MPI_Barrier(MPI_COMM_WORLD);
+    total_pp += pp;
     return pp ? t * 1e6 / (double)pp : 0;
 }
 
@@ -83,26 +122,33 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     const char *which = argc > 1 ? argv[1] : "all";
     int iter = argc > 2 ? atoi(argv[2]) : 200;
-    const char *pats[] = {"onetoall", "alltoone", "repeat"};
+    const char *pats[] = {"onetoall", "alltoone", "repeat", "random"};
     if (n < 2) {
         MPI_Finalize();
         return 0;
     }
     if (!strcmp(which, "idle")) {
         int flag;
+        double t = MPI_Wtime();
         for (int i = 0; me == 0 && i < iter; i++)
             MPI_Iprobe(MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        t = MPI_Wtime() - t;
+        if (me == 0)
+            printf("{\"pattern\": \"idle\", \"ranks\": %d, \"ns_per_idle_poll\": %.1f}\n", n,
+                   iter ? t * 1e9 / iter : 0);
         MPI_Barrier(MPI_COMM_WORLD);
         MPI_Finalize();
         return 0;
     }
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         if (strcmp(which, "all") && strcmp(which, pats[i]))
             continue;
+        total_pp = 0;
         run(pats[i], iter / 10 + 1); /* warm-up */
         double us = run(pats[i], iter);
         if (me == 0)
-            printf("{\"pattern\": \"%s\", \"ranks\": %d, \"us_per_pingpong\": %.3f}\n", pats[i], n, us);
+            printf("{\"pattern\": \"%s\", \"ranks\": %d, \"us_per_pingpong\": %.3f, \"pingpongs\": %ld}\n",
+                   pats[i], n, us, total_pp);
     }
     MPI_Finalize();
     return 0;

@@ -1,16 +1,23 @@
 #!/bin/bash
 # Channel policies side by side (RMPI_CHANNELS=dedicated|shared|adaptive): the seed's
-# onetoall, alltoone and repeat patterns with 1-byte messages (bench/channels.c) at several
-# rank counts on this machine, each pattern a fresh job per policy, policies in turn so the
-# machine's load hits them alike. Per job: rank 0's time per ping-pong and, from
-# RMPI_REPORT=json, each rank's receive-channel memory (peak) and buffer efficiency.
+# onetoall, alltoone and repeat patterns with 1-byte messages and xrc-scalable's random-peers
+# exchange (bench/channels.c) at several rank counts on this machine, each pattern a fresh job
+# per policy, policies in turn so the machine's load hits them alike. Per job: rank 0's time
+# per ping-pong and, from RMPI_REPORT=json, each rank's receive-channel memory (peak), buffer
+# efficiency and switches. With --callgrind, rank 0 runs under callgrind instead
+# (bench/channels_cg.py reads its counts): instructions per ping-pong, and per empty
+# MPI_Iprobe with every other rank quiet in a barrier ("idle").
 set -eu
 
 usage() {
     cat <<'USAGE'
-usage: bench/channels.sh [--ranks "4 8 16"] [--iter N] [--reps N] [--build DIR] [--out FILE]
+usage: bench/channels.sh [--ranks "4 8 16"] [--patterns LIST] [--iter N] [--reps N] [--callgrind]
+                        [--build DIR] [--out FILE]
 
   --ranks LIST   rank counts (default "4 8 16"; above 2 the ranks are oversubscribed here)
+  --patterns L   among onetoall alltoone repeat random (default all four)
+  --callgrind    count rank 0's instructions (Ir) per ping-pong and per idle poll instead of
+                 timing; needs valgrind
   --iter N       ping-pongs per peer per pattern (default 200)
   --reps N       jobs per policy, pattern and rank count; the median time is shown (default 1)
   --build DIR    RailMPI build tree (default: the repository's build/, target bench)
@@ -25,8 +32,17 @@ ranks="4 8 16"
 iter=200
 reps=1
 out=""
+patterns="onetoall alltoone repeat random"
+callgrind=0
 . "$here/bench_lib.sh"
-bench_opts channels.sh "ranks=ranks iter=iter reps=reps build=build out=out" "$@"
+args=()
+for a in "$@"; do
+    if [ "$a" = --callgrind ]; then callgrind=1; else args+=("$a"); fi
+done
+bench_opts channels.sh "ranks=ranks patterns=patterns iter=iter reps=reps build=build out=out" ${args[@]+"${args[@]}"}
+for p in $patterns; do
+    case "$p" in onetoall|alltoone|repeat|random) ;; *) echo "channels.sh: unknown pattern '$p'" >&2; exit 2 ;; esac
+done
 for v in "$iter" "$reps"; do
     case "$v" in ''|*[!0-9]*|0) echo "channels.sh: '$v' is not a positive number" >&2; exit 2 ;; esac
 done
@@ -39,8 +55,35 @@ md=${out%.jsonl}.md
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+if [ "$callgrind" = 1 ]; then
+    command -v valgrind >/dev/null || { echo "channels.sh: valgrind is not installed" >&2; exit 1; }
+    name=channels.sh
+    # shellcheck source=bench/callgrind_lib.sh
+    . "$here/callgrind_lib.sh"
+    cg_wrapper "$tmp/wrap.sh"
+    for n in $ranks; do
+        # idle first: its cost of an empty progress pass per policy is what the patterns'
+        # waiting polls are taken off with
+        for pat in idle $patterns; do
+            for pol in dedicated shared adaptive; do
+                if [ "$pat" = idle ]; then it=$((iter * 50)); else it=$iter; fi
+                rm -f "$tmp"/cg.*
+                CG_OUT=$tmp/cg CG_ALL_RANKS=0 timeout 900 "$build/bin/mpiexec" -n "$n" -genv RMPI_CHANNELS "$pol" \
+                    -genv RMPI_REPORT json "$tmp/wrap.sh" "$prog" "$pat" "$it" >"$tmp/out" 2>"$tmp/err" ||
+                    { echo "channels.sh: $pat at $n ranks with RMPI_CHANNELS=$pol under callgrind failed:" >&2; cat "$tmp/err" >&2; exit 1; }
+                python3 "$here/channels_cg.py" "$n" "$pat" "$pol" "$it" "$tmp/out" "$tmp/err" "$out" \
+                    "$(ls "$tmp"/cg.*-01 | head -1)" >>"$out"
+            done
+        done
+    done
+    python3 "$here/channels_cg.py" --table "$out" >"$md"
+    cat "$md"
+    echo "channels.sh: results in $out and $md" >&2
+    exit 0
+fi
+
 for n in $ranks; do
-    for pat in onetoall alltoone repeat; do
+    for pat in $patterns; do
         for rep in $(seq "$reps"); do
             for pol in dedicated shared adaptive; do
                 "$build/bin/mpiexec" -n "$n" -genv RMPI_CHANNELS "$pol" -genv RMPI_REPORT json \
@@ -56,7 +99,8 @@ res.update(policy=pol, rep=rep, nreports=len(ranks),
            mem_per_process=sum(mem) / max(len(mem), 1), mem_max=max(mem or [0]),
            mem_rank0=mem[[r["rank"] for r in ranks].index(0)] if ranks else 0,
            buffer_efficiency_rank0=[r["buffer_efficiency"] for r in ranks if r["rank"] == 0][0],
-           switches=sum(r["switches"] for r in ranks))
+           switches=sum(r["switches"] for r in ranks),
+           dedicated_rank0=[r["channel_bytes"]["dedicated"] for r in ranks if r["rank"] == 0][0])
 print(json.dumps(res))
 PY
             done
@@ -73,7 +117,7 @@ for r in rows:
     groups.setdefault(key(r), []).append(r)
 print("| ranks | pattern | policy | us per ping-pong (median) | channel memory per process (mean) | max | rank 0 buffer efficiency |")
 print("|---:|---|---|---:|---:|---:|---:|")
-for k in sorted(groups, key=lambda k: (k[0], ["onetoall", "alltoone", "repeat"].index(k[1]), k[2])):
+for k in sorted(groups, key=lambda k: (k[0], ["onetoall", "alltoone", "repeat", "random"].index(k[1]), k[2])):
     g = groups[k]
     us = statistics.median(r["us_per_pingpong"] for r in g)
     print("| %d | %s | %s | %.2f | %.0f KiB | %.0f KiB | %.3f |" % (k[0], k[1], k[2], us,

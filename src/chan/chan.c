@@ -44,7 +44,9 @@ rmpi_net_chan_stats_t rmpi_chan_stats(void)
             sum.mem_peak[k] += st.mem_peak[k];
         }
         sum.switches += st.switches;
+        sum.switch_ns += st.switch_ns;
         sum.dedicated_now += st.dedicated_now;
+        sum.rings_asked += st.rings_asked;
     }
     return sum;
 }
@@ -66,11 +68,12 @@ void rmpi_chan_report(FILE *f, int rank, int nprocs, int json)
                 "\"buffer_efficiency\": %.4f, \"buffer_efficiency_by_kind\": {\"dedicated\": %.4f, \"shared\": "
                 "%.4f}, \"channel_bytes_now\": {\"dedicated\": %zu, \"shared\": %zu}, \"received_bytes\": "
                 "{\"dedicated\": %llu, \"shared\": %llu}, \"sent_bytes\": {\"dedicated\": %llu, \"shared\": %llu}, "
-                "\"dedicated_peers\": %d, \"dedicated_ranks\": [",
+                "\"dedicated_peers\": %d, \"switch_ns\": %llu, \"dedicated_ranks\": [",
                 rank, st.mem_peak[1], st.mem_peak[0], (unsigned long long)st.switches, eff,
                 ratio(st.rx_bytes[1], st.buf_bytes[1]), ratio(st.rx_bytes[0], st.buf_bytes[0]), st.mem[1], st.mem[0],
                 (unsigned long long)st.rx_bytes[1], (unsigned long long)st.rx_bytes[0],
-                (unsigned long long)st.tx_bytes[1], (unsigned long long)st.tx_bytes[0], st.dedicated_now);
+                (unsigned long long)st.tx_bytes[1], (unsigned long long)st.tx_bytes[0], st.dedicated_now,
+                (unsigned long long)st.switch_ns);
         /* the peers of this node on a dedicated channel now (tcp and libfabric peers have no kind) */
         int node = rmpi_topo_my_node(), sep = 0;
         for (int p = 0; p < nprocs; p++)

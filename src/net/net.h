@@ -118,8 +118,10 @@ typedef struct rmpi_net_chan_stats {
     uint64_t rx_frames[2];
     uint64_t buf_bytes[2];      /* receive-buffer bytes those frames consumed (class buffers, ring cells) */
     uint64_t switches;          /* switches of this process's receive channels completed */
+    uint64_t switch_ns;         /* time spent mapping and giving back rings for switches, either end */
     size_t mem[2], mem_peak[2]; /* receive memory set up now / at most, by kind */
     int dedicated_now;          /* peers sending to this process on a dedicated channel now */
+    int rings_asked;            /* dedicated channels asked for whose first frame has not come yet */
 } rmpi_net_chan_stats_t;
 typedef struct rmpi_net_id {
     uint32_t world; /* hash of the world's job name (env->jobid) */

@@ -698,8 +698,10 @@ static void handle(shm_rail_t *s, int rank, unsigned type, const char *buf, size
             break;
         post(p, RMPI_SHM_CHAN_MARK, NULL, 0);
         if (to == DEDICATED) { /* the receiver emptied the ring: start it over */
+            uint64_t t0 = rmpi_time_ns();
             p->wr.w = p->wr.r_cached = 0;
             prefault(p->wr.ring, s->ring_stride);
+            s->st.switch_ns += rmpi_time_ns() - t0;
         }
         p->tx_kind = to;
         break;
@@ -732,6 +734,7 @@ static void shared_frame(shm_rail_t *s, shm_rx_t *x, unsigned type, unsigned fla
         if (!x->waiting || x->kind != DEDICATED)
             rmpi_fatal("rank %d ended a shared channel it was not asked to leave.", x->rank);
         x->waiting = 0;
+        s->st.rings_asked--;
         ring_activate(x, (int)(x - s->rx));
         s->st.switches++;
         return;
@@ -751,10 +754,12 @@ static void ring_retire(shm_rail_t *s, int i)
     s->st.mem[DEDICATED] -= s->ring_stride;
     s->st.dedicated_now--;
     s->st.switches++;
+    uint64_t t0 = rmpi_time_ns();
 #ifdef MADV_REMOVE
     if (madvise(x->rd.ring, s->ring_stride, MADV_REMOVE))
 #endif
         memset(x->rd.ring, 0, s->ring_stride);
+    s->st.switch_ns += rmpi_time_ns() - t0;
     while (x->park) {
         parked_t *k = x->park;
         x->park = k->next;
@@ -867,9 +872,12 @@ static int shm_chan_switch(rmpi_rail_t *rail, int peer, int to)
         return 1;
     if (to == DEDICATED) {
         /* retired rings were given back zeroed: touch the pages now, not on the hot path */
+        uint64_t t0 = rmpi_time_ns();
         prefault(x->rd.ring, s->ring_stride);
+        s->st.switch_ns += rmpi_time_ns() - t0;
         atomic_store_explicit(&x->rd.ring->r_pub, 0, memory_order_relaxed);
         x->rd.r = x->rd.r_pub_last = 0;
+        s->st.rings_asked++;
     }
     x->kind = to;
     x->waiting = 1;
