@@ -66,6 +66,9 @@ typedef struct rmpi_win {
     char **dptr;             /* per target on this node: its window memory mapped here */
     rmpi_win_sync_t **dsync; /* per target on this node: its sync line; NULL: remote target */
     int nlocal;              /* window ranks sharing the segment */
+    /* Put/Get on the providers' RDMA (rdma.c): per target its base and keys, our
+     * registrations; NULL when no target is reached that way */
+    struct rma_rdma *rdma;
     uint32_t bar_sense;      /* this rank's sense in the segment's barrier */
     /* dynamic windows: attached regions */
     rmpi_win_region_t *regions;
