@@ -458,6 +458,8 @@ static inline void rmpi_tcp_count_rx(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, siz
     c->moved += n;
     c->rxb += n;
 }
+/* Have progress write p's queued output once the socket takes it (EPOLLOUT interest). */
+void rmpi_tcp_want_output(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p);
 /* Write queued output: about one chunk, less if the socket fills; failures mark the peer lost. */
 void rmpi_tcp_flush(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p);
 /* True when p's socket takes new output directly (established, nothing queued before it). */

@@ -14,6 +14,12 @@ int rmpi_tcp_mr_reg(rmpi_rail_t *rail, void *addr, size_t len, rmpi_mr_t *mr)
 
 void rmpi_tcp_mr_dereg(rmpi_rail_t *rail, rmpi_mr_t *mr) { rmpi_net_mrtab_dereg(&rmpi_tcp_rail_of(rail)->mr, mr); }
 
+/* Puts, gets and read answers of fewer bytes are queued rather than written at once, so a
+ * burst of them (one-sided operations, the pieces of a non-contiguous rendezvous) leaves in
+ * one writev at the next progress instead of one system call each: on loopback every write
+ * also runs the receiver's TCP stack. Larger ones go at once (their data dwarfs the call). */
+#define TCP_RDMA_BATCH 4096
+
 /* A header-only frame in the ordered queue: written at once when nothing waits before it. */
 static void emit_ctrl(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *hdr, size_t hlen)
 {
@@ -84,7 +90,10 @@ int rmpi_tcp_get(rmpi_rail_t *rail, int peer, void *local, size_t len, uint64_t 
     rmpi_tcp_st64(e + 8, raddr);
     rmpi_tcp_st64(e + 16, rkey);
     rmpi_tcp_st64(e + 24, len);
-    emit_ctrl(r, p, h, hl);
+    if (len < TCP_RDMA_BATCH)
+        rmpi_tcp_queue_ctrl(r, p, h, hl, 0);
+    else
+        emit_ctrl(r, p, h, hl);
     return 0;
 }
 
@@ -110,8 +119,14 @@ int rmpi_tcp_put(rmpi_rail_t *rail, int peer, const void *local, size_t len, uin
     t->rkey = rkey;
     t->op = op;
     rmpi_tcp_queue_tx(r, p, t);
-    if (p->state == RMPI_TCP_PEER_ESTABLISHED)
+    if (len < TCP_RDMA_BATCH && len <= r->chunk) {
+        /* one whole PUT frame in the queue at once (still the last item), so the writer
+         * gathers a burst of them like any frames instead of cutting one chunk per writev */
+        rmpi_tcp_tx_t *c = rmpi_tcp_put_next_chunk(r, p, t);
+        rmpi_tcp_queue_tx(r, p, c);
+    } else if (p->state == RMPI_TCP_PEER_ESTABLISHED) {
         rmpi_tcp_flush(r, p);
+    }
     return 0;
 }
 
@@ -162,8 +177,20 @@ void rmpi_tcp_on_get_req(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *
                  "registration of rank %d covers; the read fails with EFAULT.",
                  p->rank, (unsigned long long)len, (unsigned long long)raddr, (unsigned long long)rd->rkey,
                  r->env.rank);
+    int alone = rmpi_list_empty(&p->rdq);
     rmpi_list_push_back(&p->rdq, &rd->link);
-    rmpi_tcp_flush(r, p);
+    if (len >= TCP_RDMA_BATCH || len > r->chunk) {
+        rmpi_tcp_flush(r, p);
+        return;
+    }
+    if (alone) {
+        /* the whole answer as one frame among the acknowledgements, which the writer gathers
+         * (answers still leave in request order: a later one joins rdq while this is queued
+         * only if an earlier large one is there, and ackq goes out before rdq's chunks) */
+        rmpi_tcp_tx_t *t = rmpi_tcp_rd_next_chunk(r, p);
+        rmpi_list_push_back(&p->ackq, &t->link);
+    }
+    rmpi_tcp_want_output(r, p);
 }
 
 rmpi_tcp_tx_t *rmpi_tcp_rd_next_chunk(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
