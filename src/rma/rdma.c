@@ -169,6 +169,12 @@ void rma_rdma_wait(rmpi_win_t *w, int target)
         rmpi_core_wait_step(&idle);
 }
 
+void rma_rdma_order(rmpi_win_t *w, int target)
+{
+    if (w->rdma && w->rdma->out[target] && rmpi_vc_get(rmpi_comm_world_rank(w->comm, target))->nsub > 1)
+        rma_rdma_wait(w, target);
+}
+
 int rma_rdma_error(rmpi_win_t *w)
 {
     if (!w->rdma)

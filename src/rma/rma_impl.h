@@ -102,6 +102,10 @@ int rma_rdma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, const 
 /* Wait until every RDMA op to target has completed locally (then a frame sent to it is
  * delivered after their data). */
 void rma_rdma_wait(rmpi_win_t *w, int target);
+/* Before a FLUSH or UNLOCK to target: its put data must land first. With one subchannel
+ * to it the rail's order does that (net.h: put data before any later frame), so the frame
+ * may follow at once, in the same write; with several, wait (rma_rdma_wait). */
+void rma_rdma_order(rmpi_win_t *w, int target);
 /* The first error RDMA ops met since the last call (MPI class), or 0. */
 int rma_rdma_error(rmpi_win_t *w);
 

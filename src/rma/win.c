@@ -91,7 +91,7 @@ int rma_flush_ranks(rmpi_win_t *w, const int *ranks, int n)
     for (int i = 0; i < n; i++) {
         int t = ranks ? ranks[i] : i;
         if (w->dirty[t]) {
-            rma_rdma_wait(w, t); /* its data ahead of the FLUSH */
+            rma_rdma_order(w, t); /* its data ahead of the FLUSH */
             rma_ctl(w, t, AM_FLUSH, 0, &acks[na++]);
             w->dirty[t] = 0;
         }

@@ -90,10 +90,14 @@ int rmpi_tcp_get(rmpi_rail_t *rail, int peer, void *local, size_t len, uint64_t 
     rmpi_tcp_st64(e + 8, raddr);
     rmpi_tcp_st64(e + 16, rkey);
     rmpi_tcp_st64(e + 24, len);
-    if (len < TCP_RDMA_BATCH)
-        rmpi_tcp_queue_ctrl(r, p, h, hl, 0);
-    else
+    if (len < TCP_RDMA_BATCH) {
+        rmpi_tcp_tx_t *t = rmpi_tcp_tx_new(0);
+        memcpy(t->hdr, h, hl);
+        t->hlen = hl;
+        rmpi_tcp_queue_soon(r, p, t);
+    } else {
         emit_ctrl(r, p, h, hl);
+    }
     return 0;
 }
 
@@ -118,15 +122,16 @@ int rmpi_tcp_put(rmpi_rail_t *rail, int peer, const void *local, size_t len, uin
     t->raddr = raddr;
     t->rkey = rkey;
     t->op = op;
-    rmpi_tcp_queue_tx(r, p, t);
     if (len < TCP_RDMA_BATCH && len <= r->chunk) {
-        /* one whole PUT frame in the queue at once (still the last item), so the writer
-         * gathers a burst of them like any frames instead of cutting one chunk per writev */
-        rmpi_tcp_tx_t *c = rmpi_tcp_put_next_chunk(r, p, t);
-        rmpi_tcp_queue_tx(r, p, c);
-    } else if (p->state == RMPI_TCP_PEER_ESTABLISHED) {
-        rmpi_tcp_flush(r, p);
+        /* one whole PUT frame in the queue at once, so the writer gathers a burst of them
+         * like any frames instead of cutting one chunk per writev */
+        rmpi_list_push_back(&p->txq, &t->link);
+        rmpi_tcp_queue_soon(r, p, rmpi_tcp_put_next_chunk(r, p, t));
+        return 0;
     }
+    rmpi_tcp_queue_tx(r, p, t);
+    if (p->state == RMPI_TCP_PEER_ESTABLISHED)
+        rmpi_tcp_flush(r, p);
     return 0;
 }
 
@@ -190,7 +195,7 @@ void rmpi_tcp_on_get_req(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *
         rmpi_tcp_tx_t *t = rmpi_tcp_rd_next_chunk(r, p);
         rmpi_list_push_back(&p->ackq, &t->link);
     }
-    rmpi_tcp_want_output(r, p);
+    rmpi_tcp_write_soon(r, p);
 }
 
 rmpi_tcp_tx_t *rmpi_tcp_rd_next_chunk(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
