@@ -62,9 +62,12 @@ static int all_agree(rmpi_win_t *w, int ok)
     return ok;
 }
 
+static int int_kind(MPI_Datatype t);
+
 int rma_node_segment(rmpi_win_t *w, int packed, int direct)
 {
     static unsigned seq;
+    int_kind(MPI_INT); /* fills the type tables rmpi_rma_direct_small reads */
     int n = w->size, me = w->rank, mynode = node_of(w, me), leader = -1, nloc = 0;
     size_t al = packed ? 1 : 64, total = 0;
     size_t *off = rmpi_xmalloc((size_t)n * sizeof *off);
@@ -432,8 +435,10 @@ int rmpi_rma_direct_small(rmpi_win_t *w, const rmpi_rma_op_t *op, MPI_Datatype t
     if ((unsigned)t >= (unsigned)w->size || !w->dsync || !w->dsync[t] || count > RMA_ATOMIC_MAX ||
         !(w->lock_all || w->locked[t] || w->fence_open))
         return 1;
-    int sgn = int_kind(type);
-    size_t es = int_size[(uintptr_t)type & 0xff];
+    /* the tables are filled by the first int_kind call, made when the segment was mapped */
+    uintptr_t h = (uintptr_t)type;
+    int sgn = h >= 0x200 && h <= 0x2ff ? kind[h & 0xff] : 0;
+    size_t es = int_size[h & 0xff];
     MPI_Op o = k == RMPI_RMA_CAS ? MPI_REPLACE : op->op;
     if (!sgn || (es != 1 && es != 2 && es != 4 && es != 8) ||
         (o != MPI_SUM && o != MPI_MIN && o != MPI_MAX && o != MPI_BAND && o != MPI_BOR && o != MPI_BXOR &&
@@ -451,6 +456,8 @@ int rmpi_rma_direct_small(rmpi_win_t *w, const rmpi_rma_op_t *op, MPI_Datatype t
     atomics_enter(s);
     if (k == RMPI_RMA_CAS)
         at_elem(p, es, 2, MPI_REPLACE, v, op->cbuf, res);
+    else if (count == 1)
+        at_elem(p, es, sgn, o, v, NULL, res);
     else
         for (size_t i = 0; i < count; i++)
             at_elem(p + i * es, es, sgn, o, o == MPI_NO_OP ? v : v + i * es, NULL, res ? res + i * es : NULL);
