@@ -259,14 +259,23 @@ int rma_rdma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, const 
     size_t npieces = nseg ? nseg : 1, maxops = 0;
     for (size_t i = 0; i < npieces; i++)
         maxops += (nseg ? segs[i].len : tbytes) >= RDMA_STRIPE_MIN ? (size_t)vc->nsub : 1;
-    rdma_batch_t *b = rmpi_xmalloc(sizeof *b + maxops * sizeof(rdma_op_t));
-    rdma_op_t *ops = (rdma_op_t *)(void *)(b + 1);
-    *b = (rdma_batch_t){w, vc, t, 0, 0, get, NULL, NULL, 0, tbytes, NULL, ureq};
-    char *local;
     const void *obuf = get ? op->rbuf : op->obuf;
     size_t ocount = get ? op->rcount : op->ocount;
     rmpi_dtype_t *odt = get ? op->rdt : op->odt;
-    if (rmpi_dtype_is_contig(odt, ocount) && (get || tbytes > RDMA_COPY_MAX)) {
+    int contig = rmpi_dtype_is_contig(odt, ocount), inline_copy = !get && tbytes <= RDMA_COPY_MAX;
+    /* one allocation: the batch, its ops, and a small put's copy */
+    size_t head = sizeof(rdma_batch_t) + maxops * sizeof(rdma_op_t);
+    rdma_batch_t *b = rmpi_xmalloc(head + (inline_copy ? tbytes : 0));
+    rdma_op_t *ops = (rdma_op_t *)(void *)(b + 1);
+    *b = (rdma_batch_t){w, vc, t, 0, 0, get, NULL, NULL, 0, tbytes, NULL, ureq};
+    char *local;
+    if (inline_copy) {
+        local = (char *)b + head;
+        if (contig)
+            memcpy(local, rmpi_dtype_contig_ptr(obuf, odt), tbytes);
+        else
+            rmpi_dtype_pack(op->obuf, op->ocount, op->odt, 0, local, tbytes);
+    } else if (contig) {
         local = rmpi_dtype_contig_ptr(obuf, odt);
     } else {
         local = b->tmp = rmpi_xmalloc(tbytes);

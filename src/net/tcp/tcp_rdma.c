@@ -101,6 +101,20 @@ int rmpi_tcp_get(rmpi_rail_t *rail, int peer, void *local, size_t len, uint64_t 
     return 0;
 }
 
+/* c becomes one PUT frame of n bytes of data for (raddr, rkey) of put id. */
+static void put_frame(rmpi_tcp_tx_t *c, uint64_t id, uint64_t raddr, uint64_t rkey, const void *data, size_t n)
+{
+    c->hlen = rmpi_tcp_hdr(c->hdr, RMPI_TCP_PUT, 0);
+    uint8_t *e = c->hdr + RMPI_TCP_BASE_HDR;
+    rmpi_tcp_st64(e, id);
+    rmpi_tcp_st64(e + 8, raddr);
+    rmpi_tcp_st64(e + 16, rkey);
+    rmpi_tcp_st64(e + 24, n);
+    c->data = data;
+    c->dlen = n;
+    c->put_id = id;
+}
+
 int rmpi_tcp_put(rmpi_rail_t *rail, int peer, const void *local, size_t len, uint64_t raddr, uint64_t rkey,
                  rmpi_net_op_t *op)
 {
@@ -111,24 +125,25 @@ int rmpi_tcp_put(rmpi_rail_t *rail, int peer, const void *local, size_t len, uin
     if (!p)
         return 0;
     rmpi_tcp_tx_t *t = rmpi_tcp_tx_new(0);
-    t->is_put = 1;
     /* With another rail to this peer, a put completes only once the target has it (see
      * rmpi_tcp_put_written); alone, it completes when written, which saves a frame per put. */
     const rmpi_tcp_link_t *l = rmpi_tcp_link(r->prov, peer);
     t->put_ack = l && l->npairs > 1;
+    t->op = op;
+    if (len < TCP_RDMA_BATCH && len <= r->chunk) {
+        /* one whole PUT frame in the queue at once, so the writer gathers a burst of them
+         * like any frames instead of cutting one chunk per writev */
+        put_frame(t, ++r->next_id, raddr, rkey, local, len);
+        t->hdr[1] = t->put_ack ? RMPI_TCP_F_ACK : 0;
+        rmpi_tcp_queue_soon(r, p, t);
+        return 0;
+    }
+    t->is_put = 1;
     t->put_id = ++r->next_id;
     t->data = local;
     t->dlen = len;
     t->raddr = raddr;
     t->rkey = rkey;
-    t->op = op;
-    if (len < TCP_RDMA_BATCH && len <= r->chunk) {
-        /* one whole PUT frame in the queue at once, so the writer gathers a burst of them
-         * like any frames instead of cutting one chunk per writev */
-        rmpi_list_push_back(&p->txq, &t->link);
-        rmpi_tcp_queue_soon(r, p, rmpi_tcp_put_next_chunk(r, p, t));
-        return 0;
-    }
     rmpi_tcp_queue_tx(r, p, t);
     if (p->state == RMPI_TCP_PEER_ESTABLISHED)
         rmpi_tcp_flush(r, p);
@@ -145,15 +160,7 @@ rmpi_tcp_tx_t *rmpi_tcp_put_next_chunk(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, r
     }
     size_t n = RMPI_MIN(r->chunk, t->dlen - t->psent);
     rmpi_tcp_tx_t *c = rmpi_tcp_tx_new(0);
-    c->hlen = rmpi_tcp_hdr(c->hdr, RMPI_TCP_PUT, 0);
-    uint8_t *e = c->hdr + RMPI_TCP_BASE_HDR;
-    rmpi_tcp_st64(e, t->put_id);
-    rmpi_tcp_st64(e + 8, t->raddr + t->psent);
-    rmpi_tcp_st64(e + 16, t->rkey);
-    rmpi_tcp_st64(e + 24, n);
-    c->data = t->data + t->psent;
-    c->dlen = n;
-    c->put_id = t->put_id;
+    put_frame(c, t->put_id, t->raddr + t->psent, t->rkey, t->data + t->psent, n);
     t->psent += n;
     if (t->psent == t->dlen) {
         c->hdr[1] = t->put_ack ? RMPI_TCP_F_ACK : 0;
