@@ -189,7 +189,8 @@ void rmpi_tcp_on_get_req(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *
                  "registration of rank %d covers; the read fails with EFAULT.",
                  p->rank, (unsigned long long)len, (unsigned long long)raddr, (unsigned long long)rd->rkey,
                  r->env.rank);
-    int alone = rmpi_list_empty(&p->rdq);
+    /* no read owed, and no chunk cut (the last one of an earlier answer may wait there) */
+    int alone = rmpi_list_empty(&p->rdq) && !p->cur_chunk;
     rmpi_list_push_back(&p->rdq, &rd->link);
     if (len >= TCP_RDMA_BATCH || len > r->chunk) {
         rmpi_tcp_flush(r, p);
@@ -197,8 +198,8 @@ void rmpi_tcp_on_get_req(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *
     }
     if (alone) {
         /* the whole answer as one frame among the acknowledgements, which the writer gathers
-         * (answers still leave in request order: a later one joins rdq while this is queued
-         * only if an earlier large one is there, and ackq goes out before rdq's chunks) */
+         * (answers still leave in request order: ackq goes out before any chunk is cut, and
+         * an answer behind an earlier one still owed or cut joins rdq) */
         rmpi_tcp_tx_t *t = rmpi_tcp_rd_next_chunk(r, p);
         rmpi_list_push_back(&p->ackq, &t->link);
     }
