@@ -5,7 +5,7 @@ set -eu
 
 usage() {
     cat <<'USAGE'
-usage: bench/osc_compare.sh [--only LIST] [--reps N] [--sizes LIST] [--flavor F] [--build DIR] [--out FILE]
+usage: bench/osc_compare.sh [--only LIST] [--reps N] [--sizes LIST] [--flavor F] [--net N] [--build DIR] [--out FILE]
 
 Builds bench/osc.c with mpicc.mpich and mpicc.openmpi into BUILD/bench/ref/, uses
 BUILD/bench/osc for RailMPI (cmake target bench), and runs each MPI with 2 ranks on shared
@@ -15,6 +15,11 @@ memory, --reps times (default 3) going round the MPIs in turn.
   --reps N      runs per MPI; the table shows the median (default 3)
   --sizes LIST  comma list of sizes for the sized tests (default 8,512,65536,1048576)
   --flavor F    window flavor: allocate (default), create or dynamic
+  --net N       shm (default); tcp: as two nodes over loopback TCP (RailMPI RMPI_NET=tcp
+                with two fake nodes; MPICH's UCX over tcp with MPIR_CVAR_NOLOCAL; Open MPI
+                ob1 with btl tcp,self and its osc rdma component, not sm); ofi-tcp:
+                libfabric tcp;ofi_rxm (RailMPI RMPI_NET=ofi with two fake nodes; Open MPI
+                cm/mtl ofi on the same provider with osc rdma; MPICH has no libfabric path)
   --build DIR   RailMPI build tree (default: the repository's build/)
   --out FILE    JSON lines (default BUILD/bench/results/osc-DATE.jsonl); the markdown
                 table goes to the same name with .md, launcher output to .log
@@ -30,6 +35,7 @@ only=""
 reps=3
 sizes=8,512,65536,1048576
 flavor=allocate
+net=shm
 out=""
 
 while [ $# -gt 0 ]; do
@@ -38,6 +44,7 @@ while [ $# -gt 0 ]; do
         --reps) [ $# -ge 2 ] || { usage >&2; exit 2; }; reps=$2; shift ;;
         --sizes) [ $# -ge 2 ] || { usage >&2; exit 2; }; sizes=$2; shift ;;
         --flavor) [ $# -ge 2 ] || { usage >&2; exit 2; }; flavor=$2; shift ;;
+        --net) [ $# -ge 2 ] || { usage >&2; exit 2; }; net=$2; shift ;;
         --build) [ $# -ge 2 ] || { usage >&2; exit 2; }; build=$2; shift ;;
         --out) [ $# -ge 2 ] || { usage >&2; exit 2; }; out=$2; shift ;;
         -h|--help) usage; exit 0 ;;
@@ -47,6 +54,8 @@ while [ $# -gt 0 ]; do
 done
 case "$reps" in ''|*[!0-9]*|0) echo "osc_compare.sh: --reps needs a positive number" >&2; exit 2 ;; esac
 case "$flavor" in allocate|create|dynamic) ;; *) echo "osc_compare.sh: unknown flavor '$flavor'" >&2; exit 2 ;; esac
+case "$net" in shm|tcp|ofi-tcp) ;; *) echo "osc_compare.sh: unknown net '$net'" >&2; exit 2 ;; esac
+[ "$net" != ofi-tcp ] || only=${only:-openmpi,railmpi}
 build=$(mkdir -p "$build" && cd "$build" && pwd)
 
 bench_name=osc_compare.sh
@@ -61,17 +70,26 @@ bench_build_all osc
 # crashes in vader (SIGSEGV in mca_btl_vader_poll_handle_frag) when one-sided runs with
 # its default single-copy mechanism (CMA); it runs with none.
 launch() {
-    case "$1" in
-        mpich) echo "mpiexec.mpich -n 2 ${MPICH_ARGS:-} $ref/osc.mpich" ;;
-        openmpi) echo "mpirun.openmpi -n 2 --mca pml ob1 --mca btl self,vader --mca btl_vader_single_copy_mechanism none" \
+    case "$1/$net" in
+        mpich/tcp) echo "mpiexec.mpich -n 2 -genv MPIR_CVAR_NOLOCAL 1 -genv UCX_TLS tcp,self ${MPICH_ARGS:-} $ref/osc.mpich" ;;
+        openmpi/tcp) echo "mpirun.openmpi -n 2 --mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include lo" \
+                          "--mca osc rdma,pt2pt ${OMPI_ARGS:-} $ref/osc.openmpi" ;;
+        railmpi/tcp) echo "$build/bin/mpiexec -n 2 -genv RMPI_NET tcp -genv RMPI_TOPO_FAKE_NODES 2 ${RMPI_ARGS:-}" \
+                          "$build/bench/osc" ;;
+        openmpi/ofi-tcp) echo "mpirun.openmpi -n 2 --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include tcp;ofi_rxm" \
+                              "--mca osc rdma,pt2pt --mca btl self,tcp --mca btl_tcp_if_include lo ${OMPI_ARGS:-} $ref/osc.openmpi" ;;
+        railmpi/ofi-tcp) echo "$build/bin/mpiexec -n 2 -genv RMPI_NET ofi -genv RMPI_OFI_PROVIDER tcp;ofi_rxm" \
+                              "-genv RMPI_TOPO_FAKE_NODES 2 ${RMPI_ARGS:-} $build/bench/osc" ;;
+        mpich/shm) echo "mpiexec.mpich -n 2 ${MPICH_ARGS:-} $ref/osc.mpich" ;;
+        openmpi/shm) echo "mpirun.openmpi -n 2 --mca pml ob1 --mca btl self,vader --mca btl_vader_single_copy_mechanism none" \
                       "${OMPI_ARGS:-} $ref/osc.openmpi" ;;
-        railmpi) echo "$build/bin/mpiexec -n 2 ${RMPI_ARGS:-} $build/bench/osc" ;;
+        railmpi/shm) echo "$build/bin/mpiexec -n 2 ${RMPI_ARGS:-} $build/bench/osc" ;;
     esac
 }
 
 busy=$(cpu_busy)
 load=$(cut -d' ' -f1-3 /proc/loadavg)
-echo "{\"meta\":\"osc_compare\",\"date\":\"$stamp\",\"host\":\"$(hostname)\",\"cores\":$(nproc),\"busy_pct\":$busy,\"loadavg\":\"$load\",\"reps\":$reps,\"sizes\":\"$sizes\",\"flavor\":\"$flavor\"$versions}" >>"$out"
+echo "{\"meta\":\"osc_compare\",\"date\":\"$stamp\",\"host\":\"$(hostname)\",\"cores\":$(nproc),\"busy_pct\":$busy,\"loadavg\":\"$load\",\"reps\":$reps,\"sizes\":\"$sizes\",\"flavor\":\"$flavor\",\"net\":\"$net\"$versions}" >>"$out"
 [ "$busy" -lt 20 ] || say "warning: the CPUs are $busy% busy with other work (load $load); numbers will be noisy"
 
 bench_run_all 300 -s "$sizes" -w "$flavor"
@@ -89,7 +107,7 @@ for line in open(sys.argv[1]):
         order.append(key)
     rows.setdefault(key, {}).setdefault(d["mpi"], []).append(d["value"])
 mpis = [m for m in ("railmpi", "mpich", "openmpi") if any(m in v for v in rows.values())]
-print(f"One-sided, 2 ranks on shm, {meta.get('flavor')} windows (median of {meta.get('reps')} runs), "
+print(f"One-sided, 2 ranks on {meta.get('net', 'shm')}, {meta.get('flavor')} windows (median of {meta.get('reps')} runs), "
       f"{meta.get('cores')} cores, CPU busy {meta.get('busy_pct')}% before, load {meta.get('loadavg')}\n")
 print("| test | bytes | unit | " + " | ".join(mpis) + " | RailMPI slowdown vs best |")
 print("|---|---:|---|" + "---:|" * len(mpis) + "---:|")

@@ -207,6 +207,13 @@ static int rma_call(const char *func, rmpi_rma_op_t *op, MPI_Count ocount, MPI_D
     int has_o =
         k == RMPI_RMA_PUT || k == RMPI_RMA_ACC || k == RMPI_RMA_CAS || (k == RMPI_RMA_GACC && op->op != MPI_NO_OP);
     int has_r = k == RMPI_RMA_GET || k == RMPI_RMA_GACC || k == RMPI_RMA_CAS;
+    /* Small atomics on a predefined type (the fetch-and-op of a counter, a flag's
+     * compare-and-swap): a handful of checks and the atomic itself, as Open MPI's osc/sm
+     * does; the target's own checks send anything unusual down the general path. */
+    if (k != RMPI_RMA_PUT && k != RMPI_RMA_GET && !request && tcount > 0 &&
+        (!has_o || (otype == ttype && ocount == tcount)) && (!has_r || (rtype == ttype && rcount == tcount)) &&
+        rmpi_rma_direct_small(w, op, ttype, (size_t)tcount) == 0)
+        return MPI_SUCCESS;
     if (ocount < 0 || rcount < 0 || tcount < 0)
         FAIL(MPI_ERR_COUNT, "a count is negative");
     if (op->target == MPI_PROC_NULL) { /* no effect, complete at once */

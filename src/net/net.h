@@ -32,6 +32,11 @@
  *    a put's data is in the target buffer before any later frame on that rail is delivered.
  *  - get()/put() complete through op->complete with op->t_done stamped (rmpi_time_ns) when the
  *    data is in place at the initiator (get) or has left the local buffer (put).
+ *  - A put that completed is in the target buffer before any frame sent to that peer after
+ *    its completion, on any rail, is delivered (one-sided flush and unlock rely on it): tcp
+ *    completes a put when written on a lone connection (later frames follow it) and on
+ *    PUT_ACK when the peer has several; ofi writes with FI_DELIVERY_COMPLETE; shm writes by
+ *    cross-memory attach before returning, or queues the ring copies ahead of later frames.
  *  - RDMA is native or emulated (hints.rdma_native); emulation lands data straight in the
  *    registered target buffer and checks the access against the target's registrations.
  *  - A remote access error (bad rkey, out of bounds) completes the op with -EFAULT when the

@@ -62,9 +62,12 @@ static int all_agree(rmpi_win_t *w, int ok)
     return ok;
 }
 
+static int int_kind(MPI_Datatype t);
+
 int rma_node_segment(rmpi_win_t *w, int packed, int direct)
 {
     static unsigned seq;
+    int_kind(MPI_INT); /* fills the type tables rmpi_rma_direct_small reads */
     int n = w->size, me = w->rank, mynode = node_of(w, me), leader = -1, nloc = 0;
     size_t al = packed ? 1 : 64, total = 0;
     size_t *off = rmpi_xmalloc((size_t)n * sizeof *off);
@@ -237,11 +240,13 @@ static void atomics_leave(rmpi_win_sync_t *s) { atomic_fetch_sub(&s->atomics, 1)
 
 /* ---- element-wise atomics ---- */
 
+/* predefined handles are 0x200..0x2ff (include/mpi.h): one table lookup per operation */
+static signed char kind[256];
+static unsigned char int_size[256]; /* bytes of the integer types of kind[] */
+
 /* 1: signed integer, 2: unsigned (or byte), 0: not an integer type. */
 static int int_kind(MPI_Datatype t)
 {
-    /* predefined handles are 0x200..0x2ff (include/mpi.h): one table lookup per operation */
-    static signed char kind[256];
     static int ready;
     if (!ready) {
         static const MPI_Datatype sgn[] = {MPI_AINT,     MPI_COUNT,     MPI_OFFSET,  MPI_SHORT,    MPI_INT,
@@ -255,6 +260,9 @@ static int int_kind(MPI_Datatype t)
             kind[(uintptr_t)sgn[i] & 0xff] = 1;
         for (size_t i = 0; i < sizeof uns / sizeof uns[0]; i++)
             kind[(uintptr_t)uns[i] & 0xff] = 2;
+        for (int i = 0; i < 256; i++)
+            if (kind[i])
+                int_size[i] = (unsigned char)rmpi_dtype_size(rmpi_dtype_get((MPI_Datatype)(uintptr_t)(0x200 + i)));
         ready = 1;
     }
     uintptr_t h = (uintptr_t)t;
@@ -420,6 +428,42 @@ void rma_direct_cas(rmpi_win_sync_t *s, char *p, size_t es, const void *v, const
 }
 
 /* ---- the origin ---- */
+
+int rmpi_rma_direct_small(rmpi_win_t *w, const rmpi_rma_op_t *op, MPI_Datatype type, size_t count)
+{
+    int t = op->target, k = op->kind;
+    if ((unsigned)t >= (unsigned)w->size || !w->dsync || !w->dsync[t] || count > RMA_ATOMIC_MAX ||
+        !(w->lock_all || w->locked[t] || w->fence_open))
+        return 1;
+    /* the tables are filled by the first int_kind call, made when the segment was mapped */
+    uintptr_t h = (uintptr_t)type;
+    int sgn = h >= 0x200 && h <= 0x2ff ? kind[h & 0xff] : 0;
+    size_t es = int_size[h & 0xff];
+    MPI_Op o = k == RMPI_RMA_CAS ? MPI_REPLACE : op->op;
+    if (!sgn || (es != 1 && es != 2 && es != 4 && es != 8) ||
+        (o != MPI_SUM && o != MPI_MIN && o != MPI_MAX && o != MPI_BAND && o != MPI_BOR && o != MPI_BXOR &&
+         o != MPI_REPLACE && o != MPI_NO_OP))
+        return 1;
+    const rmpi_win_peer_t *peer = &w->peers[t];
+    uint64_t disp = (uint64_t)op->tdisp * (uint64_t)peer->disp_unit, bytes = count * es;
+    char *p = w->dptr[t] + disp;
+    if (op->tdisp < 0 || disp > peer->size || bytes > peer->size - disp || (uintptr_t)p % es)
+        return 1;               /* the general path reports a range error, or takes the lock */
+    static const uint64_t none; /* the operand of MPI_NO_OP, never used */
+    const char *v = o == MPI_NO_OP ? (const char *)&none : op->obuf;
+    char *res = op->rbuf;
+    rmpi_win_sync_t *s = w->dsync[t];
+    atomics_enter(s);
+    if (k == RMPI_RMA_CAS)
+        at_elem(p, es, 2, MPI_REPLACE, v, op->cbuf, res);
+    else if (count == 1)
+        at_elem(p, es, sgn, o, v, NULL, res);
+    else
+        for (size_t i = 0; i < count; i++)
+            at_elem(p + i * es, es, sgn, o, o == MPI_NO_OP ? v : v + i * es, NULL, res ? res + i * es : NULL);
+    atomics_leave(s);
+    return 0;
+}
 
 int rma_direct_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, const rma_seg_t *segs, uint32_t nseg,
                      size_t tbytes, rmpi_req_t *ureq)

@@ -95,6 +95,12 @@ int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq)
         free(segs);
         return rc;
     }
+    if (tbytes && (op->kind == RMPI_RMA_PUT || op->kind == RMPI_RMA_GET) && rma_rdma_to(w, t) &&
+        rma_rdma_issue(w, op, disp, segs, nseg, tbytes, ureq) == 0) {
+        free(segs);
+        return 0;
+    }
+    rma_rdma_before_am(w, t);
     int kind = op->kind == RMPI_RMA_PUT    ? AM_PUT
                : op->kind == RMPI_RMA_GET  ? AM_GET
                : op->kind == RMPI_RMA_ACC  ? AM_ACC

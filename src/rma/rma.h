@@ -66,7 +66,10 @@ typedef struct rmpi_win {
     char **dptr;             /* per target on this node: its window memory mapped here */
     rmpi_win_sync_t **dsync; /* per target on this node: its sync line; NULL: remote target */
     int nlocal;              /* window ranks sharing the segment */
-    uint32_t bar_sense;      /* this rank's sense in the segment's barrier */
+    /* Put/Get on the providers' RDMA (rdma.c): per target its base and keys, our
+     * registrations; NULL when no target is reached that way */
+    struct rma_rdma *rdma;
+    uint32_t bar_sense; /* this rank's sense in the segment's barrier */
     /* dynamic windows: attached regions */
     rmpi_win_region_t *regions;
     int nregions, capregions;
@@ -157,6 +160,13 @@ typedef struct rmpi_rma_op {
     MPI_Op op;
 } rmpi_rma_op_t;
 int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq);
+/* The short path of small atomics (direct.c): an accumulate, get_accumulate (fetch_and_op)
+ * or compare_and_swap of count elements of one predefined integer type on every side
+ * (contiguous, the origin, result and target counts equal) with an operation the hardware
+ * has, to a direct target inside an open epoch and inside its window: done as element
+ * atomics, 0. Anything else (including every error) returns 1 and nothing was done: the
+ * caller checks everything and takes rmpi_rma_issue. Needs no library lock. */
+int rmpi_rma_direct_small(rmpi_win_t *w, const rmpi_rma_op_t *op, MPI_Datatype type, size_t count);
 /* Whether an access epoch to target is open (lock, lock_all, fence, start group). */
 int rmpi_rma_can_access(const rmpi_win_t *w, int target);
 

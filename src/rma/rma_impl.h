@@ -80,6 +80,35 @@ int rma_flush_ranks(rmpi_win_t *w, const int *ranks, int n);
 /* Every rank's element i of arr (el bytes each) from rank i: a ring over the window. */
 void rma_ring_allgather(rmpi_win_t *w, void *arr, size_t el);
 
+/* ---- Put and Get on the providers' RDMA (rdma.c) ---- */
+/* Collective at creation (after w->base and the node segment are known): register the
+ * window memory on the rails toward every rank not reached directly and exchange bases
+ * and keys (docs/wire/rma.md). */
+int rma_rdma_setup(rmpi_win_t *w);
+void rma_rdma_free(rmpi_win_t *w);
+/* Whether Put and Get to target go over RDMA now. One origin's operations on a target take
+ * effect in issue order on every path (tests/mpi/rma/random relies on it, beyond what MPI
+ * asks): an active message waits for the RDMA ops before it (rma_rdma_before_am), and
+ * after one, puts and gets to that target are active messages too until the target
+ * acknowledged everything (rma_rdma_acked: FLUSH or UNLOCK answered, or POST received). */
+int rma_rdma_to(const rmpi_win_t *w, int target);
+void rma_rdma_before_am(rmpi_win_t *w, int target);
+void rma_rdma_acked(rmpi_win_t *w, int target);
+/* Put or Get as RDMA ops (disp/segs/tbytes as for rma_direct_issue, tbytes > 0): 0 when
+ * posted (counted in w->gets[target] until every op completed; ureq completes then), 1
+ * when the target layout is better sent as one active message. */
+int rma_rdma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, const rma_seg_t *segs, uint32_t nseg,
+                   size_t tbytes, rmpi_req_t *ureq);
+/* Wait until every RDMA op to target has completed locally (then a frame sent to it is
+ * delivered after their data). */
+void rma_rdma_wait(rmpi_win_t *w, int target);
+/* Before a FLUSH or UNLOCK to target: its put data must land first. With one subchannel
+ * to it the rail's order does that (net.h: put data before any later frame), so the frame
+ * may follow at once, in the same write; with several, wait (rma_rdma_wait). */
+void rma_rdma_order(rmpi_win_t *w, int target);
+/* The first error RDMA ops met since the last call (MPI class), or 0. */
+int rma_rdma_error(rmpi_win_t *w);
+
 /* ---- direct operations on targets of this node (direct.c) ---- */
 /* Map the node segment holding the window memory of this node's ranks (w->peers' sizes
  * known): sets w->shm, w->shm_data, w->base, and with direct w->dptr and w->dsync.

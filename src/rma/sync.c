@@ -65,6 +65,7 @@ int rmpi_rma_start(rmpi_win_t *w, rmpi_group_t *g)
     for (int i = 0; i < g->size; i++) {
         wait_until(&w->posts[ranks[i]], 1);
         w->posts[ranks[i]]--;
+        rma_rdma_acked(w, ranks[i]); /* POST came after it handled our last COMPLETE */
     }
     atomic_thread_fence(memory_order_seq_cst);
     if (g != &rmpi_group_empty)
@@ -151,7 +152,7 @@ static int unlock_ranks(rmpi_win_t *w, const int *ranks, const int *types, int n
     int na = 0;
     for (int i = 0; i < n; i++) {
         int t = ranks ? ranks[i] : i;
-        rma_wait_gets(w, t);
+        rma_rdma_order(w, t);
         if (rmpi_rma_direct(w, t)) {
             atomic_thread_fence(memory_order_seq_cst);
             if (!w->nocheck[t])
@@ -165,7 +166,13 @@ static int unlock_ranks(rmpi_win_t *w, const int *ranks, const int *types, int n
     }
     int err = rma_ack_wait(acks, na);
     free(acks);
-    return err;
+    for (int i = 0; i < n; i++) {
+        /* answers and RDMA ops: the target took them before the UNLOCK it acknowledged */
+        rma_wait_gets(w, ranks ? ranks[i] : i);
+        rma_rdma_acked(w, ranks ? ranks[i] : i);
+    }
+    int rerr = rma_rdma_error(w);
+    return err ? err : rerr;
 }
 
 int rmpi_rma_unlock(rmpi_win_t *w, int target)

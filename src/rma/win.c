@@ -91,15 +91,19 @@ int rma_flush_ranks(rmpi_win_t *w, const int *ranks, int n)
     for (int i = 0; i < n; i++) {
         int t = ranks ? ranks[i] : i;
         if (w->dirty[t]) {
+            rma_rdma_order(w, t); /* its data ahead of the FLUSH */
             rma_ctl(w, t, AM_FLUSH, 0, &acks[na++]);
             w->dirty[t] = 0;
         }
     }
     int err = rma_ack_wait(acks, na);
+    for (int i = 0; i < n; i++)
+        rma_rdma_acked(w, ranks ? ranks[i] : i);
     free(acks);
     for (int i = 0; i < n; i++)
         rma_wait_gets(w, ranks ? ranks[i] : i);
-    return err;
+    int rerr = rma_rdma_error(w);
+    return err ? err : rerr;
 }
 
 void rma_ring_allgather(rmpi_win_t *w, void *arr, size_t el)
@@ -210,6 +214,7 @@ int rmpi_rma_win_create(rmpi_comm_t *comm, int flavor, void **base, size_t size,
     w->peers[w->rank].base = (uint64_t)(uintptr_t)w->base; /* only ever read here */
     if (flavor == MPI_WIN_FLAVOR_ALLOCATE || flavor == MPI_WIN_FLAVOR_SHARED)
         *base = w->base;
+    rma_rdma_setup(w);
     rma_serve_add(w);
     *out = w;
     return 0;
@@ -223,6 +228,7 @@ int rmpi_rma_win_free(rmpi_win_t *w)
     rma_wait_gets(w, -1);
     rmpi_coll_barrier(w->comm);
     rma_serve_remove(w);
+    rma_rdma_free(w);
     rmpi_comm_release(w->comm);
     win_delete(w);
     return err;

@@ -292,6 +292,7 @@ struct rmpi_tcp_peer {
     rmpi_list_t puts;         /* puts written out, waiting for PUT_ACK */
     rmpi_tcp_tx_t *cur_chunk; /* a GET_RESP or PUT frame being written: finish it first */
     int rd_turn;              /* alternation between txq and rdq */
+    int soon;                 /* in the rail's soon list (rmpi_tcp_write_soon) */
 
     int have_card, naddr, addr_next;
     int target; /* the peer's rail this rail is paired with (its card index) */
@@ -359,6 +360,8 @@ struct rmpi_tcp_rail {
     int epfd;
     rmpi_tcp_listener_t lis;
     rmpi_tcp_peer_t **peers; /* prov->npeers entries, allocated on first use */
+    rmpi_tcp_peer_t **soon;  /* peers whose queued output the next progress writes */
+    int nsoon, capsoon;
     rmpi_list_t handshaking; /* accepted sockets waiting for HELLO */
     rmpi_list_t estab;       /* established sockets */
     int nestab, nconn;       /* established / all live sockets */
@@ -461,6 +464,15 @@ static inline void rmpi_tcp_count_rx(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, siz
     c->moved += n;
     c->rxb += n;
 }
+/* Queue t (established peer: written by the next progress without asking epoll for
+ * EPOLLOUT, so a burst of small frames costs one writev and no epoll_ctl), else as
+ * rmpi_tcp_queue_tx. rmpi_tcp_write_soon: the same for output already queued. */
+void rmpi_tcp_queue_soon(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_tx_t *t);
+void rmpi_tcp_write_soon(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p);
+/* Write the output of the soon list (start of every progress). */
+void rmpi_tcp_drain_soon(rmpi_tcp_rail_t *r);
+/* Have progress write p's queued output once the socket takes it (EPOLLOUT interest). */
+void rmpi_tcp_want_output(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p);
 /* Write queued output: about one chunk, less if the socket fills; failures mark the peer lost. */
 void rmpi_tcp_flush(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p);
 /* True when p's socket takes new output directly (established, nothing queued before it). */

@@ -65,7 +65,7 @@ int rmpi_tcp_can_write_now(const rmpi_tcp_peer_t *p)
            rmpi_list_empty(&p->ackq) && !p->cur_chunk;
 }
 
-static void want_output(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
+void rmpi_tcp_want_output(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
 {
     rmpi_tcp_conn_t *c = p->conn;
     if (c && c->state == RMPI_TCP_CONN_ESTABLISHED)
@@ -76,9 +76,44 @@ void rmpi_tcp_queue_tx(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_tx_t *t)
 {
     rmpi_list_push_back(&p->txq, &t->link);
     if (p->state == RMPI_TCP_PEER_ESTABLISHED)
-        want_output(r, p);
+        rmpi_tcp_want_output(r, p);
     else
         rmpi_tcp_peer_kick(r, p);
+}
+
+void rmpi_tcp_write_soon(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
+{
+    if (p->state != RMPI_TCP_PEER_ESTABLISHED) {
+        rmpi_tcp_want_output(r, p);
+        return;
+    }
+    if (p->soon)
+        return;
+    if (r->nsoon == r->capsoon) {
+        r->capsoon = r->capsoon ? 2 * r->capsoon : 8;
+        r->soon = rmpi_xrealloc(r->soon, (size_t)r->capsoon * sizeof *r->soon);
+    }
+    p->soon = 1;
+    r->soon[r->nsoon++] = p;
+}
+
+void rmpi_tcp_queue_soon(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_tx_t *t)
+{
+    if (p->state != RMPI_TCP_PEER_ESTABLISHED) {
+        rmpi_tcp_queue_tx(r, p, t);
+        return;
+    }
+    rmpi_list_push_back(&p->txq, &t->link);
+    rmpi_tcp_write_soon(r, p);
+}
+
+void rmpi_tcp_drain_soon(rmpi_tcp_rail_t *r)
+{
+    for (int i = 0; i < r->nsoon; i++) { /* flush may not add to the list: it never queues */
+        r->soon[i]->soon = 0;
+        rmpi_tcp_flush(r, r->soon[i]);
+    }
+    r->nsoon = 0;
 }
 
 void rmpi_tcp_queue_ctrl(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *hdr, size_t hlen, int front)
@@ -88,7 +123,7 @@ void rmpi_tcp_queue_ctrl(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *
     t->hlen = hlen;
     if (front) {
         rmpi_list_push_front(&p->txq, &t->link);
-        want_output(r, p);
+        rmpi_tcp_want_output(r, p);
     } else {
         rmpi_tcp_queue_tx(r, p, t);
     }
@@ -231,7 +266,7 @@ void rmpi_tcp_flush(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
             break;
         budget -= (size_t)w;
     }
-    want_output(r, p);
+    rmpi_tcp_want_output(r, p);
 }
 
 void rmpi_tcp_op_done(rmpi_tcp_rail_t *r, rmpi_net_op_t *op, int status)

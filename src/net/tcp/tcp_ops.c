@@ -84,6 +84,7 @@ static void rail_free(rmpi_tcp_rail_t *r)
         close(r->epfd);
     rmpi_net_mrtab_free(&r->mr);
     free(r->done);
+    free(r->soon);
     free(r->peers);
     free(r);
 }
@@ -280,7 +281,10 @@ static int tcp_send(rmpi_rail_t *rail, int peer, const struct iovec *iov, int io
     t->dlen = total - done;
     /* the frame's head is already in the stream: nothing may be written before its rest */
     t->started = done > 0;
-    rmpi_tcp_queue_tx(r, p, t);
+    if (p->soon) /* behind small RDMA frames the next progress writes: in the same writev */
+        rmpi_tcp_queue_soon(r, p, t);
+    else
+        rmpi_tcp_queue_tx(r, p, t);
     return 0;
 }
 
@@ -360,6 +364,8 @@ static int tcp_progress(rmpi_rail_t *rail)
         (++r->idle_polls & 63))
         return 0;
     r->in_progress = 1;
+    if (r->nsoon)
+        rmpi_tcp_drain_soon(r);
     int n = poll_once(r, 0);
     r->in_progress = 0;
     return n;

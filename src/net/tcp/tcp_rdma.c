@@ -14,6 +14,12 @@ int rmpi_tcp_mr_reg(rmpi_rail_t *rail, void *addr, size_t len, rmpi_mr_t *mr)
 
 void rmpi_tcp_mr_dereg(rmpi_rail_t *rail, rmpi_mr_t *mr) { rmpi_net_mrtab_dereg(&rmpi_tcp_rail_of(rail)->mr, mr); }
 
+/* Puts, gets and read answers of fewer bytes are queued rather than written at once, so a
+ * burst of them (one-sided operations, the pieces of a non-contiguous rendezvous) leaves in
+ * one writev at the next progress instead of one system call each: on loopback every write
+ * also runs the receiver's TCP stack. Larger ones go at once (their data dwarfs the call). */
+#define TCP_RDMA_BATCH 4096
+
 /* A header-only frame in the ordered queue: written at once when nothing waits before it. */
 static void emit_ctrl(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *hdr, size_t hlen)
 {
@@ -84,8 +90,29 @@ int rmpi_tcp_get(rmpi_rail_t *rail, int peer, void *local, size_t len, uint64_t 
     rmpi_tcp_st64(e + 8, raddr);
     rmpi_tcp_st64(e + 16, rkey);
     rmpi_tcp_st64(e + 24, len);
-    emit_ctrl(r, p, h, hl);
+    if (len < TCP_RDMA_BATCH) {
+        rmpi_tcp_tx_t *t = rmpi_tcp_tx_new(0);
+        memcpy(t->hdr, h, hl);
+        t->hlen = hl;
+        rmpi_tcp_queue_soon(r, p, t);
+    } else {
+        emit_ctrl(r, p, h, hl);
+    }
     return 0;
+}
+
+/* c becomes one PUT frame of n bytes of data for (raddr, rkey) of put id. */
+static void put_frame(rmpi_tcp_tx_t *c, uint64_t id, uint64_t raddr, uint64_t rkey, const void *data, size_t n)
+{
+    c->hlen = rmpi_tcp_hdr(c->hdr, RMPI_TCP_PUT, 0);
+    uint8_t *e = c->hdr + RMPI_TCP_BASE_HDR;
+    rmpi_tcp_st64(e, id);
+    rmpi_tcp_st64(e + 8, raddr);
+    rmpi_tcp_st64(e + 16, rkey);
+    rmpi_tcp_st64(e + 24, n);
+    c->data = data;
+    c->dlen = n;
+    c->put_id = id;
 }
 
 int rmpi_tcp_put(rmpi_rail_t *rail, int peer, const void *local, size_t len, uint64_t raddr, uint64_t rkey,
@@ -98,17 +125,25 @@ int rmpi_tcp_put(rmpi_rail_t *rail, int peer, const void *local, size_t len, uin
     if (!p)
         return 0;
     rmpi_tcp_tx_t *t = rmpi_tcp_tx_new(0);
-    t->is_put = 1;
     /* With another rail to this peer, a put completes only once the target has it (see
      * rmpi_tcp_put_written); alone, it completes when written, which saves a frame per put. */
     const rmpi_tcp_link_t *l = rmpi_tcp_link(r->prov, peer);
     t->put_ack = l && l->npairs > 1;
+    t->op = op;
+    if (len < TCP_RDMA_BATCH && len <= r->chunk) {
+        /* one whole PUT frame in the queue at once, so the writer gathers a burst of them
+         * like any frames instead of cutting one chunk per writev */
+        put_frame(t, ++r->next_id, raddr, rkey, local, len);
+        t->hdr[1] = t->put_ack ? RMPI_TCP_F_ACK : 0;
+        rmpi_tcp_queue_soon(r, p, t);
+        return 0;
+    }
+    t->is_put = 1;
     t->put_id = ++r->next_id;
     t->data = local;
     t->dlen = len;
     t->raddr = raddr;
     t->rkey = rkey;
-    t->op = op;
     rmpi_tcp_queue_tx(r, p, t);
     if (p->state == RMPI_TCP_PEER_ESTABLISHED)
         rmpi_tcp_flush(r, p);
@@ -125,15 +160,7 @@ rmpi_tcp_tx_t *rmpi_tcp_put_next_chunk(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, r
     }
     size_t n = RMPI_MIN(r->chunk, t->dlen - t->psent);
     rmpi_tcp_tx_t *c = rmpi_tcp_tx_new(0);
-    c->hlen = rmpi_tcp_hdr(c->hdr, RMPI_TCP_PUT, 0);
-    uint8_t *e = c->hdr + RMPI_TCP_BASE_HDR;
-    rmpi_tcp_st64(e, t->put_id);
-    rmpi_tcp_st64(e + 8, t->raddr + t->psent);
-    rmpi_tcp_st64(e + 16, t->rkey);
-    rmpi_tcp_st64(e + 24, n);
-    c->data = t->data + t->psent;
-    c->dlen = n;
-    c->put_id = t->put_id;
+    put_frame(c, t->put_id, t->raddr + t->psent, t->rkey, t->data + t->psent, n);
     t->psent += n;
     if (t->psent == t->dlen) {
         c->hdr[1] = t->put_ack ? RMPI_TCP_F_ACK : 0;
@@ -162,8 +189,21 @@ void rmpi_tcp_on_get_req(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *
                  "registration of rank %d covers; the read fails with EFAULT.",
                  p->rank, (unsigned long long)len, (unsigned long long)raddr, (unsigned long long)rd->rkey,
                  r->env.rank);
+    /* no read owed, and no chunk cut (the last one of an earlier answer may wait there) */
+    int alone = rmpi_list_empty(&p->rdq) && !p->cur_chunk;
     rmpi_list_push_back(&p->rdq, &rd->link);
-    rmpi_tcp_flush(r, p);
+    if (len >= TCP_RDMA_BATCH || len > r->chunk) {
+        rmpi_tcp_flush(r, p);
+        return;
+    }
+    if (alone) {
+        /* the whole answer as one frame among the acknowledgements, which the writer gathers
+         * (answers still leave in request order: ackq goes out before any chunk is cut, and
+         * an answer behind an earlier one still owed or cut joins rdq) */
+        rmpi_tcp_tx_t *t = rmpi_tcp_rd_next_chunk(r, p);
+        rmpi_list_push_back(&p->ackq, &t->link);
+    }
+    rmpi_tcp_write_soon(r, p);
 }
 
 rmpi_tcp_tx_t *rmpi_tcp_rd_next_chunk(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)

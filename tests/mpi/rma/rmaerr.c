@@ -50,6 +50,15 @@ int main(int argc, char **argv)
     MTEST_ERR(MPI_Put(&v, 1, MPI_INT, 0, 4, 1, MPI_INT, win), MPI_ERR_RMA_RANGE);
     MTEST_ERR(MPI_Put(&v, 1, MPI_INT, 0, -1, 1, MPI_INT, win), MPI_ERR_RMA_RANGE);
     MTEST_ERR(MPI_Get(&r, 2, MPI_INT, 0, 3, 2, MPI_INT, win), MPI_ERR_RMA_RANGE);
+    /* small atomics (the short path on a direct target) outside the window, to a bad rank,
+     * with mismatched types or an undefined operation: the full checks still answer */
+    MTEST_ERR(MPI_Fetch_and_op(&v, &r, MPI_INT, 0, 4, MPI_SUM, win), MPI_ERR_RMA_RANGE);
+    MTEST_ERR(MPI_Fetch_and_op(&v, &r, MPI_INT, 0, -1, MPI_SUM, win), MPI_ERR_RMA_RANGE);
+    MTEST_ERR(MPI_Compare_and_swap(&v, &v, &r, MPI_INT, 0, 4, win), MPI_ERR_RMA_RANGE);
+    MTEST_ERR(MPI_Accumulate(&v, 2, MPI_INT, 0, 3, 2, MPI_INT, MPI_SUM, win), MPI_ERR_RMA_RANGE);
+    MTEST_ERR(MPI_Fetch_and_op(&v, &r, MPI_INT, size, 0, MPI_SUM, win), MPI_ERR_RANK);
+    MTEST_ERR(MPI_Accumulate(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_OP_NULL, win), MPI_ERR_OP);
+    MTEST_ERR(MPI_Accumulate(&v, 1, MPI_INT, 0, 0, -1, MPI_INT, MPI_SUM, win), MPI_ERR_COUNT);
     MTEST_ERR(MPI_Put(&v, -1, MPI_INT, 0, 0, 1, MPI_INT, win), MPI_ERR_COUNT);
     MTEST_ERR(MPI_Put(&v, 1, MPI_DATATYPE_NULL, 0, 0, 1, MPI_INT, win), MPI_ERR_TYPE);
     MTEST_ERR(MPI_Put(&v, 1, MPI_INT, 0, 0, 1, MPI_DOUBLE, win), MPI_ERR_TYPE);

@@ -1,0 +1,306 @@
+/* Put and Get on the providers' RDMA (Huang et al., 'Design Alternatives and Performance
+ * Trade-offs for Implementing MPI-2 over InfiniBand', sec. 3.3: one-sided operations
+ * mapped straight onto RDMA and scheduled by the progress engine, not sent through
+ * point-to-point). Every rank registers its window memory on the rails of its virtual
+ * channels to the other ranks when the window is created and sends each of them its base
+ * and one key per subchannel; an origin then moves Put and Get data itself with the
+ * rail's get/put (native fi_read/fi_write, tcp's emulated RDMA, cross-memory attach on
+ * shm), as many operations in flight as it issues, completed by the core's progress.
+ * Accumulates, locks and the other control messages stay active messages (target.c).
+ *
+ * Remote completion (net.h): an RDMA op that completed locally is in the target's memory
+ * before any frame the origin sends to that target afterwards is delivered. So a FLUSH,
+ * UNLOCK or COMPLETE sent after the window's ops completed reaches the target after the
+ * data, and on rails whose RDMA is native (completion is delivery) a flush needs no
+ * message at all. */
+#include "rma_impl.h"
+
+#include <errno.h>
+
+#include "../rt/rt.h"
+#include "../vc/vc.h"
+
+/* A target's window as this origin reaches it; nkeys 0: no RDMA to it. */
+typedef struct rma_rkeys {
+    uint64_t base;
+    uint32_t nkeys, pad;
+    uint64_t key[RMPI_VC_MAX_SUB];
+} rma_rkeys_t;
+
+struct rma_rdma {
+    rma_rkeys_t *rk;   /* per window rank */
+    int *out;          /* per target: operations whose RDMA ops are not all complete */
+    unsigned char *am; /* per target: active messages sent since it last acknowledged */
+    int err;           /* first error of a completed op (MPI class), reported at the next sync */
+    int nreg;          /* registrations of our window memory, one per rail */
+    rmpi_rail_t *rail[RMPI_NET_MAX_RAILS];
+    rmpi_mr_t mr[RMPI_NET_MAX_RAILS];
+};
+
+/* Pieces of at least this many bytes are striped over the VC's live subchannels. */
+#define RDMA_STRIPE_MIN ((size_t)64 << 10)
+/* Puts up to this size are copied and complete locally when issued (the early completion
+ * of Huang et al. sec. 3.2): the origin buffer is free at once, as on the message path;
+ * larger ones are read from it until the operation completes (at the next flush, unlock
+ * or fence, as MPI allows). */
+#define RDMA_COPY_MAX ((size_t)8 << 10)
+/* A non-contiguous target whose pieces average fewer bytes than this is cheaper packed into
+ * one active message than moved as one RDMA op per piece. */
+#define RDMA_SEG_MIN ((size_t)1024)
+
+/* One MPI operation (put or get) in flight: its ops, then what completion does. */
+typedef struct rdma_batch {
+    rmpi_win_t *w;
+    rmpi_vc_t *vc;
+    int target, pending, nops, get;
+    char *tmp; /* origin data packed (put), or landed before unpacking (get) */
+    void *rbuf;
+    size_t rcount, bytes;
+    rmpi_dtype_t *rdt; /* get into a non-contiguous buffer: unpack at completion */
+    rmpi_req_t *ureq;
+} rdma_batch_t;
+
+typedef struct rdma_op {
+    rmpi_net_op_t op;
+    rdma_batch_t *b;
+    rmpi_stripe_t st;
+} rdma_op_t;
+
+static int reg_index(struct rma_rdma *d, rmpi_rail_t *rail)
+{
+    for (int i = 0; i < d->nreg; i++)
+        if (d->rail[i] == rail)
+            return i;
+    return -1;
+}
+
+/* Our keys for origin o: one per subchannel of our VC to it (the rendezvous's rule: both
+ * ends number the subchannels between them alike); none when a rail cannot register. */
+static void keys_for(rmpi_win_t *w, int o, rma_rkeys_t *k)
+{
+    struct rma_rdma *d = w->rdma;
+    memset(k, 0, sizeof *k);
+    k->base = (uint64_t)(uintptr_t)w->base;
+    if (o == w->rank || rmpi_rma_direct(w, o) || !w->bytes || !w->base)
+        return;
+    rmpi_vc_t *vc = rmpi_vc_get(rmpi_comm_world_rank(w->comm, o));
+    for (int s = 0; s < vc->nsub; s++) {
+        rmpi_rail_t *rail = rmpi_vc_rail(vc, s);
+        int i = reg_index(d, rail);
+        if (i < 0 && d->nreg < RMPI_NET_MAX_RAILS && rmpi_net_mr_get(rail, w->base, w->bytes, &d->mr[d->nreg]) == 0) {
+            d->rail[d->nreg] = rail;
+            i = d->nreg++;
+        }
+        if (i < 0) {
+            rmpi_log(1, "one-sided: window memory not registered on rail %s; rank %d reaches it by messages.",
+                     rail->hints.name, o);
+            k->nkeys = 0;
+            return;
+        }
+        k->key[s] = d->mr[i].rkey;
+        k->nkeys = (uint32_t)(s + 1);
+    }
+}
+
+int rma_rdma_setup(rmpi_win_t *w)
+{
+    if (!rmpi_knobs.RMA_RDMA || w->flavor == MPI_WIN_FLAVOR_DYNAMIC || (w->dsync && w->nlocal == w->size))
+        return 0; /* the same answer on every rank, so the exchange below is collective */
+    struct rma_rdma *d = rmpi_xcalloc(1, sizeof *d);
+    d->rk = rmpi_xcalloc((size_t)w->size, sizeof *d->rk);
+    d->out = rmpi_xcalloc((size_t)w->size, sizeof *d->out);
+    d->am = rmpi_xcalloc((size_t)w->size, 1);
+    w->rdma = d;
+    int n = w->size, me = w->rank;
+    for (int s = 1; s < n; s++) {
+        int to = (me + s) % n, from = (me - s + n) % n;
+        rma_rkeys_t mine;
+        keys_for(w, to, &mine);
+        rmpi_comm_coll_sendrecv(w->comm, &mine, sizeof mine, to, &d->rk[from], sizeof d->rk[from], from,
+                                RMA_TAG_SETUP + 2);
+        rma_rkeys_t *k = &d->rk[from];
+        if (k->nkeys > RMPI_VC_MAX_SUB ||
+            (k->nkeys && k->nkeys != (uint32_t)rmpi_vc_get(rmpi_comm_world_rank(w->comm, from))->nsub)) {
+            rmpi_log(1, "one-sided: rank %d offers %u RDMA key(s), this rank has other rails to it; using messages.",
+                     from, k->nkeys);
+            k->nkeys = 0;
+        }
+    }
+    return 0;
+}
+
+void rma_rdma_free(rmpi_win_t *w)
+{
+    struct rma_rdma *d = w->rdma;
+    if (!d)
+        return;
+    for (int i = 0; i < d->nreg; i++)
+        rmpi_net_mr_put(d->rail[i], &d->mr[i]);
+    free(d->rk);
+    free(d->out);
+    free(d->am);
+    free(d);
+    w->rdma = NULL;
+}
+
+int rma_rdma_to(const rmpi_win_t *w, int target)
+{
+    return w->rdma && w->rdma->rk[target].nkeys && !w->rdma->am[target];
+}
+
+void rma_rdma_before_am(rmpi_win_t *w, int target)
+{
+    if (!w->rdma)
+        return;
+    rma_rdma_wait(w, target);
+    w->rdma->am[target] = 1;
+}
+
+void rma_rdma_acked(rmpi_win_t *w, int target)
+{
+    if (w->rdma)
+        w->rdma->am[target] = 0;
+}
+
+void rma_rdma_wait(rmpi_win_t *w, int target)
+{
+    unsigned idle = 0;
+    while (w->rdma && w->rdma->out[target] > 0)
+        rmpi_core_wait_step(&idle);
+}
+
+void rma_rdma_order(rmpi_win_t *w, int target)
+{
+    if (w->rdma && w->rdma->out[target] && rmpi_vc_get(rmpi_comm_world_rank(w->comm, target))->nsub > 1)
+        rma_rdma_wait(w, target);
+}
+
+int rma_rdma_error(rmpi_win_t *w)
+{
+    if (!w->rdma)
+        return 0;
+    int err = w->rdma->err;
+    w->rdma->err = 0;
+    return err;
+}
+
+static void batch_done(rdma_batch_t *b)
+{
+    rmpi_win_t *w = b->w;
+    if (b->rdt) {
+        rmpi_dtype_unpack(b->tmp, b->bytes, b->rbuf, b->rcount, b->rdt, 0);
+        rmpi_dtype_release(b->rdt);
+    }
+    free(b->tmp);
+    w->rdma->out[b->target]--;
+    w->gets[b->target]--;
+    w->ngets--;
+    if (b->ureq)
+        rmpi_req_complete(b->ureq);
+    free(b);
+}
+
+static void op_done(rmpi_net_op_t *nop)
+{
+    rdma_op_t *o = (rdma_op_t *)nop;
+    rdma_batch_t *b = o->b;
+    rmpi_vc_stripe_done(b->vc, &o->st);
+    if (RMPI_LIKELY(!nop->status))
+        b->vc->sub[o->st.sub].rdma_bytes += o->st.len;
+    if (RMPI_UNLIKELY(nop->status)) {
+        /* The origin checked the range against the window, so a refused access means the
+         * target's registration and our view of it disagree: an error for the next sync. */
+        if (nop->status != -EFAULT)
+            rmpi_fatal("one-sided RDMA %s of %zu bytes to rank %d on rail %s failed (error %d); one-sided "
+                       "operations do not move to another rail. RMPI_RMA_RDMA=0 sends them as messages.",
+                       b->get ? "read" : "write", o->st.len, b->vc->peer, nop->rail->hints.name, -nop->status);
+        if (!b->w->rdma->err)
+            b->w->rdma->err = MPI_ERR_RMA_RANGE;
+    }
+    if (--b->pending == 0)
+        batch_done(b);
+}
+
+/* Post [local, local + len) <-> the target's raddr as one op per stripe. */
+static void post_piece(rdma_batch_t *b, rdma_op_t *ops, int get, char *local, size_t len, uint64_t raddr)
+{
+    const rma_rkeys_t *k = &b->w->rdma->rk[b->target];
+    rmpi_stripe_t st[RMPI_VC_MAX_SUB];
+    int n = rmpi_vc_stripe(b->vc, len, st, len >= RDMA_STRIPE_MIN ? RMPI_VC_MAX_SUB : 1);
+    if (n <= 0)
+        rmpi_fatal("one-sided: no rail to rank %d is left for an RDMA %s.", b->vc->peer, get ? "read" : "write");
+    for (int i = 0; i < n; i++) {
+        rdma_op_t *o = &ops[b->nops++];
+        o->b = b;
+        o->st = st[i];
+        o->op.complete = op_done;
+        o->op.ctx = b;
+        o->op.status = 0;
+        rmpi_rail_t *rail = rmpi_vc_rail(b->vc, st[i].sub);
+        b->vc->sub[st[i].sub].rdma_posted += st[i].len;
+        if (!rail->hints.rdma_native)
+            b->w->dirty[b->target] = 1; /* landed only once the target handled it: FLUSH asks */
+        if (get)
+            rail->ops->get(rail, b->vc->peer, local + st[i].off, st[i].len, raddr + st[i].off, k->key[st[i].sub],
+                           &o->op);
+        else
+            rail->ops->put(rail, b->vc->peer, local + st[i].off, st[i].len, raddr + st[i].off, k->key[st[i].sub],
+                           &o->op);
+    }
+}
+
+int rma_rdma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, const rma_seg_t *segs, uint32_t nseg,
+                   size_t tbytes, rmpi_req_t *ureq)
+{
+    if (nseg && tbytes / nseg < RDMA_SEG_MIN)
+        return 1;
+    int t = op->target, get = op->kind == RMPI_RMA_GET;
+    rmpi_vc_t *vc = rmpi_vc_get(rmpi_comm_world_rank(w->comm, t));
+    size_t npieces = nseg ? nseg : 1, maxops = 0;
+    for (size_t i = 0; i < npieces; i++)
+        maxops += (nseg ? segs[i].len : tbytes) >= RDMA_STRIPE_MIN ? (size_t)vc->nsub : 1;
+    const void *obuf = get ? op->rbuf : op->obuf;
+    size_t ocount = get ? op->rcount : op->ocount;
+    rmpi_dtype_t *odt = get ? op->rdt : op->odt;
+    int contig = rmpi_dtype_is_contig(odt, ocount), inline_copy = !get && tbytes <= RDMA_COPY_MAX;
+    /* one allocation: the batch, its ops, and a small put's copy */
+    size_t head = sizeof(rdma_batch_t) + maxops * sizeof(rdma_op_t);
+    rdma_batch_t *b = rmpi_xmalloc(head + (inline_copy ? tbytes : 0));
+    rdma_op_t *ops = (rdma_op_t *)(void *)(b + 1);
+    *b = (rdma_batch_t){w, vc, t, 0, 0, get, NULL, NULL, 0, tbytes, NULL, ureq};
+    char *local;
+    if (inline_copy) {
+        local = (char *)b + head;
+        if (contig)
+            memcpy(local, rmpi_dtype_contig_ptr(obuf, odt), tbytes);
+        else
+            rmpi_dtype_pack(op->obuf, op->ocount, op->odt, 0, local, tbytes);
+    } else if (contig) {
+        local = rmpi_dtype_contig_ptr(obuf, odt);
+    } else {
+        local = b->tmp = rmpi_xmalloc(tbytes);
+        if (get) {
+            b->rbuf = op->rbuf;
+            b->rcount = op->rcount;
+            b->rdt = op->rdt;
+            rmpi_dtype_retain(op->rdt);
+        } else {
+            rmpi_dtype_pack(op->obuf, op->ocount, op->odt, 0, local, tbytes);
+        }
+    }
+    uint64_t raddr = w->rdma->rk[t].base + disp;
+    w->rdma->out[t]++;
+    w->gets[t]++;
+    w->ngets++;
+    if (!nseg) {
+        post_piece(b, ops, get, local, tbytes, raddr);
+    } else {
+        size_t at = 0;
+        for (uint32_t i = 0; i < nseg; i++) {
+            post_piece(b, ops, get, local + at, segs[i].len, raddr + (uint64_t)segs[i].off);
+            at += segs[i].len;
+        }
+    }
+    b->pending = b->nops; /* none has completed yet: completions run only inside progress */
+    return 0;
+}

@@ -1,0 +1,326 @@
+/* Put and Get on the providers' RDMA (RMPI_RMA_RDMA; over tcp, ofi, fake nodes, and
+ * Win_create windows on shm through cross-memory attach). Each check holds on the
+ * active-message path too (RMPI_RMA_RDMA=0), which the testlist also runs:
+ * - many puts in flight to every other rank (lock_all), flush_all, then gets read them back;
+ *   a flag put after a flush is never seen before the data it follows;
+ * - 4 MiB puts and gets (striped, cut by the providers), with contiguous and non-contiguous
+ *   origin types, and a non-contiguous target of 4 KiB blocks (one RDMA op per block) and
+ *   of 8-byte blocks (packed into one message);
+ * - request-based Rput/Rget completing only with their data;
+ * - fence and PSCW epochs over Win_create and Win_allocate windows;
+ * - dynamic windows with attach and detach (messages: no keys for attached memory);
+ * - a put or get outside the target window fails with MPI_ERR_RMA_RANGE under
+ *   MPI_ERRORS_RETURN, and the guard bytes around the target window stay intact. */
+#include "mtest.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SLOTS 512 /* puts in flight per target */
+#define BIG (4u << 20)
+#define GUARD 4096
+
+static long val(int origin, int target, int i) { return ((long)origin << 40) ^ ((long)target << 20) ^ i; }
+
+/* Win_create over the middle of a buffer with guard pages around it. */
+static char *guarded(size_t bytes)
+{
+    char *g = malloc(bytes + 2 * GUARD);
+    memset(g, 0x5a, GUARD);
+    memset(g + GUARD + bytes, 0xa5, GUARD);
+    memset(g + GUARD, 0, bytes);
+    return g;
+}
+
+static void check_guards(const char *g, size_t bytes)
+{
+    int bad = 0;
+    for (size_t i = 0; i < GUARD; i++)
+        bad += g[i] != 0x5a || g[GUARD + bytes + i] != (char)0xa5;
+    MTEST_CHECK(bad == 0, "%d guard bytes around the window changed", bad);
+}
+
+static void many_in_flight(MPI_Win win, long *mem, int rank, int size)
+{
+    MTEST_OK(MPI_Win_lock_all(0, win));
+    static long src[SLOTS];
+    for (int t = 0; t < size; t++) {
+        for (int i = 0; i < SLOTS; i++)
+            src[i] = val(rank, t, i);
+        /* one put per element: SLOTS operations in flight to each target */
+        for (int i = 0; i < SLOTS; i++)
+            MTEST_OK(MPI_Put(&src[i], 1, MPI_LONG, t, (MPI_Aint)rank * SLOTS + i, 1, MPI_LONG, win));
+        MTEST_OK(MPI_Win_flush(t, win)); /* src is reused for the next target */
+    }
+    MTEST_OK(MPI_Win_flush_all(win));
+    long *back = malloc(SLOTS * sizeof(long));
+    for (int t = 0; t < size; t++) {
+        int o = rank; /* our own puts, complete after the flush */
+        for (int i = 0; i < SLOTS; i++)
+            MTEST_OK(MPI_Get(&back[i], 1, MPI_LONG, t, (MPI_Aint)o * SLOTS + i, 1, MPI_LONG, win));
+        MTEST_OK(MPI_Win_flush_local(t, win));
+        int bad = 0;
+        for (int i = 0; i < SLOTS; i++)
+            bad += back[i] != val(o, t, i);
+        MTEST_CHECK(bad == 0, "target %d: %d of my own puts read back wrong", t, bad);
+    }
+    MTEST_OK(MPI_Win_unlock_all(win));
+    MPI_Barrier(MPI_COMM_WORLD);
+    int bad = 0;
+    for (int o = 0; o < size; o++)
+        for (int i = 0; i < SLOTS; i++)
+            bad += mem[(size_t)o * SLOTS + i] != val(o, rank, i);
+    MTEST_CHECK(bad == 0, "%d elements of my window wrong after unlock_all and a barrier", bad);
+    free(back);
+}
+
+/* data, flush, flag: whoever sees the flag sees the data. */
+static void flag_after_data(MPI_Win win, long *mem, int rank, int size)
+{
+    if (size < 2)
+        return;
+    long *data = malloc(SLOTS * sizeof(long));
+    if (rank == 1) {
+        MTEST_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win));
+        memset(mem, 0, (SLOTS + 1) * sizeof(long));
+        MTEST_OK(MPI_Win_unlock(1, win));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        for (int i = 0; i < SLOTS; i++)
+            data[i] = val(9, 1, i);
+        long one = 1;
+        MTEST_OK(MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win));
+        MTEST_OK(MPI_Put(data, SLOTS, MPI_LONG, 1, 0, SLOTS, MPI_LONG, win));
+        MTEST_OK(MPI_Win_flush(1, win));
+        MTEST_OK(MPI_Put(&one, 1, MPI_LONG, 1, SLOTS, 1, MPI_LONG, win));
+        MTEST_OK(MPI_Win_unlock(1, win));
+    } else if (rank == 1) {
+        long flag = 0;
+        while (!flag) {
+            MTEST_OK(MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win));
+            flag = mem[SLOTS];
+            MTEST_OK(MPI_Win_unlock(1, win));
+        }
+        MTEST_OK(MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win));
+        int bad = 0;
+        for (int i = 0; i < SLOTS; i++)
+            bad += mem[i] != val(9, 1, i);
+        MTEST_OK(MPI_Win_unlock(1, win));
+        MTEST_CHECK(bad == 0, "flag seen before %d data elements", bad);
+    }
+    free(data);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void fill(char *p, size_t n, int seed)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = (char)(i * 131 + (size_t)seed * 7 + (i >> 12));
+}
+
+/* 4 MiB to the next rank: contiguous, vector origin, vector targets of big and tiny blocks. */
+static void big(int rank, int size)
+{
+    char *g = guarded(BIG);
+    char *mem = g + GUARD;
+    MPI_Win win;
+    MTEST_OK(MPI_Win_create(mem, BIG, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    int t = (rank + 1) % size, from = (rank - 1 + size) % size;
+    char *src = malloc(2 * BIG), *back = malloc(2 * BIG);
+    fill(src, 2 * BIG, rank);
+    MPI_Datatype half, blocks, tiny;
+    /* every other 4 KiB of a 2*BIG buffer: BIG bytes */
+    MPI_Type_vector(BIG / 4096, 4096, 8192, MPI_BYTE, &half);
+    MPI_Type_commit(&half);
+    /* 4 KiB blocks with 4 KiB gaps over the target's window: BIG/2 bytes */
+    MPI_Type_vector(BIG / 8192, 4096, 8192, MPI_BYTE, &blocks);
+    MPI_Type_commit(&blocks);
+    MPI_Type_vector(BIG / 16, 8, 16, MPI_BYTE, &tiny);
+    MPI_Type_commit(&tiny);
+    for (int mode = 0; mode < 4; mode++) {
+        MTEST_OK(MPI_Win_fence(0, win));
+        if (mode == 0)
+            MTEST_OK(MPI_Put(src, BIG, MPI_BYTE, t, 0, BIG, MPI_BYTE, win));
+        else if (mode == 1)
+            MTEST_OK(MPI_Put(src, 1, half, t, 0, BIG, MPI_BYTE, win));
+        else if (mode == 2)
+            MTEST_OK(MPI_Put(src, BIG / 2, MPI_BYTE, t, 0, 1, blocks, win));
+        else
+            MTEST_OK(MPI_Put(src, BIG / 2, MPI_BYTE, t, 0, 1, tiny, win));
+        MTEST_OK(MPI_Win_fence(0, win));
+        /* what `from` put here, computed from its seed */
+        char *want = malloc(2 * BIG), *exp = calloc(BIG, 1);
+        fill(want, 2 * BIG, from);
+        if (mode == 0)
+            memcpy(exp, want, BIG);
+        else if (mode == 1)
+            for (size_t k = 0; k < BIG / 4096; k++)
+                memcpy(exp + k * 4096, want + k * 8192, 4096);
+        else
+            for (size_t k = 0, b = mode == 2 ? 4096 : 8; k < BIG / 2 / b; k++)
+                memcpy(exp + k * 2 * b, want + k * b, b);
+        MTEST_CHECK(memcmp(exp, mem, BIG) == 0, "mode %d: window differs from what rank %d put", mode, from);
+        /* read it back from the target and compare with what we put */
+        memset(back, 0, 2 * BIG);
+        if (mode == 0)
+            MTEST_OK(MPI_Get(back, BIG, MPI_BYTE, t, 0, BIG, MPI_BYTE, win));
+        else if (mode == 1)
+            MTEST_OK(MPI_Get(back, 1, half, t, 0, BIG, MPI_BYTE, win));
+        else
+            MTEST_OK(MPI_Get(back, BIG / 2, MPI_BYTE, t, 0, 1, mode == 2 ? blocks : tiny, win));
+        MTEST_OK(MPI_Win_fence(0, win));
+        size_t n = mode < 2 ? BIG : BIG / 2;
+        int ok = mode == 1 ? 1 : memcmp(back, src, n) == 0;
+        if (mode == 1)
+            for (size_t k = 0; k < BIG / 4096; k++)
+                ok &= memcmp(back + k * 8192, src + k * 8192, 4096) == 0;
+        MTEST_CHECK(ok, "mode %d: get from rank %d differs from what this rank put", mode, t);
+        MTEST_OK(MPI_Win_fence(0, win));
+        memset(mem, 0, BIG);
+        free(want);
+        free(exp);
+    }
+    MTEST_OK(MPI_Win_fence(0, win));
+    MTEST_OK(MPI_Win_free(&win));
+    check_guards(g, BIG);
+    MPI_Type_free(&half);
+    MPI_Type_free(&blocks);
+    MPI_Type_free(&tiny);
+    free(src);
+    free(back);
+    free(g);
+}
+
+static void requests_and_pscw(int rank, int size)
+{
+    long *mem;
+    MPI_Win win;
+    MTEST_OK(MPI_Win_allocate(64 * 1024 * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+    int t = (rank + 1) % size, from = (rank - 1 + size) % size;
+    long *src = malloc(64 * 1024 * sizeof(long)), *back = malloc(64 * 1024 * sizeof(long));
+    for (int i = 0; i < 64 * 1024; i++)
+        src[i] = val(rank, t, i);
+    MTEST_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, win));
+    MPI_Request r[2];
+    MTEST_OK(MPI_Rput(src, 64 * 1024, MPI_LONG, t, 0, 64 * 1024, MPI_LONG, win, &r[0]));
+    MTEST_OK(MPI_Wait(&r[0], MPI_STATUS_IGNORE));
+    MTEST_OK(MPI_Win_flush(t, win));
+    MTEST_OK(MPI_Rget(back, 64 * 1024, MPI_LONG, t, 0, 64 * 1024, MPI_LONG, win, &r[1]));
+    MTEST_OK(MPI_Wait(&r[1], MPI_STATUS_IGNORE));
+    MTEST_CHECK(memcmp(back, src, 64 * 1024 * sizeof(long)) == 0, "Rget after Rput and flush read other data");
+    MTEST_OK(MPI_Win_unlock(t, win));
+    MPI_Barrier(MPI_COMM_WORLD);
+    MTEST_CHECK(mem[777] == val(from, rank, 777), "element 777 is %lx", (unsigned long)mem[777]);
+
+    /* PSCW: the next rank writes, we wait */
+    MPI_Group world, to, by;
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    MPI_Group_incl(world, 1, &t, &to);
+    MPI_Group_incl(world, 1, &from, &by);
+    MTEST_OK(MPI_Win_post(by, 0, win));
+    MTEST_OK(MPI_Win_start(to, 0, win));
+    for (int i = 0; i < 64; i++)
+        src[i] = -val(rank, t, i);
+    MTEST_OK(MPI_Put(src, 64, MPI_LONG, t, 100, 64, MPI_LONG, win));
+    MTEST_OK(MPI_Win_complete(win));
+    MTEST_OK(MPI_Win_wait(win));
+    int bad = 0;
+    for (int i = 0; i < 64; i++)
+        bad += mem[100 + i] != -val(from, rank, i);
+    MTEST_CHECK(bad == 0, "PSCW: %d elements not there after Win_wait", bad);
+    MPI_Group_free(&world);
+    MPI_Group_free(&to);
+    MPI_Group_free(&by);
+    MTEST_OK(MPI_Win_free(&win));
+    free(src);
+    free(back);
+}
+
+static void dynamic(int rank, int size)
+{
+    MPI_Win win;
+    MTEST_OK(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    long *a = calloc(1024, sizeof(long));
+    MTEST_OK(MPI_Win_attach(win, a, 1024 * sizeof(long)));
+    MPI_Aint mine, *addr = malloc((size_t)size * sizeof *addr);
+    MPI_Get_address(a, &mine);
+    MPI_Allgather(&mine, 1, MPI_AINT, addr, 1, MPI_AINT, MPI_COMM_WORLD);
+    int t = (rank + 1) % size, from = (rank - 1 + size) % size;
+    long v[1024];
+    for (int i = 0; i < 1024; i++)
+        v[i] = val(rank, t, i);
+    MTEST_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, win));
+    MTEST_OK(MPI_Put(v, 1024, MPI_LONG, t, addr[t], 1024, MPI_LONG, win));
+    MTEST_OK(MPI_Win_unlock(t, win));
+    MPI_Barrier(MPI_COMM_WORLD);
+    MTEST_CHECK(a[1023] == val(from, rank, 1023), "dynamic: last element %lx", (unsigned long)a[1023]);
+    MTEST_OK(MPI_Win_detach(win, a));
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* detached: a put there is a range error the target reports at the unlock */
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    MTEST_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, win));
+    MPI_Put(v, 1, MPI_LONG, t, addr[t], 1, MPI_LONG, win);
+    MTEST_ERR(MPI_Win_unlock(t, win), MPI_ERR_RMA_RANGE);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MTEST_CHECK(a[0] == val(from, rank, 0), "dynamic: detached memory was written");
+    MTEST_OK(MPI_Win_free(&win));
+    free(a);
+    free(addr);
+}
+
+/* Outside the window: MPI_ERR_RMA_RANGE at the call, the target's memory untouched. */
+static void out_of_range(int rank, int size)
+{
+    const size_t bytes = 1000;
+    char *g = guarded(bytes);
+    MPI_Win win;
+    MTEST_OK(MPI_Win_create(g + GUARD, bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    int t = (rank + 1) % size;
+    char src[4096];
+    memset(src, 0x77, sizeof src);
+    MTEST_OK(MPI_Win_lock(MPI_LOCK_SHARED, t, 0, win));
+    MTEST_ERR(MPI_Put(src, 8, MPI_BYTE, t, 996, 8, MPI_BYTE, win), MPI_ERR_RMA_RANGE);
+    MTEST_ERR(MPI_Put(src, 4096, MPI_BYTE, t, 0, 4096, MPI_BYTE, win), MPI_ERR_RMA_RANGE);
+    MTEST_ERR(MPI_Get(src, 16, MPI_BYTE, t, 990, 16, MPI_BYTE, win), MPI_ERR_RMA_RANGE);
+    MTEST_OK(MPI_Put(src, 8, MPI_BYTE, t, 992, 8, MPI_BYTE, win)); /* the last 8 bytes are fine */
+    MTEST_OK(MPI_Win_unlock(t, win));
+    MPI_Barrier(MPI_COMM_WORLD);
+    MTEST_CHECK(g[GUARD + 992] == 0x77 && g[GUARD + 999] == 0x77, "the last 8 bytes were not written");
+    check_guards(g, bytes);
+    MTEST_OK(MPI_Win_free(&win));
+    free(g);
+}
+
+int main(int argc, char **argv)
+{
+    mtest_init(&argc, &argv);
+    int rank = mtest_rank, size = mtest_size;
+    for (int flavor = 0; flavor < 2; flavor++) {
+        long *mem;
+        MPI_Win win;
+        size_t bytes = ((size_t)size * SLOTS + 1) * sizeof(long);
+        if (flavor == 0) {
+            MTEST_OK(MPI_Win_allocate((MPI_Aint)bytes, sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+        } else {
+            mem = malloc(bytes);
+            MTEST_OK(MPI_Win_create(mem, (MPI_Aint)bytes, sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+        }
+        MTEST_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win));
+        memset(mem, 0, bytes);
+        MTEST_OK(MPI_Win_unlock(rank, win));
+        MPI_Barrier(MPI_COMM_WORLD);
+        many_in_flight(win, mem, rank, size);
+        flag_after_data(win, mem, rank, size);
+        MTEST_OK(MPI_Win_free(&win));
+        if (flavor == 1)
+            free(mem);
+    }
+    big(rank, size);
+    requests_and_pscw(rank, size);
+    dynamic(rank, size);
+    out_of_range(rank, size);
+    return mtest_finalize();
+}
