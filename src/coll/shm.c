@@ -266,14 +266,17 @@ int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t co
         uint64_t t = step_begin(&h);
         memcpy(buf_of(&h, h.me, t), in + pos * es, k * es);
         post(&h.ctl[h.me].ready, t);
-        wait_all(&h, offsetof(shm_ctl_t, ready), t);
         if (k * es <= small) {
-            /* small: one synchronisation, every rank that wants the result combines it all */
-            if (out_here)
+            /* small: every rank that wants the result combines it all; the others go on
+             * (their buffers are safe until the root's done) */
+            if (out_here) {
+                wait_all(&h, offsetof(shm_ctl_t, ready), t);
                 reduce_all(&h, t, op, basic, out + pos * es, k, es);
+            }
             post(&h.ctl[h.me].done, t);
             continue;
         }
+        wait_all(&h, offsetof(shm_ctl_t, ready), t);
         /* each rank combines its slice of every buffer into its own buffer */
         size_t lo, hi;
         slice(k, es, h.n, h.me, &lo, &hi);
