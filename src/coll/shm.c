@@ -24,7 +24,7 @@
 #include "../core/core.h"
 #include "../rt/rt.h"
 
-#define SHM_NBUF 2
+#define SHM_NBUF 4       /* steps a writer may run ahead of the slowest reader */
 #define SHM_LINE 128     /* a control line: two cache lines (the adjacent-line prefetcher) */
 #define SHM_MAX_RANKS 64 /* more keep the point-to-point schedules (Alltoall parts stay >= 64 bytes) */
 
@@ -173,9 +173,9 @@ static void blocks_done(void **tout, const rmpi_coll_blk_t *recv, int n)
 int rmpi_coll_shm_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int root)
 {
     shm_t h;
-    if (rmpi_knobs.COLL_BCAST || !shm_get(c, &h))
-        return RMPI_COLL_SHM_DECLINED;
     size_t bytes = dt ? count * dt->size : 0, total = bytes;
+    if (rmpi_knobs.COLL_BCAST || bytes >= (size_t)rmpi_knobs.COLL_SHM_BCAST_MAX || !shm_get(c, &h))
+        return RMPI_COLL_SHM_DECLINED;
     void *tmp = NULL;
     int err = 0;
     if (h.me == root) {
@@ -250,8 +250,9 @@ int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t co
                          int root)
 {
     shm_t h;
+    long long max = root < 0 ? rmpi_knobs.COLL_SHM_ALLREDUCE_MAX : rmpi_knobs.COLL_SHM_REDUCE_MAX;
     if ((root < 0 ? rmpi_knobs.COLL_ALLREDUCE : rmpi_knobs.COLL_REDUCE) || !rmpi_coll_op_predefined(op) || !dt ||
-        !dt->size || !count || !shm_get(c, &h))
+        !dt->size || !count || count * dt->size >= (size_t)max || !shm_get(c, &h))
         return RMPI_COLL_SHM_DECLINED;
     int out_here = root < 0 || h.me == root;
     void *tin = NULL, *tout = NULL;
@@ -309,10 +310,12 @@ static size_t blk_bytes(const rmpi_coll_blk_t *b) { return b->dt ? b->count * b-
 int rmpi_coll_shm_allgather(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int form)
 {
     shm_t h;
-    if (form != RMPI_COLL_REGULAR || rmpi_knobs.COLL_ALLGATHER || !shm_get(c, &h))
+    size_t bb = blk_bytes(&recv[0]);
+    if (form != RMPI_COLL_REGULAR || rmpi_knobs.COLL_ALLGATHER || bb >= (size_t)rmpi_knobs.COLL_SHM_ALLGATHER_MAX ||
+        !shm_get(c, &h))
         return RMPI_COLL_SHM_DECLINED;
     int n = h.n, me = h.me, err = 0;
-    size_t bb = blk_bytes(&recv[0]), sb = send ? blk_bytes(send) : bb;
+    size_t sb = send ? blk_bytes(send) : bb;
     if (sb > bb)
         err = MPI_ERR_TRUNCATE; /* my block does not fit the receive blocks */
     /* in place: my block is read from the receive buffer (packed first when it has gaps) */
@@ -347,10 +350,12 @@ int rmpi_coll_shm_allgather(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const r
 int rmpi_coll_shm_alltoall(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int form)
 {
     shm_t h;
-    if (form != RMPI_COLL_REGULAR || rmpi_knobs.COLL_ALLTOALL || !shm_get(c, &h))
+    size_t bb = blk_bytes(&recv[0]);
+    if (form != RMPI_COLL_REGULAR || rmpi_knobs.COLL_ALLTOALL || bb >= (size_t)rmpi_knobs.COLL_SHM_ALLTOALL_MAX ||
+        !shm_get(c, &h))
         return RMPI_COLL_SHM_DECLINED;
     int n = h.n, me = h.me, err = 0;
-    size_t bb = blk_bytes(&recv[0]), sb = send ? blk_bytes(&send[0]) : bb;
+    size_t sb = send ? blk_bytes(&send[0]) : bb;
     size_t part = h.chunk / (size_t)n / 64 * 64; /* per destination and step */
     if (sb > bb)
         err = MPI_ERR_TRUNCATE;
@@ -369,9 +374,13 @@ int rmpi_coll_shm_alltoall(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rm
         uint64_t t = step_begin(&h);
         char *mine = buf_of(&h, me, t);
         for (int d = 0; d < n; d++)
-            memcpy(mine + (size_t)d * part, in[d] + off, kin);
+            if (d != me)
+                memcpy(mine + (size_t)d * part, in[d] + off, kin);
         post(&h.ctl[me].ready, t);
-        for (int i = 0; i < n; i++) {
+        /* my own block straight across (nothing to do in place: it is where it belongs) */
+        if (out[me] != in[me])
+            memcpy(out[me] + off, in[me] + off, kin);
+        for (int i = 1; i < n; i++) {
             int r = (me + i) % n;
             wait_ge(&h.ctl[r].ready, t);
             memcpy(out[r] + off, buf_of(&h, r, t) + (size_t)me * part, k);
