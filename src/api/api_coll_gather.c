@@ -123,8 +123,8 @@ static int check_alias(const call_t *k, const side_t *s, const rmpi_coll_blk_t *
     return 0;
 }
 
-/* Lock held: run the schedule (blocking) or hand it over as a request; drops the lock. */
-/* A blocking call's result (rc) or, when s is not NULL, the schedule's: run or handed out. */
+/* Lock held: run the schedule (blocking) or hand it over as a request; drops the lock.
+ * s == NULL: the call ran without one (shared memory) and rc is its result. */
 static int finish_rc(const call_t *k, rmpi_nbc_t *s, int rc)
 {
     if (s && k->mode == RMPI_API_RUN)
