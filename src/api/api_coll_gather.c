@@ -123,14 +123,16 @@ static int check_alias(const call_t *k, const side_t *s, const rmpi_coll_blk_t *
     return 0;
 }
 
-/* Lock held: run the schedule (blocking) or hand it over as a request; drops the lock. */
-static int finish(const call_t *k, rmpi_nbc_t *s)
+/* Lock held: run the schedule (blocking) or hand it over as a request; drops the lock.
+ * s == NULL: the call ran without one (shared memory) and rc is its result. */
+static int finish_rc(const call_t *k, rmpi_nbc_t *s, int rc)
 {
-    int rc = 0;
-    if (k->mode == RMPI_API_RUN)
+    if (s && k->mode == RMPI_API_RUN)
         rc = rmpi_nbc_run(s);
-    else
+    else if (s) {
         rmpi_api_coll_request(k->c, s, k->req, k->mode == RMPI_API_PERSIST);
+        rc = 0;
+    }
     RMPI_UNLOCK();
     if (rc == MPI_ERR_TRUNCATE)
         return rmpi_api_error(k->c, rc, k->func,
@@ -138,6 +140,8 @@ static int finish(const call_t *k, rmpi_nbc_t *s)
                               "do not match)");
     return rc ? rmpi_api_error(k->c, rc, k->func, "the collective failed") : MPI_SUCCESS;
 }
+
+static int finish(const call_t *k, rmpi_nbc_t *s) { return finish_rc(k, s, 0); }
 
 /* ---- Gather, Gatherv, Scatter, Scatterv ---- */
 
@@ -203,10 +207,15 @@ static int all(const char *func, rmpi_comm_t *c, side_t send, side_t recv, int f
         return rc;
     }
     RMPI_LOCK();
-    rmpi_nbc_t *s = gather ? rmpi_coll_allgather_sched(c, sb, rb, form) : rmpi_coll_alltoall_sched(c, sb, rb, form);
+    rc = mode != RMPI_API_RUN ? RMPI_COLL_SHM_DECLINED
+         : gather             ? rmpi_coll_shm_allgather(c, sb, rb, form)
+                              : rmpi_coll_shm_alltoall(c, sb, rb, form);
+    rmpi_nbc_t *s = rc != RMPI_COLL_SHM_DECLINED ? NULL
+                    : gather                     ? rmpi_coll_allgather_sched(c, sb, rb, form)
+                                                 : rmpi_coll_alltoall_sched(c, sb, rb, form);
     free(sb);
     free(rb);
-    return finish(&k, s);
+    return finish_rc(&k, s, rc);
 }
 
 /* ---- neighbourhood collectives ---- */

@@ -190,4 +190,17 @@ rmpi_nbc_t *rmpi_coll_scan_sched(rmpi_comm_t *c, const void *sbuf, void *rbuf, s
 rmpi_nbc_t *rmpi_coll_reduce_scatter_sched(rmpi_comm_t *c, const void *sbuf, void *rbuf, const size_t *counts,
                                            rmpi_dtype_t *dt, MPI_Op op);
 
+/* Blocking calls in a node's shared memory (shm.c): taken when the whole communicator is
+ * on one node (an intracommunicator of 2..64 ranks), RMPI_COLL_SHM is on, the kind's
+ * algorithm knob is auto, and for reductions the op is predefined; the same on every
+ * member. Return RMPI_COLL_SHM_DECLINED when not taken (build and run the schedule
+ * instead), else the call's result (0 or MPI_ERR_TRUNCATE). Arguments as for the _sched
+ * builders (root < 0: Allreduce); only the regular forms of Allgather and Alltoall. */
+#define RMPI_COLL_SHM_DECLINED (-1)
+int rmpi_coll_shm_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int root);
+int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op,
+                         int root);
+int rmpi_coll_shm_allgather(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int form);
+int rmpi_coll_shm_alltoall(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int form);
+
 #endif

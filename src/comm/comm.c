@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 rmpi_comm_t rmpi_comm_world, rmpi_comm_self;
 rmpi_addrset_t rmpi_comm_live = RMPI_ADDRSET_INIT;
@@ -43,7 +44,9 @@ void rmpi_comm_finalize(void)
         if (c->topo)
             rmpi_comm_topo_release(c->topo);
         rmpi_info_free(c->info);
-        c->topo = NULL, c->info = NULL;
+        if (c->coll_shm)
+            munmap(c->coll_shm, c->coll_shm_len);
+        c->topo = NULL, c->info = NULL, c->coll_shm = NULL, c->coll_shm_state = 0, c->coll_shm_step = 0;
     }
     next_ctx = RMPI_CTX_FIRST_FREE;
 }
@@ -363,6 +366,8 @@ void rmpi_comm_release(rmpi_comm_t *c)
     }
     if (c->topo)
         rmpi_comm_topo_release(c->topo);
+    if (c->coll_shm)
+        munmap(c->coll_shm, c->coll_shm_len);
     rmpi_info_free(c->info);
     free(c->world);
     free(c);

@@ -62,10 +62,14 @@ typedef struct rmpi_comm {
     void *attrs;             /* cached attributes (attr.c) */
     rmpi_info_t *info;       /* hints set by the user; NULL when none */
     char name[MPI_MAX_OBJECT_NAME];
-    uint32_t coll_seq;        /* collectives started on this communicator (coll/coll.h schedule tags) */
-    int8_t coll_nodes;        /* coll/common.c's cache of its node layout: 0 not known yet,
+    uint32_t coll_seq;     /* collectives started on this communicator (coll/coll.h schedule tags) */
+    int8_t coll_nodes;     /* coll/common.c's cache of its node layout: 0 not known yet,
                               1 one level, 2 several nodes with several ranks on one */
-    int8_t coll_sites;        /* coll/site.c's cache: 0 not known yet, 1 one site, 2 several */
+    int8_t coll_sites;     /* coll/site.c's cache: 0 not known yet, 1 one site, 2 several */
+    int8_t coll_shm_state; /* coll/shm.c: 0 not tried yet, 1 segment mapped, 2 not possible */
+    void *coll_shm;        /* coll/shm.c's node segment (unmapped with the communicator) */
+    size_t coll_shm_len;
+    uint64_t coll_shm_step;   /* coll/shm.c's steps on that segment (equal on every member) */
     struct rmpi_bpool *bsend; /* buffer of MPI_Comm_attach_buffer (core/core_bsend.c); NULL: none */
     uint32_t idup_seq;        /* MPI_Comm_idup calls on this communicator (their tags) */
     rmpi_req_t *pending;      /* made by MPI_Comm_idup: the request completed with the agreement
@@ -155,6 +159,19 @@ int rmpi_comm_coll_sendrecv(rmpi_comm_t *c, const void *sbuf, size_t slen, int d
                             int tag);
 /* Broadcast from local rank root over an intracommunicator's collective context. */
 int rmpi_comm_bcast_small(rmpi_comm_t *c, void *buf, size_t len, int root);
+
+/* ---- node segments (nodeseg.c) ----
+ * rmpi_comm_node_of: node of local rank r (rt's node table), -1 for a process of another
+ * job (it shares memory with nobody).
+ * rmpi_comm_node_segment: collective over intracommunicator c: every rank gets `len`
+ * bytes of shared memory (zeroed) that the ranks of its node share. The node's lowest rank
+ * creates the segment with its pages reserved (posix_fallocate); it is unlinked once every
+ * rank has mapped it. Talks on c's collective context with tags tag and tag + 1.
+ * populate: map every page now (no page faults at first use). Returns 0, or MPI_ERR_NO_MEM
+ * on every rank when any rank failed (warned, with `what` saying what happens instead). */
+int rmpi_comm_node_of(const rmpi_comm_t *c, int r);
+int rmpi_comm_node_segment(rmpi_comm_t *c, size_t len, int tag, const char *what, int populate, void **out);
+#define RMPI_COMM_TAG_NODESEG 0x7ffa /* and 0x7ffb: rmpi_comm_node_segment for coll/shm.c */
 
 /* ---- dynamic processes (dpm.c; wire: docs/wire/dpm.md) ---- */
 /* MPI_Open_port: a listening socket of this process; its name (< MPI_MAX_PORT_NAME) to name. */

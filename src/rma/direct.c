@@ -15,8 +15,6 @@
  * atomics and lock words (target.c). */
 #include "rma_impl.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -44,39 +42,20 @@ typedef struct rma_shm_barrier {
 /* ---- the node segment ---- */
 
 /* Window ranks' nodes; -1 for processes of other jobs (never mapped together). */
-static int node_of(const rmpi_win_t *w, int r)
-{
-    int lw = rmpi_comm_local_world_rank(w->comm, r);
-    return lw < 0 ? -1 : rmpi_topo_node_of(lw);
-}
-
-/* Whether every rank agrees (ok of each ANDed over the window, a dissemination). */
-static int all_agree(rmpi_win_t *w, int ok)
-{
-    for (int s = 1; s < w->size; s <<= 1) {
-        int got = 0;
-        rmpi_comm_coll_sendrecv(w->comm, &ok, sizeof ok, (w->rank + s) % w->size, &got, sizeof got,
-                                (w->rank - s + w->size) % w->size, RMA_TAG_SETUP + 1);
-        ok = ok && got;
-    }
-    return ok;
-}
+static int node_of(const rmpi_win_t *w, int r) { return rmpi_comm_node_of(w->comm, r); }
 
 static int int_kind(MPI_Datatype t);
 
 int rma_node_segment(rmpi_win_t *w, int packed, int direct)
 {
-    static unsigned seq;
     int_kind(MPI_INT); /* fills the type tables rmpi_rma_direct_small reads */
-    int n = w->size, me = w->rank, mynode = node_of(w, me), leader = -1, nloc = 0;
+    int n = w->size, me = w->rank, mynode = node_of(w, me), nloc = 0;
     size_t al = packed ? 1 : 64, total = 0;
     size_t *off = rmpi_xmalloc((size_t)n * sizeof *off);
     for (int i = 0; i < n; i++) {
         off[i] = SIZE_MAX;
         if (mynode < 0 ? i != me : node_of(w, i) != mynode)
             continue;
-        if (leader < 0)
-            leader = i;
         nloc++;
         off[i] = total;
         total += (w->peers[i].size + al - 1) / al * al;
@@ -84,54 +63,11 @@ int rma_node_segment(rmpi_win_t *w, int packed, int direct)
     size_t pg = (size_t)sysconf(_SC_PAGESIZE);
     size_t head = (sizeof(rma_shm_barrier_t) + (size_t)nloc * sizeof(rmpi_win_sync_t) + pg - 1) / pg * pg;
     size_t len = head + (total + pg - 1) / pg * pg;
-    typedef struct {
-        char s[64];
-    } name_t;
-    name_t *names = rmpi_xmalloc((size_t)n * sizeof *names);
-    memset(names, 0, (size_t)n * sizeof *names);
-    char *name = names[me].s;
-    if (me == leader) {
-        int fd = -1;
-        /* a job that died before unlinking may have left a segment of the same name (pid reuse) */
-        for (int tries = 0; fd < 0 && tries < 16; tries++) {
-            snprintf(name, sizeof names[0].s, "/rmpi-win-%d-%u-%u", (int)getpid(), w->comm->ctx, seq++);
-            fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
-            if (fd < 0 && errno != EEXIST)
-                break;
-        }
-        /* pages reserved now: a /dev/shm too small fails here, not with SIGBUS at a store */
-        int e = fd < 0 ? errno : ftruncate(fd, (off_t)len) != 0 ? errno : posix_fallocate(fd, 0, (off_t)len);
-        if (e) {
-            errno = e;
-            rmpi_warn("rank %d: one-sided window segment %s (%zu bytes) could not be created: %m (is /dev/shm "
-                      "full?); Win_allocate falls back to private memory, Win_allocate_shared fails.",
-                      me, name, len);
-            if (fd >= 0) {
-                close(fd);
-                shm_unlink(name);
-            }
-            name[0] = 0;
-        } else
-            close(fd);
-    }
-    rma_ring_allgather(w, names, sizeof names[0]);
-    name = names[leader].s;
-    void *p = MAP_FAILED;
-    if (name[0]) {
-        int fd = shm_open(name, O_RDWR, 0600);
-        if (fd >= 0) {
-            p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-            close(fd);
-        }
-    }
-    /* agree before unlinking: every rank has its node's segment mapped (or someone failed) */
-    int all = all_agree(w, p != MAP_FAILED);
-    if (me == leader && name[0])
-        shm_unlink(name);
-    free(names);
-    if (!all) {
-        if (p != MAP_FAILED)
-            munmap(p, len);
+    void *p;
+    if (rmpi_comm_node_segment(w->comm, len, RMA_TAG_SETUP,
+                               "Win_allocate falls back to private memory, "
+                               "Win_allocate_shared fails",
+                               0, &p)) {
         free(off);
         return MPI_ERR_NO_MEM;
     }

@@ -94,6 +94,10 @@ long long rmpi_parse_size(const char *s);
  * out gets the prefix without the leading '/' (RMPI_SHM_PREFIX_MAX bytes suffice). */
 #define RMPI_SHM_PREFIX_MAX 64
 void rmpi_shm_job_prefix(const char *jobid, char *out, size_t len);
+/* Map every page of a shared mapping now (MADV_POPULATE_WRITE, else a touch per page), so
+ * first use does not pay a page fault every few dozen messages (net/shm rings, coll
+ * segments). */
+void rmpi_shm_prefault(void *p, size_t len);
 
 /* malloc that never returns NULL (aborts the process with a message on failure). */
 void *rmpi_xmalloc(size_t n);

@@ -160,22 +160,6 @@ static void shm_unlink_on_abort(void)
         shm_unlink(shm.segname);
 }
 
-/* Map every page of [p, p+len) now. A shared-memory page is otherwise faulted in by the
- * first frame that reaches it, in both processes: the first pass through a ring (some
- * thousands of small messages) then costs a page fault every few dozen frames, which made
- * the first sizes of every benchmark 2-3x slower than the same sizes run later. The kernel
- * populates the range in one call (Linux 5.14); older kernels get one touch per page. */
-static void prefault(void *p, size_t len)
-{
-#ifdef MADV_POPULATE_WRITE
-    if (!madvise(p, len, MADV_POPULATE_WRITE))
-        return;
-#endif
-    long pg = sysconf(_SC_PAGESIZE);
-    for (size_t off = 0; off < len; off += (size_t)(pg > 0 ? pg : 4096))
-        (void)*(volatile const char *)((const char *)p + off);
-}
-
 /* RMPI_CHAN_CLASSES: ascending buffer sizes, e.g. "256,1k,2k,4k,8k". */
 static int parse_classes(uint32_t *csize)
 {
@@ -261,7 +245,7 @@ static int shm_open_rail(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
      * are populated now; a ring when its sender gets it (all of them now under
      * RMPI_CHANNELS=dedicated). */
     int ded = s->policy == RMPI_CHANNELS_DEDICATED;
-    prefault(s->seg, SEG_HDR + (ded ? 0 : s->qlay.bytes));
+    rmpi_shm_prefault(s->seg, SEG_HDR + (ded ? 0 : s->qlay.bytes));
     seg_hdr_t *h = s->seg;
     h->pid = getpid();
     h->nlocal = s->nlocal;
@@ -285,7 +269,7 @@ static int shm_open_rail(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
         x->rd.ring = ring_of(s->seg, l);
         x->rd.ncells = ncells;
         if (ded && l != s->my_local) {
-            prefault(x->rd.ring, s->ring_stride);
+            rmpi_shm_prefault(x->rd.ring, s->ring_stride);
             ring_activate(x, l);
         }
     }
@@ -362,9 +346,9 @@ static int shm_ready(rmpi_rail_t *rail, int phase)
         rmpi_shm_queue_attach(&p->txq, (char *)seg + SEG_HDR, &s->qlay);
         /* only what we write: our ring, or the peer's shared queue */
         if (p->tx_kind == DEDICATED)
-            prefault(p->wr.ring, h->ring_stride);
+            rmpi_shm_prefault(p->wr.ring, h->ring_stride);
         else
-            prefault((char *)seg + SEG_HDR, s->qlay.bytes);
+            rmpi_shm_prefault((char *)seg + SEG_HDR, s->qlay.bytes);
         p->pend_tail = &p->pend;
         s->peer[r] = p;
     }
@@ -700,7 +684,7 @@ static void handle(shm_rail_t *s, int rank, unsigned type, const char *buf, size
         if (to == DEDICATED) { /* the receiver emptied the ring: start it over */
             uint64_t t0 = rmpi_time_ns();
             p->wr.w = p->wr.r_cached = 0;
-            prefault(p->wr.ring, s->ring_stride);
+            rmpi_shm_prefault(p->wr.ring, s->ring_stride);
             s->st.switch_ns += rmpi_time_ns() - t0;
         }
         p->tx_kind = to;
@@ -873,7 +857,7 @@ static int shm_chan_switch(rmpi_rail_t *rail, int peer, int to)
     if (to == DEDICATED) {
         /* retired rings were given back zeroed: touch the pages now, not on the hot path */
         uint64_t t0 = rmpi_time_ns();
-        prefault(x->rd.ring, s->ring_stride);
+        rmpi_shm_prefault(x->rd.ring, s->ring_stride);
         s->st.switch_ns += rmpi_time_ns() - t0;
         atomic_store_explicit(&x->rd.ring->r_pub, 0, memory_order_relaxed);
         x->rd.r = x->rd.r_pub_last = 0;

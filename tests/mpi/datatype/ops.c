@@ -628,10 +628,10 @@ static void allreduce(void)
 
 /* Element i of rank r's input: 0 or 1 (pairs: index r), so that sums and products are
  * exact in every type and any order of combination gives the same result. */
-static void across_input(const tinfo_t *ti, MPI_Aint ext, int r, unsigned char *buf)
+static void across_input(const tinfo_t *ti, MPI_Aint ext, int r, unsigned char *buf, int n)
 {
-    memset(buf, 0, (size_t)(ext * N));
-    for (int i = 0; i < N; i++) {
+    memset(buf, 0, (size_t)(ext * n));
+    for (int i = 0; i < n; i++) {
         unsigned char *p = buf + i * ext;
         int v = (r * 7 + i * 3) % 5 != 0, w = (r + i) % 3 != 0;
         switch (ti->cls) {
@@ -649,12 +649,17 @@ static void across_input(const tinfo_t *ti, MPI_Aint ext, int r, unsigned char *
     }
 }
 
-/* Every allowed (op, type) pair through Allreduce and Reduce across the ranks, against
- * the flat result: the ranks' inputs combined in rank order with MPI_Reduce_local. The
- * testlist runs it with several sites (RMPI_SITES), where the tiers combine in another
- * order and cross the pretend long links. */
-static void across(void)
+/* Every allowed (op, type) pair through Allreduce and Reduce across the ranks of comm,
+ * n elements each, against the flat result: the ranks' inputs combined in rank order with
+ * MPI_Reduce_local. The testlist runs it with several sites (RMPI_SITES), where the tiers
+ * combine in another order and cross the pretend long links, and with `-n COUNT` on
+ * WORLD and on a split communicator in reversed rank order across the shared-memory
+ * collectives' step and slice boundaries (RMPI_COLL_SHM_CHUNK). */
+static void across(MPI_Comm comm, int n)
 {
+    int me, size;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &size);
     for (size_t oi = 0; oi < sizeof ops / sizeof ops[0]; oi++)
         for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
             const tinfo_t *ti = &types[k];
@@ -662,25 +667,25 @@ static void across(void)
                 continue;
             MPI_Aint lb, ext;
             MPI_Type_get_extent(ti->t, &lb, &ext);
-            unsigned char *in = malloc((size_t)(ext * N)), *out = malloc((size_t)(ext * N));
-            unsigned char *ref = malloc((size_t)(ext * N)), *x = malloc((size_t)(ext * N));
-            across_input(ti, ext, 0, ref);
-            for (int r = 1; r < mtest_size; r++) {
-                across_input(ti, ext, r, x);
-                MTEST_OK(MPI_Reduce_local(ref, x, N, ti->t, ops[oi].op));
-                memcpy(ref, x, (size_t)(ext * N));
+            unsigned char *in = malloc((size_t)(ext * n)), *out = malloc((size_t)(ext * n));
+            unsigned char *ref = malloc((size_t)(ext * n)), *x = malloc((size_t)(ext * n));
+            across_input(ti, ext, 0, ref, n);
+            for (int r = 1; r < size; r++) {
+                across_input(ti, ext, r, x, n);
+                MTEST_OK(MPI_Reduce_local(ref, x, n, ti->t, ops[oi].op));
+                memcpy(ref, x, (size_t)(ext * n));
             }
-            across_input(ti, ext, mtest_rank, in);
+            across_input(ti, ext, me, in, n);
             for (int root = -1; root < 2; root++) {
-                int at = root < 0 ? -1 : root == 0 ? 0 : mtest_size - 1;
-                memset(out, 0x5a, (size_t)(ext * N));
+                int at = root < 0 ? -1 : root == 0 ? 0 : size - 1;
+                memset(out, 0x5a, (size_t)(ext * n));
                 if (at < 0)
-                    MTEST_OK(MPI_Allreduce(in, out, N, ti->t, ops[oi].op, MPI_COMM_WORLD));
+                    MTEST_OK(MPI_Allreduce(in, out, n, ti->t, ops[oi].op, comm));
                 else
-                    MTEST_OK(MPI_Reduce(in, out, N, ti->t, ops[oi].op, at, MPI_COMM_WORLD));
-                if (at >= 0 && at != mtest_rank)
+                    MTEST_OK(MPI_Reduce(in, out, n, ti->t, ops[oi].op, at, comm));
+                if (at >= 0 && at != me)
                     continue;
-                for (int i = 0; i < N; i++)
+                for (int i = 0; i < n; i++)
                     MTEST_CHECK(elem_equal(ti, out + i * ext, ref + i * ext),
                                 "%s %s on %s (root %d): element %d differs", at < 0 ? "Allreduce" : "Reduce",
                                 ops[oi].name, ti->name, at, i);
@@ -701,6 +706,13 @@ int main(int argc, char **argv)
     user_ops();
     bad_input();
     allreduce();
-    across();
+    int n = argc > 2 && !strcmp(argv[1], "-n") ? atoi(argv[2]) : 0;
+    across(MPI_COMM_WORLD, n > 0 ? n : N);
+    if (n > 0 && mtest_size > 2) {
+        MPI_Comm half;
+        MPI_Comm_split(MPI_COMM_WORLD, mtest_rank % 2, -mtest_rank, &half);
+        across(half, n);
+        MPI_Comm_free(&half);
+    }
     return mtest_finalize();
 }
