@@ -60,7 +60,8 @@ if wanted mpich && command -v mpicc.mpich >/dev/null && command -v mpiexec.mpich
 fi
 [ ${#configs[@]} -gt 0 ] || { echo "bench/wan.sh: nothing to run" >&2; exit 1; }
 # One command per configuration: data over rail0 only, the launchers' own traffic over ctl.
-# Open MPI: ob1 over btl tcp on rail0. MPICH (Debian's is ch4:ucx): UCX's tcp on rail0.
+# Open MPI: ob1 over btl tcp on rail0. MPICH (Debian's is ch4:ucx): UCX's tcp on rail0, and on
+# lo between ranks of one host (without it UCX finds no path between them and the job stops).
 run_config() { # CONFIG PAIRS: P ranks per host, ranks 0..P-1 on nsA
   local args=(-m "$sizes" -i "$iters" -w "$window") p=$2
   [ "$test" = bw ] && args+=(-t bw -x 1)
@@ -75,7 +76,7 @@ run_config() { # CONFIG PAIRS: P ranks per host, ranks 0..P-1 on nsA
         --mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include rail0 "$ref/$prog.openmpi" "${args[@]}" ;;
     mpich)
       "$netlab" exec nsA timeout 600 mpiexec.mpich -n $((2 * p)) -hosts "nsA:$p,nsB:$p" -launcher rsh \
-        -launcher-exec "$netlab" -iface ctl -genv UCX_TLS tcp,self -genv UCX_NET_DEVICES rail0 \
+        -launcher-exec "$netlab" -iface ctl -genv UCX_TLS tcp,self -genv UCX_NET_DEVICES "rail0$([ "$p" = 1 ] || echo ,lo)" \
         "$ref/$prog.mpich" "${args[@]}" ;;
   esac
 }
