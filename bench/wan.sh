@@ -8,7 +8,11 @@
 # "config" and "rep"; configurations alternate within a repetition so that outside load
 # hits them alike.
 #   bench/wan.sh [--delays 0,100us,1ms,10ms] [--sizes 8192:1048576] [--reps N] [--iters N]
-#                [--window N] [--only railmpi,openmpi,mpich] [--build DIR] [--out FILE]
+#                [--window N] [--only railmpi,openmpi,mpich] [--test bw|mr] [--pairs 1,2,3,4]
+#                [--build DIR] [--out FILE]
+# --test mr: the multi-pair message rate instead (seed infiniband-wan Fig. 6, bench/mpair.c):
+# for each count P of --pairs, P ranks on nsA send to P ranks on nsB at once, all pairs
+# across the one long rail; messages per second of all pairs together.
 # Defaults are short (--iters 10 windows of 16 messages): on a shared 2-core machine the
 # figures are noisy; compare ratios within one run, not across runs. The reference MPIs
 # run when found (mpicc.openmpi/mpirun.openmpi, mpicc.mpich/mpiexec.mpich), unless --only
@@ -16,7 +20,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
-delays=0,100us,1ms,10ms sizes=8192:1048576 reps=1 iters=10 window=16 build=$root/build out= only=
+delays=0,100us,1ms,10ms sizes=8192:1048576 reps=1 iters=10 window=16 build=$root/build out= only= test=bw pairs=1
 while [ $# -gt 0 ]; do
   case $1 in
     --delays) delays=$2; shift ;;
@@ -27,14 +31,18 @@ while [ $# -gt 0 ]; do
     --build) build=$2; shift ;;
     --out) out=$2; shift ;;
     --only) only=$2; shift ;;
-    *) echo "usage: $0 [--delays LIST] [--sizes MIN:MAX] [--reps N] [--iters N] [--window N] [--only LIST] [--build DIR] [--out FILE]" >&2; exit 2 ;;
+    --test) test=$2; shift ;;
+    --pairs) pairs=$2; shift ;;
+    *) echo "usage: $0 [--delays LIST] [--sizes MIN:MAX] [--reps N] [--iters N] [--window N] [--only LIST] [--test bw|mr] [--pairs LIST] [--build DIR] [--out FILE]" >&2; exit 2 ;;
   esac
   shift
 done
 [ "$(id -u)" = 0 ] || { echo "bench/wan.sh: needs root (network namespaces)" >&2; exit 77; }
+case $test in bw) prog=pt2pt pairs=1 ;; mr) prog=mpair ;; *) echo "bench/wan.sh: --test bw or mr" >&2; exit 2 ;; esac
+[[ $pairs =~ ^[1-9](,[1-9])*$ ]] || { echo "bench/wan.sh: --pairs: counts 1..9, comma-separated" >&2; exit 2; }
 netlab=$root/tools/netlab
-mpiexec=$build/bin/mpiexec pt2pt=$build/bench/pt2pt
-[ -x "$pt2pt" ] || cmake --build "$build" --target bench_pt2pt >/dev/null || exit 1
+mpiexec=$build/bin/mpiexec bench=$build/bench/$prog
+[ -x "$bench" ] || cmake --build "$build" --target "bench_$prog" >/dev/null || exit 1
 export NETLAB_DELAYLINE=$build/bin/rmpi_delayline NETLAB_PREFIX=wanb$$-
 [ -n "$out" ] || { mkdir -p "$build/bench/results"; out=$build/bench/results/wan-$(date +%Y%m%d-%H%M%S).jsonl; }
 : >"$out"
@@ -45,28 +53,31 @@ ref=$build/bench/ref configs=()
 mkdir -p "$ref"
 wanted railmpi && configs+=(default wan_tune_0)
 if wanted openmpi && command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null; then
-  mpicc.openmpi -std=c11 -O2 -o "$ref/pt2pt.openmpi" "$here/pt2pt.c" && configs+=(openmpi)
+  mpicc.openmpi -std=c11 -O2 -o "$ref/$prog.openmpi" "$here/$prog.c" && configs+=(openmpi)
 fi
 if wanted mpich && command -v mpicc.mpich >/dev/null && command -v mpiexec.mpich >/dev/null; then
-  mpicc.mpich -std=c11 -O2 -o "$ref/pt2pt.mpich" "$here/pt2pt.c" && configs+=(mpich)
+  mpicc.mpich -std=c11 -O2 -o "$ref/$prog.mpich" "$here/$prog.c" && configs+=(mpich)
 fi
 [ ${#configs[@]} -gt 0 ] || { echo "bench/wan.sh: nothing to run" >&2; exit 1; }
 # One command per configuration: data over rail0 only, the launchers' own traffic over ctl.
-# Open MPI: ob1 over btl tcp on rail0. MPICH (Debian's is ch4:ucx): UCX's tcp on rail0.
-run_config() { # CONFIG
-  local args=(-t bw -m "$sizes" -i "$iters" -x 1 -w "$window")
+# Open MPI: ob1 over btl tcp on rail0. MPICH (Debian's is ch4:ucx): UCX's tcp on rail0, and on
+# lo between ranks of one host (without it UCX finds no path between them and the job stops).
+run_config() { # CONFIG PAIRS: P ranks per host, ranks 0..P-1 on nsA
+  local args=(-m "$sizes" -i "$iters" -w "$window") p=$2
+  [ "$test" = bw ] && args+=(-t bw -x 1)
   case $1 in
     default | wan_tune_0)
-      "$netlab" exec nsA timeout 600 "$mpiexec" -n 2 --host nsA,nsB --agent "$netlab agent" --pmi-iface ctl \
-        -genv RMPI_TCP_IFACES rail0 -genv RMPI_WAN_TUNE "$([ "$1" = default ] && echo 1 || echo 0)" \
-        "$pt2pt" "${args[@]}" ;;
+      "$netlab" exec nsA timeout 600 "$mpiexec" -n $((2 * p)) --host "nsA:$p,nsB:$p" --agent "$netlab agent" \
+        --pmi-iface ctl -genv RMPI_TCP_IFACES rail0 -genv RMPI_WAN_TUNE "$([ "$1" = default ] && echo 1 || echo 0)" \
+        "$bench" "${args[@]}" ;;
     openmpi)
-      "$netlab" exec nsA timeout 600 mpirun.openmpi -np 2 --host nsA:1,nsB:1 --bind-to none \
+      "$netlab" exec nsA timeout 600 mpirun.openmpi -np $((2 * p)) --host "nsA:$p,nsB:$p" --bind-to none \
         --mca plm_rsh_agent "$netlab agent" --mca plm_rsh_no_tree_spawn 1 --mca oob_tcp_if_include ctl \
-        --mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include rail0 "$ref/pt2pt.openmpi" "${args[@]}" ;;
+        --mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include rail0 "$ref/$prog.openmpi" "${args[@]}" ;;
     mpich)
-      "$netlab" exec nsA timeout 600 mpiexec.mpich -n 2 -hosts nsA,nsB -launcher rsh -launcher-exec "$netlab" \
-        -iface ctl -genv UCX_TLS tcp,self -genv UCX_NET_DEVICES rail0 "$ref/pt2pt.mpich" "${args[@]}" ;;
+      "$netlab" exec nsA timeout 600 mpiexec.mpich -n $((2 * p)) -hosts "nsA:$p,nsB:$p" -launcher rsh \
+        -launcher-exec "$netlab" -iface ctl -genv UCX_TLS tcp,self -genv UCX_NET_DEVICES "rail0$([ "$p" = 1 ] || echo ,lo)" \
+        "$ref/$prog.mpich" "${args[@]}" ;;
   esac
 }
 trap '"$netlab" down >/dev/null 2>&1' EXIT
@@ -74,38 +85,44 @@ for d in ${delays//,/ }; do
   spec=1gbit; [ "$d" = 0 ] || spec=1gbit@$d
   "$netlab" up "$spec" >/dev/null || { echo "netlab up $spec failed" >&2; exit 1; }
   for rep in $(seq 1 "$reps"); do
-    for config in "${configs[@]}"; do
-      run_config "$config" 2>>"$out.log" |
-        grep '^{"test"' | sed "s/}\$/,\"delay\":\"$d\",\"config\":\"$config\",\"rep\":$rep}/" >>"$out"
+    for p in ${pairs//,/ }; do
+      for config in "${configs[@]}"; do
+        run_config "$config" "$p" 2>>"$out.log" |
+          grep '^{"test"' | sed "s/}\$/,\"delay\":\"$d\",\"config\":\"$config\",\"rep\":$rep}/" >>"$out"
+      done
     done
   done
   "$netlab" down >/dev/null
 done
-# Ratios default / RMPI_WAN_TUNE=0 per delay and size (medians over the repetitions).
+# Ratios default / RMPI_WAN_TUNE=0 per delay (pairs) and size (medians over the repetitions).
 python3 - "$out" <<'PY'
 import json, sys, statistics
 from collections import defaultdict
 v = defaultdict(list)
+mr = False
 for line in open(sys.argv[1]):
     r = json.loads(line)
-    v[(r["delay"], r["size"], r["config"])].append(r["mb_s"])
+    mr = r["test"] == "mr"
+    v[(r["delay"], r.get("pairs", 1), r["size"], r["config"])].append(r["msg_s"] if mr else r["mb_s"])
 def secs(d):  # "0", "100us", "1ms", "10ms" -> seconds, for the table's order
     for unit, f in (("us", 1e-6), ("ms", 1e-3), ("s", 1.0)):
         if d.endswith(unit):
             return float(d[: -len(unit)]) * f
     return float(d)
-keys = sorted({(d, s) for d, s, _ in v}, key=lambda k: (secs(k[0]), k[1]))
-cols = [c for c in ("default", "wan_tune_0", "openmpi", "mpich") if any(k[2] == c for k in v)]
+keys = sorted({k[:3] for k in v}, key=lambda k: (secs(k[0]), k[1], k[2]))
+cols = [c for c in ("default", "wan_tune_0", "openmpi", "mpich") if any(k[3] == c for k in v)]
 names = {"default": "RailMPI", "wan_tune_0": "RMPI_WAN_TUNE=0", "openmpi": "Open MPI", "mpich": "MPICH"}
-med = lambda d, s, c: statistics.median(v[(d, s, c)]) if v.get((d, s, c)) else None
-print("| delay | size | " + " | ".join(names[c] + " MB/s" for c in cols) + " | RailMPI / WAN_TUNE=0 | RailMPI / best other |")
-print("|---" * (len(cols) + 4) + "|")
-for d, s in keys:
-    m = {c: med(d, s, c) for c in cols}
-    cells = ["%.1f" % m[c] if m[c] is not None else "-" for c in cols]
+unit, fmt = ("msg/s", "%.0f") if mr else ("MB/s", "%.1f")
+med = lambda k, c: statistics.median(v[k + (c,)]) if v.get(k + (c,)) else None
+print("| delay | " + ("pairs | " if mr else "") + "size | " + " | ".join(f"{names[c]} {unit}" for c in cols)
+      + " | RailMPI / WAN_TUNE=0 | RailMPI / best other |")
+print("|---" * (len(cols) + 4 + mr) + "|")
+for k in keys:
+    m = {c: med(k, c) for c in cols}
+    cells = [fmt % m[c] if m[c] is not None else "-" for c in cols]
     r0 = "%.2f" % (m["default"] / m["wan_tune_0"]) if m.get("default") and m.get("wan_tune_0") else "-"
     others = [m[c] for c in ("openmpi", "mpich") if m.get(c)]
     r1 = "%.2f" % (m["default"] / max(others)) if m.get("default") and others else "-"
-    print(f"| {d} | {s} | " + " | ".join(cells) + f" | {r0} | {r1} |")
+    print(f"| {k[0]} | " + (f"{k[1]} | " if mr else "") + f"{k[2]} | " + " | ".join(cells) + f" | {r0} | {r1} |")
 PY
 echo "results: $out"

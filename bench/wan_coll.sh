@@ -1,34 +1,41 @@
 #!/usr/bin/env bash
 # Site-aware collectives across a long link (seed infiniband-wan, Fig. 7): Bcast and
-# Allreduce latency against size, 2 sites x 2 ranks (tools/netlab up --sites 2x2, a LAN
-# per site and one delayed link between them), RailMPI site-aware (the default: the map
+# Allreduce latency against size, 2 sites x 2 hosts x PPN ranks (tools/netlab up --sites
+# 2x2, a LAN per site and one delayed link between them), RailMPI site-aware (the default: the map
 # is measured at MPI_Init) next to flat (RMPI_COLL_SITES=0, the same map, today's
 # algorithms). Root only (namespaces). One JSON line per measurement (bench/coll.c's) with
 # "delay", "config" and "rep"; the configurations alternate within a repetition so that
 # outside load hits both alike. Then a table of flat / site-aware per size.
 #   bench/wan_coll.sh [--delay 1ms] [--sizes 1:4194304 | 1,1024,131072] [--reps N] [--lan 1gbit] [--wan 1gbit]
-#                     [--colls bcast,allreduce] [--map block|cyclic] [--build DIR] [--out FILE]
-# --map: block puts ranks 0-1 on site A and 2-3 on site B (a flat binomial tree from rank 0
-# then already crosses once); cyclic puts 0,2 on A and 1,3 on B (flat trees cross twice).
+#                     [--colls bcast,allreduce] [--map block|cyclic] [--ppn N] [--tree] [--build DIR] [--out FILE]
+# --map: block puts hosts nsA1,nsA2 first and nsB1,nsB2 after (ranks 0-1 on site A, 2-3 on B
+# with one rank per host: a flat binomial tree from rank 0 then already crosses once);
+# cyclic puts nsA1,nsB1,nsA2,nsB2 (flat trees cross twice). --ppn: ranks per host (default
+# 1), consecutive ranks on a host, like a cluster's block placement (the paper: 2 per node).
+# --tree adds a third configuration, site_tree: site-aware with RMPI_COLL_SITE_SPLIT=1g (every
+# size through the site leaders' tree, as before the split algorithms).
 # On a shared 2-core machine the figures are noisy: compare the ratios within one run.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
-delay=1ms sizes=1:4194304 reps=1 lan=1gbit wan=1gbit colls=bcast,allreduce map=block build=$root/build out=
-usage="usage: $0 [--delay D] [--sizes MIN:MAX] [--reps N] [--lan RATE] [--wan RATE] [--colls LIST] [--map block|cyclic] [--build DIR] [--out FILE]"
+delay=1ms sizes=1:4194304 reps=1 lan=1gbit wan=1gbit colls=bcast,allreduce map=block ppn=1 tree=0 build=$root/build out=
+usage="usage: $0 [--delay D] [--sizes MIN:MAX] [--reps N] [--lan RATE] [--wan RATE] [--colls LIST] [--map block|cyclic] [--ppn N] [--tree] [--build DIR] [--out FILE]"
 while [ $# -gt 0 ]; do
   case $1 in
-    --delay | --sizes | --reps | --lan | --wan | --colls | --map | --build | --out)
+    --delay | --sizes | --reps | --lan | --wan | --colls | --map | --ppn | --build | --out)
       [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
       printf -v "${1#--}" %s "$2"; shift 2 ;;
+    --tree) tree=1; shift ;;
     *) echo "$usage" >&2; exit 2 ;;
   esac
 done
 [ "$(id -u)" = 0 ] || { echo "bench/wan_coll.sh: needs root (network namespaces)" >&2; exit 77; }
 sizearg=-m # MIN:MAX doubling, or a comma list of sizes
 case $sizes in *,*) sizearg=-s ;; esac
-hosts=nsA1,nsA2,nsB1,nsB2
-[ "$map" = cyclic ] && hosts=nsA1,nsB1,nsA2,nsB2
+[[ $ppn =~ ^[1-9][0-9]?$ ]] || { echo "$usage (--ppn: 1..99)" >&2; exit 2; }
+order="nsA1 nsA2 nsB1 nsB2"
+[ "$map" = cyclic ] && order="nsA1 nsB1 nsA2 nsB2"
+hosts=$(printf "%s:$ppn," $order) hosts=${hosts%,}
 netlab=$root/tools/netlab coll=$build/bench/coll
 [ -x "$coll" ] || cmake --build "$build" --target bench_coll >/dev/null || exit 1
 out=${out:-$build/bench/results/wan_coll-$(date +%Y%m%d-%H%M%S).jsonl}
@@ -38,16 +45,17 @@ export NETLAB_DELAYLINE=$build/bin/rmpi_delayline NETLAB_PREFIX=wcb$$-
 trap '"$netlab" down >/dev/null 2>&1' EXIT
 "$netlab" up --sites 2x2 "$lan" "$wan@$delay" >/dev/null || { echo "netlab up --sites failed" >&2; exit 1; }
 for rep in $(seq 1 "$reps"); do
-  for sites in 1 0; do
-    config=site_aware; [ $sites = 0 ] && config=flat
-    "$netlab" exec nsA1 timeout 1200 "$build/bin/mpiexec" -n 4 --host $hosts --agent "$netlab agent" \
-      --pmi-iface ctl -genv RMPI_TCP_IFACES rail0 -genv RMPI_COLL_SITES $sites -genv RMPI_DEBUG 1 \
+  configs="site_aware flat"; [ $tree = 1 ] && configs+=" site_tree"
+  for config in $configs; do
+    sites=1 split=; [ $config = flat ] && sites=0; [ $config = site_tree ] && split="-genv RMPI_COLL_SITE_SPLIT 1g"
+    "$netlab" exec nsA1 timeout 1200 "$build/bin/mpiexec" -n $((4 * ppn)) --host $hosts --agent "$netlab agent" \
+      --pmi-iface ctl -genv RMPI_TCP_IFACES rail0 -genv RMPI_COLL_SITES $sites $split -genv RMPI_DEBUG 1 \
       "$coll" -c "$colls" $sizearg "$sizes" 2>>"$out.log" |
-      grep '^{"coll"' | sed "s/}\$/,\"delay\":\"$delay\",\"map\":\"$map\",\"config\":\"$config\",\"rep\":$rep}/" >>"$out"
+      grep '^{"coll"' | sed "s/}\$/,\"delay\":\"$delay\",\"map\":\"$map\",\"ppn\":$ppn,\"config\":\"$config\",\"rep\":$rep}/" >>"$out"
   done
 done
 grep -h "sites (" "$out.log" | sort -u
-# flat / site-aware per collective and size (medians over the repetitions)
+# flat / site-aware (and flat / site_tree) per collective and size, medians over the repetitions
 python3 - "$out" <<'EOF'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
@@ -57,17 +65,25 @@ for r in rows:
         lat.setdefault((r["coll"], r["size"], r["config"]), []).append(r["lat_us"])
 colls = sorted({k[0] for k in lat})
 sizes = sorted({k[1] for k in lat})
-print("| bytes | " + " | ".join(f"{c} flat us | {c} site-aware us | ratio" for c in colls) + " |")
-print("|---:|" + "---:|---:|---:|" * len(colls))
+alts = [a for a in ("site_aware", "site_tree") if any(k[2] == a for k in lat)]
+name = {"site_aware": "site-aware", "site_tree": "site tree"}
+head = []
+for c in colls:
+    head.append(f"{c} flat us")
+    for a in alts:
+        head += [f"{c} {name[a]} us", "ratio"]
+print("| bytes | " + " | ".join(head) + " |")
+print("|---:|" + "---:|" * len(head))
 for s in sizes:
     cells = []
     for c in colls:
-        f, a = lat.get((c, s, "flat")), lat.get((c, s, "site_aware"))
-        if f and a:
-            f, a = statistics.median(f), statistics.median(a)
-            cells += [f"{f:.0f}", f"{a:.0f}", f"{f / a:.2f}"]
-        else:
-            cells += ["-", "-", "-"]
+        f = lat.get((c, s, "flat"))
+        f = statistics.median(f) if f else None
+        cells.append(f"{f:.0f}" if f else "-")
+        for a in alts:
+            x = lat.get((c, s, a))
+            x = statistics.median(x) if x else None
+            cells += [f"{x:.0f}" if x else "-", f"{f / x:.2f}" if f and x else "-"]
     print(f"| {s} | " + " | ".join(cells) + " |")
 EOF
 echo "results: $out" >&2

@@ -142,38 +142,53 @@ void coll_allreduce_rabenseifner(rmpi_nbc_t *s, const coll_grp_t *g, const coll_
 
 /* Ring (commutative operations only: a block's partial result wraps around the ring):
  * n - 1 reduce-scatter steps, then n - 1 allgather steps, each moving one block of
- * count / n elements to the right neighbour. in: my vector; when it is not buf, blocks
- * arrive straight in buf and are combined with in there (each block but mine is combined
- * exactly once), so buf needs no copy of in first. */
-void coll_allreduce_ring(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, const void *in, void *buf,
-                         size_t count)
+ * count / n elements (coll_block_off) to the right neighbour. in: my vector; when it is
+ * not buf, blocks arrive straight in buf and are combined with in there (each block but
+ * mine is combined exactly once), so buf needs no copy of in first. After the
+ * reduce-scatter member me holds block (me + 1) % n of the result. */
+void coll_ring_reduce_scatter(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, const void *in, void *buf,
+                              size_t count)
 {
     int n = g->n, me = g->me;
-    size_t es = r->esize, q = count / (size_t)n, extra = count % (size_t)n;
-#define BOFF(b) ((size_t)(b)*q + ((size_t)(b) < extra ? (size_t)(b) : extra))
-#define BLEN(b) (q + ((size_t)(b) < extra))
-    char *w = buf, *t = in == buf ? rmpi_nbc_tmp(s, (q + 1) * es) : NULL;
+    size_t es = r->esize;
+    char *w = buf, *t = in == buf ? rmpi_nbc_tmp(s, (count / (size_t)n + 1) * es) : NULL;
     const char *mine = in;
     int left = coll_peer(g, (me - 1 + n) % n), right = coll_peer(g, (me + 1) % n);
     for (int k = 0; k < n - 1; k++) {
         int sb = (me - k + n) % n, rb = (me - k - 1 + n) % n;
-        char *dst = w + BOFF(rb) * es;
-        rmpi_nbc_recv(s, t ? t : dst, BLEN(rb) * es, left);
-        rmpi_nbc_send(s, (k == 0 ? mine : w) + BOFF(sb) * es, BLEN(sb) * es, right);
+        size_t rlen = coll_block_len(count, n, rb);
+        char *dst = w + coll_block_off(count, n, rb) * es;
+        rmpi_nbc_recv(s, t ? t : dst, rlen * es, left);
+        rmpi_nbc_send(s, (k == 0 ? mine : w) + coll_block_off(count, n, sb) * es, coll_block_len(count, n, sb) * es,
+                      right);
         rmpi_nbc_round(s);
         if (t)
-            coll_combine(s, r, t, dst, dst, BLEN(rb));
+            coll_combine(s, r, t, dst, dst, rlen);
         else
-            rmpi_nbc_reduce(s, r->op, r->type, mine + BOFF(rb) * es, dst, BLEN(rb));
+            rmpi_nbc_reduce(s, r->op, r->type, mine + coll_block_off(count, n, rb) * es, dst, rlen);
     }
+}
+
+/* Member me starts with block (me + 1) % n of buf (count elements of es bytes) and ends
+ * with all n. */
+void coll_ring_allgather(rmpi_nbc_t *s, const coll_grp_t *g, size_t es, void *buf, size_t count)
+{
+    int n = g->n, me = g->me;
+    char *w = buf;
+    int left = coll_peer(g, (me - 1 + n) % n), right = coll_peer(g, (me + 1) % n);
     for (int k = 0; k < n - 1; k++) {
         int sb = (me - k + 1 + n) % n, rb = (me - k + n) % n;
-        rmpi_nbc_recv(s, w + BOFF(rb) * es, BLEN(rb) * es, left);
-        rmpi_nbc_send(s, w + BOFF(sb) * es, BLEN(sb) * es, right);
+        rmpi_nbc_recv(s, w + coll_block_off(count, n, rb) * es, coll_block_len(count, n, rb) * es, left);
+        rmpi_nbc_send(s, w + coll_block_off(count, n, sb) * es, coll_block_len(count, n, sb) * es, right);
         rmpi_nbc_round(s);
     }
-#undef BOFF
-#undef BLEN
+}
+
+void coll_allreduce_ring(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, const void *in, void *buf,
+                         size_t count)
+{
+    coll_ring_reduce_scatter(s, g, r, in, buf, count);
+    coll_ring_allgather(s, g, r->esize, buf, count);
 }
 
 void coll_allreduce_flat(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, void *buf, size_t count)

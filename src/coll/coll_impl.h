@@ -105,6 +105,21 @@ void coll_allreduce_rabenseifner(rmpi_nbc_t *s, const coll_grp_t *g, const coll_
 /* Ring: in is my vector (may be buf: then a scratch block receives). */
 void coll_allreduce_ring(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, const void *in, void *buf,
                          size_t count);
+/* The ring's halves (commutative operations): after the reduce-scatter member me holds
+ * block (me + 1) % n of the result in buf, which is what the allgather starts from. */
+void coll_ring_reduce_scatter(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, const void *in, void *buf,
+                              size_t count);
+void coll_ring_allgather(rmpi_nbc_t *s, const coll_grp_t *g, size_t es, void *buf, size_t count);
+/* Block b of count elements cut into n: the first count % n blocks one element longer. */
+static inline size_t coll_block_off(size_t count, int n, int b)
+{
+    size_t q = count / (size_t)n, extra = count % (size_t)n;
+    return (size_t)b * q + ((size_t)b < extra ? (size_t)b : extra);
+}
+static inline size_t coll_block_len(size_t count, int n, int b)
+{
+    return count / (size_t)n + ((size_t)b < count % (size_t)n);
+}
 /* Reduce-scatter by recursive halving, then allgather (root < 0: every w gets the result)
  * or gather to member root (root's w gets it); w holds my vector and is overwritten. */
 void coll_rsag(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r, void *w, size_t count, int root);

@@ -241,13 +241,67 @@ static void tree_reduce(rmpi_nbc_t *s, const coll_sites_t *t, int me, int top, i
     }
 }
 
+/* Node groups per site when every site has the same number m >= 2, else 0: the split
+ * algorithms below pair the j-th group leader of each site. */
+static int even_sites(const coll_sites_t *t)
+{
+    int m = t->site_group0[1] - t->site_group0[0];
+    for (int k = 1; k < t->nsites; k++)
+        if (t->site_group0[k + 1] - t->site_group0[k] != m)
+            return 0;
+    return m > 1 ? m : 0;
+}
+
+/* The j-th group leader of every site (j: my index among my site's group leaders). */
+static coll_grp_t split_column(const coll_sites_t *t, int me, int j, int *col)
+{
+    for (int k = 0; k < t->nsites; k++)
+        col[k] = t->group_leader[t->site_group0[k] + j];
+    return (coll_grp_t){t->nsites, t->site_of[me], col};
+}
+
+/* Large vectors cross in m pieces, one per pair of group leaders, at once (seed
+ * infiniband-wan 3.3 and 3.4: one stream does not fill a long pipe, parallel ones do, and
+ * the long link should carry each byte once): the root sends piece (j + 1) % m of the
+ * vector to the j-th group leader of every site, each site's group leaders swap pieces in
+ * a ring, each group leader sends the vector down its group. Against the tree, whose far
+ * site leader takes the whole vector through one connection and then forwards it, the far
+ * site's leaders start forwarding after 1/m of the bytes. */
+static void split_bcast(rmpi_nbc_t *s, const coll_sites_t *t, int me, int root, int m, char *buf, size_t bytes)
+{
+    int lead;
+    coll_grp_t row = coll_sites_tier(t, 1, me, &lead);
+    if (me == root) {
+        for (int k = 0; k < t->nsites; k++)
+            for (int j = 0; j < m; j++) {
+                int to = t->group_leader[t->site_group0[k] + j], b = (j + 1) % m;
+                if (to != root)
+                    rmpi_nbc_send(s, buf + coll_block_off(bytes, m, b), coll_block_len(bytes, m, b), to);
+            }
+    } else if (row.me >= 0) {
+        int b = (row.me + 1) % m;
+        rmpi_nbc_recv(s, buf + coll_block_off(bytes, m, b), coll_block_len(bytes, m, b), root);
+    }
+    rmpi_nbc_round(s);
+    if (row.me >= 0)
+        coll_ring_allgather(s, &row, 1, buf, bytes);
+    tree_bcast(s, t, me, 0, 0, buf, bytes);
+}
+
 /* Root leads its group and site: one tree over the site leaders (rooted at root's site),
- * each site's group leaders and each group. */
+ * each site's group leaders and each group; from COLL_SITE_SPLIT_BCAST bytes (default
+ * never: on the lab the tree was as fast or faster, docs/results/wan.md) with the same
+ * number of node groups on every site, split_bcast. */
 void coll_bcast_site(rmpi_nbc_t *s, rmpi_comm_t *c, void *buf, size_t bytes, int root)
 {
     coll_sites_t t;
     coll_sites_get(c, root, &t);
-    tree_bcast(s, &t, c->rank, 2, t.site_of[root], buf, bytes);
+    int m = even_sites(&t);
+    if (m && rmpi_knobs.COLL_SITE_SPLIT_BCAST && bytes >= (size_t)rmpi_knobs.COLL_SITE_SPLIT_BCAST &&
+        bytes >= (size_t)m)
+        split_bcast(s, &t, c->rank, root, m, buf, bytes);
+    else
+        tree_bcast(s, &t, c->rank, 2, t.site_of[root], buf, bytes);
     coll_sites_free(&t);
 }
 
@@ -263,11 +317,36 @@ void coll_reduce_site(rmpi_nbc_t *s, rmpi_comm_t *c, const coll_red_t *r, const 
 }
 
 /* Each site reduces to its leader (one tree over tiers 1 and 0), the site leaders
- * allreduce, each site broadcasts from its leader. */
+ * allreduce, each site broadcasts from its leader. From COLL_SITE_SPLIT bytes with the
+ * same number m >= 2 of node groups on every site: each group reduces to its leader, a
+ * ring reduce-scatter among each site's group leaders, the j-th group leaders of all
+ * sites allreduce their piece (m pieces cross at once, each byte once each way between
+ * two sites), a ring allgather among each site's group leaders, each group's tree down;
+ * the leaders'
+ * scheme sent the whole vector through one connection each way and left the other
+ * ranks idle meanwhile (measured 0.75-0.82x flat at 4 MiB, docs/results/wan.md). */
 void coll_allreduce_site(rmpi_nbc_t *s, rmpi_comm_t *c, const coll_red_t *r, void *buf, size_t count)
 {
     coll_sites_t t;
     coll_sites_get(c, -1, &t);
+    int m = even_sites(&t);
+    if (m && count * r->esize >= (size_t)rmpi_knobs.COLL_SITE_SPLIT && count >= (size_t)m) {
+        int lead, *col = rmpi_xmalloc((size_t)t.nsites * sizeof *col);
+        tree_reduce(s, &t, c->rank, 0, 0, r, buf, buf, count);
+        coll_grp_t row = coll_sites_tier(&t, 1, c->rank, &lead);
+        if (row.me >= 0) {
+            int b = (row.me + 1) % m;
+            coll_grp_t cross = split_column(&t, c->rank, row.me, col);
+            coll_ring_reduce_scatter(s, &row, r, buf, buf, count);
+            coll_allreduce_flat(s, &cross, r, (char *)buf + coll_block_off(count, m, b) * r->esize,
+                                coll_block_len(count, m, b));
+            coll_ring_allgather(s, &row, r->esize, buf, count);
+        }
+        tree_bcast(s, &t, c->rank, 0, 0, buf, count * r->esize);
+        free(col);
+        coll_sites_free(&t);
+        return;
+    }
     int l2;
     coll_grp_t g2 = coll_sites_tier(&t, 2, c->rank, &l2);
     tree_reduce(s, &t, c->rank, 1, 0, r, buf, buf, count);

@@ -99,6 +99,10 @@ int rmpi_core_sites_probe(void)
     int rc = 0;
     if (leader[my] == me) {
         measure(leader, nn, my, rtt + (size_t)my * (size_t)nn);
+        /* My last pong may be held for a bundle (coalescing: the probe's own frames made
+         * the link busy), and the fence below blocks without progress: sent now, or the
+         * peer leader waits for it forever (seen at 10 ms with 4 ranks per host). */
+        rmpi_core_coal_poll(1);
         for (int c = 0; c * ROW_CHUNK < nn && !rc; c++) {
             size_t at = 0;
             for (int j = c * ROW_CHUNK; j < nn && j < (c + 1) * ROW_CHUNK; j++)

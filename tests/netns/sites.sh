@@ -5,7 +5,8 @@
 # every type/op through Allreduce and Reduce across the sites equals the flat result
 # (tests/mpi/datatype/ops), and Bcast, Allgather, Alltoall and Barrier check their data
 # (tests/mpi/coll/*); a map given by host names is taken as written; a malformed one stops
-# MPI_Init naming RMPI_SITES; RMPI_WAN_TUNE=0 measures nothing.
+# MPI_Init naming RMPI_SITES; RMPI_WAN_TUNE=0 measures nothing. With two ranks per host the
+# split Bcast and Allreduce (coll/site.c) check their data too.
 # usage: sites.sh MPIEXEC TESTS NETLAB DELAY   (TESTS: build/tests/mpi)
 set -u
 mpiexec=$1 tests=$2 netlab=$3 delay=${4:-2ms}
@@ -15,10 +16,10 @@ export NETLAB_PREFIX=t$$-
 "$netlab" up --sites 2x2 1gbit "1gbit@$delay" >/dev/null || { echo "FAIL: netlab up --sites"; exit 1; }
 trap '"$netlab" down >/dev/null 2>&1' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
-run() { # PROGRAM [ENV...]: one rank per host, tcp over rail0
-  local prog=$1; shift
-  "$netlab" exec nsA1 timeout 200 "$mpiexec" -n 4 --host nsA1,nsA2,nsB1,nsB2 --agent "$netlab agent" \
-    --pmi-iface ctl -genv RMPI_TCP_IFACES rail0 -genv RMPI_DEBUG 1 "$@" "$prog" 2>&1
+run() { # PROGRAM [ENV...]: one rank per host (PPN=2: two), tcp over rail0
+  local prog=$1 p=${PPN:-1}; shift
+  "$netlab" exec nsA1 timeout 200 "$mpiexec" -n $((4 * p)) --host nsA1:$p,nsA2:$p,nsB1:$p,nsB2:$p \
+    --agent "$netlab agent" --pmi-iface ctl -genv RMPI_TCP_IFACES rail0 -genv RMPI_DEBUG 1 "$@" "$prog" 2>&1
 }
 
 out=$(run "$tests/datatype/ops") || { echo "$out"; fail "ops exited $?"; }
@@ -29,6 +30,15 @@ for t in bcast allgather alltoall ibarrier; do
   out=$(run "$tests/coll/$t" -genv GTEST_SIZES small) || { echo "$out"; fail "$t exited $?"; }
   echo "$out" | grep -q "No Errors" || { echo "$out" | tail; fail "$t did not report No Errors"; }
   echo "$t: No Errors"
+done
+
+# two ranks per host (all three tiers), Bcast and Allreduce split across the long link at
+# every size (pieces per rank pair, rings inside the sites)
+for t in bcast allreduce; do
+  out=$(PPN=2 run "$tests/coll/$t" -genv RMPI_COLL_SITE_SPLIT 1 -genv RMPI_COLL_SITE_SPLIT_BCAST 1) || { echo "$out"; fail "2 per host: $t exited $?"; }
+  echo "$out" | grep -q "2 sites (measured round trips): 0-3:4-7$" || { echo "$out" | tail; fail "2 per host: the map is not 0-3:4-7"; }
+  echo "$out" | grep -q "No Errors" || { echo "$out" | tail; fail "2 per host: $t did not report No Errors"; }
+  echo "$t, 2 per host, split: No Errors"
 done
 
 out=$(run "$tests/coll/bcast" -genv GTEST_SIZES small -genv RMPI_SITES "nsA1,nsB1:nsA2,nsB2") || { echo "$out"; fail "given map: bcast exited $?"; }
