@@ -147,8 +147,8 @@ int main(int argc, char **argv)
         run(pats[i], iter / 10 + 1); /* warm-up */
         double us = run(pats[i], iter);
         if (me == 0)
-            printf("{\"pattern\": \"%s\", \"ranks\": %d, \"us_per_pingpong\": %.3f, \"pingpongs\": %ld}\n",
-                   pats[i], n, us, total_pp);
+            printf("{\"pattern\": \"%s\", \"ranks\": %d, \"us_per_pingpong\": %.3f, \"pingpongs\": %ld}\n", pats[i], n,
+                   us, total_pp);
     }
     MPI_Finalize();
     return 0;

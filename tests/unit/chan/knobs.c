@@ -53,8 +53,8 @@ static void test_defaults(void)
           "windows: sigma %d slot %llu interval %llu trigger %llu", p.sigma, (unsigned long long)p.slot_ns,
           (unsigned long long)p.interval_ns, (unsigned long long)p.trigger);
     CHECK(p.r == 1000 && p.p == 3 && p.rho == 200000 && p.gamma == 25 && p.c == 0,
-          "costs r %g p %g rho %g gamma %g c %g: not the values measured on shm (src/chan/README.md)", p.r, p.p,
-          p.rho, p.gamma, p.c);
+          "costs r %g p %g rho %g gamma %g c %g: not the values measured on shm (src/chan/README.md)", p.r, p.p, p.rho,
+          p.gamma, p.c);
     rmpi_chan_params_from_knobs(&p, 4, 4, why, sizeof why);
     CHECK(p.h == 3, "4 ranks: h %d, want 3 (every peer)", p.h);
     /* set values win; tau follows h unless set */
