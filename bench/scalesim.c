@@ -192,6 +192,13 @@ typedef struct sim {
     size_t ring_stride, shared_bytes;
     int ncls;
     uint32_t csize[RMPI_SHM_MAX_CLASSES];
+    /* tcp receive buffers of the peers off the node (railmpi): a peer heard from within
+     * the hold time (RMPI_TCP_BUF_IDLE plus the sweep) keeps the buffer its largest frame
+     * since it was quiet grew; quiet peers are in an LRU list by last frame, oldest first */
+    uint64_t hold_ns, *tcp_last;
+    uint32_t *tcp_frame;
+    int *lru_prev, *lru_next, lru_head, lru_tail;
+    double tcp_live, tcp_peak;
     /* series of dedicated channels (railmpi), for --series */
     int series;
     double *ser_t;
@@ -312,6 +319,12 @@ static void sim_init(sim_t *s, int n, int c, int me, int series)
     s->dst = xcalloc((size_t)n, 1);
     s->node_seen = xcalloc((size_t)(n / c + 1), 1);
     s->aq_in_pool = xcalloc((size_t)n, 1);
+    s->hold_ns = rmpi_tcp_buf_hold_ns((uint64_t)num(dflt_TCP_BUF_IDLE) * 1000000ull);
+    s->tcp_last = xcalloc((size_t)n, sizeof *s->tcp_last);
+    s->tcp_frame = xcalloc((size_t)n, sizeof *s->tcp_frame);
+    s->lru_prev = xcalloc((size_t)n, sizeof *s->lru_prev);
+    s->lru_next = xcalloc((size_t)n, sizeof *s->lru_next);
+    s->lru_head = s->lru_tail = -1;
     shm_sizes(s, size_of(dflt_SHM_RING_SIZE), dflt_CHAN_CLASSES, size_of(dflt_CHAN_CLASS_BYTES));
     rmpi_chan_params_t p;
     railmpi_params(&p, n, c);
@@ -334,6 +347,7 @@ static void sim_init(sim_t *s, int n, int c, int me, int series)
 static void sim_free(sim_t *s)
 {
     free(s->src), free(s->dst), free(s->node_seen), free(s->aq_in_pool);
+    free(s->tcp_last), free(s->tcp_frame), free(s->lru_prev), free(s->lru_next);
     free(s->ser_t), free(s->ser_n);
     rmpi_chan_sel_destroy(s->rm);
     rmpi_chan_sel_destroy(s->aq);
@@ -391,6 +405,50 @@ static void tick(sim_t *s, uint64_t t)
     rmpi_chan_sel_tick(s->aq, t, aq_apply, s);
 }
 
+static double tcp_buf(uint32_t frame) { return (double)(rmpi_tcp_peer_bytes(frame) - rmpi_tcp_peer_bytes(0)); }
+
+static void lru_unlink(sim_t *s, int p)
+{
+    int a = s->lru_prev[p], b = s->lru_next[p];
+    if (a >= 0)
+        s->lru_next[a] = b;
+    else
+        s->lru_head = b;
+    if (b >= 0)
+        s->lru_prev[b] = a;
+    else
+        s->lru_tail = a;
+}
+
+/* A frame of bytes from the off-node peer src at time t: the buffers of peers quiet for the
+ * hold time are freed first, then src's grows to fit the frame (rmpi_tcp_rx_cap: frames
+ * that fit; a peer that streams faster than it is read grows further, which the pattern
+ * cannot say). */
+static void tcp_recv(sim_t *s, uint64_t t, int src, uint32_t bytes)
+{
+    while (s->lru_head >= 0 && s->tcp_last[s->lru_head] + s->hold_ns <= t) {
+        int p = s->lru_head;
+        s->tcp_live -= tcp_buf(s->tcp_frame[p]);
+        s->tcp_frame[p] = 0;
+        lru_unlink(s, p);
+    }
+    uint32_t f = s->tcp_frame[src];
+    if (f)
+        lru_unlink(s, src);
+    uint32_t g = bytes > f ? bytes : f;
+    s->tcp_live += tcp_buf(g ? g : 1) - (f ? tcp_buf(f) : 0);
+    s->tcp_frame[src] = g ? g : 1;
+    s->tcp_last[src] = t;
+    s->lru_prev[src] = s->lru_tail, s->lru_next[src] = -1;
+    if (s->lru_tail >= 0)
+        s->lru_next[s->lru_tail] = src;
+    else
+        s->lru_head = src;
+    s->lru_tail = src;
+    if (s->tcp_live > s->tcp_peak)
+        s->tcp_peak = s->tcp_live;
+}
+
 /* One received message of bytes from src at time t. */
 static void recv_ev(sim_t *s, uint64_t t, int src, uint32_t bytes)
 {
@@ -409,7 +467,7 @@ static void recv_ev(sim_t *s, uint64_t t, int src, uint32_t bytes)
     if (node_of(s, src) == node_of(s, s->me))
         s->shm_bytes += bytes;
     if (node_of(s, src) != node_of(s, s->me))
-        ; /* a tcp byte stream, read into its buffer as it comes: not a buffer per message */
+        tcp_recv(s, t, src, bytes); /* a byte stream read into the peer's buffer: not a buffer per message */
     else if (s->rm && rmpi_chan_sel_kind(s->rm, src) == RMPI_CHAN_DEDICATED)
         s->buf_rmpi += ceil((8.0 + bytes) / 64) * 64; /* ring cells: 64 bytes, 8-byte header */
     else
@@ -575,6 +633,8 @@ typedef struct mem {
 
 static double railmpi_table(const sim_t *s) { return s->rm ? (double)rmpi_chan_sel_bytes(s->rm) : 0; }
 
+static double railmpi_tcp(const sim_t *s) { return (double)s->peers_off * (double)rmpi_tcp_peer_bytes(0) + s->tcp_peak; }
+
 static mem_t design_mem(const sim_t *s, int d)
 {
     double srq = SRQ_BUFS * 8192.0, msrq = 0;
@@ -598,9 +658,10 @@ static mem_t design_mem(const sim_t *s, int d)
         return (mem_t){ats + ATS_DC_DATA4 + s->aq_pool * ATS_RC_QP + table, s->aq_peak * ATS_RING + posted, b,
                        s->buf_ring4k};
     }
-    /* RAILMPI: tcp's state per peer talked to, the statistics, the shared queue and the rings;
-     * efficiency over the frames shared memory carried (tcp reads a byte stream) */
-    return (mem_t){(double)s->peers_off * (double)rmpi_tcp_peer_bytes() + railmpi_table(s),
+    /* RAILMPI: tcp's state per peer talked to and the most its receive buffers held at once,
+     * the statistics, the shared queue and the rings; efficiency over the frames shared
+     * memory carried (tcp reads a byte stream) */
+    return (mem_t){railmpi_tcp(s) + railmpi_table(s),
                    (s->c > 1 ? (double)s->shared_bytes : 0) + (double)s->rm_peak * (double)s->ring_stride,
                    (double)s->shm_bytes, s->buf_rmpi};
 }
@@ -610,7 +671,7 @@ static mem_t design_mem(const sim_t *s, int d)
 static double railmpi_ofi_mem(const sim_t *s)
 {
     mem_t m = design_mem(s, RAILMPI);
-    return m.conn - (double)s->peers_off * (double)rmpi_tcp_peer_bytes() + m.buf +
+    return m.conn - railmpi_tcp(s) + m.buf +
            (double)s->n * (double)rmpi_ofi_peer_bytes() +
            (double)rmpi_ofi_rail_rx_bytes((long long)num(dflt_OFI_RX_BUFS));
 }
@@ -643,7 +704,7 @@ static double design_bound(const sim_t *s, int d, double *conn)
         break;
     case RAILMPI:
         railmpi_params(&p, n, c);
-        *conn = peers * (double)rmpi_tcp_peer_bytes() + railmpi_table(s);
+        *conn = peers * (double)rmpi_tcp_peer_bytes_max() + railmpi_table(s); /* every peer streaming */
         buf = c > 1 ? (double)s->shared_bytes + (p.h < c - 1 ? p.h : c - 1) * (double)s->ring_stride : 0;
         break;
     }
@@ -697,7 +758,7 @@ static int sample_ranks(int pat, int n, int c, int ntr, sample_t *out)
 /* ---- one pattern at one size: a JSON line per design ---- */
 
 typedef struct result {
-    double mem_max, mem_mean, conn_max, buf_max, got, used, ded_peak, table, bound, bound_conn, ofi_max;
+    double mem_max, mem_mean, conn_max, buf_max, got, used, ded_peak, table, bound, bound_conn, ofi_max, tcp_peak;
 } result_t;
 
 static void print_series(const sim_t *s, int pat)
@@ -737,6 +798,8 @@ static void run_one(int pat, int n, int c, const int *designs, const trace_t *tr
             r->mem_mean += smp[i].weight * tot;
             r->got += smp[i].weight * m.got;
             r->used += smp[i].weight * m.used;
+            if (d == RAILMPI && s.tcp_peak > r->tcp_peak)
+                r->tcp_peak = s.tcp_peak;
             if (d == RAILMPI && railmpi_ofi_mem(&s) > r->ofi_max)
                 r->ofi_max = railmpi_ofi_mem(&s);
             int peak = d == RAILMPI ? s.rm_peak : d == AQPS ? s.aq_peak : -1;
@@ -769,8 +832,10 @@ static void run_one(int pat, int n, int c, const int *designs, const trace_t *tr
         if (d == RAILMPI)
             printf(
                 ", \"mem_ofi_bytes\": %.0f, \"selector_runs\": %.0f, \"shm_shared_bytes\": %zu, \"shm_ring_bytes\": %zu, "
-                "\"tcp_peer_bytes\": %zu, \"ofi_peer_bytes\": %zu, \"ofi_rail_rx_bytes\": %zu",
-                r->ofi_max, rm_runs, shm_shared, shm_ring, rmpi_tcp_peer_bytes(), rmpi_ofi_peer_bytes(),
+                "\"tcp_peer_bytes\": %zu, \"tcp_peer_bytes_quiet\": %zu, \"tcp_peer_bytes_small\": %zu, "
+                "\"tcp_buf_peak_bytes\": %.0f, \"ofi_peer_bytes\": %zu, \"ofi_rail_rx_bytes\": %zu",
+                r->ofi_max, rm_runs, shm_shared, shm_ring, rmpi_tcp_peer_bytes_max(), rmpi_tcp_peer_bytes(0),
+                rmpi_tcp_peer_bytes(1), r->tcp_peak, rmpi_ofi_peer_bytes(),
                 rmpi_ofi_rail_rx_bytes((long long)num(dflt_OFI_RX_BUFS)));
         printf("}\n");
     }

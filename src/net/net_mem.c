@@ -64,7 +64,29 @@ int rmpi_shm_parse_classes(const char *text, uint32_t *csize)
     return n ? n : -1;
 }
 
-size_t rmpi_tcp_peer_bytes(void) { return sizeof(rmpi_tcp_peer_t) + sizeof(rmpi_tcp_conn_t) + RMPI_TCP_RXBUF; }
+size_t rmpi_tcp_rx_cap(size_t cap, size_t want)
+{
+    size_t n = cap ? cap : RMPI_TCP_RX_MIN;
+    while (n < want && n < RMPI_TCP_RX_MAX)
+        n = n < RMPI_TCP_RXBUF && 2 * n > RMPI_TCP_RXBUF && want <= RMPI_TCP_RXBUF ? RMPI_TCP_RXBUF : 2 * n;
+    return n < RMPI_TCP_RX_MAX ? n : RMPI_TCP_RX_MAX;
+}
+
+size_t rmpi_tcp_peer_bytes(size_t frame)
+{
+    size_t state = sizeof(rmpi_tcp_peer_t) + sizeof(rmpi_tcp_conn_t);
+    return state + (frame ? rmpi_tcp_rx_cap(0, RMPI_TCP_BASE_HDR + frame) : 0);
+}
+
+size_t rmpi_tcp_peer_bytes_max(void) { return sizeof(rmpi_tcp_peer_t) + sizeof(rmpi_tcp_conn_t) + RMPI_TCP_RXBUF; }
+
+uint64_t rmpi_tcp_buf_sweep_ns(uint64_t idle_ns)
+{
+    uint64_t q = idle_ns / 4;
+    return q < 100000000ull ? (q ? q : 1) : 100000000ull;
+}
+
+uint64_t rmpi_tcp_buf_hold_ns(uint64_t idle_ns) { return idle_ns + 2 * rmpi_tcp_buf_sweep_ns(idle_ns); }
 
 #ifdef RMPI_HAVE_OFI
 size_t rmpi_ofi_peer_bytes(void) { return sizeof(rmpi_ofi_peer_t); }

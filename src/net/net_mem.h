@@ -32,8 +32,23 @@ size_t rmpi_shm_shared_layout(rmpi_shm_qlayout_t *l, const uint32_t *csize, int 
  * sizes from 64 bytes to 1 MiB. */
 int rmpi_shm_parse_classes(const char *text, uint32_t *csize);
 
-/* tcp: the library's state, connection and receive buffer per connected peer. */
-size_t rmpi_tcp_peer_bytes(void);
+/* tcp (src/net/tcp/README.md, "Receive buffer"): a connected peer costs the library's state
+ * (peer and socket objects) plus its receive buffer, which is freed while the peer is quiet
+ * and sized by rmpi_tcp_rx_cap while it sends. */
+/* The receive buffer's next capacity for want bytes from cap (0: none yet): cap when it
+ * fits, else doubled from cap (RMPI_TCP_RX_MIN, 4 KiB, when none) until want fits, the step
+ * past a LAN frame's room (RMPI_TCP_RXBUF) stopping there, never past the largest frame's. */
+size_t rmpi_tcp_rx_cap(size_t cap, size_t want);
+/* A peer's memory when the largest DATA frame (bytes after tcp's header) it sent since it was
+ * last quiet is frame bytes and it never filled a read; frame 0: a quiet peer (no buffer). */
+size_t rmpi_tcp_peer_bytes(size_t frame);
+/* A peer streaming LAN-sized frames (the inter eager limit): what every peer cost while the
+ * buffers did not shrink, and the most a peer costs unless RMPI_WAN_TUNE raised its eager limit. */
+size_t rmpi_tcp_peer_bytes_max(void);
+/* How often the provider looks for quiet buffers with RMPI_TCP_BUF_IDLE = idle_ns, and the
+ * longest a buffer can stay allocated after its last byte (idle plus two sweeps). */
+uint64_t rmpi_tcp_buf_sweep_ns(uint64_t idle_ns);
+uint64_t rmpi_tcp_buf_hold_ns(uint64_t idle_ns);
 /* libfabric: the library's state per peer (allocated for every rank), and the receive
  * buffers pre-posted per rail (shared by every peer, RMPI_OFI_RX_BUFS of them); 0 and 0
  * when the provider is not built in. The provider's own per-peer memory is not counted. */

@@ -48,10 +48,15 @@
  * GET_RESP destination through the receive buffer (a copy) and what is moved to the
  * buffer start when a partial DATA frame would run past its end. */
 #define RMPI_TCP_RX_AHEAD 8192
-#define RMPI_TCP_RX_SMALL 16384 /* receive buffer until a large DATA frame comes */
-/* Receive buffer once a DATA frame larger than RX_SMALL came; a frame larger still (only
- * from a peer whose eager limit was raised) grows it to fit, once. */
+/* Receive buffer (README.md, "Receive buffer"): none while a connection is quiet, RX_MIN
+ * from its first read after that (a header and a small eager frame, or a run of small
+ * frames), doubled on demand: to fit a frame, and once for each read that filled it (the
+ * peer streams faster than we read) up to RXBUF (a LAN-sized frame and its read-ahead),
+ * never past RX_MAX (the largest frame). A buffer that stayed empty for RMPI_TCP_BUF_IDLE
+ * is freed. */
+#define RMPI_TCP_RX_MIN 4096
 #define RMPI_TCP_RXBUF (RMPI_TCP_BASE_HDR + RMPI_TCP_LAN_FRAME + RMPI_TCP_RX_AHEAD)
+#define RMPI_TCP_RX_MAX (RMPI_TCP_BASE_HDR + RMPI_TCP_MAX_FRAME + RMPI_TCP_RX_AHEAD)
 
 /* Frame types (docs/wire/tcp.md); values are part of the wire format. */
 enum {
@@ -258,9 +263,12 @@ typedef struct rmpi_tcp_conn {
     size_t rxcap, rx_pos, rx_end;
     char *rx_dst; /* where the payload goes */
     size_t rx_plen, rx_pgot;
-    int rx_discard;          /* payload of a refused put: read and drop */
-    uint64_t rx_refused_put; /* id of the last refused put: its later frames are dropped quietly */
-    uint64_t rx_put_id;      /* RX_PAYLOAD of a PUT: its put, and whether to answer PUT_ACK */
+    int rx_discard;               /* payload of a refused put: read and drop */
+    int rx_grow;                  /* a read filled the buffer: double it (up to RXBUF) once */
+    int rx_hs;                    /* the buffer holds handshake frames: freed once established */
+    uint64_t rx_mark, rx_mark_ns; /* rxb at the last buffer sweep that saw it move, and when */
+    uint64_t rx_refused_put;      /* id of the last refused put: its later frames are dropped quietly */
+    uint64_t rx_put_id;           /* RX_PAYLOAD of a PUT: its put, and whether to answer PUT_ACK */
     int rx_put_ack;
     rmpi_tcp_get_t *rx_get; /* GET_RESP target */
 
@@ -335,7 +343,17 @@ struct rmpi_tcp_prov {
     int npeers;              /* entries of links and of every rail's peers (grows) */
     rmpi_tcp_link_t **links; /* npeers entries: world peers filled on first use, dynamic
                                  * peers by peer_add */
+    /* Memory per peer (peers, sockets, receive buffers of every rail) now and at most: the
+     * channel accounting (chan_stats, RMPI_REPORT). */
+    size_t mem, mem_peak;
 };
+
+static inline void rmpi_tcp_mem_add(rmpi_tcp_prov_t *prov, size_t add, size_t sub)
+{
+    prov->mem = prov->mem + add - sub;
+    if (prov->mem > prov->mem_peak)
+        prov->mem_peak = prov->mem;
+}
 
 /* Grow links and every rail's peers to n entries. */
 void rmpi_tcp_grow(rmpi_tcp_prov_t *prov, int n);
@@ -382,6 +400,9 @@ struct rmpi_tcp_rail {
     /* Stall detection: RMPI_RAIL_TIMEOUT, looked at every STALL_CHECK_NS of progress. */
     uint64_t stall_ns, last_check;
     uint64_t last_path; /* last rmpi_tcp_path_poll */
+    /* Receive buffers empty for buf_idle_ns (RMPI_TCP_BUF_IDLE, 0: kept) are freed by a
+     * sweep every rmpi_tcp_buf_sweep_ns(buf_idle_ns) (src/net/net_mem.c). */
+    uint64_t buf_idle_ns, buf_sweep_ns, last_sweep;
     unsigned check_calls;
 
     rmpi_net_mrtab_t mr; /* registrations (../mrtab.c): rkeys never carry an address */
@@ -481,6 +502,10 @@ int rmpi_tcp_can_write_now(const rmpi_tcp_peer_t *p);
 ssize_t rmpi_tcp_writev(int fd, const void *hdr, size_t hlen, const struct iovec *iov, int iovcnt);
 /* Read and dispatch frames; returns frames handled (stops at EAGAIN or a budget). */
 int rmpi_tcp_read(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c);
+/* Free the receive buffers of established sockets that read nothing for buf_idle_ns. */
+void rmpi_tcp_buf_sweep(rmpi_tcp_rail_t *r, uint64_t now);
+/* Free c's receive buffer (and count it). */
+void rmpi_tcp_rx_free(rmpi_tcp_conn_t *c);
 /* Fail every op still queued or outstanding for p with status (after a loss or close). */
 void rmpi_tcp_fail_ops(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, int status);
 

@@ -64,6 +64,7 @@ rmpi_tcp_peer_t *rmpi_tcp_peer_get(rmpi_tcp_rail_t *r, int rank)
     if (RMPI_LIKELY(p != NULL))
         return p;
     p = rmpi_xcalloc(1, sizeof(*p));
+    rmpi_tcp_mem_add(r->prov, sizeof(*p), 0);
     p->rank = rank;
     p->state = RMPI_TCP_PEER_IDLE;
     rmpi_list_init(&p->txq);
@@ -93,17 +94,20 @@ void rmpi_tcp_peer_free(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
     rmpi_list_remove(&p->timer_link);
     rmpi_list_remove(&p->lost_link);
     rmpi_list_remove(&p->back_link);
+    rmpi_tcp_mem_add(r->prov, 0, sizeof(*p));
     free(p);
 }
 
 static rmpi_tcp_conn_t *conn_new(rmpi_tcp_rail_t *r, int fd, int state)
 {
     rmpi_tcp_conn_t *c = rmpi_xcalloc(1, sizeof(*c));
+    rmpi_tcp_mem_add(r->prov, sizeof(*c), 0);
     c->kind = RMPI_TCP_OBJ_CONN;
     c->fd = fd;
     c->state = state;
     c->rail = r;
     c->rx_phase = RMPI_TCP_RX_FRAME;
+    c->rx_hs = 1;
     rmpi_list_init(&c->link);
     r->nconn++;
     return c;
@@ -861,7 +865,8 @@ void rmpi_tcp_reap(rmpi_tcp_rail_t *r)
     while (!rmpi_list_empty(&r->dead)) {
         rmpi_tcp_conn_t *c = RMPI_CONTAINER_OF(r->dead.next, rmpi_tcp_conn_t, link);
         rmpi_list_remove(&c->link);
-        free(c->rxbuf);
+        rmpi_tcp_rx_free(c);
+        rmpi_tcp_mem_add(c->rail->prov, 0, sizeof(*c));
         free(c);
     }
 }

@@ -1,6 +1,8 @@
 /* Output queues and the gathered writer; the buffered reader, frame parser and dispatch. */
 #include "tcp.h"
 
+#include "../net_mem.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -468,9 +470,12 @@ static void rx_parse(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
     }
 }
 
-/* Make the frame at rx_pos (need bytes) fit with a read-ahead after it. Its partial bytes
- * move to the buffer start only when it would run past the end (they came with one
- * read-ahead, so they are few) or when they are just a header. */
+/* Make the frame at rx_pos (need bytes) fit. Its partial bytes move to the buffer start
+ * only when it would run past the end (they came with one read-ahead, so they are few) or
+ * when they are just a header. The buffer grows by doubling (rmpi_tcp_rx_cap): a quiet
+ * peer's is freed, a peer that sends small frames now and then keeps RX_MIN, one that
+ * streams doubles it with every read that filled it up to RXBUF (where it always was
+ * before buffers shrank), so reads take a whole read-ahead again. */
 static void rx_room(rmpi_tcp_conn_t *c, size_t need)
 {
     size_t have = c->rx_end - c->rx_pos;
@@ -479,13 +484,41 @@ static void rx_room(rmpi_tcp_conn_t *c, size_t need)
         c->rx_pos = 0;
         c->rx_end = have;
     }
-    /* Small until a large DATA frame (or a refused put's payload) asks for more; past
-     * RXBUF only as large as the largest frame seen. */
-    size_t want = c->rx_pos + need + RMPI_TCP_RX_AHEAD;
-    size_t cap = want <= RMPI_TCP_RX_SMALL ? RMPI_TCP_RX_SMALL : want <= RMPI_TCP_RXBUF ? RMPI_TCP_RXBUF : want;
-    if (cap > c->rxcap) {
+    size_t want = c->rx_pos + need;
+    if (RMPI_UNLIKELY(c->rx_grow)) {
+        c->rx_grow = 0;
+        want = RMPI_MAX(want, RMPI_MIN(2 * c->rxcap, (size_t)RMPI_TCP_RXBUF));
+    }
+    if (want > c->rxcap || !c->rxbuf) {
+        size_t cap = rmpi_tcp_rx_cap(c->rxcap, want);
         c->rxbuf = rmpi_xrealloc(c->rxbuf, cap);
+        rmpi_tcp_mem_add(c->rail->prov, cap, c->rxcap);
         c->rxcap = cap;
+    }
+}
+
+void rmpi_tcp_rx_free(rmpi_tcp_conn_t *c)
+{
+    rmpi_tcp_mem_add(c->rail->prov, 0, c->rxcap);
+    free(c->rxbuf);
+    c->rxbuf = NULL;
+    c->rxcap = c->rx_pos = c->rx_end = 0;
+    c->rx_grow = 0;
+}
+
+void rmpi_tcp_buf_sweep(rmpi_tcp_rail_t *r, uint64_t now)
+{
+    r->last_sweep = now;
+    rmpi_list_t *pos;
+    rmpi_list_for_each(pos, &r->estab)
+    {
+        rmpi_tcp_conn_t *c = RMPI_CONTAINER_OF(pos, rmpi_tcp_conn_t, link);
+        if (c->rxb != c->rx_mark) {
+            c->rx_mark = c->rxb;
+            c->rx_mark_ns = now;
+        } else if (c->rxbuf && c->rx_pos == c->rx_end && now - c->rx_mark_ns >= r->buf_idle_ns) {
+            rmpi_tcp_rx_free(c); /* a PUT / GET_RESP payload still coming is read into its target */
+        }
     }
 }
 
@@ -503,27 +536,29 @@ int rmpi_tcp_read(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
     for (int iter = 0; iter < 256 && conn_alive(r, c); iter++) {
         struct iovec iov[2];
         int n = 1, direct = 0;
+        size_t want = 0;
         if (c->rx_pos == c->rx_end)
             c->rx_pos = c->rx_end = 0;
         if (c->rx_phase == RMPI_TCP_RX_PAYLOAD && !c->rx_discard) {
             rx_room(c, 0); /* the buffer is empty: rx_parse took what it held */
             size_t missing = c->rx_plen - c->rx_pgot;
             iov[0] = (struct iovec){c->rx_dst + c->rx_pgot, missing};
-            iov[1] = (struct iovec){c->rxbuf, read_ahead(missing)};
+            iov[1] = (struct iovec){c->rxbuf, RMPI_MIN(read_ahead(missing), c->rxcap)};
             n = 2;
             direct = 1;
         } else if (c->rx_phase == RMPI_TCP_RX_PAYLOAD) {
-            rx_room(c, RMPI_TCP_LAN_FRAME); /* a refused payload: read it in big pieces, drop it */
+            rx_room(c, 0); /* a refused payload: read it a buffer at a time, drop it */
             size_t missing = c->rx_plen - c->rx_pgot;
             iov[0] = (struct iovec){c->rxbuf, RMPI_MIN(missing + read_ahead(missing), c->rxcap)};
         } else {
             size_t need = frame_need(c);
             rx_room(c, need ? need : RMPI_TCP_HDR_MAX);
             size_t missing = need ? c->rx_pos + need - c->rx_end : 0;
-            size_t want = missing + read_ahead(missing);
+            want = missing + read_ahead(missing);
             iov[0] = (struct iovec){c->rxbuf + c->rx_end, RMPI_MIN(want, c->rxcap - c->rx_end)};
         }
         size_t asked = iov[0].iov_len + (n > 1 ? iov[1].iov_len : 0);
+        int cut = !direct && asked < want; /* the read-ahead did not fit in the buffer */
         ssize_t got = readv(c->fd, iov, n);
         if (got < 0) {
             if (errno == EINTR)
@@ -545,7 +580,13 @@ int rmpi_tcp_read(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c)
         } else {
             c->rx_end += (size_t)got;
         }
+        if (cut && (size_t)got == asked && c->rxcap < RMPI_TCP_RXBUF)
+            c->rx_grow = 1; /* the peer streams faster than we read: double the buffer */
         rx_parse(r, c);
+        if (RMPI_UNLIKELY(c->rx_hs) && c->state == RMPI_TCP_CONN_ESTABLISHED && c->rx_pos == c->rx_end) {
+            c->rx_hs = 0; /* a peer we only send to keeps no buffer for its handshake frames */
+            rmpi_tcp_rx_free(c);
+        }
         if ((size_t)got < asked)
             break; /* the socket is drained: skip the read that would say EAGAIN */
     }

@@ -57,9 +57,9 @@ static void fill_hints(rmpi_tcp_rail_t *r, const rmpi_tcp_iface_t *f, int stream
     h->latency_ns = 0;
     h->rdma_native = 0;
     h->max_frame = RMPI_TCP_MAX_FRAME;
-    h->max_inline = RMPI_TCP_MAX_FRAME;      /* send() writes from the caller's iov when it can */
-    h->max_iov = RMPI_TCP_IOV_MAX - 1;       /* writev with our header in front; more is copied */
-    h->mem_per_peer = rmpi_tcp_peer_bytes(); /* src/net/net_mem.c: the scale simulator reads it too */
+    h->max_inline = RMPI_TCP_MAX_FRAME;       /* send() writes from the caller's iov when it can */
+    h->max_iov = RMPI_TCP_IOV_MAX - 1;        /* writev with our header in front; more is copied */
+    h->mem_per_peer = rmpi_tcp_peer_bytes(0); /* a quiet peer (src/net/net_mem.c, as the scale simulator counts it) */
     h->node_conn = 0;
     h->scope = RMPI_SCOPE_INTER;
     h->spare = spare;
@@ -120,6 +120,9 @@ static rmpi_tcp_rail_t *rail_new(rmpi_tcp_prov_t *prov, const rmpi_net_env_t *en
     r->timeout_ns = (uint64_t)secs * 1000000000ull;
     double stall = rmpi_knobs.RAIL_TIMEOUT;
     r->stall_ns = stall > 0 ? (uint64_t)(stall * 1e9) : 0;
+    long long idle_ms = rmpi_knobs.TCP_BUF_IDLE;
+    r->buf_idle_ns = idle_ms > 0 ? (uint64_t)idle_ms * 1000000ull : 0;
+    r->buf_sweep_ns = rmpi_tcp_buf_sweep_ns(r->buf_idle_ns);
     /* The world tag (a hash of the job id): a HELLO for another job (a stale port reused)
      * is refused; one from another job is a dynamic peer. */
     r->job_tag = env->world;
@@ -339,6 +342,8 @@ static int poll_once(rmpi_tcp_rail_t *r, int timeout_ms)
             rmpi_tcp_stall_check(r, now);
         if (now - r->last_path >= RMPI_TCP_PATH_NS)
             rmpi_tcp_path_poll(r, now);
+        if (r->buf_idle_ns && now - r->last_sweep >= r->buf_sweep_ns)
+            rmpi_tcp_buf_sweep(r, now);
     }
     if (!rmpi_list_empty(&r->lostq) || !rmpi_list_empty(&r->dead))
         rmpi_tcp_reap(r);
@@ -442,8 +447,28 @@ static void tcp_describe(rmpi_rail_t *rail, void *file)
             (unsigned long long)r->stat_frames_rx, (unsigned long long)r->stat_bytes_rx);
     fprintf(f,
             "    channels: a connection per peer (RMPI_CHANNELS has no shared kind here: every tcp peer counts as "
-            "dedicated, %zu bytes each)\n",
-            rail->hints.mem_per_peer);
+            "dedicated): %zu bytes quiet (no receive buffer), %zu with the first %d-byte buffer, doubled with "
+            "traffic up to %zu (LAN frames; %zu for the largest frame), freed after %llu ms without a byte "
+            "(RMPI_TCP_BUF_IDLE%s); all tcp peers now %zu bytes, at most %zu\n",
+            rail->hints.mem_per_peer, rmpi_tcp_peer_bytes(1), RMPI_TCP_RX_MIN, rmpi_tcp_peer_bytes_max(),
+            rmpi_tcp_peer_bytes(RMPI_TCP_MAX_FRAME), (unsigned long long)(r->buf_idle_ns / 1000000ull),
+            r->buf_idle_ns ? "" : "=0: kept", r->prov->mem, r->prov->mem_peak);
+}
+
+/* Channel accounting (net.h): tcp's per-peer memory counts as dedicated, once per provider
+ * (on its first open rail); its frames are not counted there. */
+static void tcp_chan_stats(rmpi_rail_t *rail, rmpi_net_chan_stats_t *st)
+{
+    rmpi_tcp_rail_t *r = rmpi_tcp_rail_of(rail);
+    memset(st, 0, sizeof(*st));
+    for (int i = 0; i < r->prov->nrails; i++)
+        if (r->prov->rails[i]) {
+            if (r->prov->rails[i] == r) {
+                st->mem[RMPI_NET_CHAN_DEDICATED] = r->prov->mem;
+                st->mem_peak[RMPI_NET_CHAN_DEDICATED] = r->prov->mem_peak;
+            }
+            return;
+        }
 }
 
 static int tcp_card(rmpi_rail_t *rail, char *buf, size_t len)
@@ -497,6 +522,7 @@ const struct rmpi_net_ops rmpi_tcp_ops = {
     .card = tcp_card,
     .peer_add = tcp_peer_add,
     .backlog = tcp_backlog,
+    .chan_stats = tcp_chan_stats,
     .watch = rmpi_tcp_watch,
     .abandon = rmpi_tcp_abandon,
     .rejoin = rmpi_tcp_rejoin,
