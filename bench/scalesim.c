@@ -95,6 +95,7 @@ typedef struct trace_ev {
     uint64_t t;
     int peer; /* -1: a selector tick */
     uint32_t bytes;
+    int refused; /* -1; else the kind the library refused to switch peer to (an `x` line) */
 } trace_ev_t;
 
 typedef struct trace {
@@ -121,7 +122,7 @@ static int read_trace(const char *path, trace_t *t)
         unsigned long long a, b;
         int peer;
         char *s;
-        if ((line[0] == 'r' || line[0] == 'k') && line[1] == ' ') {
+        if ((line[0] == 'r' || line[0] == 'k' || line[0] == 'x') && line[1] == ' ') {
             if (t->nev == t->cap) {
                 t->cap = t->cap ? 2 * t->cap : 4096;
                 t->ev = realloc(t->ev, t->cap * sizeof *t->ev);
@@ -133,10 +134,13 @@ static int read_trace(const char *path, trace_t *t)
             trace_ev_t *e = &t->ev[t->nev++];
             if (line[0] == 'k') {
                 ok = sscanf(line, "k %llu", &a) == 1;
-                *e = (trace_ev_t){a, -1, 0};
+                *e = (trace_ev_t){a, -1, 0, -1};
+            } else if (line[0] == 'x') {
+                ok = sscanf(line, "x %llu %d %llu", &a, &peer, &b) == 3 && peer >= 0 && b <= 1;
+                *e = (trace_ev_t){a, peer, 0, (int)b};
             } else {
                 ok = sscanf(line, "r %llu %d %llu", &a, &peer, &b) == 3 && peer >= 0;
-                *e = (trace_ev_t){a, peer, (uint32_t)b};
+                *e = (trace_ev_t){a, peer, (uint32_t)b, -1};
             }
         } else if (sscanf(line, "rank %d nprocs %d node %d", &t->rank, &t->nprocs, &t->node) == 3) {
             ok = t->nprocs > 0 && t->rank >= 0 && t->rank < t->nprocs;
@@ -203,6 +207,9 @@ typedef struct sim {
     int series;
     double *ser_t;
     int *ser_n, nser, capser;
+    /* replay: the switches the traced run refused at the tick being replayed */
+    const trace_ev_t *refused;
+    size_t nrefused;
 } sim_t;
 
 static int node_of(const sim_t *s, int r) { return r / s->c; }
@@ -212,7 +219,10 @@ static int node_of(const sim_t *s, int r) { return r / s->c; }
 static int rm_apply(void *ctx, int peer, rmpi_chan_kind_t kind)
 {
     sim_t *s = ctx;
-    (void)peer;
+    /* a replay refuses what the traced run's mechanism refused at this tick (docs/trace.md) */
+    for (size_t i = 0; i < s->nrefused; i++)
+        if (s->refused[i].peer == peer && s->refused[i].refused == (int)kind)
+            return 1;
     if (kind == RMPI_CHAN_DEDICATED)
         s->rm_ded++;
     else
@@ -612,7 +622,7 @@ static void run_trace(sim_t *s, const trace_t *tr, int ntr)
     uint32_t *turn = xcalloc((size_t)ntr, sizeof *turn);
     for (size_t i = 0; i < t->nev; i++) {
         const trace_ev_t *e = &t->ev[i];
-        if (e->peer < 0 || e->peer >= ntr)
+        if (e->peer < 0 || e->peer >= ntr || e->refused >= 0)
             continue;
         int d = (e->peer - r0 + ntr) % ntr;
         int p = (s->me + d * scale + (int)(turn[e->peer]++ % (uint32_t)scale)) % s->n;
@@ -633,7 +643,10 @@ typedef struct mem {
 
 static double railmpi_table(const sim_t *s) { return s->rm ? (double)rmpi_chan_sel_bytes(s->rm) : 0; }
 
-static double railmpi_tcp(const sim_t *s) { return (double)s->peers_off * (double)rmpi_tcp_peer_bytes(0) + s->tcp_peak; }
+static double railmpi_tcp(const sim_t *s)
+{
+    return (double)s->peers_off * (double)rmpi_tcp_peer_bytes(0) + s->tcp_peak;
+}
 
 static mem_t design_mem(const sim_t *s, int d)
 {
@@ -671,8 +684,7 @@ static mem_t design_mem(const sim_t *s, int d)
 static double railmpi_ofi_mem(const sim_t *s)
 {
     mem_t m = design_mem(s, RAILMPI);
-    return m.conn - railmpi_tcp(s) + m.buf +
-           (double)s->n * (double)rmpi_ofi_peer_bytes() +
+    return m.conn - railmpi_tcp(s) + m.buf + (double)s->n * (double)rmpi_ofi_peer_bytes() +
            (double)rmpi_ofi_rail_rx_bytes((long long)num(dflt_OFI_RX_BUFS));
 }
 
@@ -881,7 +893,13 @@ static int replay(const char *prefix)
             free(loc);
             for (size_t i = 0; i < t.nev; i++) {
                 if (t.ev[i].peer < 0) {
+                    size_t j = i + 1;
+                    while (j < t.nev && t.ev[j].refused >= 0)
+                        j++;
+                    s.refused = &t.ev[i + 1], s.nrefused = j - i - 1;
                     rm_tick(&s, sel, t.ev[i].t);
+                    s.nrefused = 0;
+                    i = j - 1;
                 } else {
                     rmpi_chan_count_recv(sel, t.ev[i].peer, t.ev[i].bytes);
                 }

@@ -64,6 +64,8 @@ int rmpi_chan_params_from_knobs(rmpi_chan_params_t *p, int nprocs, int node_size
 
 rmpi_chan_sel_t *rmpi_chan_lib;
 
+static void trace_refused(int peer, rmpi_chan_kind_t kind);
+
 /* A decision becomes a switch (J1-J5, chan.c): accepted once the peer is there or on its
  * way; refused while another switch of the peer is still in progress, so the selector keeps
  * the old kind in its map and proposes the change again at its next run. A set-up is also
@@ -75,11 +77,16 @@ static int switch_peer(void *ctx, int peer, rmpi_chan_kind_t kind)
     (void)ctx;
     if (kind == RMPI_CHAN_DEDICATED && (int)rmpi_chan_kind(peer) != (int)kind) {
         rmpi_net_chan_stats_t st = rmpi_chan_stats();
-        if (st.dedicated_now + st.rings_asked >= rmpi_chan_lib->prm.h)
+        if (st.dedicated_now + st.rings_asked >= rmpi_chan_lib->prm.h) {
+            trace_refused(peer, kind);
             return 1;
+        }
     }
     int rc = rmpi_chan_switch(peer, kind);
-    return rc == 0 || (rc == 1 && (int)rmpi_chan_kind(peer) == (int)kind) ? 0 : 1;
+    rc = rc == 0 || (rc == 1 && (int)rmpi_chan_kind(peer) == (int)kind) ? 0 : 1;
+    if (rc)
+        trace_refused(peer, kind);
+    return rc;
 }
 
 /* ---- RMPI_CHAN_TRACE (docs/trace.md) ---- */
@@ -95,6 +102,14 @@ static struct rmpi_chan_trace trace;
 void rmpi_chan_trace_recv(int src, size_t bytes)
 {
     fprintf(trace.f, "r %llu %d %zu\n", (unsigned long long)(rmpi_time_ns() - trace.t0), src, bytes);
+}
+
+/* A switch the mechanism refused (a switch of the peer in progress, or h rings still held):
+ * it depends on timing, not on the counts, so a replay must be told (docs/trace.md, `x`). */
+static void trace_refused(int peer, rmpi_chan_kind_t kind)
+{
+    if (rmpi_chan_trace)
+        fprintf(trace.f, "x %llu %d %d\n", (unsigned long long)(rmpi_time_ns() - trace.t0), peer, (int)kind);
 }
 
 /* Opens <prefix>.<rank> and writes the header: what a replay needs to run the same selector

@@ -22,7 +22,10 @@
 static int got_frames, bad_frames, next_seq;
 
 /* frame: seq (4 bytes, little-endian) then a pattern of sender, seq and position */
-static uint8_t pat(int sender, uint32_t seq, size_t i) { return (uint8_t)(seq * 131u + i * 7u + (unsigned)sender * 29u); }
+static uint8_t pat(int sender, uint32_t seq, size_t i)
+{
+    return (uint8_t)(seq * 131u + i * 7u + (unsigned)sender * 29u);
+}
 
 static void fill(uint8_t *b, size_t len, uint32_t seq)
 {
@@ -124,8 +127,8 @@ static void grow_body(void)
             th_progress();
             most = RMPI_MAX(most, mem_now());
         }
-        TH_CHECK(most > small && most <= lan, "a burst of frames of at most 1003 bytes: buffer grew to %zu (%zu .. %zu)",
-                 most, small, lan);
+        TH_CHECK(most > small && most <= lan,
+                 "a burst of frames of at most 1003 bytes: buffer grew to %zu (%zu .. %zu)", most, small, lan);
         send_frame(peer, 4);
         wait_frames(11 + 3000 + 1, "the largest frame");
         TH_CHECK(mem_now() == rmpi_tcp_peer_bytes(RMPI_TCP_MAX_FRAME), "after the largest frame: %zu, expected %zu",
@@ -143,8 +146,25 @@ static void grow_body(void)
 /* sizes around every step of the buffer's growth */
 static size_t churn_size(uint64_t *x)
 {
-    static const size_t edge[] = {4,     64,    4080,  4088,  4089,  4096,  8184,  8185,  16376, 16377,
-                                  32760, 32761, 65528, 65529, 65792, 73984, 73985, 1 << 20, RMPI_TCP_MAX_FRAME};
+    static const size_t edge[] = {4,
+                                  64,
+                                  4080,
+                                  4088,
+                                  4089,
+                                  4096,
+                                  8184,
+                                  8185,
+                                  16376,
+                                  16377,
+                                  32760,
+                                  32761,
+                                  65528,
+                                  65529,
+                                  65792,
+                                  73984,
+                                  73985,
+                                  1 << 20,
+                                  RMPI_TCP_MAX_FRAME};
     *x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
     size_t e = edge[*x % RMPI_ARRAY_LEN(edge)];
     size_t d = (size_t)(*x >> 32) % 9;
