@@ -13,6 +13,8 @@
 # any-tag probes and receives; each must arrive once, in order, with its tag and bytes):
 # with the default RMPI_COALESCE_WAIT both ranks send bundles holding most frames, with
 # RMPI_COALESCE_WAIT=0 none.
+# The two ranks' reports can interleave line by line, so mpiexec -l prefixes every line with
+# its rank and a rank's stream line is found by that prefix, never by its place after a header.
 # usage: streams.sh MPIEXEC BIDIR NETLAB [RATE@DELAY]   (bursts is found next to bidir)
 set -u
 mpiexec=$1 bidir=$2 netlab=$3 link=${4:-1gbit@5ms}
@@ -24,7 +26,7 @@ trap '"$netlab" down >/dev/null 2>&1' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 bursts=$(dirname "$bidir")/bursts
 run() { # [ENV...]: rank 0 in nsA, rank 1 in nsB, over rail0
-  "$netlab" exec nsA timeout 150 "$mpiexec" -n 2 --host nsA,nsB --agent "$netlab agent" --pmi-iface ctl \
+  "$netlab" exec nsA timeout 150 "$mpiexec" -l -n 2 --host nsA,nsB --agent "$netlab agent" --pmi-iface ctl \
     -genv RMPI_TCP_IFACES rail0 -genv RMPI_REPORT 1 "$@" "${prog:-$bidir}" 2>&1
 }
 windows() { # MAX: tcp_wmem/tcp_rmem maximum in both namespaces
@@ -38,7 +40,7 @@ check() { # WHAT LIVE TOTAL WINDOW
   echo "$out" | grep -q "No Errors" || { echo "$out"; fail "$what: bidir did not report No Errors"; }
   echo "$out" | grep "\[rmpi report\].*\(streams\|rail tcp\)"
   for r in 0 1; do
-    echo "$out" | grep -A12 "rank $r -> $((1 - r)): " | grep -q "streams tcp:rail0: $live of $total (window $win bytes)" ||
+    echo "$out" | grep -q "^\[$r\] \[rmpi report\].*streams tcp:rail0: $live of $total (window $win bytes)" ||
       fail "$what: rank $r does not report $live of $total streams with a $win-byte window"
   done
 }
