@@ -685,7 +685,7 @@ static double railmpi_ofi_mem(const sim_t *s)
 {
     mem_t m = design_mem(s, RAILMPI);
     return m.conn - railmpi_tcp(s) + m.buf + (double)s->n * (double)rmpi_ofi_peer_bytes() +
-           (double)rmpi_ofi_rail_rx_bytes((long long)num(dflt_OFI_RX_BUFS));
+           (double)rmpi_ofi_rail_rx_bytes(size_of(dflt_OFI_MRECV), (long long)num(dflt_OFI_RX_BUFS));
 }
 
 /* The design's worst case whatever the pattern, connection part (*conn) and all: every peer
@@ -848,7 +848,7 @@ static void run_one(int pat, int n, int c, const int *designs, const trace_t *tr
                 "\"tcp_buf_peak_bytes\": %.0f, \"ofi_peer_bytes\": %zu, \"ofi_rail_rx_bytes\": %zu",
                 r->ofi_max, rm_runs, shm_shared, shm_ring, rmpi_tcp_peer_bytes_max(), rmpi_tcp_peer_bytes(0),
                 rmpi_tcp_peer_bytes(1), r->tcp_peak, rmpi_ofi_peer_bytes(),
-                rmpi_ofi_rail_rx_bytes((long long)num(dflt_OFI_RX_BUFS)));
+                rmpi_ofi_rail_rx_bytes(size_of(dflt_OFI_MRECV), (long long)num(dflt_OFI_RX_BUFS)));
         printf("}\n");
     }
     fflush(stdout);

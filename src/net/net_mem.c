@@ -90,8 +90,18 @@ uint64_t rmpi_tcp_buf_hold_ns(uint64_t idle_ns) { return idle_ns + 2 * rmpi_tcp_
 
 #ifdef RMPI_HAVE_OFI
 size_t rmpi_ofi_peer_bytes(void) { return sizeof(rmpi_ofi_peer_t); }
-size_t rmpi_ofi_rail_rx_bytes(long long rx_bufs) { return (size_t)rx_bufs * RMPI_OFI_BUF_SIZE; }
+size_t rmpi_ofi_mrecv_buf_bytes(size_t mrecv, size_t top)
+{
+    size_t n = RMPI_MAX(mrecv / RMPI_OFI_MRECV_BUFS, 2 * top);
+    return (n + 4095) & ~(size_t)4095;
+}
+size_t rmpi_ofi_rail_rx_bytes(long long mrecv, long long rx_bufs)
+{
+    return mrecv > 0 ? RMPI_OFI_MRECV_BUFS * rmpi_ofi_mrecv_buf_bytes((size_t)mrecv, RMPI_OFI_BUF_SIZE)
+                     : (size_t)rx_bufs * RMPI_OFI_BUF_SIZE;
+}
 #else
 size_t rmpi_ofi_peer_bytes(void) { return 0; }
-size_t rmpi_ofi_rail_rx_bytes(long long rx_bufs) { return (void)rx_bufs, 0; }
+size_t rmpi_ofi_rail_rx_bytes(long long mrecv, long long rx_bufs) { return (void)mrecv, (void)rx_bufs, 0; }
+size_t rmpi_ofi_mrecv_buf_bytes(size_t mrecv, size_t top) { return (void)mrecv, (void)top, 0; }
 #endif

@@ -29,6 +29,9 @@ typedef struct rmpi_ofi_hdr {
 /* A frame header from this rail: our rank (| RMPI_OFI_CTRL for control), seq set at post. */
 #define RMPI_OFI_HDR(r, flag) ((rmpi_ofi_hdr_t){htole32((uint32_t)(r)->env.rank | (flag)), 0, htole64((r)->cookie)})
 #define RMPI_OFI_BUF_SIZE 65536 /* one receive / send buffer: header + largest frame */
+/* Multi-receive buffers (FI_MULTI_RECV) per rail, so the provider always has one to fill
+ * while the others wait to be reposted; RMPI_OFI_MRECV bytes are split among them. */
+#define RMPI_OFI_MRECV_BUFS 4
 #define RMPI_OFI_STASH 256
 /* How long send/get/put drive the provider when it refuses a post (-FI_EAGAIN, e.g. while
  * ofi_rxm sets up the connection) before queueing the post for progress(). */
@@ -61,13 +64,23 @@ typedef struct rmpi_ofi_reg {
 
 typedef struct rmpi_ofi_buf {
     rmpi_ofi_ctx_t ctx;
-    void *desc;   /* the slab's local descriptor (FI_MR_LOCAL) */
-    int peer;     /* send: destination rank */
-    int piece;    /* send: a piece of an emulated put or get answer (counts in emul_out) */
-    uint32_t seq; /* receive: parked early frame's sequence number */
-    size_t len;   /* header + frame (send; parked receive) */
-    char *data;   /* RMPI_OFI_BUF_SIZE bytes, 8-aligned */
+    void *desc;  /* the slab's local descriptor (FI_MR_LOCAL) */
+    int peer;    /* send: destination rank */
+    int piece;   /* send: a piece of an emulated put or get answer (counts in emul_out) */
+    size_t len;  /* header + frame (send) */
+    size_t size; /* bytes at data: RMPI_OFI_BUF_SIZE, or a multi-receive buffer's */
+    size_t hi;   /* multi-receive: end of the furthest frame the provider put in it */
+    char *data;  /* 64-aligned */
 } rmpi_ofi_buf_t;
+
+/* A frame that completed before an earlier one of its sender: copied out, so the receive
+ * buffer (a multi-receive buffer holds frames of every peer) goes back to the provider. */
+typedef struct rmpi_ofi_park {
+    struct rmpi_ofi_park *next;
+    uint32_t seq;
+    size_t len; /* header + frame */
+    char data[];
+} rmpi_ofi_park_t;
 
 /* A frame sent from the caller's memory (send_zc): our header and the caller's are copied
  * into hdr; iov[1..iovcnt) point at the caller's data until the send completes. */
@@ -104,7 +117,7 @@ typedef struct rmpi_ofi_peer {
     int state; /* 0 not looked up, 1 reachable, -1 not reachable */
     fi_addr_t addr;
     uint32_t tx_seq, rx_seq; /* next frame sequence to send / to deliver */
-    rmpi_ofi_buf_t *parked;  /* frames that completed early, by seq */
+    rmpi_ofi_park_t *parked; /* frames that completed early, by seq */
     rmpi_ofi_rdma_t *gets;   /* emulated gets waiting for data, in request order */
     uint64_t refused_put;    /* emulated put of this peer last refused (one PUT_ERR each) */
 } rmpi_ofi_peer_t;
@@ -134,7 +147,10 @@ typedef struct rmpi_ofi_rail {
     rmpi_ofi_peer_t *peers;
     rmpi_ofi_buf_t *rx; /* pre-posted receive buffers */
     int nrx;
-    rmpi_ofi_ctx_t *rx_wait; /* receive buffers whose repost got -FI_EAGAIN */
+    int mrecv;                /* rx are FI_MULTI_RECV buffers shared by every peer, filled back to back */
+    size_t rx_size;           /* bytes of each receive buffer */
+    rmpi_net_chan_stats_t st; /* the shared receive buffers' accounting (src/chan) */
+    rmpi_ofi_ctx_t *rx_wait;  /* receive buffers whose repost got -FI_EAGAIN */
     rmpi_ofi_buf_t *tx_free;
     rmpi_ofi_zc_t *zc_free, *zc_all;
     size_t tx_slabs;     /* send buffer slabs allocated (bounded by RMPI_OFI_TX_MAX) */
@@ -158,7 +174,7 @@ typedef struct rmpi_ofi_rail {
     long emul_out;        /* pieces of emulated puts / get answers posted, not completed */
     /* Completions read while send/get/put pushed a refused post (rmpi_ofi_push): handled
      * by the next progress(), before anything newer, since callbacks wait for it. */
-    struct fi_cq_msg_entry stash[RMPI_OFI_STASH];
+    struct fi_cq_data_entry stash[RMPI_OFI_STASH];
     unsigned stash_head, stash_n;
     char scratch[]; /* inject staging, inject bytes */
 } rmpi_ofi_rail_t;
@@ -188,6 +204,9 @@ size_t rmpi_ofi_eager_max(const char *prov_name);
 /* From the table: the smallest frame worth sending from the caller's memory (send_zc) over
  * the provider when it needs no local registration (0: always copy). */
 size_t rmpi_ofi_zcopy(const char *prov_name);
+/* From the table: whether multi-receive buffers work with the provider (unknown ones: yes,
+ * if fi_getinfo offers FI_MULTI_RECV). */
+int rmpi_ofi_mrecv(const char *prov_name);
 /* From the table: the fi_inject limit to ask of the provider (0: its default). */
 size_t rmpi_ofi_inject(const char *prov_name);
 /* Longest single RDMA the table advises for a provider (0: no advice). */

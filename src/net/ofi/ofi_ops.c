@@ -22,24 +22,25 @@ const char *rmpi_ofi_prov(const rmpi_ofi_rail_t *r) { return chosen; }
 
 /* ---- buffer pools ---- */
 
-static rmpi_ofi_buf_t *slab_new(rmpi_ofi_rail_t *r, int n, int kind, uint64_t access)
+static rmpi_ofi_buf_t *slab_new(rmpi_ofi_rail_t *r, int n, int kind, uint64_t access, size_t size)
 {
     void *mem = NULL;
-    if (posix_memalign(&mem, 4096, (size_t)n * RMPI_OFI_BUF_SIZE))
+    if (posix_memalign(&mem, 4096, (size_t)n * size))
         rmpi_fatal("ofi: out of memory for %d %s buffers.", n, kind == RMPI_OFI_RX ? "receive" : "send");
     rmpi_ofi_buf_t *b = rmpi_xcalloc((size_t)n, sizeof *b);
     struct slab *s = rmpi_xcalloc(1, sizeof *s);
     s->mem = mem;
     s->bufs = b;
     if (r->mr_mode & FI_MR_LOCAL) {
-        int rc = rmpi_ofi_reg(r, mem, (size_t)n * RMPI_OFI_BUF_SIZE, access, &s->reg);
+        int rc = rmpi_ofi_reg(r, mem, (size_t)n * size, access, &s->reg);
         if (rc)
             rmpi_fatal("RMPI_OFI_PROVIDER=%s: registering %d frame buffers on %s failed (fi_mr_reg: %s).",
                        rmpi_ofi_prov(r), n, r->pub.hints.name, fi_strerror(-rc));
     }
     for (int i = 0; i < n; i++) {
         b[i].ctx.kind = kind;
-        b[i].data = (char *)mem + (size_t)i * RMPI_OFI_BUF_SIZE;
+        b[i].data = (char *)mem + (size_t)i * size;
+        b[i].size = size;
         b[i].desc = s->reg ? s->reg->desc : NULL;
     }
     s->next = r->slabs;
@@ -60,7 +61,7 @@ rmpi_ofi_buf_t *rmpi_ofi_tx_get(rmpi_ofi_rail_t *r)
                        r->env.rank, (next >> 20) - (TX_SLAB_BUFS * RMPI_OFI_BUF_SIZE >> 20), r->pub.hints.name,
                        (unsigned long long)r->stat_eagain, r->tx_out, rmpi_knobs.OFI_TX_MAX);
         r->tx_slabs++;
-        rmpi_ofi_buf_t *b = slab_new(r, TX_SLAB_BUFS, RMPI_OFI_TX, FI_SEND);
+        rmpi_ofi_buf_t *b = slab_new(r, TX_SLAB_BUFS, RMPI_OFI_TX, FI_SEND, RMPI_OFI_BUF_SIZE);
         for (int i = 0; i < TX_SLAB_BUFS; i++) {
             b[i].ctx.next = (rmpi_ofi_ctx_t *)r->tx_free;
             r->tx_free = &b[i];
@@ -79,7 +80,19 @@ void rmpi_ofi_tx_put(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b)
 
 static int rx_post(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b)
 {
-    ssize_t rc = fi_recv(r->ep, b->data, RMPI_OFI_BUF_SIZE, b->desc, FI_ADDR_UNSPEC, &b->ctx.fctx);
+    ssize_t rc;
+    b->hi = 0;
+    if (r->mrecv) {
+        struct iovec iov = {b->data, b->size};
+        struct fi_msg msg = {.msg_iov = &iov,
+                             .desc = &b->desc,
+                             .iov_count = 1,
+                             .addr = FI_ADDR_UNSPEC,
+                             .context = &b->ctx.fctx};
+        rc = fi_recvmsg(r->ep, &msg, FI_MULTI_RECV);
+    } else {
+        rc = fi_recv(r->ep, b->data, b->size, b->desc, FI_ADDR_UNSPEC, &b->ctx.fctx);
+    }
     if (rc == -FI_EAGAIN) {
         b->ctx.next = r->rx_wait;
         r->rx_wait = &b->ctx;
@@ -322,6 +335,7 @@ static int ofi_send_zc(rmpi_rail_t *rail, int peer, const struct iovec *iov, int
         rmpi_fatal("ofi: send_zc of %zu bytes in %d pieces (header %zu) on %s is outside the contract.", len, iovcnt,
                    iov[0].iov_len, rail->hints.name);
     op->rail = rail;
+    r->st.tx_bytes[RMPI_NET_CHAN_SHARED] += len;
     rmpi_ofi_zc_t *z = zc_get(r);
     z->op = op;
     z->peer = peer;
@@ -418,6 +432,7 @@ int rmpi_ofi_frame_send(rmpi_ofi_rail_t *r, int peer, const struct iovec *iov, i
         len += iov[i].iov_len;
     if (len > r->pub.hints.max_frame)
         return -EMSGSIZE;
+    r->st.tx_bytes[RMPI_NET_CHAN_SHARED] += len;
     rmpi_ofi_hdr_t h = RMPI_OFI_HDR(r, flag);
     size_t total = sizeof h + len;
     /* Without FI_ORDER_SAW a frame must not overtake an earlier put's data: it waits. */
@@ -475,23 +490,23 @@ static void rx_repost(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b)
                    r->pub.hints.name, fi_strerror(-rc));
 }
 
-static void rx_deliver(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b, int src, size_t len)
+static void rx_deliver(rmpi_ofi_rail_t *r, const char *data, int src, size_t len)
 {
     uint32_t flag;
-    memcpy(&flag, b->data, sizeof flag);
-    const char *frame = b->data + sizeof(rmpi_ofi_hdr_t);
+    memcpy(&flag, data, sizeof flag);
+    const char *frame = data + sizeof(rmpi_ofi_hdr_t);
     if (!r->closing && (le32toh(flag) & RMPI_OFI_CTRL))
         rmpi_ofi_emul_rx(r, src, frame, len - sizeof(rmpi_ofi_hdr_t));
     else if (!r->closing)
         r->env.on_frame(&r->pub, src, frame, len - sizeof(rmpi_ofi_hdr_t));
-    rx_repost(r, b);
 }
 
-static void on_rx(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b, size_t len)
+/* One frame of len bytes (header included) at data, in receive buffer b. */
+static void rx_frame(rmpi_ofi_rail_t *r, const char *data, size_t len)
 {
     rmpi_ofi_hdr_t h;
     if (len >= sizeof h)
-        memcpy(&h, b->data, sizeof h);
+        memcpy(&h, data, sizeof h);
     h.src = len >= sizeof h ? le32toh(h.src) & ~RMPI_OFI_CTRL : 0;
     h.seq = len >= sizeof h ? le32toh(h.seq) : 0;
     if (RMPI_UNLIKELY(len < sizeof h || le64toh(h.cookie) != r->cookie || h.src >= (uint32_t)r->env.size ||
@@ -501,28 +516,60 @@ static void on_rx(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b, size_t len)
             rmpi_warn("ofi: rank %d dropped a %zu-byte message on %s that does not carry the job's cookie or "
                       "names no other rank of the job (%u): another program talks to this endpoint.",
                       r->env.rank, len, r->pub.hints.name, h.src);
-        rx_repost(r, b);
         return;
     }
+    r->st.rx_bytes[RMPI_NET_CHAN_SHARED] += len - sizeof h;
+    r->st.rx_frames[RMPI_NET_CHAN_SHARED]++;
     rmpi_ofi_peer_t *p = &r->peers[h.src];
     if (RMPI_UNLIKELY(h.seq != p->rx_seq)) {
-        /* Completed before an earlier frame: park it (its buffer stays out) in seq order. */
-        b->seq = h.seq;
-        b->len = len;
-        rmpi_ofi_buf_t **pp = &p->parked;
+        /* Completed before an earlier frame: copied out and parked in seq order, so that
+         * the buffer (shared by every peer) is not held for it. */
+        rmpi_ofi_park_t *k = rmpi_xmalloc(sizeof *k + len);
+        k->seq = h.seq;
+        k->len = len;
+        memcpy(k->data, data, len);
+        rmpi_ofi_park_t **pp = &p->parked;
         while (*pp && (int32_t)((*pp)->seq - h.seq) < 0)
-            pp = (rmpi_ofi_buf_t **)&(*pp)->ctx.next;
-        b->ctx.next = (rmpi_ofi_ctx_t *)*pp;
-        *pp = b;
+            pp = &(*pp)->next;
+        k->next = *pp;
+        *pp = k;
         return;
     }
     p->rx_seq++;
-    rx_deliver(r, b, (int)h.src, len);
+    rx_deliver(r, data, (int)h.src, len);
     while (p->parked && p->parked->seq == p->rx_seq) {
-        rmpi_ofi_buf_t *q = p->parked;
-        p->parked = (rmpi_ofi_buf_t *)q->ctx.next;
+        rmpi_ofi_park_t *q = p->parked;
+        p->parked = q->next;
         p->rx_seq++;
-        rx_deliver(r, q, (int)h.src, q->len);
+        rx_deliver(r, q->data, (int)h.src, q->len);
+        free(q);
+    }
+}
+
+/* A receive completed. A plain buffer holds one frame and goes back at once; a
+ * multi-receive buffer holds frames back to back (e->buf) and goes back when the provider
+ * releases it (FI_MULTI_RECV: less than a largest frame left), its bytes all consumed. */
+static void on_rx(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b, const struct fi_cq_data_entry *e)
+{
+    if (!r->mrecv) {
+        r->st.buf_bytes[RMPI_NET_CHAN_SHARED] += b->size;
+        rx_frame(r, b->data, e->len);
+        rx_repost(r, b);
+        return;
+    }
+    if (e->len) {
+        const char *data = e->buf ? e->buf : b->data;
+        size_t off = (size_t)(data - b->data);
+        if (RMPI_UNLIKELY(off > b->size || e->len > b->size - off))
+            rmpi_fatal("RMPI_OFI_PROVIDER=%s: a multi-receive completion on %s lies outside its buffer (offset %zu, "
+                       "%zu bytes); set RMPI_OFI_MRECV=0.",
+                       rmpi_ofi_prov(r), r->pub.hints.name, off, (size_t)e->len);
+        b->hi = RMPI_MAX(b->hi, off + e->len);
+        rx_frame(r, data, e->len);
+    }
+    if (e->flags & FI_MULTI_RECV) {
+        r->st.buf_bytes[RMPI_NET_CHAN_SHARED] += b->size;
+        rx_repost(r, b);
     }
 }
 
@@ -582,11 +629,11 @@ static void cq_error(rmpi_ofi_rail_t *r)
     r->env.on_peer_lost(&r->pub, peer, why);
 }
 
-static void on_entry(rmpi_ofi_rail_t *r, const struct fi_cq_msg_entry *e)
+static void on_entry(rmpi_ofi_rail_t *r, const struct fi_cq_data_entry *e)
 {
     rmpi_ofi_ctx_t *c = e->op_context;
     if (c->kind == RMPI_OFI_RX) {
-        on_rx(r, (rmpi_ofi_buf_t *)c, e->len);
+        on_rx(r, (rmpi_ofi_buf_t *)c, e);
     } else if (c->kind == RMPI_OFI_TX) {
         r->tx_out--;
         r->emul_out -= ((rmpi_ofi_buf_t *)c)->piece;
@@ -603,14 +650,14 @@ static void on_entry(rmpi_ofi_rail_t *r, const struct fi_cq_msg_entry *e)
 static int ofi_progress(rmpi_rail_t *rail)
 {
     rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
-    struct fi_cq_msg_entry ent[16];
+    struct fi_cq_data_entry ent[16];
     int ev = 0;
     if (RMPI_UNLIKELY(r->idle) && !r->deferred)
         return 0;
     if (RMPI_UNLIKELY(r->stash_n)) {
         /* Handlers may push more into the stash; those wait for the next call. */
         for (unsigned k = r->stash_n; k > 0; k--) {
-            struct fi_cq_msg_entry e = r->stash[r->stash_head];
+            struct fi_cq_data_entry e = r->stash[r->stash_head];
             r->stash_head = (r->stash_head + 1) % RMPI_OFI_STASH;
             r->stash_n--;
             on_entry(r, &e);
@@ -690,15 +737,19 @@ struct fi_info *rmpi_ofi_hints(const char *prov, int manual, int rma)
     return h;
 }
 
-/* fi_getinfo for prov, with manual progress if offered (preferred, not required). */
+/* fi_getinfo for prov, with manual progress and multi-receive buffers (unless RMPI_OFI_MRECV
+ * is 0) if offered: preferred, not required. */
 static int getinfo(const char *prov, int rma, struct fi_info **list)
 {
     int rc = -FI_ENODATA;
-    for (int manual = 1; manual >= 0 && rc == -FI_ENODATA; manual--) {
-        struct fi_info *hints = rmpi_ofi_hints(prov, manual, rma);
-        rc = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, hints, list);
-        fi_freeinfo(hints);
-    }
+    for (int mrecv = rmpi_knobs.OFI_MRECV > 0 && rmpi_ofi_mrecv(prov); mrecv >= 0 && rc == -FI_ENODATA; mrecv--)
+        for (int manual = 1; manual >= 0 && rc == -FI_ENODATA; manual--) {
+            struct fi_info *hints = rmpi_ofi_hints(prov, manual, rma);
+            if (mrecv)
+                hints->caps |= FI_MULTI_RECV;
+            rc = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, hints, list);
+            fi_freeinfo(hints);
+        }
     return rc;
 }
 
@@ -804,7 +855,7 @@ static rmpi_ofi_rail_t *rail_open(const rmpi_net_env_t *env, struct fi_info *fi,
         snprintf(what, sizeof what, "fi_domain failed for domain %s", fi->domain_attr->name);
         ofi_fail(env, what, rc);
     }
-    struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_MSG,
+    struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_DATA, /* buf: where a multi-receive frame lies */
                              .wait_obj = FI_WAIT_NONE,
                              .size = rmpi_knobs.OFI_CQ_SIZE > 0 ? (size_t)rmpi_knobs.OFI_CQ_SIZE : 0};
     rc = fi_cq_open(r->domain, &cqa, &r->cq, NULL);
@@ -823,6 +874,16 @@ static rmpi_ofi_rail_t *rail_open(const rmpi_net_env_t *env, struct fi_info *fi,
         rc = fi_ep_bind(r->ep, &r->av->fid, 0);
     if (rc == 0)
         rc = fi_ep_bind(r->ep, &r->cq->fid, FI_TRANSMIT | FI_RECV);
+    r->mrecv =
+        rc == 0 && rmpi_knobs.OFI_MRECV > 0 && (fi->caps & FI_MULTI_RECV) && rmpi_ofi_mrecv(fi->fabric_attr->prov_name);
+    if (r->mrecv) {
+        /* A buffer is released once it cannot take a largest frame, so every frame fits. */
+        size_t min = h->max_frame + sizeof(rmpi_ofi_hdr_t);
+        if (fi_setopt(&r->ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &min, sizeof min)) {
+            rmpi_log(1, "ofi: %s refused FI_OPT_MIN_MULTI_RECV: single receive buffers", h->name);
+            r->mrecv = 0;
+        }
+    }
     if (rc == 0)
         rc = fi_enable(r->ep);
     if (rc) {
@@ -843,11 +904,18 @@ static rmpi_ofi_rail_t *rail_open(const rmpi_net_env_t *env, struct fi_info *fi,
         rmpi_fatal("ofi: the address card of domain %s is too long.", fi->domain_attr->name);
     hex_encode(addr, alen, r->card + pre);
 
-    long long want = rmpi_knobs.OFI_RX_BUFS;
-    r->nrx = (int)(want < 1 ? 1 : want > 4096 ? 4096 : want);
-    if (fi->rx_attr->size && (size_t)r->nrx > fi->rx_attr->size)
-        r->nrx = (int)fi->rx_attr->size;
-    r->rx = slab_new(r, r->nrx, RMPI_OFI_RX, FI_RECV);
+    if (r->mrecv) {
+        r->nrx = RMPI_OFI_MRECV_BUFS;
+        r->rx_size = rmpi_ofi_mrecv_buf_bytes((size_t)rmpi_knobs.OFI_MRECV, h->max_frame + sizeof(rmpi_ofi_hdr_t));
+    } else {
+        long long want = rmpi_knobs.OFI_RX_BUFS;
+        r->nrx = (int)(want < 1 ? 1 : want > 4096 ? 4096 : want);
+        if (fi->rx_attr->size && (size_t)r->nrx > fi->rx_attr->size)
+            r->nrx = (int)fi->rx_attr->size;
+        r->rx_size = RMPI_OFI_BUF_SIZE;
+    }
+    r->rx = slab_new(r, r->nrx, RMPI_OFI_RX, FI_RECV, r->rx_size);
+    r->st.mem[RMPI_NET_CHAN_SHARED] = r->st.mem_peak[RMPI_NET_CHAN_SHARED] = (size_t)r->nrx * r->rx_size;
     for (int i = 0; i < r->nrx; i++) {
         rc = rx_post(r, &r->rx[i]);
         if (rc) {
@@ -994,6 +1062,12 @@ static void ofi_close(rmpi_rail_t *rail)
         free(z);
     }
     fi_freeinfo(r->info);
+    for (int p = 0; p < r->env.size; p++)
+        while (r->peers[p].parked) {
+            rmpi_ofi_park_t *k = r->peers[p].parked;
+            r->peers[p].parked = k->next;
+            free(k);
+        }
     free(r->peers);
     free(r);
 }
@@ -1006,10 +1080,23 @@ static void ofi_describe(rmpi_rail_t *rail, void *file)
     fprintf(file, "    provider %s, fabric %s, domain %s, %s progress\n", fi->fabric_attr->prov_name,
             fi->fabric_attr->name, fi->domain_attr->name,
             fi->domain_attr->data_progress == FI_PROGRESS_MANUAL ? "manual" : "auto");
-    fprintf(file, "    mr_mode%s%s%s%s%s%s, key %zu bytes, inject %zu, %d receive buffers of %d bytes\n",
-            m ? "" : " none", (m & FI_MR_LOCAL) ? " LOCAL" : "", (m & FI_MR_VIRT_ADDR) ? " VIRT_ADDR" : " (offsets)",
+    fprintf(file, "    mr_mode%s%s%s%s%s%s, key %zu bytes, inject %zu\n", m ? "" : " none",
+            (m & FI_MR_LOCAL) ? " LOCAL" : "", (m & FI_MR_VIRT_ADDR) ? " VIRT_ADDR" : " (offsets)",
             (m & FI_MR_ALLOCATED) ? " ALLOCATED" : "", (m & FI_MR_PROV_KEY) ? " PROV_KEY" : "",
-            (m & FI_MR_ENDPOINT) ? " ENDPOINT" : "", r->key_size, r->inject, r->nrx, RMPI_OFI_BUF_SIZE);
+            (m & FI_MR_ENDPOINT) ? " ENDPOINT" : "", r->key_size, r->inject);
+    /* src/chan: every peer's eager frames land in these buffers (the shared channel kind);
+     * no dedicated channel over libfabric yet, so RMPI_CHANNELS does not change them. */
+    if (r->mrecv)
+        fprintf(file,
+                "    channels: shared by every peer: %d multi-receive buffers (FI_MULTI_RECV) of %zu bytes, "
+                "each frame taking its own size; no dedicated channels\n",
+                r->nrx, r->rx_size);
+    else
+        fprintf(file,
+                "    channels: shared by every peer: %d receive buffers of %zu bytes, one frame each%s; no "
+                "dedicated channels\n",
+                r->nrx, r->rx_size,
+                rmpi_knobs.OFI_MRECV > 0 ? " (no FI_MULTI_RECV with this provider)" : " (RMPI_OFI_MRECV=0)");
     if (rail->hints.zc_min)
         fprintf(file, "    nonblocking eager sends of %zu bytes and more go from the user's buffer (send_zc)\n",
                 rail->hints.zc_min);
@@ -1028,6 +1115,32 @@ static void ofi_describe(rmpi_rail_t *rail, void *file)
                 r->local_only ? "reaches ranks of this node only" : "reaches other nodes");
 }
 
+/* src/chan: every peer's eager frames to this process land in the rail's shared receive
+ * buffers; there is no dedicated channel over libfabric (yet), so switches are refused. */
+static int ofi_chan_kind(rmpi_rail_t *rail, int peer)
+{
+    (void)rail;
+    (void)peer;
+    return RMPI_NET_CHAN_SHARED;
+}
+
+static int ofi_chan_switch(rmpi_rail_t *rail, int peer, int to)
+{
+    (void)rail;
+    (void)peer;
+    (void)to;
+    return -1;
+}
+
+static void ofi_chan_stats(rmpi_rail_t *rail, rmpi_net_chan_stats_t *st)
+{
+    rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
+    *st = r->st;
+    /* the multi-receive buffers still posted count the bytes frames took in them so far */
+    for (int i = 0; r->mrecv && i < r->nrx; i++)
+        st->buf_bytes[RMPI_NET_CHAN_SHARED] += r->rx[i].hi;
+}
+
 const struct rmpi_net_ops rmpi_ofi_ops = {
     .version = RMPI_NET_OPS_VERSION,
     .name = "ofi",
@@ -1043,4 +1156,7 @@ const struct rmpi_net_ops rmpi_ofi_ops = {
     .progress = ofi_progress,
     .close = ofi_close,
     .describe = ofi_describe,
+    .chan_kind = ofi_chan_kind,
+    .chan_switch = ofi_chan_switch,
+    .chan_stats = ofi_chan_stats,
 };
