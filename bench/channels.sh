@@ -12,12 +12,16 @@ set -eu
 usage() {
     cat <<'USAGE'
 usage: bench/channels.sh [--ranks "4 8 16"] [--patterns LIST] [--iter N] [--reps N] [--callgrind]
-                        [--build DIR] [--out FILE]
+                        [--net shm|ofi] [--build DIR] [--out FILE]
 
   --ranks LIST   rank counts (default "4 8 16"; above 2 the ranks are oversubscribed here)
   --patterns L   among onetoall alltoone repeat random (default all four)
   --callgrind    count rank 0's instructions (Ir) per ping-pong and per idle poll instead of
                  timing; needs valgrind
+  --net NET      shm (default: RMPI_NET=auto, every rank on this node) or ofi (RMPI_NET=ofi,
+                 tcp;ofi_rxm): ofi peers have the shared kind only, so instead of the three
+                 RMPI_CHANNELS policies the jobs compare the rail's receive buffers:
+                 mrecv (RMPI_OFI_MRECV=1m, multi-receive) and single64k (RMPI_OFI_MRECV=0)
   --iter N       ping-pongs per peer per pattern (default 200)
   --reps N       jobs per policy, pattern and rank count; the median time is shown (default 1)
   --build DIR    RailMPI build tree (default: the repository's build/, target bench)
@@ -34,12 +38,26 @@ reps=1
 out=""
 patterns="onetoall alltoone repeat random"
 callgrind=0
+net=shm
 . "$here/bench_lib.sh"
 args=()
 for a in "$@"; do
     if [ "$a" = --callgrind ]; then callgrind=1; else args+=("$a"); fi
 done
-bench_opts channels.sh "ranks=ranks patterns=patterns iter=iter reps=reps build=build out=out" ${args[@]+"${args[@]}"}
+bench_opts channels.sh "ranks=ranks patterns=patterns iter=iter reps=reps net=net build=build out=out" ${args[@]+"${args[@]}"}
+# policy -> the job's environment (mpiexec -genv pairs)
+case "$net" in
+    shm) policies="dedicated shared adaptive" ;;
+    ofi) policies="mrecv single64k" ;;
+    *) echo "channels.sh: --net is shm or ofi, not '$net'" >&2; exit 2 ;;
+esac
+pol_env() {
+    case "$1" in
+        mrecv) echo "-genv RMPI_NET ofi -genv RMPI_OFI_MRECV 1m" ;;
+        single64k) echo "-genv RMPI_NET ofi -genv RMPI_OFI_MRECV 0" ;;
+        *) echo "-genv RMPI_CHANNELS $1" ;;
+    esac
+}
 for p in $patterns; do
     case "$p" in onetoall|alltoone|repeat|random) ;; *) echo "channels.sh: unknown pattern '$p'" >&2; exit 2 ;; esac
 done
@@ -65,12 +83,13 @@ if [ "$callgrind" = 1 ]; then
         # idle first: its cost of an empty progress pass per policy is what the patterns'
         # waiting polls are taken off with
         for pat in idle $patterns; do
-            for pol in dedicated shared adaptive; do
+            for pol in $policies; do
                 if [ "$pat" = idle ]; then it=$((iter * 50)); else it=$iter; fi
                 rm -f "$tmp"/cg.*
-                CG_OUT=$tmp/cg CG_ALL_RANKS=0 timeout 900 "$build/bin/mpiexec" -n "$n" -genv RMPI_CHANNELS "$pol" \
+                # shellcheck disable=SC2046
+                CG_OUT=$tmp/cg CG_ALL_RANKS=0 timeout 900 "$build/bin/mpiexec" -n "$n" $(pol_env "$pol") \
                     -genv RMPI_REPORT json "$tmp/wrap.sh" "$prog" "$pat" "$it" >"$tmp/out" 2>"$tmp/err" ||
-                    { echo "channels.sh: $pat at $n ranks with RMPI_CHANNELS=$pol under callgrind failed:" >&2; cat "$tmp/err" >&2; exit 1; }
+                    { echo "channels.sh: $pat at $n ranks with policy $pol under callgrind failed:" >&2; cat "$tmp/err" >&2; exit 1; }
                 python3 "$here/channels_cg.py" "$n" "$pat" "$pol" "$it" "$tmp/out" "$tmp/err" "$out" \
                     "$(ls "$tmp"/cg.*-01 | head -1)" >>"$out"
             done
@@ -85,10 +104,11 @@ fi
 for n in $ranks; do
     for pat in $patterns; do
         for rep in $(seq "$reps"); do
-            for pol in dedicated shared adaptive; do
-                "$build/bin/mpiexec" -n "$n" -genv RMPI_CHANNELS "$pol" -genv RMPI_REPORT json \
+            for pol in $policies; do
+                # shellcheck disable=SC2046
+                "$build/bin/mpiexec" -n "$n" $(pol_env "$pol") -genv RMPI_REPORT json \
                     "$prog" "$pat" "$iter" >"$tmp/out" 2>"$tmp/err" ||
-                    { echo "channels.sh: $pat at $n ranks with RMPI_CHANNELS=$pol failed:" >&2; cat "$tmp/err" >&2; exit 1; }
+                    { echo "channels.sh: $pat at $n ranks with policy $pol failed:" >&2; cat "$tmp/err" >&2; exit 1; }
                 python3 - "$pol" "$rep" "$tmp/out" "$tmp/err" >>"$out" <<'PY'
 import json, sys
 pol, rep, outf, errf = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
