@@ -558,10 +558,10 @@ static void on_rx(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b, const struct fi_cq_data
         return;
     }
     if (e->len) {
-        const char *data = e->buf ? e->buf : b->data;
+        const char *data = e->buf;
         size_t off = (size_t)(data - b->data);
-        if (RMPI_UNLIKELY(off > b->size || e->len > b->size - off))
-            rmpi_fatal("RMPI_OFI_PROVIDER=%s: a multi-receive completion on %s lies outside its buffer (offset %zu, "
+        if (RMPI_UNLIKELY(!data || data < b->data || off > b->size || e->len > b->size - off))
+            rmpi_fatal("RMPI_OFI_PROVIDER=%s: a multi-receive completion on %s names no place in its buffer (offset %zu, "
                        "%zu bytes); set RMPI_OFI_MRECV=0.",
                        rmpi_ofi_prov(r), r->pub.hints.name, off, (size_t)e->len);
         b->hi = RMPI_MAX(b->hi, off + e->len);
