@@ -229,14 +229,17 @@ size_t rmpi_ofi_max_rma(const char *prov_name);
 void rmpi_ofi_report(void *file);
 
 /* ofi_ops.c */
-/* A connection's bytes (watch): issued to peer, or done (completed to it, sent by it). */
+/* A connection's bytes (watch): issued to peer, or completed. Only a completion that
+ * brought the peer's data (a read) is evidence of the peer (moved); a send or write
+ * completes once the kernel took it: its bytes count in `sent` and wait for a PONG. */
 static inline void rmpi_ofi_issued(rmpi_ofi_rail_t *r, int peer, size_t n) { r->peers[peer].out += n; }
-static inline void rmpi_ofi_done(rmpi_ofi_rail_t *r, int peer, uint32_t gen, size_t n)
+static inline void rmpi_ofi_done(rmpi_ofi_rail_t *r, int peer, uint32_t gen, size_t n, int from_peer)
 {
     rmpi_ofi_peer_t *p = &r->peers[peer];
     if (gen == p->gen) {
         p->out -= n < p->out ? n : p->out;
-        p->moved += n;
+        if (from_peer)
+            p->moved += n;
     }
 }
 /* fi_getinfo hints for what RailMPI needs (prov NULL: any provider; rma 0: FI_MSG only). */

@@ -298,7 +298,7 @@ static void zc_done(rmpi_ofi_rail_t *r, rmpi_ofi_zc_t *z, int status)
         size_t n = 0;
         for (int i = 0; i < z->iovcnt; i++)
             n += z->iov[i].iov_len;
-        rmpi_ofi_done(r, z->peer, z->ctx.gen, n);
+        rmpi_ofi_done(r, z->peer, z->ctx.gen, n, 0);
     }
     z->ctx.next = (rmpi_ofi_ctx_t *)r->zc_free;
     r->zc_free = z;
@@ -356,6 +356,7 @@ static int ofi_send_zc(rmpi_rail_t *rail, int peer, const struct iovec *iov, int
         return rc;
     }
     rmpi_ofi_issued(r, peer, len + sizeof(rmpi_ofi_hdr_t));
+    r->peers[peer].sent += len + sizeof(rmpi_ofi_hdr_t);
     if (!r->pend && !rmpi_ofi_fenced(r)) {
         uint64_t t0 = 0;
         while ((rc = zc_post(r, z)) == -FI_EAGAIN && rmpi_ofi_push(r, &t0))
@@ -641,7 +642,7 @@ static void on_entry(rmpi_ofi_rail_t *r, const struct fi_cq_msg_entry *e)
         rmpi_ofi_buf_t *b = (rmpi_ofi_buf_t *)c;
         r->tx_out--;
         r->emul_out -= b->piece;
-        rmpi_ofi_done(r, b->peer, c->gen, b->link ? 0 : b->len);
+        rmpi_ofi_done(r, b->peer, c->gen, b->link ? 0 : b->len, 0);
         rmpi_ofi_tx_put(r, b);
     } else if (c->kind == RMPI_OFI_TXZ) {
         r->tx_out--;
@@ -658,9 +659,8 @@ enum { LINK_HELLO = 1, LINK_ACK = 2, LINK_PING = 3, LINK_PONG = 4 };
 /* A PING at most this often per (rail, peer) while frames wait for an answer. */
 #define PING_NS 20000000ull
 
-/* A link frame (HELLO or HELLO_ACK: kind, epoch, the epoch it follows), outside the
- * sequence numbers; bypasses
- * the down state, since it is what ends it. Posted once, else queued for progress. */
+/* A link frame (kind and two words, docs/wire/ofi.md), outside the sequence numbers; it
+ * bypasses the down state (a HELLO is what ends it). Posted once, else queued. */
 static void link_send(rmpi_ofi_rail_t *r, int peer, uint32_t kind, uint32_t epoch, uint32_t prev)
 {
     rmpi_ofi_peer_t *p = &r->peers[peer];
@@ -1308,6 +1308,9 @@ static void ofi_close(rmpi_rail_t *rail)
     for (uint64_t calm = rmpi_time_ns(); rmpi_time_ns() - calm < 50000000ull && rmpi_time_ns() < until;)
         if (ofi_progress(rail) > 0)
             calm = rmpi_time_ns();
+    if (r->stat_stale)
+        rmpi_log(1, "ofi: rank %d dropped %llu frame(s) of connections given up on %s", r->env.rank,
+                 (unsigned long long)r->stat_stale, r->pub.hints.name);
     fi_close(&r->ep->fid);
     rmpi_ofi_emul_close(r);
     while (r->regs.next != &r->regs)

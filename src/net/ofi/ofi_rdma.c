@@ -141,7 +141,9 @@ int rmpi_ofi_rdma_post(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
 
 void rmpi_ofi_rdma_chunk_done(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
 {
-    rmpi_ofi_done(r, d->peer, d->ctx.gen, d->cur);
+    rmpi_ofi_done(r, d->peer, d->ctx.gen, d->cur, !d->write);
+    if (d->write && d->ctx.gen == r->peers[d->peer].gen)
+        r->peers[d->peer].sent += d->cur; /* delivered once a later PING is answered */
     d->wait -= d->cur < d->wait ? d->cur : d->wait;
     d->local += d->cur;
     d->raddr += d->cur;
@@ -170,7 +172,7 @@ void rmpi_ofi_rdma_done(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d, int status)
     if (d->wait) {
         rmpi_ofi_peer_t *p = &r->peers[d->peer];
         if (status == 0)
-            rmpi_ofi_done(r, d->peer, d->ctx.gen, d->wait);
+            rmpi_ofi_done(r, d->peer, d->ctx.gen, d->wait, !d->write);
         else if (d->ctx.gen == p->gen)
             p->out -= d->wait < p->out ? d->wait : p->out;
         d->wait = 0;
