@@ -799,6 +799,11 @@ static void link_rx(rmpi_ofi_rail_t *r, int src, const char *body, size_t len)
         peer_lookup(r, src);
     if (p->state != 1)
         return;
+    /* Anything from the peer on this rail shows the rail is not cut; under a flow that
+     * fills it one way, our PINGs wait behind that flow's data while the peer's come the
+     * other way at once (an iperf3 flow on a rail failed it when only PONGs counted). */
+    if (!p->down)
+        p->moved += len;
     if (kind == LINK_PING) {
         link_send(r, src, LINK_PONG, epoch, 0);
         return;
@@ -846,10 +851,11 @@ static size_t ofi_watch(rmpi_rail_t *rail, int peer, uint64_t *moved)
     *moved = p->moved;
     if (p->down)
         return 0;
-    /* Frames not yet answered for wait too; a PING asks for the answer (the detector looks
-     * every few ms, so a PING goes at most every PING_NS while frames wait). */
+    /* Frames not yet answered for wait too; a PING asks for the answer, and tells the peer
+     * this rail still carries our words while we wait for anything (the detector looks every
+     * few ms, so a PING goes at most every PING_NS). */
     uint64_t unacked = p->sent - p->acked;
-    if (unacked) {
+    if (unacked || p->out) {
         uint64_t now = rmpi_time_ns();
         if (now - p->t_ping > PING_NS) {
             p->t_ping = now;
