@@ -30,7 +30,10 @@ any left from before), runs everything, and deletes them again at the end.
                    rail1 cut at 24 s and restored at 27 s, while bw_time streams 256 KiB
                    messages for 33 s (64 always in flight, -p 1) in 50 ms bins, every byte checked (-c 1), RailMPI
                    (no settings) and Open MPI; the optimum of each phase is what TCP
-                   carries on each rail alone at its rates; summary-rates.md
+                   carries on each rail alone at its rates; summary-rates.md.
+                   RATES_CONFIGS (default "rmpi-adaptive ompi-default") picks the
+                   configurations; rmpi-ofi is RailMPI over libfabric's tcp;ofi_rxm, one
+                   rail per interface's domain (RMPI_NET=ofi), no other settings
   --build DIR      RailMPI build tree (default: the repository's build/)
   --out DIR        results folder (default BUILD/bench/results/multirail-DATE/)
   --no-build       do not run cmake; compile missing RailMPI binaries with BUILD/bin/mpicc
@@ -225,6 +228,10 @@ config_cmd() { # CONFIG PROGRAM-BASENAME
             esac
             CMD+=("$build/bench/$prog") ;;
     esac
+    if [ "$c" = rmpi-ofi ]; then
+        # the same launcher words, then libfabric's tcp;ofi_rxm over the two interfaces
+        CMD=("${CMD[@]:0:${#CMD[@]}-1}" -genv RMPI_NET ofi -genv RMPI_OFI_DOMAINS "$ifaces" "${CMD[@]: -1}")
+    fi
 }
 
 wanted() {
@@ -474,7 +481,7 @@ run_rates() {
     local c raw t0 mpipid ev at what rc
     topo_up "$rate0" "$rate1"
     rates_opt "$rate0" 100mbit; rates_opt 500mbit 100mbit; rates_opt "$rate0" "$rate1"
-    for c in rmpi-adaptive ompi-default; do
+    for c in ${RATES_CONFIGS:-rmpi-adaptive ompi-default}; do
         wanted "$c" || continue
         rates_event both back
         raw=$out/rates-$c.out

@@ -23,6 +23,7 @@ LABELS = {
     "rmpi-even": "RailMPI even",
     "rmpi-weighted": "RailMPI weighted",
     "rmpi-adaptive": "RailMPI adaptive",
+    "rmpi-ofi": "RailMPI over tcp;ofi_rxm",
     "ompi-rail0": "Open MPI rail0 only",
     "ompi-default": "Open MPI default",
     "ompi-weighted": "Open MPI hand-weighted",

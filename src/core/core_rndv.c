@@ -200,15 +200,26 @@ static void stripes_done(rmpi_rndv_t *rv)
     rmpi_req_t *r = rv->req;
     rmpi_vc_t *vc = rv->vc;
     uint64_t t[RMPI_VC_MAX_SUB];
+    int failed = 0; /* a stripe's rail failed while it ran: its time measured the failure */
     for (int k = 0; k < rv->nstripes; k++) {
-        t[k] = rv->seg ? rv->seg[k].t_done - rv->seg[k].t_post : rv->op[k].t_done - rv->op[k].t_post;
-        vc->sub[rv->stripe[k].sub].rdma_bytes += rv->stripe[k].len;
+        uint64_t post = rv->seg ? rv->seg[k].t_post : rv->op[k].t_post;
+        t[k] = (rv->seg ? rv->seg[k].t_done : rv->op[k].t_done) - post;
+        rmpi_subchan_t *sc = &vc->sub[rv->stripe[k].sub];
+        sc->rdma_bytes += rv->stripe[k].len;
+        failed |= sc->t_down > post;
     }
-    rmpi_vc_stripe_feedback(vc, rv->stripe, rv->nstripes, t);
+    if (!failed)
+        rmpi_vc_stripe_feedback(vc, rv->stripe, rv->nstripes, t);
     /* One FIN per subchannel that carried data: in write mode it follows the data on the
-     * same rail, so the receiver knows every stripe has landed. */
-    for (int k = 0; k < rv->nstripes; k++)
-        rmpi_core_send_fin(vc, rv->stripe[k].sub, r->peer_req, (uint32_t)rv->nstripes);
+     * same rail, so the receiver knows every stripe has landed. A read that finished after
+     * its rail failed (ofi lets reads libfabric holds run out: src/net/ofi/README.md) has its
+     * data in place, so its FIN takes a live subchannel instead of the lost one. */
+    for (int k = 0; k < rv->nstripes; k++) {
+        int sub = rv->stripe[k].sub;
+        if (RMPI_UNLIKELY(!vc->sched.up[sub]) && !rv->pushing && vc->nup > 0)
+            sub = rmpi_sched_small(&vc->sched);
+        rmpi_core_send_fin(vc, sub, r->peer_req, (uint32_t)rv->nstripes);
+    }
     rndv_finish(r);
 }
 

@@ -2,7 +2,7 @@
 # Two namespaces joined by two shaped rails (rail0 1 Gbit/s, rail1 250 Mbit/s): the bidir
 # program (random sizes, both directions at once, every byte checked) runs over both rails
 # with the given policies; the finalize report must show rendezvous bytes on both rails.
-# usage: multirail.sh MPIEXEC BIDIR NETLAB STRIPE_POLICY SMALL_POLICY [cut|cycles|bigframes]
+# usage: multirail.sh MPIEXEC BIDIR NETLAB STRIPE_POLICY SMALL_POLICY [cut|cycles|bigframes] [tcp|ofi]
 #   cut: bring rail1 down in both namespaces 3 s into an 8 s run; the job must still
 #        finish with intact data and report the failure once.
 #   cycles: a 15 s run in which rail1 is brought down for 1.5 s three times (at 3, 7.5 and
@@ -14,11 +14,13 @@
 #        64k): frames of RMPI_BIG_FRAME bytes and more go to the rail expected to deliver
 #        them first, so both rails must carry eager data (at least 1 MB of frames each from
 #        rank 0, where the small-frame policy alone leaves rail1 a few kB of headers).
+# NET ofi: the same over libfabric's tcp;ofi_rxm, one rail per interface's domain
+# (RMPI_NET=ofi, RMPI_OFI_DOMAINS=rail0,rail1): its rails fail and come back like tcp's.
 # The two ranks' finalize reports reach the log at the same time and may interleave line by
 # line, so the launcher tags every line with its rank (-l) and the checks take a rail's
 # report line by rank and rail (rail_line), never by its place after a header.
 set -u
-mpiexec=$1 prog=$2 netlab=$3 stripe=$4 small=$5 mode=${6:-}
+mpiexec=$1 prog=$2 netlab=$3 stripe=$4 small=$5 mode=${6:-} net=${7:-tcp}
 [ "$(id -u)" = 0 ] || { echo "skip: needs root for ip netns"; exit 77; }
 command -v ip >/dev/null && ip netns list >/dev/null 2>&1 || { echo "skip: no ip netns"; exit 77; }
 
@@ -28,22 +30,27 @@ export NETLAB_PREFIX=t$$-
 trap '"$netlab" down >/dev/null 2>&1' EXIT
 
 args=() envs=()
+case $net in
+  tcp) envs=(-genv RMPI_TCP_IFACES rail0,rail1) ;;
+  ofi) envs=(-genv RMPI_NET ofi -genv RMPI_OFI_DOMAINS rail0,rail1) ;;
+  *) echo "FAIL: unknown net $net"; exit 1 ;;
+esac
 [ "$mode" = cut ] && args=(8)
 [ "$mode" = cycles ] && args=(15)
-[ "$mode" = bigframes ] && args=(4 32 65536) envs=(-genv RMPI_EAGER_LIMIT 64k)
+[ "$mode" = bigframes ] && args=(4 32 65536) envs+=(-genv RMPI_EAGER_LIMIT 64k)
 log=$(mktemp)
 # rail_line RANK RAIL: the report line of RAIL that RANK printed (its only peer is the other
 # rank); fails unless there is exactly one.
 rail_line() {
   local lines n
-  lines=$(grep "^\[$1\] \[rmpi report\]   rail tcp:$2: " "$log")
+  lines=$(grep "^\[$1\] \[rmpi report\]   rail $net:$2: " "$log")
   n=$(printf '%s' "$lines" | grep -c .)
   [ "$n" = 1 ] || { echo "FAIL: $n report lines for $2 from rank $1, want one" >&2; return 1; }
   printf '%s\n' "$lines"
 }
 "$netlab" exec nsA timeout 150 "$mpiexec" -l -n 2 --host nsA,nsB --agent "$netlab agent" --pmi-iface ctl \
-   -genv RMPI_TCP_IFACES rail0,rail1 -genv RMPI_STRIPE_POLICY "$stripe" -genv RMPI_SMALL_POLICY "$small" \
-   -genv RMPI_RAIL_BW tcp:rail0:1g,tcp:rail1:250m -genv RMPI_REPORT 1 "${envs[@]}" "$prog" "${args[@]}" >"$log" 2>&1 &
+   -genv RMPI_STRIPE_POLICY "$stripe" -genv RMPI_SMALL_POLICY "$small" \
+   -genv RMPI_RAIL_BW $net:rail0:1g,$net:rail1:250m -genv RMPI_REPORT 1 "${envs[@]}" "$prog" "${args[@]}" >"$log" 2>&1 &
 job=$!
 if [ "$mode" = cut ]; then
   sleep 3
@@ -63,13 +70,13 @@ grep -q "No Errors" "$log" || { echo "FAIL: data errors"; exit 1; }
 nrails=$(grep -c "rank 0 -> 1: 2 subchannel" "$log")
 [ "$nrails" -ge 1 ] || { echo "FAIL: the virtual channel did not have two subchannels"; exit 1; }
 if [ "$mode" = cut ]; then
-  grep -q "rail tcp:rail1 to rank .* failed" "$log" || { echo "FAIL: the rail failure was not reported"; exit 1; }
-  n=$(grep -c "rail tcp:rail1 to rank 1 failed" "$log")
+  grep -q "rail $net:rail1 to rank .* failed" "$log" || { echo "FAIL: the rail failure was not reported"; exit 1; }
+  n=$(grep -c "rail $net:rail1 to rank 1 failed" "$log")
   [ "$n" -le 1 ] || { echo "FAIL: rank 0 reported the failure $n times"; exit 1; }
 elif [ "$mode" = cycles ]; then
   for rank in 0 1; do
     line=$(rail_line $rank rail1) || exit 1
-    echo "$line" | grep -q "rail tcp:rail1: up," || { echo "FAIL: rail1 is not up at the end: $line"; exit 1; }
+    echo "$line" | grep -q "rail $net:rail1: up," || { echo "FAIL: rail1 is not up at the end: $line"; exit 1; }
     echo "$line" | grep -q "failures 3, readmitted 3," ||
       { echo "FAIL: rail1 should have failed and come back 3 times: $line"; exit 1; }
     since=$(echo "$line" | sed -n 's/.*rdma bytes since back \([0-9]*\).*/\1/p')
@@ -88,4 +95,4 @@ elif [ "$stripe" != binding ]; then
       { echo "FAIL: no rendezvous data on $r under $stripe striping"; exit 1; }
   done
 fi
-echo "PASS: stripe=$stripe small=$small ${mode}"
+echo "PASS: stripe=$stripe small=$small ${mode} over $net"

@@ -26,7 +26,15 @@ typedef struct rmpi_ofi_hdr {
 /* Bit 31 of src: a control frame of emulated RDMA (ofi_emul.c), never given to on_frame.
  * It shares the sequence numbers of ordinary frames, so put data keeps its place. */
 #define RMPI_OFI_CTRL 0x80000000u
-/* A frame header from this rail: our rank (| RMPI_OFI_CTRL for control), seq set at post. */
+/* Bit 30 of src: a link frame (HELLO, HELLO_ACK: a connection made again after a failure,
+ * docs/wire/ofi.md), outside the sequence numbers. Bits 24..29: the low bits of the
+ * connection epoch the frame was sent in; frames of another epoch are dropped. Bits 0..23:
+ * the sender's rank (jobs of at most 2^24 ranks). */
+#define RMPI_OFI_LINK 0x40000000u
+#define RMPI_OFI_EPOCH_SHIFT 24
+#define RMPI_OFI_EPOCH_MASK 0x3fu
+#define RMPI_OFI_RANK_MASK 0xffffffu
+/* A frame header from this rail: our rank (| RMPI_OFI_CTRL for control), seq and epoch set at post. */
 #define RMPI_OFI_HDR(r, flag) ((rmpi_ofi_hdr_t){htole32((uint32_t)(r)->env.rank | (flag)), 0, htole64((r)->cookie)})
 #define RMPI_OFI_BUF_SIZE 65536 /* one receive / send buffer: header + largest frame */
 /* Multi-receive buffers (FI_MULTI_RECV) per rail, so the provider always has one to fill
@@ -49,6 +57,7 @@ enum { RMPI_OFI_RX, RMPI_OFI_TX, RMPI_OFI_RDMA, RMPI_OFI_EMUL, RMPI_OFI_TXZ };
 typedef struct rmpi_ofi_ctx {
     struct fi_context2 fctx;
     int kind;
+    uint32_t gen;              /* sends and RDMA: the peer's connection generation when issued */
     struct rmpi_ofi_ctx *next; /* pending queue, deferred list or free list */
 } rmpi_ofi_ctx_t;
 
@@ -67,6 +76,7 @@ typedef struct rmpi_ofi_buf {
     void *desc;  /* the slab's local descriptor (FI_MR_LOCAL) */
     int peer;    /* send: destination rank */
     int piece;   /* send: a piece of an emulated put or get answer (counts in emul_out) */
+    int link;    /* send: a link frame (HELLO, HELLO_ACK): no sequence number */
     size_t len;  /* header + frame (send) */
     size_t size; /* bytes at data: RMPI_OFI_BUF_SIZE, or a multi-receive buffer's */
     size_t hi;   /* multi-receive: end of the furthest frame the provider put in it */
@@ -97,7 +107,8 @@ typedef struct rmpi_ofi_rdma {
     rmpi_ofi_ctx_t ctx;
     rmpi_net_op_t *op;
     int peer, write, posted;
-    int split; /* a write longer than max_rma: counted in the rail's split_writes */
+    int split;   /* a write longer than max_rma: counted in the rail's split_writes */
+    size_t wait; /* bytes of the op still counted as waiting for the peer (peer.out) */
     fi_addr_t dest;
     char *local;
     size_t len;           /* bytes left, the chunk in flight included */
@@ -116,6 +127,24 @@ typedef struct rmpi_ofi_rdma {
 typedef struct rmpi_ofi_peer {
     int state; /* 0 not looked up, 1 reachable, -1 not reachable */
     fi_addr_t addr;
+    /* Failure and re-admission (the VC's watch/abandon/rejoin, README.md): down: the
+     * connection was given up (its queued posts failed, frames of it dropped from then
+     * on); report: on_peer_lost(why) is due at the next progress; up_due: on_peer_up;
+     * hello: the epoch a HELLO of ours proposes (0: none waiting), given up at hello_dl;
+     * epoch: the current connection's, try_epoch: the highest proposed; gen: grows at
+     * every loss, so the completions of ops issued before it move no counter. out: bytes
+     * issued and not completed; moved: bytes completed plus bytes received (watch). */
+    int down, report, up_due;
+    uint32_t epoch, try_epoch, hello, gen;
+    uint64_t hello_dl;
+    size_t out;
+    uint64_t moved;
+    /* Frame bytes sent (any path) and how many of them the peer is known to have: a PONG
+     * answers a PING sent after them on the same connection. tcp;ofi_rxm completes a send
+     * once the kernel took it, so only this tells a frame stuck in a socket buffer behind a
+     * cut link from one delivered. t_ping: the last PING. */
+    uint64_t sent, acked, t_ping;
+    char why[200];
     uint32_t tx_seq, rx_seq; /* next frame sequence to send / to deliver */
     rmpi_ofi_park_t *parked; /* frames that completed early, by seq */
     rmpi_ofi_rdma_t *gets;   /* emulated gets waiting for data, in request order */
@@ -164,9 +193,13 @@ typedef struct rmpi_ofi_rail {
     rmpi_ofi_ctx_t *pend, **pend_tail; /* posts refused with -FI_EAGAIN, in issue order */
     rmpi_ofi_ctx_t *deferred;          /* RDMA ops completed at post time (len 0, errors), failed send_zc */
     rmpi_ofi_rdma_t *rdma_free;
-    long tx_out;       /* sends and RDMA ops posted, not completed */
-    long writes_out;   /* writes posted, not completed: without FI_ORDER_SAW, sends wait */
-    long split_writes; /* writes cut into chunks, not completed: sends wait (rest not posted yet) */
+    int lost_due;        /* peers with on_peer_lost due (peer.report) */
+    int up_due;          /* peers with on_peer_up due */
+    int hellos;          /* peers with a HELLO of ours in flight */
+    uint64_t stat_stale; /* frames of an older connection dropped */
+    long tx_out;         /* sends and RDMA ops posted, not completed */
+    long writes_out;     /* writes posted, not completed: without FI_ORDER_SAW, sends wait */
+    long split_writes;   /* writes cut into chunks, not completed: sends wait (rest not posted yet) */
     int closing;
     uint64_t stat_eagain;
     rmpi_net_mrtab_t emr; /* emulated registrations */
@@ -215,6 +248,19 @@ size_t rmpi_ofi_max_rma(const char *prov_name);
 void rmpi_ofi_report(void *file);
 
 /* ofi_ops.c */
+/* A connection's bytes (watch): issued to peer, or completed. Only a completion that
+ * brought the peer's data (a read) is evidence of the peer (moved); a send or write
+ * completes once the kernel took it: its bytes count in `sent` and wait for a PONG. */
+static inline void rmpi_ofi_issued(rmpi_ofi_rail_t *r, int peer, size_t n) { r->peers[peer].out += n; }
+static inline void rmpi_ofi_done(rmpi_ofi_rail_t *r, int peer, uint32_t gen, size_t n, int from_peer)
+{
+    rmpi_ofi_peer_t *p = &r->peers[peer];
+    if (gen == p->gen) {
+        p->out -= n < p->out ? n : p->out;
+        if (from_peer)
+            p->moved += n;
+    }
+}
 /* fi_getinfo hints for what RailMPI needs (prov NULL: any provider; rma 0: FI_MSG only). */
 struct fi_info *rmpi_ofi_hints(const char *prov, int manual, int rma);
 int rmpi_ofi_peer_addr(rmpi_ofi_rail_t *r, int peer, fi_addr_t *addr);

@@ -149,7 +149,10 @@ static rmpi_ofi_buf_t *piece(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
     memcpy(b->data + sizeof h + CTL_SIZE, d->local + c.off, n);
     b->peer = d->peer;
     b->piece = 1;
+    b->link = 0;
     b->len = sizeof h + CTL_SIZE + n;
+    b->ctx.gen = r->peers[d->peer].gen;
+    rmpi_ofi_issued(r, d->peer, b->len);
     return b;
 }
 

@@ -195,6 +195,8 @@ int rmpi_ofi_peer_addr(rmpi_ofi_rail_t *r, int peer, fi_addr_t *addr)
         peer_lookup(r, peer);
     if (r->peers[peer].state < 0)
         return -EHOSTUNREACH;
+    if (RMPI_UNLIKELY(r->peers[peer].down))
+        return -ECONNRESET; /* given up, not connected again yet (ofi_rejoin) */
     *addr = r->peers[peer].addr;
     return 0;
 }
@@ -219,7 +221,9 @@ static int ofi_ready(rmpi_rail_t *rail, int phase)
 static int ofi_reaches(rmpi_rail_t *rail, int peer)
 {
     fi_addr_t a;
-    return rmpi_ofi_peer_addr(rmpi_ofi_rail_of(rail), peer, &a) == 0;
+    rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
+    int rc = rmpi_ofi_peer_addr(r, peer, &a);
+    return rc == 0 || rc == -ECONNRESET;
 }
 
 /* ---- send and the pending queue ---- */
@@ -248,10 +252,14 @@ void rmpi_ofi_pend(rmpi_ofi_rail_t *r, rmpi_ofi_ctx_t *c)
 
 /* The sequence number goes in when the post is accepted: posts are matched in that order
  * (FI_ORDER_SAS), and a frame queued behind an emulated put is numbered after its pieces. */
-static void set_seq(char *data, rmpi_ofi_peer_t *p)
+static void set_seq(char *data, const rmpi_ofi_peer_t *p)
 {
-    uint32_t seq = htole32(p->tx_seq);
-    memcpy(data + offsetof(rmpi_ofi_hdr_t, seq), &seq, sizeof seq);
+    uint32_t w[2];
+    memcpy(w, data, sizeof w);
+    uint32_t src = le32toh(w[0]) & ~(RMPI_OFI_EPOCH_MASK << RMPI_OFI_EPOCH_SHIFT);
+    w[0] = htole32(src | (p->epoch & RMPI_OFI_EPOCH_MASK) << RMPI_OFI_EPOCH_SHIFT);
+    w[1] = htole32(p->tx_seq);
+    memcpy(data, w, sizeof w);
 }
 
 int rmpi_ofi_tx_post(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b)
@@ -262,7 +270,7 @@ int rmpi_ofi_tx_post(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b)
     if (rc == 0) {
         r->tx_out++;
         r->emul_out += b->piece;
-        p->tx_seq++;
+        p->tx_seq += !b->link; /* link frames stand outside the sequence */
     }
     return (int)rc;
 }
@@ -299,6 +307,12 @@ static int zc_post(rmpi_ofi_rail_t *r, rmpi_ofi_zc_t *z)
 static void zc_done(rmpi_ofi_rail_t *r, rmpi_ofi_zc_t *z, int status)
 {
     rmpi_net_op_t *op = z->op;
+    if (status == 0) {
+        size_t n = 0;
+        for (int i = 0; i < z->iovcnt; i++)
+            n += z->iov[i].iov_len;
+        rmpi_ofi_done(r, z->peer, z->ctx.gen, n, 0);
+    }
     z->ctx.next = (rmpi_ofi_ctx_t *)r->zc_free;
     r->zc_free = z;
     op->status = status;
@@ -319,6 +333,8 @@ static void zc_failed(rmpi_ofi_rail_t *r, rmpi_ofi_zc_t *z)
 {
     int peer = z->peer, rc = z->status;
     zc_done(r, z, rc < 0 ? rc : -EIO);
+    if (rc == -ECONNRESET) /* its connection was given up, and that was reported */
+        return;
     char why[160];
     snprintf(why, sizeof why, "fi_sendv on %s failed: %s", r->pub.hints.name,
              rc == -EHOSTUNREACH ? "the rail does not reach it" : fi_strerror(-rc));
@@ -340,6 +356,7 @@ static int ofi_send_zc(rmpi_rail_t *rail, int peer, const struct iovec *iov, int
     z->op = op;
     z->peer = peer;
     z->iovcnt = iovcnt;
+    z->ctx.gen = r->peers[peer].gen;
     rmpi_ofi_hdr_t h = RMPI_OFI_HDR(r, 0);
     memcpy(z->hdr, &h, sizeof h);
     memcpy(z->hdr + sizeof h, iov[0].iov_base, iov[0].iov_len);
@@ -352,6 +369,8 @@ static int ofi_send_zc(rmpi_rail_t *rail, int peer, const struct iovec *iov, int
         zc_fail(r, z, rc);
         return rc;
     }
+    rmpi_ofi_issued(r, peer, len + sizeof(rmpi_ofi_hdr_t));
+    r->peers[peer].sent += len + sizeof(rmpi_ofi_hdr_t);
     if (!r->pend && !rmpi_ofi_fenced(r)) {
         uint64_t t0 = 0;
         while ((rc = zc_post(r, z)) == -FI_EAGAIN && rmpi_ofi_push(r, &t0))
@@ -366,6 +385,8 @@ static int ofi_send_zc(rmpi_rail_t *rail, int peer, const struct iovec *iov, int
     rmpi_ofi_pend(r, &z->ctx);
     return 0;
 }
+
+static void peer_down(rmpi_ofi_rail_t *r, int peer, const char *why);
 
 static void pend_drain(rmpi_ofi_rail_t *r)
 {
@@ -394,7 +415,7 @@ static void pend_drain(rmpi_ofi_rail_t *r)
             snprintf(why, sizeof why, "fi_send on %s failed: %s", r->pub.hints.name, fi_strerror(-rc));
             int peer = b->peer;
             rmpi_ofi_tx_put(r, b);
-            r->env.on_peer_lost(&r->pub, peer, why);
+            peer_down(r, peer, why);
         } else {
             rmpi_ofi_rdma_done(r, (rmpi_ofi_rdma_t *)c, rc == -FI_EACCES || rc == -FI_EINVAL ? -EFAULT : rc);
         }
@@ -435,6 +456,7 @@ int rmpi_ofi_frame_send(rmpi_ofi_rail_t *r, int peer, const struct iovec *iov, i
     r->st.tx_bytes[RMPI_NET_CHAN_SHARED] += len;
     rmpi_ofi_hdr_t h = RMPI_OFI_HDR(r, flag);
     size_t total = sizeof h + len;
+    r->peers[peer].sent += total;
     /* Without FI_ORDER_SAW a frame must not overtake an earlier put's data: it waits. */
     int fenced = rmpi_ofi_fenced(r);
     if (!r->pend && !fenced && total <= r->inject) {
@@ -456,7 +478,10 @@ int rmpi_ofi_frame_send(rmpi_ofi_rail_t *r, int peer, const struct iovec *iov, i
     rmpi_ofi_buf_t *b = rmpi_ofi_tx_get(r);
     b->peer = peer;
     b->piece = 0;
+    b->link = 0;
     b->len = total;
+    b->ctx.gen = r->peers[peer].gen;
+    rmpi_ofi_issued(r, peer, total);
     char *p = b->data;
     memcpy(p, &h, sizeof h);
     rmpi_iov_gather(p + sizeof h, iov, iovcnt);
@@ -501,13 +526,20 @@ static void rx_deliver(rmpi_ofi_rail_t *r, const char *data, int src, size_t len
         r->env.on_frame(&r->pub, src, frame, len - sizeof(rmpi_ofi_hdr_t));
 }
 
-/* One frame of len bytes (header included) at data, in receive buffer b. */
+static void link_rx(rmpi_ofi_rail_t *r, int src, const char *body, size_t len);
+static void adopt(rmpi_ofi_rail_t *r, int peer, uint32_t epoch);
+static uint32_t proposed(const rmpi_ofi_peer_t *p, uint32_t bits);
+
+/* One frame of len bytes (header included) at data, in a receive buffer. */
 static void rx_frame(rmpi_ofi_rail_t *r, const char *data, size_t len)
 {
     rmpi_ofi_hdr_t h;
-    if (len >= sizeof h)
+    uint32_t word = 0;
+    if (len >= sizeof h) {
         memcpy(&h, data, sizeof h);
-    h.src = len >= sizeof h ? le32toh(h.src) & ~RMPI_OFI_CTRL : 0;
+        word = le32toh(h.src);
+    }
+    h.src = word & RMPI_OFI_RANK_MASK;
     h.seq = len >= sizeof h ? le32toh(h.seq) : 0;
     if (RMPI_UNLIKELY(len < sizeof h || le64toh(h.cookie) != r->cookie || h.src >= (uint32_t)r->env.size ||
                       (int)h.src == r->env.rank)) {
@@ -518,9 +550,27 @@ static void rx_frame(rmpi_ofi_rail_t *r, const char *data, size_t len)
                       r->env.rank, len, r->pub.hints.name, h.src);
         return;
     }
+    rmpi_ofi_peer_t *p = &r->peers[h.src];
+    if (RMPI_UNLIKELY(word & RMPI_OFI_LINK)) {
+        link_rx(r, (int)h.src, data + sizeof h, len - sizeof h);
+        return;
+    }
+    uint32_t epoch = word >> RMPI_OFI_EPOCH_SHIFT & RMPI_OFI_EPOCH_MASK;
+    if (RMPI_UNLIKELY(p->down || epoch != (p->epoch & RMPI_OFI_EPOCH_MASK))) {
+        /* The peer's first frame in the epoch our HELLO proposed: it took the HELLO (its
+         * answer may complete after this frame: completions come in any order). */
+        uint32_t took = p->down ? proposed(p, epoch) : 0;
+        if (took) {
+            adopt(r, (int)h.src, took);
+        } else {
+            /* a frame of a connection given up (still in the queue, or parked) */
+            r->stat_stale++;
+            return;
+        }
+    }
+    p->moved += len;
     r->st.rx_bytes[RMPI_NET_CHAN_SHARED] += len - sizeof h;
     r->st.rx_frames[RMPI_NET_CHAN_SHARED]++;
-    rmpi_ofi_peer_t *p = &r->peers[h.src];
     if (RMPI_UNLIKELY(h.seq != p->rx_seq)) {
         /* Completed before an earlier frame: copied out and parked in seq order, so that
          * the buffer (shared by every peer) is not held for it. */
@@ -592,25 +642,25 @@ static void cq_error(rmpi_ofi_rail_t *r)
                    fi_strerror(e.err), what ? what : "");
     }
     r->tx_out--;
+    /* An op of a connection given up already: the loss was reported then. */
+    int peer = c->kind == RMPI_OFI_TXZ  ? ((rmpi_ofi_zc_t *)c)->peer
+               : c->kind == RMPI_OFI_TX ? ((rmpi_ofi_buf_t *)c)->peer
+                                        : ((rmpi_ofi_rdma_t *)c)->peer;
+    int stale = c->gen != r->peers[peer].gen;
+    char why[320];
+    snprintf(why, sizeof why, "a send on %s failed: %s (%s)", r->pub.hints.name, fi_strerror(e.err), what ? what : "");
     if (c->kind == RMPI_OFI_TXZ) {
-        rmpi_ofi_zc_t *z = (rmpi_ofi_zc_t *)c;
-        int peer = z->peer;
-        zc_done(r, z, e.err == FI_ECANCELED ? -ECANCELED : -EIO);
-        char why[320];
-        snprintf(why, sizeof why, "a send on %s failed: %s (%s)", r->pub.hints.name, fi_strerror(e.err),
-                 what ? what : "");
-        r->env.on_peer_lost(&r->pub, peer, why);
+        zc_done(r, (rmpi_ofi_zc_t *)c, e.err == FI_ECANCELED ? -ECANCELED : -EIO);
+        if (!stale)
+            peer_down(r, peer, why);
         return;
     }
     if (c->kind == RMPI_OFI_TX) {
         rmpi_ofi_buf_t *b = (rmpi_ofi_buf_t *)c;
-        int peer = b->peer;
         r->emul_out -= b->piece;
         rmpi_ofi_tx_put(r, b);
-        char why[320];
-        snprintf(why, sizeof why, "a send on %s failed: %s (%s)", r->pub.hints.name, fi_strerror(e.err),
-                 what ? what : "");
-        r->env.on_peer_lost(&r->pub, peer, why);
+        if (!stale)
+            peer_down(r, peer, why);
         return;
     }
     int err = (int)e.err;
@@ -618,15 +668,14 @@ static void cq_error(rmpi_ofi_rail_t *r)
     int remote = err == FI_EACCES || err == FI_EINVAL || err == FI_EKEYREJECTED || err == FI_EFAULT ||
                  err == FI_EREMOTEIO || err == FI_EIO || err == FI_ECANCELED;
     rmpi_log(1, "ofi: RDMA on %s failed: %s (%s)", r->pub.hints.name, fi_strerror(err), what ? what : "");
-    int peer = ((rmpi_ofi_rdma_t *)c)->peer;
-    rmpi_ofi_rdma_done(r, (rmpi_ofi_rdma_t *)c, remote ? -EFAULT : -err);
-    /* As a verbs QP goes to the error state: after a failed RDMA the provider's connection
-     * may drop later frames without a word (tcp;ofi_rxm does), so the rail no longer
-     * serves this peer. */
-    char why[320];
     snprintf(why, sizeof why, "an RDMA %s on %s failed: %s (%s)", ((rmpi_ofi_rdma_t *)c)->write ? "write" : "read",
              r->pub.hints.name, fi_strerror(err), what ? what : "");
-    r->env.on_peer_lost(&r->pub, peer, why);
+    rmpi_ofi_rdma_done(r, (rmpi_ofi_rdma_t *)c, remote ? -EFAULT : -err);
+    /* As a verbs QP goes to the error state: after a failed RDMA the provider's connection
+     * may drop later frames without a word (tcp;ofi_rxm does), so the connection is given
+     * up (reported at the end of this progress) and used again only after a rejoin. */
+    if (!stale)
+        peer_down(r, peer, why);
 }
 
 static void on_entry(rmpi_ofi_rail_t *r, const struct fi_cq_data_entry *e)
@@ -635,15 +684,297 @@ static void on_entry(rmpi_ofi_rail_t *r, const struct fi_cq_data_entry *e)
     if (c->kind == RMPI_OFI_RX) {
         on_rx(r, (rmpi_ofi_buf_t *)c, e);
     } else if (c->kind == RMPI_OFI_TX) {
+        rmpi_ofi_buf_t *b = (rmpi_ofi_buf_t *)c;
         r->tx_out--;
-        r->emul_out -= ((rmpi_ofi_buf_t *)c)->piece;
-        rmpi_ofi_tx_put(r, (rmpi_ofi_buf_t *)c);
+        r->emul_out -= b->piece;
+        rmpi_ofi_done(r, b->peer, c->gen, b->link ? 0 : b->len, 0);
+        rmpi_ofi_tx_put(r, b);
     } else if (c->kind == RMPI_OFI_TXZ) {
         r->tx_out--;
         zc_done(r, (rmpi_ofi_zc_t *)c, 0);
     } else {
         r->tx_out--;
         rmpi_ofi_rdma_chunk_done(r, (rmpi_ofi_rdma_t *)c);
+    }
+}
+
+/* ---- failure and re-admission (the VC's watch, abandon, rejoin) ---- */
+
+enum { LINK_HELLO = 1, LINK_ACK = 2, LINK_PING = 3, LINK_PONG = 4 };
+/* A PING at most this often per (rail, peer) while frames wait for an answer. */
+#define PING_NS 20000000ull
+
+/* A link frame (kind and two words, docs/wire/ofi.md), outside the sequence numbers; it
+ * bypasses the down state (a HELLO is what ends it). Posted once, else queued. */
+static void link_send(rmpi_ofi_rail_t *r, int peer, uint32_t kind, uint32_t epoch, uint32_t prev)
+{
+    rmpi_ofi_peer_t *p = &r->peers[peer];
+    rmpi_ofi_buf_t *b = rmpi_ofi_tx_get(r);
+    rmpi_ofi_hdr_t h = RMPI_OFI_HDR(r, RMPI_OFI_LINK);
+    uint32_t body[3] = {htole32(kind), htole32(epoch), htole32(prev)};
+    memcpy(b->data, &h, sizeof h);
+    memcpy(b->data + sizeof h, body, sizeof body);
+    b->peer = peer;
+    b->piece = 0;
+    b->link = 1;
+    b->len = sizeof h + sizeof body;
+    b->ctx.gen = p->gen;
+    int rc = r->pend || rmpi_ofi_fenced(r) ? -FI_EAGAIN : rmpi_ofi_tx_post(r, b);
+    if (rc == -FI_EAGAIN) {
+        rmpi_ofi_pend_add(r, &b->ctx);
+    } else if (rc) {
+        rmpi_ofi_tx_put(r, b);
+        rmpi_log(1, "ofi: rank %d: a link frame to rank %d on %s failed: %s", r->env.rank, peer, r->pub.hints.name,
+                 fi_strerror(-rc));
+    }
+}
+
+/* The connection to peer is given up (logically: see README.md on why ofi_rxm's own
+ * connection stays): posts not yet accepted by libfabric fail (frames are dropped: the VC
+ * resends its copies; zero-copy sends and RDMA ops complete with -ECONNRESET at the next
+ * progress, after on_peer_lost(why)), emulated reads waiting for data fail, early frames
+ * go, and frames of this epoch are dropped from now on. Ops libfabric accepted complete
+ * when it completes them: a read stays safe to finish late (the peer keeps its buffer until
+ * our FIN), one completed early could land after the buffer was reused. */
+static void peer_down(rmpi_ofi_rail_t *r, int peer, const char *why)
+{
+    rmpi_ofi_peer_t *p = &r->peers[peer];
+    if (p->state != 1)
+        return;
+    if (!p->report) {
+        snprintf(p->why, sizeof p->why, "%s", why);
+        p->report = 1;
+        r->lost_due++;
+    }
+    if (!p->down) {
+        p->down = 1;
+        p->gen++;
+        p->out = 0;
+        p->acked = p->sent;
+        rmpi_log(1, "ofi: rank %d gave up its connection to rank %d on %s (epoch %u): %s", r->env.rank, peer,
+                 r->pub.hints.name, p->epoch, why);
+    }
+    if (p->hello) {
+        p->hello = 0;
+        r->hellos--;
+    }
+    rmpi_ofi_ctx_t **pp = &r->pend;
+    r->pend_tail = &r->pend;
+    while (*pp) {
+        rmpi_ofi_ctx_t *c = *pp;
+        int of = c->kind == RMPI_OFI_TXZ  ? ((rmpi_ofi_zc_t *)c)->peer
+                 : c->kind == RMPI_OFI_TX ? ((rmpi_ofi_buf_t *)c)->peer
+                                          : ((rmpi_ofi_rdma_t *)c)->peer;
+        if (of != peer) {
+            r->pend_tail = &c->next;
+            pp = &c->next;
+            continue;
+        }
+        *pp = c->next;
+        if (c->kind == RMPI_OFI_TX) {
+            rmpi_ofi_tx_put(r, (rmpi_ofi_buf_t *)c);
+        } else if (c->kind == RMPI_OFI_TXZ) {
+            zc_fail(r, (rmpi_ofi_zc_t *)c, -ECONNRESET);
+        } else {
+            rmpi_ofi_rdma_t *d = (rmpi_ofi_rdma_t *)c;
+            if (d->held) {
+                rmpi_ofi_tx_put(r, d->held);
+                d->held = NULL;
+            }
+            if (d->op)
+                rmpi_ofi_rdma_defer(r, d, -ECONNRESET);
+            else
+                rmpi_ofi_rdma_release(r, d); /* an emulated read's answer */
+        }
+    }
+    while (p->gets) { /* emulated reads waiting for data */
+        rmpi_ofi_rdma_t *g = p->gets;
+        p->gets = (rmpi_ofi_rdma_t *)g->ctx.next;
+        rmpi_ofi_rdma_defer(r, g, -ECONNRESET);
+    }
+    while (p->parked) {
+        rmpi_ofi_park_t *q = p->parked;
+        p->parked = q->next;
+        free(q);
+    }
+}
+
+/* A connection in epoch: numbering starts again, on_peer_up at the end of progress. */
+static void adopt(rmpi_ofi_rail_t *r, int peer, uint32_t epoch)
+{
+    rmpi_ofi_peer_t *p = &r->peers[peer];
+    if (p->hello) {
+        p->hello = 0;
+        r->hellos--;
+    }
+    p->epoch = epoch;
+    if (p->try_epoch < epoch)
+        p->try_epoch = epoch;
+    p->tx_seq = p->rx_seq = 0;
+    p->down = 0;
+    p->out = 0;
+    p->acked = p->sent;
+    if (!p->up_due) {
+        p->up_due = 1;
+        r->up_due++;
+    }
+}
+
+/* The epoch of ours, proposed since the current one, whose low bits are these (the peer
+ * took that HELLO: its frames carry it), or 0. */
+static uint32_t proposed(const rmpi_ofi_peer_t *p, uint32_t bits)
+{
+    for (uint32_t e = p->try_epoch; e > p->epoch; e--)
+        if ((e & RMPI_OFI_EPOCH_MASK) == bits)
+            return e;
+    return 0;
+}
+
+static void link_rx(rmpi_ofi_rail_t *r, int src, const char *body, size_t len)
+{
+    uint32_t w[3];
+    if (len < sizeof w) {
+        rmpi_warn("ofi: rank %d sent a %zu-byte link frame on %s; dropped.", src, len, r->pub.hints.name);
+        return;
+    }
+    memcpy(w, body, sizeof w);
+    uint32_t kind = le32toh(w[0]), epoch = le32toh(w[1]), prev = le32toh(w[2]);
+    rmpi_ofi_peer_t *p = &r->peers[src];
+    if (!p->state)
+        peer_lookup(r, src);
+    if (p->state != 1)
+        return;
+    /* Anything from the peer on this rail shows the rail is not cut; under a flow that
+     * fills it one way, our PINGs wait behind that flow's data while the peer's come the
+     * other way at once (an iperf3 flow on a rail failed it when only PONGs counted). */
+    if (!p->down)
+        p->moved += len;
+    if (kind == LINK_PING) {
+        link_send(r, src, LINK_PONG, epoch, 0);
+        return;
+    }
+    if (kind == LINK_PONG) {
+        /* every frame sent before the PING (its sent count, low 32 bits) has arrived */
+        uint64_t had = p->sent - (uint32_t)((uint32_t)p->sent - epoch);
+        if (!p->down && had > p->acked && had <= p->sent) {
+            p->moved += had - p->acked;
+            p->acked = had;
+        }
+        return;
+    }
+    if (kind == LINK_ACK) {
+        /* an answer to any try since the current epoch (the others are never answered) */
+        if (p->down && epoch > p->epoch && epoch <= p->try_epoch)
+            adopt(r, src, epoch);
+        return;
+    }
+    if (kind != LINK_HELLO) {
+        rmpi_warn("ofi: rank %d sent a link frame of unknown kind %u on %s; dropped.", src, kind, r->pub.hints.name);
+        return;
+    }
+    /* A try made from another epoch than ours is an older one, overtaken (the lower rank
+     * adopts the first try answered, and its later ones still name the epoch before). */
+    if (prev != p->epoch || epoch <= p->epoch)
+        return;
+    if (!p->down) {
+        char why[160];
+        snprintf(why, sizeof why, "rank %d connected again (epoch %u) in place of this connection (epoch %u)", src,
+                 epoch, p->epoch);
+        peer_down(r, src, why);
+    }
+    adopt(r, src, epoch);
+    link_send(r, src, LINK_ACK, epoch, prev);
+}
+
+static size_t ofi_watch(rmpi_rail_t *rail, int peer, uint64_t *moved)
+{
+    rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
+    *moved = 0;
+    if (peer < 0 || peer >= r->env.size || peer == r->env.rank || r->peers[peer].state != 1)
+        return 0;
+    rmpi_ofi_peer_t *p = &r->peers[peer];
+    *moved = p->moved;
+    if (p->down)
+        return 0;
+    /* Frames not yet answered for wait too; a PING asks for the answer, and tells the peer
+     * this rail still carries our words while we wait for anything (the detector looks every
+     * few ms, so a PING goes at most every PING_NS). */
+    uint64_t unacked = p->sent - p->acked;
+    if (unacked || p->out) {
+        uint64_t now = rmpi_time_ns();
+        if (now - p->t_ping > PING_NS) {
+            p->t_ping = now;
+            link_send(r, peer, LINK_PING, (uint32_t)p->sent, 0);
+        }
+    }
+    return p->out + (size_t)unacked;
+}
+
+static void ofi_abandon(rmpi_rail_t *rail, int peer, const char *why)
+{
+    rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
+    if (peer < 0 || peer >= r->env.size || peer == r->env.rank)
+        return;
+    peer_down(r, peer, why);
+}
+
+/* The lower rank of the pair proposes the new connection (HELLO with an epoch above every
+ * one either side used, docs/wire/ofi.md); the higher one answers, so two tries never
+ * cross. Its own rejoin has nothing to send: it waits for that HELLO (returns 0). */
+static int ofi_rejoin(rmpi_rail_t *rail, int peer, uint64_t timeout_ns)
+{
+    rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
+    if (peer < 0 || peer >= r->env.size || peer == r->env.rank || r->closing)
+        return -1;
+    rmpi_ofi_peer_t *p = &r->peers[peer];
+    if (p->state != 1 || !p->down || p->report || p->hello)
+        return -1;
+    if (r->env.rank > peer)
+        return 0;
+    p->try_epoch = (p->try_epoch > p->epoch ? p->try_epoch : p->epoch) + 1;
+    p->hello = p->try_epoch;
+    p->hello_dl = rmpi_time_ns() + timeout_ns;
+    r->hellos++;
+    link_send(r, peer, LINK_HELLO, p->hello, p->epoch);
+    return 0;
+}
+
+/* At the end of progress: tries without an answer by their deadline are given up. */
+static void hellos_expire(rmpi_ofi_rail_t *r)
+{
+    uint64_t now = rmpi_time_ns();
+    for (int i = 0; i < r->env.size && r->hellos; i++) {
+        rmpi_ofi_peer_t *p = &r->peers[i];
+        if (!p->hello || now < p->hello_dl)
+            continue;
+        char why[160];
+        snprintf(why, sizeof why, "no answer to a new connection (epoch %u) on %s", p->hello, r->pub.hints.name);
+        peer_down(r, i, why);
+    }
+}
+
+/* Due reports (up 0: losses, before the ops they failed complete; 1: new connections,
+ * after those completions). */
+static void report(rmpi_ofi_rail_t *r, int up)
+{
+    int *due = up ? &r->up_due : &r->lost_due;
+    for (int i = 0; i < r->env.size && *due; i++) {
+        rmpi_ofi_peer_t *p = &r->peers[i];
+        int *flag = up ? &p->up_due : &p->report;
+        if (!*flag)
+            continue;
+        *flag = 0;
+        (*due)--;
+        if (r->closing)
+            continue;
+        if (!up) {
+            r->env.on_peer_lost(&r->pub, i, p->why);
+            continue;
+        }
+        rmpi_log(1, "ofi: rank %d connected to rank %d again on %s (epoch %u)", r->env.rank, i, r->pub.hints.name,
+                 p->epoch);
+        if (r->env.on_peer_up)
+            r->env.on_peer_up(&r->pub, i, p->epoch);
     }
 }
 
@@ -691,6 +1022,10 @@ static int ofi_progress(rmpi_rail_t *rail)
             c = next;
         }
     }
+    if (RMPI_UNLIKELY(r->hellos))
+        hellos_expire(r);
+    if (RMPI_UNLIKELY(r->lost_due))
+        report(r, 0);
     if (RMPI_UNLIKELY(r->deferred != NULL)) {
         rmpi_ofi_ctx_t *c = r->deferred;
         r->deferred = NULL;
@@ -704,6 +1039,8 @@ static int ofi_progress(rmpi_rail_t *rail)
             c = next;
         }
     }
+    if (RMPI_UNLIKELY(r->up_due))
+        report(r, 1);
     return ev;
 }
 
@@ -942,6 +1279,9 @@ static int ofi_open(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
     rmpi_rt_setenv_default("FI_UNIVERSE_SIZE", usz);
     rmpi_ofi_eager_env();
     rmpi_ofi_mr_env();
+    if (env->size > (int)RMPI_OFI_RANK_MASK + 1)
+        rmpi_fatal("ofi: %d ranks; the frame header names at most %u (RMPI_NET=tcp has no such limit).", env->size,
+                   RMPI_OFI_RANK_MASK + 1);
 #ifdef __GLIBC__
     /* ofi_rxm/tcp allocate and free per message; at the top of the heap glibc gave those
      * pages back to the kernel each time (128 KiB threshold) and the next message faulted
@@ -1040,6 +1380,9 @@ static void ofi_close(rmpi_rail_t *rail)
     for (uint64_t calm = rmpi_time_ns(); rmpi_time_ns() - calm < 50000000ull && rmpi_time_ns() < until;)
         if (ofi_progress(rail) > 0)
             calm = rmpi_time_ns();
+    if (r->stat_stale)
+        rmpi_log(1, "ofi: rank %d dropped %llu frame(s) of connections given up on %s", r->env.rank,
+                 (unsigned long long)r->stat_stale, r->pub.hints.name);
     fi_close(&r->ep->fid);
     rmpi_ofi_emul_close(r);
     while (r->regs.next != &r->regs)
@@ -1159,4 +1502,7 @@ const struct rmpi_net_ops rmpi_ofi_ops = {
     .chan_kind = ofi_chan_kind,
     .chan_switch = ofi_chan_switch,
     .chan_stats = ofi_chan_stats,
+    .watch = ofi_watch,
+    .abandon = ofi_abandon,
+    .rejoin = ofi_rejoin,
 };

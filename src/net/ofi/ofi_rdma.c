@@ -141,6 +141,10 @@ int rmpi_ofi_rdma_post(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
 
 void rmpi_ofi_rdma_chunk_done(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
 {
+    rmpi_ofi_done(r, d->peer, d->ctx.gen, d->cur, !d->write);
+    if (d->write && d->ctx.gen == r->peers[d->peer].gen)
+        r->peers[d->peer].sent += d->cur; /* delivered once a later PING is answered */
+    d->wait -= d->cur < d->wait ? d->cur : d->wait;
     d->local += d->cur;
     d->raddr += d->cur;
     d->len -= d->cur;
@@ -165,6 +169,14 @@ void rmpi_ofi_rdma_chunk_done(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
 void rmpi_ofi_rdma_done(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d, int status)
 {
     rmpi_net_op_t *op = d->op;
+    if (d->wait) {
+        rmpi_ofi_peer_t *p = &r->peers[d->peer];
+        if (status == 0)
+            rmpi_ofi_done(r, d->peer, d->ctx.gen, d->wait, !d->write);
+        else if (d->ctx.gen == p->gen)
+            p->out -= d->wait < p->out ? d->wait : p->out;
+        d->wait = 0;
+    }
     if (d->posted)
         r->writes_out -= d->write;
     r->split_writes -= d->split;
@@ -234,10 +246,13 @@ static int rdma_start(rmpi_rail_t *rail, int peer, char *local, size_t len, uint
         rmpi_ofi_rdma_defer(r, d, rc);
         return 0;
     }
-    if (r->emul) {
+    d->ctx.gen = r->peers[peer].gen;
+    if (r->emul) { /* its frames count as they go (watch) */
         rmpi_ofi_emul_start(r, d);
         return 0;
     }
+    d->wait = len;
+    rmpi_ofi_issued(r, peer, len);
     if (write && len > r->max_rma) { /* frames sent after it must wait for its last chunk */
         d->split = 1;
         r->split_writes++;

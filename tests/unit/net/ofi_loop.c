@@ -44,7 +44,8 @@ static unsigned char *big;
 
 static unsigned char pat(unsigned seq, size_t i) { return (unsigned char)(seq * 131u + i * 7u + 1u); }
 
-enum { F_DATA = 1, F_KEYS, F_PUTDONE, F_OPSDONE };
+enum { F_DATA = 1, F_KEYS, F_PUTDONE, F_OPSDONE, F_AGAIN };
+static unsigned rx_again; /* F_AGAIN frames (after a connection was made again) */
 
 static void on_frame(rmpi_rail_t *rail, int src, const void *frame, size_t len)
 {
@@ -76,6 +77,11 @@ static void on_frame(rmpi_rail_t *rail, int src, const void *frame, size_t len)
         put_checked++;
     } else if (kind == F_OPSDONE) {
         peer_done++;
+    } else if (kind == F_AGAIN) {
+        CHECK(seq == rx_again, "frame %u arrived after the rejoin, expected %u", seq, rx_again);
+        for (size_t i = 0; i < len - 8; i++)
+            CHECK(p[i] == pat(seq, i), "frame %u byte %zu after the rejoin", seq, i);
+        rx_again++;
     }
 }
 
@@ -84,6 +90,15 @@ static void on_lost(rmpi_rail_t *rail, int p, const char *why)
 {
     CHECK(expect_lost, "peer %d lost: %s", p, why);
     nlost++;
+}
+
+static int nup;
+static uint32_t up_epoch;
+static void on_up(rmpi_rail_t *rail, int p, uint32_t epoch)
+{
+    CHECK(p == peer && rail == rails[0], "connection up to %d on %s", p, rail->hints.name);
+    nup++;
+    up_epoch = epoch;
 }
 
 static int progress(void)
@@ -144,6 +159,65 @@ static void sync_peer(void)
     }
 }
 
+/* The VC's failure detector on rail (both ends, as RAIL_DOWN makes it): abandon reports
+ * the peer lost at the next progress, sends and RDMA to it fail, watch sees nothing; the
+ * lower rank's rejoin makes the connection again (HELLO, HELLO_ACK) and both ends report
+ * it up in epoch 1; frames flow again, numbered anew, and a PING's answer leaves nothing
+ * waiting. */
+static void give_up_and_rejoin(rmpi_rail_t *rail, unsigned char *buf)
+{
+    uint64_t moved0, moved;
+    rmpi_ofi_ops.watch(rail, peer, &moved0);
+    expect_lost = 1;
+    int lost = nlost;
+    rmpi_ofi_ops.abandon(rail, peer, "test: the detector gave up");
+    CHECK(nlost == lost, "abandon reported the loss inside the call");
+    rmpi_net_op_t g = {.complete = op_bad};
+    int before = nbad;
+    CHECK(rmpi_ofi_ops.get(rail, peer, buf, 4096, peer_addr, peer_rkey[0], &g) == 0, "get after abandon");
+    double t0 = (double)rmpi_time_ns();
+    while (nlost == lost || nbad == before) {
+        progress();
+        CHECK((double)rmpi_time_ns() - t0 < 10e9, "abandon: lost %d, get completed %d", nlost - lost, nbad - before);
+    }
+    CHECK(nlost == lost + 1 && g.status == -ECONNRESET, "abandon: lost %d time(s), get status %d", nlost - lost,
+          g.status);
+    CHECK(rmpi_ofi_ops.watch(rail, peer, &moved) == 0, "watch of a connection given up");
+    unsigned char hdr[8] = {F_DATA};
+    struct iovec iov = {hdr, sizeof hdr};
+    CHECK(rmpi_ofi_ops.send(rail, peer, &iov, 1) != 0, "a send on a connection given up was taken");
+    expect_lost = 0;
+    nlost = lost;
+    nbad = before;
+    CHECK(rmpi_pmi_fence() == 0, "fence"); /* both ends gave up before the HELLO */
+    CHECK(rmpi_ofi_ops.rejoin(rail, peer, 5000000000ull) == 0, "rejoin");
+    CHECK(rmpi_ofi_ops.rejoin(rail, peer, 5000000000ull) == (me == 0 ? -1 : 0), "a second rejoin while the first runs");
+    t0 = (double)rmpi_time_ns();
+    while (!nup) {
+        progress();
+        CHECK((double)rmpi_time_ns() - t0 < 10e9, "the connection did not come back");
+    }
+    CHECK(nup == 1 && up_epoch == 1, "up %d time(s), epoch %u", nup, up_epoch);
+    unsigned char body[200];
+    for (unsigned k = 0; k < 50; k++) {
+        for (size_t i = 0; i < sizeof body; i++)
+            body[i] = pat(k, i);
+        send_frame(rail, F_AGAIN, k, body, k % 2 ? sizeof body : 10);
+    }
+    t0 = (double)rmpi_time_ns();
+    size_t out = 1;
+    while (rx_again < 50 || out) {
+        progress();
+        out = rmpi_ofi_ops.watch(rail, peer, &moved);
+        CHECK((double)rmpi_time_ns() - t0 < 10e9, "after the rejoin: %u of 50 frames, %zu bytes waiting", rx_again,
+              out);
+    }
+    CHECK(moved > moved0, "the progress counter did not grow (%llu, %llu)", (unsigned long long)moved0,
+          (unsigned long long)moved);
+    sync_peer(); /* the peer answers PINGs until we are both done */
+    printf("ofi_loop rank %d: %s given up, back in epoch %u, 50 frames each way: ok\n", me, rail->hints.name, up_epoch);
+}
+
 static void rank_main(void)
 {
     rmpi_pm_info_t pm;
@@ -152,7 +226,7 @@ static void rank_main(void)
     CHECK(rmpi_topo_init(&pm) == 0, "topology");
     me = pm.rank;
     peer = 1 - me;
-    rmpi_net_env_t env = {me, pm.size, pm.kvsname, on_frame, on_lost};
+    rmpi_net_env_t env = {me, pm.size, pm.kvsname, on_frame, on_lost, NULL, on_up};
     nrails = rmpi_ofi_ops.open(&env, rails, RMPI_NET_MAX_RAILS);
     CHECK(nrails >= 1, "open returned %d", nrails);
     CHECK(rmpi_pmi_fence() == 0, "fence");
@@ -298,6 +372,7 @@ static void rank_main(void)
     }
     CHECK(put_bad < 0, "a frame sent after a put on rail %d arrived before the put's data", put_bad);
     sync_peer();
+    give_up_and_rejoin(rails[0], got);
     /* both sides done before anyone closes */
     CHECK(rmpi_pmi_fence() == 0, "fence");
     char name[64];
