@@ -25,28 +25,18 @@ static int multi_site(const rmpi_comm_t *c)
     }
     if (!multi)
         return 0;
-    /* Nodes in the order of their first rank (the node leaders' order of the two-level
-     * algorithms): a site seen again after another one's node interleaves. */
+    /* Nodes in the order of their first rank: the node leaders' order of the two-level
+     * algorithms. */
     int *node = rmpi_xmalloc((size_t)n * sizeof *node), *site = rmpi_xmalloc((size_t)n * sizeof *site);
-    int nn = 0, runs = 0, nsites = 0;
     for (int r = 0; r < n; r++) {
-        int w = rmpi_comm_world_rank(c, r), nd = rmpi_topo_node_of(w), k = 0;
-        while (k < nn && node[k] != nd)
-            k++;
-        if (k < nn)
-            continue;
-        node[nn] = nd;
-        site[nn] = rmpi_topo_site_of(w);
-        runs += nn == 0 || site[nn] != site[nn - 1];
-        int seen = 0;
-        for (int j = 0; j < nn && !seen; j++)
-            seen = site[j] == site[nn];
-        nsites += !seen;
-        nn++;
+        int w = rmpi_comm_world_rank(c, r);
+        node[r] = rmpi_topo_node_of(w);
+        site[r] = rmpi_topo_site_of(w);
     }
+    int runs = rmpi_site_runs(node, site, n);
     free(node);
     free(site);
-    return runs == nsites ? 3 : 2;
+    return runs ? 3 : 2;
 }
 
 int coll_multi_site(rmpi_comm_t *c)
