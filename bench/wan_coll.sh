@@ -7,25 +7,31 @@
 # "delay", "config" and "rep"; the configurations alternate within a repetition so that
 # outside load hits both alike. Then a table of flat / site-aware per size.
 #   bench/wan_coll.sh [--delay 1ms] [--sizes 1:4194304 | 1,1024,131072] [--reps N] [--lan 1gbit] [--wan 1gbit]
-#                     [--colls bcast,allreduce] [--map block|cyclic] [--ppn N] [--tree] [--build DIR] [--out FILE]
+#                     [--colls bcast,allreduce] [--map block|cyclic] [--ppn N] [--tree] [--oblivious]
+#                     [--build DIR] [--out FILE]
 # --map: block puts hosts nsA1,nsA2 first and nsB1,nsB2 after (ranks 0-1 on site A, 2-3 on B
 # with one rank per host: a flat binomial tree from rank 0 then already crosses once);
 # cyclic puts nsA1,nsB1,nsA2,nsB2 (flat trees cross twice). --ppn: ranks per host (default
 # 1), consecutive ranks on a host, like a cluster's block placement (the paper: 2 per node).
 # --tree adds a third configuration, site_tree: site-aware with RMPI_COLL_SITE_SPLIT=1g (every
 # size through the site leaders' tree, as before the split algorithms).
+# --oblivious adds binomial: RMPI_COLL_SITES=0 with RMPI_COLL_BCAST=binomial, a binomial tree
+# over all ranks that knows neither sites nor nodes (the paper's flat Bcast, Fig. 7; `flat`
+# is node-aware and in block placement already crosses the long link once), and a second
+# table of binomial / site-aware for Bcast. Its Allreduce is flat's (auto).
 # On a shared 2-core machine the figures are noisy: compare the ratios within one run.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
-delay=1ms sizes=1:4194304 reps=1 lan=1gbit wan=1gbit colls=bcast,allreduce map=block ppn=1 tree=0 build=$root/build out=
-usage="usage: $0 [--delay D] [--sizes MIN:MAX] [--reps N] [--lan RATE] [--wan RATE] [--colls LIST] [--map block|cyclic] [--ppn N] [--tree] [--build DIR] [--out FILE]"
+delay=1ms sizes=1:4194304 reps=1 lan=1gbit wan=1gbit colls=bcast,allreduce map=block ppn=1 tree=0 oblivious=0 build=$root/build out=
+usage="usage: $0 [--delay D] [--sizes MIN:MAX] [--reps N] [--lan RATE] [--wan RATE] [--colls LIST] [--map block|cyclic] [--ppn N] [--tree] [--oblivious] [--build DIR] [--out FILE]"
 while [ $# -gt 0 ]; do
   case $1 in
     --delay | --sizes | --reps | --lan | --wan | --colls | --map | --ppn | --build | --out)
       [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
       printf -v "${1#--}" %s "$2"; shift 2 ;;
     --tree) tree=1; shift ;;
+    --oblivious) oblivious=1; shift ;;
     *) echo "$usage" >&2; exit 2 ;;
   esac
 done
@@ -45,9 +51,14 @@ export NETLAB_DELAYLINE=$build/bin/rmpi_delayline NETLAB_PREFIX=wcb$$-
 trap '"$netlab" down >/dev/null 2>&1' EXIT
 "$netlab" up --sites 2x2 "$lan" "$wan@$delay" >/dev/null || { echo "netlab up --sites failed" >&2; exit 1; }
 for rep in $(seq 1 "$reps"); do
-  configs="site_aware flat"; [ $tree = 1 ] && configs+=" site_tree"
+  configs="site_aware flat"; [ $tree = 1 ] && configs+=" site_tree"; [ $oblivious = 1 ] && configs+=" binomial"
   for config in $configs; do
-    sites=1 split=; [ $config = flat ] && sites=0; [ $config = site_tree ] && split="-genv RMPI_COLL_SITE_SPLIT 1g"
+    sites=1 split=
+    case $config in
+      flat) sites=0 ;;
+      site_tree) split="-genv RMPI_COLL_SITE_SPLIT 1g" ;;
+      binomial) sites=0 split="-genv RMPI_COLL_BCAST binomial" ;;
+    esac
     "$netlab" exec nsA1 timeout 1200 "$build/bin/mpiexec" -n $((4 * ppn)) --host $hosts --agent "$netlab agent" \
       --pmi-iface ctl -genv RMPI_TCP_IFACES rail0 -genv RMPI_COLL_SITES $sites $split -genv RMPI_DEBUG 1 \
       "$coll" -c "$colls" $sizearg "$sizes" 2>>"$out.log" |
@@ -85,5 +96,15 @@ for s in sizes:
             x = statistics.median(x) if x else None
             cells += [f"{x:.0f}" if x else "-", f"{f / x:.2f}" if f and x else "-"]
     print(f"| {s} | " + " | ".join(cells) + " |")
+if any(k[2] == "binomial" and k[0] == "bcast" for k in lat):
+    print()
+    print("| bytes | bcast binomial over all ranks us | bcast site-aware us | ratio |")
+    print("|---:|---:|---:|---:|")
+    for s in sizes:
+        b, a = lat.get(("bcast", s, "binomial")), lat.get(("bcast", s, "site_aware"))
+        b = statistics.median(b) if b else None
+        a = statistics.median(a) if a else None
+        print(f"| {s} | " + (f"{b:.0f}" if b else "-") + " | " + (f"{a:.0f}" if a else "-") + " | "
+              + (f"{b / a:.2f}" if a and b else "-") + " |")
 EOF
 echo "results: $out" >&2

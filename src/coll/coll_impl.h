@@ -79,6 +79,10 @@ coll_grp_t coll_sites_tier(const coll_sites_t *t, int tier, int me, int *lead);
 void coll_site_bcast_down(rmpi_nbc_t *s, const coll_sites_t *t, int me, void *buf, size_t bytes);
 /* The communicator spans several sites (and RMPI_COLL_SITES is on); cached like coll_multi_node. */
 int coll_multi_site(rmpi_comm_t *c);
+/* The communicator spans sites, and each site's nodes come one after the other in the order
+ * of the nodes' first ranks (block placement), so the node-aware algorithms' leaders cross
+ * the long links only where their halves meet. */
+int coll_sites_in_runs(rmpi_comm_t *c);
 
 /* ---- builders (packed data) ---- */
 void coll_barrier_dissemination(rmpi_nbc_t *s, const coll_grp_t *g);

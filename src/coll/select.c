@@ -49,7 +49,13 @@ int coll_select(int kind, rmpi_comm_t *c, size_t bytes, size_t count, int commut
         return k;
     /* Sites first: a long link costs more than any node-level saving (seed infiniband-wan
      * 3.4). Reductions only when commutative: the tiers do not keep rank order. */
-    if (kind != COLL_REDUCE_SCATTER && kind != COLL_SCAN && (commute || kind == COLL_BCAST) && coll_multi_site(c)) {
+    /* A large Allreduce with the sites in runs of nodes stays node-aware: the node leaders'
+     * recursive doubling, Rabenseifner or ring then crosses the long links only between the
+     * runs, where the tiers add steps (1 ms, block placement, 4 MiB: site-aware 0.88x
+     * node-aware with 1 rank per host, 0.68x with 2; below 2 MiB the tiers won with 1 rank
+     * per host; interleaved sites: site-aware 1.29-1.59x from 128 KiB; docs/results/wan.md). */
+    if (kind != COLL_REDUCE_SCATTER && kind != COLL_SCAN && (commute || kind == COLL_BCAST) && coll_multi_site(c) &&
+        !(kind == COLL_ALLREDUCE && bytes >= (size_t)rmpi_knobs.COLL_SITE_RUNS_MIN && coll_sites_in_runs(c))) {
         static const int site[] = {[COLL_BARRIER] = RMPI_COLL_BARRIER_SITE,
                                    [COLL_BCAST] = RMPI_COLL_BCAST_SITE,
                                    [COLL_REDUCE] = RMPI_COLL_REDUCE_SITE,

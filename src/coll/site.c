@@ -9,30 +9,48 @@
 
 #include <stdlib.h>
 
+/* 0: one site (or processes of other worlds); 2: several, interleaved in the order of
+ * the nodes' first ranks; 3: several, each site's nodes one run in that order. */
 static int multi_site(const rmpi_comm_t *c)
 {
     if (rmpi_topo_nsites() < 2)
         return 0;
-    int first = rmpi_topo_site_of(rmpi_comm_world_rank(c, 0));
-    for (int r = 0; r < c->size; r++) {
+    int n = c->size, first = rmpi_topo_site_of(rmpi_comm_world_rank(c, 0)), multi = 0;
+    for (int r = 0; r < n; r++) {
         int w = rmpi_comm_world_rank(c, r);
         /* processes of other worlds: no shared map (as coll_multi_node) */
         if (w >= rmpi_comm_world.size)
             return 0;
-        if (rmpi_topo_site_of(w) != first)
-            return 2;
+        multi |= rmpi_topo_site_of(w) != first;
     }
-    return 0;
+    if (!multi)
+        return 0;
+    /* Nodes in the order of their first rank: the node leaders' order of the two-level
+     * algorithms. */
+    int *node = rmpi_xmalloc((size_t)n * sizeof *node), *site = rmpi_xmalloc((size_t)n * sizeof *site);
+    for (int r = 0; r < n; r++) {
+        int w = rmpi_comm_world_rank(c, r);
+        node[r] = rmpi_topo_node_of(w);
+        site[r] = rmpi_topo_site_of(w);
+    }
+    int runs = rmpi_site_runs(node, site, n);
+    free(node);
+    free(site);
+    return runs ? 3 : 2;
 }
 
 int coll_multi_site(rmpi_comm_t *c)
 {
     if (!rmpi_knobs.COLL_SITES)
         return 0;
-    if (RMPI_UNLIKELY(!c->coll_sites))
-        c->coll_sites = (int8_t)(multi_site(c) ? 2 : 1);
-    return c->coll_sites == 2;
+    if (RMPI_UNLIKELY(!c->coll_sites)) {
+        int m = multi_site(c);
+        c->coll_sites = (int8_t)(m ? m : 1);
+    }
+    return c->coll_sites >= 2;
 }
+
+int coll_sites_in_runs(rmpi_comm_t *c) { return coll_multi_site(c) && c->coll_sites == 3; }
 
 /* Index of key in keys[0..n), appended when absent. */
 static int intern(long long *keys, int *n, long long key)

@@ -65,7 +65,7 @@ typedef struct rmpi_comm {
     uint32_t coll_seq;     /* collectives started on this communicator (coll/coll.h schedule tags) */
     int8_t coll_nodes;     /* coll/common.c's cache of its node layout: 0 not known yet,
                               1 one level, 2 several nodes with several ranks on one */
-    int8_t coll_sites;     /* coll/site.c's cache: 0 not known yet, 1 one site, 2 several */
+    int8_t coll_sites;     /* coll/site.c's cache: 0 not known yet, 1 one site, 2 several interleaved, 3 in runs */
     int8_t coll_shm_state; /* coll/shm.c: 0 not tried yet, 1 segment mapped, 2 not possible */
     void *coll_shm;        /* coll/shm.c's node segment (unmapped with the communicator) */
     size_t coll_shm_len;

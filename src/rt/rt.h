@@ -166,6 +166,10 @@ int rmpi_site_parse(const char *spec, int nranks, const char *const *hosts, int 
  * are cut at the largest ratio between neighbours when it is at least gap. Returns the
  * number of sites and site_of[n] (numbered in order of their lowest item). */
 int rmpi_site_cluster(const double *rtt, int n, double floor, double gap, int *site_of);
+/* 1 when items with node[i] and site[i] (i < n, in order) have their sites in runs: taking
+ * each node once, at its first item, no site comes back after another site's node (block
+ * placement); 0 when they interleave (also for a node listed under two sites). */
+int rmpi_site_runs(const int *node, const int *site, int n);
 /* site_of[n] in RMPI_SITES syntax with ranges ("0-1,4:2-3"); returns the length it needed. */
 size_t rmpi_site_format(const int *site_of, int n, char *buf, size_t len);
 int rmpi_topo_nnodes(void);

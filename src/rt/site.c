@@ -232,3 +232,29 @@ size_t rmpi_site_format(const int *site_of, int n, char *buf, size_t len)
     }
     return at;
 }
+
+int rmpi_site_runs(const int *node, const int *site, int n)
+{
+    /* the last site seen, and every site whose run has ended */
+    int last = -1, ok = 1, nended = 0;
+    int *ended = rmpi_xmalloc((size_t)(n > 0 ? n : 1) * sizeof *ended);
+    for (int i = 0; i < n && ok; i++) {
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++)
+            seen = node[j] == node[i];
+        if (seen) { /* a node belongs to one site */
+            for (int j = 0; j < i; j++)
+                ok &= node[j] != node[i] || site[j] == site[i];
+            continue;
+        }
+        if (site[i] == last)
+            continue;
+        for (int k = 0; k < nended; k++)
+            ok &= ended[k] != site[i];
+        if (last >= 0)
+            ended[nended++] = last;
+        last = site[i];
+    }
+    free(ended);
+    return ok;
+}

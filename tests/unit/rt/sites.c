@@ -1,6 +1,6 @@
-/* rt/site.c: the RMPI_SITES syntax (ranks, ranges, host names, every malformed form named)
- * and the clustering of round-trip matrices: one site, two, three, noisy, all equal,
- * unmeasured pairs, the floor and the gap. */
+/* rt/site.c: the RMPI_SITES syntax (ranks, ranges, host names, every malformed form named),
+ * the clustering of round-trip matrices: one site, two, three, noisy, all equal,
+ * unmeasured pairs, the floor and the gap; and whether sites come in runs of nodes. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -185,11 +185,36 @@ static void clusters(void)
     cluster_case("one node", m, 1, single, 1);
 }
 
+/* Sites in runs of nodes (coll keeps Allreduce node-aware then): block and cyclic
+ * placements with several ranks per node, a site coming back, a node in two sites. */
+static void runs(void)
+{
+    static const struct {
+        const char *what;
+        int n, node[8], site[8], want;
+    } t[] = {
+        {"block, 1 per node", 4, {0, 1, 2, 3}, {0, 0, 1, 1}, 1},
+        {"block, 2 per node", 8, {0, 0, 1, 1, 2, 2, 3, 3}, {0, 0, 0, 0, 1, 1, 1, 1}, 1},
+        {"cyclic nodes", 8, {0, 0, 2, 2, 1, 1, 3, 3}, {0, 0, 1, 1, 0, 0, 1, 1}, 0},
+        {"cyclic ranks, block nodes", 8, {0, 1, 0, 1, 2, 3, 2, 3}, {0, 0, 0, 0, 1, 1, 1, 1}, 1},
+        {"ranks alternate nodes of two sites", 4, {0, 2, 0, 2}, {0, 1, 0, 1}, 1},
+        {"three sites in runs", 6, {0, 1, 2, 3, 4, 5}, {2, 2, 0, 1, 1, 1}, 1},
+        {"site A back after B", 6, {0, 1, 2, 3, 4, 5}, {0, 0, 1, 1, 0, 2}, 0},
+        {"a node in two sites", 4, {0, 1, 1, 2}, {0, 1, 0, 1}, 0},
+        {"one site", 3, {0, 1, 2}, {0, 0, 0}, 1},
+        {"empty", 0, {0}, {0}, 1},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++)
+        CHECK(rmpi_site_runs(t[i].node, t[i].site, t[i].n) == t[i].want, "%s: runs %d, expected %d", t[i].what,
+              rmpi_site_runs(t[i].node, t[i].site, t[i].n), t[i].want);
+}
+
 int main(void)
 {
     parse_good();
     parse_bad();
     format();
     clusters();
+    runs();
     return finish("rt/sites");
 }
