@@ -65,9 +65,11 @@ int rmpi_core_init(rmpi_core_info_t *info)
     rmpi_core_size = pm.size;
     rmpi_hdr_cache = rmpi_knobs.HDR_CACHE;
     rmpi_core_seg_min = (size_t)rmpi_knobs.RNDV_SEG_MIN;
-    if (rmpi_knobs.FRAG_SIZE < 1024 || rmpi_knobs.FRAG_SIZE > 1048576)
-        rmpi_fatal("RMPI_FRAG_SIZE=%lld is outside 1k..1m bytes.", (long long)rmpi_knobs.FRAG_SIZE);
-    rmpi_core_frag_size = (size_t)rmpi_knobs.FRAG_SIZE;
+    for (int inter = 0; inter < 2; inter++) {
+        long long v = rmpi_knob_scoped_size("FRAG_SIZE", rmpi_knobs.FRAG_SIZE, inter ? "inter" : "intra", 32768);
+        if (v < 1024 || v > 1048576)
+            rmpi_fatal("RMPI_FRAG_SIZE=%s gives %lld bytes, outside 1k..1m.", rmpi_knobs.FRAG_SIZE, v);
+    }
     rmpi_rndv_mode = rmpi_knobs.RNDV_MODE;
     rmpi_core_unexp_max = rmpi_knobs.UNEXP_MAX > 0 ? (size_t)rmpi_knobs.UNEXP_MAX : SIZE_MAX;
     rmpi_vc_ooo_max = rmpi_core_unexp_max;

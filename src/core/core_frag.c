@@ -6,8 +6,8 @@
  * scattered whole by the receiver: three copies of the message, one after the other,
  * through memory rather than cache. Now, after the RTS/CTS handshake (the receiver has
  * matched, so its memory is known), the sender sends the message as DATA frames of at
- * most rmpi_core_frag_size bytes: the provider gathers each from the user's pieces (its
- * own copy into the ring or socket, the one a contiguous eager frame pays), or, when a
+ * most RMPI_FRAG_SIZE bytes (the peer's scope): the provider gathers each from the user's
+ * pieces (its own copy into the ring or socket, the one a contiguous eager frame pays), or, when a
  * fragment has more pieces than the rails gather, it is packed into one reused fragment
  * buffer first; the receiver scatters each frame into its pieces (or copies it into its
  * contiguous buffer) as it arrives, while the sender builds the next. Credit keeps at
@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-size_t rmpi_core_frag_size = 32768;
-static char *stage; /* the reused fragment buffer of packed fragments (rmpi_core_frag_size) */
+static char *stage; /* the reused fragment buffer of packed fragments */
+static size_t stage_len;
 
 static void send_credit(rmpi_vc_t *vc, uint64_t req, size_t at)
 {
@@ -29,12 +29,8 @@ static void send_credit(rmpi_vc_t *vc, uint64_t req, size_t at)
     rmpi_vc_send(vc, &iov, 1, sizeof f);
 }
 
-/* The fragment size toward vc: the knob, within what one frame of the peer carries. */
-static size_t frag_size(rmpi_vc_t *vc)
-{
-    size_t most = rmpi_core_peer(vc)->eager_max + sizeof(wire_match_t) + sizeof(uint64_t) - sizeof(wire_frag_t);
-    return rmpi_core_frag_size < most ? rmpi_core_frag_size : most;
-}
+/* The fragment size toward vc (its scope's RMPI_FRAG_SIZE, within one frame). */
+static size_t frag_size(rmpi_vc_t *vc) { return rmpi_core_peer(vc)->frag_size; }
 
 void rmpi_core_frag_cts(rmpi_req_t *r, rmpi_vc_t *vc)
 {
@@ -94,8 +90,11 @@ static void frag_push(rmpi_req_t *r)
             /* Fewer than half the fragment's bytes within the rails' gather list: pack it
              * (one copy into a buffer that stays in cache) rather than send short frames. */
             if (n <= 0 || got < want / 2) {
-                if (!stage)
-                    stage = rmpi_xmalloc(rmpi_core_frag_size);
+                if (stage_len < fs) {
+                    free(stage);
+                    stage = rmpi_xmalloc(fs);
+                    stage_len = fs;
+                }
                 rmpi_core_types->pack(r->user, r->ucount, r->udt, off, stage, want);
                 iov[1] = (struct iovec){stage, want};
                 n = 1;
@@ -134,4 +133,5 @@ void rmpi_core_frag_finalize(void)
 {
     free(stage);
     stage = NULL;
+    stage_len = 0;
 }

@@ -93,6 +93,7 @@ typedef struct core_peer {
     size_t eager_max;  /* largest eager message the rails carry */
     int eager_auto;    /* RMPI_WAN_TUNE follows the peer's round trip (rmpi_core_wan_limit) */
     int seg_max;       /* data segments of a non-contiguous eager send (RMPI_SEG_MAX, rails' max_iov) */
+    size_t frag_size;  /* payload of a DATA frame (RMPI_FRAG_SIZE for the peer's scope, within a frame) */
     size_t zc_min;     /* nonblocking eager sends of this many bytes on go from the user's buffer */
     int coal_ok;       /* coalescing may apply: between nodes, RMPI_WAN_TUNE, RMPI_COALESCE_WAIT > 0 */
 } core_peer_t;
@@ -179,11 +180,10 @@ void rmpi_core_peer_init(rmpi_vc_t *vc);
 
 /* Rendezvous by DATA frames (core_frag.c): the pipelined pack of Sec. 3.2's alternatives
  * for data in short pieces. The receiver grants credit for RMPI_CORE_FRAG_WINDOW
- * fragments of rmpi_core_frag_size bytes at a time; the sender gathers each fragment
+ * fragments of the peer's frag_size bytes at a time; the sender gathers each fragment
  * from the user's pieces (or packs it into one reused fragment buffer when it has more
  * pieces than the rail gathers) and the receiver scatters each as it arrives. */
 #define RMPI_CORE_FRAG_WINDOW 4
-extern size_t rmpi_core_frag_size;
 /* Receiver: a matched RTS is answered with CTS FRAGS (every field of r's status set). */
 void rmpi_core_frag_cts(rmpi_req_t *r, rmpi_vc_t *vc);
 /* Sender: the receiver's CTS FRAGS (len bytes wanted, credit up to `at`) or a CREDIT. */

@@ -154,6 +154,11 @@ void rmpi_core_peer_init(rmpi_vc_t *vc)
     cp->eager_limit = (size_t)lim < max ? (size_t)lim : max;
     cp->eager_base = cp->eager_limit;
     cp->eager_max = max;
+    /* DATA frames (core_frag.c); RMPI_FRAG_SIZE was checked at init. Over tcp more bytes
+     * in flight pay: 128 KiB fragments moved 4 MiB of 1 KiB blocks in 4.3-5.4 ms on
+     * loopback where 32 KiB took 6.5-6.8 (docs/results/noncontig.md). */
+    size_t frag = (size_t)rmpi_knob_scoped_size("FRAG_SIZE", rmpi_knobs.FRAG_SIZE, scope, 32768);
+    cp->frag_size = frag < max ? frag : max;
     /* Only between nodes: within one (tcp on loopback too), a round trip is the
      * scheduler's delay, not a path. */
     int inter = vc->peer >= rmpi_core_size || rmpi_topo_node_of(vc->peer) != rmpi_topo_my_node();
