@@ -39,6 +39,17 @@ cpu_busy() {
     echo "$a $b" | awk '{ busy = $3 - $1; all = busy + $4 - $2; print (all > 0 ? int(100 * busy / all) : 0) }'
 }
 
+# The meta line of a run: $1 the benchmark's name, $2 more JSON members (",\"k\":v..."):
+# date, host, cores, the CPU busy share and load before it, the MPIs' versions; warns
+# when the machine is busy.
+bench_meta() {
+    local busy load
+    busy=$(cpu_busy)
+    load=$(cut -d' ' -f1-3 /proc/loadavg)
+    echo "{\"meta\":\"$1\",\"date\":\"$stamp\",\"host\":\"$(hostname)\",\"cores\":$(nproc),\"busy_pct\":$busy,\"loadavg\":\"$load\"$2$versions}" >>"$out"
+    [ "$busy" -lt 20 ] || say "warning: the CPUs are $busy% busy with other work (load $load); numbers will be noisy"
+}
+
 # Options "--NAME VALUE" into shell variables: bench_opts SCRIPT "name=var ..." "$@" (the
 # caller defines usage). -h/--help prints usage and exits 0; an unknown option or one
 # without its value prints usage and exits 2, naming it.

@@ -87,10 +87,7 @@ launch() {
     esac
 }
 
-busy=$(cpu_busy)
-load=$(cut -d' ' -f1-3 /proc/loadavg)
-echo "{\"meta\":\"osc_compare\",\"date\":\"$stamp\",\"host\":\"$(hostname)\",\"cores\":$(nproc),\"busy_pct\":$busy,\"loadavg\":\"$load\",\"reps\":$reps,\"sizes\":\"$sizes\",\"flavor\":\"$flavor\",\"net\":\"$net\"$versions}" >>"$out"
-[ "$busy" -lt 20 ] || say "warning: the CPUs are $busy% busy with other work (load $load); numbers will be noisy"
+bench_meta osc_compare ",\"reps\":$reps,\"sizes\":\"$sizes\",\"flavor\":\"$flavor\",\"net\":\"$net\""
 
 bench_run_all 300 -s "$sizes" -w "$flavor"
 

@@ -7,7 +7,8 @@
  * MPI-2 over InfiniBand', sec. 3.3, applied to collectives).
  *
  * Segment (rmpi_comm_node_segment, made at the first such call on the communicator): a
- * control line per rank, then per rank SHM_NBUF buffers of RMPI_COLL_SHM_CHUNK bytes.
+ * control line per rank, per rank a ring of SHM_NLINE lines for steps of a few bytes, then
+ * per rank SHM_NBUF buffers of RMPI_COLL_SHM_CHUNK bytes.
  * Every call is a sequence of steps; all members run the same steps, numbered by
  * c->coll_shm_step. In step t a rank writes its buffer t % SHM_NBUF and publishes
  * ready = t (release); readers wait for ready >= t (acquire). `red` = t publishes the
@@ -25,6 +26,8 @@
 #include "../rt/rt.h"
 
 #define SHM_NBUF 4       /* steps a writer may run ahead of the slowest reader */
+#define SHM_NLINE 64     /* the same for steps whose data fits a line (LINE_DATA bytes) */
+#define LINE_DATA 48     /* a line: step number, a Bcast's total, then this many bytes */
 #define SHM_LINE 128     /* a control line: two cache lines (the adjacent-line prefetcher) */
 #define SHM_MAX_RANKS 64 /* more keep the point-to-point schedules (Alltoall parts stay >= 64 bytes) */
 
@@ -36,12 +39,13 @@ typedef struct shm_ctl {
 typedef struct shm {
     rmpi_comm_t *c;
     shm_ctl_t *ctl;
+    char *lines; /* SHM_NLINE lines of 64 bytes per rank, after the control lines */
     char *data;
     size_t chunk;
     int n, me;
 } shm_t;
 
-static size_t ctl_bytes(int n) { return ((size_t)n * sizeof(shm_ctl_t) + 4095) & ~(size_t)4095; }
+static size_t ctl_bytes(int n) { return ((size_t)n * (sizeof(shm_ctl_t) + SHM_NLINE * 64) + 4095) & ~(size_t)4095; }
 
 static size_t chunk_bytes(void)
 {
@@ -85,6 +89,7 @@ static int shm_get(rmpi_comm_t *c, shm_t *h)
     }
     h->c = c;
     h->ctl = c->coll_shm;
+    h->lines = (char *)c->coll_shm + (size_t)c->size * sizeof(shm_ctl_t);
     h->data = (char *)c->coll_shm + ctl_bytes(c->size);
     h->chunk = chunk_bytes();
     h->n = c->size;
@@ -97,16 +102,34 @@ static char *buf_of(const shm_t *h, int r, uint64_t t)
     return h->data + ((size_t)r * SHM_NBUF + t % SHM_NBUF) * h->chunk;
 }
 
-/* Wait for *f >= v: a short spin on the flag, then the core's wait step, which progresses
- * other traffic (non-blocking collectives, sends peers wait for) and gives the CPU away
- * when ranks outnumber cores or the wait is long. */
-static void wait_ge(_Atomic uint64_t *f, uint64_t v)
+/* A buffer's data: after its first line, which holds the step number of the steps that
+ * publish with it (SEQ below) and is never written by the others, so what it holds is
+ * always a step number, never data that happens to look like one. Each step carries
+ * h->chunk - 64 bytes. */
+static char *data_of(const shm_t *h, int r, uint64_t t) { return buf_of(h, r, t) + 64; }
+
+/* Steps whose data fits LINE_DATA bytes go through a ring of SHM_NLINE lines per rank
+ * instead: the step number (written last, release), then the data, in one cache line, so
+ * a reader waits on the line it then reads (one miss where a flag in the control line and
+ * data in a buffer cost two), and a writer of small steps runs up to SHM_NLINE steps ahead
+ * of the slowest reader, as a stream of eager messages would. */
+static char *line_of(const shm_t *h, int r, uint64_t t)
+{
+    return h->lines + ((size_t)r * SHM_NLINE + t % SHM_NLINE) * 64;
+}
+#define SEQ(p) ((_Atomic uint64_t *)(void *)(p))
+
+/* Wait for *f >= v (returns what it saw): a short spin on the flag, then the core's wait
+ * step, which progresses other traffic (non-blocking collectives, sends peers wait for) and
+ * gives the CPU away when ranks outnumber cores or the wait is long. */
+static uint64_t wait_ge(_Atomic uint64_t *f, uint64_t v)
 {
     unsigned idle = 0;
     for (;;) {
         for (int i = 0; i < 32; i++) {
-            if (atomic_load_explicit(f, memory_order_acquire) >= v)
-                return;
+            uint64_t x = atomic_load_explicit(f, memory_order_acquire);
+            if (x >= v)
+                return x;
 #if defined(__x86_64__) || defined(__i386__)
             __builtin_ia32_pause();
 #endif
@@ -115,12 +138,23 @@ static void wait_ge(_Atomic uint64_t *f, uint64_t v)
     }
 }
 
-static uint64_t step_begin(shm_t *h)
+/* The next step, whose writes may go to what every member is done with: buffer t %
+ * SHM_NBUF is free once all are done with step t - SHM_NBUF, line t % SHM_NLINE once all
+ * are done with t - SHM_NLINE (depth: which of the two the step writes; a step that writes
+ * nothing passes SHM_NLINE). The least done step seen is kept (coll_shm_free), so the
+ * other members' control lines, which they write at every step (a cache miss each), are
+ * read about once in `depth` steps rather than at every step. */
+static uint64_t step_begin(shm_t *h, uint64_t depth)
 {
     uint64_t t = ++h->c->coll_shm_step;
-    if (t > SHM_NBUF)
-        for (int r = 0; r < h->n; r++)
-            wait_ge(&h->ctl[r].done, t - SHM_NBUF);
+    if (t > depth && h->c->coll_shm_free < t - depth) {
+        uint64_t least = UINT64_MAX;
+        for (int r = 0; r < h->n; r++) {
+            uint64_t d = wait_ge(&h->ctl[r].done, t - depth);
+            least = d < least ? d : least;
+        }
+        h->c->coll_shm_free = least;
+    }
     return t;
 }
 
@@ -187,21 +221,21 @@ int rmpi_coll_shm_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *d
         return RMPI_COLL_SHM_DECLINED;
     void *tmp = NULL;
     int err = 0;
+    /* The first step is published on the root's line, with the total (so receivers know
+     * how many steps follow) and the data when it fits there, else in the buffer; later
+     * steps in the buffer, published on its first line. */
     if (h.me == root) {
         const char *src = packed_in(buf, count, dt, &tmp);
         size_t off = 0;
         do {
-            uint64_t t = step_begin(&h);
-            size_t k = RMPI_MIN(h.chunk, total - off);
-            char *b = buf_of(&h, root, t);
-            /* the first step's buffer starts with the size, so receivers know how many steps follow */
-            if (off == 0) {
-                memcpy(b, &total, sizeof total);
-                k = RMPI_MIN(h.chunk - 64, total);
-                memcpy(b + 64, src, k);
-            } else
-                memcpy(b, src + off, k);
-            post(&h.ctl[root].ready, t);
+            int in_line = total <= LINE_DATA;
+            uint64_t t = step_begin(&h, in_line ? SHM_NLINE : SHM_NBUF);
+            size_t k = RMPI_MIN(h.chunk - 64, total - off);
+            char *l = off ? buf_of(&h, root, t) : line_of(&h, root, t);
+            if (off == 0)
+                memcpy(l + 8, &total, sizeof total);
+            memcpy(in_line ? l + 16 : data_of(&h, root, t), src + off, k);
+            post(SEQ(l), t);
             post(&h.ctl[root].done, t);
             off += k;
         } while (off < total);
@@ -212,21 +246,18 @@ int rmpi_coll_shm_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *d
     size_t off = 0;
     total = 0;
     do {
-        uint64_t t = step_begin(&h);
-        wait_ge(&h.ctl[root].ready, t);
-        const char *b = buf_of(&h, root, t);
-        size_t k;
-        if (off == 0) {
-            memcpy(&total, b, sizeof total);
-            k = RMPI_MIN(h.chunk - 64, total);
-            b += 64;
-        } else
-            k = RMPI_MIN(h.chunk, total - off);
+        uint64_t t = step_begin(&h, SHM_NLINE);
+        const char *l = off ? buf_of(&h, root, t) : line_of(&h, root, t);
+        wait_ge(SEQ(l), t);
+        if (off == 0)
+            memcpy(&total, l + 8, sizeof total);
+        size_t k = RMPI_MIN(h.chunk - 64, total - off);
+        const char *from = total <= LINE_DATA ? l + 16 : data_of(&h, root, t);
         /* a root sending more than fits is reported here, as a receive would be */
         if (off + k > bytes)
             err = MPI_ERR_TRUNCATE;
         if (off < bytes)
-            memcpy(dst + off, b, RMPI_MIN(k, bytes - off));
+            memcpy(dst + off, from, RMPI_MIN(k, bytes - off));
         post(&h.ctl[h.me].done, t);
         off += k;
     } while (off < total);
@@ -239,11 +270,17 @@ int rmpi_coll_shm_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *d
 
 /* inout = x_{n-1} op ... op x_0 in this order on every rank, so all ranks of an Allreduce
  * get the same bits: dst = buffer of rank n-1, then the others from the top. */
-static void reduce_all(const shm_t *h, uint64_t t, MPI_Op op, MPI_Datatype basic, char *dst, size_t elems, size_t es)
+static const char *small_of(const shm_t *h, int r, uint64_t t, int in_line)
 {
-    memcpy(dst, buf_of(h, h->n - 1, t), elems * es);
+    return in_line ? line_of(h, r, t) + 16 : data_of(h, r, t);
+}
+
+static void reduce_all(const shm_t *h, uint64_t t, int in_line, MPI_Op op, MPI_Datatype basic, char *dst, size_t elems,
+                       size_t es)
+{
+    memcpy(dst, small_of(h, h->n - 1, t, in_line), elems * es);
     for (int r = h->n - 2; r >= 0; r--)
-        rmpi_coll_op_apply(op, basic, buf_of(h, r, t), dst, elems);
+        rmpi_coll_op_apply(op, basic, small_of(h, r, t, in_line), dst, elems);
 }
 
 /* Slice s of k elements of es bytes: 64-byte aligned boundaries where the element size allows. */
@@ -270,36 +307,42 @@ int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t co
     MPI_Datatype basic = dt->basic;
     /* the kernels work on the basic elements (a vector of 3 ints: 3 ints per element) */
     size_t es = rmpi_dtype_get(basic)->size, elems = count * dt->size / es;
-    size_t per = h.chunk / es, small = (size_t)rmpi_knobs.COLL_SHM_SMALL;
+    size_t per = (h.chunk - 64) / es, small = (size_t)rmpi_knobs.COLL_SHM_SMALL;
     for (size_t pos = 0; pos < elems; pos += per) {
         size_t k = RMPI_MIN(per, elems - pos);
-        uint64_t t = step_begin(&h);
-        memcpy(buf_of(&h, h.me, t), in + pos * es, k * es);
-        post(&h.ctl[h.me].ready, t);
+        int in_line = k * es <= LINE_DATA;
+        uint64_t t = step_begin(&h, in_line ? SHM_NLINE : SHM_NBUF);
         if (k * es <= small) {
             /* small: every rank that wants the result combines it all; the others go on
-             * (their buffers are safe until the root's done) */
+             * (their buffers are safe until the root's done); published on the line or
+             * the buffer's first line */
+            char *l = in_line ? line_of(&h, h.me, t) : buf_of(&h, h.me, t);
+            memcpy((char *)small_of(&h, h.me, t, in_line), in + pos * es, k * es);
+            post(SEQ(l), t);
             if (out_here) {
-                wait_all(&h, offsetof(shm_ctl_t, ready), t);
-                reduce_all(&h, t, op, basic, out + pos * es, k, es);
+                for (int r = 0; r < h.n; r++)
+                    wait_ge(SEQ(in_line ? line_of(&h, r, t) : buf_of(&h, r, t)), t);
+                reduce_all(&h, t, in_line, op, basic, out + pos * es, k, es);
             }
             post(&h.ctl[h.me].done, t);
             continue;
         }
+        memcpy(data_of(&h, h.me, t), in + pos * es, k * es);
+        post(&h.ctl[h.me].ready, t);
         wait_all(&h, offsetof(shm_ctl_t, ready), t);
         /* each rank combines its slice of every buffer into its own buffer */
         size_t lo, hi;
         slice(k, es, h.n, h.me, &lo, &hi);
-        char *mine = buf_of(&h, h.me, t) + lo * es;
+        char *mine = data_of(&h, h.me, t) + lo * es;
         for (int r = h.n - 1; r >= 0; r--)
             if (r != h.me && hi > lo)
-                rmpi_coll_op_apply(op, basic, buf_of(&h, r, t) + lo * es, mine, hi - lo);
+                rmpi_coll_op_apply(op, basic, data_of(&h, r, t) + lo * es, mine, hi - lo);
         post(&h.ctl[h.me].red, t);
         if (out_here) {
             wait_all(&h, offsetof(shm_ctl_t, red), t);
             for (int s = 0; s < h.n; s++) {
                 slice(k, es, h.n, s, &lo, &hi);
-                memcpy(out + (pos + lo) * es, buf_of(&h, s, t) + lo * es, (hi - lo) * es);
+                memcpy(out + (pos + lo) * es, data_of(&h, s, t) + lo * es, (hi - lo) * es);
             }
         }
         post(&h.ctl[h.me].done, t);
@@ -334,17 +377,18 @@ int rmpi_coll_shm_allgather(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const r
     char **out = rmpi_xmalloc((size_t)n * sizeof *out);
     for (int r = 0; r < n; r++)
         out[r] = packed_out(recv[r].buf, recv[r].count, recv[r].dt, &tout[r]);
-    for (size_t off = 0; off < bb || off == 0; off += h.chunk) {
-        size_t k = RMPI_MIN(h.chunk, bb - off), kin = off < sb ? RMPI_MIN(k, sb - off) : 0;
-        uint64_t t = step_begin(&h);
-        memcpy(buf_of(&h, me, t), in + off, kin);
+    size_t cap = h.chunk - 64;
+    for (size_t off = 0; off < bb || off == 0; off += cap) {
+        size_t k = RMPI_MIN(cap, bb - off), kin = off < sb ? RMPI_MIN(k, sb - off) : 0;
+        uint64_t t = step_begin(&h, SHM_NBUF);
+        memcpy(data_of(&h, me, t), in + off, kin);
         post(&h.ctl[me].ready, t);
         if (out[me] != in)
             memcpy(out[me] + off, in + off, kin);
         for (int i = 1; i < n; i++) {
             int r = (me + i) % n; /* everyone starts at a different buffer */
             wait_ge(&h.ctl[r].ready, t);
-            memcpy(out[r] + off, buf_of(&h, r, t), k);
+            memcpy(out[r] + off, data_of(&h, r, t), k);
         }
         post(&h.ctl[me].done, t);
         if (!bb)
@@ -365,7 +409,9 @@ int rmpi_coll_shm_alltoall(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rm
         return RMPI_COLL_SHM_DECLINED;
     int n = h.n, me = h.me, err = 0;
     size_t sb = send ? blk_bytes(&send[0]) : bb;
-    size_t part = h.chunk / (size_t)n / 64 * 64; /* per destination and step */
+    size_t part = (h.chunk - 64) / (size_t)n / 64 * 64; /* per destination and step */
+    if (part == 0) /* 64 ranks with 4 KiB steps: every member sees the same and declines */
+        return RMPI_COLL_SHM_DECLINED;
     if (sb > bb)
         err = MPI_ERR_TRUNCATE;
     void **tin = rmpi_xcalloc((size_t)n, sizeof *tin), **tout = rmpi_xcalloc((size_t)n, sizeof *tout);
@@ -380,8 +426,8 @@ int rmpi_coll_shm_alltoall(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rm
     }
     for (size_t off = 0; off < bb || off == 0; off += part) {
         size_t k = RMPI_MIN(part, bb - off), kin = off < sb ? RMPI_MIN(k, sb - off) : 0;
-        uint64_t t = step_begin(&h);
-        char *mine = buf_of(&h, me, t);
+        uint64_t t = step_begin(&h, SHM_NBUF);
+        char *mine = data_of(&h, me, t);
         for (int d = 0; d < n; d++)
             if (d != me)
                 memcpy(mine + (size_t)d * part, in[d] + off, kin);
@@ -392,7 +438,7 @@ int rmpi_coll_shm_alltoall(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rm
         for (int i = 1; i < n; i++) {
             int r = (me + i) % n;
             wait_ge(&h.ctl[r].ready, t);
-            memcpy(out[r] + off, buf_of(&h, r, t) + (size_t)me * part, k);
+            memcpy(out[r] + off, data_of(&h, r, t) + (size_t)me * part, k);
         }
         post(&h.ctl[me].done, t);
         if (!bb)

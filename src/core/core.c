@@ -65,6 +65,11 @@ int rmpi_core_init(rmpi_core_info_t *info)
     rmpi_core_size = pm.size;
     rmpi_hdr_cache = rmpi_knobs.HDR_CACHE;
     rmpi_core_seg_min = (size_t)rmpi_knobs.RNDV_SEG_MIN;
+    for (int inter = 0; inter < 2; inter++) {
+        long long v = rmpi_knob_scoped_size("FRAG_SIZE", rmpi_knobs.FRAG_SIZE, inter ? "inter" : "intra", 32768);
+        if (v < 1024 || v > 1048576)
+            rmpi_fatal("RMPI_FRAG_SIZE=%s gives %lld bytes, outside 1k..1m.", rmpi_knobs.FRAG_SIZE, v);
+    }
     rmpi_rndv_mode = rmpi_knobs.RNDV_MODE;
     rmpi_core_unexp_max = rmpi_knobs.UNEXP_MAX > 0 ? (size_t)rmpi_knobs.UNEXP_MAX : SIZE_MAX;
     rmpi_vc_ooo_max = rmpi_core_unexp_max;
@@ -315,15 +320,16 @@ int rmpi_core_finalize(void)
                 (unsigned long long)rmpi_core_stats.eager_short, (unsigned long long)rmpi_core_stats.zc_sends,
                 (unsigned long long)rmpi_core_stats.rndv, (unsigned long long)rmpi_core_stats.unexpected);
         const rmpi_core_stats_t *st = &rmpi_core_stats;
-        if (st->seg_sends + st->packed_sends + st->scattered_recvs + st->landed_recvs + st->seg_rndv_sends +
-            st->seg_rndv_recvs)
+        if (st->seg_sends + st->packed_sends + st->scattered_recvs + st->frag_recvs + st->frag_sends +
+            st->seg_rndv_sends + st->seg_rndv_recvs)
             fprintf(stderr,
                     "[rmpi report] rank %d: non-contiguous data: %llu eager sends as segments, %llu sends "
-                    "packed; %llu eager receives scattered from the frame, %llu rendezvous receives landed; "
-                    "rendezvous by pieces: %llu sends, %llu receives\n",
+                    "packed; %llu eager receives scattered from the frame; rendezvous by pieces: %llu sends, "
+                    "%llu receives; rendezvous by frames: %llu sends, %llu receives\n",
                     rmpi_core_rank, (unsigned long long)st->seg_sends, (unsigned long long)st->packed_sends,
-                    (unsigned long long)st->scattered_recvs, (unsigned long long)st->landed_recvs,
-                    (unsigned long long)st->seg_rndv_sends, (unsigned long long)st->seg_rndv_recvs);
+                    (unsigned long long)st->scattered_recvs, (unsigned long long)st->seg_rndv_sends,
+                    (unsigned long long)st->seg_rndv_recvs, (unsigned long long)st->frag_sends,
+                    (unsigned long long)st->frag_recvs);
         fprintf(stderr, "[rmpi report] rank %d on %s: binding %s\n", rmpi_core_rank, rmpi_topo_hostname(),
                 rmpi_topo_binding());
         rmpi_vc_report(stderr);
@@ -354,6 +360,7 @@ int rmpi_core_finalize(void)
     }
     rmpi_net_close();
     rmpi_rndv_finalize();
+    rmpi_core_frag_finalize();
     rmpi_core_unexp_finalize();
     rmpi_core_wire_finalize();
     rmpi_vc_finalize();

@@ -63,6 +63,8 @@ enum {
     RMPI_RF_ZC = 1024,        /* send: the provider still reads the user's buffer (send_zc) */
     RMPI_RF_TYPED = 2048,     /* the data is ucount elements of the datatype udt at user, not one
                              * byte range: the core lists, packs or scatters it (core_data.c) */
+    RMPI_RF_FRAGS = 4096,     /* send: a rendezvous of short pieces, asking the receiver for DATA
+                             * frames (RTS with FRAGS; core_frag.c) */
 };
 
 /* Most data segments a non-contiguous eager send may have (stack room of the caller). */
@@ -93,8 +95,10 @@ struct rmpi_req {
     struct rmpi_rndv *rv; /* rendezvous in progress: registrations, stripes (core_rndv.c) */
     rmpi_net_op_t zop;    /* an eager send from the user's buffer (send_zc): completes the request */
     uint64_t peer_req;
-    uint64_t wire_id; /* how frames of the peer name this request (core_frame.c); 0: none */
-    uint64_t seq;     /* send: the VC's unwrapped PSN of its first frame (a cancel names it) */
+    uint64_t wire_id;             /* how frames of the peer name this request (core_frame.c); 0: none */
+    uint64_t seq;                 /* send: the VC's unwrapped PSN of its first frame (a cancel names it) */
+    size_t frag_done, frag_limit; /* rendezvous by DATA frames (core_frag.c): bytes sent or
+                                   * received, and the receiver's credit (bytes it allows) */
     /* for the layers above: run at completion (e.g. releasing the datatype, bsend space) */
     void (*on_complete)(rmpi_req_t *req);
     void *user, *user2; /* RMPI_RF_TYPED: the user's buffer in user */
@@ -120,7 +124,7 @@ struct rmpi_unexp {
     uint64_t sreq; /* sync eager or RTS: the sender's request */
     uint64_t seq;  /* the VC's unwrapped PSN of the frame that brought it */
     int sync;
-    int gather; /* RTS: the sender's data is a segment list (RMPI_FF_GATHER) */
+    int gather; /* RTS: its RMPI_FF_GATHER and RMPI_FF_FRAGS flags */
     uint64_t raddr;
     uint32_t nkeys; /* RTS: one rkey per subchannel of the sender's buffer */
     uint64_t rkeys[RMPI_VC_MAX_SUB];
@@ -315,9 +319,9 @@ void rmpi_core_wait(rmpi_req_t *req);
 typedef struct rmpi_core_stats {
     uint64_t eager_full, eager_short, rndv, unexpected;
     uint64_t zc_sends; /* eager frames the provider sent from the user's buffer (send_zc) */
-    /* non-contiguous data: eager sends as segments, sends packed by the layer above,
-     * eager receives scattered from the frame, rendezvous receives through a landing buffer */
-    uint64_t seg_sends, packed_sends, scattered_recvs, landed_recvs;
+    /* non-contiguous data: eager sends as segments, eager sends packed, eager receives
+     * scattered from the frame, rendezvous receives and sends by DATA frames (core_frag.c) */
+    uint64_t seg_sends, packed_sends, scattered_recvs, frag_recvs, frag_sends;
     /* rendezvous moved segment by segment: sends gathered, receives read into segments */
     uint64_t seg_rndv_sends, seg_rndv_recvs;
 } rmpi_core_stats_t;

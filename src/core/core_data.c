@@ -14,9 +14,9 @@ size_t rmpi_core_seg_min = 8192;
 /* Pieces long enough that one RDMA op each beats packing them (RMPI_RNDV_SEG_MIN). */
 static int long_pieces(const rmpi_req_t *r) { return rmpi_core_types->mean_piece(r->udt) >= rmpi_core_seg_min; }
 
-void rmpi_core_scatter(rmpi_req_t *r, const void *data, size_t n)
+void rmpi_core_scatter_at(rmpi_req_t *r, const void *data, size_t n, size_t off)
 {
-    rmpi_core_types->unpack(data, n, r->user, r->ucount, r->udt, 0);
+    rmpi_core_types->unpack(data, n, r->user, r->ucount, r->udt, off);
 }
 
 int rmpi_core_segs(rmpi_req_t *r, size_t off, size_t len, struct iovec *iov, int max)
@@ -44,17 +44,18 @@ static int send_segs(rmpi_req_t *r, core_peer_t *cp)
 int rmpi_core_typed_send(rmpi_req_t *r)
 {
     core_peer_t *cp = rmpi_core_peer(rmpi_vc_get(r->rank));
-    r->flags &= (uint16_t)~RMPI_RF_SEGS;
+    r->flags &= (uint16_t) ~(RMPI_RF_SEGS | RMPI_RF_FRAGS);
     if (send_segs(r, cp))
         return 0;
-    if (r->len > cp->eager_limit && long_pieces(r)) {
-        /* a rendezvous of long pieces: one RDMA op per piece of the user's memory */
+    if (r->len > cp->eager_limit) {
+        /* a rendezvous of long pieces: one RDMA op per piece of the user's memory; of
+         * short pieces: DATA frames gathered or packed one fragment at a time (core_frag.c) */
         r->buf = NULL;
-        r->flags |= RMPI_RF_SEGS;
+        r->flags |= long_pieces(r) ? RMPI_RF_SEGS : RMPI_RF_FRAGS;
         return rmpi_core_isend_bytes(r);
     }
-    /* Too many segments for an eager frame, or pieces too short for one op each: packed.
-     * The copy goes at completion (rmpi_core_typed_done). */
+    /* Too many segments for an eager frame: packed. The copy goes at completion
+     * (rmpi_core_typed_done). */
     r->buf = rmpi_xmalloc(r->len);
     rmpi_core_types->pack(r->user, r->ucount, r->udt, 0, r->buf, r->len);
     rmpi_core_stats.packed_sends++;
@@ -71,7 +72,6 @@ void rmpi_core_typed_recv(rmpi_req_t *r)
 
 void rmpi_core_typed_done(rmpi_req_t *r)
 {
-    /* a receive's landing buffer went at the end of its rendezvous (core_rndv.c) */
     if (r->kind == RMPI_REQ_SEND) {
         free(r->buf);
         r->buf = NULL; /* a cancel may complete the request a second time */

@@ -111,8 +111,8 @@ static void bad(rmpi_vc_t *vc, const char *fmt, ...)
     rmpi_vc_cut(vc, why);
 }
 
-static const char *const type_name[] = {"?",   "EAGER",    "EAGER_SHORT", "RTS",       "CTS",
-                                        "FIN", "SYNC_ACK", "CANCEL",      "CANCEL_ACK"};
+static const char *const type_name[] = {"?",        "EAGER",  "EAGER_SHORT", "RTS",  "CTS",   "FIN",
+                                        "SYNC_ACK", "CANCEL", "CANCEL_ACK",  "DATA", "CREDIT"};
 
 /* A message's envelope: a context id below RMPI_CTX_MAX (one this process has not created
  * yet waits), a real rank and a real tag (never the wildcards a receive uses). */
@@ -196,7 +196,8 @@ OUT_OF_LINE void on_rts(rmpi_vc_t *vc, unsigned flags, const char *frame, size_t
 {
     wire_rts_t f;
     size_t fixed = offsetof(wire_rts_t, rkey);
-    if (!fixed_part(vc, RMPI_F_RTS, flags, RMPI_FF_GATHER, frame, len, &f, fixed) ||
+    if (!fixed_part(vc, RMPI_F_RTS, flags, RMPI_FF_GATHER | RMPI_FF_FRAGS, frame, len, &f, fixed) ||
+        !flags_ok(vc, RMPI_F_RTS, flags, flags & RMPI_FF_GATHER ? RMPI_FF_GATHER : RMPI_FF_FRAGS) ||
         !envelope_ok(vc, RMPI_F_RTS, f.m.ctx, f.m.src, f.m.tag) || !nkeys_ok(vc, RMPI_F_RTS, f.nkeys) ||
         !length_ok(vc, RMPI_F_RTS, len, RMPI_WIRE_KEYS_LEN(wire_rts_t, f.nkeys), 1))
         return;
@@ -212,7 +213,8 @@ OUT_OF_LINE void on_cts(rmpi_vc_t *vc, unsigned flags, const char *frame, size_t
 {
     wire_cts_t f;
     size_t fixed = offsetof(wire_cts_t, rkey);
-    if (!fixed_part(vc, RMPI_F_CTS, flags, RMPI_FF_PIECES, frame, len, &f, fixed))
+    if (!fixed_part(vc, RMPI_F_CTS, flags, RMPI_FF_PIECES | RMPI_FF_FRAGS, frame, len, &f, fixed) ||
+        !flags_ok(vc, RMPI_F_CTS, flags, flags & RMPI_FF_PIECES ? RMPI_FF_PIECES : RMPI_FF_FRAGS))
         return;
     size_t keys = RMPI_WIRE_KEYS_LEN(wire_cts_t, f.nkeys);
     if (!nkeys_ok(vc, RMPI_F_CTS, f.nkeys) || !length_ok(vc, RMPI_F_CTS, len, keys, !(flags & RMPI_FF_PIECES)))
@@ -224,6 +226,10 @@ OUT_OF_LINE void on_cts(rmpi_vc_t *vc, unsigned flags, const char *frame, size_t
     /* The receiver takes at most what is sent: more would push bytes beyond the send buffer. */
     if (f.len == 0 || f.len > r->len) {
         bad(vc, "CTS asking for %llu bytes of a %zu-byte message", (unsigned long long)f.len, r->len);
+        return;
+    }
+    if ((flags & RMPI_FF_FRAGS) && (f.addr == 0 || f.addr > f.len)) {
+        bad(vc, "CTS FRAGS allowing %llu bytes of %llu", (unsigned long long)f.addr, (unsigned long long)f.len);
         return;
     }
     wire_cts_pieces_t ph = {0, 0};
@@ -256,7 +262,39 @@ OUT_OF_LINE void on_cts(rmpi_vc_t *vc, unsigned flags, const char *frame, size_t
         }
     }
     wire_unwant(r, RMPI_WANT_CTS); /* one CTS per rendezvous */
+    if (flags & RMPI_FF_FRAGS) {   /* then CREDITs, and no FIN: the last DATA frame ends it */
+        wire_unwant(r, RMPI_WANT_FIN);
+        rmpi_core_wire_want(r, RMPI_WANT_CREDIT);
+    }
     rmpi_core_cts_arrived(vc, r, &f, pieces, ph.n);
+}
+
+/* DATA: the next bytes of the message, within the credit given; CREDIT: more of it. */
+OUT_OF_LINE void on_frag(rmpi_vc_t *vc, unsigned type, unsigned flags, const char *frame, size_t len)
+{
+    wire_frag_t f;
+    if (!fixed_part(vc, type, flags, 0, frame, len, &f, sizeof f) ||
+        (type == RMPI_F_CREDIT && !length_ok(vc, type, len, sizeof f, 1)))
+        return;
+    rmpi_req_t *r = req_ok(vc, type, f.req, type == RMPI_F_DATA ? RMPI_WANT_DATA : RMPI_WANT_CREDIT);
+    if (!r)
+        return;
+    size_t n = len - sizeof f;
+    if (type == RMPI_F_CREDIT) {
+        if (f.at <= r->frag_limit || f.at > r->st_bytes) {
+            bad(vc, "CREDIT up to byte %llu after %zu of a %zu-byte message", (unsigned long long)f.at, r->frag_limit,
+                r->st_bytes);
+            return;
+        }
+        rmpi_core_frag_credit(r, (size_t)f.at);
+        return;
+    }
+    if (f.at != r->frag_done || n == 0 || n > r->frag_limit - r->frag_done) {
+        bad(vc, "DATA of %zu bytes at byte %llu where %zu came in and %zu are allowed", n, (unsigned long long)f.at,
+            r->frag_done, r->frag_limit);
+        return;
+    }
+    rmpi_core_frag_data(r, frame + sizeof f, n);
 }
 
 /* The receiver's answer to a send's CANCEL: withdrawn (the message is gone, so is every
@@ -353,6 +391,8 @@ void rmpi_core_deliver(rmpi_vc_t *vc, const void *frame, size_t len)
     case RMPI_F_SYNC_ACK:
     case RMPI_F_CANCEL_ACK: on_req_frame(vc, h.type, h.flags, frame, len); return;
     case RMPI_F_CANCEL: on_cancel(vc, h.flags, frame, len); return;
+    case RMPI_F_DATA:
+    case RMPI_F_CREDIT: on_frag(vc, h.type, h.flags, frame, len); return;
     default: bad(vc, "unknown frame type %u (mixed RailMPI versions?)", h.type);
     }
 }

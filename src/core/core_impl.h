@@ -15,11 +15,14 @@ enum {
     RMPI_F_SYNC_ACK,    /* a synchronous send was matched */
     RMPI_F_CANCEL,      /* withdraw an unmatched message (MPI_Cancel of a send) */
     RMPI_F_CANCEL_ACK,  /* the answer: count 1 withdrawn, 0 already matched */
+    RMPI_F_DATA,        /* rendezvous data as a frame (CTS with FRAGS): receiver's id, offset, bytes */
+    RMPI_F_CREDIT,      /* the receiver allows DATA up to a message offset */
 };
 #define RMPI_FF_SYNC 1
 #define RMPI_FF_GATHER 2 /* RTS: the data is a segment list; the receiver must answer with a CTS */
 #define RMPI_FF_PIECES 4 /* CTS: the receiver's memory is in pieces, listed after the rkeys */
-/* Most pieces a CTS may list (else the receiver lands the data and scatters it). */
+#define RMPI_FF_FRAGS 8  /* RTS: data in short pieces, answer with CTS FRAGS; CTS: send DATA frames */
+/* Most pieces a CTS may list (else the receiver asks for DATA frames and scatters them). */
 #define RMPI_CTS_PIECES_MAX 256
 
 /* One piece of the receiver's memory in a CTS with PIECES (after wire_cts_pieces_t). */
@@ -60,6 +63,14 @@ typedef struct wire_req {
     uint64_t req;
 } wire_req_t;
 
+/* DATA: message bytes [off, off + payload) for the receiver's request req; CREDIT: the
+ * sender's request req may send DATA up to message offset `at`. */
+typedef struct wire_frag {
+    rmpi_vc_hdr_t h;
+    uint32_t pad;
+    uint64_t req, at;
+} wire_frag_t;
+
 /* CANCEL: the message is the one whose first frame had unwrapped PSN seq on this VC. */
 typedef struct wire_cancel {
     rmpi_vc_hdr_t h;
@@ -83,6 +94,7 @@ typedef struct core_peer {
     size_t eager_max;  /* largest eager message the rails carry */
     int eager_auto;    /* RMPI_WAN_TUNE follows the peer's round trip (rmpi_core_wan_limit) */
     int seg_max;       /* data segments of a non-contiguous eager send (RMPI_SEG_MAX, rails' max_iov) */
+    size_t frag_size;  /* payload of a DATA frame (RMPI_FRAG_SIZE for the peer's scope, within a frame) */
     size_t zc_min;     /* nonblocking eager sends of this many bytes on go from the user's buffer */
     int coal_ok;       /* coalescing may apply: between nodes, RMPI_WAN_TUNE, RMPI_COALESCE_WAIT > 0 */
 } core_peer_t;
@@ -109,7 +121,14 @@ static inline ctxq_t *rmpi_core_ctxq(uint32_t ctx)
  * it was given, (generation << 32) | (slot + 1) in a table, never by its address. The id
  * admits only the frame types in `want` (RMPI_WANT_*), only from the peer of vc, and dies
  * with the request's last frame (or at release). */
-enum { RMPI_WANT_CTS = 1, RMPI_WANT_FIN = 2, RMPI_WANT_SYNC_ACK = 4, RMPI_WANT_CANCEL_ACK = 8 };
+enum {
+    RMPI_WANT_CTS = 1,
+    RMPI_WANT_FIN = 2,
+    RMPI_WANT_SYNC_ACK = 4,
+    RMPI_WANT_CANCEL_ACK = 8,
+    RMPI_WANT_DATA = 16,
+    RMPI_WANT_CREDIT = 32
+};
 uint64_t rmpi_core_wire_id(rmpi_req_t *r, rmpi_vc_t *vc, unsigned want);
 /* r's live id also admits the frame types in want. */
 void rmpi_core_wire_want(rmpi_req_t *r, unsigned want);
@@ -159,6 +178,21 @@ void rmpi_core_eager_arrived(rmpi_vc_t *vc, uint32_t ctx, int src, int tag, cons
 void rmpi_core_rts_arrived(rmpi_vc_t *vc, const wire_rts_t *f);
 void rmpi_core_cts_arrived(rmpi_vc_t *vc, rmpi_req_t *r, const wire_cts_t *f, const void *pieces, uint32_t npieces);
 void rmpi_core_peer_init(rmpi_vc_t *vc);
+
+/* Rendezvous by DATA frames (core_frag.c): the pipelined pack of Sec. 3.2's alternatives
+ * for data in short pieces. The receiver grants credit for RMPI_CORE_FRAG_WINDOW
+ * fragments of the peer's frag_size bytes at a time; the sender gathers each fragment
+ * from the user's pieces (or packs it into one reused fragment buffer when it has more
+ * pieces than the rail gathers) and the receiver scatters each as it arrives. */
+#define RMPI_CORE_FRAG_WINDOW 4
+/* Receiver: a matched RTS is answered with CTS FRAGS (every field of r's status set). */
+void rmpi_core_frag_cts(rmpi_req_t *r, rmpi_vc_t *vc);
+/* Sender: the receiver's CTS FRAGS (len bytes wanted, credit up to `at`) or a CREDIT. */
+void rmpi_core_frag_start(rmpi_req_t *r, rmpi_vc_t *vc, size_t len, size_t at);
+void rmpi_core_frag_credit(rmpi_req_t *r, size_t at);
+/* Receiver: n bytes of DATA for r at offset r->frag_done (checked: within the credit). */
+void rmpi_core_frag_data(rmpi_req_t *r, const char *data, size_t n);
+void rmpi_core_frag_finalize(void);
 /* RMPI_WAN_TUNE: the eager limit for a peer at round trip rtt_ns whose rails deliver one
  * (the fastest) and all (together) bytes/ns (0: unknown), from the limit base the knob
  * gives, bounded by the receiver's unexpected-message budget unexp_max and by max_frame.
@@ -188,7 +222,9 @@ void rmpi_core_typed_recv(rmpi_req_t *r);
 /* An RMPI_RF_TYPED request completes: its packed copy goes. */
 void rmpi_core_typed_done(rmpi_req_t *r);
 /* RMPI_RF_SCATTER: deliver n message bytes (frame, unexpected copy, landing buffer). */
-void rmpi_core_scatter(rmpi_req_t *r, const void *data, size_t n);
+/* Unpack n stream bytes from data into r's typed buffer, from stream offset off. */
+void rmpi_core_scatter_at(rmpi_req_t *r, const void *data, size_t n, size_t off);
+static inline void rmpi_core_scatter(rmpi_req_t *r, const void *data, size_t n) { rmpi_core_scatter_at(r, data, n, 0); }
 /* RMPI_RF_SEGS: the pieces of the user's memory holding message bytes [off, off + len),
  * at most max of them; how many (they may cover less than len). */
 int rmpi_core_segs(rmpi_req_t *r, size_t off, size_t len, struct iovec *iov, int max);

@@ -154,6 +154,11 @@ void rmpi_core_peer_init(rmpi_vc_t *vc)
     cp->eager_limit = (size_t)lim < max ? (size_t)lim : max;
     cp->eager_base = cp->eager_limit;
     cp->eager_max = max;
+    /* DATA frames (core_frag.c); RMPI_FRAG_SIZE was checked at init. Over tcp more bytes
+     * in flight pay: 128 KiB fragments moved 4 MiB of 1 KiB blocks in 4.3-5.4 ms on
+     * loopback where 32 KiB took 6.5-6.8 (docs/results/noncontig.md). */
+    size_t frag = (size_t)rmpi_knob_scoped_size("FRAG_SIZE", rmpi_knobs.FRAG_SIZE, scope, 32768);
+    cp->frag_size = frag < max ? frag : max;
     /* Only between nodes: within one (tcp on loopback too), a round trip is the
      * scheduler's delay, not a path. */
     int inter = vc->peer >= rmpi_core_size || rmpi_topo_node_of(vc->peer) != rmpi_topo_my_node();
@@ -417,12 +422,14 @@ static inline __attribute__((always_inline)) int isend_bytes(rmpi_req_t *r)
     uint64_t sreq = rmpi_core_wire_id(r, vc, RMPI_WANT_CTS | RMPI_WANT_FIN);
     wire_rts_t f =
         {{{0, RMPI_F_RTS, 0}, r->ctx, r->src, r->tag}, sreq, r->len, (uintptr_t)r->buf, (uint32_t)vc->nsub, 0, {0}};
-    if (RMPI_UNLIKELY(r->flags & RMPI_RF_SEGS)) {
+    if (RMPI_UNLIKELY(r->flags & (RMPI_RF_SEGS | RMPI_RF_FRAGS))) {
         /* Nothing to register for the peer: it never reads a segment list, it sends a CTS
-         * and this side writes the segments (the provider registers each one it needs). */
-        f.m.h.flags = RMPI_FF_GATHER;
+         * and this side writes the segments (the provider registers each one it needs) or
+         * sends them as DATA frames (short pieces: core_frag.c). */
+        f.m.h.flags = r->flags & RMPI_RF_SEGS ? RMPI_FF_GATHER : RMPI_FF_FRAGS;
         f.addr = 0;
-        rmpi_core_stats.seg_rndv_sends++;
+        if (r->flags & RMPI_RF_SEGS)
+            rmpi_core_stats.seg_rndv_sends++;
     } else {
         rmpi_rndv_register(r, vc, r->buf, r->len, f.rkey);
     }
@@ -530,10 +537,12 @@ static int cts_pieces(rmpi_req_t *r, rmpi_vc_t *vc, uint64_t sreq)
     return 1;
 }
 
-/* A matched RTS: pull the data (read mode) or invite the sender to push it (write mode). */
-static void rndv_start(rmpi_req_t *r, rmpi_vc_t *vc, int src, int tag, uint64_t sreq, size_t len, int gather,
+/* A matched RTS (its GATHER and FRAGS flags in how): pull the data (read mode), invite the
+ * sender to push it (write mode), or ask it for DATA frames. */
+static void rndv_start(rmpi_req_t *r, rmpi_vc_t *vc, int src, int tag, uint64_t sreq, size_t len, unsigned how,
                        uint64_t raddr, const uint64_t *rkeys, uint32_t nkeys)
 {
+    int gather = how & RMPI_FF_GATHER;
     set_status(r, src, tag, len);
     r->vc = vc;
     r->peer_req = sreq;
@@ -543,18 +552,22 @@ static void rndv_start(rmpi_req_t *r, rmpi_vc_t *vc, int src, int tag, uint64_t 
         return;
     }
     if (r->flags & RMPI_RF_SCATTER) {
-        if ((r->flags & RMPI_RF_SEGS) && !gather) {
+        if ((r->flags & RMPI_RF_SEGS) && !(how & (RMPI_FF_GATHER | RMPI_FF_FRAGS))) {
             /* contiguous source: read it straight into the pieces of the user's memory */
             rmpi_core_stats.seg_rndv_recvs++;
             rmpi_rndv_pull(r, vc, raddr, rkeys, nkeys, r->st_bytes);
             return;
         }
-        if ((r->flags & RMPI_RF_SEGS) && cts_pieces(r, vc, sreq))
+        if (!(how & RMPI_FF_FRAGS) && (r->flags & RMPI_RF_SEGS) && cts_pieces(r, vc, sreq))
             return;
-        /* Pieces too short or too many: land in one buffer, scatter at the end. */
+        /* Pieces too short or too many for one RDMA op each: DATA frames, each scattered
+         * as it arrives (no landing buffer of the whole message). */
         r->flags &= (uint16_t)~RMPI_RF_SEGS;
-        r->buf = rmpi_xmalloc(r->st_bytes);
-        rmpi_core_stats.landed_recvs++;
+        how |= RMPI_FF_FRAGS;
+    }
+    if (how & RMPI_FF_FRAGS) {
+        rmpi_core_frag_cts(r, vc);
+        return;
     }
     if (!gather && !rmpi_core_peer(vc)->rndv_write) {
         rmpi_rndv_pull(r, vc, raddr, rkeys, nkeys, r->st_bytes);
@@ -615,8 +628,7 @@ void rmpi_core_rts_arrived(rmpi_vc_t *vc, const wire_rts_t *f)
     ctxq_t *q = ctxq_of_frame(f->m.ctx);
     rmpi_req_t *r = q ? match_posted(q, f->m.src, f->m.tag) : NULL;
     if (r) {
-        rndv_start(r, vc, f->m.src, f->m.tag, f->sreq, f->len, f->m.h.flags & RMPI_FF_GATHER, f->addr, f->rkey,
-                   f->nkeys);
+        rndv_start(r, vc, f->m.src, f->m.tag, f->sreq, f->len, f->m.h.flags, f->addr, f->rkey, f->nkeys);
         return;
     }
     /* malloc + memset: glibc's calloc skips the thread cache (about 380 instructions here) */
@@ -624,7 +636,7 @@ void rmpi_core_rts_arrived(rmpi_vc_t *vc, const wire_rts_t *f)
     memset(u, 0, sizeof *u);
     u->magic = RMPI_REQ_MAGIC;
     u->ctx = f->m.ctx, u->src = f->m.src, u->tag = f->m.tag, u->vc = vc, u->len = f->len;
-    u->is_rts = 1, u->sreq = f->sreq, u->raddr = f->addr, u->gather = f->m.h.flags & RMPI_FF_GATHER;
+    u->is_rts = 1, u->sreq = f->sreq, u->raddr = f->addr, u->gather = f->m.h.flags & (RMPI_FF_GATHER | RMPI_FF_FRAGS);
     u->nkeys = f->nkeys;
     memcpy(u->rkeys, f->rkey, u->nkeys * sizeof *u->rkeys);
     unexp_queue(vc, q, u);
@@ -634,7 +646,9 @@ void rmpi_core_cts_arrived(rmpi_vc_t *vc, rmpi_req_t *r, const wire_cts_t *f, co
 {
     r->peer_req = f->rreq;
     r->st_bytes = f->len;
-    if (RMPI_UNLIKELY(pieces != NULL))
+    if (RMPI_UNLIKELY(f->h.flags & RMPI_FF_FRAGS))
+        rmpi_core_frag_start(r, vc, f->len, f->addr);
+    else if (RMPI_UNLIKELY(pieces != NULL))
         rmpi_rndv_push_pieces(r, vc, pieces, npieces, f->rkey, f->nkeys, f->len);
     else
         rmpi_rndv_push(r, vc, f->addr, f->rkey, f->nkeys, f->len);
@@ -645,7 +659,7 @@ void rmpi_core_cts_arrived(rmpi_vc_t *vc, rmpi_req_t *r, const wire_cts_t *f, co
 static void consume_unexp(rmpi_req_t *r, rmpi_unexp_t *u)
 {
     if (u->is_rts) {
-        rndv_start(r, u->vc, u->src, u->tag, u->sreq, u->len, u->gather, u->raddr, u->rkeys, u->nkeys);
+        rndv_start(r, u->vc, u->src, u->tag, u->sreq, u->len, (unsigned)u->gather, u->raddr, u->rkeys, u->nkeys);
     } else {
         set_status(r, u->src, u->tag, u->len);
         copy_out(r, u->data);

@@ -113,17 +113,11 @@ static void rndv_release(rmpi_req_t *r)
     }
 }
 
-/* Registrations go, a receive into non-contiguous memory is scattered out of its landing
- * buffer (rndv_start), and the request completes. */
+/* Registrations go and the request completes. */
 static void rndv_finish(rmpi_req_t *r)
 {
     rmpi_core_wire_id_free(r); /* its last frame is in (or sent): no frame may name it any more */
     rndv_release(r);
-    if (RMPI_UNLIKELY(r->flags & RMPI_RF_SCATTER) && r->kind == RMPI_REQ_RECV && r->buf) {
-        rmpi_core_scatter(r, r->buf, r->st_bytes);
-        free(r->buf);
-        r->buf = NULL;
-    }
     rmpi_req_complete(r);
 }
 

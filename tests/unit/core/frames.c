@@ -7,6 +7,10 @@
  *  - a FIN or SYNC_ACK naming a request this rank does not have, naming a live request by
  *    its address (ids are table entries, never pointers), or naming one twice;
  *  - a CTS asking for more bytes than the message has; an RTS with the wrong number of rkeys;
+ *  - rendezvous by frames: CTS FRAGS without credit or beyond the message, with PIECES too;
+ *    CREDIT not above the last, beyond the message, short, for a receive or a completed
+ *    send; DATA of 0 bytes, out of order, beyond the credit, for a send (and valid ones
+ *    complete both sides, bytes in order);
  *  - EAGER_SHORT before any EAGER; an unknown type; unknown flags; wildcard source or tag;
  *  - a context id of 0x80000000 (the queue table's growth wrapped and spun forever): cut
  *    off (ids stop at RMPI_CTX_MAX), at once and without growing the table; one beyond the
@@ -149,6 +153,86 @@ static void request_ids(void)
     rmpi_req_release(y);
 }
 
+/* Rendezvous by frames: CTS FRAGS and CREDIT to a send, DATA to a receive, each checked. */
+static void frags(void)
+{
+    static char big[100000], got[50000];
+    rmpi_req_t *s = isend(22, 8, big, sizeof big, RMPI_MODE_STD);
+    progress();
+    wire_cts_t c = {{0, RMPI_F_CTS, RMPI_FF_FRAGS}, 1, s->wire_id, 77, 0, sizeof big, {0}};
+    size_t clen = RMPI_WIRE_KEYS_LEN(wire_cts_t, 1);
+    mustcut(&c, clen, "CTS FRAGS with no credit");
+    c.addr = sizeof big + 1;
+    mustcut(&c, clen, "CTS FRAGS with credit beyond the message");
+    c.addr = 1000;
+    c.h.flags = RMPI_FF_FRAGS | RMPI_FF_PIECES;
+    mustcut(&c, clen + 8, "CTS with both FRAGS and PIECES");
+    c.h.flags = RMPI_FF_FRAGS;
+    CHECK(!feed(&c, clen) && !s->done && s->frag_done == 1000, "CTS FRAGS: cut (%s), done %d, sent %zu", last_why,
+          s->done, s->frag_done);
+    progress(); /* the DATA frames went to this process itself, naming no receive of its own: cut there */
+    wire_frag_t k = {{0, RMPI_F_CREDIT, 0}, 0, s->wire_id, 1000};
+    mustcut(&k, sizeof k, "CREDIT not above the last one");
+    k.at = sizeof big + 1;
+    mustcut(&k, sizeof k, "CREDIT beyond the message");
+    k.at = 5000;
+    mustcut(&k, sizeof k - 1, "CREDIT one byte short");
+    struct {
+        wire_frag_t f;
+        char data[4];
+    } kd = {k, "abc"};
+    kd.f.h.type = RMPI_F_DATA;
+    mustcut(&kd, sizeof kd, "DATA naming a send");
+    CHECK(!feed(&k, sizeof k) && !s->done && s->frag_done == 5000, "CREDIT: cut (%s), sent %zu", last_why,
+          s->frag_done);
+    progress();
+    k.at = sizeof big;
+    uint64_t id = s->wire_id;
+    CHECK(!feed(&k, sizeof k) && s->done && s->wire_id == 0, "last CREDIT: cut (%s), done %d", last_why, s->done);
+    progress();
+    k.at = sizeof big + 1;
+    k.req = id;
+    mustcut(&k, sizeof k, "CREDIT for a completed send");
+    rmpi_req_release(s);
+
+    /* A receive matched by an RTS FRAGS asks for DATA and takes it in order, within credit. */
+    rmpi_req_t *r = rmpi_req_alloc(RMPI_REQ_RECV);
+    r->buf = got, r->len = sizeof got, r->rank = RMPI_ANY_SOURCE, r->ctx = 22, r->tag = 9;
+    rmpi_core_irecv(r);
+    wire_rts_t t = {{{0, RMPI_F_RTS, RMPI_FF_FRAGS | RMPI_FF_GATHER}, 22, 0, 9}, 5, sizeof got, 0, 1, 0, {0}};
+    mustcut(&t, RMPI_WIRE_KEYS_LEN(wire_rts_t, 1), "RTS with GATHER and FRAGS");
+    t.m.h.flags = RMPI_FF_FRAGS;
+    CHECK(!feed(&t, RMPI_WIRE_KEYS_LEN(wire_rts_t, 1)) && r->wire_id && r->frag_limit == sizeof got,
+          "RTS FRAGS: cut (%s), id %#llx, credit %zu", last_why, (unsigned long long)r->wire_id, r->frag_limit);
+    progress(); /* its CTS FRAGS came back here naming send 5, which does not exist: cut there */
+    static struct {
+        wire_frag_t f;
+        char data[sizeof got + 1];
+    } d;
+    for (size_t i = 0; i < sizeof d.data; i++)
+        d.data[i] = (char)(i * 7);
+    d.f = (wire_frag_t){{0, RMPI_F_DATA, 0}, 0, r->wire_id, 0};
+    mustcut(&d, sizeof d.f, "DATA of 0 bytes");
+    d.f.at = 10;
+    mustcut(&d, sizeof d.f + 100, "DATA at an offset not yet reached");
+    d.f.at = 0;
+    mustcut(&d, sizeof d, "DATA beyond the credit");
+    d.f.h.type = RMPI_F_CREDIT;
+    mustcut(&d, sizeof d.f, "CREDIT naming a receive");
+    d.f.h.type = RMPI_F_DATA;
+    CHECK(!feed(&d, sizeof d.f + 30000) && !r->done && r->frag_done == 30000, "first DATA: cut (%s), got %zu", last_why,
+          r->frag_done);
+    memmove(d.data, d.data + 30000, sizeof got - 30000);
+    d.f.at = 30000;
+    CHECK(!feed(&d, sizeof d.f + sizeof got - 30000) && r->done && r->st_bytes == sizeof got,
+          "last DATA: cut (%s), done %d", last_why, r->done);
+    int same = 1;
+    for (size_t i = 0; i < sizeof got; i++)
+        same &= got[i] == (char)(i * 7);
+    CHECK(same, "the DATA frames' bytes did not land in order");
+    rmpi_req_release(r);
+}
+
 static void envelopes(void)
 {
     /* a fresh peer state: EAGER_SHORT may only repeat an EAGER's header */
@@ -245,6 +329,7 @@ int main(void)
     rmpi_core_peer(vc);
     short_frames();
     request_ids();
+    frags();
     envelopes();
     contexts();
     flood();
