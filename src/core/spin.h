@@ -18,14 +18,14 @@
 
 #include <stdint.h>
 
-#define RMPI_SPIN_HANDOFF_NS 2000ull   /* a yield longer than this ran someone else */
+#define RMPI_SPIN_HANDOFF_NS 2000ull    /* a yield longer than this ran someone else */
 #define RMPI_SPIN_STRANGER_NS 500000ull /* ... longer than this, someone who is not the peer */
-#define RMPI_SPIN_HANDOFFS 8             /* hand-overs in a row that halve the spin */
+#define RMPI_SPIN_HANDOFFS 8            /* hand-overs in a row that halve the spin */
 #define RMPI_SPIN_FLOOR_NS 500ull       /* a spin below this is none */
 
 typedef struct {
-    uint64_t ns;  /* current spin before yielding */
-    uint64_t max; /* RMPI_SPIN_TIME_NET */
+    uint64_t ns;              /* current spin before yielding */
+    uint64_t max;             /* RMPI_SPIN_TIME_NET */
     unsigned run;             /* hand-overs in a row */
     uint64_t halved, doubled; /* counts, for tests and reports */
 } rmpi_spin_t;
