@@ -395,12 +395,14 @@ static int tcp_progress(rmpi_rail_t *rail)
      * spares cost the progress loop (every peer's latency) nothing measurable. */
     if (r->pub.hints.spare && !r->nconn && rail_idle(r) && (++r->idle_polls & 63))
         return 0;
-    /* A rail of one socket quiet for DIRECT_QUIET calls while another rail carries the
-     * traffic (small frames stay on the binding rail) is looked at every QUIET_EVERY calls: its empty epoll_wait
-     * in every call was most of what a second rail added to an 8 B ping-pong. What comes on
-     * it waits at most QUIET_EVERY - 1 polls of the busy rail; then it is busy itself. */
-    if (r->quiet >= DIRECT_QUIET && rail_idle(r) && (++r->idle_polls & (QUIET_EVERY - 1)) && lone_conn(r) &&
-        other_rail_busy(r))
+    /* A rail of one socket, or of none yet (its listener), quiet for DIRECT_QUIET calls
+     * while another rail carries the traffic (small frames stay on the binding rail; the
+     * second rail's connection is made when first used) is looked at every QUIET_EVERY
+     * calls: its empty epoll_wait in every call was most of what a second rail added to an
+     * 8 B ping-pong. What comes on it waits at most QUIET_EVERY - 1 polls of the busy
+     * rail; then it is busy itself. */
+    if (r->quiet >= DIRECT_QUIET && rail_idle(r) && (++r->idle_polls & (QUIET_EVERY - 1)) &&
+        (!r->nconn || lone_conn(r)) && other_rail_busy(r))
         return 0;
     r->in_progress = 1;
     if (r->nsoon)
