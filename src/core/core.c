@@ -304,10 +304,12 @@ void rmpi_core_wait_step(unsigned *idle)
         return;
     }
     if (RMPI_UNLIKELY(rmpi_thread_multiple)) {
-        /* let other threads in: their sends may be what this wait needs */
+        /* let other threads in: their sends may be what this wait needs (the spin state is
+         * the lock's, so it is read before and the yield is not timed) */
+        int yield = idle_yields(idle);
         pthread_mutex_unlock(&rmpi_big_lock);
-        if (idle_yields(idle))
-            core_yield();
+        if (yield)
+            sched_yield();
         pthread_mutex_lock(&rmpi_big_lock);
         return;
     }
