@@ -9,7 +9,7 @@ set -eu
 usage() {
     cat <<'EOF'
 usage: bench/multirail.sh [--quick] [--only railmpi|openmpi] [--rates R0 R1] [--load-rail RAIL]
-                          [--part pt2pt|timeline|many|rates] [--build DIR] [--out DIR] [--no-build]
+                          [--part pt2pt|timeline|many|rates|lat] [--build DIR] [--out DIR] [--no-build]
 
 Needs root (ip netns, tc). Creates namespaces nsA and nsB with tools/netlab (deleting
 any left from before), runs everything, and deletes them again at the end.
@@ -33,7 +33,13 @@ any left from before), runs everything, and deletes them again at the end.
                    carries on each rail alone at its rates; summary-rates.md.
                    RATES_CONFIGS (default "rmpi-adaptive ompi-default") picks the
                    configurations; rmpi-ofi is RailMPI over libfabric's tcp;ofi_rxm, one
-                   rail per interface's domain (RMPI_NET=ofi), no other settings
+                   rail per interface's domain (RMPI_NET=ofi), no other settings;
+                   or only
+                   'lat': small-message latency (bench/pt2pt -t latency, LAT_SIZES, default
+                   8:1024, LAT_ITERS 10000 iterations) on two equal rails (R0 R0): RailMPI,
+                   Open MPI and MPICH (UCX tcp) each over rail0 alone and over both rails,
+                   the six runs interleaved and repeated LAT_REPS times (default 5, --quick 3);
+                   medians, and RailMPI's two rails against its one; summary-lat.md
   --build DIR      RailMPI build tree (default: the repository's build/)
   --out DIR        results folder (default BUILD/bench/results/multirail-DATE/)
   --no-build       do not run cmake; compile missing RailMPI binaries with BUILD/bin/mpicc
@@ -68,7 +74,7 @@ while [ $# -gt 0 ]; do
 done
 case "$only" in ""|railmpi|openmpi) ;; *) echo "multirail.sh: --only takes railmpi or openmpi" >&2; exit 2 ;; esac
 case "$load_rail" in rail0|rail1) ;; *) echo "multirail.sh: --load-rail takes rail0 or rail1" >&2; exit 2 ;; esac
-case "$part" in ""|pt2pt|timeline|many|rates) ;; *) echo "multirail.sh: --part takes pt2pt, timeline, many or rates" >&2; exit 2 ;; esac
+case "$part" in ""|pt2pt|timeline|many|rates|lat) ;; *) echo "multirail.sh: --part takes pt2pt, timeline, many, rates or lat" >&2; exit 2 ;; esac
 
 say() { echo "multirail.sh: $*" >&2; }
 
@@ -76,7 +82,7 @@ say() { echo "multirail.sh: $*" >&2; }
 netlab=$root/tools/netlab
 export NETLAB_PREFIX=${NETLAB_PREFIX:-}
 command -v tc >/dev/null || { say "tc (iproute2) is missing"; exit 1; }
-if [ "$part" != pt2pt ] && [ "$part" != rates ] && ! command -v iperf3 >/dev/null; then
+if [ "$part" != pt2pt ] && [ "$part" != rates ] && [ "$part" != lat ] && ! command -v iperf3 >/dev/null; then
     say "installing iperf3 (needed for the competing flow)"
     DEBIAN_FRONTEND=noninteractive apt-get install -y iperf3 >/dev/null ||
         { say "apt-get install iperf3 failed"; exit 1; }
@@ -126,6 +132,16 @@ if [ "$only" != railmpi ]; then
         have_ompi=1
     else
         say "mpicc.openmpi/mpirun.openmpi not found; skipping Open MPI"
+    fi
+fi
+have_mpich=0
+if [ "$part" = lat ] && [ "$only" != railmpi ]; then
+    if command -v mpicc.mpich >/dev/null && command -v mpiexec.mpich >/dev/null; then
+        say "building pt2pt with mpicc.mpich"
+        mpicc.mpich -std=c11 -O2 -g -Wall -Wextra -o "$ref/pt2pt.mpich" "$here/pt2pt.c"
+        have_mpich=1
+    else
+        say "mpicc.mpich/mpiexec.mpich not found; skipping MPICH"
     fi
 fi
 if [ "$only" != openmpi ]; then
@@ -381,6 +397,75 @@ EOF
     rm -f "$out/stderr.tmp"
 }
 
+# Small-message latency, one rail against two, RailMPI against Open MPI and MPICH (Debian's
+# is ch4:ucx: UCX's tcp on the named interfaces), the configurations interleaved so that
+# the load of the moment falls on all of them alike.
+lat_cmd() { # MPI IFACES
+    # shellcheck disable=SC2206
+    case "$1" in
+        rmpi) CMD=("$netlab" exec nsA "$build/bin/mpiexec" -n 2 --host nsA,nsB --agent "$netlab agent"
+                   --pmi-iface ctl -genv RMPI_TCP_IFACES "$2" ${RMPI_ARGS:-} "$build/bench/pt2pt") ;;
+        ompi) CMD=("$netlab" exec nsA mpirun.openmpi -np 2 --host nsA:1,nsB:1 --bind-to none
+                   --mca plm_rsh_agent "$netlab agent" --mca plm_rsh_no_tree_spawn 1
+                   --mca oob_tcp_if_include ctl --mca pml ob1 --mca btl self,tcp
+                   --mca btl_tcp_if_include "$2" ${OMPI_ARGS:-} "$ref/pt2pt.openmpi") ;;
+        mpich) CMD=("$netlab" exec nsA mpiexec.mpich -n 2 -hosts nsA:1,nsB:1 -launcher rsh
+                    -launcher-exec "$netlab" -iface ctl -genv UCX_TLS tcp,self -genv UCX_NET_DEVICES "$2"
+                    ${MPICH_ARGS:-} "$ref/pt2pt.mpich") ;;
+    esac
+}
+run_lat() {
+    local reps=${LAT_REPS:-5} sizes=${LAT_SIZES:-8:1024} iters=${LAT_ITERS:-10000} rep mpi rails ifaces line
+    [ $quick = 1 ] && reps=${LAT_REPS:-3}
+    topo_up "$rate0" "$rate0"
+    for rep in $(seq 1 "$reps"); do
+        for mpi in rmpi ompi mpich; do
+            case $mpi in rmpi) [ $have_rmpi = 1 ] ;; ompi) [ $have_ompi = 1 ] ;; mpich) [ $have_mpich = 1 ] ;; esac || continue
+            for rails in 1 2; do
+                ifaces=rail0; [ $rails = 2 ] && ifaces=rail0,rail1
+                lat_cmd $mpi $ifaces
+                ensure_topo
+                say "$topo $mpi $rails rail(s) latency $sizes (run $rep of $reps)"
+                echo "### $topo $mpi $ifaces lat run $rep: ${CMD[*]} -t latency -m $sizes -i $iters" >>"$log"
+                if line=$(timeout 120 "${CMD[@]}" -t latency -m "$sizes" -i "$iters" 2>>"$log"); then
+                    printf '%s\n' "$line" | grep '^{"test":"latency"' |
+                        sed "s|}\$|,\"part\":\"lat\",\"mpi\":\"$mpi\",\"rails\":$rails,\"rep\":$rep,\"load\":$(cut -d' ' -f1 /proc/loadavg)}|" >>"$res"
+                else
+                    say "FAILED: $topo $mpi $ifaces latency (see $log)"
+                    echo "{\"test\":\"latency\",\"part\":\"lat\",\"mpi\":\"$mpi\",\"rails\":$rails,\"rep\":$rep,\"failed\":true}" >>"$res"
+                    failed=1
+                fi
+            done
+        done
+    done
+    python3 - "$res" >"$out/summary-lat.md" <<'PY'
+import json, statistics, sys
+from collections import defaultdict
+runs = defaultdict(list)
+loads = []
+for l in open(sys.argv[1]):
+    d = json.loads(l)
+    if d.get("part") == "lat" and not d.get("failed"):
+        runs[(d["mpi"], d["rails"], d["size"])].append(d["latency_us"])
+        loads.append(d["load"])
+names = {"rmpi": "RailMPI", "ompi": "Open MPI", "mpich": "MPICH"}
+sizes = sorted({k[2] for k in runs})
+cols = [(m, r) for m in ("rmpi", "ompi", "mpich") for r in (1, 2) if any((m, r, s) in runs for s in sizes)]
+print("## Small-message latency, one rail against two (us one way, median of the interleaved runs)")
+print()
+if loads:
+    print(f"load average {min(loads):.1f}-{max(loads):.1f} during the runs")
+    print()
+print("| size | " + " | ".join(f"{names[m]} {r} rail{'s' if r > 1 else ''}" for m, r in cols) + " | RailMPI 2/1 |")
+print("|---" * (len(cols) + 2) + "|")
+for s in sizes:
+    med = {c: statistics.median(runs[(c[0], c[1], s)]) for c in cols if (c[0], c[1], s) in runs}
+    ratio = f"{med[('rmpi', 2)] / med[('rmpi', 1)]:.3f}" if ("rmpi", 2) in med and ("rmpi", 1) in med else "-"
+    print(f"| {s} | " + " | ".join(f"{med[c]:.2f}" if c in med else "-" for c in cols) + f" | {ratio} |")
+PY
+    cat "$out/summary-lat.md"
+}
+
 # Many unequal rails, no settings: RailMPI's default (adaptive striping over every rail)
 # and Open MPI's default, against the sum of what each rail carries alone (RailMPI, one
 # rail) and of what TCP carries on each (iperf3 through netlab bw).
@@ -550,6 +635,12 @@ if [ "$part" = rates ]; then
     say "runs took $((SECONDS - start)) s; results in $out"
     python3 "$here/plot_multirail.py" --rates "$res" | tee "$out/summary-rates.md"
     plot_png --rates-png
+    exit $failed
+fi
+if [ "$part" = lat ]; then
+    run_lat
+    "$netlab" down >/dev/null 2>&1 || true
+    say "runs took $((SECONDS - start)) s; results in $out"
     exit $failed
 fi
 if [ "$part" = many ]; then

@@ -1,6 +1,7 @@
 /* Core life cycle, request pool and the progress engine. */
 #include "core_impl.h"
 #include "../chan/chan.h"
+#include "spin.h"
 
 #include <sched.h>
 #include <stdio.h>
@@ -20,9 +21,16 @@ static long long spin_count;
  * nanoseconds, one of a socket a system call, and a rank that spins long on sockets takes
  * the core the kernel needs to move its data (measured: 4 MiB over two shaped TCP rails
  * with a busy neighbour, 131-140 MB/s spinning 2000 polls, 147.6 yielding after 20 us). The
- * clock is read once per 64 idle polls, so the shared-memory ping-pong never reads it. */
+ * clock is read once per 64 idle polls, so the shared-memory ping-pong never reads it.
+ * Once idle polls are seen to cost system calls (polls_costly: 64 socket polls alone take
+ * 30-60 us), the wait times itself from its first idle poll and spins what spin.h learns. */
 #define SPIN_BY_TIME (1LL << 30)
+/* Mean idle poll above which polls are system calls (shm: tens of ns; readv: 0.3-1 us). */
+#define COSTLY_POLL_NS 100
 static uint64_t spin_ns, idle_t0;
+static int polls_costly;
+static rmpi_spin_t net_spin;
+static uint64_t last_yield_ns; /* of the wait's last yield, until the next poll judges it */
 static int core_ready;
 
 /* A peer cut off for a malformed frame or a flood of unexpected messages. MPI gives an
@@ -83,6 +91,9 @@ int rmpi_core_init(rmpi_core_info_t *info)
         if (!(rmpi_knobs.SPIN_TIME >= 0 && rmpi_knobs.SPIN_TIME < 1e9))
             rmpi_fatal("RMPI_SPIN_TIME=%g is not a number of microseconds (0 .. 1e9).", rmpi_knobs.SPIN_TIME);
         spin_ns = (uint64_t)(rmpi_knobs.SPIN_TIME * 1e3);
+        if (!(rmpi_knobs.SPIN_TIME_NET >= 0 && rmpi_knobs.SPIN_TIME_NET < 1e9))
+            rmpi_fatal("RMPI_SPIN_TIME_NET=%g is not a number of microseconds (0 .. 1e9).", rmpi_knobs.SPIN_TIME_NET);
+        rmpi_spin_init(&net_spin, (uint64_t)(rmpi_knobs.SPIN_TIME_NET * 1e3));
     }
     net_env.rank = pm.rank;
     net_env.size = pm.size;
@@ -243,35 +254,73 @@ static inline int idle_yields(unsigned *idle)
     unsigned n = ++*idle;
     if (n > spin_count)
         return 1;
-    if (spin_count == SPIN_BY_TIME && (n & 63) == 0) {
+    if (spin_count != SPIN_BY_TIME)
+        return 0;
+    if (polls_costly) {
+        if (net_spin.ns == 0)
+            return 1;
+        uint64_t now = rmpi_time_ns();
+        if (n == 1)
+            idle_t0 = now;
+        else if (now - idle_t0 >= net_spin.ns) {
+            *idle = (unsigned)SPIN_BY_TIME;
+            return 1;
+        }
+        return 0;
+    }
+    if ((n & 63) == 0) {
         uint64_t now = rmpi_time_ns();
         if (n == 64)
             idle_t0 = now;
-        else if (now - idle_t0 >= spin_ns) {
-            *idle = (unsigned)SPIN_BY_TIME; /* from now on every idle poll yields */
-            return 1;
+        else {
+            if (n == 128 && now - idle_t0 > 64 * COSTLY_POLL_NS)
+                polls_costly = 1;
+            if (now - idle_t0 >= spin_ns) {
+                *idle = (unsigned)SPIN_BY_TIME; /* from now on every idle poll yields */
+                return 1;
+            }
         }
     }
     return 0;
 }
 
+/* A yield of a wait whose polls are system calls is timed for spin.h (a clock read or two
+ * next to a sched_yield and a socket poll). */
+static void core_yield(void)
+{
+    if (!polls_costly) {
+        sched_yield();
+        return;
+    }
+    uint64_t t0 = rmpi_time_ns();
+    sched_yield();
+    last_yield_ns = rmpi_time_ns() - t0 + 1;
+}
+
 void rmpi_core_wait_step(unsigned *idle)
 {
-    if (rmpi_core_progress()) {
+    int n = rmpi_core_progress();
+    if (RMPI_UNLIKELY(last_yield_ns != 0)) {
+        rmpi_spin_learn(&net_spin, last_yield_ns, n != 0);
+        last_yield_ns = 0;
+    }
+    if (n) {
         *idle = 0;
         return;
     }
     if (RMPI_UNLIKELY(rmpi_thread_multiple)) {
-        /* let other threads in: their sends may be what this wait needs */
+        /* let other threads in: their sends may be what this wait needs (the spin state is
+         * the lock's, so it is read before and the yield is not timed) */
+        int yield = idle_yields(idle);
         pthread_mutex_unlock(&rmpi_big_lock);
-        if (idle_yields(idle))
+        if (yield)
             sched_yield();
         pthread_mutex_lock(&rmpi_big_lock);
         return;
     }
     /* oversubscribed ranks must give the core to the peer they wait for */
     if (idle_yields(idle))
-        sched_yield();
+        core_yield();
 }
 
 void rmpi_core_wait(rmpi_req_t *r)
