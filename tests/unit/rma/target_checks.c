@@ -444,6 +444,42 @@ static void locks(void)
     CHECK(lock_try(&w, RMA_LOCK_EXCL), "exclusive released");
 }
 
+/* Locks requested with operations (answer tag 0): a request that cannot be granted holds
+ * its origin back (lockwait) until a release grants it, first come first served; one that
+ * can is granted at once. No answer is sent for either. And the fence rule of held_back. */
+static void lazy_locks(void)
+{
+    rmpi_win_t w = mkwin(MPI_WIN_FLAVOR_CREATE, NULL, 0);
+    unsigned char wait[4] = {0};
+    int marks[4] = {0};
+    w.lockwait = wait;
+    w.marks = marks;
+    lock_request(&w, 1, RMA_LOCK_EXCL, 0);
+    CHECK(w.lock_excl == 1 && !wait[1] && !w.lockq, "a free window: the exclusive lock granted at once");
+    lock_request(&w, 2, RMA_LOCK_SHARED, 0);
+    lock_request(&w, 3, RMA_LOCK_SHARED, 0);
+    CHECK(wait[2] && wait[3] && w.lock_shared == 0, "shared requests behind an exclusive holder wait");
+    CHECK(held_back(&w, 2) && !held_back(&w, 1), "a waiting origin is held back, the holder is not");
+    lock_release(&w, RMA_LOCK_EXCL);
+    CHECK(!wait[2] && !wait[3] && w.lock_shared == 2 && !w.lockq, "the release grants both shared requests");
+    lock_request(&w, 1, RMA_LOCK_EXCL, 0);
+    CHECK(wait[1] && w.lockq, "an exclusive request waits for two shared holders");
+    lock_request(&w, 0, RMA_LOCK_SHARED, 0);
+    CHECK(wait[0], "a shared request queued behind a waiting exclusive one waits too (first come, first served)");
+    lock_release(&w, RMA_LOCK_SHARED);
+    CHECK(wait[1], "one shared holder left: the exclusive request still waits");
+    lock_release(&w, RMA_LOCK_SHARED);
+    CHECK(!wait[1] && wait[0] && w.lock_excl == 1, "the exclusive request is granted, the shared one behind it waits");
+    lock_release(&w, RMA_LOCK_EXCL);
+    CHECK(!wait[0] && w.lock_shared == 1 && !w.lockq, "then the shared one");
+    lock_release(&w, RMA_LOCK_SHARED);
+    /* past its FENCE marker an origin waits for our own fence */
+    marks[2] = 1;
+    CHECK(held_back(&w, 2) && !held_back(&w, 3), "an origin past its marker is held back before our fence ends");
+    w.fences = 1;
+    CHECK(!held_back(&w, 2), "our fence over: the origin's next epoch may be handled");
+}
+
 int main(void)
 {
     fixed_window();
@@ -451,5 +487,6 @@ int main(void)
     checks();
     accumulate_segments();
     locks();
+    lazy_locks();
     return finish("rma_target_checks");
 }
