@@ -73,9 +73,16 @@ int rmpi_rma_fence(rmpi_win_t *w, int assert)
     w->fdone[w->rank] = w->fences;
     rma_release_held(w);
     atomic_thread_fence(memory_order_seq_cst); /* the origins' direct stores before our accesses */
+    /* FENCE_DONE waits in the batch: it leaves with our next message to that rank (often
+     * our next FENCE) or at our next progress, so a fence costs one message each way;
+     * ranks of this node may wait for it before a direct store: sent at once */
     for (int t = 0; t < w->size; t++)
-        if (t != w->rank)
-            rma_note(w, t, AM_FENCE_DONE);
+        if (t != w->rank) {
+            char *m = rma_am_begin(w, t, sizeof(rma_hdr_t));
+            rma_ctl_hdr(m, AM_FENCE_DONE, 0, 0);
+            rma_am_end(w, t, m, sizeof(rma_hdr_t), rmpi_rma_direct(w, t));
+        }
+    w->dones_queued = 1;
     rma_wait_gets(w, -1);
     for (int t = 0; t < w->size; t++) {
         w->dirty[t] = 0; /* everything before our marker is handled before its fence ends */

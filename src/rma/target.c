@@ -453,6 +453,11 @@ static int serve(rmpi_win_t *w)
     }
     if (w->lockq && rmpi_rma_direct(w, w->rank))
         n += lock_grant_queued(w);
+    if (w->dones_queued && !w->building) { /* the FENCE_DONEs of our last fence (sync.c) */
+        w->dones_queued = 0;
+        for (int t = 0; t < w->size; t++)
+            rma_am_send(w, t);
+    }
     if (w->nheld)
         n += release_held(w);
     return n;

@@ -51,6 +51,7 @@ void rma_ctl_hdr(void *msg, int kind, int lock_type, int32_t tag)
 char *rma_am_begin(rmpi_win_t *w, int t, size_t len)
 {
     rmpi_win_batch_t *b = &w->batch[t];
+    w->building = 1;
     if (len > RMA_BATCH_OP_MAX) {
         rma_am_send(w, t); /* what was queued goes first */
         return rmpi_xmalloc(len);
@@ -69,6 +70,7 @@ char *rma_am_begin(rmpi_win_t *w, int t, size_t len)
 
 void rma_am_end(rmpi_win_t *w, int t, char *msg, size_t len, int send)
 {
+    w->building = 0;
     if (len > RMA_BATCH_OP_MAX) {
         w->tail_answered[t] = 0;
         rma_send(w, t, RMA_TAG_AM, msg, len);
