@@ -106,8 +106,8 @@ typedef struct rmpi_win {
      * (its fence is over: our direct and RDMA operations may touch it again) */
     int fences;
     int *fdone;
-    int dones_queued; /* FENCE_DONEs wait in batches: the progress hook sends them */
-    int building;     /* an active message is being written into a batch (rma_am_begin) */
+    int nbatched; /* targets whose batch is not empty: the progress hook sends them */
+    int building; /* an active message is being written into a batch (rma_am_begin) */
 
     /* target side */
     rmpi_list_t incoming; /* received (or arriving) messages, handled in this order */

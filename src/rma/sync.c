@@ -74,15 +74,14 @@ int rmpi_rma_fence(rmpi_win_t *w, int assert)
     rma_release_held(w);
     atomic_thread_fence(memory_order_seq_cst); /* the origins' direct stores before our accesses */
     /* FENCE_DONE waits in the batch: it leaves with our next message to that rank (often
-     * our next FENCE) or at our next progress, so a fence costs one message each way;
-     * ranks of this node may wait for it before a direct store: sent at once */
+     * our next FENCE) or at our next progress (target.c), so a fence costs one message
+     * each way; ranks of this node may wait for it before a direct store: sent at once */
     for (int t = 0; t < w->size; t++)
         if (t != w->rank) {
             char *m = rma_am_begin(w, t, sizeof(rma_hdr_t));
             rma_ctl_hdr(m, AM_FENCE_DONE, 0, 0);
             rma_am_end(w, t, m, sizeof(rma_hdr_t), rmpi_rma_direct(w, t));
         }
-    w->dones_queued = 1;
     rma_wait_gets(w, -1);
     for (int t = 0; t < w->size; t++) {
         w->dirty[t] = 0; /* everything before our marker is handled before its fence ends */
@@ -194,7 +193,7 @@ int rmpi_rma_test(rmpi_win_t *w, int *flag)
 }
 
 /* Locks on other processes' memory reached by messages are lazy (as MPICH does): Win_lock
- * sends nothing, the LOCK request goes with the first operation, in the same message, and
+ * (not Win_lock_all) sends nothing, the LOCK request goes with the first operation, in the same message, and
  * the target holds that origin's later messages until it grants it; Unlock's UNLOCK then
  * ends lock + operations + unlock in one round trip, and a lock without operations costs
  * no message. Our own memory is locked at once (local loads and stores need it held). */
@@ -295,20 +294,21 @@ int rmpi_rma_lock_all(rmpi_win_t *w, int assert)
     if (w->lock_all || w->nlocked)
         return MPI_ERR_RMA_SYNC;
     int nocheck = !!(assert &MPI_MODE_NOCHECK);
-    rma_ack_t a;
+    /* eager, unlike Win_lock: with lock_all requested lazily, mpi4py.util.sync's
+     * condition test hangs over tcp (not understood yet) */
+    rma_ack_t *acks = rmpi_xmalloc((size_t)w->size * sizeof *acks);
     int na = 0;
     for (int t = 0; t < w->size; t++) {
         w->nocheck[t] = (unsigned char)nocheck;
-        if (!nocheck && lazy_ok(w, t))
-            w->lazy[t] = RMA_LAZY_PENDING;
-        else if (!nocheck && !rmpi_rma_direct(w, t)) /* ourselves, reached by messages */
-            rma_ctl(w, t, AM_LOCK, RMA_LOCK_SHARED, &a), na = 1;
+        if (!nocheck && !rmpi_rma_direct(w, t))
+            rma_ctl(w, t, AM_LOCK, RMA_LOCK_SHARED, &acks[na++]);
     }
-    /* shared lock words after the request is out, so a remote grant overlaps the wait */
+    /* shared lock words after the requests are out, so remote grants overlap the wait */
     for (int t = 0; t < w->size; t++)
         if (!nocheck && rmpi_rma_direct(w, t))
             rma_rw_lock(w->dsync[t], 0);
-    rma_ack_wait(&a, na);
+    rma_ack_wait(acks, na);
+    free(acks);
     w->lock_all = 1;
     return 0;
 }

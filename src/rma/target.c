@@ -453,11 +453,12 @@ static int serve(rmpi_win_t *w)
     }
     if (w->lockq && rmpi_rma_direct(w, w->rank))
         n += lock_grant_queued(w);
-    if (w->dones_queued && !w->building) { /* the FENCE_DONEs of our last fence (sync.c) */
-        w->dones_queued = 0;
-        for (int t = 0; t < w->size; t++)
+    /* requests wait in batches only until the next progress: a process that spins on its
+     * window memory (MPI_Win_sync, a flush of itself) must see what others put there
+     * without their flushing, as MCS-style locks (mpi4py.util.sync) rely on */
+    if (w->nbatched && !w->building)
+        for (int t = 0; t < w->size && w->nbatched; t++)
             rma_am_send(w, t);
-    }
     if (w->nheld)
         n += release_held(w);
     return n;

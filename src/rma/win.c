@@ -79,6 +79,8 @@ void rma_am_end(rmpi_win_t *w, int t, char *msg, size_t len, int send)
     rmpi_win_batch_t *b = &w->batch[t];
     w->tail_answered[t] = 0; /* the caller of an answered request sets it again */
     memset(msg + len, 0, rma_pad8(len) - len);
+    if (!b->len)
+        w->nbatched++;
     b->len += rma_pad8(len);
     if (send)
         rma_am_send(w, t);
@@ -90,6 +92,7 @@ void rma_am_send(rmpi_win_t *w, int t)
     if (!b->len)
         return;
     rma_send(w, t, RMA_TAG_AM, b->buf, b->len); /* the message owns the buffer now */
+    w->nbatched--;
     b->buf = NULL;
     b->len = b->cap = 0;
 }
