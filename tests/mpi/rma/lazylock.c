@@ -73,7 +73,7 @@ int main(int argc, char **argv)
                 got[1], got[2], want);
     MPI_Barrier(MPI_COMM_WORLD);
 
-    /* Lock_all, one accumulate to one target; the unwritten targets need no message */
+    /* Lock_all, one accumulate to one target only */
     long one = 1;
     MTEST_OK(MPI_Win_lock_all(0, win));
     MTEST_OK(MPI_Accumulate(&one, 1, MPI_LONG, (rank + 1) % size, 3, 1, MPI_LONG, MPI_SUM, win));
