@@ -369,7 +369,7 @@ int rmpi_rma_direct_small(rmpi_win_t *w, const rmpi_rma_op_t *op, MPI_Datatype t
 {
     int t = op->target, k = op->kind;
     if ((unsigned)t >= (unsigned)w->size || !w->dsync || !w->dsync[t] || count > RMA_ATOMIC_MAX ||
-        !(w->lock_all || w->locked[t] || w->fence_open))
+        !(w->lock_all || w->locked[t] || w->fence_open) || rma_fence_gated(w, t))
         return 1;
     /* the tables are filled by the first int_kind call, made when the segment was mapped */
     uintptr_t h = (uintptr_t)type;

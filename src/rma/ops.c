@@ -91,12 +91,26 @@ int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq)
         return MPI_ERR_RMA_RANGE;
     }
     if (rmpi_rma_direct(w, t)) {
+        if (rma_fence_gated(w, t)) /* its memory is still the last epoch's */
+            rma_fence_wait_done(w, t);
         int rc = rma_direct_issue(w, op, disp, segs, nseg, tbytes, ureq);
         free(segs);
         return rc;
     }
-    if (tbytes && (op->kind == RMPI_RMA_PUT || op->kind == RMPI_RMA_GET) && rma_rdma_to(w, t) &&
-        rma_rdma_issue(w, op, disp, segs, nseg, tbytes, ureq) == 0) {
+    size_t hlen = sizeof(rma_hdr_t) + nseg * sizeof(rma_seg_t);
+    int rw = op->kind == RMPI_RMA_PUT || op->kind == RMPI_RMA_GET;
+    /* small puts on emulated RDMA (the target's progress serves both) go batched as active
+     * messages: one frame for many (gets stay RDMA: the provider answers them); so does a
+     * small put or get to a target whose fence may not be over (it holds the message;
+     * RDMA would have to wait for its FENCE_DONE) */
+    int small = hlen + (op->kind == RMPI_RMA_PUT ? tbytes : 0) <= RMA_BATCH_OP_MAX;
+    int batched = rw && small && (rma_fence_gated(w, t) || (op->kind == RMPI_RMA_PUT && !rma_rdma_native(w, t)));
+    int rdma = tbytes && rw && !batched && rma_rdma_keys(w, t);
+    if (rdma && rma_fence_gated(w, t))
+        rma_fence_wait_done(w, t); /* an active message would be held by the target; RDMA would not */
+    if (w->lazy[t])
+        rma_lock_for_op(w, t, rdma);
+    if (rdma && rma_rdma_to(w, t) && rma_rdma_issue(w, op, disp, segs, nseg, tbytes, ureq) == 0) {
         free(segs);
         return 0;
     }
@@ -108,8 +122,7 @@ int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq)
                                            : AM_CAS;
     int sends_data = kind == AM_PUT || kind == AM_CAS || ((kind == AM_ACC || kind == AM_GACC) && op->op != MPI_NO_OP);
     size_t dbytes = sends_data ? (kind == AM_CAS ? 2 * tbytes : tbytes) : 0;
-    size_t hlen = sizeof(rma_hdr_t) + nseg * sizeof(rma_seg_t);
-    char *msg = rmpi_xmalloc(hlen + dbytes);
+    char *msg = rma_am_begin(w, t, hlen + dbytes);
     rma_hdr_t *h = (rma_hdr_t *)(void *)msg;
     memset(h, 0, sizeof *h);
     h->kind = (uint8_t)kind;
@@ -148,8 +161,12 @@ int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq)
         r->on_complete = answered;
         r->flags |= RMPI_RF_FREED; /* the answer is asked for below, so it cannot be done yet */
     }
-    rma_send(w, t, RMA_TAG_AM, msg, hlen + dbytes);
+    /* answers are waited for in rma_wait_gets or a synchronisation, which send the batch
+     * first; a request's answer may be waited for by MPI_Wait: sent now */
+    int answered_op = kind == AM_GET || kind == AM_GACC || kind == AM_CAS;
+    rma_am_end(w, t, msg, hlen + dbytes, ureq && answered_op);
     w->dirty[t] = 1;
+    w->tail_answered[t] = (unsigned char)answered_op;
     if (ureq && kind != AM_GET && kind != AM_GACC && kind != AM_CAS)
         rmpi_req_complete(ureq); /* the data is in the message: locally complete */
     return 0;

@@ -28,11 +28,13 @@ typedef struct rma_rkeys {
 } rma_rkeys_t;
 
 struct rma_rdma {
-    rma_rkeys_t *rk;   /* per window rank */
-    int *out;          /* per target: operations whose RDMA ops are not all complete */
-    unsigned char *am; /* per target: active messages sent since it last acknowledged */
-    int err;           /* first error of a completed op (MPI class), reported at the next sync */
-    int nreg;          /* registrations of our window memory, one per rail */
+    rma_rkeys_t *rk;       /* per window rank */
+    int *out;              /* per target: operations whose RDMA ops are not all complete */
+    unsigned char *am;     /* per target: active messages sent since it last acknowledged */
+    int *outget;           /* per target: gets among out */
+    unsigned char *native; /* per target: the first rail toward it has native RDMA */
+    int err;               /* first error of a completed op (MPI class), reported at the next sync */
+    int nreg;              /* registrations of our window memory, one per rail */
     rmpi_rail_t *rail[RMPI_NET_MAX_RAILS];
     rmpi_mr_t mr[RMPI_NET_MAX_RAILS];
 };
@@ -110,6 +112,8 @@ int rma_rdma_setup(rmpi_win_t *w)
     d->rk = rmpi_xcalloc((size_t)w->size, sizeof *d->rk);
     d->out = rmpi_xcalloc((size_t)w->size, sizeof *d->out);
     d->am = rmpi_xcalloc((size_t)w->size, 1);
+    d->outget = rmpi_xcalloc((size_t)w->size, sizeof *d->outget);
+    d->native = rmpi_xcalloc((size_t)w->size, 1);
     w->rdma = d;
     int n = w->size, me = w->rank;
     for (int s = 1; s < n; s++) {
@@ -119,6 +123,8 @@ int rma_rdma_setup(rmpi_win_t *w)
         rmpi_comm_coll_sendrecv(w->comm, &mine, sizeof mine, to, &d->rk[from], sizeof d->rk[from], from,
                                 RMA_TAG_SETUP + 2);
         rma_rkeys_t *k = &d->rk[from];
+        rmpi_vc_t *fvc = rmpi_vc_get(rmpi_comm_world_rank(w->comm, from));
+        d->native[from] = (unsigned char)(fvc->nsub > 0 && rmpi_vc_rail(fvc, 0)->hints.rdma_native);
         if (k->nkeys > RMPI_VC_MAX_SUB ||
             (k->nkeys && k->nkeys != (uint32_t)rmpi_vc_get(rmpi_comm_world_rank(w->comm, from))->nsub)) {
             rmpi_log(1, "one-sided: rank %d offers %u RDMA key(s), this rank has other rails to it; using messages.",
@@ -139,6 +145,8 @@ void rma_rdma_free(rmpi_win_t *w)
     free(d->rk);
     free(d->out);
     free(d->am);
+    free(d->outget);
+    free(d->native);
     free(d);
     w->rdma = NULL;
 }
@@ -147,6 +155,10 @@ int rma_rdma_to(const rmpi_win_t *w, int target)
 {
     return w->rdma && w->rdma->rk[target].nkeys && !w->rdma->am[target];
 }
+
+int rma_rdma_keys(const rmpi_win_t *w, int target) { return w->rdma && w->rdma->rk[target].nkeys; }
+
+int rma_rdma_native(const rmpi_win_t *w, int target) { return w->rdma && w->rdma->native[target]; }
 
 void rma_rdma_before_am(rmpi_win_t *w, int target)
 {
@@ -175,6 +187,14 @@ void rma_rdma_order(rmpi_win_t *w, int target)
         rma_rdma_wait(w, target);
 }
 
+void rma_rdma_before_release(rmpi_win_t *w, int target)
+{
+    if (w->rdma && w->rdma->outget[target])
+        rma_rdma_wait(w, target); /* a provider may read the target memory when it answers */
+    else
+        rma_rdma_order(w, target);
+}
+
 int rma_rdma_error(rmpi_win_t *w)
 {
     if (!w->rdma)
@@ -193,6 +213,7 @@ static void batch_done(rdma_batch_t *b)
     }
     free(b->tmp);
     w->rdma->out[b->target]--;
+    w->rdma->outget[b->target] -= b->get;
     w->gets[b->target]--;
     w->ngets--;
     if (b->ureq)
@@ -238,8 +259,10 @@ static void post_piece(rdma_batch_t *b, rdma_op_t *ops, int get, char *local, si
         o->op.status = 0;
         rmpi_rail_t *rail = rmpi_vc_rail(b->vc, st[i].sub);
         b->vc->sub[st[i].sub].rdma_posted += st[i].len;
-        if (!rail->hints.rdma_native)
+        if (!rail->hints.rdma_native) {
             b->w->dirty[b->target] = 1; /* landed only once the target handled it: FLUSH asks */
+            b->w->tail_answered[b->target] = 0;
+        }
         if (get)
             rail->ops->get(rail, b->vc->peer, local + st[i].off, st[i].len, raddr + st[i].off, k->key[st[i].sub],
                            &o->op);
@@ -290,6 +313,7 @@ int rma_rdma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, const 
     }
     uint64_t raddr = w->rdma->rk[t].base + disp;
     w->rdma->out[t]++;
+    w->rdma->outget[t] += get;
     w->gets[t]++;
     w->ngets++;
     if (!nseg) {

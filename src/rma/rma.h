@@ -13,10 +13,12 @@
  *
  * Completion: origin data is copied into the message when the operation is issued, so
  * put and accumulate complete locally at once; gets complete when their answer lands.
- * Remote completion comes from ordering: a flush or unlock is acknowledged only after
- * every earlier message of that origin was handled. Fence = flush every target written
- * since the last synchronisation, wait for local gets, barrier.
- *
+ * Small requests to one target wait in a batch and go as one message (with the next
+ * answered request or synchronisation). Remote completion comes from ordering: a flush or
+ * unlock is acknowledged only after every earlier message of that origin was handled.
+ * Locks on other processes are lazy: requested with the first operation. Fence = a FENCE
+ * marker to every rank behind the operations; a rank's fence ends once it has handled
+ * every rank's marker (sync.c).
  * Who calls: the api bindings (which check handles, ranks, types and epochs before
  * calling; the functions here return MPI error classes for what only they can see).
  * Threading: caller holds the library lock; blocking calls progress the core.
@@ -45,6 +47,11 @@ typedef struct rmpi_win_region {
 } rmpi_win_region_t;
 
 typedef struct rmpi_win_lockq rmpi_win_lockq_t;
+/* Active messages to one target not sent yet: several go as one message (rma_am_begin). */
+typedef struct rmpi_win_batch {
+    char *buf;
+    size_t len, cap;
+} rmpi_win_batch_t;
 /* Per target on this node: its passive-target lock word and accumulate lock, one cache
  * line each, at the head of the node's window segment (direct.c). */
 typedef struct rmpi_win_sync rmpi_win_sync_t;
@@ -85,19 +92,33 @@ typedef struct rmpi_win {
     unsigned char *nocheck; /* lock taken with MPI_MODE_NOCHECK (no lock message) */
     int nlocked;
     int lock_all;
-    unsigned char *dirty; /* per target: messages since its last acknowledgement */
-    int *gets;            /* per target: answers not yet landed */
+    unsigned char *lazy;          /* per target: lock not requested yet (1), requested, grant not seen (2) */
+    rmpi_win_batch_t *batch;      /* per target: active messages waiting to go as one message */
+    unsigned char *dirty;         /* per target: messages since its last acknowledgement */
+    unsigned char *tail_answered; /* per target: the last thing sent to it is answered (its
+                                   * answer shows everything before it handled: no FLUSH) */
+    int *gets;                    /* per target: answers not yet landed */
     int ngets;
     int *posts;    /* POST messages received, per origin of the exposure */
     int completes; /* COMPLETE messages received */
     int32_t next_tag;
+    /* fence by markers (sync.c): fences this rank completed; per rank the FENCE_DONEs seen
+     * (its fence is over: our direct and RDMA operations may touch it again) */
+    int fences;
+    int *fdone;
+    int nbatched; /* targets whose batch is not empty: the progress hook sends them */
+    int building; /* an active message is being written into a batch (rma_am_begin) */
 
     /* target side */
     rmpi_list_t incoming; /* received (or arriving) messages, handled in this order */
     int lock_excl, lock_shared;
     rmpi_win_lockq_t *lockq; /* waiting lock requests, FIFO */
     int *errs;               /* per origin: error seen handling its operations, sent with the next ack */
-    rmpi_list_t link;        /* in the list of windows the progress hook serves */
+    int *marks;              /* per origin: FENCE markers handled */
+    unsigned char *lockwait; /* per origin: its lock, requested with its operations, is not granted yet */
+    rmpi_list_t *held;       /* per origin: its messages that wait for that lock or for our fence */
+    int nheld;
+    rmpi_list_t link; /* in the list of windows the progress hook serves */
 
     /* for the api layer */
     MPI_Errhandler errh;

@@ -10,7 +10,7 @@
 
 #include "../coll/coll.h"
 
-#define RMA_WIRE_VERSION 1
+#define RMA_WIRE_VERSION 2
 #define RMA_TAG_AM 0           /* active messages, handled by the target's progress hook */
 #define RMA_TAG_MAX 0x3fffffff /* answers use tags 1..RMA_TAG_MAX, one per operation */
 #define RMA_TAG_SETUP 0x7fe0   /* window creation exchanges (collective context) */
@@ -26,6 +26,8 @@ enum {
     AM_FLUSH,
     AM_POST,
     AM_COMPLETE,
+    AM_FENCE,
+    AM_FENCE_DONE,
 };
 
 typedef struct rma_hdr {
@@ -47,6 +49,32 @@ typedef struct rma_seg {
 } rma_seg_t;
 
 enum { RMA_LOCK_EXCL = 1, RMA_LOCK_SHARED = 2 };
+/* w->lazy[t]: a lock taken by Win_lock/Win_lock_all is requested with the first operation */
+enum { RMA_LAZY_PENDING = 1, RMA_LAZY_SENT = 2 };
+
+/* One message carries several active messages back to back, each padded to 8 bytes: those
+ * of at most RMA_BATCH_OP_MAX bytes wait in the target's batch (up to RMA_BATCH_MAX bytes,
+ * under every eager limit) until one needs an answer or a synchronisation sends them. */
+#define RMA_BATCH_OP_MAX ((size_t)1 << 10)
+#define RMA_BATCH_MAX ((size_t)8 << 10)
+static inline size_t rma_pad8(size_t n) { return (n + 7) & ~(size_t)7; }
+/* Room for an active message of len bytes to target t (in its batch when small, else a
+ * buffer of its own, the batch sent first); rma_am_end queues it, and with send set sends
+ * the batch now. */
+char *rma_am_begin(rmpi_win_t *w, int t, size_t len);
+void rma_am_end(rmpi_win_t *w, int t, char *msg, size_t len, int send);
+void rma_am_send(rmpi_win_t *w, int t);
+/* A control header (kind, lock type, answer tag) at msg. */
+void rma_ctl_hdr(void *msg, int kind, int lock_type, int32_t tag);
+/* Before an operation on target t under a lock not requested yet or not known granted
+ * (w->lazy[t]): ask for it with the operation, or wait for the grant when the operation
+ * would go by RDMA (which the target's lock manager does not see). */
+void rma_lock_for_op(rmpi_win_t *w, int t, int rdma);
+/* Whether target t's last fence is not known over: direct and RDMA operations wait. */
+static inline int rma_fence_gated(const rmpi_win_t *w, int t) { return w->fdone[t] < w->fences; }
+void rma_fence_wait_done(rmpi_win_t *w, int t);
+/* The target: handle parked messages whose origin no longer waits (target.c). */
+int rma_release_held(rmpi_win_t *w);
 
 /* A fresh answer tag. */
 static inline int32_t rma_tag(rmpi_win_t *w)
@@ -92,6 +120,10 @@ void rma_rdma_free(rmpi_win_t *w);
  * after one, puts and gets to that target are active messages too until the target
  * acknowledged everything (rma_rdma_acked: FLUSH or UNLOCK answered, or POST received). */
 int rma_rdma_to(const rmpi_win_t *w, int target);
+/* Whether target has RDMA keys at all, and whether its first rail's RDMA is native. */
+int rma_rdma_keys(const rmpi_win_t *w, int target);
+int rma_rdma_native(const rmpi_win_t *w, int target);
+
 void rma_rdma_before_am(rmpi_win_t *w, int target);
 void rma_rdma_acked(rmpi_win_t *w, int target);
 /* Put or Get as RDMA ops (disp/segs/tbytes as for rma_direct_issue, tbytes > 0): 0 when
@@ -106,6 +138,11 @@ void rma_rdma_wait(rmpi_win_t *w, int target);
  * to it the rail's order does that (net.h: put data before any later frame), so the frame
  * may follow at once, in the same write; with several, wait (rma_rdma_wait). */
 void rma_rdma_order(rmpi_win_t *w, int target);
+/* Before an UNLOCK or FENCE to target, after which it may write its memory: our puts
+ * ordered before that frame (rma_rdma_order), our gets complete (tcp's emulated get is
+ * answered from the target memory when its provider sends the answer, not when it reads
+ * the request). */
+void rma_rdma_before_release(rmpi_win_t *w, int target);
 /* The first error RDMA ops met since the last call (MPI class), or 0. */
 int rma_rdma_error(rmpi_win_t *w);
 

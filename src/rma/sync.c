@@ -14,14 +14,81 @@ static void wait_until(const int *value, int at_least)
         rmpi_core_wait_step(&idle);
 }
 
+static int wire_lock(int type) { return type == MPI_LOCK_EXCLUSIVE ? RMA_LOCK_EXCL : RMA_LOCK_SHARED; }
+
+/* Fence by markers, one round instead of a FLUSH round trip and a barrier: each rank sends
+ * every rank a FENCE marker behind its operations (RDMA puts ordered before it as before a
+ * FLUSH, RDMA gets complete), and a rank's fence is over once it has handled every rank's
+ * marker, hence every operation before it. Messages an origin sends after its marker
+ * belong to the next epoch: the target holds them until its own fence is over. Direct and
+ * RDMA operations bypass the target's handler, so after a fence they wait for the
+ * target's FENCE_DONE (most small operations go as messages meanwhile). Windows whose
+ * ranks are all direct use the barrier in the node segment; dynamic windows, whose
+ * targets report errors in acknowledgements, and shared windows keep FLUSH and a barrier. */
+static int fence_by_markers(const rmpi_win_t *w)
+{
+    /* shared windows: ranks load and store each other's parts after a fence, so every
+     * rank's exposure must be over when any fence returns: a barrier */
+    return w->flavor != MPI_WIN_FLAVOR_DYNAMIC && w->flavor != MPI_WIN_FLAVOR_SHARED &&
+           !(w->dsync && w->nlocal == w->size);
+}
+
+static int markers_in(const rmpi_win_t *w)
+{
+    for (int o = 0; o < w->size; o++)
+        if (w->marks[o] <= w->fences)
+            return 0;
+    return 1;
+}
+
+void rma_fence_wait_done(rmpi_win_t *w, int t)
+{
+    rma_am_send(w, t);
+    unsigned idle = 0;
+    while (rma_fence_gated(w, t))
+        rmpi_core_wait_step(&idle);
+}
+
 int rmpi_rma_fence(rmpi_win_t *w, int assert)
 {
-    int err = rma_flush_ranks(w, NULL, w->size);
+    if (!fence_by_markers(w)) {
+        int err = rma_flush_ranks(w, NULL, w->size);
+        rma_wait_gets(w, -1);
+        if (!rma_node_barrier(w)) /* every target direct: a barrier in shared memory will do */
+            rmpi_coll_barrier(w->comm);
+        w->fence_open = !(assert &MPI_MODE_NOSUCCEED);
+        return err;
+    }
+    atomic_thread_fence(memory_order_seq_cst); /* direct stores before the markers */
+    for (int i = 1; i <= w->size; i++) {
+        int t = (w->rank + i) % w->size;   /* ourselves last */
+        if (!(assert &MPI_MODE_NOPRECEDE)) /* NOPRECEDE: no operation of ours to order */
+            rma_rdma_before_release(w, t);
+        rma_note(w, t, AM_FENCE);
+    }
+    unsigned idle = 0;
+    while (!markers_in(w))
+        rmpi_core_wait_step(&idle);
+    w->fences++;
+    w->fdone[w->rank] = w->fences;
+    rma_release_held(w);
+    atomic_thread_fence(memory_order_seq_cst); /* the origins' direct stores before our accesses */
+    /* FENCE_DONE waits in the batch: it leaves with our next message to that rank (often
+     * our next FENCE) or at our next progress (target.c), so a fence costs one message
+     * each way; ranks of this node may wait for it before a direct store: sent at once */
+    for (int t = 0; t < w->size; t++)
+        if (t != w->rank) {
+            char *m = rma_am_begin(w, t, sizeof(rma_hdr_t));
+            rma_ctl_hdr(m, AM_FENCE_DONE, 0, 0);
+            rma_am_end(w, t, m, sizeof(rma_hdr_t), rmpi_rma_direct(w, t));
+        }
     rma_wait_gets(w, -1);
-    if (!rma_node_barrier(w)) /* every target direct: a barrier in shared memory will do */
-        rmpi_coll_barrier(w->comm);
+    for (int t = 0; t < w->size; t++) {
+        w->dirty[t] = 0; /* everything before our marker is handled before its fence ends */
+        rma_rdma_acked(w, t);
+    }
     w->fence_open = !(assert &MPI_MODE_NOSUCCEED);
-    return err;
+    return rma_rdma_error(w);
 }
 
 /* Window ranks of a group's members; NULL when one is not in the window. */
@@ -125,14 +192,41 @@ int rmpi_rma_test(rmpi_win_t *w, int *flag)
     return 0;
 }
 
-static int wire_lock(int type) { return type == MPI_LOCK_EXCLUSIVE ? RMA_LOCK_EXCL : RMA_LOCK_SHARED; }
+/* Locks on other processes' memory reached by messages are lazy (as MPICH does): Win_lock
+ * (not Win_lock_all) sends nothing, the LOCK request goes with the first operation, in the same message, and
+ * the target holds that origin's later messages until it grants it; Unlock's UNLOCK then
+ * ends lock + operations + unlock in one round trip, and a lock without operations costs
+ * no message. Our own memory is locked at once (local loads and stores need it held). */
+static int lazy_ok(const rmpi_win_t *w, int t) { return t != w->rank && !rmpi_rma_direct(w, t); }
+
+void rma_lock_for_op(rmpi_win_t *w, int t, int rdma)
+{
+    int type = w->lock_all ? RMA_LOCK_SHARED : wire_lock(w->locked[t]);
+    if (w->lazy[t] == RMA_LAZY_PENDING && !rdma) {
+        rma_rdma_before_am(w, t);
+        char *m = rma_am_begin(w, t, sizeof(rma_hdr_t));
+        rma_ctl_hdr(m, AM_LOCK, type, 0); /* no answer: the operations behind it wait at the target */
+        rma_am_end(w, t, m, sizeof(rma_hdr_t), 0);
+        w->lazy[t] = RMA_LAZY_SENT;
+        w->dirty[t] = 1;
+    } else if (w->lazy[t] == RMA_LAZY_PENDING) {
+        rma_ack_t a;
+        rma_ctl(w, t, AM_LOCK, type, &a);
+        rma_ack_wait(&a, 1);
+        w->lazy[t] = 0;
+    } else if (rdma) {
+        rma_flush_ranks(w, &t, 1); /* its answer comes after the grant */
+    }
+}
 
 int rmpi_rma_lock(rmpi_win_t *w, int type, int target, int assert)
 {
     if (w->locked[target] || w->lock_all)
         return MPI_ERR_RMA_SYNC;
     w->nocheck[target] = !!(assert &MPI_MODE_NOCHECK);
-    if (!w->nocheck[target] && rmpi_rma_direct(w, target))
+    if (!w->nocheck[target] && lazy_ok(w, target))
+        w->lazy[target] = RMA_LAZY_PENDING;
+    else if (!w->nocheck[target] && rmpi_rma_direct(w, target))
         rma_rw_lock(w->dsync[target], type == MPI_LOCK_EXCLUSIVE);
     else if (!w->nocheck[target]) {
         rma_ack_t a;
@@ -152,8 +246,10 @@ static int unlock_ranks(rmpi_win_t *w, const int *ranks, const int *types, int n
     int na = 0;
     for (int i = 0; i < n; i++) {
         int t = ranks ? ranks[i] : i;
-        rma_rdma_order(w, t);
-        if (rmpi_rma_direct(w, t)) {
+        rma_rdma_before_release(w, t);
+        if (w->lazy[t] == RMA_LAZY_PENDING) {
+            /* never requested: no operation went to it */
+        } else if (rmpi_rma_direct(w, t)) {
             atomic_thread_fence(memory_order_seq_cst);
             if (!w->nocheck[t])
                 rma_rw_release(w->dsync[t], types[i] == MPI_LOCK_EXCLUSIVE);
@@ -163,6 +259,7 @@ static int unlock_ranks(rmpi_win_t *w, const int *ranks, const int *types, int n
             rma_ctl(w, t, AM_FLUSH, 0, &acks[na++]);
         w->dirty[t] = 0;
         w->nocheck[t] = 0;
+        w->lazy[t] = 0;
     }
     int err = rma_ack_wait(acks, na);
     free(acks);
@@ -197,6 +294,8 @@ int rmpi_rma_lock_all(rmpi_win_t *w, int assert)
     if (w->lock_all || w->nlocked)
         return MPI_ERR_RMA_SYNC;
     int nocheck = !!(assert &MPI_MODE_NOCHECK);
+    /* eager, unlike Win_lock: with lock_all requested lazily, mpi4py.util.sync's
+     * condition test hangs over tcp (not understood yet) */
     rma_ack_t *acks = rmpi_xmalloc((size_t)w->size * sizeof *acks);
     int na = 0;
     for (int t = 0; t < w->size; t++) {

@@ -9,7 +9,9 @@ typedef struct incoming {
     rmpi_list_t link;
     rmpi_req_t *req; /* receive of the message (eager: complete at once) */
     void *buf;
-    int peer; /* the sender's peer index (cut off if the message is malformed) */
+    size_t len, pos; /* landed bytes; the next active message in it starts at pos */
+    int peer;        /* the sender's peer index (cut off if the message is malformed) */
+    int origin;      /* its window rank */
 } incoming_t;
 
 struct rmpi_win_lockq {
@@ -20,6 +22,9 @@ struct rmpi_win_lockq {
 
 static rmpi_list_t wins = {&wins, &wins};
 static int nwins;
+/* Handlers send, and sending may progress: the hook must not run inside itself (messages
+ * would be handled out of order). */
+static int serving;
 
 static int rma_progress(void);
 
@@ -30,9 +35,22 @@ void rma_serve_add(rmpi_win_t *w)
         rmpi_core_hook_add(rma_progress);
 }
 
+static void incoming_free(incoming_t *m)
+{
+    rmpi_req_release(m->req);
+    free(m->buf);
+    free(m);
+}
+
 void rma_serve_remove(rmpi_win_t *w)
 {
     rmpi_list_remove(&w->link);
+    for (int o = 0; o < w->size; o++) /* none after Win_free's barrier, unless the user erred */
+        while (!rmpi_list_empty(&w->held[o])) {
+            incoming_t *m = RMPI_CONTAINER_OF(w->held[o].next, incoming_t, link);
+            rmpi_list_remove(&m->link);
+            incoming_free(m);
+        }
     while (w->lockq) {
         rmpi_win_lockq_t *q = w->lockq;
         w->lockq = q->next;
@@ -74,19 +92,27 @@ static int lock_grant_queued(rmpi_win_t *w)
     while (w->lockq && lock_try(w, w->lockq->type)) {
         rmpi_win_lockq_t *q = w->lockq;
         w->lockq = q->next;
-        ack(w, q->origin, q->tag);
+        if (q->tag)
+            ack(w, q->origin, q->tag);
+        else
+            w->lockwait[q->origin] = 0; /* its operations held behind the request may go */
         free(q);
         n++;
     }
     return n;
 }
 
+/* tag 0: a lock requested with operations (no answer): the origin's later messages wait
+ * until it is granted. */
 static void lock_request(rmpi_win_t *w, int origin, int type, int32_t tag)
 {
     if (!w->lockq && lock_try(w, type)) {
-        ack(w, origin, tag);
+        if (tag)
+            ack(w, origin, tag);
         return;
     }
+    if (!tag)
+        w->lockwait[origin] = 1;
     rmpi_win_lockq_t *q = rmpi_xmalloc(sizeof *q), **p = &w->lockq;
     *q = (rmpi_win_lockq_t){NULL, origin, type, tag};
     while (*p)
@@ -156,30 +182,33 @@ static char *target_base(rmpi_win_t *w, const rma_hdr_t *h, const rma_seg_t *seg
 
 static int wants_reply(int kind)
 {
-    return kind == AM_GET || kind == AM_GACC || kind == AM_CAS || kind == AM_LOCK || kind == AM_UNLOCK ||
-           kind == AM_FLUSH;
+    return kind == AM_GET || kind == AM_GACC || kind == AM_CAS || kind == AM_UNLOCK || kind == AM_FLUSH;
 }
 
-/* Everything a message says, checked before anything acts on it (docs/wire/rma.md): NULL,
- * or what is wrong with it. h gets the header. */
-static const char *am_check(const rmpi_win_t *w, int origin, const char *msg, size_t len, rma_hdr_t *h)
+/* Everything an active message says, checked before anything acts on it
+ * (docs/wire/rma.md): NULL, or what is wrong with it. msg holds len bytes from its start;
+ * h gets the header, *amlen its length (more active messages may follow it). */
+static const char *am_check(const rmpi_win_t *w, int origin, const char *msg, size_t len, rma_hdr_t *h, size_t *amlen)
 {
     if (len < sizeof *h)
         return "shorter than the header";
     memcpy(h, msg, sizeof *h);
     if (h->version != RMA_WIRE_VERSION)
         return "of another wire version (mixed RailMPI builds?)";
-    if (h->kind < AM_PUT || h->kind > AM_COMPLETE)
+    if (h->kind < AM_PUT || h->kind > AM_FENCE_DONE)
         return "of an unknown kind";
     if (origin < 0 || origin >= w->comm->size)
         return "from a rank outside the window's group";
     if (wants_reply(h->kind) && (h->reply_tag < 1 || h->reply_tag > RMA_TAG_MAX))
         return "with an answer tag outside 1..0x3fffffff";
+    if (h->kind == AM_LOCK && (h->reply_tag < 0 || h->reply_tag > RMA_TAG_MAX))
+        return "with an answer tag outside 0..0x3fffffff";
     if ((h->kind == AM_LOCK || h->kind == AM_UNLOCK) && h->lock_type != RMA_LOCK_EXCL &&
         h->lock_type != RMA_LOCK_SHARED)
         return "with an unknown lock type";
+    *amlen = sizeof *h;
     if (h->kind > AM_CAS)
-        return len == sizeof *h ? NULL : "of a control kind with data";
+        return h->nseg || h->bytes ? "of a control kind with data" : NULL;
     size_t rest = len - sizeof *h;
     if (h->nseg > rest / sizeof(rma_seg_t))
         return "listing more segments than it holds";
@@ -202,8 +231,9 @@ static const char *am_check(const rmpi_win_t *w, int origin, const char *msg, si
                     : h->kind == AM_CAS      ? 2 * h->bytes
                     : acc && op != MPI_NO_OP ? h->bytes
                                              : 0;
-    if (rest != data)
+    if (rest < data)
         return "whose data does not match its size";
+    *amlen = len - rest + data;
     if (acc && h->bytes) {
         /* handles from the wire: only predefined ones (small constants), never pointers */
         MPI_Datatype basic = (MPI_Datatype)(uintptr_t)h->basic;
@@ -275,14 +305,18 @@ static void am_bad(const rmpi_win_t *w, int peer, int origin, size_t len, const 
     rmpi_core_peer_cut(peer, why);
 }
 
-static void handle(rmpi_win_t *w, int peer, int origin, char *msg, size_t len)
+/* Handle the active message at msg (len bytes left in its message): the bytes it took
+ * with its padding, 0 when it was malformed (its sender is cut off). */
+static size_t handle(rmpi_win_t *w, int peer, int origin, char *msg, size_t len)
 {
     rma_hdr_t hdr, *h = &hdr;
-    const char *bad = am_check(w, origin, msg, len, h);
+    size_t amlen = 0;
+    const char *bad = am_check(w, origin, msg, len, h, &amlen);
     if (bad) {
         am_bad(w, peer, origin, len, bad);
-        return;
+        return 0;
     }
+    size_t took = rma_pad8(amlen) < len ? rma_pad8(amlen) : len;
     /* the receive buffer is malloc'd: the segments after the 48-byte header are aligned */
     const rma_seg_t *segs = (const rma_seg_t *)(void *)(msg + sizeof *h);
     const char *data = msg + sizeof *h + h->nseg * sizeof(rma_seg_t);
@@ -298,7 +332,7 @@ static void handle(rmpi_win_t *w, int peer, int origin, char *msg, size_t len)
         if (!base && h->bytes && (w->flavor != MPI_WIN_FLAVOR_DYNAMIC || h->bytes > RMA_ZERO_ANSWER_MAX)) {
             /* the origin checks the ranges of windows whose size it knows */
             am_bad(w, peer, origin, len, "aimed outside the window");
-            return;
+            return 0;
         }
         if (!base && h->bytes)
             w->errs[origin] = MPI_ERR_RMA_RANGE;
@@ -323,18 +357,59 @@ static void handle(rmpi_win_t *w, int peer, int origin, char *msg, size_t len)
         else if (h->kind == AM_CAS && memcmp(reply, data + h->bytes, h->bytes) == 0) /* origin, then compare value */
             scatter(base, h, segs, data);
         break;
-    case AM_LOCK: lock_request(w, origin, h->lock_type, h->reply_tag); return;
+    case AM_LOCK: lock_request(w, origin, h->lock_type, h->reply_tag); return took;
     case AM_UNLOCK:
         ack(w, origin, h->reply_tag);
         lock_release(w, h->lock_type);
-        return;
-    case AM_FLUSH: ack(w, origin, h->reply_tag); return;
-    case AM_POST: w->posts[origin]++; return;
-    case AM_COMPLETE: w->completes++; return;
-    default: return; /* am_check admits no other kind */
+        return took;
+    case AM_FLUSH: ack(w, origin, h->reply_tag); return took;
+    case AM_POST: w->posts[origin]++; return took;
+    case AM_COMPLETE: w->completes++; return took;
+    case AM_FENCE: w->marks[origin]++; return took;
+    case AM_FENCE_DONE: w->fdone[origin]++; return took;
+    default: return took; /* am_check admits no other kind */
     }
     if (reply)
         rma_send(w, origin, h->reply_tag, reply, rlen);
+    return took;
+}
+
+/* Whether the origin's next message must wait: for the lock it requested with its
+ * operations, or, past its FENCE marker, for our own fence to end. */
+static int held_back(const rmpi_win_t *w, int o) { return w->lockwait[o] || w->marks[o] > w->fences; }
+
+/* Handle m's active messages from m->pos until its end (1) or until its origin must wait (0). */
+static int run(rmpi_win_t *w, incoming_t *m)
+{
+    while (m->pos < m->len) {
+        if (held_back(w, m->origin))
+            return 0;
+        size_t n = handle(w, m->peer, m->origin, (char *)m->buf + m->pos, m->len - m->pos);
+        if (!n)
+            return 1; /* malformed: the rest is not believed either */
+        m->pos += n;
+    }
+    return 1;
+}
+
+static int release_held(rmpi_win_t *w)
+{
+    int n = 0, again = w->nheld > 0;
+    while (again) {
+        again = 0;
+        for (int o = 0; o < w->size; o++)
+            while (!rmpi_list_empty(&w->held[o]) && !held_back(w, o)) {
+                incoming_t *m = RMPI_CONTAINER_OF(w->held[o].next, incoming_t, link);
+                if (!run(w, m))
+                    break;
+                rmpi_list_remove(&m->link);
+                incoming_free(m);
+                w->nheld--;
+                n++;
+                again = 1;
+            }
+    }
+    return n;
 }
 
 /* Take the window's new messages in arrival order; handle those at the head that have
@@ -363,26 +438,50 @@ static int serve(rmpi_win_t *w)
         if (!m->req->done)
             break;
         rmpi_list_remove(&m->link);
-        handle(w, m->peer, m->req->st_src, m->buf, m->req->st_bytes);
-        rmpi_req_release(m->req);
-        free(m->buf);
-        free(m);
+        m->origin = m->req->st_src;
+        m->len = m->req->st_bytes;
+        m->pos = 0;
         n++;
+        if (m->origin < 0 || m->origin >= w->size) {
+            am_bad(w, m->peer, m->origin, m->len, "from a rank outside the window's group");
+            incoming_free(m);
+        } else if (!rmpi_list_empty(&w->held[m->origin]) || !run(w, m)) {
+            rmpi_list_push_back(&w->held[m->origin], &m->link); /* behind what waits already */
+            w->nheld++;
+        } else
+            incoming_free(m);
     }
     if (w->lockq && rmpi_rma_direct(w, w->rank))
         n += lock_grant_queued(w);
+    /* requests wait in batches only until the next progress: a process that spins on its
+     * window memory (MPI_Win_sync, a flush of itself) must see what others put there
+     * without their flushing, as MCS-style locks (mpi4py.util.sync) rely on */
+    if (w->nbatched && !w->building)
+        for (int t = 0; t < w->size && w->nbatched; t++)
+            rma_am_send(w, t);
+    if (w->nheld)
+        n += release_held(w);
     return n;
 }
 
 static int rma_progress(void)
 {
-    static int busy;
-    if (busy)
+    if (serving)
         return 0;
-    busy = 1;
+    serving = 1;
     int n = 0;
     rmpi_list_t *e;
     rmpi_list_for_each(e, &wins) n += serve(RMPI_CONTAINER_OF(e, rmpi_win_t, link));
-    busy = 0;
+    serving = 0;
+    return n;
+}
+
+int rma_release_held(rmpi_win_t *w)
+{
+    if (serving || !w->nheld)
+        return 0;
+    serving = 1;
+    int n = release_held(w);
+    serving = 0;
     return n;
 }

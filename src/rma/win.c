@@ -38,15 +38,63 @@ rmpi_req_t *rma_post_answer(rmpi_win_t *w, int from, int tag, void *buf, size_t 
     return r;
 }
 
-static rma_hdr_t *ctl_msg(int kind, int lock_type, int32_t tag)
+void rma_ctl_hdr(void *msg, int kind, int lock_type, int32_t tag)
 {
-    rma_hdr_t *h = rmpi_xmalloc(sizeof *h);
+    rma_hdr_t *h = msg;
     memset(h, 0, sizeof *h);
     h->kind = (uint8_t)kind;
     h->version = RMA_WIRE_VERSION;
     h->lock_type = (uint16_t)lock_type;
     h->reply_tag = tag;
-    return h;
+}
+
+char *rma_am_begin(rmpi_win_t *w, int t, size_t len)
+{
+    rmpi_win_batch_t *b = &w->batch[t];
+    w->building = 1;
+    if (len > RMA_BATCH_OP_MAX) {
+        rma_am_send(w, t); /* what was queued goes first */
+        return rmpi_xmalloc(len);
+    }
+    if (b->len + len > RMA_BATCH_MAX)
+        rma_am_send(w, t);
+    if (b->len + rma_pad8(len) > b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 512;
+        while (cap < b->len + rma_pad8(len))
+            cap *= 2;
+        b->cap = cap;
+        b->buf = rmpi_xrealloc(b->buf, cap);
+    }
+    return b->buf + b->len;
+}
+
+void rma_am_end(rmpi_win_t *w, int t, char *msg, size_t len, int send)
+{
+    w->building = 0;
+    if (len > RMA_BATCH_OP_MAX) {
+        w->tail_answered[t] = 0;
+        rma_send(w, t, RMA_TAG_AM, msg, len);
+        return;
+    }
+    rmpi_win_batch_t *b = &w->batch[t];
+    w->tail_answered[t] = 0; /* the caller of an answered request sets it again */
+    memset(msg + len, 0, rma_pad8(len) - len);
+    if (!b->len)
+        w->nbatched++;
+    b->len += rma_pad8(len);
+    if (send)
+        rma_am_send(w, t);
+}
+
+void rma_am_send(rmpi_win_t *w, int t)
+{
+    rmpi_win_batch_t *b = &w->batch[t];
+    if (!b->len)
+        return;
+    rma_send(w, t, RMA_TAG_AM, b->buf, b->len); /* the message owns the buffer now */
+    w->nbatched--;
+    b->buf = NULL;
+    b->len = b->cap = 0;
 }
 
 void rma_ctl(rmpi_win_t *w, int target, int kind, int lock_type, rma_ack_t *ack)
@@ -54,12 +102,16 @@ void rma_ctl(rmpi_win_t *w, int target, int kind, int lock_type, rma_ack_t *ack)
     int32_t tag = rma_tag(w);
     ack->err = 0;
     ack->req = rma_post_answer(w, target, tag, &ack->err, sizeof ack->err);
-    rma_send(w, target, RMA_TAG_AM, ctl_msg(kind, lock_type, tag), sizeof(rma_hdr_t));
+    char *m = rma_am_begin(w, target, sizeof(rma_hdr_t));
+    rma_ctl_hdr(m, kind, lock_type, tag);
+    rma_am_end(w, target, m, sizeof(rma_hdr_t), 1);
 }
 
 void rma_note(rmpi_win_t *w, int target, int kind)
 {
-    rma_send(w, target, RMA_TAG_AM, ctl_msg(kind, 0, 0), sizeof(rma_hdr_t));
+    char *m = rma_am_begin(w, target, sizeof(rma_hdr_t));
+    rma_ctl_hdr(m, kind, 0, 0);
+    rma_am_end(w, target, m, sizeof(rma_hdr_t), 1);
 }
 
 int rma_ack_wait(rma_ack_t *acks, int n)
@@ -76,6 +128,11 @@ int rma_ack_wait(rma_ack_t *acks, int n)
 
 void rma_wait_gets(rmpi_win_t *w, int target)
 {
+    if (target >= 0 && w->gets[target])
+        rma_am_send(w, target); /* the requests of the answers waited for */
+    else if (target < 0 && w->ngets)
+        for (int t = 0; t < w->size; t++)
+            rma_am_send(w, t);
     unsigned idle = 0;
     while (target < 0 ? w->ngets > 0 : w->gets[target] > 0)
         rmpi_core_wait_step(&idle);
@@ -90,15 +147,26 @@ int rma_flush_ranks(rmpi_win_t *w, const int *ranks, int n)
     int na = 0;
     for (int i = 0; i < n; i++) {
         int t = ranks ? ranks[i] : i;
-        if (w->dirty[t]) {
+        if (w->dirty[t] && w->tail_answered[t] && w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
+            /* the answer to the last request is sent after everything before it was handled:
+             * waiting for it (below) is the flush (dynamic windows' errors need the ack) */
+            w->dirty[t] = 0;
+            w->tail_answered[t] = 0;
+            if (w->lazy[t] == RMA_LAZY_SENT)
+                w->lazy[t] = 0;
+        } else if (w->dirty[t]) {
             rma_rdma_order(w, t); /* its data ahead of the FLUSH */
             rma_ctl(w, t, AM_FLUSH, 0, &acks[na++]);
             w->dirty[t] = 0;
         }
     }
     int err = rma_ack_wait(acks, na);
-    for (int i = 0; i < n; i++)
-        rma_rdma_acked(w, ranks ? ranks[i] : i);
+    for (int i = 0; i < n; i++) {
+        int t = ranks ? ranks[i] : i;
+        rma_rdma_acked(w, t);
+        if (w->lazy[t] == RMA_LAZY_SENT) /* the FLUSH was handled after the lock's grant */
+            w->lazy[t] = 0;
+    }
     free(acks);
     for (int i = 0; i < n; i++)
         rma_wait_gets(w, ranks ? ranks[i] : i);
@@ -151,6 +219,15 @@ static rmpi_win_t *win_new(rmpi_comm_t *dup, int flavor)
     memset(w->dirty, 0, n);
     w->nocheck = rmpi_xmalloc(n);
     memset(w->nocheck, 0, n);
+    w->lazy = rmpi_xcalloc(n, 1);
+    w->tail_answered = rmpi_xcalloc(n, 1);
+    w->batch = rmpi_xcalloc(n, sizeof *w->batch);
+    w->fdone = rmpi_xcalloc(n, sizeof(int));
+    w->marks = rmpi_xcalloc(n, sizeof(int));
+    w->lockwait = rmpi_xcalloc(n, 1);
+    w->held = rmpi_xmalloc(n * sizeof *w->held);
+    for (size_t i = 0; i < n; i++)
+        rmpi_list_init(&w->held[i]);
     w->next_tag = 1;
     rmpi_list_init(&w->incoming);
     w->errh = MPI_ERRORS_ARE_FATAL;
@@ -166,6 +243,15 @@ static void win_delete(rmpi_win_t *w)
     free(w->errs);
     free(w->dirty);
     free(w->nocheck);
+    for (int i = 0; i < w->size; i++)
+        free(w->batch[i].buf);
+    free(w->batch);
+    free(w->lazy);
+    free(w->tail_answered);
+    free(w->fdone);
+    free(w->marks);
+    free(w->lockwait);
+    free(w->held);
     free(w->regions);
     free(w->start_ranks);
     if (w->start_group)

@@ -210,8 +210,14 @@ static size_t msg_of(char *buf, const rma_hdr_t *h, const rma_seg_t *segs, uint3
 static void expect_check(const rmpi_win_t *w, int origin, const char *msg, size_t len, const char *want,
                          const char *what)
 {
+    /* as the target reads a message: active messages back to back, each padded to 8 */
     rma_hdr_t h;
-    const char *got = am_check(w, origin, msg, len, &h);
+    const char *got = NULL;
+    for (size_t pos = 0; pos < len && !got;) {
+        size_t amlen = 0;
+        got = am_check(w, origin, msg + pos, len - pos, &h, &amlen);
+        pos += rma_pad8(amlen) < len - pos ? rma_pad8(amlen) : len - pos;
+    }
     int ok = want ? got && strstr(got, want) : got == NULL;
     CHECK(ok, "%s: am_check says '%s', expected %s%s%s", what, got ? got : "(fine)", want ? "'" : "",
           want ? want : "fine", want ? "'" : "");
@@ -246,12 +252,12 @@ static void checks(void)
     h.version = RMA_WIRE_VERSION + 1;
     expect_msg(&w, 1, &h, NULL, 0, 16, "another wire version", "version + 1");
     h.version = RMA_WIRE_VERSION;
-    for (int k = 0; k <= 12; k++) {
+    for (int k = 0; k <= 14; k++) {
         h.kind = (uint8_t)k;
         h.reply_tag = 1;
         h.lock_type = RMA_LOCK_SHARED;
         h.bytes = 0;
-        int known = k >= AM_PUT && k <= AM_COMPLETE;
+        int known = k >= AM_PUT && k <= AM_FENCE_DONE;
         expect_msg(&w, 0, &h, NULL, 0, 0, known ? NULL : "unknown kind", "an empty message of each kind");
     }
     /* answer tags only where an answer is wanted */
@@ -276,7 +282,39 @@ static void checks(void)
                    "lock of each type");
     }
     h.lock_type = RMA_LOCK_EXCL;
-    expect_msg(&w, 0, &h, NULL, 0, 1, "control kind with data", "a lock with a data byte");
+    expect_msg(&w, 0, &h, NULL, 0, 1, "shorter than the header", "a lock with a data byte after it");
+    h.bytes = 8;
+    expect_msg(&w, 0, &h, NULL, 0, 0, "control kind with data", "a lock with a size");
+    h.bytes = 0;
+    /* a lock asked for with operations has no answer tag; no other tag below 0 */
+    h.reply_tag = 0;
+    expect_msg(&w, 0, &h, NULL, 0, 0, NULL, "a lock without an answer");
+    h.reply_tag = -1;
+    expect_msg(&w, 0, &h, NULL, 0, 0, "answer tag", "a lock with answer tag -1");
+    /* several active messages in one message: a lock, a put of 5 bytes (padded to 8), a
+     * flush; then the same with the put's padding missing in the middle */
+    {
+        char batch[256];
+        size_t n = 0;
+        rma_hdr_t b = {0};
+        b.version = RMA_WIRE_VERSION;
+        b.kind = AM_LOCK;
+        b.lock_type = RMA_LOCK_SHARED;
+        n += msg_of(batch + n, &b, NULL, 0, 0);
+        b.kind = AM_PUT;
+        b.lock_type = 0;
+        b.bytes = 5;
+        n += rma_pad8(msg_of(batch + n, &b, NULL, 0, 5));
+        memset(batch + n - 3, 0, 3);
+        b.kind = AM_FLUSH;
+        b.bytes = 0;
+        b.reply_tag = 9;
+        n += msg_of(batch + n, &b, NULL, 0, 0);
+        expect_check(&w, 1, batch, n, NULL, "lock, put, flush in one message");
+        memmove(batch + 48 + 53, batch + 48 + 56, 48);
+        expect_check(&w, 1, batch, n - 3, "shorter than the header", "a batch whose put lacks its padding");
+    }
+    h.reply_tag = 5;
 
     /* segment lists */
     h.kind = AM_PUT;
@@ -308,7 +346,7 @@ static void checks(void)
     expect_msg(&w, 0, &h, NULL, 0, 16, NULL, "compare-and-swap with both values");
     expect_msg(&w, 0, &h, NULL, 0, 8, "does not match its size", "compare-and-swap with one value");
     h.kind = AM_GET;
-    expect_msg(&w, 0, &h, NULL, 0, 8, "does not match its size", "a get carrying data");
+    expect_msg(&w, 0, &h, NULL, 0, 8, "shorter than the header", "a get carrying data");
 
     /* accumulates: predefined op, element type it takes, whole elements */
     h.kind = AM_ACC;
@@ -346,7 +384,7 @@ static void checks(void)
     h.basic = (uint64_t)(uintptr_t)MPI_INT;
     h.bytes = 16;
     expect_msg(&w, 0, &h, NULL, 0, 0, NULL, "a NO_OP fetch without data");
-    expect_msg(&w, 0, &h, NULL, 0, 16, "does not match its size", "a NO_OP fetch with data");
+    expect_msg(&w, 0, &h, NULL, 0, 16, "shorter than the header", "a NO_OP fetch with data");
 }
 
 /* ---- accumulate through a segment list ---- */
@@ -406,6 +444,42 @@ static void locks(void)
     CHECK(lock_try(&w, RMA_LOCK_EXCL), "exclusive released");
 }
 
+/* Locks requested with operations (answer tag 0): a request that cannot be granted holds
+ * its origin back (lockwait) until a release grants it, first come first served; one that
+ * can is granted at once. No answer is sent for either. And the fence rule of held_back. */
+static void lazy_locks(void)
+{
+    rmpi_win_t w = mkwin(MPI_WIN_FLAVOR_CREATE, NULL, 0);
+    unsigned char wait[4] = {0};
+    int marks[4] = {0};
+    w.lockwait = wait;
+    w.marks = marks;
+    lock_request(&w, 1, RMA_LOCK_EXCL, 0);
+    CHECK(w.lock_excl == 1 && !wait[1] && !w.lockq, "a free window: the exclusive lock granted at once");
+    lock_request(&w, 2, RMA_LOCK_SHARED, 0);
+    lock_request(&w, 3, RMA_LOCK_SHARED, 0);
+    CHECK(wait[2] && wait[3] && w.lock_shared == 0, "shared requests behind an exclusive holder wait");
+    CHECK(held_back(&w, 2) && !held_back(&w, 1), "a waiting origin is held back, the holder is not");
+    lock_release(&w, RMA_LOCK_EXCL);
+    CHECK(!wait[2] && !wait[3] && w.lock_shared == 2 && !w.lockq, "the release grants both shared requests");
+    lock_request(&w, 1, RMA_LOCK_EXCL, 0);
+    CHECK(wait[1] && w.lockq, "an exclusive request waits for two shared holders");
+    lock_request(&w, 0, RMA_LOCK_SHARED, 0);
+    CHECK(wait[0], "a shared request queued behind a waiting exclusive one waits too (first come, first served)");
+    lock_release(&w, RMA_LOCK_SHARED);
+    CHECK(wait[1], "one shared holder left: the exclusive request still waits");
+    lock_release(&w, RMA_LOCK_SHARED);
+    CHECK(!wait[1] && wait[0] && w.lock_excl == 1, "the exclusive request is granted, the shared one behind it waits");
+    lock_release(&w, RMA_LOCK_EXCL);
+    CHECK(!wait[0] && w.lock_shared == 1 && !w.lockq, "then the shared one");
+    lock_release(&w, RMA_LOCK_SHARED);
+    /* past its FENCE marker an origin waits for our own fence */
+    marks[2] = 1;
+    CHECK(held_back(&w, 2) && !held_back(&w, 3), "an origin past its marker is held back before our fence ends");
+    w.fences = 1;
+    CHECK(!held_back(&w, 2), "our fence over: the origin's next epoch may be handled");
+}
+
 int main(void)
 {
     fixed_window();
@@ -413,5 +487,6 @@ int main(void)
     checks();
     accumulate_segments();
     locks();
+    lazy_locks();
     return finish("rma_target_checks");
 }
