@@ -35,24 +35,26 @@ uint64_t rmpi_probe_due(rmpi_probe_t *p, uint64_t now, double max_ns)
     return tmo;
 }
 
-int rmpi_detect_failed(const rmpi_detect_t *d, int n, const int *up, const double *timeout_ns, uint64_t now)
-{
-    for (int i = 0; i < n; i++) {
-        if (!up[i] || !d[i].busy || (double)(now - d[i].t_since) <= timeout_ns[i])
-            continue;
-        for (int j = 0; j < n; j++)
-            if (j != i && up[j] && d[j].t_moved > d[i].t_since && (double)(now - d[j].t_moved) <= timeout_ns[i])
-                return i;
-    }
-    return -1;
-}
-
-static int others_moved(const rmpi_detect_t *d, int n, const int *up, int i)
+/* Another live subchannel made progress after i's wait began and within i's timeout of
+ * now: what fails i (rmpi_detect_failed), and what makes a nudge needless. Movement long
+ * past does neither: a rail that moved just after i stalled and then went quiet (the job
+ * stalls behind i) left the failure a window as long as the gap between the two stops, a
+ * few ms that a pause in the looks on a loaded host skips, and then never nudged. */
+static int others_moved(const rmpi_detect_t *d, int n, const int *up, int i, const double *timeout_ns, uint64_t now)
 {
     for (int j = 0; j < n; j++)
-        if (j != i && up[j] && d[j].t_moved > d[i].t_since)
+        if (j != i && up[j] && d[j].t_moved > d[i].t_since && (double)(now - d[j].t_moved) <= timeout_ns[i])
             return 1;
     return 0;
+}
+
+int rmpi_detect_failed(const rmpi_detect_t *d, int n, const int *up, const double *timeout_ns, uint64_t now)
+{
+    for (int i = 0; i < n; i++)
+        if (up[i] && d[i].busy && (double)(now - d[i].t_since) > timeout_ns[i] &&
+            others_moved(d, n, up, i, timeout_ns, now))
+            return i;
+    return -1;
 }
 
 int rmpi_detect_nudge(rmpi_detect_t *d, int n, const int *up, const double *timeout_ns, uint64_t now)
@@ -61,7 +63,7 @@ int rmpi_detect_nudge(rmpi_detect_t *d, int n, const int *up, const double *time
         if (!up[i] || !d[i].busy)
             continue;
         double quarter = timeout_ns[i] / 4;
-        if ((double)(now - d[i].t_since) <= quarter || others_moved(d, n, up, i))
+        if ((double)(now - d[i].t_since) <= quarter || others_moved(d, n, up, i, timeout_ns, now))
             continue;
         if (d[i].t_nudged > d[i].t_since && (double)(now - d[i].t_nudged) < quarter)
             continue;

@@ -41,8 +41,8 @@ double rmpi_detect_timeout(const rmpi_path_t *p, double k, double floor_ns);
 int rmpi_detect_failed(const rmpi_detect_t *d, int n, const int *up, const double *timeout_ns, uint64_t now_ns);
 
 /* The first live subchannel that has waited longer than a quarter of its timeout while no
- * other live one moved since its wait began, and whose others were not nudged in the last
- * quarter timeout; or -1. The caller then sends a word on every other live subchannel: when
+ * other live one moved since its wait began and within its timeout of now (the movement
+ * that would fail it), and whose others were not nudged in the last quarter timeout; or -1. The caller then sends a word on every other live subchannel: when
  * the peer waits for what the stalled rail holds, nothing else moves and a dead rail looks
  * like a stopped peer; the peer's host acknowledging the word on another rail is the
  * movement that tells them apart (a stopped or unreachable peer acknowledges nothing, and

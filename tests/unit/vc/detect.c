@@ -252,6 +252,14 @@ static void test_stall(void)
     f = run(mp, 2, tmo, 5000 * MS, 0, 0, &when);
     CHECK(f == -1, "stopped peer with nudges: rail %d failed", f);
     CHECK(nudges <= 2 * (int)(4000 / 100) + 2, "%d nudges in 4 s (want at most one per rail per 100 ms)", nudges);
+    /* the other rail moves once more 20 ms after the dead one stopped, then goes quiet: the
+     * failure has a 20 ms window, which a 50 ms pause in the looks skips; the wait must not
+     * end there (the other's movement is then older than the timeout): nudges follow */
+    model_t ml[2] = {{HUSH, 1020 * MS, 100000, 0, 0, 0, 0}, {DEAD, 1000 * MS, 12500, 0, 0, 0, 0}};
+    f = run(ml, 2, tmo, 5000 * MS, 1000 * MS + (uint64_t)FLOOR - 10 * MS, 50 * MS, &when);
+    CHECK(f == 1 && when <= 1000 * MS + (uint64_t)FLOOR + 60 * MS,
+          "late move, window skipped: failed %d at %.0f ms, want rail 1 by %.0f", f, (double)when / MS,
+          (1000 * MS + FLOOR + 60 * MS) / MS);
     /* congested and idle rails need no nudge: something else moves, or nothing waits */
     model_t mc[2] = {{STEADY, UINT64_MAX, 100000, 0, 0, 0, 0}, {BURSTY, UINT64_MAX, 5000, 90 * MS, 0, 0, 0}};
     f = run(mc, 2, tmo, 5000 * MS, 0, 0, &when);
