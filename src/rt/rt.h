@@ -151,6 +151,15 @@ int rmpi_topo_node_cpus(void);
 const char *rmpi_topo_binding(void);
 void rmpi_topo_finalize(void);
 
+/* ---- cross-memory attach (cma.c) ----
+ * Copy len bytes between local memory and address raddr of process pid on this node
+ * (write: local -> remote) with process_vm_readv/writev. Returns 0; RMPI_CMA_REFUSED when
+ * RMPI_SHM_CMA=off or the kernel refuses the call itself (ptrace policy, seccomp, no CMA:
+ * copy another way; with RMPI_SHM_CMA=on a refusal ends the job, naming rank `peer`); or
+ * -errno for a bad address. Used by net/shm's RDMA and coll's single-copy collectives. */
+#define RMPI_CMA_REFUSED 1
+int rmpi_cma_copy(int pid, void *local, size_t len, uint64_t raddr, int write, int peer);
+
 /* ---- sites (site.c; seed infiniband-wan 3.4: clusters joined by long links) ----
  * A site is a set of ranks whose links to each other are short; collectives that span
  * sites cross each long link once (coll). The map comes from RMPI_SITES (rmpi_topo_init)

@@ -516,35 +516,13 @@ static char *mr_check(uint64_t rkey, uint64_t raddr, uint64_t len)
     return NULL;
 }
 
-/* Cross-memory attach; returns 0, or -errno. Marks the peer refused on EPERM/ENOSYS. */
+/* Cross-memory attach (rt's rmpi_cma_copy); returns 0, -errno, or 1 when refused (the peer
+ * is then marked so and served through the channels). */
 static int cma(shm_peer_t *p, void *local, size_t len, uint64_t raddr, int write)
 {
-    size_t done = 0;
-    while (done < len) {
-        struct iovec l = {(char *)local + done, len - done};
-        struct iovec r = {(void *)(uintptr_t)(raddr + done), len - done};
-        ssize_t n = write ? process_vm_writev(p->pid, &l, 1, &r, 1, 0) : process_vm_readv(p->pid, &l, 1, &r, 1, 0);
-        if (n > 0) {
-            done += (size_t)n;
-            continue;
-        }
-        int err = n < 0 ? errno : EIO;
-        if (err == EINTR)
-            continue;
-        if ((err == EPERM || err == ENOSYS || err == EACCES) && done == 0) {
-            if (shm.cma_mode == RMPI_SHM_CMA_ON)
-                rmpi_fatal("process_vm_%sv to rank %d was refused (%s) and RMPI_SHM_CMA=on; set "
-                           "RMPI_SHM_CMA=auto to copy through shared memory instead.",
-                           write ? "write" : "read", p->rank, strerror(err));
-            rmpi_log(1, "cross-memory attach to rank %d refused (%s); copying through shared memory.", p->rank,
-                     strerror(err));
-            p->cma = -1;
-            return 1;
-        }
-        return -err;
-    }
-    p->cma = 1;
-    return 0;
+    int rc = rmpi_cma_copy(p->pid, local, len, raddr, write, p->rank);
+    p->cma = rc == RMPI_CMA_REFUSED ? -1 : rc == 0 ? 1 : p->cma;
+    return rc;
 }
 
 static int shm_get(rmpi_rail_t *rail, int peer, void *local, size_t len, uint64_t raddr, uint64_t rkey,
