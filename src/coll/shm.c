@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "../core/core.h"
 #include "../rt/rt.h"
 
@@ -33,7 +35,9 @@
 
 typedef struct shm_ctl {
     _Atomic uint64_t ready, red, done;
-    char pad[SHM_LINE - 3 * sizeof(uint64_t)];
+    uint64_t probe;   /* address of a known word in this rank (the CMA probe, cma_agree) */
+    int32_t pid, cma; /* this rank's process; whether it could read every other member */
+    char pad[SHM_LINE - 4 * sizeof(uint64_t) - 2 * sizeof(int32_t)];
 } shm_ctl_t;
 
 typedef struct shm {
@@ -53,6 +57,19 @@ static size_t chunk_bytes(void)
     if (v < 4096 || v > (64ll << 20) || v % 64)
         rmpi_fatal("RMPI_COLL_SHM_CHUNK=%lld: expected a multiple of 64 bytes from 4k to 64m.", v);
     return (size_t)v;
+}
+
+static int cma_agree(shm_t *h);
+
+static void shm_view(rmpi_comm_t *c, shm_t *h)
+{
+    h->c = c;
+    h->ctl = c->coll_shm;
+    h->lines = (char *)c->coll_shm + (size_t)c->size * sizeof(shm_ctl_t);
+    h->data = (char *)c->coll_shm + ctl_bytes(c->size);
+    h->chunk = chunk_bytes();
+    h->n = c->size;
+    h->me = c->rank;
 }
 
 /* Whether the calls on c may use the segment; makes it at the first call (collective: every
@@ -86,14 +103,10 @@ static int shm_get(rmpi_comm_t *c, shm_t *h)
         c->coll_shm = p;
         c->coll_shm_len = len;
         c->coll_shm_state = 1;
+        shm_view(c, h);
+        c->coll_shm_cma = (int8_t)cma_agree(h);
     }
-    h->c = c;
-    h->ctl = c->coll_shm;
-    h->lines = (char *)c->coll_shm + (size_t)c->size * sizeof(shm_ctl_t);
-    h->data = (char *)c->coll_shm + ctl_bytes(c->size);
-    h->chunk = chunk_bytes();
-    h->n = c->size;
-    h->me = c->rank;
+    shm_view(c, h);
     return 1;
 }
 
@@ -359,13 +372,35 @@ int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t co
 /* Packed bytes of block b. */
 static size_t blk_bytes(const rmpi_coll_blk_t *b) { return b->dt ? b->count * b->dt->size : 0; }
 
+static int cma_allgather(shm_t *h, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv);
+static int cma_alltoall(shm_t *h, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv);
+
+/* Which way a data-movement call goes: 1 single copy, 0 through the segment, -1 declined.
+ * single: the size asks for single copy; through: the segment may take it otherwise. */
+static int movement_way(rmpi_comm_t *c, shm_t *h, int single, int through)
+{
+    if (!(single || through) || !shm_get(c, h))
+        return -1;
+    if (single && c->coll_shm_cma)
+        return 1;
+    return through ? 0 : -1;
+}
+
 int rmpi_coll_shm_allgather(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int form)
 {
     shm_t h;
-    size_t bb = blk_bytes(&recv[0]);
-    if (form != RMPI_COLL_REGULAR || rmpi_knobs.COLL_ALLGATHER || bb >= (size_t)rmpi_knobs.COLL_SHM_ALLGATHER_MAX ||
-        !shm_get(c, &h))
+    if (c->inter || (form != RMPI_COLL_REGULAR ? rmpi_knobs.COLL_ALLGATHERV : rmpi_knobs.COLL_ALLGATHER))
         return RMPI_COLL_SHM_DECLINED;
+    /* the total is equal on every member (recvcounts are), so all choose alike */
+    size_t bb = blk_bytes(&recv[0]), total = 0;
+    for (int r = 0; r < c->size; r++)
+        total += blk_bytes(&recv[r]);
+    int way = movement_way(c, &h, total >= (size_t)c->size * (size_t)rmpi_knobs.COLL_SHM_ALLGATHER_CMA,
+                           form == RMPI_COLL_REGULAR && bb < (size_t)rmpi_knobs.COLL_SHM_ALLGATHER_MAX);
+    if (way < 0)
+        return RMPI_COLL_SHM_DECLINED;
+    if (way)
+        return cma_allgather(&h, send, recv);
     int n = h.n, me = h.me, err = 0;
     size_t sb = send ? blk_bytes(send) : bb;
     if (sb > bb)
@@ -403,10 +438,17 @@ int rmpi_coll_shm_allgather(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const r
 int rmpi_coll_shm_alltoall(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int form)
 {
     shm_t h;
-    size_t bb = blk_bytes(&recv[0]);
-    if (form != RMPI_COLL_REGULAR || rmpi_knobs.COLL_ALLTOALL || bb >= (size_t)rmpi_knobs.COLL_SHM_ALLTOALL_MAX ||
-        !shm_get(c, &h))
+    if (c->inter || (form != RMPI_COLL_REGULAR ? rmpi_knobs.COLL_ALLTOALLV : rmpi_knobs.COLL_ALLTOALL))
         return RMPI_COLL_SHM_DECLINED;
+    /* v and w forms: block sizes differ per rank, so no size can decide alike everywhere;
+     * they take single copy whenever every member can */
+    size_t bb = blk_bytes(&recv[0]);
+    int way = movement_way(c, &h, form != RMPI_COLL_REGULAR || bb >= (size_t)rmpi_knobs.COLL_SHM_ALLTOALL_CMA,
+                           form == RMPI_COLL_REGULAR && bb < (size_t)rmpi_knobs.COLL_SHM_ALLTOALL_MAX);
+    if (way < 0)
+        return RMPI_COLL_SHM_DECLINED;
+    if (way)
+        return cma_alltoall(&h, send, recv);
     int n = h.n, me = h.me, err = 0;
     size_t sb = send ? blk_bytes(&send[0]) : bb;
     size_t part = (h.chunk - 64) / (size_t)n / 64 * 64; /* per destination and step */
@@ -450,5 +492,144 @@ int rmpi_coll_shm_alltoall(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rm
     free(tin);
     free(in);
     free(out);
+    return err;
+}
+
+/* ---- single copy (cross-memory attach) ----
+ * Large Allgather and Alltoall blocks are read straight from the other ranks' buffers with
+ * process_vm_readv (rt's rmpi_cma_copy): one copy per block, where the segment costs a copy
+ * in and a copy out. A step publishes where each block lies (address and packed size), the
+ * readers copy, post `done`, and every rank waits for all `done` before it returns, since
+ * its buffers are read until then. The control lines carry what the readers need (pid). */
+
+/* At the segment's first use: whether every member can read every other's memory. Each
+ * rank reads a known word of each other rank; the answers are combined through the control
+ * lines, so all members decide alike (a refusal seen by one rank only, under a ptrace or
+ * seccomp policy of its own, turns single copy off for all). */
+static int cma_agree(shm_t *h)
+{
+    static const uint64_t probe = 0x31414d4349504d52ull; /* "RMPICMA1" */
+    shm_ctl_t *mine = &h->ctl[h->me];
+    mine->pid = (int32_t)getpid();
+    mine->probe = (uintptr_t)&probe;
+    uint64_t t = step_begin(h, SHM_NLINE);
+    post(&mine->ready, t);
+    int ok = rmpi_knobs.SHM_CMA != RMPI_SHM_CMA_OFF;
+    for (int i = 1; i < h->n && ok; i++) {
+        int r = (h->me + i) % h->n;
+        uint64_t v = 0;
+        wait_ge(&h->ctl[r].ready, t);
+        ok = rmpi_cma_copy(h->ctl[r].pid, &v, sizeof v, h->ctl[r].probe, 0, rmpi_comm_world_rank(h->c, r)) == 0 &&
+             v == probe;
+    }
+    mine->cma = ok;
+    post(&mine->red, t);
+    int all = 1;
+    for (int r = 0; r < h->n; r++) {
+        wait_ge(&h->ctl[r].red, t);
+        all = all && h->ctl[r].cma;
+    }
+    post(&mine->done, t);
+    if (!all && rmpi_knobs.SHM_CMA != RMPI_SHM_CMA_OFF)
+        rmpi_log(1,
+                 "rank %d: a member of a communicator of %d ranks cannot read another's memory; its "
+                 "Allgather and Alltoall copy through shared memory.",
+                 rmpi_comm_world_rank(h->c, h->me), h->n);
+    return all;
+}
+
+static void cma_read(const shm_t *h, int r, void *dst, size_t len, uint64_t addr)
+{
+    int rc = rmpi_cma_copy(h->ctl[r].pid, dst, len, addr, 0, rmpi_comm_world_rank(h->c, r));
+    if (rc)
+        rmpi_fatal("rank %d: reading %zu bytes of rank %d's buffer in a collective failed (%s) after cross-memory "
+                   "attach had worked on this communicator; set RMPI_SHM_CMA=off to copy through shared memory.",
+                   rmpi_comm_world_rank(h->c, h->me), len, rmpi_comm_world_rank(h->c, r),
+                   rc == RMPI_CMA_REFUSED ? "refused" : strerror(-rc));
+}
+
+/* End of a single-copy step: this rank read everything; wait until every other did. */
+static void cma_finish(shm_t *h, uint64_t t)
+{
+    post(&h->ctl[h->me].done, t);
+    wait_all(h, offsetof(shm_ctl_t, done), t);
+    if (h->c->coll_shm_free < t)
+        h->c->coll_shm_free = t;
+}
+
+/* Block r of the receive side: from (addr, len) published by rank r (or mine, when r is
+ * me) into recv[r]; returns MPI_ERR_TRUNCATE when it does not fit, as a receive would. */
+static int cma_take(const shm_t *h, int r, const rmpi_coll_blk_t *recv, void **tout, uint64_t addr, uint64_t len)
+{
+    size_t rb = blk_bytes(recv), k = RMPI_MIN(rb, (size_t)len);
+    char *out = packed_out(recv->buf, recv->count, recv->dt, tout);
+    if (r != h->me)
+        cma_read(h, r, out, k, addr);
+    else if ((uintptr_t)out != addr)
+        memcpy(out, (const char *)(uintptr_t)addr, k);
+    return len > rb ? MPI_ERR_TRUNCATE : 0;
+}
+
+/* Allgather(v): my block's address and size on my line; each other block read from its
+ * owner. */
+static int cma_allgather(shm_t *h, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv)
+{
+    int n = h->n, me = h->me, err = 0;
+    const rmpi_coll_blk_t *mine = send ? send : &recv[me];
+    void *tin = NULL, **tout = rmpi_xcalloc((size_t)n, sizeof *tout);
+    uint64_t a[2] = {(uintptr_t)packed_in(mine->buf, mine->count, mine->dt, &tin), blk_bytes(mine)};
+    uint64_t t = step_begin(h, SHM_NLINE);
+    char *l = line_of(h, me, t);
+    memcpy(l + 8, a, sizeof a);
+    post(SEQ(l), t);
+    for (int i = 0; i < n; i++) {
+        int r = (me + i) % n; /* everyone starts at a different rank */
+        uint64_t b[2];
+        const char *pl = line_of(h, r, t);
+        wait_ge(SEQ(pl), t);
+        memcpy(b, pl + 8, sizeof b);
+        int e = cma_take(h, r, &recv[r], &tout[r], b[0], b[1]);
+        err = err ? err : e;
+    }
+    cma_finish(h, t);
+    blocks_done(tout, recv, n);
+    free(tin);
+    return err;
+}
+
+/* Alltoall(v/w): the n outgoing blocks' addresses and sizes in my buffer; block me of each
+ * other rank's list read from it. In place, the outgoing blocks are copied aside first:
+ * the receive blocks they lie in are overwritten while the others may still read them. */
+static int cma_alltoall(shm_t *h, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv)
+{
+    int n = h->n, me = h->me, err = 0;
+    void **tin = rmpi_xcalloc((size_t)n, sizeof *tin), **tout = rmpi_xcalloc((size_t)n, sizeof *tout);
+    uint64_t t = step_begin(h, SHM_NBUF);
+    uint64_t *pub = (uint64_t *)(void *)data_of(h, me, t);
+    for (int d = 0; d < n; d++) {
+        const rmpi_coll_blk_t *b = send ? &send[d] : &recv[d];
+        size_t k = blk_bytes(b);
+        const char *p = packed_in(b->buf, b->count, b->dt, &tin[d]);
+        if (!send && !tin[d] && d != me) {
+            tin[d] = rmpi_xmalloc(k ? k : 1);
+            memcpy(tin[d], p, k);
+            p = tin[d];
+        }
+        pub[2 * d] = (uintptr_t)p;
+        pub[2 * d + 1] = k;
+    }
+    post(SEQ(buf_of(h, me, t)), t);
+    for (int i = 0; i < n; i++) {
+        int r = (me + i) % n;
+        wait_ge(SEQ(buf_of(h, r, t)), t);
+        const uint64_t *pp = (const uint64_t *)(const void *)data_of(h, r, t);
+        int e = cma_take(h, r, &recv[r], &tout[r], pp[2 * me], pp[2 * me + 1]);
+        err = err ? err : e;
+    }
+    cma_finish(h, t);
+    blocks_done(tout, recv, n);
+    for (int d = 0; d < n; d++)
+        free(tin[d]);
+    free(tin);
     return err;
 }

@@ -46,8 +46,8 @@ void rmpi_comm_finalize(void)
         rmpi_info_free(c->info);
         if (c->coll_shm)
             munmap(c->coll_shm, c->coll_shm_len);
-        c->topo = NULL, c->info = NULL, c->coll_shm = NULL, c->coll_shm_state = 0, c->coll_shm_step = 0,
-        c->coll_shm_free = 0;
+        c->topo = NULL, c->info = NULL, c->coll_shm = NULL, c->coll_shm_state = 0, c->coll_shm_cma = 0,
+        c->coll_shm_step = 0, c->coll_shm_free = 0;
     }
     next_ctx = RMPI_CTX_FIRST_FREE;
 }

@@ -67,6 +67,7 @@ typedef struct rmpi_comm {
                               1 one level, 2 several nodes with several ranks on one */
     int8_t coll_sites;     /* coll/site.c's cache: 0 not known yet, 1 one site, 2 several interleaved, 3 in runs */
     int8_t coll_shm_state; /* coll/shm.c: 0 not tried yet, 1 segment mapped, 2 not possible */
+    int8_t coll_shm_cma;   /* coll/shm.c: 1 when every member can read every other's memory (CMA) */
     void *coll_shm;        /* coll/shm.c's node segment (unmapped with the communicator) */
     size_t coll_shm_len;
     uint64_t coll_shm_step;   /* coll/shm.c's steps on that segment (equal on every member) */

@@ -1,0 +1,151 @@
+/* Single-copy (cross-memory attach) Allgather(v) and Alltoall(v) of coll/shm.c against
+ * local references: predefined types of several sizes (1 to 32 bytes an element, pairs),
+ * blocks on both sides of the single-copy thresholds (the testlist moves them), in place,
+ * a vector type with gaps on the receive side (gaps untouched), uneven v counts with
+ * zeros. With `refuse`, rank 1 installs a seccomp filter that makes process_vm_readv and
+ * process_vm_writev fail with EPERM (as a ptrace policy would) after MPI_Init, so the
+ * members must agree to copy through shared memory instead; the results must not change. */
+#include "mtest.h"
+
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
+#define GAP 0x5a
+
+static void refuse_cma(void)
+{
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_process_vm_readv, 2, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_process_vm_writev, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+    };
+    struct sock_fprog prog = {(unsigned short)(sizeof f / sizeof f[0]), f};
+    MTEST_CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0,
+                "seccomp filter: %s", strerror(errno));
+}
+
+static const struct {
+    MPI_Datatype t;
+    const char *name;
+} types[] = {{MPI_CHAR, "MPI_CHAR"},
+             {MPI_SHORT, "MPI_SHORT"},
+             {MPI_INT, "MPI_INT"},
+             {MPI_DOUBLE, "MPI_DOUBLE"},
+             {MPI_LONG_DOUBLE, "MPI_LONG_DOUBLE"},
+             {MPI_2INT, "MPI_2INT"},
+             {MPI_C_DOUBLE_COMPLEX, "MPI_C_DOUBLE_COMPLEX"}};
+#define NTYPES (int)(sizeof types / sizeof types[0])
+
+/* Byte j of the block rank src sends to rank dst (allgather: dst 0). */
+static unsigned char byte(int src, int dst, size_t j)
+{
+    return (unsigned char)(src * 131 + dst * 17 + j * 7 + j / 251);
+}
+
+static int me, n;
+
+/* Elements rank src sends rank dst: cnt in the regular forms; in the v forms uneven, with
+ * zeros, and symmetric (an in-place Alltoallv sends what it receives). */
+static int count_of(int v, int cnt, int src, int dst) { return !v ? cnt : (src + dst) % n == 1 ? 0 : cnt + src + dst; }
+
+/* Compare what arrived at b (element size es, step elements apart: 1 dense, 2 gaps) with
+ * the bytes src sent dst. */
+static int check(const unsigned char *b, size_t es, int step, int cnt, int src, int dst)
+{
+    int bad = 0;
+    for (int i = 0; i < cnt; i++)
+        for (size_t k = 0; k < es; k++) {
+            bad += b[(size_t)i * step * es + k] != byte(src, dst, (size_t)i * es + k);
+            if (step == 2)
+                bad += b[((size_t)i * 2 + 1) * es + k] != GAP;
+        }
+    return bad;
+}
+
+static void fill(unsigned char *b, size_t es, int cnt, int src, int dst)
+{
+    for (size_t j = 0; j < (size_t)cnt * es; j++)
+        b[j] = byte(src, dst, j);
+}
+
+static void run(MPI_Datatype t, const char *name, int cnt)
+{
+    MPI_Aint lb, ext;
+    MPI_Type_get_extent(t, &lb, &ext);
+    size_t es = (size_t)ext;
+    MPI_Datatype one, gap;
+    MPI_Type_vector(1, 1, 2, t, &one);
+    MPI_Type_create_resized(one, 0, 2 * ext, &gap);
+    MPI_Type_commit(&gap);
+    MPI_Type_free(&one);
+    size_t most = (size_t)cnt + 2 * (size_t)n;
+    unsigned char *s = malloc(most * es * (size_t)n + 1), *r = malloc(most * 2 * es * (size_t)n + 1);
+    int sc[64], sd[64], rc[64], rd[64];
+    for (int v = 0; v < 2; v++)
+        for (int mode = 0; mode < 3; mode++) { /* 0 dense, 1 in place, 2 gaps on the receive side */
+            int inplace = mode == 1, step = mode == 2 ? 2 : 1;
+            MPI_Datatype rt = step == 2 ? gap : t;
+            /* room per block, in elements: regular blocks lie back to back */
+            size_t per = v ? most : (size_t)cnt, sblk = per * es, rblk = per * step * es;
+            const void *sb = inplace ? MPI_IN_PLACE : s;
+            for (int q = 0; q < n; q++)
+                rc[q] = count_of(v, cnt, q, 0), rd[q] = (int)((size_t)q * per);
+            memset(r, GAP, rblk * (size_t)n);
+            fill(inplace ? r + (size_t)me * rblk : s, es, rc[me], me, 0);
+            if (v)
+                MTEST_OK(MPI_Allgatherv(sb, rc[me], t, r, rc, rd, rt, MPI_COMM_WORLD));
+            else
+                MTEST_OK(MPI_Allgather(sb, cnt, t, r, cnt, rt, MPI_COMM_WORLD));
+            int bad = 0;
+            for (int q = 0; q < n; q++)
+                bad += check(r + (size_t)q * rblk, es, step, rc[q], q, 0);
+            MTEST_CHECK(!bad, "Allgather%s of %d %s%s: %d bytes wrong", v ? "v" : "", cnt, name,
+                        inplace     ? " in place"
+                        : step == 2 ? " into gaps"
+                                    : "",
+                        bad);
+            for (int q = 0; q < n; q++) {
+                sc[q] = count_of(v, cnt, me, q), sd[q] = (int)((size_t)q * per);
+                rc[q] = count_of(v, cnt, q, me), rd[q] = (int)((size_t)q * per);
+            }
+            memset(r, GAP, rblk * (size_t)n);
+            for (int q = 0; q < n; q++)
+                fill(inplace ? r + (size_t)q * rblk : s + (size_t)q * sblk, es, sc[q], me, q);
+            if (v)
+                MTEST_OK(MPI_Alltoallv(sb, sc, sd, t, r, rc, rd, rt, MPI_COMM_WORLD));
+            else
+                MTEST_OK(MPI_Alltoall(sb, cnt, t, r, cnt, rt, MPI_COMM_WORLD));
+            bad = 0;
+            for (int q = 0; q < n; q++)
+                bad += check(r + (size_t)q * rblk, es, step, rc[q], q, me);
+            MTEST_CHECK(!bad, "Alltoall%s of %d %s%s: %d bytes wrong", v ? "v" : "", cnt, name,
+                        inplace     ? " in place"
+                        : step == 2 ? " into gaps"
+                                    : "",
+                        bad);
+        }
+    MPI_Type_free(&gap);
+    free(s), free(r);
+}
+
+int main(int argc, char **argv)
+{
+    mtest_init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    if (argc > 1 && !strcmp(argv[1], "refuse") && me == 1)
+        refuse_cma();
+    static const int counts[] = {0, 1, 100, 1000, 5000};
+    for (int k = 0; k < NTYPES; k++)
+        for (int c = 0; c < (int)(sizeof counts / sizeof counts[0]); c++)
+            run(types[k].t, types[k].name, counts[c]);
+    return mtest_finalize();
+}
