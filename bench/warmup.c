@@ -5,12 +5,12 @@
  * state) shows it there and nowhere else. Plain MPI, so bench/warmup.sh builds the same
  * source with MPICH and Open MPI.
  *
- * warmup -t latency|bw|bcast|allreduce [-s SIZE] [-r REPEATS]
+ * warmup -t latency|bw|bcast|allreduce|allgather|alltoall [-s SIZE] [-r REPEATS]
  * One test per process (the point is the state right after MPI_Init). The test runs
  * REPEATS times (default 6) with OSU 7's default iteration counts: latency 10000
- * ping-pongs after 1000 untimed, bw 100 windows of 64 Isends after 10, bcast/allreduce
- * 1000 calls after 200, each call timed alone and followed by a barrier. Output from
- * rank 0, one JSON line: the first repeat, the median of the others, and their ratio
+ * ping-pongs after 1000 untimed, bw 100 windows of 64 Isends after 10, the collectives
+ * 1000 calls after 200 (allgather/alltoall: SIZE bytes per block, at most 64 ranks), each
+ * call timed alone and followed by a barrier. Output from rank 0, one JSON line: the first repeat, the median of the others, and their ratio
  * ({"test":"bcast","size":1,"first":0.61,"steady":0.55,"ratio":1.11,"unit":"us"};
  * bw in MB/s, where the ratio is steady/first so that above 1 is always "first slower").
  */
@@ -24,8 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { LATENCY, BW, BCAST, ALLREDUCE };
-static const char *const names[] = {"latency", "bw", "bcast", "allreduce"};
+enum { LATENCY, BW, BCAST, ALLREDUCE, ALLGATHER, ALLTOALL, NTESTS };
+static const char *const names[] = {"latency", "bw", "bcast", "allreduce", "allgather", "alltoall"};
 #define WINDOW 64
 
 static int rank;
@@ -79,6 +79,10 @@ static double coll(int test, long size)
         double t = MPI_Wtime();
         if (test == BCAST)
             MPI_Bcast(sbuf, (int)size, MPI_BYTE, 0, MPI_COMM_WORLD);
+        else if (test == ALLGATHER)
+            MPI_Allgather(sbuf, (int)size, MPI_BYTE, rbuf, (int)size, MPI_BYTE, MPI_COMM_WORLD);
+        else if (test == ALLTOALL)
+            MPI_Alltoall(sbuf, (int)size, MPI_BYTE, rbuf, (int)size, MPI_BYTE, MPI_COMM_WORLD);
         else
             MPI_Allreduce(sbuf, rbuf, (int)(size / (long)sizeof(float)), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
         if (i >= 200)
@@ -102,7 +106,7 @@ int main(int argc, char **argv)
     long size = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "-t")) {
-            for (int k = 0; k < 4; k++)
+            for (int k = 0; k < NTESTS; k++)
                 if (!strcmp(argv[i + 1], names[k]))
                     test = k;
         } else if (!strcmp(argv[i], "-s"))
@@ -111,7 +115,8 @@ int main(int argc, char **argv)
             reps = atoi(argv[i + 1]);
     }
     if (test < 0 || reps < 2 || reps > 64 || size < 0 || size > (1L << 22)) {
-        fprintf(stderr, "usage: warmup -t latency|bw|bcast|allreduce [-s SIZE<=4M] [-r REPEATS 2..64]\n");
+        fprintf(stderr,
+                "usage: warmup -t latency|bw|bcast|allreduce|allgather|alltoall [-s SIZE<=4M] [-r REPEATS 2..64]\n");
         return 2;
     }
     if (!size)
@@ -120,9 +125,9 @@ int main(int argc, char **argv)
     int n;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
-    if (n < 2) {
+    if (n < 2 || n > WINDOW) {
         if (!rank)
-            fprintf(stderr, "warmup needs at least 2 ranks\n");
+            fprintf(stderr, "warmup needs 2 to %d ranks\n", WINDOW);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     size_t len = (size_t)size * WINDOW + 64;
@@ -140,8 +145,9 @@ int main(int argc, char **argv)
         qsort(v + 1, (size_t)reps - 1, sizeof *v, cmp);
         double steady = reps % 2 ? (v[reps / 2] + v[reps / 2 + 1]) / 2 : v[reps / 2];
         double ratio = test == BW ? steady / first : first / steady;
-        printf("{\"test\":\"%s\",\"size\":%ld,\"nranks\":%d,\"first\":%.3f,\"steady\":%.3f,\"ratio\":%.2f,\"unit\":\"%s\"}\n",
-               names[test], size, n, first, steady, ratio, test == BW ? "MB/s" : "us");
+        printf(
+            "{\"test\":\"%s\",\"size\":%ld,\"nranks\":%d,\"first\":%.3f,\"steady\":%.3f,\"ratio\":%.2f,\"unit\":\"%s\"}\n",
+            names[test], size, n, first, steady, ratio, test == BW ? "MB/s" : "us");
     }
     free(sbuf);
     free(rbuf);

@@ -73,7 +73,7 @@ echo "{\"meta\":\"warmup\",\"date\":\"$stamp\",\"busy_pct\":$busy,\"loadavg\":\"
 [ "$busy" -lt 20 ] || say "warning: the CPUs are $busy% busy with other work; numbers will be noisy"
 failed=0
 for rep in $(seq 1 "$reps"); do
-    for t in "latency 1" "bw 1" "bcast 1" "bcast 65536" "allreduce 8" "allreduce 65536"; do
+    for t in "latency 1" "bw 1" "bcast 1" "bcast 65536" "allreduce 8" "allreduce 65536" "allgather 65536" "alltoall 1024" "alltoall 65536"; do
         set -- $t
         for mpi in "${mpis[@]}"; do
             cmd="$(launch "$mpi") -t $1 -s $2"
