@@ -195,7 +195,8 @@ rmpi_nbc_t *rmpi_coll_reduce_scatter_sched(rmpi_comm_t *c, const void *sbuf, voi
  * algorithm knob is auto, and for reductions the op is predefined; the same on every
  * member. Return RMPI_COLL_SHM_DECLINED when not taken (build and run the schedule
  * instead), else the call's result (0 or MPI_ERR_TRUNCATE). Arguments as for the _sched
- * builders (root < 0: Allreduce); only the regular forms of Allgather and Alltoall. */
+ * builders (root < 0: Allreduce); the v and w forms of Allgather and Alltoall only when
+ * single copy (cross-memory attach) is usable on the communicator. */
 #define RMPI_COLL_SHM_DECLINED (-1)
 int rmpi_coll_shm_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int root);
 int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op,
