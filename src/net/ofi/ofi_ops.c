@@ -641,6 +641,8 @@ static void cq_error(rmpi_ofi_rail_t *r)
         rmpi_fatal("RMPI_OFI_PROVIDER=%s: a receive on %s failed: %s (%s).", rmpi_ofi_prov(r), r->pub.hints.name,
                    fi_strerror(e.err), what ? what : "");
     }
+    if (c->kind == RMPI_OFI_RDMA && rmpi_ofi_rdma_orphan_end(r, (rmpi_ofi_rdma_t *)c))
+        return; /* given up with its connection, its op completed then */
     r->tx_out--;
     /* An op of a connection given up already: the loss was reported then. */
     int peer = c->kind == RMPI_OFI_TXZ  ? ((rmpi_ofi_zc_t *)c)->peer
@@ -692,7 +694,7 @@ static void on_entry(rmpi_ofi_rail_t *r, const struct fi_cq_data_entry *e)
     } else if (c->kind == RMPI_OFI_TXZ) {
         r->tx_out--;
         zc_done(r, (rmpi_ofi_zc_t *)c, 0);
-    } else {
+    } else if (!rmpi_ofi_rdma_orphan_end(r, (rmpi_ofi_rdma_t *)c)) {
         r->tx_out--;
         rmpi_ofi_rdma_chunk_done(r, (rmpi_ofi_rdma_t *)c);
     }
@@ -732,10 +734,12 @@ static void link_send(rmpi_ofi_rail_t *r, int peer, uint32_t kind, uint32_t epoc
 /* The connection to peer is given up (logically: see README.md on why ofi_rxm's own
  * connection stays): posts not yet accepted by libfabric fail (frames are dropped: the VC
  * resends its copies; zero-copy sends and RDMA ops complete with -ECONNRESET at the next
- * progress, after on_peer_lost(why)), emulated reads waiting for data fail, early frames
- * go, and frames of this epoch are dropped from now on. Ops libfabric accepted complete
- * when it completes them: a read stays safe to finish late (the peer keeps its buffer until
- * our FIN), one completed early could land after the buffer was reused. */
+ * progress, after on_peer_lost(why)), so do reads in bounce buffers that libfabric holds
+ * (orphans: their late data lands in the bounce buffer, never in the caller's), emulated
+ * reads waiting for data fail, early frames go, and frames of this epoch are dropped from
+ * now on. Other ops libfabric accepted complete when it completes them: a read without a
+ * bounce buffer stays safe to finish late (the peer keeps its buffer until our FIN), one
+ * completed early could land after the buffer was reused. */
 static void peer_down(rmpi_ofi_rail_t *r, int peer, const char *why)
 {
     rmpi_ofi_peer_t *p = &r->peers[peer];
@@ -787,6 +791,8 @@ static void peer_down(rmpi_ofi_rail_t *r, int peer, const char *why)
                 rmpi_ofi_rdma_release(r, d); /* an emulated read's answer */
         }
     }
+    if (r->flying)
+        rmpi_ofi_rdma_orphan(r, peer);
     while (p->gets) { /* emulated reads waiting for data */
         rmpi_ofi_rdma_t *g = p->gets;
         p->gets = (rmpi_ofi_rdma_t *)g->ctx.next;
@@ -1347,6 +1353,11 @@ static int ofi_open(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
     if (n == 0)
         rmpi_fatal("RMPI_OFI_PROVIDER=%s: no usable domain on rank %d%s%s.", prov, env->rank,
                    *rmpi_knobs.OFI_DOMAINS ? " among RMPI_OFI_DOMAINS=" : "", rmpi_knobs.OFI_DOMAINS);
+    /* With a second rail to move a stripe to, reads go through bounce buffers where a
+     * connection outlives a cut (rmpi_ofi_rdma_orphan says why); with one there is nowhere
+     * to move it, and verbs-like providers fail the read themselves. */
+    for (int i = 0; i < n; i++)
+        made[i]->bounce = n > 1 && !emul && !(made[i]->mr_mode & FI_MR_LOCAL) && rmpi_ofi_lingers(prov);
     /* Sorted by card, so two peers list their common rails in the same order. */
     qsort(made, (size_t)n, sizeof *made, rail_cmp);
     loop_card[0] = 0;
@@ -1383,6 +1394,15 @@ static void ofi_close(rmpi_rail_t *rail)
     if (r->stat_stale)
         rmpi_log(1, "ofi: rank %d dropped %llu frame(s) of connections given up on %s", r->env.rank,
                  (unsigned long long)r->stat_stale, r->pub.hints.name);
+    if (r->orphans) {
+        /* libfabric 1.17 crashed in fi_close(ep) with a read in flight on a cut link (the
+         * same flush as fi_av_remove's, README.md), so the rail's libfabric objects and
+         * every buffer they may still write (bounce buffers, receive slabs) are left to the
+         * process's exit. */
+        rmpi_log(1, "ofi: rank %d leaves %s open: %ld read(s) given up are not finished by libfabric", r->env.rank,
+                 r->pub.hints.name, r->orphans);
+        return;
+    }
     fi_close(&r->ep->fid);
     rmpi_ofi_emul_close(r);
     while (r->regs.next != &r->regs)
