@@ -2,7 +2,7 @@
 # Two namespaces joined by two shaped rails (rail0 1 Gbit/s, rail1 250 Mbit/s): the bidir
 # program (random sizes, both directions at once, every byte checked) runs over both rails
 # with the given policies; the finalize report must show rendezvous bytes on both rails.
-# usage: multirail.sh MPIEXEC BIDIR NETLAB STRIPE_POLICY SMALL_POLICY [cut|cycles|bigframes] [tcp|ofi]
+# usage: multirail.sh MPIEXEC BIDIR NETLAB STRIPE_POLICY SMALL_POLICY [cut|cycles|bigframes] [tcp|ofi] [read|write]
 #   cut: bring rail1 down in both namespaces 3 s into an 8 s run; the job must still
 #        finish with intact data and report the failure once.
 #   cycles: a 15 s run in which rail1 is brought down for 1.5 s three times (at 3, 7.5 and
@@ -17,11 +17,13 @@
 # NET ofi: the same over libfabric's tcp;ofi_rxm, one rail per interface's domain
 # (RMPI_NET=ofi, RMPI_OFI_DOMAINS=rail0,rail1): its rails fail and come back like tcp's
 # (cycles: an 18 s run, the same cuts).
+# read|write: RMPI_RNDV_MODE (default: the core's choice, reads over ofi); write makes the
+# sender move the stripes, so writes and their FINs are in flight on the cut rail.
 # The two ranks' finalize reports reach the log at the same time and may interleave line by
 # line, so the launcher tags every line with its rank (-l) and the checks take a rail's
 # report line by rank and rail (rail_line), never by its place after a header.
 set -u
-mpiexec=$1 prog=$2 netlab=$3 stripe=$4 small=$5 mode=${6:-} net=${7:-tcp}
+mpiexec=$1 prog=$2 netlab=$3 stripe=$4 small=$5 mode=${6:-} net=${7:-tcp} rndv=${8:-}
 [ "$(id -u)" = 0 ] || { echo "skip: needs root for ip netns"; exit 77; }
 command -v ip >/dev/null && ip netns list >/dev/null 2>&1 || { echo "skip: no ip netns"; exit 77; }
 
@@ -36,6 +38,7 @@ case $net in
   ofi) envs=(-genv RMPI_NET ofi -genv RMPI_OFI_DOMAINS rail0,rail1) ;;
   *) echo "FAIL: unknown net $net"; exit 1 ;;
 esac
+[ -n "$rndv" ] && envs+=(-genv RMPI_RNDV_MODE "$rndv")
 [ "$mode" = cut ] && args=(8)
 # Over ofi the run goes on 3 s longer after the last cut: ofi_rxm keeps its TCP connection
 # through a cut, and the direction that sent into the cut resumes only at its next
@@ -100,4 +103,4 @@ elif [ "$stripe" != binding ]; then
       { echo "FAIL: no rendezvous data on $r under $stripe striping"; exit 1; }
   done
 fi
-echo "PASS: stripe=$stripe small=$small ${mode} over $net"
+echo "PASS: stripe=$stripe small=$small ${mode} over $net${rndv:+ ($rndv rendezvous)}"

@@ -388,21 +388,50 @@ static int ofi_send_zc(rmpi_rail_t *rail, int peer, const struct iovec *iov, int
 
 static void peer_down(rmpi_ofi_rail_t *r, int peer, const char *why);
 
+static int ctx_peer(const rmpi_ofi_ctx_t *c)
+{
+    return c->kind == RMPI_OFI_TXZ  ? ((const rmpi_ofi_zc_t *)c)->peer
+           : c->kind == RMPI_OFI_TX ? ((const rmpi_ofi_buf_t *)c)->peer
+                                    : ((const rmpi_ofi_rdma_t *)c)->peer;
+}
+
+/* Peers passed over in one drain before it stops: a refusal for every peer is the rail's
+ * queue, not one connection, and each try costs a call into the provider. */
+#define PEND_SKIP 4
+
+/* Posts go in issue order per peer, which is all that sequence numbers and FI_ORDER_SAS
+ * need: a post refused for one peer (-FI_EAGAIN: its ofi_rxm connection being set up, or
+ * its socket full behind a cut link, as a HELLO waits there for the probe's deadline)
+ * holds that peer's later posts, not the other peers' (it held them for up to 4 s). */
 static void pend_drain(rmpi_ofi_rail_t *r)
 {
-    while (r->pend) {
-        rmpi_ofi_ctx_t *c = r->pend;
+    int skip[PEND_SKIP], nskip = 0;
+    rmpi_ofi_ctx_t **pp = &r->pend;
+    while (*pp) {
+        rmpi_ofi_ctx_t *c = *pp;
         if ((c->kind == RMPI_OFI_TX || c->kind == RMPI_OFI_TXZ) && rmpi_ofi_fenced(r))
             return;
+        int peer = ctx_peer(c), held = 0;
+        for (int i = 0; i < nskip; i++)
+            held |= skip[i] == peer;
+        if (held) {
+            pp = &c->next;
+            continue;
+        }
         int rc = c->kind == RMPI_OFI_TX     ? rmpi_ofi_tx_post(r, (rmpi_ofi_buf_t *)c)
                  : c->kind == RMPI_OFI_TXZ  ? zc_post(r, (rmpi_ofi_zc_t *)c)
                  : c->kind == RMPI_OFI_EMUL ? (rmpi_ofi_emul_drain(r, (rmpi_ofi_rdma_t *)c) ? 0 : -FI_EAGAIN)
                                             : rmpi_ofi_rdma_post(r, (rmpi_ofi_rdma_t *)c);
-        if (rc == -FI_EAGAIN)
-            return;
-        r->pend = c->next;
-        if (!r->pend)
-            r->pend_tail = &r->pend;
+        if (rc == -FI_EAGAIN) {
+            if (nskip == PEND_SKIP)
+                return;
+            skip[nskip++] = peer;
+            pp = &c->next;
+            continue;
+        }
+        *pp = c->next;
+        if (!*pp)
+            r->pend_tail = pp;
         if (rc == 0 && c->kind == RMPI_OFI_EMUL)
             rmpi_ofi_emul_sent(r, (rmpi_ofi_rdma_t *)c);
         if (rc == 0)
@@ -413,11 +442,13 @@ static void pend_drain(rmpi_ofi_rail_t *r)
             rmpi_ofi_buf_t *b = (rmpi_ofi_buf_t *)c;
             char why[160];
             snprintf(why, sizeof why, "fi_send on %s failed: %s", r->pub.hints.name, fi_strerror(-rc));
-            int peer = b->peer;
             rmpi_ofi_tx_put(r, b);
-            peer_down(r, peer, why);
+            peer_down(r, peer, why); /* unlinks this peer's posts: start over */
+            pp = &r->pend;
+            nskip = 0;
         } else {
             rmpi_ofi_rdma_done(r, (rmpi_ofi_rdma_t *)c, rc == -FI_EACCES || rc == -FI_EINVAL ? -EFAULT : rc);
+            pp = &r->pend; /* the op's callback may have queued or dropped posts */
         }
     }
 }
@@ -645,9 +676,7 @@ static void cq_error(rmpi_ofi_rail_t *r)
         return; /* given up with its connection, its op completed then */
     r->tx_out--;
     /* An op of a connection given up already: the loss was reported then. */
-    int peer = c->kind == RMPI_OFI_TXZ  ? ((rmpi_ofi_zc_t *)c)->peer
-               : c->kind == RMPI_OFI_TX ? ((rmpi_ofi_buf_t *)c)->peer
-                                        : ((rmpi_ofi_rdma_t *)c)->peer;
+    int peer = ctx_peer(c);
     int stale = c->gen != r->peers[peer].gen;
     char why[320];
     snprintf(why, sizeof why, "a send on %s failed: %s (%s)", r->pub.hints.name, fi_strerror(e.err), what ? what : "");
@@ -766,10 +795,7 @@ static void peer_down(rmpi_ofi_rail_t *r, int peer, const char *why)
     r->pend_tail = &r->pend;
     while (*pp) {
         rmpi_ofi_ctx_t *c = *pp;
-        int of = c->kind == RMPI_OFI_TXZ  ? ((rmpi_ofi_zc_t *)c)->peer
-                 : c->kind == RMPI_OFI_TX ? ((rmpi_ofi_buf_t *)c)->peer
-                                          : ((rmpi_ofi_rdma_t *)c)->peer;
-        if (of != peer) {
+        if (ctx_peer(c) != peer) {
             r->pend_tail = &c->next;
             pp = &c->next;
             continue;
