@@ -16,7 +16,8 @@
 #        rank 0, where the small-frame policy alone leaves rail1 a few kB of headers).
 # NET ofi: the same over libfabric's tcp;ofi_rxm, one rail per interface's domain
 # (RMPI_NET=ofi, RMPI_OFI_DOMAINS=rail0,rail1): its rails fail and come back like tcp's
-# (cycles: an 18 s run, the same cuts).
+# (cycles: an 18 s run, the same cuts); bigframes: frames top out near 16 KiB there (the
+# eager limit with them), and frames of half that go to the rail expected to deliver first.
 # read|write: RMPI_RNDV_MODE (default: the core's choice, reads over ofi); write makes the
 # sender move the stripes, so writes and their FINs are in flight on the cut rail.
 # The two ranks' finalize reports reach the log at the same time and may interleave line by

@@ -942,6 +942,17 @@ static size_t ofi_watch(rmpi_rail_t *rail, int peer, uint64_t *moved)
     return p->out + (size_t)unacked;
 }
 
+/* Bytes still to move to peer (the VC's pick of a rail for a large frame): frames (queued
+ * ones included) and completed writes not yet answered by a PONG; reads move bytes the
+ * other way. The PONGs answer the PINGs of watch, which the detector calls every few ms. */
+static size_t ofi_backlog(rmpi_rail_t *rail, int peer)
+{
+    rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
+    if (peer < 0 || peer >= r->env.size || peer == r->env.rank || r->peers[peer].state != 1 || r->peers[peer].down)
+        return 0;
+    return (size_t)(r->peers[peer].sent - r->peers[peer].acked);
+}
+
 static void ofi_abandon(rmpi_rail_t *rail, int peer, const char *why)
 {
     rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
@@ -1549,6 +1560,7 @@ const struct rmpi_net_ops rmpi_ofi_ops = {
     .chan_switch = ofi_chan_switch,
     .chan_stats = ofi_chan_stats,
     .watch = ofi_watch,
+    .backlog = ofi_backlog,
     .abandon = ofi_abandon,
     .rejoin = ofi_rejoin,
 };
