@@ -882,7 +882,15 @@ static void link_rx(rmpi_ofi_rail_t *r, int src, const char *body, size_t len)
     if (!p->down)
         p->moved += len;
     if (kind == LINK_PING) {
-        link_send(r, src, LINK_PONG, epoch, 0);
+        /* A PONG says the frames before the PING arrived; on a connection given up here
+         * they were dropped. Answered anyway, it let the lower rank use an epoch this one
+         * had given up (its HELLO_ACK came late, behind TCP's backed-off retransmission):
+         * its frames went nowhere, its detector saw them answered, and the job hung
+         * (netns/multirail/adaptive-binding-cycles-ofi, 1 run in 6 at load 16, read from
+         * the ranks' warnings). Unanswered, the detector fails that epoch and the next
+         * HELLO follows it. */
+        if (!p->down)
+            link_send(r, src, LINK_PONG, epoch, 0);
         return;
     }
     if (kind == LINK_PONG) {
