@@ -153,9 +153,15 @@ rmpi_vc_t *rmpi_vc_open(int peer)
                    "otherwise check RMPI_TCP_IFACES.",
                    peer, rmpi_knob_text("NET"));
     double hints[RMPI_VC_MAX_SUB];
+    /* A large frame is large for its rails: libfabric's ofi_rxm tops frames out near 16 KiB
+     * (src/net/ofi/README.md), so RMPI_BIG_FRAME's 16 KiB alone left nearly every eager
+     * frame to the small-frame policy there and the other rails carried no eager bytes. */
+    vc->big_frame = rmpi_vc_big_frame;
     for (int i = 0; i < vc->nsub; i++) {
         vc->sub[i].rail = rails[i];
         hints[i] = rail_hint(rails[i]);
+        if (rmpi_vc_big_frame != SIZE_MAX && rails[i]->hints.max_frame / 2 < vc->big_frame)
+            vc->big_frame = rails[i]->hints.max_frame / 2;
     }
     rmpi_sched_init(&vc->sched, &sched_cfg, vc->nsub, hints);
     /* Spare streams sleep until rmpi_vc_streams wakes them; RMPI_WAN_TUNE=0 opens none. */
@@ -713,7 +719,7 @@ void rmpi_vc_send_slow(rmpi_vc_t *vc, const struct iovec *iov, int n, size_t len
         rmpi_vc_hold(vc, iov, n, len);
         return;
     }
-    int sub = vc->nup > 1 ? (len >= rmpi_vc_big_frame ? rmpi_vc_pick_big(vc, len) : rmpi_sched_small(&vc->sched))
+    int sub = vc->nup > 1 ? (len >= vc->big_frame ? rmpi_vc_pick_big(vc, len) : rmpi_sched_small(&vc->sched))
                           : first_live(vc);
     if (sub < 0)
         return; /* no live subchannel: the peer is lost and the core has been told */

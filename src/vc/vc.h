@@ -92,6 +92,8 @@ typedef struct rmpi_vc rmpi_vc_t;
 struct rmpi_vc {
     int peer;
     int nsub;
+    /* frames of at least this many bytes go to rmpi_vc_pick_big */
+    size_t big_frame;
     int nup;      /* live subchannels (not failed, not asleep): several keep frames and pick */
     int nspare;   /* spare streams still asleep (rmpi_vc_streams may wake them) */
     int ack_peer; /* the peer sends on several subchannels: acknowledge its frames */
@@ -173,7 +175,8 @@ static inline void rmpi_vc_send_on(rmpi_vc_t *vc, int sub, const struct iovec *i
     sc->rail->ops->send(sc->rail, vc->peer, iov, n);
 }
 
-/* Frames of at least this many bytes on a VC of several subchannels: rmpi_vc_pick_big. */
+/* Frames of at least this many bytes on a VC of several subchannels: rmpi_vc_pick_big
+ * (RMPI_BIG_FRAME; a VC takes at most half its rails' smallest largest frame, vc.big_frame). */
 extern size_t rmpi_vc_big_frame;
 /* The live subchannel expected to deliver len more bytes first: least (backlog + len) /
  * weight, the backlog as its rail reports it; the small-frame policy's pick when a rail

@@ -122,6 +122,13 @@ typedef struct rmpi_ofi_rdma {
     uint64_t id;
     size_t done;               /* bytes cut into frames (put, answer) or arrived (get) */
     struct rmpi_ofi_buf *held; /* a piece built but refused (-FI_EAGAIN), posted first */
+    /* A read through a bounce buffer (rail.bounce): each chunk lands in `bounce` and is
+     * copied to local when it completes. Given up with its connection, the op completes
+     * with -ECONNRESET at once while this record, now an orphan (op NULL), keeps the
+     * bounce buffer for libfabric until the read ends, however late (README.md). */
+    char *bounce;
+    int orphan;
+    struct rmpi_ofi_rdma *fnext, *fprev; /* the rail's reads holding a bounce buffer */
 } rmpi_ofi_rdma_t;
 
 typedef struct rmpi_ofi_peer {
@@ -171,6 +178,9 @@ typedef struct rmpi_ofi_rail {
     size_t inject;  /* fi_inject limit, header included */
     size_t max_rma; /* largest single fi_read/fi_write (RMPI_OFI_MAX_RMA, max_msg_size) */
     size_t key_size;
+    int bounce;              /* reads land in bounce buffers: they can be given up (README.md) */
+    rmpi_ofi_rdma_t *flying; /* reads holding a bounce buffer, orphans included */
+    long orphans;            /* reads given up that libfabric has not finished */
 
     char card[512]; /* published "fabric|domain|hexaddr" */
     rmpi_ofi_peer_t *peers;
@@ -226,6 +236,9 @@ static inline rmpi_ofi_rail_t *rmpi_ofi_rail_of(rmpi_rail_t *r) { return (rmpi_o
 int rmpi_ofi_choose(int auto_mode, char *prov, size_t len, char *why, size_t wlen);
 /* From the table: whether the provider reaches other nodes (unknown providers: yes). */
 int rmpi_ofi_reaches_nodes(const char *prov_name);
+/* From the table: whether a connection outlives a cut link, so an RDMA op libfabric
+ * accepted may finish any time later instead of failing (unknown providers: yes). */
+int rmpi_ofi_lingers(const char *prov_name);
 /* From the table: whether the target rejects RDMA under a key it did not issue. */
 int rmpi_ofi_checks_keys(const char *prov_name);
 /* Eager bound of the provider's utility layer (ofi_rxm's buffers): rmpi_ofi_eager_env sets
@@ -305,6 +318,11 @@ void rmpi_ofi_rdma_chunk_done(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d);
 /* An RDMA op finished (status 0 or negative errno): stamp, release, call op->complete. */
 void rmpi_ofi_rdma_done(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d, int status);
 void rmpi_ofi_rdma_free_all(rmpi_ofi_rail_t *r);
+/* The connection to peer was given up: its reads in libfabric's hands that hold bounce
+ * buffers complete with -ECONNRESET at the next progress and stay behind as orphans. */
+void rmpi_ofi_rdma_orphan(rmpi_ofi_rail_t *r, int peer);
+/* A completion (or error) of an orphan: it ends here; 1 if d was one. */
+int rmpi_ofi_rdma_orphan_end(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d);
 
 /* ofi_emul.c: get/put emulated with control frames on rails without FI_RMA. */
 /* d is set up (op, peer, local, len > 0, raddr, rkey, write): send the request or queue the put. */

@@ -388,21 +388,50 @@ static int ofi_send_zc(rmpi_rail_t *rail, int peer, const struct iovec *iov, int
 
 static void peer_down(rmpi_ofi_rail_t *r, int peer, const char *why);
 
+static int ctx_peer(const rmpi_ofi_ctx_t *c)
+{
+    return c->kind == RMPI_OFI_TXZ  ? ((const rmpi_ofi_zc_t *)c)->peer
+           : c->kind == RMPI_OFI_TX ? ((const rmpi_ofi_buf_t *)c)->peer
+                                    : ((const rmpi_ofi_rdma_t *)c)->peer;
+}
+
+/* Peers passed over in one drain before it stops: a refusal for every peer is the rail's
+ * queue, not one connection, and each try costs a call into the provider. */
+#define PEND_SKIP 4
+
+/* Posts go in issue order per peer, which is all that sequence numbers and FI_ORDER_SAS
+ * need: a post refused for one peer (-FI_EAGAIN: its ofi_rxm connection being set up, or
+ * its socket full behind a cut link, as a HELLO waits there for the probe's deadline)
+ * holds that peer's later posts, not the other peers' (it held them for up to 4 s). */
 static void pend_drain(rmpi_ofi_rail_t *r)
 {
-    while (r->pend) {
-        rmpi_ofi_ctx_t *c = r->pend;
+    int skip[PEND_SKIP], nskip = 0;
+    rmpi_ofi_ctx_t **pp = &r->pend;
+    while (*pp) {
+        rmpi_ofi_ctx_t *c = *pp;
         if ((c->kind == RMPI_OFI_TX || c->kind == RMPI_OFI_TXZ) && rmpi_ofi_fenced(r))
             return;
+        int peer = ctx_peer(c), held = 0;
+        for (int i = 0; i < nskip; i++)
+            held |= skip[i] == peer;
+        if (held) {
+            pp = &c->next;
+            continue;
+        }
         int rc = c->kind == RMPI_OFI_TX     ? rmpi_ofi_tx_post(r, (rmpi_ofi_buf_t *)c)
                  : c->kind == RMPI_OFI_TXZ  ? zc_post(r, (rmpi_ofi_zc_t *)c)
                  : c->kind == RMPI_OFI_EMUL ? (rmpi_ofi_emul_drain(r, (rmpi_ofi_rdma_t *)c) ? 0 : -FI_EAGAIN)
                                             : rmpi_ofi_rdma_post(r, (rmpi_ofi_rdma_t *)c);
-        if (rc == -FI_EAGAIN)
-            return;
-        r->pend = c->next;
-        if (!r->pend)
-            r->pend_tail = &r->pend;
+        if (rc == -FI_EAGAIN) {
+            if (nskip == PEND_SKIP)
+                return;
+            skip[nskip++] = peer;
+            pp = &c->next;
+            continue;
+        }
+        *pp = c->next;
+        if (!*pp)
+            r->pend_tail = pp;
         if (rc == 0 && c->kind == RMPI_OFI_EMUL)
             rmpi_ofi_emul_sent(r, (rmpi_ofi_rdma_t *)c);
         if (rc == 0)
@@ -413,11 +442,13 @@ static void pend_drain(rmpi_ofi_rail_t *r)
             rmpi_ofi_buf_t *b = (rmpi_ofi_buf_t *)c;
             char why[160];
             snprintf(why, sizeof why, "fi_send on %s failed: %s", r->pub.hints.name, fi_strerror(-rc));
-            int peer = b->peer;
             rmpi_ofi_tx_put(r, b);
-            peer_down(r, peer, why);
+            peer_down(r, peer, why); /* unlinks this peer's posts: start over */
+            pp = &r->pend;
+            nskip = 0;
         } else {
             rmpi_ofi_rdma_done(r, (rmpi_ofi_rdma_t *)c, rc == -FI_EACCES || rc == -FI_EINVAL ? -EFAULT : rc);
+            pp = &r->pend; /* the op's callback may have queued or dropped posts */
         }
     }
 }
@@ -641,11 +672,11 @@ static void cq_error(rmpi_ofi_rail_t *r)
         rmpi_fatal("RMPI_OFI_PROVIDER=%s: a receive on %s failed: %s (%s).", rmpi_ofi_prov(r), r->pub.hints.name,
                    fi_strerror(e.err), what ? what : "");
     }
+    if (c->kind == RMPI_OFI_RDMA && rmpi_ofi_rdma_orphan_end(r, (rmpi_ofi_rdma_t *)c))
+        return; /* given up with its connection, its op completed then */
     r->tx_out--;
     /* An op of a connection given up already: the loss was reported then. */
-    int peer = c->kind == RMPI_OFI_TXZ  ? ((rmpi_ofi_zc_t *)c)->peer
-               : c->kind == RMPI_OFI_TX ? ((rmpi_ofi_buf_t *)c)->peer
-                                        : ((rmpi_ofi_rdma_t *)c)->peer;
+    int peer = ctx_peer(c);
     int stale = c->gen != r->peers[peer].gen;
     char why[320];
     snprintf(why, sizeof why, "a send on %s failed: %s (%s)", r->pub.hints.name, fi_strerror(e.err), what ? what : "");
@@ -692,7 +723,7 @@ static void on_entry(rmpi_ofi_rail_t *r, const struct fi_cq_data_entry *e)
     } else if (c->kind == RMPI_OFI_TXZ) {
         r->tx_out--;
         zc_done(r, (rmpi_ofi_zc_t *)c, 0);
-    } else {
+    } else if (!rmpi_ofi_rdma_orphan_end(r, (rmpi_ofi_rdma_t *)c)) {
         r->tx_out--;
         rmpi_ofi_rdma_chunk_done(r, (rmpi_ofi_rdma_t *)c);
     }
@@ -732,10 +763,12 @@ static void link_send(rmpi_ofi_rail_t *r, int peer, uint32_t kind, uint32_t epoc
 /* The connection to peer is given up (logically: see README.md on why ofi_rxm's own
  * connection stays): posts not yet accepted by libfabric fail (frames are dropped: the VC
  * resends its copies; zero-copy sends and RDMA ops complete with -ECONNRESET at the next
- * progress, after on_peer_lost(why)), emulated reads waiting for data fail, early frames
- * go, and frames of this epoch are dropped from now on. Ops libfabric accepted complete
- * when it completes them: a read stays safe to finish late (the peer keeps its buffer until
- * our FIN), one completed early could land after the buffer was reused. */
+ * progress, after on_peer_lost(why)), so do reads in bounce buffers that libfabric holds
+ * (orphans: their late data lands in the bounce buffer, never in the caller's), emulated
+ * reads waiting for data fail, early frames go, and frames of this epoch are dropped from
+ * now on. Other ops libfabric accepted complete when it completes them: a read without a
+ * bounce buffer stays safe to finish late (the peer keeps its buffer until our FIN), one
+ * completed early could land after the buffer was reused. */
 static void peer_down(rmpi_ofi_rail_t *r, int peer, const char *why)
 {
     rmpi_ofi_peer_t *p = &r->peers[peer];
@@ -762,10 +795,7 @@ static void peer_down(rmpi_ofi_rail_t *r, int peer, const char *why)
     r->pend_tail = &r->pend;
     while (*pp) {
         rmpi_ofi_ctx_t *c = *pp;
-        int of = c->kind == RMPI_OFI_TXZ  ? ((rmpi_ofi_zc_t *)c)->peer
-                 : c->kind == RMPI_OFI_TX ? ((rmpi_ofi_buf_t *)c)->peer
-                                          : ((rmpi_ofi_rdma_t *)c)->peer;
-        if (of != peer) {
+        if (ctx_peer(c) != peer) {
             r->pend_tail = &c->next;
             pp = &c->next;
             continue;
@@ -787,6 +817,8 @@ static void peer_down(rmpi_ofi_rail_t *r, int peer, const char *why)
                 rmpi_ofi_rdma_release(r, d); /* an emulated read's answer */
         }
     }
+    if (r->flying)
+        rmpi_ofi_rdma_orphan(r, peer);
     while (p->gets) { /* emulated reads waiting for data */
         rmpi_ofi_rdma_t *g = p->gets;
         p->gets = (rmpi_ofi_rdma_t *)g->ctx.next;
@@ -850,7 +882,15 @@ static void link_rx(rmpi_ofi_rail_t *r, int src, const char *body, size_t len)
     if (!p->down)
         p->moved += len;
     if (kind == LINK_PING) {
-        link_send(r, src, LINK_PONG, epoch, 0);
+        /* A PONG says the frames before the PING arrived; on a connection given up here
+         * they were dropped. Answered anyway, it let the lower rank use an epoch this one
+         * had given up (its HELLO_ACK came late, behind TCP's backed-off retransmission):
+         * its frames went nowhere, its detector saw them answered, and the job hung
+         * (netns/multirail/adaptive-binding-cycles-ofi, 1 run in 6 at load 16, read from
+         * the ranks' warnings). Unanswered, the detector fails that epoch and the next
+         * HELLO follows it. */
+        if (!p->down)
+            link_send(r, src, LINK_PONG, epoch, 0);
         return;
     }
     if (kind == LINK_PONG) {
@@ -908,6 +948,17 @@ static size_t ofi_watch(rmpi_rail_t *rail, int peer, uint64_t *moved)
         }
     }
     return p->out + (size_t)unacked;
+}
+
+/* Bytes still to move to peer (the VC's pick of a rail for a large frame): frames (queued
+ * ones included) and completed writes not yet answered by a PONG; reads move bytes the
+ * other way. The PONGs answer the PINGs of watch, which the detector calls every few ms. */
+static size_t ofi_backlog(rmpi_rail_t *rail, int peer)
+{
+    rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
+    if (peer < 0 || peer >= r->env.size || peer == r->env.rank || r->peers[peer].state != 1 || r->peers[peer].down)
+        return 0;
+    return (size_t)(r->peers[peer].sent - r->peers[peer].acked);
 }
 
 static void ofi_abandon(rmpi_rail_t *rail, int peer, const char *why)
@@ -1347,6 +1398,11 @@ static int ofi_open(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
     if (n == 0)
         rmpi_fatal("RMPI_OFI_PROVIDER=%s: no usable domain on rank %d%s%s.", prov, env->rank,
                    *rmpi_knobs.OFI_DOMAINS ? " among RMPI_OFI_DOMAINS=" : "", rmpi_knobs.OFI_DOMAINS);
+    /* With a second rail to move a stripe to, reads go through bounce buffers where a
+     * connection outlives a cut (rmpi_ofi_rdma_orphan says why); with one there is nowhere
+     * to move it, and verbs-like providers fail the read themselves. */
+    for (int i = 0; i < n; i++)
+        made[i]->bounce = n > 1 && !emul && !(made[i]->mr_mode & FI_MR_LOCAL) && rmpi_ofi_lingers(prov);
     /* Sorted by card, so two peers list their common rails in the same order. */
     qsort(made, (size_t)n, sizeof *made, rail_cmp);
     loop_card[0] = 0;
@@ -1383,6 +1439,15 @@ static void ofi_close(rmpi_rail_t *rail)
     if (r->stat_stale)
         rmpi_log(1, "ofi: rank %d dropped %llu frame(s) of connections given up on %s", r->env.rank,
                  (unsigned long long)r->stat_stale, r->pub.hints.name);
+    if (r->orphans) {
+        /* libfabric 1.17 crashed in fi_close(ep) with a read in flight on a cut link (the
+         * same flush as fi_av_remove's, README.md), so the rail's libfabric objects and
+         * every buffer they may still write (bounce buffers, receive slabs) are left to the
+         * process's exit. */
+        rmpi_log(1, "ofi: rank %d leaves %s open: %ld read(s) given up are not finished by libfabric", r->env.rank,
+                 r->pub.hints.name, r->orphans);
+        return;
+    }
     fi_close(&r->ep->fid);
     rmpi_ofi_emul_close(r);
     while (r->regs.next != &r->regs)
@@ -1503,6 +1568,7 @@ const struct rmpi_net_ops rmpi_ofi_ops = {
     .chan_switch = ofi_chan_switch,
     .chan_stats = ofi_chan_stats,
     .watch = ofi_watch,
+    .backlog = ofi_backlog,
     .abandon = ofi_abandon,
     .rejoin = ofi_rejoin,
 };

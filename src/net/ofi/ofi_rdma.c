@@ -128,6 +128,16 @@ int rmpi_ofi_rdma_post(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
         rc = fi_writemsg(r->ep, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE);
     } else if (d->write) {
         rc = fi_write(r->ep, d->local, n, d->desc, d->dest, d->raddr, d->rkey, &d->ctx.fctx);
+    } else if (r->bounce) {
+        if (!d->bounce) {
+            d->bounce = rmpi_xmalloc(n);
+            d->fprev = NULL;
+            d->fnext = r->flying;
+            if (r->flying)
+                r->flying->fprev = d;
+            r->flying = d;
+        }
+        rc = fi_read(r->ep, d->bounce, n, NULL, d->dest, d->raddr, d->rkey, &d->ctx.fctx);
     } else {
         rc = fi_read(r->ep, d->local, n, d->desc, d->dest, d->raddr, d->rkey, &d->ctx.fctx);
     }
@@ -145,6 +155,8 @@ void rmpi_ofi_rdma_chunk_done(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
     if (d->write && d->ctx.gen == r->peers[d->peer].gen)
         r->peers[d->peer].sent += d->cur; /* delivered once a later PING is answered */
     d->wait -= d->cur < d->wait ? d->cur : d->wait;
+    if (d->bounce)
+        memcpy(d->local, d->bounce, d->cur);
     d->local += d->cur;
     d->raddr += d->cur;
     d->len -= d->cur;
@@ -166,6 +178,56 @@ void rmpi_ofi_rdma_chunk_done(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
     rmpi_ofi_pend_front(r, &d->ctx);
 }
 
+static void bounce_free(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
+{
+    if (d->fprev)
+        d->fprev->fnext = d->fnext;
+    else
+        r->flying = d->fnext;
+    if (d->fnext)
+        d->fnext->fprev = d->fprev;
+    free(d->bounce);
+    d->bounce = NULL;
+}
+
+/* Why a bounce buffer at all: tcp;ofi_rxm keeps a connection through a cut and a read it
+ * accepted lands whenever the link returns (README.md: closing one peer's connection
+ * crashes libfabric 1.17). Into the user's buffer that could be after the request was
+ * completed by the same stripe read again on another rail, and the buffer reused. Into a
+ * buffer of ours, the read can be given up at once: the stripe moves now instead of
+ * waiting out the cut, for one copy per chunk. */
+void rmpi_ofi_rdma_orphan(rmpi_ofi_rail_t *r, int peer)
+{
+    for (rmpi_ofi_rdma_t *d = r->flying; d; d = d->fnext) {
+        if (d->peer != peer || !d->posted || d->orphan)
+            continue;
+        rmpi_ofi_rdma_t *e = rmpi_ofi_rdma_new(r);
+        e->ctx.kind = RMPI_OFI_RDMA;
+        e->ctx.gen = d->ctx.gen;
+        e->op = d->op;
+        e->peer = peer;
+        e->lmr = d->lmr;
+        e->has_lmr = d->has_lmr;
+        rmpi_ofi_rdma_defer(r, e, -ECONNRESET);
+        d->op = NULL;
+        d->has_lmr = 0;
+        d->wait = 0;
+        d->orphan = 1;
+        r->tx_out--; /* close() does not wait for it: it may never end */
+        r->orphans++;
+    }
+}
+
+int rmpi_ofi_rdma_orphan_end(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
+{
+    if (!d->orphan)
+        return 0;
+    bounce_free(r, d);
+    r->orphans--;
+    rmpi_ofi_rdma_release(r, d);
+    return 1;
+}
+
 void rmpi_ofi_rdma_done(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d, int status)
 {
     rmpi_net_op_t *op = d->op;
@@ -180,6 +242,8 @@ void rmpi_ofi_rdma_done(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d, int status)
     if (d->posted)
         r->writes_out -= d->write;
     r->split_writes -= d->split;
+    if (d->bounce)
+        bounce_free(r, d);
     op->t_done = rmpi_time_ns();
     op->status = status;
     if (d->has_lmr)
