@@ -26,6 +26,8 @@
 #include "../comm/comm.h"
 #include "../datatype/datatype.h"
 
+#include <stdio.h>
+
 typedef struct rmpi_nbc rmpi_nbc_t;
 
 /* ---- schedules (nbc.c) ----
@@ -197,6 +199,9 @@ rmpi_nbc_t *rmpi_coll_reduce_scatter_sched(rmpi_comm_t *c, const void *sbuf, voi
  * instead), else the call's result (0 or MPI_ERR_TRUNCATE). Arguments as for the _sched
  * builders (root < 0: Allreduce); only the regular forms of Allgather and Alltoall. */
 #define RMPI_COLL_SHM_DECLINED (-1)
+/* RMPI_REPORT (at finalize, before the core closes): per call class, the algorithms this
+ * process ran, each with its calls and range of bytes per rank (report.c). */
+void rmpi_coll_report(FILE *f);
 int rmpi_coll_shm_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int root);
 int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op,
                          int root);
