@@ -1,5 +1,6 @@
 /* Environment: Init/Finalize, thread levels, versions, clocks, processor name, Abort. */
 #include "api_impl.h"
+#include "../coll/coll.h"
 #include "../datatype/datatype.h"
 
 #include <pthread.h>
@@ -59,6 +60,8 @@ static int runtime_start(int required)
 static void runtime_stop(void)
 {
     RMPI_LOCK();
+    if (rmpi_knobs.REPORT == RMPI_REPORT_ON)
+        rmpi_coll_report(stderr);
     rmpi_core_finalize();
     rmpi_dpm_finalize();
     rmpi_comm_finalize();

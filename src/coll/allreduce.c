@@ -234,10 +234,6 @@ rmpi_nbc_t *rmpi_coll_allreduce_sched(rmpi_comm_t *c, const void *sbuf, void *rb
     void *w = coll_output(s, rbuf, count, dt);
     coll_red_t r = {op, dt->handle, dt->size, rmpi_coll_op_commutative(op)};
     int alg = c->size > 1 ? coll_select(COLL_ALLREDUCE, c, bytes, count, r.commute) : 0;
-    if (alg == RMPI_COLL_ALLREDUCE_RING && !r.commute)
-        alg = RMPI_COLL_ALLREDUCE_RABENSEIFNER;
-    if (alg == RMPI_COLL_ALLREDUCE_SITE && !r.commute)
-        alg = RMPI_COLL_ALLREDUCE_RECURSIVE_DOUBLING; /* the tiers do not keep rank order */
     /* my vector, packed: the ring reads it where it is, the others start from a copy in w */
     const void *in = w;
     if (alg == RMPI_COLL_ALLREDUCE_RING)

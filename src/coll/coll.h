@@ -26,6 +26,8 @@
 #include "../comm/comm.h"
 #include "../datatype/datatype.h"
 
+#include <stdio.h>
+
 typedef struct rmpi_nbc rmpi_nbc_t;
 
 /* ---- schedules (nbc.c) ----
@@ -198,6 +200,9 @@ rmpi_nbc_t *rmpi_coll_reduce_scatter_sched(rmpi_comm_t *c, const void *sbuf, voi
  * builders (root < 0: Allreduce); the v and w forms of Allgather and Alltoall only when
  * single copy (cross-memory attach) is usable on the communicator. */
 #define RMPI_COLL_SHM_DECLINED (-1)
+/* RMPI_REPORT (at finalize, before the core closes): per call class, the algorithms this
+ * process ran, each with its calls and range of bytes per rank (report.c). */
+void rmpi_coll_report(FILE *f);
 int rmpi_coll_shm_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int root);
 int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op,
                          int root);

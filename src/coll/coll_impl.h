@@ -153,9 +153,28 @@ rmpi_nbc_t *coll_inter_reduce_scatter(rmpi_comm_t *c, const void *sbuf, void *rb
 /* ---- selection (select.c) ---- */
 enum { COLL_BARRIER, COLL_BCAST, COLL_REDUCE, COLL_ALLREDUCE, COLL_REDUCE_SCATTER, COLL_SCAN, COLL_NKINDS };
 /* Algorithm for one call, an RMPI_COLL_<KIND>_<ALG> of the kind's knob (knobs_enum.h, never
- * ..._AUTO): the knob's choice when forced, else the table. bytes: packed size
- * of the vector each rank contributes (reduce_scatter: the whole input). */
+ * ..._AUTO): the knob's choice when forced, else the table; with a non-commutative op an
+ * algorithm that cannot keep rank order (forced) gives way to one that can. bytes: packed
+ * size of the vector each rank contributes (reduce_scatter: the whole input). The choice
+ * is noted for RMPI_REPORT (coll_note): call it once per schedule. */
 int coll_select(int kind, rmpi_comm_t *c, size_t bytes, size_t count, int commute);
+
+/* ---- what ran (report.c) ----
+ * Call classes: the COLL_<KIND>s above, then the data-movement ones. */
+enum {
+    COLL_CALL_GATHER = COLL_NKINDS,
+    COLL_CALL_SCATTER,
+    COLL_CALL_ALLGATHER,
+    COLL_CALL_ALLGATHERV,
+    COLL_CALL_ALLTOALL,
+    COLL_CALL_ALLTOALLV,
+    COLL_NCALLS
+};
+/* One call of class call ran algorithm idx of choices ("a|b|c": a knob's choices from
+ * coll_knob_choices, or a static string of the caller's; compared by address) with bytes
+ * per rank. */
+void coll_note(int call, const char *choices, int idx, size_t bytes);
+const char *coll_knob_choices(const char *name);
 /* The size rules of the table, also used inside two-level algorithms for the leaders. */
 int coll_bcast_large(int n, size_t bytes);
 int coll_reduce_large(int n, size_t count, size_t bytes);

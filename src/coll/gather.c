@@ -102,7 +102,7 @@ static rmpi_nbc_t *rooted(rmpi_comm_t *c, const rmpi_coll_blk_t *one, const rmpi
     gx_t g;
     gx_init(&g, c);
     size_t block = c->rank == root ? gx_bytes(&many[root]) : gx_bytes(one);
-    if (form != RMPI_COLL_REGULAR || gx_pick_rooted(scatter, c->size, block) == GX_LINEAR)
+    if (gx_pick_rooted(scatter, form, c->size, block) == GX_LINEAR)
         rooted_linear(&g, one, many, root, scatter);
     else if (scatter)
         scatter_binomial(&g, many, one, root);

@@ -67,7 +67,8 @@ rmpi_nbc_t *coll_inter_exchange(rmpi_comm_t *c, const rmpi_coll_blk_t *send, int
 /* Algorithm choice (gather_select.c): from the knob when forced, else by size and ranks.
  * Every rank must reach the same answer, so the inputs are values all ranks agree on. */
 enum { GX_BINOMIAL, GX_LINEAR, GX_BRUCK, GX_RECURSIVE_DOUBLING, GX_RING, GX_PAIRWISE, GX_SITE };
-int gx_pick_rooted(int scatter, int n, size_t block); /* gather (0) or scatter (1) */
+/* gather (0) or scatter (1); GX_LINEAR for the v forms. Each pick is noted for RMPI_REPORT. */
+int gx_pick_rooted(int scatter, int form, int n, size_t block);
 /* GX_SITE (regular forms only): forced, or the communicator spans sites (coll_multi_site). */
 int gx_pick_allgather(rmpi_comm_t *c, size_t total, int form);
 int gx_pick_alltoall(rmpi_comm_t *c, size_t block, int form);

@@ -9,7 +9,7 @@
 
 static int is_pow2(int n) { return !(n & (n - 1)); }
 
-int gx_pick_rooted(int scatter, int n, size_t block)
+static int pick_rooted(int scatter, int n, size_t block)
 {
     /* COLL_SCATTER has the same choices as COLL_GATHER */
     _Static_assert((int)RMPI_COLL_SCATTER_BINOMIAL == (int)RMPI_COLL_GATHER_BINOMIAL &&
@@ -22,7 +22,7 @@ int gx_pick_rooted(int scatter, int n, size_t block)
     return n > 2 && block * (size_t)n < (size_t)rmpi_knobs.COLL_GATHER_LARGE ? GX_BINOMIAL : GX_LINEAR;
 }
 
-int gx_pick_allgather(rmpi_comm_t *c, size_t total, int form)
+static int pick_allgather(rmpi_comm_t *c, size_t total, int form)
 {
     int n = c->size;
     /* COLL_ALLGATHERV has the same choices as COLL_ALLGATHER */
@@ -53,7 +53,7 @@ int gx_pick_allgather(rmpi_comm_t *c, size_t total, int form)
     return n <= 8 ? GX_LINEAR : GX_RING;
 }
 
-int gx_pick_alltoall(rmpi_comm_t *c, size_t block, int form)
+static int pick_alltoall(rmpi_comm_t *c, size_t block, int form)
 {
     int n = c->size;
     if (form != RMPI_COLL_REGULAR) {
@@ -77,4 +77,31 @@ int gx_pick_alltoall(rmpi_comm_t *c, size_t block, int form)
     if (n >= 8 && block <= 256)
         return GX_BRUCK;
     return block < (size_t)rmpi_knobs.COLL_ALLTOALL_LARGE ? GX_LINEAR : GX_PAIRWISE;
+}
+
+/* The GX_ algorithms by name, in their enum's order, for RMPI_REPORT (coll_note). */
+static const char gx_choices[] = "binomial|linear|bruck|recursive_doubling|ring|pairwise|site";
+_Static_assert(GX_BINOMIAL == 0 && GX_LINEAR == 1 && GX_BRUCK == 2 && GX_RECURSIVE_DOUBLING == 3 && GX_RING == 4 &&
+                   GX_PAIRWISE == 5 && GX_SITE == 6,
+               "gx_choices follows the GX_ enum");
+
+int gx_pick_rooted(int scatter, int form, int n, size_t block)
+{
+    int alg = form != RMPI_COLL_REGULAR ? GX_LINEAR : pick_rooted(scatter, n, block);
+    coll_note(scatter ? COLL_CALL_SCATTER : COLL_CALL_GATHER, gx_choices, alg, block);
+    return alg;
+}
+
+int gx_pick_allgather(rmpi_comm_t *c, size_t total, int form)
+{
+    int alg = pick_allgather(c, total, form);
+    coll_note(form != RMPI_COLL_REGULAR ? COLL_CALL_ALLGATHERV : COLL_CALL_ALLGATHER, gx_choices, alg, total);
+    return alg;
+}
+
+int gx_pick_alltoall(rmpi_comm_t *c, size_t block, int form)
+{
+    int alg = pick_alltoall(c, block, form);
+    coll_note(form != RMPI_COLL_REGULAR ? COLL_CALL_ALLTOALLV : COLL_CALL_ALLTOALL, gx_choices, alg, block);
+    return alg;
 }

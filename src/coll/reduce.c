@@ -97,8 +97,6 @@ rmpi_nbc_t *rmpi_coll_reduce_sched(rmpi_comm_t *c, const void *sbuf, void *rbuf,
     coll_red_t r = {op, dt->handle, dt->size, rmpi_coll_op_commutative(op)};
     coll_grp_t g = coll_grp_all(c);
     int alg = c->size == 1 ? RMPI_COLL_REDUCE_BINOMIAL : coll_select(COLL_REDUCE, c, bytes, count, r.commute);
-    if (alg == RMPI_COLL_REDUCE_SITE && !r.commute)
-        alg = RMPI_COLL_REDUCE_BINOMIAL; /* forced: the tiers do not keep rank order */
     switch (alg) {
     case RMPI_COLL_REDUCE_SITE: coll_reduce_site(s, c, &r, in, out, count, root); break;
     case RMPI_COLL_REDUCE_RABENSEIFNER: coll_reduce_rabenseifner(s, &g, &r, in, out, count, root); break;

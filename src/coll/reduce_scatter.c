@@ -99,8 +99,8 @@ rmpi_nbc_t *rmpi_coll_reduce_scatter_sched(rmpi_comm_t *c, const void *sbuf, voi
     coll_red_t r = {op, dt->handle, es, rmpi_coll_op_commutative(op)};
     if (n == 1) {
         rmpi_nbc_copy(s, in, out, total * es);
-    } else if (r.commute && coll_select(COLL_REDUCE_SCATTER, c, total * es, total, 1) ==
-                                RMPI_COLL_REDUCE_SCATTER_RECURSIVE_HALVING) {
+    } else if (coll_select(COLL_REDUCE_SCATTER, c, total * es, total, r.commute) ==
+               RMPI_COLL_REDUCE_SCATTER_RECURSIVE_HALVING) {
         rs_recursive_halving(s, c, &r, in, out, counts, disp);
     } else {
         rs_pairwise(s, c, &r, in, out, counts, disp);

@@ -42,7 +42,7 @@ int coll_allreduce_large(int n, size_t count, size_t bytes)
     return n > 2 && count >= (size_t)n && bytes >= (size_t)rmpi_knobs.COLL_ALLREDUCE_LARGE;
 }
 
-int coll_select(int kind, rmpi_comm_t *c, size_t bytes, size_t count, int commute)
+static int pick(int kind, rmpi_comm_t *c, size_t bytes, size_t count, int commute)
 {
     int n = c->size, k = knob(kind);
     if (k)
@@ -87,4 +87,36 @@ int coll_select(int kind, rmpi_comm_t *c, size_t bytes, size_t count, int commut
     case COLL_SCAN: return RMPI_COLL_SCAN_RECURSIVE_DOUBLING;
     }
     return 1;
+}
+
+/* Forced with a non-commutative op, the algorithms that reorder the operands give way. */
+static int keep_order(int kind, int alg)
+{
+    switch (kind) {
+    case COLL_REDUCE: return alg == RMPI_COLL_REDUCE_SITE ? RMPI_COLL_REDUCE_BINOMIAL : alg;
+    case COLL_ALLREDUCE:
+        if (alg == RMPI_COLL_ALLREDUCE_RING)
+            return RMPI_COLL_ALLREDUCE_RABENSEIFNER;
+        return alg == RMPI_COLL_ALLREDUCE_SITE ? RMPI_COLL_ALLREDUCE_RECURSIVE_DOUBLING : alg;
+    case COLL_REDUCE_SCATTER: return RMPI_COLL_REDUCE_SCATTER_PAIRWISE;
+    }
+    return alg;
+}
+
+int coll_select(int kind, rmpi_comm_t *c, size_t bytes, size_t count, int commute)
+{
+    static const char *const names[] = {[COLL_BARRIER] = "COLL_BARRIER",
+                                        [COLL_BCAST] = "COLL_BCAST",
+                                        [COLL_REDUCE] = "COLL_REDUCE",
+                                        [COLL_ALLREDUCE] = "COLL_ALLREDUCE",
+                                        [COLL_REDUCE_SCATTER] = "COLL_REDUCE_SCATTER",
+                                        [COLL_SCAN] = "COLL_SCAN"};
+    static const char *choices[COLL_NKINDS];
+    int alg = pick(kind, c, bytes, count, commute);
+    if (!commute)
+        alg = keep_order(kind, alg);
+    if (!choices[kind])
+        choices[kind] = coll_knob_choices(names[kind]);
+    coll_note(kind, choices[kind], alg, bytes);
+    return alg;
 }

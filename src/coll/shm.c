@@ -224,6 +224,10 @@ static void blocks_done(void **tout, const rmpi_coll_blk_t *recv, int n)
     free(tout);
 }
 
+/* what RMPI_REPORT calls a call run here (coll_note) */
+static const char shm_choice[] = "shm";
+static const char shm_cma_choice[] = "shm_cma"; /* single copy (process_vm_readv) */
+
 /* ---- Bcast ---- */
 
 int rmpi_coll_shm_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int root)
@@ -232,6 +236,7 @@ int rmpi_coll_shm_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *d
     size_t bytes = dt ? count * dt->size : 0, total = bytes;
     if (rmpi_knobs.COLL_BCAST || bytes >= (size_t)rmpi_knobs.COLL_SHM_BCAST_MAX || !shm_get(c, &h))
         return RMPI_COLL_SHM_DECLINED;
+    coll_note(COLL_BCAST, shm_choice, 0, bytes);
     void *tmp = NULL;
     int err = 0;
     /* The first step is published on the root's line, with the total (so receivers know
@@ -313,6 +318,7 @@ int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t co
     if ((root < 0 ? rmpi_knobs.COLL_ALLREDUCE : rmpi_knobs.COLL_REDUCE) || !rmpi_coll_op_predefined(op) || !dt ||
         !dt->size || !count || count * dt->size >= (size_t)max || !shm_get(c, &h))
         return RMPI_COLL_SHM_DECLINED;
+    coll_note(root < 0 ? COLL_ALLREDUCE : COLL_REDUCE, shm_choice, 0, count * dt->size);
     int out_here = root < 0 || h.me == root;
     void *tin = NULL, *tout = NULL;
     const char *in = packed_in(sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dt, &tin);
@@ -399,6 +405,7 @@ int rmpi_coll_shm_allgather(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const r
                            form == RMPI_COLL_REGULAR && bb < (size_t)rmpi_knobs.COLL_SHM_ALLGATHER_MAX);
     if (way < 0)
         return RMPI_COLL_SHM_DECLINED;
+    coll_note(COLL_CALL_ALLGATHER, way ? shm_cma_choice : shm_choice, 0, bb * (size_t)h.n);
     if (way)
         return cma_allgather(&h, send, recv);
     int n = h.n, me = h.me, err = 0;
@@ -447,6 +454,7 @@ int rmpi_coll_shm_alltoall(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rm
                            form == RMPI_COLL_REGULAR && bb < (size_t)rmpi_knobs.COLL_SHM_ALLTOALL_MAX);
     if (way < 0)
         return RMPI_COLL_SHM_DECLINED;
+    coll_note(COLL_CALL_ALLTOALL, way ? shm_cma_choice : shm_choice, 0, bb);
     if (way)
         return cma_alltoall(&h, send, recv);
     int n = h.n, me = h.me, err = 0;

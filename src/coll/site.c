@@ -216,17 +216,34 @@ static void tree_links(const coll_sites_t *t, int me, int top, int root_site, li
     }
 }
 
+/* A vector larger than RMPI_COLL_SITE_CHUNK goes down in chunks, a rank forwarding chunk
+ * i - 1 while chunk i arrives. Why: at the far end of the long link the vector arrives
+ * eagerly, but the site's own hops (a LAN above its 64 KiB eager limit, shared memory
+ * above 8 KiB) were rendezvous, each a handshake with a process that must be scheduled
+ * first; with a site leader, a group leader and a rank in a chain, the far site's chain of
+ * handshakes, not the link, set the time (2x2 sites, 2 ranks per host on 2 cores, 1 ms,
+ * 128 KiB: every hop eager 1.4-1.9 ms a call, the single message 1.1-4.1 ms;
+ * docs/results/wan.md). Up to SITE_CHUNKS_MAX chunks: a larger vector is bound by the long
+ * link, and a chunk's shared-memory hop (above its 8 KiB eager limit) is a handshake of
+ * its own (1 MiB in 16 chunks: 14.3 ms a call against 9.9 whole). */
+enum { SITE_CHUNKS_MAX = 8 };
 static void tree_bcast(rmpi_nbc_t *s, const coll_sites_t *t, int me, int top, int root_site, void *buf, size_t bytes)
 {
     links_t k;
     tree_links(t, me, top, root_site, &k);
-    if (k.parent >= 0) {
-        rmpi_nbc_recv(s, buf, bytes, k.parent);
-        rmpi_nbc_round(s);
+    size_t chunk = (size_t)rmpi_knobs.COLL_SITE_CHUNK;
+    if (!chunk || chunk > bytes || bytes / chunk > SITE_CHUNKS_MAX)
+        chunk = bytes;
+    size_t nch = bytes ? (bytes + chunk - 1) / chunk : 1;
+    char *b = buf;
+    for (size_t i = 0; i <= nch; i++) {
+        if (i < nch && k.parent >= 0)
+            rmpi_nbc_recv(s, b + i * chunk, RMPI_MIN(chunk, bytes - i * chunk), k.parent);
+        for (int c = 0; i > 0 && c < k.nchild; c++)
+            rmpi_nbc_send(s, b + (i - 1) * chunk, RMPI_MIN(chunk, bytes - (i - 1) * chunk), k.child[c]);
+        if (i == nch || k.parent >= 0)
+            rmpi_nbc_round(s);
     }
-    for (int i = 0; i < k.nchild; i++)
-        rmpi_nbc_send(s, buf, bytes, k.child[i]);
-    rmpi_nbc_round(s);
 }
 
 /* Children's partial results all at once, combined into acc (commutative operations:
