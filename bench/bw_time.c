@@ -42,6 +42,7 @@ struct options {
     double interval;
     int check;  /* every message's bytes, not only the first window's */
     int stream; /* -p 1: no windows, WINDOW messages always in flight */
+    int spread; /* -a 1: a completion's bytes spread over the time since the one before */
 };
 
 static int world_rank;
@@ -59,6 +60,9 @@ static void usage(FILE *out)
             "      (default 0: the first window only)\n"
             "  -p  1: no windows: WINDOW messages always in flight, each completed one replaced\n"
             "      at once (default 0: windows, each answered by an ack)\n"
+            "  -a  1: spread each completion's bytes evenly over the time since the completion\n"
+            "      before it, instead of counting them whole in the interval they complete in\n"
+            "      (short intervals then move by less than a message; default 0)\n"
             "Rank 0 streams to rank 1 and prints {\"test\":\"bw_time\",\"t\":T,\"mb_s\":X} per interval\n"
             "(T: end of the interval, seconds since the start; MB = 10^6 bytes), then one summary line.\n");
 }
@@ -104,6 +108,7 @@ static int parse_options(int argc, char **argv, struct options *o)
     o->interval = 0.5;
     o->check = 0;
     o->stream = 0;
+    o->spread = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
@@ -132,9 +137,10 @@ static int parse_options(int argc, char **argv, struct options *o)
             break;
         case 'c':
         case 'p':
+        case 'a':
             if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
                 return -1;
-            *(a[1] == 'c' ? &o->check : &o->stream) = v[0] == '1';
+            *(a[1] == 'c' ? &o->check : a[1] == 'p' ? &o->stream : &o->spread) = v[0] == '1';
             break;
         default:
             return -1;
@@ -198,6 +204,8 @@ struct timeline {
     long next;        /* index of the interval not yet printed */
     double bytes;     /* bytes completed in that interval */
     double total;
+    int spread;       /* -a 1 */
+    double last;      /* the previous completion (t0 before the first) */
 };
 
 static void print_interval(struct timeline *tl, double bytes)
@@ -208,10 +216,21 @@ static void print_interval(struct timeline *tl, double bytes)
     tl->next++;
 }
 
-/* Closes every interval that ended before now (empty ones print 0), then counts the bytes. */
+/* Closes every interval that ended before now (empty ones print 0), then counts the bytes.
+ * With -a 1 the bytes are spread evenly from the previous completion to now, so each interval
+ * that closes on the way gets its part. */
 static void account(struct timeline *tl, double now, double bytes)
 {
-    while (now - tl->t0 >= (double)(tl->next + 1) * tl->interval) {
+    double from = tl->last, rate = tl->spread && now > from ? bytes / (now - from) : 0.0;
+    tl->last = now;
+    for (double edge; now - tl->t0 >= (edge = (double)(tl->next + 1) * tl->interval);) {
+        double part = rate * (tl->t0 + edge - from);
+        if (part > 0.0) {
+            tl->bytes += part;
+            tl->total += part;
+            bytes -= part;
+            from = tl->t0 + edge;
+        }
         print_interval(tl, tl->bytes);
         tl->bytes = 0.0;
     }
@@ -240,12 +259,13 @@ static void run_sender(const struct options *o, MPI_Comm pair)
     tl.interval = o->interval;
     long windows = 0;
     MPI_Barrier(pair);
-    tl.t0 = MPI_Wtime();
+    tl.t0 = tl.last = MPI_Wtime();
+    tl.spread = o->spread;
     /* Wall-clock start, so a script can line up outside events (a competing flow) with t. */
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
-    printf("{\"test\":\"bw_time_start\",\"unix\":%.3f,\"size\":%ld,\"window\":%d,\"interval\":%g}\n",
-           (double)now.tv_sec + (double)now.tv_nsec / 1e9, o->size, window, o->interval);
+    printf("{\"test\":\"bw_time_start\",\"unix\":%.3f,\"size\":%ld,\"window\":%d,\"interval\":%g,\"spread\":%d}\n",
+           (double)now.tv_sec + (double)now.tv_nsec / 1e9, o->size, window, o->interval, o->spread);
     fflush(stdout);
     if (o->stream) { /* -p 1: every completed send replaced at once, then WINDOW stop messages */
         int stops = 0;

@@ -31,6 +31,9 @@ any left from before), runs everything, and deletes them again at the end.
                    messages for 33 s (64 always in flight, -p 1) in 50 ms bins, every byte checked (-c 1), RailMPI
                    (no settings) and Open MPI; the optimum of each phase is what TCP
                    carries on each rail alone at its rates; summary-rates.md.
+                   RATES_SPREAD=1 has bw_time spread each completion's bytes over the
+                   time since the one before (-a 1), so a 50 ms bin no longer moves by
+                   whole 256 KiB messages (3.5-7% of a bin at these rates).
                    RATES_CONFIGS (default "rmpi-adaptive ompi-default") picks the
                    configurations; rmpi-ofi is RailMPI over libfabric's tcp;ofi_rxm, one
                    rail per interface's domain (RMPI_NET=ofi), no other settings;
@@ -572,8 +575,8 @@ run_rates() {
         raw=$out/rates-$c.out
         config_cmd "$c" bw_time
         say "$topo $c rates changing under a stream ($RATES_SECS s)"
-        echo "### $topo $c rates: ${CMD[*]} -t $RATES_SECS -i 0.05 -s 256k -w 64 -c 1 -p 1" >>"$log"
-        timeout $((RATES_SECS + 120)) "${CMD[@]}" -t "$RATES_SECS" -i 0.05 -s 256k -w 64 -c 1 -p 1 >"$raw" 2>"$out/stderr.tmp" &
+        echo "### $topo $c rates: ${CMD[*]} -t $RATES_SECS -i 0.05 -s 256k -w 64 -c 1 -p 1 -a ${RATES_SPREAD:-0}" >>"$log"
+        timeout $((RATES_SECS + 120)) "${CMD[@]}" -t "$RATES_SECS" -i 0.05 -s 256k -w 64 -c 1 -p 1 -a "${RATES_SPREAD:-0}" >"$raw" 2>"$out/stderr.tmp" &
         mpipid=$!; bg_pids+=("$mpipid")
         t0=$(wait_start "$raw" $mpipid)
         if [ -n "$t0" ]; then

@@ -410,6 +410,7 @@ def rates_data(rows):
             data[r["config"]]["bins"].append((r["t"], r["mb_s"]))
         elif r.get("part") == "rates" and r.get("test") == "bw_time_start":
             data[r["config"]]["interval"] = r["interval"]
+            data[r["config"]]["size"] = r.get("size", 0)
         elif r.get("test") == "rate_event":
             data[r["config"]]["events"][r["what"]] = r["t"]
     return opt, data
@@ -445,8 +446,12 @@ def rates_summary(path):
                " alone at its rates. Steady: bins from 1 s after the event to the next one. Reached: from"
                " the event to the end of the first bin whose 200 ms mean is within 5% of the optimum.")
     out.append("")
-    out.append("| MPI | phase (event at t) | optimum | steady mean | of optimum | variation (sd/mean) | reached within 5% after |")
-    out.append("|---|---|---|---|---|---|---|")
+    out.append("One message: the share of a steady bin's mean that one message is (bw_time counts a message"
+               " whole in the bin its send completes in, so a bin's count moves by whole messages); 200 ms:"
+               " sd/mean of the means of 4 bins in a row, where that step is a quarter as large.")
+    out.append("")
+    out.append("| MPI | phase (event at t) | optimum | steady mean | of optimum | variation (sd/mean) | one message | 200 ms | reached within 5% after |")
+    out.append("|---|---|---|---|---|---|---|---|---|")
     for config, d in data.items():
         bins, ev, iv = sorted(d["bins"]), d["events"], d["interval"]
         if not bins:
@@ -459,9 +464,13 @@ def rates_summary(path):
             steady = [v for tt, v in bins if tt - iv >= t + 1.0 and tt <= end]
             mean = statistics.mean(steady) if steady else 0.0
             cv = statistics.pstdev(steady) / mean if len(steady) > 1 and mean else 0.0
+            quads = [statistics.mean(steady[i:i + 4]) for i in range(0, len(steady) - 3, 4)]
+            cv4 = statistics.pstdev(quads) / mean if len(quads) > 1 and mean else 0.0
+            one = d["size"] / 1e6 / iv / mean if mean and d.get("size") else 0.0
             reach = reach_time(bins, t, end, target, iv) if target and what != "start" else None
             out.append(f"| {LABELS.get(config, config)} | {what} ({t:.2f} s) | {fmt(target)} | {mean:.1f} | "
-                       f"{(100 * mean / target if target else 0):.1f}% | {100 * cv:.1f}% | "
+                       f"{(100 * mean / target if target else 0):.1f}% | {100 * cv:.1f}% | {100 * one:.1f}% | "
+                       f"{100 * cv4:.1f}% | "
                        f"{'-' if what == 'start' else ('%.0f ms' % (1000 * reach) if reach is not None else 'never')} |")
         if "rail1 cut" in ev and "rail1 restore" in ev:
             cut, back = ev["rail1 cut"], ev["rail1 restore"]

@@ -4,11 +4,14 @@
   netprobe.py ping ADDR [--count N] [--interval S]
       ICMP echo over a raw socket (root); prints
       "rtt_ms min=.. median=.. avg=.. max=.. sent=N received=M".
-  netprobe.py tcp-recv ADDR PORT [--clamp BYTES] [--warmup S]
+  netprobe.py tcp-recv ADDR PORT [--clamp BYTES] [--warmup S] [--bins S]
       accepts one connection, reads to EOF and prints
       "tcp_mbit_s=.. bytes=.. seconds=..", counting only what arrives after the first
       WARMUP seconds (slow start excluded). --clamp sets TCP_WINDOW_CLAMP on the listening
       socket: the receive window, so the sender keeps at most that many bytes in flight.
+      --bins S also prints "bins_mb_s=.." (MB/s received in each S-second bin after the
+      warm-up, the partial last one left out) and their sd/mean: the variation one plain
+      stream shows through a shaped rail, the floor for an MPI stream's bins.
       Prints "listening" once it accepts connections.
   netprobe.py tcp-send ADDR PORT [--seconds S]
       connects and sends for S seconds.
@@ -98,6 +101,7 @@ def tcp_recv(args):
     first = None
     counted = 0
     t_warm = t_last = None
+    bins = []
     while True:
         if args.clamp:
             # Set again before every read: Linux 6.x resets the clamp from the buffer size
@@ -114,6 +118,10 @@ def tcp_recv(args):
                 t_warm = now
             else:
                 counted += n
+                if args.bins:
+                    k = int((now - t_warm) / args.bins)
+                    bins.extend([0] * (k + 1 - len(bins)))
+                    bins[k] += n
             t_last = now
     conn.close()
     if t_warm is None or t_last <= t_warm:
@@ -121,6 +129,11 @@ def tcp_recv(args):
         return 1
     secs = t_last - t_warm
     print("tcp_mbit_s=%.2f bytes=%d seconds=%.3f" % (counted * 8 / secs / 1e6, counted, secs))
+    full = [b / args.bins / 1e6 for b in bins[:-1]]
+    if len(full) >= 2:
+        mean = statistics.mean(full)
+        print("bins_mb_s=%s" % ",".join("%.1f" % b for b in full))
+        print("bins_sd_mean=%.4f bins=%d mean_mb_s=%.2f" % (statistics.pstdev(full) / mean if mean else 0, len(full), mean))
     return 0
 
 
@@ -150,6 +163,7 @@ def main():
     a.add_argument("port", type=int)
     a.add_argument("--clamp", type=int, default=0)
     a.add_argument("--warmup", type=float, default=0.5)
+    a.add_argument("--bins", type=float, default=0)
     a.add_argument("--accept-timeout", type=float, default=30)
     a = sub.add_parser("tcp-send")
     a.add_argument("addr")

@@ -187,7 +187,16 @@ rmpi_vc_t *rmpi_vc_open(int peer)
 
 void rmpi_vc_keep(rmpi_vc_t *vc, int sub, const struct iovec *iov, int n, size_t len)
 {
-    rmpi_vc_txbuf_t *t = rmpi_xmalloc(sizeof *t + len);
+    rmpi_vc_txbuf_t *t;
+    if (len <= RMPI_VC_TXBUF_SMALL && vc->txfree) {
+        t = vc->txfree;
+        vc->txfree = t->next;
+        vc->txfree_n--;
+    } else {
+        size_t cap = len <= RMPI_VC_TXBUF_SMALL ? RMPI_VC_TXBUF_SMALL : len;
+        t = rmpi_xmalloc(sizeof *t + cap);
+        t->cap = cap;
+    }
     t->next = NULL;
     t->sub = sub;
     t->t = rmpi_time_ns();
@@ -276,6 +285,30 @@ void rmpi_vc_rates(const rmpi_vc_t *vc, double *one, double *all)
     }
 }
 
+static void txbuf_free(rmpi_vc_t *vc, rmpi_vc_txbuf_t *t)
+{
+    if (t->cap == RMPI_VC_TXBUF_SMALL && vc->txfree_n < RMPI_VC_TXFREE_MAX) {
+        t->next = vc->txfree;
+        vc->txfree = t;
+        vc->txfree_n++;
+    } else {
+        free(t);
+    }
+}
+
+/* An acknowledgement names the next PSN its sender expects: never one this side has not
+ * sent yet (one further ahead than 2^15 reads as behind, an old one, and changes nothing). */
+static int ack_ok(rmpi_vc_t *vc, uint16_t next_expected)
+{
+    if ((int16_t)(next_expected - vc->psn_next) <= 0)
+        return 1;
+    char why[160];
+    snprintf(why, sizeof why, "rank %d acknowledged frames up to PSN %u, but only PSNs before %u were sent to it",
+             vc->peer, next_expected, vc->psn_next);
+    rmpi_vc_cut(vc, why);
+    return 0;
+}
+
 static void on_ack(rmpi_vc_t *vc, int ack_sub, uint16_t next_expected)
 {
     /* The ACK was sent when the frame before next_expected was delivered: if that frame
@@ -287,7 +320,7 @@ static void on_ack(rmpi_vc_t *vc, int ack_sub, uint16_t next_expected)
             path_sample(vc, ack_sub, (double)(rmpi_time_ns() - t->t), RMPI_NET_RTT_ACK);
         }
         vc->unacked = t->next;
-        free(t);
+        txbuf_free(vc, t);
         vc->unacked_n--;
     }
     if (!vc->unacked)
@@ -299,7 +332,24 @@ static void send_ack_on(rmpi_vc_t *vc, int sub, uint8_t flags)
     rmpi_vc_hdr_t h = {vc->psn_expect, RMPI_VC_ACK, flags};
     struct iovec iov = {&h, sizeof h};
     vc->ack_sent = vc->psn_expect;
+    vc->acks_out++;
     vc->sub[sub].rail->ops->send(vc->sub[sub].rail, vc->peer, &iov, 1);
+}
+
+void rmpi_vc_send_acked(rmpi_vc_t *vc, rmpi_subchan_t *sc, const struct iovec *iov, int n)
+{
+    rmpi_vc_hdr_t h = {vc->psn_expect, RMPI_VC_ACKED, 0};
+    struct iovec v[8];
+    if (n >= (int)RMPI_ARRAY_LEN(v)) { /* more pieces than the core ever sends: as it is */
+        sc->rail->ops->send(sc->rail, vc->peer, iov, n);
+        return;
+    }
+    v[0] = (struct iovec){&h, sizeof h};
+    for (int i = 0; i < n; i++) /* one or two pieces: a loop, not a call */
+        v[i + 1] = iov[i];
+    vc->ack_sent = vc->psn_expect;
+    vc->acks_carried++;
+    sc->rail->ops->send(sc->rail, vc->peer, v, n + 1);
 }
 
 static void send_ack(rmpi_vc_t *vc, uint8_t flags)
@@ -580,6 +630,7 @@ static inline __attribute__((always_inline)) void deliver_in_order(rmpi_vc_t *vc
 }
 
 static void on_bundle(rmpi_vc_t *vc, const char *b, size_t len);
+static void on_acked(rmpi_vc_t *vc, const char *frame, size_t len, rmpi_vc_hdr_t h);
 static inline __attribute__((always_inline)) void on_data(rmpi_vc_t *vc, const void *frame, size_t len, uint16_t psn);
 
 void rmpi_vc_on_frame(rmpi_rail_t *rail, int peer, const void *frame, size_t len)
@@ -595,7 +646,11 @@ void rmpi_vc_on_frame(rmpi_rail_t *rail, int peer, const void *frame, size_t len
         return;
     }
     memcpy(&h, frame, sizeof h);
-    if (RMPI_UNLIKELY(h.type >= RMPI_VC_RAIL_DOWN)) {
+    if (RMPI_UNLIKELY(h.type >= RMPI_VC_ACKED)) {
+        if (h.type == RMPI_VC_ACKED) {
+            on_acked(vc, frame, len, h);
+            return;
+        }
         if (h.type == RMPI_VC_BUNDLE) {
             on_bundle(vc, frame, len);
             return;
@@ -606,10 +661,44 @@ void rmpi_vc_on_frame(rmpi_rail_t *rail, int peer, const void *frame, size_t len
         }
         if (h.flags & RMPI_VC_ACK_WAKE)
             vc->ack_peer = 1;
-        on_ack(vc, rmpi_vc_sub_of(vc, rail), h.psn);
+        if (ack_ok(vc, h.psn))
+            on_ack(vc, rmpi_vc_sub_of(vc, rail), h.psn);
         return;
     }
     on_data(vc, frame, len, h.psn);
+}
+
+static void cut_malformed(rmpi_vc_t *vc, const char *what, size_t len, const char *with, const char *bad)
+{
+    char why[192];
+    snprintf(why, sizeof why, "rank %d sent %s of %zu bytes %s%s", vc->peer, what, len, with, bad);
+    rmpi_vc_cut(vc, why);
+}
+
+/* An acknowledgement and the frame behind it. Carried acknowledgements are no round-trip
+ * samples: the frame left when the core had something to say, not when the acknowledged one
+ * arrived. */
+static void on_acked(rmpi_vc_t *vc, const char *frame, size_t len, rmpi_vc_hdr_t h)
+{
+    rmpi_vc_hdr_t in;
+    const char *bad = NULL;
+    if (len < 2 * sizeof in)
+        bad = "with no frame behind it";
+    else if (h.flags != 0)
+        bad = "with flags set";
+    if (!bad) {
+        memcpy(&in, frame + sizeof h, sizeof in);
+        if (in.type >= RMPI_VC_ACKED)
+            bad = "in front of an acknowledgement, bundle or rail notice";
+    }
+    if (bad) {
+        cut_malformed(vc, "an acknowledgement", len, "", bad);
+        return;
+    }
+    if (!ack_ok(vc, h.psn))
+        return;
+    on_ack(vc, -1, h.psn);
+    on_data(vc, frame + sizeof h, len - sizeof h, in.psn);
 }
 
 /* One frame of the core, alone or out of a bundle, by its PSN: delivered, parked or dropped. */
@@ -679,17 +768,15 @@ static void on_bundle(rmpi_vc_t *vc, const char *b, size_t len)
             break;
         }
         memcpy(&h, b + p + sizeof l, sizeof h);
-        if (h.type >= RMPI_VC_BUNDLE)
-            bad = "an ACK or a bundle inside";
+        if (h.type >= RMPI_VC_ACKED)
+            bad = "an ACK, a bundle or a rail notice inside";
         p += sizeof l + l;
         n++;
     }
     if (!bad && n == 0)
         bad = "no record";
     if (bad) {
-        char why[160];
-        snprintf(why, sizeof why, "rank %d sent a bundle of %zu bytes with %s", vc->peer, len, bad);
-        rmpi_vc_cut(vc, why);
+        cut_malformed(vc, "a bundle", len, "with ", bad);
         return;
     }
     vc->bundles_in++;
@@ -808,12 +895,13 @@ void rmpi_vc_report(void *file)
         fprintf(f,
                 "[rmpi report] rank %d -> %d: %d subchannel(s), frames in %llu, out of order %llu, duplicates %llu, "
                 "resent %llu, adaptive updates %llu, spare streams asleep %d, bundles out %llu (%llu frames) in "
-                "%llu, detector nudges %llu\n",
+                "%llu, detector nudges %llu, acks sent %llu carried %llu\n",
                 vc_rank, p, vc->nsub - vc->nspare, (unsigned long long)vc->frames_in,
                 (unsigned long long)vc->ooo_frames, (unsigned long long)vc->dup_frames,
                 (unsigned long long)vc->resent_frames, (unsigned long long)vc->sched.updates, vc->nspare,
                 (unsigned long long)vc->bundles_out, (unsigned long long)vc->bundled_frames,
-                (unsigned long long)vc->bundles_in, (unsigned long long)vc->nudges);
+                (unsigned long long)vc->bundles_in, (unsigned long long)vc->nudges, (unsigned long long)vc->acks_out,
+                (unsigned long long)vc->acks_carried);
         for (int i = 0; i < vc->nsub; i++)
             if (!vc->sched.asleep[i])
                 report_rail(f, vc, i);
@@ -886,6 +974,11 @@ void rmpi_vc_finalize(void)
             free(o);
         }
         on_ack(vc, -1, vc->psn_next);
+        while (vc->txfree) {
+            rmpi_vc_txbuf_t *t = vc->txfree;
+            vc->txfree = t->next;
+            free(t);
+        }
         free(vc->held);
         free(vc);
     }

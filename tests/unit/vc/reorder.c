@@ -9,7 +9,11 @@
  * Early frames are bounded (rmpi_vc_ooo_max): a peer whose gap never fills is cut off.
  * The same orders again with arrivals packed into bundles of 1..5 frames (coalescing): each
  * frame of a bundle counts as if it had come alone; malformed bundles cut the peer off
- * before any of their frames is delivered.
+ * before any of their frames is delivered. And once more with every frame behind a carried
+ * acknowledgement (RMPI_VC_ACKED): the frame counts as if it had come alone, the kept frames
+ * the acknowledgement covers are freed (their buffers reused), and hostile ones (beyond what
+ * was sent, no frame or a VC frame behind them, flags, inside a bundle) cut the peer off
+ * before their frame is delivered.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -43,9 +47,9 @@ static size_t frame_len(uint32_t k) { return 4 + (size_t)((k * 2654435761u) >> 7
 
 static void frame_fill(unsigned char *f, uint16_t psn, uint32_t k, int peer)
 {
-    /* any core type; RMPI_VC_RAIL_DOWN, RMPI_VC_BUNDLE and RMPI_VC_ACK are the VC's own,
-     * never delivered */
-    rmpi_vc_hdr_t h = {psn, (uint8_t)(k % RMPI_VC_RAIL_DOWN), (uint8_t)peer};
+    /* any core type; RMPI_VC_ACKED, RMPI_VC_RAIL_DOWN, RMPI_VC_BUNDLE and RMPI_VC_ACK are
+     * the VC's own, never delivered */
+    rmpi_vc_hdr_t h = {psn, (uint8_t)(k % RMPI_VC_ACKED), (uint8_t)peer};
     memcpy(f, &h, sizeof h);
     unit_rng_t g = unit_seed(((uint64_t)peer << 32) | k);
     size_t len = frame_len(k);
@@ -148,6 +152,11 @@ static void arrive_bundle(int peer, const uint32_t *ks, unsigned m)
           s->mnext);
 }
 
+/* Arrivals behind a carried acknowledgement (RMPI_VC_ACKED) of what this side sent: none
+ * was sent (psn_next 0), so the acknowledgement is 0 or an older PSN. */
+static int acked_mode;
+static unsigned char acked_buf[4 + sizeof frame_buf];
+
 /* One arrival of frame k of peer's stream. */
 static void arrive(int peer, uint32_t k)
 {
@@ -157,7 +166,15 @@ static void arrive(int peer, uint32_t k)
     /* the real thing, from a buffer that is overwritten afterwards */
     frame_fill(frame_buf, psn, k, peer);
     delivering = peer;
-    rmpi_vc_on_frame(&dummy_rail, peer, frame_buf, frame_len(k));
+    if (acked_mode) {
+        rmpi_vc_hdr_t a = {(uint16_t)(0 - k % 5), RMPI_VC_ACKED, 0};
+        memcpy(acked_buf, &a, sizeof a);
+        memcpy(acked_buf + sizeof a, frame_buf, frame_len(k));
+        rmpi_vc_on_frame(&dummy_rail, peer, acked_buf, sizeof a + frame_len(k));
+        memset(acked_buf, 0xa5, sizeof acked_buf);
+    } else {
+        rmpi_vc_on_frame(&dummy_rail, peer, frame_buf, frame_len(k));
+    }
     delivering = -1;
     memset(frame_buf, 0xa5, sizeof frame_buf);
     CHECK(s->next == s->mnext, "peer %d after PSN %u (frame %u) arrived: delivered up to frame %u, expected %u", peer,
@@ -361,6 +378,121 @@ static void run_bad_bundles(void)
     rmpi_vc_on_cut = NULL;
 }
 
+/* Every window size with 10% duplicates, in the current mode (bundles, acknowledgements). */
+static void run_windows(const uint32_t *windows, size_t n, uint64_t seed)
+{
+    for (size_t w = 0; w < n && unit_failures < UNIT_MAX_FAILURES; w++)
+        run(3000, windows[w], 10, 65500, 32768, seed + windows[w]);
+}
+
+/* Keep n frames with PSNs psn_next.. as rmpi_vc_send_on does on a VC of several rails. */
+static void keep_frames(rmpi_vc_t *vc, int n)
+{
+    for (int i = 0; i < n; i++) {
+        unsigned char f[40] = {0};
+        rmpi_vc_hdr_t h = {vc->psn_next++, 1, 0};
+        memcpy(f, &h, sizeof h);
+        struct iovec iov = {f, sizeof f};
+        rmpi_vc_keep(vc, 0, &iov, 1, sizeof f);
+    }
+}
+
+/* One acknowledged arrival: header {ack, RMPI_VC_ACKED, flags}, then `in` (in_len bytes). */
+static void arrive_acked(int peer, uint16_t ack, uint8_t flags, const unsigned char *in, size_t in_len)
+{
+    rmpi_vc_hdr_t a = {ack, RMPI_VC_ACKED, flags};
+    memcpy(acked_buf, &a, sizeof a);
+    memcpy(acked_buf + sizeof a, in, in_len);
+    delivering = peer;
+    rmpi_vc_on_frame(&dummy_rail, peer, acked_buf, sizeof a + in_len);
+    delivering = -1;
+}
+
+static void run_acked(void)
+{
+    rmpi_vc_on_cut = on_cut;
+    /* kept frames 7..11 (psn_next 12): an acknowledgement of 10 frees 7, 8 and 9 and their
+     * buffers are reused; its frame is delivered */
+    vc_setup();
+    stream_init(0, 100, 10);
+    rmpi_vc_t *vc = streams[0].vc;
+    ooo_cuts = 0;
+    vc->psn_next = 7;
+    keep_frames(vc, 5);
+    frame_fill(frame_buf, 100, 0, 0);
+    streams[0].mnext = 1;
+    arrive_acked(0, 10, 0, frame_buf, frame_len(0));
+    CHECK(ooo_cuts == 0 && streams[0].next == 1, "acked: %d cuts (%s), %u delivered", ooo_cuts, ooo_why,
+          streams[0].next);
+    CHECK(vc->unacked_n == 2 && vc->unacked && vc->unacked->psn == 10 && vc->txfree_n == 3,
+          "acked: %llu kept (first %d), %u spare buffers; want 2 (10), 3", (unsigned long long)vc->unacked_n,
+          vc->unacked ? vc->unacked->psn : -1, vc->txfree_n);
+    keep_frames(vc, 2);
+    CHECK(vc->unacked_n == 4 && vc->txfree_n == 1, "acked: spare buffers not reused (%u left, %llu kept)", vc->txfree_n,
+          (unsigned long long)vc->unacked_n);
+    /* an old acknowledgement changes nothing and its frame is delivered */
+    frame_fill(frame_buf, 101, 1, 0);
+    streams[0].mnext = 2;
+    arrive_acked(0, 3, 0, frame_buf, frame_len(1));
+    CHECK(ooo_cuts == 0 && streams[0].next == 2 && vc->unacked_n == 4, "old ack: %d cuts, %u delivered, %llu kept",
+          ooo_cuts, streams[0].next, (unsigned long long)vc->unacked_n);
+    /* acknowledging PSN 15 when 14 is the next to send: cut, its frame not delivered */
+    frame_fill(frame_buf, 102, 2, 0);
+    arrive_acked(0, 15, 0, frame_buf, frame_len(2));
+    CHECK(ooo_cuts == 1 && streams[0].next == 2 && strstr(ooo_why, "acknowledged"),
+          "ack beyond what was sent: %d cuts, %u delivered (%s)", ooo_cuts, streams[0].next, ooo_why);
+    vc_teardown();
+
+    /* a plain ACK beyond what was sent cuts the peer off too */
+    vc_setup();
+    stream_init(0, 100, 10);
+    ooo_cuts = 0;
+    streams[0].vc->psn_next = 40000;
+    unsigned char ack[4];
+    rmpi_vc_hdr_t ah = {40001, RMPI_VC_ACK, 0};
+    memcpy(ack, &ah, sizeof ah);
+    rmpi_vc_on_frame(&dummy_rail, 0, ack, sizeof ack);
+    CHECK(ooo_cuts == 1 && strstr(ooo_why, "acknowledged"), "ACK beyond what was sent: %d cuts (%s)", ooo_cuts,
+          ooo_why);
+    vc_teardown();
+
+    static const struct {
+        const char *what;
+        unsigned char in[8];
+        size_t len;
+        uint8_t flags;
+    } bad[] = {
+        {"no frame behind it", {0}, 0, 0},
+        {"a frame shorter than its header", {100, 0, 1}, 3, 0},
+        {"flags set", {100, 0, 1, 0}, 4, 1},
+        {"an ACK behind it", {100, 0, RMPI_VC_ACK, 0}, 4, 0},
+        {"a bundle behind it", {0, 0, RMPI_VC_BUNDLE, 0, 4, 0, 0, 0}, 8, 0},
+        {"a rail notice behind it", {1, 0, RMPI_VC_RAIL_DOWN, 0}, 4, 0},
+        {"another acknowledgement behind it", {0, 0, RMPI_VC_ACKED, 0, 100, 0, 1, 0}, 8, 0},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        vc_setup();
+        stream_init(0, 100, 10);
+        ooo_cuts = 0;
+        arrive_acked(0, 0, bad[i].flags, bad[i].in, bad[i].len);
+        CHECK(ooo_cuts == 1 && streams[0].next == 0 && strstr(ooo_why, "acknowledgement"),
+              "%s: %d cuts, %u delivered (%s)", bad[i].what, ooo_cuts, streams[0].next, ooo_why);
+        vc_teardown();
+    }
+    /* inside a bundle: a malformed bundle */
+    vc_setup();
+    stream_init(0, 100, 10);
+    ooo_cuts = 0;
+    static const unsigned char b[] = {0, 0, RMPI_VC_BUNDLE, 0, 8, 0, 0, 0, 0, 0, RMPI_VC_ACKED, 0, 100, 0, 1, 0};
+    delivering = 0;
+    rmpi_vc_on_frame(&dummy_rail, 0, b, sizeof b);
+    delivering = -1;
+    CHECK(ooo_cuts == 1 && streams[0].next == 0 && strstr(ooo_why, "bundle"),
+          "acknowledgement in a bundle: %d cuts (%s)", ooo_cuts, ooo_why);
+    vc_teardown();
+    rmpi_vc_on_cut = NULL;
+}
+
 int main(void)
 {
     /* rmpi_vc_init reads knobs and (with multirail) the node topology: a singleton has both */
@@ -384,12 +516,13 @@ int main(void)
     }
     run_ooo_bound();
     bundle_max = 5;
-    for (size_t w = 0; w < sizeof windows / sizeof *windows && unit_failures < UNIT_MAX_FAILURES; w++) {
-        uint32_t win = windows[w];
-        run(3000, win, 10, 65500, 32768, 400 + win);
-    }
+    run_windows(windows, sizeof windows / sizeof *windows, 400);
     bundle_max = 0;
     run_bad_bundles();
+    acked_mode = 1;
+    run_windows(windows, sizeof windows / sizeof *windows, 500);
+    acked_mode = 0;
+    run_acked();
     for (int p = 0; p < NPEERS; p++)
         free(streams[p].parked);
     rmpi_topo_finalize();
