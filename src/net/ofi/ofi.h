@@ -226,6 +226,9 @@ static inline rmpi_ofi_rail_t *rmpi_ofi_rail_of(rmpi_rail_t *r) { return (rmpi_o
 int rmpi_ofi_choose(int auto_mode, char *prov, size_t len, char *why, size_t wlen);
 /* From the table: whether the provider reaches other nodes (unknown providers: yes). */
 int rmpi_ofi_reaches_nodes(const char *prov_name);
+/* From the table: whether the provider drives a NIC (unknown providers: yes); a software
+ * one (tcp;ofi_rxm) serves RDMA in the target's progress. */
+int rmpi_ofi_hardware(const char *prov_name);
 /* From the table: whether the target rejects RDMA under a key it did not issue. */
 int rmpi_ofi_checks_keys(const char *prov_name);
 /* Eager bound of the provider's utility layer (ofi_rxm's buffers): rmpi_ofi_eager_env sets
