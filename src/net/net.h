@@ -69,6 +69,9 @@ typedef struct rmpi_net_hints {
     uint64_t bw;         /* bytes/s; 0 = unknown */
     uint32_t latency_ns; /* one-way; 0 = unknown */
     int rdma_native;     /* 1: hardware RDMA; 0: emulated by the provider */
+    int rdma_by_target;  /* 1: the target's progress engine serves RDMA (tcp's emulation,
+                          * libfabric software providers): small ops gain by going batched
+                          * in one message; 0: the NIC or the origin does it (or unknown) */
     size_t max_frame;    /* largest frame send() accepts */
     size_t max_inline;   /* frames up to this size go out without an extra copy */
     int max_iov;         /* most iov entries send() gathers from without first copying them

@@ -28,13 +28,13 @@ typedef struct rma_rkeys {
 } rma_rkeys_t;
 
 struct rma_rdma {
-    rma_rkeys_t *rk;       /* per window rank */
-    int *out;              /* per target: operations whose RDMA ops are not all complete */
-    unsigned char *am;     /* per target: active messages sent since it last acknowledged */
-    int *outget;           /* per target: gets among out */
-    unsigned char *native; /* per target: the first rail toward it has native RDMA */
-    int err;               /* first error of a completed op (MPI class), reported at the next sync */
-    int nreg;              /* registrations of our window memory, one per rail */
+    rma_rkeys_t *rk;          /* per window rank */
+    int *out;                 /* per target: operations whose RDMA ops are not all complete */
+    unsigned char *am;        /* per target: active messages sent since it last acknowledged */
+    int *outget;              /* per target: gets among out */
+    unsigned char *by_target; /* per target: its progress serves the first rail's RDMA */
+    int err;                  /* first error of a completed op (MPI class), reported at the next sync */
+    int nreg;                 /* registrations of our window memory, one per rail */
     rmpi_rail_t *rail[RMPI_NET_MAX_RAILS];
     rmpi_mr_t mr[RMPI_NET_MAX_RAILS];
 };
@@ -113,7 +113,7 @@ int rma_rdma_setup(rmpi_win_t *w)
     d->out = rmpi_xcalloc((size_t)w->size, sizeof *d->out);
     d->am = rmpi_xcalloc((size_t)w->size, 1);
     d->outget = rmpi_xcalloc((size_t)w->size, sizeof *d->outget);
-    d->native = rmpi_xcalloc((size_t)w->size, 1);
+    d->by_target = rmpi_xcalloc((size_t)w->size, 1);
     w->rdma = d;
     int n = w->size, me = w->rank;
     for (int s = 1; s < n; s++) {
@@ -124,7 +124,7 @@ int rma_rdma_setup(rmpi_win_t *w)
                                 RMA_TAG_SETUP + 2);
         rma_rkeys_t *k = &d->rk[from];
         rmpi_vc_t *fvc = rmpi_vc_get(rmpi_comm_world_rank(w->comm, from));
-        d->native[from] = (unsigned char)(fvc->nsub > 0 && rmpi_vc_rail(fvc, 0)->hints.rdma_native);
+        d->by_target[from] = (unsigned char)(fvc->nsub > 0 && rmpi_vc_rail(fvc, 0)->hints.rdma_by_target);
         if (k->nkeys > RMPI_VC_MAX_SUB ||
             (k->nkeys && k->nkeys != (uint32_t)rmpi_vc_get(rmpi_comm_world_rank(w->comm, from))->nsub)) {
             rmpi_log(1, "one-sided: rank %d offers %u RDMA key(s), this rank has other rails to it; using messages.",
@@ -146,7 +146,7 @@ void rma_rdma_free(rmpi_win_t *w)
     free(d->out);
     free(d->am);
     free(d->outget);
-    free(d->native);
+    free(d->by_target);
     free(d);
     w->rdma = NULL;
 }
@@ -158,7 +158,7 @@ int rma_rdma_to(const rmpi_win_t *w, int target)
 
 int rma_rdma_keys(const rmpi_win_t *w, int target) { return w->rdma && w->rdma->rk[target].nkeys; }
 
-int rma_rdma_native(const rmpi_win_t *w, int target) { return w->rdma && w->rdma->native[target]; }
+int rma_rdma_by_target(const rmpi_win_t *w, int target) { return w->rdma && w->rdma->by_target[target]; }
 
 void rma_rdma_before_am(rmpi_win_t *w, int target)
 {

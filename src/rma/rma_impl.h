@@ -120,9 +120,10 @@ void rma_rdma_free(rmpi_win_t *w);
  * after one, puts and gets to that target are active messages too until the target
  * acknowledged everything (rma_rdma_acked: FLUSH or UNLOCK answered, or POST received). */
 int rma_rdma_to(const rmpi_win_t *w, int target);
-/* Whether target has RDMA keys at all, and whether its first rail's RDMA is native. */
+/* Whether target has RDMA keys at all, and whether its progress engine serves the first
+ * rail's RDMA (tcp, libfabric software providers: small ops are cheaper batched). */
 int rma_rdma_keys(const rmpi_win_t *w, int target);
-int rma_rdma_native(const rmpi_win_t *w, int target);
+int rma_rdma_by_target(const rmpi_win_t *w, int target);
 
 void rma_rdma_before_am(rmpi_win_t *w, int target);
 void rma_rdma_acked(rmpi_win_t *w, int target);

@@ -193,7 +193,7 @@ int rmpi_rma_test(rmpi_win_t *w, int *flag)
 }
 
 /* Locks on other processes' memory reached by messages are lazy (as MPICH does): Win_lock
- * (not Win_lock_all) sends nothing, the LOCK request goes with the first operation, in the same message, and
+ * and Win_lock_all send nothing, the LOCK request goes with the first operation, in the same message, and
  * the target holds that origin's later messages until it grants it; Unlock's UNLOCK then
  * ends lock + operations + unlock in one round trip, and a lock without operations costs
  * no message. Our own memory is locked at once (local loads and stores need it held). */
@@ -294,21 +294,27 @@ int rmpi_rma_lock_all(rmpi_win_t *w, int assert)
     if (w->lock_all || w->nlocked)
         return MPI_ERR_RMA_SYNC;
     int nocheck = !!(assert &MPI_MODE_NOCHECK);
-    /* eager, unlike Win_lock: with lock_all requested lazily, mpi4py.util.sync's
-     * condition test hangs over tcp (not understood yet) */
-    rma_ack_t *acks = rmpi_xmalloc((size_t)w->size * sizeof *acks);
+    rma_ack_t a;
     int na = 0;
     for (int t = 0; t < w->size; t++) {
         w->nocheck[t] = (unsigned char)nocheck;
-        if (!nocheck && !rmpi_rma_direct(w, t))
-            rma_ctl(w, t, AM_LOCK, RMA_LOCK_SHARED, &acks[na++]);
+        if (!nocheck && lazy_ok(w, t))
+            w->lazy[t] = RMA_LAZY_PENDING;
+        else if (!nocheck && !rmpi_rma_direct(w, t)) /* ourselves, reached by messages */
+            rma_ctl(w, t, AM_LOCK, RMA_LOCK_SHARED, &a), na = 1;
     }
-    /* shared lock words after the requests are out, so remote grants overlap the wait */
+    /* shared lock words after the request is out, so a remote grant overlaps the wait */
     for (int t = 0; t < w->size; t++)
         if (!nocheck && rmpi_rma_direct(w, t))
             rma_rw_lock(w->dsync[t], 0);
-    rma_ack_wait(acks, na);
-    free(acks);
+    rma_ack_wait(&a, na);
+    /* A lazy lock_all waits for nothing, and a process whose epochs touch only its own
+     * (direct) memory would then never run the progress engine: others' requests to it
+     * would wait forever (mpi4py.util.sync's Condition: rank 0 loops on lock_all, its
+     * own counters and unlock_all while rank 1 waits for a fetch-and-op answer from it).
+     * One poll per epoch serves them, as the eager request's round trip did. */
+    if (!na)
+        rmpi_core_progress();
     w->lock_all = 1;
     return 0;
 }

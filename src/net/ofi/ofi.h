@@ -239,6 +239,9 @@ int rmpi_ofi_reaches_nodes(const char *prov_name);
 /* From the table: whether a connection outlives a cut link, so an RDMA op libfabric
  * accepted may finish any time later instead of failing (unknown providers: yes). */
 int rmpi_ofi_lingers(const char *prov_name);
+/* From the table: whether the provider drives a NIC (unknown providers: yes); a software
+ * one (tcp;ofi_rxm) serves RDMA in the target's progress. */
+int rmpi_ofi_hardware(const char *prov_name);
 /* From the table: whether the target rejects RDMA under a key it did not issue. */
 int rmpi_ofi_checks_keys(const char *prov_name);
 /* Eager bound of the provider's utility layer (ofi_rxm's buffers): rmpi_ofi_eager_env sets

@@ -121,6 +121,12 @@ int rmpi_ofi_reaches_nodes(const char *prov_name)
     return !t || t->inter;
 }
 
+int rmpi_ofi_hardware(const char *prov_name)
+{
+    const ofi_caps_row_t *t = row_of(prov_name);
+    return !t || t->hardware;
+}
+
 int rmpi_ofi_checks_keys(const char *prov_name)
 {
     const ofi_caps_row_t *t = row_of(prov_name);

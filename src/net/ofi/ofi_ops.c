@@ -1210,6 +1210,8 @@ static rmpi_ofi_rail_t *rail_open(const rmpi_net_env_t *env, struct fi_info *fi,
     /* Emulated RDMA is write-mode rendezvous for the core's RMPI_RNDV_MODE=auto, as over tcp. */
     r->emul = emul;
     h->rdma_native = !emul;
+    /* tcp;ofi_rxm's fi_write/fi_read are served by the target's progress, as tcp's are */
+    h->rdma_by_target = emul || !rmpi_ofi_hardware(fi->fabric_attr->prov_name);
     h->mr_cache = 1;
     h->tier = 1; /* chosen over RailMPI's tcp when both reach a peer */
     r->max_rma = fi->ep_attr->max_msg_size;

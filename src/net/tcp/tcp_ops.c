@@ -56,6 +56,7 @@ static void fill_hints(rmpi_tcp_rail_t *r, const rmpi_tcp_iface_t *f, int stream
     h->bw = rmpi_tcp_iface_speed(f->name) / (uint64_t)streams;
     h->latency_ns = 0;
     h->rdma_native = 0;
+    h->rdma_by_target = 1;
     h->max_frame = RMPI_TCP_MAX_FRAME;
     h->max_inline = RMPI_TCP_MAX_FRAME;       /* send() writes from the caller's iov when it can */
     h->max_iov = RMPI_TCP_IOV_MAX - 1;        /* writev with our header in front; more is copied */

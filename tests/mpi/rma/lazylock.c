@@ -7,7 +7,8 @@
  *   see equal values (no exclusive writer got in between) while others write;
  * - a lock with no operation, a lock whose only operation is a get, Lock_all with one
  *   target written, and MPI_MODE_NOCHECK (disjoint targets chosen by rank, no lock
- *   message): every value checked. */
+ *   message): every value checked;
+ * - a target whose only calls are lock_all epochs on its own memory serves the others. */
 #include "mtest.h"
 
 #define ITERS 40
@@ -101,6 +102,30 @@ int main(int argc, char **argv)
     long from = (rank - 1 + size) % size;
     MTEST_CHECK(mem[4] == 1000L * from + ITERS - 1, "slot 4 is %ld, expected %ld", mem[4], 1000L * from + ITERS - 1);
     MTEST_OK(MPI_Win_unlock(rank, win));
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    /* A target whose only MPI calls are lock_all epochs on its own memory must still
+     * serve the others (mpi4py.util.sync's Condition hung on it with lazy lock_all): rank
+     * 0 polls slot 5 with fetch-and-op under lock_all until every other rank has asked it
+     * for a fetch-and-add of slot 6, waited for the answer, and then set slot 5's count. */
+    if (rank == 0) {
+        long seen = 0, zero = 0;
+        while (seen < size - 1) {
+            MTEST_OK(MPI_Win_lock_all(0, win));
+            MTEST_OK(MPI_Fetch_and_op(&zero, &seen, MPI_LONG, 0, 5, MPI_NO_OP, win));
+            MTEST_OK(MPI_Win_flush(0, win));
+            MTEST_OK(MPI_Win_unlock_all(win));
+        }
+        MTEST_CHECK(mem[6] == size - 1, "slot 6 is %ld after %d fetch-and-adds", mem[6], size - 1);
+    } else {
+        long old = -1;
+        MTEST_OK(MPI_Win_lock_all(0, win));
+        MTEST_OK(MPI_Fetch_and_op(&one, &old, MPI_LONG, 0, 6, MPI_SUM, win));
+        MTEST_OK(MPI_Win_flush(0, win));
+        MTEST_CHECK(old >= 0 && old < size - 1, "fetch-and-add of slot 6 fetched %ld", old);
+        MTEST_OK(MPI_Accumulate(&one, 1, MPI_LONG, 0, 5, 1, MPI_LONG, MPI_SUM, win));
+        MTEST_OK(MPI_Win_unlock_all(win));
+    }
 
     MTEST_OK(MPI_Win_free(&win));
     return mtest_finalize();
