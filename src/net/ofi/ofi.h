@@ -10,6 +10,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
+#include "../chan_switch.h"
 #include "../net.h"
 #include "../shm/shm.h" /* the ring's cell layout, shared with the shm provider (docs/wire/shm.md) */
 
@@ -154,13 +155,14 @@ typedef struct rmpi_ofi_peer {
     rmpi_ofi_park_t *parked; /* frames that completed early, by seq */
     rmpi_ofi_rdma_t *gets;   /* emulated gets waiting for data, in request order */
     uint64_t refused_put;    /* emulated put of this peer last refused (one PUT_ERR each) */
-    /* Channel kinds (ofi_chan.c). Receive side: ckind, the channel this peer's frames to
-     * us take (our choice); cwait: a switch was asked and the peer's CHAN_MARK is not
-     * delivered yet; ring: our ring for it (polled while it exists). Send side: tx_kind,
-     * the channel we write to it on (its choice), and its ring: id, cells, where (already
-     * in the domain's addressing), key, our write position and its read position (cells). */
+    /* Channel kinds (ofi_chan.c). Receive side: sw, the channel this peer's frames to us
+     * take (our choice) and whether its CHAN_MARK is awaited (../chan_switch.h); ring: our
+     * ring for it (polled while it exists). Send side: tx_kind, the channel we write to it
+     * on (its choice), and its ring: id, cells, where (already in the domain's addressing),
+     * key, our write position and its read position (cells). */
     struct rmpi_ofi_ring *ring;
-    int ckind, cwait, tx_kind, credit_due;
+    rmpi_net_chsw_t sw;
+    int tx_kind, credit_due;
     uint32_t tx_ring_id, tx_ncells;
     uint64_t tx_raddr, tx_rkey, tx_w, tx_r;
 } rmpi_ofi_peer_t;
@@ -250,8 +252,7 @@ typedef struct rmpi_ofi_rail {
     size_t ring_bytes, ring_max_frame;
     int *rings;
     rmpi_ofi_stamp_t *stamps;
-    uint64_t force_ns, next_force;
-    unsigned force_seed;
+    rmpi_net_chsw_force_t force;
     struct fi_cq_data_entry stash[RMPI_OFI_STASH];
     unsigned stash_head, stash_n;
     char scratch[]; /* inject staging, inject bytes */

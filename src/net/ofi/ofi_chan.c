@@ -11,7 +11,8 @@
  * 3.1, RC-RDMA); its J1-J5 switch (sec. 3.4) runs as on shm: the receiver readies the new
  * channel and sends CHAN_REQ (J1-J2), the sender answers CHAN_MARK as its last frame on the
  * old one and moves (J3-J4), the receiver frees the old ring once the marker is delivered
- * (J5). Order needs no holding back here: ring frames carry the same per-(rail, peer)
+ * (J5); the receiver's state per sender and the counting are ../chan_switch.c's, shared
+ * with shm. Order needs no holding back here: ring frames carry the same per-(rail, peer)
  * sequence numbers as messages, and the receiver already delivers in that order (parking
  * early frames), so a frame of the new channel that arrives first waits for the marker. */
 #include "ofi.h"
@@ -40,7 +41,7 @@ void rmpi_ofi_chan_open(rmpi_ofi_rail_t *r)
     r->policy = rmpi_knobs.CHANNELS;
     r->rings = rmpi_xcalloc((size_t)r->env.size, sizeof *r->rings);
     for (int i = 0; i < r->env.size; i++)
-        r->peers[i].ckind = r->peers[i].tx_kind = SHARED;
+        r->peers[i].sw.kind = r->peers[i].tx_kind = SHARED;
     /* A frame with its cell header fits a quarter ring (the writer never waits on a
      * reader that gives credit every quarter) and a pool buffer. */
     size_t frame = RMPI_SHM_HDR + sizeof(rmpi_ofi_hdr_t) + r->pub.hints.max_frame;
@@ -52,10 +53,7 @@ void rmpi_ofi_chan_open(rmpi_ofi_rail_t *r)
     uint64_t order = r->info->tx_attr->msg_order & r->info->rx_attr->msg_order;
     r->ring_ok = !r->emul && (order & FI_ORDER_WAW) && (order & FI_ORDER_SAW) && frame <= RMPI_OFI_BUF_SIZE &&
                  r->inject >= sizeof(uint32_t);
-    if (r->policy == RMPI_CHANNELS_ADAPTIVE && rmpi_knobs.CHAN_FORCE_SWITCH_MS > 0) {
-        r->force_ns = (uint64_t)rmpi_knobs.CHAN_FORCE_SWITCH_MS * 1000000ull;
-        r->force_seed = (unsigned)r->env.rank * 2654435761u + 7;
-    }
+    rmpi_net_chsw_force_init(&r->force, r->env.rank, 7);
 }
 
 static void ring_free(rmpi_ofi_rail_t *r, rmpi_ofi_ring_t *g)
@@ -230,7 +228,7 @@ static void send_ctl(rmpi_ofi_rail_t *r, int peer, const wire_chan_t *c, size_t 
 static int chan_start(rmpi_ofi_rail_t *r, int peer, int to)
 {
     rmpi_ofi_peer_t *p = &r->peers[peer];
-    if (p->cwait || p->ckind == to || (to == DEDICATED && p->ring)) /* the last ring is not freed yet */
+    if ((to == DEDICATED && p->ring) /* the last one is not freed yet */ || rmpi_net_chsw_start(&p->sw, to))
         return 1;
     wire_chan_t c = {.kind = RMPI_OFI_CHAN_REQ, .to = (uint8_t)to};
     if (to == DEDICATED) {
@@ -239,6 +237,7 @@ static int chan_start(rmpi_ofi_rail_t *r, int peer, int to)
         void *mem = NULL;
         if (posix_memalign(&mem, 4096, r->ring_bytes)) {
             free(g);
+            p->sw = (rmpi_net_chsw_t){SHARED, 0};
             return -1;
         }
         memset(mem, 0, r->ring_bytes); /* zero stamps, and the pages in place before the peer writes */
@@ -248,6 +247,7 @@ static int chan_start(rmpi_ofi_rail_t *r, int peer, int to)
                      r->ring_bytes, peer, r->pub.hints.name, fi_strerror(-rc));
             free(mem);
             free(g);
+            p->sw = (rmpi_net_chsw_t){SHARED, 0};
             return -1;
         }
         g->rd.ring = mem;
@@ -266,8 +266,6 @@ static int chan_start(rmpi_ofi_rail_t *r, int peer, int to)
         c.raddr = htole64((uint64_t)(uintptr_t)g->rd.ring->cells);
         c.rkey = htole64(fi_mr_key(g->reg->mr));
     }
-    p->ckind = to;
-    p->cwait = 1;
     send_ctl(r, peer, &c, sizeof c);
     return 0;
 }
@@ -303,18 +301,9 @@ static void chan_move(rmpi_ofi_rail_t *r, int src, const wire_chan_t *c)
 static void chan_marked(rmpi_ofi_rail_t *r, int src, const wire_chan_t *c)
 {
     rmpi_ofi_peer_t *p = &r->peers[src];
-    if (!p->cwait || c->to != p->ckind)
-        rmpi_fatal("rank %d ended a channel to rank %d on %s that it was not asked to leave.", src, r->env.rank,
-                   r->pub.hints.name);
-    p->cwait = 0;
-    r->st.switches++;
-    if (p->ckind == DEDICATED) {
-        r->st.rings_asked--;
-        r->st.dedicated_now++;
-    } else if (p->ring) {
+    rmpi_net_chsw_marked(&p->sw, c->to, &r->st, src, r->env.rank);
+    if (c->to == SHARED && p->ring)
         p->ring->retire = 1; /* freed after the poll that may be reading it */
-        r->st.dedicated_now--;
-    }
 }
 
 void rmpi_ofi_chan_rx(rmpi_ofi_rail_t *r, int src, const char *frame, size_t len)
@@ -406,15 +395,10 @@ static void rings_sweep(rmpi_ofi_rail_t *r)
 /* RMPI_CHAN_FORCE_SWITCH_MS (tests): every few ms, one random connected peer changes channel. */
 static void force_switch(rmpi_ofi_rail_t *r)
 {
-    uint64_t now = rmpi_time_ns();
-    if (now < r->next_force || r->env.size < 2)
-        return;
-    r->next_force = now + r->force_ns;
-    int peer = (int)(rand_r(&r->force_seed) % (unsigned)(r->env.size - 1));
-    peer += peer >= r->env.rank;
-    rmpi_ofi_peer_t *p = &r->peers[peer];
-    if (p->state == 1 && !p->down && r->ring_ok)
-        chan_start(r, peer, !p->ckind);
+    int peer = rmpi_net_chsw_force_pick(&r->force, r->env.size, r->env.rank);
+    rmpi_ofi_peer_t *p = peer >= 0 ? &r->peers[peer] : NULL;
+    if (p && p->state == 1 && !p->down && r->ring_ok)
+        chan_start(r, peer, !p->sw.kind);
 }
 
 int rmpi_ofi_chan_progress(rmpi_ofi_rail_t *r)
@@ -433,7 +417,7 @@ int rmpi_ofi_chan_progress(rmpi_ofi_rail_t *r)
             rings_sweep(r);
             break;
         }
-    if (RMPI_UNLIKELY(r->force_ns))
+    if (RMPI_UNLIKELY(r->force.ns))
         force_switch(r);
     return ev;
 }
@@ -447,14 +431,14 @@ void rmpi_ofi_chan_first(rmpi_ofi_rail_t *r, int peer)
 void rmpi_ofi_chan_down(rmpi_ofi_rail_t *r, int peer)
 {
     rmpi_ofi_peer_t *p = &r->peers[peer];
-    if (p->cwait && p->ckind == DEDICATED)
+    if (p->sw.waiting && p->sw.kind == DEDICATED)
         r->st.rings_asked--;
     else if (p->ring && !p->ring->retire) /* in use, or being left */
         r->st.dedicated_now--;
     if (p->ring)
         p->ring->retire = 1; /* freed by the next progress (this may run inside a poll of it) */
-    p->ckind = p->tx_kind = SHARED;
-    p->cwait = 0;
+    p->sw = (rmpi_net_chsw_t){SHARED, 0};
+    p->tx_kind = SHARED;
     for (int i = 0; i < r->nstamp; i++)
         if (r->stamps[i].peer == peer)
             r->stamps[i].gen = p->gen - 1; /* not posted: the connection is gone */
@@ -463,7 +447,7 @@ void rmpi_ofi_chan_down(rmpi_ofi_rail_t *r, int peer)
 int rmpi_ofi_chan_kind(rmpi_rail_t *rail, int peer)
 {
     rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
-    return peer >= 0 && peer < r->env.size ? r->peers[peer].ckind : -1;
+    return peer >= 0 && peer < r->env.size ? r->peers[peer].sw.kind : -1;
 }
 
 int rmpi_ofi_chan_switch(rmpi_rail_t *rail, int peer, int to)

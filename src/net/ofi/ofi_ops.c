@@ -1088,7 +1088,7 @@ static int ofi_progress(rmpi_rail_t *rail)
         rmpi_fatal("RMPI_OFI_PROVIDER=%s: fi_cq_read on %s failed: %s.", rmpi_ofi_prov(r), r->pub.hints.name,
                    fi_strerror((int)-n));
     }
-    if (r->nrings || RMPI_UNLIKELY(r->nstamp || r->force_ns))
+    if (r->nrings || RMPI_UNLIKELY(r->nstamp || r->force.ns))
         ev += rmpi_ofi_chan_progress(r);
     if (RMPI_UNLIKELY(r->pend != NULL))
         pend_drain(r);
