@@ -247,7 +247,7 @@ typedef struct rmpi_ofi_rail {
     /* Channel kinds (ofi_chan.c, src/chan): policy (RMPI_CHANNELS_*); ring_ok: this rail
      * can carry dedicated rings (native RDMA, writes ordered); rings: peers whose ring we
      * poll (only those: a quiet shared peer costs the idle poll nothing). */
-    int policy, ring_ok, nrings, credits_due, nstamp, stamp_cap;
+    int policy, ring_ok, nrings, nretire, credits_due, nstamp, stamp_cap; /* nretire: rings to free */
     uint32_t ring_ncells, ring_ids;
     size_t ring_bytes, ring_max_frame;
     int *rings;

@@ -302,8 +302,10 @@ static void chan_marked(rmpi_ofi_rail_t *r, int src, const wire_chan_t *c)
 {
     rmpi_ofi_peer_t *p = &r->peers[src];
     rmpi_net_chsw_marked(&p->sw, c->to, &r->st, src, r->env.rank);
-    if (c->to == SHARED && p->ring)
+    if (c->to == SHARED && p->ring) {
         p->ring->retire = 1; /* freed after the poll that may be reading it */
+        r->nretire++;
+    }
 }
 
 void rmpi_ofi_chan_rx(rmpi_ofi_rail_t *r, int src, const char *frame, size_t len)
@@ -390,6 +392,7 @@ static void rings_sweep(rmpi_ofi_rail_t *r)
         p->ring = NULL;
         r->rings[i] = r->rings[--r->nrings];
     }
+    r->nretire = 0;
 }
 
 /* RMPI_CHAN_FORCE_SWITCH_MS (tests): every few ms, one random connected peer changes channel. */
@@ -412,11 +415,8 @@ int rmpi_ofi_chan_progress(rmpi_ofi_rail_t *r)
         if (RMPI_UNLIKELY(r->peers[g->peer].credit_due) && !g->retire)
             credit(r, g);
     }
-    for (int i = 0; i < r->nrings; i++)
-        if (r->peers[r->rings[i]].ring->retire) {
-            rings_sweep(r);
-            break;
-        }
+    if (RMPI_UNLIKELY(r->nretire))
+        rings_sweep(r);
     if (RMPI_UNLIKELY(r->force.ns))
         force_switch(r);
     return ev;
@@ -435,8 +435,10 @@ void rmpi_ofi_chan_down(rmpi_ofi_rail_t *r, int peer)
         r->st.rings_asked--;
     else if (p->ring && !p->ring->retire) /* in use, or being left */
         r->st.dedicated_now--;
-    if (p->ring)
+    if (p->ring && !p->ring->retire) {
         p->ring->retire = 1; /* freed by the next progress (this may run inside a poll of it) */
+        r->nretire++;
+    }
     p->sw = (rmpi_net_chsw_t){SHARED, 0};
     p->tx_kind = SHARED;
     for (int i = 0; i < r->nstamp; i++)
