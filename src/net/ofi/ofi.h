@@ -253,6 +253,7 @@ typedef struct rmpi_ofi_rail {
     int *rings;
     rmpi_ofi_stamp_t *stamps;
     rmpi_net_chsw_force_t force;
+    const char *ring_why; /* why this rail has no rings (rmpi_info), or NULL */
     struct fi_cq_data_entry stash[RMPI_OFI_STASH];
     unsigned stash_head, stash_n;
     char scratch[]; /* inject staging, inject bytes */

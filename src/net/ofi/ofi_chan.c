@@ -51,8 +51,13 @@ void rmpi_ofi_chan_open(rmpi_ofi_rail_t *r)
     r->ring_ncells = ncells;
     r->ring_bytes = rmpi_shm_ring_bytes(ncells);
     uint64_t order = r->info->tx_attr->msg_order & r->info->rx_attr->msg_order;
-    r->ring_ok = !r->emul && (order & FI_ORDER_WAW) && (order & FI_ORDER_SAW) && frame <= RMPI_OFI_BUF_SIZE &&
-                 r->inject >= sizeof(uint32_t);
+    r->ring_why =
+        r->emul                                              ? "RDMA emulated with messages"
+        : !(order & FI_ORDER_WAW) || !(order & FI_ORDER_SAW) ? "writes not ordered (FI_ORDER_WAW, FI_ORDER_SAW)"
+        : frame > RMPI_OFI_BUF_SIZE    ? "the largest frame with a ring cell's header exceeds a 64 KiB send buffer"
+        : r->inject < sizeof(uint32_t) ? "no fi_inject_write"
+                                       : NULL;
+    r->ring_ok = !r->ring_why;
     rmpi_net_chsw_force_init(&r->force, r->env.rank, 7);
 }
 

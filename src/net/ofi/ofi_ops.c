@@ -1528,8 +1528,7 @@ static void ofi_describe(rmpi_rail_t *rail, void *file)
                 "bytes shared + %zu dedicated\n",
                 r->ring_bytes, r->ring_ncells, r->st.mem[RMPI_NET_CHAN_SHARED], r->st.mem[RMPI_NET_CHAN_DEDICATED]);
     else
-        fprintf(file, "; no dedicated channels (%s)\n",
-                r->emul ? "RDMA emulated with messages" : "writes not ordered (FI_ORDER_WAW, FI_ORDER_SAW)");
+        fprintf(file, "; no dedicated channels (%s)\n", r->ring_why);
     if (rail->hints.zc_min)
         fprintf(file, "    nonblocking eager sends of %zu bytes and more go from the user's buffer (send_zc)\n",
                 rail->hints.zc_min);
