@@ -335,8 +335,11 @@ void rmpi_ofi_chan_rx(rmpi_ofi_rail_t *r, int src, const char *frame, size_t len
 void rmpi_ofi_chan_credit(rmpi_ofi_rail_t *r, int src, uint32_t id, uint32_t pos)
 {
     rmpi_ofi_peer_t *p = &r->peers[src];
-    if (p->tx_kind != DEDICATED || id != p->tx_ring_id)
-        return; /* for a ring left since (credits travel outside the frames' order) */
+    /* Not the ring we write to: one left since (credits travel outside the frames' order).
+     * The one being left still counts: frames queued for it before its CHAN_MARK wait for
+     * room in it after tx_kind moved to shared. */
+    if (id != p->tx_ring_id)
+        return;
     uint64_t at = p->tx_w - (uint32_t)((uint32_t)p->tx_w - pos);
     if (at > p->tx_r && at <= p->tx_w)
         p->tx_r = at;
