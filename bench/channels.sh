@@ -12,16 +12,18 @@ set -eu
 usage() {
     cat <<'USAGE'
 usage: bench/channels.sh [--ranks "4 8 16"] [--patterns LIST] [--iter N] [--reps N] [--callgrind]
-                        [--net shm|ofi] [--build DIR] [--out FILE]
+                        [--net shm|ofi] [--policies LIST] [--build DIR] [--out FILE]
 
   --ranks LIST   rank counts (default "4 8 16"; above 2 the ranks are oversubscribed here)
   --patterns L   among onetoall alltoone repeat random (default all four)
   --callgrind    count rank 0's instructions (Ir) per ping-pong and per idle poll instead of
                  timing; needs valgrind
   --net NET      shm (default: RMPI_NET=auto, every rank on this node) or ofi (RMPI_NET=ofi,
-                 tcp;ofi_rxm): ofi peers have the shared kind only, so instead of the three
-                 RMPI_CHANNELS policies the jobs compare the rail's receive buffers:
-                 mrecv (RMPI_OFI_MRECV=1m, multi-receive) and single64k (RMPI_OFI_MRECV=0)
+                 tcp;ofi_rxm: shared multi-receive buffers against rings written with
+                 fi_write), the three RMPI_CHANNELS policies on either; --policies
+                 "mrecv single64k" compares ofi's receive buffers instead (RMPI_OFI_MRECV=1m
+                 against 0: single 64 KiB buffers, every peer shared)
+  --policies L   among dedicated shared adaptive mrecv single64k (default the first three)
   --iter N       ping-pongs per peer per pattern (default 200)
   --reps N       jobs per policy, pattern and rank count; the median time is shown (default 1)
   --build DIR    RailMPI build tree (default: the repository's build/, target bench)
@@ -39,23 +41,31 @@ out=""
 patterns="onetoall alltoone repeat random"
 callgrind=0
 net=shm
+policies="dedicated shared adaptive"
 . "$here/bench_lib.sh"
 args=()
 for a in "$@"; do
     if [ "$a" = --callgrind ]; then callgrind=1; else args+=("$a"); fi
 done
-bench_opts channels.sh "ranks=ranks patterns=patterns iter=iter reps=reps net=net build=build out=out" ${args[@]+"${args[@]}"}
+bench_opts channels.sh "ranks=ranks patterns=patterns iter=iter reps=reps net=net policies=policies build=build out=out" ${args[@]+"${args[@]}"}
 # policy -> the job's environment (mpiexec -genv pairs)
 case "$net" in
-    shm) policies="dedicated shared adaptive" ;;
-    ofi) policies="mrecv single64k" ;;
+    shm) netenv="" ;;
+    ofi) netenv="-genv RMPI_NET ofi" ;;
     *) echo "channels.sh: --net is shm or ofi, not '$net'" >&2; exit 2 ;;
 esac
+for p in $policies; do
+    case "$p" in
+        dedicated|shared|adaptive) ;;
+        mrecv|single64k) [ "$net" = ofi ] || { echo "channels.sh: policy $p needs --net ofi" >&2; exit 2; } ;;
+        *) echo "channels.sh: unknown policy '$p'" >&2; exit 2 ;;
+    esac
+done
 pol_env() {
     case "$1" in
-        mrecv) echo "-genv RMPI_NET ofi -genv RMPI_OFI_MRECV 1m" ;;
-        single64k) echo "-genv RMPI_NET ofi -genv RMPI_OFI_MRECV 0" ;;
-        *) echo "-genv RMPI_CHANNELS $1" ;;
+        mrecv) echo "$netenv -genv RMPI_CHANNELS shared -genv RMPI_OFI_MRECV 1m" ;;
+        single64k) echo "$netenv -genv RMPI_CHANNELS shared -genv RMPI_OFI_MRECV 0" ;;
+        *) echo "$netenv -genv RMPI_CHANNELS $1" ;;
     esac
 }
 for p in $patterns; do

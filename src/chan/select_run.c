@@ -162,13 +162,15 @@ void rmpi_chan_lib_init(int rank, int nprocs)
     int node = rmpi_topo_my_node();
     if (rmpi_chan_params_from_knobs(&p, nprocs, rmpi_topo_local_size(node), why, sizeof why))
         rmpi_fatal("%s", why);
-    /* Only peers on shared memory can change kind yet: those of this node, unless tcp or
-     * libfabric carries them. The others keep their connection per peer. */
-    int shm = (rmpi_knobs.NET == RMPI_NET_AUTO || rmpi_knobs.NET == RMPI_NET_SHM) &&
-              rmpi_knobs.CHANNELS == RMPI_CHANNELS_ADAPTIVE,
-        local = 0;
+    /* Peers that can change kind: those of this node over shared memory (RMPI_NET auto or
+     * shm), and every peer under RMPI_NET=ofi (a ring written with fi_write, src/net/ofi).
+     * tcp keeps a connection per peer; under auto, libfabric's peers on other nodes are not
+     * selected yet. */
+    int adaptive = rmpi_knobs.CHANNELS == RMPI_CHANNELS_ADAPTIVE;
+    int shm = adaptive && (rmpi_knobs.NET == RMPI_NET_AUTO || rmpi_knobs.NET == RMPI_NET_SHM);
+    int ofi = adaptive && rmpi_knobs.NET == RMPI_NET_OFI, local = 0;
     for (int r = 0; r < nprocs; r++)
-        local += shm && r != rank && rmpi_topo_node_of(r) == node;
+        local += r != rank && (ofi || (shm && rmpi_topo_node_of(r) == node));
     uint64_t t0 = rmpi_time_ns();
     trace_open(rank, nprocs, node, &p, local && p.h != 0, t0);
     if (!local || p.h == 0)
@@ -177,7 +179,7 @@ void rmpi_chan_lib_init(int rank, int nprocs)
     if (!rmpi_chan_lib)
         rmpi_fatal("no memory for the channel statistics of %d ranks; RMPI_CHAN_SLOTS lowers it.", nprocs);
     for (int r = 0; r < nprocs; r++)
-        if (r == rank || rmpi_topo_node_of(r) != node)
+        if (r == rank || (!ofi && rmpi_topo_node_of(r) != node))
             rmpi_chan_sel_fix(rmpi_chan_lib, r, RMPI_CHAN_DEDICATED);
 }
 
@@ -197,8 +199,8 @@ void rmpi_chan_lib_report(void *file, int rank)
     const rmpi_chan_sel_t *s = rmpi_chan_lib;
     if (!s) {
         fprintf(f,
-                "[rmpi report] rank %d: channel selection: off (no peer on this node over shared memory, "
-                "RMPI_CHANNELS not adaptive, or RMPI_CHAN_MAX_DEDICATED=0)\n",
+                "[rmpi report] rank %d: channel selection: off (no peer on this node over shared memory and not "
+                "RMPI_NET=ofi, RMPI_CHANNELS not adaptive, or RMPI_CHAN_MAX_DEDICATED=0)\n",
                 rank);
         return;
     }

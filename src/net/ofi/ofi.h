@@ -10,7 +10,9 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
+#include "../chan_switch.h"
 #include "../net.h"
+#include "../shm/shm.h" /* the ring's cell layout, shared with the shm provider (docs/wire/shm.md) */
 
 /* Every frame starts with this header (docs/wire/ofi.md): the sender's rank, since an RDM
  * receive does not say who sent it without FI_SOURCE, and the frame's sequence number on
@@ -51,7 +53,9 @@ typedef struct rmpi_ofi_hdr {
 #define RMPI_OFI_KEY_ADDR_BITS 48
 #define RMPI_OFI_KEY_ADDR_MASK ((UINT64_C(1) << RMPI_OFI_KEY_ADDR_BITS) - 1)
 
-enum { RMPI_OFI_RX, RMPI_OFI_TX, RMPI_OFI_RDMA, RMPI_OFI_EMUL, RMPI_OFI_TXZ };
+/* RMPI_OFI_RING: a pool buffer holding a frame for the peer's dedicated ring (ofi_chan.c),
+ * waiting in the pending queue; once its write is posted it completes as RMPI_OFI_TX. */
+enum { RMPI_OFI_RX, RMPI_OFI_TX, RMPI_OFI_RDMA, RMPI_OFI_EMUL, RMPI_OFI_TXZ, RMPI_OFI_RING };
 
 /* What a completion's op_context points to. fctx comes first: FI_CONTEXT2 scratch space. */
 typedef struct rmpi_ofi_ctx {
@@ -80,7 +84,9 @@ typedef struct rmpi_ofi_buf {
     size_t len;  /* header + frame (send) */
     size_t size; /* bytes at data: RMPI_OFI_BUF_SIZE, or a multi-receive buffer's */
     size_t hi;   /* multi-receive: end of the furthest frame the provider put in it */
-    char *data;  /* 64-aligned */
+    /* RMPI_OFI_RING: data holds the ring cell's 8-byte header, then the frame header and
+     * frame (len counts all three) */
+    char *data; /* 64-aligned */
 } rmpi_ofi_buf_t;
 
 /* A frame that completed before an earlier one of its sender: copied out, so the receive
@@ -156,7 +162,38 @@ typedef struct rmpi_ofi_peer {
     rmpi_ofi_park_t *parked; /* frames that completed early, by seq */
     rmpi_ofi_rdma_t *gets;   /* emulated gets waiting for data, in request order */
     uint64_t refused_put;    /* emulated put of this peer last refused (one PUT_ERR each) */
+    /* Channel kinds (ofi_chan.c). Receive side: sw, the channel this peer's frames to us
+     * take (our choice) and whether its CHAN_MARK is awaited (../chan_switch.h); ring: our
+     * ring for it (polled while it exists). Send side: tx_kind, the channel we write to it
+     * on (its choice), and its ring: id, cells, where (already in the domain's addressing),
+     * key, our write position and its read position (cells). */
+    struct rmpi_ofi_ring *ring;
+    rmpi_net_chsw_t sw;
+    int tx_kind, credit_due;
+    uint32_t tx_ring_id, tx_ncells;
+    uint64_t tx_raddr, tx_rkey, tx_w, tx_r;
 } rmpi_ofi_peer_t;
+
+/* A dedicated ring in this process's memory, written by one peer with fi_write (the
+ * adaptive-transport-selection seed's RDMA fast path): shm.h's cells, registered for remote
+ * writes. credited: the read position last sent back (LINK_CREDIT); retire: its CHAN_MARK
+ * came, freed after the poll that read it. */
+typedef struct rmpi_ofi_ring {
+    rmpi_shm_reader_t rd;
+    rmpi_ofi_reg_t *reg;
+    size_t bytes;
+    uint64_t credited;
+    uint32_t id;
+    int peer, retire;
+} rmpi_ofi_ring_t;
+
+/* A ring frame's stamp whose fi_inject_write was refused after its bytes were written:
+ * posted before anything else (the rail is fenced meanwhile). */
+typedef struct rmpi_ofi_stamp {
+    int peer;
+    uint32_t gen, stamp;
+    uint64_t raddr;
+} rmpi_ofi_stamp_t;
 
 typedef struct rmpi_ofi_rail {
     rmpi_rail_t pub;
@@ -217,13 +254,26 @@ typedef struct rmpi_ofi_rail {
     long emul_out;        /* pieces of emulated puts / get answers posted, not completed */
     /* Completions read while send/get/put pushed a refused post (rmpi_ofi_push): handled
      * by the next progress(), before anything newer, since callbacks wait for it. */
+    /* Channel kinds (ofi_chan.c, src/chan): policy (RMPI_CHANNELS_*); ring_ok: this rail
+     * can carry dedicated rings (native RDMA, writes ordered); rings: peers whose ring we
+     * poll (only those: a quiet shared peer costs the idle poll nothing). */
+    int policy, ring_ok, nrings, nretire, credits_due, nstamp, stamp_cap; /* nretire: rings to free */
+    uint32_t ring_ncells, ring_ids;
+    size_t ring_bytes, ring_max_frame;
+    int *rings;
+    rmpi_ofi_stamp_t *stamps;
+    rmpi_net_chsw_force_t force;
+    const char *ring_why; /* why this rail has no rings (rmpi_info), or NULL */
     struct fi_cq_data_entry stash[RMPI_OFI_STASH];
     unsigned stash_head, stash_n;
     char scratch[]; /* inject staging, inject bytes */
 } rmpi_ofi_rail_t;
 
 /* Frames sent now would overtake a write still in flight: wait in the pending queue. */
-static inline int rmpi_ofi_fenced(const rmpi_ofi_rail_t *r) { return (r->writes_out && !r->saw) || r->split_writes; }
+static inline int rmpi_ofi_fenced(const rmpi_ofi_rail_t *r)
+{
+    return (r->writes_out && !r->saw) || r->split_writes || r->nstamp;
+}
 
 extern const struct rmpi_net_ops rmpi_ofi_ops;
 
@@ -326,6 +376,43 @@ void rmpi_ofi_rdma_free_all(rmpi_ofi_rail_t *r);
 void rmpi_ofi_rdma_orphan(rmpi_ofi_rail_t *r, int peer);
 /* A completion (or error) of an orphan: it ends here; 1 if d was one. */
 int rmpi_ofi_rdma_orphan_end(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d);
+
+/* ofi_ops.c, for ofi_chan.c */
+/* One frame (header included) at data, from a receive buffer (ch SHARED) or a ring (DEDICATED). */
+void rmpi_ofi_rx_frame(rmpi_ofi_rail_t *r, const char *data, size_t len, int ch);
+/* The header's epoch and sequence number, set when the post is accepted. */
+void rmpi_ofi_set_seq(char *data, const rmpi_ofi_peer_t *p);
+/* A link frame (kind, a, b) posted at once with fi_inject, outside the pending queue: 0 or
+ * -FI_EAGAIN (the caller tries again later). */
+int rmpi_ofi_link_inject(rmpi_ofi_rail_t *r, int peer, uint32_t kind, uint32_t a, uint32_t b);
+#define RMPI_OFI_LINK_CREDIT 5
+
+/* ofi_chan.c: the dedicated kind over libfabric, and the switch (src/chan/README.md). */
+void rmpi_ofi_chan_open(rmpi_ofi_rail_t *r);
+void rmpi_ofi_chan_close(rmpi_ofi_rail_t *r);
+/* Write a frame (frame header and frame at b->data + 8, b->len counting the 8) into the
+ * peer's ring: 0; 1: no room until its credit; -FI_EAGAIN: the provider refused (nothing
+ * sent); or another error. */
+int rmpi_ofi_ring_post(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b);
+/* The same from the inject staging area (frame header + frame in scratch + 8). */
+int rmpi_ofi_ring_inject(rmpi_ofi_rail_t *r, int peer, size_t total);
+/* A CHAN_REQ / CHAN_MARK control frame, in order (inside progress). */
+void rmpi_ofi_chan_rx(rmpi_ofi_rail_t *r, int src, const char *frame, size_t len);
+/* LINK_CREDIT from peer: its ring's id and read position (low 32 bits, in cells). */
+void rmpi_ofi_chan_credit(rmpi_ofi_rail_t *r, int src, uint32_t id, uint32_t pos);
+/* progress: read the rings in use, send credits due, post refused stamps, forced switches. */
+int rmpi_ofi_chan_progress(rmpi_ofi_rail_t *r);
+/* The first frame from peer was delivered (RMPI_CHANNELS=dedicated asks for its ring then). */
+void rmpi_ofi_chan_first(rmpi_ofi_rail_t *r, int peer);
+/* The connection to peer was given up: both directions go back to shared, the ring is freed. */
+void rmpi_ofi_chan_down(rmpi_ofi_rail_t *r, int peer);
+int rmpi_ofi_chan_kind(rmpi_rail_t *rail, int peer);
+int rmpi_ofi_chan_switch(rmpi_rail_t *rail, int peer, int to);
+void rmpi_ofi_chan_stats(rmpi_rail_t *rail, rmpi_net_chan_stats_t *st);
+/* Control frames of the switch share the emulated-RDMA flag (bit 31 of src) and its kind
+ * byte (docs/wire/ofi.md): kinds from this one on are the switch's. */
+#define RMPI_OFI_CHAN_REQ 6
+#define RMPI_OFI_CHAN_MARK 7
 
 /* ofi_emul.c: get/put emulated with control frames on rails without FI_RMA. */
 /* d is set up (op, peer, local, len > 0, raddr, rkey, write): send the request or queue the put. */

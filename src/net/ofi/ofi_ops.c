@@ -252,7 +252,7 @@ void rmpi_ofi_pend(rmpi_ofi_rail_t *r, rmpi_ofi_ctx_t *c)
 
 /* The sequence number goes in when the post is accepted: posts are matched in that order
  * (FI_ORDER_SAS), and a frame queued behind an emulated put is numbered after its pieces. */
-static void set_seq(char *data, const rmpi_ofi_peer_t *p)
+void rmpi_ofi_set_seq(char *data, const rmpi_ofi_peer_t *p)
 {
     uint32_t w[2];
     memcpy(w, data, sizeof w);
@@ -265,7 +265,7 @@ static void set_seq(char *data, const rmpi_ofi_peer_t *p)
 int rmpi_ofi_tx_post(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b)
 {
     rmpi_ofi_peer_t *p = &r->peers[b->peer];
-    set_seq(b->data, p);
+    rmpi_ofi_set_seq(b->data, p);
     ssize_t rc = fi_send(r->ep, b->data, b->len, b->desc, p->addr, &b->ctx.fctx);
     if (rc == 0) {
         r->tx_out++;
@@ -294,7 +294,7 @@ static rmpi_ofi_zc_t *zc_get(rmpi_ofi_rail_t *r)
 static int zc_post(rmpi_ofi_rail_t *r, rmpi_ofi_zc_t *z)
 {
     rmpi_ofi_peer_t *p = &r->peers[z->peer];
-    set_seq(z->hdr, p);
+    rmpi_ofi_set_seq(z->hdr, p);
     ssize_t rc = fi_sendv(r->ep, z->iov, NULL, (size_t)z->iovcnt, p->addr, &z->ctx.fctx);
     if (rc == 0) {
         r->tx_out++;
@@ -332,6 +332,14 @@ static void zc_fail(rmpi_ofi_rail_t *r, rmpi_ofi_zc_t *z, int rc)
 static void zc_failed(rmpi_ofi_rail_t *r, rmpi_ofi_zc_t *z)
 {
     int peer = z->peer, rc = z->status;
+    if (rc == 1) { /* copied into the peer's dedicated ring: the caller's memory is free */
+        rmpi_net_op_t *op = z->op;
+        z->ctx.next = (rmpi_ofi_ctx_t *)r->zc_free;
+        r->zc_free = z;
+        op->status = 0;
+        op->complete(op);
+        return;
+    }
     zc_done(r, z, rc < 0 ? rc : -EIO);
     if (rc == -ECONNRESET) /* its connection was given up, and that was reported */
         return;
@@ -351,8 +359,17 @@ static int ofi_send_zc(rmpi_rail_t *rail, int peer, const struct iovec *iov, int
         rmpi_fatal("ofi: send_zc of %zu bytes in %d pieces (header %zu) on %s is outside the contract.", len, iovcnt,
                    iov[0].iov_len, rail->hints.name);
     op->rail = rail;
-    r->st.tx_bytes[RMPI_NET_CHAN_SHARED] += len;
     rmpi_ofi_zc_t *z = zc_get(r);
+    if (r->peers[peer].tx_kind == RMPI_NET_CHAN_DEDICATED) {
+        /* A dedicated peer's frames are written into its ring, which takes a copy: the op
+         * completes at the next progress (the contract's rule for completions found early). */
+        int rc = rmpi_ofi_frame_send(r, peer, iov, iovcnt, 0);
+        z->op = op;
+        z->peer = peer;
+        zc_fail(r, z, rc ? rc : 1);
+        return rc;
+    }
+    r->st.tx_bytes[RMPI_NET_CHAN_SHARED] += len;
     z->op = op;
     z->peer = peer;
     z->iovcnt = iovcnt;
@@ -390,9 +407,9 @@ static void peer_down(rmpi_ofi_rail_t *r, int peer, const char *why);
 
 static int ctx_peer(const rmpi_ofi_ctx_t *c)
 {
-    return c->kind == RMPI_OFI_TXZ  ? ((const rmpi_ofi_zc_t *)c)->peer
-           : c->kind == RMPI_OFI_TX ? ((const rmpi_ofi_buf_t *)c)->peer
-                                    : ((const rmpi_ofi_rdma_t *)c)->peer;
+    return c->kind == RMPI_OFI_TXZ                              ? ((const rmpi_ofi_zc_t *)c)->peer
+           : c->kind == RMPI_OFI_TX || c->kind == RMPI_OFI_RING ? ((const rmpi_ofi_buf_t *)c)->peer
+                                                                : ((const rmpi_ofi_rdma_t *)c)->peer;
 }
 
 /* Peers passed over in one drain before it stops: a refusal for every peer is the rail's
@@ -409,7 +426,7 @@ static void pend_drain(rmpi_ofi_rail_t *r)
     rmpi_ofi_ctx_t **pp = &r->pend;
     while (*pp) {
         rmpi_ofi_ctx_t *c = *pp;
-        if ((c->kind == RMPI_OFI_TX || c->kind == RMPI_OFI_TXZ) && rmpi_ofi_fenced(r))
+        if ((c->kind == RMPI_OFI_TX || c->kind == RMPI_OFI_TXZ || c->kind == RMPI_OFI_RING) && rmpi_ofi_fenced(r))
             return;
         int peer = ctx_peer(c), held = 0;
         for (int i = 0; i < nskip; i++)
@@ -419,10 +436,11 @@ static void pend_drain(rmpi_ofi_rail_t *r)
             continue;
         }
         int rc = c->kind == RMPI_OFI_TX     ? rmpi_ofi_tx_post(r, (rmpi_ofi_buf_t *)c)
+                 : c->kind == RMPI_OFI_RING ? rmpi_ofi_ring_post(r, (rmpi_ofi_buf_t *)c)
                  : c->kind == RMPI_OFI_TXZ  ? zc_post(r, (rmpi_ofi_zc_t *)c)
                  : c->kind == RMPI_OFI_EMUL ? (rmpi_ofi_emul_drain(r, (rmpi_ofi_rdma_t *)c) ? 0 : -FI_EAGAIN)
                                             : rmpi_ofi_rdma_post(r, (rmpi_ofi_rdma_t *)c);
-        if (rc == -FI_EAGAIN) {
+        if (rc == -FI_EAGAIN || rc == 1) { /* 1: the peer's ring is full until its credit */
             if (nskip == PEND_SKIP)
                 return;
             skip[nskip++] = peer;
@@ -438,10 +456,11 @@ static void pend_drain(rmpi_ofi_rail_t *r)
             continue;
         if (c->kind == RMPI_OFI_TXZ) {
             zc_fail(r, (rmpi_ofi_zc_t *)c, rc);
-        } else if (c->kind == RMPI_OFI_TX) {
+        } else if (c->kind == RMPI_OFI_TX || c->kind == RMPI_OFI_RING) {
             rmpi_ofi_buf_t *b = (rmpi_ofi_buf_t *)c;
             char why[160];
-            snprintf(why, sizeof why, "fi_send on %s failed: %s", r->pub.hints.name, fi_strerror(-rc));
+            snprintf(why, sizeof why, "%s on %s failed: %s", c->kind == RMPI_OFI_TX ? "fi_send" : "a ring fi_write",
+                     r->pub.hints.name, fi_strerror(-rc));
             rmpi_ofi_tx_put(r, b);
             peer_down(r, peer, why); /* unlinks this peer's posts: start over */
             pp = &r->pend;
@@ -473,6 +492,46 @@ int rmpi_ofi_push(rmpi_ofi_rail_t *r, uint64_t *t0)
     return n > 0 || n == -FI_EAGAIN;
 }
 
+/* A frame for a peer that receives from us on a dedicated ring (ofi_chan.c): written into
+ * it now (small ones with fi_inject_write, no completion), else from a pool buffer, queued
+ * behind earlier posts or until the ring has room. */
+static int ring_send(rmpi_ofi_rail_t *r, int peer, const rmpi_ofi_hdr_t *h, const struct iovec *iov, int iovcnt,
+                     size_t total, int fenced)
+{
+    int rc;
+    if (!r->pend && !fenced && RMPI_SHM_HDR + total <= r->inject) {
+        memcpy(r->scratch + RMPI_SHM_HDR, h, sizeof *h);
+        rmpi_iov_gather(r->scratch + RMPI_SHM_HDR + sizeof *h, iov, iovcnt);
+        /* refused (no room, -FI_EAGAIN, a provider whose RMA inject limit is lower than
+         * its messages'): the frame goes from a pool buffer */
+        if (rmpi_ofi_ring_inject(r, peer, total) == 0)
+            return 0;
+    }
+    rmpi_ofi_buf_t *b = rmpi_ofi_tx_get(r);
+    b->ctx.kind = RMPI_OFI_RING;
+    b->peer = peer;
+    b->piece = 0;
+    b->link = 0;
+    b->len = RMPI_SHM_HDR + total;
+    b->ctx.gen = r->peers[peer].gen;
+    rmpi_ofi_issued(r, peer, b->len);
+    memcpy(b->data + RMPI_SHM_HDR, h, sizeof *h);
+    rmpi_iov_gather(b->data + RMPI_SHM_HDR + sizeof *h, iov, iovcnt);
+    if (!r->pend && !fenced) {
+        uint64_t t0 = 0;
+        while ((rc = rmpi_ofi_ring_post(r, b)) == -FI_EAGAIN && rmpi_ofi_push(r, &t0))
+            ;
+        if (rc == 0)
+            return 0;
+        if (rc < 0 && rc != -FI_EAGAIN) {
+            rmpi_ofi_tx_put(r, b);
+            return rc;
+        }
+    }
+    rmpi_ofi_pend_add(r, &b->ctx);
+    return 0;
+}
+
 int rmpi_ofi_frame_send(rmpi_ofi_rail_t *r, int peer, const struct iovec *iov, int iovcnt, uint32_t flag)
 {
     fi_addr_t a;
@@ -484,19 +543,21 @@ int rmpi_ofi_frame_send(rmpi_ofi_rail_t *r, int peer, const struct iovec *iov, i
         len += iov[i].iov_len;
     if (len > r->pub.hints.max_frame)
         return -EMSGSIZE;
-    r->st.tx_bytes[RMPI_NET_CHAN_SHARED] += len;
     rmpi_ofi_hdr_t h = RMPI_OFI_HDR(r, flag);
     size_t total = sizeof h + len;
     r->peers[peer].sent += total;
     /* Without FI_ORDER_SAW a frame must not overtake an earlier put's data: it waits. */
     int fenced = rmpi_ofi_fenced(r);
+    if (RMPI_UNLIKELY(r->peers[peer].tx_kind == RMPI_NET_CHAN_DEDICATED) && !flag)
+        return ring_send(r, peer, &h, iov, iovcnt, total, fenced);
+    r->st.tx_bytes[RMPI_NET_CHAN_SHARED] += len;
     if (!r->pend && !fenced && total <= r->inject) {
         char *p = r->scratch;
         memcpy(p, &h, sizeof h);
         rmpi_iov_gather(p + sizeof h, iov, iovcnt);
         ssize_t irc;
         uint64_t t0 = 0;
-        set_seq(r->scratch, &r->peers[peer]);
+        rmpi_ofi_set_seq(r->scratch, &r->peers[peer]);
         while ((irc = fi_inject(r->ep, r->scratch, total, a)) == -FI_EAGAIN && rmpi_ofi_push(r, &t0))
             ;
         if (irc == 0) {
@@ -551,7 +612,10 @@ static void rx_deliver(rmpi_ofi_rail_t *r, const char *data, int src, size_t len
     uint32_t flag;
     memcpy(&flag, data, sizeof flag);
     const char *frame = data + sizeof(rmpi_ofi_hdr_t);
-    if (!r->closing && (le32toh(flag) & RMPI_OFI_CTRL))
+    if (!r->closing && (le32toh(flag) & RMPI_OFI_CTRL) && len > sizeof(rmpi_ofi_hdr_t) &&
+        (unsigned char)frame[0] >= RMPI_OFI_CHAN_REQ)
+        rmpi_ofi_chan_rx(r, src, frame, len - sizeof(rmpi_ofi_hdr_t));
+    else if (!r->closing && (le32toh(flag) & RMPI_OFI_CTRL))
         rmpi_ofi_emul_rx(r, src, frame, len - sizeof(rmpi_ofi_hdr_t));
     else if (!r->closing)
         r->env.on_frame(&r->pub, src, frame, len - sizeof(rmpi_ofi_hdr_t));
@@ -561,8 +625,7 @@ static void link_rx(rmpi_ofi_rail_t *r, int src, const char *body, size_t len);
 static void adopt(rmpi_ofi_rail_t *r, int peer, uint32_t epoch);
 static uint32_t proposed(const rmpi_ofi_peer_t *p, uint32_t bits);
 
-/* One frame of len bytes (header included) at data, in a receive buffer. */
-static void rx_frame(rmpi_ofi_rail_t *r, const char *data, size_t len)
+void rmpi_ofi_rx_frame(rmpi_ofi_rail_t *r, const char *data, size_t len, int ch)
 {
     rmpi_ofi_hdr_t h;
     uint32_t word = 0;
@@ -600,8 +663,8 @@ static void rx_frame(rmpi_ofi_rail_t *r, const char *data, size_t len)
         }
     }
     p->moved += len;
-    r->st.rx_bytes[RMPI_NET_CHAN_SHARED] += len - sizeof h;
-    r->st.rx_frames[RMPI_NET_CHAN_SHARED]++;
+    r->st.rx_bytes[ch] += len - sizeof h;
+    r->st.rx_frames[ch]++;
     if (RMPI_UNLIKELY(h.seq != p->rx_seq)) {
         /* Completed before an earlier frame: copied out and parked in seq order, so that
          * the buffer (shared by every peer) is not held for it. */
@@ -618,6 +681,8 @@ static void rx_frame(rmpi_ofi_rail_t *r, const char *data, size_t len)
     }
     p->rx_seq++;
     rx_deliver(r, data, (int)h.src, len);
+    if (RMPI_UNLIKELY(p->rx_seq == 1))
+        rmpi_ofi_chan_first(r, (int)h.src);
     while (p->parked && p->parked->seq == p->rx_seq) {
         rmpi_ofi_park_t *q = p->parked;
         p->parked = q->next;
@@ -634,7 +699,7 @@ static void on_rx(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b, const struct fi_cq_data
 {
     if (!r->mrecv) {
         r->st.buf_bytes[RMPI_NET_CHAN_SHARED] += b->size;
-        rx_frame(r, b->data, e->len);
+        rmpi_ofi_rx_frame(r, b->data, e->len, RMPI_NET_CHAN_SHARED);
         rx_repost(r, b);
         return;
     }
@@ -646,7 +711,7 @@ static void on_rx(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b, const struct fi_cq_data
                        "%zu bytes); set RMPI_OFI_MRECV=0.",
                        rmpi_ofi_prov(r), r->pub.hints.name, off, (size_t)e->len);
         b->hi = RMPI_MAX(b->hi, off + e->len);
-        rx_frame(r, data, e->len);
+        rmpi_ofi_rx_frame(r, data, e->len, RMPI_NET_CHAN_SHARED);
     }
     if (e->flags & FI_MULTI_RECV) {
         r->st.buf_bytes[RMPI_NET_CHAN_SHARED] += b->size;
@@ -760,6 +825,16 @@ static void link_send(rmpi_ofi_rail_t *r, int peer, uint32_t kind, uint32_t epoc
     }
 }
 
+int rmpi_ofi_link_inject(rmpi_ofi_rail_t *r, int peer, uint32_t kind, uint32_t a, uint32_t b)
+{
+    rmpi_ofi_hdr_t h = RMPI_OFI_HDR(r, RMPI_OFI_LINK);
+    uint32_t body[3] = {htole32(kind), htole32(a), htole32(b)};
+    char buf[sizeof h + sizeof body];
+    memcpy(buf, &h, sizeof h);
+    memcpy(buf + sizeof h, body, sizeof body);
+    return (int)fi_inject(r->ep, buf, sizeof buf, r->peers[peer].addr);
+}
+
 /* The connection to peer is given up (logically: see README.md on why ofi_rxm's own
  * connection stays): posts not yet accepted by libfabric fail (frames are dropped: the VC
  * resends its copies; zero-copy sends and RDMA ops complete with -ECONNRESET at the next
@@ -801,7 +876,7 @@ static void peer_down(rmpi_ofi_rail_t *r, int peer, const char *why)
             continue;
         }
         *pp = c->next;
-        if (c->kind == RMPI_OFI_TX) {
+        if (c->kind == RMPI_OFI_TX || c->kind == RMPI_OFI_RING) {
             rmpi_ofi_tx_put(r, (rmpi_ofi_buf_t *)c);
         } else if (c->kind == RMPI_OFI_TXZ) {
             zc_fail(r, (rmpi_ofi_zc_t *)c, -ECONNRESET);
@@ -829,6 +904,7 @@ static void peer_down(rmpi_ofi_rail_t *r, int peer, const char *why)
         p->parked = q->next;
         free(q);
     }
+    rmpi_ofi_chan_down(r, peer);
 }
 
 /* A connection in epoch: numbering starts again, on_peer_up at the end of progress. */
@@ -891,6 +967,10 @@ static void link_rx(rmpi_ofi_rail_t *r, int src, const char *body, size_t len)
          * HELLO follows it. */
         if (!p->down)
             link_send(r, src, LINK_PONG, epoch, 0);
+        return;
+    }
+    if (kind == RMPI_OFI_LINK_CREDIT) {
+        rmpi_ofi_chan_credit(r, src, epoch, prev);
         return;
     }
     if (kind == LINK_PONG) {
@@ -1059,6 +1139,8 @@ static int ofi_progress(rmpi_rail_t *rail)
         rmpi_fatal("RMPI_OFI_PROVIDER=%s: fi_cq_read on %s failed: %s.", rmpi_ofi_prov(r), r->pub.hints.name,
                    fi_strerror((int)-n));
     }
+    if (r->nrings || RMPI_UNLIKELY(r->nstamp || r->force.ns))
+        ev += rmpi_ofi_chan_progress(r);
     if (RMPI_UNLIKELY(r->pend != NULL))
         pend_drain(r);
     if (RMPI_UNLIKELY(r->rx_wait != NULL)) {
@@ -1313,6 +1395,7 @@ static rmpi_ofi_rail_t *rail_open(const rmpi_net_env_t *env, struct fi_info *fi,
             ofi_fail(env, what, rc);
         }
     }
+    rmpi_ofi_chan_open(r);
     return r;
 }
 
@@ -1452,6 +1535,7 @@ static void ofi_close(rmpi_rail_t *rail)
     }
     fi_close(&r->ep->fid);
     rmpi_ofi_emul_close(r);
+    rmpi_ofi_chan_close(r);
     while (r->regs.next != &r->regs)
         rmpi_ofi_dereg(r, r->regs.next);
     fi_close(&r->av->fid);
@@ -1494,19 +1578,24 @@ static void ofi_describe(rmpi_rail_t *rail, void *file)
             (m & FI_MR_LOCAL) ? " LOCAL" : "", (m & FI_MR_VIRT_ADDR) ? " VIRT_ADDR" : " (offsets)",
             (m & FI_MR_ALLOCATED) ? " ALLOCATED" : "", (m & FI_MR_PROV_KEY) ? " PROV_KEY" : "",
             (m & FI_MR_ENDPOINT) ? " ENDPOINT" : "", r->key_size, r->inject);
-    /* src/chan: every peer's eager frames land in these buffers (the shared channel kind);
-     * no dedicated channel over libfabric yet, so RMPI_CHANNELS does not change them. */
+    /* src/chan: the shared kind is these buffers; the dedicated kind a ring per peer that
+     * has one (ofi_chan.c), which RMPI_CHANNELS and the selector give out. */
     if (r->mrecv)
         fprintf(file,
-                "    channels: shared by every peer: %d multi-receive buffers (FI_MULTI_RECV) of %zu bytes, "
-                "each frame taking its own size; no dedicated channels\n",
-                r->nrx, r->rx_size);
+                "    channels %s: shared by every peer: %d multi-receive buffers (FI_MULTI_RECV) of %zu bytes, "
+                "each frame taking its own size",
+                rmpi_knob_text("CHANNELS"), r->nrx, r->rx_size);
     else
-        fprintf(file,
-                "    channels: shared by every peer: %d receive buffers of %zu bytes, one frame each%s; no "
-                "dedicated channels\n",
-                r->nrx, r->rx_size,
+        fprintf(file, "    channels %s: shared by every peer: %d receive buffers of %zu bytes, one frame each%s",
+                rmpi_knob_text("CHANNELS"), r->nrx, r->rx_size,
                 rmpi_knobs.OFI_MRECV > 0 ? " (no FI_MULTI_RECV with this provider)" : " (RMPI_OFI_MRECV=0)");
+    if (r->ring_ok)
+        fprintf(file,
+                "; dedicated: a %zu-byte ring (%u cells) per peer that has one, written with fi_write; now %zu "
+                "bytes shared + %zu dedicated\n",
+                r->ring_bytes, r->ring_ncells, r->st.mem[RMPI_NET_CHAN_SHARED], r->st.mem[RMPI_NET_CHAN_DEDICATED]);
+    else
+        fprintf(file, "; no dedicated channels (%s)\n", r->ring_why);
     if (rail->hints.zc_min)
         fprintf(file, "    nonblocking eager sends of %zu bytes and more go from the user's buffer (send_zc)\n",
                 rail->hints.zc_min);
@@ -1525,32 +1614,6 @@ static void ofi_describe(rmpi_rail_t *rail, void *file)
                 r->local_only ? "reaches ranks of this node only" : "reaches other nodes");
 }
 
-/* src/chan: every peer's eager frames to this process land in the rail's shared receive
- * buffers; there is no dedicated channel over libfabric (yet), so switches are refused. */
-static int ofi_chan_kind(rmpi_rail_t *rail, int peer)
-{
-    (void)rail;
-    (void)peer;
-    return RMPI_NET_CHAN_SHARED;
-}
-
-static int ofi_chan_switch(rmpi_rail_t *rail, int peer, int to)
-{
-    (void)rail;
-    (void)peer;
-    (void)to;
-    return -1;
-}
-
-static void ofi_chan_stats(rmpi_rail_t *rail, rmpi_net_chan_stats_t *st)
-{
-    rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
-    *st = r->st;
-    /* the multi-receive buffers still posted count the bytes frames took in them so far */
-    for (int i = 0; r->mrecv && i < r->nrx; i++)
-        st->buf_bytes[RMPI_NET_CHAN_SHARED] += r->rx[i].hi;
-}
-
 const struct rmpi_net_ops rmpi_ofi_ops = {
     .version = RMPI_NET_OPS_VERSION,
     .name = "ofi",
@@ -1566,9 +1629,9 @@ const struct rmpi_net_ops rmpi_ofi_ops = {
     .progress = ofi_progress,
     .close = ofi_close,
     .describe = ofi_describe,
-    .chan_kind = ofi_chan_kind,
-    .chan_switch = ofi_chan_switch,
-    .chan_stats = ofi_chan_stats,
+    .chan_kind = rmpi_ofi_chan_kind,
+    .chan_switch = rmpi_ofi_chan_switch,
+    .chan_stats = rmpi_ofi_chan_stats,
     .watch = ofi_watch,
     .backlog = ofi_backlog,
     .abandon = ofi_abandon,

@@ -11,6 +11,7 @@
 #include "shm.h"
 #include "shm_queue.h"
 
+#include "../chan_switch.h"
 #include "../net_mem.h"
 
 #include <errno.h>
@@ -58,9 +59,8 @@ typedef struct parked {
 /* Receive side of one local sender. */
 typedef struct shm_rx {
     int rank;
-    int kind;    /* the channel this sender writes on, as this process decided */
-    int waiting; /* a switch was asked and its marker was not read yet on the old channel */
-    int active;  /* its ring is in the active list */
+    rmpi_net_chsw_t sw; /* the channel it writes on (our choice), waiting for its marker */
+    int active;         /* its ring is in the active list */
     rmpi_shm_reader_t rd;
     parked_t *park, **park_tail;
     char *frag; /* a frame arriving in fragments through the shared queue */
@@ -129,8 +129,8 @@ typedef struct shm_rail {
     int nact, npending, policy;     /* policy: RMPI_CHANNELS_* */
     rmpi_shm_qlayout_t qlay;
     rmpi_shm_queue_t rxq; /* my shared receive queue */
-    uint64_t stuck_since, idle_polls, force_ns, next_force;
-    unsigned force_seed;
+    uint64_t stuck_since, idle_polls;
+    rmpi_net_chsw_force_t force;
     rmpi_net_chan_stats_t st;
     get_resp_t *resp;     /* gets this rank serves */
     rmpi_net_op_t **done; /* completions to report at the next progress */
@@ -184,7 +184,6 @@ static void ring_activate(shm_rx_t *x, int l)
     shm.act[shm.nact++] = l;
     shm.st.mem[DEDICATED] += shm.ring_stride;
     shm.st.mem_peak[DEDICATED] = RMPI_MAX(shm.st.mem_peak[DEDICATED], shm.st.mem[DEDICATED]);
-    shm.st.dedicated_now++;
 }
 
 static int shm_open_rail(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
@@ -264,19 +263,17 @@ static int shm_open_rail(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
     for (int l = 0; l < s->nlocal; l++) {
         shm_rx_t *x = &s->rx[l];
         x->rank = s->local_rank[l];
-        x->kind = ded ? DEDICATED : SHARED;
+        x->sw.kind = ded ? DEDICATED : SHARED;
         x->park_tail = &x->park;
         x->rd.ring = ring_of(s->seg, l);
         x->rd.ncells = ncells;
         if (ded && l != s->my_local) {
             rmpi_shm_prefault(x->rd.ring, s->ring_stride);
             ring_activate(x, l);
+            s->st.dedicated_now++;
         }
     }
-    if (s->policy == RMPI_CHANNELS_ADAPTIVE && rmpi_knobs.CHAN_FORCE_SWITCH_MS > 0) {
-        s->force_ns = (uint64_t)rmpi_knobs.CHAN_FORCE_SWITCH_MS * 1000000ull;
-        s->force_seed = (unsigned)env->rank * 2654435761u + 1;
-    }
+    rmpi_net_chsw_force_init(&s->force, env->rank, 1);
 
     char key[64], val[256];
     snprintf(key, sizeof key, "shm-%d", env->rank);
@@ -693,12 +690,8 @@ static void shared_frame(shm_rail_t *s, shm_rx_t *x, unsigned type, unsigned fla
     }
     if (type == RMPI_SHM_CHAN_MARK) {
         /* J5 done for shared -> dedicated: every frame before the switch is in; read the ring */
-        if (!x->waiting || x->kind != DEDICATED)
-            rmpi_fatal("rank %d ended a shared channel it was not asked to leave.", x->rank);
-        x->waiting = 0;
-        s->st.rings_asked--;
+        rmpi_net_chsw_marked(&x->sw, DEDICATED, &s->st, x->rank, s->env->rank);
         ring_activate(x, (int)(x - s->rx));
-        s->st.switches++;
         return;
     }
     handle(s, x->rank, type, buf, len);
@@ -712,10 +705,7 @@ static void ring_retire(shm_rail_t *s, int i)
     shm_rx_t *x = &s->rx[l];
     s->act[i] = s->act[--s->nact];
     x->active = 0;
-    x->waiting = 0;
     s->st.mem[DEDICATED] -= s->ring_stride;
-    s->st.dedicated_now--;
-    s->st.switches++;
     uint64_t t0 = rmpi_time_ns();
 #ifdef MADV_REMOVE
     if (madvise(x->rd.ring, s->ring_stride, MADV_REMOVE))
@@ -767,7 +757,7 @@ static int poll_shared(shm_rail_t *s)
         s->st.rx_bytes[SHARED] += sl->len;
         s->st.buf_bytes[SHARED] += s->qlay.csize[c];
         s->st.rx_frames[SHARED]++;
-        if (x->waiting && x->kind == SHARED) {
+        if (x->sw.waiting && x->sw.kind == SHARED) {
             /* the sender already left its ring, whose last frames are not all read (J5) */
             parked_t *k = rmpi_xmalloc(sizeof *k + sl->len);
             *k = (parked_t){NULL, sl->type, sl->flags, sl->len};
@@ -803,8 +793,7 @@ static int poll_rings(shm_rail_t *s)
             s->st.buf_bytes[DEDICATED] += (RMPI_SHM_HDR + len + RMPI_SHM_CELL - 1) / RMPI_SHM_CELL * RMPI_SHM_CELL;
             s->st.rx_frames[DEDICATED]++;
             if (type == RMPI_SHM_CHAN_MARK) {
-                if (!x->waiting || x->kind != SHARED)
-                    rmpi_fatal("rank %d ended a dedicated channel it was not asked to leave.", x->rank);
+                rmpi_net_chsw_marked(&x->sw, SHARED, &s->st, x->rank, s->env->rank);
                 rmpi_shm_ring_consume(rd, len);
                 marked = 1;
                 break;
@@ -830,7 +819,7 @@ static int shm_chan_switch(rmpi_rail_t *rail, int peer, int to)
     if (!p || s->policy != RMPI_CHANNELS_ADAPTIVE || (to != SHARED && to != DEDICATED))
         return -1;
     shm_rx_t *x = &s->rx[p->lidx];
-    if (x->waiting || x->kind == to)
+    if (rmpi_net_chsw_start(&x->sw, to))
         return 1;
     if (to == DEDICATED) {
         /* retired rings were given back zeroed: touch the pages now, not on the hot path */
@@ -841,8 +830,6 @@ static int shm_chan_switch(rmpi_rail_t *rail, int peer, int to)
         x->rd.r = x->rd.r_pub_last = 0;
         s->st.rings_asked++;
     }
-    x->kind = to;
-    x->waiting = 1;
     unsigned char k = (unsigned char)to;
     struct iovec iov = {&k, 1};
     post(p, RMPI_SHM_CHAN_REQ, &iov, 1);
@@ -852,7 +839,7 @@ static int shm_chan_switch(rmpi_rail_t *rail, int peer, int to)
 static int shm_chan_kind(rmpi_rail_t *rail, int peer)
 {
     shm_peer_t *p = peer >= 0 && peer < shm.env->size ? shm.peer[peer] : NULL;
-    return p ? shm.rx[p->lidx].kind : -1;
+    return p ? shm.rx[p->lidx].sw.kind : -1;
 }
 
 static void shm_chan_stats(rmpi_rail_t *rail, rmpi_net_chan_stats_t *st) { *st = shm.st; }
@@ -860,13 +847,9 @@ static void shm_chan_stats(rmpi_rail_t *rail, rmpi_net_chan_stats_t *st) { *st =
 /* RMPI_CHAN_FORCE_SWITCH_MS (tests): every few ms, one random local sender changes channel. */
 static void force_switch(shm_rail_t *s)
 {
-    uint64_t now = rmpi_time_ns();
-    if (now < s->next_force || s->nlocal < 2)
-        return;
-    s->next_force = now + s->force_ns;
-    int l = (int)(rand_r(&s->force_seed) % (unsigned)(s->nlocal - 1));
-    l += l >= s->my_local;
-    shm_chan_switch(&s->base, s->local_rank[l], !s->rx[l].kind);
+    int l = rmpi_net_chsw_force_pick(&s->force, s->nlocal, s->my_local);
+    if (l >= 0)
+        shm_chan_switch(&s->base, s->local_rank[l], !s->rx[l].sw.kind);
 }
 
 static int shm_progress(rmpi_rail_t *rail)
@@ -877,7 +860,7 @@ static int shm_progress(rmpi_rail_t *rail)
         ev += poll_shared(s);
     if (s->nact)
         ev += poll_rings(s);
-    if (RMPI_UNLIKELY(s->force_ns))
+    if (RMPI_UNLIKELY(s->force.ns))
         force_switch(s);
     if (RMPI_UNLIKELY(s->npending))
         flush_pending();
