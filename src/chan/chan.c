@@ -26,6 +26,12 @@ int rmpi_chan_switch(int peer, rmpi_chan_kind_t to)
     return r ? r->ops->chan_switch(r, peer, (int)to) : -1;
 }
 
+int rmpi_chan_by_target(int peer)
+{
+    rmpi_rail_t *r = chan_rail(peer);
+    return r && r->hints.rdma_by_target;
+}
+
 rmpi_net_chan_stats_t rmpi_chan_stats(void)
 {
     rmpi_net_chan_stats_t sum = {0};

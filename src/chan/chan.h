@@ -34,6 +34,11 @@ rmpi_chan_kind_t rmpi_chan_kind(int peer);
  * 1 nothing to do: already there or a switch of peer still in progress, -1 impossible:
  * the provider has no channel kinds or RMPI_CHANNELS is not adaptive). */
 int rmpi_chan_switch(int peer, rmpi_chan_kind_t to);
+/* 1 when peer's dedicated channel to this process would be written with RDMA that this
+ * process's own progress serves (the rail's hint rdma_by_target: a libfabric software
+ * provider such as tcp;ofi_rxm, or emulated RDMA), so a ring saves the receiver no work;
+ * 0 otherwise (hardware RDMA, a shared-memory ring, no channel kinds). After rmpi_net_ready. */
+int rmpi_chan_by_target(int peer);
 /* This process's channel accounting, summed over the providers that have channel kinds. */
 rmpi_net_chan_stats_t rmpi_chan_stats(void);
 /* Payload bytes received / receive-buffer bytes consumed (1 when nothing was received). */

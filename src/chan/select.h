@@ -167,8 +167,16 @@ extern rmpi_chan_sel_t *rmpi_chan_lib;
 /* Parameters from the knob table for a job of nprocs with node_size ranks on this node:
  * 0, or -1 with a sentence naming the knob in why. */
 int rmpi_chan_params_from_knobs(rmpi_chan_params_t *p, int nprocs, int node_size, char *why, size_t len);
+/* r for peers whose dedicated channel is a ring written with fi_write (RMPI_NET=ofi):
+ * gain_ofi (RMPI_CHAN_GAIN_OFI) when it is 0 or more; else gain (RMPI_CHAN_GAIN, measured
+ * on shm) when the rings are written by hardware, and 0 when by_target (the receiver's own
+ * progress serves the writes: a ring frame then costs more to send than a shared one and
+ * saves the receiver nothing, docs/results/channels.md). With r = 0 every dedicated channel
+ * only costs (polls, set-up), so FIND_MAP keeps every peer shared. */
+double rmpi_chan_ofi_gain(double gain_ofi, double gain, int by_target);
 /* Creates rmpi_chan_lib for this rank (ends the job on a bad knob value) and fixes every
- * peer that cannot change kind yet (every peer off this node, and this rank). */
+ * peer that cannot change kind yet (every peer off this node, and this rank). After
+ * rmpi_net_ready: under RMPI_NET=ofi, r depends on the rails (rmpi_chan_ofi_gain). */
 void rmpi_chan_lib_init(int rank, int nprocs);
 void rmpi_chan_lib_tick(void);
 void rmpi_chan_lib_report(void *file, int rank);

@@ -40,6 +40,9 @@ int rmpi_chan_params_from_knobs(rmpi_chan_params_t *p, int nprocs, int node_size
     for (int i = 0; i < 4; i++)
         if (!cost_ok(v[i]))
             return refuse(why, len, cost[i], v[i], "nanoseconds from 0 to 1e15");
+    if (k->CHAN_GAIN_OFI != -1 && !cost_ok(k->CHAN_GAIN_OFI))
+        return refuse(why, len, "CHAN_GAIN_OFI", k->CHAN_GAIN_OFI,
+                      "-1 (from the provider) or nanoseconds from 0 to 1e15");
     if (k->CHAN_MAX_DEDICATED < -1 || k->CHAN_MAX_DEDICATED > 1000000)
         return refuse(why, len, "CHAN_MAX_DEDICATED", (double)k->CHAN_MAX_DEDICATED,
                       "-1 or a number of channels from 0 to 1000000");
@@ -60,6 +63,13 @@ int rmpi_chan_params_from_knobs(rmpi_chan_params_t *p, int nprocs, int node_size
     p->sigma = k->CHAN_SLOTS > 0 ? (int)k->CHAN_SLOTS : rmpi_chan_default_sigma(nprocs, p->interval_ns, p->slot_ns);
     p->trigger = (uint64_t)k->CHAN_TRIGGER;
     return rmpi_chan_params_check(p, why, len);
+}
+
+double rmpi_chan_ofi_gain(double gain_ofi, double gain, int by_target)
+{
+    if (gain_ofi >= 0)
+        return gain_ofi;
+    return by_target ? 0 : gain;
 }
 
 rmpi_chan_sel_t *rmpi_chan_lib;
@@ -171,6 +181,13 @@ void rmpi_chan_lib_init(int rank, int nprocs)
     int ofi = adaptive && rmpi_knobs.NET == RMPI_NET_OFI, local = 0;
     for (int r = 0; r < nprocs; r++)
         local += r != rank && (ofi || (shm && rmpi_topo_node_of(r) == node));
+    if (ofi && local) {
+        /* One r for the selector: the rails of one provider carry every peer. */
+        int by_target = 0;
+        for (int r = 0; r < nprocs && rmpi_knobs.CHAN_GAIN_OFI < 0 && !by_target; r++)
+            by_target = r != rank && rmpi_chan_by_target(r);
+        p.r = rmpi_chan_ofi_gain(rmpi_knobs.CHAN_GAIN_OFI, p.r, by_target);
+    }
     uint64_t t0 = rmpi_time_ns();
     trace_open(rank, nprocs, node, &p, local && p.h != 0, t0);
     if (!local || p.h == 0)

@@ -85,7 +85,6 @@ int rmpi_core_init(rmpi_core_info_t *info)
     rmpi_vc_on_path = rmpi_core_wan_tune;
     if (rmpi_topo_init(&pm))
         return -1;
-    rmpi_chan_lib_init(pm.rank, pm.size);
     spin_count = rmpi_knobs.SPIN_COUNT >= 0 ? rmpi_knobs.SPIN_COUNT : oversubscribed() ? 1 : SPIN_BY_TIME;
     if (spin_count == SPIN_BY_TIME) {
         if (!(rmpi_knobs.SPIN_TIME >= 0 && rmpi_knobs.SPIN_TIME < 1e9))
@@ -109,6 +108,7 @@ int rmpi_core_init(rmpi_core_info_t *info)
         rmpi_net_close();
         return -1;
     }
+    rmpi_chan_lib_init(pm.rank, pm.size); /* after the rails: r over ofi depends on them */
     rmpi_vc_init(pm.rank, pm.size, rmpi_core_deliver, sizeof(core_peer_t));
     info->rank = pm.rank;
     info->size = pm.size;

@@ -34,6 +34,9 @@ static void test_refused(void)
     BAD(CHAN_TRIGGER, -5, "RMPI_CHAN_TRIGGER=-5: expected a number of received frames, 0 or more.");
     BAD(CHAN_GAMMA, -0.5, "RMPI_CHAN_GAMMA=-0.5: expected nanoseconds from 0 to 1e15.");
     BAD(CHAN_GAIN, 0.0 / 0.0, "RMPI_CHAN_GAIN=");
+    BAD(CHAN_GAIN_OFI, -2, "RMPI_CHAN_GAIN_OFI=-2: expected -1 (from the provider) or nanoseconds from 0 to 1e15.");
+    BAD(CHAN_GAIN_OFI, -0.5, "RMPI_CHAN_GAIN_OFI=-0.5: expected -1");
+    BAD(CHAN_GAIN_OFI, 0.0 / 0.0, "RMPI_CHAN_GAIN_OFI=");
     BAD(CHAN_POLL_COST, -1, "RMPI_CHAN_POLL_COST=-1: expected nanoseconds");
     BAD(CHAN_SETUP_COST, 1e16, "RMPI_CHAN_SETUP_COST=1e+16: expected nanoseconds");
     BAD(CHAN_MAX_DEDICATED, -2, "RMPI_CHAN_MAX_DEDICATED=-2: expected -1 or a number of channels from 0 to 1000000.");
@@ -73,6 +76,36 @@ static void test_defaults(void)
     rmpi_knobs = saved;
 }
 
+/* r over libfabric: the knob when set; else the shm-measured r on hardware and 0 where the
+ * target's progress serves the ring's writes (a software provider such as tcp;ofi_rxm). */
+static void test_ofi_gain(void)
+{
+    CHECK(rmpi_knobs.CHAN_GAIN_OFI == -1, "RMPI_CHAN_GAIN_OFI defaults to %g, want -1 (from the provider)",
+          rmpi_knobs.CHAN_GAIN_OFI);
+    CHECK(rmpi_chan_ofi_gain(-1, 1000, 1) == 0, "auto on a software provider: r %g, want 0",
+          rmpi_chan_ofi_gain(-1, 1000, 1));
+    CHECK(rmpi_chan_ofi_gain(-1, 1000, 0) == 1000, "auto on hardware RDMA: r %g, want RMPI_CHAN_GAIN (1000)",
+          rmpi_chan_ofi_gain(-1, 1000, 0));
+    CHECK(rmpi_chan_ofi_gain(-1, 150, 0) == 150, "auto on hardware follows RMPI_CHAN_GAIN: r %g, want 150",
+          rmpi_chan_ofi_gain(-1, 150, 0));
+    CHECK(rmpi_chan_ofi_gain(1000, 1000, 1) == 1000, "set to 1000 on a software provider: r %g",
+          rmpi_chan_ofi_gain(1000, 1000, 1));
+    CHECK(rmpi_chan_ofi_gain(0, 1000, 0) == 0, "set to 0 on hardware: r %g", rmpi_chan_ofi_gain(0, 1000, 0));
+    /* with r = 0 no mapping gains: FIND_MAP over a busy window dedicates nobody */
+    rmpi_chan_params_t p;
+    char why[256] = "";
+    CHECK(rmpi_chan_params_from_knobs(&p, 4, 4, why, sizeof why) == 0, "defaults refused: %s", why);
+    p.r = rmpi_chan_ofi_gain(-1, p.r, 1);
+    const rmpi_chan_src_t src[] = {{1, 0, 60000}, {2, 0, 30000}, {3, 0, 10000}};
+    int up[3], down[3];
+    rmpi_chan_plan_t plan;
+    CHECK(rmpi_chan_find_map(src, 3, &p, up, down, &plan) == 0 && plan.nup == 0 && plan.ndedicated == 0,
+          "r 0: FIND_MAP sets up %d and keeps %d dedicated, want none", plan.nup, plan.ndedicated);
+    p.r = rmpi_chan_ofi_gain(-1, 1000, 0);
+    CHECK(rmpi_chan_find_map(src, 3, &p, up, down, &plan) == 0 && plan.nup == 3 && up[0] == 1,
+          "r 1000 (hardware): FIND_MAP sets up %d (first %d), want the 3 senders, busiest first", plan.nup, up[0]);
+}
+
 int main(void)
 {
     unit_singleton();
@@ -81,5 +114,6 @@ int main(void)
     rmpi_knobs_init();
     test_refused();
     test_defaults();
+    test_ofi_gain();
     return finish("chan_knobs");
 }
