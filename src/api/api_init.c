@@ -41,7 +41,8 @@ static int runtime_start(int required)
                         "MPI_Session_finalize) has ended it.\n");
         return MPI_ERR_OTHER;
     }
-    rmpi_core_types = &rmpi_dtype_core_ops; /* how the core reads typed data */
+    rmpi_core_types = &rmpi_dtype_core_ops;        /* how the core reads typed data */
+    rmpi_core_report_json = rmpi_coll_report_json; /* the collectives' key in RMPI_REPORT=json */
     if (rmpi_core_init(&core_info)) {
         fprintf(stderr, "[rmpi] MPI_Init failed: the process manager or a network provider could not start "
                         "(RMPI_DEBUG=1 tells more).\n");

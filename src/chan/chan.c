@@ -85,7 +85,7 @@ void rmpi_chan_report(FILE *f, int rank, int nprocs, int json)
         for (int p = 0; p < nprocs; p++)
             if (p != rank && rmpi_topo_node_of(p) == node && chan_rail(p) && rmpi_chan_kind(p) == RMPI_CHAN_DEDICATED)
                 fprintf(f, "%s%d", sep++ ? ", " : "", p);
-        fprintf(f, "]}\n");
+        fputc(']', f);
         return;
     }
     fprintf(f,

@@ -43,7 +43,8 @@ int rmpi_chan_by_target(int peer);
 rmpi_net_chan_stats_t rmpi_chan_stats(void);
 /* Payload bytes received / receive-buffer bytes consumed (1 when nothing was received). */
 double rmpi_chan_buffer_efficiency(const rmpi_net_chan_stats_t *st);
-/* RMPI_REPORT lines (json: one JSON object on one line, docs/report.md). */
+/* RMPI_REPORT lines (json: the keys of the rank's JSON object, docs/report.md, from its
+ * opening brace on, left open for the core to add the others' keys and close it). */
 void rmpi_chan_report(FILE *f, int rank, int nprocs, int json);
 
 #endif

@@ -203,6 +203,8 @@ rmpi_nbc_t *rmpi_coll_reduce_scatter_sched(rmpi_comm_t *c, const void *sbuf, voi
 /* RMPI_REPORT (at finalize, before the core closes): per call class, the algorithms this
  * process ran, each with its calls and range of bytes per rank (report.c). */
 void rmpi_coll_report(FILE *f);
+/* The same as the "collectives" key of RMPI_REPORT=json's object (`, "collectives": {...}`). */
+void rmpi_coll_report_json(FILE *f);
 int rmpi_coll_shm_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int root);
 int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op,
                          int root);

@@ -74,6 +74,26 @@ static void put_choice(FILE *f, const char *choices, int idx)
     fprintf(f, "%.*s", (int)(e ? e - p : (ptrdiff_t)strlen(p)), p);
 }
 
+/* RMPI_REPORT=json's "collectives" key: per call class the same notes as the lines below,
+ * {"alg", "calls", "min", "max"} each, in the order first seen. */
+void rmpi_coll_report_json(FILE *f)
+{
+    fputs(", \"collectives\": {", f);
+    for (int k = 0, sep = 0; k < COLL_NCALLS; k++) {
+        if (!notes[k][0].choices)
+            continue;
+        fprintf(f, "%s\"%s\": [", sep++ ? ", " : "", call_names[k]);
+        for (int i = 0; i < NOTE_ALGS && notes[k][i].choices; i++) {
+            const note_t *n = &notes[k][i];
+            fputs(i ? ", {\"alg\": \"" : "{\"alg\": \"", f);
+            put_choice(f, n->choices, n->idx);
+            fprintf(f, "\", \"calls\": %llu, \"min\": %zu, \"max\": %zu}", n->calls, n->min, n->max);
+        }
+        fputc(']', f);
+    }
+    fputc('}', f);
+}
+
 void rmpi_coll_report(FILE *f)
 {
     for (int k = 0; k < COLL_NCALLS; k++) {

@@ -349,6 +349,27 @@ static void finalize_barrier(void)
     }
 }
 
+void (*rmpi_core_report_json)(FILE *f);
+
+/* One JSON object per rank on one line, written to stderr at once so that ranks' objects
+ * never interleave: the channel accounting's keys, then those of the layers above. */
+static void report_json(void)
+{
+    char *line = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&line, &len);
+    FILE *f = m ? m : stderr;
+    rmpi_chan_report(f, rmpi_core_rank, rmpi_core_size, 1);
+    if (rmpi_core_report_json)
+        rmpi_core_report_json(f);
+    fputs("}\n", f);
+    if (m) {
+        fclose(m);
+        fwrite(line, 1, len, stderr);
+        free(line);
+    }
+}
+
 int rmpi_core_finalize(void)
 {
     if (!core_ready)
@@ -359,7 +380,7 @@ int rmpi_core_finalize(void)
      * it must leave before the connections close, or the peer waits for it forever. */
     rmpi_core_coal_poll(1);
     if (rmpi_knobs.REPORT == RMPI_REPORT_JSON)
-        rmpi_chan_report(stderr, rmpi_core_rank, rmpi_core_size, 1);
+        report_json();
     else if (rmpi_knobs.REPORT) {
         rmpi_chan_report(stderr, rmpi_core_rank, rmpi_core_size, 0);
         fprintf(stderr,

@@ -21,6 +21,7 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include <mpi.h> /* ABI constants only: wildcards, error classes */
@@ -155,6 +156,9 @@ typedef struct rmpi_core_info {
 int rmpi_core_init(rmpi_core_info_t *info);
 /* Completes everything still queued, synchronises with every rank, closes the providers. */
 int rmpi_core_finalize(void);
+/* Keys a layer above adds to this rank's RMPI_REPORT=json object (docs/report.md), each
+ * written as `, "key": value`; called by rmpi_core_finalize when set. */
+extern void (*rmpi_core_report_json)(FILE *f);
 /* RMPI_SITES=auto on several nodes (rmpi_topo_sites_pending): measure the round trips
  * between nodes and give them to rmpi_topo_sites_measured; every rank calls it (a PMI
  * fence). Called at the end of rmpi_core_init. */

@@ -165,7 +165,8 @@ void rmpi_rndv_push_pieces(rmpi_req_t *r, rmpi_vc_t *vc, const void *p, uint32_t
 /* A FIN for r arrived (count: FINs that complete it, 1..RMPI_VC_MAX_SUB). -1 when count
  * disagrees with the earlier FINs of r (nothing changes then), else 0. */
 int rmpi_rndv_fin(rmpi_req_t *r, uint32_t count);
-/* Frees the kept rendezvous states (MPI_Finalize). */
+/* Frees the kept rendezvous states and those of requests that never completed
+ * (MPI_Finalize, after rmpi_net_close). */
 void rmpi_rndv_finalize(void);
 void rmpi_core_send_fin(rmpi_vc_t *vc, int sub, uint64_t req, uint32_t count);
 /* The one place frames enter the core (core_frame.c, the VC's deliver function): every

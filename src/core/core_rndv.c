@@ -42,6 +42,7 @@ struct rmpi_rndv {
     rmpi_rndv_piece_t *rp; /* the peer's memory in pieces (CTS with PIECES), or NULL */
     size_t *rp_at;         /* message offset where each of those pieces starts */
     uint32_t nrp;
+    rmpi_rndv_t *live_next, **live_prev; /* the states in use (rndv_live) */
 };
 
 static void post_stripe(rmpi_rndv_t *rv, int k);
@@ -54,6 +55,10 @@ static void seg_op_done(rmpi_net_op_t *op);
 #define RNDV_KEEP 64
 static rmpi_rndv_t *rndv_free; /* linked through ->req */
 static int rndv_nfree;
+/* The states attached to requests: one whose request never completes (a send nobody
+ * receives, a peer cut off mid-protocol) is still the core's to free at finalize, since
+ * the requests themselves are then dropped without being released one by one. */
+static rmpi_rndv_t *rndv_live;
 
 static rmpi_rndv_t *rndv_of(rmpi_req_t *r, rmpi_vc_t *vc)
 {
@@ -76,13 +81,28 @@ static rmpi_rndv_t *rndv_of(rmpi_req_t *r, rmpi_vc_t *vc)
         rv->rp = NULL;
         rv->rp_at = NULL;
         rv->nrp = 0;
+        rv->live_next = rndv_live;
+        rv->live_prev = &rndv_live;
+        if (rndv_live)
+            rndv_live->live_prev = &rv->live_next;
+        rndv_live = rv;
         r->rv = rv;
     }
     return r->rv;
 }
 
+/* After rmpi_net_close: no completion can reach a state any more, and the registrations
+ * went with the rails. */
 void rmpi_rndv_finalize(void)
 {
+    while (rndv_live) {
+        rmpi_rndv_t *rv = rndv_live;
+        rndv_live = rv->live_next;
+        free(rv->seg);
+        free(rv->rp);
+        free(rv->rp_at);
+        free(rv);
+    }
     while (rndv_free) {
         rmpi_rndv_t *rv = rndv_free;
         rndv_free = (rmpi_rndv_t *)rv->req;
@@ -104,6 +124,9 @@ static void rndv_release(rmpi_req_t *r)
     free(rv->rp);
     free(rv->rp_at);
     r->rv = NULL;
+    *rv->live_prev = rv->live_next;
+    if (rv->live_next)
+        rv->live_next->live_prev = rv->live_prev;
     if (rndv_nfree < RNDV_KEEP) {
         rv->req = (rmpi_req_t *)rndv_free;
         rndv_free = rv;

@@ -224,6 +224,12 @@ int rmpi_rma_lock(rmpi_win_t *w, int type, int target, int assert)
     if (w->locked[target] || w->lock_all)
         return MPI_ERR_RMA_SYNC;
     w->nocheck[target] = !!(assert &MPI_MODE_NOCHECK);
+    /* Only a lock request's round trip waits (and so progresses): a process looping on
+     * epochs of its own direct memory (Lock(self), loads and stores, Unlock(self)) would
+     * otherwise never serve others' requests to it. One poll per epoch, as Win_lock_all,
+     * before our lock word is taken, so a waiting origin's lock can be granted in it. */
+    if (w->nocheck[target] || lazy_ok(w, target) || rmpi_rma_direct(w, target))
+        rmpi_core_progress();
     if (!w->nocheck[target] && lazy_ok(w, target))
         w->lazy[target] = RMA_LAZY_PENDING;
     else if (!w->nocheck[target] && rmpi_rma_direct(w, target))
@@ -332,11 +338,28 @@ int rmpi_rma_unlock_all(rmpi_win_t *w)
     return err;
 }
 
+/* Whether a flush of target (-1: all) has anything to wait for. */
+static int flush_waits(const rmpi_win_t *w, int target)
+{
+    if (target >= 0)
+        return w->dirty[target] || w->gets[target];
+    for (int t = 0; t < w->size; t++)
+        if (w->dirty[t])
+            return 1;
+    return w->ngets > 0;
+}
+
 int rmpi_rma_flush(rmpi_win_t *w, int target, int local)
 {
     if (target >= 0 ? !w->locked[target] && !w->lock_all : !w->nlocked && !w->lock_all)
         return MPI_ERR_RMA_SYNC;
-    if ((target >= 0 && rmpi_rma_direct(w, target)) || (target < 0 && w->dsync && w->nlocal == w->size)) {
+    int direct = (target >= 0 && rmpi_rma_direct(w, target)) || (target < 0 && w->dsync && w->nlocal == w->size);
+    /* A flush that waits for nothing (direct targets; nothing issued since the last one)
+     * polls once, as Win_lock does: a process looping on flushes of its own memory and
+     * loads of it must still serve the others' requests to it. */
+    if (direct || !flush_waits(w, target))
+        rmpi_core_progress();
+    if (direct) {
         atomic_thread_fence(memory_order_seq_cst); /* direct operations are complete when issued */
         return 0;
     }

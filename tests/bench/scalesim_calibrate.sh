@@ -5,6 +5,8 @@
 # names, and its dedicated and shared channel memory within 10% of the report's. Cases:
 #   select: 4 ranks, rank 0 hears 6:3:1 from ranks 1-3 (tests/mpi/pt2pt/chan_select, h = 2)
 #   coll:   8 ranks, bench/coll's six collectives at 8 bytes (every rank dedicates h or fewer)
+# Every rank's object is one JSON line, and its "collectives" key says what RMPI_REPORT=on's
+# collective lines say for the same job run again (coll: the six collectives are in it).
 # Also: a trace path that cannot be written stops MPI_Init naming RMPI_CHAN_TRACE.
 # Usage: scalesim_calibrate.sh BUILD_DIR SOURCE_DIR select|coll
 set -u
@@ -31,8 +33,11 @@ timeout 100 "$MPIEXEC" -n $NP -genv RMPI_NET shm -genv RMPI_REPORT json "$@" -ge
     "$PROG" $ARGS >"$T/out" 2>"$T/report" ||
     { echo "FAIL: the traced job failed:"; cat "$T/out" "$T/report"; exit 1; }
 "$SIM" --replay "$T/tr" >"$T/replay" || { echo "FAIL: scalesim --replay failed"; exit 1; }
-python3 - "$T/report" "$T/replay" "$NP" "$CASE" <<'PY' || fail=1
-import json, sys
+# shellcheck disable=SC2086
+timeout 100 "$MPIEXEC" -n $NP -genv RMPI_NET shm -genv RMPI_REPORT on "$@" "$PROG" $ARGS >"$T/out" 2>"$T/lines" ||
+    { echo "FAIL: the job with RMPI_REPORT=on failed:"; cat "$T/out" "$T/lines"; exit 1; }
+python3 - "$T/report" "$T/replay" "$NP" "$CASE" "$T/lines" <<'PY' || fail=1
+import json, re, sys
 rep = {}
 for line in open(sys.argv[1]):
     if line.startswith('{"rank"'):
@@ -57,6 +62,29 @@ if case == "select" and 0 in rep and rep[0]["dedicated_ranks"] != [1, 2]:
     bad.append(f"rank 0 should have dedicated its two busiest senders 1 and 2: {rep[0]['dedicated_ranks']}")
 if case == "coll" and sum(len(r["dedicated_ranks"]) for r in rep.values()) < np:
     bad.append("the collectives should have made most ranks dedicate their partners: nothing to compare")
+# "[rmpi report] rank R: collective NAME: alg xN (A B), alg xN (A-B B)" as the JSON key would say it
+lines = {}
+alg_re = re.compile(r"(\S+) x(\d+) \((\d+)(?:-(\d+))? B\)$")
+for line in open(sys.argv[5]):
+    m = re.match(r"\[rmpi report\] rank (\d+): collective (\w+): (.*)$", line)
+    if m:
+        algs = []
+        for part in m.group(3).split(", "):
+            a = alg_re.match(part)
+            if not a:
+                bad.append(f"unreadable collective line: {line.strip()}")
+                continue
+            lo = int(a.group(3))
+            algs.append({"alg": a.group(1), "calls": int(a.group(2)), "min": lo, "max": int(a.group(4) or lo)})
+        lines.setdefault(int(m.group(1)), {})[m.group(2)] = algs
+for k in sorted(rep):
+    got = rep[k].get("collectives")
+    if got != lines.get(k, {}):
+        bad.append(f"rank {k}: collectives {got} in the JSON report, RMPI_REPORT=on printed {lines.get(k, {})}")
+    elif case == "coll" and not {"barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall"} <= set(got):
+        bad.append(f"rank {k}: bench/coll's six collectives are not all in {got}")
+if 0 in rep:
+    print(f"rank 0: collectives {rep[0].get('collectives')}")
 for b in bad:
     print("FAIL:", b)
 sys.exit(1 if bad else 0)

@@ -8,7 +8,8 @@
  * - a lock with no operation, a lock whose only operation is a get, Lock_all with one
  *   target written, and MPI_MODE_NOCHECK (disjoint targets chosen by rank, no lock
  *   message): every value checked;
- * - a target whose only calls are lock_all epochs on its own memory serves the others. */
+ * - a target whose only calls are lock_all epochs on its own memory serves the others,
+ *   and one whose only calls are Lock/Unlock of its own memory, or Flush of it. */
 #include "mtest.h"
 
 #define ITERS 40
@@ -125,6 +126,46 @@ int main(int argc, char **argv)
         MTEST_CHECK(old >= 0 && old < size - 1, "fetch-and-add of slot 6 fetched %ld", old);
         MTEST_OK(MPI_Accumulate(&one, 1, MPI_LONG, 0, 5, 1, MPI_LONG, MPI_SUM, win));
         MTEST_OK(MPI_Win_unlock_all(win));
+    }
+
+    /* The same with Win_lock on our own memory, which sends and waits for nothing: rank 0
+     * loops on Lock(self), a local store, a load of slot 7 and Unlock(self) until every
+     * other rank's accumulate into slot 7 (after its fetch-and-add of slot 6, whose answer
+     * rank 0 must give) is in; then on Flush(self) and loads of slot 7 inside one shared
+     * lock, until the others' second round is in. Each hangs without its poll (tcp, two
+     * fake nodes; or RMPI_RMA_DIRECT=0). */
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int round = 1; round <= 2; round++) {
+        if (rank == 0) {
+            long n = 0;
+            if (round == 2)
+                MTEST_OK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
+            while (n < round * (size - 1)) {
+                if (round == 1)
+                    MTEST_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
+                else
+                    MTEST_OK(MPI_Win_flush(0, win));
+                if (round == 1)
+                    __atomic_store_n(&mem[0], n, __ATOMIC_RELAXED);
+                n = __atomic_load_n(&mem[7], __ATOMIC_RELAXED);
+                if (round == 1)
+                    MTEST_OK(MPI_Win_unlock(0, win));
+            }
+            if (round == 2)
+                MTEST_OK(MPI_Win_unlock(0, win));
+            MTEST_CHECK(mem[6] == (round + 1) * (size - 1), "round %d: slot 6 is %ld after the fetch-and-adds", round,
+                        mem[6]);
+        } else {
+            long old = -1;
+            MTEST_OK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
+            MTEST_OK(MPI_Fetch_and_op(&one, &old, MPI_LONG, 0, 6, MPI_SUM, win));
+            MTEST_OK(MPI_Win_flush(0, win));
+            MTEST_CHECK(old >= round * (size - 1) && old < (round + 1) * (size - 1),
+                        "round %d: fetch-and-add of slot 6 fetched %ld", round, old);
+            MTEST_OK(MPI_Accumulate(&one, 1, MPI_LONG, 0, 7, 1, MPI_LONG, MPI_SUM, win));
+            MTEST_OK(MPI_Win_unlock(0, win));
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
     }
 
     MTEST_OK(MPI_Win_free(&win));
