@@ -219,6 +219,18 @@ void rma_lock_for_op(rmpi_win_t *w, int t, int rdma)
     }
 }
 
+/* The progress poll of a lock or flush that waits for nothing, on every 8th such call: a
+ * loop of them still serves the others' requests to this process (MPI's progress rule for
+ * passive target), while a lock + put + unlock or put + flush on a direct target, where
+ * a poll of every rail (a system call per tcp socket) would cost more than the operation,
+ * pays one eighth of it. */
+static void idle_poll(void)
+{
+    static unsigned calls;
+    if ((++calls & 7) == 0)
+        rmpi_core_progress();
+}
+
 int rmpi_rma_lock(rmpi_win_t *w, int type, int target, int assert)
 {
     if (w->locked[target] || w->lock_all)
@@ -229,7 +241,7 @@ int rmpi_rma_lock(rmpi_win_t *w, int type, int target, int assert)
      * otherwise never serve others' requests to it. One poll per epoch, as Win_lock_all,
      * before our lock word is taken, so a waiting origin's lock can be granted in it. */
     if (w->nocheck[target] || lazy_ok(w, target) || rmpi_rma_direct(w, target))
-        rmpi_core_progress();
+        idle_poll();
     if (!w->nocheck[target] && lazy_ok(w, target))
         w->lazy[target] = RMA_LAZY_PENDING;
     else if (!w->nocheck[target] && rmpi_rma_direct(w, target))
@@ -358,7 +370,7 @@ int rmpi_rma_flush(rmpi_win_t *w, int target, int local)
      * polls once, as Win_lock does: a process looping on flushes of its own memory and
      * loads of it must still serve the others' requests to it. */
     if (direct || !flush_waits(w, target))
-        rmpi_core_progress();
+        idle_poll();
     if (direct) {
         atomic_thread_fence(memory_order_seq_cst); /* direct operations are complete when issued */
         return 0;
