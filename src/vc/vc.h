@@ -129,6 +129,7 @@ struct rmpi_vc {
     uint64_t unacked_n, resent_frames;
     uint64_t nudges;                 /* ACKs sent on the other rails for a stalled one (rmpi_detect_nudge) */
     uint16_t ack_sent;               /* psn_expect when we last acknowledged */
+    uint16_t ack_plain;              /* psn_expect at our last ACK frame of its own (not carried) */
     uint64_t acks_out, acks_carried; /* ACK frames sent; acknowledgements carried by frames */
     rmpi_vc_txbuf_t *txfree;         /* spare small buffers for kept frames */
     unsigned txfree_n;
