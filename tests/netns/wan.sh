@@ -19,6 +19,18 @@ rails=("1gbit@$delay"); ifaces=rail0
 "$netlab" up "${rails[@]}" >/dev/null || { echo "FAIL: netlab up"; exit 1; }
 trap '"$netlab" down >/dev/null 2>&1' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
+# A round trip timed on this shared 2-core machine can be inflated by a busy scheduler (the
+# delay line and both ranks compete with other tests): a measurement check gets up to three
+# runs, each printed, and fails only if none comes within bounds. A wrong estimator misses
+# all three.
+tries() { # CHECK-FUNCTION: 0 when one of three runs passes
+  local i
+  for i in 1 2 3; do
+    "$1" && return 0
+    echo "attempt $i: $why"
+  done
+  fail "$why (three runs)"
+}
 within() { # MEASURED EXPECTED PERCENT
   awk -v m="$1" -v e="$2" -v p="$3" 'BEGIN { d = m - e; if (d < 0) d = -d; exit !(m != "" && d <= e * p / 100) }'
 }
@@ -36,16 +48,19 @@ echo "lab round trip over rail0: $lab_us us"
 if [ "$case" = two ]; then
   # The ping-pong's small messages leave the queues empty: there an ACK's round trip is the
   # path's. (Under bidir's bulk load the ACKs also wait behind megabytes of queued data.)
-  out=$(run "$pingpong") || { echo "$out"; fail "pingpong exited $?"; }
-  echo "$out" | grep "\[rmpi report\].*\(path\|eager limit\)"
-  acks=0
-  while read -r n amin kmin; do
-    [ "$n" -gt 0 ] || continue
-    acks=$((acks + n))
-    within "$amin" "$lab_us" 20 || fail "smallest ACK round trip $amin us is not within 20% of the lab's $lab_us us"
-    within "$kmin" "$lab_us" 20 || fail "smallest kernel round trip $kmin us is not within 20% of the lab's $lab_us us"
-  done < <(echo "$out" | sed -n "s/.*path tcp:rail0: .* acks \([0-9]*\) kernel [0-9]*, last .* min handshake [0-9.]* us acks \([0-9.]*\) us kernel \([0-9.]*\) us.*/\1 \2 \3/p")
-  [ "$acks" -gt 0 ] || fail "no round trip from the VC's ACKs on rail0"
+  two_acks() {
+    out=$(run "$pingpong") || { echo "$out"; fail "pingpong exited $?"; }
+    echo "$out" | grep "\[rmpi report\].*\(path\|eager limit\)"
+    acks=0
+    while read -r n amin kmin; do
+      [ "$n" -gt 0 ] || continue
+      acks=$((acks + n))
+      within "$amin" "$lab_us" 20 || { why="smallest ACK round trip $amin us is not within 20% of the lab's $lab_us us"; return 1; }
+      within "$kmin" "$lab_us" 20 || { why="smallest kernel round trip $kmin us is not within 20% of the lab's $lab_us us"; return 1; }
+    done < <(echo "$out" | sed -n "s/.*path tcp:rail0: .* acks \([0-9]*\) kernel [0-9]*, last .* min handshake [0-9.]* us acks \([0-9.]*\) us kernel \([0-9.]*\) us.*/\1 \2 \3/p")
+    [ "$acks" -gt 0 ] || fail "no round trip from the VC's ACKs on rail0"
+  }
+  tries two_acks
   out=$(run "$bidir") || { echo "$out"; fail "bidir exited $?"; }
   echo "$out" | grep -Eq "ok|No Errors" || { echo "$out"; fail "bidir did not report ok"; }
   echo "$out" | grep "\[rmpi report\].*\(path\|eager limit\)"
@@ -58,29 +73,36 @@ if [ "$case" = two ]; then
 fi
 
 # 1. Light traffic (a token around the ring): the estimate is the path's round trip.
-out=$(run "$ring") || { echo "$out"; fail "ring exited $?"; }
-echo "$out" | grep "\[rmpi report\].*\(path\|eager limit\)"
-for r in 0 1; do
-  p=$((1 - r))
-  srtt=$(echo "$out" | sed -n "s/.*rank $r -> $p: eager limit .*path round trip \([0-9.]*\) us.*/\1/p")
-  within "$srtt" "$lab_us" 20 || fail "rank $r's round trip $srtt us is not within 20% of the lab's $lab_us us"
-  lim=$(echo "$out" | sed -n "s/.*rank $r -> $p: eager limit \([0-9]*\) bytes (RMPI_WAN_TUNE.*/\1/p")
-  # 2 B/ns copy x RTT is megabytes at this delay: the cap (1 MiB, RMPI_UNEXP_MAX/256) applies.
-  [ "$lim" = 1048576 ] || fail "rank $r's eager limit is '$lim', not the 1 MiB cap a $srtt us round trip gives"
-done
-
-for sr in $(echo "$out" | sed -n "s/.*path tcp:rail0: srtt \([0-9.]*\) us.*/\1/p"); do
-  within "$sr" "$lab_us" 20 || fail "smoothed round trip $sr us is not within 20% of the lab's $lab_us us"
-done
+ring_rtt() {
+  out=$(run "$ring") || { echo "$out"; fail "ring exited $?"; }
+  echo "$out" | grep "\[rmpi report\].*\(path\|eager limit\)"
+  local r p srtt lim sr
+  for r in 0 1; do
+    p=$((1 - r))
+    srtt=$(echo "$out" | sed -n "s/.*rank $r -> $p: eager limit .*path round trip \([0-9.]*\) us.*/\1/p")
+    within "$srtt" "$lab_us" 20 || { why="rank $r's round trip $srtt us is not within 20% of the lab's $lab_us us"; return 1; }
+    lim=$(echo "$out" | sed -n "s/.*rank $r -> $p: eager limit \([0-9]*\) bytes (RMPI_WAN_TUNE.*/\1/p")
+    # 2 B/ns copy x RTT is megabytes at this delay: the cap (1 MiB, RMPI_UNEXP_MAX/256) applies.
+    [ "$lim" = 1048576 ] || fail "rank $r's eager limit is '$lim', not the 1 MiB cap a $srtt us round trip gives"
+  done
+  for sr in $(echo "$out" | sed -n "s/.*path tcp:rail0: srtt \([0-9.]*\) us.*/\1/p"); do
+    within "$sr" "$lab_us" 20 || { why="smoothed round trip $sr us is not within 20% of the lab's $lab_us us"; return 1; }
+  done
+}
+tries ring_rtt
 
 # 2. Ping-pong 8 B .. 4 MiB, every byte checked: under load the smoothed round trip also
 # holds the shaper's queue, so only the smallest sample must match the lab's.
-out=$(run "$pingpong") || { echo "$out"; fail "pingpong exited $?"; }
-echo "$out" | grep "\[rmpi report\].*\(path\|eager limit\)"
-echo "$out" | grep -q "ok" || fail "pingpong did not report ok"
-for m in $(echo "$out" | sed -n "s/.*path tcp:rail0: .* min \([0-9.]*\) us.*/\1/p"); do
-  within "$m" "$lab_us" 20 || fail "smallest round trip $m us is not within 20% of the lab's $lab_us us"
-done
+pingpong_min() {
+  out=$(run "$pingpong") || { echo "$out"; fail "pingpong exited $?"; }
+  echo "$out" | grep "\[rmpi report\].*\(path\|eager limit\)"
+  echo "$out" | grep -q "ok" || fail "pingpong did not report ok"
+  local m
+  for m in $(echo "$out" | sed -n "s/.*path tcp:rail0: .* min \([0-9.]*\) us.*/\1/p"); do
+    within "$m" "$lab_us" 20 || { why="smallest round trip $m us is not within 20% of the lab's $lab_us us"; return 1; }
+  done
+}
+tries pingpong_min
 
 # 2. Random sizes both ways, every byte checked, around and past the tuned limit.
 out=$(run "$bidir") || { echo "$out"; fail "bidir exited $?"; }
