@@ -50,14 +50,19 @@ tcp)
   spec=$1 win=${2:-0}
   "$netlab" up "$spec" >/dev/null || fail "netlab up $spec"
   rate=${spec%%@*}
-  r=$(rtt nsA 10.201.0.2 10)
-  line=$("$netlab" tcpbw nsA nsB 10.201.0.2 3 "$win") || fail "tcpbw: $line"
-  got=$(echo "$line" | sed -n 's/^tcp_mbit_s=\([0-9.]*\).*/\1/p')
-  want=$(awk -v rate="$(mbit "$rate")" -v w="$win" -v r="$r" 'BEGIN {
-    e = rate * 1448 / 1514; if (w > 0 && w * 8 / (r / 1000) / 1e6 < e) e = w * 8 / (r / 1000) / 1e6; printf "%.1f", e }')
   [ "$win" = 0 ] && wl=autotuned || wl="$win bytes"
-  echo "one TCP stream over $spec (window $wl, RTT $r ms): $got Mbit/s; expected $want Mbit/s (within 15%)"
-  within "$got" "$want" 15 || fail "$got Mbit/s is not within 15% of $want Mbit/s"
+  # A python sender on CI's 2 loaded cores can lose a run to the scheduler: up to three runs,
+  # each printed; a lab that shapes wrong misses all three.
+  for try in 1 2 3; do
+    r=$(rtt nsA 10.201.0.2 10)
+    line=$("$netlab" tcpbw nsA nsB 10.201.0.2 3 "$win") || fail "tcpbw: $line"
+    got=$(echo "$line" | sed -n 's/^tcp_mbit_s=\([0-9.]*\).*/\1/p')
+    want=$(awk -v rate="$(mbit "$rate")" -v w="$win" -v r="$r" 'BEGIN {
+      e = rate * 1448 / 1514; if (w > 0 && w * 8 / (r / 1000) / 1e6 < e) e = w * 8 / (r / 1000) / 1e6; printf "%.1f", e }')
+    echo "one TCP stream over $spec (window $wl, RTT $r ms): $got Mbit/s; expected $want Mbit/s (within 15%)"
+    within "$got" "$want" 15 && break
+    [ "$try" = 3 ] && fail "$got Mbit/s is not within 15% of $want Mbit/s (three runs)"
+  done
   echo "PASS: tcp $spec window $win" ;;
 sites)
   "$netlab" up --sites 2x2 1gbit 100mbit@5ms >/dev/null || fail "netlab up --sites"
