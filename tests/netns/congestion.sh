@@ -8,7 +8,8 @@
 #   unless the kernel's is reno, which the test then says and skips);
 # - the defaults: rail0 runs cubic when the kernel has it, rail1 the namespace's default;
 # - RMPI_TCP_CONGESTION_CONTROL wins on both rails; RMPI_WAN_TUNE=0 and RMPI_TCP_FAR_RTT
-#   above the path's round trip leave both on the default.
+#   above the path's round trip leave both on the default;
+# - RMPI_TCP_FAR_CONGESTION naming no congestion control: the default, one warning per rank.
 # Robust on a loaded machine: the far rail's round trip can only be inflated by load, and
 # a near rail taken for far (a round trip inflated past RMPI_TCP_FAR_RTT) gets up to three
 # runs, each printed.
@@ -61,4 +62,10 @@ tries "explicit knob" rail0 reno "RMPI_TCP_CONGESTION_CONTROL=reno" -genv RMPI_T
 tries "explicit knob" rail1 reno "RMPI_TCP_CONGESTION_CONTROL=reno" -genv RMPI_TCP_CONGESTION_CONTROL reno
 tries "RMPI_WAN_TUNE=0" rail0 "$default" "RMPI_WAN_TUNE=0" -genv RMPI_WAN_TUNE 0 "${far[@]}"
 tries "threshold above the path" rail0 "$default" "near" -genv RMPI_TCP_FAR_RTT 1000000 "${far[@]}"
+# A name the kernel does not know: the far rail keeps the default, RMPI_REPORT says why, and
+# each rank warns once, naming the knob.
+tries "unknown name" rail0 "$default" "the kernel refused RMPI_TCP_FAR_CONGESTION=nosuch_cc" \
+  -genv RMPI_TCP_FAR_CONGESTION nosuch_cc
+n=$(echo "$out" | grep -c "RMPI_TCP_FAR_CONGESTION=nosuch_cc: the kernel refused it")
+[ "$n" = 2 ] || { echo "$out"; fail "unknown name: $n warnings, not one per rank"; }
 echo "PASS: far rail on its own congestion control, near rail on the default ($default), knobs win"

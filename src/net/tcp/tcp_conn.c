@@ -48,6 +48,22 @@ void rmpi_tcp_set_events(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, uint32_t events
     c->events = events;
 }
 
+/* Sets congestion control name on fd: 0, or -errno when the kernel refuses it; a refusal is
+ * warned about once per *warned (NULL: not at all), naming the knob it came from. */
+static int set_congestion(int fd, const char *name, const char *knob, int *warned)
+{
+    if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, (socklen_t)strlen(name)) == 0)
+        return 0;
+    int err = errno;
+    if (warned && !*warned) {
+        *warned = 1;
+        rmpi_warn("RMPI_%s=%s: the kernel refused it (%s; see /proc/sys/net/ipv4/tcp_allowed_congestion_control); "
+                  "its default congestion control is used.",
+                  knob, name, strerror(err));
+    }
+    return -err;
+}
+
 /* RMPI_TCP_CONGESTION_CONTROL: the kernel's congestion control for every data socket. Why a
  * knob: on a long path BBR paces the bursts of a window-per-round-trip pattern at the rate it
  * measured on the earlier, smaller windows (1gbit@10ms, 32 messages of 128 B-8 KiB per window:
@@ -58,12 +74,8 @@ static void congestion(int fd)
 {
     static int warned;
     const char *cc = rmpi_knobs.TCP_CONGESTION_CONTROL;
-    if (!cc || !*cc || setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cc, (socklen_t)strlen(cc)) == 0 || warned)
-        return;
-    warned = 1;
-    rmpi_warn("RMPI_TCP_CONGESTION_CONTROL=%s: the kernel refused it (%s; see "
-              "/proc/sys/net/ipv4/tcp_allowed_congestion_control); its default congestion control is used.",
-              cc, strerror(errno));
+    if (cc && *cc)
+        (void)set_congestion(fd, cc, "TCP_CONGESTION_CONTROL", &warned);
 }
 
 void rmpi_tcp_sockopts(rmpi_tcp_rail_t *r, int fd)
@@ -477,9 +489,13 @@ static void far_congestion(rmpi_tcp_conn_t *c, int peer)
     double far_ns = rmpi_knobs.TCP_FAR_RTT * 1e3;
     cc->far = 0;
     if (rmpi_knobs.WAN_TUNE && !(set && *set) && want && *want && far_ns > 0 && cc->rtt && (double)cc->rtt >= far_ns) {
-        cc->far = setsockopt(c->fd, IPPROTO_TCP, TCP_CONGESTION, want, (socklen_t)strlen(want)) == 0 ? 1 : -errno;
+        /* The default's refusal (an unprivileged process where the kernel does not allow
+         * cubic) is only shown by RMPI_REPORT; a name the user chose is warned about once. */
+        static int warned;
+        int err = set_congestion(c->fd, want, "TCP_FAR_CONGESTION", strcmp(want, "cubic") ? &warned : NULL);
+        cc->far = err ? err : 1;
         rmpi_log(1, "tcp: rank %d's path round trip %.1f us at connect: congestion control %s%s", peer,
-                 (double)cc->rtt * 1e-3, want, cc->far > 0 ? "" : " refused by the kernel");
+                 (double)cc->rtt * 1e-3, want, err ? " refused by the kernel" : "");
     }
     /* read back, for RMPI_REPORT: what the kernel runs, whoever chose it */
     socklen_t len = sizeof cc->name - 1;
