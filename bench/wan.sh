@@ -9,18 +9,19 @@
 # hits them alike.
 #   bench/wan.sh [--delays 0,100us,1ms,10ms] [--sizes 8192:1048576] [--reps N] [--iters N]
 #                [--window N] [--only railmpi,openmpi,mpich] [--test bw|mr] [--pairs 1,2,3,4]
-#                [--build DIR] [--out FILE]
+#                [--cc LIST] [--build DIR] [--out FILE]
 # --test mr: the multi-pair message rate instead (seed infiniband-wan Fig. 6, bench/mpair.c):
 # for each count P of --pairs, P ranks on nsA send to P ranks on nsB at once, all pairs
 # across the one long rail; messages per second of all pairs together.
 # Defaults are short (--iters 10 windows of 16 messages): on a shared 2-core machine the
 # figures are noisy; compare ratios within one run, not across runs. The reference MPIs
 # run when found (mpicc.openmpi/mpirun.openmpi, mpicc.mpich/mpiexec.mpich), unless --only
-# leaves them out.
+# leaves them out. --cc bbr,cubic adds RailMPI (default settings) with
+# RMPI_TCP_CONGESTION_CONTROL set to each name, as configurations cc_<name>.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
-delays=0,100us,1ms,10ms sizes=8192:1048576 reps=1 iters=10 window=16 build=$root/build out= only= test=bw pairs=1
+delays=0,100us,1ms,10ms sizes=8192:1048576 reps=1 iters=10 window=16 build=$root/build out= only= test=bw pairs=1 cc=
 while [ $# -gt 0 ]; do
   case $1 in
     --delays) delays=$2; shift ;;
@@ -33,7 +34,8 @@ while [ $# -gt 0 ]; do
     --only) only=$2; shift ;;
     --test) test=$2; shift ;;
     --pairs) pairs=$2; shift ;;
-    *) echo "usage: $0 [--delays LIST] [--sizes MIN:MAX] [--reps N] [--iters N] [--window N] [--only LIST] [--test bw|mr] [--pairs LIST] [--build DIR] [--out FILE]" >&2; exit 2 ;;
+    --cc) cc=$2; shift ;;
+    *) echo "usage: $0 [--delays LIST] [--sizes MIN:MAX] [--reps N] [--iters N] [--window N] [--only LIST] [--test bw|mr] [--pairs LIST] [--cc LIST] [--build DIR] [--out FILE]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -52,6 +54,8 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 ref=$build/bench/ref configs=()
 mkdir -p "$ref"
 wanted railmpi && configs+=(default wan_tune_0)
+[[ -z $cc || $cc =~ ^[a-z0-9_]+(,[a-z0-9_]+)*$ ]] || { echo "bench/wan.sh: --cc: congestion control names, comma-separated" >&2; exit 2; }
+for c in ${cc//,/ }; do configs+=("cc_$c"); done
 if wanted openmpi && command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null; then
   mpicc.openmpi -std=c11 -O2 -o "$ref/$prog.openmpi" "$here/$prog.c" && configs+=(openmpi)
 fi
@@ -66,10 +70,11 @@ run_config() { # CONFIG PAIRS: P ranks per host, ranks 0..P-1 on nsA
   local args=(-m "$sizes" -i "$iters" -w "$window") p=$2
   [ "$test" = bw ] && args+=(-t bw -x 1)
   case $1 in
-    default | wan_tune_0)
+    default | wan_tune_0 | cc_*)
+      local env=(-genv RMPI_WAN_TUNE "$([ "$1" = wan_tune_0 ] && echo 0 || echo 1)")
+      case $1 in cc_*) env+=(-genv RMPI_TCP_CONGESTION_CONTROL "${1#cc_}") ;; esac
       "$netlab" exec nsA timeout 600 "$mpiexec" -n $((2 * p)) --host "nsA:$p,nsB:$p" --agent "$netlab agent" \
-        --pmi-iface ctl -genv RMPI_TCP_IFACES rail0 -genv RMPI_WAN_TUNE "$([ "$1" = default ] && echo 1 || echo 0)" \
-        "$bench" "${args[@]}" ;;
+        --pmi-iface ctl -genv RMPI_TCP_IFACES rail0 "${env[@]}" "$bench" "${args[@]}" ;;
     openmpi)
       "$netlab" exec nsA timeout 600 mpirun.openmpi -np $((2 * p)) --host "nsA:$p,nsB:$p" --bind-to none \
         --mca plm_rsh_agent "$netlab agent" --mca plm_rsh_no_tree_spawn 1 --mca oob_tcp_if_include ctl \
@@ -110,8 +115,10 @@ def secs(d):  # "0", "100us", "1ms", "10ms" -> seconds, for the table's order
             return float(d[: -len(unit)]) * f
     return float(d)
 keys = sorted({k[:3] for k in v}, key=lambda k: (secs(k[0]), k[1], k[2]))
-cols = [c for c in ("default", "wan_tune_0", "openmpi", "mpich") if any(k[3] == c for k in v)]
+extra = sorted({k[3] for k in v if k[3].startswith("cc_")})
+cols = [c for c in ["default", "wan_tune_0"] + extra + ["openmpi", "mpich"] if any(k[3] == c for k in v)]
 names = {"default": "RailMPI", "wan_tune_0": "RMPI_WAN_TUNE=0", "openmpi": "Open MPI", "mpich": "MPICH"}
+names.update({c: "RailMPI " + c[3:] for c in extra})
 unit, fmt = ("msg/s", "%.0f") if mr else ("MB/s", "%.1f")
 med = lambda k, c: statistics.median(v[k + (c,)]) if v.get(k + (c,)) else None
 print("| delay | " + ("pairs | " if mr else "") + "size | " + " | ".join(f"{names[c]} {unit}" for c in cols)

@@ -886,6 +886,11 @@ static void report_rail(FILE *f, const rmpi_vc_t *vc, int i)
             (unsigned long long)sc->rdma_bytes, (unsigned long long)sc->failures, (unsigned long long)sc->readmits,
             (double)(sc->down_ns + (vc->sched.up[i] || vc->sched.asleep[i] ? 0 : rmpi_time_ns() - sc->t_down)) * 1e-9,
             (unsigned long long)(sc->rdma_bytes - sc->rdma_at_up));
+    char facts[256] = "";
+    if (sc->rail->ops->peer_facts)
+        sc->rail->ops->peer_facts(sc->rail, vc->peer, facts, sizeof facts);
+    if (*facts)
+        fprintf(f, "[rmpi report] rank %d -> %d: connection %s: %s\n", vc_rank, vc->peer, sc->rail->hints.name, facts);
 }
 
 void rmpi_vc_report(void *file)

@@ -240,6 +240,16 @@ enum {
 
 enum { RMPI_TCP_RX_FRAME, RMPI_TCP_RX_PAYLOAD };
 
+/* A socket's congestion control as settled at the handshake (tcp_conn.c: far_congestion),
+ * for RMPI_REPORT: the kernel's smallest round trip then (ns, 0: unknown), whether
+ * RMPI_TCP_FAR_CONGESTION was set (1), not wanted (0) or refused (-errno), and the name read
+ * back from the socket ("" if unread). */
+typedef struct rmpi_tcp_cc {
+    uint64_t rtt;
+    int far;
+    char name[16];
+} rmpi_tcp_cc_t;
+
 typedef struct rmpi_tcp_conn {
     int kind; /* RMPI_TCP_OBJ_CONN; first: epoll data points here */
     int fd, state;
@@ -252,8 +262,9 @@ typedef struct rmpi_tcp_conn {
      * nonce; both MACs cover it. hs_peer: the peer an accepted socket's HELLO named. */
     uint8_t hs[RMPI_TCP_HELLO_EXT + RMPI_AUTH_NONCE_BYTES];
     int hs_peer;
-    uint64_t hs_t; /* when our handshake frame that the peer answers left (HELLO or CHALLENGE) */
-    int shut_wr;   /* close(): GOODBYE written and write side shut */
+    uint64_t hs_t;    /* when our handshake frame that the peer answers left (HELLO or CHALLENGE) */
+    rmpi_tcp_cc_t cc; /* its congestion control, settled at the handshake */
+    int shut_wr;      /* close(): GOODBYE written and write side shut */
 
     /* Receive side: frames are parsed from rxbuf[rx_pos, rx_end); a PUT / GET_RESP payload
      * (RX_PAYLOAD) is read straight into rx_dst, or read and dropped (rx_discard). */
@@ -293,6 +304,7 @@ struct rmpi_tcp_peer {
     int rank, state;
     rmpi_tcp_conn_t *conn;    /* established socket */
     rmpi_tcp_conn_t *pending; /* our own connect attempt, if any */
+    rmpi_tcp_cc_t cc;         /* the last established socket's congestion control */
     rmpi_list_t txq;          /* ordered frames and put data */
     rmpi_list_t rdq;          /* get data we owe, interleaved with txq */
     rmpi_list_t ackq;         /* PUT_ACK / PUT_ERR we owe: header-only, ahead of the rest */
@@ -449,6 +461,8 @@ size_t rmpi_tcp_watch(rmpi_rail_t *rail, int peer, uint64_t *moved);
 /* The peer's advertised window of socket fd (bytes), or -1 when the kernel does not say
  * (tcp_info.c). */
 long rmpi_tcp_snd_wnd(int fd);
+/* The kernel's smallest round-trip sample on the socket (tcpi_min_rtt), ns; 0 when unknown. */
+uint64_t rmpi_tcp_min_rtt_ns(int fd);
 void rmpi_tcp_abandon(rmpi_rail_t *rail, int peer, const char *why);
 int rmpi_tcp_rejoin(rmpi_rail_t *rail, int peer, uint64_t timeout_ns);
 /* p's loss, if not reported yet: its ops fail, then env.on_peer_lost (inside progress). */

@@ -48,21 +48,34 @@ void rmpi_tcp_set_events(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, uint32_t events
     c->events = events;
 }
 
-/* RMPI_TCP_CONGESTION_CONTROL: the kernel's congestion control for a data socket. Why a knob: on a
- * long path BBR paces the bursts of a window-per-round-trip pattern at the rate it measured
- * on the earlier, smaller windows (1gbit@10ms, 32 messages of 128 B-8 KiB per window:
+/* Sets congestion control name on fd: 0, or -errno when the kernel refuses it; a refusal is
+ * warned about once per *warned (NULL: not at all), naming the knob it came from. */
+static int set_congestion(int fd, const char *name, const char *knob, int *warned)
+{
+    if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, (socklen_t)strlen(name)) == 0)
+        return 0;
+    int err = errno;
+    if (warned && !*warned) {
+        *warned = 1;
+        rmpi_warn("RMPI_%s=%s: the kernel refused it (%s; see /proc/sys/net/ipv4/tcp_allowed_congestion_control); "
+                  "its default congestion control is used.",
+                  knob, name, strerror(err));
+    }
+    return -err;
+}
+
+/* RMPI_TCP_CONGESTION_CONTROL: the kernel's congestion control for every data socket. Why a
+ * knob: on a long path BBR paces the bursts of a window-per-round-trip pattern at the rate it
+ * measured on the earlier, smaller windows (1gbit@10ms, 32 messages of 128 B-8 KiB per window:
  * 1,030-1,440 msg/s with bbr against 1,450-1,575 with cubic, every MPI alike;
- * docs/results/wan.md). A name the kernel refuses is reported once and the default kept. */
+ * docs/results/wan.md). A name the kernel refuses is reported once and the default kept.
+ * Empty, far peers get RMPI_TCP_FAR_CONGESTION at the handshake instead (far_congestion). */
 static void congestion(int fd)
 {
     static int warned;
     const char *cc = rmpi_knobs.TCP_CONGESTION_CONTROL;
-    if (!cc || !*cc || setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cc, (socklen_t)strlen(cc)) == 0 || warned)
-        return;
-    warned = 1;
-    rmpi_warn("RMPI_TCP_CONGESTION_CONTROL=%s: the kernel refused it (%s; see "
-              "/proc/sys/net/ipv4/tcp_allowed_congestion_control); its default congestion control is used.",
-              cc, strerror(errno));
+    if (cc && *cc)
+        (void)set_congestion(fd, cc, "TCP_CONGESTION_CONTROL", &warned);
 }
 
 void rmpi_tcp_sockopts(rmpi_tcp_rail_t *r, int fd)
@@ -353,6 +366,7 @@ static void established(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_conn_t 
     r->nestab++;
     c->state = RMPI_TCP_CONN_ESTABLISHED;
     p->conn = c;
+    p->cc = c->cc;
     p->state = RMPI_TCP_PEER_ESTABLISHED;
     p->retry_at = 0;
     rmpi_list_remove(&p->timer_link);
@@ -459,14 +473,47 @@ static uint64_t kernel_rtt(const rmpi_tcp_conn_t *c)
     return tcp_info_of(c, &ti) == 0 ? (uint64_t)ti.tcpi_rtt * 1000u : 0;
 }
 
+/* A far peer's socket gets RMPI_TCP_FAR_CONGESTION once the handshake has timed its path,
+ * before its first data frame (a socket may switch at any time). The round trip is the
+ * kernel's smallest sample (SYN and handshake segments): load on either host only inflates
+ * it, and a near peer taken for far loses nothing on a short path, where cubic and bbr
+ * fill the window alike. Far: the window-per-round-trip bursts of message rate that bbr
+ * paces slowly (see congestion(); docs/results/wan.md, "Congestion control per path"). */
+static void far_congestion(rmpi_tcp_conn_t *c, int peer)
+{
+    rmpi_tcp_cc_t *cc = &c->cc;
+    cc->rtt = rmpi_tcp_min_rtt_ns(c->fd);
+    if (!cc->rtt)
+        cc->rtt = kernel_rtt(c);
+    const char *want = rmpi_knobs.TCP_FAR_CONGESTION, *set = rmpi_knobs.TCP_CONGESTION_CONTROL;
+    double far_ns = rmpi_knobs.TCP_FAR_RTT * 1e3;
+    cc->far = 0;
+    if (rmpi_knobs.WAN_TUNE && !(set && *set) && want && *want && far_ns > 0 && cc->rtt && (double)cc->rtt >= far_ns) {
+        /* The default's refusal (an unprivileged process where the kernel does not allow
+         * cubic) is only shown by RMPI_REPORT; a name the user chose is warned about once. */
+        static int warned;
+        int err = set_congestion(c->fd, want, "TCP_FAR_CONGESTION", strcmp(want, "cubic") ? &warned : NULL);
+        cc->far = err ? err : 1;
+        rmpi_log(1, "tcp: rank %d's path round trip %.1f us at connect: congestion control %s%s", peer,
+                 (double)cc->rtt * 1e-3, want, err ? " refused by the kernel" : "");
+    }
+    /* read back, for RMPI_REPORT: what the kernel runs, whoever chose it */
+    socklen_t len = sizeof cc->name - 1;
+    memset(cc->name, 0, sizeof cc->name);
+    if (getsockopt(c->fd, IPPROTO_TCP, TCP_CONGESTION, cc->name, &len) != 0)
+        cc->name[0] = 0;
+}
+
 /* The handshake's round trip: our HELLO (connector) or CHALLENGE (acceptor) to the answer
  * that proved the key. It includes the peer's time to notice the frame in its progress
  * loop, so it is the path's first guess, which the kernel's and the VC's samples replace. */
 static void handshake_rtt(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, int peer)
 {
+    uint64_t now = rmpi_time_ns();
+    far_congestion(c, peer);
     if (!r->env.on_rtt || !c->hs_t)
         return;
-    r->env.on_rtt(&r->pub, peer, rmpi_time_ns() - c->hs_t, RMPI_NET_RTT_HANDSHAKE);
+    r->env.on_rtt(&r->pub, peer, now - c->hs_t, RMPI_NET_RTT_HANDSHAKE);
     /* The kernel timed the SYN and the handshake's segments without our delays: its
      * estimate is the better first one, and needs no wait for the next poll. */
     uint64_t k = kernel_rtt(c);

@@ -492,6 +492,36 @@ static void tcp_describe(rmpi_rail_t *rail, void *file)
             r->buf_idle_ns ? "" : "=0: kept", r->prov->mem, r->prov->mem_peak);
 }
 
+/* RMPI_REPORT: the congestion control of the peer's last established socket, read back at
+ * its handshake, and why (tcp_conn.c: far_congestion). */
+static void tcp_peer_facts(rmpi_rail_t *rail, int peer, char *buf, size_t len)
+{
+    rmpi_tcp_rail_t *r = rmpi_tcp_rail_of(rail);
+    const rmpi_tcp_peer_t *p = peer >= 0 && peer < r->prov->npeers && r->peers ? r->peers[peer] : NULL;
+    if (!p || !p->cc.name[0])
+        return;
+    const rmpi_tcp_cc_t *cc = &p->cc;
+    const char *set = rmpi_knobs.TCP_CONGESTION_CONTROL, *far = rmpi_knobs.TCP_FAR_CONGESTION;
+    double rtt = (double)cc->rtt * 1e-3;
+    if (set && *set)
+        snprintf(buf, len, "congestion control %s (RMPI_TCP_CONGESTION_CONTROL=%s)", cc->name, set);
+    else if (cc->far > 0)
+        snprintf(buf, len, "congestion control %s (far: round trip %.1f us at connect >= RMPI_TCP_FAR_RTT %.0f us)",
+                 cc->name, rtt, rmpi_knobs.TCP_FAR_RTT);
+    else if (cc->far < 0)
+        snprintf(buf, len,
+                 "congestion control %s (far: round trip %.1f us at connect, but the kernel refused "
+                 "RMPI_TCP_FAR_CONGESTION=%s: %s)",
+                 cc->name, rtt, far, strerror(-cc->far));
+    else if (!rmpi_knobs.WAN_TUNE || !far || !*far || rmpi_knobs.TCP_FAR_RTT <= 0)
+        snprintf(buf, len, "congestion control %s (the kernel's default: %s)", cc->name,
+                 rmpi_knobs.WAN_TUNE ? "no far choice, RMPI_TCP_FAR_CONGESTION or RMPI_TCP_FAR_RTT off"
+                                     : "RMPI_WAN_TUNE=0");
+    else
+        snprintf(buf, len, "congestion control %s (the kernel's default: round trip %.1f us at connect, near)",
+                 cc->name, rtt);
+}
+
 /* Channel accounting (net.h): tcp's per-peer memory counts as dedicated, once per provider
  * (on its first open rail); its frames are not counted there. */
 static void tcp_chan_stats(rmpi_rail_t *rail, rmpi_net_chan_stats_t *st)
@@ -556,6 +586,7 @@ const struct rmpi_net_ops rmpi_tcp_ops = {
     .progress = tcp_progress,
     .close = tcp_close,
     .describe = tcp_describe,
+    .peer_facts = tcp_peer_facts,
     .card = tcp_card,
     .peer_add = tcp_peer_add,
     .backlog = tcp_backlog,
