@@ -35,9 +35,9 @@
 
 typedef struct shm_ctl {
     _Atomic uint64_t ready, red, done;
-    uint64_t probe;   /* address of a known word in this rank (the CMA probe, cma_agree) */
-    int32_t pid, cma; /* this rank's process; whether it could read every other member */
-    char pad[SHM_LINE - 4 * sizeof(uint64_t) - 2 * sizeof(int32_t)];
+    uint64_t probe, sink; /* addresses of a known word and of one to write in this rank (cma_agree) */
+    int32_t pid, cma;     /* this rank's process; whether it could read and write every other member */
+    char pad[SHM_LINE - 5 * sizeof(uint64_t) - 2 * sizeof(int32_t)];
 } shm_ctl_t;
 
 typedef struct shm {
@@ -378,8 +378,7 @@ int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t co
 /* Packed bytes of block b. */
 static size_t blk_bytes(const rmpi_coll_blk_t *b) { return b->dt ? b->count * b->dt->size : 0; }
 
-static int cma_allgather(shm_t *h, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv);
-static int cma_alltoall(shm_t *h, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv);
+static int cma_move(shm_t *h, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int gather);
 
 /* Which way a data-movement call goes: 1 single copy, 0 through the segment, -1 declined.
  * single: the size asks for single copy; through: the segment may take it otherwise. */
@@ -407,7 +406,7 @@ int rmpi_coll_shm_allgather(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const r
         return RMPI_COLL_SHM_DECLINED;
     coll_note(COLL_CALL_ALLGATHER, way ? shm_cma_choice : shm_choice, 0, bb * (size_t)h.n);
     if (way)
-        return cma_allgather(&h, send, recv);
+        return cma_move(&h, send, recv, 1);
     int n = h.n, me = h.me, err = 0;
     size_t sb = send ? blk_bytes(send) : bb;
     if (sb > bb)
@@ -456,7 +455,7 @@ int rmpi_coll_shm_alltoall(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rm
         return RMPI_COLL_SHM_DECLINED;
     coll_note(COLL_CALL_ALLTOALL, way ? shm_cma_choice : shm_choice, 0, bb);
     if (way)
-        return cma_alltoall(&h, send, recv);
+        return cma_move(&h, send, recv, 0);
     int n = h.n, me = h.me, err = 0;
     size_t sb = send ? blk_bytes(&send[0]) : bb;
     size_t part = (h.chunk - 64) / (size_t)n / 64 * 64; /* per destination and step */
@@ -504,31 +503,59 @@ int rmpi_coll_shm_alltoall(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rm
 }
 
 /* ---- single copy (cross-memory attach) ----
- * Large Allgather and Alltoall blocks are read straight from the other ranks' buffers with
- * process_vm_readv (rt's rmpi_cma_copy): one copy per block, where the segment costs a copy
- * in and a copy out. A step publishes where each block lies (address and packed size), the
- * readers copy, post `done`, and every rank waits for all `done` before it returns, since
- * its buffers are read until then. The control lines carry what the readers need (pid). */
+ * Large Allgather and Alltoall blocks go straight from the sender's buffer to the
+ * receiver's with one process_vm_readv/writev (rt's rmpi_cma_copy), where the segment costs
+ * a copy in and a copy out. Each rank publishes, in its step buffer, one entry per member:
+ * where its block for that member lies, where the block from that member goes, and for the
+ * pair (me -> member) a claim and a finish counter. A pair's bytes are cut into pieces
+ * (cma_piece), and either end may claim the next piece: the receiver reads it (readv, the faster
+ * of the two here), the sender writes it (writev) once it has read everything it receives.
+ * So when one rank is late (descheduled on a loaded node, still copying its own block), the
+ * other moves the pieces between them instead of waiting; only a rank's own block is copied
+ * by itself alone. A rank returns when every piece of the pairs it is in has finished:
+ * nothing reads or writes its buffers after that. */
 
-/* At the segment's first use: whether every member can read every other's memory. Each
- * rank reads a known word of each other rank; the answers are combined through the control
- * lines, so all members decide alike (a refusal seen by one rank only, under a ptrace or
- * seccomp policy of its own, turns single copy off for all). */
+/* Bytes per claimed piece (RMPI_COLL_SHM_CMA_PIECE): small enough that a rank with nothing
+ * left to receive takes over part of a late peer's block, large enough that the claim (one
+ * atomic) and the system call are a small part of the copy. Equal on all members (the same
+ * environment), since both ends of a pair count its pieces. */
+static size_t cma_piece(void)
+{
+    long long v = rmpi_knobs.COLL_SHM_CMA_PIECE;
+    if (v < 4096)
+        rmpi_fatal("RMPI_COLL_SHM_CMA_PIECE=%lld: expected at least 4k bytes.", v);
+    return (size_t)v;
+}
+
+typedef struct cma_ent {
+    uint64_t saddr, slen;        /* my block for this member (packed) */
+    uint64_t raddr, rcap;        /* where its block to me goes (packed) */
+    _Atomic uint64_t claim, fin; /* pair me -> member: pieces claimed, pieces copied */
+} cma_ent_t;
+/* 64 ranks x 48 bytes fit a step buffer of the smallest RMPI_COLL_SHM_CHUNK (4k - 64). */
+_Static_assert(SHM_MAX_RANKS * sizeof(cma_ent_t) <= 4096 - 64, "single-copy table exceeds a step buffer");
+
+/* At the segment's first use: whether every member can read and write every other's memory.
+ * Each rank reads a known word of each other rank and writes one; the answers are combined
+ * through the control lines, so all members decide alike (a refusal seen by one rank only,
+ * under a ptrace or seccomp policy of its own, turns single copy off for all). */
 static int cma_agree(shm_t *h)
 {
     static const uint64_t probe = 0x31414d4349504d52ull; /* "RMPICMA1" */
+    static uint64_t sink; /* what the others write (the same value, so their races are harmless) */
     shm_ctl_t *mine = &h->ctl[h->me];
     mine->pid = (int32_t)getpid();
     mine->probe = (uintptr_t)&probe;
+    mine->sink = (uintptr_t)&sink;
     uint64_t t = step_begin(h, SHM_NLINE);
     post(&mine->ready, t);
     int ok = rmpi_knobs.SHM_CMA != RMPI_SHM_CMA_OFF;
     for (int i = 1; i < h->n && ok; i++) {
-        int r = (h->me + i) % h->n;
-        uint64_t v = 0;
+        int r = (h->me + i) % h->n, wr = rmpi_comm_world_rank(h->c, r);
+        uint64_t v = 0, w = probe;
         wait_ge(&h->ctl[r].ready, t);
-        ok = rmpi_cma_copy(h->ctl[r].pid, &v, sizeof v, h->ctl[r].probe, 0, rmpi_comm_world_rank(h->c, r)) == 0 &&
-             v == probe;
+        ok = rmpi_cma_copy(h->ctl[r].pid, &v, sizeof v, h->ctl[r].probe, 0, wr) == 0 && v == probe &&
+             rmpi_cma_copy(h->ctl[r].pid, &w, sizeof w, h->ctl[r].sink, 1, wr) == 0;
     }
     mine->cma = ok;
     post(&mine->red, t);
@@ -546,95 +573,109 @@ static int cma_agree(shm_t *h)
     return all;
 }
 
-static void cma_read(const shm_t *h, int r, void *dst, size_t len, uint64_t addr)
+static cma_ent_t *cma_table(const shm_t *h, int r, uint64_t t) { return (cma_ent_t *)(void *)data_of(h, r, t); }
+
+/* Claim the next piece of a pair of np pieces: its number, or -1 when all are taken. */
+static int64_t cma_claim(cma_ent_t *e, uint64_t np)
 {
-    int rc = rmpi_cma_copy(h->ctl[r].pid, dst, len, addr, 0, rmpi_comm_world_rank(h->c, r));
-    if (rc)
-        rmpi_fatal("rank %d: reading %zu bytes of rank %d's buffer in a collective failed (%s) after cross-memory "
-                   "attach had worked on this communicator; set RMPI_SHM_CMA=off to copy through shared memory.",
-                   rmpi_comm_world_rank(h->c, h->me), len, rmpi_comm_world_rank(h->c, r),
-                   rc == RMPI_CMA_REFUSED ? "refused" : strerror(-rc));
+    uint64_t c = atomic_load_explicit(&e->claim, memory_order_relaxed);
+    while (c < np)
+        if (atomic_compare_exchange_weak_explicit(&e->claim, &c, c + 1, memory_order_relaxed, memory_order_relaxed))
+            return (int64_t)c;
+    return -1;
 }
 
-/* End of a single-copy step: this rank read everything; wait until every other did. */
-static void cma_finish(shm_t *h, uint64_t t)
+static uint64_t cma_npieces(const cma_ent_t *e, const cma_ent_t *to)
 {
-    post(&h->ctl[h->me].done, t);
-    wait_all(h, offsetof(shm_ctl_t, done), t);
-    if (h->c->coll_shm_free < t)
-        h->c->coll_shm_free = t;
+    size_t p = cma_piece();
+    return (RMPI_MIN(e->slen, to->rcap) + p - 1) / p;
 }
 
-/* Block r of the receive side: from (addr, len) published by rank r (or mine, when r is
- * me) into recv[r]; returns MPI_ERR_TRUNCATE when it does not fit, as a receive would. */
-static int cma_take(const shm_t *h, int r, const rmpi_coll_blk_t *recv, void **tout, uint64_t addr, uint64_t len)
+/* Move the pieces of pair (src -> dst) that this rank can claim; it is src (writes) or dst
+ * (reads). e: the pair's entry in src's table; to: dst's entry for src. */
+static void cma_pieces(const shm_t *h, int peer, cma_ent_t *e, const cma_ent_t *to, int write)
 {
-    size_t rb = blk_bytes(recv), k = RMPI_MIN(rb, (size_t)len);
-    char *out = packed_out(recv->buf, recv->count, recv->dt, tout);
-    if (r != h->me)
-        cma_read(h, r, out, k, addr);
-    else if ((uintptr_t)out != addr)
-        memcpy(out, (const char *)(uintptr_t)addr, k);
-    return len > rb ? MPI_ERR_TRUNCATE : 0;
+    size_t len = (size_t)RMPI_MIN(e->slen, to->rcap), piece = cma_piece();
+    uint64_t np = cma_npieces(e, to);
+    int64_t j;
+    while ((j = cma_claim(e, np)) >= 0) {
+        size_t off = (size_t)j * piece, k = RMPI_MIN(piece, len - off);
+        void *local = (void *)(uintptr_t)((write ? e->saddr : to->raddr) + off);
+        uint64_t remote = (write ? to->raddr : e->saddr) + off;
+        int rc = rmpi_cma_copy(h->ctl[peer].pid, local, k, remote, write, rmpi_comm_world_rank(h->c, peer));
+        if (rc)
+            rmpi_fatal("rank %d: %s %zu bytes of rank %d's buffer in a collective failed (%s) after cross-memory "
+                       "attach had worked on this communicator; set RMPI_SHM_CMA=off to copy through shared memory.",
+                       rmpi_comm_world_rank(h->c, h->me), write ? "writing" : "reading", k,
+                       rmpi_comm_world_rank(h->c, peer), rc == RMPI_CMA_REFUSED ? "refused" : strerror(-rc));
+        atomic_fetch_add_explicit(&e->fin, 1, memory_order_release);
+    }
 }
 
-/* Allgather(v): my block's address and size on my line; each other block read from its
- * owner. */
-static int cma_allgather(shm_t *h, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv)
+/* The exchange of step t after this rank published its table: my own block, then what the
+ * others send me (read), then what I send them (written where they have not taken it), then
+ * the wait for every piece of my pairs. MPI_ERR_TRUNCATE when a block sent to me exceeds
+ * its receive block (the fitting part is copied, as a receive would). */
+static int cma_exchange(shm_t *h, uint64_t t)
 {
     int n = h->n, me = h->me, err = 0;
-    const rmpi_coll_blk_t *mine = send ? send : &recv[me];
-    void *tin = NULL, **tout = rmpi_xcalloc((size_t)n, sizeof *tout);
-    uint64_t a[2] = {(uintptr_t)packed_in(mine->buf, mine->count, mine->dt, &tin), blk_bytes(mine)};
-    uint64_t t = step_begin(h, SHM_NLINE);
-    char *l = line_of(h, me, t);
-    memcpy(l + 8, a, sizeof a);
-    post(SEQ(l), t);
-    for (int i = 0; i < n; i++) {
+    cma_ent_t *mine = cma_table(h, me, t);
+    size_t own = (size_t)RMPI_MIN(mine[me].slen, mine[me].rcap);
+    if (mine[me].saddr != mine[me].raddr)
+        memcpy((void *)(uintptr_t)mine[me].raddr, (const void *)(uintptr_t)mine[me].saddr, own);
+    if (mine[me].slen > mine[me].rcap)
+        err = MPI_ERR_TRUNCATE;
+    for (int i = 1; i < n; i++) {
         int r = (me + i) % n; /* everyone starts at a different rank */
-        uint64_t b[2];
-        const char *pl = line_of(h, r, t);
-        wait_ge(SEQ(pl), t);
-        memcpy(b, pl + 8, sizeof b);
-        int e = cma_take(h, r, &recv[r], &tout[r], b[0], b[1]);
-        err = err ? err : e;
+        wait_ge(SEQ(buf_of(h, r, t)), t);
+        cma_ent_t *e = &cma_table(h, r, t)[me];
+        if (e->slen > mine[r].rcap)
+            err = MPI_ERR_TRUNCATE;
+        cma_pieces(h, r, e, &mine[r], 0);
     }
-    cma_finish(h, t);
-    blocks_done(tout, recv, n);
-    free(tin);
+    for (int i = 1; i < n; i++) {
+        int d = (me + n - i) % n;
+        cma_pieces(h, d, &mine[d], &cma_table(h, d, t)[me], 1);
+    }
+    for (int i = 1; i < n; i++) {
+        int r = (me + i) % n;
+        cma_ent_t *in = &cma_table(h, r, t)[me];
+        wait_ge(&in->fin, cma_npieces(in, &mine[r]));
+        wait_ge(&mine[r].fin, cma_npieces(&mine[r], in));
+    }
+    post(&h->ctl[me].done, t);
     return err;
 }
 
-/* Alltoall(v/w): the n outgoing blocks' addresses and sizes in my buffer; block me of each
- * other rank's list read from it. In place, the outgoing blocks are copied aside first:
- * the receive blocks they lie in are overwritten while the others may still read them. */
-static int cma_alltoall(shm_t *h, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv)
+/* Allgather(v) and Alltoall(v/w): the table (send: my block per member, one for all in an
+ * Allgather; in place, the receive blocks), published, exchanged. In place, an Alltoall's
+ * outgoing blocks are copied aside first: the receive blocks they lie in are overwritten
+ * while the others may still read them. */
+static int cma_move(shm_t *h, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int gather)
 {
-    int n = h->n, me = h->me, err = 0;
+    int n = h->n, me = h->me;
     void **tin = rmpi_xcalloc((size_t)n, sizeof *tin), **tout = rmpi_xcalloc((size_t)n, sizeof *tout);
     uint64_t t = step_begin(h, SHM_NBUF);
-    uint64_t *pub = (uint64_t *)(void *)data_of(h, me, t);
+    cma_ent_t *mine = cma_table(h, me, t);
     for (int d = 0; d < n; d++) {
-        const rmpi_coll_blk_t *b = send ? &send[d] : &recv[d];
+        const rmpi_coll_blk_t *b = gather ? (send ? send : &recv[me]) : send ? &send[d] : &recv[d];
         size_t k = blk_bytes(b);
-        const char *p = packed_in(b->buf, b->count, b->dt, &tin[d]);
-        if (!send && !tin[d] && d != me) {
+        const char *p =
+            gather && d ? (const char *)(uintptr_t)mine[0].saddr : packed_in(b->buf, b->count, b->dt, &tin[d]);
+        if (!gather && !send && !tin[d] && d != me) {
             tin[d] = rmpi_xmalloc(k ? k : 1);
             memcpy(tin[d], p, k);
             p = tin[d];
         }
-        pub[2 * d] = (uintptr_t)p;
-        pub[2 * d + 1] = k;
+        mine[d].saddr = (uintptr_t)p;
+        mine[d].slen = k;
+        mine[d].raddr = (uintptr_t)packed_out(recv[d].buf, recv[d].count, recv[d].dt, &tout[d]);
+        mine[d].rcap = blk_bytes(&recv[d]);
+        atomic_store_explicit(&mine[d].claim, 0, memory_order_relaxed);
+        atomic_store_explicit(&mine[d].fin, 0, memory_order_relaxed);
     }
     post(SEQ(buf_of(h, me, t)), t);
-    for (int i = 0; i < n; i++) {
-        int r = (me + i) % n;
-        wait_ge(SEQ(buf_of(h, r, t)), t);
-        const uint64_t *pp = (const uint64_t *)(const void *)data_of(h, r, t);
-        int e = cma_take(h, r, &recv[r], &tout[r], pp[2 * me], pp[2 * me + 1]);
-        err = err ? err : e;
-    }
-    cma_finish(h, t);
+    int err = cma_exchange(h, t);
     blocks_done(tout, recv, n);
     for (int d = 0; d < n; d++)
         free(tin[d]);

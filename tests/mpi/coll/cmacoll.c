@@ -4,7 +4,11 @@
  * a vector type with gaps on the receive side (gaps untouched), uneven v counts with
  * zeros. With `refuse`, rank 1 installs a seccomp filter that makes process_vm_readv and
  * process_vm_writev fail with EPERM (as a ptrace policy would) after MPI_Init, so the
- * members must agree to copy through shared memory instead; the results must not change. */
+ * members must agree to copy through shared memory instead; the results must not change.
+ * With `late`, the last rank sleeps 5 ms before each call of 1000 elements or more, so the
+ * others, done with what they receive, claim the pieces meant for it and write them into
+ * its buffers (process_vm_writev) while it sleeps (the testlist makes pieces 4k, so blocks
+ * have many, the last one partial). */
 #include "mtest.h"
 
 #include <errno.h>
@@ -15,6 +19,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 
 #define GAP 0x5a
 
@@ -50,7 +55,14 @@ static unsigned char byte(int src, int dst, size_t j)
     return (unsigned char)(src * 131 + dst * 17 + j * 7 + j / 251);
 }
 
-static int me, n;
+static int me, n, late;
+
+/* `late`: the last rank arrives 5 ms after the others at calls with many pieces. */
+static void arrive(int cnt)
+{
+    if (late && me == n - 1 && cnt >= 1000)
+        nanosleep(&(struct timespec){0, 5000000}, NULL);
+}
 
 /* Elements rank src sends rank dst: cnt in the regular forms; in the v forms uneven, with
  * zeros, and symmetric (an in-place Alltoallv sends what it receives). */
@@ -100,6 +112,7 @@ static void run(MPI_Datatype t, const char *name, int cnt)
                 rc[q] = count_of(v, cnt, q, 0), rd[q] = (int)((size_t)q * per);
             memset(r, GAP, rblk * (size_t)n);
             fill(inplace ? r + (size_t)me * rblk : s, es, rc[me], me, 0);
+            arrive(cnt);
             if (v)
                 MTEST_OK(MPI_Allgatherv(sb, rc[me], t, r, rc, rd, rt, MPI_COMM_WORLD));
             else
@@ -119,6 +132,7 @@ static void run(MPI_Datatype t, const char *name, int cnt)
             memset(r, GAP, rblk * (size_t)n);
             for (int q = 0; q < n; q++)
                 fill(inplace ? r + (size_t)q * rblk : s + (size_t)q * sblk, es, sc[q], me, q);
+            arrive(cnt);
             if (v)
                 MTEST_OK(MPI_Alltoallv(sb, sc, sd, t, r, rc, rd, rt, MPI_COMM_WORLD));
             else
@@ -143,6 +157,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     if (argc > 1 && !strcmp(argv[1], "refuse") && me == 1)
         refuse_cma();
+    late = argc > 1 && !strcmp(argv[1], "late");
     static const int counts[] = {0, 1, 100, 1000, 5000};
     for (int k = 0; k < NTYPES; k++)
         for (int c = 0; c < (int)(sizeof counts / sizeof counts[0]); c++)
