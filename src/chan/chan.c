@@ -63,11 +63,14 @@ int rmpi_chan_by_target(int peer)
     return r && r->hints.rdma_by_target;
 }
 
-/* The accounting summed over the rails; *held: the most rings one rail holds. */
+/* The accounting summed over the rails. *held: rings held, counted per peer: a peer has a
+ * ring on each rail of its provider (two ofi domains), so per provider the rail holding
+ * the most, summed over the providers (shm's for this node, ofi's for the others). */
 static rmpi_net_chan_stats_t stats_sum(int *held)
 {
     rmpi_net_chan_stats_t sum = {0};
-    *held = 0;
+    const struct rmpi_net_ops *ops[RMPI_NET_MAX_RAILS];
+    int most[RMPI_NET_MAX_RAILS], nops = 0;
     for (int i = 0; i < rmpi_net_nrails(); i++) {
         rmpi_rail_t *r = rmpi_net_rail(i);
         if (!r || !r->ops->chan_stats)
@@ -86,8 +89,18 @@ static rmpi_net_chan_stats_t stats_sum(int *held)
         sum.switch_ns += st.switch_ns;
         sum.dedicated_now += st.dedicated_now;
         sum.rings_asked += st.rings_asked;
-        *held = RMPI_MAX(*held, st.dedicated_now + st.rings_asked);
+        int k = 0;
+        while (k < nops && ops[k] != r->ops)
+            k++;
+        if (k == nops) {
+            ops[nops] = r->ops;
+            most[nops++] = 0;
+        }
+        most[k] = RMPI_MAX(most[k], st.dedicated_now + st.rings_asked);
     }
+    *held = 0;
+    for (int k = 0; k < nops; k++)
+        *held += most[k];
     return sum;
 }
 

@@ -39,8 +39,9 @@ rmpi_chan_kind_t rmpi_chan_kind(int peer);
 int rmpi_chan_switch(int peer, rmpi_chan_kind_t to);
 /* How many rails with channel kinds reach peer (each gives it a ring when dedicated). */
 int rmpi_chan_rails(int peer);
-/* The most rings one rail holds in memory (in use, asked for or being left): the selector's
- * cap h counts dedicated peers, each with a ring on each of its rails. */
+/* Peers holding rings in this process (in use, asked for or being left): per provider the
+ * rail holding the most (a dedicated peer has a ring on each rail of its provider), summed
+ * over the providers. The selector's cap h counts these. */
 int rmpi_chan_rings_held(void);
 /* 1 when peer's dedicated channel to this process would be written with RDMA that this
  * process's own progress serves (the rail's hint rdma_by_target: a libfabric software
