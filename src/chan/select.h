@@ -185,11 +185,12 @@ int rmpi_chan_params_from_knobs(rmpi_chan_params_t *p, int nprocs, int node_size
  * on shm) when the rings are written by hardware, and 0 when by_target (the receiver's own
  * progress serves the writes: a ring frame then costs more to send than a shared one and
  * saves the receiver nothing, docs/results/channels.md). With r = 0 every dedicated channel
- * only costs (polls, set-up), so FIND_MAP keeps every peer shared. */
+ * only costs (polls, set-up), so FIND_MAP keeps every libfabric peer shared. */
 double rmpi_chan_ofi_gain(double gain_ofi, double gain, int by_target);
-/* Creates rmpi_chan_lib for this rank (ends the job on a bad knob value) and fixes every
- * peer that cannot change kind yet (every peer off this node, and this rank). After
- * rmpi_net_ready: under RMPI_NET=ofi, r depends on the rails (rmpi_chan_ofi_gain). */
+/* Creates rmpi_chan_lib for this rank (ends the job on a bad knob value): peers of this
+ * node over shm get class 0's costs, peers over libfabric class 1's (params.net), every
+ * other peer (tcp) and this rank are fixed. After rmpi_net_ready: which rails reach a peer,
+ * and r over ofi (rmpi_chan_ofi_gain), depend on the rails. */
 void rmpi_chan_lib_init(int rank, int nprocs);
 void rmpi_chan_lib_tick(void);
 void rmpi_chan_lib_report(void *file, int rank);
