@@ -21,9 +21,12 @@ usage: bench/channels.sh [--ranks "4 8 16"] [--patterns LIST] [--iter N] [--reps
   --net NET      shm (default: RMPI_NET=auto, every rank on this node) or ofi (RMPI_NET=ofi,
                  tcp;ofi_rxm: shared multi-receive buffers against rings written with
                  fi_write), the three RMPI_CHANNELS policies on either; --policies
-                 "mrecv single64k" compares ofi's receive buffers instead (RMPI_OFI_MRECV=1m
-                 against 0: single 64 KiB buffers, every peer shared)
-  --policies L   among dedicated shared adaptive mrecv single64k (default the first three)
+                 "mrecv single" compares ofi's receive buffers instead (RMPI_OFI_MRECV=1m
+                 against 0: single buffers of the largest frame's size, one class, every
+                 peer shared); mixed: RMPI_NET=auto over two pretend nodes
+                 (RMPI_TOPO_FAKE_NODES=2, RMPI_OFI_AUTO=any): shm within a node, tcp;ofi_rxm
+                 between them, one selector over both
+  --policies L   among dedicated shared adaptive mrecv single (default the first three)
   --iter N       ping-pongs per peer per pattern (default 200)
   --reps N       jobs per policy, pattern and rank count; the median time is shown (default 1)
   --build DIR    RailMPI build tree (default: the repository's build/, target bench)
@@ -52,19 +55,20 @@ bench_opts channels.sh "ranks=ranks patterns=patterns iter=iter reps=reps net=ne
 case "$net" in
     shm) netenv="" ;;
     ofi) netenv="-genv RMPI_NET ofi" ;;
-    *) echo "channels.sh: --net is shm or ofi, not '$net'" >&2; exit 2 ;;
+    mixed) netenv="-genv RMPI_NET auto -genv RMPI_TOPO_FAKE_NODES 2 -genv RMPI_OFI_AUTO any" ;;
+    *) echo "channels.sh: --net is shm, ofi or mixed, not '$net'" >&2; exit 2 ;;
 esac
 for p in $policies; do
     case "$p" in
         dedicated|shared|adaptive) ;;
-        mrecv|single64k) [ "$net" = ofi ] || { echo "channels.sh: policy $p needs --net ofi" >&2; exit 2; } ;;
+        mrecv|single) [ "$net" = ofi ] || { echo "channels.sh: policy $p needs --net ofi" >&2; exit 2; } ;;
         *) echo "channels.sh: unknown policy '$p'" >&2; exit 2 ;;
     esac
 done
 pol_env() {
     case "$1" in
         mrecv) echo "$netenv -genv RMPI_CHANNELS shared -genv RMPI_OFI_MRECV 1m" ;;
-        single64k) echo "$netenv -genv RMPI_CHANNELS shared -genv RMPI_OFI_MRECV 0" ;;
+        single) echo "$netenv -genv RMPI_CHANNELS shared -genv RMPI_OFI_MRECV 0" ;;
         *) echo "$netenv -genv RMPI_CHANNELS $1" ;;
     esac
 }

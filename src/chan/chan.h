@@ -28,12 +28,21 @@
 /* ---- mechanism (chan.c) ---- */
 
 /* The channel kind peer's eager frames to this process travel on now (the receiver
- * decides it; a switch in progress reports where it is going). */
+ * decides it; a switch in progress reports where it is going). A peer reached over several
+ * rails with channel kinds (two ofi domains) has a channel on each, switched together:
+ * dedicated while any of them is. */
 rmpi_chan_kind_t rmpi_chan_kind(int peer);
-/* Start moving peer's frames to this process onto kind to; returns at once (0 started,
- * 1 nothing to do: already there or a switch of peer still in progress, -1 impossible:
- * the provider has no channel kinds or RMPI_CHANNELS is not adaptive). */
+/* Start moving peer's frames to this process onto kind to, on every rail with channel
+ * kinds that reaches it; returns at once (0 started or already there on each rail that
+ * can, 1 a switch of peer still in progress on one of them: ask again later, -1
+ * impossible: no channel kinds or RMPI_CHANNELS is not adaptive). */
 int rmpi_chan_switch(int peer, rmpi_chan_kind_t to);
+/* How many rails with channel kinds reach peer (each gives it a ring when dedicated). */
+int rmpi_chan_rails(int peer);
+/* Peers holding rings in this process (in use, asked for or being left): per provider the
+ * rail holding the most (a dedicated peer has a ring on each rail of its provider), summed
+ * over the providers. The selector's cap h counts these. */
+int rmpi_chan_rings_held(void);
 /* 1 when peer's dedicated channel to this process would be written with RDMA that this
  * process's own progress serves (the rail's hint rdma_by_target: a libfabric software
  * provider such as tcp;ofi_rxm, or emulated RDMA), so a ring saves the receiver no work;

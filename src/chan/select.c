@@ -22,15 +22,17 @@ static int nonneg(double x) { return x >= 0 && x <= 1e15; }
 
 int rmpi_chan_params_check(const rmpi_chan_params_t *p, char *why, size_t len)
 {
-    static const char *const name[] = {"r", "p", "c", "rho", "gamma"};
-    const double v[] = {p->r, p->p, p->c, p->rho, p->gamma};
+    static const char *const name[] = {"r", "p", "c", "rho", "gamma", "net.r", "net.p", "net.c", "net.rho"};
+    const double v[] = {p->r, p->p, p->c, p->rho, p->gamma, p->net.r, p->net.p, p->net.c, p->net.rho};
     for (size_t i = 0; i < sizeof v / sizeof *v; i++)
         if (!nonneg(v[i])) {
             snprintf(why, len, "the cost %s is %g, not a number of nanoseconds from 0 to 1e15.", name[i], v[i]);
             return -1;
         }
-    if (p->c > 0 && !(p->s >= 1 && p->s <= 1e15)) {
-        snprintf(why, len, "s (receives per credit message) is %g; with a credit cost c it must be at least 1.", p->s);
+    if ((p->c > 0 && !(p->s >= 1 && p->s <= 1e15)) || (p->net.c > 0 && !(p->net.s >= 1 && p->net.s <= 1e15))) {
+        snprintf(why, len,
+                 "s (receives per credit message) is %g (net: %g); with a credit cost c it must be at least 1.", p->s,
+                 p->net.s);
         return -1;
     }
     if (p->h < 0) {
@@ -93,12 +95,15 @@ static int cand_cmp(const void *a, const void *b)
 
 /* Fig. 6 with two kinds: the seed's loops over l (DC-RDMA or RC-RDMA) and m (RC-RDMA)
  * collapse to one over m, since here a channel is dedicated or shared and nothing sits in
- * between. x_m = sum of n_i * r over the m dedicated - the credits sum n_i * c / s - the
- * polling (max_i n_i) * m / 2 * p - the set-ups rho of those not dedicated yet. The
- * polling term does not depend on which m are chosen, so for each m the best set is the
- * m largest n_i * (r - c/s) - rho * new_i, at most tau of them new: taking candidates in
- * that order, skipping new ones once tau are taken, gives the best set for every m at once
- * (a greedy choice under one cardinality cap per class is optimal). */
+ * between. x(M) = sum over i in M of n_i * (r_i - c_i / s_i) - rho_i [i new] - the polling
+ * (max_j n_j) * p_i / 2 (the busiest source waits for half of the rings polled), with each
+ * source's costs those of its class (shared memory, or a ring written over the network:
+ * each term of Appendix A is per channel, so classes mix by adding). The maximum n is over
+ * the whole window, not M, so x(M) is a sum of one value per source: the best M is the
+ * sources of positive value in decreasing order, skipping new ones once tau are taken and
+ * stopping at h (a greedy choice under one cardinality cap per class of a laminar family is
+ * optimal). With one class this is the seed's loop over m: every value moves by the same
+ * polling term, so the order and the best prefix are the same. */
 int rmpi_chan_find_map(const rmpi_chan_src_t *src, int nsrc, const rmpi_chan_params_t *p, int *up, int *down,
                        rmpi_chan_plan_t *plan)
 {
@@ -110,29 +115,32 @@ int rmpi_chan_find_map(const rmpi_chan_src_t *src, int nsrc, const rmpi_chan_par
         free(cand), free(chosen), free(order);
         return -1;
     }
-    double per_msg = p->r - (p->c > 0 ? p->c / p->s : 0);
-    double total = 0, nmax = 0, x_cur = 0;
+    const rmpi_chan_cost_t cost[2] = {{p->r, p->p, p->c, p->s, p->rho}, p->net};
+    double per_msg[2], total = 0, nmax = 0, x_cur = 0;
+    for (int k = 0; k < 2; k++)
+        per_msg[k] = cost[k].r - (cost[k].c > 0 ? cost[k].c / cost[k].s : 0);
     int ncur = 0;
     for (int i = 0; i < nsrc; i++) {
-        double n = (double)src[i].n;
-        total += n;
-        if (n > nmax)
-            nmax = n;
-        cand[i] = (cand_t){n * per_msg - (src[i].dedicated ? 0 : p->rho), src[i].peer, i, src[i].dedicated};
+        total += (double)src[i].n;
+        if ((double)src[i].n > nmax)
+            nmax = (double)src[i].n;
+    }
+    for (int i = 0; i < nsrc; i++) {
+        int k = src[i].cls == 1;
+        double keep = (double)src[i].n * per_msg[k] - nmax * cost[k].p / 2;
+        cand[i] = (cand_t){keep - (src[i].dedicated ? 0 : cost[k].rho), src[i].peer, i, src[i].dedicated};
         if (src[i].dedicated) {
-            x_cur += n * per_msg;
+            x_cur += keep;
             ncur++;
         }
     }
-    double poll = nmax * p->p / 2;
-    x_cur -= poll * ncur;
     qsort(cand, (size_t)nsrc, sizeof *cand, cand_cmp);
     double x = 0, best = 0;
     int m = 0, fresh = 0, best_m = 0;
     for (int i = 0; i < nsrc && m < p->h; i++) {
         if (!cand[i].dedicated && fresh == p->tau)
             continue;
-        x += cand[i].v - poll;
+        x += cand[i].v;
         order[m++] = cand[i].idx;
         fresh += !cand[i].dedicated;
         if (x > best) {
@@ -177,8 +185,9 @@ rmpi_chan_sel_t *rmpi_chan_sel_create(int npeers, const rmpi_chan_params_t *p, u
     s->col = calloc(n, sizeof *s->col);
     s->kind = calloc(n, 1);
     s->fixed = calloc(n, 1);
+    s->cls = calloc(n, 1);
     s->sink = calloc((size_t)p->sigma, sizeof *s->sink);
-    if (!s->col || !s->kind || !s->fixed || !s->sink) {
+    if (!s->col || !s->kind || !s->fixed || !s->cls || !s->sink) {
         rmpi_chan_sel_destroy(s);
         return NULL;
     }
@@ -199,6 +208,7 @@ void rmpi_chan_sel_destroy(rmpi_chan_sel_t *s)
     free(s->col);
     free(s->kind);
     free(s->fixed);
+    free(s->cls);
     free(s->sink);
     free(s->active);
     free(s);
@@ -232,6 +242,12 @@ void rmpi_chan_sel_fix(rmpi_chan_sel_t *s, int peer, rmpi_chan_kind_t kind)
             }
     }
     s->col[peer] = s->sink;
+}
+
+void rmpi_chan_sel_class(rmpi_chan_sel_t *s, int peer, int cls)
+{
+    if (peer_ok(s, peer))
+        s->cls[peer] = cls == 1;
 }
 
 rmpi_chan_kind_t rmpi_chan_sel_kind(const rmpi_chan_sel_t *s, int peer)
@@ -312,7 +328,7 @@ void rmpi_chan_sel_sum(const rmpi_chan_sel_t *s, int peer, int nslots, uint64_t 
 size_t rmpi_chan_sel_bytes(const rmpi_chan_sel_t *s)
 {
     size_t per_col = (size_t)s->prm.sigma * sizeof(rmpi_chan_cell_t);
-    return sizeof *s + (size_t)s->npeers * (sizeof *s->col + 2) + (size_t)s->nactive * (sizeof *s->active + per_col) +
+    return sizeof *s + (size_t)s->npeers * (sizeof *s->col + 3) + (size_t)s->nactive * (sizeof *s->active + per_col) +
            per_col;
 }
 
@@ -330,12 +346,12 @@ static int window(const rmpi_chan_sel_t *s, uint64_t from, rmpi_chan_src_t *out)
         uint64_t cnt, bytes;
         sum_rows(s, s->col[peer], from, s->slot + 1, &cnt, &bytes);
         if (cnt || s->kind[peer] == RMPI_CHAN_DEDICATED)
-            out[n++] = (rmpi_chan_src_t){peer, s->kind[peer] == RMPI_CHAN_DEDICATED, cnt};
+            out[n++] = (rmpi_chan_src_t){peer, s->kind[peer] == RMPI_CHAN_DEDICATED, cnt, s->cls[peer]};
     }
     if (s->ndedicated)
         for (int peer = 0; peer < s->npeers; peer++)
             if (!s->col[peer] && s->kind[peer] == RMPI_CHAN_DEDICATED)
-                out[n++] = (rmpi_chan_src_t){peer, 1, 0};
+                out[n++] = (rmpi_chan_src_t){peer, 1, 0, s->cls[peer]};
     return n;
 }
 

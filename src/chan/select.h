@@ -22,13 +22,22 @@
 
 #include "kind.h"
 
+/* FIND_MAP's cost model of one class of peers, in nanoseconds (Fig. 6, Appendix A). */
+typedef struct rmpi_chan_cost {
+    double r, p, c, s, rho; /* as in rmpi_chan_params_t */
+} rmpi_chan_cost_t;
+
 typedef struct rmpi_chan_params {
-    /* FIND_MAP's cost model in nanoseconds, the letters of Fig. 6 and Table 2 */
-    double r;     /* latency saved per message received on a dedicated channel instead of the shared one */
-    double p;     /* one failed poll of one dedicated channel */
-    double c;     /* one credit message (0: credits need no message, as in a shared-memory ring) */
-    double s;     /* receives per credit message (ring entries); read only when c > 0 */
-    double rho;   /* setting up one dedicated channel */
+    /* FIND_MAP's cost model in nanoseconds, the letters of Fig. 6 and Table 2: sources of
+     * class 0 (in the library: peers of this node over shared memory) */
+    double r;   /* latency saved per message received on a dedicated channel instead of the shared one */
+    double p;   /* one failed poll of one dedicated channel */
+    double c;   /* one credit message (0: credits need no message, as in a shared-memory ring) */
+    double s;   /* receives per credit message (ring entries); read only when c > 0 */
+    double rho; /* setting up one dedicated channel */
+    /* the same for sources of class 1, whose dedicated channel is of another kind (in the
+     * library: peers over libfabric, a ring written with fi_write); read only for them */
+    rmpi_chan_cost_t net;
     double gamma; /* least gain per received message for which a new mapping is applied */
     int h;        /* most dedicated channels at once */
     int tau;      /* most dedicated channels one new mapping may set up */
@@ -54,6 +63,7 @@ typedef struct rmpi_chan_src {
     int peer;
     int dedicated;
     uint64_t n;
+    int cls; /* its costs: 0 the parameters' r, p, c, s, rho; 1 their `net` */
 } rmpi_chan_src_t;
 
 typedef struct rmpi_chan_plan {
@@ -95,6 +105,7 @@ typedef struct rmpi_chan_sel {
     uint64_t t0_ns, slot; /* slot k covers [t0 + k * slot_ns, t0 + (k + 1) * slot_ns) */
     uint8_t *kind;        /* rmpi_chan_kind_t per peer */
     uint8_t *fixed;       /* 1: the peer is never selected (self, a provider with one kind) */
+    uint8_t *cls;         /* the peer's cost class (rmpi_chan_src_t.cls), 0 unless set */
     int *active;          /* peers with a column, in order of their first receive */
     int nactive, ndedicated;
     rmpi_chan_cell_t *sink; /* the column of fixed peers: counted, never read */
@@ -117,6 +128,8 @@ void rmpi_chan_sel_fix(rmpi_chan_sel_t *s, int peer, rmpi_chan_kind_t kind);
 /* peer's kind is now kind (a start other than all-shared, or a switch that failed). */
 void rmpi_chan_sel_set(rmpi_chan_sel_t *s, int peer, rmpi_chan_kind_t kind);
 rmpi_chan_kind_t rmpi_chan_sel_kind(const rmpi_chan_sel_t *s, int peer);
+/* peer's costs are those of class cls (0 or 1, rmpi_chan_src_t.cls). */
+void rmpi_chan_sel_class(rmpi_chan_sel_t *s, int peer, int cls);
 
 void rmpi_chan_note_slow(rmpi_chan_sel_t *s, int src, size_t bytes, uint64_t now_ns);
 
@@ -172,11 +185,12 @@ int rmpi_chan_params_from_knobs(rmpi_chan_params_t *p, int nprocs, int node_size
  * on shm) when the rings are written by hardware, and 0 when by_target (the receiver's own
  * progress serves the writes: a ring frame then costs more to send than a shared one and
  * saves the receiver nothing, docs/results/channels.md). With r = 0 every dedicated channel
- * only costs (polls, set-up), so FIND_MAP keeps every peer shared. */
+ * only costs (polls, set-up), so FIND_MAP keeps every libfabric peer shared. */
 double rmpi_chan_ofi_gain(double gain_ofi, double gain, int by_target);
-/* Creates rmpi_chan_lib for this rank (ends the job on a bad knob value) and fixes every
- * peer that cannot change kind yet (every peer off this node, and this rank). After
- * rmpi_net_ready: under RMPI_NET=ofi, r depends on the rails (rmpi_chan_ofi_gain). */
+/* Creates rmpi_chan_lib for this rank (ends the job on a bad knob value): peers of this
+ * node over shm get class 0's costs, peers over libfabric class 1's (params.net), every
+ * other peer (tcp) and this rank are fixed. After rmpi_net_ready: which rails reach a peer,
+ * and r over ofi (rmpi_chan_ofi_gain), depend on the rails. */
 void rmpi_chan_lib_init(int rank, int nprocs);
 void rmpi_chan_lib_tick(void);
 void rmpi_chan_lib_report(void *file, int rank);

@@ -2,6 +2,7 @@
 #include "select.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,9 +36,11 @@ int rmpi_chan_params_from_knobs(rmpi_chan_params_t *p, int nprocs, int node_size
                       "-1 or a number of slots from 2 to 2048 (the seed's Table 2)");
     if (k->CHAN_TRIGGER < 0)
         return refuse(why, len, "CHAN_TRIGGER", (double)k->CHAN_TRIGGER, "a number of received frames, 0 or more");
-    static const char *const cost[] = {"CHAN_GAMMA", "CHAN_GAIN", "CHAN_POLL_COST", "CHAN_SETUP_COST"};
-    const double v[] = {k->CHAN_GAMMA, k->CHAN_GAIN, k->CHAN_POLL_COST, k->CHAN_SETUP_COST};
-    for (int i = 0; i < 4; i++)
+    static const char *const cost[] = {"CHAN_GAMMA",      "CHAN_GAIN",          "CHAN_POLL_COST",
+                                       "CHAN_SETUP_COST", "CHAN_POLL_COST_OFI", "CHAN_SETUP_COST_OFI"};
+    const double v[] = {k->CHAN_GAMMA,      k->CHAN_GAIN,          k->CHAN_POLL_COST,
+                        k->CHAN_SETUP_COST, k->CHAN_POLL_COST_OFI, k->CHAN_SETUP_COST_OFI};
+    for (int i = 0; i < 6; i++)
         if (!cost_ok(v[i]))
             return refuse(why, len, cost[i], v[i], "nanoseconds from 0 to 1e15");
     if (k->CHAN_GAIN_OFI != -1 && !cost_ok(k->CHAN_GAIN_OFI))
@@ -86,14 +89,12 @@ static int switch_peer(void *ctx, int peer, rmpi_chan_kind_t kind)
 {
     (void)ctx;
     if (kind == RMPI_CHAN_DEDICATED && (int)rmpi_chan_kind(peer) != (int)kind) {
-        rmpi_net_chan_stats_t st = rmpi_chan_stats();
-        if (st.dedicated_now + st.rings_asked >= rmpi_chan_lib->prm.h) {
+        if (rmpi_chan_rings_held() >= rmpi_chan_lib->prm.h) {
             trace_refused(peer, kind);
             return 1;
         }
     }
-    int rc = rmpi_chan_switch(peer, kind);
-    rc = rc == 0 || (rc == 1 && (int)rmpi_chan_kind(peer) == (int)kind) ? 0 : 1;
+    int rc = rmpi_chan_switch(peer, kind) ? 1 : 0;
     if (rc)
         trace_refused(peer, kind);
     return rc;
@@ -165,6 +166,21 @@ static void trace_close(void)
     trace = (struct rmpi_chan_trace){0};
 }
 
+/* The costs of peers over libfabric (class 1): r from the provider (rmpi_chan_ofi_gain),
+ * p and rho measured over tcp;ofi_rxm (knobs.def), each paid once per rail that gives the
+ * peer a ring (a dedicated peer has one on each, chan.c). */
+static void ofi_costs(rmpi_chan_params_t *p, int rank, int nprocs, const uint8_t *cls)
+{
+    int by_target = 0, rails = 1;
+    for (int r = 0; r < nprocs; r++)
+        if (r != rank && cls[r] == 1) {
+            by_target |= rmpi_chan_by_target(r);
+            rails = RMPI_MAX(rails, rmpi_chan_rails(r));
+        }
+    p->net = (rmpi_chan_cost_t){rmpi_chan_ofi_gain(rmpi_knobs.CHAN_GAIN_OFI, rmpi_knobs.CHAN_GAIN, by_target),
+                                rmpi_knobs.CHAN_POLL_COST_OFI * rails, 0, 1, rmpi_knobs.CHAN_SETUP_COST_OFI * rails};
+}
+
 void rmpi_chan_lib_init(int rank, int nprocs)
 {
     rmpi_chan_params_t p;
@@ -172,32 +188,36 @@ void rmpi_chan_lib_init(int rank, int nprocs)
     int node = rmpi_topo_my_node();
     if (rmpi_chan_params_from_knobs(&p, nprocs, rmpi_topo_local_size(node), why, sizeof why))
         rmpi_fatal("%s", why);
-    /* Peers that can change kind: those of this node over shared memory (RMPI_NET auto or
-     * shm), and every peer under RMPI_NET=ofi (a ring written with fi_write, src/net/ofi).
-     * tcp keeps a connection per peer; under auto, libfabric's peers on other nodes are not
-     * selected yet. */
-    int adaptive = rmpi_knobs.CHANNELS == RMPI_CHANNELS_ADAPTIVE;
+    /* Peers that can change kind, each with the costs of its channels: those of this node
+     * over shared memory (class 0, RMPI_NET auto or shm), and those over libfabric (class 1:
+     * every peer under RMPI_NET=ofi, the peers on other nodes that ofi reaches under auto;
+     * a ring written with fi_write, src/net/ofi). tcp keeps a connection per peer. */
+    int adaptive = rmpi_knobs.CHANNELS == RMPI_CHANNELS_ADAPTIVE, selectable = 0;
     int shm = adaptive && (rmpi_knobs.NET == RMPI_NET_AUTO || rmpi_knobs.NET == RMPI_NET_SHM);
-    int ofi = adaptive && rmpi_knobs.NET == RMPI_NET_OFI, local = 0;
-    for (int r = 0; r < nprocs; r++)
-        local += r != rank && (ofi || (shm && rmpi_topo_node_of(r) == node));
-    if (ofi && local) {
-        /* One r for the selector: the rails of one provider carry every peer. */
-        int by_target = 0;
-        for (int r = 0; r < nprocs && rmpi_knobs.CHAN_GAIN_OFI < 0 && !by_target; r++)
-            by_target = r != rank && rmpi_chan_by_target(r);
-        p.r = rmpi_chan_ofi_gain(rmpi_knobs.CHAN_GAIN_OFI, p.r, by_target);
+    int ofi = adaptive && (rmpi_knobs.NET == RMPI_NET_OFI || rmpi_knobs.NET == RMPI_NET_AUTO);
+    uint8_t *cls = rmpi_xcalloc((size_t)nprocs, 1); /* 0 shm, 1 ofi, 2 fixed */
+    for (int r = 0; r < nprocs; r++) {
+        int local = rmpi_topo_node_of(r) == node && rmpi_knobs.NET != RMPI_NET_OFI;
+        cls[r] = r == rank ? 2 : local ? (shm ? 0 : 2) : ofi && rmpi_chan_rails(r) ? 1 : 2;
+        selectable += cls[r] != 2;
     }
+    ofi_costs(&p, rank, nprocs, cls);
     uint64_t t0 = rmpi_time_ns();
-    trace_open(rank, nprocs, node, &p, local && p.h != 0, t0);
-    if (!local || p.h == 0)
+    trace_open(rank, nprocs, node, &p, selectable && p.h != 0, t0);
+    if (!selectable || p.h == 0) {
+        free(cls);
         return; /* nothing to decide: no frame is counted */
+    }
     rmpi_chan_lib = rmpi_chan_sel_create(nprocs, &p, t0);
     if (!rmpi_chan_lib)
         rmpi_fatal("no memory for the channel statistics of %d ranks; RMPI_CHAN_SLOTS lowers it.", nprocs);
-    for (int r = 0; r < nprocs; r++)
-        if (r == rank || (!ofi && rmpi_topo_node_of(r) != node))
+    for (int r = 0; r < nprocs; r++) {
+        if (cls[r] == 2)
             rmpi_chan_sel_fix(rmpi_chan_lib, r, RMPI_CHAN_DEDICATED);
+        else
+            rmpi_chan_sel_class(rmpi_chan_lib, r, cls[r]);
+    }
+    free(cls);
 }
 
 void rmpi_chan_lib_tick(void)
@@ -216,8 +236,8 @@ void rmpi_chan_lib_report(void *file, int rank)
     const rmpi_chan_sel_t *s = rmpi_chan_lib;
     if (!s) {
         fprintf(f,
-                "[rmpi report] rank %d: channel selection: off (no peer on this node over shared memory and not "
-                "RMPI_NET=ofi, RMPI_CHANNELS not adaptive, or RMPI_CHAN_MAX_DEDICATED=0)\n",
+                "[rmpi report] rank %d: channel selection: off (no peer on this node over shared memory and none "
+                "over libfabric, RMPI_CHANNELS not adaptive, or RMPI_CHAN_MAX_DEDICATED=0)\n",
                 rank);
         return;
     }

@@ -213,6 +213,14 @@ int rmpi_net_progress(void)
 }
 
 int rmpi_net_nrails(void) { return nrails; }
+
+int rmpi_net_queued(void)
+{
+    for (int i = 0; i < nrails; i++)
+        if (rails[i]->ops->queued && rails[i]->ops->queued(rails[i]))
+            return 1;
+    return 0;
+}
 rmpi_rail_t *rmpi_net_rail(int index) { return index < nrails ? rails[index] : NULL; }
 
 void rmpi_net_close(void)

@@ -200,6 +200,9 @@ struct rmpi_net_ops {
     /* Bytes this rail still has to move to peer: accepted by send/put and not yet delivered
      * (in the provider's queue or the kernel's, unacknowledged). May be NULL (unknown). */
     size_t (*backlog)(rmpi_rail_t *rail, int peer);
+    /* Posts this rail accepted that wait in its own queue (refused by the layer below and
+     * not handed on yet): only this process's progress moves them. May be NULL (none). */
+    int (*queued)(rmpi_rail_t *rail);
     /* Channel kinds (optional, src/chan drives them; NULL: every peer has a dedicated
      * channel, as on tcp). kind: which channel peer's eager frames to this process travel
      * on (RMPI_NET_CHAN_*); the receiver owns that choice. chan_switch: start moving peer's
@@ -268,6 +271,10 @@ extern rmpi_net_sec_stats_t rmpi_net_sec_stats;
 int rmpi_net_npeers(void);
 rmpi_net_id_t rmpi_net_id_of(int peer);
 int rmpi_net_nrails(void);
+/* Whether some rail holds posts that only this process's progress hands on (ops->queued):
+ * a caller about to block outside progress (a process-manager fence) drives progress
+ * until this is 0, or its peers could wait for those frames forever. */
+int rmpi_net_queued(void);
 rmpi_rail_t *rmpi_net_rail(int index);
 void rmpi_net_close(void);
 

@@ -95,13 +95,15 @@ size_t rmpi_ofi_mrecv_buf_bytes(size_t mrecv, size_t top)
     size_t n = RMPI_MAX(mrecv / RMPI_OFI_MRECV_BUFS, 2 * top);
     return (n + 4095) & ~(size_t)4095;
 }
+size_t rmpi_ofi_rx_buf_bytes(size_t top) { return (top + 63) & ~(size_t)63; }
 size_t rmpi_ofi_rail_rx_bytes(long long mrecv, long long rx_bufs)
 {
     return mrecv > 0 ? RMPI_OFI_MRECV_BUFS * rmpi_ofi_mrecv_buf_bytes((size_t)mrecv, RMPI_OFI_BUF_SIZE)
-                     : (size_t)rx_bufs * RMPI_OFI_BUF_SIZE;
+                     : (size_t)rx_bufs * rmpi_ofi_rx_buf_bytes(RMPI_OFI_BUF_SIZE);
 }
 #else
 size_t rmpi_ofi_peer_bytes(void) { return 0; }
 size_t rmpi_ofi_rail_rx_bytes(long long mrecv, long long rx_bufs) { return (void)mrecv, (void)rx_bufs, 0; }
 size_t rmpi_ofi_mrecv_buf_bytes(size_t mrecv, size_t top) { return (void)mrecv, (void)top, 0; }
+size_t rmpi_ofi_rx_buf_bytes(size_t top) { return (void)top, 0; }
 #endif

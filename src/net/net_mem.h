@@ -51,11 +51,14 @@ uint64_t rmpi_tcp_buf_sweep_ns(uint64_t idle_ns);
 uint64_t rmpi_tcp_buf_hold_ns(uint64_t idle_ns);
 /* libfabric: the library's state per peer (allocated for every rank), and the receive
  * buffers pre-posted per rail, shared by every peer: RMPI_OFI_MRECV bytes of multi-receive
- * buffers (mrecv > 0, the provider has FI_MULTI_RECV), else RMPI_OFI_RX_BUFS buffers of 64 KiB;
- * 0 and 0 when the provider is not built in. The provider's own per-peer memory is not
+ * buffers (mrecv > 0, the provider has FI_MULTI_RECV), else RMPI_OFI_RX_BUFS buffers of
+ * the largest frame's size (at most 64 KiB; this bound counts 64 KiB); 0 and 0 when the
+ * provider is not built in. The provider's own per-peer memory is not
  * counted. */
 size_t rmpi_ofi_peer_bytes(void);
 size_t rmpi_ofi_rail_rx_bytes(long long mrecv, long long rx_bufs);
+/* One single receive buffer (without multi-receive) for frames of up to top bytes. */
+size_t rmpi_ofi_rx_buf_bytes(size_t top);
 /* One of the rail's multi-receive buffers for mrecv bytes in all, when a frame takes up to
  * top bytes: at least two frames each, so a released buffer wastes at most half of itself. */
 size_t rmpi_ofi_mrecv_buf_bytes(size_t mrecv, size_t top);

@@ -1006,6 +1006,14 @@ static void link_rx(rmpi_ofi_rail_t *r, int src, const char *body, size_t len)
     link_send(r, src, LINK_ACK, epoch, prev);
 }
 
+/* The pending queue (posts refused with -FI_EAGAIN) and ring stamps refused after their
+ * bytes went: drained only by this process's progress. */
+static int ofi_queued(rmpi_rail_t *rail)
+{
+    rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
+    return r->pend != NULL || r->nstamp > 0 || r->credits_due > 0;
+}
+
 static size_t ofi_watch(rmpi_rail_t *rail, int peer, uint64_t *moved)
 {
     rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
@@ -1384,7 +1392,9 @@ static rmpi_ofi_rail_t *rail_open(const rmpi_net_env_t *env, struct fi_info *fi,
         r->nrx = (int)(want < 1 ? 1 : want > 4096 ? 4096 : want);
         if (fi->rx_attr->size && (size_t)r->nrx > fi->rx_attr->size)
             r->nrx = (int)fi->rx_attr->size;
-        r->rx_size = RMPI_OFI_BUF_SIZE;
+        /* one class, the largest frame's size: every frame fits, none needs more (16 KiB
+         * + 64 on tcp;ofi_rxm, whose eager bound caps frames, instead of 64 KiB) */
+        r->rx_size = rmpi_ofi_rx_buf_bytes(h->max_frame + sizeof(rmpi_ofi_hdr_t));
     }
     r->rx = slab_new(r, r->nrx, RMPI_OFI_RX, FI_RECV, r->rx_size);
     r->st.mem[RMPI_NET_CHAN_SHARED] = r->st.mem_peak[RMPI_NET_CHAN_SHARED] = (size_t)r->nrx * r->rx_size;
@@ -1633,6 +1643,7 @@ const struct rmpi_net_ops rmpi_ofi_ops = {
     .chan_switch = rmpi_ofi_chan_switch,
     .chan_stats = rmpi_ofi_chan_stats,
     .watch = ofi_watch,
+    .queued = ofi_queued,
     .backlog = ofi_backlog,
     .abandon = ofi_abandon,
     .rejoin = ofi_rejoin,

@@ -158,6 +158,31 @@ static void test_release(void)
     expect("empty window", NULL, 0, &p, NULL, 0, NULL, 0);
 }
 
+/* Two classes of peers in one window, each with its own costs (shared memory: r 1000, p 3,
+ * rho 200000; a ring over the network: r 1000, p 12, rho 400000). By hand, max n = 1000:
+ * rank 1 (shm, 1000) 1000000 - 1500 - 200000 = 798500; rank 2 (shm, 300) 300000 - 1500 -
+ * 200000 = 98500; rank 7 (net, 300) 300000 - 6000 - 400000 = -106000; rank 8 (net, 1000)
+ * 1000000 - 6000 - 400000 = 594000. With the network's r at 0 (a software provider)
+ * rank 8 is worth -406000 and stays shared; with one class rank 7 would be taken. */
+static void test_classes(void)
+{
+    rmpi_chan_params_t p = table2(4, 4);
+    p.r = 1000, p.p = 3, p.rho = 200000;
+    p.net = (rmpi_chan_cost_t){1000, 12, 0, 1, 400000};
+    rmpi_chan_src_t src[] = {{1, 0, 1000, 0}, {2, 0, 300, 0}, {7, 0, 300, 1}, {8, 0, 1000, 1}};
+    rmpi_chan_plan_t pl = expect("two classes", src, 4, &p, (int[]){1, 2, 8}, 3, NULL, 0);
+    CHECK(close_to(pl.x_new, 798500 + 98500 + 594000) && close_to(pl.gain, (798500 + 98500 + 594000) / 2600.0),
+          "two classes: x_new %.1f gain %.3f", pl.x_new, pl.gain);
+    p.net.r = 0;
+    expect("network r = 0", src, 4, &p, (int[]){1, 2}, 2, NULL, 0);
+    /* a dedicated network peer whose r fell to 0 is released */
+    src[3].dedicated = 1;
+    expect("network r = 0, release", src, 4, &p, (int[]){1, 2}, 2, (int[]){8}, 1);
+    p.net = (rmpi_chan_cost_t){p.r, p.p, 0, 1, p.rho};
+    src[3].dedicated = 0;
+    expect("one class", src, 4, &p, (int[]){1, 8, 2, 7}, 4, NULL, 0);
+}
+
 /* Every mapping of up to 7 sources, brute force: FIND_MAP's benefit is the best one's. */
 static void test_exhaustive(void)
 {
@@ -168,11 +193,15 @@ static void test_exhaustive(void)
         rmpi_chan_src_t src[7];
         for (int i = 0; i < n; i++)
             src[i] = (rmpi_chan_src_t){(int)unit_range(&rng, 0, 3) * 7 + i, (int)unit_range(&rng, 0, 2) == 0,
-                                       unit_range(&rng, 0, 3) ? unit_range(&rng, 0, 2000) : 0};
+                                       unit_range(&rng, 0, 3) ? unit_range(&rng, 0, 2000) : 0,
+                                       iter % 2 ? (int)unit_range(&rng, 0, 1) : 0};
         rmpi_chan_params_t p = table2((int)unit_range(&rng, 0, 5), (int)unit_range(&rng, 1, 4));
         p.gamma = 0;
         p.rho = (double)unit_range(&rng, 0, 40000);
         p.p = (double)unit_range(&rng, 0, 40);
+        /* odd cases mix two classes of peers, each with its own r, p and rho */
+        p.net = (rmpi_chan_cost_t){(double)unit_range(&rng, 0, 300), (double)unit_range(&rng, 0, 40), 0, 1,
+                                   (double)unit_range(&rng, 0, 40000)};
         int ncur = 0;
         double total = 0, nmax = 0;
         for (int i = 0; i < n; i++) {
@@ -190,11 +219,12 @@ static void test_exhaustive(void)
                 if (set >> i & 1) {
                     m++;
                     fresh += !src[i].dedicated;
-                    x += (double)src[i].n * p.r - (src[i].dedicated ? 0 : p.rho);
+                    const rmpi_chan_cost_t *k = src[i].cls ? &p.net : &(rmpi_chan_cost_t){p.r, p.p, 0, 1, p.rho};
+                    x += (double)src[i].n * k->r - (src[i].dedicated ? 0 : k->rho) - nmax * k->p / 2;
                 }
             if (m > p.h || fresh > p.tau)
                 continue;
-            best = fmax_(best, x - nmax * m * p.p / 2);
+            best = fmax_(best, x);
         }
         int up[7], down[7];
         rmpi_chan_plan_t pl;
@@ -223,6 +253,7 @@ int main(void)
     test_polling();
     test_caps();
     test_release();
+    test_classes();
     test_exhaustive();
     return finish("chan_select_findmap");
 }
