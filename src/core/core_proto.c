@@ -178,7 +178,7 @@ void rmpi_core_peer_init(rmpi_vc_t *vc)
      * under the rejoin that was reusing it (src/net/ofi/README.md). Reads land in bounce
      * buffers there and are safe to give up, so this receiver reads. */
     cp->no_writes = 0;
-    for (int i = 0; i < vc->nsub; i++)
+    for (int i = 0; i < vc->nsub && vc->nsub > 1; i++) /* one subchannel: no stripe moves, none lands late */
         cp->no_writes |= vc->sub[i].rail->hints.lingers;
     if (cp->no_writes && cp->rndv_write) {
         cp->rndv_write = 0;
