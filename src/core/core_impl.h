@@ -88,6 +88,7 @@ typedef struct core_peer {
     int rx_valid;       /* an EAGER frame set rx_*: EAGER_SHORT may follow */
     size_t unexp_bytes; /* memory held by this peer's unexpected messages (RMPI_UNEXP_MAX) */
     int rndv_write;     /* this peer's rendezvous pushes data (CTS + RDMA write) */
+    int no_writes;      /* a rail to this peer lingers (net.h): never invite a write */
     int rndv_far_read;  /* write mode by default, read once the round trip is long (rmpi_core_wan_tune) */
     size_t eager_limit;
     size_t eager_base; /* RMPI_EAGER_LIMIT's value for this peer; eager_limit when not tuned */

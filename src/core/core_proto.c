@@ -171,9 +171,26 @@ void rmpi_core_peer_init(rmpi_vc_t *vc)
      * same rails, so they agree on the mode. */
     cp->rndv_write =
         rmpi_rndv_mode == RMPI_RNDV_MODE_WRITE || (rmpi_rndv_mode == RMPI_RNDV_MODE_AUTO && !rail->hints.rdma_native);
+    /* A write given up with its connection (net.h `lingers`) lands whenever the link
+     * returns, maybe in memory the application has taken back: the stripe written again
+     * on another rail completed the message long before. Closing the target's
+     * registration instead made tcp;ofi_rxm drop the whole connection at the late write,
+     * under the rejoin that was reusing it (src/net/ofi/README.md). Reads land in bounce
+     * buffers there and are safe to give up, so this receiver reads. */
+    cp->no_writes = 0;
+    for (int i = 0; i < vc->nsub && vc->nsub > 1; i++) /* one subchannel: no stripe moves, none lands late */
+        cp->no_writes |= vc->sub[i].rail->hints.lingers;
+    if (cp->no_writes && cp->rndv_write) {
+        cp->rndv_write = 0;
+        rmpi_log(1,
+                 "rendezvous data from rank %d is read, not written (RMPI_RNDV_MODE): a write given up with a "
+                 "rail's connection could still land later",
+                 vc->peer);
+    }
     /* Only the receiver chooses (a sender serves a read or answers a CTS alike), so the
      * choice may differ per peer and change with the round trip. */
-    cp->rndv_far_read = cp->rndv_write && inter && rmpi_knobs.WAN_TUNE && rmpi_rndv_mode == RMPI_RNDV_MODE_AUTO;
+    cp->rndv_far_read =
+        cp->rndv_write && !cp->no_writes && inter && rmpi_knobs.WAN_TUNE && rmpi_rndv_mode == RMPI_RNDV_MODE_AUTO;
     /* One iov goes to the header; any subchannel may carry the frame. */
     long long segs = rmpi_knobs.SEG_MAX < RMPI_CORE_SEG_CAP ? rmpi_knobs.SEG_MAX : RMPI_CORE_SEG_CAP;
     for (int i = 0; i < vc->nsub; i++) {
@@ -565,7 +582,9 @@ static void rndv_start(rmpi_req_t *r, rmpi_vc_t *vc, int src, int tag, uint64_t 
         r->flags &= (uint16_t)~RMPI_RF_SEGS;
         how |= RMPI_FF_FRAGS;
     }
-    if (how & RMPI_FF_FRAGS) {
+    /* A sender in pieces can only write them, or send them as frames: frames where a write
+     * may outlive its connection (core_peer.no_writes). */
+    if ((how & RMPI_FF_FRAGS) || (gather && rmpi_core_peer(vc)->no_writes)) {
         rmpi_core_frag_cts(r, vc);
         return;
     }

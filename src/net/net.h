@@ -80,6 +80,11 @@ typedef struct rmpi_net_hints {
     int node_conn;       /* 1: one connection serves every process of a remote node */
     rmpi_scope_t scope;  /* which peers this rail is for */
     int mr_cache;        /* 1: registering is costly (pins pages): go through the cache */
+    int lingers;         /* 1: a connection given up still carries the ops it had accepted,
+                          * whenever its link returns (ofi where connections outlive a cut and
+                          * a second rail takes over): a put given up may land after the
+                          * target handed its memory back, so the core never asks a peer of
+                          * several subchannels to write (it reads, or takes DATA frames) */
     int tier;            /* of the rails reaching a peer, only those of the highest tier are used */
     size_t zc_min;       /* send_zc pays off for frames of this many bytes on; 0: no send_zc */
     /* Parallel streams (seed infiniband-wan, 3.4): spare = 1 for an extra connection over

@@ -1496,8 +1496,10 @@ static int ofi_open(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
     /* With a second rail to move a stripe to, reads go through bounce buffers where a
      * connection outlives a cut (rmpi_ofi_rdma_orphan says why); with one there is nowhere
      * to move it, and verbs-like providers fail the read themselves. */
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         made[i]->bounce = n > 1 && !emul && !(made[i]->mr_mode & FI_MR_LOCAL) && rmpi_ofi_lingers(prov);
+        made[i]->pub.hints.lingers = made[i]->bounce;
+    }
     /* Sorted by card, so two peers list their common rails in the same order. */
     qsort(made, (size_t)n, sizeof *made, rail_cmp);
     loop_card[0] = 0;
