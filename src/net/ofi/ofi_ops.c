@@ -1485,7 +1485,8 @@ static int ofi_open(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
                    *rmpi_knobs.OFI_DOMAINS ? " among RMPI_OFI_DOMAINS=" : "", rmpi_knobs.OFI_DOMAINS);
     /* With a second rail to move a stripe to, reads go through bounce buffers where a
      * connection outlives a cut (rmpi_ofi_rdma_orphan says why); with one there is nowhere
-     * to move it, and verbs-like providers fail the read themselves. */
+     * to move it, and verbs-like providers fail the read themselves. Whether a given peer
+     * has a second rail is decided at its first read (ofi_rdma.c bounce_to). */
     for (int i = 0; i < n; i++)
         made[i]->bounce = n > 1 && !emul && !(made[i]->mr_mode & FI_MR_LOCAL) && rmpi_ofi_lingers(prov);
     /* Sorted by card, so two peers list their common rails in the same order. */
