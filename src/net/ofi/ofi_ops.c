@@ -1424,6 +1424,13 @@ static int ofi_open(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
      * them in again: 3 page faults per 16 KiB ping-pong, 11.4 us where 8.0 us without. */
     if (rmpi_knobs.OFI_MALLOC_TRIM > 0 && !rmpi_rt_env("MALLOC_TRIM_THRESHOLD_"))
         mallopt(M_TRIM_THRESHOLD, rmpi_knobs.OFI_MALLOC_TRIM > INT_MAX ? INT_MAX : (int)rmpi_knobs.OFI_MALLOC_TRIM);
+    /* Setting a threshold turns off glibc's dynamic mmap threshold (which rises to the size
+     * of each mmapped block freed), so every block of 128 KiB or more was an mmap, its pages
+     * faulted in and an munmap again: a 1 MiB accumulate over tcp;ofi_rxm paid that for its
+     * message on the origin and on the target (159 munmaps per 108 operations, each 100-170
+     * us). The heap serves them up to what the dynamic threshold would have reached. */
+    if (rmpi_knobs.OFI_MALLOC_TRIM > 0 && !rmpi_rt_env("MALLOC_MMAP_THRESHOLD_"))
+        mallopt(M_MMAP_THRESHOLD, (int)RMPI_MIN(rmpi_knobs.OFI_MALLOC_TRIM, 32ll << 20));
 #endif
     int auto_mode = rmpi_knobs.NET == RMPI_NET_AUTO;
     char why[512];
