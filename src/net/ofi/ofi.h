@@ -133,6 +133,7 @@ typedef struct rmpi_ofi_rdma {
      * with -ECONNRESET at once while this record, now an orphan (op NULL), keeps the
      * bounce buffer for libfabric until the read ends, however late (README.md). */
     char *bounce;
+    size_t bounce_len; /* the first chunk's length, which chose the buffer (bounce_get) */
     int orphan;
     struct rmpi_ofi_rdma *fnext, *fprev; /* the rail's reads holding a bounce buffer */
 } rmpi_ofi_rdma_t;
@@ -162,6 +163,7 @@ typedef struct rmpi_ofi_peer {
     rmpi_ofi_park_t *parked; /* frames that completed early, by seq */
     rmpi_ofi_rdma_t *gets;   /* emulated gets waiting for data, in request order */
     uint64_t refused_put;    /* emulated put of this peer last refused (one PUT_ERR each) */
+    int bounce;              /* reads from it take bounce buffers: 1 yes, -1 no, 0 not decided yet */
     /* Channel kinds (ofi_chan.c). Receive side: sw, the channel this peer's frames to us
      * take (our choice) and whether its CHAN_MARK is awaited (../chan_switch.h); ring: our
      * ring for it (polled while it exists). Send side: tx_kind, the channel we write to it
@@ -215,7 +217,9 @@ typedef struct rmpi_ofi_rail {
     size_t inject;  /* fi_inject limit, header included */
     size_t max_rma; /* largest single fi_read/fi_write (RMPI_OFI_MAX_RMA, max_msg_size) */
     size_t key_size;
-    int bounce;              /* reads land in bounce buffers: they can be given up (README.md) */
+    int bounce;        /* reads may land in bounce buffers: they can be given up (README.md) */
+    void *bounce_free; /* kept bounce buffers of max_rma bytes, linked through the first word */
+    int nbounce_free;
     rmpi_ofi_rdma_t *flying; /* reads holding a bounce buffer, orphans included */
     long orphans;            /* reads given up that libfabric has not finished */
 

@@ -1434,6 +1434,13 @@ static int ofi_open(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
      * them in again: 3 page faults per 16 KiB ping-pong, 11.4 us where 8.0 us without. */
     if (rmpi_knobs.OFI_MALLOC_TRIM > 0 && !rmpi_rt_env("MALLOC_TRIM_THRESHOLD_"))
         mallopt(M_TRIM_THRESHOLD, rmpi_knobs.OFI_MALLOC_TRIM > INT_MAX ? INT_MAX : (int)rmpi_knobs.OFI_MALLOC_TRIM);
+    /* Setting a threshold turns off glibc's dynamic mmap threshold (which rises to the size
+     * of each mmapped block freed), so every block of 128 KiB or more was an mmap, its pages
+     * faulted in and an munmap again: a 1 MiB accumulate over tcp;ofi_rxm paid that for its
+     * message on the origin and on the target (159 munmaps per 108 operations, each 100-170
+     * us). The heap serves them up to what the dynamic threshold would have reached. */
+    if (rmpi_knobs.OFI_MALLOC_TRIM > 0 && !rmpi_rt_env("MALLOC_MMAP_THRESHOLD_"))
+        mallopt(M_MMAP_THRESHOLD, (int)RMPI_MIN(rmpi_knobs.OFI_MALLOC_TRIM, 32ll << 20));
 #endif
     int auto_mode = rmpi_knobs.NET == RMPI_NET_AUTO;
     char why[512];
@@ -1495,7 +1502,8 @@ static int ofi_open(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
                    *rmpi_knobs.OFI_DOMAINS ? " among RMPI_OFI_DOMAINS=" : "", rmpi_knobs.OFI_DOMAINS);
     /* With a second rail to move a stripe to, reads go through bounce buffers where a
      * connection outlives a cut (rmpi_ofi_rdma_orphan says why); with one there is nowhere
-     * to move it, and verbs-like providers fail the read themselves. */
+     * to move it, and verbs-like providers fail the read themselves. Whether a given peer
+     * has a second rail is decided at its first read (ofi_rdma.c bounce_to). */
     for (int i = 0; i < n; i++) {
         made[i]->bounce = n > 1 && !emul && !(made[i]->mr_mode & FI_MR_LOCAL) && rmpi_ofi_lingers(prov);
         made[i]->pub.hints.lingers = made[i]->bounce;

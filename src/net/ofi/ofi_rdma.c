@@ -107,6 +107,54 @@ void rmpi_ofi_mr_dereg(rmpi_rail_t *rail, rmpi_mr_t *mr)
     mr->desc = NULL;
 }
 
+/* Bounce buffers only toward a peer reached by a second rail, where a stripe can move
+ * (rmpi_ofi_rdma_orphan): with one rail the job ends when it fails, and the bounce copy,
+ * with an mmap, 128 page faults and an munmap for every 512 KiB chunk, was most of what a
+ * 1 MiB read rendezvous over tcp;ofi_rxm cost beyond RailMPI's own tcp. The VC's
+ * subchannels are rmpi_net_rails_for's rails, fixed when the VC is made. */
+static int bounce_to(rmpi_ofi_rail_t *r, int peer)
+{
+    rmpi_ofi_peer_t *p = &r->peers[peer];
+    if (RMPI_UNLIKELY(p->bounce == 0)) {
+        rmpi_rail_t *rails[2];
+        p->bounce = rmpi_net_rails_for(peer, rails, 2) > 1 ? 1 : -1;
+    }
+    return p->bounce > 0;
+}
+
+/* Chunks of at least BOUNCE_KEEP_MIN bytes take a bounce buffer of max_rma bytes kept by
+ * the rail (at most BOUNCE_KEEP of them), so that even with two rails a chunk costs the copy
+ * alone, not fresh pages from the kernel. */
+#define BOUNCE_KEEP 4
+#define BOUNCE_KEEP_MIN ((size_t)64 << 10)
+#define BOUNCE_KEEP_MAX ((size_t)4 << 20)
+
+static int bounce_kept(const rmpi_ofi_rail_t *r, size_t n)
+{
+    return n >= BOUNCE_KEEP_MIN && r->max_rma <= BOUNCE_KEEP_MAX;
+}
+
+static char *bounce_get(rmpi_ofi_rail_t *r, size_t n)
+{
+    if (!bounce_kept(r, n) || !r->bounce_free)
+        return rmpi_xmalloc(bounce_kept(r, n) ? r->max_rma : n);
+    char *b = r->bounce_free;
+    memcpy(&r->bounce_free, b, sizeof r->bounce_free);
+    r->nbounce_free--;
+    return b;
+}
+
+static void bounce_put(rmpi_ofi_rail_t *r, char *b, size_t n)
+{
+    if (!bounce_kept(r, n) || r->nbounce_free == BOUNCE_KEEP) {
+        free(b);
+        return;
+    }
+    memcpy(b, &r->bounce_free, sizeof r->bounce_free);
+    r->bounce_free = b;
+    r->nbounce_free++;
+}
+
 int rmpi_ofi_rdma_post(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
 {
     ssize_t rc;
@@ -128,9 +176,10 @@ int rmpi_ofi_rdma_post(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
         rc = fi_writemsg(r->ep, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE);
     } else if (d->write) {
         rc = fi_write(r->ep, d->local, n, d->desc, d->dest, d->raddr, d->rkey, &d->ctx.fctx);
-    } else if (r->bounce) {
+    } else if (r->bounce && (d->bounce || bounce_to(r, d->peer))) {
         if (!d->bounce) {
-            d->bounce = rmpi_xmalloc(n);
+            d->bounce = bounce_get(r, n);
+            d->bounce_len = n;
             d->fprev = NULL;
             d->fnext = r->flying;
             if (r->flying)
@@ -186,7 +235,7 @@ static void bounce_free(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
         r->flying = d->fnext;
     if (d->fnext)
         d->fnext->fprev = d->fprev;
-    free(d->bounce);
+    bounce_put(r, d->bounce, d->bounce_len);
     d->bounce = NULL;
 }
 
@@ -271,6 +320,12 @@ void rmpi_ofi_rdma_release(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
 
 void rmpi_ofi_rdma_free_all(rmpi_ofi_rail_t *r)
 {
+    while (r->bounce_free) {
+        char *b = r->bounce_free;
+        memcpy(&r->bounce_free, b, sizeof r->bounce_free);
+        free(b);
+    }
+    r->nbounce_free = 0;
     while (r->rdma_free) {
         rmpi_ofi_rdma_t *d = r->rdma_free;
         r->rdma_free = (rmpi_ofi_rdma_t *)d->ctx.next;
@@ -357,9 +412,59 @@ static int rdma_start(rmpi_rail_t *rail, int peer, char *local, size_t len, uint
     return 0;
 }
 
+/* A read longer than max_rma goes as up to SPLIT_MAX reads of equal shares, all posted
+ * at once (each still in chunks of max_rma, one after the other), completing the caller's
+ * op when the last ends: in turn, every chunk after the first waited a round trip for its
+ * request to reach the target. Not toward a peer whose reads take bounce buffers (a
+ * second rail to move to: one read per op keeps giving up a cut one simple). */
+#define SPLIT_MAX 4
+typedef struct split_read {
+    rmpi_net_op_t part[SPLIT_MAX];
+    rmpi_net_op_t *op; /* the caller's */
+    int left, status;
+} split_read_t;
+
+static void split_part_done(rmpi_net_op_t *part)
+{
+    split_read_t *s = part->ctx;
+    rmpi_net_op_t *op = s->op;
+    if (part->status && !s->status)
+        s->status = part->status;
+    if (part->t_done > op->t_done)
+        op->t_done = part->t_done;
+    if (--s->left)
+        return;
+    op->status = s->status;
+    free(s);
+    op->complete(op);
+}
+
 int rmpi_ofi_get(rmpi_rail_t *rail, int peer, void *local, size_t len, uint64_t raddr, uint64_t rkey, rmpi_net_op_t *op)
 {
-    return rdma_start(rail, peer, local, len, raddr, rkey, op, 0);
+    rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
+    if (len <= r->max_rma || r->emul || (r->bounce && bounce_to(r, peer)))
+        return rdma_start(rail, peer, local, len, raddr, rkey, op, 0);
+    size_t nchunks = (len + r->max_rma - 1) / r->max_rma;
+    int n = nchunks < SPLIT_MAX ? (int)nchunks : SPLIT_MAX;
+    /* shares in whole chunks, so no part ends in a short chunk but the last */
+    size_t share = (nchunks + (size_t)n - 1) / (size_t)n * r->max_rma;
+    split_read_t *s = rmpi_xmalloc(sizeof *s);
+    s->op = op;
+    s->status = 0;
+    op->rail = rail;
+    op->status = 0;
+    op->t_post = rmpi_time_ns();
+    op->t_done = 0;
+    n = (int)((len + share - 1) / share);
+    s->left = n;
+    for (int i = 0; i < n; i++) {
+        size_t off = (size_t)i * share;
+        rmpi_net_op_t *p = &s->part[i];
+        p->complete = split_part_done;
+        p->ctx = s;
+        rdma_start(rail, peer, (char *)local + off, RMPI_MIN(share, len - off), raddr + off, rkey, p, 0);
+    }
+    return 0;
 }
 
 int rmpi_ofi_put(rmpi_rail_t *rail, int peer, const void *local, size_t len, uint64_t raddr, uint64_t rkey,

@@ -10,7 +10,11 @@
  * - fence and PSCW epochs over Win_create and Win_allocate windows;
  * - dynamic windows with attach and detach (messages: no keys for attached memory);
  * - a put or get outside the target window fails with MPI_ERR_RMA_RANGE under
- *   MPI_ERRORS_RETURN, and the guard bytes around the target window stay intact. */
+ *   MPI_ERRORS_RETURN, and the guard bytes around the target window stay intact;
+ * - small gets and puts interleaved (shm sends each run of one direction as one
+ *   cross-memory call, up to 64 ops), more than a batch holds, a 5000-byte put among them,
+ *   then a fence with no flush before it: every value lands and every get reads the
+ *   target's data. */
 #include "mtest.h"
 
 #include <stdint.h>
@@ -294,6 +298,52 @@ static void out_of_range(int rank, int size)
     free(g);
 }
 
+#define MIX_OPS 300
+#define MIX_RO 4096 /* the target's read-only half, then the half the puts write */
+
+static void mixed_small(int rank, int size)
+{
+    char *g = guarded(2 * MIX_RO + 8192);
+    long *mem = (long *)(void *)(g + GUARD);
+    for (int i = 0; i < MIX_RO / 8; i++)
+        mem[i] = val(rank, rank, i);
+    memset(mem + MIX_RO / 8, 0, MIX_RO + 8192);
+    MPI_Win win;
+    MTEST_OK(MPI_Win_create(mem, 2 * MIX_RO + 8192, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    int t = (rank + 1) % size, from = (rank - 1 + size) % size;
+    long got[MIX_OPS], put[MIX_OPS];
+    char blob[5000];
+    fill(blob, sizeof blob, rank + 7);
+    MTEST_OK(MPI_Win_fence(0, win));
+    for (int i = 0; i < MIX_OPS; i++) {
+        got[i] = -1;
+        put[i] = val(rank, t, i);
+        if (i % 3 == 0) /* a get ends a run of puts: the direction changes */
+            MTEST_OK(MPI_Get(&got[i], 1, MPI_LONG, t, (MPI_Aint)((i % (MIX_RO / 8)) * 8), 1, MPI_LONG, win));
+        else
+            MTEST_OK(MPI_Put(&put[i], 1, MPI_LONG, t, (MPI_Aint)(MIX_RO + i * 8), 1, MPI_LONG, win));
+        if (i == MIX_OPS / 2) /* larger than a batch takes: goes alone, after the others */
+            MTEST_OK(
+                MPI_Put(blob, sizeof blob, MPI_BYTE, t, 2 * MIX_RO + 8192 - sizeof blob, sizeof blob, MPI_BYTE, win));
+    }
+    MTEST_OK(MPI_Win_fence(0, win));
+    char want[5000];
+    fill(want, sizeof want, from + 7);
+    for (int i = 0; i < MIX_OPS; i++) {
+        if (i % 3 == 0)
+            MTEST_CHECK(got[i] == val(t, t, i % (MIX_RO / 8)), "get %d from rank %d read %ld", i, t, got[i]);
+        else
+            MTEST_CHECK(mem[MIX_RO / 8 + i] == val(from, rank, i), "put %d from rank %d: slot holds %ld", i, from,
+                        mem[MIX_RO / 8 + i]);
+    }
+    MTEST_CHECK(memcmp((char *)mem + 2 * MIX_RO + 8192 - sizeof want, want, sizeof want) == 0,
+                "the 5000-byte put from rank %d differs", from);
+    MTEST_OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+    MTEST_OK(MPI_Win_free(&win));
+    check_guards(g, 2 * MIX_RO + 8192);
+    free(g);
+}
+
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
@@ -322,5 +372,6 @@ int main(int argc, char **argv)
     requests_and_pscw(rank, size);
     dynamic(rank, size);
     out_of_range(rank, size);
+    mixed_small(rank, size);
     return mtest_finalize();
 }
