@@ -75,6 +75,17 @@ int rmpi_vc_pick_big(rmpi_vc_t *vc, size_t len)
     return best >= 0 ? best : rmpi_sched_small(&vc->sched);
 }
 
+void rmpi_vc_stripe_seen(rmpi_vc_t *vc)
+{
+    if (vc->nup < 2 || vc->sched.cfg.stripe_policy != RMPI_STRIPE_POLICY_ADAPTIVE)
+        return;
+    for (int i = 0; i < vc->nsub; i++) {
+        rmpi_rail_t *rail = vc->sub[i].rail;
+        if (vc->sched.up[i] && rail->ops->backlog)
+            rmpi_sched_seen(&vc->sched, i, rail->ops->backlog(rail, vc->peer));
+    }
+}
+
 int rmpi_vc_init(int rank, int size, rmpi_vc_deliver_fn deliver, size_t core_size)
 {
     vc_core_size = core_size;
