@@ -449,6 +449,9 @@ size_t rmpi_tcp_watch(rmpi_rail_t *rail, int peer, uint64_t *moved);
 /* The peer's advertised window of socket fd (bytes), or -1 when the kernel does not say
  * (tcp_info.c). */
 long rmpi_tcp_snd_wnd(int fd);
+/* The kernel's smallest round trip of the connection (TCP_INFO tcpi_min_rtt), ns; 0 when
+ * unknown. */
+uint64_t rmpi_tcp_min_rtt(int fd);
 void rmpi_tcp_abandon(rmpi_rail_t *rail, int peer, const char *why);
 int rmpi_tcp_rejoin(rmpi_rail_t *rail, int peer, uint64_t timeout_ns);
 /* p's loss, if not reported yet: its ops fail, then env.on_peer_lost (inside progress). */

@@ -21,3 +21,14 @@ long rmpi_tcp_snd_wnd(int fd)
         return -1;
     return (long)ti.tcpi_snd_wnd;
 }
+
+uint64_t rmpi_tcp_min_rtt(int fd)
+{
+    struct tcp_info ti;
+    socklen_t len = sizeof ti;
+    memset(&ti, 0, sizeof ti);
+    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 ||
+        len < offsetof(struct tcp_info, tcpi_min_rtt) + sizeof ti.tcpi_min_rtt || ti.tcpi_min_rtt == ~0u)
+        return 0;
+    return (uint64_t)ti.tcpi_min_rtt * 1000u;
+}
