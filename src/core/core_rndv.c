@@ -252,6 +252,8 @@ static void start_stripes(rmpi_req_t *r, rmpi_vc_t *vc, int push, char *local, u
     rv->local = local;
     rv->raddr = raddr;
     memcpy(rv->rkeys, rkeys, nkeys * sizeof *rkeys);
+    if (push)
+        rmpi_vc_stripe_seen(vc);
     rv->nstripes = rmpi_vc_stripe(vc, n, rv->stripe, RMPI_VC_MAX_SUB);
     rv->pending = rv->nstripes;
     if (RMPI_UNLIKELY(r->flags & RMPI_RF_SEGS)) {

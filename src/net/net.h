@@ -141,8 +141,11 @@ typedef struct rmpi_net_id {
     int rank;       /* rank in that world */
 } rmpi_net_id_t;
 
-/* Where a round-trip sample comes from (env->on_rtt; RMPI_NET_RTT_ACK is the VC's own). */
-enum { RMPI_NET_RTT_HANDSHAKE, RMPI_NET_RTT_KERNEL, RMPI_NET_RTT_ACK, RMPI_NET_RTT_NSRC };
+/* Where a round-trip sample comes from (env->on_rtt; RMPI_NET_RTT_ACK is the VC's own).
+ * RMPI_NET_RTT_KERNEL_MIN is no source of its own: the kernel's smallest round trip of the
+ * connection (TCP_INFO tcpi_min_rtt), which counts toward the path's smallest round trip
+ * only, never its smoothed one. */
+enum { RMPI_NET_RTT_HANDSHAKE, RMPI_NET_RTT_KERNEL, RMPI_NET_RTT_ACK, RMPI_NET_RTT_NSRC, RMPI_NET_RTT_KERNEL_MIN };
 
 typedef struct rmpi_net_env {
     int rank, size;
@@ -153,7 +156,8 @@ typedef struct rmpi_net_env {
     void (*on_peer_lost)(rmpi_rail_t *rail, int peer, const char *why);
     /* A round-trip time to peer on rail (ns), measured by the provider: src is
      * RMPI_NET_RTT_HANDSHAKE (its connection handshake, peer processing included) or
-     * RMPI_NET_RTT_KERNEL (the kernel's smoothed estimate, e.g. TCP_INFO). May be NULL. */
+     * RMPI_NET_RTT_KERNEL (the kernel's smoothed estimate, e.g. TCP_INFO) or
+     * RMPI_NET_RTT_KERNEL_MIN (the kernel's minimum). May be NULL. */
     void (*on_rtt)(rmpi_rail_t *rail, int peer, uint64_t rtt_ns, int src);
     /* A connection to peer on rail was established (each time: the first, and every one
      * that replaces a lost one), with its epoch, which both ends agree on and which grows

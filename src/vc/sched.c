@@ -212,6 +212,13 @@ static size_t cut_at(size_t len, double cum)
     return (u > units ? units : u) * STRIPE_ALIGN;
 }
 
+/* Bytes ahead of a new stripe on subchannel i: the stripes cut and not done, or fewer when
+ * the provider said it holds fewer (rmpi_sched_seen). */
+static double ahead_of(const rmpi_sched_t *s, int i)
+{
+    return (double)(s->seen_ok[i] && s->seen[i] < s->queued[i] ? s->seen[i] : s->queued[i]);
+}
+
 /* Adaptive shares that make every stripe of the message end together. Subchannel i, with
  * q_i bytes queued and weight w_i (its part of the total rate), is free at q_i / w_i; water
  * filling finds the time T at which sum_i max(0, T w_i - q_i) = len, and those are the
@@ -233,25 +240,25 @@ static void fill_shares(const rmpi_sched_t *s, size_t len, double *w)
         for (int i = 0; i < s->nsub; i++) {
             if (!use[i])
                 continue;
-            double fi = (double)s->queued[i] / w[i];
+            double fi = ahead_of(s, i) / w[i];
             int j = m++;
-            for (; j > 0 && (double)s->queued[ord[j - 1]] / w[ord[j - 1]] > fi; j--)
+            for (; j > 0 && ahead_of(s, ord[j - 1]) / w[ord[j - 1]] > fi; j--)
                 ord[j] = ord[j - 1];
             ord[j] = i;
         }
         double qs = 0, ws = 0, t = 0;
         int k = 0;
         for (; k < m; k++) {
-            qs += (double)s->queued[ord[k]];
+            qs += ahead_of(s, ord[k]);
             ws += w[ord[k]];
             t = ((double)len + qs) / ws;
-            if (k + 1 == m || t <= (double)s->queued[ord[k + 1]] / w[ord[k + 1]])
+            if (k + 1 == m || t <= ahead_of(s, ord[k + 1]) / w[ord[k + 1]])
                 break;
         }
         int drop = -1;
         for (int j = 0; j < m; j++) {
             int i = ord[j];
-            x[i] = j <= k ? t * w[i] - (double)s->queued[i] : 0;
+            x[i] = j <= k ? t * w[i] - ahead_of(s, i) : 0;
             if (x[i] < 0)
                 x[i] = 0;
             if (x[i] < floor_len && (drop < 0 || x[i] < x[drop]))
@@ -270,7 +277,7 @@ static void fill_shares(const rmpi_sched_t *s, size_t len, double *w)
     for (int i = 0; i < s->nsub; i++) {
         if (!(w[i] > 0))
             continue;
-        double t = ((double)s->queued[i] + (double)len) / w[i];
+        double t = (ahead_of(s, i) + (double)len) / w[i];
         if (best < 0 || t < best_t || (t == best_t && w[i] > w[best])) {
             best = i;
             best_t = t;
@@ -284,7 +291,7 @@ static void fill_shares(const rmpi_sched_t *s, size_t len, double *w)
 static int enqueue(rmpi_sched_t *s, rmpi_stripe_t *out, int n)
 {
     for (int k = 0; k < n; k++) {
-        out[k].ahead = (size_t)s->queued[out[k].sub];
+        out[k].ahead = (size_t)ahead_of(s, out[k].sub);
         s->queued[out[k].sub] += out[k].len;
         s->nqueued++;
     }
@@ -297,6 +304,14 @@ static void unqueue(rmpi_sched_t *s, const rmpi_stripe_t *st)
     int i = st->sub;
     if (i >= 0 && i < s->nsub)
         s->queued[i] -= st->len < s->queued[i] ? st->len : s->queued[i];
+}
+
+void rmpi_sched_seen(rmpi_sched_t *s, int sub, uint64_t bytes)
+{
+    if (sub >= 0 && sub < s->nsub) {
+        s->seen[sub] = bytes;
+        s->seen_ok[sub] = 1;
+    }
 }
 
 void rmpi_sched_stripe_done(rmpi_sched_t *s, const rmpi_stripe_t *st)
@@ -315,7 +330,16 @@ void rmpi_sched_stripe_move(rmpi_sched_t *s, rmpi_stripe_t *st, int to)
     st->sub = to;
 }
 
+static int stripe_cut(rmpi_sched_t *s, size_t len, rmpi_stripe_t *out, int max);
+
 int rmpi_sched_stripe(rmpi_sched_t *s, size_t len, rmpi_stripe_t *out, int max)
+{
+    int n = stripe_cut(s, len, out, max);
+    memset(s->seen_ok, 0, sizeof s->seen_ok);
+    return n;
+}
+
+static int stripe_cut(rmpi_sched_t *s, size_t len, rmpi_stripe_t *out, int max)
 {
     if (len == 0 || max < 1)
         return 0;
@@ -420,6 +444,51 @@ int rmpi_sched_stripe(rmpi_sched_t *s, size_t len, rmpi_stripe_t *out, int max)
     return enqueue(s, out, n);
 }
 
+/* alpha of an update: the configured history factor, but 1 while the weights are still
+ * the starting guess (not history: the first measurement replaces them). */
+static double update_alpha(const rmpi_sched_t *s)
+{
+    double alpha = s->cfg.alpha;
+    if (!(alpha > 0))
+        alpha = 0;
+    if (alpha > 1 || s->learned == 0)
+        alpha = 1;
+    return alpha;
+}
+
+static void updated(rmpi_sched_t *s)
+{
+    renormalise(s);
+    apply_floor(s, s->cfg.floor);
+    s->updates++;
+    s->learned++;
+}
+
+/* A message one subchannel carried whole says how fast that one delivers, not how the
+ * others compare, so the weights move toward the shares of the rates every live
+ * subchannel last measured (rate[], each an average of its own stripes), and only once all
+ * have one. Whole messages are the rule where one rail is much slower (at 10:1 a 256 KiB
+ * message never splits above the smallest stripe), and placement then rests on the weights
+ * alone: without this they kept whatever the last split message left. */
+static void whole_feedback(rmpi_sched_t *s)
+{
+    double sum = 0;
+    for (int i = 0; i < s->nsub; i++) {
+        if (!s->up[i])
+            continue;
+        if (!(s->rate[i] > 0))
+            return;
+        sum += s->rate[i];
+    }
+    if (!(sum > 0))
+        return;
+    double alpha = update_alpha(s);
+    for (int i = 0; i < s->nsub; i++)
+        if (s->up[i])
+            s->weight[i] = (1 - alpha) * s->weight[i] + alpha * s->rate[i] / sum;
+    updated(s);
+}
+
 /* The weight update of Liu et al., 'Building Multirail InfiniBand Clusters: MPI-Level
  * Designs and Performance Evaluation', sec. 4.5, written with shares: the target weight is
  * W'_i = W_total * (W_i/t_i) / sum_k (W_k/t_k) and the new weight blends it with the old,
@@ -446,8 +515,7 @@ void rmpi_sched_feedback(rmpi_sched_t *s, const rmpi_stripe_t *stripes, int n, c
         carried[i] = 1;
     }
     /* Every policy keeps each subchannel's delivery rate (the core's eager/rendezvous
-     * crossover reads it); only adaptive striping moves weights, and only when a message
-     * was split (one stripe says nothing about the others). */
+     * crossover reads it); only adaptive striping moves weights. */
     for (int i = 0; i < s->nsub; i++)
         if (carried[i]) {
             double r = bytes[i] / ns[i];
@@ -455,8 +523,12 @@ void rmpi_sched_feedback(rmpi_sched_t *s, const rmpi_stripe_t *stripes, int n, c
                              ? (1 - s->cfg.alpha) * s->rate[i] + s->cfg.alpha * r
                              : r;
         }
-    if (s->cfg.stripe_policy != RMPI_STRIPE_POLICY_ADAPTIVE || n < 2 || ncarried < 2)
+    if (s->cfg.stripe_policy != RMPI_STRIPE_POLICY_ADAPTIVE || ncarried < 1)
         return;
+    if (ncarried < 2) {
+        whole_feedback(s);
+        return;
+    }
 
     /* Subchannels that carried nothing keep their share; the measured ones split the rest. */
     double bw[RMPI_SCHED_MAX] = {0}, bwsum = 0, rest = 1.0;
@@ -470,21 +542,14 @@ void rmpi_sched_feedback(rmpi_sched_t *s, const rmpi_stripe_t *stripes, int n, c
     }
     if (!(bwsum > 0) || !(rest > 0))
         return;
-    double alpha = s->cfg.alpha;
-    if (!(alpha > 0))
-        alpha = 0;
-    if (alpha > 1 || s->learned == 0)
-        alpha = 1; /* the starting weights are a guess, not history: the first measurement replaces them */
+    double alpha = update_alpha(s);
     for (int i = 0; i < s->nsub; i++) {
         if (!carried[i])
             continue;
         double target = rest * bw[i] / bwsum;
         s->weight[i] = (1 - alpha) * s->weight[i] + alpha * target;
     }
-    renormalise(s);
-    apply_floor(s, s->cfg.floor);
-    s->updates++;
-    s->learned++;
+    updated(s);
 }
 
 int rmpi_sched_fail(rmpi_sched_t *s, int sub)

@@ -45,6 +45,9 @@ typedef struct rmpi_sched {
     /* stripes cut and not yet done (rmpi_sched_stripe_done): bytes per subchannel, count */
     uint64_t queued[RMPI_SCHED_MAX];
     uint64_t nqueued;
+    /* what the providers still hold per subchannel, for the next cut only (rmpi_sched_seen) */
+    uint64_t seen[RMPI_SCHED_MAX];
+    int seen_ok[RMPI_SCHED_MAX];
 } rmpi_sched_t;
 
 typedef struct rmpi_stripe {
@@ -69,6 +72,14 @@ int rmpi_sched_small(rmpi_sched_t *s);
  * split goes whole to the subchannel expected to finish it first. Every policy records
  * each stripe's `ahead` and adds it to the queue; report each with rmpi_sched_stripe_done. */
 int rmpi_sched_stripe(rmpi_sched_t *s, size_t len, rmpi_stripe_t *out, int max);
+/* Before a cut: the provider still has `bytes` to move on subchannel sub (its backlog:
+ * queued or in the kernel, undelivered). The next rmpi_sched_stripe counts at most that
+ * much ahead of a new stripe there, and then forgets it. A stripe stays in queued[] until
+ * its completion comes back (a PUT_ACK a round trip or a scheduling slice of the peer
+ * later), so without it a rail whose bytes had all left looked busy, the cut placed
+ * nothing on it, and it went idle; its next stripe's `ahead` then counted bytes long
+ * delivered and its rate came out many times the link's. */
+void rmpi_sched_seen(rmpi_sched_t *s, int sub, uint64_t bytes);
 /* Stripe st has been delivered (or abandoned): its bytes leave its subchannel's queue. */
 void rmpi_sched_stripe_done(rmpi_sched_t *s, const rmpi_stripe_t *st);
 /* Stripe st goes to subchannel `to` instead (its rail failed): its queued bytes move too. */
@@ -79,7 +90,9 @@ void rmpi_sched_stripe_move(rmpi_sched_t *s, rmpi_stripe_t *st, int to);
  * it in rate[i] (blended with alpha). Adaptive striping moves the weights toward it, blended
  * with the old weights by alpha and kept above the floor (the update of Liu et al.,
  * 'Building Multirail InfiniBand Clusters: MPI-Level Designs and Performance Evaluation',
- * sec. 4.5); messages with a single stripe move no weight. */
+ * sec. 4.5). A message carried by one subchannel (a whole message: at 10:1 a 256 KiB
+ * message is never split) moves the weights toward the subchannels' measured rates once
+ * every live one has a rate, so placement learns from whole messages too. */
 void rmpi_sched_feedback(rmpi_sched_t *s, const rmpi_stripe_t *stripes, int n, const uint64_t *t_ns);
 /* A subchannel failed: never schedule it again; its weight goes to the others. Returns the
  * number of live subchannels left. */

@@ -75,6 +75,17 @@ int rmpi_vc_pick_big(rmpi_vc_t *vc, size_t len)
     return best >= 0 ? best : rmpi_sched_small(&vc->sched);
 }
 
+void rmpi_vc_stripe_seen(rmpi_vc_t *vc)
+{
+    if (vc->nup < 2 || vc->sched.cfg.stripe_policy != RMPI_STRIPE_POLICY_ADAPTIVE)
+        return;
+    for (int i = 0; i < vc->nsub; i++) {
+        rmpi_rail_t *rail = vc->sub[i].rail;
+        if (vc->sched.up[i] && rail->ops->backlog)
+            rmpi_sched_seen(&vc->sched, i, rail->ops->backlog(rail, vc->peer));
+    }
+}
+
 int rmpi_vc_init(int rank, int size, rmpi_vc_deliver_fn deliver, size_t core_size)
 {
     vc_core_size = core_size;
@@ -241,6 +252,15 @@ void rmpi_vc_on_rtt(rmpi_rail_t *rail, int peer, uint64_t rtt_ns, int src)
     /* The kernel's estimate only where the VC's own ACKs give none: they travel through the
      * same queues and progress loops as a rendezvous handshake, which is what is priced. */
     rmpi_path_t *p = &vc->sub[sub].path;
+    /* The kernel's minimum keeps the windowed base (rmpi_vc_rtt) the path's own: its
+     * smoothed estimate under a stream carries the stream's queue (a lab rail of about
+     * 20 us read 276 us with 64 KiB eager messages streaming, enough for RMPI_WAN_TUNE to
+     * raise the eager limit to 539 KiB on a LAN). */
+    if (src == RMPI_NET_RTT_KERNEL_MIN) {
+        if (rmpi_path_observe(p, (double)rtt_ns, RMPI_NET_RTT_KERNEL, rmpi_time_ns()) && rmpi_vc_on_path)
+            rmpi_vc_on_path(vc);
+        return;
+    }
     if (src == RMPI_NET_RTT_KERNEL && p->n[RMPI_NET_RTT_ACK] > vc->sub[sub].acks_seen) {
         vc->sub[sub].acks_seen = p->n[RMPI_NET_RTT_ACK];
         /* still the cleanest view of the path itself: its minimum counts */

@@ -255,6 +255,11 @@ static inline void rmpi_vc_send_small(rmpi_vc_t *vc, const struct iovec *iov, in
  * stripe delivered with rmpi_vc_stripe_done; a stripe whose rail failed moves to the
  * subchannel the small-frame policy picks; the delivery times (ns since each stripe was cut)
  * feed adaptive striping. */
+/* Before cutting stripes this side will push (RDMA writes leave through this side's
+ * providers): tell the scheduler what each live rail still holds (its backlog), so the cut
+ * sees the queues as they are, not as the completions that have come back say. Stripes the
+ * peer reads move through its providers, which only it sees. */
+void rmpi_vc_stripe_seen(rmpi_vc_t *vc);
 static inline int rmpi_vc_stripe(rmpi_vc_t *vc, size_t len, rmpi_stripe_t *out, int max)
 {
     return rmpi_sched_stripe(&vc->sched, len, out, max);

@@ -886,6 +886,9 @@ void rmpi_tcp_path_poll(rmpi_tcp_rail_t *r, uint64_t now)
         uint64_t k = kernel_rtt(c);
         if (k)
             r->env.on_rtt(&r->pub, c->peer->rank, k, RMPI_NET_RTT_KERNEL);
+        k = rmpi_tcp_min_rtt_ns(c->fd);
+        if (k)
+            r->env.on_rtt(&r->pub, c->peer->rank, k, RMPI_NET_RTT_KERNEL_MIN);
     }
 }
 

@@ -323,6 +323,37 @@ static void test_alpha_extremes(void)
  * stream or a send queue does): each stripe ends when its rail has moved everything queued
  * before it and itself. The feedback must still find the bandwidth ratio, and the last
  * stripes of a window must end together. */
+/* One window: win messages of len cut back to back on two rails (each rail delivers its
+ * stripes first in first out, so a stripe's time is the rail's busy time up to its end), then
+ * all done and fed back. Each stripe's `ahead` must be what was cut before it on its rail.
+ * busy[] gets each rail's busy time. Returns how many messages were split. */
+static int sim_window(sim_t *m, size_t len, int win, int w, double *busy)
+{
+    rmpi_stripe_t st[64][RMPI_SCHED_MAX];
+    int n[64], split = 0;
+    size_t cut[2] = {0, 0};
+    uint64_t t[64][RMPI_SCHED_MAX];
+    busy[0] = busy[1] = 0;
+    for (int k = 0; k < win && k < 64; k++) {
+        n[k] = rmpi_sched_stripe(&m->s, len, st[k], RMPI_SCHED_MAX);
+        split += n[k] > 1;
+        for (int j = 0; j < n[k]; j++) {
+            int i = st[k][j].sub;
+            CHECK(st[k][j].ahead == cut[i], "window %d message %d: %zu bytes ahead on rail %d, want %zu", w, k,
+                  st[k][j].ahead, i, cut[i]);
+            cut[i] += st[k][j].len;
+            busy[i] += (double)st[k][j].len / m->bw[i];
+            t[k][j] = (uint64_t)(LAT_NS + busy[i]);
+        }
+    }
+    for (int k = 0; k < win && k < 64; k++) {
+        for (int j = 0; j < n[k]; j++)
+            rmpi_sched_stripe_done(&m->s, &st[k][j]);
+        rmpi_sched_feedback(&m->s, st[k], n[k], t[k]);
+    }
+    return split;
+}
+
 static void test_queued_windows(void)
 {
     enum { WIN = 8, WINDOWS = 12 };
@@ -332,27 +363,8 @@ static void test_queued_windows(void)
     int windows = -1;
     double spread = 1;
     for (int w = 0; w < WINDOWS; w++) {
-        rmpi_stripe_t st[WIN][RMPI_SCHED_MAX];
-        int n[WIN];
-        double busy[2] = {0, 0};
-        size_t cut[2] = {0, 0};
-        uint64_t t[WIN][RMPI_SCHED_MAX];
-        for (int k = 0; k < WIN; k++) {
-            n[k] = rmpi_sched_stripe(&m.s, MSG, st[k], RMPI_SCHED_MAX);
-            for (int j = 0; j < n[k]; j++) {
-                int i = st[k][j].sub;
-                CHECK(st[k][j].ahead == cut[i], "window %d message %d: %zu bytes ahead on rail %d, want %zu", w, k,
-                      st[k][j].ahead, i, cut[i]);
-                cut[i] += st[k][j].len;
-                busy[i] += (double)st[k][j].len / bw[i];
-                t[k][j] = (uint64_t)(LAT_NS + busy[i]);
-            }
-        }
-        for (int k = 0; k < WIN; k++) {
-            for (int j = 0; j < n[k]; j++)
-                rmpi_sched_stripe_done(&m.s, &st[k][j]);
-            rmpi_sched_feedback(&m.s, st[k], n[k], t[k]);
-        }
+        double busy[2];
+        sim_window(&m, MSG, WIN, w, busy);
         spread = dabs(busy[0] - busy[1]) / (busy[0] > busy[1] ? busy[0] : busy[1]);
         if (windows < 0 && converged(&m, 0.02))
             windows = w + 1;
@@ -365,16 +377,23 @@ static void test_queued_windows(void)
            spread * 100);
 }
 
-/* Messages too small to split go whole to the rail expected to finish them first, so a
- * stream of them uses every rail in proportion to its weight; a large message cut behind a
- * queue gives the busy rail less, so both end together. */
-static void test_queue_choice(void)
+/* Adaptive striping as the VC runs it: alpha 0.5, floor 0.02, smallest stripe 64 KiB. */
+static rmpi_sched_cfg_t queue_cfg(void)
 {
     rmpi_sched_cfg_t c = {0};
     c.stripe_policy = RMPI_STRIPE_POLICY_ADAPTIVE;
     c.alpha = 0.5;
     c.floor = 0.02;
     c.min_stripe = 65536;
+    return c;
+}
+
+/* Messages too small to split go whole to the rail expected to finish them first, so a
+ * stream of them uses every rail in proportion to its weight; a large message cut behind a
+ * queue gives the busy rail less, so both end together. */
+static void test_queue_choice(void)
+{
+    rmpi_sched_cfg_t c = queue_cfg();
     rmpi_sched_t s;
     static const double ratio[2][2] = {{0.5, 0.5}, {0.8, 0.2}};
     for (int r = 0; r < 2; r++) {
@@ -412,6 +431,77 @@ static void test_queue_choice(void)
     CHECK(s.nqueued == 0 && s.queued[0] == 0 && s.queued[1] == 0, "all done: empty queues");
 }
 
+/* At 10:1 a 256 KiB message rarely splits above the smallest stripe (64 KiB), so mostly
+ * whole messages are measured: they must move the weights to the rates. Here the smallest
+ * stripe is the message, so none ever splits. Starting from 4:1 (learned before the slow
+ * rail slowed further), windows of 16 messages queued on two rails, the weights must reach
+ * 10:1. */
+static void test_whole_messages(void)
+{
+    enum { WIN = 16, WINDOWS = 40 };
+    static const double bw[2] = {FAST, FAST / 10};
+    const size_t len = 256 << 10;
+    sim_t m;
+    sim_init(&m, 2, bw, 0.5, 0.02);
+    m.s.cfg.min_stripe = len;
+    m.s.weight[0] = 0.8;
+    m.s.weight[1] = 0.2;
+    m.s.learned = 1;
+    int split = 0, windows = -1;
+    for (int w = 0; w < WINDOWS; w++) {
+        double busy[2];
+        split += sim_window(&m, len, WIN, w, busy);
+        if (windows < 0 && dabs(m.s.weight[1] - 1.0 / 11) < 0.01)
+            windows = w + 1;
+    }
+    CHECK(split == 0, "smallest stripe 256 KiB: never split (%d were)", split);
+    CHECK(windows > 0 && dabs(m.s.weight[1] - 1.0 / 11) < 0.01,
+          "whole messages at 10:1: weights %.4f %.4f, want %.4f (reached after %d windows)", m.s.weight[0],
+          m.s.weight[1], 1.0 / 11, windows);
+    printf("  whole 256 KiB messages at 10:1 from 4:1: within 0.01 of the share after %d windows of %d\n", windows,
+           WIN);
+
+    /* A lone stripe while another live rail has no rate yet moves nothing. */
+    sim_init(&m, 2, bw, 0.5, 0.02);
+    rmpi_stripe_t one = {0, 0, len};
+    uint64_t t1 = 1000000;
+    rmpi_sched_feedback(&m.s, &one, 1, &t1);
+    CHECK(m.s.updates == 0 && m.s.weight[0] == 0.5, "a lone stripe, rail 1 unmeasured: no update");
+}
+
+/* What the provider still holds (rmpi_sched_seen) bounds the bytes counted ahead of the
+ * next cut: stripes delivered but not yet completed no longer keep a rail looking busy, and
+ * the view is forgotten after that cut. */
+static void test_seen(void)
+{
+    rmpi_sched_cfg_t c = queue_cfg();
+    rmpi_sched_t s;
+    rmpi_sched_init(&s, &c, 2, NULL);
+    s.weight[0] = 0.8;
+    s.weight[1] = 0.2;
+    rmpi_stripe_t a[RMPI_SCHED_MAX], b[RMPI_SCHED_MAX], d[RMPI_SCHED_MAX];
+    s.queued[0] = 1 << 20; /* as if stripes of 1 MiB on each were cut and not done */
+    s.queued[1] = 1 << 20;
+    s.nqueued = 2;
+    /* rail 0 free at 1M / 0.8, rail 1 at 1M / 0.2: 256 KiB goes whole to rail 0 */
+    CHECK(rmpi_sched_stripe(&s, 256 << 10, a, RMPI_SCHED_MAX) == 1 && a[0].sub == 0 && a[0].ahead == 1 << 20,
+          "queues as cut: rail 0 (got %d, ahead %zu)", a[0].sub, a[0].ahead);
+    rmpi_sched_seen(&s, 0, (1 << 20) + (256 << 10));
+    rmpi_sched_seen(&s, 1, 0); /* rail 1's bytes have all left */
+    CHECK(rmpi_sched_stripe(&s, 256 << 10, b, RMPI_SCHED_MAX) == 1 && b[0].sub == 1 && b[0].ahead == 0,
+          "rail 1 empty by its provider: the message goes there with nothing ahead (got %d, ahead %zu)", b[0].sub,
+          b[0].ahead);
+    CHECK(s.queued[1] == (1 << 20) + (256 << 10), "the cut still counts its stripe in queued[] (%llu)",
+          (unsigned long long)s.queued[1]);
+    CHECK(rmpi_sched_stripe(&s, 256 << 10, d, RMPI_SCHED_MAX) == 1 && d[0].sub == 0,
+          "the view is forgotten after one cut: rail 0 again (got %d)", d[0].sub);
+    rmpi_sched_seen(&s, 0, 1u << 30); /* a backlog above what was cut counts as what was cut */
+    rmpi_sched_seen(&s, 1, 1u << 30);
+    rmpi_stripe_t e[RMPI_SCHED_MAX];
+    rmpi_sched_stripe(&s, 256 << 10, e, RMPI_SCHED_MAX);
+    CHECK(e[0].ahead == s.queued[e[0].sub] - e[0].len, "a larger backlog: ahead %zu is what was cut there", e[0].ahead);
+}
+
 int main(void)
 {
     printf("adaptive striping, %zu-byte messages, %.0f us latency:\n", MSG, LAT_NS / 1000);
@@ -424,5 +514,7 @@ int main(void)
     test_alpha_extremes();
     test_queued_windows();
     test_queue_choice();
+    test_whole_messages();
+    test_seen();
     return finish("sched_adaptive");
 }
