@@ -212,7 +212,8 @@ typedef struct rmpi_ofi_rail {
     int local_only; /* reaches only ranks on this node (shm, loopback) */
     int loopback;   /* a loopback fabric (127.x, ::1) */
     int idle;       /* reaches nobody (every rank is on this node and talks over the
-                           * loopback domain): progress does not poll it */
+                           * loopback domain, or the rail serves this node alone and no
+                           * other rank is on it): progress does not poll it */
     int emul;       /* no FI_RMA (or RMPI_OFI_RMA=emulate): get/put over messages */
     size_t inject;  /* fi_inject limit, header included */
     size_t max_rma; /* largest single fi_read/fi_write (RMPI_OFI_MAX_RMA, max_msg_size) */
