@@ -8,7 +8,7 @@
 # outside load hits both alike. Then a table of flat / site-aware per size.
 #   bench/wan_coll.sh [--delay 1ms] [--sizes 1:4194304 | 1,1024,131072] [--reps N] [--lan 1gbit] [--wan 1gbit]
 #                     [--colls bcast,allreduce] [--map block|cyclic] [--ppn N] [--tree] [--oblivious]
-#                     [--build DIR] [--out FILE]
+#                     [--refs] [--build DIR] [--out FILE]
 # --map: block puts hosts nsA1,nsA2 first and nsB1,nsB2 after (ranks 0-1 on site A, 2-3 on B
 # with one rank per host: a flat binomial tree from rank 0 then already crosses once);
 # cyclic puts nsA1,nsB1,nsA2,nsB2 (flat trees cross twice). --ppn: ranks per host (default
@@ -19,12 +19,16 @@
 # over all ranks that knows neither sites nor nodes (the paper's flat Bcast, Fig. 7; `flat`
 # is node-aware and in block placement already crosses the long link once), and a second
 # table of binomial / site-aware for Bcast. Its Allreduce is flat's (auto).
+# --refs adds Open MPI (ob1, btl tcp on rail0; vader inside a host) and MPICH (ch4:ucx, UCX
+# tcp on rail0; tcp on lo inside a host) on the same namespaces, built from the same
+# bench/coll.c when mpicc.openmpi / mpicc.mpich exist, and a table of the faster of the two
+# against RailMPI site-aware (ratio > 1: RailMPI faster).
 # On a shared 2-core machine the figures are noisy: compare the ratios within one run.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
-delay=1ms sizes=1:4194304 reps=1 lan=1gbit wan=1gbit colls=bcast,allreduce map=block ppn=1 tree=0 oblivious=0 build=$root/build out=
-usage="usage: $0 [--delay D] [--sizes MIN:MAX] [--reps N] [--lan RATE] [--wan RATE] [--colls LIST] [--map block|cyclic] [--ppn N] [--tree] [--oblivious] [--build DIR] [--out FILE]"
+delay=1ms sizes=1:4194304 reps=1 lan=1gbit wan=1gbit colls=bcast,allreduce map=block ppn=1 tree=0 oblivious=0 refs=0 build=$root/build out=
+usage="usage: $0 [--delay D] [--sizes MIN:MAX] [--reps N] [--lan RATE] [--wan RATE] [--colls LIST] [--map block|cyclic] [--ppn N] [--tree] [--oblivious] [--refs] [--build DIR] [--out FILE]"
 while [ $# -gt 0 ]; do
   case $1 in
     --delay | --sizes | --reps | --lan | --wan | --colls | --map | --ppn | --build | --out)
@@ -32,6 +36,7 @@ while [ $# -gt 0 ]; do
       printf -v "${1#--}" %s "$2"; shift 2 ;;
     --tree) tree=1; shift ;;
     --oblivious) oblivious=1; shift ;;
+    --refs) refs=1; shift ;;
     *) echo "$usage" >&2; exit 2 ;;
   esac
 done
@@ -46,22 +51,47 @@ netlab=$root/tools/netlab coll=$build/bench/coll
 [ -x "$coll" ] || cmake --build "$build" --target bench_coll >/dev/null || exit 1
 out=${out:-$build/bench/results/wan_coll-$(date +%Y%m%d-%H%M%S).jsonl}
 mkdir -p "$(dirname "$out")" && : >"$out" && : >"$out.log"
+# Open MPI refuses to start as root unless told both of these.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+ref=$build/bench/ref refcfg=
+if [ $refs = 1 ]; then
+  mkdir -p "$ref"
+  for m in openmpi mpich; do
+    command -v "mpicc.$m" >/dev/null && "mpicc.$m" -std=c11 -O2 -o "$ref/coll.$m" "$here/coll.c" && refcfg+=" $m"
+  done
+  [ -n "$refcfg" ] || echo "bench/wan_coll.sh: --refs: neither mpicc.openmpi nor mpicc.mpich found" >&2
+fi
 # the lab's names are this run's own (the agent, started by mpiexec, reads them too)
 export NETLAB_DELAYLINE=$build/bin/rmpi_delayline NETLAB_PREFIX=wcb$$-
 trap '"$netlab" down >/dev/null 2>&1' EXIT
+trap 'exit 143' TERM INT # so that a timeout's TERM still takes the lab down
 "$netlab" up --sites 2x2 "$lan" "$wan@$delay" >/dev/null || { echo "netlab up --sites failed" >&2; exit 1; }
 for rep in $(seq 1 "$reps"); do
   configs="site_aware flat"; [ $tree = 1 ] && configs+=" site_tree"; [ $oblivious = 1 ] && configs+=" binomial"
-  for config in $configs; do
+  for config in $configs$refcfg; do
     sites=1 split=
     case $config in
       flat) sites=0 ;;
       site_tree) split="-genv RMPI_COLL_SITE_SPLIT 1g" ;;
       binomial) sites=0 split="-genv RMPI_COLL_BCAST binomial" ;;
     esac
-    "$netlab" exec nsA1 timeout 1200 "$build/bin/mpiexec" -n $((4 * ppn)) --host $hosts --agent "$netlab agent" \
-      --pmi-iface ctl -genv RMPI_TCP_IFACES rail0 -genv RMPI_COLL_SITES $sites $split -genv RMPI_DEBUG 1 \
-      "$coll" -c "$colls" $sizearg "$sizes" 2>>"$out.log" |
+    case $config in
+      openmpi)
+        "$netlab" exec nsA1 timeout 180 mpirun.openmpi -np $((4 * ppn)) --host $hosts --bind-to none \
+          --mca plm_rsh_agent "$netlab agent" --mca plm_rsh_no_tree_spawn 1 --mca oob_tcp_if_include ctl \
+          --mca pml ob1 --mca btl self,vader,tcp --mca btl_tcp_if_include rail0 \
+          "$ref/coll.openmpi" -c "$colls" $sizearg "$sizes" ;;
+      mpich) # UCX's shared memory (sm, cma) joins processes of one machine across namespaces,
+        # past the lab's links (a 4 MiB Bcast in 15 ms, nothing on rail0): tcp only, on lo
+        # inside a host
+        "$netlab" exec nsA1 timeout 180 mpiexec.mpich -n $((4 * ppn)) -hosts $hosts -launcher rsh \
+          -launcher-exec "$netlab" -iface ctl -genv UCX_TLS tcp,self -genv UCX_NET_DEVICES "rail0$([ "$ppn" = 1 ] || echo ,lo)" \
+          "$ref/coll.mpich" -c "$colls" $sizearg "$sizes" ;;
+      *)
+        "$netlab" exec nsA1 timeout 1200 "$build/bin/mpiexec" -n $((4 * ppn)) --host $hosts --agent "$netlab agent" \
+          --pmi-iface ctl -genv RMPI_TCP_IFACES rail0 -genv RMPI_COLL_SITES $sites $split -genv RMPI_DEBUG 1 \
+          "$coll" -c "$colls" $sizearg "$sizes" ;;
+    esac 2>>"$out.log" |
       grep '^{"coll"' | sed "s/}\$/,\"delay\":\"$delay\",\"map\":\"$map\",\"ppn\":$ppn,\"config\":\"$config\",\"rep\":$rep}/" >>"$out"
   done
 done
@@ -106,5 +136,17 @@ if any(k[2] == "binomial" and k[0] == "bcast" for k in lat):
         a = statistics.median(a) if a else None
         print(f"| {s} | " + (f"{b:.0f}" if b else "-") + " | " + (f"{a:.0f}" if a else "-") + " | "
               + (f"{b / a:.2f}" if a and b else "-") + " |")
+refs = [m for m in ("openmpi", "mpich") if any(k[2] == m for k in lat)]
+if refs:
+    med = lambda c, s, m: statistics.median(lat[(c, s, m)]) if lat.get((c, s, m)) else None
+    print()
+    print("| coll | bytes | RailMPI site-aware us | RailMPI flat us | Open MPI us | MPICH us | best other / site-aware |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for c in colls:
+        for s in sizes:
+            v = {m: med(c, s, m) for m in ("site_aware", "flat", "openmpi", "mpich")}
+            best = min([v[m] for m in refs if v[m]], default=None)
+            print(f"| {c} | {s} | " + " | ".join(f"{v[m]:.0f}" if v[m] else "-" for m in v) + " | "
+                  + (f"{best / v['site_aware']:.2f}" if best and v["site_aware"] else "-") + " |")
 EOF
 echo "results: $out" >&2
