@@ -86,6 +86,9 @@ typedef struct rmpi_net_hints {
                           * target handed its memory back, so the core never asks a peer of
                           * several subchannels to write (it reads, or takes DATA frames) */
     int tier;            /* of the rails reaching a peer, only those of the highest tier are used */
+    int put_landed;      /* 1: with another rail of this provider to the peer, a put completes
+                          * only once the target landed its bytes (tcp's PUT_ACK), so a frame
+                          * sent after it need not follow it on its rail */
     size_t zc_min;       /* send_zc pays off for frames of this many bytes on; 0: no send_zc */
     /* Parallel streams (seed infiniband-wan, 3.4): spare = 1 for an extra connection over
      * the same path as the rail before it, which a virtual channel leaves idle until that

@@ -358,6 +358,13 @@ struct rmpi_tcp_prov {
     /* Memory per peer (peers, sockets, receive buffers of every rail) now and at most: the
      * channel accounting (chan_stats, RMPI_REPORT). */
     size_t mem, mem_peak;
+    /* The gate (tcp_ops.c): one epoll set holding every rail's epoll fd, so the rails that
+     * sleep (quiet ones while another carries the traffic, spare streams nobody woke) are
+     * looked at by one epoll_wait for all, every QUIET_EVERY calls of the gate rail. */
+    int gate_fd;         /* -1: no gate, each sleeping rail polls for itself */
+    int gate_idx;        /* the rail whose progress runs the gate (the first open one) */
+    unsigned gate_calls; /* progress calls of the gate rail */
+    int gate_busy;       /* at the last gate: some rail found something lately */
 };
 
 static inline void rmpi_tcp_mem_add(rmpi_tcp_prov_t *prov, size_t add, size_t sub)
@@ -408,6 +415,7 @@ struct rmpi_tcp_rail {
     uint64_t timeout_ns;
     int in_progress, closing;
     unsigned idle_polls; /* a spare rail without sockets: progress calls since its last epoll_wait */
+    int gate_ready;      /* the gate saw this rail's epoll fd ready (or its sweep is due) */
 
     /* Stall detection: RMPI_RAIL_TIMEOUT, looked at every STALL_CHECK_NS of progress. */
     uint64_t stall_ns, last_check;

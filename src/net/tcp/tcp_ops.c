@@ -57,6 +57,7 @@ static void fill_hints(rmpi_tcp_rail_t *r, const rmpi_tcp_iface_t *f, int stream
     h->latency_ns = 0;
     h->rdma_native = 0;
     h->rdma_by_target = 1;
+    h->put_landed = 1; /* PUT_ACK with several rails: tcp_rdma.c */
     h->max_frame = RMPI_TCP_MAX_FRAME;
     h->max_inline = RMPI_TCP_MAX_FRAME;       /* send() writes from the caller's iov when it can */
     h->max_iov = RMPI_TCP_IOV_MAX - 1;        /* writev with our header in front; more is copied */
@@ -94,6 +95,8 @@ static void prov_release(rmpi_tcp_prov_t *prov)
 {
     if (--prov->open_rails > 0)
         return;
+    if (prov->gate_fd >= 0)
+        close(prov->gate_fd);
     if (prov->links)
         for (int i = 0; i < prov->npeers; i++)
             free(prov->links[i]);
@@ -131,6 +134,24 @@ static rmpi_tcp_rail_t *rail_new(rmpi_tcp_prov_t *prov, const rmpi_net_env_t *en
     return r;
 }
 
+/* The gate's epoll set: every rail's epoll fd, readable while that rail has an event. With
+ * one rail there is nothing to gate. Without it (epoll_create1 or epoll_ctl refused), each
+ * sleeping rail polls for itself every QUIET_EVERY (spares: 64) calls. */
+static void gate_open(rmpi_tcp_prov_t *prov)
+{
+    if (prov->nrails < 2)
+        return;
+    int fd = epoll_create1(EPOLL_CLOEXEC);
+    for (int i = 0; fd >= 0 && i < prov->nrails; i++) {
+        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = prov->rails[i]};
+        if (epoll_ctl(fd, EPOLL_CTL_ADD, prov->rails[i]->epfd, &ev) != 0) {
+            close(fd);
+            fd = -1;
+        }
+    }
+    prov->gate_fd = fd;
+}
+
 /* One rail per chosen interface and stream, in interface-name order, each listening on its
  * interface's address; the card lists them in that order. */
 static int tcp_open(const rmpi_net_env_t *env, rmpi_rail_t **rails, int max)
@@ -162,6 +183,7 @@ static int tcp_open(const rmpi_net_env_t *env, rmpi_rail_t **rails, int max)
                   env->rank, nif, streams, RMPI_MIN(max, RMPI_TCP_MAX_RAILS), RMPI_MIN(max, RMPI_TCP_MAX_RAILS));
     rmpi_tcp_prov_t *prov = rmpi_xcalloc(1, sizeof(*prov));
     prov->env = *env;
+    prov->gate_fd = -1;
     prov->me.listed = listed;
     const rmpi_tcp_iface_t *iface_of[RMPI_TCP_MAX_RAILS];
     int nstreams_of[RMPI_TCP_MAX_RAILS];
@@ -194,10 +216,13 @@ static int tcp_open(const rmpi_net_env_t *env, rmpi_rail_t **rails, int max)
     }
     prov->me.n = prov->nrails;
     prov->open_rails = prov->nrails;
+    gate_open(prov);
     char card[1024];
     if (prov->nrails == 0 || rmpi_tcp_card_format(&prov->me, card, sizeof(card)) < 0) {
         for (int i = 0; i < prov->nrails; i++)
             rail_free(prov->rails[i]);
+        if (prov->gate_fd >= 0)
+            close(prov->gate_fd);
         free(prov);
         return 0;
     }
@@ -208,6 +233,8 @@ static int tcp_open(const rmpi_net_env_t *env, rmpi_rail_t **rails, int max)
         rmpi_warn("tcp: rank %d could not publish its TCP address card through PMI.", env->rank);
         for (int i = 0; i < prov->nrails; i++)
             rail_free(prov->rails[i]);
+        if (prov->gate_fd >= 0)
+            close(prov->gate_fd);
         free(prov);
         return -1;
     }
@@ -387,14 +414,71 @@ static int other_rail_busy(const rmpi_tcp_rail_t *r)
     return 0;
 }
 
+/* A rail that sleeps behind the gate: nothing to do but look at its sockets, and either a
+ * spare stream nobody woke or a quiet rail of at most one socket while another rail is busy. */
+static int gated(rmpi_tcp_rail_t *r)
+{
+    if (!rail_idle(r))
+        return 0;
+    if (r->pub.hints.spare && !r->nconn)
+        return 1;
+    return r->quiet >= DIRECT_QUIET && r->prov->gate_busy && (!r->nconn || lone_conn(r));
+}
+
+/* Every QUIET_EVERY calls of the gate rail (SPARE_EVERY when only spare streams sleep): one
+ * epoll_wait over all the rails' epoll fds marks those with something to read, and every
+ * GATE_SWEEP gates every rail is marked, so a sleeping rail's clocked work (stall check,
+ * path poll, buffer sweep: poll_once) still runs. Measured over 8 lab rails, 8 B ping-pong:
+ * socket polls per progress call 1.89-1.91 before, 1.17 with the gate. */
+#define GATE_SWEEP 64
+#define SPARE_EVERY 64
+static void gate_run(rmpi_tcp_prov_t *prov)
+{
+    unsigned n = ++prov->gate_calls;
+    if (n & (QUIET_EVERY - 1))
+        return;
+    int busy = 0, quiet = 0, spare = 0, sweep = (n / QUIET_EVERY) % GATE_SWEEP == 0;
+    for (int i = 0; i < prov->nrails; i++) {
+        rmpi_tcp_rail_t *o = prov->rails[i];
+        if (o) {
+            busy |= o->nestab && o->quiet < DIRECT_QUIET;
+            if (gated(o))
+                *(o->pub.hints.spare && !o->nconn ? &spare : &quiet) = 1;
+            o->gate_ready |= sweep;
+        }
+    }
+    prov->gate_busy = busy;
+    /* Spare streams alone (nobody connects to them but a peer waking one) are looked at
+     * every SPARE_EVERY calls, as each did for itself before; quiet rails every QUIET_EVERY. */
+    if (!quiet && !(spare && (n / QUIET_EVERY) % (SPARE_EVERY / QUIET_EVERY) == 0))
+        return;
+    struct epoll_event ev[RMPI_TCP_MAX_RAILS];
+    int k = epoll_wait(prov->gate_fd, ev, (int)RMPI_ARRAY_LEN(ev), 0);
+    for (int i = 0; i < k; i++)
+        ((rmpi_tcp_rail_t *)ev[i].data.ptr)->gate_ready = 1;
+}
+
 static int tcp_progress(rmpi_rail_t *rail)
 {
     rmpi_tcp_rail_t *r = rmpi_tcp_rail_of(rail);
     if (r->in_progress)
         return 0; /* a callback called progress again: the outer call continues */
+    /* With the gate (gate_run), a rail that sleeps (gated) is looked at only when its
+     * epoll fd is ready: one epoll_wait every QUIET_EVERY calls for all of them, where each
+     * quiet rail and spare stream made one of its own. */
+    rmpi_tcp_prov_t *prov = r->prov;
+    if (prov->gate_fd >= 0) {
+        if (r->idx == prov->gate_idx)
+            gate_run(prov);
+        if (gated(r)) {
+            if (!r->gate_ready)
+                return 0;
+            r->gate_ready = 0;
+        }
+    }
     /* A spare stream nobody woke has only its listener: look at it every 64th call, so
      * spares cost the progress loop (every peer's latency) nothing measurable. */
-    if (r->pub.hints.spare && !r->nconn && rail_idle(r) && (++r->idle_polls & 63))
+    else if (r->pub.hints.spare && !r->nconn && rail_idle(r) && (++r->idle_polls & 63))
         return 0;
     /* A rail of one socket, or of none yet (its listener), quiet for DIRECT_QUIET calls
      * while another rail carries the traffic (small frames stay on the binding rail; the
@@ -402,8 +486,8 @@ static int tcp_progress(rmpi_rail_t *rail)
      * calls: its empty epoll_wait in every call was most of what a second rail added to an
      * 8 B ping-pong. What comes on it waits at most QUIET_EVERY - 1 polls of the busy
      * rail; then it is busy itself. */
-    if (r->quiet >= DIRECT_QUIET && rail_idle(r) && (++r->idle_polls & (QUIET_EVERY - 1)) &&
-        (!r->nconn || lone_conn(r)) && other_rail_busy(r))
+    else if (r->quiet >= DIRECT_QUIET && rail_idle(r) && (++r->idle_polls & (QUIET_EVERY - 1)) &&
+             (!r->nconn || lone_conn(r)) && other_rail_busy(r))
         return 0;
     r->in_progress = 1;
     if (r->nsoon)
@@ -459,6 +543,11 @@ static void tcp_close(rmpi_rail_t *rail)
     }
     rmpi_tcp_prov_t *prov = r->prov;
     prov->rails[r->idx] = NULL;
+    if (prov->gate_idx == r->idx) /* the next open rail runs the gate */
+        while (prov->gate_idx + 1 < prov->nrails && !prov->rails[++prov->gate_idx])
+            ;
+    if (prov->gate_fd >= 0)
+        epoll_ctl(prov->gate_fd, EPOLL_CTL_DEL, r->epfd, NULL);
     rail_free(r);
     prov_release(prov);
 }
