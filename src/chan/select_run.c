@@ -124,8 +124,10 @@ static void trace_refused(int peer, rmpi_chan_kind_t kind)
 }
 
 /* Opens <prefix>.<rank> and writes the header: what a replay needs to run the same selector
- * (its parameters, which peers it may select) and to size the same channels. */
-static void trace_open(int rank, int nprocs, int node, const rmpi_chan_params_t *p, int selecting, uint64_t t0)
+ * (its parameters, which peers it may select with which costs: cls 0 shm, 1 libfabric, 2
+ * fixed) and to size the same channels. */
+static void trace_open(int rank, int nprocs, int node, const rmpi_chan_params_t *p, int selecting, uint64_t t0,
+                       const uint8_t *cls)
 {
     const char *prefix = rmpi_knobs.CHAN_TRACE;
     if (!prefix || !*prefix)
@@ -150,6 +152,20 @@ static void trace_open(int rank, int nprocs, int node, const rmpi_chan_params_t 
             selecting, p->r, p->p, p->c, p->s, p->rho, p->gamma, p->h, p->tau, (unsigned long long)p->interval_ns,
             (unsigned long long)p->slot_ns, p->sigma, (unsigned long long)p->trigger,
             (long long)rmpi_knobs.SHM_RING_SIZE, (long long)rmpi_knobs.CHAN_CLASS_BYTES, rmpi_knobs.CHAN_CLASSES);
+    /* the libfabric class: its costs, a dedicated peer's rings (on each rail reaching it),
+     * and the peers in it; then the shared receive memory of every provider */
+    int first = -1;
+    for (int r = 0; r < nprocs && first < 0; r++)
+        first = cls[r] == 1 ? r : -1;
+    if (first >= 0) {
+        fprintf(trace.f, "ofi r %.17g p %.17g c %.17g s %.17g rho %.17g ring_bytes %zu\nofi_peers", p->net.r, p->net.p,
+                p->net.c, p->net.s, p->net.rho, rmpi_chan_ring_bytes(first));
+        for (int r = 0; r < nprocs; r++)
+            if (cls[r] == 1)
+                fprintf(trace.f, " %d", r);
+        fprintf(trace.f, "\n");
+    }
+    fprintf(trace.f, "shared_bytes %zu\n", rmpi_chan_stats().mem_peak[RMPI_NET_CHAN_SHARED]);
     rmpi_chan_trace = &trace;
 }
 
@@ -203,7 +219,7 @@ void rmpi_chan_lib_init(int rank, int nprocs)
     }
     ofi_costs(&p, rank, nprocs, cls);
     uint64_t t0 = rmpi_time_ns();
-    trace_open(rank, nprocs, node, &p, selectable && p.h != 0, t0);
+    trace_open(rank, nprocs, node, &p, selectable && p.h != 0, t0, cls);
     if (!selectable || p.h == 0) {
         free(cls);
         return; /* nothing to decide: no frame is counted */

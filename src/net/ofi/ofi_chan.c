@@ -476,6 +476,7 @@ void rmpi_ofi_chan_stats(rmpi_rail_t *rail, rmpi_net_chan_stats_t *st)
 {
     rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
     *st = r->st;
+    st->ring_bytes = r->ring_ok ? r->ring_bytes : 0;
     /* the multi-receive buffers still posted count the bytes frames took in them so far */
     for (int i = 0; r->mrecv && i < r->nrx; i++)
         st->buf_bytes[SHARED] += r->rx[i].hi;
