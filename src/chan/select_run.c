@@ -36,11 +36,12 @@ int rmpi_chan_params_from_knobs(rmpi_chan_params_t *p, int nprocs, int node_size
                       "-1 or a number of slots from 2 to 2048 (the seed's Table 2)");
     if (k->CHAN_TRIGGER < 0)
         return refuse(why, len, "CHAN_TRIGGER", (double)k->CHAN_TRIGGER, "a number of received frames, 0 or more");
-    static const char *const cost[] = {"CHAN_GAMMA",      "CHAN_GAIN",          "CHAN_POLL_COST",
-                                       "CHAN_SETUP_COST", "CHAN_POLL_COST_OFI", "CHAN_SETUP_COST_OFI"};
-    const double v[] = {k->CHAN_GAMMA,      k->CHAN_GAIN,          k->CHAN_POLL_COST,
-                        k->CHAN_SETUP_COST, k->CHAN_POLL_COST_OFI, k->CHAN_SETUP_COST_OFI};
-    for (int i = 0; i < 6; i++)
+    static const char *const cost[] = {"CHAN_GAMMA",          "CHAN_GAIN",          "CHAN_POLL_COST",
+                                       "CHAN_SETUP_COST",     "CHAN_POLL_COST_OFI", "CHAN_SETUP_COST_OFI",
+                                       "CHAN_CREDIT_COST_OFI"};
+    const double v[] = {k->CHAN_GAMMA,         k->CHAN_GAIN,           k->CHAN_POLL_COST,      k->CHAN_SETUP_COST,
+                        k->CHAN_POLL_COST_OFI, k->CHAN_SETUP_COST_OFI, k->CHAN_CREDIT_COST_OFI};
+    for (int i = 0; i < 7; i++)
         if (!cost_ok(v[i]))
             return refuse(why, len, cost[i], v[i], "nanoseconds from 0 to 1e15");
     if (k->CHAN_GAIN_OFI != -1 && !cost_ok(k->CHAN_GAIN_OFI))
@@ -184,17 +185,23 @@ static void trace_close(void)
 
 /* The costs of peers over libfabric (class 1): r from the provider (rmpi_chan_ofi_gain),
  * p and rho measured over tcp;ofi_rxm (knobs.def), each paid once per rail that gives the
- * peer a ring (a dedicated peer has one on each, chan.c). */
+ * peer a ring (a dedicated peer has one on each, chan.c). The credit term (Appendix A.2):
+ * c per CREDIT link frame, one every quarter ring of one-cell frames, so s = the cells of a
+ * quarter of one rail's ring (the rails share a peer's frames, and each ring's credits). */
 static void ofi_costs(rmpi_chan_params_t *p, int rank, int nprocs, const uint8_t *cls)
 {
     int by_target = 0, rails = 1;
+    size_t ring = 0;
     for (int r = 0; r < nprocs; r++)
         if (r != rank && cls[r] == 1) {
             by_target |= rmpi_chan_by_target(r);
             rails = RMPI_MAX(rails, rmpi_chan_rails(r));
+            ring = RMPI_MAX(ring, rmpi_chan_ring_bytes(r) / (size_t)RMPI_MAX(rmpi_chan_rails(r), 1));
         }
+    double s = RMPI_MAX((double)(ring / (4 * 64)), 1.0);
     p->net = (rmpi_chan_cost_t){rmpi_chan_ofi_gain(rmpi_knobs.CHAN_GAIN_OFI, rmpi_knobs.CHAN_GAIN, by_target),
-                                rmpi_knobs.CHAN_POLL_COST_OFI * rails, 0, 1, rmpi_knobs.CHAN_SETUP_COST_OFI * rails};
+                                rmpi_knobs.CHAN_POLL_COST_OFI * rails, rmpi_knobs.CHAN_CREDIT_COST_OFI, s,
+                                rmpi_knobs.CHAN_SETUP_COST_OFI * rails};
 }
 
 void rmpi_chan_lib_init(int rank, int nprocs)
