@@ -576,7 +576,8 @@ int rmpi_ofi_frame_send(rmpi_ofi_rail_t *r, int peer, const struct iovec *iov, i
     r->peers[peer].sent += total;
     /* Without FI_ORDER_SAW a frame must not overtake an earlier put's data: it waits. */
     int fenced = rmpi_ofi_fenced(r);
-    if (RMPI_UNLIKELY(r->peers[peer].tx_kind == RMPI_NET_CHAN_DEDICATED) && !flag)
+    if (RMPI_UNLIKELY(r->peers[peer].tx_kind == RMPI_NET_CHAN_DEDICATED) && !flag &&
+        RMPI_SHM_HDR + total <= r->ring_max_frame)
         return ring_send(r, peer, &h, iov, iovcnt, total, fenced);
     r->st.tx_bytes[RMPI_NET_CHAN_SHARED] += len;
     if (!r->pend && !fenced && total <= r->inject) {
