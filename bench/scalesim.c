@@ -104,6 +104,12 @@ typedef struct trace {
     rmpi_chan_params_t prm;
     long long ring_size, class_bytes;
     char classes[256];
+    /* the libfabric class (an `ofi` line): its costs, a dedicated peer's rings, its peers */
+    int ofi;
+    rmpi_chan_cost_t net;
+    unsigned long long ofi_ring;
+    uint8_t *ofi_peer;
+    long long shared_bytes; /* -1: not in the trace (older traces): the shm queue's size */
     trace_ev_t *ev;
     size_t nev, cap;
     uint64_t end;
@@ -115,6 +121,7 @@ static int read_trace(const char *path, trace_t *t)
     if (!f)
         return -1;
     memset(t, 0, sizeof *t);
+    t->shared_bytes = -1;
     char line[8192];
     int ok = fgets(line, sizeof line, f) && !strcmp(line, "rmpi-chan-trace 1\n");
     while (ok && fgets(line, sizeof line, f)) {
@@ -163,19 +170,38 @@ static int read_trace(const char *path, trace_t *t)
             p->interval_ns = iv, p->slot_ns = sl, p->trigger = tr;
         } else if (sscanf(line, "shm ring_size %lld class_bytes %lld classes %255s", &t->ring_size, &t->class_bytes,
                           t->classes) == 3) {
+        } else if (!strncmp(line, "ofi ", 4)) {
+            rmpi_chan_cost_t *c = &t->net;
+            ok = sscanf(line, "ofi r %lg p %lg c %lg s %lg rho %lg ring_bytes %llu", &c->r, &c->p, &c->c, &c->s, &c->rho,
+                        &t->ofi_ring) == 6;
+            t->ofi = 1;
+        } else if (!strncmp(line, "ofi_peers", 9) && t->local && !t->ofi_peer) {
+            t->ofi_peer = calloc((size_t)t->nprocs, 1);
+            ok = t->ofi_peer != NULL;
+            s = line + 9;
+            int n, r;
+            while (ok && sscanf(s, "%d%n", &r, &n) == 1) {
+                ok = r >= 0 && r < t->nprocs;
+                if (ok)
+                    t->ofi_peer[r] = 1;
+                s += n;
+            }
+        } else if (sscanf(line, "shared_bytes %llu", &a) == 1) {
+            t->shared_bytes = (long long)a;
         } else if (sscanf(line, "end %llu", &a) == 1) {
             t->end = a;
         } else
             ok = 0;
     }
     fclose(f);
-    return ok && t->local && t->classes[0] ? 0 : -1;
+    return ok && t->local && t->classes[0] && (!t->ofi || t->ofi_peer) ? 0 : -1;
 }
 
 static void free_trace(trace_t *t)
 {
     free(t->ev);
     free(t->local);
+    free(t->ofi_peer);
 }
 
 /* ---- what one simulated process saw ---- */
@@ -210,6 +236,10 @@ typedef struct sim {
     /* replay: the switches the traced run refused at the tick being replayed */
     const trace_ev_t *refused;
     size_t nrefused;
+    /* replay: each peer's dedicated ring bytes (shm ring or libfabric rings), and the
+     * bytes held by rings in use or being left, now and at the peak */
+    size_t *ring_of;
+    size_t rm_bytes, rm_leaving_bytes, rm_peak_bytes;
 } sim_t;
 
 static int node_of(const sim_t *s, int r) { return r / s->c; }
@@ -223,18 +253,22 @@ static int rm_apply(void *ctx, int peer, rmpi_chan_kind_t kind)
     for (size_t i = 0; i < s->nrefused; i++)
         if (s->refused[i].peer == peer && s->refused[i].refused == (int)kind)
             return 1;
+    size_t ring = s->ring_of ? s->ring_of[peer] : s->ring_stride;
     if (kind == RMPI_CHAN_DEDICATED)
-        s->rm_ded++;
+        s->rm_ded++, s->rm_bytes += ring;
     else
-        s->rm_ded--, s->rm_leaving++;
+        s->rm_ded--, s->rm_leaving++, s->rm_bytes -= ring, s->rm_leaving_bytes += ring;
     if (s->rm_ded + s->rm_leaving > s->rm_peak)
         s->rm_peak = s->rm_ded + s->rm_leaving;
+    if (s->rm_bytes + s->rm_leaving_bytes > s->rm_peak_bytes)
+        s->rm_peak_bytes = s->rm_bytes + s->rm_leaving_bytes;
     return 0;
 }
 
 static void rm_tick(sim_t *s, rmpi_chan_sel_t *sel, uint64_t t)
 {
     s->rm_leaving = 0;
+    s->rm_leaving_bytes = 0;
     rmpi_chan_sel_tick(sel, t, rm_apply, s);
 }
 
@@ -881,15 +915,27 @@ static int replay(const char *prefix)
         }
         /* the library's selector: created at t0 = 0, every peer off this node and the rank
          * itself fixed; each frame counted without the clock, the recorded ticks move it */
+        if (t.ofi)
+            t.prm.net = t.net;
         rmpi_chan_sel_t *sel = t.selector ? rmpi_chan_sel_create(t.nprocs, &t.prm, 0) : NULL;
+        s.ring_of = xcalloc((size_t)t.nprocs, sizeof *s.ring_of);
         if (sel) {
             uint8_t *loc = xcalloc((size_t)t.nprocs, 1);
             for (int i = 0; i < t.nlocal; i++)
                 if (t.local[i] >= 0 && t.local[i] < t.nprocs)
                     loc[t.local[i]] = 1;
-            for (int p = 0; p < t.nprocs; p++)
-                if (p == t.rank || !loc[p])
+            /* this node's peers over shm have
+             * class 0, libfabric peers class 1 with the trace's costs, the rest are fixed */
+            for (int p = 0; p < t.nprocs; p++) {
+                if (p != t.rank && t.ofi_peer && t.ofi_peer[p]) {
+                    rmpi_chan_sel_class(sel, p, 1);
+                    s.ring_of[p] = (size_t)t.ofi_ring;
+                } else if (p == t.rank || !loc[p]) {
                     rmpi_chan_sel_fix(sel, p, RMPI_CHAN_DEDICATED);
+                } else {
+                    s.ring_of[p] = s.ring_stride;
+                }
+            }
             free(loc);
             for (size_t i = 0; i < t.nev; i++) {
                 if (t.ev[i].peer < 0) {
@@ -907,13 +953,15 @@ static int replay(const char *prefix)
         }
         printf("{\"replay\": \"%s\", \"rank\": %d, \"channel_bytes\": {\"dedicated\": %zu, \"shared\": %zu}, "
                "\"dedicated_peak\": %d, \"dedicated_ranks\": [",
-               path, t.rank, (size_t)s.rm_peak * s.ring_stride, t.nlocal > 1 ? s.shared_bytes : 0, s.rm_peak);
+               path, t.rank, s.rm_peak_bytes,
+               t.shared_bytes >= 0 ? (size_t)t.shared_bytes : t.nlocal > 1 ? s.shared_bytes : 0, s.rm_peak);
         int sep = 0;
         for (int p = 0; sel && p < t.nprocs; p++)
             if (!sel->fixed[p] && rmpi_chan_sel_kind(sel, p) == RMPI_CHAN_DEDICATED)
                 printf("%s%d", sep++ ? ", " : "", p);
         printf("], \"runs\": %llu, \"events\": %zu}\n", sel ? (unsigned long long)sel->runs : 0ull, t.nev);
         rmpi_chan_sel_destroy(sel);
+        free(s.ring_of);
         free_trace(&t);
     }
 }

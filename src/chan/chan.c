@@ -28,6 +28,21 @@ int rmpi_chan_rails(int peer)
     return chan_rails(peer, r);
 }
 
+size_t rmpi_chan_ring_bytes(int peer)
+{
+    rmpi_rail_t *r[RMPI_NET_MAX_RAILS];
+    int n = chan_rails(peer, r);
+    size_t sum = 0;
+    for (int i = 0; i < n; i++) {
+        rmpi_net_chan_stats_t st;
+        if (r[i]->ops->chan_stats) {
+            r[i]->ops->chan_stats(r[i], &st);
+            sum += st.ring_bytes;
+        }
+    }
+    return sum;
+}
+
 /* Dedicated while any of its rails has it on a ring (the rails move together; one refused
  * keeps its kind until the selector's next run asks again); no such rail: dedicated (tcp). */
 rmpi_chan_kind_t rmpi_chan_kind(int peer)
@@ -89,6 +104,17 @@ static rmpi_net_chan_stats_t stats_sum(int *held)
         sum.switch_ns += st.switch_ns;
         sum.dedicated_now += st.dedicated_now;
         sum.rings_asked += st.rings_asked;
+        for (int c = 0; c < st.ncls; c++) {
+            int j = 0;
+            while (j < sum.ncls && sum.cls_size[j] != st.cls_size[c])
+                j++;
+            if (j == RMPI_NET_MAX_CLASSES)
+                continue;
+            sum.ncls += j == sum.ncls;
+            sum.cls_size[j] = st.cls_size[c];
+            sum.cls_frames[j] += st.cls_frames[c];
+            sum.cls_bytes[j] += st.cls_bytes[c];
+        }
         int k = 0;
         while (k < nops && ops[k] != r->ops)
             k++;
@@ -124,6 +150,11 @@ double rmpi_chan_buffer_efficiency(const rmpi_net_chan_stats_t *st)
     return ratio(st->rx_bytes[0] + st->rx_bytes[1], st->buf_bytes[0] + st->buf_bytes[1]);
 }
 
+static double class_eff(const rmpi_net_chan_stats_t *st, int c)
+{
+    return ratio(st->cls_bytes[c], st->cls_frames[c] * st->cls_size[c]);
+}
+
 void rmpi_chan_report(FILE *f, int rank, int nprocs, int json)
 {
     rmpi_net_chan_stats_t st = rmpi_chan_stats();
@@ -146,6 +177,13 @@ void rmpi_chan_report(FILE *f, int rank, int nprocs, int json)
             if (p != rank && chan_rail(p) && rmpi_chan_kind(p) == RMPI_CHAN_DEDICATED)
                 fprintf(f, "%s%d", sep++ ? ", " : "", p);
         fprintf(f, "], \"dedicated_peers\": %d", sep);
+        if (st.ncls) {
+            fprintf(f, ", \"shared_classes\": [");
+            for (int c = 0; c < st.ncls; c++)
+                fprintf(f, "%s{\"bytes\": %u, \"frames\": %llu, \"efficiency\": %.4f}", c ? ", " : "", st.cls_size[c],
+                        (unsigned long long)st.cls_frames[c], class_eff(&st, c));
+            fprintf(f, "]");
+        }
         return;
     }
     fprintf(f,
@@ -156,4 +194,7 @@ void rmpi_chan_report(FILE *f, int rank, int nprocs, int json)
             (unsigned long long)st.tx_bytes[1], (unsigned long long)st.tx_bytes[0], (unsigned long long)st.switches,
             eff, ratio(st.rx_bytes[1], st.buf_bytes[1]), ratio(st.rx_bytes[0], st.buf_bytes[0]), st.mem[1], st.mem[0],
             st.mem_peak[1], st.mem_peak[0], st.dedicated_now);
+    for (int c = 0; c < st.ncls; c++)
+        fprintf(f, "[rmpi report] rank %d: shared class %u bytes: %llu frames, buffer efficiency %.3f\n", rank,
+                st.cls_size[c], (unsigned long long)st.cls_frames[c], class_eff(&st, c));
 }

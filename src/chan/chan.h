@@ -39,6 +39,8 @@ rmpi_chan_kind_t rmpi_chan_kind(int peer);
 int rmpi_chan_switch(int peer, rmpi_chan_kind_t to);
 /* How many rails with channel kinds reach peer (each gives it a ring when dedicated). */
 int rmpi_chan_rails(int peer);
+/* The receive memory a dedicated channel of peer takes: a ring on each of those rails. */
+size_t rmpi_chan_ring_bytes(int peer);
 /* Peers holding rings in this process (in use, asked for or being left): per provider the
  * rail holding the most (a dedicated peer has a ring on each rail of its provider), summed
  * over the providers. The selector's cap h counts these. */

@@ -36,11 +36,12 @@ int rmpi_chan_params_from_knobs(rmpi_chan_params_t *p, int nprocs, int node_size
                       "-1 or a number of slots from 2 to 2048 (the seed's Table 2)");
     if (k->CHAN_TRIGGER < 0)
         return refuse(why, len, "CHAN_TRIGGER", (double)k->CHAN_TRIGGER, "a number of received frames, 0 or more");
-    static const char *const cost[] = {"CHAN_GAMMA",      "CHAN_GAIN",          "CHAN_POLL_COST",
-                                       "CHAN_SETUP_COST", "CHAN_POLL_COST_OFI", "CHAN_SETUP_COST_OFI"};
-    const double v[] = {k->CHAN_GAMMA,      k->CHAN_GAIN,          k->CHAN_POLL_COST,
-                        k->CHAN_SETUP_COST, k->CHAN_POLL_COST_OFI, k->CHAN_SETUP_COST_OFI};
-    for (int i = 0; i < 6; i++)
+    static const char *const cost[] = {"CHAN_GAMMA",          "CHAN_GAIN",          "CHAN_POLL_COST",
+                                       "CHAN_SETUP_COST",     "CHAN_POLL_COST_OFI", "CHAN_SETUP_COST_OFI",
+                                       "CHAN_CREDIT_COST_OFI"};
+    const double v[] = {k->CHAN_GAMMA,         k->CHAN_GAIN,           k->CHAN_POLL_COST,      k->CHAN_SETUP_COST,
+                        k->CHAN_POLL_COST_OFI, k->CHAN_SETUP_COST_OFI, k->CHAN_CREDIT_COST_OFI};
+    for (int i = 0; i < 7; i++)
         if (!cost_ok(v[i]))
             return refuse(why, len, cost[i], v[i], "nanoseconds from 0 to 1e15");
     if (k->CHAN_GAIN_OFI != -1 && !cost_ok(k->CHAN_GAIN_OFI))
@@ -124,8 +125,10 @@ static void trace_refused(int peer, rmpi_chan_kind_t kind)
 }
 
 /* Opens <prefix>.<rank> and writes the header: what a replay needs to run the same selector
- * (its parameters, which peers it may select) and to size the same channels. */
-static void trace_open(int rank, int nprocs, int node, const rmpi_chan_params_t *p, int selecting, uint64_t t0)
+ * (its parameters, which peers it may select with which costs: cls 0 shm, 1 libfabric, 2
+ * fixed) and to size the same channels. */
+static void trace_open(int rank, int nprocs, int node, const rmpi_chan_params_t *p, int selecting, uint64_t t0,
+                       const uint8_t *cls)
 {
     const char *prefix = rmpi_knobs.CHAN_TRACE;
     if (!prefix || !*prefix)
@@ -150,6 +153,20 @@ static void trace_open(int rank, int nprocs, int node, const rmpi_chan_params_t 
             selecting, p->r, p->p, p->c, p->s, p->rho, p->gamma, p->h, p->tau, (unsigned long long)p->interval_ns,
             (unsigned long long)p->slot_ns, p->sigma, (unsigned long long)p->trigger,
             (long long)rmpi_knobs.SHM_RING_SIZE, (long long)rmpi_knobs.CHAN_CLASS_BYTES, rmpi_knobs.CHAN_CLASSES);
+    /* the libfabric class: its costs, a dedicated peer's rings (on each rail reaching it),
+     * and the peers in it; then the shared receive memory of every provider */
+    int first = -1;
+    for (int r = 0; r < nprocs && first < 0; r++)
+        first = cls[r] == 1 ? r : -1;
+    if (first >= 0) {
+        fprintf(trace.f, "ofi r %.17g p %.17g c %.17g s %.17g rho %.17g ring_bytes %zu\nofi_peers", p->net.r, p->net.p,
+                p->net.c, p->net.s, p->net.rho, rmpi_chan_ring_bytes(first));
+        for (int r = 0; r < nprocs; r++)
+            if (cls[r] == 1)
+                fprintf(trace.f, " %d", r);
+        fprintf(trace.f, "\n");
+    }
+    fprintf(trace.f, "shared_bytes %zu\n", rmpi_chan_stats().mem_peak[RMPI_NET_CHAN_SHARED]);
     rmpi_chan_trace = &trace;
 }
 
@@ -168,17 +185,23 @@ static void trace_close(void)
 
 /* The costs of peers over libfabric (class 1): r from the provider (rmpi_chan_ofi_gain),
  * p and rho measured over tcp;ofi_rxm (knobs.def), each paid once per rail that gives the
- * peer a ring (a dedicated peer has one on each, chan.c). */
+ * peer a ring (a dedicated peer has one on each, chan.c). The credit term (Appendix A.2):
+ * c per CREDIT link frame, one every quarter ring of one-cell frames, so s = the cells of a
+ * quarter of one rail's ring (the rails share a peer's frames, and each ring's credits). */
 static void ofi_costs(rmpi_chan_params_t *p, int rank, int nprocs, const uint8_t *cls)
 {
     int by_target = 0, rails = 1;
+    size_t ring = 0;
     for (int r = 0; r < nprocs; r++)
         if (r != rank && cls[r] == 1) {
             by_target |= rmpi_chan_by_target(r);
             rails = RMPI_MAX(rails, rmpi_chan_rails(r));
+            ring = RMPI_MAX(ring, rmpi_chan_ring_bytes(r) / (size_t)RMPI_MAX(rmpi_chan_rails(r), 1));
         }
+    double s = RMPI_MAX((double)(ring / (4 * 64)), 1.0);
     p->net = (rmpi_chan_cost_t){rmpi_chan_ofi_gain(rmpi_knobs.CHAN_GAIN_OFI, rmpi_knobs.CHAN_GAIN, by_target),
-                                rmpi_knobs.CHAN_POLL_COST_OFI * rails, 0, 1, rmpi_knobs.CHAN_SETUP_COST_OFI * rails};
+                                rmpi_knobs.CHAN_POLL_COST_OFI * rails, rmpi_knobs.CHAN_CREDIT_COST_OFI, s,
+                                rmpi_knobs.CHAN_SETUP_COST_OFI * rails};
 }
 
 void rmpi_chan_lib_init(int rank, int nprocs)
@@ -203,7 +226,7 @@ void rmpi_chan_lib_init(int rank, int nprocs)
     }
     ofi_costs(&p, rank, nprocs, cls);
     uint64_t t0 = rmpi_time_ns();
-    trace_open(rank, nprocs, node, &p, selectable && p.h != 0, t0);
+    trace_open(rank, nprocs, node, &p, selectable && p.h != 0, t0, cls);
     if (!selectable || p.h == 0) {
         free(cls);
         return; /* nothing to decide: no frame is counted */

@@ -58,6 +58,9 @@
  * version differs (rmpi_net_ops_check). */
 #define RMPI_NET_OPS_VERSION 3
 #define RMPI_NET_MAX_RAILS 16
+/* Most size classes of shared receive buffers a provider reports (shm's RMPI_SHM_MAX_CLASSES, and
+ * one class of the largest frame over libfabric). */
+#define RMPI_NET_MAX_CLASSES 9
 
 typedef struct rmpi_rail rmpi_rail_t;
 typedef struct rmpi_net_op rmpi_net_op_t;
@@ -138,6 +141,12 @@ typedef struct rmpi_net_chan_stats {
     size_t mem[2], mem_peak[2]; /* receive memory set up now / at most, by kind */
     int dedicated_now;          /* peers sending to this process on a dedicated channel now */
     int rings_asked;            /* dedicated channels asked for whose first frame has not come yet */
+    size_t ring_bytes;          /* the receive memory of one dedicated ring of this rail (0: none) */
+    /* Shared buffers in size classes chosen by the sender, where the provider counts them per
+     * class (ofi with RMPI_OFI_CLASSES): class bytes (header included), frames, frame bytes. */
+    int ncls;
+    uint32_t cls_size[RMPI_NET_MAX_CLASSES];
+    uint64_t cls_frames[RMPI_NET_MAX_CLASSES], cls_bytes[RMPI_NET_MAX_CLASSES];
 } rmpi_net_chan_stats_t;
 typedef struct rmpi_net_id {
     uint32_t world; /* hash of the world's job name (env->jobid) */

@@ -5,21 +5,33 @@
 # names, and its dedicated and shared channel memory within 10% of the report's. Cases:
 #   select: 4 ranks, rank 0 hears 6:3:1 from ranks 1-3 (tests/mpi/pt2pt/chan_select, h = 2)
 #   coll:   8 ranks, bench/coll's six collectives at 8 bytes (every rank dedicates h or fewer)
+#   ofi:    select over libfabric (RMPI_NET=ofi, tcp;ofi_rxm, RMPI_CHAN_GAIN_OFI=1000): every
+#           peer is of the libfabric cost class, its rings written with fi_write
+#   mixed:  select under RMPI_NET=auto on two pretend nodes: rank 1 over shm (class 0), ranks
+#           2 and 3 over tcp;ofi_rxm (class 1), one selector over both (the barrier pinned: on
+#           two pretend nodes its automatic choice, site or two_level, follows round trips
+#           measured under load, and the two runs below must agree)
 # Every rank's object is one JSON line, and its "collectives" key says what RMPI_REPORT=on's
 # collective lines say for the same job run again (coll: the six collectives are in it).
 # Also: a trace path that cannot be written stops MPI_Init naming RMPI_CHAN_TRACE.
-# Usage: scalesim_calibrate.sh BUILD_DIR SOURCE_DIR select|coll
+# Usage: scalesim_calibrate.sh BUILD_DIR SOURCE_DIR select|coll|ofi|mixed
 set -u
 B=$1
 MPIEXEC=$B/bin/mpiexec
 SIM=$B/bench/scalesim
 CASE=${3:-}
+NET=shm
 case $CASE in
 select) NP=4 PROG=$B/tests/mpi/pt2pt/chan_select ARGS=selected
     set -- -genv RMPI_CHAN_MAX_DEDICATED 2 -genv RMPI_CHAN_SLOT 2 ;;
+ofi) NP=4 PROG=$B/tests/mpi/pt2pt/chan_select ARGS=selected NET=ofi
+    set -- -genv RMPI_CHAN_MAX_DEDICATED 2 -genv RMPI_CHAN_SLOT 2 -genv RMPI_CHAN_GAIN_OFI 1000 ;;
+mixed) NP=4 PROG=$B/tests/mpi/pt2pt/chan_select ARGS=selected NET=auto
+    set -- -genv RMPI_CHAN_MAX_DEDICATED 2 -genv RMPI_CHAN_SLOT 2 -genv RMPI_CHAN_GAIN_OFI 1000 \
+        -genv RMPI_TOPO_FAKE_NODES 2 -genv RMPI_OFI_AUTO any -genv RMPI_COLL_BARRIER two_level ;;
 coll) NP=8 PROG=$B/bench/coll ARGS="-m 8:8 -i 300"
     set -- ;;
-*) echo "usage: $0 BUILD_DIR SOURCE_DIR select|coll"; exit 2 ;;
+*) echo "usage: $0 BUILD_DIR SOURCE_DIR select|coll|ofi|mixed"; exit 2 ;;
 esac
 for f in "$MPIEXEC" "$PROG" "$SIM"; do
     [ -x "$f" ] || { echo "skipped: $f is not built"; exit 77; }
@@ -29,12 +41,12 @@ trap 'rm -rf "$T"' EXIT
 fail=0
 
 # shellcheck disable=SC2086
-timeout 100 "$MPIEXEC" -n $NP -genv RMPI_NET shm -genv RMPI_REPORT json "$@" -genv RMPI_CHAN_TRACE "$T/tr" \
+timeout 100 "$MPIEXEC" -n $NP -genv RMPI_NET $NET -genv RMPI_REPORT json "$@" -genv RMPI_CHAN_TRACE "$T/tr" \
     "$PROG" $ARGS >"$T/out" 2>"$T/report" ||
     { echo "FAIL: the traced job failed:"; cat "$T/out" "$T/report"; exit 1; }
 "$SIM" --replay "$T/tr" >"$T/replay" || { echo "FAIL: scalesim --replay failed"; exit 1; }
 # shellcheck disable=SC2086
-timeout 100 "$MPIEXEC" -n $NP -genv RMPI_NET shm -genv RMPI_REPORT on "$@" "$PROG" $ARGS >"$T/out" 2>"$T/lines" ||
+timeout 100 "$MPIEXEC" -n $NP -genv RMPI_NET $NET -genv RMPI_REPORT on "$@" "$PROG" $ARGS >"$T/out" 2>"$T/lines" ||
     { echo "FAIL: the job with RMPI_REPORT=on failed:"; cat "$T/out" "$T/lines"; exit 1; }
 python3 - "$T/report" "$T/replay" "$NP" "$CASE" "$T/lines" <<'PY' || fail=1
 import json, re, sys
@@ -58,7 +70,7 @@ for k in sorted(set(rep) & set(sim)):
             bad.append(f"rank {k}: {kind} channel memory {x} in the report, {y} predicted (more than 10% apart)")
     print(f"rank {k}: dedicated {a['dedicated_ranks']} / predicted {b['dedicated_ranks']}, memory "
           f"{a['channel_bytes']} / predicted {b['channel_bytes']}")
-if case == "select" and 0 in rep and rep[0]["dedicated_ranks"] != [1, 2]:
+if case in ("select", "ofi", "mixed") and 0 in rep and rep[0]["dedicated_ranks"] != [1, 2]:
     bad.append(f"rank 0 should have dedicated its two busiest senders 1 and 2: {rep[0]['dedicated_ranks']}")
 if case == "coll" and sum(len(r["dedicated_ranks"]) for r in rep.values()) < np:
     bad.append("the collectives should have made most ranks dedicate their partners: nothing to compare")

@@ -9,6 +9,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
 
 #include "../chan_switch.h"
 #include "../net.h"
@@ -42,6 +43,9 @@ typedef struct rmpi_ofi_hdr {
 /* Multi-receive buffers (FI_MULTI_RECV) per rail, so the provider always has one to fill
  * while the others wait to be reposted; RMPI_OFI_MRECV bytes are split among them. */
 #define RMPI_OFI_MRECV_BUFS 4
+/* Size classes of shared receive buffers (RMPI_OFI_CLASSES): RMPI_CHAN_CLASSES, and one of
+ * the largest frame's size when the classes stop below it. */
+#define RMPI_OFI_MAX_CLASSES RMPI_NET_MAX_CLASSES /* RMPI_SHM_MAX_CLASSES + 1 (ofi_ops.c checks) */
 #define RMPI_OFI_STASH 256
 /* How long send/get/put drive the provider when it refuses a post (-FI_EAGAIN, e.g. while
  * ofi_rxm sets up the connection) before queueing the post for progress(). */
@@ -84,6 +88,7 @@ typedef struct rmpi_ofi_buf {
     size_t len;  /* header + frame (send) */
     size_t size; /* bytes at data: RMPI_OFI_BUF_SIZE, or a multi-receive buffer's */
     size_t hi;   /* multi-receive: end of the furthest frame the provider put in it */
+    int cls;     /* receive, size classes: the class (the tag it is posted with) */
     /* RMPI_OFI_RING: data holds the ring cell's 8-byte header, then the frame header and
      * frame (len counts all three) */
     char *data; /* 64-aligned */
@@ -228,8 +233,15 @@ typedef struct rmpi_ofi_rail {
     rmpi_ofi_peer_t *peers;
     rmpi_ofi_buf_t *rx; /* pre-posted receive buffers */
     int nrx;
-    int mrecv;                /* rx are FI_MULTI_RECV buffers shared by every peer, filled back to back */
-    size_t rx_size;           /* bytes of each receive buffer */
+    int mrecv;      /* rx are FI_MULTI_RECV buffers shared by every peer, filled back to back */
+    size_t rx_size; /* bytes of each receive buffer (size classes: of the largest class) */
+    /* Size classes (RMPI_OFI_CLASSES, ncls > 0): rx are ncls runs of cls_n[k] buffers of
+     * cls_size[k] bytes (header + frame), posted as tagged receives with tag k for every
+     * peer; a sender tags a frame with the smallest class it fits (rmpi_ofi_class). st
+     * counts frames and bytes per class. */
+    int ncls;
+    size_t cls_size[RMPI_OFI_MAX_CLASSES];
+    int cls_n[RMPI_OFI_MAX_CLASSES];
     rmpi_net_chan_stats_t st; /* the shared receive buffers' accounting (src/chan) */
     rmpi_ofi_ctx_t *rx_wait;  /* receive buffers whose repost got -FI_EAGAIN */
     rmpi_ofi_buf_t *tx_free;
@@ -274,6 +286,16 @@ typedef struct rmpi_ofi_rail {
     char scratch[]; /* inject staging, inject bytes */
 } rmpi_ofi_rail_t;
 
+/* The size class (tag) of a frame of total bytes, header included: the smallest that holds
+ * it (the largest class holds the largest frame). 0 without classes. */
+static inline uint64_t rmpi_ofi_class(const rmpi_ofi_rail_t *r, size_t total)
+{
+    int k = 0;
+    while (k + 1 < r->ncls && r->cls_size[k] < total)
+        k++;
+    return (uint64_t)k;
+}
+
 /* Frames sent now would overtake a write still in flight: wait in the pending queue. */
 static inline int rmpi_ofi_fenced(const rmpi_ofi_rail_t *r)
 {
@@ -311,6 +333,9 @@ size_t rmpi_ofi_zcopy(const char *prov_name);
 /* From the table: whether multi-receive buffers work with the provider (unknown ones: yes,
  * if fi_getinfo offers FI_MULTI_RECV). */
 int rmpi_ofi_mrecv(const char *prov_name);
+/* From the table: whether size classes as tagged receives work with the provider (unknown
+ * ones: yes, if fi_getinfo offers FI_TAGGED). */
+int rmpi_ofi_tagged(const char *prov_name);
 /* From the table: the fi_inject limit to ask of the provider (0: its default). */
 size_t rmpi_ofi_inject(const char *prov_name);
 /* Longest single RDMA the table advises for a provider (0: no advice). */
@@ -387,6 +412,8 @@ int rmpi_ofi_rdma_orphan_end(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d);
 void rmpi_ofi_rx_frame(rmpi_ofi_rail_t *r, const char *data, size_t len, int ch);
 /* The header's epoch and sequence number, set when the post is accepted. */
 void rmpi_ofi_set_seq(char *data, const rmpi_ofi_peer_t *p);
+/* fi_inject of a whole frame (header included), tagged with its size class under RMPI_OFI_CLASSES. */
+ssize_t rmpi_ofi_inject_frame(rmpi_ofi_rail_t *r, const void *buf, size_t len, fi_addr_t dest);
 /* A link frame (kind, a, b) posted at once with fi_inject, outside the pending queue: 0 or
  * -FI_EAGAIN (the caller tries again later). */
 int rmpi_ofi_link_inject(rmpi_ofi_rail_t *r, int peer, uint32_t kind, uint32_t a, uint32_t b);

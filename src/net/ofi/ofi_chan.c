@@ -42,21 +42,23 @@ void rmpi_ofi_chan_open(rmpi_ofi_rail_t *r)
     r->rings = rmpi_xcalloc((size_t)r->env.size, sizeof *r->rings);
     for (int i = 0; i < r->env.size; i++)
         r->peers[i].sw.kind = r->peers[i].tx_kind = SHARED;
-    /* A frame with its cell header fits a quarter ring (the writer never waits on a
-     * reader that gives credit every quarter) and a pool buffer. */
-    size_t frame = RMPI_SHM_HDR + sizeof(rmpi_ofi_hdr_t) + r->pub.hints.max_frame;
+    /* A ring frame with its cell header fits a quarter ring (the writer never waits on a
+     * reader that gives credit every quarter) and a pool buffer. Longer frames (udp;ofi_rxd's
+     * reach 64 KiB) go through the shared buffers even for a dedicated peer: they carry the
+     * same sequence numbers as ring frames, which the receiver delivers in. */
+    size_t frame = RMPI_MIN(RMPI_SHM_HDR + sizeof(rmpi_ofi_hdr_t) + r->pub.hints.max_frame, (size_t)RMPI_OFI_BUF_SIZE);
+    r->ring_max_frame = frame;
     uint32_t ncells = 16;
     while ((size_t)ncells * CELL < (size_t)rmpi_knobs.OFI_RING_SIZE || (size_t)ncells / 4 * CELL < frame)
         ncells *= 2;
     r->ring_ncells = ncells;
     r->ring_bytes = rmpi_shm_ring_bytes(ncells);
     uint64_t order = r->info->tx_attr->msg_order & r->info->rx_attr->msg_order;
-    r->ring_why =
-        r->emul                                              ? "RDMA emulated with messages"
-        : !(order & FI_ORDER_WAW) || !(order & FI_ORDER_SAW) ? "writes not ordered (FI_ORDER_WAW, FI_ORDER_SAW)"
-        : frame > RMPI_OFI_BUF_SIZE    ? "the largest frame with a ring cell's header exceeds a 64 KiB send buffer"
-        : r->inject < sizeof(uint32_t) ? "no fi_inject_write"
-                                       : NULL;
+    r->ring_why = r->emul ? "RDMA emulated with messages"
+                  : !(order & FI_ORDER_WAW) || !(order & FI_ORDER_SAW)
+                      ? "writes not ordered (FI_ORDER_WAW, FI_ORDER_SAW)"
+                  : r->inject < sizeof(uint32_t) ? "no fi_inject_write"
+                                                 : NULL;
     r->ring_ok = !r->ring_why;
     rmpi_net_chsw_force_init(&r->force, r->env.rank, 7);
 }
@@ -285,7 +287,7 @@ static void chan_move(rmpi_ofi_rail_t *r, int src, const wire_chan_t *c)
     if (to == DEDICATED) {
         uint32_t ncells = le32toh(c->ncells);
         if (!r->ring_ok || ncells < 16 || (ncells & (ncells - 1)) ||
-            (uint64_t)ncells / 4 * CELL < RMPI_SHM_HDR + sizeof(rmpi_ofi_hdr_t) + r->pub.hints.max_frame)
+            (uint64_t)ncells / 4 * CELL < r->ring_max_frame)
             rmpi_fatal("rank %d offered rank %d a ring of %u cells on %s, which it cannot write (rings need the same "
                        "RailMPI build and provider on both sides).",
                        src, r->env.rank, ncells, r->pub.hints.name);
@@ -476,6 +478,7 @@ void rmpi_ofi_chan_stats(rmpi_rail_t *rail, rmpi_net_chan_stats_t *st)
 {
     rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
     *st = r->st;
+    st->ring_bytes = r->ring_ok ? r->ring_bytes : 0;
     /* the multi-receive buffers still posted count the bytes frames took in them so far */
     for (int i = 0; r->mrecv && i < r->nrx; i++)
         st->buf_bytes[SHARED] += r->rx[i].hi;

@@ -90,6 +90,8 @@ static int rx_post(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b)
                              .addr = FI_ADDR_UNSPEC,
                              .context = &b->ctx.fctx};
         rc = fi_recvmsg(r->ep, &msg, FI_MULTI_RECV);
+    } else if (r->ncls) {
+        rc = fi_trecv(r->ep, b->data, b->size, b->desc, FI_ADDR_UNSPEC, (uint64_t)b->cls, 0, &b->ctx.fctx);
     } else {
         rc = fi_recv(r->ep, b->data, b->size, b->desc, FI_ADDR_UNSPEC, &b->ctx.fctx);
     }
@@ -278,13 +280,19 @@ int rmpi_ofi_tx_post(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b)
 {
     rmpi_ofi_peer_t *p = &r->peers[b->peer];
     rmpi_ofi_set_seq(b->data, p);
-    ssize_t rc = fi_send(r->ep, b->data, b->len, b->desc, p->addr, &b->ctx.fctx);
+    ssize_t rc = r->ncls ? fi_tsend(r->ep, b->data, b->len, b->desc, p->addr, rmpi_ofi_class(r, b->len), &b->ctx.fctx)
+                         : fi_send(r->ep, b->data, b->len, b->desc, p->addr, &b->ctx.fctx);
     if (rc == 0) {
         r->tx_out++;
         r->emul_out += b->piece;
         p->tx_seq += !b->link; /* link frames stand outside the sequence */
     }
     return (int)rc;
+}
+
+ssize_t rmpi_ofi_inject_frame(rmpi_ofi_rail_t *r, const void *buf, size_t len, fi_addr_t dest)
+{
+    return r->ncls ? fi_tinject(r->ep, buf, len, dest, rmpi_ofi_class(r, len)) : fi_inject(r->ep, buf, len, dest);
 }
 
 /* ---- frames sent from the caller's memory (send_zc) ---- */
@@ -307,7 +315,15 @@ static int zc_post(rmpi_ofi_rail_t *r, rmpi_ofi_zc_t *z)
 {
     rmpi_ofi_peer_t *p = &r->peers[z->peer];
     rmpi_ofi_set_seq(z->hdr, p);
-    ssize_t rc = fi_sendv(r->ep, z->iov, NULL, (size_t)z->iovcnt, p->addr, &z->ctx.fctx);
+    ssize_t rc;
+    if (r->ncls) {
+        size_t n = 0;
+        for (int i = 0; i < z->iovcnt; i++)
+            n += z->iov[i].iov_len;
+        rc = fi_tsendv(r->ep, z->iov, NULL, (size_t)z->iovcnt, p->addr, rmpi_ofi_class(r, n), &z->ctx.fctx);
+    } else {
+        rc = fi_sendv(r->ep, z->iov, NULL, (size_t)z->iovcnt, p->addr, &z->ctx.fctx);
+    }
     if (rc == 0) {
         r->tx_out++;
         p->tx_seq++;
@@ -560,7 +576,8 @@ int rmpi_ofi_frame_send(rmpi_ofi_rail_t *r, int peer, const struct iovec *iov, i
     r->peers[peer].sent += total;
     /* Without FI_ORDER_SAW a frame must not overtake an earlier put's data: it waits. */
     int fenced = rmpi_ofi_fenced(r);
-    if (RMPI_UNLIKELY(r->peers[peer].tx_kind == RMPI_NET_CHAN_DEDICATED) && !flag)
+    if (RMPI_UNLIKELY(r->peers[peer].tx_kind == RMPI_NET_CHAN_DEDICATED) && !flag &&
+        RMPI_SHM_HDR + total <= r->ring_max_frame)
         return ring_send(r, peer, &h, iov, iovcnt, total, fenced);
     r->st.tx_bytes[RMPI_NET_CHAN_SHARED] += len;
     if (!r->pend && !fenced && total <= r->inject) {
@@ -570,7 +587,7 @@ int rmpi_ofi_frame_send(rmpi_ofi_rail_t *r, int peer, const struct iovec *iov, i
         ssize_t irc;
         uint64_t t0 = 0;
         rmpi_ofi_set_seq(r->scratch, &r->peers[peer]);
-        while ((irc = fi_inject(r->ep, r->scratch, total, a)) == -FI_EAGAIN && rmpi_ofi_push(r, &t0))
+        while ((irc = rmpi_ofi_inject_frame(r, r->scratch, total, a)) == -FI_EAGAIN && rmpi_ofi_push(r, &t0))
             ;
         if (irc == 0) {
             r->peers[peer].tx_seq++;
@@ -711,6 +728,10 @@ static void on_rx(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b, const struct fi_cq_data
 {
     if (!r->mrecv) {
         r->st.buf_bytes[RMPI_NET_CHAN_SHARED] += b->size;
+        if (r->ncls) {
+            r->st.cls_frames[b->cls]++;
+            r->st.cls_bytes[b->cls] += e->len - RMPI_MIN(e->len, sizeof(rmpi_ofi_hdr_t));
+        }
         rmpi_ofi_rx_frame(r, b->data, e->len, RMPI_NET_CHAN_SHARED);
         rx_repost(r, b);
         return;
@@ -746,8 +767,9 @@ static void cq_error(rmpi_ofi_rail_t *r)
     if (c->kind == RMPI_OFI_RX) {
         if (e.err == FI_ECANCELED || r->closing)
             return;
-        rmpi_fatal("RMPI_OFI_PROVIDER=%s: a receive on %s failed: %s (%s).", rmpi_ofi_prov(r), r->pub.hints.name,
-                   fi_strerror(e.err), what ? what : "");
+        rmpi_fatal("RMPI_OFI_PROVIDER=%s: a receive on %s failed: %s (%s; a %zu-byte buffer%s, %zu bytes left over).",
+                   rmpi_ofi_prov(r), r->pub.hints.name, fi_strerror(e.err), what ? what : "",
+                   ((rmpi_ofi_buf_t *)c)->size, r->ncls ? " of a size class" : "", (size_t)e.olen);
     }
     if (c->kind == RMPI_OFI_RDMA && rmpi_ofi_rdma_orphan_end(r, (rmpi_ofi_rdma_t *)c))
         return; /* given up with its connection, its op completed then */
@@ -844,7 +866,7 @@ int rmpi_ofi_link_inject(rmpi_ofi_rail_t *r, int peer, uint32_t kind, uint32_t a
     char buf[sizeof h + sizeof body];
     memcpy(buf, &h, sizeof h);
     memcpy(buf + sizeof h, body, sizeof body);
-    return (int)fi_inject(r->ep, buf, sizeof buf, r->peers[peer].addr);
+    return (int)rmpi_ofi_inject_frame(r, buf, sizeof buf, r->peers[peer].addr);
 }
 
 /* The connection to peer is given up (logically: see README.md on why ofi_rxm's own
@@ -1227,16 +1249,23 @@ struct fi_info *rmpi_ofi_hints(const char *prov, int manual, int rma)
     return h;
 }
 
-/* fi_getinfo for prov, with manual progress and multi-receive buffers (unless RMPI_OFI_MRECV
- * is 0) if offered: preferred, not required. */
+/* fi_getinfo for prov, with manual progress and tagged messages (RMPI_OFI_CLASSES: the
+ * size class in the tag) or multi-receive buffers (unless RMPI_OFI_MRECV is 0) if offered:
+ * preferred, not required. */
 static int getinfo(const char *prov, int rma, struct fi_info **list)
 {
+    uint64_t extra[3];
+    int ne = 0;
+    if (rmpi_knobs.OFI_CLASSES && rmpi_ofi_tagged(prov))
+        extra[ne++] = FI_TAGGED;
+    if (rmpi_knobs.OFI_MRECV > 0 && rmpi_ofi_mrecv(prov))
+        extra[ne++] = FI_MULTI_RECV;
+    extra[ne++] = 0;
     int rc = -FI_ENODATA;
-    for (int mrecv = rmpi_knobs.OFI_MRECV > 0 && rmpi_ofi_mrecv(prov); mrecv >= 0 && rc == -FI_ENODATA; mrecv--)
+    for (int k = 0; k < ne && rc == -FI_ENODATA; k++)
         for (int manual = 1; manual >= 0 && rc == -FI_ENODATA; manual--) {
             struct fi_info *hints = rmpi_ofi_hints(prov, manual, rma);
-            if (mrecv)
-                hints->caps |= FI_MULTI_RECV;
+            hints->caps |= extra[k];
             rc = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, hints, list);
             fi_freeinfo(hints);
         }
@@ -1276,6 +1305,51 @@ static int domain_wanted(const char *name)
         p = end ? end + 1 : p + len;
     }
     return 0;
+}
+
+static void rx_post_all(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b, int n)
+{
+    for (int i = 0; i < n; i++) {
+        int rc = rx_post(r, &b[i]);
+        if (rc)
+            rmpi_fatal("RMPI_OFI_PROVIDER=%s: posting receive buffers on domain %s failed on rank %d (%s).",
+                       rmpi_ofi_prov(r), r->pub.hints.name, r->env.rank, fi_strerror(-rc));
+    }
+}
+
+/* RMPI_OFI_CLASSES: the shared receive buffers in the size classes of RMPI_CHAN_CLASSES
+ * (seed xrc-scalable sec. 3.2, one receive queue per size, the sender picking the smallest
+ * that fits), each posted as a tagged receive for any peer with its class as the tag: the
+ * provider has one untagged receive queue per endpoint (no fi_srx_context or scalable
+ * endpoint with ofi_rxm or ofi_rxd here), so the tag is what lets the sender aim. Classes
+ * stop at the largest frame (top: header + frame), and one of its size is added when they
+ * stop below it. A class gets RMPI_CHAN_CLASS_BYTES of buffers, at least 4, and all of them
+ * fit the provider's receive queue. The classes go in the card's kind: a peer with other
+ * classes would send frames our buffers cannot hold, so the rails do not match. */
+static void rx_classes(rmpi_ofi_rail_t *r, const struct fi_info *fi, size_t top, char *kind, size_t klen)
+{
+    uint32_t csize[RMPI_SHM_MAX_CLASSES];
+    _Static_assert(RMPI_OFI_MAX_CLASSES == RMPI_SHM_MAX_CLASSES + 1, "room for the largest frame's class");
+    int n = rmpi_shm_parse_classes(rmpi_knobs.CHAN_CLASSES, csize);
+    if (n < 0)
+        rmpi_fatal("RMPI_CHAN_CLASSES=%s: expected 1 to %d ascending buffer sizes from 64 bytes to 1m, "
+                   "separated by commas (e.g. 256,1k,2k,4k,8k).",
+                   rmpi_knobs.CHAN_CLASSES, RMPI_SHM_MAX_CLASSES);
+    top = rmpi_ofi_rx_buf_bytes(top);
+    r->ncls = 0;
+    for (int k = 0; k < n && csize[k] < top; k++)
+        r->cls_size[r->ncls++] = csize[k];
+    r->cls_size[r->ncls++] = top;
+    size_t qmax = fi->rx_attr->size ? fi->rx_attr->size / (size_t)r->ncls : 4096;
+    size_t used = strlen(kind);
+    r->st.ncls = r->ncls;
+    for (int k = 0; k < r->ncls; k++) {
+        r->st.cls_size[k] = (uint32_t)r->cls_size[k];
+        size_t want = (size_t)rmpi_knobs.CHAN_CLASS_BYTES / r->cls_size[k];
+        r->cls_n[k] = (int)RMPI_MIN(RMPI_MAX(want, (size_t)4), RMPI_MAX(qmax, (size_t)1));
+        if (used < klen)
+            used += (size_t)snprintf(kind + used, klen - used, "%c%zu", k ? ',' : '/', r->cls_size[k]);
+    }
 }
 
 static rmpi_ofi_rail_t *rail_open(const rmpi_net_env_t *env, struct fi_info *fi, int emul)
@@ -1366,8 +1440,9 @@ static rmpi_ofi_rail_t *rail_open(const rmpi_net_env_t *env, struct fi_info *fi,
         rc = fi_ep_bind(r->ep, &r->av->fid, 0);
     if (rc == 0)
         rc = fi_ep_bind(r->ep, &r->cq->fid, FI_TRANSMIT | FI_RECV);
-    r->mrecv =
-        rc == 0 && rmpi_knobs.OFI_MRECV > 0 && (fi->caps & FI_MULTI_RECV) && rmpi_ofi_mrecv(fi->fabric_attr->prov_name);
+    int classes = rmpi_knobs.OFI_CLASSES && (fi->caps & FI_TAGGED) && rmpi_ofi_tagged(fi->fabric_attr->prov_name);
+    r->mrecv = rc == 0 && !classes && rmpi_knobs.OFI_MRECV > 0 && (fi->caps & FI_MULTI_RECV) &&
+               rmpi_ofi_mrecv(fi->fabric_attr->prov_name);
     if (r->mrecv) {
         /* A buffer is released once it cannot take a largest frame, so every frame fits. */
         size_t min = h->max_frame + sizeof(rmpi_ofi_hdr_t);
@@ -1390,13 +1465,21 @@ static rmpi_ofi_rail_t *rail_open(const rmpi_net_env_t *env, struct fi_info *fi,
         ofi_fail(env, what, rc);
     }
     /* How RDMA is done is part of what must match: keys of one kind mean nothing to the other. */
-    int pre = snprintf(r->card, sizeof r->card, "%s|%s|%s|", fi->fabric_attr->name, fi->domain_attr->name,
-                       emul ? "msg" : "rma");
+    char kind[160];
+    snprintf(kind, sizeof kind, "%s", emul ? "msg" : "rma");
+    if (classes)
+        rx_classes(r, fi, h->max_frame + sizeof(rmpi_ofi_hdr_t), kind, sizeof kind);
+    int pre = snprintf(r->card, sizeof r->card, "%s|%s|%s|", fi->fabric_attr->name, fi->domain_attr->name, kind);
     if (pre < 0 || (size_t)pre + 2 * alen + 1 > sizeof r->card)
         rmpi_fatal("ofi: the address card of domain %s is too long.", fi->domain_attr->name);
     hex_encode(addr, alen, r->card + pre);
 
-    if (r->mrecv) {
+    if (r->ncls) {
+        r->nrx = 0;
+        for (int k = 0; k < r->ncls; k++)
+            r->nrx += r->cls_n[k];
+        r->rx_size = r->cls_size[r->ncls - 1];
+    } else if (r->mrecv) {
         r->nrx = RMPI_OFI_MRECV_BUFS;
         r->rx_size = rmpi_ofi_mrecv_buf_bytes((size_t)rmpi_knobs.OFI_MRECV, h->max_frame + sizeof(rmpi_ofi_hdr_t));
     } else {
@@ -1408,14 +1491,21 @@ static rmpi_ofi_rail_t *rail_open(const rmpi_net_env_t *env, struct fi_info *fi,
          * + 64 on tcp;ofi_rxm, whose eager bound caps frames, instead of 64 KiB) */
         r->rx_size = rmpi_ofi_rx_buf_bytes(h->max_frame + sizeof(rmpi_ofi_hdr_t));
     }
-    r->rx = slab_new(r, r->nrx, RMPI_OFI_RX, FI_RECV, r->rx_size);
-    r->st.mem[RMPI_NET_CHAN_SHARED] = r->st.mem_peak[RMPI_NET_CHAN_SHARED] = (size_t)r->nrx * r->rx_size;
-    for (int i = 0; i < r->nrx; i++) {
-        rc = rx_post(r, &r->rx[i]);
-        if (rc) {
-            snprintf(what, sizeof what, "posting receive buffers on domain %s failed", fi->domain_attr->name);
-            ofi_fail(env, what, rc);
+    if (r->ncls) {
+        r->st.mem[RMPI_NET_CHAN_SHARED] = 0;
+        for (int k = 0; k < r->ncls; k++) {
+            rmpi_ofi_buf_t *b = slab_new(r, r->cls_n[k], RMPI_OFI_RX, FI_RECV, r->cls_size[k]);
+            for (int i = 0; i < r->cls_n[k]; i++)
+                b[i].cls = k;
+            r->rx = r->rx ? r->rx : b;
+            r->st.mem[RMPI_NET_CHAN_SHARED] += (size_t)r->cls_n[k] * r->cls_size[k];
+            rx_post_all(r, b, r->cls_n[k]);
         }
+        r->st.mem_peak[RMPI_NET_CHAN_SHARED] = r->st.mem[RMPI_NET_CHAN_SHARED];
+    } else {
+        r->rx = slab_new(r, r->nrx, RMPI_OFI_RX, FI_RECV, r->rx_size);
+        r->st.mem[RMPI_NET_CHAN_SHARED] = r->st.mem_peak[RMPI_NET_CHAN_SHARED] = (size_t)r->nrx * r->rx_size;
+        rx_post_all(r, r->rx, r->nrx);
     }
     rmpi_ofi_chan_open(r);
     return r;
@@ -1612,7 +1702,12 @@ static void ofi_describe(rmpi_rail_t *rail, void *file)
             (m & FI_MR_ENDPOINT) ? " ENDPOINT" : "", r->key_size, r->inject);
     /* src/chan: the shared kind is these buffers; the dedicated kind a ring per peer that
      * has one (ofi_chan.c), which RMPI_CHANNELS and the selector give out. */
-    if (r->mrecv)
+    if (r->ncls) {
+        fprintf(file, "    channels %s: shared by every peer: size classes chosen by the sender (tagged receives):",
+                rmpi_knob_text("CHANNELS"));
+        for (int k = 0; k < r->ncls; k++)
+            fprintf(file, "%s %d x %zu bytes", k ? "," : "", r->cls_n[k], r->cls_size[k]);
+    } else if (r->mrecv)
         fprintf(file,
                 "    channels %s: shared by every peer: %d multi-receive buffers (FI_MULTI_RECV) of %zu bytes, "
                 "each frame taking its own size",
@@ -1620,7 +1715,9 @@ static void ofi_describe(rmpi_rail_t *rail, void *file)
     else
         fprintf(file, "    channels %s: shared by every peer: %d receive buffers of %zu bytes, one frame each%s",
                 rmpi_knob_text("CHANNELS"), r->nrx, r->rx_size,
-                rmpi_knobs.OFI_MRECV > 0 ? " (no FI_MULTI_RECV with this provider)" : " (RMPI_OFI_MRECV=0)");
+                rmpi_knobs.OFI_CLASSES     ? " (RMPI_OFI_CLASSES: no working FI_TAGGED with this provider)"
+                : rmpi_knobs.OFI_MRECV > 0 ? " (no FI_MULTI_RECV with this provider)"
+                                           : " (RMPI_OFI_MRECV=0)");
     if (r->ring_ok)
         fprintf(file,
                 "; dedicated: a %zu-byte ring (%u cells) per peer that has one, written with fi_write; now %zu "

@@ -916,7 +916,11 @@ static int shm_chan_kind(rmpi_rail_t *rail, int peer)
     return p ? shm.rx[p->lidx].sw.kind : -1;
 }
 
-static void shm_chan_stats(rmpi_rail_t *rail, rmpi_net_chan_stats_t *st) { *st = shm.st; }
+static void shm_chan_stats(rmpi_rail_t *rail, rmpi_net_chan_stats_t *st)
+{
+    *st = shm.st;
+    st->ring_bytes = shm.ring_stride;
+}
 
 /* RMPI_CHAN_FORCE_SWITCH_MS (tests): every few ms, one random local sender changes channel. */
 static void force_switch(shm_rail_t *s)

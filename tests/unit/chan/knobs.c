@@ -41,6 +41,7 @@ static void test_refused(void)
     BAD(CHAN_SETUP_COST, 1e16, "RMPI_CHAN_SETUP_COST=1e+16: expected nanoseconds");
     BAD(CHAN_POLL_COST_OFI, -1, "RMPI_CHAN_POLL_COST_OFI=-1: expected nanoseconds");
     BAD(CHAN_SETUP_COST_OFI, 0.0 / 0.0, "RMPI_CHAN_SETUP_COST_OFI=");
+    BAD(CHAN_CREDIT_COST_OFI, -1.0, "RMPI_CHAN_CREDIT_COST_OFI=");
     BAD(CHAN_MAX_DEDICATED, -2, "RMPI_CHAN_MAX_DEDICATED=-2: expected -1 or a number of channels from 0 to 1000000.");
     BAD(CHAN_MAX_SETUP, 0, "RMPI_CHAN_MAX_SETUP=0: expected -1 or a number of channels from 1 to 1000000");
     BAD(CHAN_MAX_SETUP, -3, "RMPI_CHAN_MAX_SETUP=-3: expected");
