@@ -9,7 +9,7 @@
 # hits them alike.
 #   bench/wan.sh [--delays 0,100us,1ms,10ms] [--sizes 8192:1048576] [--reps N] [--iters N]
 #                [--window N] [--only railmpi,openmpi,mpich] [--test bw|mr] [--pairs 1,2,3,4]
-#                [--cc LIST] [--build DIR] [--out FILE]
+#                [--cc LIST] [--job-timeout SECONDS] [--build DIR] [--out FILE]
 # --test mr: the multi-pair message rate instead (seed infiniband-wan Fig. 6, bench/mpair.c):
 # for each count P of --pairs, P ranks on nsA send to P ranks on nsB at once, all pairs
 # across the one long rail; messages per second of all pairs together.
@@ -18,10 +18,14 @@
 # run when found (mpicc.openmpi/mpirun.openmpi, mpicc.mpich/mpiexec.mpich), unless --only
 # leaves them out. --cc bbr,cubic adds RailMPI (default settings) with
 # RMPI_TCP_CONGESTION_CONTROL set to each name, as configurations cc_<name>.
+# --job-timeout (default 120 s): each job's limit. A job that runs past it (MPICH's ranks
+# have hung in multi-pair runs) is killed, and the run goes on: the job's line in the output
+# says "hung" with the sizes it printed before, and the table marks the cells it left empty.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 delays=0,100us,1ms,10ms sizes=8192:1048576 reps=1 iters=10 window=16 build=$root/build out= only= test=bw pairs=1 cc=
+jt=120
 while [ $# -gt 0 ]; do
   case $1 in
     --delays) delays=$2; shift ;;
@@ -35,10 +39,12 @@ while [ $# -gt 0 ]; do
     --test) test=$2; shift ;;
     --pairs) pairs=$2; shift ;;
     --cc) cc=$2; shift ;;
-    *) echo "usage: $0 [--delays LIST] [--sizes MIN:MAX] [--reps N] [--iters N] [--window N] [--only LIST] [--test bw|mr] [--pairs LIST] [--cc LIST] [--build DIR] [--out FILE]" >&2; exit 2 ;;
+    --job-timeout) jt=$2; shift ;;
+    *) echo "usage: $0 [--delays LIST] [--sizes MIN:MAX] [--reps N] [--iters N] [--window N] [--only LIST] [--test bw|mr] [--pairs LIST] [--cc LIST] [--job-timeout SECONDS] [--build DIR] [--out FILE]" >&2; exit 2 ;;
   esac
   shift
 done
+[[ $jt =~ ^[1-9][0-9]*$ ]] || { echo "bench/wan.sh: --job-timeout: whole seconds" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "bench/wan.sh: needs root (network namespaces)" >&2; exit 77; }
 case $test in bw) prog=pt2pt pairs=1 ;; mr) prog=mpair ;; *) echo "bench/wan.sh: --test bw or mr" >&2; exit 2 ;; esac
 [[ $pairs =~ ^[1-9](,[1-9])*$ ]] || { echo "bench/wan.sh: --pairs: counts 1..9, comma-separated" >&2; exit 2; }
@@ -73,14 +79,14 @@ run_config() { # CONFIG PAIRS: P ranks per host, ranks 0..P-1 on nsA
     default | wan_tune_0 | cc_*)
       local env=(-genv RMPI_WAN_TUNE "$([ "$1" = wan_tune_0 ] && echo 0 || echo 1)")
       case $1 in cc_*) env+=(-genv RMPI_TCP_CONGESTION_CONTROL "${1#cc_}") ;; esac
-      "$netlab" exec nsA timeout 600 "$mpiexec" -n $((2 * p)) --host "nsA:$p,nsB:$p" --agent "$netlab agent" \
+      "$netlab" exec nsA timeout -k 5 "$jt" "$mpiexec" -n $((2 * p)) --host "nsA:$p,nsB:$p" --agent "$netlab agent" \
         --pmi-iface ctl -genv RMPI_TCP_IFACES rail0 "${env[@]}" "$bench" "${args[@]}" ;;
     openmpi)
-      "$netlab" exec nsA timeout 600 mpirun.openmpi -np $((2 * p)) --host "nsA:$p,nsB:$p" --bind-to none \
+      "$netlab" exec nsA timeout -k 5 "$jt" mpirun.openmpi -np $((2 * p)) --host "nsA:$p,nsB:$p" --bind-to none \
         --mca plm_rsh_agent "$netlab agent" --mca plm_rsh_no_tree_spawn 1 --mca oob_tcp_if_include ctl \
         --mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include rail0 "$ref/$prog.openmpi" "${args[@]}" ;;
     mpich)
-      "$netlab" exec nsA timeout 600 mpiexec.mpich -n $((2 * p)) -hosts "nsA:$p,nsB:$p" -launcher rsh \
+      "$netlab" exec nsA timeout -k 5 "$jt" mpiexec.mpich -n $((2 * p)) -hosts "nsA:$p,nsB:$p" -launcher rsh \
         -launcher-exec "$netlab" -iface ctl -genv UCX_TLS tcp,self -genv UCX_NET_DEVICES "rail0$([ "$p" = 1 ] || echo ,lo)" \
         "$ref/$prog.mpich" "${args[@]}" ;;
   esac
@@ -94,6 +100,12 @@ for d in ${delays//,/ }; do
       for config in "${configs[@]}"; do
         run_config "$config" "$p" 2>>"$out.log" |
           grep '^{"test"' | sed "s/}\$/,\"delay\":\"$d\",\"config\":\"$config\",\"rep\":$rep}/" >>"$out"
+        # timeout's 124 (TERM) or 137 (KILL): the job hung; say so and go on (netlab down
+        # at the delay's end ends what the killed launcher left in the namespaces)
+        case ${PIPESTATUS[0]} in 124 | 137)
+          echo "{\"test\":\"$test\",\"pairs\":$p,\"hung\":$jt,\"delay\":\"$d\",\"config\":\"$config\",\"rep\":$rep}" >>"$out"
+          echo "bench/wan.sh: $config, $d, $p pairs, repetition $rep: hung, killed after $jt s" >&2 ;;
+        esac
       done
     done
   done
@@ -105,9 +117,13 @@ import json, sys, statistics
 from collections import defaultdict
 v = defaultdict(list)
 mr = False
+hung = defaultdict(int)  # (delay, pairs, config): jobs that hung
 for line in open(sys.argv[1]):
     r = json.loads(line)
     mr = r["test"] == "mr"
+    if "hung" in r:
+        hung[(r["delay"], r.get("pairs", 1), r["config"])] += 1
+        continue
     v[(r["delay"], r.get("pairs", 1), r["size"], r["config"])].append(r["msg_s"] if mr else r["mb_s"])
 def secs(d):  # "0", "100us", "1ms", "10ms" -> seconds, for the table's order
     for unit, f in (("us", 1e-6), ("ms", 1e-3), ("s", 1.0)):
@@ -116,7 +132,8 @@ def secs(d):  # "0", "100us", "1ms", "10ms" -> seconds, for the table's order
     return float(d)
 keys = sorted({k[:3] for k in v}, key=lambda k: (secs(k[0]), k[1], k[2]))
 extra = sorted({k[3] for k in v if k[3].startswith("cc_")})
-cols = [c for c in ["default", "wan_tune_0"] + extra + ["openmpi", "mpich"] if any(k[3] == c for k in v)]
+cols = [c for c in ["default", "wan_tune_0"] + extra + ["openmpi", "mpich"]
+        if any(k[3] == c for k in v) or any(k[2] == c for k in hung)]
 names = {"default": "RailMPI", "wan_tune_0": "RMPI_WAN_TUNE=0", "openmpi": "Open MPI", "mpich": "MPICH"}
 names.update({c: "RailMPI " + c[3:] for c in extra})
 unit, fmt = ("msg/s", "%.0f") if mr else ("MB/s", "%.1f")
@@ -126,7 +143,11 @@ print("| delay | " + ("pairs | " if mr else "") + "size | " + " | ".join(f"{name
 print("|---" * (len(cols) + 4 + mr) + "|")
 for k in keys:
     m = {c: med(k, c) for c in cols}
-    cells = [fmt % m[c] if m[c] is not None else "-" for c in cols]
+    # a cell without a figure whose configuration hung there says so; "(hung N)" after a
+    # median: N of its jobs hung, the median is of what the others printed
+    cells = [(fmt % m[c] if m[c] is not None else "hung" if hung[(k[0], k[1], c)] else "-")
+             + (" (hung %d)" % hung[(k[0], k[1], c)] if m[c] is not None and hung[(k[0], k[1], c)] else "")
+             for c in cols]
     r0 = "%.2f" % (m["default"] / m["wan_tune_0"]) if m.get("default") and m.get("wan_tune_0") else "-"
     others = [m[c] for c in ("openmpi", "mpich") if m.get(c)]
     r1 = "%.2f" % (m["default"] / max(others)) if m.get("default") and others else "-"

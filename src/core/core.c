@@ -360,6 +360,7 @@ static void report_json(void)
     FILE *m = open_memstream(&line, &len);
     FILE *f = m ? m : stderr;
     rmpi_chan_report(f, rmpi_core_rank, rmpi_core_size, 1);
+    rmpi_vc_report_json(f);
     if (rmpi_core_report_json)
         rmpi_core_report_json(f);
     fputs("}\n", f);

@@ -56,7 +56,7 @@
 /* The version of struct rmpi_net_ops a provider was written against: raise it whenever a
  * member is added, removed or changes meaning; rmpi_net_open refuses a provider whose
  * version differs (rmpi_net_ops_check). */
-#define RMPI_NET_OPS_VERSION 3
+#define RMPI_NET_OPS_VERSION 4
 #define RMPI_NET_MAX_RAILS 16
 /* Most size classes of shared receive buffers a provider reports (shm's RMPI_SHM_MAX_CLASSES, and
  * one class of the largest frame over libfabric). */
@@ -208,8 +208,9 @@ struct rmpi_net_ops {
     /* Print provider-specific facts for rmpi_info (may be NULL). */
     void (*describe)(rmpi_rail_t *rail, void *file);
     /* Provider facts about this rail's connection to peer for RMPI_REPORT, as text without a
-     * newline in buf ("" when there is nothing to say; may be NULL). */
-    void (*peer_facts)(rmpi_rail_t *rail, int peer, char *buf, size_t len);
+     * newline in buf, or with json as the members of a JSON object (no braces) for
+     * RMPI_REPORT=json ("" when there is nothing to say; may be NULL). */
+    void (*peer_facts)(rmpi_rail_t *rail, int peer, int json, char *buf, size_t len);
     /* Dynamic peers (NULL: the provider reaches only its world). card: this process's
      * addresses as text without ';' (length, or -1); peer_add: peer (an index >= size) is
      * the process id with this provider's card text; same_node as told by the caller.

@@ -908,9 +908,28 @@ static void report_rail(FILE *f, const rmpi_vc_t *vc, int i)
             (unsigned long long)(sc->rdma_bytes - sc->rdma_at_up));
     char facts[256] = "";
     if (sc->rail->ops->peer_facts)
-        sc->rail->ops->peer_facts(sc->rail, vc->peer, facts, sizeof facts);
+        sc->rail->ops->peer_facts(sc->rail, vc->peer, 0, facts, sizeof facts);
     if (*facts)
         fprintf(f, "[rmpi report] rank %d -> %d: connection %s: %s\n", vc_rank, vc->peer, sc->rail->hints.name, facts);
+}
+
+void rmpi_vc_report_json(void *file)
+{
+    FILE *f = file;
+    int sep = 0;
+    fputs(", \"connections\": [", f);
+    for (int p = 0; p < vc_size; p++) {
+        const rmpi_vc_t *vc = rmpi_vc_table[p];
+        for (int i = 0; vc && p != vc_rank && i < vc->nsub; i++) {
+            const rmpi_subchan_t *sc = &vc->sub[i];
+            char facts[512] = "";
+            if (sc->rail->ops->peer_facts)
+                sc->rail->ops->peer_facts(sc->rail, p, 1, facts, sizeof facts);
+            if (*facts)
+                fprintf(f, "%s{\"peer\": %d, \"rail\": \"%s\", %s}", sep++ ? ", " : "", p, sc->rail->hints.name, facts);
+        }
+    }
+    fputs("]", f);
 }
 
 void rmpi_vc_report(void *file)

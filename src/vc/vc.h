@@ -361,6 +361,10 @@ void rmpi_vc_rates(const rmpi_vc_t *vc, double *one, double *all);
 
 /* For RMPI_REPORT and tests. */
 void rmpi_vc_report(void *file);
+/* RMPI_REPORT=json's "connections" key (", " first): per peer and subchannel whose provider
+ * has facts about the connection (tcp: its congestion control, the choice and the round trip
+ * it came from), the same facts rmpi_vc_report's "connection" lines print. */
+void rmpi_vc_report_json(void *file);
 /* The per-peer and per-rail counters rmpi_vc_report prints, summed over every other peer
  * (MPI_T performance variables). Monotonic over the process's life: what finalized channels had
  * counted stays in the sums. */

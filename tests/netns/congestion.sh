@@ -9,7 +9,9 @@
 # - the defaults: rail0 runs cubic when the kernel has it, rail1 the namespace's default;
 # - RMPI_TCP_CONGESTION_CONTROL wins on both rails; RMPI_WAN_TUNE=0 and RMPI_TCP_FAR_RTT
 #   above the path's round trip leave both on the default;
-# - RMPI_TCP_FAR_CONGESTION naming no congestion control: the default, one warning per rank.
+# - RMPI_TCP_FAR_CONGESTION naming no congestion control: the default, one warning per rank;
+# - RMPI_REPORT=json: rank 0's connections list the far rail with reno, choice "far" and a
+#   minimum round trip of at least 2 x DELAY less 5% (load only inflates it).
 # Robust on a loaded machine: the far rail's round trip can only be inflated by load, and
 # a near rail taken for far (a round trip inflated past RMPI_TCP_FAR_RTT) gets up to three
 # runs, each printed.
@@ -58,6 +60,15 @@ if case " $avail " in *" cubic "*) true ;; *) false ;; esac; then
 else
   echo "no cubic in this kernel: the defaults' far choice is not checked"
 fi
+# RMPI_REPORT=json's connections: the same facts with the round trip as a number
+case $delay in *ms) dus=$(awk -v d="${delay%ms}" 'BEGIN { print d * 1000 }') ;; *us) dus=${delay%us} ;; *) dus=0 ;; esac
+out=$("$netlab" exec nsA timeout 150 "$mpiexec" -n 2 --host nsA,nsB --agent "$netlab agent" --pmi-iface ctl \
+  -genv RMPI_TCP_IFACES rail0 -genv RMPI_REPORT json "${far[@]}" "$ring" 2>&1) || { echo "$out"; fail "json: ring exited $?"; }
+conn=$(echo "$out" | grep -o '"rank": 0, .*' | grep -o '"connections": \[{"peer": 1, "rail": "tcp:rail0", "congestion": "reno", "choice": "far", "min_rtt_us": [0-9.]*')
+[ -n "$conn" ] || { echo "$out"; fail "json: rank 0 lists no far reno connection on tcp:rail0"; }
+echo "$conn"
+awk -v r="${conn##* }" -v d="$dus" 'BEGIN { exit !(r >= 2 * d * 0.95) }' || fail "json: min_rtt_us ${conn##* } below 2 x $delay"
+echo "ok: json connections (min_rtt_us ${conn##* }, 2 x $delay = $((2 * ${dus%.*})) us)"
 tries "explicit knob" rail0 reno "RMPI_TCP_CONGESTION_CONTROL=reno" -genv RMPI_TCP_CONGESTION_CONTROL reno
 tries "explicit knob" rail1 reno "RMPI_TCP_CONGESTION_CONTROL=reno" -genv RMPI_TCP_CONGESTION_CONTROL reno
 tries "RMPI_WAN_TUNE=0" rail0 "$default" "RMPI_WAN_TUNE=0" -genv RMPI_WAN_TUNE 0 "${far[@]}"

@@ -64,18 +64,48 @@ static int set_congestion(int fd, const char *name, const char *knob, int *warne
     return -err;
 }
 
+/* The kernel's default congestion control, read from the first socket before any choice of
+ * ours (every socket of the process lives in one network namespace): where a near peer's
+ * socket returns to (far_congestion). "" until read. */
+static char kernel_cc[16];
+
+/* Whether sockets are born with RMPI_TCP_FAR_CONGESTION (far_congestion decides per path). */
+static int far_choice(void)
+{
+    const char *want = rmpi_knobs.TCP_FAR_CONGESTION, *set = rmpi_knobs.TCP_CONGESTION_CONTROL;
+    return rmpi_knobs.WAN_TUNE && !(set && *set) && want && *want && rmpi_knobs.TCP_FAR_RTT > 0;
+}
+
 /* RMPI_TCP_CONGESTION_CONTROL: the kernel's congestion control for every data socket. Why a
  * knob: on a long path BBR paces the bursts of a window-per-round-trip pattern at the rate it
  * measured on the earlier, smaller windows (1gbit@10ms, 32 messages of 128 B-8 KiB per window:
  * 1,030-1,440 msg/s with bbr against 1,450-1,575 with cubic, every MPI alike;
  * docs/results/wan.md). A name the kernel refuses is reported once and the default kept.
- * Empty, far peers get RMPI_TCP_FAR_CONGESTION at the handshake instead (far_congestion). */
+ * Empty, sockets are born with RMPI_TCP_FAR_CONGESTION instead, and a near peer's returns to
+ * the kernel's default at the handshake (far_congestion). Born, not switched later: BBR's
+ * start turns on the kernel's own pacing of the socket, and no later switch turns it off, so a
+ * socket established under bbr and switched to cubic keeps pacing at cubic's rate estimate
+ * (about 1.2-2 x cwnd per round trip): one stream at 1gbit@10ms spread a 16 KiB window over
+ * 3.6 ms and took 23.8 ms per round trip of 20, against 0 ms and 20.4 when born cubic
+ * (docs/results/wan.md, "Pacing left by bbr"). A listener's choice passes to the sockets it
+ * accepts, established before accept() returns. */
 static void congestion(int fd)
 {
     static int warned;
     const char *cc = rmpi_knobs.TCP_CONGESTION_CONTROL;
-    if (cc && *cc)
+    if (cc && *cc) {
         (void)set_congestion(fd, cc, "TCP_CONGESTION_CONTROL", &warned);
+        return;
+    }
+    if (!far_choice())
+        return;
+    if (!kernel_cc[0]) {
+        socklen_t len = sizeof kernel_cc - 1;
+        if (getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, kernel_cc, &len) != 0)
+            memset(kernel_cc, 0, sizeof kernel_cc);
+    }
+    /* a refusal keeps the default; far_congestion tries again and reports it */
+    (void)set_congestion(fd, rmpi_knobs.TCP_FAR_CONGESTION, "TCP_FAR_CONGESTION", NULL);
 }
 
 void rmpi_tcp_sockopts(rmpi_tcp_rail_t *r, int fd)
@@ -473,29 +503,35 @@ static uint64_t kernel_rtt(const rmpi_tcp_conn_t *c)
     return tcp_info_of(c, &ti) == 0 ? (uint64_t)ti.tcpi_rtt * 1000u : 0;
 }
 
-/* A far peer's socket gets RMPI_TCP_FAR_CONGESTION once the handshake has timed its path,
- * before its first data frame (a socket may switch at any time). The round trip is the
- * kernel's smallest sample (SYN and handshake segments): load on either host only inflates
- * it, and a near peer taken for far loses nothing on a short path, where cubic and bbr
- * fill the window alike. Far: the window-per-round-trip bursts of message rate that bbr
- * paces slowly (see congestion(); docs/results/wan.md, "Congestion control per path"). */
+/* Once the handshake has timed the path, before the first data frame: a far peer's socket
+ * keeps RMPI_TCP_FAR_CONGESTION, which it was born with (congestion()), a near peer's returns
+ * to the kernel's default (a socket may switch at any time; bbr's start then turns its pacing
+ * on, as for any bbr socket). The round trip is the kernel's smallest sample (SYN and
+ * handshake segments): load on either host only inflates it, and a near peer taken for far
+ * loses nothing on a short path, where cubic and bbr fill the window alike. Far: the
+ * window-per-round-trip bursts of message rate that bbr paces slowly (see congestion();
+ * docs/results/wan.md, "Congestion control per path"). */
 static void far_congestion(rmpi_tcp_conn_t *c, int peer)
 {
     rmpi_tcp_cc_t *cc = &c->cc;
     cc->rtt = rmpi_tcp_min_rtt_ns(c->fd);
     if (!cc->rtt)
         cc->rtt = kernel_rtt(c);
-    const char *want = rmpi_knobs.TCP_FAR_CONGESTION, *set = rmpi_knobs.TCP_CONGESTION_CONTROL;
+    const char *want = rmpi_knobs.TCP_FAR_CONGESTION;
     double far_ns = rmpi_knobs.TCP_FAR_RTT * 1e3;
     cc->far = 0;
-    if (rmpi_knobs.WAN_TUNE && !(set && *set) && want && *want && far_ns > 0 && cc->rtt && (double)cc->rtt >= far_ns) {
-        /* The default's refusal (an unprivileged process where the kernel does not allow
-         * cubic) is only shown by RMPI_REPORT; a name the user chose is warned about once. */
+    if (far_choice() && cc->rtt && (double)cc->rtt >= far_ns) {
+        /* Set again (the socket was born with it, unless the kernel refused): the refusal's
+         * reason, for RMPI_REPORT. The default's refusal (an unprivileged process where the
+         * kernel does not allow cubic) is only shown there; a name the user chose is warned
+         * about once. */
         static int warned;
         int err = set_congestion(c->fd, want, "TCP_FAR_CONGESTION", strcmp(want, "cubic") ? &warned : NULL);
         cc->far = err ? err : 1;
         rmpi_log(1, "tcp: rank %d's path round trip %.1f us at connect: congestion control %s%s", peer,
                  (double)cc->rtt * 1e-3, want, err ? " refused by the kernel" : "");
+    } else if (far_choice() && kernel_cc[0]) {
+        (void)set_congestion(c->fd, kernel_cc, "TCP_FAR_CONGESTION", NULL);
     }
     /* read back, for RMPI_REPORT: what the kernel runs, whoever chose it */
     socklen_t len = sizeof cc->name - 1;

@@ -582,8 +582,9 @@ static void tcp_describe(rmpi_rail_t *rail, void *file)
 }
 
 /* RMPI_REPORT: the congestion control of the peer's last established socket, read back at
- * its handshake, and why (tcp_conn.c: far_congestion). */
-static void tcp_peer_facts(rmpi_rail_t *rail, int peer, char *buf, size_t len)
+ * its handshake, and why (tcp_conn.c: far_congestion); json: the same as members of an
+ * object, "choice" naming the reason (knob, far, far_refused, off, near). */
+static void tcp_peer_facts(rmpi_rail_t *rail, int peer, int json, char *buf, size_t len)
 {
     rmpi_tcp_rail_t *r = rmpi_tcp_rail_of(rail);
     const rmpi_tcp_peer_t *p = peer >= 0 && peer < r->prov->npeers && r->peers ? r->peers[peer] : NULL;
@@ -592,23 +593,36 @@ static void tcp_peer_facts(rmpi_rail_t *rail, int peer, char *buf, size_t len)
     const rmpi_tcp_cc_t *cc = &p->cc;
     const char *set = rmpi_knobs.TCP_CONGESTION_CONTROL, *far = rmpi_knobs.TCP_FAR_CONGESTION;
     double rtt = (double)cc->rtt * 1e-3;
-    if (set && *set)
-        snprintf(buf, len, "congestion control %s (RMPI_TCP_CONGESTION_CONTROL=%s)", cc->name, set);
-    else if (cc->far > 0)
-        snprintf(buf, len, "congestion control %s (far: round trip %.1f us at connect >= RMPI_TCP_FAR_RTT %.0f us)",
-                 cc->name, rtt, rmpi_knobs.TCP_FAR_RTT);
-    else if (cc->far < 0)
-        snprintf(buf, len,
-                 "congestion control %s (far: round trip %.1f us at connect, but the kernel refused "
-                 "RMPI_TCP_FAR_CONGESTION=%s: %s)",
-                 cc->name, rtt, far, strerror(-cc->far));
-    else if (!rmpi_knobs.WAN_TUNE || !far || !*far || rmpi_knobs.TCP_FAR_RTT <= 0)
-        snprintf(buf, len, "congestion control %s (the kernel's default: %s)", cc->name,
+    char why[160];
+    const char *choice;
+    if (set && *set) {
+        choice = "knob";
+        snprintf(why, sizeof why, "RMPI_TCP_CONGESTION_CONTROL=%s", set);
+    } else if (cc->far > 0) {
+        choice = "far";
+        snprintf(why, sizeof why, "far: round trip %.1f us at connect >= RMPI_TCP_FAR_RTT %.0f us", rtt,
+                 rmpi_knobs.TCP_FAR_RTT);
+    } else if (cc->far < 0) {
+        choice = "far_refused";
+        snprintf(why, sizeof why,
+                 "far: round trip %.1f us at connect, but the kernel refused RMPI_TCP_FAR_CONGESTION=%s: %s", rtt, far,
+                 strerror(-cc->far));
+    } else if (!rmpi_knobs.WAN_TUNE || !far || !*far || rmpi_knobs.TCP_FAR_RTT <= 0) {
+        choice = "off";
+        snprintf(why, sizeof why, "the kernel's default: %s",
                  rmpi_knobs.WAN_TUNE ? "no far choice, RMPI_TCP_FAR_CONGESTION or RMPI_TCP_FAR_RTT off"
                                      : "RMPI_WAN_TUNE=0");
+    } else {
+        choice = "near";
+        snprintf(why, sizeof why, "the kernel's default: round trip %.1f us at connect, near", rtt);
+    }
+    if (json) /* names and reasons hold no quote or backslash */
+        snprintf(buf, len,
+                 "\"congestion\": \"%s\", \"choice\": \"%s\", \"min_rtt_us\": %.1f, \"far_rtt_us\": %.0f, "
+                 "\"why\": \"%s\"",
+                 cc->name, choice, rtt, rmpi_knobs.TCP_FAR_RTT, why);
     else
-        snprintf(buf, len, "congestion control %s (the kernel's default: round trip %.1f us at connect, near)",
-                 cc->name, rtt);
+        snprintf(buf, len, "congestion control %s (%s)", cc->name, why);
 }
 
 /* Channel accounting (net.h): tcp's per-peer memory counts as dedicated, once per provider
