@@ -79,7 +79,8 @@ static void shm_view(rmpi_comm_t *c, shm_t *h)
 static int shm_get(rmpi_comm_t *c, shm_t *h, int create)
 {
     if (RMPI_UNLIKELY(c->coll_shm_state != 1)) {
-        if (c->coll_shm_state == 2 || !create || !rmpi_knobs.COLL_SHM || c->inter || c->size < 2 || c->size > SHM_MAX_RANKS)
+        if (c->coll_shm_state == 2 || !create || !rmpi_knobs.COLL_SHM || c->inter || c->size < 2 ||
+            c->size > SHM_MAX_RANKS)
             return 0;
         /* More ranks on the node than CPUs: every step waits for all members, so a
          * descheduled one stalls the rest for a time slice, where the point-to-point
@@ -535,7 +536,8 @@ static coll_shm_op_t *op_make(coll_shm_op_t *o, rmpi_comm_t *c, int kind, int cr
     return o;
 }
 
-static coll_shm_op_t *bcast_op(coll_shm_op_t *o, rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int root, int create)
+static coll_shm_op_t *bcast_op(coll_shm_op_t *o, rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int root,
+                               int create)
 {
     size_t bytes = dt ? count * dt->size : 0;
     if (rmpi_knobs.COLL_BCAST || bytes >= (size_t)rmpi_knobs.COLL_SHM_BCAST_MAX || !op_make(o, c, OP_BCAST, create))
@@ -545,8 +547,8 @@ static coll_shm_op_t *bcast_op(coll_shm_op_t *o, rmpi_comm_t *c, void *buf, size
     return o;
 }
 
-static coll_shm_op_t *reduce_op(coll_shm_op_t *o, rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt,
-                           MPI_Op op, int root, int create)
+static coll_shm_op_t *reduce_op(coll_shm_op_t *o, rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count,
+                                rmpi_dtype_t *dt, MPI_Op op, int root, int create)
 {
     long long max = root < 0 ? rmpi_knobs.COLL_SHM_ALLREDUCE_MAX : rmpi_knobs.COLL_SHM_REDUCE_MAX;
     if ((root < 0 ? rmpi_knobs.COLL_ALLREDUCE : rmpi_knobs.COLL_REDUCE) || !rmpi_coll_op_predefined(op) || !dt ||

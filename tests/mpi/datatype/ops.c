@@ -699,11 +699,11 @@ typedef struct nbjob {
     MPI_Request req;
     const tinfo_t *ti;
     const char *what;
-    unsigned char *out;      /* result (Bcast: the buffer) */
+    unsigned char *out;       /* result (Bcast: the buffer) */
     const unsigned char *ref; /* expected there (NULL: nothing checked on this rank) */
-    size_t len;   /* bytes of out */
+    size_t len;               /* bytes of out */
     int n, persistent;
-    int source;   /* out is this rank's input (the root of a Bcast) */
+    int source; /* out is this rank's input (the root of a Bcast) */
 } nbjob_t;
 
 static void nb_check(const nbjob_t *j, const char *when)
@@ -713,8 +713,8 @@ static void nb_check(const nbjob_t *j, const char *when)
     MPI_Aint lb, ext;
     MPI_Type_get_extent(j->ti->t, &lb, &ext);
     for (int i = 0; i < j->n; i++)
-        MTEST_CHECK(elem_equal(j->ti, j->out + i * ext, j->ref + i * ext), "%s on %s (%s): element %d differs",
-                    j->what, j->ti->name, when, i);
+        MTEST_CHECK(elem_equal(j->ti, j->out + i * ext, j->ref + i * ext), "%s on %s (%s): element %d differs", j->what,
+                    j->ti->name, when, i);
 }
 
 /* Blocking calls among the outstanding ones: results checked at once. */
@@ -727,6 +727,25 @@ static void nb_blocking(MPI_Comm comm, int me, int size, int p)
     MTEST_CHECK(b == p, "blocking Bcast among I* calls: %d, expected %d", b, p);
     if (p % 3 == 0)
         MTEST_OK(MPI_Barrier(comm));
+}
+
+/* An I* call that must not block: rank 0 starts an Iallreduce, then sends rank 1 a
+ * message large enough for a rendezvous; rank 1 receives it before starting its own
+ * Iallreduce. A call that waited for its peers inside MPI_Iallreduce would deadlock. */
+static void nb_inversion(MPI_Comm comm, int me, int size)
+{
+    enum { BIG = 1 << 20 };
+    char *big = calloc(BIG, 1);
+    int v = me + 1, sum = 0;
+    MPI_Request r;
+    if (me == 1)
+        MTEST_OK(MPI_Recv(big, BIG, MPI_CHAR, 0, 7, comm, MPI_STATUS_IGNORE));
+    MTEST_OK(MPI_Iallreduce(&v, &sum, 1, MPI_INT, MPI_SUM, comm, &r));
+    if (me == 0 && size > 1)
+        MTEST_OK(MPI_Send(big, BIG, MPI_CHAR, 1, 7, comm));
+    MTEST_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+    MTEST_CHECK(sum == size * (size + 1) / 2, "Iallreduce around a rendezvous: %d", sum);
+    free(big);
 }
 
 /* Every allowed (op, type) pair through Iallreduce, Ireduce (roots 0 and size - 1) and
@@ -743,6 +762,7 @@ static void across_nb(MPI_Comm parent, int n, int poll)
     MTEST_OK(MPI_Comm_dup(parent, &comm));
     MPI_Comm_rank(comm, &me);
     MPI_Comm_size(comm, &size);
+    nb_inversion(comm, me, size); /* point-to-point schedules: no segment yet */
     nbjob_t *jobs = malloc(sizeof *jobs * (size_t)cap);
     unsigned char **keep = malloc(sizeof *keep * (size_t)cap * 2);
     int nkeep = 0, p = 0;
@@ -836,6 +856,7 @@ static void across_nb(MPI_Comm parent, int n, int poll)
     }
     /* persistent calls again, in the order they were made (the same on every rank) */
     nb_blocking(comm, me, size, 0);
+    nb_inversion(comm, me, size); /* in the segment */
     for (int i = 0; i < njobs; i++)
         if (jobs[i].persistent) {
             if (!jobs[i].source)
