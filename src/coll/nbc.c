@@ -328,15 +328,16 @@ static void finish(rmpi_nbc_t *s)
 }
 
 /* Whether the shared-memory steps of the current round have finished (each polled, which
- * advances its communicator's queue); their errors are kept. */
-static int shm_finished(rmpi_nbc_t *s)
+ * advances its communicator's queue; *moved set when a step was taken); their errors are
+ * kept. */
+static int shm_finished(rmpi_nbc_t *s, int *moved)
 {
     size_t b = s->round_start[s->cur];
     size_t e = s->cur + 1 < s->nrounds ? s->round_start[s->cur + 1] : s->nsteps;
     int left = 0, err;
     for (size_t i = b; i < e; i++)
         if (s->steps[i].kind == NBC_SHM) {
-            if (!coll_shm_op_test(s->steps[i].dst, &err))
+            if (!coll_shm_op_test(s->steps[i].dst, &err, moved))
                 left++;
             else if (err && !s->err)
                 s->err = err;
@@ -350,7 +351,7 @@ static int advance(rmpi_nbc_t *s)
 {
     int moved = 0;
     for (;;) {
-        if (RMPI_UNLIKELY(s->nshm) && !shm_finished(s))
+        if (RMPI_UNLIKELY(s->nshm) && !shm_finished(s, &moved))
             return moved;
         for (size_t i = 0; i < s->nxfer; i++)
             if (!s->xfer[i]->done)

@@ -481,12 +481,21 @@ static int op_run(coll_shm_op_t *o)
     return 1;
 }
 
-/* Run c's queued calls, oldest first, as far as they go; 1 when the queue is empty. */
-static int queue_run(rmpi_comm_t *c)
+/* Run c's queued calls, oldest first, as far as they go; 1 when the queue is empty.
+ * *moved is set when a call took a step or passed a wait. */
+static int queue_run(rmpi_comm_t *c, int *moved)
 {
     coll_shm_op_t *o;
-    while ((o = c->coll_shm_queue) && op_run(o))
+    while ((o = c->coll_shm_queue)) {
+        uint64_t t = o->t;
+        int phase = o->phase;
+        if (!op_run(o)) {
+            *moved |= o->t != t || o->phase != phase;
+            break;
+        }
+        *moved = 1;
         c->coll_shm_queue = o->next;
+    }
     return c->coll_shm_queue == NULL;
 }
 
@@ -501,7 +510,8 @@ static void cpu_relax(void)
 static void queue_drain(rmpi_comm_t *c)
 {
     unsigned idle = 0;
-    while (!queue_run(c))
+    int moved = 0;
+    while (!queue_run(c, &moved))
         rmpi_core_wait_step(&idle);
 }
 
@@ -530,7 +540,7 @@ static int op_block(coll_shm_op_t *o)
 static coll_shm_op_t *op_make(coll_shm_op_t *o, rmpi_comm_t *c, int kind, int create)
 {
     memset(o, 0, sizeof *o);
-    if (!shm_get(c, &o->h, create))
+    if ((!create && !rmpi_knobs.COLL_SHM_NB) || !shm_get(c, &o->h, create))
         return NULL;
     o->kind = kind;
     return o;
@@ -636,10 +646,10 @@ void coll_shm_op_start(coll_shm_op_t *o)
     *p = o;
 }
 
-int coll_shm_op_test(coll_shm_op_t *o, int *err)
+int coll_shm_op_test(coll_shm_op_t *o, int *err, int *moved)
 {
     if (!o->done)
-        queue_run(o->h.c);
+        queue_run(o->h.c, moved);
     *err = o->err;
     return o->done;
 }
