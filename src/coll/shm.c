@@ -521,9 +521,15 @@ static int op_block(coll_shm_op_t *o)
 {
     queue_drain(o->h.c);
     op_begin(o);
-    unsigned idle = 0;
-    for (unsigned i = 1; !op_run(o); i++) {
-        if (i % 32 == 0)
+    unsigned idle = 0, i = 0;
+    uint64_t t = 0;
+    int phase = 0;
+    while (!op_run(o)) {
+        /* every wait starts its own spin count, as wait_ge's: counted over the whole
+         * call, a large one would give the CPU away at every poll after its first waits */
+        if (o->t != t || o->phase != phase)
+            t = o->t, phase = o->phase, idle = 0, i = 0;
+        if (++i % 32 == 0)
             rmpi_core_wait_step(&idle);
         else
             cpu_relax();
