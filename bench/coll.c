@@ -1,6 +1,8 @@
 /*
  * Collective latency micro-benchmark (OSU style): Barrier, Bcast, Reduce, Allreduce,
- * Allgather and Alltoall over message sizes, every rank taking part. Plain MPI only, so the
+ * Allgather and Alltoall over message sizes, every rank taking part; on request (-c) the
+ * non-blocking Ibarrier, Ibcast, Ireduce and Iallreduce, each call followed by MPI_Wait
+ * (osu_ibcast's latency without the overlapped compute). Plain MPI only, so the
  * same source measures RailMPI, MPICH and Open MPI (bench/coll_compare.sh).
  *
  * Size: bytes per rank (Bcast/Reduce/Allreduce: the vector, of MPI_FLOAT for the
@@ -24,8 +26,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { BARRIER, BCAST, REDUCE, ALLREDUCE, ALLGATHER, ALLTOALL, NCOLL };
-static const char *const names[NCOLL] = {"barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall"};
+enum { BARRIER, BCAST, REDUCE, ALLREDUCE, ALLGATHER, ALLTOALL, IBARRIER, IBCAST, IREDUCE, IALLREDUCE, NCOLL };
+static const char *const names[NCOLL] = {"barrier", "bcast",    "reduce",  "allreduce", "allgather",
+                                         "alltoall", "ibarrier", "ibcast", "ireduce",   "iallreduce"};
+#define NBLOCKING IBARRIER /* the default list; the I* forms (each call then MPI_Wait) on request */
 #define MAX_SIZES 32
 
 static int rank, nranks;
@@ -45,9 +49,18 @@ static int call(int coll, long size)
         return MPI_Allreduce(sbuf, rbuf, nf, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     case ALLGATHER:
         return MPI_Allgather(sbuf, n, MPI_BYTE, rbuf, n, MPI_BYTE, MPI_COMM_WORLD);
-    default:
+    case ALLTOALL:
         return MPI_Alltoall(sbuf, n, MPI_BYTE, rbuf, n, MPI_BYTE, MPI_COMM_WORLD);
+    default:
+        break;
     }
+    MPI_Request req;
+    int rc = coll == IBARRIER ? MPI_Ibarrier(MPI_COMM_WORLD, &req)
+             : coll == IBCAST ? MPI_Ibcast(sbuf, n, MPI_BYTE, 0, MPI_COMM_WORLD, &req)
+             : coll == IREDUCE
+                 ? MPI_Ireduce(sbuf, rbuf, nf, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD, &req)
+                 : MPI_Iallreduce(sbuf, rbuf, nf, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &req);
+    return rc != MPI_SUCCESS ? rc : MPI_Wait(&req, MPI_STATUS_IGNORE);
 }
 
 /* Many calls for small sizes, a constant byte budget for large ones. */
@@ -66,7 +79,8 @@ static void usage(void)
                         "  -m  sizes in bytes, MIN doubling up to MAX (default 8:1048576, MIN >= 1)\n"
                         "  -s  these sizes in bytes (each >= 1; reductions move at least one float)\n"
                         "  -i  timed calls per size (default: by size)\n"
-                        "  -c  comma list of barrier,bcast,reduce,allreduce,allgather,alltoall (default all)\n");
+                        "  -c  comma list of barrier,bcast,reduce,allreduce,allgather,alltoall (default: these),\n"
+                        "      ibarrier,ibcast,ireduce,iallreduce (each call, then MPI_Wait)\n");
 }
 
 int main(int argc, char **argv)
@@ -78,7 +92,7 @@ int main(int argc, char **argv)
     const char *list = NULL; /* -s: explicit sizes */
     int want[NCOLL];
     for (int c = 0; c < NCOLL; c++)
-        want[c] = 1;
+        want[c] = c < NBLOCKING;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-m") && i + 1 < argc) {
             if (sscanf(argv[++i], "%ld:%ld", &min, &max) != 2 || min < 1 || max < min) {
@@ -154,8 +168,9 @@ int main(int argc, char **argv)
             continue;
         }
         for (int k = 0; k < nsizes; k++) {
-            long size = c == BARRIER ? 0 : sizes[k];
-            if (c == BARRIER && k > 0) {
+            int nodata = c == BARRIER || c == IBARRIER;
+            long size = nodata ? 0 : sizes[k];
+            if (nodata && k > 0) {
                 lat[c][k] = lat[c][0];
                 continue;
             }
@@ -205,9 +220,9 @@ int main(int argc, char **argv)
                 printf("\"}\n");
                 continue;
             }
-            for (int k = 0; k < (c == BARRIER ? 1 : nsizes); k++)
+            for (int k = 0; k < (c == BARRIER || c == IBARRIER ? 1 : nsizes); k++)
                 printf("{\"coll\":\"%s\",\"size\":%ld,\"nranks\":%d,\"lat_us\":%.3f}\n", names[c],
-                       c == BARRIER ? 0 : sizes[k], nranks, lat[c][k]);
+                       c == BARRIER || c == IBARRIER ? 0 : sizes[k], nranks, lat[c][k]);
         }
     }
     free(sbuf);

@@ -5,7 +5,7 @@ set -eu
 
 usage() {
     cat <<'EOF'
-usage: bench/coll_compare.sh [--np N] [--only LIST] [--reps N] [--sizes MIN:MAX] [--build DIR] [--out FILE]
+usage: bench/coll_compare.sh [--np N] [--only LIST] [--reps N] [--sizes MIN:MAX] [--colls LIST] [--build DIR] [--out FILE]
 
 Builds bench/coll.c with mpicc.mpich and mpicc.openmpi into BUILD/bench/ref/, uses
 BUILD/bench/coll for RailMPI (cmake target bench), and runs each MPI with N ranks
@@ -16,6 +16,8 @@ BUILD/bench/coll for RailMPI (cmake target bench), and runs each MPI with N rank
   --reps N        runs per MPI; the table shows the median (default 3)
   --sizes S       MIN:MAX (doubling) or a comma list such as 8,65536,1048576
                   (default 8:1048576)
+  --colls LIST    collectives, as coll's -c (default: the blocking ones; add
+                  ibarrier,ibcast,ireduce,iallreduce for the non-blocking forms)
   --build DIR     RailMPI build tree (default: the repository's build/)
   --out FILE      JSON lines (default BUILD/bench/results/coll-DATE.jsonl); the markdown
                   table goes to the same name with .md, launcher output to .log
@@ -31,6 +33,7 @@ np=4
 only=""
 reps=3
 sizes=8:1048576
+colls=""
 out=""
 
 while [ $# -gt 0 ]; do
@@ -39,6 +42,7 @@ while [ $# -gt 0 ]; do
         --only) [ $# -ge 2 ] || { usage >&2; exit 2; }; only=$2; shift ;;
         --reps) [ $# -ge 2 ] || { usage >&2; exit 2; }; reps=$2; shift ;;
         --sizes) [ $# -ge 2 ] || { usage >&2; exit 2; }; sizes=$2; shift ;;
+        --colls) [ $# -ge 2 ] || { usage >&2; exit 2; }; colls=$2; shift ;;
         --build) [ $# -ge 2 ] || { usage >&2; exit 2; }; build=$2; shift ;;
         --out) [ $# -ge 2 ] || { usage >&2; exit 2; }; out=$2; shift ;;
         -h|--help) usage; exit 0 ;;
@@ -76,7 +80,8 @@ echo "{\"meta\":\"coll_compare\",\"date\":\"$stamp\",\"host\":\"$(hostname)\",\"
 [ "$busy" -lt 20 ] || say "warning: the CPUs are $busy% busy with other work (load $load); numbers will be noisy"
 
 case "$sizes" in *,*) sz="-s $sizes" ;; *) sz="-m $sizes" ;; esac
-# shellcheck disable=SC2086  # sz is two words
+[ -z "$colls" ] || sz="$sz -c $colls"
+# shellcheck disable=SC2086  # sz is two or four words
 bench_run_all 900 $sz
 
 python3 - "$out" <<'EOF' | tee "$md"
@@ -95,7 +100,7 @@ print(f"Collective latency (us, median of {meta.get('reps')} runs), {meta.get('n
       f"CPU busy {meta.get('busy_pct')}% before, load {meta.get('loadavg')}\n")
 print("| collective | bytes | " + " | ".join(mpis) + " | rail/best |")
 print("|---|---:|" + "---:|" * len(mpis) + "---:|")
-for (coll, size) in sorted(rows, key=lambda k: (["barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall"].index(k[0]), k[1])):
+for (coll, size) in sorted(rows, key=lambda k: (["barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "ibarrier", "ibcast", "ireduce", "iallreduce"].index(k[0]), k[1])):
     med = {m: statistics.median(v) for m, v in rows[(coll, size)].items()}
     best = min((med[m] for m in med if m != "railmpi"), default=None)
     ratio = f"{med['railmpi'] / best:.2f}" if best and "railmpi" in med else "-"

@@ -91,7 +91,14 @@ static int check_bufs(const char *func, rmpi_comm_t *c, const void *sbuf, const 
 static int barrier(const char *func, rmpi_comm_t *c, MPI_Request *req, int mode)
 {
     RMPI_LOCK();
-    int rc = go(c, rmpi_coll_barrier_sched(c), req, mode);
+    int rc = RMPI_COLL_SHM_DECLINED;
+    rmpi_nbc_t *s = NULL;
+    if (mode == RMPI_API_RUN)
+        rc = rmpi_coll_shm_barrier(c);
+    else
+        s = rmpi_coll_shm_barrier_sched(c);
+    if (rc == RMPI_COLL_SHM_DECLINED)
+        rc = go(c, s ? s : rmpi_coll_barrier_sched(c), req, mode);
     RMPI_UNLOCK();
     return rc ? failed(func, c, rc) : MPI_SUCCESS;
 }
@@ -112,9 +119,16 @@ static int bcast(const char *func, rmpi_comm_t *c, void *buf, MPI_Count count, M
     if (RMPI_UNLIKELY(buf == MPI_IN_PLACE))
         return rmpi_api_error(c, MPI_ERR_BUFFER, func, "MPI_IN_PLACE is not a broadcast buffer");
     RMPI_LOCK();
-    rc = mode == RMPI_API_RUN ? rmpi_coll_shm_bcast(c, buf, (size_t)count, dt, root) : RMPI_COLL_SHM_DECLINED;
+    rmpi_nbc_t *s = NULL;
+    rc = RMPI_COLL_SHM_DECLINED;
+    if (c->inter)
+        ; /* never on one node's segment */
+    else if (mode == RMPI_API_RUN)
+        rc = rmpi_coll_shm_bcast(c, buf, (size_t)count, dt, root);
+    else
+        s = rmpi_coll_shm_bcast_sched(c, buf, (size_t)count, dt, root);
     if (rc == RMPI_COLL_SHM_DECLINED)
-        rc = go(c, rmpi_coll_bcast_sched(c, buf, (size_t)count, dt, root), req, mode);
+        rc = go(c, s ? s : rmpi_coll_bcast_sched(c, buf, (size_t)count, dt, root), req, mode);
     RMPI_UNLOCK();
     return rc ? failed(func, c, rc) : MPI_SUCCESS;
 }
@@ -143,13 +157,19 @@ static int reduction(const char *func, rmpi_comm_t *c, int kind, const void *sbu
         return rc;
     RMPI_LOCK();
     size_t n = (size_t)count;
-    rc = mode == RMPI_API_RUN && kind <= K_ALLREDUCE
-             ? rmpi_coll_shm_reduce(c, sbuf, rbuf, n, dt, op, kind == K_REDUCE ? root : -1)
-             : RMPI_COLL_SHM_DECLINED;
+    rmpi_nbc_t *s = NULL;
+    rc = RMPI_COLL_SHM_DECLINED;
+    if (kind > K_ALLREDUCE || c->inter)
+        ; /* Scan and Exscan, intercommunicators: schedules only */
+    else if (mode == RMPI_API_RUN)
+        rc = rmpi_coll_shm_reduce(c, sbuf, rbuf, n, dt, op, kind == K_REDUCE ? root : -1);
+    else
+        s = rmpi_coll_shm_reduce_sched(c, sbuf, rbuf, n, dt, op, kind == K_REDUCE ? root : -1);
     if (rc == RMPI_COLL_SHM_DECLINED) {
-        rmpi_nbc_t *s = kind == K_REDUCE      ? rmpi_coll_reduce_sched(c, sbuf, rbuf, n, dt, op, root)
-                        : kind == K_ALLREDUCE ? rmpi_coll_allreduce_sched(c, sbuf, rbuf, n, dt, op)
-                                              : rmpi_coll_scan_sched(c, sbuf, rbuf, n, dt, op, kind == K_EXSCAN);
+        if (!s)
+            s = kind == K_REDUCE      ? rmpi_coll_reduce_sched(c, sbuf, rbuf, n, dt, op, root)
+                : kind == K_ALLREDUCE ? rmpi_coll_allreduce_sched(c, sbuf, rbuf, n, dt, op)
+                                      : rmpi_coll_scan_sched(c, sbuf, rbuf, n, dt, op, kind == K_EXSCAN);
         rc = go(c, s, req, mode);
     }
     RMPI_UNLOCK();

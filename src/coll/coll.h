@@ -192,7 +192,7 @@ rmpi_nbc_t *rmpi_coll_scan_sched(rmpi_comm_t *c, const void *sbuf, void *rbuf, s
 rmpi_nbc_t *rmpi_coll_reduce_scatter_sched(rmpi_comm_t *c, const void *sbuf, void *rbuf, const size_t *counts,
                                            rmpi_dtype_t *dt, MPI_Op op);
 
-/* Blocking calls in a node's shared memory (shm.c): taken when the whole communicator is
+/* Blocking calls in a node's shared memory (shm.c; Barrier too): taken when the whole communicator is
  * on one node (an intracommunicator of 2..64 ranks), RMPI_COLL_SHM is on, the kind's
  * algorithm knob is auto, and for reductions the op is predefined; the same on every
  * member. Return RMPI_COLL_SHM_DECLINED when not taken (build and run the schedule
@@ -205,10 +205,20 @@ rmpi_nbc_t *rmpi_coll_reduce_scatter_sched(rmpi_comm_t *c, const void *sbuf, voi
 void rmpi_coll_report(FILE *f);
 /* The same as the "collectives" key of RMPI_REPORT=json's object (`, "collectives": {...}`). */
 void rmpi_coll_report_json(FILE *f);
+int rmpi_coll_shm_barrier(rmpi_comm_t *c);
 int rmpi_coll_shm_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int root);
 int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op,
                          int root);
 int rmpi_coll_shm_allgather(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int form);
 int rmpi_coll_shm_alltoall(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int form);
+/* Barrier, Bcast, Reduce and Allreduce (root < 0) as schedules for MPI_I* and *_init, in
+ * the segment: NULL when not taken (build the point-to-point schedule instead). Taken under
+ * the rules above, and only once a blocking call made the segment (making it blocks, which
+ * an I* call must not). Non-blocking calls of a communicator run in the segment one after
+ * another in the order they were started, blocking calls after those started before them. */
+rmpi_nbc_t *rmpi_coll_shm_barrier_sched(rmpi_comm_t *c);
+rmpi_nbc_t *rmpi_coll_shm_bcast_sched(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int root);
+rmpi_nbc_t *rmpi_coll_shm_reduce_sched(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt,
+                                       MPI_Op op, int root);
 
 #endif

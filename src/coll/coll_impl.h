@@ -180,4 +180,17 @@ int coll_bcast_large(int n, size_t bytes);
 int coll_reduce_large(int n, size_t count, size_t bytes);
 int coll_allreduce_large(int n, size_t count, size_t bytes);
 
+/* ---- shared-memory calls inside schedules (shm.c, nbc.c) ----
+ * A non-blocking or persistent call in the communicator's segment is a schedule of one
+ * step (rmpi_nbc_shm, which takes ownership of op). At every start of the step's round
+ * the engine starts op (coll_shm_op_start: input packed, op queued behind the
+ * communicator's earlier ones) and the round ends when coll_shm_op_test says it finished
+ * (err: 0 or MPI_ERR_TRUNCATE); test advances the queue without blocking and sets *moved
+ * when an op took a step (progress that keeps a wait from yielding the CPU). */
+typedef struct rmpi_coll_shm_op coll_shm_op_t;
+void rmpi_nbc_shm(rmpi_nbc_t *s, coll_shm_op_t *op);
+void coll_shm_op_start(coll_shm_op_t *op);
+int coll_shm_op_test(coll_shm_op_t *op, int *err, int *moved);
+void coll_shm_op_free(coll_shm_op_t *op);
+
 #endif

@@ -1,11 +1,11 @@
 /* Collective schedules: building, running round by round, progress hook (coll.h, "schedules"). */
-#include "coll.h"
+#include "coll_impl.h"
 
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { NBC_SEND, NBC_RECV, NBC_COPY, NBC_REDUCE, NBC_PACK, NBC_UNPACK };
+enum { NBC_SEND, NBC_RECV, NBC_COPY, NBC_REDUCE, NBC_PACK, NBC_UNPACK, NBC_SHM };
 
 typedef struct nbc_step {
     uint8_t kind;
@@ -38,6 +38,7 @@ struct rmpi_nbc {
     int st_src, st_tag; /* p2p: status of the last receive */
     size_t st_bytes, st_msglen;
     int sealed;       /* rounds closed by the first start */
+    int nshm;         /* shared-memory steps of the current round not finished yet */
     rmpi_list_t link; /* in the active list while running */
     /* Memory kept when the object goes back to the spare list (see nbc_recycle); the
      * members above are reset for every schedule. */
@@ -208,6 +209,14 @@ void rmpi_nbc_reduce(rmpi_nbc_t *s, MPI_Op op, MPI_Datatype type, const void *in
         rmpi_dtype_retain(st->dt);
 }
 
+/* A call in the communicator's shared segment (shm.c): started with its round, which ends
+ * when it has finished as well as the round's transfers. */
+void rmpi_nbc_shm(rmpi_nbc_t *s, coll_shm_op_t *op)
+{
+    nbc_step_t *st = add(s, NBC_SHM);
+    st->dst = op;
+}
+
 static void add_pack(rmpi_nbc_t *s, int kind, const void *src, void *dst, size_t count, rmpi_dtype_t *dt)
 {
     if (!count || !dt->size)
@@ -283,6 +292,10 @@ static void start_round(rmpi_nbc_t *s)
         case NBC_REDUCE: rmpi_coll_op_apply(st->op, st->type, st->src, st->dst, st->n); break;
         case NBC_PACK: rmpi_dtype_pack(st->src, st->n, st->dt, 0, st->dst, st->n * st->dt->size); break;
         case NBC_UNPACK: rmpi_dtype_unpack(st->src, st->n * st->dt->size, st->dst, st->n, st->dt, 0); break;
+        case NBC_SHM:
+            coll_shm_op_start(st->dst);
+            s->nshm++;
+            break;
         }
     }
     for (size_t i = b; i < e; i++)
@@ -314,11 +327,32 @@ static void finish(rmpi_nbc_t *s)
     rmpi_req_complete(req);
 }
 
+/* Whether the shared-memory steps of the current round have finished (each polled, which
+ * advances its communicator's queue; *moved set when a step was taken); their errors are
+ * kept. */
+static int shm_finished(rmpi_nbc_t *s, int *moved)
+{
+    size_t b = s->round_start[s->cur];
+    size_t e = s->cur + 1 < s->nrounds ? s->round_start[s->cur + 1] : s->nsteps;
+    int left = 0, err;
+    for (size_t i = b; i < e; i++)
+        if (s->steps[i].kind == NBC_SHM) {
+            if (!coll_shm_op_test(s->steps[i].dst, &err, moved))
+                left++;
+            else if (err && !s->err)
+                s->err = err;
+        }
+    s->nshm = left;
+    return left == 0;
+}
+
 /* Advance s as far as completed transfers allow; returns nonzero when something moved. */
 static int advance(rmpi_nbc_t *s)
 {
     int moved = 0;
     for (;;) {
+        if (RMPI_UNLIKELY(s->nshm) && !shm_finished(s, &moved))
+            return moved;
         for (size_t i = 0; i < s->nxfer; i++)
             if (!s->xfer[i]->done)
                 return moved;
@@ -369,6 +403,7 @@ static void launch(rmpi_nbc_t *s, rmpi_req_t *req, int keep)
     s->err = 0;
     s->done = 0;
     s->cur = 0;
+    s->nshm = 0;
     if (s->p2p) { /* a receive's status unless a receive completes it (PROC_NULL source) */
         s->st_src = MPI_PROC_NULL, s->st_tag = MPI_ANY_TAG;
         s->st_bytes = s->st_msglen = 0;
@@ -444,6 +479,8 @@ void rmpi_nbc_free(rmpi_nbc_t *s)
     for (size_t i = 0; i < s->nsteps; i++) {
         if (s->steps[i].kind == NBC_REDUCE)
             rmpi_coll_op_release(s->steps[i].op);
+        if (s->steps[i].kind == NBC_SHM)
+            coll_shm_op_free(s->steps[i].dst);
         if (s->steps[i].dt)
             rmpi_dtype_release(s->steps[i].dt);
     }

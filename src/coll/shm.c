@@ -1,5 +1,6 @@
-/* Collectives in a node's shared memory: blocking Bcast, Reduce, Allreduce, Allgather and
- * Alltoall on a communicator whose ranks all share one node. Data is copied into the
+/* Collectives in a node's shared memory: blocking Barrier, Bcast, Reduce, Allreduce,
+ * Allgather and Alltoall, and the I* and persistent forms of the first four, on a
+ * communicator whose ranks all share one node. Data is copied into the
  * segment once and out by each reader (one copy per side instead of a message per tree
  * edge), and reductions are done in the segment, each rank combining a slice of every
  * chunk, so no byte crosses a process more often than the data needs (the memory-system
@@ -72,12 +73,14 @@ static void shm_view(rmpi_comm_t *c, shm_t *h)
     h->me = c->rank;
 }
 
-/* Whether the calls on c may use the segment; makes it at the first call (collective: every
- * member decides the same from the same inputs, and agrees on the segment). */
-static int shm_get(rmpi_comm_t *c, shm_t *h)
+/* Whether the calls on c may use the segment; makes it at the first call with create set
+ * (collective: every member decides the same from the same inputs, and agrees on the
+ * segment). */
+static int shm_get(rmpi_comm_t *c, shm_t *h, int create)
 {
     if (RMPI_UNLIKELY(c->coll_shm_state != 1)) {
-        if (c->coll_shm_state == 2 || !rmpi_knobs.COLL_SHM || c->inter || c->size < 2 || c->size > SHM_MAX_RANKS)
+        if (c->coll_shm_state == 2 || !create || !rmpi_knobs.COLL_SHM || c->inter || c->size < 2 ||
+            c->size > SHM_MAX_RANKS)
             return 0;
         /* More ranks on the node than CPUs: every step waits for all members, so a
          * descheduled one stalls the rest for a time slice, where the point-to-point
@@ -151,33 +154,37 @@ static uint64_t wait_ge(_Atomic uint64_t *f, uint64_t v)
     }
 }
 
-/* The next step, whose writes may go to what every member is done with: buffer t %
- * SHM_NBUF is free once all are done with step t - SHM_NBUF, line t % SHM_NLINE once all
- * are done with t - SHM_NLINE (depth: which of the two the step writes; a step that writes
- * nothing passes SHM_NLINE). The least done step seen is kept (coll_shm_free), so the
- * other members' control lines, which they write at every step (a cache miss each), are
- * read about once in `depth` steps rather than at every step. */
+/* Whether step t may write what every member is done with: buffer t % SHM_NBUF is free
+ * once all are done with step t - SHM_NBUF, line t % SHM_NLINE once all are done with
+ * t - SHM_NLINE (depth: which of the two the step writes; a step that writes nothing
+ * passes SHM_NLINE). The least done step seen is kept (coll_shm_free), so the other
+ * members' control lines, which they write at every step (a cache miss each), are read
+ * about once in `depth` steps rather than at every step. */
+static int step_free(shm_t *h, uint64_t t, uint64_t depth)
+{
+    if (t <= depth || h->c->coll_shm_free >= t - depth)
+        return 1;
+    uint64_t least = UINT64_MAX;
+    for (int r = 0; r < h->n; r++) {
+        uint64_t d = atomic_load_explicit(&h->ctl[r].done, memory_order_acquire);
+        if (d < t - depth)
+            return 0;
+        least = d < least ? d : least;
+    }
+    h->c->coll_shm_free = least;
+    return 1;
+}
+
+/* The next step, once its writes may go where they go (step_free). */
 static uint64_t step_begin(shm_t *h, uint64_t depth)
 {
     uint64_t t = ++h->c->coll_shm_step;
-    if (t > depth && h->c->coll_shm_free < t - depth) {
-        uint64_t least = UINT64_MAX;
-        for (int r = 0; r < h->n; r++) {
-            uint64_t d = wait_ge(&h->ctl[r].done, t - depth);
-            least = d < least ? d : least;
-        }
-        h->c->coll_shm_free = least;
-    }
+    for (int r = 0; !step_free(h, t, depth); r++) /* all n waited for: free (done only grows) */
+        wait_ge(&h->ctl[r].done, t - depth);
     return t;
 }
 
 static void post(_Atomic uint64_t *f, uint64_t t) { atomic_store_explicit(f, t, memory_order_release); }
-
-static void wait_all(shm_t *h, size_t field, uint64_t t)
-{
-    for (int r = 0; r < h->n; r++)
-        wait_ge((_Atomic uint64_t *)((char *)&h->ctl[r] + field), t);
-}
 
 /* ---- packed views of user buffers ---- */
 
@@ -228,63 +235,124 @@ static void blocks_done(void **tout, const rmpi_coll_blk_t *recv, int n)
 static const char shm_choice[] = "shm";
 static const char shm_cma_choice[] = "shm_cma"; /* single copy (process_vm_readv) */
 
-/* ---- Bcast ---- */
+/* ---- Barrier, Bcast, Reduce, Allreduce: a call as a resumable sequence of steps ----
+ * A call is an op that op_run advances as far as the others' flags allow; where it must
+ * wait it returns and keeps its place (phase), so the same steps serve the blocking call
+ * (op_block polls until done) and the non-blocking and persistent ones (the schedule
+ * engine polls from progress: nbc.c's NBC_SHM step). Non-blocking calls of a communicator
+ * wait in c->coll_shm_queue and take their steps one call after another, in the order
+ * they were started; MPI has every member start its collectives on a communicator in the
+ * same order, so every member gives a call the same step numbers. A blocking call first
+ * lets the queue drain (the progress engine keeps the others' queues moving meanwhile). */
 
-int rmpi_coll_shm_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int root)
-{
+enum { OP_BARRIER, OP_BCAST, OP_REDUCE };
+
+struct rmpi_coll_shm_op {
+    struct rmpi_coll_shm_op *next; /* in c->coll_shm_queue */
     shm_t h;
-    size_t bytes = dt ? count * dt->size : 0, total = bytes;
-    if (rmpi_knobs.COLL_BCAST || bytes >= (size_t)rmpi_knobs.COLL_SHM_BCAST_MAX || !shm_get(c, &h))
-        return RMPI_COLL_SHM_DECLINED;
-    coll_note(COLL_BCAST, shm_choice, 0, bytes);
-    void *tmp = NULL;
-    int err = 0;
-    /* The first step is published on the root's line, with the total (so receivers know
-     * how many steps follow) and the data when it fits there, else in the buffer; later
-     * steps in the buffer, published on its first line. */
-    if (h.me == root) {
-        const char *src = packed_in(buf, count, dt, &tmp);
-        size_t off = 0;
-        do {
-            int in_line = total <= LINE_DATA;
-            uint64_t t = step_begin(&h, in_line ? SHM_NLINE : SHM_NBUF);
-            size_t k = RMPI_MIN(h.chunk - 64, total - off);
-            char *l = off ? buf_of(&h, root, t) : line_of(&h, root, t);
-            if (off == 0)
-                memcpy(l + 8, &total, sizeof total);
-            memcpy(in_line ? l + 16 : data_of(&h, root, t), src + off, k);
-            post(SEQ(l), t);
-            post(&h.ctl[root].done, t);
-            off += k;
-        } while (off < total);
-        free(tmp);
-        return 0;
-    }
-    char *dst = packed_out(buf, count, dt, &tmp);
-    size_t off = 0;
-    total = 0;
-    do {
-        uint64_t t = step_begin(&h, SHM_NLINE);
-        const char *l = off ? buf_of(&h, root, t) : line_of(&h, root, t);
-        wait_ge(SEQ(l), t);
-        if (off == 0)
-            memcpy(&total, l + 8, sizeof total);
-        size_t k = RMPI_MIN(h.chunk - 64, total - off);
-        const char *from = total <= LINE_DATA ? l + 16 : data_of(&h, root, t);
-        /* a root sending more than fits is reported here, as a receive would be */
-        if (off + k > bytes)
-            err = MPI_ERR_TRUNCATE;
-        if (off < bytes)
-            memcpy(dst + off, from, RMPI_MIN(k, bytes - off));
-        post(&h.ctl[h.me].done, t);
-        off += k;
-    } while (off < total);
-    packed_done(tmp, buf, count, dt);
-    free(tmp);
-    return err;
+    int kind, root, phase, err, done, out_here;
+    /* the call's arguments (a persistent op keeps dt and op retained) */
+    void *buf; /* Bcast: the buffer; Reduce: rbuf */
+    const void *sbuf;
+    size_t count, bytes;
+    rmpi_dtype_t *dt;
+    MPI_Op op;
+    MPI_Datatype basic;
+    size_t es, elems; /* Reduce: basic element size and count */
+    /* this start */
+    const char *in;
+    char *out;
+    void *tin, *tout;
+    size_t off, total; /* Bcast: bytes done, the root's total; Reduce: elements done */
+    size_t k;          /* Reduce: elements of this step */
+    uint64_t t;
+};
+
+static int ge(_Atomic uint64_t *f, uint64_t v) { return atomic_load_explicit(f, memory_order_acquire) >= v; }
+
+/* Whether every member's flag (at byte offset field of its control line) reached t. */
+static int all_ge(const shm_t *h, size_t field, uint64_t t)
+{
+    for (int r = 0; r < h->n; r++)
+        if (!ge((_Atomic uint64_t *)((char *)&h->ctl[r] + field), t))
+            return 0;
+    return 1;
 }
 
-/* ---- Reduce, Allreduce ---- */
+static int barrier_run(coll_shm_op_t *o)
+{
+    shm_t *h = &o->h;
+    switch (o->phase) {
+    case 0:
+        o->t = ++h->c->coll_shm_step;
+        o->phase = 1;
+        /* fallthrough */
+    case 1:
+        if (!step_free(h, o->t, SHM_NLINE))
+            return 0;
+        post(&h->ctl[h->me].ready, o->t);
+        o->phase = 2;
+        /* fallthrough */
+    default:
+        if (!all_ge(h, offsetof(shm_ctl_t, ready), o->t))
+            return 0;
+        post(&h->ctl[h->me].done, o->t);
+        return 1;
+    }
+}
+
+/* The first step is published on the root's line, with the total (so receivers know how
+ * many steps follow) and the data when it fits there, else in the buffer; later steps in
+ * the buffer, published on its first line. */
+static int bcast_run(coll_shm_op_t *o)
+{
+    shm_t *h = &o->h;
+    int root = o->root;
+    for (;;) {
+        switch (o->phase) {
+        case 0:
+            o->t = ++h->c->coll_shm_step;
+            o->phase = 1;
+            /* fallthrough */
+        case 1:
+            /* receivers write nothing; the root its line, or a buffer too */
+            if (!step_free(h, o->t, h->me == root && o->total > LINE_DATA ? SHM_NBUF : SHM_NLINE))
+                return 0;
+            if (h->me == root) {
+                size_t k = RMPI_MIN(h->chunk - 64, o->total - o->off);
+                char *l = o->off ? buf_of(h, root, o->t) : line_of(h, root, o->t);
+                if (o->off == 0)
+                    memcpy(l + 8, &o->total, sizeof o->total);
+                memcpy(o->total <= LINE_DATA ? l + 16 : data_of(h, root, o->t), o->in + o->off, k);
+                post(SEQ(l), o->t);
+                post(&h->ctl[root].done, o->t);
+                o->off += k;
+                break;
+            }
+            o->phase = 2;
+            /* fallthrough */
+        default: {
+            const char *l = o->off ? buf_of(h, root, o->t) : line_of(h, root, o->t);
+            if (!ge(SEQ(l), o->t))
+                return 0;
+            if (o->off == 0)
+                memcpy(&o->total, l + 8, sizeof o->total);
+            size_t k = RMPI_MIN(h->chunk - 64, o->total - o->off);
+            const char *from = o->total <= LINE_DATA ? l + 16 : data_of(h, root, o->t);
+            /* a root sending more than fits is reported here, as a receive would be */
+            if (o->off + k > o->bytes)
+                o->err = MPI_ERR_TRUNCATE;
+            if (o->off < o->bytes)
+                memcpy(o->out + o->off, from, RMPI_MIN(k, o->bytes - o->off));
+            post(&h->ctl[h->me].done, o->t);
+            o->off += k;
+        }
+        }
+        o->phase = 0;
+        if (o->off >= o->total)
+            return 1;
+    }
+}
 
 /* inout = x_{n-1} op ... op x_0 in this order on every rank, so all ranks of an Allreduce
  * get the same bits: dst = buffer of rank n-1, then the others from the top. */
@@ -310,67 +378,295 @@ static void slice(size_t k, size_t es, int n, int s, size_t *lo, size_t *hi)
     *hi = s == n - 1 ? k : *lo + q;
 }
 
+/* Steps up to RMPI_COLL_SHM_SMALL: every rank that wants the result combines it all; the
+ * others go on (their buffers are safe until the root's done); published on the line or
+ * the buffer's first line. Larger: each rank combines its slice of every buffer into its
+ * own buffer, and the ranks that want the result copy every slice out. */
+static int reduce_run(coll_shm_op_t *o)
+{
+    shm_t *h = &o->h;
+    size_t es = o->es;
+    for (;;) {
+        int in_line = o->k * es <= LINE_DATA;
+        switch (o->phase) {
+        case 0:
+            o->k = RMPI_MIN((h->chunk - 64) / es, o->elems - o->off);
+            in_line = o->k * es <= LINE_DATA;
+            o->t = ++h->c->coll_shm_step;
+            o->phase = 1;
+            /* fallthrough */
+        case 1:
+            if (!step_free(h, o->t, in_line ? SHM_NLINE : SHM_NBUF))
+                return 0;
+            if (o->k * es <= (size_t)rmpi_knobs.COLL_SHM_SMALL) {
+                char *l = in_line ? line_of(h, h->me, o->t) : buf_of(h, h->me, o->t);
+                memcpy((char *)small_of(h, h->me, o->t, in_line), o->in + o->off * es, o->k * es);
+                post(SEQ(l), o->t);
+                if (!o->out_here)
+                    break;
+                o->phase = 2;
+            } else {
+                memcpy(data_of(h, h->me, o->t), o->in + o->off * es, o->k * es);
+                post(&h->ctl[h->me].ready, o->t);
+                o->phase = 3;
+            }
+            continue;
+        case 2:
+            for (int r = 0; r < h->n; r++)
+                if (!ge(SEQ(in_line ? line_of(h, r, o->t) : buf_of(h, r, o->t)), o->t))
+                    return 0;
+            reduce_all(h, o->t, in_line, o->op, o->basic, o->out + o->off * es, o->k, es);
+            break;
+        case 3: {
+            if (!all_ge(h, offsetof(shm_ctl_t, ready), o->t))
+                return 0;
+            size_t lo, hi;
+            slice(o->k, es, h->n, h->me, &lo, &hi);
+            char *mine = data_of(h, h->me, o->t) + lo * es;
+            for (int r = h->n - 1; r >= 0; r--)
+                if (r != h->me && hi > lo)
+                    rmpi_coll_op_apply(o->op, o->basic, data_of(h, r, o->t) + lo * es, mine, hi - lo);
+            post(&h->ctl[h->me].red, o->t);
+            o->phase = 4;
+        }
+            /* fallthrough */
+        default:
+            if (o->out_here) {
+                if (!all_ge(h, offsetof(shm_ctl_t, red), o->t))
+                    return 0;
+                for (int s = 0; s < h->n; s++) {
+                    size_t lo, hi;
+                    slice(o->k, es, h->n, s, &lo, &hi);
+                    memcpy(o->out + (o->off + lo) * es, data_of(h, s, o->t) + lo * es, (hi - lo) * es);
+                }
+            }
+        }
+        post(&h->ctl[h->me].done, o->t);
+        o->off += o->k;
+        o->phase = 0;
+        if (o->off >= o->elems)
+            return 1;
+    }
+}
+
+/* A start: the input packed now (a persistent call reads the buffer as it is at MPI_Start). */
+static void op_begin(coll_shm_op_t *o)
+{
+    o->next = NULL;
+    o->phase = o->err = o->done = 0;
+    o->off = o->total = 0;
+    o->tin = o->tout = NULL;
+    o->in = o->out = NULL;
+    if (o->kind == OP_BCAST && o->h.me == o->root) {
+        o->in = packed_in(o->buf, o->count, o->dt, &o->tin);
+        o->total = o->bytes;
+    } else if (o->kind == OP_BCAST) {
+        o->out = packed_out(o->buf, o->count, o->dt, &o->tout);
+    } else if (o->kind == OP_REDUCE) {
+        o->in = packed_in(o->sbuf == MPI_IN_PLACE ? o->buf : o->sbuf, o->count, o->dt, &o->tin);
+        o->out = o->out_here ? packed_out(o->buf, o->count, o->dt, &o->tout) : NULL;
+    }
+}
+
+/* Advance o; 1 when it has finished (results unpacked, scratch freed). */
+static int op_run(coll_shm_op_t *o)
+{
+    if (!(o->kind == OP_BARRIER ? barrier_run(o) : o->kind == OP_BCAST ? bcast_run(o) : reduce_run(o)))
+        return 0;
+    packed_done(o->tout, o->buf, o->count, o->dt);
+    free(o->tin);
+    free(o->tout);
+    o->tin = o->tout = NULL;
+    o->done = 1;
+    return 1;
+}
+
+/* Run c's queued calls, oldest first, as far as they go; 1 when the queue is empty.
+ * *moved is set when a call took a step or passed a wait. */
+static int queue_run(rmpi_comm_t *c, int *moved)
+{
+    coll_shm_op_t *o;
+    while ((o = c->coll_shm_queue)) {
+        uint64_t t = o->t;
+        int phase = o->phase;
+        if (!op_run(o)) {
+            *moved |= o->t != t || o->phase != phase;
+            break;
+        }
+        *moved = 1;
+        c->coll_shm_queue = o->next;
+    }
+    return c->coll_shm_queue == NULL;
+}
+
+static void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+/* Before a blocking call takes its steps: the non-blocking ones started before it finish. */
+static void queue_drain(rmpi_comm_t *c)
+{
+    unsigned idle = 0;
+    int moved = 0;
+    while (!queue_run(c, &moved))
+        rmpi_core_wait_step(&idle);
+}
+
+/* A blocking call: after the non-blocking ones started before it, polled to its end (a
+ * short spin on the flags, then the core's wait step, as wait_ge). */
+static int op_block(coll_shm_op_t *o)
+{
+    queue_drain(o->h.c);
+    op_begin(o);
+    unsigned idle = 0, i = 0;
+    uint64_t t = 0;
+    int phase = 0;
+    while (!op_run(o)) {
+        /* every wait starts its own spin count, as wait_ge's: counted over the whole
+         * call, a large one would give the CPU away at every poll after its first waits */
+        if (o->t != t || o->phase != phase)
+            t = o->t, phase = o->phase, idle = 0, i = 0;
+        if (++i % 32 == 0)
+            rmpi_core_wait_step(&idle);
+        else
+            cpu_relax();
+    }
+    return o->err;
+}
+
+/* The op of a call, or NULL when the call does not run here. create: a blocking call,
+ * which may make the segment; a non-blocking or persistent one only uses a segment that an
+ * earlier blocking call made, since making it is an agreement among the members that
+ * would block the call (a rank may start an I* call and then wait for a message that a
+ * peer sends only before its own I* call). The segment's state is the same on every
+ * member at a given call, as every member makes its calls in the same order. */
+static coll_shm_op_t *op_make(coll_shm_op_t *o, rmpi_comm_t *c, int kind, int create)
+{
+    memset(o, 0, sizeof *o);
+    if ((!create && !rmpi_knobs.COLL_SHM_NB) || !shm_get(c, &o->h, create))
+        return NULL;
+    o->kind = kind;
+    return o;
+}
+
+static coll_shm_op_t *bcast_op(coll_shm_op_t *o, rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int root,
+                               int create)
+{
+    size_t bytes = dt ? count * dt->size : 0;
+    if (rmpi_knobs.COLL_BCAST || bytes >= (size_t)rmpi_knobs.COLL_SHM_BCAST_MAX || !op_make(o, c, OP_BCAST, create))
+        return NULL;
+    o->buf = buf, o->count = count, o->dt = dt, o->root = root, o->bytes = bytes;
+    coll_note(COLL_BCAST, shm_choice, 0, bytes);
+    return o;
+}
+
+static coll_shm_op_t *reduce_op(coll_shm_op_t *o, rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count,
+                                rmpi_dtype_t *dt, MPI_Op op, int root, int create)
+{
+    long long max = root < 0 ? rmpi_knobs.COLL_SHM_ALLREDUCE_MAX : rmpi_knobs.COLL_SHM_REDUCE_MAX;
+    if ((root < 0 ? rmpi_knobs.COLL_ALLREDUCE : rmpi_knobs.COLL_REDUCE) || !rmpi_coll_op_predefined(op) || !dt ||
+        !dt->size || !count || count * dt->size >= (size_t)max || !op_make(o, c, OP_REDUCE, create))
+        return NULL;
+    coll_note(root < 0 ? COLL_ALLREDUCE : COLL_REDUCE, shm_choice, 0, count * dt->size);
+    o->sbuf = sbuf, o->buf = rbuf, o->count = count, o->dt = dt, o->op = op, o->root = root;
+    o->out_here = root < 0 || o->h.me == root;
+    /* the kernels work on the basic elements (a vector of 3 ints: 3 ints per element) */
+    o->basic = dt->basic;
+    o->es = rmpi_dtype_get(o->basic)->size;
+    o->elems = count * dt->size / o->es;
+    return o;
+}
+
+static coll_shm_op_t *barrier_op(coll_shm_op_t *o, rmpi_comm_t *c, int create)
+{
+    if (rmpi_knobs.COLL_BARRIER || !op_make(o, c, OP_BARRIER, create))
+        return NULL;
+    coll_note(COLL_BARRIER, shm_choice, 0, 0);
+    return o;
+}
+
+int rmpi_coll_shm_barrier(rmpi_comm_t *c)
+{
+    coll_shm_op_t o;
+    return barrier_op(&o, c, 1) ? op_block(&o) : RMPI_COLL_SHM_DECLINED;
+}
+
+int rmpi_coll_shm_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int root)
+{
+    coll_shm_op_t o;
+    return bcast_op(&o, c, buf, count, dt, root, 1) ? op_block(&o) : RMPI_COLL_SHM_DECLINED;
+}
+
 int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op,
                          int root)
 {
-    shm_t h;
-    long long max = root < 0 ? rmpi_knobs.COLL_SHM_ALLREDUCE_MAX : rmpi_knobs.COLL_SHM_REDUCE_MAX;
-    if ((root < 0 ? rmpi_knobs.COLL_ALLREDUCE : rmpi_knobs.COLL_REDUCE) || !rmpi_coll_op_predefined(op) || !dt ||
-        !dt->size || !count || count * dt->size >= (size_t)max || !shm_get(c, &h))
-        return RMPI_COLL_SHM_DECLINED;
-    coll_note(root < 0 ? COLL_ALLREDUCE : COLL_REDUCE, shm_choice, 0, count * dt->size);
-    int out_here = root < 0 || h.me == root;
-    void *tin = NULL, *tout = NULL;
-    const char *in = packed_in(sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dt, &tin);
-    char *out = out_here ? packed_out(rbuf, count, dt, &tout) : NULL;
-    MPI_Datatype basic = dt->basic;
-    /* the kernels work on the basic elements (a vector of 3 ints: 3 ints per element) */
-    size_t es = rmpi_dtype_get(basic)->size, elems = count * dt->size / es;
-    size_t per = (h.chunk - 64) / es, small = (size_t)rmpi_knobs.COLL_SHM_SMALL;
-    for (size_t pos = 0; pos < elems; pos += per) {
-        size_t k = RMPI_MIN(per, elems - pos);
-        int in_line = k * es <= LINE_DATA;
-        uint64_t t = step_begin(&h, in_line ? SHM_NLINE : SHM_NBUF);
-        if (k * es <= small) {
-            /* small: every rank that wants the result combines it all; the others go on
-             * (their buffers are safe until the root's done); published on the line or
-             * the buffer's first line */
-            char *l = in_line ? line_of(&h, h.me, t) : buf_of(&h, h.me, t);
-            memcpy((char *)small_of(&h, h.me, t, in_line), in + pos * es, k * es);
-            post(SEQ(l), t);
-            if (out_here) {
-                for (int r = 0; r < h.n; r++)
-                    wait_ge(SEQ(in_line ? line_of(&h, r, t) : buf_of(&h, r, t)), t);
-                reduce_all(&h, t, in_line, op, basic, out + pos * es, k, es);
-            }
-            post(&h.ctl[h.me].done, t);
-            continue;
-        }
-        memcpy(data_of(&h, h.me, t), in + pos * es, k * es);
-        post(&h.ctl[h.me].ready, t);
-        wait_all(&h, offsetof(shm_ctl_t, ready), t);
-        /* each rank combines its slice of every buffer into its own buffer */
-        size_t lo, hi;
-        slice(k, es, h.n, h.me, &lo, &hi);
-        char *mine = data_of(&h, h.me, t) + lo * es;
-        for (int r = h.n - 1; r >= 0; r--)
-            if (r != h.me && hi > lo)
-                rmpi_coll_op_apply(op, basic, data_of(&h, r, t) + lo * es, mine, hi - lo);
-        post(&h.ctl[h.me].red, t);
-        if (out_here) {
-            wait_all(&h, offsetof(shm_ctl_t, red), t);
-            for (int s = 0; s < h.n; s++) {
-                slice(k, es, h.n, s, &lo, &hi);
-                memcpy(out + (pos + lo) * es, data_of(&h, s, t) + lo * es, (hi - lo) * es);
-            }
-        }
-        post(&h.ctl[h.me].done, t);
-    }
-    if (out_here)
-        packed_done(tout, rbuf, count, dt);
-    free(tin);
-    free(tout);
-    return 0;
+    coll_shm_op_t o;
+    return reduce_op(&o, c, sbuf, rbuf, count, dt, op, root, 1) ? op_block(&o) : RMPI_COLL_SHM_DECLINED;
+}
+
+/* Non-blocking and persistent: a schedule of one step, the op (nbc.c starts and polls it,
+ * and frees it with the schedule); the op holds the datatype and operation as long. */
+static rmpi_nbc_t *op_sched(rmpi_comm_t *c, const coll_shm_op_t *o)
+{
+    if (!o)
+        return NULL;
+    coll_shm_op_t *p = rmpi_xmalloc(sizeof *p);
+    *p = *o;
+    if (p->dt)
+        rmpi_dtype_retain(p->dt);
+    if (p->kind == OP_REDUCE)
+        rmpi_coll_op_retain(p->op);
+    rmpi_nbc_t *s = rmpi_nbc_new(c);
+    rmpi_nbc_shm(s, p);
+    return s;
+}
+
+rmpi_nbc_t *rmpi_coll_shm_barrier_sched(rmpi_comm_t *c)
+{
+    coll_shm_op_t o;
+    return op_sched(c, barrier_op(&o, c, 0));
+}
+
+rmpi_nbc_t *rmpi_coll_shm_bcast_sched(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int root)
+{
+    coll_shm_op_t o;
+    return op_sched(c, bcast_op(&o, c, buf, count, dt, root, 0));
+}
+
+rmpi_nbc_t *rmpi_coll_shm_reduce_sched(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt,
+                                       MPI_Op op, int root)
+{
+    coll_shm_op_t o;
+    return op_sched(c, reduce_op(&o, c, sbuf, rbuf, count, dt, op, root, 0));
+}
+
+void coll_shm_op_start(coll_shm_op_t *o)
+{
+    op_begin(o);
+    coll_shm_op_t **p = (coll_shm_op_t **)&o->h.c->coll_shm_queue;
+    while (*p)
+        p = &(*p)->next;
+    *p = o;
+}
+
+int coll_shm_op_test(coll_shm_op_t *o, int *err, int *moved)
+{
+    if (!o->done)
+        queue_run(o->h.c, moved);
+    *err = o->err;
+    return o->done;
+}
+
+void coll_shm_op_free(coll_shm_op_t *o)
+{
+    if (o->dt)
+        rmpi_dtype_release(o->dt);
+    if (o->kind == OP_REDUCE)
+        rmpi_coll_op_release(o->op);
+    free(o);
 }
 
 /* ---- Allgather, Alltoall (regular forms) ---- */
@@ -384,8 +680,9 @@ static int cma_move(shm_t *h, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t
  * single: the size asks for single copy; through: the segment may take it otherwise. */
 static int movement_way(rmpi_comm_t *c, shm_t *h, int single, int through)
 {
-    if (!(single || through) || !shm_get(c, h))
+    if (!(single || through) || !shm_get(c, h, 1))
         return -1;
+    queue_drain(c);
     if (single && c->coll_shm_cma)
         return 1;
     return through ? 0 : -1;

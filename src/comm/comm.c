@@ -47,7 +47,7 @@ void rmpi_comm_finalize(void)
         if (c->coll_shm)
             munmap(c->coll_shm, c->coll_shm_len);
         c->topo = NULL, c->info = NULL, c->coll_shm = NULL, c->coll_shm_state = 0, c->coll_shm_cma = 0,
-        c->coll_shm_step = 0, c->coll_shm_free = 0;
+        c->coll_shm_step = 0, c->coll_shm_free = 0, c->coll_shm_queue = NULL;
     }
     next_ctx = RMPI_CTX_FIRST_FREE;
 }

@@ -694,6 +694,189 @@ static void across(MPI_Comm comm, int n)
         }
 }
 
+/* One non-blocking or persistent call of across_nb and what it must produce. */
+typedef struct nbjob {
+    MPI_Request req;
+    const tinfo_t *ti;
+    const char *what;
+    unsigned char *out;       /* result (Bcast: the buffer) */
+    const unsigned char *ref; /* expected there (NULL: nothing checked on this rank) */
+    size_t len;               /* bytes of out */
+    int n, persistent;
+    int source; /* out is this rank's input (the root of a Bcast) */
+} nbjob_t;
+
+static void nb_check(const nbjob_t *j, const char *when)
+{
+    if (!j->ref)
+        return;
+    MPI_Aint lb, ext;
+    MPI_Type_get_extent(j->ti->t, &lb, &ext);
+    for (int i = 0; i < j->n; i++)
+        MTEST_CHECK(elem_equal(j->ti, j->out + i * ext, j->ref + i * ext), "%s on %s (%s): element %d differs", j->what,
+                    j->ti->name, when, i);
+}
+
+/* Blocking calls among the outstanding ones: results checked at once. */
+static void nb_blocking(MPI_Comm comm, int me, int size, int p)
+{
+    int v = me + 1, sum = 0, b = me == p % size ? p : -1;
+    MTEST_OK(MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, comm));
+    MTEST_CHECK(sum == size * (size + 1) / 2, "blocking Allreduce among I* calls: %d", sum);
+    MTEST_OK(MPI_Bcast(&b, 1, MPI_INT, p % size, comm));
+    MTEST_CHECK(b == p, "blocking Bcast among I* calls: %d, expected %d", b, p);
+    if (p % 3 == 0)
+        MTEST_OK(MPI_Barrier(comm));
+}
+
+/* An I* call that must not block: rank 0 starts an Iallreduce, then sends rank 1 a
+ * message large enough for a rendezvous; rank 1 receives it before starting its own
+ * Iallreduce. A call that waited for its peers inside MPI_Iallreduce would deadlock. */
+static void nb_inversion(MPI_Comm comm, int me, int size)
+{
+    enum { BIG = 1 << 20 };
+    char *big = calloc(BIG, 1);
+    int v = me + 1, sum = 0;
+    MPI_Request r;
+    if (me == 1)
+        MTEST_OK(MPI_Recv(big, BIG, MPI_CHAR, 0, 7, comm, MPI_STATUS_IGNORE));
+    MTEST_OK(MPI_Iallreduce(&v, &sum, 1, MPI_INT, MPI_SUM, comm, &r));
+    if (me == 0 && size > 1)
+        MTEST_OK(MPI_Send(big, BIG, MPI_CHAR, 1, 7, comm));
+    MTEST_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+    MTEST_CHECK(sum == size * (size + 1) / 2, "Iallreduce around a rendezvous: %d", sum);
+    free(big);
+}
+
+/* Every allowed (op, type) pair through Iallreduce, Ireduce (roots 0 and size - 1) and
+ * Ibcast of the reference (root by pair), some as persistent calls (started again after
+ * their first completion), with Ibarriers among them, all outstanding at once on a fresh
+ * communicator, with blocking Allreduce, Bcast and Barrier calls in between (the first of
+ * them makes the shared-memory segment, so the calls before it take the point-to-point
+ * schedules and those after it the segment). Completed in reverse order of issue, by
+ * MPI_Wait, or (poll) by MPI_Test rounds, which also run between the issues. */
+static void across_nb(MPI_Comm parent, int n, int poll)
+{
+    MPI_Comm comm;
+    int me, size, njobs = 0, cap = 64;
+    MTEST_OK(MPI_Comm_dup(parent, &comm));
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &size);
+    nb_inversion(comm, me, size); /* point-to-point schedules: no segment yet */
+    nbjob_t *jobs = malloc(sizeof *jobs * (size_t)cap);
+    unsigned char **keep = malloc(sizeof *keep * (size_t)cap * 2);
+    int nkeep = 0, p = 0;
+    for (size_t oi = 0; oi < sizeof ops / sizeof ops[0]; oi++)
+        for (size_t k = 0; k < sizeof types / sizeof types[0]; k++, p++) {
+            const tinfo_t *ti = &types[k];
+            if (!(ops[oi].groups & ti->groups))
+                continue;
+            if (njobs + 5 > cap) {
+                cap *= 2;
+                jobs = realloc(jobs, sizeof *jobs * (size_t)cap);
+                keep = realloc(keep, sizeof *keep * (size_t)cap * 2);
+            }
+            MPI_Aint lb, ext;
+            MPI_Type_get_extent(ti->t, &lb, &ext);
+            unsigned char *in = malloc((size_t)(ext * n)), *ref = malloc((size_t)(ext * n));
+            unsigned char *x = malloc((size_t)(ext * n));
+            across_input(ti, ext, 0, ref, n);
+            for (int r = 1; r < size; r++) {
+                across_input(ti, ext, r, x, n);
+                MTEST_OK(MPI_Reduce_local(ref, x, n, ti->t, ops[oi].op));
+                memcpy(ref, x, (size_t)(ext * n));
+            }
+            free(x);
+            across_input(ti, ext, me, in, n);
+            keep[nkeep++] = in, keep[nkeep++] = ref;
+            for (int root = -2; root < 2; root++) {
+                nbjob_t *j = &jobs[njobs++];
+                int at = root < -1 ? p % size : root < 0 ? -1 : root == 0 ? 0 : size - 1;
+                j->ti = ti, j->n = n, j->persistent = p % 7 == root + 3;
+                j->len = (size_t)(ext * n), j->source = root < -1 && me == at;
+                j->out = malloc(j->len);
+                j->ref = at < 0 || at == me ? ref : NULL;
+                memset(j->out, 0x5a, (size_t)(ext * n));
+                if (root < -1) {
+                    j->what = j->persistent ? "Bcast_init" : "Ibcast";
+                    j->ref = ref;
+                    if (me == at)
+                        memcpy(j->out, ref, (size_t)(ext * n));
+                    MTEST_OK(j->persistent ? MPI_Bcast_init(j->out, n, ti->t, at, comm, MPI_INFO_NULL, &j->req)
+                                           : MPI_Ibcast(j->out, n, ti->t, at, comm, &j->req));
+                } else if (at < 0) {
+                    j->what = j->persistent ? "Allreduce_init" : "Iallreduce";
+                    MTEST_OK(j->persistent
+                                 ? MPI_Allreduce_init(in, j->out, n, ti->t, ops[oi].op, comm, MPI_INFO_NULL, &j->req)
+                                 : MPI_Iallreduce(in, j->out, n, ti->t, ops[oi].op, comm, &j->req));
+                } else {
+                    j->what = j->persistent ? "Reduce_init" : "Ireduce";
+                    MTEST_OK(j->persistent
+                                 ? MPI_Reduce_init(in, j->out, n, ti->t, ops[oi].op, at, comm, MPI_INFO_NULL, &j->req)
+                                 : MPI_Ireduce(in, j->out, n, ti->t, ops[oi].op, at, comm, &j->req));
+                }
+                if (j->persistent)
+                    MTEST_OK(MPI_Start(&j->req));
+            }
+            if (p % 5 == 0) {
+                nbjob_t *j = &jobs[njobs++];
+                j->ti = ti, j->what = "Ibarrier", j->ref = NULL, j->out = NULL, j->persistent = 0, j->source = 0;
+                MTEST_OK(MPI_Ibarrier(comm, &j->req));
+            }
+            if (p % 11 == 10)
+                nb_blocking(comm, me, size, p);
+            for (int i = njobs > 24 ? njobs - 24 : 0; poll && i < njobs; i++) {
+                int done = 0;
+                if (jobs[i].req != MPI_REQUEST_NULL && !jobs[i].persistent)
+                    MTEST_OK(MPI_Test(&jobs[i].req, &done, MPI_STATUS_IGNORE));
+                if (done)
+                    nb_check(&jobs[i], "polled");
+            }
+        }
+    /* the rest, newest first: each completion needs the older calls of the queue too */
+    for (int left = 1; left;) {
+        left = 0;
+        for (int i = njobs - 1; i >= 0; i--) {
+            nbjob_t *j = &jobs[i];
+            int done = 1;
+            if (j->req == MPI_REQUEST_NULL || (j->persistent && j->persistent > 1))
+                continue;
+            if (poll)
+                MTEST_OK(MPI_Test(&j->req, &done, MPI_STATUS_IGNORE));
+            else
+                MTEST_OK(MPI_Wait(&j->req, MPI_STATUS_IGNORE));
+            if (!done) {
+                left = 1;
+                continue;
+            }
+            nb_check(j, "first");
+            if (j->persistent)
+                j->persistent = 2;
+        }
+    }
+    /* persistent calls again, in the order they were made (the same on every rank) */
+    nb_blocking(comm, me, size, 0);
+    nb_inversion(comm, me, size); /* in the segment */
+    for (int i = 0; i < njobs; i++)
+        if (jobs[i].persistent) {
+            if (!jobs[i].source)
+                memset(jobs[i].out, 0x5a, jobs[i].len);
+            MTEST_OK(MPI_Start(&jobs[i].req));
+        }
+    for (int i = 0; i < njobs; i++)
+        if (jobs[i].persistent) {
+            MTEST_OK(MPI_Wait(&jobs[i].req, MPI_STATUS_IGNORE));
+            nb_check(&jobs[i], "restarted");
+            MTEST_OK(MPI_Request_free(&jobs[i].req));
+        }
+    for (int i = 0; i < njobs; i++)
+        free(jobs[i].out);
+    for (int i = 0; i < nkeep; i++)
+        free(keep[i]);
+    free(jobs), free(keep);
+    MTEST_OK(MPI_Comm_free(&comm));
+}
+
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
@@ -706,6 +889,18 @@ int main(int argc, char **argv)
     user_ops();
     bad_input();
     allreduce();
+    if (argc > 3 && !strcmp(argv[1], "-nb")) {
+        /* -nb COUNT wait|test: the non-blocking and persistent forms */
+        int poll = !strcmp(argv[3], "test");
+        across_nb(MPI_COMM_WORLD, atoi(argv[2]), poll);
+        if (mtest_size > 2) {
+            MPI_Comm half;
+            MPI_Comm_split(MPI_COMM_WORLD, mtest_rank % 2, -mtest_rank, &half);
+            across_nb(half, atoi(argv[2]), !poll);
+            MPI_Comm_free(&half);
+        }
+        return mtest_finalize();
+    }
     int n = argc > 2 && !strcmp(argv[1], "-n") ? atoi(argv[2]) : 0;
     across(MPI_COMM_WORLD, n > 0 ? n : N);
     if (n > 0 && mtest_size > 2) {
