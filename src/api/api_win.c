@@ -214,6 +214,11 @@ static int rma_call(const char *func, rmpi_rma_op_t *op, MPI_Count ocount, MPI_D
         (!has_o || (otype == ttype && ocount == tcount)) && (!has_r || (rtype == ttype && rcount == tcount)) &&
         rmpi_rma_direct_small(w, op, ttype, (size_t)tcount) == 0)
         return MPI_SUCCESS;
+    /* Put and Get on a target of this node: the copy, as the atomics above */
+    if ((k == RMPI_RMA_PUT || k == RMPI_RMA_GET) && !request && tcount > 0 &&
+        (k == RMPI_RMA_PUT ? otype : rtype) == ttype && (k == RMPI_RMA_PUT ? ocount : rcount) == tcount &&
+        rmpi_rma_direct_copy(w, op, ttype, (size_t)tcount) == 0)
+        return MPI_SUCCESS;
     if (ocount < 0 || rcount < 0 || tcount < 0)
         FAIL(MPI_ERR_COUNT, "a count is negative");
     if (op->target == MPI_PROC_NULL) { /* no effect, complete at once */

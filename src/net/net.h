@@ -75,6 +75,8 @@ typedef struct rmpi_net_hints {
     int rdma_by_target;  /* 1: the target's progress engine serves RDMA (tcp's emulation,
                           * libfabric software providers): small ops gain by going batched
                           * in one message; 0: the NIC or the origin does it (or unknown) */
+    int reads_by_msg;    /* 1: small reads in flight cost more than one message asking for
+                          * them all (libfabric software providers: tcp;ofi_rxm's fi_reads) */
     size_t max_frame;    /* largest frame send() accepts */
     size_t max_inline;   /* frames up to this size go out without an extra copy */
     int max_iov;         /* most iov entries send() gathers from without first copying them

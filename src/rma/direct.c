@@ -401,6 +401,29 @@ int rmpi_rma_direct_small(rmpi_win_t *w, const rmpi_rma_op_t *op, MPI_Datatype t
     return 0;
 }
 
+int rmpi_rma_direct_copy(rmpi_win_t *w, const rmpi_rma_op_t *op, MPI_Datatype type, size_t count)
+{
+    int t = op->target;
+    if ((unsigned)t >= (unsigned)w->size || !w->dsync || !w->dsync[t] ||
+        !(w->lock_all || w->locked[t] || w->fence_open) || rma_fence_gated(w, t))
+        return 1;
+    const rmpi_dtype_t *dt = rmpi_dtype_get(type);
+    if (!dt || !dt->predefined || !dt->committed || !dt->size || !rmpi_dtype_is_contig(dt, count) ||
+        count > (SIZE_MAX >> 2) / dt->size)
+        return 1;
+    const rmpi_win_peer_t *peer = &w->peers[t];
+    uint64_t disp = (uint64_t)op->tdisp * (uint64_t)peer->disp_unit, bytes = count * dt->size;
+    if (op->tdisp < 0 || disp > peer->size || bytes > peer->size - disp)
+        return 1; /* the general path reports the range error */
+    rma_seg_t one = {0, bytes};
+    char *p = w->dptr[t] + disp;
+    if (op->kind == RMPI_RMA_PUT)
+        rma_segs_scatter(p, &one, 1, rmpi_dtype_contig_ptr(op->obuf, dt));
+    else
+        rma_segs_gather(p, &one, 1, rmpi_dtype_contig_ptr(op->rbuf, dt));
+    return 0;
+}
+
 int rma_direct_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, const rma_seg_t *segs, uint32_t nseg,
                      size_t tbytes, rmpi_req_t *ureq)
 {

@@ -100,12 +100,13 @@ int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq)
     size_t hlen = sizeof(rma_hdr_t) + nseg * sizeof(rma_seg_t);
     int rw = op->kind == RMPI_RMA_PUT || op->kind == RMPI_RMA_GET;
     /* small puts on RDMA the target's progress serves (tcp's emulation, libfabric software
-     * providers such as tcp;ofi_rxm) go batched as active messages: one frame for many
-     * (gets stay RDMA: the provider answers them); so does a
-     * small put or get to a target whose fence may not be over (it holds the message;
-     * RDMA would have to wait for its FENCE_DONE) */
+     * providers such as tcp;ofi_rxm) or on shm's cross-memory attach go batched as active
+     * messages: one frame for many; so do small gets after the first in flight where the
+     * rail's reads are served one by one (tcp;ofi_rxm), and a small put or get to a
+     * target whose fence may not be over (it holds the message; RDMA would have to wait
+     * for its FENCE_DONE) */
     int small = hlen + (op->kind == RMPI_RMA_PUT ? tbytes : 0) <= RMA_BATCH_OP_MAX;
-    int batched = rw && small && (rma_fence_gated(w, t) || (op->kind == RMPI_RMA_PUT && rma_rdma_by_target(w, t)));
+    int batched = rw && small && (rma_fence_gated(w, t) || rma_rdma_small_am(w, t, op->kind == RMPI_RMA_GET, tbytes));
     int rdma = tbytes && rw && !batched && rma_rdma_keys(w, t);
     if (rdma && rma_fence_gated(w, t))
         rma_fence_wait_done(w, t); /* an active message would be held by the target; RDMA would not */

@@ -188,6 +188,10 @@ int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq);
  * atomics, 0. Anything else (including every error) returns 1 and nothing was done: the
  * caller checks everything and takes rmpi_rma_issue. Needs no library lock. */
 int rmpi_rma_direct_small(rmpi_win_t *w, const rmpi_rma_op_t *op, MPI_Datatype type, size_t count);
+/* The same for Put and Get of count elements of one predefined type on both sides (no
+ * request): the copy itself, or 1 for the general path (any check that fails, errors
+ * included). */
+int rmpi_rma_direct_copy(rmpi_win_t *w, const rmpi_rma_op_t *op, MPI_Datatype type, size_t count);
 /* Whether an access epoch to target is open (lock, lock_all, fence, start group). */
 int rmpi_rma_can_access(const rmpi_win_t *w, int target);
 

@@ -120,10 +120,13 @@ void rma_rdma_free(rmpi_win_t *w);
  * after one, puts and gets to that target are active messages too until the target
  * acknowledged everything (rma_rdma_acked: FLUSH or UNLOCK answered, or POST received). */
 int rma_rdma_to(const rmpi_win_t *w, int target);
-/* Whether target has RDMA keys at all, and whether its progress engine serves the first
- * rail's RDMA (tcp, libfabric software providers: small ops are cheaper batched). */
+/* Whether target has RDMA keys at all, and whether a small put (get 0) or a get of at
+ * most 4 KiB (get 1) to it is cheaper batched as an active message than as the rail's
+ * RDMA: puts where the target's progress serves the rail's RDMA (tcp, libfabric software
+ * providers) or polls the rings (shm); gets where the rail says reads_by_msg and a get is
+ * already in flight. */
 int rma_rdma_keys(const rmpi_win_t *w, int target);
-int rma_rdma_by_target(const rmpi_win_t *w, int target);
+int rma_rdma_small_am(const rmpi_win_t *w, int target, int get, size_t bytes);
 
 void rma_rdma_before_am(rmpi_win_t *w, int target);
 void rma_rdma_acked(rmpi_win_t *w, int target);

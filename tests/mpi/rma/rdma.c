@@ -344,6 +344,44 @@ static void mixed_small(int rank, int size)
     free(g);
 }
 
+/* A run of gets of mixed sizes in flight to one target: where the rail's reads are slower
+ * than messages (tcp;ofi_rxm) the first of each run is a read and the others of at most
+ * 4 KiB go as GET messages behind it, larger ones as reads again; on shm small puts go as
+ * messages and gets by cross-memory attach. Every byte must come back from its place. */
+#define RUN_GETS 48
+static void get_runs(int rank, int size)
+{
+    static const size_t len[4] = {8, 4096, 5000, 1000};
+    size_t span = 0;
+    for (int i = 0; i < RUN_GETS; i++)
+        span += len[i % 4];
+    char *mem, *back = malloc(span), *want = malloc(span);
+    MPI_Win win;
+    MTEST_OK(MPI_Win_allocate((MPI_Aint)span, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+    fill(mem, span, rank + 3);
+    MPI_Barrier(MPI_COMM_WORLD);
+    int t = (rank + 1) % size;
+    fill(want, span, t + 3);
+    for (int round = 0; round < 3; round++) {
+        memset(back, 0, span);
+        MTEST_OK(MPI_Win_lock_all(0, win));
+        size_t at = 0;
+        for (int i = 0; i < RUN_GETS; i++) { /* the last ones first: any order must do */
+            size_t n = len[i % 4], off = span - at - n;
+            MTEST_OK(MPI_Get(back + off, (int)n, MPI_BYTE, t, (MPI_Aint)off, (int)n, MPI_BYTE, win));
+            at += n;
+        }
+        MTEST_OK(MPI_Win_flush(t, win));
+        MTEST_CHECK(memcmp(back, want, span) == 0, "round %d: a run of %d gets from rank %d read wrong bytes", round,
+                    RUN_GETS, t);
+        MTEST_OK(MPI_Win_unlock_all(win));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MTEST_OK(MPI_Win_free(&win));
+    free(back);
+    free(want);
+}
+
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
@@ -373,5 +411,6 @@ int main(int argc, char **argv)
     dynamic(rank, size);
     out_of_range(rank, size);
     mixed_small(rank, size);
+    get_runs(rank, size);
     return mtest_finalize();
 }
