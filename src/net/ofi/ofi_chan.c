@@ -286,8 +286,7 @@ static void chan_move(rmpi_ofi_rail_t *r, int src, const wire_chan_t *c)
     int to = c->to;
     if (to == DEDICATED) {
         uint32_t ncells = le32toh(c->ncells);
-        if (!r->ring_ok || ncells < 16 || (ncells & (ncells - 1)) ||
-            (uint64_t)ncells / 4 * CELL < r->ring_max_frame)
+        if (!r->ring_ok || ncells < 16 || (ncells & (ncells - 1)) || (uint64_t)ncells / 4 * CELL < r->ring_max_frame)
             rmpi_fatal("rank %d offered rank %d a ring of %u cells on %s, which it cannot write (rings need the same "
                        "RailMPI build and provider on both sides).",
                        src, r->env.rank, ncells, r->pub.hints.name);
