@@ -468,16 +468,24 @@ static void op_begin(coll_shm_op_t *o)
     }
 }
 
-/* Advance o; 1 when it has finished (results unpacked, scratch freed). */
+/* A finished op: results unpacked, scratch (only non-contiguous types have any) freed. */
+static void op_end(coll_shm_op_t *o)
+{
+    if (RMPI_UNLIKELY(o->tin || o->tout)) {
+        packed_done(o->tout, o->buf, o->count, o->dt);
+        free(o->tin);
+        free(o->tout);
+        o->tin = o->tout = NULL;
+    }
+    o->done = 1;
+}
+
+/* Advance o; 1 when it has finished. */
 static int op_run(coll_shm_op_t *o)
 {
     if (!(o->kind == OP_BARRIER ? barrier_run(o) : o->kind == OP_BCAST ? bcast_run(o) : reduce_run(o)))
         return 0;
-    packed_done(o->tout, o->buf, o->count, o->dt);
-    free(o->tin);
-    free(o->tout);
-    o->tin = o->tout = NULL;
-    o->done = 1;
+    op_end(o);
     return 1;
 }
 
@@ -516,15 +524,19 @@ static void queue_drain(rmpi_comm_t *c)
 }
 
 /* A blocking call: after the non-blocking ones started before it, polled to its end (a
- * short spin on the flags, then the core's wait step, as wait_ge). */
-static int op_block(coll_shm_op_t *o)
+ * short spin on the flags, then the core's wait step, as wait_ge). Inlined into each
+ * blocking entry, which passes its kind's steps (a direct call per poll, no dispatch), with
+ * the queue checked in place: a small Bcast's root only writes a line, and the calls
+ * around it set how many calls a second it streams to the readers. */
+static inline __attribute__((always_inline)) int op_block(coll_shm_op_t *o, int (*steps)(coll_shm_op_t *))
 {
-    queue_drain(o->h.c);
+    if (RMPI_UNLIKELY(o->h.c->coll_shm_queue != NULL))
+        queue_drain(o->h.c);
     op_begin(o);
     unsigned idle = 0, i = 0;
     uint64_t t = 0;
     int phase = 0;
-    while (!op_run(o)) {
+    while (!steps(o)) {
         /* every wait starts its own spin count, as wait_ge's: counted over the whole
          * call, a large one would give the CPU away at every poll after its first waits */
         if (o->t != t || o->phase != phase)
@@ -534,6 +546,7 @@ static int op_block(coll_shm_op_t *o)
         else
             cpu_relax();
     }
+    op_end(o);
     return o->err;
 }
 
@@ -545,10 +558,17 @@ static int op_block(coll_shm_op_t *o)
  * member at a given call, as every member makes its calls in the same order. */
 static coll_shm_op_t *op_make(coll_shm_op_t *o, rmpi_comm_t *c, int kind, int create)
 {
-    memset(o, 0, sizeof *o);
     if ((!create && !rmpi_knobs.COLL_SHM_NB) || !shm_get(c, &o->h, create))
         return NULL;
+    /* the fields every kind reads; the kind's constructor sets its own and op_begin the
+     * start's (zeroing all of the op was a tenth of a small blocking call's instructions) */
     o->kind = kind;
+    o->root = o->out_here = 0;
+    o->buf = NULL;
+    o->sbuf = NULL;
+    o->count = o->bytes = 0;
+    o->dt = NULL;
+    o->t = 0;
     return o;
 }
 
@@ -591,20 +611,20 @@ static coll_shm_op_t *barrier_op(coll_shm_op_t *o, rmpi_comm_t *c, int create)
 int rmpi_coll_shm_barrier(rmpi_comm_t *c)
 {
     coll_shm_op_t o;
-    return barrier_op(&o, c, 1) ? op_block(&o) : RMPI_COLL_SHM_DECLINED;
+    return barrier_op(&o, c, 1) ? op_block(&o, barrier_run) : RMPI_COLL_SHM_DECLINED;
 }
 
 int rmpi_coll_shm_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int root)
 {
     coll_shm_op_t o;
-    return bcast_op(&o, c, buf, count, dt, root, 1) ? op_block(&o) : RMPI_COLL_SHM_DECLINED;
+    return bcast_op(&o, c, buf, count, dt, root, 1) ? op_block(&o, bcast_run) : RMPI_COLL_SHM_DECLINED;
 }
 
 int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op,
                          int root)
 {
     coll_shm_op_t o;
-    return reduce_op(&o, c, sbuf, rbuf, count, dt, op, root, 1) ? op_block(&o) : RMPI_COLL_SHM_DECLINED;
+    return reduce_op(&o, c, sbuf, rbuf, count, dt, op, root, 1) ? op_block(&o, reduce_run) : RMPI_COLL_SHM_DECLINED;
 }
 
 /* Non-blocking and persistent: a schedule of one step, the op (nbc.c starts and polls it,
