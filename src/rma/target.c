@@ -145,8 +145,11 @@ static char *target_base(rmpi_win_t *w, const rma_hdr_t *h, const rma_seg_t *seg
         for (uint32_t i = 0; i < h->nseg; i++) {
             if (segs[i].off < lo)
                 lo = segs[i].off;
-            if (segs[i].off + (int64_t)segs[i].len > hi)
-                hi = segs[i].off + (int64_t)segs[i].len;
+            int64_t end;
+            if (__builtin_add_overflow(segs[i].off, (int64_t)segs[i].len, &end))
+                return NULL; /* no window reaches past INT64_MAX */
+            if (end > hi)
+                hi = end;
         }
     }
     if (!h->bytes)
@@ -341,7 +344,9 @@ static size_t handle(rmpi_win_t *w, int peer, int origin, char *msg, size_t len)
             reply = rmpi_xmalloc(rlen ? rlen : 1);
             memset(reply, 0, rlen);
         }
-        if (!base)
+        /* nothing moves for 0 bytes, and its segments' offsets were never checked (an
+         * empty access may name any displacement) */
+        if (!base || !h->bytes)
             break;
         if (h->kind != AM_PUT && h->kind != AM_GET && rmpi_rma_direct(w, w->rank)) {
             /* origins of this node update the same memory with atomics: so must we */
