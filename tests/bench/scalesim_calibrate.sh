@@ -8,9 +8,10 @@
 #   ofi:    select over libfabric (RMPI_NET=ofi, tcp;ofi_rxm, RMPI_CHAN_GAIN_OFI=1000): every
 #           peer is of the libfabric cost class, its rings written with fi_write
 #   mixed:  select under RMPI_NET=auto on two pretend nodes: rank 1 over shm (class 0), ranks
-#           2 and 3 over tcp;ofi_rxm (class 1), one selector over both (the barrier pinned: on
-#           two pretend nodes its automatic choice, site or two_level, follows round trips
-#           measured under load, and the two runs below must agree)
+#           2 and 3 over tcp;ofi_rxm (class 1), one selector over both (the barrier and the
+#           reduce of the tests' final error count pinned: on two pretend nodes their automatic
+#           choice, site or two_level, follows round trips measured under load, and the two runs
+#           below must agree)
 # Every rank's object is one JSON line, and its "collectives" key says what RMPI_REPORT=on's
 # collective lines say for the same job run again (coll: the six collectives are in it).
 # Also: a trace path that cannot be written stops MPI_Init naming RMPI_CHAN_TRACE.
@@ -28,7 +29,8 @@ ofi) NP=4 PROG=$B/tests/mpi/pt2pt/chan_select ARGS=selected NET=ofi
     set -- -genv RMPI_CHAN_MAX_DEDICATED 2 -genv RMPI_CHAN_SLOT 2 -genv RMPI_CHAN_GAIN_OFI 1000 ;;
 mixed) NP=4 PROG=$B/tests/mpi/pt2pt/chan_select ARGS=selected NET=auto
     set -- -genv RMPI_CHAN_MAX_DEDICATED 2 -genv RMPI_CHAN_SLOT 2 -genv RMPI_CHAN_GAIN_OFI 1000 \
-        -genv RMPI_TOPO_FAKE_NODES 2 -genv RMPI_OFI_AUTO any -genv RMPI_COLL_BARRIER two_level ;;
+        -genv RMPI_TOPO_FAKE_NODES 2 -genv RMPI_OFI_AUTO any -genv RMPI_COLL_BARRIER two_level \
+        -genv RMPI_COLL_REDUCE two_level ;;
 coll) NP=8 PROG=$B/bench/coll ARGS="-m 8:8 -i 300"
     set -- ;;
 *) echo "usage: $0 BUILD_DIR SOURCE_DIR select|coll|ofi|mixed"; exit 2 ;;
