@@ -143,8 +143,8 @@ def plots(res, series, outdir):
     # memory per process vs N, every design, alltoall and stencil3d at 16 cores
     fig, axes = plt.subplots(1, 2, figsize=(12, 5), sharey=True)
     for ax, p in zip(axes, ("alltoall", "stencil3d")):
-        for d in DESIGNS:
-            curve(ax, d, p, 16, "mem_per_proc_bytes", label=d)
+        for i, d in enumerate(DESIGNS):
+            curve(ax, d, p, 16, "mem_per_proc_bytes", label=d, color=plt.cm.tab20(i / 20 * 2 % 1 + (i >= 10) / 20))
         ax.set_title(f"{p}, 16 cores per node")
         loglog(ax, "memory per process (bytes, connections + buffers)")
     fig.tight_layout()
