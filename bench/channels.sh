@@ -12,7 +12,7 @@ set -eu
 usage() {
     cat <<'USAGE'
 usage: bench/channels.sh [--ranks "4 8 16"] [--patterns LIST] [--iter N] [--reps N] [--callgrind]
-                        [--net shm|ofi] [--policies LIST] [--build DIR] [--out FILE]
+                        [--net shm|ofi] [--policies LIST] [--class-bytes SIZE] [--build DIR] [--out FILE]
 
   --ranks LIST   rank counts (default "4 8 16"; above 2 the ranks are oversubscribed here)
   --patterns L   among onetoall alltoone repeat random (default all four)
@@ -21,12 +21,14 @@ usage: bench/channels.sh [--ranks "4 8 16"] [--patterns LIST] [--iter N] [--reps
   --net NET      shm (default: RMPI_NET=auto, every rank on this node) or ofi (RMPI_NET=ofi,
                  tcp;ofi_rxm: shared multi-receive buffers against rings written with
                  fi_write), the three RMPI_CHANNELS policies on either; --policies
-                 "mrecv single" compares ofi's receive buffers instead (RMPI_OFI_MRECV=1m
-                 against 0: single buffers of the largest frame's size, one class, every
-                 peer shared); mixed: RMPI_NET=auto over two pretend nodes
+                 "mrecv single classes" compares ofi's receive buffers instead (RMPI_OFI_MRECV=1m
+                 against 0: single buffers of the largest frame's size, one class, against
+                 RMPI_OFI_CLASSES=1: size classes chosen by the sender; every peer shared); mixed: RMPI_NET=auto over two pretend nodes
                  (RMPI_TOPO_FAKE_NODES=2, RMPI_OFI_AUTO=any): shm within a node, tcp;ofi_rxm
                  between them, one selector over both
-  --policies L   among dedicated shared adaptive mrecv single (default the first three)
+  --policies L   among dedicated shared adaptive mrecv single classes (default the first three)
+  --class-bytes S  RMPI_CHAN_CLASS_BYTES for the classes policy (default: the knob's, 128k):
+                 fewer buffers per class shorten ofi_rxm's walk of its posted tagged receives
   --iter N       ping-pongs per peer per pattern (default 200)
   --reps N       jobs per policy, pattern and rank count; the median time is shown (default 1)
   --build DIR    RailMPI build tree (default: the repository's build/, target bench)
@@ -45,12 +47,13 @@ patterns="onetoall alltoone repeat random"
 callgrind=0
 net=shm
 policies="dedicated shared adaptive"
+class_bytes=""
 . "$here/bench_lib.sh"
 args=()
 for a in "$@"; do
     if [ "$a" = --callgrind ]; then callgrind=1; else args+=("$a"); fi
 done
-bench_opts channels.sh "ranks=ranks patterns=patterns iter=iter reps=reps net=net policies=policies build=build out=out" ${args[@]+"${args[@]}"}
+bench_opts channels.sh "ranks=ranks patterns=patterns iter=iter reps=reps net=net policies=policies class-bytes=class_bytes build=build out=out" ${args[@]+"${args[@]}"}
 # policy -> the job's environment (mpiexec -genv pairs)
 case "$net" in
     shm) netenv="" ;;
@@ -61,7 +64,7 @@ esac
 for p in $policies; do
     case "$p" in
         dedicated|shared|adaptive) ;;
-        mrecv|single) [ "$net" = ofi ] || { echo "channels.sh: policy $p needs --net ofi" >&2; exit 2; } ;;
+        mrecv|single|classes) [ "$net" = ofi ] || { echo "channels.sh: policy $p needs --net ofi" >&2; exit 2; } ;;
         *) echo "channels.sh: unknown policy '$p'" >&2; exit 2 ;;
     esac
 done
@@ -69,6 +72,7 @@ pol_env() {
     case "$1" in
         mrecv) echo "$netenv -genv RMPI_CHANNELS shared -genv RMPI_OFI_MRECV 1m" ;;
         single) echo "$netenv -genv RMPI_CHANNELS shared -genv RMPI_OFI_MRECV 0" ;;
+        classes) echo "$netenv -genv RMPI_CHANNELS shared -genv RMPI_OFI_CLASSES 1${class_bytes:+ -genv RMPI_CHAN_CLASS_BYTES $class_bytes}" ;;
         *) echo "$netenv -genv RMPI_CHANNELS $1" ;;
     esac
 }

@@ -13,7 +13,8 @@ import json
 import os
 import sys
 
-DESIGNS = "rc-srq rc-msrq exrc sxrc rc-rdma-od dc-rdma-od aqps railmpi".split()
+DESIGNS = "rc-srq rc-msrq exrc sxrc rc-rdma-od dc-rdma-od aqps railmpi ofi-adaptive ofi-dedicated ofi-shared".split()
+OFI = "ofi-adaptive ofi-dedicated ofi-shared".split()
 PATTERNS = "onetoall alltoone repeat stencil2d stencil3d alltoall random trace".split()
 
 # The seeds' published points: (seed, figure, design, procs, cores, key, bytes, what it counts)
@@ -66,6 +67,7 @@ def tables(res):
         for d in DESIGNS:
             cells = [human(res[d, p, n, c]["mem_per_proc_bytes"]) if (d, p, n, c) in res else "" for p in pats]
             out.append(f"| {d} | " + " | ".join(cells) + " |")
+    out.append(ofi_table(res))
     out.append("\nThe seeds' published points and the simulator's (alltoall: every process talks to every other):\n")
     out.append("| seed | figure | design | N | cores | published | simulated | difference | counts |")
     out.append("|---|---|---|---:|---:|---:|---:|---:|---|")
@@ -89,6 +91,31 @@ def tables(res):
     return "\n".join(out)
 
 
+def ofi_table(res):
+    """RailMPI with libfabric between nodes at the largest N of 16 cores: each policy's parts."""
+    c = 16 if any(k[3] == 16 for k in res) else min(k[3] for k in res)
+    ns = sorted({k[2] for k in res if k[3] == c and k[0] in OFI})
+    if not ns:
+        return ""
+    n = ns[-1]
+    out = [f"\nRailMPI over libfabric between nodes at N = {n}, {c} cores per node, the busiest simulated "
+           "process: memory with per-node (XRC) connections, with an RC connection per peer, and its parts:\n",
+           "| pattern | policy | memory (xrc) | memory (rc) | per-rank state | statistics | shared buffers (shm queue + ofi) "
+           "| rings (shm + ofi) | connections xrc / rc | nodes |",
+           "|---|---|---:|---:|---:|---:|---:|---|---:|---:|"]
+    for p in PATTERNS:
+        for d in OFI:
+            r = res.get((d, p, n, c))
+            if r is None:
+                continue
+            out.append(f"| {p} | {d[4:]} | {human(r['mem_per_proc_bytes'])} | {human(r['mem_rc_bytes'])} | "
+                       f"{human(r['per_rank_bytes'])} | {human(r['table_bytes'])} | "
+                       f"{human(r['shm_queue_bytes'] + r['rx_bytes'])} | {human(r['rings_bytes'])} "
+                       f"({r['rings_shm']} + {r['rings_ofi']}) | {human(r['conn_xrc_bytes'])} / "
+                       f"{human(r['conn_rc_bytes'])} | {r['xrc_nodes']} |")
+    return "\n".join(out)
+
+
 def plots(res, series, outdir):
     try:
         import matplotlib
@@ -98,7 +125,7 @@ def plots(res, series, outdir):
         print("matplotlib is not installed: tables only", file=sys.stderr)
         return
     os.makedirs(outdir, exist_ok=True)
-    marks = dict(zip(DESIGNS, "os^vD<>*"))
+    marks = dict(zip(DESIGNS, "os^vD<>*PXh"))
 
     def loglog(ax, ylabel, xlabel="processes"):
         ax.set_xscale("log", base=2)
@@ -116,12 +143,28 @@ def plots(res, series, outdir):
     # memory per process vs N, every design, alltoall and stencil3d at 16 cores
     fig, axes = plt.subplots(1, 2, figsize=(12, 5), sharey=True)
     for ax, p in zip(axes, ("alltoall", "stencil3d")):
-        for d in DESIGNS:
-            curve(ax, d, p, 16, "mem_per_proc_bytes", label=d)
+        for i, d in enumerate(DESIGNS):
+            curve(ax, d, p, 16, "mem_per_proc_bytes", label=d, color=plt.cm.tab20(i / 20 * 2 % 1 + (i >= 10) / 20))
         ax.set_title(f"{p}, 16 cores per node")
         loglog(ax, "memory per process (bytes, connections + buffers)")
     fig.tight_layout()
     fig.savefig(f"{outdir}/scale_mem_vs_n.png", dpi=110)
+
+    # RailMPI over libfabric: the three policies vs N, xrc (solid) and rc (dashed) connections
+    pats = [p for p in ("alltoall", "random", "stencil3d", "trace") if any(k[0] in OFI and k[1] == p for k in res)]
+    if pats:
+        fig, axes = plt.subplots(1, len(pats), figsize=(5 * len(pats), 5), sharey=True)
+        colors = dict(zip(OFI, ("C0", "C3", "C2")))
+        for ax, p in zip(axes if len(pats) > 1 else [axes], pats):
+            for d in OFI:
+                curve(ax, d, p, 16, "mem_per_proc_bytes", label=f"{d[4:]} (per-node xrc)", color=colors[d])
+                curve(ax, d, p, 16, "mem_rc_bytes", label=f"{d[4:]} (rc per peer)", color=colors[d],
+                      linestyle="--", alpha=0.6)
+            ax.axhline(273e6, color="k", linestyle=":", label="AQPS at 2^16 (273 MB)")
+            ax.set_title(f"{p}: shm + libfabric, 16 cores per node")
+            loglog(ax, "memory per process (bytes)")
+        fig.tight_layout()
+        fig.savefig(f"{outdir}/scale_ofi_mem_vs_n.png", dpi=110)
 
     # the seeds' figures: Fig. 4 (connection memory, fully connected) and Fig. 8 (no buffers)
     fig, axes = plt.subplots(1, 2, figsize=(12, 5))

@@ -69,11 +69,39 @@ static const uint32_t MSRQ_CLASS[6] = {256, 512, 1024, 2048, 4096, 8192}; /* sec
 /* not in the seed (assumed): receive buffers posted per SRQ */
 static const int SRQ_BUFS = 256;
 
+/* RailMPI over libfabric between nodes (the ofi-* designs). The provider's connection state is
+ * what the library cannot see: counted at XRC_QP per connection, in two models:
+ *  - rc: ofi_rxm over verbs as today, an RC connection per peer talked to, whatever the kind;
+ *  - xrc (mem_per_proc_bytes): the issue's design, shared traffic on one connectionless
+ *    endpoint (UD/DC-like: one QP in all) and a dedicated ring's writes on an XRC connection
+ *    per remote node holding a dedicated peer (xrc-scalable's SXRC, per node, not per process).
+ * The largest frame is tcp;ofi_rxm's (16 KiB + 64, measured), assumed for verbs;ofi_rxm; any
+ * frame up to 64 KiB gives the same 256 KiB ring. */
+#define OFI_FRAME (16384 + 64)
+
 /* ---- designs and patterns ---- */
 
-enum { RC_SRQ, RC_MSRQ, EXRC, SXRC, RC_RDMA_OD, DC_RDMA_OD, AQPS, RAILMPI, NDESIGN };
-static const char *const design_name[NDESIGN] = {"rc-srq",     "rc-msrq",    "exrc", "sxrc",
-                                                 "rc-rdma-od", "dc-rdma-od", "aqps", "railmpi"};
+/* railmpi: shm on the node, tcp between nodes (a connection per peer, no channel kinds);
+ * ofi-*: shm on the node, libfabric between nodes, under RMPI_CHANNELS=adaptive, dedicated
+ * and shared: the policies of one library, every peer's kind chosen as the library does */
+enum {
+    RC_SRQ,
+    RC_MSRQ,
+    EXRC,
+    SXRC,
+    RC_RDMA_OD,
+    DC_RDMA_OD,
+    AQPS,
+    RAILMPI,
+    OFI_ADAPTIVE,
+    OFI_DEDICATED,
+    OFI_SHARED,
+    NDESIGN
+};
+static const char *const design_name[NDESIGN] = {"rc-srq",       "rc-msrq",       "exrc",      "sxrc",
+                                                 "rc-rdma-od",   "dc-rdma-od",    "aqps",      "railmpi",
+                                                 "ofi-adaptive", "ofi-dedicated", "ofi-shared"};
+#define IS_OFI(d) ((d) >= OFI_ADAPTIVE)
 enum { ONETOALL, ALLTOONE, REPEAT, STENCIL2D, STENCIL3D, ALLTOALL, RANDOM, TRACE, NPATTERN };
 static const char *const pattern_name[NPATTERN] = {"onetoall",  "alltoone", "repeat", "stencil2d",
                                                    "stencil3d", "alltoall", "random", "trace"};
@@ -172,8 +200,8 @@ static int read_trace(const char *path, trace_t *t)
                           t->classes) == 3) {
         } else if (!strncmp(line, "ofi ", 4)) {
             rmpi_chan_cost_t *c = &t->net;
-            ok = sscanf(line, "ofi r %lg p %lg c %lg s %lg rho %lg ring_bytes %llu", &c->r, &c->p, &c->c, &c->s, &c->rho,
-                        &t->ofi_ring) == 6;
+            ok = sscanf(line, "ofi r %lg p %lg c %lg s %lg rho %lg ring_bytes %llu", &c->r, &c->p, &c->c, &c->s,
+                        &c->rho, &t->ofi_ring) == 6;
             t->ofi = 1;
         } else if (!strncmp(line, "ofi_peers", 9) && t->local && !t->ofi_peer) {
             t->ofi_peer = calloc((size_t)t->nprocs, 1);
@@ -206,6 +234,15 @@ static void free_trace(trace_t *t)
 
 /* ---- what one simulated process saw ---- */
 
+/* A selector's dedicated channels: in use, being given back (until the next tick), the most at
+ * once, and their bytes; those over libfabric; remote nodes holding one (an XRC connection
+ * each; node_ded NULL: not counted) */
+typedef struct acct {
+    int ded, leaving, peak, ofi, ofi_peak, nodes, nodes_peak, shm_peak;
+    size_t bytes, leaving_bytes, peak_bytes;
+    int *node_ded;
+} acct_t;
+
 typedef struct sim {
     int n, c, me;       /* job, cores per node, this rank */
     uint8_t *src, *dst; /* per rank: 1 heard from / sent to */
@@ -213,13 +250,20 @@ typedef struct sim {
     uint64_t peers_off, nodes_off, srcs_off, events, bytes, shm_bytes;
     /* buffer bytes the received messages consumed, per scheme */
     double buf_srq, buf_msrq, buf_ring4k, buf_rmpi;
-    /* the two selectors */
-    rmpi_chan_sel_t *rm, *aq;
-    int rm_ded, rm_leaving, rm_peak, aq_ded, aq_peak, aq_pool;
+    /* the selectors: RailMPI over shm and tcp (its node peers), AQPS, RailMPI over shm and
+     * libfabric (every peer: node peers class 0, the others class 1) */
+    rmpi_chan_sel_t *rm, *aq, *ro;
+    acct_t rma, roa;
+    int aq_ded, aq_peak, aq_pool;
     uint8_t *aq_in_pool;
     uint64_t ticks_at;
     /* RailMPI's channel sizes */
-    size_t ring_stride, shared_bytes;
+    size_t ring_stride, shared_bytes, ofi_ring;
+    /* the ofi-* designs: buffer bytes consumed under adaptive, dedicated, shared; remote nodes
+     * heard from (ofi-dedicated: an XRC connection each) */
+    double buf_ofi[3];
+    uint8_t *node_src;
+    uint64_t nodes_src;
     int ncls;
     uint32_t csize[RMPI_SHM_MAX_CLASSES];
     /* tcp receive buffers of the peers off the node (railmpi): a peer heard from within
@@ -239,38 +283,64 @@ typedef struct sim {
     /* replay: each peer's dedicated ring bytes (shm ring or libfabric rings), and the
      * bytes held by rings in use or being left, now and at the peak */
     size_t *ring_of;
-    size_t rm_bytes, rm_leaving_bytes, rm_peak_bytes;
 } sim_t;
 
 static int node_of(const sim_t *s, int r) { return r / s->c; }
 
 /* A ring given back is freed when its switch completes (J1-J5, src/chan), after the rings
  * the same run sets up are made: until the next tick it still counts toward the peak. */
-static int rm_apply(void *ctx, int peer, rmpi_chan_kind_t kind)
+static int acct_apply(sim_t *s, acct_t *a, int peer, rmpi_chan_kind_t kind)
 {
-    sim_t *s = ctx;
     /* a replay refuses what the traced run's mechanism refused at this tick (docs/trace.md) */
     for (size_t i = 0; i < s->nrefused; i++)
         if (s->refused[i].peer == peer && s->refused[i].refused == (int)kind)
             return 1;
-    size_t ring = s->ring_of ? s->ring_of[peer] : s->ring_stride;
-    if (kind == RMPI_CHAN_DEDICATED)
-        s->rm_ded++, s->rm_bytes += ring;
+    int off = !s->ring_of && node_of(s, peer) != node_of(s, s->me);
+    size_t ring = s->ring_of ? s->ring_of[peer] : off ? s->ofi_ring : s->ring_stride;
+    int up = kind == RMPI_CHAN_DEDICATED;
+    if (up)
+        a->ded++, a->bytes += ring;
     else
-        s->rm_ded--, s->rm_leaving++, s->rm_bytes -= ring, s->rm_leaving_bytes += ring;
-    if (s->rm_ded + s->rm_leaving > s->rm_peak)
-        s->rm_peak = s->rm_ded + s->rm_leaving;
-    if (s->rm_bytes + s->rm_leaving_bytes > s->rm_peak_bytes)
-        s->rm_peak_bytes = s->rm_bytes + s->rm_leaving_bytes;
+        a->ded--, a->leaving++, a->bytes -= ring, a->leaving_bytes += ring;
+    a->ofi += off ? (up ? 1 : -1) : 0;
+    if (off && a->node_ded) {
+        int *nd = &a->node_ded[node_of(s, peer)];
+        a->nodes += up ? !(*nd)++ : !--(*nd) ? -1 : 0;
+    }
+    if (a->ded + a->leaving > a->peak)
+        a->peak = a->ded + a->leaving;
+    if (a->bytes + a->leaving_bytes > a->peak_bytes)
+        a->peak_bytes = a->bytes + a->leaving_bytes;
+    if (a->ofi > a->ofi_peak)
+        a->ofi_peak = a->ofi;
+    if (a->ded - a->ofi > a->shm_peak)
+        a->shm_peak = a->ded - a->ofi;
+    if (a->nodes > a->nodes_peak)
+        a->nodes_peak = a->nodes;
     return 0;
 }
 
-static void rm_tick(sim_t *s, rmpi_chan_sel_t *sel, uint64_t t)
+static int rm_apply(void *ctx, int peer, rmpi_chan_kind_t kind)
 {
-    s->rm_leaving = 0;
-    s->rm_leaving_bytes = 0;
-    rmpi_chan_sel_tick(sel, t, rm_apply, s);
+    sim_t *s = ctx;
+    return acct_apply(s, &s->rma, peer, kind);
 }
+
+static int ro_apply(void *ctx, int peer, rmpi_chan_kind_t kind)
+{
+    sim_t *s = ctx;
+    return acct_apply(s, &s->roa, peer, kind);
+}
+
+static void acct_tick(sim_t *s, acct_t *a, rmpi_chan_sel_t *sel, uint64_t t,
+                      int (*apply)(void *, int, rmpi_chan_kind_t))
+{
+    a->leaving = 0;
+    a->leaving_bytes = 0;
+    rmpi_chan_sel_tick(sel, t, apply, s);
+}
+
+static void rm_tick(sim_t *s, rmpi_chan_sel_t *sel, uint64_t t) { acct_tick(s, &s->rma, sel, t, rm_apply); }
 
 /* AQPS keeps the RC-QPs it created in a pool of pi and creates no more once it is full
  * (adaptive-transport-selection sec. 3.4): a peer outside a full pool is refused. */
@@ -306,6 +376,17 @@ static void railmpi_params(rmpi_chan_params_t *p, int n, int c)
     p->slot_ns = (uint64_t)num(dflt_CHAN_SLOT) * 1000000ull;
     p->sigma = rmpi_chan_default_sigma(n, p->interval_ns, p->slot_ns);
     p->trigger = (uint64_t)num(dflt_CHAN_TRIGGER);
+}
+
+/* The libfabric class (class 1) as rmpi_chan_lib_init's ofi_costs sets it on one rail of
+ * RDMA hardware (verbs, where the ring's writes need no progress at the target): r is
+ * RMPI_CHAN_GAIN (what RMPI_CHAN_GAIN_OFI = -1 gives there), p and rho the _OFI knobs, c the
+ * credit frame every quarter ring of one-cell frames. */
+static void railmpi_ofi_params(rmpi_chan_params_t *p, int n, int c, size_t ofi_ring)
+{
+    railmpi_params(p, n, c);
+    p->net = (rmpi_chan_cost_t){num(dflt_CHAN_GAIN), num(dflt_CHAN_POLL_COST_OFI), num(dflt_CHAN_CREDIT_COST_OFI),
+                                (double)(ofi_ring / (4 * 64)), num(dflt_CHAN_SETUP_COST_OFI)};
 }
 
 /* AQPS's, Table 2 of the seed (the slot is not given: RailMPI's 50 ms is assumed; no count
@@ -353,6 +434,7 @@ static void shm_sizes(sim_t *s, long long ring_size, const char *classes, long l
     if (s->ncls < 1)
         sim_fail("bad RMPI_CHAN_CLASSES value");
     s->shared_bytes = rmpi_shm_shared_bytes(s->csize, s->ncls, (size_t)class_bytes, max_frame);
+    s->ofi_ring = rmpi_ofi_ring_bytes((size_t)size_of(dflt_OFI_RING_SIZE), OFI_FRAME, NULL);
 }
 
 static void sim_init(sim_t *s, int n, int c, int me, int series)
@@ -386,15 +468,30 @@ static void sim_init(sim_t *s, int n, int c, int me, int series)
     if (!s->aq)
         sim_fail("cannot create AQPS's selector");
     rmpi_chan_sel_fix(s->aq, me, RMPI_CHAN_DEDICATED);
+    /* over libfabric the library selects among every peer (RMPI_NET=auto with an ofi rail of
+     * RDMA hardware between nodes): this node's in class 0, the others in class 1 */
+    railmpi_ofi_params(&p, n, c, s->ofi_ring);
+    if (p.h > 0) {
+        s->ro = rmpi_chan_sel_create(n, &p, 0);
+        if (!s->ro)
+            sim_fail("cannot create RailMPI's selector over libfabric");
+        rmpi_chan_sel_fix(s->ro, me, RMPI_CHAN_DEDICATED);
+        for (int r = 0; r < n; r++)
+            if (r != me && node_of(s, r) != node_of(s, me))
+                rmpi_chan_sel_class(s->ro, r, 1);
+    }
+    s->roa.node_ded = xcalloc((size_t)(n / c + 1), sizeof *s->roa.node_ded);
+    s->node_src = xcalloc((size_t)(n / c + 1), 1);
 }
 
 static void sim_free(sim_t *s)
 {
     free(s->src), free(s->dst), free(s->node_seen), free(s->aq_in_pool);
     free(s->tcp_last), free(s->tcp_frame), free(s->lru_prev), free(s->lru_next);
-    free(s->ser_t), free(s->ser_n);
+    free(s->ser_t), free(s->ser_n), free(s->roa.node_ded), free(s->node_src);
     rmpi_chan_sel_destroy(s->rm);
     rmpi_chan_sel_destroy(s->aq);
+    rmpi_chan_sel_destroy(s->ro);
 }
 
 static void talk(sim_t *s, int peer)
@@ -427,7 +524,7 @@ static double class_buf(const uint32_t *cls, int n, uint32_t bytes)
 
 static void series_point(sim_t *s, uint64_t t)
 {
-    if (!s->series || (s->nser && s->ser_n[s->nser - 1] == s->rm_ded))
+    if (!s->series || (s->nser && s->ser_n[s->nser - 1] == s->rma.ded))
         return;
     if (s->nser == s->capser) {
         s->capser = s->capser ? 2 * s->capser : 64;
@@ -437,7 +534,7 @@ static void series_point(sim_t *s, uint64_t t)
             sim_fail("out of memory");
     }
     s->ser_t[s->nser] = (double)t / 1e9;
-    s->ser_n[s->nser++] = s->rm_ded;
+    s->ser_n[s->nser++] = s->rma.ded;
 }
 
 static void tick(sim_t *s, uint64_t t)
@@ -447,6 +544,8 @@ static void tick(sim_t *s, uint64_t t)
         series_point(s, t);
     }
     rmpi_chan_sel_tick(s->aq, t, aq_apply, s);
+    if (s->ro)
+        acct_tick(s, &s->roa, s->ro, t, ro_apply);
 }
 
 static double tcp_buf(uint32_t frame) { return (double)(rmpi_tcp_peer_bytes(frame) - rmpi_tcp_peer_bytes(0)); }
@@ -498,10 +597,13 @@ static void recv_ev(sim_t *s, uint64_t t, int src, uint32_t bytes)
 {
     if (src == s->me)
         return;
+    int off = node_of(s, src) != node_of(s, s->me);
     if (!s->src[src]) {
         talk(s, src);
         s->src[src] = 1;
-        s->srcs_off += node_of(s, src) != node_of(s, s->me);
+        s->srcs_off += off;
+        if (off && !s->node_src[node_of(s, src)])
+            s->node_src[node_of(s, src)] = 1, s->nodes_src++;
     }
     s->events++;
     s->bytes += bytes;
@@ -516,9 +618,18 @@ static void recv_ev(sim_t *s, uint64_t t, int src, uint32_t bytes)
         s->buf_rmpi += ceil((8.0 + bytes) / 64) * 64; /* ring cells: 64 bytes, 8-byte header */
     else
         s->buf_rmpi += class_buf(s->csize, s->ncls, bytes);
+    /* the ofi-* designs: a ring's 64-byte cells, shm's size classes, or libfabric's
+     * multi-receive buffers where each frame takes its own size (the tail a released buffer
+     * leaves is not modelled) */
+    double cells = ceil((8.0 + bytes) / 64) * 64, shared = off ? bytes : class_buf(s->csize, s->ncls, bytes);
+    s->buf_ofi[0] += s->ro && rmpi_chan_sel_kind(s->ro, src) == RMPI_CHAN_DEDICATED ? cells : shared;
+    s->buf_ofi[1] += cells;
+    s->buf_ofi[2] += shared;
     if (s->rm)
         rmpi_chan_note_recv(s->rm, src, bytes, t);
     rmpi_chan_note_recv(s->aq, src, bytes, t);
+    if (s->ro)
+        rmpi_chan_note_recv(s->ro, src, bytes, t);
     if ((s->events & 255) == 0)
         tick(s, t);
 }
@@ -682,8 +793,62 @@ static double railmpi_tcp(const sim_t *s)
     return (double)s->peers_off * (double)rmpi_tcp_peer_bytes(0) + s->tcp_peak;
 }
 
+/* RailMPI with libfabric between nodes, under one policy (OFI_ADAPTIVE, _DEDICATED, _SHARED):
+ * the parts of its receive-side memory */
+typedef struct ofi_parts {
+    double per_rank;                 /* the library's state per rank (every rank) and the selector's per-peer arrays */
+    double table;                    /* the statistics' columns (adaptive) */
+    double rx;                       /* one rail's shared receive buffers (multi-receive) */
+    double queue;                    /* this node's shared queue (none under dedicated: shm.c) */
+    double rings;                    /* the most ring bytes held at once, shm rings and rings written with fi_write */
+    int rings_shm, rings_ofi, nodes; /* the most rings of each kind in use; remote nodes holding one */
+    double conn_xrc, conn_rc;        /* the provider's connections in the two models (OFI_FRAME's comment) */
+} ofi_parts_t;
+
+static ofi_parts_t ofi_parts(const sim_t *s, int d)
+{
+    ofi_parts_t o = {0};
+    o.per_rank = (double)s->n * (double)rmpi_ofi_peer_bytes();
+    o.rx = (double)rmpi_ofi_rail_rx_bytes(size_of(dflt_OFI_MRECV), (long long)num(dflt_OFI_RX_BUFS));
+    o.conn_rc = (double)s->peers_off * XRC_QP;
+    double queue = s->c > 1 ? (double)s->shared_bytes : 0;
+    switch (d) {
+    case OFI_ADAPTIVE: {
+        /* the selector's bytes: its per-peer arrays in per_rank, its columns in table */
+        rmpi_chan_sel_t empty = {0};
+        double sel = s->ro ? (double)rmpi_chan_sel_bytes(s->ro) : 0;
+        if (s->ro) {
+            empty.npeers = s->ro->npeers, empty.prm = s->ro->prm;
+            o.per_rank += (double)rmpi_chan_sel_bytes(&empty);
+            o.table = sel - (double)rmpi_chan_sel_bytes(&empty);
+        }
+        o.queue = queue;
+        o.rings = (double)s->roa.peak_bytes;
+        o.rings_ofi = s->roa.ofi_peak, o.rings_shm = s->roa.shm_peak;
+        o.nodes = s->roa.nodes_peak;
+        break;
+    }
+    case OFI_DEDICATED:
+        /* every node peer's shm ring from the start, no shared queue (shm.c); a libfabric peer's
+         * ring at its first frame, which comes through the shared buffers */
+        o.rings_shm = s->c - 1;
+        o.rings_ofi = (int)s->srcs_off;
+        o.rings = (double)(s->c - 1) * (double)s->ring_stride + (double)s->srcs_off * (double)s->ofi_ring;
+        o.nodes = (int)s->nodes_src;
+        break;
+    case OFI_SHARED: o.queue = queue; break;
+    }
+    o.conn_xrc = (1.0 + o.nodes) * XRC_QP;
+    return o;
+}
+
 static mem_t design_mem(const sim_t *s, int d)
 {
+    if (IS_OFI(d)) {
+        ofi_parts_t o = ofi_parts(s, d);
+        return (mem_t){o.per_rank + o.table + o.conn_xrc, o.rx + o.queue + o.rings, (double)s->bytes,
+                       s->buf_ofi[d - OFI_ADAPTIVE]};
+    }
     double srq = SRQ_BUFS * 8192.0, msrq = 0;
     for (int i = 0; i < 6; i++)
         msrq += SRQ_BUFS * (double)MSRQ_CLASS[i];
@@ -709,7 +874,7 @@ static mem_t design_mem(const sim_t *s, int d)
      * the statistics, the shared queue and the rings; efficiency over the frames shared
      * memory carried (tcp reads a byte stream) */
     return (mem_t){railmpi_tcp(s) + railmpi_table(s),
-                   (s->c > 1 ? (double)s->shared_bytes : 0) + (double)s->rm_peak * (double)s->ring_stride,
+                   (s->c > 1 ? (double)s->shared_bytes : 0) + (double)s->rma.peak * (double)s->ring_stride,
                    (double)s->shm_bytes, s->buf_rmpi};
 }
 
@@ -753,6 +918,21 @@ static double design_bound(const sim_t *s, int d, double *conn)
         *conn = peers * (double)rmpi_tcp_peer_bytes_max() + railmpi_table(s); /* every peer streaming */
         buf = c > 1 ? (double)s->shared_bytes + (p.h < c - 1 ? p.h : c - 1) * (double)s->ring_stride : 0;
         break;
+    default: {
+        /* over libfabric (xrc model): adaptive with h rings in use and as many being given back,
+         * each on its own node; dedicated with every peer's ring */
+        ofi_parts_t o = ofi_parts(s, d);
+        double big = s->ring_stride > s->ofi_ring ? (double)s->ring_stride : (double)s->ofi_ring;
+        railmpi_params(&p, n, c);
+        int h2 = 2 * p.h < n - 1 ? 2 * p.h : n - 1;
+        double rings = d == OFI_ADAPTIVE    ? h2 * big
+                       : d == OFI_DEDICATED ? (c - 1) * (double)s->ring_stride + peers * (double)s->ofi_ring
+                                            : 0;
+        double nd = d == OFI_ADAPTIVE ? (h2 < nodes ? h2 : nodes) : d == OFI_DEDICATED ? nodes : 0;
+        *conn = o.per_rank + o.table + (1 + nd) * XRC_QP;
+        buf = o.rx + (d == OFI_DEDICATED || c < 2 ? 0 : (double)s->shared_bytes) + rings;
+        break;
+    }
     }
     return *conn + buf;
 }
@@ -805,6 +985,8 @@ static int sample_ranks(int pat, int n, int c, int ntr, sample_t *out)
 
 typedef struct result {
     double mem_max, mem_mean, conn_max, buf_max, got, used, ded_peak, table, bound, bound_conn, ofi_max, tcp_peak;
+    ofi_parts_t ofi; /* the ofi-* designs: the parts of the busiest sample */
+    double mem_rc;   /* ... and its memory with an RC connection per peer talked to */
 } result_t;
 
 static void print_series(const sim_t *s, int pat)
@@ -823,24 +1005,26 @@ static void run_one(int pat, int n, int c, const int *designs, const trace_t *tr
     int ns = sample_ranks(pat, n, c, ntr, smp);
     result_t res[NDESIGN] = {0};
     double wsum = 0, events = 0, aq_pool = 0, rm_runs = 0;
-    size_t shm_shared = 0, shm_ring = 0;
+    size_t shm_shared = 0, shm_ring = 0, ofi_ring = 0;
     for (int i = 0; i < ns; i++) {
         sim_t s;
         sim_init(&s, n, c, smp[i].rank, series);
         run_pattern(&s, pat, tr, ntr);
         wsum += smp[i].weight;
         events += (double)s.events;
-        shm_shared = s.shared_bytes, shm_ring = s.ring_stride;
+        shm_shared = s.shared_bytes, shm_ring = s.ring_stride, ofi_ring = s.ofi_ring;
         if (s.aq_pool > aq_pool)
             aq_pool = s.aq_pool;
         if (s.rm && (double)s.rm->runs > rm_runs)
             rm_runs = (double)s.rm->runs;
         for (int d = 0; d < NDESIGN; d++) {
             mem_t m = design_mem(&s, d);
+            ofi_parts_t o = IS_OFI(d) ? ofi_parts(&s, d) : (ofi_parts_t){0};
             result_t *r = &res[d];
             double tot = m.conn + m.buf;
             if (tot > r->mem_max)
-                r->mem_max = tot, r->conn_max = m.conn, r->buf_max = m.buf;
+                r->mem_max = tot, r->conn_max = m.conn, r->buf_max = m.buf, r->ofi = o,
+                r->mem_rc = tot - o.conn_xrc + o.conn_rc;
             r->mem_mean += smp[i].weight * tot;
             r->got += smp[i].weight * m.got;
             r->used += smp[i].weight * m.used;
@@ -848,10 +1032,14 @@ static void run_one(int pat, int n, int c, const int *designs, const trace_t *tr
                 r->tcp_peak = s.tcp_peak;
             if (d == RAILMPI && railmpi_ofi_mem(&s) > r->ofi_max)
                 r->ofi_max = railmpi_ofi_mem(&s);
-            int peak = d == RAILMPI ? s.rm_peak : d == AQPS ? s.aq_peak : -1;
+            int peak = d == RAILMPI        ? s.rma.peak
+                       : d == AQPS         ? s.aq_peak
+                       : d == OFI_ADAPTIVE ? s.roa.peak
+                       : IS_OFI(d)         ? o.rings_shm + o.rings_ofi
+                                           : -1;
             if (peak > r->ded_peak)
                 r->ded_peak = peak;
-            double tb = d == RAILMPI ? railmpi_table(&s) : d == AQPS ? (double)aqps_sigma(n) * 8 * n : 0;
+            double tb = d == RAILMPI ? railmpi_table(&s) : d == AQPS ? (double)aqps_sigma(n) * 8 * n : o.table;
             if (tb > r->table)
                 r->table = tb;
             double bc, b = design_bound(&s, d, &bc);
@@ -883,6 +1071,16 @@ static void run_one(int pat, int n, int c, const int *designs, const trace_t *tr
                 r->ofi_max, rm_runs, shm_shared, shm_ring, rmpi_tcp_peer_bytes_max(), rmpi_tcp_peer_bytes(0),
                 rmpi_tcp_peer_bytes(1), r->tcp_peak, rmpi_ofi_peer_bytes(),
                 rmpi_ofi_rail_rx_bytes(size_of(dflt_OFI_MRECV), (long long)num(dflt_OFI_RX_BUFS)));
+        if (IS_OFI(d)) {
+            const ofi_parts_t *o = &r->ofi;
+            printf(
+                ", \"mem_rc_bytes\": %.0f, \"conn_xrc_bytes\": %.0f, \"conn_rc_bytes\": %.0f, \"per_rank_bytes\": %.0f, "
+                "\"rx_bytes\": %.0f, \"shm_queue_bytes\": %.0f, \"rings_bytes\": %.0f, \"rings_shm\": %d, "
+                "\"rings_ofi\": %d, \"xrc_nodes\": %d, \"ofi_ring_bytes\": %zu, \"shm_ring_bytes\": %zu, "
+                "\"qp_bytes\": %.0f, \"h\": %d",
+                r->mem_rc, o->conn_xrc, o->conn_rc, o->per_rank, o->rx, o->queue, o->rings, o->rings_shm, o->rings_ofi,
+                o->nodes, ofi_ring, shm_ring, XRC_QP, rmpi_chan_default_h(n, c));
+        }
         printf("}\n");
     }
     fflush(stdout);
@@ -953,8 +1151,11 @@ static int replay(const char *prefix)
         }
         printf("{\"replay\": \"%s\", \"rank\": %d, \"channel_bytes\": {\"dedicated\": %zu, \"shared\": %zu}, "
                "\"dedicated_peak\": %d, \"dedicated_ranks\": [",
-               path, t.rank, s.rm_peak_bytes,
-               t.shared_bytes >= 0 ? (size_t)t.shared_bytes : t.nlocal > 1 ? s.shared_bytes : 0, s.rm_peak);
+               path, t.rank, s.rma.peak_bytes,
+               t.shared_bytes >= 0 ? (size_t)t.shared_bytes
+               : t.nlocal > 1      ? s.shared_bytes
+                                   : 0,
+               s.rma.peak);
         int sep = 0;
         for (int p = 0; sel && p < t.nprocs; p++)
             if (!sel->fixed[p] && rmpi_chan_sel_kind(sel, p) == RMPI_CHAN_DEDICATED)
@@ -975,7 +1176,7 @@ static int usage(const char *why)
             "usage: scalesim --design NAME|all --pattern NAME|all --procs N --cores C [--trace PREFIX] [--series]\n"
             "       scalesim --sweep [--cores C] [--trace PREFIX] [--series]\n"
             "       scalesim --replay PREFIX\n"
-            "designs: rc-srq rc-msrq exrc sxrc rc-rdma-od dc-rdma-od aqps railmpi\n"
+            "designs: rc-srq rc-msrq exrc sxrc rc-rdma-od dc-rdma-od aqps railmpi ofi-adaptive ofi-dedicated ofi-shared\n"
             "patterns: onetoall alltoone repeat stencil2d stencil3d alltoall random trace (trace needs --trace)\n"
             "N: 2 .. 1048576, a multiple of C; C: 1 .. N\n",
             why);

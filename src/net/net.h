@@ -56,7 +56,7 @@
 /* The version of struct rmpi_net_ops a provider was written against: raise it whenever a
  * member is added, removed or changes meaning; rmpi_net_open refuses a provider whose
  * version differs (rmpi_net_ops_check). */
-#define RMPI_NET_OPS_VERSION 4
+#define RMPI_NET_OPS_VERSION 5
 #define RMPI_NET_MAX_RAILS 16
 /* Most size classes of shared receive buffers a provider reports (shm's RMPI_SHM_MAX_CLASSES, and
  * one class of the largest frame over libfabric). */
@@ -232,7 +232,9 @@ struct rmpi_net_ops {
      * on (RMPI_NET_CHAN_*); the receiver owns that choice. chan_switch: start moving peer's
      * frames to this process onto kind to (0 started, 1 already there or a switch of that
      * peer still in progress, -1 not possible: fixed RMPI_CHANNELS policy or no such peer);
-     * it completes in progress, keeping every frame's order. chan_stats: accounting. */
+     * it completes in progress, keeping every frame's order. chan_stats: accounting, every
+     * member of *st written (0 for what the provider does not count: ring_bytes, ncls; the
+     * caller reads them all). Version 5: ring_bytes and the size classes joined the struct. */
     int (*chan_kind)(rmpi_rail_t *rail, int peer);
     int (*chan_switch)(rmpi_rail_t *rail, int peer, int to);
     void (*chan_stats)(rmpi_rail_t *rail, struct rmpi_net_chan_stats *st);

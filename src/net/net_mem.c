@@ -88,6 +88,16 @@ uint64_t rmpi_tcp_buf_sweep_ns(uint64_t idle_ns)
 
 uint64_t rmpi_tcp_buf_hold_ns(uint64_t idle_ns) { return idle_ns + 2 * rmpi_tcp_buf_sweep_ns(idle_ns); }
 
+size_t rmpi_ofi_ring_bytes(size_t ring_size, size_t frame, uint32_t *ncells)
+{
+    uint32_t n = 16;
+    while ((size_t)n * RMPI_SHM_CELL < ring_size || (size_t)n / 4 * RMPI_SHM_CELL < frame)
+        n *= 2;
+    if (ncells)
+        *ncells = n;
+    return rmpi_shm_ring_bytes(n);
+}
+
 #ifdef RMPI_HAVE_OFI
 size_t rmpi_ofi_peer_bytes(void) { return sizeof(rmpi_ofi_peer_t); }
 size_t rmpi_ofi_mrecv_buf_bytes(size_t mrecv, size_t top)

@@ -62,5 +62,10 @@ size_t rmpi_ofi_rx_buf_bytes(size_t top);
 /* One of the rail's multi-receive buffers for mrecv bytes in all, when a frame takes up to
  * top bytes: at least two frames each, so a released buffer wastes at most half of itself. */
 size_t rmpi_ofi_mrecv_buf_bytes(size_t mrecv, size_t top);
+/* A dedicated ring written with fi_write for RMPI_OFI_RING_SIZE bytes when a ring frame
+ * (cell header, ofi header and the provider's largest frame) takes frame bytes: its cells
+ * (*ncells, if not NULL), at least ring_size bytes and four frames (the writer never waits
+ * on a reader that gives credit every quarter ring), and the bytes it takes. */
+size_t rmpi_ofi_ring_bytes(size_t ring_size, size_t frame, uint32_t *ncells);
 
 #endif

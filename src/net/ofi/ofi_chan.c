@@ -16,6 +16,7 @@
  * sequence numbers as messages, and the receiver already delivers in that order (parking
  * early frames), so a frame of the new channel that arrives first waits for the marker. */
 #include "ofi.h"
+#include "../net_mem.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -48,11 +49,7 @@ void rmpi_ofi_chan_open(rmpi_ofi_rail_t *r)
      * same sequence numbers as ring frames, which the receiver delivers in. */
     size_t frame = RMPI_MIN(RMPI_SHM_HDR + sizeof(rmpi_ofi_hdr_t) + r->pub.hints.max_frame, (size_t)RMPI_OFI_BUF_SIZE);
     r->ring_max_frame = frame;
-    uint32_t ncells = 16;
-    while ((size_t)ncells * CELL < (size_t)rmpi_knobs.OFI_RING_SIZE || (size_t)ncells / 4 * CELL < frame)
-        ncells *= 2;
-    r->ring_ncells = ncells;
-    r->ring_bytes = rmpi_shm_ring_bytes(ncells);
+    r->ring_bytes = rmpi_ofi_ring_bytes((size_t)rmpi_knobs.OFI_RING_SIZE, frame, &r->ring_ncells);
     uint64_t order = r->info->tx_attr->msg_order & r->info->rx_attr->msg_order;
     r->ring_why = r->emul ? "RDMA emulated with messages"
                   : !(order & FI_ORDER_WAW) || !(order & FI_ORDER_SAW)

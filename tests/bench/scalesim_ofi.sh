@@ -1,0 +1,94 @@
+#!/bin/sh
+# bench/scalesim's RailMPI over libfabric between nodes (the ofi-* designs: RMPI_CHANNELS adaptive,
+# dedicated, shared, every peer's kind chosen by the library's selector) at 2^10 and 2^16
+# processes on 16-core nodes. What must hold, with bounds computed from the model's own inputs
+# (the sizes each line reports and the library's defaults):
+# - adaptive grows with the busy peers, not with the job: on stencil3d (6 busy peers at any N)
+#   it dedicates exactly the 6 and, past the per-rank state, stays between the shared buffers
+#   plus 6 of the smaller ring and the same plus 6 of the larger ring, 7 connections and 6
+#   statistics columns, at both sizes;
+# - the per-rank state is linear in N (64x from 2^10 to 2^16);
+# - on alltoall at 2^16 adaptive holds at most 2h rings (h in use, as many being given back)
+#   and stays within the bound of the shared buffers, 2h rings, 2h + 1 connections and a
+#   statistics column per peer heard from, at least 100x below dedicated, whose rings grow
+#   with the job (a ring per remote peer);
+# - per-node (xrc) connections never cost more than rc per peer plus the one connectionless
+#   endpoint, and shared holds no ring and only that endpoint.
+# Usage: scalesim_ofi.sh BUILD_DIR SOURCE_DIR
+set -u
+B=$1/bench/scalesim
+[ -x "$B" ] || { echo "no $B"; exit 1; }
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+for N in 1024 65536; do
+    for p in stencil3d alltoall; do
+        "$B" --design all --pattern $p --procs $N --cores 16 > "$T/$p.$N" || { echo "FAIL: scalesim $p $N"; exit 1; }
+    done
+done
+python3 - "$T" <<'PY'
+import json, math, sys
+T = sys.argv[1]
+res = {}
+for p in ("stencil3d", "alltoall"):
+    for n in (1024, 65536):
+        for line in open(f"{T}/{p}.{n}"):
+            r = json.loads(line)
+            res[r["design"], p, n] = r
+bad = []
+def check(ok, what):
+    if not ok:
+        bad.append(what)
+
+def sigma(n):
+    # rmpi_chan_default_sigma: Table 2's (2048 up to 2^10, 2048 / ((log2 n - 10) * 2) above),
+    # at most 16 intervals of 1 s / 50 ms slots
+    lg = math.ceil(math.log2(n))
+    return min(2048 if n <= 1024 else 2048 // ((lg - 10) * 2), 16 * 20)
+
+for n in (1024, 65536):
+    a = res["ofi-adaptive", "stencil3d", n]
+    busy = 6
+    rmin, rmax = min(a["ofi_ring_bytes"], a["shm_ring_bytes"]), max(a["ofi_ring_bytes"], a["shm_ring_bytes"])
+    base = a["shm_queue_bytes"] + a["rx_bytes"]
+    rest = a["mem_per_proc_bytes"] - a["per_rank_bytes"]
+    lo = base + busy * rmin
+    hi = base + busy * rmax + (busy + 1) * a["qp_bytes"] + (busy + 1) * sigma(n) * 8 + 4096
+    check(a["rings_shm"] + a["rings_ofi"] == busy and a["dedicated_peak"] == busy,
+          f"stencil3d {n}: adaptive dedicated {a['rings_shm']} shm + {a['rings_ofi']} ofi rings "
+          f"(peak {a['dedicated_peak']}), not its {busy} busy neighbours")
+    check(lo <= rest <= hi, f"stencil3d {n}: adaptive without per-rank state {rest:.0f} outside [{lo:.0f}, {hi:.0f}]")
+    print(f"stencil3d N={n}: adaptive {a['mem_per_proc_bytes']:.0f} B, per-rank {a['per_rank_bytes']:.0f}, "
+          f"rest {rest:.0f} in [{lo:.0f}, {hi:.0f}]")
+pr = [res["ofi-adaptive", "stencil3d", n]["per_rank_bytes"] for n in (1024, 65536)]
+check(pr[0] > 0 and abs(pr[1] / pr[0] / 64 - 1) < 0.01, f"per-rank state {pr} not 64x from 2^10 to 2^16")
+
+n = 65536
+a, d, s = (res[x, "alltoall", n] for x in ("ofi-adaptive", "ofi-dedicated", "ofi-shared"))
+h = a["h"]
+rmax = max(a["ofi_ring_bytes"], a["shm_ring_bytes"])
+hi = (a["per_rank_bytes"] + a["shm_queue_bytes"] + a["rx_bytes"] + 2 * h * rmax + (2 * h + 1) * a["qp_bytes"]
+      + n * sigma(n) * 8 + 4096)
+check(a["dedicated_peak"] <= 2 * h, f"alltoall {n}: adaptive peak {a['dedicated_peak']} rings above 2h = {2 * h}")
+check(a["mem_per_proc_bytes"] <= hi, f"alltoall {n}: adaptive {a['mem_per_proc_bytes']:.0f} above {hi:.0f}")
+check(d["rings_ofi"] >= n - 16 and d["rings_bytes"] >= (n - 16) * d["ofi_ring_bytes"],
+      f"alltoall {n}: dedicated has {d['rings_ofi']} libfabric rings, not one per remote peer")
+check(d["mem_per_proc_bytes"] > 50 * res["ofi-dedicated", "alltoall", 1024]["mem_per_proc_bytes"],
+      "alltoall: dedicated does not grow with the job")
+check(a["mem_per_proc_bytes"] * 100 < d["mem_per_proc_bytes"],
+      f"alltoall {n}: adaptive {a['mem_per_proc_bytes']:.0f} not 100x below dedicated {d['mem_per_proc_bytes']:.0f}")
+print(f"alltoall N={n}: adaptive {a['mem_per_proc_bytes']:.0f} B (bound {hi:.0f}), dedicated "
+      f"{d['mem_per_proc_bytes']:.0f}, shared {s['mem_per_proc_bytes']:.0f}")
+for (dz, p, n), r in res.items():
+    if not dz.startswith("ofi-"):
+        continue
+    check(r["conn_xrc_bytes"] <= r["conn_rc_bytes"] + r["qp_bytes"] * 1.0001,
+          f"{dz} {p} {n}: xrc connections {r['conn_xrc_bytes']} above rc {r['conn_rc_bytes']} + one endpoint")
+    check(r["mem_per_proc_bytes"] <= r["bound_bytes"] * 1.0001, f"{dz} {p} {n}: above its bound")
+    if dz == "ofi-shared":
+        check(r["rings_bytes"] == 0 and abs(r["conn_xrc_bytes"] - r["qp_bytes"]) < 1,
+              f"shared {p} {n}: rings {r['rings_bytes']} or connections {r['conn_xrc_bytes']}")
+for line in bad:
+    print("FAIL:", line)
+print("scalesim ofi: ok" if not bad else "scalesim ofi: failed")
+sys.exit(1 if bad else 0)
+PY
