@@ -131,8 +131,8 @@ void rma_rw_lock(rmpi_win_sync_t *s, int excl)
 
 void rma_rw_release(rmpi_win_sync_t *s, int excl)
 {
-    if (excl)
-        atomic_store(&s->rw, 0);
+    if (excl) /* a release store, a plain one on x86: the next holder's compare-exchange orders it */
+        atomic_store_explicit(&s->rw, 0, memory_order_release);
     else
         atomic_fetch_sub(&s->rw, 1);
 }
