@@ -458,9 +458,10 @@ static inline int direct_copy(rmpi_win_t *w, int put, const void *src, void *dst
     char *p = direct_at(w, t, tdisp, bytes);
     if (!p)
         return 1;
-    if (put)
+    if (put) {
         copy(p, src, bytes);
-    else
+        w->unfenced = 1;
+    } else
         copy(dst, p, bytes);
     return 0;
 }
@@ -494,6 +495,8 @@ int rmpi_rma_direct_small(rmpi_win_t *w, const rmpi_rma_op_t *op, MPI_Datatype t
     int misaligned = ((uintptr_t)p & (es - 1)) != 0; /* es: 1, 2, 4 or 8 */
     if (misaligned && k == RMPI_RMA_CAS)
         return 1; /* the general path compares under the lock */
+    if (n > 1 || misaligned)
+        w->unfenced = 1; /* the lock's release is a plain store, so are its updates */
     if (n > RMA_ATOMIC_MAX) {
         acc_locked(s, p, n * es, es, o, type, v, res);
         return 0;
@@ -526,6 +529,7 @@ int rma_direct_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, cons
 {
     int t = op->target, k = op->kind;
     char *tb = w->dptr[t] + disp;
+    w->unfenced = 1;
     rma_seg_t one = {0, tbytes};
     if (!nseg)
         segs = &one, nseg = 1;

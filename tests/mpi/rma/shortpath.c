@@ -82,8 +82,8 @@ static void elementwise(int rank, int size, unsigned char *mem, MPI_Win win)
                     if (n == 1 && (oi & 1))
                         MTEST_OK(MPI_Fetch_and_op(x, got, types[ti], t, disp, ops[oi], win));
                     else
-                        MTEST_OK(MPI_Get_accumulate(x, n, types[ti], got, n, types[ti], t, disp, n, types[ti],
-                                                    ops[oi], win));
+                        MTEST_OK(MPI_Get_accumulate(x, n, types[ti], got, n, types[ti], t, disp, n, types[ti], ops[oi],
+                                                    win));
                     MTEST_OK(MPI_Win_flush(t, win));
                     /* and a plain accumulate on top, with the same operand */
                     MTEST_OK(MPI_Accumulate(x, n, types[ti], t, disp, n, types[ti], ops[oi], win));
@@ -97,8 +97,8 @@ static void elementwise(int rank, int size, unsigned char *mem, MPI_Win win)
                         if (load(got + i * es, es) != a || load(after + i * es, es) != twice)
                             bad = 1;
                     }
-                    MTEST_CHECK(!bad, "type %zu op %zu count %d misaligned %d: fetched or stored values differ", ti,
-                                oi, n, mis);
+                    MTEST_CHECK(!bad, "type %zu op %zu count %d misaligned %d: fetched or stored values differ", ti, oi,
+                                n, mis);
                 }
     }
     MTEST_OK(MPI_Win_unlock_all(win));
@@ -142,8 +142,8 @@ static void contention(int rank, int size, unsigned char *mem, MPI_Win win)
         memcpy(&c2, mem + 17, 8);
         MTEST_OK(MPI_Win_unlock(0, win));
         long total = (long)size * N;
-        MTEST_CHECK(c0 == 3 * total && c1 == 4 * total && c2 == total,
-                    "counters %ld %ld %ld, expected %ld %ld %ld", c0, c1, c2, 3 * total, 4 * total, total);
+        MTEST_CHECK(c0 == 3 * total && c1 == 4 * total && c2 == total, "counters %ld %ld %ld, expected %ld %ld %ld", c0,
+                    c1, c2, 3 * total, 4 * total, total);
         qsort(all, (size_t)size * N, sizeof(long), cmp);
         int dup = 0;
         for (long i = 1; i < total; i++)
