@@ -366,7 +366,16 @@ static void acc_locked(rmpi_win_sync_t *s, char *p, size_t bytes, size_t es, MPI
         copy(result, p, bytes);
     if (op == MPI_REPLACE)
         copy(p, src, bytes);
-    else if (op != MPI_NO_OP)
+    else if (op != MPI_NO_OP && ((uintptr_t)p & ((es & -es) - 1) & 15)) {
+        /* the kernel reads and writes typed elements: a misaligned target (against the
+         * largest power of two dividing the element size, as far as 16) goes through an
+         * aligned copy (malloc aligns for every basic type) */
+        char *tmp = rmpi_xmalloc(bytes);
+        memcpy(tmp, p, bytes);
+        rmpi_coll_op_apply(op, basic, src, tmp, bytes / es);
+        memcpy(p, tmp, bytes);
+        free(tmp);
+    } else if (op != MPI_NO_OP)
         rmpi_coll_op_apply(op, basic, src, p, bytes / es);
     acc_unlock(s);
 }
