@@ -3,7 +3,8 @@
 # The caller sets name (for messages), root, here and keep, defines usage, and calls
 # `cg_setup PROG [MPICC MPIEXEC [MPIEXEC_ARGS...]]`; it gets mpicc, mpiexec, launcher_args,
 # work (with wrap.sh and PROG built from bench/PROG.c in it).
-# The wrapper reads CG_OUT (callgrind output prefix) and CG_ALL_RANKS (1: every rank).
+# The wrapper reads CG_OUT (callgrind output prefix), CG_ALL_RANKS (1: every rank) and
+# CG_EXTRA (more valgrind options, word-split, e.g. --toggle-collect=FN).
 cg_setup() {
     local prog=$1
     shift
@@ -50,7 +51,8 @@ cg_wrapper() {
 #!/bin/sh
 rank=${PMI_RANK:-${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-${SLURM_PROCID:-}}}}
 if [ "$CG_ALL_RANKS" = 1 ] || [ "$rank" = 0 ]; then
-    exec valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$CG_OUT.%p" "$@"
+    # shellcheck disable=SC2086  # CG_EXTRA holds options, meant to be word-split
+    exec valgrind --tool=callgrind --separate-threads=yes $CG_EXTRA --callgrind-out-file="$CG_OUT.%p" "$@"
 fi
 if [ -z "$rank" ]; then
     echo "callgrind: the launcher sets no rank variable (bench/callgrind.sh has --all-ranks)" >&2

@@ -10,10 +10,12 @@
  * (10^6 bytes). The number of operations per size is capped at about 0.2 s of them
  * (estimated from a warm-up) so a run stays short.
  *
- *   osc [-m MIN:MAX | -s S1,S2,...] [-t LIST] [-w allocate|create|dynamic]
+ *   osc [-m MIN:MAX | -s S1,S2,...] [-t LIST] [-w allocate|create|dynamic] [-n N]
  *   tests: put_lat, get_lat, put_bw, get_bw, acc_lat (MPI_SUM of MPI_INT), fop_lat
  *   (MPI_SUM of one long), cas_lat (one long), put_lock (lock/unlock per put),
- *   put_fence (a fence per put)
+ *   put_fence (a fence per put); -n N: exactly N operations (latency) or windows
+ *   (bandwidth) per size after a warm-up of 20, for instruction counts (callgrind
+ *   --toggle-collect=MPI_Put: instructions per call, bench/README.md)
  * Output from rank 0: a table on stdout, then one JSON line per test and size
  * ({"test":"put_lat","size":8,"value":0.1,"unit":"us","flavor":"allocate"}).
  */
@@ -100,6 +102,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     long sizes[MAX_SIZES], lo = 8, hi = 1 << 20;
     int nsizes = 0, want[NTEST];
+    long fixed_n = 0;
     const char *flavor = "allocate";
     for (int t = 0; t < NTEST; t++)
         want[t] = 1;
@@ -118,9 +121,11 @@ int main(int argc, char **argv)
                         want[t] = 1;
         } else if (!strcmp(argv[i], "-w") && i + 1 < argc)
             flavor = argv[++i];
+        else if (!strcmp(argv[i], "-n") && i + 1 < argc && (fixed_n = atol(argv[i + 1])) > 0)
+            i++;
         else {
             if (rank == 0)
-                fprintf(stderr, "usage: osc [-m MIN:MAX | -s S1,S2,...] [-t TESTS] [-w allocate|create|dynamic]\n");
+                fprintf(stderr, "usage: osc [-m MIN:MAX | -s S1,S2,...] [-t TESTS] [-w allocate|create|dynamic] [-n N]\n");
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
@@ -172,7 +177,7 @@ int main(int argc, char **argv)
                 MPI_Win_fence(0, win);
             double w = run(t, size, 20);
             long n = w > 0 ? (long)(0.2 / (w / 20)) : 0;
-            n = n < 10 ? 10 : n > 100000 ? 100000 : n;
+            n = fixed_n ? fixed_n : n < 10 ? 10 : n > 100000 ? 100000 : n;
             MPI_Bcast(&n, 1, MPI_LONG, 0, MPI_COMM_WORLD);
             MPI_Barrier(MPI_COMM_WORLD);
             double dt = run(t, size, n);

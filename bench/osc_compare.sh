@@ -6,6 +6,7 @@ set -eu
 usage() {
     cat <<'USAGE'
 usage: bench/osc_compare.sh [--only LIST] [--reps N] [--sizes LIST] [--flavor F] [--net N] [--build DIR] [--out FILE]
+                             [--before LIBDIR]
 
 Builds bench/osc.c with mpicc.mpich and mpicc.openmpi into BUILD/bench/ref/, uses
 BUILD/bench/osc for RailMPI (cmake target bench), and runs each MPI with 2 ranks on shared
@@ -23,6 +24,9 @@ memory, --reps times (default 3) going round the MPIs in turn.
   --build DIR   RailMPI build tree (default: the repository's build/)
   --out FILE    JSON lines (default BUILD/bench/results/osc-DATE.jsonl); the markdown
                 table goes to the same name with .md, launcher output to .log
+  --before DIR  also run RailMPI with the libmpi.so kept in DIR (a copy of an earlier
+                build's lib/; LD_LIBRARY_PATH wins over the benchmark's RUNPATH), as
+                column railmpi-before in the same rotation: before and after alternated
 
 Extra launcher arguments: MPICH_ARGS, OMPI_ARGS, RMPI_ARGS (word-split).
 USAGE
@@ -37,6 +41,7 @@ sizes=8,512,65536,1048576
 flavor=allocate
 net=shm
 out=""
+before=""
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -47,6 +52,7 @@ while [ $# -gt 0 ]; do
         --net) [ $# -ge 2 ] || { usage >&2; exit 2; }; net=$2; shift ;;
         --build) [ $# -ge 2 ] || { usage >&2; exit 2; }; build=$2; shift ;;
         --out) [ $# -ge 2 ] || { usage >&2; exit 2; }; out=$2; shift ;;
+        --before) [ $# -ge 2 ] || { usage >&2; exit 2; }; before=$2; shift ;;
         -h|--help) usage; exit 0 ;;
         *) echo "osc_compare.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
     esac
@@ -64,6 +70,11 @@ bench_name=osc_compare.sh
 bench_setup osc
 
 bench_build_all osc
+if [ -n "$before" ]; then
+    [ -f "$before/libmpi.so" ] || { say "--before: no libmpi.so in $before"; exit 2; }
+    before=$(cd "$before" && pwd)
+    mpis+=(railmpi-before)
+fi
 
 # Shared memory for every MPI, each with its default one-sided component (MPICH ch4 with
 # its shm windows, Open MPI ob1/vader with osc selected by itself). Open MPI 4.1.4 here
@@ -84,6 +95,7 @@ launch() {
         openmpi/shm) echo "mpirun.openmpi -n 2 --mca pml ob1 --mca btl self,vader --mca btl_vader_single_copy_mechanism none" \
                       "${OMPI_ARGS:-} $ref/osc.openmpi" ;;
         railmpi/shm) echo "$build/bin/mpiexec -n 2 ${RMPI_ARGS:-} $build/bench/osc" ;;
+        railmpi-before/*) launch railmpi | sed "s|/bin/mpiexec -n 2 |&-genv LD_LIBRARY_PATH $before |" ;;
     esac
 }
 
@@ -103,7 +115,7 @@ for line in open(sys.argv[1]):
     if key not in rows:
         order.append(key)
     rows.setdefault(key, {}).setdefault(d["mpi"], []).append(d["value"])
-mpis = [m for m in ("railmpi", "mpich", "openmpi") if any(m in v for v in rows.values())]
+mpis = [m for m in ("railmpi", "railmpi-before", "mpich", "openmpi") if any(m in v for v in rows.values())]
 print(f"One-sided, 2 ranks on {meta.get('net', 'shm')}, {meta.get('flavor')} windows (median of {meta.get('reps')} runs), "
       f"{meta.get('cores')} cores, CPU busy {meta.get('busy_pct')}% before, load {meta.get('loadavg')}\n")
 print("| test | bytes | unit | " + " | ".join(mpis) + " | RailMPI slowdown vs best |")
@@ -111,12 +123,14 @@ print("|---|---:|---|" + "---:|" * len(mpis) + "---:|")
 for key in order:
     test, size, unit = key
     med = {m: statistics.median(v) for m, v in rows[key].items()}
-    others = [med[m] for m in med if m != "railmpi"]
+    others = [med[m] for m in med if not m.startswith("railmpi")]
     bw = unit == "MB/s"
     best = (max(others) if bw else min(others)) if others else None
     ratio = "-"
     if best and "railmpi" in med and med["railmpi"] > 0:
         ratio = f"{(best / med['railmpi']) if bw else (med['railmpi'] / best):.2f}"
+    if best and "railmpi-before" in med and med["railmpi-before"] > 0:
+        ratio += f" (before {(best / med['railmpi-before']) if bw else (med['railmpi-before'] / best):.2f})"
     print(f"| {test} | {size} | {unit} | " + " | ".join(f"{med[m]:.3f}" if m in med else "-" for m in mpis) + f" | {ratio} |")
 PY
 exit $failed

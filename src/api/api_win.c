@@ -192,10 +192,11 @@ int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, 
 /* ---- communication ---- */
 
 /* One checking path for every communication call: kind RMPI_RMA_*, fop/cas marks the
- * single-element forms (their types must be predefined). */
-static int rma_call(const char *func, rmpi_rma_op_t *op, MPI_Count ocount, MPI_Datatype otype, MPI_Count rcount,
-                    MPI_Datatype rtype, MPI_Count tcount, MPI_Datatype ttype, int single, MPI_Win win,
-                    MPI_Request *request)
+ * single-element forms (their types must be predefined). Not inlined: the bindings'
+ * short paths run before it without its stack frame. */
+static __attribute__((noinline)) int rma_call(const char *func, rmpi_rma_op_t *op, MPI_Count ocount, MPI_Datatype otype,
+                                              MPI_Count rcount, MPI_Datatype rtype, MPI_Count tcount,
+                                              MPI_Datatype ttype, int single, MPI_Win win, MPI_Request *request)
 {
     if (rmpi_api_state != RMPI_STATE_INIT)
         return rmpi_api_not_initialized(func);
@@ -207,18 +208,6 @@ static int rma_call(const char *func, rmpi_rma_op_t *op, MPI_Count ocount, MPI_D
     int has_o =
         k == RMPI_RMA_PUT || k == RMPI_RMA_ACC || k == RMPI_RMA_CAS || (k == RMPI_RMA_GACC && op->op != MPI_NO_OP);
     int has_r = k == RMPI_RMA_GET || k == RMPI_RMA_GACC || k == RMPI_RMA_CAS;
-    /* Small atomics on a predefined type (the fetch-and-op of a counter, a flag's
-     * compare-and-swap): a handful of checks and the atomic itself, as Open MPI's osc/sm
-     * does; the target's own checks send anything unusual down the general path. */
-    if (k != RMPI_RMA_PUT && k != RMPI_RMA_GET && !request && tcount > 0 &&
-        (!has_o || (otype == ttype && ocount == tcount)) && (!has_r || (rtype == ttype && rcount == tcount)) &&
-        rmpi_rma_direct_small(w, op, ttype, (size_t)tcount) == 0)
-        return MPI_SUCCESS;
-    /* Put and Get on a target of this node: the copy, as the atomics above */
-    if ((k == RMPI_RMA_PUT || k == RMPI_RMA_GET) && !request && tcount > 0 &&
-        (k == RMPI_RMA_PUT ? otype : rtype) == ttype && (k == RMPI_RMA_PUT ? ocount : rcount) == tcount &&
-        rmpi_rma_direct_copy(w, op, ttype, (size_t)tcount) == 0)
-        return MPI_SUCCESS;
     if (ocount < 0 || rcount < 0 || tcount < 0)
         FAIL(MPI_ERR_COUNT, "a count is negative");
     if (op->target == MPI_PROC_NULL) { /* no effect, complete at once */
@@ -284,6 +273,16 @@ static int rma_call(const char *func, rmpi_rma_op_t *op, MPI_Count ocount, MPI_D
 #undef FAIL
 }
 
+/* The short paths (rma.h): an operation on a target of this node in an open epoch, done
+ * by rma before any other work here, as Open MPI's osc/sm does it; whatever they do not
+ * take, every error included, goes through rma_call's checks. */
+#define SHORT_PATH(w, call)                                                                           \
+    do {                                                                                              \
+        rmpi_win_t *w;                                                                                \
+        if (RMPI_LIKELY(rmpi_api_state == RMPI_STATE_INIT) && (w = rmpi_win_get(win)) && (call) == 0) \
+            return MPI_SUCCESS;                                                                       \
+    } while (0)
+
 #define OP_INIT(k, ob, rb, cb, t, d, o)                                                               \
     {                                                                                                 \
         .kind = (k), .obuf = (ob), .rbuf = (rb), .cbuf = (cb), .target = (t), .tdisp = (d), .op = (o) \
@@ -292,6 +291,8 @@ static int rma_call(const char *func, rmpi_rma_op_t *op, MPI_Count ocount, MPI_D
 int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
               MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
+    SHORT_PATH(w, origin_datatype != target_datatype || origin_count != target_count ||
+                      rmpi_rma_direct_put(w, origin_addr, target_datatype, target_count, target_rank, target_disp));
     rmpi_rma_op_t op = OP_INIT(RMPI_RMA_PUT, origin_addr, NULL, NULL, target_rank, target_disp, MPI_OP_NULL);
     return rma_call(__func__, &op, origin_count, origin_datatype, 0, MPI_DATATYPE_NULL, target_count, target_datatype,
                     0, win, NULL);
@@ -300,6 +301,8 @@ int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype orig
 int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
+    SHORT_PATH(w, origin_datatype != target_datatype || origin_count != target_count ||
+                      rmpi_rma_direct_put(w, origin_addr, target_datatype, target_count, target_rank, target_disp));
     rmpi_rma_op_t op = OP_INIT(RMPI_RMA_PUT, origin_addr, NULL, NULL, target_rank, target_disp, MPI_OP_NULL);
     return rma_call(__func__, &op, origin_count, origin_datatype, 0, MPI_DATATYPE_NULL, target_count, target_datatype,
                     0, win, NULL);
@@ -325,6 +328,8 @@ int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_data
 int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
               MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
+    SHORT_PATH(w, origin_datatype != target_datatype || origin_count != target_count ||
+                      rmpi_rma_direct_get(w, origin_addr, target_datatype, target_count, target_rank, target_disp));
     rmpi_rma_op_t op = OP_INIT(RMPI_RMA_GET, NULL, origin_addr, NULL, target_rank, target_disp, MPI_OP_NULL);
     return rma_call(__func__, &op, 0, MPI_DATATYPE_NULL, origin_count, origin_datatype, target_count, target_datatype,
                     0, win, NULL);
@@ -358,6 +363,8 @@ int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Dataty
                      MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
     rmpi_rma_op_t o = OP_INIT(RMPI_RMA_ACC, origin_addr, NULL, NULL, target_rank, target_disp, op);
+    SHORT_PATH(w, origin_datatype != target_datatype || origin_count != target_count ||
+                      rmpi_rma_direct_small(w, &o, target_datatype, target_count));
     return rma_call(__func__, &o, origin_count, origin_datatype, 0, MPI_DATATYPE_NULL, target_count, target_datatype, 0,
                     win, NULL);
 }
@@ -393,6 +400,9 @@ int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Da
                          MPI_Win win)
 {
     rmpi_rma_op_t o = OP_INIT(RMPI_RMA_GACC, origin_addr, result_addr, NULL, target_rank, target_disp, op);
+    SHORT_PATH(w, (op != MPI_NO_OP && (origin_datatype != target_datatype || origin_count != target_count)) ||
+                      result_datatype != target_datatype || result_count != target_count ||
+                      rmpi_rma_direct_small(w, &o, target_datatype, target_count));
     return rma_call(__func__, &o, origin_count, origin_datatype, result_count, result_datatype, target_count,
                     target_datatype, 0, win, NULL);
 }
@@ -428,6 +438,7 @@ int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype da
                      MPI_Aint target_disp, MPI_Op op, MPI_Win win)
 {
     rmpi_rma_op_t o = OP_INIT(RMPI_RMA_GACC, origin_addr, result_addr, NULL, target_rank, target_disp, op);
+    SHORT_PATH(w, rmpi_rma_direct_small(w, &o, datatype, 1));
     return rma_call(__func__, &o, 1, datatype, 1, datatype, 1, datatype, 1, win, NULL);
 }
 
@@ -436,6 +447,7 @@ int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void
 {
     rmpi_rma_op_t o =
         OP_INIT(RMPI_RMA_CAS, origin_addr, result_addr, compare_addr, target_rank, target_disp, MPI_OP_NULL);
+    SHORT_PATH(w, rmpi_rma_direct_small(w, &o, datatype, 1));
     return rma_call(__func__, &o, 1, datatype, 1, datatype, 1, datatype, 1, win, NULL);
 }
 
@@ -561,7 +573,7 @@ int MPI_Win_unlock_all(MPI_Win win)
     return rc ? WIN_ERROR(w, rc, "%s (Unlock_all without Lock_all?)", sync_text(rc)) : MPI_SUCCESS;
 }
 
-static int flush(const char *func, int rank, MPI_Win win, int local)
+static __attribute__((noinline)) int flush(const char *func, int rank, MPI_Win win, int local)
 {
     if (rmpi_api_state != RMPI_STATE_INIT)
         return rmpi_api_not_initialized(func);
@@ -580,13 +592,23 @@ static int flush(const char *func, int rank, MPI_Win win, int local)
               : MPI_SUCCESS;
 }
 
+static int flush_direct(rmpi_win_t *w, int rank)
+{
+    RMPI_LOCK(); /* its progress poll */
+    int rc = rmpi_rma_flush_direct(w, rank);
+    RMPI_UNLOCK();
+    return rc;
+}
+
 int MPI_Win_flush(int rank, MPI_Win win)
 {
+    SHORT_PATH(w, flush_direct(w, rank));
     return rank == -1 ? flush(__func__, -2, win, 0) : flush(__func__, rank, win, 0);
 }
 int MPI_Win_flush_all(MPI_Win win) { return flush(__func__, -1, win, 0); }
 int MPI_Win_flush_local(int rank, MPI_Win win)
 {
+    SHORT_PATH(w, flush_direct(w, rank));
     return rank == -1 ? flush(__func__, -2, win, 1) : flush(__func__, rank, win, 1);
 }
 int MPI_Win_flush_local_all(MPI_Win win) { return flush(__func__, -1, win, 1); }

@@ -101,6 +101,16 @@ extern size_t rmpi_dtype_flat_max;
 
 /* Handle <-> object. NULL for MPI_DATATYPE_NULL, freed handles and detectable garbage. */
 rmpi_dtype_t *rmpi_dtype_get(MPI_Datatype h);
+/* Bytes of one element of a predefined type whose elements are contiguous (size ==
+ * extent, no gap: not MPI_DOUBLE_INT...), by handle, for short paths that look no object
+ * up; 0 for every other handle, and until the predefined types are set up (the first
+ * rmpi_dtype_get, at MPI_Init). */
+extern unsigned char rmpi_dtype_predef_csize[RMPI_DTYPE_PREDEF_COUNT];
+static inline size_t rmpi_dtype_predef_contig_size(MPI_Datatype h)
+{
+    uintptr_t v = (uintptr_t)h - RMPI_DTYPE_PREDEF_BASE;
+    return v < RMPI_DTYPE_PREDEF_COUNT ? rmpi_dtype_predef_csize[v] : 0;
+}
 /* The same for a holder that took a reference (a persistent schedule): also finds a type
  * the user freed since, which stays alive until its last reference goes. */
 rmpi_dtype_t *rmpi_dtype_held(MPI_Datatype h);

@@ -3,6 +3,7 @@
 
 #include "../core/core.h" /* rmpi_thread_multiple: whether handle lookups must lock */
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -184,6 +185,8 @@ static rmpi_dtype_seg_t predef_segs[RMPI_DTYPE_PREDEF_COUNT][2];
 static pthread_once_t predef_once = PTHREAD_ONCE_INIT;
 static atomic_bool predef_ready;
 
+unsigned char rmpi_dtype_predef_csize[RMPI_DTYPE_PREDEF_COUNT];
+
 static void predef_init(void)
 {
     for (size_t i = 0; i < RMPI_ARRAY_LEN(predef_specs); i++) {
@@ -227,6 +230,8 @@ static void predef_init(void)
         }
         dt->true_extent = dt->true_ub - dt->true_lb;
         dt->contig = dt->nseg == 1 && (MPI_Aint)dt->size == dt->extent;
+        if (dt->contig && dt->size <= UCHAR_MAX)
+            rmpi_dtype_predef_csize[idx] = (unsigned char)dt->size;
         rmpi_dtype_set_max_count(dt);
         strncpy(dt->name, s->name, sizeof(dt->name) - 1);
     }

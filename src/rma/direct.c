@@ -131,8 +131,8 @@ void rma_rw_lock(rmpi_win_sync_t *s, int excl)
 
 void rma_rw_release(rmpi_win_sync_t *s, int excl)
 {
-    if (excl)
-        atomic_store(&s->rw, 0);
+    if (excl) /* a release store, a plain one on x86: the next holder's compare-exchange orders it */
+        atomic_store_explicit(&s->rw, 0, memory_order_release);
     else
         atomic_fetch_sub(&s->rw, 1);
 }
@@ -157,7 +157,8 @@ static void acc_lock(rmpi_win_sync_t *s)
         spin(&spins);
 }
 
-static void acc_unlock(rmpi_win_sync_t *s) { atomic_store(&s->acc, 0); }
+/* a release store, a plain one on x86: the exchange that took the lock was the full barrier */
+static void acc_unlock(rmpi_win_sync_t *s) { atomic_store_explicit(&s->acc, 0, memory_order_release); }
 
 static void atomics_enter(rmpi_win_sync_t *s)
 {
@@ -180,11 +181,23 @@ static void atomics_leave(rmpi_win_sync_t *s) { atomic_fetch_sub(&s->atomics, 1)
 static signed char kind[256];
 static unsigned char int_size[256]; /* bytes of the integer types of kind[] */
 
+/* Predefined operations the hardware has as element atomics: a bit per handle above
+ * MPI_OP_NULL (include/mpi.h: 0x20..0x5f), filled with the type tables. */
+static uint64_t atomic_ops;
+static int op_atomic(MPI_Op o)
+{
+    uintptr_t v = (uintptr_t)o - (uintptr_t)MPI_OP_NULL;
+    return v < 64 && (atomic_ops >> v & 1);
+}
+
 /* 1: signed integer, 2: unsigned (or byte), 0: not an integer type. */
 static int int_kind(MPI_Datatype t)
 {
     static int ready;
     if (!ready) {
+        static const MPI_Op ops[] = {MPI_SUM, MPI_MIN, MPI_MAX, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_REPLACE, MPI_NO_OP};
+        for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+            atomic_ops |= 1ull << ((uintptr_t)ops[i] - (uintptr_t)MPI_OP_NULL);
         static const MPI_Datatype sgn[] = {MPI_AINT,     MPI_COUNT,     MPI_OFFSET,  MPI_SHORT,    MPI_INT,
                                            MPI_LONG,     MPI_LONG_LONG, MPI_INTEGER, MPI_INT8_T,   MPI_SIGNED_CHAR,
                                            MPI_INT16_T,  MPI_INT32_T,   MPI_INT64_T, MPI_INTEGER1, MPI_INTEGER2,
@@ -236,6 +249,42 @@ AT_RMW(uint16_t, int16_t)
 AT_RMW(uint32_t, int32_t)
 AT_RMW(uint64_t, int64_t)
 
+/* The same operations as plain loads and stores, for n elements under the accumulate
+ * lock (a few elements: the reduction kernel's dispatch would cost more than they do). */
+#define PLAIN_RMW(T, ST)                                                                   \
+    static void plain_##T(char *p, size_t n, MPI_Op op, int sgn, const char *v, char *out) \
+    {                                                                                      \
+        for (size_t i = 0; i < n; i++) {                                                   \
+            T a, x = 0, r;                                                                 \
+            memcpy(&a, p + i * sizeof a, sizeof a);                                        \
+            if (op != MPI_NO_OP)                                                           \
+                memcpy(&x, v + i * sizeof x, sizeof x);                                    \
+            if (out)                                                                       \
+                memcpy(out + i * sizeof a, &a, sizeof a);                                  \
+            if (op == MPI_SUM)                                                             \
+                r = (T)(a + x);                                                            \
+            else if (op == MPI_BAND)                                                       \
+                r = a & x;                                                                 \
+            else if (op == MPI_BOR)                                                        \
+                r = a | x;                                                                 \
+            else if (op == MPI_BXOR)                                                       \
+                r = a ^ x;                                                                 \
+            else if (op == MPI_REPLACE)                                                    \
+                r = x;                                                                     \
+            else if (op == MPI_MIN)                                                        \
+                r = (sgn == 1 ? (ST)x < (ST)a : x < a) ? x : a;                            \
+            else if (op == MPI_MAX)                                                        \
+                r = (sgn == 1 ? (ST)x > (ST)a : x > a) ? x : a;                            \
+            else                                                                           \
+                continue;                                                                  \
+            memcpy(p + i * sizeof r, &r, sizeof r);                                        \
+        }                                                                                  \
+    }
+PLAIN_RMW(uint8_t, int8_t)
+PLAIN_RMW(uint16_t, int16_t)
+PLAIN_RMW(uint32_t, int32_t)
+PLAIN_RMW(uint64_t, int64_t)
+
 /* One element at p (es bytes, aligned): *p = v op *p; old value to out (may be NULL).
  * cmp != NULL: compare-and-swap instead. */
 static void at_elem(char *p, size_t es, int sgn, MPI_Op op, const void *v, const void *cmp, void *out)
@@ -267,10 +316,7 @@ static void at_elem(char *p, size_t es, int sgn, MPI_Op op, const void *v, const
 static int atomic_ok(MPI_Datatype basic, size_t es, MPI_Op op, const char *base, const rma_seg_t *segs, uint32_t nseg,
                      size_t bytes)
 {
-    if (!int_kind(basic) || (es != 1 && es != 2 && es != 4 && es != 8) || bytes / es > RMA_ATOMIC_MAX)
-        return 0;
-    if (op != MPI_SUM && op != MPI_MIN && op != MPI_MAX && op != MPI_BAND && op != MPI_BOR && op != MPI_BXOR &&
-        op != MPI_REPLACE && op != MPI_NO_OP)
+    if (!int_kind(basic) || (es != 1 && es != 2 && es != 4 && es != 8) || bytes / es > RMA_ATOMIC_MAX || !op_atomic(op))
         return 0;
     for (uint32_t i = 0; i < nseg; i++) /* a misaligned element would be a split lock */
         if ((uintptr_t)(base + segs[i].off) % es || segs[i].len % es)
@@ -285,7 +331,7 @@ static int atomic_ok(MPI_Datatype basic, size_t es, MPI_Op op, const char *base,
 static void copy(char *d, const char *s, size_t n)
 {
     size_t delta = ((uintptr_t)d - (uintptr_t)s) & 4095;
-    if (n < 2048 || n >= (512 << 10) || !delta || delta >= 64 || (d < s + n && s < d + n)) {
+    if (RMPI_LIKELY(n < 2048) || n >= (512 << 10) || !delta || delta >= 64 || (d < s + n && s < d + n)) {
         memmove(d, s, n);
         return;
     }
@@ -311,6 +357,29 @@ void rma_segs_scatter(char *base, const rma_seg_t *segs, uint32_t nseg, const ch
     }
 }
 
+/* An accumulate on one contiguous range under the accumulate lock (the lock taken here) */
+static void acc_locked(rmpi_win_sync_t *s, char *p, size_t bytes, size_t es, MPI_Op op, MPI_Datatype basic,
+                       const void *src, void *result)
+{
+    acc_lock(s);
+    if (result)
+        copy(result, p, bytes);
+    if (op == MPI_REPLACE)
+        copy(p, src, bytes);
+    else if (op != MPI_NO_OP && ((uintptr_t)p & ((es & -es) - 1) & 15)) {
+        /* the kernel reads and writes typed elements: a misaligned target (against the
+         * largest power of two dividing the element size, as far as 16) goes through an
+         * aligned copy (malloc aligns for every basic type) */
+        char *tmp = rmpi_xmalloc(bytes);
+        memcpy(tmp, p, bytes);
+        rmpi_coll_op_apply(op, basic, src, tmp, bytes / es);
+        memcpy(p, tmp, bytes);
+        free(tmp);
+    } else if (op != MPI_NO_OP)
+        rmpi_coll_op_apply(op, basic, src, p, bytes / es);
+    acc_unlock(s);
+}
+
 void rma_direct_acc(rmpi_win_sync_t *s, char *base, const rma_seg_t *segs, uint32_t nseg, size_t bytes, MPI_Op op,
                     MPI_Datatype basic, const void *src, void *result)
 {
@@ -329,13 +398,15 @@ void rma_direct_acc(rmpi_win_sync_t *s, char *base, const rma_seg_t *segs, uint3
         atomics_leave(s);
         return;
     }
+    if (nseg == 1) {
+        acc_locked(s, base + segs[0].off, bytes, es, op, basic, src, result);
+        return;
+    }
     acc_lock(s);
     if (result)
         rma_segs_gather(base, segs, nseg, result);
     if (op == MPI_REPLACE)
         rma_segs_scatter(base, segs, nseg, src);
-    else if (op != MPI_NO_OP && nseg == 1)
-        rmpi_coll_op_apply(op, basic, src, base + segs[0].off, bytes / es);
     else if (op != MPI_NO_OP) {
         char *tmp = rmpi_xmalloc(bytes);
         rma_segs_gather(base, segs, nseg, tmp);
@@ -365,62 +436,100 @@ void rma_direct_cas(rmpi_win_sync_t *s, char *p, size_t es, const void *v, const
 
 /* ---- the origin ---- */
 
-int rmpi_rma_direct_small(rmpi_win_t *w, const rmpi_rma_op_t *op, MPI_Datatype type, size_t count)
+/* The target's window memory mapped here for `bytes` at tdisp displacement units, when an
+ * operation may take a short path: a target of this node, an access epoch to it opened by
+ * a lock, lock_all or fence (PSCW takes the general path), that target's fence over, and
+ * the range inside its window (computed without overflow). NULL: the general path
+ * decides, every error included. */
+static inline char *direct_at(const rmpi_win_t *w, int t, MPI_Aint tdisp, uint64_t bytes)
 {
-    int t = op->target, k = op->kind;
-    if ((unsigned)t >= (unsigned)w->size || !w->dsync || !w->dsync[t] || count > RMA_ATOMIC_MAX ||
-        !(w->lock_all || w->locked[t] || w->fence_open) || rma_fence_gated(w, t))
-        return 1;
-    /* the tables are filled by the first int_kind call, made when the segment was mapped */
-    uintptr_t h = (uintptr_t)type;
-    int sgn = h >= 0x200 && h <= 0x2ff ? kind[h & 0xff] : 0;
-    size_t es = int_size[h & 0xff];
-    MPI_Op o = k == RMPI_RMA_CAS ? MPI_REPLACE : op->op;
-    if (!sgn || (es != 1 && es != 2 && es != 4 && es != 8) ||
-        (o != MPI_SUM && o != MPI_MIN && o != MPI_MAX && o != MPI_BAND && o != MPI_BOR && o != MPI_BXOR &&
-         o != MPI_REPLACE && o != MPI_NO_OP))
-        return 1;
+    if ((unsigned)t >= (unsigned)w->size || !w->dsync || !w->dsync[t] ||
+        !(w->lock_all || w->locked[t] || w->fence_open) || rma_fence_gated(w, t) || tdisp < 0)
+        return NULL;
     const rmpi_win_peer_t *peer = &w->peers[t];
-    uint64_t disp = (uint64_t)op->tdisp * (uint64_t)peer->disp_unit, bytes = count * es;
-    char *p = w->dptr[t] + disp;
-    if (op->tdisp < 0 || disp > peer->size || bytes > peer->size - disp || (uintptr_t)p % es)
-        return 1;               /* the general path reports a range error, or takes the lock */
-    static const uint64_t none; /* the operand of MPI_NO_OP, never used */
-    const char *v = o == MPI_NO_OP ? (const char *)&none : op->obuf;
-    char *res = op->rbuf;
-    rmpi_win_sync_t *s = w->dsync[t];
-    atomics_enter(s);
-    if (k == RMPI_RMA_CAS)
-        at_elem(p, es, 2, MPI_REPLACE, v, op->cbuf, res);
-    else if (count == 1)
-        at_elem(p, es, sgn, o, v, NULL, res);
-    else
-        for (size_t i = 0; i < count; i++)
-            at_elem(p + i * es, es, sgn, o, o == MPI_NO_OP ? v : v + i * es, NULL, res ? res + i * es : NULL);
-    atomics_leave(s);
+    uint64_t disp;
+    if (__builtin_mul_overflow((uint64_t)tdisp, (uint64_t)peer->disp_unit, &disp) || disp > peer->size ||
+        bytes > peer->size - disp)
+        return NULL;
+    return w->dptr[t] + disp;
+}
+
+/* A put (the origin's data to the target) or a get: count elements of a contiguous
+ * predefined type (the general path takes the others, and counts whose bytes could
+ * overflow; it checks them) */
+static inline int direct_copy(rmpi_win_t *w, int put, const void *src, void *dst, MPI_Datatype type, MPI_Count count,
+                              int t, MPI_Aint tdisp)
+{
+    size_t es = rmpi_dtype_predef_contig_size(type);
+    if (!es || count <= 0 || count > (MPI_Count)(SIZE_MAX >> 8))
+        return 1;
+    uint64_t bytes = (uint64_t)count * es;
+    char *p = direct_at(w, t, tdisp, bytes);
+    if (!p)
+        return 1;
+    if (put) {
+        copy(p, src, bytes);
+        w->unfenced = 1;
+    } else
+        copy(dst, p, bytes);
     return 0;
 }
 
-int rmpi_rma_direct_copy(rmpi_win_t *w, const rmpi_rma_op_t *op, MPI_Datatype type, size_t count)
+int rmpi_rma_direct_put(rmpi_win_t *w, const void *buf, MPI_Datatype type, MPI_Count count, int t, MPI_Aint tdisp)
 {
-    int t = op->target;
-    if ((unsigned)t >= (unsigned)w->size || !w->dsync || !w->dsync[t] ||
-        !(w->lock_all || w->locked[t] || w->fence_open) || rma_fence_gated(w, t))
+    return direct_copy(w, 1, buf, NULL, type, count, t, tdisp);
+}
+
+int rmpi_rma_direct_get(rmpi_win_t *w, void *buf, MPI_Datatype type, MPI_Count count, int t, MPI_Aint tdisp)
+{
+    return direct_copy(w, 0, NULL, buf, type, count, t, tdisp);
+}
+
+int rmpi_rma_direct_small(rmpi_win_t *w, const rmpi_rma_op_t *op, MPI_Datatype type, MPI_Count count)
+{
+    /* the tables are filled by the first int_kind call, made when the segment was mapped */
+    uintptr_t h = (uintptr_t)type - RMPI_DTYPE_PREDEF_BASE;
+    int sgn = h < 256 ? kind[h] : 0, k = op->kind;
+    MPI_Op o = k == RMPI_RMA_CAS ? MPI_REPLACE : op->op;
+    if (!sgn || count <= 0 || count > (MPI_Count)(SIZE_MAX >> 8) || !op_atomic(o))
         return 1;
-    const rmpi_dtype_t *dt = rmpi_dtype_get(type);
-    if (!dt || !dt->predefined || !dt->committed || !dt->size || !rmpi_dtype_is_contig(dt, count) ||
-        count > (SIZE_MAX >> 2) / dt->size)
-        return 1;
-    const rmpi_win_peer_t *peer = &w->peers[t];
-    uint64_t disp = (uint64_t)op->tdisp * (uint64_t)peer->disp_unit, bytes = count * dt->size;
-    if (op->tdisp < 0 || disp > peer->size || bytes > peer->size - disp)
-        return 1; /* the general path reports the range error */
-    rma_seg_t one = {0, bytes};
-    char *p = w->dptr[t] + disp;
-    if (op->kind == RMPI_RMA_PUT)
-        rma_segs_scatter(p, &one, 1, rmpi_dtype_contig_ptr(op->obuf, dt));
+    size_t es = int_size[h], n = (size_t)count;
+    char *p = direct_at(w, op->target, op->tdisp, (uint64_t)n * es);
+    if (!p)
+        return 1;               /* the general path reports the error, or runs it */
+    static const uint64_t none; /* the operand of MPI_NO_OP, never used */
+    const char *v = o == MPI_NO_OP ? (const char *)&none : op->obuf;
+    char *res = op->rbuf;
+    rmpi_win_sync_t *s = w->dsync[op->target];
+    int misaligned = ((uintptr_t)p & (es - 1)) != 0; /* es: 1, 2, 4 or 8 */
+    if (misaligned && k == RMPI_RMA_CAS)
+        return 1; /* the general path compares under the lock */
+    if (n > 1 || misaligned)
+        w->unfenced = 1; /* the lock's release is a plain store, so are its updates */
+    if (n > RMA_ATOMIC_MAX) {
+        acc_locked(s, p, n * es, es, o, type, v, res);
+        return 0;
+    }
+    if (n > 1 || misaligned) {
+        /* several elements: the lock's one locked exchange against one locked instruction
+         * per element with the atomics (about 13 ns each here); a misaligned element
+         * would be a split lock */
+        acc_lock(s);
+        switch (es) {
+        case 1: plain_uint8_t(p, n, o, sgn, v, res); break;
+        case 2: plain_uint16_t(p, n, o, sgn, v, res); break;
+        case 4: plain_uint32_t(p, n, o, sgn, v, res); break;
+        default: plain_uint64_t(p, n, o, sgn, v, res); break;
+        }
+        acc_unlock(s);
+        return 0;
+    }
+    atomics_enter(s);
+    if (k == RMPI_RMA_CAS)
+        at_elem(p, es, 2, MPI_REPLACE, v, op->cbuf, res);
     else
-        rma_segs_gather(p, &one, 1, rmpi_dtype_contig_ptr(op->rbuf, dt));
+        at_elem(p, es, sgn, o, v, NULL, res);
+    atomics_leave(s);
     return 0;
 }
 
@@ -429,6 +538,7 @@ int rma_direct_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, cons
 {
     int t = op->target, k = op->kind;
     char *tb = w->dptr[t] + disp;
+    w->unfenced = 1;
     rma_seg_t one = {0, tbytes};
     if (!nseg)
         segs = &one, nseg = 1;

@@ -71,12 +71,15 @@ int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq)
     int t = op->target;
     const rmpi_win_peer_t *peer = &w->peers[t];
     size_t tbytes = op->tcount * op->tdt->size;
-    uint64_t disp = w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? (uint64_t)op->tdisp : (uint64_t)(op->tdisp * peer->disp_unit);
+    /* a displacement whose product or sum overflows is outside every window: computed
+     * wrapped, it could land inside one */
+    int64_t sdisp = op->tdisp;
+    int ovf = w->flavor != MPI_WIN_FLAVOR_DYNAMIC && __builtin_mul_overflow(sdisp, peer->disp_unit, &sdisp);
     rma_seg_t *segs = NULL;
     uint32_t nseg = 0;
-    int64_t lo = 0, hi = (int64_t)tbytes;
+    int64_t lo = 0, hi = (int64_t)tbytes, a, b;
     if (tbytes && rmpi_dtype_is_contig(op->tdt, op->tcount)) {
-        disp += (uint64_t)op->tdt->true_lb;
+        ovf |= __builtin_add_overflow(sdisp, (int64_t)op->tdt->true_lb, &sdisp);
     } else if (tbytes) {
         segs = target_segs(op, &nseg);
         lo = INT64_MAX, hi = INT64_MIN;
@@ -86,10 +89,12 @@ int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq)
         }
     }
     if (tbytes && w->flavor != MPI_WIN_FLAVOR_DYNAMIC &&
-        ((int64_t)disp + lo < 0 || (int64_t)disp + hi > (int64_t)peer->size)) {
+        (ovf || __builtin_add_overflow(sdisp, lo, &a) || __builtin_add_overflow(sdisp, hi, &b) || a < 0 ||
+         b > (int64_t)peer->size)) {
         free(segs);
         return MPI_ERR_RMA_RANGE;
     }
+    uint64_t disp = (uint64_t)sdisp;
     if (rmpi_rma_direct(w, t)) {
         if (rma_fence_gated(w, t)) /* its memory is still the last epoch's */
             rma_fence_wait_done(w, t);

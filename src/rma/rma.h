@@ -108,6 +108,10 @@ typedef struct rmpi_win {
     int *fdone;
     int nbatched; /* targets whose batch is not empty: the progress hook sends them */
     int building; /* an active message is being written into a batch (rma_am_begin) */
+    /* plain stores to direct targets since this process's last full barrier: a flush
+     * after nothing but locked instructions (fetch-and-op, compare-and-swap as atomics,
+     * each a full barrier on x86) or gets needs no other */
+    int unfenced;
 
     /* target side */
     rmpi_list_t incoming; /* received (or arriving) messages, handled in this order */
@@ -181,17 +185,21 @@ typedef struct rmpi_rma_op {
     MPI_Op op;
 } rmpi_rma_op_t;
 int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq);
-/* The short path of small atomics (direct.c): an accumulate, get_accumulate (fetch_and_op)
- * or compare_and_swap of count elements of one predefined integer type on every side
- * (contiguous, the origin, result and target counts equal) with an operation the hardware
- * has, to a direct target inside an open epoch and inside its window: done as element
- * atomics, 0. Anything else (including every error) returns 1 and nothing was done: the
- * caller checks everything and takes rmpi_rma_issue. Needs no library lock. */
-int rmpi_rma_direct_small(rmpi_win_t *w, const rmpi_rma_op_t *op, MPI_Datatype type, size_t count);
-/* The same for Put and Get of count elements of one predefined type on both sides (no
- * request): the copy itself, or 1 for the general path (any check that fails, errors
- * included). */
-int rmpi_rma_direct_copy(rmpi_win_t *w, const rmpi_rma_op_t *op, MPI_Datatype type, size_t count);
+/* Short paths for the bindings, called before their own checks (direct.c): an operation
+ * on a target of this node (the window memory in the node segment), in an access epoch
+ * opened by a lock, lock_all or fence whose fence is over, inside the target's window,
+ * without a request. Done at once: 0. Anything else, every error included, returns 1
+ * with nothing done, and the caller checks everything and takes rmpi_rma_issue. They
+ * need no library lock (each touches only the target's memory and sync line).
+ * Put and Get: count elements of one contiguous predefined type on both sides, a copy.
+ * Small: an accumulate, get_accumulate (fetch_and_op) or compare_and_swap of count
+ * elements of one predefined integer type on every side (origin, result and target
+ * counts equal) with an operation the hardware has (SUM, MIN, MAX, BAND, BOR, BXOR,
+ * REPLACE, NO_OP): one element as a hardware atomic, several under the target's
+ * accumulate lock. */
+int rmpi_rma_direct_put(rmpi_win_t *w, const void *buf, MPI_Datatype type, MPI_Count count, int target, MPI_Aint tdisp);
+int rmpi_rma_direct_get(rmpi_win_t *w, void *buf, MPI_Datatype type, MPI_Count count, int target, MPI_Aint tdisp);
+int rmpi_rma_direct_small(rmpi_win_t *w, const rmpi_rma_op_t *op, MPI_Datatype type, MPI_Count count);
 /* Whether an access epoch to target is open (lock, lock_all, fence, start group). */
 int rmpi_rma_can_access(const rmpi_win_t *w, int target);
 
@@ -210,5 +218,9 @@ int rmpi_rma_lock_all(rmpi_win_t *w, int assert);
 int rmpi_rma_unlock_all(rmpi_win_t *w);
 /* target -1: every target. local: only local completion (Flush_local). */
 int rmpi_rma_flush(rmpi_win_t *w, int target, int local);
+/* Flush's short path for the binding: a direct target (0 <= target < size) in a
+ * passive-target epoch: done, 0 (its operations completed when issued: a full memory
+ * barrier); else 1 with nothing done (rmpi_rma_flush decides, errors included). */
+int rmpi_rma_flush_direct(rmpi_win_t *w, int target);
 
 #endif

@@ -361,6 +361,20 @@ static int flush_waits(const rmpi_win_t *w, int target)
     return w->ngets > 0;
 }
 
+int rmpi_rma_flush_direct(rmpi_win_t *w, int target)
+{
+    if ((unsigned)target >= (unsigned)w->size || !w->dsync || !w->dsync[target] || !(w->locked[target] || w->lock_all))
+        return 1;
+    idle_poll();
+    /* direct operations are complete when issued: a full barrier makes their plain stores
+     * visible before whatever follows (locked instructions were one already) */
+    if (w->unfenced) {
+        atomic_thread_fence(memory_order_seq_cst);
+        w->unfenced = 0;
+    }
+    return 0;
+}
+
 int rmpi_rma_flush(rmpi_win_t *w, int target, int local)
 {
     if (target >= 0 ? !w->locked[target] && !w->lock_all : !w->nlocked && !w->lock_all)

@@ -3,6 +3,8 @@
  * call is rejected locally. */
 #include "mtest.h"
 
+#include <stdint.h>
+
 static int calls;
 static void count_errors(MPI_Win *w, int *code, ...)
 {
@@ -26,8 +28,14 @@ int main(int argc, char **argv)
     MTEST_CHECK(eh == MPI_ERRORS_ARE_FATAL, "a new window's handler is not MPI_ERRORS_ARE_FATAL");
     MTEST_OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
 
-    /* outside any epoch */
+    /* outside any epoch (every operation of the bindings' short paths) */
     MTEST_ERR(MPI_Put(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, win), MPI_ERR_RMA_SYNC);
+    MTEST_ERR(MPI_Get(&r, 1, MPI_INT, 0, 0, 1, MPI_INT, win), MPI_ERR_RMA_SYNC);
+    MTEST_ERR(MPI_Accumulate(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, win), MPI_ERR_RMA_SYNC);
+    MTEST_ERR(MPI_Fetch_and_op(&v, &r, MPI_INT, 0, 0, MPI_SUM, win), MPI_ERR_RMA_SYNC);
+    MTEST_ERR(MPI_Compare_and_swap(&v, &v, &r, MPI_INT, 0, 0, win), MPI_ERR_RMA_SYNC);
+    MTEST_ERR(MPI_Get_accumulate(&v, 1, MPI_INT, &r, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, win), MPI_ERR_RMA_SYNC);
+    MTEST_ERR(MPI_Win_flush_local(0, win), MPI_ERR_RMA_SYNC);
     MTEST_ERR(MPI_Win_unlock(0, win), MPI_ERR_RMA_SYNC);
     MTEST_ERR(MPI_Win_flush(0, win), MPI_ERR_RMA_SYNC);
     MTEST_ERR(MPI_Win_complete(win), MPI_ERR_RMA_SYNC);
@@ -50,6 +58,41 @@ int main(int argc, char **argv)
     MTEST_ERR(MPI_Put(&v, 1, MPI_INT, 0, 4, 1, MPI_INT, win), MPI_ERR_RMA_RANGE);
     MTEST_ERR(MPI_Put(&v, 1, MPI_INT, 0, -1, 1, MPI_INT, win), MPI_ERR_RMA_RANGE);
     MTEST_ERR(MPI_Get(&r, 2, MPI_INT, 0, 3, 2, MPI_INT, win), MPI_ERR_RMA_RANGE);
+    /* displacements whose byte offset overflows (a wrapped product lands inside the
+     * window), and a count far past it: refused, nothing written (only rank 0 writes
+     * rank 0's window here) */
+    int guard[4] = {0, 0, 0, 0}, sentinel = 42, big[2] = {0, 0};
+    if (rank == 0) {
+        MTEST_OK(MPI_Put(&sentinel, 1, MPI_INT, 0, 0, 1, MPI_INT, win));
+        MTEST_OK(MPI_Win_flush(0, win));
+    }
+    MTEST_ERR(MPI_Put(&v, 1, MPI_INT, 0, (MPI_Aint)1 << 62, 1, MPI_INT, win), MPI_ERR_RMA_RANGE);
+    MTEST_ERR(MPI_Put(big, 2, MPI_INT, 0, (MPI_Aint)((UINT64_MAX >> 2) + 1), 2, MPI_INT, win), MPI_ERR_RMA_RANGE);
+    MTEST_ERR(MPI_Get(guard, 1, MPI_INT, 0, (MPI_Aint)1 << 62, 1, MPI_INT, win), MPI_ERR_RMA_RANGE);
+    MTEST_ERR(MPI_Fetch_and_op(&v, &r, MPI_INT, 0, (MPI_Aint)1 << 62, MPI_SUM, win), MPI_ERR_RMA_RANGE);
+    MTEST_ERR(MPI_Accumulate(big, 2, MPI_INT, 0, (MPI_Aint)1 << 62, 2, MPI_INT, MPI_SUM, win), MPI_ERR_RMA_RANGE);
+    MTEST_ERR(MPI_Compare_and_swap(&v, &v, &r, MPI_INT, 0, (MPI_Aint)1 << 62, win), MPI_ERR_RMA_RANGE);
+    MTEST_ERR(MPI_Put_c(&v, (MPI_Count)1 << 40, MPI_INT, 0, 0, (MPI_Count)1 << 40, MPI_INT, win), MPI_ERR_RMA_RANGE);
+    MTEST_ERR(MPI_Get_c(guard, (MPI_Count)1 << 40, MPI_INT, 0, 0, (MPI_Count)1 << 40, MPI_INT, win), MPI_ERR_RMA_RANGE);
+    MTEST_CHECK(guard[0] == 0, "a refused get wrote the origin buffer");
+    if (rank == 0) {
+        MTEST_OK(MPI_Get(&r, 1, MPI_INT, 0, 0, 1, MPI_INT, win));
+        MTEST_OK(MPI_Win_flush(0, win));
+        MTEST_CHECK(r == sentinel, "an overflowing displacement wrote element 0 (%d)", r);
+        /* a put of 0 elements, and of a predefined type with a gap (the general path) */
+        MTEST_OK(MPI_Put(&v, 0, MPI_INT, 0, 0, 0, MPI_INT, win));
+        struct {
+            double d;
+            int i;
+        } di = {2.5, 7}, dj = {0, 0};
+        MTEST_OK(MPI_Put(&di, 1, MPI_DOUBLE_INT, 0, 0, 1, MPI_DOUBLE_INT, win));
+        MTEST_OK(MPI_Get(&dj, 1, MPI_DOUBLE_INT, 0, 0, 1, MPI_DOUBLE_INT, win));
+        MTEST_OK(MPI_Win_flush(0, win));
+        MTEST_CHECK(dj.d == 2.5 && dj.i == 7, "MPI_DOUBLE_INT put and get: %g %d", dj.d, dj.i);
+    }
+    /* a lock on one target opens no epoch on the others */
+    if (size > 1)
+        MTEST_ERR(MPI_Put(&v, 1, MPI_INT, 1, 0, 1, MPI_INT, win), MPI_ERR_RMA_SYNC);
     /* small atomics (the short path on a direct target) outside the window, to a bad rank,
      * with mismatched types or an undefined operation: the full checks still answer */
     MTEST_ERR(MPI_Fetch_and_op(&v, &r, MPI_INT, 0, 4, MPI_SUM, win), MPI_ERR_RMA_RANGE);
@@ -73,6 +116,10 @@ int main(int argc, char **argv)
     MTEST_ERR(MPI_Compare_and_swap(&d, &d, &dr, MPI_DOUBLE, 0, 0, win), MPI_ERR_TYPE);
     MTEST_OK(MPI_Put(&v, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, win));
     MTEST_OK(MPI_Win_unlock(0, win));
+    /* the epoch closed by unlock */
+    MTEST_ERR(MPI_Put(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, win), MPI_ERR_RMA_SYNC);
+    MTEST_ERR(MPI_Fetch_and_op(&v, &r, MPI_INT, 0, 0, MPI_SUM, win), MPI_ERR_RMA_SYNC);
+    MTEST_ERR(MPI_Win_flush(0, win), MPI_ERR_RMA_SYNC);
 
     /* shared_query on a non-shared window: our own part only */
     MPI_Aint sz;
