@@ -65,9 +65,12 @@ typedef struct rmpi_vc_txbuf {
     int sub; /* where it went, and when: the ACK that covers it is a round-trip sample */
     uint64_t t;
     size_t len;
-    size_t cap; /* bytes of data[]: RMPI_VC_TXBUF_SMALL ones are reused (vc->txfree) */
+    size_t cap; /* bytes of the frame's room: RMPI_VC_TXBUF_SMALL ones are reused (vc->txfree) */
+    /* RMPI_VC_TXBUF_ROOM bytes, then the frame: send_bound (vc.c) writes an RMPI_VC_ACKED
+     * header into the room and sends header and frame as one piece */
     char data[];
 } rmpi_vc_txbuf_t;
+#define RMPI_VC_TXBUF_ROOM 4
 /* Kept frames up to this size come from, and go back to, a per-VC list of spare buffers
  * (at most RMPI_VC_TXFREE_MAX): a malloc and a free per small frame were a third of what a
  * second rail added to an 8 B ping-pong (callgrind). */
@@ -110,8 +113,11 @@ struct rmpi_vc {
     int nup;      /* live subchannels (not failed, not asleep): several keep frames and pick */
     int nspare;   /* spare streams still asleep (rmpi_vc_streams may wake them) */
     int ack_peer; /* the peer sends on several subchannels: acknowledge its frames */
-    int tx_slow;  /* rmpi_vc_send must take rmpi_vc_send_slow (rmpi_vc_tx_update) */
-    int coal;     /* small frames may be held for a bundle (rmpi_vc_set_coal) */
+    /* rmpi_vc_tx_update: 0 one live subchannel, the first (straight to the rail); RMPI_VC_TX_BOUND
+     * several, small frames bound to tx_sub (send_bound); else rmpi_vc_send_slow */
+    int tx_slow;
+    int tx_sub;
+    int coal; /* small frames may be held for a bundle (rmpi_vc_set_coal) */
     /* Frames held for a bundle (rmpi_vc_hold): stamped, not yet sent; any other frame to
      * the peer sends them first (rmpi_vc_flush), so PSN order is issue order on the wire. */
     unsigned held_n;
@@ -137,10 +143,11 @@ struct rmpi_vc {
     /* Frames sent / delivered in PSN order since the VC began: the unwrapped PSN, which
      * names one frame on both sides (a send's cancel names its message by it). */
     uint64_t tx_frames, rx_frames;
-    int cut;          /* the peer sent a malformed frame: nothing it sends is read any more */
-    size_t ooo_bytes; /* memory held by the out-of-order queue (rmpi_vc_ooo_max) */
-    int watched;      /* in the failure detector's list (rmpi_vc_watch) */
-    void *core;       /* the core's per-peer state */
+    int cut;            /* the peer sent a malformed frame: nothing it sends is read any more */
+    size_t ooo_bytes;   /* memory held by the out-of-order queue (rmpi_vc_ooo_max) */
+    int watched;        /* in the failure detector's list (rmpi_vc_watch) */
+    double tuned_rates; /* live count and summed rates at the last re-tuning by an RTT sample */
+    void *core;         /* the core's per-peer state */
 };
 
 typedef void (*rmpi_vc_deliver_fn)(rmpi_vc_t *vc, const void *frame, size_t len);
@@ -214,6 +221,10 @@ int rmpi_vc_pick_big(rmpi_vc_t *vc, size_t len);
 /* Everything rmpi_vc_send(_small) does besides the one-rail case: the subchannel choice,
  * keeping frames, held frames, coalescing (may_hold: the frame may wait for a bundle). */
 void rmpi_vc_send_slow(rmpi_vc_t *vc, const struct iovec *iov, int n, size_t len, int may_hold);
+/* vc->tx_slow of a VC whose small frames are bound to one of several live subchannels:
+ * rmpi_vc_send_slow sends a frame of at most RMPI_VC_TXBUF_SMALL bytes stamped, kept for
+ * resending and as one piece from the kept copy, the acknowledgement for the peer in front. */
+#define RMPI_VC_TX_BOUND 2
 /* Recompute vc->tx_slow after nup, held_n, coal or a subchannel's state changed. */
 void rmpi_vc_tx_update(rmpi_vc_t *vc);
 /* Coalescing policy (the core's): whether a frame of len bytes that may wait should be held
@@ -223,7 +234,9 @@ extern int (*rmpi_vc_hold_policy)(rmpi_vc_t *vc, size_t len);
 void rmpi_vc_set_coal(rmpi_vc_t *vc, int on);
 
 /* One live subchannel, the first, and nothing held: one test, then straight to the rail
- * (the shared-memory path); anything else takes rmpi_vc_send_slow. */
+ * (the shared-memory path); anything else takes rmpi_vc_send_slow. The bound case's test
+ * stays out of line too: in it, the inline body grew enough that the compiler stopped
+ * inlining the core's eager send, 26 instructions more per 8 B message on one rail. */
 static inline __attribute__((always_inline)) void rmpi_vc_send_frame(rmpi_vc_t *vc, const struct iovec *iov, int n,
                                                                      size_t len, int may_hold)
 {

@@ -97,6 +97,7 @@ static rmpi_vc_t *make_vc(int peer, uint16_t psn_expect)
     vc->nsub = 2;
     vc->sub[0].rail = vc->sub[1].rail = &dummy_rail;
     vc->psn_expect = psn_expect;
+    rmpi_vc_tx_update(vc); /* as rmpi_vc_open: before any frame is kept */
     rmpi_vc_table[peer] = vc;
     return vc;
 }
