@@ -50,15 +50,15 @@ if [ "$mode" = choice ]; then
     echo "$out" | grep "rank 0: collective"
   }
   block=nsA1:2,nsA2:2,nsB1:2,nsB2:2 cyclic=nsA1:2,nsB1:2,nsA2:2,nsB2:2
-  expect $block 0-3:4-7 -- "barrier: site x1 [(]0 B[)]" "bcast: site x2 [(]8-131072 B[)]" "reduce: site x1 [(]8 B[)]" \
+  expect $block 0-3:4-7 -- "barrier: site x1 [(]0 B[)]" "bcast: site x2 [(]8-131072 B[)]" "reduce: site x2 [(]4-8 B[)]" \
     "allreduce: site x2 [(]8-1048576 B[)], two_level x1 [(]4194304 B[)]" "allgather: site x1 [(]64 B[)]" \
     "alltoall: site x1 [(]8 B[)]" "scan: recursive_doubling x1 [(]8 B[)]"
   expect $block 0-3:4-7 RMPI_COLL_SITE_RUNS_MIN 64k -- \
     "allreduce: site x1 [(]8 B[)], two_level x2 [(]1048576-4194304 B[)]" "bcast: site x2 [(]8-131072 B[)]"
   expect $cyclic 0-1,4-5:2-3,6-7 -- "allreduce: site x3 [(]8-4194304 B[)]" "bcast: site x2 [(]8-131072 B[)]" \
-    "barrier: site x1 [(]0 B[)]" "reduce: site x1 [(]8 B[)]" "allgather: site x1 [(]64 B[)]" "alltoall: site x1 [(]8 B[)]"
+    "barrier: site x1 [(]0 B[)]" "reduce: site x2 [(]4-8 B[)]" "allgather: site x1 [(]64 B[)]" "alltoall: site x1 [(]8 B[)]"
   expect $cyclic 0-1,4-5:2-3,6-7 RMPI_COLL_SITES 0 -- "barrier: two_level x1 [(]0 B[)]" \
-    "bcast: two_level x2 [(]8-131072 B[)]" "reduce: two_level x1 [(]8 B[)]" "allreduce: two_level x3 [(]8-4194304 B[)]" \
+    "bcast: two_level x2 [(]8-131072 B[)]" "reduce: two_level x2 [(]4-8 B[)]" "allreduce: two_level x3 [(]8-4194304 B[)]" \
     "allgather: recursive_doubling x1 [(]64 B[)]" "alltoall: bruck x1 [(]8 B[)]"
   echo "PASS: the table's choices on 2x2 sites (block, cyclic, RMPI_COLL_SITE_RUNS_MIN, RMPI_COLL_SITES=0)"
   exit 0
