@@ -57,7 +57,8 @@ int coll_multi_node(rmpi_comm_t *c);
 /* Site layout (rmpi_topo_site_of): three tiers, the ranks of a node group (one node within
  * one site: RMPI_SITES may split a node), the group leaders of a site, the site leaders.
  * Sites and groups are numbered by their lowest rank; a leader is the lowest rank of its
- * group or site, except that root leads its own (root -1: none). */
+ * group or site, except that root leads its own (root -1: none). Built once per
+ * communicator (c->coll_site_layout, one block); a call copies only the leaders. */
 typedef struct coll_sites {
     int nsites, ngroups;
     int *order;        /* [n] ranks by site, within a site by group, within a group ascending */
@@ -69,6 +70,7 @@ typedef struct coll_sites {
     int *site_leader;  /* [nsites] */
     int *group_of;     /* [n] group of rank r */
     int *site_of;      /* [n] site of rank r (index into site_leader) */
+    int *own;          /* this call's group_leader and site_leader (the rest is the communicator's) */
 } coll_sites_t;
 void coll_sites_get(rmpi_comm_t *c, int root, coll_sites_t *t);
 void coll_sites_free(coll_sites_t *t);

@@ -46,8 +46,9 @@ void rmpi_comm_finalize(void)
         rmpi_info_free(c->info);
         if (c->coll_shm)
             munmap(c->coll_shm, c->coll_shm_len);
+        free(c->coll_site_layout);
         c->topo = NULL, c->info = NULL, c->coll_shm = NULL, c->coll_shm_state = 0, c->coll_shm_cma = 0,
-        c->coll_shm_step = 0, c->coll_shm_free = 0, c->coll_shm_queue = NULL;
+        c->coll_shm_step = 0, c->coll_shm_free = 0, c->coll_shm_queue = NULL, c->coll_site_layout = NULL;
     }
     next_ctx = RMPI_CTX_FIRST_FREE;
 }
@@ -369,6 +370,7 @@ void rmpi_comm_release(rmpi_comm_t *c)
         rmpi_comm_topo_release(c->topo);
     if (c->coll_shm)
         munmap(c->coll_shm, c->coll_shm_len);
+    free(c->coll_site_layout);
     rmpi_info_free(c->info);
     free(c->world);
     free(c);

@@ -73,6 +73,7 @@ typedef struct rmpi_comm {
     uint64_t coll_shm_step;   /* coll/shm.c's steps on that segment (equal on every member) */
     uint64_t coll_shm_free;   /* coll/shm.c: every member is known done with the steps up to this */
     void *coll_shm_queue;     /* coll/shm.c: non-blocking calls in the segment not finished yet, oldest first */
+    void *coll_site_layout;   /* coll/site.c's tier layout (one block, freed with the communicator) */
     struct rmpi_bpool *bsend; /* buffer of MPI_Comm_attach_buffer (core/core_bsend.c); NULL: none */
     uint32_t idup_seq;        /* MPI_Comm_idup calls on this communicator (their tags) */
     rmpi_req_t *pending;      /* made by MPI_Comm_idup: the request completed with the agreement

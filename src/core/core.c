@@ -308,6 +308,9 @@ void rmpi_core_wait_step(unsigned *idle)
         *idle = 0;
         return;
     }
+    /* nothing to do: frames held for near peers while this process ran behind go now */
+    if (RMPI_UNLIKELY(rmpi_core_coal_near != 0))
+        rmpi_core_coal_idle();
     if (RMPI_UNLIKELY(rmpi_thread_multiple)) {
         /* let other threads in: their sends may be what this wait needs (the spin state is
          * the lock's, so it is read before and the yield is not timed) */

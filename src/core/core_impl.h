@@ -98,6 +98,8 @@ typedef struct core_peer {
     size_t frag_size;  /* payload of a DATA frame (RMPI_FRAG_SIZE for the peer's scope, within a frame) */
     size_t zc_min;     /* nonblocking eager sends of this many bytes on go from the user's buffer */
     int coal_ok;       /* coalescing may apply: between nodes, RMPI_WAN_TUNE, RMPI_COALESCE_WAIT > 0 */
+    int coal_far;      /* round trip at least RMPI_CORE_COAL_RTT waits: hold while the link is busy;
+                          else (near) hold only while this process runs behind its input */
 } core_peer_t;
 
 /* Posted and unexpected queues of one context. */
@@ -204,15 +206,24 @@ size_t rmpi_core_wan_limit(size_t base, double rtt_ns, double one, double all, s
 void rmpi_core_wan_tune(rmpi_vc_t *vc);
 
 /* Coalescing (seed infiniband-wan, 3.4; core_proto.c): an eager frame of at most
- * RMPI_CORE_COAL_SMALL bytes to a peer whose VC has coal set, sent while its rail still
- * holds earlier bytes for it, is held by the VC (rmpi_vc_hold) for at most
- * RMPI_COALESCE_WAIT and leaves in one bundle with the ones after it; any other frame to
- * the peer sends them first. Only peers whose round trip is at least RMPI_CORE_COAL_RTT
- * times the wait. A progress hook sends what waited long enough while any VC holds frames;
- * rmpi_core_coal_poll(1) sends everything (finalize). */
+ * RMPI_CORE_COAL_SMALL bytes to a peer on another node (coal_ok), held by the VC
+ * (rmpi_vc_hold) for at most RMPI_COALESCE_WAIT, leaves in one bundle with the ones after
+ * it; any other frame to the peer sends them first. A far peer's (round trip at least
+ * RMPI_CORE_COAL_RTT times the wait) is held while its rail still holds earlier bytes for
+ * it; a near peer's only while this process runs behind its input (unexpected messages
+ * queued: it forwards what arrived in bundles, e.g. a site leader's Bcast hop inside its
+ * site), and those leave as soon as it has caught up or a wait finds nothing to do. A
+ * progress hook sends what waited long enough while any VC holds frames;
+ * rmpi_core_coal_poll(1) sends everything (finalize), rmpi_core_coal_idle the near ones. */
 #define RMPI_CORE_COAL_SMALL ((size_t)2048)
 #define RMPI_CORE_COAL_RTT 20
 void rmpi_core_coal_poll(int all);
+/* Messages queued unexpected (early ones included): more than 0 means this process runs
+ * behind what its peers sent. */
+extern size_t rmpi_core_unexp_n;
+/* Some VC may hold frames for a near peer (rmpi_core_coal_idle has work). */
+extern int rmpi_core_coal_near;
+void rmpi_core_coal_idle(void);
 
 /* Typed data (core_data.c): the protocol choice for data that is not one byte range. */
 /* Pieces at least this long on average go by rendezvous one RDMA op each (RMPI_RNDV_SEG_MIN). */

@@ -66,6 +66,7 @@ static void unexp_queue(rmpi_vc_t *vc, ctxq_t *q, rmpi_unexp_t *u)
     u->seq = vc->rx_frames - 1; /* the frame being delivered */
     rmpi_list_push_back(q ? &q->unexp : &early, &u->link);
     rmpi_core_stats.unexpected++;
+    rmpi_core_unexp_n++;
     cp->unexp_bytes += unexp_cost(u);
     if (RMPI_UNLIKELY(cp->unexp_bytes > rmpi_core_unexp_max)) {
         char why[320];
@@ -87,6 +88,7 @@ int rmpi_core_unexp_withdraw(rmpi_vc_t *vc, uint32_t ctx, uint64_t seq)
         if (u->vc == vc && u->seq == seq && u->ctx == ctx) {
             rmpi_list_remove(e);
             ((core_peer_t *)vc->core)->unexp_bytes -= unexp_cost(u);
+            rmpi_core_unexp_n--;
             u->magic = 0;
             free(u);
             return 1;
@@ -233,6 +235,8 @@ size_t rmpi_core_wan_limit(size_t base, double rtt, double one, double all, size
 /* ---- coalescing ---- */
 static rmpi_vc_t **coal_vcs; /* VCs that held frames, until the poll sends them */
 static int coal_n, coal_cap;
+size_t rmpi_core_unexp_n;
+int rmpi_core_coal_near;
 
 static uint64_t coal_wait_ns(void) { return (uint64_t)(rmpi_knobs.COALESCE_WAIT * 1e3); }
 
@@ -242,17 +246,25 @@ static int coal_hook(void)
     return 0;
 }
 
-/* rmpi_vc_hold_policy: hold a small frame when the VC already holds some (their order) or
- * the link is busy with this peer; a frame that would leave at once waits for nothing (a
- * lone ping-pong never waits). */
+/* rmpi_vc_hold_policy: hold a small frame when the VC already holds some (their order); to
+ * a far peer when the link is busy with it, to a near one when this process runs behind
+ * (seed infiniband-wan 3.4: small messages leave together). A frame that would leave at
+ * once waits for nothing (a lone ping-pong never waits). Why near peers too: a process
+ * that forwards what reached it in bundles (the far site leader of a site-aware Bcast
+ * streamed by its root) otherwise pays a frame and a system call per message on each end
+ * of its site's LAN, and its site fell behind a flat tree whose second hop crossed the
+ * long link in bundles (2x2 sites, cyclic, 64 B: 2-5x slower, docs/results/wan.md). */
 static int coal_policy(rmpi_vc_t *vc, size_t len)
 {
     if (len > RMPI_CORE_COAL_SMALL + sizeof(wire_match_t))
         return 0;
     if (vc->held_n)
         return 1;
+    core_peer_t *cp = vc->core;
     int busy = 0;
-    for (int i = 0; i < vc->nsub && !busy; i++) {
+    if (!cp->coal_far)
+        busy = rmpi_core_unexp_n > 0;
+    for (int i = 0; i < vc->nsub && !busy && cp->coal_far; i++) {
         rmpi_rail_t *rail = vc->sub[i].rail;
         busy = vc->sched.up[i] && rail->ops->backlog && rail->ops->backlog(rail, vc->peer) > 0;
     }
@@ -263,17 +275,23 @@ static int coal_policy(rmpi_vc_t *vc, size_t len)
         coal_vcs = rmpi_xrealloc(coal_vcs, (size_t)coal_cap * sizeof *coal_vcs);
     }
     coal_vcs[coal_n++] = vc;
+    rmpi_core_coal_near |= !cp->coal_far;
     if (coal_n == 1)
         rmpi_core_hook_add(coal_hook);
     return 1;
 }
 
-void rmpi_core_coal_poll(int all)
+/* Send what VCs hold: all, or what waited long enough, or (near only) what a process that
+ * caught up or waits holds. */
+static void coal_send(int all, int near_now)
 {
     uint64_t now = rmpi_time_ns(), wait = coal_wait_ns();
+    rmpi_core_coal_near = 0;
     for (int i = 0; i < coal_n;) {
         rmpi_vc_t *vc = coal_vcs[i];
-        if (vc->held_n && !all && now - vc->held_t0 < wait) {
+        int near = !((core_peer_t *)vc->core)->coal_far;
+        if (vc->held_n && !all && now - vc->held_t0 < wait && !(near && near_now)) {
+            rmpi_core_coal_near |= near;
             i++;
             continue;
         }
@@ -289,15 +307,20 @@ void rmpi_core_coal_poll(int all)
     }
 }
 
+void rmpi_core_coal_poll(int all) { coal_send(all, rmpi_core_coal_near && rmpi_core_unexp_n == 0); }
+
+void rmpi_core_coal_idle(void) { coal_send(0, 1); }
+
 void rmpi_core_wan_tune(rmpi_vc_t *vc)
 {
     core_peer_t *cp = vc->core;
-    /* A wait of 1/20 of a round trip or less is lost in it. */
+    /* A wait of 1/20 of a round trip or less is lost in it: such (far) peers hold while the
+     * link is busy, the others while this process runs behind (coal_policy). */
     if (cp->coal_ok) {
         rmpi_vc_hold_policy = coal_policy;
-        int on = rmpi_vc_rtt(vc) >= RMPI_CORE_COAL_RTT * (double)coal_wait_ns();
-        if (on != vc->coal)
-            rmpi_vc_set_coal(vc, on);
+        cp->coal_far = rmpi_vc_rtt(vc) >= RMPI_CORE_COAL_RTT * (double)coal_wait_ns();
+        if (!vc->coal)
+            rmpi_vc_set_coal(vc, 1);
     }
     /* A far peer's rendezvous reads (seed infiniband-wan, 3.4: control messages must be
      * re-evaluated against the delay). In write mode a put over emulated RDMA on a peer with
@@ -687,6 +710,7 @@ static void consume_unexp(rmpi_req_t *r, rmpi_unexp_t *u)
         rmpi_req_complete(r);
     }
     ((core_peer_t *)u->vc->core)->unexp_bytes -= unexp_cost(u);
+    rmpi_core_unexp_n--;
     u->magic = 0;
     free(u);
 }

@@ -22,9 +22,10 @@ export NETLAB_PREFIX=t$$-
 "$netlab" up --sites 2x2 1gbit "1gbit@$delay" >/dev/null || { echo "FAIL: netlab up --sites"; exit 1; }
 trap '"$netlab" down >/dev/null 2>&1' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
-run() { # PROGRAM [ENV...]: one rank per host (PPN=2: two), tcp over rail0
-  local prog=$1 p=${PPN:-1}; shift
-  "$netlab" exec nsA1 timeout 200 "$mpiexec" -n $((4 * p)) --host nsA1:$p,nsA2:$p,nsB1:$p,nsB2:$p \
+run() { # PROGRAM [ENV...]: one rank per host (PPN=2: two; HOSTS=h:2,...: two, in that order), tcp over rail0
+  local prog=$1 p=${PPN:-1} hosts=${HOSTS:-}; shift
+  [ -n "$hosts" ] && p=2 || hosts=nsA1:$p,nsA2:$p,nsB1:$p,nsB2:$p
+  "$netlab" exec nsA1 timeout 200 "$mpiexec" -n $((4 * p)) --host "$hosts" \
     --agent "$netlab agent" --pmi-iface ctl -genv RMPI_TCP_IFACES rail0 -genv RMPI_DEBUG 1 "$@" "$prog" 2>&1
 }
 
@@ -83,6 +84,18 @@ for t in bcast allreduce; do
   echo "$out" | grep -q "2 sites (measured round trips): 0-3:4-7$" || { echo "$out" | tail; fail "2 per host: the map is not 0-3:4-7"; }
   echo "$out" | grep -q "No Errors" || { echo "$out" | tail; fail "2 per host: $t did not report No Errors"; }
   echo "$t, 2 per host, split: No Errors"
+done
+
+# two ranks per host, the table's own choices, block and cyclic placement: Bcast at every
+# size, and streams of back-to-back Bcasts (every call's data checked) in which the far site
+# leader forwards inside its site while behind, so its frames to near peers leave in
+# bundles (core coalescing), plus a forwarding chain of mixed sizes through all ranks
+for hosts in nsA1:2,nsA2:2,nsB1:2,nsB2:2 nsA1:2,nsB1:2,nsA2:2,nsB2:2; do
+  for t in bcast bcast_stream; do
+    out=$(HOSTS=$hosts run "$tests/coll/$t") || { echo "$out"; fail "$hosts: $t exited $?"; }
+    echo "$out" | grep -q "No Errors" || { echo "$out" | tail; fail "$hosts: $t did not report No Errors"; }
+    echo "$t on $hosts: No Errors"
+  done
 done
 
 out=$(run "$tests/coll/bcast" -genv GTEST_SIZES small -genv RMPI_SITES "nsA1,nsB1:nsA2,nsB2") || { echo "$out"; fail "given map: bcast exited $?"; }
