@@ -474,7 +474,7 @@ static int move_run(coll_shm_op_t *o)
     shm_t *h = &o->h;
     int n = h->n, me = h->me;
     for (;;) {
-        size_t k = RMPI_MIN(o->part, o->bytes - o->off), kin = o->off < o->sb ? RMPI_MIN(k, o->sb - o->off) : 0;
+        size_t k = RMPI_MIN(o->part, o->bytes - o->off);
         switch (o->phase) {
         case 0:
             o->t = ++h->c->coll_shm_step;
@@ -483,6 +483,7 @@ static int move_run(coll_shm_op_t *o)
         case 1: {
             if (!step_free(h, o->t, SHM_NBUF))
                 return 0;
+            size_t kin = o->off < o->sb ? RMPI_MIN(k, o->sb - o->off) : 0;
             char *mine = data_of(h, me, o->t);
             if (o->gather)
                 memcpy(mine, o->mv[me].in + o->off, kin);
@@ -500,7 +501,7 @@ static int move_run(coll_shm_op_t *o)
             /* fallthrough */
         default:
             for (; o->i < n; o->i++) {
-                int r = (me + o->i) % n;
+                int r = me + o->i < n ? me + o->i : me + o->i - n; /* no division in a poll */
                 if (!ge(&h->ctl[r].ready, o->t))
                     return 0;
                 memcpy(o->mv[r].out + o->off, data_of(h, r, o->t) + (o->gather ? 0 : (size_t)me * o->part), k);
