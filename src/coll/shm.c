@@ -1,5 +1,5 @@
-/* Collectives in a node's shared memory: blocking Barrier, Bcast, Reduce, Allreduce,
- * Allgather and Alltoall, and the I* and persistent forms of the first four, on a
+/* Collectives in a node's shared memory: Barrier, Bcast, Reduce, Allreduce, Allgather and
+ * Alltoall, blocking, I* and persistent (single copy: the blocking calls only), on a
  * communicator whose ranks all share one node. Data is copied into the
  * segment once and out by each reader (one copy per side instead of a message per tree
  * edge), and reductions are done in the segment, each rank combining a slice of every
