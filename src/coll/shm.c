@@ -394,10 +394,13 @@ static void slice(size_t k, size_t es, int n, int s, size_t *lo, size_t *hi)
     *hi = s == n - 1 ? k : *lo + q;
 }
 
-/* Steps up to RMPI_COLL_SHM_SMALL: every rank that wants the result combines it all; the
- * others go on (their buffers are safe until the root's done); published on the line or
- * the buffer's first line. Larger: each rank combines its slice of every buffer into its
- * own buffer, and the ranks that want the result copy every slice out. */
+/* Steps up to RMPI_COLL_SHM_SMALL, and every step of a Reduce on two ranks: every rank
+ * that wants the result combines it all; the others go on (their buffers are safe until
+ * the root's done); published on the line or the buffer's first line. Larger: each rank
+ * combines its slice of every buffer into its own buffer, and the ranks that want the
+ * result copy every slice out. Why two ranks: there the slices save the root half a
+ * combine but cost a flag round and the copy-out of the peer's slice (4-16 KiB Reduce:
+ * whole about half the time of the slices or the tree, docs/results/coll.md run 12). */
 static int reduce_run(coll_shm_op_t *o)
 {
     shm_t *h = &o->h;
@@ -414,7 +417,7 @@ static int reduce_run(coll_shm_op_t *o)
         case 1:
             if (!step_free(h, o->t, in_line ? SHM_NLINE : SHM_NBUF))
                 return 0;
-            if (o->k * es <= (size_t)rmpi_knobs.COLL_SHM_SMALL) {
+            if (o->k * es <= (size_t)rmpi_knobs.COLL_SHM_SMALL || (o->root >= 0 && h->n == 2)) {
                 char *l = in_line ? line_of(h, h->me, o->t) : buf_of(h, h->me, o->t);
                 memcpy((char *)small_of(h, h->me, o->t, in_line), o->in + o->off * es, o->k * es);
                 post(SEQ(l), o->t);
