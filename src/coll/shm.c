@@ -282,6 +282,7 @@ struct rmpi_coll_shm_op {
     const rmpi_coll_blk_t *sblk, *rblk;
     size_t sb, part;
     move_blk_t *mv;
+    move_blk_t mv_few[4]; /* mv of up to 4 members: no allocation per small call */
 };
 
 static int ge(_Atomic uint64_t *f, uint64_t v) { return atomic_load_explicit(f, memory_order_acquire) >= v; }
@@ -523,7 +524,8 @@ static int move_run(coll_shm_op_t *o)
 static void move_begin(coll_shm_op_t *o)
 {
     int n = o->h.n, me = o->h.me;
-    move_blk_t *mv = o->mv = rmpi_xcalloc((size_t)n, sizeof *mv);
+    move_blk_t *mv = o->mv = n <= 4 ? o->mv_few : rmpi_xmalloc((size_t)n * sizeof *mv);
+    memset(mv, 0, (size_t)n * sizeof *mv);
     const rmpi_coll_blk_t *sb = o->sblk ? o->sblk : o->rblk;
     for (int r = 0; r < n; r++) {
         mv[r].out = packed_out(o->rblk[r].buf, o->rblk[r].count, o->rblk[r].dt, &mv[r].tout);
@@ -546,7 +548,8 @@ static void move_end(coll_shm_op_t *o)
         free(o->mv[r].tout);
         free(o->mv[r].tin);
     }
-    free(o->mv);
+    if (o->mv != o->mv_few)
+        free(o->mv);
     o->mv = NULL;
 }
 
