@@ -1,8 +1,8 @@
 /*
  * Collective latency micro-benchmark (OSU style): Barrier, Bcast, Reduce, Allreduce,
  * Allgather and Alltoall over message sizes, every rank taking part; on request (-c) the
- * non-blocking Ibarrier, Ibcast, Ireduce and Iallreduce, each call followed by MPI_Wait
- * (osu_ibcast's latency without the overlapped compute). Plain MPI only, so the
+ * non-blocking Ibarrier, Ibcast, Ireduce, Iallreduce, Iallgather and Ialltoall, each call
+ * followed by MPI_Wait (osu_ibcast's latency without the overlapped compute). Plain MPI only, so the
  * same source measures RailMPI, MPICH and Open MPI (bench/coll_compare.sh).
  *
  * Size: bytes per rank (Bcast/Reduce/Allreduce: the vector, of MPI_FLOAT for the
@@ -26,9 +26,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { BARRIER, BCAST, REDUCE, ALLREDUCE, ALLGATHER, ALLTOALL, IBARRIER, IBCAST, IREDUCE, IALLREDUCE, NCOLL };
-static const char *const names[NCOLL] = {"barrier", "bcast",    "reduce",  "allreduce", "allgather",
-                                         "alltoall", "ibarrier", "ibcast", "ireduce",   "iallreduce"};
+enum {
+    BARRIER,
+    BCAST,
+    REDUCE,
+    ALLREDUCE,
+    ALLGATHER,
+    ALLTOALL,
+    IBARRIER,
+    IBCAST,
+    IREDUCE,
+    IALLREDUCE,
+    IALLGATHER,
+    IALLTOALL,
+    NCOLL
+};
+static const char *const names[NCOLL] = {"barrier",  "bcast",  "reduce",  "allreduce",  "allgather",  "alltoall",
+                                         "ibarrier", "ibcast", "ireduce", "iallreduce", "iallgather", "ialltoall"};
 #define NBLOCKING IBARRIER /* the default list; the I* forms (each call then MPI_Wait) on request */
 #define MAX_SIZES 32
 
@@ -39,27 +53,21 @@ static int call(int coll, long size)
 {
     int n = (int)size, nf = size < (long)sizeof(float) ? 1 : (int)(size / (long)sizeof(float));
     switch (coll) {
-    case BARRIER:
-        return MPI_Barrier(MPI_COMM_WORLD);
-    case BCAST:
-        return MPI_Bcast(sbuf, n, MPI_BYTE, 0, MPI_COMM_WORLD);
-    case REDUCE:
-        return MPI_Reduce(sbuf, rbuf, nf, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
-    case ALLREDUCE:
-        return MPI_Allreduce(sbuf, rbuf, nf, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-    case ALLGATHER:
-        return MPI_Allgather(sbuf, n, MPI_BYTE, rbuf, n, MPI_BYTE, MPI_COMM_WORLD);
-    case ALLTOALL:
-        return MPI_Alltoall(sbuf, n, MPI_BYTE, rbuf, n, MPI_BYTE, MPI_COMM_WORLD);
-    default:
-        break;
+    case BARRIER: return MPI_Barrier(MPI_COMM_WORLD);
+    case BCAST: return MPI_Bcast(sbuf, n, MPI_BYTE, 0, MPI_COMM_WORLD);
+    case REDUCE: return MPI_Reduce(sbuf, rbuf, nf, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
+    case ALLREDUCE: return MPI_Allreduce(sbuf, rbuf, nf, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    case ALLGATHER: return MPI_Allgather(sbuf, n, MPI_BYTE, rbuf, n, MPI_BYTE, MPI_COMM_WORLD);
+    case ALLTOALL: return MPI_Alltoall(sbuf, n, MPI_BYTE, rbuf, n, MPI_BYTE, MPI_COMM_WORLD);
+    default: break;
     }
     MPI_Request req;
-    int rc = coll == IBARRIER ? MPI_Ibarrier(MPI_COMM_WORLD, &req)
-             : coll == IBCAST ? MPI_Ibcast(sbuf, n, MPI_BYTE, 0, MPI_COMM_WORLD, &req)
-             : coll == IREDUCE
-                 ? MPI_Ireduce(sbuf, rbuf, nf, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD, &req)
-                 : MPI_Iallreduce(sbuf, rbuf, nf, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &req);
+    int rc = coll == IBARRIER     ? MPI_Ibarrier(MPI_COMM_WORLD, &req)
+             : coll == IBCAST     ? MPI_Ibcast(sbuf, n, MPI_BYTE, 0, MPI_COMM_WORLD, &req)
+             : coll == IREDUCE    ? MPI_Ireduce(sbuf, rbuf, nf, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD, &req)
+             : coll == IALLREDUCE ? MPI_Iallreduce(sbuf, rbuf, nf, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &req)
+             : coll == IALLGATHER ? MPI_Iallgather(sbuf, n, MPI_BYTE, rbuf, n, MPI_BYTE, MPI_COMM_WORLD, &req)
+                                  : MPI_Ialltoall(sbuf, n, MPI_BYTE, rbuf, n, MPI_BYTE, MPI_COMM_WORLD, &req);
     return rc != MPI_SUCCESS ? rc : MPI_Wait(&req, MPI_STATUS_IGNORE);
 }
 
@@ -80,7 +88,7 @@ static void usage(void)
                         "  -s  these sizes in bytes (each >= 1; reductions move at least one float)\n"
                         "  -i  timed calls per size (default: by size)\n"
                         "  -c  comma list of barrier,bcast,reduce,allreduce,allgather,alltoall (default: these),\n"
-                        "      ibarrier,ibcast,ireduce,iallreduce (each call, then MPI_Wait)\n");
+                        "      ibarrier,ibcast,ireduce,iallreduce,iallgather,ialltoall (each call, then MPI_Wait)\n");
 }
 
 int main(int argc, char **argv)

@@ -17,7 +17,8 @@ BUILD/bench/coll for RailMPI (cmake target bench), and runs each MPI with N rank
   --sizes S       MIN:MAX (doubling) or a comma list such as 8,65536,1048576
                   (default 8:1048576)
   --colls LIST    collectives, as coll's -c (default: the blocking ones; add
-                  ibarrier,ibcast,ireduce,iallreduce for the non-blocking forms)
+                  ibarrier,ibcast,ireduce,iallreduce,iallgather,ialltoall
+                  for the non-blocking forms)
   --build DIR     RailMPI build tree (default: the repository's build/)
   --out FILE      JSON lines (default BUILD/bench/results/coll-DATE.jsonl); the markdown
                   table goes to the same name with .md, launcher output to .log
@@ -100,7 +101,7 @@ print(f"Collective latency (us, median of {meta.get('reps')} runs), {meta.get('n
       f"CPU busy {meta.get('busy_pct')}% before, load {meta.get('loadavg')}\n")
 print("| collective | bytes | " + " | ".join(mpis) + " | rail/best |")
 print("|---|---:|" + "---:|" * len(mpis) + "---:|")
-for (coll, size) in sorted(rows, key=lambda k: (["barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "ibarrier", "ibcast", "ireduce", "iallreduce"].index(k[0]), k[1])):
+for (coll, size) in sorted(rows, key=lambda k: (["barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "ibarrier", "ibcast", "ireduce", "iallreduce", "iallgather", "ialltoall"].index(k[0]), k[1])):
     med = {m: statistics.median(v) for m, v in rows[(coll, size)].items()}
     best = min((med[m] for m in med if m != "railmpi"), default=None)
     ratio = f"{med['railmpi'] / best:.2f}" if best and "railmpi" in med else "-"

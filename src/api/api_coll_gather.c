@@ -207,12 +207,14 @@ static int all(const char *func, rmpi_comm_t *c, side_t send, side_t recv, int f
         return rc;
     }
     RMPI_LOCK();
-    rc = mode != RMPI_API_RUN ? RMPI_COLL_SHM_DECLINED
-         : gather             ? rmpi_coll_shm_allgather(c, sb, rb, form)
-                              : rmpi_coll_shm_alltoall(c, sb, rb, form);
-    rmpi_nbc_t *s = rc != RMPI_COLL_SHM_DECLINED ? NULL
-                    : gather                     ? rmpi_coll_allgather_sched(c, sb, rb, form)
-                                                 : rmpi_coll_alltoall_sched(c, sb, rb, form);
+    rmpi_nbc_t *s = NULL;
+    rc = RMPI_COLL_SHM_DECLINED;
+    if (mode == RMPI_API_RUN)
+        rc = gather ? rmpi_coll_shm_allgather(c, sb, rb, form) : rmpi_coll_shm_alltoall(c, sb, rb, form);
+    else
+        s = gather ? rmpi_coll_shm_allgather_sched(c, sb, rb, form) : rmpi_coll_shm_alltoall_sched(c, sb, rb, form);
+    if (!s && rc == RMPI_COLL_SHM_DECLINED)
+        s = gather ? rmpi_coll_allgather_sched(c, sb, rb, form) : rmpi_coll_alltoall_sched(c, sb, rb, form);
     free(sb);
     free(rb);
     return finish_rc(&k, s, rc);

@@ -211,7 +211,8 @@ int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t co
                          int root);
 int rmpi_coll_shm_allgather(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int form);
 int rmpi_coll_shm_alltoall(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int form);
-/* Barrier, Bcast, Reduce and Allreduce (root < 0) as schedules for MPI_I* and *_init, in
+/* Barrier, Bcast, Reduce and Allreduce (root < 0), and Allgather and Alltoall (regular
+ * form, through the segment, not single copy), as schedules for MPI_I* and *_init, in
  * the segment: NULL when not taken (build the point-to-point schedule instead). Taken under
  * the rules above, and only once a blocking call made the segment (making it blocks, which
  * an I* call must not). Non-blocking calls of a communicator run in the segment one after
@@ -220,5 +221,9 @@ rmpi_nbc_t *rmpi_coll_shm_barrier_sched(rmpi_comm_t *c);
 rmpi_nbc_t *rmpi_coll_shm_bcast_sched(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int root);
 rmpi_nbc_t *rmpi_coll_shm_reduce_sched(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt,
                                        MPI_Op op, int root);
+rmpi_nbc_t *rmpi_coll_shm_allgather_sched(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv,
+                                          int form);
+rmpi_nbc_t *rmpi_coll_shm_alltoall_sched(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv,
+                                         int form);
 
 #endif

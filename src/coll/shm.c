@@ -1,5 +1,5 @@
-/* Collectives in a node's shared memory: blocking Barrier, Bcast, Reduce, Allreduce,
- * Allgather and Alltoall, and the I* and persistent forms of the first four, on a
+/* Collectives in a node's shared memory: Barrier, Bcast, Reduce, Allreduce, Allgather and
+ * Alltoall, blocking, I* and persistent (single copy: the blocking calls only), on a
  * communicator whose ranks all share one node. Data is copied into the
  * segment once and out by each reader (one copy per side instead of a message per tree
  * edge), and reductions are done in the segment, each rank combining a slice of every
@@ -235,7 +235,8 @@ static void blocks_done(void **tout, const rmpi_coll_blk_t *recv, int n)
 static const char shm_choice[] = "shm";
 static const char shm_cma_choice[] = "shm_cma"; /* single copy (process_vm_readv) */
 
-/* ---- Barrier, Bcast, Reduce, Allreduce: a call as a resumable sequence of steps ----
+/* ---- a call as a resumable sequence of steps (Barrier, Bcast, Reduce, Allreduce, and
+ * Allgather and Alltoall through the segment) ----
  * A call is an op that op_run advances as far as the others' flags allow; where it must
  * wait it returns and keeps its place (phase), so the same steps serve the blocking call
  * (op_block polls until done) and the non-blocking and persistent ones (the schedule
@@ -245,7 +246,15 @@ static const char shm_cma_choice[] = "shm_cma"; /* single copy (process_vm_readv
  * same order, so every member gives a call the same step numbers. A blocking call first
  * lets the queue drain (the progress engine keeps the others' queues moving meanwhile). */
 
-enum { OP_BARRIER, OP_BCAST, OP_REDUCE };
+enum { OP_BARRIER, OP_BCAST, OP_REDUCE, OP_MOVE };
+
+/* Allgather/Alltoall, per member r of a start: the packed block for r (Allgather: the own
+ * block, at index me) and where r's block lands, with their scratch. */
+typedef struct move_blk {
+    const char *in;
+    char *out;
+    void *tin, *tout;
+} move_blk_t;
 
 struct rmpi_coll_shm_op {
     struct rmpi_coll_shm_op *next; /* in c->coll_shm_queue */
@@ -266,6 +275,14 @@ struct rmpi_coll_shm_op {
     size_t off, total; /* Bcast: bytes done, the root's total; Reduce: elements done */
     size_t k;          /* Reduce: elements of this step */
     uint64_t t;
+    /* Allgather (gather) and Alltoall through the segment: bytes = a receive block, sb the
+     * send block, part the bytes per block and step; sblk NULL in place; own: the block
+     * arrays (and their datatypes) belong to the op (I*, persistent) */
+    int gather, own, i; /* i: the next member to copy out of this step */
+    const rmpi_coll_blk_t *sblk, *rblk;
+    size_t sb, part;
+    move_blk_t *mv;
+    move_blk_t mv_few[4]; /* mv of up to 4 members: no allocation per small call */
 };
 
 static int ge(_Atomic uint64_t *f, uint64_t v) { return atomic_load_explicit(f, memory_order_acquire) >= v; }
@@ -378,10 +395,13 @@ static void slice(size_t k, size_t es, int n, int s, size_t *lo, size_t *hi)
     *hi = s == n - 1 ? k : *lo + q;
 }
 
-/* Steps up to RMPI_COLL_SHM_SMALL: every rank that wants the result combines it all; the
- * others go on (their buffers are safe until the root's done); published on the line or
- * the buffer's first line. Larger: each rank combines its slice of every buffer into its
- * own buffer, and the ranks that want the result copy every slice out. */
+/* Steps up to RMPI_COLL_SHM_SMALL, and every step of a Reduce on two ranks: every rank
+ * that wants the result combines it all; the others go on (their buffers are safe until
+ * the root's done); published on the line or the buffer's first line. Larger: each rank
+ * combines its slice of every buffer into its own buffer, and the ranks that want the
+ * result copy every slice out. Why two ranks: there the slices save the root half a
+ * combine but cost a flag round and the copy-out of the peer's slice (4-16 KiB Reduce:
+ * whole about half the time of the slices or the tree, docs/results/coll.md run 12). */
 static int reduce_run(coll_shm_op_t *o)
 {
     shm_t *h = &o->h;
@@ -398,7 +418,7 @@ static int reduce_run(coll_shm_op_t *o)
         case 1:
             if (!step_free(h, o->t, in_line ? SHM_NLINE : SHM_NBUF))
                 return 0;
-            if (o->k * es <= (size_t)rmpi_knobs.COLL_SHM_SMALL) {
+            if (o->k * es <= (size_t)rmpi_knobs.COLL_SHM_SMALL || (o->root >= 0 && h->n == 2)) {
                 char *l = in_line ? line_of(h, h->me, o->t) : buf_of(h, h->me, o->t);
                 memcpy((char *)small_of(h, h->me, o->t, in_line), o->in + o->off * es, o->k * es);
                 post(SEQ(l), o->t);
@@ -449,6 +469,90 @@ static int reduce_run(coll_shm_op_t *o)
     }
 }
 
+/* Allgather/Alltoall: per step every rank copies its part of each outgoing block in
+ * (Alltoall: part bytes per destination), posts ready, copies its own block straight across,
+ * then copies out each member's part for it, starting at the next member (everyone reads a
+ * different buffer first). */
+static int move_run(coll_shm_op_t *o)
+{
+    shm_t *h = &o->h;
+    int n = h->n, me = h->me;
+    for (;;) {
+        size_t k = RMPI_MIN(o->part, o->bytes - o->off);
+        switch (o->phase) {
+        case 0:
+            o->t = ++h->c->coll_shm_step;
+            o->phase = 1;
+            /* fallthrough */
+        case 1: {
+            if (!step_free(h, o->t, SHM_NBUF))
+                return 0;
+            size_t kin = o->off < o->sb ? RMPI_MIN(k, o->sb - o->off) : 0;
+            char *mine = data_of(h, me, o->t);
+            if (o->gather)
+                memcpy(mine, o->mv[me].in + o->off, kin);
+            else
+                for (int d = 0; d < n; d++)
+                    if (d != me)
+                        memcpy(mine + (size_t)d * o->part, o->mv[d].in + o->off, kin);
+            post(&h->ctl[me].ready, o->t);
+            /* in place it is where it belongs already */
+            if (o->mv[me].out != o->mv[me].in)
+                memcpy(o->mv[me].out + o->off, o->mv[me].in + o->off, kin);
+            o->i = 1;
+            o->phase = 2;
+        }
+            /* fallthrough */
+        default:
+            for (; o->i < n; o->i++) {
+                int r = me + o->i < n ? me + o->i : me + o->i - n; /* no division in a poll */
+                if (!ge(&h->ctl[r].ready, o->t))
+                    return 0;
+                memcpy(o->mv[r].out + o->off, data_of(h, r, o->t) + (o->gather ? 0 : (size_t)me * o->part), k);
+            }
+            post(&h->ctl[me].done, o->t);
+        }
+        o->phase = 0;
+        o->off += o->part;
+        if (o->off >= o->bytes)
+            return 1;
+    }
+}
+
+/* Allgather/Alltoall at a start: outgoing blocks packed (in place: read from the receive
+ * blocks, whole, before anything arrives), receive blocks where they go or scratch. */
+static void move_begin(coll_shm_op_t *o)
+{
+    int n = o->h.n, me = o->h.me;
+    move_blk_t *mv = o->mv = n <= 4 ? o->mv_few : rmpi_xmalloc((size_t)n * sizeof *mv);
+    memset(mv, 0, (size_t)n * sizeof *mv);
+    const rmpi_coll_blk_t *sb = o->sblk ? o->sblk : o->rblk;
+    for (int r = 0; r < n; r++) {
+        mv[r].out = packed_out(o->rblk[r].buf, o->rblk[r].count, o->rblk[r].dt, &mv[r].tout);
+        if (!o->gather)
+            mv[r].in = packed_in(sb[r].buf, sb[r].count, sb[r].dt, &mv[r].tin);
+    }
+    if (o->gather) {
+        const rmpi_coll_blk_t *mine = o->sblk ? o->sblk : &o->rblk[me];
+        mv[me].in = packed_in(mine->buf, mine->count, mine->dt, &mv[me].tin);
+    }
+    /* a send block larger than the receive blocks does not fit anywhere */
+    if (o->sb > o->bytes)
+        o->err = MPI_ERR_TRUNCATE;
+}
+
+static void move_end(coll_shm_op_t *o)
+{
+    for (int r = 0; r < o->h.n; r++) {
+        packed_done(o->mv[r].tout, o->rblk[r].buf, o->rblk[r].count, o->rblk[r].dt);
+        free(o->mv[r].tout);
+        free(o->mv[r].tin);
+    }
+    if (o->mv != o->mv_few)
+        free(o->mv);
+    o->mv = NULL;
+}
+
 /* A start: the input packed now (a persistent call reads the buffer as it is at MPI_Start). */
 static void op_begin(coll_shm_op_t *o)
 {
@@ -465,13 +569,17 @@ static void op_begin(coll_shm_op_t *o)
     } else if (o->kind == OP_REDUCE) {
         o->in = packed_in(o->sbuf == MPI_IN_PLACE ? o->buf : o->sbuf, o->count, o->dt, &o->tin);
         o->out = o->out_here ? packed_out(o->buf, o->count, o->dt, &o->tout) : NULL;
+    } else if (o->kind == OP_MOVE) {
+        move_begin(o);
     }
 }
 
 /* A finished op: results unpacked, scratch (only non-contiguous types have any) freed. */
 static void op_end(coll_shm_op_t *o)
 {
-    if (RMPI_UNLIKELY(o->tin || o->tout)) {
+    if (RMPI_UNLIKELY(o->kind == OP_MOVE))
+        move_end(o);
+    else if (RMPI_UNLIKELY(o->tin || o->tout)) {
         packed_done(o->tout, o->buf, o->count, o->dt);
         free(o->tin);
         free(o->tout);
@@ -483,7 +591,10 @@ static void op_end(coll_shm_op_t *o)
 /* Advance o; 1 when it has finished. */
 static int op_run(coll_shm_op_t *o)
 {
-    if (!(o->kind == OP_BARRIER ? barrier_run(o) : o->kind == OP_BCAST ? bcast_run(o) : reduce_run(o)))
+    if (!(o->kind == OP_BARRIER  ? barrier_run(o)
+          : o->kind == OP_BCAST  ? bcast_run(o)
+          : o->kind == OP_REDUCE ? reduce_run(o)
+                                 : move_run(o)))
         return 0;
     op_end(o);
     return 1;
@@ -680,12 +791,25 @@ int coll_shm_op_test(coll_shm_op_t *o, int *err, int *moved)
     return o->done;
 }
 
+/* What blk_dup made (b may be NULL: in place). */
+static void blk_release(const rmpi_coll_blk_t *b, int n)
+{
+    for (int i = 0; b && i < n; i++)
+        if (b[i].dt)
+            rmpi_dtype_release(b[i].dt);
+    free((void *)b);
+}
+
 void coll_shm_op_free(coll_shm_op_t *o)
 {
     if (o->dt)
         rmpi_dtype_release(o->dt);
     if (o->kind == OP_REDUCE)
         rmpi_coll_op_release(o->op);
+    if (o->kind == OP_MOVE && o->own) {
+        blk_release(o->sblk, o->gather ? 1 : o->h.n);
+        blk_release(o->rblk, o->h.n);
+    }
     free(o);
 }
 
@@ -708,6 +832,35 @@ static int movement_way(rmpi_comm_t *c, shm_t *h, int single, int through)
     return through ? 0 : -1;
 }
 
+/* The op of an Allgather (gather) or Alltoall through the segment, or NULL (no segment, or
+ * Alltoall parts under 64 bytes: 64 ranks with 4 KiB steps; every member sees the same). */
+static coll_shm_op_t *move_op(coll_shm_op_t *o, rmpi_comm_t *c, const rmpi_coll_blk_t *send,
+                              const rmpi_coll_blk_t *recv, int gather, int create)
+{
+    if (!op_make(o, c, OP_MOVE, create))
+        return NULL;
+    size_t bb = blk_bytes(&recv[0]), cap = o->h.chunk - 64;
+    o->part = gather ? cap : cap / (size_t)o->h.n / 64 * 64;
+    if (!o->part)
+        return NULL;
+    o->gather = gather, o->own = 0, o->sblk = send, o->rblk = recv, o->mv = NULL;
+    o->bytes = bb;
+    o->sb = send ? blk_bytes(&send[0]) : bb;
+    coll_note(gather ? COLL_CALL_ALLGATHER : COLL_CALL_ALLTOALL, shm_choice, 0, gather ? bb * (size_t)o->h.n : bb);
+    return o;
+}
+
+/* A copy of n blocks whose datatypes stay alive with it (blk_release). */
+static rmpi_coll_blk_t *blk_dup(const rmpi_coll_blk_t *b, int n)
+{
+    rmpi_coll_blk_t *d = rmpi_xmalloc((size_t)n * sizeof *d);
+    memcpy(d, b, (size_t)n * sizeof *d);
+    for (int i = 0; i < n; i++)
+        if (d[i].dt)
+            rmpi_dtype_retain(d[i].dt);
+    return d;
+}
+
 int rmpi_coll_shm_allgather(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int form)
 {
     shm_t h;
@@ -721,41 +874,12 @@ int rmpi_coll_shm_allgather(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const r
                            form == RMPI_COLL_REGULAR && bb < (size_t)rmpi_knobs.COLL_SHM_ALLGATHER_MAX);
     if (way < 0)
         return RMPI_COLL_SHM_DECLINED;
-    coll_note(COLL_CALL_ALLGATHER, way ? shm_cma_choice : shm_choice, 0, bb * (size_t)h.n);
-    if (way)
+    if (way) {
+        coll_note(COLL_CALL_ALLGATHER, shm_cma_choice, 0, bb * (size_t)h.n);
         return cma_move(&h, send, recv, 1);
-    int n = h.n, me = h.me, err = 0;
-    size_t sb = send ? blk_bytes(send) : bb;
-    if (sb > bb)
-        err = MPI_ERR_TRUNCATE; /* my block does not fit the receive blocks */
-    /* in place: my block is read from the receive buffer (packed first when it has gaps) */
-    const rmpi_coll_blk_t *mine = send ? send : &recv[me];
-    void *tin = NULL, **tout = rmpi_xcalloc((size_t)n, sizeof *tout);
-    const char *in = packed_in(mine->buf, mine->count, mine->dt, &tin);
-    char **out = rmpi_xmalloc((size_t)n * sizeof *out);
-    for (int r = 0; r < n; r++)
-        out[r] = packed_out(recv[r].buf, recv[r].count, recv[r].dt, &tout[r]);
-    size_t cap = h.chunk - 64;
-    for (size_t off = 0; off < bb || off == 0; off += cap) {
-        size_t k = RMPI_MIN(cap, bb - off), kin = off < sb ? RMPI_MIN(k, sb - off) : 0;
-        uint64_t t = step_begin(&h, SHM_NBUF);
-        memcpy(data_of(&h, me, t), in + off, kin);
-        post(&h.ctl[me].ready, t);
-        if (out[me] != in)
-            memcpy(out[me] + off, in + off, kin);
-        for (int i = 1; i < n; i++) {
-            int r = (me + i) % n; /* everyone starts at a different buffer */
-            wait_ge(&h.ctl[r].ready, t);
-            memcpy(out[r] + off, data_of(&h, r, t), k);
-        }
-        post(&h.ctl[me].done, t);
-        if (!bb)
-            break;
     }
-    blocks_done(tout, recv, n);
-    free(out);
-    free(tin);
-    return err;
+    coll_shm_op_t o;
+    return move_op(&o, c, send, recv, 1, 1) ? op_block(&o, move_run) : RMPI_COLL_SHM_DECLINED;
 }
 
 int rmpi_coll_shm_alltoall(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int form)
@@ -770,53 +894,44 @@ int rmpi_coll_shm_alltoall(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rm
                            form == RMPI_COLL_REGULAR && bb < (size_t)rmpi_knobs.COLL_SHM_ALLTOALL_MAX);
     if (way < 0)
         return RMPI_COLL_SHM_DECLINED;
-    coll_note(COLL_CALL_ALLTOALL, way ? shm_cma_choice : shm_choice, 0, bb);
-    if (way)
+    if (way) {
+        coll_note(COLL_CALL_ALLTOALL, shm_cma_choice, 0, bb);
         return cma_move(&h, send, recv, 0);
-    int n = h.n, me = h.me, err = 0;
-    size_t sb = send ? blk_bytes(&send[0]) : bb;
-    size_t part = (h.chunk - 64) / (size_t)n / 64 * 64; /* per destination and step */
-    if (part == 0) /* 64 ranks with 4 KiB steps: every member sees the same and declines */
-        return RMPI_COLL_SHM_DECLINED;
-    if (sb > bb)
-        err = MPI_ERR_TRUNCATE;
-    void **tin = rmpi_xcalloc((size_t)n, sizeof *tin), **tout = rmpi_xcalloc((size_t)n, sizeof *tout);
-    const char **in = rmpi_xmalloc((size_t)n * sizeof *in);
-    char **out = rmpi_xmalloc((size_t)n * sizeof *out);
-    for (int r = 0; r < n; r++) {
-        out[r] = packed_out(recv[r].buf, recv[r].count, recv[r].dt, &tout[r]);
-        /* in place: the outgoing blocks are the receive blocks, read (whole, when packed)
-         * before anything arrives */
-        in[r] = send ? packed_in(send[r].buf, send[r].count, send[r].dt, &tin[r])
-                     : packed_in(recv[r].buf, recv[r].count, recv[r].dt, &tin[r]);
     }
-    for (size_t off = 0; off < bb || off == 0; off += part) {
-        size_t k = RMPI_MIN(part, bb - off), kin = off < sb ? RMPI_MIN(k, sb - off) : 0;
-        uint64_t t = step_begin(&h, SHM_NBUF);
-        char *mine = data_of(&h, me, t);
-        for (int d = 0; d < n; d++)
-            if (d != me)
-                memcpy(mine + (size_t)d * part, in[d] + off, kin);
-        post(&h.ctl[me].ready, t);
-        /* my own block straight across (nothing to do in place: it is where it belongs) */
-        if (out[me] != in[me])
-            memcpy(out[me] + off, in[me] + off, kin);
-        for (int i = 1; i < n; i++) {
-            int r = (me + i) % n;
-            wait_ge(&h.ctl[r].ready, t);
-            memcpy(out[r] + off, data_of(&h, r, t) + (size_t)me * part, k);
-        }
-        post(&h.ctl[me].done, t);
-        if (!bb)
-            break;
-    }
-    blocks_done(tout, recv, n);
-    for (int r = 0; r < n; r++)
-        free(tin[r]);
-    free(tin);
-    free(in);
-    free(out);
-    return err;
+    coll_shm_op_t o;
+    return move_op(&o, c, send, recv, 0, 1) ? op_block(&o, move_run) : RMPI_COLL_SHM_DECLINED;
+}
+
+/* Iallgather, Ialltoall and their *_init forms through the segment, under the blocking
+ * calls' rules for it (regular form, a block below the kind's RMPI_COLL_SHM_*_MAX, the
+ * segment made by an earlier blocking call). Single copy stays with the blocking calls: a
+ * rank there moves a late peer's pieces itself, a wait the progress engine cannot split. */
+static rmpi_nbc_t *move_sched(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int form,
+                              int gather)
+{
+    coll_shm_op_t o;
+    size_t bb = blk_bytes(&recv[0]);
+    if (c->inter || form != RMPI_COLL_REGULAR || (gather ? rmpi_knobs.COLL_ALLGATHER : rmpi_knobs.COLL_ALLTOALL) ||
+        bb >= (size_t)(gather ? rmpi_knobs.COLL_SHM_ALLGATHER_MAX : rmpi_knobs.COLL_SHM_ALLTOALL_MAX) ||
+        !move_op(&o, c, send, recv, gather, 0))
+        return NULL;
+    /* the caller's block arrays live only as long as the call */
+    o.sblk = send ? blk_dup(send, gather ? 1 : o.h.n) : NULL;
+    o.rblk = blk_dup(recv, o.h.n);
+    o.own = 1;
+    return op_sched(c, &o);
+}
+
+rmpi_nbc_t *rmpi_coll_shm_allgather_sched(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv,
+                                          int form)
+{
+    return move_sched(c, send, recv, form, 1);
+}
+
+rmpi_nbc_t *rmpi_coll_shm_alltoall_sched(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv,
+                                         int form)
+{
+    return move_sched(c, send, recv, form, 0);
 }
 
 /* ---- single copy (cross-memory attach) ----
