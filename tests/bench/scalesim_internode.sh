@@ -14,7 +14,7 @@
 #   with the job (a ring per remote peer);
 # - per-node (xrc) connections never cost more than rc per peer plus the one connectionless
 #   endpoint, and shared holds no ring and only that endpoint.
-# Usage: scalesim_ofi.sh BUILD_DIR SOURCE_DIR
+# Usage: scalesim_internode.sh BUILD_DIR SOURCE_DIR
 set -u
 B=$1/bench/scalesim
 [ -x "$B" ] || { echo "no $B"; exit 1; }
