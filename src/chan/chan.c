@@ -34,7 +34,7 @@ size_t rmpi_chan_ring_bytes(int peer)
     int n = chan_rails(peer, r);
     size_t sum = 0;
     for (int i = 0; i < n; i++) {
-        rmpi_net_chan_stats_t st;
+        rmpi_net_chan_stats_t st = {0}; /* a provider fills only what it has */
         if (r[i]->ops->chan_stats) {
             r[i]->ops->chan_stats(r[i], &st);
             sum += st.ring_bytes;
@@ -90,7 +90,7 @@ static rmpi_net_chan_stats_t stats_sum(int *held)
         rmpi_rail_t *r = rmpi_net_rail(i);
         if (!r || !r->ops->chan_stats)
             continue;
-        rmpi_net_chan_stats_t st;
+        rmpi_net_chan_stats_t st = {0}; /* a provider fills only what it has */
         r->ops->chan_stats(r, &st);
         for (int k = 0; k < 2; k++) {
             sum.rx_bytes[k] += st.rx_bytes[k];

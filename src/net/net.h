@@ -232,9 +232,10 @@ struct rmpi_net_ops {
      * on (RMPI_NET_CHAN_*); the receiver owns that choice. chan_switch: start moving peer's
      * frames to this process onto kind to (0 started, 1 already there or a switch of that
      * peer still in progress, -1 not possible: fixed RMPI_CHANNELS policy or no such peer);
-     * it completes in progress, keeping every frame's order. chan_stats: accounting, every
-     * member of *st written (0 for what the provider does not count: ring_bytes, ncls; the
-     * caller reads them all). Version 5: ring_bytes and the size classes joined the struct. */
+     * it completes in progress, keeping every frame's order. chan_stats: accounting into
+     * *st, which the caller zeroes first, so a provider writes only what it counts
+     * (ring_bytes, the size classes may stay 0). Version 5: ring_bytes and the size classes
+     * joined the struct. */
     int (*chan_kind)(rmpi_rail_t *rail, int peer);
     int (*chan_switch)(rmpi_rail_t *rail, int peer, int to);
     void (*chan_stats)(rmpi_rail_t *rail, struct rmpi_net_chan_stats *st);
