@@ -884,7 +884,8 @@ static void peer_down(rmpi_ofi_rail_t *r, int peer, const char *why)
     if (p->state != 1)
         return;
     if (!p->report) {
-        snprintf(p->why, sizeof p->why, "%s", why);
+        free(p->why);
+        p->why = strdup(why); /* NULL without memory: report() says so in general words */
         p->report = 1;
         r->lost_due++;
     }
@@ -1138,12 +1139,15 @@ static void report(rmpi_ofi_rail_t *r, int up)
             continue;
         *flag = 0;
         (*due)--;
-        if (r->closing)
-            continue;
         if (!up) {
-            r->env.on_peer_lost(&r->pub, i, p->why);
+            if (!r->closing)
+                r->env.on_peer_lost(&r->pub, i, p->why ? p->why : "its libfabric connection was given up");
+            free(p->why);
+            p->why = NULL;
             continue;
         }
+        if (r->closing)
+            continue;
         rmpi_log(1, "ofi: rank %d connected to rank %d again on %s (epoch %u)", r->env.rank, i, r->pub.hints.name,
                  p->epoch);
         if (r->env.on_peer_up)
@@ -1681,12 +1685,14 @@ static void ofi_close(rmpi_rail_t *rail)
         free(z);
     }
     fi_freeinfo(r->info);
-    for (int p = 0; p < r->env.size; p++)
+    for (int p = 0; p < r->env.size; p++) {
+        free(r->peers[p].why);
         while (r->peers[p].parked) {
             rmpi_ofi_park_t *k = r->peers[p].parked;
             r->peers[p].parked = k->next;
             free(k);
         }
+    }
     free(r->peers);
     free(r);
 }
