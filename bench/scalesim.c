@@ -191,11 +191,16 @@ static int read_trace(const char *path, trace_t *t)
         } else if (sscanf(line, "selector %d", &t->selector) == 1) {
         } else if (!strncmp(line, "params ", 7)) {
             unsigned long long iv, sl, tr;
+            int end = 0;
             ok = sscanf(line,
                         "params r %lg p %lg c %lg s %lg rho %lg gamma %lg h %d tau %d interval_ns %llu slot_ns %llu "
-                        "sigma %d trigger %llu",
-                        &p->r, &p->p, &p->c, &p->s, &p->rho, &p->gamma, &p->h, &p->tau, &iv, &sl, &p->sigma, &tr) == 12;
+                        "sigma %d trigger %llu%n",
+                        &p->r, &p->p, &p->c, &p->s, &p->rho, &p->gamma, &p->h, &p->tau, &iv, &sl, &p->sigma, &tr,
+                        &end) == 12;
             p->interval_ns = iv, p->slot_ns = sl, p->trigger = tr;
+            /* the table's columns: traces before the bound have none (0: the default) */
+            if (ok && sscanf(line + end, " sources %d", &p->sources) != 1)
+                p->sources = 0;
         } else if (sscanf(line, "shm ring_size %lld class_bytes %lld classes %255s", &t->ring_size, &t->class_bytes,
                           t->classes) == 3) {
         } else if (!strncmp(line, "ofi ", 4)) {

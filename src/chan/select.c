@@ -48,6 +48,13 @@ int rmpi_chan_params_check(const rmpi_chan_params_t *p, char *why, size_t len)
                  (unsigned long long)p->slot_ns, (unsigned long long)p->interval_ns);
         return -1;
     }
+    if (p->sources < 0 || (p->sources > 0 && p->sources < 2 * (p->h + 1))) {
+        snprintf(why, len,
+                 "sources (columns of the statistics table) is %d: 0 (the default) or at least 2 (h + 1) = %d, as a "
+                 "full table keeps half its columns and every dedicated source keeps its own.",
+                 p->sources, 2 * (p->h + 1));
+        return -1;
+    }
     if (p->sigma < 2 || p->sigma > SIGMA_MAX) {
         snprintf(why, len, "sigma (slots kept) is %d, outside 2 .. %d (the seed's Table 2).", p->sigma, SIGMA_MAX);
         return -1;
@@ -74,6 +81,18 @@ int rmpi_chan_default_sigma(int nprocs, uint64_t interval_ns, uint64_t slot_ns)
     uint64_t hist = slot_ns ? 16 * ((interval_ns + slot_ns - 1) / slot_ns) : SIGMA_MAX;
     int sigma = hist < (uint64_t)t2 ? (int)hist : t2;
     return sigma < 2 ? 2 : sigma;
+}
+
+/* A full table keeps half its columns: room for the h dedicated sources and 3h contenders
+ * (the busiest shared sources, which FIND_MAP compares with the dedicated ones), or 32 if
+ * more. Up to 64 peers, and at every size while 8h is at most npeers, that is a column for
+ * every peer, as before the bound. */
+int rmpi_chan_default_sources(int npeers, int h)
+{
+    int k = 8 * (h > 0 ? h : 1);
+    if (k < 64)
+        k = 64;
+    return npeers < k ? (npeers > 0 ? npeers : 1) : k;
 }
 
 /* ---- FIND_MAP ---- */
@@ -187,7 +206,10 @@ rmpi_chan_sel_t *rmpi_chan_sel_create(int npeers, const rmpi_chan_params_t *p, u
     s->fixed = calloc(n, 1);
     s->cls = calloc(n, 1);
     s->sink = calloc((size_t)p->sigma, sizeof *s->sink);
-    if (!s->col || !s->kind || !s->fixed || !s->cls || !s->sink) {
+    s->spill = calloc((size_t)p->sigma, sizeof *s->spill);
+    s->maxcols = p->sources > 0 ? p->sources : rmpi_chan_default_sources(npeers, p->h);
+    s->active = malloc((size_t)s->maxcols * sizeof *s->active);
+    if (!s->col || !s->kind || !s->fixed || !s->cls || !s->sink || !s->spill || !s->active) {
         rmpi_chan_sel_destroy(s);
         return NULL;
     }
@@ -210,11 +232,27 @@ void rmpi_chan_sel_destroy(rmpi_chan_sel_t *s)
     free(s->fixed);
     free(s->cls);
     free(s->sink);
+    free(s->spill);
     free(s->active);
     free(s);
 }
 
 static int peer_ok(const rmpi_chan_sel_t *s, int peer) { return peer >= 0 && peer < s->npeers; }
+
+/* peer's own column (neither a shared sink nor none) */
+static int own_col(const rmpi_chan_sel_t *s, int peer)
+{
+    return s->col[peer] && s->col[peer] != s->sink && s->col[peer] != s->spill;
+}
+
+/* Gives back the column at active[i] (the order of the rest is kept). */
+static void drop_col(rmpi_chan_sel_t *s, int i)
+{
+    free(s->col[s->active[i]]);
+    s->col[s->active[i]] = NULL;
+    memmove(&s->active[i], &s->active[i + 1], (size_t)(s->nactive - i - 1) * sizeof *s->active);
+    s->nactive--;
+}
 
 void rmpi_chan_sel_set(rmpi_chan_sel_t *s, int peer, rmpi_chan_kind_t kind)
 {
@@ -232,15 +270,12 @@ void rmpi_chan_sel_fix(rmpi_chan_sel_t *s, int peer, rmpi_chan_kind_t kind)
     rmpi_chan_sel_set(s, peer, RMPI_CHAN_SHARED);
     s->fixed[peer] = 1;
     s->kind[peer] = (uint8_t)kind;
-    if (s->col[peer] && s->col[peer] != s->sink) {
-        free(s->col[peer]);
+    if (own_col(s, peer))
         for (int i = 0; i < s->nactive; i++)
             if (s->active[i] == peer) {
-                memmove(&s->active[i], &s->active[i + 1], (size_t)(s->nactive - i - 1) * sizeof *s->active);
-                s->nactive--;
+                drop_col(s, i);
                 break;
             }
-    }
     s->col[peer] = s->sink;
 }
 
@@ -269,7 +304,7 @@ static void advance(rmpi_chan_sel_t *s, uint64_t now)
         uint32_t row = (uint32_t)((s->slot + j) % sigma);
         for (int i = 0; i < s->nactive; i++)
             s->col[s->active[i]][row] = (rmpi_chan_cell_t){0, 0};
-        s->sink[row] = (rmpi_chan_cell_t){0, 0};
+        s->sink[row] = s->spill[row] = (rmpi_chan_cell_t){0, 0};
     }
     s->slot = k;
     s->row = (uint32_t)(k % sigma);
@@ -282,17 +317,17 @@ void rmpi_chan_note_slow(rmpi_chan_sel_t *s, int src, size_t bytes, uint64_t now
     if (!peer_ok(s, src))
         return;
     if (!s->col[src]) {
-        /* the first receive from src: its column (a peer that stays silent costs none) */
-        rmpi_chan_cell_t *c = calloc((size_t)s->prm.sigma, sizeof *c);
-        int *a = realloc(s->active, (size_t)(s->nactive + 1) * sizeof *a);
-        if (a)
-            s->active = a;
-        if (!c || !a) {
-            free(c);
+        /* the first receive from src: its column (a peer that stays silent costs none), or
+         * the spill column while the table is full (its receives then count in the total
+         * only, until an eviction makes room) */
+        rmpi_chan_cell_t *c = NULL;
+        if (s->nactive < s->maxcols && !(c = calloc((size_t)s->prm.sigma, sizeof *c)))
             return; /* out of memory: this receive is not counted, the next one tries again */
-        }
-        s->active[s->nactive++] = src;
-        s->col[src] = c;
+        if (c)
+            s->active[s->nactive++] = src;
+        else
+            s->full = 1;
+        s->col[src] = c ? c : s->spill;
     }
     rmpi_chan_count_recv(s, src, bytes);
 }
@@ -317,7 +352,7 @@ static uint64_t oldest(const rmpi_chan_sel_t *s)
 void rmpi_chan_sel_sum(const rmpi_chan_sel_t *s, int peer, int nslots, uint64_t *n, uint64_t *bytes)
 {
     *n = *bytes = 0;
-    if (!peer_ok(s, peer) || !s->col[peer] || s->col[peer] == s->sink || nslots <= 0)
+    if (!peer_ok(s, peer) || !own_col(s, peer) || nslots <= 0)
         return;
     uint64_t from = s->slot + 1 > (uint64_t)nslots ? s->slot + 1 - (uint64_t)nslots : 0;
     if (from < oldest(s))
@@ -328,8 +363,8 @@ void rmpi_chan_sel_sum(const rmpi_chan_sel_t *s, int peer, int nslots, uint64_t 
 size_t rmpi_chan_sel_bytes(const rmpi_chan_sel_t *s)
 {
     size_t per_col = (size_t)s->prm.sigma * sizeof(rmpi_chan_cell_t);
-    return sizeof *s + (size_t)s->npeers * (sizeof *s->col + 3) + (size_t)s->nactive * (sizeof *s->active + per_col) +
-           per_col;
+    return sizeof *s + (size_t)s->npeers * (sizeof *s->col + 3) + (size_t)s->maxcols * sizeof *s->active +
+           (size_t)s->nactive * per_col + 2 * per_col;
 }
 
 /* ---- the driver (sec. 3.4, T1-T4) ---- */
@@ -350,7 +385,7 @@ static int window(const rmpi_chan_sel_t *s, uint64_t from, rmpi_chan_src_t *out)
     }
     if (s->ndedicated)
         for (int peer = 0; peer < s->npeers; peer++)
-            if (!s->col[peer] && s->kind[peer] == RMPI_CHAN_DEDICATED)
+            if (!s->fixed[peer] && !own_col(s, peer) && s->kind[peer] == RMPI_CHAN_DEDICATED)
                 out[n++] = (rmpi_chan_src_t){peer, 1, 0, s->cls[peer]};
     return n;
 }
@@ -418,6 +453,73 @@ static int run(rmpi_chan_sel_t *s, rmpi_chan_apply_fn apply, void *ctx)
     return done;
 }
 
+typedef struct col_rank {
+    uint64_t n;
+    int peer, i;
+} col_rank_t;
+
+/* Busier first; ties keep the lower rank, as FIND_MAP's do. */
+static int col_rank_cmp(const void *a, const void *b)
+{
+    const col_rank_t *x = a, *y = b;
+    if (x->n != y->n)
+        return x->n > y->n ? -1 : 1;
+    return (x->peer > y->peer) - (x->peer < y->peer);
+}
+
+/* At the end of a window (after its run), the table ages: the columns of shared sources
+ * that sent nothing in the sigma slots kept go back (sec. 4.2's table holds only what a
+ * window can read). If a source found the table full since the last eviction, the shared
+ * sources with the fewest receives in the table lose theirs too, until half the columns are
+ * free: busy sources, those FIND_MAP would dedicate, keep their history; the spilled ones
+ * get columns at their next receive and compete in the next window. Dedicated sources
+ * always keep theirs (a release needs their counts). */
+static void evict(rmpi_chan_sel_t *s)
+{
+    col_rank_t *rk = malloc((size_t)(s->nactive > 0 ? s->nactive : 1) * sizeof *rk);
+    if (!rk)
+        return;
+    int nk = 0, keep = s->maxcols / 2;
+    uint64_t bytes;
+    for (int i = 0; i < s->nactive; i++) {
+        int peer = s->active[i];
+        if (s->kind[peer] == RMPI_CHAN_DEDICATED) {
+            keep--;
+            continue;
+        }
+        rk[nk] = (col_rank_t){0, peer, i};
+        sum_rows(s, s->col[peer], oldest(s), s->slot + 1, &rk[nk].n, &bytes);
+        nk++;
+    }
+    qsort(rk, (size_t)nk, sizeof *rk, col_rank_cmp);
+    /* marks the columns to drop with an impossible peer, then compacts active[] once */
+    int dropped = 0;
+    for (int j = 0; j < nk; j++)
+        if (rk[j].n == 0 || (s->full && j >= keep)) {
+            free(s->col[rk[j].peer]);
+            s->col[rk[j].peer] = NULL;
+            s->active[rk[j].i] = -1;
+            dropped++;
+        }
+    free(rk);
+    if (dropped) {
+        int m = 0;
+        for (int i = 0; i < s->nactive; i++)
+            if (s->active[i] >= 0)
+                s->active[m++] = s->active[i];
+        s->nactive = m;
+        s->evicted += (uint64_t)dropped;
+    }
+    if (s->full) {
+        /* the spilled sources ask again at their next receive */
+        for (int peer = 0; peer < s->npeers; peer++)
+            if (s->col[peer] == s->spill)
+                s->col[peer] = NULL;
+        memset(s->spill, 0, (size_t)s->prm.sigma * sizeof *s->spill);
+        s->full = 0;
+    }
+}
+
 int rmpi_chan_sel_tick(rmpi_chan_sel_t *s, uint64_t now_ns, rmpi_chan_apply_fn apply, void *ctx)
 {
     advance(s, now_ns);
@@ -432,5 +534,7 @@ int rmpi_chan_sel_tick(rmpi_chan_sel_t *s, uint64_t now_ns, rmpi_chan_apply_fn a
     s->last_run_ns = now_ns;
     s->next_run_ns = now_ns + s->prm.interval_ns;
     s->total_at_run = s->total;
-    return run(s, apply, ctx);
+    int done = run(s, apply, ctx);
+    evict(s);
+    return done;
 }

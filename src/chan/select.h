@@ -45,6 +45,7 @@ typedef struct rmpi_chan_params {
     uint64_t interval_ns; /* u: FIND_MAP runs this long after the last run */
     uint64_t slot_ns;     /* one row of the table; also the least gap between two runs */
     int sigma;            /* rows kept: no window reaches further back */
+    int sources;          /* most sources with a column (0: rmpi_chan_default_sources) */
     uint64_t trigger;     /* a run also starts once this many receives came since the last; 0: never */
 } rmpi_chan_params_t;
 
@@ -54,6 +55,8 @@ int rmpi_chan_params_check(const rmpi_chan_params_t *p, char *why, size_t len);
 /* Defaults that depend on the job (see src/chan/README.md, "Defaults"). */
 int rmpi_chan_default_h(int nprocs, int node_size);
 int rmpi_chan_default_sigma(int nprocs, uint64_t interval_ns, uint64_t slot_ns);
+/* Columns of the statistics table for npeers peers and h dedicated channels. */
+int rmpi_chan_default_sources(int npeers, int h);
 
 /* ---- FIND_MAP (Fig. 6) ---- */
 
@@ -94,7 +97,8 @@ typedef int (*rmpi_chan_apply_fn)(void *ctx, int peer, rmpi_chan_kind_t kind);
 
 typedef struct rmpi_chan_sel {
     /* read by every rmpi_chan_note_recv */
-    rmpi_chan_cell_t **col; /* per peer: its column of sigma cells; NULL before its first receive */
+    rmpi_chan_cell_t **col; /* per peer: its column of sigma cells; NULL before its first receive,
+                             * spill while the table has no column free for it */
     uint64_t slot_end_ns;   /* the current slot ends here */
     uint32_t row;           /* the current slot's row */
     int npeers;
@@ -108,7 +112,10 @@ typedef struct rmpi_chan_sel {
     uint8_t *cls;         /* the peer's cost class (rmpi_chan_src_t.cls), 0 unless set */
     int *active;          /* peers with a column, in order of their first receive */
     int nactive, ndedicated;
+    int maxcols;            /* most columns (prm.sources or its default) */
     rmpi_chan_cell_t *sink; /* the column of fixed peers: counted, never read */
+    rmpi_chan_cell_t *spill; /* the column of sources the full table has no room for: counted, never read */
+    int full;                /* a source found no column since the last eviction */
     uint64_t beta, eps;     /* the current mapping's window [beta, eps), in slots */
     int have_cur;
     uint64_t next_run_ns, last_run_ns, total_at_run;
@@ -116,6 +123,7 @@ typedef struct rmpi_chan_sel {
     int *up, *down;
     /* counters */
     uint64_t runs, trigger_runs, applied, to_dedicated, to_shared, refused;
+    uint64_t evicted; /* columns given back (silent for sigma slots, or the least active of a full table) */
     double last_gain; /* of the last mapping applied, ns per message */
 } rmpi_chan_sel_t;
 
@@ -164,7 +172,10 @@ static inline void rmpi_chan_note_recv(rmpi_chan_sel_t *s, int src, size_t bytes
 
 /* Moves the table to now_ns, and runs FIND_MAP when the interval has passed since the last
  * run, or when p.trigger receives came since it and one slot has passed. Each change goes
- * to apply (releases first, so a cap is never exceeded). Returns the changes accepted. */
+ * to apply (releases first, so a cap is never exceeded). After a run, columns of shared
+ * sources silent for sigma slots are given back, and if a source found the table full, the
+ * least active shared sources' columns too, down to half the table. Returns the changes
+ * accepted. */
 int rmpi_chan_sel_tick(rmpi_chan_sel_t *s, uint64_t now_ns, rmpi_chan_apply_fn apply, void *ctx);
 
 /* Receives and bytes from peer in the last nslots slots, the current one included. */

@@ -53,6 +53,9 @@ int rmpi_chan_params_from_knobs(rmpi_chan_params_t *p, int nprocs, int node_size
     if (k->CHAN_MAX_SETUP == 0 || k->CHAN_MAX_SETUP < -1 || k->CHAN_MAX_SETUP > 1000000)
         return refuse(why, len, "CHAN_MAX_SETUP", (double)k->CHAN_MAX_SETUP,
                       "-1 or a number of channels from 1 to 1000000 (RMPI_CHAN_MAX_DEDICATED=0 sets none up)");
+    if (k->CHAN_SOURCES != -1 && (k->CHAN_SOURCES < 2 || k->CHAN_SOURCES > 1000000))
+        return refuse(why, len, "CHAN_SOURCES", (double)k->CHAN_SOURCES,
+                      "-1 or a number of peers from 2 to 1000000, at least 2 x (RMPI_CHAN_MAX_DEDICATED + 1)");
     *p = (rmpi_chan_params_t){0};
     p->r = k->CHAN_GAIN;
     p->p = k->CHAN_POLL_COST;
@@ -66,6 +69,11 @@ int rmpi_chan_params_from_knobs(rmpi_chan_params_t *p, int nprocs, int node_size
     p->slot_ns = (uint64_t)k->CHAN_SLOT * MS;
     p->sigma = k->CHAN_SLOTS > 0 ? (int)k->CHAN_SLOTS : rmpi_chan_default_sigma(nprocs, p->interval_ns, p->slot_ns);
     p->trigger = (uint64_t)k->CHAN_TRIGGER;
+    p->sources = k->CHAN_SOURCES > 0 ? (int)k->CHAN_SOURCES : 0;
+    if (p->sources > 0 && p->sources < 2 * (p->h + 1)) {
+        snprintf(allowed, sizeof allowed, "at least 2 x (RMPI_CHAN_MAX_DEDICATED + 1) = %d", 2 * (p->h + 1));
+        return refuse(why, len, "CHAN_SOURCES", (double)p->sources, allowed);
+    }
     return rmpi_chan_params_check(p, why, len);
 }
 
@@ -149,9 +157,9 @@ static void trace_open(int rank, int nprocs, int node, const rmpi_chan_params_t 
             fprintf(trace.f, " %d", r);
     fprintf(trace.f,
             "\nselector %d\nparams r %.17g p %.17g c %.17g s %.17g rho %.17g gamma %.17g h %d tau %d interval_ns %llu "
-            "slot_ns %llu sigma %d trigger %llu\nshm ring_size %lld class_bytes %lld classes %s\n",
+            "slot_ns %llu sigma %d trigger %llu sources %d\nshm ring_size %lld class_bytes %lld classes %s\n",
             selecting, p->r, p->p, p->c, p->s, p->rho, p->gamma, p->h, p->tau, (unsigned long long)p->interval_ns,
-            (unsigned long long)p->slot_ns, p->sigma, (unsigned long long)p->trigger,
+            (unsigned long long)p->slot_ns, p->sigma, (unsigned long long)p->trigger, p->sources,
             (long long)rmpi_knobs.SHM_RING_SIZE, (long long)rmpi_knobs.CHAN_CLASS_BYTES, rmpi_knobs.CHAN_CLASSES);
     /* the libfabric class: its costs, a dedicated peer's rings (on each rail reaching it),
      * and the peers in it; then the shared receive memory of every provider */
@@ -274,8 +282,10 @@ void rmpi_chan_lib_report(void *file, int rank)
             fprintf(f, " %d", r);
     fprintf(
         f,
-        "; the last mapping applied saved %.1f ns per message; statistics %zu bytes (%d slots of %llu ms, %d sources heard from)\n",
-        s->last_gain, rmpi_chan_sel_bytes(s), s->prm.sigma, (unsigned long long)(s->prm.slot_ns / MS), s->nactive);
+        "; the last mapping applied saved %.1f ns per message; statistics %zu bytes (%d slots of %llu ms, %d of "
+        "%d columns held, %llu given back)\n",
+        s->last_gain, rmpi_chan_sel_bytes(s), s->prm.sigma, (unsigned long long)(s->prm.slot_ns / MS), s->nactive,
+        s->maxcols, (unsigned long long)s->evicted);
 }
 
 static rmpi_chan_totals_t finalized;

@@ -1,7 +1,9 @@
 /* The statistics table of channel selection: counts and bytes per source over the last
  * slots slide with time, rows older than sigma slots are gone, the table's size depends on
  * sigma and on the sources heard from (never on time or traffic), silent, fixed and
- * out-of-range sources cost nothing. Linked with rmpi_chan_select alone. */
+ * out-of-range sources cost nothing; the number of columns is bounded: many one-off
+ * senders do not grow it, busy sources keep theirs and are dedicated as with a column for
+ * every peer, silent ones give theirs back. Linked with rmpi_chan_select alone. */
 #include "chan/select.h"
 
 #include "../unit_check.h"
@@ -59,6 +61,7 @@ static void test_sliding(void)
 static void test_bounded(void)
 {
     rmpi_chan_params_t p = params(16);
+    p.sources = 1000; /* a column for every peer: the seed's full table at worst */
     rmpi_chan_sel_t *s = rmpi_chan_sel_create(1000, &p, 0);
     if (!s) {
         CHECK(0, "create");
@@ -73,12 +76,12 @@ static void test_bounded(void)
         rmpi_chan_note_recv(s, (int)(t % 10) * 7, 64, t * MS);
     CHECK(s->nactive == 10, "%d columns for 10 sources", s->nactive);
     size_t busy = rmpi_chan_sel_bytes(s);
-    CHECK(busy == empty + 10 * (col + sizeof(int)), "10 busy sources: %zu bytes, %zu empty, columns of %zu", busy,
+    CHECK(busy == empty + 10 * col, "10 busy sources: %zu bytes, %zu empty, columns of %zu", busy,
           empty, col);
     /* the most a table can hold: sigma rows of 8 bytes for each of the 1000 sources */
     for (int peer = 0; peer < 1000; peer++)
         rmpi_chan_note_recv(s, peer, 1, 60001 * MS);
-    CHECK(rmpi_chan_sel_bytes(s) <= empty + 1000 * (col + sizeof(int)), "every source: %zu bytes",
+    CHECK(rmpi_chan_sel_bytes(s) <= empty + 1000 * col, "every source: %zu bytes",
           rmpi_chan_sel_bytes(s));
     /* out of range: not counted, no column */
     uint64_t before = s->total;
@@ -117,6 +120,103 @@ static void test_fixed_and_bytes(void)
     rmpi_chan_sel_destroy(s);
 }
 
+static int accept_all(void *ctx, int peer, rmpi_chan_kind_t kind)
+{
+    (void)ctx, (void)peer, (void)kind;
+    return 0;
+}
+
+/* The same synthetic traffic into a bounded table (the default columns, 64 for 4096 peers
+ * with h = 4) and into one with a column for every peer: 4 busy peers send 20 frames per
+ * 10 ms slot each from the start, a fifth (3001) only from 1 s on, when the table is long
+ * full; 200 new one-off senders come every slot, cycling through all 4096 peers. The bounded
+ * table never holds more than its columns (checked after every slot), gives columns back,
+ * and makes the same decisions: the busy peers dedicated, no one-off sender ever. */
+static void test_evict(void)
+{
+    rmpi_chan_params_t p = params(16);
+    p.interval_ns = 100 * MS;
+    rmpi_chan_params_t full = p;
+    full.sources = 4096;
+    rmpi_chan_sel_t *s = rmpi_chan_sel_create(4096, &p, 0), *f = rmpi_chan_sel_create(4096, &full, 0);
+    if (!s || !f) {
+        CHECK(0, "create");
+        rmpi_chan_sel_destroy(s), rmpi_chan_sel_destroy(f);
+        return;
+    }
+    CHECK(s->maxcols == 64 && rmpi_chan_default_sources(4096, 4) == 64, "default columns %d for 4096 peers, h 4",
+          s->maxcols);
+    const int busy[] = {5, 77, 300, 2000, 3001};
+    size_t per_col = 16 * sizeof(rmpi_chan_cell_t);
+    size_t bound = sizeof *s + 4096 * (sizeof *s->col + 3) + 64 * (sizeof(int) + per_col) + 2 * per_col;
+    int next = 0, most = 0, wrong = 0;
+    for (uint64_t k = 0; k < 300; k++) { /* 3 s of 10 ms slots */
+        rmpi_chan_sel_t *both[2] = {s, f};
+        for (int w = 0; w < 2; w++) {
+            uint64_t t = k * 10 * MS;
+            for (int i = 0; i < 20; i++)
+                for (int b = 0; b < 5; b++)
+                    if (b < 4 || k >= 100)
+                        rmpi_chan_note_recv(both[w], busy[b], 64, t + (uint64_t)i * MS / 4);
+            for (int j = 0; j < 200; j++) {
+                int peer = (next + j) % 4096;
+                if (peer != 5 && peer != 77 && peer != 300 && peer != 2000 && peer != 3001)
+                    rmpi_chan_note_recv(both[w], peer, 8, t + 6 * MS + (uint64_t)j * 1000);
+            }
+            rmpi_chan_sel_tick(both[w], t + 9 * MS, accept_all, NULL);
+        }
+        next = (next + 200) % 4096;
+        most = s->nactive > most ? s->nactive : most;
+        CHECK(s->nactive <= 64 && rmpi_chan_sel_bytes(s) <= bound, "slot %llu: %d columns, %zu bytes (bound %zu)",
+              (unsigned long long)k, s->nactive, rmpi_chan_sel_bytes(s), bound);
+        for (int peer = 0; peer < 4096; peer++)
+            wrong += rmpi_chan_sel_kind(s, peer) != rmpi_chan_sel_kind(f, peer);
+    }
+    CHECK(most == 64 && s->evicted > 600, "the one-off senders never filled the table (%d columns at most, %llu given "
+          "back)", most, (unsigned long long)s->evicted);
+    CHECK(f->nactive > 1000, "the unbounded table held %d columns only: the traffic is not what it should be",
+          f->nactive);
+    for (int b = 0; b < 4; b++)
+        CHECK(rmpi_chan_sel_kind(s, busy[b]) == RMPI_CHAN_DEDICATED, "busy peer %d is not dedicated", busy[b]);
+    CHECK(s->ndedicated == 4 && f->ndedicated == 4, "dedicated: %d bounded, %d unbounded; want the 4 of h", s->ndedicated,
+          f->ndedicated);
+    CHECK(wrong == 0, "the bounded and the unbounded table disagreed on %d peer-slots", wrong);
+    for (int b = 0; b < 5; b++) {
+        uint64_t n, bytes;
+        rmpi_chan_sel_sum(s, busy[b], 16, &n, &bytes);
+        CHECK(n > 0, "busy peer %d lost its column", busy[b]);
+    }
+    CHECK(s->to_dedicated >= 4 && s->to_dedicated == f->to_dedicated && s->to_shared == f->to_shared,
+          "switches: bounded %llu up %llu down, unbounded %llu up %llu down", (unsigned long long)s->to_dedicated,
+          (unsigned long long)s->to_shared, (unsigned long long)f->to_dedicated, (unsigned long long)f->to_shared);
+    rmpi_chan_sel_destroy(s), rmpi_chan_sel_destroy(f);
+}
+
+/* A column goes back once its source has been silent for every slot kept (at a run), not
+ * before, and a dedicated source keeps its column however quiet it is. */
+static void test_aging(void)
+{
+    rmpi_chan_params_t p = params(4);
+    p.h = 2, p.tau = 2, p.interval_ns = 20 * MS;
+    rmpi_chan_sel_t *s = rmpi_chan_sel_create(8, &p, 0);
+    if (!s) {
+        CHECK(0, "create");
+        return;
+    }
+    rmpi_chan_note_recv(s, 1, 8, 1 * MS);
+    rmpi_chan_sel_set(s, 2, RMPI_CHAN_DEDICATED);
+    rmpi_chan_note_recv(s, 2, 8, 1 * MS);
+    rmpi_chan_sel_tick(s, 20 * MS, NULL, NULL); /* slots 0-2 kept: peer 1 still heard */
+    CHECK(s->nactive == 2, "%d columns 20 ms after the receive, want 2", s->nactive);
+    rmpi_chan_sel_tick(s, 60 * MS, NULL, NULL); /* slots 3-6: nothing of slot 0 left */
+    CHECK(s->nactive == 1 && s->active[0] == 2 && s->evicted == 1,
+          "after 4 silent slots: %d columns (first %d), %llu given back; want only dedicated 2's", s->nactive,
+          s->active[0], (unsigned long long)s->evicted);
+    rmpi_chan_note_recv(s, 1, 8, 61 * MS);
+    expect_sum(s, 1, 4, 1, 8, "a source heard again after its column went back");
+    rmpi_chan_sel_destroy(s);
+}
+
 static void test_bad_params(void)
 {
     char why[200];
@@ -139,6 +239,12 @@ static void test_bad_params(void)
     p = good, p.c = 300, p.s = 0;
     CHECK(rmpi_chan_params_check(&p, why, sizeof why) && strstr(why, "credit"), "c without s: %s", why);
     CHECK(rmpi_chan_sel_create(4, &p, 0) == NULL, "a selector was made from bad parameters");
+    p = good, p.sources = 9; /* h 4: a full table keeps 5, of which 4 may be dedicated */
+    CHECK(rmpi_chan_params_check(&p, why, sizeof why) && strstr(why, "= 10"), "sources 9 with h 4: %s", why);
+    p = good, p.sources = -1;
+    CHECK(rmpi_chan_params_check(&p, why, sizeof why) && strstr(why, "sources"), "sources -1: %s", why);
+    p = good, p.sources = 10;
+    CHECK(rmpi_chan_params_check(&p, why, sizeof why) == 0, "sources 10 with h 4 refused: %s", why);
 }
 
 /* Table 2's sigma: 2048 up to 2^10 processes, 2048 / ((log2 n - 10) * 2) above; here never
@@ -156,12 +262,19 @@ static void test_defaults(void)
     for (size_t i = 0; i < sizeof h / sizeof *h; i++)
         CHECK(rmpi_chan_default_h(h[i][0], h[i][1]) == h[i][2], "h for %d processes, %d per node: %d, want %d", h[i][0],
               h[i][1], rmpi_chan_default_h(h[i][0], h[i][1]), h[i][2]);
+    /* columns: max(64, 8h), at most one per peer */
+    static const int c[][3] = {{3, 3, 3}, {31, 4, 31}, {1000, 4, 64}, {65535, 8, 64}, {65535, 17, 136}, {100, 17, 100}};
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++)
+        CHECK(rmpi_chan_default_sources(c[i][0], c[i][1]) == c[i][2], "columns for %d peers, h %d: %d, want %d",
+              c[i][0], c[i][1], rmpi_chan_default_sources(c[i][0], c[i][1]), c[i][2]);
 }
 
 int main(void)
 {
     test_sliding();
     test_bounded();
+    test_evict();
+    test_aging();
     test_fixed_and_bytes();
     test_bad_params();
     test_defaults();
