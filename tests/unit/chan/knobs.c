@@ -45,6 +45,10 @@ static void test_refused(void)
     BAD(CHAN_MAX_DEDICATED, -2, "RMPI_CHAN_MAX_DEDICATED=-2: expected -1 or a number of channels from 0 to 1000000.");
     BAD(CHAN_MAX_SETUP, 0, "RMPI_CHAN_MAX_SETUP=0: expected -1 or a number of channels from 1 to 1000000");
     BAD(CHAN_MAX_SETUP, -3, "RMPI_CHAN_MAX_SETUP=-3: expected");
+    BAD(CHAN_SOURCES, 0, "RMPI_CHAN_SOURCES=0: expected -1 or a number of peers from 2 to 1000000");
+    BAD(CHAN_SOURCES, -2, "RMPI_CHAN_SOURCES=-2: expected -1 or");
+    /* 8 ranks on one node: h 4, and a full table keeps half its columns */
+    BAD(CHAN_SOURCES, 9, "RMPI_CHAN_SOURCES=9: expected at least 2 x (RMPI_CHAN_MAX_DEDICATED + 1) = 10.");
 #undef BAD
     rmpi_knobs = saved;
 }
@@ -72,6 +76,11 @@ static void test_defaults(void)
     rmpi_knobs.CHAN_SLOTS = 100;
     rmpi_chan_params_from_knobs(&p, 32, 32, why, sizeof why);
     CHECK(p.tau == 2 && p.sigma == 100, "MAX_SETUP=2 SLOTS=100: tau %d sigma %d", p.tau, p.sigma);
+    CHECK(p.sources == 0, "columns %d by default, want 0 (rmpi_chan_default_sources)", p.sources);
+    rmpi_knobs.CHAN_SOURCES = 16;
+    rmpi_chan_params_from_knobs(&p, 32, 32, why, sizeof why);
+    CHECK(p.sources == 16, "SOURCES=16: %d", p.sources);
+    rmpi_knobs.CHAN_SOURCES = -1;
     rmpi_knobs.CHAN_MAX_DEDICATED = 0;
     rmpi_knobs.CHAN_MAX_SETUP = -1;
     CHECK(rmpi_chan_params_from_knobs(&p, 32, 32, why, sizeof why) == 0 && p.h == 0 && p.tau == 1,
