@@ -9,9 +9,11 @@
 #   statistics columns, at both sizes;
 # - the per-rank state is linear in N (64x from 2^10 to 2^16);
 # - on alltoall at 2^16 adaptive holds at most 2h rings (h in use, as many being given back)
-#   and stays within the bound of the shared buffers, 2h rings, 2h + 1 connections and a
-#   statistics column per peer heard from, at least 100x below dedicated, whose rings grow
-#   with the job (a ring per remote peer);
+#   and stays within the bound of the shared buffers, 2h rings, 2h + 1 connections and the
+#   statistics table's bounded columns (max(64, 8h), rmpi_chan_default_sources: a process
+#   hearing from every peer held a column per peer, 89 MB, before the bound), its statistics
+#   within those columns, at least 100x below dedicated, whose rings grow with the job (a
+#   ring per remote peer);
 # - per-node (xrc) connections never cost more than rc per peer plus the one connectionless
 #   endpoint, and shared holds no ring and only that endpoint.
 # Usage: scalesim_internode.sh BUILD_DIR SOURCE_DIR
@@ -45,6 +47,10 @@ def sigma(n):
     lg = math.ceil(math.log2(n))
     return min(2048 if n <= 1024 else 2048 // ((lg - 10) * 2), 16 * 20)
 
+def columns(n, h):
+    # rmpi_chan_default_sources: max(64, 8h), at most one per peer
+    return min(max(64, 8 * h), n - 1)
+
 for n in (1024, 65536):
     a = res["ofi-adaptive", "stencil3d", n]
     busy = 6
@@ -66,8 +72,12 @@ n = 65536
 a, d, s = (res[x, "alltoall", n] for x in ("ofi-adaptive", "ofi-dedicated", "ofi-shared"))
 h = a["h"]
 rmax = max(a["ofi_ring_bytes"], a["shm_ring_bytes"])
+cols = columns(n, h)
+table_hi = cols * (sigma(n) * 8 + 4)
 hi = (a["per_rank_bytes"] + a["shm_queue_bytes"] + a["rx_bytes"] + 2 * h * rmax + (2 * h + 1) * a["qp_bytes"]
-      + n * sigma(n) * 8 + 4096)
+      + table_hi + 4096)
+check(0 < a["table_bytes"] <= table_hi, f"alltoall {n}: adaptive statistics {a['table_bytes']:.0f} B outside "
+      f"(0, {table_hi}] ({cols} columns of {sigma(n)} slots)")
 check(a["dedicated_peak"] <= 2 * h, f"alltoall {n}: adaptive peak {a['dedicated_peak']} rings above 2h = {2 * h}")
 check(a["mem_per_proc_bytes"] <= hi, f"alltoall {n}: adaptive {a['mem_per_proc_bytes']:.0f} above {hi:.0f}")
 check(d["rings_ofi"] >= n - 16 and d["rings_bytes"] >= (n - 16) * d["ofi_ring_bytes"],
@@ -76,7 +86,8 @@ check(d["mem_per_proc_bytes"] > 50 * res["ofi-dedicated", "alltoall", 1024]["mem
       "alltoall: dedicated does not grow with the job")
 check(a["mem_per_proc_bytes"] * 100 < d["mem_per_proc_bytes"],
       f"alltoall {n}: adaptive {a['mem_per_proc_bytes']:.0f} not 100x below dedicated {d['mem_per_proc_bytes']:.0f}")
-print(f"alltoall N={n}: adaptive {a['mem_per_proc_bytes']:.0f} B (bound {hi:.0f}), dedicated "
+print(f"alltoall N={n}: adaptive {a['mem_per_proc_bytes']:.0f} B (bound {hi:.0f}, statistics "
+      f"{a['table_bytes']:.0f} of {table_hi}), dedicated "
       f"{d['mem_per_proc_bytes']:.0f}, shared {s['mem_per_proc_bytes']:.0f}")
 for (dz, p, n), r in res.items():
     if not dz.startswith("ofi-"):
