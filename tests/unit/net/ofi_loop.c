@@ -86,9 +86,11 @@ static void on_frame(rmpi_rail_t *rail, int src, const void *frame, size_t len)
 }
 
 static int expect_lost, nlost;
+static char lost_why[128]; /* the last reason reported (the provider keeps it only until then) */
 static void on_lost(rmpi_rail_t *rail, int p, const char *why)
 {
     CHECK(expect_lost, "peer %d lost: %s", p, why);
+    snprintf(lost_why, sizeof lost_why, "%s", why ? why : "(null)");
     nlost++;
 }
 
@@ -182,6 +184,7 @@ static void give_up_and_rejoin(rmpi_rail_t *rail, unsigned char *buf)
     }
     CHECK(nlost == lost + 1 && g.status == -ECONNRESET, "abandon: lost %d time(s), get status %d", nlost - lost,
           g.status);
+    CHECK(!strcmp(lost_why, "test: the detector gave up"), "abandon's reason arrived as '%s'", lost_why);
     CHECK(rmpi_ofi_ops.watch(rail, peer, &moved) == 0, "watch of a connection given up");
     unsigned char hdr[8] = {F_DATA};
     struct iovec iov = {hdr, sizeof hdr};
