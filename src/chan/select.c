@@ -138,25 +138,27 @@ int rmpi_chan_find_map(const rmpi_chan_src_t *src, int nsrc, const rmpi_chan_par
     double per_msg[2], total = 0, nmax = 0, x_cur = 0;
     for (int k = 0; k < 2; k++)
         per_msg[k] = cost[k].r - (cost[k].c > 0 ? cost[k].c / cost[k].s : 0);
-    int ncur = 0;
+    int ncur = 0, ncand = 0;
     for (int i = 0; i < nsrc; i++) {
         total += (double)src[i].n;
-        if ((double)src[i].n > nmax)
+        if (src[i].peer >= 0 && (double)src[i].n > nmax)
             nmax = (double)src[i].n;
     }
     for (int i = 0; i < nsrc; i++) {
+        if (src[i].peer < 0)
+            continue; /* receives of sources without a column: in the total only */
         int k = src[i].cls == 1;
         double keep = (double)src[i].n * per_msg[k] - nmax * cost[k].p / 2;
-        cand[i] = (cand_t){keep - (src[i].dedicated ? 0 : cost[k].rho), src[i].peer, i, src[i].dedicated};
+        cand[ncand++] = (cand_t){keep - (src[i].dedicated ? 0 : cost[k].rho), src[i].peer, i, src[i].dedicated};
         if (src[i].dedicated) {
             x_cur += keep;
             ncur++;
         }
     }
-    qsort(cand, (size_t)nsrc, sizeof *cand, cand_cmp);
+    qsort(cand, (size_t)ncand, sizeof *cand, cand_cmp);
     double x = 0, best = 0;
     int m = 0, fresh = 0, best_m = 0;
-    for (int i = 0; i < nsrc && m < p->h; i++) {
+    for (int i = 0; i < ncand && m < p->h; i++) {
         if (!cand[i].dedicated && fresh == p->tau)
             continue;
         x += cand[i].v;
@@ -387,6 +389,12 @@ static int window(const rmpi_chan_sel_t *s, uint64_t from, rmpi_chan_src_t *out)
         for (int peer = 0; peer < s->npeers; peer++)
             if (!s->fixed[peer] && !own_col(s, peer) && s->kind[peer] == RMPI_CHAN_DEDICATED)
                 out[n++] = (rmpi_chan_src_t){peer, 1, 0, s->cls[peer]};
+    /* the receives of sources without a column (spilled, or evicted with their counts), so
+     * that the gain per message is over every receive, as with a column per source */
+    uint64_t cnt, bytes;
+    sum_rows(s, s->spill, from, s->slot + 1, &cnt, &bytes);
+    if (cnt)
+        out[n++] = (rmpi_chan_src_t){-1, 0, cnt, 0};
     return n;
 }
 
@@ -453,6 +461,14 @@ static int run(rmpi_chan_sel_t *s, rmpi_chan_apply_fn apply, void *ctx)
     return done;
 }
 
+/* Saturating, as rmpi_chan_count_recv. */
+static void add_cell(rmpi_chan_cell_t *c, uint64_t n, uint64_t bytes)
+{
+    n += c->n, bytes += c->bytes;
+    c->n = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+    c->bytes = bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes;
+}
+
 typedef struct col_rank {
     uint64_t n;
     int peer, i;
@@ -496,7 +512,10 @@ static void evict(rmpi_chan_sel_t *s)
     int dropped = 0;
     for (int j = 0; j < nk; j++)
         if (rk[j].n == 0 || (s->full && j >= keep)) {
-            free(s->col[rk[j].peer]);
+            rmpi_chan_cell_t *c = s->col[rk[j].peer];
+            for (int row = 0; row < s->prm.sigma; row++) /* its counts stay in the windows' totals */
+                add_cell(&s->spill[row], c[row].n, c[row].bytes);
+            free(c);
             s->col[rk[j].peer] = NULL;
             s->active[rk[j].i] = -1;
             dropped++;
@@ -515,7 +534,6 @@ static void evict(rmpi_chan_sel_t *s)
         for (int peer = 0; peer < s->npeers; peer++)
             if (s->col[peer] == s->spill)
                 s->col[peer] = NULL;
-        memset(s->spill, 0, (size_t)s->prm.sigma * sizeof *s->spill);
         s->full = 0;
     }
 }

@@ -61,7 +61,9 @@ int rmpi_chan_default_sources(int npeers, int h);
 /* ---- FIND_MAP (Fig. 6) ---- */
 
 /* One source of a window: its receives, and whether it is dedicated now. Sources absent
- * from the list are shared and silent. */
+ * from the list are shared and silent. An entry with peer -1 stands for sources the
+ * statistics table has no column for: its receives count in the window's total (the gain
+ * per message), it is never dedicated and is not in the polling term's largest n. */
 typedef struct rmpi_chan_src {
     int peer;
     int dedicated;
@@ -114,7 +116,8 @@ typedef struct rmpi_chan_sel {
     int nactive, ndedicated;
     int maxcols;            /* most columns (prm.sources or its default) */
     rmpi_chan_cell_t *sink; /* the column of fixed peers: counted, never read */
-    rmpi_chan_cell_t *spill; /* the column of sources the full table has no room for: counted, never read */
+    rmpi_chan_cell_t *spill; /* the receives of sources without a column (no room, or evicted with their counts):
+                              * only their total per slot is read */
     int full;                /* a source found no column since the last eviction */
     uint64_t beta, eps;     /* the current mapping's window [beta, eps), in slots */
     int have_cur;

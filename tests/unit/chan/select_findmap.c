@@ -94,6 +94,23 @@ static void test_gamma(void)
     expect("n = 68, gamma 0", &one, 1, &p, NULL, 0, NULL, 0);
 }
 
+/* The receives of sources without a column (peer -1) count in the total only: one busy
+ * source of 200 (x = 200 * 145 - 10000 = 19000) beside 500 such receives gains
+ * 19000 / 700 = 27.1 per message and is dedicated; beside 800, 19000 / 1000 = 19 < gamma.
+ * The -1 entry is never dedicated and its n, though the largest, is not the polling term's
+ * max (else 800 * 10 / 2 would cost 4000 more). */
+static void test_spill(void)
+{
+    rmpi_chan_params_t p = table2(4, 4);
+    rmpi_chan_src_t src[] = {{-1, 0, 500, 0}, {7, 0, 200, 0}};
+    rmpi_chan_plan_t pl = expect("spill 500", src, 2, &p, (int[]){7}, 1, NULL, 0);
+    CHECK(close_to(pl.gain, 19000.0 / 700) && pl.ndedicated == 1, "spill 500: gain %.3f, %d dedicated", pl.gain,
+          pl.ndedicated);
+    src[0].n = 800;
+    pl = expect("spill 800", src, 2, &p, NULL, 0, NULL, 0);
+    CHECK(close_to(pl.gain, 19000.0 / 1000) && !pl.apply, "spill 800: gain %.3f apply %d", pl.gain, pl.apply);
+}
+
 /* The polling term weighs every dedicated channel by the busiest source's receives: next to
  * a source of 10000 receives, one of 100 costs 50000 of polling and brings 15000 - 10000. */
 static void test_polling(void)
@@ -251,6 +268,7 @@ int main(void)
     test_fig7();
     test_gamma();
     test_polling();
+    test_spill();
     test_caps();
     test_release();
     test_classes();
