@@ -97,6 +97,15 @@ int rmpi_chan_default_sources(int npeers, int h)
 
 /* ---- FIND_MAP ---- */
 
+/* The costs of a source of class cls (rmpi_chan_src_t.cls), and what one of its receives on
+ * a dedicated channel saves, credit messages paid (Appendix A.2). */
+static rmpi_chan_cost_t class_cost(const rmpi_chan_params_t *p, int cls)
+{
+    return cls == 1 ? p->net : (rmpi_chan_cost_t){p->r, p->p, p->c, p->s, p->rho};
+}
+
+static double msg_value(const rmpi_chan_cost_t *c) { return c->r - (c->c > 0 ? c->c / c->s : 0); }
+
 typedef struct cand {
     double v; /* what making it dedicated adds, its set-up paid */
     int peer, idx, dedicated;
@@ -134,10 +143,10 @@ int rmpi_chan_find_map(const rmpi_chan_src_t *src, int nsrc, const rmpi_chan_par
         free(cand), free(chosen), free(order);
         return -1;
     }
-    const rmpi_chan_cost_t cost[2] = {{p->r, p->p, p->c, p->s, p->rho}, p->net};
+    const rmpi_chan_cost_t cost[2] = {class_cost(p, 0), class_cost(p, 1)};
     double per_msg[2], total = 0, nmax = 0, x_cur = 0;
     for (int k = 0; k < 2; k++)
-        per_msg[k] = cost[k].r - (cost[k].c > 0 ? cost[k].c / cost[k].s : 0);
+        per_msg[k] = msg_value(&cost[k]);
     int ncur = 0, ncand = 0;
     for (int i = 0; i < nsrc; i++) {
         total += (double)src[i].n;
@@ -471,23 +480,26 @@ static void add_cell(rmpi_chan_cell_t *c, uint64_t n, uint64_t bytes)
 
 typedef struct col_rank {
     uint64_t n;
+    double v; /* FIND_MAP's value of dedicating it over the whole table (polling aside) */
     int peer, i;
 } col_rank_t;
 
-/* Busier first; ties keep the lower rank, as FIND_MAP's do. */
+/* Higher value first (the order in which FIND_MAP would take them); ties keep the lower
+ * rank, as FIND_MAP's do. */
 static int col_rank_cmp(const void *a, const void *b)
 {
     const col_rank_t *x = a, *y = b;
-    if (x->n != y->n)
-        return x->n > y->n ? -1 : 1;
+    if (x->v != y->v)
+        return x->v > y->v ? -1 : 1;
     return (x->peer > y->peer) - (x->peer < y->peer);
 }
 
 /* At the end of a window (after its run), the table ages: the columns of shared sources
  * that sent nothing in the sigma slots kept go back (sec. 4.2's table holds only what a
  * window can read). If a source found the table full since the last eviction, the shared
- * sources with the fewest receives in the table lose theirs too, until half the columns are
- * free: busy sources, those FIND_MAP would dedicate, keep their history; the spilled ones
+ * sources FIND_MAP values least over the table (fewest receives, weighed by their class's
+ * gain and set-up) lose theirs too, until half the columns are free: busy sources, those
+ * FIND_MAP would dedicate, keep their history; the spilled ones
  * get columns at their next receive and compete in the next window. Dedicated sources
  * always keep theirs (a release needs their counts). */
 static void evict(rmpi_chan_sel_t *s)
@@ -503,8 +515,10 @@ static void evict(rmpi_chan_sel_t *s)
             keep--;
             continue;
         }
-        rk[nk] = (col_rank_t){0, peer, i};
+        rk[nk] = (col_rank_t){0, 0, peer, i};
         sum_rows(s, s->col[peer], oldest(s), s->slot + 1, &rk[nk].n, &bytes);
+        rmpi_chan_cost_t c = class_cost(&s->prm, s->cls[peer]);
+        rk[nk].v = (double)rk[nk].n * msg_value(&c) - c.rho;
         nk++;
     }
     qsort(rk, (size_t)nk, sizeof *rk, col_rank_cmp);
