@@ -114,12 +114,12 @@ typedef struct rmpi_chan_sel {
     uint8_t *cls;         /* the peer's cost class (rmpi_chan_src_t.cls), 0 unless set */
     int *active;          /* peers with a column, in order of their first receive */
     int nactive, ndedicated;
-    int maxcols;            /* most columns (prm.sources or its default) */
-    rmpi_chan_cell_t *sink; /* the column of fixed peers: counted, never read */
+    int maxcols;             /* most columns (prm.sources or its default) */
+    rmpi_chan_cell_t *sink;  /* the column of fixed peers: counted, never read */
     rmpi_chan_cell_t *spill; /* the receives of sources without a column (no room, or evicted with their counts):
                               * only their total per slot is read */
     int full;                /* a source found no column since the last eviction */
-    uint64_t beta, eps;     /* the current mapping's window [beta, eps), in slots */
+    uint64_t beta, eps;      /* the current mapping's window [beta, eps), in slots */
     int have_cur;
     uint64_t next_run_ns, last_run_ns, total_at_run;
     rmpi_chan_src_t *srcs; /* scratch of the runs */

@@ -280,12 +280,11 @@ void rmpi_chan_lib_report(void *file, int rank)
     for (int r = 0; r < s->npeers; r++)
         if (!s->fixed[r] && s->kind[r] == RMPI_CHAN_DEDICATED)
             fprintf(f, " %d", r);
-    fprintf(
-        f,
-        "; the last mapping applied saved %.1f ns per message; statistics %zu bytes (%d slots of %llu ms, %d of "
-        "%d columns held, %llu given back)\n",
-        s->last_gain, rmpi_chan_sel_bytes(s), s->prm.sigma, (unsigned long long)(s->prm.slot_ns / MS), s->nactive,
-        s->maxcols, (unsigned long long)s->evicted);
+    fprintf(f,
+            "; the last mapping applied saved %.1f ns per message; statistics %zu bytes (%d slots of %llu ms, %d of "
+            "%d columns held, %llu given back)\n",
+            s->last_gain, rmpi_chan_sel_bytes(s), s->prm.sigma, (unsigned long long)(s->prm.slot_ns / MS), s->nactive,
+            s->maxcols, (unsigned long long)s->evicted);
 }
 
 static rmpi_chan_totals_t finalized;

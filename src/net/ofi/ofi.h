@@ -163,7 +163,7 @@ typedef struct rmpi_ofi_peer {
      * once the kernel took it, so only this tells a frame stuck in a socket buffer behind a
      * cut link from one delivered. t_ping: the last PING. */
     uint64_t sent, acked, t_ping;
-    char *why; /* why the connection was lost: allocated when it is, freed once reported */
+    char *why;               /* why the connection was lost: allocated when it is, freed once reported */
     uint32_t tx_seq, rx_seq; /* next frame sequence to send / to deliver */
     rmpi_ofi_park_t *parked; /* frames that completed early, by seq */
     rmpi_ofi_rdma_t *gets;   /* emulated gets waiting for data, in request order */

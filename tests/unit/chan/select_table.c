@@ -76,13 +76,11 @@ static void test_bounded(void)
         rmpi_chan_note_recv(s, (int)(t % 10) * 7, 64, t * MS);
     CHECK(s->nactive == 10, "%d columns for 10 sources", s->nactive);
     size_t busy = rmpi_chan_sel_bytes(s);
-    CHECK(busy == empty + 10 * col, "10 busy sources: %zu bytes, %zu empty, columns of %zu", busy,
-          empty, col);
+    CHECK(busy == empty + 10 * col, "10 busy sources: %zu bytes, %zu empty, columns of %zu", busy, empty, col);
     /* the most a table can hold: sigma rows of 8 bytes for each of the 1000 sources */
     for (int peer = 0; peer < 1000; peer++)
         rmpi_chan_note_recv(s, peer, 1, 60001 * MS);
-    CHECK(rmpi_chan_sel_bytes(s) <= empty + 1000 * col, "every source: %zu bytes",
-          rmpi_chan_sel_bytes(s));
+    CHECK(rmpi_chan_sel_bytes(s) <= empty + 1000 * col, "every source: %zu bytes", rmpi_chan_sel_bytes(s));
     /* out of range: not counted, no column */
     uint64_t before = s->total;
     rmpi_chan_note_recv(s, -1, 10, 60002 * MS);
@@ -174,14 +172,18 @@ static void compare_bounded(int busy_frames, int oneoff, int want)
         for (int peer = 0; peer < 4096; peer++)
             wrong += rmpi_chan_sel_kind(s, peer) != rmpi_chan_sel_kind(f, peer);
     }
-    CHECK(most == 64 && s->evicted > 600, "%d one-off senders: the table never filled (%d columns at most, %llu given "
-          "back)", oneoff, most, (unsigned long long)s->evicted);
+    CHECK(most == 64 && s->evicted > 600,
+          "%d one-off senders: the table never filled (%d columns at most, %llu given "
+          "back)",
+          oneoff, most, (unsigned long long)s->evicted);
     CHECK(f->nactive > 1000, "the unbounded table held %d columns only: the traffic is not what it should be",
           f->nactive);
     for (int b = 0; b < 4 && want; b++)
         CHECK(rmpi_chan_sel_kind(s, busy[b]) == RMPI_CHAN_DEDICATED, "busy peer %d is not dedicated", busy[b]);
-    CHECK(s->ndedicated == want && f->ndedicated == want, "%d one-off senders: dedicated %d bounded, %d unbounded; "
-          "want %d", oneoff, s->ndedicated, f->ndedicated, want);
+    CHECK(s->ndedicated == want && f->ndedicated == want,
+          "%d one-off senders: dedicated %d bounded, %d unbounded; "
+          "want %d",
+          oneoff, s->ndedicated, f->ndedicated, want);
     CHECK(wrong == 0, "%d one-off senders: the bounded and the unbounded table disagreed on %d peer-slots", oneoff,
           wrong);
     for (int b = 0; b < 5; b++) {
