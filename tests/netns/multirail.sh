@@ -76,11 +76,28 @@ rail_line() {
    -genv RMPI_STRIPE_POLICY "$stripe" -genv RMPI_SMALL_POLICY "$small" \
    -genv RMPI_RAIL_BW $net:rail0:1g,$net:rail1:250m -genv RMPI_REPORT 1 "${envs[@]}" "$prog" "${args[@]}" >"$log" 2>&1 &
 job=$!
+# The cuts count from the moment rail1 carries the job (a TCP connection on it is
+# established in nsA), not from the launch: at load 14-20 the launch took about 3 s, the
+# first cut came before the first connection on rail1, and libfabric's tcp;ofi_rxm never
+# connected that peer again (its first RDMA read failed with ENETUNREACH; rail1 stayed
+# down for the whole run, 1 run in 12 with three of these tests at once).
+rail1_used() {
+  local i
+  for i in $(seq 600); do
+    "$netlab" exec nsA ss -Htn state established 2>/dev/null | grep -q ' 10\.201\.1\.1:' &&
+      { echo "rail1 carries the job after $((i / 10)).$((i % 10)) s"; return 0; }
+    kill -0 $job 2>/dev/null || return 0
+    sleep 0.1
+  done
+  echo "rail1 carried nothing in 60 s"
+}
 if [ "$mode" = cut ]; then
+  rail1_used
   sleep 3
   "$netlab" exec nsA ip link set rail1 down; "$netlab" exec nsB ip link set rail1 down
   echo "cut rail1 at 3 s"
 elif [ "$mode" = cycles ]; then
+  rail1_used
   sleep 3
   for ns in nsA nsB nsA; do
     "$netlab" exec $ns ip link set rail1 down; echo "cut rail1 in $ns"; sleep 1.5
