@@ -13,6 +13,7 @@
 
 #include "../chan_switch.h"
 #include "../net.h"
+#include "ofi_link.h"
 #include "../shm/shm.h" /* the ring's cell layout, shared with the shm provider (docs/wire/shm.md) */
 
 /* Every frame starts with this header (docs/wire/ofi.md): the sender's rank, since an RDM
@@ -146,15 +147,16 @@ typedef struct rmpi_ofi_rdma {
 typedef struct rmpi_ofi_peer {
     int state; /* 0 not looked up, 1 reachable, -1 not reachable */
     fi_addr_t addr;
-    /* Failure and re-admission (the VC's watch/abandon/rejoin, README.md): down: the
-     * connection was given up (its queued posts failed, frames of it dropped from then
-     * on); report: on_peer_lost(why) is due at the next progress; up_due: on_peer_up;
-     * hello: the epoch a HELLO of ours proposes (0: none waiting), given up at hello_dl;
-     * epoch: the current connection's, try_epoch: the highest proposed; gen: grows at
-     * every loss, so the completions of ops issued before it move no counter. out: bytes
-     * issued and not completed; moved: bytes completed plus bytes received (watch). */
-    int down, report, up_due;
-    uint32_t epoch, try_epoch, hello, gen;
+    /* Failure and re-admission (the VC's watch/abandon/rejoin, README.md): ln: the
+     * connection epochs (ofi_link.h; ln.down: the connection was given up, its queued
+     * posts failed, frames of it dropped from then on; ln.hello, a HELLO of ours, is given
+     * up at hello_dl); report: on_peer_lost(why) is due at the next progress; up_due:
+     * on_peer_up; gen: grows at every loss, so the completions of ops issued before it
+     * move no counter. out: bytes issued and not completed; moved: bytes completed plus
+     * bytes received (watch). */
+    rmpi_ofi_link_t ln;
+    int report, up_due;
+    uint32_t gen;
     uint64_t hello_dl;
     size_t out;
     uint64_t moved;

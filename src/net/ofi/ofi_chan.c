@@ -406,7 +406,7 @@ static void force_switch(rmpi_ofi_rail_t *r)
 {
     int peer = rmpi_net_chsw_force_pick(&r->force, r->env.size, r->env.rank);
     rmpi_ofi_peer_t *p = peer >= 0 ? &r->peers[peer] : NULL;
-    if (p && p->state == 1 && !p->down && r->ring_ok)
+    if (p && p->state == 1 && !p->ln.down && r->ring_ok)
         chan_start(r, peer, !p->sw.kind);
 }
 
@@ -430,7 +430,7 @@ int rmpi_ofi_chan_progress(rmpi_ofi_rail_t *r)
 
 void rmpi_ofi_chan_first(rmpi_ofi_rail_t *r, int peer)
 {
-    if (r->policy == RMPI_CHANNELS_DEDICATED && r->ring_ok && !r->peers[peer].down)
+    if (r->policy == RMPI_CHANNELS_DEDICATED && r->ring_ok && !r->peers[peer].ln.down)
         chan_start(r, peer, DEDICATED);
 }
 
@@ -465,7 +465,7 @@ int rmpi_ofi_chan_switch(rmpi_rail_t *rail, int peer, int to)
         (to != SHARED && to != DEDICATED))
         return -1;
     rmpi_ofi_peer_t *p = &r->peers[peer];
-    if (p->state != 1 || p->down)
+    if (p->state != 1 || p->ln.down)
         return -1;
     return chan_start(r, peer, to);
 }

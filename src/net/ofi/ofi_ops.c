@@ -197,7 +197,7 @@ int rmpi_ofi_peer_addr(rmpi_ofi_rail_t *r, int peer, fi_addr_t *addr)
         peer_lookup(r, peer);
     if (r->peers[peer].state < 0)
         return -EHOSTUNREACH;
-    if (RMPI_UNLIKELY(r->peers[peer].down))
+    if (RMPI_UNLIKELY(r->peers[peer].ln.down))
         return -ECONNRESET; /* given up, not connected again yet (ofi_rejoin) */
     *addr = r->peers[peer].addr;
     return 0;
@@ -271,7 +271,7 @@ void rmpi_ofi_set_seq(char *data, const rmpi_ofi_peer_t *p)
     uint32_t w[2];
     memcpy(w, data, sizeof w);
     uint32_t src = le32toh(w[0]) & ~(RMPI_OFI_EPOCH_MASK << RMPI_OFI_EPOCH_SHIFT);
-    w[0] = htole32(src | (p->epoch & RMPI_OFI_EPOCH_MASK) << RMPI_OFI_EPOCH_SHIFT);
+    w[0] = htole32(src | (p->ln.epoch & RMPI_OFI_EPOCH_MASK) << RMPI_OFI_EPOCH_SHIFT);
     w[1] = htole32(p->tx_seq);
     memcpy(data, w, sizeof w);
 }
@@ -651,8 +651,7 @@ static void rx_deliver(rmpi_ofi_rail_t *r, const char *data, int src, size_t len
 }
 
 static void link_rx(rmpi_ofi_rail_t *r, int src, const char *body, size_t len);
-static void adopt(rmpi_ofi_rail_t *r, int peer, uint32_t epoch);
-static uint32_t proposed(const rmpi_ofi_peer_t *p, uint32_t bits);
+static int frame_epoch(rmpi_ofi_rail_t *r, int peer, uint32_t bits);
 
 void rmpi_ofi_rx_frame(rmpi_ofi_rail_t *r, const char *data, size_t len, int ch)
 {
@@ -679,17 +678,11 @@ void rmpi_ofi_rx_frame(rmpi_ofi_rail_t *r, const char *data, size_t len, int ch)
         return;
     }
     uint32_t epoch = word >> RMPI_OFI_EPOCH_SHIFT & RMPI_OFI_EPOCH_MASK;
-    if (RMPI_UNLIKELY(p->down || epoch != (p->epoch & RMPI_OFI_EPOCH_MASK))) {
-        /* The peer's first frame in the epoch our HELLO proposed: it took the HELLO (its
-         * answer may complete after this frame: completions come in any order). */
-        uint32_t took = p->down ? proposed(p, epoch) : 0;
-        if (took) {
-            adopt(r, (int)h.src, took);
-        } else {
-            /* a frame of a connection given up (still in the queue, or parked) */
-            r->stat_stale++;
-            return;
-        }
+    if (RMPI_UNLIKELY(p->ln.down || p->ln.unconfirmed || epoch != (p->ln.epoch & RMPI_OFI_EPOCH_MASK)) &&
+        frame_epoch(r, (int)h.src, epoch) == RMPI_OFI_LINK_STALE) {
+        /* a frame of a connection given up (still in the queue, or parked) */
+        r->stat_stale++;
+        return;
     }
     p->moved += len;
     r->st.rx_bytes[ch] += len - sizeof h;
@@ -830,7 +823,7 @@ static void on_entry(rmpi_ofi_rail_t *r, const struct fi_cq_data_entry *e)
 
 /* ---- failure and re-admission (the VC's watch, abandon, rejoin) ---- */
 
-enum { LINK_HELLO = 1, LINK_ACK = 2, LINK_PING = 3, LINK_PONG = 4 };
+enum { LINK_HELLO = 1, LINK_ACK = 2, LINK_PING = 3, LINK_PONG = 4, LINK_UP = 6 };
 /* A PING at most this often per (rail, peer) while frames wait for an answer. */
 #define PING_NS 20000000ull
 
@@ -889,17 +882,14 @@ static void peer_down(rmpi_ofi_rail_t *r, int peer, const char *why)
         p->report = 1;
         r->lost_due++;
     }
-    if (!p->down) {
-        p->down = 1;
+    if (p->ln.hello)
+        r->hellos--;
+    if (rmpi_ofi_link_lost(&p->ln)) {
         p->gen++;
         p->out = 0;
         p->acked = p->sent;
         rmpi_log(1, "ofi: rank %d gave up its connection to rank %d on %s (epoch %u): %s", r->env.rank, peer,
-                 r->pub.hints.name, p->epoch, why);
-    }
-    if (p->hello) {
-        p->hello = 0;
-        r->hellos--;
+                 r->pub.hints.name, p->ln.epoch, why);
     }
     rmpi_ofi_ctx_t **pp = &r->pend;
     r->pend_tail = &r->pend;
@@ -942,35 +932,47 @@ static void peer_down(rmpi_ofi_rail_t *r, int peer, const char *why)
     rmpi_ofi_chan_down(r, peer);
 }
 
-/* A connection in epoch: numbering starts again, on_peer_up at the end of progress. */
-static void adopt(rmpi_ofi_rail_t *r, int peer, uint32_t epoch)
+/* Epoch ln.epoch is up (ofi_link.h: both ends heard each other in it): on_peer_up at the end
+ * of progress; the lower rank tells the higher one with UP, which it waits for. */
+static void connected(rmpi_ofi_rail_t *r, int peer)
 {
     rmpi_ofi_peer_t *p = &r->peers[peer];
-    if (p->hello) {
-        p->hello = 0;
-        r->hellos--;
-    }
-    p->epoch = epoch;
-    if (p->try_epoch < epoch)
-        p->try_epoch = epoch;
-    p->tx_seq = p->rx_seq = 0;
-    p->down = 0;
-    p->out = 0;
-    p->acked = p->sent;
+    if (r->env.rank < peer)
+        link_send(r, peer, LINK_UP, p->ln.epoch, 0);
     if (!p->up_due) {
         p->up_due = 1;
         r->up_due++;
     }
 }
 
-/* The epoch of ours, proposed since the current one, whose low bits are these (the peer
- * took that HELLO: its frames carry it), or 0. */
-static uint32_t proposed(const rmpi_ofi_peer_t *p, uint32_t bits)
+/* A connection adopted (ln.epoch; hello: the HELLO we had out before): numbering starts
+ * again; up: both ends heard each other in it. */
+static void adopted(rmpi_ofi_rail_t *r, int peer, uint32_t hello, int up)
 {
-    for (uint32_t e = p->try_epoch; e > p->epoch; e--)
-        if ((e & RMPI_OFI_EPOCH_MASK) == bits)
-            return e;
-    return 0;
+    rmpi_ofi_peer_t *p = &r->peers[peer];
+    if (hello)
+        r->hellos--;
+    p->tx_seq = p->rx_seq = 0;
+    p->out = 0;
+    p->acked = p->sent;
+    if (up)
+        connected(r, peer);
+}
+
+/* A frame of peer's whose epoch bits are not simply the current connection's: the first
+ * one in the epoch our HELLO proposed (the peer took the HELLO; its answer may complete
+ * after this frame: completions come in any order), the first one in our unconfirmed
+ * epoch, or a stale one (RMPI_OFI_LINK_STALE). */
+static int frame_epoch(rmpi_ofi_rail_t *r, int peer, uint32_t bits)
+{
+    rmpi_ofi_peer_t *p = &r->peers[peer];
+    uint32_t hello = p->ln.hello;
+    int k = rmpi_ofi_link_frame(&p->ln, bits, RMPI_OFI_EPOCH_MASK);
+    if (k == RMPI_OFI_LINK_ADOPTED)
+        adopted(r, peer, hello, 1);
+    else if (k == RMPI_OFI_LINK_CONFIRMED)
+        connected(r, peer);
+    return k;
 }
 
 static void link_rx(rmpi_ofi_rail_t *r, int src, const char *body, size_t len)
@@ -990,7 +992,7 @@ static void link_rx(rmpi_ofi_rail_t *r, int src, const char *body, size_t len)
     /* Anything from the peer on this rail shows the rail is not cut; under a flow that
      * fills it one way, our PINGs wait behind that flow's data while the peer's come the
      * other way at once (an iperf3 flow on a rail failed it when only PONGs counted). */
-    if (!p->down)
+    if (!p->ln.down)
         p->moved += len;
     if (kind == LINK_PING) {
         /* A PONG says the frames before the PING arrived; on a connection given up here
@@ -1000,7 +1002,7 @@ static void link_rx(rmpi_ofi_rail_t *r, int src, const char *body, size_t len)
          * (netns/multirail/adaptive-binding-cycles-ofi, 1 run in 6 at load 16, read from
          * the ranks' warnings). Unanswered, the detector fails that epoch and the next
          * HELLO follows it. */
-        if (!p->down)
+        if (!p->ln.down)
             link_send(r, src, LINK_PONG, epoch, 0);
         return;
     }
@@ -1011,16 +1013,21 @@ static void link_rx(rmpi_ofi_rail_t *r, int src, const char *body, size_t len)
     if (kind == LINK_PONG) {
         /* every frame sent before the PING (its sent count, low 32 bits) has arrived */
         uint64_t had = p->sent - (uint32_t)((uint32_t)p->sent - epoch);
-        if (!p->down && had > p->acked && had <= p->sent) {
+        if (!p->ln.down && had > p->acked && had <= p->sent) {
             p->moved += had - p->acked;
             p->acked = had;
         }
         return;
     }
     if (kind == LINK_ACK) {
-        /* an answer to any try since the current epoch (the others are never answered) */
-        if (p->down && epoch > p->epoch && epoch <= p->try_epoch)
-            adopt(r, src, epoch);
+        uint32_t hello = p->ln.hello;
+        if (rmpi_ofi_link_ack(&p->ln, epoch))
+            adopted(r, src, hello, 1);
+        return;
+    }
+    if (kind == LINK_UP) {
+        if (rmpi_ofi_link_up(&p->ln, epoch))
+            connected(r, src);
         return;
     }
     if (kind != LINK_HELLO) {
@@ -1029,15 +1036,15 @@ static void link_rx(rmpi_ofi_rail_t *r, int src, const char *body, size_t len)
     }
     /* A try made from another epoch than ours is an older one, overtaken (the lower rank
      * adopts the first try answered, and its later ones still name the epoch before). */
-    if (prev != p->epoch || epoch <= p->epoch)
+    if (!rmpi_ofi_link_hello(&p->ln, epoch, prev))
         return;
-    if (!p->down) {
+    if (!p->ln.down) {
         char why[160];
         snprintf(why, sizeof why, "rank %d connected again (epoch %u) in place of this connection (epoch %u)", src,
-                 epoch, p->epoch);
+                 epoch, p->ln.epoch);
         peer_down(r, src, why);
     }
-    adopt(r, src, epoch);
+    adopted(r, src, 0, rmpi_ofi_link_take(&p->ln, epoch)); /* up when the lower rank says so */
     link_send(r, src, LINK_ACK, epoch, prev);
 }
 
@@ -1057,7 +1064,7 @@ static size_t ofi_watch(rmpi_rail_t *rail, int peer, uint64_t *moved)
         return 0;
     rmpi_ofi_peer_t *p = &r->peers[peer];
     *moved = p->moved;
-    if (p->down)
+    if (p->ln.down)
         return 0;
     /* Frames not yet answered for wait too; a PING asks for the answer, and tells the peer
      * this rail still carries our words while we wait for anything (the detector looks every
@@ -1079,7 +1086,7 @@ static size_t ofi_watch(rmpi_rail_t *rail, int peer, uint64_t *moved)
 static size_t ofi_backlog(rmpi_rail_t *rail, int peer)
 {
     rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
-    if (peer < 0 || peer >= r->env.size || peer == r->env.rank || r->peers[peer].state != 1 || r->peers[peer].down)
+    if (peer < 0 || peer >= r->env.size || peer == r->env.rank || r->peers[peer].state != 1 || r->peers[peer].ln.down)
         return 0;
     return (size_t)(r->peers[peer].sent - r->peers[peer].acked);
 }
@@ -1101,15 +1108,14 @@ static int ofi_rejoin(rmpi_rail_t *rail, int peer, uint64_t timeout_ns)
     if (peer < 0 || peer >= r->env.size || peer == r->env.rank || r->closing)
         return -1;
     rmpi_ofi_peer_t *p = &r->peers[peer];
-    if (p->state != 1 || !p->down || p->report || p->hello)
+    if (p->state != 1 || !p->ln.down || p->report || p->ln.hello)
         return -1;
     if (r->env.rank > peer)
         return 0;
-    p->try_epoch = (p->try_epoch > p->epoch ? p->try_epoch : p->epoch) + 1;
-    p->hello = p->try_epoch;
+    rmpi_ofi_link_propose(&p->ln);
     p->hello_dl = rmpi_time_ns() + timeout_ns;
     r->hellos++;
-    link_send(r, peer, LINK_HELLO, p->hello, p->epoch);
+    link_send(r, peer, LINK_HELLO, p->ln.hello, p->ln.epoch);
     return 0;
 }
 
@@ -1119,10 +1125,10 @@ static void hellos_expire(rmpi_ofi_rail_t *r)
     uint64_t now = rmpi_time_ns();
     for (int i = 0; i < r->env.size && r->hellos; i++) {
         rmpi_ofi_peer_t *p = &r->peers[i];
-        if (!p->hello || now < p->hello_dl)
+        if (!p->ln.hello || now < p->hello_dl)
             continue;
         char why[160];
-        snprintf(why, sizeof why, "no answer to a new connection (epoch %u) on %s", p->hello, r->pub.hints.name);
+        snprintf(why, sizeof why, "no answer to a new connection (epoch %u) on %s", p->ln.hello, r->pub.hints.name);
         peer_down(r, i, why);
     }
 }
@@ -1149,9 +1155,9 @@ static void report(rmpi_ofi_rail_t *r, int up)
         if (r->closing)
             continue;
         rmpi_log(1, "ofi: rank %d connected to rank %d again on %s (epoch %u)", r->env.rank, i, r->pub.hints.name,
-                 p->epoch);
+                 p->ln.epoch);
         if (r->env.on_peer_up)
-            r->env.on_peer_up(&r->pub, i, p->epoch);
+            r->env.on_peer_up(&r->pub, i, p->ln.epoch);
     }
 }
 
