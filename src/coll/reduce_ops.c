@@ -339,10 +339,11 @@ static const kernel_row_t wide[] = {
 #undef KATTR
 #endif
 
-#define NKIND ((int)RMPI_ARRAY_LEN(portable))
-
-/* The kernels in use, per kind and op (NULL: not defined), filled once. */
-static kernel_row_t live[NKIND];
+/* The kernels in use, by type_row value (row + 1; 0: no operation takes the type) and
+ * op_code value (code + 1; 0: not a predefined op), NULL where the standard defines none
+ * and for REPLACE / NO_OP; filled once, so a look-up is two byte loads and one index. */
+#define NROW (RMPI_ARRAY_LEN(type_table) + 1)
+static rmpi_coll_kernel_t live[NROW][RMPI_OP_NPREDEF + 1];
 /* Operation handle - MPI_OP_NULL (include/mpi.h: predefined ops are 0x21..0x3d) -> code + 1. */
 static uint8_t op_code[64];
 static _Atomic int tables_ready;
@@ -360,20 +361,28 @@ static int wide_available(void)
 
 static void fill_live(int use_wide)
 {
-    memcpy(live, portable, sizeof live);
-#ifdef RMPI_OP_AVX2
-    if (use_wide)
-        for (size_t k = 0; k < RMPI_ARRAY_LEN(wide); k++)
-            for (int c = 0; c < RMPI_OP_NPREDEF; c++)
-                if (wide[k][c])
-                    live[k][c] = wide[k][c];
-#else
+#ifndef RMPI_OP_AVX2
     (void)use_wide;
 #endif
+    for (size_t row = 0; row < RMPI_ARRAY_LEN(type_table); row++) {
+        int kind = type_table[row].kind;
+        for (int c = 0; c < RMPI_OP_NPREDEF; c++) {
+            rmpi_coll_kernel_t fn = NULL;
+            if (c != RMPI_OP_REPLACE && c != RMPI_OP_NO_OP && (type_table[row].groups & op_groups[c])) {
+                fn = portable[kind][c];
+#ifdef RMPI_OP_AVX2
+                if (use_wide && kind < (int)RMPI_ARRAY_LEN(wide) && wide[kind][c])
+                    fn = wide[kind][c];
+#endif
+            }
+            live[row + 1][c + 1] = fn;
+        }
+    }
 }
 
 static void tables_init(void)
 {
+    _Static_assert(NROW <= 256, "type_row holds row + 1 in a byte");
     for (size_t i = 0; i < RMPI_ARRAY_LEN(type_table); i++)
         type_row[((uintptr_t)type_table[i].h - 0x200u) & 0xff] = (uint8_t)(i + 1);
     static const MPI_Op ops[RMPI_OP_NPREDEF] = {
@@ -423,18 +432,28 @@ int rmpi_op_kernel_defined(int code, MPI_Datatype basic)
 
 rmpi_coll_kernel_t rmpi_op_kernel_fn(int code, MPI_Datatype basic)
 {
-    if (code < 0 || code >= RMPI_OP_NPREDEF)
+    uintptr_t t = (uintptr_t)basic - 0x200u;
+    if (code < 0 || code >= RMPI_OP_NPREDEF || t >= 256)
         return NULL;
     tables();
-    int row = type_lookup(basic);
-    if (row < 0 || !(type_table[row].groups & op_groups[code]))
-        return NULL;
-    return live[type_table[row].kind][code];
+    return live[type_row[t]][code + 1];
+}
+
+/* The first look-up fills the tables; out of line, so the others need no stack frame. */
+static __attribute__((noinline, cold)) rmpi_coll_kernel_t first_kernel(MPI_Op op, MPI_Datatype basic)
+{
+    tables();
+    return rmpi_coll_op_kernel(op, basic);
 }
 
 rmpi_coll_kernel_t rmpi_coll_op_kernel(MPI_Op op, MPI_Datatype basic)
 {
-    return rmpi_op_kernel_fn(rmpi_op_predef_code(op), basic);
+    uintptr_t o = (uintptr_t)op - (uintptr_t)MPI_OP_NULL, t = (uintptr_t)basic - 0x200u;
+    if (o >= 64 || t >= 256)
+        return NULL;
+    if (RMPI_UNLIKELY(!atomic_load_explicit(&tables_ready, memory_order_acquire)))
+        return first_kernel(op, basic);
+    return live[type_row[t]][op_code[o]];
 }
 
 int rmpi_op_kernels_wide(int on)
