@@ -177,69 +177,72 @@ UA(f128_t)
 #define KNAME(kn, opn) KNAME_(kn, opn, KSFX)
 #define KNAME_(kn, opn, sfx) KNAME__(kn, opn, sfx)
 #define KNAME__(kn, opn, sfx) kn##_##opn##sfx
-#define KERN(kn, opn, T, expr)                                                 \
-    static KATTR void KNAME(kn, opn)(const void *in, void *inout, size_t n)   \
-    {                                                                          \
-        const T##_ua *restrict pa = in;                                        \
-        T##_ua *restrict po = inout;                                           \
-        for (size_t i = 0; i < n; i++) {                                       \
-            T a = pa[i], o = po[i];                                            \
-            po[i] = (expr);                                                    \
-        }                                                                      \
+#define KERN(kn, opn, T, expr)                                              \
+    static KATTR void KNAME(kn, opn)(const void *in, void *inout, size_t n) \
+    {                                                                       \
+        const T##_ua *restrict pa = in;                                     \
+        T##_ua *restrict po = inout;                                        \
+        for (size_t i = 0; i < n; i++) {                                    \
+            T a = pa[i], o = po[i];                                         \
+            po[i] = (expr);                                                 \
+        }                                                                   \
     }
 /* Arithmetic in UT (the unsigned type) so signed overflow wraps instead of being UB. The
  * product goes through 1u: two uint8_t or uint16_t promote to int, whose product can
  * overflow (UB); with 1u it is computed in unsigned int. */
-#define INT_KERNS(kn, T, UT)                             \
-    KERN(kn, sum, T, (T)((UT)a + (UT)o))                 \
-    KERN(kn, prod, T, (T)((UT)a * 1u * (UT)o))           \
-    KERN(kn, max, T, a > o ? a : o)                      \
-    KERN(kn, min, T, a < o ? a : o)                      \
-    KERN(kn, land, T, (T)((a != 0) & (o != 0)))          \
-    KERN(kn, lor, T, (T)((a != 0) | (o != 0)))           \
-    KERN(kn, lxor, T, (T)((a != 0) ^ (o != 0)))          \
-    KERN(kn, band, T, (T)(a & o))                        \
-    KERN(kn, bor, T, (T)(a | o))                         \
+#define INT_KERNS(kn, T, UT)                    \
+    KERN(kn, sum, T, (T)((UT)a + (UT)o))        \
+    KERN(kn, prod, T, (T)((UT)a * 1u * (UT)o))  \
+    KERN(kn, max, T, a > o ? a : o)             \
+    KERN(kn, min, T, a < o ? a : o)             \
+    KERN(kn, land, T, (T)((a != 0) & (o != 0))) \
+    KERN(kn, lor, T, (T)((a != 0) | (o != 0)))  \
+    KERN(kn, lxor, T, (T)((a != 0) ^ (o != 0))) \
+    KERN(kn, band, T, (T)(a & o))               \
+    KERN(kn, bor, T, (T)(a | o))                \
     KERN(kn, bxor, T, (T)(a ^ o))
-#define FLT_KERNS(kn, T)                  \
-    KERN(kn, sum, T, a + o)               \
-    KERN(kn, prod, T, a * o)              \
-    KERN(kn, max, T, a > o ? a : o)       \
+#define FLT_KERNS(kn, T)            \
+    KERN(kn, sum, T, a + o)         \
+    KERN(kn, prod, T, a *o)         \
+    KERN(kn, max, T, a > o ? a : o) \
     KERN(kn, min, T, a < o ? a : o)
 /* Complex numbers as (re, im) pairs of T, so the Fortran half and quad kinds work too:
  * the sum is the real kernel on 2n parts. */
-#define CPLX_KERNS(kn, T)                                                       \
-    static KATTR void KNAME(kn, sum)(const void *in, void *inout, size_t n)    \
-    {                                                                           \
-        const T##_ua *restrict a = in;                                          \
-        T##_ua *restrict o = inout;                                             \
-        for (size_t i = 0; i < 2 * n; i++)                                      \
-            o[i] = a[i] + o[i];                                                 \
-    }                                                                           \
-    static KATTR void KNAME(kn, prod)(const void *in, void *inout, size_t n)   \
-    {                                                                           \
-        const T##_ua *restrict a = in;                                          \
-        T##_ua *restrict o = inout;                                             \
-        for (size_t i = 0; i < 2 * n; i += 2) {                                 \
-            T ar = a[i], ai = a[i + 1], br = o[i], bi = o[i + 1];               \
-            o[i] = ar * br - ai * bi;                                           \
-            o[i + 1] = ar * bi + ai * br;                                       \
-        }                                                                       \
+#define CPLX_KERNS(kn, T)                                                    \
+    static KATTR void KNAME(kn, sum)(const void *in, void *inout, size_t n)  \
+    {                                                                        \
+        const T##_ua *restrict a = in;                                       \
+        T##_ua *restrict o = inout;                                          \
+        for (size_t i = 0; i < 2 * n; i++)                                   \
+            o[i] = a[i] + o[i];                                              \
+    }                                                                        \
+    static KATTR void KNAME(kn, prod)(const void *in, void *inout, size_t n) \
+    {                                                                        \
+        const T##_ua *restrict a = in;                                       \
+        T##_ua *restrict o = inout;                                          \
+        for (size_t i = 0; i < 2 * n; i += 2) {                              \
+            T ar = a[i], ai = a[i + 1], br = o[i], bi = o[i + 1];            \
+            o[i] = ar * br - ai * bi;                                        \
+            o[i + 1] = ar * bi + ai * br;                                    \
+        }                                                                    \
     }
 
-#define INT_ROW(kn)                                                                                     \
-    {                                                                                                   \
-        [RMPI_OP_SUM] = KNAME(kn, sum), [RMPI_OP_PROD] = KNAME(kn, prod), [RMPI_OP_MAX] = KNAME(kn, max), \
-        [RMPI_OP_MIN] = KNAME(kn, min), [RMPI_OP_LAND] = KNAME(kn, land), [RMPI_OP_LOR] = KNAME(kn, lor), \
-        [RMPI_OP_LXOR] = KNAME(kn, lxor), [RMPI_OP_BAND] = KNAME(kn, band),                              \
-        [RMPI_OP_BOR] = KNAME(kn, bor), [RMPI_OP_BXOR] = KNAME(kn, bxor),                                \
+#define INT_ROW(kn)                                                                                         \
+    {                                                                                                       \
+        [RMPI_OP_SUM] = KNAME(kn, sum), [RMPI_OP_PROD] = KNAME(kn, prod), [RMPI_OP_MAX] = KNAME(kn, max),   \
+        [RMPI_OP_MIN] = KNAME(kn, min), [RMPI_OP_LAND] = KNAME(kn, land), [RMPI_OP_LOR] = KNAME(kn, lor),   \
+        [RMPI_OP_LXOR] = KNAME(kn, lxor), [RMPI_OP_BAND] = KNAME(kn, band), [RMPI_OP_BOR] = KNAME(kn, bor), \
+        [RMPI_OP_BXOR] = KNAME(kn, bxor),                                                                   \
     }
-#define FLT_ROW(kn)                                                                                     \
-    {                                                                                                   \
+#define FLT_ROW(kn)                                                                                       \
+    {                                                                                                     \
         [RMPI_OP_SUM] = KNAME(kn, sum), [RMPI_OP_PROD] = KNAME(kn, prod), [RMPI_OP_MAX] = KNAME(kn, max), \
-        [RMPI_OP_MIN] = KNAME(kn, min),                                                                 \
+        [RMPI_OP_MIN] = KNAME(kn, min),                                                                   \
     }
-#define CPLX_ROW(kn) {[RMPI_OP_SUM] = KNAME(kn, sum), [RMPI_OP_PROD] = KNAME(kn, prod)}
+#define CPLX_ROW(kn)                                                     \
+    {                                                                    \
+        [RMPI_OP_SUM] = KNAME(kn, sum), [RMPI_OP_PROD] = KNAME(kn, prod) \
+    }
 
 typedef rmpi_coll_kernel_t kernel_row_t[RMPI_OP_NPREDEF];
 
@@ -247,50 +250,60 @@ typedef rmpi_coll_kernel_t kernel_row_t[RMPI_OP_NPREDEF];
  * elsewhere). */
 #define KSFX
 #define KATTR
-INT_KERNS(k_i8, int8_t, uint8_t)
-INT_KERNS(k_u8, uint8_t, uint8_t)
-INT_KERNS(k_i16, int16_t, uint16_t)
-INT_KERNS(k_u16, uint16_t, uint16_t)
-INT_KERNS(k_i32, int32_t, uint32_t)
-INT_KERNS(k_u32, uint32_t, uint32_t)
-INT_KERNS(k_i64, int64_t, uint64_t)
-INT_KERNS(k_u64, uint64_t, uint64_t)
+/* The kinds whose loops the compiler vectorises, built in both variants. */
+#define VECTOR_KERNS                     \
+    INT_KERNS(k_i8, int8_t, uint8_t)     \
+    INT_KERNS(k_u8, uint8_t, uint8_t)    \
+    INT_KERNS(k_i16, int16_t, uint16_t)  \
+    INT_KERNS(k_u16, uint16_t, uint16_t) \
+    INT_KERNS(k_i32, int32_t, uint32_t)  \
+    INT_KERNS(k_u32, uint32_t, uint32_t) \
+    INT_KERNS(k_i64, int64_t, uint64_t)  \
+    INT_KERNS(k_u64, uint64_t, uint64_t) \
+    FLT_KERNS(k_f32, float)              \
+    FLT_KERNS(k_f64, double)             \
+    CPLX_KERNS(k_c32, float)             \
+    CPLX_KERNS(k_c64, double)
+#define VECTOR_ROWS                                                                                         \
+    [K_I8] = INT_ROW(k_i8), [K_U8] = INT_ROW(k_u8), [K_I16] = INT_ROW(k_i16), [K_U16] = INT_ROW(k_u16),     \
+    [K_I32] = INT_ROW(k_i32), [K_U32] = INT_ROW(k_u32), [K_I64] = INT_ROW(k_i64), [K_U64] = INT_ROW(k_u64), \
+    [K_F32] = FLT_ROW(k_f32), [K_F64] = FLT_ROW(k_f64), [K_C32] = CPLX_ROW(k_c32), [K_C64] = CPLX_ROW(k_c64)
+VECTOR_KERNS
 INT_KERNS(k_i128, i128_t, u128_t)
 INT_KERNS(k_u128, u128_t, u128_t)
 FLT_KERNS(k_f16, f16_t)
-FLT_KERNS(k_f32, float)
-FLT_KERNS(k_f64, double)
 FLT_KERNS(k_fld, fld_t)
 FLT_KERNS(k_f128, f128_t)
 CPLX_KERNS(k_c16, f16_t)
-CPLX_KERNS(k_c32, float)
-CPLX_KERNS(k_c64, double)
 CPLX_KERNS(k_cld, fld_t)
 CPLX_KERNS(k_c128, f128_t)
 
 /* Value/index pairs, packed (no padding), so members are copied, not dereferenced. Ties
  * keep the smaller index (MPI-4.1 6.9.4). */
-#define PAIR_KERN(kn, opn, V, I, WINS)                                    \
-    static void kn##_##opn(const void *in, void *inout, size_t n)         \
-    {                                                                     \
-        const char *pa = in;                                              \
-        char *po = inout;                                                 \
-        const size_t sz = sizeof(V) + sizeof(I);                          \
-        for (size_t k = 0; k < n; k++, pa += sz, po += sz) {              \
-            V a, o;                                                       \
-            I ai, oi;                                                     \
-            memcpy(&a, pa, sizeof(V));                                    \
-            memcpy(&o, po, sizeof(V));                                    \
-            memcpy(&ai, pa + sizeof(V), sizeof(I));                       \
-            memcpy(&oi, po + sizeof(V), sizeof(I));                       \
-            if (WINS)                                                     \
-                memcpy(po, pa, sz);                                       \
-            else if (a == o && ai < oi)                                   \
-                memcpy(po + sizeof(V), &ai, sizeof(I));                   \
-        }                                                                 \
+#define PAIR_KERN(kn, opn, V, I, WINS)                            \
+    static void kn##_##opn(const void *in, void *inout, size_t n) \
+    {                                                             \
+        const char *pa = in;                                      \
+        char *po = inout;                                         \
+        const size_t sz = sizeof(V) + sizeof(I);                  \
+        for (size_t k = 0; k < n; k++, pa += sz, po += sz) {      \
+            V a, o;                                               \
+            I ai, oi;                                             \
+            memcpy(&a, pa, sizeof(V));                            \
+            memcpy(&o, po, sizeof(V));                            \
+            memcpy(&ai, pa + sizeof(V), sizeof(I));               \
+            memcpy(&oi, po + sizeof(V), sizeof(I));               \
+            if (WINS)                                             \
+                memcpy(po, pa, sz);                               \
+            else if (a == o && ai < oi)                           \
+                memcpy(po + sizeof(V), &ai, sizeof(I));           \
+        }                                                         \
     }
 #define PAIR_KERNS(kn, V, I) PAIR_KERN(kn, maxloc, V, I, a > o) PAIR_KERN(kn, minloc, V, I, a < o)
-#define PAIR_ROW(kn) {[RMPI_OP_MAXLOC] = kn##_maxloc, [RMPI_OP_MINLOC] = kn##_minloc}
+#define PAIR_ROW(kn)                                                   \
+    {                                                                  \
+        [RMPI_OP_MAXLOC] = kn##_maxloc, [RMPI_OP_MINLOC] = kn##_minloc \
+    }
 PAIR_KERNS(k_fi, float, int)
 PAIR_KERNS(k_di, double, int)
 PAIR_KERNS(k_li, long, int)
@@ -301,40 +314,35 @@ PAIR_KERNS(k_ff, float, float)
 PAIR_KERNS(k_dd, double, double)
 
 static const kernel_row_t portable[] = {
-    [K_I8] = INT_ROW(k_i8),     [K_U8] = INT_ROW(k_u8),       [K_I16] = INT_ROW(k_i16),    [K_U16] = INT_ROW(k_u16),
-    [K_I32] = INT_ROW(k_i32),   [K_U32] = INT_ROW(k_u32),     [K_I64] = INT_ROW(k_i64),    [K_U64] = INT_ROW(k_u64),
-    [K_I128] = INT_ROW(k_i128), [K_U128] = INT_ROW(k_u128),   [K_F16] = FLT_ROW(k_f16),    [K_F32] = FLT_ROW(k_f32),
-    [K_F64] = FLT_ROW(k_f64),   [K_FLD] = FLT_ROW(k_fld),     [K_F128] = FLT_ROW(k_f128),  [K_C16] = CPLX_ROW(k_c16),
-    [K_C32] = CPLX_ROW(k_c32),  [K_C64] = CPLX_ROW(k_c64),    [K_CLD] = CPLX_ROW(k_cld),   [K_C128] = CPLX_ROW(k_c128),
-    [K_FI] = PAIR_ROW(k_fi),    [K_DI] = PAIR_ROW(k_di),      [K_LI] = PAIR_ROW(k_li),     [K_II] = PAIR_ROW(k_ii),
-    [K_SI] = PAIR_ROW(k_si),    [K_LDI] = PAIR_ROW(k_ldi),    [K_FF] = PAIR_ROW(k_ff),     [K_DD] = PAIR_ROW(k_dd),
+    VECTOR_ROWS,
+    [K_I128] = INT_ROW(k_i128),
+    [K_U128] = INT_ROW(k_u128),
+    [K_F16] = FLT_ROW(k_f16),
+    [K_FLD] = FLT_ROW(k_fld),
+    [K_F128] = FLT_ROW(k_f128),
+    [K_C16] = CPLX_ROW(k_c16),
+    [K_CLD] = CPLX_ROW(k_cld),
+    [K_C128] = CPLX_ROW(k_c128),
+    [K_FI] = PAIR_ROW(k_fi),
+    [K_DI] = PAIR_ROW(k_di),
+    [K_LI] = PAIR_ROW(k_li),
+    [K_II] = PAIR_ROW(k_ii),
+    [K_SI] = PAIR_ROW(k_si),
+    [K_LDI] = PAIR_ROW(k_ldi),
+    [K_FF] = PAIR_ROW(k_ff),
+    [K_DD] = PAIR_ROW(k_dd),
 };
 #undef KSFX
 #undef KATTR
 
 /* The same loops built for AVX2 (256-bit integer and floating vectors), for the kinds whose
- * loops the compiler vectorises; chosen once at the first lookup when the CPU has AVX2. */
+ * loops the compiler vectorises; chosen once, at the first look-up, when the CPU has AVX2. */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define RMPI_OP_AVX2 1
 #define KSFX _avx2
 #define KATTR __attribute__((target("avx2")))
-INT_KERNS(k_i8, int8_t, uint8_t)
-INT_KERNS(k_u8, uint8_t, uint8_t)
-INT_KERNS(k_i16, int16_t, uint16_t)
-INT_KERNS(k_u16, uint16_t, uint16_t)
-INT_KERNS(k_i32, int32_t, uint32_t)
-INT_KERNS(k_u32, uint32_t, uint32_t)
-INT_KERNS(k_i64, int64_t, uint64_t)
-INT_KERNS(k_u64, uint64_t, uint64_t)
-FLT_KERNS(k_f32, float)
-FLT_KERNS(k_f64, double)
-CPLX_KERNS(k_c32, float)
-CPLX_KERNS(k_c64, double)
-static const kernel_row_t wide[] = {
-    [K_I8] = INT_ROW(k_i8),   [K_U8] = INT_ROW(k_u8),   [K_I16] = INT_ROW(k_i16),  [K_U16] = INT_ROW(k_u16),
-    [K_I32] = INT_ROW(k_i32), [K_U32] = INT_ROW(k_u32), [K_I64] = INT_ROW(k_i64),  [K_U64] = INT_ROW(k_u64),
-    [K_F32] = FLT_ROW(k_f32), [K_F64] = FLT_ROW(k_f64), [K_C32] = CPLX_ROW(k_c32), [K_C64] = CPLX_ROW(k_c64),
-};
+VECTOR_KERNS
+static const kernel_row_t wide[] = {VECTOR_ROWS};
 #undef KSFX
 #undef KATTR
 #endif

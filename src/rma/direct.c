@@ -48,7 +48,7 @@ static int int_kind(MPI_Datatype t);
 
 int rma_node_segment(rmpi_win_t *w, int packed, int direct)
 {
-    int_kind(MPI_INT); /* fills the type tables rmpi_rma_direct_small reads */
+    int_kind(MPI_INT);                           /* fills the type tables rmpi_rma_direct_small reads */
     (void)rmpi_coll_op_kernel(MPI_SUM, MPI_INT); /* and coll chooses its kernels, not in a timed call */
     int n = w->size, me = w->rank, mynode = node_of(w, me), nloc = 0;
     size_t al = packed ? 1 : 64, total = 0;

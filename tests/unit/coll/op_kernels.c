@@ -29,8 +29,14 @@ typedef struct {
     int cls, size, sub; /* sub: floating kind or pair kind */
 } mtype_t;
 
-#define SI(h, T) {h, #h, C_SINT, sizeof(T), 0}
-#define UI(h, T) {h, #h, C_UINT, sizeof(T), 0}
+#define SI(h, T)                    \
+    {                               \
+        h, #h, C_SINT, sizeof(T), 0 \
+    }
+#define UI(h, T)                    \
+    {                               \
+        h, #h, C_UINT, sizeof(T), 0 \
+    }
 static const mtype_t types[] = {
     {MPI_CHAR, "MPI_CHAR", CHAR_MIN < 0 ? C_SINT : C_UINT, 1, 0},
     SI(MPI_SIGNED_CHAR, signed char),
@@ -101,8 +107,8 @@ static const mtype_t types[] = {
     {MPI_2INTEGER, "MPI_2INTEGER", C_PAIR, 8, P_II},
 };
 
-static const MPI_Op ops[] = {MPI_SUM,  MPI_PROD, MPI_MAX,  MPI_MIN,  MPI_LAND,   MPI_LOR,
-                             MPI_LXOR, MPI_BAND, MPI_BOR,  MPI_BXOR, MPI_MAXLOC, MPI_MINLOC};
+static const MPI_Op ops[] = {MPI_SUM,  MPI_PROD, MPI_MAX, MPI_MIN,  MPI_LAND,   MPI_LOR,
+                             MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_MAXLOC, MPI_MINLOC};
 
 /* ---- the model: one element at a time through memcpy ---- */
 
@@ -110,7 +116,7 @@ static __int128 load_int(const char *p, int size, int sgn)
 {
     unsigned char b[16];
     memset(b, sgn && (p[size - 1] & 0x80) ? 0xff : 0, sizeof b); /* sign extension */
-    memcpy(b, p, (size_t)size);                                   /* little endian (x86, arm64) */
+    memcpy(b, p, (size_t)size);                                  /* little endian (x86, arm64) */
     __int128 v;
     memcpy(&v, b, sizeof v);
     return v;
@@ -136,23 +142,23 @@ static void model_int(int code, const mtype_t *t, const char *a, char *o)
     memcpy(o, &r, (size_t)t->size);
 }
 
-#define MODEL_FLT(T)                                                                         \
-    static void model_##T(int code, int cplx, const char *pa, char *po)                      \
-    {                                                                                        \
-        T a[2], o[2];                                                                        \
-        memcpy(a, pa, (cplx ? 2 : 1) * sizeof(T));                                           \
-        memcpy(o, po, (cplx ? 2 : 1) * sizeof(T));                                           \
-        if (cplx && code == RMPI_OP_PROD) {                                                  \
-            T re = a[0] * o[0] - a[1] * o[1], im = a[0] * o[1] + a[1] * o[0];                \
-            o[0] = re;                                                                       \
-            o[1] = im;                                                                       \
-        } else                                                                               \
-            for (int k = 0; k < (cplx ? 2 : 1); k++)                                         \
-                o[k] = code == RMPI_OP_SUM    ? a[k] + o[k]                                  \
-                       : code == RMPI_OP_PROD ? a[k] * o[k]                                  \
-                       : code == RMPI_OP_MAX  ? (a[k] > o[k] ? a[k] : o[k])                  \
-                                              : (a[k] < o[k] ? a[k] : o[k]);                 \
-        memcpy(po, o, (cplx ? 2 : 1) * sizeof(T));                                           \
+#define MODEL_FLT(T)                                                          \
+    static void model_##T(int code, int cplx, const char *pa, char *po)       \
+    {                                                                         \
+        T a[2], o[2];                                                         \
+        memcpy(a, pa, (cplx ? 2 : 1) * sizeof(T));                            \
+        memcpy(o, po, (cplx ? 2 : 1) * sizeof(T));                            \
+        if (cplx && code == RMPI_OP_PROD) {                                   \
+            T re = a[0] * o[0] - a[1] * o[1], im = a[0] * o[1] + a[1] * o[0]; \
+            o[0] = re;                                                        \
+            o[1] = im;                                                        \
+        } else                                                                \
+            for (int k = 0; k < (cplx ? 2 : 1); k++)                          \
+                o[k] = code == RMPI_OP_SUM    ? a[k] + o[k]                   \
+                       : code == RMPI_OP_PROD ? a[k] * o[k]                   \
+                       : code == RMPI_OP_MAX  ? (a[k] > o[k] ? a[k] : o[k])   \
+                                              : (a[k] < o[k] ? a[k] : o[k]);   \
+        memcpy(po, o, (cplx ? 2 : 1) * sizeof(T));                            \
     }
 typedef _Float16 f16_t;
 typedef long double ld_t;
@@ -163,19 +169,19 @@ MODEL_FLT(double)
 MODEL_FLT(ld_t)
 MODEL_FLT(f128_t)
 
-#define MODEL_PAIR(name, V, I)                                                 \
-    static void name(int code, const char *pa, char *po)                       \
-    {                                                                          \
-        V a, o;                                                                \
-        I ai, oi;                                                              \
-        memcpy(&a, pa, sizeof a);                                              \
-        memcpy(&o, po, sizeof o);                                              \
-        memcpy(&ai, pa + sizeof(V), sizeof ai);                                \
-        memcpy(&oi, po + sizeof(V), sizeof oi);                                \
-        if (code == RMPI_OP_MAXLOC ? a > o : a < o)                            \
-            memcpy(po, pa, sizeof(V) + sizeof(I));                             \
-        else if (a == o)                                                       \
-            memcpy(po + sizeof(V), ai < oi ? &ai : &oi, sizeof(I));            \
+#define MODEL_PAIR(name, V, I)                                      \
+    static void name(int code, const char *pa, char *po)            \
+    {                                                               \
+        V a, o;                                                     \
+        I ai, oi;                                                   \
+        memcpy(&a, pa, sizeof a);                                   \
+        memcpy(&o, po, sizeof o);                                   \
+        memcpy(&ai, pa + sizeof(V), sizeof ai);                     \
+        memcpy(&oi, po + sizeof(V), sizeof oi);                     \
+        if (code == RMPI_OP_MAXLOC ? a > o : a < o)                 \
+            memcpy(po, pa, sizeof(V) + sizeof(I));                  \
+        else if (a == o)                                            \
+            memcpy(po + sizeof(V), ai < oi ? &ai : &oi, sizeof(I)); \
     }
 MODEL_PAIR(mp_fi, float, int)
 MODEL_PAIR(mp_di, double, int)
@@ -217,11 +223,28 @@ static void put_flt(unit_rng_t *r, int kind, char *p)
     else if (u % 83 == 0)
         v = (u & 1 ? 1 : -1) * (double)INFINITY;
     switch (kind) {
-    case F_16: { f16_t x = (f16_t)v; memcpy(p, &x, sizeof x); break; }
-    case F_32: { float x = (float)v; memcpy(p, &x, sizeof x); break; }
+    case F_16: {
+        f16_t x = (f16_t)v;
+        memcpy(p, &x, sizeof x);
+        break;
+    }
+    case F_32: {
+        float x = (float)v;
+        memcpy(p, &x, sizeof x);
+        break;
+    }
     case F_64: memcpy(p, &v, sizeof v); break;
-    case F_LD: { long double x = v; memset(p, 0, sizeof x); memcpy(p, &x, sizeof x); break; }
-    default: { f128_t x = (f128_t)v; memcpy(p, &x, sizeof x); break; }
+    case F_LD: {
+        long double x = v;
+        memset(p, 0, sizeof x);
+        memcpy(p, &x, sizeof x);
+        break;
+    }
+    default: {
+        f128_t x = (f128_t)v;
+        memcpy(p, &x, sizeof x);
+        break;
+    }
     }
 }
 
@@ -322,7 +345,8 @@ static int run_variant(const char *variant, unit_rng_t *r)
                         size_t rel = b - (size_t)(g - got);
                         int inside = b >= (size_t)(g - got) && rel < bytes;
                         if (got[b] != want[b] && (!inside || data_byte(t, (int)(rel % (size_t)t->size)))) {
-                            CHECK(0, "%s: op %d on %s, n %zu, offsets %d/%d: byte %zd %s differs (0x%02x, model 0x%02x)",
+                            CHECK(0,
+                                  "%s: op %d on %s, n %zu, offsets %d/%d: byte %zd %s differs (0x%02x, model 0x%02x)",
                                   variant, code, t->name, n, offs[k][0], offs[k][1], (ssize_t)rel,
                                   inside ? "of the result" : "OUTSIDE the result", (unsigned char)got[b],
                                   (unsigned char)want[b]);
@@ -345,7 +369,8 @@ int main(void)
     CHECK(rmpi_coll_op_kernel(MPI_SUM, MPI_BYTE) == NULL && rmpi_coll_op_kernel(MPI_MAXLOC, MPI_INT) == NULL &&
               rmpi_coll_op_kernel(MPI_BAND, MPI_DOUBLE) == NULL,
           "no kernel where the standard defines none");
-    CHECK(rmpi_coll_op_kernel(MPI_OP_NULL, MPI_INT) == NULL && rmpi_coll_op_kernel((MPI_Op)(uintptr_t)0x7ff0, MPI_INT) == NULL,
+    CHECK(rmpi_coll_op_kernel(MPI_OP_NULL, MPI_INT) == NULL &&
+              rmpi_coll_op_kernel((MPI_Op)(uintptr_t)0x7ff0, MPI_INT) == NULL,
           "no kernel for MPI_OP_NULL or a non-predefined handle");
 
     rmpi_op_kernels_wide(0);
