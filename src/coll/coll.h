@@ -125,8 +125,14 @@ rmpi_nbc_t *rmpi_coll_barrier_sched(rmpi_comm_t *c);
  *     buffers hold the elements in PACKED form (as rmpi_dtype_pack produces). in is the
  *     LEFT operand (MPI's user fn(invec, inoutvec): inoutvec = invec op inoutvec), which
  *     non-commutative ops rely on. User ops with a non-contiguous type see temporary
- *     typed copies (unpack, call, repack). Buffers may sit at any address (misaligned
- *     operands of predefined ops go through a bounce buffer).
+ *     typed copies (unpack, call, repack). Buffers may sit at any address (the kernels
+ *     of predefined ops load and store unaligned).
+ * rmpi_coll_op_kernel: the kernel of a predefined op on a predefined basic type, for
+ *     callers that apply one (op, type) often (one-sided accumulates): fn(in, inout, n)
+ *     does inout[i] = in[i] op inout[i] on n elements of the basic type at any address,
+ *     bit for bit what rmpi_coll_op_apply does. NULL for user ops, REPLACE, NO_OP and
+ *     pairs the standard does not define. A table look-up: the kernels are chosen once
+ *     per process (AVX2 ones where the CPU has them, reduce_ops.c).
  * rmpi_coll_op_reduce_local: the same on buffers in the type's own layout (MPI_Reduce_local).
  * rmpi_coll_op_commutative: 1 for predefined ops (0 for REPLACE, NO_OP), the flag given
  *     to MPI_Op_create for user ops.
@@ -167,6 +173,8 @@ rmpi_nbc_t *rmpi_coll_neighbor_sched(rmpi_comm_t *c, int indegree, const int *so
 
 int rmpi_coll_op_check(MPI_Op op, MPI_Datatype type);
 void rmpi_coll_op_apply(MPI_Op op, MPI_Datatype type, const void *in, void *inout, size_t count);
+typedef void (*rmpi_coll_kernel_t)(const void *in, void *inout, size_t n);
+rmpi_coll_kernel_t rmpi_coll_op_kernel(MPI_Op op, MPI_Datatype basic);
 void rmpi_coll_op_reduce_local(MPI_Op op, MPI_Datatype type, const void *in, void *inout, size_t count);
 int rmpi_coll_op_commutative(MPI_Op op);
 void rmpi_coll_op_retain(MPI_Op op);

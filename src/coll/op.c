@@ -161,8 +161,9 @@ void rmpi_coll_op_apply(MPI_Op op, MPI_Datatype type, const void *in, void *inou
         return;
     }
     if (code >= 0) {
-        const rmpi_dtype_t *b = rmpi_dtype_get(dt->basic);
-        rmpi_op_kernel(code, dt->basic, in, inout, count * dt->size / b->size);
+        rmpi_coll_kernel_t fn = rmpi_op_kernel_fn(code, dt->basic);
+        if (fn)
+            fn(in, inout, dt->basic == type ? count : count * dt->size / rmpi_dtype_get(dt->basic)->size);
         return;
     }
     const rmpi_op_t *o = (const rmpi_op_t *)op;

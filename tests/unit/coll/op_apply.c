@@ -154,8 +154,8 @@ static void test_predefined(void)
     rmpi_dtype_free(v);
 }
 
-/* Operands at odd addresses (a stream inside a network frame): the bounce path, across
- * several bounce chunks. */
+/* Operands at odd addresses (a stream inside a network frame): the kernels load unaligned,
+ * over a length longer than the old 4 KiB bounce chunks. */
 static void test_misaligned(void)
 {
     enum { N = 1300 };
