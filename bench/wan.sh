@@ -8,8 +8,11 @@
 # "config" and "rep"; configurations alternate within a repetition so that outside load
 # hits them alike.
 #   bench/wan.sh [--delays 0,100us,1ms,10ms] [--sizes 8192:1048576] [--reps N] [--iters N]
-#                [--window N] [--only railmpi,openmpi,mpich] [--test bw|mr] [--pairs 1,2,3,4]
+#                [--window N] [--only railmpi,openmpi,mpich] [--test bw|lat|mr] [--pairs 1,2,3,4]
 #                [--cc LIST] [--job-timeout SECONDS] [--build DIR] [--out FILE]
+# --test lat: ping-pong latency (half the round trip, us) instead of bandwidth (--iters
+# ping-pongs per size; the table's ratios are then the other's time over RailMPI's, so above
+# 1 is RailMPI faster, as for bandwidth).
 # --test mr: the multi-pair message rate instead (seed infiniband-wan Fig. 6, bench/mpair.c):
 # for each count P of --pairs, P ranks on nsA send to P ranks on nsB at once, all pairs
 # across the one long rail; messages per second of all pairs together.
@@ -40,13 +43,13 @@ while [ $# -gt 0 ]; do
     --pairs) pairs=$2; shift ;;
     --cc) cc=$2; shift ;;
     --job-timeout) jt=$2; shift ;;
-    *) echo "usage: $0 [--delays LIST] [--sizes MIN:MAX] [--reps N] [--iters N] [--window N] [--only LIST] [--test bw|mr] [--pairs LIST] [--cc LIST] [--job-timeout SECONDS] [--build DIR] [--out FILE]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--delays LIST] [--sizes MIN:MAX] [--reps N] [--iters N] [--window N] [--only LIST] [--test bw|lat|mr] [--pairs LIST] [--cc LIST] [--job-timeout SECONDS] [--build DIR] [--out FILE]" >&2; exit 2 ;;
   esac
   shift
 done
 [[ $jt =~ ^[1-9][0-9]*$ ]] || { echo "bench/wan.sh: --job-timeout: whole seconds" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "bench/wan.sh: needs root (network namespaces)" >&2; exit 77; }
-case $test in bw) prog=pt2pt pairs=1 ;; mr) prog=mpair ;; *) echo "bench/wan.sh: --test bw or mr" >&2; exit 2 ;; esac
+case $test in bw | lat) prog=pt2pt pairs=1 ;; mr) prog=mpair ;; *) echo "bench/wan.sh: --test bw, lat or mr" >&2; exit 2 ;; esac
 [[ $pairs =~ ^[1-9](,[1-9])*$ ]] || { echo "bench/wan.sh: --pairs: counts 1..9, comma-separated" >&2; exit 2; }
 netlab=$root/tools/netlab
 mpiexec=$build/bin/mpiexec bench=$build/bench/$prog
@@ -74,7 +77,7 @@ fi
 # lo between ranks of one host (without it UCX finds no path between them and the job stops).
 run_config() { # CONFIG PAIRS: P ranks per host, ranks 0..P-1 on nsA
   local args=(-m "$sizes" -i "$iters" -w "$window") p=$2
-  [ "$test" = bw ] && args+=(-t bw -x 1)
+  case $test in bw) args+=(-t bw -x 1) ;; lat) args+=(-t latency -x 1) ;; esac
   case $1 in
     default | wan_tune_0 | cc_*)
       local env=(-genv RMPI_WAN_TUNE "$([ "$1" = wan_tune_0 ] && echo 0 || echo 1)")
@@ -116,15 +119,16 @@ python3 - "$out" <<'PY'
 import json, sys, statistics
 from collections import defaultdict
 v = defaultdict(list)
-mr = False
+mr = lat = False
 hung = defaultdict(int)  # (delay, pairs, config): jobs that hung
 for line in open(sys.argv[1]):
     r = json.loads(line)
-    mr = r["test"] == "mr"
+    mr, lat = r["test"] == "mr", r["test"] in ("latency", "lat")
     if "hung" in r:
         hung[(r["delay"], r.get("pairs", 1), r["config"])] += 1
         continue
-    v[(r["delay"], r.get("pairs", 1), r["size"], r["config"])].append(r["msg_s"] if mr else r["mb_s"])
+    v[(r["delay"], r.get("pairs", 1), r["size"], r["config"])].append(
+        r["msg_s"] if mr else r["latency_us"] if lat else r["mb_s"])
 def secs(d):  # "0", "100us", "1ms", "10ms" -> seconds, for the table's order
     for unit, f in (("us", 1e-6), ("ms", 1e-3), ("s", 1.0)):
         if d.endswith(unit):
@@ -136,10 +140,12 @@ cols = [c for c in ["default", "wan_tune_0"] + extra + ["openmpi", "mpich"]
         if any(k[3] == c for k in v) or any(k[2] == c for k in hung)]
 names = {"default": "RailMPI", "wan_tune_0": "RMPI_WAN_TUNE=0", "openmpi": "Open MPI", "mpich": "MPICH"}
 names.update({c: "RailMPI " + c[3:] for c in extra})
-unit, fmt = ("msg/s", "%.0f") if mr else ("MB/s", "%.1f")
+unit, fmt = ("msg/s", "%.0f") if mr else ("us", "%.1f") if lat else ("MB/s", "%.1f")
+# ratios: above 1 is RailMPI faster (for latency the other's time over RailMPI's)
+speed = (lambda a, b: b / a) if lat else (lambda a, b: a / b)
 med = lambda k, c: statistics.median(v[k + (c,)]) if v.get(k + (c,)) else None
 print("| delay | " + ("pairs | " if mr else "") + "size | " + " | ".join(f"{names[c]} {unit}" for c in cols)
-      + " | RailMPI / WAN_TUNE=0 | RailMPI / best other |")
+      + (" | WAN_TUNE=0 / RailMPI | best other / RailMPI |" if lat else " | RailMPI / WAN_TUNE=0 | RailMPI / best other |"))
 print("|---" * (len(cols) + 4 + mr) + "|")
 for k in keys:
     m = {c: med(k, c) for c in cols}
@@ -148,9 +154,10 @@ for k in keys:
     cells = [(fmt % m[c] if m[c] is not None else "hung" if hung[(k[0], k[1], c)] else "-")
              + (" (hung %d)" % hung[(k[0], k[1], c)] if m[c] is not None and hung[(k[0], k[1], c)] else "")
              for c in cols]
-    r0 = "%.2f" % (m["default"] / m["wan_tune_0"]) if m.get("default") and m.get("wan_tune_0") else "-"
+    r0 = "%.2f" % speed(m["default"], m["wan_tune_0"]) if m.get("default") and m.get("wan_tune_0") else "-"
     others = [m[c] for c in ("openmpi", "mpich") if m.get(c)]
-    r1 = "%.2f" % (m["default"] / max(others)) if m.get("default") and others else "-"
+    best = (min if lat else max)(others) if others else None
+    r1 = "%.2f" % speed(m["default"], best) if m.get("default") and others else "-"
     print(f"| {k[0]} | " + (f"{k[1]} | " if mr else "") + f"{k[2]} | " + " | ".join(cells) + f" | {r0} | {r1} |")
 PY
 echo "results: $out"
