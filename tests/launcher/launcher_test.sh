@@ -25,6 +25,9 @@ expect_in() { grep -qE -- "$2" "$T/$1" || fail "std$1 lacks /$2/"; }
 expect_not_in() { ! grep -qE -- "$2" "$T/$1" || fail "std$1 has /$2/"; }
 expect_fast() { [ "$ms" -lt "$1" ] || fail "took ${ms} ms, limit $1 ms"; }
 count() { grep -cE -- "$2" "$T/$1"; }
+# empty out and err before a job started with &: its own redirection truncates them only when
+# the forked shell runs, and a wait_up that ran first would count the last job's "up" lines
+fresh_out() { : >"$T/out"; : >"$T/err"; }
 # binding: this shell's CPUs (mpiexec's), and what a rank prints of its own
 MINE=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
 show='echo "$PMI_RANK $(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status)"'
@@ -319,6 +322,7 @@ sigabort)
   # an MPI job over tcp: a rank killed from outside is always the one reported
   need_spin
   for i in 1 2 3 4; do
+    fresh_out
     "$MPIEXEC" -n 4 -genv RMPI_NET tcp "$SPIN" ring >"$T/out" 2>"$T/err" &
     mpx=$!
     wait_up 4
@@ -335,6 +339,7 @@ gone)
   # signal) and remote ones (their PMI connection closes; the agent's child is not the agent)
   need_spin
   for hosts in localhost hostA,hostB,hostC,hostD; do
+    fresh_out
     "$MPIEXEC" -n 4 --host $hosts --agent "/bin/sh $HERE/fake_agent.sh fork" --pmi-addr 127.0.0.1 "$SPIN" wait >"$T/out" 2>"$T/err" &
     mpx=$!
     wait_up 4
