@@ -702,6 +702,11 @@ static coll_shm_op_t *bcast_op(coll_shm_op_t *o, rmpi_comm_t *c, void *buf, size
     if (RMPI_UNLIKELY(c->coll_shm_over) && bytes > LINE_DATA &&
         bytes < (size_t)rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_BCAST)
         return NULL;
+    /* two members that can read each other's memory: in this window the tree's single
+     * copy beats copy-in/copy-out, whose two copies only overlap well over more steps */
+    if (o->h.n == 2 && c->coll_shm_cma && bytes >= (size_t)rmpi_knobs.COLL_SHM_BCAST_TREE_MIN &&
+        bytes < (size_t)rmpi_knobs.COLL_SHM_BCAST_TREE_MAX)
+        return NULL;
     o->buf = buf, o->count = count, o->dt = dt, o->root = root, o->bytes = bytes;
     coll_note(COLL_BCAST, shm_choice, 0, bytes);
     return o;
