@@ -82,14 +82,20 @@ static int shm_get(rmpi_comm_t *c, shm_t *h, int create)
         if (c->coll_shm_state == 2 || !create || !rmpi_knobs.COLL_SHM || c->inter || c->size < 2 ||
             c->size > SHM_MAX_RANKS)
             return 0;
-        /* More ranks on the node than CPUs: every step waits for all members, so a
-         * descheduled one stalls the rest for a time slice, where the point-to-point
-         * schedules wait for one partner at a time (measured: 4 ranks on 2 cores, 8 B
-         * Allreduce 13x slower in shared memory). The node's figures are equal on all its ranks. */
+        /* More ranks on the node than CPUs: a step that waits for all members stalls for a
+         * descheduled one's time slice, where the point-to-point schedules wait for one
+         * partner at a time (measured: 4 ranks on 2 cores, 8 B Allreduce 13x slower in
+         * shared memory). Bcast (each reader waits for the root alone) and single copy
+         * (a rank moves a late peer's pieces itself) keep the segment there: both were
+         * faster than the schedules at 4 ranks on 2 cores (docs/results/coll.md, run 13).
+         * The node's figures are equal on all its ranks. */
         int ncpu = rmpi_topo_node_cpus();
         if (!rmpi_knobs.COLL_SHM_OVERSUBSCRIBED && ncpu > 0 && rmpi_topo_local_size(rmpi_topo_my_node()) > ncpu) {
-            c->coll_shm_state = 2;
-            return 0;
+            if (!rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_SOME) {
+                c->coll_shm_state = 2;
+                return 0;
+            }
+            c->coll_shm_over = 1;
         }
         int node = rmpi_comm_node_of(c, 0);
         for (int i = 1; i < c->size && node >= 0; i++)
@@ -669,7 +675,8 @@ static inline __attribute__((always_inline)) int op_block(coll_shm_op_t *o, int 
  * member at a given call, as every member makes its calls in the same order. */
 static coll_shm_op_t *op_make(coll_shm_op_t *o, rmpi_comm_t *c, int kind, int create)
 {
-    if ((!create && !rmpi_knobs.COLL_SHM_NB) || !shm_get(c, &o->h, create))
+    if ((!create && !rmpi_knobs.COLL_SHM_NB) || !shm_get(c, &o->h, create) ||
+        RMPI_UNLIKELY(c->coll_shm_over && kind != OP_BCAST))
         return NULL;
     /* the fields every kind reads; the kind's constructor sets its own and op_begin the
      * start's (zeroing all of the op was a tenth of a small blocking call's instructions) */
@@ -688,6 +695,17 @@ static coll_shm_op_t *bcast_op(coll_shm_op_t *o, rmpi_comm_t *c, void *buf, size
 {
     size_t bytes = dt ? count * dt->size : 0;
     if (rmpi_knobs.COLL_BCAST || bytes >= (size_t)rmpi_knobs.COLL_SHM_BCAST_MAX || !op_make(o, c, OP_BCAST, create))
+        return NULL;
+    /* oversubscribed: a step of the four buffers (above a line) makes the root wait for the
+     * slowest reader every fourth call, which the tree's eager sends do not; from the size
+     * where the tree's messages wait for their receiver too, the segment is faster again */
+    if (RMPI_UNLIKELY(c->coll_shm_over) && bytes > LINE_DATA &&
+        bytes < (size_t)rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_BCAST)
+        return NULL;
+    /* two members that can read each other's memory: in this window the tree's single
+     * copy beats copy-in/copy-out, whose two copies only overlap well over more steps */
+    if (o->h.n == 2 && c->coll_shm_cma && bytes >= (size_t)rmpi_knobs.COLL_SHM_BCAST_TREE_MIN &&
+        bytes < (size_t)rmpi_knobs.COLL_SHM_BCAST_TREE_MAX)
         return NULL;
     o->buf = buf, o->count = count, o->dt = dt, o->root = root, o->bytes = bytes;
     coll_note(COLL_BCAST, shm_choice, 0, bytes);
@@ -825,6 +843,8 @@ static int cma_move(shm_t *h, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t
 static int movement_way(rmpi_comm_t *c, shm_t *h, int single, int through)
 {
     if (!(single || through) || !shm_get(c, h, 1))
+        return -1;
+    if (RMPI_UNLIKELY(c->coll_shm_over) && !(single && c->coll_shm_cma))
         return -1;
     queue_drain(c);
     if (single && c->coll_shm_cma)

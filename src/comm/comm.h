@@ -68,6 +68,8 @@ typedef struct rmpi_comm {
     int8_t coll_sites;     /* coll/site.c's cache: 0 not known yet, 1 one site, 2 several interleaved, 3 in runs */
     int8_t coll_shm_state; /* coll/shm.c: 0 not tried yet, 1 segment mapped, 2 not possible */
     int8_t coll_shm_cma;   /* coll/shm.c: 1 when every member can read every other's memory (CMA) */
+    int8_t coll_shm_over;  /* coll/shm.c: 1 when the node has more ranks than CPUs and only the kinds
+                              whose members never wait on each other use the segment */
     void *coll_shm;        /* coll/shm.c's node segment (unmapped with the communicator) */
     size_t coll_shm_len;
     uint64_t coll_shm_step;   /* coll/shm.c's steps on that segment (equal on every member) */
