@@ -2,7 +2,15 @@
 
 void rmpi_detect_observe(rmpi_detect_t *d, size_t outstanding, uint64_t moved, uint64_t now, int fresh)
 {
+    if (d->unheard == 2) { /* the counter's value at the re-admission: only growth counts */
+        d->unheard = 1;
+        d->moved = moved;
+        d->t_since = now;
+        d->busy = outstanding > 0;
+        return;
+    }
     if (moved != d->moved) {
+        d->unheard = 0;
         d->moved = moved;
         d->t_moved = now;
         d->t_since = now;
@@ -10,6 +18,11 @@ void rmpi_detect_observe(rmpi_detect_t *d, size_t outstanding, uint64_t moved, u
         d->t_since = now; /* the wait starts with the work (or with trustworthy looks) */
     }
     d->busy = outstanding > 0;
+}
+
+void rmpi_detect_readmit(rmpi_detect_t *d, uint64_t now, double grace_ns)
+{
+    *d = (rmpi_detect_t){.unheard = 2, .t_since = now, .grace_end = now + (uint64_t)(grace_ns > 0 ? grace_ns : 0)};
 }
 
 double rmpi_detect_timeout(const rmpi_path_t *p, double k, double floor_ns)
@@ -52,7 +65,7 @@ int rmpi_detect_failed(const rmpi_detect_t *d, int n, const int *up, const doubl
 {
     for (int i = 0; i < n; i++)
         if (up[i] && d[i].busy && (double)(now - d[i].t_since) > timeout_ns[i] &&
-            others_moved(d, n, up, i, timeout_ns, now))
+            !(d[i].unheard && now < d[i].grace_end) && others_moved(d, n, up, i, timeout_ns, now))
             return i;
     return -1;
 }

@@ -21,12 +21,25 @@ typedef struct rmpi_detect {
     uint64_t t_since;  /* start of the current wait: last growth, or when work appeared */
     uint64_t t_nudged; /* when the others were last nudged for this wait (rmpi_detect_nudge) */
     int busy;          /* bytes were outstanding at the last look */
+    /* Re-admitted (rmpi_detect_readmit): 2 until the first look reads the provider's counter,
+     * then 1 until it grows, i.e. until the peer is first heard in the new connection. */
+    int unheard;
+    uint64_t grace_end; /* while unheard, never failed before this */
 } rmpi_detect_t;
 
 /* One look at a subchannel at now_ns: bytes waiting for the peer's acknowledgement and the
  * provider's progress counter. fresh: the looks before this one are too old to trust (the
  * process did not run progress for a while): every wait restarts now. */
 void rmpi_detect_observe(rmpi_detect_t *d, size_t outstanding, uint64_t moved, uint64_t now_ns, int fresh);
+
+/* A failed subchannel comes back (a new connection): every wait starts again, and until the
+ * provider's counter first grows, the subchannel is not failed before now_ns + grace_ns. The
+ * new connection's first frames can queue behind what its provider still owes from the old
+ * one (ofi_rxm keeps its TCP connection through a cut and after it sends the answers to
+ * reads the peer gave up, then our frames), so the first acknowledgement may take longer
+ * than a healthy rail's timeout; failed at that timeout, the rail counted a second failure
+ * for one cut (src/vc/README.md). */
+void rmpi_detect_readmit(rmpi_detect_t *d, uint64_t now_ns, double grace_ns);
 
 /* How long a subchannel may wait without progress before it counts as failed, in ns: k
  * round-trip timeouts of its path (SRTT + 4 RTTVAR, RFC 6298 2.3), at least floor_ns (which

@@ -579,7 +579,9 @@ void rmpi_vc_on_up(rmpi_rail_t *rail, int peer, uint32_t epoch)
     sc->down_ns += now - sc->t_down;
     sc->rate = 0;
     sc->est_t = 0;
-    memset(&sc->det, 0, sizeof sc->det);
+    /* As long as the last try was given (the probe's backoff), at least the detector's floor,
+     * before a new connection not heard yet can fail (detect.h). */
+    rmpi_detect_readmit(&sc->det, now, (double)sc->probe.wait > fail_floor_ns ? (double)sc->probe.wait : fail_floor_ns);
     for (int i = 0; i < vc->nsub; i++)
         vc->sub[i].rate = 0; /* shares are learned anew from the striping weights */
     rmpi_warn("rail %s to rank %d is back after %.2f s (connection epoch %u); striping over it again.",

@@ -6,18 +6,26 @@
 #   cut: bring rail1 down in both namespaces early in an 8 s run (1 s after rail1 first
 #        carries the job, below); the job must still
 #        finish with intact data and report the failure once.
-#   cycles: a 15 s run in which rail1 is brought down for 1.5 s three times (the first 1 s
-#        after rail1 first carries the job, then 4.5 s apart, in nsA, nsB, nsA: each end loses it once first), while bidir streams eager
-#        and rendezvous messages both ways; each cut must be detected (failures 3 on both
-#        ranks), the rail connected again and re-admitted after each (readmitted 3), up at
-#        the end and carrying rendezvous data after its last return; every byte checked.
+#   cycles: rail1 is brought down for 1.5 s three times (in nsA, nsB, nsA: each end loses
+#        it once first) while bidir streams eager and rendezvous messages both ways; each cut
+#        must be detected (failures 3 on both ranks), the rail connected again and
+#        re-admitted after each (readmitted 3), up at the end and carrying rendezvous data
+#        after its last return; every byte checked. The schedule follows what happens, not
+#        the clock: the first cut 1 s after rail1 first carries the job, each lasting until
+#        both ranks logged the failure (at least 1.5 s: a rail the job happens not to use
+#        then is not failed, at load 22 twice in 12 runs), each next one only
+#        once both ranks logged the rail back and it then carried 1 MB each way (interface
+#        counters in nsA), and the run stops (bidir's stop file) once 4 MB went each way
+#        after the last return; each of those waits fails the test after 30 s. With fixed
+#        times (a 15 s run, cuts 4.5 s apart) a loaded machine (load 28) let a return come
+#        after the next cut or leave too little of the run after the last one.
 #   bigframes: 4 s of windows of 32 messages of 1 B to 64 KiB each way, all eager (limit
 #        64k): frames of RMPI_BIG_FRAME bytes and more go to the rail expected to deliver
 #        them first, so both rails must carry eager data (at least 1 MB of frames each from
 #        rank 0, where the small-frame policy alone leaves rail1 a few kB of headers).
 # NET ofi: the same over libfabric's tcp;ofi_rxm, one rail per interface's domain
 # (RMPI_NET=ofi, RMPI_OFI_DOMAINS=rail0,rail1): its rails fail and come back like tcp's
-# (cycles: an 18 s run, the same cuts); bigframes: frames top out near 16 KiB there (the
+# (cycles: the same cuts); bigframes: frames top out near 16 KiB there (the
 # eager limit with them), frames of half that go to the rail expected to deliver first,
 # and 250 kB of them on each rail will do (see the check).
 # read|write: RMPI_RNDV_MODE (default: the core's choice, reads over ofi); write makes the
@@ -46,7 +54,7 @@ command -v ip >/dev/null && ip netns list >/dev/null 2>&1 || { echo "skip: no ip
 # This run's own namespaces (t<pid>-nsA...); the agent finds them through the variable.
 export NETLAB_PREFIX=t$$-
 "$netlab" up 1gbit 250mbit >/dev/null || { echo "FAIL: netlab up"; exit 1; }
-trap '"$netlab" down >/dev/null 2>&1' EXIT
+trap '"$netlab" down >/dev/null 2>&1; rm -f "$stopfile"' EXIT
 
 args=() envs=()
 case $net in
@@ -57,11 +65,9 @@ esac
 [ -n "$rndv" ] && envs+=(-genv RMPI_RNDV_MODE "$rndv")
 [ "$net/$rndv" = ofi/write ] && envs+=(-genv RMPI_DEBUG 1)
 [ "$mode" = cut ] && args=(8)
-# Over ofi the run goes on 3 s longer after the last cut: ofi_rxm keeps its TCP connection
-# through a cut, and the direction that sent into the cut resumes only at its next
-# retransmission (backed off: once 2.4 s after the link came back), so rail1 could return
-# after the 15 s run had nothing left for it (1 run in about 45).
-[ "$mode" = cycles ] && args=(15) && [ "$net" = ofi ] && args=(18)
+# cycles: at most 120 s; the script ends the run through the stop file (below).
+stopfile=$(mktemp -u)
+[ "$mode" = cycles ] && args=(120 "$stopfile")
 [ "$mode" = bigframes ] && args=(4 32 65536) envs+=(-genv RMPI_EAGER_LIMIT 64k)
 log=$(mktemp)
 # rail_line RANK RAIL: the report line of RAIL that RANK printed (its only peer is the other
@@ -99,16 +105,62 @@ if [ "$mode" = cut ]; then
   "$netlab" exec nsA ip link set rail1 down; "$netlab" exec nsB ip link set rail1 down
   echo "cut rail1"
 elif [ "$mode" = cycles ]; then
+  # rail1's bytes sent and received in nsA
+  rail1_bytes() {
+    "$netlab" exec nsA cat /sys/class/net/rail1/statistics/tx_bytes /sys/class/net/rail1/statistics/rx_bytes |
+      paste -sd' '
+  }
+  # within_30s CMD...: CMD succeeds within 30 s (looked at every 0.1 s) while the job runs
+  within_30s() {
+    local i
+    for i in $(seq 300); do
+      "$@" && return 0
+      kill -0 $job 2>/dev/null || return 1
+      sleep 0.1
+    done
+    return 1
+  }
+  # logged WHAT K: both ranks logged rail1 WHAT ('failed', 'is back') K times
+  logged() {
+    [ "$(grep -c "^\[0\] .*rail $net:rail1 to rank 1 $1" "$log")" -ge "$2" ] &&
+      [ "$(grep -c "^\[1\] .*rail $net:rail1 to rank 0 $1" "$log")" -ge "$2" ]
+  }
+  # carried N: rail1 carried N bytes each way since b0 (read -a b0 <<<"$(rail1_bytes)")
+  carried() {
+    read -r -a b <<<"$(rail1_bytes)"
+    [ $((b[0] - b0[0])) -ge "$1" ] && [ $((b[1] - b0[1])) -ge "$1" ]
+  }
+  sched_fail=
   rail1_used
   sleep 1
+  k=0
   for ns in nsA nsB nsA; do
-    "$netlab" exec $ns ip link set rail1 down; echo "cut rail1 in $ns"; sleep 1.5
-    "$netlab" exec $ns ip link set rail1 up; echo "restored rail1 in $ns"; sleep 3
+    "$netlab" exec $ns ip link set rail1 down; k=$((k + 1)); echo "cut rail1 in $ns"; sleep 1.5
+    t0=$SECONDS
+    if within_30s logged failed $k; then
+      echo "cut $k detected at both ranks about $((SECONDS - t0 + 1)) s after it began"
+    else
+      sched_fail="rail1's cut $k not detected at both ranks within 31.5 s"
+    fi
+    "$netlab" exec $ns ip link set rail1 up; echo "restored rail1 in $ns"
+    [ -z "$sched_fail" ] || break
+    t0=$SECONDS
+    within_30s logged "is back" $k || { sched_fail="rail1 not back at both ranks within 30 s of return $k"; break; }
+    echo "rail1 back at both ranks about $((SECONDS - t0)) s after return $k"
+    want=1000000
+    [ $k = 3 ] && want=4000000
+    read -r -a b0 <<<"$(rail1_bytes)"
+    b=("${b0[@]}")
+    within_30s carried $want ||
+      { sched_fail="rail1 carried $((b[0] - b0[0])) B out of nsA and $((b[1] - b0[1])) B in after return $k, want $want each way within 30 s"; break; }
+    echo "rail1 carried $((b[0] - b0[0])) B out of nsA, $((b[1] - b0[1])) B in after return $k"
   done
+  touch "$stopfile"
 fi
 wait $job; rc=$?
 cat "$log"
 [ $rc = 0 ] || { echo "FAIL: mpiexec exited $rc"; exit 1; }
+[ -z "${sched_fail:-}" ] || { echo "FAIL: $sched_fail"; exit 1; }
 grep -q "No Errors" "$log" || { echo "FAIL: data errors"; exit 1; }
 nrails=$(grep -c "rank 0 -> 1: 2 subchannel" "$log")
 if [ "$net/$rndv" = ofi/write ]; then

@@ -3,11 +3,15 @@
  * every striping and small-frame policy (tests/netns/multirail.sh).
  *   bidir [SECONDS]   with SECONDS, keep going for that long (the rail-failure test cuts a
  *                     rail while this runs); without, a fixed 60 messages each way.
+ *   bidir SECONDS STOPFILE   keep going until the file STOPFILE exists (rank 0 looks each
+ *                     round), at most SECONDS: the cycles test stops the run once it saw
+ *                     what it waits for (tests/netns/multirail.sh).
  *   bidir SECONDS WINDOW MAXBYTES   WINDOW messages in flight each way per round, sizes
  *                     from 1 to MAXBYTES (many frames queued at once: the rail choice of
  *                     large eager frames, tests/netns/multirail.sh bigframes). */
 #include <mpi.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "mtest.h"
 
@@ -71,6 +75,7 @@ int main(int argc, char **argv)
     double seconds = argc > 1 ? atof(argv[1]) : 0;
     int window = argc > 3 ? atoi(argv[2]) : 1;
     size_t wmax = argc > 3 ? (size_t)atol(argv[3]) : 0;
+    const char *stopfile = argc == 3 ? argv[2] : NULL;
     int peer = mtest_rank ^ 1;
     if (peer >= mtest_size)
         return mtest_finalize();
@@ -98,6 +103,8 @@ int main(int argc, char **argv)
         mtest_guard_check(rbuf, nr, "bidir message");
         /* both sides decide to stop at the same message: rank 0's clock, shared each round */
         int stop = seconds > 0 ? MPI_Wtime() - t0 > seconds : i + 1 >= 60;
+        if (stopfile && mtest_rank == 0 && access(stopfile, F_OK) == 0)
+            stop = 1;
         int any;
         MPI_Allreduce(&stop, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
         done = any || mtest_error_count() > 0;

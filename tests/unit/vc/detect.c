@@ -6,7 +6,8 @@
  * stopping together (the peer paused) and a lone rail are left to the provider; a gap in
  * the looks (progress not called) restarts every wait; the timeout follows the path; a rail
  * that stalls the whole job (nothing else has anything to send) is failed once the others
- * are nudged and answer, and a stopped peer still is not. */
+ * are nudged and answer, and a stopped peer still is not; a rail re-admitted and not yet
+ * heard in its new connection gets its grace, and only that. */
 #include "vc/detect.h"
 
 #include <string.h>
@@ -267,6 +268,35 @@ static void test_stall(void)
     nudging = 0;
 }
 
+/* A subchannel re-admitted (rmpi_detect_readmit): the provider's counter at the first look
+ * is no movement; until the counter grows the rail is not failed before its grace, after
+ * that at the usual timeout; once heard, the usual timeout from its last movement. */
+static void test_readmit(void)
+{
+    int up[2] = {1, 1};
+    double tmo[2] = {FLOOR, FLOOR};
+    const double grace = 2000.0 * MS;
+    for (int heard = 0; heard < 2; heard++) {
+        rmpi_detect_t d[2];
+        memset(d, 0, sizeof d);
+        uint64_t t0 = 10000 * MS, moved0 = 5000, moved1 = 123456; /* counters from before */
+        rmpi_detect_readmit(&d[1], t0, grace);
+        uint64_t failed_at = 0, t;
+        for (t = t0; t < t0 + 4000 * MS && !failed_at; t += STEP) {
+            moved0 += 1000; /* rail0 always moves */
+            if (heard && t == t0 + 100 * MS)
+                moved1 += 10; /* the peer heard once in the new connection, then nothing */
+            rmpi_detect_observe(&d[0], 1 << 20, moved0, t, 0);
+            rmpi_detect_observe(&d[1], 1 << 20, moved1, t, 0);
+            if (rmpi_detect_failed(d, 2, up, tmo, t) == 1)
+                failed_at = t;
+        }
+        uint64_t want = heard ? t0 + 100 * MS + (uint64_t)FLOOR : t0 + (uint64_t)grace;
+        CHECK(failed_at >= want && failed_at <= want + 2 * STEP, "re-admitted, %s: failed %.3f s after, want %.3f",
+              heard ? "heard once" : "never heard", (double)(failed_at - t0) * 1e-9, (double)(want - t0) * 1e-9);
+    }
+}
+
 int main(void)
 {
     rng = unit_seed(20);
@@ -275,5 +305,6 @@ int main(void)
     test_no_false_alarm();
     test_random();
     test_stall();
+    test_readmit();
     return finish("vc/detect");
 }
