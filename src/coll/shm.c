@@ -392,6 +392,14 @@ static void reduce_all(const shm_t *h, uint64_t t, int in_line, MPI_Op op, MPI_D
         rmpi_coll_op_apply(op, basic, small_of(h, r, t, in_line), dst, elems);
 }
 
+/* The root of a two-rank Reduce combines the peer's step with its own input where it lies,
+ * so it copies nothing into the segment (the peer never reads it); not in place, where
+ * the output overwrites that input before the combine reads it. */
+static int root_reads_own(const coll_shm_op_t *o)
+{
+    return o->root >= 0 && o->h.n == 2 && o->out_here && o->in != o->out;
+}
+
 /* Slice s of k elements of es bytes: 64-byte aligned boundaries where the element size allows. */
 static void slice(size_t k, size_t es, int n, int s, size_t *lo, size_t *hi)
 {
@@ -425,6 +433,11 @@ static int reduce_run(coll_shm_op_t *o)
             if (!step_free(h, o->t, in_line ? SHM_NLINE : SHM_NBUF))
                 return 0;
             if (o->k * es <= (size_t)rmpi_knobs.COLL_SHM_SMALL || (o->root >= 0 && h->n == 2)) {
+                /* the root of a two-rank Reduce reads its own operand where it is */
+                if (root_reads_own(o)) {
+                    o->phase = 2;
+                    continue;
+                }
                 char *l = in_line ? line_of(h, h->me, o->t) : buf_of(h, h->me, o->t);
                 memcpy((char *)small_of(h, h->me, o->t, in_line), o->in + o->off * es, o->k * es);
                 post(SEQ(l), o->t);
@@ -438,6 +451,17 @@ static int reduce_run(coll_shm_op_t *o)
             }
             continue;
         case 2:
+            if (root_reads_own(o)) {
+                int peer = 1 - h->me;
+                if (!ge(SEQ(in_line ? line_of(h, peer, o->t) : buf_of(h, peer, o->t)), o->t))
+                    return 0;
+                const char *mine = o->in + o->off * es, *theirs = small_of(h, peer, o->t, in_line);
+                char *dst = o->out + o->off * es;
+                /* the lower rank is the left operand, as in reduce_all */
+                memcpy(dst, h->me < peer ? theirs : mine, o->k * es);
+                rmpi_coll_op_apply(o->op, o->basic, h->me < peer ? mine : theirs, dst, o->k);
+                break;
+            }
             for (int r = 0; r < h->n; r++)
                 if (!ge(SEQ(in_line ? line_of(h, r, o->t) : buf_of(h, r, o->t)), o->t))
                     return 0;
