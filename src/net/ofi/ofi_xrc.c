@@ -97,6 +97,11 @@ int rmpi_ofi_xrc_judge(const rmpi_ofi_xrc_in_t *in, char *why, size_t len)
     return 0;
 }
 
+static int env_true(const char *v)
+{
+    return v && (!strcmp(v, "1") || !strcasecmp(v, "yes") || !strcasecmp(v, "true") || !strcasecmp(v, "on"));
+}
+
 /* ---- the devices, asked once per process ---- */
 
 static struct {
@@ -125,11 +130,17 @@ static void query_devices(void)
     int (*close_dev)(struct ibv_context *) = (int (*)(struct ibv_context *))dlsym(lib, "ibv_close_device");
     int (*query)(struct ibv_context *, struct ibv_device_attr *) =
         (int (*)(struct ibv_context *, struct ibv_device_attr *))dlsym(lib, "ibv_query_device");
-    if (!get_list || !free_list || !dev_name || !open_dev || !close_dev || !query) {
+    int (*fork_init)(void) = (int (*)(void))dlsym(lib, "ibv_fork_init");
+    if (!get_list || !free_list || !dev_name || !open_dev || !close_dev || !query || !fork_init) {
         snprintf(devs.why, sizeof devs.why, "libibverbs.so.1 lacks ibv_query_device & co");
         dlclose(lib);
         return;
     }
+    /* ibv_fork_init must come before any other verbs call, and libfabric's verbs provider
+     * makes it first unless FI_VERBS_FORK_UNSAFE says not to: made here in its place, or
+     * opening a device could leave libfabric's own call refused (EINVAL). */
+    if (!env_true(rmpi_rt_env("FI_VERBS_FORK_UNSAFE")))
+        fork_init();
     int n = 0;
     struct ibv_device **list = get_list(&n);
     for (int i = 0; list && i < n && devs.ndev < XRC_MAX_DEVS; i++) {
@@ -143,9 +154,9 @@ static void query_devices(void)
     }
     if (list)
         free_list(list);
+    /* libibverbs stays loaded: libfabric's verbs provider links it anyway. */
     if (!devs.ndev)
         snprintf(devs.why, sizeof devs.why, "libibverbs found no RDMA device");
-        /* libibverbs stays loaded: libfabric's verbs provider links it anyway. */
 #else
     snprintf(devs.why, sizeof devs.why, "built without <infiniband/verbs.h>");
 #endif
@@ -167,13 +178,14 @@ void rmpi_ofi_xrc_env(void)
     if (devs.env_done)
         return;
     devs.env_done = 1;
-    if (!devs.done)
+    /* Devices are opened only when a verbs rail may follow: not under RMPI_OFI_XRC=off or
+     * =on, nor with another provider named. */
+    const char *want = rmpi_knobs.OFI_PROVIDER;
+    int verbs_may = !*want || rmpi_ofi_xrc_mode(want), any = 0;
+    if (rmpi_knobs.OFI_XRC == RMPI_OFI_XRC_AUTO && verbs_may && !devs.done)
         query_devices();
-    int any = 0;
     for (int i = 0; i < devs.ndev; i++)
         any |= devs.xrc[i] == 1;
-    const char *want = rmpi_knobs.OFI_PROVIDER;
-    int verbs_may = !*want || rmpi_ofi_xrc_mode(want);
     devs.asked = rmpi_knobs.OFI_XRC == RMPI_OFI_XRC_ON || (rmpi_knobs.OFI_XRC == RMPI_OFI_XRC_AUTO && any && verbs_may);
     if (!devs.asked)
         return;
@@ -186,7 +198,7 @@ void rmpi_ofi_xrc_note(const char *prov, const char *domain, int *yes, char *why
     rmpi_ofi_xrc_in_t in = {prov,
                             domain,
                             rmpi_knobs.OFI_XRC,
-                            rmpi_ofi_xrc_device(domain),
+                            rmpi_ofi_xrc_mode(prov) ? rmpi_ofi_xrc_device(domain) : -1,
                             devs.why,
                             rmpi_rt_env("FI_VERBS_PREFER_XRC"),
                             rmpi_rt_env("FI_OFI_RXM_USE_SRX")};
@@ -202,6 +214,8 @@ void rmpi_ofi_xrc_report(void *file)
 {
     FILE *f = file;
     rmpi_ofi_xrc_env();
+    if (!devs.done)
+        query_devices();
     fprintf(f, "  XRC (per-node connections over verbs;ofi_rxm, RMPI_OFI_XRC=%s): ", rmpi_knob_text("OFI_XRC"));
     if (!devs.ndev)
         fprintf(f, "%s", devs.why);
