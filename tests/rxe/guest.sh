@@ -43,6 +43,11 @@ step rdma-link 30 rdma link add rxe0 type rxe netdev eth0
 step ibv_devices 30 ibv_devices && expect ibv_devices rxe0
 quiet=1 step ibv_devinfo 30 ibv_devinfo -v -d rxe0
 grep -E 'max_(cqe|qp_wr|mr_size|sge):|active_mtu|port_lid|state:|GID' /tmp/step.out | sed 's/^/rxe ibv_devinfo| /'
+# XRC (per-node connections, src/net/ofi/ofi_xrc.c): the device's capability flags as
+# ibv_query_device reports them; the pingpong step checks RailMPI's verdict on them.
+sed -n '/device_cap_flags/,/device_cap_exp\|max_mr_size\|^[[:space:]]*[a-z_]*:/p' /tmp/step.out | sed 's/^/rxe ibv_devinfo| /'
+if grep -A40 device_cap_flags /tmp/step.out | grep -qw XRC; then xrc_dev=yes; else xrc_dev=no; fi
+echo "rxe ibv_devinfo| IBV_DEVICE_XRC: $xrc_dev"
 quiet=1 step fi_info 60 fi_info -p 'verbs;ofi_rxm' -t FI_EP_RDM && expect fi_info 'verbs;ofi_rxm'
 grep -cE '^provider:' /tmp/step.out | sed 's/^/rxe fi_info| endpoints: /'
 sed -n '1,6p' /tmp/step.out | sed 's/^/rxe fi_info| /'
@@ -74,7 +79,12 @@ if [ -n "$script" ]; then
 fi
 # 8 B .. 4 MiB ping-pong, every byte of every message checked; RMPI_REPORT names the rail.
 step pingpong 600 "${mpx[@]}" -genv RMPI_REPORT 1 "$build/examples/pingpong" &&
-  expect pingpong '4194304' && expect pingpong 'rail ofi:rxe0: up'
+  expect pingpong '4194304' && expect pingpong 'rail ofi:rxe0: up' &&
+  if [ $xrc_dev = no ]; then
+    expect pingpong 'connection ofi:rxe0: xrc: no \(device rxe0 lacks IBV_DEVICE_XRC'
+  else
+    expect pingpong 'connection ofi:rxe0-xrc: xrc: yes'
+  fi
 step latency 600 "${mpx[@]}" "$build/bench/pt2pt" -t latency -m 0:65536 -i 200
 # 0 B .. 16 MiB (4 MiB among them), pairs, ring and unexpected, every byte and guard checked.
 step sizes-read 900 "${mpx[@]}" -genv RMPI_RNDV_MODE read "$build/tests/mpi/pt2pt/sizes" &&

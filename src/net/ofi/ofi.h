@@ -283,6 +283,8 @@ typedef struct rmpi_ofi_rail {
     rmpi_ofi_stamp_t *stamps;
     rmpi_net_chsw_force_t force;
     const char *ring_why; /* why this rail has no rings (rmpi_info), or NULL */
+    int xrc;              /* per-node XRC connections (ofi_xrc.c) */
+    char xrc_why[200];    /* "yes (...)" / "no (...)" for rmpi_info and RMPI_REPORT */
     struct fi_cq_data_entry stash[RMPI_OFI_STASH];
     unsigned stash_head, stash_n;
     char scratch[]; /* inject staging, inject bytes */
@@ -344,6 +346,42 @@ size_t rmpi_ofi_inject(const char *prov_name);
 size_t rmpi_ofi_max_rma(const char *prov_name);
 /* rmpi_info: providers found, their capabilities, and what RMPI_NET would use. */
 void rmpi_ofi_report(void *file);
+/* From the table: prov (as fi_info names it, core;utility) runs over per-node XRC
+ * connections when its core provider lists an XRC domain (verbs;ofi_rxm). */
+int rmpi_ofi_xrc_mode(const char *prov_name);
+
+/* ofi_xrc.c: per-node connections (verbs XRC under ofi_rxm, seed xrc-scalable). */
+typedef struct rmpi_ofi_xrc_in {
+    const char *prov;    /* fi_info prov_name of the rail */
+    const char *domain;  /* its domain name ("<device>" or "<device>-xrc") */
+    int mode;            /* RMPI_OFI_XRC */
+    int dev_xrc;         /* the device's IBV_DEVICE_XRC: 1, 0, -1 unknown */
+    const char *dev_why; /* why unknown */
+    const char *prefer;  /* FI_VERBS_PREFER_XRC in the environment (NULL: unset) */
+    const char *srx;     /* FI_OFI_RXM_USE_SRX in the environment (NULL: unset) */
+} rmpi_ofi_xrc_in_t;
+/* Whether the rail got XRC (1) and why or why not, "yes (...)" / "no (...)", into why. */
+int rmpi_ofi_xrc_judge(const rmpi_ofi_xrc_in_t *in, char *why, size_t len);
+/* Length of domain without its "-xrc" suffix; whether it has one; whether two domains
+ * name the same device (its RC and XRC domains make one rail, the first listed). */
+size_t rmpi_ofi_xrc_base(const char *domain);
+int rmpi_ofi_xrc_is(const char *domain);
+int rmpi_ofi_xrc_same_device(const char *a, const char *b);
+/* Whether open makes a rail of domain (RMPI_OFI_XRC=off: not of XRC domains). */
+int rmpi_ofi_xrc_keep(const char *prov, const char *domain, int mode);
+/* Whether open makes a new rail of domain after the n domains made: one rail per device
+ * (its RC and XRC domains are one NIC; the first listed wins), none of an XRC domain
+ * under RMPI_OFI_XRC=off. */
+int rmpi_ofi_xrc_new_rail(const char *prov, const char *domain, const char *const *made, int n, int mode);
+/* Before the process's first fi_getinfo: ask libibverbs which devices have XRC and set
+ * FI_VERBS_PREFER_XRC / FI_OFI_RXM_USE_SRX (unless set) as RMPI_OFI_XRC says. */
+void rmpi_ofi_xrc_env(void);
+/* IBV_DEVICE_XRC of the device behind domain: 1, 0, -1 unknown. */
+int rmpi_ofi_xrc_device(const char *domain);
+/* rmpi_ofi_xrc_judge for an opened rail, with this process's devices and environment. */
+void rmpi_ofi_xrc_note(const char *prov, const char *domain, int *yes, char *why, size_t len);
+/* rmpi_info: the devices' XRC capability and whether XRC was requested. */
+void rmpi_ofi_xrc_report(void *file);
 
 /* ofi_ops.c */
 /* A connection's bytes (watch): issued to peer, or completed. Only a completion that

@@ -28,33 +28,35 @@ typedef struct ofi_caps_row {
     uint8_t lingers;       /* a connection outlives a cut link (TCP keeps it, ofi_rxd retransmits):
                               an RDMA read it accepted may land any time later, never fails */
     uint8_t tagged;        /* size classes as tagged receives (RMPI_OFI_CLASSES) work */
+    uint8_t xrc;           /* the core lists per-node XRC domains ("-xrc") under this RDM form
+                              (ofi_xrc.c; verbs under ofi_rxm, fi_verbs(7) "XRC Transport") */
 } ofi_caps_row_t;
 
 #define RXM_EAGER "FI_OFI_RXM_BUFFER_SIZE"
 
 /* Order of preference. */
 static const ofi_caps_row_t table[] = {
-    {"opx", "opx", 1, 1, 1, NULL, 0, 0, 0, 1, 0, 1},
-    {"cxi", "cxi", 1, 1, 1, NULL, 0, 0, 0, 1, 0, 1},
-    {"psm3", "psm3", 1, 1, 1, NULL, 0, 0, 0, 1, 0, 1},
-    {"efa", "efa", 1, 1, 1, NULL, 0, 0, 0, 1, 0, 1},
-    {"psm2", "psm2", 1, 1, 1, NULL, 0, 0, 0, 1, 0, 1},
-    {"verbs", "verbs;ofi_rxm", 1, 1, 1, RXM_EAGER, 0, 0, 0, 1, 0, 1},
+    {"opx", "opx", 1, 1, 1, NULL, 0, 0, 0, 1, 0, 1, 0},
+    {"cxi", "cxi", 1, 1, 1, NULL, 0, 0, 0, 1, 0, 1, 0},
+    {"psm3", "psm3", 1, 1, 1, NULL, 0, 0, 0, 1, 0, 1, 0},
+    {"efa", "efa", 1, 1, 1, NULL, 0, 0, 0, 1, 0, 1, 0},
+    {"psm2", "psm2", 1, 1, 1, NULL, 0, 0, 0, 1, 0, 1, 0},
+    {"verbs", "verbs;ofi_rxm", 1, 1, 1, RXM_EAGER, 0, 0, 0, 1, 0, 1, 1},
     /* tcp: one 1 MiB read took 217-221 us a ping-pong, two 512 KiB reads in turn 138-151 */
     /* tcp;ofi_rxm: frames up to 256 bytes injected (rxm bounces those past tcp's 64, but
      * there is no completion to handle: 64 B stream sender 3472 -> 2295 instructions a
      * message), longer ones sent from the caller's buffer (rxm's direct send: no copy) */
-    {"tcp", "tcp;ofi_rxm", 0, 1, 1, RXM_EAGER, 512 * 1024, 256, 256, 1, 1, 1},
+    {"tcp", "tcp;ofi_rxm", 0, 1, 1, RXM_EAGER, 512 * 1024, 256, 256, 1, 1, 1, 0},
     /* udp;ofi_rxd with tagged size classes: tests/mpi/chan/switch at 4 ranks hung in 2 of 5
      * runs and once failed a receive with FI_ETRUNC (libfabric 1.17); its multi-receive
      * buffers pass every run */
-    {"udp", "udp;ofi_rxd", 0, 1, 1, NULL, 0, 0, 0, 1, 1, 0},
-    {"sockets", "sockets", 0, 1, 1, NULL, 0, 0, 0, 1, 1, 1},
-    {"net", "net", 0, 1, 1, NULL, 0, 0, 0, 1, 1, 1},
+    {"udp", "udp;ofi_rxd", 0, 1, 1, NULL, 0, 0, 0, 1, 1, 0, 0},
+    {"sockets", "sockets", 0, 1, 1, NULL, 0, 0, 0, 1, 1, 1, 0},
+    {"net", "net", 0, 1, 1, NULL, 0, 0, 0, 1, 1, 1, 0},
     /* shm: frames past its 4 KiB inject go by CMA from the caller's buffer (fi_sendv), no
      * bounce copy: bandwidth 8 KiB 2.7-3.0 -> 4.6-5.2 GB/s, 16 KiB 4.7-4.9 -> 7.5-8.1 */
     /* ... and no multi-receive buffers: libfabric 1.17's shm crashed in fi_setopt(FI_OPT_MIN_MULTI_RECV) */
-    {"shm", "shm", 0, 0, 0, NULL, 0, 4096, 0, 0, 0, 1},
+    {"shm", "shm", 0, 0, 0, NULL, 0, 4096, 0, 0, 0, 1, 0},
 };
 
 static const ofi_caps_row_t *row_of(const char *prov_name)
@@ -123,6 +125,12 @@ int rmpi_ofi_lingers(const char *prov_name)
 {
     const ofi_caps_row_t *t = row_of(prov_name);
     return !t || t->lingers;
+}
+
+int rmpi_ofi_xrc_mode(const char *prov_name)
+{
+    const ofi_caps_row_t *t = row_of(prov_name);
+    return t && t->xrc && !strcmp(prov_name, t->rdm);
 }
 
 int rmpi_ofi_reaches_nodes(const char *prov_name)
@@ -217,6 +225,7 @@ static const char *rma_how(struct fi_info *rma, const char *prov, const char *do
 void rmpi_ofi_report(void *file)
 {
     FILE *f = file;
+    rmpi_ofi_xrc_env(); /* before the first fi_getinfo, as a job's ranks do */
     struct fi_info *list = probe(0), *rma = probe(1);
     fprintf(f, "  libfabric %d.%d: RDM providers with FI_MSG on this host:%s\n", FI_MAJOR(fi_version()),
             FI_MINOR(fi_version()), list ? "" : " none");
@@ -256,4 +265,5 @@ void rmpi_ofi_report(void *file)
         fprintf(f, "  RMPI_NET=%s: libfabric not used\n", rmpi_knob_text("NET"));
     }
     fi_freeinfo(rma);
+    rmpi_ofi_xrc_report(f);
 }

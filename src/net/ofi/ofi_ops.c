@@ -1306,11 +1306,12 @@ static int domain_wanted(const char *name)
     const char *list = rmpi_knobs.OFI_DOMAINS;
     if (!list || !*list || !strcmp(list, "*"))
         return 1;
-    size_t n = strlen(name);
+    /* A device's XRC domain ("mlx5_0-xrc") is wanted under the device's name too. */
+    size_t n = strlen(name), b = rmpi_ofi_xrc_base(name);
     for (const char *p = list; *p;) {
         const char *end = strchr(p, ',');
         size_t len = end ? (size_t)(end - p) : strlen(p);
-        if (len == n && !strncmp(p, name, n))
+        if ((len == n || len == b) && !strncmp(p, name, len))
             return 1;
         p = end ? end + 1 : p + len;
     }
@@ -1540,6 +1541,7 @@ static int ofi_open(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
     rmpi_rt_setenv_default("FI_UNIVERSE_SIZE", usz);
     rmpi_ofi_eager_env();
     rmpi_ofi_mr_env();
+    rmpi_ofi_xrc_env();
     if (env->size > (int)RMPI_OFI_RANK_MASK + 1)
         rmpi_fatal("ofi: %d ranks; the frame header names at most %u (RMPI_NET=tcp has no such limit).", env->size,
                    RMPI_OFI_RANK_MASK + 1);
@@ -1598,10 +1600,12 @@ static int ofi_open(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
     int n = 0;
     for (struct fi_info *fi = list; fi && n < max && n < RMPI_NET_MAX_RAILS; fi = fi->next) {
         const char *dom = fi->domain_attr->name ? fi->domain_attr->name : "?";
-        int dup = 0;
+        /* One rail per domain; per device where verbs lists its RC and XRC domains
+         * ("-xrc") apart: the first listed is the one asked for (ofi_xrc.c). */
+        const char *names[RMPI_NET_MAX_RAILS];
         for (int i = 0; i < n; i++)
-            dup |= !strcmp(made[i]->info->domain_attr->name, dom);
-        if (dup || !domain_wanted(dom))
+            names[i] = made[i]->info->domain_attr->name;
+        if (!rmpi_ofi_xrc_new_rail(prov, dom, names, n, rmpi_knobs.OFI_XRC) || !domain_wanted(dom))
             continue;
         uint64_t mm = fi->domain_attr->mr_mode;
         if (!emul && !(mm & FI_MR_VIRT_ADDR) && ((mm & FI_MR_PROV_KEY) || fi->domain_attr->mr_key_size < 8)) {
@@ -1609,7 +1613,10 @@ static int ofi_open(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
                       (mm & FI_MR_PROV_KEY) ? "provider keys" : "keys shorter than 8 bytes");
             continue;
         }
-        made[n++] = rail_open(env, fi, emul);
+        made[n] = rail_open(env, fi, emul);
+        rmpi_ofi_xrc_note(prov, dom, &made[n]->xrc, made[n]->xrc_why, sizeof made[n]->xrc_why);
+        rmpi_log(1, "ofi: rail %s xrc: %s", made[n]->pub.hints.name, made[n]->xrc_why);
+        n++;
     }
     fi_freeinfo(list);
     if (n == 0)
@@ -1746,6 +1753,7 @@ static void ofi_describe(rmpi_rail_t *rail, void *file)
     else
         fprintf(file, "    every frame is copied (no send_zc: %s)\n",
                 (m & FI_MR_LOCAL) ? "FI_MR_LOCAL" : "RMPI_OFI_ZCOPY or the capability table says so");
+    fprintf(file, "    xrc: %s\n", r->xrc_why);
     if (r->idle)
         fprintf(file, "    reaches no rank (%s): not polled\n",
                 r->local_only ? "no other rank on this node" : "all talk over the loopback domain");
@@ -1757,6 +1765,17 @@ static void ofi_describe(rmpi_rail_t *rail, void *file)
         fprintf(file, "    writes %s; %s\n",
                 r->saw ? "ordered before later sends (FI_ORDER_SAW)" : "delivery-complete (no FI_ORDER_SAW)",
                 r->local_only ? "reaches ranks of this node only" : "reaches other nodes");
+}
+
+/* RMPI_REPORT: whether the connection is per node (XRC) or per process, and why. */
+static void ofi_peer_facts(rmpi_rail_t *rail, int peer, int json, char *buf, size_t len)
+{
+    rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
+    (void)peer;
+    if (json) /* domain names and reasons hold no quote or backslash */
+        snprintf(buf, len, "\"xrc\": %s, \"xrc_why\": \"%s\"", r->xrc ? "true" : "false", r->xrc_why);
+    else
+        snprintf(buf, len, "xrc: %s", r->xrc_why);
 }
 
 const struct rmpi_net_ops rmpi_ofi_ops = {
@@ -1774,6 +1793,7 @@ const struct rmpi_net_ops rmpi_ofi_ops = {
     .progress = ofi_progress,
     .close = ofi_close,
     .describe = ofi_describe,
+    .peer_facts = ofi_peer_facts,
     .chan_kind = rmpi_ofi_chan_kind,
     .chan_switch = rmpi_ofi_chan_switch,
     .chan_stats = rmpi_ofi_chan_stats,
