@@ -1,12 +1,13 @@
 /* The bindings' short paths to targets of this node (src/rma/direct.c), against a model:
  * - Get_accumulate, Accumulate and Fetch_and_op of 1, 3 and 40 elements of 1-, 2-, 4- and
- *   8-byte signed and unsigned integers with every operation the short path takes (one
- *   element: a hardware atomic; several: plain arithmetic under the accumulate lock; 40:
- *   the reduction kernel under it), aligned and misaligned, on the next rank's window:
+ *   8-byte signed and unsigned integers with every operation the short path takes (up to
+ *   32 elements: plain arithmetic under the accumulate lock; 40: the reduction kernel
+ *   under it), aligned and misaligned, on the next rank's window:
  *   the fetched values and the window's new contents are what the model computes;
- * - contention from every rank: fetch-and-adds (atomics) and 2-element accumulates (the
- *   lock) on the same two counters of rank 0, and fetch-and-adds on a misaligned counter
- *   (the lock): exact totals, and every fetched value of counter 0 seen once;
+ * - contention from every rank: fetch-and-adds and 2-element accumulates (the lock on the
+ *   short path, atomics where the target applies them) on the same two counters of rank
+ *   0, and fetch-and-adds on a misaligned counter (the lock): exact totals, and every
+ *   fetched value of counter 0 seen once;
  * - puts and gets of contiguous predefined types in lock_all, lock and fence epochs, and
  *   through PSCW (the general path) in between: what was put is read back;
  * - a flush orders the puts before it against every later load (store-buffering, as in
