@@ -108,10 +108,6 @@ typedef struct rmpi_win {
     int *fdone;
     int nbatched; /* targets whose batch is not empty: the progress hook sends them */
     int building; /* an active message is being written into a batch (rma_am_begin) */
-    /* plain stores to direct targets since this process's last full barrier: a flush
-     * after nothing but locked instructions (fetch-and-op, compare-and-swap as atomics,
-     * each a full barrier on x86) or gets needs no other */
-    int unfenced;
 
     /* target side */
     rmpi_list_t incoming; /* received (or arriving) messages, handled in this order */

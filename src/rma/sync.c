@@ -366,12 +366,7 @@ int rmpi_rma_flush_direct(rmpi_win_t *w, int target)
     if ((unsigned)target >= (unsigned)w->size || !w->dsync || !w->dsync[target] || !(w->locked[target] || w->lock_all))
         return 1;
     idle_poll();
-    /* direct operations are complete when issued: a full barrier makes their plain stores
-     * visible before whatever follows (locked instructions were one already) */
-    if (w->unfenced) {
-        atomic_thread_fence(memory_order_seq_cst);
-        w->unfenced = 0;
-    }
+    rma_flush_stores(); /* direct operations are complete when issued: rma_impl.h says what their stores owe */
     return 0;
 }
 
@@ -385,10 +380,9 @@ int rmpi_rma_flush(rmpi_win_t *w, int target, int local)
      * loads of it must still serve the others' requests to it. */
     if (direct || !flush_waits(w, target))
         idle_poll();
-    if (direct) {
-        atomic_thread_fence(memory_order_seq_cst); /* direct operations are complete when issued */
+    rma_flush_stores(); /* direct operations are complete when issued (and direct targets of a flush_all) */
+    if (direct)
         return 0;
-    }
     if (local) { /* puts and accumulates complete locally when issued: only answers to wait for */
         rma_wait_gets(w, target);
         return 0;

@@ -1,14 +1,20 @@
 /* The bindings' short paths to targets of this node (src/rma/direct.c), against a model:
  * - Get_accumulate, Accumulate and Fetch_and_op of 1, 3 and 40 elements of 1-, 2-, 4- and
- *   8-byte signed and unsigned integers with every operation the short path takes (one
- *   element: a hardware atomic; several: plain arithmetic under the accumulate lock; 40:
- *   the reduction kernel under it), aligned and misaligned, on the next rank's window:
+ *   8-byte signed and unsigned integers with every operation the short path takes (up to
+ *   32 elements: plain arithmetic under the accumulate lock; 40: the reduction kernel
+ *   under it), aligned and misaligned, on the next rank's window:
  *   the fetched values and the window's new contents are what the model computes;
- * - contention from every rank: fetch-and-adds (atomics) and 2-element accumulates (the
- *   lock) on the same two counters of rank 0, and fetch-and-adds on a misaligned counter
- *   (the lock): exact totals, and every fetched value of counter 0 seen once;
+ * - contention from every rank: fetch-and-adds and 2-element accumulates (the lock on the
+ *   short path, atomics where the target applies them) on the same two counters of rank
+ *   0, and fetch-and-adds on a misaligned counter (the lock): exact totals, and every
+ *   fetched value of counter 0 seen once;
  * - puts and gets of contiguous predefined types in lock_all, lock and fence epochs, and
- *   through PSCW (the general path) in between: what was put is read back.
+ *   through PSCW (the general path) in between: what was put is read back;
+ * - a flush orders the puts before it against every later load (store-buffering, as in
+ *   Dekker's algorithm): ranks 0 and 1 each put the round number to the other, flush, and
+ *   get the one the other put; both reading an older round breaks MPI's "complete at the
+ *   target" (x86 lets a load pass a store that a flush did not fence); half of the rounds
+ *   put on one window and get from another.
  * With RMPI_RMA_DIRECT=0 the same checks run as active messages (the model is the same). */
 #include "mtest.h"
 
@@ -196,6 +202,56 @@ static void copies(int rank, int size, MPI_Win win)
     MPI_Group_free(&world);
 }
 
+#define ROUNDS 3000
+
+static void store_load(int rank, int size, unsigned char *mem, MPI_Win win)
+{
+    MPI_Win win2;
+    int64_t *mem2;
+    MTEST_OK(MPI_Win_allocate(16, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem2, &win2));
+    mem2[0] = mem2[1] = 0;
+    MTEST_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win));
+    memset(mem + WIN_BYTES / 2, 0, 16);
+    MTEST_OK(MPI_Win_unlock(rank, win));
+    MPI_Barrier(MPI_COMM_WORLD); /* the first one ever seen is round 1: the windows hold 0 before */
+    int64_t *seen = calloc(ROUNDS + 1, sizeof *seen);
+    MTEST_OK(MPI_Win_lock_all(0, win));
+    MTEST_OK(MPI_Win_lock_all(0, win2));
+    for (int64_t r = 1; r <= ROUNDS && size >= 2; r++) {
+        /* rank 0 puts x at rank 1 (win, 0 + 512), rank 1 puts y at rank 0 (win or win2, 8) */
+        MPI_Win wy = r & 1 ? win : win2;
+        MPI_Aint xdisp = WIN_BYTES / 2, ydisp = r & 1 ? WIN_BYTES / 2 + 8 : 8;
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0) {
+            MTEST_OK(MPI_Put(&r, 1, MPI_INT64_T, 1, xdisp, 1, MPI_INT64_T, win));
+            MTEST_OK(MPI_Win_flush(1, win));
+            MTEST_OK(MPI_Get(&seen[r], 1, MPI_INT64_T, 0, ydisp, 1, MPI_INT64_T, wy));
+            MTEST_OK(MPI_Win_flush(0, wy));
+        } else if (rank == 1) {
+            MTEST_OK(MPI_Put(&r, 1, MPI_INT64_T, 0, ydisp, 1, MPI_INT64_T, wy));
+            MTEST_OK(MPI_Win_flush(0, wy));
+            MTEST_OK(MPI_Get(&seen[r], 1, MPI_INT64_T, 1, xdisp, 1, MPI_INT64_T, win));
+            MTEST_OK(MPI_Win_flush(1, win));
+        }
+    }
+    MTEST_OK(MPI_Win_unlock_all(win2));
+    MTEST_OK(MPI_Win_unlock_all(win));
+    if (rank < 2 && size >= 2) {
+        int64_t *other = malloc((ROUNDS + 1) * sizeof *other);
+        MPI_Sendrecv(seen, ROUNDS + 1, MPI_INT64_T, rank ^ 1, 0, other, ROUNDS + 1, MPI_INT64_T, rank ^ 1, 0,
+                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        int both = 0, first = 0;
+        for (int r = 1; r <= ROUNDS; r++)
+            if (seen[r] < r && other[r] < r && !both++)
+                first = r;
+        MTEST_CHECK(!both, "%d of %d rounds: neither rank saw the other's flushed put (first: round %d)", both, ROUNDS,
+                    first);
+        free(other);
+    }
+    free(seen);
+    MTEST_OK(MPI_Win_free(&win2));
+}
+
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
@@ -212,6 +268,8 @@ int main(int argc, char **argv)
     contention(rank, size, mem, win);
     MPI_Barrier(MPI_COMM_WORLD);
     copies(rank, size, win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    store_load(rank, size, mem, win);
     MTEST_OK(MPI_Win_free(&win));
     return mtest_finalize();
 }
