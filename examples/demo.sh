@@ -63,14 +63,14 @@ for net in shm tcp; do
     done
 done
 
-# The rails' weights and rendezvous bytes from RMPI_REPORT (file $1), as seen by the rank
-# whose VC moved more rendezvous bytes: rank 0 writes the data on a short link, rank 1 reads
-# it on a long one (a far peer's rendezvous is read by the receiver), and only the side that
-# moves the data learns the weights.
+# The rails' weights and rendezvous bytes from RMPI_REPORT (file $1, lines tagged "[R] " by
+# mpiexec -l: the two ranks' reports interleave line by line), as seen by the rank whose VC
+# moved more rendezvous bytes: rank 0 writes the data on a short link, rank 1 reads it on a
+# long one (a far peer's rendezvous is read by the receiver), and only the side that moves
+# the data learns the weights.
 rail_weights() {
-    sed -n 's/.*rank \([01]\) -> [01]:.*/R \1/p; s/.*rail tcp:\(rail[0-9]\): up, weight \([0-9.]*\),.*rdma bytes \([0-9][0-9]*\),.*/\1 \2 \3/p' "$1" |
-        awk '$1 == "R" { r = $2; next }
-             { line[r] = line[r] sprintf("%s%s weight %s (%.1f MB)", (line[r] == "" ? "" : ", "), $1, $2, $3 / 1e6); sum[r] += $3 }
+    sed -n 's/^\[\([01]\)\] .*rail tcp:\(rail[0-9]\): up, weight \([0-9.]*\),.*rdma bytes \([0-9][0-9]*\),.*/\1 \2 \3 \4/p' "$1" |
+        awk '{ r = $1; line[r] = line[r] sprintf("%s%s weight %s (%.1f MB)", (line[r] == "" ? "" : ", "), $2, $3, $4 / 1e6); sum[r] += $4 }
              END { b = (sum[1] > sum[0]) ? 1 : 0; printf "%s%s", line[b], (b ? " (rank 1, the reader)" : "") }'
 }
 
@@ -79,7 +79,7 @@ rail_weights() {
 lab_bw() { # TITLE IFACES ITERATIONS
     local title=$1 ifaces=$2 iters=$3 out err bw weights
     out=$(mktemp) err=$(mktemp)
-    if "$netlab" exec nsA timeout "${DEMO_TIMEOUT:-120}" "$mpiexec" -n 2 --host nsA,nsB \
+    if "$netlab" exec nsA timeout "${DEMO_TIMEOUT:-120}" "$mpiexec" -l -n 2 --host nsA,nsB \
         --agent "$netlab agent" --pmi-iface ctl -genv RMPI_TCP_IFACES "$ifaces" -genv RMPI_REPORT 1 \
         "$build/bench/pt2pt" -t bw -m 1048576:1048576 -w 4 -i "$iters" -x 1 >"$out" 2>"$err"; then
         bw=$(sed -n 's/.*"mb_s":\([0-9.]*\).*/\1/p' "$out" | head -1)
