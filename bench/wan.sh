@@ -9,13 +9,16 @@
 # hits them alike.
 #   bench/wan.sh [--delays 0,100us,1ms,10ms] [--sizes 8192:1048576] [--reps N] [--iters N]
 #                [--window N] [--only railmpi,openmpi,mpich] [--test bw|lat|mr] [--pairs 1,2,3,4]
-#                [--cc LIST] [--job-timeout SECONDS] [--build DIR] [--out FILE]
+#                [--cc LIST] [--min-time SECONDS] [--job-timeout SECONDS] [--build DIR] [--out FILE]
 # --test lat: ping-pong latency (half the round trip, us) instead of bandwidth (--iters
 # ping-pongs per size; the table's ratios are then the other's time over RailMPI's, so above
 # 1 is RailMPI faster, as for bandwidth).
 # --test mr: the multi-pair message rate instead (seed infiniband-wan Fig. 6, bench/mpair.c):
 # for each count P of --pairs, P ranks on nsA send to P ranks on nsB at once, all pairs
-# across the one long rail; messages per second of all pairs together.
+# across the one long rail; messages per second of all pairs together. Each size runs
+# --min-time seconds at least (default 0.25; mpair -T: windows are added after the first
+# --iters until then): 5 windows of 32 messages of 4 KiB were about 20 ms of link time,
+# shorter than a time slice of a loaded 2-core machine, and such cells swung by 2x.
 # Defaults are short (--iters 10 windows of 16 messages): on a shared 2-core machine the
 # figures are noisy; compare ratios within one run, not across runs. The reference MPIs
 # run when found (mpicc.openmpi/mpirun.openmpi, mpicc.mpich/mpiexec.mpich), unless --only
@@ -28,7 +31,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 delays=0,100us,1ms,10ms sizes=8192:1048576 reps=1 iters=10 window=16 build=$root/build out= only= test=bw pairs=1 cc=
-jt=120
+jt=120 min_time=0.25
 while [ $# -gt 0 ]; do
   case $1 in
     --delays) delays=$2; shift ;;
@@ -43,11 +46,13 @@ while [ $# -gt 0 ]; do
     --pairs) pairs=$2; shift ;;
     --cc) cc=$2; shift ;;
     --job-timeout) jt=$2; shift ;;
-    *) echo "usage: $0 [--delays LIST] [--sizes MIN:MAX] [--reps N] [--iters N] [--window N] [--only LIST] [--test bw|lat|mr] [--pairs LIST] [--cc LIST] [--job-timeout SECONDS] [--build DIR] [--out FILE]" >&2; exit 2 ;;
+    --min-time) min_time=$2; shift ;;
+    *) echo "usage: $0 [--delays LIST] [--sizes MIN:MAX] [--reps N] [--iters N] [--window N] [--only LIST] [--test bw|lat|mr] [--pairs LIST] [--cc LIST] [--min-time SECONDS] [--job-timeout SECONDS] [--build DIR] [--out FILE]" >&2; exit 2 ;;
   esac
   shift
 done
 [[ $jt =~ ^[1-9][0-9]*$ ]] || { echo "bench/wan.sh: --job-timeout: whole seconds" >&2; exit 2; }
+[[ $min_time =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "bench/wan.sh: --min-time: seconds, e.g. 0.25" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "bench/wan.sh: needs root (network namespaces)" >&2; exit 77; }
 case $test in bw | lat) prog=pt2pt pairs=1 ;; mr) prog=mpair ;; *) echo "bench/wan.sh: --test bw, lat or mr" >&2; exit 2 ;; esac
 [[ $pairs =~ ^[1-9](,[1-9])*$ ]] || { echo "bench/wan.sh: --pairs: counts 1..9, comma-separated" >&2; exit 2; }
@@ -77,7 +82,7 @@ fi
 # lo between ranks of one host (without it UCX finds no path between them and the job stops).
 run_config() { # CONFIG PAIRS: P ranks per host, ranks 0..P-1 on nsA
   local args=(-m "$sizes" -i "$iters" -w "$window") p=$2
-  case $test in bw) args+=(-t bw -x 1) ;; lat) args+=(-t latency -x 1) ;; esac
+  case $test in bw) args+=(-t bw -x 1) ;; lat) args+=(-t latency -x 1) ;; mr) args+=(-T "$min_time") ;; esac
   case $1 in
     default | wan_tune_0 | cc_*)
       local env=(-genv RMPI_WAN_TUNE "$([ "$1" = wan_tune_0 ] && echo 0 || echo 1)")
@@ -95,6 +100,7 @@ run_config() { # CONFIG PAIRS: P ranks per host, ranks 0..P-1 on nsA
   esac
 }
 trap '"$netlab" down >/dev/null 2>&1' EXIT
+trap 'exit 143' TERM INT # so that a timeout's or flock's TERM still takes the lab down
 for d in ${delays//,/ }; do
   spec=1gbit; [ "$d" = 0 ] || spec=1gbit@$d
   "$netlab" up "$spec" >/dev/null || { echo "netlab up $spec failed" >&2; exit 1; }
