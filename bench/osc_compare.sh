@@ -79,7 +79,11 @@ fi
 # Shared memory for every MPI, each with its default one-sided component (MPICH ch4 with
 # its shm windows, Open MPI ob1/vader with osc selected by itself). Open MPI 4.1.4 here
 # crashes in vader (SIGSEGV in mca_btl_vader_poll_handle_frag) when one-sided runs with
-# its default single-copy mechanism (CMA); it runs with none.
+# its default single-copy mechanism (CMA) on Win_allocate windows (osc sm); it runs with
+# none. Its osc sm takes only allocate windows, and osc rdma (Win_create, dynamic) needs
+# vader's single copy: CMA there, as RailMPI's Win_create windows on shm.
+ompi_copy=none
+[ "$flavor" = allocate ] || ompi_copy=cma
 launch() {
     case "$1/$net" in
         mpich/tcp) echo "mpiexec.mpich -n 2 -genv MPIR_CVAR_NOLOCAL 1 -genv UCX_TLS tcp,self ${MPICH_ARGS:-} $ref/osc.mpich" ;;
@@ -92,7 +96,7 @@ launch() {
         railmpi/ofi-tcp) echo "$build/bin/mpiexec -n 2 -genv RMPI_NET ofi -genv RMPI_OFI_PROVIDER tcp;ofi_rxm" \
                               "-genv RMPI_TOPO_FAKE_NODES 2 ${RMPI_ARGS:-} $build/bench/osc" ;;
         mpich/shm) echo "mpiexec.mpich -n 2 ${MPICH_ARGS:-} $ref/osc.mpich" ;;
-        openmpi/shm) echo "mpirun.openmpi -n 2 --mca pml ob1 --mca btl self,vader --mca btl_vader_single_copy_mechanism none" \
+        openmpi/shm) echo "mpirun.openmpi -n 2 --mca pml ob1 --mca btl self,vader --mca btl_vader_single_copy_mechanism $ompi_copy" \
                       "${OMPI_ARGS:-} $ref/osc.openmpi" ;;
         railmpi/shm) echo "$build/bin/mpiexec -n 2 ${RMPI_ARGS:-} $build/bench/osc" ;;
         railmpi-before/*) launch railmpi | sed "s|/bin/mpiexec -n 2 |&-genv LD_LIBRARY_PATH $before |" ;;

@@ -114,6 +114,15 @@ int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq)
     int small = hlen + (op->kind == RMPI_RMA_PUT ? tbytes : 0) <= RMA_BATCH_OP_MAX;
     int batched = rw && small && (rma_fence_gated(w, t) || rma_rdma_small_am(w, t, op->kind == RMPI_RMA_GET, tbytes));
     int rdma = tbytes && rw && !batched && rma_rdma_keys(w, t);
+    /* A batch of such puts alone, begun when nothing to t was unacknowledged (so no
+     * message of ours can still be handled after them) under a granted lock, may yet be
+     * posted as RDMA by a flush (rma_rdma_batch_puts): a lone put + flush then needs no
+     * round trip through the target's progress. */
+    rmpi_win_batch_t *bt = &w->batch[t];
+    int prev_puts = bt->rdma_puts;
+    size_t prev_len = bt->len;
+    int rdma_later = batched && tbytes && !nseg && op->kind == RMPI_RMA_PUT && !w->lazy[t] && rma_rdma_keys(w, t) &&
+                     !rma_fence_gated(w, t) && (prev_len ? prev_puts > 0 : rma_rdma_to(w, t) && !w->dirty[t]);
     if (rdma && rma_fence_gated(w, t))
         rma_fence_wait_done(w, t); /* an active message would be held by the target; RDMA would not */
     if (w->lazy[t])
@@ -131,6 +140,7 @@ int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq)
     int sends_data = kind == AM_PUT || kind == AM_CAS || ((kind == AM_ACC || kind == AM_GACC) && op->op != MPI_NO_OP);
     size_t dbytes = sends_data ? (kind == AM_CAS ? 2 * tbytes : tbytes) : 0;
     char *msg = rma_am_begin(w, t, hlen + dbytes);
+    rdma_later &= !prev_len || bt->len > 0; /* the batch before it went as a message when full */
     rma_hdr_t *h = (rma_hdr_t *)(void *)msg;
     memset(h, 0, sizeof *h);
     h->kind = (uint8_t)kind;
@@ -173,6 +183,8 @@ int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq)
      * first; a request's answer may be waited for by MPI_Wait: sent now */
     int answered_op = kind == AM_GET || kind == AM_GACC || kind == AM_CAS;
     rma_am_end(w, t, msg, hlen + dbytes, ureq && answered_op);
+    if (rdma_later)
+        bt->rdma_puts = prev_puts + 1;
     w->dirty[t] = 1;
     w->tail_answered[t] = (unsigned char)answered_op;
     if (ureq && kind != AM_GET && kind != AM_GACC && kind != AM_CAS)

@@ -51,6 +51,8 @@ typedef struct rmpi_win_lockq rmpi_win_lockq_t;
 typedef struct rmpi_win_batch {
     char *buf;
     size_t len, cap;
+    int rdma_puts; /* every record a contiguous put that a flush may still post as RDMA
+                    * (rma_rdma_batch_puts): how many; else 0 */
 } rmpi_win_batch_t;
 /* Per target on this node: its passive-target lock word and accumulate lock, one cache
  * line each, at the head of the node's window segment (direct.c). */

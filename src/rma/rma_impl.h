@@ -130,6 +130,10 @@ int rma_rdma_keys(const rmpi_win_t *w, int target);
 int rma_rdma_small_am(const rmpi_win_t *w, int target, int get, size_t bytes);
 
 void rma_rdma_before_am(rmpi_win_t *w, int target);
+/* At a flush: when target's batch holds only a few contiguous puts, begun when nothing
+ * to it was unacknowledged (w->batch[target].rdma_puts), post them as RDMA ops instead
+ * and drop the batch (1), as if they had never been messages; else 0, nothing done. */
+int rma_rdma_batch_puts(rmpi_win_t *w, int target);
 void rma_rdma_acked(rmpi_win_t *w, int target);
 /* Put or Get as RDMA ops (disp/segs/tbytes as for rma_direct_issue, tbytes > 0): 0 when
  * posted (counted in w->gets[target] until every op completed; ureq completes then), 1

@@ -52,6 +52,7 @@ char *rma_am_begin(rmpi_win_t *w, int t, size_t len)
 {
     rmpi_win_batch_t *b = &w->batch[t];
     w->building = 1;
+    b->rdma_puts = 0; /* a put that keeps the batch's puts-only state sets it again */
     if (len > RMA_BATCH_OP_MAX) {
         rma_am_send(w, t); /* what was queued goes first */
         return rmpi_xmalloc(len);
@@ -95,6 +96,7 @@ void rma_am_send(rmpi_win_t *w, int t)
     w->nbatched--;
     b->buf = NULL;
     b->len = b->cap = 0;
+    b->rdma_puts = 0;
 }
 
 void rma_ctl(rmpi_win_t *w, int target, int kind, int lock_type, rma_ack_t *ack)
@@ -147,6 +149,7 @@ int rma_flush_ranks(rmpi_win_t *w, const int *ranks, int n)
     int na = 0;
     for (int i = 0; i < n; i++) {
         int t = ranks ? ranks[i] : i;
+        rma_rdma_batch_puts(w, t); /* a few puts alone: written now, no round trip */
         if (w->dirty[t] && w->tail_answered[t] && w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
             /* the answer to the last request is sent after everything before it was handled:
              * waiting for it (below) is the flush (dynamic windows' errors need the ack) */

@@ -14,7 +14,8 @@
  * - small gets and puts interleaved (shm sends each run of one direction as one
  *   cross-memory call, up to 64 ops), more than a batch holds, a 5000-byte put among them,
  *   then a fence with no flush before it: every value lands and every get reads the
- *   target's data. */
+ *   target's data;
+ * - a few small puts then a flush, seen by the target after it (lone_puts). */
 #include "mtest.h"
 
 #include <stdint.h>
@@ -344,6 +345,71 @@ static void mixed_small(int rank, int size)
     free(g);
 }
 
+/* A few small puts then a flush (shm: posted then by cross-memory attach instead of
+ * as a message, when nothing else to that target is unacknowledged): after the flush
+ * the target sees them. Rounds: puts alone; an accumulate to a slot, a progress call that sends it, then a
+ * put to the slot (it must not overtake the accumulate's message); a progress call between
+ * two puts (the first may have left as a message); under Win_lock (its lazy request
+ * goes first; in the other rounds a put + flush had the lock granted before); five puts (more than a flush writes itself) and one put of two
+ * slots. Each round rank 0 tells the target by a message, which reads after Win_sync. */
+#define LONE_ROUNDS 60
+static void lone_puts(int rank, int size)
+{
+    if (size < 2)
+        return;
+    long *mem = calloc(8, sizeof(long));
+    MPI_Win win;
+    MTEST_OK(MPI_Win_create(mem, 8 * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    if (rank == 0) {
+        for (int r = 0; r < LONE_ROUNDS; r++) {
+            long v[5] = {val(0, 1, r), val(0, 1, r + 1), 1, val(0, 1, r + 2), val(0, 1, r + 3)};
+            int kind = r % 5, flag;
+            if (kind == 3) /* shared: the target takes its own lock to read */
+                MTEST_OK(MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win));
+            else
+                MTEST_OK(MPI_Win_lock_all(0, win));
+            if (kind != 3) { /* the lazy lock granted first: the puts below may go by RDMA */
+                MTEST_OK(MPI_Put(&v[4], 1, MPI_LONG, 1, 7, 1, MPI_LONG, win));
+                MTEST_OK(MPI_Win_flush(1, win));
+            }
+            if (kind == 1)
+                MTEST_OK(MPI_Accumulate(&v[2], 1, MPI_LONG, 1, 0, 1, MPI_LONG, MPI_SUM, win));
+            else
+                MTEST_OK(MPI_Put(&v[0], 1, MPI_LONG, 1, 0, 1, MPI_LONG, win));
+            if (kind == 1 || kind == 2) /* progress: the batch leaves as a message */
+                MTEST_OK(MPI_Iprobe(MPI_ANY_SOURCE, 99, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE));
+            if (kind == 4)
+                for (int k = 0; k < 5; k++)
+                    MTEST_OK(MPI_Put(&v[k], 1, MPI_LONG, 1, 2 + k, 1, MPI_LONG, win));
+            if (kind == 1) /* unacknowledged, the accumulate's message may not be handled yet */
+                MTEST_OK(MPI_Put(&v[0], 1, MPI_LONG, 1, 0, 1, MPI_LONG, win));
+            MTEST_OK(MPI_Put(&v[0], 2, MPI_LONG, 1, 1, 2, MPI_LONG, win));
+            MTEST_OK(MPI_Win_flush(1, win));
+            MPI_Send(&r, 1, MPI_INT, 1, 7, MPI_COMM_WORLD);
+            MPI_Recv(&flag, 1, MPI_INT, 1, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MTEST_OK(kind == 3 ? MPI_Win_unlock(1, win) : MPI_Win_unlock_all(win));
+        }
+    } else if (rank == 1) {
+        for (int r = 0; r < LONE_ROUNDS; r++) {
+            int got;
+            MPI_Recv(&got, 1, MPI_INT, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MTEST_OK(MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win));
+            MTEST_OK(MPI_Win_sync(win));
+            MTEST_CHECK(mem[0] == val(0, 1, r) && mem[1] == val(0, 1, r) && mem[2] == val(0, 1, r + 1),
+                        "round %d (kind %d): slots %ld %ld %ld after the flush", r, r % 5, mem[0], mem[1], mem[2]);
+            if (r % 5 == 4)
+                MTEST_CHECK(mem[3] == val(0, 1, r + 1) && mem[4] == 1 && mem[5] == val(0, 1, r + 2) &&
+                                mem[6] == val(0, 1, r + 3),
+                            "round %d: five puts land as %ld %ld %ld %ld", r, mem[3], mem[4], mem[5], mem[6]);
+            MTEST_OK(MPI_Win_unlock(1, win));
+            MPI_Send(&got, 1, MPI_INT, 0, 8, MPI_COMM_WORLD);
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MTEST_OK(MPI_Win_free(&win));
+    free(mem);
+}
+
 /* A run of gets of mixed sizes in flight to one target: where the rail's reads are slower
  * than messages (tcp;ofi_rxm) the first of each run is a read and the others of at most
  * 4 KiB go as GET messages behind it, larger ones as reads again; on shm small puts go as
@@ -411,6 +477,7 @@ int main(int argc, char **argv)
     dynamic(rank, size);
     out_of_range(rank, size);
     mixed_small(rank, size);
+    lone_puts(rank, size);
     get_runs(rank, size);
     return mtest_finalize();
 }
