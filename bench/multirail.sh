@@ -24,7 +24,8 @@ any left from before), runs everything, and deletes them again at the end.
                    'many': many unequal rails with no settings (4 rails 1gbit 500mbit 250mbit
                    125mbit, i.e. 8:4:2:1, and 2 rails 1gbit 100mbit, 10:1; MANY_TOPOS
                    overrides, ';'-separated): each rail alone, then all of them, 4 MiB
-                   messages, every run well under a minute; summary-many.md; or only
+                   messages, every run well under a minute, Open MPI default and
+                   hand-weighted (btl_tcp_bandwidth_<rail> at the tc rates); summary-many.md; or only
                    'rates': the rails' rates changed mid-stream with tc change (rail1 to
                    100mbit at 6 s, rail0 to 500mbit at 12 s, both back at 18 s), then
                    rail1 cut at 24 s and restored at 27 s, while bw_time streams 256 KiB
@@ -475,10 +476,11 @@ PY
 many_one() { # MPI IFACES ITERS LABEL
     local mpi=$1 ifaces=$2 iters=$3 label=$4 line
     if [ "$mpi" = ompi ]; then
+        # shellcheck disable=SC2206
         CMD=("$netlab" exec nsA mpirun.openmpi -np 2 --host nsA:1,nsB:1 --bind-to none
              --mca plm_rsh_agent "$netlab agent" --mca plm_rsh_no_tree_spawn 1
              --mca oob_tcp_if_include ctl --mca pml ob1 --mca btl self,tcp
-             --mca btl_tcp_if_include "$ifaces" "$ref/pt2pt.openmpi")
+             --mca btl_tcp_if_include "$ifaces" ${MANY_OMPI_BW:-} "$ref/pt2pt.openmpi")
     else
         CMD=("$netlab" exec nsA "$build/bin/mpiexec" -n 2 --host nsA,nsB --agent "$netlab agent"
              --pmi-iface ctl -genv RMPI_TCP_IFACES "$ifaces" -genv RMPI_REPORT 1 "$build/bench/pt2pt")
@@ -508,8 +510,8 @@ run_many() {
     {
         echo "## Many unequal rails, no settings (4 MiB messages, bw, MB/s)"
         echo
-        echo "| rails | TCP alone per rail (iperf3) | RailMPI alone per rail | sum alone | RailMPI all rails | of the sum | of iperf3's sum | Open MPI all rails | RailMPI bytes per rail (share) |"
-        echo "|---|---|---|---|---|---|---|---|---|"
+        echo "| rails | TCP alone per rail (iperf3) | RailMPI alone per rail | sum alone | RailMPI all rails | of the sum | of iperf3's sum | Open MPI all rails | Open MPI hand-weighted | RailMPI bytes per rail (share) |"
+        echo "|---|---|---|---|---|---|---|---|---|---|"
     } >"$md"
     for t in "${topos[@]}"; do
         "$netlab" down >/dev/null 2>&1 || true
@@ -526,15 +528,27 @@ run_many() {
             sum=$(awk -v a="$sum" -v b="$r" 'BEGIN { print a + b }')
         done
         all=$(many_one rmpi "$ifaces" 16 all); [ "$all" = 0 ] && failed=1
-        shares=$(grep -A$n "rank 0 -> 1: $n subchannel" "$out/stderr.tmp" 2>/dev/null | grep "rail tcp" |
+        # The two ranks' report lines interleave: per rail the larger count of those near
+        # rank 0's header (both ranks count the same rendezvous bytes or one counts none).
+        shares=$(grep -A$((4 * n)) "rank 0 -> 1: $n subchannel" "$out/stderr.tmp" 2>/dev/null | grep "rail tcp" |
                  sed -n 's/.*rail tcp:\(rail[0-9]*\):.* rdma bytes \([0-9]*\),.*/\1 \2/p' |
-                 awk '{ b[NR] = $2; n[NR] = $1; s += $2 } END { for (i = 1; i <= NR; i++)
-                      printf "%s%s %.0f MB (%.1f%%)", (i > 1 ? ", " : ""), n[i], b[i] / 1e6, (s ? 100 * b[i] / s : 0) }')
-        ompi="-"
+                 awk '!($1 in b) { n[++k] = $1; b[$1] = 0 } $2 > b[$1] { b[$1] = $2 }
+                      END { for (i = 1; i <= k; i++) s += b[n[i]]; for (i = 1; i <= k; i++)
+                      printf "%s%s %.0f MB (%.1f%%)", (i > 1 ? ", " : ""), n[i], b[n[i]] / 1e6, (s ? 100 * b[n[i]] / s : 0) }')
+        ompi="-" ompiw="-"
         [ $have_ompi = 1 ] && ompi=$(many_one ompi "$ifaces" 16 all)
+        # Open MPI hand-weighted: btl_tcp_bandwidth_<if> set to each rail's tc rate (Mbit/s).
+        MANY_OMPI_BW=""
+        i=0
+        for r in $t; do
+            MANY_OMPI_BW="$MANY_OMPI_BW --mca btl_tcp_bandwidth_rail$i $(rate_mbit "${r%%@*}")"
+            i=$((i + 1))
+        done
+        [ $have_ompi = 1 ] && ompiw=$(many_one ompi "$ifaces" 16 weighted)
+        MANY_OMPI_BW=""
         local isum
         isum=$(echo "$iperf" | awk '{ for (i = 1; i <= NF; i++) s += $i; print s }')
-        echo "| $topo | $iperf | $one | $sum | $all | $(awk -v a="$all" -v s="$sum" 'BEGIN { printf "%.1f%%", s ? 100 * a / s : 0 }') | $(awk -v a="$all" -v s="$isum" 'BEGIN { printf "%.1f%%", s ? 100 * a / s : 0 }') | $ompi | $shares |" >>"$md"
+        echo "| $topo | $iperf | $one | $sum | $all | $(awk -v a="$all" -v s="$sum" 'BEGIN { printf "%.1f%%", s ? 100 * a / s : 0 }') | $(awk -v a="$all" -v s="$isum" 'BEGIN { printf "%.1f%%", s ? 100 * a / s : 0 }') | $ompi | $ompiw | $shares |" >>"$md"
     done
     cat "$md"
 }

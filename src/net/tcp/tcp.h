@@ -511,6 +511,12 @@ static inline void rmpi_tcp_count_rx(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, siz
  * EPOLLOUT, so a burst of small frames costs one writev and no epoll_ctl), else as
  * rmpi_tcp_queue_tx. rmpi_tcp_write_soon: the same for output already queued. */
 void rmpi_tcp_queue_soon(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_tx_t *t);
+/* A DATA frame's place in txq: behind every frame queued before it, but ahead of the put
+ * sources at the tail that complete on PUT_ACK (hints.put_landed: nothing sent after such a
+ * put needs to follow it). Otherwise the VC's control frames (RTS, CTS, FIN) waited behind
+ * every stripe queued on the rail: at 10:1 with 8 x 4 MiB in flight, 20 MB on the fast rail,
+ * 170 ms, and the window drained (rmpi_tcp_queue_soon when small frames wait there). */
+void rmpi_tcp_queue_frame(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_tx_t *t);
 void rmpi_tcp_write_soon(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p);
 /* Write the output of the soon list (start of every progress). */
 void rmpi_tcp_drain_soon(rmpi_tcp_rail_t *r);

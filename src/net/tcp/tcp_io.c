@@ -83,6 +83,29 @@ void rmpi_tcp_queue_tx(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_tx_t *t)
         rmpi_tcp_peer_kick(r, p);
 }
 
+void rmpi_tcp_queue_frame(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_tx_t *t)
+{
+    rmpi_list_t *at = &p->txq; /* the frame goes in before `at` */
+    while (at->prev != &p->txq) {
+        const rmpi_tcp_tx_t *q = (const rmpi_tcp_tx_t *)at->prev;
+        if (!q->is_put || !q->put_ack)
+            break;
+        at = at->prev;
+    }
+    if (t->started || at == &p->txq || p->state != RMPI_TCP_PEER_ESTABLISHED) {
+        if (p->soon)
+            rmpi_tcp_queue_soon(r, p, t);
+        else
+            rmpi_tcp_queue_tx(r, p, t);
+        return;
+    }
+    t->link.next = at;
+    t->link.prev = at->prev;
+    at->prev->next = &t->link;
+    at->prev = &t->link;
+    rmpi_tcp_want_output(r, p);
+}
+
 void rmpi_tcp_write_soon(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
 {
     if (p->state != RMPI_TCP_PEER_ESTABLISHED) {

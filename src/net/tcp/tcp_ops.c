@@ -312,10 +312,7 @@ static int tcp_send(rmpi_rail_t *rail, int peer, const struct iovec *iov, int io
     t->dlen = total - done;
     /* the frame's head is already in the stream: nothing may be written before its rest */
     t->started = done > 0;
-    if (p->soon) /* behind small RDMA frames the next progress writes: in the same writev */
-        rmpi_tcp_queue_soon(r, p, t);
-    else
-        rmpi_tcp_queue_tx(r, p, t);
+    rmpi_tcp_queue_frame(r, p, t);
     return 0;
 }
 
