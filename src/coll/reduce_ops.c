@@ -149,9 +149,22 @@ static uint8_t type_row[256];
  * vector code (an aligned load on a misaligned pointer would fault). */
 typedef __int128 i128_t;
 typedef unsigned __int128 u128_t;
+/* Half and quad floats as the compiler has them: GCC and clang 15+ define _Float16 on
+ * x86-64 (__FLT16_MAX__); clang 14 only has the storage type __fp16, whose arithmetic is
+ * done in float and rounded at the store, as GCC does for _Float16 without AVX512-FP16 (one
+ * operation in float then rounded to half is the correctly rounded half result). _Float128
+ * is __float128 in clang (__SIZEOF_FLOAT128__). */
+#ifdef __FLT16_MAX__
 typedef _Float16 f16_t;
+#else
+typedef __fp16 f16_t;
+#endif
 typedef long double fld_t;
+#ifdef __FLT128_MAX__
 typedef _Float128 f128_t;
+#else
+typedef __float128 f128_t;
+#endif
 #define UA(T) typedef T T##_ua __attribute__((aligned(1)));
 UA(int8_t)
 UA(uint8_t)
