@@ -12,7 +12,7 @@ set -eu
 usage() {
     cat <<'USAGE'
 usage: bench/channels.sh [--ranks "4 8 16"] [--patterns LIST] [--iter N] [--reps N] [--callgrind]
-                        [--net shm|ofi] [--policies LIST] [--class-bytes SIZE] [--build DIR] [--out FILE]
+                        [--net shm|ofi] [--policies LIST] [--class-bytes SIZE] [--keep DIR] [--build DIR] [--out FILE]
 
   --ranks LIST   rank counts (default "4 8 16"; above 2 the ranks are oversubscribed here)
   --patterns L   among onetoall alltoone repeat random (default all four)
@@ -29,6 +29,9 @@ usage: bench/channels.sh [--ranks "4 8 16"] [--patterns LIST] [--iter N] [--reps
   --policies L   among dedicated shared adaptive mrecv single classes (default the first three)
   --class-bytes S  RMPI_CHAN_CLASS_BYTES for the classes policy (default: the knob's, 128k):
                  fewer buffers per class shorten ofi_rxm's walk of its posted tagged receives
+  --keep DIR     with --callgrind: keep rank 0's callgrind file of each job as
+                 DIR/cg-RANKS-PATTERN-POLICY (callgrind_annotate shows where a policy's
+                 instructions go, function by function)
   --iter N       ping-pongs per peer per pattern (default 200)
   --reps N       jobs per policy, pattern and rank count; the median time is shown (default 1)
   --build DIR    RailMPI build tree (default: the repository's build/, target bench)
@@ -48,12 +51,13 @@ callgrind=0
 net=shm
 policies="dedicated shared adaptive"
 class_bytes=""
+keep=""
 . "$here/bench_lib.sh"
 args=()
 for a in "$@"; do
     if [ "$a" = --callgrind ]; then callgrind=1; else args+=("$a"); fi
 done
-bench_opts channels.sh "ranks=ranks patterns=patterns iter=iter reps=reps net=net policies=policies class-bytes=class_bytes build=build out=out" ${args[@]+"${args[@]}"}
+bench_opts channels.sh "ranks=ranks patterns=patterns iter=iter reps=reps net=net policies=policies class-bytes=class_bytes keep=keep build=build out=out" ${args[@]+"${args[@]}"}
 # policy -> the job's environment (mpiexec -genv pairs)
 case "$net" in
     shm) netenv="" ;;
@@ -108,8 +112,10 @@ if [ "$callgrind" = 1 ]; then
                 CG_OUT=$tmp/cg CG_ALL_RANKS=0 timeout 900 "$build/bin/mpiexec" -n "$n" $(pol_env "$pol") \
                     -genv RMPI_REPORT json "$tmp/wrap.sh" "$prog" "$pat" "$it" >"$tmp/out" 2>"$tmp/err" ||
                     { echo "channels.sh: $pat at $n ranks with policy $pol under callgrind failed:" >&2; cat "$tmp/err" >&2; exit 1; }
+                cgf=$(ls "$tmp"/cg.*-01 | head -1)
                 python3 "$here/channels_cg.py" "$n" "$pat" "$pol" "$it" "$tmp/out" "$tmp/err" "$out" \
-                    "$(ls "$tmp"/cg.*-01 | head -1)" >>"$out"
+                    "$cgf" >>"$out"
+                [ -z "$keep" ] || { mkdir -p "$keep" && cp "$cgf" "$keep/cg-$n-$pat-$pol"; }
             done
         done
     done

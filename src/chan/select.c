@@ -265,6 +265,48 @@ static void drop_col(rmpi_chan_sel_t *s, int i)
     s->nactive--;
 }
 
+static void sum_rows(const rmpi_chan_sel_t *s, const rmpi_chan_cell_t *c, uint64_t from, uint64_t to, uint64_t *n,
+                     uint64_t *bytes);
+static uint64_t oldest(const rmpi_chan_sel_t *s);
+static void add_cell(rmpi_chan_cell_t *c, uint64_t n, uint64_t bytes);
+
+/* A column for peer, which has none (or the spill): a free one, else, when every column is
+ * taken, the one of the shared source with the fewest receives in the table, whose counts go
+ * to the spill as an eviction's do (it asks again at its next receive). A dedicated peer
+ * needs its own column: FIND_MAP would otherwise see it silent and release it, however busy
+ * it is. 0, or -1 (out of memory, or every column dedicated: at most h <= sources are). */
+static int give_col(rmpi_chan_sel_t *s, int peer)
+{
+    rmpi_chan_cell_t *c;
+    if (s->nactive < s->maxcols) {
+        if (!(c = calloc((size_t)s->prm.sigma, sizeof *c)))
+            return -1;
+    } else {
+        int victim = -1;
+        uint64_t least = UINT64_MAX, n, bytes;
+        for (int i = 0; i < s->nactive; i++) {
+            if (s->kind[s->active[i]] == RMPI_CHAN_DEDICATED)
+                continue;
+            sum_rows(s, s->col[s->active[i]], oldest(s), s->slot + 1, &n, &bytes);
+            if (n < least)
+                least = n, victim = i;
+        }
+        if (victim < 0)
+            return -1;
+        c = s->col[s->active[victim]];
+        for (int row = 0; row < s->prm.sigma; row++)
+            add_cell(&s->spill[row], c[row].n, c[row].bytes);
+        memset(c, 0, (size_t)s->prm.sigma * sizeof *c);
+        s->col[s->active[victim]] = NULL;
+        memmove(&s->active[victim], &s->active[victim + 1], (size_t)(s->nactive - victim - 1) * sizeof *s->active);
+        s->nactive--;
+        s->evicted++;
+    }
+    s->active[s->nactive++] = peer;
+    s->col[peer] = c;
+    return 0;
+}
+
 void rmpi_chan_sel_set(rmpi_chan_sel_t *s, int peer, rmpi_chan_kind_t kind)
 {
     if (!peer_ok(s, peer) || s->kind[peer] == kind)
@@ -272,6 +314,8 @@ void rmpi_chan_sel_set(rmpi_chan_sel_t *s, int peer, rmpi_chan_kind_t kind)
     if (!s->fixed[peer])
         s->ndedicated += kind == RMPI_CHAN_DEDICATED ? 1 : -1;
     s->kind[peer] = (uint8_t)kind;
+    if (kind == RMPI_CHAN_DEDICATED && !s->fixed[peer] && !own_col(s, peer))
+        give_col(s, peer); /* on failure it counts into the spill, as any source without a column */
 }
 
 void rmpi_chan_sel_fix(rmpi_chan_sel_t *s, int peer, rmpi_chan_kind_t kind)
@@ -327,18 +371,18 @@ void rmpi_chan_note_slow(rmpi_chan_sel_t *s, int src, size_t bytes, uint64_t now
     advance(s, now_ns);
     if (!peer_ok(s, src))
         return;
-    if (!s->col[src]) {
+    if (!s->col[src] || (s->col[src] == s->spill && s->kind[src] == RMPI_CHAN_DEDICATED)) {
         /* the first receive from src: its column (a peer that stays silent costs none), or
          * the spill column while the table is full (its receives then count in the total
-         * only, until an eviction makes room) */
-        rmpi_chan_cell_t *c = NULL;
-        if (s->nactive < s->maxcols && !(c = calloc((size_t)s->prm.sigma, sizeof *c)))
-            return; /* out of memory: this receive is not counted, the next one tries again */
-        if (c)
-            s->active[s->nactive++] = src;
-        else
+         * only, until an eviction makes room); a dedicated source takes a shared one's */
+        if (s->nactive < s->maxcols || s->kind[src] == RMPI_CHAN_DEDICATED) {
+            if (give_col(s, src) && s->kind[src] != RMPI_CHAN_DEDICATED)
+                return; /* out of memory: this receive is not counted, the next one tries again */
+        }
+        if (!s->col[src]) {
             s->full = 1;
-        s->col[src] = c ? c : s->spill;
+            s->col[src] = s->spill;
+        }
     }
     rmpi_chan_count_recv(s, src, bytes);
 }

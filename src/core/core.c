@@ -364,6 +364,7 @@ static void report_json(void)
     FILE *f = m ? m : stderr;
     rmpi_chan_report(f, rmpi_core_rank, rmpi_core_size, 1);
     rmpi_vc_report_json(f);
+    rmpi_net_report(f, rmpi_core_rank, 1);
     if (rmpi_core_report_json)
         rmpi_core_report_json(f);
     fputs("}\n", f);
@@ -407,6 +408,7 @@ int rmpi_core_finalize(void)
         fprintf(stderr, "[rmpi report] rank %d on %s: binding %s\n", rmpi_core_rank, rmpi_topo_hostname(),
                 rmpi_topo_binding());
         rmpi_vc_report(stderr);
+        rmpi_net_report(stderr, rmpi_core_rank, 0);
         rmpi_chan_lib_report(stderr, rmpi_core_rank);
         for (int p = 0; rmpi_vc_table && p < rmpi_core_size; p++) {
             rmpi_vc_t *vc = rmpi_vc_table[p];

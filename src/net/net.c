@@ -223,6 +223,27 @@ int rmpi_net_queued(void)
 }
 rmpi_rail_t *rmpi_net_rail(int index) { return index < nrails ? rails[index] : NULL; }
 
+void rmpi_net_report(void *file, int rank, int json)
+{
+    FILE *f = file;
+    int sep = 0;
+    if (json)
+        fputs(", \"rails\": [", f);
+    for (int i = 0; i < nrails; i++) {
+        char facts[512] = "";
+        if (rails[i]->ops->rail_facts)
+            rails[i]->ops->rail_facts(rails[i], json, facts, sizeof facts);
+        if (!*facts)
+            continue;
+        if (json)
+            fprintf(f, "%s{\"rail\": \"%s\", %s}", sep++ ? ", " : "", rails[i]->hints.name, facts);
+        else
+            fprintf(f, "[rmpi report] rank %d: rail %s: %s\n", rank, rails[i]->hints.name, facts);
+    }
+    if (json)
+        fputs("]", f);
+}
+
 void rmpi_net_close(void)
 {
     rmpi_net_mr_flush();

@@ -56,7 +56,7 @@
 /* The version of struct rmpi_net_ops a provider was written against: raise it whenever a
  * member is added, removed or changes meaning; rmpi_net_open refuses a provider whose
  * version differs (rmpi_net_ops_check). */
-#define RMPI_NET_OPS_VERSION 5
+#define RMPI_NET_OPS_VERSION 6
 #define RMPI_NET_MAX_RAILS 16
 /* Most size classes of shared receive buffers a provider reports (shm's RMPI_SHM_MAX_CLASSES, and
  * one class of the largest frame over libfabric). */
@@ -213,6 +213,10 @@ struct rmpi_net_ops {
      * newline in buf, or with json as the members of a JSON object (no braces) for
      * RMPI_REPORT=json ("" when there is nothing to say; may be NULL). */
     void (*peer_facts)(rmpi_rail_t *rail, int peer, int json, char *buf, size_t len);
+    /* The same for facts of the whole rail (its domain: ofi's per-node XRC connections or
+     * not), said once per rail and process in RMPI_REPORT rather than once per peer (may be
+     * NULL). */
+    void (*rail_facts)(rmpi_rail_t *rail, int json, char *buf, size_t len);
     /* Dynamic peers (NULL: the provider reaches only its world). card: this process's
      * addresses as text without ';' (length, or -1); peer_add: peer (an index >= size) is
      * the process id with this provider's card text; same_node as told by the caller.
@@ -303,6 +307,9 @@ int rmpi_net_nrails(void);
  * until this is 0, or its peers could wait for those frames forever. */
 int rmpi_net_queued(void);
 rmpi_rail_t *rmpi_net_rail(int index);
+/* RMPI_REPORT's facts of each rail (ops->rail_facts), one line per rail, or with json the
+ * member "rails": [{"rail": name, facts...}] of the rank's object. */
+void rmpi_net_report(void *file, int rank, int json);
 void rmpi_net_close(void);
 
 /* What the memory-release hooks run before they know the cache holds anything: under

@@ -81,9 +81,9 @@ fi
 step pingpong 600 "${mpx[@]}" -genv RMPI_REPORT 1 "$build/examples/pingpong" &&
   expect pingpong '4194304' && expect pingpong 'rail ofi:rxe0: up' &&
   if [ $xrc_dev = no ]; then
-    expect pingpong 'connection ofi:rxe0: xrc: no \(device rxe0 lacks IBV_DEVICE_XRC'
+    expect pingpong 'rail ofi:rxe0: xrc: no \(device rxe0 lacks IBV_DEVICE_XRC'
   else
-    expect pingpong 'connection ofi:rxe0-xrc: xrc: yes'
+    expect pingpong 'rail ofi:rxe0-xrc: xrc: yes'
   fi
 step latency 600 "${mpx[@]}" "$build/bench/pt2pt" -t latency -m 0:65536 -i 200
 # 0 B .. 16 MiB (4 MiB among them), pairs, ring and unexpected, every byte and guard checked.

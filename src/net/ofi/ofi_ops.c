@@ -1767,11 +1767,11 @@ static void ofi_describe(rmpi_rail_t *rail, void *file)
                 r->local_only ? "reaches ranks of this node only" : "reaches other nodes");
 }
 
-/* RMPI_REPORT: whether the connection is per node (XRC) or per process, and why. */
-static void ofi_peer_facts(rmpi_rail_t *rail, int peer, int json, char *buf, size_t len)
+/* RMPI_REPORT: whether the rail's connections are per node (XRC) or per process, and why:
+ * a fact of the domain, the same for every peer. */
+static void ofi_rail_facts(rmpi_rail_t *rail, int json, char *buf, size_t len)
 {
     rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
-    (void)peer;
     if (json) /* domain names and reasons hold no quote or backslash */
         snprintf(buf, len, "\"xrc\": %s, \"xrc_why\": \"%s\"", r->xrc ? "true" : "false", r->xrc_why);
     else
@@ -1793,7 +1793,7 @@ const struct rmpi_net_ops rmpi_ofi_ops = {
     .progress = ofi_progress,
     .close = ofi_close,
     .describe = ofi_describe,
-    .peer_facts = ofi_peer_facts,
+    .rail_facts = ofi_rail_facts,
     .chan_kind = rmpi_ofi_chan_kind,
     .chan_switch = rmpi_ofi_chan_switch,
     .chan_stats = rmpi_ofi_chan_stats,

@@ -62,6 +62,10 @@ typedef struct shm_rx {
     rmpi_net_chsw_t sw; /* the channel it writes on (our choice), waiting for its marker */
     int active;         /* its ring is in the active list */
     rmpi_shm_reader_t rd;
+    /* while active: the stamp of the cell at rd.r. Consumed and unwritten cells hold 0, so 0
+     * there is an empty ring, read with one load instead of peek's cell and stamp arithmetic
+     * (an idle pass polls every ring in use: the seed's polling term, sec. 3.2 A.1) */
+    const _Atomic uint32_t *next;
     parked_t *park, **park_tail;
     char *frag; /* a frame arriving in fragments through the shared queue */
     size_t frag_len, frag_cap;
@@ -142,8 +146,10 @@ typedef struct shm_rail {
     int *local_rank;                /* local index -> world rank */
     shm_peer_t **peer;              /* world rank -> peer (NULL if not on this node) */
     shm_rx_t *rx;                   /* local index -> receive state */
-    int *act;                       /* local indices of the rings polled (dedicated, set up) */
+    shm_rx_t **act;                 /* the rings polled (dedicated, set up) */
     int nact, npending, policy;     /* policy: RMPI_CHANNELS_* */
+    int nqueue_from;                /* local senders without a ring in act: while 0 nobody writes
+                                     * to the shared queue and the poll skips it */
     rmpi_shm_qlayout_t qlay;
     rmpi_shm_queue_t rxq; /* my shared receive queue */
     uint64_t stuck_since, idle_polls;
@@ -196,10 +202,12 @@ static rmpi_shm_ring_t *ring_of(void *seg, int l)
     return (rmpi_shm_ring_t *)((char *)seg + SEG_HDR + h->qlay.bytes + (size_t)l * h->ring_stride);
 }
 
-static void ring_activate(shm_rx_t *x, int l)
+static void ring_activate(shm_rx_t *x)
 {
     x->active = 1;
-    shm.act[shm.nact++] = l;
+    x->next = &rmpi_shm_cell(x->rd.ring, x->rd.ncells, x->rd.r)->stamp;
+    shm.act[shm.nact++] = x;
+    shm.nqueue_from--;
     shm.st.mem[DEDICATED] += shm.ring_stride;
     shm.st.mem_peak[DEDICATED] = RMPI_MAX(shm.st.mem_peak[DEDICATED], shm.st.mem[DEDICATED]);
 }
@@ -278,6 +286,7 @@ static int shm_open_rail(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
 
     s->rx = rmpi_xcalloc((size_t)s->nlocal, sizeof *s->rx);
     s->act = rmpi_xcalloc((size_t)s->nlocal, sizeof *s->act);
+    s->nqueue_from = s->nlocal - 1;
     for (int l = 0; l < s->nlocal; l++) {
         shm_rx_t *x = &s->rx[l];
         x->rank = s->local_rank[l];
@@ -287,7 +296,7 @@ static int shm_open_rail(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
         x->rd.ncells = ncells;
         if (ded && l != s->my_local) {
             rmpi_shm_prefault(x->rd.ring, s->ring_stride);
-            ring_activate(x, l);
+            ring_activate(x);
             s->st.dedicated_now++;
         }
     }
@@ -765,7 +774,7 @@ static void shared_frame(shm_rail_t *s, shm_rx_t *x, unsigned type, unsigned fla
     if (type == RMPI_SHM_CHAN_MARK) {
         /* J5 done for shared -> dedicated: every frame before the switch is in; read the ring */
         rmpi_net_chsw_marked(&x->sw, DEDICATED, &s->st, x->rank, s->env->rank);
-        ring_activate(x, (int)(x - s->rx));
+        ring_activate(x);
         return;
     }
     handle(s, x->rank, type, buf, len);
@@ -775,9 +784,9 @@ static void shared_frame(shm_rail_t *s, shm_rx_t *x, unsigned type, unsigned fla
  * queue go on in order, the ring leaves the poll list and gives its memory back. */
 static void ring_retire(shm_rail_t *s, int i)
 {
-    int l = s->act[i];
-    shm_rx_t *x = &s->rx[l];
+    shm_rx_t *x = s->act[i];
     s->act[i] = s->act[--s->nact];
+    s->nqueue_from++;
     x->active = 0;
     s->st.mem[DEDICATED] -= s->ring_stride;
     uint64_t t0 = rmpi_time_ns();
@@ -855,7 +864,11 @@ static int poll_rings(shm_rail_t *s)
 {
     int ev = 0;
     for (int i = 0; i < s->nact;) {
-        shm_rx_t *x = &s->rx[s->act[i]];
+        shm_rx_t *x = s->act[i];
+        if (atomic_load_explicit(x->next, memory_order_relaxed) == 0) {
+            i++; /* empty; peek's acquire load orders the frame's bytes once it is not */
+            continue;
+        }
         rmpi_shm_reader_t *rd = &x->rd;
         size_t len;
         unsigned type;
@@ -876,10 +889,12 @@ static int poll_rings(shm_rail_t *s)
             rmpi_shm_ring_consume(rd, len);
             ev++;
         }
-        if (marked)
+        if (marked) {
             ring_retire(s, i);
-        else
+        } else {
+            x->next = &rmpi_shm_cell(rd->ring, rd->ncells, rd->r)->stamp;
             i++;
+        }
     }
     return ev;
 }
@@ -934,7 +949,7 @@ static int shm_progress(rmpi_rail_t *rail)
 {
     shm_rail_t *s = &shm;
     int ev = 0;
-    if (s->policy != RMPI_CHANNELS_DEDICATED)
+    if (s->nqueue_from)
         ev += poll_shared(s);
     if (s->nact)
         ev += poll_rings(s);

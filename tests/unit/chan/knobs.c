@@ -59,7 +59,7 @@ static void test_defaults(void)
     char why[256] = "";
     CHECK(rmpi_chan_params_from_knobs(&p, 32, 32, why, sizeof why) == 0, "defaults refused: %s", why);
     CHECK(p.h == 4 && p.tau == 4, "32 ranks on one node: h %d tau %d, want 4 4", p.h, p.tau);
-    CHECK(p.sigma == 320 && p.slot_ns == 50000000ull && p.interval_ns == 1000000000ull && p.trigger == 4096,
+    CHECK(p.sigma == 320 && p.slot_ns == 50000000ull && p.interval_ns == 1000000000ull && p.trigger == 1024,
           "windows: sigma %d slot %llu interval %llu trigger %llu", p.sigma, (unsigned long long)p.slot_ns,
           (unsigned long long)p.interval_ns, (unsigned long long)p.trigger);
     CHECK(p.r == 1000 && p.p == 3 && p.rho == 200000 && p.gamma == 25 && p.c == 0,

@@ -228,6 +228,65 @@ static void test_aging(void)
     rmpi_chan_sel_destroy(s);
 }
 
+static int count_release(void *ctx, int peer, rmpi_chan_kind_t kind)
+{
+    (void)peer;
+    if (kind == RMPI_CHAN_SHARED)
+        ++*(int *)ctx;
+    return 0;
+}
+
+/* A peer made dedicated by rmpi_chan_sel_set while every column is taken gets one: the
+ * shared source with the fewest receives gives its own (its counts go to the spill), the
+ * dedicated peer's receives are counted from then on, and FIND_MAP keeps it dedicated while
+ * it is the busiest source. Without a column it counted into the spill and FIND_MAP saw it
+ * silent and released it. */
+static void test_set_full(void)
+{
+    rmpi_chan_params_t p = params(4);
+    p.sources = 4, p.h = 1, p.tau = 1, p.interval_ns = 30 * MS; /* the least sources allows: 2 (h + 1) */
+    rmpi_chan_sel_t *s = rmpi_chan_sel_create(16, &p, 0);
+    if (!s) {
+        CHECK(0, "create");
+        return;
+    }
+    for (int peer = 1; peer <= 4; peer++) /* peer 3 the quietest */
+        for (int i = 0; i < (peer == 3 ? 1 : 10); i++)
+            rmpi_chan_note_recv(s, peer, 8, 1 * MS);
+    CHECK(s->nactive == 4, "%d columns after 4 sources, want 4 (the bound)", s->nactive);
+    rmpi_chan_sel_set(s, 9, RMPI_CHAN_DEDICATED); /* never heard from, table full */
+    CHECK(s->nactive == 4 && s->col[9] && s->col[9] != s->spill && !s->col[3] && s->evicted == 1,
+          "after setting 9 dedicated: %d columns, 9 %s, 3 %s, %llu evicted; want 9 in quiet 3's column", s->nactive,
+          s->col[9] == s->spill ? "in the spill" : s->col[9] ? "with a column" : "without a column",
+          s->col[3] ? "kept its column" : "gave its column", (unsigned long long)s->evicted);
+    for (int i = 0; i < 100; i++)
+        rmpi_chan_note_recv(s, 9, 8, 2 * MS);
+    expect_sum(s, 9, 4, 100, 800, "the dedicated peer's receives");
+    rmpi_chan_note_recv(s, 3, 8, 2 * MS); /* the table is full: 3 counts into the spill */
+    expect_sum(s, 3, 4, 0, 0, "the evicted source, in the spill");
+    int released = 0;
+    rmpi_chan_sel_tick(s, 35 * MS, count_release, &released);
+    CHECK(rmpi_chan_sel_kind(s, 9) == RMPI_CHAN_DEDICATED && released == 0,
+          "after a run, busiest peer 9 is %s and %d peers were released; want 9 still dedicated",
+          rmpi_chan_sel_kind(s, 9) == RMPI_CHAN_DEDICATED ? "dedicated" : "shared", released);
+    /* more dedicated peers than columns (a start other than all-shared may set any number):
+     * the fifth counts into the spill */
+    rmpi_chan_params_t q = params(4);
+    q.sources = 4, q.h = 1, q.tau = 1;
+    rmpi_chan_sel_t *t = rmpi_chan_sel_create(8, &q, 0);
+    CHECK(t != NULL, "create");
+    if (t) {
+        for (int peer = 1; peer <= 5; peer++)
+            rmpi_chan_sel_set(t, peer, RMPI_CHAN_DEDICATED);
+        rmpi_chan_note_recv(t, 5, 8, 1 * MS);
+        CHECK(t->nactive == 4 && t->active[0] == 1 && t->col[5] == t->spill && t->total == 1,
+              "4 columns, 5 dedicated peers: %d columns, first %d, total %llu", t->nactive, t->active[0],
+              (unsigned long long)t->total);
+        rmpi_chan_sel_destroy(t);
+    }
+    rmpi_chan_sel_destroy(s);
+}
+
 static void test_bad_params(void)
 {
     char why[200];
@@ -286,6 +345,7 @@ int main(void)
     test_bounded();
     test_evict();
     test_aging();
+    test_set_full();
     test_fixed_and_bytes();
     test_bad_params();
     test_defaults();
