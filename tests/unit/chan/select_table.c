@@ -257,7 +257,9 @@ static void test_set_full(void)
     rmpi_chan_sel_set(s, 9, RMPI_CHAN_DEDICATED); /* never heard from, table full */
     CHECK(s->nactive == 4 && s->col[9] && s->col[9] != s->spill && !s->col[3] && s->evicted == 1,
           "after setting 9 dedicated: %d columns, 9 %s, 3 %s, %llu evicted; want 9 in quiet 3's column", s->nactive,
-          s->col[9] == s->spill ? "in the spill" : s->col[9] ? "with a column" : "without a column",
+          s->col[9] == s->spill ? "in the spill"
+          : s->col[9]           ? "with a column"
+                                : "without a column",
           s->col[3] ? "kept its column" : "gave its column", (unsigned long long)s->evicted);
     for (int i = 0; i < 100; i++)
         rmpi_chan_note_recv(s, 9, 8, 2 * MS);
