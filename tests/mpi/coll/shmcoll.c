@@ -5,8 +5,8 @@
  * reversed rank order (not the whole node) and on a dup. With `threads`: MPI_THREAD_MULTIPLE,
  * two threads running the same on two communicators at once. With `onecpu`: every rank pins
  * itself to the first CPU it may use before MPI_Init, so the node has more ranks than CPUs
- * on any machine (the oversubscribed choice: Bcast and single copy in the segment, the
- * others point-to-point; the testlist checks RMPI_REPORT's counts). Every predefined
+ * on any machine (the oversubscribed choice: Bcast, Reduce and single copy in the
+ * segment, the others point-to-point; the testlist checks RMPI_REPORT's counts). Every predefined
  * (type, op) pair: tests/mpi/datatype/ops with -n. */
 #include "mtest.h"
 
