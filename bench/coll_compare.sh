@@ -66,10 +66,14 @@ bench_build_all coll
 # Shared memory for every MPI (see bench/README.md for how each transport was checked).
 # More ranks than cores: Open MPI needs --oversubscribe (its ob1 then yields while
 # polling, as RailMPI does after RMPI_SPIN_COUNT polls); MPICH/UCX keeps spinning.
+# Only then: with as many cores as ranks the flag would still switch Open MPI to yielding
+# and unbound ranks, which is not how it runs by default.
+ompi_over=""
+if [ "$np" -gt "$(nproc)" ]; then ompi_over="--oversubscribe"; fi
 launch() {
     case "$1" in
         mpich) echo "mpiexec.mpich -n $np ${MPICH_ARGS:-} $ref/coll.mpich" ;;
-        openmpi) echo "mpirun.openmpi -n $np --oversubscribe --mca pml ob1 --mca btl self,vader ${OMPI_ARGS:-}" \
+        openmpi) echo "mpirun.openmpi -n $np $ompi_over --mca pml ob1 --mca btl self,vader ${OMPI_ARGS:-}" \
                       "$ref/coll.openmpi" ;;
         railmpi) echo "$build/bin/mpiexec -n $np ${RMPI_ARGS:-} $build/bench/coll" ;;
     esac

@@ -284,7 +284,7 @@ struct rmpi_coll_shm_op {
     /* Allgather (gather) and Alltoall through the segment: bytes = a receive block, sb the
      * send block, part the bytes per block and step; sblk NULL in place; own: the block
      * arrays (and their datatypes) belong to the op (I*, persistent) */
-    int gather, own, i; /* i: the next member to copy out of this step */
+    int gather, own, i; /* i: the next member to copy out of (Reduce: to combine) in this step */
     const rmpi_coll_blk_t *sblk, *rblk;
     size_t sb, part;
     move_blk_t *mv;
@@ -377,28 +377,23 @@ static int bcast_run(coll_shm_op_t *o)
     }
 }
 
-/* inout = x_{n-1} op ... op x_0 in this order on every rank, so all ranks of an Allreduce
- * get the same bits: dst = buffer of rank n-1, then the others from the top. */
+/* A step's operand of rank r when the step is combined whole (in its line or its buffer). */
 static const char *small_of(const shm_t *h, int r, uint64_t t, int in_line)
 {
     return in_line ? line_of(h, r, t) + 16 : data_of(h, r, t);
 }
 
-static void reduce_all(const shm_t *h, uint64_t t, int in_line, MPI_Op op, MPI_Datatype basic, char *dst, size_t elems,
-                       size_t es)
-{
-    memcpy(dst, small_of(h, h->n - 1, t, in_line), elems * es);
-    for (int r = h->n - 2; r >= 0; r--)
-        rmpi_coll_op_apply(op, basic, small_of(h, r, t, in_line), dst, elems);
-}
+/* A Reduce whose root combines every step whole: on two ranks (below), and when the node
+ * has more ranks than CPUs. There the other ranks copy their step in and go on, waiting
+ * for nobody but a buffer's last reader, and the root takes each operand when its owner
+ * has run: no step waits for a descheduled rank's turn in a chain, as a tree's messages
+ * do (every rendezvous handoff a time slice of the receiver, 4 ranks on 2 cores). */
+static int root_whole(const coll_shm_op_t *o) { return o->root >= 0 && (o->h.n == 2 || o->h.c->coll_shm_over); }
 
-/* The root of a two-rank Reduce combines the peer's step with its own input where it lies,
- * so it copies nothing into the segment (the peer never reads it); not in place, where
- * the output overwrites that input before the combine reads it. */
-static int root_reads_own(const coll_shm_op_t *o)
-{
-    return o->root >= 0 && o->h.n == 2 && o->out_here && o->in != o->out;
-}
+/* The root of a Reduce combined whole (root_whole) combines the others' steps with its own
+ * input where it lies, so it copies nothing into the segment (no one else reads it); not
+ * in place, where the output overwrites that input before the combine reads it. */
+static int root_reads_own(const coll_shm_op_t *o) { return root_whole(o) && o->out_here && o->in != o->out; }
 
 /* Slice s of k elements of es bytes: 64-byte aligned boundaries where the element size allows. */
 static void slice(size_t k, size_t es, int n, int s, size_t *lo, size_t *hi)
@@ -432,8 +427,9 @@ static int reduce_run(coll_shm_op_t *o)
         case 1:
             if (!step_free(h, o->t, in_line ? SHM_NLINE : SHM_NBUF))
                 return 0;
-            if (o->k * es <= (size_t)rmpi_knobs.COLL_SHM_SMALL || (o->root >= 0 && h->n == 2)) {
-                /* the root of a two-rank Reduce reads its own operand where it is */
+            if (o->k * es <= (size_t)rmpi_knobs.COLL_SHM_SMALL || root_whole(o)) {
+                /* the root of a Reduce combined whole reads its own operand where it is */
+                o->i = h->n - 1;
                 if (root_reads_own(o)) {
                     o->phase = 2;
                     continue;
@@ -450,23 +446,24 @@ static int reduce_run(coll_shm_op_t *o)
                 o->phase = 3;
             }
             continue;
-        case 2:
-            if (root_reads_own(o)) {
-                int peer = 1 - h->me;
-                if (!ge(SEQ(in_line ? line_of(h, peer, o->t) : buf_of(h, peer, o->t)), o->t))
+        case 2: {
+            /* out = x_{n-1} op ... op x_0 in this order on every rank, so all ranks of an
+             * Allreduce get the same bits: rank n-1's operand first, then the others from
+             * the top, each as soon as its owner has published it (o->i: the next one) */
+            const char *own = root_reads_own(o) ? o->in + o->off * es : NULL;
+            char *dst = o->out + o->off * es;
+            for (; o->i >= 0; o->i--) {
+                int r = o->i;
+                const char *x = own && r == h->me ? own : small_of(h, r, o->t, in_line);
+                if (x != own && !ge(SEQ(in_line ? line_of(h, r, o->t) : buf_of(h, r, o->t)), o->t))
                     return 0;
-                const char *mine = o->in + o->off * es, *theirs = small_of(h, peer, o->t, in_line);
-                char *dst = o->out + o->off * es;
-                /* the lower rank is the left operand, as in reduce_all */
-                memcpy(dst, h->me < peer ? theirs : mine, o->k * es);
-                rmpi_coll_op_apply(o->op, o->basic, h->me < peer ? mine : theirs, dst, o->k);
-                break;
+                if (r == h->n - 1)
+                    memcpy(dst, x, o->k * es);
+                else
+                    rmpi_coll_op_apply(o->op, o->basic, x, dst, o->k);
             }
-            for (int r = 0; r < h->n; r++)
-                if (!ge(SEQ(in_line ? line_of(h, r, o->t) : buf_of(h, r, o->t)), o->t))
-                    return 0;
-            reduce_all(h, o->t, in_line, o->op, o->basic, o->out + o->off * es, o->k, es);
             break;
+        }
         case 3: {
             if (!all_ge(h, offsetof(shm_ctl_t, ready), o->t))
                 return 0;
@@ -700,7 +697,7 @@ static inline __attribute__((always_inline)) int op_block(coll_shm_op_t *o, int 
 static coll_shm_op_t *op_make(coll_shm_op_t *o, rmpi_comm_t *c, int kind, int create)
 {
     if ((!create && !rmpi_knobs.COLL_SHM_NB) || !shm_get(c, &o->h, create) ||
-        RMPI_UNLIKELY(c->coll_shm_over && kind != OP_BCAST))
+        RMPI_UNLIKELY(c->coll_shm_over && kind != OP_BCAST && kind != OP_REDUCE))
         return NULL;
     /* the fields every kind reads; the kind's constructor sets its own and op_begin the
      * start's (zeroing all of the op was a tenth of a small blocking call's instructions) */
@@ -739,9 +736,14 @@ static coll_shm_op_t *bcast_op(coll_shm_op_t *o, rmpi_comm_t *c, void *buf, size
 static coll_shm_op_t *reduce_op(coll_shm_op_t *o, rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count,
                                 rmpi_dtype_t *dt, MPI_Op op, int root, int create)
 {
-    long long max = root < 0 ? rmpi_knobs.COLL_SHM_ALLREDUCE_MAX : rmpi_knobs.COLL_SHM_REDUCE_MAX;
     if ((root < 0 ? rmpi_knobs.COLL_ALLREDUCE : rmpi_knobs.COLL_REDUCE) || !rmpi_coll_op_predefined(op) || !dt ||
-        !dt->size || !count || count * dt->size >= (size_t)max || !op_make(o, c, OP_REDUCE, create))
+        !dt->size || !count || !op_make(o, c, OP_REDUCE, create))
+        return NULL;
+    /* oversubscribed: only Reduce (root_whole), up to its own limit */
+    long long max = root < 0                          ? rmpi_knobs.COLL_SHM_ALLREDUCE_MAX
+                    : RMPI_UNLIKELY(c->coll_shm_over) ? rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_REDUCE
+                                                      : rmpi_knobs.COLL_SHM_REDUCE_MAX;
+    if ((root < 0 && RMPI_UNLIKELY(c->coll_shm_over)) || count * dt->size >= (size_t)max)
         return NULL;
     coll_note(root < 0 ? COLL_ALLREDUCE : COLL_REDUCE, shm_choice, 0, count * dt->size);
     o->sbuf = sbuf, o->buf = rbuf, o->count = count, o->dt = dt, o->op = op, o->root = root;

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "mtest.h"
 
+#include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -207,4 +208,20 @@ void mtest_sleep(double seconds)
     struct timespec ts = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
     while (nanosleep(&ts, &ts) != 0)
         ;
+}
+
+int mtest_pin_one_cpu(const char *prog)
+{
+    cpu_set_t set, one;
+    CPU_ZERO(&one);
+    for (int i = 0; sched_getaffinity(0, sizeof set, &set) == 0 && i < CPU_SETSIZE; i++)
+        if (CPU_ISSET(i, &set)) {
+            CPU_SET(i, &one);
+            break;
+        }
+    if (CPU_COUNT(&one) != 1 || sched_setaffinity(0, sizeof one, &one) != 0) {
+        fprintf(stderr, "%s: cannot pin to one CPU\n", prog);
+        return -1;
+    }
+    return 0;
 }

@@ -82,5 +82,9 @@ static inline unsigned mtest_seed(int src, int dst, int idx)
 
 /* Sleep this many seconds (fractional) without calling MPI. */
 void mtest_sleep(double seconds);
+/* Pin this process to the first CPU it may use (call before MPI_Init), so a node has more
+ * ranks than CPUs on any machine: the library's oversubscribed choices. 0, or -1 with a
+ * message on stderr. */
+int mtest_pin_one_cpu(const char *prog);
 
 #endif

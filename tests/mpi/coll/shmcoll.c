@@ -5,13 +5,12 @@
  * reversed rank order (not the whole node) and on a dup. With `threads`: MPI_THREAD_MULTIPLE,
  * two threads running the same on two communicators at once. With `onecpu`: every rank pins
  * itself to the first CPU it may use before MPI_Init, so the node has more ranks than CPUs
- * on any machine (the oversubscribed choice: Bcast and single copy in the segment, the
- * others point-to-point; the testlist checks RMPI_REPORT's counts). Every predefined
+ * on any machine (the oversubscribed choice: Bcast, Reduce and single copy in the
+ * segment, the others point-to-point; the testlist checks RMPI_REPORT's counts). Every predefined
  * (type, op) pair: tests/mpi/datatype/ops with -n. */
 #include "mtest.h"
 
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,19 +173,8 @@ static void *thread_main(void *arg)
 int main(int argc, char **argv)
 {
     int threads = argc > 1 && !strcmp(argv[1], "threads"), provided;
-    if (argc > 1 && !strcmp(argv[1], "onecpu")) {
-        cpu_set_t set, one;
-        CPU_ZERO(&one);
-        for (int i = 0; sched_getaffinity(0, sizeof set, &set) == 0 && i < CPU_SETSIZE; i++)
-            if (CPU_ISSET(i, &set)) {
-                CPU_SET(i, &one);
-                break;
-            }
-        if (CPU_COUNT(&one) != 1 || sched_setaffinity(0, sizeof one, &one) != 0) {
-            fprintf(stderr, "shmcoll: cannot pin to one CPU\n");
-            return 1;
-        }
-    }
+    if (argc > 1 && !strcmp(argv[1], "onecpu") && mtest_pin_one_cpu("shmcoll"))
+        return 1;
     if (threads)
         mtest_init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     else

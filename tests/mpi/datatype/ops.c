@@ -6,7 +6,8 @@
  * product: in is the left operand) on a contiguous and a vector type, MPI_Op_create_c,
  * Op_commutative; bad input (invalid, freed and predefined handles, op not defined on
  * the type, mixed struct). Across the ranks: every allowed pair through Allreduce and
- * Reduce against the inputs combined in rank order (the flat result). */
+ * Reduce against the inputs combined in rank order (the flat result). A last argument
+ * `onecpu` pins every rank to one CPU first (the oversubscribed algorithms). */
 #include "mtest.h"
 
 #include <limits.h>
@@ -879,6 +880,11 @@ static void across_nb(MPI_Comm parent, int n, int poll)
 
 int main(int argc, char **argv)
 {
+    /* a last argument `onecpu`: every rank pinned to one CPU, so the node is oversubscribed
+     * on any machine and the library takes its oversubscribed algorithms */
+    if (argc > 1 && !strcmp(argv[argc - 1], "onecpu") && mtest_pin_one_cpu("ops"))
+        return 1;
+    argc -= argc > 1 && !strcmp(argv[argc - 1], "onecpu");
     mtest_init(&argc, &argv);
     mtest_errors_return(MPI_COMM_WORLD);
     pair_layouts();
