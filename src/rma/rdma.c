@@ -352,18 +352,20 @@ static void post_piece(rdma_batch_t *b, rdma_op_t *ops, int get, char *local, si
         o->op.complete = op_done;
         o->op.ctx = b;
         o->op.status = 0;
+        o->op.by_target = 0;
         rmpi_rail_t *rail = rmpi_vc_rail(b->vc, st[i].sub);
         b->vc->sub[st[i].sub].rdma_posted += st[i].len;
-        if (!rail->hints.rdma_native) {
-            b->w->dirty[b->target] = 1; /* landed only once the target handled it: FLUSH asks */
-            b->w->tail_answered[b->target] = 0;
-        }
         if (get)
             rail->ops->get(rail, b->vc->peer, local + st[i].off, st[i].len, raddr + st[i].off, k->key[st[i].sub],
                            &o->op);
         else
             rail->ops->put(rail, b->vc->peer, local + st[i].off, st[i].len, raddr + st[i].off, k->key[st[i].sub],
                            &o->op);
+        /* read before any progress: completions run only there */
+        if (!rail->hints.rdma_native || o->op.by_target) {
+            b->w->dirty[b->target] = 1; /* landed only once the target handled it: FLUSH asks */
+            b->w->tail_answered[b->target] = 0;
+        }
     }
 }
 

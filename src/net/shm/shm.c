@@ -626,8 +626,10 @@ static int shm_put(rmpi_rail_t *rail, int peer, const void *local, size_t len, u
     shm_peer_t *p = shm.peer[peer];
     op->rail = rail;
     op->t_post = rmpi_time_ns();
+    op->by_target = 0;
     if (p->cma >= 0 && cma_op(p, (void *)local, len, raddr, 1, op) == 0)
         return 0;
+    op->by_target = 1; /* the ring copies land when the target polls (net.h) */
     /* All chunks are posted (or copied to the pending queue) now, so later frames on this
      * rail cannot overtake the data and the local buffer is free at once. */
     size_t chunk = shm.max_frame - sizeof(wire_put_t);
