@@ -33,7 +33,7 @@ typedef struct rma_rkeys {
  * pins the target page once per put, about 0.3-0.5 us an op in a batch of 64, against
  * 0.11-0.14 us as one message the target applies); gets, where reads in flight cost more
  * than one message asking for them all (net.h reads_by_msg). */
-enum { BY_PUTS = 1, BY_GETS = 2 };
+enum { BY_PUTS = 1, BY_GETS = 2, LONE_WRITES = 4 /* rma_rdma_batch_puts may write them */ };
 #define GET_AM_MAX ((size_t)4096) /* the largest size measured */
 
 struct rma_rdma {
@@ -171,7 +171,8 @@ int rma_rdma_setup(rmpi_win_t *w)
         if (r0)
             d->by_target[from] =
                 (unsigned char)((r0->hints.rdma_by_target || r0->hints.scope == RMPI_SCOPE_INTRA ? BY_PUTS : 0) |
-                                (r0->hints.reads_by_msg ? BY_GETS : 0));
+                                (r0->hints.reads_by_msg ? BY_GETS : 0) |
+                                (r0->hints.rdma_native && !r0->hints.rdma_by_target ? LONE_WRITES : 0));
         if (k->nkeys > RMPI_VC_MAX_SUB ||
             (k->nkeys && k->nkeys != (uint32_t)rmpi_vc_get(rmpi_comm_world_rank(w->comm, from))->nsub)) {
             rmpi_log(1, "one-sided: rank %d offers %u RDMA key(s), this rank has other rails to it; using messages.",
@@ -240,7 +241,9 @@ void rma_rdma_before_am(rmpi_win_t *w, int target)
 int rma_rdma_batch_puts(rmpi_win_t *w, int target)
 {
     rmpi_win_batch_t *b = &w->batch[target];
-    if (!b->rdma_puts || b->rdma_puts > BATCH_PUTS_MAX)
+    /* where the target's progress serves the writes anyway (tcp;ofi_rxm), they would still
+     * need the FLUSH round trip: the batch goes as it is */
+    if (!b->rdma_puts || b->rdma_puts > BATCH_PUTS_MAX || !(w->rdma->by_target[target] & LONE_WRITES))
         return 0;
     /* nothing but these puts was sent or queued since the last acknowledgement */
     w->rdma->am[target] = 0;
