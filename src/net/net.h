@@ -36,7 +36,8 @@
  *    its completion, on any rail, is delivered (one-sided flush and unlock rely on it): tcp
  *    completes a put when written on a lone connection (later frames follow it) and on
  *    PUT_ACK when the peer has several; ofi writes with FI_DELIVERY_COMPLETE; shm writes by
- *    cross-memory attach before returning, or queues the ring copies ahead of later frames.
+ *    cross-memory attach before returning, or queues the ring copies ahead of later frames
+ *    (then op->by_target says the copy lands only when the target polls).
  *  - RDMA is native or emulated (hints.rdma_native); emulation lands data straight in the
  *    registered target buffer and checks the access against the target's registrations.
  *  - A remote access error (bad rkey, out of bounds) completes the op with -EFAULT when the
@@ -129,6 +130,13 @@ struct rmpi_net_op {
     uint64_t t_post, t_done; /* stamped by the provider: post and completion time */
     rmpi_rail_t *rail;
     void *ctx; /* for the caller */
+    /* put() on a rail whose hints say rdma_native sets it to 1 when the data lands only
+     * once the target's progress handles it (shm's ring copies when the kernel refuses
+     * cross-memory attach; ofi software providers' writes completed when sent, under
+     * FI_ORDER_SAW): completion then means sent, not landed, and only a later frame the
+     * target answers tells the data is there (as on emulated rails). Read it when put()
+     * returns; 0 from every other put. */
+    int by_target;
 };
 
 /* Channel kinds as providers number them (src/chan/chan.h's rmpi_chan_kind_t, same values). */
@@ -203,6 +211,12 @@ struct rmpi_net_ops {
     int (*get)(rmpi_rail_t *rail, int peer, void *local, size_t len, uint64_t raddr, uint64_t rkey, rmpi_net_op_t *op);
     int (*put)(rmpi_rail_t *rail, int peer, const void *local, size_t len, uint64_t raddr, uint64_t rkey,
                rmpi_net_op_t *op);
+    /* Write n pieces local[i] to the peer's remote[i] (registration rkey) before returning,
+     * after every get and put posted to that peer before: 0 written (in the target buffer,
+     * as a completed native put), 1 not possible now (nothing written that put() would not
+     * write again alike: the caller posts put()s), -errno an access error. May be NULL. */
+    int (*put_now)(rmpi_rail_t *rail, int peer, const struct iovec *local, const struct iovec *remote, int n,
+                   uint64_t rkey);
     /* Poll: deliver frames and completions. Returns the number of events handled. */
     int (*progress)(rmpi_rail_t *rail);
     /* Flush queued frames (best effort, bounded time) and release everything. */

@@ -134,6 +134,8 @@ void rma_rdma_before_am(rmpi_win_t *w, int target);
  * to it was unacknowledged (w->batch[target].rdma_puts), post them as RDMA ops instead
  * and drop the batch (1), as if they had never been messages; else 0, nothing done. */
 int rma_rdma_batch_puts(rmpi_win_t *w, int target);
+/* The progress poll of a lock or flush that waits for nothing, on every 8th call (sync.c). */
+void rma_idle_poll(void);
 void rma_rdma_acked(rmpi_win_t *w, int target);
 /* Put or Get as RDMA ops (disp/segs/tbytes as for rma_direct_issue, tbytes > 0): 0 when
  * posted (counted in w->gets[target] until every op completed; ureq completes then), 1

@@ -224,7 +224,7 @@ void rma_lock_for_op(rmpi_win_t *w, int t, int rdma)
  * passive target), while a lock + put + unlock or put + flush on a direct target, where
  * a poll of every rail (a system call per tcp socket) would cost more than the operation,
  * pays one eighth of it. */
-static void idle_poll(void)
+void rma_idle_poll(void)
 {
     static unsigned calls;
     if ((++calls & 7) == 0)
@@ -241,7 +241,7 @@ int rmpi_rma_lock(rmpi_win_t *w, int type, int target, int assert)
      * otherwise never serve others' requests to it. One poll per epoch, as Win_lock_all,
      * before our lock word is taken, so a waiting origin's lock can be granted in it. */
     if (w->nocheck[target] || lazy_ok(w, target) || rmpi_rma_direct(w, target))
-        idle_poll();
+        rma_idle_poll();
     if (!w->nocheck[target] && lazy_ok(w, target))
         w->lazy[target] = RMA_LAZY_PENDING;
     else if (!w->nocheck[target] && rmpi_rma_direct(w, target))
@@ -365,7 +365,7 @@ int rmpi_rma_flush_direct(rmpi_win_t *w, int target)
 {
     if ((unsigned)target >= (unsigned)w->size || !w->dsync || !w->dsync[target] || !(w->locked[target] || w->lock_all))
         return 1;
-    idle_poll();
+    rma_idle_poll();
     rma_flush_stores(); /* direct operations are complete when issued: rma_impl.h says what their stores owe */
     return 0;
 }
@@ -379,7 +379,7 @@ int rmpi_rma_flush(rmpi_win_t *w, int target, int local)
      * polls once, as Win_lock does: a process looping on flushes of its own memory and
      * loads of it must still serve the others' requests to it. */
     if (direct || !flush_waits(w, target))
-        idle_poll();
+        rma_idle_poll();
     rma_flush_stores(); /* direct operations are complete when issued (and direct targets of a flush_all) */
     if (direct)
         return 0;

@@ -470,5 +470,9 @@ int rmpi_ofi_get(rmpi_rail_t *rail, int peer, void *local, size_t len, uint64_t 
 int rmpi_ofi_put(rmpi_rail_t *rail, int peer, const void *local, size_t len, uint64_t raddr, uint64_t rkey,
                  rmpi_net_op_t *op)
 {
+    /* Ordered before later sends (FI_ORDER_SAW), a write completes when it has left; on a
+     * software provider (tcp;ofi_rxm) it lands only when the target's progress reads it:
+     * remote completion needs a later frame the target answers (net.h). */
+    op->by_target = rmpi_ofi_rail_of(rail)->saw && rail->hints.rdma_by_target;
     return rdma_start(rail, peer, (char *)local, len, raddr, rkey, op, 1);
 }

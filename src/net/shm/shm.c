@@ -635,8 +635,10 @@ static int shm_put(rmpi_rail_t *rail, int peer, const void *local, size_t len, u
     shm_peer_t *p = shm.peer[peer];
     op->rail = rail;
     op->t_post = rmpi_time_ns();
+    op->by_target = 0;
     if (p->cma >= 0 && cma_op(p, (void *)local, len, raddr, 1, op) == 0)
         return 0;
+    op->by_target = 1; /* the ring copies land when the target polls (net.h) */
     /* All chunks are posted (or copied to the pending queue) now, so later frames on this
      * rail cannot overtake the data and the local buffer is free at once. */
     size_t chunk = shm.max_frame - sizeof(wire_put_t);
@@ -649,6 +651,32 @@ static int shm_put(rmpi_rail_t *rail, int peer, const void *local, size_t len, u
         off += n;
     } while (off < len);
     push_done(op, 0);
+    return 0;
+}
+
+/* Synchronous writes by cross-memory attach (net.h put_now): a one-sided flush of a few
+ * small puts then needs no progress pass to see them complete. Only to a peer whose
+ * kernel has accepted one (so none of our puts to it is in a ring). */
+static int shm_put_now(rmpi_rail_t *rail, int peer, const struct iovec *local, const struct iovec *remote, int n,
+                       uint64_t rkey)
+{
+    (void)rail;
+    (void)rkey; /* the origin range-checked against the window; the kernel checks the mapping */
+    shm_peer_t *p = shm.peer[peer];
+    if (p->cma <= 0)
+        return 1;
+    if (p->ncb) /* in post order */
+        cma_flush(p);
+    size_t total = 0;
+    for (int i = 0; i < n; i++)
+        total += local[i].iov_len;
+    if (process_vm_writev(p->pid, local, (unsigned long)n, remote, (unsigned long)n, 0) == (ssize_t)total)
+        return 0;
+    for (int i = 0; i < n; i++) { /* each alone, as cma_flush does, to learn what failed */
+        int rc = cma(p, local[i].iov_base, local[i].iov_len, (uintptr_t)remote[i].iov_base, 1);
+        if (rc)
+            return rc;
+    }
     return 0;
 }
 
@@ -1045,6 +1073,7 @@ const struct rmpi_net_ops rmpi_shm_ops = {
     .mr_dereg = shm_mr_dereg,
     .get = shm_get,
     .put = shm_put,
+    .put_now = shm_put_now,
     .progress = shm_progress,
     .close = shm_close,
     .describe = shm_describe,

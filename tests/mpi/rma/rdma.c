@@ -15,7 +15,10 @@
  *   cross-memory call, up to 64 ops), more than a batch holds, a 5000-byte put among them,
  *   then a fence with no flush before it: every value lands and every get reads the
  *   target's data;
- * - a few small puts then a flush, seen by the target after it (lone_puts). */
+ * - a few small puts then a flush, seen by the target after it (lone_puts);
+ * - puts then a flush, then a flag in a shared window: the target reads the data at once
+ *   after the flag, with no MPI call in between (seen_after_flush; shm's ring copies when
+ *   cross-memory attach is refused). */
 #include "mtest.h"
 
 #include <stdint.h>
@@ -410,6 +413,95 @@ static void lone_puts(int rank, int size)
     free(mem);
 }
 
+/* A flush's puts are at the target when it returns, whether the rail wrote them by
+ * cross-memory attach or, where the kernel refuses it (RMPI_SHM_CMA=off stands in for
+ * ptrace_scope or a container policy), sent them as ring copies the target applies when
+ * it polls. Rank 0 puts (a lone 8 B put and a 16 B one, which a flush writes itself, or
+ * one 4 KiB put, which is RDMA at once), flushes, then raises a flag in a shared window;
+ * rank 1 reads its Win_create memory right after it sees the flag, with no MPI call in
+ * between, so data still waiting in a ring is caught (it polls by Win_sync once in 4096
+ * loads of the flag while the flag is down: with the ring copies not flushed by a FLUSH
+ * round trip this caught 0-2 of 200 rounds when it polled at every load). Ranks 0 and 1
+ * on one node only. */
+#define SEEN_ROUNDS 200
+#define SEEN_BIG 512 /* longs: a 4 KiB put */
+static void seen_after_flush(int rank, int size)
+{
+    if (size < 2)
+        return;
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int together = 0, one = 1, in_node;
+    MPI_Group wg, ng;
+    MPI_Comm_group(MPI_COMM_WORLD, &wg);
+    MPI_Comm_group(node, &ng);
+    MPI_Group_translate_ranks(wg, 1, &one, ng, &in_node);
+    together = rank == 0 && in_node != MPI_UNDEFINED;
+    MPI_Group_free(&wg);
+    MPI_Group_free(&ng);
+    MPI_Bcast(&together, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    long *mem = calloc(8 + SEEN_BIG, sizeof(long));
+    MPI_Win win, fwin;
+    MTEST_OK(MPI_Win_create(mem, (8 + SEEN_BIG) * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    int nrank;
+    MPI_Comm_rank(node, &nrank);
+    int *fbase, fdisp;
+    MPI_Aint fsize;
+    MTEST_OK(MPI_Win_allocate_shared(nrank == 0 ? 64 : 0, 1, MPI_INFO_NULL, node, &fbase, &fwin));
+    MTEST_OK(MPI_Win_shared_query(fwin, 0, &fsize, &fdisp, &fbase));
+    int *flag = fbase; /* [0] raised by rank 0 after its flush, [1] rank 1's answer */
+    MTEST_OK(MPI_Win_lock_all(MPI_MODE_NOCHECK, fwin));
+    if (nrank == 0)
+        flag[0] = flag[1] = 0;
+    MTEST_OK(MPI_Win_sync(fwin));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (together && rank == 0) {
+        static long big[SEEN_BIG];
+        MTEST_OK(MPI_Win_lock_all(0, win));
+        for (int r = 0; r < SEEN_ROUNDS; r++) {
+            long v[3] = {val(0, 1, r), val(0, 1, r + 1), val(0, 1, r + 2)};
+            if (r % 2 == 0) {
+                MTEST_OK(MPI_Put(&v[0], 1, MPI_LONG, 1, 0, 1, MPI_LONG, win));
+                MTEST_OK(MPI_Put(&v[1], 2, MPI_LONG, 1, 1, 2, MPI_LONG, win));
+            } else {
+                for (int i = 0; i < SEEN_BIG; i++)
+                    big[i] = val(0, r, i);
+                MTEST_OK(MPI_Put(big, SEEN_BIG, MPI_LONG, 1, 8, SEEN_BIG, MPI_LONG, win));
+            }
+            MTEST_OK(MPI_Win_flush(1, win));
+            __atomic_store_n(&flag[0], r + 1, __ATOMIC_RELEASE);
+            while (__atomic_load_n(&flag[1], __ATOMIC_ACQUIRE) != r + 1)
+                MTEST_OK(MPI_Win_sync(fwin));
+        }
+        MTEST_OK(MPI_Win_unlock_all(win));
+    } else if (together && rank == 1) {
+        for (int r = 0; r < SEEN_ROUNDS; r++) {
+            /* loads between the polls: a flag raised without our poll is seen before the next */
+            for (int k = 1; __atomic_load_n(&flag[0], __ATOMIC_ACQUIRE) != r + 1; k++)
+                if (k % 4096 == 0)
+                    MTEST_OK(MPI_Win_sync(fwin));
+            if (r % 2 == 0) {
+                MTEST_CHECK(mem[0] == val(0, 1, r) && mem[1] == val(0, 1, r + 1) && mem[2] == val(0, 1, r + 2),
+                            "round %d: after the origin's flush the small puts read %ld %ld %ld", r, mem[0], mem[1],
+                            mem[2]);
+            } else {
+                int bad = 0;
+                for (int i = 0; i < SEEN_BIG; i++)
+                    bad += mem[8 + i] != val(0, r, i);
+                MTEST_CHECK(bad == 0, "round %d: after the origin's flush %d of %d longs of its 4 KiB put differ", r,
+                            bad, SEEN_BIG);
+            }
+            __atomic_store_n(&flag[1], r + 1, __ATOMIC_RELEASE);
+        }
+    }
+    MTEST_OK(MPI_Win_unlock_all(fwin));
+    MPI_Barrier(MPI_COMM_WORLD);
+    MTEST_OK(MPI_Win_free(&fwin));
+    MTEST_OK(MPI_Win_free(&win));
+    MPI_Comm_free(&node);
+    free(mem);
+}
+
 /* A run of gets of mixed sizes in flight to one target: where the rail's reads are slower
  * than messages (tcp;ofi_rxm) the first of each run is a read and the others of at most
  * 4 KiB go as GET messages behind it, larger ones as reads again; on shm small puts go as
@@ -478,6 +570,7 @@ int main(int argc, char **argv)
     out_of_range(rank, size);
     mixed_small(rank, size);
     lone_puts(rank, size);
+    seen_after_flush(rank, size);
     get_runs(rank, size);
     return mtest_finalize();
 }
