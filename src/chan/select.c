@@ -230,6 +230,7 @@ rmpi_chan_sel_t *rmpi_chan_sel_create(int npeers, const rmpi_chan_params_t *p, u
     s->t0_ns = s->now_ns = s->last_run_ns = now_ns;
     s->slot_end_ns = now_ns + p->slot_ns;
     s->next_run_ns = now_ns + p->interval_ns;
+    s->trigger_now = p->trigger;
     return s;
 }
 
@@ -616,7 +617,7 @@ int rmpi_chan_sel_tick(rmpi_chan_sel_t *s, uint64_t now_ns, rmpi_chan_apply_fn a
     advance(s, now_ns);
     now_ns = s->now_ns;
     int due = now_ns >= s->next_run_ns;
-    int trig = !due && s->prm.trigger && s->total - s->total_at_run >= s->prm.trigger &&
+    int trig = !due && s->trigger_now && s->total - s->total_at_run >= s->trigger_now &&
                now_ns >= s->last_run_ns + s->prm.slot_ns;
     if (!due && !trig)
         return 0;
@@ -627,5 +628,12 @@ int rmpi_chan_sel_tick(rmpi_chan_sel_t *s, uint64_t now_ns, rmpi_chan_apply_fn a
     s->total_at_run = s->total;
     int done = run(s, apply, ctx);
     evict(s);
+    /* A run walks sigma rows of every column (O(columns x sigma)): while the traffic keeps
+     * the mapping, early runs back off to the interval's cadence; a change shows the traffic
+     * moved, and the trigger's count applies again. */
+    if (done)
+        s->trigger_now = s->prm.trigger;
+    else if (trig && s->trigger_now < UINT64_MAX / 2)
+        s->trigger_now *= 2;
     return done;
 }

@@ -126,6 +126,8 @@ typedef struct rmpi_chan_sel {
     uint64_t beta, eps;      /* the current mapping's window [beta, eps), in slots */
     int have_cur;
     uint64_t next_run_ns, last_run_ns, total_at_run;
+    uint64_t trigger_now;  /* receives that start a run early: prm.trigger, doubled by each early run that
+                           * changed nothing (a run walks every column's window), reset by a change */
     rmpi_chan_src_t *srcs; /* scratch of the runs */
     int *up, *down;
     /* counters */
@@ -185,7 +187,8 @@ static inline void rmpi_chan_note_recv(rmpi_chan_sel_t *s, int src, size_t bytes
 }
 
 /* Moves the table to now_ns, and runs FIND_MAP when the interval has passed since the last
- * run, or when p.trigger receives came since it and one slot has passed. Each change goes
+ * run, or when p.trigger receives came since it and one slot has passed (twice as many after
+ * each such early run that changed nothing, p.trigger again after a change). Each change goes
  * to apply (releases first, so a cap is never exceeded). After a run, columns of shared
  * sources silent for sigma slots are given back, and if a source found the table full, the
  * least active shared sources' columns too, down to half the table. Returns the changes
