@@ -213,6 +213,7 @@ rmpi_chan_sel_t *rmpi_chan_sel_create(int npeers, const rmpi_chan_params_t *p, u
         return NULL;
     size_t n = npeers > 0 ? (size_t)npeers : 1;
     s->col = calloc(n, sizeof *s->col);
+    s->cur = calloc(n, sizeof *s->cur);
     s->kind = calloc(n, 1);
     s->fixed = calloc(n, 1);
     s->cls = calloc(n, 1);
@@ -220,7 +221,7 @@ rmpi_chan_sel_t *rmpi_chan_sel_create(int npeers, const rmpi_chan_params_t *p, u
     s->spill = calloc((size_t)p->sigma, sizeof *s->spill);
     s->maxcols = p->sources > 0 ? p->sources : rmpi_chan_default_sources(npeers, p->h);
     s->active = malloc((size_t)s->maxcols * sizeof *s->active);
-    if (!s->col || !s->kind || !s->fixed || !s->cls || !s->sink || !s->spill || !s->active) {
+    if (!s->col || !s->cur || !s->kind || !s->fixed || !s->cls || !s->sink || !s->spill || !s->active) {
         rmpi_chan_sel_destroy(s);
         return NULL;
     }
@@ -229,6 +230,7 @@ rmpi_chan_sel_t *rmpi_chan_sel_create(int npeers, const rmpi_chan_params_t *p, u
     s->t0_ns = s->now_ns = s->last_run_ns = now_ns;
     s->slot_end_ns = now_ns + p->slot_ns;
     s->next_run_ns = now_ns + p->interval_ns;
+    s->trigger_now = p->trigger;
     return s;
 }
 
@@ -239,6 +241,7 @@ void rmpi_chan_sel_destroy(rmpi_chan_sel_t *s)
     for (int i = 0; i < s->nactive; i++)
         free(s->col[s->active[i]]);
     free(s->col);
+    free(s->cur);
     free(s->kind);
     free(s->fixed);
     free(s->cls);
@@ -261,6 +264,7 @@ static void drop_col(rmpi_chan_sel_t *s, int i)
 {
     free(s->col[s->active[i]]);
     s->col[s->active[i]] = NULL;
+    s->cur[s->active[i]] = NULL;
     memmove(&s->active[i], &s->active[i + 1], (size_t)(s->nactive - i - 1) * sizeof *s->active);
     s->nactive--;
 }
@@ -298,12 +302,14 @@ static int give_col(rmpi_chan_sel_t *s, int peer)
             add_cell(&s->spill[row], c[row].n, c[row].bytes);
         memset(c, 0, (size_t)s->prm.sigma * sizeof *c);
         s->col[s->active[victim]] = NULL;
+        s->cur[s->active[victim]] = NULL;
         memmove(&s->active[victim], &s->active[victim + 1], (size_t)(s->nactive - victim - 1) * sizeof *s->active);
         s->nactive--;
         s->evicted++;
     }
     s->active[s->nactive++] = peer;
     s->col[peer] = c;
+    s->cur[peer] = NULL;
     return 0;
 }
 
@@ -332,6 +338,7 @@ void rmpi_chan_sel_fix(rmpi_chan_sel_t *s, int peer, rmpi_chan_kind_t kind)
                 break;
             }
     s->col[peer] = s->sink;
+    s->cur[peer] = NULL;
 }
 
 void rmpi_chan_sel_class(rmpi_chan_sel_t *s, int peer, int cls)
@@ -363,6 +370,8 @@ static void advance(rmpi_chan_sel_t *s, uint64_t now)
     }
     s->slot = k;
     s->row = (uint32_t)(k % sigma);
+    /* each source finds its cell of the new row at its first receive in it */
+    memset(s->cur, 0, (size_t)s->npeers * sizeof *s->cur);
     s->slot_end_ns = s->t0_ns + (k + 1) * s->prm.slot_ns;
 }
 
@@ -384,16 +393,22 @@ void rmpi_chan_note_slow(rmpi_chan_sel_t *s, int src, size_t bytes, uint64_t now
             s->col[src] = s->spill;
         }
     }
-    rmpi_chan_count_recv(s, src, bytes);
+    s->cur[src] = &s->col[src][s->row];
+    rmpi_chan_bump_recv(s, src, bytes);
 }
 
 static void sum_rows(const rmpi_chan_sel_t *s, const rmpi_chan_cell_t *c, uint64_t from, uint64_t to, uint64_t *n,
                      uint64_t *bytes)
 {
+    /* slot k is row k % sigma: one division for the first row, then a running index that
+     * wraps at sigma (a window covers at most sigma slots, sec. 4.2) */
+    uint64_t sigma = (uint64_t)s->prm.sigma, row = to > from ? from % sigma : 0;
     *n = *bytes = 0;
     for (uint64_t k = from; k < to; k++) {
-        *n += c[k % (uint64_t)s->prm.sigma].n;
-        *bytes += c[k % (uint64_t)s->prm.sigma].bytes;
+        *n += c[row].n;
+        *bytes += c[row].bytes;
+        if (++row == sigma)
+            row = 0;
     }
 }
 
@@ -575,6 +590,7 @@ static void evict(rmpi_chan_sel_t *s)
                 add_cell(&s->spill[row], c[row].n, c[row].bytes);
             free(c);
             s->col[rk[j].peer] = NULL;
+            s->cur[rk[j].peer] = NULL;
             s->active[rk[j].i] = -1;
             dropped++;
         }
@@ -591,7 +607,7 @@ static void evict(rmpi_chan_sel_t *s)
         /* the spilled sources ask again at their next receive */
         for (int peer = 0; peer < s->npeers; peer++)
             if (s->col[peer] == s->spill)
-                s->col[peer] = NULL;
+                s->col[peer] = s->cur[peer] = NULL;
         s->full = 0;
     }
 }
@@ -601,7 +617,7 @@ int rmpi_chan_sel_tick(rmpi_chan_sel_t *s, uint64_t now_ns, rmpi_chan_apply_fn a
     advance(s, now_ns);
     now_ns = s->now_ns;
     int due = now_ns >= s->next_run_ns;
-    int trig = !due && s->prm.trigger && s->total - s->total_at_run >= s->prm.trigger &&
+    int trig = !due && s->trigger_now && s->total - s->total_at_run >= s->trigger_now &&
                now_ns >= s->last_run_ns + s->prm.slot_ns;
     if (!due && !trig)
         return 0;
@@ -612,5 +628,12 @@ int rmpi_chan_sel_tick(rmpi_chan_sel_t *s, uint64_t now_ns, rmpi_chan_apply_fn a
     s->total_at_run = s->total;
     int done = run(s, apply, ctx);
     evict(s);
+    /* A run walks sigma rows of every column (O(columns x sigma)): while the traffic keeps
+     * the mapping, early runs back off to the interval's cadence; a change shows the traffic
+     * moved, and the trigger's count applies again. */
+    if (done)
+        s->trigger_now = s->prm.trigger;
+    else if (trig && s->trigger_now < UINT64_MAX / 2)
+        s->trigger_now *= 2;
     return done;
 }

@@ -99,13 +99,17 @@ typedef int (*rmpi_chan_apply_fn)(void *ctx, int peer, rmpi_chan_kind_t kind);
 
 typedef struct rmpi_chan_sel {
     /* read by every rmpi_chan_note_recv */
+    rmpi_chan_cell_t **cur; /* per peer: its cell of the current slot, NULL until the first receive of
+                             * the slot finds it out of line (the row is thus computed once per slot
+                             * and source, not per receive; a new slot clears every entry) */
+    uint64_t slot_end_ns;   /* the current slot ends here */
+    int npeers;
+    uint8_t pending;        /* receives the library's entry counted but not yet added to total (< 256) */
+    uint64_t total;         /* receives noted (the library's: less pending) */
     rmpi_chan_cell_t **col; /* per peer: its column of sigma cells; NULL before its first receive,
                              * spill while the table has no column free for it */
-    uint64_t slot_end_ns;   /* the current slot ends here */
     uint32_t row;           /* the current slot's row */
-    int npeers;
-    uint64_t total;  /* receives noted */
-    uint64_t now_ns; /* the latest time seen */
+    uint64_t now_ns;        /* the latest time seen */
     /* the rest */
     rmpi_chan_params_t prm;
     uint64_t t0_ns, slot; /* slot k covers [t0 + k * slot_ns, t0 + (k + 1) * slot_ns) */
@@ -122,6 +126,8 @@ typedef struct rmpi_chan_sel {
     uint64_t beta, eps;      /* the current mapping's window [beta, eps), in slots */
     int have_cur;
     uint64_t next_run_ns, last_run_ns, total_at_run;
+    uint64_t trigger_now;  /* receives that start a run early: prm.trigger, doubled by each early run that
+                           * changed nothing (a run walks every column's window), reset by a change */
     rmpi_chan_src_t *srcs; /* scratch of the runs */
     int *up, *down;
     /* counters */
@@ -144,22 +150,28 @@ void rmpi_chan_sel_class(rmpi_chan_sel_t *s, int peer, int cls);
 
 void rmpi_chan_note_slow(rmpi_chan_sel_t *s, int src, size_t bytes, uint64_t now_ns);
 
-/* One received frame of bytes from src, counted in the current slot, for a caller whose
- * clock moves only through rmpi_chan_sel_tick (which moves the table too): in the common
- * case the cell's increment, a saturating add of its bytes and the total's increment, with
- * one compare that sends the first receive of a source, or an unknown source, out of line.
- * Sources outside 0..npeers-1 are not counted. */
-static inline void rmpi_chan_count_recv(rmpi_chan_sel_t *s, int src, size_t bytes)
+/* One received frame of bytes from src counted in its cell of the current slot, for a caller
+ * whose clock moves only through rmpi_chan_sel_tick (which moves the table too), without the
+ * total: in the common case the cell's increment and a saturating add of its bytes, with one
+ * compare that sends the first receive of a source in a slot, or an unknown source, out of
+ * line. Sources outside 0..npeers-1 are not counted. */
+static inline void rmpi_chan_bump_recv(rmpi_chan_sel_t *s, int src, size_t bytes)
 {
-    if (__builtin_expect((unsigned)src >= (unsigned)s->npeers || !s->col[src], 0)) {
+    if (__builtin_expect((unsigned)src >= (unsigned)s->npeers || !s->cur[src], 0)) {
         rmpi_chan_note_slow(s, src, bytes, s->now_ns);
         return;
     }
-    rmpi_chan_cell_t *c = &s->col[src][s->row];
+    rmpi_chan_cell_t *c = s->cur[src];
     uint64_t b = (uint64_t)c->bytes + bytes;
     c->n++;
     c->bytes = b > UINT32_MAX ? UINT32_MAX : (uint32_t)b;
-    s->total++;
+}
+
+/* The same, and the total's increment. */
+static inline void rmpi_chan_count_recv(rmpi_chan_sel_t *s, int src, size_t bytes)
+{
+    rmpi_chan_bump_recv(s, src, bytes);
+    s->total += (unsigned)src < (unsigned)s->npeers;
 }
 
 /* The same at now_ns (times never go back): one more compare moves the table to a new slot
@@ -168,13 +180,15 @@ static inline void rmpi_chan_note_recv(rmpi_chan_sel_t *s, int src, size_t bytes
 {
     if (__builtin_expect(now_ns >= s->slot_end_ns, 0)) {
         rmpi_chan_note_slow(s, src, bytes, now_ns);
+        s->total += (unsigned)src < (unsigned)s->npeers;
         return;
     }
     rmpi_chan_count_recv(s, src, bytes);
 }
 
 /* Moves the table to now_ns, and runs FIND_MAP when the interval has passed since the last
- * run, or when p.trigger receives came since it and one slot has passed. Each change goes
+ * run, or when p.trigger receives came since it and one slot has passed (twice as many after
+ * each such early run that changed nothing, p.trigger again after a change). Each change goes
  * to apply (releases first, so a cap is never exceeded). After a run, columns of shared
  * sources silent for sigma slots are given back, and if a source found the table full, the
  * least active shared sources' columns too, down to half the table. Returns the changes
@@ -190,6 +204,8 @@ size_t rmpi_chan_sel_bytes(const rmpi_chan_sel_t *s);
 
 /* NULL when this process selects nothing (no peer can change kind). */
 extern rmpi_chan_sel_t *rmpi_chan_lib;
+/* rmpi_chan_lib while no trace is written, else NULL: the one load of the common entry. */
+extern rmpi_chan_sel_t *rmpi_chan_lib_fast;
 
 /* Parameters from the knob table for a job of nprocs with node_size ranks on this node:
  * 0, or -1 with a sentence naming the knob in why. */
@@ -219,20 +235,30 @@ void rmpi_chan_lib_totals(rmpi_chan_totals_t *t);
 
 /* RMPI_CHAN_TRACE (docs/trace.md): the open trace of this rank, NULL when off. */
 extern struct rmpi_chan_trace *rmpi_chan_trace;
-void rmpi_chan_trace_recv(int src, size_t bytes);
 
-/* The core's frame entry: one frame from src. Every 256th receive also ticks (the clock is
- * read there only, or for each frame while a trace is written). */
+/* The library's count of one frame: every 256th also adds to the total and ticks (the clock
+ * is read there only). */
+static inline void rmpi_chan_lib_count(rmpi_chan_sel_t *s, int src, size_t bytes)
+{
+    rmpi_chan_bump_recv(s, src, bytes);
+    if (__builtin_expect(!++s->pending, 0)) {
+        s->total += 256;
+        rmpi_chan_lib_tick();
+    }
+}
+void rmpi_chan_lib_note_traced(int src, size_t bytes);
+
+/* The core's frame entry: one frame from src (while a trace is written, out of line, which
+ * also reads the clock for each frame). */
 static inline void rmpi_chan_lib_note(int src, size_t bytes)
 {
-    if (__builtin_expect(rmpi_chan_trace != NULL, 0))
-        rmpi_chan_trace_recv(src, bytes);
-    rmpi_chan_sel_t *s = rmpi_chan_lib;
-    if (!s)
+    rmpi_chan_sel_t *s = rmpi_chan_lib_fast;
+    if (__builtin_expect(!s, 0)) {
+        if (__builtin_expect(rmpi_chan_trace != NULL, 0))
+            rmpi_chan_lib_note_traced(src, bytes);
         return;
-    rmpi_chan_count_recv(s, src, bytes);
-    if (__builtin_expect((s->total & 255) == 0, 0))
-        rmpi_chan_lib_tick();
+    }
+    rmpi_chan_lib_count(s, src, bytes);
 }
 
 #endif

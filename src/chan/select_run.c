@@ -84,7 +84,7 @@ double rmpi_chan_ofi_gain(double gain_ofi, double gain, int by_target)
     return by_target ? 0 : gain;
 }
 
-rmpi_chan_sel_t *rmpi_chan_lib;
+rmpi_chan_sel_t *rmpi_chan_lib, *rmpi_chan_lib_fast;
 
 static void trace_refused(int peer, rmpi_chan_kind_t kind);
 
@@ -119,9 +119,15 @@ struct rmpi_chan_trace {
 struct rmpi_chan_trace *rmpi_chan_trace;
 static struct rmpi_chan_trace trace;
 
-void rmpi_chan_trace_recv(int src, size_t bytes)
+/* rmpi_chan_lib_fast follows both: the common entry loads it alone. */
+static void lib_fast_update(void) { rmpi_chan_lib_fast = rmpi_chan_trace ? NULL : rmpi_chan_lib; }
+
+void rmpi_chan_lib_note_traced(int src, size_t bytes)
 {
-    fprintf(trace.f, "r %llu %d %zu\n", (unsigned long long)(rmpi_time_ns() - trace.t0), src, bytes);
+    if (rmpi_chan_trace)
+        fprintf(trace.f, "r %llu %d %zu\n", (unsigned long long)(rmpi_time_ns() - trace.t0), src, bytes);
+    if (rmpi_chan_lib)
+        rmpi_chan_lib_count(rmpi_chan_lib, src, bytes);
 }
 
 /* A switch the mechanism refused (a switch of the peer in progress, or h rings still held):
@@ -176,6 +182,7 @@ static void trace_open(int rank, int nprocs, int node, const rmpi_chan_params_t 
     }
     fprintf(trace.f, "shared_bytes %zu\n", rmpi_chan_stats().mem_peak[RMPI_NET_CHAN_SHARED]);
     rmpi_chan_trace = &trace;
+    lib_fast_update();
 }
 
 static void trace_close(void)
@@ -183,6 +190,7 @@ static void trace_close(void)
     if (!rmpi_chan_trace)
         return;
     rmpi_chan_trace = NULL;
+    lib_fast_update();
     fprintf(trace.f, "end %llu\n", (unsigned long long)(rmpi_time_ns() - trace.t0));
     int bad = ferror(trace.f);
     if (fclose(trace.f) || bad)
@@ -249,12 +257,15 @@ void rmpi_chan_lib_init(int rank, int nprocs)
             rmpi_chan_sel_class(rmpi_chan_lib, r, cls[r]);
     }
     free(cls);
+    lib_fast_update();
 }
 
 void rmpi_chan_lib_tick(void)
 {
     if (!rmpi_chan_lib)
         return;
+    rmpi_chan_lib->total += rmpi_chan_lib->pending;
+    rmpi_chan_lib->pending = 0;
     uint64_t now = rmpi_time_ns();
     if (rmpi_chan_trace)
         fprintf(trace.f, "k %llu\n", (unsigned long long)(now - trace.t0));
@@ -307,4 +318,5 @@ void rmpi_chan_lib_finalize(void)
     trace_close();
     rmpi_chan_sel_destroy(rmpi_chan_lib);
     rmpi_chan_lib = NULL;
+    lib_fast_update();
 }

@@ -87,6 +87,18 @@ static void test_trigger(void)
     CHECK(rmpi_chan_sel_tick(s, 100 * MS, record, &c) == 0 && s->runs == 1, "a second run within one slot");
     CHECK(rmpi_chan_sel_tick(s, 110 * MS, record, &c) == 1 && s->runs == 2 && c.peer[1] == 6,
           "the second trigger run: %llu runs, %d calls", (unsigned long long)s->runs, c.n);
+    /* an early run that changes nothing (the same two busy peers) doubles the count for the
+     * next: 1000 receives then start none, 2000 do */
+    traffic(s, (int[]){4, 6}, 2, 500, 111 * MS, 10 * MS);
+    CHECK(rmpi_chan_sel_tick(s, 170 * MS, record, &c) == 0 && s->runs == 3 && s->trigger_now == 2000,
+          "the third trigger run: %llu runs, next after %llu", (unsigned long long)s->runs,
+          (unsigned long long)s->trigger_now);
+    traffic(s, (int[]){4, 6}, 2, 500, 171 * MS, 10 * MS);
+    CHECK(rmpi_chan_sel_tick(s, 230 * MS, record, &c) == 0 && s->runs == 3,
+          "1000 receives after a run that changed nothing: %llu runs", (unsigned long long)s->runs);
+    traffic(s, (int[]){4, 6}, 2, 500, 231 * MS, 10 * MS);
+    CHECK(rmpi_chan_sel_tick(s, 290 * MS, record, &c) == 0 && s->runs == 4 && s->trigger_runs == 4,
+          "2000 receives: %llu runs, %llu early", (unsigned long long)s->runs, (unsigned long long)s->trigger_runs);
     /* trigger 0: only the interval */
     rmpi_chan_sel_destroy(s);
     p.trigger = 0;
