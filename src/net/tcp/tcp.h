@@ -218,8 +218,9 @@ typedef struct rmpi_tcp_rd {
     int err; /* nonzero: answer GET_ERR instead */
 } rmpi_tcp_rd_t;
 
-/* A get this process initiated (responses arrive in request order on the stream), or a put
- * whose bytes are all written and that waits for the target's PUT_ACK (len, got unused). */
+/* A get this process initiated (its answer's frames carry its id: answers to different
+ * gets may pass each other), or a put whose bytes are all written and that waits for the
+ * target's PUT_ACK (len, got unused). */
 typedef struct rmpi_tcp_get {
     rmpi_list_t link;
     uint64_t id;
@@ -307,7 +308,7 @@ struct rmpi_tcp_peer {
     rmpi_tcp_cc_t cc;         /* the last established socket's congestion control */
     rmpi_list_t txq;          /* ordered frames and put data */
     rmpi_list_t rdq;          /* get data we owe, interleaved with txq */
-    rmpi_list_t ackq;         /* PUT_ACK / PUT_ERR we owe: header-only, ahead of the rest */
+    rmpi_list_t ackq;         /* PUT_ACK / PUT_ERR and whole small-read answers we owe, ahead of the rest */
     rmpi_list_t gets;         /* gets we wait for, in request order */
     rmpi_list_t puts;         /* puts written out, waiting for PUT_ACK */
     rmpi_tcp_tx_t *cur_chunk; /* a GET_RESP or PUT frame being written: finish it first */

@@ -172,45 +172,10 @@ rmpi_tcp_tx_t *rmpi_tcp_put_next_chunk(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, r
     return c;
 }
 
-void rmpi_tcp_on_get_req(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *e)
+/* The next frame of read rd's answer: a GET_RESP chunk from where it stands, or GET_ERR.
+ * rd is freed (and left its list) once its last frame is cut. */
+static rmpi_tcp_tx_t *rd_chunk(rmpi_tcp_rail_t *r, rmpi_tcp_rd_t *rd)
 {
-    rmpi_tcp_rd_t *rd = rmpi_xmalloc(sizeof(*rd));
-    rd->id = rmpi_tcp_ld64(e);
-    uint64_t raddr = rmpi_tcp_ld64(e + 8);
-    rd->rkey = rmpi_tcp_ld64(e + 16);
-    uint64_t len = rmpi_tcp_ld64(e + 24);
-    rd->base = (const char *)(uintptr_t)raddr;
-    rd->len = (size_t)len;
-    rd->sent = 0;
-    rd->err = len > SIZE_MAX ? -EFAULT : rmpi_net_mrtab_check(&r->mr, rd->rkey, raddr, (size_t)len);
-    if (rd->err)
-        rmpi_log(1,
-                 "tcp: rank %d asked to read %llu bytes at %#llx with rkey %#llx, which no "
-                 "registration of rank %d covers; the read fails with EFAULT.",
-                 p->rank, (unsigned long long)len, (unsigned long long)raddr, (unsigned long long)rd->rkey,
-                 r->env.rank);
-    /* no read owed, and no chunk cut (the last one of an earlier answer may wait there) */
-    int alone = rmpi_list_empty(&p->rdq) && !p->cur_chunk;
-    rmpi_list_push_back(&p->rdq, &rd->link);
-    if (len >= TCP_RDMA_BATCH || len > r->chunk) {
-        rmpi_tcp_flush(r, p);
-        return;
-    }
-    if (alone) {
-        /* the whole answer as one frame among the acknowledgements, which the writer gathers
-         * (answers still leave in request order: ackq goes out before any chunk is cut, and
-         * an answer behind an earlier one still owed or cut joins rdq) */
-        rmpi_tcp_tx_t *t = rmpi_tcp_rd_next_chunk(r, p);
-        rmpi_list_push_back(&p->ackq, &t->link);
-    }
-    rmpi_tcp_write_soon(r, p);
-}
-
-rmpi_tcp_tx_t *rmpi_tcp_rd_next_chunk(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
-{
-    if (rmpi_list_empty(&p->rdq))
-        return NULL;
-    rmpi_tcp_rd_t *rd = (rmpi_tcp_rd_t *)p->rdq.next;
     rmpi_tcp_tx_t *t = rmpi_tcp_tx_new(0);
     uint8_t *e = t->hdr + RMPI_TCP_BASE_HDR;
     rmpi_tcp_st64(e, rd->id);
@@ -238,16 +203,67 @@ rmpi_tcp_tx_t *rmpi_tcp_rd_next_chunk(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
     return t;
 }
 
+rmpi_tcp_tx_t *rmpi_tcp_rd_next_chunk(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
+{
+    return rmpi_list_empty(&p->rdq) ? NULL : rd_chunk(r, (rmpi_tcp_rd_t *)p->rdq.next);
+}
+
+void rmpi_tcp_on_get_req(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *e)
+{
+    rmpi_tcp_rd_t *rd = rmpi_xmalloc(sizeof(*rd));
+    rd->id = rmpi_tcp_ld64(e);
+    uint64_t raddr = rmpi_tcp_ld64(e + 8);
+    rd->rkey = rmpi_tcp_ld64(e + 16);
+    uint64_t len = rmpi_tcp_ld64(e + 24);
+    rd->base = (const char *)(uintptr_t)raddr;
+    rd->len = (size_t)len;
+    rd->sent = 0;
+    rd->err = len > SIZE_MAX ? -EFAULT : rmpi_net_mrtab_check(&r->mr, rd->rkey, raddr, (size_t)len);
+    if (rd->err)
+        rmpi_log(1,
+                 "tcp: rank %d asked to read %llu bytes at %#llx with rkey %#llx, which no "
+                 "registration of rank %d covers; the read fails with EFAULT.",
+                 p->rank, (unsigned long long)len, (unsigned long long)raddr, (unsigned long long)rd->rkey,
+                 r->env.rank);
+    if (len >= TCP_RDMA_BATCH || len > r->chunk) {
+        rmpi_list_push_back(&p->rdq, &rd->link);
+        rmpi_tcp_flush(r, p);
+        return;
+    }
+    /* The whole answer as one frame among the acknowledgements, which the writer gathers,
+     * even while larger answers are owed: the initiator matches answers by their id, so a
+     * small read need not wait behind a large one's chunks. */
+    rmpi_list_init(&rd->link);
+    rmpi_list_push_back(&p->ackq, &rd_chunk(r, rd)->link);
+    rmpi_tcp_write_soon(r, p);
+}
+
+/* The get or put of p's list (gets or puts) with this id, or NULL. Answers to different
+ * reads may come in any order (docs/wire/tcp.md), but nearly always in request order, so
+ * the search nearly always stops at the head. */
+static rmpi_tcp_get_t *waiting(rmpi_list_t *list, uint64_t id)
+{
+    rmpi_list_t *pos;
+    rmpi_list_for_each(pos, list)
+    {
+        rmpi_tcp_get_t *w = (rmpi_tcp_get_t *)pos;
+        if (w->id == id)
+            return w;
+    }
+    return NULL;
+}
+
 int rmpi_tcp_on_get_resp(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *e, size_t len)
 {
     rmpi_tcp_peer_t *p = c->peer;
     uint64_t id = rmpi_tcp_ld64(e), off = rmpi_tcp_ld64(e + 8);
-    rmpi_tcp_get_t *g = rmpi_list_empty(&p->gets) ? NULL : (rmpi_tcp_get_t *)p->gets.next;
-    if (!g || g->id != id || off != g->got || len > g->len - g->got) {
+    rmpi_tcp_get_t *g = waiting(&p->gets, id);
+    if (!g || off != g->got || len > g->len - g->got) {
         rmpi_tcp_peer_fail(r, p,
-                           "protocol error on the TCP connection from rank %d: read response "
-                           "%llu does not match the oldest outstanding read",
-                           p->rank, (unsigned long long)id);
+                           "protocol error on the TCP connection from rank %d: read response %llu "
+                           "(%zu bytes at offset %llu) %s",
+                           p->rank, (unsigned long long)id, len, (unsigned long long)off,
+                           !g ? "answers no outstanding read" : "does not continue its read");
         return -1;
     }
     c->rx_get = g;
@@ -272,8 +288,8 @@ void rmpi_tcp_on_get_err(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *
 {
     uint64_t id = rmpi_tcp_ld64(e);
     int err = (int32_t)rmpi_tcp_ld32(e + 8);
-    rmpi_tcp_get_t *g = rmpi_list_empty(&p->gets) ? NULL : (rmpi_tcp_get_t *)p->gets.next;
-    if (!g || g->id != id) {
+    rmpi_tcp_get_t *g = waiting(&p->gets, id);
+    if (!g) {
         rmpi_tcp_peer_fail(r, p,
                            "protocol error on the TCP connection from rank %d: read error for "
                            "unknown read %llu",
@@ -334,22 +350,10 @@ void rmpi_tcp_put_written(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_tx_t 
     rmpi_list_push_back(&p->puts, &w->link);
 }
 
-static rmpi_tcp_get_t *put_waiting(rmpi_tcp_peer_t *p, uint64_t id)
-{
-    rmpi_list_t *pos;
-    rmpi_list_for_each(pos, &p->puts)
-    {
-        rmpi_tcp_get_t *w = (rmpi_tcp_get_t *)pos;
-        if (w->id == id)
-            return w;
-    }
-    return NULL;
-}
-
 void rmpi_tcp_on_put_ack(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *e)
 {
     uint64_t id = rmpi_tcp_ld64(e);
-    rmpi_tcp_get_t *w = put_waiting(p, id);
+    rmpi_tcp_get_t *w = waiting(&p->puts, id);
     if (!w) {
         rmpi_tcp_peer_fail(r, p,
                            "protocol error on the TCP connection from rank %d: write acknowledgement "
@@ -385,7 +389,7 @@ void rmpi_tcp_on_put_err(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *
             return;
         }
     }
-    rmpi_tcp_get_t *w = put_waiting(p, id);
+    rmpi_tcp_get_t *w = waiting(&p->puts, id);
     if (w) {
         rmpi_list_remove(&w->link);
         rmpi_net_op_t *op = w->op;

@@ -18,7 +18,10 @@
  * - a few small puts then a flush, seen by the target after it (lone_puts);
  * - puts then a flush, then a flag in a shared window: the target reads the data at once
  *   after the flag, with no MPI call in between (seen_after_flush; shm's ring copies when
- *   cross-memory attach is refused). */
+ *   cross-memory attach is refused);
+ * - bursts of gets (runs of 8-byte ones, each ended by a larger one) with eager messages
+ *   moving meanwhile: 3 rounds, or only these with arguments "storm ROUNDS"
+ *   (tests/netns/rma.sh runs it over two tcp rails, where answers pass each other). */
 #include "mtest.h"
 
 #include <stdint.h>
@@ -540,10 +543,84 @@ static void get_runs(int rank, int size)
     free(want);
 }
 
+/* Bursts of gets of mixed sizes in flight at once, in both directions, with eager messages
+ * moving meanwhile, round after round. Over tcp the target answers a run of small reads
+ * whole among its acknowledgements and cuts the answers of larger ones into chunks, so an
+ * answer to a later read may reach the initiator before one to an earlier read
+ * (src/net/tcp/README.md): every get must still read its own bytes. */
+#define STORM_OPS 128
+#define STORM_SPAN (64 * 1024)
+#define STORM_MAXGET 20000
+#define STORM_MSGS 8
+#define STORM_MSG (48 * 1024)
+static size_t storm_len(int round, int i)
+{
+    /* runs of 8-byte reads longer than a writev's share of the answers, each ended by a
+     * larger read (one, several or many chunks) */
+    static const size_t big[4] = {5000, 4096, STORM_MAXGET, 1000};
+    int run = 24 + (round % 4) * 8;
+    return i % run == run - 1 ? big[(i / run + round) % 4] : 8;
+}
+
+static void read_storm(int rank, int size, int rounds)
+{
+    char *mem;
+    MPI_Win win;
+    MTEST_OK(MPI_Win_allocate(STORM_SPAN, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+    fill(mem, STORM_SPAN, rank + 11);
+    int t = (rank + 1) % size, from = (rank - 1 + size) % size;
+    char *want = malloc(STORM_SPAN), *back = malloc((size_t)STORM_OPS * STORM_MAXGET);
+    char *out = malloc(STORM_MSGS * STORM_MSG), *in = malloc(STORM_MSGS * STORM_MSG), *in_want = malloc(STORM_MSG);
+    fill(want, STORM_SPAN, t + 11);
+    size_t at[STORM_OPS];
+    MPI_Request req[2 * STORM_MSGS];
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int round = 0; round < rounds; round++) {
+        for (int m = 0; m < STORM_MSGS; m++) {
+            fill(out + (size_t)m * STORM_MSG, STORM_MSG, rank * 1000 + round * STORM_MSGS + m);
+            MTEST_OK(MPI_Irecv(in + (size_t)m * STORM_MSG, STORM_MSG, MPI_BYTE, from, round, MPI_COMM_WORLD, &req[m]));
+            MTEST_OK(MPI_Isend(out + (size_t)m * STORM_MSG, STORM_MSG, MPI_BYTE, t, round, MPI_COMM_WORLD,
+                               &req[STORM_MSGS + m]));
+        }
+        MTEST_OK(MPI_Win_lock_all(0, win));
+        for (int i = 0; i < STORM_OPS; i++) {
+            size_t n = storm_len(round, i);
+            at[i] = (size_t)(i * 997 + round * 131) % (STORM_SPAN - n);
+            memset(back + (size_t)i * STORM_MAXGET, 0, n);
+            MTEST_OK(
+                MPI_Get(back + (size_t)i * STORM_MAXGET, (int)n, MPI_BYTE, t, (MPI_Aint)at[i], (int)n, MPI_BYTE, win));
+        }
+        MTEST_OK(MPI_Win_flush_all(win));
+        int bad = 0;
+        for (int i = 0; i < STORM_OPS; i++)
+            bad += memcmp(back + (size_t)i * STORM_MAXGET, want + at[i], storm_len(round, i)) != 0;
+        MTEST_CHECK(bad == 0, "round %d: %d of %d gets from rank %d read wrong bytes", round, bad, STORM_OPS, t);
+        MTEST_OK(MPI_Win_unlock_all(win));
+        MTEST_OK(MPI_Waitall(2 * STORM_MSGS, req, MPI_STATUSES_IGNORE));
+        bad = 0;
+        for (int m = 0; m < STORM_MSGS; m++) {
+            fill(in_want, STORM_MSG, from * 1000 + round * STORM_MSGS + m);
+            bad += memcmp(in + (size_t)m * STORM_MSG, in_want, STORM_MSG) != 0;
+        }
+        MTEST_CHECK(bad == 0, "round %d: %d of %d messages from rank %d differ", round, bad, STORM_MSGS, from);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MTEST_OK(MPI_Win_free(&win));
+    free(want);
+    free(back);
+    free(out);
+    free(in);
+    free(in_want);
+}
+
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
     int rank = mtest_rank, size = mtest_size;
+    if (argc > 1 && !strcmp(argv[1], "storm")) { /* only the read storm, ROUNDS times */
+        read_storm(rank, size, argc > 2 ? atoi(argv[2]) : 50);
+        return mtest_finalize();
+    }
     for (int flavor = 0; flavor < 2; flavor++) {
         long *mem;
         MPI_Win win;
@@ -572,5 +649,6 @@ int main(int argc, char **argv)
     lone_puts(rank, size);
     seen_after_flush(rank, size);
     get_runs(rank, size);
+    read_storm(rank, size, 3);
     return mtest_finalize();
 }
