@@ -517,14 +517,15 @@ static void far_sndbuf(rmpi_tcp_conn_t *c, int peer)
     double far_ns = rmpi_knobs.TCP_FAR_RTT * 1e3;
     if (!rmpi_knobs.WAN_TUNE || c->rail->sndbuf > 0 || far_ns <= 0 || !cc->rtt || (double)cc->rtt < far_ns)
         return;
-    int want = rmpi_tcp_far_sndbuf((double)cc->rtt, (double)c->rail->speed, rmpi_knobs.TCP_FAR_SNDBUF);
+    const rmpi_tcp_rail_t *r = c->rail;
+    int want = rmpi_tcp_far_sndbuf((double)cc->rtt, (double)r->speed, rmpi_knobs.TCP_FAR_SNDBUF, r->wmem_max);
     if (want <= 0 || setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &want, sizeof want) != 0)
         return;
     socklen_t len = sizeof cc->sndbuf;
     if (getsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &cc->sndbuf, &len) != 0)
         cc->sndbuf = want;
-    rmpi_log(1, "tcp: rank %d's path round trip %.1f us at connect: send buffer %d bytes", peer,
-             (double)cc->rtt * 1e-3, cc->sndbuf);
+    rmpi_log(1, "tcp: rank %d's path round trip %.1f us at connect: send buffer %d bytes", peer, (double)cc->rtt * 1e-3,
+             cc->sndbuf);
 }
 
 /* Once the handshake has timed the path, before the first data frame: a far peer's socket

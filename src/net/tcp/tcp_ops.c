@@ -54,6 +54,7 @@ static void fill_hints(rmpi_tcp_rail_t *r, const rmpi_tcp_iface_t *f, int stream
     memset(h, 0, sizeof(*h));
     snprintf(h->name, sizeof(h->name), "tcp:%s", r->me->name);
     r->speed = rmpi_tcp_iface_speed(f->name);
+    r->wmem_max = rmpi_tcp_wmem_max();
     h->bw = r->speed / (uint64_t)streams;
     h->latency_ns = 0;
     h->rdma_native = 0;
