@@ -9,7 +9,7 @@
 # hits them alike.
 #   bench/wan.sh [--delays 0,100us,1ms,10ms] [--sizes 8192:1048576] [--reps N] [--iters N]
 #                [--window N] [--only railmpi,openmpi,mpich] [--test bw|lat|mr] [--pairs 1,2,3,4]
-#                [--cc LIST] [--min-time SECONDS] [--job-timeout SECONDS] [--build DIR] [--out FILE]
+#                [--cc LIST] [--knob LIST] [--min-time SECONDS] [--job-timeout SECONDS] [--build DIR] [--out FILE]
 # --test lat: ping-pong latency (half the round trip, us) instead of bandwidth (--iters
 # ping-pongs per size; the table's ratios are then the other's time over RailMPI's, so above
 # 1 is RailMPI faster, as for bandwidth).
@@ -23,14 +23,16 @@
 # figures are noisy; compare ratios within one run, not across runs. The reference MPIs
 # run when found (mpicc.openmpi/mpirun.openmpi, mpicc.mpich/mpiexec.mpich), unless --only
 # leaves them out. --cc bbr,cubic adds RailMPI (default settings) with
-# RMPI_TCP_CONGESTION_CONTROL set to each name, as configurations cc_<name>.
+# RMPI_TCP_CONGESTION_CONTROL set to each name, as configurations cc_<name>. --knob
+# RMPI_X=V,RMPI_Y=W adds RailMPI (default settings) with each one variable set, as
+# configurations knob_RMPI_X=V (e.g. the default next to a knob's earlier value).
 # --job-timeout (default 120 s): each job's limit. A job that runs past it (MPICH's ranks
 # have hung in multi-pair runs) is killed, and the run goes on: the job's line in the output
 # says "hung" with the sizes it printed before, and the table marks the cells it left empty.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
-delays=0,100us,1ms,10ms sizes=8192:1048576 reps=1 iters=10 window=16 build=$root/build out= only= test=bw pairs=1 cc=
+delays=0,100us,1ms,10ms sizes=8192:1048576 reps=1 iters=10 window=16 build=$root/build out= only= test=bw pairs=1 cc= knob=
 jt=120 min_time=0.25
 while [ $# -gt 0 ]; do
   case $1 in
@@ -45,9 +47,10 @@ while [ $# -gt 0 ]; do
     --test) test=$2; shift ;;
     --pairs) pairs=$2; shift ;;
     --cc) cc=$2; shift ;;
+    --knob) knob=$2; shift ;;
     --job-timeout) jt=$2; shift ;;
     --min-time) min_time=$2; shift ;;
-    *) echo "usage: $0 [--delays LIST] [--sizes MIN:MAX] [--reps N] [--iters N] [--window N] [--only LIST] [--test bw|lat|mr] [--pairs LIST] [--cc LIST] [--min-time SECONDS] [--job-timeout SECONDS] [--build DIR] [--out FILE]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--delays LIST] [--sizes MIN:MAX] [--reps N] [--iters N] [--window N] [--only LIST] [--test bw|lat|mr] [--pairs LIST] [--cc LIST] [--knob LIST] [--min-time SECONDS] [--job-timeout SECONDS] [--build DIR] [--out FILE]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -70,6 +73,9 @@ mkdir -p "$ref"
 wanted railmpi && configs+=(default wan_tune_0)
 [[ -z $cc || $cc =~ ^[a-z0-9_]+(,[a-z0-9_]+)*$ ]] || { echo "bench/wan.sh: --cc: congestion control names, comma-separated" >&2; exit 2; }
 for c in ${cc//,/ }; do configs+=("cc_$c"); done
+[[ -z $knob || $knob =~ ^RMPI_[A-Z0-9_]+=[A-Za-z0-9._]+(,RMPI_[A-Z0-9_]+=[A-Za-z0-9._]+)*$ ]] ||
+  { echo "bench/wan.sh: --knob: RMPI_NAME=VALUE, comma-separated" >&2; exit 2; }
+for k in ${knob//,/ }; do configs+=("knob_$k"); done
 if wanted openmpi && command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null; then
   mpicc.openmpi -std=c11 -O2 -o "$ref/$prog.openmpi" "$here/$prog.c" && configs+=(openmpi)
 fi
@@ -84,9 +90,12 @@ run_config() { # CONFIG PAIRS: P ranks per host, ranks 0..P-1 on nsA
   local args=(-m "$sizes" -i "$iters" -w "$window") p=$2
   case $test in bw) args+=(-t bw -x 1) ;; lat) args+=(-t latency -x 1) ;; mr) args+=(-T "$min_time") ;; esac
   case $1 in
-    default | wan_tune_0 | cc_*)
+    default | wan_tune_0 | cc_* | knob_*)
       local env=(-genv RMPI_WAN_TUNE "$([ "$1" = wan_tune_0 ] && echo 0 || echo 1)")
-      case $1 in cc_*) env+=(-genv RMPI_TCP_CONGESTION_CONTROL "${1#cc_}") ;; esac
+      case $1 in
+        cc_*) env+=(-genv RMPI_TCP_CONGESTION_CONTROL "${1#cc_}") ;;
+        knob_*) local kv=${1#knob_} && env+=(-genv "${kv%%=*}" "${kv#*=}") ;;
+      esac
       "$netlab" exec nsA timeout -k 5 "$jt" "$mpiexec" -n $((2 * p)) --host "nsA:$p,nsB:$p" --agent "$netlab agent" \
         --pmi-iface ctl -genv RMPI_TCP_IFACES rail0 "${env[@]}" "$bench" "${args[@]}" ;;
     openmpi)
@@ -141,11 +150,11 @@ def secs(d):  # "0", "100us", "1ms", "10ms" -> seconds, for the table's order
             return float(d[: -len(unit)]) * f
     return float(d)
 keys = sorted({k[:3] for k in v}, key=lambda k: (secs(k[0]), k[1], k[2]))
-extra = sorted({k[3] for k in v if k[3].startswith("cc_")})
+extra = sorted({k[3] for k in v if k[3].startswith(("cc_", "knob_"))})
 cols = [c for c in ["default", "wan_tune_0"] + extra + ["openmpi", "mpich"]
         if any(k[3] == c for k in v) or any(k[2] == c for k in hung)]
 names = {"default": "RailMPI", "wan_tune_0": "RMPI_WAN_TUNE=0", "openmpi": "Open MPI", "mpich": "MPICH"}
-names.update({c: "RailMPI " + c[3:] for c in extra})
+names.update({c: "RailMPI " + c.split("_", 1)[1] for c in extra})
 unit, fmt = ("msg/s", "%.0f") if mr else ("us", "%.1f") if lat else ("MB/s", "%.1f")
 # ratios: above 1 is RailMPI faster (for latency the other's time over RailMPI's)
 speed = (lambda a, b: b / a) if lat else (lambda a, b: a / b)

@@ -11,7 +11,12 @@
 #   above the path's round trip leave both on the default;
 # - RMPI_TCP_FAR_CONGESTION naming no congestion control: the default, one warning per rank;
 # - RMPI_REPORT=json: rank 0's connections list the far rail with reno, choice "far" and a
-#   minimum round trip of at least 2 x DELAY less 5% (load only inflates it).
+#   minimum round trip of at least 2 x DELAY less 5% (load only inflates it);
+# - the far send buffer (RMPI_TCP_FAR_SNDBUF, off by default): with RMPI_TCP_FAR_SNDBUF=4m
+#   the far rail's sockets get a fixed send buffer of twice 4 MiB (veth says 10 Gbit/s, so
+#   2 x BDP is above the cap) when net.core.wmem_max grants 4 MiB, none when it does not;
+#   the near rail none; the defaults and RMPI_WAN_TUNE=0 none; 1m asks for 1 MiB (the
+#   kernel reports 2 MiB).
 # Robust on a loaded machine: the far rail's round trip can only be inflated by load, and
 # a near rail taken for far (a round trip inflated past RMPI_TCP_FAR_RTT) gets up to three
 # runs, each printed.
@@ -52,13 +57,32 @@ tries() { # LABEL RAIL NAME REASON [ENV...]: up to three runs of the job, each p
   fail "$why (three runs)"
 }
 
-far=(-genv RMPI_TCP_FAR_CONGESTION reno)
+sndbuf() { # LABEL RAIL BYTES: both ranks' connection line on RAIL says send buffer BYTES (0: none)
+  local r s
+  for r in 0 1; do
+    s=$(echo "$out" | sed -n "s/.*rank $r -> [0-9]*: connection tcp:$2: .*, send buffer \([0-9]*\) bytes (far).*/\1/p" | head -1)
+    [ "${s:-0}" = "$3" ] || { echo "$out" | grep "connection tcp:"; fail "$1: rank $r's send buffer on $2 is '${s:-none}', not $3"; }
+  done
+  echo "ok: $1, $2 send buffer ${3/#0/autotuned}"
+}
+wmax=$("$netlab" exec nsA cat /proc/sys/net/core/wmem_max)
+cap=$((4 << 20)) want=0
+[ "$wmax" -ge $cap ] && want=$((2 * cap))
+echo "net.core.wmem_max $wmax: the far send buffer expected ${want/#0/autotuned}"
+far=(-genv RMPI_TCP_FAR_CONGESTION reno -genv RMPI_TCP_FAR_SNDBUF 4m)
 tries "far reno" rail0 reno "far: round trip" "${far[@]}"
+sndbuf "far reno" rail0 $want
 tries "far reno" rail1 "$default" "near" "${far[@]}"
+sndbuf "far reno" rail1 0
 if case " $avail " in *" cubic "*) true ;; *) false ;; esac; then
   tries "defaults" rail0 cubic "far: round trip"
+  sndbuf "defaults" rail0 0
 else
   echo "no cubic in this kernel: the defaults' far choice is not checked"
+fi
+if [ "$wmax" -ge $((1 << 20)) ]; then
+  tries "RMPI_TCP_FAR_SNDBUF=1m" rail0 reno "far: round trip" -genv RMPI_TCP_FAR_CONGESTION reno -genv RMPI_TCP_FAR_SNDBUF 1m
+  sndbuf "RMPI_TCP_FAR_SNDBUF=1m" rail0 $((2 << 20))
 fi
 # RMPI_REPORT=json's connections: the same facts with the round trip as a number
 case $delay in *ms) dus=$(awk -v d="${delay%ms}" 'BEGIN { print d * 1000 }') ;; *us) dus=${delay%us} ;; *) dus=0 ;; esac
@@ -72,6 +96,7 @@ echo "ok: json connections (min_rtt_us ${conn##* }, 2 x $delay = $((2 * ${dus%.*
 tries "explicit knob" rail0 reno "RMPI_TCP_CONGESTION_CONTROL=reno" -genv RMPI_TCP_CONGESTION_CONTROL reno
 tries "explicit knob" rail1 reno "RMPI_TCP_CONGESTION_CONTROL=reno" -genv RMPI_TCP_CONGESTION_CONTROL reno
 tries "RMPI_WAN_TUNE=0" rail0 "$default" "RMPI_WAN_TUNE=0" -genv RMPI_WAN_TUNE 0 "${far[@]}"
+sndbuf "RMPI_WAN_TUNE=0" rail0 0
 tries "threshold above the path" rail0 "$default" "near" -genv RMPI_TCP_FAR_RTT 1000000 "${far[@]}"
 # A name the kernel does not know: the far rail keeps the default, RMPI_REPORT says why, and
 # each rank warns once, naming the knob.
@@ -79,4 +104,4 @@ tries "unknown name" rail0 "$default" "the kernel refused RMPI_TCP_FAR_CONGESTIO
   -genv RMPI_TCP_FAR_CONGESTION nosuch_cc
 n=$(echo "$out" | grep -c "RMPI_TCP_FAR_CONGESTION=nosuch_cc: the kernel refused it")
 [ "$n" = 2 ] || { echo "$out"; fail "unknown name: $n warnings, not one per rank"; }
-echo "PASS: far rail on its own congestion control, near rail on the default ($default), knobs win"
+echo "PASS: far rail on its own congestion control and send buffer, near rail on the default ($default), knobs win"

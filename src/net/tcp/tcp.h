@@ -143,6 +143,13 @@ int rmpi_tcp_iface_choose(rmpi_tcp_iface_t *ifs, int max, int size, int *listed)
 size_t rmpi_tcp_window(int sndbuf);
 /* Link speed in bytes/s from /sys/class/net/<name>/speed; 0 when unknown. */
 uint64_t rmpi_tcp_iface_speed(const char *name);
+/* SO_SNDBUF for a far peer's socket (RMPI_TCP_FAR_SNDBUF): twice the bandwidth-delay product
+ * of a path of round trip rtt_ns at rate bytes/s (rate 0: unknown, cap), at most cap; 0 (keep
+ * the kernel's autotuning) below 64 KiB, for a cap <= 0, an unknown round trip, or when the
+ * kernel would grant less (grant: net.core.wmem_max, 0 unknown). */
+int rmpi_tcp_far_sndbuf(double rtt_ns, double rate, long long cap, long long grant);
+/* net.core.wmem_max (what SO_SNDBUF may ask for), bytes; 0 when unknown. */
+long long rmpi_tcp_wmem_max(void);
 
 /* ---- address cards and rail matching (tcp_match.c) ---- */
 /* One rail of some rank as its card lists it. */
@@ -248,6 +255,7 @@ enum { RMPI_TCP_RX_FRAME, RMPI_TCP_RX_PAYLOAD };
 typedef struct rmpi_tcp_cc {
     uint64_t rtt;
     int far;
+    int sndbuf; /* SO_SNDBUF read back after a far socket's buffer was set; 0: autotuned */
     char name[16];
 } rmpi_tcp_cc_t;
 
@@ -413,6 +421,8 @@ struct rmpi_tcp_rail {
     uint32_t job_tag; /* hash of env.jobid, checked in HELLO */
     size_t chunk;
     int sndbuf;
+    uint64_t speed;     /* the interface's speed, bytes/s (0: unknown): far sockets' buffers */
+    long long wmem_max; /* net.core.wmem_max in this rank's namespace (0: unknown) */
     uint64_t timeout_ns;
     int in_progress, closing;
     unsigned idle_polls; /* a spare rail without sockets: progress calls since its last epoll_wait */

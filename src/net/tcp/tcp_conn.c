@@ -503,6 +503,31 @@ static uint64_t kernel_rtt(const rmpi_tcp_conn_t *c)
     return tcp_info_of(c, &ti) == 0 ? (uint64_t)ti.tcpi_rtt * 1000u : 0;
 }
 
+/* A far peer's socket (the same test as far_congestion's, without needing a congestion
+ * choice): a send buffer fixed at twice the path's BDP (RMPI_TCP_FAR_SNDBUF). Autotuning
+ * starts at tcp_wmem's default (16 KiB) and grows the buffer with the congestion window;
+ * a pipelined stream of 16 KiB Bcasts across a 2 ms round trip then waits in our queue for
+ * the buffer, and a fixed 8 MiB one was 1.06x faster (docs/results/wan.md). Only the send
+ * side: the receive buffer's autotuning already reaches tcp_rmem's maximum. Near sockets,
+ * RMPI_TCP_SNDBUF (which sets every socket) and RMPI_WAN_TUNE=0 leave it alone. */
+static void far_sndbuf(rmpi_tcp_conn_t *c, int peer)
+{
+    rmpi_tcp_cc_t *cc = &c->cc;
+    cc->sndbuf = 0;
+    double far_ns = rmpi_knobs.TCP_FAR_RTT * 1e3;
+    if (!rmpi_knobs.WAN_TUNE || c->rail->sndbuf > 0 || far_ns <= 0 || !cc->rtt || (double)cc->rtt < far_ns)
+        return;
+    const rmpi_tcp_rail_t *r = c->rail;
+    int want = rmpi_tcp_far_sndbuf((double)cc->rtt, (double)r->speed, rmpi_knobs.TCP_FAR_SNDBUF, r->wmem_max);
+    if (want <= 0 || setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &want, sizeof want) != 0)
+        return;
+    socklen_t len = sizeof cc->sndbuf;
+    if (getsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &cc->sndbuf, &len) != 0)
+        cc->sndbuf = want;
+    rmpi_log(1, "tcp: rank %d's path round trip %.1f us at connect: send buffer %d bytes", peer, (double)cc->rtt * 1e-3,
+             cc->sndbuf);
+}
+
 /* Once the handshake has timed the path, before the first data frame: a far peer's socket
  * keeps RMPI_TCP_FAR_CONGESTION, which it was born with (congestion()), a near peer's returns
  * to the kernel's default (a socket may switch at any time; bbr's start then turns its pacing
@@ -533,6 +558,7 @@ static void far_congestion(rmpi_tcp_conn_t *c, int peer)
     } else if (far_choice() && kernel_cc[0]) {
         (void)set_congestion(c->fd, kernel_cc, "TCP_FAR_CONGESTION", NULL);
     }
+    far_sndbuf(c, peer);
     /* read back, for RMPI_REPORT: what the kernel runs, whoever chose it */
     socklen_t len = sizeof cc->name - 1;
     memset(cc->name, 0, sizeof cc->name);

@@ -2,6 +2,8 @@
 #include "tcp.h"
 
 #include <arpa/inet.h>
+#include <math.h>
+#include <limits.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <stdio.h>
@@ -122,6 +124,37 @@ uint64_t rmpi_tcp_iface_speed(const char *name)
         mbps = -1;
     fclose(f);
     return mbps > 0 ? (uint64_t)mbps * 125000u : 0;
+}
+
+/* Twice the BDP: the kernel counts its bookkeeping of every queued segment in the buffer
+ * (about as much again, see rmpi_tcp_window), and a pipelined stream of medium messages
+ * needs the whole round trip's bytes queued behind the ones in flight. Below 64 KiB the
+ * kernel's own start (tcp_wmem's default, grown with the window) is not smaller. Nothing
+ * when the kernel would cap the request (net.core.wmem_max, 208 KiB unless raised): a
+ * fixed buffer below the BDP is worse than autotuning, which grows to tcp_wmem's maximum. */
+int rmpi_tcp_far_sndbuf(double rtt_ns, double rate, long long cap, long long grant)
+{
+    if (cap <= 0 || !(rtt_ns > 0) || !isfinite(rtt_ns))
+        return 0;
+    double want = rate > 0 && isfinite(rate) ? 2 * rate * rtt_ns * 1e-9 : (double)cap;
+    if (want > (double)cap)
+        want = (double)cap;
+    if (want > INT_MAX)
+        want = INT_MAX;
+    int bytes = (int)want; /* whole bytes before comparing: 2 x 125e6 x 2e-3 is 500000.00000001 */
+    return bytes < 65536 || (grant > 0 && bytes > grant) ? 0 : bytes;
+}
+
+long long rmpi_tcp_wmem_max(void)
+{
+    FILE *f = fopen("/proc/sys/net/core/wmem_max", "r");
+    if (!f)
+        return 0;
+    long long v = 0;
+    if (fscanf(f, "%lld", &v) != 1 || v < 0)
+        v = 0;
+    fclose(f);
+    return v;
 }
 
 /* The third field (the autotuning maximum) of /proc/sys/net/ipv4/<name>; 0 when unknown. */

@@ -53,7 +53,9 @@ static void fill_hints(rmpi_tcp_rail_t *r, const rmpi_tcp_iface_t *f, int stream
     rmpi_net_hints_t *h = &r->pub.hints;
     memset(h, 0, sizeof(*h));
     snprintf(h->name, sizeof(h->name), "tcp:%s", r->me->name);
-    h->bw = rmpi_tcp_iface_speed(f->name) / (uint64_t)streams;
+    r->speed = rmpi_tcp_iface_speed(f->name);
+    r->wmem_max = rmpi_tcp_wmem_max();
+    h->bw = r->speed / (uint64_t)streams;
     h->latency_ns = 0;
     h->rdma_native = 0;
     h->rdma_by_target = 1;
@@ -616,8 +618,10 @@ static void tcp_peer_facts(rmpi_rail_t *rail, int peer, int json, char *buf, siz
     if (json) /* names and reasons hold no quote or backslash */
         snprintf(buf, len,
                  "\"congestion\": \"%s\", \"choice\": \"%s\", \"min_rtt_us\": %.1f, \"far_rtt_us\": %.0f, "
-                 "\"why\": \"%s\"",
-                 cc->name, choice, rtt, rmpi_knobs.TCP_FAR_RTT, why);
+                 "\"why\": \"%s\", \"far_sndbuf\": %d",
+                 cc->name, choice, rtt, rmpi_knobs.TCP_FAR_RTT, why, cc->sndbuf);
+    else if (cc->sndbuf)
+        snprintf(buf, len, "congestion control %s (%s), send buffer %d bytes (far)", cc->name, why, cc->sndbuf);
     else
         snprintf(buf, len, "congestion control %s (%s)", cc->name, why);
 }
