@@ -670,7 +670,7 @@ topo_up "$rate0" "$rate1"
 for c in ompi-rail0 ompi-default ompi-weighted rmpi-rail0 rmpi-even rmpi-weighted rmpi-adaptive; do
     run_pt2pt "$c"
 done
-for c in rmpi-adaptive rmpi-even ompi-default; do
+for c in rmpi-adaptive rmpi-even ompi-default ompi-weighted; do
     run_timeline "$c"
 done
 if [ "$part" != timeline ]; then
