@@ -15,10 +15,11 @@ build_pkgs="cmake ninja-build gcc make python3 pkg-config libsodium-dev"
 # mpirun runs our ranks over PMIx (tests/interop/openmpi.sh)
 check_pkgs="python3-venv python3-dev iproute2 valgrind mpich g++ slurmctld slurmd slurm-client munge openmpi-bin"
 # Found at configure time (CMakeLists.txt); without one, its part is not built or tested.
-optional_pkgs="libfabric-dev libpmix-dev libhwloc-dev gfortran clang libclang-rt-14-dev clang-format"
+optional_pkgs="libfabric-dev libibverbs-dev libpmix-dev libhwloc-dev gfortran clang libclang-rt-14-dev clang-format"
 what() {
   case $1 in
     libfabric-dev) echo "the ofi provider, RMPI_NET=ofi" ;;
+    libibverbs-dev) echo "the XRC device query of the ofi provider (RMPI_REPORT's xrc: line)" ;;
     libpmix-dev) echo "the PMIx client: Open MPI's mpirun, prterun, srun --mpi=pmix" ;;
     libhwloc-dev) echo "hwloc topology for process binding (sysfs is read instead)" ;;
     gfortran) echo "the Fortran bindings: mpif.h, use mpi, mpifort" ;;

@@ -97,10 +97,12 @@ int rmpi_ofi_xrc_judge(const rmpi_ofi_xrc_in_t *in, char *why, size_t len)
     return 0;
 }
 
+#ifdef RMPI_OFI_HAVE_VERBS_H
 static int env_true(const char *v)
 {
     return v && (!strcmp(v, "1") || !strcasecmp(v, "yes") || !strcasecmp(v, "true") || !strcasecmp(v, "on"));
 }
+#endif
 
 /* ---- the devices, asked once per process ---- */
 
