@@ -26,6 +26,7 @@ typedef struct rmpi_sched_cfg {
     double floor;                    /* least share a live subchannel keeps under adaptive striping */
     size_t min_stripe;               /* no stripe smaller than this (except a message's only stripe) */
     int bind;                        /* binding policies: this process's subchannel index (e.g. local rank) */
+    double whole_slack;              /* adaptive: whole on one rail when that ends at most this much later */
 } rmpi_sched_cfg_t;
 
 typedef struct rmpi_sched {

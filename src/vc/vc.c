@@ -99,6 +99,9 @@ int rmpi_vc_init(int rank, int size, rmpi_vc_deliver_fn deliver, size_t core_siz
     if (!(sched_cfg.floor >= 0 && sched_cfg.floor < 0.5))
         rmpi_fatal("RMPI_WEIGHT_FLOOR=%g is outside [0, 0.5).", sched_cfg.floor);
     sched_cfg.min_stripe = (size_t)rmpi_knobs.STRIPE_MIN;
+    sched_cfg.whole_slack = rmpi_knobs.STRIPE_SLACK;
+    if (!(sched_cfg.whole_slack >= 0 && sched_cfg.whole_slack <= 1))
+        rmpi_fatal("RMPI_STRIPE_SLACK=%g is outside [0, 1].", sched_cfg.whole_slack);
     fail_k = rmpi_knobs.RAIL_FAIL_RTO;
     if (!(fail_k >= 0 && fail_k < 1e6))
         rmpi_fatal("RMPI_RAIL_FAIL_RTO=%g is not a number of round-trip timeouts (0 .. 1e6).", fail_k);
