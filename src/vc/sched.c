@@ -357,6 +357,8 @@ int rmpi_sched_stripe(rmpi_sched_t *s, size_t len, rmpi_stripe_t *out, int max)
 {
     int n = stripe_cut(s, len, out, max);
     memset(s->seen_ok, 0, sizeof s->seen_ok);
+    s->cuts += n > 0;
+    s->split += n > 1;
     return n;
 }
 

@@ -1057,16 +1057,18 @@ void rmpi_vc_report(void *file)
             continue;
         /* Spare streams still asleep are counted apart and listed last, so the rails that
          * carried traffic come first as they did before spares existed. */
-        fprintf(f,
-                "[rmpi report] rank %d -> %d: %d subchannel(s), frames in %llu, out of order %llu, duplicates %llu, "
-                "resent %llu, adaptive updates %llu, spare streams asleep %d, bundles out %llu (%llu frames) in "
-                "%llu, detector nudges %llu, acks sent %llu carried %llu\n",
-                vc_rank, p, vc->nsub - vc->nspare, (unsigned long long)vc->frames_in,
-                (unsigned long long)vc->ooo_frames, (unsigned long long)vc->dup_frames,
-                (unsigned long long)vc->resent_frames, (unsigned long long)vc->sched.updates, vc->nspare,
-                (unsigned long long)vc->bundles_out, (unsigned long long)vc->bundled_frames,
-                (unsigned long long)vc->bundles_in, (unsigned long long)vc->nudges, (unsigned long long)vc->acks_out,
-                (unsigned long long)vc->acks_carried);
+        fprintf(
+            f,
+            "[rmpi report] rank %d -> %d: %d subchannel(s), frames in %llu, out of order %llu, duplicates %llu, "
+            "resent %llu, adaptive updates %llu, messages striped %llu (split %llu), spare streams asleep %d, bundles out "
+            "%llu (%llu frames) in "
+            "%llu, detector nudges %llu, acks sent %llu carried %llu\n",
+            vc_rank, p, vc->nsub - vc->nspare, (unsigned long long)vc->frames_in, (unsigned long long)vc->ooo_frames,
+            (unsigned long long)vc->dup_frames, (unsigned long long)vc->resent_frames,
+            (unsigned long long)vc->sched.updates, (unsigned long long)vc->sched.cuts,
+            (unsigned long long)vc->sched.split, vc->nspare, (unsigned long long)vc->bundles_out,
+            (unsigned long long)vc->bundled_frames, (unsigned long long)vc->bundles_in, (unsigned long long)vc->nudges,
+            (unsigned long long)vc->acks_out, (unsigned long long)vc->acks_carried);
         for (int i = 0; i < vc->nsub; i++)
             if (!vc->sched.asleep[i])
                 report_rail(f, vc, i);
