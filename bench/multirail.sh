@@ -35,6 +35,10 @@ any left from before), runs everything, and deletes them again at the end.
                    RATES_SPREAD=1 has bw_time spread each completion's bytes over the
                    time since the one before (-a 1), so a 50 ms bin no longer moves by
                    whole 256 KiB messages (3.5-7% of a bin at these rates).
+                   RATES_SCHED="SECONDS EVENT;..." (events: rail1 100mbit, rail0 500mbit,
+                   both back, rail1 cut, rail1 restore) and RATES_SECS replace the
+                   schedule, e.g. one change repeated to average the host's noise out
+                   (the summary then reads each event's last occurrence).
                    RATES_CONFIGS (default "rmpi-adaptive ompi-default") picks the
                    configurations; rmpi-ofi is RailMPI over libfabric's tcp;ofi_rxm, one
                    rail per interface's domain (RMPI_NET=ofi), no other settings;
@@ -555,8 +559,8 @@ run_many() {
 
 # Rates changing under a stream (see --part rates). tc rates of rail0/rail1 per phase, the
 # events' times from bw_time's start; the phases' optimum is measured first with netlab bw.
-RATES_SCHED="6 rail1 100mbit;12 rail0 500mbit;18 both back;24 rail1 cut;27 rail1 restore"
-RATES_SECS=33
+RATES_SCHED=${RATES_SCHED:-"6 rail1 100mbit;12 rail0 500mbit;18 both back;24 rail1 cut;27 rail1 restore"}
+RATES_SECS=${RATES_SECS:-33}
 set_rate() { # RAIL RATE: both ends, as netlab shaped them
     local h
     for h in nsA nsB; do

@@ -219,13 +219,39 @@ static double ahead_of(const rmpi_sched_t *s, int i)
     return (double)(s->seen_ok[i] && s->seen[i] < s->queued[i] ? s->seen[i] : s->queued[i]);
 }
 
+/* The live subchannel (w[i] > 0) expected to finish a message of len whole first, given
+ * its queue: ties to the heavier, then the lower. *when: its finish, in bytes per weight. */
+static int first_to_finish(const rmpi_sched_t *s, size_t len, const double *w, double *when)
+{
+    int best = -1;
+    double best_t = 0;
+    for (int i = 0; i < s->nsub; i++) {
+        if (!(w[i] > 0))
+            continue;
+        double t = (ahead_of(s, i) + (double)len) / w[i];
+        if (best < 0 || t < best_t || (t == best_t && w[i] > w[best])) {
+            best = i;
+            best_t = t;
+        }
+    }
+    *when = best_t;
+    return best;
+}
+
 /* Adaptive shares that make every stripe of the message end together. Subchannel i, with
  * q_i bytes queued and weight w_i (its part of the total rate), is free at q_i / w_i; water
  * filling finds the time T at which sum_i max(0, T w_i - q_i) = len, and those are the
  * shares. A share under the smallest stripe is dropped (the smallest first) and the rest is
  * filled again; a message left to one subchannel goes whole to the one expected to finish
  * it first (ties: the heavier, then the lower). With empty queues the shares are len * w_i,
- * plain weighted striping. w[] (the live weights, 0 elsewhere) is replaced by the shares. */
+ * plain weighted striping. So does a message behind deep queues that, whole, would end at
+ * most cfg.whole_slack (RMPI_STRIPE_SLACK) later than its stripes would: there splitting
+ * gains the message almost nothing and ties its completion to the slowest rail it touches,
+ * which hurts when a rail's rate drops under a stream (the stripes cut at the old split
+ * hold the messages' other stripes until the slow rail drains its queue at the new rate),
+ * while whole messages on each rail keep every rail as busy. At 4:1 and 0.01 that is a
+ * stream about 25 messages deep, or more. w[] (the live weights, 0 elsewhere) is replaced
+ * by the shares. */
 static void fill_shares(const rmpi_sched_t *s, size_t len, double *w)
 {
     double floor_len = s->cfg.min_stripe > 0 ? (double)s->cfg.min_stripe : 1.0;
@@ -265,6 +291,10 @@ static void fill_shares(const rmpi_sched_t *s, size_t len, double *w)
                 drop = i;
         }
         if (drop < 0) {
+            double whole_t;
+            first_to_finish(s, len, w, &whole_t);
+            if (s->cfg.whole_slack > 0 && whole_t <= t * (1 + s->cfg.whole_slack))
+                break; /* deep queues: whole, below */
             for (int i = 0; i < s->nsub; i++)
                 w[i] = use[i] ? x[i] : 0;
             return;
@@ -272,17 +302,8 @@ static void fill_shares(const rmpi_sched_t *s, size_t len, double *w)
         use[drop] = 0;
         nuse--;
     }
-    int best = -1;
-    double best_t = 0;
-    for (int i = 0; i < s->nsub; i++) {
-        if (!(w[i] > 0))
-            continue;
-        double t = (ahead_of(s, i) + (double)len) / w[i];
-        if (best < 0 || t < best_t || (t == best_t && w[i] > w[best])) {
-            best = i;
-            best_t = t;
-        }
-    }
+    double best_t;
+    int best = first_to_finish(s, len, w, &best_t);
     for (int i = 0; i < s->nsub; i++)
         w[i] = i == best ? 1.0 : 0;
 }
@@ -336,6 +357,8 @@ int rmpi_sched_stripe(rmpi_sched_t *s, size_t len, rmpi_stripe_t *out, int max)
 {
     int n = stripe_cut(s, len, out, max);
     memset(s->seen_ok, 0, sizeof s->seen_ok);
+    s->cuts += n > 0;
+    s->split += n > 1;
     return n;
 }
 

@@ -26,6 +26,7 @@ typedef struct rmpi_sched_cfg {
     double floor;                    /* least share a live subchannel keeps under adaptive striping */
     size_t min_stripe;               /* no stripe smaller than this (except a message's only stripe) */
     int bind;                        /* binding policies: this process's subchannel index (e.g. local rank) */
+    double whole_slack;              /* adaptive: whole on one rail when that ends at most this much later */
 } rmpi_sched_cfg_t;
 
 typedef struct rmpi_sched {
@@ -41,6 +42,7 @@ typedef struct rmpi_sched {
     double credit[RMPI_SCHED_MAX]; /* weighted round robin (smooth WRR) */
     uint64_t updates;              /* adaptive updates applied */
     uint64_t learned;              /* of them since the weights last started over (rmpi_sched_readmit) */
+    uint64_t cuts, split;          /* messages cut (rmpi_sched_stripe) and of them into several stripes */
     double rate[RMPI_SCHED_MAX];   /* delivery rate of each subchannel's stripes, bytes/ns (0: none yet) */
     /* stripes cut and not yet done (rmpi_sched_stripe_done): bytes per subchannel, count */
     uint64_t queued[RMPI_SCHED_MAX];

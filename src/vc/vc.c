@@ -99,6 +99,9 @@ int rmpi_vc_init(int rank, int size, rmpi_vc_deliver_fn deliver, size_t core_siz
     if (!(sched_cfg.floor >= 0 && sched_cfg.floor < 0.5))
         rmpi_fatal("RMPI_WEIGHT_FLOOR=%g is outside [0, 0.5).", sched_cfg.floor);
     sched_cfg.min_stripe = (size_t)rmpi_knobs.STRIPE_MIN;
+    sched_cfg.whole_slack = rmpi_knobs.STRIPE_SLACK;
+    if (!(sched_cfg.whole_slack >= 0 && sched_cfg.whole_slack <= 1))
+        rmpi_fatal("RMPI_STRIPE_SLACK=%g is outside [0, 1].", sched_cfg.whole_slack);
     fail_k = rmpi_knobs.RAIL_FAIL_RTO;
     if (!(fail_k >= 0 && fail_k < 1e6))
         rmpi_fatal("RMPI_RAIL_FAIL_RTO=%g is not a number of round-trip timeouts (0 .. 1e6).", fail_k);
@@ -1054,16 +1057,18 @@ void rmpi_vc_report(void *file)
             continue;
         /* Spare streams still asleep are counted apart and listed last, so the rails that
          * carried traffic come first as they did before spares existed. */
-        fprintf(f,
-                "[rmpi report] rank %d -> %d: %d subchannel(s), frames in %llu, out of order %llu, duplicates %llu, "
-                "resent %llu, adaptive updates %llu, spare streams asleep %d, bundles out %llu (%llu frames) in "
-                "%llu, detector nudges %llu, acks sent %llu carried %llu\n",
-                vc_rank, p, vc->nsub - vc->nspare, (unsigned long long)vc->frames_in,
-                (unsigned long long)vc->ooo_frames, (unsigned long long)vc->dup_frames,
-                (unsigned long long)vc->resent_frames, (unsigned long long)vc->sched.updates, vc->nspare,
-                (unsigned long long)vc->bundles_out, (unsigned long long)vc->bundled_frames,
-                (unsigned long long)vc->bundles_in, (unsigned long long)vc->nudges, (unsigned long long)vc->acks_out,
-                (unsigned long long)vc->acks_carried);
+        fprintf(
+            f,
+            "[rmpi report] rank %d -> %d: %d subchannel(s), frames in %llu, out of order %llu, duplicates %llu, "
+            "resent %llu, adaptive updates %llu, messages striped %llu (split %llu), spare streams asleep %d, bundles out "
+            "%llu (%llu frames) in "
+            "%llu, detector nudges %llu, acks sent %llu carried %llu\n",
+            vc_rank, p, vc->nsub - vc->nspare, (unsigned long long)vc->frames_in, (unsigned long long)vc->ooo_frames,
+            (unsigned long long)vc->dup_frames, (unsigned long long)vc->resent_frames,
+            (unsigned long long)vc->sched.updates, (unsigned long long)vc->sched.cuts,
+            (unsigned long long)vc->sched.split, vc->nspare, (unsigned long long)vc->bundles_out,
+            (unsigned long long)vc->bundled_frames, (unsigned long long)vc->bundles_in, (unsigned long long)vc->nudges,
+            (unsigned long long)vc->acks_out, (unsigned long long)vc->acks_carried);
         for (int i = 0; i < vc->nsub; i++)
             if (!vc->sched.asleep[i])
                 report_rail(f, vc, i);

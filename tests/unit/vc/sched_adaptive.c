@@ -354,12 +354,13 @@ static int sim_window(sim_t *m, size_t len, int win, int w, double *busy)
     return split;
 }
 
-static void test_queued_windows(void)
+static void test_queued_windows(double slack)
 {
     enum { WIN = 8, WINDOWS = 12 };
     static const double bw[2] = {FAST, SLOW};
     sim_t m;
     sim_init(&m, 2, bw, 0.5, 0.02);
+    m.s.cfg.whole_slack = slack; /* windows of 8 x 4 MiB are never deep enough to send whole */
     int windows = -1;
     double spread = 1;
     for (int w = 0; w < WINDOWS; w++) {
@@ -373,8 +374,8 @@ static void test_queued_windows(void)
     CHECK(windows > 0 && windows <= 3, "windows of %d queued messages: 4:1 reached after %d windows (%.4f %.4f)", WIN,
           windows, m.s.weight[0], m.s.weight[1]);
     CHECK(spread < 0.01, "the rails end a window %.2f%% apart", spread * 100);
-    printf("  windows of %d queued messages at 4:1: converged after %d windows, rails end %.3f%% apart\n", WIN, windows,
-           spread * 100);
+    printf("  windows of %d queued messages at 4:1, slack %.2f: converged after %d windows, rails end %.3f%% apart\n",
+           WIN, slack, windows, spread * 100);
 }
 
 /* Adaptive striping as the VC runs it: alpha 0.5, floor 0.02, smallest stripe 64 KiB. */
@@ -512,7 +513,8 @@ int main(void)
     test_failure();
     test_no_information();
     test_alpha_extremes();
-    test_queued_windows();
+    test_queued_windows(0);
+    test_queued_windows(0.01);
     test_queue_choice();
     test_whole_messages();
     test_seen();
