@@ -305,8 +305,10 @@ void rma_rdma_lone_drain(rmpi_win_t *w)
     d->nlone = 0;
     w->gets[t] -= n;
     w->ngets -= n;
-    if (copy_now(w, t, d->lone_l, d->lone_r, n, 0))
+    if (copy_now(w, t, d->lone_l, d->lone_r, n, 0)) {
+        rma_idle_poll(); /* no progress pass waits for them: a loop of get + flush still serves others */
         return;
+    }
     rmpi_dtype_t *byte = rmpi_dtype_get(MPI_BYTE); /* the rail refused: posted as ops, still in issue order */
     for (int i = 0; i < n; i++) {
         rmpi_rma_op_t op = {.kind = RMPI_RMA_GET,
@@ -316,6 +318,13 @@ void rma_rdma_lone_drain(rmpi_win_t *w)
                             .target = t};
         rma_rdma_issue(w, &op, (uintptr_t)d->lone_r[i].iov_base - d->rk[t].base, NULL, 0, d->lone_l[i].iov_len, NULL);
     }
+}
+
+int rma_rdma_lone_only(const rmpi_win_t *w, int target)
+{
+    const struct rma_rdma *d = w->rdma;
+    return d && d->nlone && d->lone_t == target && w->gets[target] == d->nlone && !w->dirty[target] &&
+           !w->batch[target].len;
 }
 
 void rma_rdma_lone_before(rmpi_win_t *w, const rmpi_rma_op_t *op)

@@ -135,6 +135,8 @@ int rma_rdma_to(const rmpi_win_t *w, int target);
 int rma_rdma_lone_get(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, size_t tbytes, rmpi_req_t *ureq);
 void rma_rdma_lone_before(rmpi_win_t *w, const rmpi_rma_op_t *op);
 void rma_rdma_lone_drain(rmpi_win_t *w);
+/* Whether all that a flush of target waits for is such gets (it then only reads them). */
+int rma_rdma_lone_only(const rmpi_win_t *w, int target);
 /* Whether target has RDMA keys at all, and whether a small put (get 0) or a get of at
  * most 4 KiB (get 1) to it is cheaper batched as an active message than as the rail's
  * RDMA: puts where the target's progress serves the rail's RDMA (tcp, libfabric software
