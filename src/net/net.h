@@ -211,12 +211,13 @@ struct rmpi_net_ops {
     int (*get)(rmpi_rail_t *rail, int peer, void *local, size_t len, uint64_t raddr, uint64_t rkey, rmpi_net_op_t *op);
     int (*put)(rmpi_rail_t *rail, int peer, const void *local, size_t len, uint64_t raddr, uint64_t rkey,
                rmpi_net_op_t *op);
-    /* Write n pieces local[i] to the peer's remote[i] (registration rkey) before returning,
-     * after every get and put posted to that peer before: 0 written (in the target buffer,
-     * as a completed native put), 1 not possible now (nothing written that put() would not
-     * write again alike: the caller posts put()s), -errno an access error. May be NULL. */
-    int (*put_now)(rmpi_rail_t *rail, int peer, const struct iovec *local, const struct iovec *remote, int n,
-                   uint64_t rkey);
+    /* Write n pieces local[i] to the peer's remote[i] (registration rkey), or with write 0
+     * read them from there, before returning, after every get and put posted to that peer
+     * before: 0 done (as a completed native put or get), 1 not possible now (nothing
+     * moved that put()/get() would not move again alike: the caller posts those), -errno
+     * an access error. May be NULL. */
+    int (*copy_now)(rmpi_rail_t *rail, int peer, const struct iovec *local, const struct iovec *remote, int n,
+                    uint64_t rkey, int write);
     /* Poll: deliver frames and completions. Returns the number of events handled. */
     int (*progress)(rmpi_rail_t *rail);
     /* Flush queued frames (best effort, bounded time) and release everything. */

@@ -70,6 +70,8 @@ int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq)
 {
     int t = op->target;
     rma_before_load(); /* of every kind: a get by RDMA or a message is a load too */
+    if (w->rdma)
+        rma_rdma_lone_before(w, op); /* deferred gets before anything else: issue order holds */
     const rmpi_win_peer_t *peer = &w->peers[t];
     size_t tbytes = op->tcount * op->tdt->size;
     /* a displacement whose product or sum overflows is outside every window: computed
@@ -127,6 +129,9 @@ int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq)
         rma_fence_wait_done(w, t); /* an active message would be held by the target; RDMA would not */
     if (w->lazy[t])
         rma_lock_for_op(w, t, rdma);
+    if (rdma && rma_rdma_to(w, t) && !nseg && op->kind == RMPI_RMA_GET &&
+        rma_rdma_lone_get(w, op, disp, tbytes, ureq) == 0)
+        return 0;
     if (rdma && rma_rdma_to(w, t) && rma_rdma_issue(w, op, disp, segs, nseg, tbytes, ureq) == 0) {
         free(segs);
         return 0;

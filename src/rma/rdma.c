@@ -33,8 +33,14 @@ typedef struct rma_rkeys {
  * pins the target page once per put, about 0.3-0.5 us an op in a batch of 64, against
  * 0.11-0.14 us as one message the target applies); gets, where reads in flight cost more
  * than one message asking for them all (net.h reads_by_msg). */
-enum { BY_PUTS = 1, BY_GETS = 2, LONE_WRITES = 4 /* rma_rdma_batch_puts may write them */ };
+enum {
+    BY_PUTS = 1,
+    BY_GETS = 2,
+    LONE_COPIES = 4, /* lone puts a flush may post as RDMA itself (rma_rdma_batch_puts) */
+    GETS_NOW = 8,    /* the rail has copy_now: gets wait for one read (rma_rdma_lone_get) */
+};
 #define GET_AM_MAX ((size_t)4096) /* the largest size measured */
+#define LONE_GETS_MAX 64          /* gets read by one copy_now (shm's cross-memory batch) */
 
 struct rma_rdma {
     rma_rkeys_t *rk;          /* per window rank */
@@ -44,6 +50,8 @@ struct rma_rdma {
     unsigned char *by_target; /* per target: BY_PUTS, BY_GETS */
     int err;                  /* first error of a completed op (MPI class), reported at the next sync */
     int nreg;                 /* registrations of our window memory, one per rail */
+    int lone_t, nlone;        /* gets waiting to be read by one copy_now (rma_rdma_lone_get) */
+    struct iovec lone_l[LONE_GETS_MAX], lone_r[LONE_GETS_MAX];
     rmpi_rail_t *rail[RMPI_NET_MAX_RAILS];
     rmpi_mr_t mr[RMPI_NET_MAX_RAILS];
 };
@@ -172,7 +180,9 @@ int rma_rdma_setup(rmpi_win_t *w)
             d->by_target[from] =
                 (unsigned char)((r0->hints.rdma_by_target || r0->hints.scope == RMPI_SCOPE_INTRA ? BY_PUTS : 0) |
                                 (r0->hints.reads_by_msg ? BY_GETS : 0) |
-                                (r0->hints.rdma_native && !r0->hints.rdma_by_target ? LONE_WRITES : 0));
+                                (r0->hints.rdma_native && !r0->hints.rdma_by_target ? LONE_COPIES : 0) |
+                                (r0->hints.rdma_native && !r0->hints.rdma_by_target && r0->ops->copy_now ? GETS_NOW
+                                                                                                         : 0));
         if (k->nkeys > RMPI_VC_MAX_SUB ||
             (k->nkeys && k->nkeys != (uint32_t)rmpi_vc_get(rmpi_comm_world_rank(w->comm, from))->nsub)) {
             rmpi_log(1, "one-sided: rank %d offers %u RDMA key(s), this rank has other rails to it; using messages.",
@@ -227,6 +237,7 @@ void rma_rdma_before_am(rmpi_win_t *w, int target)
 {
     if (!w->rdma)
         return;
+    rma_rdma_lone_drain(w);
     rma_rdma_wait(w, target);
     w->rdma->am[target] = 1;
 }
@@ -238,43 +249,105 @@ void rma_rdma_before_am(rmpi_win_t *w, int target)
  * fast: the kernel pins the target page once per written piece). */
 #define BATCH_PUTS_MAX 4
 
-/* The batch's puts written before returning (net.h put_now: shm's process_vm_writev),
- * so the flush has no operation to see complete and runs no progress pass for them
- * (callgrind, put_lat 8 B on Win_create: the pass was about a third of the flush); 0
- * when the rail cannot now (the puts then go as ops). */
-static int write_now(rmpi_win_t *w, int target)
+/* n pieces moved by the rail's copy_now before returning (net.h; shm's process_vm_writev
+ * or _readv), so nothing waits for an operation to complete and no progress pass runs for
+ * it (callgrind, put_lat 8 B on Win_create: the pass was about a third of the flush); 0
+ * when the rail cannot now (the caller then posts ops), 1 done (an access error is kept
+ * for the next synchronisation). */
+static int copy_now(rmpi_win_t *w, int target, const struct iovec *l, const struct iovec *r, int n, int write)
 {
-    rmpi_win_batch_t *b = &w->batch[target];
     rmpi_vc_t *vc = rmpi_vc_get(rmpi_comm_world_rank(w->comm, target));
     rmpi_rail_t *rail = vc->nsub == 1 ? rmpi_vc_rail(vc, 0) : NULL;
-    if (!rail || !rail->ops->put_now)
+    if (!rail || !rail->ops->copy_now)
         return 0;
-    const rma_rkeys_t *k = &w->rdma->rk[target];
-    struct iovec l[BATCH_PUTS_MAX], r[BATCH_PUTS_MAX];
-    int n = 0;
     size_t bytes = 0;
-    for (size_t at = 0; at < b->len && n < BATCH_PUTS_MAX; n++) {
-        rma_hdr_t h;
-        memcpy(&h, b->buf + at, sizeof h);
-        l[n] = (struct iovec){b->buf + at + sizeof h, h.bytes};
-        r[n] = (struct iovec){(void *)(uintptr_t)(k->base + h.disp), h.bytes};
-        bytes += h.bytes;
-        at += rma_pad8(sizeof h + h.bytes);
-    }
-    int rc = rail->ops->put_now(rail, vc->peer, l, r, n, k->key[0]);
+    for (int i = 0; i < n; i++)
+        bytes += l[i].iov_len;
+    int rc = rail->ops->copy_now(rail, vc->peer, l, r, n, w->rdma->rk[target].key[0], write);
     if (rc > 0)
         return 0;
     if (rc == 0) {
         vc->sub[0].rdma_posted += bytes;
         vc->sub[0].rdma_bytes += bytes;
     } else if (rc != -EFAULT) { /* as op_done: the origin checked the range */
-        rmpi_fatal("one-sided RDMA write of %zu bytes to rank %d on rail %s failed (error %d); RMPI_RMA_RDMA=0 "
+        rmpi_fatal("one-sided RDMA %s of %zu bytes to rank %d on rail %s failed (error %d); RMPI_RMA_RDMA=0 "
                    "sends one-sided operations as messages.",
-                   bytes, vc->peer, rail->hints.name, -rc);
+                   write ? "write" : "read", bytes, vc->peer, rail->hints.name, -rc);
     } else if (!w->rdma->err) {
         w->rdma->err = MPI_ERR_RMA_RANGE;
     }
     return 1;
+}
+
+/* The batch's puts written before returning by copy_now; 0 when the rail cannot now. */
+static int write_now(rmpi_win_t *w, int target)
+{
+    rmpi_win_batch_t *b = &w->batch[target];
+    const rma_rkeys_t *k = &w->rdma->rk[target];
+    struct iovec l[BATCH_PUTS_MAX], r[BATCH_PUTS_MAX];
+    int n = 0;
+    for (size_t at = 0; at < b->len && n < BATCH_PUTS_MAX; n++) {
+        rma_hdr_t h;
+        memcpy(&h, b->buf + at, sizeof h);
+        l[n] = (struct iovec){b->buf + at + sizeof h, h.bytes};
+        r[n] = (struct iovec){(void *)(uintptr_t)(k->base + h.disp), h.bytes};
+        at += rma_pad8(sizeof h + h.bytes);
+    }
+    return copy_now(w, target, l, r, n, 1);
+}
+
+void rma_rdma_lone_drain(rmpi_win_t *w)
+{
+    struct rma_rdma *d = w->rdma;
+    if (!d || !d->nlone)
+        return;
+    int t = d->lone_t, n = d->nlone;
+    d->nlone = 0;
+    w->gets[t] -= n;
+    w->ngets -= n;
+    if (copy_now(w, t, d->lone_l, d->lone_r, n, 0)) {
+        rma_idle_poll(); /* no progress pass waits for them: a loop of get + flush still serves others */
+        return;
+    }
+    rmpi_dtype_t *byte = rmpi_dtype_get(MPI_BYTE); /* the rail refused: posted as ops, still in issue order */
+    for (int i = 0; i < n; i++) {
+        rmpi_rma_op_t op = {.kind = RMPI_RMA_GET,
+                            .rbuf = d->lone_l[i].iov_base,
+                            .rcount = d->lone_l[i].iov_len,
+                            .rdt = byte,
+                            .target = t};
+        rma_rdma_issue(w, &op, (uintptr_t)d->lone_r[i].iov_base - d->rk[t].base, NULL, 0, d->lone_l[i].iov_len, NULL);
+    }
+}
+
+int rma_rdma_lone_only(const rmpi_win_t *w, int target)
+{
+    const struct rma_rdma *d = w->rdma;
+    return d && d->nlone && d->lone_t == target && w->gets[target] == d->nlone && !w->dirty[target] &&
+           !w->batch[target].len;
+}
+
+void rma_rdma_lone_before(rmpi_win_t *w, const rmpi_rma_op_t *op)
+{
+    const struct rma_rdma *d = w->rdma;
+    if (d->nlone && (op->kind != RMPI_RMA_GET || op->target != d->lone_t))
+        rma_rdma_lone_drain(w);
+}
+
+int rma_rdma_lone_get(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, size_t tbytes, rmpi_req_t *ureq)
+{
+    struct rma_rdma *d = w->rdma;
+    int t = op->target;
+    if (d->nlone && (d->lone_t != t || d->nlone == LONE_GETS_MAX))
+        rma_rdma_lone_drain(w);
+    if (ureq || !(d->by_target[t] & GETS_NOW) || !rmpi_dtype_is_contig(op->rdt, op->rcount))
+        return 1;
+    d->lone_t = t;
+    d->lone_l[d->nlone] = (struct iovec){rmpi_dtype_contig_ptr(op->rbuf, op->rdt), tbytes};
+    d->lone_r[d->nlone++] = (struct iovec){(void *)(uintptr_t)(d->rk[t].base + disp), tbytes};
+    w->gets[t]++;
+    w->ngets++;
+    return 0;
 }
 
 int rma_rdma_batch_puts(rmpi_win_t *w, int target)
@@ -282,7 +355,7 @@ int rma_rdma_batch_puts(rmpi_win_t *w, int target)
     rmpi_win_batch_t *b = &w->batch[target];
     /* where the target's progress serves the writes anyway (tcp;ofi_rxm), they would still
      * need the FLUSH round trip: the batch goes as it is */
-    if (!b->rdma_puts || b->rdma_puts > BATCH_PUTS_MAX || !(w->rdma->by_target[target] & LONE_WRITES))
+    if (!b->rdma_puts || b->rdma_puts > BATCH_PUTS_MAX || !(w->rdma->by_target[target] & LONE_COPIES))
         return 0;
     /* nothing but these puts was sent or queued since the last acknowledgement */
     w->rdma->am[target] = 0;
@@ -320,6 +393,7 @@ void rma_rdma_acked(rmpi_win_t *w, int target)
 
 void rma_rdma_wait(rmpi_win_t *w, int target)
 {
+    rma_rdma_lone_drain(w);
     unsigned idle = 0;
     while (w->rdma && w->rdma->out[target] > 0)
         rmpi_core_wait_step(&idle);
@@ -327,12 +401,14 @@ void rma_rdma_wait(rmpi_win_t *w, int target)
 
 void rma_rdma_order(rmpi_win_t *w, int target)
 {
+    rma_rdma_lone_drain(w); /* read before the FLUSH or UNLOCK that follows, under the lock */
     if (w->rdma && w->rdma->out[target] && rmpi_vc_get(rmpi_comm_world_rank(w->comm, target))->nsub > 1)
         rma_rdma_wait(w, target);
 }
 
 void rma_rdma_before_release(rmpi_win_t *w, int target)
 {
+    rma_rdma_lone_drain(w); /* read while the lock or epoch still holds */
     if (w->rdma && w->rdma->outget[target])
         rma_rdma_wait(w, target); /* a provider may read the target memory when it answers */
     else

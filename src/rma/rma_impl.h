@@ -121,6 +121,22 @@ void rma_rdma_free(rmpi_win_t *w);
  * after one, puts and gets to that target are active messages too until the target
  * acknowledged everything (rma_rdma_acked: FLUSH or UNLOCK answered, or POST received). */
 int rma_rdma_to(const rmpi_win_t *w, int target);
+/* Gets to a target of this node (shm's cross-memory attach: the rail's copy_now) wait,
+ * up to 64 of them to one target, to be read by one synchronous call, the mirror of the
+ * lone puts a flush writes (rma_rdma_batch_puts): a get + flush then needs no op record
+ * and no progress pass. rma_rdma_lone_get takes a contiguous blocking get issued under the
+ * conditions of an RDMA get (rma_rdma_to: nothing to the target unacknowledged; lock
+ * granted, fence over) and counts it in w->gets[t] (0), or declines (1, the caller posts it
+ * as before). The reads happen, in issue order, before anything else this origin does to
+ * the window: the next operation other than another such get to the same target
+ * (rma_rdma_lone_before), an active message, a wait for answers (rma_wait_gets) and the
+ * ordering before a FLUSH, UNLOCK, FENCE or COMPLETE (rma_rdma_order, _before_release,
+ * _wait), so still under the lock or inside the epoch. */
+int rma_rdma_lone_get(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, size_t tbytes, rmpi_req_t *ureq);
+void rma_rdma_lone_before(rmpi_win_t *w, const rmpi_rma_op_t *op);
+void rma_rdma_lone_drain(rmpi_win_t *w);
+/* Whether all that a flush of target waits for is such gets (it then only reads them). */
+int rma_rdma_lone_only(const rmpi_win_t *w, int target);
 /* Whether target has RDMA keys at all, and whether a small put (get 0) or a get of at
  * most 4 KiB (get 1) to it is cheaper batched as an active message than as the rail's
  * RDMA: puts where the target's progress serves the rail's RDMA (tcp, libfabric software

@@ -383,6 +383,10 @@ int rmpi_rma_flush(rmpi_win_t *w, int target, int local)
     rma_flush_stores(); /* direct operations are complete when issued (and direct targets of a flush_all) */
     if (direct)
         return 0;
+    if (target >= 0 && rma_rdma_lone_only(w, target)) { /* gets read by the origin: nothing to ask */
+        rma_rdma_lone_drain(w);
+        return rma_rdma_error(w);
+    }
     if (local) { /* puts and accumulates complete locally when issued: only answers to wait for */
         rma_wait_gets(w, target);
         return 0;

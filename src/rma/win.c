@@ -130,6 +130,8 @@ int rma_ack_wait(rma_ack_t *acks, int n)
 
 void rma_wait_gets(rmpi_win_t *w, int target)
 {
+    if (w->ngets)
+        rma_rdma_lone_drain(w);
     if (target >= 0 && w->gets[target])
         rma_am_send(w, target); /* the requests of the answers waited for */
     else if (target < 0 && w->ngets)

@@ -654,11 +654,11 @@ static int shm_put(rmpi_rail_t *rail, int peer, const void *local, size_t len, u
     return 0;
 }
 
-/* Synchronous writes by cross-memory attach (net.h put_now): a one-sided flush of a few
- * small puts then needs no progress pass to see them complete. Only to a peer whose
- * kernel has accepted one (so none of our puts to it is in a ring). */
-static int shm_put_now(rmpi_rail_t *rail, int peer, const struct iovec *local, const struct iovec *remote, int n,
-                       uint64_t rkey)
+/* Synchronous writes or reads by cross-memory attach (net.h copy_now): a one-sided flush of
+ * a few small puts or gets then needs no progress pass to see them complete. Only to a
+ * peer whose kernel has accepted one (so none of our puts to it is in a ring). */
+static int shm_copy_now(rmpi_rail_t *rail, int peer, const struct iovec *local, const struct iovec *remote, int n,
+                        uint64_t rkey, int write)
 {
     (void)rail;
     (void)rkey; /* the origin range-checked against the window; the kernel checks the mapping */
@@ -670,10 +670,12 @@ static int shm_put_now(rmpi_rail_t *rail, int peer, const struct iovec *local, c
     size_t total = 0;
     for (int i = 0; i < n; i++)
         total += local[i].iov_len;
-    if (process_vm_writev(p->pid, local, (unsigned long)n, remote, (unsigned long)n, 0) == (ssize_t)total)
+    ssize_t got = write ? process_vm_writev(p->pid, local, (unsigned long)n, remote, (unsigned long)n, 0)
+                        : process_vm_readv(p->pid, local, (unsigned long)n, remote, (unsigned long)n, 0);
+    if (got == (ssize_t)total)
         return 0;
     for (int i = 0; i < n; i++) { /* each alone, as cma_flush does, to learn what failed */
-        int rc = cma(p, local[i].iov_base, local[i].iov_len, (uintptr_t)remote[i].iov_base, 1);
+        int rc = cma(p, local[i].iov_base, local[i].iov_len, (uintptr_t)remote[i].iov_base, write);
         if (rc)
             return rc;
     }
@@ -1073,7 +1075,7 @@ const struct rmpi_net_ops rmpi_shm_ops = {
     .mr_dereg = shm_mr_dereg,
     .get = shm_get,
     .put = shm_put,
-    .put_now = shm_put_now,
+    .copy_now = shm_copy_now,
     .progress = shm_progress,
     .close = shm_close,
     .describe = shm_describe,

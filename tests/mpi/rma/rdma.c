@@ -16,6 +16,8 @@
  *   then a fence with no flush before it: every value lands and every get reads the
  *   target's data;
  * - a few small puts then a flush, seen by the target after it (lone_puts);
+ * - gets read by the origin at the flush: after an unflushed put and an unacknowledged
+ *   accumulate to the same place, under a lock another rank holds (lone_gets);
  * - puts then a flush, then a flag in a shared window: the target reads the data at once
  *   after the flag, with no MPI call in between (seen_after_flush; shm's ring copies when
  *   cross-memory attach is refused);
@@ -27,6 +29,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <stdio.h>
 
 #define SLOTS 512 /* puts in flight per target */
 #define BIG (4u << 20)
@@ -416,6 +420,109 @@ static void lone_puts(int rank, int size)
     free(mem);
 }
 
+/* Gets to a Win_create target of this node wait to be read by one synchronous cross-memory
+ * call at the next synchronisation (or other operation). Rank 0 reads rank 1's window:
+ * - after a 4 KiB put to the same place not yet flushed (an RDMA op still in shm's
+ *   cross-memory batch): the get reads the put's data, not what was there;
+ * - after an accumulate to the same slot sent as a message and not acknowledged: the get
+ *   reads the sum (a get read by the origin before the target handled it would not);
+ * - under a shared lock that rank 1 holds exclusively while it changes the slot from the
+ *   old to the new value: the get reads the new one (read before the grant: the old);
+ * - a run of gets of several sizes, more than one read holds, with gets of its own window
+ *   in between, each reading its slot. */
+#define LGET_ROUNDS 20
+#define LGET_SLOTS 1024
+static void lone_gets(int rank, int size)
+{
+    if (size < 2)
+        return;
+    long *mem = calloc(LGET_SLOTS, sizeof(long));
+    MPI_Win win;
+    MTEST_OK(MPI_Win_create(mem, LGET_SLOTS * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    long *src = malloc(512 * sizeof(long)), got[200];
+    for (int r = 0; r < LGET_ROUNDS; r++) {
+        if (rank == 1) { /* old values everywhere */
+            MTEST_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win));
+            for (int i = 0; i < LGET_SLOTS; i++)
+                mem[i] = val(1, r, i);
+            MTEST_OK(MPI_Win_unlock(1, win));
+        } else if (rank == 0) {
+            for (int i = 0; i < LGET_SLOTS; i++)
+                mem[i] = val(0, r, i);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0) {
+            MTEST_OK(MPI_Win_lock_all(0, win));
+            long one = 1;
+            MTEST_OK(MPI_Get(&got[0], 1, MPI_LONG, 1, 0, 1, MPI_LONG, win)); /* the lazy lock's grant */
+            MTEST_OK(MPI_Win_flush(1, win));
+            for (int i = 0; i < 512; i++)
+                src[i] = val(2, r, i);
+            MTEST_OK(MPI_Put(src, 512, MPI_LONG, 1, 512, 512, MPI_LONG, win));
+            MTEST_OK(MPI_Get(&got[1], 1, MPI_LONG, 1, 700, 1, MPI_LONG, win));
+            MTEST_OK(MPI_Win_flush(1, win));
+            MTEST_CHECK(got[1] == val(2, r, 700 - 512), "round %d: a get after an unflushed put read %ld", r, got[1]);
+            MTEST_OK(MPI_Accumulate(&one, 1, MPI_LONG, 1, 3, 1, MPI_LONG, MPI_SUM, win));
+            MTEST_OK(MPI_Get(&got[2], 1, MPI_LONG, 1, 3, 1, MPI_LONG, win));
+            MTEST_OK(MPI_Win_flush_local(1, win));
+            MTEST_CHECK(got[2] == val(1, r, 3) + 1, "round %d: a get after an accumulate read %ld, not %ld", r, got[2],
+                        val(1, r, 3) + 1);
+            /* a run: 1, 2 or 3 longs each, from slots 10.., our own window in between */
+            int at = 3, slot = 10;
+            for (int k = 0; k < 70; k++) {
+                int n = 1 + k % 3;
+                MTEST_OK(MPI_Get(&got[at], n, MPI_LONG, 1, slot, n, MPI_LONG, win));
+                at += n;
+                slot += n + 1;
+                if (k % 23 == 22) {
+                    MTEST_OK(MPI_Get(&got[at], 1, MPI_LONG, 0, 5, 1, MPI_LONG, win));
+                    at++;
+                }
+            }
+            MTEST_OK(MPI_Win_unlock_all(win));
+            int bad = 0;
+            at = 3, slot = 10;
+            for (int k = 0; k < 70; k++) {
+                int n = 1 + k % 3;
+                for (int j = 0; j < n; j++)
+                    bad += got[at++] != val(1, r, slot + j);
+                slot += n + 1;
+                if (k % 23 == 22)
+                    bad += got[at++] != val(0, r, 5);
+            }
+            MTEST_CHECK(bad == 0, "round %d: %d of a run of gets read wrong", r, bad);
+            /* rank 1 holds its exclusive lock while it writes the new value */
+            int go = r;
+            MPI_Send(&go, 1, MPI_INT, 1, 9, MPI_COMM_WORLD); /* our lock_all is over */
+            MPI_Recv(&go, 1, MPI_INT, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MTEST_OK(MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win));
+            MTEST_OK(MPI_Get(&got[0], 1, MPI_LONG, 1, 1, 1, MPI_LONG, win));
+            MTEST_OK(MPI_Win_unlock(1, win));
+            if (getenv("MUT"))
+                fprintf(stderr, "MUT r %d got %ld old %ld new %ld\n", r, got[0], val(1, r, 1), val(3, r, 1));
+            MTEST_CHECK(got[0] == val(3, r, 1), "round %d: a get under a lock not yet granted read %ld", r, got[0]);
+        } else if (rank == 1) {
+            int go;
+            MPI_Recv(&go, 1, MPI_INT, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MTEST_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win));
+            MPI_Send(&go, 1, MPI_INT, 0, 9, MPI_COMM_WORLD);
+            /* rank 0's lock request arrives meanwhile (mostly asleep: on a loaded machine
+             * rank 0 needs the core; polling, so our message leaves) */
+            for (int k = 0; k < 20; k++) {
+                int flag;
+                MTEST_OK(MPI_Iprobe(MPI_ANY_SOURCE, 99, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE));
+                nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
+            }
+            mem[1] = val(3, r, 1);
+            MTEST_OK(MPI_Win_unlock(1, win));
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    MTEST_OK(MPI_Win_free(&win));
+    free(src);
+    free(mem);
+}
+
 /* A flush's puts are at the target when it returns, whether the rail wrote them by
  * cross-memory attach or, where the kernel refuses it (RMPI_SHM_CMA=off stands in for
  * ptrace_scope or a container policy), sent them as ring copies the target applies when
@@ -647,6 +754,7 @@ int main(int argc, char **argv)
     out_of_range(rank, size);
     mixed_small(rank, size);
     lone_puts(rank, size);
+    lone_gets(rank, size);
     seen_after_flush(rank, size);
     get_runs(rank, size);
     read_storm(rank, size, 3);
