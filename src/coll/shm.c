@@ -52,17 +52,23 @@ typedef struct shm {
 /* The data a slot of the line ring holds: after the step number and a Bcast's total. */
 static size_t line_data(const shm_t *h) { return h->slot - 16; }
 
-static size_t slot_bytes(void)
+/* A slot of the line ring: one line, or on an oversubscribed node (over) the knob's bytes.
+ * There a writer of steps above a line but within a slot runs SHM_NLINE steps ahead of a
+ * descheduled reader instead of SHM_NBUF; with a core each, the four buffers' steps were
+ * as fast (their 64-byte aligned data stays in cache; docs/results/coll.md run 17). */
+static size_t slot_bytes(int over)
 {
-    long long v = rmpi_knobs.COLL_SHM_SLOT;
-    if (v < 64 || v > 4096 || v % 64)
-        rmpi_fatal("RMPI_COLL_SHM_SLOT=%lld: expected a multiple of 64 bytes from 64 to 4k.", v);
-    return (size_t)v;
+    long long v = rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_SLOT;
+    /* at most the smallest step buffer's data (4k - 64) plus the 16 bytes of the header,
+     * so a step that fits a slot is always one step */
+    if (v < 64 || v > 4032 || v % 64)
+        rmpi_fatal("RMPI_COLL_SHM_OVERSUBSCRIBED_SLOT=%lld: expected a multiple of 64 bytes from 64 to 4032.", v);
+    return over ? (size_t)v : 64;
 }
 
-static size_t ctl_bytes(int n)
+static size_t ctl_bytes(int n, int over)
 {
-    return ((size_t)n * (sizeof(shm_ctl_t) + SHM_NLINE * slot_bytes()) + 4095) & ~(size_t)4095;
+    return ((size_t)n * (sizeof(shm_ctl_t) + SHM_NLINE * slot_bytes(over)) + 4095) & ~(size_t)4095;
 }
 
 static size_t chunk_bytes(void)
@@ -80,9 +86,9 @@ static void shm_view(rmpi_comm_t *c, shm_t *h)
     h->c = c;
     h->ctl = c->coll_shm;
     h->lines = (char *)c->coll_shm + (size_t)c->size * sizeof(shm_ctl_t);
-    h->data = (char *)c->coll_shm + ctl_bytes(c->size);
+    h->data = (char *)c->coll_shm + ctl_bytes(c->size, c->coll_shm_over);
     h->chunk = chunk_bytes();
-    h->slot = slot_bytes();
+    h->slot = slot_bytes(c->coll_shm_over);
     h->n = c->size;
     h->me = c->rank;
 }
@@ -115,7 +121,7 @@ static int shm_get(rmpi_comm_t *c, shm_t *h, int create)
         for (int i = 1; i < c->size && node >= 0; i++)
             if (rmpi_comm_node_of(c, i) != node)
                 node = -1;
-        size_t len = ctl_bytes(c->size) + (size_t)c->size * SHM_NBUF * chunk_bytes();
+        size_t len = ctl_bytes(c->size, c->coll_shm_over) + (size_t)c->size * SHM_NBUF * chunk_bytes();
         void *p = NULL;
         /* populated now: a first collective paying page faults would be slower than the next */
         if (node < 0 || coll_multi_site(c) ||
@@ -221,10 +227,10 @@ static uint64_t step_begin(shm_t *h, uint64_t depth)
     return t;
 }
 
-/* The deep ring (oversubscribed Bcast): every member's step buffers taken as one ring of
- * deep_slots steps, which the root fills while the readers copy out, so a descheduled
- * reader stalls the root only after n x SHM_NBUF steps instead of SHM_NBUF (the others'
- * buffers are idle in a Bcast). Step t's slot is rewritten once all are done with step
+/* The deep ring (oversubscribed Bcast): the members' step buffers taken as one ring of
+ * deep_slots steps (RMPI_COLL_SHM_OVERSUBSCRIBED_BCAST_DEEP, at most n x SHM_NBUF), which
+ * the root fills while the readers copy out, so a descheduled reader stalls the root only
+ * after that many steps instead of SHM_NBUF (the others' buffers are idle in a Bcast). Step t's slot is rewritten once all are done with step
  * t - deep_slots and with the last step that wrote a rank's own buffers (its slot may lie
  * in any of them). Every member notes the deep steps (coll_shm_deep) so that its own next
  * buffer step waits for the readers of the last one. */
