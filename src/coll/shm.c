@@ -29,8 +29,7 @@
 #include "../rt/rt.h"
 
 #define SHM_NBUF 4       /* steps a writer may run ahead of the slowest reader */
-#define SHM_NLINE 64     /* the same for steps whose data fits a line (LINE_DATA bytes) */
-#define LINE_DATA 48     /* a line: step number, a Bcast's total, then this many bytes */
+#define SHM_NLINE 64     /* the same for steps whose data fits a slot of the line ring (line_data) */
 #define SHM_LINE 128     /* a control line: two cache lines (the adjacent-line prefetcher) */
 #define SHM_MAX_RANKS 64 /* more keep the point-to-point schedules (Alltoall parts stay >= 64 bytes) */
 
@@ -46,11 +45,31 @@ typedef struct shm {
     shm_ctl_t *ctl;
     char *lines; /* SHM_NLINE lines of 64 bytes per rank, after the control lines */
     char *data;
-    size_t chunk;
+    size_t chunk, slot; /* bytes of a step buffer, of a slot of the line ring */
     int n, me;
 } shm_t;
 
-static size_t ctl_bytes(int n) { return ((size_t)n * (sizeof(shm_ctl_t) + SHM_NLINE * 64) + 4095) & ~(size_t)4095; }
+/* The data a slot of the line ring holds: after the step number and a Bcast's total. */
+static size_t line_data(const shm_t *h) { return h->slot - 16; }
+
+/* A slot of the line ring: one line, or on an oversubscribed node (over) the knob's bytes.
+ * There a writer of steps above a line but within a slot runs SHM_NLINE steps ahead of a
+ * descheduled reader instead of SHM_NBUF; with a core each, the four buffers' steps were
+ * as fast (their 64-byte aligned data stays in cache; docs/results/coll.md run 17). */
+static size_t slot_bytes(int over)
+{
+    long long v = rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_SLOT;
+    /* at most the smallest step buffer's data (4k - 64) plus the 16 bytes of the header,
+     * so a step that fits a slot is always one step */
+    if (v < 64 || v > 4032 || v % 64)
+        rmpi_fatal("RMPI_COLL_SHM_OVERSUBSCRIBED_SLOT=%lld: expected a multiple of 64 bytes from 64 to 4032.", v);
+    return over ? (size_t)v : 64;
+}
+
+static size_t ctl_bytes(int n, int over)
+{
+    return ((size_t)n * (sizeof(shm_ctl_t) + SHM_NLINE * slot_bytes(over)) + 4095) & ~(size_t)4095;
+}
 
 static size_t chunk_bytes(void)
 {
@@ -67,8 +86,9 @@ static void shm_view(rmpi_comm_t *c, shm_t *h)
     h->c = c;
     h->ctl = c->coll_shm;
     h->lines = (char *)c->coll_shm + (size_t)c->size * sizeof(shm_ctl_t);
-    h->data = (char *)c->coll_shm + ctl_bytes(c->size);
+    h->data = (char *)c->coll_shm + ctl_bytes(c->size, c->coll_shm_over);
     h->chunk = chunk_bytes();
+    h->slot = slot_bytes(c->coll_shm_over);
     h->n = c->size;
     h->me = c->rank;
 }
@@ -101,7 +121,7 @@ static int shm_get(rmpi_comm_t *c, shm_t *h, int create)
         for (int i = 1; i < c->size && node >= 0; i++)
             if (rmpi_comm_node_of(c, i) != node)
                 node = -1;
-        size_t len = ctl_bytes(c->size) + (size_t)c->size * SHM_NBUF * chunk_bytes();
+        size_t len = ctl_bytes(c->size, c->coll_shm_over) + (size_t)c->size * SHM_NBUF * chunk_bytes();
         void *p = NULL;
         /* populated now: a first collective paying page faults would be slower than the next */
         if (node < 0 || coll_multi_site(c) ||
@@ -130,14 +150,15 @@ static char *buf_of(const shm_t *h, int r, uint64_t t)
  * h->chunk - 64 bytes. */
 static char *data_of(const shm_t *h, int r, uint64_t t) { return buf_of(h, r, t) + 64; }
 
-/* Steps whose data fits LINE_DATA bytes go through a ring of SHM_NLINE lines per rank
- * instead: the step number (written last, release), then the data, in one cache line, so
- * a reader waits on the line it then reads (one miss where a flag in the control line and
- * data in a buffer cost two), and a writer of small steps runs up to SHM_NLINE steps ahead
- * of the slowest reader, as a stream of eager messages would. */
+/* Steps whose data fits a slot (line_data bytes) go through a ring of SHM_NLINE slots of
+ * RMPI_COLL_SHM_SLOT bytes per rank instead: the step number (written last, release), then
+ * the data, 8 B in the same cache line, so a reader waits on the line it then reads (one
+ * miss where a flag in the control line and data in a buffer cost two), and a writer of
+ * small steps runs up to SHM_NLINE steps ahead of the slowest reader, as a stream of eager
+ * messages would, where a step buffer's writer runs SHM_NBUF ahead. */
 static char *line_of(const shm_t *h, int r, uint64_t t)
 {
-    return h->lines + ((size_t)r * SHM_NLINE + t % SHM_NLINE) * 64;
+    return h->lines + ((size_t)r * SHM_NLINE + t % SHM_NLINE) * h->slot;
 }
 #define SEQ(p) ((_Atomic uint64_t *)(void *)(p))
 
@@ -160,20 +181,18 @@ static uint64_t wait_ge(_Atomic uint64_t *f, uint64_t v)
     }
 }
 
-/* Whether step t may write what every member is done with: buffer t % SHM_NBUF is free
- * once all are done with step t - SHM_NBUF, line t % SHM_NLINE once all are done with
- * t - SHM_NLINE (depth: which of the two the step writes; a step that writes nothing
- * passes SHM_NLINE). The least done step seen is kept (coll_shm_free), so the other
- * members' control lines, which they write at every step (a cache miss each), are read
- * about once in `depth` steps rather than at every step. */
-static int step_free(shm_t *h, uint64_t t, uint64_t depth)
+/* Whether every member is done with every step up to need. The least done step seen is
+ * kept (coll_shm_free), so the other members' control lines, which they write at every
+ * step (a cache miss each), are read about once in a ring's depth of steps rather than at
+ * every step. */
+static int done_upto(shm_t *h, uint64_t need)
 {
-    if (t <= depth || h->c->coll_shm_free >= t - depth)
+    if (h->c->coll_shm_free >= need)
         return 1;
     uint64_t least = UINT64_MAX;
     for (int r = 0; r < h->n; r++) {
         uint64_t d = atomic_load_explicit(&h->ctl[r].done, memory_order_acquire);
-        if (d < t - depth)
+        if (d < need)
             return 0;
         least = d < least ? d : least;
     }
@@ -181,13 +200,52 @@ static int step_free(shm_t *h, uint64_t t, uint64_t depth)
     return 1;
 }
 
+/* The steps a step t that writes (depth) needs every member done with: buffer t % SHM_NBUF
+ * of a rank is free once all are done with step t - SHM_NBUF, line t % SHM_NLINE once all
+ * are done with t - SHM_NLINE (depth: which of the two the step writes; a step that writes
+ * nothing passes SHM_NLINE). A rank's buffers may also have held a step of the deep ring
+ * (deep_of) since: all must be done with the last of those. */
+static uint64_t step_need(shm_t *h, uint64_t t, uint64_t depth)
+{
+    uint64_t need = t > depth ? t - depth : 0;
+    if (depth == SHM_NBUF) {
+        h->c->coll_shm_own = t;
+        need = RMPI_MAX(need, h->c->coll_shm_deep);
+    }
+    return need;
+}
+
+static int step_free(shm_t *h, uint64_t t, uint64_t depth) { return done_upto(h, step_need(h, t, depth)); }
+
 /* The next step, once its writes may go where they go (step_free). */
 static uint64_t step_begin(shm_t *h, uint64_t depth)
 {
     uint64_t t = ++h->c->coll_shm_step;
-    for (int r = 0; !step_free(h, t, depth); r++) /* all n waited for: free (done only grows) */
-        wait_ge(&h->ctl[r].done, t - depth);
+    uint64_t need = step_need(h, t, depth);
+    for (int r = 0; !done_upto(h, need); r++) /* all n waited for: free (done only grows) */
+        wait_ge(&h->ctl[r].done, need);
     return t;
+}
+
+/* The deep ring (oversubscribed Bcast): the members' step buffers taken as one ring of
+ * deep_slots steps (RMPI_COLL_SHM_OVERSUBSCRIBED_BCAST_DEEP, at most n x SHM_NBUF), which
+ * the root fills while the readers copy out, so a descheduled reader stalls the root only
+ * after that many steps instead of SHM_NBUF (the others' buffers are idle in a Bcast). Step t's slot is rewritten once all are done with step
+ * t - deep_slots and with the last step that wrote a rank's own buffers (its slot may lie
+ * in any of them). Every member notes the deep steps (coll_shm_deep) so that its own next
+ * buffer step waits for the readers of the last one. */
+static uint64_t deep_slots(const shm_t *h)
+{
+    uint64_t d = RMPI_MIN((uint64_t)h->n * SHM_NBUF, SHM_NLINE);
+    return RMPI_MIN(d, (uint64_t)rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_BCAST_DEEP);
+}
+
+static char *deep_of(const shm_t *h, uint64_t t) { return h->data + (size_t)(t % deep_slots(h)) * h->chunk; }
+
+static int deep_free(shm_t *h, uint64_t t)
+{
+    uint64_t d = deep_slots(h), need = t > d ? t - d : 0;
+    return done_upto(h, RMPI_MAX(need, h->c->coll_shm_own));
 }
 
 static void post(_Atomic uint64_t *f, uint64_t t) { atomic_store_explicit(f, t, memory_order_release); }
@@ -266,6 +324,7 @@ struct rmpi_coll_shm_op {
     struct rmpi_coll_shm_op *next; /* in c->coll_shm_queue */
     shm_t h;
     int kind, root, phase, err, done, out_here;
+    int deep; /* Bcast: steps through the deep ring (deep_of) */
     /* the call's arguments (a persistent op keeps dt and op retained) */
     void *buf; /* Bcast: the buffer; Reduce: rbuf */
     const void *sbuf;
@@ -324,6 +383,13 @@ static int barrier_run(coll_shm_op_t *o)
     }
 }
 
+/* Bcast step t's buffer: the root's (SHM_NBUF deep), or with o->deep a slot of the deep
+ * ring; the data after its first line, which publishes the later steps. */
+static char *bcast_buf(const coll_shm_op_t *o, uint64_t t)
+{
+    return o->deep ? deep_of(&o->h, t) : buf_of(&o->h, o->root, t);
+}
+
 /* The first step is published on the root's line, with the total (so receivers know how
  * many steps follow) and the data when it fits there, else in the buffer; later steps in
  * the buffer, published on its first line. */
@@ -338,30 +404,39 @@ static int bcast_run(coll_shm_op_t *o)
             o->phase = 1;
             /* fallthrough */
         case 1:
-            /* receivers write nothing; the root its line, or a buffer too */
-            if (!step_free(h, o->t, h->me == root && o->total > LINE_DATA ? SHM_NBUF : SHM_NLINE))
-                return 0;
             if (h->me == root) {
+                /* the root writes its line, or a buffer too; receivers write nothing */
+                int big = o->total > line_data(h);
+                if (o->deep && big) {
+                    if (!deep_free(h, o->t))
+                        return 0;
+                    h->c->coll_shm_deep = o->t;
+                } else if (!step_free(h, o->t, big ? SHM_NBUF : SHM_NLINE))
+                    return 0;
                 size_t k = RMPI_MIN(h->chunk - 64, o->total - o->off);
-                char *l = o->off ? buf_of(h, root, o->t) : line_of(h, root, o->t);
+                char *l = o->off ? bcast_buf(o, o->t) : line_of(h, root, o->t);
                 if (o->off == 0)
                     memcpy(l + 8, &o->total, sizeof o->total);
-                memcpy(o->total <= LINE_DATA ? l + 16 : data_of(h, root, o->t), o->in + o->off, k);
+                memcpy(big ? bcast_buf(o, o->t) + 64 : l + 16, o->in + o->off, k);
                 post(SEQ(l), o->t);
                 post(&h->ctl[root].done, o->t);
                 o->off += k;
                 break;
             }
+            if (!step_free(h, o->t, SHM_NLINE))
+                return 0;
             o->phase = 2;
             /* fallthrough */
         default: {
-            const char *l = o->off ? buf_of(h, root, o->t) : line_of(h, root, o->t);
+            const char *l = o->off ? bcast_buf(o, o->t) : line_of(h, root, o->t);
             if (!ge(SEQ(l), o->t))
                 return 0;
             if (o->off == 0)
                 memcpy(&o->total, l + 8, sizeof o->total);
             size_t k = RMPI_MIN(h->chunk - 64, o->total - o->off);
-            const char *from = o->total <= LINE_DATA ? l + 16 : data_of(h, root, o->t);
+            const char *from = o->total <= line_data(h) ? l + 16 : bcast_buf(o, o->t) + 64;
+            if (o->deep && o->total > line_data(h))
+                h->c->coll_shm_deep = o->t;
             /* a root sending more than fits is reported here, as a receive would be */
             if (o->off + k > o->bytes)
                 o->err = MPI_ERR_TRUNCATE;
@@ -416,11 +491,11 @@ static int reduce_run(coll_shm_op_t *o)
     shm_t *h = &o->h;
     size_t es = o->es;
     for (;;) {
-        int in_line = o->k * es <= LINE_DATA;
+        int in_line = o->k * es <= line_data(h);
         switch (o->phase) {
         case 0:
             o->k = RMPI_MIN((h->chunk - 64) / es, o->elems - o->off);
-            in_line = o->k * es <= LINE_DATA;
+            in_line = o->k * es <= line_data(h);
             o->t = ++h->c->coll_shm_step;
             o->phase = 1;
             /* fallthrough */
@@ -720,7 +795,7 @@ static coll_shm_op_t *bcast_op(coll_shm_op_t *o, rmpi_comm_t *c, void *buf, size
     /* oversubscribed: a step of the four buffers (above a line) makes the root wait for the
      * slowest reader every fourth call, which the tree's eager sends do not; from the size
      * where the tree's messages wait for their receiver too, the segment is faster again */
-    if (RMPI_UNLIKELY(c->coll_shm_over) && bytes > LINE_DATA &&
+    if (RMPI_UNLIKELY(c->coll_shm_over) && bytes > line_data(&o->h) &&
         bytes < (size_t)rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_BCAST)
         return NULL;
     /* two members that can read each other's memory: in this window the tree's single
@@ -729,6 +804,8 @@ static coll_shm_op_t *bcast_op(coll_shm_op_t *o, rmpi_comm_t *c, void *buf, size
         bytes < (size_t)rmpi_knobs.COLL_SHM_BCAST_TREE_MAX)
         return NULL;
     o->buf = buf, o->count = count, o->dt = dt, o->root = root, o->bytes = bytes;
+    /* oversubscribed: a descheduled reader would stall the root every SHM_NBUF steps */
+    o->deep = c->coll_shm_over && rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_BCAST_DEEP > 0;
     coll_note(COLL_BCAST, shm_choice, 0, bytes);
     return o;
 }
