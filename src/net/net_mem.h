@@ -49,7 +49,7 @@ size_t rmpi_tcp_peer_bytes_max(void);
  * longest a buffer can stay allocated after its last byte (idle plus two sweeps). */
 uint64_t rmpi_tcp_buf_sweep_ns(uint64_t idle_ns);
 uint64_t rmpi_tcp_buf_hold_ns(uint64_t idle_ns);
-/* libfabric: the library's state per peer (allocated for every rank), and the receive
+/* libfabric: the library's state per peer (allocated at first contact, by chunks: below), and the receive
  * buffers pre-posted per rail, shared by every peer: RMPI_OFI_MRECV bytes of multi-receive
  * buffers (mrecv > 0, the provider has FI_MULTI_RECV), else RMPI_OFI_RX_BUFS buffers of
  * the largest frame's size (at most 64 KiB; this bound counts 64 KiB); 0 and 0 when the
