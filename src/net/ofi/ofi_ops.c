@@ -257,14 +257,15 @@ static int ofi_ready(rmpi_rail_t *rail, int phase)
 }
 
 /* Asked of every rank by rmpi_chan_report and of each peer a VC is made for: a peer not
- * touched yet is judged from its card alone, so asking allocates nothing. */
+ * contacted yet is judged from its card alone, so asking allocates nothing; a contacted one
+ * is looked up once (AV insert) and answered from its state after that. */
 static int ofi_reaches(rmpi_rail_t *rail, int peer)
 {
     fi_addr_t a;
     rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
     const rmpi_ofi_peer_t *p =
         peer >= 0 && peer < r->env.size && peer != r->env.rank ? rmpi_ofi_peer_find(r, peer) : NULL;
-    if (peer >= 0 && peer < r->env.size && peer != r->env.rank && (!p || !p->state)) {
+    if (peer >= 0 && peer < r->env.size && peer != r->env.rank && (!p || !p->touched)) {
         char card[sizeof r->card];
         size_t pre;
         return !peer_where(r, peer, card, &pre);
@@ -704,8 +705,13 @@ void rmpi_ofi_rx_frame(rmpi_ofi_rail_t *r, const char *data, size_t len, int ch)
         return;
     }
     rmpi_ofi_peer_t *p = rmpi_ofi_peer_find(r, (int)h.src);
-    if (RMPI_UNLIKELY(!p || !p->touched)) /* the first frame from it */
+    if (RMPI_UNLIKELY(!p || !p->state)) {
+        /* The first frame from it: answers (PONG, CHAN_MARK, credits, an emulated read's
+         * data) go to its address, which nothing else may have looked up on this rail. */
         p = rmpi_ofi_peer_touch(r, (int)h.src);
+        if (!p->state)
+            peer_lookup(r, (int)h.src);
+    }
     if (RMPI_UNLIKELY(word & RMPI_OFI_LINK)) {
         link_rx(r, (int)h.src, data + sizeof h, len - sizeof h);
         return;
