@@ -801,7 +801,8 @@ static double railmpi_tcp(const sim_t *s)
 /* RailMPI with libfabric between nodes, under one policy (OFI_ADAPTIVE, _DEDICATED, _SHARED):
  * the parts of its receive-side memory */
 typedef struct ofi_parts {
-    double per_rank;                 /* the library's state per rank (every rank) and the selector's per-peer arrays */
+    double per_rank;                 /* the library's peer table (peer_table) and the selector's per-peer arrays */
+    double peer_table;               /* the provider's sparse peer table: index and the chunks of the peers talked to */
     double table;                    /* the statistics' columns (adaptive) */
     double rx;                       /* one rail's shared receive buffers (multi-receive) */
     double queue;                    /* this node's shared queue (none under dedicated: shm.c) */
@@ -810,10 +811,27 @@ typedef struct ofi_parts {
     double conn_xrc, conn_rc;        /* the provider's connections in the two models (OFI_FRAME's comment) */
 } ofi_parts_t;
 
+/* The provider's peer table (src/net/ofi/ofi_peer.c): its index, and a chunk for each block
+ * of rmpi_ofi_peer_chunk() ranks holding a peer off the node that this process sent to or
+ * heard from (all: every peer off the node, the design's worst case). Node peers go over
+ * shm and never touch it. */
+static double ofi_peer_table(const sim_t *s, int all)
+{
+    int k = rmpi_ofi_peer_chunk(), chunks = 0;
+    for (int first = 0; first < s->n; first += k) {
+        int used = 0;
+        for (int r = first; r < first + k && r < s->n && !used; r++)
+            used = node_of(s, r) != node_of(s, s->me) && (all || s->src[r] || s->dst[r]);
+        chunks += used;
+    }
+    return (double)rmpi_ofi_peer_table_model(s->n, chunks);
+}
+
 static ofi_parts_t ofi_parts(const sim_t *s, int d)
 {
     ofi_parts_t o = {0};
-    o.per_rank = (double)s->n * (double)rmpi_ofi_peer_bytes();
+    o.peer_table = ofi_peer_table(s, 0);
+    o.per_rank = o.peer_table;
     o.rx = (double)rmpi_ofi_rail_rx_bytes(size_of(dflt_OFI_MRECV), (long long)num(dflt_OFI_RX_BUFS));
     o.conn_rc = (double)s->peers_off * XRC_QP;
     double queue = s->c > 1 ? (double)s->shared_bytes : 0;
@@ -883,12 +901,12 @@ static mem_t design_mem(const sim_t *s, int d)
                    (double)s->shm_bytes, s->buf_rmpi};
 }
 
-/* The same over libfabric between nodes: its state per rank (allocated for every rank) and
- * one rail's receive buffers instead of tcp's per peer; the provider's own is not counted. */
+/* The same over libfabric between nodes: its peer table (the peers off the node talked to)
+ * and one rail's receive buffers instead of tcp's per peer; the provider's own is not counted. */
 static double railmpi_ofi_mem(const sim_t *s)
 {
     mem_t m = design_mem(s, RAILMPI);
-    return m.conn - railmpi_tcp(s) + m.buf + (double)s->n * (double)rmpi_ofi_peer_bytes() +
+    return m.conn - railmpi_tcp(s) + m.buf + ofi_peer_table(s, 0) +
            (double)rmpi_ofi_rail_rx_bytes(size_of(dflt_OFI_MRECV), (long long)num(dflt_OFI_RX_BUFS));
 }
 
@@ -927,6 +945,7 @@ static double design_bound(const sim_t *s, int d, double *conn)
         /* over libfabric (xrc model): adaptive with h rings in use and as many being given back,
          * each on its own node; dedicated with every peer's ring */
         ofi_parts_t o = ofi_parts(s, d);
+        o.per_rank += ofi_peer_table(s, 1) - o.peer_table; /* every peer off the node talks */
         double big = s->ring_stride > s->ofi_ring ? (double)s->ring_stride : (double)s->ofi_ring;
         railmpi_params(&p, n, c);
         int h2 = 2 * p.h < n - 1 ? 2 * p.h : n - 1;
@@ -1072,9 +1091,9 @@ static void run_one(int pat, int n, int c, const int *designs, const trace_t *tr
             printf(
                 ", \"mem_ofi_bytes\": %.0f, \"selector_runs\": %.0f, \"shm_shared_bytes\": %zu, \"shm_ring_bytes\": %zu, "
                 "\"tcp_peer_bytes\": %zu, \"tcp_peer_bytes_quiet\": %zu, \"tcp_peer_bytes_small\": %zu, "
-                "\"tcp_buf_peak_bytes\": %.0f, \"ofi_peer_bytes\": %zu, \"ofi_rail_rx_bytes\": %zu",
+                "\"tcp_buf_peak_bytes\": %.0f, \"ofi_peer_bytes\": %zu, \"ofi_peer_chunk\": %d, \"ofi_rail_rx_bytes\": %zu",
                 r->ofi_max, rm_runs, shm_shared, shm_ring, rmpi_tcp_peer_bytes_max(), rmpi_tcp_peer_bytes(0),
-                rmpi_tcp_peer_bytes(1), r->tcp_peak, rmpi_ofi_peer_bytes(),
+                rmpi_tcp_peer_bytes(1), r->tcp_peak, rmpi_ofi_peer_bytes(), rmpi_ofi_peer_chunk(),
                 rmpi_ofi_rail_rx_bytes(size_of(dflt_OFI_MRECV), (long long)num(dflt_OFI_RX_BUFS)));
         if (IS_OFI(d)) {
             const ofi_parts_t *o = &r->ofi;
@@ -1082,9 +1101,9 @@ static void run_one(int pat, int n, int c, const int *designs, const trace_t *tr
                 ", \"mem_rc_bytes\": %.0f, \"conn_xrc_bytes\": %.0f, \"conn_rc_bytes\": %.0f, \"per_rank_bytes\": %.0f, "
                 "\"rx_bytes\": %.0f, \"shm_queue_bytes\": %.0f, \"rings_bytes\": %.0f, \"rings_shm\": %d, "
                 "\"rings_ofi\": %d, \"xrc_nodes\": %d, \"ofi_ring_bytes\": %zu, \"shm_ring_bytes\": %zu, "
-                "\"qp_bytes\": %.0f, \"h\": %d",
+                "\"qp_bytes\": %.0f, \"h\": %d, \"peer_table_bytes\": %.0f",
                 r->mem_rc, o->conn_xrc, o->conn_rc, o->per_rank, o->rx, o->queue, o->rings, o->rings_shm, o->rings_ofi,
-                o->nodes, ofi_ring, shm_ring, XRC_QP, rmpi_chan_default_h(n, c));
+                o->nodes, ofi_ring, shm_ring, XRC_QP, rmpi_chan_default_h(n, c), o->peer_table);
         }
         printf("}\n");
     }

@@ -100,6 +100,12 @@ size_t rmpi_ofi_ring_bytes(size_t ring_size, size_t frame, uint32_t *ncells)
 
 #ifdef RMPI_HAVE_OFI
 size_t rmpi_ofi_peer_bytes(void) { return sizeof(rmpi_ofi_peer_t); }
+int rmpi_ofi_peer_chunk(void) { return RMPI_OFI_PEER_CHUNK; }
+size_t rmpi_ofi_peer_table_model(long long n, long long chunks)
+{
+    size_t index = (size_t)((n + RMPI_OFI_PEER_CHUNK - 1) / RMPI_OFI_PEER_CHUNK) * sizeof(rmpi_ofi_peer_t *);
+    return index + (size_t)chunks * RMPI_OFI_PEER_CHUNK * sizeof(rmpi_ofi_peer_t);
+}
 size_t rmpi_ofi_mrecv_buf_bytes(size_t mrecv, size_t top)
 {
     size_t n = RMPI_MAX(mrecv / RMPI_OFI_MRECV_BUFS, 2 * top);
@@ -113,6 +119,8 @@ size_t rmpi_ofi_rail_rx_bytes(long long mrecv, long long rx_bufs)
 }
 #else
 size_t rmpi_ofi_peer_bytes(void) { return 0; }
+int rmpi_ofi_peer_chunk(void) { return 1; }
+size_t rmpi_ofi_peer_table_model(long long n, long long chunks) { return (void)n, (void)chunks, 0; }
 size_t rmpi_ofi_rail_rx_bytes(long long mrecv, long long rx_bufs) { return (void)mrecv, (void)rx_bufs, 0; }
 size_t rmpi_ofi_mrecv_buf_bytes(size_t mrecv, size_t top) { return (void)mrecv, (void)top, 0; }
 size_t rmpi_ofi_rx_buf_bytes(size_t top) { return (void)top, 0; }

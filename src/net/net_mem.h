@@ -49,13 +49,19 @@ size_t rmpi_tcp_peer_bytes_max(void);
  * longest a buffer can stay allocated after its last byte (idle plus two sweeps). */
 uint64_t rmpi_tcp_buf_sweep_ns(uint64_t idle_ns);
 uint64_t rmpi_tcp_buf_hold_ns(uint64_t idle_ns);
-/* libfabric: the library's state per peer (allocated for every rank), and the receive
+/* libfabric: the library's state per peer (allocated at first contact, by chunks: below), and the receive
  * buffers pre-posted per rail, shared by every peer: RMPI_OFI_MRECV bytes of multi-receive
  * buffers (mrecv > 0, the provider has FI_MULTI_RECV), else RMPI_OFI_RX_BUFS buffers of
  * the largest frame's size (at most 64 KiB; this bound counts 64 KiB); 0 and 0 when the
  * provider is not built in. The provider's own per-peer memory is not
  * counted. */
 size_t rmpi_ofi_peer_bytes(void);
+/* The peer table is sparse (src/net/ofi/README.md, "Peer table"): an index of a pointer per
+ * rmpi_ofi_peer_chunk() ranks, and chunks of that many peers' state allocated as one of them
+ * is first contacted. Its bytes for a job of n ranks with chunks allocated; the chunk a rank
+ * falls in is rank / rmpi_ofi_peer_chunk() (0 and 1 without the provider). */
+size_t rmpi_ofi_peer_table_model(long long n, long long chunks);
+int rmpi_ofi_peer_chunk(void);
 size_t rmpi_ofi_rail_rx_bytes(long long mrecv, long long rx_bufs);
 /* One single receive buffer (without multi-receive) for frames of up to top bytes. */
 size_t rmpi_ofi_rx_buf_bytes(size_t top);

@@ -7,7 +7,10 @@
 #   it dedicates exactly the 6 and, past the per-rank state, stays between the shared buffers
 #   plus 6 of the smaller ring and the same plus 6 of the larger ring, 7 connections and 6
 #   statistics columns, at both sizes;
-# - the per-rank state is linear in N (bytes per rank plus a constant under 8 KiB);
+# - the per-rank state past the peer table (the selector's arrays) is linear in N (bytes per
+#   rank plus a constant under 8 KiB), and the provider's peer table holds its index (8 B per
+#   chunk of ranks) and at most a chunk per busy peer: on stencil3d its chunks do not grow
+#   with N (a flat table, n x 208 B, fails this), on alltoall it holds every remote peer;
 # - on alltoall at 2^16 adaptive holds at most 2h rings (h in use, as many being given back)
 #   and stays within the bound of the shared buffers, 2h rings, 2h + 1 connections and the
 #   statistics table's bounded columns (max(64, 8h), rmpi_chan_default_sources: a process
@@ -65,9 +68,24 @@ for n in (1024, 65536):
     check(lo <= rest <= hi, f"stencil3d {n}: adaptive without per-rank state {rest:.0f} outside [{lo:.0f}, {hi:.0f}]")
     print(f"stencil3d N={n}: adaptive {a['mem_per_proc_bytes']:.0f} B, per-rank {a['per_rank_bytes']:.0f}, "
           f"rest {rest:.0f} in [{lo:.0f}, {hi:.0f}]")
+# the provider's peer table: index plus a chunk per block of ranks holding a peer talked to
+peer, chunk = res["railmpi", "stencil3d", 1024]["ofi_peer_bytes"], res["railmpi", "stencil3d", 1024]["ofi_peer_chunk"]
+for n in (1024, 65536):
+    index = (n + chunk - 1) // chunk * 8
+    for p, most in (("stencil3d", 6), ("alltoall", n // chunk)):
+        for dz in ("ofi-adaptive", "ofi-dedicated", "ofi-shared"):
+            t = res[dz, p, n]["peer_table_bytes"]
+            held = (t - index) / (chunk * peer)
+            check(held == int(held) and 1 <= held <= most,
+                  f"{dz} {p} {n}: peer table {t:.0f} B is not the index {index} plus 1..{most} chunks of {chunk * peer}")
+            if p == "alltoall":  # every remote peer talks: every chunk but this node's
+                check(held == n // chunk - 1, f"{dz} alltoall {n}: {held} chunks, not one per remote block")
+    print(f"peer table N={n}: stencil3d {res['ofi-adaptive', 'stencil3d', n]['peer_table_bytes']:.0f} B, "
+          f"alltoall {res['ofi-adaptive', 'alltoall', n]['peer_table_bytes']:.0f} B (flat: {n * peer})")
 # a fixed number of bytes per rank plus a constant: the selector's struct and its two shared
 # columns (sink and spill, 2 x sigma x 8 bytes: 5 KiB at 2^10, beside 224 KiB of per-rank state)
-pr = [res["ofi-adaptive", "stencil3d", n]["per_rank_bytes"] for n in (1024, 65536)]
+pr = [res["ofi-adaptive", "stencil3d", n]["per_rank_bytes"] - res["ofi-adaptive", "stencil3d", n]["peer_table_bytes"]
+      for n in (1024, 65536)]
 per = (pr[1] - pr[0]) / (65536 - 1024)
 const = [pr[0] - per * 1024, pr[1] - per * 65536]
 check(pr[0] > 0 and all(0 <= c <= 8192 for c in const),

@@ -171,6 +171,7 @@ typedef struct rmpi_ofi_peer {
     rmpi_ofi_rdma_t *gets;   /* emulated gets waiting for data, in request order */
     uint64_t refused_put;    /* emulated put of this peer last refused (one PUT_ERR each) */
     int bounce;              /* reads from it take bounce buffers: 1 yes, -1 no, 0 not decided yet */
+    int touched;             /* contacted (rmpi_ofi_peer_touch), counted in the rail's peers_touched */
     /* Channel kinds (ofi_chan.c). Receive side: sw, the channel this peer's frames to us
      * take (our choice) and whether its CHAN_MARK is awaited (../chan_switch.h); ring: our
      * ring for it (polled while it exists). Send side: tx_kind, the channel we write to it
@@ -232,7 +233,12 @@ typedef struct rmpi_ofi_rail {
     long orphans;            /* reads given up that libfabric has not finished */
 
     char card[512]; /* published "fabric|domain|hexaddr" */
-    rmpi_ofi_peer_t *peers;
+    /* Peer state, sparse (README.md, "Peer table"): peer i is peer_chunk[i >> SHIFT][i & MASK],
+     * a chunk of RMPI_OFI_PEER_CHUNK peers allocated (zeroed) when any of them is first
+     * touched (send, receive, RMA, link event). npeer_chunks index entries, NULL until then;
+     * peers_touched counts the peers that were; peer_chunks the chunks allocated. */
+    rmpi_ofi_peer_t **peer_chunk;
+    int npeer_chunks, peer_chunks, peers_touched;
     rmpi_ofi_buf_t *rx; /* pre-posted receive buffers */
     int nrx;
     int mrecv;      /* rx are FI_MULTI_RECV buffers shared by every peer, filled back to back */
@@ -276,7 +282,7 @@ typedef struct rmpi_ofi_rail {
     /* Channel kinds (ofi_chan.c, src/chan): policy (RMPI_CHANNELS_*); ring_ok: this rail
      * can carry dedicated rings (native RDMA, writes ordered); rings: peers whose ring we
      * poll (only those: a quiet shared peer costs the idle poll nothing). */
-    int policy, ring_ok, nrings, nretire, credits_due, nstamp, stamp_cap; /* nretire: rings to free */
+    int policy, ring_ok, nrings, rings_cap, nretire, credits_due, nstamp, stamp_cap; /* nretire: rings to free */
     uint32_t ring_ncells, ring_ids;
     size_t ring_bytes, ring_max_frame;
     int *rings;
@@ -289,6 +295,42 @@ typedef struct rmpi_ofi_rail {
     unsigned stash_head, stash_n;
     char scratch[]; /* inject staging, inject bytes */
 } rmpi_ofi_rail_t;
+
+/* Peers per chunk of the peer table: 16 x 208 B = 3.3 KB a chunk, and an index of 8 B per 16
+ * ranks (32 KiB at 2^16): a process talking to a few scattered peers pays a chunk each, one
+ * talking to all pays 1/26 more than a flat array (bench/scalesim models both). */
+#define RMPI_OFI_PEER_SHIFT 4
+#define RMPI_OFI_PEER_CHUNK (1 << RMPI_OFI_PEER_SHIFT)
+
+/* Peer i's state, which must exist (touched before: the hot paths come after
+ * rmpi_ofi_peer_addr or a received frame): two loads, the index entry and the field. */
+static inline rmpi_ofi_peer_t *rmpi_ofi_peer(const rmpi_ofi_rail_t *r, int i)
+{
+    return &r->peer_chunk[i >> RMPI_OFI_PEER_SHIFT][i & (RMPI_OFI_PEER_CHUNK - 1)];
+}
+/* Peer i's state, or NULL when it was never touched (queries: nothing to say about it). */
+static inline rmpi_ofi_peer_t *rmpi_ofi_peer_find(const rmpi_ofi_rail_t *r, int i)
+{
+    rmpi_ofi_peer_t *c = r->peer_chunk[i >> RMPI_OFI_PEER_SHIFT];
+    return c ? &c[i & (RMPI_OFI_PEER_CHUNK - 1)] : NULL;
+}
+/* Peer i's state, allocated at its first contact (0 <= i < env.size); NULL without memory. */
+rmpi_ofi_peer_t *rmpi_ofi_peer_touch(rmpi_ofi_rail_t *r, int i);
+/* Visit the allocated peers only: for (int i = -1; (i = rmpi_ofi_peer_next(r, i)) >= 0;).
+ * Untouched peers of an allocated chunk are visited too (zeroed: nothing to do for them). */
+static inline int rmpi_ofi_peer_next(const rmpi_ofi_rail_t *r, int i)
+{
+    for (i++; i < r->env.size; i = (i | (RMPI_OFI_PEER_CHUNK - 1)) + 1)
+        if (r->peer_chunk[i >> RMPI_OFI_PEER_SHIFT])
+            return i;
+    return -1;
+}
+/* Bytes of the peer table held (index and chunks allocated): what rmpi_ofi_peer_bytes costs
+ * per peer, paid only for the chunks touched. */
+size_t rmpi_ofi_peer_table_bytes(const rmpi_ofi_rail_t *r);
+/* Peer table setup and teardown (rail open/close). */
+int rmpi_ofi_peer_table_init(rmpi_ofi_rail_t *r);
+void rmpi_ofi_peer_table_free(rmpi_ofi_rail_t *r);
 
 /* The size class (tag) of a frame of total bytes, header included: the smallest that holds
  * it (the largest class holds the largest frame). 0 without classes. */
@@ -387,10 +429,10 @@ void rmpi_ofi_xrc_report(void *file);
 /* A connection's bytes (watch): issued to peer, or completed. Only a completion that
  * brought the peer's data (a read) is evidence of the peer (moved); a send or write
  * completes once the kernel took it: its bytes count in `sent` and wait for a PONG. */
-static inline void rmpi_ofi_issued(rmpi_ofi_rail_t *r, int peer, size_t n) { r->peers[peer].out += n; }
+static inline void rmpi_ofi_issued(rmpi_ofi_rail_t *r, int peer, size_t n) { rmpi_ofi_peer(r, peer)->out += n; }
 static inline void rmpi_ofi_done(rmpi_ofi_rail_t *r, int peer, uint32_t gen, size_t n, int from_peer)
 {
-    rmpi_ofi_peer_t *p = &r->peers[peer];
+    rmpi_ofi_peer_t *p = rmpi_ofi_peer(r, peer);
     if (gen == p->gen) {
         p->out -= n < p->out ? n : p->out;
         if (from_peer)

@@ -40,9 +40,9 @@ static uint64_t cells_of(size_t bytes) { return (bytes + CELL - 1) / CELL; }
 void rmpi_ofi_chan_open(rmpi_ofi_rail_t *r)
 {
     r->policy = rmpi_knobs.CHANNELS;
-    r->rings = rmpi_xcalloc((size_t)r->env.size, sizeof *r->rings);
-    for (int i = 0; i < r->env.size; i++)
-        r->peers[i].sw.kind = r->peers[i].tx_kind = SHARED;
+    /* rings grows with the rings in use (chan_start), not with the job; a peer's state is
+     * zeroed when first touched: SHARED both ways */
+    _Static_assert(SHARED == 0, "a new peer's channel is shared");
     /* A ring frame with its cell header fits a quarter ring (the writer never waits on a
      * reader that gives credit every quarter) and a pool buffer. Longer frames (udp;ofi_rxd's
      * reach 64 KiB) go through the shared buffers even for a dedicated peer: they carry the
@@ -73,7 +73,7 @@ static void ring_free(rmpi_ofi_rail_t *r, rmpi_ofi_ring_t *g)
 void rmpi_ofi_chan_close(rmpi_ofi_rail_t *r)
 {
     for (int i = 0; i < r->nrings; i++) {
-        rmpi_ofi_peer_t *p = &r->peers[r->rings[i]];
+        rmpi_ofi_peer_t *p = rmpi_ofi_peer(r, r->rings[i]);
         ring_free(r, p->ring);
         p->ring = NULL;
     }
@@ -81,6 +81,7 @@ void rmpi_ofi_chan_close(rmpi_ofi_rail_t *r)
     free(r->rings);
     free(r->stamps);
     r->rings = NULL;
+    r->rings_cap = 0;
     r->stamps = NULL;
 }
 
@@ -106,7 +107,7 @@ static int put_word(rmpi_ofi_rail_t *r, rmpi_ofi_peer_t *p, uint64_t raddr, uint
 /* A stamp that must follow bytes already written: posted now, or first thing later. */
 static void put_stamp(rmpi_ofi_rail_t *r, int peer, uint64_t pos)
 {
-    rmpi_ofi_peer_t *p = &r->peers[peer];
+    rmpi_ofi_peer_t *p = rmpi_ofi_peer(r, peer);
     uint64_t raddr = cell_addr(p, pos);
     uint32_t stamp = rmpi_shm_stamp(pos);
     if (!r->nstamp) {
@@ -130,7 +131,7 @@ static void stamps_flush(rmpi_ofi_rail_t *r)
     int i = 0;
     while (i < r->nstamp) {
         rmpi_ofi_stamp_t *s = &r->stamps[i];
-        rmpi_ofi_peer_t *p = &r->peers[s->peer];
+        rmpi_ofi_peer_t *p = rmpi_ofi_peer(r, s->peer);
         if (s->gen == p->gen && put_word(r, p, s->raddr, s->stamp) == -FI_EAGAIN)
             break;
         i++;
@@ -144,7 +145,7 @@ static void stamps_flush(rmpi_ofi_rail_t *r)
  * -FI_EAGAIN: the provider refused the padding (nothing written). */
 static int ring_reserve(rmpi_ofi_rail_t *r, int peer, uint64_t need)
 {
-    rmpi_ofi_peer_t *p = &r->peers[peer];
+    rmpi_ofi_peer_t *p = rmpi_ofi_peer(r, peer);
     uint64_t pos = p->tx_w & (p->tx_ncells - 1);
     uint64_t skip = pos + need > p->tx_ncells ? p->tx_ncells - pos : 0;
     if (p->tx_w + skip + need - p->tx_r > p->tx_ncells)
@@ -163,7 +164,7 @@ static int ring_reserve(rmpi_ofi_rail_t *r, int peer, uint64_t need)
 /* After the frame's bytes are posted: its sequence number is used, its stamp follows. */
 static void ring_commit(rmpi_ofi_rail_t *r, int peer, uint64_t need, size_t frame)
 {
-    rmpi_ofi_peer_t *p = &r->peers[peer];
+    rmpi_ofi_peer_t *p = rmpi_ofi_peer(r, peer);
     p->tx_seq++;
     put_stamp(r, peer, p->tx_w);
     p->tx_w += need;
@@ -172,7 +173,7 @@ static void ring_commit(rmpi_ofi_rail_t *r, int peer, uint64_t need, size_t fram
 
 int rmpi_ofi_ring_inject(rmpi_ofi_rail_t *r, int peer, size_t total)
 {
-    rmpi_ofi_peer_t *p = &r->peers[peer];
+    rmpi_ofi_peer_t *p = rmpi_ofi_peer(r, peer);
     uint64_t need = cells_of(RMPI_SHM_HDR + total);
     int rc = ring_reserve(r, peer, need);
     if (rc)
@@ -195,7 +196,7 @@ int rmpi_ofi_ring_inject(rmpi_ofi_rail_t *r, int peer, size_t total)
 
 int rmpi_ofi_ring_post(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b)
 {
-    rmpi_ofi_peer_t *p = &r->peers[b->peer];
+    rmpi_ofi_peer_t *p = rmpi_ofi_peer(r, b->peer);
     size_t total = b->len - RMPI_SHM_HDR;
     uint64_t need = cells_of(b->len);
     int rc = ring_reserve(r, b->peer, need);
@@ -231,7 +232,7 @@ static void send_ctl(rmpi_ofi_rail_t *r, int peer, const wire_chan_t *c, size_t 
  * CHAN_MARK is delivered. */
 static int chan_start(rmpi_ofi_rail_t *r, int peer, int to)
 {
-    rmpi_ofi_peer_t *p = &r->peers[peer];
+    rmpi_ofi_peer_t *p = rmpi_ofi_peer(r, peer);
     if ((to == DEDICATED && p->ring) /* the last one is not freed yet */ || rmpi_net_chsw_start(&p->sw, to))
         return 1;
     wire_chan_t c = {.kind = RMPI_OFI_CHAN_REQ, .to = (uint8_t)to};
@@ -259,6 +260,19 @@ static int chan_start(rmpi_ofi_rail_t *r, int peer, int to)
         g->bytes = r->ring_bytes;
         g->id = ++r->ring_ids;
         g->peer = peer;
+        if (r->nrings == r->rings_cap) {
+            int cap = r->rings_cap ? 2 * r->rings_cap : 8;
+            int *rings = realloc(r->rings, (size_t)cap * sizeof *rings);
+            if (!rings) {
+                rmpi_ofi_dereg(r, g->reg);
+                free(mem);
+                free(g);
+                p->sw = (rmpi_net_chsw_t){SHARED, 0};
+                return -1;
+            }
+            r->rings = rings;
+            r->rings_cap = cap;
+        }
         p->ring = g;
         r->rings[r->nrings++] = peer;
         r->st.mem[DEDICATED] += g->bytes;
@@ -279,7 +293,7 @@ static int chan_start(rmpi_ofi_rail_t *r, int peer, int to)
  * orders it. */
 static void chan_move(rmpi_ofi_rail_t *r, int src, const wire_chan_t *c)
 {
-    rmpi_ofi_peer_t *p = &r->peers[src];
+    rmpi_ofi_peer_t *p = rmpi_ofi_peer(r, src);
     int to = c->to;
     if (to == DEDICATED) {
         uint32_t ncells = le32toh(c->ncells);
@@ -303,7 +317,7 @@ static void chan_move(rmpi_ofi_rail_t *r, int src, const wire_chan_t *c)
 /* J5 at the receiver: every frame before the marker is delivered. */
 static void chan_marked(rmpi_ofi_rail_t *r, int src, const wire_chan_t *c)
 {
-    rmpi_ofi_peer_t *p = &r->peers[src];
+    rmpi_ofi_peer_t *p = rmpi_ofi_peer(r, src);
     rmpi_net_chsw_marked(&p->sw, c->to, &r->st, src, r->env.rank);
     if (c->to == SHARED && p->ring) {
         p->ring->retire = 1; /* freed after the poll that may be reading it */
@@ -332,7 +346,7 @@ void rmpi_ofi_chan_rx(rmpi_ofi_rail_t *r, int src, const char *frame, size_t len
 
 void rmpi_ofi_chan_credit(rmpi_ofi_rail_t *r, int src, uint32_t id, uint32_t pos)
 {
-    rmpi_ofi_peer_t *p = &r->peers[src];
+    rmpi_ofi_peer_t *p = rmpi_ofi_peer(r, src);
     /* Not the ring we write to: one left since (credits travel outside the frames' order).
      * The one being left still counts: frames queued for it before its CHAN_MARK wait for
      * room in it after tx_kind moved to shared. */
@@ -345,7 +359,7 @@ void rmpi_ofi_chan_credit(rmpi_ofi_rail_t *r, int src, uint32_t id, uint32_t pos
 
 static void credit(rmpi_ofi_rail_t *r, rmpi_ofi_ring_t *g)
 {
-    rmpi_ofi_peer_t *p = &r->peers[g->peer];
+    rmpi_ofi_peer_t *p = rmpi_ofi_peer(r, g->peer);
     if (rmpi_ofi_link_inject(r, g->peer, RMPI_OFI_LINK_CREDIT, g->id, (uint32_t)g->rd.r) == 0) {
         g->credited = g->rd.r;
         if (p->credit_due) {
@@ -385,7 +399,7 @@ static int poll_ring(rmpi_ofi_rail_t *r, rmpi_ofi_ring_t *g)
 static void rings_sweep(rmpi_ofi_rail_t *r)
 {
     for (int i = 0; i < r->nrings;) {
-        rmpi_ofi_peer_t *p = &r->peers[r->rings[i]];
+        rmpi_ofi_peer_t *p = rmpi_ofi_peer(r, r->rings[i]);
         if (!p->ring->retire) {
             i++;
             continue;
@@ -405,7 +419,7 @@ static void rings_sweep(rmpi_ofi_rail_t *r)
 static void force_switch(rmpi_ofi_rail_t *r)
 {
     int peer = rmpi_net_chsw_force_pick(&r->force, r->env.size, r->env.rank);
-    rmpi_ofi_peer_t *p = peer >= 0 ? &r->peers[peer] : NULL;
+    rmpi_ofi_peer_t *p = peer >= 0 ? rmpi_ofi_peer_find(r, peer) : NULL; /* untouched: not connected */
     if (p && p->state == 1 && !p->ln.down && r->ring_ok)
         chan_start(r, peer, !p->sw.kind);
 }
@@ -416,9 +430,9 @@ int rmpi_ofi_chan_progress(rmpi_ofi_rail_t *r)
     if (RMPI_UNLIKELY(r->nstamp))
         stamps_flush(r);
     for (int i = 0; i < r->nrings; i++) {
-        rmpi_ofi_ring_t *g = r->peers[r->rings[i]].ring;
+        rmpi_ofi_ring_t *g = rmpi_ofi_peer(r, r->rings[i])->ring;
         ev += poll_ring(r, g);
-        if (RMPI_UNLIKELY(r->peers[g->peer].credit_due) && !g->retire)
+        if (RMPI_UNLIKELY(rmpi_ofi_peer(r, g->peer)->credit_due) && !g->retire)
             credit(r, g);
     }
     if (RMPI_UNLIKELY(r->nretire))
@@ -430,13 +444,13 @@ int rmpi_ofi_chan_progress(rmpi_ofi_rail_t *r)
 
 void rmpi_ofi_chan_first(rmpi_ofi_rail_t *r, int peer)
 {
-    if (r->policy == RMPI_CHANNELS_DEDICATED && r->ring_ok && !r->peers[peer].ln.down)
+    if (r->policy == RMPI_CHANNELS_DEDICATED && r->ring_ok && !rmpi_ofi_peer(r, peer)->ln.down)
         chan_start(r, peer, DEDICATED);
 }
 
 void rmpi_ofi_chan_down(rmpi_ofi_rail_t *r, int peer)
 {
-    rmpi_ofi_peer_t *p = &r->peers[peer];
+    rmpi_ofi_peer_t *p = rmpi_ofi_peer(r, peer);
     if (p->sw.waiting && p->sw.kind == DEDICATED)
         r->st.rings_asked--;
     else if (p->ring && !p->ring->retire) /* in use, or being left */
@@ -455,7 +469,10 @@ void rmpi_ofi_chan_down(rmpi_ofi_rail_t *r, int peer)
 int rmpi_ofi_chan_kind(rmpi_rail_t *rail, int peer)
 {
     rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
-    return peer >= 0 && peer < r->env.size ? r->peers[peer].sw.kind : -1;
+    if (peer < 0 || peer >= r->env.size)
+        return -1;
+    const rmpi_ofi_peer_t *p = rmpi_ofi_peer_find(r, peer);
+    return p ? p->sw.kind : SHARED; /* never touched: where its first frame would land */
 }
 
 int rmpi_ofi_chan_switch(rmpi_rail_t *rail, int peer, int to)
@@ -464,8 +481,10 @@ int rmpi_ofi_chan_switch(rmpi_rail_t *rail, int peer, int to)
     if (peer < 0 || peer >= r->env.size || peer == r->env.rank || r->policy != RMPI_CHANNELS_ADAPTIVE || !r->ring_ok ||
         (to != SHARED && to != DEDICATED))
         return -1;
-    rmpi_ofi_peer_t *p = &r->peers[peer];
-    if (p->state != 1 || p->ln.down)
+    /* A contact: CHAN_REQ goes to the peer. The VC may have sent it nothing on this rail yet
+     * (its frames took the other), so the peer is looked up here if need be. */
+    fi_addr_t a;
+    if (rmpi_ofi_peer_addr(r, peer, &a))
         return -1;
     return chan_start(r, peer, to);
 }

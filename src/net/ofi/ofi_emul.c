@@ -70,7 +70,7 @@ void rmpi_ofi_emul_start(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
         rmpi_ofi_pend_add(r, &d->ctx);
         return;
     }
-    rmpi_ofi_rdma_t **pp = &r->peers[d->peer].gets;
+    rmpi_ofi_rdma_t **pp = &rmpi_ofi_peer(r, d->peer)->gets;
     while (*pp)
         pp = (rmpi_ofi_rdma_t **)&(*pp)->ctx.next;
     d->ctx.next = NULL;
@@ -85,7 +85,7 @@ void rmpi_ofi_emul_start(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
 
 static rmpi_ofi_rdma_t *get_take(rmpi_ofi_rail_t *r, int src, uint64_t id, int unlink)
 {
-    for (rmpi_ofi_rdma_t **pp = &r->peers[src].gets; *pp; pp = (rmpi_ofi_rdma_t **)&(*pp)->ctx.next) {
+    for (rmpi_ofi_rdma_t **pp = &rmpi_ofi_peer(r, src)->gets; *pp; pp = (rmpi_ofi_rdma_t **)&(*pp)->ctx.next) {
         rmpi_ofi_rdma_t *g = *pp;
         if (g->id != id)
             continue;
@@ -151,7 +151,7 @@ static rmpi_ofi_buf_t *piece(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
     b->piece = 1;
     b->link = 0;
     b->len = sizeof h + CTL_SIZE + n;
-    b->ctx.gen = r->peers[d->peer].gen;
+    b->ctx.gen = rmpi_ofi_peer(r, d->peer)->gen;
     rmpi_ofi_issued(r, d->peer, b->len);
     return b;
 }
@@ -201,7 +201,7 @@ void rmpi_ofi_emul_rx(rmpi_ofi_rail_t *r, int src, const char *frame, size_t len
     ctl_load(frame, &c);
     const char *bytes = frame + CTL_SIZE;
     size_t n = len - CTL_SIZE;
-    rmpi_ofi_peer_t *p = &r->peers[src];
+    rmpi_ofi_peer_t *p = rmpi_ofi_peer(r, src);
     if (c.kind == GET_REQ) {
         int err = rmpi_net_mrtab_check(&r->emr, c.rkey, c.raddr, c.off);
         if (err || c.off == 0) {
@@ -265,10 +265,10 @@ void rmpi_ofi_emul_close(rmpi_ofi_rail_t *r)
     }
     r->pend = NULL;
     r->pend_tail = &r->pend;
-    for (int i = 0; i < r->env.size; i++)
-        while (r->peers[i].gets) {
-            rmpi_ofi_rdma_t *g = r->peers[i].gets;
-            r->peers[i].gets = (rmpi_ofi_rdma_t *)g->ctx.next;
+    for (int i = -1; (i = rmpi_ofi_peer_next(r, i)) >= 0;)
+        for (rmpi_ofi_peer_t *p = rmpi_ofi_peer(r, i); p->gets;) {
+            rmpi_ofi_rdma_t *g = p->gets;
+            p->gets = (rmpi_ofi_rdma_t *)g->ctx.next;
             rmpi_ofi_rdma_release(r, g);
         }
     rmpi_net_mrtab_free(&r->emr);

@@ -156,27 +156,36 @@ static int peer_card(rmpi_ofi_rail_t *r, int peer, const char *mine, size_t pre,
  * ranks of this node that have one too talk over it alone (see peer_lookup). */
 static char loop_card[sizeof((rmpi_ofi_rail_t *)0)->card];
 
-static void peer_lookup(rmpi_ofi_rail_t *r, int peer)
+/* Whether this rail reaches peer, and its card (pre: *pre bytes of prefix) when it does: 0. */
+static int peer_where(rmpi_ofi_rail_t *r, int peer, char *card, size_t *pre)
 {
-    rmpi_ofi_peer_t *p = &r->peers[peer];
-    p->state = -1;
     int same_node = rmpi_topo_node_of(peer) == rmpi_topo_my_node();
     if (r->local_only && !same_node)
-        return;
-    char card[sizeof r->card];
+        return -1;
     /* Within a node, as RailMPI's tcp provider does: the loopback domain only. Striping over
      * lo and eth0 moves the same bytes through the same kernel loopback, and a second
      * subchannel costs every frame a copy kept for failover plus acknowledgements
      * (tcp;ofi_rxm, 16 KiB stream: 36.5k -> 19.2k instructions a message on the sender). */
     if (same_node && !r->loopback && loop_card[0] && !peer_card(r, peer, loop_card, card_prefix(loop_card), card)) {
         rmpi_log(2, "ofi: rail %s: rank %d is reached over the loopback domain instead", r->pub.hints.name, peer);
-        return;
+        return -1;
     }
-    size_t pre = card_prefix(r->card);
-    if (peer_card(r, peer, r->card, pre, card)) {
-        rmpi_log(2, "ofi: rail %s: no card of rank %d matches %.*s", r->pub.hints.name, peer, (int)pre, r->card);
-        return;
+    *pre = card_prefix(r->card);
+    if (peer_card(r, peer, r->card, *pre, card)) {
+        rmpi_log(2, "ofi: rail %s: no card of rank %d matches %.*s", r->pub.hints.name, peer, (int)*pre, r->card);
+        return -1;
     }
+    return 0;
+}
+
+static void peer_lookup(rmpi_ofi_rail_t *r, int peer)
+{
+    rmpi_ofi_peer_t *p = rmpi_ofi_peer(r, peer);
+    p->state = -1;
+    char card[sizeof r->card];
+    size_t pre;
+    if (peer_where(r, peer, card, &pre))
+        return;
     unsigned char addr[256];
     int n = hex_decode(card + pre, addr, sizeof addr);
     if (n <= 0)
@@ -189,18 +198,33 @@ static void peer_lookup(rmpi_ofi_rail_t *r, int peer)
     p->state = 1;
 }
 
+/* The state of a peer to send to (its address in p->addr), or NULL with *rc. The first
+ * contact with a peer (send, RDMA; a frame from it: rmpi_ofi_rx_frame) allocates it. */
+static inline rmpi_ofi_peer_t *peer_to(rmpi_ofi_rail_t *r, int peer, int *rc)
+{
+    if (peer < 0 || peer >= r->env.size || peer == r->env.rank) {
+        *rc = -EINVAL;
+        return NULL;
+    }
+    rmpi_ofi_peer_t *p = rmpi_ofi_peer_find(r, peer);
+    if (RMPI_UNLIKELY(!p || !p->state)) {
+        p = rmpi_ofi_peer_touch(r, peer);
+        if (!p->state)
+            peer_lookup(r, peer);
+    }
+    *rc = p->state < 0                ? -EHOSTUNREACH
+          : RMPI_UNLIKELY(p->ln.down) ? -ECONNRESET /* given up, not connected again yet (ofi_rejoin) */
+                                      : 0;
+    return *rc ? NULL : p;
+}
+
 int rmpi_ofi_peer_addr(rmpi_ofi_rail_t *r, int peer, fi_addr_t *addr)
 {
-    if (peer < 0 || peer >= r->env.size || peer == r->env.rank)
-        return -EINVAL;
-    if (!r->peers[peer].state)
-        peer_lookup(r, peer);
-    if (r->peers[peer].state < 0)
-        return -EHOSTUNREACH;
-    if (RMPI_UNLIKELY(r->peers[peer].ln.down))
-        return -ECONNRESET; /* given up, not connected again yet (ofi_rejoin) */
-    *addr = r->peers[peer].addr;
-    return 0;
+    int rc;
+    const rmpi_ofi_peer_t *p = peer_to(r, peer, &rc);
+    if (p)
+        *addr = p->addr;
+    return rc;
 }
 
 /* After the address fence: a rail that can carry nothing is not polled. When every rank is
@@ -232,10 +256,20 @@ static int ofi_ready(rmpi_rail_t *rail, int phase)
     return 0;
 }
 
+/* Asked of every rank by rmpi_chan_report and of each peer a VC is made for: a peer not
+ * contacted yet is judged from its card alone, so asking allocates nothing; a contacted one
+ * is looked up once (AV insert) and answered from its state after that. */
 static int ofi_reaches(rmpi_rail_t *rail, int peer)
 {
     fi_addr_t a;
     rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
+    const rmpi_ofi_peer_t *p =
+        peer >= 0 && peer < r->env.size && peer != r->env.rank ? rmpi_ofi_peer_find(r, peer) : NULL;
+    if (peer >= 0 && peer < r->env.size && peer != r->env.rank && (!p || !p->touched)) {
+        char card[sizeof r->card];
+        size_t pre;
+        return !peer_where(r, peer, card, &pre);
+    }
     int rc = rmpi_ofi_peer_addr(r, peer, &a);
     return rc == 0 || rc == -ECONNRESET;
 }
@@ -278,7 +312,7 @@ void rmpi_ofi_set_seq(char *data, const rmpi_ofi_peer_t *p)
 
 int rmpi_ofi_tx_post(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b)
 {
-    rmpi_ofi_peer_t *p = &r->peers[b->peer];
+    rmpi_ofi_peer_t *p = rmpi_ofi_peer(r, b->peer);
     rmpi_ofi_set_seq(b->data, p);
     ssize_t rc = r->ncls ? fi_tsend(r->ep, b->data, b->len, b->desc, p->addr, rmpi_ofi_class(r, b->len), &b->ctx.fctx)
                          : fi_send(r->ep, b->data, b->len, b->desc, p->addr, &b->ctx.fctx);
@@ -313,7 +347,7 @@ static rmpi_ofi_zc_t *zc_get(rmpi_ofi_rail_t *r)
 
 static int zc_post(rmpi_ofi_rail_t *r, rmpi_ofi_zc_t *z)
 {
-    rmpi_ofi_peer_t *p = &r->peers[z->peer];
+    rmpi_ofi_peer_t *p = rmpi_ofi_peer(r, z->peer);
     rmpi_ofi_set_seq(z->hdr, p);
     ssize_t rc;
     if (r->ncls) {
@@ -388,7 +422,8 @@ static int ofi_send_zc(rmpi_rail_t *rail, int peer, const struct iovec *iov, int
                    iov[0].iov_len, rail->hints.name);
     op->rail = rail;
     rmpi_ofi_zc_t *z = zc_get(r);
-    if (r->peers[peer].tx_kind == RMPI_NET_CHAN_DEDICATED) {
+    const rmpi_ofi_peer_t *known = peer >= 0 && peer < r->env.size ? rmpi_ofi_peer_find(r, peer) : NULL;
+    if (known && known->tx_kind == RMPI_NET_CHAN_DEDICATED) {
         /* A dedicated peer's frames are written into its ring, which takes a copy: the op
          * completes at the next progress (the contract's rule for completions found early). */
         int rc = rmpi_ofi_frame_send(r, peer, iov, iovcnt, 0);
@@ -401,21 +436,21 @@ static int ofi_send_zc(rmpi_rail_t *rail, int peer, const struct iovec *iov, int
     z->op = op;
     z->peer = peer;
     z->iovcnt = iovcnt;
-    z->ctx.gen = r->peers[peer].gen;
     rmpi_ofi_hdr_t h = RMPI_OFI_HDR(r, 0);
     memcpy(z->hdr, &h, sizeof h);
     memcpy(z->hdr + sizeof h, iov[0].iov_base, iov[0].iov_len);
     z->iov[0] = (struct iovec){z->hdr, sizeof h + iov[0].iov_len};
     for (int i = 1; i < iovcnt; i++)
         z->iov[i] = iov[i];
-    fi_addr_t a;
-    int rc = rmpi_ofi_peer_addr(r, peer, &a);
-    if (rc) {
+    int rc;
+    rmpi_ofi_peer_t *p = peer_to(r, peer, &rc);
+    if (!p) {
         zc_fail(r, z, rc);
         return rc;
     }
-    rmpi_ofi_issued(r, peer, len + sizeof(rmpi_ofi_hdr_t));
-    r->peers[peer].sent += len + sizeof(rmpi_ofi_hdr_t);
+    z->ctx.gen = p->gen;
+    p->out += len + sizeof(rmpi_ofi_hdr_t); /* rmpi_ofi_issued */
+    p->sent += len + sizeof(rmpi_ofi_hdr_t);
     if (!r->pend && !rmpi_ofi_fenced(r)) {
         uint64_t t0 = 0;
         while ((rc = zc_post(r, z)) == -FI_EAGAIN && rmpi_ofi_push(r, &t0))
@@ -541,7 +576,7 @@ static int ring_send(rmpi_ofi_rail_t *r, int peer, const rmpi_ofi_hdr_t *h, cons
     b->piece = 0;
     b->link = 0;
     b->len = RMPI_SHM_HDR + total;
-    b->ctx.gen = r->peers[peer].gen;
+    b->ctx.gen = rmpi_ofi_peer(r, peer)->gen;
     rmpi_ofi_issued(r, peer, b->len);
     memcpy(b->data + RMPI_SHM_HDR, h, sizeof *h);
     rmpi_iov_gather(b->data + RMPI_SHM_HDR + sizeof *h, iov, iovcnt);
@@ -562,9 +597,9 @@ static int ring_send(rmpi_ofi_rail_t *r, int peer, const rmpi_ofi_hdr_t *h, cons
 
 int rmpi_ofi_frame_send(rmpi_ofi_rail_t *r, int peer, const struct iovec *iov, int iovcnt, uint32_t flag)
 {
-    fi_addr_t a;
-    int rc = rmpi_ofi_peer_addr(r, peer, &a);
-    if (rc)
+    int rc;
+    rmpi_ofi_peer_t *p = peer_to(r, peer, &rc); /* one lookup: chunks never move until close */
+    if (!p)
         return rc;
     size_t len = 0;
     for (int i = 0; i < iovcnt; i++)
@@ -573,24 +608,22 @@ int rmpi_ofi_frame_send(rmpi_ofi_rail_t *r, int peer, const struct iovec *iov, i
         return -EMSGSIZE;
     rmpi_ofi_hdr_t h = RMPI_OFI_HDR(r, flag);
     size_t total = sizeof h + len;
-    r->peers[peer].sent += total;
+    p->sent += total;
     /* Without FI_ORDER_SAW a frame must not overtake an earlier put's data: it waits. */
     int fenced = rmpi_ofi_fenced(r);
-    if (RMPI_UNLIKELY(r->peers[peer].tx_kind == RMPI_NET_CHAN_DEDICATED) && !flag &&
-        RMPI_SHM_HDR + total <= r->ring_max_frame)
+    if (RMPI_UNLIKELY(p->tx_kind == RMPI_NET_CHAN_DEDICATED) && !flag && RMPI_SHM_HDR + total <= r->ring_max_frame)
         return ring_send(r, peer, &h, iov, iovcnt, total, fenced);
     r->st.tx_bytes[RMPI_NET_CHAN_SHARED] += len;
     if (!r->pend && !fenced && total <= r->inject) {
-        char *p = r->scratch;
-        memcpy(p, &h, sizeof h);
-        rmpi_iov_gather(p + sizeof h, iov, iovcnt);
+        memcpy(r->scratch, &h, sizeof h);
+        rmpi_iov_gather(r->scratch + sizeof h, iov, iovcnt);
         ssize_t irc;
         uint64_t t0 = 0;
-        rmpi_ofi_set_seq(r->scratch, &r->peers[peer]);
-        while ((irc = rmpi_ofi_inject_frame(r, r->scratch, total, a)) == -FI_EAGAIN && rmpi_ofi_push(r, &t0))
+        rmpi_ofi_set_seq(r->scratch, p);
+        while ((irc = rmpi_ofi_inject_frame(r, r->scratch, total, p->addr)) == -FI_EAGAIN && rmpi_ofi_push(r, &t0))
             ;
         if (irc == 0) {
-            r->peers[peer].tx_seq++;
+            p->tx_seq++;
             return 0;
         }
         if (irc != -FI_EAGAIN)
@@ -601,11 +634,10 @@ int rmpi_ofi_frame_send(rmpi_ofi_rail_t *r, int peer, const struct iovec *iov, i
     b->piece = 0;
     b->link = 0;
     b->len = total;
-    b->ctx.gen = r->peers[peer].gen;
-    rmpi_ofi_issued(r, peer, total);
-    char *p = b->data;
-    memcpy(p, &h, sizeof h);
-    rmpi_iov_gather(p + sizeof h, iov, iovcnt);
+    b->ctx.gen = p->gen;
+    p->out += total; /* rmpi_ofi_issued */
+    memcpy(b->data, &h, sizeof h);
+    rmpi_iov_gather(b->data + sizeof h, iov, iovcnt);
     if (!r->pend && !fenced) {
         uint64_t t0 = 0;
         while ((rc = rmpi_ofi_tx_post(r, b)) == -FI_EAGAIN && rmpi_ofi_push(r, &t0))
@@ -672,7 +704,14 @@ void rmpi_ofi_rx_frame(rmpi_ofi_rail_t *r, const char *data, size_t len, int ch)
                       r->env.rank, len, r->pub.hints.name, h.src);
         return;
     }
-    rmpi_ofi_peer_t *p = &r->peers[h.src];
+    rmpi_ofi_peer_t *p = rmpi_ofi_peer_find(r, (int)h.src);
+    if (RMPI_UNLIKELY(!p || !p->state)) {
+        /* The first frame from it: answers (PONG, CHAN_MARK, credits, an emulated read's
+         * data) go to its address, which nothing else may have looked up on this rail. */
+        p = rmpi_ofi_peer_touch(r, (int)h.src);
+        if (!p->state)
+            peer_lookup(r, (int)h.src);
+    }
     if (RMPI_UNLIKELY(word & RMPI_OFI_LINK)) {
         link_rx(r, (int)h.src, data + sizeof h, len - sizeof h);
         return;
@@ -769,7 +808,7 @@ static void cq_error(rmpi_ofi_rail_t *r)
     r->tx_out--;
     /* An op of a connection given up already: the loss was reported then. */
     int peer = ctx_peer(c);
-    int stale = c->gen != r->peers[peer].gen;
+    int stale = c->gen != rmpi_ofi_peer(r, peer)->gen;
     char why[320];
     snprintf(why, sizeof why, "a send on %s failed: %s (%s)", r->pub.hints.name, fi_strerror(e.err), what ? what : "");
     if (c->kind == RMPI_OFI_TXZ) {
@@ -831,7 +870,7 @@ enum { LINK_HELLO = 1, LINK_ACK = 2, LINK_PING = 3, LINK_PONG = 4, LINK_UP = 6 }
  * bypasses the down state (a HELLO is what ends it). Posted once, else queued. */
 static void link_send(rmpi_ofi_rail_t *r, int peer, uint32_t kind, uint32_t epoch, uint32_t prev)
 {
-    rmpi_ofi_peer_t *p = &r->peers[peer];
+    rmpi_ofi_peer_t *p = rmpi_ofi_peer(r, peer);
     rmpi_ofi_buf_t *b = rmpi_ofi_tx_get(r);
     rmpi_ofi_hdr_t h = RMPI_OFI_HDR(r, RMPI_OFI_LINK);
     uint32_t body[3] = {htole32(kind), htole32(epoch), htole32(prev)};
@@ -859,7 +898,7 @@ int rmpi_ofi_link_inject(rmpi_ofi_rail_t *r, int peer, uint32_t kind, uint32_t a
     char buf[sizeof h + sizeof body];
     memcpy(buf, &h, sizeof h);
     memcpy(buf + sizeof h, body, sizeof body);
-    return (int)rmpi_ofi_inject_frame(r, buf, sizeof buf, r->peers[peer].addr);
+    return (int)rmpi_ofi_inject_frame(r, buf, sizeof buf, rmpi_ofi_peer(r, peer)->addr);
 }
 
 /* The connection to peer is given up (logically: see README.md on why ofi_rxm's own
@@ -873,7 +912,7 @@ int rmpi_ofi_link_inject(rmpi_ofi_rail_t *r, int peer, uint32_t kind, uint32_t a
  * completed early could land after the buffer was reused. */
 static void peer_down(rmpi_ofi_rail_t *r, int peer, const char *why)
 {
-    rmpi_ofi_peer_t *p = &r->peers[peer];
+    rmpi_ofi_peer_t *p = rmpi_ofi_peer(r, peer);
     if (p->state != 1)
         return;
     if (!p->report) {
@@ -936,7 +975,7 @@ static void peer_down(rmpi_ofi_rail_t *r, int peer, const char *why)
  * of progress; the lower rank tells the higher one with UP, which it waits for. */
 static void connected(rmpi_ofi_rail_t *r, int peer)
 {
-    rmpi_ofi_peer_t *p = &r->peers[peer];
+    rmpi_ofi_peer_t *p = rmpi_ofi_peer(r, peer);
     if (r->env.rank < peer)
         link_send(r, peer, LINK_UP, p->ln.epoch, 0);
     if (!p->up_due) {
@@ -949,7 +988,7 @@ static void connected(rmpi_ofi_rail_t *r, int peer)
  * again; up: both ends heard each other in it. */
 static void adopted(rmpi_ofi_rail_t *r, int peer, uint32_t hello, int up)
 {
-    rmpi_ofi_peer_t *p = &r->peers[peer];
+    rmpi_ofi_peer_t *p = rmpi_ofi_peer(r, peer);
     if (hello)
         r->hellos--;
     p->tx_seq = p->rx_seq = 0;
@@ -965,7 +1004,7 @@ static void adopted(rmpi_ofi_rail_t *r, int peer, uint32_t hello, int up)
  * epoch, or a stale one (RMPI_OFI_LINK_STALE). */
 static int frame_epoch(rmpi_ofi_rail_t *r, int peer, uint32_t bits)
 {
-    rmpi_ofi_peer_t *p = &r->peers[peer];
+    rmpi_ofi_peer_t *p = rmpi_ofi_peer(r, peer);
     uint32_t hello = p->ln.hello;
     int k = rmpi_ofi_link_frame(&p->ln, bits, RMPI_OFI_EPOCH_MASK);
     if (k == RMPI_OFI_LINK_ADOPTED)
@@ -984,7 +1023,7 @@ static void link_rx(rmpi_ofi_rail_t *r, int src, const char *body, size_t len)
     }
     memcpy(w, body, sizeof w);
     uint32_t kind = le32toh(w[0]), epoch = le32toh(w[1]), prev = le32toh(w[2]);
-    rmpi_ofi_peer_t *p = &r->peers[src];
+    rmpi_ofi_peer_t *p = rmpi_ofi_peer(r, src);
     if (!p->state)
         peer_lookup(r, src);
     if (p->state != 1)
@@ -1060,9 +1099,9 @@ static size_t ofi_watch(rmpi_rail_t *rail, int peer, uint64_t *moved)
 {
     rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
     *moved = 0;
-    if (peer < 0 || peer >= r->env.size || peer == r->env.rank || r->peers[peer].state != 1)
+    rmpi_ofi_peer_t *p = peer < 0 || peer >= r->env.size || peer == r->env.rank ? NULL : rmpi_ofi_peer_find(r, peer);
+    if (!p || p->state != 1)
         return 0;
-    rmpi_ofi_peer_t *p = &r->peers[peer];
     *moved = p->moved;
     if (p->ln.down)
         return 0;
@@ -1086,16 +1125,17 @@ static size_t ofi_watch(rmpi_rail_t *rail, int peer, uint64_t *moved)
 static size_t ofi_backlog(rmpi_rail_t *rail, int peer)
 {
     rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
-    if (peer < 0 || peer >= r->env.size || peer == r->env.rank || r->peers[peer].state != 1 || r->peers[peer].ln.down)
+    rmpi_ofi_peer_t *p = peer < 0 || peer >= r->env.size || peer == r->env.rank ? NULL : rmpi_ofi_peer_find(r, peer);
+    if (!p || p->state != 1 || p->ln.down)
         return 0;
-    return (size_t)(r->peers[peer].sent - r->peers[peer].acked);
+    return (size_t)(p->sent - p->acked);
 }
 
 static void ofi_abandon(rmpi_rail_t *rail, int peer, const char *why)
 {
     rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
-    if (peer < 0 || peer >= r->env.size || peer == r->env.rank)
-        return;
+    if (peer < 0 || peer >= r->env.size || peer == r->env.rank || !rmpi_ofi_peer_find(r, peer))
+        return; /* never touched: nothing to give up */
     peer_down(r, peer, why);
 }
 
@@ -1107,8 +1147,8 @@ static int ofi_rejoin(rmpi_rail_t *rail, int peer, uint64_t timeout_ns)
     rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
     if (peer < 0 || peer >= r->env.size || peer == r->env.rank || r->closing)
         return -1;
-    rmpi_ofi_peer_t *p = &r->peers[peer];
-    if (p->state != 1 || !p->ln.down || p->report || p->ln.hello)
+    rmpi_ofi_peer_t *p = rmpi_ofi_peer_find(r, peer);
+    if (!p || p->state != 1 || !p->ln.down || p->report || p->ln.hello)
         return -1;
     if (r->env.rank > peer)
         return 0;
@@ -1123,8 +1163,8 @@ static int ofi_rejoin(rmpi_rail_t *rail, int peer, uint64_t timeout_ns)
 static void hellos_expire(rmpi_ofi_rail_t *r)
 {
     uint64_t now = rmpi_time_ns();
-    for (int i = 0; i < r->env.size && r->hellos; i++) {
-        rmpi_ofi_peer_t *p = &r->peers[i];
+    for (int i = -1; r->hellos && (i = rmpi_ofi_peer_next(r, i)) >= 0;) {
+        rmpi_ofi_peer_t *p = rmpi_ofi_peer(r, i);
         if (!p->ln.hello || now < p->hello_dl)
             continue;
         char why[160];
@@ -1138,8 +1178,8 @@ static void hellos_expire(rmpi_ofi_rail_t *r)
 static void report(rmpi_ofi_rail_t *r, int up)
 {
     int *due = up ? &r->up_due : &r->lost_due;
-    for (int i = 0; i < r->env.size && *due; i++) {
-        rmpi_ofi_peer_t *p = &r->peers[i];
+    for (int i = -1; *due && (i = rmpi_ofi_peer_next(r, i)) >= 0;) {
+        rmpi_ofi_peer_t *p = rmpi_ofi_peer(r, i);
         int *flag = up ? &p->up_due : &p->report;
         if (!*flag)
             continue;
@@ -1389,7 +1429,7 @@ static rmpi_ofi_rail_t *rail_open(const rmpi_net_env_t *env, struct fi_info *fi,
     r->local_only = !rmpi_ofi_reaches_nodes(fi->fabric_attr->prov_name) || r->loopback;
     r->regs.next = r->regs.prev = &r->regs;
     r->pend_tail = &r->pend;
-    r->peers = rmpi_xcalloc((size_t)env->size, sizeof *r->peers);
+    rmpi_ofi_peer_table_init(r);
     rmpi_net_hints_t *h = &r->pub.hints;
     snprintf(h->name, sizeof h->name, "ofi:%s", fi->domain_attr->name);
     if (fi->nic && fi->nic->link_attr && fi->nic->link_attr->speed)
@@ -1698,15 +1738,16 @@ static void ofi_close(rmpi_rail_t *rail)
         free(z);
     }
     fi_freeinfo(r->info);
-    for (int p = 0; p < r->env.size; p++) {
-        free(r->peers[p].why);
-        while (r->peers[p].parked) {
-            rmpi_ofi_park_t *k = r->peers[p].parked;
-            r->peers[p].parked = k->next;
+    for (int i = -1; (i = rmpi_ofi_peer_next(r, i)) >= 0;) {
+        rmpi_ofi_peer_t *p = rmpi_ofi_peer(r, i);
+        free(p->why);
+        while (p->parked) {
+            rmpi_ofi_park_t *k = p->parked;
+            p->parked = k->next;
             free(k);
         }
     }
-    free(r->peers);
+    rmpi_ofi_peer_table_free(r);
     free(r);
 }
 
@@ -1768,14 +1809,19 @@ static void ofi_describe(rmpi_rail_t *rail, void *file)
 }
 
 /* RMPI_REPORT: whether the rail's connections are per node (XRC) or per process, and why:
- * a fact of the domain, the same for every peer. */
+ * a fact of the domain, the same for every peer; and the peer table's size, which grows
+ * with the peers contacted (rmpi_ofi_peer_touch), never with the job. */
 static void ofi_rail_facts(rmpi_rail_t *rail, int json, char *buf, size_t len)
 {
     rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
     if (json) /* domain names and reasons hold no quote or backslash */
-        snprintf(buf, len, "\"xrc\": %s, \"xrc_why\": \"%s\"", r->xrc ? "true" : "false", r->xrc_why);
+        snprintf(buf, len,
+                 "\"xrc\": %s, \"xrc_why\": \"%s\", \"peers_touched\": %d, \"peer_chunks\": %d, "
+                 "\"peer_table_bytes\": %zu",
+                 r->xrc ? "true" : "false", r->xrc_why, r->peers_touched, r->peer_chunks, rmpi_ofi_peer_table_bytes(r));
     else
-        snprintf(buf, len, "xrc: %s", r->xrc_why);
+        snprintf(buf, len, "xrc: %s; peer state: %d of %d ranks contacted, %zu bytes (%d chunks of %d)", r->xrc_why,
+                 r->peers_touched, r->env.size, rmpi_ofi_peer_table_bytes(r), r->peer_chunks, RMPI_OFI_PEER_CHUNK);
 }
 
 const struct rmpi_net_ops rmpi_ofi_ops = {

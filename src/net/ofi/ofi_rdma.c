@@ -114,7 +114,11 @@ void rmpi_ofi_mr_dereg(rmpi_rail_t *rail, rmpi_mr_t *mr)
  * subchannels are rmpi_net_rails_for's rails, fixed when the VC is made. */
 static int bounce_to(rmpi_ofi_rail_t *r, int peer)
 {
-    rmpi_ofi_peer_t *p = &r->peers[peer];
+    if (peer < 0 || peer >= r->env.size || peer == r->env.rank)
+        return 0; /* rdma_start turns it down */
+    rmpi_ofi_peer_t *p = rmpi_ofi_peer_find(r, peer);
+    if (RMPI_UNLIKELY(!p || !p->touched)) /* asked before rmpi_ofi_peer_addr: may be the first contact */
+        p = rmpi_ofi_peer_touch(r, peer);
     if (RMPI_UNLIKELY(p->bounce == 0)) {
         rmpi_rail_t *rails[2];
         p->bounce = rmpi_net_rails_for(peer, rails, 2) > 1 ? 1 : -1;
@@ -201,8 +205,8 @@ int rmpi_ofi_rdma_post(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
 void rmpi_ofi_rdma_chunk_done(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
 {
     rmpi_ofi_done(r, d->peer, d->ctx.gen, d->cur, !d->write);
-    if (d->write && d->ctx.gen == r->peers[d->peer].gen)
-        r->peers[d->peer].sent += d->cur; /* delivered once a later PING is answered */
+    if (d->write && d->ctx.gen == rmpi_ofi_peer(r, d->peer)->gen)
+        rmpi_ofi_peer(r, d->peer)->sent += d->cur; /* delivered once a later PING is answered */
     d->wait -= d->cur < d->wait ? d->cur : d->wait;
     if (d->bounce)
         memcpy(d->local, d->bounce, d->cur);
@@ -281,7 +285,7 @@ void rmpi_ofi_rdma_done(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d, int status)
 {
     rmpi_net_op_t *op = d->op;
     if (d->wait) {
-        rmpi_ofi_peer_t *p = &r->peers[d->peer];
+        rmpi_ofi_peer_t *p = rmpi_ofi_peer(r, d->peer);
         if (status == 0)
             rmpi_ofi_done(r, d->peer, d->ctx.gen, d->wait, !d->write);
         else if (d->ctx.gen == p->gen)
@@ -365,7 +369,7 @@ static int rdma_start(rmpi_rail_t *rail, int peer, char *local, size_t len, uint
         rmpi_ofi_rdma_defer(r, d, rc);
         return 0;
     }
-    d->ctx.gen = r->peers[peer].gen;
+    d->ctx.gen = rmpi_ofi_peer(r, peer)->gen;
     if (r->emul) { /* its frames count as they go (watch) */
         rmpi_ofi_emul_start(r, d);
         return 0;
