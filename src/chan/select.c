@@ -617,8 +617,11 @@ int rmpi_chan_sel_tick(rmpi_chan_sel_t *s, uint64_t now_ns, rmpi_chan_apply_fn a
     advance(s, now_ns);
     now_ns = s->now_ns;
     int due = now_ns >= s->next_run_ns;
+    /* The count is the evidence: the first run comes with it, however soon (a job of a few
+     * thousand frames can be shorter than a slot and would otherwise end unselected). The
+     * slot is the least gap between two runs, not a wait after the start. */
     int trig = !due && s->trigger_now && s->total - s->total_at_run >= s->trigger_now &&
-               now_ns >= s->last_run_ns + s->prm.slot_ns;
+               (s->runs == 0 || now_ns >= s->last_run_ns + s->prm.slot_ns);
     if (!due && !trig)
         return 0;
     s->runs++;

@@ -43,7 +43,7 @@ typedef struct rmpi_chan_params {
     int tau;      /* most dedicated channels one new mapping may set up */
     /* windows (sec. 3.4) */
     uint64_t interval_ns; /* u: FIND_MAP runs this long after the last run */
-    uint64_t slot_ns;     /* one row of the table; also the least gap between two runs */
+    uint64_t slot_ns;     /* one row of the table; also the least gap between two runs (not before the first) */
     int sigma;            /* rows kept: no window reaches further back */
     int sources;          /* most sources with a column (0: rmpi_chan_default_sources) */
     uint64_t trigger;     /* a run also starts once this many receives came since the last; 0: never */
@@ -187,7 +187,8 @@ static inline void rmpi_chan_note_recv(rmpi_chan_sel_t *s, int src, size_t bytes
 }
 
 /* Moves the table to now_ns, and runs FIND_MAP when the interval has passed since the last
- * run, or when p.trigger receives came since it and one slot has passed (twice as many after
+ * run, or when p.trigger receives came since it (the start, for the first run) and, but for the
+ * first run, one slot has passed since the last (twice as many after
  * each such early run that changed nothing, p.trigger again after a change). Each change goes
  * to apply (releases first, so a cap is never exceeded). After a run, columns of shared
  * sources silent for sigma slots are given back, and if a source found the table full, the

@@ -1,5 +1,5 @@
 /* The selection driver (seed adaptive-transport-selection sec. 3.4): FIND_MAP runs once an
- * interval has passed, or early after the count trigger's receives (once a slot has passed),
+ * interval has passed, or early after the count trigger's receives (the first run at once, later ones a slot apart),
  * applies releases before set-ups, follows a pattern that changes (the seed's "repeat"),
  * keeps a refused switch's kind, and never selects a fixed peer. Simulated time; linked
  * with rmpi_chan_select alone. */
@@ -108,6 +108,29 @@ static void test_trigger(void)
     rmpi_chan_sel_destroy(s);
 }
 
+/* A job shorter than a slot: the first run comes at the trigger's count, not one slot after
+ * the selector started (which held every run of a 4-rank job of ~1,100 frames per peer in
+ * its 45-65 ms, bench/channels.sh). Later early runs still keep a slot apart. */
+static void test_short_job(void)
+{
+    rmpi_chan_params_t p = params();
+    p.trigger = 1024;
+    uint64_t t0 = 5000 * MS;
+    rmpi_chan_sel_t *s = rmpi_chan_sel_create(16, &p, t0);
+    calls_t c = {0};
+    traffic(s, (int[]){4}, 1, 1023, t0, 8 * MS);
+    CHECK(rmpi_chan_sel_tick(s, t0 + 8 * MS, record, &c) == 0 && s->runs == 0, "1023 receives started a run");
+    traffic(s, (int[]){4}, 1, 1, t0 + 9 * MS, 1);
+    CHECK(rmpi_chan_sel_tick(s, t0 + 9 * MS, record, &c) == 1 && s->runs == 1 && s->trigger_runs == 1 && c.n == 1 &&
+              c.peer[0] == 4 && rmpi_chan_sel_kind(s, 4) == RMPI_CHAN_DEDICATED,
+          "the 1024th receive, 9 ms into the first slot: %llu runs, %d calls", (unsigned long long)s->runs, c.n);
+    traffic(s, (int[]){6}, 1, 4096, t0 + 10 * MS, 10 * MS);
+    CHECK(rmpi_chan_sel_tick(s, t0 + 20 * MS, record, &c) == 0 && s->runs == 1, "a second run within one slot");
+    CHECK(rmpi_chan_sel_tick(s, t0 + 59 * MS, record, &c) == 1 && s->runs == 2 && c.peer[1] == 6,
+          "the second run, a slot after the first: %llu runs, %d calls", (unsigned long long)s->runs, c.n);
+    rmpi_chan_sel_destroy(s);
+}
+
 /* The seed's repeat benchmark from one receiver's view: ranks 1-2 send for two seconds,
  * then ranks 3-4 and 1-2 fall silent; h = 2. The new senders must get the channels within
  * two intervals of the change, releases told before set-ups. */
@@ -166,6 +189,7 @@ int main(void)
 {
     test_interval();
     test_trigger();
+    test_short_job();
     test_repeat();
     test_refused_and_fixed();
     return finish("chan_select_driver");
