@@ -612,6 +612,14 @@ static void evict(rmpi_chan_sel_t *s)
     }
 }
 
+uint64_t rmpi_chan_sel_until_trigger(const rmpi_chan_sel_t *s)
+{
+    if (!s->trigger_now)
+        return UINT64_MAX;
+    uint64_t since = s->total - s->total_at_run;
+    return since >= s->trigger_now ? 0 : s->trigger_now - since;
+}
+
 int rmpi_chan_sel_tick(rmpi_chan_sel_t *s, uint64_t now_ns, rmpi_chan_apply_fn apply, void *ctx)
 {
     advance(s, now_ns);

@@ -104,8 +104,9 @@ typedef struct rmpi_chan_sel {
                              * and source, not per receive; a new slot clears every entry) */
     uint64_t slot_end_ns;   /* the current slot ends here */
     int npeers;
-    uint8_t pending;        /* receives the library's entry counted but not yet added to total (< 256) */
-    uint64_t total;         /* receives noted (the library's: less pending) */
+    uint32_t left;          /* the library's entry: receives until its next tick (rmpi_chan_lib_count) */
+    uint32_t batch;         /* what left started from: batch - left receives are not in total yet */
+    uint64_t total;         /* receives noted (the library's: those of its ticks) */
     rmpi_chan_cell_t **col; /* per peer: its column of sigma cells; NULL before its first receive,
                              * spill while the table has no column free for it */
     uint32_t row;           /* the current slot's row */
@@ -196,6 +197,9 @@ static inline void rmpi_chan_note_recv(rmpi_chan_sel_t *s, int src, size_t bytes
  * accepted. */
 int rmpi_chan_sel_tick(rmpi_chan_sel_t *s, uint64_t now_ns, rmpi_chan_apply_fn apply, void *ctx);
 
+/* Receives until the count trigger is reached (0: reached; UINT64_MAX: no trigger). */
+uint64_t rmpi_chan_sel_until_trigger(const rmpi_chan_sel_t *s);
+
 /* Receives and bytes from peer in the last nslots slots, the current one included. */
 void rmpi_chan_sel_sum(const rmpi_chan_sel_t *s, int peer, int nslots, uint64_t *n, uint64_t *bytes);
 /* Bytes the selector holds (table, per-peer arrays, scratch). */
@@ -237,15 +241,15 @@ void rmpi_chan_lib_totals(rmpi_chan_totals_t *t);
 /* RMPI_CHAN_TRACE (docs/trace.md): the open trace of this rank, NULL when off. */
 extern struct rmpi_chan_trace *rmpi_chan_trace;
 
-/* The library's count of one frame: every 256th also adds to the total and ticks (the clock
- * is read there only). */
+/* The library's count of one frame: a countdown to the next tick, which adds the frames to the
+ * total and reads the clock. The tick sets it to 256 frames, or fewer when the count
+ * trigger falls due sooner, so the trigger's run comes at its frame wherever the idle
+ * path's ticks fell before it (rmpi_chan_lib_tick). */
 static inline void rmpi_chan_lib_count(rmpi_chan_sel_t *s, int src, size_t bytes)
 {
     rmpi_chan_bump_recv(s, src, bytes);
-    if (__builtin_expect(!++s->pending, 0)) {
-        s->total += 256;
+    if (__builtin_expect(!--s->left, 0))
         rmpi_chan_lib_tick();
-    }
 }
 void rmpi_chan_lib_note_traced(int src, size_t bytes);
 
