@@ -43,7 +43,7 @@ typedef struct rmpi_chan_params {
     int tau;      /* most dedicated channels one new mapping may set up */
     /* windows (sec. 3.4) */
     uint64_t interval_ns; /* u: FIND_MAP runs this long after the last run */
-    uint64_t slot_ns;     /* one row of the table; also the least gap between two runs (not before the first) */
+    uint64_t slot_ns;     /* one row of the table; also the least gap after a run that changed the mapping */
     int sigma;            /* rows kept: no window reaches further back */
     int sources;          /* most sources with a column (0: rmpi_chan_default_sources) */
     uint64_t trigger;     /* a run also starts once this many receives came since the last; 0: never */
@@ -127,8 +127,11 @@ typedef struct rmpi_chan_sel {
     uint64_t beta, eps;      /* the current mapping's window [beta, eps), in slots */
     int have_cur;
     uint64_t next_run_ns, last_run_ns, total_at_run;
-    uint64_t trigger_now;  /* receives that start a run early: prm.trigger, doubled by each early run that
-                           * changed nothing (a run walks every column's window), reset by a change */
+    uint64_t trigger_now;  /* receives that start a run early: before the first run, the fewest that can repay
+                           * a set-up if below prm.trigger, again after each run that changed nothing
+                           * until prm.trigger receives came in all; later doubled by each early run that
+                           * changed nothing (a run walks every column's window); prm.trigger after a change */
+    int changed;           /* the last run changed the mapping: the next early one waits a slot */
     rmpi_chan_src_t *srcs; /* scratch of the runs */
     int *up, *down;
     /* counters */
@@ -188,9 +191,9 @@ static inline void rmpi_chan_note_recv(rmpi_chan_sel_t *s, int src, size_t bytes
 }
 
 /* Moves the table to now_ns, and runs FIND_MAP when the interval has passed since the last
- * run, or when p.trigger receives came since it (the start, for the first run) and, but for the
- * first run, one slot has passed since the last (twice as many after
- * each such early run that changed nothing, p.trigger again after a change). Each change goes
+ * run, or early when p.trigger receives came since it (the first run: since the start, and as
+ * soon as enough came to repay a set-up if that is fewer; after a run that changed nothing,
+ * twice the count before; after a change, p.trigger again, and one slot since it). Each change goes
  * to apply (releases first, so a cap is never exceeded). After a run, columns of shared
  * sources silent for sigma slots are given back, and if a source found the table full, the
  * least active shared sources' columns too, down to half the table. Returns the changes
