@@ -668,12 +668,13 @@ int rmpi_chan_sel_tick(rmpi_chan_sel_t *s, uint64_t now_ns, rmpi_chan_apply_fn a
      * moved, and the trigger's count applies again. Until the trigger's count has come in
      * all, the table is a few rows and a run cheap: runs that change nothing come every
      * first count (the evidence of one source, which a few frames of others, a barrier's,
-     * leave just short of passing). */
+     * leave just short of passing). After that, doubling starts from the trigger's count,
+     * not the first (from it, 2-3 more runs over a full table at 32 ranks). */
     if (done)
         s->trigger_now = s->prm.trigger;
     else if (trig && s->total < s->prm.trigger)
         ;
-    else if (trig && s->trigger_now < UINT64_MAX / 2)
-        s->trigger_now *= 2;
+    else if (trig && s->trigger_now < UINT64_MAX / 4)
+        s->trigger_now = 2 * (s->trigger_now > s->prm.trigger ? s->trigger_now : s->prm.trigger);
     return done;
 }

@@ -120,6 +120,17 @@ static void test_trigger(void)
     CHECK(rmpi_chan_sel_tick(s, 12 * MS, record, &c) == 1 && s->runs == 2 &&
               rmpi_chan_sel_kind(s, 4) == RMPI_CHAN_DEDICATED,
           "84 more from 4, 2 ms later: %llu runs, kind of 4 %d", (unsigned long long)s->runs, rmpi_chan_sel_kind(s, 4));
+    /* once the trigger's count came, a run that changes nothing doubles from it, not from the
+     * first count */
+    rmpi_chan_sel_destroy(s);
+    s = rmpi_chan_sel_create(16, &p, 0);
+    for (int k = 0; k < 12; k++) {
+        traffic(s, (int[]){1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, 12, 7, (uint64_t)k * MS, 1 * MS);
+        rmpi_chan_sel_tick(s, (uint64_t)(k + 1) * MS, record, &c);
+    }
+    CHECK(s->runs == 12 && s->total == 1008 && s->trigger_now == 2000,
+          "12 runs of 84 receives spread over 12 peers: %llu runs, next after %llu", (unsigned long long)s->runs,
+          (unsigned long long)s->trigger_now);
     /* no class that can repay a set-up (r at or below gamma): the count alone */
     rmpi_chan_sel_destroy(s);
     p.r = 20;
