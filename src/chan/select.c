@@ -203,6 +203,25 @@ int rmpi_chan_find_map(const rmpi_chan_src_t *src, int nsrc, const rmpi_chan_par
 
 /* ---- the statistics table ---- */
 
+/* The fewest receives whose window can pass gamma with a set-up in it: all n from one
+ * source of class k gain n (r - c/s) - n p / 2 - rho (Appendix A, one channel polled), which
+ * exceeds gamma n from n > rho / (r - c/s - p/2 - gamma). Fewer receives can apply no
+ * mapping, so a run before them is wasted; at them a source that sent them all is
+ * dedicated. The smaller over the two classes; UINT64_MAX when no class can repay a set-up. */
+static uint64_t evidence(const rmpi_chan_params_t *p)
+{
+    uint64_t least = UINT64_MAX;
+    for (int k = 0; k < 2; k++) {
+        rmpi_chan_cost_t c = class_cost(p, k);
+        double per = msg_value(&c) - c.p / 2 - p->gamma;
+        if (per > 0 && c.rho / per < 1e18) {
+            uint64_t n = (uint64_t)(c.rho / per) + 1;
+            least = n < least ? n : least;
+        }
+    }
+    return least;
+}
+
 rmpi_chan_sel_t *rmpi_chan_sel_create(int npeers, const rmpi_chan_params_t *p, uint64_t now_ns)
 {
     char why[160];
@@ -230,7 +249,9 @@ rmpi_chan_sel_t *rmpi_chan_sel_create(int npeers, const rmpi_chan_params_t *p, u
     s->t0_ns = s->now_ns = s->last_run_ns = now_ns;
     s->slot_end_ns = now_ns + p->slot_ns;
     s->next_run_ns = now_ns + p->interval_ns;
-    s->trigger_now = p->trigger;
+    /* the first run as soon as the receives can repay a set-up, if that is before the count */
+    uint64_t ev = evidence(p);
+    s->trigger_now = p->trigger && ev < p->trigger ? ev : p->trigger;
     return s;
 }
 
@@ -612,13 +633,26 @@ static void evict(rmpi_chan_sel_t *s)
     }
 }
 
+uint64_t rmpi_chan_sel_until_trigger(const rmpi_chan_sel_t *s)
+{
+    if (!s->trigger_now)
+        return UINT64_MAX;
+    uint64_t since = s->total - s->total_at_run;
+    return since >= s->trigger_now ? 0 : s->trigger_now - since;
+}
+
 int rmpi_chan_sel_tick(rmpi_chan_sel_t *s, uint64_t now_ns, rmpi_chan_apply_fn apply, void *ctx)
 {
     advance(s, now_ns);
     now_ns = s->now_ns;
     int due = now_ns >= s->next_run_ns;
+    /* The count is the evidence: a run comes with it, however soon (a job of a few thousand
+     * frames can be shorter than a slot and would otherwise end unselected). The slot is the
+     * least gap after a run that changed the mapping (its switches under way, the window of
+     * the new mapping still empty), not a wait after the start; after a run that changed
+     * nothing the doubled count is the wait. */
     int trig = !due && s->trigger_now && s->total - s->total_at_run >= s->trigger_now &&
-               now_ns >= s->last_run_ns + s->prm.slot_ns;
+               (!s->changed || now_ns >= s->last_run_ns + s->prm.slot_ns);
     if (!due && !trig)
         return 0;
     s->runs++;
@@ -627,13 +661,20 @@ int rmpi_chan_sel_tick(rmpi_chan_sel_t *s, uint64_t now_ns, rmpi_chan_apply_fn a
     s->next_run_ns = now_ns + s->prm.interval_ns;
     s->total_at_run = s->total;
     int done = run(s, apply, ctx);
+    s->changed = done > 0;
     evict(s);
     /* A run walks sigma rows of every column (O(columns x sigma)): while the traffic keeps
      * the mapping, early runs back off to the interval's cadence; a change shows the traffic
-     * moved, and the trigger's count applies again. */
+     * moved, and the trigger's count applies again. Until the trigger's count has come in
+     * all, the table is a few rows and a run cheap: runs that change nothing come every
+     * first count (the evidence of one source, which a few frames of others, a barrier's,
+     * leave just short of passing). After that, doubling starts from the trigger's count,
+     * not the first (from it, 2-3 more runs over a full table at 32 ranks). */
     if (done)
         s->trigger_now = s->prm.trigger;
-    else if (trig && s->trigger_now < UINT64_MAX / 2)
-        s->trigger_now *= 2;
+    else if (trig && s->total < s->prm.trigger)
+        ;
+    else if (trig && s->trigger_now < UINT64_MAX / 4)
+        s->trigger_now = 2 * (s->trigger_now > s->prm.trigger ? s->trigger_now : s->prm.trigger);
     return done;
 }

@@ -43,7 +43,7 @@ typedef struct rmpi_chan_params {
     int tau;      /* most dedicated channels one new mapping may set up */
     /* windows (sec. 3.4) */
     uint64_t interval_ns; /* u: FIND_MAP runs this long after the last run */
-    uint64_t slot_ns;     /* one row of the table; also the least gap between two runs */
+    uint64_t slot_ns;     /* one row of the table; also the least gap after a run that changed the mapping */
     int sigma;            /* rows kept: no window reaches further back */
     int sources;          /* most sources with a column (0: rmpi_chan_default_sources) */
     uint64_t trigger;     /* a run also starts once this many receives came since the last; 0: never */
@@ -104,8 +104,9 @@ typedef struct rmpi_chan_sel {
                              * and source, not per receive; a new slot clears every entry) */
     uint64_t slot_end_ns;   /* the current slot ends here */
     int npeers;
-    uint8_t pending;        /* receives the library's entry counted but not yet added to total (< 256) */
-    uint64_t total;         /* receives noted (the library's: less pending) */
+    uint32_t left;          /* the library's entry: receives until its next tick (rmpi_chan_lib_count) */
+    uint32_t batch;         /* what left started from: batch - left receives are not in total yet */
+    uint64_t total;         /* receives noted (the library's: those of its ticks) */
     rmpi_chan_cell_t **col; /* per peer: its column of sigma cells; NULL before its first receive,
                              * spill while the table has no column free for it */
     uint32_t row;           /* the current slot's row */
@@ -126,8 +127,11 @@ typedef struct rmpi_chan_sel {
     uint64_t beta, eps;      /* the current mapping's window [beta, eps), in slots */
     int have_cur;
     uint64_t next_run_ns, last_run_ns, total_at_run;
-    uint64_t trigger_now;  /* receives that start a run early: prm.trigger, doubled by each early run that
-                           * changed nothing (a run walks every column's window), reset by a change */
+    uint64_t trigger_now;  /* receives that start a run early: before the first run, the fewest that can repay
+                           * a set-up if below prm.trigger, again after each run that changed nothing
+                           * until prm.trigger receives came in all; later doubled by each early run that
+                           * changed nothing (a run walks every column's window); prm.trigger after a change */
+    int changed;           /* the last run changed the mapping: the next early one waits a slot */
     rmpi_chan_src_t *srcs; /* scratch of the runs */
     int *up, *down;
     /* counters */
@@ -187,13 +191,17 @@ static inline void rmpi_chan_note_recv(rmpi_chan_sel_t *s, int src, size_t bytes
 }
 
 /* Moves the table to now_ns, and runs FIND_MAP when the interval has passed since the last
- * run, or when p.trigger receives came since it and one slot has passed (twice as many after
- * each such early run that changed nothing, p.trigger again after a change). Each change goes
+ * run, or early when p.trigger receives came since it (the first run: since the start, and as
+ * soon as enough came to repay a set-up if that is fewer; after a run that changed nothing,
+ * twice the count before; after a change, p.trigger again, and one slot since it). Each change goes
  * to apply (releases first, so a cap is never exceeded). After a run, columns of shared
  * sources silent for sigma slots are given back, and if a source found the table full, the
  * least active shared sources' columns too, down to half the table. Returns the changes
  * accepted. */
 int rmpi_chan_sel_tick(rmpi_chan_sel_t *s, uint64_t now_ns, rmpi_chan_apply_fn apply, void *ctx);
+
+/* Receives until the count trigger is reached (0: reached; UINT64_MAX: no trigger). */
+uint64_t rmpi_chan_sel_until_trigger(const rmpi_chan_sel_t *s);
 
 /* Receives and bytes from peer in the last nslots slots, the current one included. */
 void rmpi_chan_sel_sum(const rmpi_chan_sel_t *s, int peer, int nslots, uint64_t *n, uint64_t *bytes);
@@ -236,15 +244,15 @@ void rmpi_chan_lib_totals(rmpi_chan_totals_t *t);
 /* RMPI_CHAN_TRACE (docs/trace.md): the open trace of this rank, NULL when off. */
 extern struct rmpi_chan_trace *rmpi_chan_trace;
 
-/* The library's count of one frame: every 256th also adds to the total and ticks (the clock
- * is read there only). */
+/* The library's count of one frame: a countdown to the next tick, which adds the frames to the
+ * total and reads the clock. The tick sets it to 256 frames, or fewer when the count
+ * trigger falls due sooner, so the trigger's run comes at its frame wherever the idle
+ * path's ticks fell before it (rmpi_chan_lib_tick). */
 static inline void rmpi_chan_lib_count(rmpi_chan_sel_t *s, int src, size_t bytes)
 {
     rmpi_chan_bump_recv(s, src, bytes);
-    if (__builtin_expect(!++s->pending, 0)) {
-        s->total += 256;
+    if (__builtin_expect(!--s->left, 0))
         rmpi_chan_lib_tick();
-    }
 }
 void rmpi_chan_lib_note_traced(int src, size_t bytes);
 

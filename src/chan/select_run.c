@@ -220,6 +220,24 @@ static void ofi_costs(rmpi_chan_params_t *p, int rank, int nprocs, const uint8_t
                                 rmpi_knobs.CHAN_SETUP_COST_OFI * rails};
 }
 
+/* The frames the entry counted down since the last collection go to the total (modulo 2^32:
+ * a frame counted while left was 0, inside a tick, is one more). */
+static void lib_collect(rmpi_chan_sel_t *s)
+{
+    s->total += (uint32_t)(s->batch - s->left);
+    s->batch = s->left;
+}
+
+/* The entry's next tick: after 256 frames, or at the frame that completes the count
+ * trigger if that comes first. With a fixed 256 after every tick, an idle tick (core.c)
+ * shifted the count ticks off the trigger's frame: at 1024 with an idle tick at frame 100,
+ * the next looks came at 1124, past the ~1,100 frames a peer hears in a short job. */
+static void lib_arm(rmpi_chan_sel_t *s)
+{
+    uint64_t until = rmpi_chan_sel_until_trigger(s);
+    s->batch = s->left = (uint32_t)(until && until < 256 ? until : 256);
+}
+
 void rmpi_chan_lib_init(int rank, int nprocs)
 {
     rmpi_chan_params_t p;
@@ -257,19 +275,22 @@ void rmpi_chan_lib_init(int rank, int nprocs)
             rmpi_chan_sel_class(rmpi_chan_lib, r, cls[r]);
     }
     free(cls);
+    lib_arm(rmpi_chan_lib);
     lib_fast_update();
 }
 
 void rmpi_chan_lib_tick(void)
 {
-    if (!rmpi_chan_lib)
+    rmpi_chan_sel_t *s = rmpi_chan_lib;
+    if (!s)
         return;
-    rmpi_chan_lib->total += rmpi_chan_lib->pending;
-    rmpi_chan_lib->pending = 0;
+    lib_collect(s);
     uint64_t now = rmpi_time_ns();
     if (rmpi_chan_trace)
         fprintf(trace.f, "k %llu\n", (unsigned long long)(now - trace.t0));
-    rmpi_chan_sel_tick(rmpi_chan_lib, now, switch_peer, NULL);
+    rmpi_chan_sel_tick(s, now, switch_peer, NULL);
+    lib_collect(s); /* frames the switches' progress delivered */
+    lib_arm(s);
 }
 
 void rmpi_chan_lib_report(void *file, int rank)

@@ -239,7 +239,7 @@ int rmpi_core_progress(void)
     if (RMPI_UNLIKELY(rmpi_core_hook != NULL))
         n += rmpi_core_hook();
     /* Whether mpiexec still lives, and channel selection's clock (a busy receiver ticks it
-     * every 256 frames): looked at from the idle path only, once per 1024 idle polls (and
+     * every 256 frames, and at the count trigger's frame): looked at from the idle path only, once per 1024 idle polls (and
      * then at most every 100 ms), so a busy rank pays one increment. */
     if (n == 0 && RMPI_UNLIKELY((++idle_polls & 1023) == 0)) {
         rmpi_pmi_watch();

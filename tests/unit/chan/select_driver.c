@@ -1,5 +1,5 @@
 /* The selection driver (seed adaptive-transport-selection sec. 3.4): FIND_MAP runs once an
- * interval has passed, or early after the count trigger's receives (once a slot has passed),
+ * interval has passed, or early after the count trigger's receives (the first run at once, later ones a slot apart),
  * applies releases before set-ups, follows a pattern that changes (the seed's "repeat"),
  * keeps a refused switch's kind, and never selects a fixed peer. Simulated time; linked
  * with rmpi_chan_select alone. */
@@ -77,13 +77,17 @@ static void test_trigger(void)
     p.trigger = 1000;
     rmpi_chan_sel_t *s = rmpi_chan_sel_create(16, &p, 0);
     calls_t c = {0};
-    traffic(s, (int[]){4}, 1, 999, 0, 10 * MS);
-    CHECK(rmpi_chan_sel_tick(s, 60 * MS, record, &c) == 0 && s->runs == 0, "999 receives started a run");
+    /* the first run before the count: at the fewest receives that can repay a set-up, all
+     * from one source: n (r - p/2 - gamma) > rho, n > 10000 / 120, so 84 */
+    traffic(s, (int[]){4}, 1, 83, 0, 10 * MS);
+    CHECK(rmpi_chan_sel_tick(s, 60 * MS, record, &c) == 0 && s->runs == 0, "83 receives started a run");
     traffic(s, (int[]){4}, 1, 1, 60 * MS, 1);
     CHECK(rmpi_chan_sel_tick(s, 60 * MS, record, &c) == 1 && s->trigger_runs == 1 && c.n == 1 && c.peer[0] == 4,
-          "1000 receives: %llu trigger runs, %d calls", (unsigned long long)s->trigger_runs, c.n);
-    /* the next early run needs 1000 more receives and a slot since this one */
+          "84 receives: %llu trigger runs, %d calls", (unsigned long long)s->trigger_runs, c.n);
+    /* the next early run needs 1000 more receives and, after a change, a slot since it (4
+     * keeps sending: with its 84 receives alone, 6's polls would outweigh its ring) */
     traffic(s, (int[]){6}, 1, 5000, 61 * MS, 10 * MS);
+    traffic(s, (int[]){4}, 1, 916, 61 * MS, 10 * MS);
     CHECK(rmpi_chan_sel_tick(s, 100 * MS, record, &c) == 0 && s->runs == 1, "a second run within one slot");
     CHECK(rmpi_chan_sel_tick(s, 110 * MS, record, &c) == 1 && s->runs == 2 && c.peer[1] == 6,
           "the second trigger run: %llu runs, %d calls", (unsigned long long)s->runs, c.n);
@@ -99,12 +103,69 @@ static void test_trigger(void)
     traffic(s, (int[]){4, 6}, 2, 500, 231 * MS, 10 * MS);
     CHECK(rmpi_chan_sel_tick(s, 290 * MS, record, &c) == 0 && s->runs == 4 && s->trigger_runs == 4,
           "2000 receives: %llu runs, %llu early", (unsigned long long)s->runs, (unsigned long long)s->trigger_runs);
+    /* after a run that changed nothing the doubled count is the wait, not a slot */
+    traffic(s, (int[]){4, 6}, 2, 2000, 290 * MS, 1 * MS);
+    CHECK(rmpi_chan_sel_tick(s, 292 * MS, record, &c) == 0 && s->runs == 5 && s->trigger_now == 8000,
+          "4000 receives 2 ms after a run that changed nothing: %llu runs, next after %llu",
+          (unsigned long long)s->runs, (unsigned long long)s->trigger_now);
+    /* before the trigger's count has come in all, a run that changes nothing keeps the first
+     * count: 84 receives spread over four peers, then 84 of which 4 sends all */
+    rmpi_chan_sel_destroy(s);
+    s = rmpi_chan_sel_create(16, &p, 0);
+    traffic(s, (int[]){3, 4, 5, 7}, 4, 21, 0, 10 * MS);
+    CHECK(rmpi_chan_sel_tick(s, 10 * MS, record, &c) == 0 && s->runs == 1 && s->trigger_now == 84,
+          "84 spread receives: %llu runs, next after %llu", (unsigned long long)s->runs,
+          (unsigned long long)s->trigger_now);
+    traffic(s, (int[]){4}, 1, 84, 10 * MS, 2 * MS);
+    CHECK(rmpi_chan_sel_tick(s, 12 * MS, record, &c) == 1 && s->runs == 2 &&
+              rmpi_chan_sel_kind(s, 4) == RMPI_CHAN_DEDICATED,
+          "84 more from 4, 2 ms later: %llu runs, kind of 4 %d", (unsigned long long)s->runs, rmpi_chan_sel_kind(s, 4));
+    /* once the trigger's count came, a run that changes nothing doubles from it, not from the
+     * first count */
+    rmpi_chan_sel_destroy(s);
+    s = rmpi_chan_sel_create(16, &p, 0);
+    for (int k = 0; k < 12; k++) {
+        traffic(s, (int[]){1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, 12, 7, (uint64_t)k * MS, 1 * MS);
+        rmpi_chan_sel_tick(s, (uint64_t)(k + 1) * MS, record, &c);
+    }
+    CHECK(s->runs == 12 && s->total == 1008 && s->trigger_now == 2000,
+          "12 runs of 84 receives spread over 12 peers: %llu runs, next after %llu", (unsigned long long)s->runs,
+          (unsigned long long)s->trigger_now);
+    /* no class that can repay a set-up (r at or below gamma): the count alone */
+    rmpi_chan_sel_destroy(s);
+    p.r = 20;
+    s = rmpi_chan_sel_create(16, &p, 0);
+    CHECK(s->trigger_now == 1000, "r = 20: the first run after %llu receives", (unsigned long long)s->trigger_now);
     /* trigger 0: only the interval */
     rmpi_chan_sel_destroy(s);
     p.trigger = 0;
     s = rmpi_chan_sel_create(16, &p, 0);
     traffic(s, (int[]){4}, 1, 100000, 0, 500 * MS);
     CHECK(rmpi_chan_sel_tick(s, 600 * MS, record, &c) == 0 && s->runs == 0, "trigger 0 ran early");
+    rmpi_chan_sel_destroy(s);
+}
+
+/* A job shorter than a slot: the first run comes at its count (the 84 receives that repay
+ * a set-up here), not one slot after the selector started (which held every run of a
+ * 4-rank job of ~1,100 frames per peer in its 45-65 ms, bench/channels.sh). After a run
+ * that changed the mapping the next keeps a slot away. */
+static void test_short_job(void)
+{
+    rmpi_chan_params_t p = params();
+    p.trigger = 1024;
+    uint64_t t0 = 5000 * MS;
+    rmpi_chan_sel_t *s = rmpi_chan_sel_create(16, &p, t0);
+    calls_t c = {0};
+    traffic(s, (int[]){4}, 1, 83, t0, 8 * MS);
+    CHECK(rmpi_chan_sel_tick(s, t0 + 8 * MS, record, &c) == 0 && s->runs == 0, "83 receives started a run");
+    traffic(s, (int[]){4}, 1, 1, t0 + 9 * MS, 1);
+    CHECK(rmpi_chan_sel_tick(s, t0 + 9 * MS, record, &c) == 1 && s->runs == 1 && s->trigger_runs == 1 && c.n == 1 &&
+              c.peer[0] == 4 && rmpi_chan_sel_kind(s, 4) == RMPI_CHAN_DEDICATED,
+          "the 84th receive, 9 ms into the first slot: %llu runs, %d calls", (unsigned long long)s->runs, c.n);
+    traffic(s, (int[]){4, 6}, 2, 2048, t0 + 10 * MS, 10 * MS);
+    CHECK(rmpi_chan_sel_tick(s, t0 + 20 * MS, record, &c) == 0 && s->runs == 1, "a second run within one slot");
+    CHECK(rmpi_chan_sel_tick(s, t0 + 59 * MS, record, &c) == 1 && s->runs == 2 && c.peer[1] == 6,
+          "the second run, a slot after the first: %llu runs, %d calls", (unsigned long long)s->runs, c.n);
     rmpi_chan_sel_destroy(s);
 }
 
@@ -166,6 +227,7 @@ int main(void)
 {
     test_interval();
     test_trigger();
+    test_short_job();
     test_repeat();
     test_refused_and_fixed();
     return finish("chan_select_driver");
