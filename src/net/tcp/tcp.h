@@ -55,6 +55,8 @@
  * never past RX_MAX (the largest frame). A buffer that stayed empty for RMPI_TCP_BUF_IDLE
  * is freed. */
 #define RMPI_TCP_RX_MIN 4096
+/* A DATA frame at least this long first writes the peer's queued output (tcp_send). */
+#define RMPI_TCP_PUSH_MIN 4096
 #define RMPI_TCP_RXBUF (RMPI_TCP_BASE_HDR + RMPI_TCP_LAN_FRAME + RMPI_TCP_RX_AHEAD)
 #define RMPI_TCP_RX_MAX (RMPI_TCP_BASE_HDR + RMPI_TCP_MAX_FRAME + RMPI_TCP_RX_AHEAD)
 
