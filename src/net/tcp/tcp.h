@@ -55,6 +55,9 @@
  * never past RX_MAX (the largest frame). A buffer that stayed empty for RMPI_TCP_BUF_IDLE
  * is freed. */
 #define RMPI_TCP_RX_MIN 4096
+/* DATA frames at least this long, queued behind output, write that output once they add up
+ * to a chunk (tcp_send). */
+#define RMPI_TCP_PUSH_MIN 4096
 #define RMPI_TCP_RXBUF (RMPI_TCP_BASE_HDR + RMPI_TCP_LAN_FRAME + RMPI_TCP_RX_AHEAD)
 #define RMPI_TCP_RX_MAX (RMPI_TCP_BASE_HDR + RMPI_TCP_MAX_FRAME + RMPI_TCP_RX_AHEAD)
 
@@ -322,6 +325,7 @@ struct rmpi_tcp_peer {
     rmpi_tcp_tx_t *cur_chunk; /* a GET_RESP or PUT frame being written: finish it first */
     int rd_turn;              /* alternation between txq and rdq */
     int soon;                 /* in the rail's soon list (rmpi_tcp_write_soon) */
+    size_t push_due;          /* DATA bytes queued by send since it last wrote the queue (tcp_send) */
 
     int have_card, naddr, addr_next;
     int target; /* the peer's rail this rail is paired with (its card index) */

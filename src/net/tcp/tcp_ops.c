@@ -272,6 +272,25 @@ static int tcp_send(rmpi_rail_t *rail, int peer, const struct iovec *iov, int io
     rmpi_tcp_peer_t *p = rmpi_tcp_peer_get(r, peer);
     if (p->state == RMPI_TCP_PEER_LOST || p->state == RMPI_TCP_PEER_CLOSED)
         return -ECONNRESET;
+    /* Output already queued for the peer: once a chunk's worth of large frames joined it since
+     * the last time, write what the socket takes of it (about one chunk), so that a sender
+     * whose calls complete at once (eager frames copied here) keeps its sockets fed between
+     * progress calls. Without it a Bcast root across a long link ran 12,000 calls of 16 KiB in
+     * 0.7 s, copying them here, while both its sockets sat empty (ss), and its near child
+     * finished 11% later (seed infiniband-wan 3.4: the root's link is the collective's
+     * bottleneck; docs/results/wan.md, "The root's queue"). Once per chunk, not per frame: a
+     * sender that fills its socket (multi-pair message rate) would otherwise make a write
+     * that finds no room for every frame. Small frames batched for the next progress (the
+     * soon list) are left to it. */
+    if (len >= RMPI_TCP_PUSH_MIN && !p->soon && !rmpi_tcp_can_write_now(p) && rmpi_tcp_has_output(p)) {
+        p->push_due += len;
+        if (p->push_due >= r->chunk) {
+            p->push_due = 0;
+            rmpi_tcp_flush(r, p);
+            if (p->state == RMPI_TCP_PEER_LOST || p->state == RMPI_TCP_PEER_CLOSED)
+                return -ECONNRESET;
+        }
+    }
     uint8_t hdr[RMPI_TCP_BASE_HDR];
     rmpi_tcp_hdr(hdr, RMPI_TCP_DATA, (uint32_t)len);
     size_t total = sizeof(hdr) + len, done = 0;
