@@ -5,9 +5,11 @@ CMAKE_FLAGS ?=
 
 # Building (all, so demo, check, bench, rxe too) starts with tools/deps.sh: the Debian
 # packages, installed when missing as root, else the one apt-get line to run and a stop.
-# `make check` asks for the tests' packages too.
+# `make check` asks for the tests' packages too, `make bench` also for the reference MPIs'
+# compilers and headers (MPICH's and Open MPI's -dev packages) the compare scripts use.
 DEPS = build
 check: DEPS = check
+bench: DEPS = bench
 
 .PHONY: all check demo clean bench rxe sanitize
 all:

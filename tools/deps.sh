@@ -1,7 +1,9 @@
 #!/bin/sh
 # The Debian packages RailMPI needs, listed once (the Makefile and .ci/run call this).
-# usage: tools/deps.sh build|check
-#   build: what `make` and `make demo` need; check: that plus what the tests need.
+# usage: tools/deps.sh build|check|bench
+#   build: what `make` and `make demo` need; check: that plus what the tests need;
+#   bench: that plus the reference MPIs' compilers and headers the bench/*compare* scripts
+#   build the same benchmark source with (Debian's MPICH and Open MPI).
 # As root, apt-get installs whatever is missing, optional packages too. Otherwise a missing
 # required package stops here with the one `sudo apt-get install` line to run, and a
 # missing optional one costs a line. With nothing missing: one dpkg-query, no network.
@@ -14,6 +16,7 @@ build_pkgs="cmake ninja-build gcc make python3 pkg-config libsodium-dev"
 # private single-node Slurm of tests/interop/slurm.sh (srun --mpi=pmi2/pmix); openmpi-bin: its
 # mpirun runs our ranks over PMIx (tests/interop/openmpi.sh)
 check_pkgs="python3-venv python3-dev iproute2 valgrind mpich g++ slurmctld slurmd slurm-client munge openmpi-bin"
+bench_pkgs="mpich libmpich-dev openmpi-bin libopenmpi-dev"
 # Found at configure time (CMakeLists.txt); without one, its part is not built or tested.
 optional_pkgs="libfabric-dev libibverbs-dev libpmix-dev libhwloc-dev gfortran clang libclang-rt-14-dev clang-format"
 what() {
@@ -31,7 +34,8 @@ what() {
 case "${1:-}" in
   build) required=$build_pkgs ;;
   check) required="$build_pkgs $check_pkgs" ;;
-  *) echo "usage: $0 build|check" >&2; exit 2 ;;
+  bench) required="$build_pkgs $check_pkgs $bench_pkgs" ;;
+  *) echo "usage: $0 build|check|bench" >&2; exit 2 ;;
 esac
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
