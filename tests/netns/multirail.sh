@@ -2,7 +2,7 @@
 # Two namespaces joined by two shaped rails (rail0 1 Gbit/s, rail1 250 Mbit/s): the bidir
 # program (random sizes, both directions at once, every byte checked) runs over both rails
 # with the given policies; the finalize report must show rendezvous bytes on both rails.
-# usage: multirail.sh MPIEXEC BIDIR NETLAB STRIPE_POLICY SMALL_POLICY [cut|cycles|late|bigframes] [tcp|ofi] [read|write]
+# usage: multirail.sh MPIEXEC BIDIR NETLAB STRIPE_POLICY SMALL_POLICY [cut|cycles|late|unreached|bigframes] [tcp|ofi] [read|write]
 #   cut: bring rail1 down in both namespaces early in an 8 s run (1 s after rail1 first
 #        carries the job, below); the job must still
 #        finish with intact data and report the failure once.
@@ -25,6 +25,10 @@
 #        end and carrying rendezvous data after it came up (4 MB each way counted on the
 #        interface, and 1 MB of rendezvous bytes in each rank's report since it came back);
 #        every byte checked. Before, such a rail was never used.
+#   unreached: the same with rail1's link up but nsA's route to nsB's rail1 address a
+#        blackhole at launch (removed once rail0 carries the job): the first connections on
+#        rail1 fail (nsA's at once, nsB's unanswered), and the rail must be failed, probed
+#        and re-admitted as in late.
 #   bigframes: 4 s of windows of 32 messages of 1 B to 64 KiB each way, all eager (limit
 #        64k): frames of RMPI_BIG_FRAME bytes and more go to the rail expected to deliver
 #        them first, so both rails must carry eager data (at least 1 MB of frames each from
@@ -73,10 +77,11 @@ esac
 [ "$mode" = cut ] && args=(8)
 # cycles: at most 120 s; the script ends the run through the stop file (below).
 stopfile=$(mktemp -u)
-[ "$mode" = cycles ] || [ "$mode" = late ] && args=(120 "$stopfile")
-if [ "$mode" = late ]; then
-  "$netlab" exec nsA ip link set rail1 down; "$netlab" exec nsB ip link set rail1 down
-fi
+case $mode in cycles | late | unreached) args=(120 "$stopfile") ;; esac
+case $mode in
+  late) "$netlab" exec nsA ip link set rail1 down; "$netlab" exec nsB ip link set rail1 down ;;
+  unreached) "$netlab" exec nsA ip route add blackhole 10.201.1.2/32 ;;
+esac
 [ "$mode" = bigframes ] && args=(4 32 65536) envs+=(-genv RMPI_EAGER_LIMIT 64k)
 log=$(mktemp)
 # rail_line RANK RAIL: the report line of RAIL that RANK printed (its only peer is the other
@@ -113,7 +118,7 @@ if [ "$mode" = cut ]; then
   sleep 1
   "$netlab" exec nsA ip link set rail1 down; "$netlab" exec nsB ip link set rail1 down
   echo "cut rail1"
-elif [ "$mode" = cycles ] || [ "$mode" = late ]; then
+elif [ "$mode" = cycles ] || [ "$mode" = late ] || [ "$mode" = unreached ]; then
   # rail1's bytes sent and received in nsA
   rail1_bytes() {
     "$netlab" exec nsA cat /sys/class/net/rail1/statistics/tx_bytes /sys/class/net/rail1/statistics/rx_bytes |
@@ -142,10 +147,14 @@ elif [ "$mode" = cycles ] || [ "$mode" = late ]; then
   # rail0_used: a TCP connection on rail0 is established in nsA (the job runs)
   rail0_used() { "$netlab" exec nsA ss -Htn state established 2>/dev/null | grep -q ' 10\.201\.0\.1:'; }
   sched_fail=
-  if [ "$mode" = late ]; then
+  if [ "$mode" != cycles ]; then
     within_30s rail0_used || sched_fail="rail0 carried nothing within 30 s"
     sleep 1
-    "$netlab" exec nsA ip link set rail1 up; "$netlab" exec nsB ip link set rail1 up; echo "rail1 up"
+    if [ "$mode" = late ]; then
+      "$netlab" exec nsA ip link set rail1 up; "$netlab" exec nsB ip link set rail1 up; echo "rail1 up"
+    else
+      "$netlab" exec nsA ip route del blackhole 10.201.1.2/32; echo "rail1 reachable"
+    fi
     t0=$SECONDS
     if [ -z "$sched_fail" ] && within_30s logged "is back" 1; then
       echo "rail1 in use at both ranks about $((SECONDS - t0)) s after it came up"
@@ -157,8 +166,8 @@ elif [ "$mode" = cycles ] || [ "$mode" = late ]; then
       sched_fail=${sched_fail:-"rail1 not in use at both ranks within 30 s of coming up"}
     fi
   fi
-  [ "$mode" = late ] || rail1_used
-  [ "$mode" = late ] || sleep 1
+  [ "$mode" != cycles ] || rail1_used
+  [ "$mode" != cycles ] || sleep 1
   k=0
   for ns in $([ "$mode" = cycles ] && echo nsA nsB nsA); do
     "$netlab" exec $ns ip link set rail1 down; k=$((k + 1)); echo "cut rail1 in $ns"; sleep 1.5
@@ -200,10 +209,10 @@ if [ "$mode" = cut ]; then
   grep -q "rail $net:rail1 to rank .* failed" "$log" || { echo "FAIL: the rail failure was not reported"; exit 1; }
   n=$(grep -c "rail $net:rail1 to rank 1 failed" "$log")
   [ "$n" -le 1 ] || { echo "FAIL: rank 0 reported the failure $n times"; exit 1; }
-elif [ "$mode" = cycles ] || [ "$mode" = late ]; then
-  # cycles: failed and back after each of 3 cuts; late: down from the launch, back once
+elif [ "$mode" = cycles ] || [ "$mode" = late ] || [ "$mode" = unreached ]; then
+  # cycles: failed and back after each of 3 cuts; late, unreached: down from the launch, back once
   k=3
-  [ "$mode" = late ] && k=1
+  [ "$mode" = cycles ] || k=1
   for rank in 0 1; do
     line=$(rail_line $rank rail1) || exit 1
     echo "$line" | grep -q "rail $net:rail1: up," || { echo "FAIL: rail1 is not up at the end: $line"; exit 1; }
