@@ -76,10 +76,16 @@ static int choose_listed(struct ifaddrs *all, const char *list, rmpi_tcp_iface_t
                       "it is ignored.",
                       tok, rmpi_topo_hostname());
     }
-    if (n == 0)
+    /* Rails whose link is down need a live one beside them (the VC probes them over it). */
+    int up = 0;
+    for (int i = 0; i < n; i++)
+        up += !ifs[i].down;
+    if (up == 0) {
+        n = 0;
         rmpi_warn("RMPI_TCP_IFACES=%s names no up IPv4 interface or address of host %s; the TCP "
                   "provider is not used there.",
                   list, rmpi_topo_hostname());
+    }
     free(copy);
     return n;
 }
