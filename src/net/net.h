@@ -102,6 +102,11 @@ typedef struct rmpi_net_hints {
      * keeps in flight (its socket buffers), 0 when unknown or unbounded. */
     int spare;
     size_t window;
+    /* 1: the rail's link was not up when the provider opened it (listed by the user, so
+     * expected to come up). A virtual channel starts such a subchannel failed and probes it
+     * with the failed rails' backoff (rejoin), so it is used once its link answers; the
+     * provider clears it once a connection on the rail is established. */
+    int down;
 } rmpi_net_hints_t;
 
 /* send_zc: most bytes of iov[0] (copied) and most iov entries in all. */

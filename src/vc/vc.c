@@ -155,6 +155,37 @@ void rmpi_vc_grow(int n)
     vc_size = n;
 }
 
+/* Subchannels whose rail's link was down when its provider opened it (hints.down) start
+ * failed, as if they had failed at this moment: never chosen, probed with the failed rails'
+ * backoff (RMPI_RAIL_PROBE), re-admitted by rmpi_vc_on_up when a connection is made (by
+ * either side). Without this such a rail was never used, even after its link came up.
+ * Only while another rail is live: with none, sending on it is the only way to learn. The
+ * peer is not told (RAIL_DOWN): a peer whose own end is up finds out by its first connect,
+ * which its detector fails like any stalled rail. Spares follow their interface's first
+ * stream, which rmpi_vc_streams wakes them from. */
+static void launch_down(rmpi_vc_t *vc)
+{
+    int down[RMPI_VC_MAX_SUB] = {0}, live = 0;
+    for (int i = 0; i < vc->nsub; i++) {
+        down[i] = vc->sub[i].rail->hints.down && !vc->sched.asleep[i];
+        live += vc->sched.up[i] && !down[i];
+    }
+    if (live == 0)
+        return;
+    uint64_t now = rmpi_time_ns();
+    for (int i = 0; i < vc->nsub; i++) {
+        if (!down[i])
+            continue;
+        rmpi_subchan_t *sc = &vc->sub[i];
+        vc->nup = rmpi_sched_fail(&vc->sched, i);
+        sc->failures++;
+        sc->t_down = now;
+        rmpi_probe_start(&sc->probe, now, probe_ns);
+        rmpi_log(1, "rail %s to rank %d: its link was down at launch; it is probed and used once it answers.",
+                 sc->rail->hints.name, vc->peer);
+    }
+}
+
 rmpi_vc_t *rmpi_vc_open(int peer)
 {
     rmpi_vc_t *vc = rmpi_xcalloc(1, sizeof *vc + vc_core_size);
@@ -186,6 +217,7 @@ rmpi_vc_t *rmpi_vc_open(int peer)
         }
     vc->nup = vc->nsub - vc->nspare;
     vc->ack_peer = vc->nup > 1;
+    launch_down(vc);
     rmpi_vc_tx_update(vc);
     rmpi_vc_table[peer] = vc;
     int watch = vc->nsub > 1 && (fail_k > 0 || probe_ns > 0);

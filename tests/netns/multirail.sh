@@ -2,7 +2,7 @@
 # Two namespaces joined by two shaped rails (rail0 1 Gbit/s, rail1 250 Mbit/s): the bidir
 # program (random sizes, both directions at once, every byte checked) runs over both rails
 # with the given policies; the finalize report must show rendezvous bytes on both rails.
-# usage: multirail.sh MPIEXEC BIDIR NETLAB STRIPE_POLICY SMALL_POLICY [cut|cycles|bigframes] [tcp|ofi] [read|write]
+# usage: multirail.sh MPIEXEC BIDIR NETLAB STRIPE_POLICY SMALL_POLICY [cut|cycles|late|unreached|bigframes] [tcp|ofi] [read|write]
 #   cut: bring rail1 down in both namespaces early in an 8 s run (1 s after rail1 first
 #        carries the job, below); the job must still
 #        finish with intact data and report the failure once.
@@ -19,6 +19,16 @@
 #        after the last return; each of those waits fails the test after 30 s. With fixed
 #        times (a 15 s run, cuts 4.5 s apart) a loaded machine (load 28) let a return come
 #        after the next cut or leave too little of the run after the last one.
+#   late: rail1's link is down in both namespaces when the job starts and comes up once
+#        rail0 carries the job (at least 1 s in): rail1 must be probed like a failed rail,
+#        connected, re-admitted (readmitted 1 on both ranks, 'is back' logged), up at the
+#        end and carrying rendezvous data after it came up (4 MB each way counted on the
+#        interface, and 1 MB of rendezvous bytes in each rank's report since it came back);
+#        every byte checked. Before, such a rail was never used.
+#   unreached: the same with rail1's link up but nsA's route to nsB's rail1 address a
+#        blackhole at launch (removed once rail0 carries the job): the first connections on
+#        rail1 fail (nsA's at once, nsB's unanswered), and the rail must be failed, probed
+#        and re-admitted as in late.
 #   bigframes: 4 s of windows of 32 messages of 1 B to 64 KiB each way, all eager (limit
 #        64k): frames of RMPI_BIG_FRAME bytes and more go to the rail expected to deliver
 #        them first, so both rails must carry eager data (at least 1 MB of frames each from
@@ -67,7 +77,11 @@ esac
 [ "$mode" = cut ] && args=(8)
 # cycles: at most 120 s; the script ends the run through the stop file (below).
 stopfile=$(mktemp -u)
-[ "$mode" = cycles ] && args=(120 "$stopfile")
+case $mode in cycles | late | unreached) args=(120 "$stopfile") ;; esac
+case $mode in
+  late) "$netlab" exec nsA ip link set rail1 down; "$netlab" exec nsB ip link set rail1 down ;;
+  unreached) "$netlab" exec nsA ip route add blackhole 10.201.1.2/32 ;;
+esac
 [ "$mode" = bigframes ] && args=(4 32 65536) envs+=(-genv RMPI_EAGER_LIMIT 64k)
 log=$(mktemp)
 # rail_line RANK RAIL: the report line of RAIL that RANK printed (its only peer is the other
@@ -104,7 +118,7 @@ if [ "$mode" = cut ]; then
   sleep 1
   "$netlab" exec nsA ip link set rail1 down; "$netlab" exec nsB ip link set rail1 down
   echo "cut rail1"
-elif [ "$mode" = cycles ]; then
+elif [ "$mode" = cycles ] || [ "$mode" = late ] || [ "$mode" = unreached ]; then
   # rail1's bytes sent and received in nsA
   rail1_bytes() {
     "$netlab" exec nsA cat /sys/class/net/rail1/statistics/tx_bytes /sys/class/net/rail1/statistics/rx_bytes |
@@ -130,11 +144,32 @@ elif [ "$mode" = cycles ]; then
     read -r -a b <<<"$(rail1_bytes)"
     [ $((b[0] - b0[0])) -ge "$1" ] && [ $((b[1] - b0[1])) -ge "$1" ]
   }
+  # rail0_used: a TCP connection on rail0 is established in nsA (the job runs)
+  rail0_used() { "$netlab" exec nsA ss -Htn state established 2>/dev/null | grep -q ' 10\.201\.0\.1:'; }
   sched_fail=
-  rail1_used
-  sleep 1
+  if [ "$mode" != cycles ]; then
+    within_30s rail0_used || sched_fail="rail0 carried nothing within 30 s"
+    sleep 1
+    if [ "$mode" = late ]; then
+      "$netlab" exec nsA ip link set rail1 up; "$netlab" exec nsB ip link set rail1 up; echo "rail1 up"
+    else
+      "$netlab" exec nsA ip route del blackhole 10.201.1.2/32; echo "rail1 reachable"
+    fi
+    t0=$SECONDS
+    if [ -z "$sched_fail" ] && within_30s logged "is back" 1; then
+      echo "rail1 in use at both ranks about $((SECONDS - t0)) s after it came up"
+      read -r -a b0 <<<"$(rail1_bytes)"
+      b=("${b0[@]}")
+      within_30s carried 4000000 ||
+        sched_fail="rail1 carried $((b[0] - b0[0])) B out of nsA and $((b[1] - b0[1])) B in after it came up, want 4000000 each way within 30 s"
+    else
+      sched_fail=${sched_fail:-"rail1 not in use at both ranks within 30 s of coming up"}
+    fi
+  fi
+  [ "$mode" != cycles ] || rail1_used
+  [ "$mode" != cycles ] || sleep 1
   k=0
-  for ns in nsA nsB nsA; do
+  for ns in $([ "$mode" = cycles ] && echo nsA nsB nsA); do
     "$netlab" exec $ns ip link set rail1 down; k=$((k + 1)); echo "cut rail1 in $ns"; sleep 1.5
     t0=$SECONDS
     if within_30s logged failed $k; then
@@ -174,12 +209,15 @@ if [ "$mode" = cut ]; then
   grep -q "rail $net:rail1 to rank .* failed" "$log" || { echo "FAIL: the rail failure was not reported"; exit 1; }
   n=$(grep -c "rail $net:rail1 to rank 1 failed" "$log")
   [ "$n" -le 1 ] || { echo "FAIL: rank 0 reported the failure $n times"; exit 1; }
-elif [ "$mode" = cycles ]; then
+elif [ "$mode" = cycles ] || [ "$mode" = late ] || [ "$mode" = unreached ]; then
+  # cycles: failed and back after each of 3 cuts; late, unreached: down from the launch, back once
+  k=3
+  [ "$mode" = cycles ] || k=1
   for rank in 0 1; do
     line=$(rail_line $rank rail1) || exit 1
     echo "$line" | grep -q "rail $net:rail1: up," || { echo "FAIL: rail1 is not up at the end: $line"; exit 1; }
-    echo "$line" | grep -q "failures 3, readmitted 3," ||
-      { echo "FAIL: rail1 should have failed and come back 3 times: $line"; exit 1; }
+    echo "$line" | grep -q "failures $k, readmitted $k," ||
+      { echo "FAIL: rail1 should have been down and come back $k time(s): $line"; exit 1; }
     since=$(echo "$line" | sed -n 's/.*rdma bytes since back \([0-9]*\).*/\1/p')
     [ "${since:-0}" -ge 1000000 ] || { echo "FAIL: rail1 carried ${since:-0} rendezvous bytes after its last return"; exit 1; }
   done

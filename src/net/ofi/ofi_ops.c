@@ -1358,6 +1358,33 @@ static int domain_wanted(const char *name)
     return 0;
 }
 
+/* Each name of RMPI_OFI_DOMAINS that no opened rail carries gets a warning naming it: the
+ * provider lists only the domains usable now (tcp;ofi_rxm: interfaces whose link is up),
+ * and such a domain is never opened later, so without a word the job quietly ran on fewer
+ * rails than asked for. */
+static void domains_missing(rmpi_ofi_rail_t *const *made, int n, const char *prov, int rank)
+{
+    const char *list = rmpi_knobs.OFI_DOMAINS;
+    if (!list || !*list || !strcmp(list, "*"))
+        return;
+    for (const char *p = list; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        int found = len == 0;
+        for (int i = 0; i < n && !found; i++) {
+            const char *dom = made[i]->info->domain_attr->name;
+            size_t dn = strlen(dom), b = rmpi_ofi_xrc_base(dom);
+            found = (len == dn || len == b) && !strncmp(p, dom, len);
+        }
+        if (!found)
+            rmpi_warn("RMPI_OFI_DOMAINS names '%.*s', which RMPI_OFI_PROVIDER=%s does not offer (or cannot use) on "
+                      "rank %d of host %s (a tcp domain whose link is down is not listed); the job runs without "
+                      "it and does not try it again if it comes up (`fi_info -p '%s'` lists the domains).",
+                      (int)len, p, prov, rank, rmpi_topo_hostname(), prov);
+        p = end ? end + 1 : p + len;
+    }
+}
+
 static void rx_post_all(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b, int n)
 {
     for (int i = 0; i < n; i++) {
@@ -1659,6 +1686,7 @@ static int ofi_open(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
         n++;
     }
     fi_freeinfo(list);
+    domains_missing(made, n, prov, env->rank);
     if (n == 0)
         rmpi_fatal("RMPI_OFI_PROVIDER=%s: no usable domain on rank %d%s%s.", prov, env->rank,
                    *rmpi_knobs.OFI_DOMAINS ? " among RMPI_OFI_DOMAINS=" : "", rmpi_knobs.OFI_DOMAINS);

@@ -133,6 +133,7 @@ typedef struct rmpi_tcp_iface {
     char name[32];
     struct in_addr addr, mask;
     int loopback;
+    int down; /* listed, but its link was not up (hints.down) */
 } rmpi_tcp_iface_t;
 
 /* Interfaces chosen by RMPI_TCP_IFACES (names or addresses; *listed = 1), else by default:

@@ -399,6 +399,7 @@ static void established(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_conn_t 
     p->cc = c->cc;
     p->state = RMPI_TCP_PEER_ESTABLISHED;
     p->retry_at = 0;
+    r->pub.hints.down = 0; /* its link is up now: channels opened from here on start it live */
     rmpi_list_remove(&p->timer_link);
     if (!linked(&p->back_link))
         rmpi_list_push_back(&r->backq, &p->back_link);
@@ -983,7 +984,8 @@ int rmpi_tcp_rejoin(rmpi_rail_t *rail, int peer, uint64_t timeout_ns)
     if (peer < 0 || peer >= r->prov->npeers || peer == r->env.rank || r->closing)
         return -1;
     rmpi_tcp_peer_t *p = rmpi_tcp_peer_get(r, peer);
-    if (p->state != RMPI_TCP_PEER_LOST || linked(&p->lost_link))
+    /* IDLE: never connected, the first try of a rail whose link was down at open (hints.down) */
+    if ((p->state != RMPI_TCP_PEER_LOST && p->state != RMPI_TCP_PEER_IDLE) || linked(&p->lost_link))
         return -1;
     kick(r, p, timeout_ns);
     return 0;

@@ -10,6 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int usable(const struct ifaddrs *ifa)
+{
+    return ifa->ifa_addr && ifa->ifa_addr->sa_family == AF_INET && (ifa->ifa_flags & IFF_UP) &&
+           (ifa->ifa_flags & IFF_RUNNING);
+}
+
 /* One address per interface: the first one seen (a second address of an interface would
  * be a second rail with the same name). */
 static int iface_add(rmpi_tcp_iface_t *ifs, int n, int max, const struct ifaddrs *ifa)
@@ -27,13 +33,8 @@ static int iface_add(rmpi_tcp_iface_t *ifs, int n, int max, const struct ifaddrs
     if (ifa->ifa_netmask)
         f->mask = ((const struct sockaddr_in *)ifa->ifa_netmask)->sin_addr;
     f->loopback = (ifa->ifa_flags & IFF_LOOPBACK) != 0;
+    f->down = !usable(ifa);
     return n + 1;
-}
-
-static int usable(const struct ifaddrs *ifa)
-{
-    return ifa->ifa_addr && ifa->ifa_addr->sa_family == AF_INET && (ifa->ifa_flags & IFF_UP) &&
-           (ifa->ifa_flags & IFF_RUNNING);
 }
 
 /* RMPI_TCP_IFACES: names or IPv4 addresses (an address picks its interface). */
@@ -54,17 +55,37 @@ static int choose_listed(struct ifaddrs *all, const char *list, rmpi_tcp_iface_t
                 found = 1;
             }
         }
+        /* A listed interface whose link is down (or without carrier) but which has its IPv4
+         * address is expected to come up: it becomes a rail marked down, which the virtual
+         * channels probe like a failed rail and use once it answers. Its address still binds
+         * (the kernel keeps the local route of an address on a down link). */
+        for (struct ifaddrs *ifa = all; ifa && !found && !is_addr; ifa = ifa->ifa_next)
+            if (ifa->ifa_addr && ifa->ifa_addr->sa_family == AF_INET && !(ifa->ifa_flags & IFF_LOOPBACK) &&
+                strcmp(ifa->ifa_name, tok) == 0) {
+                n = iface_add(ifs, n, max, ifa);
+                found = 1;
+                rmpi_warn("RMPI_TCP_IFACES names '%s', whose link is not up on host %s; it is used once it "
+                          "comes up (tried after RMPI_RAIL_PROBE seconds, then less often up to every "
+                          "RMPI_RAIL_PROBE_MAX).",
+                          tok, rmpi_topo_hostname());
+            }
         /* One list serves every host, so an address of another host is expected here;
          * an unknown interface name is more likely a typo. */
         if (!found && !is_addr)
-            rmpi_warn("RMPI_TCP_IFACES names '%s', which is not an up IPv4 interface of host %s; "
+            rmpi_warn("RMPI_TCP_IFACES names '%s', which is not an IPv4 interface of host %s; "
                       "it is ignored.",
                       tok, rmpi_topo_hostname());
     }
-    if (n == 0)
+    /* Rails whose link is down need a live one beside them (the VC probes them over it). */
+    int up = 0;
+    for (int i = 0; i < n; i++)
+        up += !ifs[i].down;
+    if (up == 0) {
+        n = 0;
         rmpi_warn("RMPI_TCP_IFACES=%s names no up IPv4 interface or address of host %s; the TCP "
                   "provider is not used there.",
                   list, rmpi_topo_hostname());
+    }
     free(copy);
     return n;
 }

@@ -68,6 +68,7 @@ static void fill_hints(rmpi_tcp_rail_t *r, const rmpi_tcp_iface_t *f, int stream
     h->scope = RMPI_SCOPE_INTER;
     h->spare = spare;
     h->window = rmpi_tcp_window(r->sndbuf);
+    h->down = f->down;
 }
 
 static void rail_free(rmpi_tcp_rail_t *r)
