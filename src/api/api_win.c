@@ -592,12 +592,18 @@ static __attribute__((noinline)) int flush(const char *func, int rank, MPI_Win w
               : MPI_SUCCESS;
 }
 
-static int flush_direct(rmpi_win_t *w, int rank)
+static __attribute__((noinline)) int flush_direct_locked(rmpi_win_t *w, int rank)
 {
-    RMPI_LOCK(); /* its progress poll */
+    pthread_mutex_lock(&rmpi_big_lock); /* its progress poll and the process-wide store debt */
     int rc = rmpi_rma_flush_direct(w, rank);
-    RMPI_UNLOCK();
+    pthread_mutex_unlock(&rmpi_big_lock);
     return rc;
+}
+
+/* Inline in the bindings: the usual single-threaded case takes no call (rma.h). */
+static inline int flush_direct(rmpi_win_t *w, int rank)
+{
+    return RMPI_UNLIKELY(rmpi_thread_multiple) ? flush_direct_locked(w, rank) : rmpi_rma_flush_direct(w, rank);
 }
 
 int MPI_Win_flush(int rank, MPI_Win win)
