@@ -25,7 +25,7 @@
 
 #define RW_EXCL 0x80000000u
 
-int rmpi_rma_stores, rmpi_rma_owed; /* rma_impl.h: what a flush owes for the plain stores below */
+int rmpi_rma_stores, rmpi_rma_owed; /* rma.h: what a flush owes for the plain stores below */
 
 struct rmpi_win_sync {
     _Atomic uint32_t rw; /* RW_EXCL, or the number of shared holders */

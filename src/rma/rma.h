@@ -260,6 +260,7 @@ static inline void rmpi_rma_before_load(void)
         rmpi_rma_owed = rmpi_rma_stores = 0;
     }
 }
+
 /* Flush's short path for the binding, inline in it (a call and the register saves around
  * it were a third of a direct flush): a direct target (0 <= target < size) in a
  * passive-target epoch: done, 0 (its operations completed when issued; what their stores
