@@ -592,25 +592,44 @@ static __attribute__((noinline)) int flush(const char *func, int rank, MPI_Win w
               : MPI_SUCCESS;
 }
 
-static int flush_direct(rmpi_win_t *w, int rank)
+static __attribute__((noinline)) int flush_direct_locked(rmpi_win_t *w, int rank)
 {
-    RMPI_LOCK(); /* its progress poll */
+    pthread_mutex_lock(&rmpi_big_lock); /* its progress poll and the process-wide store debt */
     int rc = rmpi_rma_flush_direct(w, rank);
-    RMPI_UNLOCK();
+    pthread_mutex_unlock(&rmpi_big_lock);
     return rc;
 }
 
-int MPI_Win_flush(int rank, MPI_Win win)
+static inline int flush_direct(rmpi_win_t *w, int rank)
+{
+    return RMPI_UNLIKELY(rmpi_thread_multiple) ? flush_direct_locked(w, rank) : rmpi_rma_flush_direct(w, rank);
+}
+
+/* A window not looked up last, or another thread may call: the short path under the
+ * lock, else the full checks. */
+static __attribute__((noinline)) int flush_any(const char *func, int rank, MPI_Win win, int local)
 {
     SHORT_PATH(w, flush_direct(w, rank));
-    return rank == -1 ? flush(__func__, -2, win, 0) : flush(__func__, rank, win, 0);
+    return flush(func, rank == -1 ? -2 : rank, win, local);
 }
+
+/* Win_flush(_local)'s binding. A direct flush (rma.h) is inline here when no other thread
+ * may call and the window is the one looked up last: no call then, so nothing for a slow
+ * path to keep in saved registers (the saves and a second look at the thread level were
+ * a sixth of the flush); a window of that kind whose target is not direct goes straight
+ * to the full checks, not through the short path a second time. */
+static inline int flush_binding(const char *func, int rank, MPI_Win win, int local)
+{
+    rmpi_win_t *w = (rmpi_win_t *)win;
+    if (RMPI_LIKELY(rmpi_api_state == RMPI_STATE_INIT) && !rmpi_thread_multiple && (uintptr_t)win >= 4096 &&
+        (uintptr_t)win == __atomic_load_n(&rmpi_win_live.last, __ATOMIC_RELAXED) && w->magic == RMPI_WIN_MAGIC)
+        return rmpi_rma_flush_direct(w, rank) == 0 ? MPI_SUCCESS : flush(func, rank == -1 ? -2 : rank, win, local);
+    return flush_any(func, rank, win, local);
+}
+
+int MPI_Win_flush(int rank, MPI_Win win) { return flush_binding(__func__, rank, win, 0); }
 int MPI_Win_flush_all(MPI_Win win) { return flush(__func__, -1, win, 0); }
-int MPI_Win_flush_local(int rank, MPI_Win win)
-{
-    SHORT_PATH(w, flush_direct(w, rank));
-    return rank == -1 ? flush(__func__, -2, win, 1) : flush(__func__, rank, win, 1);
-}
+int MPI_Win_flush_local(int rank, MPI_Win win) { return flush_binding(__func__, rank, win, 1); }
 int MPI_Win_flush_local_all(MPI_Win win) { return flush(__func__, -1, win, 1); }
 
 int MPI_Win_sync(MPI_Win win)

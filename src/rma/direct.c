@@ -25,7 +25,7 @@
 
 #define RW_EXCL 0x80000000u
 
-int rma_stores, rma_owed; /* rma_impl.h: what a flush owes for the plain stores below */
+int rmpi_rma_stores, rmpi_rma_owed; /* rma.h: what a flush owes for the plain stores below */
 
 struct rmpi_win_sync {
     _Atomic uint32_t rw; /* RW_EXCL, or the number of shared holders */
@@ -469,9 +469,9 @@ static inline int direct_copy(rmpi_win_t *w, int put, const void *src, void *dst
         return 1;
     if (put) {
         copy(p, src, bytes);
-        rma_stores = 1;
+        rmpi_rma_stores = 1;
     } else {
-        rma_before_load();
+        rmpi_rma_before_load();
         copy(dst, p, bytes);
     }
     return 0;
@@ -507,7 +507,7 @@ int rmpi_rma_direct_small(rmpi_win_t *w, const rmpi_rma_op_t *op, MPI_Datatype t
     if (misaligned && k == RMPI_RMA_CAS)
         return 1; /* the general path compares under the lock */
     if (k != RMPI_RMA_CAS)
-        rma_stores = 1; /* the lock's release is a plain store, so are its updates */
+        rmpi_rma_stores = 1; /* the lock's release is a plain store, so are its updates */
     if (n > RMA_ATOMIC_MAX) {
         acc_locked(s, p, n * es, es, o, type, v, res);
         return 0;
@@ -539,7 +539,7 @@ int rma_direct_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, cons
 {
     int t = op->target, k = op->kind;
     char *tb = w->dptr[t] + disp;
-    rma_stores = 1;
+    rmpi_rma_stores = 1;
     rma_seg_t one = {0, tbytes};
     if (!nseg)
         segs = &one, nseg = 1;

@@ -69,7 +69,7 @@ static rma_seg_t *target_segs(const rmpi_rma_op_t *op, uint32_t *nseg)
 int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq)
 {
     int t = op->target;
-    rma_before_load(); /* of every kind: a get by RDMA or a message is a load too */
+    rmpi_rma_before_load(); /* of every kind: a get by RDMA or a message is a load too */
     if (w->rdma)
         rma_rdma_lone_before(w, op); /* deferred gets before anything else: issue order holds */
     const rmpi_win_peer_t *peer = &w->peers[t];

@@ -174,49 +174,6 @@ void rma_rdma_before_release(rmpi_win_t *w, int target);
 int rma_rdma_error(rmpi_win_t *w);
 
 /* ---- direct operations on targets of this node (direct.c) ---- */
-/* Flush and the direct paths' plain stores. MPI-4.1 12.5.4: a flush completes the
- * operations at the target, so no later access of this process may be ordered before
- * them. Direct puts and locked accumulates are plain stores (the accumulate lock's
- * release too); set rma_stores after them. What else is owed depends on the memory model:
- * - x86 (TSO): stores become visible to the other processes in program order, with
- *   nothing issued, so every store or message this process makes after the flush is
- *   seen after them; the one reordering TSO allows is a later load passing them (a
- *   put + flush + get to two targets, as in Dekker's algorithm, could read before the put
- *   is visible). So a flush only notes the debt (rma_owed) and the next load of window
- *   memory made by MPI (a get, a gather for a get-accumulate, a get served for another
- *   origin) pays it with a full barrier first. Locked instructions (the accumulate lock's
- *   exchange, the element atomics, the lock words' compare-exchange) are full barriers
- *   already. The user's own loads of a shared window need MPI_Win_sync (MPI-4.1 12.7,
- *   the unified model), which is a full barrier. A loop of accumulates and flushes thus
- *   issues no barrier of its own (an mfence waits for the store buffer to drain: about
- *   13 ns here, the 512 B accumulate's gap to Open MPI).
- * - weaker models (Arm, POWER, RISC-V): stores may become visible out of order and an
- *   acquire/release lock exchange does not order a store before a later load, so the
- *   flush issues the portable full barrier itself, as before.
- * Process-wide, not per window: a load of another window's memory must not pass them
- * either. */
-extern int rma_stores, rma_owed;
-#if defined(__x86_64__) || defined(__i386__)
-#define RMA_TSO 1
-#else
-#define RMA_TSO 0
-#endif
-static inline void rma_flush_stores(void)
-{
-    if (RMA_TSO)
-        rma_owed |= rma_stores;
-    else if (rma_stores) {
-        atomic_thread_fence(memory_order_seq_cst);
-        rma_stores = 0;
-    }
-}
-static inline void rma_before_load(void)
-{
-    if (RMA_TSO && RMPI_UNLIKELY(rma_owed)) {
-        atomic_thread_fence(memory_order_seq_cst);
-        rma_owed = rma_stores = 0;
-    }
-}
 /* Map the node segment holding the window memory of this node's ranks (w->peers' sizes
  * known): sets w->shm, w->shm_data, w->base, and with direct w->dptr and w->dsync.
  * packed: parts back to back (allocate_shared), else 64-byte aligned. Collective over

@@ -361,14 +361,7 @@ static int flush_waits(const rmpi_win_t *w, int target)
     return w->ngets > 0;
 }
 
-int rmpi_rma_flush_direct(rmpi_win_t *w, int target)
-{
-    if ((unsigned)target >= (unsigned)w->size || !w->dsync || !w->dsync[target] || !(w->locked[target] || w->lock_all))
-        return 1;
-    rma_idle_poll();
-    rma_flush_stores(); /* direct operations are complete when issued: rma_impl.h says what their stores owe */
-    return 0;
-}
+unsigned rmpi_rma_flush_calls; /* rma.h: the direct flush's polls */
 
 int rmpi_rma_flush(rmpi_win_t *w, int target, int local)
 {
@@ -380,7 +373,7 @@ int rmpi_rma_flush(rmpi_win_t *w, int target, int local)
      * loads of it must still serve the others' requests to it. */
     if (direct || !flush_waits(w, target))
         rma_idle_poll();
-    rma_flush_stores(); /* direct operations are complete when issued (and direct targets of a flush_all) */
+    rmpi_rma_flush_stores(); /* direct operations are complete when issued (and direct targets of a flush_all) */
     if (direct)
         return 0;
     if (target >= 0 && rma_rdma_lone_only(w, target)) { /* gets read by the origin: nothing to ask */

@@ -331,7 +331,7 @@ static size_t handle(rmpi_win_t *w, int peer, int origin, char *msg, size_t len)
     case AM_GET:
     case AM_GACC:
     case AM_CAS:
-        rma_before_load(); /* our flushed stores before the loads we make for another origin */
+        rmpi_rma_before_load(); /* our flushed stores before the loads we make for another origin */
         base = target_base(w, h, segs);
         if (!base && h->bytes && (w->flavor != MPI_WIN_FLAVOR_DYNAMIC || h->bytes > RMA_ZERO_ANSWER_MAX)) {
             /* the origin checks the ranges of windows whose size it knows */
