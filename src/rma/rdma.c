@@ -296,11 +296,12 @@ static int write_now(rmpi_win_t *w, int target)
     return copy_now(w, target, l, r, n, 1);
 }
 
-void rma_rdma_lone_drain(rmpi_win_t *w)
+/* Out of line, so that the test every operation and flush makes with no get waiting costs a
+ * few instructions: with the body in the same function gcc saved six registers and built a
+ * 168-byte frame before the test (callgrind: 21 instructions per empty call, two calls per
+ * fetch_and_op). */
+static __attribute__((noinline)) void lone_drain_now(rmpi_win_t *w, struct rma_rdma *d)
 {
-    struct rma_rdma *d = w->rdma;
-    if (!d || !d->nlone)
-        return;
     int t = d->lone_t, n = d->nlone;
     d->nlone = 0;
     w->gets[t] -= n;
@@ -318,6 +319,13 @@ void rma_rdma_lone_drain(rmpi_win_t *w)
                             .target = t};
         rma_rdma_issue(w, &op, (uintptr_t)d->lone_r[i].iov_base - d->rk[t].base, NULL, 0, d->lone_l[i].iov_len, NULL);
     }
+}
+
+void rma_rdma_lone_drain(rmpi_win_t *w)
+{
+    struct rma_rdma *d = w->rdma;
+    if (d && d->nlone)
+        lone_drain_now(w, d);
 }
 
 int rma_rdma_lone_only(const rmpi_win_t *w, int target)
