@@ -823,8 +823,9 @@ static coll_shm_op_t *reduce_op(coll_shm_op_t *o, rmpi_comm_t *c, const void *sb
     if ((root < 0 ? rmpi_knobs.COLL_ALLREDUCE : rmpi_knobs.COLL_REDUCE) || !rmpi_coll_op_predefined(op) || !dt ||
         !dt->size || !count || !op_make(o, c, OP_REDUCE, create))
         return NULL;
-    /* oversubscribed: Reduce (root_whole), up to its own limit; Allreduce only as a Reduce
-     * to rank 0 and a Bcast (over_allreduce), blocking, from its own size on */
+    /* oversubscribed: Reduce (root_whole), up to its own limit; Allreduce only blocking, from
+     * its own size on, as a Reduce to rank 0 that a Bcast follows (then_bcast,
+     * rmpi_coll_shm_reduce): reduced in the shared segment, seed mpi2-layering sec. 3.3 */
     long long max = root < 0                          ? rmpi_knobs.COLL_SHM_ALLREDUCE_MAX
                     : RMPI_UNLIKELY(c->coll_shm_over) ? rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_REDUCE
                                                       : rmpi_knobs.COLL_SHM_REDUCE_MAX;
