@@ -324,7 +324,8 @@ struct rmpi_coll_shm_op {
     struct rmpi_coll_shm_op *next; /* in c->coll_shm_queue */
     shm_t h;
     int kind, root, phase, err, done, out_here;
-    int deep; /* Bcast: steps through the deep ring (deep_of) */
+    int deep;       /* Bcast: steps through the deep ring (deep_of) */
+    int then_bcast; /* Reduce to rank 0 of an oversubscribed Allreduce: a Bcast follows */
     /* the call's arguments (a persistent op keeps dt and op retained) */
     void *buf; /* Bcast: the buffer; Reduce: rbuf */
     const void *sbuf;
@@ -786,6 +787,14 @@ static coll_shm_op_t *op_make(coll_shm_op_t *o, rmpi_comm_t *c, int kind, int cr
     return o;
 }
 
+/* A Bcast op's own fields (o made by op_make, OP_BCAST). */
+static void bcast_set(coll_shm_op_t *o, void *buf, size_t count, rmpi_dtype_t *dt, int root)
+{
+    o->buf = buf, o->count = count, o->dt = dt, o->root = root, o->bytes = dt ? count * dt->size : 0;
+    /* oversubscribed: a descheduled reader would stall the root every SHM_NBUF steps */
+    o->deep = o->h.c->coll_shm_over && rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_BCAST_DEEP > 0;
+}
+
 static coll_shm_op_t *bcast_op(coll_shm_op_t *o, rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int root,
                                int create)
 {
@@ -803,9 +812,7 @@ static coll_shm_op_t *bcast_op(coll_shm_op_t *o, rmpi_comm_t *c, void *buf, size
     if (o->h.n == 2 && c->coll_shm_cma && bytes >= (size_t)rmpi_knobs.COLL_SHM_BCAST_TREE_MIN &&
         bytes < (size_t)rmpi_knobs.COLL_SHM_BCAST_TREE_MAX)
         return NULL;
-    o->buf = buf, o->count = count, o->dt = dt, o->root = root, o->bytes = bytes;
-    /* oversubscribed: a descheduled reader would stall the root every SHM_NBUF steps */
-    o->deep = c->coll_shm_over && rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_BCAST_DEEP > 0;
+    bcast_set(o, buf, count, dt, root);
     coll_note(COLL_BCAST, shm_choice, 0, bytes);
     return o;
 }
@@ -816,13 +823,24 @@ static coll_shm_op_t *reduce_op(coll_shm_op_t *o, rmpi_comm_t *c, const void *sb
     if ((root < 0 ? rmpi_knobs.COLL_ALLREDUCE : rmpi_knobs.COLL_REDUCE) || !rmpi_coll_op_predefined(op) || !dt ||
         !dt->size || !count || !op_make(o, c, OP_REDUCE, create))
         return NULL;
-    /* oversubscribed: only Reduce (root_whole), up to its own limit */
+    /* oversubscribed: Reduce (root_whole), up to its own limit; Allreduce only blocking, from
+     * its own size on, as a Reduce to rank 0 that a Bcast follows (then_bcast,
+     * rmpi_coll_shm_reduce): reduced in the shared segment, seed mpi2-layering sec. 3.3 */
     long long max = root < 0                          ? rmpi_knobs.COLL_SHM_ALLREDUCE_MAX
                     : RMPI_UNLIKELY(c->coll_shm_over) ? rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_REDUCE
                                                       : rmpi_knobs.COLL_SHM_REDUCE_MAX;
-    if ((root < 0 && RMPI_UNLIKELY(c->coll_shm_over)) || count * dt->size >= (size_t)max)
+    size_t bytes = count * dt->size;
+    if (bytes >= (size_t)max)
         return NULL;
-    coll_note(root < 0 ? COLL_ALLREDUCE : COLL_REDUCE, shm_choice, 0, count * dt->size);
+    if (root < 0 && RMPI_UNLIKELY(c->coll_shm_over)) {
+        long long from = rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_ALLREDUCE;
+        if (!create || from <= 0 || bytes < (size_t)from)
+            return NULL;
+        root = 0;
+        o->then_bcast = 1;
+    } else
+        o->then_bcast = 0;
+    coll_note(root < 0 || o->then_bcast ? COLL_ALLREDUCE : COLL_REDUCE, shm_choice, 0, bytes);
     o->sbuf = sbuf, o->buf = rbuf, o->count = count, o->dt = dt, o->op = op, o->root = root;
     o->out_here = root < 0 || o->h.me == root;
     /* the kernels work on the basic elements (a vector of 3 ints: 3 ints per element) */
@@ -856,7 +874,19 @@ int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t co
                          int root)
 {
     coll_shm_op_t o;
-    return reduce_op(&o, c, sbuf, rbuf, count, dt, op, root, 1) ? op_block(&o, reduce_run) : RMPI_COLL_SHM_DECLINED;
+    if (!reduce_op(&o, c, sbuf, rbuf, count, dt, op, root, 1))
+        return RMPI_COLL_SHM_DECLINED;
+    int rc = op_block(&o, reduce_run);
+    if (!o.then_bcast)
+        return rc;
+    /* Allreduce on an oversubscribed node: rank 0 combined every operand whole as each
+     * owner ran (no step waited for all members, as the sliced steps do); now it streams
+     * the result through the deep ring, whose readers wait for it alone. Every member
+     * takes both steps whatever rc (all count the same steps); the Bcast cannot fail. */
+    o.kind = OP_BCAST;
+    bcast_set(&o, rbuf, count, dt, 0);
+    int rb = op_block(&o, bcast_run);
+    return rc ? rc : rb;
 }
 
 /* Non-blocking and persistent: a schedule of one step, the op (nbc.c starts and polls it,

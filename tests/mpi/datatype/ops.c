@@ -650,6 +650,58 @@ static void across_input(const tinfo_t *ti, MPI_Aint ext, int r, unsigned char *
     }
 }
 
+/* A non-commutative user op (2x2 matrix product) through Allreduce, in place and not, and
+ * Reduce at 0 and n-1 across the ranks of comm, n matrices each: the product must keep rank
+ * order (the shared-memory paths take predefined ops only; the schedules keep the order). */
+static void across_user(MPI_Comm comm, int n)
+{
+    int me, size;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &size);
+    MPI_Op mm;
+    MTEST_OK(MPI_Type_contiguous(4, MPI_INT, &mat_type));
+    MTEST_OK(MPI_Type_commit(&mat_type));
+    MTEST_OK(MPI_Op_create(matmul, 0, &mm));
+    size_t len = (size_t)n * 4 * sizeof(int);
+    int *in = malloc(len), *out = malloc(len), *ref = malloc(len), *x = malloc(len);
+    /* rank r's matrix i: entries 0-2, so products of up to 8 stay far from overflow */
+    for (int r = 0; r < size; r++) {
+        int *m = r == 0 ? ref : x;
+        for (int i = 0; i < 4 * n; i++)
+            m[i] = (r * 7 + i * 3 + (i >> 2)) % 3;
+        if (r == me)
+            memcpy(in, m, len);
+        if (r > 0) {
+            MTEST_OK(MPI_Reduce_local(ref, x, n, mat_type, mm));
+            memcpy(ref, x, len);
+        }
+    }
+    for (int root = -2; root < 2; root++) {
+        int at = root < 0 ? -1 : root == 0 ? 0 : size - 1;
+        memset(out, 0x5a, len);
+        if (root == -2) {
+            memcpy(out, in, len);
+            MTEST_OK(MPI_Allreduce(MPI_IN_PLACE, out, n, mat_type, mm, comm));
+        } else if (at < 0)
+            MTEST_OK(MPI_Allreduce(in, out, n, mat_type, mm, comm));
+        else
+            MTEST_OK(MPI_Reduce(in, out, n, mat_type, mm, at, comm));
+        if (at >= 0 && at != me)
+            continue;
+        int bad = 0;
+        for (int i = 0; i < 4 * n; i++)
+            bad += out[i] != ref[i];
+        MTEST_CHECK(!bad, "non-commutative user op, %s (root %d) of %d matrices: %d ints differ",
+                    root == -2 ? "Allreduce in place"
+                    : at < 0   ? "Allreduce"
+                               : "Reduce",
+                    at, n, bad);
+    }
+    free(in), free(out), free(ref), free(x);
+    MTEST_OK(MPI_Op_free(&mm));
+    MPI_Type_free(&mat_type);
+}
+
 /* Every allowed (op, type) pair through Allreduce and Reduce across the ranks of comm,
  * n elements each, against the flat result: the ranks' inputs combined in rank order with
  * MPI_Reduce_local. The testlist runs it with several sites (RMPI_SITES), where the tiers
@@ -677,10 +729,14 @@ static void across(MPI_Comm comm, int n)
                 memcpy(ref, x, (size_t)(ext * n));
             }
             across_input(ti, ext, me, in, n);
-            for (int root = -1; root < 2; root++) {
+            /* root -2: Allreduce in place (the input in out), -1: Allreduce */
+            for (int root = -2; root < 2; root++) {
                 int at = root < 0 ? -1 : root == 0 ? 0 : size - 1;
                 memset(out, 0x5a, (size_t)(ext * n));
-                if (at < 0)
+                if (root == -2) {
+                    memcpy(out, in, (size_t)(ext * n));
+                    MTEST_OK(MPI_Allreduce(MPI_IN_PLACE, out, n, ti->t, ops[oi].op, comm));
+                } else if (at < 0)
                     MTEST_OK(MPI_Allreduce(in, out, n, ti->t, ops[oi].op, comm));
                 else
                     MTEST_OK(MPI_Reduce(in, out, n, ti->t, ops[oi].op, at, comm));
@@ -688,11 +744,15 @@ static void across(MPI_Comm comm, int n)
                     continue;
                 for (int i = 0; i < n; i++)
                     MTEST_CHECK(elem_equal(ti, out + i * ext, ref + i * ext),
-                                "%s %s on %s (root %d): element %d differs", at < 0 ? "Allreduce" : "Reduce",
+                                "%s %s on %s (root %d): element %d differs",
+                                root == -2 ? "Allreduce in place"
+                                : at < 0   ? "Allreduce"
+                                           : "Reduce",
                                 ops[oi].name, ti->name, at, i);
             }
             free(in), free(out), free(ref), free(x);
         }
+    across_user(comm, n);
 }
 
 /* One non-blocking or persistent call of across_nb and what it must produce. */
