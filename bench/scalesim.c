@@ -240,11 +240,12 @@ static void free_trace(trace_t *t)
 /* ---- what one simulated process saw ---- */
 
 /* A selector's dedicated channels: in use, being given back (until the next tick), the most at
- * once, and their bytes; those over libfabric; remote nodes holding one (an XRC connection
- * each; node_ded NULL: not counted) */
+ * once, and their bytes (peak_bytes counting rings being given back, low_bytes not: the two
+ * ends of what the run can reach, see acct_apply); those over libfabric; remote nodes holding
+ * one (an XRC connection each; node_ded NULL: not counted) */
 typedef struct acct {
     int ded, leaving, peak, ofi, ofi_peak, nodes, nodes_peak, shm_peak;
-    size_t bytes, leaving_bytes, peak_bytes;
+    size_t bytes, leaving_bytes, peak_bytes, low_bytes;
     int *node_ded;
 } acct_t;
 
@@ -293,7 +294,10 @@ typedef struct sim {
 static int node_of(const sim_t *s, int r) { return r / s->c; }
 
 /* A ring given back is freed when its switch completes (J1-J5, src/chan), after the rings
- * the same run sets up are made: until the next tick it still counts toward the peak. */
+ * the same run sets up are made: until the next tick it still counts toward the peak. In the
+ * library both ends are asynchronous (a ring counts when the receiver reads the marker that
+ * makes it active and stops counting when it reads the one that retires it), so a run whose
+ * old ring's marker arrives first never holds both: low_bytes is that peak. */
 static int acct_apply(sim_t *s, acct_t *a, int peer, rmpi_chan_kind_t kind)
 {
     /* a replay refuses what the traced run's mechanism refused at this tick (docs/trace.md) */
@@ -316,6 +320,8 @@ static int acct_apply(sim_t *s, acct_t *a, int peer, rmpi_chan_kind_t kind)
         a->peak = a->ded + a->leaving;
     if (a->bytes + a->leaving_bytes > a->peak_bytes)
         a->peak_bytes = a->bytes + a->leaving_bytes;
+    if (a->bytes > a->low_bytes)
+        a->low_bytes = a->bytes;
     if (a->ofi > a->ofi_peak)
         a->ofi_peak = a->ofi;
     if (a->ded - a->ofi > a->shm_peak)
@@ -1174,12 +1180,12 @@ static int replay(const char *prefix)
             }
         }
         printf("{\"replay\": \"%s\", \"rank\": %d, \"channel_bytes\": {\"dedicated\": %zu, \"shared\": %zu}, "
-               "\"dedicated_peak\": %d, \"dedicated_ranks\": [",
+               "\"dedicated_bytes_low\": %zu, \"dedicated_peak\": %d, \"dedicated_ranks\": [",
                path, t.rank, s.rma.peak_bytes,
                t.shared_bytes >= 0 ? (size_t)t.shared_bytes
                : t.nlocal > 1      ? s.shared_bytes
                                    : 0,
-               s.rma.peak);
+               s.rma.low_bytes, s.rma.peak);
         int sep = 0;
         for (int p = 0; sel && p < t.nprocs; p++)
             if (!sel->fixed[p] && rmpi_chan_sel_kind(sel, p) == RMPI_CHAN_DEDICATED)

@@ -2,7 +2,9 @@
 # Calibration of bench/scalesim against the library: a real job on shared memory runs with
 # RMPI_CHAN_TRACE and RMPI_REPORT=json, and scalesim replays its traces with the parameters they
 # record. For every rank the peers it predicts on dedicated channels must be the ones the report
-# names, and its dedicated and shared channel memory within 10% of the report's. Cases:
+# names, and its shared channel memory within 10% of the report's; its dedicated memory's peak
+# within 10% of the range the replay gives (whether a ring given back was still held when the
+# same run's new ring became active is up to the markers' timing). Cases:
 #   select: 4 ranks, rank 0 hears 6:3:1 from ranks 1-3 (tests/mpi/pt2pt/chan_select, h = 2)
 #   coll:   8 ranks, bench/coll's six collectives at 8 bytes (every rank dedicates h or fewer;
 #           Reduce kept point-to-point)
@@ -71,9 +73,14 @@ for k in sorted(set(rep) & set(sim)):
     if sorted(a["dedicated_ranks"]) != sorted(b["dedicated_ranks"]):
         bad.append(f"rank {k}: the job dedicated {a['dedicated_ranks']}, scalesim predicts {b['dedicated_ranks']}")
     for kind in ("dedicated", "shared"):
+        # dedicated: the replay gives the ends of what the run can reach (a ring given back
+        # counted until the next tick or not at all, bench/scalesim.c acct_apply): the
+        # report's peak must lie between them, 10% either side
         x, y = a["channel_bytes"][kind], b["channel_bytes"][kind]
-        if abs(x - y) > 0.10 * max(x, y):
-            bad.append(f"rank {k}: {kind} channel memory {x} in the report, {y} predicted (more than 10% apart)")
+        lo = b.get("dedicated_bytes_low", y) if kind == "dedicated" else y
+        if x < lo - 0.10 * lo or x > y + 0.10 * y:
+            want = f"{y}" if lo == y else f"{lo} to {y}"
+            bad.append(f"rank {k}: {kind} channel memory {x} in the report, {want} predicted (more than 10% apart)")
     print(f"rank {k}: dedicated {a['dedicated_ranks']} / predicted {b['dedicated_ranks']}, memory "
           f"{a['channel_bytes']} / predicted {b['channel_bytes']}")
 if case in ("select", "ofi", "mixed") and 0 in rep and rep[0]["dedicated_ranks"] != [1, 2]:
