@@ -54,10 +54,10 @@
 
 #include "../rt/rt.h"
 
-/* The version of struct rmpi_net_ops a provider was written against: raise it whenever a
- * member is added, removed or changes meaning; rmpi_net_open refuses a provider whose
- * version differs (rmpi_net_ops_check). */
-#define RMPI_NET_OPS_VERSION 6
+/* The version of struct rmpi_net_ops (and of the rail hints a provider fills) a provider was
+ * written against: raise it whenever a member is added, removed or changes meaning;
+ * rmpi_net_open refuses a provider whose version differs (rmpi_net_ops_check). 7: hints.down. */
+#define RMPI_NET_OPS_VERSION 7
 #define RMPI_NET_MAX_RAILS 16
 /* Most size classes of shared receive buffers a provider reports (shm's RMPI_SHM_MAX_CLASSES, and
  * one class of the largest frame over libfabric). */
