@@ -3,8 +3,9 @@
 # The caller sets name (for messages), root, here and keep, defines usage, and calls
 # `cg_setup PROG [MPICC MPIEXEC [MPIEXEC_ARGS...]]`; it gets mpicc, mpiexec, launcher_args,
 # work (with wrap.sh and PROG built from bench/PROG.c in it).
-# The wrapper reads CG_OUT (callgrind output prefix), CG_ALL_RANKS (1: every rank) and
-# CG_EXTRA (more valgrind options, word-split, e.g. --toggle-collect=FN).
+# The wrapper reads CG_OUT (callgrind output prefix), CG_ALL_RANKS (1: every rank), CG_RANK
+# (the one rank measured otherwise, default 0) and CG_EXTRA (more valgrind options,
+# word-split, e.g. --toggle-collect=FN).
 cg_setup() {
     local prog=$1
     shift
@@ -50,7 +51,7 @@ cg_wrapper() {
     cat >"$1" <<'WRAP'
 #!/bin/sh
 rank=${PMI_RANK:-${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-${SLURM_PROCID:-}}}}
-if [ "$CG_ALL_RANKS" = 1 ] || [ "$rank" = 0 ]; then
+if [ "$CG_ALL_RANKS" = 1 ] || [ "$rank" = "${CG_RANK:-0}" ]; then
     # shellcheck disable=SC2086  # CG_EXTRA holds options, meant to be word-split
     exec valgrind --tool=callgrind --separate-threads=yes $CG_EXTRA --callgrind-out-file="$CG_OUT.%p" "$@"
 fi

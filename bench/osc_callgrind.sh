@@ -4,6 +4,9 @@
 # --toggle-collect on the call, so only what runs inside it (inclusive) is counted; the
 # total over the calls made (20 warm-up + N, bandwidth tests 64 per window) is the cost of
 # one call. A second run counts MPI_Win_flush the same way. Load-independent.
+# --target counts rank 1 (the target) instead: the instructions inside each function of
+# --target-fns per operation of the test (what the target does to receive, apply and
+# answer it), one run per function.
 set -eu
 
 usage() {
@@ -20,11 +23,18 @@ Default MPI: the repository's build/bin/mpicc and build/bin/mpiexec.
   --flavor F    window flavor: allocate (default), create, dynamic
   --iters N     operations (latency tests) or windows of 64 (bandwidth) (default 2000)
   --keep DIR    keep the build, callgrind.out files and logs in DIR
+  --target      count rank 1, the target, inside each of --target-fns, per operation
+  --target-fns LIST  comma list of functions (callgrind --toggle-collect patterns) for
+                --target (default RailMPI's: rmpi_vc_on_frame, the delivery of a frame,
+                where requests are served now, and rma_progress, the one-sided progress
+                hook, with its idle polls between operations; Open MPI ob1/vader:
+                mca_btl_vader_poll_handle_frag)
 
 Examples:
   bench/osc_callgrind.sh
   bench/osc_callgrind.sh mpicc.openmpi mpirun.openmpi --mca pml ob1 --mca btl self,vader \
       --mca btl_vader_single_copy_mechanism none
+  bench/osc_callgrind.sh --flavor create --target --tests fop_lat,cas_lat,acc_lat
 EOF
 }
 
@@ -35,6 +45,8 @@ size=8
 flavor=allocate
 iters=2000
 keep=""
+target=0
+target_fns=rmpi_vc_on_frame,rma_progress
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -43,6 +55,8 @@ while [ $# -gt 0 ]; do
         --flavor) [ $# -ge 2 ] || { usage >&2; exit 2; }; flavor=$2; shift ;;
         --iters) [ $# -ge 2 ] || { usage >&2; exit 2; }; iters=$2; shift ;;
         --keep) [ $# -ge 2 ] || { usage >&2; exit 2; }; keep=$2; shift ;;
+        --target) target=1 ;;
+        --target-fns) [ $# -ge 2 ] || { usage >&2; exit 2; }; target_fns=$2; shift ;;
         -h|--help) usage; exit 0 ;;
         --) shift; break ;;
         -*) echo "osc_callgrind.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
@@ -63,7 +77,7 @@ name=osc_callgrind.sh
 # shellcheck source=bench/callgrind_lib.sh
 . "$here/callgrind_lib.sh"
 cg_setup osc "$@"
-export CG_ALL_RANKS=0
+export CG_ALL_RANKS=0 CG_RANK=0
 
 # Ir inside calls matching $2 during test $1 (every thread of rank 0).
 run_ir() {
@@ -75,6 +89,23 @@ run_ir() {
     cat "$work/cg.$tag".* | awk '/^summary:/ { s += $2 } END { print s + 0 }'
 }
 
+if [ "$target" = 1 ]; then
+    export CG_RANK=1
+    printf '%-8s %8s' test bytes
+    for fn in ${target_fns//,/ }; do printf ' %24s' "Ir/op in $fn"; done
+    printf '\n'
+    for t in ${tests//,/ }; do
+        per=1
+        case "$t" in *_bw) per=64 ;; esac
+        ops=$(((iters + 20) * per))
+        printf '%-8s %8s' "$t" "$size"
+        for fn in ${target_fns//,/ }; do
+            printf ' %24.1f' "$(echo "$(run_ir "$t" "*$fn") / $ops" | bc -l)"
+        done
+        printf '\n'
+    done
+    exit 0
+fi
 printf '%-8s %8s %12s %14s\n' test bytes "Ir/op" "Ir/flush"
 for t in ${tests//,/ }; do
     case "$t" in

@@ -265,6 +265,19 @@ void rmpi_core_unexp_take(rmpi_unexp_t *u);
 /* Receive a message taken with rmpi_core_unexp_take into req (its data as for rmpi_core_irecv). */
 int rmpi_core_mrecv(rmpi_req_t *req, rmpi_unexp_t *u);
 
+/* ---- messages served where they land ---- */
+/* A layer above may take the eager messages of one context as they are delivered, with no
+ * unexpected copy, probe or receive (the one-sided target, rma/target.c). fn(arg, peer,
+ * src, tag, data, len) runs during progress for each eager message on ctx that matched no
+ * posted receive, is not synchronous, and finds nothing of ctx in the unexpected queue
+ * (so messages are still taken in arrival order, whichever way); data is the frame's
+ * payload (any alignment, valid during the call only; bytes from the network, unchecked),
+ * peer its sender's peer index (for rmpi_core_peer_cut). fn returns 1 when it took the
+ * message, 0 to queue it as unexpected as before. fn NULL: none (set it back before the
+ * context is released). */
+typedef int (*rmpi_core_eager_fn)(void *arg, int peer, int src, int tag, const char *data, size_t len);
+void rmpi_core_eager_handler(uint32_t ctx, rmpi_core_eager_fn fn, void *arg);
+
 /* ---- buffered mode (core_bsend.c) ---- */
 /* A buffer attached to the process (rmpi_core_bpool_proc), a communicator or a session
  * (slots the layers above keep). A buffered send packs the message into it (first fit)

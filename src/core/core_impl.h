@@ -105,6 +105,8 @@ typedef struct core_peer {
 /* Posted and unexpected queues of one context. */
 typedef struct ctxq {
     rmpi_list_t posted, unexp;
+    rmpi_core_eager_fn eager_fn; /* takes eager messages where they land (rmpi_core_eager_handler) */
+    void *eager_arg;
 } ctxq_t;
 
 /* Queues by context id. The table grows only for ids this process uses itself (posting,

@@ -33,6 +33,8 @@ ctxq_t *rmpi_core_ctxq_grow(uint32_t ctx)
         ctxq_t *q = rmpi_xmalloc(sizeof *q);
         rmpi_list_init(&q->posted);
         rmpi_list_init(&q->unexp);
+        q->eager_fn = NULL;
+        q->eager_arg = NULL;
         rmpi_ctxq[ctx] = q;
         rmpi_list_t *e, *t;
         rmpi_list_for_each_safe(e, t, &early)
@@ -656,6 +658,11 @@ void rmpi_core_eager_arrived(rmpi_vc_t *vc, uint32_t ctx, int src, int tag, cons
         rmpi_req_complete(r);
         return;
     }
+    /* served where it landed, unless something of the context waits before it (its order
+     * is the arrival order) */
+    if (q && q->eager_fn && !sync && rmpi_list_empty(&q->unexp) &&
+        q->eager_fn(q->eager_arg, vc->peer, src, tag, data, len))
+        return;
     rmpi_unexp_t *u = rmpi_xmalloc(sizeof *u + len);
     memset(u, 0, sizeof *u);
     u->magic = RMPI_REQ_MAGIC;
@@ -762,6 +769,13 @@ rmpi_unexp_t *rmpi_core_probe_find(uint32_t ctx, int src, int tag)
 }
 
 void rmpi_core_unexp_take(rmpi_unexp_t *u) { rmpi_list_remove(&u->link); }
+
+void rmpi_core_eager_handler(uint32_t ctx, rmpi_core_eager_fn fn, void *arg)
+{
+    ctxq_t *q = rmpi_core_ctxq(ctx);
+    q->eager_fn = fn;
+    q->eager_arg = arg;
+}
 
 int rmpi_core_mrecv(rmpi_req_t *r, rmpi_unexp_t *u)
 {

@@ -27,9 +27,11 @@ static int nwins;
 static int serving;
 
 static int rma_progress(void);
+static int rma_eager(void *arg, int peer, int src, int tag, const char *data, size_t len);
 
 void rma_serve_add(rmpi_win_t *w)
 {
+    rmpi_core_eager_handler(w->comm->ctx, rma_eager, w);
     rmpi_list_push_back(&wins, &w->link);
     if (nwins++ == 0)
         rmpi_core_hook_add(rma_progress);
@@ -37,13 +39,15 @@ void rma_serve_add(rmpi_win_t *w)
 
 static void incoming_free(incoming_t *m)
 {
-    rmpi_req_release(m->req);
+    if (m->req) /* none for a message taken where it landed (rma_eager) */
+        rmpi_req_release(m->req);
     free(m->buf);
     free(m);
 }
 
 void rma_serve_remove(rmpi_win_t *w)
 {
+    rmpi_core_eager_handler(w->comm->ctx, NULL, NULL);
     rmpi_list_remove(&w->link);
     for (int o = 0; o < w->size; o++) /* none after Win_free's barrier, unless the user erred */
         while (!rmpi_list_empty(&w->held[o])) {
@@ -60,12 +64,29 @@ void rma_serve_remove(rmpi_win_t *w)
         rmpi_core_hook_remove(rma_progress);
 }
 
+/* Send an answer of len bytes at buf (heap: malloc'd, the caller gives it up): eagerly from
+ * buf when it fits the origin's eager limit (the core copies it into the frame: no request,
+ * no copy of our own), else as a message that owns a heap copy. */
+static void answer(rmpi_win_t *w, int origin, int32_t tag, void *buf, size_t len, int heap)
+{
+    if (rmpi_core_send_eager(rmpi_comm_world_rank(w->comm, origin), w->comm->ctx, w->rank, tag, buf, len)) {
+        if (heap)
+            free(buf);
+        return;
+    }
+    if (!heap) {
+        void *c = rmpi_xmalloc(len ? len : 1);
+        memcpy(c, buf, len);
+        buf = c;
+    }
+    rma_send(w, origin, tag, buf, len);
+}
+
 static void ack(rmpi_win_t *w, int origin, int32_t tag)
 {
-    int32_t *e = rmpi_xmalloc(sizeof *e);
-    *e = w->errs[origin];
+    int32_t e = w->errs[origin];
     w->errs[origin] = 0;
-    rma_send(w, origin, tag, e, sizeof *e);
+    answer(w, origin, tag, &e, sizeof e, 0);
 }
 
 /* ---- lock manager: shared locks coexist, an exclusive one is alone; FIFO order. When
@@ -179,6 +200,9 @@ static char *target_base(rmpi_win_t *w, const rma_hdr_t *h, const rma_seg_t *seg
     return (char *)w->base + h->disp;
 }
 
+/* Answers of at most this many bytes are made on the stack. */
+#define RMA_SMALL_ANSWER 256
+
 /* Largest answer of zeros to a get outside a dynamic window (a user's error: the origin has
  * landing memory of that size); a larger one is not believed. */
 #define RMA_ZERO_ANSWER_MAX ((uint64_t)1 << 26)
@@ -240,6 +264,12 @@ static const char *am_check(const rmpi_win_t *w, int origin, const char *msg, si
     if (acc && h->bytes) {
         /* handles from the wire: only predefined ones (small constants), never pointers */
         MPI_Datatype basic = (MPI_Datatype)(uintptr_t)h->basic;
+        /* the usual case in two table reads: a contiguous predefined element type whose
+         * size divides the data, and a kernel for it and the op (so both are predefined and
+         * the pair is defined); anything else takes the full checks */
+        size_t es = h->basic < 4096 ? rmpi_dtype_predef_contig_size(basic) : 0;
+        if (es && h->op < 4096 && h->bytes % es == 0 && rmpi_coll_op_kernel(op, basic))
+            return NULL;
         const rmpi_dtype_t *dt = h->basic < 4096 ? rmpi_dtype_get(basic) : NULL;
         if (h->op >= 4096 || !rmpi_coll_op_predefined(op))
             return "with an operation that is not a predefined one";
@@ -252,6 +282,10 @@ static const char *am_check(const rmpi_win_t *w, int origin, const char *msg, si
 
 static void gather(const char *base, const rma_hdr_t *h, const rma_seg_t *segs, char *out)
 {
+    if (!h->nseg) {
+        memcpy(out, base, h->bytes);
+        return;
+    }
     rma_seg_t one = {0, h->bytes};
     rma_segs_gather(base, h->nseg ? segs : &one, h->nseg ? h->nseg : 1, out);
 }
@@ -270,6 +304,12 @@ static void accumulate(char *base, const rma_hdr_t *h, const rma_seg_t *segs, co
         return;
     if (op == MPI_REPLACE) {
         scatter(base, h, segs, data);
+        return;
+    }
+    rmpi_coll_kernel_t fn = rmpi_coll_op_kernel(op, basic); /* a table read, as am_check's */
+    size_t es = rmpi_dtype_predef_contig_size(basic);
+    if (!h->nseg && fn && es) {
+        fn(data, base, h->bytes / es); /* bit for bit what rmpi_coll_op_apply does */
         return;
     }
     size_t n = h->bytes / rmpi_dtype_size(rmpi_dtype_get(basic));
@@ -325,6 +365,7 @@ static size_t handle(rmpi_win_t *w, int peer, int origin, char *msg, size_t len)
     const char *data = msg + sizeof *h + h->nseg * sizeof(rma_seg_t);
     char *base = NULL, *reply = NULL;
     size_t rlen = 0;
+    uint64_t small[RMA_SMALL_ANSWER / 8]; /* answers of fetch-and-op, CAS, small gets */
     switch (h->kind) {
     case AM_PUT:
     case AM_ACC:
@@ -342,7 +383,7 @@ static size_t handle(rmpi_win_t *w, int peer, int origin, char *msg, size_t len)
             w->errs[origin] = MPI_ERR_RMA_RANGE;
         if (h->kind == AM_GET || h->kind == AM_GACC || h->kind == AM_CAS) {
             rlen = h->bytes;
-            reply = rmpi_xmalloc(rlen ? rlen : 1);
+            reply = rlen <= sizeof small ? (char *)small : rmpi_xmalloc(rlen);
             memset(reply, 0, rlen);
         }
         /* nothing moves for 0 bytes, and its segments' offsets were never checked (an
@@ -376,7 +417,7 @@ static size_t handle(rmpi_win_t *w, int peer, int origin, char *msg, size_t len)
     default: return took; /* am_check admits no other kind */
     }
     if (reply)
-        rma_send(w, origin, h->reply_tag, reply, rlen);
+        answer(w, origin, h->reply_tag, reply, rlen, reply != (char *)small);
     return took;
 }
 
@@ -416,6 +457,39 @@ static int release_held(rmpi_win_t *w)
             }
     }
     return n;
+}
+
+/* An eager message of the window's context as it is delivered (rmpi_core_eager_handler):
+ * a request message of at most RMA_SERVE_INPLACE bytes (a whole batch) is handled now, from a copy on the
+ * stack (the frame may lie at any alignment, and checking bytes that a peer on shared
+ * memory could still change would prove nothing), with no unexpected copy, probe, receive
+ * or heap buffer. It is left to serve (0) when it would pass a message of the same window
+ * not handled yet: one being received, or one its origin has waiting; or when we are
+ * handling already (an answer's send may run progress). The core hands us a message only
+ * when nothing of the context waits unexpected before it. */
+#define RMA_SERVE_INPLACE RMA_BATCH_MAX
+
+static int rma_eager(void *arg, int peer, int src, int tag, const char *data, size_t len)
+{
+    rmpi_win_t *w = arg;
+    if (tag != RMA_TAG_AM || serving || len > RMA_SERVE_INPLACE || src < 0 || src >= w->size ||
+        !rmpi_list_empty(&w->incoming) || !rmpi_list_empty(&w->held[src]))
+        return 0;
+    uint64_t buf[RMA_SERVE_INPLACE / 8];
+    memcpy(buf, data, len);
+    incoming_t m = {.buf = buf, .len = len, .pos = 0, .peer = peer, .origin = src};
+    serving = 1;
+    if (!run(w, &m)) {
+        /* its origin must wait (lock, fence) from m.pos on: it waits with a copy */
+        incoming_t *k = rmpi_xmalloc(sizeof *k);
+        *k = m;
+        k->buf = rmpi_xmalloc(len);
+        memcpy(k->buf, buf, len);
+        rmpi_list_push_back(&w->held[src], &k->link);
+        w->nheld++;
+    }
+    serving = 0;
+    return 1;
 }
 
 /* Take the window's new messages in arrival order; handle those at the head that have

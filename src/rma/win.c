@@ -92,10 +92,20 @@ void rma_am_send(rmpi_win_t *w, int t)
     rmpi_win_batch_t *b = &w->batch[t];
     if (!b->len)
         return;
-    rma_send(w, t, RMA_TAG_AM, b->buf, b->len); /* the message owns the buffer now */
+    /* Eagerly from the batch's buffer (the core copies it into the frame), kept for the next
+     * batch when it is small: no allocation, request or free per message on the way to an
+     * answer. Else the message owns the buffer. */
+    if (!rmpi_core_send_eager(rmpi_comm_world_rank(w->comm, t), w->comm->ctx, w->rank, RMA_TAG_AM, b->buf, b->len)) {
+        rma_send(w, t, RMA_TAG_AM, b->buf, b->len); /* the message owns the buffer now */
+        b->buf = NULL;
+        b->cap = 0;
+    } else if (b->cap > RMA_BATCH_OP_MAX) {
+        free(b->buf);
+        b->buf = NULL;
+        b->cap = 0;
+    }
+    b->len = 0;
     w->nbatched--;
-    b->buf = NULL;
-    b->len = b->cap = 0;
     b->rdma_puts = 0;
 }
 

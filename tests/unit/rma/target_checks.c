@@ -480,6 +480,65 @@ static void lazy_locks(void)
     CHECK(!held_back(&w, 2), "our fence over: the origin's next epoch may be handled");
 }
 
+/* ---- messages taken where they land (rma_eager) ---- */
+
+static size_t put_ctl(char *at, int kind)
+{
+    rma_hdr_t h;
+    memset(&h, 0, sizeof h);
+    h.kind = (uint8_t)kind;
+    h.version = RMA_WIRE_VERSION;
+    memcpy(at, &h, sizeof h);
+    return sizeof h;
+}
+
+/* Declined (left to the unexpected queue and serve) when not a request, too large, from a
+ * rank outside the group, while handling already, or when it would pass a message of the
+ * window not handled yet; else handled at once from a frame at any alignment, and the rest
+ * of a message whose origin must wait is kept, with a copy of its own, in order. */
+static void inplace(void)
+{
+    rmpi_win_t w = mkwin(MPI_WIN_FLAVOR_CREATE, NULL, 0);
+    rmpi_list_t held[4];
+    unsigned char wait[4] = {0};
+    int marks[4] = {0}, posts[4] = {0}, fdone[4] = {0};
+    for (int i = 0; i < 4; i++)
+        rmpi_list_init(&held[i]);
+    rmpi_list_init(&w.incoming);
+    w.size = 4;
+    w.held = held, w.lockwait = wait, w.marks = marks, w.posts = posts, w.fdone = fdone;
+    static char frame[RMA_SERVE_INPLACE + 64];
+    char *f = frame + 3; /* frames lie at any alignment */
+    size_t n = put_ctl(f, AM_FENCE);
+    n += put_ctl(f + n, AM_POST);
+    n += put_ctl(f + n, AM_FENCE_DONE);
+    char post[sizeof(rma_hdr_t) + 1];
+    size_t pn = put_ctl(post + 1, AM_POST);
+
+    CHECK(!rma_eager(&w, 1, 1, 5, f, n) && !marks[1], "an answer (tag 5) taken as a request");
+    CHECK(!rma_eager(&w, 1, 4, 0, f, n) && !rma_eager(&w, 1, -1, 0, f, n), "a rank outside the group taken");
+    CHECK(!rma_eager(&w, 1, 1, 0, frame, RMA_SERVE_INPLACE + 8), "a message larger than the stack copy taken");
+    serving = 1;
+    CHECK(!rma_eager(&w, 1, 1, 0, f, n) && !marks[1], "a message taken while handling another");
+    serving = 0;
+    CHECK(rma_eager(&w, 1, 1, 0, f, n), "FENCE, POST, FENCE_DONE not taken");
+    CHECK(marks[1] == 1 && posts[1] == 0 && fdone[1] == 0, "the marker handled, what follows it waits for our fence");
+    CHECK(w.nheld == 1 && !rmpi_list_empty(&held[1]), "the rest kept (%d held)", w.nheld);
+    memset(f, 0xee, n); /* the frame's memory is the transport's again */
+    CHECK(!rma_eager(&w, 1, 1, 0, post + 1, pn) && posts[1] == 0, "a later message passed the held one");
+    CHECK(rma_eager(&w, 1, 2, 0, post + 1, pn) && posts[2] == 1, "another origin's message waited");
+    w.fences = 1;
+    release_held(&w);
+    CHECK(posts[1] == 1 && fdone[1] == 1 && w.nheld == 0 && rmpi_list_empty(&held[1]),
+          "the kept rest not handled from its own copy once our fence ended (posts %d, fence_done %d)", posts[1],
+          fdone[1]);
+    incoming_t landing;
+    rmpi_list_push_back(&w.incoming, &landing.link);
+    CHECK(!rma_eager(&w, 1, 3, 0, post + 1, pn) && posts[3] == 0, "a message passed one still being received");
+    rmpi_list_remove(&landing.link);
+    CHECK(rma_eager(&w, 1, 3, 0, post + 1, pn) && posts[3] == 1, "nothing waits: not handled at once");
+}
+
 int main(void)
 {
     fixed_window();
@@ -488,5 +547,6 @@ int main(void)
     accumulate_segments();
     locks();
     lazy_locks();
+    inplace();
     return finish("rma_target_checks");
 }
