@@ -679,7 +679,7 @@ static void evict(rmpi_chan_sel_t *s)
     }
 }
 
-/* The interval check (sec. 3.4): whether the run due at the interval can be skipped. The seed
+/* The check (sec. 3.4): whether a run due (at the interval or by the count) can be skipped. The seed
  * assumes that the latency reduction computed over a past window predicts the next one; the
  * last run found no change worth gamma over its windows, and what came since (the receives
  * and idle polls of the slots from the last run's or check's on, "since") is the only new
@@ -730,6 +730,24 @@ static int skip_run(rmpi_chan_sel_t *s)
     return skip;
 }
 
+/* After a run (done changes) or a skipped one (0), early or not (trig). A run walks sigma rows of
+ * every column (O(columns x sigma)): while the traffic keeps the mapping, early runs back off
+ * to the interval's cadence; a change shows the traffic moved, and the trigger's count
+ * applies again. Until the trigger's count has come in all, the table is a few rows and a run
+ * cheap: runs that change nothing come every first count (the evidence of one source, which a
+ * few frames of others, a barrier's, leave just short of passing). After that, doubling starts
+ * from the trigger's count, not the first (from it, 2-3 more runs over a full table at 32
+ * ranks). */
+static void backoff(rmpi_chan_sel_t *s, int trig, int done)
+{
+    if (done)
+        s->trigger_now = s->prm.trigger;
+    else if (trig && s->total < s->prm.trigger)
+        ;
+    else if (trig && s->trigger_now < UINT64_MAX / 4)
+        s->trigger_now = 2 * (s->trigger_now > s->prm.trigger ? s->trigger_now : s->prm.trigger);
+}
+
 uint64_t rmpi_chan_sel_until_trigger(const rmpi_chan_sel_t *s)
 {
     if (!s->trigger_now)
@@ -748,15 +766,18 @@ int rmpi_chan_sel_tick(rmpi_chan_sel_t *s, uint64_t now_ns, rmpi_chan_apply_fn a
      * least gap after a run that changed the mapping (its switches under way, the window of
      * the new mapping still empty), not a wait after the start; after a run that changed
      * nothing the doubled count is the wait. */
-    int counted = s->trigger_now && s->total - s->total_at_run >= s->trigger_now;
-    int trig = !due && counted && (!s->changed || now_ns >= s->last_run_ns + s->prm.slot_ns);
+    int trig = !due && s->trigger_now && s->total - s->total_at_run >= s->trigger_now &&
+               (!s->changed || now_ns >= s->last_run_ns + s->prm.slot_ns);
     if (!due && !trig)
         return 0;
-    if (due && !counted && skip_run(s)) { /* the count's run would follow at once: not skipped */
+    if (skip_run(s)) {
+        /* as a run that changed nothing: the next interval, the count from here, backed off */
         s->skipped++;
         s->nskip++;
         s->next_run_ns = now_ns + s->prm.interval_ns;
         s->check_slot = s->slot;
+        s->total_at_run = s->total;
+        backoff(s, trig, 0);
         return 0;
     }
     s->nskip = 0;
@@ -771,18 +792,6 @@ int rmpi_chan_sel_tick(rmpi_chan_sel_t *s, uint64_t now_ns, rmpi_chan_apply_fn a
     s->changed = done > 0;
     s->refused_last = s->refused != refused;
     evict(s);
-    /* A run walks sigma rows of every column (O(columns x sigma)): while the traffic keeps
-     * the mapping, early runs back off to the interval's cadence; a change shows the traffic
-     * moved, and the trigger's count applies again. Until the trigger's count has come in
-     * all, the table is a few rows and a run cheap: runs that change nothing come every
-     * first count (the evidence of one source, which a few frames of others, a barrier's,
-     * leave just short of passing). After that, doubling starts from the trigger's count,
-     * not the first (from it, 2-3 more runs over a full table at 32 ranks). */
-    if (done)
-        s->trigger_now = s->prm.trigger;
-    else if (trig && s->total < s->prm.trigger)
-        ;
-    else if (trig && s->trigger_now < UINT64_MAX / 4)
-        s->trigger_now = 2 * (s->trigger_now > s->prm.trigger ? s->trigger_now : s->prm.trigger);
+    backoff(s, trig, done);
     return done;
 }

@@ -208,9 +208,9 @@ static inline void rmpi_chan_note_recv(rmpi_chan_sel_t *s, int src, size_t bytes
 }
 
 /* Moves the table to now_ns, and runs FIND_MAP when the interval has passed since the last
- * run (unless the check finds that the receives and idle polls since the last run call for
- * no change: src/chan/README.md, "Driver"; at most p.skips times in a row), or early when
- * p.trigger receives came since it (the first run: since the start, and as
+ * run, or early when p.trigger receives came since it (either unless the check finds that
+ * the receives and idle polls since the last run call for no change: src/chan/README.md,
+ * "Driver"; at most p.skips times in a row; a skipped run counts as one that changed nothing) (the first run: since the start, and as
  * soon as enough came to repay a set-up if that is fewer; after a run that changed nothing,
  * twice the count before; after a change, p.trigger again, and one slot since it). Each change goes
  * to apply (releases first, so a cap is never exceeded). After a run, columns of shared
@@ -259,6 +259,7 @@ void rmpi_chan_lib_finalize(void);
  * counted is kept, so they never go down). */
 typedef struct rmpi_chan_totals {
     uint64_t runs, trigger_runs, to_dedicated, to_shared;
+    uint64_t skipped; /* interval runs skipped by the check (not in runs) */
 } rmpi_chan_totals_t;
 void rmpi_chan_lib_totals(rmpi_chan_totals_t *t);
 

@@ -351,6 +351,7 @@ void rmpi_chan_lib_totals(rmpi_chan_totals_t *t)
         t->trigger_runs += s->trigger_runs;
         t->to_dedicated += s->to_dedicated;
         t->to_shared += s->to_shared;
+        t->skipped += s->skipped;
     }
 }
 

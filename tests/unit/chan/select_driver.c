@@ -255,6 +255,23 @@ static void test_skip(void)
     CHECK(rmpi_chan_sel_kind(s, 5) == RMPI_CHAN_DEDICATED && rmpi_chan_sel_kind(s, 3) == RMPI_CHAN_SHARED,
           "after the change: 5 %d, 3 %d", rmpi_chan_sel_kind(s, 5), rmpi_chan_sel_kind(s, 3));
     rmpi_chan_sel_destroy(s);
+    /* runs due by the count are checked alike. 1000 frames a second from 3 and 9, a count of
+     * 500 (the first runs at 84 frames, the evidence): runs at 100 ms (too few frames to pay
+     * the set-ups), 200 ms (both dedicated) and 700 ms (500 more: no change, the count
+     * doubles to 1000); the runs due at 1.7 s (the interval and the count), 2.7 and 3.7 s
+     * are skipped (without the check, 6 runs) */
+    p.trigger = 500;
+    s = rmpi_chan_sel_create(16, &p, 0);
+    for (int k = 0; k < 40; k++) {
+        uint64_t t = (uint64_t)k * 100 * MS;
+        traffic(s, (int[]){3, 9}, 2, 50, t, 100 * MS);
+        rmpi_chan_sel_tick(s, t + 100 * MS, record, &c);
+    }
+    CHECK(s->ndedicated == 2 && s->skipped == 3 && s->runs == 3 && s->trigger_runs == 3,
+          "count trigger: %llu runs (%llu by the count), %llu skipped, %d dedicated", (unsigned long long)s->runs,
+          (unsigned long long)s->trigger_runs, (unsigned long long)s->skipped, s->ndedicated);
+    rmpi_chan_sel_destroy(s);
+    p.trigger = 0;
     /* skips = 0: every interval runs */
     p.skips = 0;
     s = rmpi_chan_sel_create(16, &p, 0);
