@@ -578,6 +578,12 @@ static int run(rmpi_chan_sel_t *s, rmpi_chan_apply_fn apply, void *ctx)
         int n = window(s, from[w], src, &idle);
         if (rmpi_chan_find_map_idle(src, n, idle, &s->prm, ids + 2 * w * cap, ids + (2 * w + 1) * cap, &plan[w]))
             plan[w].apply = 0;
+        if (w == 0) { /* T2's window: what the check starts from (skip_run) */
+            s->ext_n = 0;
+            for (int i = 0; i < n; i++)
+                s->ext_n += src[i].n;
+            s->ext_d = plan[0].gain * (double)s->ext_n;
+        }
         if (best < 0 || plan[w].gain > plan[best].gain)
             best = w;
     }
@@ -679,24 +685,29 @@ static void evict(rmpi_chan_sel_t *s)
     }
 }
 
-/* The check (sec. 3.4): whether a run due (at the interval or by the count) can be skipped. The seed
- * assumes that the latency reduction computed over a past window predicts the next one; the
- * last run found no change worth gamma over its windows, and what came since (the receives
- * and idle polls of the slots from the last run's or check's on, "since") is the only new
- * evidence. If FIND_MAP over since alone, with no set-up costs, finds no change worth gamma
- * either, the run is skipped. Why that is enough for T2's extended window [beta, t): it is
- * the last run's window and since, and every term of x(M) - x(D) adds over the two parts but
- * the set-ups (paid once, so dropped from since's side) and A.1's max-n term (max n of the
- * whole is at least the last window's, and at most the sum of both parts' maxima: since's
- * side drops the term for dedicated channels added and keeps |D| channels' worth of it for
- * those released, the slack below); a gain under gamma in both parts is then under gamma in
- * their union (a mediant). T3's shrunk window and rows older than sigma slots leaving the
- * extended window only take old receives out, which no check of new ones bounds: that is
- * why at most `skips` runs in a row are skipped, so such a change is at most skips
- * intervals late. The check reads the slots of one interval (20 rows with the defaults)
- * where a run reads up to sigma (320) twice. Not before the first run, after a run that
- * changed or was refused something (its switches are proposed again), while a source finds
- * the table full (the run evicts), or while h is exceeded. */
+/* The check (sec. 3.4): whether a run due (at the interval or by the count) can be skipped.
+ * The seed assumes that the latency reduction computed over a past window predicts the next
+ * one. The last run left T2's extended window [beta, t) with a best change d = x(M) - x(D)
+ * of at most gamma per receive (else it would have applied it); what came since (the
+ * receives and idle polls of the slots from the last run's or check's on) is the only new
+ * evidence. x(M) - x(D) adds over the two parts except the set-ups (paid once: dropped from
+ * the new part's side, which only raises its bound), A.1's max-n term (the whole's max n is
+ * at least the old part's and at most the sum of both parts' maxima: the new side drops it
+ * for channels added and keeps |D| channels' worth for those released, the slack below) and
+ * the idle term (the idle polls' share per frame is a ratio of the whole, not a sum). So d
+ * over [beta, now) is at most the last d plus FIND_MAP's best over the new part alone (no
+ * set-ups, no A.1 term) plus the slack; while that stays within gamma per receive of the
+ * whole, T2 cannot apply anything (the bound carries to the next check). T3's shrunk window
+ * [t - (eps - beta) / 2, t) is its older part and the new frames: the run is skipped only if
+ * FIND_MAP over the new frames alone, with every cost (set-ups included), applies nothing
+ * either, so a new busy peer or a ring gone idle is run at once; among equal peers the new
+ * frames' noise does not pay a set-up. That, rows older than sigma slots leaving the
+ * extended window and the idle term's ratio are not bounds: hence at most `skips` runs in a
+ * row are skipped, so a change they miss is at most skips intervals late. A check reads the rows since
+ * the last look (21 with the defaults at the interval) where a run reads up to sigma (320) of
+ * every column twice. Not before the first run, after a run that changed or was refused
+ * something (its switches are proposed again), while a source finds the table full (the run
+ * evicts), or while h is exceeded. */
 static int skip_run(rmpi_chan_sel_t *s)
 {
     if (!s->prm.skips || s->nskip >= s->prm.skips || !s->have_cur || s->changed || s->refused_last || s->full ||
@@ -718,12 +729,19 @@ static int skip_run(rmpi_chan_sel_t *s)
         q.rho = q.net.rho = q.p = q.net.p = 0;
         rmpi_chan_plan_t pl;
         double pmax = s->prm.p > s->prm.net.p ? s->prm.p : s->prm.net.p;
-        if (!rmpi_chan_find_map_idle(src, n, idle, &q, ids, ids + cap, &pl)) {
-            /* with no receives, an idle poll is evidence only against the rings held */
-            if (total == 0)
-                skip = idle == 0 || s->ndedicated == 0;
-            else
-                skip = pl.gain + (double)s->ndedicated * (double)nmax * pmax / 2 / (double)total <= s->prm.gamma;
+        rmpi_chan_plan_t now;
+        /* T3 (below): the new frames alone, with every cost, call for no change */
+        if (!rmpi_chan_find_map_idle(src, n, idle, &s->prm, ids, ids + cap, &now) && !now.apply &&
+            !rmpi_chan_find_map_idle(src, n, idle, &q, ids, ids + cap, &pl)) {
+            /* the most the new frames can add to T2's best x(M) - x(D): their own, set-ups
+             * and A.1 aside, plus the A.1 slack; against the margin the last run left */
+            double add = pl.gain * (double)total + (double)s->ndedicated * (double)nmax * pmax / 2;
+            if (total == 0 && idle > 0 && s->ndedicated > 0)
+                skip = 0; /* idle polls alone: evidence only against the rings held */
+            else if (s->ext_d + add <= s->prm.gamma * (double)(s->ext_n + total)) {
+                skip = 1;
+                s->ext_d += add, s->ext_n += total;
+            }
         }
     }
     free(src), free(ids);

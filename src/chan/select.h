@@ -145,6 +145,8 @@ typedef struct rmpi_chan_sel {
     int refused_last;      /* the last run had a change refused: the next one must propose it again */
     uint64_t check_slot;   /* the interval check reads the slots from here (the last run's or check's) */
     int nskip;             /* interval runs skipped in a row */
+    uint64_t ext_n;        /* receives in T2's window at the last run, with the frames checked since */
+    double ext_d;          /* its best x(M) - x(D) then (ns; not above gamma * ext_n), with what they may add */
     rmpi_chan_src_t *srcs; /* scratch of the runs */
     int *up, *down;
     /* counters */
