@@ -267,10 +267,10 @@ rmpi_chan_sel_t *rmpi_chan_sel_create(int npeers, const rmpi_chan_params_t *p, u
     s->cls = calloc(n, 1);
     s->sink = calloc((size_t)p->sigma, sizeof *s->sink);
     s->spill = calloc((size_t)p->sigma, sizeof *s->spill);
-    s->idle = calloc((size_t)p->sigma, sizeof *s->idle);
+    s->idle_at = calloc((size_t)p->sigma, sizeof *s->idle_at);
     s->maxcols = p->sources > 0 ? p->sources : rmpi_chan_default_sources(npeers, p->h);
     s->active = malloc((size_t)s->maxcols * sizeof *s->active);
-    if (!s->col || !s->cur || !s->kind || !s->fixed || !s->cls || !s->sink || !s->spill || !s->idle || !s->active) {
+    if (!s->col || !s->cur || !s->kind || !s->fixed || !s->cls || !s->sink || !s->spill || !s->idle_at || !s->active) {
         rmpi_chan_sel_destroy(s);
         return NULL;
     }
@@ -298,7 +298,7 @@ void rmpi_chan_sel_destroy(rmpi_chan_sel_t *s)
     free(s->cls);
     free(s->sink);
     free(s->spill);
-    free(s->idle);
+    free(s->idle_at);
     free(s->active);
     free(s);
 }
@@ -419,7 +419,7 @@ static void advance(rmpi_chan_sel_t *s, uint64_t now)
         for (int i = 0; i < s->nactive; i++)
             s->col[s->active[i]][row] = (rmpi_chan_cell_t){0, 0};
         s->sink[row] = s->spill[row] = (rmpi_chan_cell_t){0, 0};
-        s->idle[row] = 0;
+        s->idle_at[row] = s->idle_total;
     }
     s->slot = k;
     s->row = (uint32_t)(k % sigma);
@@ -453,8 +453,7 @@ void rmpi_chan_note_slow(rmpi_chan_sel_t *s, int src, size_t bytes, uint64_t now
 void rmpi_chan_sel_note_idle(rmpi_chan_sel_t *s, uint64_t polls, uint64_t now_ns)
 {
     advance(s, now_ns);
-    uint64_t v = (uint64_t)s->idle[s->row] + polls;
-    s->idle[s->row] = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+    s->idle_total += polls;
 }
 
 static void sum_rows(const rmpi_chan_sel_t *s, const rmpi_chan_cell_t *c, uint64_t from, uint64_t to, uint64_t *n,
@@ -494,7 +493,7 @@ size_t rmpi_chan_sel_bytes(const rmpi_chan_sel_t *s)
 {
     size_t per_col = (size_t)s->prm.sigma * sizeof(rmpi_chan_cell_t);
     return sizeof *s + (size_t)s->npeers * (sizeof *s->col + 3) + (size_t)s->maxcols * sizeof *s->active +
-           (size_t)s->nactive * per_col + 2 * per_col + (size_t)s->prm.sigma * sizeof *s->idle;
+           (size_t)s->nactive * per_col + 2 * per_col + (size_t)s->prm.sigma * sizeof *s->idle_at;
 }
 
 /* ---- the driver (sec. 3.4, T1-T4) ---- */
@@ -506,12 +505,7 @@ static int window(const rmpi_chan_sel_t *s, uint64_t from, rmpi_chan_src_t *out,
     int n = 0;
     if (from < oldest(s))
         from = oldest(s);
-    *idle = 0;
-    for (uint64_t k = from, row = from % (uint64_t)s->prm.sigma; k <= s->slot; k++) {
-        *idle += s->idle[row];
-        if (++row == (uint64_t)s->prm.sigma)
-            row = 0;
-    }
+    *idle = s->idle_total - s->idle_at[from % (uint64_t)s->prm.sigma];
     for (int i = 0; i < s->nactive; i++) {
         int peer = s->active[i];
         uint64_t cnt, bytes;

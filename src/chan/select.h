@@ -132,7 +132,9 @@ typedef struct rmpi_chan_sel {
     rmpi_chan_cell_t *sink;  /* the column of fixed peers: counted, never read */
     rmpi_chan_cell_t *spill; /* the receives of sources without a column (no room, or evicted with their counts):
                               * only their total per slot is read */
-    uint32_t *idle;          /* idle polls per slot (rmpi_chan_sel_note_idle), a ring of sigma as the columns */
+    uint64_t idle_total;     /* idle polls noted (rmpi_chan_sel_note_idle) */
+    uint64_t *idle_at;       /* idle_total when each slot began, a ring of sigma as the columns: a window's
+                              * idle polls are one subtraction, not a walk of its rows */
     int full;                /* a source found no column since the last eviction */
     uint64_t beta, eps;      /* the current mapping's window [beta, eps), in slots */
     int have_cur;
