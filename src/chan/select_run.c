@@ -326,7 +326,7 @@ void rmpi_chan_lib_report(void *file, int rank)
     }
     fprintf(f,
             "[rmpi report] rank %d: channel selection: %llu runs (%llu by the count trigger), channel decisions %llu "
-            "to dedicated and %llu to shared (each one a switch), %llu interval runs skipped by the check, %d of h %d "
+            "to dedicated and %llu to shared (each one a switch), %llu runs skipped by the check, %d of h %d "
             "dedicated:",
             rank, (unsigned long long)s->runs, (unsigned long long)s->trigger_runs, (unsigned long long)s->to_dedicated,
             (unsigned long long)s->to_shared, (unsigned long long)s->skipped, s->ndedicated, s->prm.h);
