@@ -49,7 +49,8 @@ def one(argv):
     c = calls(cgf, {"run", "MPI_Iprobe", "rmpi_core_progress", "rmpi_core_wait_step", "sched_yield", "MPI_Send"})
     row = dict(ranks=n, pattern=pat, policy=pol, switches_rank0=r0["switches"],
                dedicated_peers_rank0=r0["dedicated_peers"],
-               mem_rank0=r0["channel_bytes"]["dedicated"] + r0["channel_bytes"]["shared"])
+               mem_rank0=r0["channel_bytes"]["dedicated"] + r0["channel_bytes"]["shared"],
+               selection_rank0=r0.get("selection"))
     if pat == "idle":
         row.update(probes=it, ir_per_op=c["MPI_Iprobe"][1] / max(c["MPI_Iprobe"][0], 1),
                    ir_per_progress=c["rmpi_core_progress"][1] / max(c["rmpi_core_progress"][0], 1))

@@ -122,7 +122,7 @@ static const char *const pattern_name[NPATTERN] = {"onetoall",  "alltoone", "rep
 typedef struct trace_ev {
     uint64_t t;
     int peer; /* -1: a selector tick */
-    uint32_t bytes;
+    uint32_t bytes; /* a tick's: the idle polls noted with it (`k t idle`; 0: a count tick, or an older trace) */
     int refused; /* -1; else the kind the library refused to switch peer to (an `x` line) */
 } trace_ev_t;
 
@@ -168,8 +168,9 @@ static int read_trace(const char *path, trace_t *t)
                 break;
             trace_ev_t *e = &t->ev[t->nev++];
             if (line[0] == 'k') {
-                ok = sscanf(line, "k %llu", &a) == 1;
-                *e = (trace_ev_t){a, -1, 0, -1};
+                int nk = sscanf(line, "k %llu %llu", &a, &b);
+                ok = nk >= 1 && (nk == 1 || b <= UINT32_MAX);
+                *e = (trace_ev_t){a, -1, nk == 2 ? (uint32_t)b : 0, -1};
             } else if (line[0] == 'x') {
                 ok = sscanf(line, "x %llu %d %llu", &a, &peer, &b) == 3 && peer >= 0 && b <= 1;
                 *e = (trace_ev_t){a, peer, 0, (int)b};
@@ -198,15 +199,23 @@ static int read_trace(const char *path, trace_t *t)
                         &p->r, &p->p, &p->c, &p->s, &p->rho, &p->gamma, &p->h, &p->tau, &iv, &sl, &p->sigma, &tr,
                         &end) == 12;
             p->interval_ns = iv, p->slot_ns = sl, p->trigger = tr;
-            /* the table's columns: traces before the bound have none (0: the default) */
-            if (ok && sscanf(line + end, " sources %d", &p->sources) != 1)
+            /* the table's columns: traces before the bound have none (0: the default); the idle
+             * ring's poll cost and the skip count, none before them (0: the seed's model, every
+             * interval in full) */
+            int end2 = 0;
+            if (ok && sscanf(line + end, " sources %d%n", &p->sources, &end2) != 1)
                 p->sources = 0;
+            if (ok && sscanf(line + end + end2, " q %lg skips %d", &p->q, &p->skips) != 2)
+                p->q = 0, p->skips = 0;
         } else if (sscanf(line, "shm ring_size %lld class_bytes %lld classes %255s", &t->ring_size, &t->class_bytes,
                           t->classes) == 3) {
         } else if (!strncmp(line, "ofi ", 4)) {
             rmpi_chan_cost_t *c = &t->net;
-            ok = sscanf(line, "ofi r %lg p %lg c %lg s %lg rho %lg ring_bytes %llu", &c->r, &c->p, &c->c, &c->s,
-                        &c->rho, &t->ofi_ring) == 6;
+            int nf = sscanf(line, "ofi r %lg p %lg c %lg s %lg rho %lg ring_bytes %llu q %lg", &c->r, &c->p, &c->c,
+                            &c->s, &c->rho, &t->ofi_ring, &c->q);
+            ok = nf >= 6;
+            if (nf == 6)
+                c->q = 0;
             t->ofi = 1;
         } else if (!strncmp(line, "ofi_peers", 9) && t->local && !t->ofi_peer) {
             t->ofi_peer = calloc((size_t)t->nprocs, 1);
@@ -380,6 +389,7 @@ static void railmpi_params(rmpi_chan_params_t *p, int n, int c)
     p->c = 0;
     p->s = 1;
     p->rho = num(dflt_CHAN_SETUP_COST);
+    p->q = num(dflt_CHAN_IDLE_POLL_COST) >= 0 ? num(dflt_CHAN_IDLE_POLL_COST) : p->p;
     p->gamma = num(dflt_CHAN_GAMMA);
     p->h = rmpi_chan_default_h(n, c);
     p->tau = p->h > 0 ? p->h : 1;
@@ -387,6 +397,7 @@ static void railmpi_params(rmpi_chan_params_t *p, int n, int c)
     p->slot_ns = (uint64_t)num(dflt_CHAN_SLOT) * 1000000ull;
     p->sigma = rmpi_chan_default_sigma(n, p->interval_ns, p->slot_ns);
     p->trigger = (uint64_t)num(dflt_CHAN_TRIGGER);
+    p->skips = (int)num(dflt_CHAN_SKIPS);
 }
 
 /* The libfabric class (class 1) as rmpi_chan_lib_init's ofi_costs sets it on one rail of
@@ -397,7 +408,9 @@ static void railmpi_ofi_params(rmpi_chan_params_t *p, int n, int c, size_t ofi_r
 {
     railmpi_params(p, n, c);
     p->net = (rmpi_chan_cost_t){num(dflt_CHAN_GAIN), num(dflt_CHAN_POLL_COST_OFI), num(dflt_CHAN_CREDIT_COST_OFI),
-                                (double)(ofi_ring / (4 * 64)), num(dflt_CHAN_SETUP_COST_OFI)};
+                                (double)(ofi_ring / (4 * 64)), num(dflt_CHAN_SETUP_COST_OFI),
+                                num(dflt_CHAN_IDLE_POLL_COST) >= 0 ? num(dflt_CHAN_IDLE_POLL_COST)
+                                                                    : num(dflt_CHAN_POLL_COST_OFI)};
 }
 
 /* AQPS's, Table 2 of the seed (the slot is not given: RailMPI's 50 ms is assumed; no count
@@ -1171,6 +1184,8 @@ static int replay(const char *prefix)
                     while (j < t.nev && t.ev[j].refused >= 0)
                         j++;
                     s.refused = &t.ev[i + 1], s.nrefused = j - i - 1;
+                    if (t.ev[i].bytes)
+                        rmpi_chan_sel_note_idle(sel, t.ev[i].bytes, t.ev[i].t);
                     rm_tick(&s, sel, t.ev[i].t);
                     s.nrefused = 0;
                     i = j - 1;

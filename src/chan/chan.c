@@ -1,5 +1,6 @@
 /* Channel kinds per peer: find the provider that carries a peer and ask it. */
 #include "chan.h"
+#include "select.h"
 
 _Static_assert((int)RMPI_CHAN_SHARED == RMPI_NET_CHAN_SHARED && (int)RMPI_CHAN_DEDICATED == RMPI_NET_CHAN_DEDICATED,
                "chan.h and net.h number the channel kinds alike");
@@ -177,6 +178,10 @@ void rmpi_chan_report(FILE *f, int rank, int nprocs, int json)
             if (p != rank && chan_rail(p) && rmpi_chan_kind(p) == RMPI_CHAN_DEDICATED)
                 fprintf(f, "%s%d", sep++ ? ", " : "", p);
         fprintf(f, "], \"dedicated_peers\": %d", sep);
+        rmpi_chan_totals_t sel;
+        rmpi_chan_lib_totals(&sel);
+        fprintf(f, ", \"selection\": {\"runs\": %llu, \"trigger_runs\": %llu, \"skipped\": %llu}",
+                (unsigned long long)sel.runs, (unsigned long long)sel.trigger_runs, (unsigned long long)sel.skipped);
         if (st.ncls) {
             fprintf(f, ", \"shared_classes\": [");
             for (int c = 0; c < st.ncls; c++)

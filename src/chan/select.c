@@ -22,8 +22,9 @@ static int nonneg(double x) { return x >= 0 && x <= 1e15; }
 
 int rmpi_chan_params_check(const rmpi_chan_params_t *p, char *why, size_t len)
 {
-    static const char *const name[] = {"r", "p", "c", "rho", "gamma", "net.r", "net.p", "net.c", "net.rho"};
-    const double v[] = {p->r, p->p, p->c, p->rho, p->gamma, p->net.r, p->net.p, p->net.c, p->net.rho};
+    static const char *const name[] = {"r",     "p",     "c",     "rho",     "q",    "gamma",
+                                       "net.r", "net.p", "net.c", "net.rho", "net.q"};
+    const double v[] = {p->r, p->p, p->c, p->rho, p->q, p->gamma, p->net.r, p->net.p, p->net.c, p->net.rho, p->net.q};
     for (size_t i = 0; i < sizeof v / sizeof *v; i++)
         if (!nonneg(v[i])) {
             snprintf(why, len, "the cost %s is %g, not a number of nanoseconds from 0 to 1e15.", name[i], v[i]);
@@ -53,6 +54,10 @@ int rmpi_chan_params_check(const rmpi_chan_params_t *p, char *why, size_t len)
                  "sources (columns of the statistics table) is %d: 0 (the default) or at least 2 (h + 1) = %d, as a "
                  "full table keeps half its columns and every dedicated source keeps its own.",
                  p->sources, 2 * (p->h + 1));
+        return -1;
+    }
+    if (p->skips < 0) {
+        snprintf(why, len, "skips (interval runs skipped in a row) is %d, below 0.", p->skips);
         return -1;
     }
     if (p->sigma < 2 || p->sigma > SIGMA_MAX) {
@@ -101,10 +106,20 @@ int rmpi_chan_default_sources(int npeers, int h)
  * a dedicated channel saves, credit messages paid (Appendix A.2). */
 static rmpi_chan_cost_t class_cost(const rmpi_chan_params_t *p, int cls)
 {
-    return cls == 1 ? p->net : (rmpi_chan_cost_t){p->r, p->p, p->c, p->s, p->rho};
+    return cls == 1 ? p->net : (rmpi_chan_cost_t){p->r, p->p, p->c, p->s, p->rho, p->q};
 }
 
 static double msg_value(const rmpi_chan_cost_t *c) { return c->r - (c->c > 0 ? c->c / c->s : 0); }
+
+/* The progress passes that find a ring of a source of n receives empty, in a window of total
+ * receives and idle idle polls: a pass is spent waiting for, or finding, some message, so the
+ * idle polls go to the receives in proportion (1 + idle / total passes each); those of the
+ * other sources' receives poll the ring for nothing, those of its own are the ring at work
+ * (a receiver that waits on its one busy ring is not charged for waiting). */
+static double empty_passes(uint64_t n, double total, uint64_t idle)
+{
+    return total > 0 ? (total - (double)n) * (total + (double)idle) / total : 0;
+}
 
 typedef struct cand {
     double v; /* what making it dedicated adds, its set-up paid */
@@ -126,14 +141,27 @@ static int cand_cmp(const void *a, const void *b)
  * between. x(M) = sum over i in M of n_i * (r_i - c_i / s_i) - rho_i [i new] - the polling
  * (max_j n_j) * p_i / 2 (the busiest source waits for half of the rings polled), with each
  * source's costs those of its class (shared memory, or a ring written over the network:
- * each term of Appendix A is per channel, so classes mix by adding). The maximum n is over
- * the whole window, not M, so x(M) is a sum of one value per source: the best M is the
- * sources of positive value in decreasing order, skipping new ones once tau are taken and
- * stopping at h (a greedy choice under one cardinality cap per class of a laminar family is
- * optimal). With one class this is the seed's loop over m: every value moves by the same
- * polling term, so the order and the best prefix are the same. */
+ * each term of Appendix A is per channel, so classes mix by adding). A.1 counts polling
+ * only as the busiest source's delay; what the receiver spends polling a ring that is empty
+ * is a term of its own here: q_i at every progress pass that finds the ring empty
+ * (empty_passes: the passes of the other sources' receives, each with its share of the
+ * idle polls). Beside r it is small for a busy ring; but a ring kept from a finished phase
+ * gains nothing and pays it at every pass, which A.1's max-n term alone never lets outweigh
+ * gamma.
+ * The maximum n is over the whole window, not M, so x(M) is a sum of one value per
+ * source: the best M is the sources of positive value in decreasing order, skipping new
+ * ones once tau are taken and stopping at h (a greedy choice under one cardinality cap per
+ * class of a laminar family is optimal). With one class this is the seed's loop over m:
+ * every value moves by the same polling terms, so the order and the best prefix are the
+ * same. */
 int rmpi_chan_find_map(const rmpi_chan_src_t *src, int nsrc, const rmpi_chan_params_t *p, int *up, int *down,
                        rmpi_chan_plan_t *plan)
+{
+    return rmpi_chan_find_map_idle(src, nsrc, 0, p, up, down, plan);
+}
+
+int rmpi_chan_find_map_idle(const rmpi_chan_src_t *src, int nsrc, uint64_t idle, const rmpi_chan_params_t *p, int *up,
+                            int *down, rmpi_chan_plan_t *plan)
 {
     memset(plan, 0, sizeof *plan);
     cand_t *cand = malloc((size_t)(nsrc > 0 ? nsrc : 1) * sizeof *cand);
@@ -157,7 +185,8 @@ int rmpi_chan_find_map(const rmpi_chan_src_t *src, int nsrc, const rmpi_chan_par
         if (src[i].peer < 0)
             continue; /* receives of sources without a column: in the total only */
         int k = src[i].cls == 1;
-        double keep = (double)src[i].n * per_msg[k] - nmax * cost[k].p / 2;
+        double keep =
+            (double)src[i].n * per_msg[k] - nmax * cost[k].p / 2 - cost[k].q * empty_passes(src[i].n, total, idle);
         cand[ncand++] = (cand_t){keep - (src[i].dedicated ? 0 : cost[k].rho), src[i].peer, i, src[i].dedicated};
         if (src[i].dedicated) {
             x_cur += keep;
@@ -238,9 +267,10 @@ rmpi_chan_sel_t *rmpi_chan_sel_create(int npeers, const rmpi_chan_params_t *p, u
     s->cls = calloc(n, 1);
     s->sink = calloc((size_t)p->sigma, sizeof *s->sink);
     s->spill = calloc((size_t)p->sigma, sizeof *s->spill);
+    s->idle_at = calloc((size_t)p->sigma, sizeof *s->idle_at);
     s->maxcols = p->sources > 0 ? p->sources : rmpi_chan_default_sources(npeers, p->h);
     s->active = malloc((size_t)s->maxcols * sizeof *s->active);
-    if (!s->col || !s->cur || !s->kind || !s->fixed || !s->cls || !s->sink || !s->spill || !s->active) {
+    if (!s->col || !s->cur || !s->kind || !s->fixed || !s->cls || !s->sink || !s->spill || !s->idle_at || !s->active) {
         rmpi_chan_sel_destroy(s);
         return NULL;
     }
@@ -268,6 +298,7 @@ void rmpi_chan_sel_destroy(rmpi_chan_sel_t *s)
     free(s->cls);
     free(s->sink);
     free(s->spill);
+    free(s->idle_at);
     free(s->active);
     free(s);
 }
@@ -388,6 +419,7 @@ static void advance(rmpi_chan_sel_t *s, uint64_t now)
         for (int i = 0; i < s->nactive; i++)
             s->col[s->active[i]][row] = (rmpi_chan_cell_t){0, 0};
         s->sink[row] = s->spill[row] = (rmpi_chan_cell_t){0, 0};
+        s->idle_at[row] = s->idle_total;
     }
     s->slot = k;
     s->row = (uint32_t)(k % sigma);
@@ -416,6 +448,12 @@ void rmpi_chan_note_slow(rmpi_chan_sel_t *s, int src, size_t bytes, uint64_t now
     }
     s->cur[src] = &s->col[src][s->row];
     rmpi_chan_bump_recv(s, src, bytes);
+}
+
+void rmpi_chan_sel_note_idle(rmpi_chan_sel_t *s, uint64_t polls, uint64_t now_ns)
+{
+    advance(s, now_ns);
+    s->idle_total += polls;
 }
 
 static void sum_rows(const rmpi_chan_sel_t *s, const rmpi_chan_cell_t *c, uint64_t from, uint64_t to, uint64_t *n,
@@ -455,18 +493,19 @@ size_t rmpi_chan_sel_bytes(const rmpi_chan_sel_t *s)
 {
     size_t per_col = (size_t)s->prm.sigma * sizeof(rmpi_chan_cell_t);
     return sizeof *s + (size_t)s->npeers * (sizeof *s->col + 3) + (size_t)s->maxcols * sizeof *s->active +
-           (size_t)s->nactive * per_col + 2 * per_col;
+           (size_t)s->nactive * per_col + 2 * per_col + (size_t)s->prm.sigma * sizeof *s->idle_at;
 }
 
 /* ---- the driver (sec. 3.4, T1-T4) ---- */
 
 /* The sources of window [from, now's slot]: every selectable peer that sent in it, and every
- * dedicated one (silent ones must be listed to be released). */
-static int window(const rmpi_chan_sel_t *s, uint64_t from, rmpi_chan_src_t *out)
+ * dedicated one (silent ones must be listed to be released); its idle polls in *idle. */
+static int window(const rmpi_chan_sel_t *s, uint64_t from, rmpi_chan_src_t *out, uint64_t *idle)
 {
     int n = 0;
     if (from < oldest(s))
         from = oldest(s);
+    *idle = s->idle_total - s->idle_at[from % (uint64_t)s->prm.sigma];
     for (int i = 0; i < s->nactive; i++) {
         int peer = s->active[i];
         uint64_t cnt, bytes;
@@ -529,9 +568,16 @@ static int run(rmpi_chan_sel_t *s, rmpi_chan_apply_fn apply, void *ctx)
     rmpi_chan_plan_t plan[2];
     int best = -1;
     for (int w = 0; w < nwin; w++) {
-        int n = window(s, from[w], src);
-        if (rmpi_chan_find_map(src, n, &s->prm, ids + 2 * w * cap, ids + (2 * w + 1) * cap, &plan[w]))
+        uint64_t idle;
+        int n = window(s, from[w], src, &idle);
+        if (rmpi_chan_find_map_idle(src, n, idle, &s->prm, ids + 2 * w * cap, ids + (2 * w + 1) * cap, &plan[w]))
             plan[w].apply = 0;
+        if (w == 0) { /* T2's window: what the check starts from (skip_run) */
+            s->ext_n = 0;
+            for (int i = 0; i < n; i++)
+                s->ext_n += src[i].n;
+            s->ext_d = plan[0].gain * (double)s->ext_n;
+        }
         if (best < 0 || plan[w].gain > plan[best].gain)
             best = w;
     }
@@ -633,6 +679,87 @@ static void evict(rmpi_chan_sel_t *s)
     }
 }
 
+/* The check (sec. 3.4): whether a run due (at the interval or by the count) can be skipped.
+ * The seed assumes that the latency reduction computed over a past window predicts the next
+ * one. The last run left T2's extended window [beta, t) with a best change d = x(M) - x(D)
+ * of at most gamma per receive (else it would have applied it); what came since (the
+ * receives and idle polls of the slots from the last run's or check's on) is the only new
+ * evidence. x(M) - x(D) adds over the two parts except the set-ups (paid once: dropped from
+ * the new part's side, which only raises its bound), A.1's max-n term (the whole's max n is
+ * at least the old part's and at most the sum of both parts' maxima: the new side drops it
+ * for channels added and keeps |D| channels' worth for those released, the slack below) and
+ * the idle term (the idle polls' share per frame is a ratio of the whole, not a sum). So d
+ * over [beta, now) is at most the last d plus FIND_MAP's best over the new part alone (no
+ * set-ups, no A.1 term) plus the slack; while that stays within gamma per receive of the
+ * whole, T2 cannot apply anything (the bound carries to the next check). T3's shrunk window
+ * [t - (eps - beta) / 2, t) is its older part and the new frames: the run is skipped only if
+ * FIND_MAP over the new frames alone, with every cost (set-ups included), applies nothing
+ * either, so a new busy peer or a ring gone idle is run at once; among equal peers the new
+ * frames' noise does not pay a set-up. That, rows older than sigma slots leaving the
+ * extended window and the idle term's ratio are not bounds: hence at most `skips` runs in a
+ * row are skipped, so a change they miss is at most skips intervals late. A check reads the rows since
+ * the last look (21 with the defaults at the interval) where a run reads up to sigma (320) of
+ * every column twice. Not before the first run, after a run that changed or was refused
+ * something (its switches are proposed again), while a source finds the table full (the run
+ * evicts), or while h is exceeded. */
+static int skip_run(rmpi_chan_sel_t *s)
+{
+    if (!s->prm.skips || s->nskip >= s->prm.skips || !s->have_cur || s->changed || s->refused_last || s->full ||
+        s->ndedicated > s->prm.h || s->check_slot < oldest(s))
+        return 0;
+    size_t cap = (size_t)s->nactive + (size_t)s->ndedicated + 1;
+    rmpi_chan_src_t *src = malloc(cap * sizeof *src);
+    int *ids = malloc(2 * cap * sizeof *ids);
+    int skip = 0;
+    if (src && ids) {
+        uint64_t idle, total = 0, nmax = 0;
+        int n = window(s, s->check_slot, src, &idle);
+        for (int i = 0; i < n; i++) {
+            total += src[i].n;
+            if (src[i].peer >= 0 && src[i].n > nmax)
+                nmax = src[i].n;
+        }
+        rmpi_chan_params_t q = s->prm;
+        q.rho = q.net.rho = q.p = q.net.p = 0;
+        rmpi_chan_plan_t pl;
+        double pmax = s->prm.p > s->prm.net.p ? s->prm.p : s->prm.net.p;
+        rmpi_chan_plan_t now;
+        /* T3 (below): the new frames alone, with every cost, call for no change */
+        if (!rmpi_chan_find_map_idle(src, n, idle, &s->prm, ids, ids + cap, &now) && !now.apply &&
+            !rmpi_chan_find_map_idle(src, n, idle, &q, ids, ids + cap, &pl)) {
+            /* the most the new frames can add to T2's best x(M) - x(D): their own, set-ups
+             * and A.1 aside, plus the A.1 slack; against the margin the last run left */
+            double add = pl.gain * (double)total + (double)s->ndedicated * (double)nmax * pmax / 2;
+            if (total == 0 && idle > 0 && s->ndedicated > 0)
+                skip = 0; /* idle polls alone: evidence only against the rings held */
+            else if (s->ext_d + add <= s->prm.gamma * (double)(s->ext_n + total)) {
+                skip = 1;
+                s->ext_d += add, s->ext_n += total;
+            }
+        }
+    }
+    free(src), free(ids);
+    return skip;
+}
+
+/* After a run (done changes) or a skipped one (0), early or not (trig). A run walks sigma rows of
+ * every column (O(columns x sigma)): while the traffic keeps the mapping, early runs back off
+ * to the interval's cadence; a change shows the traffic moved, and the trigger's count
+ * applies again. Until the trigger's count has come in all, the table is a few rows and a run
+ * cheap: runs that change nothing come every first count (the evidence of one source, which a
+ * few frames of others, a barrier's, leave just short of passing). After that, doubling starts
+ * from the trigger's count, not the first (from it, 2-3 more runs over a full table at 32
+ * ranks). */
+static void backoff(rmpi_chan_sel_t *s, int trig, int done)
+{
+    if (done)
+        s->trigger_now = s->prm.trigger;
+    else if (trig && s->total < s->prm.trigger)
+        ;
+    else if (trig && s->trigger_now < UINT64_MAX / 4)
+        s->trigger_now = 2 * (s->trigger_now > s->prm.trigger ? s->trigger_now : s->prm.trigger);
+}
+
 uint64_t rmpi_chan_sel_until_trigger(const rmpi_chan_sel_t *s)
 {
     if (!s->trigger_now)
@@ -655,6 +782,19 @@ int rmpi_chan_sel_tick(rmpi_chan_sel_t *s, uint64_t now_ns, rmpi_chan_apply_fn a
                (!s->changed || now_ns >= s->last_run_ns + s->prm.slot_ns);
     if (!due && !trig)
         return 0;
+    if (skip_run(s)) {
+        /* as a run that changed nothing: the next interval, the count from here, backed off */
+        s->skipped++;
+        s->nskip++;
+        s->next_run_ns = now_ns + s->prm.interval_ns;
+        s->check_slot = s->slot;
+        s->total_at_run = s->total;
+        backoff(s, trig, 0);
+        return 0;
+    }
+    s->nskip = 0;
+    s->check_slot = s->slot;
+    uint64_t refused = s->refused;
     s->runs++;
     s->trigger_runs += trig;
     s->last_run_ns = now_ns;
@@ -662,19 +802,8 @@ int rmpi_chan_sel_tick(rmpi_chan_sel_t *s, uint64_t now_ns, rmpi_chan_apply_fn a
     s->total_at_run = s->total;
     int done = run(s, apply, ctx);
     s->changed = done > 0;
+    s->refused_last = s->refused != refused;
     evict(s);
-    /* A run walks sigma rows of every column (O(columns x sigma)): while the traffic keeps
-     * the mapping, early runs back off to the interval's cadence; a change shows the traffic
-     * moved, and the trigger's count applies again. Until the trigger's count has come in
-     * all, the table is a few rows and a run cheap: runs that change nothing come every
-     * first count (the evidence of one source, which a few frames of others, a barrier's,
-     * leave just short of passing). After that, doubling starts from the trigger's count,
-     * not the first (from it, 2-3 more runs over a full table at 32 ranks). */
-    if (done)
-        s->trigger_now = s->prm.trigger;
-    else if (trig && s->total < s->prm.trigger)
-        ;
-    else if (trig && s->trigger_now < UINT64_MAX / 4)
-        s->trigger_now = 2 * (s->trigger_now > s->prm.trigger ? s->trigger_now : s->prm.trigger);
+    backoff(s, trig, done);
     return done;
 }

@@ -24,7 +24,7 @@
 
 /* FIND_MAP's cost model of one class of peers, in nanoseconds (Fig. 6, Appendix A). */
 typedef struct rmpi_chan_cost {
-    double r, p, c, s, rho; /* as in rmpi_chan_params_t */
+    double r, p, c, s, rho, q; /* as in rmpi_chan_params_t */
 } rmpi_chan_cost_t;
 
 typedef struct rmpi_chan_params {
@@ -35,6 +35,9 @@ typedef struct rmpi_chan_params {
     double c;   /* one credit message (0: credits need no message, as in a shared-memory ring) */
     double s;   /* receives per credit message (ring entries); read only when c > 0 */
     double rho; /* setting up one dedicated channel */
+    double q;   /* one empty poll of one dedicated channel in a progress pass: the receiver's own time, paid
+                 * by every ring in the poll list at each pass, one per receive (from any source) and one per
+                 * idle poll (0: the seed's model, polling as the busiest source's delay alone) */
     /* the same for sources of class 1, whose dedicated channel is of another kind (in the
      * library: peers over libfabric, a ring written with fi_write); read only for them */
     rmpi_chan_cost_t net;
@@ -47,6 +50,7 @@ typedef struct rmpi_chan_params {
     int sigma;            /* rows kept: no window reaches further back */
     int sources;          /* most sources with a column (0: rmpi_chan_default_sources) */
     uint64_t trigger;     /* a run also starts once this many receives came since the last; 0: never */
+    int skips;            /* most interval runs in a row skipped by the check (rmpi_chan_sel_tick); 0: none */
 } rmpi_chan_params_t;
 
 /* Whether p can drive a selector; else -1 and a sentence in why naming the field. */
@@ -85,6 +89,11 @@ typedef struct rmpi_chan_plan {
  * peers each. Pure: reads its inputs only, ties go to the lower rank. -1 on ENOMEM. */
 int rmpi_chan_find_map(const rmpi_chan_src_t *src, int nsrc, const rmpi_chan_params_t *p, int *up, int *down,
                        rmpi_chan_plan_t *plan);
+/* The same for a window in which the receiver also made idle polls (progress passes that
+ * found nothing): each dedicated channel of class k costs q_k at every one of them, and at
+ * every receive from another source. */
+int rmpi_chan_find_map_idle(const rmpi_chan_src_t *src, int nsrc, uint64_t idle, const rmpi_chan_params_t *p, int *up,
+                            int *down, rmpi_chan_plan_t *plan);
 
 /* ---- the statistics table and the driver ---- */
 
@@ -123,6 +132,9 @@ typedef struct rmpi_chan_sel {
     rmpi_chan_cell_t *sink;  /* the column of fixed peers: counted, never read */
     rmpi_chan_cell_t *spill; /* the receives of sources without a column (no room, or evicted with their counts):
                               * only their total per slot is read */
+    uint64_t idle_total;     /* idle polls noted (rmpi_chan_sel_note_idle) */
+    uint64_t *idle_at;       /* idle_total when each slot began, a ring of sigma as the columns: a window's
+                              * idle polls are one subtraction, not a walk of its rows */
     int full;                /* a source found no column since the last eviction */
     uint64_t beta, eps;      /* the current mapping's window [beta, eps), in slots */
     int have_cur;
@@ -132,10 +144,16 @@ typedef struct rmpi_chan_sel {
                            * until prm.trigger receives came in all; later doubled by each early run that
                            * changed nothing (a run walks every column's window); prm.trigger after a change */
     int changed;           /* the last run changed the mapping: the next early one waits a slot */
+    int refused_last;      /* the last run had a change refused: the next one must propose it again */
+    uint64_t check_slot;   /* the interval check reads the slots from here (the last run's or check's) */
+    int nskip;             /* interval runs skipped in a row */
+    uint64_t ext_n;        /* receives in T2's window at the last run, with the frames checked since */
+    double ext_d;          /* its best x(M) - x(D) then (ns; not above gamma * ext_n), with what they may add */
     rmpi_chan_src_t *srcs; /* scratch of the runs */
     int *up, *down;
     /* counters */
     uint64_t runs, trigger_runs, applied, to_dedicated, to_shared, refused;
+    uint64_t skipped; /* interval runs the check skipped (not in runs) */
     uint64_t evicted; /* columns given back (silent for sigma slots, or the least active of a full table) */
     double last_gain; /* of the last mapping applied, ns per message */
 } rmpi_chan_sel_t;
@@ -153,6 +171,9 @@ rmpi_chan_kind_t rmpi_chan_sel_kind(const rmpi_chan_sel_t *s, int peer);
 void rmpi_chan_sel_class(rmpi_chan_sel_t *s, int peer, int cls);
 
 void rmpi_chan_note_slow(rmpi_chan_sel_t *s, int src, size_t bytes, uint64_t now_ns);
+/* polls idle polls (progress passes that found nothing) made up to now_ns: FIND_MAP charges
+ * every dedicated channel q for each (rmpi_chan_params_t.q). */
+void rmpi_chan_sel_note_idle(rmpi_chan_sel_t *s, uint64_t polls, uint64_t now_ns);
 
 /* One received frame of bytes from src counted in its cell of the current slot, for a caller
  * whose clock moves only through rmpi_chan_sel_tick (which moves the table too), without the
@@ -191,7 +212,9 @@ static inline void rmpi_chan_note_recv(rmpi_chan_sel_t *s, int src, size_t bytes
 }
 
 /* Moves the table to now_ns, and runs FIND_MAP when the interval has passed since the last
- * run, or early when p.trigger receives came since it (the first run: since the start, and as
+ * run, or early when p.trigger receives came since it (either unless the check finds that
+ * the receives and idle polls since the last run call for no change: src/chan/README.md,
+ * "Driver"; at most p.skips times in a row; a skipped run counts as one that changed nothing) (the first run: since the start, and as
  * soon as enough came to repay a set-up if that is fewer; after a run that changed nothing,
  * twice the count before; after a change, p.trigger again, and one slot since it). Each change goes
  * to apply (releases first, so a cap is never exceeded). After a run, columns of shared
@@ -231,6 +254,8 @@ double rmpi_chan_ofi_gain(double gain_ofi, double gain, int by_target);
  * and r over ofi (rmpi_chan_ofi_gain), depend on the rails. */
 void rmpi_chan_lib_init(int rank, int nprocs);
 void rmpi_chan_lib_tick(void);
+/* The idle path's tick: polls idle polls made since the last (noted), then the tick. */
+void rmpi_chan_lib_idle(unsigned polls);
 void rmpi_chan_lib_report(void *file, int rank);
 void rmpi_chan_lib_finalize(void);
 
@@ -238,6 +263,7 @@ void rmpi_chan_lib_finalize(void);
  * counted is kept, so they never go down). */
 typedef struct rmpi_chan_totals {
     uint64_t runs, trigger_runs, to_dedicated, to_shared;
+    uint64_t skipped; /* interval runs skipped by the check (not in runs) */
 } rmpi_chan_totals_t;
 void rmpi_chan_lib_totals(rmpi_chan_totals_t *t);
 

@@ -44,6 +44,11 @@ int rmpi_chan_params_from_knobs(rmpi_chan_params_t *p, int nprocs, int node_size
     for (int i = 0; i < 7; i++)
         if (!cost_ok(v[i]))
             return refuse(why, len, cost[i], v[i], "nanoseconds from 0 to 1e15");
+    if (k->CHAN_IDLE_POLL_COST != -1 && !cost_ok(k->CHAN_IDLE_POLL_COST))
+        return refuse(why, len, "CHAN_IDLE_POLL_COST", k->CHAN_IDLE_POLL_COST,
+                      "-1 (each class's RMPI_CHAN_POLL_COST) or nanoseconds from 0 to 1e15");
+    if (k->CHAN_SKIPS < 0 || k->CHAN_SKIPS > 1000000)
+        return refuse(why, len, "CHAN_SKIPS", (double)k->CHAN_SKIPS, "a number of intervals from 0 to 1000000");
     if (k->CHAN_GAIN_OFI != -1 && !cost_ok(k->CHAN_GAIN_OFI))
         return refuse(why, len, "CHAN_GAIN_OFI", k->CHAN_GAIN_OFI,
                       "-1 (from the provider) or nanoseconds from 0 to 1e15");
@@ -62,6 +67,7 @@ int rmpi_chan_params_from_knobs(rmpi_chan_params_t *p, int nprocs, int node_size
     p->c = 0; /* a shm ring returns credit through shared memory, not in messages */
     p->s = 1;
     p->rho = k->CHAN_SETUP_COST;
+    p->q = k->CHAN_IDLE_POLL_COST >= 0 ? k->CHAN_IDLE_POLL_COST : k->CHAN_POLL_COST;
     p->gamma = k->CHAN_GAMMA;
     p->h = k->CHAN_MAX_DEDICATED >= 0 ? (int)k->CHAN_MAX_DEDICATED : rmpi_chan_default_h(nprocs, node_size);
     p->tau = k->CHAN_MAX_SETUP > 0 ? (int)k->CHAN_MAX_SETUP : p->h > 0 ? p->h : 1;
@@ -69,6 +75,7 @@ int rmpi_chan_params_from_knobs(rmpi_chan_params_t *p, int nprocs, int node_size
     p->slot_ns = (uint64_t)k->CHAN_SLOT * MS;
     p->sigma = k->CHAN_SLOTS > 0 ? (int)k->CHAN_SLOTS : rmpi_chan_default_sigma(nprocs, p->interval_ns, p->slot_ns);
     p->trigger = (uint64_t)k->CHAN_TRIGGER;
+    p->skips = (int)k->CHAN_SKIPS;
     p->sources = k->CHAN_SOURCES > 0 ? (int)k->CHAN_SOURCES : 0;
     if (p->sources > 0 && p->sources < 2 * (p->h + 1)) {
         snprintf(allowed, sizeof allowed, "at least 2 x (RMPI_CHAN_MAX_DEDICATED + 1) = %d", 2 * (p->h + 1));
@@ -163,9 +170,10 @@ static void trace_open(int rank, int nprocs, int node, const rmpi_chan_params_t 
             fprintf(trace.f, " %d", r);
     fprintf(trace.f,
             "\nselector %d\nparams r %.17g p %.17g c %.17g s %.17g rho %.17g gamma %.17g h %d tau %d interval_ns %llu "
-            "slot_ns %llu sigma %d trigger %llu sources %d\nshm ring_size %lld class_bytes %lld classes %s\n",
+            "slot_ns %llu sigma %d trigger %llu sources %d q %.17g skips %d\nshm ring_size %lld class_bytes %lld "
+            "classes %s\n",
             selecting, p->r, p->p, p->c, p->s, p->rho, p->gamma, p->h, p->tau, (unsigned long long)p->interval_ns,
-            (unsigned long long)p->slot_ns, p->sigma, (unsigned long long)p->trigger, p->sources,
+            (unsigned long long)p->slot_ns, p->sigma, (unsigned long long)p->trigger, p->sources, p->q, p->skips,
             (long long)rmpi_knobs.SHM_RING_SIZE, (long long)rmpi_knobs.CHAN_CLASS_BYTES, rmpi_knobs.CHAN_CLASSES);
     /* the libfabric class: its costs, a dedicated peer's rings (on each rail reaching it),
      * and the peers in it; then the shared receive memory of every provider */
@@ -173,8 +181,8 @@ static void trace_open(int rank, int nprocs, int node, const rmpi_chan_params_t 
     for (int r = 0; r < nprocs && first < 0; r++)
         first = cls[r] == 1 ? r : -1;
     if (first >= 0) {
-        fprintf(trace.f, "ofi r %.17g p %.17g c %.17g s %.17g rho %.17g ring_bytes %zu\nofi_peers", p->net.r, p->net.p,
-                p->net.c, p->net.s, p->net.rho, rmpi_chan_ring_bytes(first));
+        fprintf(trace.f, "ofi r %.17g p %.17g c %.17g s %.17g rho %.17g ring_bytes %zu q %.17g\nofi_peers", p->net.r,
+                p->net.p, p->net.c, p->net.s, p->net.rho, rmpi_chan_ring_bytes(first), p->net.q);
         for (int r = 0; r < nprocs; r++)
             if (cls[r] == 1)
                 fprintf(trace.f, " %d", r);
@@ -215,9 +223,13 @@ static void ofi_costs(rmpi_chan_params_t *p, int rank, int nprocs, const uint8_t
             ring = RMPI_MAX(ring, rmpi_chan_ring_bytes(r) / (size_t)RMPI_MAX(rmpi_chan_rails(r), 1));
         }
     double s = RMPI_MAX((double)(ring / (4 * 64)), 1.0);
+    double q = rmpi_knobs.CHAN_IDLE_POLL_COST >= 0 ? rmpi_knobs.CHAN_IDLE_POLL_COST : rmpi_knobs.CHAN_POLL_COST_OFI;
     p->net = (rmpi_chan_cost_t){rmpi_chan_ofi_gain(rmpi_knobs.CHAN_GAIN_OFI, rmpi_knobs.CHAN_GAIN, by_target),
-                                rmpi_knobs.CHAN_POLL_COST_OFI * rails, rmpi_knobs.CHAN_CREDIT_COST_OFI, s,
-                                rmpi_knobs.CHAN_SETUP_COST_OFI * rails};
+                                rmpi_knobs.CHAN_POLL_COST_OFI * rails,
+                                rmpi_knobs.CHAN_CREDIT_COST_OFI,
+                                s,
+                                rmpi_knobs.CHAN_SETUP_COST_OFI * rails,
+                                q * rails};
 }
 
 /* The frames the entry counted down since the last collection go to the total (modulo 2^32:
@@ -279,7 +291,7 @@ void rmpi_chan_lib_init(int rank, int nprocs)
     lib_fast_update();
 }
 
-void rmpi_chan_lib_tick(void)
+static void lib_tick(unsigned idle)
 {
     rmpi_chan_sel_t *s = rmpi_chan_lib;
     if (!s)
@@ -287,11 +299,19 @@ void rmpi_chan_lib_tick(void)
     lib_collect(s);
     uint64_t now = rmpi_time_ns();
     if (rmpi_chan_trace)
-        fprintf(trace.f, "k %llu\n", (unsigned long long)(now - trace.t0));
+        fprintf(trace.f, idle ? "k %llu %u\n" : "k %llu\n", (unsigned long long)(now - trace.t0), idle);
+    if (idle)
+        rmpi_chan_sel_note_idle(s, idle, now);
     rmpi_chan_sel_tick(s, now, switch_peer, NULL);
     lib_collect(s); /* frames the switches' progress delivered */
     lib_arm(s);
 }
+
+void rmpi_chan_lib_tick(void) { lib_tick(0); }
+
+/* Idle polls are counted by the core's idle path, which ticks every 1024 of them: FIND_MAP
+ * charges each ring in the poll list for them (rmpi_chan_params_t.q). */
+void rmpi_chan_lib_idle(unsigned polls) { lib_tick(polls); }
 
 void rmpi_chan_lib_report(void *file, int rank)
 {
@@ -306,9 +326,10 @@ void rmpi_chan_lib_report(void *file, int rank)
     }
     fprintf(f,
             "[rmpi report] rank %d: channel selection: %llu runs (%llu by the count trigger), channel decisions %llu "
-            "to dedicated and %llu to shared (each one a switch), %d of h %d dedicated:",
+            "to dedicated and %llu to shared (each one a switch), %llu runs skipped by the check, %d of h %d "
+            "dedicated:",
             rank, (unsigned long long)s->runs, (unsigned long long)s->trigger_runs, (unsigned long long)s->to_dedicated,
-            (unsigned long long)s->to_shared, s->ndedicated, s->prm.h);
+            (unsigned long long)s->to_shared, (unsigned long long)s->skipped, s->ndedicated, s->prm.h);
     for (int r = 0; r < s->npeers; r++)
         if (!s->fixed[r] && s->kind[r] == RMPI_CHAN_DEDICATED)
             fprintf(f, " %d", r);
@@ -330,6 +351,7 @@ void rmpi_chan_lib_totals(rmpi_chan_totals_t *t)
         t->trigger_runs += s->trigger_runs;
         t->to_dedicated += s->to_dedicated;
         t->to_shared += s->to_shared;
+        t->skipped += s->skipped;
     }
 }
 

@@ -243,7 +243,7 @@ int rmpi_core_progress(void)
      * then at most every 100 ms), so a busy rank pays one increment. */
     if (n == 0 && RMPI_UNLIKELY((++idle_polls & 1023) == 0)) {
         rmpi_pmi_watch();
-        rmpi_chan_lib_tick();
+        rmpi_chan_lib_idle(1024); /* channel selection charges each ring polled for them */
     }
     return n;
 }

@@ -82,13 +82,14 @@ for n in (1024, 65536):
                 check(held == n // chunk - 1, f"{dz} alltoall {n}: {held} chunks, not one per remote block")
     print(f"peer table N={n}: stencil3d {res['ofi-adaptive', 'stencil3d', n]['peer_table_bytes']:.0f} B, "
           f"alltoall {res['ofi-adaptive', 'alltoall', n]['peer_table_bytes']:.0f} B (flat: {n * peer})")
-# a fixed number of bytes per rank plus a constant: the selector's struct and its two shared
-# columns (sink and spill, 2 x sigma x 8 bytes: 5 KiB at 2^10, beside 224 KiB of per-rank state)
+# a fixed number of bytes per rank plus a constant: the selector's struct, its two shared
+# columns (sink and spill) and the idle polls' ring, 3 x sigma x 8 bytes: 7.5 KiB at 2^10,
+# beside 224 KiB of per-rank state
 pr = [res["ofi-adaptive", "stencil3d", n]["per_rank_bytes"] - res["ofi-adaptive", "stencil3d", n]["peer_table_bytes"]
       for n in (1024, 65536)]
 per = (pr[1] - pr[0]) / (65536 - 1024)
 const = [pr[0] - per * 1024, pr[1] - per * 65536]
-check(pr[0] > 0 and all(0 <= c <= 8192 for c in const),
+check(pr[0] > 0 and all(0 <= c <= 12288 for c in const),
       f"per-rank state {pr} not linear from 2^10 to 2^16: {per:.1f} B per rank plus {const}")
 print(f"per-rank state: {per:.1f} B per rank plus {const[0]:.0f} / {const[1]:.0f} B")
 

@@ -223,6 +223,97 @@ static void test_refused_and_fixed(void)
     rmpi_chan_sel_destroy(s);
 }
 
+/* The interval check: while the frames since the last run call for no change, the runs
+ * due at the interval are skipped, at most skips in a row; a change in the traffic within
+ * one interval is run at once. */
+static void test_skip(void)
+{
+    rmpi_chan_params_t p = params();
+    p.skips = 3;
+    rmpi_chan_sel_t *s = rmpi_chan_sel_create(16, &p, 0);
+    calls_t c = {0};
+    traffic(s, (int[]){3, 9}, 2, 2000, 0, 1000 * MS);
+    CHECK(rmpi_chan_sel_tick(s, 1000 * MS, record, &c) == 2 && s->runs == 1 && s->skipped == 0,
+          "the first run (T1) is never skipped: %llu runs, %llu skipped", (unsigned long long)s->runs,
+          (unsigned long long)s->skipped);
+    /* second 1-2 is the first interval after a change: it runs; then 3 skips, then a run */
+    uint64_t want_runs[] = {2, 2, 2, 2, 3, 3}, want_skip[] = {0, 1, 2, 3, 3, 4};
+    for (int k = 0; k < 6; k++) {
+        uint64_t t = (uint64_t)(k + 1) * 1000 * MS;
+        traffic(s, (int[]){3, 9}, 2, 2000, t, 1000 * MS);
+        traffic(s, (int[]){5}, 1, 20, t, 1000 * MS); /* a little from a third peer: no ring */
+        rmpi_chan_sel_tick(s, t + 1000 * MS, record, &c);
+        CHECK(s->runs == want_runs[k] && s->skipped == want_skip[k],
+              "steady second %d: %llu runs, %llu skipped; want %llu, %llu", k + 2, (unsigned long long)s->runs,
+              (unsigned long long)s->skipped, (unsigned long long)want_runs[k], (unsigned long long)want_skip[k]);
+    }
+    CHECK(c.n == 2 && s->ndedicated == 2, "steady traffic changed the mapping: %d calls", c.n);
+    /* second 7-8: 3 falls silent, 5 takes its place: the check sees it and the run swaps them */
+    traffic(s, (int[]){5, 9}, 2, 2000, 7000 * MS, 1000 * MS);
+    CHECK(rmpi_chan_sel_tick(s, 8000 * MS, record, &c) == 2 && s->runs == 4 && s->skipped == 4,
+          "a new busy peer: %llu runs, %llu skipped", (unsigned long long)s->runs, (unsigned long long)s->skipped);
+    CHECK(rmpi_chan_sel_kind(s, 5) == RMPI_CHAN_DEDICATED && rmpi_chan_sel_kind(s, 3) == RMPI_CHAN_SHARED,
+          "after the change: 5 %d, 3 %d", rmpi_chan_sel_kind(s, 5), rmpi_chan_sel_kind(s, 3));
+    rmpi_chan_sel_destroy(s);
+    /* runs due by the count are checked alike. 1000 frames a second from 3 and 9, a count of
+     * 500 (the first runs at 84 frames, the evidence): runs at 100 ms (too few frames to pay
+     * the set-ups), 200 ms (both dedicated) and 700 ms (500 more: no change, the count
+     * doubles to 1000); the runs due at 1.7 s (the interval and the count), 2.7 and 3.7 s
+     * are skipped (without the check, 6 runs) */
+    p.trigger = 500;
+    s = rmpi_chan_sel_create(16, &p, 0);
+    for (int k = 0; k < 40; k++) {
+        uint64_t t = (uint64_t)k * 100 * MS;
+        traffic(s, (int[]){3, 9}, 2, 50, t, 100 * MS);
+        rmpi_chan_sel_tick(s, t + 100 * MS, record, &c);
+    }
+    CHECK(s->ndedicated == 2 && s->skipped == 3 && s->runs == 3 && s->trigger_runs == 3,
+          "count trigger: %llu runs (%llu by the count), %llu skipped, %d dedicated", (unsigned long long)s->runs,
+          (unsigned long long)s->trigger_runs, (unsigned long long)s->skipped, s->ndedicated);
+    rmpi_chan_sel_destroy(s);
+    p.trigger = 0;
+    /* skips = 0: every interval runs */
+    p.skips = 0;
+    s = rmpi_chan_sel_create(16, &p, 0);
+    for (int k = 0; k < 4; k++) {
+        traffic(s, (int[]){3, 9}, 2, 2000, (uint64_t)k * 1000 * MS, 1000 * MS);
+        rmpi_chan_sel_tick(s, (uint64_t)(k + 1) * 1000 * MS, record, &c);
+    }
+    CHECK(s->runs == 4 && s->skipped == 0, "skips 0: %llu runs, %llu skipped", (unsigned long long)s->runs,
+          (unsigned long long)s->skipped);
+    rmpi_chan_sel_destroy(s);
+}
+
+/* A ring kept from a finished phase: 3 and 9 busy, then 3 alone. Over the shrunk window
+ * (the last half second) releasing 9 saves the polling delay (1000 * 10 / 2) and its empty
+ * polls, q = 10 ns at each of 3's frames and each idle poll: with 20000 idle polls a second,
+ * 5 + 10 * 21 ns per message, past gamma, and 9 is given back; without idle polls 15 ns,
+ * under gamma, and it is kept, as the seed's model (5 ns) keeps it. */
+static void test_idle_release(void)
+{
+    for (int with_idle = 0; with_idle < 2; with_idle++) {
+        rmpi_chan_params_t p = params();
+        p.q = 10;
+        rmpi_chan_sel_t *s = rmpi_chan_sel_create(16, &p, 0);
+        calls_t c = {0};
+        traffic(s, (int[]){3, 9}, 2, 1000, 0, 1000 * MS);
+        rmpi_chan_sel_tick(s, 1000 * MS, record, &c);
+        for (int k = 1; k < 8; k++) {
+            uint64_t t = (uint64_t)k * 1000 * MS;
+            traffic(s, (int[]){3}, 1, 1000, t, 1000 * MS);
+            if (with_idle)
+                rmpi_chan_sel_note_idle(s, 20000, t + 999 * MS);
+            rmpi_chan_sel_tick(s, t + 1000 * MS, record, &c);
+        }
+        int n9 = rmpi_chan_sel_kind(s, 9) == RMPI_CHAN_DEDICATED, n3 = rmpi_chan_sel_kind(s, 3) == RMPI_CHAN_DEDICATED;
+        CHECK(n3 && n9 == !with_idle && s->ndedicated == 1 + !with_idle && (int)s->to_shared == with_idle,
+              "%s idle polls: 3 %d, 9 %d, %d dedicated, %llu released; want 3, and 9 %s",
+              with_idle ? "with" : "without", n3, n9, s->ndedicated, (unsigned long long)s->to_shared,
+              with_idle ? "given back" : "kept");
+        rmpi_chan_sel_destroy(s);
+    }
+}
+
 int main(void)
 {
     test_interval();
@@ -230,5 +321,7 @@ int main(void)
     test_short_job();
     test_repeat();
     test_refused_and_fixed();
+    test_skip();
+    test_idle_release();
     return finish("chan_select_driver");
 }

@@ -128,6 +128,48 @@ static void test_polling(void)
     CHECK(close_to(pl.x_new, 10000 * 100 - 10000 - 50000), "credits: x_new %.1f", pl.x_new);
 }
 
+/* The idle ring (q): rank 1 sent 1000 frames, rank 2, dedicated in an earlier phase, none.
+ * By hand, Table 2's costs (p 10, gamma 25) and q = 10 ns: every pass, idle or not, waits for
+ * one of rank 1's frames, so rank 1's ring is never charged (1000 * 150 - 1000 * 10 / 2 =
+ * 145000) and rank 2's costs 5000 + 10 * (1000 + I) (its empty polls at every pass).
+ * Releasing it saves 15 + I / 100 ns per message, past gamma from I > 1000 idle polls. The
+ * seed's model (q = 0) saves 5 ns per message (A.1's max-n term alone) and keeps it
+ * whatever I is. */
+static void test_idle_ring(void)
+{
+    rmpi_chan_params_t p = table2(4, 4);
+    const rmpi_chan_src_t src[] = {{1, 1, 1000}, {2, 1, 0}};
+    int up[4], down[4];
+    rmpi_chan_plan_t pl;
+    CHECK(rmpi_chan_find_map_idle(src, 2, 1000000, &p, up, down, &pl) == 0 && !pl.apply && close_to(pl.gain, 5),
+          "q = 0, a million idle polls: apply %d gain %.3f; want none, 5 ns", pl.apply, pl.gain);
+    p.q = 10;
+    CHECK(rmpi_chan_find_map_idle(src, 2, 0, &p, up, down, &pl) == 0 && !pl.apply && close_to(pl.gain, 15),
+          "q = 10, no idle poll: apply %d gain %.3f; want none, 15 ns", pl.apply, pl.gain);
+    CHECK(rmpi_chan_find_map_idle(src, 2, 1000, &p, up, down, &pl) == 0 && !pl.apply && close_to(pl.gain, 25),
+          "q = 10, 1000 idle polls: apply %d gain %.3f; want none, 25 ns (not above gamma)", pl.apply, pl.gain);
+    CHECK(rmpi_chan_find_map_idle(src, 2, 2000, &p, up, down, &pl) == 0 && pl.apply && pl.nup == 0 && pl.ndown == 1 &&
+              down[0] == 2 && pl.ndedicated == 1 && close_to(pl.x_cur, 145000 - 35000) && close_to(pl.x_new, 145000) &&
+              close_to(pl.gain, 35),
+          "q = 10, 2000 idle polls: apply %d, %d up %d down (%d), x_cur %.1f x_new %.1f gain %.3f; want 2 released, "
+          "35 ns",
+          pl.apply, pl.nup, pl.ndown, pl.ndown ? down[0] : -1, pl.x_cur, pl.x_new, pl.gain);
+    /* with a third source of 500 frames and 1500 idle polls each frame's pass comes with one
+     * idle poll (1500 / 1500): rank 1's ring is empty at 2 * 500 passes (135000), rank 2's at
+     * 2 * 1500 (-35000), and rank 3 is worth a ring: 500 * 150 - 5000 - 10 * 2 * 1000 - 10000
+     * = 40000. x 175000 against x_cur 100000: 75000 over 1500 frames */
+    const rmpi_chan_src_t three[] = {{1, 1, 1000}, {2, 1, 0}, {3, 0, 500}};
+    CHECK(rmpi_chan_find_map_idle(three, 3, 1500, &p, up, down, &pl) == 0 && pl.apply && pl.nup == 1 && up[0] == 3 &&
+              pl.ndown == 1 && down[0] == 2 && close_to(pl.x_new, 175000) && close_to(pl.x_cur, 100000) &&
+              close_to(pl.gain, 50),
+          "three sources: apply %d, %d up %d down, x_new %.1f x_cur %.1f", pl.apply, pl.nup, pl.ndown, pl.x_new,
+          pl.x_cur);
+    /* the idle term does not change Fig. 7's mapping at these counts (each ring q * (2300 - n_i)) */
+    const rmpi_chan_src_t fig7[] = {{1, 0, 1000}, {2, 0, 800}, {3, 0, 300}, {4, 0, 200}};
+    p.h = 2;
+    expect("Fig. 7 with q = 10", fig7, 4, &p, (int[]){1, 2}, 2, NULL, 0);
+}
+
 /* h: at most h dedicated, ties to the lower rank. tau: at most tau new ones per mapping,
  * the next mapping takes the next ones. */
 static void test_caps(void)
@@ -219,6 +261,13 @@ static void test_exhaustive(void)
         /* odd cases mix two classes of peers, each with its own r, p and rho */
         p.net = (rmpi_chan_cost_t){(double)unit_range(&rng, 0, 300), (double)unit_range(&rng, 0, 40), 0, 1,
                                    (double)unit_range(&rng, 0, 40000)};
+        /* every third case: the idle ring's term, each class with its q */
+        uint64_t idle = 0;
+        if (iter % 3 == 0) {
+            p.q = (double)unit_range(&rng, 0, 20);
+            p.net.q = (double)unit_range(&rng, 0, 20);
+            idle = unit_range(&rng, 0, 3) ? unit_range(&rng, 0, 5000) : 0;
+        }
         int ncur = 0;
         double total = 0, nmax = 0;
         for (int i = 0; i < n; i++) {
@@ -236,8 +285,9 @@ static void test_exhaustive(void)
                 if (set >> i & 1) {
                     m++;
                     fresh += !src[i].dedicated;
-                    const rmpi_chan_cost_t *k = src[i].cls ? &p.net : &(rmpi_chan_cost_t){p.r, p.p, 0, 1, p.rho};
-                    x += (double)src[i].n * k->r - (src[i].dedicated ? 0 : k->rho) - nmax * k->p / 2;
+                    const rmpi_chan_cost_t *k = src[i].cls ? &p.net : &(rmpi_chan_cost_t){p.r, p.p, 0, 1, p.rho, p.q};
+                    x += (double)src[i].n * k->r - (src[i].dedicated ? 0 : k->rho) - nmax * k->p / 2 -
+                         (total > 0 ? k->q * (total - (double)src[i].n) * (total + (double)idle) / total : 0);
                 }
             if (m > p.h || fresh > p.tau)
                 continue;
@@ -245,7 +295,7 @@ static void test_exhaustive(void)
         }
         int up[7], down[7];
         rmpi_chan_plan_t pl;
-        rmpi_chan_find_map(src, n, &p, up, down, &pl);
+        rmpi_chan_find_map_idle(src, n, idle, &p, up, down, &pl);
         double want = total > 0 ? best : pl.x_cur;
         /* without the gamma gate the plan is the best mapping; with it, x_new is x_cur */
         double got = pl.apply ? pl.x_new : pl.x_cur;
@@ -270,6 +320,7 @@ int main(void)
     test_polling();
     test_spill();
     test_caps();
+    test_idle_ring();
     test_release();
     test_classes();
     test_exhaustive();

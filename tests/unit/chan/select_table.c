@@ -148,7 +148,9 @@ static void compare_bounded(int busy_frames, int oneoff, int want)
           s->maxcols);
     const int busy[] = {5, 77, 300, 2000, 3001};
     size_t per_col = 16 * sizeof(rmpi_chan_cell_t);
-    size_t bound = sizeof *s + 4096 * (sizeof *s->col + 3) + 64 * (sizeof(int) + per_col) + 2 * per_col;
+    /* the columns, the sink and spill, and the idle polls per slot */
+    size_t bound =
+        sizeof *s + 4096 * (sizeof *s->col + 3) + 64 * (sizeof(int) + per_col) + 2 * per_col + 16 * sizeof(uint64_t);
     int next = 0, most = 0, wrong = 0;
     for (uint64_t k = 0; k < 300; k++) { /* 3 s of 10 ms slots */
         rmpi_chan_sel_t *both[2] = {s, f};
