@@ -241,8 +241,14 @@ static inline __attribute__((always_inline)) rmpi_vc_txbuf_t *txbuf_take(rmpi_vc
         t = vc->txfree;
         vc->txfree = t->next;
         vc->txfree_n--;
+    } else if (len > RMPI_VC_TXBUF_SMALL && len <= RMPI_VC_TXBUF_MID && vc->txmid) {
+        t = vc->txmid;
+        vc->txmid = t->next;
+        vc->txmid_n--;
     } else {
-        size_t cap = len <= RMPI_VC_TXBUF_SMALL ? RMPI_VC_TXBUF_SMALL : len;
+        size_t cap = len <= RMPI_VC_TXBUF_SMALL ? RMPI_VC_TXBUF_SMALL
+                     : len <= RMPI_VC_TXBUF_MID ? RMPI_VC_TXBUF_MID
+                                                : len;
         t = rmpi_xmalloc(sizeof *t + RMPI_VC_TXBUF_ROOM + cap);
         t->cap = cap;
     }
@@ -422,12 +428,25 @@ void rmpi_vc_rates(const rmpi_vc_t *vc, double *one, double *all)
     }
 }
 
+static void txlist_free(rmpi_vc_txbuf_t *t)
+{
+    while (t) {
+        rmpi_vc_txbuf_t *next = t->next;
+        free(t);
+        t = next;
+    }
+}
+
 static void txbuf_free(rmpi_vc_t *vc, rmpi_vc_txbuf_t *t)
 {
     if (t->cap == RMPI_VC_TXBUF_SMALL && vc->txfree_n < RMPI_VC_TXFREE_MAX) {
         t->next = vc->txfree;
         vc->txfree = t;
         vc->txfree_n++;
+    } else if (t->cap == RMPI_VC_TXBUF_MID && vc->txmid_n < RMPI_VC_TXMID_MAX) {
+        t->next = vc->txmid;
+        vc->txmid = t;
+        vc->txmid_n++;
     } else {
         free(t);
     }
@@ -997,7 +1016,7 @@ void rmpi_vc_send_slow(rmpi_vc_t *vc, const struct iovec *iov, int n, size_t len
         rmpi_vc_hold(vc, iov, n, len);
         return;
     }
-    if ((slow & RMPI_VC_TX_BOUND) && len <= RMPI_VC_TXBUF_SMALL) {
+    if ((slow & RMPI_VC_TX_BOUND) && len <= RMPI_VC_TXBUF_MID) {
         send_bound(vc, iov, n, len);
         return;
     }
@@ -1200,11 +1219,8 @@ void rmpi_vc_finalize(void)
             free(o);
         }
         on_ack(vc, -1, vc->psn_next);
-        while (vc->txfree) {
-            rmpi_vc_txbuf_t *t = vc->txfree;
-            vc->txfree = t->next;
-            free(t);
-        }
+        txlist_free(vc->txfree);
+        txlist_free(vc->txmid);
         free(vc->held);
         free(vc);
     }

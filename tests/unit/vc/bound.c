@@ -12,7 +12,7 @@
 typedef struct wire {
     int rail, pieces;
     size_t len;
-    char data[64];
+    char data[1100];
 } wire_t;
 
 static wire_t wire[1024];
@@ -156,6 +156,30 @@ int main(void)
     rmpi_vc_t *rr = make_vc(1, RMPI_SMALL_POLICY_RR);
     CHECK(rr->tx_slow == 1, "round robin is never bound (%d)", rr->tx_slow);
     free(rr);
+
+    /* Frames of 1 KiB take the bound path too, and their kept copies' buffers are reused:
+     * the second frame, after an ACK freed the first, is kept in the first one's buffer. */
+    tx = make_vc(1, RMPI_SMALL_POLICY_BINDING);
+    {
+        static char big[1024];
+        rmpi_vc_hdr_t bh = {0, 1, 0};
+        memcpy(big, &bh, sizeof bh);
+        struct iovec biov[2] = {{big, 4}, {big + 4, sizeof big - 4}};
+        rmpi_vc_send_small(tx, biov, 2, sizeof big);
+        const rmpi_vc_txbuf_t *first = tx->unacked;
+        CHECK(nwire == 1 && wire[0].pieces == 1 && wire[0].rail == 1 && wire[0].len == sizeof big && first,
+              "1 KiB bound: %d sent, %d piece(s) on rail %d, %zu bytes", nwire, wire[0].pieces, wire[0].rail,
+              wire[0].len);
+        rmpi_vc_hdr_t ack = {1, RMPI_VC_ACK, 0};
+        rmpi_vc_on_frame(&rails[1], 1, &ack, sizeof ack);
+        CHECK(tx->unacked_n == 0 && tx->txmid_n == 1, "acknowledged: %llu kept, %u spare",
+              (unsigned long long)tx->unacked_n, tx->txmid_n);
+        rmpi_vc_send_small(tx, biov, 2, sizeof big);
+        CHECK(tx->unacked == first && tx->txmid_n == 0,
+              "the second 1 KiB frame kept in the first one's buffer (%p, %p)", (const void *)tx->unacked,
+              (const void *)first);
+        nwire = 0;
+    }
     tx = make_vc(1, RMPI_SMALL_POLICY_BINDING);
     rmpi_vc_t *rx = make_vc(0, RMPI_SMALL_POLICY_BINDING);
 
