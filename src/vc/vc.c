@@ -241,8 +241,14 @@ static inline __attribute__((always_inline)) rmpi_vc_txbuf_t *txbuf_take(rmpi_vc
         t = vc->txfree;
         vc->txfree = t->next;
         vc->txfree_n--;
+    } else if (len > RMPI_VC_TXBUF_SMALL && len <= RMPI_VC_TXBUF_MID && vc->txmid) {
+        t = vc->txmid;
+        vc->txmid = t->next;
+        vc->txmid_n--;
     } else {
-        size_t cap = len <= RMPI_VC_TXBUF_SMALL ? RMPI_VC_TXBUF_SMALL : len;
+        size_t cap = len <= RMPI_VC_TXBUF_SMALL ? RMPI_VC_TXBUF_SMALL
+                     : len <= RMPI_VC_TXBUF_MID ? RMPI_VC_TXBUF_MID
+                                                : len;
         t = rmpi_xmalloc(sizeof *t + RMPI_VC_TXBUF_ROOM + cap);
         t->cap = cap;
     }
@@ -422,12 +428,25 @@ void rmpi_vc_rates(const rmpi_vc_t *vc, double *one, double *all)
     }
 }
 
+static void txlist_free(rmpi_vc_txbuf_t *t)
+{
+    while (t) {
+        rmpi_vc_txbuf_t *next = t->next;
+        free(t);
+        t = next;
+    }
+}
+
 static void txbuf_free(rmpi_vc_t *vc, rmpi_vc_txbuf_t *t)
 {
     if (t->cap == RMPI_VC_TXBUF_SMALL && vc->txfree_n < RMPI_VC_TXFREE_MAX) {
         t->next = vc->txfree;
         vc->txfree = t;
         vc->txfree_n++;
+    } else if (t->cap == RMPI_VC_TXBUF_MID && vc->txmid_n < RMPI_VC_TXMID_MAX) {
+        t->next = vc->txmid;
+        vc->txmid = t;
+        vc->txmid_n++;
     } else {
         free(t);
     }
@@ -470,6 +489,7 @@ static void send_ack_on(rmpi_vc_t *vc, int sub, uint8_t flags)
     rmpi_vc_hdr_t h = {vc->psn_expect, RMPI_VC_ACK, flags};
     struct iovec iov = {&h, sizeof h};
     vc->ack_sent = vc->ack_plain = vc->psn_expect;
+    vc->ack_plain_t = rmpi_time_ns();
     vc->acks_out++;
     vc->sub[sub].rail->ops->send(vc->sub[sub].rail, vc->peer, &iov, 1);
 }
@@ -850,6 +870,20 @@ static inline int ack_due(const rmpi_vc_t *vc)
     return ((vc->psn_expect ^ vc->ack_plain) & (uint16_t) ~(RMPI_VC_ACK_EVERY - 1)) != 0;
 }
 
+/* A due ACK frame, unless the answers carry the acknowledgements (the last one went within
+ * half a block) and the last ACK frame, a round-trip sample, is younger than
+ * RMPI_VC_ACK_SAMPLE_NS: then the block is passed over (ack_plain moves on) and the sender's
+ * kept frames are freed by the next answer as they were by this one. */
+static void ack_block(rmpi_vc_t *vc)
+{
+    if ((uint16_t)(vc->psn_expect - vc->ack_sent) <= RMPI_VC_ACK_EVERY / 2 && vc->ack_plain_t &&
+        rmpi_time_ns() - vc->ack_plain_t < RMPI_VC_ACK_SAMPLE_NS) {
+        vc->ack_plain = vc->psn_expect;
+        return;
+    }
+    send_ack(vc, 0);
+}
+
 /* One frame of the core, alone or out of a bundle, by its PSN: delivered, parked or dropped. */
 static inline __attribute__((always_inline)) void on_data(rmpi_vc_t *vc, const void *frame, size_t len, uint16_t psn)
 {
@@ -862,7 +896,7 @@ static inline __attribute__((always_inline)) void on_data(rmpi_vc_t *vc, const v
          * samples, and without these the only samples left were the detector's nudges,
          * late by up to its timeout (netns/wan/two: ACK round trips 20% above the lab's). */
         if (RMPI_UNLIKELY(vc->ack_peer) && ack_due(vc))
-            send_ack(vc, 0);
+            ack_block(vc);
         return;
     }
     if (RMPI_UNLIKELY(vc->nsub == 1)) {
@@ -949,16 +983,22 @@ void rmpi_vc_tx_update(rmpi_vc_t *vc)
     if (!vc->unacked_tail) /* every VC passes here before its first frame */
         vc->unacked_tail = &vc->unacked;
     vc->tx_sub = 0;
-    vc->tx_slow = vc->nup != 1 || !vc->sched.up[0] || vc->held_n || vc->coal;
+    int slow = vc->nup != 1 || !vc->sched.up[0] || vc->held_n ? RMPI_VC_TX_GENERIC : 0;
     /* The binding policy's pick changes only with the subchannels' states, after which this
-     * runs again: small frames go straight to it (send_bound). */
-    if (vc->nup > 1 && !vc->held_n && !vc->coal && vc->sched.cfg.small_policy == RMPI_SMALL_POLICY_BINDING) {
+     * runs again: small frames go straight to it (send_bound). Coalescing leaves it bound:
+     * the hold policy is asked first, and what it does not hold goes there. Before, it made
+     * every small frame take the generic choice (the small-frame pick, the gathered kept
+     * copy, three pieces to the rail): once the core turned coalescing on for a peer on
+     * another node (its first path measurement), two lab rails' 8 B MPI_Send cost 775
+     * instructions against 573 on one (callgrind; docs/results/multirail.md). */
+    if (vc->nup > 1 && !vc->held_n && vc->sched.cfg.small_policy == RMPI_SMALL_POLICY_BINDING) {
         int sub = rmpi_sched_small(&vc->sched);
         if (sub >= 0) {
             vc->tx_sub = sub;
-            vc->tx_slow = RMPI_VC_TX_BOUND;
+            slow = RMPI_VC_TX_BOUND;
         }
     }
+    vc->tx_slow = slow | (vc->coal ? RMPI_VC_TX_COAL : 0);
 }
 
 int (*rmpi_vc_hold_policy)(rmpi_vc_t *vc, size_t len);
@@ -971,12 +1011,18 @@ void rmpi_vc_set_coal(rmpi_vc_t *vc, int on)
 
 void rmpi_vc_send_slow(rmpi_vc_t *vc, const struct iovec *iov, int n, size_t len, int may_hold)
 {
-    if (vc->tx_slow == RMPI_VC_TX_BOUND && len <= RMPI_VC_TXBUF_SMALL) {
+    int slow = vc->tx_slow;
+    if (RMPI_UNLIKELY(slow & RMPI_VC_TX_COAL) && may_hold && rmpi_vc_hold_policy && rmpi_vc_hold_policy(vc, len)) {
+        rmpi_vc_hold(vc, iov, n, len);
+        return;
+    }
+    if ((slow & RMPI_VC_TX_BOUND) && len <= RMPI_VC_TXBUF_MID) {
         send_bound(vc, iov, n, len);
         return;
     }
-    if (may_hold && vc->coal && rmpi_vc_hold_policy && rmpi_vc_hold_policy(vc, len)) {
-        rmpi_vc_hold(vc, iov, n, len);
+    if (!(slow & (RMPI_VC_TX_GENERIC | RMPI_VC_TX_BOUND))) { /* coalescing alone: one live subchannel, the first */
+        rmpi_subchan_t *sc = rmpi_vc_stamp(vc, 0, iov, len);
+        sc->rail->ops->send(sc->rail, vc->peer, iov, n);
         return;
     }
     int sub = vc->nup > 1 ? (len >= vc->big_frame ? rmpi_vc_pick_big(vc, len) : rmpi_sched_small(&vc->sched))
@@ -1173,11 +1219,8 @@ void rmpi_vc_finalize(void)
             free(o);
         }
         on_ack(vc, -1, vc->psn_next);
-        while (vc->txfree) {
-            rmpi_vc_txbuf_t *t = vc->txfree;
-            vc->txfree = t->next;
-            free(t);
-        }
+        txlist_free(vc->txfree);
+        txlist_free(vc->txmid);
         free(vc->held);
         free(vc);
     }

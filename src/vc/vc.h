@@ -65,7 +65,7 @@ typedef struct rmpi_vc_txbuf {
     int sub; /* where it went, and when: the ACK that covers it is a round-trip sample */
     uint64_t t;
     size_t len;
-    size_t cap; /* bytes of the frame's room: RMPI_VC_TXBUF_SMALL ones are reused (vc->txfree) */
+    size_t cap; /* bytes of the frame's room: RMPI_VC_TXBUF_SMALL and _MID ones are reused (txfree, txmid) */
     /* RMPI_VC_TXBUF_ROOM bytes, then the frame: send_bound (vc.c) writes an RMPI_VC_ACKED
      * header into the room and sends header and frame as one piece */
     char data[];
@@ -76,6 +76,12 @@ typedef struct rmpi_vc_txbuf {
  * second rail added to an 8 B ping-pong (callgrind). */
 #define RMPI_VC_TXBUF_SMALL 256
 #define RMPI_VC_TXFREE_MAX 64
+/* Kept frames of RMPI_VC_TXBUF_SMALL..RMPI_VC_TXBUF_MID bytes reuse buffers of that room from
+ * a second list of at most RMPI_VC_TXMID_MAX (16 KiB a VC): a 1 KiB ping-pong over two lab
+ * rails paid a malloc and a free per message, 460 of the 950 instructions the second rail
+ * added (callgrind). Frames up to RMPI_VC_TXBUF_MID take the bound path. */
+#define RMPI_VC_TXBUF_MID 2048
+#define RMPI_VC_TXMID_MAX 8
 
 /* VC-internal frame type (never delivered to the core): cumulative acknowledgement, psn =
  * the next PSN the sender of the ACK expects. With flags RMPI_VC_ACK_WAKE it also says that
@@ -91,6 +97,12 @@ typedef struct rmpi_vc_txbuf {
 /* Largest bundle: a few records of small messages; far below every rail's max_frame. */
 #define RMPI_VC_BUNDLE_MAX ((size_t)16384)
 #define RMPI_VC_ACK_EVERY 32
+/* While the answers carry the acknowledgements (the peer's frames answered within half a
+ * block of RMPI_VC_ACK_EVERY), an ACK frame of its own frees nothing the next answer would
+ * not, and is only a round-trip sample: one goes at a due multiple at most every
+ * RMPI_VC_ACK_SAMPLE_NS. In an 8 B ping-pong over two lab rails each was a system call on
+ * the answer's path (sent before it) every 32 frames, and a read at the other end. */
+#define RMPI_VC_ACK_SAMPLE_NS 10000000u
 /* VC-internal: the sender stopped using one of its subchannels to us (psn = its index,
  * flags = the low byte of that connection's epoch), sent on a live one before anything it
  * moves off the failed one, so we stop reading the old connection before the moved data can
@@ -113,8 +125,8 @@ struct rmpi_vc {
     int nup;      /* live subchannels (not failed, not asleep): several keep frames and pick */
     int nspare;   /* spare streams still asleep (rmpi_vc_streams may wake them) */
     int ack_peer; /* the peer sends on several subchannels: acknowledge its frames */
-    /* rmpi_vc_tx_update: 0 one live subchannel, the first (straight to the rail); RMPI_VC_TX_BOUND
-     * several, small frames bound to tx_sub (send_bound); else rmpi_vc_send_slow */
+    /* rmpi_vc_tx_update: 0 one live subchannel, the first, no coalescing (straight to the
+     * rail); else rmpi_vc_send_slow, by the bits RMPI_VC_TX_* (below) */
     int tx_slow;
     int tx_sub;
     int coal; /* small frames may be held for a bundle (rmpi_vc_set_coal) */
@@ -136,9 +148,12 @@ struct rmpi_vc {
     uint64_t nudges;                 /* ACKs sent on the other rails for a stalled one (rmpi_detect_nudge) */
     uint16_t ack_sent;               /* psn_expect when we last acknowledged */
     uint16_t ack_plain;              /* psn_expect at our last ACK frame of its own (not carried) */
+    uint64_t ack_plain_t;            /* when it went (ns); 0: none yet */
     uint64_t acks_out, acks_carried; /* ACK frames sent; acknowledgements carried by frames */
     rmpi_vc_txbuf_t *txfree;         /* spare small buffers for kept frames */
     unsigned txfree_n;
+    rmpi_vc_txbuf_t *txmid; /* spare buffers of RMPI_VC_TXBUF_MID bytes */
+    unsigned txmid_n;
     uint64_t ooo_frames, dup_frames, frames_in;
     /* Frames sent / delivered in PSN order since the VC began: the unwrapped PSN, which
      * names one frame on both sides (a send's cancel names its message by it). */
@@ -221,10 +236,14 @@ int rmpi_vc_pick_big(rmpi_vc_t *vc, size_t len);
 /* Everything rmpi_vc_send(_small) does besides the one-rail case: the subchannel choice,
  * keeping frames, held frames, coalescing (may_hold: the frame may wait for a bundle). */
 void rmpi_vc_send_slow(rmpi_vc_t *vc, const struct iovec *iov, int n, size_t len, int may_hold);
-/* vc->tx_slow of a VC whose small frames are bound to one of several live subchannels:
- * rmpi_vc_send_slow sends a frame of at most RMPI_VC_TXBUF_SMALL bytes stamped, kept for
- * resending and as one piece from the kept copy, the acknowledgement for the peer in front. */
+/* vc->tx_slow, bits: GENERIC: the subchannel choice, keeping, held frames (no bound pick);
+ * BOUND: small frames bound to one of several live subchannels: rmpi_vc_send_slow sends a
+ * frame of at most RMPI_VC_TXBUF_MID bytes stamped, kept for resending and as one piece
+ * from the kept copy, the acknowledgement for the peer in front; COAL: coalescing is on, the
+ * hold policy is asked first (with neither of the others: one live subchannel, the first). */
+#define RMPI_VC_TX_GENERIC 1
 #define RMPI_VC_TX_BOUND 2
+#define RMPI_VC_TX_COAL 4
 /* Recompute vc->tx_slow after nup, held_n, coal or a subchannel's state changed. */
 void rmpi_vc_tx_update(rmpi_vc_t *vc);
 /* Coalescing policy (the core's): whether a frame of len bytes that may wait should be held
