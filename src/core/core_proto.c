@@ -335,12 +335,14 @@ void rmpi_core_wan_tune(rmpi_vc_t *vc)
     if (!cp->ready || !cp->eager_auto)
         return;
     double one, all;
-    rmpi_vc_rates(vc, &one, &all);
+    int rails = rmpi_vc_rates(vc, &one, &all);
     /* Several rails whose rates are not measured yet: keep the base limit. Raising it now
      * would send every message eagerly on one rail, so no rendezvous would ever be striped
      * and the rates the crossover needs would never be measured (two unequal rails at 2 ms
-     * stayed at the faster rail's speed). Striped rendezvous measures them first. */
-    if (vc->nup > 1 && !(one > 0)) {
+     * stayed at the faster rail's speed). Striped rendezvous measures them first. A rail
+     * and its streams are one rail (rmpi_vc_rates: a stream not measured yet counts at its
+     * window per round trip). */
+    if (rails > 1 && !(one > 0)) {
         cp->eager_limit = cp->eager_base;
         return;
     }

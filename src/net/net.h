@@ -99,8 +99,12 @@ typedef struct rmpi_net_hints {
     /* Parallel streams (seed infiniband-wan, 3.4): spare = 1 for an extra connection over
      * the same path as the rail before it, which a virtual channel leaves idle until that
      * path's bandwidth-delay product asks for it; window: bytes one connection of this rail
-     * keeps in flight (its socket buffers), 0 when unknown or unbounded. */
+     * keeps in flight (its socket buffers), 0 when unknown or unbounded. stream: the
+     * connection's index over its path, > 0 for every further connection over the same path
+     * as the rail before it, spare or opened in use (RMPI_TCP_STREAMS=N): a virtual
+     * channel counts a rail and such streams after it as one rail. */
     int spare;
+    int stream;
     size_t window;
     /* 1: the rail's link was not up when the provider opened it (listed by the user, so
      * expected to come up). A virtual channel starts such a subchannel failed and probes it

@@ -387,9 +387,14 @@ double rmpi_vc_rtt(const rmpi_vc_t *vc);
 /* Streams in use and opened on the rail of subchannel `sub` (its group: the rail and its
  * spares); for reports and tests. */
 void rmpi_vc_stream_count(const rmpi_vc_t *vc, int sub, int *live, int *total);
-/* Delivery rates, bytes/ns: *one of the fastest live subchannel, *all of every live one
- * together; 0 when some live subchannel has no measurement yet. */
-void rmpi_vc_rates(const rmpi_vc_t *vc, double *one, double *all);
+/* Delivery rates, bytes/ns, for the eager/rendezvous crossover. A rail and the further
+ * streams over its path (hints.stream > 0) are one rail, its rate their sum. *one: what one
+ * message left whole on one subchannel gets on the fastest rail (with several live streams
+ * at most one stream's window per round trip); *all: every live rail together. On a VC of
+ * one rail a stream not measured yet counts at its window bound; otherwise both are 0 when
+ * some live subchannel has no measurement yet. Returns the number of rails with a live
+ * subchannel. */
+int rmpi_vc_rates(const rmpi_vc_t *vc, double *one, double *all);
 
 /* For RMPI_REPORT and tests. */
 void rmpi_vc_report(void *file);

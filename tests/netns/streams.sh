@@ -6,7 +6,8 @@
 #    window-bound, so every spare wakes: "streams tcp:rail0: 4 of 4" on both ranks, and
 #    every spare carried rendezvous data;
 #  - the kernel's default windows (a few MiB, above the 1.25 MB BDP): one stream, 1 of 4;
-#  - RMPI_WAN_TUNE=0: one rail, no spare opened.
+#  - RMPI_WAN_TUNE=0: one rail, no spare opened;
+#  - RMPI_TCP_STREAMS=2: the two streams are one rail to the eager limit (1 MiB on both).
 # Each run is tests/mpi/multirail/bidir: random sizes 0 B .. 8 MiB both ways at once, every
 # byte checked.
 # Coalescing: tests/mpi/multirail/bursts (bursts of small messages with any-source and
@@ -67,7 +68,20 @@ echo "$out" | grep -q "streams tcp:\|rail0#" && fail "RMPI_WAN_TUNE=0 opened spa
 for r in 0 1; do
   echo "$out" | grep -q "rank $r -> $((1 - r)): 1 subchannel(s)" || fail "RMPI_WAN_TUNE=0: rank $r has not one subchannel"
 done
-# 4. coalescing: bursts of small messages, most of them in bundles; none without the wait
+# 4. two streams opened in use (RMPI_TCP_STREAMS=2) with the default windows: one rail to the
+#    eager limit, so the far limit holds (RTT x C, the 1 MiB cap) on both ranks. Taken for two
+#    rails, each stream's share put it below the cap (or the base while one was unmeasured).
+windows 6291456
+out=$(run -genv RMPI_TCP_STREAMS 2) || { echo "$out"; fail "bidir (RMPI_TCP_STREAMS=2) exited $?"; }
+echo "$out" | grep -q "No Errors" || { echo "$out"; fail "RMPI_TCP_STREAMS=2: bidir did not report No Errors"; }
+echo "$out" | grep "eager limit"
+for r in 0 1; do
+  echo "$out" | grep -q "^\[$r\] \[rmpi report\].*streams tcp:rail0#0: 2 of 2" ||
+    fail "RMPI_TCP_STREAMS=2: rank $r does not report its 2 streams as one rail's"
+  echo "$out" | grep -q "^\[$r\] \[rmpi report\] rank $r -> $((1 - r)): eager limit 1048576 bytes (RMPI_WAN_TUNE" ||
+    fail "RMPI_TCP_STREAMS=2: rank $r's eager limit is not the far 1 MiB"
+done
+# 5. coalescing: bursts of small messages, most of them in bundles; none without the wait
 out=$(prog=$bursts run) || { echo "$out"; fail "bursts exited $?"; }
 echo "$out" | grep -q "No Errors" || { echo "$out"; fail "bursts did not report No Errors"; }
 echo "$out" | grep "\[rmpi report\] rank . -> .:"
@@ -79,4 +93,4 @@ done
 out=$(prog=$bursts run -genv RMPI_COALESCE_WAIT 0) || { echo "$out"; fail "bursts (RMPI_COALESCE_WAIT=0) exited $?"; }
 echo "$out" | grep -q "No Errors" || { echo "$out"; fail "bursts (RMPI_COALESCE_WAIT=0) did not report No Errors"; }
 echo "$out" | grep -q "bundles out [1-9]" && fail "RMPI_COALESCE_WAIT=0 still sent bundles"
-echo "PASS: $link: coalesced bursts arrive in order; 4 of 4 streams with 128 KiB windows, 1 of 4 with 3 MiB, one rail with RMPI_WAN_TUNE=0; every byte checked"
+echo "PASS: $link: coalesced bursts arrive in order; 4 of 4 streams with 128 KiB windows, 1 of 4 with 3 MiB, one rail with RMPI_WAN_TUNE=0, the far eager limit with 2 streams; every byte checked"

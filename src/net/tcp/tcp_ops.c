@@ -48,7 +48,7 @@ static int listen_on(rmpi_tcp_rail_t *r, const rmpi_tcp_iface_t *f)
     return 0;
 }
 
-static void fill_hints(rmpi_tcp_rail_t *r, const rmpi_tcp_iface_t *f, int streams, int spare)
+static void fill_hints(rmpi_tcp_rail_t *r, const rmpi_tcp_iface_t *f, int streams, int stream, int spare)
 {
     rmpi_net_hints_t *h = &r->pub.hints;
     memset(h, 0, sizeof(*h));
@@ -67,6 +67,7 @@ static void fill_hints(rmpi_tcp_rail_t *r, const rmpi_tcp_iface_t *f, int stream
     h->node_conn = 0;
     h->scope = RMPI_SCOPE_INTER;
     h->spare = spare;
+    h->stream = stream;
     h->window = rmpi_tcp_window(r->sndbuf);
     h->down = f->down;
 }
@@ -246,7 +247,7 @@ static int tcp_open(const rmpi_net_env_t *env, rmpi_rail_t **rails, int max)
     for (int i = 0; i < prov->nrails; i++) {
         rmpi_tcp_rail_t *r = prov->rails[i];
         r->peers = rmpi_xcalloc((size_t)env->size, sizeof(*r->peers));
-        fill_hints(r, iface_of[i], nstreams_of[i], automatic && r->me->stream > 0);
+        fill_hints(r, iface_of[i], nstreams_of[i], r->me->stream, automatic && r->me->stream > 0);
         rails[i] = &r->pub;
     }
     rmpi_log(1, "tcp: rank %d listens on %s", env->rank, card);

@@ -3,9 +3,11 @@
  * handshake's guess replaced by the first real sample, the windowed minimum under queueing
  * and route changes, the crossover formula on one and
  * several rails, and the limit's bounds (100 us floor, 1 MiB cap, unexpected budget,
- * largest frame) on zero, huge and NaN inputs. */
+ * largest frame) on zero, huge and NaN inputs; the rates the limit reads per rail, a rail's
+ * streams summed as one (rmpi_vc_rates). */
 #include "core/core_impl.h"
 #include "vc/path.h"
+#include "vc/vc.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -234,6 +236,104 @@ static void streams(void)
     }
 }
 
+/* rmpi_vc_rates: a rail and the further streams over its path (hints.stream > 0) are one
+ * rail, whether the streams were woken spares or opened in use; rails of their own stay
+ * rails. One stream carries at most its window per round trip, and on a VC of one rail a
+ * stream not measured yet counts at that bound. */
+static void rates(void)
+{
+    rmpi_rail_t rails[5];
+    memset(rails, 0, sizeof rails);
+    rmpi_vc_t *vc = calloc(1, sizeof *vc);
+    CHECK(vc != NULL, "calloc");
+    if (!vc)
+        return;
+    rmpi_sched_cfg_t cfg = {RMPI_SMALL_POLICY_RR, RMPI_STRIPE_POLICY_ADAPTIVE, 1, 0.5, 0.0, 4096, 0};
+    /* rail0 and its streams #1, #2 (#2 asleep); rail1 and its stream #1 */
+    int stream[5] = {0, 1, 2, 0, 1};
+    for (int i = 0; i < 5; i++) {
+        rails[i].hints.stream = stream[i];
+        rails[i].hints.spare = stream[i] > 0;
+        vc->sub[i].rail = &rails[i];
+    }
+    vc->nsub = 3;
+    rmpi_sched_init(&vc->sched, &cfg, 3, NULL);
+    rmpi_sched_sleep(&vc->sched, 2);
+    double one = -1, all = -1;
+    /* nothing measured, no window known: one rail, no rate; the crossover is RTT x C */
+    CHECK(rmpi_vc_rates(vc, &one, &all) == 1 && one == 0 && all == 0, "one rail, two live streams unmeasured: %g %g",
+          one, all);
+    CHECK(rmpi_core_wan_limit(BASE, 20 * MS, one, all, 256 * MIB, FRAME) == MIB, "10 ms, one rail: the cap");
+    /* one stream measured, the other (woken by the peer) not: still no rate */
+    vc->sched.rate[0] = 0.06;
+    CHECK(rmpi_vc_rates(vc, &one, &all) == 1 && one == 0 && all == 0, "half measured: %g %g", one, all);
+    /* both measured, windows unknown: the rail's rate is their sum, one == all */
+    vc->sub[1].rate = 0.05; /* the busy-interval rate counts where no stripe rate is */
+    CHECK(rmpi_vc_rates(vc, &one, &all) == 1 && fabs(one - 0.11) < 1e-12 && one == all, "one rail of 2 streams: %g %g",
+          one, all);
+    CHECK(rmpi_core_wan_limit(BASE, 20 * MS, one, all, 256 * MIB, FRAME) == MIB, "streams' shares: still the cap");
+    /* counted as two rails of 20 MB/s each (a read stripe's rate includes its round trip)
+     * they would put 10 ms under 1 MiB: 20 ms / (0.5 + 50 - 25 ns/B) = 784 KB */
+    CHECK(rmpi_core_wan_limit(BASE, 20 * MS, 0.02, 0.04, 256 * MIB, FRAME) == 765 * KIB, "as rails: below the cap");
+    /* a sleeping spare counts nothing, even measured */
+    vc->sched.rate[2] = 5;
+    CHECK(rmpi_vc_rates(vc, &one, &all) == 1 && fabs(all - 0.11) < 1e-12, "asleep counts nothing: %g", all);
+
+    /* windows known, the path 20 ms: a stream carries at most window / 20 ms */
+    uint64_t t = 1;
+    for (int i = 0; i < 5; i++) {
+        rails[i].hints.window = (size_t)2 << 20; /* 2 MiB: 0.105 bytes/ns at 20 ms */
+        rmpi_path_sample(&vc->sub[i].path, 20 * MS, RMPI_NET_RTT_ACK, t);
+    }
+    const double wb = (double)(2 << 20) / (20 * MS);
+    CHECK(rmpi_vc_rates(vc, &one, &all) == 1 && fabs(one - wb) < 1e-12 && fabs(all - 0.11) < 1e-12,
+          "one message gets one stream's window bound: %g (want %g) %g", one, wb, all);
+    /* unmeasured streams count at their window bound on a VC of one rail */
+    vc->sched.rate[0] = vc->sub[1].rate = 0;
+    CHECK(rmpi_vc_rates(vc, &one, &all) == 1 && fabs(one - wb) < 1e-12 && fabs(all - 2 * wb) < 1e-12,
+          "unmeasured at their bound: %g %g", one, all);
+    CHECK(rmpi_core_wan_limit(BASE, 20 * MS, one, all, 256 * MIB, FRAME) == MIB, "2 MiB windows at 10 ms: the cap");
+    /* small windows (128 KiB, 4 streams at 5 ms one way): eager only up to about a window */
+    for (int i = 0; i < 5; i++)
+        rails[i].hints.window = 128 * KIB;
+    const double sb = 128.0 * KIB / (20 * MS);
+    CHECK(rmpi_vc_rates(vc, &one, &all) == 1 && fabs(one - sb) < 1e-12, "128 KiB windows: %g", one);
+    size_t l = rmpi_core_wan_limit(BASE, 20 * MS, one, all, 256 * MIB, FRAME);
+    CHECK(l > 128 * KIB && l < 256 * KIB, "128 KiB windows, 2 streams at 10 ms: %zu", l);
+
+    /* a second rail with a stream: two rails; unmeasured -> 0 even with window bounds */
+    vc->nsub = 5;
+    rmpi_sched_init(&vc->sched, &cfg, 5, NULL);
+    for (int i = 0; i < 5; i++)
+        rails[i].hints.window = 0;
+    CHECK(rmpi_vc_rates(vc, &one, &all) == 2 && one == 0 && all == 0, "two rails unmeasured: %g %g", one, all);
+    rails[0].hints.window = rails[3].hints.window = (size_t)2 << 20;
+    CHECK(rmpi_vc_rates(vc, &one, &all) == 2 && one == 0 && all == 0, "two rails, bounds only: %g %g", one, all);
+    rails[0].hints.window = rails[3].hints.window = 0;
+    double r[5] = {0.03, 0.03, 0.04, 0.01, 0.01};
+    for (int i = 0; i < 5; i++)
+        vc->sched.rate[i] = r[i];
+    CHECK(rmpi_vc_rates(vc, &one, &all) == 2 && fabs(one - 0.10) < 1e-12 && fabs(all - 0.12) < 1e-12,
+          "rail0 3 streams 0.10, rail1 2 streams 0.02: %g %g", one, all);
+    /* a failed stream leaves its rail; a rail with no live stream is none */
+    rmpi_sched_fail(&vc->sched, 3);
+    rmpi_sched_fail(&vc->sched, 4);
+    CHECK(rmpi_vc_rates(vc, &one, &all) == 1 && fabs(one - 0.10) < 1e-12 && one == all, "rail1 down: %g %g", one, all);
+    /* streams opened in use without spares (RMPI_TCP_STREAMS=N) group the same way */
+    for (int i = 0; i < 5; i++)
+        rails[i].hints.spare = 0;
+    rmpi_sched_init(&vc->sched, &cfg, 5, NULL);
+    for (int i = 0; i < 5; i++)
+        vc->sched.rate[i] = r[i];
+    CHECK(rmpi_vc_rates(vc, &one, &all) == 2 && fabs(one - 0.10) < 1e-12, "fixed streams: %g", one);
+    /* no streams at all: every rail its own, as before */
+    for (int i = 0; i < 5; i++)
+        rails[i].hints.stream = 0;
+    CHECK(rmpi_vc_rates(vc, &one, &all) == 5 && fabs(one - 0.04) < 1e-12 && fabs(all - 0.12) < 1e-12,
+          "five rails: %g %g", one, all);
+    free(vc);
+}
+
 int main(void)
 {
     smoothing();
@@ -242,5 +342,6 @@ int main(void)
     crossover();
     limit();
     streams();
+    rates();
     return finish("vc/path");
 }
