@@ -56,7 +56,7 @@
 
 /* The version of struct rmpi_net_ops (and of the rail hints a provider fills) a provider was
  * written against: raise it whenever a member is added, removed or changes meaning;
- * rmpi_net_open refuses a provider whose version differs (rmpi_net_ops_check). 7: hints.down. */
+ * rmpi_net_open refuses a provider whose version differs (rmpi_net_ops_check). 7: hints.down and hints.stream. */
 #define RMPI_NET_OPS_VERSION 7
 #define RMPI_NET_MAX_RAILS 16
 /* Most size classes of shared receive buffers a provider reports (shm's RMPI_SHM_MAX_CLASSES, and
