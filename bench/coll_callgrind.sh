@@ -26,6 +26,12 @@ Default MPI: the repository's build/bin/mpicc and build/bin/mpiexec.
   --reps N       run each pair N times and keep the smallest count of each run (default 3):
                  a rank that waits for a descheduled peer spins, which only adds instructions
   --keep DIR     keep the build, callgrind.out files and logs in DIR
+  --per-call     instead of subtracting two runs, count each call on its own: one run of
+                 --base calls per rep with callgrind collecting only inside MPI_<Coll>
+                 (--toggle-collect, a dump before each call), and print the value most
+                 calls took, with how many of them took it: calls that waited for a
+                 descheduled peer only add polls, so the mode is the path itself, where
+                 the subtraction moves with every poll of a loaded machine
 
 Examples:
   bench/coll_callgrind.sh
@@ -42,6 +48,7 @@ iters=2000
 base=200
 reps=3
 keep=""
+per_call=0
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -52,6 +59,7 @@ while [ $# -gt 0 ]; do
         --base) [ $# -ge 2 ] || { usage >&2; exit 2; }; base=$2; shift ;;
         --reps) [ $# -ge 2 ] || { usage >&2; exit 2; }; reps=$2; shift ;;
         --keep) [ $# -ge 2 ] || { usage >&2; exit 2; }; keep=$2; shift ;;
+        --per-call) per_call=1 ;;
         -h|--help) usage; exit 0 ;;
         --) shift; break ;;
         -*) echo "coll_callgrind.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
@@ -95,29 +103,74 @@ run_ir() {
     echo "$main ${wait:-0}"
 }
 
+# The MPI function a collective's calls enter (bench/coll.c calls the MPI_ names).
+fn_of() {
+    case "$1" in
+        barrier) echo MPI_Barrier ;; bcast) echo MPI_Bcast ;; reduce) echo MPI_Reduce ;;
+        allreduce) echo MPI_Allreduce ;; allgather) echo MPI_Allgather ;; alltoall) echo MPI_Alltoall ;;
+        *) echo "coll_callgrind.sh: unknown collective '$1'" >&2; exit 2 ;;
+    esac
+}
+
+# --per-call: rank 0's Ir inside each call of one run (one dump per call), one value a line.
+run_calls() {
+    local coll=$1 n=$2 tag=pc.$1.$2.$3 fn
+    fn=$(fn_of "$coll")
+    rm -f "$work/cg.$tag".*
+    if ! CG_OUT=$work/cg.$tag CG_EXTRA="--toggle-collect=$fn --dump-before=$fn" timeout 600 "$mpiexec" \
+        "${launcher_args[@]}" -n "$n" "$work/wrap.sh" "$work/coll" -c "$coll" -s "$size" -i "$base" \
+        >"$work/$tag.out" 2>"$work/$tag.log"; then
+        echo "coll_callgrind.sh: $coll at $n ranks failed; log follows" >&2
+        cat "$work/$tag.log" >&2
+        exit 1
+    fi
+    # the main thread's dumps (PID.N-01); the last one (PID-01, finalize) has no call in it
+    local f
+    for f in "$work/cg.$tag".*.*-01; do
+        [ -e "$f" ] || { echo "coll_callgrind.sh: no per-call dumps for $tag" >&2; exit 1; }
+        awk '/^(summary|totals):/{print $2; exit}' "$f"
+    done
+}
+
+# One cell of the table: --per-call's mode, else the subtraction of two runs.
+cell_per_call() {
+    for rep in $(seq 1 "$reps"); do run_calls "$1" "$2" "$rep"; done |
+        awk '$1 > 0 { k[$1]++; all++ } END {
+            for (v in k) if (k[v] > best || (k[v] == best && v + 0 < m + 0)) { best = k[v]; m = v }
+            printf "%s (%d/%d)", m, best, all }'
+}
+
+cell_subtract() {
+    local big="" small="" bigw="" smallw="" b bw s sw
+    for rep in $(seq 1 "$reps"); do
+        read -r b bw <<<"$(run_ir "$1" "$2" "$iters" "$rep")"
+        read -r s sw <<<"$(run_ir "$1" "$2" "$base" "$rep")"
+        if [ -z "$big" ] || [ "$b" -lt "$big" ]; then big=$b; fi
+        if [ -z "$small" ] || [ "$s" -lt "$small" ]; then small=$s; fi
+        if [ -z "$bigw" ] || [ $((b - bw)) -lt "$bigw" ]; then bigw=$((b - bw)); fi
+        if [ -z "$smallw" ] || [ $((s - sw)) -lt "$smallw" ]; then smallw=$((s - sw)); fi
+    done
+    awk -v b="$big" -v s="$small" -v bo="$bigw" -v so="$smallw" \
+        -v d="$(( $(calls "$iters") - $(calls "$base") ))" 'BEGIN {
+        if (bo == b) printf "%.0f", (b - s) / d
+        else printf "%.0f (%.0f)", (b - s) / d, (bo - so) / d }'
+}
+
 echo "MPI: $mpicc / $mpiexec ${launcher_args[*]}"
-echo "size: $size B; calls: $(calls "$iters") minus $(calls "$base"), smallest of $reps runs each"
-echo "Ir of rank 0's main thread per call; RailMPI: (in brackets) without rmpi_core_wait_step"
-cellw=16
+if [ "$per_call" = 1 ]; then
+    echo "size: $size B; $(calls "$base") calls a run inside MPI_<Coll>, $reps runs"
+    echo "Ir of rank 0's main thread per call: the value most calls took (calls that took it / calls)"
+    cellw=20 cell=cell_per_call
+else
+    echo "size: $size B; calls: $(calls "$iters") minus $(calls "$base"), smallest of $reps runs each"
+    echo "Ir of rank 0's main thread per call; RailMPI: (in brackets) without rmpi_core_wait_step"
+    cellw=16 cell=cell_subtract
+fi
 printf '%-10s' coll
 for n in ${ranks//,/ }; do printf " %${cellw}s" "$n ranks"; done
 printf '\n'
 for coll in ${colls//,/ }; do
     printf '%-10s' "$coll"
-    for n in ${ranks//,/ }; do
-        big="" small="" bigw="" smallw=""
-        for rep in $(seq 1 "$reps"); do
-            read -r b bw <<<"$(run_ir "$coll" "$n" "$iters" "$rep")"
-            read -r s sw <<<"$(run_ir "$coll" "$n" "$base" "$rep")"
-            if [ -z "$big" ] || [ "$b" -lt "$big" ]; then big=$b; fi
-            if [ -z "$small" ] || [ "$s" -lt "$small" ]; then small=$s; fi
-            if [ -z "$bigw" ] || [ $((b - bw)) -lt "$bigw" ]; then bigw=$((b - bw)); fi
-            if [ -z "$smallw" ] || [ $((s - sw)) -lt "$smallw" ]; then smallw=$((s - sw)); fi
-        done
-        awk -v b="$big" -v s="$small" -v bo="$bigw" -v so="$smallw" -v w="$cellw" \
-            -v d="$(( $(calls "$iters") - $(calls "$base") ))" 'BEGIN {
-            if (bo == b) printf " %*.0f", w, (b - s) / d
-            else printf " %*s", w, sprintf("%.0f (%.0f)", (b - s) / d, (bo - so) / d) }'
-    done
+    for n in ${ranks//,/ }; do printf " %${cellw}s" "$("$cell" "$coll" "$n")"; done
     printf '\n'
 done

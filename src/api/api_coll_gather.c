@@ -52,8 +52,12 @@ static int check_buf(const call_t *k, const void *buf, long long count, MPI_Data
 
 static const char *side_name(int recv) { return recv ? "recv" : "send"; }
 
-/* Check a side of nblk blocks in the given form and build its blocks (*out, to free). */
-static int side_blocks(const call_t *k, const side_t *sd, int nblk, int form, int recv, rmpi_coll_blk_t **out)
+/* Check a side of nblk blocks in the given form and build its blocks: *out is few when
+ * they fit its nfew entries (a small blocking call then allocates nothing: malloc and
+ * free of the two sides were a fifth of a 2-rank 8 B Alltoall's instructions), else
+ * allocated (free it with blk_free). */
+static int side_blocks(const call_t *k, const side_t *sd, int nblk, int form, int recv, rmpi_coll_blk_t **out,
+                       rmpi_coll_blk_t *few, int nfew)
 {
     const char *nm = side_name(recv);
     *out = NULL;
@@ -90,7 +94,7 @@ static int side_blocks(const call_t *k, const side_t *sd, int nblk, int form, in
                 return rmpi_api_count_error(k->func, k->c, at(sd->counts, i), t);
         }
     }
-    rmpi_coll_blk_t *b = rmpi_xmalloc((size_t)(nblk ? nblk : 1) * sizeof *b);
+    rmpi_coll_blk_t *b = nfew && nblk <= nfew ? few : rmpi_xmalloc((size_t)(nblk ? nblk : 1) * sizeof *b);
     uintptr_t base = (uintptr_t)sd->buf;
     for (int i = 0; i < nblk; i++) {
         if (form == RMPI_COLL_REGULAR) {
@@ -104,6 +108,12 @@ static int side_blocks(const call_t *k, const side_t *sd, int nblk, int form, in
     }
     *out = b;
     return 0;
+}
+
+static void blk_free(rmpi_coll_blk_t *b, const rmpi_coll_blk_t *few)
+{
+    if (b != few)
+        free(b);
 }
 
 /* Bytes a side moves, for the aliasing check. */
@@ -158,9 +168,9 @@ static int rooted(const call_t *k, const side_t *one, const side_t *many, int ro
     int is_root = c->inter ? root == MPI_ROOT : c->rank == root;
     int in_place = is_root && one->buf == MPI_IN_PLACE, has_one = c->inter ? root >= 0 : !in_place;
     rmpi_coll_blk_t *ob = NULL, *mb = NULL;
-    if (has_one && (rc = side_blocks(k, one, 1, RMPI_COLL_REGULAR, scatter, &ob)))
+    if (has_one && (rc = side_blocks(k, one, 1, RMPI_COLL_REGULAR, scatter, &ob, NULL, 0)))
         return rc;
-    if (is_root && ((rc = side_blocks(k, many, c->rsize, form, !scatter, &mb)) ||
+    if (is_root && ((rc = side_blocks(k, many, c->rsize, form, !scatter, &mb, NULL, 0)) ||
                     (has_one && (rc = check_alias(k, scatter ? many : one, scatter ? mb : ob, scatter ? c->rsize : 1,
                                                   scatter ? one : many))))) {
         free(ob);
@@ -199,11 +209,12 @@ static int all(const char *func, rmpi_comm_t *c, side_t send, side_t recv, int f
     int rc;
     /* blocks per peer: the remote group's on an intercommunicator (never in place there) */
     int in_place = send.buf == MPI_IN_PLACE && !c->inter, ns = gather ? 1 : c->rsize;
-    rmpi_coll_blk_t *sb = NULL, *rb = NULL;
-    if ((!in_place && (rc = side_blocks(&k, &send, ns, gather ? RMPI_COLL_REGULAR : form, 0, &sb))) ||
-        (rc = side_blocks(&k, &recv, c->rsize, form, 1, &rb)) || (rc = check_alias(&k, &send, sb, ns, &recv))) {
-        free(sb);
-        free(rb);
+    rmpi_coll_blk_t *sb = NULL, *rb = NULL, sfew[8], rfew[8]; /* the callees copy what they keep */
+    if ((!in_place && (rc = side_blocks(&k, &send, ns, gather ? RMPI_COLL_REGULAR : form, 0, &sb, sfew, 8))) ||
+        (rc = side_blocks(&k, &recv, c->rsize, form, 1, &rb, rfew, 8)) ||
+        (rc = check_alias(&k, &send, sb, ns, &recv))) {
+        blk_free(sb, sfew);
+        blk_free(rb, rfew);
         return rc;
     }
     RMPI_LOCK();
@@ -215,8 +226,8 @@ static int all(const char *func, rmpi_comm_t *c, side_t send, side_t recv, int f
         s = gather ? rmpi_coll_shm_allgather_sched(c, sb, rb, form) : rmpi_coll_shm_alltoall_sched(c, sb, rb, form);
     if (!s && rc == RMPI_COLL_SHM_DECLINED)
         s = gather ? rmpi_coll_allgather_sched(c, sb, rb, form) : rmpi_coll_alltoall_sched(c, sb, rb, form);
-    free(sb);
-    free(rb);
+    blk_free(sb, sfew);
+    blk_free(rb, rfew);
     return finish_rc(&k, s, rc);
 }
 
@@ -241,8 +252,8 @@ static int neighbor(const char *func, rmpi_comm_t *c, side_t send, side_t recv, 
                               "the communicator has no topology (create one with MPI_Cart_create, "
                               "MPI_Graph_create or MPI_Dist_graph_create)");
     rmpi_coll_blk_t *sb = NULL, *rb = NULL;
-    if ((rc = side_blocks(&k, &send, gather ? 1 : outdeg, sform, 0, &sb)) ||
-        (rc = side_blocks(&k, &recv, indeg, rform, 1, &rb)) ||
+    if ((rc = side_blocks(&k, &send, gather ? 1 : outdeg, sform, 0, &sb, NULL, 0)) ||
+        (rc = side_blocks(&k, &recv, indeg, rform, 1, &rb, NULL, 0)) ||
         (rc = check_alias(&k, &send, sb, gather ? 1 : outdeg, &recv))) {
         free(sb);
         free(rb);

@@ -55,28 +55,29 @@ static size_t line_data(const shm_t *h) { return h->slot - 16; }
 /* A slot of the line ring: one line, or on an oversubscribed node (over) the knob's bytes.
  * There a writer of steps above a line but within a slot runs SHM_NLINE steps ahead of a
  * descheduled reader instead of SHM_NBUF; with a core each, the four buffers' steps were
- * as fast (their 64-byte aligned data stays in cache; docs/results/coll.md run 17). */
-static size_t slot_bytes(int over)
-{
-    long long v = rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_SLOT;
-    /* at most the smallest step buffer's data (4k - 64) plus the 16 bytes of the header,
-     * so a step that fits a slot is always one step */
-    if (v < 64 || v > 4032 || v % 64)
-        rmpi_fatal("RMPI_COLL_SHM_OVERSUBSCRIBED_SLOT=%lld: expected a multiple of 64 bytes from 64 to 4032.", v);
-    return over ? (size_t)v : 64;
-}
+ * as fast (their 64-byte aligned data stays in cache; docs/results/coll.md run 17).
+ * The knobs are fixed at MPI_Init and checked once, when a segment is made (knobs_check):
+ * the view is rebuilt at every call, where a range check per knob cost the small Bcast
+ * and Reduce about 23 instructions a call (docs/results/coll.md). */
+static size_t slot_bytes(int over) { return over ? (size_t)rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_SLOT : 64; }
 
 static size_t ctl_bytes(int n, int over)
 {
     return ((size_t)n * (sizeof(shm_ctl_t) + SHM_NLINE * slot_bytes(over)) + 4095) & ~(size_t)4095;
 }
 
-static size_t chunk_bytes(void)
+static size_t chunk_bytes(void) { return (size_t)rmpi_knobs.COLL_SHM_CHUNK; }
+
+static void knobs_check(void)
 {
-    long long v = rmpi_knobs.COLL_SHM_CHUNK;
+    long long v = rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_SLOT;
+    /* at most the smallest step buffer's data (4k - 64) plus the 16 bytes of the header,
+     * so a step that fits a slot is always one step */
+    if (v < 64 || v > 4032 || v % 64)
+        rmpi_fatal("RMPI_COLL_SHM_OVERSUBSCRIBED_SLOT=%lld: expected a multiple of 64 bytes from 64 to 4032.", v);
+    v = rmpi_knobs.COLL_SHM_CHUNK;
     if (v < 4096 || v > (64ll << 20) || v % 64)
         rmpi_fatal("RMPI_COLL_SHM_CHUNK=%lld: expected a multiple of 64 bytes from 4k to 64m.", v);
-    return (size_t)v;
 }
 
 static int cma_agree(shm_t *h);
@@ -117,6 +118,7 @@ static int shm_get(rmpi_comm_t *c, shm_t *h, int create)
             }
             c->coll_shm_over = 1;
         }
+        knobs_check();
         int node = rmpi_comm_node_of(c, 0);
         for (int i = 1; i < c->size && node >= 0; i++)
             if (rmpi_comm_node_of(c, i) != node)
