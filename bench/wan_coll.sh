@@ -16,7 +16,7 @@
 # --tree adds a third configuration, site_tree: site-aware with RMPI_COLL_SITE_SPLIT=1g (every
 # size through the site leaders' tree, as before the split algorithms).
 # --split SIZE adds site_split: site-aware with RMPI_COLL_SITE_SPLIT_BCAST=SIZE (the split
-# Bcast from SIZE bytes; 1: every size). --chain SIZE adds site_chain: RMPI_COLL_SITE_CHAIN_BCAST=SIZE.
+# Bcast from SIZE bytes; 1: every size). --chain SIZE adds site_chain: RMPI_COLL_SITE_CHAIN_BCAST=SIZE (0: the tree at every size).
 # --only LIST runs only these configurations (comma list of the names above, openmpi, mpich).
 # --oblivious adds binomial: RMPI_COLL_SITES=0 with RMPI_COLL_BCAST=binomial, a binomial tree
 # over all ranks that knows neither sites nor nodes (the paper's flat Bcast, Fig. 7; `flat`
@@ -49,7 +49,7 @@ sizearg=-m # MIN:MAX doubling, or a comma list of sizes
 case $sizes in *,*) sizearg=-s ;; esac
 [[ $ppn =~ ^[1-9][0-9]?$ ]] || { echo "$usage (--ppn: 1..99)" >&2; exit 2; }
 [[ -z $split || $split =~ ^[1-9][0-9]*[kmg]?$ ]] || { echo "$usage (--split: bytes, k/m/g)" >&2; exit 2; }
-[[ -z $chain || $chain =~ ^[1-9][0-9]*[kmg]?$ ]] || { echo "$usage (--chain: bytes, k/m/g)" >&2; exit 2; }
+[[ -z $chain || $chain =~ ^[0-9]+[kmg]?$ ]] || { echo "$usage (--chain: bytes, k/m/g)" >&2; exit 2; }
 splitsize=$split chainsize=$chain
 order="nsA1 nsA2 nsB1 nsB2"
 [ "$map" = cyclic ] && order="nsA1 nsB1 nsA2 nsB2"

@@ -267,7 +267,9 @@ static void tree_bcast(rmpi_nbc_t *s, const coll_sites_t *t, int me, int top, in
  * long link carries the vector once (seed infiniband-wan 3.4: the long link should carry
  * each byte once), where the tree sends it through the root's port once per child. Each
  * group leader forwards chunk i - 1 to the next leader and down its group while chunk i
- * arrives. SITE_CHAIN_CHUNKS chunks: the chain's fill costs (leaders - 1) chunks. */
+ * arrives, in chunks of RMPI_COLL_SITE_CHUNK (64 KiB: every LAN hop eager; 2 sites x 2 hosts x
+ * 2 ranks, 1 ms, 2 MiB: 25.6-30.0 ms against 46.3-47.4 in 16 chunks of 128 KiB, each
+ * LAN hop a rendezvous; docs/results/wan.md), or SITE_CHAIN_CHUNKS with RMPI_COLL_SITE_CHUNK=0. */
 enum { SITE_CHAIN_CHUNKS = 16 };
 static void chain_bcast(rmpi_nbc_t *s, const coll_sites_t *t, int me, int root, void *buf, size_t bytes)
 {
@@ -295,8 +297,10 @@ static void chain_bcast(rmpi_nbc_t *s, const coll_sites_t *t, int me, int root, 
             k.child[0] = next, k.nchild++;
         }
     }
-    size_t chunk = RMPI_MAX((bytes + SITE_CHAIN_CHUNKS - 1) / SITE_CHAIN_CHUNKS, (size_t)1);
-    links_bcast(s, &k, buf, bytes, chunk);
+    size_t chunk = (size_t)rmpi_knobs.COLL_SITE_CHUNK;
+    if (!chunk)
+        chunk = (bytes + SITE_CHAIN_CHUNKS - 1) / SITE_CHAIN_CHUNKS;
+    links_bcast(s, &k, buf, bytes, RMPI_MAX(RMPI_MIN(chunk, bytes), (size_t)1));
 }
 
 /* Children's partial results all at once, combined into acc (commutative operations:
