@@ -8,13 +8,16 @@
 # outside load hits both alike. Then a table of flat / site-aware per size.
 #   bench/wan_coll.sh [--delay 1ms] [--sizes 1:4194304 | 1,1024,131072] [--reps N] [--lan 1gbit] [--wan 1gbit]
 #                     [--colls bcast,allreduce] [--map block|cyclic] [--ppn N] [--tree] [--oblivious]
-#                     [--refs] [--build DIR] [--out FILE]
+#                     [--split SIZE] [--chain SIZE] [--only LIST] [--refs] [--build DIR] [--out FILE]
 # --map: block puts hosts nsA1,nsA2 first and nsB1,nsB2 after (ranks 0-1 on site A, 2-3 on B
 # with one rank per host: a flat binomial tree from rank 0 then already crosses once);
 # cyclic puts nsA1,nsB1,nsA2,nsB2 (flat trees cross twice). --ppn: ranks per host (default
 # 1), consecutive ranks on a host, like a cluster's block placement (the paper: 2 per node).
 # --tree adds a third configuration, site_tree: site-aware with RMPI_COLL_SITE_SPLIT=1g (every
 # size through the site leaders' tree, as before the split algorithms).
+# --split SIZE adds site_split: site-aware with RMPI_COLL_SITE_SPLIT_BCAST=SIZE (the split
+# Bcast from SIZE bytes; 1: every size). --chain SIZE adds site_chain: RMPI_COLL_SITE_CHAIN_BCAST=SIZE (0: the tree at every size).
+# --only LIST runs only these configurations (comma list of the names above, openmpi, mpich).
 # --oblivious adds binomial: RMPI_COLL_SITES=0 with RMPI_COLL_BCAST=binomial, a binomial tree
 # over all ranks that knows neither sites nor nodes (the paper's flat Bcast, Fig. 7; `flat`
 # is node-aware and in block placement already crosses the long link once), and a second
@@ -28,10 +31,11 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 delay=1ms sizes=1:4194304 reps=1 lan=1gbit wan=1gbit colls=bcast,allreduce map=block ppn=1 tree=0 oblivious=0 refs=0 build=$root/build out=
-usage="usage: $0 [--delay D] [--sizes MIN:MAX] [--reps N] [--lan RATE] [--wan RATE] [--colls LIST] [--map block|cyclic] [--ppn N] [--tree] [--oblivious] [--refs] [--build DIR] [--out FILE]"
+split= chain= only=
+usage="usage: $0 [--delay D] [--sizes MIN:MAX] [--reps N] [--lan RATE] [--wan RATE] [--colls LIST] [--map block|cyclic] [--ppn N] [--tree] [--oblivious] [--split SIZE] [--chain SIZE] [--only LIST] [--refs] [--build DIR] [--out FILE]"
 while [ $# -gt 0 ]; do
   case $1 in
-    --delay | --sizes | --reps | --lan | --wan | --colls | --map | --ppn | --build | --out)
+    --delay | --sizes | --reps | --lan | --wan | --colls | --map | --ppn | --split | --chain | --only | --build | --out)
       [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
       printf -v "${1#--}" %s "$2"; shift 2 ;;
     --tree) tree=1; shift ;;
@@ -44,6 +48,9 @@ done
 sizearg=-m # MIN:MAX doubling, or a comma list of sizes
 case $sizes in *,*) sizearg=-s ;; esac
 [[ $ppn =~ ^[1-9][0-9]?$ ]] || { echo "$usage (--ppn: 1..99)" >&2; exit 2; }
+[[ -z $split || $split =~ ^[1-9][0-9]*[kmg]?$ ]] || { echo "$usage (--split: bytes, k/m/g)" >&2; exit 2; }
+[[ -z $chain || $chain =~ ^[0-9]+[kmg]?$ ]] || { echo "$usage (--chain: bytes, k/m/g)" >&2; exit 2; }
+splitsize=$split chainsize=$chain
 order="nsA1 nsA2 nsB1 nsB2"
 [ "$map" = cyclic ] && order="nsA1 nsB1 nsA2 nsB2"
 hosts=$(printf "%s:$ppn," $order) hosts=${hosts%,}
@@ -68,11 +75,16 @@ trap 'exit 143' TERM INT # so that a timeout's TERM still takes the lab down
 "$netlab" up --sites 2x2 "$lan" "$wan@$delay" >/dev/null || { echo "netlab up --sites failed" >&2; exit 1; }
 for rep in $(seq 1 "$reps"); do
   configs="site_aware flat"; [ $tree = 1 ] && configs+=" site_tree"; [ $oblivious = 1 ] && configs+=" binomial"
+  [ -n "$splitsize" ] && configs+=" site_split"
+  [ -n "$chainsize" ] && configs+=" site_chain"
   for config in $configs$refcfg; do
+    [ -z "$only" ] || [[ ,$only, == *,$config,* ]] || continue
     sites=1 split=
     case $config in
       flat) sites=0 ;;
       site_tree) split="-genv RMPI_COLL_SITE_SPLIT 1g" ;;
+      site_split) split="-genv RMPI_COLL_SITE_SPLIT_BCAST $splitsize" ;;
+      site_chain) split="-genv RMPI_COLL_SITE_CHAIN_BCAST $chainsize" ;;
       binomial) sites=0 split="-genv RMPI_COLL_BCAST binomial" ;;
     esac
     case $config in
@@ -106,8 +118,8 @@ for r in rows:
         lat.setdefault((r["coll"], r["size"], r["config"]), []).append(r["lat_us"])
 colls = sorted({k[0] for k in lat})
 sizes = sorted({k[1] for k in lat})
-alts = [a for a in ("site_aware", "site_tree") if any(k[2] == a for k in lat)]
-name = {"site_aware": "site-aware", "site_tree": "site tree"}
+alts = [a for a in ("site_aware", "site_tree", "site_split", "site_chain") if any(k[2] == a for k in lat)]
+name = {"site_aware": "site-aware", "site_tree": "site tree", "site_split": "site split", "site_chain": "site chain"}
 head = []
 for c in colls:
     head.append(f"{c} flat us")
@@ -136,6 +148,18 @@ if any(k[2] == "binomial" and k[0] == "bcast" for k in lat):
         a = statistics.median(a) if a else None
         print(f"| {s} | " + (f"{b:.0f}" if b else "-") + " | " + (f"{a:.0f}" if a else "-") + " | "
               + (f"{b / a:.2f}" if a and b else "-") + " |")
+for alt in [a for a in ("site_split", "site_chain") if any(k[2] == a for k in lat)]:
+    med = lambda c, s, m: statistics.median(lat[(c, s, m)]) if lat.get((c, s, m)) else None
+    f = lambda x: f"{x:.0f}" if x else "-"
+    q = lambda a, b: f"{a / b:.2f}" if a and b else "-"
+    print()
+    a = alt.replace("_", " ")[5:]
+    print(f"| coll | bytes | site tree (default) us | site {a} us | tree / {a} | Open MPI us | Open MPI / {a} | Open MPI / tree |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for c in colls:
+        for s in sizes:
+            t, p, o = med(c, s, "site_aware"), med(c, s, alt), med(c, s, "openmpi")
+            print(f"| {c} | {s} | {f(t)} | {f(p)} | {q(t, p)} | {f(o)} | {q(o, p)} | {q(o, t)} |")
 refs = [m for m in ("openmpi", "mpich") if any(k[2] == m for k in lat)]
 if refs:
     med = lambda c, s, m: statistics.median(lat[(c, s, m)]) if lat.get((c, s, m)) else None

@@ -106,6 +106,7 @@ rmpi_nbc_t *rmpi_coll_bcast_sched(rmpi_comm_t *c, void *buf, size_t count, rmpi_
     case RMPI_COLL_BCAST_SCATTER_ALLGATHER: coll_bcast_scatter_allgather(s, &g, p, bytes, root); break;
     case RMPI_COLL_BCAST_TWO_LEVEL: coll_bcast_two_level(s, c, p, bytes, root); break;
     case RMPI_COLL_BCAST_SITE: coll_bcast_site(s, c, p, bytes, root); break;
+    case RMPI_COLL_BCAST_SITE_CHAIN: coll_bcast_site_chain(s, c, p, bytes, root); break;
     default: coll_bcast_binomial(s, &g, p, bytes, root);
     }
     if (!contig && c->rank != root)

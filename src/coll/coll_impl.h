@@ -136,6 +136,8 @@ void coll_allreduce_flat(rmpi_nbc_t *s, const coll_grp_t *g, const coll_red_t *r
  * sites; commutative operations only (the table checks) ---- */
 void coll_barrier_site(rmpi_nbc_t *s, rmpi_comm_t *c);
 void coll_bcast_site(rmpi_nbc_t *s, rmpi_comm_t *c, void *buf, size_t bytes, int root);
+/* One pipelined chain through the group leaders, each group's tree below (large vectors). */
+void coll_bcast_site_chain(rmpi_nbc_t *s, rmpi_comm_t *c, void *buf, size_t bytes, int root);
 void coll_reduce_site(rmpi_nbc_t *s, rmpi_comm_t *c, const coll_red_t *r, const void *in, void *out, size_t count,
                       int root);
 void coll_allreduce_site(rmpi_nbc_t *s, rmpi_comm_t *c, const coll_red_t *r, void *buf, size_t count);

@@ -60,6 +60,8 @@ static int pick(int kind, rmpi_comm_t *c, size_t bytes, size_t count, int commut
                                    [COLL_BCAST] = RMPI_COLL_BCAST_SITE,
                                    [COLL_REDUCE] = RMPI_COLL_REDUCE_SITE,
                                    [COLL_ALLREDUCE] = RMPI_COLL_ALLREDUCE_SITE};
+        if (kind == COLL_BCAST && rmpi_knobs.COLL_SITE_CHAIN_BCAST && bytes >= (size_t)rmpi_knobs.COLL_SITE_CHAIN_BCAST)
+            return RMPI_COLL_BCAST_SITE_CHAIN;
         return site[kind];
     }
     switch (kind) {

@@ -238,6 +238,20 @@ static void tree_links(const coll_sites_t *t, int me, int top, int root_site, li
  * link, and a chunk's shared-memory hop (above its 8 KiB eager limit) is a handshake of
  * its own (1 MiB in 16 chunks: 14.3 ms a call against 9.9 whole). */
 enum { SITE_CHUNKS_MAX = 8 };
+static void links_bcast(rmpi_nbc_t *s, const links_t *k, void *buf, size_t bytes, size_t chunk)
+{
+    size_t nch = bytes ? (bytes + chunk - 1) / chunk : 1;
+    char *b = buf;
+    for (size_t i = 0; i <= nch; i++) {
+        if (i < nch && k->parent >= 0)
+            rmpi_nbc_recv(s, b + i * chunk, RMPI_MIN(chunk, bytes - i * chunk), k->parent);
+        for (int c = 0; i > 0 && c < k->nchild; c++)
+            rmpi_nbc_send(s, b + (i - 1) * chunk, RMPI_MIN(chunk, bytes - (i - 1) * chunk), k->child[c]);
+        if (i == nch || k->parent >= 0)
+            rmpi_nbc_round(s);
+    }
+}
+
 static void tree_bcast(rmpi_nbc_t *s, const coll_sites_t *t, int me, int top, int root_site, void *buf, size_t bytes)
 {
     links_t k;
@@ -245,16 +259,48 @@ static void tree_bcast(rmpi_nbc_t *s, const coll_sites_t *t, int me, int top, in
     size_t chunk = (size_t)rmpi_knobs.COLL_SITE_CHUNK;
     if (!chunk || chunk > bytes || bytes / chunk > SITE_CHUNKS_MAX)
         chunk = bytes;
-    size_t nch = bytes ? (bytes + chunk - 1) / chunk : 1;
-    char *b = buf;
-    for (size_t i = 0; i <= nch; i++) {
-        if (i < nch && k.parent >= 0)
-            rmpi_nbc_recv(s, b + i * chunk, RMPI_MIN(chunk, bytes - i * chunk), k.parent);
-        for (int c = 0; i > 0 && c < k.nchild; c++)
-            rmpi_nbc_send(s, b + (i - 1) * chunk, RMPI_MIN(chunk, bytes - (i - 1) * chunk), k.child[c]);
-        if (i == nch || k.parent >= 0)
-            rmpi_nbc_round(s);
+    links_bcast(s, &k, buf, bytes, chunk ? chunk : 1);
+}
+
+/* Large vectors: one pipelined chain through every group leader, the root's site first
+ * (from the root), then each further site from its leader, so that every port and each
+ * long link carries the vector once (seed infiniband-wan 3.4: the long link should carry
+ * each byte once), where the tree sends it through the root's port once per child. Each
+ * group leader forwards chunk i - 1 to the next leader and down its group while chunk i
+ * arrives, in chunks of RMPI_COLL_SITE_CHUNK (64 KiB: every LAN hop eager; 2 sites x 2 hosts x
+ * 2 ranks, 1 ms, 2 MiB: 25.6-30.0 ms against 46.3-47.4 in 16 chunks of 128 KiB, each
+ * LAN hop a rendezvous; docs/results/wan.md), or SITE_CHAIN_CHUNKS with RMPI_COLL_SITE_CHUNK=0. */
+enum { SITE_CHAIN_CHUNKS = 16 };
+static void chain_bcast(rmpi_nbc_t *s, const coll_sites_t *t, int me, int root, void *buf, size_t bytes)
+{
+    links_t k;
+    tree_links(t, me, 0, 0, &k); /* my group's tree */
+    if (t->group_leader[t->group_of[me]] == me) {
+        int prev = -1, next = -1, last = -1, found = 0;
+        for (int i = 0; i < t->nsites && next < 0; i++) {
+            int site = (t->site_of[root] + i) % t->nsites, g0 = t->group_of[t->site_leader[site]];
+            for (int j = -1; j < t->site_group0[site + 1] - t->site_group0[site] && next < 0; j++) {
+                int g = j < 0 ? g0 : t->site_group0[site] + j;
+                if (j >= 0 && g == g0)
+                    continue;
+                int l = t->group_leader[g];
+                if (found)
+                    next = l;
+                else if (l == me)
+                    found = 1, prev = last;
+                last = l;
+            }
+        }
+        k.parent = prev;
+        if (next >= 0) { /* the next leader first: it feeds the rest of the chain */
+            memmove(k.child + 1, k.child, (size_t)k.nchild * sizeof *k.child);
+            k.child[0] = next, k.nchild++;
+        }
     }
+    size_t chunk = (size_t)rmpi_knobs.COLL_SITE_CHUNK;
+    if (!chunk)
+        chunk = (bytes + SITE_CHAIN_CHUNKS - 1) / SITE_CHAIN_CHUNKS;
+    links_bcast(s, &k, buf, bytes, RMPI_MAX(RMPI_MIN(chunk, bytes), (size_t)1));
 }
 
 /* Children's partial results all at once, combined into acc (commutative operations:
@@ -348,6 +394,14 @@ void coll_bcast_site(rmpi_nbc_t *s, rmpi_comm_t *c, void *buf, size_t bytes, int
         split_bcast(s, &t, c->rank, root, m, buf, bytes);
     else
         tree_bcast(s, &t, c->rank, 2, t.site_of[root], buf, bytes);
+    coll_sites_free(&t);
+}
+
+void coll_bcast_site_chain(rmpi_nbc_t *s, rmpi_comm_t *c, void *buf, size_t bytes, int root)
+{
+    coll_sites_t t;
+    coll_sites_get(c, root, &t);
+    chain_bcast(s, &t, c->rank, root, buf, bytes);
     coll_sites_free(&t);
 }
 
