@@ -15,10 +15,11 @@ A figure whose lines are absent from the input is not drawn. Lines a job marked 
 skipped. Without matplotlib it says so and exits 1 (the scripts' own tables need none).
 MB = 10^6 bytes, as the scripts print.
 """
-import json
 import statistics
 import sys
 from collections import defaultdict
+
+import jsonl
 
 NAMES = {"default": "RailMPI", "wan_tune_0": "RailMPI RMPI_WAN_TUNE=0", "openmpi": "Open MPI",
          "mpich": "MPICH", "site_aware": "RailMPI site-aware", "flat": "RailMPI flat"}
@@ -38,24 +39,19 @@ def load(paths):
     """cells[(figure, panel, config)][x] = [values over repetitions]"""
     cells = defaultdict(lambda: defaultdict(list))
     for path in paths:
-        with open(path) as f:
-            for line in f:
-                line = line.strip()
-                if not line.startswith("{"):
-                    continue
-                r = json.loads(line)
-                if "hung" in r:
-                    continue
-                if "coll" in r:
-                    panel = (r["coll"], r.get("map", "block"), r.get("ppn", 1), r.get("delay", "1ms"))
-                    cells[("coll", panel, r["config"])][r["size"]].append(r["lat_us"])
-                elif r.get("test") == "bw":
-                    cells[("bw", r["delay"], r["config"])][r["size"]].append(r["mb_s"])
-                elif r.get("test") in ("lat", "latency"):
-                    cells[("lat", r["delay"], r["config"])][r["size"]].append(r["latency_us"])
-                elif r.get("test") == "mr":
-                    panel = (r["delay"], r["size"])
-                    cells[("mr", panel, r["config"])][r.get("pairs", 1)].append(r["msg_s"])
+        for r in jsonl.objects(path):
+            if "hung" in r:
+                continue
+            if "coll" in r:
+                panel = (r["coll"], r.get("map", "block"), r.get("ppn", 1), r.get("delay", "1ms"))
+                cells[("coll", panel, r["config"])][r["size"]].append(r["lat_us"])
+            elif r.get("test") == "bw":
+                cells[("bw", r["delay"], r["config"])][r["size"]].append(r["mb_s"])
+            elif r.get("test") in ("lat", "latency"):
+                cells[("lat", r["delay"], r["config"])][r["size"]].append(r["latency_us"])
+            elif r.get("test") == "mr":
+                panel = (r["delay"], r["size"])
+                cells[("mr", panel, r["config"])][r.get("pairs", 1)].append(r["msg_s"])
     return cells
 
 
