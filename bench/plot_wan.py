@@ -8,7 +8,8 @@ the repetitions of each cell, into DIR:
   wan-bw.png    bandwidth against message size, one panel per one-way delay (seed
                 infiniband-wan Fig. 5), a line per configuration (wan.sh --test bw);
   wan-lat.png   the same for ping-pong latency (wan.sh --test lat);
-  wan-mr.png    message rate against pairs, a panel per delay and size (Fig. 6; --test mr);
+  wan-mr.png    message rate against size, a line per number of pairs, a panel per delay
+                and configuration (rows share their scale; Fig. 6; --test mr);
   wan-coll.png  collective latency against size, a panel per collective and placement
                 (Fig. 7; wan_coll.sh), flat against site-aware and the references.
 A figure whose lines are absent from the input is not drawn. Lines a job marked "hung" are
@@ -50,8 +51,8 @@ def load(paths):
             elif r.get("test") in ("lat", "latency"):
                 cells[("lat", r["delay"], r["config"])][r["size"]].append(r["latency_us"])
             elif r.get("test") == "mr":
-                panel = (r["delay"], r["size"])
-                cells[("mr", panel, r["config"])][r.get("pairs", 1)].append(r["msg_s"])
+                panel = (r["delay"], r["config"])
+                cells[("mr", panel, r.get("pairs", 1))][r["size"]].append(r["msg_s"])
     return cells
 
 
@@ -63,7 +64,7 @@ def draw(cells, outdir):
     figs = {
         "bw": ("wan-bw.png", "message size (bytes)", "bandwidth (MB/s)", True, False),
         "lat": ("wan-lat.png", "message size (bytes)", "latency (us)", True, True),
-        "mr": ("wan-mr.png", "pairs across the link", "messages per second", False, False),
+        "mr": ("wan-mr.png", "message size (bytes)", "messages per second", True, False),
         "coll": ("wan-coll.png", "message size (bytes)", "latency (us)", True, True),
     }
     written = []
@@ -74,20 +75,38 @@ def draw(cells, outdir):
         if fig in ("bw", "lat"):
             panels = sorted({k[1] for k in keys}, key=delay_s)
         elif fig == "mr":
-            panels = sorted({k[1] for k in keys}, key=lambda p: (delay_s(p[0]), p[1]))
+            order = list(NAMES)
+            panels = sorted({k[1] for k in keys},
+                            key=lambda p: (delay_s(p[0]), order.index(p[1]) if p[1] in order else len(order), p[1]))
         else:
             panels = sorted({k[1] for k in keys}, key=lambda p: (p[0], p[1], p[2], delay_s(p[3])))
         n = len(panels)
         cols = min(n, 4)
-        rows = (n + cols - 1) // cols
-        f, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.4 * rows), squeeze=False)
-        for i, panel in enumerate(panels):
-            ax = axes[i // cols][i % cols]
-            for k in sorted((k for k in keys if k[1] == panel), key=lambda k: list(NAMES).index(k[2])
-                            if k[2] in NAMES else len(NAMES)):
+        if fig == "mr":  # a row per delay, its configurations side by side on one scale
+            cols = max(sum(1 for p in panels if p[0] == d) for d in {p[0] for p in panels})
+            slots = {}
+            for p in panels:
+                slots[p] = (sorted({q[0] for q in panels}, key=delay_s).index(p[0]), sum(1 for q in slots if q[0] == p[0]))
+            rows = 1 + max(r for r, _ in slots.values())
+        else:
+            rows = (n + cols - 1) // cols
+            slots = {p: (i // cols, i % cols) for i, p in enumerate(panels)}
+        f, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.4 * rows), squeeze=False,
+                               sharey="row" if fig == "mr" else False)
+        for panel in panels:
+            ax = axes[slots[panel][0]][slots[panel][1]]
+            if fig == "mr":
+                lines = sorted(k for k in keys if k[1] == panel)
+            else:
+                lines = sorted((k for k in keys if k[1] == panel),
+                               key=lambda k: list(NAMES).index(k[2]) if k[2] in NAMES else len(NAMES))
+            for k in lines:
                 xs = sorted(cells[k])
                 ys = [statistics.median(cells[k][x]) for x in xs]
-                ax.plot(xs, ys, STYLE.get(k[2], "-x"), label=NAMES.get(k[2], "RailMPI " + k[2]), markersize=4)
+                if fig == "mr":
+                    ax.plot(xs, ys, f"C{k[2] - 1}-o", label=f"{k[2]} pair{'s' if k[2] > 1 else ''}", markersize=4)
+                else:
+                    ax.plot(xs, ys, STYLE.get(k[2], "-x"), label=NAMES.get(k[2], "RailMPI " + k[2]), markersize=4)
             if logx:
                 ax.set_xscale("log", base=2)
             if logy:
@@ -95,7 +114,7 @@ def draw(cells, outdir):
             if fig in ("bw", "lat"):
                 title = f"one-way delay {panel}"
             elif fig == "mr":
-                title = f"{panel[0]}, {panel[1]} B messages"
+                title = f"{panel[0]}, {NAMES.get(panel[1], 'RailMPI ' + panel[1])}"
             else:
                 title = f"{panel[0]}, {panel[1]}, {panel[2]} per host, {panel[3]}"
             ax.set_title(title, fontsize=9)
@@ -103,8 +122,10 @@ def draw(cells, outdir):
             ax.set_ylabel(ylabel, fontsize=8)
             ax.grid(True, which="both", alpha=0.3)
             ax.legend(fontsize=7)
-        for j in range(n, rows * cols):
-            axes[j // cols][j % cols].axis("off")
+        used = set(slots.values())
+        for j in range(rows * cols):
+            if (j // cols, j % cols) not in used:
+                axes[j // cols][j % cols].axis("off")
         f.tight_layout()
         f.savefig(f"{outdir}/{name}", dpi=110)
         plt.close(f)
