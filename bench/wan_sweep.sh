@@ -4,7 +4,8 @@
 #   Fig. 5  bench/wan.sh --test bw and --test lat, 1 B..16 MiB, one-way delays 0, 100 us,
 #           1 ms and 10 ms on one 1 Gbit/s rail;
 #   Fig. 6  bench/wan.sh --test mr, 1..4 pairs across the link, 1 B..64 KiB, 1 and 10 ms;
-#   Fig. 7  bench/wan_coll.sh --refs, Bcast and Allreduce, 1 B..4 MiB at 1 ms, 2 sites x 2 hosts
+#   Fig. 7  bench/wan_coll.sh --refs, Bcast and Allreduce, 1 B..4 MiB (every 4x, and 128 KiB) at
+#           1 ms, 2 sites x 2 hosts
 #           in three placements: 1 rank per host (block), 2 per host in block and in cyclic order.
 #   bench/wan_sweep.sh [--out DIR] [--reps N] [--only bw,lat,mr,coll] [--lock FILE] [--build DIR]
 # Each part writes its JSON lines to DIR (default build/bench/results/wan-sweep-DATE) as
@@ -50,7 +51,8 @@ want mr && run fig6-mr "$here/wan.sh" --test mr --delays 1ms,10ms --pairs 1,2,3,
   --window 32 --reps "${reps:-2}" --job-timeout 60
 if want coll; then
   for p in 1:block 2:block 2:cyclic; do
-    run "fig7-ppn${p%:*}-${p#*:}" "$here/wan_coll.sh" --delay 1ms --sizes 1:4194304 --colls bcast,allreduce \
+    run "fig7-ppn${p%:*}-${p#*:}" "$here/wan_coll.sh" --delay 1ms --colls bcast,allreduce \
+      --sizes 1,4,16,64,256,1024,4096,16384,65536,131072,262144,1048576,4194304 \
       --ppn "${p%:*}" --map "${p#*:}" --refs --reps "${reps:-2}"
   done
 fi
