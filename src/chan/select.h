@@ -101,6 +101,9 @@ int rmpi_chan_find_map_idle(const rmpi_chan_src_t *src, int nsrc, uint64_t idle,
 typedef struct rmpi_chan_cell {
     uint32_t n, bytes;
 } rmpi_chan_cell_t;
+/* A row of a column: its cell, and the column's receives before that slot (a running count,
+ * so that a window's receives are two reads; select.c, col_alloc). */
+#define RMPI_CHAN_ROW_BYTES (sizeof(rmpi_chan_cell_t) + sizeof(uint32_t))
 
 /* Told each change of kind; 0 accepted (the selector's map follows), else refused (the
  * peer keeps its kind). */
