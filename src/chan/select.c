@@ -257,7 +257,10 @@ static uint64_t evidence(const rmpi_chan_params_t *p)
  * up to sigma rows of every column, twice, and the ageing once more. */
 static rmpi_chan_cell_t *col_alloc(int sigma) { return calloc((size_t)sigma, RMPI_CHAN_ROW_BYTES); }
 
-static uint32_t *run_of(const rmpi_chan_sel_t *s, rmpi_chan_cell_t *c) { return (uint32_t *)(void *)(c + s->prm.sigma); }
+static uint32_t *run_of(const rmpi_chan_sel_t *s, rmpi_chan_cell_t *c)
+{
+    return (uint32_t *)(void *)(c + s->prm.sigma);
+}
 
 rmpi_chan_sel_t *rmpi_chan_sel_create(int npeers, const rmpi_chan_params_t *p, uint64_t now_ns)
 {

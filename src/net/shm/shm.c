@@ -148,8 +148,8 @@ typedef struct shm_rail {
      * of peek's cell and stamp arithmetic: an idle pass polls every ring in use (the seed's
      * polling term, sec. 3.2 A.1; RMPI_CHAN_IDLE_POLL_COST is what one costs) */
     const _Atomic uint32_t **stamp;
-    int nact, npending, policy;     /* policy: RMPI_CHANNELS_* */
-    int nqueue_from;                /* local senders without a ring in act: while 0 nobody writes
+    int nact, npending, policy; /* policy: RMPI_CHANNELS_* */
+    int nqueue_from;            /* local senders without a ring in act: while 0 nobody writes
                                      * to the shared queue and the poll skips it */
     rmpi_shm_qlayout_t qlay;
     rmpi_shm_queue_t rxq; /* my shared receive queue */
@@ -932,7 +932,7 @@ static int poll_rings(shm_rail_t *s)
     const _Atomic uint32_t **st = s->stamp;
     for (int i = 0; i < n; i++) {
         if (RMPI_LIKELY(atomic_load_explicit(st[i], memory_order_relaxed) == 0))
-            continue; /* empty; peek's acquire load orders the frame's bytes once it is not */
+            continue;               /* empty; peek's acquire load orders the frame's bytes once it is not */
         i -= drain_ring(s, i, &ev); /* a retired ring's place holds another ring: read it next */
         n = s->nact;
         st = s->stamp;

@@ -343,6 +343,21 @@ static void test_defaults(void)
               c[i][0], c[i][1], rmpi_chan_default_sources(c[i][0], c[i][1]), c[i][2]);
 }
 
+/* Every window of 1 to sigma + 2 slots ending at slot k, for each peer, against the counts
+ * kept by hand (n[j * peers + peer] frames of peer + 1 bytes in slot j). */
+static void expect_windows(rmpi_chan_sel_t *s, int peers, int sigma, int k, const uint64_t *n)
+{
+    for (int peer = 0; peer < peers; peer++)
+        for (int w = 1; w <= sigma + 2; w++) {
+            uint64_t want = 0;
+            for (int j = k; j >= 0 && j > k - w && j > k - sigma; j--)
+                want += n[j * peers + peer];
+            char what[64];
+            snprintf(what, sizeof what, "slot %d (row %d)", k, k % sigma);
+            expect_sum(s, peer, w, want, want * (uint64_t)(peer + 1), what);
+        }
+}
+
 /* Windows that wrap around the table's last row (sigma 5, not a power of two), against sums
  * kept by hand; the table moved by a tick and the frames counted without a clock (as the
  * library does), so each new slot's first frame must find its source's cell of the new row
@@ -365,15 +380,7 @@ static void test_wrap(void)
             for (uint64_t i = 0; i < n[k][peer]; i++)
                 rmpi_chan_count_recv(s, peer, (size_t)(peer + 1));
         }
-        for (int peer = 0; peer < PEERS; peer++)
-            for (int w = 1; w <= SIGMA + 2; w++) {
-                uint64_t want = 0;
-                for (int j = k; j >= 0 && j > k - w && j > k - SIGMA; j--)
-                    want += n[j][peer];
-                char what[64];
-                snprintf(what, sizeof what, "slot %d (row %d)", k, k % SIGMA);
-                expect_sum(s, peer, w, want, want * (uint64_t)(peer + 1), what);
-            }
+        expect_windows(s, PEERS, SIGMA, k, &n[0][0]);
     }
     rmpi_chan_sel_destroy(s);
 }
@@ -384,13 +391,12 @@ static void test_wrap(void)
 static void test_running(void)
 {
     enum { SIGMA = 6, PEERS = 4, STEPS = 60 };
+    uint64_t n[400][PEERS] = {{0}};
     rmpi_chan_params_t p = params(SIGMA);
     rmpi_chan_sel_t *s = rmpi_chan_sel_create(PEERS, &p, 0);
-    if (!s) {
-        CHECK(0, "create");
+    CHECK(s != NULL, "create");
+    if (!s)
         return;
-    }
-    uint64_t n[400][PEERS] = {{0}};
     unsigned seed = 7;
     int k = 0;
     for (int step = 0; step < STEPS; step++) {
@@ -407,17 +413,9 @@ static void test_running(void)
                 continue; /* silent for longer than the table: its column goes at a run */
             n[k][peer] = (seed >> 8) % 6;
             for (uint64_t i = 0; i < n[k][peer]; i++)
-                rmpi_chan_count_recv(s, peer, 1);
+                rmpi_chan_count_recv(s, peer, (size_t)(peer + 1));
         }
-        for (int peer = 0; peer < PEERS; peer++)
-            for (int w = 1; w <= SIGMA + 1; w++) {
-                uint64_t want = 0;
-                for (int j = k; j >= 0 && j > k - w && j > k - SIGMA; j--)
-                    want += n[j][peer];
-                char what[64];
-                snprintf(what, sizeof what, "step %d, slot %d", step, k);
-                expect_sum(s, peer, w, want, want, what);
-            }
+        expect_windows(s, PEERS, SIGMA, k, &n[0][0]);
     }
     rmpi_chan_sel_destroy(s);
 }
