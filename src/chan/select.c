@@ -193,7 +193,20 @@ int rmpi_chan_find_map_idle(const rmpi_chan_src_t *src, int nsrc, uint64_t idle,
             ncur++;
         }
     }
-    qsort(cand, (size_t)ncand, sizeof *cand, cand_cmp);
+    if (p->tau >= p->h && p->h < ncand / 2) {
+        /* the greedy pass below reads only the first h in order (no new source is skipped
+         * before h are taken while tau >= h): a selection of them, h passes over the list,
+         * instead of sorting all (a check calls this twice, and h is a few) */
+        for (int k = 0; k < p->h; k++) {
+            int top = k;
+            for (int i = k + 1; i < ncand; i++)
+                top = cand_cmp(&cand[i], &cand[top]) < 0 ? i : top;
+            cand_t t = cand[k];
+            cand[k] = cand[top], cand[top] = t;
+        }
+    } else {
+        qsort(cand, (size_t)ncand, sizeof *cand, cand_cmp);
+    }
     double x = 0, best = 0;
     int m = 0, fresh = 0, best_m = 0;
     for (int i = 0; i < ncand && m < p->h; i++) {
@@ -507,6 +520,8 @@ static uint64_t count_since(const rmpi_chan_sel_t *s, rmpi_chan_cell_t *c, uint6
 static void to_spill(rmpi_chan_sel_t *s, rmpi_chan_cell_t *c)
 {
     uint64_t sigma = (uint64_t)s->prm.sigma;
+    if (!count_since(s, c, oldest(s)))
+        return; /* silent for the whole table (most evictions): every cell is empty */
     for (uint64_t row = 0; row < sigma; row++)
         add_cell(&s->spill[row], c[row].n, c[row].bytes);
     uint32_t *run = run_of(s, s->spill), acc = run[oldest(s) % sigma];
