@@ -746,9 +746,9 @@ static void evict(rmpi_chan_sel_t *s)
  * either, so a new busy peer or a ring gone idle is run at once; among equal peers the new
  * frames' noise does not pay a set-up. That, rows older than sigma slots leaving the
  * extended window and the idle term's ratio are not bounds: hence at most `skips` runs in a
- * row are skipped, so a change they miss is at most skips intervals late. A check reads the rows since
- * the last look (21 with the defaults at the interval) where a run reads up to sigma (320) of
- * every column twice. Not before the first run, after a run that changed or was refused
+ * row are skipped, so a change they miss is at most skips intervals late. A check reads two
+ * running counts per column, as a run does, but calls FIND_MAP on the new frames only and
+ * starts no switch. Not before the first run, after a run that changed or was refused
  * something (its switches are proposed again), while a source finds the table full (the run
  * evicts), or while h is exceeded. */
 static int skip_run(rmpi_chan_sel_t *s)
@@ -791,8 +791,8 @@ static int skip_run(rmpi_chan_sel_t *s)
     return skip;
 }
 
-/* After a run (done changes) or a skipped one (0), early or not (trig). A run walks sigma rows of
- * every column (O(columns x sigma)): while the traffic keeps the mapping, early runs back off
+/* After a run (done changes) or a skipped one (0), early or not (trig). A run reads every
+ * column and sorts its candidates (O(columns)): while the traffic keeps the mapping, early runs back off
  * to the interval's cadence; a change shows the traffic moved, and the trigger's count
  * applies again. Until the trigger's count has come in all, the table is a few rows and a run
  * cheap: runs that change nothing come every first count (the evidence of one source, which a
