@@ -389,7 +389,7 @@ static void railmpi_params(rmpi_chan_params_t *p, int n, int c)
     p->c = 0;
     p->s = 1;
     p->rho = num(dflt_CHAN_SETUP_COST);
-    p->q = num(dflt_CHAN_IDLE_POLL_COST) >= 0 ? num(dflt_CHAN_IDLE_POLL_COST) : p->p;
+    p->q = num(dflt_CHAN_IDLE_POLL_COST) >= 0 ? num(dflt_CHAN_IDLE_POLL_COST) : RMPI_CHAN_SHM_IDLE_POLL_NS;
     p->gamma = num(dflt_CHAN_GAMMA);
     p->h = rmpi_chan_default_h(n, c);
     p->tau = p->h > 0 ? p->h : 1;

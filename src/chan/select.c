@@ -193,7 +193,20 @@ int rmpi_chan_find_map_idle(const rmpi_chan_src_t *src, int nsrc, uint64_t idle,
             ncur++;
         }
     }
-    qsort(cand, (size_t)ncand, sizeof *cand, cand_cmp);
+    if (p->tau >= p->h && p->h < ncand / 2) {
+        /* the greedy pass below reads only the first h in order (no new source is skipped
+         * before h are taken while tau >= h): a selection of them, h passes over the list,
+         * instead of sorting all (a check calls this twice, and h is a few) */
+        for (int k = 0; k < p->h; k++) {
+            int top = k;
+            for (int i = k + 1; i < ncand; i++)
+                top = cand_cmp(&cand[i], &cand[top]) < 0 ? i : top;
+            cand_t t = cand[k];
+            cand[k] = cand[top], cand[top] = t;
+        }
+    } else {
+        qsort(cand, (size_t)ncand, sizeof *cand, cand_cmp);
+    }
     double x = 0, best = 0;
     int m = 0, fresh = 0, best_m = 0;
     for (int i = 0; i < ncand && m < p->h; i++) {
@@ -251,6 +264,17 @@ static uint64_t evidence(const rmpi_chan_params_t *p)
     return least;
 }
 
+/* A column: sigma cells, then sigma running counts (RMPI_CHAN_ROW_BYTES a row). The running
+ * count of a slot's row is the column's receives in all its earlier slots, modulo 2^32, so a
+ * window's receives are two reads (count_since) instead of a walk of its rows: a run read
+ * up to sigma rows of every column, twice, and the ageing once more. */
+static rmpi_chan_cell_t *col_alloc(int sigma) { return calloc((size_t)sigma, RMPI_CHAN_ROW_BYTES); }
+
+static uint32_t *run_of(const rmpi_chan_sel_t *s, rmpi_chan_cell_t *c)
+{
+    return (uint32_t *)(void *)(c + s->prm.sigma);
+}
+
 rmpi_chan_sel_t *rmpi_chan_sel_create(int npeers, const rmpi_chan_params_t *p, uint64_t now_ns)
 {
     char why[160];
@@ -265,8 +289,8 @@ rmpi_chan_sel_t *rmpi_chan_sel_create(int npeers, const rmpi_chan_params_t *p, u
     s->kind = calloc(n, 1);
     s->fixed = calloc(n, 1);
     s->cls = calloc(n, 1);
-    s->sink = calloc((size_t)p->sigma, sizeof *s->sink);
-    s->spill = calloc((size_t)p->sigma, sizeof *s->spill);
+    s->sink = col_alloc(p->sigma);
+    s->spill = col_alloc(p->sigma);
     s->idle_at = calloc((size_t)p->sigma, sizeof *s->idle_at);
     s->maxcols = p->sources > 0 ? p->sources : rmpi_chan_default_sources(npeers, p->h);
     s->active = malloc((size_t)s->maxcols * sizeof *s->active);
@@ -321,9 +345,9 @@ static void drop_col(rmpi_chan_sel_t *s, int i)
     s->nactive--;
 }
 
-static void sum_rows(const rmpi_chan_sel_t *s, const rmpi_chan_cell_t *c, uint64_t from, uint64_t to, uint64_t *n,
-                     uint64_t *bytes);
 static uint64_t oldest(const rmpi_chan_sel_t *s);
+static uint64_t count_since(const rmpi_chan_sel_t *s, rmpi_chan_cell_t *c, uint64_t from);
+static void to_spill(rmpi_chan_sel_t *s, rmpi_chan_cell_t *c);
 static void add_cell(rmpi_chan_cell_t *c, uint64_t n, uint64_t bytes);
 
 /* A column for peer, which has none (or the spill): a free one, else, when every column is
@@ -335,24 +359,23 @@ static int give_col(rmpi_chan_sel_t *s, int peer)
 {
     rmpi_chan_cell_t *c;
     if (s->nactive < s->maxcols) {
-        if (!(c = calloc((size_t)s->prm.sigma, sizeof *c)))
+        if (!(c = col_alloc(s->prm.sigma)))
             return -1;
     } else {
         int victim = -1;
-        uint64_t least = UINT64_MAX, n, bytes;
+        uint64_t least = UINT64_MAX;
         for (int i = 0; i < s->nactive; i++) {
             if (s->kind[s->active[i]] == RMPI_CHAN_DEDICATED)
                 continue;
-            sum_rows(s, s->col[s->active[i]], oldest(s), s->slot + 1, &n, &bytes);
+            uint64_t n = count_since(s, s->col[s->active[i]], oldest(s));
             if (n < least)
                 least = n, victim = i;
         }
         if (victim < 0)
             return -1;
         c = s->col[s->active[victim]];
-        for (int row = 0; row < s->prm.sigma; row++)
-            add_cell(&s->spill[row], c[row].n, c[row].bytes);
-        memset(c, 0, (size_t)s->prm.sigma * sizeof *c);
+        to_spill(s, c);
+        memset(c, 0, (size_t)s->prm.sigma * RMPI_CHAN_ROW_BYTES);
         s->col[s->active[victim]] = NULL;
         s->cur[s->active[victim]] = NULL;
         memmove(&s->active[victim], &s->active[victim + 1], (size_t)(s->nactive - victim - 1) * sizeof *s->active);
@@ -414,13 +437,17 @@ static void advance(rmpi_chan_sel_t *s, uint64_t now)
         return;
     uint64_t k = (now - s->t0_ns) / s->prm.slot_ns, sigma = (uint64_t)s->prm.sigma;
     uint64_t clear = k - s->slot < sigma ? k - s->slot : sigma;
-    for (uint64_t j = 1; j <= clear; j++) {
-        uint32_t row = (uint32_t)((s->slot + j) % sigma);
-        for (int i = 0; i < s->nactive; i++)
-            s->col[s->active[i]][row] = (rmpi_chan_cell_t){0, 0};
-        s->sink[row] = s->spill[row] = (rmpi_chan_cell_t){0, 0};
-        s->idle_at[row] = s->idle_total;
+    for (int i = -2; i < s->nactive; i++) {
+        rmpi_chan_cell_t *c = i == -2 ? s->sink : i == -1 ? s->spill : s->col[s->active[i]];
+        uint32_t *run = run_of(s, c), base = run[s->row] + c[s->row].n;
+        for (uint64_t j = 1; j <= clear; j++) {
+            uint32_t row = (uint32_t)((s->slot + j) % sigma);
+            c[row] = (rmpi_chan_cell_t){0, 0};
+            run[row] = base;
+        }
     }
+    for (uint64_t j = 1; j <= clear; j++)
+        s->idle_at[(s->slot + j) % sigma] = s->idle_total;
     s->slot = k;
     s->row = (uint32_t)(k % sigma);
     /* each source finds its cell of the new row at its first receive in it */
@@ -478,6 +505,32 @@ static uint64_t oldest(const rmpi_chan_sel_t *s)
     return s->slot + 1 > sigma ? s->slot + 1 - sigma : 0;
 }
 
+/* Receives in column c from slot `from` (not older than the table) to now: the current
+ * row's running count and cell less the running count at `from`. */
+static uint64_t count_since(const rmpi_chan_sel_t *s, rmpi_chan_cell_t *c, uint64_t from)
+{
+    if (from > s->slot)
+        return 0;
+    const uint32_t *run = run_of(s, c);
+    return (uint32_t)(run[s->row] + c[s->row].n - run[from % (uint64_t)s->prm.sigma]);
+}
+
+/* Column c's counts go into the spill (an evicted source's receives stay in the windows'
+ * totals), whose running counts are then summed again over the table's slots. */
+static void to_spill(rmpi_chan_sel_t *s, rmpi_chan_cell_t *c)
+{
+    uint64_t sigma = (uint64_t)s->prm.sigma;
+    if (!count_since(s, c, oldest(s)))
+        return; /* silent for the whole table (most evictions): every cell is empty */
+    for (uint64_t row = 0; row < sigma; row++)
+        add_cell(&s->spill[row], c[row].n, c[row].bytes);
+    uint32_t *run = run_of(s, s->spill), acc = run[oldest(s) % sigma];
+    for (uint64_t k = oldest(s); k <= s->slot; k++) {
+        run[k % sigma] = acc;
+        acc += s->spill[k % sigma].n;
+    }
+}
+
 void rmpi_chan_sel_sum(const rmpi_chan_sel_t *s, int peer, int nslots, uint64_t *n, uint64_t *bytes)
 {
     *n = *bytes = 0;
@@ -487,11 +540,12 @@ void rmpi_chan_sel_sum(const rmpi_chan_sel_t *s, int peer, int nslots, uint64_t 
     if (from < oldest(s))
         from = oldest(s);
     sum_rows(s, s->col[peer], from, s->slot + 1, n, bytes);
+    *n = count_since(s, s->col[peer], from); /* the windows' count (FIND_MAP's), not the walk's */
 }
 
 size_t rmpi_chan_sel_bytes(const rmpi_chan_sel_t *s)
 {
-    size_t per_col = (size_t)s->prm.sigma * sizeof(rmpi_chan_cell_t);
+    size_t per_col = (size_t)s->prm.sigma * RMPI_CHAN_ROW_BYTES;
     return sizeof *s + (size_t)s->npeers * (sizeof *s->col + 3) + (size_t)s->maxcols * sizeof *s->active +
            (size_t)s->nactive * per_col + 2 * per_col + (size_t)s->prm.sigma * sizeof *s->idle_at;
 }
@@ -508,8 +562,7 @@ static int window(const rmpi_chan_sel_t *s, uint64_t from, rmpi_chan_src_t *out,
     *idle = s->idle_total - s->idle_at[from % (uint64_t)s->prm.sigma];
     for (int i = 0; i < s->nactive; i++) {
         int peer = s->active[i];
-        uint64_t cnt, bytes;
-        sum_rows(s, s->col[peer], from, s->slot + 1, &cnt, &bytes);
+        uint64_t cnt = count_since(s, s->col[peer], from);
         if (cnt || s->kind[peer] == RMPI_CHAN_DEDICATED)
             out[n++] = (rmpi_chan_src_t){peer, s->kind[peer] == RMPI_CHAN_DEDICATED, cnt, s->cls[peer]};
     }
@@ -519,8 +572,7 @@ static int window(const rmpi_chan_sel_t *s, uint64_t from, rmpi_chan_src_t *out,
                 out[n++] = (rmpi_chan_src_t){peer, 1, 0, s->cls[peer]};
     /* the receives of sources without a column (spilled, or evicted with their counts), so
      * that the gain per message is over every receive, as with a column per source */
-    uint64_t cnt, bytes;
-    sum_rows(s, s->spill, from, s->slot + 1, &cnt, &bytes);
+    uint64_t cnt = count_since(s, s->spill, from);
     if (cnt)
         out[n++] = (rmpi_chan_src_t){-1, 0, cnt, 0};
     return n;
@@ -634,15 +686,13 @@ static void evict(rmpi_chan_sel_t *s)
     if (!rk)
         return;
     int nk = 0, keep = s->maxcols / 2;
-    uint64_t bytes;
     for (int i = 0; i < s->nactive; i++) {
         int peer = s->active[i];
         if (s->kind[peer] == RMPI_CHAN_DEDICATED) {
             keep--;
             continue;
         }
-        rk[nk] = (col_rank_t){0, 0, peer, i};
-        sum_rows(s, s->col[peer], oldest(s), s->slot + 1, &rk[nk].n, &bytes);
+        rk[nk] = (col_rank_t){count_since(s, s->col[peer], oldest(s)), 0, peer, i};
         rmpi_chan_cost_t c = class_cost(&s->prm, s->cls[peer]);
         rk[nk].v = (double)rk[nk].n * msg_value(&c) - c.rho;
         nk++;
@@ -653,8 +703,7 @@ static void evict(rmpi_chan_sel_t *s)
     for (int j = 0; j < nk; j++)
         if (rk[j].n == 0 || (s->full && j >= keep)) {
             rmpi_chan_cell_t *c = s->col[rk[j].peer];
-            for (int row = 0; row < s->prm.sigma; row++) /* its counts stay in the windows' totals */
-                add_cell(&s->spill[row], c[row].n, c[row].bytes);
+            to_spill(s, c); /* its counts stay in the windows' totals */
             free(c);
             s->col[rk[j].peer] = NULL;
             s->cur[rk[j].peer] = NULL;
@@ -697,9 +746,9 @@ static void evict(rmpi_chan_sel_t *s)
  * either, so a new busy peer or a ring gone idle is run at once; among equal peers the new
  * frames' noise does not pay a set-up. That, rows older than sigma slots leaving the
  * extended window and the idle term's ratio are not bounds: hence at most `skips` runs in a
- * row are skipped, so a change they miss is at most skips intervals late. A check reads the rows since
- * the last look (21 with the defaults at the interval) where a run reads up to sigma (320) of
- * every column twice. Not before the first run, after a run that changed or was refused
+ * row are skipped, so a change they miss is at most skips intervals late. A check reads two
+ * running counts per column, as a run does, but calls FIND_MAP on the new frames only and
+ * starts no switch. Not before the first run, after a run that changed or was refused
  * something (its switches are proposed again), while a source finds the table full (the run
  * evicts), or while h is exceeded. */
 static int skip_run(rmpi_chan_sel_t *s)
@@ -742,8 +791,8 @@ static int skip_run(rmpi_chan_sel_t *s)
     return skip;
 }
 
-/* After a run (done changes) or a skipped one (0), early or not (trig). A run walks sigma rows of
- * every column (O(columns x sigma)): while the traffic keeps the mapping, early runs back off
+/* After a run (done changes) or a skipped one (0), early or not (trig). A run reads every
+ * column and sorts its candidates (O(columns)): while the traffic keeps the mapping, early runs back off
  * to the interval's cadence; a change shows the traffic moved, and the trigger's count
  * applies again. Until the trigger's count has come in all, the table is a few rows and a run
  * cheap: runs that change nothing come every first count (the evidence of one source, which a

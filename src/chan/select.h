@@ -53,6 +53,13 @@ typedef struct rmpi_chan_params {
     int skips;            /* most interval runs in a row skipped by the check (rmpi_chan_sel_tick); 0: none */
 } rmpi_chan_params_t;
 
+/* q on shared memory when RMPI_CHAN_IDLE_POLL_COST is -1 (ns): an empty ring in a progress
+ * pass is 8 instructions (callgrind, `bench/channels.sh --callgrind --ranks "4 32" --patterns
+ * repeat`: the dedicated idle probe 311 Ir at 4 ranks and 538 at 32, (538 - 311) / 28 rings;
+ * the poll loop's own lines 8.1 Ir per ring in the repeat job), at the 2.4-3.7 ns per 33
+ * instructions that p was timed at (MPI_Iprobe at 2 and 16 ranks): 0.6-0.9 ns. */
+#define RMPI_CHAN_SHM_IDLE_POLL_NS 0.75
+
 /* Whether p can drive a selector; else -1 and a sentence in why naming the field. */
 int rmpi_chan_params_check(const rmpi_chan_params_t *p, char *why, size_t len);
 
@@ -101,6 +108,9 @@ int rmpi_chan_find_map_idle(const rmpi_chan_src_t *src, int nsrc, uint64_t idle,
 typedef struct rmpi_chan_cell {
     uint32_t n, bytes;
 } rmpi_chan_cell_t;
+/* A row of a column: its cell, and the column's receives before that slot (a running count,
+ * so that a window's receives are two reads; select.c, col_alloc). */
+#define RMPI_CHAN_ROW_BYTES (sizeof(rmpi_chan_cell_t) + sizeof(uint32_t))
 
 /* Told each change of kind; 0 accepted (the selector's map follows), else refused (the
  * peer keeps its kind). */

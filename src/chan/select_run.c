@@ -46,7 +46,7 @@ int rmpi_chan_params_from_knobs(rmpi_chan_params_t *p, int nprocs, int node_size
             return refuse(why, len, cost[i], v[i], "nanoseconds from 0 to 1e15");
     if (k->CHAN_IDLE_POLL_COST != -1 && !cost_ok(k->CHAN_IDLE_POLL_COST))
         return refuse(why, len, "CHAN_IDLE_POLL_COST", k->CHAN_IDLE_POLL_COST,
-                      "-1 (each class's RMPI_CHAN_POLL_COST) or nanoseconds from 0 to 1e15");
+                      "-1 (each class's measured value) or nanoseconds from 0 to 1e15");
     if (k->CHAN_SKIPS < 0 || k->CHAN_SKIPS > 1000000)
         return refuse(why, len, "CHAN_SKIPS", (double)k->CHAN_SKIPS, "a number of intervals from 0 to 1000000");
     if (k->CHAN_GAIN_OFI != -1 && !cost_ok(k->CHAN_GAIN_OFI))
@@ -67,7 +67,7 @@ int rmpi_chan_params_from_knobs(rmpi_chan_params_t *p, int nprocs, int node_size
     p->c = 0; /* a shm ring returns credit through shared memory, not in messages */
     p->s = 1;
     p->rho = k->CHAN_SETUP_COST;
-    p->q = k->CHAN_IDLE_POLL_COST >= 0 ? k->CHAN_IDLE_POLL_COST : k->CHAN_POLL_COST;
+    p->q = k->CHAN_IDLE_POLL_COST >= 0 ? k->CHAN_IDLE_POLL_COST : RMPI_CHAN_SHM_IDLE_POLL_NS;
     p->gamma = k->CHAN_GAMMA;
     p->h = k->CHAN_MAX_DEDICATED >= 0 ? (int)k->CHAN_MAX_DEDICATED : rmpi_chan_default_h(nprocs, node_size);
     p->tau = k->CHAN_MAX_SETUP > 0 ? (int)k->CHAN_MAX_SETUP : p->h > 0 ? p->h : 1;

@@ -62,10 +62,6 @@ typedef struct shm_rx {
     rmpi_net_chsw_t sw; /* the channel it writes on (our choice), waiting for its marker */
     int active;         /* its ring is in the active list */
     rmpi_shm_reader_t rd;
-    /* while active: the stamp of the cell at rd.r. Consumed and unwritten cells hold 0, so 0
-     * there is an empty ring, read with one load instead of peek's cell and stamp arithmetic
-     * (an idle pass polls every ring in use: the seed's polling term, sec. 3.2 A.1) */
-    const _Atomic uint32_t *next;
     parked_t *park, **park_tail;
     char *frag; /* a frame arriving in fragments through the shared queue */
     size_t frag_len, frag_cap;
@@ -147,8 +143,13 @@ typedef struct shm_rail {
     shm_peer_t **peer;              /* world rank -> peer (NULL if not on this node) */
     shm_rx_t *rx;                   /* local index -> receive state */
     shm_rx_t **act;                 /* the rings polled (dedicated, set up) */
-    int nact, npending, policy;     /* policy: RMPI_CHANNELS_* */
-    int nqueue_from;                /* local senders without a ring in act: while 0 nobody writes
+    /* per act[i]: the stamp of the cell at its read position. Consumed and unwritten cells
+     * hold 0, so 0 there is an empty ring, read with one load from an array of its own instead
+     * of peek's cell and stamp arithmetic: an idle pass polls every ring in use (the seed's
+     * polling term, sec. 3.2 A.1; RMPI_CHAN_IDLE_POLL_COST is what one costs) */
+    const _Atomic uint32_t **stamp;
+    int nact, npending, policy; /* policy: RMPI_CHANNELS_* */
+    int nqueue_from;            /* local senders without a ring in act: while 0 nobody writes
                                      * to the shared queue and the poll skips it */
     rmpi_shm_qlayout_t qlay;
     rmpi_shm_queue_t rxq; /* my shared receive queue */
@@ -205,7 +206,7 @@ static rmpi_shm_ring_t *ring_of(void *seg, int l)
 static void ring_activate(shm_rx_t *x)
 {
     x->active = 1;
-    x->next = &rmpi_shm_cell(x->rd.ring, x->rd.ncells, x->rd.r)->stamp;
+    shm.stamp[shm.nact] = &rmpi_shm_cell(x->rd.ring, x->rd.ncells, x->rd.r)->stamp;
     shm.act[shm.nact++] = x;
     shm.nqueue_from--;
     shm.st.mem[DEDICATED] += shm.ring_stride;
@@ -286,6 +287,7 @@ static int shm_open_rail(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
 
     s->rx = rmpi_xcalloc((size_t)s->nlocal, sizeof *s->rx);
     s->act = rmpi_xcalloc((size_t)s->nlocal, sizeof *s->act);
+    s->stamp = rmpi_xcalloc((size_t)s->nlocal, sizeof *s->stamp);
     s->nqueue_from = s->nlocal - 1;
     for (int l = 0; l < s->nlocal; l++) {
         shm_rx_t *x = &s->rx[l];
@@ -816,6 +818,7 @@ static void ring_retire(shm_rail_t *s, int i)
 {
     shm_rx_t *x = s->act[i];
     s->act[i] = s->act[--s->nact];
+    s->stamp[i] = s->stamp[s->nact];
     s->nqueue_from++;
     x->active = 0;
     s->st.mem[DEDICATED] -= s->ring_stride;
@@ -890,41 +893,49 @@ static int poll_shared(shm_rail_t *s)
     return ev;
 }
 
+/* Reads ring i's frames (it has at least one): 1 if its sender's marker was read and the
+ * ring left the poll list, so act[i] is another ring now. */
+static __attribute__((noinline)) int drain_ring(shm_rail_t *s, int i, int *ev)
+{
+    shm_rx_t *x = s->act[i];
+    rmpi_shm_reader_t *rd = &x->rd;
+    size_t len;
+    unsigned type;
+    const void *f;
+    /* bounded per ring so one busy sender cannot starve the others */
+    for (int k = 0; k < 32 && (f = rmpi_shm_ring_peek(rd, &len, &type)); k++) {
+        s->st.rx_bytes[DEDICATED] += len;
+        s->st.buf_bytes[DEDICATED] += (RMPI_SHM_HDR + len + RMPI_SHM_CELL - 1) / RMPI_SHM_CELL * RMPI_SHM_CELL;
+        s->st.rx_frames[DEDICATED]++;
+        if (type == RMPI_SHM_CHAN_MARK) {
+            rmpi_net_chsw_marked(&x->sw, SHARED, &s->st, x->rank, s->env->rank);
+            rmpi_shm_ring_consume(rd, len);
+            ring_retire(s, i);
+            return 1;
+        }
+        handle(s, x->rank, type, f, len);
+        rmpi_shm_ring_consume(rd, len);
+        (*ev)++;
+    }
+    while (RMPI_UNLIKELY(s->act[i] != x)) /* a handler changed the list (it holds x still) */
+        i = (i + 1) % s->nact;
+    s->stamp[i] = &rmpi_shm_cell(rd->ring, rd->ncells, rd->r)->stamp;
+    return 0;
+}
+
+/* An empty ring costs its stamp's load, the test and the loop (the stamps in an array of
+ * their own, the array and the count in registers while nothing is found); a ring with
+ * frames goes out of line, and its handlers may change the list, so both are read again. */
 static int poll_rings(shm_rail_t *s)
 {
-    int ev = 0;
-    for (int i = 0; i < s->nact;) {
-        shm_rx_t *x = s->act[i];
-        if (atomic_load_explicit(x->next, memory_order_relaxed) == 0) {
-            i++; /* empty; peek's acquire load orders the frame's bytes once it is not */
-            continue;
-        }
-        rmpi_shm_reader_t *rd = &x->rd;
-        size_t len;
-        unsigned type;
-        const void *f;
-        int marked = 0;
-        /* bounded per ring so one busy sender cannot starve the others */
-        for (int k = 0; k < 32 && (f = rmpi_shm_ring_peek(rd, &len, &type)); k++) {
-            s->st.rx_bytes[DEDICATED] += len;
-            s->st.buf_bytes[DEDICATED] += (RMPI_SHM_HDR + len + RMPI_SHM_CELL - 1) / RMPI_SHM_CELL * RMPI_SHM_CELL;
-            s->st.rx_frames[DEDICATED]++;
-            if (type == RMPI_SHM_CHAN_MARK) {
-                rmpi_net_chsw_marked(&x->sw, SHARED, &s->st, x->rank, s->env->rank);
-                rmpi_shm_ring_consume(rd, len);
-                marked = 1;
-                break;
-            }
-            handle(s, x->rank, type, f, len);
-            rmpi_shm_ring_consume(rd, len);
-            ev++;
-        }
-        if (marked) {
-            ring_retire(s, i);
-        } else {
-            x->next = &rmpi_shm_cell(rd->ring, rd->ncells, rd->r)->stamp;
-            i++;
-        }
+    int ev = 0, n = s->nact;
+    const _Atomic uint32_t **st = s->stamp;
+    for (int i = 0; i < n; i++) {
+        if (RMPI_LIKELY(atomic_load_explicit(st[i], memory_order_relaxed) == 0))
+            continue;               /* empty; peek's acquire load orders the frame's bytes once it is not */
+        i -= drain_ring(s, i, &ev); /* a retired ring's place holds another ring: read it next */
+        n = s->nact;
+        st = s->stamp;
     }
     return ev;
 }
@@ -1047,6 +1058,7 @@ static void shm_close(rmpi_rail_t *rail)
     free(s->local_rank);
     free(s->rx);
     free(s->act);
+    free(s->stamp);
     free(s->done);
     free(s->mr);
     memset(s, 0, sizeof *s);

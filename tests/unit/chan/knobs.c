@@ -65,6 +65,13 @@ static void test_defaults(void)
     CHECK(p.r == 1000 && p.p == 3 && p.rho == 200000 && p.gamma == 25 && p.c == 0,
           "costs r %g p %g rho %g gamma %g c %g: not the values measured on shm (src/chan/README.md)", p.r, p.p, p.rho,
           p.gamma, p.c);
+    /* q is the measured empty ring of today's poll loop, no longer p (timed on an older loop) */
+    CHECK(p.q == RMPI_CHAN_SHM_IDLE_POLL_NS && p.q < p.p, "idle poll q %g, want %g (below p %g)", p.q,
+          RMPI_CHAN_SHM_IDLE_POLL_NS, p.p);
+    rmpi_knobs.CHAN_IDLE_POLL_COST = 2;
+    rmpi_chan_params_from_knobs(&p, 32, 32, why, sizeof why);
+    CHECK(p.q == 2, "RMPI_CHAN_IDLE_POLL_COST=2: q %g", p.q);
+    rmpi_knobs.CHAN_IDLE_POLL_COST = -1;
     rmpi_chan_params_from_knobs(&p, 4, 4, why, sizeof why);
     CHECK(p.h == 3, "4 ranks: h %d, want 3 (every peer)", p.h);
     /* set values win; tau follows h unless set */

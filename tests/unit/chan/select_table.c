@@ -68,7 +68,7 @@ static void test_bounded(void)
         return;
     }
     size_t empty = rmpi_chan_sel_bytes(s);
-    size_t col = 16 * sizeof(rmpi_chan_cell_t);
+    size_t col = 16 * RMPI_CHAN_ROW_BYTES;
     CHECK(sizeof(rmpi_chan_cell_t) == 8, "a cell is %zu bytes, the seed's table has 8 per source",
           sizeof(rmpi_chan_cell_t));
     /* ten sources, for a minute of traffic: ten columns, whatever the time and the count */
@@ -147,7 +147,7 @@ static void compare_bounded(int busy_frames, int oneoff, int want)
     CHECK(s->maxcols == 64 && rmpi_chan_default_sources(4096, 4) == 64, "default columns %d for 4096 peers, h 4",
           s->maxcols);
     const int busy[] = {5, 77, 300, 2000, 3001};
-    size_t per_col = 16 * sizeof(rmpi_chan_cell_t);
+    size_t per_col = 16 * RMPI_CHAN_ROW_BYTES;
     /* the columns, the sink and spill, and the idle polls per slot */
     size_t bound =
         sizeof *s + 4096 * (sizeof *s->col + 3) + 64 * (sizeof(int) + per_col) + 2 * per_col + 16 * sizeof(uint64_t);
@@ -343,6 +343,21 @@ static void test_defaults(void)
               c[i][0], c[i][1], rmpi_chan_default_sources(c[i][0], c[i][1]), c[i][2]);
 }
 
+/* Every window of 1 to sigma + 2 slots ending at slot k, for each peer, against the counts
+ * kept by hand (n[j * peers + peer] frames of peer + 1 bytes in slot j). */
+static void expect_windows(rmpi_chan_sel_t *s, int peers, int sigma, int k, const uint64_t *n)
+{
+    for (int peer = 0; peer < peers; peer++)
+        for (int w = 1; w <= sigma + 2; w++) {
+            uint64_t want = 0;
+            for (int j = k; j >= 0 && j > k - w && j > k - sigma; j--)
+                want += n[j * peers + peer];
+            char what[64];
+            snprintf(what, sizeof what, "slot %d (row %d)", k, k % sigma);
+            expect_sum(s, peer, w, want, want * (uint64_t)(peer + 1), what);
+        }
+}
+
 /* Windows that wrap around the table's last row (sigma 5, not a power of two), against sums
  * kept by hand; the table moved by a tick and the frames counted without a clock (as the
  * library does), so each new slot's first frame must find its source's cell of the new row
@@ -365,15 +380,42 @@ static void test_wrap(void)
             for (uint64_t i = 0; i < n[k][peer]; i++)
                 rmpi_chan_count_recv(s, peer, (size_t)(peer + 1));
         }
-        for (int peer = 0; peer < PEERS; peer++)
-            for (int w = 1; w <= SIGMA + 2; w++) {
-                uint64_t want = 0;
-                for (int j = k; j >= 0 && j > k - w && j > k - SIGMA; j--)
-                    want += n[j][peer];
-                char what[64];
-                snprintf(what, sizeof what, "slot %d (row %d)", k, k % SIGMA);
-                expect_sum(s, peer, w, want, want * (uint64_t)(peer + 1), what);
-            }
+        expect_windows(s, PEERS, SIGMA, k, &n[0][0]);
+    }
+    rmpi_chan_sel_destroy(s);
+}
+
+/* The windows' counts are running counts per row (two reads a window): slots skipped in
+ * runs shorter and longer than the table, a column that starts late and one evicted while
+ * silent and given again, against counts kept by hand. */
+static void test_running(void)
+{
+    enum { SIGMA = 6, PEERS = 4, STEPS = 60 };
+    uint64_t n[400][PEERS] = {{0}};
+    rmpi_chan_params_t p = params(SIGMA);
+    rmpi_chan_sel_t *s = rmpi_chan_sel_create(PEERS, &p, 0);
+    CHECK(s != NULL, "create");
+    if (!s)
+        return;
+    unsigned seed = 7;
+    int k = 0;
+    for (int step = 0; step < STEPS; step++) {
+        seed = seed * 1103515245u + 12345u;
+        int gap = step ? 1 + (int)((seed >> 8) % 9) : 0; /* 1..9 slots: some clear the whole table */
+        k += gap;
+        if (step)
+            rmpi_chan_sel_tick(s, (uint64_t)k * 10 * MS + MS, NULL, NULL);
+        for (int peer = 0; peer < PEERS; peer++) {
+            seed = seed * 1103515245u + 12345u;
+            if (peer == 3 && step < 20)
+                continue; /* its column comes late */
+            if (peer == 2 && step >= 10 && step < 30)
+                continue; /* silent for longer than the table: its column goes at a run */
+            n[k][peer] = (seed >> 8) % 6;
+            for (uint64_t i = 0; i < n[k][peer]; i++)
+                rmpi_chan_count_recv(s, peer, (size_t)(peer + 1));
+        }
+        expect_windows(s, PEERS, SIGMA, k, &n[0][0]);
     }
     rmpi_chan_sel_destroy(s);
 }
@@ -382,6 +424,7 @@ int main(void)
 {
     test_sliding();
     test_wrap();
+    test_running();
     test_bounded();
     test_evict();
     test_aging();
