@@ -35,7 +35,9 @@
 #        rank 0, where the small-frame policy alone leaves rail1 a few kB of headers).
 # NET ofi: the same over libfabric's tcp;ofi_rxm, one rail per interface's domain
 # (RMPI_NET=ofi, RMPI_OFI_DOMAINS=rail0,rail1): its rails fail and come back like tcp's
-# (cycles: the same cuts); bigframes: frames top out near 16 KiB there (the
+# (cycles: the same cuts; late: the provider does not list rail1's domain at launch, so
+# the rail is built on rail1's address, must be probed, connected and re-admitted the
+# same way, and the log must show each rank's warning that it was opened down); bigframes: frames top out near 16 KiB there (the
 # eager limit with them), frames of half that go to the rail expected to deliver first,
 # and 250 kB of them on each rail will do (see the check).
 # read|write: RMPI_RNDV_MODE (default: the core's choice, reads over ofi); write makes the
@@ -61,8 +63,9 @@ fi
 [ "$(id -u)" = 0 ] || { echo "skip: needs root for ip netns"; exit 77; }
 command -v ip >/dev/null && ip netns list >/dev/null 2>&1 || { echo "skip: no ip netns"; exit 77; }
 
-# This run's own namespaces (t<pid>-nsA...); the agent finds them through the variable.
-export NETLAB_PREFIX=t$$-
+# This run's own namespaces (t<pid>-nsA..., after the caller's NETLAB_PREFIX if any); the
+# agent finds them through the variable.
+export NETLAB_PREFIX=${NETLAB_PREFIX:-}t$$-
 "$netlab" up 1gbit 250mbit >/dev/null || { echo "FAIL: netlab up"; exit 1; }
 trap '"$netlab" down >/dev/null 2>&1; rm -f "$stopfile"' EXIT
 
@@ -210,6 +213,12 @@ if [ "$mode" = cut ]; then
   n=$(grep -c "rail $net:rail1 to rank 1 failed" "$log")
   [ "$n" -le 1 ] || { echo "FAIL: rank 0 reported the failure $n times"; exit 1; }
 elif [ "$mode" = cycles ] || [ "$mode" = late ] || [ "$mode" = unreached ]; then
+  if [ "$mode/$net" = late/ofi ]; then
+    for rank in 0 1; do
+      grep -q "^\[$rank\] .*RMPI_OFI_DOMAINS names 'rail1', whose link is not up" "$log" ||
+        { echo "FAIL: rank $rank did not open rail1 as a rail down at launch"; exit 1; }
+    done
+  fi
   # cycles: failed and back after each of 3 cuts; late, unreached: down from the launch, back once
   k=3
   [ "$mode" = cycles ] || k=1
