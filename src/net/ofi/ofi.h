@@ -278,6 +278,8 @@ typedef struct rmpi_ofi_rail {
      * its first connection): the lower rank of a pair proposes the first connection only
      * while the interface is up. */
     int opened_down;
+    int iface_up;        /* its interface was seen up (opened_down rails; looked at every 20 ms) */
+    uint64_t iface_look; /* when */
     uint64_t stat_eagain;
     rmpi_net_mrtab_t emr; /* emulated registrations */
     uint64_t emul_id;     /* last emulated op id */
