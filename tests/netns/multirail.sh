@@ -2,7 +2,7 @@
 # Two namespaces joined by two shaped rails (rail0 1 Gbit/s, rail1 250 Mbit/s): the bidir
 # program (random sizes, both directions at once, every byte checked) runs over both rails
 # with the given policies; the finalize report must show rendezvous bytes on both rails.
-# usage: multirail.sh MPIEXEC BIDIR NETLAB STRIPE_POLICY SMALL_POLICY [cut|cycles|late|unreached|bigframes] [tcp|ofi] [read|write]
+# usage: multirail.sh MPIEXEC BIDIR NETLAB STRIPE_POLICY SMALL_POLICY [cut|cycles|late|unreached|noroute|bigframes] [tcp|ofi] [read|write]
 #   cut: bring rail1 down in both namespaces early in an 8 s run (1 s after rail1 first
 #        carries the job, below); the job must still
 #        finish with intact data and report the failure once.
@@ -29,6 +29,11 @@
 #        blackhole at launch (removed once rail0 carries the job): the first connections on
 #        rail1 fail (nsA's at once, nsB's unanswered), and the rail must be failed, probed
 #        and re-admitted as in late.
+#   noroute: rail1's link is up (every provider lists it) but nsA has no route to its
+#        network at launch (restored 1 s after rail0 carries the job): nsA's first connects
+#        on rail1 fail at once with ENETUNREACH (over ofi, ofi_rxm refuses the first read's
+#        post with the connect's error; the provider used to keep that connection, so the
+#        rail was never tried again), and it must be failed, probed and re-admitted as in late.
 #   bigframes: 4 s of windows of 32 messages of 1 B to 64 KiB each way, all eager (limit
 #        64k): frames of RMPI_BIG_FRAME bytes and more go to the rail expected to deliver
 #        them first, so both rails must carry eager data (at least 1 MB of frames each from
@@ -80,10 +85,11 @@ esac
 [ "$mode" = cut ] && args=(8)
 # cycles: at most 120 s; the script ends the run through the stop file (below).
 stopfile=$(mktemp -u)
-case $mode in cycles | late | unreached) args=(120 "$stopfile") ;; esac
+case $mode in cycles | late | unreached | noroute) args=(120 "$stopfile") ;; esac
 case $mode in
   late) "$netlab" exec nsA ip link set rail1 down; "$netlab" exec nsB ip link set rail1 down ;;
   unreached) "$netlab" exec nsA ip route add blackhole 10.201.1.2/32 ;;
+  noroute) "$netlab" exec nsA ip route del 10.201.1.0/24 dev rail1 ;;
 esac
 [ "$mode" = bigframes ] && args=(4 32 65536) envs+=(-genv RMPI_EAGER_LIMIT 64k)
 log=$(mktemp)
@@ -121,7 +127,7 @@ if [ "$mode" = cut ]; then
   sleep 1
   "$netlab" exec nsA ip link set rail1 down; "$netlab" exec nsB ip link set rail1 down
   echo "cut rail1"
-elif [ "$mode" = cycles ] || [ "$mode" = late ] || [ "$mode" = unreached ]; then
+elif [ "$mode" = cycles ] || [ "$mode" = late ] || [ "$mode" = unreached ] || [ "$mode" = noroute ]; then
   # rail1's bytes sent and received in nsA
   rail1_bytes() {
     "$netlab" exec nsA cat /sys/class/net/rail1/statistics/tx_bytes /sys/class/net/rail1/statistics/rx_bytes |
@@ -155,6 +161,8 @@ elif [ "$mode" = cycles ] || [ "$mode" = late ] || [ "$mode" = unreached ]; then
     sleep 1
     if [ "$mode" = late ]; then
       "$netlab" exec nsA ip link set rail1 up; "$netlab" exec nsB ip link set rail1 up; echo "rail1 up"
+    elif [ "$mode" = noroute ]; then
+      "$netlab" exec nsA ip route add 10.201.1.0/24 dev rail1 src 10.201.1.1; echo "rail1 routed"
     else
       "$netlab" exec nsA ip route del blackhole 10.201.1.2/32; echo "rail1 reachable"
     fi
@@ -214,7 +222,7 @@ if [ "$mode" = cut ]; then
   grep -q "rail $net:rail1 to rank .* failed" "$log" || { echo "FAIL: the rail failure was not reported"; exit 1; }
   n=$(grep -c "rail $net:rail1 to rank 1 failed" "$log")
   [ "$n" -le 1 ] || { echo "FAIL: rank 0 reported the failure $n times"; exit 1; }
-elif [ "$mode" = cycles ] || [ "$mode" = late ] || [ "$mode" = unreached ]; then
+elif [ "$mode" = cycles ] || [ "$mode" = late ] || [ "$mode" = unreached ] || [ "$mode" = noroute ]; then
   if [ "$mode/$net" = late/ofi ]; then
     for rank in 0 1; do
       grep -q "^\[$rank\] .*RMPI_OFI_DOMAINS names 'rail1', whose link is not up" "$log" ||

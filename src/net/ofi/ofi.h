@@ -399,6 +399,15 @@ void rmpi_ofi_report(void *file);
  * connections when its core provider lists an XRC domain (verbs;ofi_rxm). */
 int rmpi_ofi_xrc_mode(const char *prov_name);
 
+/* A native RDMA post to peer refused for good (rc: not -FI_EAGAIN): the status to complete
+ * the op with. -FI_EACCES (a key refused here) is -EFAULT; anything else means the provider
+ * could not reach the peer on this rail: ofi_rxm returns the connect's error at the post
+ * (ENETUNREACH while the local link is down, EINVAL through a blackhole route), and the
+ * connection is then given up (on_peer_lost at the next progress, before the op completes)
+ * so that the channel's probes can make it again (rejoin needs it given up): -ECONNRESET,
+ * which moves the stripe to another rail. */
+int rmpi_ofi_rdma_refused(rmpi_ofi_rail_t *r, int peer, int rc, int write);
+
 /* ofi_iface.c: a listed domain whose interface's link is down at launch. net_name: the
  * network of addr/mask as libfabric's IP providers name a fabric ("10.201.1.0/24"), 0 or
  * -1. iface: interface name's IPv4 address, network name and whether its link is up

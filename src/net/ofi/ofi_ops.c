@@ -536,8 +536,9 @@ static void pend_drain(rmpi_ofi_rail_t *r)
             pp = &r->pend;
             nskip = 0;
         } else {
-            rmpi_ofi_rdma_done(r, (rmpi_ofi_rdma_t *)c, rc == -FI_EACCES || rc == -FI_EINVAL ? -EFAULT : rc);
-            pp = &r->pend; /* the op's callback may have queued or dropped posts */
+            rmpi_ofi_rdma_t *d = (rmpi_ofi_rdma_t *)c;
+            rmpi_ofi_rdma_done(r, d, rmpi_ofi_rdma_refused(r, peer, rc, d->write));
+            pp = &r->pend; /* the op's callback, or the connection given up, may have queued or dropped posts */
         }
     }
 }
@@ -976,6 +977,18 @@ static void peer_down(rmpi_ofi_rail_t *r, int peer, const char *why)
         free(q);
     }
     rmpi_ofi_chan_down(r, peer);
+}
+
+int rmpi_ofi_rdma_refused(rmpi_ofi_rail_t *r, int peer, int rc, int write)
+{
+    if (rc == -FI_EACCES)
+        return -EFAULT;
+    char why[160];
+    snprintf(why, sizeof why, "an RDMA %s on %s was refused: %s", write ? "write" : "read", r->pub.hints.name,
+             fi_strerror(-rc));
+    rmpi_log(1, "ofi: rank %d: %s", r->env.rank, why);
+    peer_down(r, peer, why);
+    return -ECONNRESET;
 }
 
 /* Epoch ln.epoch is up (ofi_link.h: both ends heard each other in it): on_peer_up at the end
