@@ -88,6 +88,10 @@ struct fi_info *rmpi_ofi_down_info(const struct fi_info *tmpl, const char *name)
         free(dom);
         return NULL;
     }
+    if (fi->nic) { /* the template's device, not this interface's */
+        fi_close(&fi->nic->fid);
+        fi->nic = NULL;
+    }
     src->sin_family = AF_INET;
     src->sin_addr = sa.sin_addr; /* port 0: the provider picks one, published in the card */
     free(fi->src_addr);

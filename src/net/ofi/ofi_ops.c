@@ -1458,7 +1458,6 @@ static int open_down(const rmpi_net_env_t *env, const char *prov, int emul, cons
         rmpi_ofi_xrc_note(prov, name, &r->xrc, r->xrc_why, sizeof r->xrc_why);
         r->opened_down = 1;
         r->pub.hints.down = 1;
-        r->pub.hints.bw = 0; /* the template's link speed says nothing of this one */
         rmpi_warn("RMPI_OFI_DOMAINS names '%s', whose link is not up on rank %d of host %s; RMPI_OFI_PROVIDER=%s "
                   "does not list it, so it is opened on its address and used once it comes up (tried after "
                   "RMPI_RAIL_PROBE seconds, then less often up to every RMPI_RAIL_PROBE_MAX).",
