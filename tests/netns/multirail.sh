@@ -2,7 +2,7 @@
 # Two namespaces joined by two shaped rails (rail0 1 Gbit/s, rail1 250 Mbit/s): the bidir
 # program (random sizes, both directions at once, every byte checked) runs over both rails
 # with the given policies; the finalize report must show rendezvous bytes on both rails.
-# usage: multirail.sh MPIEXEC BIDIR NETLAB STRIPE_POLICY SMALL_POLICY [cut|cycles|late|unreached|bigframes] [tcp|ofi] [read|write]
+# usage: multirail.sh MPIEXEC BIDIR NETLAB STRIPE_POLICY SMALL_POLICY [cut|cycles|late|unreached|noroute|bigframes] [tcp|ofi] [read|write]
 #   cut: bring rail1 down in both namespaces early in an 8 s run (1 s after rail1 first
 #        carries the job, below); the job must still
 #        finish with intact data and report the failure once.
@@ -29,13 +29,20 @@
 #        blackhole at launch (removed once rail0 carries the job): the first connections on
 #        rail1 fail (nsA's at once, nsB's unanswered), and the rail must be failed, probed
 #        and re-admitted as in late.
+#   noroute: rail1's link is up (every provider lists it) but nsA has no route to its
+#        network at launch (restored 1 s after rail0 carries the job): nsA's first connects
+#        on rail1 fail at once with ENETUNREACH (over ofi, ofi_rxm refuses the first read's
+#        post with the connect's error; the provider used to keep that connection, so the
+#        rail was never tried again), and it must be failed, probed and re-admitted as in late.
 #   bigframes: 4 s of windows of 32 messages of 1 B to 64 KiB each way, all eager (limit
 #        64k): frames of RMPI_BIG_FRAME bytes and more go to the rail expected to deliver
 #        them first, so both rails must carry eager data (at least 1 MB of frames each from
 #        rank 0, where the small-frame policy alone leaves rail1 a few kB of headers).
 # NET ofi: the same over libfabric's tcp;ofi_rxm, one rail per interface's domain
 # (RMPI_NET=ofi, RMPI_OFI_DOMAINS=rail0,rail1): its rails fail and come back like tcp's
-# (cycles: the same cuts); bigframes: frames top out near 16 KiB there (the
+# (cycles: the same cuts; late: the provider does not list rail1's domain at launch, so
+# the rail is built on rail1's address, must be probed, connected and re-admitted the
+# same way, and the log must show each rank's warning that it was opened down); bigframes: frames top out near 16 KiB there (the
 # eager limit with them), frames of half that go to the rail expected to deliver first,
 # and 250 kB of them on each rail will do (see the check).
 # read|write: RMPI_RNDV_MODE (default: the core's choice, reads over ofi); write makes the
@@ -61,8 +68,9 @@ fi
 [ "$(id -u)" = 0 ] || { echo "skip: needs root for ip netns"; exit 77; }
 command -v ip >/dev/null && ip netns list >/dev/null 2>&1 || { echo "skip: no ip netns"; exit 77; }
 
-# This run's own namespaces (t<pid>-nsA...); the agent finds them through the variable.
-export NETLAB_PREFIX=t$$-
+# This run's own namespaces (t<pid>-nsA..., after the caller's NETLAB_PREFIX if any); the
+# agent finds them through the variable.
+export NETLAB_PREFIX=${NETLAB_PREFIX:-}t$$-
 "$netlab" up 1gbit 250mbit >/dev/null || { echo "FAIL: netlab up"; exit 1; }
 trap '"$netlab" down >/dev/null 2>&1; rm -f "$stopfile"' EXIT
 
@@ -77,10 +85,11 @@ esac
 [ "$mode" = cut ] && args=(8)
 # cycles: at most 120 s; the script ends the run through the stop file (below).
 stopfile=$(mktemp -u)
-case $mode in cycles | late | unreached) args=(120 "$stopfile") ;; esac
+case $mode in cycles | late | unreached | noroute) args=(120 "$stopfile") ;; esac
 case $mode in
   late) "$netlab" exec nsA ip link set rail1 down; "$netlab" exec nsB ip link set rail1 down ;;
   unreached) "$netlab" exec nsA ip route add blackhole 10.201.1.2/32 ;;
+  noroute) "$netlab" exec nsA ip route del 10.201.1.0/24 dev rail1 ;;
 esac
 [ "$mode" = bigframes ] && args=(4 32 65536) envs+=(-genv RMPI_EAGER_LIMIT 64k)
 log=$(mktemp)
@@ -118,7 +127,7 @@ if [ "$mode" = cut ]; then
   sleep 1
   "$netlab" exec nsA ip link set rail1 down; "$netlab" exec nsB ip link set rail1 down
   echo "cut rail1"
-elif [ "$mode" = cycles ] || [ "$mode" = late ] || [ "$mode" = unreached ]; then
+elif [ "$mode" = cycles ] || [ "$mode" = late ] || [ "$mode" = unreached ] || [ "$mode" = noroute ]; then
   # rail1's bytes sent and received in nsA
   rail1_bytes() {
     "$netlab" exec nsA cat /sys/class/net/rail1/statistics/tx_bytes /sys/class/net/rail1/statistics/rx_bytes |
@@ -152,12 +161,16 @@ elif [ "$mode" = cycles ] || [ "$mode" = late ] || [ "$mode" = unreached ]; then
     sleep 1
     if [ "$mode" = late ]; then
       "$netlab" exec nsA ip link set rail1 up; "$netlab" exec nsB ip link set rail1 up; echo "rail1 up"
+    elif [ "$mode" = noroute ]; then
+      "$netlab" exec nsA ip route add 10.201.1.0/24 dev rail1 src 10.201.1.1; echo "rail1 routed"
     else
       "$netlab" exec nsA ip route del blackhole 10.201.1.2/32; echo "rail1 reachable"
     fi
-    t0=$SECONDS
+    t0=$(date +%s%N)
     if [ -z "$sched_fail" ] && within_30s logged "is back" 1; then
-      echo "rail1 in use at both ranks about $((SECONDS - t0)) s after it came up"
+      # within 0.1 s (the looks' period) of the moment both links were up
+      d=$((($(date +%s%N) - t0) / 1000000))
+      printf 'rail1 in use at both ranks %d.%03d s after it came up\n' $((d / 1000)) $((d % 1000))
       read -r -a b0 <<<"$(rail1_bytes)"
       b=("${b0[@]}")
       within_30s carried 4000000 ||
@@ -209,7 +222,13 @@ if [ "$mode" = cut ]; then
   grep -q "rail $net:rail1 to rank .* failed" "$log" || { echo "FAIL: the rail failure was not reported"; exit 1; }
   n=$(grep -c "rail $net:rail1 to rank 1 failed" "$log")
   [ "$n" -le 1 ] || { echo "FAIL: rank 0 reported the failure $n times"; exit 1; }
-elif [ "$mode" = cycles ] || [ "$mode" = late ] || [ "$mode" = unreached ]; then
+elif [ "$mode" = cycles ] || [ "$mode" = late ] || [ "$mode" = unreached ] || [ "$mode" = noroute ]; then
+  if [ "$mode/$net" = late/ofi ]; then
+    for rank in 0 1; do
+      grep -q "^\[$rank\] .*RMPI_OFI_DOMAINS names 'rail1', whose link is not up" "$log" ||
+        { echo "FAIL: rank $rank did not open rail1 as a rail down at launch"; exit 1; }
+    done
+  fi
   # cycles: failed and back after each of 3 cuts; late, unreached: down from the launch, back once
   k=3
   [ "$mode" = cycles ] || k=1

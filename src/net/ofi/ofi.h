@@ -3,6 +3,7 @@
 #ifndef RMPI_OFI_H
 #define RMPI_OFI_H
 
+#include <netinet/in.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
@@ -273,6 +274,12 @@ typedef struct rmpi_ofi_rail {
     long writes_out;     /* writes posted, not completed: without FI_ORDER_SAW, sends wait */
     long split_writes;   /* writes cut into chunks, not completed: sends wait (rest not posted yet) */
     int closing;
+    /* A listed domain whose link was down at launch, built by ofi_iface.c (hints.down until
+     * its first connection): the lower rank of a pair proposes the first connection only
+     * while the interface is up. */
+    int opened_down;
+    int iface_up;        /* its interface was seen up (opened_down rails; looked at every 20 ms) */
+    uint64_t iface_look; /* when */
     uint64_t stat_eagain;
     rmpi_net_mrtab_t emr; /* emulated registrations */
     uint64_t emul_id;     /* last emulated op id */
@@ -391,6 +398,26 @@ void rmpi_ofi_report(void *file);
 /* From the table: prov (as fi_info names it, core;utility) runs over per-node XRC
  * connections when its core provider lists an XRC domain (verbs;ofi_rxm). */
 int rmpi_ofi_xrc_mode(const char *prov_name);
+
+/* A native RDMA post to peer refused for good (rc: not -FI_EAGAIN): the status to complete
+ * the op with. -FI_EACCES (a key refused here) is -EFAULT; anything else means the provider
+ * could not reach the peer on this rail: ofi_rxm returns the connect's error at the post
+ * (ENETUNREACH while the local link is down, EINVAL through a blackhole route), and the
+ * connection is then given up (on_peer_lost at the next progress, before the op completes)
+ * so that the channel's probes can make it again (rejoin needs it given up): -ECONNRESET,
+ * which moves the stripe to another rail. */
+int rmpi_ofi_rdma_refused(rmpi_ofi_rail_t *r, int peer, int rc, int write);
+
+/* ofi_iface.c: a listed domain whose interface's link is down at launch. net_name: the
+ * network of addr/mask as libfabric's IP providers name a fabric ("10.201.1.0/24"), 0 or
+ * -1. iface: interface name's IPv4 address, network name and whether its link is up
+ * (IFF_UP and IFF_RUNNING); any output may be NULL; 0, or -1 without such an address.
+ * down_info: the domain the provider would list for interface name, built from tmpl (a
+ * domain of the same provider it does list, named after its interface), or NULL when tmpl
+ * is not named so, name has no IPv4 address or its link is up. */
+int rmpi_ofi_net_name(struct in_addr addr, struct in_addr mask, char *buf, size_t len);
+int rmpi_ofi_iface(const char *name, struct sockaddr_in *addr, char *net, size_t len, int *up);
+struct fi_info *rmpi_ofi_down_info(const struct fi_info *tmpl, const char *name);
 
 /* ofi_xrc.c: per-node connections (verbs XRC under ofi_rxm, seed xrc-scalable). */
 typedef struct rmpi_ofi_xrc_in {

@@ -9,6 +9,11 @@ int rmpi_ofi_link_lost(rmpi_ofi_link_t *l)
     return was;
 }
 
+int rmpi_ofi_link_fresh(const rmpi_ofi_link_t *l)
+{
+    return !l->down && !l->epoch && !l->try_epoch && !l->hello && !l->unconfirmed;
+}
+
 uint32_t rmpi_ofi_link_propose(rmpi_ofi_link_t *l)
 {
     l->try_epoch = (l->try_epoch > l->epoch ? l->try_epoch : l->epoch) + 1;

@@ -32,6 +32,15 @@ typedef struct rmpi_ofi_link {
  * it was not already. The HELLO out, if any, is given up too (the caller counts it). */
 int rmpi_ofi_link_lost(rmpi_ofi_link_t *l);
 
+/* Whether no connection was ever made or tried (epoch 0, never given up, nothing proposed
+ * or adopted): a rail whose link was down at launch starts so, and its first connection is
+ * then made like one made again (the lower rank's HELLO(1, 0)), which needs epoch 0 given
+ * up first at the lower rank and, at the higher rank, nothing to give up. The caller also
+ * checks that no frame went either way in epoch 0 (a peer whose rail came up before its
+ * virtual channel opened uses it at once, and that connection must be failed, not dropped
+ * silently). */
+int rmpi_ofi_link_fresh(const rmpi_ofi_link_t *l);
+
 /* Lower rank, connection given up: the epoch of a new HELLO (a; b is l->epoch), one above
  * every epoch used or proposed. */
 uint32_t rmpi_ofi_link_propose(rmpi_ofi_link_t *l);

@@ -468,6 +468,13 @@ static int ofi_send_zc(rmpi_rail_t *rail, int peer, const struct iovec *iov, int
 
 static void peer_down(rmpi_ofi_rail_t *r, int peer, const char *why);
 
+/* No connection to peer was ever made or tried on this rail and no frame went either way
+ * (ofi_link.h, rmpi_ofi_link_fresh): a rail down at launch, before its first connection. */
+static int never_made(const rmpi_ofi_peer_t *p)
+{
+    return rmpi_ofi_link_fresh(&p->ln) && !p->sent && !p->tx_seq && !p->rx_seq;
+}
+
 static int ctx_peer(const rmpi_ofi_ctx_t *c)
 {
     return c->kind == RMPI_OFI_TXZ                              ? ((const rmpi_ofi_zc_t *)c)->peer
@@ -529,8 +536,9 @@ static void pend_drain(rmpi_ofi_rail_t *r)
             pp = &r->pend;
             nskip = 0;
         } else {
-            rmpi_ofi_rdma_done(r, (rmpi_ofi_rdma_t *)c, rc == -FI_EACCES || rc == -FI_EINVAL ? -EFAULT : rc);
-            pp = &r->pend; /* the op's callback may have queued or dropped posts */
+            rmpi_ofi_rdma_t *d = (rmpi_ofi_rdma_t *)c;
+            rmpi_ofi_rdma_done(r, d, rmpi_ofi_rdma_refused(r, peer, rc, d->write));
+            pp = &r->pend; /* the op's callback, or the connection given up, may have queued or dropped posts */
         }
     }
 }
@@ -971,11 +979,24 @@ static void peer_down(rmpi_ofi_rail_t *r, int peer, const char *why)
     rmpi_ofi_chan_down(r, peer);
 }
 
+int rmpi_ofi_rdma_refused(rmpi_ofi_rail_t *r, int peer, int rc, int write)
+{
+    if (rc == -FI_EACCES)
+        return -EFAULT;
+    char why[160];
+    snprintf(why, sizeof why, "an RDMA %s on %s was refused: %s", write ? "write" : "read", r->pub.hints.name,
+             fi_strerror(-rc));
+    rmpi_log(1, "ofi: rank %d: %s", r->env.rank, why);
+    peer_down(r, peer, why);
+    return -ECONNRESET;
+}
+
 /* Epoch ln.epoch is up (ofi_link.h: both ends heard each other in it): on_peer_up at the end
  * of progress; the lower rank tells the higher one with UP, which it waits for. */
 static void connected(rmpi_ofi_rail_t *r, int peer)
 {
     rmpi_ofi_peer_t *p = rmpi_ofi_peer(r, peer);
+    r->pub.hints.down = 0; /* its link is up now: channels opened from here on start it live */
     if (r->env.rank < peer)
         link_send(r, peer, LINK_UP, p->ln.epoch, 0);
     if (!p->up_due) {
@@ -1077,7 +1098,7 @@ static void link_rx(rmpi_ofi_rail_t *r, int src, const char *body, size_t len)
      * adopts the first try answered, and its later ones still name the epoch before). */
     if (!rmpi_ofi_link_hello(&p->ln, epoch, prev))
         return;
-    if (!p->ln.down) {
+    if (!p->ln.down && !never_made(p)) {
         char why[160];
         snprintf(why, sizeof why, "rank %d connected again (epoch %u) in place of this connection (epoch %u)", src,
                  epoch, p->ln.epoch);
@@ -1142,12 +1163,44 @@ static void ofi_abandon(rmpi_rail_t *rail, int peer, const char *why)
 /* The lower rank of the pair proposes the new connection (HELLO with an epoch above every
  * one either side used, docs/wire/ofi.md); the higher one answers, so two tries never
  * cross. Its own rejoin has nothing to send: it waits for that HELLO (returns 0). */
+/* How often a rail down at launch looks at its interface's link while a probe waits for it. */
+#define IFACE_LOOK_NS 20000000ull
+
 static int ofi_rejoin(rmpi_rail_t *rail, int peer, uint64_t timeout_ns)
 {
     rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
     if (peer < 0 || peer >= r->env.size || peer == r->env.rank || r->closing)
         return -1;
     rmpi_ofi_peer_t *p = rmpi_ofi_peer_find(r, peer);
+    if (r->opened_down && (!p || !p->state)) { /* the first try of a rail down at launch */
+        p = rmpi_ofi_peer_touch(r, peer);
+        if (!p->state)
+            peer_lookup(r, peer);
+    }
+    if (r->opened_down && p && p->state == 1 && !p->ln.down && !p->report) {
+        if (r->env.rank > peer)
+            return 0; /* the lower rank proposes; a connection in use is failed by its HELLO */
+        /* A connect while our link is down fails at once (ENETUNREACH), and ofi_rxm then
+         * did not connect that peer again (docs/results/multirail.md): nothing is tried
+         * until the interface is up. Meanwhile the probe is not counted as made (-1), so
+         * the channel asks again at its next look and the HELLO goes within IFACE_LOOK_NS
+         * of the link coming up; counted, the next try waited for the next backoff step
+         * (re-admitted 0.95 s after the link came up in the lab, against 0.04-0.24 s over tcp,
+         * whose connect attempt spans its whole try). */
+        uint64_t now = rmpi_time_ns();
+        if (!r->iface_up && now - r->iface_look >= IFACE_LOOK_NS) {
+            r->iface_look = now;
+            int up = 0;
+            r->iface_up = rmpi_ofi_iface(r->info->domain_attr->name, NULL, NULL, 0, &up) != 0 || up;
+        }
+        if (!r->iface_up)
+            return -1;
+        if (!never_made(p)) { /* in use since the peer's channel found it up: fail it first */
+            peer_down(r, peer, "a rail down at launch is connected anew");
+            return -1;
+        }
+        rmpi_ofi_link_lost(&p->ln); /* epoch 0 never carried anything: given up unreported */
+    }
     if (!p || p->state != 1 || !p->ln.down || p->report || p->ln.hello)
         return -1;
     if (r->env.rank > peer)
@@ -1358,10 +1411,65 @@ static int domain_wanted(const char *name)
     return 0;
 }
 
+static rmpi_ofi_rail_t *rail_open(const rmpi_net_env_t *env, struct fi_info *fi, int emul);
+
+/* Whether one of the n rails carries the domain named by the len bytes at p (a device's
+ * XRC domain answers to the device's name too). */
+static int rail_named(rmpi_ofi_rail_t *const *made, int n, const char *p, size_t len)
+{
+    for (int i = 0; i < n; i++) {
+        const char *dom = made[i]->info->domain_attr->name;
+        size_t dn = strlen(dom), b = rmpi_ofi_xrc_base(dom);
+        if ((len == dn || len == b) && !strncmp(p, dom, len))
+            return 1;
+    }
+    return 0;
+}
+
+/* Each name of RMPI_OFI_DOMAINS that no listed domain carries: where the provider names its
+ * domains after interfaces and that interface has its IPv4 address but no link yet, the
+ * domain is built from a listed one (ofi_iface.c) and opened as a rail marked down
+ * (hints.down), which the virtual channels probe and use once a connection is made; its
+ * card is published with the others. list: the provider's answer; returns the new count. */
+static int open_down(const rmpi_net_env_t *env, const char *prov, int emul, const struct fi_info *list,
+                     rmpi_ofi_rail_t **made, int n, int max)
+{
+    const char *names = rmpi_knobs.OFI_DOMAINS;
+    if (!names || !*names || !strcmp(names, "*"))
+        return n;
+    for (const char *p = names; *p && n < max && n < RMPI_NET_MAX_RAILS;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char name[64];
+        int skip = len == 0 || len >= sizeof name || rail_named(made, n, p, len);
+        if (!skip) {
+            memcpy(name, p, len);
+            name[len] = 0;
+        }
+        p = end ? end + 1 : p + len;
+        struct fi_info *fi = NULL;
+        for (const struct fi_info *t = list; t && !skip && !fi; t = t->next)
+            fi = rmpi_ofi_down_info(t, name);
+        if (!fi)
+            continue;
+        made[n] = rail_open(env, fi, emul);
+        fi_freeinfo(fi);
+        rmpi_ofi_rail_t *r = made[n++];
+        rmpi_ofi_xrc_note(prov, name, &r->xrc, r->xrc_why, sizeof r->xrc_why);
+        r->opened_down = 1;
+        r->pub.hints.down = 1;
+        rmpi_warn("RMPI_OFI_DOMAINS names '%s', whose link is not up on rank %d of host %s; RMPI_OFI_PROVIDER=%s "
+                  "does not list it, so it is opened on its address and used once it comes up (tried after "
+                  "RMPI_RAIL_PROBE seconds, then less often up to every RMPI_RAIL_PROBE_MAX).",
+                  name, env->rank, rmpi_topo_hostname(), prov);
+    }
+    return n;
+}
+
 /* Each name of RMPI_OFI_DOMAINS that no opened rail carries gets a warning naming it: the
  * provider lists only the domains usable now (tcp;ofi_rxm: interfaces whose link is up),
- * and such a domain is never opened later, so without a word the job quietly ran on fewer
- * rails than asked for. */
+ * and open_down builds one only for an interface with an IPv4 address, so without a word
+ * the job quietly ran on fewer rails than asked for. */
 static void domains_missing(rmpi_ofi_rail_t *const *made, int n, const char *prov, int rank)
 {
     const char *list = rmpi_knobs.OFI_DOMAINS;
@@ -1370,16 +1478,11 @@ static void domains_missing(rmpi_ofi_rail_t *const *made, int n, const char *pro
     for (const char *p = list; *p;) {
         const char *end = strchr(p, ',');
         size_t len = end ? (size_t)(end - p) : strlen(p);
-        int found = len == 0;
-        for (int i = 0; i < n && !found; i++) {
-            const char *dom = made[i]->info->domain_attr->name;
-            size_t dn = strlen(dom), b = rmpi_ofi_xrc_base(dom);
-            found = (len == dn || len == b) && !strncmp(p, dom, len);
-        }
-        if (!found)
+        if (len && !rail_named(made, n, p, len))
             rmpi_warn("RMPI_OFI_DOMAINS names '%.*s', which RMPI_OFI_PROVIDER=%s does not offer (or cannot use) on "
-                      "rank %d of host %s (a tcp domain whose link is down is not listed); the job runs without "
-                      "it and does not try it again if it comes up (`fi_info -p '%s'` lists the domains).",
+                      "rank %d of host %s (nor is it an interface with an IPv4 address that a listed domain of "
+                      "the provider could stand for until its link comes up); the job runs without it "
+                      "(`fi_info -p '%s'` lists the domains).",
                       (int)len, p, prov, rank, rmpi_topo_hostname(), prov);
         p = end ? end + 1 : p + len;
     }
@@ -1685,6 +1788,7 @@ static int ofi_open(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
         rmpi_log(1, "ofi: rail %s xrc: %s", made[n]->pub.hints.name, made[n]->xrc_why);
         n++;
     }
+    n = open_down(env, prov, emul, list, made, n, max);
     fi_freeinfo(list);
     domains_missing(made, n, prov, env->rank);
     if (n == 0)

@@ -224,7 +224,7 @@ void rmpi_ofi_rdma_chunk_done(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
         if (rc == 0)
             return;
         if (rc != -FI_EAGAIN) {
-            rmpi_ofi_rdma_done(r, d, rc == -FI_EACCES || rc == -FI_EINVAL ? -EFAULT : rc);
+            rmpi_ofi_rdma_done(r, d, rmpi_ofi_rdma_refused(r, d->peer, rc, d->write));
             return;
         }
     }
@@ -408,7 +408,7 @@ static int rdma_start(rmpi_rail_t *rail, int peer, char *local, size_t len, uint
         if (rc == 0)
             return 0;
         if (rc != -FI_EAGAIN) {
-            rmpi_ofi_rdma_defer(r, d, rc == -FI_EACCES || rc == -FI_EINVAL ? -EFAULT : rc);
+            rmpi_ofi_rdma_defer(r, d, rmpi_ofi_rdma_refused(r, peer, rc, write));
             return 0;
         }
     }

@@ -11,7 +11,8 @@
  * rank reports the connection up only once both directions have carried (the higher rank
  * never before its own direction resumed); both ranks end in the same epoch and streaming;
  * and, directly, stale frames, the first frame of a proposal, a frame that confirms
- * before UP, and HELLOs of older tries. */
+ * before UP, and HELLOs of older tries; and the first connection of a rail whose link was
+ * down at launch (`first`). */
 #include "net/ofi/ofi_link.h"
 
 #include <string.h>
@@ -306,10 +307,41 @@ static void steps(void)
     CHECK(rmpi_ofi_link_frame(&w, 1, MASK) == RMPI_OFI_LINK_ADOPTED && w.epoch == 65, "65 from its bits");
 }
 
+/* A rail whose link was down at launch (src/net/ofi/ofi_iface.c): no connection was ever
+ * made, and the first one is made like one made again. The lower rank gives epoch 0 up
+ * unreported (rmpi_ofi_link_fresh says there is nothing to give up) and proposes 1
+ * following 0; the higher rank, fresh too, takes it without giving anything up and is up
+ * only at UP; neither end is fresh afterwards, so a later cut goes the usual way. */
+static void first(void)
+{
+    rmpi_ofi_link_t lo = {0}, hi = {0};
+    CHECK(rmpi_ofi_link_fresh(&lo) && rmpi_ofi_link_fresh(&hi), "both ends start fresh");
+    rmpi_ofi_link_lost(&lo);
+    CHECK(!rmpi_ofi_link_fresh(&lo), "not fresh once given up");
+    CHECK(rmpi_ofi_link_propose(&lo) == 1 && lo.hello == 1, "the first connection proposes epoch 1");
+    CHECK(rmpi_ofi_link_hello(&hi, 1, 0), "a fresh higher rank takes HELLO(1, 0)");
+    CHECK(rmpi_ofi_link_take(&hi, 1) == 0 && hi.unconfirmed && !rmpi_ofi_link_fresh(&hi), "taken, not up yet");
+    CHECK(rmpi_ofi_link_ack(&lo, 1) == 1 && lo.epoch == 1 && !lo.down, "the lower rank is up at the ACK");
+    CHECK(rmpi_ofi_link_up(&hi, 1) == 1 && hi.epoch == 1 && !hi.unconfirmed, "the higher rank is up at UP");
+    CHECK(!rmpi_ofi_link_fresh(&lo) && !rmpi_ofi_link_fresh(&hi), "neither fresh after the first connection");
+    /* a proposal out, then expired, is no fresh start either */
+    rmpi_ofi_link_t x = {0};
+    rmpi_ofi_link_lost(&x);
+    rmpi_ofi_link_propose(&x);
+    rmpi_ofi_link_lost(&x);
+    CHECK(!rmpi_ofi_link_fresh(&x) && rmpi_ofi_link_propose(&x) == 2, "a second try proposes 2");
+    /* a higher rank that adopted an epoch and then lost it is not fresh */
+    rmpi_ofi_link_t y = {0};
+    rmpi_ofi_link_take(&y, 1);
+    rmpi_ofi_link_up(&y, 1);
+    CHECK(!rmpi_ofi_link_fresh(&y), "an adopted epoch");
+}
+
 int main(void)
 {
     unit_watchdog("ofi_link", 60, "a trace that never ends");
     steps();
+    first();
     traces();
     return finish("ofi_link");
 }
