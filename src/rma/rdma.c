@@ -246,13 +246,20 @@ int rma_rdma_by_msg(const rmpi_win_t *w, int target, size_t bytes)
     return d && (d->by_target[target] & NODE_MSG) && (long long)bytes <= rmpi_knobs.RMA_SHM_MSG_MAX;
 }
 
+static void lone_drain_now(rmpi_win_t *w, struct rma_rdma *d);
+
 void rma_rdma_before_am(rmpi_win_t *w, int target)
 {
-    if (!w->rdma)
+    struct rma_rdma *d = w->rdma;
+    if (!d)
         return;
-    rma_rdma_lone_drain(w);
-    rma_rdma_wait(w, target);
-    w->rdma->am[target] = 1;
+    /* every operation sent as a message passes here: the calls only when there is work
+     * (callgrind, a put of put_bw on Win_create: 709 -> 681 instructions) */
+    if (d->nlone)
+        lone_drain_now(w, d);
+    if (d->out[target] > 0)
+        rma_rdma_wait(w, target);
+    d->am[target] = 1;
 }
 
 /* Puts of a batch a flush posts as RDMA instead of sending it: with one or two the
