@@ -200,8 +200,10 @@ static char *target_base(rmpi_win_t *w, const rma_hdr_t *h, const rma_seg_t *seg
     return (char *)w->base + h->disp;
 }
 
-/* Answers of at most this many bytes are made on the stack. */
-#define RMA_SMALL_ANSWER 256
+/* Answers of at most this many bytes are made on the stack: gets up to
+ * RMPI_RMA_SHM_MSG_MAX's default come as messages from origins of this node (a 512 B get
+ * answered from the heap paid a malloc and a free). */
+#define RMA_SMALL_ANSWER 4096
 
 /* Largest answer of zeros to a get outside a dynamic window (a user's error: the origin has
  * landing memory of that size); a larger one is not believed. */
