@@ -114,8 +114,11 @@ int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq)
      * target whose fence may not be over (it holds the message; RDMA would have to wait
      * for its FENCE_DONE) */
     int small = hlen + (op->kind == RMPI_RMA_PUT ? tbytes : 0) <= RMA_BATCH_OP_MAX;
-    int batched = rw && small && (rma_fence_gated(w, t) || rma_rdma_small_am(w, t, op->kind == RMPI_RMA_GET, tbytes));
-    int rdma = tbytes && rw && !batched && rma_rdma_keys(w, t);
+    /* on this node, a message round trip is cheaper than a cross-memory copy's system call */
+    int by_msg = rw && tbytes && rma_rdma_by_msg(w, t, tbytes);
+    int batched =
+        rw && small && (by_msg || rma_fence_gated(w, t) || rma_rdma_small_am(w, t, op->kind == RMPI_RMA_GET, tbytes));
+    int rdma = tbytes && rw && !batched && !by_msg && rma_rdma_keys(w, t);
     /* A batch of such puts alone, begun when nothing to t was unacknowledged (so no
      * message of ours can still be handled after them) under a granted lock, may yet be
      * posted as RDMA by a flush (rma_rdma_batch_puts): a lone put + flush then needs no
@@ -123,8 +126,9 @@ int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq)
     rmpi_win_batch_t *bt = &w->batch[t];
     int prev_puts = bt->rdma_puts;
     size_t prev_len = bt->len;
-    int rdma_later = batched && tbytes && !nseg && op->kind == RMPI_RMA_PUT && !w->lazy[t] && rma_rdma_keys(w, t) &&
-                     !rma_fence_gated(w, t) && (prev_len ? prev_puts > 0 : rma_rdma_to(w, t) && !w->dirty[t]);
+    int rdma_later = batched && !by_msg && tbytes && !nseg && op->kind == RMPI_RMA_PUT && !w->lazy[t] &&
+                     rma_rdma_keys(w, t) && !rma_fence_gated(w, t) &&
+                     (prev_len ? prev_puts > 0 : rma_rdma_to(w, t) && !w->dirty[t]);
     if (rdma && rma_fence_gated(w, t))
         rma_fence_wait_done(w, t); /* an active message would be held by the target; RDMA would not */
     if (w->lazy[t])

@@ -144,6 +144,10 @@ int rma_rdma_lone_only(const rmpi_win_t *w, int target);
  * already in flight. */
 int rma_rdma_keys(const rmpi_win_t *w, int target);
 int rma_rdma_small_am(const rmpi_win_t *w, int target, int get, size_t bytes);
+/* Whether a put or get of bytes to target goes as an active message because the
+ * target is on this node and reached by cross-memory attach, whose system call costs more
+ * than the message's round trip (RMPI_RMA_SHM_MSG_MAX). */
+int rma_rdma_by_msg(const rmpi_win_t *w, int target, size_t bytes);
 
 void rma_rdma_before_am(rmpi_win_t *w, int target);
 /* At a flush: when target's batch holds only a few contiguous puts, begun when nothing

@@ -200,8 +200,10 @@ static char *target_base(rmpi_win_t *w, const rma_hdr_t *h, const rma_seg_t *seg
     return (char *)w->base + h->disp;
 }
 
-/* Answers of at most this many bytes are made on the stack. */
-#define RMA_SMALL_ANSWER 256
+/* Answers of at most this many bytes are made on the stack: gets up to
+ * RMPI_RMA_SHM_MSG_MAX's default come as messages from origins of this node (a 512 B get
+ * answered from the heap paid a malloc and a free). */
+#define RMA_SMALL_ANSWER 4096
 
 /* Largest answer of zeros to a get outside a dynamic window (a user's error: the origin has
  * landing memory of that size); a larger one is not believed. */
@@ -214,9 +216,14 @@ static int wants_reply(int kind)
 
 /* Everything an active message says, checked before anything acts on it
  * (docs/wire/rma.md): NULL, or what is wrong with it. msg holds len bytes from its start;
- * h gets the header, *amlen its length (more active messages may follow it). */
-static const char *am_check(const rmpi_win_t *w, int origin, const char *msg, size_t len, rma_hdr_t *h, size_t *amlen)
+ * h gets the header, *amlen its length (more active messages may follow it), *kern the
+ * coll kernel of an accumulate's predefined contiguous type and op when it has one (NULL
+ * otherwise: accumulate() then takes the general path), so the handler need not look
+ * it up again. */
+static const char *am_check(const rmpi_win_t *w, int origin, const char *msg, size_t len, rma_hdr_t *h, size_t *amlen,
+                            rmpi_coll_kernel_t *kern)
 {
+    *kern = NULL;
     if (len < sizeof *h)
         return "shorter than the header";
     memcpy(h, msg, sizeof *h);
@@ -268,7 +275,7 @@ static const char *am_check(const rmpi_win_t *w, int origin, const char *msg, si
          * size divides the data, and a kernel for it and the op (so both are predefined and
          * the pair is defined); anything else takes the full checks */
         size_t es = h->basic < 4096 ? rmpi_dtype_predef_contig_size(basic) : 0;
-        if (es && h->op < 4096 && h->bytes % es == 0 && rmpi_coll_op_kernel(op, basic))
+        if (es && h->op < 4096 && h->bytes % es == 0 && (*kern = rmpi_coll_op_kernel(op, basic)) != NULL)
             return NULL;
         const rmpi_dtype_t *dt = h->basic < 4096 ? rmpi_dtype_get(basic) : NULL;
         if (h->op >= 4096 || !rmpi_coll_op_predefined(op))
@@ -296,7 +303,8 @@ static void scatter(char *base, const rma_hdr_t *h, const rma_seg_t *segs, const
     rma_segs_scatter(base, h->nseg ? segs : &one, h->nseg ? h->nseg : 1, in);
 }
 
-static void accumulate(char *base, const rma_hdr_t *h, const rma_seg_t *segs, const char *data)
+/* fn: am_check's kernel (set only for a predefined contiguous element type) */
+static void accumulate(char *base, const rma_hdr_t *h, const rma_seg_t *segs, const char *data, rmpi_coll_kernel_t fn)
 {
     MPI_Op op = (MPI_Op)(uintptr_t)h->op;
     MPI_Datatype basic = (MPI_Datatype)(uintptr_t)h->basic;
@@ -306,10 +314,8 @@ static void accumulate(char *base, const rma_hdr_t *h, const rma_seg_t *segs, co
         scatter(base, h, segs, data);
         return;
     }
-    rmpi_coll_kernel_t fn = rmpi_coll_op_kernel(op, basic); /* a table read, as am_check's */
-    size_t es = rmpi_dtype_predef_contig_size(basic);
-    if (!h->nseg && fn && es) {
-        fn(data, base, h->bytes / es); /* bit for bit what rmpi_coll_op_apply does */
+    if (!h->nseg && fn) {
+        fn(data, base, h->bytes / rmpi_dtype_predef_contig_size(basic)); /* bit for bit rmpi_coll_op_apply */
         return;
     }
     size_t n = h->bytes / rmpi_dtype_size(rmpi_dtype_get(basic));
@@ -354,7 +360,8 @@ static size_t handle(rmpi_win_t *w, int peer, int origin, char *msg, size_t len)
 {
     rma_hdr_t hdr, *h = &hdr;
     size_t amlen = 0;
-    const char *bad = am_check(w, origin, msg, len, h, &amlen);
+    rmpi_coll_kernel_t kern;
+    const char *bad = am_check(w, origin, msg, len, h, &amlen, &kern);
     if (bad) {
         am_bad(w, peer, origin, len, bad);
         return 0;
@@ -384,12 +391,15 @@ static size_t handle(rmpi_win_t *w, int peer, int origin, char *msg, size_t len)
         if (h->kind == AM_GET || h->kind == AM_GACC || h->kind == AM_CAS) {
             rlen = h->bytes;
             reply = rlen <= sizeof small ? (char *)small : rmpi_xmalloc(rlen);
-            memset(reply, 0, rlen);
         }
         /* nothing moves for 0 bytes, and its segments' offsets were never checked (an
-         * empty access may name any displacement) */
-        if (!base || !h->bytes)
+         * empty access may name any displacement); a get outside a dynamic window reads
+         * zeros. Every other path below writes the whole reply. */
+        if (!base || !h->bytes) {
+            if (reply)
+                memset(reply, 0, rlen);
             break;
+        }
         if (h->kind != AM_PUT && h->kind != AM_GET && rmpi_rma_direct(w, w->rank)) {
             /* origins of this node update the same memory with atomics: so must we */
             direct_update(w, base, h, segs, data, reply);
@@ -400,7 +410,7 @@ static size_t handle(rmpi_win_t *w, int peer, int origin, char *msg, size_t len)
         if (h->kind == AM_PUT)
             scatter(base, h, segs, data);
         else if (h->kind == AM_ACC || h->kind == AM_GACC)
-            accumulate(base, h, segs, data);
+            accumulate(base, h, segs, data, kern);
         else if (h->kind == AM_CAS && memcmp(reply, data + h->bytes, h->bytes) == 0) /* origin, then compare value */
             scatter(base, h, segs, data);
         break;

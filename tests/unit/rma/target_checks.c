@@ -215,7 +215,8 @@ static void expect_check(const rmpi_win_t *w, int origin, const char *msg, size_
     const char *got = NULL;
     for (size_t pos = 0; pos < len && !got;) {
         size_t amlen = 0;
-        got = am_check(w, origin, msg + pos, len - pos, &h, &amlen);
+        rmpi_coll_kernel_t kern;
+        got = am_check(w, origin, msg + pos, len - pos, &h, &amlen, &kern);
         pos += rma_pad8(amlen) < len - pos ? rma_pad8(amlen) : len - pos;
     }
     int ok = want ? got && strstr(got, want) : got == NULL;
@@ -403,19 +404,22 @@ static void accumulate_segments(void)
     h.basic = (uint64_t)(uintptr_t)MPI_INT;
     h.bytes = 24;
     h.nseg = 3;
-    accumulate((char *)(target + 4), &h, segs, (const char *)data);
+    accumulate((char *)(target + 4), &h, segs, (const char *)data,
+               rmpi_coll_op_kernel((MPI_Op)(uintptr_t)h.op, MPI_INT));
     for (int i = 0; i < 6; i++)
         model[at[i]] += data[i];
     for (int i = 0; i < 16; i++)
         CHECK(target[i] == model[i], "SUM through segments: int %d is %d, expected %d", i, target[i], model[i]);
     h.op = (uint64_t)(uintptr_t)MPI_REPLACE;
-    accumulate((char *)(target + 4), &h, segs, (const char *)data);
+    accumulate((char *)(target + 4), &h, segs, (const char *)data,
+               rmpi_coll_op_kernel((MPI_Op)(uintptr_t)h.op, MPI_INT));
     for (int i = 0; i < 6; i++)
         model[at[i]] = data[i];
     for (int i = 0; i < 16; i++)
         CHECK(target[i] == model[i], "REPLACE through segments: int %d is %d, expected %d", i, target[i], model[i]);
     h.op = (uint64_t)(uintptr_t)MPI_NO_OP;
-    accumulate((char *)(target + 4), &h, segs, (const char *)data);
+    accumulate((char *)(target + 4), &h, segs, (const char *)data,
+               rmpi_coll_op_kernel((MPI_Op)(uintptr_t)h.op, MPI_INT));
     for (int i = 0; i < 16; i++)
         CHECK(target[i] == model[i], "NO_OP changed int %d", i);
     int out[6];
