@@ -22,8 +22,8 @@ from collections import defaultdict
 
 import jsonl
 
-NAMES = {"default": "RailMPI", "wan_tune_0": "RailMPI RMPI_WAN_TUNE=0", "openmpi": "Open MPI",
-         "mpich": "MPICH", "site_aware": "RailMPI site-aware", "flat": "RailMPI flat"}
+NAMES = {"default": "RailMPI", "wan_tune_0": "RailMPI RMPI_WAN_TUNE=0", "site_aware": "RailMPI site-aware",
+         "flat": "RailMPI flat", "openmpi": "Open MPI", "mpich": "MPICH"}
 STYLE = {"default": "C0-o", "wan_tune_0": "C1--s", "openmpi": "C2-^", "mpich": "C3-v",
          "site_aware": "C0-o", "flat": "C1--s"}
 
