@@ -876,10 +876,15 @@ int rmpi_coll_shm_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *d
     return bcast_op(&o, c, buf, count, dt, root, 1) ? op_block(&o, bcast_run) : RMPI_COLL_SHM_DECLINED;
 }
 
+static int reduce_single(rmpi_comm_t *c, shm_t *h, size_t count, const rmpi_dtype_t *dt, MPI_Op op, int root);
+static int reduce_cma(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op, int root);
+
 int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op,
                          int root)
 {
     coll_shm_op_t o;
+    if (reduce_single(c, &o.h, count, dt, op, root))
+        return reduce_cma(&o.h, sbuf, rbuf, count, dt, op, root);
     if (!reduce_op(&o, c, sbuf, rbuf, count, dt, op, root, 1))
         return RMPI_COLL_SHM_DECLINED;
     int rc = op_block(&o, reduce_run);
@@ -1166,14 +1171,26 @@ static int cma_agree(shm_t *h)
 
 static cma_ent_t *cma_table(const shm_t *h, int r, uint64_t t) { return (cma_ent_t *)(void *)data_of(h, r, t); }
 
-/* Claim the next piece of a pair of np pieces: its number, or -1 when all are taken. */
-static int64_t cma_claim(cma_ent_t *e, uint64_t np)
+/* Claim the next of np pieces on a claim counter: its number, or -1 when all are taken. */
+static int64_t cma_claim(_Atomic uint64_t *claim, uint64_t np)
 {
-    uint64_t c = atomic_load_explicit(&e->claim, memory_order_relaxed);
+    uint64_t c = atomic_load_explicit(claim, memory_order_relaxed);
     while (c < np)
-        if (atomic_compare_exchange_weak_explicit(&e->claim, &c, c + 1, memory_order_relaxed, memory_order_relaxed))
+        if (atomic_compare_exchange_weak_explicit(claim, &c, c + 1, memory_order_relaxed, memory_order_relaxed))
             return (int64_t)c;
     return -1;
+}
+
+/* One cross-memory copy with a peer (write: local -> peer). A refusal here, after the
+ * members agreed that single copy works (cma_agree), is a policy changed mid-run. */
+static void cma_copy(const shm_t *h, int peer, void *local, size_t k, uint64_t remote, int write)
+{
+    int rc = rmpi_cma_copy(h->ctl[peer].pid, local, k, remote, write, rmpi_comm_world_rank(h->c, peer));
+    if (rc)
+        rmpi_fatal("rank %d: %s %zu bytes of rank %d's buffer in a collective failed (%s) after cross-memory "
+                   "attach had worked on this communicator; set RMPI_SHM_CMA=off to copy through shared memory.",
+                   rmpi_comm_world_rank(h->c, h->me), write ? "writing" : "reading", k,
+                   rmpi_comm_world_rank(h->c, peer), rc == RMPI_CMA_REFUSED ? "refused" : strerror(-rc));
 }
 
 static uint64_t cma_npieces(const cma_ent_t *e, const cma_ent_t *to)
@@ -1189,16 +1206,10 @@ static void cma_pieces(const shm_t *h, int peer, cma_ent_t *e, const cma_ent_t *
     size_t len = (size_t)RMPI_MIN(e->slen, to->rcap), piece = cma_piece();
     uint64_t np = cma_npieces(e, to);
     int64_t j;
-    while ((j = cma_claim(e, np)) >= 0) {
+    while ((j = cma_claim(&e->claim, np)) >= 0) {
         size_t off = (size_t)j * piece, k = RMPI_MIN(piece, len - off);
         void *local = (void *)(uintptr_t)((write ? e->saddr : to->raddr) + off);
-        uint64_t remote = (write ? to->raddr : e->saddr) + off;
-        int rc = rmpi_cma_copy(h->ctl[peer].pid, local, k, remote, write, rmpi_comm_world_rank(h->c, peer));
-        if (rc)
-            rmpi_fatal("rank %d: %s %zu bytes of rank %d's buffer in a collective failed (%s) after cross-memory "
-                       "attach had worked on this communicator; set RMPI_SHM_CMA=off to copy through shared memory.",
-                       rmpi_comm_world_rank(h->c, h->me), write ? "writing" : "reading", k,
-                       rmpi_comm_world_rank(h->c, peer), rc == RMPI_CMA_REFUSED ? "refused" : strerror(-rc));
+        cma_copy(h, peer, local, k, (write ? to->raddr : e->saddr) + off, write);
         atomic_fetch_add_explicit(&e->fin, 1, memory_order_release);
     }
 }
@@ -1272,4 +1283,119 @@ static int cma_move(shm_t *h, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t
         free(tin[d]);
     free(tin);
     return err;
+}
+
+/* ---- single-copy Reduce on two ranks ----
+ * Each rank publishes in its step buffer where its packed input lies (the root also its
+ * packed output), and the two combine the vector together, piece by piece, each piece
+ * claimed by whichever rank is free (a counter in the root's entry, as the pairs of
+ * cma_exchange). The rank that takes a piece reads the other's operand of it straight from
+ * the other's buffer (process_vm_readv) into the piece's destination or its scratch and
+ * combines; the non-root writes the combined piece into the root's output
+ * (process_vm_writev). So every input byte crosses between the processes once and the
+ * result is written once, and the combining is split over both CPUs, where the tree's root
+ * first receives the whole vector (a copy) and then combines it alone: the copy through
+ * the memory system is the cost (mpi2-layering sec. 3.3). A piece is at most half a step
+ * buffer (the rest of this rank's buffer of the step is its scratch), so the operands it
+ * combines are still in cache. A descheduled peer takes no pieces and the root does them
+ * all. Whoever combines a piece computes x0 op x1 (rank 0's operand on the left), so no bit
+ * of the result depends on who claimed what. */
+typedef struct red_ent {
+    uint64_t in, out, len;       /* packed input; the root's packed output; bytes */
+    _Atomic uint64_t claim, fin; /* in the root's entry: pieces taken, pieces finished */
+} red_ent_t;
+
+typedef struct red_call {
+    const shm_t *h;
+    int root;
+    MPI_Op op;
+    MPI_Datatype basic;
+    size_t es, pe;          /* element bytes, elements per piece */
+    const char *in;         /* my packed input */
+    char *out;              /* the root's packed output (root only) */
+    const red_ent_t *other; /* the peer's entry */
+    char *s1, *s2;          /* scratch: two pieces in my step buffer */
+} red_call_t;
+
+/* Piece j of `elems`: d receives rank 1's operand, then d = x0 op d; the root's output is d
+ * where nothing of its own input is still to be read there. */
+static void red_piece(const red_call_t *r, uint64_t j, size_t elems)
+{
+    const shm_t *h = r->h;
+    int me = h->me, peer = 1 - me;
+    size_t lo = (size_t)j * r->pe, k = RMPI_MIN(r->pe, elems - lo), off = lo * r->es, kb = k * r->es;
+    char *mine_out = me == r->root ? r->out + off : NULL;
+    const char *left;
+    char *d;
+    if (me == 1) { /* I hold x1: a copy of it takes x0 */
+        d = mine_out ? mine_out : r->s1;
+        if (d != r->in + off)
+            memcpy(d, r->in + off, kb);
+        cma_copy(h, peer, r->s2, kb, r->other->in + off, 0);
+        left = r->s2;
+    } else { /* I hold x0: x1 lands where the result goes, unless that is my input (in place) */
+        d = mine_out && mine_out != r->in + off ? mine_out : r->s1;
+        cma_copy(h, peer, d, kb, r->other->in + off, 0);
+        left = r->in + off;
+    }
+    rmpi_coll_op_apply(r->op, r->basic, left, d, k);
+    if (mine_out && d != mine_out)
+        memcpy(mine_out, d, kb);
+    else if (!mine_out)
+        cma_copy(h, peer, d, kb, r->other->out + off, 1);
+}
+
+static int reduce_cma(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op, int root)
+{
+    int me = h->me, peer = 1 - me;
+    void *tin = NULL, *tout = NULL;
+    red_call_t r = {h, root, op, dt->basic, rmpi_dtype_get(dt->basic)->size, 0, NULL, NULL, NULL, NULL, NULL};
+    r.in = packed_in(sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dt, &tin);
+    r.out = me == root ? packed_out(rbuf, count, dt, &tout) : NULL;
+    uint64_t t = step_begin(h, SHM_NBUF);
+    red_ent_t *mine = (red_ent_t *)(void *)data_of(h, me, t);
+    mine->in = (uintptr_t)r.in;
+    mine->out = (uintptr_t)r.out;
+    mine->len = count * dt->size;
+    atomic_store_explicit(&mine->claim, 0, memory_order_relaxed);
+    atomic_store_explicit(&mine->fin, 0, memory_order_relaxed);
+    /* scratch: the rest of this buffer, two pieces of at most RMPI_COLL_SHM_CMA_PIECE */
+    size_t half = RMPI_MIN((h->chunk - 128) / 2 / 64 * 64, cma_piece());
+    r.s1 = data_of(h, me, t) + 64;
+    r.s2 = r.s1 + half;
+    r.pe = half / r.es;
+    post(SEQ(buf_of(h, me, t)), t);
+    wait_ge(SEQ(buf_of(h, peer, t)), t);
+    r.other = (const red_ent_t *)(const void *)data_of(h, peer, t);
+    red_ent_t *re = me == root ? mine : (red_ent_t *)(void *)data_of(h, peer, t);
+    /* equal counts are the standard's rule; a mismatch combines the common part */
+    size_t elems = (size_t)RMPI_MIN(mine->len, r.other->len) / r.es;
+    uint64_t np = (elems + r.pe - 1) / r.pe;
+    int64_t j;
+    while ((j = cma_claim(&re->claim, np)) >= 0) {
+        red_piece(&r, (uint64_t)j, elems);
+        atomic_fetch_add_explicit(&re->fin, 1, memory_order_release);
+    }
+    /* the root's output is complete, and nobody reads the non-root's input any more */
+    wait_ge(&re->fin, np);
+    post(&h->ctl[me].done, t);
+    packed_done(tout, rbuf, count, dt);
+    free(tin);
+    free(tout);
+    return MPI_SUCCESS;
+}
+
+/* Whether a blocking Reduce takes reduce_cma: two members that agreed on cross-memory
+ * attach, with a core each, a predefined op, from RMPI_COLL_SHM_REDUCE_CMA bytes (every
+ * input is equal on both members, so both decide alike). */
+static int reduce_single(rmpi_comm_t *c, shm_t *h, size_t count, const rmpi_dtype_t *dt, MPI_Op op, int root)
+{
+    size_t bytes = dt ? count * dt->size : 0;
+    if (c->size != 2 || root < 0 || !bytes || bytes < (size_t)rmpi_knobs.COLL_SHM_REDUCE_CMA ||
+        rmpi_knobs.COLL_REDUCE || !rmpi_coll_op_predefined(op) || !rmpi_coll_op_commutative(op) || !shm_get(c, h, 1) ||
+        !c->coll_shm_cma || c->coll_shm_over)
+        return 0;
+    queue_drain(c);
+    coll_note(COLL_REDUCE, shm_cma_choice, 0, bytes);
+    return 1;
 }
