@@ -477,6 +477,34 @@ static int root_whole(const coll_shm_op_t *o) { return o->root >= 0 && (o->h.n =
  * in place, where the output overwrites that input before the combine reads it. */
 static int root_reads_own(const coll_shm_op_t *o) { return root_whole(o) && o->out_here && o->in != o->out; }
 
+/* Rank r's operand of a step combined whole (own: the root's input where it lies, else
+ * NULL), or NULL while r has not published it. */
+static inline const char *whole_operand(const coll_shm_op_t *o, const char *own, int r, int in_line)
+{
+    const shm_t *h = &o->h;
+    if (own && r == h->me)
+        return own;
+    if (!ge(SEQ(in_line ? line_of(h, r, o->t) : buf_of(h, r, o->t)), o->t))
+        return NULL;
+    return small_of(h, r, o->t, in_line);
+}
+
+/* dst = y op x, a block of COPY_BLOCK bytes at a time: the block copied from x is still in
+ * L1 when y is combined into it, where copying the whole step first (up to 128 KiB) and then
+ * combining reads it back from L2. The first two operands of a step combined whole (x: rank
+ * n-1's, y: rank n-2's), so the bits are those of the copy followed by the combine; steps
+ * of one block keep the plain copy (no loop around it). */
+#define COPY_BLOCK 8192
+static void copy_combine(const coll_shm_op_t *o, char *dst, const char *x, const char *y)
+{
+    size_t es = o->es, b = RMPI_MAX(COPY_BLOCK / es, 1);
+    for (size_t i = 0; i < o->k; i += b) {
+        size_t m = RMPI_MIN(b, o->k - i);
+        memcpy(dst + i * es, x + i * es, m * es);
+        rmpi_coll_op_apply(o->op, o->basic, y + i * es, dst + i * es, m);
+    }
+}
+
 /* Slice s of k elements of es bytes: 64-byte aligned boundaries where the element size allows. */
 static void slice(size_t k, size_t es, int n, int s, size_t *lo, size_t *hi)
 {
@@ -536,13 +564,16 @@ static int reduce_run(coll_shm_op_t *o)
             char *dst = o->out + o->off * es;
             for (; o->i >= 0; o->i--) {
                 int r = o->i;
-                const char *x = own && r == h->me ? own : small_of(h, r, o->t, in_line);
-                if (x != own && !ge(SEQ(in_line ? line_of(h, r, o->t) : buf_of(h, r, o->t)), o->t))
+                const char *x = whole_operand(o, own, r, in_line), *y;
+                if (!x)
                     return 0;
-                if (r == h->n - 1)
-                    memcpy(dst, x, o->k * es);
-                else
+                if (r < h->n - 1)
                     rmpi_coll_op_apply(o->op, o->basic, x, dst, o->k);
+                else if (o->k * es > COPY_BLOCK && r > 0 && (y = whole_operand(o, own, r - 1, in_line))) {
+                    copy_combine(o, dst, x, y);
+                    o->i--;
+                } else
+                    memcpy(dst, x, o->k * es);
             }
             break;
         }
@@ -883,7 +914,7 @@ int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t co
                          int root)
 {
     coll_shm_op_t o;
-    if (reduce_single(c, &o.h, count, dt, op, root))
+    if (c->size == 2 && root >= 0 && reduce_single(c, &o.h, count, dt, op, root))
         return reduce_cma(&o.h, sbuf, rbuf, count, dt, op, root);
     if (!reduce_op(&o, c, sbuf, rbuf, count, dt, op, root, 1))
         return RMPI_COLL_SHM_DECLINED;
