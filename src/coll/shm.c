@@ -1319,16 +1319,16 @@ static int cma_move(shm_t *h, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t
 /* ---- single-copy Reduce on two ranks ----
  * Each rank publishes in its step buffer where its packed input lies (the root also its
  * packed output), and the two combine the vector together, piece by piece, each piece
- * claimed by whichever rank is free (a counter in the root's entry, as the pairs of
- * cma_exchange). The rank that takes a piece reads the other's operand of it straight from
+ * claimed by whichever rank is free (red_claim: the root from the front, the other from
+ * the back). The rank that takes a piece reads the other's operand of it straight from
  * the other's buffer (process_vm_readv) into the piece's destination or its scratch and
  * combines; the non-root writes the combined piece into the root's output
  * (process_vm_writev). So every input byte crosses between the processes once and the
  * result is written once, and the combining is split over both CPUs, where the tree's root
  * first receives the whole vector (a copy) and then combines it alone: the copy through
- * the memory system is the cost (mpi2-layering sec. 3.3). A piece is at most half a step
- * buffer (the rest of this rank's buffer of the step is its scratch), so the operands it
- * combines are still in cache. A descheduled peer takes no pieces and the root does them
+ * the memory system is the cost (mpi2-layering sec. 3.3). A piece is at most a step
+ * buffer (the call takes two steps; this rank's two buffers are its scratch), so the
+ * operands it combines are still in cache. A descheduled peer takes no pieces and the root does them
  * all. Whoever combines a piece computes x0 op x1 (rank 0's operand on the left), so no bit
  * of the result depends on who claimed what. */
 typedef struct red_ent {
@@ -1376,6 +1376,24 @@ static void red_piece(const red_call_t *r, uint64_t j, size_t elems)
         cma_copy(h, peer, d, kb, r->other->out + off, 1);
 }
 
+/* The next piece of np: the root takes them from the front, the other rank from the back
+ * (claim: taken from the front in the low half, from the back in the high half). A piece
+ * costs the non-root two cross-memory copies (its partner's operand in, the result out)
+ * and the root one, so the root does most of a short vector alone and the other rank
+ * joins from the far end as the vector grows, or when the root is late. */
+static int64_t red_claim(_Atomic uint64_t *claim, uint64_t np, int front)
+{
+    uint64_t c = atomic_load_explicit(claim, memory_order_relaxed);
+    for (;;) {
+        uint64_t f = c & 0xffffffffu, b = c >> 32;
+        if (f + b >= np)
+            return -1;
+        uint64_t next = front ? c + 1 : c + (1ull << 32);
+        if (atomic_compare_exchange_weak_explicit(claim, &c, next, memory_order_relaxed, memory_order_relaxed))
+            return front ? (int64_t)f : (int64_t)(np - 1 - b);
+    }
+}
+
 static int reduce_cma(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op, int root)
 {
     int me = h->me, peer = 1 - me;
@@ -1383,33 +1401,34 @@ static int reduce_cma(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi
     red_call_t r = {h, root, op, dt->basic, rmpi_dtype_get(dt->basic)->size, 0, NULL, NULL, NULL, NULL, NULL};
     r.in = packed_in(sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dt, &tin);
     r.out = me == root ? packed_out(rbuf, count, dt, &tout) : NULL;
-    uint64_t t = step_begin(h, SHM_NBUF);
+    /* two steps: the table and a scratch piece in the first buffer, a second piece in the next */
+    uint64_t t = step_begin(h, SHM_NBUF), t2 = step_begin(h, SHM_NBUF);
     red_ent_t *mine = (red_ent_t *)(void *)data_of(h, me, t);
     mine->in = (uintptr_t)r.in;
     mine->out = (uintptr_t)r.out;
     mine->len = count * dt->size;
     atomic_store_explicit(&mine->claim, 0, memory_order_relaxed);
     atomic_store_explicit(&mine->fin, 0, memory_order_relaxed);
-    /* scratch: the rest of this buffer, two pieces of at most RMPI_COLL_SHM_CMA_PIECE */
-    size_t half = RMPI_MIN((h->chunk - 128) / 2 / 64 * 64, cma_piece());
     r.s1 = data_of(h, me, t) + 64;
-    r.s2 = r.s1 + half;
-    r.pe = half / r.es;
+    r.s2 = data_of(h, me, t2);
     post(SEQ(buf_of(h, me, t)), t);
     wait_ge(SEQ(buf_of(h, peer, t)), t);
     r.other = (const red_ent_t *)(const void *)data_of(h, peer, t);
     red_ent_t *re = me == root ? mine : (red_ent_t *)(void *)data_of(h, peer, t);
-    /* equal counts are the standard's rule; a mismatch combines the common part */
+    /* equal counts are the standard's rule; a mismatch combines the common part. Pieces of
+     * at most a scratch buffer and RMPI_COLL_SHM_CMA_PIECE, all about equal. */
     size_t elems = (size_t)RMPI_MIN(mine->len, r.other->len) / r.es;
-    uint64_t np = (elems + r.pe - 1) / r.pe;
+    size_t most = RMPI_MAX(RMPI_MIN(h->chunk - 128, cma_piece()) / r.es, 1);
+    uint64_t np = (elems + most - 1) / most;
+    r.pe = np ? (elems + np - 1) / np : 1;
     int64_t j;
-    while ((j = cma_claim(&re->claim, np)) >= 0) {
+    while ((j = red_claim(&re->claim, np, me == root)) >= 0) {
         red_piece(&r, (uint64_t)j, elems);
         atomic_fetch_add_explicit(&re->fin, 1, memory_order_release);
     }
     /* the root's output is complete, and nobody reads the non-root's input any more */
     wait_ge(&re->fin, np);
-    post(&h->ctl[me].done, t);
+    post(&h->ctl[me].done, t2);
     packed_done(tout, rbuf, count, dt);
     free(tin);
     free(tout);
