@@ -477,6 +477,34 @@ static int root_whole(const coll_shm_op_t *o) { return o->root >= 0 && (o->h.n =
  * in place, where the output overwrites that input before the combine reads it. */
 static int root_reads_own(const coll_shm_op_t *o) { return root_whole(o) && o->out_here && o->in != o->out; }
 
+/* Rank r's operand of a step combined whole (own: the root's input where it lies, else
+ * NULL), or NULL while r has not published it. */
+static inline const char *whole_operand(const coll_shm_op_t *o, const char *own, int r, int in_line)
+{
+    const shm_t *h = &o->h;
+    if (own && r == h->me)
+        return own;
+    if (!ge(SEQ(in_line ? line_of(h, r, o->t) : buf_of(h, r, o->t)), o->t))
+        return NULL;
+    return small_of(h, r, o->t, in_line);
+}
+
+/* dst = y op x, a block of COPY_BLOCK bytes at a time: the block copied from x is still in
+ * L1 when y is combined into it, where copying the whole step first (up to 128 KiB) and then
+ * combining reads it back from L2. The first two operands of a step combined whole (x: rank
+ * n-1's, y: rank n-2's), so the bits are those of the copy followed by the combine; steps
+ * of one block keep the plain copy (no loop around it). */
+#define COPY_BLOCK 8192
+static void copy_combine(const coll_shm_op_t *o, char *dst, const char *x, const char *y)
+{
+    size_t es = o->es, b = RMPI_MAX(COPY_BLOCK / es, 1);
+    for (size_t i = 0; i < o->k; i += b) {
+        size_t m = RMPI_MIN(b, o->k - i);
+        memcpy(dst + i * es, x + i * es, m * es);
+        rmpi_coll_op_apply(o->op, o->basic, y + i * es, dst + i * es, m);
+    }
+}
+
 /* Slice s of k elements of es bytes: 64-byte aligned boundaries where the element size allows. */
 static void slice(size_t k, size_t es, int n, int s, size_t *lo, size_t *hi)
 {
@@ -536,13 +564,16 @@ static int reduce_run(coll_shm_op_t *o)
             char *dst = o->out + o->off * es;
             for (; o->i >= 0; o->i--) {
                 int r = o->i;
-                const char *x = own && r == h->me ? own : small_of(h, r, o->t, in_line);
-                if (x != own && !ge(SEQ(in_line ? line_of(h, r, o->t) : buf_of(h, r, o->t)), o->t))
+                const char *x = whole_operand(o, own, r, in_line), *y;
+                if (!x)
                     return 0;
-                if (r == h->n - 1)
-                    memcpy(dst, x, o->k * es);
-                else
+                if (r < h->n - 1)
                     rmpi_coll_op_apply(o->op, o->basic, x, dst, o->k);
+                else if (o->k * es > COPY_BLOCK && r > 0 && (y = whole_operand(o, own, r - 1, in_line))) {
+                    copy_combine(o, dst, x, y);
+                    o->i--;
+                } else
+                    memcpy(dst, x, o->k * es);
             }
             break;
         }
@@ -876,10 +907,15 @@ int rmpi_coll_shm_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *d
     return bcast_op(&o, c, buf, count, dt, root, 1) ? op_block(&o, bcast_run) : RMPI_COLL_SHM_DECLINED;
 }
 
+static int reduce_single(rmpi_comm_t *c, shm_t *h, size_t count, const rmpi_dtype_t *dt, MPI_Op op, int root);
+static int reduce_cma(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op, int root);
+
 int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op,
                          int root)
 {
     coll_shm_op_t o;
+    if (c->size == 2 && root >= 0 && reduce_single(c, &o.h, count, dt, op, root))
+        return reduce_cma(&o.h, sbuf, rbuf, count, dt, op, root);
     if (!reduce_op(&o, c, sbuf, rbuf, count, dt, op, root, 1))
         return RMPI_COLL_SHM_DECLINED;
     int rc = op_block(&o, reduce_run);
@@ -1166,14 +1202,26 @@ static int cma_agree(shm_t *h)
 
 static cma_ent_t *cma_table(const shm_t *h, int r, uint64_t t) { return (cma_ent_t *)(void *)data_of(h, r, t); }
 
-/* Claim the next piece of a pair of np pieces: its number, or -1 when all are taken. */
-static int64_t cma_claim(cma_ent_t *e, uint64_t np)
+/* Claim the next of np pieces on a claim counter: its number, or -1 when all are taken. */
+static int64_t cma_claim(_Atomic uint64_t *claim, uint64_t np)
 {
-    uint64_t c = atomic_load_explicit(&e->claim, memory_order_relaxed);
+    uint64_t c = atomic_load_explicit(claim, memory_order_relaxed);
     while (c < np)
-        if (atomic_compare_exchange_weak_explicit(&e->claim, &c, c + 1, memory_order_relaxed, memory_order_relaxed))
+        if (atomic_compare_exchange_weak_explicit(claim, &c, c + 1, memory_order_relaxed, memory_order_relaxed))
             return (int64_t)c;
     return -1;
+}
+
+/* One cross-memory copy with a peer (write: local -> peer). A refusal here, after the
+ * members agreed that single copy works (cma_agree), is a policy changed mid-run. */
+static void cma_copy(const shm_t *h, int peer, void *local, size_t k, uint64_t remote, int write)
+{
+    int rc = rmpi_cma_copy(h->ctl[peer].pid, local, k, remote, write, rmpi_comm_world_rank(h->c, peer));
+    if (rc)
+        rmpi_fatal("rank %d: %s %zu bytes of rank %d's buffer in a collective failed (%s) after cross-memory "
+                   "attach had worked on this communicator; set RMPI_SHM_CMA=off to copy through shared memory.",
+                   rmpi_comm_world_rank(h->c, h->me), write ? "writing" : "reading", k,
+                   rmpi_comm_world_rank(h->c, peer), rc == RMPI_CMA_REFUSED ? "refused" : strerror(-rc));
 }
 
 static uint64_t cma_npieces(const cma_ent_t *e, const cma_ent_t *to)
@@ -1189,16 +1237,10 @@ static void cma_pieces(const shm_t *h, int peer, cma_ent_t *e, const cma_ent_t *
     size_t len = (size_t)RMPI_MIN(e->slen, to->rcap), piece = cma_piece();
     uint64_t np = cma_npieces(e, to);
     int64_t j;
-    while ((j = cma_claim(e, np)) >= 0) {
+    while ((j = cma_claim(&e->claim, np)) >= 0) {
         size_t off = (size_t)j * piece, k = RMPI_MIN(piece, len - off);
         void *local = (void *)(uintptr_t)((write ? e->saddr : to->raddr) + off);
-        uint64_t remote = (write ? to->raddr : e->saddr) + off;
-        int rc = rmpi_cma_copy(h->ctl[peer].pid, local, k, remote, write, rmpi_comm_world_rank(h->c, peer));
-        if (rc)
-            rmpi_fatal("rank %d: %s %zu bytes of rank %d's buffer in a collective failed (%s) after cross-memory "
-                       "attach had worked on this communicator; set RMPI_SHM_CMA=off to copy through shared memory.",
-                       rmpi_comm_world_rank(h->c, h->me), write ? "writing" : "reading", k,
-                       rmpi_comm_world_rank(h->c, peer), rc == RMPI_CMA_REFUSED ? "refused" : strerror(-rc));
+        cma_copy(h, peer, local, k, (write ? to->raddr : e->saddr) + off, write);
         atomic_fetch_add_explicit(&e->fin, 1, memory_order_release);
     }
 }
@@ -1272,4 +1314,138 @@ static int cma_move(shm_t *h, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t
         free(tin[d]);
     free(tin);
     return err;
+}
+
+/* ---- single-copy Reduce on two ranks ----
+ * Each rank publishes in its step buffer where its packed input lies (the root also its
+ * packed output), and the two combine the vector together, piece by piece, each piece
+ * claimed by whichever rank is free (red_claim: the root from the front, the other from
+ * the back). The rank that takes a piece reads the other's operand of it straight from
+ * the other's buffer (process_vm_readv) into the piece's destination or its scratch and
+ * combines; the non-root writes the combined piece into the root's output
+ * (process_vm_writev). So every input byte crosses between the processes once and the
+ * result is written once, and the combining is split over both CPUs, where the tree's root
+ * first receives the whole vector (a copy) and then combines it alone: the copy through
+ * the memory system is the cost (mpi2-layering sec. 3.3). A piece is at most a step
+ * buffer (the call takes two steps; this rank's two buffers are its scratch), so the
+ * operands it combines are still in cache. A descheduled peer takes no pieces and the root does them
+ * all. Whoever combines a piece computes x0 op x1 (rank 0's operand on the left), so no bit
+ * of the result depends on who claimed what. */
+typedef struct red_ent {
+    uint64_t in, out, len;       /* packed input; the root's packed output; bytes */
+    _Atomic uint64_t claim, fin; /* in the root's entry: pieces taken, pieces finished */
+} red_ent_t;
+
+typedef struct red_call {
+    const shm_t *h;
+    int root;
+    MPI_Op op;
+    MPI_Datatype basic;
+    size_t es, pe;          /* element bytes, elements per piece */
+    const char *in;         /* my packed input */
+    char *out;              /* the root's packed output (root only) */
+    const red_ent_t *other; /* the peer's entry */
+    char *s1, *s2;          /* scratch: two pieces in my step buffer */
+} red_call_t;
+
+/* Piece j of `elems`: d receives rank 1's operand, then d = x0 op d; the root's output is d
+ * where nothing of its own input is still to be read there. */
+static void red_piece(const red_call_t *r, uint64_t j, size_t elems)
+{
+    const shm_t *h = r->h;
+    int me = h->me, peer = 1 - me;
+    size_t lo = (size_t)j * r->pe, k = RMPI_MIN(r->pe, elems - lo), off = lo * r->es, kb = k * r->es;
+    char *mine_out = me == r->root ? r->out + off : NULL;
+    const char *left;
+    char *d;
+    if (me == 1) { /* I hold x1: a copy of it takes x0 */
+        d = mine_out ? mine_out : r->s1;
+        if (d != r->in + off)
+            memcpy(d, r->in + off, kb);
+        cma_copy(h, peer, r->s2, kb, r->other->in + off, 0);
+        left = r->s2;
+    } else { /* I hold x0: x1 lands where the result goes, unless that is my input (in place) */
+        d = mine_out && mine_out != r->in + off ? mine_out : r->s1;
+        cma_copy(h, peer, d, kb, r->other->in + off, 0);
+        left = r->in + off;
+    }
+    rmpi_coll_op_apply(r->op, r->basic, left, d, k);
+    if (mine_out && d != mine_out)
+        memcpy(mine_out, d, kb);
+    else if (!mine_out)
+        cma_copy(h, peer, d, kb, r->other->out + off, 1);
+}
+
+/* The next piece of np: the root takes them from the front, the other rank from the back
+ * (claim: taken from the front in the low half, from the back in the high half). A piece
+ * costs the non-root two cross-memory copies (its partner's operand in, the result out)
+ * and the root one, so the root does most of a short vector alone and the other rank
+ * joins from the far end as the vector grows, or when the root is late. */
+static int64_t red_claim(_Atomic uint64_t *claim, uint64_t np, int front)
+{
+    uint64_t c = atomic_load_explicit(claim, memory_order_relaxed);
+    for (;;) {
+        uint64_t f = c & 0xffffffffu, b = c >> 32;
+        if (f + b >= np)
+            return -1;
+        uint64_t next = front ? c + 1 : c + (1ull << 32);
+        if (atomic_compare_exchange_weak_explicit(claim, &c, next, memory_order_relaxed, memory_order_relaxed))
+            return front ? (int64_t)f : (int64_t)(np - 1 - b);
+    }
+}
+
+static int reduce_cma(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op, int root)
+{
+    int me = h->me, peer = 1 - me;
+    void *tin = NULL, *tout = NULL;
+    red_call_t r = {h, root, op, dt->basic, rmpi_dtype_get(dt->basic)->size, 0, NULL, NULL, NULL, NULL, NULL};
+    r.in = packed_in(sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dt, &tin);
+    r.out = me == root ? packed_out(rbuf, count, dt, &tout) : NULL;
+    /* two steps: the table and a scratch piece in the first buffer, a second piece in the next */
+    uint64_t t = step_begin(h, SHM_NBUF), t2 = step_begin(h, SHM_NBUF);
+    red_ent_t *mine = (red_ent_t *)(void *)data_of(h, me, t);
+    mine->in = (uintptr_t)r.in;
+    mine->out = (uintptr_t)r.out;
+    mine->len = count * dt->size;
+    atomic_store_explicit(&mine->claim, 0, memory_order_relaxed);
+    atomic_store_explicit(&mine->fin, 0, memory_order_relaxed);
+    r.s1 = data_of(h, me, t) + 64;
+    r.s2 = data_of(h, me, t2);
+    post(SEQ(buf_of(h, me, t)), t);
+    wait_ge(SEQ(buf_of(h, peer, t)), t);
+    r.other = (const red_ent_t *)(const void *)data_of(h, peer, t);
+    red_ent_t *re = me == root ? mine : (red_ent_t *)(void *)data_of(h, peer, t);
+    /* equal counts are the standard's rule; a mismatch combines the common part. Pieces of
+     * at most a scratch buffer and RMPI_COLL_SHM_CMA_PIECE, all about equal. */
+    size_t elems = (size_t)RMPI_MIN(mine->len, r.other->len) / r.es;
+    size_t most = RMPI_MAX(RMPI_MIN(h->chunk - 128, cma_piece()) / r.es, 1);
+    uint64_t np = (elems + most - 1) / most;
+    r.pe = np ? (elems + np - 1) / np : 1;
+    int64_t j;
+    while ((j = red_claim(&re->claim, np, me == root)) >= 0) {
+        red_piece(&r, (uint64_t)j, elems);
+        atomic_fetch_add_explicit(&re->fin, 1, memory_order_release);
+    }
+    /* the root's output is complete, and nobody reads the non-root's input any more */
+    wait_ge(&re->fin, np);
+    post(&h->ctl[me].done, t2);
+    packed_done(tout, rbuf, count, dt);
+    free(tin);
+    free(tout);
+    return MPI_SUCCESS;
+}
+
+/* Whether a blocking Reduce takes reduce_cma: two members that agreed on cross-memory
+ * attach, with a core each, a predefined op, from RMPI_COLL_SHM_REDUCE_CMA bytes (every
+ * input is equal on both members, so both decide alike). */
+static int reduce_single(rmpi_comm_t *c, shm_t *h, size_t count, const rmpi_dtype_t *dt, MPI_Op op, int root)
+{
+    size_t bytes = dt ? count * dt->size : 0;
+    if (c->size != 2 || root < 0 || !bytes || bytes < (size_t)rmpi_knobs.COLL_SHM_REDUCE_CMA ||
+        rmpi_knobs.COLL_REDUCE || !rmpi_coll_op_predefined(op) || !rmpi_coll_op_commutative(op) || !shm_get(c, h, 1) ||
+        !c->coll_shm_cma || c->coll_shm_over)
+        return 0;
+    queue_drain(c);
+    coll_note(COLL_REDUCE, shm_cma_choice, 0, bytes);
+    return 1;
 }

@@ -8,7 +8,15 @@
  * With `late`, the last rank sleeps 5 ms before each call of 1000 elements or more, so the
  * others, done with what they receive, claim the pieces meant for it and write them into
  * its buffers (process_vm_writev) while it sleeps (the testlist makes pieces 4k, so blocks
- * have many, the last one partial). */
+ * have many, the last one partial).
+ * On 2 ranks, Reduce too (the two ranks combining straight from each other's buffers,
+ * RMPI_COLL_SHM_REDUCE_CMA): INT SUM, DOUBLE MAX, 2INT MINLOC, SHORT_INT MAXLOC (6-byte
+ * packed pairs, so pieces end inside no element), DOUBLE_COMPLEX PROD, and SUM on an int
+ * vector with gaps (untouched), each to both roots, in place at the root, checked against
+ * MPI_Reduce_local of the two inputs; with `order` (the line forcing single copy at every
+ * size) some DOUBLE MAX elements are +0.0 against -0.0 and NaN against a number, whose
+ * bits depend on the operands' order: every piece must be x0 op x1, whichever rank combined
+ * it. */
 #include "mtest.h"
 
 #include <errno.h>
@@ -150,6 +158,111 @@ static void run(MPI_Datatype t, const char *name, int cnt)
     free(s), free(r);
 }
 
+static int order;
+
+/* Element i of rank r's Reduce input of type k (of the table below), as bytes at p. */
+static void red_gen(int k, int r, size_t i, void *p)
+{
+    int v = (int)((i * 7 + (size_t)r * 13) % 1000) - 500;
+    switch (k) {
+    case 0: memcpy(p, &v, sizeof v); break;
+    case 1: {
+        double d = v * 0.5;
+        if (order && i % 3 == 0)
+            d = r ? -0.0 : 0.0;
+        else if (order && i % 5 == 1 && r == 0)
+            d = __builtin_nan("");
+        memcpy(p, &d, sizeof d);
+        break;
+    }
+    case 2: {
+        int pr[2] = {v % 7, (int)(i % 5) + r};
+        memcpy(p, pr, sizeof pr);
+        break;
+    }
+    case 3: {
+        struct {
+            short s;
+            int i;
+        } x = {(short)(v % 9), r};
+        memcpy(p, &x, sizeof x);
+        break;
+    }
+    default: {
+        double c[2] = {(double)(v % 3), (double)((int)(i % 4) - r)};
+        memcpy(p, c, sizeof c);
+    }
+    }
+}
+
+static void run_reduce(int cnt)
+{
+    static const struct {
+        MPI_Datatype t;
+        MPI_Op op;
+        const char *name;
+    } rt[] = {{MPI_INT, MPI_SUM, "INT SUM"},
+              {MPI_DOUBLE, MPI_MAX, "DOUBLE MAX"},
+              {MPI_2INT, MPI_MINLOC, "2INT MINLOC"},
+              {MPI_SHORT_INT, MPI_MAXLOC, "SHORT_INT MAXLOC"},
+              {MPI_C_DOUBLE_COMPLEX, MPI_PROD, "DOUBLE_COMPLEX PROD"},
+              {MPI_INT, MPI_SUM, "INT SUM into a vector with gaps"}};
+    for (int k = 0; k < (int)(sizeof rt / sizeof rt[0]); k++) {
+        int gaps = k == 5;
+        MPI_Aint lb, ext;
+        MPI_Type_get_extent(rt[k].t, &lb, &ext);
+        size_t es = (size_t)ext, room = ((size_t)cnt + 1) * es * 2;
+        MPI_Datatype t = rt[k].t, gap = MPI_DATATYPE_NULL;
+        if (gaps) {
+            MPI_Type_vector(cnt ? cnt : 1, 1, 2, MPI_INT, &gap);
+            MPI_Type_commit(&gap);
+        }
+        unsigned char *x[2], *ref = malloc(room), *s = malloc(room), *out = malloc(room);
+        for (int r = 0; r < 2; r++) {
+            x[r] = malloc(room);
+            memset(x[r], 0, room);
+            for (int i = 0; i < cnt; i++)
+                red_gen(gaps ? 0 : k, r, (size_t)i, x[r] + (size_t)i * es * (gaps ? 2 : 1));
+        }
+        /* the reference: x0 op x1 (MPI_Reduce_local: inout = in op inout) */
+        memcpy(ref, x[1], room);
+        if (gaps)
+            MTEST_OK(MPI_Reduce_local(x[0], ref, 1, gap, MPI_SUM));
+        else
+            MTEST_OK(MPI_Reduce_local(x[0], ref, cnt, t, rt[k].op));
+        for (int root = 0; root < 2; root++)
+            for (int inplace = 0; inplace < 2; inplace++) {
+                memcpy(s, x[me], room);
+                memset(out, GAP, room);
+                if (inplace && me == root)
+                    memcpy(out, s, room);
+                const void *sb = inplace && me == root ? MPI_IN_PLACE : s;
+                arrive(cnt);
+                if (gaps)
+                    MTEST_OK(MPI_Reduce(sb, out, cnt ? 1 : 0, gap, MPI_SUM, root, MPI_COMM_WORLD));
+                else
+                    MTEST_OK(MPI_Reduce(sb, out, cnt, t, rt[k].op, root, MPI_COMM_WORLD));
+                if (me != root)
+                    continue;
+                int bad = 0;
+                for (size_t b = 0; b < (size_t)cnt * es * (gaps ? 2 : 1); b++) {
+                    int in_gap = gaps && (b / es) % 2;
+                    if (k == 3 && b % es >= 2 && b % es < 4)
+                        continue; /* SHORT_INT's padding: not part of the type */
+                    /* the gaps keep what was there: GAP, or the input in place */
+                    bad += out[b] != (in_gap ? (inplace ? x[me][b] : GAP) : ref[b]);
+                }
+                MTEST_CHECK(!bad, "Reduce %s of %d to %d%s: %d bytes wrong", rt[k].name, cnt, root,
+                            inplace ? " in place" : "", bad);
+            }
+        for (int r = 0; r < 2; r++)
+            free(x[r]);
+        free(ref), free(s), free(out);
+        if (gaps)
+            MPI_Type_free(&gap);
+    }
+}
+
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
@@ -158,9 +271,13 @@ int main(int argc, char **argv)
     if (argc > 1 && !strcmp(argv[1], "refuse") && me == 1)
         refuse_cma();
     late = argc > 1 && !strcmp(argv[1], "late");
+    order = argc > 1 && !strcmp(argv[1], "order");
     static const int counts[] = {0, 1, 100, 1000, 5000};
     for (int k = 0; k < NTYPES; k++)
         for (int c = 0; c < (int)(sizeof counts / sizeof counts[0]); c++)
             run(types[k].t, types[k].name, counts[c]);
+    static const int rcounts[] = {0, 1, 100, 1000, 5000, 70001};
+    for (int c = 0; n == 2 && c < (int)(sizeof rcounts / sizeof rcounts[0]); c++)
+        run_reduce(rcounts[c]);
     return mtest_finalize();
 }
