@@ -584,7 +584,7 @@ rates_event() { # WHAT...: applied now
     esac
 }
 run_rates() {
-    local c raw t0 mpipid ev at what rc
+    local c raw t0 mpipid ev at what rc tev
     topo_up "$rate0" "$rate1"
     rates_opt "$rate0" 100mbit; rates_opt 500mbit 100mbit; rates_opt "$rate0" "$rate1"
     for c in ${RATES_CONFIGS:-rmpi-adaptive ompi-default}; do
@@ -602,8 +602,11 @@ run_rates() {
             for e in "${ev[@]}"; do
                 at=${e%% *} what=${e#* }
                 sleep "$(awk -v t0="$t0" -v d="$at" -v n="$(now)" 'BEGIN { s = t0 + d - n; print (s > 0 ? s : 0) }')"
+                # the event's time is when its change starts: tc in both namespaces takes tens
+                # of ms, and a bin that ends inside that belongs to the new phase, not the old
+                tev=$(now)
                 rates_event $what
-                echo "{\"test\":\"rate_event\",\"config\":\"$c\",\"topo\":\"$topo\",\"what\":\"$what\",\"t\":$(awk -v t0="$t0" -v n="$(now)" 'BEGIN { printf "%.3f", n - t0 }')}" >>"$res"
+                echo "{\"test\":\"rate_event\",\"config\":\"$c\",\"topo\":\"$topo\",\"what\":\"$what\",\"t\":$(awk -v t0="$t0" -v n="$tev" 'BEGIN { printf "%.3f", n - t0 }')}" >>"$res"
             done
         fi
         rc=0

@@ -259,6 +259,7 @@ enum { RMPI_TCP_RX_FRAME, RMPI_TCP_RX_PAYLOAD };
 typedef struct rmpi_tcp_cc {
     uint64_t rtt;
     int far;
+    int near;   /* RMPI_TCP_NEAR_CONGESTION set on a near socket (1), not wanted (0), refused (-errno) */
     int sndbuf; /* SO_SNDBUF read back after a far socket's buffer was set; 0: autotuned */
     char name[16];
 } rmpi_tcp_cc_t;

@@ -69,11 +69,25 @@ static int set_congestion(int fd, const char *name, const char *knob, int *warne
  * socket returns to (far_congestion). "" until read. */
 static char kernel_cc[16];
 
-/* Whether sockets are born with RMPI_TCP_FAR_CONGESTION (far_congestion decides per path). */
+/* Whether congestion control is chosen per path (far_congestion decides at the handshake). */
+static int path_choice(void)
+{
+    const char *set = rmpi_knobs.TCP_CONGESTION_CONTROL;
+    return rmpi_knobs.WAN_TUNE && !(set && *set) && rmpi_knobs.TCP_FAR_RTT > 0;
+}
+
+/* Whether sockets are born with RMPI_TCP_FAR_CONGESTION. */
 static int far_choice(void)
 {
-    const char *want = rmpi_knobs.TCP_FAR_CONGESTION, *set = rmpi_knobs.TCP_CONGESTION_CONTROL;
-    return rmpi_knobs.WAN_TUNE && !(set && *set) && want && *want && rmpi_knobs.TCP_FAR_RTT > 0;
+    const char *want = rmpi_knobs.TCP_FAR_CONGESTION;
+    return path_choice() && want && *want;
+}
+
+/* RMPI_TCP_NEAR_CONGESTION, or NULL: a near socket takes the kernel's default. */
+static const char *near_choice(void)
+{
+    const char *want = rmpi_knobs.TCP_NEAR_CONGESTION;
+    return path_choice() && want && *want ? want : NULL;
 }
 
 /* RMPI_TCP_CONGESTION_CONTROL: the kernel's congestion control for every data socket. Why a
@@ -97,7 +111,7 @@ static void congestion(int fd)
         (void)set_congestion(fd, cc, "TCP_CONGESTION_CONTROL", &warned);
         return;
     }
-    if (!far_choice())
+    if (!path_choice())
         return;
     if (!kernel_cc[0]) {
         socklen_t len = sizeof kernel_cc - 1;
@@ -105,7 +119,8 @@ static void congestion(int fd)
             memset(kernel_cc, 0, sizeof kernel_cc);
     }
     /* a refusal keeps the default; far_congestion tries again and reports it */
-    (void)set_congestion(fd, rmpi_knobs.TCP_FAR_CONGESTION, "TCP_FAR_CONGESTION", NULL);
+    if (far_choice())
+        (void)set_congestion(fd, rmpi_knobs.TCP_FAR_CONGESTION, "TCP_FAR_CONGESTION", NULL);
 }
 
 void rmpi_tcp_sockopts(rmpi_tcp_rail_t *r, int fd)
@@ -530,9 +545,13 @@ static void far_sndbuf(rmpi_tcp_conn_t *c, int peer)
 }
 
 /* Once the handshake has timed the path, before the first data frame: a far peer's socket
- * keeps RMPI_TCP_FAR_CONGESTION, which it was born with (congestion()), a near peer's returns
- * to the kernel's default (a socket may switch at any time; bbr's start then turns its pacing
- * on, as for any bbr socket). The round trip is the kernel's smallest sample (SYN and
+ * keeps RMPI_TCP_FAR_CONGESTION, which it was born with (congestion()), a near peer's takes
+ * RMPI_TCP_NEAR_CONGESTION (cubic, which it was born with: no switch) or, that empty, the
+ * kernel's default (a socket may switch at any time; bbr's start then turns its pacing on, as
+ * for any bbr socket). Near and cubic: bbr drains a flow that never idles to 4 packets for
+ * 200 ms every 10 s (ProbeRTT), and a stream striped over rails waits for the rail that
+ * probes, so every probe dips the whole stream (docs/results/multirail.md, "Steady
+ * variation: bbr's probes"). The round trip is the kernel's smallest sample (SYN and
  * handshake segments): load on either host only inflates it, and a near peer taken for far
  * loses nothing on a short path, where cubic and bbr fill the window alike. Far: the
  * window-per-round-trip bursts of message rate that bbr paces slowly (see congestion();
@@ -546,7 +565,9 @@ static void far_congestion(rmpi_tcp_conn_t *c, int peer)
     const char *want = rmpi_knobs.TCP_FAR_CONGESTION;
     double far_ns = rmpi_knobs.TCP_FAR_RTT * 1e3;
     cc->far = 0;
-    if (far_choice() && cc->rtt && (double)cc->rtt >= far_ns) {
+    cc->near = 0;
+    int far = cc->rtt && (double)cc->rtt >= far_ns;
+    if (far_choice() && far) {
         /* Set again (the socket was born with it, unless the kernel refused): the refusal's
          * reason, for RMPI_REPORT. The default's refusal (an unprivileged process where the
          * kernel does not allow cubic) is only shown there; a name the user chose is warned
@@ -556,8 +577,13 @@ static void far_congestion(rmpi_tcp_conn_t *c, int peer)
         cc->far = err ? err : 1;
         rmpi_log(1, "tcp: rank %d's path round trip %.1f us at connect: congestion control %s%s", peer,
                  (double)cc->rtt * 1e-3, want, err ? " refused by the kernel" : "");
-    } else if (far_choice() && kernel_cc[0]) {
-        (void)set_congestion(c->fd, kernel_cc, "TCP_FAR_CONGESTION", NULL);
+    } else if (!far && near_choice()) {
+        static int warned;
+        const char *near = near_choice();
+        int err = set_congestion(c->fd, near, "TCP_NEAR_CONGESTION", strcmp(near, "cubic") ? &warned : NULL);
+        cc->near = err ? err : 1;
+    } else if (path_choice() && kernel_cc[0]) {
+        (void)set_congestion(c->fd, kernel_cc, "TCP_NEAR_CONGESTION", NULL);
     }
     far_sndbuf(c, peer);
     /* read back, for RMPI_REPORT: what the kernel runs, whoever chose it */

@@ -607,7 +607,8 @@ static void tcp_describe(rmpi_rail_t *rail, void *file)
 
 /* RMPI_REPORT: the congestion control of the peer's last established socket, read back at
  * its handshake, and why (tcp_conn.c: far_congestion); json: the same as members of an
- * object, "choice" naming the reason (knob, far, far_refused, off, near). */
+ * object, "choice" naming the reason (knob, far, far_refused, near, near_refused,
+ * near_default, off). */
 static void tcp_peer_facts(rmpi_rail_t *rail, int peer, int json, char *buf, size_t len)
 {
     rmpi_tcp_rail_t *r = rmpi_tcp_rail_of(rail);
@@ -616,6 +617,7 @@ static void tcp_peer_facts(rmpi_rail_t *rail, int peer, int json, char *buf, siz
         return;
     const rmpi_tcp_cc_t *cc = &p->cc;
     const char *set = rmpi_knobs.TCP_CONGESTION_CONTROL, *far = rmpi_knobs.TCP_FAR_CONGESTION;
+    const char *near = rmpi_knobs.TCP_NEAR_CONGESTION;
     double rtt = (double)cc->rtt * 1e-3;
     char why[160];
     const char *choice;
@@ -631,14 +633,26 @@ static void tcp_peer_facts(rmpi_rail_t *rail, int peer, int json, char *buf, siz
         snprintf(why, sizeof why,
                  "far: round trip %.1f us at connect, but the kernel refused RMPI_TCP_FAR_CONGESTION=%s: %s", rtt, far,
                  strerror(-cc->far));
-    } else if (!rmpi_knobs.WAN_TUNE || !far || !*far || rmpi_knobs.TCP_FAR_RTT <= 0) {
+    } else if (cc->near > 0) {
+        choice = "near";
+        snprintf(why, sizeof why, "near: round trip %.1f us at connect, RMPI_TCP_NEAR_CONGESTION=%s", rtt, near);
+    } else if (cc->near < 0) {
+        choice = "near_refused";
+        snprintf(why, sizeof why,
+                 "near: round trip %.1f us at connect, but the kernel refused RMPI_TCP_NEAR_CONGESTION=%s: %s", rtt,
+                 near, strerror(-cc->near));
+    } else if (!rmpi_knobs.WAN_TUNE || rmpi_knobs.TCP_FAR_RTT <= 0) {
         choice = "off";
         snprintf(why, sizeof why, "the kernel's default: %s",
-                 rmpi_knobs.WAN_TUNE ? "no far choice, RMPI_TCP_FAR_CONGESTION or RMPI_TCP_FAR_RTT off"
-                                     : "RMPI_WAN_TUNE=0");
+                 rmpi_knobs.WAN_TUNE ? "RMPI_TCP_FAR_RTT off" : "RMPI_WAN_TUNE=0");
+    } else if (cc->rtt && rtt >= rmpi_knobs.TCP_FAR_RTT) {
+        choice = "off";
+        snprintf(why, sizeof why,
+                 "the kernel's default: round trip %.1f us at connect, far, RMPI_TCP_FAR_CONGESTION empty", rtt);
     } else {
-        choice = "near";
-        snprintf(why, sizeof why, "the kernel's default: round trip %.1f us at connect, near", rtt);
+        choice = "near_default";
+        snprintf(why, sizeof why,
+                 "the kernel's default: round trip %.1f us at connect, near, RMPI_TCP_NEAR_CONGESTION empty", rtt);
     }
     if (json) /* names and reasons hold no quote or backslash */
         snprintf(buf, len,
