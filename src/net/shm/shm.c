@@ -151,11 +151,17 @@ typedef struct shm_rail {
     shm_peer_t **peer;              /* world rank -> peer (NULL if not on this node) */
     shm_rx_t *rx;                   /* local index -> receive state */
     shm_rx_t **act;                 /* the rings in use (dedicated, set up) */
-    /* The doorbell (shm.h): a pass reads the nbell words, not the rings, so a ring with
-     * nothing to read costs nothing (the seed's polling term, sec. 3.2 A.1, charges every
-     * dedicated channel at every poll; RMPI_CHAN_IDLE_POLL_COST is what one costs). bell_left:
-     * rings to read at the next pass although their bits were taken (more frames than a pass
-     * reads, or frames written before the ring was active). */
+    /* The doorbell (shm.h): with more than RING_POLL_MAX rings in use a pass reads the nbell
+     * words, not the rings, so a ring with nothing to read costs nothing (the seed's polling
+     * term, sec. 3.2 A.1, charges every dedicated channel at every poll;
+     * RMPI_CHAN_IDLE_POLL_COST is what one costs). bell_left: rings to read at the next such
+     * pass although their bits were taken (more frames than a pass reads, or frames written
+     * before the ring was active). With fewer rings a pass reads each one's next stamp
+     * (`stamp`, per act[i]: 0 in a consumed or unwritten cell, so one load finds a ring
+     * empty), and nobody reads the words: a frame then costs one cache line between the
+     * two processes, not two (the busy pair's latency). Senders set their bit either way,
+     * so the bits a pass of stamps left in the words are there when the bells take over. */
+    const _Atomic uint32_t **stamp;
     _Atomic uint64_t *bell;
     uint64_t *bell_left;
     int nbell, any_left;
@@ -218,6 +224,7 @@ static void ring_activate(shm_rx_t *x)
 {
     x->active = 1;
     x->ai = shm.nact;
+    shm.stamp[shm.nact] = &rmpi_shm_cell(x->rd.ring, x->rd.ncells, x->rd.r)->stamp;
     shm.act[shm.nact++] = x;
     /* its sender wrote frames after its marker and may have rung before the ring was
      * active, when a pass took the bit and read nothing: read it at the next pass */
@@ -309,6 +316,7 @@ static int shm_open_rail(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
     s->nbell = (s->nlocal + 63) / 64;
     s->bell = (_Atomic uint64_t *)((char *)s->seg + BELL_OFF);
     s->bell_left = rmpi_xcalloc((size_t)s->nbell, sizeof *s->bell_left);
+    s->stamp = rmpi_xcalloc((size_t)s->nlocal, sizeof *s->stamp);
     s->nqueue_from = s->nlocal - 1;
     for (int l = 0; l < s->nlocal; l++) {
         shm_rx_t *x = &s->rx[l];
@@ -844,6 +852,7 @@ static void ring_retire(shm_rail_t *s, shm_rx_t *x)
     int i = x->ai;
     s->act[i] = s->act[--s->nact];
     s->act[i]->ai = i;
+    s->stamp[i] = s->stamp[s->nact];
     s->nqueue_from++;
     x->active = 0;
     s->st.mem[DEDICATED] -= s->ring_stride;
@@ -928,8 +937,10 @@ static __attribute__((noinline)) int drain_ring(shm_rail_t *s, shm_rx_t *x, int 
     const void *f;
     /* bounded per ring so one busy sender cannot starve the others */
     for (int k = 0; k < 32; k++) {
-        if (!(f = rmpi_shm_ring_peek(rd, &len, &type)))
+        if (!(f = rmpi_shm_ring_peek(rd, &len, &type))) {
+            s->stamp[x->ai] = &rmpi_shm_cell(rd->ring, rd->ncells, rd->r)->stamp;
             return 0;
+        }
         s->st.rx_bytes[DEDICATED] += len;
         s->st.buf_bytes[DEDICATED] += (RMPI_SHM_HDR + len + RMPI_SHM_CELL - 1) / RMPI_SHM_CELL * RMPI_SHM_CELL;
         s->st.rx_frames[DEDICATED]++;
@@ -943,13 +954,14 @@ static __attribute__((noinline)) int drain_ring(shm_rail_t *s, shm_rx_t *x, int 
         rmpi_shm_ring_consume(rd, len);
         (*ev)++;
     }
+    s->stamp[x->ai] = &rmpi_shm_cell(rd->ring, rd->ncells, rd->r)->stamp;
     return 1;
 }
 
 /* A pass reads the doorbell words (one load each while no bit is set) and the rings whose
  * bits were set or left from the last pass; a ring that is not active (retired, or its
  * marker on the queue not read yet: ring_activate sets its bit again) is skipped. */
-static int poll_rings(shm_rail_t *s)
+static int poll_bells(shm_rail_t *s)
 {
     int ev = 0, left = s->any_left;
     s->any_left = 0;
@@ -968,6 +980,27 @@ static int poll_rings(shm_rail_t *s)
                 s->any_left = 1;
             }
         }
+    }
+    return ev;
+}
+
+/* Up to RING_POLL_MAX rings, a pass reads their stamps: an empty ring is a load, a test and
+ * the loop (the stamps in an array of their own, in registers while nothing is found; 8
+ * instructions a ring); the words cost about 16 a pass and a cache line more per frame. */
+#define RING_POLL_MAX 2
+static int poll_rings(shm_rail_t *s)
+{
+    if (s->nact > RING_POLL_MAX)
+        return poll_bells(s);
+    int ev = 0, n = s->nact;
+    const _Atomic uint32_t **st = s->stamp;
+    for (int i = 0; i < n; i++) {
+        if (RMPI_LIKELY(atomic_load_explicit(st[i], memory_order_relaxed) == 0))
+            continue; /* empty; peek's acquire load orders the frame's bytes once it is not */
+        shm_rx_t *x = s->act[i];
+        drain_ring(s, x, &ev);
+        i -= !x->active; /* retired: its place holds another ring, read it next */
+        n = RMPI_MIN(s->nact, RING_POLL_MAX);
     }
     return ev;
 }
@@ -1091,6 +1124,7 @@ static void shm_close(rmpi_rail_t *rail)
     free(s->rx);
     free(s->act);
     free(s->bell_left);
+    free(s->stamp);
     free(s->done);
     free(s->mr);
     memset(s, 0, sizeof *s);
