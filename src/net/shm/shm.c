@@ -990,8 +990,12 @@ static int poll_bells(shm_rail_t *s)
 #define RING_POLL_MAX 2
 static int poll_rings(shm_rail_t *s)
 {
-    if (s->nact > RING_POLL_MAX)
+    if (s->nact > RING_POLL_MAX) {
+        /* the common pass: one word, nothing left over and no bit set is a load and a test */
+        if (RMPI_LIKELY(s->nbell == 1 && !s->any_left) && atomic_load_explicit(&s->bell[0], memory_order_relaxed) == 0)
+            return 0;
         return poll_bells(s);
+    }
     int ev = 0, n = s->nact;
     const _Atomic uint32_t **st = s->stamp;
     for (int i = 0; i < n; i++) {
