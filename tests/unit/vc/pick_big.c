@@ -23,8 +23,10 @@ static size_t fake_backlog(rmpi_rail_t *rail, int peer)
     return backlog_of[rail->index];
 }
 
-static const struct rmpi_net_ops fake_ops = {
-    .version = RMPI_NET_OPS_VERSION, .name = "fake", .send = fake_send, .backlog = fake_backlog};
+static const struct rmpi_net_ops fake_ops = {.version = RMPI_NET_OPS_VERSION,
+                                             .name = "fake",
+                                             .send = fake_send,
+                                             .backlog = fake_backlog};
 static rmpi_rail_t rails[2];
 
 static void deliver(rmpi_vc_t *vc, const void *frame, size_t len) { (void)vc, (void)frame, (void)len; }
