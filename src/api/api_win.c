@@ -528,6 +528,7 @@ int MPI_Win_test(MPI_Win win, int *flag)
 
 int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 {
+    SHORT_PATH(w, rmpi_rma_lock_direct(w, lock_type, rank, assert));
     GET_WIN(w, win);
     WIN_CHECK(lock_type == MPI_LOCK_EXCLUSIVE || lock_type == MPI_LOCK_SHARED, w, MPI_ERR_LOCKTYPE,
               "lock_type %d is neither MPI_LOCK_EXCLUSIVE nor MPI_LOCK_SHARED", lock_type);
@@ -544,6 +545,7 @@ int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 
 int MPI_Win_unlock(int rank, MPI_Win win)
 {
+    SHORT_PATH(w, rmpi_rma_unlock_direct(w, rank));
     GET_WIN(w, win);
     if (rank == MPI_PROC_NULL)
         return MPI_SUCCESS;
