@@ -18,7 +18,8 @@ the call only) per call of the operation of each test and per MPI_Win_flush afte
 Default MPI: the repository's build/bin/mpicc and build/bin/mpiexec.
 
   --tests LIST  comma list of put_lat,get_lat,put_bw,get_bw,acc_lat,fop_lat,cas_lat
-                (default all of them)
+                (default all of them), or put_lock (its columns: per Win_lock and
+                per Win_unlock instead of per operation and per flush)
   --size BYTES  bytes per operation of the sized tests (default 8)
   --flavor F    window flavor: allocate (default), create, dynamic
   --iters N     operations (latency tests) or windows of 64 (bandwidth) (default 2000)
@@ -108,7 +109,9 @@ if [ "$target" = 1 ]; then
 fi
 printf '%-8s %8s %12s %14s\n' test bytes "Ir/op" "Ir/flush"
 for t in ${tests//,/ }; do
+    flfn='*MPI_Win_flush'
     case "$t" in
+        put_lock) fn='*MPI_Win_lock' flfn='*MPI_Win_unlock' ;; # columns: Win_lock, Win_unlock
         put_lat|put_bw) fn='*MPI_Put' ;;
         get_lat|get_bw) fn='*MPI_Get' ;;
         acc_lat) fn='*MPI_Accumulate' ;;
@@ -120,7 +123,7 @@ for t in ${tests//,/ }; do
     case "$t" in *_bw) per=64 ;; esac
     ops=$(((iters + 20) * per))
     op=$(run_ir "$t" "$fn")
-    fl=$(run_ir "$t" '*MPI_Win_flush')
+    fl=$(run_ir "$t" "$flfn")
     # the flush count also holds the calls around the bandwidth windows, one per window
     printf '%-8s %8s %12.1f %14.1f\n' "$t" "$size" "$(echo "$op / $ops" | bc -l)" "$(echo "$fl / ($iters + 20)" | bc -l)"
 done

@@ -53,12 +53,12 @@ typedef struct rmpi_chan_params {
     int skips;            /* most interval runs in a row skipped by the check (rmpi_chan_sel_tick); 0: none */
 } rmpi_chan_params_t;
 
-/* q on shared memory when RMPI_CHAN_IDLE_POLL_COST is -1 (ns): an empty ring in a progress
- * pass is 8 instructions (callgrind, `bench/channels.sh --callgrind --ranks "4 32" --patterns
- * repeat`: the dedicated idle probe 311 Ir at 4 ranks and 538 at 32, (538 - 311) / 28 rings;
- * the poll loop's own lines 8.1 Ir per ring in the repeat job), at the 2.4-3.7 ns per 33
- * instructions that p was timed at (MPI_Iprobe at 2 and 16 ranks): 0.6-0.9 ns. */
-#define RMPI_CHAN_SHM_IDLE_POLL_NS 0.75
+/* q on shared memory when RMPI_CHAN_IDLE_POLL_COST is -1 (ns): 0. A progress pass reads the
+ * receiver's doorbell words (src/net/shm/shm.h), not the rings, so a ring with nothing to read
+ * costs no instruction per pass: the dedicated idle probe of `bench/channels.sh --callgrind
+ * --ranks 32 --patterns repeat` is 308 Ir with 31 rings and 305 with none (it was 538 when a
+ * pass read every ring's next stamp, 8 Ir per empty ring, and q was 0.75 ns). */
+#define RMPI_CHAN_SHM_IDLE_POLL_NS 0.0
 
 /* Whether p can drive a selector; else -1 and a sentence in why naming the field. */
 int rmpi_chan_params_check(const rmpi_chan_params_t *p, char *why, size_t len);

@@ -94,6 +94,24 @@ static void shm_view(rmpi_comm_t *c, shm_t *h)
     h->me = c->rank;
 }
 
+/* Flag looks (with a pause between) before each of the core's wait steps: 32, about 1 us
+ * here, so a flag that the peer's next few instructions set costs no progress call; on a
+ * node with more ranks than CPUs 1, so the core's wait yields at its second idle step:
+ * the awaited rank may need this CPU to run at all, and two of those spins before every
+ * yield were most of a small call's time slot (4 ranks on 2 cores, docs/results/coll.md
+ * run 21: 2.4 context switches a Barrier at 5.1 us, about 2 us of each slot spent
+ * spinning). Set from the node's figures at the segment's making (equal on all ranks of
+ * a node, so every communicator of the process sets the same). */
+static int shm_spin = 32;
+
+/* On an oversubscribed node, whether a blocking Barrier, Allreduce, Allgather or Alltoall
+ * of this many bytes (the vector; one block) takes the segment as on a node with a CPU
+ * per rank: every rank combines or copies what it needs as soon as the others have
+ * published it, and with the short spin above each rank runs about once per call (4
+ * ranks on 2 cores: fewer context switches than the schedules' two rounds, in which a
+ * rank runs again for each partner's message; docs/results/coll.md run 21). */
+static int over_small(size_t bytes) { return bytes < (size_t)rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_SMALL; }
+
 /* Whether the calls on c may use the segment; makes it at the first call with create set
  * (collective: every member decides the same from the same inputs, and agrees on the
  * segment). */
@@ -108,10 +126,14 @@ static int shm_get(rmpi_comm_t *c, shm_t *h, int create)
          * partner at a time (measured: 4 ranks on 2 cores, 8 B Allreduce 13x slower in
          * shared memory). Bcast (each reader waits for the root alone) and single copy
          * (a rank moves a late peer's pieces itself) keep the segment there: both were
-         * faster than the schedules at 4 ranks on 2 cores (docs/results/coll.md, run 13).
+         * faster than the schedules at 4 ranks on 2 cores (docs/results/coll.md, run 13),
+         * and so do small blocking calls of the other kinds (`over_small`), where every
+         * rank runs once per call either way and the segment's waits yield at once.
          * The node's figures are equal on all its ranks. */
         int ncpu = rmpi_topo_node_cpus();
-        if (!rmpi_knobs.COLL_SHM_OVERSUBSCRIBED && ncpu > 0 && rmpi_topo_local_size(rmpi_topo_my_node()) > ncpu) {
+        int over = ncpu > 0 && rmpi_topo_local_size(rmpi_topo_my_node()) > ncpu;
+        shm_spin = over ? 1 : 32;
+        if (!rmpi_knobs.COLL_SHM_OVERSUBSCRIBED && over) {
             if (!rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_SOME) {
                 c->coll_shm_state = 2;
                 return 0;
@@ -175,7 +197,7 @@ static uint64_t wait_ge(_Atomic uint64_t *f, uint64_t v)
 {
     unsigned idle = 0;
     for (;;) {
-        for (int i = 0, n = rmpi_core_hook ? 1 : 32; i < n; i++) {
+        for (int i = 0, n = rmpi_core_hook ? 1 : shm_spin; i < n; i++) {
             uint64_t x = atomic_load_explicit(f, memory_order_acquire);
             if (x >= v)
                 return x;
@@ -520,7 +542,10 @@ static void slice(size_t k, size_t es, int n, int s, size_t *lo, size_t *hi)
  * combines its slice of every buffer into its own buffer, and the ranks that want the
  * result copy every slice out. Why two ranks: there the slices save the root half a
  * combine but cost a flag round and the copy-out of the peer's slice (4-16 KiB Reduce:
- * whole about half the time of the slices or the tree, docs/results/coll.md run 12). */
+ * whole about half the time of the slices or the tree, docs/results/coll.md run 12). An
+ * Allreduce on an oversubscribed node (below RMPI_COLL_SHM_OVERSUBSCRIBED_SMALL) is
+ * combined whole by every rank too: the slices' second flag round runs every rank once
+ * more per step (4 ranks on 2 cores, 4-8 KiB: 9.0 us against 13.8-15.2 sliced, run 21). */
 static int reduce_run(coll_shm_op_t *o)
 {
     shm_t *h = &o->h;
@@ -537,7 +562,7 @@ static int reduce_run(coll_shm_op_t *o)
         case 1:
             if (!step_free(h, o->t, in_line ? SHM_NLINE : SHM_NBUF))
                 return 0;
-            if (o->k * es <= (size_t)rmpi_knobs.COLL_SHM_SMALL || root_whole(o)) {
+            if (o->k * es <= (size_t)rmpi_knobs.COLL_SHM_SMALL || root_whole(o) || h->c->coll_shm_over) {
                 /* the root of a Reduce combined whole reads its own operand where it is */
                 o->i = h->n - 1;
                 if (root_reads_own(o)) {
@@ -792,9 +817,10 @@ static inline __attribute__((always_inline)) int op_block(coll_shm_op_t *o, int 
          * call, a large one would give the CPU away at every poll after its first waits */
         if (o->t != t || o->phase != phase)
             t = o->t, phase = o->phase, idle = 0, i = 0;
-        if (++i % 32 == 0 || rmpi_core_hook) /* as wait_ge */
+        if (++i >= (unsigned)shm_spin || rmpi_core_hook) { /* as wait_ge */
+            i = 0;
             rmpi_core_wait_step(&idle);
-        else
+        } else
             cpu_relax();
     }
     op_end(o);
@@ -810,7 +836,8 @@ static inline __attribute__((always_inline)) int op_block(coll_shm_op_t *o, int 
 static coll_shm_op_t *op_make(coll_shm_op_t *o, rmpi_comm_t *c, int kind, int create)
 {
     if ((!create && !rmpi_knobs.COLL_SHM_NB) || !shm_get(c, &o->h, create) ||
-        RMPI_UNLIKELY(c->coll_shm_over && kind != OP_BCAST && kind != OP_REDUCE))
+        RMPI_UNLIKELY(c->coll_shm_over && kind != OP_BCAST && kind != OP_REDUCE &&
+                      !(create && kind == OP_BARRIER && over_small(0)) && !(create && kind == OP_MOVE)))
         return NULL;
     /* the fields every kind reads; the kind's constructor sets its own and op_begin the
      * start's (zeroing all of the op was a tenth of a small blocking call's instructions) */
@@ -869,7 +896,7 @@ static coll_shm_op_t *reduce_op(coll_shm_op_t *o, rmpi_comm_t *c, const void *sb
     size_t bytes = count * dt->size;
     if (bytes >= (size_t)max)
         return NULL;
-    if (root < 0 && RMPI_UNLIKELY(c->coll_shm_over)) {
+    if (root < 0 && RMPI_UNLIKELY(c->coll_shm_over) && !(create && over_small(bytes))) {
         long long from = rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_ALLREDUCE;
         if (!create || from <= 0 || bytes < (size_t)from)
             return NULL;
@@ -1015,12 +1042,15 @@ static int cma_move(shm_t *h, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t
 
 /* Which way a data-movement call goes: 1 single copy, 0 through the segment, -1 declined.
  * single: the size asks for single copy; through: the segment may take it otherwise. */
-static int movement_way(rmpi_comm_t *c, shm_t *h, int single, int through)
+static int movement_way(rmpi_comm_t *c, shm_t *h, int single, int through, size_t bb)
 {
     if (!(single || through) || !shm_get(c, h, 1))
         return -1;
-    if (RMPI_UNLIKELY(c->coll_shm_over) && !(single && c->coll_shm_cma))
-        return -1;
+    if (RMPI_UNLIKELY(c->coll_shm_over) && !(single && c->coll_shm_cma)) {
+        if (!through || !over_small(bb))
+            return -1;
+        single = 0;
+    }
     queue_drain(c);
     if (single && c->coll_shm_cma)
         return 1;
@@ -1066,7 +1096,7 @@ int rmpi_coll_shm_allgather(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const r
     for (int r = 0; r < c->size; r++)
         total += blk_bytes(&recv[r]);
     int way = movement_way(c, &h, total >= (size_t)c->size * (size_t)rmpi_knobs.COLL_SHM_ALLGATHER_CMA,
-                           form == RMPI_COLL_REGULAR && bb < (size_t)rmpi_knobs.COLL_SHM_ALLGATHER_MAX);
+                           form == RMPI_COLL_REGULAR && bb < (size_t)rmpi_knobs.COLL_SHM_ALLGATHER_MAX, bb);
     if (way < 0)
         return RMPI_COLL_SHM_DECLINED;
     if (way) {
@@ -1086,7 +1116,7 @@ int rmpi_coll_shm_alltoall(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rm
      * they take single copy whenever every member can */
     size_t bb = blk_bytes(&recv[0]);
     int way = movement_way(c, &h, form != RMPI_COLL_REGULAR || bb >= (size_t)rmpi_knobs.COLL_SHM_ALLTOALL_CMA,
-                           form == RMPI_COLL_REGULAR && bb < (size_t)rmpi_knobs.COLL_SHM_ALLTOALL_MAX);
+                           form == RMPI_COLL_REGULAR && bb < (size_t)rmpi_knobs.COLL_SHM_ALLTOALL_MAX, bb);
     if (way < 0)
         return RMPI_COLL_SHM_DECLINED;
     if (way) {

@@ -213,6 +213,11 @@ int rmpi_rma_wait(rmpi_win_t *w);
 int rmpi_rma_test(rmpi_win_t *w, int *flag);
 int rmpi_rma_lock(rmpi_win_t *w, int type, int target, int assert);
 int rmpi_rma_unlock(rmpi_win_t *w, int target);
+/* Lock and Unlock's short paths for the binding: a direct target, no assert, the lock word
+ * free now, no other thread may call; else 1 with nothing done (the full checks and
+ * rmpi_rma_lock / rmpi_rma_unlock decide, errors included). */
+int rmpi_rma_lock_direct(rmpi_win_t *w, int type, int target, int assert);
+int rmpi_rma_unlock_direct(rmpi_win_t *w, int target);
 int rmpi_rma_lock_all(rmpi_win_t *w, int assert);
 int rmpi_rma_unlock_all(rmpi_win_t *w);
 /* target -1: every target. local: only local completion (Flush_local). */

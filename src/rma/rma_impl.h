@@ -95,6 +95,8 @@ typedef struct rma_ack {
     rmpi_req_t *req;
     int32_t err;
 } rma_ack_t;
+/* Acknowledgements a synchronisation of up to this many targets keeps on its stack. */
+#define RMA_ACKS_STACK 4
 void rma_ctl(rmpi_win_t *w, int target, int kind, int lock_type, rma_ack_t *ack);
 /* Send a control message that has no answer (POST, COMPLETE). */
 void rma_note(rmpi_win_t *w, int target, int kind);

@@ -157,7 +157,8 @@ int rma_flush_ranks(rmpi_win_t *w, const int *ranks, int n)
     /* direct operations are done when issued: a full barrier orders them before what the
      * caller does next (the fence, unlock or flush that asked for remote completion) */
     atomic_thread_fence(memory_order_seq_cst);
-    rma_ack_t *acks = rmpi_xmalloc((size_t)(n ? n : 1) * sizeof *acks);
+    rma_ack_t one[RMA_ACKS_STACK]; /* a flush or unlock of one target: no malloc and free */
+    rma_ack_t *acks = n <= RMA_ACKS_STACK ? one : rmpi_xmalloc((size_t)n * sizeof *acks);
     int na = 0;
     for (int i = 0; i < n; i++) {
         int t = ranks ? ranks[i] : i;
@@ -182,7 +183,8 @@ int rma_flush_ranks(rmpi_win_t *w, const int *ranks, int n)
         if (w->lazy[t] == RMA_LAZY_SENT) /* the FLUSH was handled after the lock's grant */
             w->lazy[t] = 0;
     }
-    free(acks);
+    if (acks != one)
+        free(acks);
     for (int i = 0; i < n; i++)
         rma_wait_gets(w, ranks ? ranks[i] : i);
     int rerr = rma_rdma_error(w);

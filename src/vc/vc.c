@@ -40,9 +40,10 @@ static void rate_sample(rmpi_subchan_t *sc, size_t backlog, uint64_t now)
 int rmpi_vc_pick_big(rmpi_vc_t *vc, size_t len)
 {
     const rmpi_sched_t *s = &vc->sched;
-    double q[RMPI_VC_MAX_SUB];
-    int rates = 1;
+    double q[RMPI_VC_MAX_SUB], fastest = 0;
+    int rates = 1, explore = 0;
     uint64_t now = rmpi_time_ns();
+    vc->big_t = now;
     for (int i = 0; i < vc->nsub; i++) {
         if (!s->up[i])
             continue;
@@ -53,19 +54,35 @@ int rmpi_vc_pick_big(rmpi_vc_t *vc, size_t len)
         rate_sample(&vc->sub[i], b, now);
         q[i] = (double)b;
         rates &= vc->sub[i].rate > 0;
+        if (vc->sub[i].rate > fastest)
+            fastest = vc->sub[i].rate;
     }
     /* Measured rates once every rail has one, else the striping weights once they mean
-     * something (adaptive: after a striped message fed them back; weighted: the hints); with
-     * neither, the small-frame policy: splitting by equal guesses halved a 4:1 pair. */
+     * something (adaptive: after a striped message fed them back; weighted: the hints). With
+     * neither but a rail measured (the small-frame policy's, busy with a stream of eager
+     * frames), a rail not yet measured is taken to be as fast as the fastest measured one:
+     * it gets frames only while the measured rails hold more bytes than it does, which makes
+     * it busy, and so measured, after which its own rate decides. A stream of eager frames
+     * never feeds the striping weights, so without this its second rail was never used (64
+     * KiB on two equal rails: one rail's rate). A slow rail over-measured at first (a
+     * shaper's burst) is corrected by the rate's smoothing within a few busy intervals.
+     * With no rail measured, the small-frame policy: splitting by equal guesses halved a 4:1
+     * pair. */
     if (!rates && !(s->cfg.stripe_policy == RMPI_STRIPE_POLICY_WEIGHTED ||
-                    (s->cfg.stripe_policy == RMPI_STRIPE_POLICY_ADAPTIVE && s->learned > 0)))
-        return rmpi_sched_small(&vc->sched);
+                    (s->cfg.stripe_policy == RMPI_STRIPE_POLICY_ADAPTIVE && s->learned > 0))) {
+        if (!(fastest > 0) || s->cfg.stripe_policy != RMPI_STRIPE_POLICY_ADAPTIVE)
+            return rmpi_sched_small(&vc->sched);
+        explore = 1;
+    }
     int best = -1;
     double best_t = 0;
     for (int i = 0; i < vc->nsub; i++) {
         if (!s->up[i])
             continue;
-        double w = rates ? vc->sub[i].rate : s->weight[i] > 0 ? s->weight[i] : 1e-6;
+        double w = rates              ? vc->sub[i].rate
+                   : explore          ? (vc->sub[i].rate > 0 ? vc->sub[i].rate : fastest)
+                   : s->weight[i] > 0 ? s->weight[i]
+                                      : 1e-6;
         double t = (q[i] + (double)len) / w;
         if (best < 0 || t < best_t) {
             best = i;
@@ -688,14 +705,22 @@ void rmpi_vc_on_up(rmpi_rail_t *rail, int peer, uint32_t epoch)
               rail->hints.name, peer, (double)(now - sc->t_down) * 1e-9, epoch);
 }
 
+/* A window of eager frames is picked in a burst and then drains for many milliseconds with
+ * no pick: rmpi_vc_pick_big's own samples never span a busy interval of it, so while a VC
+ * picked big frames lately the watch samples its rails' rates as well. */
+#define BIG_RECENT_NS 100000000u
+
 static void watch_vc(rmpi_vc_t *vc, uint64_t now, int fresh)
 {
     double tmo[RMPI_VC_MAX_SUB];
     rmpi_detect_t det[RMPI_VC_MAX_SUB];
+    int rates = vc->big_t && now - vc->big_t < BIG_RECENT_NS;
     for (int i = 0; i < vc->nsub; i++) {
         rmpi_subchan_t *sc = &vc->sub[i];
         if (!vc->sched.up[i])
             probe(vc, sc, now);
+        else if (rates && sc->rail->ops->backlog)
+            rate_sample(sc, sc->rail->ops->backlog(sc->rail, vc->peer), now);
         if (vc->sched.up[i] && fail_k > 0) {
             uint64_t moved;
             size_t out = sc->rail->ops->watch(sc->rail, vc->peer, &moved);

@@ -160,6 +160,7 @@ struct rmpi_vc {
     uint64_t tx_frames, rx_frames;
     int cut;            /* the peer sent a malformed frame: nothing it sends is read any more */
     size_t ooo_bytes;   /* memory held by the out-of-order queue (rmpi_vc_ooo_max) */
+    uint64_t big_t;     /* last rmpi_vc_pick_big: its rails' rates are sampled by the watch too */
     int watched;        /* in the failure detector's list (rmpi_vc_watch) */
     double tuned_rates; /* live count and summed rates at the last re-tuning by an RTT sample */
     void *core;         /* the core's per-peer state */

@@ -35,10 +35,11 @@ mixed) NP=4 PROG=$B/tests/mpi/pt2pt/chan_select ARGS=selected NET=auto
         -genv RMPI_TOPO_FAKE_NODES 2 -genv RMPI_OFI_AUTO any -genv RMPI_COLL_BARRIER two_level \
         -genv RMPI_COLL_REDUCE two_level ;;
 coll) NP=8 PROG=$B/bench/coll ARGS="-m 8:8 -i 300"
-    # Reduce point-to-point as Allreduce, Allgather and Alltoall are at 8 ranks on few
-    # cores: through the node's segment (its oversubscribed default) it sends nothing, and
-    # the remaining messages did not make any rank dedicate a partner
-    set -- -genv RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE 0 ;;
+    # the collectives point-to-point: at 8 ranks on few cores the node's segment takes
+    # small Reduce (RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE) and small Barrier, Allreduce,
+    # Allgather and Alltoall (RMPI_COLL_SHM_OVERSUBSCRIBED_SMALL) by default, which send
+    # nothing, and the remaining messages did not make any rank dedicate a partner
+    set -- -genv RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE 0 -genv RMPI_COLL_SHM_OVERSUBSCRIBED_SMALL 0 ;;
 *) echo "usage: $0 BUILD_DIR SOURCE_DIR select|coll|ofi|mixed"; exit 2 ;;
 esac
 for f in "$MPIEXEC" "$PROG" "$SIM"; do

@@ -25,7 +25,11 @@
 #include <unistd.h>
 
 #define SEG_HDR RMPI_SHM_SEG_HDR
-#define SEG_MAGIC 0x524d5049534d3032ull /* "RMPISM02" (docs/wire/shm.md) */
+#define SEG_MAGIC 0x524d5049534d3033ull /* "RMPISM03" (docs/wire/shm.md) */
+/* The doorbell words (shm.h), in the header after its fields, a cache line of their own:
+ * a bit per local sender, so at most (4096 - 512) * 8 local ranks */
+#define BELL_OFF 512u
+#define BELL_MAX_WORDS ((SEG_HDR - BELL_OFF) / sizeof(uint64_t))
 #define SHARED RMPI_NET_CHAN_SHARED
 #define DEDICATED RMPI_NET_CHAN_DEDICATED
 
@@ -36,6 +40,7 @@ typedef struct seg_hdr {
     uint32_t ncells;
     rmpi_shm_qlayout_t qlay; /* the shared queue, at SEG_HDR; rings follow it */
 } seg_hdr_t;
+_Static_assert(sizeof(seg_hdr_t) <= BELL_OFF, "the segment header's fields overlap its doorbell");
 
 /* A frame waiting for room, with the channel it was posted on (frames leave in post order,
  * whatever channel each takes, so a switch never lets a later frame pass an earlier one).
@@ -61,6 +66,7 @@ typedef struct shm_rx {
     int rank;
     rmpi_net_chsw_t sw; /* the channel it writes on (our choice), waiting for its marker */
     int active;         /* its ring is in the active list */
+    int ai;             /* its index there while active */
     rmpi_shm_reader_t rd;
     parked_t *park, **park_tail;
     char *frag; /* a frame arriving in fragments through the shared queue */
@@ -74,6 +80,8 @@ typedef struct shm_peer {
     int lidx;    /* its local index */
     int tx_kind; /* the channel this process writes to it on (its choice) */
     rmpi_shm_writer_t wr;
+    _Atomic uint64_t *bell; /* our doorbell word in its segment, and our bit there */
+    uint64_t bell_bit;
     rmpi_shm_queue_t txq; /* its shared receive queue */
     pending_t *pend, **pend_tail;
     void *seg;
@@ -142,12 +150,21 @@ typedef struct shm_rail {
     int *local_rank;                /* local index -> world rank */
     shm_peer_t **peer;              /* world rank -> peer (NULL if not on this node) */
     shm_rx_t *rx;                   /* local index -> receive state */
-    shm_rx_t **act;                 /* the rings polled (dedicated, set up) */
-    /* per act[i]: the stamp of the cell at its read position. Consumed and unwritten cells
-     * hold 0, so 0 there is an empty ring, read with one load from an array of its own instead
-     * of peek's cell and stamp arithmetic: an idle pass polls every ring in use (the seed's
-     * polling term, sec. 3.2 A.1; RMPI_CHAN_IDLE_POLL_COST is what one costs) */
+    shm_rx_t **act;                 /* the rings in use (dedicated, set up) */
+    /* The doorbell (shm.h): with more than RING_POLL_MAX rings in use a pass reads the nbell
+     * words, not the rings, so a ring with nothing to read costs nothing (the seed's polling
+     * term, sec. 3.2 A.1, charges every dedicated channel at every poll;
+     * RMPI_CHAN_IDLE_POLL_COST is what one costs). bell_left: rings to read at the next such
+     * pass although their bits were taken (more frames than a pass reads, or frames written
+     * before the ring was active). With fewer rings a pass reads each one's next stamp
+     * (`stamp`, per act[i]: 0 in a consumed or unwritten cell, so one load finds a ring
+     * empty), and nobody reads the words: a frame then costs one cache line between the
+     * two processes, not two (the busy pair's latency). Senders set their bit either way,
+     * so the bits a pass of stamps left in the words are there when the bells take over. */
     const _Atomic uint32_t **stamp;
+    _Atomic uint64_t *bell;
+    uint64_t *bell_left;
+    int nbell, any_left;
     int nact, npending, policy; /* policy: RMPI_CHANNELS_* */
     int nqueue_from;            /* local senders without a ring in act: while 0 nobody writes
                                      * to the shared queue and the poll skips it */
@@ -206,8 +223,14 @@ static rmpi_shm_ring_t *ring_of(void *seg, int l)
 static void ring_activate(shm_rx_t *x)
 {
     x->active = 1;
+    x->ai = shm.nact;
     shm.stamp[shm.nact] = &rmpi_shm_cell(x->rd.ring, x->rd.ncells, x->rd.r)->stamp;
     shm.act[shm.nact++] = x;
+    /* its sender wrote frames after its marker and may have rung before the ring was
+     * active, when a pass took the bit and read nothing: read it at the next pass */
+    int l = (int)(x - shm.rx);
+    shm.bell_left[l / 64] |= 1ull << (l % 64);
+    shm.any_left = 1;
     shm.nqueue_from--;
     shm.st.mem[DEDICATED] += shm.ring_stride;
     shm.st.mem_peak[DEDICATED] = RMPI_MAX(shm.st.mem_peak[DEDICATED], shm.st.mem[DEDICATED]);
@@ -223,6 +246,9 @@ static int shm_open_rail(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
     s->cma_mode = rmpi_knobs.SHM_CMA;
     int node = rmpi_topo_my_node();
     s->nlocal = rmpi_topo_local_size(node);
+    if ((size_t)s->nlocal > BELL_MAX_WORDS * 64)
+        rmpi_fatal("%d ranks on one node: shared memory carries at most %zu (set RMPI_NET=tcp to run more).", s->nlocal,
+                   BELL_MAX_WORDS * 64);
     s->my_local = rmpi_topo_local_rank(env->rank);
     s->local_rank = rmpi_xcalloc((size_t)s->nlocal, sizeof *s->local_rank);
     s->peer = rmpi_xcalloc((size_t)env->size, sizeof *s->peer);
@@ -287,6 +313,9 @@ static int shm_open_rail(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
 
     s->rx = rmpi_xcalloc((size_t)s->nlocal, sizeof *s->rx);
     s->act = rmpi_xcalloc((size_t)s->nlocal, sizeof *s->act);
+    s->nbell = (s->nlocal + 63) / 64;
+    s->bell = (_Atomic uint64_t *)((char *)s->seg + BELL_OFF);
+    s->bell_left = rmpi_xcalloc((size_t)s->nbell, sizeof *s->bell_left);
     s->stamp = rmpi_xcalloc((size_t)s->nlocal, sizeof *s->stamp);
     s->nqueue_from = s->nlocal - 1;
     for (int l = 0; l < s->nlocal; l++) {
@@ -369,6 +398,8 @@ static int shm_ready(rmpi_rail_t *rail, int phase)
         p->tx_kind = s->policy == RMPI_CHANNELS_DEDICATED ? DEDICATED : SHARED;
         p->wr.ring = ring_of(seg, s->my_local);
         p->wr.ncells = s->ncells;
+        p->bell = (_Atomic uint64_t *)((char *)seg + BELL_OFF) + s->my_local / 64;
+        p->bell_bit = 1ull << (s->my_local % 64);
         rmpi_shm_queue_attach(&p->txq, (char *)seg + SEG_HDR, &s->qlay);
         /* only what we write: our ring, or the peer's shared queue */
         if (p->tx_kind == DEDICATED)
@@ -415,6 +446,7 @@ static int tx_now(shm_peer_t *p, int ch, unsigned type, const struct iovec *iov,
             return 0;
         rmpi_iov_gather(dst, iov, n);
         rmpi_shm_ring_commit(&p->wr, len, type);
+        rmpi_shm_bell(p->bell, p->bell_bit);
     } else if (!tx_shared(p, type, iov, n, len)) {
         return 0;
     }
@@ -459,6 +491,7 @@ static void post(shm_peer_t *p, unsigned type, const struct iovec *iov, int n)
             if (RMPI_LIKELY(dst != NULL)) {
                 rmpi_iov_gather(dst, iov, n);
                 rmpi_shm_ring_commit(&p->wr, len, type);
+                rmpi_shm_bell(p->bell, p->bell_bit);
                 shm.st.tx_bytes[DEDICATED] += len;
                 return;
             }
@@ -814,10 +847,11 @@ static void shared_frame(shm_rail_t *s, shm_rx_t *x, unsigned type, unsigned fla
 
 /* A ring's marker was read (J5 for dedicated -> shared): frames held back from the shared
  * queue go on in order, the ring leaves the poll list and gives its memory back. */
-static void ring_retire(shm_rail_t *s, int i)
+static void ring_retire(shm_rail_t *s, shm_rx_t *x)
 {
-    shm_rx_t *x = s->act[i];
+    int i = x->ai;
     s->act[i] = s->act[--s->nact];
+    s->act[i]->ai = i;
     s->stamp[i] = s->stamp[s->nact];
     s->nqueue_from++;
     x->active = 0;
@@ -893,49 +927,84 @@ static int poll_shared(shm_rail_t *s)
     return ev;
 }
 
-/* Reads ring i's frames (it has at least one): 1 if its sender's marker was read and the
- * ring left the poll list, so act[i] is another ring now. */
-static __attribute__((noinline)) int drain_ring(shm_rail_t *s, int i, int *ev)
+/* Reads x's frames (its bit was set: it may have none). 1: it may have more than one
+ * pass reads. A marker retires the ring (it leaves the active list). */
+static __attribute__((noinline)) int drain_ring(shm_rail_t *s, shm_rx_t *x, int *ev)
 {
-    shm_rx_t *x = s->act[i];
     rmpi_shm_reader_t *rd = &x->rd;
     size_t len;
     unsigned type;
     const void *f;
     /* bounded per ring so one busy sender cannot starve the others */
-    for (int k = 0; k < 32 && (f = rmpi_shm_ring_peek(rd, &len, &type)); k++) {
+    for (int k = 0; k < 32; k++) {
+        if (!(f = rmpi_shm_ring_peek(rd, &len, &type))) {
+            s->stamp[x->ai] = &rmpi_shm_cell(rd->ring, rd->ncells, rd->r)->stamp;
+            return 0;
+        }
         s->st.rx_bytes[DEDICATED] += len;
         s->st.buf_bytes[DEDICATED] += (RMPI_SHM_HDR + len + RMPI_SHM_CELL - 1) / RMPI_SHM_CELL * RMPI_SHM_CELL;
         s->st.rx_frames[DEDICATED]++;
         if (type == RMPI_SHM_CHAN_MARK) {
             rmpi_net_chsw_marked(&x->sw, SHARED, &s->st, x->rank, s->env->rank);
             rmpi_shm_ring_consume(rd, len);
-            ring_retire(s, i);
-            return 1;
+            ring_retire(s, x);
+            return 0;
         }
         handle(s, x->rank, type, f, len);
         rmpi_shm_ring_consume(rd, len);
         (*ev)++;
     }
-    while (RMPI_UNLIKELY(s->act[i] != x)) /* a handler changed the list (it holds x still) */
-        i = (i + 1) % s->nact;
-    s->stamp[i] = &rmpi_shm_cell(rd->ring, rd->ncells, rd->r)->stamp;
-    return 0;
+    s->stamp[x->ai] = &rmpi_shm_cell(rd->ring, rd->ncells, rd->r)->stamp;
+    return 1;
 }
 
-/* An empty ring costs its stamp's load, the test and the loop (the stamps in an array of
- * their own, the array and the count in registers while nothing is found); a ring with
- * frames goes out of line, and its handlers may change the list, so both are read again. */
+/* A pass reads the doorbell words (one load each while no bit is set) and the rings whose
+ * bits were set or left from the last pass; a ring that is not active (retired, or its
+ * marker on the queue not read yet: ring_activate sets its bit again) is skipped. */
+static int poll_bells(shm_rail_t *s)
+{
+    int ev = 0, left = s->any_left;
+    s->any_left = 0;
+    for (int w = 0; w < s->nbell; w++) {
+        uint64_t b = rmpi_shm_bell_take(&s->bell[w]);
+        if (RMPI_UNLIKELY(left)) {
+            b |= s->bell_left[w];
+            s->bell_left[w] = 0;
+        }
+        while (b) {
+            int l = w * 64 + __builtin_ctzll(b);
+            b &= b - 1;
+            shm_rx_t *x = &s->rx[l];
+            if (x->active && drain_ring(s, x, &ev)) {
+                s->bell_left[w] |= 1ull << (l % 64);
+                s->any_left = 1;
+            }
+        }
+    }
+    return ev;
+}
+
+/* Up to RING_POLL_MAX rings, a pass reads their stamps: an empty ring is a load, a test and
+ * the loop (the stamps in an array of their own, in registers while nothing is found; 8
+ * instructions a ring); the words cost about 16 a pass and a cache line more per frame. */
+#define RING_POLL_MAX 2
 static int poll_rings(shm_rail_t *s)
 {
+    if (s->nact > RING_POLL_MAX) {
+        /* the common pass: one word, nothing left over and no bit set is a load and a test */
+        if (RMPI_LIKELY(s->nbell == 1 && !s->any_left) && atomic_load_explicit(&s->bell[0], memory_order_relaxed) == 0)
+            return 0;
+        return poll_bells(s);
+    }
     int ev = 0, n = s->nact;
     const _Atomic uint32_t **st = s->stamp;
     for (int i = 0; i < n; i++) {
         if (RMPI_LIKELY(atomic_load_explicit(st[i], memory_order_relaxed) == 0))
-            continue;               /* empty; peek's acquire load orders the frame's bytes once it is not */
-        i -= drain_ring(s, i, &ev); /* a retired ring's place holds another ring: read it next */
-        n = s->nact;
-        st = s->stamp;
+            continue; /* empty; peek's acquire load orders the frame's bytes once it is not */
+        shm_rx_t *x = s->act[i];
+        drain_ring(s, x, &ev);
+        i -= !x->active; /* retired: its place holds another ring, read it next */
+        n = RMPI_MIN(s->nact, RING_POLL_MAX);
     }
     return ev;
 }
@@ -1058,6 +1127,7 @@ static void shm_close(rmpi_rail_t *rail)
     free(s->local_rank);
     free(s->rx);
     free(s->act);
+    free(s->bell_left);
     free(s->stamp);
     free(s->done);
     free(s->mr);

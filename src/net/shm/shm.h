@@ -141,4 +141,26 @@ static inline void rmpi_shm_ring_consume(rmpi_shm_reader_t *rd, size_t len)
     }
 }
 
+/* Doorbell: a word of bits in the receiver's segment, one per local sender (docs/wire/shm.md).
+ * A sender sets its bit after each frame it writes into its ring; the receiver's pass takes
+ * the word and reads only the rings whose bits were set, so a ring with nothing to read costs
+ * no load per pass. The sender's fetch-or is a release read-modify-write after the frame's
+ * stamp: a take (exchange, acquire) that returns the bit sees the frame, and a take before
+ * the fetch-or leaves the bit for the next one, so no frame is left unannounced. A plain
+ * load of the word before the sender's store of its bit would not do: store then load on the
+ * sender against exchange then load on the receiver can both read the old values (the
+ * store-buffering case), and a frame would wait for the next one's bit. */
+static inline void rmpi_shm_bell(_Atomic uint64_t *word, uint64_t bit)
+{
+    atomic_fetch_or_explicit(word, bit, memory_order_release);
+}
+
+/* The bits set since the last take: one relaxed load while none are. */
+static inline uint64_t rmpi_shm_bell_take(_Atomic uint64_t *word)
+{
+    if (atomic_load_explicit(word, memory_order_relaxed) == 0)
+        return 0;
+    return atomic_exchange_explicit(word, 0, memory_order_acquire);
+}
+
 #endif

@@ -6,7 +6,9 @@
  * two threads running the same on two communicators at once. With `onecpu`: every rank pins
  * itself to the first CPU it may use before MPI_Init, so the node has more ranks than CPUs
  * on any machine (the oversubscribed choice: Bcast, Reduce and single copy in the
- * segment, the others point-to-point; the testlist checks RMPI_REPORT's counts). Every predefined
+ * segment, and below RMPI_COLL_SHM_OVERSUBSCRIBED_SMALL Barrier, Allreduce, Allgather and
+ * Alltoall too; the testlist checks RMPI_REPORT's counts). Barrier on WORLD (not with
+ * `threads`): every rank's store before it is seen after it, through a shared window. Every predefined
  * (type, op) pair: tests/mpi/datatype/ops with -n. */
 #include "mtest.h"
 
@@ -14,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const int sizes[] = {0, 1, 2, 15, 16, 17, 1000, 1007, 1008, 1024, 1025, 2047, 4096, 5000, 12345};
 #define NSIZES (int)(sizeof sizes / sizeof sizes[0])
@@ -142,6 +145,44 @@ static void movement(MPI_Comm c, int me, int n, int cnt)
     free(s), free(r);
 }
 
+/* Barrier: nobody leaves before every rank has entered. Round k: each rank stores k in its
+ * word of a shared window and enters, the round's late rank after a pause; after it every
+ * word must read k (an early exit reads the late rank's k - 1). */
+static void barriers(MPI_Comm c, int me, int n)
+{
+    MPI_Comm node;
+    MPI_Comm_split_type(c, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int nn;
+    MPI_Comm_size(node, &nn);
+    int *mine, bad = 0;
+    MPI_Win w;
+    MTEST_OK(MPI_Win_allocate_shared(sizeof(int), sizeof(int), MPI_INFO_NULL, node, &mine, &w));
+    MPI_Win_lock_all(MPI_MODE_NOCHECK, w);
+    *mine = 0;
+    MPI_Win_sync(w);
+    MTEST_OK(MPI_Barrier(c));
+    for (int k = 1; k <= 8 && nn == n; k++) {
+        if (me == k % n)
+            usleep(2000);
+        __atomic_store_n(mine, k, __ATOMIC_RELEASE);
+        MPI_Win_sync(w);
+        MTEST_OK(MPI_Barrier(c));
+        MPI_Win_sync(w);
+        for (int r = 0; r < nn; r++) {
+            MPI_Aint sz;
+            int du, *p;
+            MPI_Win_shared_query(w, r, &sz, &du, &p);
+            if (__atomic_load_n(p, __ATOMIC_ACQUIRE) < k)
+                bad++;
+        }
+        MTEST_OK(MPI_Barrier(c)); /* nobody stores k + 1 before all have read k */
+    }
+    MTEST_CHECK(!bad, "Barrier: %d words of earlier rounds seen after it", bad);
+    MPI_Win_unlock_all(w);
+    MPI_Win_free(&w);
+    MPI_Comm_free(&node);
+}
+
 static void suite(MPI_Comm c)
 {
     int me, n;
@@ -191,6 +232,7 @@ int main(int argc, char **argv)
         pthread_join(t, NULL);
     } else {
         suite(MPI_COMM_WORLD);
+        barriers(MPI_COMM_WORLD, mtest_rank, mtest_size);
         suite(half);
         suite(dup);
         /* a collective on one communicator between two on another */

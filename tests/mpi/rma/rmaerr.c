@@ -42,6 +42,20 @@ int main(int argc, char **argv)
     MTEST_ERR(MPI_Win_wait(win), MPI_ERR_RMA_SYNC);
     MTEST_ERR(MPI_Win_unlock_all(win), MPI_ERR_RMA_SYNC);
     MTEST_ERR(MPI_Win_lock(12345, 0, 0, win), MPI_ERR_LOCKTYPE);
+    /* Win_lock / Win_unlock's short paths (direct targets) hand these to the full checks */
+    MTEST_ERR(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, size, 0, win), MPI_ERR_RANK);
+    MTEST_ERR(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, -5, 0, win), MPI_ERR_RANK);
+    MTEST_ERR(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 1 << 20, win), MPI_ERR_ASSERT);
+    MTEST_ERR(MPI_Win_unlock(size, win), MPI_ERR_RANK);
+    MTEST_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
+    MTEST_ERR(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win), MPI_ERR_RMA_SYNC);
+    MTEST_ERR(MPI_Win_lock_all(0, win), MPI_ERR_RMA_SYNC);
+    MTEST_OK(MPI_Win_unlock(0, win));
+    MTEST_ERR(MPI_Win_unlock(0, win), MPI_ERR_RMA_SYNC);
+    MTEST_OK(MPI_Win_lock_all(0, win));
+    MTEST_ERR(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win), MPI_ERR_RMA_SYNC);
+    MTEST_ERR(MPI_Win_unlock(0, win), MPI_ERR_RMA_SYNC);
+    MTEST_OK(MPI_Win_unlock_all(win));
     MTEST_ERR(MPI_Win_fence(1 << 20, win), MPI_ERR_ASSERT);
 
     /* request-based operations only in passive-target epochs */

@@ -13,8 +13,13 @@
  *     the model says the ring is empty), including runs across the 2^32 stamp wrap.
  *  c) two threads, 1e6 frames of random sizes through the smallest ring (64 cells), with
  *     the same adversarial payload words: order, lengths, every byte, checksum.
+ *  d) the doorbell: three writer threads, a ring each, set their bit after every frame; the
+ *     reader reads a ring only when its bit comes back from a take. Every frame arrives in
+ *     order, and a ring found holding a frame while its bit stays clear for 200 ms (checked
+ *     whenever the reader has taken nothing for a while) is a frame left unannounced.
  */
 #include <pthread.h>
+#include <time.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -505,6 +510,107 @@ static void run_threads(void)
     free(t.ring);
 }
 
+#define BELL_W 3
+#define BELL_FRAMES 300000u
+
+typedef struct bell_test {
+    _Atomic uint64_t word;
+    rmpi_shm_ring_t *ring[BELL_W];
+    rmpi_shm_writer_t wr[BELL_W];
+    rmpi_shm_reader_t rd[BELL_W];
+    int idx[BELL_W];
+} bell_test_t;
+static bell_test_t bt;
+
+static void *bell_writer(void *arg)
+{
+    int w = *(int *)arg;
+    for (uint32_t i = 0; i < BELL_FRAMES; i++) {
+        char *p;
+        while (!(p = rmpi_shm_ring_reserve(&bt.wr[w], sizeof i)))
+            sched_yield();
+        memcpy(p, &i, sizeof i);
+        rmpi_shm_ring_commit(&bt.wr[w], sizeof i, RMPI_SHM_DATA);
+        rmpi_shm_bell(&bt.word, 1ull << (2 * w + 1)); /* not bit w: any bit of the word */
+    }
+    return NULL;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static void run_bells(void)
+{
+    memset(&bt, 0, sizeof bt);
+    pthread_t th[BELL_W];
+    for (int w = 0; w < BELL_W; w++) {
+        bt.ring[w] = ring_new(64);
+        ends_init(bt.ring[w], 64, 0, &bt.wr[w], &bt.rd[w]);
+        bt.idx[w] = w;
+    }
+    for (int w = 0; w < BELL_W; w++)
+        if (pthread_create(&th[w], NULL, bell_writer, &bt.idx[w])) {
+            CHECK(0, "pthread_create failed");
+            return;
+        }
+    uint32_t next[BELL_W] = {0};
+    uint64_t total = 0, idle = 0;
+    int lost = 0;
+    while (total < (uint64_t)BELL_W * BELL_FRAMES && !lost) {
+        uint64_t b = rmpi_shm_bell_take(&bt.word);
+        if (!b) {
+            if (++idle % 100000)
+                continue;
+            /* a while with nothing: does a ring hold a frame that no bit announces? */
+            for (int w = 0; w < BELL_W && !lost; w++) {
+                size_t len;
+                unsigned type;
+                if (!rmpi_shm_ring_peek(&bt.rd[w], &len, &type))
+                    continue;
+                uint64_t t0 = now_ns();
+                while (!(atomic_load(&bt.word) & (1ull << (2 * w + 1))) && now_ns() - t0 < 200000000u)
+                    sched_yield();
+                lost = !(atomic_load(&bt.word) & (1ull << (2 * w + 1)));
+                CHECK(!lost, "ring %d holds frame %u and its bit stayed clear for 200 ms", w, next[w]);
+            }
+            continue;
+        }
+        for (int w = 0; w < BELL_W; w++) {
+            if (!(b & (1ull << (2 * w + 1))))
+                continue;
+            size_t len;
+            unsigned type;
+            const char *f;
+            while ((f = rmpi_shm_ring_peek(&bt.rd[w], &len, &type))) {
+                uint32_t v;
+                memcpy(&v, f, sizeof v);
+                if (v != next[w] || len != sizeof v) {
+                    CHECK(0, "ring %d: frame %u (len %zu) where %u was next", w, v, len, next[w]);
+                    lost = 1;
+                    break;
+                }
+                next[w]++;
+                total++;
+                rmpi_shm_ring_consume(&bt.rd[w], len);
+            }
+        }
+    }
+    if (lost) { /* the writers may wait on rings nobody reads */
+        fprintf(stderr, "shm_ring: doorbell failed; not waiting for the writers\n");
+        return;
+    }
+    for (int w = 0; w < BELL_W; w++) {
+        pthread_join(th[w], NULL);
+        free(bt.ring[w]);
+    }
+    CHECK(total == (uint64_t)BELL_W * BELL_FRAMES, "%llu frames of %u", (unsigned long long)total,
+          BELL_W * BELL_FRAMES);
+}
+
 int main(void)
 {
     unit_watchdog("shm_ring", 60, "ring deadlock?"); /* generous: two spinning sides on a loaded machine */
@@ -526,5 +632,7 @@ int main(void)
     run_random(8192, 0, 1, 9000, 2000);
     if (!unit_failures) /* a broken ring can deadlock two threads: report what we have */
         run_threads();
+    if (!unit_failures)
+        run_bells();
     return finish("shm_ring");
 }

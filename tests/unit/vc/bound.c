@@ -6,8 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../unit_check.h"
-#include "vc/vc.h"
+#include "vc_unit.h"
 
 typedef struct wire {
     int rail, pieces;
@@ -116,16 +115,8 @@ static int kept_timed(const rmpi_vc_t *vc, uint16_t psn)
 
 int main(void)
 {
-    for (int i = 0; i < 2; i++) {
-        rails[i].ops = &fake_ops;
-        rails[i].index = i;
-    }
-    unit_singleton();
-    rmpi_knobs_init();
-    rmpi_pm_info_t pm;
-    if (rmpi_pmi_init(&pm) || rmpi_topo_init(&pm))
+    if (vc_unit_init(rails, 2, &fake_ops, deliver))
         return 1;
-    rmpi_vc_init(0, 2, deliver, 64);
 
     /* Which VCs are bound: binding with several live subchannels, nothing held, no
      * coalescing; the subchannel is the binding policy's pick (bind 1 of 2: the second). */

@@ -5,8 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../unit_check.h"
-#include "vc/vc.h"
+#include "vc_unit.h"
 
 #define NFRAMES 500
 
@@ -64,18 +63,9 @@ static rmpi_vc_t *make_vc(int peer)
 
 int main(void)
 {
-    for (int i = 0; i < 2; i++) {
-        rails[i].ops = &fake_ops;
-        rails[i].index = i;
-    }
-    /* vc_init reads the knob table and this process's local rank (a singleton here) */
-    unit_singleton();
-    rmpi_knobs_init();
-    rmpi_pm_info_t pm;
-    if (rmpi_pmi_init(&pm) || rmpi_topo_init(&pm))
-        return 1;
     /* one process plays both ends: its VC to "peer 1" sends, its VC to "peer 0" receives */
-    rmpi_vc_init(0, 2, deliver, 64);
+    if (vc_unit_init(rails, 2, &fake_ops, deliver))
+        return 1;
     rmpi_vc_t *tx = make_vc(1), *rx = make_vc(0);
     (void)rx;
     for (int k = 0; k < NFRAMES; k++) {
