@@ -118,7 +118,14 @@ int rmpi_topo_init(const rmpi_pm_info_t *pm)
         rmpi_fatal("RMPI_BIND=%s is not BIND[:MAP[:INDEX:COUNT]][:report] (BIND core|numa|none|auto, "
                    "MAP core|numa|node|slot, INDEX < COUNT).",
                    rmpi_knobs.BIND);
-    if (bind >= 0 && bindex >= 0)
+    /* auto (mpiexec's default) places a rank by its index among the ranks of its host
+     * name; hosts that are containers or network namespaces of one machine (the lab's
+     * "hosts") then put all their first ranks on the same core, and two ranks taking
+     * turns on one core made a lab ping-pong 9 us one way instead of 5.6 on a core each
+     * (docs/results/multirail.md). So auto waits for the exchange and counts the ranks
+     * that share this kernel (boot id), which on separate machines is the same count. */
+    int by_kernel = bind == RMPI_BIND_AUTO && boot[0];
+    if (bind >= 0 && bindex >= 0 && !by_kernel)
         bind_self(pm->rank, bind, map, bindex, bcount, report);
     /* The card carries this rank's affinity mask after '|': the node's ranks together may
      * use the union of them, which says whether they are more than its CPUs. */
@@ -198,7 +205,17 @@ int rmpi_topo_init(const rmpi_pm_info_t *pm)
             CPU_OR(&all, &all, &mask[r]);
     node_cpus = CPU_COUNT(masks_known ? &all : &mine);
     free(mask);
-    if (bind >= 0 && bindex < 0)
+    if (by_kernel) {
+        int kindex = 0, kcount = 0;
+        for (int r = 0; r < nranks; r++) {
+            const char *b = strrchr(names[r], '/');
+            if (b && !strcmp(b + 1, boot)) {
+                kcount++;
+                kindex += r < pm->rank;
+            }
+        }
+        bind_self(pm->rank, bind, map, kindex, kcount, report);
+    } else if (bind >= 0 && bindex < 0)
         bind_self(pm->rank, bind, map, local_rank[pm->rank], node_size[my_node], report);
     if (!bind_text[0] && sched_getaffinity(0, sizeof mine, &mine) == 0) {
         char cpus[256];

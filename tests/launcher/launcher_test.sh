@@ -645,6 +645,33 @@ bind_remote)
   expect_rc 0
   expect_unbound "4 remote ranks" 4
   ;;
+bind_kernel)
+  need_cpus 2
+  need_cpus_prog
+  # Two "hosts" that are one machine (containers, the lab's network namespaces): host names
+  # of their own, one kernel. By default each rank takes a core of its own; counted per host
+  # name, both hosts' first ranks went to the same core.
+  unshare -u true 2>/dev/null || { echo "SKIP: unshare -u (a UTS namespace) is not permitted here"; exit 77; }
+  cat >"$T/uts_agent.sh" <<'EOF'
+host=$1
+shift
+exec unshare -u /bin/sh -c 'hostname "$0" && exec /bin/sh -c "$1"' "$host" "$*"
+EOF
+  run "$MPIEXEC" -n 2 --host hostA:1,hostB:1 --agent "/bin/sh $T/uts_agent.sh" --pmi-addr 127.0.0.1 --report-bindings "$CPUS"
+  expect_rc 0
+  expect_one_core_each "one rank on each of two hosts of one kernel"
+  expect_in err "^report-bindings: rank 0 on hostA bound to core [0-9]+ \(cpus $(cpus_of 0)\)$"
+  expect_in err "^report-bindings: rank 1 on hostB bound to core [0-9]+ \(cpus $(cpus_of 1)\)$"
+  # each host's ranks fit its cores, but together they are twice the kernel's: unbound
+  n=$(nproc)
+  run "$MPIEXEC" -n $((2 * n)) --host hostA:$n,hostB:$n --agent "/bin/sh $T/uts_agent.sh" --pmi-addr 127.0.0.1 "$CPUS"
+  expect_rc 0
+  expect_unbound "$n ranks on each of two hosts of one kernel" $((2 * n))
+  # --bind-to core is the user's placement, per host name as before
+  run "$MPIEXEC" -n 2 --host hostA:1,hostB:1 --agent "/bin/sh $T/uts_agent.sh" --pmi-addr 127.0.0.1 --bind-to core "$CPUS"
+  expect_rc 0
+  [ "$(cpus_of 0)" = "$(cpus_of 1)" ] || fail "--bind-to core: ranks on $(cpus_of 0) and $(cpus_of 1), not both on their host's first core"
+  ;;
 bind_respect)
   need_cpus 2
   need_cpus_prog
