@@ -129,9 +129,8 @@ static int shm_get(rmpi_comm_t *c, shm_t *h, int create)
          * faster than the schedules at 4 ranks on 2 cores (docs/results/coll.md, run 13),
          * and so do small blocking calls of the other kinds (`over_small`), where every
          * rank runs once per call either way and the segment's waits yield at once.
-         * The node's figures are equal on all its ranks. */
-        int ncpu = rmpi_topo_node_cpus();
-        int over = ncpu > 0 && rmpi_topo_local_size(rmpi_topo_my_node()) > ncpu;
+         * The kernel's figures (rt.h) are equal on all the node's ranks. */
+        int over = rmpi_topo_oversubscribed();
         shm_spin = over ? 1 : 32;
         if (!rmpi_knobs.COLL_SHM_OVERSUBSCRIBED && over) {
             if (!rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_SOME) {

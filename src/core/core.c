@@ -52,17 +52,6 @@ static void peer_lost(rmpi_rail_t *rail, int peer, const char *why)
     rmpi_fatal("lost rank %d on rail %s (%s); ending the job.", peer, rail->hints.name, why);
 }
 
-/* More ranks on this node than CPUs its ranks may run on together: a rank that spins holds
- * the CPU that the rank it waits for needs. The union of the ranks' masks, not this rank's
- * own: ranks bound one per core are not oversubscribed. */
-static int oversubscribed(void)
-{
-    int ncpu = rmpi_topo_node_cpus();
-    if (ncpu <= 0)
-        ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    return ncpu > 0 && rmpi_topo_local_size(rmpi_topo_my_node()) > ncpu;
-}
-
 int rmpi_core_init(rmpi_core_info_t *info)
 {
     rmpi_knobs_init();
@@ -85,7 +74,7 @@ int rmpi_core_init(rmpi_core_info_t *info)
     rmpi_vc_on_path = rmpi_core_wan_tune;
     if (rmpi_topo_init(&pm))
         return -1;
-    spin_count = rmpi_knobs.SPIN_COUNT >= 0 ? rmpi_knobs.SPIN_COUNT : oversubscribed() ? 1 : SPIN_BY_TIME;
+    spin_count = rmpi_knobs.SPIN_COUNT >= 0 ? rmpi_knobs.SPIN_COUNT : rmpi_topo_oversubscribed() ? 1 : SPIN_BY_TIME;
     if (spin_count == SPIN_BY_TIME) {
         if (!(rmpi_knobs.SPIN_TIME >= 0 && rmpi_knobs.SPIN_TIME < 1e9))
             rmpi_fatal("RMPI_SPIN_TIME=%g is not a number of microseconds (0 .. 1e9).", rmpi_knobs.SPIN_TIME);
@@ -407,6 +396,14 @@ int rmpi_core_finalize(void)
                     (unsigned long long)st->frag_recvs);
         fprintf(stderr, "[rmpi report] rank %d on %s: binding %s\n", rmpi_core_rank, rmpi_topo_hostname(),
                 rmpi_topo_binding());
+        int kr, kc;
+        rmpi_topo_kernel_share(&kr, &kc);
+        fprintf(stderr, "[rmpi report] rank %d: waits %s (%d ranks on this machine's kernel share %d cpus)\n",
+                rmpi_core_rank,
+                spin_count == 1              ? "yield at once"
+                : spin_count == SPIN_BY_TIME ? "spin, then yield"
+                                             : "spin a count",
+                kr, kc);
         rmpi_vc_report(stderr);
         rmpi_net_report(stderr, rmpi_core_rank, 0);
         rmpi_chan_lib_report(stderr, rmpi_core_rank);

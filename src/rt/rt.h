@@ -146,6 +146,12 @@ uint32_t rmpi_topo_node_tag(void);
 /* CPUs the ranks of this node may run on together (the union of their affinity masks at
  * MPI_Init, exchanged with the host names); fewer than its ranks: oversubscribed. */
 int rmpi_topo_node_cpus(void);
+/* More ranks on this machine's kernel (boot id) than CPUs their masks give them together:
+ * a rank that spins holds a CPU the rank it waits for needs. Counted per kernel, not per
+ * host name, so namespaces and fake nodes of one machine count together. */
+int rmpi_topo_oversubscribed(void);
+/* The ranks on this kernel and the CPUs of their masks together (RMPI_REPORT). */
+void rmpi_topo_kernel_share(int *ranks, int *cpus);
 /* What RMPI_BIND did to this rank ("bound to core 1 (cpus 1)", "left as Slurm bound it"),
  * or without it the mask it started with (mpiexec binds local ranks itself); for RMPI_REPORT. */
 const char *rmpi_topo_binding(void);

@@ -14,8 +14,10 @@ static int *node_of, *local_rank, *node_size;
 static int nranks, my_rank, my_node, nnodes_all;
 static char hostname[256];
 static uint32_t node_tag;
-static int node_cpus;       /* CPUs the ranks of this node may run on, together */
-static char bind_text[512]; /* how RMPI_BIND left this rank, for RMPI_REPORT */
+static int node_cpus;                 /* CPUs the ranks of this node may run on, together */
+static int over;                      /* more ranks on this kernel than CPUs they may run on */
+static int kernel_ranks, kernel_cpus; /* the ranks on this kernel (boot id), their CPUs */
+static char bind_text[512];           /* how RMPI_BIND left this rank, for RMPI_REPORT */
 static int *site_of, nsites = 1, sites_pending;
 
 /* RMPI_BIND (set by mpiexec for ranks on other hosts, or by hand under srun): bind this
@@ -63,6 +65,16 @@ static void sites_log(int rank, const char *how)
     rmpi_site_format(site_of, nranks, text, need);
     rmpi_log(1, "%d sites (%s): %s", nsites, how, text);
     free(text);
+}
+
+/* Whether the rank of host card `card` ("host/boot id") runs on the kernel of boot id
+ * `boot`; without a boot id, whether it is on this node (same_node). */
+static int same_kernel(const char *card, const char *boot, int same_node)
+{
+    if (!boot[0])
+        return same_node;
+    const char *b = strrchr(card, '/');
+    return b && !strcmp(b + 1, boot);
 }
 
 /* RMPI_SITES (rt.h): given, one, or auto (measured later, after the network is up).
@@ -198,22 +210,36 @@ int rmpi_topo_init(const rmpi_pm_info_t *pm)
         }
     }
     my_node = node_of[pm->rank];
-    cpu_set_t all;
+    cpu_set_t all, kall;
     CPU_ZERO(&all);
-    for (int r = 0; r < nranks; r++)
+    CPU_ZERO(&kall);
+    int kranks = 0;
+    for (int r = 0; r < nranks; r++) {
         if (node_of[r] == my_node)
             CPU_OR(&all, &all, &mask[r]);
+        if (same_kernel(names[r], boot, node_of[r] == my_node)) {
+            CPU_OR(&kall, &kall, &mask[r]);
+            kranks++;
+        }
+    }
     node_cpus = CPU_COUNT(masks_known ? &all : &mine);
+    /* Contention for CPUs is a matter of the kernel, not of the host name: the lab's
+     * namespaces (and RMPI_TOPO_FAKE_NODES) are "nodes" of one rank each on one machine,
+     * and four of them on two cores wait for each other as four ranks of one node do. */
+    int kcpus = CPU_COUNT(masks_known ? &kall : &mine);
+    if (kcpus <= 0)
+        kcpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    over = kcpus > 0 && kranks > kcpus;
+    kernel_ranks = kranks;
+    kernel_cpus = kcpus;
     free(mask);
     if (by_kernel) {
         int kindex = 0, kcount = 0;
-        for (int r = 0; r < nranks; r++) {
-            const char *b = strrchr(names[r], '/');
-            if (b && !strcmp(b + 1, boot)) {
+        for (int r = 0; r < nranks; r++)
+            if (same_kernel(names[r], boot, 0)) {
                 kcount++;
                 kindex += r < pm->rank;
             }
-        }
         bind_self(pm->rank, bind, map, kindex, kcount, report);
     } else if (bind >= 0 && bindex < 0)
         bind_self(pm->rank, bind, map, local_rank[pm->rank], node_size[my_node], report);
@@ -255,6 +281,12 @@ int rmpi_topo_local_rank(int rank) { return rank < nranks ? local_rank[rank] : 0
 int rmpi_topo_local_size(int node) { return node < nnodes_all ? node_size[node] : 1; }
 uint32_t rmpi_topo_node_tag(void) { return node_tag; }
 int rmpi_topo_node_cpus(void) { return node_cpus; }
+int rmpi_topo_oversubscribed(void) { return over; }
+void rmpi_topo_kernel_share(int *ranks, int *cpus)
+{
+    *ranks = kernel_ranks;
+    *cpus = kernel_cpus;
+}
 const char *rmpi_topo_binding(void) { return bind_text; }
 const char *rmpi_topo_hostname(void) { return hostname; }
 

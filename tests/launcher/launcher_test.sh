@@ -662,11 +662,21 @@ EOF
   expect_one_core_each "one rank on each of two hosts of one kernel"
   expect_in err "^report-bindings: rank 0 on hostA bound to core [0-9]+ \(cpus $(cpus_of 0)\)$"
   expect_in err "^report-bindings: rank 1 on hostB bound to core [0-9]+ \(cpus $(cpus_of 1)\)$"
-  # each host's ranks fit its cores, but together they are twice the kernel's: unbound
+  # each host's ranks fit its cores, but together they are twice the kernel's: unbound, and
+  # a waiting rank yields at once (counted per host name, each rank spun on a CPU the other
+  # host's rank needed)
   n=$(nproc)
-  run "$MPIEXEC" -n $((2 * n)) --host hostA:$n,hostB:$n --agent "/bin/sh $T/uts_agent.sh" --pmi-addr 127.0.0.1 "$CPUS"
+  run "$MPIEXEC" -n $((2 * n)) --host hostA:$n,hostB:$n --agent "/bin/sh $T/uts_agent.sh" --pmi-addr 127.0.0.1 \
+    -genv RMPI_REPORT 1 "$CPUS"
   expect_rc 0
   expect_unbound "$n ranks on each of two hosts of one kernel" $((2 * n))
+  [ "$(count err "^\[rmpi report\] rank [0-9]+: waits yield at once \($((2 * n)) ranks on this machine's kernel share $n cpus\)$")" = $((2 * n)) ] ||
+    fail "$((2 * n)) ranks on two hosts of one kernel: expected each to yield at once"
+  # one rank per host, a core each: they spin before yielding
+  run "$MPIEXEC" -n 2 --host hostA:1,hostB:1 --agent "/bin/sh $T/uts_agent.sh" --pmi-addr 127.0.0.1 -genv RMPI_REPORT 1 "$CPUS"
+  expect_rc 0
+  [ "$(count err "^\[rmpi report\] rank [01]: waits spin, then yield \(2 ranks on this machine's kernel share [0-9]+ cpus\)$")" = 2 ] ||
+    fail "one rank on each of two hosts of one kernel: expected both to spin before yielding"
   # --bind-to core is the user's placement, per host name as before
   run "$MPIEXEC" -n 2 --host hostA:1,hostB:1 --agent "/bin/sh $T/uts_agent.sh" --pmi-addr 127.0.0.1 --bind-to core "$CPUS"
   expect_rc 0
