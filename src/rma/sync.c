@@ -422,11 +422,14 @@ int rmpi_rma_flush(rmpi_win_t *w, int target, int local)
     /* A flush that waits for nothing (direct targets; nothing issued since the last one)
      * polls once, as Win_lock does: a process looping on flushes of its own memory and
      * loads of it must still serve the others' requests to it. */
-    if (direct || !flush_waits(w, target))
+    int idle = !flush_waits(w, target);
+    if (direct || idle)
         rma_idle_poll();
     rmpi_rma_flush_stores(); /* direct operations are complete when issued (and direct targets of a flush_all) */
     if (direct)
         return 0;
+    if (target >= 0 && idle && !w->batch[target].len) /* e.g. puts written by cross-memory attach */
+        return rma_rdma_error(w);
     if (target >= 0 && rma_rdma_lone_only(w, target)) { /* gets read by the origin: nothing to ask */
         rma_rdma_lone_drain(w);
         /* a rail that refuses the read now (shm with cross-memory attach refused) had them
