@@ -295,7 +295,8 @@ int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype orig
               MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
     SHORT_PATH(w, origin_datatype != target_datatype || origin_count != target_count ||
-                      rmpi_rma_direct_put(w, origin_addr, target_datatype, target_count, target_rank, target_disp));
+                      (rmpi_rma_direct_put(w, origin_addr, target_datatype, target_count, target_rank, target_disp) &&
+                       rmpi_rma_rdma_put(w, origin_addr, target_datatype, target_count, target_rank, target_disp)));
     rmpi_rma_op_t op = OP_INIT(RMPI_RMA_PUT, origin_addr, NULL, NULL, target_rank, target_disp, MPI_OP_NULL);
     return rma_call(__func__, &op, origin_count, origin_datatype, 0, MPI_DATATYPE_NULL, target_count, target_datatype,
                     0, win, NULL);
@@ -305,7 +306,8 @@ int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datat
             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
     SHORT_PATH(w, origin_datatype != target_datatype || origin_count != target_count ||
-                      rmpi_rma_direct_put(w, origin_addr, target_datatype, target_count, target_rank, target_disp));
+                      (rmpi_rma_direct_put(w, origin_addr, target_datatype, target_count, target_rank, target_disp) &&
+                       rmpi_rma_rdma_put(w, origin_addr, target_datatype, target_count, target_rank, target_disp)));
     rmpi_rma_op_t op = OP_INIT(RMPI_RMA_PUT, origin_addr, NULL, NULL, target_rank, target_disp, MPI_OP_NULL);
     return rma_call(__func__, &op, origin_count, origin_datatype, 0, MPI_DATATYPE_NULL, target_count, target_datatype,
                     0, win, NULL);

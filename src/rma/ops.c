@@ -136,6 +136,9 @@ int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq)
     if (rdma && rma_rdma_to(w, t) && !nseg && op->kind == RMPI_RMA_GET &&
         rma_rdma_lone_get(w, op, disp, tbytes, ureq) == 0)
         return 0;
+    if (rdma && rma_rdma_to(w, t) && !nseg && op->kind == RMPI_RMA_PUT &&
+        rma_rdma_put_now(w, op, disp, tbytes, ureq) == 0)
+        return 0;
     if (rdma && rma_rdma_to(w, t) && rma_rdma_issue(w, op, disp, segs, nseg, tbytes, ureq) == 0) {
         free(segs);
         return 0;

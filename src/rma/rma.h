@@ -100,6 +100,8 @@ typedef struct rmpi_win {
     unsigned char *dirty;         /* per target: messages since its last acknowledgement */
     unsigned char *tail_answered; /* per target: the last thing sent to it is answered (its
                                    * answer shows everything before it handled: no FLUSH) */
+    unsigned char *quiet;         /* per target: an UNLOCK went to it without an answer (sync.c
+                                   * unlock_ranks); Win_free asks it for one before its barrier */
     int *gets;                    /* per target: answers not yet landed */
     int ngets;
     int *posts;    /* POST messages received, per origin of the exposure */
@@ -199,6 +201,14 @@ int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq);
 int rmpi_rma_direct_put(rmpi_win_t *w, const void *buf, MPI_Datatype type, MPI_Count count, int target, MPI_Aint tdisp);
 int rmpi_rma_direct_get(rmpi_win_t *w, void *buf, MPI_Datatype type, MPI_Count count, int target, MPI_Aint tdisp);
 int rmpi_rma_direct_small(rmpi_win_t *w, const rmpi_rma_op_t *op, MPI_Datatype type, MPI_Count count);
+/* Put's short path to a target of this node reached by cross-memory attach (Win_create
+ * windows on shm, rdma.c): count elements of one contiguous predefined type, more than
+ * 4 KiB and more than RMPI_RMA_SHM_MSG_MAX, in a lock, lock_all or fence epoch whose lock
+ * was granted and fence is over, with nothing of ours to that target unacknowledged or
+ * deferred, inside its window: written before returning (one process_vm_writev), 0; else
+ * 1 with nothing done, as the direct short paths. Needs the library lock (it uses the
+ * rail), so never with MPI_THREAD_MULTIPLE. */
+int rmpi_rma_rdma_put(rmpi_win_t *w, const void *buf, MPI_Datatype type, MPI_Count count, int target, MPI_Aint tdisp);
 /* Whether an access epoch to target is open (lock, lock_all, fence, start group). */
 int rmpi_rma_can_access(const rmpi_win_t *w, int target);
 

@@ -11,7 +11,7 @@
 
 #include "../coll/coll.h"
 
-#define RMA_WIRE_VERSION 2
+#define RMA_WIRE_VERSION 3
 #define RMA_TAG_AM 0           /* active messages, handled by the target's progress hook */
 #define RMA_TAG_MAX 0x3fffffff /* answers use tags 1..RMA_TAG_MAX, one per operation */
 #define RMA_TAG_SETUP 0x7fe0   /* window creation exchanges (collective context) */
@@ -135,6 +135,11 @@ int rma_rdma_to(const rmpi_win_t *w, int target);
  * ordering before a FLUSH, UNLOCK, FENCE or COMPLETE (rma_rdma_order, _before_release,
  * _wait), so still under the lock or inside the epoch. */
 int rma_rdma_lone_get(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, size_t tbytes, rmpi_req_t *ureq);
+/* A contiguous put of more than PUT_NOW_MIN bytes on a rail with copy_now (shm's
+ * cross-memory attach), issued where it would be RDMA: written before returning, complete
+ * at both ends (ureq too), nothing counted or left for a flush (0); 1 with nothing done
+ * when the rail cannot (the caller posts it). */
+int rma_rdma_put_now(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, size_t tbytes, rmpi_req_t *ureq);
 void rma_rdma_lone_before(rmpi_win_t *w, const rmpi_rma_op_t *op);
 void rma_rdma_lone_drain(rmpi_win_t *w);
 /* Whether all that a flush of target waits for is such gets (it then only reads them). */

@@ -310,6 +310,17 @@ static int unlock_ranks(rmpi_win_t *w, const int *ranks, const int *types, int n
             atomic_thread_fence(memory_order_seq_cst);
             if (!w->nocheck[t])
                 rma_rw_release(w->dsync[t], types[i] == MPI_LOCK_EXCLUSIVE);
+        } else if (!w->nocheck[t] && !w->dirty[t] && w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
+            /* Nothing since its last answer but RDMA ops (they complete below, before we
+             * return: MPI-4.1 12.5.3 asks no more of Unlock), and no error can be waiting
+             * there (a target reports errors only of active messages, which make it dirty):
+             * the UNLOCK only releases the lock, so it goes without an answer, one round
+             * trip less (lock + 64 KiB put + unlock by cross-memory attach). A next lock of
+             * ours is granted after it (the channel keeps order); Win_free flushes it. */
+            char *m = rma_am_begin(w, t, sizeof(rma_hdr_t));
+            rma_ctl_hdr(m, AM_UNLOCK, wire_lock(types[i]), 0);
+            rma_am_end(w, t, m, sizeof(rma_hdr_t), 1);
+            w->quiet[t] = 1;
         } else if (!w->nocheck[t])
             rma_ctl(w, t, AM_UNLOCK, wire_lock(types[i]), &acks[na++]);
         else if (w->dirty[t])
@@ -411,14 +422,20 @@ int rmpi_rma_flush(rmpi_win_t *w, int target, int local)
     /* A flush that waits for nothing (direct targets; nothing issued since the last one)
      * polls once, as Win_lock does: a process looping on flushes of its own memory and
      * loads of it must still serve the others' requests to it. */
-    if (direct || !flush_waits(w, target))
+    int idle = !flush_waits(w, target);
+    if (direct || idle)
         rma_idle_poll();
     rmpi_rma_flush_stores(); /* direct operations are complete when issued (and direct targets of a flush_all) */
     if (direct)
         return 0;
+    if (target >= 0 && idle && !w->batch[target].len) /* e.g. puts written by cross-memory attach */
+        return rma_rdma_error(w);
     if (target >= 0 && rma_rdma_lone_only(w, target)) { /* gets read by the origin: nothing to ask */
         rma_rdma_lone_drain(w);
-        return rma_rdma_error(w);
+        /* a rail that refuses the read now (shm with cross-memory attach refused) had them
+         * posted as gets its target serves: they are waited for below */
+        if (!w->gets[target])
+            return rma_rdma_error(w);
     }
     if (local) { /* puts and accumulates complete locally when issued: only answers to wait for */
         rma_wait_gets(w, target);

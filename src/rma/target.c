@@ -209,10 +209,7 @@ static char *target_base(rmpi_win_t *w, const rma_hdr_t *h, const rma_seg_t *seg
  * landing memory of that size); a larger one is not believed. */
 #define RMA_ZERO_ANSWER_MAX ((uint64_t)1 << 26)
 
-static int wants_reply(int kind)
-{
-    return kind == AM_GET || kind == AM_GACC || kind == AM_CAS || kind == AM_UNLOCK || kind == AM_FLUSH;
-}
+static int wants_reply(int kind) { return kind == AM_GET || kind == AM_GACC || kind == AM_CAS || kind == AM_FLUSH; }
 
 /* Everything an active message says, checked before anything acts on it
  * (docs/wire/rma.md): NULL, or what is wrong with it. msg holds len bytes from its start;
@@ -235,7 +232,7 @@ static const char *am_check(const rmpi_win_t *w, int origin, const char *msg, si
         return "from a rank outside the window's group";
     if (wants_reply(h->kind) && (h->reply_tag < 1 || h->reply_tag > RMA_TAG_MAX))
         return "with an answer tag outside 1..0x3fffffff";
-    if (h->kind == AM_LOCK && (h->reply_tag < 0 || h->reply_tag > RMA_TAG_MAX))
+    if ((h->kind == AM_LOCK || h->kind == AM_UNLOCK) && (h->reply_tag < 0 || h->reply_tag > RMA_TAG_MAX))
         return "with an answer tag outside 0..0x3fffffff";
     if ((h->kind == AM_LOCK || h->kind == AM_UNLOCK) && h->lock_type != RMA_LOCK_EXCL &&
         h->lock_type != RMA_LOCK_SHARED)
@@ -416,7 +413,8 @@ static size_t handle(rmpi_win_t *w, int peer, int origin, char *msg, size_t len)
         break;
     case AM_LOCK: lock_request(w, origin, h->lock_type, h->reply_tag); return took;
     case AM_UNLOCK:
-        ack(w, origin, h->reply_tag);
+        if (h->reply_tag) /* 0: the origin saw its operations complete itself (sync.c) */
+            ack(w, origin, h->reply_tag);
         lock_release(w, h->lock_type);
         return took;
     case AM_FLUSH: ack(w, origin, h->reply_tag); return took;

@@ -238,6 +238,7 @@ static rmpi_win_t *win_new(rmpi_comm_t *dup, int flavor)
     memset(w->nocheck, 0, n);
     w->lazy = rmpi_xcalloc(n, 1);
     w->tail_answered = rmpi_xcalloc(n, 1);
+    w->quiet = rmpi_xcalloc(n, 1);
     w->batch = rmpi_xcalloc(n, sizeof *w->batch);
     w->fdone = rmpi_xcalloc(n, sizeof(int));
     w->marks = rmpi_xcalloc(n, sizeof(int));
@@ -265,6 +266,7 @@ static void win_delete(rmpi_win_t *w)
     free(w->batch);
     free(w->lazy);
     free(w->tail_answered);
+    free(w->quiet);
     free(w->fdone);
     free(w->marks);
     free(w->lockwait);
@@ -327,6 +329,9 @@ int rmpi_rma_win_free(rmpi_win_t *w)
 {
     /* What this process issued must be done before the barrier: after it, no message for
      * this window is in flight anywhere. */
+    for (int t = 0; t < w->size; t++)
+        if (w->quiet[t]) /* an UNLOCK without an answer may still be on its way */
+            w->dirty[t] = 1;
     int err = rma_flush_ranks(w, NULL, w->size);
     rma_wait_gets(w, -1);
     rmpi_coll_barrier(w->comm);

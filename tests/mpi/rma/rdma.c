@@ -21,6 +21,11 @@
  * - puts then a flush, then a flag in a shared window: the target reads the data at once
  *   after the flag, with no MPI call in between (seen_after_flush; shm's ring copies when
  *   cross-memory attach is refused);
+ * - exclusive contention on the last rank with RDMA alone in each epoch (a 5000-byte block
+ *   of counters: get, flush, put of the block plus one, unlock; then a block read by a
+ *   get alone under a shared lock, all equal): the unlock's UNLOCK then goes without an
+ *   answer (docs/wire/rma.md), so the final counts are exact only if it still released the
+ *   lock after the data and the next lock waited for it (unlock_rdma);
  * - bursts of gets (runs of 8-byte ones, each ended by a larger one) with eager messages
  *   moving meanwhile: 3 rounds, or only these with arguments "storm ROUNDS"
  *   (tests/netns/rma.sh runs it over two tcp rails, where answers pass each other). */
@@ -720,6 +725,45 @@ static void read_storm(int rank, int size, int rounds)
     free(in_want);
 }
 
+#define UQ_LONGS 625 /* 5000 bytes: RDMA on every rail, cross-memory attach on shm */
+#define UQ_ITERS 30
+static void unlock_rdma(int rank, int size)
+{
+    long *mem = calloc(UQ_LONGS, sizeof(long)), *blk = malloc(UQ_LONGS * sizeof(long));
+    MPI_Win win;
+    MTEST_OK(MPI_Win_create(mem, UQ_LONGS * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    int t = size - 1;
+    for (int it = 0; it < UQ_ITERS; it++) {
+        MTEST_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, win));
+        MTEST_OK(MPI_Get(blk, UQ_LONGS, MPI_LONG, t, 0, UQ_LONGS, MPI_LONG, win));
+        MTEST_OK(MPI_Win_flush(t, win));
+        for (int i = 1; i < UQ_LONGS; i++)
+            MTEST_CHECK(blk[i] == blk[0], "iteration %d: counter %d is %ld, counter 0 %ld under an exclusive lock", it,
+                        i, blk[i], blk[0]);
+        for (int i = 0; i < UQ_LONGS; i++)
+            blk[i]++;
+        MTEST_OK(MPI_Put(blk, UQ_LONGS, MPI_LONG, t, 0, UQ_LONGS, MPI_LONG, win));
+        MTEST_OK(MPI_Win_unlock(t, win));
+        MTEST_OK(MPI_Win_lock(MPI_LOCK_SHARED, t, 0, win));
+        MTEST_OK(MPI_Get(blk, UQ_LONGS, MPI_LONG, t, 0, UQ_LONGS, MPI_LONG, win));
+        MTEST_OK(MPI_Win_unlock(t, win));
+        for (int i = 1; i < UQ_LONGS; i++)
+            MTEST_CHECK(blk[i] == blk[0], "iteration %d: a shared lock read counter %d %ld, counter 0 %ld", it, i,
+                        blk[i], blk[0]);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == t) {
+        MTEST_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, win));
+        for (int i = 0; i < UQ_LONGS; i++)
+            MTEST_CHECK(mem[i] == (long)size * UQ_ITERS, "counter %d: %ld, expected %ld", i, mem[i],
+                        (long)size * UQ_ITERS);
+        MTEST_OK(MPI_Win_unlock(t, win));
+    }
+    MTEST_OK(MPI_Win_free(&win));
+    free(mem);
+    free(blk);
+}
+
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
@@ -757,6 +801,7 @@ int main(int argc, char **argv)
     lone_gets(rank, size);
     seen_after_flush(rank, size);
     get_runs(rank, size);
+    unlock_rdma(rank, size);
     read_storm(rank, size, 3);
     return mtest_finalize();
 }

@@ -292,6 +292,16 @@ static void checks(void)
     expect_msg(&w, 0, &h, NULL, 0, 0, NULL, "a lock without an answer");
     h.reply_tag = -1;
     expect_msg(&w, 0, &h, NULL, 0, 0, "answer tag", "a lock with answer tag -1");
+    /* an unlock after RDMA alone goes without an answer tag (sync.c); a flush never does */
+    h.kind = AM_UNLOCK;
+    h.reply_tag = 0;
+    expect_msg(&w, 0, &h, NULL, 0, 0, NULL, "an unlock without an answer");
+    h.reply_tag = -1;
+    expect_msg(&w, 0, &h, NULL, 0, 0, "answer tag", "an unlock with answer tag -1");
+    h.kind = AM_FLUSH;
+    h.reply_tag = 0;
+    expect_msg(&w, 0, &h, NULL, 0, 0, "answer tag", "a flush without an answer tag");
+    h.kind = AM_LOCK;
     /* several active messages in one message: a lock, a put of 5 bytes (padded to 8), a
      * flush; then the same with the put's padding missing in the middle */
     {
