@@ -146,6 +146,7 @@ rmpi_tcp_peer_t *rmpi_tcp_peer_get(rmpi_tcp_rail_t *r, int rank)
     rmpi_list_init(&p->txq);
     rmpi_list_init(&p->rdq);
     rmpi_list_init(&p->ackq);
+    rmpi_list_init(&p->cutq);
     rmpi_list_init(&p->gets);
     rmpi_list_init(&p->puts);
     rmpi_list_init(&p->timer_link);
@@ -159,7 +160,7 @@ void rmpi_tcp_peer_free(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
 {
     rmpi_tcp_conn_kill(r, p->conn);
     rmpi_tcp_conn_kill(r, p->pending);
-    rmpi_list_t *lists[] = {&p->txq, &p->rdq, &p->ackq, &p->gets, &p->puts};
+    rmpi_list_t *lists[] = {&p->txq, &p->rdq, &p->ackq, &p->cutq, &p->gets, &p->puts};
     for (size_t i = 0; i < RMPI_ARRAY_LEN(lists); i++)
         while (!rmpi_list_empty(lists[i])) {
             rmpi_list_t *e = lists[i]->next;

@@ -53,7 +53,8 @@ rmpi_tcp_tx_t *rmpi_tcp_tx_new(size_t copy_len)
 
 int rmpi_tcp_has_output(const rmpi_tcp_peer_t *p)
 {
-    return !rmpi_list_empty(&p->txq) || !rmpi_list_empty(&p->rdq) || !rmpi_list_empty(&p->ackq) || p->cur_chunk;
+    return !rmpi_list_empty(&p->txq) || !rmpi_list_empty(&p->rdq) || !rmpi_list_empty(&p->ackq) || p->cur_chunk ||
+           !rmpi_list_empty(&p->cutq);
 }
 
 int rmpi_tcp_has_work(const rmpi_tcp_peer_t *p)
@@ -64,7 +65,7 @@ int rmpi_tcp_has_work(const rmpi_tcp_peer_t *p)
 int rmpi_tcp_can_write_now(const rmpi_tcp_peer_t *p)
 {
     return p->state == RMPI_TCP_PEER_ESTABLISHED && p->conn && !p->conn->shut_wr && rmpi_list_empty(&p->txq) &&
-           rmpi_list_empty(&p->ackq) && !p->cur_chunk;
+           rmpi_list_empty(&p->ackq) && !p->cur_chunk && rmpi_list_empty(&p->cutq);
 }
 
 void rmpi_tcp_want_output(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
@@ -192,6 +193,44 @@ static size_t add_iov(struct iovec *iov, int *n, const rmpi_tcp_tx_t *t)
     return added;
 }
 
+/* The chunk being written, the frames cut after it (cutq), then further frames cut from the
+ * same kind of source while the write stays under RMPI_TCP_GATHER: more of the put at the
+ * head of txq while no read is owed (reads get their turn between chunks), more get data
+ * while txq is empty. Returns the number of items in items[]. */
+static int more_chunks(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_tx_t **items, int nit, int max,
+                       struct iovec *iov, int *niov, size_t *bytes)
+{
+    items[nit++] = p->cur_chunk;
+    *bytes += add_iov(iov, niov, p->cur_chunk);
+    rmpi_list_t *pos;
+    rmpi_list_for_each(pos, &p->cutq)
+    {
+        if (nit == max || *niov + 2 > RMPI_TCP_IOV_MAX || *bytes >= RMPI_TCP_GATHER)
+            return nit;
+        items[nit] = (rmpi_tcp_tx_t *)pos;
+        *bytes += add_iov(iov, niov, items[nit++]);
+    }
+    int from_put = p->cur_chunk->put_id != 0;
+    while (nit < max && *niov + 2 <= RMPI_TCP_IOV_MAX && *bytes < RMPI_TCP_GATHER) {
+        rmpi_tcp_tx_t *c;
+        if (from_put) {
+            rmpi_tcp_tx_t *head = rmpi_list_empty(&p->txq) ? NULL : (rmpi_tcp_tx_t *)p->txq.next;
+            if (!head || !head->is_put || !rmpi_list_empty(&p->rdq))
+                break;
+            c = rmpi_tcp_put_next_chunk(r, p, head);
+            if (!c)
+                continue; /* a refused put was dropped: look again */
+        } else {
+            if (!rmpi_list_empty(&p->txq) || rmpi_list_empty(&p->rdq))
+                break;
+            c = rmpi_tcp_rd_next_chunk(r, p);
+        }
+        items[nit] = c;
+        *bytes += add_iov(iov, niov, items[nit++]);
+    }
+    return nit;
+}
+
 /* Choose what the next write carries: put answers first (header-only, so the initiator's
  * puts complete without waiting behind bulk data), then the frame in progress, get data or
  * the ordered queue, alternating so get data is not held back by this rank's own traffic
@@ -214,6 +253,10 @@ static int next_items(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_tx_t **it
             nit++;
         }
     }
+    if (!p->cur_chunk && !rmpi_list_empty(&p->cutq)) {
+        p->cur_chunk = (rmpi_tcp_tx_t *)p->cutq.next;
+        rmpi_list_remove(&p->cur_chunk->link);
+    }
     for (;;) {
         head = rmpi_list_empty(&p->txq) ? NULL : (rmpi_tcp_tx_t *)p->txq.next;
         if (!p->cur_chunk && !rmpi_list_empty(&p->rdq) && (!head || (p->rd_turn && head->off == 0 && !head->started))) {
@@ -227,11 +270,8 @@ static int next_items(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_tx_t **it
         }
         break;
     }
-    if (p->cur_chunk) {
-        items[nit++] = p->cur_chunk;
-        *bytes += add_iov(iov, niov, p->cur_chunk);
-        return nit;
-    }
+    if (p->cur_chunk)
+        return more_chunks(r, p, items, nit, max, iov, niov, bytes);
     rmpi_list_t *pos;
     int first = nit;
     rmpi_list_for_each(pos, &p->txq)
@@ -244,6 +284,23 @@ static int next_items(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_tx_t **it
     }
     p->rd_turn = 1;
     return nit;
+}
+
+/* items[i] is the first item the write did not finish; items[k] was the chunk being written
+ * (k < 0: none). If that chunk went out whole, items[i] (the next cut one) is now the chunk
+ * being written; chunks cut by this write's more_chunks that did not begin join the tail of
+ * cutq, behind those cut before (still there: rmpi_tcp_flush takes finished ones off). */
+static void keep_cut(rmpi_tcp_peer_t *p, rmpi_tcp_tx_t **items, int k, int i, int nit)
+{
+    if (k < 0)
+        return;
+    if (i > k) {
+        rmpi_list_remove(&items[i]->link); /* off cutq, or linked to itself: cut by this write */
+        p->cur_chunk = items[i];
+    }
+    for (int j = RMPI_MAX(i, k) + 1; j < nit; j++)
+        if (items[j]->link.next == &items[j]->link)
+            rmpi_list_push_back(&p->cutq, &items[j]->link);
 }
 
 void rmpi_tcp_flush(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
@@ -262,6 +319,9 @@ void rmpi_tcp_flush(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
         int nit = next_items(r, p, items, (int)RMPI_ARRAY_LEN(items), iov, &niov, &bytes);
         if (!nit)
             break;
+        int k = nit - 1;
+        while (k >= 0 && items[k] != p->cur_chunk)
+            k--;
         ssize_t w = rmpi_tcp_writev(c->fd, NULL, 0, iov, niov);
         if (w < 0) {
             rmpi_tcp_peer_fail(r, p, "%s",
@@ -270,7 +330,8 @@ void rmpi_tcp_flush(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
         }
         rmpi_tcp_count_tx(r, c, (size_t)w);
         size_t left = (size_t)w;
-        for (int i = 0; i < nit; i++) {
+        int i = 0;
+        for (; i < nit; i++) {
             rmpi_tcp_tx_t *t = items[i];
             size_t rest = t->hlen + t->dlen - t->off;
             if (left < rest) {
@@ -281,12 +342,14 @@ void rmpi_tcp_flush(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
             if (t == p->cur_chunk)
                 p->cur_chunk = NULL;
             else
-                rmpi_list_remove(&t->link);
+                rmpi_list_remove(&t->link); /* cut in this write (linked to itself), or of a queue */
             r->stat_frames_tx++;
             if (t->op)
                 rmpi_tcp_put_written(r, p, t);
             free(t);
         }
+        if (i < nit)
+            keep_cut(p, items, k, i, nit);
         if ((size_t)w < bytes || (size_t)w >= budget)
             break;
         budget -= (size_t)w;
@@ -327,6 +390,13 @@ void rmpi_tcp_fail_ops(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, int status)
         rmpi_tcp_op_done(r, p->cur_chunk->op, status);
     free(p->cur_chunk);
     p->cur_chunk = NULL;
+    while (!rmpi_list_empty(&p->cutq)) {
+        rmpi_tcp_tx_t *t = (rmpi_tcp_tx_t *)p->cutq.next;
+        rmpi_list_remove(&t->link);
+        if (t->op)
+            rmpi_tcp_op_done(r, t->op, status);
+        free(t);
+    }
     rmpi_list_t *lists[] = {&p->rdq, &p->ackq};
     for (size_t i = 0; i < RMPI_ARRAY_LEN(lists); i++)
         while (!rmpi_list_empty(lists[i])) {

@@ -712,6 +712,11 @@ static size_t tcp_backlog(rmpi_rail_t *rail, int peer)
     }
     if (p->cur_chunk)
         n += p->cur_chunk->hlen + p->cur_chunk->dlen - p->cur_chunk->off;
+    rmpi_list_for_each(pos, &p->cutq)
+    {
+        const rmpi_tcp_tx_t *t = (const rmpi_tcp_tx_t *)pos;
+        n += t->hlen + t->dlen;
+    }
     return n;
 }
 

@@ -380,6 +380,14 @@ void rmpi_tcp_on_put_err(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *
         return;
     }
     rmpi_list_t *pos;
+    rmpi_list_for_each(pos, &p->cutq)
+    {
+        rmpi_tcp_tx_t *t = (rmpi_tcp_tx_t *)pos;
+        if (t->put_id == id && t->op) { /* its last frame is cut, not yet written */
+            t->op->status = err;
+            return;
+        }
+    }
     rmpi_list_for_each(pos, &p->txq)
     {
         rmpi_tcp_tx_t *t = (rmpi_tcp_tx_t *)pos;
