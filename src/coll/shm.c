@@ -1318,17 +1318,33 @@ static int cma_exchange(shm_t *h, uint64_t t, size_t piece)
         memcpy((void *)(uintptr_t)mine[me].raddr, (const void *)(uintptr_t)mine[me].saddr, own);
     if (mine[me].slen > mine[me].rcap)
         err = MPI_ERR_TRUNCATE;
-    for (int i = 1; i < n; i++) {
-        int r = (me + i) % n; /* everyone starts at a different rank */
-        wait_ge(SEQ(buf_of(h, r, t)), t);
-        cma_ent_t *e = &cma_table(h, r, t)[me];
-        if (e->slen > mine[r].rcap)
-            err = MPI_ERR_TRUNCATE;
-        cma_pieces(h, r, e, &mine[r], 0, piece);
-    }
-    for (int i = 1; i < n; i++) {
-        int d = (me + n - i) % n;
-        cma_pieces(h, d, &mine[d], &cma_table(h, d, t)[me], 1, piece);
+    /* the pairs with every peer that has published its table: what it sends me (read),
+     * then what I send it (written where it has not taken it); a peer not there yet is
+     * passed over and looked at again after the others, so one descheduled peer does not
+     * hold up the pairs with the rest (ranks outnumbering cores) */
+    uint64_t pending = (n == 64 ? ~0ull : (1ull << n) - 1) & ~(1ull << me);
+    unsigned idle = 0;
+    for (int spins = 0; pending;) {
+        int any = 0;
+        for (int i = 1; i < n; i++) {
+            int r = (me + i) % n; /* everyone starts at a different rank */
+            if (!(pending >> r & 1) || !ge(SEQ(buf_of(h, r, t)), t))
+                continue;
+            cma_ent_t *e = &cma_table(h, r, t)[me];
+            if (e->slen > mine[r].rcap)
+                err = MPI_ERR_TRUNCATE;
+            cma_pieces(h, r, e, &mine[r], 0, piece);
+            cma_pieces(h, r, &mine[r], &cma_table(h, r, t)[me], 1, piece);
+            pending &= ~(1ull << r);
+            any = 1;
+        }
+        if (any || !pending)
+            spins = 0;
+        else if (++spins >= (rmpi_core_hook ? 1 : shm_spin)) { /* as wait_ge */
+            spins = 0;
+            rmpi_core_wait_step(&idle);
+        } else
+            cpu_relax();
     }
     for (int i = 1; i < n; i++) {
         int r = (me + i) % n;
