@@ -927,8 +927,39 @@ int rmpi_coll_shm_barrier(rmpi_comm_t *c)
     return barrier_op(&o, c, 1) ? op_block(&o, barrier_run) : RMPI_COLL_SHM_DECLINED;
 }
 
+static size_t cma_piece(void);
+static int cma_move(shm_t *h, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int gather, size_t piece);
+
+/* A large Bcast on two ranks with a core each that can read each other's memory: an
+ * Allgatherv in single copy whose only non-empty block is the root's (cma_move). The reader
+ * claims pieces from the front and reads them, the root claims the same counter and writes
+ * them, so the one copy of the vector is split over both CPUs, where the tree's
+ * rendezvous leaves all of it to the reader while the root waits, and the segment copies
+ * every byte twice (in at the root, out at the reader): the copy through the memory system
+ * is the cost (mpi2-layering sec. 3.3). Below RMPI_COLL_SHM_BCAST_CMA the publish-and-
+ * finish handshake of every call costs more than half a copy saves. */
+static int bcast_cma(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int root)
+{
+    shm_t h;
+    size_t bytes = dt ? count * dt->size : 0;
+    if (c->size != 2 || !bytes || rmpi_knobs.COLL_BCAST || rmpi_knobs.COLL_SHM_BCAST_CMA <= 0 ||
+        bytes < (size_t)rmpi_knobs.COLL_SHM_BCAST_CMA || !shm_get(c, &h, 1) || !c->coll_shm_cma || c->coll_shm_over)
+        return RMPI_COLL_SHM_DECLINED;
+    queue_drain(c);
+    coll_note(COLL_BCAST, shm_cma_choice, 0, bytes);
+    rmpi_coll_blk_t blk[2] = {{buf, 0, dt}, {buf, 0, dt}};
+    blk[root].count = count; /* my own block: the vector at the root, nothing at the other */
+    /* at least two pieces, so both take part (2 ranks on 2 cores, 128 KiB: 64 KiB pieces
+     * 7.6 us, one piece 14.6; docs/results/coll.md run 22) */
+    size_t half = (bytes / 2 + 4095) / 4096 * 4096;
+    return cma_move(&h, NULL, blk, 1, RMPI_MIN(cma_piece(), half));
+}
+
 int rmpi_coll_shm_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int root)
 {
+    int rc = bcast_cma(c, buf, count, dt, root);
+    if (rc != RMPI_COLL_SHM_DECLINED)
+        return rc;
     coll_shm_op_t o;
     return bcast_op(&o, c, buf, count, dt, root, 1) ? op_block(&o, bcast_run) : RMPI_COLL_SHM_DECLINED;
 }
@@ -1037,7 +1068,7 @@ void coll_shm_op_free(coll_shm_op_t *o)
 /* Packed bytes of block b. */
 static size_t blk_bytes(const rmpi_coll_blk_t *b) { return b->dt ? b->count * b->dt->size : 0; }
 
-static int cma_move(shm_t *h, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int gather);
+static int cma_move(shm_t *h, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int gather, size_t piece);
 
 /* Which way a data-movement call goes: 1 single copy, 0 through the segment, -1 declined.
  * single: the size asks for single copy; through: the segment may take it otherwise. */
@@ -1100,7 +1131,7 @@ int rmpi_coll_shm_allgather(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const r
         return RMPI_COLL_SHM_DECLINED;
     if (way) {
         coll_note(COLL_CALL_ALLGATHER, shm_cma_choice, 0, bb * (size_t)h.n);
-        return cma_move(&h, send, recv, 1);
+        return cma_move(&h, send, recv, 1, cma_piece());
     }
     coll_shm_op_t o;
     return move_op(&o, c, send, recv, 1, 1) ? op_block(&o, move_run) : RMPI_COLL_SHM_DECLINED;
@@ -1120,7 +1151,7 @@ int rmpi_coll_shm_alltoall(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rm
         return RMPI_COLL_SHM_DECLINED;
     if (way) {
         coll_note(COLL_CALL_ALLTOALL, shm_cma_choice, 0, bb);
-        return cma_move(&h, send, recv, 0);
+        return cma_move(&h, send, recv, 0, cma_piece());
     }
     coll_shm_op_t o;
     return move_op(&o, c, send, recv, 0, 1) ? op_block(&o, move_run) : RMPI_COLL_SHM_DECLINED;
@@ -1253,18 +1284,17 @@ static void cma_copy(const shm_t *h, int peer, void *local, size_t k, uint64_t r
                    rmpi_comm_world_rank(h->c, peer), rc == RMPI_CMA_REFUSED ? "refused" : strerror(-rc));
 }
 
-static uint64_t cma_npieces(const cma_ent_t *e, const cma_ent_t *to)
+static uint64_t cma_npieces(const cma_ent_t *e, const cma_ent_t *to, size_t piece)
 {
-    size_t p = cma_piece();
-    return (RMPI_MIN(e->slen, to->rcap) + p - 1) / p;
+    return (RMPI_MIN(e->slen, to->rcap) + piece - 1) / piece;
 }
 
 /* Move the pieces of pair (src -> dst) that this rank can claim; it is src (writes) or dst
  * (reads). e: the pair's entry in src's table; to: dst's entry for src. */
-static void cma_pieces(const shm_t *h, int peer, cma_ent_t *e, const cma_ent_t *to, int write)
+static void cma_pieces(const shm_t *h, int peer, cma_ent_t *e, const cma_ent_t *to, int write, size_t piece)
 {
-    size_t len = (size_t)RMPI_MIN(e->slen, to->rcap), piece = cma_piece();
-    uint64_t np = cma_npieces(e, to);
+    size_t len = (size_t)RMPI_MIN(e->slen, to->rcap);
+    uint64_t np = cma_npieces(e, to, piece);
     int64_t j;
     while ((j = cma_claim(&e->claim, np)) >= 0) {
         size_t off = (size_t)j * piece, k = RMPI_MIN(piece, len - off);
@@ -1278,7 +1308,7 @@ static void cma_pieces(const shm_t *h, int peer, cma_ent_t *e, const cma_ent_t *
  * others send me (read), then what I send them (written where they have not taken it), then
  * the wait for every piece of my pairs. MPI_ERR_TRUNCATE when a block sent to me exceeds
  * its receive block (the fitting part is copied, as a receive would). */
-static int cma_exchange(shm_t *h, uint64_t t)
+static int cma_exchange(shm_t *h, uint64_t t, size_t piece)
 {
     int n = h->n, me = h->me, err = 0;
     cma_ent_t *mine = cma_table(h, me, t);
@@ -1287,23 +1317,39 @@ static int cma_exchange(shm_t *h, uint64_t t)
         memcpy((void *)(uintptr_t)mine[me].raddr, (const void *)(uintptr_t)mine[me].saddr, own);
     if (mine[me].slen > mine[me].rcap)
         err = MPI_ERR_TRUNCATE;
-    for (int i = 1; i < n; i++) {
-        int r = (me + i) % n; /* everyone starts at a different rank */
-        wait_ge(SEQ(buf_of(h, r, t)), t);
-        cma_ent_t *e = &cma_table(h, r, t)[me];
-        if (e->slen > mine[r].rcap)
-            err = MPI_ERR_TRUNCATE;
-        cma_pieces(h, r, e, &mine[r], 0);
-    }
-    for (int i = 1; i < n; i++) {
-        int d = (me + n - i) % n;
-        cma_pieces(h, d, &mine[d], &cma_table(h, d, t)[me], 1);
+    /* the pairs with every peer that has published its table: what it sends me (read),
+     * then what I send it (written where it has not taken it); a peer not there yet is
+     * passed over and looked at again after the others, so one descheduled peer does not
+     * hold up the pairs with the rest (ranks outnumbering cores) */
+    uint64_t pending = (n == 64 ? ~0ull : (1ull << n) - 1) & ~(1ull << me);
+    unsigned idle = 0;
+    for (int spins = 0; pending;) {
+        int any = 0;
+        for (int i = 1; i < n; i++) {
+            int r = (me + i) % n; /* everyone starts at a different rank */
+            if (!(pending >> r & 1) || !ge(SEQ(buf_of(h, r, t)), t))
+                continue;
+            cma_ent_t *e = &cma_table(h, r, t)[me];
+            if (e->slen > mine[r].rcap)
+                err = MPI_ERR_TRUNCATE;
+            cma_pieces(h, r, e, &mine[r], 0, piece);
+            cma_pieces(h, r, &mine[r], &cma_table(h, r, t)[me], 1, piece);
+            pending &= ~(1ull << r);
+            any = 1;
+        }
+        if (any || !pending)
+            spins = 0;
+        else if (++spins >= (rmpi_core_hook ? 1 : shm_spin)) { /* as wait_ge */
+            spins = 0;
+            rmpi_core_wait_step(&idle);
+        } else
+            cpu_relax();
     }
     for (int i = 1; i < n; i++) {
         int r = (me + i) % n;
         cma_ent_t *in = &cma_table(h, r, t)[me];
-        wait_ge(&in->fin, cma_npieces(in, &mine[r]));
-        wait_ge(&mine[r].fin, cma_npieces(&mine[r], in));
+        wait_ge(&in->fin, cma_npieces(in, &mine[r], piece));
+        wait_ge(&mine[r].fin, cma_npieces(&mine[r], in, piece));
     }
     post(&h->ctl[me].done, t);
     return err;
@@ -1313,7 +1359,7 @@ static int cma_exchange(shm_t *h, uint64_t t)
  * Allgather; in place, the receive blocks), published, exchanged. In place, an Alltoall's
  * outgoing blocks are copied aside first: the receive blocks they lie in are overwritten
  * while the others may still read them. */
-static int cma_move(shm_t *h, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int gather)
+static int cma_move(shm_t *h, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int gather, size_t piece)
 {
     int n = h->n, me = h->me;
     void **tin = rmpi_xcalloc((size_t)n, sizeof *tin), **tout = rmpi_xcalloc((size_t)n, sizeof *tout);
@@ -1337,7 +1383,7 @@ static int cma_move(shm_t *h, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t
         atomic_store_explicit(&mine[d].fin, 0, memory_order_relaxed);
     }
     post(SEQ(buf_of(h, me, t)), t);
-    int err = cma_exchange(h, t);
+    int err = cma_exchange(h, t, piece);
     blocks_done(tout, recv, n);
     for (int d = 0; d < n; d++)
         free(tin[d]);
