@@ -477,20 +477,6 @@ void rmpi_chan_note_slow(rmpi_chan_sel_t *s, int src, size_t bytes, uint64_t now
     rmpi_chan_bump_recv(s, src, bytes);
 }
 
-void rmpi_chan_add_recv(rmpi_chan_sel_t *s, int src, uint64_t n, uint64_t bytes)
-{
-    if (!n || !peer_ok(s, src))
-        return;
-    /* the first: finds src's cell (and column) as a note does, with no bytes */
-    if (!s->cur[src])
-        rmpi_chan_note_slow(s, src, 0, s->now_ns);
-    else
-        rmpi_chan_bump_recv(s, src, 0);
-    s->total += n;
-    if (s->cur[src]) /* NULL: out of memory for a column, the first is not counted either */
-        add_cell(s->cur[src], n - 1, bytes);
-}
-
 void rmpi_chan_sel_note_idle(rmpi_chan_sel_t *s, uint64_t polls, uint64_t now_ns)
 {
     advance(s, now_ns);

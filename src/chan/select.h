@@ -221,12 +221,6 @@ static inline void rmpi_chan_note_recv(rmpi_chan_sel_t *s, int src, size_t bytes
     rmpi_chan_count_recv(s, src, bytes);
 }
 
-/* n receives of bytes in all from src, added at once to its cell of the current slot and to
- * the total: what a count kept outside the table gathered since it was last taken (the
- * library's dedicated peers, counted by the core: rmpi_chan_lib_counters). The same table
- * as n calls of rmpi_chan_count_recv with these bytes in all. */
-void rmpi_chan_add_recv(rmpi_chan_sel_t *s, int src, uint64_t n, uint64_t bytes);
-
 /* Moves the table to now_ns, and runs FIND_MAP when the interval has passed since the last
  * run, or early when p.trigger receives came since it (either unless the check finds that
  * the receives and idle polls since the last run call for no change: src/chan/README.md,
@@ -274,26 +268,6 @@ void rmpi_chan_lib_tick(void);
 void rmpi_chan_lib_idle(unsigned polls);
 void rmpi_chan_lib_report(void *file, int rank);
 void rmpi_chan_lib_finalize(void);
-
-/* A peer's frames counted by whoever receives them instead of noted one by one (the core,
- * rmpi_core_deliver: an increment in the peer's own state, as cheap as the note's test that
- * no selector runs). The library asks for it for each peer it makes dedicated, and takes the
- * counts at every tick (before the table moves on, so they land in the slot the note would
- * have put them in) and when it releases the peer: a dedicated peer's frames then cost what
- * they cost under RMPI_CHANNELS=dedicated, and FIND_MAP sees the same counts to slot
- * resolution (src/chan/README.md, "In the library"). */
-typedef struct rmpi_chan_counter_ops {
-    void (*count)(int peer, int on);                      /* on: count peer's frames; off: note each again */
-    void (*take)(int peer, uint64_t *n, uint64_t *bytes); /* frames and bytes counted since the last take */
-} rmpi_chan_counter_ops_t;
-void rmpi_chan_lib_counters(const rmpi_chan_counter_ops_t *ops);
-/* The selector's decision for peer was accepted (its apply callback): dedicated peers are
- * counted by the receiver (at most h at once; none while a trace is written), a released
- * one's count is taken and each of its frames noted again. */
-void rmpi_chan_lib_counted(int peer, rmpi_chan_kind_t kind);
-/* Whether peer's frames must be noted one by one (rmpi_chan_lib_note): while the selector
- * may select peer, or while a trace is written. 0: a receiver may count them or not. */
-int rmpi_chan_lib_wants(int peer);
 
 /* The counts of RMPI_REPORT's selection line, for MPI_T (what a finalized selector
  * counted is kept, so they never go down). */

@@ -95,70 +95,6 @@ rmpi_chan_sel_t *rmpi_chan_lib, *rmpi_chan_lib_fast;
 
 static void trace_refused(int peer, rmpi_chan_kind_t kind);
 
-/* ---- dedicated peers counted by the core (rmpi_chan_lib_counters) ---- */
-
-static rmpi_chan_counter_ops_t counters;
-static int *counted, ncounted, cap_counted; /* the peers the core counts for us: at most h, dedicated */
-
-void rmpi_chan_lib_counters(const rmpi_chan_counter_ops_t *ops) { counters = *ops; }
-
-int rmpi_chan_lib_wants(int peer)
-{
-    const rmpi_chan_sel_t *s = rmpi_chan_lib;
-    return rmpi_chan_trace || (s && peer >= 0 && peer < s->npeers && !s->fixed[peer]);
-}
-
-/* The core's count of the i-th counted peer since the last take, into the current slot. */
-static void take_counted(rmpi_chan_sel_t *s, int i)
-{
-    uint64_t n, bytes;
-    counters.take(counted[i], &n, &bytes);
-    rmpi_chan_add_recv(s, counted[i], n, bytes);
-}
-
-static void count_start(int peer)
-{
-    /* while a trace is written every frame is noted (and written); h bounds the list */
-    if (!counters.count || rmpi_chan_trace || !rmpi_chan_lib || ncounted >= rmpi_chan_lib->prm.h)
-        return;
-    for (int i = 0; i < ncounted; i++)
-        if (counted[i] == peer)
-            return;
-    if (ncounted == cap_counted) {
-        cap_counted = cap_counted ? 2 * cap_counted : 8;
-        counted = rmpi_xrealloc(counted, (size_t)cap_counted * sizeof *counted);
-    }
-    counted[ncounted++] = peer;
-    counters.count(peer, 1);
-}
-
-static void count_stop(int peer)
-{
-    for (int i = 0; i < ncounted; i++)
-        if (counted[i] == peer) {
-            take_counted(rmpi_chan_lib, i);
-            counters.count(peer, 0);
-            counted[i] = counted[--ncounted];
-            return;
-        }
-}
-
-void rmpi_chan_lib_counted(int peer, rmpi_chan_kind_t kind)
-{
-    if (kind == RMPI_CHAN_DEDICATED)
-        count_start(peer);
-    else
-        count_stop(peer);
-}
-
-/* Every tick, before the table moves: the counted peers' frames go to the slot they came in
- * (to the tick's resolution, as the noted ones). */
-static void take_all(rmpi_chan_sel_t *s)
-{
-    for (int i = 0; i < ncounted; i++)
-        take_counted(s, i);
-}
-
 /* A decision becomes a switch (J1-J5, chan.c): accepted once the peer is there or on its
  * way; refused while another switch of the peer is still in progress, so the selector keeps
  * the old kind in its map and proposes the change again at its next run. A set-up is also
@@ -177,8 +113,6 @@ static int switch_peer(void *ctx, int peer, rmpi_chan_kind_t kind)
     int rc = rmpi_chan_switch(peer, kind) ? 1 : 0;
     if (rc)
         trace_refused(peer, kind);
-    else
-        rmpi_chan_lib_counted(peer, kind);
     return rc;
 }
 
@@ -353,7 +287,6 @@ void rmpi_chan_lib_init(int rank, int nprocs)
             rmpi_chan_sel_class(rmpi_chan_lib, r, cls[r]);
     }
     free(cls);
-    ncounted = 0;
     lib_arm(rmpi_chan_lib);
     lib_fast_update();
 }
@@ -364,7 +297,6 @@ static void lib_tick(unsigned idle)
     if (!s)
         return;
     lib_collect(s);
-    take_all(s);
     uint64_t now = rmpi_time_ns();
     if (rmpi_chan_trace)
         fprintf(trace.f, idle ? "k %llu %u\n" : "k %llu\n", (unsigned long long)(now - trace.t0), idle);
@@ -426,9 +358,6 @@ void rmpi_chan_lib_totals(rmpi_chan_totals_t *t)
 void rmpi_chan_lib_finalize(void)
 {
     rmpi_chan_lib_totals(&finalized);
-    free(counted); /* the core's counts are gone with its peers (rmpi_vc_finalize came first) */
-    counted = NULL;
-    ncounted = cap_counted = 0;
     trace_close();
     rmpi_chan_sel_destroy(rmpi_chan_lib);
     rmpi_chan_lib = NULL;

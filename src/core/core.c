@@ -63,24 +63,6 @@ static int oversubscribed(void)
     return ncpu > 0 && rmpi_topo_local_size(rmpi_topo_my_node()) > ncpu;
 }
 
-/* The selector's dedicated peers: their frames are counted in their core_peer_t
- * (rmpi_core_deliver), and the selector takes the counts (select.h). */
-static void chan_count(int peer, int on)
-{
-    core_peer_t *cp = rmpi_vc_get(peer)->core;
-    cp->chan_n = on ? 1 : 0;
-    cp->chan_bytes = 0;
-}
-
-static void chan_take(int peer, uint64_t *n, uint64_t *bytes)
-{
-    core_peer_t *cp = rmpi_vc_get(peer)->core;
-    *n = cp->chan_n ? cp->chan_n - 1 : 0;
-    *bytes = cp->chan_bytes;
-    cp->chan_n = cp->chan_n ? 1 : 0;
-    cp->chan_bytes = 0;
-}
-
 int rmpi_core_init(rmpi_core_info_t *info)
 {
     rmpi_knobs_init();
@@ -128,8 +110,6 @@ int rmpi_core_init(rmpi_core_info_t *info)
     }
     rmpi_chan_lib_init(pm.rank, pm.size); /* after the rails: r over ofi depends on them */
     rmpi_vc_init(pm.rank, pm.size, rmpi_core_deliver, sizeof(core_peer_t));
-    static const rmpi_chan_counter_ops_t chan_counters = {chan_count, chan_take};
-    rmpi_chan_lib_counters(&chan_counters);
     info->rank = pm.rank;
     info->size = pm.size;
     info->singleton = pm.singleton;

@@ -373,14 +373,8 @@ void rmpi_core_deliver(rmpi_vc_t *vc, const void *frame, size_t len)
 {
     rmpi_vc_hdr_t h;
     core_peer_t *cp = vc->core;
-    /* every frame in order from a peer, counted once: here, or by the selector */
-    if (RMPI_LIKELY(cp->chan_n)) {
-        cp->chan_n++;
-        cp->chan_bytes += len;
-    } else {
-        rmpi_chan_lib_note(vc->peer, len);
-    }
-    memcpy(&h, frame, sizeof h); /* the VC checked len >= sizeof h */
+    rmpi_chan_lib_note(vc->peer, len); /* every frame in order from a peer, counted once */
+    memcpy(&h, frame, sizeof h);       /* the VC checked len >= sizeof h */
     switch (h.type) {
     case RMPI_F_EAGER_SHORT:
         if (RMPI_UNLIKELY(h.flags || !cp->rx_valid)) {

@@ -82,13 +82,6 @@ typedef struct wire_cancel {
 
 /* Per-peer core state, lives right after the VC (rmpi_vc_t.core). */
 typedef struct core_peer {
-    /* Frames received from the peer, counted here instead of noted for channel selection
-     * (rmpi_chan_lib_note) while not 0: 1 + the frames since the selector last took them
-     * (rmpi_chan_lib_counters: a peer it made dedicated), or when nothing reads them (no
-     * selector, a fixed peer; set by rmpi_core_peer_init). An increment of the peer's own
-     * state costs what the note's test that no selector runs costs. */
-    uint32_t chan_n;
-    uint64_t chan_bytes;
     uint32_t tx_ctx, rx_ctx;
     int32_t tx_src, tx_tag, rx_src, rx_tag;
     int tx_valid, ready;

@@ -204,8 +204,6 @@ void rmpi_core_peer_init(rmpi_vc_t *vc)
     }
     cp->seg_max = segs > 0 ? (int)segs : 0;
     cp->zc_min = rmpi_vc_zc_min(vc);
-    if (!cp->chan_n && !rmpi_chan_lib_wants(vc->peer))
-        cp->chan_n = 1; /* nobody reads its counts: an increment, not the note's tests */
     cp->ready = 1;
     rmpi_core_wan_tune(vc);
 }

@@ -5,11 +5,7 @@
  * frame 100 moved the count ticks to 356, 612, 868, 1124: a peer of a 4-rank bench/channels
  * job that heard 1,113 frames never ran FIND_MAP. The selector is the library's
  * (rmpi_chan_lib) with a gain of 0, so no run dedicates anything and no switch is asked of
- * the (absent) transport; the clock is the real one, the slot 1 ms.
- * Dedicated peers counted by the receiver (rmpi_chan_lib_counters, the core's role played by
- * a fake here): their counts reach the table at every tick, in the slot the note would have
- * put them in, and when the peer is released; at most h peers are counted; a fixed peer is
- * not wanted, a selectable one is. */
+ * the (absent) transport; the clock is the real one, the slot 1 ms. */
 #include <time.h>
 
 #include "chan/select.h"
@@ -92,98 +88,9 @@ static void test_odd_count(void)
     uninstall(s);
 }
 
-static int fake_on[4];
-static uint64_t fake_n[4], fake_b[4];
-
-static void fake_count(int peer, int on)
-{
-    fake_on[peer] = on;
-    fake_n[peer] = fake_b[peer] = 0;
-}
-
-static void fake_take(int peer, uint64_t *n, uint64_t *bytes)
-{
-    *n = fake_n[peer], *bytes = fake_b[peer];
-    fake_n[peer] = fake_b[peer] = 0;
-}
-
-/* a frame as rmpi_core_deliver counts it */
-static void deliver(int peer, size_t bytes, int n)
-{
-    for (int i = 0; i < n; i++) {
-        if (fake_on[peer])
-            fake_n[peer]++, fake_b[peer] += bytes;
-        else
-            rmpi_chan_lib_note(peer, bytes);
-    }
-}
-
-/* whether the table holds these frames and bytes of peer over the last nslots slots */
-static int table_has(rmpi_chan_sel_t *s, int peer, int nslots, uint64_t frames, uint64_t bytes)
-{
-    uint64_t n, b;
-    rmpi_chan_sel_sum(s, peer, nslots, &n, &b);
-    if (n != frames || b != bytes)
-        fprintf(stderr, "peer %d over %d slots: %llu frames, %llu bytes\n", peer, nslots, (unsigned long long)n,
-                (unsigned long long)b);
-    return n == frames && b == bytes;
-}
-
-static void test_counted(void)
-{
-    static const rmpi_chan_counter_ops_t ops = {fake_count, fake_take};
-    rmpi_chan_lib_counters(&ops);
-    rmpi_chan_sel_t *s = install(1024);
-    rmpi_chan_sel_fix(s, 0, RMPI_CHAN_DEDICATED);
-    CHECK(!rmpi_chan_lib_wants(0) && rmpi_chan_lib_wants(1) && rmpi_chan_lib_wants(3),
-          "wanted: fixed peer 0 %d, peer 1 %d, peer 3 %d", rmpi_chan_lib_wants(0), rmpi_chan_lib_wants(1),
-          rmpi_chan_lib_wants(3));
-    rmpi_chan_sel_set(s, 1, RMPI_CHAN_DEDICATED);
-    rmpi_chan_lib_counted(1, RMPI_CHAN_DEDICATED);
-    CHECK(fake_on[1] == 1, "a dedicated peer is not counted by the receiver");
-    deliver(1, 8, 500);
-    deliver(2, 16, 300); /* a tick at the 256th of these takes peer 1's count */
-    CHECK(fake_n[1] == 0, "the tick left %llu of peer 1's frames untaken", (unsigned long long)fake_n[1]);
-    rmpi_chan_lib_tick();
-    CHECK(table_has(s, 1, 320, 500, 4000), "counted: want 500 frames, 4000 bytes");
-    CHECK(table_has(s, 2, 320, 300, 4800), "noted: want 300 frames, 4800 bytes");
-    CHECK(s->total == 800, "total %llu, want 800", (unsigned long long)s->total);
-    /* counts land in the slot of the last tick, as noted frames do (cur), not the next one */
-    rmpi_chan_lib_tick();
-    deliver(1, 8, 100);
-    deliver(2, 16, 10);
-    pause_ms(3);
-    rmpi_chan_lib_tick();
-    CHECK(table_has(s, 1, 1, 0, 0), "counted, the slot after the frames: want 0 frames, 0 bytes");
-    CHECK(table_has(s, 2, 1, 0, 0), "noted, the slot after the frames: want 0 frames, 0 bytes");
-    CHECK(table_has(s, 1, 320, 600, 4800), "counted, all slots: want 600 frames, 4800 bytes");
-    /* released: the rest is taken, and its frames are noted one by one again */
-    deliver(1, 8, 50);
-    rmpi_chan_lib_counted(1, RMPI_CHAN_SHARED);
-    rmpi_chan_sel_set(s, 1, RMPI_CHAN_SHARED);
-    CHECK(fake_on[1] == 0, "a released peer is still counted by the receiver");
-    deliver(1, 8, 7);
-    rmpi_chan_lib_tick();
-    CHECK(table_has(s, 1, 320, 657, 5256), "released: want 657 frames, 5256 bytes");
-    /* at most h (2) counted peers */
-    for (int p = 1; p <= 3; p++) {
-        rmpi_chan_sel_set(s, p, RMPI_CHAN_DEDICATED);
-        rmpi_chan_lib_counted(p, RMPI_CHAN_DEDICATED);
-    }
-    CHECK(fake_on[1] + fake_on[2] + fake_on[3] == 2, "%d peers counted with h = 2",
-          fake_on[1] + fake_on[2] + fake_on[3]);
-    for (int p = 1; p <= 3; p++)
-        rmpi_chan_lib_counted(p, RMPI_CHAN_SHARED);
-    uninstall(s);
-    CHECK(!rmpi_chan_lib_wants(1), "no selector, and a peer is wanted");
-    static const rmpi_chan_counter_ops_t none = {0};
-    rmpi_chan_lib_counters(&none);
-}
-
 int main(void)
 {
     test_idle_ticks();
     test_odd_count();
-    test_counted();
     return finish("chan_lib_count");
 }

@@ -420,62 +420,8 @@ static void test_running(void)
     rmpi_chan_sel_destroy(s);
 }
 
-/* Counts taken at once (rmpi_chan_add_recv: a dedicated peer counted by the core) make the
- * table n single notes make: the same windows, totals and running counts, a first add in a
- * slot finds the source's column, and the FIND_MAP run over both dedicates the same peers. */
-static void test_add_recv(void)
-{
-    rmpi_chan_params_t p = params(8);
-    p.interval_ns = 40 * MS; /* the run comes after the four slots */
-    rmpi_chan_sel_t *a = rmpi_chan_sel_create(8, &p, 0), *b = rmpi_chan_sel_create(8, &p, 0);
-    if (!a || !b) {
-        CHECK(0, "create");
-        return;
-    }
-    static const uint64_t n[4][3] = {{300, 0, 5}, {0, 0, 0}, {1, 700, 2}, {250, 3, 0}};
-    for (int k = 0; k < 4; k++) {
-        uint64_t t = (uint64_t)k * 10 * MS + MS;
-        rmpi_chan_sel_tick(a, t, accept_all, NULL);
-        rmpi_chan_sel_tick(b, t, accept_all, NULL);
-        for (int peer = 1; peer <= 3; peer++) {
-            for (uint64_t i = 0; i < n[k][peer - 1]; i++)
-                rmpi_chan_count_recv(a, peer, 9);
-            rmpi_chan_add_recv(b, peer, n[k][peer - 1], 9 * n[k][peer - 1]);
-        }
-        for (int peer = 1; peer <= 3; peer++)
-            for (int w = 1; w <= 8; w++) {
-                uint64_t na, ba, nb, bb;
-                rmpi_chan_sel_sum(a, peer, w, &na, &ba);
-                rmpi_chan_sel_sum(b, peer, w, &nb, &bb);
-                CHECK(na == nb && ba == bb, "slot %d, peer %d over %d slots: added %llu/%llu, noted %llu/%llu", k, peer,
-                      w, (unsigned long long)nb, (unsigned long long)bb, (unsigned long long)na,
-                      (unsigned long long)ba);
-            }
-        CHECK(a->total == b->total, "slot %d: total added %llu, noted %llu", k, (unsigned long long)b->total,
-              (unsigned long long)a->total);
-    }
-    CHECK(a->nactive == 3 && b->nactive == 3, "columns: noted %d, added %d", a->nactive, b->nactive);
-    /* a run over both tables decides alike */
-    rmpi_chan_sel_tick(a, 41 * MS, accept_all, NULL);
-    rmpi_chan_sel_tick(b, 41 * MS, accept_all, NULL);
-    for (int peer = 0; peer < 8; peer++)
-        CHECK(rmpi_chan_sel_kind(a, peer) == rmpi_chan_sel_kind(b, peer), "peer %d: kind %d noted, %d added", peer,
-              rmpi_chan_sel_kind(a, peer), rmpi_chan_sel_kind(b, peer));
-    CHECK(a->to_dedicated > 0, "the case dedicates nobody: it tests nothing");
-    /* nothing added, or an unknown source: nothing changes */
-    uint64_t before = b->total;
-    rmpi_chan_add_recv(b, 5, 0, 0);
-    rmpi_chan_add_recv(b, 8, 10, 10);
-    rmpi_chan_add_recv(b, -1, 10, 10);
-    CHECK(b->total == before && b->nactive == 3, "an empty or out-of-range add counted: total %llu, columns %d",
-          (unsigned long long)b->total, b->nactive);
-    rmpi_chan_sel_destroy(a);
-    rmpi_chan_sel_destroy(b);
-}
-
 int main(void)
 {
-    test_add_recv();
     test_sliding();
     test_wrap();
     test_running();
