@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #define SEG_HDR RMPI_SHM_SEG_HDR
-#define SEG_MAGIC 0x524d5049534d3033ull /* "RMPISM03" (docs/wire/shm.md) */
+#define SEG_MAGIC 0x524d5049534d3034ull /* "RMPISM04" (docs/wire/shm.md) */
 /* The doorbell words (shm.h), in the header after its fields, a cache line of their own:
  * a bit per local sender, so at most (4096 - 512) * 8 local ranks */
 #define BELL_OFF 512u
@@ -82,6 +82,8 @@ typedef struct shm_peer {
     rmpi_shm_writer_t wr;
     _Atomic uint64_t *bell; /* our doorbell word in its segment, and our bit there */
     uint64_t bell_bit;
+    _Atomic uint64_t *qbell; /* its shared queue's bit there (its own index: docs/wire/shm.md) */
+    uint64_t qbell_bit;
     rmpi_shm_queue_t txq; /* its shared receive queue */
     pending_t *pend, **pend_tail;
     void *seg;
@@ -165,6 +167,7 @@ typedef struct shm_rail {
     _Atomic uint64_t *bell;
     uint64_t *bell_left;
     int nbell, any_left;
+    uint64_t qbit;              /* the queue's bit in word my_local / 64: senders set it after each slot */
     int nact, npending, policy; /* policy: RMPI_CHANNELS_* */
     int nqueue_from;            /* local senders without a ring in act: while 0 nobody writes
                                      * to the shared queue and the poll skips it */
@@ -316,6 +319,7 @@ static int shm_open_rail(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
     s->nbell = (s->nlocal + 63) / 64;
     s->bell = (_Atomic uint64_t *)((char *)s->seg + BELL_OFF);
     s->bell_left = rmpi_xcalloc((size_t)s->nbell, sizeof *s->bell_left);
+    s->qbit = 1ull << (s->my_local % 64);
     s->stamp = rmpi_xcalloc((size_t)s->nlocal, sizeof *s->stamp);
     s->nqueue_from = s->nlocal - 1;
     for (int l = 0; l < s->nlocal; l++) {
@@ -400,6 +404,8 @@ static int shm_ready(rmpi_rail_t *rail, int phase)
         p->wr.ncells = s->ncells;
         p->bell = (_Atomic uint64_t *)((char *)seg + BELL_OFF) + s->my_local / 64;
         p->bell_bit = 1ull << (s->my_local % 64);
+        p->qbell = (_Atomic uint64_t *)((char *)seg + BELL_OFF) + p->lidx / 64;
+        p->qbell_bit = 1ull << (p->lidx % 64);
         rmpi_shm_queue_attach(&p->txq, (char *)seg + SEG_HDR, &s->qlay);
         /* only what we write: our ring, or the peer's shared queue */
         if (p->tx_kind == DEDICATED)
@@ -434,6 +440,7 @@ static int tx_shared(shm_peer_t *p, unsigned type, const struct iovec *iov, int 
         return 0;
     rmpi_iov_gather(rmpi_shm_qbuf(&p->txq, b, NULL), iov, n);
     rmpi_shm_qenqueue(&p->txq, b, (uint32_t)len, (uint16_t)shm.my_local, (uint8_t)type, 0);
+    rmpi_shm_bell(p->qbell, p->qbell_bit); /* after the slot's seq: as a ring's stamp */
     return 1;
 }
 
@@ -471,6 +478,8 @@ static int tx_pending(shm_peer_t *p, pending_t *q)
         q->off += n;
         rmpi_shm_qenqueue(&p->txq, b, (uint32_t)n, (uint16_t)shm.my_local, (uint8_t)q->type,
                           q->off < q->len ? RMPI_SHM_Q_MORE : 0);
+        /* each fragment: the receiver must free the buffers of the first ones for the rest */
+        rmpi_shm_bell(p->qbell, p->qbell_bit);
     }
     shm.st.tx_bytes[SHARED] += q->len;
     return 1;
@@ -890,11 +899,14 @@ static void queue_stuck(shm_rail_t *s)
     s->stuck_since = now;
 }
 
-static int poll_shared(shm_rail_t *s)
+#define POLL_SHARED_MAX 64 /* frames a pass reads from the queue */
+/* inlined in both callers: called, the queue-only pass (RMPI_CHANNELS=shared) cost 19 Ir more
+ * per empty MPI_Iprobe (bench/channels.sh --callgrind idle: 324 against 305) */
+static inline __attribute__((always_inline)) int poll_shared(shm_rail_t *s)
 {
     int ev = 0;
     const rmpi_shm_qslot_t *sl;
-    while (ev < 64 && (sl = rmpi_shm_qpeek(&s->rxq))) {
+    while (ev < POLL_SHARED_MAX && (sl = rmpi_shm_qpeek(&s->rxq))) {
         int c;
         if (sl->from >= s->nlocal || sl->from == s->my_local || sl->buf >= s->qlay.cfirst[s->qlay.nclass])
             rmpi_fatal("corrupt entry in rank %d's shared receive queue (sender %u, buffer %u).", s->env->rank,
@@ -958,9 +970,14 @@ static __attribute__((noinline)) int drain_ring(shm_rail_t *s, shm_rx_t *x, int 
     return 1;
 }
 
-/* A pass reads the doorbell words (one load each while no bit is set) and the rings whose
- * bits were set or left from the last pass; a ring that is not active (retired, or its
- * marker on the queue not read yet: ring_activate sets its bit again) is skipped. */
+/* A pass reads the doorbell words (one load each while no bit is set), the shared queue if
+ * its bit (this process's own index) was set or left, and the rings whose bits were set or
+ * left from the last pass; a ring that is not active (retired, or its marker on the queue not
+ * read yet: ring_activate sets its bit again) is skipped. The queue is read whenever its bit
+ * comes, even while no sender is on it: a sender leaving its ring rings it after its marker,
+ * and the ring may retire in this very pass. Its bit is left for the next pass when the poll
+ * stopped at its bound, or found nothing while a sender holds a position it has not
+ * published (it rings once it does; polling on keeps queue_stuck's watch on a dead one). */
 static int poll_bells(shm_rail_t *s)
 {
     int ev = 0, left = s->any_left;
@@ -970,6 +987,15 @@ static int poll_bells(shm_rail_t *s)
         if (RMPI_UNLIKELY(left)) {
             b |= s->bell_left[w];
             s->bell_left[w] = 0;
+        }
+        if (w == s->my_local / 64 && (b & s->qbit)) {
+            b &= ~s->qbit;
+            int n = poll_shared(s);
+            if (rmpi_shm_qbell_again(&s->rxq, n, POLL_SHARED_MAX)) {
+                s->bell_left[w] |= s->qbit;
+                s->any_left = 1;
+            }
+            ev += n;
         }
         while (b) {
             int l = w * 64 + __builtin_ctzll(b);
@@ -984,18 +1010,13 @@ static int poll_bells(shm_rail_t *s)
     return ev;
 }
 
-/* Up to RING_POLL_MAX rings, a pass reads their stamps: an empty ring is a load, a test and
- * the loop (the stamps in an array of their own, in registers while nothing is found; 8
- * instructions a ring); the words cost about 16 a pass and a cache line more per frame. */
+/* Up to RING_POLL_MAX rings and nobody on the queue, a pass reads the rings' stamps: an empty
+ * ring is a load, a test and the loop (the stamps in an array of their own, in registers while
+ * nothing is found; 8 instructions a ring); the words cost about 16 a pass and a cache line
+ * more per frame. */
 #define RING_POLL_MAX 2
-static int poll_rings(shm_rail_t *s)
+static int poll_stamps(shm_rail_t *s)
 {
-    if (s->nact > RING_POLL_MAX) {
-        /* the common pass: one word, nothing left over and no bit set is a load and a test */
-        if (RMPI_LIKELY(s->nbell == 1 && !s->any_left) && atomic_load_explicit(&s->bell[0], memory_order_relaxed) == 0)
-            return 0;
-        return poll_bells(s);
-    }
     int ev = 0, n = s->nact;
     const _Atomic uint32_t **st = s->stamp;
     for (int i = 0; i < n; i++) {
@@ -1010,7 +1031,7 @@ static int poll_rings(shm_rail_t *s)
 }
 
 /* J1: make the new channel ready and ask the sender to move. Its frames keep arriving on
- * the old channel until its marker, which poll_shared/poll_rings wait for (J5). */
+ * the old channel until its marker, which poll_shared/drain_ring wait for (J5). */
 static int shm_chan_switch(rmpi_rail_t *rail, int peer, int to)
 {
     shm_rail_t *s = &shm;
@@ -1059,10 +1080,20 @@ static int shm_progress(rmpi_rail_t *rail)
 {
     shm_rail_t *s = &shm;
     int ev = 0;
-    if (s->nqueue_from)
+    /* Rings and the queue both in use, or more than RING_POLL_MAX rings: the doorbell words.
+     * The common pass, one word with nothing left over and no bit set, is a load and a test
+     * whatever the rings and the queue hold. The queue alone (no ring: RMPI_CHANNELS=shared,
+     * adaptive before its first ring) is read at its next slot, and up to RING_POLL_MAX rings
+     * alone by their stamps: either is one load too, and the word would cost the only
+     * busy channel a second cache line per frame (the busy pair's latency). */
+    if (s->nact && (s->nqueue_from || s->nact > RING_POLL_MAX)) {
+        if (RMPI_UNLIKELY(s->nbell != 1 || s->any_left) || atomic_load_explicit(&s->bell[0], memory_order_relaxed))
+            ev += poll_bells(s);
+    } else if (s->nact) {
+        ev += poll_stamps(s);
+    } else if (s->nqueue_from) {
         ev += poll_shared(s);
-    if (s->nact)
-        ev += poll_rings(s);
+    }
     if (RMPI_UNLIKELY(s->force.ns))
         force_switch(s);
     if (RMPI_UNLIKELY(s->npending))

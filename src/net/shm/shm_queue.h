@@ -218,4 +218,15 @@ static inline int rmpi_shm_qreserved(rmpi_shm_queue_t *q)
     return atomic_load_explicit(&q->hdr->tail, memory_order_relaxed) != q->head;
 }
 
+/* Receiver with the doorbell (src/net/shm/shm.h, docs/wire/shm.md: a sender sets the queue's
+ * bit after each slot it publishes, and a pass reads the queue only when it takes the bit):
+ * after a poll that read n slots of at most max, whether to read the queue at the next pass
+ * without its bit: the poll stopped at its bound, or found nothing while a position is taken
+ * and not published (its sender rings once it publishes; reading on keeps watch on a sender
+ * that died in between). */
+static inline int rmpi_shm_qbell_again(rmpi_shm_queue_t *q, int n, int max)
+{
+    return n == max || (n == 0 && rmpi_shm_qreserved(q));
+}
+
 #endif

@@ -9,6 +9,14 @@
  *  c) four producer threads, each 100,000 frames of random class-spread sizes (fragments
  *     flagged MORE for the largest), one consumer: per producer every frame arrives once, in
  *     order, intact; no buffer is handed to two frames at once (a per-buffer owner word).
+ *  d) c) with the doorbell (docs/wire/shm.md, version 4): each producer sets the queue's bit
+ *     after each slot it publishes, and the consumer reads the queue only when it takes the
+ *     bit, or when the last read left it (rmpi_shm_qbell_again: its bound of 8 slots reached,
+ *     or nothing read while a position is taken and not published). The same checks, and
+ *     a published slot found while the bit stays clear for 200 ms (checked whenever the
+ *     consumer took nothing for a while) is a frame left unannounced: a reader that drops
+ *     the bit when its bound stops it fails (ringing before the slot's seq is stored leaves
+ *     a frame until the next one rings, a window too short for this test to see).
  */
 #include <pthread.h>
 #include <sched.h>
@@ -16,6 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <time.h>
+
+#include "net/shm/shm.h"
 #include "net/shm/shm_queue.h"
 
 #include "../unit_check.h"
@@ -26,6 +37,10 @@
 static rmpi_shm_qlayout_t lay;
 static rmpi_shm_queue_t q;
 static _Atomic int owner[1 << 16];
+static _Atomic uint64_t qword; /* d): the doorbell word */
+static int bell;               /* d): producers ring, the consumer reads on the bit */
+#define QBIT (1ull << 5)
+#define BELL_BOUND 8
 
 static void *area_new(size_t bytes)
 {
@@ -124,69 +139,124 @@ static void *producer(void *arg)
                 memset(p + 8, (int)(i + (uint32_t)me), n - 8);
             }
             rmpi_shm_qenqueue(&q, b, (uint32_t)n, (uint16_t)me, 0, f + 1 < frags ? RMPI_SHM_Q_MORE : 0);
+            if (bell)
+                rmpi_shm_bell(&qword, QBIT);
         }
     }
     return NULL;
 }
 
-static void threads(void)
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+typedef struct consumer {
+    uint32_t next[PRODUCERS];
+    int frag[PRODUCERS];
+    unit_rng_t g[PRODUCERS];
+    size_t cur[PRODUCERS];
+    uint64_t total;
+} consumer_t;
+
+/* Checks and consumes slot s; 0 when it names no producer (the test ends). */
+static int consume(consumer_t *c, const rmpi_shm_qslot_t *s)
+{
+    int p = s->from;
+    if (p >= PRODUCERS) {
+        CHECK(0, "slot names producer %d", p);
+        return 0;
+    }
+    size_t want = c->cur[p] == 8192 ? 4096 : c->cur[p];
+    int more = c->cur[p] == 8192 && c->frag[p] == 0;
+    CHECK(s->len == want, "producer %d frame %u: %u bytes, expected %zu", p, c->next[p], s->len, want);
+    CHECK(!!(s->flags & RMPI_SHM_Q_MORE) == more, "producer %d frame %u: MORE flag wrong", p, c->next[p]);
+    const char *b = rmpi_shm_qbuf(&q, s->buf, NULL);
+    if (s->len >= 8 && s->len == want) {
+        uint32_t i;
+        int f;
+        memcpy(&i, b, 4);
+        memcpy(&f, b + 4, 4);
+        CHECK(i == c->next[p] && f == c->frag[p], "producer %d: frame %u/%d where %u/%d was due", p, i, f, c->next[p],
+              c->frag[p]);
+        for (size_t k = 8; k < s->len; k++)
+            if ((unsigned char)b[k] != (unsigned char)(c->next[p] + (uint32_t)p)) {
+                CHECK(0, "producer %d frame %u: byte %zu corrupt", p, c->next[p], k);
+                break;
+            }
+    }
+    atomic_store(&owner[s->buf], 0);
+    rmpi_shm_qconsume(&q, s);
+    if (more) {
+        c->frag[p] = 1;
+        return 1;
+    }
+    c->frag[p] = 0;
+    c->next[p]++;
+    c->total++;
+    c->cur[p] = frame_len(&c->g[p]);
+    return 1;
+}
+
+static void threads(int with_bell)
 {
     const uint32_t cs[] = {256, 1024, 2048, 4096};
     rmpi_shm_qlayout(&lay, cs, 4, 16384, 4);
     void *a = area_new(lay.bytes);
     rmpi_shm_queue_attach(&q, a, &lay);
     rmpi_shm_queue_init(&q);
+    memset(owner, 0, sizeof owner);
+    bell = with_bell;
+    atomic_store(&qword, 0);
     pthread_t t[PRODUCERS];
     for (int i = 0; i < PRODUCERS; i++)
         pthread_create(&t[i], NULL, producer, (void *)(intptr_t)i);
-    uint32_t next[PRODUCERS] = {0};
-    int frag[PRODUCERS] = {0};
-    unit_rng_t g[PRODUCERS];
-    size_t cur[PRODUCERS];
+    static consumer_t c;
+    memset(&c, 0, sizeof c);
     for (int i = 0; i < PRODUCERS; i++) {
-        g[i] = unit_seed(100 + (uint64_t)i);
-        cur[i] = frame_len(&g[i]);
+        c.g[i] = unit_seed(100 + (uint64_t)i);
+        c.cur[i] = frame_len(&c.g[i]);
     }
-    uint64_t total = 0;
-    while (total < (uint64_t)PRODUCERS * FRAMES) {
-        const rmpi_shm_qslot_t *s = rmpi_shm_qpeek(&q);
-        if (!s) {
-            sched_yield();
-            continue;
-        }
-        int p = s->from;
-        if (p >= PRODUCERS) {
-            CHECK(0, "slot names producer %d", p);
-            exit(finish("shm_queue"));
-        }
-        size_t want = cur[p] == 8192 ? 4096 : cur[p];
-        int more = cur[p] == 8192 && frag[p] == 0;
-        CHECK(s->len == want, "producer %d frame %u: %u bytes, expected %zu", p, next[p], s->len, want);
-        CHECK(!!(s->flags & RMPI_SHM_Q_MORE) == more, "producer %d frame %u: MORE flag wrong", p, next[p]);
-        const char *b = rmpi_shm_qbuf(&q, s->buf, NULL);
-        if (s->len >= 8 && s->len == want) {
-            uint32_t i;
-            int f;
-            memcpy(&i, b, 4);
-            memcpy(&f, b + 4, 4);
-            CHECK(i == next[p] && f == frag[p], "producer %d: frame %u/%d where %u/%d was due", p, i, f, next[p],
-                  frag[p]);
-            for (size_t k = 8; k < s->len; k++)
-                if ((unsigned char)b[k] != (unsigned char)(next[p] + (uint32_t)p)) {
-                    CHECK(0, "producer %d frame %u: byte %zu corrupt", p, next[p], k);
-                    break;
+    int left = 0, lost = 0;
+    uint64_t idle = 0;
+    while (c.total < (uint64_t)PRODUCERS * FRAMES && !lost) {
+        int bound = 64;
+        if (bell) {
+            if (!(rmpi_shm_bell_take(&qword) & QBIT) && !left) {
+                if (++idle % 100000)
+                    continue;
+                /* a while with nothing: does a published slot wait with its bit clear? */
+                if (rmpi_shm_qpeek(&q)) {
+                    uint64_t t0 = now_ns();
+                    while (!(atomic_load(&qword) & QBIT) && now_ns() - t0 < 200000000u)
+                        sched_yield();
+                    lost = !(atomic_load(&qword) & QBIT);
+                    CHECK(!lost, "a published slot (producer %u) waits and the queue's bit stayed clear for 200 ms",
+                          rmpi_shm_qpeek(&q)->from);
                 }
+                continue;
+            }
+            bound = BELL_BOUND;
         }
-        atomic_store(&owner[s->buf], 0);
-        rmpi_shm_qconsume(&q, s);
-        if (more) {
-            frag[p] = 1;
-            continue;
+        int n = 0;
+        const rmpi_shm_qslot_t *s;
+        while (n < bound && (s = rmpi_shm_qpeek(&q))) {
+            if (!consume(&c, s)) {
+                lost = 1;
+                break;
+            }
+            n++;
         }
-        frag[p] = 0;
-        next[p]++;
-        total++;
-        cur[p] = frame_len(&g[p]);
+        if (bell)
+            left = rmpi_shm_qbell_again(&q, n, bound);
+        else if (!n)
+            sched_yield();
+    }
+    if (lost) { /* the producers may wait for buffers nobody frees */
+        fprintf(stderr, "shm_queue: %s failed; not waiting for the producers\n", bell ? "doorbell" : "queue");
+        return;
     }
     for (int i = 0; i < PRODUCERS; i++)
         pthread_join(t[i], NULL);
@@ -199,6 +269,8 @@ int main(void)
     unit_watchdog("shm_queue", 100, "a producer or the consumer is stuck");
     layout_and_classes();
     dry_classes();
-    threads();
+    threads(0);
+    if (!unit_failures)
+        threads(1);
     return finish("shm_queue");
 }
