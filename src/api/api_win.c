@@ -443,7 +443,7 @@ int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype da
                      MPI_Aint target_disp, MPI_Op op, MPI_Win win)
 {
     rmpi_rma_op_t o = OP_INIT(RMPI_RMA_GACC, origin_addr, result_addr, NULL, target_rank, target_disp, op);
-    SHORT_PATH(w, rmpi_rma_direct_small(w, &o, datatype, 1));
+    SHORT_PATH(w, rmpi_rma_direct_small(w, &o, datatype, 1) && rmpi_rma_msg_atomic(w, &o, datatype));
     return rma_call(__func__, &o, 1, datatype, 1, datatype, 1, datatype, 1, win, NULL);
 }
 
@@ -452,7 +452,7 @@ int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void
 {
     rmpi_rma_op_t o =
         OP_INIT(RMPI_RMA_CAS, origin_addr, result_addr, compare_addr, target_rank, target_disp, MPI_OP_NULL);
-    SHORT_PATH(w, rmpi_rma_direct_small(w, &o, datatype, 1));
+    SHORT_PATH(w, rmpi_rma_direct_small(w, &o, datatype, 1) && rmpi_rma_msg_atomic(w, &o, datatype));
     return rma_call(__func__, &o, 1, datatype, 1, datatype, 1, datatype, 1, win, NULL);
 }
 

@@ -221,6 +221,11 @@ static int int_kind(MPI_Datatype t)
     return h >= 0x200 && h <= 0x2ff ? kind[h & 0xff] : 0;
 }
 
+size_t rma_int_atomic_size(MPI_Datatype type, MPI_Op op)
+{
+    return int_kind(type) && op_atomic(op) ? int_size[(uintptr_t)type & 0xff] : 0;
+}
+
 #define AT_RMW(T, ST)                                                                                 \
     static T at_rmw_##T(_Atomic T *a, T v, MPI_Op op, int sgn)                                        \
     {                                                                                                 \

@@ -44,6 +44,19 @@ static void answered(rmpi_req_t *r)
     free(p);
 }
 
+/* Posts the receive of an operation's answer (into land, p: what answered() completes)
+ * and names its tag in the request h. */
+static void expect_answer(rmpi_win_t *w, int t, rma_hdr_t *h, pending_t *p, void *land, size_t tbytes)
+{
+    h->reply_tag = rma_tag(w);
+    rmpi_req_t *r = rma_post_answer(w, t, h->reply_tag, land, tbytes);
+    w->gets[t]++;
+    w->ngets++;
+    r->user = p;
+    r->on_complete = answered;
+    r->flags |= RMPI_RF_FREED; /* the answer is asked for after this, so it cannot be done yet */
+}
+
 /* The target datatype's layout as segments from the target address. */
 static rma_seg_t *target_segs(const rmpi_rma_op_t *op, uint32_t *nseg)
 {
@@ -183,13 +196,7 @@ int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq)
             p->rdt = op->rdt;
             rmpi_dtype_retain(op->rdt);
         }
-        h->reply_tag = rma_tag(w);
-        rmpi_req_t *r = rma_post_answer(w, t, h->reply_tag, land, tbytes);
-        w->gets[t]++;
-        w->ngets++;
-        r->user = p;
-        r->on_complete = answered;
-        r->flags |= RMPI_RF_FREED; /* the answer is asked for below, so it cannot be done yet */
+        expect_answer(w, t, h, p, land, tbytes);
     }
     /* answers are waited for in rma_wait_gets or a synchronisation, which send the batch
      * first; a request's answer may be waited for by MPI_Wait: sent now */
@@ -201,5 +208,56 @@ int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq)
     w->tail_answered[t] = (unsigned char)answered_op;
     if (ureq && kind != AM_GET && kind != AM_GACC && kind != AM_CAS)
         rmpi_req_complete(ureq); /* the data is in the message: locally complete */
+    return 0;
+}
+
+/* The message path's short path for Fetch_and_op and Compare_and_swap (rma.h): the checks
+ * of the binding and of rmpi_rma_issue such an operation can meet, then the same message
+ * and answer as rmpi_rma_issue builds. callgrind, rank 0, cas_lat 8 B on Win_create: the
+ * general checks (two operation checks, datatype lookups, the range of any datatype) were
+ * about 400 of the call's 980 instructions. */
+int rmpi_rma_msg_atomic(rmpi_win_t *w, const rmpi_rma_op_t *op, MPI_Datatype type)
+{
+    int t = op->target, cas = op->kind == RMPI_RMA_CAS;
+    /* integer types with the operations every one of them has (MPI_BYTE: no arithmetic) */
+    size_t es = rma_int_atomic_size(type, cas ? MPI_REPLACE : op->op);
+    if (rmpi_thread_multiple || !es || (!cas && type == MPI_BYTE) || (unsigned)t >= (unsigned)w->size ||
+        rmpi_rma_direct(w, t) || w->flavor == MPI_WIN_FLAVOR_DYNAMIC ||
+        !(w->lock_all || w->locked[t] || w->fence_open) || rma_fence_gated(w, t) || op->tdisp < 0)
+        return 1;
+    const rmpi_win_peer_t *peer = &w->peers[t];
+    uint64_t disp;
+    if (__builtin_mul_overflow((uint64_t)op->tdisp, (uint64_t)peer->disp_unit, &disp) || disp > peer->size ||
+        es > peer->size - disp)
+        return 1; /* the general path reports it */
+    rmpi_rma_before_load();
+    if (w->rdma)
+        rma_rdma_lone_before(w, op);
+    if (w->lazy[t])
+        rma_lock_for_op(w, t, 0);
+    rma_rdma_before_am(w, t);
+    int data = cas || op->op != MPI_NO_OP;
+    size_t len = sizeof(rma_hdr_t) + (cas ? 2 * es : data ? es : 0);
+    char *msg = rma_am_begin(w, t, len);
+    rma_hdr_t *h = (rma_hdr_t *)(void *)msg;
+    memset(h, 0, sizeof *h);
+    h->kind = (uint8_t)(cas ? AM_CAS : AM_GACC);
+    h->version = RMA_WIRE_VERSION;
+    h->disp = disp;
+    h->bytes = es;
+    if (!cas) {
+        h->op = (uint64_t)(uintptr_t)op->op;
+        h->basic = (uint64_t)(uintptr_t)type; /* a predefined type is its own basic type */
+    }
+    if (data)
+        memcpy(msg + sizeof *h, op->obuf, es);
+    if (cas)
+        memcpy(msg + sizeof *h + es, op->cbuf, es);
+    pending_t *p = rmpi_xmalloc(sizeof *p);
+    *p = (pending_t){w, t, NULL, op->rbuf, 1, NULL, NULL};
+    expect_answer(w, t, h, p, op->rbuf, es);
+    rma_am_end(w, t, msg, len, 0);
+    w->dirty[t] = 1;
+    w->tail_answered[t] = 1;
     return 0;
 }
