@@ -223,7 +223,10 @@ static int int_kind(MPI_Datatype t)
 
 size_t rma_int_atomic_size(MPI_Datatype type, MPI_Op op)
 {
-    return int_kind(type) && op_atomic(op) ? int_size[(uintptr_t)type & 0xff] : 0;
+    if (RMPI_UNLIKELY(!atomic_ops))
+        (void)int_kind(MPI_INT);           /* fills the tables (a window without a node segment) */
+    uintptr_t h = (uintptr_t)type - 0x200; /* int_kind's range of predefined handles */
+    return h <= 0xff && op_atomic(op) ? int_size[h] : 0;
 }
 
 #define AT_RMW(T, ST)                                                                                 \
