@@ -46,7 +46,8 @@ static void answered(rmpi_req_t *r)
 
 /* Posts the receive of an operation's answer (into land, p: what answered() completes)
  * and names its tag in the request h. */
-static void expect_answer(rmpi_win_t *w, int t, rma_hdr_t *h, pending_t *p, void *land, size_t tbytes)
+static inline __attribute__((always_inline)) void expect_answer(rmpi_win_t *w, int t, rma_hdr_t *h, pending_t *p,
+                                                                void *land, size_t tbytes)
 {
     h->reply_tag = rma_tag(w);
     rmpi_req_t *r = rma_post_answer(w, t, h->reply_tag, land, tbytes);
@@ -214,7 +215,8 @@ int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq)
 /* The message short paths' checks (rma.h): target t reached by messages, an open lock,
  * lock_all or finished fence epoch to it, bytes at tdisp inside its window; *disp: their
  * byte offset there. 0: the general path decides, every error included. */
-static int msg_short_ok(const rmpi_win_t *w, int t, MPI_Aint tdisp, uint64_t bytes, uint64_t *disp)
+static inline __attribute__((always_inline)) int msg_short_ok(const rmpi_win_t *w, int t, MPI_Aint tdisp,
+                                                              uint64_t bytes, uint64_t *disp)
 {
     if (rmpi_thread_multiple || (unsigned)t >= (unsigned)w->size || rmpi_rma_direct(w, t) ||
         w->flavor == MPI_WIN_FLAVOR_DYNAMIC || !(w->lock_all || w->locked[t] || w->fence_open) ||
@@ -227,7 +229,8 @@ static int msg_short_ok(const rmpi_win_t *w, int t, MPI_Aint tdisp, uint64_t byt
 
 /* Begins an answered request of kind (len bytes with its data, after the header) as
  * rmpi_rma_issue does: deferred gets, a lazy lock, RDMA in flight first. */
-static rma_hdr_t *msg_begin(rmpi_win_t *w, const rmpi_rma_op_t *op, int kind, uint64_t disp, size_t bytes, size_t len)
+static inline __attribute__((always_inline)) rma_hdr_t *msg_begin(rmpi_win_t *w, const rmpi_rma_op_t *op, int kind,
+                                                                  uint64_t disp, size_t bytes, size_t len)
 {
     int t = op->target;
     rmpi_rma_before_load();
@@ -247,7 +250,8 @@ static rma_hdr_t *msg_begin(rmpi_win_t *w, const rmpi_rma_op_t *op, int kind, ui
 
 /* Ends it: its answer (bytes) lands in rbuf; it waits in the batch (nobody waits for it by
  * MPI_Wait: a flush or synchronisation sends it). */
-static void msg_end(rmpi_win_t *w, int t, rma_hdr_t *h, void *rbuf, size_t bytes, size_t len)
+static inline __attribute__((always_inline)) void msg_end(rmpi_win_t *w, int t, rma_hdr_t *h, void *rbuf, size_t bytes,
+                                                          size_t len)
 {
     pending_t *p = rmpi_xmalloc(sizeof *p);
     *p = (pending_t){w, t, NULL, rbuf, 1, NULL, NULL};
