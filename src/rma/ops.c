@@ -44,17 +44,29 @@ static void answered(rmpi_req_t *r)
     free(p);
 }
 
-/* Posts the receive of an operation's answer (into land, p: what answered() completes)
- * and names its tag in the request h. */
-static inline __attribute__((always_inline)) void expect_answer(rmpi_win_t *w, int t, rma_hdr_t *h, pending_t *p,
-                                                                void *land, size_t tbytes)
+/* The answer of a short path's operation (its result contiguous, no user request): only
+ * the counts to settle, no pending record to allocate and free. */
+static void answered_plain(rmpi_req_t *r)
+{
+    rmpi_win_t *w = r->user;
+    int t = (int)(intptr_t)r->user2;
+    w->gets[t]--;
+    w->ngets--;
+}
+
+/* Posts the receive of an operation's answer (into land; done(r) runs at its completion
+ * with user, user2 in r) and names its tag in the request h. */
+static inline __attribute__((always_inline)) void expect_answer(rmpi_win_t *w, int t, rma_hdr_t *h, void *land,
+                                                                size_t tbytes, void (*done)(rmpi_req_t *), void *user,
+                                                                void *user2)
 {
     h->reply_tag = rma_tag(w);
     rmpi_req_t *r = rma_post_answer(w, t, h->reply_tag, land, tbytes);
     w->gets[t]++;
     w->ngets++;
-    r->user = p;
-    r->on_complete = answered;
+    r->user = user;
+    r->user2 = user2;
+    r->on_complete = done;
     r->flags |= RMPI_RF_FREED; /* the answer is asked for after this, so it cannot be done yet */
 }
 
@@ -197,7 +209,7 @@ int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq)
             p->rdt = op->rdt;
             rmpi_dtype_retain(op->rdt);
         }
-        expect_answer(w, t, h, p, land, tbytes);
+        expect_answer(w, t, h, land, tbytes, answered, p, NULL);
     }
     /* answers are waited for in rma_wait_gets or a synchronisation, which send the batch
      * first; a request's answer may be waited for by MPI_Wait: sent now */
@@ -253,9 +265,7 @@ static inline __attribute__((always_inline)) rma_hdr_t *msg_begin(rmpi_win_t *w,
 static inline __attribute__((always_inline)) void msg_end(rmpi_win_t *w, int t, rma_hdr_t *h, void *rbuf, size_t bytes,
                                                           size_t len)
 {
-    pending_t *p = rmpi_xmalloc(sizeof *p);
-    *p = (pending_t){w, t, NULL, rbuf, 1, NULL, NULL};
-    expect_answer(w, t, h, p, rbuf, bytes);
+    expect_answer(w, t, h, rbuf, bytes, answered_plain, w, (void *)(intptr_t)t);
     rma_am_end(w, t, (char *)h, len, 0);
     w->dirty[t] = 1;
     w->tail_answered[t] = 1;
