@@ -334,7 +334,8 @@ int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_dat
               MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
     SHORT_PATH(w, origin_datatype != target_datatype || origin_count != target_count ||
-                      rmpi_rma_direct_get(w, origin_addr, target_datatype, target_count, target_rank, target_disp));
+                      (rmpi_rma_direct_get(w, origin_addr, target_datatype, target_count, target_rank, target_disp) &&
+                       rmpi_rma_msg_get(w, origin_addr, target_datatype, target_count, target_rank, target_disp)));
     rmpi_rma_op_t op = OP_INIT(RMPI_RMA_GET, NULL, origin_addr, NULL, target_rank, target_disp, MPI_OP_NULL);
     return rma_call(__func__, &op, 0, MPI_DATATYPE_NULL, origin_count, origin_datatype, target_count, target_datatype,
                     0, win, NULL);
@@ -439,11 +440,21 @@ int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype 
                                  target_rank, target_disp, target_count, target_datatype, op, win, request);
 }
 
+/* Fetch_and_op's and Compare_and_swap's short paths: a direct target's memory, else a
+ * message (the direct checks cost about 40 instructions where they cannot succeed) */
+static inline int small_atomic(rmpi_win_t *w, const rmpi_rma_op_t *o, MPI_Datatype type)
+{
+    int t = o->target;
+    if ((unsigned)t < (unsigned)w->size && !rmpi_rma_direct(w, t))
+        return rmpi_rma_msg_atomic(w, o, type);
+    return rmpi_rma_direct_small(w, o, type, 1);
+}
+
 int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
                      MPI_Aint target_disp, MPI_Op op, MPI_Win win)
 {
     rmpi_rma_op_t o = OP_INIT(RMPI_RMA_GACC, origin_addr, result_addr, NULL, target_rank, target_disp, op);
-    SHORT_PATH(w, rmpi_rma_direct_small(w, &o, datatype, 1));
+    SHORT_PATH(w, small_atomic(w, &o, datatype));
     return rma_call(__func__, &o, 1, datatype, 1, datatype, 1, datatype, 1, win, NULL);
 }
 
@@ -452,7 +463,7 @@ int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void
 {
     rmpi_rma_op_t o =
         OP_INIT(RMPI_RMA_CAS, origin_addr, result_addr, compare_addr, target_rank, target_disp, MPI_OP_NULL);
-    SHORT_PATH(w, rmpi_rma_direct_small(w, &o, datatype, 1));
+    SHORT_PATH(w, small_atomic(w, &o, datatype));
     return rma_call(__func__, &o, 1, datatype, 1, datatype, 1, datatype, 1, win, NULL);
 }
 

@@ -221,6 +221,14 @@ static int int_kind(MPI_Datatype t)
     return h >= 0x200 && h <= 0x2ff ? kind[h & 0xff] : 0;
 }
 
+size_t rma_int_atomic_size(MPI_Datatype type, MPI_Op op)
+{
+    if (RMPI_UNLIKELY(!atomic_ops))
+        (void)int_kind(MPI_INT);           /* fills the tables (a window without a node segment) */
+    uintptr_t h = (uintptr_t)type - 0x200; /* int_kind's range of predefined handles */
+    return h <= 0xff && op_atomic(op) ? int_size[h] : 0;
+}
+
 #define AT_RMW(T, ST)                                                                                 \
     static T at_rmw_##T(_Atomic T *a, T v, MPI_Op op, int sgn)                                        \
     {                                                                                                 \

@@ -201,6 +201,16 @@ int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq);
 int rmpi_rma_direct_put(rmpi_win_t *w, const void *buf, MPI_Datatype type, MPI_Count count, int target, MPI_Aint tdisp);
 int rmpi_rma_direct_get(rmpi_win_t *w, void *buf, MPI_Datatype type, MPI_Count count, int target, MPI_Aint tdisp);
 int rmpi_rma_direct_small(rmpi_win_t *w, const rmpi_rma_op_t *op, MPI_Datatype type, MPI_Count count);
+/* Fetch_and_op's and Compare_and_swap's short path to a target reached by messages (not
+ * direct, not a dynamic window: Win_create on shm, any target elsewhere): one element of
+ * an integer type, an operation of rma_int_atomic_size, a lock, lock_all or fence epoch
+ * whose fence is over, inside the target's window: queued as rmpi_rma_issue queues it, 0;
+ * else 1 with nothing done. Never with MPI_THREAD_MULTIPLE (it uses the batch). */
+int rmpi_rma_msg_atomic(rmpi_win_t *w, const rmpi_rma_op_t *op, MPI_Datatype type);
+/* Get's, on the same conditions, for count elements of a contiguous predefined type that
+ * rmpi_rma_issue would send as a batched message (rdma.c rma_rdma_by_msg: a target of
+ * this node reached by cross-memory attach, at most RMPI_RMA_SHM_MSG_MAX bytes). */
+int rmpi_rma_msg_get(rmpi_win_t *w, void *buf, MPI_Datatype type, MPI_Count count, int target, MPI_Aint tdisp);
 /* Put's short path to a target of this node reached by cross-memory attach (Win_create
  * windows on shm, rdma.c): count elements of one contiguous predefined type, more than
  * 4 KiB and more than RMPI_RMA_SHM_MSG_MAX, in a lock, lock_all or fence epoch whose lock

@@ -135,6 +135,10 @@ int rma_rdma_to(const rmpi_win_t *w, int target);
  * ordering before a FLUSH, UNLOCK, FENCE or COMPLETE (rma_rdma_order, _before_release,
  * _wait), so still under the lock or inside the epoch. */
 int rma_rdma_lone_get(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, size_t tbytes, rmpi_req_t *ureq);
+/* Bytes of an integer type (direct.c's tables: 1, 2, 4 or 8) when op is one of the
+ * operations applied to it as element atomics (SUM, MIN, MAX, BAND, BOR, BXOR, REPLACE,
+ * NO_OP); 0 for every other type or operation. */
+size_t rma_int_atomic_size(MPI_Datatype type, MPI_Op op);
 /* A contiguous put of more than PUT_NOW_MIN bytes on a rail with copy_now (shm's
  * cross-memory attach), issued where it would be RDMA: written before returning, complete
  * at both ends (ureq too), nothing counted or left for a flush (0); 1 with nothing done
