@@ -107,12 +107,16 @@ static void kill_body(void)
         memcpy(f + 9, &mr.rkey, 8);
         TH_CHECK(send1(0, f, sizeof f) == 0, "send");
         TH_WAIT(frames_from[0] == 1, 20, "rank 0's go-ahead");
-        /* Stop serving: rank 0's read request stays unanswered until we die. */
+        /* Stop serving, and say so (a small frame on an idle connection is written at once):
+         * rank 0 asks for its read only then, so the request stays unanswered until we die.
+         * A read posted before this could be answered whole by the wait's own progress. */
+        TH_CHECK(send1(0, "s", 1) == 0, "send");
         usleep(300 * 1000);
         raise(SIGKILL);
     }
     TH_WAIT(frames_from[1] == 1, 20, "rank 1's key");
     TH_CHECK(send1(1, "go", 2) == 0, "send");
+    TH_WAIT(frames_from[1] == 2, 20, "rank 1's word that it stopped serving");
     static char dst[1 << 20];
     struct top g = {.op.complete = op_cb};
     TH_CHECK(rmpi_tcp_ops.get(th_rail, 1, dst, sizeof dst, key_addr, key_rkey, &g.op) == 0, "get");
