@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #define SEG_HDR RMPI_SHM_SEG_HDR
-#define SEG_MAGIC 0x524d5049534d3034ull /* "RMPISM04" (docs/wire/shm.md) */
+#define SEG_MAGIC 0x524d5049534d3035ull /* "RMPISM05" (docs/wire/shm.md) */
 /* The doorbell words (shm.h), in the header after its fields, a cache line of their own:
  * a bit per local sender, so at most (4096 - 512) * 8 local ranks */
 #define BELL_OFF 512u
@@ -428,19 +428,33 @@ static size_t iov_total(const struct iovec *iov, int n)
     return len;
 }
 
-/* The whole frame into a free buffer of p's shared queue now (1), or 0: no buffer free, or
- * the frame is larger than the largest class (it then goes in fragments, tx_pending). */
+/* The whole frame into p's shared queue now (1), or 0: the queue is full, no buffer is free,
+ * or the frame is larger than the largest class (it then goes in fragments, tx_pending). A
+ * small frame travels in its slot: one atomic update, the tail's, as a ring frame's stamp. */
 static int tx_shared(shm_peer_t *p, unsigned type, const struct iovec *iov, int n, size_t len)
 {
-    int c = rmpi_shm_qclass(&shm.qlay, len);
-    if (RMPI_UNLIKELY(c == shm.qlay.nclass))
-        return 0;
-    uint32_t b = rmpi_shm_qalloc(&p->txq, c);
-    if (RMPI_UNLIKELY(b == UINT32_MAX))
-        return 0;
-    rmpi_iov_gather(rmpi_shm_qbuf(&p->txq, b, NULL), iov, n);
-    rmpi_shm_qenqueue(&p->txq, b, (uint32_t)len, (uint16_t)shm.my_local, (uint8_t)type, 0);
-    rmpi_shm_bell(p->qbell, p->qbell_bit); /* after the slot's seq: as a ring's stamp */
+    rmpi_shm_qslot_t *sl;
+    uint64_t pos;
+    if (RMPI_LIKELY(len <= RMPI_SHM_Q_INLINE)) {
+        if (RMPI_UNLIKELY(!(sl = rmpi_shm_qreserve(&p->txq, &pos))))
+            return 0;
+        rmpi_iov_gather(sl->data, iov, n);
+    } else {
+        int c = rmpi_shm_qclass(&shm.qlay, len);
+        if (RMPI_UNLIKELY(c == shm.qlay.nclass))
+            return 0;
+        uint32_t b = rmpi_shm_qalloc(&p->txq, c);
+        if (RMPI_UNLIKELY(b == UINT32_MAX))
+            return 0;
+        if (RMPI_UNLIKELY(!(sl = rmpi_shm_qreserve(&p->txq, &pos)))) {
+            rmpi_shm_qfree(&p->txq, b);
+            return 0;
+        }
+        rmpi_iov_gather(rmpi_shm_qbuf(&p->txq, b, NULL), iov, n);
+        sl->buf = b;
+    }
+    rmpi_shm_qpublish(sl, pos, (uint32_t)len, (uint16_t)shm.my_local, (uint8_t)type, 0);
+    rmpi_shm_qbell(p->qbell, p->qbell_bit); /* after the slot's seq: as a ring's stamp */
     return 1;
 }
 
@@ -471,15 +485,25 @@ static int tx_pending(shm_peer_t *p, pending_t *q)
         return tx_now(p, q->ch, q->type, &iov, 1, q->len);
     while (q->off < q->len) {
         size_t n = RMPI_MIN(top, q->len - q->off);
+        if (n <= RMPI_SHM_Q_INLINE) { /* a last fragment that fits a slot */
+            struct iovec v = {q->data + q->off, n};
+            if (!tx_shared(p, q->type, &v, 1, n))
+                return 0;
+            q->off += n;
+            break;
+        }
         uint32_t b = rmpi_shm_qalloc(&p->txq, rmpi_shm_qclass(&shm.qlay, n));
         if (b == UINT32_MAX)
             return 0;
         memcpy(rmpi_shm_qbuf(&p->txq, b, NULL), q->data + q->off, n);
+        if (!rmpi_shm_qenqueue(&p->txq, b, (uint32_t)n, (uint16_t)shm.my_local, (uint8_t)q->type,
+                               q->off + n < q->len ? RMPI_SHM_Q_MORE : 0)) {
+            rmpi_shm_qfree(&p->txq, b);
+            return 0;
+        }
         q->off += n;
-        rmpi_shm_qenqueue(&p->txq, b, (uint32_t)n, (uint16_t)shm.my_local, (uint8_t)q->type,
-                          q->off < q->len ? RMPI_SHM_Q_MORE : 0);
         /* each fragment: the receiver must free the buffers of the first ones for the rest */
-        rmpi_shm_bell(p->qbell, p->qbell_bit);
+        rmpi_shm_qbell(p->qbell, p->qbell_bit);
     }
     shm.st.tx_bytes[SHARED] += q->len;
     return 1;
@@ -907,17 +931,24 @@ static inline __attribute__((always_inline)) int poll_shared(shm_rail_t *s)
     int ev = 0;
     const rmpi_shm_qslot_t *sl;
     while (ev < POLL_SHARED_MAX && (sl = rmpi_shm_qpeek(&s->rxq))) {
-        int c;
-        if (sl->from >= s->nlocal || sl->from == s->my_local || sl->buf >= s->qlay.cfirst[s->qlay.nclass])
-            rmpi_fatal("corrupt entry in rank %d's shared receive queue (sender %u, buffer %u).", s->env->rank,
-                       sl->from, sl->buf);
-        const char *buf = rmpi_shm_qbuf(&s->rxq, sl->buf, &c);
+        if (sl->from >= s->nlocal || sl->from == s->my_local)
+            rmpi_fatal("corrupt entry in rank %d's shared receive queue (sender %u).", s->env->rank, sl->from);
         shm_rx_t *x = &s->rx[sl->from];
-        if (sl->len > s->qlay.csize[c])
-            rmpi_fatal("corrupt shared-memory frame: rank %d wrote %u bytes into a %u-byte buffer.", x->rank, sl->len,
-                       s->qlay.csize[c]);
+        const char *buf = sl->data;
+        uint32_t used = sizeof *sl; /* an inline frame takes its slot */
+        if (sl->len > RMPI_SHM_Q_INLINE) {
+            int c;
+            if (sl->buf >= s->qlay.cfirst[s->qlay.nclass])
+                rmpi_fatal("corrupt entry in rank %d's shared receive queue (sender %u, buffer %u).", s->env->rank,
+                           sl->from, sl->buf);
+            buf = rmpi_shm_qbuf(&s->rxq, sl->buf, &c);
+            if (sl->len > s->qlay.csize[c])
+                rmpi_fatal("corrupt shared-memory frame: rank %d wrote %u bytes into a %u-byte buffer.", x->rank,
+                           sl->len, s->qlay.csize[c]);
+            used = s->qlay.csize[c];
+        }
         s->st.rx_bytes[SHARED] += sl->len;
-        s->st.buf_bytes[SHARED] += s->qlay.csize[c];
+        s->st.buf_bytes[SHARED] += used;
         s->st.rx_frames[SHARED]++;
         if (x->sw.waiting && x->sw.kind == SHARED) {
             /* the sender already left its ring, whose last frames are not all read (J5) */
@@ -976,8 +1007,9 @@ static __attribute__((noinline)) int drain_ring(shm_rail_t *s, shm_rx_t *x, int 
  * read yet: ring_activate sets its bit again) is skipped. The queue is read whenever its bit
  * comes, even while no sender is on it: a sender leaving its ring rings it after its marker,
  * and the ring may retire in this very pass. Its bit is left for the next pass when the poll
- * stopped at its bound, or found nothing while a sender holds a position it has not
- * published (it rings once it does; polling on keeps queue_stuck's watch on a dead one). */
+ * stopped at its bound, or a sender holds a position the poll did not read (it may have found
+ * the bit set and not rung: rmpi_shm_qbell, shm.h; polling on keeps queue_stuck's watch on a
+ * dead one). */
 static int poll_bells(shm_rail_t *s)
 {
     int ev = 0, left = s->any_left;

@@ -155,12 +155,37 @@ static inline void rmpi_shm_bell(_Atomic uint64_t *word, uint64_t bit)
     atomic_fetch_or_explicit(word, bit, memory_order_release);
 }
 
-/* The bits set since the last take: one relaxed load while none are. */
+/* The shared queue's bit (the receiver's own index; every sender on the queue sets it): set
+ * it after the slot's publish unless it is set already. A sender that finds it set skips the
+ * read-modify-write on a line every sender and the receiver write. No slot is left
+ * unannounced, by the single order S of sequentially consistent operations:
+ *   sender:   (a) CAS on the queue's tail taking pos (rmpi_shm_qreserve); publish;
+ *             (b) load the word, bit set: skip.
+ *   receiver: (x) exchange the word with 0 (rmpi_shm_bell_take), the bit among the taken;
+ *             poll the queue; (t) load the tail (rmpi_shm_qreserved, in qbell_again).
+ * (b) read a value with the bit set; the receiver alone clears it, so some exchange x later
+ * in the word's modification order is the first to clear it, and x takes the bit (its pass
+ * polls the queue, then reads t). (b) reads before x in modification order, so (b) precedes x
+ * in S; (a) precedes (b) and x precedes t in program order, so (a) < (b) < x < t in S and t
+ * reads a tail past pos. Either the poll read pos, or the tail is past its head and
+ * rmpi_shm_qbell_again keeps the bit for the next pass, which polls again (and checks again)
+ * until the slot's release store is seen. A sender that finds the bit clear rings it as a
+ * ring's sender does (release, after the publish). On x86 none of this costs an instruction:
+ * the seq_cst load and tail load are plain loads, CAS and exchange are locked either way. */
+static inline void rmpi_shm_qbell(_Atomic uint64_t *word, uint64_t bit)
+{
+    if (!(atomic_load_explicit(word, memory_order_seq_cst) & bit))
+        atomic_fetch_or_explicit(word, bit, memory_order_release);
+}
+
+/* The bits set since the last take: one relaxed load while none are (a stale 0 only delays
+ * the take: bits are cleared by this exchange alone). Sequentially consistent for
+ * rmpi_shm_qbell's proof. */
 static inline uint64_t rmpi_shm_bell_take(_Atomic uint64_t *word)
 {
     if (atomic_load_explicit(word, memory_order_relaxed) == 0)
         return 0;
-    return atomic_exchange_explicit(word, 0, memory_order_acquire);
+    return atomic_exchange_explicit(word, 0, memory_order_seq_cst);
 }
 
 #endif

@@ -3,24 +3,29 @@
  *
  * One per receiving process, in its segment, written by every local sender (the shared
  * receive pool of the xrc-scalable seed, Sec. "multiple SRQs", on shared memory):
- *  - buffers in size classes (default 256 B, 1, 2, 4, 8 KiB); the sender takes the smallest
- *    class its frame fits (a 900-byte frame a 1 KiB buffer), a larger one when that class is
- *    empty. Each class is a lock-free stack of free buffer indices whose head word carries a
- *    tag against ABA (a pop reads next[] of a buffer another sender may just have taken; the
- *    tag makes its CAS fail).
- *  - a descriptor queue (bounded MPSC, Vyukov's sequence-numbered slots): a sender takes a
- *    position by fetch-add on the tail, fills the slot and publishes it by its sequence word;
- *    the receiver takes slots in position order, so each sender's frames stay in its order.
- *    The queue has at least as many slots as buffers and every slot in use holds a buffer, so
- *    a position taken is always free: a fetch-add never waits for room.
- * The receiver returns a buffer to its class stack after the frame was handled.
+ *  - a descriptor queue (bounded MPMC, Vyukov's sequence-numbered slots of one cache line):
+ *    a sender takes a position by compare-and-swap on the tail once the slot there is free,
+ *    fills the slot and publishes it by its sequence word; the receiver takes slots in
+ *    position order, so each sender's frames stay in its order. A full queue (every slot
+ *    published and not yet read) refuses the position: the frame waits in the sender's FIFO.
+ *  - a frame of at most RMPI_SHM_Q_INLINE bytes is carried in its slot: one atomic update to
+ *    send (the tail's) and one line to read, as a ring frame. Small frames are most of the
+ *    traffic (5-37 bytes: a header and a few bytes of payload), and a class buffer for them
+ *    cost the sender a pop from a free stack and the receiver a push back, both CAS on lines
+ *    every sender writes.
+ *  - larger frames take buffers in size classes (default 256 B, 1, 2, 4, 8 KiB; the seed's
+ *    receive queues per size); the sender takes the smallest class its frame fits (a
+ *    900-byte frame a 1 KiB buffer), a larger one when that class is empty. Each class is a
+ *    lock-free stack of free buffer indices whose head word carries a tag against ABA (a pop
+ *    reads next[] of a buffer another sender may just have taken; the tag makes its CAS
+ *    fail). The receiver returns a buffer to its class stack after the frame was handled.
  * Frames larger than the biggest class travel as fragments (flag MORE on all but the last),
  * consecutive in the sender's order and reassembled by the receiver per sender.
  *
  * A sender that dies holding buffers leaks them (the pool shrinks; frames wait for other
- * classes). One that dies between its fetch-add and its publish leaves a slot the receiver
- * can never pass: the receiver then notices, after RMPI_SHM_QUEUE_STUCK_NS, which local
- * process is gone and ends the job naming it (mpiexec normally ends it first). */
+ * classes). One that dies between taking a position and publishing it leaves a slot the
+ * receiver can never pass: the receiver then notices, after RMPI_SHM_QUEUE_STUCK_NS, which
+ * local process is gone and ends the job naming it (mpiexec normally ends it first). */
 #ifndef RMPI_SHM_QUEUE_H
 #define RMPI_SHM_QUEUE_H
 
@@ -32,16 +37,21 @@
 
 #define RMPI_SHM_MAX_CLASSES 8
 #define RMPI_SHM_QUEUE_STUCK_NS 2000000000ull
+#define RMPI_SHM_QCAP_MIN 64 /* slots at least (small frames need no buffer, only a slot) */
 enum { RMPI_SHM_Q_MORE = 1 };
+#define RMPI_SHM_Q_INLINE 48 /* frames of at most this many bytes travel in their slot */
 
 typedef struct rmpi_shm_qslot {
     _Atomic uint64_t seq;
-    uint32_t buf; /* buffer index (all classes numbered together) */
     uint32_t len;
     uint16_t from; /* sender's local index */
     uint8_t type, flags;
-    uint32_t pad[3];
+    union {
+        uint32_t buf;                 /* len > RMPI_SHM_Q_INLINE: buffer index (all classes numbered together) */
+        char data[RMPI_SHM_Q_INLINE]; /* else the frame itself */
+    };
 } rmpi_shm_qslot_t;
+_Static_assert(sizeof(rmpi_shm_qslot_t) == 64, "a queue slot is one cache line");
 
 /* Shared part, at the start of the queue area of the segment. */
 typedef struct rmpi_shm_qhdr {
@@ -56,7 +66,7 @@ typedef struct rmpi_shm_qlayout {
     uint32_t csize[RMPI_SHM_MAX_CLASSES];      /* buffer bytes of each class, ascending */
     uint32_t cfirst[RMPI_SHM_MAX_CLASSES + 1]; /* first buffer index of each class; cfirst[nclass] = nbuf */
     size_t coff[RMPI_SHM_MAX_CLASSES];         /* offset of each class's first buffer */
-    uint32_t qcap;                             /* slots, power of two, >= nbuf */
+    uint32_t qcap;                             /* slots, power of two, >= nbuf and >= RMPI_SHM_QCAP_MIN */
     uint32_t pad;                              /* no implicit padding: peers compare layouts bytewise */
     size_t slots_off, next_off, bytes;
 } rmpi_shm_qlayout_t;
@@ -90,7 +100,7 @@ static inline void rmpi_shm_qlayout(rmpi_shm_qlayout_t *l, const uint32_t *csize
         nbuf += n;
     }
     l->cfirst[nclass] = nbuf;
-    l->qcap = 1;
+    l->qcap = RMPI_SHM_QCAP_MIN;
     while (l->qcap < nbuf)
         l->qcap *= 2;
     size_t off = (sizeof(rmpi_shm_qhdr_t) + RMPI_CACHELINE - 1) & ~(size_t)(RMPI_CACHELINE - 1);
@@ -177,21 +187,61 @@ static inline uint32_t rmpi_shm_qalloc(rmpi_shm_queue_t *q, int c)
     return UINT32_MAX;
 }
 
-/* Publish a filled buffer as the sender's next frame. */
-static inline void rmpi_shm_qenqueue(rmpi_shm_queue_t *q, uint32_t buf, uint32_t len, uint16_t from, uint8_t type,
+/* Back to its class stack: a buffer taken for a frame that found the queue full, or read. */
+static inline void rmpi_shm_qfree(rmpi_shm_queue_t *q, uint32_t buf)
+{
+    int c;
+    rmpi_shm_qbuf(q, buf, &c);
+    rmpi_shm_qpush_free(q, c, buf);
+}
+
+/* Sender: take the next position if its slot is free (the receiver has read what it held
+ * qcap positions ago): the slot, its position in *pos; NULL when the queue is full. The
+ * compare-and-swap on the tail is sequentially consistent: the queue's doorbell
+ * (rmpi_shm_qbell, shm.h) relies on it preceding the sender's look at the bit. */
+static inline rmpi_shm_qslot_t *rmpi_shm_qreserve(rmpi_shm_queue_t *q, uint64_t *pos)
+{
+    uint64_t p = atomic_load_explicit(&q->hdr->tail, memory_order_relaxed);
+    for (;;) {
+        rmpi_shm_qslot_t *s = &q->slot[p & (q->lay->qcap - 1)];
+        int64_t d = (int64_t)(atomic_load_explicit(&s->seq, memory_order_acquire) - p);
+        if (d == 0) {
+            if (atomic_compare_exchange_weak_explicit(&q->hdr->tail, &p, p + 1, memory_order_seq_cst,
+                                                      memory_order_relaxed)) {
+                *pos = p;
+                return s;
+            }
+        } else if (d < 0) {
+            return NULL; /* still holds the frame of position p - qcap */
+        } else {
+            p = atomic_load_explicit(&q->hdr->tail, memory_order_relaxed); /* another sender took p */
+        }
+    }
+}
+
+/* Sender: publish the slot taken at pos (its data or buf filled) as the sender's next frame. */
+static inline void rmpi_shm_qpublish(rmpi_shm_qslot_t *s, uint64_t pos, uint32_t len, uint16_t from, uint8_t type,
                                      uint8_t flags)
 {
-    uint64_t pos = atomic_fetch_add_explicit(&q->hdr->tail, 1, memory_order_relaxed);
-    rmpi_shm_qslot_t *s = &q->slot[pos & (q->lay->qcap - 1)];
-    /* free by construction (slots >= buffers); the receiver may still be storing its seq */
-    while (atomic_load_explicit(&s->seq, memory_order_acquire) != pos)
-        rmpi_cpu_relax();
-    s->buf = buf;
     s->len = len;
     s->from = from;
     s->type = type;
     s->flags = flags;
     atomic_store_explicit(&s->seq, pos + 1, memory_order_release);
+}
+
+/* Sender: a filled buffer (a frame of more than RMPI_SHM_Q_INLINE bytes) as the next frame:
+ * 1, or 0 when the queue is full (the buffer stays the caller's). */
+static inline int rmpi_shm_qenqueue(rmpi_shm_queue_t *q, uint32_t buf, uint32_t len, uint16_t from, uint8_t type,
+                                    uint8_t flags)
+{
+    uint64_t pos;
+    rmpi_shm_qslot_t *s = rmpi_shm_qreserve(q, &pos);
+    if (!s)
+        return 0;
+    s->buf = buf;
+    rmpi_shm_qpublish(s, pos, len, from, type, flags);
+    return 1;
 }
 
 /* Receiver: the next published slot, or NULL. */
@@ -201,32 +251,32 @@ static inline const rmpi_shm_qslot_t *rmpi_shm_qpeek(rmpi_shm_queue_t *q)
     return atomic_load_explicit(&s->seq, memory_order_acquire) == q->head + 1 ? s : NULL;
 }
 
-/* Receiver: done with the slot from rmpi_shm_qpeek and its buffer. */
+/* Receiver: done with the slot from rmpi_shm_qpeek and its buffer, if it had one. */
 static inline void rmpi_shm_qconsume(rmpi_shm_queue_t *q, const rmpi_shm_qslot_t *s)
 {
-    uint32_t buf = s->buf;
-    int c;
-    rmpi_shm_qbuf(q, buf, &c);
+    uint32_t len = s->len, buf = s->buf; /* read before the slot goes back to the senders */
     atomic_store_explicit(&((rmpi_shm_qslot_t *)s)->seq, q->head + q->lay->qcap, memory_order_release);
     q->head++;
-    rmpi_shm_qpush_free(q, c, buf);
+    if (len > RMPI_SHM_Q_INLINE)
+        rmpi_shm_qfree(q, buf);
 }
 
-/* Receiver: whether a sender took a position it has not published yet. */
+/* Receiver: whether a sender took a position it has not published yet (or published after
+ * the receiver looked). Sequentially consistent: rmpi_shm_qbell's proof reads it. */
 static inline int rmpi_shm_qreserved(rmpi_shm_queue_t *q)
 {
-    return atomic_load_explicit(&q->hdr->tail, memory_order_relaxed) != q->head;
+    return atomic_load_explicit(&q->hdr->tail, memory_order_seq_cst) != q->head;
 }
 
 /* Receiver with the doorbell (src/net/shm/shm.h, docs/wire/shm.md: a sender sets the queue's
- * bit after each slot it publishes, and a pass reads the queue only when it takes the bit):
- * after a poll that read n slots of at most max, whether to read the queue at the next pass
- * without its bit: the poll stopped at its bound, or found nothing while a position is taken
- * and not published (its sender rings once it publishes; reading on keeps watch on a sender
- * that died in between). */
+ * bit after the slot it publishes unless the bit is set already, and a pass reads the queue
+ * only when it takes the bit): after a poll that read n slots of at most max, whether to read
+ * the queue at the next pass without its bit: the poll stopped at its bound, or a position
+ * is taken that it did not read (its sender may have found the bit still set and not rung:
+ * rmpi_shm_qbell's proof; reading on also keeps watch on a sender that died in between). */
 static inline int rmpi_shm_qbell_again(rmpi_shm_queue_t *q, int n, int max)
 {
-    return n == max || (n == 0 && rmpi_shm_qreserved(q));
+    return n == max || rmpi_shm_qreserved(q);
 }
 
 #endif
