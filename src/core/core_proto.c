@@ -61,6 +61,49 @@ static inline ctxq_t *ctxq_of_frame(uint32_t ctx)
 /* What an unexpected message holds against its peer's RMPI_UNEXP_MAX. */
 static size_t unexp_cost(const rmpi_unexp_t *u) { return sizeof *u + (u->is_rts ? 0 : u->len); }
 
+/* Records of RTS and of eager messages of at most UNEXP_POOL_DATA bytes are one size and
+ * kept for reuse (at most UNEXP_POOL_MAX of them, LIFO, under the core's lock). When many
+ * senders run ahead of the receives (31 ranks sending to one, the alltoone pattern), more
+ * records are live at once than glibc's thread cache keeps per size (7): malloc and free
+ * then went through the bins, 220-380 instructions a message and varying from job to job
+ * (docs/results/channels.md). */
+#define UNEXP_POOL_DATA 64
+#define UNEXP_POOL_MAX 64
+static rmpi_unexp_t *unexp_pool; /* linked through link.next */
+static int unexp_pool_n;
+
+static int unexp_pooled(const rmpi_unexp_t *u) { return u->is_rts || u->len <= UNEXP_POOL_DATA; }
+
+/* A zeroed record for an eager payload of len bytes (0 for an RTS). */
+static rmpi_unexp_t *unexp_alloc(size_t len)
+{
+    rmpi_unexp_t *u;
+    if (len > UNEXP_POOL_DATA) {
+        u = rmpi_xmalloc(sizeof *u + len);
+    } else if (unexp_pool) {
+        u = unexp_pool;
+        unexp_pool = (rmpi_unexp_t *)u->link.next;
+        unexp_pool_n--;
+    } else {
+        /* malloc + memset: glibc's calloc skips the thread cache (about 380 instructions here) */
+        u = rmpi_xmalloc(sizeof *u + UNEXP_POOL_DATA);
+    }
+    memset(u, 0, sizeof *u);
+    return u;
+}
+
+static void unexp_release(rmpi_unexp_t *u)
+{
+    u->magic = 0;
+    if (unexp_pooled(u) && unexp_pool_n < UNEXP_POOL_MAX) {
+        u->link.next = (rmpi_list_t *)unexp_pool;
+        unexp_pool = u;
+        unexp_pool_n++;
+        return;
+    }
+    free(u);
+}
+
 /* Queue an unexpected message of vc's peer (on q, or early when NULL), within RMPI_UNEXP_MAX. */
 static void unexp_queue(rmpi_vc_t *vc, ctxq_t *q, rmpi_unexp_t *u)
 {
@@ -91,8 +134,7 @@ int rmpi_core_unexp_withdraw(rmpi_vc_t *vc, uint32_t ctx, uint64_t seq)
             rmpi_list_remove(e);
             ((core_peer_t *)vc->core)->unexp_bytes -= unexp_cost(u);
             rmpi_core_unexp_n--;
-            u->magic = 0;
-            free(u);
+            unexp_release(u);
             return 1;
         }
     }
@@ -135,7 +177,7 @@ static void unexp_free_all(rmpi_list_t *l)
     while (!rmpi_list_empty(l)) {
         rmpi_list_t *e = l->next;
         rmpi_list_remove(e);
-        free(RMPI_CONTAINER_OF(e, rmpi_unexp_t, link));
+        unexp_release(RMPI_CONTAINER_OF(e, rmpi_unexp_t, link));
     }
 }
 
@@ -145,6 +187,12 @@ void rmpi_core_unexp_finalize(void)
     for (size_t c = 0; c < rmpi_nctxq; c++)
         if (rmpi_ctxq[c])
             unexp_free_all(&rmpi_ctxq[c]->unexp);
+    while (unexp_pool) {
+        rmpi_unexp_t *u = unexp_pool;
+        unexp_pool = (rmpi_unexp_t *)u->link.next;
+        free(u);
+    }
+    unexp_pool_n = 0;
 }
 
 void rmpi_core_peer_init(rmpi_vc_t *vc)
@@ -665,8 +713,7 @@ void rmpi_core_eager_arrived(rmpi_vc_t *vc, uint32_t ctx, int src, int tag, cons
     if (q && q->eager_fn && !sync && rmpi_list_empty(&q->unexp) &&
         q->eager_fn(q->eager_arg, vc->peer, src, tag, data, len))
         return;
-    rmpi_unexp_t *u = rmpi_xmalloc(sizeof *u + len);
-    memset(u, 0, sizeof *u);
+    rmpi_unexp_t *u = unexp_alloc(len);
     u->magic = RMPI_REQ_MAGIC;
     u->ctx = ctx, u->src = src, u->tag = tag, u->vc = vc, u->len = len, u->sync = sync, u->sreq = sreq;
     if (len)
@@ -682,9 +729,7 @@ void rmpi_core_rts_arrived(rmpi_vc_t *vc, const wire_rts_t *f)
         rndv_start(r, vc, f->m.src, f->m.tag, f->sreq, f->len, f->m.h.flags, f->addr, f->rkey, f->nkeys);
         return;
     }
-    /* malloc + memset: glibc's calloc skips the thread cache (about 380 instructions here) */
-    rmpi_unexp_t *u = rmpi_xmalloc(sizeof *u);
-    memset(u, 0, sizeof *u);
+    rmpi_unexp_t *u = unexp_alloc(0);
     u->magic = RMPI_REQ_MAGIC;
     u->ctx = f->m.ctx, u->src = f->m.src, u->tag = f->m.tag, u->vc = vc, u->len = f->len;
     u->is_rts = 1, u->sreq = f->sreq, u->raddr = f->addr, u->gather = f->m.h.flags & (RMPI_FF_GATHER | RMPI_FF_FRAGS);
@@ -720,8 +765,7 @@ static void consume_unexp(rmpi_req_t *r, rmpi_unexp_t *u)
     }
     ((core_peer_t *)u->vc->core)->unexp_bytes -= unexp_cost(u);
     rmpi_core_unexp_n--;
-    u->magic = 0;
-    free(u);
+    unexp_release(u);
 }
 
 int rmpi_core_irecv(rmpi_req_t *r)
