@@ -92,6 +92,87 @@ static rma_seg_t *target_segs(const rmpi_rma_op_t *op, uint32_t *nseg)
     return s;
 }
 
+/* An operation's message header (and the target's segments after it, then freed). */
+static void am_hdr(rma_hdr_t *h, int kind, const rmpi_rma_op_t *op, uint64_t disp, size_t tbytes, rma_seg_t *segs,
+                   uint32_t nseg)
+{
+    memset(h, 0, sizeof *h);
+    h->kind = (uint8_t)kind;
+    h->version = RMA_WIRE_VERSION;
+    h->disp = disp;
+    h->bytes = tbytes;
+    h->nseg = nseg;
+    if (kind == AM_ACC || kind == AM_GACC) {
+        h->op = (uint64_t)(uintptr_t)op->op;
+        h->basic = (uint64_t)(uintptr_t)op->tdt->basic;
+    }
+    if (nseg)
+        memcpy(h + 1, segs, nseg * sizeof(rma_seg_t));
+    free(segs);
+}
+
+/* An accumulate of at least this many bytes from contiguous origin memory is not packed
+ * into its message (acc_gathered). */
+#define RMA_AM_GATHER_MIN ((size_t)64 << 10)
+
+/* The state of a gathered accumulate's send: freed with its request. */
+typedef struct gathered {
+    rmpi_win_t *w;
+    int t;
+    rma_hdr_t hdr[]; /* the message's header and segments */
+} gathered_t;
+
+static void gathered_sent(rmpi_req_t *r)
+{
+    gathered_t *g = r->ext;
+    rmpi_dtype_free(r->udt);
+    g->w->gets[g->t]--;
+    g->w->ngets--;
+}
+
+/* A large accumulate (no user request) whose origin data is contiguous goes as its header
+ * and the user's buffer, a two-block datatype over absolute addresses that the core sends
+ * as a segment list (its rendezvous writes each block from where it lies), instead of a
+ * packed copy: a 1 MiB copy was about 23 us on the measured machine, a ninth of acc_lat 1
+ * MiB over tcp. The user's buffer is read after the call returns, so the send counts in
+ * gets[t] (as an RDMA op does) until it completed: flush, flush_local, unlock, fence and
+ * complete wait for it. -1: nothing done (the datatype was refused), pack it. */
+static int acc_gathered(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, rma_seg_t *segs, uint32_t nseg,
+                        size_t hlen, size_t dbytes)
+{
+    int t = op->target;
+    gathered_t *g = rmpi_xmalloc(sizeof *g + hlen);
+    MPI_Count len[2] = {(MPI_Count)hlen, (MPI_Count)dbytes};
+    MPI_Aint at[2] = {(MPI_Aint)(uintptr_t)g->hdr, (MPI_Aint)(uintptr_t)rmpi_dtype_contig_ptr(op->obuf, op->odt)};
+    rmpi_dtype_t *dt;
+    if (rmpi_dtype_hindexed(2, len, at, MPI_BYTE, 0, &dt) != MPI_SUCCESS) {
+        free(g);
+        return -1;
+    }
+    if (rmpi_dtype_commit(dt) != MPI_SUCCESS) {
+        rmpi_dtype_free(dt);
+        free(g);
+        return -1;
+    }
+    rma_am_send(w, t); /* what was queued goes first */
+    w->batch[t].rdma_puts = 0;
+    g->w = w;
+    g->t = t;
+    am_hdr(g->hdr, AM_ACC, op, disp, dbytes, segs, nseg);
+    rmpi_req_t *r = rma_send_req(w, t, RMA_TAG_AM, g, hlen + dbytes);
+    r->flags |= RMPI_RF_TYPED;
+    r->user = NULL; /* MPI_BOTTOM: the blocks' addresses are absolute */
+    r->ucount = 1;
+    r->udt = dt;
+    r->on_complete = gathered_sent;
+    w->gets[t]++;
+    w->ngets++;
+    w->dirty[t] = 1;
+    w->tail_answered[t] = 0;
+    rmpi_core_isend(r);
+    return 0;
+}
+
 int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq)
 {
     int t = op->target;
@@ -177,22 +258,13 @@ int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq)
                                            : AM_CAS;
     int sends_data = kind == AM_PUT || kind == AM_CAS || ((kind == AM_ACC || kind == AM_GACC) && op->op != MPI_NO_OP);
     size_t dbytes = sends_data ? (kind == AM_CAS ? 2 * tbytes : tbytes) : 0;
+    if (kind == AM_ACC && !ureq && dbytes >= RMA_AM_GATHER_MIN && rmpi_dtype_is_contig(op->odt, op->ocount) &&
+        acc_gathered(w, op, disp, segs, nseg, hlen, dbytes) == 0)
+        return 0;
     char *msg = rma_am_begin(w, t, hlen + dbytes);
     rdma_later &= !prev_len || bt->len > 0; /* the batch before it went as a message when full */
     rma_hdr_t *h = (rma_hdr_t *)(void *)msg;
-    memset(h, 0, sizeof *h);
-    h->kind = (uint8_t)kind;
-    h->version = RMA_WIRE_VERSION;
-    h->disp = disp;
-    h->bytes = tbytes;
-    h->nseg = nseg;
-    if (kind == AM_ACC || kind == AM_GACC) {
-        h->op = (uint64_t)(uintptr_t)op->op;
-        h->basic = (uint64_t)(uintptr_t)op->tdt->basic;
-    }
-    if (nseg)
-        memcpy(msg + sizeof *h, segs, nseg * sizeof(rma_seg_t));
-    free(segs);
+    am_hdr(h, kind, op, disp, tbytes, segs, nseg);
     if (kind == AM_CAS) {
         memcpy(msg + hlen, op->obuf, tbytes);
         memcpy(msg + hlen + tbytes, op->cbuf, tbytes);

@@ -86,6 +86,9 @@ static inline int32_t rma_tag(rmpi_win_t *w)
 }
 /* Send len bytes (malloc'd, freed once sent) to window rank `to` on tag. */
 void rma_send(rmpi_win_t *w, int to, int tag, void *msg, size_t len);
+/* A send request of len bytes to window rank `to` on tag, released by the core once sent
+ * (with ext, freed then), its data still to be named; the caller posts it. */
+rmpi_req_t *rma_send_req(rmpi_win_t *w, int to, int tag, void *ext, size_t len);
 /* A posted receive of an answer from window rank `from` (released by the caller, or by
  * the core when the caller sets RMPI_RF_FREED). */
 rmpi_req_t *rma_post_answer(rmpi_win_t *w, int from, int tag, void *buf, size_t len);

@@ -12,17 +12,23 @@ rmpi_addrset_t rmpi_win_live = RMPI_ADDRSET_INIT;
 void rma_serve_add(rmpi_win_t *w);
 void rma_serve_remove(rmpi_win_t *w);
 
-void rma_send(rmpi_win_t *w, int to, int tag, void *msg, size_t len)
+rmpi_req_t *rma_send_req(rmpi_win_t *w, int to, int tag, void *ext, size_t len)
 {
     rmpi_req_t *r = rmpi_req_alloc(RMPI_REQ_SEND);
-    r->buf = msg;
     r->len = len;
-    r->ext = msg; /* freed with the request */
+    r->ext = ext; /* freed with the request */
     r->rank = rmpi_comm_world_rank(w->comm, to);
     r->ctx = w->comm->ctx;
     r->tag = tag;
     r->src = w->rank;
     r->flags |= RMPI_RF_FREED; /* the core releases it once sent */
+    return r;
+}
+
+void rma_send(rmpi_win_t *w, int to, int tag, void *msg, size_t len)
+{
+    rmpi_req_t *r = rma_send_req(w, to, tag, msg, len);
+    r->buf = msg;
     rmpi_core_isend(r);
 }
 

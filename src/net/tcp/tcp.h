@@ -65,6 +65,8 @@
  * chunk 191-221 us median, 1 write of 4 chunks 120-131, Open MPI's one writev 118-149;
  * docs/results/pt2pt.md). */
 #define RMPI_TCP_GATHER ((size_t)1 << 20)
+/* A put's or read's last piece this short rides in the write before it (tcp_io.c short_tail). */
+#define RMPI_TCP_TAIL ((size_t)4096)
 #define RMPI_TCP_RXBUF (RMPI_TCP_BASE_HDR + RMPI_TCP_LAN_FRAME + RMPI_TCP_RX_AHEAD)
 #define RMPI_TCP_RX_MAX (RMPI_TCP_BASE_HDR + RMPI_TCP_MAX_FRAME + RMPI_TCP_RX_AHEAD)
 

@@ -193,6 +193,20 @@ static size_t add_iov(struct iovec *iov, int *n, const rmpi_tcp_tx_t *t)
     return added;
 }
 
+/* A put's or read's last piece of at most RMPI_TCP_TAIL bytes joins the write that carries
+ * the piece before it, even past RMPI_TCP_GATHER: a message of 1 MiB and a header (a
+ * rendezvous of 1 MiB + 48 bytes) otherwise left its last 48 bytes for the next progress,
+ * an epoll_wait and a sendmsg of their own before the FIN could follow. */
+static int short_tail(const rmpi_tcp_peer_t *p, int from_put)
+{
+    if (from_put) {
+        const rmpi_tcp_tx_t *head = rmpi_list_empty(&p->txq) ? NULL : (const rmpi_tcp_tx_t *)p->txq.next;
+        return head && head->is_put && head->dlen - head->psent <= RMPI_TCP_TAIL;
+    }
+    const rmpi_tcp_rd_t *rd = rmpi_list_empty(&p->rdq) ? NULL : (const rmpi_tcp_rd_t *)p->rdq.next;
+    return rd && rd->len - rd->sent <= RMPI_TCP_TAIL;
+}
+
 /* The chunk being written, the frames cut after it (cutq), then further frames cut from the
  * same kind of source while the write stays under RMPI_TCP_GATHER: more of the put at the
  * head of txq while no read is owed (reads get their turn between chunks), more get data
@@ -211,7 +225,7 @@ static int more_chunks(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_tx_t **i
         *bytes += add_iov(iov, niov, items[nit++]);
     }
     int from_put = p->cur_chunk->put_id != 0;
-    while (nit < max && *niov + 2 <= RMPI_TCP_IOV_MAX && *bytes < RMPI_TCP_GATHER) {
+    while (nit < max && *niov + 2 <= RMPI_TCP_IOV_MAX && (*bytes < RMPI_TCP_GATHER || short_tail(p, from_put))) {
         rmpi_tcp_tx_t *c;
         if (from_put) {
             rmpi_tcp_tx_t *head = rmpi_list_empty(&p->txq) ? NULL : (rmpi_tcp_tx_t *)p->txq.next;

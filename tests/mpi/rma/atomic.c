@@ -9,7 +9,11 @@
  * - Get_accumulate through a vector target type, Compare_and_swap on int and int8_t;
  * - put data, flush, put flag: a target that sees the flag sees the data;
  * - an allocate_shared window and a dynamic window used in the same epochs;
- * - windows of 0 bytes (all ranks, or some) in every synchronisation mode. */
+ * - windows of 0 bytes (all ranks, or some) in every synchronisation mode;
+ * - accumulates of 320 KB from the user's buffer (not packed: sent from where they lie),
+ *   the buffer overwritten right after flush_local, after flush, and after a fence: exact
+ *   sums, so a send still reading the buffer after the call that completes it locally
+ *   would add the overwritten values. */
 #include "mtest.h"
 
 #include <stdint.h>
@@ -307,6 +311,64 @@ static void empty_windows(void)
     MPI_Comm_free(&node);
 }
 
+#define LARGE 40000 /* longs: 320 KB, past the size accumulates go unpacked */
+
+static void large_from_user(int rank, int size)
+{
+    long *mem, *src = malloc(LARGE * sizeof(long));
+    MPI_Win win;
+    MTEST_OK(MPI_Win_allocate(2 * LARGE * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+    for (int k = 0; k < 2 * LARGE; k++)
+        mem[k] = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    MTEST_OK(MPI_Win_lock_all(0, win));
+    for (int k = 0; k < LARGE; k++)
+        src[k] = rank + 1 + k % 7;
+    MTEST_OK(MPI_Accumulate(src, LARGE, MPI_LONG, 0, 0, LARGE, MPI_LONG, MPI_SUM, win));
+    MTEST_OK(MPI_Win_flush_local(0, win));
+    for (int k = 0; k < LARGE; k++)
+        src[k] = 2 * (rank + 1); /* locally complete: the accumulate above must not read these */
+    MTEST_OK(MPI_Accumulate(src, LARGE, MPI_LONG, 0, LARGE, LARGE, MPI_LONG, MPI_SUM, win));
+    MTEST_OK(MPI_Win_flush(0, win));
+    for (int k = 0; k < LARGE; k++)
+        src[k] = -1000000;
+    MTEST_OK(MPI_Win_unlock_all(win));
+    MPI_Barrier(MPI_COMM_WORLD);
+    long ranks = (long)size * (size + 1) / 2; /* sum of rank + 1 */
+    if (rank == 0) {
+        MTEST_OK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
+        int bad = 0;
+        for (int k = 0; k < LARGE && bad < 5; k++) {
+            long want = ranks + (long)size * (k % 7), want2 = 2 * ranks;
+            if (mem[k] != want || mem[LARGE + k] != want2) {
+                MTEST_CHECK(0, "element %d: %ld and %ld, expected %ld and %ld", k, mem[k], mem[LARGE + k], want, want2);
+                bad++;
+            }
+        }
+        MTEST_OK(MPI_Win_unlock(0, win));
+    }
+    /* fence epochs: every rank into its right neighbour, the buffer overwritten after the fence */
+    MTEST_OK(MPI_Win_fence(0, win));
+    for (int k = 0; k < LARGE; k++)
+        src[k] = k;
+    MTEST_OK(MPI_Accumulate(src, LARGE, MPI_LONG, (rank + 1) % size, 0, LARGE, MPI_LONG, MPI_SUM, win));
+    MTEST_OK(MPI_Win_fence(0, win));
+    for (int k = 0; k < LARGE; k++)
+        src[k] = -1000000;
+    MTEST_OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+    long base = rank == 0 ? ranks : 0; /* rank 0's first half holds the sums above */
+    int bad = 0;
+    for (int k = 0; k < LARGE && bad < 5; k++) {
+        long want = (rank == 0 ? base + (long)size * (k % 7) : 0) + k;
+        if (mem[k] != want) {
+            MTEST_CHECK(0, "fence: element %d is %ld, expected %ld", k, mem[k], want);
+            bad++;
+        }
+    }
+    MTEST_OK(MPI_Win_free(&win));
+    free(src);
+}
+
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
@@ -317,5 +379,6 @@ int main(int argc, char **argv)
     flush_order(rank, size);
     shared_and_dynamic(rank, size);
     empty_windows();
+    large_from_user(rank, size);
     return mtest_finalize();
 }
