@@ -293,8 +293,10 @@ static int lockword_idle(const rmpi_win_t *w, int t)
 
 int rmpi_rma_unlock_direct(rmpi_win_t *w, int target)
 {
-    if (rmpi_thread_multiple || (unsigned)target >= (unsigned)w->size || !rmpi_rma_lockword(w, target) ||
-        !w->locked[target] || w->nocheck[target] || (!rmpi_rma_direct(w, target) && !lockword_idle(w, target)))
+    if (rmpi_thread_multiple || (unsigned)target >= (unsigned)w->size || !w->lsync || !w->locked[target] ||
+        w->nocheck[target])
+        return 1;
+    if (!rmpi_rma_direct(w, target) && (!w->lsync[target] || !lockword_idle(w, target)))
         return 1;
     atomic_thread_fence(memory_order_seq_cst); /* MPI_WIN_UNIFIED: our stores before the release */
     rma_rw_release(w->lsync[target], w->locked[target] == MPI_LOCK_EXCLUSIVE);

@@ -152,25 +152,6 @@ void rma_wait_gets(rmpi_win_t *w, int target)
         rmpi_core_wait_step(&idle);
 }
 
-int rma_flush_start(rmpi_win_t *w, int t, rma_ack_t *ack)
-{
-    rma_rdma_batch_puts(w, t); /* a few puts alone: written now, no round trip */
-    if (w->dirty[t] && w->tail_answered[t] && w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
-        /* the answer to the last request is sent after everything before it was handled:
-         * waiting for it (rma_wait_gets) is the flush (dynamic windows' errors need the ack) */
-        w->dirty[t] = 0;
-        w->tail_answered[t] = 0;
-        if (w->lazy[t] == RMA_LAZY_SENT)
-            w->lazy[t] = 0;
-    } else if (w->dirty[t]) {
-        rma_rdma_order(w, t); /* its data ahead of the FLUSH */
-        rma_ctl(w, t, AM_FLUSH, 0, ack);
-        w->dirty[t] = 0;
-        return 1;
-    }
-    return 0;
-}
-
 int rma_flush_ranks(rmpi_win_t *w, const int *ranks, int n)
 {
     /* direct operations are done when issued: a full barrier orders them before what the

@@ -134,8 +134,8 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
 
     MTEST_OK(MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win));
-    MTEST_CHECK(mem[PAIR] == 2 * ITERS && mem[PAIR + 1] == 2 * ITERS, "own pair %ld %ld, expected %d each",
-                mem[PAIR], mem[PAIR + 1], 2 * ITERS);
+    MTEST_CHECK(mem[PAIR] == 2 * ITERS && mem[PAIR + 1] == 2 * ITERS, "own pair %ld %ld, expected %d each", mem[PAIR],
+                mem[PAIR + 1], 2 * ITERS);
     long v;
     check_uniform(mem + BLOCK, &v, "final", ITERS, rank);
     MTEST_CHECK(v == ITERS, "block holds %ld, expected %d", v, ITERS);
