@@ -48,47 +48,69 @@ static int node_of(const rmpi_win_t *w, int r) { return rmpi_comm_node_of(w->com
 
 static int int_kind(MPI_Datatype t);
 
-int rma_node_segment(rmpi_win_t *w, int packed, int direct)
+/* Map the node's segment: the barrier, one sync line pair per node rank, then, page aligned,
+ * with data the node ranks' parts (al-byte aligned); off[i]: rank i's part (SIZE_MAX: not on
+ * this node). Sets w->shm, w->shm_len, w->nlocal, w->shm_data and w->lsync. */
+static int map_segment(rmpi_win_t *w, size_t al, int data, size_t *off, const char *what)
 {
     int_kind(MPI_INT);                           /* fills the type tables rmpi_rma_direct_small reads */
     (void)rmpi_coll_op_kernel(MPI_SUM, MPI_INT); /* and coll chooses its kernels, not in a timed call */
     int n = w->size, me = w->rank, mynode = node_of(w, me), nloc = 0;
-    size_t al = packed ? 1 : 64, total = 0;
-    size_t *off = rmpi_xmalloc((size_t)n * sizeof *off);
+    size_t total = 0;
     for (int i = 0; i < n; i++) {
         off[i] = SIZE_MAX;
         if (mynode < 0 ? i != me : node_of(w, i) != mynode)
             continue;
         nloc++;
         off[i] = total;
-        total += (w->peers[i].size + al - 1) / al * al;
+        total += data ? (w->peers[i].size + al - 1) / al * al : 0;
     }
     size_t pg = (size_t)sysconf(_SC_PAGESIZE);
     size_t head = (sizeof(rma_shm_barrier_t) + (size_t)nloc * sizeof(rmpi_win_sync_t) + pg - 1) / pg * pg;
     size_t len = head + (total + pg - 1) / pg * pg;
     void *p;
-    if (rmpi_comm_node_segment(w->comm, len, RMA_TAG_SETUP,
-                               "Win_allocate falls back to private memory, "
-                               "Win_allocate_shared fails",
-                               0, &p)) {
-        free(off);
+    if (rmpi_comm_node_segment(w->comm, len, RMA_TAG_SETUP, what, 0, &p))
         return MPI_ERR_NO_MEM;
-    }
     w->shm = p;
     w->shm_len = len;
     w->nlocal = nloc;
     w->shm_data = (char *)p + head;
-    w->base = w->shm_data + off[me];
+    w->lsync = rmpi_xmalloc((size_t)n * sizeof *w->lsync);
+    for (int i = 0, k = 0; i < n; i++)
+        w->lsync[i] = off[i] == SIZE_MAX ? NULL : (rmpi_win_sync_t *)((rma_shm_barrier_t *)p + 1) + k++;
+    return 0;
+}
+
+int rma_node_segment(rmpi_win_t *w, int packed, int direct)
+{
+    size_t *off = rmpi_xmalloc((size_t)w->size * sizeof *off);
+    if (map_segment(w, packed ? 1 : 64, 1, off,
+                    "Win_allocate falls back to private memory, Win_allocate_shared fails")) {
+        free(off);
+        return MPI_ERR_NO_MEM;
+    }
+    w->base = w->shm_data + off[w->rank];
     if (direct) {
-        w->dptr = rmpi_xmalloc((size_t)n * sizeof *w->dptr);
-        w->dsync = rmpi_xmalloc((size_t)n * sizeof *w->dsync);
-        for (int i = 0, k = 0; i < n; i++) {
+        w->dptr = rmpi_xmalloc((size_t)w->size * sizeof *w->dptr);
+        w->dsync = rmpi_xmalloc((size_t)w->size * sizeof *w->dsync);
+        for (int i = 0; i < w->size; i++) {
             w->dptr[i] = off[i] == SIZE_MAX ? NULL : w->shm_data + off[i];
-            w->dsync[i] = off[i] == SIZE_MAX ? NULL : (rmpi_win_sync_t *)((rma_shm_barrier_t *)p + 1) + k++;
+            w->dsync[i] = w->lsync[i];
         }
+    } else { /* the lock words of targets reached by messages are the lock manager's (rma_node_locks) */
+        free(w->lsync);
+        w->lsync = NULL;
     }
     free(off);
     return 0;
+}
+
+int rma_node_locks(rmpi_win_t *w)
+{
+    size_t *off = rmpi_xmalloc((size_t)w->size * sizeof *off);
+    int rc = map_segment(w, 1, 0, off, "Win_create's passive-target locks go through messages");
+    free(off);
+    return rc;
 }
 
 int rma_node_barrier(rmpi_win_t *w)

@@ -497,6 +497,8 @@ int rma_rdma_error(rmpi_win_t *w)
     return err;
 }
 
+int rma_rdma_err_pending(const rmpi_win_t *w) { return w->rdma && w->rdma->err; }
+
 static void batch_done(rdma_batch_t *b)
 {
     rmpi_win_t *w = b->w;

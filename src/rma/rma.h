@@ -75,7 +75,11 @@ typedef struct rmpi_win {
     char *shm_data;          /* first part in the segment */
     char **dptr;             /* per target on this node: its window memory mapped here */
     rmpi_win_sync_t **dsync; /* per target on this node: its sync line; NULL: remote target */
-    int nlocal;              /* window ranks sharing the segment */
+    /* per target on this node: the sync line whose word is its passive-target lock (direct
+     * targets: dsync; Win_create windows: a segment of lock words alone, the memory reached
+     * by cross-memory attach or messages); NULL: locked through its lock manager by messages */
+    rmpi_win_sync_t **lsync;
+    int nlocal; /* window ranks sharing the segment */
     /* Put/Get on the providers' RDMA (rdma.c): per target its base and keys, our
      * registrations; NULL when no target is reached that way */
     struct rma_rdma *rdma;
@@ -157,6 +161,9 @@ int rmpi_rma_detach(rmpi_win_t *w, const void *base);
 /* Whether operations on target are direct loads and stores (target on this node, window
  * memory in the node segment). */
 static inline int rmpi_rma_direct(const rmpi_win_t *w, int target) { return w->dsync && w->dsync[target]; }
+/* Whether target's passive-target lock is a lock word in shared memory taken by this
+ * process (every target of this node when the window has lock words). */
+static inline int rmpi_rma_lockword(const rmpi_win_t *w, int target) { return w->lsync && w->lsync[target]; }
 /* Win_shared_query: rank's part (MPI_PROC_NULL: the lowest rank with a non-empty part).
  * Windows not from allocate_shared answer for this process's own part only (size 0,
  * NULL elsewhere, MPI-4.1). */
@@ -233,9 +240,11 @@ int rmpi_rma_wait(rmpi_win_t *w);
 int rmpi_rma_test(rmpi_win_t *w, int *flag);
 int rmpi_rma_lock(rmpi_win_t *w, int type, int target, int assert);
 int rmpi_rma_unlock(rmpi_win_t *w, int target);
-/* Lock and Unlock's short paths for the binding: a direct target, no assert, the lock word
- * free now, no other thread may call; else 1 with nothing done (the full checks and
- * rmpi_rma_lock / rmpi_rma_unlock decide, errors included). */
+/* Lock and Unlock's short paths for the binding: a target with a lock word (rmpi_rma_lockword),
+ * no assert, the lock word free now, no other thread may call; Unlock of a target that is
+ * not direct only with nothing outstanding there (nothing sent since its last
+ * acknowledgement, no answer or RDMA op due); else 1 with nothing done (the full checks
+ * and rmpi_rma_lock / rmpi_rma_unlock decide, errors included). */
 int rmpi_rma_lock_direct(rmpi_win_t *w, int type, int target, int assert);
 int rmpi_rma_unlock_direct(rmpi_win_t *w, int target);
 int rmpi_rma_lock_all(rmpi_win_t *w, int assert);

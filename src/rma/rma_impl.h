@@ -190,13 +190,43 @@ void rma_rdma_order(rmpi_win_t *w, int target);
 void rma_rdma_before_release(rmpi_win_t *w, int target);
 /* The first error RDMA ops met since the last call (MPI class), or 0. */
 int rma_rdma_error(rmpi_win_t *w);
+/* Whether such an error waits to be reported (rma_rdma_error would return it). */
+int rma_rdma_err_pending(const rmpi_win_t *w);
+
+/* One target's part of a flush: a few lone puts written now (rma_rdma_batch_puts), or when
+ * it was written since its last acknowledgement, a FLUSH whose answer lands in *ack (1), or
+ * nothing when the answer to our last request to it will show everything handled (0; the
+ * caller's rma_wait_gets waits for it). Inline: a call here was 20 instructions of a
+ * compare-and-swap's flush (callgrind, cas_lat on Win_create). */
+static inline int rma_flush_start(rmpi_win_t *w, int t, rma_ack_t *ack)
+{
+    rma_rdma_batch_puts(w, t); /* a few puts alone: written now, no round trip */
+    if (w->dirty[t] && w->tail_answered[t] && w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
+        /* the answer to the last request is sent after everything before it was handled:
+         * waiting for it (rma_wait_gets) is the flush (dynamic windows' errors need the ack) */
+        w->dirty[t] = 0;
+        w->tail_answered[t] = 0;
+        if (w->lazy[t] == RMA_LAZY_SENT)
+            w->lazy[t] = 0;
+    } else if (w->dirty[t]) {
+        rma_rdma_order(w, t); /* its data ahead of the FLUSH */
+        rma_ctl(w, t, AM_FLUSH, 0, ack);
+        w->dirty[t] = 0;
+        return 1;
+    }
+    return 0;
+}
 
 /* ---- direct operations on targets of this node (direct.c) ---- */
 /* Map the node segment holding the window memory of this node's ranks (w->peers' sizes
- * known): sets w->shm, w->shm_data, w->base, and with direct w->dptr and w->dsync.
+ * known): sets w->shm, w->shm_data, w->base, and with direct w->dptr, w->dsync and w->lsync.
  * packed: parts back to back (allocate_shared), else 64-byte aligned. Collective over
  * the window; MPI_ERR_NO_MEM on every rank when one could not map it. */
 int rma_node_segment(rmpi_win_t *w, int packed, int direct);
+/* Win_create windows: a node segment of lock words alone (w->lsync), so that origins of
+ * this node lock a target with an atomic, not a message round trip. Collective over the
+ * window; MPI_ERR_NO_MEM on every rank when one could not map it (locks stay messages). */
+int rma_node_locks(rmpi_win_t *w);
 /* An operation on a direct target; disp/segs/tbytes as rmpi_rma_issue computed and
  * range-checked them. Complete locally and remotely on return. */
 int rma_direct_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, const rma_seg_t *segs, uint32_t nseg,

@@ -197,7 +197,7 @@ int rmpi_rma_test(rmpi_win_t *w, int *flag)
  * the target holds that origin's later messages until it grants it; Unlock's UNLOCK then
  * ends lock + operations + unlock in one round trip, and a lock without operations costs
  * no message. Our own memory is locked at once (local loads and stores need it held). */
-static int lazy_ok(const rmpi_win_t *w, int t) { return t != w->rank && !rmpi_rma_direct(w, t); }
+static int lazy_ok(const rmpi_win_t *w, int t) { return t != w->rank && !rmpi_rma_lockword(w, t); }
 
 void rma_lock_for_op(rmpi_win_t *w, int t, int rdma)
 {
@@ -250,14 +250,14 @@ int rmpi_rma_lock(rmpi_win_t *w, int type, int target, int assert)
      * epochs of its own direct memory (Lock(self), loads and stores, Unlock(self)) would
      * otherwise never serve others' requests to it. One poll per epoch, as Win_lock_all,
      * before our lock word is taken, so a waiting origin's lock can be granted in it. */
-    if (rmpi_rma_direct(w, target) && !w->nocheck[target])
+    if (rmpi_rma_lockword(w, target) && !w->nocheck[target])
         direct_poll();
-    else if (w->nocheck[target] || lazy_ok(w, target) || rmpi_rma_direct(w, target))
+    else if (w->nocheck[target] || lazy_ok(w, target))
         rma_idle_poll();
     if (!w->nocheck[target] && lazy_ok(w, target))
         w->lazy[target] = RMA_LAZY_PENDING;
-    else if (!w->nocheck[target] && rmpi_rma_direct(w, target))
-        rma_rw_lock(w->dsync[target], type == MPI_LOCK_EXCLUSIVE);
+    else if (!w->nocheck[target] && rmpi_rma_lockword(w, target))
+        rma_rw_lock(w->lsync[target], type == MPI_LOCK_EXCLUSIVE);
     else if (!w->nocheck[target]) {
         rma_ack_t a;
         rma_ctl(w, target, AM_LOCK, wire_lock(type), &a);
@@ -270,11 +270,11 @@ int rmpi_rma_lock(rmpi_win_t *w, int type, int target, int assert)
 
 int rmpi_rma_lock_direct(rmpi_win_t *w, int type, int target, int assert)
 {
-    if (rmpi_thread_multiple || assert || (unsigned)target >= (unsigned)w->size || !rmpi_rma_direct(w, target) ||
+    if (rmpi_thread_multiple || assert || (unsigned)target >= (unsigned)w->size || !rmpi_rma_lockword(w, target) ||
         w->locked[target] || w->lock_all || (type != MPI_LOCK_EXCLUSIVE && type != MPI_LOCK_SHARED))
         return 1;
     direct_poll();
-    if (!rma_rw_try(w->dsync[target], type == MPI_LOCK_EXCLUSIVE))
+    if (!rma_rw_try(w->lsync[target], type == MPI_LOCK_EXCLUSIVE))
         return 1; /* held: rmpi_rma_lock waits for it, with progress */
     w->nocheck[target] = 0;
     w->locked[target] = type;
@@ -282,13 +282,24 @@ int rmpi_rma_lock_direct(rmpi_win_t *w, int type, int target, int assert)
     return 0;
 }
 
+/* Whether everything this origin did to target (a lock word's, not direct) under the lock
+ * is complete there: nothing sent since its last acknowledgement or waiting in its batch,
+ * no answer or RDMA op due (cross-memory attach puts past 4 KiB are written before they
+ * return), no RDMA error to report. Its lock word may then be released at once. */
+static int lockword_idle(const rmpi_win_t *w, int t)
+{
+    return !w->dirty[t] && !w->gets[t] && !w->batch[t].len && !rma_rdma_err_pending(w);
+}
+
 int rmpi_rma_unlock_direct(rmpi_win_t *w, int target)
 {
-    if (rmpi_thread_multiple || (unsigned)target >= (unsigned)w->size || !rmpi_rma_direct(w, target) ||
-        !w->locked[target] || w->nocheck[target])
+    if (rmpi_thread_multiple || (unsigned)target >= (unsigned)w->size || !w->lsync || !w->locked[target] ||
+        w->nocheck[target])
+        return 1;
+    if (!rmpi_rma_direct(w, target) && (!w->lsync[target] || !lockword_idle(w, target)))
         return 1;
     atomic_thread_fence(memory_order_seq_cst); /* MPI_WIN_UNIFIED: our stores before the release */
-    rma_rw_release(w->dsync[target], w->locked[target] == MPI_LOCK_EXCLUSIVE);
+    rma_rw_release(w->lsync[target], w->locked[target] == MPI_LOCK_EXCLUSIVE);
     w->locked[target] = 0;
     w->nlocked--;
     return 0;
@@ -310,6 +321,11 @@ static int unlock_ranks(rmpi_win_t *w, const int *ranks, const int *types, int n
             atomic_thread_fence(memory_order_seq_cst);
             if (!w->nocheck[t])
                 rma_rw_release(w->dsync[t], types[i] == MPI_LOCK_EXCLUSIVE);
+        } else if (rmpi_rma_lockword(w, t) && !w->nocheck[t]) {
+            /* its lock word is released below, once what we sent it is complete there (a
+             * flush: a FLUSH, or the answer to our last request), never before */
+            if (rma_flush_start(w, t, &acks[na]))
+                na++;
         } else if (!w->nocheck[t] && !w->dirty[t] && w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
             /* Nothing since its last answer but RDMA ops (they complete below, before we
              * return: MPI-4.1 12.5.3 asks no more of Unlock), and no error can be waiting
@@ -326,7 +342,6 @@ static int unlock_ranks(rmpi_win_t *w, const int *ranks, const int *types, int n
         else if (w->dirty[t])
             rma_ctl(w, t, AM_FLUSH, 0, &acks[na++]);
         w->dirty[t] = 0;
-        w->nocheck[t] = 0;
         w->lazy[t] = 0;
     }
     int err = rma_ack_wait(acks, na);
@@ -334,8 +349,14 @@ static int unlock_ranks(rmpi_win_t *w, const int *ranks, const int *types, int n
         free(acks);
     for (int i = 0; i < n; i++) {
         /* answers and RDMA ops: the target took them before the UNLOCK it acknowledged */
-        rma_wait_gets(w, ranks ? ranks[i] : i);
-        rma_rdma_acked(w, ranks ? ranks[i] : i);
+        int t = ranks ? ranks[i] : i;
+        rma_wait_gets(w, t);
+        rma_rdma_acked(w, t);
+        if (rmpi_rma_lockword(w, t) && !rmpi_rma_direct(w, t) && !w->nocheck[t]) {
+            atomic_thread_fence(memory_order_seq_cst);
+            rma_rw_release(w->lsync[t], types[i] == MPI_LOCK_EXCLUSIVE);
+        }
+        w->nocheck[t] = 0;
     }
     int rerr = rma_rdma_error(w);
     return err ? err : rerr;
@@ -369,13 +390,13 @@ int rmpi_rma_lock_all(rmpi_win_t *w, int assert)
         w->nocheck[t] = (unsigned char)nocheck;
         if (!nocheck && lazy_ok(w, t))
             w->lazy[t] = RMA_LAZY_PENDING;
-        else if (!nocheck && !rmpi_rma_direct(w, t)) /* ourselves, reached by messages */
+        else if (!nocheck && !rmpi_rma_lockword(w, t)) /* ourselves, reached by messages */
             rma_ctl(w, t, AM_LOCK, RMA_LOCK_SHARED, &a), na = 1;
     }
     /* shared lock words after the request is out, so a remote grant overlaps the wait */
     for (int t = 0; t < w->size; t++)
-        if (!nocheck && rmpi_rma_direct(w, t))
-            rma_rw_lock(w->dsync[t], 0);
+        if (!nocheck && rmpi_rma_lockword(w, t))
+            rma_rw_lock(w->lsync[t], 0);
     rma_ack_wait(&a, na);
     /* A lazy lock_all waits for nothing, and a process whose epochs touch only its own
      * (direct) memory would then never run the progress engine: others' requests to it

@@ -166,22 +166,8 @@ int rma_flush_ranks(rmpi_win_t *w, const int *ranks, int n)
     rma_ack_t one[RMA_ACKS_STACK]; /* a flush or unlock of one target: no malloc and free */
     rma_ack_t *acks = n <= RMA_ACKS_STACK ? one : rmpi_xmalloc((size_t)n * sizeof *acks);
     int na = 0;
-    for (int i = 0; i < n; i++) {
-        int t = ranks ? ranks[i] : i;
-        rma_rdma_batch_puts(w, t); /* a few puts alone: written now, no round trip */
-        if (w->dirty[t] && w->tail_answered[t] && w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
-            /* the answer to the last request is sent after everything before it was handled:
-             * waiting for it (below) is the flush (dynamic windows' errors need the ack) */
-            w->dirty[t] = 0;
-            w->tail_answered[t] = 0;
-            if (w->lazy[t] == RMA_LAZY_SENT)
-                w->lazy[t] = 0;
-        } else if (w->dirty[t]) {
-            rma_rdma_order(w, t); /* its data ahead of the FLUSH */
-            rma_ctl(w, t, AM_FLUSH, 0, &acks[na++]);
-            w->dirty[t] = 0;
-        }
-    }
+    for (int i = 0; i < n; i++)
+        na += rma_flush_start(w, ranks ? ranks[i] : i, &acks[na]);
     int err = rma_ack_wait(acks, na);
     for (int i = 0; i < n; i++) {
         int t = ranks ? ranks[i] : i;
@@ -287,6 +273,7 @@ static void win_delete(rmpi_win_t *w)
         munmap(w->shm, w->shm_len);
     free(w->dptr);
     free(w->dsync);
+    free(w->lsync);
     free(w->own_mem);
     w->magic = 0;
     rmpi_addrset_del(&rmpi_win_live, w);
@@ -311,6 +298,8 @@ int rmpi_rma_win_create(rmpi_comm_t *comm, int flavor, void **base, size_t size,
         rc = rma_node_segment(w, 1, rmpi_knobs.RMA_DIRECT);
     else if (flavor == MPI_WIN_FLAVOR_ALLOCATE && rmpi_knobs.RMA_DIRECT)
         rc = rma_node_segment(w, 0, 1) ? -1 : 0; /* every rank failed to map: private memory */
+    else if (flavor == MPI_WIN_FLAVOR_CREATE && rmpi_knobs.RMA_DIRECT)
+        (void)rma_node_locks(w); /* when no segment could be mapped, the lock manager's messages */
     if (flavor == MPI_WIN_FLAVOR_CREATE)
         w->base = *base;
     else if (flavor == MPI_WIN_FLAVOR_ALLOCATE && !w->shm && posix_memalign(&w->own_mem, 64, size ? size : 1))

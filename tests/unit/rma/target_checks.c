@@ -478,14 +478,23 @@ static void lazy_locks(void)
     CHECK(!wait[2] && !wait[3] && w.lock_shared == 2 && !w.lockq, "the release grants both shared requests");
     lock_request(&w, 1, RMA_LOCK_EXCL, 0);
     CHECK(wait[1] && w.lockq, "an exclusive request waits for two shared holders");
+    /* shared requests pass a waiting exclusive one while shared holders hold: a Lock_all
+     * epoch holding this lock may wait at another target behind that exclusive one's
+     * origin (with writers first, such epochs across two nodes deadlocked) */
     lock_request(&w, 0, RMA_LOCK_SHARED, 0);
-    CHECK(wait[0], "a shared request queued behind a waiting exclusive one waits too (first come, first served)");
+    CHECK(!wait[0] && w.lock_shared == 3 && wait[1], "a shared request passes a waiting exclusive one");
+    lock_release(&w, RMA_LOCK_SHARED);
     lock_release(&w, RMA_LOCK_SHARED);
     CHECK(wait[1], "one shared holder left: the exclusive request still waits");
+    lock_request(&w, 2, RMA_LOCK_EXCL, 0);
     lock_release(&w, RMA_LOCK_SHARED);
-    CHECK(!wait[1] && wait[0] && w.lock_excl == 1, "the exclusive request is granted, the shared one behind it waits");
+    CHECK(!wait[1] && wait[2] && w.lock_excl == 1, "the first exclusive request is granted, the second waits");
+    lock_request(&w, 3, RMA_LOCK_SHARED, 0);
+    CHECK(wait[3], "a shared request waits while an exclusive one holds");
     lock_release(&w, RMA_LOCK_EXCL);
-    CHECK(!wait[0] && w.lock_shared == 1 && !w.lockq, "then the shared one");
+    CHECK(!wait[2] && wait[3] && w.lock_excl == 1, "then the second exclusive one, in arrival order");
+    lock_release(&w, RMA_LOCK_EXCL);
+    CHECK(!wait[3] && w.lock_shared == 1 && !w.lockq, "then the shared one");
     lock_release(&w, RMA_LOCK_SHARED);
     /* past its FENCE marker an origin waits for our own fence */
     marks[2] = 1;
