@@ -927,6 +927,7 @@ int rmpi_coll_shm_barrier(rmpi_comm_t *c)
     return barrier_op(&o, c, 1) ? op_block(&o, barrier_run) : RMPI_COLL_SHM_DECLINED;
 }
 
+static size_t piece_knob(long long v, const char *name);
 static size_t cma_piece(void);
 static int cma_move(shm_t *h, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int gather, size_t piece);
 
@@ -952,7 +953,8 @@ static int bcast_cma(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, 
     /* at least two pieces, so both take part (2 ranks on 2 cores, 128 KiB: 64 KiB pieces
      * 7.6 us, one piece 14.6; docs/results/coll.md run 22) */
     size_t half = (bytes / 2 + 4095) / 4096 * 4096;
-    return cma_move(&h, NULL, blk, 1, RMPI_MIN(cma_piece(), half));
+    return cma_move(&h, NULL, blk, 1,
+                    RMPI_MIN(piece_knob(rmpi_knobs.COLL_SHM_BCAST_CMA_PIECE, "COLL_SHM_BCAST_CMA_PIECE"), half));
 }
 
 int rmpi_coll_shm_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int root)
@@ -1202,16 +1204,23 @@ rmpi_nbc_t *rmpi_coll_shm_alltoall_sched(rmpi_comm_t *c, const rmpi_coll_blk_t *
  * by itself alone. A rank returns when every piece of the pairs it is in has finished:
  * nothing reads or writes its buffers after that. */
 
-/* Bytes per claimed piece (RMPI_COLL_SHM_CMA_PIECE): small enough that a rank with nothing
- * left to receive takes over part of a late peer's block, large enough that the claim (one
- * atomic) and the system call are a small part of the copy. Equal on all members (the same
- * environment), since both ends of a pair count its pieces. */
+/* Bytes per claimed piece (RMPI_COLL_SHM_CMA_PIECE; 0: a whole block, the default): a
+ * rank with nothing left to receive still takes over a late peer's block, whole. Each
+ * piece costs a system call and a claim on a line both ranks write; 2 ranks on 2 cores
+ * moved 512 KiB-4 MiB blocks faster whole than in 256 KiB pieces (docs/results/coll.md
+ * run 23). Equal on all members (the same environment): both ends of a pair count its
+ * pieces. */
+static size_t piece_knob(long long v, const char *name)
+{
+    if (v < 4096)
+        rmpi_fatal("RMPI_%s=%lld: expected at least 4k bytes.", name, v);
+    return (size_t)v;
+}
+
 static size_t cma_piece(void)
 {
     long long v = rmpi_knobs.COLL_SHM_CMA_PIECE;
-    if (v < 4096)
-        rmpi_fatal("RMPI_COLL_SHM_CMA_PIECE=%lld: expected at least 4k bytes.", v);
-    return (size_t)v;
+    return v ? piece_knob(v, "COLL_SHM_CMA_PIECE") : SIZE_MAX;
 }
 
 typedef struct cma_ent {
@@ -1286,7 +1295,8 @@ static void cma_copy(const shm_t *h, int peer, void *local, size_t k, uint64_t r
 
 static uint64_t cma_npieces(const cma_ent_t *e, const cma_ent_t *to, size_t piece)
 {
-    return (RMPI_MIN(e->slen, to->rcap) + piece - 1) / piece;
+    uint64_t len = RMPI_MIN(e->slen, to->rcap);
+    return len ? (len - 1) / piece + 1 : 0; /* piece may be SIZE_MAX (whole blocks) */
 }
 
 /* Move the pieces of pair (src -> dst) that this rank can claim; it is src (writes) or dst
