@@ -1501,13 +1501,19 @@ static int reduce_cma(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi
     r.other = (const red_ent_t *)(const void *)data_of(h, peer, t);
     red_ent_t *re = me == root ? mine : (red_ent_t *)(void *)data_of(h, peer, t);
     /* equal counts are the standard's rule; a mismatch combines the common part. Pieces of
-     * at most a scratch buffer and RMPI_COLL_SHM_CMA_PIECE, all about equal. */
+     * at most a scratch buffer and RMPI_COLL_SHM_CMA_PIECE, all about equal. Below
+     * RMPI_COLL_SHM_REDUCE_CMA_SPLIT the root combines alone (the other rank's piece costs
+     * it two system calls), and rank 0 as root reads the whole operand into its output at
+     * once where that is not its input: one system call, as the tree's rendezvous, without
+     * the messages around it. Both ranks see the root's entry, so they count alike. */
     size_t elems = (size_t)RMPI_MIN(mine->len, r.other->len) / r.es;
-    size_t most = RMPI_MAX(RMPI_MIN(h->chunk - 128, cma_piece()) / r.es, 1);
+    int split = elems * r.es >= (size_t)rmpi_knobs.COLL_SHM_REDUCE_CMA_SPLIT;
+    size_t most = !split && root == 0 && re->in != re->out ? elems : RMPI_MIN(h->chunk - 128, cma_piece()) / r.es;
+    most = RMPI_MAX(most, 1);
     uint64_t np = (elems + most - 1) / most;
     r.pe = np ? (elems + np - 1) / np : 1;
     int64_t j;
-    while ((j = red_claim(&re->claim, np, me == root)) >= 0) {
+    while ((split || me == root) && (j = red_claim(&re->claim, np, me == root)) >= 0) {
         red_piece(&r, (uint64_t)j, elems);
         atomic_fetch_add_explicit(&re->fin, 1, memory_order_release);
     }
