@@ -928,7 +928,7 @@ int rmpi_coll_shm_barrier(rmpi_comm_t *c)
 }
 
 static size_t piece_knob(long long v, const char *name);
-static size_t cma_piece(void);
+static size_t cma_piece(const rmpi_comm_t *c);
 static int cma_move(shm_t *h, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int gather, size_t piece);
 
 /* A large Bcast on two ranks with a core each that can read each other's memory: an
@@ -1133,7 +1133,7 @@ int rmpi_coll_shm_allgather(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const r
         return RMPI_COLL_SHM_DECLINED;
     if (way) {
         coll_note(COLL_CALL_ALLGATHER, shm_cma_choice, 0, bb * (size_t)h.n);
-        return cma_move(&h, send, recv, 1, cma_piece());
+        return cma_move(&h, send, recv, 1, cma_piece(c));
     }
     coll_shm_op_t o;
     return move_op(&o, c, send, recv, 1, 1) ? op_block(&o, move_run) : RMPI_COLL_SHM_DECLINED;
@@ -1153,7 +1153,7 @@ int rmpi_coll_shm_alltoall(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rm
         return RMPI_COLL_SHM_DECLINED;
     if (way) {
         coll_note(COLL_CALL_ALLTOALL, shm_cma_choice, 0, bb);
-        return cma_move(&h, send, recv, 0, cma_piece());
+        return cma_move(&h, send, recv, 0, cma_piece(c));
     }
     coll_shm_op_t o;
     return move_op(&o, c, send, recv, 0, 1) ? op_block(&o, move_run) : RMPI_COLL_SHM_DECLINED;
@@ -1204,12 +1204,13 @@ rmpi_nbc_t *rmpi_coll_shm_alltoall_sched(rmpi_comm_t *c, const rmpi_coll_blk_t *
  * by itself alone. A rank returns when every piece of the pairs it is in has finished:
  * nothing reads or writes its buffers after that. */
 
-/* Bytes per claimed piece (RMPI_COLL_SHM_CMA_PIECE; 0: a whole block, the default): a
- * rank with nothing left to receive still takes over a late peer's block, whole. Each
- * piece costs a system call and a claim on a line both ranks write; 2 ranks on 2 cores
- * moved 512 KiB-4 MiB blocks faster whole than in 256 KiB pieces (docs/results/coll.md
- * run 23). Equal on all members (the same environment): both ends of a pair count its
- * pieces. */
+/* Bytes per claimed piece (RMPI_COLL_SHM_CMA_PIECE; 0, the default: a whole block with a
+ * core per rank, 256 KiB pieces on an oversubscribed node). Each piece costs a system call
+ * and a claim on a line both ranks write: 2 ranks on 2 cores moved 512 KiB-4 MiB blocks
+ * faster whole than in 256 KiB pieces (docs/results/coll.md run 23). Where ranks outnumber
+ * cores, a rank that is ahead takes over a descheduled peer's block in parts, and 4 ranks on
+ * 2 cores were not faster with whole blocks (run 23), so the pieces stay there. Equal on all
+ * members (the same environment and node): both ends of a pair count its pieces. */
 static size_t piece_knob(long long v, const char *name)
 {
     if (v < 4096)
@@ -1217,10 +1218,10 @@ static size_t piece_knob(long long v, const char *name)
     return (size_t)v;
 }
 
-static size_t cma_piece(void)
+static size_t cma_piece(const rmpi_comm_t *c)
 {
     long long v = rmpi_knobs.COLL_SHM_CMA_PIECE;
-    return v ? piece_knob(v, "COLL_SHM_CMA_PIECE") : SIZE_MAX;
+    return v ? piece_knob(v, "COLL_SHM_CMA_PIECE") : c->coll_shm_over ? 256 * 1024 : SIZE_MAX;
 }
 
 typedef struct cma_ent {
@@ -1508,7 +1509,7 @@ static int reduce_cma(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi
      * the messages around it. Both ranks see the root's entry, so they count alike. */
     size_t elems = (size_t)RMPI_MIN(mine->len, r.other->len) / r.es;
     int split = elems * r.es >= (size_t)rmpi_knobs.COLL_SHM_REDUCE_CMA_SPLIT;
-    size_t most = !split && root == 0 && re->in != re->out ? elems : RMPI_MIN(h->chunk - 128, cma_piece()) / r.es;
+    size_t most = !split && root == 0 && re->in != re->out ? elems : RMPI_MIN(h->chunk - 128, cma_piece(h->c)) / r.es;
     most = RMPI_MAX(most, 1);
     uint64_t np = (elems + most - 1) / most;
     r.pe = np ? (elems + np - 1) / np : 1;
