@@ -5,7 +5,7 @@ set -eu
 
 usage() {
     cat <<'EOF'
-usage: bench/coll_compare.sh [--np N] [--only LIST] [--reps N] [--sizes MIN:MAX] [--colls LIST] [--build DIR] [--out FILE]
+usage: bench/coll_compare.sh [--np N] [--only LIST] [--reps N] [--sizes MIN:MAX] [--colls LIST] [--build DIR] [--before LIBDIR] [--out FILE]
 
 Builds bench/coll.c with mpicc.mpich and mpicc.openmpi into BUILD/bench/ref/, uses
 BUILD/bench/coll for RailMPI (cmake target bench), and runs each MPI with N ranks
@@ -20,6 +20,9 @@ BUILD/bench/coll for RailMPI (cmake target bench), and runs each MPI with N rank
                   ibarrier,ibcast,ireduce,iallreduce,iallgather,ialltoall
                   for the non-blocking forms)
   --build DIR     RailMPI build tree (default: the repository's build/)
+  --before LIBDIR also run RailMPI's coll with the libmpi.so of LIBDIR (a copy of an
+                  earlier build's lib/, e.g. main's) as column "before", in the same
+                  rounds; rail/best still compares with MPICH and Open MPI only
   --out FILE      JSON lines (default BUILD/bench/results/coll-DATE.jsonl); the markdown
                   table goes to the same name with .md, launcher output to .log
 
@@ -36,6 +39,7 @@ reps=3
 sizes=8:1048576
 colls=""
 out=""
+before=""
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -46,6 +50,7 @@ while [ $# -gt 0 ]; do
         --colls) [ $# -ge 2 ] || { usage >&2; exit 2; }; colls=$2; shift ;;
         --build) [ $# -ge 2 ] || { usage >&2; exit 2; }; build=$2; shift ;;
         --out) [ $# -ge 2 ] || { usage >&2; exit 2; }; out=$2; shift ;;
+        --before) [ $# -ge 2 ] || { usage >&2; exit 2; }; before=$2; shift ;;
         -h|--help) usage; exit 0 ;;
         *) echo "coll_compare.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
     esac
@@ -62,6 +67,11 @@ bench_name=coll_compare.sh
 bench_setup coll
 
 bench_build_all coll
+if [ -n "$before" ]; then
+    [ -f "$before/libmpi.so" ] || { say "--before: no libmpi.so in $before"; exit 2; }
+    before=$(cd "$before" && pwd)
+    mpis+=(before)
+fi
 
 # Shared memory for every MPI (see bench/README.md for how each transport was checked).
 # More ranks than cores: Open MPI needs --oversubscribe (its ob1 then yields while
@@ -76,6 +86,8 @@ launch() {
         openmpi) echo "mpirun.openmpi -n $np $ompi_over --mca pml ob1 --mca btl self,vader ${OMPI_ARGS:-}" \
                       "$ref/coll.openmpi" ;;
         railmpi) echo "$build/bin/mpiexec -n $np ${RMPI_ARGS:-} $build/bench/coll" ;;
+        # the same binary and launcher; the loader takes libmpi.so from the earlier build
+        before) echo "$build/bin/mpiexec -n $np ${RMPI_ARGS:-} env LD_LIBRARY_PATH=$before $build/bench/coll" ;;
     esac
 }
 
@@ -100,16 +112,26 @@ for line in open(sys.argv[1]):
         skipped[(d["mpi"], d["coll"])] = d["skipped"]
     else:
         rows.setdefault((d["coll"], d["size"]), {}).setdefault(d["mpi"], []).append(d["lat_us"])
-mpis = [m for m in ("railmpi", "mpich", "openmpi") if any(m in v for v in rows.values())]
+mpis = [m for m in ("railmpi", "before", "mpich", "openmpi") if any(m in v for v in rows.values())]
 print(f"Collective latency (us, median of {meta.get('reps')} runs), {meta.get('np')} ranks on {meta.get('cores')} cores, "
       f"CPU busy {meta.get('busy_pct')}% before, load {meta.get('loadavg')}\n")
 print("| collective | bytes | " + " | ".join(mpis) + " | rail/best |")
 print("|---|---:|" + "---:|" * len(mpis) + "---:|")
-for (coll, size) in sorted(rows, key=lambda k: (["barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "ibarrier", "ibcast", "ireduce", "iallreduce", "iallgather", "ialltoall"].index(k[0]), k[1])):
+order = ["barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "ibarrier", "ibcast", "ireduce", "iallreduce", "iallgather", "ialltoall"]
+for (coll, size) in sorted(rows, key=lambda k: (order.index(k[0]), k[1])):
     med = {m: statistics.median(v) for m, v in rows[(coll, size)].items()}
-    best = min((med[m] for m in med if m != "railmpi"), default=None)
+    best = min((med[m] for m in med if m not in ("railmpi", "before")), default=None)
     ratio = f"{med['railmpi'] / best:.2f}" if best and "railmpi" in med else "-"
     print(f"| {coll} | {size} | " + " | ".join(f"{med[m]:.2f}" if m in med else "-" for m in mpis) + f" | {ratio} |")
+if meta.get("reps", 1) > 1:
+    # every job's figure in run order: a whole job of any MPI may fall into a slow mode at
+    # every size, which a median of few jobs does not hide (docs/results/coll.md)
+    print(f"\nPer job (us, runs 1..{meta.get('reps')} in order):\n")
+    print("| collective | bytes | " + " | ".join(mpis) + " |")
+    print("|---|---:|" + "---|" * len(mpis))
+    for (coll, size) in sorted(rows, key=lambda k: (order.index(k[0]), k[1])):
+        r = rows[(coll, size)]
+        print(f"| {coll} | {size} | " + " | ".join(" ".join(f"{x:.1f}" for x in r.get(m, [])) for m in mpis) + " |")
 for (mpi, coll), why in sorted(skipped.items()):
     print(f"\n{mpi}: {coll} skipped ({why})")
 EOF

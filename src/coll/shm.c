@@ -927,7 +927,8 @@ int rmpi_coll_shm_barrier(rmpi_comm_t *c)
     return barrier_op(&o, c, 1) ? op_block(&o, barrier_run) : RMPI_COLL_SHM_DECLINED;
 }
 
-static size_t cma_piece(void);
+static size_t piece_knob(long long v, const char *name);
+static size_t cma_piece(const rmpi_comm_t *c);
 static int cma_move(shm_t *h, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int gather, size_t piece);
 
 /* A large Bcast on two ranks with a core each that can read each other's memory: an
@@ -952,7 +953,8 @@ static int bcast_cma(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, 
     /* at least two pieces, so both take part (2 ranks on 2 cores, 128 KiB: 64 KiB pieces
      * 7.6 us, one piece 14.6; docs/results/coll.md run 22) */
     size_t half = (bytes / 2 + 4095) / 4096 * 4096;
-    return cma_move(&h, NULL, blk, 1, RMPI_MIN(cma_piece(), half));
+    return cma_move(&h, NULL, blk, 1,
+                    RMPI_MIN(piece_knob(rmpi_knobs.COLL_SHM_BCAST_CMA_PIECE, "COLL_SHM_BCAST_CMA_PIECE"), half));
 }
 
 int rmpi_coll_shm_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int root)
@@ -1131,7 +1133,7 @@ int rmpi_coll_shm_allgather(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const r
         return RMPI_COLL_SHM_DECLINED;
     if (way) {
         coll_note(COLL_CALL_ALLGATHER, shm_cma_choice, 0, bb * (size_t)h.n);
-        return cma_move(&h, send, recv, 1, cma_piece());
+        return cma_move(&h, send, recv, 1, cma_piece(c));
     }
     coll_shm_op_t o;
     return move_op(&o, c, send, recv, 1, 1) ? op_block(&o, move_run) : RMPI_COLL_SHM_DECLINED;
@@ -1151,7 +1153,7 @@ int rmpi_coll_shm_alltoall(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rm
         return RMPI_COLL_SHM_DECLINED;
     if (way) {
         coll_note(COLL_CALL_ALLTOALL, shm_cma_choice, 0, bb);
-        return cma_move(&h, send, recv, 0, cma_piece());
+        return cma_move(&h, send, recv, 0, cma_piece(c));
     }
     coll_shm_op_t o;
     return move_op(&o, c, send, recv, 0, 1) ? op_block(&o, move_run) : RMPI_COLL_SHM_DECLINED;
@@ -1202,16 +1204,24 @@ rmpi_nbc_t *rmpi_coll_shm_alltoall_sched(rmpi_comm_t *c, const rmpi_coll_blk_t *
  * by itself alone. A rank returns when every piece of the pairs it is in has finished:
  * nothing reads or writes its buffers after that. */
 
-/* Bytes per claimed piece (RMPI_COLL_SHM_CMA_PIECE): small enough that a rank with nothing
- * left to receive takes over part of a late peer's block, large enough that the claim (one
- * atomic) and the system call are a small part of the copy. Equal on all members (the same
- * environment), since both ends of a pair count its pieces. */
-static size_t cma_piece(void)
+/* Bytes per claimed piece (RMPI_COLL_SHM_CMA_PIECE; 0, the default: a whole block with a
+ * core per rank, 256 KiB pieces on an oversubscribed node). Each piece costs a system call
+ * and a claim on a line both ranks write: 2 ranks on 2 cores moved 512 KiB-4 MiB blocks
+ * faster whole than in 256 KiB pieces (docs/results/coll.md run 23). Where ranks outnumber
+ * cores, a rank that is ahead takes over a descheduled peer's block in parts, and 4 ranks on
+ * 2 cores were not faster with whole blocks (run 23), so the pieces stay there. Equal on all
+ * members (the same environment and node): both ends of a pair count its pieces. */
+static size_t piece_knob(long long v, const char *name)
+{
+    if (v < 4096)
+        rmpi_fatal("RMPI_%s=%lld: expected at least 4k bytes.", name, v);
+    return (size_t)v;
+}
+
+static size_t cma_piece(const rmpi_comm_t *c)
 {
     long long v = rmpi_knobs.COLL_SHM_CMA_PIECE;
-    if (v < 4096)
-        rmpi_fatal("RMPI_COLL_SHM_CMA_PIECE=%lld: expected at least 4k bytes.", v);
-    return (size_t)v;
+    return v ? piece_knob(v, "COLL_SHM_CMA_PIECE") : c->coll_shm_over ? 256 * 1024 : SIZE_MAX;
 }
 
 typedef struct cma_ent {
@@ -1286,7 +1296,8 @@ static void cma_copy(const shm_t *h, int peer, void *local, size_t k, uint64_t r
 
 static uint64_t cma_npieces(const cma_ent_t *e, const cma_ent_t *to, size_t piece)
 {
-    return (RMPI_MIN(e->slen, to->rcap) + piece - 1) / piece;
+    uint64_t len = RMPI_MIN(e->slen, to->rcap);
+    return len ? (len - 1) / piece + 1 : 0; /* piece may be SIZE_MAX (whole blocks) */
 }
 
 /* Move the pieces of pair (src -> dst) that this rank can claim; it is src (writes) or dst
@@ -1491,13 +1502,19 @@ static int reduce_cma(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi
     r.other = (const red_ent_t *)(const void *)data_of(h, peer, t);
     red_ent_t *re = me == root ? mine : (red_ent_t *)(void *)data_of(h, peer, t);
     /* equal counts are the standard's rule; a mismatch combines the common part. Pieces of
-     * at most a scratch buffer and RMPI_COLL_SHM_CMA_PIECE, all about equal. */
+     * at most a scratch buffer and RMPI_COLL_SHM_CMA_PIECE, all about equal. Below
+     * RMPI_COLL_SHM_REDUCE_CMA_SPLIT the root combines alone (the other rank's piece costs
+     * it two system calls), and rank 0 as root reads the whole operand into its output at
+     * once where that is not its input: one system call, as the tree's rendezvous, without
+     * the messages around it. Both ranks see the root's entry, so they count alike. */
     size_t elems = (size_t)RMPI_MIN(mine->len, r.other->len) / r.es;
-    size_t most = RMPI_MAX(RMPI_MIN(h->chunk - 128, cma_piece()) / r.es, 1);
+    int split = elems * r.es >= (size_t)rmpi_knobs.COLL_SHM_REDUCE_CMA_SPLIT;
+    size_t most = !split && root == 0 && re->in != re->out ? elems : RMPI_MIN(h->chunk - 128, cma_piece(h->c)) / r.es;
+    most = RMPI_MAX(most, 1);
     uint64_t np = (elems + most - 1) / most;
     r.pe = np ? (elems + np - 1) / np : 1;
     int64_t j;
-    while ((j = red_claim(&re->claim, np, me == root)) >= 0) {
+    while ((split || me == root) && (j = red_claim(&re->claim, np, me == root)) >= 0) {
         red_piece(&r, (uint64_t)j, elems);
         atomic_fetch_add_explicit(&re->fin, 1, memory_order_release);
     }
