@@ -20,8 +20,21 @@ int rmpi_comm_node_of(const rmpi_comm_t *c, int r)
     return lw < 0 ? -1 : rmpi_topo_node_of(lw);
 }
 
+/* The name of a segment this rank created and has not unlinked yet (from its creation to
+ * the agreement that every rank mapped it): a rank that aborts in between (a peer cut off
+ * during the allgathers, the launcher gone) removes it, as net/shm does with its own;
+ * otherwise it would outlive the job in /dev/shm. */
+static char pending[64];
+
+static void unlink_pending(void)
+{
+    if (pending[0])
+        shm_unlink(pending);
+}
+
 int rmpi_comm_node_segment(rmpi_comm_t *c, size_t len, int tag, const char *what, int populate, void **out)
 {
+    static int hooked;
     static unsigned seq;
     typedef struct {
         char s[64];
@@ -53,8 +66,14 @@ int rmpi_comm_node_segment(rmpi_comm_t *c, size_t len, int tag, const char *what
                 shm_unlink(mine.s);
             }
             mine.s[0] = 0;
-        } else
+        } else {
             close(fd);
+            if (!hooked) {
+                rmpi_rt_at_abort(unlink_pending);
+                hooked = 1;
+            }
+            memcpy(pending, mine.s, sizeof pending);
+        }
     }
     rmpi_mset_t m = rmpi_mset_all(c, tag);
     name_t *names = rmpi_xmalloc((size_t)n * sizeof *names);
@@ -76,8 +95,10 @@ int rmpi_comm_node_segment(rmpi_comm_t *c, size_t len, int tag, const char *what
     for (int i = 0; i < n; i++)
         all = all && oks[i];
     free(oks);
-    if (me == leader && name[0])
+    if (me == leader && name[0]) {
         shm_unlink(name);
+        pending[0] = 0;
+    }
     free(names);
     if (!all) {
         if (ok)
