@@ -48,10 +48,14 @@ static int node_of(const rmpi_win_t *w, int r) { return rmpi_comm_node_of(w->com
 
 static int int_kind(MPI_Datatype t);
 
+/* The size of a window rank's part in map_segment: its window memory */
+#define PART_WINDOW SIZE_MAX
+
 /* Map the node's segment: the barrier, one sync line pair per node rank, then, page aligned,
- * with data the node ranks' parts (al-byte aligned); off[i]: rank i's part (SIZE_MAX: not on
- * this node). Sets w->shm, w->shm_len, w->nlocal, w->shm_data and w->lsync. */
-static int map_segment(rmpi_win_t *w, size_t al, int data, size_t *off, const char *what)
+ * the node ranks' parts (al-byte aligned): their window memory (part PART_WINDOW), else part
+ * bytes each; off[i]: rank i's part (SIZE_MAX: not on this node). Sets w->shm, w->shm_len,
+ * w->nlocal, w->shm_data and w->lsync. */
+static int map_segment(rmpi_win_t *w, size_t al, size_t part, size_t *off, const char *what)
 {
     int_kind(MPI_INT);                           /* fills the type tables rmpi_rma_direct_small reads */
     (void)rmpi_coll_op_kernel(MPI_SUM, MPI_INT); /* and coll chooses its kernels, not in a timed call */
@@ -63,7 +67,7 @@ static int map_segment(rmpi_win_t *w, size_t al, int data, size_t *off, const ch
             continue;
         nloc++;
         off[i] = total;
-        total += data ? (w->peers[i].size + al - 1) / al * al : 0;
+        total += ((part == PART_WINDOW ? w->peers[i].size : part) + al - 1) / al * al;
     }
     size_t pg = (size_t)sysconf(_SC_PAGESIZE);
     size_t head = (sizeof(rma_shm_barrier_t) + (size_t)nloc * sizeof(rmpi_win_sync_t) + pg - 1) / pg * pg;
@@ -84,7 +88,7 @@ static int map_segment(rmpi_win_t *w, size_t al, int data, size_t *off, const ch
 int rma_node_segment(rmpi_win_t *w, int packed, int direct)
 {
     size_t *off = rmpi_xmalloc((size_t)w->size * sizeof *off);
-    if (map_segment(w, packed ? 1 : 64, 1, off,
+    if (map_segment(w, packed ? 1 : 64, PART_WINDOW, off,
                     "Win_allocate falls back to private memory, Win_allocate_shared fails")) {
         free(off);
         return MPI_ERR_NO_MEM;
@@ -105,12 +109,92 @@ int rma_node_segment(rmpi_win_t *w, int packed, int direct)
     return 0;
 }
 
+/* A dynamic window rank's attached regions as origins of its node read them before they
+ * write or read its memory by cross-memory attach: a sequence lock with one writer, the
+ * owner (seq odd while it rewrites the table). n past RMA_RTAB_MAX: more regions than the
+ * table holds, so origins use messages (the owner's own check, target.c). */
+#define RMA_RTAB_MAX 31
+struct rma_rtab {
+    _Atomic uint64_t seq;
+    _Atomic uint32_t n;
+    uint32_t pad;
+    struct {
+        _Atomic uint64_t base, len;
+    } r[RMA_RTAB_MAX];
+};
+
 int rma_node_locks(rmpi_win_t *w)
 {
+    int dyn = w->flavor == MPI_WIN_FLAVOR_DYNAMIC;
     size_t *off = rmpi_xmalloc((size_t)w->size * sizeof *off);
-    int rc = map_segment(w, 1, 0, off, "Win_create's passive-target locks go through messages");
+    int rc = map_segment(w, 64, dyn ? sizeof(struct rma_rtab) : 0, off,
+                         dyn ? "dynamic windows' locks and accesses go through messages"
+                             : "Win_create's passive-target locks go through messages");
+    if (!rc && dyn) {
+        w->rtab = rmpi_xmalloc((size_t)w->size * sizeof *w->rtab);
+        for (int i = 0; i < w->size; i++)
+            w->rtab[i] = off[i] == SIZE_MAX ? NULL : (struct rma_rtab *)(void *)(w->shm_data + off[i]);
+    }
     free(off);
     return rc;
+}
+
+void rma_rtab_publish(rmpi_win_t *w)
+{
+    struct rma_rtab *t = w->rtab ? w->rtab[w->rank] : NULL;
+    if (!t)
+        return;
+    uint64_t s = atomic_load_explicit(&t->seq, memory_order_relaxed);
+    atomic_store_explicit(&t->seq, s + 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release); /* odd before any entry changes */
+    int n = w->nregions > RMA_RTAB_MAX ? RMA_RTAB_MAX + 1 : w->nregions;
+    for (int i = 0; i < n && i < RMA_RTAB_MAX; i++) {
+        atomic_store_explicit(&t->r[i].base, (uint64_t)w->regions[i].base, memory_order_relaxed);
+        atomic_store_explicit(&t->r[i].len, (uint64_t)w->regions[i].len, memory_order_relaxed);
+    }
+    atomic_store_explicit(&t->n, (uint32_t)n, memory_order_relaxed);
+    atomic_store_explicit(&t->seq, s + 2, memory_order_release);
+}
+
+/* Whether [a, a + len) lies in t's attached regions, following regions that touch each
+ * other as target.c's check does; 0 too when the table is being rewritten for long or holds
+ * too few regions (the caller then sends a message, which the target checks). */
+int rma_rtab_covers(const rmpi_win_t *w, int t, uint64_t a, uint64_t len)
+{
+    const struct rma_rtab *rt = w->rtab ? w->rtab[t] : NULL;
+    uint64_t b = a + len;
+    if (!rt || b < a)
+        return 0;
+    for (int tries = 0; tries < 64; tries++) {
+        uint64_t s1 = atomic_load_explicit(&rt->seq, memory_order_acquire);
+        if (s1 & 1) {
+            sched_yield();
+            continue;
+        }
+        uint32_t n = atomic_load_explicit(&rt->n, memory_order_relaxed);
+        int ok = 0;
+        if (n <= RMA_RTAB_MAX) {
+            uint64_t at = a;
+            for (uint32_t step = 0; step <= n && !ok; step++) {
+                uint32_t i = 0;
+                uint64_t rb = 0, rl = 0;
+                for (; i < n; i++) {
+                    rb = atomic_load_explicit(&rt->r[i].base, memory_order_relaxed);
+                    rl = atomic_load_explicit(&rt->r[i].len, memory_order_relaxed);
+                    if (at >= rb && at - rb < rl)
+                        break;
+                }
+                if (i == n)
+                    break;
+                at = rb + rl;
+                ok = b <= at;
+            }
+        }
+        atomic_thread_fence(memory_order_acquire); /* the entries read before seq again */
+        if (atomic_load_explicit(&rt->seq, memory_order_relaxed) == s1)
+            return ok;
+    }
+    return 0;
 }
 
 int rma_node_barrier(rmpi_win_t *w)

@@ -39,6 +39,10 @@ enum {
     LONE_COPIES = 4, /* lone puts a flush may post as RDMA itself (rma_rdma_batch_puts) */
     GETS_NOW = 8,    /* the rail has copy_now: gets wait for one read (rma_rdma_lone_get) */
     NODE_MSG = 16,   /* a target of this node by copy_now: small puts and gets as messages */
+    /* a dynamic window's target of this node: no keys (its memory is attached, never
+     * registered), so only copy_now, synchronous, once its region table covers the range;
+     * everything else goes as messages */
+    DYN_NOW = 32,
 };
 #define GET_AM_MAX ((size_t)4096) /* the largest size measured */
 #define LONE_GETS_MAX 64          /* gets read by one copy_now (shm's cross-memory batch) */
@@ -155,10 +159,8 @@ static void keys_for(rmpi_win_t *w, int o, rma_rkeys_t *k)
     }
 }
 
-int rma_rdma_setup(rmpi_win_t *w)
+static struct rma_rdma *rdma_new(rmpi_win_t *w)
 {
-    if (!rmpi_knobs.RMA_RDMA || w->flavor == MPI_WIN_FLAVOR_DYNAMIC || (w->dsync && w->nlocal == w->size))
-        return 0; /* the same answer on every rank, so the exchange below is collective */
     struct rma_rdma *d = rmpi_xcalloc(1, sizeof *d);
     d->rk = rmpi_xcalloc((size_t)w->size, sizeof *d->rk);
     d->out = rmpi_xcalloc((size_t)w->size, sizeof *d->out);
@@ -167,6 +169,35 @@ int rma_rdma_setup(rmpi_win_t *w)
     d->by_target = rmpi_xcalloc((size_t)w->size, 1);
     w->rdma = d;
     nrdma_wins++;
+    return d;
+}
+
+/* Dynamic windows: the targets of this node whose only rail has copy_now (shm's
+ * cross-memory attach) are written and read by the origin, as Win_create's, addressed by
+ * the absolute addresses MPI gives (base 0); nothing to exchange. */
+static void dyn_setup(rmpi_win_t *w)
+{
+    struct rma_rdma *d = NULL;
+    for (int t = 0; t < w->size; t++) {
+        if (t == w->rank || !w->rtab[t])
+            continue;
+        rmpi_vc_t *vc = rmpi_vc_get(rmpi_comm_world_rank(w->comm, t));
+        const rmpi_rail_t *r0 = vc->nsub == 1 ? rmpi_vc_rail(vc, 0) : NULL;
+        if (!r0 || r0->hints.scope != RMPI_SCOPE_INTRA || !r0->ops->copy_now)
+            continue;
+        d = d ? d : rdma_new(w);
+        d->rk[t].nkeys = 1;
+        d->by_target[t] = BY_PUTS | NODE_MSG | DYN_NOW;
+    }
+}
+
+int rma_rdma_setup(rmpi_win_t *w)
+{
+    if (rmpi_knobs.RMA_RDMA && w->flavor == MPI_WIN_FLAVOR_DYNAMIC && w->rtab)
+        dyn_setup(w);
+    if (!rmpi_knobs.RMA_RDMA || w->flavor == MPI_WIN_FLAVOR_DYNAMIC || (w->dsync && w->nlocal == w->size))
+        return 0; /* the same answer on every rank, so the exchange below is collective */
+    struct rma_rdma *d = rdma_new(w);
     int n = w->size, me = w->rank;
     for (int s = 1; s < n; s++) {
         int to = (me + s) % n, from = (me - s + n) % n;
@@ -362,10 +393,32 @@ void rma_rdma_lone_before(rmpi_win_t *w, const rmpi_rma_op_t *op)
         rma_rdma_lone_drain(w);
 }
 
+/* A dynamic window's put or get to a target of this node, moved before returning when its
+ * attached regions cover the range (0: done, ureq complete), else 1 with nothing done (a
+ * message, which the target checks; gets are not deferred as rma_rdma_lone_get's: a read
+ * the kernel refuses at the drain could not go back to being a message). */
+static int dyn_now(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, size_t tbytes, rmpi_req_t *ureq, int put)
+{
+    const void *buf = put ? op->obuf : op->rbuf;
+    MPI_Count count = put ? op->ocount : op->rcount;
+    rmpi_dtype_t *dt = put ? op->odt : op->rdt;
+    if (!rmpi_dtype_is_contig(dt, count) || !rma_rtab_covers(w, op->target, disp, tbytes))
+        return 1;
+    struct iovec l = {rmpi_dtype_contig_ptr(buf, dt), tbytes};
+    struct iovec r = {(void *)(uintptr_t)disp, tbytes};
+    if (!copy_now(w, op->target, &l, &r, 1, put))
+        return 1;
+    if (ureq)
+        rmpi_req_complete(ureq);
+    return 0;
+}
+
 int rma_rdma_lone_get(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, size_t tbytes, rmpi_req_t *ureq)
 {
     struct rma_rdma *d = w->rdma;
     int t = op->target;
+    if (d->by_target[t] & DYN_NOW)
+        return dyn_now(w, op, disp, tbytes, ureq, 0);
     if (d->nlone && (d->lone_t != t || d->nlone == LONE_GETS_MAX))
         rma_rdma_lone_drain(w);
     if (ureq || !(d->by_target[t] & GETS_NOW) || !rmpi_dtype_is_contig(op->rdt, op->rcount))
@@ -389,6 +442,8 @@ int rma_rdma_put_now(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, size
 {
     struct rma_rdma *d = w->rdma;
     int t = op->target;
+    if (d->by_target[t] & DYN_NOW)
+        return dyn_now(w, op, disp, tbytes, ureq, 1);
     if (tbytes <= PUT_NOW_MIN || !(d->by_target[t] & GETS_NOW) || !rmpi_dtype_is_contig(op->odt, op->ocount))
         return 1;
     struct iovec l = {rmpi_dtype_contig_ptr(op->obuf, op->odt), tbytes};
@@ -574,9 +629,9 @@ static void post_piece(rdma_batch_t *b, rdma_op_t *ops, int get, char *local, si
 int rma_rdma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, const rma_seg_t *segs, uint32_t nseg,
                    size_t tbytes, rmpi_req_t *ureq)
 {
-    if (nseg && tbytes / nseg < RDMA_SEG_MIN)
-        return 1;
     int t = op->target, get = op->kind == RMPI_RMA_GET;
+    if ((nseg && tbytes / nseg < RDMA_SEG_MIN) || (w->rdma->by_target[t] & DYN_NOW))
+        return 1;
     rmpi_vc_t *vc = rmpi_vc_get(rmpi_comm_world_rank(w->comm, t));
     size_t npieces = nseg ? nseg : 1, maxops = 0;
     for (size_t i = 0; i < npieces; i++)

@@ -84,9 +84,11 @@ typedef struct rmpi_win {
      * registrations; NULL when no target is reached that way */
     struct rma_rdma *rdma;
     uint32_t bar_sense; /* this rank's sense in the segment's barrier */
-    /* dynamic windows: attached regions */
+    /* dynamic windows: attached regions; per target on this node its table of them in the
+     * node segment (direct.c), NULL elsewhere or when no segment could be mapped */
     rmpi_win_region_t *regions;
     int nregions, capregions;
+    struct rma_rtab **rtab;
     void *own_mem; /* Win_allocate's memory (freed with the window) */
 
     /* origin side: epochs */

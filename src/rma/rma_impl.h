@@ -227,6 +227,12 @@ int rma_node_segment(rmpi_win_t *w, int packed, int direct);
  * this node lock a target with an atomic, not a message round trip. Collective over the
  * window; MPI_ERR_NO_MEM on every rank when one could not map it (locks stay messages). */
 int rma_node_locks(rmpi_win_t *w);
+/* Dynamic windows (rma_node_locks maps them a table per node rank, w->rtab): the owner
+ * publishes its attached regions after every attach and detach; an origin of its node
+ * checks that an access lies inside them before it moves the data by cross-memory attach
+ * (1), else 0 (it sends a message, checked by the target). */
+void rma_rtab_publish(rmpi_win_t *w);
+int rma_rtab_covers(const rmpi_win_t *w, int t, uint64_t a, uint64_t len);
 /* An operation on a direct target; disp/segs/tbytes as rmpi_rma_issue computed and
  * range-checked them. Complete locally and remotely on return. */
 int rma_direct_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, const rma_seg_t *segs, uint32_t nseg,

@@ -274,6 +274,7 @@ static void win_delete(rmpi_win_t *w)
     free(w->dptr);
     free(w->dsync);
     free(w->lsync);
+    free(w->rtab);
     free(w->own_mem);
     w->magic = 0;
     rmpi_addrset_del(&rmpi_win_live, w);
@@ -298,7 +299,7 @@ int rmpi_rma_win_create(rmpi_comm_t *comm, int flavor, void **base, size_t size,
         rc = rma_node_segment(w, 1, rmpi_knobs.RMA_DIRECT);
     else if (flavor == MPI_WIN_FLAVOR_ALLOCATE && rmpi_knobs.RMA_DIRECT)
         rc = rma_node_segment(w, 0, 1) ? -1 : 0; /* every rank failed to map: private memory */
-    else if (flavor == MPI_WIN_FLAVOR_CREATE && rmpi_knobs.RMA_DIRECT)
+    else if ((flavor == MPI_WIN_FLAVOR_CREATE || flavor == MPI_WIN_FLAVOR_DYNAMIC) && rmpi_knobs.RMA_DIRECT)
         (void)rma_node_locks(w); /* when no segment could be mapped, the lock manager's messages */
     if (flavor == MPI_WIN_FLAVOR_CREATE)
         w->base = *base;
@@ -350,6 +351,7 @@ int rmpi_rma_attach(rmpi_win_t *w, void *base, size_t len)
         w->regions = rmpi_xrealloc(w->regions, (size_t)w->capregions * sizeof *w->regions);
     }
     w->regions[w->nregions++] = (rmpi_win_region_t){b, len};
+    rma_rtab_publish(w);
     return 0;
 }
 
@@ -358,6 +360,7 @@ int rmpi_rma_detach(rmpi_win_t *w, const void *base)
     for (int i = 0; i < w->nregions; i++)
         if (w->regions[i].base == (uintptr_t)base) {
             w->regions[i] = w->regions[--w->nregions];
+            rma_rtab_publish(w);
             return 0;
         }
     return MPI_ERR_RMA_ATTACH;

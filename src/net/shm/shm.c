@@ -734,16 +734,27 @@ static int shm_put(rmpi_rail_t *rail, int peer, const void *local, size_t len, u
 }
 
 /* Synchronous writes or reads by cross-memory attach (net.h copy_now): a one-sided flush of
- * a few small puts or gets then needs no progress pass to see them complete. Only to a
- * peer whose kernel has accepted one (so none of our puts to it is in a ring). */
+ * a few small puts or gets then needs no progress pass to see them complete. Not to a peer
+ * whose kernel refused one (our puts to it go through the rings, which this would
+ * overtake); to one never tried, the first piece alone learns whether the kernel lets us
+ * (a dynamic window's origin has no other way: its target memory has no key to emulate
+ * with). */
 static int shm_copy_now(rmpi_rail_t *rail, int peer, const struct iovec *local, const struct iovec *remote, int n,
                         uint64_t rkey, int write)
 {
     (void)rail;
     (void)rkey; /* the origin range-checked against the window; the kernel checks the mapping */
     shm_peer_t *p = shm.peer[peer];
-    if (p->cma <= 0)
+    if (p->cma < 0)
         return 1;
+    if (p->cma == 0) {
+        int rc = cma(p, local[0].iov_base, local[0].iov_len, (uintptr_t)remote[0].iov_base, write);
+        if (rc)
+            return rc;
+        if (--n == 0)
+            return 0;
+        local++, remote++;
+    }
     if (p->ncb) /* in post order */
         cma_flush(p);
     size_t total = 0;

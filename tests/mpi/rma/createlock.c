@@ -13,7 +13,10 @@
  *   flush between; Lock_all readers of the pair see it equal, across a flush;
  * - fetch-and-adds under Lock_all, and then MPI_MODE_NOCHECK puts into slots nobody else
  *   writes;
- * final values exact on every rank. */
+ * final values exact on every rank. Argument "allocate": the same on a Win_allocate window;
+ * "dynamic": on a dynamic window, the memory attached as two adjacent regions (an access
+ * may run over both), addressed by absolute addresses; on shm the block then goes by
+ * cross-memory attach once the target's published regions cover it. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +25,10 @@
 #define ITERS 60 /* a multiple of 1..4 ranks: every rank targets every rank ITERS / size times */
 #define BLK 640  /* longs: 5120 bytes */
 enum { PAIR = 0, ALLC = 2, NOCH = 4, BLOCK = 16, SLOTS = BLOCK + BLK };
+
+static int dyn;        /* "dynamic": displacements are addresses */
+static MPI_Aint *addr; /* dynamic: every rank's memory */
+static MPI_Aint at(int t, int slot) { return dyn ? addr[t] + slot * (MPI_Aint)sizeof(long) : slot; }
 
 static void check_uniform(const long *b, long *v, const char *what, int it, int t)
 {
@@ -39,8 +46,8 @@ int main(int argc, char **argv)
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    /* argument "allocate": the same on a Win_allocate window (direct targets on this node) */
     int alloc = argc > 1 && strcmp(argv[1], "allocate") == 0;
+    dyn = argc > 1 && strcmp(argv[1], "dynamic") == 0;
     long *mem = NULL, *own = NULL;
     long *blk = malloc(BLK * sizeof *blk), *blk2 = malloc(BLK * sizeof *blk2);
     MPI_Win win;
@@ -49,7 +56,17 @@ int main(int argc, char **argv)
     else {
         mem = own = calloc(SLOTS, sizeof *mem);
         MTEST_CHECK(mem != NULL, "out of memory");
-        MTEST_OK(MPI_Win_create(mem, SLOTS * sizeof *mem, sizeof *mem, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+        if (dyn) {
+            MTEST_OK(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+            MTEST_OK(MPI_Win_attach(win, mem, (BLOCK + BLK / 2) * sizeof *mem));
+            MTEST_OK(MPI_Win_attach(win, mem + BLOCK + BLK / 2, (BLK - BLK / 2) * sizeof *mem));
+            addr = malloc((size_t)size * sizeof *addr);
+            MPI_Aint mine;
+            MPI_Get_address(mem, &mine);
+            MPI_Allgather(&mine, 1, MPI_AINT, addr, 1, MPI_AINT, MPI_COMM_WORLD);
+        } else {
+            MTEST_OK(MPI_Win_create(mem, SLOTS * sizeof *mem, sizeof *mem, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+        }
     }
     MTEST_CHECK(blk && blk2, "out of memory");
     MTEST_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win));
@@ -65,32 +82,32 @@ int main(int argc, char **argv)
 
         /* the pair, by messages, under an exclusive lock */
         MTEST_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, win));
-        MTEST_OK(MPI_Get(pair, 2, MPI_LONG, t, PAIR, 2, MPI_LONG, win));
+        MTEST_OK(MPI_Get(pair, 2, MPI_LONG, t, at(t, PAIR), 2, MPI_LONG, win));
         MTEST_OK(MPI_Win_flush(t, win));
         MTEST_CHECK(pair[0] == pair[1], "iteration %d: target %d's pair differs under an exclusive lock: %ld %ld", it,
                     t, pair[0], pair[1]);
         pair[0]++;
         pair[1]++;
-        MTEST_OK(MPI_Put(pair, 2, MPI_LONG, t, PAIR, 2, MPI_LONG, win));
+        MTEST_OK(MPI_Put(pair, 2, MPI_LONG, t, at(t, PAIR), 2, MPI_LONG, win));
         MTEST_OK(MPI_Win_unlock(t, win));
 
         /* the block, by cross-memory attach on shm, under an exclusive lock */
         long v;
         MTEST_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, win));
-        MTEST_OK(MPI_Get(blk, BLK, MPI_LONG, t, BLOCK, BLK, MPI_LONG, win));
+        MTEST_OK(MPI_Get(blk, BLK, MPI_LONG, t, at(t, BLOCK), BLK, MPI_LONG, win));
         MTEST_OK(MPI_Win_flush(t, win));
         check_uniform(blk, &v, "exclusive", it, t);
         for (int i = 0; i < BLK; i++)
             blk[i] = v + 1;
-        MTEST_OK(MPI_Put(blk, BLK, MPI_LONG, t, BLOCK, BLK, MPI_LONG, win));
+        MTEST_OK(MPI_Put(blk, BLK, MPI_LONG, t, at(t, BLOCK), BLK, MPI_LONG, win));
         MTEST_OK(MPI_Win_unlock(t, win));
 
         /* a shared reader of the block: no writer between its two reads */
         long v2;
         MTEST_OK(MPI_Win_lock(MPI_LOCK_SHARED, (t + 1) % size, 0, win));
-        MTEST_OK(MPI_Get(blk, BLK, MPI_LONG, (t + 1) % size, BLOCK, BLK, MPI_LONG, win));
+        MTEST_OK(MPI_Get(blk, BLK, MPI_LONG, (t + 1) % size, at((t + 1) % size, BLOCK), BLK, MPI_LONG, win));
         MTEST_OK(MPI_Win_flush((t + 1) % size, win));
-        MTEST_OK(MPI_Get(blk2, BLK, MPI_LONG, (t + 1) % size, BLOCK, BLK, MPI_LONG, win));
+        MTEST_OK(MPI_Get(blk2, BLK, MPI_LONG, (t + 1) % size, at((t + 1) % size, BLOCK), BLK, MPI_LONG, win));
         MTEST_OK(MPI_Win_unlock((t + 1) % size, win));
         check_uniform(blk, &v, "shared, first read", it, (t + 1) % size);
         check_uniform(blk2, &v2, "shared, second read", it, (t + 1) % size);
@@ -109,11 +126,11 @@ int main(int argc, char **argv)
             nall++;
             long p1[2] = {-1, -2}, p2[2] = {-3, -4}, old = -1;
             MTEST_OK(MPI_Win_lock_all(0, win));
-            MTEST_OK(MPI_Get(p1, 2, MPI_LONG, t, PAIR, 2, MPI_LONG, win));
+            MTEST_OK(MPI_Get(p1, 2, MPI_LONG, t, at(t, PAIR), 2, MPI_LONG, win));
             MTEST_OK(MPI_Win_flush(t, win));
-            MTEST_OK(MPI_Get(p2, 2, MPI_LONG, t, PAIR, 2, MPI_LONG, win));
+            MTEST_OK(MPI_Get(p2, 2, MPI_LONG, t, at(t, PAIR), 2, MPI_LONG, win));
             for (int r = 0; r < size; r++)
-                MTEST_OK(MPI_Fetch_and_op(&one, &old, MPI_LONG, r, ALLC, MPI_SUM, win));
+                MTEST_OK(MPI_Fetch_and_op(&one, &old, MPI_LONG, r, at(r, ALLC), MPI_SUM, win));
             MTEST_OK(MPI_Win_unlock_all(win));
             MTEST_CHECK(p1[0] == p1[1] && p2[0] == p2[1] && p1[0] == p2[0],
                         "iteration %d: Lock_all on %d saw a writer: %ld %ld then %ld %ld", it, t, p1[0], p1[1], p2[0],
@@ -128,7 +145,7 @@ int main(int argc, char **argv)
         long x = 1000L * rank + it;
         int to = (rank + 1) % size;
         MTEST_OK(MPI_Win_lock(MPI_LOCK_SHARED, to, MPI_MODE_NOCHECK, win));
-        MTEST_OK(MPI_Put(&x, 1, MPI_LONG, to, NOCH + rank % 12, 1, MPI_LONG, win));
+        MTEST_OK(MPI_Put(&x, 1, MPI_LONG, to, at(to, NOCH + rank % 12), 1, MPI_LONG, win));
         MTEST_OK(MPI_Win_unlock(to, win));
     }
     MPI_Barrier(MPI_COMM_WORLD);
@@ -146,7 +163,12 @@ int main(int argc, char **argv)
     MTEST_OK(MPI_Win_unlock(rank, win));
     MPI_Barrier(MPI_COMM_WORLD);
 
+    if (dyn) {
+        MTEST_OK(MPI_Win_detach(win, mem));
+        MTEST_OK(MPI_Win_detach(win, mem + BLOCK + BLK / 2));
+    }
     MTEST_OK(MPI_Win_free(&win));
+    free(addr);
     free(own);
     free(blk);
     free(blk2);

@@ -35,6 +35,51 @@ int main(int argc, char **argv)
     int t = (rank + 1) % size, v = 5;
     MTEST_OK(MPI_Put(&v, 1, MPI_INT, t, MPI_Aint_add(all[2 * t + 1], 64 * (MPI_Aint)sizeof(int)), 1, MPI_INT, win));
     MTEST_ERR(MPI_Win_fence(0, win), MPI_ERR_RMA_RANGE);
+    /* A put and a get of 8 KiB that start inside an attached region and run past it (on shm
+     * such sizes go by cross-memory attach where the target's published regions cover
+     * them): the same error, nothing written past the region. */
+    enum { BIG = 2048 };
+    int *big = calloc(BIG, sizeof(int));
+    MTEST_OK(MPI_Put(big, BIG, MPI_INT, t, all[2 * t + 1], BIG, MPI_INT, win));
+    MTEST_ERR(MPI_Win_fence(0, win), MPI_ERR_RMA_RANGE);
+    MTEST_OK(MPI_Get(big, BIG, MPI_INT, t, all[2 * t + 1], BIG, MPI_INT, win));
+    MTEST_ERR(MPI_Win_fence(0, win), MPI_ERR_RMA_RANGE);
+    free(big);
+    /* Many regions of 5 KiB: 20 (on shm in the table origins of the node read), then 40
+     * (more than it holds: messages); a put into each from the previous rank arrives. */
+    enum { NREG = 40, RLEN = 1280 };
+    int *reg[NREG];
+    MPI_Aint raddr[NREG], *rall = malloc((size_t)size * NREG * sizeof(MPI_Aint));
+    int *rsrc = malloc(RLEN * sizeof(int));
+    for (int half = 0; half < 2; half++) {
+        int n = half ? NREG : NREG / 2;
+        for (int i = half ? NREG / 2 : 0; i < n; i++) {
+            reg[i] = calloc(RLEN, sizeof(int));
+            MTEST_OK(MPI_Win_attach(win, reg[i], RLEN * sizeof(int)));
+            MPI_Get_address(reg[i], &raddr[i]);
+        }
+        MPI_Allgather(raddr, NREG, MPI_AINT, rall, NREG, MPI_AINT, MPI_COMM_WORLD);
+        MTEST_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, win));
+        for (int i = 0; i < n; i++) {
+            for (int k = 0; k < RLEN; k++)
+                rsrc[k] = half * 100000 + i * 1000 + k;
+            MTEST_OK(MPI_Put(rsrc, RLEN, MPI_INT, t, rall[t * NREG + i], RLEN, MPI_INT, win));
+        }
+        MTEST_OK(MPI_Win_unlock(t, win));
+        MPI_Barrier(MPI_COMM_WORLD);
+        int bad = 0;
+        for (int i = 0; i < n; i++)
+            for (int k = 0; k < RLEN; k++)
+                bad += reg[i][k] != half * 100000 + i * 1000 + k;
+        MTEST_CHECK(!bad, "%d regions attached: %d wrong values", n, bad);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    for (int i = 0; i < NREG; i++) {
+        MTEST_OK(MPI_Win_detach(win, reg[i]));
+        free(reg[i]);
+    }
+    free(rall);
+    free(rsrc);
     /* One buffer attached as two adjacent regions: an access running over both is valid
      * (put, accumulate, get_accumulate of 9,216 ints in a lock_all epoch, then flush). */
     enum { HALF = 4608 };
