@@ -111,11 +111,11 @@ static void am_hdr(rma_hdr_t *h, int kind, const rmpi_rma_op_t *op, uint64_t dis
     free(segs);
 }
 
-/* An accumulate of at least this many bytes from contiguous origin memory is not packed
- * into its message (acc_gathered). */
+/* A put or accumulate of at least this many bytes from contiguous origin memory is not
+ * packed into its message (am_gathered). */
 #define RMA_AM_GATHER_MIN ((size_t)64 << 10)
 
-/* The state of a gathered accumulate's send: freed with its request. */
+/* The state of a gathered put's or accumulate's send: freed with its request. */
 typedef struct gathered {
     rmpi_win_t *w;
     int t;
@@ -130,15 +130,16 @@ static void gathered_sent(rmpi_req_t *r)
     g->w->ngets--;
 }
 
-/* A large accumulate (no user request) whose origin data is contiguous goes as its header
- * and the user's buffer, a two-block datatype over absolute addresses that the core sends
+/* A large put or accumulate sent as a message (no user request) whose origin data is
+ * contiguous goes as its header and the user's buffer, a two-block datatype over absolute addresses that the core sends
  * as a segment list (its rendezvous writes each block from where it lies), instead of a
  * packed copy: a 1 MiB copy was about 23 us on the measured machine, a ninth of acc_lat 1
- * MiB over tcp. The user's buffer is read after the call returns, so the send counts in
+ * MiB over tcp, and a fresh 1 MiB buffer for each put of a window of them faulted its pages
+ * in (a dynamic window's put_bw 1 MiB over tcp, where puts are messages). The user's buffer is read after the call returns, so the send counts in
  * gets[t] (as an RDMA op does) until it completed: flush, flush_local, unlock, fence and
  * complete wait for it. -1: nothing done (the datatype was refused), pack it. */
-static int acc_gathered(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, rma_seg_t *segs, uint32_t nseg,
-                        size_t hlen, size_t dbytes)
+static int am_gathered(rmpi_win_t *w, const rmpi_rma_op_t *op, int kind, uint64_t disp, rma_seg_t *segs, uint32_t nseg,
+                       size_t hlen, size_t dbytes)
 {
     int t = op->target;
     gathered_t *g = rmpi_xmalloc(sizeof *g + hlen);
@@ -158,7 +159,7 @@ static int acc_gathered(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, r
     w->batch[t].rdma_puts = 0;
     g->w = w;
     g->t = t;
-    am_hdr(g->hdr, AM_ACC, op, disp, dbytes, segs, nseg);
+    am_hdr(g->hdr, kind, op, disp, dbytes, segs, nseg);
     rmpi_req_t *r = rma_send_req(w, t, RMA_TAG_AM, g, hlen + dbytes);
     r->flags |= RMPI_RF_TYPED;
     r->user = NULL; /* MPI_BOTTOM: the blocks' addresses are absolute */
@@ -258,8 +259,8 @@ int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq)
                                            : AM_CAS;
     int sends_data = kind == AM_PUT || kind == AM_CAS || ((kind == AM_ACC || kind == AM_GACC) && op->op != MPI_NO_OP);
     size_t dbytes = sends_data ? (kind == AM_CAS ? 2 * tbytes : tbytes) : 0;
-    if (kind == AM_ACC && !ureq && dbytes >= RMA_AM_GATHER_MIN && rmpi_dtype_is_contig(op->odt, op->ocount) &&
-        acc_gathered(w, op, disp, segs, nseg, hlen, dbytes) == 0)
+    if ((kind == AM_ACC || kind == AM_PUT) && !ureq && dbytes >= RMA_AM_GATHER_MIN &&
+        rmpi_dtype_is_contig(op->odt, op->ocount) && am_gathered(w, op, kind, disp, segs, nseg, hlen, dbytes) == 0)
         return 0;
     char *msg = rma_am_begin(w, t, hlen + dbytes);
     rdma_later &= !prev_len || bt->len > 0; /* the batch before it went as a message when full */

@@ -126,8 +126,12 @@ typedef struct rmpi_win {
     rmpi_win_lockq_t *lockq; /* waiting lock requests, FIFO */
     int *errs;               /* per origin: error seen handling its operations, sent with the next ack */
     int *marks;              /* per origin: FENCE markers handled */
-    unsigned char *lockwait; /* per origin: its lock, requested with its operations, is not granted yet */
-    rmpi_list_t *held;       /* per origin: its messages that wait for that lock or for our fence */
+    /* per origin: its lock, requested with its operations, is not granted yet (RMA_WAIT_LOCK);
+     * a get answered from the window memory is not read yet (RMA_WAIT_ANSWER): either holds
+     * its later messages back */
+    unsigned char *lockwait;
+    int nanswering;    /* such answers in flight (Win_free waits for them) */
+    rmpi_list_t *held; /* per origin: its messages that wait for that lock or for our fence */
     int nheld;
     rmpi_list_t link; /* in the list of windows the progress hook serves */
 

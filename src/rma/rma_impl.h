@@ -227,6 +227,8 @@ int rma_node_segment(rmpi_win_t *w, int packed, int direct);
  * this node lock a target with an atomic, not a message round trip. Collective over the
  * window; MPI_ERR_NO_MEM on every rank when one could not map it (locks stay messages). */
 int rma_node_locks(rmpi_win_t *w);
+/* w->lockwait's bits (target.c) */
+enum { RMA_WAIT_LOCK = 1, RMA_WAIT_ANSWER = 2 };
 /* Dynamic windows (rma_node_locks maps them a table per node rank, w->rtab): the owner
  * publishes its attached regions after every attach and detach; an origin of its node
  * checks that an access lies inside them before it moves the data by cross-memory attach

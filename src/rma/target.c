@@ -10,6 +10,7 @@ typedef struct incoming {
     rmpi_req_t *req; /* receive of the message (eager: complete at once) */
     void *buf;
     size_t len, pos; /* landed bytes; the next active message in it starts at pos */
+    size_t cap;      /* bytes of buf when it came from the spare buffers (big_take) */
     int peer;        /* the sender's peer index (cut off if the message is malformed) */
     int origin;      /* its window rank */
 } incoming_t;
@@ -37,11 +38,55 @@ void rma_serve_add(rmpi_win_t *w)
         rmpi_core_hook_add(rma_progress);
 }
 
+/* Receive buffers of large messages kept for the next ones: a window of 1 MiB puts sent
+ * as messages (dynamic windows over tcp) took a fresh heap buffer each, whose pages
+ * faulted in at the receive and went back to the kernel at the free (glibc's trim). */
+#define BIG_MIN ((size_t)64 << 10)
+#define BIG_KEEP 8
+#define BIG_KEEP_BYTES ((size_t)64 << 20)
+static struct {
+    void *buf;
+    size_t cap;
+} spare[BIG_KEEP];
+static int nspare;
+static size_t spare_bytes;
+
+static void *big_take(size_t len, size_t *cap)
+{
+    int best = -1;
+    for (int i = 0; i < nspare; i++)
+        if (spare[i].cap >= len && (best < 0 || spare[i].cap < spare[best].cap))
+            best = i;
+    if (best < 0) {
+        *cap = len;
+        return rmpi_xmalloc(len);
+    }
+    void *p = spare[best].buf;
+    *cap = spare[best].cap;
+    spare_bytes -= *cap;
+    spare[best] = spare[--nspare];
+    return p;
+}
+
+static void big_give(void *p, size_t cap)
+{
+    if (nspare == BIG_KEEP || spare_bytes + cap > BIG_KEEP_BYTES) {
+        free(p);
+        return;
+    }
+    spare[nspare].buf = p;
+    spare[nspare++].cap = cap;
+    spare_bytes += cap;
+}
+
 static void incoming_free(incoming_t *m)
 {
     if (m->req) /* none for a message taken where it landed (rma_eager) */
         rmpi_req_release(m->req);
-    free(m->buf);
+    if (m->cap)
+        big_give(m->buf, m->cap);
+    else
+        free(m->buf);
     free(m);
 }
 
@@ -60,8 +105,12 @@ void rma_serve_remove(rmpi_win_t *w)
         w->lockq = q->next;
         free(q);
     }
-    if (--nwins == 0)
+    if (--nwins == 0) {
         rmpi_core_hook_remove(rma_progress);
+        while (nspare)
+            free(spare[--nspare].buf);
+        spare_bytes = 0;
+    }
 }
 
 /* Send an answer of len bytes at buf (heap: malloc'd, the caller gives it up): eagerly from
@@ -80,6 +129,36 @@ static void answer(rmpi_win_t *w, int origin, int32_t tag, void *buf, size_t len
         buf = c;
     }
     rma_send(w, origin, tag, buf, len);
+}
+
+typedef struct in_place {
+    rmpi_win_t *w;
+    int origin;
+} in_place_t;
+
+static void in_place_sent(rmpi_req_t *r)
+{
+    const in_place_t *a = r->ext;
+    a->w->lockwait[a->origin] &= (unsigned char)~RMA_WAIT_ANSWER;
+    a->w->nanswering--;
+}
+
+/* A large contiguous get answered from the window memory itself, no heap copy (a 1 MiB
+ * get's answer faulted in a fresh buffer each time). The send may read the memory later (a
+ * rendezvous), so the origin's later messages wait until it has (an origin's operations
+ * take effect in issue order: a put behind the get must not change what it reads); the
+ * origin's flush waits for the data, so the memory cannot go before (Win_detach, Win_free
+ * after the origin's synchronisation; Win_free waits for nanswering anyway). */
+static void answer_in_place(rmpi_win_t *w, int origin, int32_t tag, void *base, size_t len)
+{
+    in_place_t *a = rmpi_xmalloc(sizeof *a);
+    *a = (in_place_t){w, origin};
+    rmpi_req_t *r = rma_send_req(w, origin, tag, a, len);
+    r->buf = base;
+    r->on_complete = in_place_sent;
+    w->lockwait[origin] |= RMA_WAIT_ANSWER;
+    w->nanswering++;
+    rmpi_core_isend(r);
 }
 
 static void ack(rmpi_win_t *w, int origin, int32_t tag)
@@ -128,7 +207,7 @@ static int lock_grant_queued(rmpi_win_t *w)
         if (q->tag)
             ack(w, q->origin, q->tag);
         else
-            w->lockwait[q->origin] = 0; /* its operations held behind the request may go */
+            w->lockwait[q->origin] &= (unsigned char)~RMA_WAIT_LOCK; /* its operations held behind it may go */
         free(q);
         n++;
     }
@@ -145,7 +224,7 @@ static void lock_request(rmpi_win_t *w, int origin, int type, int32_t tag)
         return;
     }
     if (!tag)
-        w->lockwait[origin] = 1;
+        w->lockwait[origin] |= RMA_WAIT_LOCK;
     rmpi_win_lockq_t *q = rmpi_xmalloc(sizeof *q), **p = &w->lockq;
     *q = (rmpi_win_lockq_t){NULL, origin, type, tag};
     while (*p)
@@ -397,6 +476,10 @@ static size_t handle(rmpi_win_t *w, int peer, int origin, char *msg, size_t len)
         }
         if (!base && h->bytes)
             w->errs[origin] = MPI_ERR_RMA_RANGE;
+        if (h->kind == AM_GET && !h->nseg && base && h->bytes > sizeof small) {
+            answer_in_place(w, origin, h->reply_tag, base, h->bytes);
+            return took;
+        }
         if (h->kind == AM_GET || h->kind == AM_GACC || h->kind == AM_CAS) {
             rlen = h->bytes;
             reply = rlen <= sizeof small ? (char *)small : rmpi_xmalloc(rlen);
@@ -520,8 +603,11 @@ static int serve(rmpi_win_t *w)
     rmpi_unexp_t *u;
     while ((u = rmpi_core_probe_find(w->comm->ctx, MPI_ANY_SOURCE, RMA_TAG_AM)) != NULL) {
         rmpi_core_unexp_take(u);
-        incoming_t *m = rmpi_xmalloc(sizeof *m);
-        m->buf = rmpi_xmalloc(u->len ? u->len : 1);
+        incoming_t *m = rmpi_xcalloc(1, sizeof *m);
+        if (u->len >= BIG_MIN)
+            m->buf = big_take(u->len, &m->cap);
+        else
+            m->buf = rmpi_xmalloc(u->len ? u->len : 1);
         m->req = rmpi_req_alloc(RMPI_REQ_RECV);
         m->req->buf = m->buf;
         m->req->len = u->len;

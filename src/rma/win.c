@@ -331,6 +331,9 @@ int rmpi_rma_win_free(rmpi_win_t *w)
     int err = rma_flush_ranks(w, NULL, w->size);
     rma_wait_gets(w, -1);
     rmpi_coll_barrier(w->comm);
+    unsigned idle = 0;
+    while (w->nanswering) /* gets answered from our memory (target.c): read before it goes */
+        rmpi_core_wait_step(&idle);
     rma_serve_remove(w);
     rma_rdma_free(w);
     rmpi_comm_release(w->comm);
