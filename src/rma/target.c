@@ -70,6 +70,16 @@ static void *big_take(size_t len, size_t *cap)
 
 static void big_give(void *p, size_t cap)
 {
+    /* full: the smallest kept buffer makes room for a larger one (a run of 64 KiB
+     * messages must not keep 1 MiB ones from being reused after it) */
+    int small = 0;
+    for (int i = 1; i < nspare; i++)
+        small = spare[i].cap < spare[small].cap ? i : small;
+    if (nspare == BIG_KEEP && spare[small].cap < cap) {
+        free(spare[small].buf);
+        spare_bytes -= spare[small].cap;
+        spare[small] = spare[--nspare];
+    }
     if (nspare == BIG_KEEP || spare_bytes + cap > BIG_KEEP_BYTES) {
         free(p);
         return;
