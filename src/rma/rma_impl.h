@@ -93,6 +93,12 @@ rmpi_req_t *rma_send_req(rmpi_win_t *w, int to, int tag, void *ext, size_t len);
  * the core when the caller sets RMPI_RF_FREED). */
 rmpi_req_t *rma_post_answer(rmpi_win_t *w, int from, int tag, void *buf, size_t len);
 
+/* Answers expected where they land (w->ans, ops.c): the window's eager handler offers each
+ * eager message of an answer tag (1: taken; the answer written, counted; 0: not one of
+ * them); the progress hook receives those queued as unexpected instead (how many). */
+int rma_answer_landed(rmpi_win_t *w, int peer, int src, int tag, const char *data, size_t len);
+int rma_answers_queued(rmpi_win_t *w);
+
 /* Control messages that are acknowledged: an int32 error code comes back. */
 typedef struct rma_ack {
     rmpi_req_t *req;
