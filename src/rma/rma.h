@@ -137,6 +137,7 @@ typedef struct rmpi_win {
     rmpi_win_lockq_t *lockq; /* waiting lock requests, FIFO */
     int *errs;               /* per origin: error seen handling its operations, sent with the next ack */
     int *marks;              /* per origin: FENCE markers handled */
+    unsigned char *mclean;   /* per origin: its last FENCE said all its operations were complete */
     unsigned char *lockwait; /* per origin: its lock, requested with its operations, is not granted yet */
     rmpi_list_t *held;       /* per origin: its messages that wait for that lock or for our fence */
     int nheld;

@@ -432,7 +432,10 @@ static size_t handle(rmpi_win_t *w, int peer, int origin, char *msg, size_t len)
     case AM_FLUSH: ack(w, origin, h->reply_tag); return took;
     case AM_POST: w->posts[origin]++; return took;
     case AM_COMPLETE: w->completes++; return took;
-    case AM_FENCE: w->marks[origin]++; return took;
+    case AM_FENCE:
+        w->marks[origin]++;
+        w->mclean[origin] = h->lock_type == 1; /* held_back: no second one before our fence ends */
+        return took;
     case AM_FENCE_DONE: w->fdone[origin]++; return took;
     default: return took; /* am_check admits no other kind */
     }

@@ -78,8 +78,8 @@ static void check_target(const results_t *r, int t, int p, int me)
                         (long long)r->g8[i], (long long)ident(t, k % IDN));
         for (int j = 0; j < 3; j++)
             if (r->g24[i * 3 + (size_t)j] != ident(t, k % 6 + j) && ++bad)
-                MTEST_CHECK(0, "phase %d target %d round %d: get of 24 B, element %d got %lld, expected %lld", p, t,
-                            k, j, (long long)r->g24[i * 3 + (size_t)j], (long long)ident(t, k % 6 + j));
+                MTEST_CHECK(0, "phase %d target %d round %d: get of 24 B, element %d got %lld, expected %lld", p, t, k,
+                            j, (long long)r->g24[i * 3 + (size_t)j], (long long)ident(t, k % 6 + j));
         if (rq_round(k) && r->grq[i] != ident(t, 7) && ++bad)
             MTEST_CHECK(0, "phase %d target %d round %d: Rget got %lld", p, t, k, (long long)r->grq[i]);
         if (rq_round(k) && r->gacc[i] != ident(t, 6) && ++bad)
@@ -147,14 +147,13 @@ int main(int argc, char **argv)
                 MTEST_OK(MPI_Fetch_and_op(&one, &r.fop[i], MPI_INT64_T, t, fop_at, MPI_SUM, win));
                 MTEST_OK(MPI_Compare_and_swap(&swp, &cmp, &r.cas[i], MPI_INT64_T, t, cas_at, win));
                 MTEST_OK(MPI_Get(&r.g8[i], 1, MPI_INT64_T, t, id_at + (MPI_Aint)(k % IDN) * 8, 1, MPI_INT64_T, win));
-                MTEST_OK(MPI_Get(&r.g24[i * 3], 3, MPI_INT64_T, t, id_at + (MPI_Aint)(k % 6) * 8, 3, MPI_INT64_T,
-                                 win));
+                MTEST_OK(MPI_Get(&r.g24[i * 3], 3, MPI_INT64_T, t, id_at + (MPI_Aint)(k % 6) * 8, 3, MPI_INT64_T, win));
                 if (k % 4 == 0)
                     MTEST_OK(MPI_Get(r.gmid + ((size_t)t * (R / 4) + (size_t)k / 4) * (MID / 8), MID, MPI_BYTE, t,
                                      big_at, MID, MPI_BYTE, win));
                 if (k % 16 == 0)
-                    MTEST_OK(MPI_Get(r.big + ((size_t)t * NBIG + (size_t)k / 16) * BIG, BIG, MPI_BYTE, t, big_at,
-                                     BIG, MPI_BYTE, win));
+                    MTEST_OK(MPI_Get(r.big + ((size_t)t * NBIG + (size_t)k / 16) * BIG, BIG, MPI_BYTE, t, big_at, BIG,
+                                     MPI_BYTE, win));
                 if (rq_round(k)) {
                     MTEST_OK(MPI_Rget(&r.grq[i], 1, MPI_INT64_T, t, id_at + 7 * 8, 1, MPI_INT64_T, win, &reqs[nreq++]));
                     MTEST_OK(MPI_Rget_accumulate(&one, 1, MPI_INT64_T, &r.gacc[i], 1, MPI_INT64_T, t, id_at + 6 * 8, 1,
@@ -184,8 +183,8 @@ int main(int argc, char **argv)
     for (int o = 0; o < n; o++) {
         MTEST_CHECK(w64[o] == fop_base(me, o) + 3 * R, "counter of origin %d: %lld, expected %lld", o,
                     (long long)w64[o], (long long)(fop_base(me, o) + 3 * R));
-        MTEST_CHECK(w64[n + o] == cas_base(me, o) + 3 * R, "compare-and-swap word of origin %d: %lld, expected %lld",
-                    o, (long long)w64[n + o], (long long)(cas_base(me, o) + 3 * R));
+        MTEST_CHECK(w64[n + o] == cas_base(me, o) + 3 * R, "compare-and-swap word of origin %d: %lld, expected %lld", o,
+                    (long long)w64[n + o], (long long)(cas_base(me, o) + 3 * R));
     }
     MTEST_OK(MPI_Win_free(&win));
     if (!allocate)
