@@ -19,7 +19,8 @@ Default MPI: the repository's build/bin/mpicc and build/bin/mpiexec.
 
   --tests LIST  comma list of put_lat,get_lat,put_bw,get_bw,acc_lat,fop_lat,cas_lat
                 (default all of them), or put_lock (its columns: per Win_lock and
-                per Win_unlock instead of per operation and per flush)
+                per Win_unlock instead of per operation and per flush), or put_fence
+                (per Put and per Win_fence; rank 0's count, both ranks fence)
   --size BYTES  bytes per operation of the sized tests (default 8)
   --flavor F    window flavor: allocate (default), create, dynamic
   --iters N     operations (latency tests) or windows of 64 (bandwidth) (default 2000)
@@ -112,6 +113,7 @@ for t in ${tests//,/ }; do
     flfn='*MPI_Win_flush'
     case "$t" in
         put_lock) fn='*MPI_Win_lock' flfn='*MPI_Win_unlock' ;; # columns: Win_lock, Win_unlock
+        put_fence) fn='*MPI_Put' flfn='*MPI_Win_fence' ;;      # columns: Put, Win_fence
         put_lat|put_bw) fn='*MPI_Put' ;;
         get_lat|get_bw) fn='*MPI_Get' ;;
         acc_lat) fn='*MPI_Accumulate' ;;

@@ -6,7 +6,7 @@ set -eu
 usage() {
     cat <<'USAGE'
 usage: bench/osc_compare.sh [--only LIST] [--reps N] [--sizes LIST] [--flavor F] [--net N] [--build DIR] [--out FILE]
-                             [--before LIBDIR]
+                             [--before LIBDIR] [--tests LIST]
 
 Builds bench/osc.c with mpicc.mpich and mpicc.openmpi into BUILD/bench/ref/, uses
 BUILD/bench/osc for RailMPI (cmake target bench), and runs each MPI with 2 ranks on shared
@@ -16,6 +16,7 @@ memory, --reps times (default 3) going round the MPIs in turn.
   --reps N      runs per MPI; the table shows the median (default 3)
   --sizes LIST  comma list of sizes for the sized tests (default 8,512,65536,1048576)
   --flavor F    window flavor: allocate (default), create or dynamic
+  --tests LIST  comma list of bench/osc.c's tests (osc -t; default every test)
   --net N       shm (default); tcp: as two nodes over loopback TCP (RailMPI RMPI_NET=tcp
                 with two fake nodes; MPICH's UCX over tcp with MPIR_CVAR_NOLOCAL; Open MPI
                 ob1 with btl tcp,self and its osc rdma component, not sm); ofi-tcp:
@@ -38,6 +39,7 @@ build=$root/build
 only=""
 reps=3
 sizes=8,512,65536,1048576
+tests=""
 flavor=allocate
 net=shm
 out=""
@@ -53,6 +55,7 @@ while [ $# -gt 0 ]; do
         --build) [ $# -ge 2 ] || { usage >&2; exit 2; }; build=$2; shift ;;
         --out) [ $# -ge 2 ] || { usage >&2; exit 2; }; out=$2; shift ;;
         --before) [ $# -ge 2 ] || { usage >&2; exit 2; }; before=$2; shift ;;
+        --tests) [ $# -ge 2 ] || { usage >&2; exit 2; }; tests=$2; shift ;;
         -h|--help) usage; exit 0 ;;
         *) echo "osc_compare.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
     esac
@@ -103,9 +106,9 @@ launch() {
     esac
 }
 
-bench_meta osc_compare ",\"reps\":$reps,\"sizes\":\"$sizes\",\"flavor\":\"$flavor\",\"net\":\"$net\""
+bench_meta osc_compare ",\"reps\":$reps,\"sizes\":\"$sizes\",\"flavor\":\"$flavor\",\"net\":\"$net\",\"tests\":\"$tests\""
 
-bench_run_all 300 -s "$sizes" -w "$flavor"
+bench_run_all 300 -s "$sizes" -w "$flavor" ${tests:+-t "$tests"}
 
 python3 - "$out" <<'PY' | tee "$md"
 import json, statistics, sys

@@ -55,6 +55,17 @@ typedef struct rmpi_win_batch {
     int rdma_puts; /* every record a contiguous put that a flush may still post as RDMA
                     * (rma_rdma_batch_puts): how many; else 0 */
 } rmpi_win_batch_t;
+
+/* An answer expected where it lands (ops.c rma_answer_landed): the short paths' fetching
+ * operations name no posted receive; the answer, an eager message on the window's context
+ * with the operation's tag, is written into land by the window's eager handler. */
+typedef struct rmpi_win_ans {
+    int32_t tag; /* 0: free */
+    int from;    /* the target's window rank; -1: taken by a receive (rma_answers_queued) */
+    void *land;
+    size_t len;
+} rmpi_win_ans_t;
+#define RMPI_WIN_ANS 64 /* slots, by tag modulo: a slot in use sends the next one to a receive */
 /* Per target on this node: its passive-target lock word and accumulate lock, one cache
  * line each, at the head of the node's window segment (direct.c). */
 typedef struct rmpi_win_sync rmpi_win_sync_t;
@@ -113,6 +124,8 @@ typedef struct rmpi_win {
     int *posts;    /* POST messages received, per origin of the exposure */
     int completes; /* COMPLETE messages received */
     int32_t next_tag;
+    rmpi_win_ans_t ans[RMPI_WIN_ANS]; /* answers expected where they land, by tag */
+    int nans;                         /* slots in use */
     /* fence by markers (sync.c): fences this rank completed; per rank the FENCE_DONEs seen
      * (its fence is over: our direct and RDMA operations may touch it again) */
     int fences;
@@ -126,6 +139,7 @@ typedef struct rmpi_win {
     rmpi_win_lockq_t *lockq; /* waiting lock requests, FIFO */
     int *errs;               /* per origin: error seen handling its operations, sent with the next ack */
     int *marks;              /* per origin: FENCE markers handled */
+    unsigned char *mclean;   /* per origin: its last FENCE said all its operations were complete */
     /* per origin: its lock, requested with its operations, is not granted yet (RMA_WAIT_LOCK);
      * a get answered from the window memory is not read yet (RMA_WAIT_ANSWER): either holds
      * its later messages back */

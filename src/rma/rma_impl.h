@@ -11,7 +11,7 @@
 
 #include "../coll/coll.h"
 
-#define RMA_WIRE_VERSION 3
+#define RMA_WIRE_VERSION 4
 #define RMA_TAG_AM 0           /* active messages, handled by the target's progress hook */
 #define RMA_TAG_MAX 0x3fffffff /* answers use tags 1..RMA_TAG_MAX, one per operation */
 #define RMA_TAG_SETUP 0x7fe0   /* window creation exchanges (collective context) */
@@ -34,7 +34,7 @@ enum {
 typedef struct rma_hdr {
     uint8_t kind;
     uint8_t version;
-    uint16_t lock_type; /* AM_LOCK: 1 exclusive, 2 shared */
+    uint16_t lock_type; /* AM_LOCK: 1 exclusive, 2 shared; AM_FENCE: 1 the sender's operations complete */
     int32_t reply_tag;  /* tag of the answer; 0: none */
     uint64_t op;        /* MPI_Op of an accumulate (a predefined handle: the ABI constant) */
     uint64_t basic;     /* MPI_Datatype of its elements (predefined) */
@@ -93,6 +93,12 @@ rmpi_req_t *rma_send_req(rmpi_win_t *w, int to, int tag, void *ext, size_t len);
  * the core when the caller sets RMPI_RF_FREED). */
 rmpi_req_t *rma_post_answer(rmpi_win_t *w, int from, int tag, void *buf, size_t len);
 
+/* Answers expected where they land (w->ans, ops.c): the window's eager handler offers each
+ * eager message of an answer tag (1: taken; the answer written, counted; 0: not one of
+ * them); the progress hook receives those queued as unexpected instead (how many). */
+int rma_answer_landed(rmpi_win_t *w, int peer, int src, int tag, const char *data, size_t len);
+int rma_answers_queued(rmpi_win_t *w);
+
 /* Control messages that are acknowledged: an int32 error code comes back. */
 typedef struct rma_ack {
     rmpi_req_t *req;
@@ -101,8 +107,9 @@ typedef struct rma_ack {
 /* Acknowledgements a synchronisation of up to this many targets keeps on its stack. */
 #define RMA_ACKS_STACK 4
 void rma_ctl(rmpi_win_t *w, int target, int kind, int lock_type, rma_ack_t *ack);
-/* Send a control message that has no answer (POST, COMPLETE). */
-void rma_note(rmpi_win_t *w, int target, int kind);
+/* Send a control message that has no answer (POST, COMPLETE, FENCE with its flag in
+ * lock_type). */
+void rma_note(rmpi_win_t *w, int target, int kind, int lock_type);
 /* Wait for n acknowledgements; the first error they carry. */
 int rma_ack_wait(rma_ack_t *acks, int n);
 /* Wait until every answer from target (-1: any target) has landed. */

@@ -525,7 +525,10 @@ static size_t handle(rmpi_win_t *w, int peer, int origin, char *msg, size_t len)
     case AM_FLUSH: ack(w, origin, h->reply_tag); return took;
     case AM_POST: w->posts[origin]++; return took;
     case AM_COMPLETE: w->completes++; return took;
-    case AM_FENCE: w->marks[origin]++; return took;
+    case AM_FENCE:
+        w->marks[origin]++;
+        w->mclean[origin] = h->lock_type == 1; /* held_back: no second one before our fence ends */
+        return took;
     case AM_FENCE_DONE: w->fdone[origin]++; return took;
     default: return took; /* am_check admits no other kind */
     }
@@ -585,8 +588,10 @@ static int release_held(rmpi_win_t *w)
 static int rma_eager(void *arg, int peer, int src, int tag, const char *data, size_t len)
 {
     rmpi_win_t *w = arg;
-    if (tag != RMA_TAG_AM || serving || len > RMA_SERVE_INPLACE || src < 0 || src >= w->size ||
-        !rmpi_list_empty(&w->incoming) || !rmpi_list_empty(&w->held[src]))
+    if (tag != RMA_TAG_AM) /* an answer to one of our operations: no order to keep with requests */
+        return w->nans ? rma_answer_landed(w, peer, src, tag, data, len) : 0;
+    if (serving || len > RMA_SERVE_INPLACE || src < 0 || src >= w->size || !rmpi_list_empty(&w->incoming) ||
+        !rmpi_list_empty(&w->held[src]))
         return 0;
     uint64_t buf[RMA_SERVE_INPLACE / 8];
     memcpy(buf, data, len);
@@ -605,9 +610,8 @@ static int rma_eager(void *arg, int peer, int src, int tag, const char *data, si
     return 1;
 }
 
-/* Take the window's new messages in arrival order; handle those at the head that have
- * fully landed (a rendezvous message holds back the ones behind it). */
-static int serve(rmpi_win_t *w)
+/* Receive the window's requests the core queued as unexpected, in arrival order. */
+static int take_queued(rmpi_win_t *w)
 {
     int n = 0;
     rmpi_unexp_t *u;
@@ -628,6 +632,21 @@ static int serve(rmpi_win_t *w)
         rmpi_list_push_back(&w->incoming, &m->link);
         rmpi_core_mrecv(m->req, u);
         n++;
+    }
+    return n;
+}
+
+/* Take the window's new messages in arrival order; handle those at the head that have
+ * fully landed (a rendezvous message holds back the ones behind it). */
+static int serve(rmpi_win_t *w)
+{
+    int n = 0;
+    /* one look at the context's unexpected queue, usually empty (requests and answers were
+     * taken where they landed), for both kinds */
+    if (rmpi_core_probe_find(w->comm->ctx, MPI_ANY_SOURCE, MPI_ANY_TAG)) {
+        if (w->nans)
+            n += rma_answers_queued(w);
+        n += take_queued(w);
     }
     while (!rmpi_list_empty(&w->incoming)) {
         incoming_t *m = RMPI_CONTAINER_OF(w->incoming.next, incoming_t, link);

@@ -125,10 +125,10 @@ void rma_ctl(rmpi_win_t *w, int target, int kind, int lock_type, rma_ack_t *ack)
     rma_am_end(w, target, m, sizeof(rma_hdr_t), 1);
 }
 
-void rma_note(rmpi_win_t *w, int target, int kind)
+void rma_note(rmpi_win_t *w, int target, int kind, int lock_type)
 {
     char *m = rma_am_begin(w, target, sizeof(rma_hdr_t));
-    rma_ctl_hdr(m, kind, 0, 0);
+    rma_ctl_hdr(m, kind, lock_type, 0);
     rma_am_end(w, target, m, sizeof(rma_hdr_t), 1);
 }
 
@@ -234,6 +234,7 @@ static rmpi_win_t *win_new(rmpi_comm_t *dup, int flavor)
     w->batch = rmpi_xcalloc(n, sizeof *w->batch);
     w->fdone = rmpi_xcalloc(n, sizeof(int));
     w->marks = rmpi_xcalloc(n, sizeof(int));
+    w->mclean = rmpi_xcalloc(n, 1);
     w->lockwait = rmpi_xcalloc(n, 1);
     w->held = rmpi_xmalloc(n * sizeof *w->held);
     for (size_t i = 0; i < n; i++)
@@ -261,6 +262,7 @@ static void win_delete(rmpi_win_t *w)
     free(w->quiet);
     free(w->fdone);
     free(w->marks);
+    free(w->mclean);
     free(w->lockwait);
     free(w->held);
     free(w->regions);

@@ -525,14 +525,18 @@ static void inplace(void)
     rmpi_list_t held[4];
     unsigned char wait[4] = {0};
     int marks[4] = {0}, posts[4] = {0}, fdone[4] = {0};
+    unsigned char mclean[4] = {0};
     for (int i = 0; i < 4; i++)
         rmpi_list_init(&held[i]);
     rmpi_list_init(&w.incoming);
     w.size = 4;
     w.held = held, w.lockwait = wait, w.marks = marks, w.posts = posts, w.fdone = fdone;
+    w.mclean = mclean;
     static char frame[RMA_SERVE_INPLACE + 64];
     char *f = frame + 3; /* frames lie at any alignment */
     size_t n = put_ctl(f, AM_FENCE);
+    uint16_t complete = 1; /* the sender's operations complete (sync.c epoch_complete) */
+    memcpy(f + offsetof(rma_hdr_t, lock_type), &complete, sizeof complete);
     n += put_ctl(f + n, AM_POST);
     n += put_ctl(f + n, AM_FENCE_DONE);
     char post[sizeof(rma_hdr_t) + 1];
@@ -546,6 +550,7 @@ static void inplace(void)
     serving = 0;
     CHECK(rma_eager(&w, 1, 1, 0, f, n), "FENCE, POST, FENCE_DONE not taken");
     CHECK(marks[1] == 1 && posts[1] == 0 && fdone[1] == 0, "the marker handled, what follows it waits for our fence");
+    CHECK(mclean[1] == 1 && mclean[2] == 0, "the FENCE's flag not recorded for its origin");
     CHECK(w.nheld == 1 && !rmpi_list_empty(&held[1]), "the rest kept (%d held)", w.nheld);
     memset(f, 0xee, n); /* the frame's memory is the transport's again */
     CHECK(!rma_eager(&w, 1, 1, 0, post + 1, pn) && posts[1] == 0, "a later message passed the held one");
