@@ -351,6 +351,8 @@ int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq)
         return 0;
     }
     rma_rdma_before_am(w, t);
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
+        w->unchecked[t] = 1; /* only the target knows whether the range is attached */
     int kind = op->kind == RMPI_RMA_PUT    ? AM_PUT
                : op->kind == RMPI_RMA_GET  ? AM_GET
                : op->kind == RMPI_RMA_ACC  ? AM_ACC
@@ -406,9 +408,12 @@ static inline __attribute__((always_inline)) int msg_short_ok(const rmpi_win_t *
                                                               uint64_t bytes, uint64_t *disp)
 {
     if (rmpi_thread_multiple || (unsigned)t >= (unsigned)w->size || rmpi_rma_direct(w, t) ||
-        w->flavor == MPI_WIN_FLAVOR_DYNAMIC || !(w->lock_all || w->locked[t] || w->fence_open) ||
-        rma_fence_gated(w, t) || tdisp < 0)
+        !(w->lock_all || w->locked[t] || w->fence_open) || rma_fence_gated(w, t) || tdisp < 0)
         return 0;
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) { /* an address: inside the regions the target published */
+        *disp = (uint64_t)tdisp;
+        return rma_rtab_covers(w, t, *disp, bytes);
+    }
     const rmpi_win_peer_t *peer = &w->peers[t];
     return !__builtin_mul_overflow((uint64_t)tdisp, (uint64_t)peer->disp_unit, disp) && *disp <= peer->size &&
            bytes <= peer->size - *disp;

@@ -117,6 +117,8 @@ typedef struct rmpi_win {
     unsigned char *dirty;         /* per target: messages since its last acknowledgement */
     unsigned char *tail_answered; /* per target: the last thing sent to it is answered (its
                                    * answer shows everything before it handled: no FLUSH) */
+    unsigned char *unchecked;     /* per target of a dynamic window: a message went whose range only
+                                   * the target could check (its errors come in the next ack) */
     unsigned char *quiet;         /* per target: an UNLOCK went to it without an answer (sync.c
                                    * unlock_ranks); Win_free asks it for one before its barrier */
     int *gets;                    /* per target: answers not yet landed */

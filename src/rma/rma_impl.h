@@ -208,9 +208,10 @@ int rma_rdma_err_pending(const rmpi_win_t *w);
 static inline int rma_flush_start(rmpi_win_t *w, int t, rma_ack_t *ack)
 {
     rma_rdma_batch_puts(w, t); /* a few puts alone: written now, no round trip */
-    if (w->dirty[t] && w->tail_answered[t] && w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
+    if (w->dirty[t] && w->tail_answered[t] && !w->unchecked[t]) {
         /* the answer to the last request is sent after everything before it was handled:
-         * waiting for it (rma_wait_gets) is the flush (dynamic windows' errors need the ack) */
+         * waiting for it (rma_wait_gets) is the flush (a dynamic window's target reports a
+         * range the origin could not check in the ack) */
         w->dirty[t] = 0;
         w->tail_answered[t] = 0;
         if (w->lazy[t] == RMA_LAZY_SENT)
@@ -219,6 +220,7 @@ static inline int rma_flush_start(rmpi_win_t *w, int t, rma_ack_t *ack)
         rma_rdma_order(w, t); /* its data ahead of the FLUSH */
         rma_ctl(w, t, AM_FLUSH, 0, ack);
         w->dirty[t] = 0;
+        w->unchecked[t] = 0;
         return 1;
     }
     return 0;

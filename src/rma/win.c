@@ -231,6 +231,7 @@ static rmpi_win_t *win_new(rmpi_comm_t *dup, int flavor)
     w->lazy = rmpi_xcalloc(n, 1);
     w->tail_answered = rmpi_xcalloc(n, 1);
     w->quiet = rmpi_xcalloc(n, 1);
+    w->unchecked = rmpi_xcalloc(n, 1);
     w->batch = rmpi_xcalloc(n, sizeof *w->batch);
     w->fdone = rmpi_xcalloc(n, sizeof(int));
     w->marks = rmpi_xcalloc(n, sizeof(int));
@@ -260,6 +261,7 @@ static void win_delete(rmpi_win_t *w)
     free(w->lazy);
     free(w->tail_answered);
     free(w->quiet);
+    free(w->unchecked);
     free(w->fdone);
     free(w->marks);
     free(w->mclean);
