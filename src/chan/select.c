@@ -336,7 +336,8 @@ rmpi_chan_sel_t *rmpi_chan_sel_create(int npeers, const rmpi_chan_params_t *p, u
     s->t0_ns = s->now_ns = s->last_run_ns = now_ns;
     s->slot_end_ns = now_ns + p->slot_ns;
     s->next_run_ns = now_ns + p->interval_ns;
-    s->pass = 1; /* seen[] starts at 0: a source's first receive is in no earlier pass */
+    s->own_pass = 1; /* seen[] starts at 0: a source's first receive is in no earlier pass */
+    s->pass = &s->own_pass;
     /* the first run as soon as the receives can repay a set-up, if that is before the count */
     first_trigger(s);
     return s;

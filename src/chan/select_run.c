@@ -96,6 +96,7 @@ double rmpi_chan_ofi_gain(double gain_ofi, double gain, int by_target)
 }
 
 rmpi_chan_sel_t *rmpi_chan_lib, *rmpi_chan_lib_fast;
+uint16_t rmpi_chan_passes;
 
 static void trace_refused(int peer, rmpi_chan_kind_t kind);
 
@@ -291,6 +292,8 @@ void rmpi_chan_lib_init(int rank, int nprocs)
             rmpi_chan_sel_class(rmpi_chan_lib, r, cls[r]);
     }
     free(cls);
+    rmpi_chan_passes = 1; /* as the selector's own count starts: no peer's last pass (0) */
+    rmpi_chan_lib->pass = &rmpi_chan_passes;
     lib_arm(rmpi_chan_lib);
     lib_fast_update();
 }
