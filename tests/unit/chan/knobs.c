@@ -64,7 +64,7 @@ static void test_defaults(void)
     CHECK(p.sigma == 320 && p.slot_ns == 50000000ull && p.interval_ns == 1000000000ull && p.trigger == 1024,
           "windows: sigma %d slot %llu interval %llu trigger %llu", p.sigma, (unsigned long long)p.slot_ns,
           (unsigned long long)p.interval_ns, (unsigned long long)p.trigger);
-    CHECK(p.r == 10 && p.w == 500 && p.p == 3 && p.rho == 200000 && p.gamma == 25 && p.c == 0,
+    CHECK(p.r == 10 && p.w == 900 && p.p == 3 && p.rho == 200000 && p.gamma == 25 && p.c == 0,
           "costs r %g w %g p %g rho %g gamma %g c %g: not the values measured on shm (src/chan/README.md)", p.r, p.w,
           p.p, p.rho, p.gamma, p.c);
     /* q is the measured empty ring of today's poll loop, no longer p (timed on an older loop) */
