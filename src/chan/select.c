@@ -22,9 +22,10 @@ static int nonneg(double x) { return x >= 0 && x <= 1e15; }
 
 int rmpi_chan_params_check(const rmpi_chan_params_t *p, char *why, size_t len)
 {
-    static const char *const name[] = {"r",     "p",     "c",     "rho",     "q",    "gamma",
-                                       "net.r", "net.p", "net.c", "net.rho", "net.q"};
-    const double v[] = {p->r, p->p, p->c, p->rho, p->q, p->gamma, p->net.r, p->net.p, p->net.c, p->net.rho, p->net.q};
+    static const char *const name[] = {"r",     "p",     "c",     "rho",     "q",     "w",    "gamma",
+                                       "net.r", "net.p", "net.c", "net.rho", "net.q", "net.w"};
+    const double v[] = {p->r,     p->p,     p->c,     p->rho,     p->q,     p->w,    p->gamma,
+                        p->net.r, p->net.p, p->net.c, p->net.rho, p->net.q, p->net.w};
     for (size_t i = 0; i < sizeof v / sizeof *v; i++)
         if (!nonneg(v[i])) {
             snprintf(why, len, "the cost %s is %g, not a number of nanoseconds from 0 to 1e15.", name[i], v[i]);
@@ -106,10 +107,20 @@ int rmpi_chan_default_sources(int npeers, int h)
  * a dedicated channel saves, credit messages paid (Appendix A.2). */
 static rmpi_chan_cost_t class_cost(const rmpi_chan_params_t *p, int cls)
 {
-    return cls == 1 ? p->net : (rmpi_chan_cost_t){p->r, p->p, p->c, p->s, p->rho, p->q};
+    return cls == 1 ? p->net : (rmpi_chan_cost_t){p->r, p->p, p->c, p->s, p->rho, p->q, p->w};
 }
 
 static double msg_value(const rmpi_chan_cost_t *c) { return c->r - (c->c > 0 ? c->c / c->s : 0); }
+
+/* What a stream's message saves beyond r: w - r when w is the larger (throughput), else 0. */
+static double stream_extra(const rmpi_chan_cost_t *c) { return c->w > c->r ? c->w - c->r : 0; }
+
+/* What n receives of which b came behind an earlier one save on a dedicated channel, credit
+ * messages paid: every one r (latency, the seed's A), the b the larger of r and w. */
+static double recv_value(const rmpi_chan_cost_t *c, uint64_t n, uint64_t b)
+{
+    return (double)n * msg_value(c) + (double)(b < n ? b : n) * stream_extra(c);
+}
 
 /* The progress passes that find a ring of a source of n receives empty, in a window of total
  * receives and idle idle polls: a pass is spent waiting for, or finding, some message, so the
@@ -172,9 +183,7 @@ int rmpi_chan_find_map_idle(const rmpi_chan_src_t *src, int nsrc, uint64_t idle,
         return -1;
     }
     const rmpi_chan_cost_t cost[2] = {class_cost(p, 0), class_cost(p, 1)};
-    double per_msg[2], total = 0, nmax = 0, x_cur = 0;
-    for (int k = 0; k < 2; k++)
-        per_msg[k] = msg_value(&cost[k]);
+    double total = 0, nmax = 0, x_cur = 0;
     int ncur = 0, ncand = 0;
     for (int i = 0; i < nsrc; i++) {
         total += (double)src[i].n;
@@ -185,8 +194,8 @@ int rmpi_chan_find_map_idle(const rmpi_chan_src_t *src, int nsrc, uint64_t idle,
         if (src[i].peer < 0)
             continue; /* receives of sources without a column: in the total only */
         int k = src[i].cls == 1;
-        double keep =
-            (double)src[i].n * per_msg[k] - nmax * cost[k].p / 2 - cost[k].q * empty_passes(src[i].n, total, idle);
+        double keep = recv_value(&cost[k], src[i].n, src[i].b) - nmax * cost[k].p / 2 -
+                      cost[k].q * empty_passes(src[i].n, total, idle);
         cand[ncand++] = (cand_t){keep - (src[i].dedicated ? 0 : cost[k].rho), src[i].peer, i, src[i].dedicated};
         if (src[i].dedicated) {
             x_cur += keep;
@@ -246,16 +255,20 @@ int rmpi_chan_find_map_idle(const rmpi_chan_src_t *src, int nsrc, uint64_t idle,
 /* ---- the statistics table ---- */
 
 /* The fewest receives whose window can pass gamma with a set-up in it: all n from one
- * source of class k gain n (r - c/s) - n p / 2 - rho (Appendix A, one channel polled), which
- * exceeds gamma n from n > rho / (r - c/s - p/2 - gamma). Fewer receives can apply no
- * mapping, so a run before them is wasted; at them a source that sent them all is
- * dedicated. The smaller over the two classes; UINT64_MAX when no class can repay a set-up. */
-static uint64_t evidence(const rmpi_chan_params_t *p)
+ * source of class k, a stream (each behind the last), gain n (max(r, w) - c/s) - n p / 2 - rho
+ * (Appendix A, one channel polled), which exceeds gamma n from
+ * n > rho / (max(r, w) - c/s - p/2 - gamma). Fewer receives can apply no mapping, so a run
+ * before them is wasted; at them a source that sent them all is dedicated. The smaller over
+ * the classes that have a selectable peer (has[k]: a class without one would bring the first
+ * run forward for nothing); UINT64_MAX when none can repay a set-up. */
+static uint64_t evidence(const rmpi_chan_params_t *p, const int has[2])
 {
     uint64_t least = UINT64_MAX;
     for (int k = 0; k < 2; k++) {
+        if (!has[k])
+            continue;
         rmpi_chan_cost_t c = class_cost(p, k);
-        double per = msg_value(&c) - c.p / 2 - p->gamma;
+        double per = msg_value(&c) + stream_extra(&c) - c.p / 2 - p->gamma;
         if (per > 0 && c.rho / per < 1e18) {
             uint64_t n = (uint64_t)(c.rho / per) + 1;
             least = n < least ? n : least;
@@ -264,15 +277,33 @@ static uint64_t evidence(const rmpi_chan_params_t *p)
     return least;
 }
 
-/* A column: sigma cells, then sigma running counts (RMPI_CHAN_ROW_BYTES a row). The running
- * count of a slot's row is the column's receives in all its earlier slots, modulo 2^32, so a
- * window's receives are two reads (count_since) instead of a walk of its rows: a run read
- * up to sigma rows of every column, twice, and the ageing once more. */
+/* A column: sigma cells, then sigma running counts of receives and sigma of b
+ * (RMPI_CHAN_ROW_BYTES a row). The running count of a slot's row is the column's receives (or
+ * b) in all its earlier slots, modulo 2^32, so a window's receives are two reads (count_since)
+ * instead of a walk of its rows: a run read up to sigma rows of every column, twice, and the
+ * ageing once more. */
 static rmpi_chan_cell_t *col_alloc(int sigma) { return calloc((size_t)sigma, RMPI_CHAN_ROW_BYTES); }
 
 static uint32_t *run_of(const rmpi_chan_sel_t *s, rmpi_chan_cell_t *c)
 {
     return (uint32_t *)(void *)(c + s->prm.sigma);
+}
+
+static uint32_t *runb_of(const rmpi_chan_sel_t *s, rmpi_chan_cell_t *c) { return run_of(s, c) + s->prm.sigma; }
+
+/* The first run's count (evidence) over the classes of the selectable peers: the selector is
+ * made with every peer of class 0, and told the classes and the fixed peers after. Kept once
+ * a run or check has come. */
+static void first_trigger(rmpi_chan_sel_t *s)
+{
+    if (s->runs || s->skipped)
+        return;
+    int has[2] = {0, 0};
+    for (int i = 0; i < s->npeers; i++)
+        if (!s->fixed[i])
+            has[s->cls[i] == 1] = 1;
+    uint64_t ev = evidence(&s->prm, has);
+    s->trigger_now = s->prm.trigger && ev < s->prm.trigger ? ev : s->prm.trigger;
 }
 
 rmpi_chan_sel_t *rmpi_chan_sel_create(int npeers, const rmpi_chan_params_t *p, uint64_t now_ns)
@@ -289,12 +320,14 @@ rmpi_chan_sel_t *rmpi_chan_sel_create(int npeers, const rmpi_chan_params_t *p, u
     s->kind = calloc(n, 1);
     s->fixed = calloc(n, 1);
     s->cls = calloc(n, 1);
+    s->seen = calloc(n, sizeof *s->seen);
     s->sink = col_alloc(p->sigma);
     s->spill = col_alloc(p->sigma);
     s->idle_at = calloc((size_t)p->sigma, sizeof *s->idle_at);
     s->maxcols = p->sources > 0 ? p->sources : rmpi_chan_default_sources(npeers, p->h);
     s->active = malloc((size_t)s->maxcols * sizeof *s->active);
-    if (!s->col || !s->cur || !s->kind || !s->fixed || !s->cls || !s->sink || !s->spill || !s->idle_at || !s->active) {
+    if (!s->col || !s->cur || !s->kind || !s->fixed || !s->cls || !s->seen || !s->sink || !s->spill || !s->idle_at ||
+        !s->active) {
         rmpi_chan_sel_destroy(s);
         return NULL;
     }
@@ -303,9 +336,10 @@ rmpi_chan_sel_t *rmpi_chan_sel_create(int npeers, const rmpi_chan_params_t *p, u
     s->t0_ns = s->now_ns = s->last_run_ns = now_ns;
     s->slot_end_ns = now_ns + p->slot_ns;
     s->next_run_ns = now_ns + p->interval_ns;
+    s->own_pass = 1; /* seen[] starts at 0: a source's first receive is in no earlier pass */
+    s->pass = &s->own_pass;
     /* the first run as soon as the receives can repay a set-up, if that is before the count */
-    uint64_t ev = evidence(p);
-    s->trigger_now = p->trigger && ev < p->trigger ? ev : p->trigger;
+    first_trigger(s);
     return s;
 }
 
@@ -320,6 +354,7 @@ void rmpi_chan_sel_destroy(rmpi_chan_sel_t *s)
     free(s->kind);
     free(s->fixed);
     free(s->cls);
+    free(s->seen);
     free(s->sink);
     free(s->spill);
     free(s->idle_at);
@@ -414,12 +449,15 @@ void rmpi_chan_sel_fix(rmpi_chan_sel_t *s, int peer, rmpi_chan_kind_t kind)
             }
     s->col[peer] = s->sink;
     s->cur[peer] = NULL;
+    first_trigger(s);
 }
 
 void rmpi_chan_sel_class(rmpi_chan_sel_t *s, int peer, int cls)
 {
-    if (peer_ok(s, peer))
+    if (peer_ok(s, peer)) {
         s->cls[peer] = cls == 1;
+        first_trigger(s);
+    }
 }
 
 rmpi_chan_kind_t rmpi_chan_sel_kind(const rmpi_chan_sel_t *s, int peer)
@@ -440,10 +478,12 @@ static void advance(rmpi_chan_sel_t *s, uint64_t now)
     for (int i = -2; i < s->nactive; i++) {
         rmpi_chan_cell_t *c = i == -2 ? s->sink : i == -1 ? s->spill : s->col[s->active[i]];
         uint32_t *run = run_of(s, c), base = run[s->row] + c[s->row].n;
+        uint32_t *runb = runb_of(s, c), baseb = runb[s->row] + c[s->row].b;
         for (uint64_t j = 1; j <= clear; j++) {
             uint32_t row = (uint32_t)((s->slot + j) % sigma);
-            c[row] = (rmpi_chan_cell_t){0, 0};
+            c[row] = (rmpi_chan_cell_t){0, 0, 0};
             run[row] = base;
+            runb[row] = baseb;
         }
     }
     for (uint64_t j = 1; j <= clear; j++)
@@ -515,8 +555,18 @@ static uint64_t count_since(const rmpi_chan_sel_t *s, rmpi_chan_cell_t *c, uint6
     return (uint32_t)(run[s->row] + c[s->row].n - run[from % (uint64_t)s->prm.sigma]);
 }
 
+/* The same for b. */
+static uint64_t backlog_since(const rmpi_chan_sel_t *s, rmpi_chan_cell_t *c, uint64_t from)
+{
+    if (from > s->slot)
+        return 0;
+    const uint32_t *run = runb_of(s, c);
+    return (uint32_t)(run[s->row] + c[s->row].b - run[from % (uint64_t)s->prm.sigma]);
+}
+
 /* Column c's counts go into the spill (an evicted source's receives stay in the windows'
- * totals), whose running counts are then summed again over the table's slots. */
+ * totals), whose running counts are then summed again over the table's slots. The spill's b
+ * is not kept: its entry is never dedicated. */
 static void to_spill(rmpi_chan_sel_t *s, rmpi_chan_cell_t *c)
 {
     uint64_t sigma = (uint64_t)s->prm.sigma;
@@ -543,11 +593,20 @@ void rmpi_chan_sel_sum(const rmpi_chan_sel_t *s, int peer, int nslots, uint64_t 
     *n = count_since(s, s->col[peer], from); /* the windows' count (FIND_MAP's), not the walk's */
 }
 
+uint64_t rmpi_chan_sel_backlog(const rmpi_chan_sel_t *s, int peer, int nslots)
+{
+    if (!peer_ok(s, peer) || !own_col(s, peer) || nslots <= 0)
+        return 0;
+    uint64_t from = s->slot + 1 > (uint64_t)nslots ? s->slot + 1 - (uint64_t)nslots : 0;
+    return backlog_since(s, s->col[peer], from < oldest(s) ? oldest(s) : from);
+}
+
 size_t rmpi_chan_sel_bytes(const rmpi_chan_sel_t *s)
 {
     size_t per_col = (size_t)s->prm.sigma * RMPI_CHAN_ROW_BYTES;
-    return sizeof *s + (size_t)s->npeers * (sizeof *s->col + 3) + (size_t)s->maxcols * sizeof *s->active +
-           (size_t)s->nactive * per_col + 2 * per_col + (size_t)s->prm.sigma * sizeof *s->idle_at;
+    return sizeof *s + (size_t)s->npeers * (sizeof *s->col + sizeof *s->seen + 3) +
+           (size_t)s->maxcols * sizeof *s->active + (size_t)s->nactive * per_col + 2 * per_col +
+           (size_t)s->prm.sigma * sizeof *s->idle_at;
 }
 
 /* ---- the driver (sec. 3.4, T1-T4) ---- */
@@ -564,7 +623,8 @@ static int window(const rmpi_chan_sel_t *s, uint64_t from, rmpi_chan_src_t *out,
         int peer = s->active[i];
         uint64_t cnt = count_since(s, s->col[peer], from);
         if (cnt || s->kind[peer] == RMPI_CHAN_DEDICATED)
-            out[n++] = (rmpi_chan_src_t){peer, s->kind[peer] == RMPI_CHAN_DEDICATED, cnt, s->cls[peer]};
+            out[n++] = (rmpi_chan_src_t){peer, s->kind[peer] == RMPI_CHAN_DEDICATED, cnt, s->cls[peer],
+                                         backlog_since(s, s->col[peer], from)};
     }
     if (s->ndedicated)
         for (int peer = 0; peer < s->npeers; peer++)
@@ -694,7 +754,7 @@ static void evict(rmpi_chan_sel_t *s)
         }
         rk[nk] = (col_rank_t){count_since(s, s->col[peer], oldest(s)), 0, peer, i};
         rmpi_chan_cost_t c = class_cost(&s->prm, s->cls[peer]);
-        rk[nk].v = (double)rk[nk].n * msg_value(&c) - c.rho;
+        rk[nk].v = recv_value(&c, rk[nk].n, backlog_since(s, s->col[peer], oldest(s))) - c.rho;
         nk++;
     }
     qsort(rk, (size_t)nk, sizeof *rk, col_rank_cmp);

@@ -24,7 +24,7 @@
 
 /* FIND_MAP's cost model of one class of peers, in nanoseconds (Fig. 6, Appendix A). */
 typedef struct rmpi_chan_cost {
-    double r, p, c, s, rho, q; /* as in rmpi_chan_params_t */
+    double r, p, c, s, rho, q, w; /* as in rmpi_chan_params_t */
 } rmpi_chan_cost_t;
 
 typedef struct rmpi_chan_params {
@@ -38,6 +38,9 @@ typedef struct rmpi_chan_params {
     double q;   /* one empty poll of one dedicated channel in a progress pass: the receiver's own time, paid
                  * by every ring in the poll list at each pass, one per receive (from any source) and one per
                  * idle poll (0: the seed's model, polling as the busiest source's delay alone) */
+    double w;   /* saved per message that arrived behind an earlier one of its source still unconsumed (a
+                 * stream: throughput, not latency); such a message saves the larger of r and w (0: r alone,
+                 * the seed's model) */
     /* the same for sources of class 1, whose dedicated channel is of another kind (in the
      * library: peers over libfabric, a ring written with fi_write); read only for them */
     rmpi_chan_cost_t net;
@@ -79,7 +82,8 @@ typedef struct rmpi_chan_src {
     int peer;
     int dedicated;
     uint64_t n;
-    int cls; /* its costs: 0 the parameters' r, p, c, s, rho; 1 their `net` */
+    int cls;    /* its costs: 0 the parameters' r, p, c, s, rho, w; 1 their `net` */
+    uint64_t b; /* of the n, those that arrived behind an earlier one still unconsumed (at most n) */
 } rmpi_chan_src_t;
 
 typedef struct rmpi_chan_plan {
@@ -104,13 +108,15 @@ int rmpi_chan_find_map_idle(const rmpi_chan_src_t *src, int nsrc, uint64_t idle,
 
 /* ---- the statistics table and the driver ---- */
 
-/* One source in one slot, 8 bytes as in the seed's table (sec. 4.2); bytes saturate. */
+/* One source in one slot: the seed's 8 bytes (sec. 4.2; bytes saturate), and b, the receives
+ * that came in a progress pass that had already delivered one of the same source (the frame
+ * was there, unconsumed, behind the earlier one: the source streams). */
 typedef struct rmpi_chan_cell {
-    uint32_t n, bytes;
+    uint32_t n, bytes, b;
 } rmpi_chan_cell_t;
-/* A row of a column: its cell, and the column's receives before that slot (a running count,
- * so that a window's receives are two reads; select.c, col_alloc). */
-#define RMPI_CHAN_ROW_BYTES (sizeof(rmpi_chan_cell_t) + sizeof(uint32_t))
+/* A row of a column: its cell, and the column's receives and b before that slot (running
+ * counts, so that a window's are two reads each; select.c, col_alloc). */
+#define RMPI_CHAN_ROW_BYTES (sizeof(rmpi_chan_cell_t) + 2 * sizeof(uint32_t))
 
 /* Told each change of kind; 0 accepted (the selector's map follows), else refused (the
  * peer keeps its kind). */
@@ -123,9 +129,12 @@ typedef struct rmpi_chan_sel {
                              * and source, not per receive; a new slot clears every entry) */
     uint64_t slot_end_ns;   /* the current slot ends here */
     int npeers;
-    uint32_t left;          /* the library's entry: receives until its next tick (rmpi_chan_lib_count) */
-    uint32_t batch;         /* what left started from: batch - left receives are not in total yet */
-    uint64_t total;         /* receives noted (the library's: those of its ticks) */
+    uint16_t *pass; /* the receiver's progress passes, modulo 2^16: own_pass (rmpi_chan_sel_pass), or the
+                     * library's counter (rmpi_chan_passes) */
+    uint16_t *seen; /* per peer: its last receive's pass, modulo 2^16 (a second one in the same pass counts in b) */
+    uint32_t left;  /* the library's entry: receives until its next tick (rmpi_chan_lib_count) */
+    uint32_t batch; /* what left started from: batch - left receives are not in total yet */
+    uint64_t total; /* receives noted (the library's: those of its ticks) */
     rmpi_chan_cell_t **col; /* per peer: its column of sigma cells; NULL before its first receive,
                              * spill while the table has no column free for it */
     uint32_t row;           /* the current slot's row */
@@ -163,9 +172,10 @@ typedef struct rmpi_chan_sel {
     int *up, *down;
     /* counters */
     uint64_t runs, trigger_runs, applied, to_dedicated, to_shared, refused;
-    uint64_t skipped; /* interval runs the check skipped (not in runs) */
-    uint64_t evicted; /* columns given back (silent for sigma slots, or the least active of a full table) */
-    double last_gain; /* of the last mapping applied, ns per message */
+    uint64_t skipped;  /* interval runs the check skipped (not in runs) */
+    uint64_t evicted;  /* columns given back (silent for sigma slots, or the least active of a full table) */
+    double last_gain;  /* of the last mapping applied, ns per message */
+    uint16_t own_pass; /* the pass counter of a selector not the library's (the simulator, tests) */
 } rmpi_chan_sel_t;
 
 /* A selector for peers 0..npeers-1, all shared and selectable, its first slot starting at
@@ -187,7 +197,8 @@ void rmpi_chan_sel_note_idle(rmpi_chan_sel_t *s, uint64_t polls, uint64_t now_ns
 
 /* One received frame of bytes from src counted in its cell of the current slot, for a caller
  * whose clock moves only through rmpi_chan_sel_tick (which moves the table too), without the
- * total: in the common case the cell's increment and a saturating add of its bytes, with one
+ * total: in the common case the cell's increment, a saturating add of its bytes and b's test
+ * against the source's last pass, with one
  * compare that sends the first receive of a source in a slot, or an unknown source, out of
  * line. Sources outside 0..npeers-1 are not counted. */
 static inline void rmpi_chan_bump_recv(rmpi_chan_sel_t *s, int src, size_t bytes)
@@ -200,7 +211,14 @@ static inline void rmpi_chan_bump_recv(rmpi_chan_sel_t *s, int src, size_t bytes
     uint64_t b = (uint64_t)c->bytes + bytes;
     c->n++;
     c->bytes = b > UINT32_MAX ? UINT32_MAX : (uint32_t)b;
+    uint16_t now = *s->pass;
+    c->b += s->seen[src] == now;
+    s->seen[src] = now;
 }
+
+/* A new progress pass of the receiver: a receive from a source that already had one in the
+ * same pass counts in b (the source's frames wait behind one another). */
+static inline void rmpi_chan_sel_pass(rmpi_chan_sel_t *s) { ++*s->pass; }
 
 /* The same, and the total's increment. */
 static inline void rmpi_chan_count_recv(rmpi_chan_sel_t *s, int src, size_t bytes)
@@ -238,6 +256,8 @@ uint64_t rmpi_chan_sel_until_trigger(const rmpi_chan_sel_t *s);
 
 /* Receives and bytes from peer in the last nslots slots, the current one included. */
 void rmpi_chan_sel_sum(const rmpi_chan_sel_t *s, int peer, int nslots, uint64_t *n, uint64_t *bytes);
+/* Of them, those counted in b (a receive behind an earlier one of the same pass). */
+uint64_t rmpi_chan_sel_backlog(const rmpi_chan_sel_t *s, int peer, int nslots);
 /* Bytes the selector holds (table, per-peer arrays, scratch). */
 size_t rmpi_chan_sel_bytes(const rmpi_chan_sel_t *s);
 
@@ -291,6 +311,14 @@ static inline void rmpi_chan_lib_count(rmpi_chan_sel_t *s, int src, size_t bytes
         rmpi_chan_lib_tick();
 }
 void rmpi_chan_lib_note_traced(int src, size_t bytes);
+
+/* The library's progress passes, modulo 2^16: rmpi_chan_lib's pass counter. A global of its
+ * own, so that the core's pass is one increment whether a selector exists or not (the
+ * selector's own counter behind its pointer took a load and a test more at every pass:
+ * 5 instructions, 3-4 passes per ping-pong where the receiver waits). */
+extern uint16_t rmpi_chan_passes;
+/* The core's progress pass (rmpi_core_progress). */
+static inline void rmpi_chan_lib_pass(void) { rmpi_chan_passes++; }
 
 /* The core's frame entry: one frame from src (while a trace is written, out of line, which
  * also reads the clock for each frame). */

@@ -36,12 +36,13 @@ int rmpi_chan_params_from_knobs(rmpi_chan_params_t *p, int nprocs, int node_size
                       "-1 or a number of slots from 2 to 2048 (the seed's Table 2)");
     if (k->CHAN_TRIGGER < 0)
         return refuse(why, len, "CHAN_TRIGGER", (double)k->CHAN_TRIGGER, "a number of received frames, 0 or more");
-    static const char *const cost[] = {"CHAN_GAMMA",          "CHAN_GAIN",          "CHAN_POLL_COST",
-                                       "CHAN_SETUP_COST",     "CHAN_POLL_COST_OFI", "CHAN_SETUP_COST_OFI",
-                                       "CHAN_CREDIT_COST_OFI"};
-    const double v[] = {k->CHAN_GAMMA,         k->CHAN_GAIN,           k->CHAN_POLL_COST,      k->CHAN_SETUP_COST,
+    static const char *const cost[] = {"CHAN_GAMMA",         "CHAN_GAIN",           "CHAN_GAIN_SHM",
+                                       "CHAN_GAIN_STREAM",   "CHAN_POLL_COST",      "CHAN_SETUP_COST",
+                                       "CHAN_POLL_COST_OFI", "CHAN_SETUP_COST_OFI", "CHAN_CREDIT_COST_OFI"};
+    const double v[] = {k->CHAN_GAMMA,         k->CHAN_GAIN,           k->CHAN_GAIN_SHM,
+                        k->CHAN_GAIN_STREAM,   k->CHAN_POLL_COST,      k->CHAN_SETUP_COST,
                         k->CHAN_POLL_COST_OFI, k->CHAN_SETUP_COST_OFI, k->CHAN_CREDIT_COST_OFI};
-    for (int i = 0; i < 7; i++)
+    for (int i = 0; i < (int)(sizeof v / sizeof *v); i++)
         if (!cost_ok(v[i]))
             return refuse(why, len, cost[i], v[i], "nanoseconds from 0 to 1e15");
     if (k->CHAN_IDLE_POLL_COST != -1 && !cost_ok(k->CHAN_IDLE_POLL_COST))
@@ -62,7 +63,10 @@ int rmpi_chan_params_from_knobs(rmpi_chan_params_t *p, int nprocs, int node_size
         return refuse(why, len, "CHAN_SOURCES", (double)k->CHAN_SOURCES,
                       "-1 or a number of peers from 2 to 1000000, at least 2 x (RMPI_CHAN_MAX_DEDICATED + 1)");
     *p = (rmpi_chan_params_t){0};
-    p->r = k->CHAN_GAIN;
+    /* shm: a ring saves its latency (0-10 ns since the queue carries small frames in its
+     * slots) per message, and its throughput per message of a stream (README, FIND_MAP) */
+    p->r = k->CHAN_GAIN_SHM;
+    p->w = k->CHAN_GAIN_STREAM;
     p->p = k->CHAN_POLL_COST;
     p->c = 0; /* a shm ring returns credit through shared memory, not in messages */
     p->s = 1;
@@ -92,6 +96,7 @@ double rmpi_chan_ofi_gain(double gain_ofi, double gain, int by_target)
 }
 
 rmpi_chan_sel_t *rmpi_chan_lib, *rmpi_chan_lib_fast;
+uint16_t rmpi_chan_passes;
 
 static void trace_refused(int peer, rmpi_chan_kind_t kind);
 
@@ -287,6 +292,8 @@ void rmpi_chan_lib_init(int rank, int nprocs)
             rmpi_chan_sel_class(rmpi_chan_lib, r, cls[r]);
     }
     free(cls);
+    rmpi_chan_passes = 1; /* as the selector's own count starts: no peer's last pass (0) */
+    rmpi_chan_lib->pass = &rmpi_chan_passes;
     lib_arm(rmpi_chan_lib);
     lib_fast_update();
 }
@@ -324,6 +331,13 @@ void rmpi_chan_lib_report(void *file, int rank)
                 rank);
         return;
     }
+    uint64_t held_n = 0, held_b = 0;
+    for (int r = 0; r < s->npeers; r++) {
+        uint64_t n, bytes;
+        rmpi_chan_sel_sum(s, r, s->prm.sigma, &n, &bytes);
+        held_n += n;
+        held_b += rmpi_chan_sel_backlog(s, r, s->prm.sigma);
+    }
     fprintf(f,
             "[rmpi report] rank %d: channel selection: %llu runs (%llu by the count trigger), channel decisions %llu "
             "to dedicated and %llu to shared (each one a switch), %llu runs skipped by the check, %d of h %d "
@@ -335,9 +349,10 @@ void rmpi_chan_lib_report(void *file, int rank)
             fprintf(f, " %d", r);
     fprintf(f,
             "; the last mapping applied saved %.1f ns per message; statistics %zu bytes (%d slots of %llu ms, %d of "
-            "%d columns held, %llu given back)\n",
+            "%d columns held, %llu given back); frames in the statistics %llu, %llu of them behind an earlier one of "
+            "their sender in a progress pass\n",
             s->last_gain, rmpi_chan_sel_bytes(s), s->prm.sigma, (unsigned long long)(s->prm.slot_ns / MS), s->nactive,
-            s->maxcols, (unsigned long long)s->evicted);
+            s->maxcols, (unsigned long long)s->evicted, (unsigned long long)held_n, (unsigned long long)held_b);
 }
 
 static rmpi_chan_totals_t finalized;

@@ -222,6 +222,7 @@ void rmpi_core_hook_remove(int (*fn)(void))
 int rmpi_core_progress(void)
 {
     static unsigned idle_polls;
+    rmpi_chan_lib_pass(); /* a frame of a sender that already had one in this pass waited behind it */
     int n = rmpi_net_progress();
     if (RMPI_UNLIKELY(rmpi_vc_nwatch != 0)) /* peers over several rails: the failure detector */
         rmpi_vc_watch();

@@ -25,13 +25,17 @@ MPIEXEC=$B/bin/mpiexec
 SIM=$B/bench/scalesim
 CASE=${3:-}
 NET=shm
+# shm peers' r set to what the replay applies to every frame: a trace records no progress
+# passes, so the replay cannot tell a stream's frames (RMPI_CHAN_GAIN_STREAM) from the others;
+# with r above w every frame of a shm peer saves r in both
+GAIN="-genv RMPI_CHAN_GAIN_SHM 1000"
 case $CASE in
 select) NP=4 PROG=$B/tests/mpi/pt2pt/chan_select ARGS=selected
-    set -- -genv RMPI_CHAN_MAX_DEDICATED 2 -genv RMPI_CHAN_SLOT 2 ;;
+    set -- -genv RMPI_CHAN_MAX_DEDICATED 2 -genv RMPI_CHAN_SLOT 2 $GAIN ;;
 ofi) NP=4 PROG=$B/tests/mpi/pt2pt/chan_select ARGS=selected NET=ofi
     set -- -genv RMPI_CHAN_MAX_DEDICATED 2 -genv RMPI_CHAN_SLOT 2 -genv RMPI_CHAN_GAIN_OFI 1000 ;;
 mixed) NP=4 PROG=$B/tests/mpi/pt2pt/chan_select ARGS=selected NET=auto
-    set -- -genv RMPI_CHAN_MAX_DEDICATED 2 -genv RMPI_CHAN_SLOT 2 -genv RMPI_CHAN_GAIN_OFI 1000 \
+    set -- -genv RMPI_CHAN_MAX_DEDICATED 2 -genv RMPI_CHAN_SLOT 2 -genv RMPI_CHAN_GAIN_OFI 1000 $GAIN \
         -genv RMPI_TOPO_FAKE_NODES 2 -genv RMPI_OFI_AUTO any -genv RMPI_COLL_BARRIER two_level \
         -genv RMPI_COLL_REDUCE two_level ;;
 coll) NP=8 PROG=$B/bench/coll ARGS="-m 8:8 -i 300"
@@ -39,7 +43,7 @@ coll) NP=8 PROG=$B/bench/coll ARGS="-m 8:8 -i 300"
     # small Reduce (RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE) and small Barrier, Allreduce,
     # Allgather and Alltoall (RMPI_COLL_SHM_OVERSUBSCRIBED_SMALL) by default, which send
     # nothing, and the remaining messages did not make any rank dedicate a partner
-    set -- -genv RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE 0 -genv RMPI_COLL_SHM_OVERSUBSCRIBED_SMALL 0 ;;
+    set -- -genv RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE 0 -genv RMPI_COLL_SHM_OVERSUBSCRIBED_SMALL 0 $GAIN ;;
 *) echo "usage: $0 BUILD_DIR SOURCE_DIR select|coll|ofi|mixed"; exit 2 ;;
 esac
 for f in "$MPIEXEC" "$PROG" "$SIM"; do

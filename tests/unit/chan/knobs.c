@@ -34,6 +34,8 @@ static void test_refused(void)
     BAD(CHAN_TRIGGER, -5, "RMPI_CHAN_TRIGGER=-5: expected a number of received frames, 0 or more.");
     BAD(CHAN_GAMMA, -0.5, "RMPI_CHAN_GAMMA=-0.5: expected nanoseconds from 0 to 1e15.");
     BAD(CHAN_GAIN, 0.0 / 0.0, "RMPI_CHAN_GAIN=");
+    BAD(CHAN_GAIN_SHM, -1, "RMPI_CHAN_GAIN_SHM=-1: expected nanoseconds from 0 to 1e15.");
+    BAD(CHAN_GAIN_STREAM, 0.0 / 0.0, "RMPI_CHAN_GAIN_STREAM=");
     BAD(CHAN_GAIN_OFI, -2, "RMPI_CHAN_GAIN_OFI=-2: expected -1 (from the provider) or nanoseconds from 0 to 1e15.");
     BAD(CHAN_GAIN_OFI, -0.5, "RMPI_CHAN_GAIN_OFI=-0.5: expected -1");
     BAD(CHAN_GAIN_OFI, 0.0 / 0.0, "RMPI_CHAN_GAIN_OFI=");
@@ -62,9 +64,9 @@ static void test_defaults(void)
     CHECK(p.sigma == 320 && p.slot_ns == 50000000ull && p.interval_ns == 1000000000ull && p.trigger == 1024,
           "windows: sigma %d slot %llu interval %llu trigger %llu", p.sigma, (unsigned long long)p.slot_ns,
           (unsigned long long)p.interval_ns, (unsigned long long)p.trigger);
-    CHECK(p.r == 1000 && p.p == 3 && p.rho == 200000 && p.gamma == 25 && p.c == 0,
-          "costs r %g p %g rho %g gamma %g c %g: not the values measured on shm (src/chan/README.md)", p.r, p.p, p.rho,
-          p.gamma, p.c);
+    CHECK(p.r == 10 && p.w == 900 && p.p == 3 && p.rho == 200000 && p.gamma == 25 && p.c == 0,
+          "costs r %g w %g p %g rho %g gamma %g c %g: not the values measured on shm (src/chan/README.md)", p.r, p.w,
+          p.p, p.rho, p.gamma, p.c);
     /* q is the measured empty ring of today's poll loop, no longer p (timed on an older loop) */
     CHECK(p.q == RMPI_CHAN_SHM_IDLE_POLL_NS && p.q < p.p, "idle poll q %g, want %g (below p %g)", p.q,
           RMPI_CHAN_SHM_IDLE_POLL_NS, p.p);

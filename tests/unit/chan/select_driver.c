@@ -314,8 +314,111 @@ static void test_idle_release(void)
     }
 }
 
+/* b, the receives behind an earlier one of their source in the same progress pass: source 1
+ * sends 3 frames in each of 10 passes (b 20 of 30), source 2 one frame between each two of 1's
+ * in 10 more passes (1 2 1 2: b 10 of 20, 1's 10 of 20), source 3 one per pass (b 0). */
+static void test_backlog(void)
+{
+    rmpi_chan_params_t p = params();
+    rmpi_chan_sel_t *s = rmpi_chan_sel_create(8, &p, 0);
+    for (int k = 0; k < 10; k++) {
+        rmpi_chan_sel_pass(s);
+        for (int i = 0; i < 3; i++)
+            rmpi_chan_note_recv(s, 1, 8, (uint64_t)k * MS);
+        rmpi_chan_note_recv(s, 3, 8, (uint64_t)k * MS);
+    }
+    for (int k = 0; k < 10; k++) {
+        rmpi_chan_sel_pass(s);
+        for (int i = 0; i < 2; i++) {
+            rmpi_chan_note_recv(s, 1, 8, (uint64_t)(100 + k) * MS); /* the next slots too */
+            rmpi_chan_note_recv(s, 2, 8, (uint64_t)(100 + k) * MS);
+        }
+        rmpi_chan_note_recv(s, 3, 8, (uint64_t)(100 + k) * MS);
+    }
+    uint64_t n[4], b[4], bytes;
+    for (int i = 1; i <= 3; i++) {
+        rmpi_chan_sel_sum(s, i, p.sigma, &n[i], &bytes);
+        b[i] = rmpi_chan_sel_backlog(s, i, p.sigma);
+    }
+    CHECK(n[1] == 50 && b[1] == 30 && n[2] == 20 && b[2] == 10 && n[3] == 20 && b[3] == 0,
+          "n/b: source 1 %llu/%llu (want 50/30), 2 %llu/%llu (20/10), 3 %llu/%llu (20/0)", (unsigned long long)n[1],
+          (unsigned long long)b[1], (unsigned long long)n[2], (unsigned long long)b[2], (unsigned long long)n[3],
+          (unsigned long long)b[3]);
+    /* the window of the last slots only: source 1's second part (b 10 of 20) */
+    CHECK(rmpi_chan_sel_backlog(s, 1, 1) == 10, "source 1 in the current slot: b %llu, want 10",
+          (unsigned long long)rmpi_chan_sel_backlog(s, 1, 1));
+    rmpi_chan_sel_destroy(s);
+}
+
+/* The stream against the ping-pong in the driver, with shared memory's costs (r 10, w 330, p 3,
+ * rho 200000, gamma 25, h 2): in each of 2000 passes rank 3 sends 4 frames (8000, b 6000) and
+ * rank 5 one (2000, b 0). At the interval: rank 3 is worth 8000 * 10 + 6000 * 320 - 8000 * 3 /
+ * 2 - 200000 = 1788000 (gain 178.8 per receive), rank 5 20000 - 12000 - 200000 < 0: rank 3 alone
+ * is dedicated. Under the old r of 1000 for every message, both (rank 5: 2000000 - 212000). */
+static void test_stream(void)
+{
+    for (int old = 0; old < 2; old++) {
+        rmpi_chan_params_t p = params();
+        p.r = old ? 1000 : 10, p.w = old ? 0 : 330, p.p = 3, p.rho = 200000;
+        rmpi_chan_sel_t *s = rmpi_chan_sel_create(8, &p, 0);
+        calls_t c = {0};
+        for (int k = 0; k < 2000; k++) {
+            uint64_t t = (uint64_t)k * 400000; /* 0.8 s */
+            rmpi_chan_sel_pass(s);
+            rmpi_chan_note_recv(s, 5, 8, t);
+            for (int i = 0; i < 4; i++)
+                rmpi_chan_note_recv(s, 3, 8, t);
+        }
+        int done = rmpi_chan_sel_tick(s, 1000 * MS, record, &c);
+        if (!old)
+            CHECK(done == 1 && c.n == 1 && c.peer[0] == 3 && c.kind[0] == RMPI_CHAN_DEDICATED &&
+                      s->last_gain > 178.79 && s->last_gain < 178.81,
+                  "stream and ping-pong: %d changes, first peer %d, gain %.3f; want 3 alone at 178.8", done, c.peer[0],
+                  s->last_gain);
+        else
+            CHECK(done == 2 && c.n == 2 && c.peer[0] + c.peer[1] == 8 && c.peer[0] * c.peer[1] == 15,
+                  "r 1000 for every message: %d changes (%d, %d); want 3 and 5", done, c.peer[0], c.peer[1]);
+        rmpi_chan_sel_destroy(s);
+    }
+}
+
+/* The first run's count over the classes that have a selectable peer. Shared memory's costs
+ * (r 10, w 330, p 3, rho 200000, gamma 25): 200000 / (330 - 1.5 - 25) = 658.98, so 659; the
+ * network's (r 1000, p 12, c 70 every 1024, rho 250000): 250000 / (1000 - 70 / 1024 - 6 - 25)
+ * = 258.02, so 259. A job of shm peers only waits for 659 (the network's 259 applied to every
+ * job before); one network peer brings 259; a class no peer is left in counts no more. With
+ * neither class able to repay a set-up, the trigger's count. */
+static void test_evidence(void)
+{
+    rmpi_chan_params_t p = params();
+    p.r = 10, p.w = 330, p.p = 3, p.rho = 200000, p.trigger = 1024;
+    p.net = (rmpi_chan_cost_t){1000, 12, 70, 1024, 250000};
+    rmpi_chan_sel_t *s = rmpi_chan_sel_create(4, &p, 0);
+    rmpi_chan_sel_fix(s, 0, RMPI_CHAN_DEDICATED);
+    CHECK(rmpi_chan_sel_until_trigger(s) == 659, "shm peers only: the first run after %llu receives, want 659",
+          (unsigned long long)rmpi_chan_sel_until_trigger(s));
+    rmpi_chan_sel_class(s, 2, 1);
+    CHECK(rmpi_chan_sel_until_trigger(s) == 259, "with a network peer: after %llu, want 259",
+          (unsigned long long)rmpi_chan_sel_until_trigger(s));
+    rmpi_chan_sel_fix(s, 2, RMPI_CHAN_DEDICATED);
+    CHECK(rmpi_chan_sel_until_trigger(s) == 659, "the network peer fixed: after %llu, want 659",
+          (unsigned long long)rmpi_chan_sel_until_trigger(s));
+    rmpi_chan_sel_destroy(s);
+    p.w = 0; /* r 10 alone cannot repay a set-up */
+    s = rmpi_chan_sel_create(4, &p, 0);
+    CHECK(rmpi_chan_sel_until_trigger(s) == 1024, "no class repays: after %llu, want the trigger's 1024",
+          (unsigned long long)rmpi_chan_sel_until_trigger(s));
+    rmpi_chan_sel_class(s, 1, 1);
+    CHECK(rmpi_chan_sel_until_trigger(s) == 259, "its network peer: after %llu, want 259",
+          (unsigned long long)rmpi_chan_sel_until_trigger(s));
+    rmpi_chan_sel_destroy(s);
+}
+
 int main(void)
 {
+    test_backlog();
+    test_stream();
+    test_evidence();
     test_interval();
     test_trigger();
     test_short_job();

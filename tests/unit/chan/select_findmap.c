@@ -242,6 +242,57 @@ static void test_classes(void)
     expect("one class", src, 4, &p, (int[]){1, 8, 2, 7}, 4, NULL, 0);
 }
 
+/* A stream against a ping-pong on shared memory (r 10, w 330, p 3, rho 200000, gamma 25, no
+ * credits), 2000 receives each. By hand, max n = 2000, so a ring's polling is 2000 * 3 / 2 =
+ * 3000: the stream (1900 of its receives behind an earlier one) 100 * 10 + 1900 * 330 - 3000 -
+ * 200000 = 425000; the ping-pong (none behind) 2000 * 10 - 3000 - 200000 = -183000. The
+ * stream alone is dedicated, gain 425000 / 4000 = 106.25 ns per receive. With none of its
+ * receives behind another it is worth the ping-pong's and nothing is. Alone in the window
+ * (1000 receives, b of them behind): x = 1000 * 10 + 320 b - 1500 - 200000, which passes gamma
+ * (25 per receive) from b = 677 (25.14) and not at 676 (24.82). A network peer (class 1, w 0)
+ * gains r for every receive, behind another or not. */
+static void test_stream(void)
+{
+    rmpi_chan_params_t p = table2(4, 4);
+    p.r = 10, p.w = 330, p.p = 3, p.rho = 200000;
+    rmpi_chan_src_t src[] = {{1, 0, 2000, 0, 1900}, {2, 0, 2000, 0, 0}};
+    rmpi_chan_plan_t pl = expect("a stream and a ping-pong", src, 2, &p, (int[]){1}, 1, NULL, 0);
+    CHECK(close_to(pl.x_new, 425000) && close_to(pl.gain, 106.25) && pl.apply, "stream: x_new %.1f gain %.3f", pl.x_new,
+          pl.gain);
+    src[0].b = 0;
+    expect("two ping-pongs", src, 2, &p, NULL, 0, NULL, 0);
+    /* the stream dedicated: kept, its set-up paid (x_cur 625000); once it stops streaming its
+     * ring still saves r less the polling, 2000 * 10 - 3000 = 17000: kept too (the ring of a
+     * finished phase goes when it is silent, or for another's under the cap h) */
+    src[0].b = 1900, src[0].dedicated = 1;
+    pl = expect("a dedicated stream", src, 2, &p, NULL, 0, NULL, 0);
+    CHECK(close_to(pl.x_cur, 625000), "dedicated stream: x_cur %.1f", pl.x_cur);
+    src[0].b = 0;
+    pl = expect("the stream turned ping-pong", src, 2, &p, NULL, 0, NULL, 0);
+    CHECK(close_to(pl.x_cur, 17000) && !pl.apply, "ping-pong on a ring: x_cur %.1f apply %d", pl.x_cur, pl.apply);
+    /* the threshold of b for one source */
+    rmpi_chan_src_t one[] = {{3, 0, 1000, 0, 676}};
+    pl = expect("b 676", one, 1, &p, NULL, 0, NULL, 0);
+    CHECK(close_to(pl.gain, 24.82) && !pl.apply, "b 676: gain %.3f", pl.gain);
+    one[0].b = 677;
+    pl = expect("b 677", one, 1, &p, (int[]){3}, 1, NULL, 0);
+    CHECK(close_to(pl.gain, 25.14), "b 677: gain %.3f", pl.gain);
+    /* b beyond n counts as n; w below r leaves r */
+    one[0].b = 5000;
+    pl = expect("b above n", one, 1, &p, (int[]){3}, 1, NULL, 0);
+    CHECK(close_to(pl.x_new, 1000 * 330 - 1500 - 200000), "b above n: x_new %.1f", pl.x_new);
+    p.w = 5, one[0].b = 1000;
+    expect("w below r", one, 1, &p, NULL, 0, NULL, 0);
+    /* class 1 without w: every receive gains r = 300, b or not: 300000 - 1500 - 200000 */
+    p.net = (rmpi_chan_cost_t){300, 3, 0, 1, 200000};
+    rmpi_chan_src_t net[] = {{4, 0, 1000, 1, 0}};
+    pl = expect("network, b 0", net, 1, &p, (int[]){4}, 1, NULL, 0);
+    double x0 = pl.x_new;
+    net[0].b = 1000;
+    pl = expect("network, b n", net, 1, &p, (int[]){4}, 1, NULL, 0);
+    CHECK(close_to(x0, 98500) && close_to(pl.x_new, x0), "network: x_new %.1f and %.1f, want 98500", x0, pl.x_new);
+}
+
 /* Every mapping of up to 7 sources, brute force: FIND_MAP's benefit is the best one's. */
 static void test_exhaustive(void)
 {
@@ -261,6 +312,12 @@ static void test_exhaustive(void)
         /* odd cases mix two classes of peers, each with its own r, p and rho */
         p.net = (rmpi_chan_cost_t){(double)unit_range(&rng, 0, 300), (double)unit_range(&rng, 0, 40), 0, 1,
                                    (double)unit_range(&rng, 0, 40000)};
+        /* cases 1 mod 4: class 0 with a stream's gain w, sources with frames behind others */
+        if (iter % 4 == 1) {
+            p.w = 100 + (double)(iter % 7) * 50;
+            for (int i = 0; i < n; i++)
+                src[i].b = src[i].n * (uint64_t)((iter + i) % 3) / 2;
+        }
         /* every third case: the idle ring's term, each class with its q */
         uint64_t idle = 0;
         if (iter % 3 == 0) {
@@ -285,8 +342,11 @@ static void test_exhaustive(void)
                 if (set >> i & 1) {
                     m++;
                     fresh += !src[i].dedicated;
-                    const rmpi_chan_cost_t *k = src[i].cls ? &p.net : &(rmpi_chan_cost_t){p.r, p.p, 0, 1, p.rho, p.q};
-                    x += (double)src[i].n * k->r - (src[i].dedicated ? 0 : k->rho) - nmax * k->p / 2 -
+                    const rmpi_chan_cost_t *k =
+                        src[i].cls ? &p.net : &(rmpi_chan_cost_t){p.r, p.p, 0, 1, p.rho, p.q, p.w};
+                    /* a stream's frame saves the larger of r and w, the others r */
+                    x += (double)(src[i].n - src[i].b) * k->r + (double)src[i].b * fmax_(k->r, k->w) -
+                         (src[i].dedicated ? 0 : k->rho) - nmax * k->p / 2 -
                          (total > 0 ? k->q * (total - (double)src[i].n) * (total + (double)idle) / total : 0);
                 }
             if (m > p.h || fresh > p.tau)
@@ -323,6 +383,7 @@ int main(void)
     test_idle_ring();
     test_release();
     test_classes();
+    test_stream();
     test_exhaustive();
     return finish("chan_select_findmap");
 }

@@ -69,15 +69,16 @@ static void test_bounded(void)
     }
     size_t empty = rmpi_chan_sel_bytes(s);
     size_t col = 16 * RMPI_CHAN_ROW_BYTES;
-    CHECK(sizeof(rmpi_chan_cell_t) == 8, "a cell is %zu bytes, the seed's table has 8 per source",
-          sizeof(rmpi_chan_cell_t));
+    CHECK(sizeof(rmpi_chan_cell_t) == 12 && RMPI_CHAN_ROW_BYTES == 20,
+          "a cell is %zu bytes and a row %zu: want the seed's 8 per source and b, and two running counts",
+          sizeof(rmpi_chan_cell_t), (size_t)RMPI_CHAN_ROW_BYTES);
     /* ten sources, for a minute of traffic: ten columns, whatever the time and the count */
     for (uint64_t t = 0; t < 60000; t++)
         rmpi_chan_note_recv(s, (int)(t % 10) * 7, 64, t * MS);
     CHECK(s->nactive == 10, "%d columns for 10 sources", s->nactive);
     size_t busy = rmpi_chan_sel_bytes(s);
     CHECK(busy == empty + 10 * col, "10 busy sources: %zu bytes, %zu empty, columns of %zu", busy, empty, col);
-    /* the most a table can hold: sigma rows of 8 bytes for each of the 1000 sources */
+    /* the most a table can hold: sigma rows for each of the 1000 sources */
     for (int peer = 0; peer < 1000; peer++)
         rmpi_chan_note_recv(s, peer, 1, 60001 * MS);
     CHECK(rmpi_chan_sel_bytes(s) <= empty + 1000 * col, "every source: %zu bytes", rmpi_chan_sel_bytes(s));
@@ -149,8 +150,8 @@ static void compare_bounded(int busy_frames, int oneoff, int want)
     const int busy[] = {5, 77, 300, 2000, 3001};
     size_t per_col = 16 * RMPI_CHAN_ROW_BYTES;
     /* the columns, the sink and spill, and the idle polls per slot */
-    size_t bound =
-        sizeof *s + 4096 * (sizeof *s->col + 3) + 64 * (sizeof(int) + per_col) + 2 * per_col + 16 * sizeof(uint64_t);
+    size_t bound = sizeof *s + 4096 * (sizeof *s->col + sizeof *s->seen + 3) + 64 * (sizeof(int) + per_col) +
+                   2 * per_col + 16 * sizeof(uint64_t);
     int next = 0, most = 0, wrong = 0;
     for (uint64_t k = 0; k < 300; k++) { /* 3 s of 10 ms slots */
         rmpi_chan_sel_t *both[2] = {s, f};
