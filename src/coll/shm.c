@@ -1452,6 +1452,7 @@ typedef struct red_call {
     char *out;              /* the root's packed output (root only) */
     const red_ent_t *other; /* the peer's entry */
     char *s1, *s2;          /* scratch: two pieces in my step buffer */
+    rmpi_coll_kernel_t rev; /* rank 1 as root combining alone: the op as out = out op in */
 } red_call_t;
 
 /* Piece j of `elems`: d receives rank 1's operand, then d = x0 op d; the root's output is d
@@ -1464,6 +1465,11 @@ static void red_piece(const red_call_t *r, uint64_t j, size_t elems)
     char *mine_out = me == r->root ? r->out + off : NULL;
     const char *left;
     char *d;
+    if (r->rev) { /* rank 1 as root, alone, not in place: x0 lands in the output, out = x0 op x1 */
+        cma_copy(h, peer, mine_out, kb, r->other->in + off, 0);
+        r->rev(r->in + off, mine_out, k);
+        return;
+    }
     if (me == 1) { /* I hold x1: a copy of it takes x0 */
         d = mine_out ? mine_out : r->s1;
         if (d != r->in + off)
@@ -1504,7 +1510,7 @@ static int reduce_cma(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi
 {
     int me = h->me, peer = 1 - me;
     void *tin = NULL, *tout = NULL;
-    red_call_t r = {h, root, op, dt->basic, rmpi_dtype_get(dt->basic)->size, 0, NULL, NULL, NULL, NULL, NULL};
+    red_call_t r = {h, root, op, dt->basic, rmpi_dtype_get(dt->basic)->size, 0, NULL, NULL, NULL, NULL, NULL, NULL};
     r.in = packed_in(sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dt, &tin);
     r.out = me == root ? packed_out(rbuf, count, dt, &tout) : NULL;
     /* two steps: the table and a scratch piece in the first buffer, a second piece in the next */
@@ -1524,12 +1530,18 @@ static int reduce_cma(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi
     /* equal counts are the standard's rule; a mismatch combines the common part. Pieces of
      * at most a scratch buffer and RMPI_COLL_SHM_CMA_PIECE, all about equal. Below
      * RMPI_COLL_SHM_REDUCE_CMA_SPLIT the root combines alone (the other rank's piece costs
-     * it two system calls), and rank 0 as root reads the whole operand into its output at
-     * once where that is not its input: one system call, as the tree's rendezvous, without
-     * the messages around it. Both ranks see the root's entry, so they count alike. */
+     * it two system calls), and reads the whole operand into its output at once where that
+     * is not its input: one system call, as the tree's rendezvous, without the messages
+     * around it. Both ranks see the root's entry, so they count alike. */
     size_t elems = (size_t)RMPI_MIN(mine->len, r.other->len) / r.es;
     int split = elems * r.es >= (size_t)rmpi_knobs.COLL_SHM_REDUCE_CMA_SPLIT;
-    size_t most = !split && root == 0 && re->in != re->out ? elems : RMPI_MIN(h->chunk - 128, cma_piece(h->c)) / r.es;
+    /* rank 1 as root reads x0 into its output the same way and combines x1 into it on the
+     * right (the kernel in the other orientation: x0 op x1, the bits of every other path) */
+    rmpi_coll_kernel_t rev = root == 1 ? rmpi_coll_op_kernel_rev(op, dt->basic) : NULL;
+    int whole = !split && re->in != re->out && (root == 0 || rev);
+    if (whole && root == 1 && me == 1)
+        r.rev = rev;
+    size_t most = whole ? elems : RMPI_MIN(h->chunk - 128, cma_piece(h->c)) / r.es;
     most = RMPI_MAX(most, 1);
     uint64_t np = (elems + most - 1) / most;
     r.pe = np ? (elems + np - 1) / np : 1;
