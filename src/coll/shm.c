@@ -425,7 +425,7 @@ static char *bcast_buf(const coll_shm_op_t *o, uint64_t t)
  * step buffers' lines in flight are half as many (2 ranks, 8 KiB: 0.6 us against 0.9 in
  * one step, the four 8 KiB steps the root runs ahead filling a 32 KiB L1). Not measured
  * on an oversubscribed node, which keeps one step. */
-#define BCAST_HALF_MIN 2048 /* smaller halves lost: 512 B-2 KiB 1.1-1.4x the one step's time */
+#define BCAST_HALF_MIN 2048 /* smaller halves lost: 512 B-1 KiB up to 1.4x the one step's time */
 static size_t bcast_step(const shm_t *h, size_t total)
 {
     if (total >= 2 * BCAST_HALF_MIN && total <= (size_t)rmpi_knobs.COLL_SHM_BCAST_HALVES && !h->c->coll_shm_over)
