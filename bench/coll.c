@@ -46,7 +46,7 @@ static const char *const names[NCOLL] = {"barrier",  "bcast",  "reduce",  "allre
 #define NBLOCKING IBARRIER /* the default list; the I* forms (each call then MPI_Wait) on request */
 #define MAX_SIZES 32
 
-static int rank, nranks;
+static int rank, nranks, root; /* root: of Bcast and Reduce (-r) */
 static char *sbuf, *rbuf;
 
 static int call(int coll, long size)
@@ -54,8 +54,8 @@ static int call(int coll, long size)
     int n = (int)size, nf = size < (long)sizeof(float) ? 1 : (int)(size / (long)sizeof(float));
     switch (coll) {
     case BARRIER: return MPI_Barrier(MPI_COMM_WORLD);
-    case BCAST: return MPI_Bcast(sbuf, n, MPI_BYTE, 0, MPI_COMM_WORLD);
-    case REDUCE: return MPI_Reduce(sbuf, rbuf, nf, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
+    case BCAST: return MPI_Bcast(sbuf, n, MPI_BYTE, root, MPI_COMM_WORLD);
+    case REDUCE: return MPI_Reduce(sbuf, rbuf, nf, MPI_FLOAT, MPI_SUM, root, MPI_COMM_WORLD);
     case ALLREDUCE: return MPI_Allreduce(sbuf, rbuf, nf, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     case ALLGATHER: return MPI_Allgather(sbuf, n, MPI_BYTE, rbuf, n, MPI_BYTE, MPI_COMM_WORLD);
     case ALLTOALL: return MPI_Alltoall(sbuf, n, MPI_BYTE, rbuf, n, MPI_BYTE, MPI_COMM_WORLD);
@@ -63,8 +63,8 @@ static int call(int coll, long size)
     }
     MPI_Request req;
     int rc = coll == IBARRIER     ? MPI_Ibarrier(MPI_COMM_WORLD, &req)
-             : coll == IBCAST     ? MPI_Ibcast(sbuf, n, MPI_BYTE, 0, MPI_COMM_WORLD, &req)
-             : coll == IREDUCE    ? MPI_Ireduce(sbuf, rbuf, nf, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD, &req)
+             : coll == IBCAST     ? MPI_Ibcast(sbuf, n, MPI_BYTE, root, MPI_COMM_WORLD, &req)
+             : coll == IREDUCE    ? MPI_Ireduce(sbuf, rbuf, nf, MPI_FLOAT, MPI_SUM, root, MPI_COMM_WORLD, &req)
              : coll == IALLREDUCE ? MPI_Iallreduce(sbuf, rbuf, nf, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &req)
              : coll == IALLGATHER ? MPI_Iallgather(sbuf, n, MPI_BYTE, rbuf, n, MPI_BYTE, MPI_COMM_WORLD, &req)
                                   : MPI_Ialltoall(sbuf, n, MPI_BYTE, rbuf, n, MPI_BYTE, MPI_COMM_WORLD, &req);
@@ -83,10 +83,11 @@ static long iterations(long size, long fixed)
 static void usage(void)
 {
     if (rank == 0)
-        fprintf(stderr, "usage: coll [-m MIN:MAX | -s SIZE,SIZE...] [-i ITERS] [-c LIST]\n"
+        fprintf(stderr, "usage: coll [-m MIN:MAX | -s SIZE,SIZE...] [-i ITERS] [-r ROOT] [-c LIST]\n"
                         "  -m  sizes in bytes, MIN doubling up to MAX (default 8:1048576, MIN >= 1)\n"
                         "  -s  these sizes in bytes (each >= 1; reductions move at least one float)\n"
                         "  -i  timed calls per size (default: by size)\n"
+                        "  -r  root of Bcast and Reduce (default 0)\n"
                         "  -c  comma list of barrier,bcast,reduce,allreduce,allgather,alltoall (default: these),\n"
                         "      ibarrier,ibcast,ireduce,iallreduce,iallgather,ialltoall (each call, then MPI_Wait)\n");
 }
@@ -110,6 +111,13 @@ int main(int argc, char **argv)
             }
         } else if (!strcmp(argv[i], "-s") && i + 1 < argc) {
             list = argv[++i];
+        } else if (!strcmp(argv[i], "-r") && i + 1 < argc) {
+            root = atoi(argv[++i]);
+            if (root < 0 || root >= nranks) {
+                usage();
+                MPI_Finalize();
+                return 2;
+            }
         } else if (!strcmp(argv[i], "-i") && i + 1 < argc) {
             fixed = strtol(argv[++i], NULL, 10);
         } else if (!strcmp(argv[i], "-c") && i + 1 < argc) {

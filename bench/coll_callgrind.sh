@@ -32,10 +32,14 @@ Default MPI: the repository's build/bin/mpicc and build/bin/mpiexec.
                  calls took, with how many of them took it: calls that waited for a
                  descheduled peer only add polls, so the mode is the path itself, where
                  the subtraction moves with every poll of a loaded machine
+  --pmpi         with --per-call: collect inside PMPI_<Coll> instead (Open MPI's and MPICH's
+                 MPI_<Coll> are aliases that callgrind names PMPI_<Coll>, so MPI_<Coll>
+                 finds no calls there)
 
 Examples:
   bench/coll_callgrind.sh
   bench/coll_callgrind.sh mpicc.openmpi mpirun.openmpi --allow-run-as-root --oversubscribe
+  bench/coll_callgrind.sh --per-call --pmpi mpicc.mpich mpiexec.mpich
 EOF
 }
 
@@ -49,6 +53,7 @@ base=200
 reps=3
 keep=""
 per_call=0
+pmpi=""
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -60,6 +65,7 @@ while [ $# -gt 0 ]; do
         --reps) [ $# -ge 2 ] || { usage >&2; exit 2; }; reps=$2; shift ;;
         --keep) [ $# -ge 2 ] || { usage >&2; exit 2; }; keep=$2; shift ;;
         --per-call) per_call=1 ;;
+        --pmpi) pmpi=P ;;
         -h|--help) usage; exit 0 ;;
         --) shift; break ;;
         -*) echo "coll_callgrind.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
@@ -106,8 +112,8 @@ run_ir() {
 # The MPI function a collective's calls enter (bench/coll.c calls the MPI_ names).
 fn_of() {
     case "$1" in
-        barrier) echo MPI_Barrier ;; bcast) echo MPI_Bcast ;; reduce) echo MPI_Reduce ;;
-        allreduce) echo MPI_Allreduce ;; allgather) echo MPI_Allgather ;; alltoall) echo MPI_Alltoall ;;
+        barrier) echo ${pmpi}MPI_Barrier ;; bcast) echo ${pmpi}MPI_Bcast ;; reduce) echo ${pmpi}MPI_Reduce ;;
+        allreduce) echo ${pmpi}MPI_Allreduce ;; allgather) echo ${pmpi}MPI_Allgather ;; alltoall) echo ${pmpi}MPI_Alltoall ;;
         *) echo "coll_callgrind.sh: unknown collective '$1'" >&2; exit 2 ;;
     esac
 }

@@ -58,8 +58,12 @@ int rmpi_api_coll_intra_only(const char *func, rmpi_comm_t *c)
                           c->rank, c->name[0] ? c->name : "an intercommunicator");
 }
 
-static int check_op(const char *func, rmpi_comm_t *c, MPI_Op op, MPI_Datatype type)
+/* dt: the checked type. A predefined op with a kernel on its basic elements is valid: one
+ * table read (rmpi_coll_op_kernel), where the full check looks the op and type up again. */
+static int check_op(const char *func, rmpi_comm_t *c, MPI_Op op, MPI_Datatype type, const rmpi_dtype_t *dt)
 {
+    if (RMPI_LIKELY(dt->size && rmpi_coll_op_kernel(op, dt->basic)))
+        return 0;
     if (RMPI_UNLIKELY(op == MPI_REPLACE || op == MPI_NO_OP))
         return rmpi_api_error(c, MPI_ERR_OP, func, "MPI_REPLACE and MPI_NO_OP are for one-sided accumulates only");
     int rc = rmpi_coll_op_check(op, type);
@@ -150,9 +154,11 @@ static int reduction(const char *func, rmpi_comm_t *c, int kind, const void *sbu
     int takes = kind != K_REDUCE || (c->inter ? root == MPI_ROOT : c->rank == root);
     int gives = kind != K_REDUCE || !c->inter || root >= 0;
     dt = NULL;
+    /* the root's second buffer: the same count and type, only the buffer to check */
     if ((gives && (rc = check_data(func, c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, type, &dt))) ||
-        (takes && (rc = check_data(func, c, rbuf, count, type, &dt))) ||
-        ((gives || takes) && (rc = check_op(func, c, op, type))) ||
+        (takes &&
+         (rc = dt ? rmpi_api_check_buf_of(func, c, rbuf, count, dt) : check_data(func, c, rbuf, count, type, &dt))) ||
+        ((gives || takes) && (rc = check_op(func, c, op, type, dt))) ||
         (rc = check_bufs(func, c, gives ? sbuf : NULL, rbuf, count, takes && !c->inter, takes)))
         return rc;
     RMPI_LOCK();
@@ -206,8 +212,8 @@ static int reduce_scatter(const char *func, rmpi_comm_t *c, const void *sbuf, vo
         }
     }
     if ((rc = check_data(func, c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, total, type, &dt)) ||
-        (rc = check_data(func, c, rbuf, (MPI_Count)counts[c->rank], type, &dt)) || (rc = check_op(func, c, op, type)) ||
-        (rc = check_bufs(func, c, sbuf, rbuf, total, !c->inter, 1))) {
+        (rc = check_data(func, c, rbuf, (MPI_Count)counts[c->rank], type, &dt)) ||
+        (rc = check_op(func, c, op, type, dt)) || (rc = check_bufs(func, c, sbuf, rbuf, total, !c->inter, 1))) {
         free(counts);
         return rc;
     }

@@ -26,9 +26,17 @@ int rmpi_api_check_buf(const char *func, rmpi_comm_t *c, const void *buf, MPI_Co
                               (void *)type);
     if (RMPI_UNLIKELY(!rmpi_dtype_count_ok(dt, count)))
         return rmpi_api_count_error(func, c, count, dt);
+    int rc = rmpi_api_check_buf_of(func, c, buf, count, dt);
+    if (RMPI_UNLIKELY(rc))
+        return rc;
+    *dtp = dt;
+    return 0;
+}
+
+int rmpi_api_check_buf_of(const char *func, rmpi_comm_t *c, const void *buf, MPI_Count count, const rmpi_dtype_t *dt)
+{
     if (RMPI_UNLIKELY(!buf && count > 0 && dt->size > 0 && !(dt->true_lb > 0)))
         return rmpi_api_error(c, MPI_ERR_BUFFER, func, "buffer is NULL with count %lld", (long long)count);
-    *dtp = dt;
     return 0;
 }
 

@@ -11,6 +11,8 @@
 /* Checks shared by every send/receive flavour; evaluate to an error code or 0. */
 int rmpi_api_check_buf(const char *func, rmpi_comm_t *c, const void *buf, MPI_Count count, MPI_Datatype type,
                        rmpi_dtype_t **dt);
+/* The buffer part of it alone, for a second buffer of (count, dt) already checked. */
+int rmpi_api_check_buf_of(const char *func, rmpi_comm_t *c, const void *buf, MPI_Count count, const rmpi_dtype_t *dt);
 int rmpi_api_check_rank(const char *func, rmpi_comm_t *c, int rank, int any_ok);
 int rmpi_api_check_tag(const char *func, rmpi_comm_t *c, int tag, int any_ok);
 

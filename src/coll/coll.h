@@ -175,6 +175,10 @@ int rmpi_coll_op_check(MPI_Op op, MPI_Datatype type);
 void rmpi_coll_op_apply(MPI_Op op, MPI_Datatype type, const void *in, void *inout, size_t count);
 typedef void (*rmpi_coll_kernel_t)(const void *in, void *inout, size_t n);
 rmpi_coll_kernel_t rmpi_coll_op_kernel(MPI_Op op, MPI_Datatype basic);
+/* The same op in the other orientation, fn(in, inout, n): inout[i] = inout[i] op in[i]
+ * (inout the left operand), for a commutative op whose result's bits depend on the order
+ * (floating MAX/MIN, the pairs); NULL where rmpi_coll_op_kernel is. */
+rmpi_coll_kernel_t rmpi_coll_op_kernel_rev(MPI_Op op, MPI_Datatype basic);
 void rmpi_coll_op_reduce_local(MPI_Op op, MPI_Datatype type, const void *in, void *inout, size_t count);
 int rmpi_coll_op_commutative(MPI_Op op);
 void rmpi_coll_op_retain(MPI_Op op);

@@ -190,15 +190,17 @@ UA(f128_t)
 #define KNAME(kn, opn) KNAME_(kn, opn, KSFX)
 #define KNAME_(kn, opn, sfx) KNAME__(kn, opn, sfx)
 #define KNAME__(kn, opn, sfx) kn##_##opn##sfx
-#define KERN(kn, opn, T, expr)                                              \
-    static KATTR void KNAME(kn, opn)(const void *in, void *inout, size_t n) \
-    {                                                                       \
-        const T##_ua *restrict pa = in;                                     \
-        T##_ua *restrict po = inout;                                        \
-        for (size_t i = 0; i < n; i++) {                                    \
-            T a = pa[i], o = po[i];                                         \
-            po[i] = (expr);                                                 \
-        }                                                                   \
+#define KERN(kn, opn, T, expr) KLOOP(KATTR, KNAME(kn, opn), T, expr, 1)
+/* left_in: in is the left operand a (else inout is), o the other */
+#define KLOOP(attr, fname, T, expr, left_in)                            \
+    static attr void fname(const void *in, void *inout, size_t n)       \
+    {                                                                   \
+        const T##_ua *restrict pa = in;                                 \
+        T##_ua *restrict po = inout;                                    \
+        for (size_t i = 0; i < n; i++) {                                \
+            T a = left_in ? pa[i] : po[i], o = left_in ? po[i] : pa[i]; \
+            po[i] = (expr);                                             \
+        }                                                               \
     }
 /* Arithmetic in UT (the unsigned type) so signed overflow wraps instead of being UB. The
  * product goes through 1u: two uint8_t or uint16_t promote to int, whose product can
@@ -293,26 +295,39 @@ CPLX_KERNS(k_c128, f128_t)
 
 /* Value/index pairs, packed (no padding), so members are copied, not dereferenced. Ties
  * keep the smaller index (MPI-4.1 6.9.4). */
-#define PAIR_KERN(kn, opn, V, I, WINS)                            \
-    static void kn##_##opn(const void *in, void *inout, size_t n) \
-    {                                                             \
-        const char *pa = in;                                      \
-        char *po = inout;                                         \
-        const size_t sz = sizeof(V) + sizeof(I);                  \
-        for (size_t k = 0; k < n; k++, pa += sz, po += sz) {      \
-            V a, o;                                               \
-            I ai, oi;                                             \
-            memcpy(&a, pa, sizeof(V));                            \
-            memcpy(&o, po, sizeof(V));                            \
-            memcpy(&ai, pa + sizeof(V), sizeof(I));               \
-            memcpy(&oi, po + sizeof(V), sizeof(I));               \
-            if (WINS)                                             \
-                memcpy(po, pa, sz);                               \
-            else if (a == o && ai < oi)                           \
-                memcpy(po + sizeof(V), &ai, sizeof(I));           \
-        }                                                         \
+#define PAIR_KERN(kn, opn, V, I, WINS) PAIR_LOOP(kn##_##opn, V, I, WINS, 1)
+/* left_in: in holds the left operand (a, ai), else inout does; the result (the left when
+ * it wins, on a tie the right's value with the smaller index, else the right) goes to inout */
+#define PAIR_LOOP(fname, V, I, WINS, left_in)                          \
+    static void fname(const void *in, void *inout, size_t n)           \
+    {                                                                  \
+        const char *pa = in;                                           \
+        char *po = inout;                                              \
+        const size_t sz = sizeof(V) + sizeof(I);                       \
+        for (size_t k = 0; k < n; k++, pa += sz, po += sz) {           \
+            const char *l = left_in ? pa : po, *r = left_in ? po : pa; \
+            V a, o;                                                    \
+            I ai, oi;                                                  \
+            memcpy(&a, l, sizeof(V));                                  \
+            memcpy(&o, r, sizeof(V));                                  \
+            memcpy(&ai, l + sizeof(V), sizeof(I));                     \
+            memcpy(&oi, r + sizeof(V), sizeof(I));                     \
+            if (WINS) {                                                \
+                if (l != po)                                           \
+                    memcpy(po, l, sz);                                 \
+            } else {                                                   \
+                I idx = a == o && ai < oi ? ai : oi;                   \
+                if (r != po)                                           \
+                    memcpy(po, r, sizeof(V));                          \
+                memcpy(po + sizeof(V), &idx, sizeof(I));               \
+            }                                                          \
+        }                                                              \
     }
-#define PAIR_KERNS(kn, V, I) PAIR_KERN(kn, maxloc, V, I, a > o) PAIR_KERN(kn, minloc, V, I, a < o)
+#define PAIR_RKERN(kn, opn, V, I, WINS) PAIR_LOOP(kn##_##opn##_rev, V, I, WINS, 0)
+/* both orientations (the other one: `reversed` below) */
+#define PAIR_KERNS(kn, V, I)           \
+    PAIR_KERN(kn, maxloc, V, I, a > o) \
+    PAIR_KERN(kn, minloc, V, I, a < o) PAIR_RKERN(kn, maxloc, V, I, a > o) PAIR_RKERN(kn, minloc, V, I, a < o)
 #define PAIR_ROW(kn)                                                   \
     {                                                                  \
         [RMPI_OP_MAXLOC] = kn##_maxloc, [RMPI_OP_MINLOC] = kn##_minloc \
@@ -347,6 +362,34 @@ static const kernel_row_t portable[] = {
 };
 #undef KSFX
 #undef KATTR
+
+/* The other orientation, inout[i] = inout[i] op in[i], where the result's bits depend on
+ * the operands' order for a commutative op: floating MAX and MIN (+0.0 against -0.0, a NaN
+ * against a number) and the pairs (a tie keeps the right value's bits). Every other kernel is
+ * its own reverse: integer and logical results, and floating sums and products (IEEE
+ * addition and multiplication commute exactly; which NaN's payload survives is left to
+ * the compiler's operand order in both), do not depend on the order. */
+#define RKERN(kn, opn, T, expr) KLOOP(, kn##_##opn##_rev, T, expr, 0)
+#define FLT_RKERNS(kn, T) RKERN(kn, max, T, a > o ? a : o) RKERN(kn, min, T, a < o ? a : o)
+#define FLT_RROW(kn)                                               \
+    {                                                              \
+        [RMPI_OP_MAX] = kn##_max_rev, [RMPI_OP_MIN] = kn##_min_rev \
+    }
+FLT_RKERNS(k_f16, f16_t)
+FLT_RKERNS(k_f32, float)
+FLT_RKERNS(k_f64, double)
+FLT_RKERNS(k_fld, fld_t)
+FLT_RKERNS(k_f128, f128_t)
+#define PAIR_RROW(kn)                                                          \
+    {                                                                          \
+        [RMPI_OP_MAXLOC] = kn##_maxloc_rev, [RMPI_OP_MINLOC] = kn##_minloc_rev \
+    }
+static const kernel_row_t reversed[] = {
+    [K_F16] = FLT_RROW(k_f16),   [K_F32] = FLT_RROW(k_f32), [K_F64] = FLT_RROW(k_f64),  [K_FLD] = FLT_RROW(k_fld),
+    [K_F128] = FLT_RROW(k_f128), [K_FI] = PAIR_RROW(k_fi),  [K_DI] = PAIR_RROW(k_di),   [K_LI] = PAIR_RROW(k_li),
+    [K_II] = PAIR_RROW(k_ii),    [K_SI] = PAIR_RROW(k_si),  [K_LDI] = PAIR_RROW(k_ldi), [K_FF] = PAIR_RROW(k_ff),
+    [K_DD] = PAIR_RROW(k_dd),
+};
 
 /* The same loops built for AVX2 (256-bit integer and floating vectors), for the kinds whose
  * loops the compiler vectorises; chosen once, at the first look-up, when the CPU has AVX2. */
@@ -475,6 +518,16 @@ rmpi_coll_kernel_t rmpi_coll_op_kernel(MPI_Op op, MPI_Datatype basic)
     if (RMPI_UNLIKELY(!atomic_load_explicit(&tables_ready, memory_order_acquire)))
         return first_kernel(op, basic);
     return live[type_row[t]][op_code[o]];
+}
+
+rmpi_coll_kernel_t rmpi_coll_op_kernel_rev(MPI_Op op, MPI_Datatype basic)
+{
+    rmpi_coll_kernel_t fn = rmpi_coll_op_kernel(op, basic);
+    if (!fn)
+        return NULL;
+    int row = type_lookup(basic), code = rmpi_op_predef_code(op), kind = type_table[row].kind;
+    rmpi_coll_kernel_t rev = kind < (int)RMPI_ARRAY_LEN(reversed) ? reversed[kind][code] : NULL;
+    return rev ? rev : fn;
 }
 
 int rmpi_op_kernels_wide(int on)

@@ -360,7 +360,8 @@ struct rmpi_coll_shm_op {
     rmpi_dtype_t *dt;
     MPI_Op op;
     MPI_Datatype basic;
-    size_t es, elems; /* Reduce: basic element size and count */
+    rmpi_coll_kernel_t kern; /* Reduce: the op's kernel on basic, looked up once per call */
+    size_t es, elems;        /* Reduce: basic element size and count */
     /* this start */
     const char *in;
     char *out;
@@ -418,6 +419,20 @@ static char *bcast_buf(const coll_shm_op_t *o, uint64_t t)
     return o->deep ? deep_of(&o->h, t) : buf_of(&o->h, o->root, t);
 }
 
+/* Bytes of each step of a Bcast of total bytes (equal on all members: the receivers know
+ * the total from the first step, before its data). From 4 KiB up to
+ * RMPI_COLL_SHM_BCAST_HALVES, two halves: the reader copies the first out while the root copies the second in, and the
+ * step buffers' lines in flight are half as many (2 ranks, 8 KiB: 0.6 us against 0.9 in
+ * one step, the four 8 KiB steps the root runs ahead filling a 32 KiB L1). Not measured
+ * on an oversubscribed node, which keeps one step. */
+#define BCAST_HALF_MIN 2048 /* smaller halves lost: 512 B-1 KiB up to 1.4x the one step's time */
+static size_t bcast_step(const shm_t *h, size_t total)
+{
+    if (total >= 2 * BCAST_HALF_MIN && total <= (size_t)rmpi_knobs.COLL_SHM_BCAST_HALVES && !h->c->coll_shm_over)
+        return RMPI_MIN((total / 2 + 63) / 64 * 64, h->chunk - 64);
+    return h->chunk - 64;
+}
+
 /* The first step is published on the root's line, with the total (so receivers know how
  * many steps follow) and the data when it fits there, else in the buffer; later steps in
  * the buffer, published on its first line. */
@@ -441,7 +456,7 @@ static int bcast_run(coll_shm_op_t *o)
                     h->c->coll_shm_deep = o->t;
                 } else if (!step_free(h, o->t, big ? SHM_NBUF : SHM_NLINE))
                     return 0;
-                size_t k = RMPI_MIN(h->chunk - 64, o->total - o->off);
+                size_t k = RMPI_MIN(bcast_step(h, o->total), o->total - o->off);
                 char *l = o->off ? bcast_buf(o, o->t) : line_of(h, root, o->t);
                 if (o->off == 0)
                     memcpy(l + 8, &o->total, sizeof o->total);
@@ -461,7 +476,7 @@ static int bcast_run(coll_shm_op_t *o)
                 return 0;
             if (o->off == 0)
                 memcpy(&o->total, l + 8, sizeof o->total);
-            size_t k = RMPI_MIN(h->chunk - 64, o->total - o->off);
+            size_t k = RMPI_MIN(bcast_step(h, o->total), o->total - o->off);
             const char *from = o->total <= line_data(h) ? l + 16 : bcast_buf(o, o->t) + 64;
             if (o->deep && o->total > line_data(h))
                 h->c->coll_shm_deep = o->t;
@@ -522,7 +537,7 @@ static void copy_combine(const coll_shm_op_t *o, char *dst, const char *x, const
     for (size_t i = 0; i < o->k; i += b) {
         size_t m = RMPI_MIN(b, o->k - i);
         memcpy(dst + i * es, x + i * es, m * es);
-        rmpi_coll_op_apply(o->op, o->basic, y + i * es, dst + i * es, m);
+        o->kern(y + i * es, dst + i * es, m);
     }
 }
 
@@ -592,7 +607,7 @@ static int reduce_run(coll_shm_op_t *o)
                 if (!x)
                     return 0;
                 if (r < h->n - 1)
-                    rmpi_coll_op_apply(o->op, o->basic, x, dst, o->k);
+                    o->kern(x, dst, o->k);
                 else if (o->k * es > COPY_BLOCK && r > 0 && (y = whole_operand(o, own, r - 1, in_line))) {
                     copy_combine(o, dst, x, y);
                     o->i--;
@@ -609,7 +624,7 @@ static int reduce_run(coll_shm_op_t *o)
             char *mine = data_of(h, h->me, o->t) + lo * es;
             for (int r = h->n - 1; r >= 0; r--)
                 if (r != h->me && hi > lo)
-                    rmpi_coll_op_apply(o->op, o->basic, data_of(h, r, o->t) + lo * es, mine, hi - lo);
+                    o->kern(data_of(h, r, o->t) + lo * es, mine, hi - lo);
             post(&h->ctl[h->me].red, o->t);
             o->phase = 4;
         }
@@ -883,8 +898,12 @@ static coll_shm_op_t *bcast_op(coll_shm_op_t *o, rmpi_comm_t *c, void *buf, size
 static coll_shm_op_t *reduce_op(coll_shm_op_t *o, rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count,
                                 rmpi_dtype_t *dt, MPI_Op op, int root, int create)
 {
-    if ((root < 0 ? rmpi_knobs.COLL_ALLREDUCE : rmpi_knobs.COLL_REDUCE) || !rmpi_coll_op_predefined(op) || !dt ||
-        !dt->size || !count || !op_make(o, c, OP_REDUCE, create))
+    /* a predefined op's kernel on the type's basic elements, NULL for user ops: one table
+     * read here instead of the op and type look-ups of rmpi_coll_op_apply at every operand
+     * (a 2-rank 8 B Reduce's root runs one combine, and the look-ups were a tenth of it) */
+    rmpi_coll_kernel_t kern = dt && dt->size ? rmpi_coll_op_kernel(op, dt->basic) : NULL;
+    if ((root < 0 ? rmpi_knobs.COLL_ALLREDUCE : rmpi_knobs.COLL_REDUCE) || !kern || !count ||
+        !op_make(o, c, OP_REDUCE, create))
         return NULL;
     /* oversubscribed: Reduce (root_whole), up to its own limit; Allreduce only blocking, from
      * its own size on, as a Reduce to rank 0 that a Bcast follows (then_bcast,
@@ -908,7 +927,8 @@ static coll_shm_op_t *reduce_op(coll_shm_op_t *o, rmpi_comm_t *c, const void *sb
     o->out_here = root < 0 || o->h.me == root;
     /* the kernels work on the basic elements (a vector of 3 ints: 3 ints per element) */
     o->basic = dt->basic;
-    o->es = rmpi_dtype_get(o->basic)->size;
+    o->kern = kern;
+    o->es = dt->basic == dt->handle ? dt->size : rmpi_dtype_get(o->basic)->size;
     o->elems = count * dt->size / o->es;
     return o;
 }
@@ -1432,6 +1452,7 @@ typedef struct red_call {
     char *out;              /* the root's packed output (root only) */
     const red_ent_t *other; /* the peer's entry */
     char *s1, *s2;          /* scratch: two pieces in my step buffer */
+    rmpi_coll_kernel_t rev; /* rank 1 as root combining alone: the op as out = out op in */
 } red_call_t;
 
 /* Piece j of `elems`: d receives rank 1's operand, then d = x0 op d; the root's output is d
@@ -1444,6 +1465,11 @@ static void red_piece(const red_call_t *r, uint64_t j, size_t elems)
     char *mine_out = me == r->root ? r->out + off : NULL;
     const char *left;
     char *d;
+    if (r->rev) { /* rank 1 as root, alone, not in place: x0 lands in the output, out = x0 op x1 */
+        cma_copy(h, peer, mine_out, kb, r->other->in + off, 0);
+        r->rev(r->in + off, mine_out, k);
+        return;
+    }
     if (me == 1) { /* I hold x1: a copy of it takes x0 */
         d = mine_out ? mine_out : r->s1;
         if (d != r->in + off)
@@ -1484,7 +1510,7 @@ static int reduce_cma(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi
 {
     int me = h->me, peer = 1 - me;
     void *tin = NULL, *tout = NULL;
-    red_call_t r = {h, root, op, dt->basic, rmpi_dtype_get(dt->basic)->size, 0, NULL, NULL, NULL, NULL, NULL};
+    red_call_t r = {h, root, op, dt->basic, rmpi_dtype_get(dt->basic)->size, 0, NULL, NULL, NULL, NULL, NULL, NULL};
     r.in = packed_in(sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dt, &tin);
     r.out = me == root ? packed_out(rbuf, count, dt, &tout) : NULL;
     /* two steps: the table and a scratch piece in the first buffer, a second piece in the next */
@@ -1504,12 +1530,18 @@ static int reduce_cma(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi
     /* equal counts are the standard's rule; a mismatch combines the common part. Pieces of
      * at most a scratch buffer and RMPI_COLL_SHM_CMA_PIECE, all about equal. Below
      * RMPI_COLL_SHM_REDUCE_CMA_SPLIT the root combines alone (the other rank's piece costs
-     * it two system calls), and rank 0 as root reads the whole operand into its output at
-     * once where that is not its input: one system call, as the tree's rendezvous, without
-     * the messages around it. Both ranks see the root's entry, so they count alike. */
+     * it two system calls), and reads the whole operand into its output at once where that
+     * is not its input: one system call, as the tree's rendezvous, without the messages
+     * around it. Both ranks see the root's entry, so they count alike. */
     size_t elems = (size_t)RMPI_MIN(mine->len, r.other->len) / r.es;
     int split = elems * r.es >= (size_t)rmpi_knobs.COLL_SHM_REDUCE_CMA_SPLIT;
-    size_t most = !split && root == 0 && re->in != re->out ? elems : RMPI_MIN(h->chunk - 128, cma_piece(h->c)) / r.es;
+    /* rank 1 as root reads x0 into its output the same way and combines x1 into it on the
+     * right (the kernel in the other orientation: x0 op x1, the bits of every other path) */
+    rmpi_coll_kernel_t rev = root == 1 ? rmpi_coll_op_kernel_rev(op, dt->basic) : NULL;
+    int whole = !split && re->in != re->out && (root == 0 || rev);
+    if (whole && root == 1 && me == 1)
+        r.rev = rev;
+    size_t most = whole ? elems : RMPI_MIN(h->chunk - 128, cma_piece(h->c)) / r.es;
     most = RMPI_MAX(most, 1);
     uint64_t np = (elems + most - 1) / most;
     r.pe = np ? (elems + np - 1) / np : 1;

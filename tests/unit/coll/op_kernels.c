@@ -6,7 +6,8 @@
  * is one correctly rounded operation on its own two elements, whatever the vector width),
  * except the padding bytes of x87 long doubles. Values are finite (NaN payloads may
  * depend on operand order). Also: the kernel handle (rmpi_coll_op_kernel) and
- * rmpi_coll_op_apply give the same bytes. */
+ * rmpi_coll_op_apply give the same bytes, and so does the other orientation
+ * (rmpi_coll_op_kernel_rev: inout = inout op in) with the operands swapped. */
 #include <float.h>
 #include <limits.h>
 #include <math.h>
@@ -305,7 +306,7 @@ static int run_variant(const char *variant, unit_rng_t *r)
 {
     static const int offs[][2] = {{0, 0}, {1, 0}, {0, 5}, {3, 7}};
     enum { BUF = GUARD + 8 + MAXN * 32 + GUARD + 8 };
-    static char in[BUF], got[BUF], want[BUF];
+    static char in[BUF], got[BUF], want[BUF], rev_in[BUF];
     int pairs = 0;
     for (size_t ti = 0; ti < RMPI_ARRAY_LEN(types); ti++) {
         const mtype_t *t = &types[ti];
@@ -337,7 +338,12 @@ static int run_variant(const char *variant, unit_rng_t *r)
                     fill(r, t, g, n);
                     memcpy(want + lo, got + lo, hi - lo);
                     model(code, t, a, w, n);
-                    if (n % 2) /* the handle and the packed-stream interface give the same */
+                    if (n % 4 == 3) { /* the other orientation on swapped operands: the same bits */
+                        char *y = rev_in + GUARD + offs[k][0];
+                        memcpy(y, g, bytes);
+                        memcpy(g, a, bytes);
+                        rmpi_coll_op_kernel_rev(ops[oi], t->h)(y, g, n);
+                    } else if (n % 2) /* the handle and the packed-stream interface give the same */
                         fn(a, g, n);
                     else
                         rmpi_coll_op_apply(ops[oi], t->h, a, g, n);
