@@ -283,6 +283,8 @@ static inline const rmpi_shm_qslot_t *rmpi_shm_qpeek(rmpi_shm_queue_t *q)
 static inline void rmpi_shm_qrelease(rmpi_shm_queue_t *q)
 {
     uint32_t m = q->rel_mask;
+    if (!m) /* inline frames only: a load and a test per pass */
+        return;
     while (m) {
         int c = __builtin_ctz(m);
         m &= m - 1;
