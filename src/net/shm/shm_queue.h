@@ -51,7 +51,7 @@
 enum { RMPI_SHM_Q_MORE = 1 };
 #define RMPI_SHM_Q_INLINE 48       /* frames of at most this many bytes travel in their slot */
 #define RMPI_SHM_Q_ROOM 64         /* a buffer's bytes beyond its class: room for the frame's header */
-#define RMPI_SHM_Q_RELEASE_BATCH 8 /* buffers the receiver holds back before it gives them back */
+#define RMPI_SHM_Q_RELEASE_BATCH 8 /* buffers of a class the receiver holds back, at most */
 
 typedef struct rmpi_shm_qslot {
     _Atomic uint64_t seq;
@@ -94,7 +94,8 @@ typedef struct rmpi_shm_queue {
     /* receiver only: buffers read and not given back yet, a chain per class (first: index +
      * 1, 0 none; linked through next[] as on the stack), pushed by rmpi_shm_qrelease */
     uint32_t rel_first[RMPI_SHM_MAX_CLASSES], rel_last[RMPI_SHM_MAX_CLASSES];
-    uint32_t rel_n, rel_mask;
+    uint32_t rel_n[RMPI_SHM_MAX_CLASSES], rel_max[RMPI_SHM_MAX_CLASSES]; /* held, and at most */
+    uint32_t rel_mask;
 } rmpi_shm_queue_t;
 
 /* Lay out classes for frames of csize[] bytes (buffers of csize[] + RMPI_SHM_Q_ROOM), each
@@ -142,7 +143,12 @@ static inline void rmpi_shm_queue_attach(rmpi_shm_queue_t *q, void *area, const 
     q->lay = l;
     q->head = 0;
     memset(q->rel_first, 0, sizeof q->rel_first);
-    q->rel_n = q->rel_mask = 0;
+    memset(q->rel_n, 0, sizeof q->rel_n);
+    q->rel_mask = 0;
+    for (int c = 0; c < l->nclass; c++) { /* an eighth of the class at most: 2 of the 16 largest */
+        uint32_t n = (l->cfirst[c + 1] - l->cfirst[c]) / 8;
+        q->rel_max[c] = n < 1 ? 1 : n > RMPI_SHM_Q_RELEASE_BATCH ? RMPI_SHM_Q_RELEASE_BATCH : n;
+    }
 }
 
 /* Push the buffers first .. last, already linked through next[] (last's link is set here),
@@ -289,10 +295,9 @@ static inline void rmpi_shm_qrelease(rmpi_shm_queue_t *q)
         int c = __builtin_ctz(m);
         m &= m - 1;
         rmpi_shm_qpush_chain(q, c, q->rel_first[c] - 1, q->rel_last[c]);
-        q->rel_first[c] = 0;
+        q->rel_first[c] = q->rel_n[c] = 0;
     }
     q->rel_mask = 0;
-    q->rel_n = 0;
 }
 
 /* Receiver: done with the slot from rmpi_shm_qpeek and its buffer, if it had one (the frame
@@ -311,8 +316,11 @@ static inline void rmpi_shm_qconsume(rmpi_shm_queue_t *q, const rmpi_shm_qslot_t
             q->rel_last[c] = buf;
         q->rel_first[c] = buf + 1;
         q->rel_mask |= 1u << c;
-        if (++q->rel_n == RMPI_SHM_Q_RELEASE_BATCH)
-            rmpi_shm_qrelease(q);
+        if (++q->rel_n[c] == q->rel_max[c]) { /* this class's batch back now */
+            rmpi_shm_qpush_chain(q, c, buf, q->rel_last[c]);
+            q->rel_first[c] = q->rel_n[c] = 0;
+            q->rel_mask &= ~(1u << c);
+        }
     }
 }
 

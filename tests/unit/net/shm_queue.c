@@ -147,20 +147,17 @@ static void dry_classes(void)
     if (s)
         rmpi_shm_qconsume(&t, s);
     CHECK(!rmpi_shm_qpeek(&t), "consumed slot seen again");
-    CHECK(rmpi_shm_qalloc(&t, 0) == UINT32_MAX, "a buffer read came back before rmpi_shm_qrelease");
-    rmpi_shm_qrelease(&t);
+    /* a class of 4 buffers: none is held back (an eighth at most), so it is back at once */
     CHECK(rmpi_shm_qalloc(&t, 0) == got[2], "the freed buffer does not come back");
     CHECK(rmpi_shm_qalloc(&t, 0) == UINT32_MAX, "an inline frame's consume freed a buffer");
 
-    /* buffers of two classes read in one batch come back once each, with one release */
+    /* buffers of two classes read together come back once each */
     for (int i = 0; i < 5; i++)
         CHECK(rmpi_shm_qenqueue(&t, got[i], i == 4 ? 300 : 100, 2, 0, 0), "frame %d refused", i);
     for (int i = 0; i < 5 && (s = rmpi_shm_qpeek(&t)); i++) {
         CHECK(s->buf == got[i], "frame %d holds buffer %u", i, s->buf);
         rmpi_shm_qconsume(&t, s);
     }
-    CHECK(rmpi_shm_qalloc(&t, 0) == UINT32_MAX, "buffers came back before rmpi_shm_qrelease");
-    rmpi_shm_qrelease(&t);
     rmpi_shm_qrelease(&t); /* nothing held: a no-op */
     int back[5] = {0};
     uint32_t b;
@@ -206,33 +203,47 @@ static void dry_classes(void)
     free(a);
 }
 
-/* The RMPI_SHM_Q_RELEASE_BATCH-th buffer read gives the batch back without a call. */
+/* Batches: a class of 64 buffers holds back RMPI_SHM_Q_RELEASE_BATCH read buffers, one of
+ * 18 two (an eighth); the batch's last read gives that class's back, rmpi_shm_qrelease the
+ * rest; each buffer comes back once. */
 static void release_batch(void)
 {
-    const uint32_t cs[] = {256};
+    const uint32_t cs[] = {256, 1024};
+    enum { SMALL = 64, LARGE = 18 }; /* 64 x 320 B of 1088-byte buffers */
     rmpi_shm_qlayout_t l;
-    rmpi_shm_qlayout(&l, cs, 1, RMPI_SHM_Q_RELEASE_BATCH * (256 + RMPI_SHM_Q_ROOM), 1);
+    rmpi_shm_qlayout(&l, cs, 2, SMALL * (256 + RMPI_SHM_Q_ROOM), LARGE);
+    CHECK(l.cfirst[1] == SMALL && l.cfirst[2] == SMALL + LARGE, "%u and %u buffers", l.cfirst[1],
+          l.cfirst[2] - l.cfirst[1]);
     void *a = area_new(l.bytes);
     rmpi_shm_queue_t t;
     rmpi_shm_queue_attach(&t, a, &l);
     rmpi_shm_queue_init(&t);
-    for (int k = 0; k < RMPI_SHM_Q_RELEASE_BATCH; k++) {
-        uint32_t b = rmpi_shm_qalloc(&t, 0);
-        CHECK(b != UINT32_MAX && rmpi_shm_qenqueue(&t, b, 100, 1, 0, 0), "frame %d of the batch", k);
+    CHECK(t.rel_max[0] == RMPI_SHM_Q_RELEASE_BATCH && t.rel_max[1] == 2, "batches of %u and %u", t.rel_max[0],
+          t.rel_max[1]);
+    uint32_t held[RMPI_SHM_Q_RELEASE_BATCH + 1];
+    for (int k = 0; k <= RMPI_SHM_Q_RELEASE_BATCH; k++) { /* the last: a 1 KiB frame */
+        held[k] = rmpi_shm_qalloc(&t, k == RMPI_SHM_Q_RELEASE_BATCH);
+        CHECK(held[k] != UINT32_MAX &&
+                  rmpi_shm_qenqueue(&t, held[k], k == RMPI_SHM_Q_RELEASE_BATCH ? 1000 : 100, 1, 0, 0),
+              "frame %d of the batch", k);
     }
-    CHECK(rmpi_shm_qalloc(&t, 0) == UINT32_MAX, "more than %d buffers", RMPI_SHM_Q_RELEASE_BATCH);
     const rmpi_shm_qslot_t *s;
-    for (int k = 0; (s = rmpi_shm_qpeek(&t)); k++) {
+    for (int k = 0; k < RMPI_SHM_Q_RELEASE_BATCH && (s = rmpi_shm_qpeek(&t)); k++) {
         rmpi_shm_qconsume(&t, s);
-        if (k + 1 < RMPI_SHM_Q_RELEASE_BATCH)
-            CHECK(rmpi_shm_qalloc(&t, 0) == UINT32_MAX, "read %d of a batch: a buffer came back", k + 1);
+        CHECK(t.rel_n[0] == (uint32_t)(k + 1) % RMPI_SHM_Q_RELEASE_BATCH, "read %d: %u held", k + 1, t.rel_n[0]);
     }
-    int back[RMPI_SHM_Q_RELEASE_BATCH] = {0};
+    CHECK((s = rmpi_shm_qpeek(&t)) && s->len == 1000, "the 1 KiB frame");
+    if (s)
+        rmpi_shm_qconsume(&t, s);
+    CHECK(t.rel_n[1] == 1 && t.rel_mask == 2u, "the 1 KiB buffer not held (%u, mask %#x)", t.rel_n[1], t.rel_mask);
+    rmpi_shm_qrelease(&t);
+    CHECK(t.rel_mask == 0 && t.rel_n[1] == 0, "buffers held after rmpi_shm_qrelease");
+    int back[SMALL + LARGE] = {0};
     uint32_t b;
     while ((b = rmpi_shm_qalloc(&t, 0)) != UINT32_MAX)
-        CHECK(b < RMPI_SHM_Q_RELEASE_BATCH && ++back[b] == 1, "buffer %u came back twice", b);
-    for (int i = 0; i < RMPI_SHM_Q_RELEASE_BATCH; i++)
-        CHECK(back[i] == 1, "after the batch's last read buffer %d came back %d times", i, back[i]);
+        CHECK(b < SMALL + LARGE && ++back[b] == 1, "buffer %u came back twice", b);
+    for (int i = 0; i < SMALL + LARGE; i++)
+        CHECK(back[i] == 1, "buffer %d came back %d times", i, back[i]);
     free(a);
 }
 
