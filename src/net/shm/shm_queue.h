@@ -23,12 +23,13 @@
  *    buffer indices whose head word carries a tag against ABA (a pop reads next[] of a buffer
  *    another sender may just have taken; the tag makes its CAS fail).
  *  - the receiver returns buffers in batches: those it read are chained per class (through
- *    next[], privately) and pushed with one CAS per class at the end of its pass, or every
- *    RMPI_SHM_Q_RELEASE_BATCH buffers (rmpi_shm_qrelease). A push per frame was a locked
+ *    next[], privately) and pushed with one CAS per class at the end of its pass
+ *    (rmpi_shm_qrelease), or sooner (below). A push per frame was a locked
  *    read-modify-write on the line every sender's pop writes, and it waited for the
  *    receiver's copy of the frame out of the buffer to leave its store buffer; streaming 64 B
  *    to 1 KiB frames it cost 10-25% of the rate (docs/results/channels.md, "Streaming on the
- *    queue"). A batch holds at most 8 buffers back, so a class of 16 does not run dry.
+ *    queue"). A class's chain goes back as soon as it holds an eighth of the class (at most
+ *    8): 2 of the 16 largest buffers, so a stream of large frames does not find its class dry.
  * Frames larger than the biggest class travel as fragments (flag MORE on all but the last),
  * consecutive in the sender's order and reassembled by the receiver per sender.
  *
@@ -302,7 +303,8 @@ static inline void rmpi_shm_qrelease(rmpi_shm_queue_t *q)
 
 /* Receiver: done with the slot from rmpi_shm_qpeek and its buffer, if it had one (the frame
  * was handled: nothing reads the buffer after this). The buffer goes back with the next
- * rmpi_shm_qrelease, which runs here once RMPI_SHM_Q_RELEASE_BATCH are held. */
+ * rmpi_shm_qrelease, or here with its class's chain once that holds rel_max[c] (an eighth
+ * of the class, 1 to RMPI_SHM_Q_RELEASE_BATCH). */
 static inline void rmpi_shm_qconsume(rmpi_shm_queue_t *q, const rmpi_shm_qslot_t *s)
 {
     uint32_t len = s->len, buf = s->buf; /* read before the slot goes back to the senders */
