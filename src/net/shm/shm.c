@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #define SEG_HDR RMPI_SHM_SEG_HDR
-#define SEG_MAGIC 0x524d5049534d3035ull /* "RMPISM05" (docs/wire/shm.md) */
+#define SEG_MAGIC 0x524d5049534d3036ull /* "RMPISM06" (docs/wire/shm.md) */
 /* The doorbell words (shm.h), in the header after its fields, a cache line of their own:
  * a bit per local sender, so at most (4096 - 512) * 8 local ranks */
 #define BELL_OFF 512u
@@ -985,9 +985,10 @@ static inline __attribute__((always_inline)) int poll_shared(shm_rail_t *s)
         rmpi_shm_qconsume(&s->rxq, sl);
         ev++;
     }
-    if (ev)
+    if (ev) {
+        rmpi_shm_qrelease(&s->rxq); /* the buffers of this pass's frames, a CAS per class */
         s->stuck_since = 0;
-    else if (RMPI_UNLIKELY((++s->idle_polls & 1023) == 0) && rmpi_shm_qreserved(&s->rxq))
+    } else if (RMPI_UNLIKELY((++s->idle_polls & 1023) == 0) && rmpi_shm_qreserved(&s->rxq))
         queue_stuck(s);
     return ev;
 }

@@ -1,12 +1,15 @@
 /*
  * The shm shared channel's receive queue (src/net/shm/shm_queue.h), in plain memory.
  *  a) layout and class choice: the default classes (256 B .. 8 KiB) get about the bytes
- *     asked per class, at least the largest-class minimum, slots of one cache line, slots >=
- *     buffers and >= RMPI_SHM_QCAP_MIN; a frame of n bytes maps to the smallest class >= n
- *     (900 -> 1 KiB, 1024 -> 1 KiB, 1025 -> 2 KiB, 8193 -> none); buffers of different classes
- *     never overlap.
+ *     asked per class in buffers of the class + RMPI_SHM_Q_ROOM, at least the largest-class
+ *     minimum, slots of one cache line, slots >= buffers and >= RMPI_SHM_QCAP_MIN; a frame of
+ *     n bytes maps to the smallest buffer >= n (900 -> 1 KiB, 1024 and 1088 -> 1 KiB, 1089 ->
+ *     2 KiB, a 4 KiB message's 4100-byte frame -> 4 KiB, 8256 -> 8 KiB, 8257 -> none); buffers
+ *     of different classes never overlap.
  *  b) one thread: a class that runs dry hands out the next larger one, then UINT32_MAX when
- *     every larger class is dry too; freed buffers come back; every buffer comes out once. A
+ *     every larger class is dry too; buffers read come back only with rmpi_shm_qrelease (two
+ *     classes in one batch, each buffer once), or by themselves at the
+ *     RMPI_SHM_Q_RELEASE_BATCH-th read, not before; every buffer comes out once. A
  *     frame of RMPI_SHM_Q_INLINE bytes travels in its slot and takes no buffer; a full queue
  *     refuses a position (and the buffer's frame stays the caller's) until the receiver reads
  *     one, over several laps of the slots.
@@ -14,7 +17,7 @@
  *     the classes (0, 8, 40, 48 inline; 49 .. 4096 in buffers; 8192 as two fragments flagged
  *     MORE), one consumer: per producer every frame arrives once, in order, intact; no buffer
  *     is handed to two frames at once (a per-buffer owner word); producers wait while the
- *     queue is full.
+ *     queue is full; the consumer gives buffers back after each read of at most 64 slots.
  *  d) c) with the doorbell (docs/wire/shm.md, version 5): each producer sets the queue's bit
  *     after each slot it publishes unless it finds it set (rmpi_shm_qbell), and the consumer
  *     reads the queue only when it takes the bit, or when the last read left it
@@ -85,7 +88,10 @@ static void layout_and_classes(void)
     const uint32_t cs[] = {256, 1024, 2048, 4096, 8192};
     rmpi_shm_qlayout(&lay, cs, 5, 128 * 1024, 16);
     CHECK(lay.nclass == 5, "nclass %d", lay.nclass);
-    CHECK(lay.cfirst[1] - lay.cfirst[0] == 512, "256 B class has %u buffers", lay.cfirst[1] - lay.cfirst[0]);
+    CHECK(lay.csize[0] == 256 + RMPI_SHM_Q_ROOM && lay.csize[4] == 8192 + RMPI_SHM_Q_ROOM, "buffers of %u .. %u B",
+          lay.csize[0], lay.csize[4]);
+    CHECK(lay.cfirst[1] - lay.cfirst[0] == 128 * 1024 / (256 + RMPI_SHM_Q_ROOM), "256 B class has %u buffers",
+          lay.cfirst[1] - lay.cfirst[0]);
     CHECK(lay.cfirst[5] - lay.cfirst[4] == 16, "8 KiB class has %u buffers", lay.cfirst[5] - lay.cfirst[4]);
     CHECK(lay.qcap >= lay.cfirst[5] && lay.qcap >= RMPI_SHM_QCAP_MIN && !(lay.qcap & (lay.qcap - 1)),
           "qcap %u for %u buffers", lay.qcap, lay.cfirst[5]);
@@ -95,13 +101,16 @@ static void layout_and_classes(void)
     CHECK(rmpi_shm_qclass(&lay, 0) == 0, "0 B -> class %d", rmpi_shm_qclass(&lay, 0));
     CHECK(rmpi_shm_qclass(&lay, 256) == 0, "256 B -> class %d", rmpi_shm_qclass(&lay, 256));
     CHECK(rmpi_shm_qclass(&lay, 1024) == 1, "1024 B -> class %d", rmpi_shm_qclass(&lay, 1024));
-    CHECK(rmpi_shm_qclass(&lay, 1025) == 2, "1025 B -> class %d", rmpi_shm_qclass(&lay, 1025));
-    CHECK(rmpi_shm_qclass(&lay, 8192) == 4, "8192 B -> class %d", rmpi_shm_qclass(&lay, 8192));
-    CHECK(rmpi_shm_qclass(&lay, 8193) == 5, "8193 B -> class %d", rmpi_shm_qclass(&lay, 8193));
+    CHECK(rmpi_shm_qclass(&lay, 1088) == 1, "1088 B -> class %d", rmpi_shm_qclass(&lay, 1088));
+    CHECK(rmpi_shm_qclass(&lay, 1089) == 2, "1089 B -> class %d", rmpi_shm_qclass(&lay, 1089));
+    CHECK(rmpi_shm_qclass(&lay, 4100) == 3, "4100 B -> class %d", rmpi_shm_qclass(&lay, 4100));
+    CHECK(rmpi_shm_qclass(&lay, 8256) == 4, "8256 B -> class %d", rmpi_shm_qclass(&lay, 8256));
+    CHECK(rmpi_shm_qclass(&lay, 8257) == 5, "8257 B -> class %d", rmpi_shm_qclass(&lay, 8257));
     rmpi_shm_qlayout_t big;
     rmpi_shm_qlayout(&big, cs, 5, 8192, 40);
     CHECK(big.cfirst[5] - big.cfirst[4] == 40, "largest-class minimum: %u", big.cfirst[5] - big.cfirst[4]);
-    CHECK(big.cfirst[1] - big.cfirst[0] == 32, "8 KiB per class of 256 B: %u", big.cfirst[1] - big.cfirst[0]);
+    CHECK(big.cfirst[1] - big.cfirst[0] == 8192 / (256 + RMPI_SHM_Q_ROOM), "8 KiB per class of 256 B: %u",
+          big.cfirst[1] - big.cfirst[0]);
     for (int c = 0; c + 1 < lay.nclass; c++) {
         size_t end = lay.coff[c] + (size_t)(lay.cfirst[c + 1] - lay.cfirst[c]) * lay.csize[c];
         CHECK(end <= lay.coff[c + 1], "class %d overlaps class %d", c, c + 1);
@@ -113,7 +122,8 @@ static void dry_classes(void)
 {
     const uint32_t cs[] = {256, 1024};
     rmpi_shm_qlayout_t l;
-    rmpi_shm_qlayout(&l, cs, 2, 1024, 1); /* 4 x 256, 1 x 1024 */
+    rmpi_shm_qlayout(&l, cs, 2, 4 * (256 + RMPI_SHM_Q_ROOM), 1); /* 4 x 256, 1 x 1024 */
+    CHECK(l.cfirst[1] == 4 && l.cfirst[2] == 5, "%u and %u buffers", l.cfirst[1], l.cfirst[2] - l.cfirst[1]);
     void *a = area_new(l.bytes);
     rmpi_shm_queue_t t;
     rmpi_shm_queue_attach(&t, a, &l);
@@ -137,12 +147,29 @@ static void dry_classes(void)
     if (s)
         rmpi_shm_qconsume(&t, s);
     CHECK(!rmpi_shm_qpeek(&t), "consumed slot seen again");
+    /* a class of 4 buffers: none is held back (an eighth at most), so it is back at once */
     CHECK(rmpi_shm_qalloc(&t, 0) == got[2], "the freed buffer does not come back");
     CHECK(rmpi_shm_qalloc(&t, 0) == UINT32_MAX, "an inline frame's consume freed a buffer");
 
+    /* buffers of two classes read together come back once each */
+    for (int i = 0; i < 5; i++)
+        CHECK(rmpi_shm_qenqueue(&t, got[i], i == 4 ? 300 : 100, 2, 0, 0), "frame %d refused", i);
+    for (int i = 0; i < 5 && (s = rmpi_shm_qpeek(&t)); i++) {
+        CHECK(s->buf == got[i], "frame %d holds buffer %u", i, s->buf);
+        rmpi_shm_qconsume(&t, s);
+    }
+    rmpi_shm_qrelease(&t); /* nothing held: a no-op */
+    int back[5] = {0};
+    uint32_t b;
+    while ((b = rmpi_shm_qalloc(&t, 0)) != UINT32_MAX)
+        CHECK(b < 5 && ++back[b] == 1, "buffer %u came back twice", b);
+    for (int i = 0; i < 5; i++)
+        CHECK(back[i] == 1, "buffer %d came back %d times", i, back[i]);
+    got[0] = 0; /* every buffer is the test's again; buffer 0 stands for a sender's below */
+
     /* inline frames: slots only; a full queue refuses, over several laps of the slots */
     CHECK(l.qcap == RMPI_SHM_QCAP_MIN, "qcap %u for 5 buffers", l.qcap);
-    uint64_t sent = 1, read = 1; /* position 0 held the buffer's frame */
+    uint64_t sent = 6, read = 6; /* positions 0 .. 5 held the buffers' frames */
     for (int lap = 0; lap < 5; lap++) {
         uint64_t pos;
         rmpi_shm_qslot_t *w;
@@ -173,6 +200,50 @@ static void dry_classes(void)
           (unsigned long long)sent);
     rmpi_shm_qfree(&t, got[0]);
     CHECK(rmpi_shm_qalloc(&t, 0) == got[0], "the buffer of a refused frame was not the caller's");
+    free(a);
+}
+
+/* Batches: a class of 64 buffers holds back RMPI_SHM_Q_RELEASE_BATCH read buffers, one of
+ * 18 two (an eighth); the batch's last read gives that class's back, rmpi_shm_qrelease the
+ * rest; each buffer comes back once. */
+static void release_batch(void)
+{
+    const uint32_t cs[] = {256, 1024};
+    enum { SMALL = 64, LARGE = 18 }; /* 64 x 320 B of 1088-byte buffers */
+    rmpi_shm_qlayout_t l;
+    rmpi_shm_qlayout(&l, cs, 2, SMALL * (256 + RMPI_SHM_Q_ROOM), LARGE);
+    CHECK(l.cfirst[1] == SMALL && l.cfirst[2] == SMALL + LARGE, "%u and %u buffers", l.cfirst[1],
+          l.cfirst[2] - l.cfirst[1]);
+    void *a = area_new(l.bytes);
+    rmpi_shm_queue_t t;
+    rmpi_shm_queue_attach(&t, a, &l);
+    rmpi_shm_queue_init(&t);
+    CHECK(t.rel_max[0] == RMPI_SHM_Q_RELEASE_BATCH && t.rel_max[1] == 2, "batches of %u and %u", t.rel_max[0],
+          t.rel_max[1]);
+    uint32_t held[RMPI_SHM_Q_RELEASE_BATCH + 1];
+    for (int k = 0; k <= RMPI_SHM_Q_RELEASE_BATCH; k++) { /* the last: a 1 KiB frame */
+        held[k] = rmpi_shm_qalloc(&t, k == RMPI_SHM_Q_RELEASE_BATCH);
+        CHECK(held[k] != UINT32_MAX &&
+                  rmpi_shm_qenqueue(&t, held[k], k == RMPI_SHM_Q_RELEASE_BATCH ? 1000 : 100, 1, 0, 0),
+              "frame %d of the batch", k);
+    }
+    const rmpi_shm_qslot_t *s;
+    for (int k = 0; k < RMPI_SHM_Q_RELEASE_BATCH && (s = rmpi_shm_qpeek(&t)); k++) {
+        rmpi_shm_qconsume(&t, s);
+        CHECK(t.rel_n[0] == (uint32_t)(k + 1) % RMPI_SHM_Q_RELEASE_BATCH, "read %d: %u held", k + 1, t.rel_n[0]);
+    }
+    CHECK((s = rmpi_shm_qpeek(&t)) && s->len == 1000, "the 1 KiB frame");
+    if (s)
+        rmpi_shm_qconsume(&t, s);
+    CHECK(t.rel_n[1] == 1 && t.rel_mask == 2u, "the 1 KiB buffer not held (%u, mask %#x)", t.rel_n[1], t.rel_mask);
+    rmpi_shm_qrelease(&t);
+    CHECK(t.rel_mask == 0 && t.rel_n[1] == 0, "buffers held after rmpi_shm_qrelease");
+    int back[SMALL + LARGE] = {0};
+    uint32_t b;
+    while ((b = rmpi_shm_qalloc(&t, 0)) != UINT32_MAX)
+        CHECK(b < SMALL + LARGE && ++back[b] == 1, "buffer %u came back twice", b);
+    for (int i = 0; i < SMALL + LARGE; i++)
+        CHECK(back[i] == 1, "buffer %d came back %d times", i, back[i]);
     free(a);
 }
 
@@ -326,6 +397,7 @@ static int consume_all(void)
                 return 0;
             n++;
         }
+        rmpi_shm_qrelease(&q); /* as the provider's pass ends */
         if (bell != NO_BELL)
             left = rmpi_shm_qbell_again(&q, n, bound);
         else if (!n)
@@ -393,6 +465,7 @@ int main(void)
     sh = shared_new(sizeof *sh);
     layout_and_classes();
     dry_classes();
+    release_batch();
     run(NO_BELL, 0);
     if (!unit_failures)
         run(BELL, 0);
