@@ -88,7 +88,7 @@ typedef struct rmpi_shm_qlayout {
 typedef struct rmpi_shm_queue {
     rmpi_shm_qhdr_t *hdr;
     rmpi_shm_qslot_t *slot;
-    uint32_t *next;
+    _Atomic uint32_t *next; /* relaxed: a pop may read a link while its buffer is pushed again (the tag decides) */
     char *base;
     const rmpi_shm_qlayout_t *lay;
     uint64_t head; /* receiver only */
@@ -140,7 +140,7 @@ static inline void rmpi_shm_queue_attach(rmpi_shm_queue_t *q, void *area, const 
     q->base = area;
     q->hdr = area;
     q->slot = (rmpi_shm_qslot_t *)((char *)area + l->slots_off);
-    q->next = (uint32_t *)((char *)area + l->next_off);
+    q->next = (_Atomic uint32_t *)(void *)((char *)area + l->next_off);
     q->lay = l;
     q->head = 0;
     memset(q->rel_first, 0, sizeof q->rel_first);
@@ -159,7 +159,7 @@ static inline void rmpi_shm_qpush_chain(rmpi_shm_queue_t *q, int c, uint32_t fir
     _Atomic uint64_t *h = &q->hdr->free_head[c];
     uint64_t old = atomic_load_explicit(h, memory_order_relaxed), nw;
     do {
-        q->next[last] = (uint32_t)old;
+        atomic_store_explicit(&q->next[last], (uint32_t)old, memory_order_relaxed);
         nw = ((old >> 32) + 1) << 32 | (uint64_t)(first + 1);
     } while (!atomic_compare_exchange_weak_explicit(h, &old, nw, memory_order_release, memory_order_relaxed));
 }
@@ -212,7 +212,7 @@ static inline uint32_t rmpi_shm_qalloc(rmpi_shm_queue_t *q, int c)
         uint64_t old = atomic_load_explicit(h, memory_order_acquire);
         while ((uint32_t)old) {
             uint32_t buf = (uint32_t)old - 1;
-            uint64_t nw = ((old >> 32) + 1) << 32 | q->next[buf];
+            uint64_t nw = ((old >> 32) + 1) << 32 | atomic_load_explicit(&q->next[buf], memory_order_relaxed);
             if (atomic_compare_exchange_weak_explicit(h, &old, nw, memory_order_acquire, memory_order_acquire))
                 return buf;
         }
@@ -313,7 +313,7 @@ static inline void rmpi_shm_qconsume(rmpi_shm_queue_t *q, const rmpi_shm_qslot_t
     if (len > RMPI_SHM_Q_INLINE) {
         int c;
         rmpi_shm_qbuf(q, buf, &c);
-        q->next[buf] = q->rel_first[c];
+        atomic_store_explicit(&q->next[buf], q->rel_first[c], memory_order_relaxed);
         if (!q->rel_first[c])
             q->rel_last[c] = buf;
         q->rel_first[c] = buf + 1;
