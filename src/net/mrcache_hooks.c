@@ -10,10 +10,10 @@
  * an internal madvise that no hook sees; a buffer malloc'd by such a thread, freed, and the
  * range reused, could hit a stale registration on providers that pin pages (verbs).
  *
- * Under AddressSanitizer the allocator behind us is ASan's: its interceptors are reached by
- * name (__interceptor_free), never through dlsym, which would re-enter ASan while it starts
- * (ASan frees memory before its own dlsym works), and a freed block's whole range is
- * invalidated, since its chunks carry no glibc header. */
+ * Under AddressSanitizer or ThreadSanitizer the allocator behind us is the sanitizer's: its
+ * interceptors are reached by name (__interceptor_free), never through dlsym, which would
+ * re-enter the sanitizer while it starts (both free memory before their own dlsym works),
+ * and a freed block's whole range is invalidated, since its chunks carry no glibc header. */
 #include "net.h"
 
 #include <dlfcn.h>
@@ -26,15 +26,15 @@
 extern void __libc_free(void *);
 extern void *__libc_realloc(void *, size_t);
 
-#if defined(__SANITIZE_ADDRESS__)
-#define RMPI_ASAN 1
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define RMPI_SAN_ALLOC 1
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define RMPI_ASAN 1
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define RMPI_SAN_ALLOC 1
 #endif
 #endif
 
-#ifdef RMPI_ASAN
+#ifdef RMPI_SAN_ALLOC
 extern void __interceptor_free(void *);
 extern void *__interceptor_realloc(void *, size_t);
 extern size_t __sanitizer_get_allocated_size(const volatile void *);
@@ -42,7 +42,8 @@ extern size_t __sanitizer_get_allocated_size(const volatile void *);
 static RMPI_NET_HOOK_SAFE void real_free(void *p) { __interceptor_free(p); }
 static RMPI_NET_HOOK_SAFE void *real_realloc(void *p, size_t n) { return __interceptor_realloc(p, n); }
 
-/* Every freed block, not only mmap'd ones: ASan unmaps its memory with raw system calls. */
+/* Every freed block, not only mmap'd ones: the sanitizers unmap their memory with raw system
+ * calls. */
 static int chunk_range(void *p, void **base, size_t *len)
 {
     *base = p;

@@ -337,10 +337,13 @@ void rmpi_net_report(void *file, int rank, int json);
 void rmpi_net_close(void);
 
 /* What the memory-release hooks run before they know the cache holds anything: under
- * AddressSanitizer that code may run inside ASan's own start-up (its dlsym frees memory),
- * before the shadow memory that instrumented code reads exists. */
+ * AddressSanitizer or ThreadSanitizer that code may run inside the sanitizer's own start-up
+ * (its dlsym frees memory), before the shadow memory or thread state that instrumented code
+ * uses exists. */
 #if defined(__SANITIZE_ADDRESS__)
 #define RMPI_NET_HOOK_SAFE __attribute__((no_sanitize_address))
+#elif defined(__SANITIZE_THREAD__)
+#define RMPI_NET_HOOK_SAFE __attribute__((no_sanitize_thread))
 #else
 #define RMPI_NET_HOOK_SAFE
 #endif
