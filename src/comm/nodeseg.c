@@ -1,7 +1,9 @@
 /* Node segments: one /dev/shm segment per node for the ranks of a communicator that share
  * it (one-sided windows in rma/direct.c, shared-memory collectives in coll/shm.c). The
  * node's lowest rank creates it with its pages reserved, everyone maps it, and the name
- * is unlinked once every rank has mapped it, so nothing outlives the processes. */
+ * is unlinked once every rank has mapped it, so nothing outlives the processes. Names
+ * carry the job's prefix (net/shm's), so a creator killed before the unlink leaves a name
+ * mpiexec removes at the job's end. */
 #include "comm_impl.h"
 
 #include <errno.h>
@@ -23,8 +25,9 @@ int rmpi_comm_node_of(const rmpi_comm_t *c, int r)
 /* The name of a segment this rank created and has not unlinked yet (from its creation to
  * the agreement that every rank mapped it): a rank that aborts in between (a peer cut off
  * during the allgathers, the launcher gone) removes it, as net/shm does with its own;
- * otherwise it would outlive the job in /dev/shm. */
-static char pending[64];
+ * otherwise only mpiexec's clean-up would (not other launchers'). */
+#define NAME_MAX_LEN (RMPI_SHM_PREFIX_MAX + 48)
+static char pending[NAME_MAX_LEN];
 
 static void unlink_pending(void)
 {
@@ -37,7 +40,7 @@ int rmpi_comm_node_segment(rmpi_comm_t *c, size_t len, int tag, const char *what
     static int hooked;
     static unsigned seq;
     typedef struct {
-        char s[64];
+        char s[NAME_MAX_LEN];
     } name_t;
     int n = c->size, me = c->rank, mynode = rmpi_comm_node_of(c, me), leader = me;
     for (int i = 0; mynode >= 0 && i < me; i++)
@@ -50,7 +53,8 @@ int rmpi_comm_node_segment(rmpi_comm_t *c, size_t len, int tag, const char *what
         int fd = -1;
         /* a job that died before unlinking may have left a segment of the same name (pid reuse) */
         for (int tries = 0; fd < 0 && tries < 16; tries++) {
-            snprintf(mine.s, sizeof mine.s, "/rmpi-seg-%d-%u-%u", (int)getpid(), c->ctx, seq++);
+            /* "s" keeps these apart from net/shm's names (prefix, then a digit) */
+            snprintf(mine.s, sizeof mine.s, "/%ss%d-%u-%u", rmpi_topo_shm_prefix(), (int)getpid(), c->ctx, seq++);
             fd = shm_open(mine.s, O_CREAT | O_EXCL | O_RDWR, 0600);
             if (fd < 0 && errno != EEXIST)
                 break;

@@ -141,6 +141,9 @@ int rmpi_topo_my_node(void);
 int rmpi_topo_local_rank(int rank); /* index of rank among ranks of its node */
 int rmpi_topo_local_size(int node);
 const char *rmpi_topo_hostname(void);
+/* The prefix of this job's shared-memory segment names (rmpi_shm_job_prefix of the PM's
+ * job id): mpiexec removes by it what a killed rank left in /dev/shm. "" before init. */
+const char *rmpi_topo_shm_prefix(void);
 /* Hash of this node's host name and boot id (tells nodes apart across jobs). */
 uint32_t rmpi_topo_node_tag(void);
 /* CPUs the ranks of this node may run on together (the union of their affinity masks at

@@ -13,6 +13,7 @@
 static int *node_of, *local_rank, *node_size;
 static int nranks, my_rank, my_node, nnodes_all;
 static char hostname[256];
+static char shm_prefix[RMPI_SHM_PREFIX_MAX];
 static uint32_t node_tag;
 static int node_cpus;                 /* CPUs the ranks of this node may run on, together */
 static int over;                      /* more ranks on this kernel than CPUs they may run on */
@@ -110,6 +111,7 @@ int rmpi_topo_init(const rmpi_pm_info_t *pm)
     char key[64];
     nranks = pm->size;
     my_rank = pm->rank;
+    rmpi_shm_job_prefix(pm->kvsname, shm_prefix, sizeof shm_prefix);
     if (gethostname(hostname, sizeof hostname - 1))
         snprintf(hostname, sizeof hostname, "unknown");
     char card[sizeof hostname + 48 + 512] = "";
@@ -289,6 +291,8 @@ void rmpi_topo_kernel_share(int *ranks, int *cpus)
 }
 const char *rmpi_topo_binding(void) { return bind_text; }
 const char *rmpi_topo_hostname(void) { return hostname; }
+
+const char *rmpi_topo_shm_prefix(void) { return shm_prefix; }
 
 void rmpi_topo_finalize(void)
 {

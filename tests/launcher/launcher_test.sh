@@ -358,6 +358,17 @@ shmleak)
   rc=$?
   expect_rc 137
   [ -z "$(shm_left $mpx)" ] || fail "segments left in /dev/shm: $(shm_left $mpx | tr '\n' ' ')"
+  # rank 0 killed after creating a communicator's node segment, before every rank mapped it
+  # (the name is unlinked only then): mpiexec removes it by the job's prefix
+  "$MPIEXEC" -n 2 "$SPIN" segkill >"$T/out" 2>"$T/err" &
+  mpx=$!
+  wait $mpx
+  rc=$?
+  expect_rc 137
+  wait_up 2
+  expect_in out "^spin: segment seen"
+  [ -z "$(shm_left $mpx)" ] || fail "segments left in /dev/shm after a node segment's creator was killed: $(shm_left $mpx | tr '\n' ' ')"
+  [ -z "$(ls /dev/shm | grep -E "^rmpi-seg-($(echo $pids | tr ' ' '|'))-")" ] || fail "node segments named without the job's prefix left in /dev/shm"
   # mpiexec itself killed while the ranks are inside MPI_Init: ranks that outlive it (on
   # other hosts: the agent's children) remove their own
   "$MPIEXEC" -n 4 --host hostA,hostB,hostC,hostD --agent "/bin/sh $HERE/fake_agent.sh fork" --pmi-addr 127.0.0.1 \
