@@ -282,13 +282,14 @@ static char *target_base(rmpi_win_t *w, const rma_hdr_t *h, const rma_seg_t *seg
         uintptr_t a = (uintptr_t)(h->disp + (uint64_t)lo), b = (uintptr_t)(h->disp + (uint64_t)hi);
         if (b < a)
             return NULL;
-        for (int step = 0; step <= w->nregions; step++) {
+        const rmpi_net_ranges_t *rs = &w->regions;
+        for (int step = 0; step <= rs->n; step++) {
             int i = 0;
-            while (i < w->nregions && !(a >= w->regions[i].base && a < w->regions[i].base + w->regions[i].len))
+            while (i < rs->n && !(a >= rs->r[i].addr && a < rs->r[i].addr + rs->r[i].len))
                 i++;
-            if (i == w->nregions)
+            if (i == rs->n)
                 return NULL;
-            a = w->regions[i].base + w->regions[i].len;
+            a = rs->r[i].addr + rs->r[i].len;
             if (b <= a)
                 return (char *)(uintptr_t)h->disp;
         }
