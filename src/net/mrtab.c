@@ -18,9 +18,9 @@ struct rmpi_net_mrslot {
     int next; /* next free slot + 1; 0: end */
 };
 
-/* A key is (random tag << SLOT_BITS) | (slot + 1): the slot makes lookup O(1), the 40
+/* A key is (tag << SLOT_BITS) | (slot + 1): the slot makes lookup O(1), the tag's 39
  * random bits make a key of a live registration unguessable, and a stale key names no
- * later registration of its slot. Random bytes are drawn in batches (one getrandom per
+ * later registration of its slot; its top bit is the kind (RMPI_NET_KEY_RANGES). Random bytes are drawn in batches (one getrandom per
  * 51 registrations). */
 #define SLOT_BITS 24
 uint64_t rmpi_net_random_key(int bits)

@@ -104,7 +104,7 @@ int main(void)
     int distinct_tags = 1, small = 0;
     for (int i = 0; i < N; i++) {
         uint64_t tag = mr[i].rkey >> 24;
-        small += tag < (1ull << 20); /* a 40-bit random tag is this small once in a million */
+        small += tag < (1ull << 20); /* a 39-bit random tag is this small twice in a million */
         if (i && tag == mr[i - 1].rkey >> 24)
             distinct_tags = 0;
         CHECK(rmpi_net_mrtab_check(&t, mr[i].rkey, (uintptr_t)buf[i], 16) == 0, "key %d refused", i);
