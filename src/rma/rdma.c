@@ -552,14 +552,17 @@ void rma_rdma_before_release(rmpi_win_t *w, int target)
 
 int rma_rdma_error(rmpi_win_t *w)
 {
+    int err = w->ans_err; /* ops.c answer_refused: the same kind of error, by message */
+    w->ans_err = 0;
     if (!w->rdma)
-        return 0;
-    int err = w->rdma->err;
+        return err;
+    if (!err)
+        err = w->rdma->err;
     w->rdma->err = 0;
     return err;
 }
 
-int rma_rdma_err_pending(const rmpi_win_t *w) { return w->rdma && w->rdma->err; }
+int rma_rdma_err_pending(const rmpi_win_t *w) { return w->ans_err || (w->rdma && w->rdma->err); }
 
 static void batch_done(rdma_batch_t *b)
 {

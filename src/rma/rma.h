@@ -128,6 +128,7 @@ typedef struct rmpi_win {
     int fences;
     int *fdone;
     int nbatched; /* targets whose batch is not empty: the progress hook sends them */
+    int ans_err;  /* a dynamic window's answer of 0 bytes (range not attached), for the next sync */
     int building; /* an active message is being written into a batch (rma_am_begin) */
 
     /* target side */

@@ -45,15 +45,23 @@ int main(int argc, char **argv)
     MTEST_OK(MPI_Get(big, BIG, MPI_INT, t, all[2 * t + 1], BIG, MPI_INT, win));
     MTEST_ERR(MPI_Win_fence(0, win), MPI_ERR_RMA_RANGE);
     free(big);
-    /* A get and a fetch-and-op of one long outside every region: on shm the origin's short
-     * paths see the published regions do not cover it and send them for the target to
-     * check, so the flush asks for the error instead of only waiting for the answers. */
+    /* A get and a fetch-and-op of one long outside every region: only the target can check
+     * (across nodes; on shm when its published regions do not cover it): the error comes
+     * in the answer, or the ack of the flush's FLUSH. */
     long lv = 0, lold = 0, lone = 1;
     MTEST_OK(MPI_Win_lock(MPI_LOCK_SHARED, t, 0, win));
     MTEST_OK(MPI_Get(&lv, 1, MPI_LONG, t, MPI_Aint_add(all[2 * t + 1], 4096), 1, MPI_LONG, win));
     MTEST_ERR(MPI_Win_flush(t, win), MPI_ERR_RMA_RANGE);
     MTEST_OK(MPI_Fetch_and_op(&lone, &lold, MPI_LONG, t, MPI_Aint_add(all[2 * t + 1], 4096), MPI_SUM, win));
     MTEST_ERR(MPI_Win_flush(t, win), MPI_ERR_RMA_RANGE);
+    /* The same for compare-and-swap (its answer says so: 0 bytes, docs/wire/rma.md), and a
+     * fetch-and-op inside a region then succeeds: the error was reported once. */
+    lold = 77;
+    MTEST_OK(MPI_Compare_and_swap(&lone, &lv, &lold, MPI_LONG, t, MPI_Aint_add(all[2 * t + 1], 4096), win));
+    MTEST_ERR(MPI_Win_flush(t, win), MPI_ERR_RMA_RANGE);
+    MTEST_CHECK(lold == 77, "a refused compare-and-swap wrote %ld into its result", lold);
+    MTEST_OK(MPI_Fetch_and_op(&lone, &lold, MPI_LONG, t, all[2 * t + 1], MPI_NO_OP, win));
+    MTEST_OK(MPI_Win_flush(t, win));
     MTEST_OK(MPI_Win_unlock(t, win));
     /* Many regions of 5 KiB: 20 (on shm in the table origins of the node read), then 40
      * (more than it holds: messages); a put into each from the previous rank arrives. */
