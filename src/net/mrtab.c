@@ -154,18 +154,28 @@ int rmpi_net_ranges_covers(const rmpi_net_ranges_t *s, uint64_t addr, uint64_t l
 
 int rmpi_net_ranges_add(rmpi_net_ranges_t *s, uint64_t addr, uint64_t len)
 {
-    if (addr + len < addr)
+    uint64_t end = addr + len;
+    if (end < addr)
         return -1;
-    int i = range_at(s, addr); /* the new one goes at i + 1 */
-    if ((i >= 0 && s->r[i].addr + s->r[i].len > addr) || (i + 1 < s->n && s->r[i + 1].addr < addr + len) ||
-        (i >= 0 && s->r[i].addr == addr))
+    /* [addr, end) and [a, a + l) overlap when addr < a + l and a < end (MPI_Win_attach's
+     * rule: a range of 0 bytes overlaps only one it lies strictly inside) */
+    int lo = range_at(s, addr - (addr > 0)) + 1; /* first range starting at or above addr */
+    if (addr == 0)
+        lo = 0;
+    if (lo > 0 && addr < s->r[lo - 1].addr + s->r[lo - 1].len)
         return -1;
+    for (int j = lo; j < s->n && s->r[j].addr < end; j++)
+        if (s->r[j].len || s->r[j].addr > addr)
+            return -1;
+    /* ranges of 0 bytes before a range starting at the same address, so that range_at
+     * finds the one with bytes */
+    int at = len ? range_at(s, addr) + 1 : lo;
     if (s->n == s->cap) {
         s->cap = s->cap ? 2 * s->cap : 8;
         s->r = rmpi_xrealloc(s->r, (size_t)s->cap * sizeof *s->r);
     }
-    memmove(&s->r[i + 2], &s->r[i + 1], (size_t)(s->n - i - 1) * sizeof *s->r);
-    s->r[i + 1] = (rmpi_net_range_t){addr, len};
+    memmove(&s->r[at + 1], &s->r[at], (size_t)(s->n - at) * sizeof *s->r);
+    s->r[at] = (rmpi_net_range_t){addr, len};
     s->n++;
     return 0;
 }

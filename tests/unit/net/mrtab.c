@@ -36,6 +36,19 @@ static void ranges(void)
     CHECK(rmpi_net_ranges_add(&rs, UINT64_MAX - 4, 10) != 0, "a range wrapping around added");
     CHECK(rs.n == 3 && rs.r[0].addr == b + 100 && rs.r[1].addr == b + 200 && rs.r[2].addr == b + 400,
           "the list is not sorted");
+    /* ranges of 0 bytes (MPI_Win_attach of size 0): they overlap only a range they lie
+     * strictly inside, and change nothing an access may reach */
+    CHECK(rmpi_net_ranges_add(&rs, b + 150, 0) != 0, "0 bytes inside a range added");
+    CHECK(rmpi_net_ranges_add(&rs, b + 400, 0) == 0 && rmpi_net_ranges_add(&rs, b + 400, 0) == 0 &&
+              rmpi_net_ranges_add(&rs, b + 350, 0) == 0,
+          "0 bytes at a range's start or in a gap refused");
+    CHECK(rmpi_net_mrtab_check(&t, mr.rkey, b + 400, 8) == 0, "a range behind 0-byte ones at its address refused");
+    CHECK(rmpi_net_mrtab_check(&t, mr.rkey, b + 340, 20) != 0, "a 0-byte range filled the gap");
+    CHECK(rmpi_net_ranges_remove(&rs, b + 350) == 0 && rmpi_net_ranges_remove(&rs, b + 400) == 0 &&
+              rmpi_net_mrtab_check(&t, mr.rkey, b + 400, 8) != 0 && rmpi_net_ranges_remove(&rs, b + 400) == 0 &&
+              rmpi_net_ranges_remove(&rs, b + 400) == 0 && rmpi_net_ranges_add(&rs, b + 400, 100) == 0,
+          "removing ranges at a shared address (the one with bytes first)");
+    CHECK(rs.n == 3, "%d ranges left", rs.n);
     CHECK(rmpi_net_mrtab_check(&t, mr.rkey, b + 420, 80) == 0, "inside one range refused");
     CHECK(rmpi_net_mrtab_check(&t, mr.rkey, b + 150, 100) == 0, "over two touching ranges refused");
     CHECK(rmpi_net_mrtab_check(&t, mr.rkey, b + 250, 160) != 0, "over two ranges and the gap between accepted");
