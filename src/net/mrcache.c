@@ -172,6 +172,12 @@ int rmpi_net_mr_get(rmpi_rail_t *rail, void *addr, size_t len, rmpi_mr_t *mr)
     return 0;
 }
 
+int rmpi_net_mr_get_ranges(rmpi_rail_t *rail, const rmpi_net_ranges_t *ranges, rmpi_mr_t *mr)
+{
+    mr->cache = NULL; /* a table entry, nothing pinned: rmpi_net_mr_put deregisters it */
+    return rail->ops->mr_reg_ranges ? rail->ops->mr_reg_ranges(rail, ranges, mr) : -1;
+}
+
 void rmpi_net_mr_put(rmpi_rail_t *rail, rmpi_mr_t *mr)
 {
     mrc_entry_t *e = mr->cache;

@@ -57,7 +57,7 @@
 /* The version of struct rmpi_net_ops (and of the rail hints a provider fills) a provider was
  * written against: raise it whenever a member is added, removed or changes meaning;
  * rmpi_net_open refuses a provider whose version differs (rmpi_net_ops_check). 7: hints.down and hints.stream. */
-#define RMPI_NET_OPS_VERSION 7
+#define RMPI_NET_OPS_VERSION 8
 #define RMPI_NET_MAX_RAILS 16
 /* Most size classes of shared receive buffers a provider reports (shm's RMPI_SHM_MAX_CLASSES, and
  * one class of the largest frame over libfabric). */
@@ -65,6 +65,7 @@
 
 typedef struct rmpi_rail rmpi_rail_t;
 typedef struct rmpi_net_op rmpi_net_op_t;
+struct rmpi_net_ranges; /* a range list (below, mrtab.c) */
 
 typedef enum { RMPI_SCOPE_SELF, RMPI_SCOPE_INTRA, RMPI_SCOPE_INTER } rmpi_scope_t;
 
@@ -216,6 +217,12 @@ struct rmpi_net_ops {
     int (*send_zc)(rmpi_rail_t *rail, int peer, const struct iovec *iov, int iovcnt, rmpi_net_op_t *op);
     int (*mr_reg)(rmpi_rail_t *rail, void *addr, size_t len, rmpi_mr_t *mr);
     void (*mr_dereg)(rmpi_rail_t *rail, rmpi_mr_t *mr);
+    /* One registration (freed by mr_dereg) whose key covers whatever ranges holds at the
+     * time of each access, its owner adding and removing ranges while it lives (MPI's
+     * dynamic windows: memory attached later, at any address; the key is sent once). Only
+     * where the target checks every access itself (emulated RDMA, mrtab.c); version 8.
+     * May be NULL: such memory is not reached by RDMA. */
+    int (*mr_reg_ranges)(rmpi_rail_t *rail, const struct rmpi_net_ranges *ranges, rmpi_mr_t *mr);
     /* Read len bytes at the peer's (raddr, rkey) into local / write local there. */
     int (*get)(rmpi_rail_t *rail, int peer, void *local, size_t len, uint64_t raddr, uint64_t rkey, rmpi_net_op_t *op);
     int (*put)(rmpi_rail_t *rail, int peer, const void *local, size_t len, uint64_t raddr, uint64_t rkey,
@@ -369,6 +376,28 @@ rmpi_net_mr_stats_t rmpi_net_mr_stats(void);
 /* Tests: how the cache finds the rail of an index (default rmpi_net_rail). */
 void rmpi_net_mr_cache_set_rails(rmpi_rail_t *(*lookup)(int index));
 
+/* ---- range lists (mrtab.c): disjoint [addr, addr + len), sorted by addr ----
+ * A range-list registration (ops->mr_reg_ranges) accepts an access inside one range, or
+ * running over ranges that touch each other (MPICH's rule for attached regions, which the
+ * message path keeps too), and nothing that meets a gap. A zeroed list is empty. */
+typedef struct rmpi_net_range {
+    uint64_t addr, len;
+} rmpi_net_range_t;
+typedef struct rmpi_net_ranges {
+    rmpi_net_range_t *r;
+    int n, cap;
+} rmpi_net_ranges_t;
+/* 0 added, -1 when it overlaps one there (or wraps around the address space). */
+int rmpi_net_ranges_add(rmpi_net_ranges_t *s, uint64_t addr, uint64_t len);
+/* Remove the range starting at addr: 0, or -1 when none starts there. */
+int rmpi_net_ranges_remove(rmpi_net_ranges_t *s, uint64_t addr);
+/* Whether [addr, addr + len) is covered as above (a binary search, then touching ranges). */
+int rmpi_net_ranges_covers(const rmpi_net_ranges_t *s, uint64_t addr, uint64_t len);
+void rmpi_net_ranges_free(rmpi_net_ranges_t *s);
+/* Register ranges for RDMA on rail (ops->mr_reg_ranges, never cached): 0, or -1 when the
+ * rail cannot (native registration: every attached region would need a key of its own). */
+int rmpi_net_mr_get_ranges(rmpi_rail_t *rail, const rmpi_net_ranges_t *ranges, rmpi_mr_t *mr);
+
 /* ---- registration table of providers that emulate RDMA (mrtab.c) ----
  * Registering is a table entry; the target checks every access with rmpi_net_mrtab_check
  * (0, or -EFAULT when [raddr, raddr + len) is not inside the registration rkey names).
@@ -378,6 +407,13 @@ typedef struct rmpi_net_mrtab {
     int n, free; /* free: first free slot + 1; 0: none */
 } rmpi_net_mrtab_t;
 void rmpi_net_mrtab_reg(rmpi_net_mrtab_t *t, void *addr, size_t len, rmpi_mr_t *mr);
+/* A slot that names the range list (owned by the caller, alive until the dereg); checks
+ * read it at each access. Its keys carry RMPI_NET_KEY_RANGES. */
+void rmpi_net_mrtab_reg_ranges(rmpi_net_mrtab_t *t, const rmpi_net_ranges_t *ranges, rmpi_mr_t *mr);
+/* Set in every key of a range-list registration, never in another: only the target can
+ * tell whether an access is inside, so an origin's provider asks for the answer of a write
+ * with such a key (a refused write must fail the op, not arrive after it completed). */
+#define RMPI_NET_KEY_RANGES (UINT64_C(1) << 63)
 void rmpi_net_mrtab_dereg(rmpi_net_mrtab_t *t, rmpi_mr_t *mr);
 int rmpi_net_mrtab_check(const rmpi_net_mrtab_t *t, uint64_t rkey, uint64_t raddr, uint64_t len);
 void rmpi_net_mrtab_free(rmpi_net_mrtab_t *t);

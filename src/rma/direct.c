@@ -147,10 +147,10 @@ void rma_rtab_publish(rmpi_win_t *w)
     uint64_t s = atomic_load_explicit(&t->seq, memory_order_relaxed);
     atomic_store_explicit(&t->seq, s + 1, memory_order_relaxed);
     atomic_thread_fence(memory_order_release); /* odd before any entry changes */
-    int n = w->nregions > RMA_RTAB_MAX ? RMA_RTAB_MAX + 1 : w->nregions;
+    int n = w->regions.n > RMA_RTAB_MAX ? RMA_RTAB_MAX + 1 : w->regions.n;
     for (int i = 0; i < n && i < RMA_RTAB_MAX; i++) {
-        atomic_store_explicit(&t->r[i].base, (uint64_t)w->regions[i].base, memory_order_relaxed);
-        atomic_store_explicit(&t->r[i].len, (uint64_t)w->regions[i].len, memory_order_relaxed);
+        atomic_store_explicit(&t->r[i].base, w->regions.r[i].addr, memory_order_relaxed);
+        atomic_store_explicit(&t->r[i].len, w->regions.r[i].len, memory_order_relaxed);
     }
     atomic_store_explicit(&t->n, (uint32_t)n, memory_order_relaxed);
     atomic_store_explicit(&t->seq, s + 2, memory_order_release);

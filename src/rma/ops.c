@@ -30,9 +30,21 @@ int rmpi_rma_can_access(const rmpi_win_t *w, int target)
     return 0;
 }
 
+/* An answer of 0 bytes where some were asked for: a dynamic window's target found the range
+ * outside its attached regions (target.c), reported at the next synchronisation with the
+ * RDMA errors (rma_rdma_error). 0: not such an answer. */
+static int answer_refused(rmpi_win_t *w, size_t got, size_t asked)
+{
+    if (got || !asked || w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+        return 0;
+    w->ans_err = MPI_ERR_RMA_RANGE;
+    return 1;
+}
+
 static void answered(rmpi_req_t *r)
 {
     pending_t *p = r->user;
+    answer_refused(p->win, r->st_bytes, r->len);
     if (p->tmp) {
         rmpi_dtype_unpack(p->tmp, r->st_bytes, p->rbuf, p->rcount, p->rdt, 0);
         free(p->tmp);
@@ -52,6 +64,7 @@ static void answered_plain(rmpi_req_t *r)
 {
     rmpi_win_t *w = r->user;
     int t = (int)(intptr_t)r->user2;
+    answer_refused(w, r->st_bytes, r->len);
     w->gets[t]--;
     w->ngets--;
 }
@@ -70,7 +83,7 @@ int rma_answer_landed(rmpi_win_t *w, int peer, int src, int tag, const char *dat
     rmpi_win_ans_t *a = &w->ans[tag & (RMPI_WIN_ANS - 1)];
     if (a->tag != tag || a->from != src)
         return 0; /* not expected here: queued, for a posted receive or none */
-    if (RMPI_UNLIKELY(len != a->len)) {
+    if (RMPI_UNLIKELY(len != a->len) && !answer_refused(w, len, a->len)) {
         char why[160];
         snprintf(why, sizeof why,
                  "rank %d answered a one-sided operation with %zu bytes where %zu were asked for "
@@ -81,7 +94,7 @@ int rma_answer_landed(rmpi_win_t *w, int peer, int src, int tag, const char *dat
     }
     if (len == 8)
         memcpy(a->land, data, 8); /* a fixed-size copy: the usual atomic's word */
-    else
+    else if (len == a->len)
         memcpy(a->land, data, len);
     a->tag = 0;
     w->nans--;
@@ -94,6 +107,7 @@ static void answer_received(rmpi_req_t *r)
 {
     rmpi_win_t *w = r->user;
     int t = (int)(intptr_t)r->user2;
+    answer_refused(w, r->st_bytes, r->len);
     w->ans[r->tag & (RMPI_WIN_ANS - 1)].tag = 0;
     w->nans--;
     w->gets[t]--;
@@ -351,13 +365,15 @@ int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq)
         return 0;
     }
     rma_rdma_before_am(w, t);
-    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
-        w->unchecked[t] = 1; /* only the target knows whether the range is attached */
     int kind = op->kind == RMPI_RMA_PUT    ? AM_PUT
                : op->kind == RMPI_RMA_GET  ? AM_GET
                : op->kind == RMPI_RMA_ACC  ? AM_ACC
                : op->kind == RMPI_RMA_GACC ? AM_GACC
                                            : AM_CAS;
+    /* only the target knows whether a dynamic window's range is attached: it says so in
+     * the answer of an operation that has one, else in the ack of a FLUSH */
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC && (kind == AM_PUT || kind == AM_ACC))
+        w->unchecked[t] = 1;
     int sends_data = kind == AM_PUT || kind == AM_CAS || ((kind == AM_ACC || kind == AM_GACC) && op->op != MPI_NO_OP);
     size_t dbytes = sends_data ? (kind == AM_CAS ? 2 * tbytes : tbytes) : 0;
     /* Puts stay packed: gathered the same way, 64 puts of 1 MiB in flight over libfabric's
@@ -410,9 +426,9 @@ static inline __attribute__((always_inline)) int msg_short_ok(const rmpi_win_t *
     if (rmpi_thread_multiple || (unsigned)t >= (unsigned)w->size || rmpi_rma_direct(w, t) ||
         !(w->lock_all || w->locked[t] || w->fence_open) || rma_fence_gated(w, t) || tdisp < 0)
         return 0;
-    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) { /* an address: inside the regions the target published */
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) { /* an address: the answer says if it is attached */
         *disp = (uint64_t)tdisp;
-        return rma_rtab_covers(w, t, *disp, bytes);
+        return 1;
     }
     const rmpi_win_peer_t *peer = &w->peers[t];
     return !__builtin_mul_overflow((uint64_t)tdisp, (uint64_t)peer->disp_unit, disp) && *disp <= peer->size &&

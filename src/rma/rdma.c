@@ -136,15 +136,20 @@ static int reg_index(struct rma_rdma *d, rmpi_rail_t *rail)
 static void keys_for(rmpi_win_t *w, int o, rma_rkeys_t *k)
 {
     struct rma_rdma *d = w->rdma;
+    int dyn = w->flavor == MPI_WIN_FLAVOR_DYNAMIC;
     memset(k, 0, sizeof *k);
-    k->base = (uint64_t)(uintptr_t)w->base;
-    if (o == w->rank || rmpi_rma_direct(w, o) || !w->bytes || !w->base)
+    k->base = (uint64_t)(uintptr_t)w->base; /* dynamic: 0, displacements are addresses */
+    if (o == w->rank || rmpi_rma_direct(w, o) || (!dyn && (!w->bytes || !w->base)))
         return;
     rmpi_vc_t *vc = rmpi_vc_get(rmpi_comm_world_rank(w->comm, o));
     for (int s = 0; s < vc->nsub; s++) {
         rmpi_rail_t *rail = rmpi_vc_rail(vc, s);
         int i = reg_index(d, rail);
-        if (i < 0 && d->nreg < RMPI_NET_MAX_RAILS && rmpi_net_mr_get(rail, w->base, w->bytes, &d->mr[d->nreg]) == 0) {
+        /* a dynamic window's key names the list of its attached regions, which Win_attach
+         * and Win_detach keep current: the target's check reads it at every access */
+        if (i < 0 && d->nreg < RMPI_NET_MAX_RAILS &&
+            (dyn ? rmpi_net_mr_get_ranges(rail, &w->regions, &d->mr[d->nreg])
+                 : rmpi_net_mr_get(rail, w->base, w->bytes, &d->mr[d->nreg])) == 0) {
             d->rail[d->nreg] = rail;
             i = d->nreg++;
         }
@@ -174,29 +179,29 @@ static struct rma_rdma *rdma_new(rmpi_win_t *w)
 
 /* Dynamic windows: the targets of this node whose only rail has copy_now (shm's
  * cross-memory attach) are written and read by the origin, as Win_create's, addressed by
- * the absolute addresses MPI gives (base 0); nothing to exchange. */
+ * the absolute addresses MPI gives (base 0), once their region table covers the range
+ * (they registered no range list: shm has none). */
 static void dyn_setup(rmpi_win_t *w)
 {
-    struct rma_rdma *d = NULL;
-    for (int t = 0; t < w->size; t++) {
+    struct rma_rdma *d = w->rdma;
+    for (int t = 0; w->rtab && t < w->size; t++) {
         if (t == w->rank || !w->rtab[t])
             continue;
         rmpi_vc_t *vc = rmpi_vc_get(rmpi_comm_world_rank(w->comm, t));
         const rmpi_rail_t *r0 = vc->nsub == 1 ? rmpi_vc_rail(vc, 0) : NULL;
         if (!r0 || r0->hints.scope != RMPI_SCOPE_INTRA || !r0->ops->copy_now)
             continue;
-        d = d ? d : rdma_new(w);
-        d->rk[t].nkeys = 1;
+        d->rk[t] = (rma_rkeys_t){.nkeys = 1};
         d->by_target[t] = BY_PUTS | NODE_MSG | DYN_NOW;
     }
 }
 
 int rma_rdma_setup(rmpi_win_t *w)
 {
-    if (rmpi_knobs.RMA_RDMA && w->flavor == MPI_WIN_FLAVOR_DYNAMIC && w->rtab)
-        dyn_setup(w);
-    if (!rmpi_knobs.RMA_RDMA || w->flavor == MPI_WIN_FLAVOR_DYNAMIC || (w->dsync && w->nlocal == w->size))
-        return 0; /* the same answer on every rank, so the exchange below is collective */
+    /* the same answer on every rank, so the exchange below is collective; a dynamic window
+     * exchanges keys of its range lists (rails that emulate RDMA: tcp) */
+    if (!rmpi_knobs.RMA_RDMA || (w->dsync && w->nlocal == w->size && w->flavor != MPI_WIN_FLAVOR_DYNAMIC))
+        return 0;
     struct rma_rdma *d = rdma_new(w);
     int n = w->size, me = w->rank;
     for (int s = 1; s < n; s++) {
@@ -223,6 +228,8 @@ int rma_rdma_setup(rmpi_win_t *w)
             k->nkeys = 0;
         }
     }
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
+        dyn_setup(w);
     return 0;
 }
 
@@ -545,14 +552,17 @@ void rma_rdma_before_release(rmpi_win_t *w, int target)
 
 int rma_rdma_error(rmpi_win_t *w)
 {
+    int err = w->ans_err; /* ops.c answer_refused: the same kind of error, by message */
+    w->ans_err = 0;
     if (!w->rdma)
-        return 0;
-    int err = w->rdma->err;
+        return err;
+    if (!err)
+        err = w->rdma->err;
     w->rdma->err = 0;
     return err;
 }
 
-int rma_rdma_err_pending(const rmpi_win_t *w) { return w->rdma && w->rdma->err; }
+int rma_rdma_err_pending(const rmpi_win_t *w) { return w->ans_err || (w->rdma && w->rdma->err); }
 
 static void batch_done(rdma_batch_t *b)
 {

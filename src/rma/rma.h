@@ -33,6 +33,7 @@
 
 #include "../comm/comm.h"
 #include "../datatype/datatype.h"
+#include "../net/net.h"
 
 #define RMPI_WIN_MAGIC 0x57494e44u /* "WIND" */
 
@@ -41,11 +42,6 @@ typedef struct rmpi_win_peer {
     uint64_t size;
     int64_t disp_unit;
 } rmpi_win_peer_t;
-
-typedef struct rmpi_win_region {
-    uintptr_t base;
-    size_t len;
-} rmpi_win_region_t;
 
 typedef struct rmpi_win_lockq rmpi_win_lockq_t;
 /* Active messages to one target not sent yet: several go as one message (rma_am_begin). */
@@ -97,8 +93,7 @@ typedef struct rmpi_win {
     uint32_t bar_sense; /* this rank's sense in the segment's barrier */
     /* dynamic windows: attached regions; per target on this node its table of them in the
      * node segment (direct.c), NULL elsewhere or when no segment could be mapped */
-    rmpi_win_region_t *regions;
-    int nregions, capregions;
+    rmpi_net_ranges_t regions; /* sorted: a range-list registration's (rdma.c) */
     struct rma_rtab **rtab;
     void *own_mem; /* Win_allocate's memory (freed with the window) */
 
@@ -133,6 +128,7 @@ typedef struct rmpi_win {
     int fences;
     int *fdone;
     int nbatched; /* targets whose batch is not empty: the progress hook sends them */
+    int ans_err;  /* a dynamic window's answer of 0 bytes (range not attached), for the next sync */
     int building; /* an active message is being written into a batch (rma_am_begin) */
 
     /* target side */

@@ -11,7 +11,7 @@
 
 #include "../coll/coll.h"
 
-#define RMA_WIRE_VERSION 4
+#define RMA_WIRE_VERSION 5
 #define RMA_TAG_AM 0           /* active messages, handled by the target's progress hook */
 #define RMA_TAG_MAX 0x3fffffff /* answers use tags 1..RMA_TAG_MAX, one per operation */
 #define RMA_TAG_SETUP 0x7fe0   /* window creation exchanges (collective context) */

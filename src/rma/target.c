@@ -282,13 +282,14 @@ static char *target_base(rmpi_win_t *w, const rma_hdr_t *h, const rma_seg_t *seg
         uintptr_t a = (uintptr_t)(h->disp + (uint64_t)lo), b = (uintptr_t)(h->disp + (uint64_t)hi);
         if (b < a)
             return NULL;
-        for (int step = 0; step <= w->nregions; step++) {
+        const rmpi_net_ranges_t *rs = &w->regions;
+        for (int step = 0; step <= rs->n; step++) {
             int i = 0;
-            while (i < w->nregions && !(a >= w->regions[i].base && a < w->regions[i].base + w->regions[i].len))
+            while (i < rs->n && !(a >= rs->r[i].addr && a < rs->r[i].addr + rs->r[i].len))
                 i++;
-            if (i == w->nregions)
+            if (i == rs->n)
                 return NULL;
-            a = w->regions[i].base + w->regions[i].len;
+            a = rs->r[i].addr + rs->r[i].len;
             if (b <= a)
                 return (char *)(uintptr_t)h->disp;
         }
@@ -305,10 +306,6 @@ static char *target_base(rmpi_win_t *w, const rma_hdr_t *h, const rma_seg_t *seg
  * RMPI_RMA_SHM_MSG_MAX's default come as messages from origins of this node (a 512 B get
  * answered from the heap paid a malloc and a free). */
 #define RMA_SMALL_ANSWER 4096
-
-/* Largest answer of zeros to a get outside a dynamic window (a user's error: the origin has
- * landing memory of that size); a larger one is not believed. */
-#define RMA_ZERO_ANSWER_MAX ((uint64_t)1 << 26)
 
 static int wants_reply(int kind) { return kind == AM_GET || kind == AM_GACC || kind == AM_CAS || kind == AM_FLUSH; }
 
@@ -479,24 +476,28 @@ static size_t handle(rmpi_win_t *w, int peer, int origin, char *msg, size_t len)
     case AM_CAS:
         rmpi_rma_before_load(); /* our flushed stores before the loads we make for another origin */
         base = target_base(w, h, segs);
-        if (!base && h->bytes && (w->flavor != MPI_WIN_FLAVOR_DYNAMIC || h->bytes > RMA_ZERO_ANSWER_MAX)) {
+        if (!base && h->bytes && w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
             /* the origin checks the ranges of windows whose size it knows */
             am_bad(w, peer, origin, len, "aimed outside the window");
             return 0;
         }
-        if (!base && h->bytes)
+        /* Outside a dynamic window's attached regions (the user's error, which only we can
+         * see): an operation with an answer says so by an answer of 0 bytes, so the origin
+         * needs no FLUSH round trip to learn it; the others report it in the next ack. */
+        int unattached = !base && h->bytes;
+        if (unattached && h->kind != AM_GET && h->kind != AM_GACC && h->kind != AM_CAS)
             w->errs[origin] = MPI_ERR_RMA_RANGE;
         if (h->kind == AM_GET && !h->nseg && base && h->bytes > sizeof small) {
             answer_in_place(w, origin, h->reply_tag, base, h->bytes);
             return took;
         }
         if (h->kind == AM_GET || h->kind == AM_GACC || h->kind == AM_CAS) {
-            rlen = h->bytes;
+            rlen = unattached ? 0 : h->bytes;
             reply = rlen <= sizeof small ? (char *)small : rmpi_xmalloc(rlen);
         }
         /* nothing moves for 0 bytes, and its segments' offsets were never checked (an
-         * empty access may name any displacement); a get outside a dynamic window reads
-         * zeros. Every other path below writes the whole reply. */
+         * empty access may name any displacement). Every other path below writes the whole
+         * reply. */
         if (!base || !h->bytes) {
             if (reply)
                 memset(reply, 0, rlen);

@@ -267,7 +267,7 @@ static void win_delete(rmpi_win_t *w)
     free(w->mclean);
     free(w->lockwait);
     free(w->held);
-    free(w->regions);
+    rmpi_net_ranges_free(&w->regions);
     free(w->start_ranks);
     if (w->start_group)
         rmpi_group_release(w->start_group);
@@ -347,30 +347,20 @@ int rmpi_rma_win_free(rmpi_win_t *w)
 
 int rmpi_rma_attach(rmpi_win_t *w, void *base, size_t len)
 {
-    uintptr_t b = (uintptr_t)base;
-    for (int i = 0; i < w->nregions; i++) {
-        const rmpi_win_region_t *r = &w->regions[i];
-        if (b < r->base + r->len && r->base < b + len)
-            return MPI_ERR_RMA_ATTACH;
-    }
-    if (w->nregions == w->capregions) {
-        w->capregions = w->capregions ? 2 * w->capregions : 8;
-        w->regions = rmpi_xrealloc(w->regions, (size_t)w->capregions * sizeof *w->regions);
-    }
-    w->regions[w->nregions++] = (rmpi_win_region_t){b, len};
+    /* the list is the one the window's range-list registrations name (rdma.c): from here
+     * on, other nodes' RDMA may reach the region, and after Win_detach no longer */
+    if (rmpi_net_ranges_add(&w->regions, (uint64_t)(uintptr_t)base, len))
+        return MPI_ERR_RMA_ATTACH;
     rma_rtab_publish(w);
     return 0;
 }
 
 int rmpi_rma_detach(rmpi_win_t *w, const void *base)
 {
-    for (int i = 0; i < w->nregions; i++)
-        if (w->regions[i].base == (uintptr_t)base) {
-            w->regions[i] = w->regions[--w->nregions];
-            rma_rtab_publish(w);
-            return 0;
-        }
-    return MPI_ERR_RMA_ATTACH;
+    if (rmpi_net_ranges_remove(&w->regions, (uint64_t)(uintptr_t)base))
+        return MPI_ERR_RMA_ATTACH;
+    rma_rtab_publish(w);
+    return 0;
 }
 
 void rmpi_rma_shared_query(rmpi_win_t *w, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void **base)

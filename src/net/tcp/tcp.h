@@ -567,6 +567,7 @@ void rmpi_tcp_fail_ops(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, int status);
 
 /* ---- registrations and emulated RDMA (tcp_rdma.c) ---- */
 int rmpi_tcp_mr_reg(rmpi_rail_t *rail, void *addr, size_t len, rmpi_mr_t *mr);
+int rmpi_tcp_mr_reg_ranges(rmpi_rail_t *rail, const rmpi_net_ranges_t *ranges, rmpi_mr_t *mr);
 void rmpi_tcp_mr_dereg(rmpi_rail_t *rail, rmpi_mr_t *mr);
 int rmpi_tcp_get(rmpi_rail_t *rail, int peer, void *local, size_t len, uint64_t raddr, uint64_t rkey,
                  rmpi_net_op_t *op);

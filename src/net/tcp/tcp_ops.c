@@ -729,6 +729,7 @@ const struct rmpi_net_ops rmpi_tcp_ops = {
     .send = tcp_send,
     .mr_reg = rmpi_tcp_mr_reg,
     .mr_dereg = rmpi_tcp_mr_dereg,
+    .mr_reg_ranges = rmpi_tcp_mr_reg_ranges,
     .get = rmpi_tcp_get,
     .put = rmpi_tcp_put,
     .progress = tcp_progress,

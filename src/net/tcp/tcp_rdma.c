@@ -12,6 +12,12 @@ int rmpi_tcp_mr_reg(rmpi_rail_t *rail, void *addr, size_t len, rmpi_mr_t *mr)
     return 0;
 }
 
+int rmpi_tcp_mr_reg_ranges(rmpi_rail_t *rail, const rmpi_net_ranges_t *ranges, rmpi_mr_t *mr)
+{
+    rmpi_net_mrtab_reg_ranges(&rmpi_tcp_rail_of(rail)->mr, ranges, mr);
+    return 0;
+}
+
 void rmpi_tcp_mr_dereg(rmpi_rail_t *rail, rmpi_mr_t *mr) { rmpi_net_mrtab_dereg(&rmpi_tcp_rail_of(rail)->mr, mr); }
 
 /* Puts, gets and read answers of fewer bytes are queued rather than written at once, so a
@@ -128,7 +134,9 @@ int rmpi_tcp_put(rmpi_rail_t *rail, int peer, const void *local, size_t len, uin
     /* With another rail to this peer, a put completes only once the target has it (see
      * rmpi_tcp_put_written); alone, it completes when written, which saves a frame per put. */
     const rmpi_tcp_link_t *l = rmpi_tcp_link(r->prov, peer);
-    t->put_ack = l && l->npairs > 1;
+    /* A key of a range list (MPI's dynamic windows): only the target knows whether the
+     * range is attached, and a refusal can fail only a put still waiting for its answer. */
+    t->put_ack = (l && l->npairs > 1) || (rkey & RMPI_NET_KEY_RANGES);
     t->op = op;
     if (len < TCP_RDMA_BATCH && len <= r->chunk) {
         /* one whole PUT frame in the queue at once, so the writer gathers a burst of them
@@ -333,9 +341,18 @@ void rmpi_tcp_on_put_hdr(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *
     /* One refusal per put: its remaining frames (it may be cut in several) are dropped. */
     if (c->rx_discard && c->rx_refused_put != id) {
         c->rx_refused_put = id;
-        rmpi_warn("tcp: rank %d tried to write %llu bytes at %#llx with rkey %#llx, which no "
-                  "registration of rank %d covers; the data is dropped and the write fails.",
-                  p->rank, (unsigned long long)len, (unsigned long long)raddr, (unsigned long long)rkey, r->env.rank);
+        /* a range list's key (a dynamic window): the origin could not check the range, and
+         * the error reaches the user as MPI_ERR_RMA_RANGE, as a message's would */
+        if (rkey & RMPI_NET_KEY_RANGES)
+            rmpi_log(1,
+                     "tcp: rank %d tried to write %llu bytes at %#llx, outside the range list of rkey %#llx; "
+                     "the write fails.",
+                     p->rank, (unsigned long long)len, (unsigned long long)raddr, (unsigned long long)rkey);
+        else
+            rmpi_warn("tcp: rank %d tried to write %llu bytes at %#llx with rkey %#llx, which no "
+                      "registration of rank %d covers; the data is dropped and the write fails.",
+                      p->rank, (unsigned long long)len, (unsigned long long)raddr, (unsigned long long)rkey,
+                      r->env.rank);
         rmpi_tcp_put_answer(r, p, RMPI_TCP_PUT_ERR, id, -EFAULT);
     }
 }

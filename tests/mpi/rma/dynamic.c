@@ -21,6 +21,12 @@ int main(int argc, char **argv)
     MPI_Get_address(a, &mine[0]);
     MPI_Get_address(b, &mine[1]);
     MPI_Allgather(mine, 2, MPI_AINT, all, 2, MPI_AINT, MPI_COMM_WORLD);
+    /* an address outside every region for certain: memory never attached (b + 4096 was a's
+     * address in one heap layout, and b + 256 may be too) */
+    long *gap = calloc(8, sizeof(long));
+    MPI_Aint gapa, *gaps = malloc((size_t)size * sizeof(MPI_Aint));
+    MPI_Get_address(gap, &gapa);
+    MPI_Allgather(&gapa, 1, MPI_AINT, gaps, 1, MPI_AINT, MPI_COMM_WORLD);
     MTEST_OK(MPI_Win_fence(0, win));
     for (int t = 0; t < size; t++) {
         int v = rank + 1;
@@ -33,7 +39,7 @@ int main(int argc, char **argv)
     MTEST_CHECK(b[0] == size * (size + 1) / 2, "b[0] = %d", b[0]);
     /* outside any attached region: the target reports MPI_ERR_RMA_RANGE at the next sync */
     int t = (rank + 1) % size, v = 5;
-    MTEST_OK(MPI_Put(&v, 1, MPI_INT, t, MPI_Aint_add(all[2 * t + 1], 64 * (MPI_Aint)sizeof(int)), 1, MPI_INT, win));
+    MTEST_OK(MPI_Put(&v, 1, MPI_INT, t, gaps[t], 1, MPI_INT, win));
     MTEST_ERR(MPI_Win_fence(0, win), MPI_ERR_RMA_RANGE);
     /* A put and a get of 8 KiB that start inside an attached region and run past it (on shm
      * such sizes go by cross-memory attach where the target's published regions cover
@@ -45,15 +51,23 @@ int main(int argc, char **argv)
     MTEST_OK(MPI_Get(big, BIG, MPI_INT, t, all[2 * t + 1], BIG, MPI_INT, win));
     MTEST_ERR(MPI_Win_fence(0, win), MPI_ERR_RMA_RANGE);
     free(big);
-    /* A get and a fetch-and-op of one long outside every region: on shm the origin's short
-     * paths see the published regions do not cover it and send them for the target to
-     * check, so the flush asks for the error instead of only waiting for the answers. */
+    /* A get and a fetch-and-op of one long outside every region: only the target can check
+     * (across nodes; on shm when its published regions do not cover it): the error comes
+     * in the answer, or the ack of the flush's FLUSH. */
     long lv = 0, lold = 0, lone = 1;
     MTEST_OK(MPI_Win_lock(MPI_LOCK_SHARED, t, 0, win));
-    MTEST_OK(MPI_Get(&lv, 1, MPI_LONG, t, MPI_Aint_add(all[2 * t + 1], 4096), 1, MPI_LONG, win));
+    MTEST_OK(MPI_Get(&lv, 1, MPI_LONG, t, gaps[t], 1, MPI_LONG, win));
     MTEST_ERR(MPI_Win_flush(t, win), MPI_ERR_RMA_RANGE);
-    MTEST_OK(MPI_Fetch_and_op(&lone, &lold, MPI_LONG, t, MPI_Aint_add(all[2 * t + 1], 4096), MPI_SUM, win));
+    MTEST_OK(MPI_Fetch_and_op(&lone, &lold, MPI_LONG, t, gaps[t], MPI_SUM, win));
     MTEST_ERR(MPI_Win_flush(t, win), MPI_ERR_RMA_RANGE);
+    /* The same for compare-and-swap (its answer says so: 0 bytes, docs/wire/rma.md), and a
+     * fetch-and-op inside a region then succeeds: the error was reported once. */
+    lold = 77;
+    MTEST_OK(MPI_Compare_and_swap(&lone, &lv, &lold, MPI_LONG, t, gaps[t], win));
+    MTEST_ERR(MPI_Win_flush(t, win), MPI_ERR_RMA_RANGE);
+    MTEST_CHECK(lold == 77, "a refused compare-and-swap wrote %ld into its result", lold);
+    MTEST_OK(MPI_Fetch_and_op(&lone, &lold, MPI_LONG, t, all[2 * t + 1], MPI_NO_OP, win));
+    MTEST_OK(MPI_Win_flush(t, win));
     MTEST_OK(MPI_Win_unlock(t, win));
     /* Many regions of 5 KiB: 20 (on shm in the table origins of the node read), then 40
      * (more than it holds: messages); a put into each from the previous rank arrives. */
@@ -84,8 +98,27 @@ int main(int argc, char **argv)
         MTEST_CHECK(!bad, "%d regions attached: %d wrong values", n, bad);
         MPI_Barrier(MPI_COMM_WORLD);
     }
+    /* A region detached (its memory still allocated): a put and a get of 5 KiB there fail
+     * at the target's check (over tcp as RDMA: the range list the key names no longer
+     * holds it) and nothing is written. */
+    MTEST_OK(MPI_Win_detach(win, reg[0]));
+    for (int k = 0; k < RLEN; k++)
+        reg[0][k] = -1;
+    MPI_Barrier(MPI_COMM_WORLD);
+    MTEST_OK(MPI_Win_lock(MPI_LOCK_SHARED, t, 0, win));
+    MTEST_OK(MPI_Put(rsrc, RLEN, MPI_INT, t, rall[t * NREG], RLEN, MPI_INT, win));
+    MTEST_ERR(MPI_Win_flush(t, win), MPI_ERR_RMA_RANGE);
+    MTEST_OK(MPI_Get(rsrc, RLEN, MPI_INT, t, rall[t * NREG], RLEN, MPI_INT, win));
+    MTEST_ERR(MPI_Win_flush(t, win), MPI_ERR_RMA_RANGE);
+    MTEST_OK(MPI_Win_unlock(t, win));
+    MPI_Barrier(MPI_COMM_WORLD);
+    int wrote = 0;
+    for (int k = 0; k < RLEN; k++)
+        wrote += reg[0][k] != -1;
+    MTEST_CHECK(!wrote, "a put into a detached region wrote %d values", wrote);
     for (int i = 0; i < NREG; i++) {
-        MTEST_OK(MPI_Win_detach(win, reg[i]));
+        if (i)
+            MTEST_OK(MPI_Win_detach(win, reg[i]));
         free(reg[i]);
     }
     free(rall);
@@ -180,5 +213,7 @@ int main(int argc, char **argv)
     free(a);
     free(b);
     free(all);
+    free(gap);
+    free(gaps);
     return mtest_finalize();
 }

@@ -140,13 +140,13 @@ static void dynamic_window(void)
 {
     static char space[SPACE + 64];
     rmpi_win_t w = mkwin(MPI_WIN_FLAVOR_DYNAMIC, NULL, 0);
-    rmpi_win_region_t reg[8];
-    w.regions = reg;
+    rmpi_net_range_t reg[8];
+    w.regions.r = reg;
     /* regions [100,200) [200,300) touch, then a gap, [400,500); attached out of order */
-    reg[0] = (rmpi_win_region_t){(uintptr_t)(space + 400), 100};
-    reg[1] = (rmpi_win_region_t){(uintptr_t)(space + 200), 100};
-    reg[2] = (rmpi_win_region_t){(uintptr_t)(space + 100), 100};
-    w.nregions = 3;
+    reg[0] = (rmpi_net_range_t){(uintptr_t)(space + 400), 100};
+    reg[1] = (rmpi_net_range_t){(uintptr_t)(space + 200), 100};
+    reg[2] = (rmpi_net_range_t){(uintptr_t)(space + 100), 100};
+    w.regions.n = 3;
     memset(covered, 0, sizeof covered);
     memset(covered + 100, 1, 200);
     memset(covered + 400, 1, 100);
@@ -174,18 +174,18 @@ static void dynamic_window(void)
             uint64_t len = unit_range(&r, 1, 150);
             if (at + len > SPACE)
                 len = SPACE - at;
-            reg[n++] = (rmpi_win_region_t){(uintptr_t)(space + at), len};
+            reg[n++] = (rmpi_net_range_t){(uintptr_t)(space + at), len};
             memset(covered + at, 1, len);
             at += len + (unit_range(&r, 0, 2) ? 0 : unit_range(&r, 1, 80));
         }
         /* attach order is not address order */
         for (int i = n - 1; i > 0; i--) {
             int j = (int)unit_range(&r, 0, (uint64_t)i);
-            rmpi_win_region_t x = reg[i];
+            rmpi_net_range_t x = reg[i];
             reg[i] = reg[j];
             reg[j] = x;
         }
-        w.nregions = n;
+        w.regions.n = n;
         for (int k = 0; k < 20; k++) {
             uint64_t a = unit_range(&r, 0, SPACE - 1), len = unit_range(&r, 0, 400);
             if (a + len > SPACE + 64)
