@@ -360,11 +360,8 @@ int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq)
                                            : AM_CAS;
     int sends_data = kind == AM_PUT || kind == AM_CAS || ((kind == AM_ACC || kind == AM_GACC) && op->op != MPI_NO_OP);
     size_t dbytes = sends_data ? (kind == AM_CAS ? 2 * tbytes : tbytes) : 0;
-    /* Puts stay packed: gathered the same way, 64 puts of 1 MiB in flight over libfabric's
-     * tcp;ofi_rxm after a run of 64 KiB ones never completed at the target (accumulates of
-     * the same sizes did; cause not found) */
-    if (kind == AM_ACC && !ureq && dbytes >= RMA_AM_GATHER_MIN && rmpi_dtype_is_contig(op->odt, op->ocount) &&
-        am_gathered(w, op, kind, disp, segs, nseg, hlen, dbytes) == 0)
+    if ((kind == AM_ACC || kind == AM_PUT) && !ureq && dbytes >= RMA_AM_GATHER_MIN &&
+        rmpi_dtype_is_contig(op->odt, op->ocount) && am_gathered(w, op, kind, disp, segs, nseg, hlen, dbytes) == 0)
         return 0;
     char *msg = rma_am_begin(w, t, hlen + dbytes);
     rdma_later &= !prev_len || bt->len > 0; /* the batch before it went as a message when full */

@@ -78,8 +78,8 @@ int main(int argc, char **argv)
                     snprintf(what, sizeof what, "%s round %d (%zu bytes) message %d header",
                              typed ? "typed" : "contiguous", round, sz, j);
                     mtest_check_buf(rb + (size_t)j * len, HDR, mtest_seed(typed, round, j), what);
-                    snprintf(what, sizeof what, "%s round %d (%zu bytes) message %d body", typed ? "typed" : "contiguous",
-                             round, sz, j);
+                    snprintf(what, sizeof what, "%s round %d (%zu bytes) message %d body",
+                             typed ? "typed" : "contiguous", round, sz, j);
                     mtest_check_buf(rb + (size_t)j * len + HDR, sz, mtest_seed(typed, round, 999), what);
                 }
             MTEST_OK(MPI_Barrier(MPI_COMM_WORLD));
