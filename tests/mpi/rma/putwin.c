@@ -3,8 +3,8 @@
  * alternating, into 16 block slots of every other rank's window (put k into slot k % 16,
  * from origin memory that holds slot k % 16's pattern, so every put of a slot carries the
  * same bytes); then 64 accumulates (MPI_SUM of ints) of 1 MiB into a second window. Puts
- * and accumulates of 64 KiB or more from contiguous memory go as a message made of a
- * header and the user's buffer when the target is reached by messages (RMPI_RMA_RDMA=0,
+ * of 256 KiB or more and accumulates of 64 KiB or more from contiguous memory go as a
+ * message made of a header and the user's buffer when the target is reached by messages (RMPI_RMA_RDMA=0,
  * or dynamic windows across nodes): over libfabric those are rendezvous the origin
  * writes, and a chunked write's fence once held them forever (src/net/ofi/README.md: 3
  * runs in 4 hung over tcp;ofi_rxm). Every target checks its window after each round. */
