@@ -225,8 +225,12 @@ static void am_hdr(rma_hdr_t *h, int kind, const rmpi_rma_op_t *op, uint64_t dis
 }
 
 /* A put or accumulate of at least this many bytes from contiguous origin memory is not
- * packed into its message (am_gathered). */
+ * packed into its message (am_gathered). Puts from 256 KiB: dynamic windows' put_bw of 64
+ * KiB puts sent that way was slower than packed in every job of two runs (tcp 1,012-1,986
+ * against 1,141-2,313 MB/s; tcp;ofi_rxm 2,005-2,039 against 2,330-2,646), of 256 KiB and
+ * 1 MiB faster over tcp in every job (1,431-1,510 against 763-831 MB/s at 256 KiB). */
 #define RMA_AM_GATHER_MIN ((size_t)64 << 10)
+#define RMA_AM_GATHER_PUT_MIN ((size_t)256 << 10)
 
 /* The state of a gathered put's or accumulate's send: freed with its request. */
 typedef struct gathered {
@@ -376,11 +380,9 @@ int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq)
         w->unchecked[t] = 1;
     int sends_data = kind == AM_PUT || kind == AM_CAS || ((kind == AM_ACC || kind == AM_GACC) && op->op != MPI_NO_OP);
     size_t dbytes = sends_data ? (kind == AM_CAS ? 2 * tbytes : tbytes) : 0;
-    /* Puts stay packed: gathered the same way, 64 puts of 1 MiB in flight over libfabric's
-     * tcp;ofi_rxm after a run of 64 KiB ones never completed at the target (accumulates of
-     * the same sizes did; cause not found) */
-    if (kind == AM_ACC && !ureq && dbytes >= RMA_AM_GATHER_MIN && rmpi_dtype_is_contig(op->odt, op->ocount) &&
-        am_gathered(w, op, kind, disp, segs, nseg, hlen, dbytes) == 0)
+    if ((kind == AM_ACC || kind == AM_PUT) && !ureq &&
+        dbytes >= (kind == AM_PUT ? RMA_AM_GATHER_PUT_MIN : RMA_AM_GATHER_MIN) &&
+        rmpi_dtype_is_contig(op->odt, op->ocount) && am_gathered(w, op, kind, disp, segs, nseg, hlen, dbytes) == 0)
         return 0;
     char *msg = rma_am_begin(w, t, hlen + dbytes);
     rdma_later &= !prev_len || bt->len > 0; /* the batch before it went as a message when full */

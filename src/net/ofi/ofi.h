@@ -120,7 +120,8 @@ typedef struct rmpi_ofi_rdma {
     rmpi_ofi_ctx_t ctx;
     rmpi_net_op_t *op;
     int peer, write, posted;
-    int split;   /* a write longer than max_rma: counted in the rail's split_writes */
+    int chunked; /* a write longer than max_rma: goes in chunks, one after the other */
+    int split;   /* chunked and its first chunk posted: counted in the rail's split_writes */
     size_t wait; /* bytes of the op still counted as waiting for the peer (peer.out) */
     fi_addr_t dest;
     char *local;
@@ -272,7 +273,7 @@ typedef struct rmpi_ofi_rail {
     uint64_t stat_stale; /* frames of an older connection dropped */
     long tx_out;         /* sends and RDMA ops posted, not completed */
     long writes_out;     /* writes posted, not completed: without FI_ORDER_SAW, sends wait */
-    long split_writes;   /* writes cut into chunks, not completed: sends wait (rest not posted yet) */
+    long split_writes;   /* chunked writes posted, not completed: sends wait (rest not posted yet) */
     int closing;
     /* A listed domain whose link was down at launch, built by ofi_iface.c (hints.down until
      * its first connection): the lower rank of a pair proposes the first connection only

@@ -198,6 +198,15 @@ int rmpi_ofi_rdma_post(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
         r->tx_out++;
         r->writes_out += d->write;
         d->posted = 1;
+        /* Frames fence from the first chunk on, not from the write's start: a write still
+         * in the pending queue is behind every frame queued before it, and counted
+         * there it fenced them while they held it back (neither was ever posted: 64
+         * rendezvous writes of 1 MiB over tcp;ofi_rxm hung once a CTS came in while an
+         * RTS was queued). Frames queued after it stay behind it in the queue. */
+        if (d->chunked && !d->split) {
+            d->split = 1;
+            r->split_writes++;
+        }
     }
     return (int)rc;
 }
@@ -376,10 +385,7 @@ static int rdma_start(rmpi_rail_t *rail, int peer, char *local, size_t len, uint
     }
     d->wait = len;
     rmpi_ofi_issued(r, peer, len);
-    if (write && len > r->max_rma) { /* frames sent after it must wait for its last chunk */
-        d->split = 1;
-        r->split_writes++;
-    }
+    d->chunked = write && len > r->max_rma; /* frames sent after it must wait for its last chunk */
     if (!(r->mr_mode & FI_MR_VIRT_ADDR)) {
         uint64_t base = rkey & RMPI_OFI_KEY_ADDR_MASK;
         if (raddr < base) {
