@@ -559,7 +559,11 @@ static void slice(size_t k, size_t es, int n, int s, size_t *lo, size_t *hi)
  * whole about half the time of the slices or the tree, docs/results/coll.md run 12). An
  * Allreduce on an oversubscribed node (below RMPI_COLL_SHM_OVERSUBSCRIBED_SMALL) is
  * combined whole by every rank too: the slices' second flag round runs every rank once
- * more per step (4 ranks on 2 cores, 4-8 KiB: 9.0 us against 13.8-15.2 sliced, run 21). */
+ * more per step (4 ranks on 2 cores, 4-8 KiB: 9.0 us against 13.8-15.2 sliced, run 21).
+ * So is a 2-rank Allreduce step up to RMPI_COLL_SHM_SMALL_TWO: both read all of the
+ * other's operand either way, and the slices add a wait for the reduced slice, a flag's
+ * trip between the cores (4 KiB: 0.73x the sliced time, run 25); from 32 KiB the halved
+ * combine is worth that trip. */
 static int reduce_run(coll_shm_op_t *o)
 {
     shm_t *h = &o->h;
@@ -576,7 +580,8 @@ static int reduce_run(coll_shm_op_t *o)
         case 1:
             if (!step_free(h, o->t, in_line ? SHM_NLINE : SHM_NBUF))
                 return 0;
-            if (o->k * es <= (size_t)rmpi_knobs.COLL_SHM_SMALL || root_whole(o) || h->c->coll_shm_over) {
+            if (o->k * es <= (size_t)rmpi_knobs.COLL_SHM_SMALL || root_whole(o) || h->c->coll_shm_over ||
+                (h->n == 2 && o->k * es <= (size_t)rmpi_knobs.COLL_SHM_SMALL_TWO)) {
                 /* the root of a Reduce combined whole reads its own operand where it is */
                 o->i = h->n - 1;
                 if (root_reads_own(o)) {
