@@ -560,10 +560,10 @@ static void slice(size_t k, size_t es, int n, int s, size_t *lo, size_t *hi)
  * Allreduce on an oversubscribed node (below RMPI_COLL_SHM_OVERSUBSCRIBED_SMALL) is
  * combined whole by every rank too: the slices' second flag round runs every rank once
  * more per step (4 ranks on 2 cores, 4-8 KiB: 9.0 us against 13.8-15.2 sliced, run 21).
- * So is a 2-rank Allreduce step up to RMPI_COLL_SHM_SMALL_TWO: both read all of the
- * other's operand either way, and the slices add a wait for the reduced slice, a flag's
- * trip between the cores (4 KiB: 0.73x the sliced time, run 25); from 32 KiB the halved
- * combine is worth that trip. */
+ * So is a 2-rank Allreduce step up to RMPI_COLL_SHM_SMALL_TWO: each rank reads a vector's
+ * worth of the other's data either way, and the slices add a wait for the reduced slice, a
+ * flag's trip between the cores (4 KiB: 0.73x the sliced time, run 25); from 32 KiB the
+ * halved combine is worth that trip. */
 static int reduce_run(coll_shm_op_t *o)
 {
     shm_t *h = &o->h;
