@@ -29,6 +29,7 @@
 #include "../rt/rt.h"
 
 #define SHM_NBUF 4       /* steps a writer may run ahead of the slowest reader */
+#define SHM_NPAIR 2      /* the buffers of Allgather/Alltoall steps, which no member runs ahead in */
 #define SHM_NLINE 64     /* the same for steps whose data fits a slot of the line ring (line_data) */
 #define SHM_LINE 128     /* a control line: two cache lines (the adjacent-line prefetcher) */
 #define SHM_MAX_RANKS 64 /* more keep the point-to-point schedules (Alltoall parts stay >= 64 bytes) */
@@ -235,9 +236,14 @@ static int done_upto(shm_t *h, uint64_t need)
 static uint64_t step_need(shm_t *h, uint64_t t, uint64_t depth)
 {
     uint64_t need = t > depth ? t - depth : 0;
-    if (depth == SHM_NBUF) {
+    if (depth == SHM_NBUF || depth == SHM_NPAIR) {
         h->c->coll_shm_own = t;
         need = RMPI_MAX(need, h->c->coll_shm_deep);
+        /* a step of the first two buffers (pair_of) may have written this one since */
+        if (depth == SHM_NPAIR)
+            h->c->coll_shm_pair = t;
+        else
+            need = RMPI_MAX(need, h->c->coll_shm_pair);
     }
     return need;
 }
@@ -559,7 +565,11 @@ static void slice(size_t k, size_t es, int n, int s, size_t *lo, size_t *hi)
  * whole about half the time of the slices or the tree, docs/results/coll.md run 12). An
  * Allreduce on an oversubscribed node (below RMPI_COLL_SHM_OVERSUBSCRIBED_SMALL) is
  * combined whole by every rank too: the slices' second flag round runs every rank once
- * more per step (4 ranks on 2 cores, 4-8 KiB: 9.0 us against 13.8-15.2 sliced, run 21). */
+ * more per step (4 ranks on 2 cores, 4-8 KiB: 9.0 us against 13.8-15.2 sliced, run 21).
+ * So is a 2-rank Allreduce step up to RMPI_COLL_SHM_SMALL_TWO: each rank reads a vector's
+ * worth of the other's data either way, and the slices add a wait for the reduced slice, a
+ * flag's trip between the cores (4 KiB: 0.73x the sliced time, run 25); from 32 KiB the
+ * halved combine is worth that trip. */
 static int reduce_run(coll_shm_op_t *o)
 {
     shm_t *h = &o->h;
@@ -576,7 +586,8 @@ static int reduce_run(coll_shm_op_t *o)
         case 1:
             if (!step_free(h, o->t, in_line ? SHM_NLINE : SHM_NBUF))
                 return 0;
-            if (o->k * es <= (size_t)rmpi_knobs.COLL_SHM_SMALL || root_whole(o) || h->c->coll_shm_over) {
+            if (o->k * es <= (size_t)rmpi_knobs.COLL_SHM_SMALL || root_whole(o) || h->c->coll_shm_over ||
+                (h->n == 2 && o->k * es <= (size_t)rmpi_knobs.COLL_SHM_SMALL_TWO)) {
                 /* the root of a Reduce combined whole reads its own operand where it is */
                 o->i = h->n - 1;
                 if (root_reads_own(o)) {
@@ -648,6 +659,16 @@ static int reduce_run(coll_shm_op_t *o)
     }
 }
 
+/* The data of an Allgather or Alltoall step t of rank r: buffer t % 2. Every member reads
+ * every other's step before it finishes its own, and publishes a step only after it has
+ * finished the one before, so a member that writes step t has seen everyone done with
+ * t - 2: two buffers serve as four do (step_free checks it all the same, since the step
+ * before may have been a Bcast's, whose root waits for nobody), and the data of the calls
+ * in flight is half as much. 2 ranks, alternated inside each job: 4 KiB Allgather 0.82x
+ * the time with four (43 of 45 rounds), 8 KiB 0.97x (36 of 45), Alltoall 4-8 KiB lower in
+ * 34 and 32 of 45 (docs/results/coll.md run 25). */
+static char *pair_of(const shm_t *h, int r, uint64_t t) { return data_of(h, r, t & 1); }
+
 /* Allgather/Alltoall: per step every rank copies its part of each outgoing block in
  * (Alltoall: part bytes per destination), posts ready, copies its own block straight across,
  * then copies out each member's part for it, starting at the next member (everyone reads a
@@ -664,10 +685,10 @@ static int move_run(coll_shm_op_t *o)
             o->phase = 1;
             /* fallthrough */
         case 1: {
-            if (!step_free(h, o->t, SHM_NBUF))
+            if (!step_free(h, o->t, SHM_NPAIR))
                 return 0;
             size_t kin = o->off < o->sb ? RMPI_MIN(k, o->sb - o->off) : 0;
-            char *mine = data_of(h, me, o->t);
+            char *mine = pair_of(h, me, o->t);
             if (o->gather)
                 memcpy(mine, o->mv[me].in + o->off, kin);
             else
@@ -687,7 +708,7 @@ static int move_run(coll_shm_op_t *o)
                 int r = me + o->i < n ? me + o->i : me + o->i - n; /* no division in a poll */
                 if (!ge(&h->ctl[r].ready, o->t))
                     return 0;
-                memcpy(o->mv[r].out + o->off, data_of(h, r, o->t) + (o->gather ? 0 : (size_t)me * o->part), k);
+                memcpy(o->mv[r].out + o->off, pair_of(h, r, o->t) + (o->gather ? 0 : (size_t)me * o->part), k);
             }
             post(&h->ctl[me].done, o->t);
         }
@@ -1225,12 +1246,15 @@ rmpi_nbc_t *rmpi_coll_shm_alltoall_sched(rmpi_comm_t *c, const rmpi_coll_blk_t *
  * nothing reads or writes its buffers after that. */
 
 /* Bytes per claimed piece (RMPI_COLL_SHM_CMA_PIECE; 0, the default: a whole block with a
- * core per rank, 256 KiB pieces on an oversubscribed node). Each piece costs a system call
+ * core per rank, 1 MiB pieces on an oversubscribed node). Each piece costs a system call
  * and a claim on a line both ranks write: 2 ranks on 2 cores moved 512 KiB-4 MiB blocks
  * faster whole than in 256 KiB pieces (docs/results/coll.md run 23). Where ranks outnumber
- * cores, a rank that is ahead takes over a descheduled peer's block in parts, and 4 ranks on
- * 2 cores were not faster with whole blocks (run 23), so the pieces stay there. Equal on all
- * members (the same environment and node): both ends of a pair count its pieces. */
+ * cores, a rank that is ahead takes over a descheduled peer's block in parts: 4 ranks on 2
+ * cores were not faster with whole 1 MiB Allgather blocks (run 23), but 1 MiB pieces beat
+ * 256 KiB ones at 512 KiB-1 MiB blocks, both ways alternated inside each job (Allgather
+ * 512 KiB 0.95x in 21 of 24 rounds, Alltoall 1 MiB in 30 of 40; 2-4 MiB even; run 25).
+ * Equal on all members (the same environment and node): both ends of a pair count its
+ * pieces. */
 static size_t piece_knob(long long v, const char *name)
 {
     if (v < 4096)
@@ -1241,7 +1265,7 @@ static size_t piece_knob(long long v, const char *name)
 static size_t cma_piece(const rmpi_comm_t *c)
 {
     long long v = rmpi_knobs.COLL_SHM_CMA_PIECE;
-    return v ? piece_knob(v, "COLL_SHM_CMA_PIECE") : c->coll_shm_over ? 256 * 1024 : SIZE_MAX;
+    return v ? piece_knob(v, "COLL_SHM_CMA_PIECE") : c->coll_shm_over ? 1024 * 1024 : SIZE_MAX;
 }
 
 typedef struct cma_ent {

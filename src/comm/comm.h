@@ -76,6 +76,7 @@ typedef struct rmpi_comm {
     uint64_t coll_shm_free;   /* coll/shm.c: every member is known done with the steps up to this */
     uint64_t coll_shm_deep;   /* coll/shm.c: the last step in the ring of all step buffers (Bcast) */
     uint64_t coll_shm_own;    /* coll/shm.c: the last step that wrote a rank's own step buffers */
+    uint64_t coll_shm_pair;   /* coll/shm.c: the last step that took two step buffers (Allgather/Alltoall) */
     void *coll_shm_queue;     /* coll/shm.c: non-blocking calls in the segment not finished yet, oldest first */
     void *coll_site_layout;   /* coll/site.c's tier layout (one block, freed with the communicator) */
     struct rmpi_bpool *bsend; /* buffer of MPI_Comm_attach_buffer (core/core_bsend.c); NULL: none */
