@@ -516,7 +516,9 @@ int MPI_Win_complete(MPI_Win win)
     RMPI_LOCK();
     int rc = rmpi_rma_complete(w);
     RMPI_UNLOCK();
-    return rc ? WIN_ERROR(w, rc, "no access epoch was started (MPI_Win_start)") : MPI_SUCCESS;
+    return rc ? WIN_ERROR(w, rc, "%s",
+                          rc == MPI_ERR_RMA_SYNC ? "no access epoch was started (MPI_Win_start)" : sync_text(rc))
+              : MPI_SUCCESS;
 }
 
 int MPI_Win_wait(MPI_Win win)

@@ -183,7 +183,13 @@ int rmpi_rma_complete(rmpi_win_t *w)
 {
     if (!w->start_group)
         return MPI_ERR_RMA_SYNC;
-    int n = w->start_group->size;
+    int n = w->start_group->size, err = 0;
+    /* Only a dynamic window's target can tell whether a range was attached; it reports that
+     * in the ack of a FLUSH (or an operation's answer), so the epoch's operations are
+     * flushed first and their error returned here, as Unlock would (the COMPLETE itself is
+     * not answered). Other flavors' ranges are checked by the origin when it issues. */
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
+        err = rma_flush_ranks(w, w->start_ranks, n);
     atomic_thread_fence(memory_order_seq_cst); /* direct stores before COMPLETE */
     for (int i = 0; i < n; i++) {
         int t = w->start_ranks[i];
@@ -196,7 +202,7 @@ int rmpi_rma_complete(rmpi_win_t *w)
     w->start_group = NULL;
     free(w->start_ranks);
     w->start_ranks = NULL;
-    return 0;
+    return err;
 }
 
 static void end_exposure(rmpi_win_t *w)

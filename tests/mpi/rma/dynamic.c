@@ -51,6 +51,38 @@ int main(int argc, char **argv)
     MTEST_OK(MPI_Get(big, BIG, MPI_INT, t, all[2 * t + 1], BIG, MPI_INT, win));
     MTEST_ERR(MPI_Win_fence(0, win), MPI_ERR_RMA_RANGE);
     free(big);
+    /* The same in a PSCW epoch: Complete reports a put outside every region (one int, and
+     * 5 KiB, which goes as RDMA across nodes over tcp), once; a valid put then completes. */
+    {
+        MPI_Group world, to, from;
+        int prev = (rank - 1 + size) % size;
+        MPI_Comm_group(MPI_COMM_WORLD, &world);
+        MPI_Group_incl(world, 1, &t, &to);
+        MPI_Group_incl(world, 1, &prev, &from);
+        enum { PBIG = 1280 };
+        int *pbig = calloc(PBIG, sizeof(int));
+        for (int pass = 0; pass < 3; pass++) {
+            MTEST_OK(MPI_Win_post(from, 0, win));
+            MTEST_OK(MPI_Win_start(to, 0, win));
+            if (pass == 0)
+                MTEST_OK(MPI_Put(&v, 1, MPI_INT, t, gaps[t], 1, MPI_INT, win));
+            else if (pass == 1)
+                MTEST_OK(MPI_Put(pbig, PBIG, MPI_INT, t, gaps[t], PBIG, MPI_INT, win));
+            else
+                MTEST_OK(MPI_Put(&v, 1, MPI_INT, t, MPI_Aint_add(all[2 * t], rank * (MPI_Aint)sizeof(int)), 1, MPI_INT,
+                                 win));
+            if (pass < 2)
+                MTEST_ERR(MPI_Win_complete(win), MPI_ERR_RMA_RANGE);
+            else
+                MTEST_OK(MPI_Win_complete(win));
+            MTEST_OK(MPI_Win_wait(win));
+        }
+        MTEST_CHECK(a[prev] == 5, "a put in a PSCW epoch after two refused ones: a[%d] = %d", prev, a[prev]);
+        free(pbig);
+        MPI_Group_free(&world);
+        MPI_Group_free(&to);
+        MPI_Group_free(&from);
+    }
     /* A get and a fetch-and-op of one long outside every region: only the target can check
      * (across nodes; on shm when its published regions do not cover it): the error comes
      * in the answer, or the ack of the flush's FLUSH. */
