@@ -288,15 +288,15 @@ static void atomics_leave(rmpi_win_sync_t *s) { atomic_fetch_sub(&s->atomics, 1)
 
 /* predefined handles are 0x200..0x2ff (include/mpi.h): one table lookup per operation */
 static signed char kind[256];
-static unsigned char int_size[256]; /* bytes of the integer types of kind[] */
+unsigned char rma_int_size[256]; /* bytes of the integer types of kind[] */
 
 /* Predefined operations the hardware has as element atomics: a bit per handle above
  * MPI_OP_NULL (include/mpi.h: 0x20..0x5f), filled with the type tables. */
-static uint64_t atomic_ops;
+uint64_t rma_atomic_ops;
 static int op_atomic(MPI_Op o)
 {
     uintptr_t v = (uintptr_t)o - (uintptr_t)MPI_OP_NULL;
-    return v < 64 && (atomic_ops >> v & 1);
+    return v < 64 && (rma_atomic_ops >> v & 1);
 }
 
 /* 1: signed integer, 2: unsigned (or byte), 0: not an integer type. */
@@ -306,7 +306,7 @@ static int int_kind(MPI_Datatype t)
     if (!ready) {
         static const MPI_Op ops[] = {MPI_SUM, MPI_MIN, MPI_MAX, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_REPLACE, MPI_NO_OP};
         for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-            atomic_ops |= 1ull << ((uintptr_t)ops[i] - (uintptr_t)MPI_OP_NULL);
+            rma_atomic_ops |= 1ull << ((uintptr_t)ops[i] - (uintptr_t)MPI_OP_NULL);
         static const MPI_Datatype sgn[] = {MPI_AINT,     MPI_COUNT,     MPI_OFFSET,  MPI_SHORT,    MPI_INT,
                                            MPI_LONG,     MPI_LONG_LONG, MPI_INTEGER, MPI_INT8_T,   MPI_SIGNED_CHAR,
                                            MPI_INT16_T,  MPI_INT32_T,   MPI_INT64_T, MPI_INTEGER1, MPI_INTEGER2,
@@ -320,20 +320,14 @@ static int int_kind(MPI_Datatype t)
             kind[(uintptr_t)uns[i] & 0xff] = 2;
         for (int i = 0; i < 256; i++)
             if (kind[i])
-                int_size[i] = (unsigned char)rmpi_dtype_size(rmpi_dtype_get((MPI_Datatype)(uintptr_t)(0x200 + i)));
+                rma_int_size[i] = (unsigned char)rmpi_dtype_size(rmpi_dtype_get((MPI_Datatype)(uintptr_t)(0x200 + i)));
         ready = 1;
     }
     uintptr_t h = (uintptr_t)t;
     return h >= 0x200 && h <= 0x2ff ? kind[h & 0xff] : 0;
 }
 
-size_t rma_int_atomic_size(MPI_Datatype type, MPI_Op op)
-{
-    if (RMPI_UNLIKELY(!atomic_ops))
-        (void)int_kind(MPI_INT);           /* fills the tables (a window without a node segment) */
-    uintptr_t h = (uintptr_t)type - 0x200; /* int_kind's range of predefined handles */
-    return h <= 0xff && op_atomic(op) ? int_size[h] : 0;
-}
+void rma_int_tables(void) { (void)int_kind(MPI_INT); }
 
 #define AT_RMW(T, ST)                                                                                 \
     static T at_rmw_##T(_Atomic T *a, T v, MPI_Op op, int sgn)                                        \
@@ -609,7 +603,7 @@ int rmpi_rma_direct_small(rmpi_win_t *w, const rmpi_rma_op_t *op, MPI_Datatype t
     MPI_Op o = k == RMPI_RMA_CAS ? MPI_REPLACE : op->op;
     if (!sgn || count <= 0 || count > (MPI_Count)(SIZE_MAX >> 8) || !op_atomic(o))
         return 1;
-    size_t es = int_size[h], n = (size_t)count;
+    size_t es = rma_int_size[h], n = (size_t)count;
     char *p = direct_at(w, op->target, op->tdisp, (uint64_t)n * es);
     if (!p)
         return 1;               /* the general path reports the error, or runs it */

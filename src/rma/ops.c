@@ -144,7 +144,7 @@ int rma_answers_queued(rmpi_win_t *w)
 /* Expect the answer of a short path's operation (bytes into land, contiguous) where it
  * lands, under a fresh tag named in h; when that tag's slot still waits for an older
  * answer (64 or more in flight), by a posted receive as before. */
-static inline __attribute__((always_inline)) void expect_landed(rmpi_win_t *w, int t, rma_hdr_t *h, void *land,
+static inline __attribute__((always_inline)) void expect_landed(rmpi_win_t *w, int t, rma_shdr_t *h, void *land,
                                                                 size_t bytes)
 {
     int32_t tag = rma_tag(w);
@@ -437,30 +437,27 @@ static inline __attribute__((always_inline)) int msg_short_ok(const rmpi_win_t *
            bytes <= peer->size - *disp;
 }
 
-/* Begins an answered request of kind (len bytes with its data, after the header) as
+/* Begins an answered request of kind (len bytes with its data, after the short header) as
  * rmpi_rma_issue does: deferred gets, a lazy lock, RDMA in flight first. */
-static inline __attribute__((always_inline)) rma_hdr_t *msg_begin(rmpi_win_t *w, const rmpi_rma_op_t *op, int kind,
-                                                                  uint64_t disp, size_t bytes, size_t len)
+static inline __attribute__((always_inline)) rma_shdr_t *msg_begin(rmpi_win_t *w, int t, int kind, uint64_t disp,
+                                                                   size_t len)
 {
-    int t = op->target;
     rmpi_rma_before_load();
-    if (w->rdma)
-        rma_rdma_lone_before(w, op);
+    if (w->rdma) {
+        rmpi_rma_op_t op = {.kind = kind == AM_SGET ? RMPI_RMA_GET : RMPI_RMA_CAS, .target = t};
+        rma_rdma_lone_before(w, &op);
+    }
     if (w->lazy[t])
         rma_lock_for_op(w, t, 0);
     rma_rdma_before_am(w, t);
-    rma_hdr_t *h = (rma_hdr_t *)(void *)rma_am_begin(w, t, len);
-    memset(h, 0, sizeof *h);
-    h->kind = (uint8_t)kind;
-    h->version = RMA_WIRE_VERSION;
-    h->disp = disp;
-    h->bytes = bytes;
+    rma_shdr_t *h = (rma_shdr_t *)(void *)rma_am_begin(w, t, len);
+    *h = (rma_shdr_t){(uint8_t)kind, RMA_WIRE_VERSION, 0, 0, 0, disp};
     return h;
 }
 
 /* Ends it: its answer (bytes) lands in rbuf; it waits in the batch (nobody waits for it by
  * MPI_Wait: a flush or synchronisation sends it). */
-static inline __attribute__((always_inline)) void msg_end(rmpi_win_t *w, int t, rma_hdr_t *h, void *rbuf, size_t bytes,
+static inline __attribute__((always_inline)) void msg_end(rmpi_win_t *w, int t, rma_shdr_t *h, void *rbuf, size_t bytes,
                                                           size_t len)
 {
     expect_landed(w, t, h, rbuf, bytes);
@@ -470,10 +467,10 @@ static inline __attribute__((always_inline)) void msg_end(rmpi_win_t *w, int t, 
 }
 
 /* The message path's short path for Fetch_and_op and Compare_and_swap (rma.h): the checks
- * of the binding and of rmpi_rma_issue such an operation can meet, then the same message
- * and answer as rmpi_rma_issue builds. callgrind, rank 0, cas_lat 8 B on Win_create: the
- * general checks (two operation checks, datatype lookups, the range of any datatype) were
- * about 400 of the call's 980 instructions. */
+ * of the binding and of rmpi_rma_issue such an operation can meet, then the request
+ * rmpi_rma_issue would send, under the short header (rma_shdr_t). callgrind, rank 0,
+ * cas_lat 8 B on Win_create: the general checks (two operation checks, datatype lookups,
+ * the range of any datatype) were about 400 of the call's 980 instructions. */
 int rmpi_rma_msg_atomic(rmpi_win_t *w, const rmpi_rma_op_t *op, MPI_Datatype type)
 {
     int cas = op->kind == RMPI_RMA_CAS;
@@ -483,12 +480,11 @@ int rmpi_rma_msg_atomic(rmpi_win_t *w, const rmpi_rma_op_t *op, MPI_Datatype typ
     if (!es || (!cas && type == MPI_BYTE) || !msg_short_ok(w, op->target, op->tdisp, es, &disp))
         return 1;
     int data = cas || op->op != MPI_NO_OP;
-    size_t len = sizeof(rma_hdr_t) + (cas ? 2 * es : data ? es : 0);
-    rma_hdr_t *h = msg_begin(w, op, cas ? AM_CAS : AM_GACC, disp, es, len);
-    if (!cas) {
-        h->op = (uint64_t)(uintptr_t)op->op;
-        h->basic = (uint64_t)(uintptr_t)type; /* a predefined type is its own basic type */
-    }
+    size_t len = sizeof(rma_shdr_t) + (cas ? 2 * es : data ? es : 0);
+    rma_shdr_t *h = msg_begin(w, op->target, cas ? AM_SCAS : AM_SFOP, disp, len);
+    h->type = (uint8_t)((uintptr_t)type - RMA_TYPE_BASE); /* rma_int_atomic_size: a handle of that range */
+    if (!cas)
+        h->op = (uint8_t)((uintptr_t)op->op - RMA_OP_BASE);
     if (data)
         memcpy(h + 1, op->obuf, es);
     if (cas)
@@ -506,8 +502,9 @@ int rmpi_rma_msg_get(rmpi_win_t *w, void *buf, MPI_Datatype type, MPI_Count coun
     if (!es || count <= 0 || count > (MPI_Count)(SIZE_MAX >> 8) || !msg_short_ok(w, t, tdisp, bytes, &disp) ||
         !rma_rdma_by_msg(w, t, bytes))
         return 1;
-    rmpi_rma_op_t op = {.kind = RMPI_RMA_GET, .target = t};
-    rma_hdr_t *h = msg_begin(w, &op, AM_GET, disp, bytes, sizeof *h);
-    msg_end(w, t, h, buf, bytes, sizeof *h);
+    size_t len = sizeof(rma_shdr_t) + sizeof bytes;
+    rma_shdr_t *h = msg_begin(w, t, AM_SGET, disp, len);
+    memcpy(h + 1, &bytes, sizeof bytes);
+    msg_end(w, t, h, buf, bytes, len);
     return 0;
 }

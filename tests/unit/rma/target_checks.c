@@ -216,12 +216,102 @@ static void expect_check(const rmpi_win_t *w, int origin, const char *msg, size_
     for (size_t pos = 0; pos < len && !got;) {
         size_t amlen = 0;
         rmpi_coll_kernel_t kern;
-        got = am_check(w, origin, msg + pos, len - pos, &h, &amlen, &kern);
+        size_t hlen;
+        got = am_check(w, origin, msg + pos, len - pos, &h, &hlen, &amlen, &kern);
         pos += rma_pad8(amlen) < len - pos ? rma_pad8(amlen) : len - pos;
     }
     int ok = want ? got && strstr(got, want) : got == NULL;
     CHECK(ok, "%s: am_check says '%s', expected %s%s%s", what, got ? got : "(fine)", want ? "'" : "",
           want ? want : "fine", want ? "'" : "");
+}
+
+/* A short request (rma_shdr_t) at buf with data bytes (zeros) after it; its length. */
+static size_t short_of(char *buf, int kind, MPI_Datatype type, MPI_Op op, int32_t tag, size_t data)
+{
+    rma_shdr_t s = {(uint8_t)kind,
+                    RMA_WIRE_VERSION,
+                    type ? (uint8_t)((uintptr_t)type - RMA_TYPE_BASE) : 0,
+                    op ? (uint8_t)((uintptr_t)op - RMA_OP_BASE) : 0,
+                    tag,
+                    64};
+    memcpy(buf, &s, sizeof s);
+    memset(buf + sizeof s, 0, data);
+    return sizeof s + data;
+}
+
+/* The short paths' requests: what the origin sends (ops.c) passes, with the full header
+ * they stand for; anything else a short header could say is refused. */
+static void short_checks(void)
+{
+    rmpi_win_t w = mkwin(MPI_WIN_FLAVOR_CREATE, NULL, 0);
+    char m[256];
+    size_t n = short_of(m, AM_SCAS, MPI_LONG, NULL, 7, 16);
+    expect_check(&w, 0, m, n, NULL, "a short compare-and-swap of a long");
+    rma_hdr_t h;
+    size_t hlen, amlen;
+    rmpi_coll_kernel_t kern;
+    CHECK(!am_check(&w, 0, m, n, &h, &hlen, &amlen, &kern) && h.kind == AM_CAS && h.bytes == 8 && h.disp == 64 &&
+              h.reply_tag == 7 && !h.nseg && hlen == sizeof(rma_shdr_t) && amlen == n,
+          "a short compare-and-swap read as kind %d, %llu bytes at %llu, tag %d", h.kind, (unsigned long long)h.bytes,
+          (unsigned long long)h.disp, h.reply_tag);
+    expect_check(&w, 0, m, n - 1, "does not match its size", "a short compare-and-swap one byte short");
+    expect_check(&w, 0, m, sizeof(rma_shdr_t) - 1, "shorter than the header", "a cut short header");
+    expect_check(&w, 4, m, n, "outside the window's group", "a short request from origin 4 of 4");
+    static const struct {
+        int kind;
+        MPI_Datatype type;
+        MPI_Op op;
+        size_t data;
+        const char *want, *what;
+    } cases[] = {
+        {AM_SCAS, MPI_BYTE, NULL, 2, NULL, "a short compare-and-swap of a byte"},
+        {AM_SCAS, MPI_LONG, MPI_SUM, 16, "do not take", "a short compare-and-swap with an operation"},
+        {AM_SCAS, MPI_DOUBLE, NULL, 16, "do not take", "a short compare-and-swap of a double"},
+        {AM_SFOP, MPI_UNSIGNED_SHORT, MPI_NO_OP, 0, NULL, "a short fetch of an unsigned short (no operand)"},
+        {AM_SFOP, MPI_UNSIGNED_SHORT, MPI_NO_OP, 2, "shorter than the header", "a short fetch with an operand"},
+        {AM_SFOP, MPI_BYTE, MPI_SUM, 1, "do not take", "a short fetch-and-add of a byte"},
+        {AM_SFOP, MPI_INT, MPI_PROD, 4, "do not take", "a short fetch-and-multiply"},
+        {AM_SFOP, MPI_FLOAT, MPI_SUM, 4, "do not take", "a short fetch-and-add of a float"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        n = short_of(m, cases[i].kind, cases[i].type, cases[i].op, 1, cases[i].data);
+        expect_check(&w, 0, m, n, cases[i].want, cases[i].what);
+    }
+    n = short_of(m, AM_SFOP, MPI_INT, MPI_SUM, 1, 4);
+    CHECK(!am_check(&w, 0, m, n, &h, &hlen, &amlen, &kern) && h.kind == AM_GACC && h.bytes == 4 &&
+              (MPI_Op)(uintptr_t)h.op == MPI_SUM && (MPI_Datatype)(uintptr_t)h.basic == MPI_INT && amlen == n,
+          "a short fetch-and-add of an int read as kind %d, %llu bytes", h.kind, (unsigned long long)h.bytes);
+    for (int32_t tag = -1; tag <= 1; tag++) {
+        n = short_of(m, AM_SFOP, MPI_INT, MPI_SUM, tag, 4);
+        expect_check(&w, 0, m, n, tag == 1 ? NULL : "answer tag", "a short fetch-and-add with each answer tag");
+    }
+    uint64_t bytes = 512;
+    n = short_of(m, AM_SGET, NULL, NULL, 1, 0);
+    memcpy(m + n, &bytes, sizeof bytes);
+    n += sizeof bytes;
+    CHECK(!am_check(&w, 0, m, n, &h, &hlen, &amlen, &kern) && h.kind == AM_GET && h.bytes == 512 &&
+              hlen == sizeof(rma_shdr_t) + 8 && amlen == n,
+          "a short get read as kind %d, %llu bytes", h.kind, (unsigned long long)h.bytes);
+    expect_check(&w, 0, m, n - 1, "shorter than the header", "a short get without its whole size");
+    m[2] = 1;
+    expect_check(&w, 0, m, n, "type or operation", "a short get with a type");
+    m[2] = 0;
+    bytes = UINT64_MAX;
+    memcpy(m + sizeof(rma_shdr_t), &bytes, sizeof bytes);
+    expect_check(&w, 0, m, n, "impossible size", "a short get of 2^64 - 1 bytes");
+    m[1] = RMA_WIRE_VERSION + 1;
+    expect_check(&w, 0, m, n, "another wire version", "a short get of version + 1");
+    /* back to back in one message, each padded to 8: fetch-and-add (20 bytes), compare-and-swap, get */
+    n = short_of(m, AM_SFOP, MPI_INT, MPI_SUM, 1, 4);
+    memset(m + n, 0, 4);
+    n = rma_pad8(n);
+    n += short_of(m + n, AM_SCAS, MPI_INT, NULL, 2, 8);
+    size_t g = short_of(m + n, AM_SGET, NULL, NULL, 3, 0);
+    bytes = 8;
+    memcpy(m + n + g, &bytes, sizeof bytes);
+    n += g + sizeof bytes;
+    expect_check(&w, 0, m, n, NULL, "three short requests in one message");
+    expect_check(&w, 0, m, n - 8, "shorter than the header", "three short requests, the last one cut");
 }
 
 /* The message of header h, nseg segments and data bytes (zeros), checked; it stays in
@@ -253,7 +343,9 @@ static void checks(void)
     h.version = RMA_WIRE_VERSION + 1;
     expect_msg(&w, 1, &h, NULL, 0, 16, "another wire version", "version + 1");
     h.version = RMA_WIRE_VERSION;
-    for (int k = 0; k <= 14; k++) {
+    for (int k = 0; k <= 17; k++) {
+        if (k >= AM_SFOP && k <= AM_SGET)
+            continue; /* short headers: short_checks */
         h.kind = (uint8_t)k;
         h.reply_tag = 1;
         h.lock_type = RMA_LOCK_SHARED;
@@ -572,6 +664,7 @@ int main(void)
     fixed_window();
     dynamic_window();
     checks();
+    short_checks();
     accumulate_segments();
     locks();
     lazy_locks();
