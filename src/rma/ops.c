@@ -296,7 +296,8 @@ int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq)
     int t = op->target;
     rmpi_rma_before_load(); /* of every kind: a get by RDMA or a message is a load too */
     if (w->rdma)
-        rma_rdma_lone_before(w, op); /* deferred gets before anything else: issue order holds */
+        rma_rdma_lone_before(w, op->target,
+                             op->kind == RMPI_RMA_GET); /* deferred gets before anything else: issue order holds */
     const rmpi_win_peer_t *peer = &w->peers[t];
     size_t tbytes = op->tcount * op->tdt->size;
     /* a displacement whose product or sum overflows is outside every window: computed
@@ -443,10 +444,8 @@ static inline __attribute__((always_inline)) rma_shdr_t *msg_begin(rmpi_win_t *w
                                                                    size_t len)
 {
     rmpi_rma_before_load();
-    if (w->rdma) {
-        rmpi_rma_op_t op = {.kind = kind == AM_SGET ? RMPI_RMA_GET : RMPI_RMA_CAS, .target = t};
-        rma_rdma_lone_before(w, &op);
-    }
+    if (w->rdma)
+        rma_rdma_lone_before(w, t, kind == AM_SGET);
     if (w->lazy[t])
         rma_lock_for_op(w, t, 0);
     rma_rdma_before_am(w, t);
@@ -486,9 +485,9 @@ int rmpi_rma_msg_atomic(rmpi_win_t *w, const rmpi_rma_op_t *op, MPI_Datatype typ
     if (!cas)
         h->op = (uint8_t)((uintptr_t)op->op - RMA_OP_BASE);
     if (data)
-        memcpy(h + 1, op->obuf, es);
+        rma_elem_copy(h + 1, op->obuf, es);
     if (cas)
-        memcpy((char *)(h + 1) + es, op->cbuf, es);
+        rma_elem_copy((char *)(h + 1) + es, op->cbuf, es);
     msg_end(w, op->target, h, op->rbuf, es, len);
     return 0;
 }

@@ -393,10 +393,10 @@ int rma_rdma_lone_only(const rmpi_win_t *w, int target)
            !w->batch[target].len;
 }
 
-void rma_rdma_lone_before(rmpi_win_t *w, const rmpi_rma_op_t *op)
+void rma_rdma_lone_before(rmpi_win_t *w, int target, int get)
 {
     const struct rma_rdma *d = w->rdma;
-    if (d->nlone && (op->kind != RMPI_RMA_GET || op->target != d->lone_t))
+    if (d->nlone && (!get || target != d->lone_t))
         rma_rdma_lone_drain(w);
 }
 

@@ -180,12 +180,24 @@ static inline size_t rma_int_atomic_size(MPI_Datatype type, MPI_Op op)
     uintptr_t h = (uintptr_t)type - 0x200, v = (uintptr_t)op - (uintptr_t)MPI_OP_NULL;
     return h <= 0xff && v < 64 && (rma_atomic_ops >> v & 1) ? rma_int_size[h] : 0;
 }
+/* Copy one element of es bytes (1, 2, 4 or 8), at any alignment: fixed-size moves, where a
+ * memcpy of a variable size is a call of about 17 instructions. */
+static inline void rma_elem_copy(void *d, const void *s, size_t es)
+{
+    switch (es) {
+    case 1: memcpy(d, s, 1); break;
+    case 2: memcpy(d, s, 2); break;
+    case 4: memcpy(d, s, 4); break;
+    default: memcpy(d, s, 8); break;
+    }
+}
 /* A contiguous put of more than PUT_NOW_MIN bytes on a rail with copy_now (shm's
  * cross-memory attach), issued where it would be RDMA: written before returning, complete
  * at both ends (ureq too), nothing counted or left for a flush (0); 1 with nothing done
  * when the rail cannot (the caller posts it). */
 int rma_rdma_put_now(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, size_t tbytes, rmpi_req_t *ureq);
-void rma_rdma_lone_before(rmpi_win_t *w, const rmpi_rma_op_t *op);
+/* Before an operation on target (get: a contiguous get, which may join the deferred ones). */
+void rma_rdma_lone_before(rmpi_win_t *w, int target, int get);
 void rma_rdma_lone_drain(rmpi_win_t *w);
 /* Whether all that a flush of target waits for is such gets (it then only reads them). */
 int rma_rdma_lone_only(const rmpi_win_t *w, int target);

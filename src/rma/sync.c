@@ -482,6 +482,14 @@ int rmpi_rma_flush(rmpi_win_t *w, int target, int local)
 {
     if (target >= 0 ? !w->locked[target] && !w->lock_all : !w->nlocked && !w->lock_all)
         return MPI_ERR_RMA_SYNC;
+    if (target >= 0 && w->batch[target].len && w->tail_answered[target] && w->dirty[target] && !w->unchecked[target]) {
+        /* the batch ends with a request whose answer is the flush (rma_flush_start sends no
+         * FLUSH then): it leaves now, and the checks below run while the target serves it,
+         * not before (cas_lat: about 200 instructions of the flush ahead of the send) */
+        if (w->ngets)
+            rma_rdma_lone_drain(w); /* as rma_wait_gets before its send */
+        rma_am_send(w, target);
+    }
     int direct = (target >= 0 && rmpi_rma_direct(w, target)) || (target < 0 && w->dsync && w->nlocal == w->size);
     /* A flush that waits for nothing (direct targets; nothing issued since the last one)
      * polls once, as Win_lock does: a process looping on flushes of its own memory and

@@ -85,7 +85,8 @@ void rma_am_end(rmpi_win_t *w, int t, char *msg, size_t len, int send)
     }
     rmpi_win_batch_t *b = &w->batch[t];
     w->tail_answered[t] = 0; /* the caller of an answered request sets it again */
-    memset(msg + len, 0, rma_pad8(len) - len);
+    if (len & 7)             /* a call even for 0 bytes */
+        memset(msg + len, 0, rma_pad8(len) - len);
     if (!b->len)
         w->nbatched++;
     b->len += rma_pad8(len);
