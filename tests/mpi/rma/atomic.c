@@ -9,6 +9,12 @@
  * - Get_accumulate through a vector target type, Compare_and_swap on int and int8_t;
  * - put data, flush, put flag: a target that sees the flag sees the data;
  * - an allocate_shared window and a dynamic window used in the same epochs;
+ * - contention on a dynamic window (its atomics are messages the target serves, short
+ *   requests served where they land mixed with full ones): every rank fetch-and-adds one
+ *   long on rank 0 and accumulates to it, increments another by compare-and-swap loops
+ *   while the others add to it with accumulates, fetch-and-adds an int at an odd address and
+ *   an unsigned char, MAXes an unsigned short, and compare-and-swaps that must fail:
+ *   fetched values each seen once, exact totals;
  * - windows of 0 bytes (all ranks, or some) in every synchronisation mode;
  * - accumulates of 320 KB from the user's buffer (not packed: sent from where they lie),
  *   the buffer overwritten right after flush_local, after flush, and after a fence: exact
@@ -18,6 +24,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define N 200
 #define K 8
@@ -369,6 +376,92 @@ static void large_from_user(int rank, int size)
     free(src);
 }
 
+/* Contention on one dynamic window at rank 0: a long counter taken by fetch-and-add (the
+ * short request) and by accumulates (the full one) in turn, a long incremented by
+ * compare-and-swap loops while accumulates add to it, an int at an odd address and an
+ * unsigned char fetch-and-added, an unsigned short MAXed. The fetched values of the first
+ * counter are distinct; every total is exact (a request served twice, lost, or applied
+ * out of turn with another origin's changes it). */
+static void dynamic_contention(int rank, int size)
+{
+    enum { ROUNDS = 150 };
+    MPI_Win win;
+    MTEST_OK(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    char *mem = calloc(64, 1);
+    long *ctr = (long *)(void *)mem, *cas = ctr + 1; /* then bytes 16..: int at 17, char 24, ushort 26 */
+    if (rank == 0)
+        MTEST_OK(MPI_Win_attach(win, mem, 64));
+    MPI_Aint base;
+    MPI_Get_address(mem, &base);
+    MPI_Bcast(&base, 1, MPI_AINT, 0, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
+    long *got = malloc(ROUNDS * sizeof(long)), one = 1;
+    int ione = 1, iold;
+    unsigned char cone = 1, cold;
+    unsigned short mx, mold;
+    MTEST_OK(MPI_Win_lock_all(0, win));
+    for (int i = 0; i < ROUNDS; i++) {
+        MTEST_OK(MPI_Fetch_and_op(&one, &got[i], MPI_LONG, 0, base, MPI_SUM, win));
+        MTEST_OK(MPI_Accumulate(&one, 1, MPI_LONG, 0, base, 1, MPI_LONG, MPI_SUM, win));
+        MTEST_OK(MPI_Fetch_and_op(&ione, &iold, MPI_INT, 0, base + 17, MPI_SUM, win));
+        MTEST_OK(MPI_Fetch_and_op(&cone, &cold, MPI_UNSIGNED_CHAR, 0, base + 24, MPI_SUM, win));
+        mx = (unsigned short)(rank * 1000 + i);
+        MTEST_OK(MPI_Fetch_and_op(&mx, &mold, MPI_UNSIGNED_SHORT, 0, base + 26, MPI_MAX, win));
+        MTEST_OK(MPI_Win_flush(0, win));
+        /* one increment by compare-and-swap, racing the others' and their accumulates */
+        long seen, want;
+        MTEST_OK(MPI_Fetch_and_op(NULL, &seen, MPI_LONG, 0, base + 8, MPI_NO_OP, win));
+        MTEST_OK(MPI_Win_flush(0, win));
+        for (;;) {
+            want = seen + 1;
+            long old;
+            MTEST_OK(MPI_Compare_and_swap(&want, &seen, &old, MPI_LONG, 0, base + 8, win));
+            MTEST_OK(MPI_Win_flush(0, win));
+            if (old == seen)
+                break;
+            seen = old;
+        }
+        MTEST_OK(MPI_Accumulate(&one, 1, MPI_LONG, 0, base + 8, 1, MPI_LONG, MPI_SUM, win));
+        long never = -1, junk = -1000 - rank, was; /* a compare that fails writes nothing */
+        MTEST_OK(MPI_Compare_and_swap(&junk, &never, &was, MPI_LONG, 0, base + 8, win));
+        MTEST_OK(MPI_Win_flush(0, win));
+        MTEST_CHECK(was >= 0, "compare-and-swap fetched %ld", was);
+    }
+    MTEST_OK(MPI_Win_unlock_all(win));
+    long *all = rank == 0 ? malloc((size_t)size * ROUNDS * sizeof(long)) : NULL;
+    MPI_Gather(got, ROUNDS, MPI_LONG, all, ROUNDS, MPI_LONG, 0, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        long total = 2L * size * ROUNDS;
+        char *hit = calloc((size_t)total, 1);
+        for (int i = 0; i < size * ROUNDS; i++) {
+            MTEST_CHECK(all[i] >= 0 && all[i] < total, "fetched %ld out of range", all[i]);
+            if (all[i] >= 0 && all[i] < total) {
+                MTEST_CHECK(!hit[all[i]], "value %ld fetched twice", all[i]);
+                hit[all[i]] = 1;
+            }
+        }
+        free(hit);
+        int iv;
+        unsigned short us;
+        memcpy(&iv, mem + 17, sizeof iv);
+        memcpy(&us, mem + 26, sizeof us);
+        MTEST_CHECK(*ctr == total, "counter %ld, expected %ld", *ctr, total);
+        MTEST_CHECK(*cas == total, "compare-and-swap counter %ld, expected %ld", *cas, total);
+        MTEST_CHECK(iv == size * ROUNDS, "int at an odd address %d, expected %d", iv, size * ROUNDS);
+        MTEST_CHECK((unsigned char)mem[24] == (unsigned char)(size * ROUNDS), "unsigned char %u",
+                    (unsigned char)mem[24]);
+        MTEST_CHECK(us == (unsigned short)((size - 1) * 1000 + ROUNDS - 1), "max %u", us);
+        MTEST_CHECK(mem[16] == 0 && mem[21] == 0 && mem[22] == 0 && mem[23] == 0 && mem[25] == 0 && mem[28] == 0,
+                    "bytes next to the elements written");
+        MTEST_OK(MPI_Win_detach(win, mem));
+    }
+    MTEST_OK(MPI_Win_free(&win));
+    free(all);
+    free(got);
+    free(mem);
+}
+
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
@@ -378,6 +471,7 @@ int main(int argc, char **argv)
     contention(rank, size);
     flush_order(rank, size);
     shared_and_dynamic(rank, size);
+    dynamic_contention(rank, size);
     empty_windows();
     large_from_user(rank, size);
     return mtest_finalize();
