@@ -653,7 +653,7 @@ static inline void elem_store(void *p, uint64_t v, size_t es)
 
 /* The target memory of es bytes at a dynamic window's address a when one attached region
  * holds them all, else NULL (target_base then decides: regions that touch, or none). */
-static inline char *dyn_elem(const rmpi_win_t *w, uint64_t a, size_t es)
+static inline char *dyn_range(const rmpi_win_t *w, uint64_t a, size_t es)
 {
     const rmpi_net_ranges_t *rs = &w->regions;
     for (int i = 0; i < rs->n; i++)
@@ -662,15 +662,34 @@ static inline char *dyn_elem(const rmpi_win_t *w, uint64_t a, size_t es)
     return NULL;
 }
 
-/* A message that is one short fetch-and-op or compare-and-swap (rma_shdr_t) and nothing
- * more, served here from its bytes, with the checks handle() would make and the same
- * effect and answer: no incoming record, full header, segment walk, stack copy of a whole
- * batch or reply buffer (callgrind, rank 1, cas_lat 8 B on Win_create: the one-sided part
- * of a request's delivery was about 400 of its 810 instructions). 0: not such a message,
- * or anything unusual (its origin held back, a node segment whose origins use atomics on
- * this memory, a range outside the window, a malformed header): handle() takes it, and
- * reports the error. */
-static int short_atomic(rmpi_win_t *w, int peer, int origin, const char *data, size_t len)
+/* A short get (rma_shdr_t, bytes in v): answered from the window memory itself (the eager
+ * send copies it into the frame before it returns), 1; 0 with nothing done as for
+ * short_request. */
+static int short_get(rmpi_win_t *w, int origin, const rma_shdr_t *h, uint64_t bytes)
+{
+    if (h->type || h->op || !bytes || bytes > RMA_SMALL_ANSWER)
+        return 0;
+    char *base;
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
+        base = dyn_range(w, h->disp, bytes);
+    else
+        base = h->disp <= w->bytes && bytes <= w->bytes - h->disp ? (char *)w->base + h->disp : NULL;
+    if (!base)
+        return 0;
+    rmpi_rma_before_load(); /* our flushed stores before the loads we make for another origin */
+    return rmpi_core_send_eager(rmpi_comm_world_rank(w->comm, origin), w->comm->ctx, w->rank, h->reply_tag, base,
+                                bytes);
+}
+
+/* A message that is one short fetch-and-op, compare-and-swap or get (rma_shdr_t) and
+ * nothing more, served here from its bytes, with the checks handle() would make and the
+ * same effect and answer: no incoming record, full header, segment walk, stack copy of a
+ * whole batch or reply buffer (callgrind, rank 1, cas_lat 8 B on Win_create: the one-sided
+ * part of a request's delivery was about 400 of its 810 instructions). 0: not such a
+ * message, or anything unusual (its origin held back, a node segment whose origins use
+ * atomics on this memory, a range outside the window, a malformed header): handle() takes
+ * it, and reports the error. */
+static int short_request(rmpi_win_t *w, int origin, const char *data, size_t len)
 {
     struct {
         rma_shdr_t h;
@@ -686,9 +705,11 @@ static int short_atomic(rmpi_win_t *w, int peer, int origin, const char *data, s
     if (len > 24)
         memcpy(&m.v[1], data + 24, 8);
     int cas = m.h.kind == AM_SCAS;
-    if ((!cas && m.h.kind != AM_SFOP) || m.h.version != RMA_WIRE_VERSION || m.h.reply_tag < 1 ||
+    if ((!cas && m.h.kind != AM_SFOP && m.h.kind != AM_SGET) || m.h.version != RMA_WIRE_VERSION || m.h.reply_tag < 1 ||
         m.h.reply_tag > RMA_TAG_MAX || (cas && m.h.op))
         return 0;
+    if (m.h.kind == AM_SGET)
+        return len == sizeof m.h + sizeof m.v[0] && short_get(w, origin, &m.h, m.v[0]);
     MPI_Datatype type = (MPI_Datatype)(RMA_TYPE_BASE + m.h.type);
     MPI_Op op = cas ? MPI_REPLACE : (MPI_Op)(RMA_OP_BASE + m.h.op);
     size_t es = rma_int_atomic_size(type, op);
@@ -699,7 +720,7 @@ static int short_atomic(rmpi_win_t *w, int peer, int origin, const char *data, s
         return 0;
     char *base;
     if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
-        base = dyn_elem(w, m.h.disp, es);
+        base = dyn_range(w, m.h.disp, es);
     else
         base = m.h.disp <= w->bytes && es <= w->bytes - m.h.disp ? (char *)w->base + m.h.disp : NULL;
     if (!base)
@@ -727,7 +748,7 @@ static int rma_eager(void *arg, int peer, int src, int tag, const char *data, si
         return 0;
     if (len <= 32) {
         serving = 1;
-        int done = short_atomic(w, peer, src, data, len);
+        int done = short_request(w, src, data, len);
         serving = 0;
         if (done)
             return 1;
