@@ -385,10 +385,21 @@ int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq)
         dbytes >= (kind == AM_PUT ? RMA_AM_GATHER_PUT_MIN : RMA_AM_GATHER_MIN) &&
         rmpi_dtype_is_contig(op->odt, op->ocount) && am_gathered(w, op, kind, disp, segs, nseg, hlen, dbytes) == 0)
         return 0;
+    /* a contiguous put as a message under the short header (a put of 8 bytes and a FLUSH fit
+     * a slot of shm's queue); not one a flush may yet post as RDMA (rma_rdma_batch_puts
+     * reads full headers) */
+    int sput = kind == AM_PUT && !nseg && tbytes && tbytes <= UINT16_MAX && !rdma_later;
+    if (sput)
+        hlen = sizeof(rma_shdr_t);
     char *msg = rma_am_begin(w, t, hlen + dbytes);
     rdma_later &= !prev_len || bt->len > 0; /* the batch before it went as a message when full */
     rma_hdr_t *h = (rma_hdr_t *)(void *)msg;
-    am_hdr(h, kind, op, disp, tbytes, segs, nseg);
+    if (sput) {
+        *(rma_shdr_t *)(void *)msg =
+            (rma_shdr_t){.kind = AM_SPUT, .version = RMA_WIRE_VERSION, .pbytes = (uint16_t)tbytes, .disp = disp};
+        free(segs);
+    } else
+        am_hdr(h, kind, op, disp, tbytes, segs, nseg);
     if (kind == AM_CAS) {
         memcpy(msg + hlen, op->obuf, tbytes);
         memcpy(msg + hlen + tbytes, op->cbuf, tbytes);
@@ -450,7 +461,7 @@ static inline __attribute__((always_inline)) rma_shdr_t *msg_begin(rmpi_win_t *w
         rma_lock_for_op(w, t, 0);
     rma_rdma_before_am(w, t);
     rma_shdr_t *h = (rma_shdr_t *)(void *)rma_am_begin(w, t, len);
-    *h = (rma_shdr_t){(uint8_t)kind, RMA_WIRE_VERSION, 0, 0, 0, disp};
+    *h = (rma_shdr_t){.kind = (uint8_t)kind, .version = RMA_WIRE_VERSION, .disp = disp};
     return h;
 }
 

@@ -33,6 +33,8 @@ enum {
     AM_SFOP,
     AM_SCAS,
     AM_SGET,
+    AM_SPUT,
+    AM_SFLUSH,
 };
 
 typedef struct rma_hdr {
@@ -55,14 +57,19 @@ typedef struct rma_hdr {
  * rma_hdr_t it was 64, a class buffer: an atomic pop and push on the pool's lines and two
  * more lines to read (pt2pt latency 0.14 us at 32 bytes, 0.22 at 64 on this machine). */
 typedef struct rma_shdr {
-    uint8_t kind; /* AM_SFOP, AM_SCAS, AM_SGET */
+    uint8_t kind; /* AM_SFOP, AM_SCAS, AM_SGET, AM_SPUT, AM_SFLUSH */
     uint8_t version;
-    uint8_t type;      /* SFOP, SCAS: the predefined datatype, handle - 0x200 (include/mpi.h); SGET: 0 */
-    uint8_t op;        /* SFOP: the predefined operation, handle - MPI_OP_NULL; else 0 */
-    int32_t reply_tag; /* tag of the answer (1..RMA_TAG_MAX) */
-    uint64_t disp;     /* as rma_hdr_t's */
+    union {
+        struct {
+            uint8_t type; /* SFOP, SCAS: the predefined datatype, handle - 0x200 (include/mpi.h); else 0 */
+            uint8_t op;   /* SFOP: the predefined operation, handle - MPI_OP_NULL; else 0 */
+        };
+        uint16_t pbytes; /* SPUT: its data bytes (1..65535) */
+    };
+    int32_t reply_tag; /* tag of the answer (1..RMA_TAG_MAX; SPUT: 0) */
+    uint64_t disp;     /* as rma_hdr_t's (SFLUSH: 0) */
 } rma_shdr_t;          /* then SFOP: the operand (none for MPI_NO_OP); SCAS: origin value, compare value;
-                        * SGET: u64 bytes */
+               * SGET: u64 bytes; SPUT: its data */
 #define RMA_TYPE_BASE ((uintptr_t)0x200)
 #define RMA_OP_BASE ((uintptr_t)MPI_OP_NULL)
 

@@ -323,11 +323,21 @@ static const char *short_hdr(const char *msg, size_t len, rma_hdr_t *h, size_t *
     rma_shdr_t s;
     memcpy(&s, msg, sizeof s);
     memset(h, 0, sizeof *h);
-    h->kind = s.kind == AM_SFOP ? AM_GACC : s.kind == AM_SCAS ? AM_CAS : AM_GET;
+    h->kind = s.kind == AM_SFOP   ? AM_GACC
+              : s.kind == AM_SCAS ? AM_CAS
+              : s.kind == AM_SGET ? AM_GET
+              : s.kind == AM_SPUT ? AM_PUT
+                                  : AM_FLUSH;
     h->version = s.version;
     h->reply_tag = s.reply_tag;
     h->disp = s.disp;
     *hlen = sizeof s;
+    if (s.kind == AM_SPUT) {
+        h->bytes = s.pbytes;
+        return s.reply_tag || !s.pbytes ? "of a short put with an answer tag or no data" : NULL;
+    }
+    if (s.kind == AM_SFLUSH)
+        return s.type || s.op || s.disp ? "of a short flush with a type, operation or displacement" : NULL;
     if (s.kind == AM_SGET) {
         if (len < sizeof s + sizeof h->bytes)
             return "shorter than the header";
@@ -351,7 +361,7 @@ static const char *am_check(const rmpi_win_t *w, int origin, const char *msg, si
 {
     *kern = NULL;
     *hlen = sizeof *h;
-    if (len >= sizeof(rma_shdr_t) && (uint8_t)msg[0] >= AM_SFOP && (uint8_t)msg[0] <= AM_SGET) {
+    if (len >= sizeof(rma_shdr_t) && (uint8_t)msg[0] >= AM_SFOP && (uint8_t)msg[0] <= AM_SFLUSH) {
         const char *bad = short_hdr(msg, len, h, hlen);
         if (bad)
             return bad;

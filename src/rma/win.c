@@ -121,6 +121,12 @@ void rma_ctl(rmpi_win_t *w, int target, int kind, int lock_type, rma_ack_t *ack)
     int32_t tag = rma_tag(w);
     ack->err = 0;
     ack->req = rma_post_answer(w, target, tag, &ack->err, sizeof ack->err);
+    if (kind == AM_FLUSH) { /* the short header: a small put and its FLUSH fit a slot of shm's queue */
+        char *m = rma_am_begin(w, target, sizeof(rma_shdr_t));
+        *(rma_shdr_t *)(void *)m = (rma_shdr_t){.kind = AM_SFLUSH, .version = RMA_WIRE_VERSION, .reply_tag = tag};
+        rma_am_end(w, target, m, sizeof(rma_shdr_t), 1);
+        return;
+    }
     char *m = rma_am_begin(w, target, sizeof(rma_hdr_t));
     rma_ctl_hdr(m, kind, lock_type, tag);
     rma_am_end(w, target, m, sizeof(rma_hdr_t), 1);

@@ -228,12 +228,9 @@ static void expect_check(const rmpi_win_t *w, int origin, const char *msg, size_
 /* A short request (rma_shdr_t) at buf with data bytes (zeros) after it; its length. */
 static size_t short_of(char *buf, int kind, MPI_Datatype type, MPI_Op op, int32_t tag, size_t data)
 {
-    rma_shdr_t s = {(uint8_t)kind,
-                    RMA_WIRE_VERSION,
-                    type ? (uint8_t)((uintptr_t)type - RMA_TYPE_BASE) : 0,
-                    op ? (uint8_t)((uintptr_t)op - RMA_OP_BASE) : 0,
-                    tag,
-                    64};
+    rma_shdr_t s = {.kind = (uint8_t)kind, .version = RMA_WIRE_VERSION, .reply_tag = tag, .disp = 64};
+    s.type = type ? (uint8_t)((uintptr_t)type - RMA_TYPE_BASE) : 0;
+    s.op = op ? (uint8_t)((uintptr_t)op - RMA_OP_BASE) : 0;
     memcpy(buf, &s, sizeof s);
     memset(buf + sizeof s, 0, data);
     return sizeof s + data;
@@ -301,6 +298,35 @@ static void short_checks(void)
     expect_check(&w, 0, m, n, "impossible size", "a short get of 2^64 - 1 bytes");
     m[1] = RMA_WIRE_VERSION + 1;
     expect_check(&w, 0, m, n, "another wire version", "a short get of version + 1");
+    /* a short put (its size in the header) and a short flush */
+    rma_shdr_t p = {.kind = AM_SPUT, .version = RMA_WIRE_VERSION, .pbytes = 8, .disp = 64};
+    memcpy(m, &p, sizeof p);
+    memset(m + sizeof p, 0, 8);
+    n = sizeof p + 8;
+    CHECK(!am_check(&w, 0, m, n, &h, &hlen, &amlen, &kern) && h.kind == AM_PUT && h.bytes == 8 && h.disp == 64 &&
+              amlen == n,
+          "a short put read as kind %d, %llu bytes", h.kind, (unsigned long long)h.bytes);
+    expect_check(&w, 0, m, n - 1, "does not match its size", "a short put one byte short");
+    rma_shdr_t f = {.kind = AM_SFLUSH, .version = RMA_WIRE_VERSION, .reply_tag = 9};
+    memcpy(m + n, &f, sizeof f);
+    expect_check(&w, 0, m, n + sizeof f, NULL, "a short put and a short flush");
+    CHECK(!am_check(&w, 0, m + n, sizeof f, &h, &hlen, &amlen, &kern) && h.kind == AM_FLUSH && h.reply_tag == 9 &&
+              amlen == sizeof f,
+          "a short flush read as kind %d, tag %d", h.kind, h.reply_tag);
+    p.reply_tag = 3;
+    memcpy(m, &p, sizeof p);
+    expect_check(&w, 0, m, sizeof p + 8, "short put with an answer tag", "a short put with an answer tag");
+    p.reply_tag = 0;
+    p.pbytes = 0;
+    memcpy(m, &p, sizeof p);
+    expect_check(&w, 0, m, sizeof p, "no data", "a short put of 0 bytes");
+    f.reply_tag = 0;
+    memcpy(m, &f, sizeof f);
+    expect_check(&w, 0, m, sizeof f, "answer tag", "a short flush without an answer tag");
+    f.reply_tag = 1;
+    f.disp = 8;
+    memcpy(m, &f, sizeof f);
+    expect_check(&w, 0, m, sizeof f, "short flush with", "a short flush with a displacement");
     /* back to back in one message, each padded to 8: fetch-and-add (20 bytes), compare-and-swap, get */
     n = short_of(m, AM_SFOP, MPI_INT, MPI_SUM, 1, 4);
     memset(m + n, 0, 4);
@@ -343,8 +369,8 @@ static void checks(void)
     h.version = RMA_WIRE_VERSION + 1;
     expect_msg(&w, 1, &h, NULL, 0, 16, "another wire version", "version + 1");
     h.version = RMA_WIRE_VERSION;
-    for (int k = 0; k <= 17; k++) {
-        if (k >= AM_SFOP && k <= AM_SGET)
+    for (int k = 0; k <= 19; k++) {
+        if (k >= AM_SFOP && k <= AM_SFLUSH)
             continue; /* short headers: short_checks */
         h.kind = (uint8_t)k;
         h.reply_tag = 1;
