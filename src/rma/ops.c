@@ -98,8 +98,10 @@ int rma_answer_landed(rmpi_win_t *w, int peer, int src, int tag, const char *dat
         memcpy(a->land, data, len);
     a->tag = 0;
     w->nans--;
-    w->gets[src]--;
-    w->ngets--;
+    if (!a->ack) {
+        w->gets[src]--;
+        w->ngets--;
+    }
     return 1;
 }
 
@@ -108,10 +110,13 @@ static void answer_received(rmpi_req_t *r)
     rmpi_win_t *w = r->user;
     int t = (int)(intptr_t)r->user2;
     answer_refused(w, r->st_bytes, r->len);
-    w->ans[r->tag & (RMPI_WIN_ANS - 1)].tag = 0;
+    rmpi_win_ans_t *a = &w->ans[r->tag & (RMPI_WIN_ANS - 1)];
+    a->tag = 0;
     w->nans--;
-    w->gets[t]--;
-    w->ngets--;
+    if (!a->ack) {
+        w->gets[t]--;
+        w->ngets--;
+    }
 }
 
 int rma_answers_queued(rmpi_win_t *w)
@@ -160,7 +165,7 @@ static inline __attribute__((always_inline)) void expect_landed(rmpi_win_t *w, i
         w->ngets++;
         return;
     }
-    *a = (rmpi_win_ans_t){tag, t, land, bytes};
+    *a = (rmpi_win_ans_t){.tag = tag, .from = t, .land = land, .len = bytes};
     h->reply_tag = tag;
     w->nans++;
     w->gets[t]++;

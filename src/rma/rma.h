@@ -58,6 +58,7 @@ typedef struct rmpi_win_batch {
 typedef struct rmpi_win_ans {
     int32_t tag; /* 0: free */
     int from;    /* the target's window rank; -1: taken by a receive (rma_answers_queued) */
+    int ack;     /* an acknowledgement of a control message (win.c rma_ctl): not in w->gets */
     void *land;
     size_t len;
 } rmpi_win_ans_t;

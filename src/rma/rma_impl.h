@@ -130,7 +130,9 @@ int rma_answers_queued(rmpi_win_t *w);
 
 /* Control messages that are acknowledged: an int32 error code comes back. */
 typedef struct rma_ack {
-    rmpi_req_t *req;
+    rmpi_req_t *req; /* its posted receive; NULL: it lands in w's answer slot of tag */
+    rmpi_win_t *w;
+    int32_t tag;
     int32_t err;
 } rma_ack_t;
 /* Acknowledgements a synchronisation of up to this many targets keeps on its stack. */
