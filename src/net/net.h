@@ -397,6 +397,10 @@ void rmpi_net_ranges_free(rmpi_net_ranges_t *s);
 /* Register ranges for RDMA on rail (ops->mr_reg_ranges, never cached): 0, or -1 when the
  * rail cannot (native registration: every attached region would need a key of its own). */
 int rmpi_net_mr_get_ranges(rmpi_rail_t *rail, const rmpi_net_ranges_t *ranges, rmpi_mr_t *mr);
+/* Register exactly [addr, addr + len) (ops->mr_reg, never cached): rmpi_net_mr_put closes
+ * it at once, so remote access with its key ends there (a dynamic window's attached region,
+ * closed at Win_detach; a cached registration would outlive it). */
+int rmpi_net_mr_get_exact(rmpi_rail_t *rail, void *addr, size_t len, rmpi_mr_t *mr);
 
 /* ---- registration table of providers that emulate RDMA (mrtab.c) ----
  * Registering is a table entry; the target checks every access with rmpi_net_mrtab_check
