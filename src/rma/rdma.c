@@ -232,12 +232,12 @@ static void keys_for(rmpi_win_t *w, int o, rma_rkeys_t *k)
             d->rail[d->nreg] = rail;
             i = d->nreg++;
         }
+        if (i >= 0 && s > 0 && !(k->pad & DTAB_FLAG) != !tab)
+            i = -1; /* a table on one subchannel, a range list on another: messages */
         if (i >= 0 && tab) {
             k->base = (uint64_t)(uintptr_t)d->dtab;
             k->pad |= DTAB_FLAG | (uint32_t)table_col(d, rail, NULL) << (2 * s);
         }
-        if (i >= 0 && s > 0 && !(k->pad & DTAB_FLAG) != !tab)
-            i = -1; /* a table on one subchannel, a range list on another: messages */
         if (i < 0) {
             rmpi_log(1, "one-sided: window memory not registered on rail %s; rank %d reaches it by messages.",
                      rail->hints.name, o);
@@ -286,7 +286,8 @@ static void dyn_setup(rmpi_win_t *w)
 int rma_rdma_setup(rmpi_win_t *w)
 {
     /* the same answer on every rank, so the exchange below is collective; a dynamic window
-     * exchanges keys of its range lists (rails that emulate RDMA: tcp) */
+     * exchanges keys of its range lists (rails that emulate RDMA: tcp) or of its region
+     * table (native registrations: libfabric) */
     if (!rmpi_knobs.RMA_RDMA || (w->dsync && w->nlocal == w->size && w->flavor != MPI_WIN_FLAVOR_DYNAMIC))
         return 0;
     struct rma_rdma *d = rdma_new(w);
