@@ -311,6 +311,7 @@ typedef struct rmpi_tcp_conn {
     uint8_t rx_head[RMPI_NET_PLACE_HEAD];
     size_t rx_head_len;
     int rx_noplace;
+    size_t rx_last; /* the last DATA frame's bytes */
 
     /* Stall detection (established sockets): bytes moved either way, and the count and
      * time at the last check that saw the socket idle or moving. */

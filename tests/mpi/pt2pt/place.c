@@ -22,8 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const int sizes[] = {1000, 2000, 8100, 8191, 8192, 8193, 9300, 9400, 12000, 16383, 16384, 16385,
-                            32768, 40000, 65535, 65536, 65537};
+static const int sizes[] = {1000,  2000,  8100,  8191,  8192,  8193,  9300,  9400, 12000,
+                            16383, 16384, 16385, 32768, 40000, 65535, 65536, 65537};
 #define NS ((int)(sizeof sizes / sizeof sizes[0]))
 #define BURST 12
 #define MAXN 65537
