@@ -5,7 +5,8 @@ set -eu
 
 usage() {
     cat <<'EOF'
-usage: bench/compare.sh [--quick] [--only LIST] [--nets LIST] [--reps N] [--build DIR] [--out FILE]
+usage: bench/compare.sh [--quick] [--only LIST] [--nets LIST] [--reps N] [--sizes MIN:MAX]
+                        [--before LIBDIR] [--build DIR] [--out FILE]
 
 Builds bench/pt2pt.c with mpicc.mpich and mpicc.openmpi into BUILD/bench/ref/, uses
 BUILD/bench/pt2pt for RailMPI when BUILD/bin/mpicc exists, and runs 2 ranks of
@@ -17,6 +18,12 @@ latency, bw and bibw for each MPI over shm and over TCP on loopback.
                 libfabric ofi-tcp (tcp;ofi_rxm) and ofi-shm (libfabric's shm): RailMPI with
                 RMPI_NET=ofi next to Open MPI's mtl ofi; MPICH (UCX) has no libfabric path
   --reps N      runs per MPI and transport; tables show the median (default 3)
+  --sizes MIN:MAX  message sizes (pt2pt -m; default 1:4194304, with --quick 1:1048576):
+                split a sweep so that each timed run stays short
+  --before DIR  also run RailMPI with the libmpi.so kept in DIR (a copy of an earlier
+                build's lib/, e.g. cp -a build/lib /tmp/x-before): a column
+                railmpi-before in the same rotation, so before and after alternate with
+                the references
   --build DIR   RailMPI build tree (default: the repository's build/)
   --out FILE    JSON lines results (default BUILD/bench/results/compare-DATE.jsonl);
                 the markdown tables go to the same name with .md, launcher output to .log
@@ -33,6 +40,8 @@ only=""
 nets=shm,tcp
 reps=""
 out=""
+sizes=""
+before=""
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -40,6 +49,8 @@ while [ $# -gt 0 ]; do
         --only) [ $# -ge 2 ] || { usage >&2; exit 2; }; only=$2; shift ;;
         --nets) [ $# -ge 2 ] || { usage >&2; exit 2; }; nets=$2; shift ;;
         --reps) [ $# -ge 2 ] || { usage >&2; exit 2; }; reps=$2; shift ;;
+        --sizes) [ $# -ge 2 ] || { usage >&2; exit 2; }; sizes=$2; shift ;;
+        --before) [ $# -ge 2 ] || { usage >&2; exit 2; }; before=$2; shift ;;
         --build) [ $# -ge 2 ] || { usage >&2; exit 2; }; build=$2; shift ;;
         --out) [ $# -ge 2 ] || { usage >&2; exit 2; }; out=$2; shift ;;
         -h|--help) usage; exit 0 ;;
@@ -55,11 +66,12 @@ esac
 build=$(mkdir -p "$build" && cd "$build" && pwd)
 
 # The large sizes dominate the run time; --quick stops at 1 MiB.
-if [ $quick = 1 ]; then
-    sizes=1:1048576
-else
-    sizes=1:4194304
-fi
+case "$sizes" in
+    "") sizes=$([ $quick = 1 ] && echo 1:1048576 || echo 1:4194304) ;;
+    *[!0-9:]*|:*|*:|*:*:*) echo "compare.sh: --sizes needs MIN:MAX" >&2; exit 2 ;;
+    *:*) ;;
+    *) echo "compare.sh: --sizes needs MIN:MAX" >&2; exit 2 ;;
+esac
 
 bench_name=compare.sh
 # shellcheck source=bench/bench_lib.sh
@@ -112,6 +124,11 @@ if wanted railmpi; then
             "$build/bin/mpicc" -std=c11 -O2 -g -Wall -Wextra -o "$build/bench/pt2pt" "$here/pt2pt.c"
         fi
         mpis+=(railmpi)
+        if [ -n "$before" ]; then
+            [ -f "$before/libmpi.so" ] || { say "--before: no libmpi.so in $before"; exit 2; }
+            before=$(cd "$before" && pwd)
+            mpis+=(railmpi-before)
+        fi
     elif [ -n "$only" ]; then
         say "RailMPI is not built in $build (no bin/mpicc or bin/mpiexec); run 'make' first"
         exit 1
@@ -154,11 +171,14 @@ launch() {
         railmpi/ofi-shm)
             echo "$build/bin/mpiexec -n 2 -genv RMPI_NET ofi -genv RMPI_OFI_PROVIDER shm ${RMPI_ARGS:-}" \
                  "$build/bench/pt2pt" ;;
+        railmpi-before/*)
+            # the same program and launcher, loading the earlier libmpi.so
+            launch railmpi "$net" | sed "s|/bin/mpiexec -n 2 |&-genv LD_LIBRARY_PATH $before |" ;;
     esac
 }
 
 busy=$(cpu_busy)
-echo "{\"meta\":\"compare\",\"date\":\"$stamp\",\"host\":\"$(hostname)\",\"cores\":$(nproc),\"busy_pct\":$busy,\"quick\":$quick,\"reps\":$reps,\"sizes\":\"$sizes\"$versions}" >>"$out"
+echo "{\"meta\":\"compare\",\"date\":\"$stamp\",\"host\":\"$(hostname)\",\"cores\":$(nproc),\"busy_pct\":$busy,\"quick\":$quick,\"reps\":$reps,\"sizes\":\"$sizes\",\"before\":\"$before\"$versions}" >>"$out"
 if [ "$busy" -ge 20 ]; then
     say "warning: the CPUs are $busy% busy with other work; numbers will be noisy"
 fi

@@ -10,7 +10,8 @@ import statistics
 import sys
 from collections import defaultdict
 
-MPIS = ["mpich", "openmpi", "railmpi"]
+MPIS = ["mpich", "openmpi", "railmpi", "railmpi-before"]  # railmpi-before: compare.sh --before
+REFS = ["mpich", "openmpi"]
 NETS = ["shm", "tcp", "ofi-tcp", "ofi-shm"]  # in this order, those present
 
 
@@ -55,18 +56,20 @@ def table(samples, net, mpis, bw_test):
     sizes = sorted({k[3] for k in samples if k[1] == net})
     if not sizes:
         return []
-    refs = [m for m in mpis if m != "railmpi"]
-    head = ["size"] + [f"{m} lat us" for m in mpis] + ["rail/best lat"]
-    head += [f"{m} {bw_test} MB/s" for m in mpis] + [f"rail/best {bw_test}"]
+    refs = [m for m in mpis if m in REFS]
+    rails = [m for m in ("railmpi", "railmpi-before") if m in mpis]
+    short = {"railmpi": "rail", "railmpi-before": "before"}
+    head = ["size"] + [f"{m} lat us" for m in mpis] + [f"{short[m]}/best lat" for m in rails]
+    head += [f"{m} {bw_test} MB/s" for m in mpis] + [f"{short[m]}/best {bw_test}" for m in rails]
     out = [f"### {net}", "", "| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
     for s in sizes:
         lat = {m: med.get((m, net, "latency", s)) for m in mpis}
         bw = {m: med.get((m, net, bw_test, s)) for m in mpis}
         row = [size_label(s)]
         row += [fmt(lat[m], 2) for m in mpis]
-        row += [ratio(lat.get("railmpi"), [lat[m] for m in refs], True)]
+        row += [ratio(lat.get(m), [lat[r] for r in refs], True) for m in rails]
         row += [fmt(bw[m], 1) for m in mpis]
-        row += [ratio(bw.get("railmpi"), [bw[m] for m in refs], False)]
+        row += [ratio(bw.get(m), [bw[r] for r in refs], False) for m in rails]
         out.append("| " + " | ".join(row) + " |")
     out.append("")
     return out

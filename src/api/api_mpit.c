@@ -159,6 +159,7 @@ static const pvar_def_t pvars[] = {
     CORE(frag_sends, "Rendezvous sends whose data left as frames gathered or packed one by one."),
     CORE(seg_rndv_sends, "Rendezvous sends gathered segment by segment."),
     CORE(seg_rndv_recvs, "Rendezvous receives read into segments."),
+    CORE(placed_recvs, "Eager receives whose payload the provider read straight into the receive's buffer."),
     VC("frames_in", frames_in, "Frames received from every peer."),
     VC("frames_out", frames_out, "Frames sent on every rail to every peer."),
     VC("frame_bytes", frame_bytes, "Bytes of frames sent, summed over rails and peers."),

@@ -90,6 +90,8 @@ int rmpi_core_init(rmpi_core_info_t *info)
     net_env.on_peer_lost = peer_lost;
     net_env.on_rtt = rmpi_vc_on_rtt;
     net_env.on_peer_up = rmpi_vc_on_up;
+    net_env.frame_dst = rmpi_vc_frame_dst;
+    net_env.on_frame_placed = rmpi_vc_on_frame_placed;
     if (rmpi_net_open(&net_env))
         return -1;
     if (rmpi_pmi_fence() || rmpi_net_ready(0) || rmpi_pmi_fence() || rmpi_net_ready(1)) {
@@ -99,6 +101,7 @@ int rmpi_core_init(rmpi_core_info_t *info)
     }
     rmpi_chan_lib_init(pm.rank, pm.size); /* after the rails: r over ofi depends on them */
     rmpi_vc_init(pm.rank, pm.size, rmpi_core_deliver, sizeof(core_peer_t));
+    rmpi_vc_set_place(rmpi_core_place, rmpi_core_placed);
     info->rank = pm.rank;
     info->size = pm.size;
     info->singleton = pm.singleton;
@@ -380,10 +383,11 @@ int rmpi_core_finalize(void)
         rmpi_chan_report(stderr, rmpi_core_rank, rmpi_core_size, 0);
         fprintf(stderr,
                 "[rmpi report] rank %d: eager frames %llu full + %llu cached headers (%llu sent from the "
-                "user's buffer), rendezvous %llu, unexpected %llu\n",
+                "user's buffer), rendezvous %llu, unexpected %llu, eager receives placed %llu\n",
                 rmpi_core_rank, (unsigned long long)rmpi_core_stats.eager_full,
                 (unsigned long long)rmpi_core_stats.eager_short, (unsigned long long)rmpi_core_stats.zc_sends,
-                (unsigned long long)rmpi_core_stats.rndv, (unsigned long long)rmpi_core_stats.unexpected);
+                (unsigned long long)rmpi_core_stats.rndv, (unsigned long long)rmpi_core_stats.unexpected,
+                (unsigned long long)rmpi_core_stats.placed_recvs);
         const rmpi_core_stats_t *st = &rmpi_core_stats;
         if (st->seg_sends + st->packed_sends + st->scattered_recvs + st->frag_recvs + st->frag_sends +
             st->seg_rndv_sends + st->seg_rndv_recvs)

@@ -341,6 +341,8 @@ typedef struct rmpi_core_stats {
     uint64_t seg_sends, packed_sends, scattered_recvs, frag_recvs, frag_sends;
     /* rendezvous moved segment by segment: sends gathered, receives read into segments */
     uint64_t seg_rndv_sends, seg_rndv_recvs;
+    /* eager receives whose payload the provider read straight into the receive's buffer */
+    uint64_t placed_recvs;
 } rmpi_core_stats_t;
 extern rmpi_core_stats_t rmpi_core_stats;
 

@@ -91,15 +91,16 @@ typedef struct core_peer {
     int no_writes;      /* a rail to this peer lingers (net.h): never invite a write */
     int rndv_far_read;  /* write mode by default, read once the round trip is long (rmpi_core_wan_tune) */
     size_t eager_limit;
-    size_t eager_base; /* RMPI_EAGER_LIMIT's value for this peer; eager_limit when not tuned */
-    size_t eager_max;  /* largest eager message the rails carry */
-    int eager_auto;    /* RMPI_WAN_TUNE follows the peer's round trip (rmpi_core_wan_limit) */
-    int seg_max;       /* data segments of a non-contiguous eager send (RMPI_SEG_MAX, rails' max_iov) */
-    size_t frag_size;  /* payload of a DATA frame (RMPI_FRAG_SIZE for the peer's scope, within a frame) */
-    size_t zc_min;     /* nonblocking eager sends of this many bytes on go from the user's buffer */
-    int coal_ok;       /* coalescing may apply: between nodes, RMPI_WAN_TUNE, RMPI_COALESCE_WAIT > 0 */
-    int coal_far;      /* round trip at least RMPI_CORE_COAL_RTT waits: hold while the link is busy;
+    size_t eager_base;   /* RMPI_EAGER_LIMIT's value for this peer; eager_limit when not tuned */
+    size_t eager_max;    /* largest eager message the rails carry */
+    int eager_auto;      /* RMPI_WAN_TUNE follows the peer's round trip (rmpi_core_wan_limit) */
+    int seg_max;         /* data segments of a non-contiguous eager send (RMPI_SEG_MAX, rails' max_iov) */
+    size_t frag_size;    /* payload of a DATA frame (RMPI_FRAG_SIZE for the peer's scope, within a frame) */
+    size_t zc_min;       /* nonblocking eager sends of this many bytes on go from the user's buffer */
+    int coal_ok;         /* coalescing may apply: between nodes, RMPI_WAN_TUNE, RMPI_COALESCE_WAIT > 0 */
+    int coal_far;        /* round trip at least RMPI_CORE_COAL_RTT waits: hold while the link is busy;
                           else (near) hold only while this process runs behind its input */
+    rmpi_req_t *placing; /* matched receive an eager frame's payload is being read into (rmpi_core_place) */
 } core_peer_t;
 
 /* Posted and unexpected queues of one context. */
@@ -178,6 +179,10 @@ void rmpi_core_send_fin(rmpi_vc_t *vc, int sub, uint64_t req, uint32_t count);
  * field is checked before anything acts on it; a frame that breaks docs/wire/core.md cuts
  * the peer off (rmpi_vc_cut). frame may lie at any alignment. */
 void rmpi_core_deliver(rmpi_vc_t *vc, const void *frame, size_t len);
+/* The VC's placement hooks (rmpi_vc_set_place): an eager frame whose receive is posted has
+ * its payload read straight into the receive's buffer. */
+void *rmpi_core_place(rmpi_vc_t *vc, const void *frame, size_t hlen, size_t len, size_t *off);
+void rmpi_core_placed(rmpi_vc_t *vc, const void *head, size_t off, size_t len);
 /* What the frame layer hands the protocols, every field checked (core_proto.c). */
 void rmpi_core_eager_arrived(rmpi_vc_t *vc, uint32_t ctx, int src, int tag, const char *data, size_t len, int sync,
                              uint64_t sreq);

@@ -721,6 +721,74 @@ void rmpi_core_eager_arrived(rmpi_vc_t *vc, uint32_t ctx, int src, int tag, cons
     unexp_queue(vc, q, u);
 }
 
+/* The first posted receive of q matching (src, tag), left posted. */
+static rmpi_req_t *first_posted(ctxq_t *q, int src, int tag)
+{
+    rmpi_list_t *e;
+    rmpi_list_for_each(e, &q->posted)
+    {
+        rmpi_req_t *r = RMPI_CONTAINER_OF(e, rmpi_req_t, link);
+        if (match(r->rank, r->tag, src, tag))
+            return r;
+    }
+    return NULL;
+}
+
+/* An eager frame (not synchronous) of len bytes, hlen of them at frame, the rest still on
+ * its way: when a posted receive matches it and takes it whole into contiguous memory, the
+ * match is made now (the receive leaves the posted queue, so it can no longer be cancelled,
+ * as at delivery) and the payload goes to its buffer, saving the copy out of the provider's
+ * receive buffer (and that buffer's growth to the frame's size). Everything else (no such
+ * receive, truncation, a receive in pieces, a malformed header, which delivery reports)
+ * answers NULL and is delivered whole. */
+void *rmpi_core_place(rmpi_vc_t *vc, const void *frame, size_t hlen, size_t len, size_t *off)
+{
+    core_peer_t *cp = vc->core;
+    rmpi_vc_hdr_t h;
+    memcpy(&h, frame, sizeof h);
+    uint32_t ctx;
+    int32_t src, tag;
+    size_t hl;
+    if (h.type == RMPI_F_EAGER_SHORT && !h.flags && cp->rx_valid) {
+        ctx = cp->rx_ctx, src = cp->rx_src, tag = cp->rx_tag;
+        hl = sizeof h;
+    } else if (h.type == RMPI_F_EAGER && !h.flags && hlen >= sizeof(wire_match_t)) {
+        wire_match_t m;
+        memcpy(&m, frame, sizeof m);
+        if (m.ctx >= RMPI_CTX_MAX || m.src < 0 || m.tag == RMPI_ANY_TAG)
+            return NULL;
+        ctx = m.ctx, src = m.src, tag = m.tag;
+        hl = sizeof m;
+    } else {
+        return NULL;
+    }
+    if (len <= hl || cp->placing)
+        return NULL;
+    ctxq_t *q = ctxq_of_frame(ctx);
+    rmpi_req_t *r = q ? first_posted(q, src, tag) : NULL;
+    if (!r || (r->flags & RMPI_RF_SCATTER) || len - hl > r->len)
+        return NULL;
+    rmpi_list_remove(&r->link);
+    r->flags &= (uint16_t)~RMPI_RF_POSTED;
+    if (h.type == RMPI_F_EAGER)
+        cp->rx_ctx = ctx, cp->rx_src = src, cp->rx_tag = tag, cp->rx_valid = 1;
+    set_status(r, src, tag, len - hl);
+    rmpi_chan_lib_note(vc->peer, len); /* as rmpi_core_deliver counts every frame */
+    cp->placing = r;
+    *off = hl;
+    return r->buf;
+}
+
+void rmpi_core_placed(rmpi_vc_t *vc, const void *head, size_t off, size_t len)
+{
+    (void)head, (void)off, (void)len;
+    core_peer_t *cp = vc->core;
+    rmpi_req_t *r = cp->placing;
+    cp->placing = NULL;
+    rmpi_core_stats.placed_recvs++;
+    rmpi_req_complete(r);
+}
+
 void rmpi_core_rts_arrived(rmpi_vc_t *vc, const wire_rts_t *f)
 {
     ctxq_t *q = ctxq_of_frame(f->m.ctx);

@@ -178,6 +178,12 @@ int rmpi_net_mr_get_ranges(rmpi_rail_t *rail, const rmpi_net_ranges_t *ranges, r
     return rail->ops->mr_reg_ranges ? rail->ops->mr_reg_ranges(rail, ranges, mr) : -1;
 }
 
+int rmpi_net_mr_get_exact(rmpi_rail_t *rail, void *addr, size_t len, rmpi_mr_t *mr)
+{
+    mr->cache = NULL; /* rmpi_net_mr_put deregisters it */
+    return rail->ops->mr_reg(rail, addr, len, mr);
+}
+
 void rmpi_net_mr_put(rmpi_rail_t *rail, rmpi_mr_t *mr)
 {
     mrc_entry_t *e = mr->cache;

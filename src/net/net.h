@@ -179,6 +179,9 @@ typedef struct rmpi_net_id {
  * only, never its smoothed one. */
 enum { RMPI_NET_RTT_HANDSHAKE, RMPI_NET_RTT_KERNEL, RMPI_NET_RTT_ACK, RMPI_NET_RTT_NSRC, RMPI_NET_RTT_KERNEL_MIN };
 
+/* Most header bytes a frame_dst answer keeps back (env->frame_dst's *off). */
+#define RMPI_NET_PLACE_HEAD 64
+
 typedef struct rmpi_net_env {
     int rank, size;
     const char *jobid; /* unique per job on a host (names shared-memory segments) */
@@ -196,6 +199,15 @@ typedef struct rmpi_net_env {
      * with every new connection. Called after the completions of the old connection's
      * failed ops. May be NULL. */
     void (*on_peer_up)(rmpi_rail_t *rail, int peer, uint32_t epoch);
+    /* Placement of a frame's payload (optional on both sides; tcp asks). A frame of len
+     * bytes of which only the first hlen have arrived (head, valid during the call): the
+     * answer is where its bytes [*off, len) go (the matched receive's buffer; *off, the
+     * frame's headers, at most RMPI_NET_PLACE_HEAD), or NULL: the frame is delivered whole
+     * through on_frame as usual. A non-NULL answer commits both sides: the provider reads
+     * those bytes there, delivers no other frame of that peer on that rail meanwhile, and
+     * then calls on_frame_placed with the frame's first *off bytes instead of on_frame. */
+    void *(*frame_dst)(rmpi_rail_t *rail, int peer, const void *head, size_t hlen, size_t len, size_t *off);
+    void (*on_frame_placed)(rmpi_rail_t *rail, int peer, const void *head, size_t off, size_t len);
     /* Set by rmpi_net_open for the providers: */
     uint32_t world; /* this process's world tag (rmpi_net_id_t.world) */
     int late;       /* opened after init for dynamic peers: publish nothing via PMI */
@@ -397,6 +409,10 @@ void rmpi_net_ranges_free(rmpi_net_ranges_t *s);
 /* Register ranges for RDMA on rail (ops->mr_reg_ranges, never cached): 0, or -1 when the
  * rail cannot (native registration: every attached region would need a key of its own). */
 int rmpi_net_mr_get_ranges(rmpi_rail_t *rail, const rmpi_net_ranges_t *ranges, rmpi_mr_t *mr);
+/* Register exactly [addr, addr + len) (ops->mr_reg, never cached): rmpi_net_mr_put closes
+ * it at once, so remote access with its key ends there (a dynamic window's attached region,
+ * closed at Win_detach; a cached registration would outlive it). */
+int rmpi_net_mr_get_exact(rmpi_rail_t *rail, void *addr, size_t len, rmpi_mr_t *mr);
 
 /* ---- registration table of providers that emulate RDMA (mrtab.c) ----
  * Registering is a table entry; the target checks every access with rmpi_net_mrtab_check

@@ -43,7 +43,46 @@ enum {
      * registered), so only copy_now, synchronous, once its region table covers the range;
      * everything else goes as messages */
     DYN_NOW = 32,
+    /* a dynamic window's target whose rails register natively (libfabric): one registration
+     * per attached region, found in the target's region table (rma_dtab_t), read by RDMA */
+    DYN_TAB = 64,
 };
+
+/* A dynamic window's region table on rails that register natively (ofi's fi_mr_reg,
+ * tcp;ofi_rxm included): a registration covers one region, so the owner registers each
+ * region it attaches on each such rail and lists (address, length, one key per rail) here;
+ * an origin reads the table by RDMA (Open MPI's osc rdma does the same), keeps the copy and
+ * reads it again at its first access to the target in every access epoch (lock, lock_all,
+ * fence, start: a region detached before the synchronisation that started the epoch is
+ * never written with its closed key, which tcp;ofi_rxm answers by dropping the
+ * connection), and after a miss (a region attached since). Docs: docs/wire/rma.md. */
+#define DTAB_MAX 64  /* regions listed; more: the rest by messages (over set) */
+#define DTAB_RAILS 4 /* rails in table mode per window */
+typedef struct rma_dtab_ent {
+    uint64_t addr, len, key[DTAB_RAILS];
+} rma_dtab_ent_t;
+typedef struct rma_dtab {
+    uint64_t seq; /* odd while the owner rewrites it; equal to seq_end in a whole copy */
+    uint32_t n;   /* entries in use */
+    uint16_t nrails, over;
+    rma_dtab_ent_t r[DTAB_MAX];
+    uint64_t seq_end;
+} rma_dtab_t;
+/* rma_rkeys_t.pad of a table-mode record: the flag, and per subchannel (2 bits) the column
+ * of the table's keys that is its rail's */
+#define DTAB_FLAG (UINT32_C(1) << 31)
+#define DTAB_COL(pad, s) (((pad) >> (2 * (s))) & 3u)
+/* An origin's copy of a target's table: valid in the epoch it was read in. */
+typedef struct rma_dsnap {
+    unsigned epoch;
+    int ok;
+    rma_dtab_t t;
+} rma_dsnap_t;
+/* The owner's registrations of one attached region (same order as its table entry). */
+typedef struct rma_dreg {
+    uint64_t addr, len;
+    rmpi_mr_t mr[DTAB_RAILS];
+} rma_dreg_t;
 #define GET_AM_MAX ((size_t)4096) /* the largest size measured */
 #define LONE_GETS_MAX 64          /* gets read by one copy_now (shm's cross-memory batch) */
 
@@ -59,6 +98,13 @@ struct rma_rdma {
     struct iovec lone_l[LONE_GETS_MAX], lone_r[LONE_GETS_MAX];
     rmpi_rail_t *rail[RMPI_NET_MAX_RAILS];
     rmpi_mr_t mr[RMPI_NET_MAX_RAILS];
+    /* dynamic windows on native registrations (DYN_TAB): ours, then the origin's copies */
+    rma_dtab_t *dtab;               /* our region table (registered on trail[]) */
+    rmpi_rail_t *trail[DTAB_RAILS]; /* rails in table mode, column order */
+    int ntrail;
+    rma_dreg_t *dreg;   /* our regions in the table, dtab->n of them */
+    rma_dsnap_t **snap; /* per target: its table as last read */
+    unsigned epoch;     /* access epochs started (rma_rdma_epoch) */
 };
 
 /* Pieces of at least this many bytes are striped over the VC's live subchannels. */
@@ -82,7 +128,9 @@ typedef struct rdma_batch {
     size_t rcount, bytes;
     rmpi_dtype_t *rdt; /* get into a non-contiguous buffer: unpack at completion */
     rmpi_req_t *ureq;
-    size_t alloc; /* bytes allocated with it (batch_free) */
+    size_t alloc;                   /* bytes allocated with it (batch_free) */
+    const uint64_t *key;            /* per subchannel: the window's keys, or dkey */
+    uint64_t dkey[RMPI_VC_MAX_SUB]; /* a dynamic window region's keys (DYN_TAB) */
 } rdma_batch_t;
 
 typedef struct rdma_op {
@@ -133,6 +181,33 @@ static int reg_index(struct rma_rdma *d, rmpi_rail_t *rail)
 
 /* Our keys for origin o: one per subchannel of our VC to it (the rendezvous's rule: both
  * ends number the subchannels between them alike); none when a rail cannot register. */
+/* A rail whose registrations are native (libfabric, not emulated) and which has no range
+ * lists: a dynamic window lists its regions in a table for it (DYN_TAB). */
+static int table_rail(const rmpi_rail_t *rail)
+{
+    return !rail->ops->mr_reg_ranges && rail->hints.rdma_native && rail->hints.scope == RMPI_SCOPE_INTER;
+}
+
+/* The column of rail in our region table, registering the table on it first; -1 when it
+ * cannot be (more than DTAB_RAILS rails, or the registration failed). */
+static int table_col(struct rma_rdma *d, rmpi_rail_t *rail, rmpi_mr_t *mr)
+{
+    for (int j = 0; j < d->ntrail; j++)
+        if (d->trail[j] == rail)
+            return j;
+    if (d->ntrail == DTAB_RAILS)
+        return -1;
+    if (!d->dtab) {
+        d->dtab = rmpi_xcalloc(1, sizeof *d->dtab);
+        d->dreg = rmpi_xcalloc(DTAB_MAX, sizeof *d->dreg);
+    }
+    if (mr && rmpi_net_mr_get_exact(rail, d->dtab, sizeof *d->dtab, mr))
+        return -1;
+    d->trail[d->ntrail] = rail;
+    d->dtab->nrails = (uint16_t)(d->ntrail + 1);
+    return d->ntrail++;
+}
+
 static void keys_for(rmpi_win_t *w, int o, rma_rkeys_t *k)
 {
     struct rma_rdma *d = w->rdma;
@@ -147,16 +222,28 @@ static void keys_for(rmpi_win_t *w, int o, rma_rkeys_t *k)
         int i = reg_index(d, rail);
         /* a dynamic window's key names the list of its attached regions, which Win_attach
          * and Win_detach keep current: the target's check reads it at every access */
+        /* native registrations (libfabric): the key of the region table, whose entries hold
+         * a key per attached region (DYN_TAB) */
+        int tab = dyn && table_rail(rail);
         if (i < 0 && d->nreg < RMPI_NET_MAX_RAILS &&
-            (dyn ? rmpi_net_mr_get_ranges(rail, &w->regions, &d->mr[d->nreg])
-                 : rmpi_net_mr_get(rail, w->base, w->bytes, &d->mr[d->nreg])) == 0) {
+            (tab   ? (table_col(d, rail, &d->mr[d->nreg]) < 0 ? -1 : 0)
+             : dyn ? rmpi_net_mr_get_ranges(rail, &w->regions, &d->mr[d->nreg])
+                   : rmpi_net_mr_get(rail, w->base, w->bytes, &d->mr[d->nreg])) == 0) {
             d->rail[d->nreg] = rail;
             i = d->nreg++;
+        }
+        if (i >= 0 && s > 0 && !(k->pad & DTAB_FLAG) != !tab)
+            i = -1; /* a table on one subchannel, a range list on another: messages */
+        if (i >= 0 && tab) {
+            k->base = (uint64_t)(uintptr_t)d->dtab;
+            k->pad |= DTAB_FLAG | (uint32_t)table_col(d, rail, NULL) << (2 * s);
         }
         if (i < 0) {
             rmpi_log(1, "one-sided: window memory not registered on rail %s; rank %d reaches it by messages.",
                      rail->hints.name, o);
             k->nkeys = 0;
+            k->pad = 0;
+            k->base = 0;
             return;
         }
         k->key[s] = d->mr[i].rkey;
@@ -199,7 +286,8 @@ static void dyn_setup(rmpi_win_t *w)
 int rma_rdma_setup(rmpi_win_t *w)
 {
     /* the same answer on every rank, so the exchange below is collective; a dynamic window
-     * exchanges keys of its range lists (rails that emulate RDMA: tcp) */
+     * exchanges keys of its range lists (rails that emulate RDMA: tcp) or of its region
+     * table (native registrations: libfabric) */
     if (!rmpi_knobs.RMA_RDMA || (w->dsync && w->nlocal == w->size && w->flavor != MPI_WIN_FLAVOR_DYNAMIC))
         return 0;
     struct rma_rdma *d = rdma_new(w);
@@ -227,6 +315,16 @@ int rma_rdma_setup(rmpi_win_t *w)
                      from, k->nkeys);
             k->nkeys = 0;
         }
+        if (k->nkeys && (k->pad & DTAB_FLAG)) {
+            /* a region table: bytes from another process, checked (its columns exist) */
+            int ok = w->flavor == MPI_WIN_FLAVOR_DYNAMIC && k->base;
+            for (uint32_t s2 = 0; s2 < k->nkeys; s2++)
+                ok &= rmpi_vc_rail(fvc, (int)s2)->hints.scope == RMPI_SCOPE_INTER;
+            if (ok)
+                d->by_target[from] = (unsigned char)((d->by_target[from] & ~(LONE_COPIES | GETS_NOW)) | DYN_TAB);
+            else
+                k->nkeys = 0;
+        }
     }
     if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
         dyn_setup(w);
@@ -240,6 +338,14 @@ void rma_rdma_free(rmpi_win_t *w)
         return;
     for (int i = 0; i < d->nreg; i++)
         rmpi_net_mr_put(d->rail[i], &d->mr[i]);
+    for (uint32_t e = 0; d->dtab && e < d->dtab->n; e++)
+        for (int j = 0; j < d->ntrail; j++)
+            rmpi_net_mr_put(d->trail[j], &d->dreg[e].mr[j]);
+    free(d->dtab);
+    free(d->dreg);
+    for (int t = 0; d->snap && t < w->size; t++)
+        free(d->snap[t]);
+    free(d->snap);
     free(d->rk);
     free(d->out);
     free(d->am);
@@ -254,6 +360,163 @@ void rma_rdma_free(rmpi_win_t *w)
             free(p);
             nsmall--;
         }
+}
+
+/* Our table rewritten (seq odd meanwhile: a reader on a NIC that reads while we write
+ * takes another copy); over: attached regions the table does not list. */
+static void dtab_begin(rma_dtab_t *t)
+{
+    t->seq++;
+    atomic_thread_fence(memory_order_release);
+}
+
+static void dtab_end(rmpi_win_t *w, rma_dtab_t *t)
+{
+    t->over = (uint16_t)(w->regions.n > (int)t->n);
+    atomic_thread_fence(memory_order_release);
+    t->seq_end = t->seq + 1;
+    atomic_thread_fence(memory_order_release);
+    t->seq = t->seq_end;
+}
+
+void rma_rdma_attached(rmpi_win_t *w, void *base, size_t len)
+{
+    struct rma_rdma *d = w->rdma;
+    if (!d || !d->ntrail)
+        return;
+    rma_dtab_t *t = d->dtab;
+    dtab_begin(t);
+    if (len && t->n < DTAB_MAX) {
+        rma_dreg_t *g = &d->dreg[t->n];
+        int j = 0;
+        for (; j < d->ntrail; j++)
+            if (rmpi_net_mr_get_exact(d->trail[j], base, len, &g->mr[j]))
+                break;
+        if (j == d->ntrail) {
+            g->addr = (uint64_t)(uintptr_t)base;
+            g->len = len;
+            rma_dtab_ent_t *e = &t->r[t->n];
+            memset(e, 0, sizeof *e);
+            e->addr = g->addr;
+            e->len = len;
+            for (j = 0; j < d->ntrail; j++)
+                e->key[j] = g->mr[j].rkey;
+            t->n++;
+        } else { /* not listed: reached by messages, which the target checks */
+            rmpi_log(1, "one-sided: a dynamic window region of %zu bytes not registered on rail %s; messages reach it.",
+                     len, d->trail[j]->hints.name);
+            while (j-- > 0)
+                rmpi_net_mr_put(d->trail[j], &g->mr[j]);
+        }
+    }
+    dtab_end(w, t);
+}
+
+void rma_rdma_detached(rmpi_win_t *w, const void *base)
+{
+    struct rma_rdma *d = w->rdma;
+    if (!d || !d->ntrail)
+        return;
+    rma_dtab_t *t = d->dtab;
+    dtab_begin(t);
+    for (uint32_t e = 0; e < t->n; e++) {
+        if (d->dreg[e].addr != (uint64_t)(uintptr_t)base)
+            continue;
+        /* closed before Win_detach returns: no key of the region reaches it any more */
+        for (int j = 0; j < d->ntrail; j++)
+            rmpi_net_mr_put(d->trail[j], &d->dreg[e].mr[j]);
+        t->n--;
+        d->dreg[e] = d->dreg[t->n];
+        t->r[e] = t->r[t->n];
+        memset(&t->r[t->n], 0, sizeof t->r[t->n]);
+        break;
+    }
+    dtab_end(w, t);
+}
+
+void rma_rdma_epoch_new(rmpi_win_t *w) { w->rdma->epoch++; }
+
+typedef struct dtab_read {
+    rmpi_net_op_t op; /* first: the completion's argument */
+    int done;
+} dtab_read_t;
+
+static void dtab_read_done(rmpi_net_op_t *op) { ((dtab_read_t *)(void *)op)->done = 1; }
+
+/* A copy read from another process: whole (both counters equal and even), every entry a
+ * region that does not wrap, every subchannel's column present. */
+static int dtab_check(const rma_dtab_t *t, uint32_t pad, uint32_t nsub)
+{
+    if (t->seq != t->seq_end || (t->seq & 1) || t->n > DTAB_MAX || t->nrails > DTAB_RAILS)
+        return 0;
+    for (uint32_t s = 0; s < nsub; s++)
+        if (DTAB_COL(pad, s) >= t->nrails)
+            return 0;
+    for (uint32_t i = 0; i < t->n; i++)
+        if (!t->r[i].len || t->r[i].addr + t->r[i].len < t->r[i].addr)
+            return 0;
+    return 1;
+}
+
+/* Read target t's table into our copy: one RDMA read on its first subchannel, waited for. */
+static void dtab_read(rmpi_win_t *w, int t, rma_dsnap_t *sn)
+{
+    const rma_rkeys_t *k = &w->rdma->rk[t];
+    rmpi_vc_t *vc = rmpi_vc_get(rmpi_comm_world_rank(w->comm, t));
+    rmpi_rail_t *rail = rmpi_vc_rail(vc, 0);
+    sn->epoch = w->rdma->epoch;
+    sn->ok = 0;
+    for (int tries = 0; tries < 4 && !sn->ok; tries++) {
+        dtab_read_t r = {.op = {.complete = dtab_read_done}};
+        r.op.ctx = &r;
+        rail->ops->get(rail, vc->peer, &sn->t, sizeof sn->t, k->base, k->key[0], &r.op);
+        unsigned idle = 0;
+        while (!r.done)
+            rmpi_core_wait_step(&idle);
+        if (r.op.status)
+            return; /* messages this epoch */
+        sn->ok = dtab_check(&sn->t, k->pad, k->nkeys);
+    }
+}
+
+static const rma_dtab_ent_t *dtab_find(const rma_dtab_t *t, uint64_t a, uint64_t len)
+{
+    for (uint32_t i = 0; i < t->n; i++) {
+        const rma_dtab_ent_t *e = &t->r[i];
+        if (a >= e->addr && a - e->addr <= e->len && len <= e->len - (a - e->addr))
+            return e;
+    }
+    return NULL;
+}
+
+/* The keys (per subchannel) of the region of target t that holds [a, a + len): 0, or 1
+ * when no listed region holds it (the operation goes as a message; the target checks). */
+static int dyn_keys(rmpi_win_t *w, int t, uint64_t a, uint64_t len, uint64_t *key)
+{
+    struct rma_rdma *d = w->rdma;
+    if (!d->snap)
+        d->snap = rmpi_xcalloc((size_t)w->size, sizeof *d->snap);
+    rma_dsnap_t *sn = d->snap[t];
+    int fresh = 0;
+    if (!sn) {
+        sn = d->snap[t] = rmpi_xmalloc(sizeof *sn);
+        sn->epoch = d->epoch - 1;
+    }
+    if (sn->epoch != d->epoch) {
+        dtab_read(w, t, sn);
+        fresh = 1;
+    }
+    const rma_dtab_ent_t *e = sn->ok ? dtab_find(&sn->t, a, len) : NULL;
+    if (!e && sn->ok && !fresh && !sn->t.over) { /* attached since we read it? */
+        dtab_read(w, t, sn);
+        e = sn->ok ? dtab_find(&sn->t, a, len) : NULL;
+    }
+    if (!e)
+        return 1;
+    const rma_rkeys_t *k = &d->rk[t];
+    for (uint32_t s = 0; s < k->nkeys; s++)
+        key[s] = e->key[DTAB_COL(k->pad, s)];
+    return 0;
 }
 
 int rma_rdma_to(const rmpi_win_t *w, int target)
@@ -605,7 +868,7 @@ static void op_done(rmpi_net_op_t *nop)
 /* Post [local, local + len) <-> the target's raddr as one op per stripe. */
 static void post_piece(rdma_batch_t *b, rdma_op_t *ops, int get, char *local, size_t len, uint64_t raddr)
 {
-    const rma_rkeys_t *k = &b->w->rdma->rk[b->target];
+    const uint64_t *key = b->key;
     rmpi_stripe_t st[RMPI_VC_MAX_SUB];
     int n = rmpi_vc_stripe(b->vc, len, st, len >= RDMA_STRIPE_MIN ? RMPI_VC_MAX_SUB : 1);
     if (n <= 0)
@@ -621,11 +884,9 @@ static void post_piece(rdma_batch_t *b, rdma_op_t *ops, int get, char *local, si
         rmpi_rail_t *rail = rmpi_vc_rail(b->vc, st[i].sub);
         b->vc->sub[st[i].sub].rdma_posted += st[i].len;
         if (get)
-            rail->ops->get(rail, b->vc->peer, local + st[i].off, st[i].len, raddr + st[i].off, k->key[st[i].sub],
-                           &o->op);
+            rail->ops->get(rail, b->vc->peer, local + st[i].off, st[i].len, raddr + st[i].off, key[st[i].sub], &o->op);
         else
-            rail->ops->put(rail, b->vc->peer, local + st[i].off, st[i].len, raddr + st[i].off, k->key[st[i].sub],
-                           &o->op);
+            rail->ops->put(rail, b->vc->peer, local + st[i].off, st[i].len, raddr + st[i].off, key[st[i].sub], &o->op);
         /* read before any progress: completions run only there. A get is complete when its
          * data is here, whoever served it: nothing for a FLUSH to ask (over tcp the FLUSH
          * after a get was a second round trip, 18.5 us get + flush against 10.4 put + flush) */
@@ -642,6 +903,19 @@ int rma_rdma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, const 
     int t = op->target, get = op->kind == RMPI_RMA_GET;
     if ((nseg && tbytes / nseg < RDMA_SEG_MIN) || (w->rdma->by_target[t] & DYN_NOW))
         return 1;
+    uint64_t base = w->rdma->rk[t].base, dkey[RMPI_VC_MAX_SUB];
+    const uint64_t *key = w->rdma->rk[t].key;
+    if (w->rdma->by_target[t] & DYN_TAB) { /* the region that holds every target byte */
+        int64_t lo = 0, hi = (int64_t)tbytes;
+        for (uint32_t i = 0; i < nseg; i++) {
+            lo = i == 0 || segs[i].off < lo ? segs[i].off : lo;
+            hi = i == 0 || segs[i].off + (int64_t)segs[i].len > hi ? segs[i].off + (int64_t)segs[i].len : hi;
+        }
+        if ((lo < 0 && (uint64_t)-lo > disp) || dyn_keys(w, t, disp + (uint64_t)lo, (uint64_t)(hi - lo), dkey))
+            return 1;
+        base = 0; /* displacements are addresses */
+        key = NULL;
+    }
     rmpi_vc_t *vc = rmpi_vc_get(rmpi_comm_world_rank(w->comm, t));
     size_t npieces = nseg ? nseg : 1, maxops = 0;
     for (size_t i = 0; i < npieces; i++)
@@ -655,7 +929,11 @@ int rma_rdma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, const 
     size_t alloc = head + (inline_copy ? tbytes : 0);
     rdma_batch_t *b = batch_alloc(alloc);
     rdma_op_t *ops = (rdma_op_t *)(void *)(b + 1);
-    *b = (rdma_batch_t){w, vc, t, 0, 0, get, NULL, NULL, 0, tbytes, NULL, ureq, alloc};
+    *b = (rdma_batch_t){w, vc, t, 0, 0, get, NULL, NULL, 0, tbytes, NULL, ureq, alloc, key, {0}};
+    if (!key) {
+        memcpy(b->dkey, dkey, sizeof dkey);
+        b->key = b->dkey;
+    }
     char *local;
     if (inline_copy) {
         local = (char *)b + head;
@@ -676,7 +954,7 @@ int rma_rdma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, const 
             rmpi_dtype_pack(op->obuf, op->ocount, op->odt, 0, local, tbytes);
         }
     }
-    uint64_t raddr = w->rdma->rk[t].base + disp;
+    uint64_t raddr = base + disp;
     w->rdma->out[t]++;
     w->rdma->outget[t] += get;
     w->gets[t]++;

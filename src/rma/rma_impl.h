@@ -157,6 +157,20 @@ void rma_ring_allgather(rmpi_win_t *w, void *arr, size_t el);
  * window memory on the rails toward every rank not reached directly and exchange bases
  * and keys (docs/wire/rma.md). */
 int rma_rdma_setup(rmpi_win_t *w);
+/* Dynamic windows whose rails register natively (libfabric): Win_attach registers the
+ * region on them and lists it in the window's region table, Win_detach closes its
+ * registrations and takes it out (rdma.c, docs/wire/rma.md). */
+void rma_rdma_attached(rmpi_win_t *w, void *base, size_t len);
+void rma_rdma_detached(rmpi_win_t *w, const void *base);
+/* An access epoch starts (lock, lock_all, fence, start): an origin reads a target's region
+ * table again before its next RDMA to it, so a region detached before the synchronisation
+ * that began the epoch is never written with its closed key. */
+void rma_rdma_epoch_new(rmpi_win_t *w);
+static inline void rma_rdma_epoch(rmpi_win_t *w)
+{
+    if (w->rdma && w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
+        rma_rdma_epoch_new(w);
+}
 void rma_rdma_free(rmpi_win_t *w);
 /* Whether Put and Get to target go over RDMA now. One origin's operations on a target take
  * effect in issue order on every path (tests/mpi/rma/random relies on it, beyond what MPI

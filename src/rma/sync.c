@@ -64,6 +64,7 @@ static int epoch_complete(const rmpi_win_t *w)
 
 int rmpi_rma_fence(rmpi_win_t *w, int assert)
 {
+    rma_rdma_epoch(w);
     if (!fence_by_markers(w)) {
         /* every rank direct and nothing of ours due (direct operations are complete when
          * issued): the flush of every rank has nothing to do, and its steps per rank were
@@ -172,6 +173,7 @@ int rmpi_rma_start(rmpi_win_t *w, rmpi_group_t *g)
         rma_rdma_acked(w, ranks[i]); /* POST came after it handled our last COMPLETE */
     }
     atomic_thread_fence(memory_order_seq_cst);
+    rma_rdma_epoch(w);
     if (g != &rmpi_group_empty)
         g->refcount++;
     w->start_group = g;
@@ -308,6 +310,7 @@ int rmpi_rma_lock(rmpi_win_t *w, int type, int target, int assert)
     }
     w->locked[target] = type;
     w->nlocked++;
+    rma_rdma_epoch(w);
     return 0;
 }
 
@@ -322,6 +325,7 @@ int rmpi_rma_lock_direct(rmpi_win_t *w, int type, int target, int assert)
     w->nocheck[target] = 0;
     w->locked[target] = type;
     w->nlocked++;
+    rma_rdma_epoch(w);
     return 0;
 }
 
@@ -426,6 +430,7 @@ int rmpi_rma_lock_all(rmpi_win_t *w, int assert)
 {
     if (w->lock_all || w->nlocked)
         return MPI_ERR_RMA_SYNC;
+    rma_rdma_epoch(w);
     int nocheck = !!(assert &MPI_MODE_NOCHECK);
     rma_ack_t a;
     int na = 0;

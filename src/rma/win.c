@@ -374,6 +374,7 @@ int rmpi_rma_attach(rmpi_win_t *w, void *base, size_t len)
      * on, other nodes' RDMA may reach the region, and after Win_detach no longer */
     if (rmpi_net_ranges_add(&w->regions, (uint64_t)(uintptr_t)base, len))
         return MPI_ERR_RMA_ATTACH;
+    rma_rdma_attached(w, base, len); /* native registrations: one per region (rdma.c) */
     rma_rtab_publish(w);
     return 0;
 }
@@ -382,6 +383,7 @@ int rmpi_rma_detach(rmpi_win_t *w, const void *base)
 {
     if (rmpi_net_ranges_remove(&w->regions, (uint64_t)(uintptr_t)base))
         return MPI_ERR_RMA_ATTACH;
+    rma_rdma_detached(w, base);
     rma_rtab_publish(w);
     return 0;
 }

@@ -10,6 +10,8 @@ _Static_assert(RMPI_NET_RTT_HANDSHAKE == 0 && RMPI_NET_RTT_NSRC == RMPI_PATH_NSR
 rmpi_vc_t **rmpi_vc_table;
 static int vc_size, vc_rank;
 static rmpi_vc_deliver_fn vc_deliver;
+static rmpi_vc_place_fn vc_place;
+static rmpi_vc_placed_fn vc_placed;
 static size_t vc_core_size;
 static rmpi_sched_cfg_t sched_cfg;
 size_t rmpi_vc_big_frame = SIZE_MAX;
@@ -938,6 +940,45 @@ static void ack_block(rmpi_vc_t *vc)
         return;
     }
     send_ack(vc, 0);
+}
+
+void rmpi_vc_set_place(rmpi_vc_place_fn place, rmpi_vc_placed_fn placed)
+{
+    vc_place = place;
+    vc_placed = placed;
+}
+
+/* net env->frame_dst. Only on a VC of one subchannel, for the frame due next (its PSN): one
+ * rail delivers in order and nothing is resent on it, so the core can match the frame now,
+ * while its payload is still coming, and the match is the one delivery would have made.
+ * Acknowledgements, bundles and frames of several subchannels go the usual way. */
+void *rmpi_vc_frame_dst(rmpi_rail_t *rail, int peer, const void *head, size_t hlen, size_t len, size_t *off)
+{
+    (void)rail;
+    rmpi_vc_hdr_t h;
+    if (!vc_place || hlen < sizeof h)
+        return NULL;
+    rmpi_vc_t *vc = rmpi_vc_get(peer);
+    if (vc->cut || vc->nsub != 1)
+        return NULL;
+    memcpy(&h, head, sizeof h);
+    if (h.type >= RMPI_VC_ACKED || h.psn != vc->psn_expect)
+        return NULL;
+    return vc_place(vc, head, hlen, len, off);
+}
+
+/* net env->on_frame_placed: the frame rmpi_vc_frame_dst placed is all there; it counts as
+ * delivered in order (deliver_in_order). */
+void rmpi_vc_on_frame_placed(rmpi_rail_t *rail, int peer, const void *head, size_t off, size_t len)
+{
+    (void)rail;
+    rmpi_vc_t *vc = rmpi_vc_get(peer);
+    vc->frames_in++;
+    vc->psn_expect++;
+    vc->rx_frames++;
+    vc_placed(vc, head, off, len);
+    if (RMPI_UNLIKELY(vc->ack_peer) && ack_due(vc))
+        ack_block(vc);
 }
 
 /* One frame of the core, alone or out of a bundle, by its PSN: delivered, parked or dropped. */

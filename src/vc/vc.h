@@ -168,6 +168,15 @@ struct rmpi_vc {
 
 typedef void (*rmpi_vc_deliver_fn)(rmpi_vc_t *vc, const void *frame, size_t len);
 
+/* Placement of a frame's payload (net env->frame_dst): the core's answer for a frame due
+ * next, of len bytes of which hlen are at frame: where bytes [*off, len) go, or NULL. Once
+ * they are there, placed(vc, frame's first off bytes, off, len) finishes the frame. */
+typedef void *(*rmpi_vc_place_fn)(rmpi_vc_t *vc, const void *frame, size_t hlen, size_t len, size_t *off);
+typedef void (*rmpi_vc_placed_fn)(rmpi_vc_t *vc, const void *head, size_t off, size_t len);
+void rmpi_vc_set_place(rmpi_vc_place_fn place, rmpi_vc_placed_fn placed);
+void *rmpi_vc_frame_dst(rmpi_rail_t *rail, int peer, const void *head, size_t hlen, size_t len, size_t *off);
+void rmpi_vc_on_frame_placed(rmpi_rail_t *rail, int peer, const void *head, size_t off, size_t len);
+
 /* core_size: bytes of zeroed per-peer space for the core, reached through vc->core. */
 int rmpi_vc_init(int rank, int size, rmpi_vc_deliver_fn deliver, size_t core_size);
 void rmpi_vc_finalize(void);

@@ -193,6 +193,17 @@ int mtest_guard_check(const void *buf, size_t n, const char *what)
     return 0;
 }
 
+int mtest_check_status(const MPI_Status *st, int src, int tag, int count, const char *what)
+{
+    int c = -1;
+    MPI_Get_count(st, MPI_BYTE, &c);
+    if (st->MPI_SOURCE == src && st->MPI_TAG == tag && c == count)
+        return 0;
+    mtest_error(__FILE__, __LINE__, "%s: status source %d tag %d count %d, expected %d %d %d", what, st->MPI_SOURCE,
+                st->MPI_TAG, c, src, tag, count);
+    return 1;
+}
+
 void *mtest_malloc(size_t n)
 {
     void *p = malloc(n ? n : 1);

@@ -71,6 +71,8 @@ size_t mtest_check_buf(const void *buf, size_t n, unsigned seed, const char *wha
 /* Set/verify MTEST_GUARD guard bytes at buf[n..n+MTEST_GUARD). */
 void mtest_guard_set(void *buf, size_t n);
 int mtest_guard_check(const void *buf, size_t n, const char *what);
+/* A status of a byte message: source, tag and count as expected, else one error naming what. */
+int mtest_check_status(const MPI_Status *st, int src, int tag, int count, const char *what);
 /* malloc that records an error and aborts on failure. */
 void *mtest_malloc(size_t n);
 

@@ -305,6 +305,13 @@ typedef struct rmpi_tcp_conn {
     uint64_t rx_put_id;           /* RX_PAYLOAD of a PUT: its put, and whether to answer PUT_ACK */
     int rx_put_ack;
     rmpi_tcp_get_t *rx_get; /* GET_RESP target */
+    /* A DATA frame placed (env.frame_dst): its headers, kept for on_frame_placed. rx_noplace:
+     * the frame at rx_pos was offered and refused (it is read whole), so it is not offered
+     * again at every read. */
+    uint8_t rx_head[RMPI_NET_PLACE_HEAD];
+    size_t rx_head_len;
+    int rx_noplace;
+    size_t rx_last; /* the last DATA frame's bytes */
 
     /* Stall detection (established sockets): bytes moved either way, and the count and
      * time at the last check that saw the socket idle or moving. */
@@ -437,6 +444,7 @@ struct rmpi_tcp_rail {
     uint64_t next_id;
     uint32_t job_tag; /* hash of env.jobid, checked in HELLO */
     size_t chunk;
+    size_t place_min; /* RMPI_TCP_PLACE (0: never) */
     int sndbuf;
     uint64_t speed;     /* the interface's speed, bytes/s (0: unknown): far sockets' buffers */
     long long wmem_max; /* net.core.wmem_max in this rank's namespace (0: unknown) */

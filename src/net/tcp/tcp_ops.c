@@ -124,6 +124,7 @@ static rmpi_tcp_rail_t *rail_new(rmpi_tcp_prov_t *prov, const rmpi_net_env_t *en
     long long chunk = rmpi_knobs.TCP_CHUNK, sndbuf = rmpi_knobs.TCP_SNDBUF;
     r->chunk = (size_t)(chunk < 4096 ? 4096 : chunk > (1ll << 30) ? (1ll << 30) : chunk);
     r->sndbuf = sndbuf <= 0 ? 0 : sndbuf > INT_MAX ? INT_MAX : (int)sndbuf;
+    r->place_min = rmpi_knobs.TCP_PLACE > 0 ? (size_t)rmpi_knobs.TCP_PLACE : 0;
     long long secs = rmpi_knobs.CONNECT_TIMEOUT > 0 ? rmpi_knobs.CONNECT_TIMEOUT : 1;
     r->timeout_ns = (uint64_t)secs * 1000000000ull;
     double stall = rmpi_knobs.RAIL_TIMEOUT;
