@@ -59,6 +59,9 @@ int rmpi_chan_params_from_knobs(rmpi_chan_params_t *p, int nprocs, int node_size
     if (k->CHAN_MAX_SETUP == 0 || k->CHAN_MAX_SETUP < -1 || k->CHAN_MAX_SETUP > 1000000)
         return refuse(why, len, "CHAN_MAX_SETUP", (double)k->CHAN_MAX_SETUP,
                       "-1 or a number of channels from 1 to 1000000 (RMPI_CHAN_MAX_DEDICATED=0 sets none up)");
+    if (k->CHAN_SMALL_JOB < -1 || k->CHAN_SMALL_JOB > 1000000)
+        return refuse(why, len, "CHAN_SMALL_JOB", (double)k->CHAN_SMALL_JOB,
+                      "-1 (h), 0 (never) or a number of peers up to 1000000");
     if (k->CHAN_SOURCES != -1 && (k->CHAN_SOURCES < 2 || k->CHAN_SOURCES > 1000000))
         return refuse(why, len, "CHAN_SOURCES", (double)k->CHAN_SOURCES,
                       "-1 or a number of peers from 2 to 1000000, at least 2 x (RMPI_CHAN_MAX_DEDICATED + 1)");
@@ -255,6 +258,52 @@ static void lib_arm(rmpi_chan_sel_t *s)
     s->batch = s->left = (uint32_t)(until && until < 256 ? until : 256);
 }
 
+/* The start (rmpi_chan_small_job), said by RMPI_REPORT's selection line when it is off. */
+static char start_why[256];
+
+/* A queue beside rings that every peer may hold anyway is memory for nothing: at 4 local
+ * ranks adaptive held the queue (680 KiB) and all 3 rings (h = 3) against dedicated-only's
+ * 780 KiB, and a ring on shm saves the stream term's throughput (README, FIND_MAP) where a
+ * queue saves nothing once every peer may have a ring (docs/results/channels.md, "Small
+ * jobs start on their rings"). The peers on other nodes under RMPI_NET=auto are counted
+ * too: whether libfabric reaches them (rings counted against h) is known only once the
+ * rails are open, so they are counted as if it did. */
+int rmpi_chan_small_job(int rank, int nprocs, const char **why)
+{
+    rmpi_chan_params_t p;
+    char bad[256];
+    int node = rmpi_topo_my_node(), local = rmpi_topo_local_size(node) - 1;
+    if (rmpi_chan_params_from_knobs(&p, nprocs, local + 1, bad, sizeof bad))
+        rmpi_fatal("%s", bad);
+    int small = 0, remote = rmpi_knobs.NET == RMPI_NET_AUTO ? nprocs - 1 - local : 0;
+    long long lim = rmpi_knobs.CHAN_SMALL_JOB >= 0 ? rmpi_knobs.CHAN_SMALL_JOB : p.h;
+    char peers[96], cap[64];
+    if (remote)
+        snprintf(peers, sizeof peers, "%d local + %d on other nodes = %d peers", local, remote, local + remote);
+    else
+        snprintf(peers, sizeof peers, "%d local peer%s", local, local == 1 ? "" : "s");
+    if (rmpi_knobs.CHAN_SMALL_JOB >= 0)
+        snprintf(cap, sizeof cap, "RMPI_CHAN_SMALL_JOB = %lld", lim);
+    else
+        snprintf(cap, sizeof cap, "h = %d", p.h);
+    (void)rank;
+    if (rmpi_knobs.CHANNELS != RMPI_CHANNELS_ADAPTIVE)
+        snprintf(start_why, sizeof start_why, "RMPI_CHANNELS=%s: every peer fixed on it",
+                 rmpi_knobs.CHANNELS == RMPI_CHANNELS_SHARED ? "shared" : "dedicated");
+    else if (rmpi_knobs.NET != RMPI_NET_AUTO && rmpi_knobs.NET != RMPI_NET_SHM)
+        snprintf(start_why, sizeof start_why, "adaptive: no peer over shared memory (RMPI_NET=%s): started shared",
+                 rmpi_knob_text("NET"));
+    else if (rmpi_knobs.CHAN_SMALL_JOB == 0)
+        snprintf(start_why, sizeof start_why, "adaptive: started shared (RMPI_CHAN_SMALL_JOB=0)");
+    else if ((small = local > 0 && local + remote <= lim))
+        snprintf(start_why, sizeof start_why,
+                 "adaptive: %s <= %s: started dedicated, no shared queue until a switch asks for one", peers, cap);
+    else
+        snprintf(start_why, sizeof start_why, "adaptive: %s > %s: started shared", peers, cap);
+    *why = start_why;
+    return small;
+}
+
 void rmpi_chan_lib_init(int rank, int nprocs)
 {
     rmpi_chan_params_t p;
@@ -273,6 +322,10 @@ void rmpi_chan_lib_init(int rank, int nprocs)
     for (int r = 0; r < nprocs; r++) {
         int local = rmpi_topo_node_of(r) == node && rmpi_knobs.NET != RMPI_NET_OFI;
         cls[r] = r == rank ? 2 : local ? (shm ? 0 : 2) : ofi && rmpi_chan_rails(r) ? 1 : 2;
+        /* a small job's peers started on their rings (rmpi_chan_small_job): each may keep
+         * one, so there is nothing to select, and a release would make the queue */
+        if (cls[r] == 0 && rmpi_chan_rails(r) && rmpi_chan_kind(r) == RMPI_CHAN_DEDICATED)
+            cls[r] = 2;
         selectable += cls[r] != 2;
     }
     ofi_costs(&p, rank, nprocs, cls);
@@ -327,8 +380,9 @@ void rmpi_chan_lib_report(void *file, int rank)
     if (!s) {
         fprintf(f,
                 "[rmpi report] rank %d: channel selection: off (no peer on this node over shared memory and none "
-                "over libfabric, RMPI_CHANNELS not adaptive, or RMPI_CHAN_MAX_DEDICATED=0)\n",
-                rank);
+                "over libfabric, RMPI_CHANNELS not adaptive, RMPI_CHAN_MAX_DEDICATED=0, or every peer started "
+                "dedicated); start: %s\n",
+                rank, start_why[0] ? start_why : "not decided");
         return;
     }
     uint64_t held_n = 0, held_b = 0;
