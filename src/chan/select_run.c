@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../rt/rt.h"
+#include "../net/net_mem.h"
 #include "chan.h"
 
 #define MS 1000000ull
@@ -259,15 +260,17 @@ static void lib_arm(rmpi_chan_sel_t *s)
 }
 
 /* The start (rmpi_chan_small_job), said by RMPI_REPORT's selection line when it is off. */
-static char start_why[256];
+static char start_why[320];
 
-/* A queue beside rings that every peer may hold anyway is memory for nothing: at 4 local
- * ranks adaptive held the queue (680 KiB) and all 3 rings (h = 3) against dedicated-only's
- * 780 KiB, and a ring on shm saves the stream term's throughput (README, FIND_MAP) where a
- * queue saves nothing once every peer may have a ring (docs/results/channels.md, "Small
- * jobs start on their rings"). The peers on other nodes under RMPI_NET=auto are counted
- * too: whether libfabric reaches them (rings counted against h) is known only once the
- * rails are open, so they are counted as if it did. */
+/* A small job starts its local peers on their rings, without the shared queue, when each
+ * may hold one (at most h: FIND_MAP could never refuse one) and their rings together take no
+ * more memory than the queue (default sizes: 2 peers, 520 KiB against 712 KiB), so the start
+ * never holds more than the queue start's least. Measured (docs/results/channels.md, "Small
+ * jobs start on their rings"): on the seed's ping-pong patterns adaptive keeps no ring since
+ * shm's r is 10 ns (the queue alone, 712 KiB, at 2-8 ranks), a stream's receiver takes one
+ * (972 KiB), and 3 rings (4 ranks) are 780 KiB: below the queue with any ring, above the queue
+ * alone. The peers on other nodes under RMPI_NET=auto count toward h: whether libfabric
+ * reaches them (its rings counted against h) is known only once the rails are open. */
 int rmpi_chan_small_job(int rank, int nprocs, const char **why)
 {
     rmpi_chan_params_t p;
@@ -275,17 +278,24 @@ int rmpi_chan_small_job(int rank, int nprocs, const char **why)
     int node = rmpi_topo_my_node(), local = rmpi_topo_local_size(node) - 1;
     if (rmpi_chan_params_from_knobs(&p, nprocs, local + 1, bad, sizeof bad))
         rmpi_fatal("%s", bad);
-    int small = 0, remote = rmpi_knobs.NET == RMPI_NET_AUTO ? nprocs - 1 - local : 0;
-    long long lim = rmpi_knobs.CHAN_SMALL_JOB >= 0 ? rmpi_knobs.CHAN_SMALL_JOB : p.h;
-    char peers[96], cap[64];
+    /* the sizes shm will open with (net_mem.c); a bad class list leaves queue 0 (shm refuses it) */
+    uint32_t ncells, csize[RMPI_SHM_MAX_CLASSES];
+    size_t max_frame, ring = rmpi_shm_ring_stride((size_t)rmpi_knobs.SHM_RING_SIZE, &ncells, &max_frame);
+    int ncls = rmpi_shm_parse_classes(rmpi_knobs.CHAN_CLASSES, csize);
+    size_t queue = ncls > 0 ? rmpi_shm_shared_bytes(csize, ncls, (size_t)rmpi_knobs.CHAN_CLASS_BYTES, max_frame) : 0;
+    long long fit = ring ? (long long)(queue / ring) : 0;
+    long long set = rmpi_knobs.CHAN_SMALL_JOB;
+    long long lim = RMPI_MIN(set >= 0 ? set : fit, (long long)p.h);
+    int small = 0, remote = rmpi_knobs.NET == RMPI_NET_AUTO ? nprocs - 1 - local : 0, n = local + remote;
+    char peers[96], cap[112];
     if (remote)
-        snprintf(peers, sizeof peers, "%d local + %d on other nodes = %d peers", local, remote, local + remote);
+        snprintf(peers, sizeof peers, "%d local + %d on other nodes = %d peers", local, remote, n);
     else
         snprintf(peers, sizeof peers, "%d local peer%s", local, local == 1 ? "" : "s");
-    if (rmpi_knobs.CHAN_SMALL_JOB >= 0)
-        snprintf(cap, sizeof cap, "RMPI_CHAN_SMALL_JOB = %lld", lim);
+    if (set >= 0)
+        snprintf(cap, sizeof cap, "min(RMPI_CHAN_SMALL_JOB %lld, h %d)", set, p.h);
     else
-        snprintf(cap, sizeof cap, "h = %d", p.h);
+        snprintf(cap, sizeof cap, "min(h %d, %lld rings in the queue's %zu bytes)", p.h, fit, queue);
     (void)rank;
     if (rmpi_knobs.CHANNELS != RMPI_CHANNELS_ADAPTIVE)
         snprintf(start_why, sizeof start_why, "RMPI_CHANNELS=%s: every peer fixed on it",
@@ -293,9 +303,9 @@ int rmpi_chan_small_job(int rank, int nprocs, const char **why)
     else if (rmpi_knobs.NET != RMPI_NET_AUTO && rmpi_knobs.NET != RMPI_NET_SHM)
         snprintf(start_why, sizeof start_why, "adaptive: no peer over shared memory (RMPI_NET=%s): started shared",
                  rmpi_knob_text("NET"));
-    else if (rmpi_knobs.CHAN_SMALL_JOB == 0)
+    else if (set == 0)
         snprintf(start_why, sizeof start_why, "adaptive: started shared (RMPI_CHAN_SMALL_JOB=0)");
-    else if ((small = local > 0 && local + remote <= lim))
+    else if ((small = local > 0 && n <= lim))
         snprintf(start_why, sizeof start_why,
                  "adaptive: %s <= %s: started dedicated, no shared queue until a switch asks for one", peers, cap);
     else
