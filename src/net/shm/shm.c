@@ -1261,11 +1261,14 @@ static void shm_describe(rmpi_rail_t *rail, void *file)
         fprintf(file, " %u x %u B", shm.qlay.cfirst[c + 1] - shm.qlay.cfirst[c], shm.qlay.csize[c]);
     fprintf(file, "), dedicated ring %zu bytes per peer that has one; now %zu bytes shared + %zu dedicated\n",
             shm.ring_stride, shm.st.mem[SHARED], shm.st.mem[DEDICATED]);
-    fprintf(file, "    start: %s\n",
-            shm.env->chan_why ? shm.env->chan_why
-                              : "under adaptive every local peer on its ring, the queue made at the first switch to "
-                                "it, when every peer that could hold a ring fits within h (RMPI_CHAN_SMALL_JOB); else "
-                                "every peer shared");
+    if (shm.env->chan_why)
+        fprintf(file, "    start: %s\n", shm.env->chan_why);
+    else /* rmpi_info: no job, so the rule (rmpi_chan_small_job) with this host's sizes */
+        fprintf(file,
+                "    start under adaptive: every local peer on its ring, no queue until a switch asks for one, when "
+                "they number at most min(h, %zu rings in the queue's %zu bytes) (RMPI_CHAN_SMALL_JOB); else every "
+                "peer shared\n",
+                (SEG_HDR + shm.qlay.bytes) / shm.ring_stride, SEG_HDR + shm.qlay.bytes);
 }
 
 /* RMPI_REPORT: which start this process took and why (rmpi_chan_small_job's sentence), and
