@@ -269,8 +269,9 @@ static char start_why[320];
  * jobs start on their rings"): on the seed's ping-pong patterns adaptive keeps no ring since
  * shm's r is 10 ns (the queue alone, 712 KiB, at 2-8 ranks), a stream's receiver takes one
  * (972 KiB), and 3 rings (4 ranks) are 780 KiB: below the queue with any ring, above the queue
- * alone. The peers on other nodes under RMPI_NET=auto count toward h: whether libfabric
- * reaches them (its rings counted against h) is known only once the rails are open. */
+ * alone. The peers on other nodes under RMPI_NET=auto count toward h while libfabric may
+ * carry them (built in, RMPI_OFI_AUTO not never): whether it does (its rings counted against
+ * h) is known only once the rails are open; over tcp they hold no ring. */
 int rmpi_chan_small_job(int rank, int nprocs, const char **why)
 {
     rmpi_chan_params_t p;
@@ -286,7 +287,11 @@ int rmpi_chan_small_job(int rank, int nprocs, const char **why)
     long long fit = ring ? (long long)(queue / ring) : 0;
     long long set = rmpi_knobs.CHAN_SMALL_JOB;
     long long lim = RMPI_MIN(set >= 0 ? set : fit, (long long)p.h);
-    int small = 0, remote = rmpi_knobs.NET == RMPI_NET_AUTO ? nprocs - 1 - local : 0, n = local + remote;
+    int ofi = 0; /* whether libfabric may carry the other nodes' peers (net.c's rule) */
+#ifdef RMPI_HAVE_OFI
+    ofi = rmpi_knobs.NET == RMPI_NET_AUTO && rmpi_knobs.OFI_AUTO != RMPI_OFI_AUTO_NEVER;
+#endif
+    int small = 0, remote = ofi ? nprocs - 1 - local : 0, n = local + remote;
     char peers[96], cap[112];
     if (remote)
         snprintf(peers, sizeof peers, "%d local + %d on other nodes = %d peers", local, remote, n);
