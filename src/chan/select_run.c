@@ -310,7 +310,9 @@ int rmpi_chan_small_job(int rank, int nprocs, const char **why)
                  rmpi_knob_text("NET"));
     else if (set == 0)
         snprintf(start_why, sizeof start_why, "adaptive: started shared (RMPI_CHAN_SMALL_JOB=0)");
-    else if ((small = local > 0 && n <= lim))
+    else if (local == 0)
+        snprintf(start_why, sizeof start_why, "adaptive: no other rank on this node");
+    else if ((small = n <= lim))
         snprintf(start_why, sizeof start_why,
                  "adaptive: %s <= %s: started dedicated, no shared queue until a switch asks for one", peers, cap);
     else
