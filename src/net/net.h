@@ -208,6 +208,13 @@ typedef struct rmpi_net_env {
      * then calls on_frame_placed with the frame's first *off bytes instead of on_frame. */
     void *(*frame_dst)(rmpi_rail_t *rail, int peer, const void *head, size_t hlen, size_t len, size_t *off);
     void (*on_frame_placed)(rmpi_rail_t *rail, int peer, const void *head, size_t off, size_t len);
+    /* The channel kinds' start under RMPI_CHANNELS=adaptive (src/chan, RMPI_CHAN_SMALL_JOB),
+     * decided before the rails open: chan_small 1 when every peer that could hold a ring
+     * fits within the cap h, so shm starts every local peer on its ring and makes its
+     * shared queue only when a switch first asks for it; chan_why says which start and why,
+     * for rmpi_info and RMPI_REPORT (NULL: not decided, as in rmpi_info). */
+    int chan_small;
+    const char *chan_why;
     /* Set by rmpi_net_open for the providers: */
     uint32_t world; /* this process's world tag (rmpi_net_id_t.world) */
     int late;       /* opened after init for dynamic peers: publish nothing via PMI */
