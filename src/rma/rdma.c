@@ -16,6 +16,7 @@
 #include "rma_impl.h"
 
 #include <errno.h>
+#include <stddef.h>
 
 #include "../rt/rt.h"
 #include "../vc/vc.h"
@@ -105,6 +106,13 @@ struct rma_rdma {
     rma_dreg_t *dreg;   /* our regions in the table, dtab->n of them */
     rma_dsnap_t **snap; /* per target: its table as last read */
     unsigned epoch;     /* access epochs started (rma_rdma_epoch) */
+    /* keys used while the target's table changed (seq_check): (target, key of subchannel
+     * 0) to look up in its table at the next synchronisation (dyn_verify) */
+    struct {
+        int t;
+        uint64_t key;
+    } * sus;
+    int nsus, capsus;
 };
 
 /* Pieces of at least this many bytes are striped over the VC's live subchannels. */
@@ -131,6 +139,10 @@ typedef struct rdma_batch {
     size_t alloc;                   /* bytes allocated with it (batch_free) */
     const uint64_t *key;            /* per subchannel: the window's keys, or dkey */
     uint64_t dkey[RMPI_VC_MAX_SUB]; /* a dynamic window region's keys (DYN_TAB) */
+    /* DYN_TAB: the subchannels that carried it, the table's seq in the copy whose keys it
+     * used, and seq read again behind it on each of them (seq_check) */
+    unsigned subs, seq_posted;
+    uint64_t seq, seqv[RMPI_VC_MAX_SUB];
 } rdma_batch_t;
 
 typedef struct rdma_op {
@@ -346,6 +358,7 @@ void rma_rdma_free(rmpi_win_t *w)
     for (int t = 0; d->snap && t < w->size; t++)
         free(d->snap[t]);
     free(d->snap);
+    free(d->sus);
     free(d->rk);
     free(d->out);
     free(d->am);
@@ -422,9 +435,12 @@ void rma_rdma_detached(rmpi_win_t *w, const void *base)
     for (uint32_t e = 0; e < t->n; e++) {
         if (d->dreg[e].addr != (uint64_t)(uintptr_t)base)
             continue;
-        /* closed before Win_detach returns: no key of the region reaches it any more */
+        /* closed before Win_detach returns: no key of the region reaches it any more; an
+         * origin's copy of the table may still list it until its epoch ends (the user's
+         * error), so the key is retired, not just closed: tcp;ofi_rxm dropped the
+         * connection on a write with a closed key, and the job hung */
         for (int j = 0; j < d->ntrail; j++)
-            rmpi_net_mr_put(d->trail[j], &d->dreg[e].mr[j]);
+            rmpi_net_mr_retire(d->trail[j], &d->dreg[e].mr[j]);
         t->n--;
         d->dreg[e] = d->dreg[t->n];
         t->r[e] = t->r[t->n];
@@ -491,7 +507,7 @@ static const rma_dtab_ent_t *dtab_find(const rma_dtab_t *t, uint64_t a, uint64_t
 
 /* The keys (per subchannel) of the region of target t that holds [a, a + len): 0, or 1
  * when no listed region holds it (the operation goes as a message; the target checks). */
-static int dyn_keys(rmpi_win_t *w, int t, uint64_t a, uint64_t len, uint64_t *key)
+static int dyn_keys(rmpi_win_t *w, int t, uint64_t a, uint64_t len, uint64_t *key, uint64_t *seq)
 {
     struct rma_rdma *d = w->rdma;
     if (!d->snap)
@@ -516,7 +532,30 @@ static int dyn_keys(rmpi_win_t *w, int t, uint64_t a, uint64_t len, uint64_t *ke
     const rma_rkeys_t *k = &d->rk[t];
     for (uint32_t s = 0; s < k->nkeys; s++)
         key[s] = e->key[DTAB_COL(k->pad, s)];
+    *seq = sn->t.seq;
     return 0;
+}
+
+/* Whether each key recorded by seq_check is still in its target's table (read again now):
+ * MPI_ERR_RMA_RANGE when one is not (its region was detached while the operation was
+ * pending: the access went to the provider's tomb, net.h mr_retire), else 0. */
+static int dyn_verify(rmpi_win_t *w)
+{
+    struct rma_rdma *d = w->rdma;
+    int err = 0;
+    for (int i = 0; i < d->nsus; i++) {
+        int t = d->sus[i].t;
+        rma_dsnap_t *sn = d->snap[t];
+        if (i == 0 || t != d->sus[i - 1].t)
+            dtab_read(w, t, sn);
+        uint32_t col = DTAB_COL(d->rk[t].pad, 0), n = sn->ok ? sn->t.n : 0, j = 0;
+        while (j < n && sn->t.r[j].key[col] != d->sus[i].key)
+            j++;
+        if (j == n)
+            err = MPI_ERR_RMA_RANGE;
+    }
+    d->nsus = 0;
+    return err;
 }
 
 int rma_rdma_to(const rmpi_win_t *w, int target)
@@ -819,13 +858,18 @@ int rma_rdma_error(rmpi_win_t *w)
     w->ans_err = 0;
     if (!w->rdma)
         return err;
+    if (RMPI_UNLIKELY(w->rdma->nsus)) {
+        int verr = dyn_verify(w);
+        if (!w->rdma->err)
+            w->rdma->err = verr;
+    }
     if (!err)
         err = w->rdma->err;
     w->rdma->err = 0;
     return err;
 }
 
-int rma_rdma_err_pending(const rmpi_win_t *w) { return w->ans_err || (w->rdma && w->rdma->err); }
+int rma_rdma_err_pending(const rmpi_win_t *w) { return w->ans_err || (w->rdma && (w->rdma->err || w->rdma->nsus)); }
 
 static void batch_done(rdma_batch_t *b)
 {
@@ -843,6 +887,8 @@ static void batch_done(rdma_batch_t *b)
         rmpi_req_complete(b->ureq);
     batch_free(b);
 }
+
+static void seq_check(rdma_batch_t *b);
 
 static void op_done(rmpi_net_op_t *nop)
 {
@@ -862,7 +908,58 @@ static void op_done(rmpi_net_op_t *nop)
             b->w->rdma->err = MPI_ERR_RMA_RANGE;
     }
     if (--b->pending == 0)
-        batch_done(b);
+        b->subs ? seq_check(b) : batch_done(b);
+}
+
+static void seq_done(rmpi_net_op_t *nop)
+{
+    rdma_batch_t *b = ((rdma_op_t *)nop)->b;
+    if (--b->pending)
+        return;
+    int same = 1;
+    for (unsigned s = 0; s < RMPI_VC_MAX_SUB; s++)
+        same &= !(b->seq_posted >> s & 1) || b->seqv[s] == b->seq;
+    if (!same || nop->status) { /* the table changed meanwhile: is our key still in it? */
+        struct rma_rdma *d = b->w->rdma;
+        if (d->nsus == d->capsus) {
+            d->capsus = d->capsus ? 2 * d->capsus : 8;
+            d->sus = rmpi_xrealloc(d->sus, (size_t)d->capsus * sizeof *d->sus);
+        }
+        d->sus[d->nsus].t = b->target;
+        d->sus[d->nsus++].key = b->dkey[0];
+    }
+    batch_done(b);
+}
+
+/* A dynamic window's operation on table keys, all its ops complete: the table's seq read
+ * behind it on each subchannel that carried it (reads and writes on one connection are
+ * served in order, a write's chunks complete before this), so a region detached before the
+ * operation was served shows as a changed seq (checked at the next synchronisation:
+ * dyn_verify). Over tcp;ofi_rxm a put's flush waits for its FLUSH round trip anyway; a
+ * get's completion waits a second one. */
+static void seq_check(rdma_batch_t *b)
+{
+    rdma_op_t *ops = (rdma_op_t *)(void *)(b + 1);
+    const rma_rkeys_t *k = &b->w->rdma->rk[b->target];
+    unsigned subs = b->subs;
+    b->subs = 0;
+    b->pending = 0;
+    for (unsigned s = 0; s < k->nkeys; s++)
+        b->pending += (int)(subs >> s & 1);
+    for (unsigned s = 0; s < k->nkeys; s++) {
+        if (!(subs >> s & 1))
+            continue;
+        rdma_op_t *o = &ops[b->nops++];
+        o->b = b;
+        o->op.complete = seq_done;
+        o->op.ctx = b;
+        o->op.status = 0;
+        o->op.by_target = 0;
+        b->seq_posted |= 1u << s;
+        rmpi_rail_t *rail = rmpi_vc_rail(b->vc, (int)s);
+        rail->ops->get(rail, b->vc->peer, &b->seqv[s], sizeof b->seqv[s], k->base + offsetof(rma_dtab_t, seq),
+                       k->key[s], &o->op);
+    }
 }
 
 /* Post [local, local + len) <-> the target's raddr as one op per stripe. */
@@ -877,6 +974,7 @@ static void post_piece(rdma_batch_t *b, rdma_op_t *ops, int get, char *local, si
         rdma_op_t *o = &ops[b->nops++];
         o->b = b;
         o->st = st[i];
+        b->subs |= (unsigned)(b->key == b->dkey) << st[i].sub;
         o->op.complete = op_done;
         o->op.ctx = b;
         o->op.status = 0;
@@ -903,7 +1001,7 @@ int rma_rdma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, const 
     int t = op->target, get = op->kind == RMPI_RMA_GET;
     if ((nseg && tbytes / nseg < RDMA_SEG_MIN) || (w->rdma->by_target[t] & DYN_NOW))
         return 1;
-    uint64_t base = w->rdma->rk[t].base, dkey[RMPI_VC_MAX_SUB];
+    uint64_t base = w->rdma->rk[t].base, dkey[RMPI_VC_MAX_SUB], seq = 0;
     const uint64_t *key = w->rdma->rk[t].key;
     if (w->rdma->by_target[t] & DYN_TAB) { /* the region that holds every target byte */
         int64_t lo = 0, hi = (int64_t)tbytes;
@@ -911,7 +1009,7 @@ int rma_rdma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, const 
             lo = i == 0 || segs[i].off < lo ? segs[i].off : lo;
             hi = i == 0 || segs[i].off + (int64_t)segs[i].len > hi ? segs[i].off + (int64_t)segs[i].len : hi;
         }
-        if ((lo < 0 && (uint64_t)-lo > disp) || dyn_keys(w, t, disp + (uint64_t)lo, (uint64_t)(hi - lo), dkey))
+        if ((lo < 0 && (uint64_t)-lo > disp) || dyn_keys(w, t, disp + (uint64_t)lo, (uint64_t)(hi - lo), dkey, &seq))
             return 1;
         base = 0; /* displacements are addresses */
         key = NULL;
@@ -920,6 +1018,8 @@ int rma_rdma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, const 
     size_t npieces = nseg ? nseg : 1, maxops = 0;
     for (size_t i = 0; i < npieces; i++)
         maxops += (nseg ? segs[i].len : tbytes) >= RDMA_STRIPE_MIN ? (size_t)vc->nsub : 1;
+    if (!key)
+        maxops += (size_t)vc->nsub; /* seq_check's reads */
     const void *obuf = get ? op->rbuf : op->obuf;
     size_t ocount = get ? op->rcount : op->ocount;
     rmpi_dtype_t *odt = get ? op->rdt : op->odt;
@@ -933,6 +1033,7 @@ int rma_rdma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, const 
     if (!key) {
         memcpy(b->dkey, dkey, sizeof dkey);
         b->key = b->dkey;
+        b->seq = seq;
     }
     char *local;
     if (inline_copy) {

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define TX_SLAB_BUFS 16
 
@@ -1852,6 +1853,8 @@ static void ofi_close(rmpi_rail_t *rail)
     rmpi_ofi_chan_close(r);
     while (r->regs.next != &r->regs)
         rmpi_ofi_dereg(r, r->regs.next);
+    for (int i = 0; i < r->nsinks; i++)
+        munmap(r->sinks[i].mem, r->sinks[i].len);
     fi_close(&r->av->fid);
     fi_close(&r->cq->fid);
     fi_close(&r->domain->fid);
@@ -1966,6 +1969,7 @@ const struct rmpi_net_ops rmpi_ofi_ops = {
     .send_zc = ofi_send_zc,
     .mr_reg = rmpi_ofi_mr_reg,
     .mr_dereg = rmpi_ofi_mr_dereg,
+    .mr_retire = rmpi_ofi_mr_retire,
     .get = rmpi_ofi_get,
     .put = rmpi_ofi_put,
     .progress = ofi_progress,
