@@ -771,16 +771,19 @@ int rmpi_rma_rdma_put(rmpi_win_t *w, const void *buf, MPI_Datatype type, MPI_Cou
 {
     struct rma_rdma *d = w->rdma;
     size_t es = rmpi_dtype_predef_contig_size(type);
-    if (rmpi_thread_multiple || !d || (unsigned)t >= (unsigned)w->size || !es || count <= 0 ||
-        count > (MPI_Count)(SIZE_MAX >> 8) || tdisp < 0 || !d->rk[t].nkeys || !(d->by_target[t] & GETS_NOW) ||
-        d->am[t] || d->nlone || w->lazy[t] || !(w->lock_all || w->locked[t] || w->fence_open) || rma_fence_gated(w, t))
+    if (!es || count <= 0 || count > (MPI_Count)(SIZE_MAX >> 8))
         return 1;
     uint64_t bytes = (uint64_t)count * es, disp;
+    if (bytes <= PUT_NOW_MIN || (long long)bytes <= rmpi_knobs.RMA_SHM_MSG_MAX)
+        return rmpi_rma_msg_put(w, buf, type, count, t, tdisp); /* messages */
+    if (rmpi_thread_multiple || !d || (unsigned)t >= (unsigned)w->size || tdisp < 0 || !d->rk[t].nkeys ||
+        !(d->by_target[t] & GETS_NOW) || d->am[t] || d->nlone || w->lazy[t] ||
+        !(w->lock_all || w->locked[t] || w->fence_open) || rma_fence_gated(w, t))
+        return 1;
     const rmpi_win_peer_t *peer = &w->peers[t];
-    if (bytes <= PUT_NOW_MIN || (long long)bytes <= rmpi_knobs.RMA_SHM_MSG_MAX ||
-        __builtin_mul_overflow((uint64_t)tdisp, (uint64_t)peer->disp_unit, &disp) || disp > peer->size ||
+    if (__builtin_mul_overflow((uint64_t)tdisp, (uint64_t)peer->disp_unit, &disp) || disp > peer->size ||
         bytes > peer->size - disp)
-        return 1; /* messages, or the general path's error */
+        return 1; /* the general path's error */
     rmpi_rma_before_load();
     struct iovec l = {(void *)(uintptr_t)buf, bytes};
     struct iovec r = {(void *)(uintptr_t)(d->rk[t].base + disp), bytes};

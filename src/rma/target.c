@@ -748,6 +748,45 @@ static int short_request(rmpi_win_t *w, int origin, const char *data, size_t len
     return 1;
 }
 
+/* Largest put short_put serves (with its FLUSH, a 16-byte header each). */
+#define SHORT_PUT_MAX 256
+
+/* A message that is one short put (SPUT) of at most SHORT_PUT_MAX bytes, alone or followed
+ * by a short flush (SFLUSH), served here with handle()'s checks and effect: the data copied
+ * into the window, the flush acknowledged (callgrind, rank 1, put_lat 8 B on Win_create:
+ * the expansion into the full header, handle's walk and scatter and the second header's
+ * pass were about 330 of the request's 920 instructions). 0: not such a message, or
+ * anything unusual, as short_request. */
+static int short_put(rmpi_win_t *w, int origin, const char *data, size_t len)
+{
+    rma_shdr_t h, f;
+    if (len < sizeof h || held_back(w, origin) || rmpi_rma_direct(w, w->rank))
+        return 0;
+    memcpy(&h, data, sizeof h); /* checked in a copy: a peer on shared memory could still change the frame */
+    size_t put = sizeof h + rma_pad8(h.pbytes);
+    if (h.kind != AM_SPUT || h.version != RMA_WIRE_VERSION || h.reply_tag || !h.pbytes || h.pbytes > SHORT_PUT_MAX ||
+        (len != put && len != put + sizeof f))
+        return 0;
+    int flush = len > put;
+    if (flush) {
+        memcpy(&f, data + put, sizeof f);
+        if (f.kind != AM_SFLUSH || f.version != RMA_WIRE_VERSION || f.type || f.op || f.disp || f.reply_tag < 1 ||
+            f.reply_tag > RMA_TAG_MAX)
+            return 0;
+    }
+    char *base;
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
+        base = dyn_range(w, h.disp, h.pbytes);
+    else
+        base = h.disp <= w->bytes && h.pbytes <= w->bytes - h.disp ? (char *)w->base + h.disp : NULL;
+    if (!base)
+        return 0;
+    memcpy(base, data + sizeof h, h.pbytes);
+    if (flush)
+        ack(w, origin, f.reply_tag);
+    return 1;
+}
+
 static int rma_eager(void *arg, int peer, int src, int tag, const char *data, size_t len)
 {
     rmpi_win_t *w = arg;
@@ -756,9 +795,9 @@ static int rma_eager(void *arg, int peer, int src, int tag, const char *data, si
     if (serving || len > RMA_SERVE_INPLACE || src < 0 || src >= w->size || !rmpi_list_empty(&w->incoming) ||
         !rmpi_list_empty(&w->held[src]))
         return 0;
-    if (len <= 32) {
+    if (len <= 32 || (len <= 2 * sizeof(rma_shdr_t) + SHORT_PUT_MAX && (uint8_t)data[0] == AM_SPUT)) {
         serving = 1;
-        int done = short_request(w, src, data, len);
+        int done = (uint8_t)data[0] == AM_SPUT ? short_put(w, src, data, len) : short_request(w, src, data, len);
         serving = 0;
         if (done)
             return 1;

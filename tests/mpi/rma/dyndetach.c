@@ -31,7 +31,9 @@ static const char *mode_name[NMODES] = {"lock", "lock_all", "fence"};
 
 static int open_epoch(enum mode m, int t, MPI_Win win)
 {
-    return m == LOCK ? MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, win) : m == LOCK_ALL ? MPI_Win_lock_all(0, win) : MPI_SUCCESS;
+    return m == LOCK       ? MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, win)
+           : m == LOCK_ALL ? MPI_Win_lock_all(0, win)
+                           : MPI_SUCCESS;
 }
 
 static int close_epoch(enum mode m, int t, MPI_Win win)
