@@ -84,6 +84,15 @@ typedef struct rma_dreg {
     uint64_t addr, len;
     rmpi_mr_t mr[DTAB_RAILS];
 } rma_dreg_t;
+/* Table keys an origin used toward one target since the last check of its table's seq
+ * (seq_check): the subchannels that carried them, the seq of the copy they came from. */
+typedef struct rma_dused {
+    unsigned subs;
+    int mixed; /* from copies of different seqs (or the check found seq changed) */
+    uint64_t seq;
+    int nkeys, cap;
+    uint64_t *keys; /* each region's key of subchannel 0, once */
+} rma_dused_t;
 #define GET_AM_MAX ((size_t)4096) /* the largest size measured */
 #define LONE_GETS_MAX 64          /* gets read by one copy_now (shm's cross-memory batch) */
 
@@ -106,6 +115,7 @@ struct rma_rdma {
     rma_dreg_t *dreg;   /* our regions in the table, dtab->n of them */
     rma_dsnap_t **snap; /* per target: its table as last read */
     unsigned epoch;     /* access epochs started (rma_rdma_epoch) */
+    rma_dused_t *used;  /* per target: table keys used since its last seq check (seq_check) */
     /* keys used while the target's table changed (seq_check): (target, key of subchannel
      * 0) to look up in its table at the next synchronisation (dyn_verify) */
     struct {
@@ -139,10 +149,7 @@ typedef struct rdma_batch {
     size_t alloc;                   /* bytes allocated with it (batch_free) */
     const uint64_t *key;            /* per subchannel: the window's keys, or dkey */
     uint64_t dkey[RMPI_VC_MAX_SUB]; /* a dynamic window region's keys (DYN_TAB) */
-    /* DYN_TAB: the subchannels that carried it, the table's seq in the copy whose keys it
-     * used, and seq read again behind it on each of them (seq_check) */
-    unsigned subs, seq_posted;
-    uint64_t seq, seqv[RMPI_VC_MAX_SUB];
+    unsigned subs;                  /* DYN_TAB: the subchannels that carried it */
 } rdma_batch_t;
 
 typedef struct rdma_op {
@@ -358,6 +365,9 @@ void rma_rdma_free(rmpi_win_t *w)
     for (int t = 0; d->snap && t < w->size; t++)
         free(d->snap[t]);
     free(d->snap);
+    for (int t = 0; d->used && t < w->size; t++)
+        free(d->used[t].keys);
+    free(d->used);
     free(d->sus);
     free(d->rk);
     free(d->out);
@@ -874,9 +884,13 @@ int rma_rdma_error(rmpi_win_t *w)
 
 int rma_rdma_err_pending(const rmpi_win_t *w) { return w->ans_err || (w->rdma && (w->rdma->err || w->rdma->nsus)); }
 
+static void seq_check(rmpi_win_t *w, int t, rmpi_vc_t *vc);
+
 static void batch_done(rdma_batch_t *b)
 {
     rmpi_win_t *w = b->w;
+    int t = b->target;
+    rmpi_vc_t *vc = b->vc;
     if (b->rdt) {
         rmpi_dtype_unpack(b->tmp, b->bytes, b->rbuf, b->rcount, b->rdt, 0);
         rmpi_dtype_release(b->rdt);
@@ -889,9 +903,9 @@ static void batch_done(rdma_batch_t *b)
     if (b->ureq)
         rmpi_req_complete(b->ureq);
     batch_free(b);
+    if (!w->rdma->out[t] && w->rdma->used && w->rdma->used[t].subs)
+        seq_check(w, t, vc);
 }
-
-static void seq_check(rdma_batch_t *b);
 
 static void op_done(rmpi_net_op_t *nop)
 {
@@ -911,58 +925,96 @@ static void op_done(rmpi_net_op_t *nop)
             b->w->rdma->err = MPI_ERR_RMA_RANGE;
     }
     if (--b->pending == 0)
-        b->subs ? seq_check(b) : batch_done(b);
+        batch_done(b);
 }
+
+/* One check of a target's table seq: a read per subchannel, counted in gets[t]. */
+typedef struct seq_rd {
+    rmpi_net_op_t op; /* first: the completion's argument */
+    struct seq_chk *c;
+} seq_rd_t;
+typedef struct seq_chk {
+    rmpi_win_t *w;
+    int t, pending;
+    rma_dused_t u;
+    uint64_t v[RMPI_VC_MAX_SUB];
+    seq_rd_t rd[RMPI_VC_MAX_SUB];
+} seq_chk_t;
 
 static void seq_done(rmpi_net_op_t *nop)
 {
-    rdma_batch_t *b = ((rdma_op_t *)nop)->b;
-    if (--b->pending)
+    seq_rd_t *r = (seq_rd_t *)(void *)nop;
+    seq_chk_t *c = r->c;
+    if (nop->status || c->v[r - c->rd] != c->u.seq) /* changed (or odd: being rewritten) */
+        c->u.mixed = 1;
+    if (--c->pending)
         return;
-    int same = 1;
-    for (unsigned s = 0; s < RMPI_VC_MAX_SUB; s++)
-        same &= !(b->seq_posted >> s & 1) || b->seqv[s] == b->seq;
-    if (!same || nop->status) { /* the table changed meanwhile: is our key still in it? */
-        struct rma_rdma *d = b->w->rdma;
+    rmpi_win_t *w = c->w;
+    struct rma_rdma *d = w->rdma;
+    for (int i = 0; c->u.mixed && i < c->u.nkeys; i++) { /* is each key still in the table? */
         if (d->nsus == d->capsus) {
             d->capsus = d->capsus ? 2 * d->capsus : 8;
             d->sus = rmpi_xrealloc(d->sus, (size_t)d->capsus * sizeof *d->sus);
         }
-        d->sus[d->nsus].t = b->target;
-        d->sus[d->nsus++].key = b->dkey[0];
+        d->sus[d->nsus].t = c->t;
+        d->sus[d->nsus++].key = c->u.keys[i];
     }
-    batch_done(b);
+    w->gets[c->t]--;
+    w->ngets--;
+    free(c->u.keys);
+    free(c);
 }
 
-/* A dynamic window's operation on table keys, all its ops complete: the table's seq read
- * behind it on each subchannel that carried it (reads and writes on one connection are
- * served in order, a write's chunks complete before this), so a region detached before the
- * operation was served shows as a changed seq (checked at the next synchronisation:
- * dyn_verify). Over tcp;ofi_rxm a put's flush waits for its FLUSH round trip anyway; a
- * get's completion waits a second one. */
-static void seq_check(rdma_batch_t *b)
+/* A dynamic window's target whose RDMA ops on table keys have all completed: the table's
+ * seq read again behind them on each subchannel that carried them (reads and writes on one
+ * connection are served in order, and a write's chunks have all completed), so a region
+ * detached before an op was served shows as a changed seq, checked at the next
+ * synchronisation (dyn_verify). One check for every op since the last: a put's flush waits
+ * for its FLUSH round trip anyway; a get's flush waits one round trip more. */
+static void seq_check(rmpi_win_t *w, int t, rmpi_vc_t *vc)
 {
-    rdma_op_t *ops = (rdma_op_t *)(void *)(b + 1);
-    const rma_rkeys_t *k = &b->w->rdma->rk[b->target];
-    unsigned subs = b->subs;
-    b->subs = 0;
-    b->pending = 0;
+    struct rma_rdma *d = w->rdma;
+    const rma_rkeys_t *k = &d->rk[t];
+    seq_chk_t *c = rmpi_xcalloc(1, sizeof *c);
+    c->w = w;
+    c->t = t;
+    c->u = d->used[t];
+    memset(&d->used[t], 0, sizeof d->used[t]);
     for (unsigned s = 0; s < k->nkeys; s++)
-        b->pending += (int)(subs >> s & 1);
+        c->pending += (int)(c->u.subs >> s & 1);
+    w->gets[t]++;
+    w->ngets++;
     for (unsigned s = 0; s < k->nkeys; s++) {
-        if (!(subs >> s & 1))
+        if (!(c->u.subs >> s & 1))
             continue;
-        rdma_op_t *o = &ops[b->nops++];
-        o->b = b;
-        o->op.complete = seq_done;
-        o->op.ctx = b;
-        o->op.status = 0;
-        o->op.by_target = 0;
-        b->seq_posted |= 1u << s;
-        rmpi_rail_t *rail = rmpi_vc_rail(b->vc, (int)s);
-        rail->ops->get(rail, b->vc->peer, &b->seqv[s], sizeof b->seqv[s], k->base + offsetof(rma_dtab_t, seq),
-                       k->key[s], &o->op);
+        seq_rd_t *r = &c->rd[s];
+        r->c = c;
+        r->op.complete = seq_done;
+        r->op.ctx = c;
+        rmpi_rail_t *rail = rmpi_vc_rail(vc, (int)s);
+        rail->ops->get(rail, vc->peer, &c->v[s], sizeof c->v[s], k->base + offsetof(rma_dtab_t, seq), k->key[s],
+                       &r->op);
     }
+}
+
+/* Note table keys used toward t (seq_check checks them once its ops completed). */
+static void dyn_used(struct rma_rdma *d, int t, unsigned subs, uint64_t seq, uint64_t key, int size)
+{
+    if (!d->used)
+        d->used = rmpi_xcalloc((size_t)size, sizeof *d->used);
+    rma_dused_t *u = &d->used[t];
+    if (u->nkeys && u->seq != seq)
+        u->mixed = 1;
+    u->seq = seq;
+    u->subs |= subs;
+    for (int i = 0; i < u->nkeys; i++)
+        if (u->keys[i] == key)
+            return;
+    if (u->nkeys == u->cap) {
+        u->cap = u->cap ? 2 * u->cap : 4;
+        u->keys = rmpi_xrealloc(u->keys, (size_t)u->cap * sizeof *u->keys);
+    }
+    u->keys[u->nkeys++] = key;
 }
 
 /* Post [local, local + len) <-> the target's raddr as one op per stripe. */
@@ -1021,8 +1073,6 @@ int rma_rdma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, const 
     size_t npieces = nseg ? nseg : 1, maxops = 0;
     for (size_t i = 0; i < npieces; i++)
         maxops += (nseg ? segs[i].len : tbytes) >= RDMA_STRIPE_MIN ? (size_t)vc->nsub : 1;
-    if (!key)
-        maxops += (size_t)vc->nsub; /* seq_check's reads */
     const void *obuf = get ? op->rbuf : op->obuf;
     size_t ocount = get ? op->rcount : op->ocount;
     rmpi_dtype_t *odt = get ? op->rdt : op->odt;
@@ -1036,7 +1086,6 @@ int rma_rdma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, const 
     if (!key) {
         memcpy(b->dkey, dkey, sizeof dkey);
         b->key = b->dkey;
-        b->seq = seq;
     }
     char *local;
     if (inline_copy) {
@@ -1073,5 +1122,7 @@ int rma_rdma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, const 
         }
     }
     b->pending = b->nops; /* none has completed yet: completions run only inside progress */
+    if (b->subs)
+        dyn_used(w->rdma, t, b->subs, seq, dkey[0], w->size);
     return 0;
 }
