@@ -79,6 +79,9 @@ typedef struct rmpi_net_hints {
                           * in one message; 0: the NIC or the origin does it (or unknown) */
     int reads_by_msg;    /* 1: small reads in flight cost more than one message asking for
                           * them all (libfabric software providers: tcp;ofi_rxm's fi_reads) */
+    size_t rdma_whole;   /* get/put of at most this many bytes are posted at once as one
+                          * operation, served at the target before any get posted after it
+                          * to that peer on this rail; 0: not promised. Version 9. */
     size_t max_frame;    /* largest frame send() accepts */
     size_t max_inline;   /* frames up to this size go out without an extra copy */
     int max_iov;         /* most iov entries send() gathers from without first copying them

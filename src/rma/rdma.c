@@ -88,7 +88,8 @@ typedef struct rma_dreg {
  * (seq_check): the subchannels that carried them, the seq of the copy they came from. */
 typedef struct rma_dused {
     unsigned subs;
-    int mixed; /* from copies of different seqs (or the check found seq changed) */
+    int mixed;   /* from copies of different seqs (or the check found seq changed) */
+    int chunked; /* an op not posted whole at once (hints.rdma_whole): its ops must end first */
     uint64_t seq;
     int nkeys, cap;
     uint64_t *keys; /* each region's key of subchannel 0, once */
@@ -115,7 +116,8 @@ struct rma_rdma {
     rma_dreg_t *dreg;   /* our regions in the table, dtab->n of them */
     rma_dsnap_t **snap; /* per target: its table as last read */
     unsigned epoch;     /* access epochs started (rma_rdma_epoch) */
-    rma_dused_t *used;  /* per target: table keys used since its last seq check (seq_check) */
+    rma_dused_t *used;  /* per target: table keys used since its last seq check (seq_check;
+                         * w->rdma_unchecked counts the targets with some) */
     /* keys used while the target's table changed (seq_check): (target, key of subchannel
      * 0) to look up in its table at the next synchronisation (dyn_verify) */
     struct {
@@ -150,6 +152,7 @@ typedef struct rdma_batch {
     const uint64_t *key;            /* per subchannel: the window's keys, or dkey */
     uint64_t dkey[RMPI_VC_MAX_SUB]; /* a dynamic window region's keys (DYN_TAB) */
     unsigned subs;                  /* DYN_TAB: the subchannels that carried it */
+    int chunked;                    /* DYN_TAB: an op longer than its rail posts whole (hints.rdma_whole) */
 } rdma_batch_t;
 
 typedef struct rdma_op {
@@ -882,15 +885,24 @@ int rma_rdma_error(rmpi_win_t *w)
     return err;
 }
 
-int rma_rdma_err_pending(const rmpi_win_t *w) { return w->ans_err || (w->rdma && (w->rdma->err || w->rdma->nsus)); }
+int rma_rdma_err_pending(const rmpi_win_t *w)
+{
+    return w->ans_err || w->rdma_unchecked || (w->rdma && (w->rdma->err || w->rdma->nsus));
+}
 
-static void seq_check(rmpi_win_t *w, int t, rmpi_vc_t *vc);
+static void seq_check(rmpi_win_t *w, int t);
+
+void rma_rdma_check_now(rmpi_win_t *w, int target)
+{
+    struct rma_rdma *d = w->rdma;
+    for (int t = target < 0 ? 0 : target; w->rdma_unchecked && t < (target < 0 ? w->size : target + 1); t++)
+        if (d->used[t].subs)
+            seq_check(w, t);
+}
 
 static void batch_done(rdma_batch_t *b)
 {
     rmpi_win_t *w = b->w;
-    int t = b->target;
-    rmpi_vc_t *vc = b->vc;
     if (b->rdt) {
         rmpi_dtype_unpack(b->tmp, b->bytes, b->rbuf, b->rcount, b->rdt, 0);
         rmpi_dtype_release(b->rdt);
@@ -903,8 +915,6 @@ static void batch_done(rdma_batch_t *b)
     if (b->ureq)
         rmpi_req_complete(b->ureq);
     batch_free(b);
-    if (!w->rdma->out[t] && w->rdma->used && w->rdma->used[t].subs)
-        seq_check(w, t, vc);
 }
 
 static void op_done(rmpi_net_op_t *nop)
@@ -965,21 +975,26 @@ static void seq_done(rmpi_net_op_t *nop)
     free(c);
 }
 
-/* A dynamic window's target whose RDMA ops on table keys have all completed: the table's
- * seq read again behind them on each subchannel that carried them (reads and writes on one
- * connection are served in order, and a write's chunks have all completed), so a region
- * detached before an op was served shows as a changed seq, checked at the next
- * synchronisation (dyn_verify). One check for every op since the last: a put's flush waits
- * for its FLUSH round trip anyway; a get's flush waits one round trip more. */
-static void seq_check(rmpi_win_t *w, int t, rmpi_vc_t *vc)
+/* A dynamic window's target t to which RDMA ops on table keys went since the last check:
+ * the table's seq read behind them on each subchannel that carried them (reads and writes
+ * are served in the order posted on a connection, hints.rdma_whole; an op posted in chunks
+ * is waited for first), so a region detached before an op was served shows as a changed
+ * seq, checked at the end of the synchronisation (dyn_verify). Posted by the
+ * synchronisation, once for every op since the last, before its FLUSH or its wait: the
+ * read's round trip runs beside the FLUSH's, or beside the gets still in flight. */
+static void seq_check(rmpi_win_t *w, int t)
 {
     struct rma_rdma *d = w->rdma;
+    if (d->used[t].chunked)
+        rma_rdma_wait(w, t);
+    rmpi_vc_t *vc = rmpi_vc_get(rmpi_comm_world_rank(w->comm, t));
     const rma_rkeys_t *k = &d->rk[t];
     seq_chk_t *c = rmpi_xcalloc(1, sizeof *c);
     c->w = w;
     c->t = t;
     c->u = d->used[t];
     memset(&d->used[t], 0, sizeof d->used[t]);
+    w->rdma_unchecked--;
     for (unsigned s = 0; s < k->nkeys; s++)
         c->pending += (int)(c->u.subs >> s & 1);
     w->gets[t]++;
@@ -998,13 +1013,17 @@ static void seq_check(rmpi_win_t *w, int t, rmpi_vc_t *vc)
 }
 
 /* Note table keys used toward t (seq_check checks them once its ops completed). */
-static void dyn_used(struct rma_rdma *d, int t, unsigned subs, uint64_t seq, uint64_t key, int size)
+static void dyn_used(rmpi_win_t *w, int t, unsigned subs, uint64_t seq, uint64_t key, int chunked)
 {
+    struct rma_rdma *d = w->rdma;
     if (!d->used)
-        d->used = rmpi_xcalloc((size_t)size, sizeof *d->used);
+        d->used = rmpi_xcalloc((size_t)w->size, sizeof *d->used);
     rma_dused_t *u = &d->used[t];
+    if (!u->subs)
+        w->rdma_unchecked++;
     if (u->nkeys && u->seq != seq)
         u->mixed = 1;
+    u->chunked |= chunked;
     u->seq = seq;
     u->subs |= subs;
     for (int i = 0; i < u->nkeys; i++)
@@ -1030,6 +1049,7 @@ static void post_piece(rdma_batch_t *b, rdma_op_t *ops, int get, char *local, si
         o->b = b;
         o->st = st[i];
         b->subs |= (unsigned)(b->key == b->dkey) << st[i].sub;
+        b->chunked |= st[i].len > rmpi_vc_rail(b->vc, st[i].sub)->hints.rdma_whole;
         o->op.complete = op_done;
         o->op.ctx = b;
         o->op.status = 0;
@@ -1123,6 +1143,6 @@ int rma_rdma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, const 
     }
     b->pending = b->nops; /* none has completed yet: completions run only inside progress */
     if (b->subs)
-        dyn_used(w->rdma, t, b->subs, seq, dkey[0], w->size);
+        dyn_used(w, t, b->subs, seq, dkey[0], b->chunked);
     return 0;
 }

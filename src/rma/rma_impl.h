@@ -265,6 +265,16 @@ void rma_rdma_before_release(rmpi_win_t *w, int target);
 int rma_rdma_error(rmpi_win_t *w);
 /* Whether such an error waits to be reported (rma_rdma_error would return it). */
 int rma_rdma_err_pending(const rmpi_win_t *w);
+/* A dynamic window's targets (target, or every one with -1) reached by RDMA on region-table
+ * keys since their last check: read their table's seq behind those ops (counted in gets,
+ * so the caller's wait covers it; rdma.c seq_check). Every synchronisation calls it before
+ * its FLUSH or its wait for gets. */
+void rma_rdma_check_now(rmpi_win_t *w, int target);
+static inline void rma_rdma_check(rmpi_win_t *w, int target)
+{
+    if (RMPI_UNLIKELY(w->rdma_unchecked))
+        rma_rdma_check_now(w, target);
+}
 
 /* One target's part of a flush: a few lone puts written now (rma_rdma_batch_puts), or when
  * it was written since its last acknowledgement, a FLUSH whose answer lands in *ack (1), or
@@ -274,6 +284,7 @@ int rma_rdma_err_pending(const rmpi_win_t *w);
 static inline int rma_flush_start(rmpi_win_t *w, int t, rma_ack_t *ack)
 {
     rma_rdma_batch_puts(w, t); /* a few puts alone: written now, no round trip */
+    rma_rdma_check(w, t);      /* beside the FLUSH's round trip */
     if (w->dirty[t] && w->tail_answered[t] && !w->unchecked[t]) {
         /* the answer to the last request is sent after everything before it was handled:
          * waiting for it (rma_wait_gets) is the flush (a dynamic window's target reports a

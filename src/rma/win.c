@@ -169,6 +169,7 @@ int rma_ack_wait(rma_ack_t *acks, int n)
 
 void rma_wait_gets(rmpi_win_t *w, int target)
 {
+    rma_rdma_check(w, target);
     if (w->ngets)
         rma_rdma_lone_drain(w);
     if (target >= 0 && w->gets[target])

@@ -1580,6 +1580,9 @@ static rmpi_ofi_rail_t *rail_open(const rmpi_net_env_t *env, struct fi_info *fi,
         rmpi_knobs.OFI_MAX_RMA > 0 ? (size_t)rmpi_knobs.OFI_MAX_RMA : rmpi_ofi_max_rma(fi->fabric_attr->prov_name);
     if (advised > 0 && advised < r->max_rma)
         r->max_rma = advised;
+    /* one fi_read/fi_write (longer ones go in chunks, each posted as the one before
+     * completes); a connection serves its requests in order */
+    h->rdma_whole = emul ? 0 : r->max_rma;
     size_t maxmsg = fi->ep_attr->max_msg_size < RMPI_OFI_BUF_SIZE ? fi->ep_attr->max_msg_size : RMPI_OFI_BUF_SIZE;
     size_t eager = rmpi_ofi_eager_max(fi->fabric_attr->prov_name);
     if (eager > 1024 && eager - 64 < maxmsg) /* 64: room for the layer's own header */
