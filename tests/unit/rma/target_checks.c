@@ -324,9 +324,14 @@ static void short_checks(void)
     memcpy(m, &f, sizeof f);
     expect_check(&w, 0, m, sizeof f, "answer tag", "a short flush without an answer tag");
     f.reply_tag = 1;
-    f.disp = 8;
+    f.op = 1;
     memcpy(m, &f, sizeof f);
-    expect_check(&w, 0, m, sizeof f, "short flush with", "a short flush with a displacement");
+    expect_check(&w, 0, m, sizeof f, "short flush with", "a short flush with an operation");
+    f.op = 0;
+    f.disp = 9; /* the origin's copy of a region table's seq + 1 */
+    memcpy(m, &f, sizeof f);
+    CHECK(!am_check(&w, 0, m, sizeof f, &h, &hlen, &amlen, &kern) && h.kind == AM_FLUSH && h.disp == 9,
+          "a short flush with a table seq read as kind %d, disp %llu", h.kind, (unsigned long long)h.disp);
     /* back to back in one message, each padded to 8: fetch-and-add (20 bytes), compare-and-swap, get */
     n = short_of(m, AM_SFOP, MPI_INT, MPI_SUM, 1, 4);
     memset(m + n, 0, 4);
