@@ -798,7 +798,8 @@ static int rma_eager(void *arg, int peer, int src, int tag, const char *data, si
     if (serving || len > RMA_SERVE_INPLACE || src < 0 || src >= w->size || !rmpi_list_empty(&w->incoming) ||
         !rmpi_list_empty(&w->held[src]))
         return 0;
-    if (len <= 32 || (len <= 2 * sizeof(rma_shdr_t) + SHORT_PUT_MAX && (uint8_t)data[0] == AM_SPUT)) {
+    /* an empty message (a peer's bytes, fuzz/rma_am) has no kind byte to look at: run() refuses it */
+    if (len && (len <= 32 || (len <= 2 * sizeof(rma_shdr_t) + SHORT_PUT_MAX && (uint8_t)data[0] == AM_SPUT))) {
         serving = 1;
         int done = (uint8_t)data[0] == AM_SPUT ? short_put(w, src, data, len) : short_request(w, src, data, len);
         serving = 0;
