@@ -379,6 +379,7 @@ struct rmpi_coll_shm_op {
      * send block, part the bytes per block and step; sblk NULL in place; own: the block
      * arrays (and their datatypes) belong to the op (I*, persistent) */
     int gather, own, i; /* i: the next member to copy out of (Reduce: to combine) in this step */
+    int line;           /* Allgather/Alltoall: the call is one step in the line ring (move_line) */
     const rmpi_coll_blk_t *sblk, *rblk;
     size_t sb, part;
     move_blk_t *mv;
@@ -669,10 +670,16 @@ static int reduce_run(coll_shm_op_t *o)
  * 34 and 32 of 45 (docs/results/coll.md run 25). */
 static char *pair_of(const shm_t *h, int r, uint64_t t) { return data_of(h, r, t & 1); }
 
+/* Where writer w's part for member d lies in its step of an Alltoall: at d in a buffer; in
+ * a slot of the line ring (o->line) the n - 1 parts for the others only, so that 2 ranks
+ * fit a 48-byte block in one line. */
+static size_t move_at(const coll_shm_op_t *o, int w, int d) { return (size_t)(o->line && d > w ? d - 1 : d) * o->part; }
+
 /* Allgather/Alltoall: per step every rank copies its part of each outgoing block in
  * (Alltoall: part bytes per destination), posts ready, copies its own block straight across,
  * then copies out each member's part for it, starting at the next member (everyone reads a
- * different buffer first). */
+ * different buffer first). A call whose step fits a slot of the line ring (o->line) puts it
+ * there, published by the step number in the same line, as small Reduce steps do. */
 static int move_run(coll_shm_op_t *o)
 {
     shm_t *h = &o->h;
@@ -685,17 +692,17 @@ static int move_run(coll_shm_op_t *o)
             o->phase = 1;
             /* fallthrough */
         case 1: {
-            if (!step_free(h, o->t, SHM_NPAIR))
+            if (!step_free(h, o->t, o->line ? SHM_NLINE : SHM_NPAIR))
                 return 0;
             size_t kin = o->off < o->sb ? RMPI_MIN(k, o->sb - o->off) : 0;
-            char *mine = pair_of(h, me, o->t);
+            char *mine = o->line ? line_of(h, me, o->t) + 16 : pair_of(h, me, o->t);
             if (o->gather)
                 memcpy(mine, o->mv[me].in + o->off, kin);
             else
                 for (int d = 0; d < n; d++)
                     if (d != me)
-                        memcpy(mine + (size_t)d * o->part, o->mv[d].in + o->off, kin);
-            post(&h->ctl[me].ready, o->t);
+                        memcpy(mine + move_at(o, me, d), o->mv[d].in + o->off, kin);
+            post(o->line ? SEQ(line_of(h, me, o->t)) : &h->ctl[me].ready, o->t);
             /* in place it is where it belongs already */
             if (o->mv[me].out != o->mv[me].in)
                 memcpy(o->mv[me].out + o->off, o->mv[me].in + o->off, kin);
@@ -706,9 +713,18 @@ static int move_run(coll_shm_op_t *o)
         default:
             for (; o->i < n; o->i++) {
                 int r = me + o->i < n ? me + o->i : me + o->i - n; /* no division in a poll */
-                if (!ge(&h->ctl[r].ready, o->t))
-                    return 0;
-                memcpy(o->mv[r].out + o->off, pair_of(h, r, o->t) + (o->gather ? 0 : (size_t)me * o->part), k);
+                const char *from;
+                if (o->line) {
+                    from = line_of(h, r, o->t);
+                    if (!ge(SEQ(from), o->t))
+                        return 0;
+                    from += 16;
+                } else {
+                    if (!ge(&h->ctl[r].ready, o->t))
+                        return 0;
+                    from = pair_of(h, r, o->t);
+                }
+                memcpy(o->mv[r].out + o->off, from + (o->gather ? 0 : move_at(o, r, me)), k);
             }
             post(&h->ctl[me].done, o->t);
         }
@@ -1130,6 +1146,17 @@ static int movement_way(rmpi_comm_t *c, shm_t *h, int single, int through, size_
     return through ? 0 : -1;
 }
 
+/* Whether an Allgather (gather) or Alltoall of blocks of bb bytes is one step in a slot of
+ * the line ring (its block, or its n - 1 outgoing blocks, within RMPI_COLL_SHM_MOVE_LINE
+ * and a slot's data): each reader then waits on the line it reads, one cache miss where
+ * the control line's flag and the step buffer's data cost two. Equal on every member
+ * (sizes by the signature rule, the knob, the segment's layout). */
+static int move_line(const shm_t *h, size_t bb, int gather)
+{
+    size_t need = gather ? bb : bb * (size_t)(h->n - 1);
+    return bb && need <= (size_t)rmpi_knobs.COLL_SHM_MOVE_LINE && need <= line_data(h);
+}
+
 /* The op of an Allgather (gather) or Alltoall through the segment, or NULL (no segment, or
  * Alltoall parts under 64 bytes: 64 ranks with 4 KiB steps; every member sees the same). */
 static coll_shm_op_t *move_op(coll_shm_op_t *o, rmpi_comm_t *c, const rmpi_coll_blk_t *send,
@@ -1141,6 +1168,9 @@ static coll_shm_op_t *move_op(coll_shm_op_t *o, rmpi_comm_t *c, const rmpi_coll_
     o->part = gather ? cap : cap / (size_t)o->h.n / 64 * 64;
     if (!o->part)
         return NULL;
+    o->line = move_line(&o->h, bb, gather);
+    if (o->line)
+        o->part = bb;
     o->gather = gather, o->own = 0, o->sblk = send, o->rblk = recv, o->mv = NULL;
     o->bytes = bb;
     o->sb = send ? blk_bytes(&send[0]) : bb;
