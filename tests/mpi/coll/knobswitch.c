@@ -12,15 +12,44 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const MPI_Datatype types[] = {
-    MPI_CHAR,          MPI_SIGNED_CHAR,      MPI_UNSIGNED_CHAR,    MPI_BYTE,           MPI_WCHAR,
-    MPI_SHORT,         MPI_UNSIGNED_SHORT,   MPI_INT,              MPI_UNSIGNED,       MPI_LONG,
-    MPI_UNSIGNED_LONG, MPI_LONG_LONG,        MPI_UNSIGNED_LONG_LONG, MPI_FLOAT,        MPI_DOUBLE,
-    MPI_LONG_DOUBLE,   MPI_C_BOOL,           MPI_INT8_T,           MPI_INT16_T,        MPI_INT32_T,
-    MPI_INT64_T,       MPI_UINT8_T,          MPI_UINT16_T,         MPI_UINT32_T,       MPI_UINT64_T,
-    MPI_AINT,          MPI_OFFSET,           MPI_COUNT,            MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX,
-    MPI_C_LONG_DOUBLE_COMPLEX, MPI_FLOAT_INT, MPI_DOUBLE_INT,      MPI_LONG_INT,       MPI_2INT,
-    MPI_SHORT_INT,     MPI_LONG_DOUBLE_INT,  MPI_PACKED};
+static const MPI_Datatype types[] = {MPI_CHAR,
+                                     MPI_SIGNED_CHAR,
+                                     MPI_UNSIGNED_CHAR,
+                                     MPI_BYTE,
+                                     MPI_WCHAR,
+                                     MPI_SHORT,
+                                     MPI_UNSIGNED_SHORT,
+                                     MPI_INT,
+                                     MPI_UNSIGNED,
+                                     MPI_LONG,
+                                     MPI_UNSIGNED_LONG,
+                                     MPI_LONG_LONG,
+                                     MPI_UNSIGNED_LONG_LONG,
+                                     MPI_FLOAT,
+                                     MPI_DOUBLE,
+                                     MPI_LONG_DOUBLE,
+                                     MPI_C_BOOL,
+                                     MPI_INT8_T,
+                                     MPI_INT16_T,
+                                     MPI_INT32_T,
+                                     MPI_INT64_T,
+                                     MPI_UINT8_T,
+                                     MPI_UINT16_T,
+                                     MPI_UINT32_T,
+                                     MPI_UINT64_T,
+                                     MPI_AINT,
+                                     MPI_OFFSET,
+                                     MPI_COUNT,
+                                     MPI_C_FLOAT_COMPLEX,
+                                     MPI_C_DOUBLE_COMPLEX,
+                                     MPI_C_LONG_DOUBLE_COMPLEX,
+                                     MPI_FLOAT_INT,
+                                     MPI_DOUBLE_INT,
+                                     MPI_LONG_INT,
+                                     MPI_2INT,
+                                     MPI_SHORT_INT,
+                                     MPI_LONG_DOUBLE_INT,
+                                     MPI_PACKED};
 #define NTYPES (int)(sizeof types / sizeof types[0])
 static const int counts[] = {1, 2, 3, 5, 8, 24};
 #define NCOUNTS (int)(sizeof counts / sizeof counts[0])
@@ -32,14 +61,14 @@ typedef struct setting {
     long long value;
 } setting_t;
 
-static const setting_t settings[] = {
-    {"RMPI_COLL_SHM_MOVE_LINE", NULL, 48},         {"RMPI_COLL_SHM_MOVE_LINE", NULL, 0},
-    {"RMPI_COLL_SHM_MOVE_LINE", NULL, 4096},       {"RMPI_COLL_SHM_ALLGATHER_CMA", NULL, 0},
-    {"RMPI_COLL_SHM_ALLTOALL_CMA", NULL, 0},       {"RMPI_COLL_SHM_ALLGATHER_CMA", NULL, 16384},
-    {"RMPI_COLL_SHM_ALLTOALL_CMA", NULL, 16384},   {"RMPI_COLL_ALLGATHER", "ring", 0},
-    {"RMPI_COLL_ALLTOALL", "pairwise", 0},         {"RMPI_COLL_ALLGATHER", "bruck", 0},
-    {"RMPI_COLL_ALLTOALL", "bruck", 0},            {"RMPI_COLL_ALLGATHER", "auto", 0},
-    {"RMPI_COLL_ALLTOALL", "auto", 0},             {"RMPI_COLL_SHM_MOVE_LINE", NULL, 48}};
+static const setting_t settings[] =
+    {{"RMPI_COLL_SHM_MOVE_LINE", NULL, 48},       {"RMPI_COLL_SHM_MOVE_LINE", NULL, 0},
+     {"RMPI_COLL_SHM_MOVE_LINE", NULL, 4096},     {"RMPI_COLL_SHM_ALLGATHER_CMA", NULL, 0},
+     {"RMPI_COLL_SHM_ALLTOALL_CMA", NULL, 0},     {"RMPI_COLL_SHM_ALLGATHER_CMA", NULL, 16384},
+     {"RMPI_COLL_SHM_ALLTOALL_CMA", NULL, 16384}, {"RMPI_COLL_ALLGATHER", "ring", 0},
+     {"RMPI_COLL_ALLTOALL", "pairwise", 0},       {"RMPI_COLL_ALLGATHER", "bruck", 0},
+     {"RMPI_COLL_ALLTOALL", "bruck", 0},          {"RMPI_COLL_ALLGATHER", "auto", 0},
+     {"RMPI_COLL_ALLTOALL", "auto", 0},           {"RMPI_COLL_SHM_MOVE_LINE", NULL, 48}};
 #define NSETTINGS (int)(sizeof settings / sizeof settings[0])
 
 /* Writes setting s on this rank; 0 when done. */
