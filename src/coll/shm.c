@@ -884,14 +884,21 @@ static inline __attribute__((always_inline)) int op_block(coll_shm_op_t *o, int 
  * would block the call (a rank may start an I* call and then wait for a message that a
  * peer sends only before its own I* call). The segment's state is the same on every
  * member at a given call, as every member makes its calls in the same order. */
+static coll_shm_op_t *op_fields(coll_shm_op_t *o, int kind);
+
 static coll_shm_op_t *op_make(coll_shm_op_t *o, rmpi_comm_t *c, int kind, int create)
 {
     if ((!create && !rmpi_knobs.COLL_SHM_NB) || !shm_get(c, &o->h, create) ||
         RMPI_UNLIKELY(c->coll_shm_over && kind != OP_BCAST && kind != OP_REDUCE &&
                       !(create && kind == OP_BARRIER && over_small(0)) && !(create && kind == OP_MOVE)))
         return NULL;
-    /* the fields every kind reads; the kind's constructor sets its own and op_begin the
-     * start's (zeroing all of the op was a tenth of a small blocking call's instructions) */
+    return op_fields(o, kind);
+}
+
+/* The fields every kind reads; the kind's constructor sets its own and op_begin the
+ * start's (zeroing all of the op was a tenth of a small blocking call's instructions). */
+static coll_shm_op_t *op_fields(coll_shm_op_t *o, int kind)
+{
     o->kind = kind;
     o->root = o->out_here = 0;
     o->buf = NULL;
@@ -1158,11 +1165,16 @@ static int move_line(const shm_t *h, size_t bb, int gather)
 }
 
 /* The op of an Allgather (gather) or Alltoall through the segment, or NULL (no segment, or
- * Alltoall parts under 64 bytes: 64 ranks with 4 KiB steps; every member sees the same). */
+ * Alltoall parts under 64 bytes: 64 ranks with 4 KiB steps; every member sees the same).
+ * view: the segment's view that a blocking call's movement_way already took (so the op
+ * need not look the segment up again: its checks passed there), or NULL. */
 static coll_shm_op_t *move_op(coll_shm_op_t *o, rmpi_comm_t *c, const rmpi_coll_blk_t *send,
-                              const rmpi_coll_blk_t *recv, int gather, int create)
+                              const rmpi_coll_blk_t *recv, int gather, int create, const shm_t *view)
 {
-    if (!op_make(o, c, OP_MOVE, create))
+    if (view) {
+        o->h = *view;
+        op_fields(o, OP_MOVE);
+    } else if (!op_make(o, c, OP_MOVE, create))
         return NULL;
     size_t bb = blk_bytes(&recv[0]), cap = o->h.chunk - 64;
     o->part = gather ? cap : cap / (size_t)o->h.n / 64 * 64;
@@ -1207,7 +1219,7 @@ int rmpi_coll_shm_allgather(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const r
         return cma_move(&h, send, recv, 1, cma_piece(c));
     }
     coll_shm_op_t o;
-    return move_op(&o, c, send, recv, 1, 1) ? op_block(&o, move_run) : RMPI_COLL_SHM_DECLINED;
+    return move_op(&o, c, send, recv, 1, 1, &h) ? op_block(&o, move_run) : RMPI_COLL_SHM_DECLINED;
 }
 
 int rmpi_coll_shm_alltoall(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int form)
@@ -1227,7 +1239,7 @@ int rmpi_coll_shm_alltoall(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rm
         return cma_move(&h, send, recv, 0, cma_piece(c));
     }
     coll_shm_op_t o;
-    return move_op(&o, c, send, recv, 0, 1) ? op_block(&o, move_run) : RMPI_COLL_SHM_DECLINED;
+    return move_op(&o, c, send, recv, 0, 1, &h) ? op_block(&o, move_run) : RMPI_COLL_SHM_DECLINED;
 }
 
 /* Iallgather, Ialltoall and their *_init forms through the segment, under the blocking
@@ -1241,7 +1253,7 @@ static rmpi_nbc_t *move_sched(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const
     size_t bb = blk_bytes(&recv[0]);
     if (c->inter || form != RMPI_COLL_REGULAR || (gather ? rmpi_knobs.COLL_ALLGATHER : rmpi_knobs.COLL_ALLTOALL) ||
         bb >= (size_t)(gather ? rmpi_knobs.COLL_SHM_ALLGATHER_MAX : rmpi_knobs.COLL_SHM_ALLTOALL_MAX) ||
-        !move_op(&o, c, send, recv, gather, 0))
+        !move_op(&o, c, send, recv, gather, 0, NULL))
         return NULL;
     /* the caller's block arrays live only as long as the call */
     o.sblk = send ? blk_dup(send, gather ? 1 : o.h.n) : NULL;
