@@ -2,7 +2,8 @@
  * through MPI_T between calls (their scope is MPI_T_SCOPE_ALL_EQ: every rank writes the
  * same value at the same point), as bench/coll.c's A/B mode does: the line-ring steps
  * (RMPI_COLL_SHM_MOVE_LINE 48, 0 and the largest slot), the step buffers, single copy
- * (RMPI_COLL_SHM_ALLGATHER_CMA / _ALLTOALL_CMA 0 and back) and the point-to-point
+ * (RMPI_COLL_SHM_ALLGATHER_CMA / _ALLTOALL_CMA 0 and back, the own block copied with
+ * non-temporal stores, RMPI_COLL_SHM_CMA_NT 1, and cached, 0) and the point-to-point
  * algorithms (RMPI_COLL_ALLGATHER / RMPI_COLL_ALLTOALL by item name), each call against a
  * local reference. Counts 1 to 24 elements, so a block is below, at and above a line
  * slot's 48 bytes; types with holes (MPI_LONG_DOUBLE_INT, MPI_SHORT_INT ...) are compared
@@ -61,14 +62,27 @@ typedef struct setting {
     long long value;
 } setting_t;
 
-static const setting_t settings[] =
-    {{"RMPI_COLL_SHM_MOVE_LINE", NULL, 48},       {"RMPI_COLL_SHM_MOVE_LINE", NULL, 0},
-     {"RMPI_COLL_SHM_MOVE_LINE", NULL, 4096},     {"RMPI_COLL_SHM_ALLGATHER_CMA", NULL, 0},
-     {"RMPI_COLL_SHM_ALLTOALL_CMA", NULL, 0},     {"RMPI_COLL_SHM_ALLGATHER_CMA", NULL, 16384},
-     {"RMPI_COLL_SHM_ALLTOALL_CMA", NULL, 16384}, {"RMPI_COLL_ALLGATHER", "ring", 0},
-     {"RMPI_COLL_ALLTOALL", "pairwise", 0},       {"RMPI_COLL_ALLGATHER", "bruck", 0},
-     {"RMPI_COLL_ALLTOALL", "bruck", 0},          {"RMPI_COLL_ALLGATHER", "auto", 0},
-     {"RMPI_COLL_ALLTOALL", "auto", 0},           {"RMPI_COLL_SHM_MOVE_LINE", NULL, 48}};
+static const setting_t settings[] = {{"RMPI_COLL_SHM_MOVE_LINE", NULL, 48},
+                                     {"RMPI_COLL_SHM_MOVE_LINE", NULL, 0},
+                                     {"RMPI_COLL_SHM_MOVE_LINE", NULL, 4096},
+                                     {"RMPI_COLL_SHM_CMA_NT", NULL, 1},
+                                     {"RMPI_COLL_SHM_ALLGATHER_CMA", NULL, 0},
+                                     {"RMPI_COLL_SHM_ALLTOALL_CMA", NULL, 0},
+                                     {"RMPI_COLL_SHM_ALLGATHER_CMA", NULL, 16384},
+                                     {"RMPI_COLL_SHM_ALLTOALL_CMA", NULL, 16384},
+                                     {"RMPI_COLL_SHM_CMA_NT", NULL, 0},
+                                     {"RMPI_COLL_SHM_ALLGATHER_CMA", NULL, 0},
+                                     {"RMPI_COLL_SHM_ALLTOALL_CMA", NULL, 0},
+                                     {"RMPI_COLL_SHM_CMA_NT", NULL, 16777216},
+                                     {"RMPI_COLL_SHM_ALLGATHER_CMA", NULL, 16384},
+                                     {"RMPI_COLL_SHM_ALLTOALL_CMA", NULL, 16384},
+                                     {"RMPI_COLL_ALLGATHER", "ring", 0},
+                                     {"RMPI_COLL_ALLTOALL", "pairwise", 0},
+                                     {"RMPI_COLL_ALLGATHER", "bruck", 0},
+                                     {"RMPI_COLL_ALLTOALL", "bruck", 0},
+                                     {"RMPI_COLL_ALLGATHER", "auto", 0},
+                                     {"RMPI_COLL_ALLTOALL", "auto", 0},
+                                     {"RMPI_COLL_SHM_MOVE_LINE", NULL, 48}};
 #define NSETTINGS (int)(sizeof settings / sizeof settings[0])
 
 /* Writes setting s on this rank; 0 when done. */
