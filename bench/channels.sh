@@ -26,7 +26,12 @@ usage: bench/channels.sh [--ranks "4 8 16"] [--patterns LIST] [--iter N] [--reps
                  RMPI_OFI_CLASSES=1: size classes chosen by the sender; every peer shared); mixed: RMPI_NET=auto over two pretend nodes
                  (RMPI_TOPO_FAKE_NODES=2, RMPI_OFI_AUTO=any): shm within a node, tcp;ofi_rxm
                  between them, one selector over both
-  --policies L   among dedicated shared adaptive mrecv single classes (default the first three)
+  --policies L   among dedicated shared adaptive adaptive-queue adaptive-rings mrecv single classes
+                 (default the first three); adaptive-queue: adaptive with RMPI_CHAN_SMALL_JOB=0,
+                 every peer starting on the shared queue whatever the job's size (the start
+                 before small jobs started on their rings); adaptive-rings: with
+                 RMPI_CHAN_SMALL_JOB=1000, every local peer on its ring while they number at
+                 most h
   --class-bytes S  RMPI_CHAN_CLASS_BYTES for the classes policy (default: the knob's, 128k):
                  fewer buffers per class shorten ofi_rxm's walk of its posted tagged receives
   --keep DIR     with --callgrind: keep rank 0's callgrind file of each job as
@@ -67,7 +72,7 @@ case "$net" in
 esac
 for p in $policies; do
     case "$p" in
-        dedicated|shared|adaptive) ;;
+        dedicated|shared|adaptive|adaptive-queue|adaptive-rings) ;;
         mrecv|single|classes) [ "$net" = ofi ] || { echo "channels.sh: policy $p needs --net ofi" >&2; exit 2; } ;;
         *) echo "channels.sh: unknown policy '$p'" >&2; exit 2 ;;
     esac
@@ -77,6 +82,8 @@ pol_env() {
         mrecv) echo "$netenv -genv RMPI_CHANNELS shared -genv RMPI_OFI_MRECV 1m" ;;
         single) echo "$netenv -genv RMPI_CHANNELS shared -genv RMPI_OFI_MRECV 0" ;;
         classes) echo "$netenv -genv RMPI_CHANNELS shared -genv RMPI_OFI_CLASSES 1${class_bytes:+ -genv RMPI_CHAN_CLASS_BYTES $class_bytes}" ;;
+        adaptive-queue) echo "$netenv -genv RMPI_CHANNELS adaptive -genv RMPI_CHAN_SMALL_JOB 0" ;;
+        adaptive-rings) echo "$netenv -genv RMPI_CHANNELS adaptive -genv RMPI_CHAN_SMALL_JOB 1000" ;;
         *) echo "$netenv -genv RMPI_CHANNELS $1" ;;
     esac
 }

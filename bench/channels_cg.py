@@ -64,7 +64,8 @@ def one(argv):
         if r["pattern"] == "idle" and r["policy"] == "dedicated":
             ded[r["ranks"]] = r["ir_per_progress"]
     empty_cost = idle.get(pol, 0)
-    if pol == "adaptive" and "shared" in idle:
+    started_ded = any(x.get("start") == "dedicated" for x in r0.get("rails", []))
+    if pol.startswith("adaptive") and "shared" in idle and not started_ded:
         # one ring's empty poll: the slope of the dedicated idle cost over the rank counts
         # measured (the shared queue is not polled there), else ded - shared over n - 1
         lo, hi = min(ded, default=0), max(ded, default=0)
@@ -87,8 +88,10 @@ def table(results):
     print("Rank 0's instructions (callgrind) per ping-pong with the waiting polls taken off (random: per")
     print("exchange; idle: per empty MPI_Iprobe); in brackets the raw count with them, and progress passes per op")
     print()
-    print("| ranks | pattern | dedicated | shared | adaptive | adaptive / better | adaptive / worse | adaptive rank 0: switches, rings at end |")
-    print("|---:|---|---:|---:|---:|---:|---:|---|")
+    extra = [x for x in ("adaptive-queue", "adaptive-rings") if any(k[2] == x for k in cell)]
+    print("| ranks | pattern | dedicated | shared | adaptive | adaptive / better | adaptive / worse | adaptive rank 0: switches, rings at end |"
+          + "".join(" %s | adaptive / %s |" % (x, x) for x in extra))
+    print("|---:|---|---:|---:|---:|---:|---:|---|" + "---:|---:|" * len(extra))
     for n in sorted({k[0] for k in cell}):
         for p in pats:
             got = [cell.get((n, p, x)) for x in ("dedicated", "shared", "adaptive")]
@@ -98,8 +101,10 @@ def table(results):
             fmt = (lambda r: "%.0f" % r["ir_per_op"]) if p == "idle" else \
                 (lambda r: "%.0f (%.0f, %.1f)" % (r["ir_per_op"], r["ir_per_op_raw"], r["waits_per_op"]))
             best, worst = min(d["ir_per_op"], s["ir_per_op"]), max(d["ir_per_op"], s["ir_per_op"])
+            more = [cell.get((n, p, x)) for x in extra]
             print("| %d | %s | %s | %s | %s | %.3f | %.3f | %d, %d |" % (n, p, fmt(d), fmt(s), fmt(a), a["ir_per_op"] / best,
-                  a["ir_per_op"] / worst, a["switches_rank0"], a["dedicated_peers_rank0"]))
+                  a["ir_per_op"] / worst, a["switches_rank0"], a["dedicated_peers_rank0"])
+                  + "".join(" %s | %.3f |" % (fmt(q), a["ir_per_op"] / q["ir_per_op"]) if q else " | |" for q in more))
 
 
 if __name__ == "__main__":

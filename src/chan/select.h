@@ -283,6 +283,13 @@ double rmpi_chan_ofi_gain(double gain_ofi, double gain, int by_target);
  * other peer (tcp) and this rank are fixed. After rmpi_net_ready: which rails reach a peer,
  * and r over ofi (rmpi_chan_ofi_gain), depend on the rails. */
 void rmpi_chan_lib_init(int rank, int nprocs);
+/* The start under RMPI_CHANNELS=adaptive, before the rails open (rmpi_net_env_t.chan_small):
+ * 1 when this rank's peers that could hold a ring (its node's over shm, and under
+ * RMPI_NET=auto every other node's, which libfabric may reach) number at most
+ * RMPI_CHAN_SMALL_JOB (-1: h), so every local peer starts on its ring and the shared queue
+ * waits for a switch; 0 otherwise. *why: the sentence saying so (static). Ends the job on a
+ * bad knob value, as rmpi_chan_lib_init would. */
+int rmpi_chan_small_job(int rank, int nprocs, const char **why);
 void rmpi_chan_lib_tick(void);
 /* The idle path's tick: polls idle polls made since the last (noted), then the tick. */
 void rmpi_chan_lib_idle(unsigned polls);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../rt/rt.h"
+#include "../net/net_mem.h"
 #include "chan.h"
 
 #define MS 1000000ull
@@ -59,6 +60,9 @@ int rmpi_chan_params_from_knobs(rmpi_chan_params_t *p, int nprocs, int node_size
     if (k->CHAN_MAX_SETUP == 0 || k->CHAN_MAX_SETUP < -1 || k->CHAN_MAX_SETUP > 1000000)
         return refuse(why, len, "CHAN_MAX_SETUP", (double)k->CHAN_MAX_SETUP,
                       "-1 or a number of channels from 1 to 1000000 (RMPI_CHAN_MAX_DEDICATED=0 sets none up)");
+    if (k->CHAN_SMALL_JOB < -1 || k->CHAN_SMALL_JOB > 1000000)
+        return refuse(why, len, "CHAN_SMALL_JOB", (double)k->CHAN_SMALL_JOB,
+                      "-1 (h), 0 (never) or a number of peers up to 1000000");
     if (k->CHAN_SOURCES != -1 && (k->CHAN_SOURCES < 2 || k->CHAN_SOURCES > 1000000))
         return refuse(why, len, "CHAN_SOURCES", (double)k->CHAN_SOURCES,
                       "-1 or a number of peers from 2 to 1000000, at least 2 x (RMPI_CHAN_MAX_DEDICATED + 1)");
@@ -255,6 +259,68 @@ static void lib_arm(rmpi_chan_sel_t *s)
     s->batch = s->left = (uint32_t)(until && until < 256 ? until : 256);
 }
 
+/* The start (rmpi_chan_small_job), said by RMPI_REPORT's selection line when it is off. */
+static char start_why[320];
+
+/* A small job starts its local peers on their rings, without the shared queue, when each
+ * may hold one (at most h: FIND_MAP could never refuse one) and their rings together take no
+ * more memory than the queue (default sizes: 2 peers, 520 KiB against 712 KiB), so the start
+ * never holds more than the queue start's least. Measured (docs/results/channels.md, "Small
+ * jobs start on their rings"): on the seed's ping-pong patterns adaptive keeps no ring since
+ * shm's r is 10 ns (the queue alone, 712 KiB, at 2-8 ranks), a stream's receiver takes one
+ * (972 KiB), and 3 rings (4 ranks) are 780 KiB: below the queue with any ring, above the queue
+ * alone. The peers on other nodes under RMPI_NET=auto count toward h while libfabric may
+ * carry them (built in, RMPI_OFI_AUTO not never): whether it does (its rings counted against
+ * h) is known only once the rails are open; over tcp they hold no ring. */
+int rmpi_chan_small_job(int rank, int nprocs, const char **why)
+{
+    rmpi_chan_params_t p;
+    char bad[256];
+    int node = rmpi_topo_my_node(), local = rmpi_topo_local_size(node) - 1;
+    if (rmpi_chan_params_from_knobs(&p, nprocs, local + 1, bad, sizeof bad))
+        rmpi_fatal("%s", bad);
+    /* the sizes shm will open with (net_mem.c); a bad class list leaves queue 0 (shm refuses it) */
+    uint32_t ncells, csize[RMPI_SHM_MAX_CLASSES];
+    size_t max_frame, ring = rmpi_shm_ring_stride((size_t)rmpi_knobs.SHM_RING_SIZE, &ncells, &max_frame);
+    int ncls = rmpi_shm_parse_classes(rmpi_knobs.CHAN_CLASSES, csize);
+    size_t queue = ncls > 0 ? rmpi_shm_shared_bytes(csize, ncls, (size_t)rmpi_knobs.CHAN_CLASS_BYTES, max_frame) : 0;
+    long long fit = ring ? (long long)(queue / ring) : 0;
+    long long set = rmpi_knobs.CHAN_SMALL_JOB;
+    long long lim = RMPI_MIN(set >= 0 ? set : fit, (long long)p.h);
+    int ofi = 0; /* whether libfabric may carry the other nodes' peers (net.c's rule) */
+#ifdef RMPI_HAVE_OFI
+    ofi = rmpi_knobs.NET == RMPI_NET_AUTO && rmpi_knobs.OFI_AUTO != RMPI_OFI_AUTO_NEVER;
+#endif
+    int small = 0, remote = ofi ? nprocs - 1 - local : 0, n = local + remote;
+    char peers[96], cap[112];
+    if (remote)
+        snprintf(peers, sizeof peers, "%d local + %d on other nodes = %d peers", local, remote, n);
+    else
+        snprintf(peers, sizeof peers, "%d local peer%s", local, local == 1 ? "" : "s");
+    if (set >= 0)
+        snprintf(cap, sizeof cap, "min(RMPI_CHAN_SMALL_JOB %lld, h %d)", set, p.h);
+    else
+        snprintf(cap, sizeof cap, "min(h %d, %lld rings in the queue's %zu bytes)", p.h, fit, queue);
+    (void)rank;
+    if (rmpi_knobs.CHANNELS != RMPI_CHANNELS_ADAPTIVE)
+        snprintf(start_why, sizeof start_why, "RMPI_CHANNELS=%s: every peer fixed on it",
+                 rmpi_knobs.CHANNELS == RMPI_CHANNELS_SHARED ? "shared" : "dedicated");
+    else if (rmpi_knobs.NET != RMPI_NET_AUTO && rmpi_knobs.NET != RMPI_NET_SHM)
+        snprintf(start_why, sizeof start_why, "adaptive: no peer over shared memory (RMPI_NET=%s): started shared",
+                 rmpi_knob_text("NET"));
+    else if (set == 0)
+        snprintf(start_why, sizeof start_why, "adaptive: started shared (RMPI_CHAN_SMALL_JOB=0)");
+    else if (local == 0)
+        snprintf(start_why, sizeof start_why, "adaptive: no other rank on this node");
+    else if ((small = n <= lim))
+        snprintf(start_why, sizeof start_why,
+                 "adaptive: %s <= %s: started dedicated, no shared queue until a switch asks for one", peers, cap);
+    else
+        snprintf(start_why, sizeof start_why, "adaptive: %s > %s: started shared", peers, cap);
+    *why = start_why;
+    return small;
+}
+
 void rmpi_chan_lib_init(int rank, int nprocs)
 {
     rmpi_chan_params_t p;
@@ -273,6 +339,10 @@ void rmpi_chan_lib_init(int rank, int nprocs)
     for (int r = 0; r < nprocs; r++) {
         int local = rmpi_topo_node_of(r) == node && rmpi_knobs.NET != RMPI_NET_OFI;
         cls[r] = r == rank ? 2 : local ? (shm ? 0 : 2) : ofi && rmpi_chan_rails(r) ? 1 : 2;
+        /* a small job's peers started on their rings (rmpi_chan_small_job): each may keep
+         * one, so there is nothing to select, and a release would make the queue */
+        if (cls[r] == 0 && rmpi_chan_rails(r) && rmpi_chan_kind(r) == RMPI_CHAN_DEDICATED)
+            cls[r] = 2;
         selectable += cls[r] != 2;
     }
     ofi_costs(&p, rank, nprocs, cls);
@@ -327,8 +397,9 @@ void rmpi_chan_lib_report(void *file, int rank)
     if (!s) {
         fprintf(f,
                 "[rmpi report] rank %d: channel selection: off (no peer on this node over shared memory and none "
-                "over libfabric, RMPI_CHANNELS not adaptive, or RMPI_CHAN_MAX_DEDICATED=0)\n",
-                rank);
+                "over libfabric, RMPI_CHANNELS not adaptive, RMPI_CHAN_MAX_DEDICATED=0, or every peer started "
+                "dedicated); start: %s\n",
+                rank, start_why[0] ? start_why : "not decided");
         return;
     }
     uint64_t held_n = 0, held_b = 0;

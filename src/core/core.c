@@ -92,6 +92,7 @@ int rmpi_core_init(rmpi_core_info_t *info)
     net_env.on_peer_up = rmpi_vc_on_up;
     net_env.frame_dst = rmpi_vc_frame_dst;
     net_env.on_frame_placed = rmpi_vc_on_frame_placed;
+    net_env.chan_small = rmpi_chan_small_job(pm.rank, pm.size, &net_env.chan_why);
     if (rmpi_net_open(&net_env))
         return -1;
     if (rmpi_pmi_fence() || rmpi_net_ready(0) || rmpi_pmi_fence() || rmpi_net_ready(1)) {

@@ -184,6 +184,14 @@ int rmpi_net_mr_get_exact(rmpi_rail_t *rail, void *addr, size_t len, rmpi_mr_t *
     return rail->ops->mr_reg(rail, addr, len, mr);
 }
 
+void rmpi_net_mr_retire(rmpi_rail_t *rail, rmpi_mr_t *mr)
+{
+    if (!mr->cache && rail->ops->mr_retire)
+        rail->ops->mr_retire(rail, mr);
+    else
+        rmpi_net_mr_put(rail, mr);
+}
+
 void rmpi_net_mr_put(rmpi_rail_t *rail, rmpi_mr_t *mr)
 {
     mrc_entry_t *e = mr->cache;

@@ -57,7 +57,7 @@
 /* The version of struct rmpi_net_ops (and of the rail hints a provider fills) a provider was
  * written against: raise it whenever a member is added, removed or changes meaning;
  * rmpi_net_open refuses a provider whose version differs (rmpi_net_ops_check). 7: hints.down and hints.stream. */
-#define RMPI_NET_OPS_VERSION 8
+#define RMPI_NET_OPS_VERSION 9
 #define RMPI_NET_MAX_RAILS 16
 /* Most size classes of shared receive buffers a provider reports (shm's RMPI_SHM_MAX_CLASSES, and
  * one class of the largest frame over libfabric). */
@@ -79,6 +79,9 @@ typedef struct rmpi_net_hints {
                           * in one message; 0: the NIC or the origin does it (or unknown) */
     int reads_by_msg;    /* 1: small reads in flight cost more than one message asking for
                           * them all (libfabric software providers: tcp;ofi_rxm's fi_reads) */
+    size_t rdma_whole;   /* get/put of at most this many bytes are posted at once as one
+                          * operation, served at the target before any get posted after it
+                          * to that peer on this rail; 0: not promised. Version 9. */
     size_t max_frame;    /* largest frame send() accepts */
     size_t max_inline;   /* frames up to this size go out without an extra copy */
     int max_iov;         /* most iov entries send() gathers from without first copying them
@@ -208,6 +211,13 @@ typedef struct rmpi_net_env {
      * then calls on_frame_placed with the frame's first *off bytes instead of on_frame. */
     void *(*frame_dst)(rmpi_rail_t *rail, int peer, const void *head, size_t hlen, size_t len, size_t *off);
     void (*on_frame_placed)(rmpi_rail_t *rail, int peer, const void *head, size_t off, size_t len);
+    /* The channel kinds' start under RMPI_CHANNELS=adaptive (src/chan, RMPI_CHAN_SMALL_JOB),
+     * decided before the rails open: chan_small 1 when every peer that could hold a ring
+     * fits within the cap h, so shm starts every local peer on its ring and makes its
+     * shared queue only when a switch first asks for it; chan_why says which start and why,
+     * for rmpi_info and RMPI_REPORT (NULL: not decided, as in rmpi_info). */
+    int chan_small;
+    const char *chan_why;
     /* Set by rmpi_net_open for the providers: */
     uint32_t world; /* this process's world tag (rmpi_net_id_t.world) */
     int late;       /* opened after init for dynamic peers: publish nothing via PMI */
@@ -235,6 +245,12 @@ struct rmpi_net_ops {
      * where the target checks every access itself (emulated RDMA, mrtab.c); version 8.
      * May be NULL: such memory is not reached by RDMA. */
     int (*mr_reg_ranges)(rmpi_rail_t *rail, const struct rmpi_net_ranges *ranges, rmpi_mr_t *mr);
+    /* mr_dereg of a registration whose key a peer may still use though its memory is no
+     * longer to be reached (a region detached from a dynamic window, an origin's epoch
+     * still open): an access with the key must then neither touch that memory nor cost the
+     * connection; the data a late write brings goes nowhere, a late read gets any bytes
+     * (the caller learns of such accesses otherwise). Version 9. May be NULL: mr_dereg. */
+    void (*mr_retire)(rmpi_rail_t *rail, rmpi_mr_t *mr);
     /* Read len bytes at the peer's (raddr, rkey) into local / write local there. */
     int (*get)(rmpi_rail_t *rail, int peer, void *local, size_t len, uint64_t raddr, uint64_t rkey, rmpi_net_op_t *op);
     int (*put)(rmpi_rail_t *rail, int peer, const void *local, size_t len, uint64_t raddr, uint64_t rkey,
@@ -413,6 +429,8 @@ int rmpi_net_mr_get_ranges(rmpi_rail_t *rail, const rmpi_net_ranges_t *ranges, r
  * it at once, so remote access with its key ends there (a dynamic window's attached region,
  * closed at Win_detach; a cached registration would outlive it). */
 int rmpi_net_mr_get_exact(rmpi_rail_t *rail, void *addr, size_t len, rmpi_mr_t *mr);
+/* Close such a registration with ops->mr_retire where the rail has it (net.h's contract). */
+void rmpi_net_mr_retire(rmpi_rail_t *rail, rmpi_mr_t *mr);
 
 /* ---- registration table of providers that emulate RDMA (mrtab.c) ----
  * Registering is a table entry; the target checks every access with rmpi_net_mrtab_check

@@ -16,6 +16,7 @@
 #include "rma_impl.h"
 
 #include <errno.h>
+#include <stddef.h>
 
 #include "../rt/rt.h"
 #include "../vc/vc.h"
@@ -83,6 +84,18 @@ typedef struct rma_dreg {
     uint64_t addr, len;
     rmpi_mr_t mr[DTAB_RAILS];
 } rma_dreg_t;
+/* Table keys an origin used toward one target since the last check of its table's seq
+ * (seq_check): the subchannels that carried them, the seq of the copy they came from. */
+typedef struct rma_dused {
+    unsigned subs;
+    int mixed;   /* from copies of different seqs (or the check found seq changed) */
+    int chunked; /* an op not posted whole at once (hints.rdma_whole): its ops must end first */
+    int gets;    /* some were gets (a FLUSH does not order them: a read checks) */
+    int flushed; /* a FLUSH carries the check (rma_rdma_flush_seq): its ack decides */
+    uint64_t seq;
+    int nkeys, cap;
+    uint64_t *keys; /* each region's key of subchannel 0, once */
+} rma_dused_t;
 #define GET_AM_MAX ((size_t)4096) /* the largest size measured */
 #define LONE_GETS_MAX 64          /* gets read by one copy_now (shm's cross-memory batch) */
 
@@ -105,6 +118,15 @@ struct rma_rdma {
     rma_dreg_t *dreg;   /* our regions in the table, dtab->n of them */
     rma_dsnap_t **snap; /* per target: its table as last read */
     unsigned epoch;     /* access epochs started (rma_rdma_epoch) */
+    rma_dused_t *used;  /* per target: table keys used since its last seq check (seq_check;
+                         * w->rdma_unchecked counts the targets with some) */
+    /* keys used while the target's table changed (seq_check): (target, key of subchannel
+     * 0) to look up in its table at the next synchronisation (dyn_verify) */
+    struct {
+        int t;
+        uint64_t key;
+    } * sus;
+    int nsus, capsus;
 };
 
 /* Pieces of at least this many bytes are striped over the VC's live subchannels. */
@@ -131,6 +153,8 @@ typedef struct rdma_batch {
     size_t alloc;                   /* bytes allocated with it (batch_free) */
     const uint64_t *key;            /* per subchannel: the window's keys, or dkey */
     uint64_t dkey[RMPI_VC_MAX_SUB]; /* a dynamic window region's keys (DYN_TAB) */
+    unsigned subs;                  /* DYN_TAB: the subchannels that carried it */
+    int chunked;                    /* DYN_TAB: an op longer than its rail posts whole (hints.rdma_whole) */
 } rdma_batch_t;
 
 typedef struct rdma_op {
@@ -346,6 +370,10 @@ void rma_rdma_free(rmpi_win_t *w)
     for (int t = 0; d->snap && t < w->size; t++)
         free(d->snap[t]);
     free(d->snap);
+    for (int t = 0; d->used && t < w->size; t++)
+        free(d->used[t].keys);
+    free(d->used);
+    free(d->sus);
     free(d->rk);
     free(d->out);
     free(d->am);
@@ -422,9 +450,12 @@ void rma_rdma_detached(rmpi_win_t *w, const void *base)
     for (uint32_t e = 0; e < t->n; e++) {
         if (d->dreg[e].addr != (uint64_t)(uintptr_t)base)
             continue;
-        /* closed before Win_detach returns: no key of the region reaches it any more */
+        /* closed before Win_detach returns: no key of the region reaches it any more; an
+         * origin's copy of the table may still list it until its epoch ends (the user's
+         * error), so the key is retired, not just closed: tcp;ofi_rxm dropped the
+         * connection on a write with a closed key, and the job hung */
         for (int j = 0; j < d->ntrail; j++)
-            rmpi_net_mr_put(d->trail[j], &d->dreg[e].mr[j]);
+            rmpi_net_mr_retire(d->trail[j], &d->dreg[e].mr[j]);
         t->n--;
         d->dreg[e] = d->dreg[t->n];
         t->r[e] = t->r[t->n];
@@ -491,7 +522,7 @@ static const rma_dtab_ent_t *dtab_find(const rma_dtab_t *t, uint64_t a, uint64_t
 
 /* The keys (per subchannel) of the region of target t that holds [a, a + len): 0, or 1
  * when no listed region holds it (the operation goes as a message; the target checks). */
-static int dyn_keys(rmpi_win_t *w, int t, uint64_t a, uint64_t len, uint64_t *key)
+static int dyn_keys(rmpi_win_t *w, int t, uint64_t a, uint64_t len, uint64_t *key, uint64_t *seq)
 {
     struct rma_rdma *d = w->rdma;
     if (!d->snap)
@@ -516,7 +547,30 @@ static int dyn_keys(rmpi_win_t *w, int t, uint64_t a, uint64_t len, uint64_t *ke
     const rma_rkeys_t *k = &d->rk[t];
     for (uint32_t s = 0; s < k->nkeys; s++)
         key[s] = e->key[DTAB_COL(k->pad, s)];
+    *seq = sn->t.seq;
     return 0;
+}
+
+/* Whether each key recorded by seq_check is still in its target's table (read again now):
+ * MPI_ERR_RMA_RANGE when one is not (its region was detached while the operation was
+ * pending: the access went to the provider's tomb, net.h mr_retire), else 0. */
+static int dyn_verify(rmpi_win_t *w)
+{
+    struct rma_rdma *d = w->rdma;
+    int err = 0;
+    for (int i = 0; i < d->nsus; i++) {
+        int t = d->sus[i].t;
+        rma_dsnap_t *sn = d->snap[t];
+        if (i == 0 || t != d->sus[i - 1].t)
+            dtab_read(w, t, sn);
+        uint32_t col = DTAB_COL(d->rk[t].pad, 0), n = sn->ok ? sn->t.n : 0, j = 0;
+        while (j < n && sn->t.r[j].key[col] != d->sus[i].key)
+            j++;
+        if (j == n)
+            err = MPI_ERR_RMA_RANGE;
+    }
+    d->nsus = 0;
+    return err;
 }
 
 int rma_rdma_to(const rmpi_win_t *w, int target)
@@ -732,16 +786,19 @@ int rmpi_rma_rdma_put(rmpi_win_t *w, const void *buf, MPI_Datatype type, MPI_Cou
 {
     struct rma_rdma *d = w->rdma;
     size_t es = rmpi_dtype_predef_contig_size(type);
-    if (rmpi_thread_multiple || !d || (unsigned)t >= (unsigned)w->size || !es || count <= 0 ||
-        count > (MPI_Count)(SIZE_MAX >> 8) || tdisp < 0 || !d->rk[t].nkeys || !(d->by_target[t] & GETS_NOW) ||
-        d->am[t] || d->nlone || w->lazy[t] || !(w->lock_all || w->locked[t] || w->fence_open) || rma_fence_gated(w, t))
+    if (!es || count <= 0 || count > (MPI_Count)(SIZE_MAX >> 8))
         return 1;
     uint64_t bytes = (uint64_t)count * es, disp;
+    if (bytes <= PUT_NOW_MIN || (long long)bytes <= rmpi_knobs.RMA_SHM_MSG_MAX)
+        return rmpi_rma_msg_put(w, buf, type, count, t, tdisp); /* messages */
+    if (rmpi_thread_multiple || !d || (unsigned)t >= (unsigned)w->size || tdisp < 0 || !d->rk[t].nkeys ||
+        !(d->by_target[t] & GETS_NOW) || d->am[t] || d->nlone || w->lazy[t] ||
+        !(w->lock_all || w->locked[t] || w->fence_open) || rma_fence_gated(w, t))
+        return 1;
     const rmpi_win_peer_t *peer = &w->peers[t];
-    if (bytes <= PUT_NOW_MIN || (long long)bytes <= rmpi_knobs.RMA_SHM_MSG_MAX ||
-        __builtin_mul_overflow((uint64_t)tdisp, (uint64_t)peer->disp_unit, &disp) || disp > peer->size ||
+    if (__builtin_mul_overflow((uint64_t)tdisp, (uint64_t)peer->disp_unit, &disp) || disp > peer->size ||
         bytes > peer->size - disp)
-        return 1; /* messages, or the general path's error */
+        return 1; /* the general path's error */
     rmpi_rma_before_load();
     struct iovec l = {(void *)(uintptr_t)buf, bytes};
     struct iovec r = {(void *)(uintptr_t)(d->rk[t].base + disp), bytes};
@@ -819,13 +876,70 @@ int rma_rdma_error(rmpi_win_t *w)
     w->ans_err = 0;
     if (!w->rdma)
         return err;
+    if (RMPI_UNLIKELY(w->rdma->nsus)) {
+        int verr = dyn_verify(w);
+        if (!w->rdma->err)
+            w->rdma->err = verr;
+    }
     if (!err)
         err = w->rdma->err;
     w->rdma->err = 0;
     return err;
 }
 
-int rma_rdma_err_pending(const rmpi_win_t *w) { return w->ans_err || (w->rdma && w->rdma->err); }
+int rma_rdma_err_pending(const rmpi_win_t *w)
+{
+    return w->ans_err || w->rdma_unchecked || (w->rdma && (w->rdma->err || w->rdma->nsus));
+}
+
+static void seq_check(rmpi_win_t *w, int t);
+
+void rma_rdma_check_now(rmpi_win_t *w, int target)
+{
+    struct rma_rdma *d = w->rdma;
+    for (int t = target < 0 ? 0 : target; w->rdma_unchecked && t < (target < 0 ? w->size : target + 1); t++)
+        if (d->used[t].subs && !d->used[t].flushed)
+            seq_check(w, t);
+}
+
+/* Puts alone since the last check: the FLUSH, handled at the target after them (they land
+ * only when its progress reads them, before later frames: FI_ORDER_SAW), carries the seq
+ * of their copy, and the ack says whether the table is still that one. No read: a read
+ * over tcp;ofi_rxm cost about 10 us more than the FLUSH's round trip it ran beside
+ * (put_lat 4 KiB 21.4 -> 31.1 us). */
+uint64_t rma_rdma_flush_seq(rmpi_win_t *w, int t)
+{
+    rma_dused_t *u = w->rdma && w->rdma->used ? &w->rdma->used[t] : NULL;
+    if (!u || !u->subs || u->gets || u->mixed || u->flushed)
+        return 0;
+    u->flushed = 1;
+    return u->seq + 1;
+}
+
+static void sus_add(struct rma_rdma *d, int t, uint64_t key)
+{
+    if (d->nsus == d->capsus) {
+        d->capsus = d->capsus ? 2 * d->capsus : 8;
+        d->sus = rmpi_xrealloc(d->sus, (size_t)d->capsus * sizeof *d->sus);
+    }
+    d->sus[d->nsus].t = t;
+    d->sus[d->nsus++].key = key;
+}
+
+void rma_rdma_flush_acked(rmpi_win_t *w, int t, int changed)
+{
+    rma_dused_t *u = &w->rdma->used[t];
+    for (int i = 0; changed && i < u->nkeys; i++) /* is each key still in the table? */
+        sus_add(w->rdma, t, u->keys[i]);
+    free(u->keys);
+    memset(u, 0, sizeof *u);
+    w->rdma_unchecked--;
+}
+
+int rma_rdma_table_changed(const rmpi_win_t *w, uint64_t seq)
+{
+    return !w->rdma || !w->rdma->dtab || w->rdma->dtab->seq + 1 != seq;
+}
 
 static void batch_done(rdma_batch_t *b)
 {
@@ -865,6 +979,99 @@ static void op_done(rmpi_net_op_t *nop)
         batch_done(b);
 }
 
+/* One check of a target's table seq: a read per subchannel, counted in gets[t]. */
+typedef struct seq_rd {
+    rmpi_net_op_t op; /* first: the completion's argument */
+    struct seq_chk *c;
+} seq_rd_t;
+typedef struct seq_chk {
+    rmpi_win_t *w;
+    int t, pending;
+    rma_dused_t u;
+    uint64_t v[RMPI_VC_MAX_SUB];
+    seq_rd_t rd[RMPI_VC_MAX_SUB];
+} seq_chk_t;
+
+static void seq_done(rmpi_net_op_t *nop)
+{
+    seq_rd_t *r = (seq_rd_t *)(void *)nop;
+    seq_chk_t *c = r->c;
+    if (nop->status || c->v[r - c->rd] != c->u.seq) /* changed (or odd: being rewritten) */
+        c->u.mixed = 1;
+    if (--c->pending)
+        return;
+    rmpi_win_t *w = c->w;
+    struct rma_rdma *d = w->rdma;
+    for (int i = 0; c->u.mixed && i < c->u.nkeys; i++) /* is each key still in the table? */
+        sus_add(d, c->t, c->u.keys[i]);
+    w->gets[c->t]--;
+    w->ngets--;
+    free(c->u.keys);
+    free(c);
+}
+
+/* A dynamic window's target t to which RDMA ops on table keys went since the last check:
+ * the table's seq read behind them on each subchannel that carried them (reads and writes
+ * are served in the order posted on a connection, hints.rdma_whole; an op posted in chunks
+ * is waited for first), so a region detached before an op was served shows as a changed
+ * seq, checked at the end of the synchronisation (dyn_verify). Posted by the
+ * synchronisation, once for every op since the last, before its FLUSH or its wait: the
+ * read's round trip runs beside the FLUSH's, or beside the gets still in flight. */
+static void seq_check(rmpi_win_t *w, int t)
+{
+    struct rma_rdma *d = w->rdma;
+    if (d->used[t].chunked)
+        rma_rdma_wait(w, t);
+    rmpi_vc_t *vc = rmpi_vc_get(rmpi_comm_world_rank(w->comm, t));
+    const rma_rkeys_t *k = &d->rk[t];
+    seq_chk_t *c = rmpi_xcalloc(1, sizeof *c);
+    c->w = w;
+    c->t = t;
+    c->u = d->used[t];
+    memset(&d->used[t], 0, sizeof d->used[t]);
+    w->rdma_unchecked--;
+    for (unsigned s = 0; s < k->nkeys; s++)
+        c->pending += (int)(c->u.subs >> s & 1);
+    w->gets[t]++;
+    w->ngets++;
+    for (unsigned s = 0; s < k->nkeys; s++) {
+        if (!(c->u.subs >> s & 1))
+            continue;
+        seq_rd_t *r = &c->rd[s];
+        r->c = c;
+        r->op.complete = seq_done;
+        r->op.ctx = c;
+        rmpi_rail_t *rail = rmpi_vc_rail(vc, (int)s);
+        rail->ops->get(rail, vc->peer, &c->v[s], sizeof c->v[s], k->base + offsetof(rma_dtab_t, seq), k->key[s],
+                       &r->op);
+    }
+}
+
+/* Note table keys used toward t (seq_check checks them once its ops completed). */
+static void dyn_used(rmpi_win_t *w, int t, unsigned subs, uint64_t seq, uint64_t key, int chunked, int get)
+{
+    struct rma_rdma *d = w->rdma;
+    if (!d->used)
+        d->used = rmpi_xcalloc((size_t)w->size, sizeof *d->used);
+    rma_dused_t *u = &d->used[t];
+    if (!u->subs)
+        w->rdma_unchecked++;
+    if (u->nkeys && u->seq != seq)
+        u->mixed = 1;
+    u->chunked |= chunked;
+    u->gets |= get;
+    u->seq = seq;
+    u->subs |= subs;
+    for (int i = 0; i < u->nkeys; i++)
+        if (u->keys[i] == key)
+            return;
+    if (u->nkeys == u->cap) {
+        u->cap = u->cap ? 2 * u->cap : 4;
+        u->keys = rmpi_xrealloc(u->keys, (size_t)u->cap * sizeof *u->keys);
+    }
+    u->keys[u->nkeys++] = key;
+}
+
 /* Post [local, local + len) <-> the target's raddr as one op per stripe. */
 static void post_piece(rdma_batch_t *b, rdma_op_t *ops, int get, char *local, size_t len, uint64_t raddr)
 {
@@ -877,6 +1084,8 @@ static void post_piece(rdma_batch_t *b, rdma_op_t *ops, int get, char *local, si
         rdma_op_t *o = &ops[b->nops++];
         o->b = b;
         o->st = st[i];
+        b->subs |= (unsigned)(b->key == b->dkey) << st[i].sub;
+        b->chunked |= st[i].len > rmpi_vc_rail(b->vc, st[i].sub)->hints.rdma_whole;
         o->op.complete = op_done;
         o->op.ctx = b;
         o->op.status = 0;
@@ -903,7 +1112,7 @@ int rma_rdma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, const 
     int t = op->target, get = op->kind == RMPI_RMA_GET;
     if ((nseg && tbytes / nseg < RDMA_SEG_MIN) || (w->rdma->by_target[t] & DYN_NOW))
         return 1;
-    uint64_t base = w->rdma->rk[t].base, dkey[RMPI_VC_MAX_SUB];
+    uint64_t base = w->rdma->rk[t].base, dkey[RMPI_VC_MAX_SUB], seq = 0;
     const uint64_t *key = w->rdma->rk[t].key;
     if (w->rdma->by_target[t] & DYN_TAB) { /* the region that holds every target byte */
         int64_t lo = 0, hi = (int64_t)tbytes;
@@ -911,7 +1120,7 @@ int rma_rdma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, const 
             lo = i == 0 || segs[i].off < lo ? segs[i].off : lo;
             hi = i == 0 || segs[i].off + (int64_t)segs[i].len > hi ? segs[i].off + (int64_t)segs[i].len : hi;
         }
-        if ((lo < 0 && (uint64_t)-lo > disp) || dyn_keys(w, t, disp + (uint64_t)lo, (uint64_t)(hi - lo), dkey))
+        if ((lo < 0 && (uint64_t)-lo > disp) || dyn_keys(w, t, disp + (uint64_t)lo, (uint64_t)(hi - lo), dkey, &seq))
             return 1;
         base = 0; /* displacements are addresses */
         key = NULL;
@@ -969,5 +1178,7 @@ int rma_rdma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, const 
         }
     }
     b->pending = b->nops; /* none has completed yet: completions run only inside progress */
+    if (b->subs)
+        dyn_used(w, t, b->subs, seq, dkey[0], b->chunked, get);
     return 0;
 }

@@ -91,6 +91,8 @@ typedef struct rmpi_win {
     /* Put/Get on the providers' RDMA (rdma.c): per target its base and keys, our
      * registrations; NULL when no target is reached that way */
     struct rma_rdma *rdma;
+    int rdma_unchecked; /* dynamic windows: targets reached on region-table keys since their
+                         * table's seq was last checked (rdma.c seq_check) */
     uint32_t bar_sense; /* this rank's sense in the segment's barrier */
     /* dynamic windows: attached regions; per target on this node its table of them in the
      * node segment (direct.c), NULL elsewhere or when no segment could be mapped */
@@ -237,13 +239,15 @@ int rmpi_rma_msg_atomic(rmpi_win_t *w, const rmpi_rma_op_t *op, MPI_Datatype typ
  * rmpi_rma_issue would send as a batched message (rdma.c rma_rdma_by_msg: a target of
  * this node reached by cross-memory attach, at most RMPI_RMA_SHM_MSG_MAX bytes). */
 int rmpi_rma_msg_get(rmpi_win_t *w, void *buf, MPI_Datatype type, MPI_Count count, int target, MPI_Aint tdisp);
+/* Put's, on the same conditions, for at most 65535 bytes (from rmpi_rma_rdma_put). */
+int rmpi_rma_msg_put(rmpi_win_t *w, const void *buf, MPI_Datatype type, MPI_Count count, int target, MPI_Aint tdisp);
 /* Put's short path to a target of this node reached by cross-memory attach (Win_create
  * windows on shm, rdma.c): count elements of one contiguous predefined type, more than
  * 4 KiB and more than RMPI_RMA_SHM_MSG_MAX, in a lock, lock_all or fence epoch whose lock
  * was granted and fence is over, with nothing of ours to that target unacknowledged or
  * deferred, inside its window: written before returning (one process_vm_writev), 0; else
- * 1 with nothing done, as the direct short paths. Needs the library lock (it uses the
- * rail), so never with MPI_THREAD_MULTIPLE. */
+ * 1 with nothing done, as the direct short paths; smaller ones go to rmpi_rma_msg_put.
+ * Needs the library lock (it uses the rail), so never with MPI_THREAD_MULTIPLE. */
 int rmpi_rma_rdma_put(rmpi_win_t *w, const void *buf, MPI_Datatype type, MPI_Count count, int target, MPI_Aint tdisp);
 /* Whether an access epoch to target is open (lock, lock_all, fence, start group). */
 int rmpi_rma_can_access(const rmpi_win_t *w, int target);

@@ -11,7 +11,7 @@
 
 #include "../coll/coll.h"
 
-#define RMA_WIRE_VERSION 6
+#define RMA_WIRE_VERSION 7
 #define RMA_TAG_AM 0           /* active messages, handled by the target's progress hook */
 #define RMA_TAG_MAX 0x3fffffff /* answers use tags 1..RMA_TAG_MAX, one per operation */
 #define RMA_TAG_SETUP 0x7fe0   /* window creation exchanges (collective context) */
@@ -134,7 +134,10 @@ typedef struct rma_ack {
     rmpi_win_t *w;
     int32_t tag;
     int32_t err;
+    int t, seq; /* a FLUSH's target, and whether it carried our copy's table seq */
 } rma_ack_t;
+/* A FLUSH's acknowledgement when the seq it carried is not the target's table's now. */
+#define RMA_ACK_TABLE_CHANGED (-1)
 /* Acknowledgements a synchronisation of up to this many targets keeps on its stack. */
 #define RMA_ACKS_STACK 4
 void rma_ctl(rmpi_win_t *w, int target, int kind, int lock_type, rma_ack_t *ack);
@@ -265,6 +268,23 @@ void rma_rdma_before_release(rmpi_win_t *w, int target);
 int rma_rdma_error(rmpi_win_t *w);
 /* Whether such an error waits to be reported (rma_rdma_error would return it). */
 int rma_rdma_err_pending(const rmpi_win_t *w);
+/* A dynamic window's targets (target, or every one with -1) reached by RDMA on region-table
+ * keys since their last check: read their table's seq behind those ops (counted in gets,
+ * so the caller's wait covers it; rdma.c seq_check). Every synchronisation calls it before
+ * its FLUSH or its wait for gets. */
+void rma_rdma_check_now(rmpi_win_t *w, int target);
+/* For a FLUSH to target: the seq + 1 of the table copy whose keys the RDMA ops since the
+ * last check used, when the FLUSH can check them (puts only: the target handles it after
+ * them), which then waits for its acknowledgement (rma_rdma_flush_acked); else 0. */
+uint64_t rma_rdma_flush_seq(rmpi_win_t *w, int target);
+void rma_rdma_flush_acked(rmpi_win_t *w, int target, int changed);
+/* The target side: whether seq (a FLUSH's, nonzero) is not our table's seq + 1. */
+int rma_rdma_table_changed(const rmpi_win_t *w, uint64_t seq);
+static inline void rma_rdma_check(rmpi_win_t *w, int target)
+{
+    if (RMPI_UNLIKELY(w->rdma_unchecked))
+        rma_rdma_check_now(w, target);
+}
 
 /* One target's part of a flush: a few lone puts written now (rma_rdma_batch_puts), or when
  * it was written since its last acknowledgement, a FLUSH whose answer lands in *ack (1), or
@@ -287,8 +307,10 @@ static inline int rma_flush_start(rmpi_win_t *w, int t, rma_ack_t *ack)
         rma_ctl(w, t, AM_FLUSH, 0, ack);
         w->dirty[t] = 0;
         w->unchecked[t] = 0;
+        rma_rdma_check(w, t); /* what the FLUSH did not take: beside its round trip */
         return 1;
     }
+    rma_rdma_check(w, t);
     return 0;
 }
 

@@ -120,6 +120,10 @@ void rma_ctl(rmpi_win_t *w, int target, int kind, int lock_type, rma_ack_t *ack)
 {
     int32_t tag = rma_tag(w);
     ack->err = 0;
+    ack->t = target;
+    ack->w = w;
+    uint64_t seq = kind == AM_FLUSH && w->rdma_unchecked ? rma_rdma_flush_seq(w, target) : 0;
+    ack->seq = seq != 0;
     rmpi_win_ans_t *a = &w->ans[tag & (RMPI_WIN_ANS - 1)];
     if (!rmpi_thread_multiple && !a->tag) {
         /* into an answer slot as the short paths' answers (ops.c expect_landed): no receive
@@ -127,13 +131,13 @@ void rma_ctl(rmpi_win_t *w, int target, int kind, int lock_type, rma_ack_t *ack)
         *a = (rmpi_win_ans_t){.tag = tag, .from = target, .ack = 1, .land = &ack->err, .len = sizeof ack->err};
         w->nans++;
         ack->req = NULL;
-        ack->w = w;
         ack->tag = tag;
     } else
         ack->req = rma_post_answer(w, target, tag, &ack->err, sizeof ack->err);
     if (kind == AM_FLUSH) { /* the short header: a small put and its FLUSH fit a slot of shm's queue */
         char *m = rma_am_begin(w, target, sizeof(rma_shdr_t));
-        *(rma_shdr_t *)(void *)m = (rma_shdr_t){.kind = AM_SFLUSH, .version = RMA_WIRE_VERSION, .reply_tag = tag};
+        *(rma_shdr_t *)(void *)m =
+            (rma_shdr_t){.kind = AM_SFLUSH, .version = RMA_WIRE_VERSION, .reply_tag = tag, .disp = seq};
         rma_am_end(w, target, m, sizeof(rma_shdr_t), 1);
         return;
     }
@@ -161,6 +165,10 @@ int rma_ack_wait(rma_ack_t *acks, int n)
             rmpi_core_wait(acks[i].req);
             rmpi_req_release(acks[i].req);
         }
+        if (RMPI_UNLIKELY(acks[i].seq))
+            rma_rdma_flush_acked(acks[i].w, acks[i].t, acks[i].err == RMA_ACK_TABLE_CHANGED);
+        if (acks[i].err == RMA_ACK_TABLE_CHANGED)
+            acks[i].err = 0; /* a check of ours, not an error yet (rma_rdma_error) */
         if (acks[i].err && !err)
             err = acks[i].err;
     }
@@ -169,6 +177,7 @@ int rma_ack_wait(rma_ack_t *acks, int n)
 
 void rma_wait_gets(rmpi_win_t *w, int target)
 {
+    rma_rdma_check(w, target);
     if (w->ngets)
         rma_rdma_lone_drain(w);
     if (target >= 0 && w->gets[target])

@@ -48,6 +48,8 @@ typedef struct rmpi_ofi_hdr {
 /* Size classes of shared receive buffers (RMPI_OFI_CLASSES): RMPI_CHAN_CLASSES, and one of
  * the largest frame's size when the classes stop below it. */
 #define RMPI_OFI_MAX_CLASSES RMPI_NET_MAX_CLASSES /* RMPI_SHM_MAX_CLASSES + 1 (ofi_ops.c checks) */
+#define RMPI_OFI_TOMBS 256                        /* retired keys kept per rail (rmpi_ofi_mr_retire) */
+#define RMPI_OFI_SINKS 48                         /* their sinks: powers of two from 4 KiB */
 #define RMPI_OFI_STASH 256
 /* How long send/get/put drive the provider when it refuses a post (-FI_EAGAIN, e.g. while
  * ofi_rxm sets up the connection) before queueing the post for progress(). */
@@ -258,6 +260,15 @@ typedef struct rmpi_ofi_rail {
     rmpi_ofi_zc_t *zc_free, *zc_all;
     size_t tx_slabs;     /* send buffer slabs allocated (bounded by RMPI_OFI_TX_MAX) */
     rmpi_ofi_reg_t regs; /* list head (sentinel) of registrations */
+    /* retired keys (rmpi_ofi_mr_retire): tombs in a ring, on sinks of growing size */
+    rmpi_ofi_reg_t *tombs[RMPI_OFI_TOMBS];
+    unsigned tomb_next;
+    struct {
+        void *mem;
+        size_t len;
+    } sinks[RMPI_OFI_SINKS];
+    int nsinks;
+    size_t sink_len;
     struct slab {
         struct slab *next;
         rmpi_ofi_reg_t *reg;
@@ -496,6 +507,7 @@ int rmpi_ofi_reg(rmpi_ofi_rail_t *r, void *addr, size_t len, uint64_t access, rm
 void rmpi_ofi_dereg(rmpi_ofi_rail_t *r, rmpi_ofi_reg_t *reg);
 int rmpi_ofi_mr_reg(rmpi_rail_t *rail, void *addr, size_t len, rmpi_mr_t *mr);
 void rmpi_ofi_mr_dereg(rmpi_rail_t *rail, rmpi_mr_t *mr);
+void rmpi_ofi_mr_retire(rmpi_rail_t *rail, rmpi_mr_t *mr);
 int rmpi_ofi_get(rmpi_rail_t *rail, int peer, void *local, size_t len, uint64_t raddr, uint64_t rkey,
                  rmpi_net_op_t *op);
 int rmpi_ofi_put(rmpi_rail_t *rail, int peer, const void *local, size_t len, uint64_t raddr, uint64_t rkey,

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define TX_SLAB_BUFS 16
 
@@ -1579,6 +1580,9 @@ static rmpi_ofi_rail_t *rail_open(const rmpi_net_env_t *env, struct fi_info *fi,
         rmpi_knobs.OFI_MAX_RMA > 0 ? (size_t)rmpi_knobs.OFI_MAX_RMA : rmpi_ofi_max_rma(fi->fabric_attr->prov_name);
     if (advised > 0 && advised < r->max_rma)
         r->max_rma = advised;
+    /* one fi_read/fi_write (longer ones go in chunks, each posted as the one before
+     * completes); a connection serves its requests in order */
+    h->rdma_whole = emul ? 0 : r->max_rma;
     size_t maxmsg = fi->ep_attr->max_msg_size < RMPI_OFI_BUF_SIZE ? fi->ep_attr->max_msg_size : RMPI_OFI_BUF_SIZE;
     size_t eager = rmpi_ofi_eager_max(fi->fabric_attr->prov_name);
     if (eager > 1024 && eager - 64 < maxmsg) /* 64: room for the layer's own header */
@@ -1852,6 +1856,8 @@ static void ofi_close(rmpi_rail_t *rail)
     rmpi_ofi_chan_close(r);
     while (r->regs.next != &r->regs)
         rmpi_ofi_dereg(r, r->regs.next);
+    for (int i = 0; i < r->nsinks; i++)
+        munmap(r->sinks[i].mem, r->sinks[i].len);
     fi_close(&r->av->fid);
     fi_close(&r->cq->fid);
     fi_close(&r->domain->fid);
@@ -1966,6 +1972,7 @@ const struct rmpi_net_ops rmpi_ofi_ops = {
     .send_zc = ofi_send_zc,
     .mr_reg = rmpi_ofi_mr_reg,
     .mr_dereg = rmpi_ofi_mr_dereg,
+    .mr_retire = rmpi_ofi_mr_retire,
     .get = rmpi_ofi_get,
     .put = rmpi_ofi_put,
     .progress = ofi_progress,

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 void rmpi_ofi_mr_env(void)
 {
@@ -33,14 +34,15 @@ static uint64_t next_key(rmpi_ofi_rail_t *r, const void *addr)
     return rmpi_net_random_key(r->key_size && r->key_size < 8 ? 8 * (int)r->key_size : 64);
 }
 
-int rmpi_ofi_reg(rmpi_ofi_rail_t *r, void *addr, size_t len, uint64_t access, rmpi_ofi_reg_t **out)
+/* key 0: one of ours (next_key), else exactly that one */
+static int reg_key(rmpi_ofi_rail_t *r, void *addr, size_t len, uint64_t access, uint64_t key, rmpi_ofi_reg_t **out)
 {
-    if (!(r->mr_mode & FI_MR_VIRT_ADDR) && ((uintptr_t)addr & ~RMPI_OFI_KEY_ADDR_MASK))
+    if (!key && !(r->mr_mode & FI_MR_VIRT_ADDR) && ((uintptr_t)addr & ~RMPI_OFI_KEY_ADDR_MASK))
         return -FI_EINVAL;
     struct fid_mr *mr = NULL;
     int rc = -FI_ENOKEY;
     for (int tries = 0; tries < 8 && rc == -FI_ENOKEY; tries++)
-        rc = fi_mr_reg(r->domain, addr, len, access, 0, next_key(r, addr), 0, &mr, NULL);
+        rc = fi_mr_reg(r->domain, addr, len, access, 0, key ? key : next_key(r, addr), 0, &mr, NULL);
     if (rc)
         return rc;
     if (r->mr_mode & FI_MR_ENDPOINT) {
@@ -63,6 +65,11 @@ int rmpi_ofi_reg(rmpi_ofi_rail_t *r, void *addr, size_t len, uint64_t access, rm
     r->regs.next = g;
     *out = g;
     return 0;
+}
+
+int rmpi_ofi_reg(rmpi_ofi_rail_t *r, void *addr, size_t len, uint64_t access, rmpi_ofi_reg_t **out)
+{
+    return reg_key(r, addr, len, access, 0, out);
 }
 
 void rmpi_ofi_dereg(rmpi_ofi_rail_t *r, rmpi_ofi_reg_t *g)
@@ -105,6 +112,48 @@ void rmpi_ofi_mr_dereg(rmpi_rail_t *rail, rmpi_mr_t *mr)
     else if (mr->desc)
         rmpi_ofi_dereg(rmpi_ofi_rail_of(rail), mr->desc);
     mr->desc = NULL;
+}
+
+/* A key a peer may still hold (a region detached from a dynamic window while an origin's
+ * epoch, which read it, is open: the user's error): tcp;ofi_rxm answers an access with a
+ * closed key by dropping the connection (tcpx "invalid rma iov received"; nothing tells
+ * either end, and every frame after it is lost). Where keys are ours and addresses offsets
+ * (mr_mode without FI_MR_VIRT_ADDR and FI_MR_PROV_KEY: tcp;ofi_rxm), the key moves to a
+ * tomb: the same length of a sink mapping (MAP_NORESERVE: only pages written take memory),
+ * so a late access lands there and the origin learns of it from the window's region table
+ * (src/rma/rdma.c). The last RMPI_OFI_TOMBS tombs are kept (an origin that accesses an
+ * older one in the same epoch costs the connection); elsewhere the key is closed. */
+void rmpi_ofi_mr_retire(rmpi_rail_t *rail, rmpi_mr_t *mr)
+{
+    rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
+    uint64_t key = mr->rkey;
+    size_t len = mr->len;
+    int tomb = !r->emul && mr->desc && len && !(r->mr_mode & (FI_MR_VIRT_ADDR | FI_MR_PROV_KEY));
+    rmpi_ofi_mr_dereg(rail, mr);
+    if (!tomb)
+        return;
+    if (len > r->sink_len) { /* a larger sink (a power of two: few of them); the old ones stay under their tombs */
+        size_t n = 4096;
+        while (n < len && n < SIZE_MAX / 2)
+            n *= 2;
+        void *m = r->nsinks < RMPI_OFI_SINKS
+                      ? mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+                      : MAP_FAILED;
+        if (m == MAP_FAILED)
+            return;
+        r->sinks[r->nsinks].mem = m;
+        r->sinks[r->nsinks++].len = n;
+        r->sink_len = n;
+    }
+    rmpi_ofi_reg_t *g;
+    if (reg_key(r, r->sinks[r->nsinks - 1].mem, len, FI_REMOTE_READ | FI_REMOTE_WRITE, key, &g)) {
+        rmpi_log(1, "ofi: no tomb for a retired key on %s: a late access costs the connection", rail->hints.name);
+        return;
+    }
+    rmpi_ofi_reg_t **slot = &r->tombs[r->tomb_next++ % RMPI_OFI_TOMBS];
+    if (*slot)
+        rmpi_ofi_dereg(r, *slot);
+    *slot = g;
 }
 
 /* Bounce buffers only toward a peer reached by a second rail, where a stripe can move

@@ -76,9 +76,10 @@ typedef struct shm_rx {
 typedef struct shm_peer {
     int rank;
     pid_t pid;
-    int cma;     /* 1 usable, 0 untried, -1 refused */
-    int lidx;    /* its local index */
-    int tx_kind; /* the channel this process writes to it on (its choice) */
+    int cma;      /* 1 usable, 0 untried, -1 refused */
+    int lidx;     /* its local index */
+    int tx_kind;  /* the channel this process writes to it on (its choice) */
+    int q_mapped; /* its shared queue's pages are in our page tables (prefaulted) */
     rmpi_shm_writer_t wr;
     _Atomic uint64_t *bell; /* our doorbell word in its segment, and our bit there */
     uint64_t bell_bit;
@@ -169,6 +170,8 @@ typedef struct shm_rail {
     int nbell, any_left;
     uint64_t qbit;              /* the queue's bit in word my_local / 64: senders set it after each slot */
     int nact, npending, policy; /* policy: RMPI_CHANNELS_* */
+    int start_ded;              /* every local sender started on its ring (dedicated, or a small job) */
+    int q_made;                 /* the shared queue is initialized and populated (not yet in a small job) */
     int nqueue_from;            /* local senders without a ring in act: while 0 nobody writes
                                      * to the shared queue and the poll skips it */
     rmpi_shm_qlayout_t qlay;
@@ -298,8 +301,13 @@ static int shm_open_rail(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
         rmpi_fatal("cannot map shared memory segment %s: %s.", s->segname, strerror(errno));
     /* The file is sparse: only what is touched costs memory. The header and the shared queue
      * are populated now; a ring when its sender gets it (all of them now under
-     * RMPI_CHANNELS=dedicated). */
-    int ded = s->policy == RMPI_CHANNELS_DEDICATED;
+     * RMPI_CHANNELS=dedicated, and under adaptive in a small job, env->chan_small: every
+     * local sender may hold a ring within h, so the queue is made only when a switch first
+     * asks for it, queue_make). */
+    int ded = s->policy == RMPI_CHANNELS_DEDICATED ||
+              (s->policy == RMPI_CHANNELS_ADAPTIVE && env->chan_small && s->nlocal > 1);
+    s->start_ded = ded;
+    s->q_made = !ded;
     rmpi_shm_prefault(s->seg, SEG_HDR + (ded ? 0 : s->qlay.bytes));
     seg_hdr_t *h = s->seg;
     h->pid = getpid();
@@ -399,7 +407,7 @@ static int shm_ready(rmpi_rail_t *rail, int phase)
         p->seg_len = (size_t)st.st_size;
         p->cma = s->cma_mode == RMPI_SHM_CMA_OFF ? -1 : 0;
         p->lidx = l;
-        p->tx_kind = s->policy == RMPI_CHANNELS_DEDICATED ? DEDICATED : SHARED;
+        p->tx_kind = s->start_ded ? DEDICATED : SHARED;
         p->wr.ring = ring_of(seg, s->my_local);
         p->wr.ncells = s->ncells;
         p->bell = (_Atomic uint64_t *)((char *)seg + BELL_OFF) + s->my_local / 64;
@@ -412,6 +420,7 @@ static int shm_ready(rmpi_rail_t *rail, int phase)
             rmpi_shm_prefault(p->wr.ring, h->ring_stride);
         else
             rmpi_shm_prefault((char *)seg + SEG_HDR, s->qlay.bytes);
+        p->q_mapped = p->tx_kind == SHARED;
         p->pend_tail = &p->pend;
         s->peer[r] = p;
     }
@@ -864,6 +873,11 @@ static void handle(shm_rail_t *s, int rank, unsigned type, const char *buf, size
             p->wr.w = p->wr.r_cached = 0;
             rmpi_shm_prefault(p->wr.ring, s->ring_stride);
             s->st.switch_ns += rmpi_time_ns() - t0;
+        } else if (!p->q_mapped) { /* a small job's first move to the queue, which the receiver made */
+            uint64_t t0 = rmpi_time_ns();
+            rmpi_shm_prefault((char *)p->seg + SEG_HDR, s->qlay.bytes);
+            p->q_mapped = 1;
+            s->st.switch_ns += rmpi_time_ns() - t0;
         }
         p->tx_kind = to;
         break;
@@ -1085,6 +1099,21 @@ static int poll_stamps(shm_rail_t *s)
     return ev;
 }
 
+/* A small job's shared queue, at the first switch to it (the senders write to it only after
+ * the CHAN_REQ that follows: its release store publishes the queue's initialization, as a
+ * ring's stamp publishes a frame). It stays until the end: a later release would have to
+ * wait for every sender's buffers to come back; its memory is counted from now on. */
+static void queue_make(shm_rail_t *s)
+{
+    uint64_t t0 = rmpi_time_ns();
+    rmpi_shm_prefault((char *)s->seg + SEG_HDR, s->qlay.bytes);
+    rmpi_shm_queue_init(&s->rxq);
+    s->q_made = 1;
+    s->st.mem[SHARED] = SEG_HDR + s->qlay.bytes;
+    s->st.mem_peak[SHARED] = RMPI_MAX(s->st.mem_peak[SHARED], s->st.mem[SHARED]);
+    s->st.switch_ns += rmpi_time_ns() - t0;
+}
+
 /* J1: make the new channel ready and ask the sender to move. Its frames keep arriving on
  * the old channel until its marker, which poll_shared/drain_ring wait for (J5). */
 static int shm_chan_switch(rmpi_rail_t *rail, int peer, int to)
@@ -1104,6 +1133,8 @@ static int shm_chan_switch(rmpi_rail_t *rail, int peer, int to)
         atomic_store_explicit(&x->rd.ring->r_pub, 0, memory_order_relaxed);
         x->rd.r = x->rd.r_pub_last = 0;
         s->st.rings_asked++;
+    } else if (!s->q_made) {
+        queue_make(s);
     }
     unsigned char k = (unsigned char)to;
     struct iovec iov = {&k, 1};
@@ -1230,6 +1261,28 @@ static void shm_describe(rmpi_rail_t *rail, void *file)
         fprintf(file, " %u x %u B", shm.qlay.cfirst[c + 1] - shm.qlay.cfirst[c], shm.qlay.csize[c]);
     fprintf(file, "), dedicated ring %zu bytes per peer that has one; now %zu bytes shared + %zu dedicated\n",
             shm.ring_stride, shm.st.mem[SHARED], shm.st.mem[DEDICATED]);
+    if (shm.env->chan_why)
+        fprintf(file, "    start: %s\n", shm.env->chan_why);
+    else /* rmpi_info: no job, so the rule (rmpi_chan_small_job) with this host's sizes */
+        fprintf(file,
+                "    start under adaptive: every local peer on its ring, no queue until a switch asks for one, when "
+                "they number at most min(h, %zu rings in the queue's %zu bytes) (RMPI_CHAN_SMALL_JOB); else every "
+                "peer shared\n",
+                (SEG_HDR + shm.qlay.bytes) / shm.ring_stride, SEG_HDR + shm.qlay.bytes);
+}
+
+/* RMPI_REPORT: which start this process took and why (rmpi_chan_small_job's sentence), and
+ * whether the shared queue was made. */
+static void shm_rail_facts(rmpi_rail_t *rail, int json, char *buf, size_t len)
+{
+    (void)rail;
+    const char *why = shm.env->chan_why ? shm.env->chan_why : "";
+    if (json) /* the sentence holds no quote or backslash */
+        snprintf(buf, len, "\"start\": \"%s\", \"start_why\": \"%s\", \"shared_queue\": %s",
+                 shm.start_ded ? "dedicated" : "shared", why, shm.q_made ? "true" : "false");
+    else
+        snprintf(buf, len, "start: %s; shared queue %s", why,
+                 shm.q_made ? "made" : "not made (no switch asked for it)");
 }
 
 const struct rmpi_net_ops rmpi_shm_ops = {
@@ -1247,6 +1300,7 @@ const struct rmpi_net_ops rmpi_shm_ops = {
     .progress = shm_progress,
     .close = shm_close,
     .describe = shm_describe,
+    .rail_facts = shm_rail_facts,
     .chan_kind = shm_chan_kind,
     .chan_switch = shm_chan_switch,
     .chan_stats = shm_chan_stats,

@@ -324,9 +324,14 @@ static void short_checks(void)
     memcpy(m, &f, sizeof f);
     expect_check(&w, 0, m, sizeof f, "answer tag", "a short flush without an answer tag");
     f.reply_tag = 1;
-    f.disp = 8;
+    f.op = 1;
     memcpy(m, &f, sizeof f);
-    expect_check(&w, 0, m, sizeof f, "short flush with", "a short flush with a displacement");
+    expect_check(&w, 0, m, sizeof f, "short flush with", "a short flush with an operation");
+    f.op = 0;
+    f.disp = 9; /* the origin's copy of a region table's seq + 1 */
+    memcpy(m, &f, sizeof f);
+    CHECK(!am_check(&w, 0, m, sizeof f, &h, &hlen, &amlen, &kern) && h.kind == AM_FLUSH && h.disp == 9,
+          "a short flush with a table seq read as kind %d, disp %llu", h.kind, (unsigned long long)h.disp);
     /* back to back in one message, each padded to 8: fetch-and-add (20 bytes), compare-and-swap, get */
     n = short_of(m, AM_SFOP, MPI_INT, MPI_SUM, 1, 4);
     memset(m + n, 0, 4);
@@ -685,6 +690,83 @@ static void inplace(void)
     CHECK(rma_eager(&w, 1, 3, 0, post + 1, pn) && posts[3] == 1, "nothing waits: not handled at once");
 }
 
+/* A short put (alone, or with its short flush) served where it lands: the bytes written in
+ * the window when everything checks, else nothing done and the message left to handle()
+ * (which reports it). The accepted flush's ack needs the core: not run here. */
+static void short_puts(void)
+{
+    static unsigned char mem[512];
+    rmpi_win_t w = mkwin(MPI_WIN_FLAVOR_CREATE, mem, 300);
+    unsigned char wait[4] = {0};
+    int marks[4] = {0};
+    w.size = 4;
+    w.lockwait = wait, w.marks = marks;
+    static char frame[2 * sizeof(rma_shdr_t) + SHORT_PUT_MAX + 16];
+    char *f = frame + 5; /* frames lie at any alignment */
+    struct {
+        uint64_t disp;
+        unsigned pbytes, version, tag, flushkind, flushtag, flushop, cut;
+        int ok;
+        const char *what;
+    } c[] = {
+        {64, 8, RMA_WIRE_VERSION, 0, 0, 0, 0, 0, 1, "8 bytes at 64"},
+        {292, 8, RMA_WIRE_VERSION, 0, 0, 0, 0, 0, 1, "8 bytes at the window's end"},
+        {0, SHORT_PUT_MAX, RMA_WIRE_VERSION, 0, 0, 0, 0, 0, 1, "the largest short put"},
+        {293, 8, RMA_WIRE_VERSION, 0, 0, 0, 0, 0, 0, "a byte past the window's end"},
+        {UINT64_MAX - 3, 8, RMA_WIRE_VERSION, 0, 0, 0, 0, 0, 0, "a displacement that wraps"},
+        {0, SHORT_PUT_MAX + 1, RMA_WIRE_VERSION, 0, 0, 0, 0, 0, 0, "a put past SHORT_PUT_MAX"},
+        {0, 0, RMA_WIRE_VERSION, 0, 0, 0, 0, 0, 0, "a put of no bytes"},
+        {64, 8, RMA_WIRE_VERSION - 1, 0, 0, 0, 0, 0, 0, "another wire version"},
+        {64, 8, RMA_WIRE_VERSION, 3, 0, 0, 0, 0, 0, "a put with an answer tag"},
+        {64, 8, RMA_WIRE_VERSION, 0, 0, 0, 0, 1, 0, "a message one byte short"},
+        {64, 8, RMA_WIRE_VERSION, 0, AM_SFOP, 5, 0, 0, 0, "a put followed by a fetch-and-op"},
+        {64, 8, RMA_WIRE_VERSION, 0, AM_SFLUSH, 0, 0, 0, 0, "a flush with answer tag 0"},
+        {64, 8, RMA_WIRE_VERSION, 0, AM_SFLUSH, RMA_TAG_MAX + 1u, 0, 0, 0, "a flush with a tag past the range"},
+        {64, 8, RMA_WIRE_VERSION, 0, AM_SFLUSH, 5, 1, 0, 0, "a flush with an operation"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        rma_shdr_t h = {.kind = AM_SPUT,
+                        .version = (uint8_t)c[i].version,
+                        .pbytes = (uint16_t)c[i].pbytes,
+                        .reply_tag = (int32_t)c[i].tag,
+                        .disp = c[i].disp};
+        if (c[i].pbytes > UINT16_MAX)
+            h.pbytes = 0;
+        memcpy(f, &h, sizeof h);
+        size_t n = sizeof h, pb = c[i].pbytes <= SHORT_PUT_MAX + 1 ? c[i].pbytes : 0;
+        for (size_t j = 0; j < pb; j++)
+            f[n + j] = (char)(1 + (i + j) % 255); /* never 0: written bytes are counted */
+        n += rma_pad8(pb);
+        if (c[i].flushkind) {
+            rma_shdr_t fl = {.kind = (uint8_t)c[i].flushkind,
+                             .version = RMA_WIRE_VERSION,
+                             .reply_tag = (int32_t)c[i].flushtag};
+            fl.op = (uint8_t)c[i].flushop;
+            memcpy(f + n, &fl, sizeof fl);
+            n += sizeof fl;
+        }
+        memset(mem, 0, sizeof mem);
+        int took = short_put(&w, 1, f, n - c[i].cut);
+        int wrote = 0;
+        for (size_t j = 0; j < sizeof mem; j++)
+            wrote += mem[j] != 0;
+        int right = 1;
+        for (size_t j = 0; took && j < pb; j++)
+            right &= mem[c[i].disp + j] == (unsigned char)(1 + (i + j) % 255);
+        CHECK(took == c[i].ok && right && wrote == (took ? (int)pb : 0), "%s: taken %d, %d bytes written%s", c[i].what,
+              took, wrote, right ? "" : ", not the put's");
+    }
+    rma_shdr_t h = {.kind = AM_SPUT, .version = RMA_WIRE_VERSION, .pbytes = 8, .disp = 64};
+    memcpy(f, &h, sizeof h);
+    wait[1] = 1;
+    CHECK(!short_put(&w, 1, f, sizeof h + 8), "a put taken while its origin waits for its lock");
+    wait[1] = 0;
+    static uint64_t line[64]; /* stands for a sync line: only its address is looked at */
+    rmpi_win_sync_t *dsync[4] = {NULL, NULL, NULL, (rmpi_win_sync_t *)(void *)line};
+    w.rank = 3, w.dsync = dsync;
+    CHECK(!short_put(&w, 1, f, sizeof h + 8), "a put taken where node origins use atomics on the memory");
+}
+
 int main(void)
 {
     fixed_window();
@@ -695,5 +777,6 @@ int main(void)
     locks();
     lazy_locks();
     inplace();
+    short_puts();
     return finish("rma_target_checks");
 }
