@@ -15,6 +15,17 @@
  * reported as such.
  * Output from rank 0: a table on stdout, then one JSON line per collective and size
  * ({"coll":"allreduce","size":8,"nranks":4,"lat_us":3.1}) and per skipped collective.
+ *
+ * A/B mode (-k CVAR -v V1,V2[,...]): two or more settings of one MPI_T control variable
+ * inside ONE job. This machine changes speed level between jobs and within them (periods of
+ * a few hundred ms), so whole-job figures cannot separate variants a few percent apart;
+ * here each round times a block of -i calls per value, the values in an order rotated
+ * every round, so that every value sees the same periods. The variable is written on every
+ * rank between blocks (its scope must allow that: RailMPI's collective knobs are
+ * MPI_T_SCOPE_ALL_EQ, docs/mpit.md). Per collective, size and value: the median and
+ * minimum of the rounds' block times (each the slowest rank's mean per call, as above) and
+ * in how many rounds the value was below the first value of its round; one JSON line each
+ * with every block's time in round order.
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -80,16 +91,187 @@ static long iterations(long size, long fixed)
     return it < 30 ? 30 : it;
 }
 
+/* ---- A/B mode: one control variable switched through MPI_T between blocks of calls ---- */
+#define AB_MAX_VALUES 8
+#define AB_MAX_ROUNDS 1000
+static MPI_T_cvar_handle ab_handle;
+static MPI_Datatype ab_type; /* MPI_INT (also enumerations), MPI_LONG_LONG, MPI_DOUBLE, ... */
+static long long ab_values[AB_MAX_VALUES];
+static const char *ab_names[AB_MAX_VALUES];
+static int ab_nvalues, ab_rounds = 10;
+
+/* A value of -v: an integer with an optional k, m or g suffix (powers of 1024), or the name
+ * of an item of the variable's enumeration. -1 and a message when it is neither. */
+static int ab_parse(const char *text, MPI_T_enum en, long long *out)
+{
+    char *end;
+    long long v = strtoll(text, &end, 0);
+    if (end != text) {
+        int shift = *end == 'k' || *end == 'K'   ? 10
+                    : *end == 'm' || *end == 'M' ? 20
+                    : *end == 'g' || *end == 'G' ? 30
+                                                 : 0;
+        if (shift)
+            end++;
+        if (!*end) {
+            *out = v << shift;
+            return 0;
+        }
+    }
+    int num = 0;
+    char ename[256];
+    int el = sizeof ename;
+    if (en != MPI_T_ENUM_NULL && MPI_T_enum_get_info(en, &num, ename, &el) == MPI_SUCCESS)
+        for (int j = 0; j < num; j++) {
+            char item[256];
+            int il = sizeof item, iv;
+            if (MPI_T_enum_get_item(en, j, &iv, item, &il) == MPI_SUCCESS && !strcmp(item, text)) {
+                *out = iv;
+                return 0;
+            }
+        }
+    if (rank == 0)
+        fprintf(stderr, "coll: -v %s: not a number%s\n", text,
+                en != MPI_T_ENUM_NULL ? " nor an item of the variable's enumeration" : "");
+    return -1;
+}
+
+/* Looks up the variable and parses the values; 0 when usable. */
+static int ab_setup(const char *cvar, char *values)
+{
+    int provided, idx, count;
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    if (MPI_T_cvar_get_index(cvar, &idx) != MPI_SUCCESS) {
+        if (rank == 0)
+            fprintf(stderr, "coll: -k %s: no such control variable\n", cvar);
+        return -1;
+    }
+    char name[256], desc[16];
+    int nl = sizeof name, dl = sizeof desc, verb, bind, scope;
+    MPI_T_enum en;
+    MPI_T_cvar_get_info(idx, name, &nl, &verb, &ab_type, &en, desc, &dl, &bind, &scope);
+    if (bind != MPI_T_BIND_NO_OBJECT || scope == MPI_T_SCOPE_CONSTANT || scope == MPI_T_SCOPE_READONLY ||
+        (ab_type != MPI_INT && ab_type != MPI_LONG_LONG && ab_type != MPI_LONG && ab_type != MPI_UNSIGNED &&
+         ab_type != MPI_UNSIGNED_LONG && ab_type != MPI_UNSIGNED_LONG_LONG)) {
+        if (rank == 0)
+            fprintf(stderr, "coll: -k %s: not a writable integer variable bound to no object (scope %d)\n", cvar,
+                    scope);
+        return -1;
+    }
+    MPI_T_cvar_handle_alloc(idx, NULL, &ab_handle, &count);
+    for (char *p = strtok(values, ","); p; p = strtok(NULL, ",")) {
+        if (ab_nvalues == AB_MAX_VALUES || ab_parse(p, en, &ab_values[ab_nvalues]))
+            return -1;
+        ab_names[ab_nvalues++] = p;
+    }
+    if (ab_nvalues < 2) {
+        if (rank == 0)
+            fprintf(stderr, "coll: -v needs at least two values\n");
+        return -1;
+    }
+    return 0;
+}
+
+/* Writes value v (in the variable's own datatype) on this rank; exits on a refusal. */
+static void ab_write(long long v)
+{
+    union {
+        int i;
+        long l;
+        long long ll;
+    } u;
+    if (ab_type == MPI_INT || ab_type == MPI_UNSIGNED)
+        u.i = (int)v;
+    else if (ab_type == MPI_LONG || ab_type == MPI_UNSIGNED_LONG)
+        u.l = (long)v;
+    else
+        u.ll = v;
+    int rc = MPI_T_cvar_write(ab_handle, &u);
+    if (rc != MPI_SUCCESS) {
+        fprintf(stderr, "coll: rank %d: writing %lld to the control variable failed (error %d)\n", rank, v, rc);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+}
+
+static long long ab_read(void)
+{
+    union {
+        int i;
+        long l;
+        long long ll;
+    } u;
+    MPI_T_cvar_read(ab_handle, &u);
+    return ab_type == MPI_INT || ab_type == MPI_UNSIGNED         ? u.i
+           : ab_type == MPI_LONG || ab_type == MPI_UNSIGNED_LONG ? u.l
+                                                                 : u.ll;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* One collective and size: ab_rounds rounds of a block of it calls per value. */
+static void ab_size(int coll, long size, long it, const char *cvar)
+{
+    static double t[AB_MAX_VALUES][AB_MAX_ROUNDS];
+    int nv = ab_nvalues;
+    for (int r = 0; r < ab_rounds; r++)
+        for (int j = 0; j < nv; j++) {
+            int v = (r + j) % nv;
+            ab_write(ab_values[v]);
+            /* a few calls with the new value first: its first call may set something up */
+            for (long i = 0; i < it / 10 + 1; i++)
+                call(coll, size);
+            MPI_Barrier(MPI_COMM_WORLD);
+            double t0 = MPI_Wtime();
+            for (long i = 0; i < it; i++)
+                call(coll, size);
+            double mine = (MPI_Wtime() - t0) / (double)it * 1e6, worst = 0;
+            MPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+            t[v][r] = worst;
+        }
+    if (rank != 0)
+        return;
+    for (int v = 0; v < nv; v++) {
+        double sorted[AB_MAX_ROUNDS];
+        int below = 0;
+        memcpy(sorted, t[v], (size_t)ab_rounds * sizeof(double));
+        qsort(sorted, (size_t)ab_rounds, sizeof(double), cmp_double);
+        for (int r = 0; r < ab_rounds; r++)
+            below += t[v][r] < t[0][r];
+        double med = ab_rounds % 2 ? sorted[ab_rounds / 2] : (sorted[ab_rounds / 2 - 1] + sorted[ab_rounds / 2]) / 2;
+        printf("%10s %10ld %12s %10.3f %10.3f", names[coll], coll == BARRIER || coll == IBARRIER ? 0 : size,
+               ab_names[v], med, sorted[0]);
+        if (v)
+            printf("   %d of %d below %s", below, ab_rounds, ab_names[0]);
+        printf("\n");
+        printf("{\"coll\":\"%s\",\"size\":%ld,\"nranks\":%d,\"cvar\":\"%s\",\"value\":\"%s\",\"iters\":%ld,"
+               "\"median_us\":%.3f,\"min_us\":%.3f,\"below_first\":%d,\"rounds\":%d,\"blocks_us\":[",
+               names[coll], coll == BARRIER || coll == IBARRIER ? 0 : size, nranks, cvar, ab_names[v], it, med,
+               sorted[0], v ? below : 0, ab_rounds);
+        for (int r = 0; r < ab_rounds; r++)
+            printf("%s%.3f", r ? "," : "", t[v][r]);
+        printf("]}\n");
+    }
+    fflush(stdout);
+}
+
 static void usage(void)
 {
     if (rank == 0)
         fprintf(stderr, "usage: coll [-m MIN:MAX | -s SIZE,SIZE...] [-i ITERS] [-r ROOT] [-c LIST]\n"
+                        "       [-k CVAR -v V1,V2[,...] [-R ROUNDS]]\n"
                         "  -m  sizes in bytes, MIN doubling up to MAX (default 8:1048576, MIN >= 1)\n"
                         "  -s  these sizes in bytes (each >= 1; reductions move at least one float)\n"
                         "  -i  timed calls per size (default: by size)\n"
                         "  -r  root of Bcast and Reduce (default 0)\n"
                         "  -c  comma list of barrier,bcast,reduce,allreduce,allgather,alltoall (default: these),\n"
-                        "      ibarrier,ibcast,ireduce,iallreduce,iallgather,ialltoall (each call, then MPI_Wait)\n");
+                        "      ibarrier,ibcast,ireduce,iallreduce,iallgather,ialltoall (each call, then MPI_Wait)\n"
+                        "  -k  A/B mode: the MPI_T control variable to switch (e.g. RMPI_COLL_SHM_MOVE_LINE)\n"
+                        "  -v  its values (integers with k|m|g, or enumeration items), one block each per round\n"
+                        "  -R  rounds (default 10); -i: calls per block (default: a fifth of the usual count)\n");
 }
 
 int main(int argc, char **argv)
@@ -99,6 +281,8 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     long min = 8, max = 1L << 20, fixed = 0;
     const char *list = NULL; /* -s: explicit sizes */
+    const char *cvar = NULL; /* -k: A/B mode */
+    char *values = NULL;
     int want[NCOLL];
     for (int c = 0; c < NCOLL; c++)
         want[c] = c < NBLOCKING;
@@ -120,6 +304,17 @@ int main(int argc, char **argv)
             }
         } else if (!strcmp(argv[i], "-i") && i + 1 < argc) {
             fixed = strtol(argv[++i], NULL, 10);
+        } else if (!strcmp(argv[i], "-k") && i + 1 < argc) {
+            cvar = argv[++i];
+        } else if (!strcmp(argv[i], "-v") && i + 1 < argc) {
+            values = argv[++i];
+        } else if (!strcmp(argv[i], "-R") && i + 1 < argc) {
+            ab_rounds = atoi(argv[++i]);
+            if (ab_rounds < 1 || ab_rounds > AB_MAX_ROUNDS) {
+                usage();
+                MPI_Finalize();
+                return 2;
+            }
         } else if (!strcmp(argv[i], "-c") && i + 1 < argc) {
             char *list = argv[++i];
             for (int c = 0; c < NCOLL; c++) {
@@ -165,6 +360,31 @@ int main(int argc, char **argv)
     }
     memset(sbuf, 1, bytes);
     memset(rbuf, 0, bytes);
+
+    if (cvar || values) {
+        if (!cvar || !values || ab_setup(cvar, values)) {
+            usage();
+            MPI_Finalize();
+            return 2;
+        }
+        long long keep = ab_read();
+        if (rank == 0)
+            printf(
+                "# coll A/B: %s, %d rounds, us per call (slowest rank's mean per block), %d ranks\n%10s %10s %12s %10s %10s\n",
+                cvar, ab_rounds, nranks, "coll", "bytes", "value", "median", "min");
+        for (int c = 0; c < NCOLL; c++)
+            for (int k = 0; want[c] && k < (c == BARRIER || c == IBARRIER ? 1 : nsizes); k++) {
+                long size = c == BARRIER || c == IBARRIER ? 0 : sizes[k], it = iterations(size, fixed);
+                ab_size(c, size, fixed ? it : it / 5 > 5 ? it / 5 : 5, cvar);
+            }
+        ab_write(keep);
+        MPI_T_cvar_handle_free(&ab_handle);
+        MPI_T_finalize();
+        free(sbuf);
+        free(rbuf);
+        MPI_Finalize();
+        return 0;
+    }
 
     static double lat[NCOLL][MAX_SIZES];
     char skipped[NCOLL][MPI_MAX_ERROR_STRING];

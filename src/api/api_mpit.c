@@ -5,7 +5,9 @@
  * and docs/knobs.md print, so a tool's listing and the documentation agree. Knobs are
  * parsed once, at MPI_T_init_thread or MPI_Init, and most are read once when their layer
  * starts: those are MPI_T_SCOPE_READONLY and a write returns MPI_T_ERR_CVAR_SET_NEVER.
- * Only knobs whose consumer reads the value at every use are writable (`writable`).
+ * Only knobs whose consumer reads the value at every use are writable (`writable`): two
+ * of them per process (MPI_T_SCOPE_LOCAL), and the collectives' algorithm choices and
+ * thresholds, which every member must set alike (MPI_T_SCOPE_ALL_EQ).
  *
  * Performance variables are the process-wide sums of the counters RMPI_REPORT prints
  * (src/core core stats, src/vc per-peer and per-rail counters, src/net security and
@@ -37,8 +39,112 @@ static const char *const layers[] = {"util", "rt",       "net",  "vc",  "chan", 
 #define NLAYERS ((int)(sizeof layers / sizeof layers[0]))
 
 /* Knobs whose value is read at every use, so a write after init changes behaviour:
- * DEBUG by rmpi_log at each line, REPORT by rmpi_core_finalize. */
-static int writable(const rmpi_knob_desc_t *k) { return !strcmp(k->name, "DEBUG") || !strcmp(k->name, "REPORT"); }
+ * DEBUG by rmpi_log at each line, REPORT by rmpi_core_finalize (MPI_T_SCOPE_LOCAL). */
+static int local_writable(const rmpi_knob_desc_t *k) { return !strcmp(k->name, "DEBUG") || !strcmp(k->name, "REPORT"); }
+
+/* Collective knobs that the coll layer reads at every blocking call's algorithm choice
+ * (select.c, gather_select.c, the site builders, shm.c's thresholds), so that a
+ * benchmark can switch between two ways inside one job (bench/coll.c -k): the machine's
+ * speed changes level between jobs, and only both ways in one job and period decide
+ * differences of a few percent (docs/results/coll.md). Every member of a call must choose
+ * alike, so these are MPI_T_SCOPE_ALL_EQ: written to the same value on every process,
+ * between collective calls, while no non-blocking or persistent collective is active
+ * (some are read again at each step of a call). Knobs fixed when a communicator's shared
+ * segment is made (COLL_SHM, COLL_SHM_CHUNK, the oversubscription switches, the slot and
+ * the deep ring, which size the segment's layout) or cached in it (COLL_SITES) stay
+ * read-only. */
+static const char *const coll_writable[] = {"COLL_GATHER",
+                                            "COLL_SCATTER",
+                                            "COLL_GATHER_LARGE",
+                                            "COLL_ALLGATHER",
+                                            "COLL_ALLGATHERV",
+                                            "COLL_ALLGATHER_LARGE",
+                                            "COLL_ALLTOALL",
+                                            "COLL_ALLTOALLV",
+                                            "COLL_ALLTOALL_LARGE",
+                                            "COLL_BARRIER",
+                                            "COLL_BCAST",
+                                            "COLL_BCAST_LARGE",
+                                            "COLL_REDUCE",
+                                            "COLL_REDUCE_LARGE",
+                                            "COLL_ALLREDUCE",
+                                            "COLL_ALLREDUCE_LARGE",
+                                            "COLL_ALLREDUCE_RING",
+                                            "COLL_REDUCE_SCATTER",
+                                            "COLL_REDUCE_SCATTER_LARGE",
+                                            "COLL_SCAN",
+                                            "COLL_SHM_NB",
+                                            "COLL_SHM_OVERSUBSCRIBED_BCAST",
+                                            "COLL_SHM_OVERSUBSCRIBED_REDUCE",
+                                            "COLL_SHM_OVERSUBSCRIBED_ALLREDUCE",
+                                            "COLL_SHM_OVERSUBSCRIBED_SMALL",
+                                            "COLL_SHM_SMALL",
+                                            "COLL_SHM_SMALL_TWO",
+                                            "COLL_SHM_BCAST_MAX",
+                                            "COLL_SHM_BCAST_HALVES",
+                                            "COLL_SHM_BCAST_TREE_MIN",
+                                            "COLL_SHM_BCAST_TREE_MAX",
+                                            "COLL_SHM_BCAST_CMA",
+                                            "COLL_SHM_REDUCE_MAX",
+                                            "COLL_SHM_REDUCE_CMA",
+                                            "COLL_SHM_REDUCE_CMA_SPLIT",
+                                            "COLL_SHM_ALLREDUCE_MAX",
+                                            "COLL_SHM_ALLGATHER_MAX",
+                                            "COLL_SHM_ALLTOALL_MAX",
+                                            "COLL_SHM_ALLGATHER_CMA",
+                                            "COLL_SHM_ALLTOALL_CMA",
+                                            "COLL_SHM_CMA_PIECE",
+                                            "COLL_SHM_CMA_NT",
+                                            "COLL_SHM_BCAST_CMA_PIECE",
+                                            "COLL_SHM_MOVE_LINE",
+                                            "COLL_SITE_SPLIT",
+                                            "COLL_SITE_RUNS_MIN",
+                                            "COLL_SITE_CHUNK",
+                                            "COLL_SITE_SPLIT_BCAST",
+                                            "COLL_SITE_CHAIN_BCAST"};
+
+static int all_eq_writable(const rmpi_knob_desc_t *k)
+{
+    for (size_t i = 0; i < sizeof coll_writable / sizeof coll_writable[0]; i++)
+        if (!strcmp(k->name, coll_writable[i]))
+            return 1;
+    return 0;
+}
+
+static int writable(const rmpi_knob_desc_t *k) { return local_writable(k) || all_eq_writable(k); }
+
+/* Whether value in (the cvar's datatype) is one the knob's consumers accept, as the
+ * environment's parser would (knobs.c): a bad value is refused at the write
+ * (MPI_T_ERR_INVALID), not found at a later call. The single-copy pieces take 0 (auto)
+ * or at least 4 KiB (shm.c's piece_knob). */
+static int value_ok(const rmpi_knob_desc_t *k, const void *in)
+{
+    switch (k->type) {
+    case RMPI_KNOB_BOOL: {
+        int v;
+        memcpy(&v, in, sizeof v);
+        return v == 0 || v == 1;
+    }
+    case RMPI_KNOB_ENUM: {
+        int v, n = 1;
+        memcpy(&v, in, sizeof v);
+        for (const char *p = k->choices; *p; p++)
+            n += *p == '|';
+        return v >= 0 && v < n;
+    }
+    case RMPI_KNOB_SIZE:
+    case RMPI_KNOB_COUNT: {
+        long long v;
+        memcpy(&v, in, sizeof v);
+        if (!strcmp(k->name, "COLL_SHM_CMA_PIECE"))
+            return v == 0 || v >= 4096;
+        if (!strcmp(k->name, "COLL_SHM_BCAST_CMA_PIECE"))
+            return v >= 4096;
+        return v >= 0;
+    }
+    default: return 1;
+    }
+}
 
 /* ---- string out-parameters (MPI 4.1 section 15.3.3) ---- */
 static void put_str(const char *s, char *buf, int *len)
@@ -414,11 +520,11 @@ int MPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosit
     snprintf(full, sizeof full, "RMPI_%s", k->name);
     put_str(full, name, name_len);
     put_str(k->doc, desc, desc_len);
-    OUT(verbosity, writable(k) ? MPI_T_VERBOSITY_USER_BASIC : MPI_T_VERBOSITY_TUNER_BASIC);
+    OUT(verbosity, local_writable(k) ? MPI_T_VERBOSITY_USER_BASIC : MPI_T_VERBOSITY_TUNER_BASIC);
     OUT(datatype, cvar_type(k));
     OUT(enumtype, k->type == RMPI_KNOB_ENUM ? &enums[cvar_index] : MPI_T_ENUM_NULL);
     OUT(bind, MPI_T_BIND_NO_OBJECT);
-    OUT(scope, writable(k) ? MPI_T_SCOPE_LOCAL : MPI_T_SCOPE_READONLY);
+    OUT(scope, local_writable(k) ? MPI_T_SCOPE_LOCAL : all_eq_writable(k) ? MPI_T_SCOPE_ALL_EQ : MPI_T_SCOPE_READONLY);
     MPIT_RETURN(MPI_SUCCESS);
 }
 
@@ -515,6 +621,8 @@ static int cvar_access(MPI_T_cvar_handle handle, void *out, const void *in)
     char *val = (char *)&rmpi_knobs + k->offset;
     if (in && !writable(k))
         MPIT_RETURN(MPI_T_ERR_CVAR_SET_NEVER);
+    if (in && !value_ok(k, in))
+        MPIT_RETURN(MPI_T_ERR_INVALID);
     if (k->type == RMPI_KNOB_STR) { /* read-only: no lock needed */
         const char *s = cvar_str(k);
         memcpy(out, s, strlen(s) + 1);

@@ -25,6 +25,10 @@
 
 #include <unistd.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "../core/core.h"
 #include "../rt/rt.h"
 
@@ -379,6 +383,7 @@ struct rmpi_coll_shm_op {
      * send block, part the bytes per block and step; sblk NULL in place; own: the block
      * arrays (and their datatypes) belong to the op (I*, persistent) */
     int gather, own, i; /* i: the next member to copy out of (Reduce: to combine) in this step */
+    int line;           /* Allgather/Alltoall: the call is one step in the line ring (move_line) */
     const rmpi_coll_blk_t *sblk, *rblk;
     size_t sb, part;
     move_blk_t *mv;
@@ -669,10 +674,16 @@ static int reduce_run(coll_shm_op_t *o)
  * 34 and 32 of 45 (docs/results/coll.md run 25). */
 static char *pair_of(const shm_t *h, int r, uint64_t t) { return data_of(h, r, t & 1); }
 
+/* Where writer w's part for member d lies in its step of an Alltoall: at d in a buffer; in
+ * a slot of the line ring (o->line) the n - 1 parts for the others only, so that 2 ranks
+ * fit a 48-byte block in one line. */
+static size_t move_at(const coll_shm_op_t *o, int w, int d) { return (size_t)(o->line && d > w ? d - 1 : d) * o->part; }
+
 /* Allgather/Alltoall: per step every rank copies its part of each outgoing block in
  * (Alltoall: part bytes per destination), posts ready, copies its own block straight across,
  * then copies out each member's part for it, starting at the next member (everyone reads a
- * different buffer first). */
+ * different buffer first). A call whose step fits a slot of the line ring (o->line) puts it
+ * there, published by the step number in the same line, as small Reduce steps do. */
 static int move_run(coll_shm_op_t *o)
 {
     shm_t *h = &o->h;
@@ -685,17 +696,17 @@ static int move_run(coll_shm_op_t *o)
             o->phase = 1;
             /* fallthrough */
         case 1: {
-            if (!step_free(h, o->t, SHM_NPAIR))
+            if (!step_free(h, o->t, o->line ? SHM_NLINE : SHM_NPAIR))
                 return 0;
             size_t kin = o->off < o->sb ? RMPI_MIN(k, o->sb - o->off) : 0;
-            char *mine = pair_of(h, me, o->t);
+            char *mine = o->line ? line_of(h, me, o->t) + 16 : pair_of(h, me, o->t);
             if (o->gather)
                 memcpy(mine, o->mv[me].in + o->off, kin);
             else
                 for (int d = 0; d < n; d++)
                     if (d != me)
-                        memcpy(mine + (size_t)d * o->part, o->mv[d].in + o->off, kin);
-            post(&h->ctl[me].ready, o->t);
+                        memcpy(mine + move_at(o, me, d), o->mv[d].in + o->off, kin);
+            post(o->line ? SEQ(line_of(h, me, o->t)) : &h->ctl[me].ready, o->t);
             /* in place it is where it belongs already */
             if (o->mv[me].out != o->mv[me].in)
                 memcpy(o->mv[me].out + o->off, o->mv[me].in + o->off, kin);
@@ -706,9 +717,18 @@ static int move_run(coll_shm_op_t *o)
         default:
             for (; o->i < n; o->i++) {
                 int r = me + o->i < n ? me + o->i : me + o->i - n; /* no division in a poll */
-                if (!ge(&h->ctl[r].ready, o->t))
-                    return 0;
-                memcpy(o->mv[r].out + o->off, pair_of(h, r, o->t) + (o->gather ? 0 : (size_t)me * o->part), k);
+                const char *from;
+                if (o->line) {
+                    from = line_of(h, r, o->t);
+                    if (!ge(SEQ(from), o->t))
+                        return 0;
+                    from += 16;
+                } else {
+                    if (!ge(&h->ctl[r].ready, o->t))
+                        return 0;
+                    from = pair_of(h, r, o->t);
+                }
+                memcpy(o->mv[r].out + o->off, from + (o->gather ? 0 : move_at(o, r, me)), k);
             }
             post(&h->ctl[me].done, o->t);
         }
@@ -868,14 +888,21 @@ static inline __attribute__((always_inline)) int op_block(coll_shm_op_t *o, int 
  * would block the call (a rank may start an I* call and then wait for a message that a
  * peer sends only before its own I* call). The segment's state is the same on every
  * member at a given call, as every member makes its calls in the same order. */
+static coll_shm_op_t *op_fields(coll_shm_op_t *o, int kind);
+
 static coll_shm_op_t *op_make(coll_shm_op_t *o, rmpi_comm_t *c, int kind, int create)
 {
     if ((!create && !rmpi_knobs.COLL_SHM_NB) || !shm_get(c, &o->h, create) ||
         RMPI_UNLIKELY(c->coll_shm_over && kind != OP_BCAST && kind != OP_REDUCE &&
                       !(create && kind == OP_BARRIER && over_small(0)) && !(create && kind == OP_MOVE)))
         return NULL;
-    /* the fields every kind reads; the kind's constructor sets its own and op_begin the
-     * start's (zeroing all of the op was a tenth of a small blocking call's instructions) */
+    return op_fields(o, kind);
+}
+
+/* The fields every kind reads; the kind's constructor sets its own and op_begin the
+ * start's (zeroing all of the op was a tenth of a small blocking call's instructions). */
+static coll_shm_op_t *op_fields(coll_shm_op_t *o, int kind)
+{
     o->kind = kind;
     o->root = o->out_here = 0;
     o->buf = NULL;
@@ -1130,17 +1157,36 @@ static int movement_way(rmpi_comm_t *c, shm_t *h, int single, int through, size_
     return through ? 0 : -1;
 }
 
-/* The op of an Allgather (gather) or Alltoall through the segment, or NULL (no segment, or
- * Alltoall parts under 64 bytes: 64 ranks with 4 KiB steps; every member sees the same). */
-static coll_shm_op_t *move_op(coll_shm_op_t *o, rmpi_comm_t *c, const rmpi_coll_blk_t *send,
-                              const rmpi_coll_blk_t *recv, int gather, int create)
+/* Whether an Allgather (gather) or Alltoall of blocks of bb bytes is one step in a slot of
+ * the line ring (its block, or its n - 1 outgoing blocks, within RMPI_COLL_SHM_MOVE_LINE
+ * and a slot's data): each reader then waits on the line it reads, one cache miss where
+ * the control line's flag and the step buffer's data cost two. Equal on every member
+ * (sizes by the signature rule, the knob, the segment's layout). */
+static int move_line(const shm_t *h, size_t bb, int gather)
 {
-    if (!op_make(o, c, OP_MOVE, create))
+    size_t need = gather ? bb : bb * (size_t)(h->n - 1);
+    return bb && need <= (size_t)rmpi_knobs.COLL_SHM_MOVE_LINE && need <= line_data(h);
+}
+
+/* The op of an Allgather (gather) or Alltoall through the segment, or NULL (no segment, or
+ * Alltoall parts under 64 bytes: 64 ranks with 4 KiB steps; every member sees the same).
+ * view: the segment's view that a blocking call's movement_way already took (so the op
+ * need not look the segment up again: its checks passed there), or NULL. */
+static coll_shm_op_t *move_op(coll_shm_op_t *o, rmpi_comm_t *c, const rmpi_coll_blk_t *send,
+                              const rmpi_coll_blk_t *recv, int gather, int create, const shm_t *view)
+{
+    if (view) {
+        o->h = *view;
+        op_fields(o, OP_MOVE);
+    } else if (!op_make(o, c, OP_MOVE, create))
         return NULL;
     size_t bb = blk_bytes(&recv[0]), cap = o->h.chunk - 64;
     o->part = gather ? cap : cap / (size_t)o->h.n / 64 * 64;
     if (!o->part)
         return NULL;
+    o->line = move_line(&o->h, bb, gather);
+    if (o->line)
+        o->part = bb;
     o->gather = gather, o->own = 0, o->sblk = send, o->rblk = recv, o->mv = NULL;
     o->bytes = bb;
     o->sb = send ? blk_bytes(&send[0]) : bb;
@@ -1177,7 +1223,7 @@ int rmpi_coll_shm_allgather(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const r
         return cma_move(&h, send, recv, 1, cma_piece(c));
     }
     coll_shm_op_t o;
-    return move_op(&o, c, send, recv, 1, 1) ? op_block(&o, move_run) : RMPI_COLL_SHM_DECLINED;
+    return move_op(&o, c, send, recv, 1, 1, &h) ? op_block(&o, move_run) : RMPI_COLL_SHM_DECLINED;
 }
 
 int rmpi_coll_shm_alltoall(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int form)
@@ -1197,7 +1243,7 @@ int rmpi_coll_shm_alltoall(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rm
         return cma_move(&h, send, recv, 0, cma_piece(c));
     }
     coll_shm_op_t o;
-    return move_op(&o, c, send, recv, 0, 1) ? op_block(&o, move_run) : RMPI_COLL_SHM_DECLINED;
+    return move_op(&o, c, send, recv, 0, 1, &h) ? op_block(&o, move_run) : RMPI_COLL_SHM_DECLINED;
 }
 
 /* Iallgather, Ialltoall and their *_init forms through the segment, under the blocking
@@ -1211,7 +1257,7 @@ static rmpi_nbc_t *move_sched(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const
     size_t bb = blk_bytes(&recv[0]);
     if (c->inter || form != RMPI_COLL_REGULAR || (gather ? rmpi_knobs.COLL_ALLGATHER : rmpi_knobs.COLL_ALLTOALL) ||
         bb >= (size_t)(gather ? rmpi_knobs.COLL_SHM_ALLGATHER_MAX : rmpi_knobs.COLL_SHM_ALLTOALL_MAX) ||
-        !move_op(&o, c, send, recv, gather, 0))
+        !move_op(&o, c, send, recv, gather, 0, NULL))
         return NULL;
     /* the caller's block arrays live only as long as the call */
     o.sblk = send ? blk_dup(send, gather ? 1 : o.h.n) : NULL;
@@ -1359,17 +1405,52 @@ static void cma_pieces(const shm_t *h, int peer, cma_ent_t *e, const cma_ent_t *
     }
 }
 
+/* n bytes from s to d with non-temporal stores (SSE2 streams: write-combined, not read
+ * into the cache first and not left in it), for a rank's own block of a large single-copy
+ * call (RMPI_COLL_SHM_CMA_NT): once the buffers of the call no longer fit the L3 (2 ranks:
+ * Alltoall 4 MiB blocks, 16 MiB of send and receive buffers a rank, 32 MiB for both ranks,
+ * this machine's L3), a cached copy reads every destination line first and evicts lines
+ * the peer's read still needs; where they fit (Alltoall 2-3 MiB, Allgather 4 MiB: 12 MiB a
+ * rank) the cached copy is faster (docs/results/coll.md run 26). */
+static void nt_copy(char *d, const char *s, size_t n)
+{
+#if defined(__SSE2__)
+    size_t head = (16 - ((uintptr_t)d & 15)) & 15, i = 0;
+    head = RMPI_MIN(head, n);
+    memcpy(d, s, head);
+    d += head, s += head, n -= head;
+    for (; i + 64 <= n; i += 64) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + i + 16));
+        __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(s + i + 32));
+        __m128i e = _mm_loadu_si128((const __m128i *)(const void *)(s + i + 48));
+        _mm_stream_si128((__m128i *)(void *)(d + i), a);
+        _mm_stream_si128((__m128i *)(void *)(d + i + 16), b);
+        _mm_stream_si128((__m128i *)(void *)(d + i + 32), c);
+        _mm_stream_si128((__m128i *)(void *)(d + i + 48), e);
+    }
+    _mm_sfence(); /* the streams are weakly ordered: visible before this rank posts done */
+    memcpy(d + i, s + i, n - i);
+#else
+    memcpy(d, s, n);
+#endif
+}
+
 /* The exchange of step t after this rank published its table: my own block, then what the
  * others send me (read), then what I send them (written where they have not taken it), then
  * the wait for every piece of my pairs. MPI_ERR_TRUNCATE when a block sent to me exceeds
  * its receive block (the fitting part is copied, as a receive would). */
-static int cma_exchange(shm_t *h, uint64_t t, size_t piece)
+static int cma_exchange(shm_t *h, uint64_t t, size_t piece, int nt)
 {
     int n = h->n, me = h->me, err = 0;
     cma_ent_t *mine = cma_table(h, me, t);
     size_t own = (size_t)RMPI_MIN(mine[me].slen, mine[me].rcap);
-    if (mine[me].saddr != mine[me].raddr)
-        memcpy((void *)(uintptr_t)mine[me].raddr, (const void *)(uintptr_t)mine[me].saddr, own);
+    if (mine[me].saddr != mine[me].raddr) {
+        if (nt)
+            nt_copy((char *)(uintptr_t)mine[me].raddr, (const char *)(uintptr_t)mine[me].saddr, own);
+        else
+            memcpy((void *)(uintptr_t)mine[me].raddr, (const void *)(uintptr_t)mine[me].saddr, own);
+    }
     if (mine[me].slen > mine[me].rcap)
         err = MPI_ERR_TRUNCATE;
     /* the pairs with every peer that has published its table: what it sends me (read),
@@ -1437,8 +1518,13 @@ static int cma_move(shm_t *h, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t
         atomic_store_explicit(&mine[d].claim, 0, memory_order_relaxed);
         atomic_store_explicit(&mine[d].fin, 0, memory_order_relaxed);
     }
+    /* the own block with non-temporal stores when this rank's send and receive buffers of the
+     * call, together, reach RMPI_COLL_SHM_CMA_NT (a local choice: nobody else sees how) */
+    size_t call = 0, nt = (size_t)rmpi_knobs.COLL_SHM_CMA_NT;
+    for (int d = 0; d < n; d++)
+        call += (size_t)mine[d].rcap + (gather && d != me ? 0 : (size_t)mine[d].slen);
     post(SEQ(buf_of(h, me, t)), t);
-    int err = cma_exchange(h, t, piece);
+    int err = cma_exchange(h, t, piece, nt && call >= nt);
     blocks_done(tout, recv, n);
     for (int d = 0; d < n; d++)
         free(tin[d]);

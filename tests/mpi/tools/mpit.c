@@ -25,6 +25,26 @@ static const struct knob {
 static const char *const layers[] = {"util", "rt",       "net",  "vc",  "chan", "core",
                                      "comm", "datatype", "coll", "rma", "io",   "api"};
 
+/* The collective knobs a benchmark may switch between calls (MPI_T_SCOPE_ALL_EQ): every
+ * coll knob except those that size or switch a communicator's shared segment when it is
+ * made, and the site switch, cached per communicator. */
+static int all_eq_knob(const struct knob *k)
+{
+    static const char *const fixed[] = {"RMPI_COLL_SHM",
+                                        "RMPI_COLL_SHM_CHUNK",
+                                        "RMPI_COLL_SHM_OVERSUBSCRIBED",
+                                        "RMPI_COLL_SHM_OVERSUBSCRIBED_SOME",
+                                        "RMPI_COLL_SHM_OVERSUBSCRIBED_SLOT",
+                                        "RMPI_COLL_SHM_OVERSUBSCRIBED_BCAST_DEEP",
+                                        "RMPI_COLL_SITES"};
+    if (strcmp(k->layer, "coll"))
+        return 0;
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        if (!strcmp(k->name, fixed[i]))
+            return 0;
+    return 1;
+}
+
 static int bad_before;
 static int report_written;
 /* RMPI_REPORT no longer holds its environment's value */ /* failures before MPI_Init, reported after it */
@@ -88,8 +108,12 @@ static void check_cvars(void)
                   name, nl, k->name);
         PRE_CHECK(dl > 1, "%s has no description", name);
         PRE_CHECK(bind == MPI_T_BIND_NO_OBJECT, "%s bind %d", name, bind);
-        int writable = !strcmp(name, "RMPI_DEBUG") || !strcmp(name, "RMPI_REPORT");
-        PRE_CHECK(scope == (writable ? MPI_T_SCOPE_LOCAL : MPI_T_SCOPE_READONLY), "%s scope %d", name, scope);
+        int local = !strcmp(name, "RMPI_DEBUG") || !strcmp(name, "RMPI_REPORT"), all_eq = all_eq_knob(k);
+        int writable = local || all_eq;
+        PRE_CHECK(scope == (local    ? MPI_T_SCOPE_LOCAL
+                            : all_eq ? MPI_T_SCOPE_ALL_EQ
+                                     : MPI_T_SCOPE_READONLY),
+                  "%s scope %d", name, scope);
         MPI_Datatype want = k->type == T_INT || k->type == T_COUNT || k->type == T_SIZE ? MPI_LONG_LONG
                             : k->type == T_FLOAT                                        ? MPI_DOUBLE
                             : k->type == T_STR                                          ? MPI_CHAR
@@ -152,6 +176,31 @@ static void check_cvars(void)
                 PRE_CHECK(v.i == choice_index(k->choices, text), "%s reads %d, expected %s", name, v.i, text);
             if (!writable)
                 T_IS(MPI_T_cvar_write(h, &v), MPI_T_ERR_CVAR_SET_NEVER);
+            if (all_eq) { /* every rank writes the same: its own value back, and values refused */
+                T_IS(MPI_T_cvar_write(h, &v), MPI_SUCCESS);
+                union {
+                    int i;
+                    long long ll;
+                } bad;
+                if (k->type == T_ENUM) {
+                    int num = 1;
+                    for (const char *p = k->choices; *p; p++)
+                        num += *p == '|';
+                    bad.i = num;
+                } else if (k->type == T_BOOL)
+                    bad.i = 2;
+                else
+                    bad.ll = strstr(name, "CMA_PIECE") ? 100 : -1;
+                T_IS(MPI_T_cvar_write(h, &bad), MPI_T_ERR_INVALID);
+                union {
+                    int i;
+                    long long ll;
+                    double d;
+                } now;
+                T_IS(MPI_T_cvar_read(h, &now), MPI_SUCCESS);
+                PRE_CHECK(!memcmp(&now, &v, k->type == T_ENUM || k->type == T_BOOL ? sizeof(int) : sizeof(long long)),
+                          "%s changed by a refused write", name);
+            }
         }
         T_IS(MPI_T_cvar_handle_free(&h), MPI_SUCCESS);
         PRE_CHECK(h == MPI_T_CVAR_HANDLE_NULL, "handle_free did not reset the handle");

@@ -1,0 +1,204 @@
+/* Allgather and Alltoall on every predefined datatype while collective knobs are switched
+ * through MPI_T between calls (their scope is MPI_T_SCOPE_ALL_EQ: every rank writes the
+ * same value at the same point), as bench/coll.c's A/B mode does: the line-ring steps
+ * (RMPI_COLL_SHM_MOVE_LINE 48, 0 and the largest slot), the step buffers, single copy
+ * (RMPI_COLL_SHM_ALLGATHER_CMA / _ALLTOALL_CMA 0 and back, the own block copied with
+ * non-temporal stores, RMPI_COLL_SHM_CMA_NT 1, and cached, 0) and the point-to-point
+ * algorithms (RMPI_COLL_ALLGATHER / RMPI_COLL_ALLTOALL by item name), each call against a
+ * local reference. Counts 1 to 24 elements, so a block is below, at and above a line
+ * slot's 48 bytes; types with holes (MPI_LONG_DOUBLE_INT, MPI_SHORT_INT ...) are compared
+ * packed. On WORLD and a split in reversed rank order. */
+#include "mtest.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const MPI_Datatype types[] = {MPI_CHAR,
+                                     MPI_SIGNED_CHAR,
+                                     MPI_UNSIGNED_CHAR,
+                                     MPI_BYTE,
+                                     MPI_WCHAR,
+                                     MPI_SHORT,
+                                     MPI_UNSIGNED_SHORT,
+                                     MPI_INT,
+                                     MPI_UNSIGNED,
+                                     MPI_LONG,
+                                     MPI_UNSIGNED_LONG,
+                                     MPI_LONG_LONG,
+                                     MPI_UNSIGNED_LONG_LONG,
+                                     MPI_FLOAT,
+                                     MPI_DOUBLE,
+                                     MPI_LONG_DOUBLE,
+                                     MPI_C_BOOL,
+                                     MPI_INT8_T,
+                                     MPI_INT16_T,
+                                     MPI_INT32_T,
+                                     MPI_INT64_T,
+                                     MPI_UINT8_T,
+                                     MPI_UINT16_T,
+                                     MPI_UINT32_T,
+                                     MPI_UINT64_T,
+                                     MPI_AINT,
+                                     MPI_OFFSET,
+                                     MPI_COUNT,
+                                     MPI_C_FLOAT_COMPLEX,
+                                     MPI_C_DOUBLE_COMPLEX,
+                                     MPI_C_LONG_DOUBLE_COMPLEX,
+                                     MPI_FLOAT_INT,
+                                     MPI_DOUBLE_INT,
+                                     MPI_LONG_INT,
+                                     MPI_2INT,
+                                     MPI_SHORT_INT,
+                                     MPI_LONG_DOUBLE_INT,
+                                     MPI_PACKED};
+#define NTYPES (int)(sizeof types / sizeof types[0])
+static const int counts[] = {1, 2, 3, 5, 8, 24};
+#define NCOUNTS (int)(sizeof counts / sizeof counts[0])
+
+/* One setting: a control variable and the value every rank writes (an integer, or an item
+ * of the variable's enumeration when item is set). */
+typedef struct setting {
+    const char *cvar, *item;
+    long long value;
+} setting_t;
+
+static const setting_t settings[] = {{"RMPI_COLL_SHM_MOVE_LINE", NULL, 48},
+                                     {"RMPI_COLL_SHM_MOVE_LINE", NULL, 0},
+                                     {"RMPI_COLL_SHM_MOVE_LINE", NULL, 4096},
+                                     {"RMPI_COLL_SHM_CMA_NT", NULL, 1},
+                                     {"RMPI_COLL_SHM_ALLGATHER_CMA", NULL, 0},
+                                     {"RMPI_COLL_SHM_ALLTOALL_CMA", NULL, 0},
+                                     {"RMPI_COLL_SHM_ALLGATHER_CMA", NULL, 16384},
+                                     {"RMPI_COLL_SHM_ALLTOALL_CMA", NULL, 16384},
+                                     {"RMPI_COLL_SHM_CMA_NT", NULL, 0},
+                                     {"RMPI_COLL_SHM_ALLGATHER_CMA", NULL, 0},
+                                     {"RMPI_COLL_SHM_ALLTOALL_CMA", NULL, 0},
+                                     {"RMPI_COLL_SHM_CMA_NT", NULL, 16777216},
+                                     {"RMPI_COLL_SHM_ALLGATHER_CMA", NULL, 16384},
+                                     {"RMPI_COLL_SHM_ALLTOALL_CMA", NULL, 16384},
+                                     {"RMPI_COLL_ALLGATHER", "ring", 0},
+                                     {"RMPI_COLL_ALLTOALL", "pairwise", 0},
+                                     {"RMPI_COLL_ALLGATHER", "bruck", 0},
+                                     {"RMPI_COLL_ALLTOALL", "bruck", 0},
+                                     {"RMPI_COLL_ALLGATHER", "auto", 0},
+                                     {"RMPI_COLL_ALLTOALL", "auto", 0},
+                                     {"RMPI_COLL_SHM_MOVE_LINE", NULL, 48}};
+#define NSETTINGS (int)(sizeof settings / sizeof settings[0])
+
+/* Writes setting s on this rank; 0 when done. */
+static int apply(const setting_t *s)
+{
+    int idx, count, nl = 0, dl = 0, verb, bind, scope;
+    MPI_Datatype dt;
+    MPI_T_enum en;
+    MPI_T_cvar_handle h;
+    if (MTEST_OK(MPI_T_cvar_get_index(s->cvar, &idx)) != MPI_SUCCESS ||
+        MTEST_OK(MPI_T_cvar_get_info(idx, NULL, &nl, &verb, &dt, &en, NULL, &dl, &bind, &scope)) != MPI_SUCCESS)
+        return -1;
+    MTEST_CHECK(scope == MPI_T_SCOPE_ALL_EQ, "%s: scope %d, expected MPI_T_SCOPE_ALL_EQ", s->cvar, scope);
+    if (MTEST_OK(MPI_T_cvar_handle_alloc(idx, NULL, &h, &count)) != MPI_SUCCESS)
+        return -1;
+    union {
+        int i;
+        long long ll;
+    } v, back;
+    if (s->item) {
+        int num = 0;
+        char name[64];
+        int len = sizeof name;
+        v.i = -1;
+        MTEST_OK(MPI_T_enum_get_info(en, &num, name, &len));
+        for (int j = 0; j < num; j++) {
+            char item[64];
+            int il = sizeof item, iv;
+            MTEST_OK(MPI_T_enum_get_item(en, j, &iv, item, &il));
+            if (!strcmp(item, s->item))
+                v.i = iv;
+        }
+        MTEST_CHECK(v.i >= 0, "%s has no item %s", s->cvar, s->item);
+    } else if (dt == MPI_INT) {
+        v.i = (int)s->value;
+    } else {
+        v.ll = s->value;
+    }
+    MTEST_OK(MPI_T_cvar_write(h, &v));
+    MTEST_OK(MPI_T_cvar_read(h, &back));
+    MTEST_CHECK(dt == MPI_INT ? back.i == v.i : back.ll == v.ll, "%s did not take the written value", s->cvar);
+    MTEST_OK(MPI_T_cvar_handle_free(&h));
+    return 0;
+}
+
+/* byte i of the block from src to dst (Allgather: dst -1) in round seed */
+static unsigned char pat(int src, int dst, size_t i, int seed)
+{
+    return (unsigned char)(src * 131 + (dst + 1) * 17 + (int)(i % 251) * 7 + seed * 29 + 1);
+}
+
+/* One call of type t, cnt elements a block, checked packed against the blocks its sources
+ * sent (rebuilt here from the pattern). */
+static void one(MPI_Comm c, int gather, MPI_Datatype t, int cnt, int seed, const char *what)
+{
+    int n, me, psize;
+    MPI_Aint lb, ext;
+    MPI_Comm_size(c, &n);
+    MPI_Comm_rank(c, &me);
+    MPI_Type_get_extent(t, &lb, &ext);
+    size_t blk = (size_t)ext * (size_t)cnt; /* bytes a block spans */
+    MPI_Pack_size(cnt, t, c, &psize);
+    unsigned char *s = malloc(blk * (size_t)n), *r = malloc(blk * (size_t)n), *ref = malloc(blk);
+    unsigned char *p1 = malloc((size_t)psize), *p2 = malloc((size_t)psize);
+    for (int d = 0; d < n; d++)
+        for (size_t i = 0; i < blk; i++)
+            s[(size_t)d * blk + i] = pat(me, gather ? -1 : d, i, seed);
+    memset(r, 0xEE, blk * (size_t)n);
+    if (gather)
+        MTEST_OK(MPI_Allgather(s, cnt, t, r, cnt, t, c));
+    else
+        MTEST_OK(MPI_Alltoall(s, cnt, t, r, cnt, t, c));
+    int bad = 0;
+    for (int q = 0; q < n; q++) {
+        for (size_t i = 0; i < blk; i++)
+            ref[i] = pat(q, gather ? -1 : me, i, seed);
+        int a = 0, b = 0;
+        MPI_Pack(ref, cnt, t, p1, psize, &a, c);
+        MPI_Pack(r + (size_t)q * blk, cnt, t, p2, psize, &b, c);
+        bad += a != b || memcmp(p1, p2, (size_t)a);
+    }
+    int tl = 0;
+    char tn[MPI_MAX_OBJECT_NAME];
+    MPI_Type_get_name(t, tn, &tl);
+    MTEST_CHECK(!bad, "%s %s of %d %s (seed %d): %d blocks wrong", what, gather ? "Allgather" : "Alltoall", cnt, tn,
+                seed, bad);
+    free(s);
+    free(r);
+    free(ref);
+    free(p1);
+    free(p2);
+}
+
+static void run(MPI_Comm c, const char *what)
+{
+    int seed = 0;
+    for (int k = 0; k < NSETTINGS; k++) {
+        apply(&settings[k]);
+        for (int ti = 0; ti < NTYPES; ti++)
+            for (int ci = 0; ci < NCOUNTS; ci++) {
+                one(c, 1, types[ti], counts[ci], ++seed, what);
+                one(c, 0, types[ti], counts[ci], ++seed, what);
+            }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    mtest_init(&argc, &argv);
+    int provided;
+    MTEST_OK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
+    run(MPI_COMM_WORLD, "world");
+    MPI_Comm rev;
+    MPI_Comm_split(MPI_COMM_WORLD, 0, mtest_size - mtest_rank, &rev);
+    run(rev, "reversed");
+    MPI_Comm_free(&rev);
+    MTEST_OK(MPI_T_finalize());
+    return mtest_finalize();
+}
