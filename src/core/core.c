@@ -61,7 +61,13 @@ int rmpi_core_init(rmpi_core_info_t *info)
     rmpi_core_rank = pm.rank;
     rmpi_core_size = pm.size;
     rmpi_hdr_cache = rmpi_knobs.HDR_CACHE;
-    rmpi_core_seg_min = (size_t)rmpi_knobs.RNDV_SEG_MIN;
+    rmpi_core_seg_min = SIZE_MAX;
+    for (int native = 0; native < 2; native++) {
+        long long v = rmpi_knob_scoped_size("RNDV_SEG_MIN", rmpi_knobs.RNDV_SEG_MIN, native ? "native" : "emulated",
+                                            native ? 8192 : 131072);
+        if ((size_t)v < rmpi_core_seg_min)
+            rmpi_core_seg_min = (size_t)v;
+    }
     for (int inter = 0; inter < 2; inter++) {
         long long v = rmpi_knob_scoped_size("FRAG_SIZE", rmpi_knobs.FRAG_SIZE, inter ? "inter" : "intra", 32768);
         if (v < 1024 || v > 1048576)

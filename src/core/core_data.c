@@ -11,8 +11,10 @@
 const rmpi_core_type_ops_t *rmpi_core_types;
 size_t rmpi_core_seg_min = 8192;
 
-/* Pieces long enough that one RDMA op each beats packing them (RMPI_RNDV_SEG_MIN). */
-static int long_pieces(const rmpi_req_t *r) { return rmpi_core_types->mean_piece(r->udt) >= rmpi_core_seg_min; }
+/* Pieces long enough that one RDMA op each beats DATA frames (RMPI_RNDV_SEG_MIN). */
+static int long_pieces(const rmpi_req_t *r, size_t min) { return rmpi_core_types->mean_piece(r->udt) >= min; }
+
+int rmpi_core_long_pieces(const rmpi_req_t *r, const core_peer_t *cp) { return long_pieces(r, cp->seg_min); }
 
 void rmpi_core_scatter_at(rmpi_req_t *r, const void *data, size_t n, size_t off)
 {
@@ -51,7 +53,7 @@ int rmpi_core_typed_send(rmpi_req_t *r)
         /* a rendezvous of long pieces: one RDMA op per piece of the user's memory; of
          * short pieces: DATA frames gathered or packed one fragment at a time (core_frag.c) */
         r->buf = NULL;
-        r->flags |= long_pieces(r) ? RMPI_RF_SEGS : RMPI_RF_FRAGS;
+        r->flags |= long_pieces(r, cp->seg_min) ? RMPI_RF_SEGS : RMPI_RF_FRAGS;
         return rmpi_core_isend_bytes(r);
     }
     /* Too many segments for an eager frame: packed. The copy goes at completion
@@ -66,7 +68,7 @@ void rmpi_core_typed_recv(rmpi_req_t *r)
 {
     r->buf = NULL;
     r->flags = (uint16_t)((r->flags & ~RMPI_RF_SEGS) | RMPI_RF_SCATTER);
-    if (long_pieces(r))
+    if (long_pieces(r, rmpi_core_seg_min))
         r->flags |= RMPI_RF_SEGS;
 }
 

@@ -96,6 +96,7 @@ typedef struct core_peer {
     int eager_auto;      /* RMPI_WAN_TUNE follows the peer's round trip (rmpi_core_wan_limit) */
     int seg_max;         /* data segments of a non-contiguous eager send (RMPI_SEG_MAX, rails' max_iov) */
     size_t frag_size;    /* payload of a DATA frame (RMPI_FRAG_SIZE for the peer's scope, within a frame) */
+    size_t seg_min;      /* pieces this long on average move one RDMA op each (RMPI_RNDV_SEG_MIN, rails' kind) */
     size_t zc_min;       /* nonblocking eager sends of this many bytes on go from the user's buffer */
     int coal_ok;         /* coalescing may apply: between nodes, RMPI_WAN_TUNE, RMPI_COALESCE_WAIT > 0 */
     int coal_far;        /* round trip at least RMPI_CORE_COAL_RTT waits: hold while the link is busy;
@@ -233,8 +234,12 @@ extern int rmpi_core_coal_near;
 void rmpi_core_coal_idle(void);
 
 /* Typed data (core_data.c): the protocol choice for data that is not one byte range. */
-/* Pieces at least this long on average go by rendezvous one RDMA op each (RMPI_RNDV_SEG_MIN). */
+/* The smallest of RMPI_RNDV_SEG_MIN's values: a typed receive posted before its sender is
+ * known keeps its pieces when they may be long enough for some peer (rmpi_core_long_pieces
+ * decides at the match). */
 extern size_t rmpi_core_seg_min;
+/* r's pieces are long enough to move one RDMA op each to or from cp's peer. */
+int rmpi_core_long_pieces(const rmpi_req_t *r, const core_peer_t *cp);
 /* rmpi_core_isend of an RMPI_RF_TYPED request: a segment list, pieces or a packed copy. */
 int rmpi_core_typed_send(rmpi_req_t *r);
 /* Before an RMPI_RF_TYPED receive is posted or matched: scatter, pieces when long. */

@@ -211,6 +211,15 @@ void rmpi_core_peer_init(rmpi_vc_t *vc)
      * loopback where 32 KiB took 6.5-6.8 (docs/results/noncontig.md). */
     size_t frag = (size_t)rmpi_knob_scoped_size("FRAG_SIZE", rmpi_knobs.FRAG_SIZE, scope, 32768);
     cp->frag_size = frag < max ? frag : max;
+    /* Pieces by RDMA op pay where an op is a kernel copy or a NIC's; where it is a message
+     * of its own (tcp), frames gather the pieces in fewer sends: 16-64 KiB pieces of 1-4 MiB
+     * moved 2.2x faster as frames on loopback, and 128 KiB pieces as fast
+     * (docs/results/noncontig.md, 2026-12-01). */
+    int native = 1;
+    for (int i = 0; i < vc->nsub; i++)
+        native &= vc->sub[i].rail->hints.rdma_native;
+    cp->seg_min = (size_t)rmpi_knob_scoped_size("RNDV_SEG_MIN", rmpi_knobs.RNDV_SEG_MIN, native ? "native" : "emulated",
+                                                native ? 8192 : 131072);
     /* Only between nodes: within one (tcp on loopback too), a round trip is the
      * scheduler's delay, not a path. */
     int inter = vc->peer >= rmpi_core_size || rmpi_topo_node_of(vc->peer) != rmpi_topo_my_node();
@@ -644,6 +653,8 @@ static void rndv_start(rmpi_req_t *r, rmpi_vc_t *vc, int src, int tag, uint64_t 
         return;
     }
     if (r->flags & RMPI_RF_SCATTER) {
+        if ((r->flags & RMPI_RF_SEGS) && !rmpi_core_long_pieces(r, rmpi_core_peer(vc)))
+            r->flags &= (uint16_t)~RMPI_RF_SEGS; /* short for this peer's rails: frames */
         if ((r->flags & RMPI_RF_SEGS) && !(how & (RMPI_FF_GATHER | RMPI_FF_FRAGS))) {
             /* contiguous source: read it straight into the pieces of the user's memory */
             rmpi_core_stats.seg_rndv_recvs++;
