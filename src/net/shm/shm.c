@@ -184,6 +184,7 @@ typedef struct shm_rail {
      * between looks at the clock, and how many times it went */
     uint64_t q_unused_since, q_keep_ns, q_returns;
     uint32_t q_check;
+    int chores; /* CHORE_*: work a pass checks for, one test for all (the idle probe's instructions) */
     rmpi_shm_qlayout_t qlay;
     rmpi_shm_queue_t rxq; /* my shared receive queue */
     uint64_t stuck_since, idle_polls;
@@ -199,6 +200,15 @@ typedef struct shm_rail {
 } shm_rail_t;
 
 static shm_rail_t shm;
+
+enum { CHORE_FORCE = 1, CHORE_QUEUE = 2 }; /* forced switches armed; the queue's give-back armed */
+
+/* since: when the queue's last sender left it, 0 when a sender may write to it */
+static void queue_arm(shm_rail_t *s, uint64_t since)
+{
+    s->q_unused_since = since;
+    s->chores = since ? s->chores | CHORE_QUEUE : s->chores & ~CHORE_QUEUE;
+}
 
 static void push_done(rmpi_net_op_t *op, int status)
 {
@@ -248,7 +258,7 @@ static void ring_activate(shm_rx_t *x)
     shm.bell_left[l / 64] |= 1ull << (l % 64);
     shm.any_left = 1;
     if (!--shm.nqueue_from && shm.q_made) /* the queue's last sender left it: give it back later */
-        shm.q_unused_since = rmpi_time_ns();
+        queue_arm(&shm, rmpi_time_ns());
     shm.st.mem[DEDICATED] += shm.ring_stride;
     shm.st.mem_peak[DEDICATED] = RMPI_MAX(shm.st.mem_peak[DEDICATED], shm.st.mem[DEDICATED]);
 }
@@ -361,6 +371,7 @@ static int shm_open_rail(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
         }
     }
     rmpi_net_chsw_force_init(&s->force, env->rank, 1);
+    s->chores = s->force.ns ? CHORE_FORCE : 0;
 
     char key[64], val[256];
     snprintf(key, sizeof key, "shm-%d", env->rank);
@@ -1139,7 +1150,7 @@ static void queue_make(shm_rail_t *s)
     seg_hdr_t *h = s->seg;
     atomic_store_explicit(&h->q_gen, atomic_load_explicit(&h->q_gen, memory_order_relaxed) + 1, memory_order_relaxed);
     s->q_made = s->q_ever = 1;
-    s->q_unused_since = 0;
+    queue_arm(s, 0);
     s->st.mem[SHARED] = SEG_HDR + s->qlay.bytes;
     s->st.mem_peak[SHARED] = RMPI_MAX(s->st.mem_peak[SHARED], s->st.mem[SHARED]);
     s->st.switch_ns += rmpi_time_ns() - t0;
@@ -1170,7 +1181,7 @@ static __attribute__((noinline)) void queue_give_back(shm_rail_t *s)
     uint64_t t0 = rmpi_time_ns();
     if (t0 - s->q_unused_since < s->q_keep_ns)
         return;
-    s->q_unused_since = 0; /* armed again by the next ring_activate that empties the queue */
+    queue_arm(s, 0); /* armed again by the next ring_activate that empties the queue */
     if (!queue_unused(s))
         return;
 #ifdef MADV_REMOVE
@@ -1203,7 +1214,7 @@ static int shm_chan_switch(rmpi_rail_t *rail, int peer, int to)
         x->rd.r = x->rd.r_pub_last = 0;
         s->st.rings_asked++;
     } else {
-        s->q_unused_since = 0; /* a sender comes back to the queue */
+        queue_arm(s, 0); /* a sender comes back to the queue */
         if (!s->q_made)
             queue_make(s);
     }
@@ -1251,10 +1262,12 @@ static int shm_progress(rmpi_rail_t *rail)
     } else if (s->nqueue_from) {
         ev += poll_shared(s);
     }
-    if (RMPI_UNLIKELY(s->force.ns))
-        force_switch(s);
-    if (RMPI_UNLIKELY(s->q_unused_since) && (++s->q_check & 63) == 0)
-        queue_give_back(s);
+    if (RMPI_UNLIKELY(s->chores)) {
+        if (s->force.ns)
+            force_switch(s);
+        if (s->q_unused_since && (++s->q_check & 63) == 0)
+            queue_give_back(s);
+    }
     if (RMPI_UNLIKELY(s->npending))
         flush_pending();
     if (RMPI_UNLIKELY(s->resp != NULL))
