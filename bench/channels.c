@@ -7,10 +7,14 @@
  *   random:   xrc-scalable Fig. 5: every rank exchanges a message with 8 random peers (the
  *             same random permutations on every rank, so each send has its receive), ITER
  *             exchanges in all; throughput = 1 / us_per_pingpong messages per us per rank.
+ *   streamsK: ranks 1..K stream to rank 0 at once, ITER windows of 64 1-byte messages each
+ *             (the other ranks wait): K busy peers among n - 1, for the memory a policy holds
+ *             per busy peer (adaptive: a ring per stream up to h, the queue given back once
+ *             every local peer of a process holds one); us_per_pingpong is per message there.
  * One JSON line per pattern on stdout: {"pattern", "ranks", "us_per_pingpong", "pingpongs"}
  * (rank 0's clock; "pingpongs" counts rank 0's ping-pongs including the warm-up, which
  * bench/channels.sh --callgrind divides instruction counts by). Usage: channels
- * [onetoall|alltoone|repeat|random|all] [iterations]. bench/channels.sh runs it per policy
+ * [onetoall|alltoone|repeat|random|streamsK|all] [iterations]. bench/channels.sh runs it per policy
  * and adds each rank's channel memory from RMPI_REPORT=json.
  * channels idle N: rank 0 makes N MPI_Iprobe calls that find nothing while every other rank
  * waits in a barrier, and prints {"ns_per_idle_poll"} (bench/channels.sh --callgrind counts
@@ -94,6 +98,22 @@ static double run(const char *pat, int iter)
             }
         }
         free(to);
+    } else if (!strncmp(pat, "streams", 7)) {
+        enum { W = 64 };
+        int k = atoi(pat + 7);
+        k = k < 1 ? 1 : k > n - 1 ? n - 1 : k;
+        char wb[W] = {0};
+        MPI_Request rq[W];
+        if (me == 0) {
+            for (long i = 0; i < (long)iter * W * k; i++, pp++)
+                MPI_Recv(b, 1, MPI_CHAR, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else if (me <= k) {
+            for (int i = 0; i < iter; i++) {
+                for (int j = 0; j < W; j++)
+                    MPI_Isend(&wb[j], 1, MPI_CHAR, 0, 0, MPI_COMM_WORLD, &rq[j]);
+                MPI_Waitall(W, rq, MPI_STATUSES_IGNORE);
+            }
+        }
     } else { /* repeat: PHASES phases; in phase k rank 0 ping-pongs with GROUP peers (the
                 * k-th group of consecutive ranks, round-robin), 8 * iter ping-pongs in all */
         long per = 8L * iter;
@@ -139,6 +159,13 @@ int main(int argc, char **argv)
         MPI_Barrier(MPI_COMM_WORLD);
         MPI_Finalize();
         return 0;
+    }
+    if (!strncmp(which, "streams", 7)) {
+        run(which, iter / 10 + 1);
+        double us = run(which, iter);
+        if (me == 0)
+            printf("{\"pattern\": \"%s\", \"ranks\": %d, \"us_per_pingpong\": %.3f, \"pingpongs\": %ld}\n", which, n,
+                   us, total_pp);
     }
     for (int i = 0; i < 4; i++) {
         if (strcmp(which, "all") && strcmp(which, pats[i]))

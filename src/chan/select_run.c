@@ -63,6 +63,9 @@ int rmpi_chan_params_from_knobs(rmpi_chan_params_t *p, int nprocs, int node_size
     if (k->CHAN_SMALL_JOB < -1 || k->CHAN_SMALL_JOB > 1000000)
         return refuse(why, len, "CHAN_SMALL_JOB", (double)k->CHAN_SMALL_JOB,
                       "-1 (h), 0 (never) or a number of peers up to 1000000");
+    if (k->CHAN_QUEUE_KEEP_MS < -1 || k->CHAN_QUEUE_KEEP_MS > 86400000)
+        return refuse(why, len, "CHAN_QUEUE_KEEP_MS", (double)k->CHAN_QUEUE_KEEP_MS,
+                      "-1 (RMPI_CHAN_INTERVAL), 0 (at once) or milliseconds up to 86400000 (a day)");
     if (k->CHAN_SOURCES != -1 && (k->CHAN_SOURCES < 2 || k->CHAN_SOURCES > 1000000))
         return refuse(why, len, "CHAN_SOURCES", (double)k->CHAN_SOURCES,
                       "-1 or a number of peers from 2 to 1000000, at least 2 x (RMPI_CHAN_MAX_DEDICATED + 1)");

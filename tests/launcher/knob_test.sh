@@ -39,6 +39,7 @@ bad RMPI_UNEXP_MAX=-1 "RMPI_UNEXP_MAX=-1: expected a size in bytes with an optio
 bad RMPI_CHAN_SLOT=0 "RMPI_CHAN_SLOT=0: expected milliseconds from 1 to RMPI_CHAN_INTERVAL (1000)."
 bad RMPI_CHAN_GAMMA=-1 "RMPI_CHAN_GAMMA=-1: expected nanoseconds from 0 to 1e15."
 bad RMPI_CHAN_SMALL_JOB=-2 "RMPI_CHAN_SMALL_JOB=-2: expected -1 (h), 0 (never) or a number of peers up to 1000000."
+bad RMPI_CHAN_QUEUE_KEEP_MS=-5 "RMPI_CHAN_QUEUE_KEEP_MS=-5: expected -1 (RMPI_CHAN_INTERVAL), 0 (at once) or milliseconds up to 86400000 (a day)."
 
 # good values of every type: the typed value is what rmpi_info shows, and a job runs with them
 good=(RMPI_NET=tcp RMPI_COLL_ALLREDUCE=ring RMPI_HDR_CACHE=off RMPI_WINDOW=0x20 RMPI_ADAPT_ALPHA=0.25

@@ -312,6 +312,8 @@ int mpx_spawn_line(struct mpx_job *job, struct mpx_conn *c, const char *line)
                                   "its spawn holds more commands than it "
                                   "announced or than %d",
                                   SPAWN_MAX_CMDS);
+        if (s->sofar < s->ncmd) /* the last one never ended: it would be spawned half made */
+            return mpx_pmi_refuse(c, "spawn_unended", "its spawn command %d has no endcmd before the next", s->ncmd);
         struct spawn_cmd *cur = &s->cmd[s->ncmd++];
         memset(cur, 0, sizeof *cur);
         cur->npre = cur->ninfo = -1;

@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #define SEG_HDR RMPI_SHM_SEG_HDR
-#define SEG_MAGIC 0x524d5049534d3036ull /* "RMPISM06" (docs/wire/shm.md) */
+#define SEG_MAGIC 0x524d5049534d3037ull /* "RMPISM07" (docs/wire/shm.md) */
 /* The doorbell words (shm.h), in the header after its fields, a cache line of their own:
  * a bit per local sender, so at most (4096 - 512) * 8 local ranks */
 #define BELL_OFF 512u
@@ -39,6 +39,10 @@ typedef struct seg_hdr {
     uint64_t ring_stride;
     uint32_t ncells;
     rmpi_shm_qlayout_t qlay; /* the shared queue, at SEG_HDR; rings follow it */
+    /* how many times the owner made its queue (0: not made yet); a sender moving to the
+     * queue faults its pages in again when this changed since it last did: a queue given
+     * back was punched out of its page tables too (queue_give_back) */
+    _Atomic uint32_t q_gen;
 } seg_hdr_t;
 _Static_assert(sizeof(seg_hdr_t) <= BELL_OFF, "the segment header's fields overlap its doorbell");
 
@@ -76,10 +80,10 @@ typedef struct shm_rx {
 typedef struct shm_peer {
     int rank;
     pid_t pid;
-    int cma;      /* 1 usable, 0 untried, -1 refused */
-    int lidx;     /* its local index */
-    int tx_kind;  /* the channel this process writes to it on (its choice) */
-    int q_mapped; /* its shared queue's pages are in our page tables (prefaulted) */
+    int cma;        /* 1 usable, 0 untried, -1 refused */
+    int lidx;       /* its local index */
+    int tx_kind;    /* the channel this process writes to it on (its choice) */
+    uint32_t q_gen; /* the generation of its shared queue whose pages we faulted in (seg_hdr_t) */
     rmpi_shm_writer_t wr;
     _Atomic uint64_t *bell; /* our doorbell word in its segment, and our bit there */
     uint64_t bell_bit;
@@ -172,8 +176,15 @@ typedef struct shm_rail {
     int nact, npending, policy; /* policy: RMPI_CHANNELS_* */
     int start_ded;              /* every local sender started on its ring (dedicated, or a small job) */
     int q_made;                 /* the shared queue is initialized and populated (not yet in a small job) */
+    int q_ever;                 /* it was made at some time (RMPI_REPORT's shared_queue) */
     int nqueue_from;            /* local senders without a ring in act: while 0 nobody writes
                                      * to the shared queue and the poll skips it */
+    /* The queue given back (queue_give_back): since when no sender writes to it (every local
+     * sender on a settled ring; 0: someone may), after how long it goes, passes counted
+     * between looks at the clock, and how many times it went */
+    uint64_t q_unused_since, q_keep_ns, q_returns;
+    uint32_t q_check;
+    int chores; /* CHORE_*: work a pass checks for, one test for all (the idle probe's instructions) */
     rmpi_shm_qlayout_t qlay;
     rmpi_shm_queue_t rxq; /* my shared receive queue */
     uint64_t stuck_since, idle_polls;
@@ -189,6 +200,15 @@ typedef struct shm_rail {
 } shm_rail_t;
 
 static shm_rail_t shm;
+
+enum { CHORE_FORCE = 1, CHORE_QUEUE = 2 }; /* forced switches armed; the queue's give-back armed */
+
+/* since: when the queue's last sender left it, 0 when a sender may write to it */
+static void queue_arm(shm_rail_t *s, uint64_t since)
+{
+    s->q_unused_since = since;
+    s->chores = since ? s->chores | CHORE_QUEUE : s->chores & ~CHORE_QUEUE;
+}
 
 static void push_done(rmpi_net_op_t *op, int status)
 {
@@ -237,7 +257,8 @@ static void ring_activate(shm_rx_t *x)
     int l = (int)(x - shm.rx);
     shm.bell_left[l / 64] |= 1ull << (l % 64);
     shm.any_left = 1;
-    shm.nqueue_from--;
+    if (!--shm.nqueue_from && shm.q_made) /* the queue's last sender left it: give it back later */
+        queue_arm(&shm, rmpi_time_ns());
     shm.st.mem[DEDICATED] += shm.ring_stride;
     shm.st.mem_peak[DEDICATED] = RMPI_MAX(shm.st.mem_peak[DEDICATED], shm.st.mem[DEDICATED]);
 }
@@ -307,7 +328,12 @@ static int shm_open_rail(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
     int ded = s->policy == RMPI_CHANNELS_DEDICATED ||
               (s->policy == RMPI_CHANNELS_ADAPTIVE && env->chan_small && s->nlocal > 1);
     s->start_ded = ded;
-    s->q_made = !ded;
+    s->q_made = s->q_ever = !ded;
+    /* RMPI_CHAN_QUEUE_KEEP_MS, -1: the selection interval (a bad value ends MPI_Init in
+     * rmpi_chan_params_from_knobs; until then it is taken as -1) */
+    s->q_keep_ns = (uint64_t)(rmpi_knobs.CHAN_QUEUE_KEEP_MS >= 0 ? rmpi_knobs.CHAN_QUEUE_KEEP_MS
+                                                                 : RMPI_MAX(rmpi_knobs.CHAN_INTERVAL, 1)) *
+                   1000000ull;
     rmpi_shm_prefault(s->seg, SEG_HDR + (ded ? 0 : s->qlay.bytes));
     seg_hdr_t *h = s->seg;
     h->pid = getpid();
@@ -315,6 +341,7 @@ static int shm_open_rail(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
     h->ring_stride = s->ring_stride;
     h->ncells = ncells;
     h->qlay = s->qlay;
+    atomic_store_explicit(&h->q_gen, !ded, memory_order_relaxed);
     rmpi_shm_queue_attach(&s->rxq, (char *)s->seg + SEG_HDR, &s->qlay);
     if (!ded) {
         rmpi_shm_queue_init(&s->rxq);
@@ -344,6 +371,7 @@ static int shm_open_rail(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
         }
     }
     rmpi_net_chsw_force_init(&s->force, env->rank, 1);
+    s->chores = s->force.ns ? CHORE_FORCE : 0;
 
     char key[64], val[256];
     snprintf(key, sizeof key, "shm-%d", env->rank);
@@ -420,7 +448,7 @@ static int shm_ready(rmpi_rail_t *rail, int phase)
             rmpi_shm_prefault(p->wr.ring, h->ring_stride);
         else
             rmpi_shm_prefault((char *)seg + SEG_HDR, s->qlay.bytes);
-        p->q_mapped = p->tx_kind == SHARED;
+        p->q_gen = p->tx_kind == SHARED ? atomic_load_explicit(&h->q_gen, memory_order_relaxed) : 0;
         p->pend_tail = &p->pend;
         s->peer[r] = p;
     }
@@ -873,11 +901,17 @@ static void handle(shm_rail_t *s, int rank, unsigned type, const char *buf, size
             p->wr.w = p->wr.r_cached = 0;
             rmpi_shm_prefault(p->wr.ring, s->ring_stride);
             s->st.switch_ns += rmpi_time_ns() - t0;
-        } else if (!p->q_mapped) { /* a small job's first move to the queue, which the receiver made */
-            uint64_t t0 = rmpi_time_ns();
-            rmpi_shm_prefault((char *)p->seg + SEG_HDR, s->qlay.bytes);
-            p->q_mapped = 1;
-            s->st.switch_ns += rmpi_time_ns() - t0;
+        } else {
+            /* a queue made since we last faulted it in (a small job's first move to it, or
+             * made again after it was given back: its pages left our page tables then); the
+             * request's stamp (acquire) orders the receiver's count before this load */
+            uint32_t g = atomic_load_explicit(&((seg_hdr_t *)p->seg)->q_gen, memory_order_relaxed);
+            if (g != p->q_gen) {
+                uint64_t t0 = rmpi_time_ns();
+                rmpi_shm_prefault((char *)p->seg + SEG_HDR, s->qlay.bytes);
+                p->q_gen = g;
+                s->st.switch_ns += rmpi_time_ns() - t0;
+            }
         }
         p->tx_kind = to;
         break;
@@ -1059,12 +1093,16 @@ static int poll_bells(shm_rail_t *s)
         }
         if (w == s->my_local / 64 && (b & s->qbit)) {
             b &= ~s->qbit;
-            int n = poll_shared(s);
-            if (rmpi_shm_qbell_again(&s->rxq, n, POLL_SHARED_MAX)) {
-                s->bell_left[w] |= s->qbit;
-                s->any_left = 1;
+            /* a queue given back has nothing to read (the bell of its last sender, rung after
+             * its marker) and its pages must stay out of memory */
+            if (RMPI_LIKELY(s->q_made)) {
+                int n = poll_shared(s);
+                if (rmpi_shm_qbell_again(&s->rxq, n, POLL_SHARED_MAX)) {
+                    s->bell_left[w] |= s->qbit;
+                    s->any_left = 1;
+                }
+                ev += n;
             }
-            ev += n;
         }
         while (b) {
             int l = w * 64 + __builtin_ctzll(b);
@@ -1099,18 +1137,60 @@ static int poll_stamps(shm_rail_t *s)
     return ev;
 }
 
-/* A small job's shared queue, at the first switch to it (the senders write to it only after
- * the CHAN_REQ that follows: its release store publishes the queue's initialization, as a
- * ring's stamp publishes a frame). It stays until the end: a later release would have to
- * wait for every sender's buffers to come back; its memory is counted from now on. */
+/* The shared queue at a switch to it while it is not there: a small job's first, or the first
+ * after it was given back (the senders write to it only after the CHAN_REQ that follows: its
+ * release store publishes the queue's initialization and q_gen, as a ring's stamp publishes
+ * a frame); its memory is counted from now on. */
 static void queue_make(shm_rail_t *s)
 {
     uint64_t t0 = rmpi_time_ns();
     rmpi_shm_prefault((char *)s->seg + SEG_HDR, s->qlay.bytes);
+    rmpi_shm_queue_attach(&s->rxq, (char *)s->seg + SEG_HDR, &s->qlay); /* read position 0 again */
     rmpi_shm_queue_init(&s->rxq);
-    s->q_made = 1;
+    seg_hdr_t *h = s->seg;
+    atomic_store_explicit(&h->q_gen, atomic_load_explicit(&h->q_gen, memory_order_relaxed) + 1, memory_order_relaxed);
+    s->q_made = s->q_ever = 1;
+    queue_arm(s, 0);
     s->st.mem[SHARED] = SEG_HDR + s->qlay.bytes;
     s->st.mem_peak[SHARED] = RMPI_MAX(s->st.mem_peak[SHARED], s->st.mem[SHARED]);
+    s->st.switch_ns += rmpi_time_ns() - t0;
+}
+
+/* No sender can write to the queue again without a CHAN_REQ to it first (J1 makes the queue
+ * again before that request): every local sender is on its ring with its marker read from
+ * the queue (J5, which proves every earlier queue frame of it read), none is moving back,
+ * no position is taken and unread, and every buffer read went back to its class. */
+static int queue_unused(shm_rail_t *s)
+{
+    if (!s->q_made || s->nqueue_from || rmpi_shm_qreserved(&s->rxq) || s->rxq.rel_mask)
+        return 0;
+    for (int l = 0; l < s->nlocal; l++)
+        if (l != s->my_local && (s->rx[l].sw.kind != DEDICATED || s->rx[l].sw.waiting || !s->rx[l].active))
+            return 0;
+    return 1;
+}
+
+/* The queue's last sender left it q_keep_ns ago (RMPI_CHAN_QUEUE_KEEP_MS): give its pages
+ * back (punched out, MADV_REMOVE, as a retired ring), so that the process holds only the
+ * rings of its busy peers; the next switch to shared makes it again (queue_make). The seed
+ * (adaptive-transport-selection sec. 3.1) keeps its shared DC channel for good: a DC target
+ * costs little there, a queue 712 KiB here. Not at once: a peer released by the next
+ * selection run would pay the queue's making (0.4-0.5 ms) beside its switch. */
+static __attribute__((noinline)) void queue_give_back(shm_rail_t *s)
+{
+    uint64_t t0 = rmpi_time_ns();
+    if (t0 - s->q_unused_since < s->q_keep_ns)
+        return;
+    queue_arm(s, 0); /* armed again by the next ring_activate that empties the queue */
+    if (!queue_unused(s))
+        return;
+#ifdef MADV_REMOVE
+    if (madvise((char *)s->seg + SEG_HDR, s->qlay.bytes, MADV_REMOVE))
+#endif
+        return; /* the pages cannot go: keep the queue as it is */
+    s->q_made = 0;
+    s->q_returns++;
+    s->st.mem[SHARED] = 0; /* the header (the doorbell) stays, uncounted as before the first make */
     s->st.switch_ns += rmpi_time_ns() - t0;
 }
 
@@ -1133,8 +1213,10 @@ static int shm_chan_switch(rmpi_rail_t *rail, int peer, int to)
         atomic_store_explicit(&x->rd.ring->r_pub, 0, memory_order_relaxed);
         x->rd.r = x->rd.r_pub_last = 0;
         s->st.rings_asked++;
-    } else if (!s->q_made) {
-        queue_make(s);
+    } else {
+        queue_arm(s, 0); /* a sender comes back to the queue */
+        if (!s->q_made)
+            queue_make(s);
     }
     unsigned char k = (unsigned char)to;
     struct iovec iov = {&k, 1};
@@ -1180,8 +1262,13 @@ static int shm_progress(rmpi_rail_t *rail)
     } else if (s->nqueue_from) {
         ev += poll_shared(s);
     }
-    if (RMPI_UNLIKELY(s->force.ns))
-        force_switch(s);
+    if (RMPI_UNLIKELY(s->chores)) {
+        if (s->force.ns)
+            force_switch(s);
+        /* the clock every 64 passes; at RMPI_CHAN_QUEUE_KEEP_MS=0 at once (the tests' way) */
+        if (s->q_unused_since && (!s->q_keep_ns || (++s->q_check & 63) == 0))
+            queue_give_back(s);
+    }
     if (RMPI_UNLIKELY(s->npending))
         flush_pending();
     if (RMPI_UNLIKELY(s->resp != NULL))
@@ -1261,6 +1348,10 @@ static void shm_describe(rmpi_rail_t *rail, void *file)
         fprintf(file, " %u x %u B", shm.qlay.cfirst[c + 1] - shm.qlay.cfirst[c], shm.qlay.csize[c]);
     fprintf(file, "), dedicated ring %zu bytes per peer that has one; now %zu bytes shared + %zu dedicated\n",
             shm.ring_stride, shm.st.mem[SHARED], shm.st.mem[DEDICATED]);
+    fprintf(file,
+            "    shared queue given back %.0f ms after its last sender moved to a ring (RMPI_CHAN_QUEUE_KEEP_MS), made "
+            "again at the next switch to it\n",
+            (double)shm.q_keep_ns / 1e6);
     if (shm.env->chan_why)
         fprintf(file, "    start: %s\n", shm.env->chan_why);
     else /* rmpi_info: no job, so the rule (rmpi_chan_small_job) with this host's sizes */
@@ -1278,11 +1369,16 @@ static void shm_rail_facts(rmpi_rail_t *rail, int json, char *buf, size_t len)
     (void)rail;
     const char *why = shm.env->chan_why ? shm.env->chan_why : "";
     if (json) /* the sentence holds no quote or backslash */
-        snprintf(buf, len, "\"start\": \"%s\", \"start_why\": \"%s\", \"shared_queue\": %s",
-                 shm.start_ded ? "dedicated" : "shared", why, shm.q_made ? "true" : "false");
+        snprintf(buf, len,
+                 "\"start\": \"%s\", \"start_why\": \"%s\", \"shared_queue\": %s, \"shared_queue_now\": %s, "
+                 "\"shared_queue_returns\": %llu",
+                 shm.start_ded ? "dedicated" : "shared", why, shm.q_ever ? "true" : "false",
+                 shm.q_made ? "true" : "false", (unsigned long long)shm.q_returns);
+    else if (!shm.q_ever)
+        snprintf(buf, len, "start: %s; shared queue not made (no switch asked for it)", why);
     else
-        snprintf(buf, len, "start: %s; shared queue %s", why,
-                 shm.q_made ? "made" : "not made (no switch asked for it)");
+        snprintf(buf, len, "start: %s; shared queue made, given back %llu times (no sender on it), %s at the end", why,
+                 (unsigned long long)shm.q_returns, shm.q_made ? "held" : "not held");
 }
 
 const struct rmpi_net_ops rmpi_shm_ops = {

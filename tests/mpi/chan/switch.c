@@ -5,7 +5,10 @@
  * probed source, and receives posted for one source; a receive that can never match is
  * posted and cancelled now and then. Every message must arrive once, from each source in the
  * order sent (its index is in the payload and its size follows from the index), intact.
- * args=kill: rank 1 SIGKILLs itself half-way (the job must end naming it, not hang). */
+ * args=kill: rank 1 SIGKILLs itself half-way (the job must end naming it, not hang).
+ * args=stream: every other rank streams STREAM_MSGS messages of 1 KiB to rank 0 instead, a
+ * window in flight (the selection's stream term gives each a ring: the testlist checks rank
+ * 0's report, its shared queue given back once no sender is on it), each checked alike. */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +20,8 @@
 #define TAG 7
 #define TAG_NEVER 99
 #define MAXLEN 70000
+#define STREAM_MSGS 4000
+#define STREAM_LEN 1024
 
 static size_t msg_size(int src, int dst, int i)
 {
@@ -50,6 +55,41 @@ static void check_msg(const char *buf, int src, int me, size_t got)
     }
 }
 
+static void stream(int me, int n)
+{
+    enum { W = 64 };
+    static char buf[W][STREAM_LEN];
+    MPI_Request req[W];
+    if (me != 0) {
+        for (int i = 0; i < STREAM_MSGS; i += W) {
+            int k = i + W <= STREAM_MSGS ? W : STREAM_MSGS - i;
+            for (int j = 0; j < k; j++) {
+                int idx = i + j;
+                memcpy(buf[j], &idx, sizeof idx);
+                mtest_fill(buf[j] + sizeof idx, STREAM_LEN - sizeof idx, mtest_seed(me, 0, idx));
+                MTEST_OK(MPI_Isend(buf[j], STREAM_LEN, MPI_CHAR, 0, TAG, MPI_COMM_WORLD, &req[j]));
+            }
+            MTEST_OK(MPI_Waitall(k, req, MPI_STATUSES_IGNORE));
+        }
+        return;
+    }
+    for (int got = 0; got < (n - 1) * STREAM_MSGS; got++) {
+        MPI_Status st;
+        MTEST_OK(MPI_Recv(buf[0], STREAM_LEN, MPI_CHAR, MPI_ANY_SOURCE, TAG, MPI_COMM_WORLD, &st));
+        int len, idx, src = st.MPI_SOURCE;
+        MPI_Get_count(&st, MPI_CHAR, &len);
+        memcpy(&idx, buf[0], sizeof idx);
+        if ((len != STREAM_LEN || idx != next_idx[src]) && nerr_order++ < 5)
+            mtest_error(__FILE__, __LINE__, "from %d: message %d (%d bytes) where %d was expected", src, idx, len,
+                        next_idx[src]);
+        else
+            mtest_check_buf(buf[0] + sizeof idx, STREAM_LEN - sizeof idx, mtest_seed(src, 0, idx), "payload");
+        next_idx[src]++;
+    }
+    for (int s = 1; s < n; s++)
+        MTEST_CHECK(next_idx[s] == STREAM_MSGS, "from %d: %d messages, expected %d", s, next_idx[s], STREAM_MSGS);
+}
+
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
@@ -60,6 +100,10 @@ int main(int argc, char **argv)
     if (n < 2 || n > 64) {
         MPI_Finalize();
         return 0;
+    }
+    if (argc > 1 && !strcmp(argv[1], "stream")) {
+        stream(me, n);
+        return mtest_finalize();
     }
     int nsend = (n - 1) * MSGS, nrecv = nsend;
     int *order = mtest_malloc((size_t)nsend * sizeof *order), *cnt = calloc((size_t)n, sizeof *cnt);

@@ -49,6 +49,9 @@ static void test_refused(void)
     BAD(CHAN_MAX_SETUP, -3, "RMPI_CHAN_MAX_SETUP=-3: expected");
     BAD(CHAN_SMALL_JOB, -2, "RMPI_CHAN_SMALL_JOB=-2: expected -1 (h), 0 (never) or a number of peers up to 1000000.");
     BAD(CHAN_SMALL_JOB, 1000001, "RMPI_CHAN_SMALL_JOB=1000001: expected -1 (h), 0 (never)");
+    BAD(CHAN_QUEUE_KEEP_MS, -2,
+        "RMPI_CHAN_QUEUE_KEEP_MS=-2: expected -1 (RMPI_CHAN_INTERVAL), 0 (at once) or milliseconds up to 86400000 (a day).");
+    BAD(CHAN_QUEUE_KEEP_MS, 86400001, "RMPI_CHAN_QUEUE_KEEP_MS=86400001: expected -1");
     BAD(CHAN_SOURCES, 0, "RMPI_CHAN_SOURCES=0: expected -1 or a number of peers from 2 to 1000000");
     BAD(CHAN_SOURCES, -2, "RMPI_CHAN_SOURCES=-2: expected -1 or");
     /* 8 ranks on one node: h 4, and a full table keeps half its columns */
