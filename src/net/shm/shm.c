@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #define SEG_HDR RMPI_SHM_SEG_HDR
-#define SEG_MAGIC 0x524d5049534d3036ull /* "RMPISM06" (docs/wire/shm.md) */
+#define SEG_MAGIC 0x524d5049534d3037ull /* "RMPISM07" (docs/wire/shm.md) */
 /* The doorbell words (shm.h), in the header after its fields, a cache line of their own:
  * a bit per local sender, so at most (4096 - 512) * 8 local ranks */
 #define BELL_OFF 512u
@@ -1022,7 +1022,7 @@ static __attribute__((noinline)) int drain_ring(shm_rail_t *s, shm_rx_t *x, int 
             return 0;
         }
         s->st.rx_bytes[DEDICATED] += len;
-        s->st.buf_bytes[DEDICATED] += (RMPI_SHM_HDR + len + RMPI_SHM_CELL - 1) / RMPI_SHM_CELL * RMPI_SHM_CELL;
+        s->st.buf_bytes[DEDICATED] += rmpi_shm_frame_cells(rd->r, len) * RMPI_SHM_CELL;
         s->st.rx_frames[DEDICATED]++;
         if (type == RMPI_SHM_CHAN_MARK) {
             rmpi_net_chsw_marked(&x->sw, SHARED, &s->st, x->rank, s->env->rank);
