@@ -1021,17 +1021,18 @@ static __attribute__((noinline)) int drain_ring(shm_rail_t *s, shm_rx_t *x, int 
             s->stamp[x->ai] = &rmpi_shm_cell(rd->ring, rd->ncells, rd->r)->stamp;
             return 0;
         }
+        uint64_t n = rmpi_shm_frame_cells(rd->r, len);
         s->st.rx_bytes[DEDICATED] += len;
-        s->st.buf_bytes[DEDICATED] += rmpi_shm_frame_cells(rd->r, len) * RMPI_SHM_CELL;
+        s->st.buf_bytes[DEDICATED] += n * RMPI_SHM_CELL;
         s->st.rx_frames[DEDICATED]++;
         if (type == RMPI_SHM_CHAN_MARK) {
             rmpi_net_chsw_marked(&x->sw, SHARED, &s->st, x->rank, s->env->rank);
-            rmpi_shm_ring_consume(rd, len);
+            rmpi_shm_ring_consume_cells(rd, n);
             ring_retire(s, x);
             return 0;
         }
         handle(s, x->rank, type, f, len);
-        rmpi_shm_ring_consume(rd, len);
+        rmpi_shm_ring_consume_cells(rd, n);
         (*ev)++;
     }
     s->stamp[x->ai] = &rmpi_shm_cell(rd->ring, rd->ncells, rd->r)->stamp;

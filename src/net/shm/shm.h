@@ -68,6 +68,7 @@ typedef struct rmpi_shm_writer {
     rmpi_shm_ring_t *ring;
     uint64_t w, r_cached;
     uint32_t ncells; /* power of two */
+    uint32_t need;   /* cells of the frame the last reserve made room for */
 } rmpi_shm_writer_t;
 
 typedef struct rmpi_shm_reader {
@@ -148,6 +149,7 @@ static inline void *rmpi_shm_ring_reserve(rmpi_shm_writer_t *wr, size_t len)
     uint64_t pos = wr->w & (wr->ncells - 1);
     uint64_t skip = pos + (RMPI_SHM_HDR + len + RMPI_SHM_CELL - 1) / RMPI_SHM_CELL > wr->ncells ? wr->ncells - pos : 0;
     uint64_t need = rmpi_shm_frame_cells(wr->w + skip, len);
+    wr->need = (uint32_t)need;
     if (wr->w + skip + need + 1 - wr->r_cached > wr->ncells) {
         wr->r_cached = atomic_load_explicit(&wr->ring->r_pub, memory_order_acquire);
         if (wr->w + skip + need + 1 - wr->r_cached > wr->ncells)
@@ -158,9 +160,10 @@ static inline void *rmpi_shm_ring_reserve(rmpi_shm_writer_t *wr, size_t len)
     return (char *)rmpi_shm_cell(wr->ring, wr->ncells, wr->w) + RMPI_SHM_HDR;
 }
 
+/* Publish the frame of len bytes that the last reserve (of the same len) made room for. */
 static inline void rmpi_shm_ring_commit(rmpi_shm_writer_t *wr, size_t len, unsigned type)
 {
-    rmpi_shm_ring_publish(wr, rmpi_shm_frame_cells(wr->w, len), (uint32_t)len | (type << 24));
+    rmpi_shm_ring_publish(wr, wr->need, (uint32_t)len | (type << 24));
 }
 
 /* Next frame, or NULL. Skips padding. The frame stays valid until rmpi_shm_ring_consume. */
@@ -189,14 +192,13 @@ static inline const void *rmpi_shm_ring_peek(rmpi_shm_reader_t *rd, size_t *len,
     }
 }
 
-static inline void rmpi_shm_ring_consume(rmpi_shm_reader_t *rd, size_t len)
+/* Done with the frame from peek, of n cells (rmpi_shm_frame_cells; ofi's: without padding). */
+static inline void rmpi_shm_ring_consume_cells(rmpi_shm_reader_t *rd, uint64_t n)
 {
-    uint64_t n;
     if (RMPI_UNLIKELY(rd->rdma)) {
-        n = (RMPI_SHM_HDR + len + RMPI_SHM_CELL - 1) / RMPI_SHM_CELL;
         for (uint64_t i = 0; i < n; i++)
             atomic_store_explicit(&rmpi_shm_cell(rd->ring, rd->ncells, rd->r + i)->stamp, 0, memory_order_relaxed);
-    } else if ((n = rmpi_shm_frame_cells(rd->r, len)) > RMPI_SHM_PACK_CELLS) {
+    } else if (n > RMPI_SHM_PACK_CELLS) {
         rmpi_shm_ring_zero_lines(rd, rd->r, rd->r + n); /* needed, and faster: the file's header */
     }
     rd->r += n;
@@ -204,6 +206,12 @@ static inline void rmpi_shm_ring_consume(rmpi_shm_reader_t *rd, size_t len)
         atomic_store_explicit(&rd->ring->r_pub, rd->r, memory_order_release);
         rd->r_pub_last = rd->r;
     }
+}
+
+static inline void rmpi_shm_ring_consume(rmpi_shm_reader_t *rd, size_t len)
+{
+    rmpi_shm_ring_consume_cells(rd, RMPI_UNLIKELY(rd->rdma) ? (RMPI_SHM_HDR + len + RMPI_SHM_CELL - 1) / RMPI_SHM_CELL
+                                                            : rmpi_shm_frame_cells(rd->r, len));
 }
 
 /* Doorbell: a word of bits in the receiver's segment, one per local sender (docs/wire/shm.md).

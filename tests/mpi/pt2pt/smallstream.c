@@ -16,7 +16,8 @@
 #define W 64
 #define ROUNDS 30
 /* frames of 1 and 2 cells (a 4-byte header: up to 4 and 20 bytes), 3-4 cells, lines, more */
-static const size_t cycle[] = {1, 0, 4, 5, 12, 20, 2, 21, 3, 36, 8, 44, 16, 52, 1, 60, 13, 100, 19, 250, 7, 1000, 24, 9};
+static const size_t cycle[] = {1,  0,  4, 5,  12, 20,  2,  21,  3, 36,   8,  44,
+                               16, 52, 1, 60, 13, 100, 19, 250, 7, 1000, 24, 9};
 #define NCYCLE (sizeof cycle / sizeof cycle[0])
 #define MAXSZ 1000
 
