@@ -61,6 +61,18 @@ typedef struct parked {
     char data[];
 } parked_t;
 
+/* Where a ring's next frame will be published and the stamp it will carry (the cell holds 0
+ * or an older lap's stamp until then: shm.h). */
+typedef struct stamp_poll {
+    const _Atomic uint32_t *at;
+    uint32_t want;
+} stamp_poll_t;
+
+static inline stamp_poll_t stamp_poll(const rmpi_shm_reader_t *rd)
+{
+    return (stamp_poll_t){&rmpi_shm_cell(rd->ring, rd->ncells, rd->r)->stamp, rmpi_shm_stamp(rd->r)};
+}
+
 /* Receive side of one local sender. */
 typedef struct shm_rx {
     int rank;
@@ -160,11 +172,11 @@ typedef struct shm_rail {
      * RMPI_CHAN_IDLE_POLL_COST is what one costs). bell_left: rings to read at the next such
      * pass although their bits were taken (more frames than a pass reads, or frames written
      * before the ring was active). With fewer rings a pass reads each one's next stamp
-     * (`stamp`, per act[i]: 0 in a consumed or unwritten cell, so one load finds a ring
-     * empty), and nobody reads the words: a frame then costs one cache line between the
+     * (`stamp`, per act[i]: the next cell and the stamp it will get; until then it holds 0
+     * or an older lap's, so one load and a compare find a ring empty), and nobody reads the words: a frame then costs one cache line between the
      * two processes, not two (the busy pair's latency). Senders set their bit either way,
      * so the bits a pass of stamps left in the words are there when the bells take over. */
-    const _Atomic uint32_t **stamp;
+    stamp_poll_t *stamp;
     _Atomic uint64_t *bell;
     uint64_t *bell_left;
     int nbell, any_left;
@@ -230,7 +242,7 @@ static void ring_activate(shm_rx_t *x)
 {
     x->active = 1;
     x->ai = shm.nact;
-    shm.stamp[shm.nact] = &rmpi_shm_cell(x->rd.ring, x->rd.ncells, x->rd.r)->stamp;
+    shm.stamp[shm.nact] = stamp_poll(&x->rd);
     shm.act[shm.nact++] = x;
     /* its sender wrote frames after its marker and may have rung before the ring was
      * active, when a pass took the bit and read nothing: read it at the next pass */
@@ -1018,7 +1030,7 @@ static __attribute__((noinline)) int drain_ring(shm_rail_t *s, shm_rx_t *x, int 
     /* bounded per ring so one busy sender cannot starve the others */
     for (int k = 0; k < 32; k++) {
         if (!(f = rmpi_shm_ring_peek(rd, &len, &type))) {
-            s->stamp[x->ai] = &rmpi_shm_cell(rd->ring, rd->ncells, rd->r)->stamp;
+            s->stamp[x->ai] = stamp_poll(rd);
             return 0;
         }
         uint64_t n = rmpi_shm_frame_cells(rd->r, len);
@@ -1035,7 +1047,7 @@ static __attribute__((noinline)) int drain_ring(shm_rail_t *s, shm_rx_t *x, int 
         rmpi_shm_ring_consume_cells(rd, n);
         (*ev)++;
     }
-    s->stamp[x->ai] = &rmpi_shm_cell(rd->ring, rd->ncells, rd->r)->stamp;
+    s->stamp[x->ai] = stamp_poll(rd);
     return 1;
 }
 
@@ -1088,9 +1100,9 @@ static int poll_bells(shm_rail_t *s)
 static int poll_stamps(shm_rail_t *s)
 {
     int ev = 0, n = s->nact;
-    const _Atomic uint32_t **st = s->stamp;
+    const stamp_poll_t *st = s->stamp;
     for (int i = 0; i < n; i++) {
-        if (RMPI_LIKELY(atomic_load_explicit(st[i], memory_order_relaxed) == 0))
+        if (RMPI_LIKELY(atomic_load_explicit(st[i].at, memory_order_relaxed) != st[i].want))
             continue; /* empty; peek's acquire load orders the frame's bytes once it is not */
         shm_rx_t *x = s->act[i];
         drain_ring(s, x, &ev);
