@@ -12,8 +12,8 @@
 
 size_t rmpi_shm_ring_stride(size_t ring_size, uint32_t *ncells, size_t *max_frame)
 {
-    uint32_t n = 64;
-    while ((uint64_t)n * 2 * RMPI_SHM_CELL <= (uint64_t)ring_size && n < (1u << 18))
+    uint32_t n = 4096 / RMPI_SHM_CELL; /* a 4 KiB ring at least */
+    while ((uint64_t)n * 2 * RMPI_SHM_CELL <= (uint64_t)ring_size && n < (1u << 20))
         n *= 2;
     *ncells = n;
     *max_frame = rmpi_shm_ring_max_frame(n);

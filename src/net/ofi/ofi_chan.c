@@ -1,7 +1,7 @@
 /* ofi: the dedicated channel kind over libfabric and the switch between kinds (src/chan).
  *
  * Shared: every peer's frames land in the rail's multi-receive buffers (ofi_ops.c).
- * Dedicated: the receiver gives a peer a ring in its own memory (shm.h's 64-byte cells),
+ * Dedicated: the receiver gives a peer a ring in its own memory (shm.h's 16-byte cells),
  * registered for remote writes; the peer writes each frame into it with fi_write and then
  * publishes it by a second write of the cell's stamp (one write's bytes may land in any
  * order; FI_ORDER_WAW, required, puts the stamp after them). The receiver polls the stamps
@@ -257,6 +257,7 @@ static int chan_start(rmpi_ofi_rail_t *r, int peer, int to)
         }
         g->rd.ring = mem;
         g->rd.ncells = r->ring_ncells;
+        g->rd.rdma = 1; /* the peer writes by RDMA: no padding, no cell cleared ahead (shm.h) */
         g->bytes = r->ring_bytes;
         g->id = ++r->ring_ids;
         g->peer = peer;

@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #define SEG_HDR RMPI_SHM_SEG_HDR
-#define SEG_MAGIC 0x524d5049534d3037ull /* "RMPISM07" (docs/wire/shm.md) */
+#define SEG_MAGIC 0x524d5049534d3038ull /* "RMPISM08" (docs/wire/shm.md) */
 /* The doorbell words (shm.h), in the header after its fields, a cache line of their own:
  * a bit per local sender, so at most (4096 - 512) * 8 local ranks */
 #define BELL_OFF 512u
@@ -64,6 +64,18 @@ typedef struct parked {
     size_t len;
     char data[];
 } parked_t;
+
+/* Where a ring's next frame will be published and the stamp it will carry (the cell holds 0
+ * or an older lap's stamp until then: shm.h). */
+typedef struct stamp_poll {
+    const _Atomic uint32_t *at;
+    uint32_t want;
+} stamp_poll_t;
+
+static inline stamp_poll_t stamp_poll(const rmpi_shm_reader_t *rd)
+{
+    return (stamp_poll_t){&rmpi_shm_cell(rd->ring, rd->ncells, rd->r)->stamp, rmpi_shm_stamp(rd->r)};
+}
 
 /* Receive side of one local sender. */
 typedef struct shm_rx {
@@ -164,11 +176,11 @@ typedef struct shm_rail {
      * RMPI_CHAN_IDLE_POLL_COST is what one costs). bell_left: rings to read at the next such
      * pass although their bits were taken (more frames than a pass reads, or frames written
      * before the ring was active). With fewer rings a pass reads each one's next stamp
-     * (`stamp`, per act[i]: 0 in a consumed or unwritten cell, so one load finds a ring
-     * empty), and nobody reads the words: a frame then costs one cache line between the
+     * (`stamp`, per act[i]: the next cell and the stamp it will get; until then it holds 0
+     * or an older lap's, so one load and a compare find a ring empty), and nobody reads the words: a frame then costs one cache line between the
      * two processes, not two (the busy pair's latency). Senders set their bit either way,
      * so the bits a pass of stamps left in the words are there when the bells take over. */
-    const _Atomic uint32_t **stamp;
+    stamp_poll_t *stamp;
     _Atomic uint64_t *bell;
     uint64_t *bell_left;
     int nbell, any_left;
@@ -250,7 +262,7 @@ static void ring_activate(shm_rx_t *x)
 {
     x->active = 1;
     x->ai = shm.nact;
-    shm.stamp[shm.nact] = &rmpi_shm_cell(x->rd.ring, x->rd.ncells, x->rd.r)->stamp;
+    shm.stamp[shm.nact] = stamp_poll(&x->rd);
     shm.act[shm.nact++] = x;
     /* its sender wrote frames after its marker and may have rung before the ring was
      * active, when a pass took the bit and read nothing: read it at the next pass */
@@ -1052,23 +1064,24 @@ static __attribute__((noinline)) int drain_ring(shm_rail_t *s, shm_rx_t *x, int 
     /* bounded per ring so one busy sender cannot starve the others */
     for (int k = 0; k < 32; k++) {
         if (!(f = rmpi_shm_ring_peek(rd, &len, &type))) {
-            s->stamp[x->ai] = &rmpi_shm_cell(rd->ring, rd->ncells, rd->r)->stamp;
+            s->stamp[x->ai] = stamp_poll(rd);
             return 0;
         }
+        uint64_t n = rmpi_shm_frame_cells(rd->r, len);
         s->st.rx_bytes[DEDICATED] += len;
-        s->st.buf_bytes[DEDICATED] += (RMPI_SHM_HDR + len + RMPI_SHM_CELL - 1) / RMPI_SHM_CELL * RMPI_SHM_CELL;
+        s->st.buf_bytes[DEDICATED] += n * RMPI_SHM_CELL;
         s->st.rx_frames[DEDICATED]++;
         if (type == RMPI_SHM_CHAN_MARK) {
             rmpi_net_chsw_marked(&x->sw, SHARED, &s->st, x->rank, s->env->rank);
-            rmpi_shm_ring_consume(rd, len);
+            rmpi_shm_ring_consume_cells(rd, n);
             ring_retire(s, x);
             return 0;
         }
         handle(s, x->rank, type, f, len);
-        rmpi_shm_ring_consume(rd, len);
+        rmpi_shm_ring_consume_cells(rd, n);
         (*ev)++;
     }
-    s->stamp[x->ai] = &rmpi_shm_cell(rd->ring, rd->ncells, rd->r)->stamp;
+    s->stamp[x->ai] = stamp_poll(rd);
     return 1;
 }
 
@@ -1125,9 +1138,9 @@ static int poll_bells(shm_rail_t *s)
 static int poll_stamps(shm_rail_t *s)
 {
     int ev = 0, n = s->nact;
-    const _Atomic uint32_t **st = s->stamp;
+    const stamp_poll_t *st = s->stamp;
     for (int i = 0; i < n; i++) {
-        if (RMPI_LIKELY(atomic_load_explicit(st[i], memory_order_relaxed) == 0))
+        if (RMPI_LIKELY(atomic_load_explicit(st[i].at, memory_order_relaxed) != st[i].want))
             continue; /* empty; peek's acquire load orders the frame's bytes once it is not */
         shm_rx_t *x = s->act[i];
         drain_ring(s, x, &ev);

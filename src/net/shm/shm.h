@@ -1,14 +1,30 @@
 /* shm provider, private header. The ring is here (inline) so the unit tests and the hot
  * path share one implementation.
  *
- * Ring: single producer, single consumer, in shared memory. C cells of 64 bytes; a frame
+ * Ring: single producer, single consumer, in shared memory. C cells of 16 bytes; a frame
  * starts at a cell with an 8-byte header {stamp, len|type<<24} followed by its bytes, and
- * takes ceil((8+len)/64) contiguous cells (a SKIP frame pads to the end instead of wrapping).
+ * takes ceil((8+len)/16) contiguous cells (a SKIP frame pads to the end instead of wrapping).
+ * Frames of one or two cells (up to 24 bytes: a message of 1-20 bytes with its cached
+ * header) share cache lines, so a stream of them moves a line between the cores per two to
+ * four messages, not per message (docs/results/pt2pt.md, 2026-12-01: 1-16 B windowed
+ * bandwidth 1.2x in the machine's fast state, 2x in its slow one). A larger frame ends at a
+ * line's end (rmpi_shm_frame_cells: padding cells), so it keeps its lines to itself and the
+ * next frame starts a line, as with the 64-byte cells before.
+ *
  * The writer publishes a frame by storing stamp = rmpi_shm_stamp(position) with release
- * order after the bytes; the reader polls only that word, so an 8-byte message costs one
- * cache line transfer. The reader zeroes the stamp word of every cell it consumes, so stale
- * bytes (user data from an earlier lap) can never look like a fresh stamp, and publishes its
- * position (r_pub) lazily for the writer's flow control. */
+ * order after the bytes; the reader polls only that word, so a small message costs one cache
+ * line transfer. The reader polls a cell only once it has consumed the frame before it, and
+ * must never take stale bytes of an earlier lap there for a fresh stamp. A cell inside a
+ * line is cleared by the writer before it publishes the frame that ends there (a store to
+ * the line it is writing anyway); a line's first cell is a frame's first cell, which holds
+ * an earlier lap's stamp, or lies inside a padded frame or a SKIP, whose reader zeroes it.
+ * So the reader writes nothing into the lines of small frames, which the writer may be
+ * filling with the next ones (it zeroed every stamp it consumed). Into each line of a padded
+ * frame it writes that one word, which is also faster: measured, a writer streaming 64 B-8
+ * KiB frames into lines the reader last read, not wrote, ran at 0.2-0.9x the rate. A reader
+ * whose writer neither clears nor pads (ofi's, written by RDMA: rmpi_shm_reader_t.rdma)
+ * zeroes every stamp it consumes. The reader publishes its position (r_pub) lazily for the
+ * writer's flow control. */
 #ifndef RMPI_SHM_H
 #define RMPI_SHM_H
 
@@ -18,7 +34,12 @@
 
 #include "../net.h"
 
-#define RMPI_SHM_CELL 64u
+#define RMPI_SHM_CELL 16u
+#define RMPI_SHM_LINE_CELLS (RMPI_CACHELINE / RMPI_SHM_CELL)
+/* Frames of at most this many cells (24 bytes: messages of up to 20 bytes with a cached
+ * header) share lines; larger ones, and any that would cross a line's end, end at a line's
+ * end. */
+#define RMPI_SHM_PACK_CELLS 2u
 #define RMPI_SHM_HDR 8u
 /* Frame types (docs/wire/shm.md). CHAN_REQ (1 byte: the kind to use) asks the peer to send
  * to this process on another channel; CHAN_MARK is the last frame it sends on the old one. */
@@ -47,12 +68,15 @@ typedef struct rmpi_shm_writer {
     rmpi_shm_ring_t *ring;
     uint64_t w, r_cached;
     uint32_t ncells; /* power of two */
+    uint32_t need;   /* cells of the frame the last reserve made room for */
 } rmpi_shm_writer_t;
 
 typedef struct rmpi_shm_reader {
     rmpi_shm_ring_t *ring;
     uint64_t r, r_pub_last;
     uint32_t ncells;
+    int rdma; /* ofi's ring, written by RDMA: no padding and no cell cleared after a frame, so
+               * the reader zeroes every stamp it consumes */
 } rmpi_shm_reader_t;
 
 static inline size_t rmpi_shm_ring_bytes(uint32_t ncells)
@@ -60,7 +84,9 @@ static inline size_t rmpi_shm_ring_bytes(uint32_t ncells)
     return sizeof(rmpi_shm_ring_t) + (size_t)ncells * RMPI_SHM_CELL;
 }
 /* Largest frame a ring of ncells accepts (a quarter of it, so the writer never deadlocks
- * against a reader that publishes its position lazily). */
+ * against a reader that publishes its position lazily; with the cleared cell after it and a
+ * SKIP before it, a frame needs at most half the ring free, which a reader that has read
+ * everything publishes). */
 static inline size_t rmpi_shm_ring_max_frame(uint32_t ncells)
 {
     return (size_t)ncells / 4 * RMPI_SHM_CELL - RMPI_SHM_HDR;
@@ -78,32 +104,66 @@ static inline rmpi_shm_cellhdr_t *rmpi_shm_cell(rmpi_shm_ring_t *ring, uint32_t 
     return (rmpi_shm_cellhdr_t *)(ring->cells + (size_t)(pos & (ncells - 1)) * RMPI_SHM_CELL);
 }
 
-/* Room for a frame of len bytes: returns where its bytes go, or NULL when the ring is full. */
+/* Cells the frame of len bytes at position pos takes: its own, and for a frame of more than
+ * RMPI_SHM_PACK_CELLS or one that would cross a line's end the padding to the end of its last
+ * line (the ring's cells start a line, and its end is a line's end). So a line's first cell
+ * is a frame's first cell or lies in a padded frame (or a SKIP), whose reader zeroes it. */
+static inline uint64_t rmpi_shm_frame_cells(uint64_t pos, size_t len)
+{
+    uint64_t n = (RMPI_SHM_HDR + len + RMPI_SHM_CELL - 1) / RMPI_SHM_CELL;
+    uint64_t end = pos + n, lm = RMPI_SHM_LINE_CELLS - 1;
+    if (n > RMPI_SHM_PACK_CELLS || ((pos ^ (end - 1)) & ~lm))
+        n = ((end + lm) & ~lm) - pos;
+    return n;
+}
+
+/* Reader: zero the first stamp of every line that starts inside cells [from, to) (a padded
+ * frame's or a SKIP's: rmpi_shm_frame_cells). */
+static inline void rmpi_shm_ring_zero_lines(rmpi_shm_reader_t *rd, uint64_t from, uint64_t to)
+{
+    for (uint64_t p = (from + RMPI_SHM_LINE_CELLS - 1) & ~(uint64_t)(RMPI_SHM_LINE_CELLS - 1); p < to;
+         p += RMPI_SHM_LINE_CELLS)
+        atomic_store_explicit(&rmpi_shm_cell(rd->ring, rd->ncells, p)->stamp, 0, memory_order_relaxed);
+}
+
+/* Writer: the frame of n cells at w is ready; publish it. A next frame starting inside this
+ * line gets its stamp word cleared first (the reader polls it once it has consumed this
+ * frame; reserve asked room for it); one starting a line needs no clearing (its reader zeroed
+ * it or it holds an earlier lap's stamp: rmpi_shm_frame_cells), and the store would take
+ * that line, likely still the reader's, before this frame's stamp could be seen. */
+static inline void rmpi_shm_ring_publish(rmpi_shm_writer_t *wr, uint64_t n, uint32_t lentype)
+{
+    rmpi_shm_cellhdr_t *h = rmpi_shm_cell(wr->ring, wr->ncells, wr->w);
+    h->lentype = lentype;
+    if ((wr->w + n) & (RMPI_SHM_LINE_CELLS - 1))
+        atomic_store_explicit(&rmpi_shm_cell(wr->ring, wr->ncells, wr->w + n)->stamp, 0, memory_order_relaxed);
+    atomic_store_explicit(&h->stamp, rmpi_shm_stamp(wr->w), memory_order_release);
+    wr->w += n;
+}
+
+/* Room for a frame of len bytes: returns where its bytes go, or NULL when the ring is full.
+ * The room includes the cell after the frame, which commit clears. */
 static inline void *rmpi_shm_ring_reserve(rmpi_shm_writer_t *wr, size_t len)
 {
-    uint64_t need = (RMPI_SHM_HDR + len + RMPI_SHM_CELL - 1) / RMPI_SHM_CELL;
+    /* padding never crosses the ring's end, a line's end: the frame wraps or not as without */
     uint64_t pos = wr->w & (wr->ncells - 1);
-    uint64_t skip = pos + need > wr->ncells ? wr->ncells - pos : 0;
-    if (wr->w + skip + need - wr->r_cached > wr->ncells) {
+    uint64_t skip = pos + (RMPI_SHM_HDR + len + RMPI_SHM_CELL - 1) / RMPI_SHM_CELL > wr->ncells ? wr->ncells - pos : 0;
+    uint64_t need = rmpi_shm_frame_cells(wr->w + skip, len);
+    wr->need = (uint32_t)need;
+    if (wr->w + skip + need + 1 - wr->r_cached > wr->ncells) {
         wr->r_cached = atomic_load_explicit(&wr->ring->r_pub, memory_order_acquire);
-        if (wr->w + skip + need - wr->r_cached > wr->ncells)
+        if (wr->w + skip + need + 1 - wr->r_cached > wr->ncells)
             return NULL;
     }
-    if (skip) {
-        rmpi_shm_cellhdr_t *h = rmpi_shm_cell(wr->ring, wr->ncells, wr->w);
-        h->lentype = (uint32_t)(skip * RMPI_SHM_CELL - RMPI_SHM_HDR) | (RMPI_SHM_SKIP << 24);
-        atomic_store_explicit(&h->stamp, rmpi_shm_stamp(wr->w), memory_order_release);
-        wr->w += skip;
-    }
+    if (skip)
+        rmpi_shm_ring_publish(wr, skip, (uint32_t)(skip * RMPI_SHM_CELL - RMPI_SHM_HDR) | (RMPI_SHM_SKIP << 24));
     return (char *)rmpi_shm_cell(wr->ring, wr->ncells, wr->w) + RMPI_SHM_HDR;
 }
 
+/* Publish the frame of len bytes that the last reserve (of the same len) made room for. */
 static inline void rmpi_shm_ring_commit(rmpi_shm_writer_t *wr, size_t len, unsigned type)
 {
-    rmpi_shm_cellhdr_t *h = rmpi_shm_cell(wr->ring, wr->ncells, wr->w);
-    h->lentype = (uint32_t)len | (type << 24);
-    atomic_store_explicit(&h->stamp, rmpi_shm_stamp(wr->w), memory_order_release);
-    wr->w += (RMPI_SHM_HDR + len + RMPI_SHM_CELL - 1) / RMPI_SHM_CELL;
+    rmpi_shm_ring_publish(wr, wr->need, (uint32_t)len | (type << 24));
 }
 
 /* Next frame, or NULL. Skips padding. The frame stays valid until rmpi_shm_ring_consume. */
@@ -123,22 +183,35 @@ static inline const void *rmpi_shm_ring_peek(rmpi_shm_reader_t *rd, size_t *len,
         if (*type != RMPI_SHM_SKIP)
             return (char *)h + RMPI_SHM_HDR;
         uint64_t n = (RMPI_SHM_HDR + *len) / RMPI_SHM_CELL;
-        for (uint64_t i = 0; i < n; i++)
-            atomic_store_explicit(&rmpi_shm_cell(rd->ring, rd->ncells, rd->r + i)->stamp, 0, memory_order_relaxed);
+        if (rd->rdma)
+            for (uint64_t i = 0; i < n; i++)
+                atomic_store_explicit(&rmpi_shm_cell(rd->ring, rd->ncells, rd->r + i)->stamp, 0, memory_order_relaxed);
+        else
+            rmpi_shm_ring_zero_lines(rd, rd->r, rd->r + n);
         rd->r += n;
     }
 }
 
-static inline void rmpi_shm_ring_consume(rmpi_shm_reader_t *rd, size_t len)
+/* Done with the frame from peek, of n cells (rmpi_shm_frame_cells; ofi's: without padding). */
+static inline void rmpi_shm_ring_consume_cells(rmpi_shm_reader_t *rd, uint64_t n)
 {
-    uint64_t n = (RMPI_SHM_HDR + len + RMPI_SHM_CELL - 1) / RMPI_SHM_CELL;
-    for (uint64_t i = 0; i < n; i++)
-        atomic_store_explicit(&rmpi_shm_cell(rd->ring, rd->ncells, rd->r + i)->stamp, 0, memory_order_relaxed);
+    if (RMPI_UNLIKELY(rd->rdma)) {
+        for (uint64_t i = 0; i < n; i++)
+            atomic_store_explicit(&rmpi_shm_cell(rd->ring, rd->ncells, rd->r + i)->stamp, 0, memory_order_relaxed);
+    } else if (n > RMPI_SHM_PACK_CELLS) {
+        rmpi_shm_ring_zero_lines(rd, rd->r, rd->r + n); /* needed, and faster: the file's header */
+    }
     rd->r += n;
     if (rd->r - rd->r_pub_last >= rd->ncells / 4) {
         atomic_store_explicit(&rd->ring->r_pub, rd->r, memory_order_release);
         rd->r_pub_last = rd->r;
     }
+}
+
+static inline void rmpi_shm_ring_consume(rmpi_shm_reader_t *rd, size_t len)
+{
+    rmpi_shm_ring_consume_cells(rd, RMPI_UNLIKELY(rd->rdma) ? (RMPI_SHM_HDR + len + RMPI_SHM_CELL - 1) / RMPI_SHM_CELL
+                                                            : rmpi_shm_frame_cells(rd->r, len));
 }
 
 /* Doorbell: a word of bits in the receiver's segment, one per local sender (docs/wire/shm.md).

@@ -34,6 +34,16 @@
 static const unsigned data_types[TYPES_N] = {RMPI_SHM_DATA, RMPI_SHM_GET_REQ, RMPI_SHM_GET_RESP, RMPI_SHM_PUT};
 
 static uint64_t cells_for(size_t len) { return (RMPI_SHM_HDR + len + RMPI_SHM_CELL - 1) / RMPI_SHM_CELL; }
+/* What a frame at absolute cell pos takes: more than half a line's cells, or a frame that
+ * would cross a line's end, end at a line's end. */
+static uint64_t cells_at(uint64_t pos, size_t len)
+{
+    uint64_t n = cells_for(len), line = 64 / RMPI_SHM_CELL;
+    if (n > line / 2 || pos / line != (pos + n - 1) / line)
+        while ((pos + n) % line)
+            n++;
+    return n;
+}
 
 static rmpi_shm_ring_t *ring_new(uint32_t ncells)
 {
@@ -184,7 +194,7 @@ static int model_read(model_t *m)
         }
     }
     rmpi_shm_ring_consume(&m->rd, len);
-    m->r = e->pos + cells_for(e->len);
+    m->r = e->pos + cells_at(e->pos, e->len);
     CHECK(m->rd.r == m->r, "ncells %u: reader at %llu after consuming the frame at %llu, expected %llu", m->ncells,
           (unsigned long long)m->rd.r, (unsigned long long)e->pos, (unsigned long long)m->r);
     m->qh = (m->qh + 1) % m->ncells;
@@ -199,17 +209,17 @@ static int model_read(model_t *m)
 /* Where a frame of len bytes must go, and whether it fits in front of the published reader. */
 static uint64_t model_place(const model_t *m, size_t len, uint64_t *skip)
 {
-    uint64_t need = cells_for(len), off = m->w % m->ncells;
-    *skip = off + need > m->ncells ? m->ncells - off : 0;
+    uint64_t off = m->w % m->ncells;
+    *skip = off + cells_for(len) > m->ncells ? m->ncells - off : 0;
     return m->w + *skip;
 }
 
 /* Try to write a frame. Returns 1 written, 0 refused (ring full). */
 static int model_write(model_t *m, size_t len, unsigned type, int probe)
 {
-    uint64_t skip, at = model_place(m, len, &skip), need = cells_for(len);
+    uint64_t skip, at = model_place(m, len, &skip), need = cells_at(at, len);
     uint64_t pub = r_pub(m);
-    int fits = at + need - pub <= m->ncells;
+    int fits = at + need + 1 - pub <= m->ncells; /* and the cell after it, which the writer clears */
     char *p = rmpi_shm_ring_reserve(&m->wr, len);
     CHECK((p != NULL) == fits,
           "ncells %u: reserve(%zu) at w %llu (skip %llu, need %llu) with r_pub %llu returned %p, expected %s",
@@ -219,8 +229,9 @@ static int model_write(model_t *m, size_t len, unsigned type, int probe)
         m->fulls++;
         return 0;
     }
-    CHECK(at + need - m->r <= m->ncells, "ncells %u: reserve(%zu) handed out cells up to %llu, reader still at %llu",
-          m->ncells, len, (unsigned long long)(at + need), (unsigned long long)m->r);
+    CHECK(at + need + 1 - m->r <= m->ncells,
+          "ncells %u: reserve(%zu) handed out cells up to %llu (and the one after), reader still at %llu", m->ncells,
+          len, (unsigned long long)(at + need), (unsigned long long)m->r);
     char *want = m->ring->cells + (at % m->ncells) * RMPI_SHM_CELL + RMPI_SHM_HDR;
     CHECK(p == want, "ncells %u: reserve(%zu) at w %llu returned cell %lld, expected cell %llu", m->ncells, len,
           (unsigned long long)m->w, (long long)((p - m->ring->cells) / RMPI_SHM_CELL),
@@ -302,21 +313,33 @@ static void run_random(uint32_t ncells, uint64_t start, int adversarial, uint64_
     model_free(&m);
 }
 
-/* Exactly full: four frames of max_frame fill a ring from a lap boundary; then not even an
- * empty frame fits; consuming one max frame (a quarter: the reader publishes) makes room. */
+/* Exactly full: from a lap boundary three frames of max_frame, one of a quarter less a line
+ * and three of one cell fill a ring but the cell the writer clears after the last; then not
+ * even an empty frame fits; consuming one max frame (a quarter: the reader publishes) makes
+ * room for a large frame (after a SKIP of the lap's last cell) and then for exactly as many
+ * one-cell frames as the model says. */
 static void run_exact_full(uint32_t ncells, uint64_t start)
 {
     model_t m;
     model_init(&m, ncells, start, 1);
-    for (int i = 0; i < 4; i++)
-        CHECK(model_write(&m, m.max, RMPI_SHM_DATA, 0) == 1, "ncells %u: max frame %d of 4 refused", ncells, i);
-    CHECK(m.w - m.r == ncells, "ncells %u: four max frames take %llu cells", ncells, (unsigned long long)(m.w - m.r));
+    size_t line = 64 / RMPI_SHM_CELL;
+    for (int i = 0; i < 7; i++)
+        CHECK(model_write(&m,
+                          i < 3    ? m.max
+                          : i == 3 ? m.max - line * RMPI_SHM_CELL
+                                   : 0,
+                          RMPI_SHM_DATA, 0) == 1,
+              "ncells %u: frame %d of 7 refused", ncells, i);
+    CHECK(m.w - m.r == ncells - 1, "ncells %u: seven frames take %llu cells", ncells, (unsigned long long)(m.w - m.r));
     CHECK(rmpi_shm_ring_reserve(&m.wr, 0) == NULL, "ncells %u: reserve(0) on a full ring succeeded", ncells);
     CHECK(rmpi_shm_ring_reserve(&m.wr, m.max) == NULL, "ncells %u: reserve(max) on a full ring succeeded", ncells);
     CHECK(model_read(&m) == 1, "read");
     CHECK(r_pub(&m) == m.r, "ncells %u: consuming a quarter of the ring did not publish (r_pub %llu, r %llu)", ncells,
           (unsigned long long)r_pub(&m), (unsigned long long)m.r);
-    CHECK(model_write(&m, m.max, RMPI_SHM_PUT, 0) == 1, "ncells %u: max frame refused after consuming one", ncells);
+    CHECK(model_write(&m, m.max - line * RMPI_SHM_CELL, RMPI_SHM_PUT, 0) == 1,
+          "ncells %u: frame refused after consuming a max frame", ncells);
+    for (int k = 0; k < 8 && model_write(&m, 0, RMPI_SHM_DATA, 0); k++)
+        ;
     CHECK(rmpi_shm_ring_reserve(&m.wr, 0) == NULL, "ncells %u: reserve(0) on a full ring succeeded", ncells);
     /* a max frame must fit an empty ring wherever the reader is (the steps of ncells/4 + 1
      * cells are odd, so they visit every offset of rings up to 256 cells) */
@@ -359,7 +382,7 @@ static void run_stale(uint32_t ncells, uint64_t start)
 }
 
 /* The 32-bit stamp of cell position p is (uint32)(p + 1), which is 0 at p = 2^32 - 1: the
- * value the reader leaves in every consumed (and the provider in every fresh) cell. An
+ * value the writer leaves in the cell after each frame (and the provider in every fresh one). An
  * empty ring whose reader sits there must still read as empty. */
 static void run_wrap_probe(uint32_t ncells)
 {
@@ -392,9 +415,9 @@ static size_t mt_len(unit_rng_t *g, size_t max)
 {
     uint64_t k = unit_range(g, 0, 7);
     if (k < 5)
-        return (size_t)unit_range(g, 0, 56); /* one cell: the common case */
+        return (size_t)unit_range(g, 0, 56); /* at most a cache line: the common case */
     if (k < 6)
-        return (size_t)unit_range(g, 57, 250);
+        return (size_t)unit_range(g, 57, max < 250 ? max : 250);
     return (size_t)unit_range(g, 0, max);
 }
 
