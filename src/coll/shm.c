@@ -1159,16 +1159,22 @@ int rmpi_coll_shm_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *d
 
 static int reduce_single(rmpi_comm_t *c, shm_t *h, size_t count, const rmpi_dtype_t *dt, MPI_Op op, int root);
 static int reduce_cma(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op, int root);
+static int reduce_cma_all(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op, int root);
 
 int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op,
                          int root)
 {
     coll_shm_op_t o;
-    if (c->size == 2 && root >= 0 && reduce_single(c, &o.h, count, dt, op, root))
-        return reduce_cma(&o.h, sbuf, rbuf, count, dt, op, root);
+    if (root >= 0 && reduce_single(c, &o.h, count, dt, op, root))
+        return (c->coll_shm_over ? reduce_cma_all : reduce_cma)(&o.h, sbuf, rbuf, count, dt, op, root);
     if (!reduce_op(&o, c, sbuf, rbuf, count, dt, op, root, 1))
         return RMPI_COLL_SHM_DECLINED;
-    int rc = op_block(&o, reduce_run);
+    /* the Reduce half of then_bcast in single copy as a Reduce's (reduce_single; the
+     * members' inputs stay untouched until rank 0 posted that it read them all) */
+    int rc = o.then_bcast && c->coll_shm_cma && rmpi_coll_op_commutative(op) &&
+                     count * dt->size >= from_knob(rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA)
+                 ? (queue_drain(c), reduce_cma_all(&o.h, sbuf, rbuf, count, dt, op, 0))
+                 : op_block(&o, reduce_run);
     if (!o.then_bcast)
         return rc;
     /* Allreduce on an oversubscribed node: rank 0 combined every operand whole as each
@@ -1801,20 +1807,80 @@ static int reduce_cma(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi
     return MPI_SUCCESS;
 }
 
-/* Whether a blocking Reduce takes reduce_cma: two members that agreed on cross-memory
- * attach, with a core each, a predefined op, from RMPI_COLL_SHM_REDUCE_CMA bytes (every
- * input is equal on both members, so both decide alike). */
+/* Reduce on an oversubscribed node (reduce_single): the root reads every other rank's
+ * packed operand straight from that rank's memory with process_vm_readv and combines it
+ * into its output; the others publish where their operand lies and wait for the root's
+ * `red`. Through the segment each rank first copies its operand into segment lines that
+ * the root then reads: lines another core just wrote, which cost about 3x more in the
+ * machine's slow state (docs/results/coll.md: 4 ranks on 2 cores, 1 MiB 944 us through
+ * the segment in the slow state against 144 in the fast one), where a buffer the owner
+ * has not written since is read like any memory, and whether its owner runs or not. The
+ * first operand read lands in the output (not in place), the others in a scratch that
+ * the communicator keeps; the root's own operand is combined last. */
+static int reduce_cma_all(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op, int root)
+{
+    rmpi_comm_t *c = h->c;
+    int me = h->me, n = h->n;
+    void *tin = NULL, *tout = NULL;
+    const char *in = packed_in(sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dt, &tin);
+    char *out = me == root ? packed_out(rbuf, count, dt, &tout) : NULL;
+    size_t bytes = count * dt->size;
+    uint64_t t = step_begin(h, SHM_NBUF);
+    red_ent_t *mine = (red_ent_t *)(void *)data_of(h, me, t);
+    mine->in = (uintptr_t)in;
+    mine->len = bytes;
+    post(SEQ(buf_of(h, me, t)), t);
+    if (me == root) {
+        rmpi_coll_kernel_t kern = rmpi_coll_op_kernel(op, dt->basic);
+        size_t es = rmpi_dtype_get(dt->basic)->size;
+        int into_out = in != out; /* in place the output holds my operand already */
+        if ((n > 2 || !into_out) && c->coll_shm_scratch_len < bytes) {
+            free(c->coll_shm_scratch);
+            c->coll_shm_scratch = rmpi_xmalloc(bytes);
+            c->coll_shm_scratch_len = bytes;
+        }
+        for (int i = 1; i < n; i++) {
+            int r = (root + i) % n;
+            wait_ge(SEQ(buf_of(h, r, t)), t);
+            const red_ent_t *e = (const red_ent_t *)(const void *)data_of(h, r, t);
+            size_t k = RMPI_MIN((size_t)e->len, bytes); /* equal by the standard; else the common part */
+            if (into_out) {
+                cma_copy(h, r, out, k, e->in, 0);
+                into_out = 0;
+            } else {
+                cma_copy(h, r, c->coll_shm_scratch, k, e->in, 0);
+                kern(c->coll_shm_scratch, out, k / es);
+            }
+        }
+        if (in != out)
+            kern(in, out, bytes / es);
+        post(&h->ctl[me].red, t);
+    } else
+        wait_ge(&h->ctl[root].red, t);
+    post(&h->ctl[me].done, t);
+    packed_done(tout, rbuf, count, dt);
+    free(tin);
+    free(tout);
+    return MPI_SUCCESS;
+}
+
+/* Whether a blocking Reduce takes single copy: members that agreed on cross-memory attach,
+ * a predefined commutative op, and either two with a core each from RMPI_COLL_SHM_REDUCE_CMA
+ * bytes (reduce_cma) or an oversubscribed node from RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA
+ * (reduce_cma_all). Every input is equal on all members, so all decide alike. */
 static int reduce_single(rmpi_comm_t *c, shm_t *h, size_t count, const rmpi_dtype_t *dt, MPI_Op op, int root)
 {
     size_t bytes = dt ? count * dt->size : 0;
     /* 0: every size (the Bcast's 0 is never: from_knob) */
     size_t fast = (size_t)rmpi_knobs.COLL_SHM_REDUCE_CMA, slow = (size_t)rmpi_knobs.COLL_SHM_REDUCE_CMA_SLOW;
-    if (c->size != 2 || root < 0 || !bytes || bytes < RMPI_MIN(fast, slow) || rmpi_knobs.COLL_REDUCE ||
-        !rmpi_coll_op_predefined(op) || !rmpi_coll_op_commutative(op) || !shm_get(c, h, 1) || !c->coll_shm_cma ||
-        c->coll_shm_over)
+    size_t over = from_knob(rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA);
+    if (root < 0 || !bytes || bytes < RMPI_MIN(RMPI_MIN(fast, slow), over) || rmpi_knobs.COLL_REDUCE ||
+        !rmpi_coll_op_predefined(op) || !rmpi_coll_op_commutative(op) || !rmpi_coll_op_kernel(op, dt->basic) ||
+        !shm_get(c, h, 1) || !c->coll_shm_cma ||
+        (c->coll_shm_over ? bytes < over : c->size != 2 || bytes < RMPI_MIN(fast, slow)))
         return 0;
     queue_drain(c);
-    if (bytes < state_from(c, h, bytes, fast, slow))
+    if (!c->coll_shm_over && bytes < state_from(c, h, bytes, fast, slow))
         return 0;
     coll_note(COLL_REDUCE, shm_cma_choice, 0, bytes);
     return 1;

@@ -84,6 +84,8 @@ typedef struct rmpi_comm {
     uint64_t coll_shm_rt_at, coll_shm_rt_step, coll_shm_rt_ns;
     uint32_t coll_shm_rt_n;
     int8_t coll_shm_slow;
+    void *coll_shm_scratch; /* coll/shm.c: the oversubscribed single-copy Reduce's root scratch (grows) */
+    size_t coll_shm_scratch_len;
     void *coll_site_layout;   /* coll/site.c's tier layout (one block, freed with the communicator) */
     struct rmpi_bpool *bsend; /* buffer of MPI_Comm_attach_buffer (core/core_bsend.c); NULL: none */
     uint32_t idup_seq;        /* MPI_Comm_idup calls on this communicator (their tags) */

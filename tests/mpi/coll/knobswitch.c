@@ -5,7 +5,9 @@
  * (RMPI_COLL_SHM_MOVE_LINE 48, 0 and the largest slot), the step buffers, single copy
  * (RMPI_COLL_SHM_ALLGATHER_CMA / _ALLTOALL_CMA 0 and back, the own block copied with
  * non-temporal stores, RMPI_COLL_SHM_CMA_NT 1, and cached, 0) and the point-to-point
- * algorithms (RMPI_COLL_ALLGATHER / RMPI_COLL_ALLTOALL by item name), and the 2-rank
+ * algorithms (RMPI_COLL_ALLGATHER / RMPI_COLL_ALLTOALL by item name), the oversubscribed
+ * Reduce in single copy at every size (RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA 1, then 0:
+ * 4 ranks on this machine's 2 cores), and the 2-rank
  * state that picks the segment or single copy (RMPI_COLL_SHM_STATE slow, fast, auto with a
  * probe every 8 steps, and auto with RMPI_COLL_SHM_STATE_RT switched between 0 and 1e12
  * before every call, so that the probes flip the decision while calls run: a rank that
@@ -89,6 +91,8 @@ static const setting_t settings[] = {{"RMPI_COLL_SHM_MOVE_LINE", NULL, 48},
                                      {"RMPI_COLL_ALLGATHER", "auto", 0},
                                      {"RMPI_COLL_ALLTOALL", "auto", 0},
                                      {"RMPI_COLL_SHM_MOVE_LINE", NULL, 48},
+                                     {"RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA", NULL, 1},
+                                     {"RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA", NULL, 0},
                                      {"RMPI_COLL_SHM_STATE", "slow", 0},
                                      {"RMPI_COLL_SHM_STATE", "fast", 0},
                                      {"RMPI_COLL_SHM_STATE_MS", NULL, 0},
