@@ -344,7 +344,7 @@ void coll_shm_state_stats(coll_state_stats_t *s) { *s = rt_stats; }
 static void state_probe(rmpi_comm_t *c, shm_t *h)
 {
     rt_line_t *mine = rt_of(h, h->me), *peer = rt_of(h, 1 - h->me);
-    uint64_t base = (uint64_t)c->coll_shm_rt_n++ * (RT_ROUNDS + 1), step = c->coll_shm_step;
+    uint64_t base = c->coll_shm_rt_n++ * (RT_ROUNDS + 1), step = c->coll_shm_step;
     if (h->me) {
         wait_ge(&peer->seq, base + 1);
         post(&mine->seq, base + 1);
@@ -1874,9 +1874,9 @@ static int reduce_single(rmpi_comm_t *c, shm_t *h, size_t count, const rmpi_dtyp
     /* 0: every size (the Bcast's 0 is never: from_knob) */
     size_t fast = (size_t)rmpi_knobs.COLL_SHM_REDUCE_CMA, slow = (size_t)rmpi_knobs.COLL_SHM_REDUCE_CMA_SLOW;
     size_t over = from_knob(rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA);
-    if (root < 0 || !bytes || bytes < RMPI_MIN(RMPI_MIN(fast, slow), over) || rmpi_knobs.COLL_REDUCE ||
-        !rmpi_coll_op_predefined(op) || !rmpi_coll_op_commutative(op) || !rmpi_coll_op_kernel(op, dt->basic) ||
-        !shm_get(c, h, 1) || !c->coll_shm_cma ||
+    if (root < 0 || !bytes || bytes < RMPI_MIN(RMPI_MIN(fast, slow), over) || (c->size != 2 && bytes < over) ||
+        rmpi_knobs.COLL_REDUCE || !rmpi_coll_op_predefined(op) || !rmpi_coll_op_commutative(op) ||
+        !rmpi_coll_op_kernel(op, dt->basic) || !shm_get(c, h, 1) || !c->coll_shm_cma ||
         (c->coll_shm_over ? bytes < over : c->size != 2 || bytes < RMPI_MIN(fast, slow)))
         return 0;
     queue_drain(c);

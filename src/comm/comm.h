@@ -82,7 +82,7 @@ typedef struct rmpi_comm {
      * every member: rank 0 publishes it in each probe), rank 0's step and time of the last,
      * the probes run (equal everywhere), the last one's state (1 slow; equal everywhere) */
     uint64_t coll_shm_rt_at, coll_shm_rt_step, coll_shm_rt_ns;
-    uint32_t coll_shm_rt_n;
+    uint64_t coll_shm_rt_n;
     int8_t coll_shm_slow;
     void *coll_shm_scratch; /* coll/shm.c: the oversubscribed single-copy Reduce's root scratch (grows) */
     size_t coll_shm_scratch_len;
