@@ -178,6 +178,13 @@ enum {
  * coll_knob_choices, or a static string of the caller's; compared by address) with bytes
  * per rank. */
 void coll_note(int call, const char *choices, int idx, size_t bytes);
+/* The 2-rank state probes of shm.c (segment or single copy) for RMPI_REPORT: whether any
+ * ran, and their counts and round trips. */
+typedef struct coll_state_stats {
+    unsigned long long probes, slow;   /* probes run, of which said slow */
+    unsigned long long last, min, max; /* least round trip of a probe, ns */
+} coll_state_stats_t;
+void coll_shm_state_stats(coll_state_stats_t *s);
 const char *coll_knob_choices(const char *name);
 /* The size rules of the table, also used inside two-level algorithms for the leaders. */
 int coll_bcast_large(int n, size_t bytes);

@@ -92,6 +92,13 @@ void rmpi_coll_report_json(FILE *f)
         fputc(']', f);
     }
     fputc('}', f);
+    coll_state_stats_t st;
+    coll_shm_state_stats(&st);
+    if (st.probes)
+        fprintf(f,
+                ", \"coll_state\": {\"probes\": %llu, \"slow\": %llu, \"rt_last_ns\": %llu, \"rt_min_ns\": %llu, "
+                "\"rt_max_ns\": %llu}",
+                st.probes, st.slow, st.last, st.min, st.max);
 }
 
 void rmpi_coll_report(FILE *f)
@@ -111,4 +118,12 @@ void rmpi_coll_report(FILE *f)
         }
         fputc('\n', f);
     }
+    /* the 2-rank state (shm.c): what the segment-or-single-copy thresholds followed */
+    coll_state_stats_t st;
+    coll_shm_state_stats(&st);
+    if (st.probes)
+        fprintf(f,
+                "[rmpi report] rank %d: collective state: %llu probes, %llu slow; line round trip %llu ns last, "
+                "%llu-%llu ns\n",
+                rmpi_core_rank, st.probes, st.slow, st.last, st.min, st.max);
 }

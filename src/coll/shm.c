@@ -66,9 +66,10 @@ static size_t line_data(const shm_t *h) { return h->slot - 16; }
  * and Reduce about 23 instructions a call (docs/results/coll.md). */
 static size_t slot_bytes(int over) { return over ? (size_t)rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_SLOT : 64; }
 
+/* The control lines, the line rings, and two lines of the state probe (state_probe). */
 static size_t ctl_bytes(int n, int over)
 {
-    return ((size_t)n * (sizeof(shm_ctl_t) + SHM_NLINE * slot_bytes(over)) + 4095) & ~(size_t)4095;
+    return ((size_t)n * (sizeof(shm_ctl_t) + SHM_NLINE * slot_bytes(over)) + 2 * SHM_LINE + 4095) & ~(size_t)4095;
 }
 
 static size_t chunk_bytes(void) { return (size_t)rmpi_knobs.COLL_SHM_CHUNK; }
@@ -286,6 +287,125 @@ static int deep_free(shm_t *h, uint64_t t)
 }
 
 static void post(_Atomic uint64_t *f, uint64_t t) { atomic_store_explicit(f, t, memory_order_release); }
+
+/* ---- the machine's state (2 ranks): segment or single copy ----
+ *
+ * Between two CPUs a cache line may cost about three times more in one state of a machine
+ * than in the other (vCPUs on different core complexes of the host, sockets or dies of a
+ * node; the state can change within seconds: docs/results/coll.md, "two states"). The
+ * segment's steps are lines one core writes and the other reads (the data and the flags),
+ * single copy reads the sender's untouched buffer with one system call: at 16-32 KiB the
+ * segment is 1.7-2.6x faster in the fast state and single copy 1.8-2.7x faster in the slow
+ * one, so each such threshold has a row per state (RMPI_COLL_SHM_*_CMA, *_CMA_SLOW).
+ *
+ * Rank 0 times a line's round trip to rank 1 (state_probe) inside a blocking call both
+ * take, and writes the state in the probe's last line, which rank 1 reads before it goes
+ * on: both change their state at the same call, so both choose the same path in every
+ * call. The call that probes is the first one whose path depends on the state
+ * (state_from: the size lies between the state's two thresholds) once the segment's step
+ * count has reached c->coll_shm_rt_at, which rank 0 publishes with each probe: the step
+ * count at a blocking call's start (after the queue drained) is equal on every member,
+ * and so are the size and the knobs, so both probe in the same call. */
+typedef struct rt_line {
+    _Atomic uint64_t seq;
+    uint64_t ns, at; /* rank 0's: the least round trip, the step of the next probe */
+    int64_t slow;
+} rt_line_t;
+
+/* Round trips of a probe: the first one meets, then RT_BATCHES timed batches of RT_BATCH
+ * (a clock read, about 20-50 ns here, would be a third of a single fast round trip) */
+#define RT_BATCH 8
+#define RT_BATCHES 3
+#define RT_ROUNDS (1 + RT_BATCH * RT_BATCHES)
+#define RT_GAP_MIN 8
+#define RT_GAP_MAX (1u << 24)
+
+static rt_line_t *rt_of(const shm_t *h, int r)
+{
+    return (rt_line_t *)(void *)(h->lines + (size_t)h->n * SHM_NLINE * h->slot + (size_t)r * SHM_LINE);
+}
+
+static uint64_t wait_ge(_Atomic uint64_t *f, uint64_t v);
+
+/* A timed wait: a tight loop (a pause would add its latency to the figure), then wait_ge. */
+static void rt_wait(_Atomic uint64_t *f, uint64_t v)
+{
+    for (int i = 0; i < 100000; i++)
+        if (atomic_load_explicit(f, memory_order_acquire) >= v)
+            return;
+    wait_ge(f, v);
+}
+
+/* Probe statistics for RMPI_REPORT (this process, every communicator). */
+static coll_state_stats_t rt_stats = {0, 0, 0, UINT64_MAX, 0};
+
+void coll_shm_state_stats(coll_state_stats_t *s) { *s = rt_stats; }
+
+static void state_probe(rmpi_comm_t *c, shm_t *h)
+{
+    rt_line_t *mine = rt_of(h, h->me), *peer = rt_of(h, 1 - h->me);
+    uint64_t base = c->coll_shm_rt_n++ * (RT_ROUNDS + 1), step = c->coll_shm_step;
+    if (h->me) {
+        wait_ge(&peer->seq, base + 1);
+        post(&mine->seq, base + 1);
+        for (uint64_t i = 2; i <= RT_ROUNDS; i++) {
+            rt_wait(&peer->seq, base + i);
+            post(&mine->seq, base + i);
+        }
+        wait_ge(&peer->seq, base + RT_ROUNDS + 1);
+        c->coll_shm_slow = (int8_t)(peer->slow != 0);
+        c->coll_shm_rt_at = peer->at;
+        rt_stats.last = peer->ns;
+    } else {
+        post(&mine->seq, base + 1);
+        wait_ge(&peer->seq, base + 1); /* both here: the rounds after are timed */
+        uint64_t best = UINT64_MAX;
+        for (uint64_t b = 0, i = 2; b < RT_BATCHES; b++) {
+            uint64_t t0 = rmpi_time_ns();
+            for (int k = 0; k < RT_BATCH; k++, i++) {
+                post(&mine->seq, base + i);
+                rt_wait(&peer->seq, base + i);
+            }
+            /* the least batch: a preempted or interrupted one only adds */
+            best = RMPI_MIN(best, (rmpi_time_ns() - t0) / RT_BATCH);
+        }
+        /* the next probe RMPI_COLL_SHM_STATE_MS from now at the rate steps went since the last */
+        uint64_t now = rmpi_time_ns(), gap = 64;
+        if (c->coll_shm_rt_n > 1 && now > c->coll_shm_rt_ns) {
+            double g = (double)(step - c->coll_shm_rt_step) * rmpi_knobs.COLL_SHM_STATE_MS * 1e6 /
+                       (double)(now - c->coll_shm_rt_ns);
+            gap = g < RT_GAP_MIN ? RT_GAP_MIN : g > RT_GAP_MAX ? RT_GAP_MAX : (uint64_t)g;
+        }
+        c->coll_shm_rt_step = step, c->coll_shm_rt_ns = now;
+        c->coll_shm_slow = (int8_t)((double)best >= rmpi_knobs.COLL_SHM_STATE_RT);
+        c->coll_shm_rt_at = step + gap;
+        mine->ns = best, mine->at = c->coll_shm_rt_at, mine->slow = c->coll_shm_slow;
+        post(&mine->seq, base + RT_ROUNDS + 1);
+        rt_stats.last = best;
+    }
+    rt_stats.probes++;
+    rt_stats.slow += (unsigned long long)c->coll_shm_slow;
+    rt_stats.min = RMPI_MIN(rt_stats.min, rt_stats.last);
+    rt_stats.max = RMPI_MAX(rt_stats.max, rt_stats.last);
+}
+
+/* A threshold of the form "single copy from this many bytes": fast's below the state's
+ * window, and there (bytes between fast and slow) the state's, probing first when one is
+ * due. Called by blocking calls after the queue drained, with the segment (h) and CMA
+ * agreed; every input is equal on every member. */
+static size_t state_from(rmpi_comm_t *c, shm_t *h, size_t bytes, size_t fast, size_t slow)
+{
+    if (c->size != 2 || c->coll_shm_over || !c->coll_shm_cma || bytes < RMPI_MIN(fast, slow) ||
+        bytes >= RMPI_MAX(fast, slow))
+        return fast;
+    int k = (int)rmpi_knobs.COLL_SHM_STATE;
+    if (k == RMPI_COLL_SHM_STATE_AUTO && c->coll_shm_step >= c->coll_shm_rt_at)
+        state_probe(c, h);
+    return (k == RMPI_COLL_SHM_STATE_AUTO ? c->coll_shm_slow : k == RMPI_COLL_SHM_STATE_SLOW) ? slow : fast;
+}
+
+/* A size knob as such a threshold where 0 means never (RMPI_COLL_SHM_BCAST_CMA). */
+static size_t from_knob(long long v) { return v > 0 ? (size_t)v : SIZE_MAX; }
 
 /* ---- packed views of user buffers ---- */
 
@@ -1011,10 +1131,13 @@ static int bcast_cma(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, 
 {
     shm_t h;
     size_t bytes = dt ? count * dt->size : 0;
-    if (c->size != 2 || !bytes || rmpi_knobs.COLL_BCAST || rmpi_knobs.COLL_SHM_BCAST_CMA <= 0 ||
-        bytes < (size_t)rmpi_knobs.COLL_SHM_BCAST_CMA || !shm_get(c, &h, 1) || !c->coll_shm_cma || c->coll_shm_over)
+    size_t fast = from_knob(rmpi_knobs.COLL_SHM_BCAST_CMA), slow = from_knob(rmpi_knobs.COLL_SHM_BCAST_CMA_SLOW);
+    if (c->size != 2 || !bytes || rmpi_knobs.COLL_BCAST || bytes < RMPI_MIN(fast, slow) || !shm_get(c, &h, 1) ||
+        !c->coll_shm_cma || c->coll_shm_over)
         return RMPI_COLL_SHM_DECLINED;
     queue_drain(c);
+    if (bytes < state_from(c, &h, bytes, fast, slow))
+        return RMPI_COLL_SHM_DECLINED;
     coll_note(COLL_BCAST, shm_cma_choice, 0, bytes);
     rmpi_coll_blk_t blk[2] = {{buf, 0, dt}, {buf, 0, dt}};
     blk[root].count = count; /* my own block: the vector at the root, nothing at the other */
@@ -1036,16 +1159,22 @@ int rmpi_coll_shm_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *d
 
 static int reduce_single(rmpi_comm_t *c, shm_t *h, size_t count, const rmpi_dtype_t *dt, MPI_Op op, int root);
 static int reduce_cma(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op, int root);
+static int reduce_cma_all(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op, int root);
 
 int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op,
                          int root)
 {
     coll_shm_op_t o;
-    if (c->size == 2 && root >= 0 && reduce_single(c, &o.h, count, dt, op, root))
-        return reduce_cma(&o.h, sbuf, rbuf, count, dt, op, root);
+    if (root >= 0 && reduce_single(c, &o.h, count, dt, op, root))
+        return (c->coll_shm_over ? reduce_cma_all : reduce_cma)(&o.h, sbuf, rbuf, count, dt, op, root);
     if (!reduce_op(&o, c, sbuf, rbuf, count, dt, op, root, 1))
         return RMPI_COLL_SHM_DECLINED;
-    int rc = op_block(&o, reduce_run);
+    /* the Reduce half of then_bcast in single copy as a Reduce's (reduce_single; the
+     * members' inputs stay untouched until rank 0 posted that it read them all) */
+    int rc = o.then_bcast && c->coll_shm_cma && rmpi_coll_op_commutative(op) &&
+                     count * dt->size >= from_knob(rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA)
+                 ? (queue_drain(c), reduce_cma_all(&o.h, sbuf, rbuf, count, dt, op, 0))
+                 : op_block(&o, reduce_run);
     if (!o.then_bcast)
         return rc;
     /* Allreduce on an oversubscribed node: rank 0 combined every operand whole as each
@@ -1141,18 +1270,24 @@ static size_t blk_bytes(const rmpi_coll_blk_t *b) { return b->dt ? b->count * b-
 static int cma_move(shm_t *h, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int gather, size_t piece);
 
 /* Which way a data-movement call goes: 1 single copy, 0 through the segment, -1 declined.
- * single: the size asks for single copy; through: the segment may take it otherwise. */
-static int movement_way(rmpi_comm_t *c, shm_t *h, int single, int through, size_t bb)
+ * Single copy when forced (the v and w forms) or from size bytes (Allgather: the total;
+ * Alltoall: a block) on, the threshold fast's or, in the slow state, slow's (state_from);
+ * through: the segment may take it otherwise. */
+static int movement_way(rmpi_comm_t *c, shm_t *h, int force, size_t size, size_t fast, size_t slow, int through,
+                        size_t bb)
 {
+    int single = force || size >= RMPI_MIN(fast, slow);
     if (!(single || through) || !shm_get(c, h, 1))
         return -1;
+    if (RMPI_UNLIKELY(c->coll_shm_over))
+        single = force || size >= fast; /* no state there (state_from) */
     if (RMPI_UNLIKELY(c->coll_shm_over) && !(single && c->coll_shm_cma)) {
         if (!through || !over_small(bb))
             return -1;
         single = 0;
     }
     queue_drain(c);
-    if (single && c->coll_shm_cma)
+    if (single && c->coll_shm_cma && (force || size >= state_from(c, h, size, fast, slow)))
         return 1;
     return through ? 0 : -1;
 }
@@ -1214,7 +1349,9 @@ int rmpi_coll_shm_allgather(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const r
     size_t bb = blk_bytes(&recv[0]), total = 0;
     for (int r = 0; r < c->size; r++)
         total += blk_bytes(&recv[r]);
-    int way = movement_way(c, &h, total >= (size_t)c->size * (size_t)rmpi_knobs.COLL_SHM_ALLGATHER_CMA,
+    size_t n = (size_t)c->size;
+    int way = movement_way(c, &h, 0, total, n * (size_t)rmpi_knobs.COLL_SHM_ALLGATHER_CMA,
+                           n * (size_t)rmpi_knobs.COLL_SHM_ALLGATHER_CMA_SLOW,
                            form == RMPI_COLL_REGULAR && bb < (size_t)rmpi_knobs.COLL_SHM_ALLGATHER_MAX, bb);
     if (way < 0)
         return RMPI_COLL_SHM_DECLINED;
@@ -1234,7 +1371,8 @@ int rmpi_coll_shm_alltoall(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rm
     /* v and w forms: block sizes differ per rank, so no size can decide alike everywhere;
      * they take single copy whenever every member can */
     size_t bb = blk_bytes(&recv[0]);
-    int way = movement_way(c, &h, form != RMPI_COLL_REGULAR || bb >= (size_t)rmpi_knobs.COLL_SHM_ALLTOALL_CMA,
+    int way = movement_way(c, &h, form != RMPI_COLL_REGULAR, bb, (size_t)rmpi_knobs.COLL_SHM_ALLTOALL_CMA,
+                           (size_t)rmpi_knobs.COLL_SHM_ALLTOALL_CMA_SLOW,
                            form == RMPI_COLL_REGULAR && bb < (size_t)rmpi_knobs.COLL_SHM_ALLTOALL_MAX, bb);
     if (way < 0)
         return RMPI_COLL_SHM_DECLINED;
@@ -1669,17 +1807,81 @@ static int reduce_cma(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi
     return MPI_SUCCESS;
 }
 
-/* Whether a blocking Reduce takes reduce_cma: two members that agreed on cross-memory
- * attach, with a core each, a predefined op, from RMPI_COLL_SHM_REDUCE_CMA bytes (every
- * input is equal on both members, so both decide alike). */
+/* Reduce on an oversubscribed node (reduce_single): the root reads every other rank's
+ * packed operand straight from that rank's memory with process_vm_readv and combines it
+ * into its output; the others publish where their operand lies and wait for the root's
+ * `red`. Through the segment each rank first copies its operand into segment lines that
+ * the root then reads: lines another core just wrote, which cost about 3x more in the
+ * machine's slow state (docs/results/coll.md: 4 ranks on 2 cores, 1 MiB 944 us through
+ * the segment in the slow state against 144 in the fast one), where a buffer the owner
+ * has not written since is read like any memory, and whether its owner runs or not. The
+ * first operand read lands in the output (not in place), the others in a scratch that
+ * the communicator keeps; the root's own operand is combined last. */
+static int reduce_cma_all(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op, int root)
+{
+    rmpi_comm_t *c = h->c;
+    int me = h->me, n = h->n;
+    void *tin = NULL, *tout = NULL;
+    const char *in = packed_in(sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dt, &tin);
+    char *out = me == root ? packed_out(rbuf, count, dt, &tout) : NULL;
+    size_t bytes = count * dt->size;
+    uint64_t t = step_begin(h, SHM_NBUF);
+    red_ent_t *mine = (red_ent_t *)(void *)data_of(h, me, t);
+    mine->in = (uintptr_t)in;
+    mine->len = bytes;
+    post(SEQ(buf_of(h, me, t)), t);
+    if (me == root) {
+        rmpi_coll_kernel_t kern = rmpi_coll_op_kernel(op, dt->basic);
+        size_t es = rmpi_dtype_get(dt->basic)->size;
+        int into_out = in != out; /* in place the output holds my operand already */
+        if ((n > 2 || !into_out) && c->coll_shm_scratch_len < bytes) {
+            free(c->coll_shm_scratch);
+            c->coll_shm_scratch = rmpi_xmalloc(bytes);
+            c->coll_shm_scratch_len = bytes;
+        }
+        for (int i = 1; i < n; i++) {
+            int r = (root + i) % n;
+            wait_ge(SEQ(buf_of(h, r, t)), t);
+            const red_ent_t *e = (const red_ent_t *)(const void *)data_of(h, r, t);
+            size_t k = RMPI_MIN((size_t)e->len, bytes); /* equal by the standard; else the common part */
+            if (into_out) {
+                cma_copy(h, r, out, k, e->in, 0);
+                into_out = 0;
+            } else {
+                cma_copy(h, r, c->coll_shm_scratch, k, e->in, 0);
+                kern(c->coll_shm_scratch, out, k / es);
+            }
+        }
+        if (in != out)
+            kern(in, out, bytes / es);
+        post(&h->ctl[me].red, t);
+    } else
+        wait_ge(&h->ctl[root].red, t);
+    post(&h->ctl[me].done, t);
+    packed_done(tout, rbuf, count, dt);
+    free(tin);
+    free(tout);
+    return MPI_SUCCESS;
+}
+
+/* Whether a blocking Reduce takes single copy: members that agreed on cross-memory attach,
+ * a predefined commutative op, and either two with a core each from RMPI_COLL_SHM_REDUCE_CMA
+ * bytes (reduce_cma) or an oversubscribed node from RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA
+ * (reduce_cma_all). Every input is equal on all members, so all decide alike. */
 static int reduce_single(rmpi_comm_t *c, shm_t *h, size_t count, const rmpi_dtype_t *dt, MPI_Op op, int root)
 {
     size_t bytes = dt ? count * dt->size : 0;
-    if (c->size != 2 || root < 0 || !bytes || bytes < (size_t)rmpi_knobs.COLL_SHM_REDUCE_CMA ||
-        rmpi_knobs.COLL_REDUCE || !rmpi_coll_op_predefined(op) || !rmpi_coll_op_commutative(op) || !shm_get(c, h, 1) ||
-        !c->coll_shm_cma || c->coll_shm_over)
+    /* 0: every size (the Bcast's 0 is never: from_knob) */
+    size_t fast = (size_t)rmpi_knobs.COLL_SHM_REDUCE_CMA, slow = (size_t)rmpi_knobs.COLL_SHM_REDUCE_CMA_SLOW;
+    size_t over = from_knob(rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA);
+    if (root < 0 || !bytes || bytes < RMPI_MIN(RMPI_MIN(fast, slow), over) || (c->size != 2 && bytes < over) ||
+        rmpi_knobs.COLL_REDUCE || !rmpi_coll_op_predefined(op) || !rmpi_coll_op_commutative(op) ||
+        !rmpi_coll_op_kernel(op, dt->basic) || !shm_get(c, h, 1) || !c->coll_shm_cma ||
+        (c->coll_shm_over ? bytes < over : c->size != 2 || bytes < RMPI_MIN(fast, slow)))
         return 0;
     queue_drain(c);
+    if (!c->coll_shm_over && bytes < state_from(c, h, bytes, fast, slow))
+        return 0;
     coll_note(COLL_REDUCE, shm_cma_choice, 0, bytes);
     return 1;
 }

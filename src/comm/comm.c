@@ -47,9 +47,12 @@ void rmpi_comm_finalize(void)
         if (c->coll_shm)
             munmap(c->coll_shm, c->coll_shm_len);
         free(c->coll_site_layout);
+        free(c->coll_shm_scratch);
+        c->coll_shm_scratch = NULL, c->coll_shm_scratch_len = 0;
         c->topo = NULL, c->info = NULL, c->coll_shm = NULL, c->coll_shm_state = 0, c->coll_shm_cma = 0,
         c->coll_shm_over = 0, c->coll_shm_step = 0, c->coll_shm_free = 0, c->coll_shm_deep = 0, c->coll_shm_own = 0,
-        c->coll_shm_pair = 0, c->coll_shm_queue = NULL, c->coll_site_layout = NULL;
+        c->coll_shm_pair = 0, c->coll_shm_queue = NULL, c->coll_site_layout = NULL, c->coll_shm_rt_at = 0,
+        c->coll_shm_rt_step = 0, c->coll_shm_rt_ns = 0, c->coll_shm_rt_n = 0, c->coll_shm_slow = 0;
     }
     next_ctx = RMPI_CTX_FIRST_FREE;
 }
@@ -372,6 +375,7 @@ void rmpi_comm_release(rmpi_comm_t *c)
     if (c->coll_shm)
         munmap(c->coll_shm, c->coll_shm_len);
     free(c->coll_site_layout);
+    free(c->coll_shm_scratch);
     rmpi_info_free(c->info);
     free(c->world);
     free(c);

@@ -72,12 +72,20 @@ typedef struct rmpi_comm {
                               whose members never wait on each other use the segment */
     void *coll_shm;        /* coll/shm.c's node segment (unmapped with the communicator) */
     size_t coll_shm_len;
-    uint64_t coll_shm_step;   /* coll/shm.c's steps on that segment (equal on every member) */
-    uint64_t coll_shm_free;   /* coll/shm.c: every member is known done with the steps up to this */
-    uint64_t coll_shm_deep;   /* coll/shm.c: the last step in the ring of all step buffers (Bcast) */
-    uint64_t coll_shm_own;    /* coll/shm.c: the last step that wrote a rank's own step buffers */
-    uint64_t coll_shm_pair;   /* coll/shm.c: the last step that took two step buffers (Allgather/Alltoall) */
-    void *coll_shm_queue;     /* coll/shm.c: non-blocking calls in the segment not finished yet, oldest first */
+    uint64_t coll_shm_step; /* coll/shm.c's steps on that segment (equal on every member) */
+    uint64_t coll_shm_free; /* coll/shm.c: every member is known done with the steps up to this */
+    uint64_t coll_shm_deep; /* coll/shm.c: the last step in the ring of all step buffers (Bcast) */
+    uint64_t coll_shm_own;  /* coll/shm.c: the last step that wrote a rank's own step buffers */
+    uint64_t coll_shm_pair; /* coll/shm.c: the last step that took two step buffers (Allgather/Alltoall) */
+    void *coll_shm_queue;   /* coll/shm.c: non-blocking calls in the segment not finished yet, oldest first */
+    /* coll/shm.c's 2-rank state probes: the step from which the next one is due (equal on
+     * every member: rank 0 publishes it in each probe), rank 0's step and time of the last,
+     * the probes run (equal everywhere), the last one's state (1 slow; equal everywhere) */
+    uint64_t coll_shm_rt_at, coll_shm_rt_step, coll_shm_rt_ns;
+    uint64_t coll_shm_rt_n;
+    int8_t coll_shm_slow;
+    void *coll_shm_scratch; /* coll/shm.c: the oversubscribed single-copy Reduce's root scratch (grows) */
+    size_t coll_shm_scratch_len;
     void *coll_site_layout;   /* coll/site.c's tier layout (one block, freed with the communicator) */
     struct rmpi_bpool *bsend; /* buffer of MPI_Comm_attach_buffer (core/core_bsend.c); NULL: none */
     uint32_t idup_seq;        /* MPI_Comm_idup calls on this communicator (their tags) */

@@ -1,13 +1,21 @@
-/* Allgather and Alltoall on every predefined datatype while collective knobs are switched
+/* Allgather, Alltoall and Bcast on every predefined datatype, and Reduce (int sum, a
+ * vector type with gaps, double max, unsigned xor), while collective knobs are switched
  * through MPI_T between calls (their scope is MPI_T_SCOPE_ALL_EQ: every rank writes the
  * same value at the same point), as bench/coll.c's A/B mode does: the line-ring steps
  * (RMPI_COLL_SHM_MOVE_LINE 48, 0 and the largest slot), the step buffers, single copy
  * (RMPI_COLL_SHM_ALLGATHER_CMA / _ALLTOALL_CMA 0 and back, the own block copied with
  * non-temporal stores, RMPI_COLL_SHM_CMA_NT 1, and cached, 0) and the point-to-point
- * algorithms (RMPI_COLL_ALLGATHER / RMPI_COLL_ALLTOALL by item name), each call against a
+ * algorithms (RMPI_COLL_ALLGATHER / RMPI_COLL_ALLTOALL by item name), the oversubscribed
+ * Reduce in single copy at every size (RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA 1, then 0:
+ * 4 ranks on this machine's 2 cores), and the 2-rank
+ * state that picks the segment or single copy (RMPI_COLL_SHM_STATE slow, fast, auto with a
+ * probe every 8 steps, and auto with RMPI_COLL_SHM_STATE_RT switched between 0 and 1e12
+ * before every call, so that the probes flip the decision while calls run: a rank that
+ * took another path than its peer would hang or corrupt a result), each call against a
  * local reference. Counts 1 to 24 elements, so a block is below, at and above a line
  * slot's 48 bytes; types with holes (MPI_LONG_DOUBLE_INT, MPI_SHORT_INT ...) are compared
  * packed. On WORLD and a split in reversed rank order. */
+#include "collcheck.h"
 #include "mtest.h"
 
 #include <stdlib.h>
@@ -52,7 +60,7 @@ static const MPI_Datatype types[] = {MPI_CHAR,
                                      MPI_LONG_DOUBLE_INT,
                                      MPI_PACKED};
 #define NTYPES (int)(sizeof types / sizeof types[0])
-static const int counts[] = {1, 2, 3, 5, 8, 24};
+static const int counts[] = {1, 2, 3, 5, 8, 24, 700};
 #define NCOUNTS (int)(sizeof counts / sizeof counts[0])
 
 /* One setting: a control variable and the value every rank writes (an integer, or an item
@@ -82,7 +90,17 @@ static const setting_t settings[] = {{"RMPI_COLL_SHM_MOVE_LINE", NULL, 48},
                                      {"RMPI_COLL_ALLTOALL", "bruck", 0},
                                      {"RMPI_COLL_ALLGATHER", "auto", 0},
                                      {"RMPI_COLL_ALLTOALL", "auto", 0},
-                                     {"RMPI_COLL_SHM_MOVE_LINE", NULL, 48}};
+                                     {"RMPI_COLL_SHM_MOVE_LINE", NULL, 48},
+                                     {"RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA", NULL, 1},
+                                     {"RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA", NULL, 0},
+                                     {"RMPI_COLL_SHM_STATE", "slow", 0},
+                                     {"RMPI_COLL_SHM_STATE", "fast", 0},
+                                     {"RMPI_COLL_SHM_STATE_MS", NULL, 0},
+                                     {"RMPI_COLL_SHM_STATE", "auto", 0},
+                                     {"flip", NULL, 1},
+                                     {"flip", NULL, 0},
+                                     {"RMPI_COLL_SHM_STATE_RT", NULL, 200},
+                                     {"RMPI_COLL_SHM_STATE_MS", NULL, 20}};
 #define NSETTINGS (int)(sizeof settings / sizeof settings[0])
 
 /* Writes setting s on this rank; 0 when done. */
@@ -101,6 +119,7 @@ static int apply(const setting_t *s)
     union {
         int i;
         long long ll;
+        double d;
     } v, back;
     if (s->item) {
         int num = 0;
@@ -118,12 +137,17 @@ static int apply(const setting_t *s)
         MTEST_CHECK(v.i >= 0, "%s has no item %s", s->cvar, s->item);
     } else if (dt == MPI_INT) {
         v.i = (int)s->value;
+    } else if (dt == MPI_DOUBLE) {
+        v.d = (double)s->value;
     } else {
         v.ll = s->value;
     }
     MTEST_OK(MPI_T_cvar_write(h, &v));
     MTEST_OK(MPI_T_cvar_read(h, &back));
-    MTEST_CHECK(dt == MPI_INT ? back.i == v.i : back.ll == v.ll, "%s did not take the written value", s->cvar);
+    MTEST_CHECK(dt == MPI_INT      ? back.i == v.i
+                : dt == MPI_DOUBLE ? back.d == v.d
+                                   : back.ll == v.ll,
+                "%s did not take the written value", s->cvar);
     MTEST_OK(MPI_T_cvar_handle_free(&h));
     return 0;
 }
@@ -176,16 +200,96 @@ static void one(MPI_Comm c, int gather, MPI_Datatype t, int cnt, int seed, const
     free(p2);
 }
 
+/* A Bcast of cnt elements of t from root, checked packed against the root's pattern. */
+static void one_bcast(MPI_Comm c, MPI_Datatype t, int cnt, int root, int seed, const char *what)
+{
+    int me, psize;
+    MPI_Aint lb, ext;
+    MPI_Comm_rank(c, &me);
+    MPI_Type_get_extent(t, &lb, &ext);
+    size_t blk = (size_t)ext * (size_t)cnt;
+    MPI_Pack_size(cnt, t, c, &psize);
+    unsigned char *b = malloc(blk), *ref = malloc(blk), *p1 = malloc((size_t)psize), *p2 = malloc((size_t)psize);
+    for (size_t i = 0; i < blk; i++)
+        ref[i] = pat(root, -1, i, seed);
+    if (me == root)
+        memcpy(b, ref, blk);
+    else
+        memset(b, 0xEE, blk);
+    MTEST_OK(MPI_Bcast(b, cnt, t, root, c));
+    int a = 0, z = 0;
+    MPI_Pack(ref, cnt, t, p1, psize, &a, c);
+    MPI_Pack(b, cnt, t, p2, psize, &z, c);
+    int tl = 0;
+    char tn[MPI_MAX_OBJECT_NAME];
+    MPI_Type_get_name(t, tn, &tl);
+    MTEST_CHECK(a == z && !memcmp(p1, p2, (size_t)a), "%s Bcast of %d %s from %d (seed %d) wrong", what, cnt, tn, root,
+                seed);
+    free(b);
+    free(ref);
+    free(p1);
+    free(p2);
+}
+
+/* A Reduce of count elements of kind k to root (in place at the root on odd seeds). */
+static void one_reduce(MPI_Comm c, const ck_t *k, size_t count, int root, int seed, const char *what)
+{
+    int me, n;
+    MPI_Comm_rank(c, &me);
+    MPI_Comm_size(c, &n);
+    void *sb = ck_alloc(k, count), *rb = ck_alloc(k, count);
+    ck_fill(k, sb, count, me, seed);
+    int inplace = me == root && seed % 2;
+    if (inplace)
+        ck_fill(k, rb, count, me, seed);
+    MTEST_OK(MPI_Reduce(inplace ? MPI_IN_PLACE : sb, rb, (int)count, k->type, k->op, root, c));
+    if (me == root)
+        ck_check(k, rb, count, 0, 0, n - 1, seed, what);
+    free(sb);
+    free(rb);
+}
+
+/* With flip set, before every call every rank writes RMPI_COLL_SHM_STATE_RT 0 or 1e12 in
+ * turn: each probe (RMPI_COLL_SHM_STATE_MS 0: every 8 steps) then says the opposite of the
+ * one before. */
+static int flip;
+
+static void flip_rt(int seed)
+{
+    if (!flip)
+        return;
+    setting_t rt = {"RMPI_COLL_SHM_STATE_RT", NULL, seed % 2 ? 0 : 1000000000000ll};
+    apply(&rt);
+}
+
 static void run(MPI_Comm c, const char *what)
 {
-    int seed = 0;
+    int seed = 0, n;
+    MPI_Comm_size(c, &n);
     for (int k = 0; k < NSETTINGS; k++) {
-        apply(&settings[k]);
+        if (!strcmp(settings[k].cvar, "flip"))
+            flip = (int)settings[k].value;
+        else
+            apply(&settings[k]);
         for (int ti = 0; ti < NTYPES; ti++)
             for (int ci = 0; ci < NCOUNTS; ci++) {
-                one(c, 1, types[ti], counts[ci], ++seed, what);
-                one(c, 0, types[ti], counts[ci], ++seed, what);
+                flip_rt(++seed);
+                one(c, 1, types[ti], counts[ci], seed, what);
+                flip_rt(++seed);
+                one(c, 0, types[ti], counts[ci], seed, what);
+                flip_rt(++seed);
+                one_bcast(c, types[ti], counts[ci], seed % n, seed, what);
             }
+        /* Reduce: below, in and above the state's windows of 4 to 64 KiB */
+        static const size_t rcounts[] = {700, 1500, 5000, 12000};
+        for (int kind = 0; kind < K_NKINDS; kind++) {
+            ck_t ck = ck_make(kind);
+            for (size_t ci = 0; ci < sizeof rcounts / sizeof rcounts[0]; ci++) {
+                flip_rt(++seed);
+                one_reduce(c, &ck, rcounts[ci], seed % n, seed, what);
+            }
+            ck_free(&ck);
+        }
     }
 }
 
