@@ -150,6 +150,11 @@ static int value_ok(const rmpi_knob_desc_t *k, const void *in)
             return v >= 4096;
         return v >= 0;
     }
+    case RMPI_KNOB_FLOAT: { /* the writable ones are times and rates: a number, not below 0 */
+        double v;
+        memcpy(&v, in, sizeof v);
+        return v == v && v >= 0;
+    }
     default: return 1;
     }
 }

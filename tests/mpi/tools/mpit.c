@@ -181,6 +181,7 @@ static void check_cvars(void)
                 union {
                     int i;
                     long long ll;
+                    double d;
                 } bad;
                 if (k->type == T_ENUM) {
                     int num = 1;
@@ -189,6 +190,8 @@ static void check_cvars(void)
                     bad.i = num;
                 } else if (k->type == T_BOOL)
                     bad.i = 2;
+                else if (k->type == T_FLOAT)
+                    bad.d = -1.0;
                 else
                     bad.ll = strstr(name, "CMA_PIECE") ? 100 : -1;
                 T_IS(MPI_T_cvar_write(h, &bad), MPI_T_ERR_INVALID);
