@@ -572,8 +572,7 @@ void rmpi_core_isend_segs(rmpi_req_t *r, struct iovec *iov, int n)
 static inline void copy_out(rmpi_req_t *r, const void *data)
 {
     if (RMPI_LIKELY(!(r->flags & RMPI_RF_SCATTER))) {
-        if (RMPI_LIKELY(r->st_bytes)) /* a 0-byte receive may have no buffer: memcpy(NULL, .., 0) is undefined */
-            memcpy(r->buf, data, r->st_bytes);
+        rmpi_copy(r->buf, data, r->st_bytes); /* copies nothing at 0: a 0-byte receive may have no buffer */
         return;
     }
     rmpi_core_scatter(r, data, r->st_bytes);

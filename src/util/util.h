@@ -73,11 +73,36 @@ static inline void rmpi_list_remove(rmpi_list_t *e)
 
 /* Copy iov[0..n) to dst back to back; returns the end. Empty entries are skipped: an empty
  * payload may have no buffer, and memcpy(dst, NULL, 0) is undefined behaviour. */
+/* memcpy, with up to 32 bytes copied inline: a small message's header (4-16 bytes) and
+ * payload cost a call to the library's memcpy each (about 15 instructions with the call)
+ * where two overlapping loads and stores do. n == 0 copies nothing. */
+static inline void rmpi_copy(void *dst, const void *src, size_t n)
+{
+    char *d = dst;
+    const char *s = src;
+    if (n > 32) {
+        memcpy(d, s, n);
+    } else if (n >= 16) {
+        memcpy(d, s, 16);
+        memcpy(d + n - 16, s + n - 16, 16);
+    } else if (n >= 8) {
+        memcpy(d, s, 8);
+        memcpy(d + n - 8, s + n - 8, 8);
+    } else if (n >= 4) {
+        memcpy(d, s, 4);
+        memcpy(d + n - 4, s + n - 4, 4);
+    } else if (n) {
+        d[0] = s[0];
+        d[n / 2] = s[n / 2];
+        d[n - 1] = s[n - 1];
+    }
+}
+
 static inline char *rmpi_iov_gather(char *dst, const struct iovec *iov, int n)
 {
     for (int i = 0; i < n; i++)
         if (iov[i].iov_len) {
-            memcpy(dst, iov[i].iov_base, iov[i].iov_len);
+            rmpi_copy(dst, iov[i].iov_base, iov[i].iov_len);
             dst += iov[i].iov_len;
         }
     return dst;

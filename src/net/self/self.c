@@ -99,11 +99,20 @@ static int self_put(rmpi_rail_t *rail, int peer, const void *local, size_t len, 
     return self_rdma(op, (void *)(uintptr_t)raddr, local, len, raddr, rkey);
 }
 
+static __attribute__((noinline)) int self_deliver(rmpi_rail_t *rail);
+
+/* Every pass calls this; the test alone stays here, so an empty pass saves no registers (with
+ * the loop below in the same function the compiler pushed and popped six: 16 instructions). */
 static int self_progress(rmpi_rail_t *rail)
 {
-    self_rail_t *s = &self_rail;
-    if (RMPI_LIKELY(!s->head))
+    if (RMPI_LIKELY(!self_rail.head))
         return 0;
+    return self_deliver(rail);
+}
+
+static int self_deliver(rmpi_rail_t *rail)
+{
+    self_rail_t *s = &self_rail;
     /* Take the current list: frames sent by the handlers below wait for the next call. */
     self_item_t *it = s->head;
     s->head = NULL;

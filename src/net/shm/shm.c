@@ -610,10 +610,34 @@ static void post(shm_peer_t *p, unsigned type, const struct iovec *iov, int n)
     p->pend_tail = &q->next;
 }
 
+/* shm_send's other frames, a tail call: its small-message path then keeps its values in
+ * registers that need no saving */
+static __attribute__((noinline)) int post_data(shm_peer_t *p, const struct iovec *iov, int iovcnt)
+{
+    post(p, RMPI_SHM_DATA, iov, iovcnt);
+    return 0;
+}
+
 static int shm_send(rmpi_rail_t *rail, int peer, const struct iovec *iov, int iovcnt)
 {
-    post(shm.peer[peer], RMPI_SHM_DATA, iov, iovcnt);
-    return 0;
+    shm_peer_t *p = shm.peer[peer];
+    /* A small message on its ring (a header and a payload of at most 32 bytes each: the busy
+     * pair's ping-pong): post's path without a call, copies inline, nothing to save. */
+    size_t l0 = iov[0].iov_len, l1 = iovcnt == 2 ? iov[1].iov_len : SIZE_MAX;
+    if (RMPI_LIKELY(l0 <= 32 && l1 <= 32 && p->tx_kind == DEDICATED && !p->pend && !p->ncb)) {
+        const void *b0 = iov[0].iov_base, *b1 = iov[1].iov_base;
+        size_t len = l0 + l1;
+        char *dst = rmpi_shm_ring_reserve(&p->wr, len);
+        if (RMPI_LIKELY(dst != NULL)) {
+            rmpi_copy(dst, b0, l0); /* at most 32 bytes each: no call */
+            rmpi_copy(dst + l0, b1, l1);
+            rmpi_shm_ring_commit(&p->wr, len, RMPI_SHM_DATA);
+            rmpi_shm_bell(p->bell, p->bell_bit);
+            shm.st.tx_bytes[DEDICATED] += len;
+            return 0;
+        }
+    }
+    return post_data(p, iov, iovcnt);
 }
 
 static void flush_pending(void)
@@ -1055,33 +1079,62 @@ static inline __attribute__((always_inline)) int poll_shared(shm_rail_t *s)
 
 /* Reads x's frames (its bit was set: it may have none). 1: it may have more than one
  * pass reads. A marker retires the ring (it leaves the active list). */
-static __attribute__((noinline)) int drain_ring(shm_rail_t *s, shm_rx_t *x, int *ev)
+static inline __attribute__((always_inline)) int drain_ring(shm_rail_t *s, shm_rx_t *x, int *ev)
 {
+    /* rmpi_shm_ring_peek and _consume_cells for a ring this process's peer writes (never
+     * rdma), written out: the stamp due at a cell is computed once and kept for the next
+     * poll, and an empty ring does not publish the reader's position (peek's idle store):
+     * consume publishes it every quarter ring, and with at most a quarter unpublished a
+     * writer still finds the half ring a frame may need once everything is read
+     * (rmpi_shm_ring_max_frame). */
     rmpi_shm_reader_t *rd = &x->rd;
-    size_t len;
-    unsigned type;
-    const void *f;
+    int got = 0;
     /* bounded per ring so one busy sender cannot starve the others */
-    for (int k = 0; k < 32; k++) {
-        if (!(f = rmpi_shm_ring_peek(rd, &len, &type))) {
-            s->stamp[x->ai] = stamp_poll(rd);
+    for (int k = 0; k < 32;) {
+        rmpi_shm_cellhdr_t *h = rmpi_shm_cell(rd->ring, rd->ncells, rd->r);
+        uint32_t want = rmpi_shm_stamp(rd->r);
+        if (atomic_load_explicit(&h->stamp, memory_order_acquire) != want) {
+            s->stamp[x->ai] = (stamp_poll_t){&h->stamp, want};
+            *ev += got;
             return 0;
+        }
+        uint32_t lt = h->lentype;
+        size_t len = lt & 0xffffffu;
+        unsigned type = lt >> 24;
+        const char *f = (const char *)h + RMPI_SHM_HDR;
+        if (RMPI_UNLIKELY(type == RMPI_SHM_SKIP)) {
+            uint64_t n = (RMPI_SHM_HDR + len) / RMPI_SHM_CELL;
+            rmpi_shm_ring_zero_lines(rd, rd->r, rd->r + n);
+            rd->r += n;
+            continue;
         }
         uint64_t n = rmpi_shm_frame_cells(rd->r, len);
         s->st.rx_bytes[DEDICATED] += len;
         s->st.buf_bytes[DEDICATED] += n * RMPI_SHM_CELL;
         s->st.rx_frames[DEDICATED]++;
-        if (type == RMPI_SHM_CHAN_MARK) {
+        if (RMPI_LIKELY(type == RMPI_SHM_DATA)) { /* the core's frames: handle's first case, without its call */
+            s->env->on_frame(&s->base, x->rank, f, len);
+        } else if (type == RMPI_SHM_CHAN_MARK) {
             rmpi_net_chsw_marked(&x->sw, SHARED, &s->st, x->rank, s->env->rank);
             rmpi_shm_ring_consume_cells(rd, n);
             ring_retire(s, x);
+            *ev += got;
             return 0;
+        } else {
+            handle(s, x->rank, type, f, len);
         }
-        handle(s, x->rank, type, f, len);
-        rmpi_shm_ring_consume_cells(rd, n);
-        (*ev)++;
+        if (RMPI_UNLIKELY(n > RMPI_SHM_PACK_CELLS)) /* consume_cells without its rdma case */
+            rmpi_shm_ring_zero_lines(rd, rd->r, rd->r + n);
+        rd->r += n;
+        if (RMPI_UNLIKELY(rd->r - rd->r_pub_last >= rd->ncells / 4)) {
+            atomic_store_explicit(&rd->ring->r_pub, rd->r, memory_order_release);
+            rd->r_pub_last = rd->r;
+        }
+        got++;
+        k++;
     }
     s->stamp[x->ai] = stamp_poll(rd);
+    *ev += got;
     return 1;
 }
 
@@ -1094,7 +1147,7 @@ static __attribute__((noinline)) int drain_ring(shm_rail_t *s, shm_rx_t *x, int 
  * stopped at its bound, or a sender holds a position the poll did not read (it may have found
  * the bit set and not rung: rmpi_shm_qbell, shm.h; polling on keeps queue_stuck's watch on a
  * dead one). */
-static int poll_bells(shm_rail_t *s)
+static __attribute__((noinline)) int poll_bells(shm_rail_t *s)
 {
     int ev = 0, left = s->any_left;
     s->any_left = 0;
@@ -1135,19 +1188,32 @@ static int poll_bells(shm_rail_t *s)
  * nothing is found; 8 instructions a ring); the words cost about 16 a pass and a cache line
  * more per frame. */
 #define RING_POLL_MAX 2
-static int poll_stamps(shm_rail_t *s)
+/* From ring i on, whose stamp came: out of line, so the scan below saves no registers. */
+static __attribute__((noinline)) int drain_stamps(shm_rail_t *s, int i)
 {
-    int ev = 0, n = s->nact;
+    int ev = 0, n;
     const stamp_poll_t *st = s->stamp;
-    for (int i = 0; i < n; i++) {
-        if (RMPI_LIKELY(atomic_load_explicit(st[i].at, memory_order_relaxed) != st[i].want))
-            continue; /* empty; peek's acquire load orders the frame's bytes once it is not */
+    for (;;) {
         shm_rx_t *x = s->act[i];
         drain_ring(s, x, &ev);
-        i -= !x->active; /* retired: its place holds another ring, read it next */
+        i += x->active; /* retired: its place holds another ring, read it next */
         n = RMPI_MIN(s->nact, RING_POLL_MAX);
+        /* empty; drain_ring's acquire load orders the frame's bytes once it is not */
+        while (i < n && atomic_load_explicit(st[i].at, memory_order_relaxed) != st[i].want)
+            i++;
+        if (i >= n)
+            return ev;
     }
-    return ev;
+}
+
+static inline int poll_stamps(shm_rail_t *s)
+{
+    int n = s->nact;
+    const stamp_poll_t *st = s->stamp;
+    for (int i = 0; i < n; i++)
+        if (RMPI_UNLIKELY(atomic_load_explicit(st[i].at, memory_order_relaxed) == st[i].want))
+            return drain_stamps(s, i);
+    return 0;
 }
 
 /* The shared queue at a switch to it while it is not there: a small job's first, or the first
@@ -1257,6 +1323,25 @@ static void force_switch(shm_rail_t *s)
         shm_chan_switch(&s->base, s->local_rank[l], !s->rx[l].sw.kind);
 }
 
+/* The queue alone: its empty poll inline, the frames out of line (poll_shared). */
+static __attribute__((noinline)) int drain_shared(shm_rail_t *s) { return poll_shared(s); }
+
+static inline int poll_queue(shm_rail_t *s)
+{
+    if (RMPI_LIKELY(!rmpi_shm_qpeek(&s->rxq))) {
+        if (RMPI_UNLIKELY((++s->idle_polls & 1023) == 0) && rmpi_shm_qreserved(&s->rxq))
+            queue_stuck(s);
+        return 0;
+    }
+    return drain_shared(s);
+}
+
+static __attribute__((noinline)) int progress_rare(shm_rail_t *s);
+
+/* A pass. Whatever it finds is handled out of line (poll_bells, drain_stamps, drain_shared,
+ * progress_rare), so the pass that finds nothing saves and restores no registers: with the
+ * handling inlined here it pushed and popped six and kept a 576-byte frame, 16 instructions
+ * of every pass, the busy pair's included. */
 static int shm_progress(rmpi_rail_t *rail)
 {
     shm_rail_t *s = &shm;
@@ -1273,8 +1358,16 @@ static int shm_progress(rmpi_rail_t *rail)
     } else if (s->nact) {
         ev += poll_stamps(s);
     } else if (s->nqueue_from) {
-        ev += poll_shared(s);
+        ev += poll_queue(s);
     }
+    if (RMPI_UNLIKELY(s->chores | s->npending | s->ncb | s->ndone) || RMPI_UNLIKELY(s->resp != NULL))
+        ev += progress_rare(s);
+    return ev;
+}
+
+static int progress_rare(shm_rail_t *s)
+{
+    int ev = 0;
     if (RMPI_UNLIKELY(s->chores)) {
         if (s->force.ns)
             force_switch(s);

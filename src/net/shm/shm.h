@@ -108,13 +108,16 @@ static inline rmpi_shm_cellhdr_t *rmpi_shm_cell(rmpi_shm_ring_t *ring, uint32_t 
  * RMPI_SHM_PACK_CELLS or one that would cross a line's end the padding to the end of its last
  * line (the ring's cells start a line, and its end is a line's end). So a line's first cell
  * is a frame's first cell or lies in a padded frame (or a SKIP), whose reader zeroes it. */
-static inline uint64_t rmpi_shm_frame_cells(uint64_t pos, size_t len)
+static inline uint64_t rmpi_shm_frame_cells_of(uint64_t pos, uint64_t n)
 {
-    uint64_t n = (RMPI_SHM_HDR + len + RMPI_SHM_CELL - 1) / RMPI_SHM_CELL;
     uint64_t end = pos + n, lm = RMPI_SHM_LINE_CELLS - 1;
     if (n > RMPI_SHM_PACK_CELLS || ((pos ^ (end - 1)) & ~lm))
         n = ((end + lm) & ~lm) - pos;
     return n;
+}
+static inline uint64_t rmpi_shm_frame_cells(uint64_t pos, size_t len)
+{
+    return rmpi_shm_frame_cells_of(pos, (RMPI_SHM_HDR + len + RMPI_SHM_CELL - 1) / RMPI_SHM_CELL);
 }
 
 /* Reader: zero the first stamp of every line that starts inside cells [from, to) (a padded
@@ -143,12 +146,12 @@ static inline void rmpi_shm_ring_publish(rmpi_shm_writer_t *wr, uint64_t n, uint
 
 /* Room for a frame of len bytes: returns where its bytes go, or NULL when the ring is full.
  * The room includes the cell after the frame, which commit clears. */
-static inline void *rmpi_shm_ring_reserve(rmpi_shm_writer_t *wr, size_t len)
+static inline __attribute__((always_inline)) void *rmpi_shm_ring_reserve(rmpi_shm_writer_t *wr, size_t len)
 {
     /* padding never crosses the ring's end, a line's end: the frame wraps or not as without */
-    uint64_t pos = wr->w & (wr->ncells - 1);
-    uint64_t skip = pos + (RMPI_SHM_HDR + len + RMPI_SHM_CELL - 1) / RMPI_SHM_CELL > wr->ncells ? wr->ncells - pos : 0;
-    uint64_t need = rmpi_shm_frame_cells(wr->w + skip, len);
+    uint64_t pos = wr->w & (wr->ncells - 1), n = (RMPI_SHM_HDR + len + RMPI_SHM_CELL - 1) / RMPI_SHM_CELL;
+    uint64_t skip = pos + n > wr->ncells ? wr->ncells - pos : 0;
+    uint64_t need = rmpi_shm_frame_cells_of(wr->w + skip, n);
     wr->need = (uint32_t)need;
     if (wr->w + skip + need + 1 - wr->r_cached > wr->ncells) {
         wr->r_cached = atomic_load_explicit(&wr->ring->r_pub, memory_order_acquire);
