@@ -624,17 +624,30 @@ static int shm_send(rmpi_rail_t *rail, int peer, const struct iovec *iov, int io
     /* A small message on its ring (a header and a payload of at most 32 bytes each: the busy
      * pair's ping-pong): post's path without a call, copies inline, nothing to save. */
     size_t l0 = iov[0].iov_len, l1 = iovcnt == 2 ? iov[1].iov_len : SIZE_MAX;
-    if (RMPI_LIKELY(l0 <= 32 && l1 <= 32 && p->tx_kind == DEDICATED && !p->pend && !p->ncb)) {
+    if (RMPI_LIKELY(l0 <= 32 && l1 <= 32 && !p->pend && !p->ncb)) {
         const void *b0 = iov[0].iov_base, *b1 = iov[1].iov_base;
         size_t len = l0 + l1;
-        char *dst = rmpi_shm_ring_reserve(&p->wr, len);
-        if (RMPI_LIKELY(dst != NULL)) {
-            rmpi_copy(dst, b0, l0); /* at most 32 bytes each: no call */
-            rmpi_copy(dst + l0, b1, l1);
-            rmpi_shm_ring_commit(&p->wr, len, RMPI_SHM_DATA);
-            rmpi_shm_bell(p->bell, p->bell_bit);
-            shm.st.tx_bytes[DEDICATED] += len;
-            return 0;
+        if (p->tx_kind == DEDICATED) {
+            char *dst = rmpi_shm_ring_reserve(&p->wr, len);
+            if (RMPI_LIKELY(dst != NULL)) {
+                rmpi_copy(dst, b0, l0); /* at most 32 bytes each: no call */
+                rmpi_copy(dst + l0, b1, l1);
+                rmpi_shm_ring_commit(&p->wr, len, RMPI_SHM_DATA);
+                rmpi_shm_bell(p->bell, p->bell_bit);
+                shm.st.tx_bytes[DEDICATED] += len;
+                return 0;
+            }
+        } else if (len <= RMPI_SHM_Q_INLINE) { /* tx_shared's slot path, likewise */
+            uint64_t pos;
+            rmpi_shm_qslot_t *sl = rmpi_shm_qreserve(&p->txq, &pos);
+            if (RMPI_LIKELY(sl != NULL)) {
+                rmpi_copy(sl->data, b0, l0);
+                rmpi_copy(sl->data + l0, b1, l1);
+                rmpi_shm_qpublish(sl, pos, (uint32_t)len, (uint16_t)shm.my_local, RMPI_SHM_DATA, 0);
+                rmpi_shm_qbell(p->qbell, p->qbell_bit); /* after the slot's seq: as a ring's stamp */
+                shm.st.tx_bytes[SHARED] += len;
+                return 0;
+            }
         }
     }
     return post_data(p, iov, iovcnt);
@@ -1056,7 +1069,10 @@ static inline __attribute__((always_inline)) int poll_shared(shm_rail_t *s)
         s->st.rx_bytes[SHARED] += sl->len;
         s->st.buf_bytes[SHARED] += used;
         s->st.rx_frames[SHARED]++;
-        if (x->sw.waiting && x->sw.kind == SHARED) {
+        if (RMPI_LIKELY(sl->type == RMPI_SHM_DATA && !sl->flags && !x->frag_len && !x->sw.waiting)) {
+            /* shared_frame's and handle's common case, without their calls */
+            s->env->on_frame(&s->base, x->rank, buf, sl->len);
+        } else if (x->sw.waiting && x->sw.kind == SHARED) {
             /* the sender already left its ring, whose last frames are not all read (J5) */
             parked_t *k = rmpi_xmalloc(sizeof *k + sl->len);
             *k = (parked_t){NULL, sl->type, sl->flags, sl->len};
