@@ -310,6 +310,7 @@ typedef struct rt_line {
     _Atomic uint64_t seq;
     uint64_t ns, at; /* rank 0's: the least round trip, the step of the next probe */
     int64_t slow;
+    _Atomic uint64_t pick; /* rank 0's: the oversubscribed Reduce's state (over_slow) */
 } rt_line_t;
 
 /* Round trips of a probe: the first one meets, then RT_BATCHES timed batches of RT_BATCH
@@ -402,6 +403,99 @@ static size_t state_from(rmpi_comm_t *c, shm_t *h, size_t bytes, size_t fast, si
     if (k == RMPI_COLL_SHM_STATE_AUTO && c->coll_shm_step >= c->coll_shm_rt_at)
         state_probe(c, h);
     return (k == RMPI_COLL_SHM_STATE_AUTO ? c->coll_shm_slow : k == RMPI_COLL_SHM_STATE_SLOW) ? slow : fast;
+}
+
+/* ---- the oversubscribed node's state: the Reduce through the segment or root-reads-all ----
+ *
+ * With more ranks than CPUs (4 ranks on 2 cores) the segment's Reduce (root_whole) has a
+ * bad mode in the machine's slow state: the root finds no operand published, yields to
+ * the rank sharing its CPU, which waits for the root's done and yields back, about 450
+ * context switches a 1 MiB call against 35, and 2-6x the time (docs/results/coll.md run
+ * 27); the root reading every operand with process_vm_readv (reduce_cma_all) is not hurt
+ * there but is 2.3x the segment's time in the fast state. The 2-rank probe cannot tell
+ * (with two ranks per CPU a round trip is a context switch half the time), so rank 0
+ * counts what the bad mode is: the yields of its own waits (rmpi_core_yields, core.c) per
+ * MiB of the Reduces it roots through the segment, over windows of RMPI_COLL_SHM_
+ * OVERSUBSCRIBED_WINDOW bytes. At
+ * RMPI_COLL_SHM_OVERSUBSCRIBED_YIELDS or more it publishes slow; RMPI_COLL_SHM_
+ * OVERSUBSCRIBED_TRIAL_MS later it publishes fast for a trial, and the next window decides
+ * again.
+ *
+ * The word (rank 0's probe line): from << 2 | prev << 1 | next, the state a call takes
+ * being next when the step count at its start (equal on every member after the queue
+ * drained) is >= from, else prev. Rank 0 writes it with from OVER_AHEAD steps past its
+ * own step count: no member runs more than a ring's depth (SHM_NLINE) of steps past the
+ * slowest one's done, which is at most rank 0's step, so none has started a call at
+ * `from` yet, and a member that starts one there has seen rank 0's done of a later step,
+ * posted (release) after the word. Rank 0 writes a new word only once its own step count
+ * is OVER_AHEAD past the last from: every member's next call starts after that from then,
+ * so the new word's prev is what each of them would have taken. */
+#define OVER_AHEAD 128
+
+static coll_over_stats_t over_stats = {0, 0, 0, 0, 0, 0, 0, 0};
+static uint64_t over_win_ns; /* rank 0's time in the window's calls */
+
+void coll_shm_over_stats(coll_over_stats_t *s) { *s = over_stats; }
+
+/* Whether a Reduce of this many bytes lies in the window where the state decides. */
+static int over_window(size_t bytes)
+{
+    long long lo = rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA_SLOW;
+    return lo > 0 && bytes >= (size_t)lo && bytes < (size_t)rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA_SLOW_MAX;
+}
+
+/* The state a blocking call starting now takes (1: slow); every input is equal on all members. */
+static int over_slow(const shm_t *h)
+{
+    int k = (int)rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_STATE;
+    if (k != RMPI_COLL_SHM_OVERSUBSCRIBED_STATE_AUTO)
+        return k == RMPI_COLL_SHM_OVERSUBSCRIBED_STATE_SLOW;
+    uint64_t w = atomic_load_explicit(&rt_of(h, 0)->pick, memory_order_acquire);
+    return (int)(h->c->coll_shm_step >= w >> 2 ? w & 1 : w >> 1 & 1);
+}
+
+/* Rank 0: the state `slow` from OVER_AHEAD steps on, if the last word holds for everyone. */
+static void over_publish(shm_t *h, int slow)
+{
+    rt_line_t *l = rt_of(h, 0);
+    uint64_t w = atomic_load_explicit(&l->pick, memory_order_relaxed), s = h->c->coll_shm_step;
+    if (s < (w >> 2) + OVER_AHEAD || (uint64_t)slow == (w & 1))
+        return;
+    atomic_store_explicit(&l->pick, (s + OVER_AHEAD) << 2 | (w & 1) << 1 | (uint64_t)slow, memory_order_release);
+    h->c->coll_shm_pick_ns = rmpi_time_ns();
+    over_stats.picks++;
+    over_stats.trials += (unsigned long long)!slow;
+}
+
+/* Rank 0 after a Reduce it rooted through the segment in the window (state auto): yields
+ * and bytes into the window, and at its end the state. */
+static void over_measure(shm_t *h, size_t bytes, uint64_t yields, uint64_t ns)
+{
+    rmpi_comm_t *c = h->c;
+    c->coll_shm_win_bytes += bytes;
+    c->coll_shm_win_yields += yields;
+    over_win_ns += ns;
+    if (c->coll_shm_win_bytes < (uint64_t)rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_WINDOW)
+        return;
+    double mib = (double)c->coll_shm_win_bytes / 1048576.0, per = (double)c->coll_shm_win_yields / mib;
+    over_stats.us_mib = (double)over_win_ns / 1e3 / mib;
+    c->coll_shm_win_bytes = c->coll_shm_win_yields = over_win_ns = 0;
+    over_stats.last = per;
+    over_stats.min = over_stats.windows ? RMPI_MIN(over_stats.min, per) : per;
+    over_stats.max = over_stats.windows ? RMPI_MAX(over_stats.max, per) : per;
+    over_stats.windows++;
+    int slow = per >= rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_YIELDS;
+    over_stats.slow += (unsigned long long)slow;
+    if (slow)
+        over_publish(h, 1);
+}
+
+/* Rank 0, rooting a Reduce in the window in the slow state (auto): the segment again for
+ * a trial once RMPI_COLL_SHM_OVERSUBSCRIBED_TRIAL_MS passed since the last word. */
+static void over_trial(shm_t *h)
+{
+    if (rmpi_time_ns() - h->c->coll_shm_pick_ns >= (uint64_t)(rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_TRIAL_MS * 1e6))
+        over_publish(h, 0);
 }
 
 /* A size knob as such a threshold where 0 means never (RMPI_COLL_SHM_BCAST_CMA). */
@@ -1171,8 +1265,18 @@ int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t co
         return RMPI_COLL_SHM_DECLINED;
     /* the Reduce half of then_bcast in single copy as a Reduce's (reduce_single; the
      * members' inputs stay untouched until rank 0 posted that it read them all) */
+    size_t bytes = count * dt->size;
+    if (!o.then_bcast && c->coll_shm_over && root == 0 && o.h.me == 0 && c->coll_shm_cma &&
+        rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_STATE == RMPI_COLL_SHM_OVERSUBSCRIBED_STATE_AUTO && over_window(bytes) &&
+        rmpi_coll_op_commutative(op)) {
+        /* rank 0 roots a Reduce in the window through the segment: the state is measured */
+        uint64_t y = rmpi_core_yields, t0 = rmpi_time_ns();
+        int rc = op_block(&o, reduce_run);
+        over_measure(&o.h, bytes, rmpi_core_yields - y, rmpi_time_ns() - t0);
+        return rc;
+    }
     int rc = o.then_bcast && c->coll_shm_cma && rmpi_coll_op_commutative(op) &&
-                     count * dt->size >= from_knob(rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA)
+                     bytes >= from_knob(rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA)
                  ? (queue_drain(c), reduce_cma_all(&o.h, sbuf, rbuf, count, dt, op, 0))
                  : op_block(&o, reduce_run);
     if (!o.then_bcast)
@@ -1873,14 +1977,22 @@ static int reduce_single(rmpi_comm_t *c, shm_t *h, size_t count, const rmpi_dtyp
     size_t bytes = dt ? count * dt->size : 0;
     /* 0: every size (the Bcast's 0 is never: from_knob) */
     size_t fast = (size_t)rmpi_knobs.COLL_SHM_REDUCE_CMA, slow = (size_t)rmpi_knobs.COLL_SHM_REDUCE_CMA_SLOW;
+    /* oversubscribed: from the fast row, or in the slow row's window (over_window) */
     size_t over = from_knob(rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA);
-    if (root < 0 || !bytes || bytes < RMPI_MIN(RMPI_MIN(fast, slow), over) || (c->size != 2 && bytes < over) ||
-        rmpi_knobs.COLL_REDUCE || !rmpi_coll_op_predefined(op) || !rmpi_coll_op_commutative(op) ||
-        !rmpi_coll_op_kernel(op, dt->basic) || !shm_get(c, h, 1) || !c->coll_shm_cma ||
-        (c->coll_shm_over ? bytes < over : c->size != 2 || bytes < RMPI_MIN(fast, slow)))
+    int win = bytes < over && over_window(bytes);
+    if (root < 0 || !bytes || (bytes < RMPI_MIN(RMPI_MIN(fast, slow), over) && !win) ||
+        (c->size != 2 && bytes < over && !win) || rmpi_knobs.COLL_REDUCE || !rmpi_coll_op_predefined(op) ||
+        !rmpi_coll_op_commutative(op) || !rmpi_coll_op_kernel(op, dt->basic) || !shm_get(c, h, 1) || !c->coll_shm_cma ||
+        (c->coll_shm_over ? bytes < over && !win : c->size != 2 || bytes < RMPI_MIN(fast, slow)))
         return 0;
     queue_drain(c);
-    if (!c->coll_shm_over && bytes < state_from(c, h, bytes, fast, slow))
+    if (c->coll_shm_over && win) {
+        if (!over_slow(h))
+            return 0;
+        if (h->me == 0 && root == 0 &&
+            rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_STATE == RMPI_COLL_SHM_OVERSUBSCRIBED_STATE_AUTO)
+            over_trial(h);
+    } else if (!c->coll_shm_over && bytes < state_from(c, h, bytes, fast, slow))
         return 0;
     coll_note(COLL_REDUCE, shm_cma_choice, 0, bytes);
     return 1;
