@@ -1254,13 +1254,18 @@ int rmpi_coll_shm_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *d
 static int reduce_single(rmpi_comm_t *c, shm_t *h, size_t count, const rmpi_dtype_t *dt, MPI_Op op, int root);
 static int reduce_cma(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op, int root);
 static int reduce_cma_all(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op, int root);
+static int reduce_cma_split(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op,
+                            int root);
 
 int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op,
                          int root)
 {
     coll_shm_op_t o;
     if (root >= 0 && reduce_single(c, &o.h, count, dt, op, root))
-        return (c->coll_shm_over ? reduce_cma_all : reduce_cma)(&o.h, sbuf, rbuf, count, dt, op, root);
+        return (!c->coll_shm_over ? reduce_cma
+                : count * dt->size >= (size_t)rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA_SPLIT
+                    ? reduce_cma_split
+                    : reduce_cma_all)(&o.h, sbuf, rbuf, count, dt, op, root);
     if (!reduce_op(&o, c, sbuf, rbuf, count, dt, op, root, 1))
         return RMPI_COLL_SHM_DECLINED;
     /* the Reduce half of then_bcast in single copy as a Reduce's (reduce_single; the
@@ -1962,6 +1967,72 @@ static int reduce_cma_all(shm_t *h, const void *sbuf, void *rbuf, size_t count, 
     } else
         wait_ge(&h->ctl[root].red, t);
     post(&h->ctl[me].done, t);
+    packed_done(tout, rbuf, count, dt);
+    free(tin);
+    free(tout);
+    return MPI_SUCCESS;
+}
+
+/* Reduce on an oversubscribed node in single copy from RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE_
+ * CMA_SPLIT bytes: every rank takes pieces (one counter in the root's entry) whenever it
+ * runs, reads the others' operands of the piece with process_vm_readv, combines them,
+ * and writes the result into the root's output (the root: in place), so the work is spread
+ * over the CPUs where reduce_cma_all leaves it all to the root; a descheduled rank's
+ * operand is still read by the others. Every piece is x_{n-1} op ... op x_0, whoever takes
+ * it: the bits of the segment's path. Scratch: a piece in each of my two step buffers. */
+static int reduce_cma_split(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op, int root)
+{
+    int me = h->me, n = h->n;
+    void *tin = NULL, *tout = NULL;
+    const char *in = packed_in(sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dt, &tin);
+    char *out = me == root ? packed_out(rbuf, count, dt, &tout) : NULL;
+    size_t es = rmpi_dtype_get(dt->basic)->size, bytes = count * dt->size;
+    rmpi_coll_kernel_t kern = rmpi_coll_op_kernel(op, dt->basic);
+    uint64_t t = step_begin(h, SHM_NBUF), t2 = step_begin(h, SHM_NBUF);
+    red_ent_t *mine = (red_ent_t *)(void *)data_of(h, me, t);
+    mine->in = (uintptr_t)in;
+    mine->out = (uintptr_t)out;
+    mine->len = bytes;
+    atomic_store_explicit(&mine->claim, 0, memory_order_relaxed);
+    atomic_store_explicit(&mine->fin, 0, memory_order_relaxed);
+    post(SEQ(buf_of(h, me, t)), t);
+    const red_ent_t *e[SHM_MAX_RANKS];
+    size_t len = bytes;
+    for (int r = 0; r < n; r++) {
+        wait_ge(SEQ(buf_of(h, r, t)), t);
+        e[r] = (const red_ent_t *)(const void *)data_of(h, r, t);
+        len = RMPI_MIN(len, (size_t)e[r]->len); /* equal by the standard; else the common part */
+    }
+    red_ent_t *re = (red_ent_t *)(void *)data_of(h, root, t);
+    size_t elems = len / es, pe = RMPI_MAX((h->chunk - 128) / es, 1);
+    uint64_t np = (elems + pe - 1) / pe;
+    char *s1 = data_of(h, me, t) + 64, *s2 = data_of(h, me, t2);
+    uint64_t j;
+    while ((j = atomic_fetch_add_explicit(&re->claim, 1, memory_order_relaxed)) < np) {
+        size_t lo = (size_t)j * pe, k = RMPI_MIN(pe, elems - lo), off = lo * es, kb = k * es;
+        /* the root's output unless that holds its operand (in place) */
+        char *d = out && out != in ? out + off : s1;
+        for (int r = n - 1; r >= 0; r--) {
+            const char *x = r == me ? in + off : NULL;
+            if (!x) {
+                cma_copy(h, r, r == n - 1 ? d : s2, kb, e[r]->in + off, 0);
+                x = r == n - 1 ? d : s2;
+            }
+            if (r == n - 1) {
+                if (x != d)
+                    memcpy(d, x, kb);
+            } else
+                kern(x, d, k);
+        }
+        if (out && d != out + off)
+            memcpy(out + off, d, kb);
+        else if (!out)
+            cma_copy(h, root, d, kb, re->out + off, 1);
+        atomic_fetch_add_explicit(&re->fin, 1, memory_order_release);
+    }
+    /* the root's output is complete, and nobody reads any input any more */
+    wait_ge(&re->fin, np);
+    post(&h->ctl[me].done, t2);
     packed_done(tout, rbuf, count, dt);
     free(tin);
     free(tout);

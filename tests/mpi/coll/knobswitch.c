@@ -7,7 +7,8 @@
  * non-temporal stores, RMPI_COLL_SHM_CMA_NT 1, and cached, 0) and the point-to-point
  * algorithms (RMPI_COLL_ALLGATHER / RMPI_COLL_ALLTOALL by item name), the oversubscribed
  * Reduce in single copy at every size (RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA 1, then 0:
- * 4 ranks on this machine's 2 cores), its state (RMPI_COLL_SHM_OVERSUBSCRIBED_STATE slow,
+ * 4 ranks on this machine's 2 cores), its state, in pieces every rank takes
+ * (RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA_SPLIT 0) (RMPI_COLL_SHM_OVERSUBSCRIBED_STATE slow,
  * fast, and auto with rank 0's yield threshold switched before every Reduce, so that the
  * state it publishes flips while calls run), and the 2-rank
  * state that picks the segment or single copy (RMPI_COLL_SHM_STATE slow, fast, auto with a
@@ -104,6 +105,7 @@ static const setting_t settings[] = {{"RMPI_COLL_SHM_MOVE_LINE", NULL, 48},
                                      {"RMPI_COLL_SHM_STATE_RT", NULL, 200},
                                      {"RMPI_COLL_SHM_STATE_MS", NULL, 20},
                                      {"RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA_SLOW", NULL, 1},
+                                     {"RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA_SPLIT", NULL, 0},
                                      {"RMPI_COLL_SHM_OVERSUBSCRIBED_STATE", "slow", 0},
                                      {"RMPI_COLL_SHM_OVERSUBSCRIBED_STATE", "fast", 0},
                                      {"RMPI_COLL_SHM_OVERSUBSCRIBED_WINDOW", NULL, 1},
@@ -111,9 +113,10 @@ static const setting_t settings[] = {{"RMPI_COLL_SHM_MOVE_LINE", NULL, 48},
                                      {"RMPI_COLL_SHM_OVERSUBSCRIBED_STATE", "auto", 0},
                                      {"flipover", NULL, 1},
                                      {"flipover", NULL, 0},
-                                     {"RMPI_COLL_SHM_OVERSUBSCRIBED_YIELDS", NULL, 40},
+                                     {"RMPI_COLL_SHM_OVERSUBSCRIBED_YIELDS", NULL, 150},
                                      {"RMPI_COLL_SHM_OVERSUBSCRIBED_TRIAL_MS", NULL, 500},
                                      {"RMPI_COLL_SHM_OVERSUBSCRIBED_WINDOW", NULL, 4194304},
+                                     {"RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA_SPLIT", NULL, 262144},
                                      {"RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA_SLOW", NULL, 65536}};
 #define NSETTINGS (int)(sizeof settings / sizeof settings[0])
 
