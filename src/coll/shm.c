@@ -1863,6 +1863,19 @@ static int64_t red_claim(_Atomic uint64_t *claim, uint64_t np, int front)
     }
 }
 
+/* The end of a single-copy Reduce in pieces: every piece finished (the root's output is
+ * complete, no input is read any more), my steps done, the output unpacked. */
+static int red_end(shm_t *h, red_ent_t *re, uint64_t np, uint64_t t2, void *tin, void *tout, void *rbuf, size_t count,
+                   rmpi_dtype_t *dt)
+{
+    wait_ge(&re->fin, np);
+    post(&h->ctl[h->me].done, t2);
+    packed_done(tout, rbuf, count, dt);
+    free(tin);
+    free(tout);
+    return MPI_SUCCESS;
+}
+
 static int reduce_cma(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op, int root)
 {
     int me = h->me, peer = 1 - me;
@@ -1908,12 +1921,7 @@ static int reduce_cma(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi
         atomic_fetch_add_explicit(&re->fin, 1, memory_order_release);
     }
     /* the root's output is complete, and nobody reads the non-root's input any more */
-    wait_ge(&re->fin, np);
-    post(&h->ctl[me].done, t2);
-    packed_done(tout, rbuf, count, dt);
-    free(tin);
-    free(tout);
-    return MPI_SUCCESS;
+    return red_end(h, re, np, t2, tin, tout, rbuf, count, dt);
 }
 
 /* Reduce on an oversubscribed node (reduce_single): the root reads every other rank's
@@ -2031,12 +2039,7 @@ static int reduce_cma_split(shm_t *h, const void *sbuf, void *rbuf, size_t count
         atomic_fetch_add_explicit(&re->fin, 1, memory_order_release);
     }
     /* the root's output is complete, and nobody reads any input any more */
-    wait_ge(&re->fin, np);
-    post(&h->ctl[me].done, t2);
-    packed_done(tout, rbuf, count, dt);
-    free(tin);
-    free(tout);
-    return MPI_SUCCESS;
+    return red_end(h, re, np, t2, tin, tout, rbuf, count, dt);
 }
 
 /* Whether a blocking Reduce takes single copy: members that agreed on cross-memory attach,
