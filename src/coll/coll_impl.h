@@ -185,6 +185,13 @@ typedef struct coll_state_stats {
     unsigned long long last, min, max; /* least round trip of a probe, ns */
 } coll_state_stats_t;
 void coll_shm_state_stats(coll_state_stats_t *s);
+/* The oversubscribed Reduce's state (shm.c, rank 0's measuring) for RMPI_REPORT. */
+typedef struct coll_over_stats {
+    unsigned long long windows, slow, trials, picks; /* windows measured, of which slow; segment trials; word writes */
+    double last, min, max;                           /* yields per MiB of a window */
+    double us_mib;                                   /* the segment's time per MiB in the last window, us */
+} coll_over_stats_t;
+void coll_shm_over_stats(coll_over_stats_t *s);
 const char *coll_knob_choices(const char *name);
 /* The size rules of the table, also used inside two-level algorithms for the leaders. */
 int coll_bcast_large(int n, size_t bytes);

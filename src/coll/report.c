@@ -99,6 +99,13 @@ void rmpi_coll_report_json(FILE *f)
                 ", \"coll_state\": {\"probes\": %llu, \"slow\": %llu, \"rt_last_ns\": %llu, \"rt_min_ns\": %llu, "
                 "\"rt_max_ns\": %llu}",
                 st.probes, st.slow, st.last, st.min, st.max);
+    coll_over_stats_t ov;
+    coll_shm_over_stats(&ov);
+    if (ov.windows || ov.picks)
+        fprintf(f,
+                ", \"coll_over_state\": {\"windows\": %llu, \"slow\": %llu, \"to_slow\": %llu, \"trials\": %llu, "
+                "\"yields_mib_last\": %.1f, \"yields_mib_min\": %.1f, \"yields_mib_max\": %.1f, \"us_mib_last\": %.1f}",
+                ov.windows, ov.slow, ov.picks - ov.trials, ov.trials, ov.last, ov.min, ov.max, ov.us_mib);
 }
 
 void rmpi_coll_report(FILE *f)
@@ -126,4 +133,13 @@ void rmpi_coll_report(FILE *f)
                 "[rmpi report] rank %d: collective state: %llu probes, %llu slow; line round trip %llu ns last, "
                 "%llu-%llu ns\n",
                 rmpi_core_rank, st.probes, st.slow, st.last, st.min, st.max);
+    /* the oversubscribed Reduce's state (shm.c, rank 0's windows) */
+    coll_over_stats_t ov;
+    coll_shm_over_stats(&ov);
+    if (ov.windows || ov.picks)
+        fprintf(f,
+                "[rmpi report] rank %d: collective oversubscribed state: %llu windows, %llu slow; %llu to slow, "
+                "%llu trials; yields per MiB %.1f last, %.1f-%.1f; segment %.1f us per MiB last\n",
+                rmpi_core_rank, ov.windows, ov.slow, ov.picks - ov.trials, ov.trials, ov.last, ov.min, ov.max,
+                ov.us_mib);
 }

@@ -310,6 +310,7 @@ typedef struct rt_line {
     _Atomic uint64_t seq;
     uint64_t ns, at; /* rank 0's: the least round trip, the step of the next probe */
     int64_t slow;
+    _Atomic uint64_t pick; /* rank 0's: the oversubscribed Reduce's state (over_slow) */
 } rt_line_t;
 
 /* Round trips of a probe: the first one meets, then RT_BATCHES timed batches of RT_BATCH
@@ -402,6 +403,99 @@ static size_t state_from(rmpi_comm_t *c, shm_t *h, size_t bytes, size_t fast, si
     if (k == RMPI_COLL_SHM_STATE_AUTO && c->coll_shm_step >= c->coll_shm_rt_at)
         state_probe(c, h);
     return (k == RMPI_COLL_SHM_STATE_AUTO ? c->coll_shm_slow : k == RMPI_COLL_SHM_STATE_SLOW) ? slow : fast;
+}
+
+/* ---- the oversubscribed node's state: the Reduce through the segment or root-reads-all ----
+ *
+ * With more ranks than CPUs (4 ranks on 2 cores) the segment's Reduce (root_whole) has a
+ * bad mode in the machine's slow state: the root finds no operand published, yields to
+ * the rank sharing its CPU, which waits for the root's done and yields back, about 450
+ * context switches a 1 MiB call against 35, and 2-6x the time (docs/results/coll.md run
+ * 27); the root reading every operand with process_vm_readv (reduce_cma_all) is not hurt
+ * there but is 2.3x the segment's time in the fast state. The 2-rank probe cannot tell
+ * (with two ranks per CPU a round trip is a context switch half the time), so rank 0
+ * counts what the bad mode is: the yields of its own waits (rmpi_core_yields, core.c) per
+ * MiB of the Reduces it roots through the segment, over windows of RMPI_COLL_SHM_
+ * OVERSUBSCRIBED_WINDOW bytes. At
+ * RMPI_COLL_SHM_OVERSUBSCRIBED_YIELDS or more it publishes slow; RMPI_COLL_SHM_
+ * OVERSUBSCRIBED_TRIAL_MS later it publishes fast for a trial, and the next window decides
+ * again.
+ *
+ * The word (rank 0's probe line): from << 2 | prev << 1 | next, the state a call takes
+ * being next when the step count at its start (equal on every member after the queue
+ * drained) is >= from, else prev. Rank 0 writes it with from OVER_AHEAD steps past its
+ * own step count: no member runs more than a ring's depth (SHM_NLINE) of steps past the
+ * slowest one's done, which is at most rank 0's step, so none has started a call at
+ * `from` yet, and a member that starts one there has seen rank 0's done of a later step,
+ * posted (release) after the word. Rank 0 writes a new word only once its own step count
+ * is OVER_AHEAD past the last from: every member's next call starts after that from then,
+ * so the new word's prev is what each of them would have taken. */
+#define OVER_AHEAD 128
+
+static coll_over_stats_t over_stats = {0, 0, 0, 0, 0, 0, 0, 0};
+static uint64_t over_win_ns; /* rank 0's time in the window's calls */
+
+void coll_shm_over_stats(coll_over_stats_t *s) { *s = over_stats; }
+
+/* Whether a Reduce of this many bytes lies in the window where the state decides. */
+static int over_window(size_t bytes)
+{
+    long long lo = rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA_SLOW;
+    return lo > 0 && bytes >= (size_t)lo && bytes < (size_t)rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA_SLOW_MAX;
+}
+
+/* The state a blocking call starting now takes (1: slow); every input is equal on all members. */
+static int over_slow(const shm_t *h)
+{
+    int k = (int)rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_STATE;
+    if (k != RMPI_COLL_SHM_OVERSUBSCRIBED_STATE_AUTO)
+        return k == RMPI_COLL_SHM_OVERSUBSCRIBED_STATE_SLOW;
+    uint64_t w = atomic_load_explicit(&rt_of(h, 0)->pick, memory_order_acquire);
+    return (int)(h->c->coll_shm_step >= w >> 2 ? w & 1 : w >> 1 & 1);
+}
+
+/* Rank 0: the state `slow` from OVER_AHEAD steps on, if the last word holds for everyone. */
+static void over_publish(shm_t *h, int slow)
+{
+    rt_line_t *l = rt_of(h, 0);
+    uint64_t w = atomic_load_explicit(&l->pick, memory_order_relaxed), s = h->c->coll_shm_step;
+    if (s < (w >> 2) + OVER_AHEAD || (uint64_t)slow == (w & 1))
+        return;
+    atomic_store_explicit(&l->pick, (s + OVER_AHEAD) << 2 | (w & 1) << 1 | (uint64_t)slow, memory_order_release);
+    h->c->coll_shm_pick_ns = rmpi_time_ns();
+    over_stats.picks++;
+    over_stats.trials += (unsigned long long)!slow;
+}
+
+/* Rank 0 after a Reduce it rooted through the segment in the window (state auto): yields
+ * and bytes into the window, and at its end the state. */
+static void over_measure(shm_t *h, size_t bytes, uint64_t yields, uint64_t ns)
+{
+    rmpi_comm_t *c = h->c;
+    c->coll_shm_win_bytes += bytes;
+    c->coll_shm_win_yields += yields;
+    over_win_ns += ns;
+    if (c->coll_shm_win_bytes < (uint64_t)rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_WINDOW)
+        return;
+    double mib = (double)c->coll_shm_win_bytes / 1048576.0, per = (double)c->coll_shm_win_yields / mib;
+    over_stats.us_mib = (double)over_win_ns / 1e3 / mib;
+    c->coll_shm_win_bytes = c->coll_shm_win_yields = over_win_ns = 0;
+    over_stats.last = per;
+    over_stats.min = over_stats.windows ? RMPI_MIN(over_stats.min, per) : per;
+    over_stats.max = over_stats.windows ? RMPI_MAX(over_stats.max, per) : per;
+    over_stats.windows++;
+    int slow = per >= rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_YIELDS;
+    over_stats.slow += (unsigned long long)slow;
+    if (slow)
+        over_publish(h, 1);
+}
+
+/* Rank 0, rooting a Reduce in the window in the slow state (auto): the segment again for
+ * a trial once RMPI_COLL_SHM_OVERSUBSCRIBED_TRIAL_MS passed since the last word. */
+static void over_trial(shm_t *h)
+{
+    if (rmpi_time_ns() - h->c->coll_shm_pick_ns >= (uint64_t)(rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_TRIAL_MS * 1e6))
+        over_publish(h, 0);
 }
 
 /* A size knob as such a threshold where 0 means never (RMPI_COLL_SHM_BCAST_CMA). */
@@ -1160,19 +1254,34 @@ int rmpi_coll_shm_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *d
 static int reduce_single(rmpi_comm_t *c, shm_t *h, size_t count, const rmpi_dtype_t *dt, MPI_Op op, int root);
 static int reduce_cma(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op, int root);
 static int reduce_cma_all(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op, int root);
+static int reduce_cma_split(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op,
+                            int root);
 
 int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op,
                          int root)
 {
     coll_shm_op_t o;
     if (root >= 0 && reduce_single(c, &o.h, count, dt, op, root))
-        return (c->coll_shm_over ? reduce_cma_all : reduce_cma)(&o.h, sbuf, rbuf, count, dt, op, root);
+        return (!c->coll_shm_over ? reduce_cma
+                : count * dt->size >= (size_t)rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA_SPLIT
+                    ? reduce_cma_split
+                    : reduce_cma_all)(&o.h, sbuf, rbuf, count, dt, op, root);
     if (!reduce_op(&o, c, sbuf, rbuf, count, dt, op, root, 1))
         return RMPI_COLL_SHM_DECLINED;
     /* the Reduce half of then_bcast in single copy as a Reduce's (reduce_single; the
      * members' inputs stay untouched until rank 0 posted that it read them all) */
+    size_t bytes = count * dt->size;
+    if (!o.then_bcast && c->coll_shm_over && root == 0 && o.h.me == 0 && c->coll_shm_cma &&
+        rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_STATE == RMPI_COLL_SHM_OVERSUBSCRIBED_STATE_AUTO && over_window(bytes) &&
+        rmpi_coll_op_commutative(op)) {
+        /* rank 0 roots a Reduce in the window through the segment: the state is measured */
+        uint64_t y = rmpi_core_yields, t0 = rmpi_time_ns();
+        int rc = op_block(&o, reduce_run);
+        over_measure(&o.h, bytes, rmpi_core_yields - y, rmpi_time_ns() - t0);
+        return rc;
+    }
     int rc = o.then_bcast && c->coll_shm_cma && rmpi_coll_op_commutative(op) &&
-                     count * dt->size >= from_knob(rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA)
+                     bytes >= from_knob(rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA)
                  ? (queue_drain(c), reduce_cma_all(&o.h, sbuf, rbuf, count, dt, op, 0))
                  : op_block(&o, reduce_run);
     if (!o.then_bcast)
@@ -1754,6 +1863,19 @@ static int64_t red_claim(_Atomic uint64_t *claim, uint64_t np, int front)
     }
 }
 
+/* The end of a single-copy Reduce in pieces: every piece finished (the root's output is
+ * complete, no input is read any more), my steps done, the output unpacked. */
+static int red_end(shm_t *h, red_ent_t *re, uint64_t np, uint64_t t2, void *tin, void *tout, void *rbuf, size_t count,
+                   rmpi_dtype_t *dt)
+{
+    wait_ge(&re->fin, np);
+    post(&h->ctl[h->me].done, t2);
+    packed_done(tout, rbuf, count, dt);
+    free(tin);
+    free(tout);
+    return MPI_SUCCESS;
+}
+
 static int reduce_cma(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op, int root)
 {
     int me = h->me, peer = 1 - me;
@@ -1799,12 +1921,7 @@ static int reduce_cma(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi
         atomic_fetch_add_explicit(&re->fin, 1, memory_order_release);
     }
     /* the root's output is complete, and nobody reads the non-root's input any more */
-    wait_ge(&re->fin, np);
-    post(&h->ctl[me].done, t2);
-    packed_done(tout, rbuf, count, dt);
-    free(tin);
-    free(tout);
-    return MPI_SUCCESS;
+    return red_end(h, re, np, t2, tin, tout, rbuf, count, dt);
 }
 
 /* Reduce on an oversubscribed node (reduce_single): the root reads every other rank's
@@ -1864,6 +1981,67 @@ static int reduce_cma_all(shm_t *h, const void *sbuf, void *rbuf, size_t count, 
     return MPI_SUCCESS;
 }
 
+/* Reduce on an oversubscribed node in single copy from RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE_
+ * CMA_SPLIT bytes: every rank takes pieces (one counter in the root's entry) whenever it
+ * runs, reads the others' operands of the piece with process_vm_readv, combines them,
+ * and writes the result into the root's output (the root: in place), so the work is spread
+ * over the CPUs where reduce_cma_all leaves it all to the root; a descheduled rank's
+ * operand is still read by the others. Every piece is x_{n-1} op ... op x_0, whoever takes
+ * it: the bits of the segment's path. Scratch: a piece in each of my two step buffers. */
+static int reduce_cma_split(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op, int root)
+{
+    int me = h->me, n = h->n;
+    void *tin = NULL, *tout = NULL;
+    const char *in = packed_in(sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dt, &tin);
+    char *out = me == root ? packed_out(rbuf, count, dt, &tout) : NULL;
+    size_t es = rmpi_dtype_get(dt->basic)->size, bytes = count * dt->size;
+    rmpi_coll_kernel_t kern = rmpi_coll_op_kernel(op, dt->basic);
+    uint64_t t = step_begin(h, SHM_NBUF), t2 = step_begin(h, SHM_NBUF);
+    red_ent_t *mine = (red_ent_t *)(void *)data_of(h, me, t);
+    mine->in = (uintptr_t)in;
+    mine->out = (uintptr_t)out;
+    mine->len = bytes;
+    atomic_store_explicit(&mine->claim, 0, memory_order_relaxed);
+    atomic_store_explicit(&mine->fin, 0, memory_order_relaxed);
+    post(SEQ(buf_of(h, me, t)), t);
+    const red_ent_t *e[SHM_MAX_RANKS];
+    size_t len = bytes;
+    for (int r = 0; r < n; r++) {
+        wait_ge(SEQ(buf_of(h, r, t)), t);
+        e[r] = (const red_ent_t *)(const void *)data_of(h, r, t);
+        len = RMPI_MIN(len, (size_t)e[r]->len); /* equal by the standard; else the common part */
+    }
+    red_ent_t *re = (red_ent_t *)(void *)data_of(h, root, t);
+    size_t elems = len / es, pe = RMPI_MAX((h->chunk - 128) / es, 1);
+    uint64_t np = (elems + pe - 1) / pe;
+    char *s1 = data_of(h, me, t) + 64, *s2 = data_of(h, me, t2);
+    uint64_t j;
+    while ((j = atomic_fetch_add_explicit(&re->claim, 1, memory_order_relaxed)) < np) {
+        size_t lo = (size_t)j * pe, k = RMPI_MIN(pe, elems - lo), off = lo * es, kb = k * es;
+        /* the root's output unless that holds its operand (in place) */
+        char *d = out && out != in ? out + off : s1;
+        for (int r = n - 1; r >= 0; r--) {
+            const char *x = r == me ? in + off : NULL;
+            if (!x) {
+                cma_copy(h, r, r == n - 1 ? d : s2, kb, e[r]->in + off, 0);
+                x = r == n - 1 ? d : s2;
+            }
+            if (r == n - 1) {
+                if (x != d)
+                    memcpy(d, x, kb);
+            } else
+                kern(x, d, k);
+        }
+        if (out && d != out + off)
+            memcpy(out + off, d, kb);
+        else if (!out)
+            cma_copy(h, root, d, kb, re->out + off, 1);
+        atomic_fetch_add_explicit(&re->fin, 1, memory_order_release);
+    }
+    /* the root's output is complete, and nobody reads any input any more */
+    return red_end(h, re, np, t2, tin, tout, rbuf, count, dt);
+}
+
 /* Whether a blocking Reduce takes single copy: members that agreed on cross-memory attach,
  * a predefined commutative op, and either two with a core each from RMPI_COLL_SHM_REDUCE_CMA
  * bytes (reduce_cma) or an oversubscribed node from RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA
@@ -1873,14 +2051,22 @@ static int reduce_single(rmpi_comm_t *c, shm_t *h, size_t count, const rmpi_dtyp
     size_t bytes = dt ? count * dt->size : 0;
     /* 0: every size (the Bcast's 0 is never: from_knob) */
     size_t fast = (size_t)rmpi_knobs.COLL_SHM_REDUCE_CMA, slow = (size_t)rmpi_knobs.COLL_SHM_REDUCE_CMA_SLOW;
+    /* oversubscribed: from the fast row, or in the slow row's window (over_window) */
     size_t over = from_knob(rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA);
-    if (root < 0 || !bytes || bytes < RMPI_MIN(RMPI_MIN(fast, slow), over) || (c->size != 2 && bytes < over) ||
-        rmpi_knobs.COLL_REDUCE || !rmpi_coll_op_predefined(op) || !rmpi_coll_op_commutative(op) ||
-        !rmpi_coll_op_kernel(op, dt->basic) || !shm_get(c, h, 1) || !c->coll_shm_cma ||
-        (c->coll_shm_over ? bytes < over : c->size != 2 || bytes < RMPI_MIN(fast, slow)))
+    int win = bytes < over && over_window(bytes);
+    if (root < 0 || !bytes || (bytes < RMPI_MIN(RMPI_MIN(fast, slow), over) && !win) ||
+        (c->size != 2 && bytes < over && !win) || rmpi_knobs.COLL_REDUCE || !rmpi_coll_op_predefined(op) ||
+        !rmpi_coll_op_commutative(op) || !rmpi_coll_op_kernel(op, dt->basic) || !shm_get(c, h, 1) || !c->coll_shm_cma ||
+        (c->coll_shm_over ? bytes < over && !win : c->size != 2 || bytes < RMPI_MIN(fast, slow)))
         return 0;
     queue_drain(c);
-    if (!c->coll_shm_over && bytes < state_from(c, h, bytes, fast, slow))
+    if (c->coll_shm_over && win) {
+        if (!over_slow(h))
+            return 0;
+        if (h->me == 0 && root == 0 &&
+            rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_STATE == RMPI_COLL_SHM_OVERSUBSCRIBED_STATE_AUTO)
+            over_trial(h);
+    } else if (!c->coll_shm_over && bytes < state_from(c, h, bytes, fast, slow))
         return 0;
     coll_note(COLL_REDUCE, shm_cma_choice, 0, bytes);
     return 1;

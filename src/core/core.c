@@ -284,10 +284,13 @@ static inline int idle_yields(unsigned *idle)
     return 0;
 }
 
+unsigned long long rmpi_core_yields;
+
 /* A yield of a wait whose polls are system calls is timed for spin.h (a clock read or two
  * next to a sched_yield and a socket poll). */
 static void core_yield(void)
 {
+    rmpi_core_yields++;
     if (!polls_costly) {
         sched_yield();
         return;
@@ -315,6 +318,7 @@ void rmpi_core_wait_step(unsigned *idle)
         /* let other threads in: their sends may be what this wait needs (the spin state is
          * the lock's, so it is read before and the yield is not timed) */
         int yield = idle_yields(idle);
+        rmpi_core_yields += (unsigned)yield;
         pthread_mutex_unlock(&rmpi_big_lock);
         if (yield)
             sched_yield();

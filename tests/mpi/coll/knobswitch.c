@@ -7,7 +7,10 @@
  * non-temporal stores, RMPI_COLL_SHM_CMA_NT 1, and cached, 0) and the point-to-point
  * algorithms (RMPI_COLL_ALLGATHER / RMPI_COLL_ALLTOALL by item name), the oversubscribed
  * Reduce in single copy at every size (RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA 1, then 0:
- * 4 ranks on this machine's 2 cores), and the 2-rank
+ * 4 ranks on this machine's 2 cores), its state, in pieces every rank takes
+ * (RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA_SPLIT 0) (RMPI_COLL_SHM_OVERSUBSCRIBED_STATE slow,
+ * fast, and auto with rank 0's yield threshold switched before every Reduce, so that the
+ * state it publishes flips while calls run), and the 2-rank
  * state that picks the segment or single copy (RMPI_COLL_SHM_STATE slow, fast, auto with a
  * probe every 8 steps, and auto with RMPI_COLL_SHM_STATE_RT switched between 0 and 1e12
  * before every call, so that the probes flip the decision while calls run: a rank that
@@ -100,7 +103,21 @@ static const setting_t settings[] = {{"RMPI_COLL_SHM_MOVE_LINE", NULL, 48},
                                      {"flip", NULL, 1},
                                      {"flip", NULL, 0},
                                      {"RMPI_COLL_SHM_STATE_RT", NULL, 200},
-                                     {"RMPI_COLL_SHM_STATE_MS", NULL, 20}};
+                                     {"RMPI_COLL_SHM_STATE_MS", NULL, 20},
+                                     {"RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA_SLOW", NULL, 1},
+                                     {"RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA_SPLIT", NULL, 0},
+                                     {"RMPI_COLL_SHM_OVERSUBSCRIBED_STATE", "slow", 0},
+                                     {"RMPI_COLL_SHM_OVERSUBSCRIBED_STATE", "fast", 0},
+                                     {"RMPI_COLL_SHM_OVERSUBSCRIBED_WINDOW", NULL, 1},
+                                     {"RMPI_COLL_SHM_OVERSUBSCRIBED_TRIAL_MS", NULL, 0},
+                                     {"RMPI_COLL_SHM_OVERSUBSCRIBED_STATE", "auto", 0},
+                                     {"flipover", NULL, 1},
+                                     {"flipover", NULL, 0},
+                                     {"RMPI_COLL_SHM_OVERSUBSCRIBED_YIELDS", NULL, 150},
+                                     {"RMPI_COLL_SHM_OVERSUBSCRIBED_TRIAL_MS", NULL, 500},
+                                     {"RMPI_COLL_SHM_OVERSUBSCRIBED_WINDOW", NULL, 4194304},
+                                     {"RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA_SPLIT", NULL, 262144},
+                                     {"RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA_SLOW", NULL, 65536}};
 #define NSETTINGS (int)(sizeof settings / sizeof settings[0])
 
 /* Writes setting s on this rank; 0 when done. */
@@ -262,6 +279,21 @@ static void flip_rt(int seed)
     apply(&rt);
 }
 
+/* With flipover set (an oversubscribed node, its Reduce's state auto, every rooted call a
+ * window, trials at once), before every Reduce every rank writes
+ * RMPI_COLL_SHM_OVERSUBSCRIBED_YIELDS 0 or 1e12 in turn, so rank 0's windows say slow and
+ * fast alternately and it publishes a new state as often as the steps allow (every 128):
+ * a rank that took another path than the others would hang or corrupt a result. */
+static int flipover;
+
+static void flip_over(int seed)
+{
+    if (!flipover)
+        return;
+    setting_t y = {"RMPI_COLL_SHM_OVERSUBSCRIBED_YIELDS", NULL, seed % 2 ? 0 : 1000000000000ll};
+    apply(&y);
+}
+
 static void run(MPI_Comm c, const char *what)
 {
     int seed = 0, n;
@@ -269,8 +301,19 @@ static void run(MPI_Comm c, const char *what)
     for (int k = 0; k < NSETTINGS; k++) {
         if (!strcmp(settings[k].cvar, "flip"))
             flip = (int)settings[k].value;
+        else if (!strcmp(settings[k].cvar, "flipover"))
+            flipover = (int)settings[k].value;
         else
             apply(&settings[k]);
+        /* many Reduces (half of them rooted at rank 0) while the state flips: enough steps
+         * for several published states, each call checked */
+        for (int i = 0; flipover && i < 1200; i++) {
+            ck_t ck = ck_make(i % K_NKINDS);
+            static const size_t fcounts[] = {1, 700, 5000};
+            flip_over(++seed);
+            one_reduce(c, &ck, fcounts[i / K_NKINDS % 3], i % 2 ? 0 : (i / 2) % n, seed, what);
+            ck_free(&ck);
+        }
         for (int ti = 0; ti < NTYPES; ti++)
             for (int ci = 0; ci < NCOUNTS; ci++) {
                 flip_rt(++seed);
