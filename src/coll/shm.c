@@ -621,7 +621,7 @@ struct rmpi_coll_shm_op {
      * send block, part the bytes per block and step; sblk NULL in place; own: the block
      * arrays (and their datatypes) belong to the op (I*, persistent) */
     int gather, own, i; /* i: the next member to copy out of (Reduce: to combine) in this step */
-    int line;           /* Allgather/Alltoall: the call is one step in the line ring (move_line) */
+    int line; /* Allgather/Alltoall: the call is one step in the line ring (1) or a frame of cells (2; move_line) */
     const rmpi_coll_blk_t *sblk, *rblk;
     size_t sb, part;
     move_blk_t *mv;
@@ -1011,11 +1011,11 @@ static int move_run(coll_shm_op_t *o)
             o->phase = 1;
             /* fallthrough */
         case 1: {
-            if (!step_free(h, o->t, o->line ? line_depth(h) : SHM_NPAIR))
+            if (!step_free(h, o->t, o->line == 2 ? SHM_NCELL : o->line ? SHM_NLINE : SHM_NPAIR))
                 return 0;
             size_t kin = o->off < o->sb ? RMPI_MIN(k, o->sb - o->off) : 0;
             char *mine = o->line ? line_of(h, me, o->t) + 16 : pair_of(h, me, o->t);
-            if (o->line && h->cellmax) /* 2 ranks: one frame, the block (for the other) */
+            if (o->line == 2) /* 2 ranks: one frame, the block (for the other) */
                 cells_put(h, o->t, o->mv[o->gather ? me : 1 - me].in + o->off, kin, 0);
             else if (o->gather)
                 memcpy(mine, o->mv[me].in + o->off, kin);
@@ -1023,7 +1023,7 @@ static int move_run(coll_shm_op_t *o)
                 for (int d = 0; d < n; d++)
                     if (d != me)
                         memcpy(mine + move_at(o, me, d), o->mv[d].in + o->off, kin);
-            if (!(o->line && h->cellmax))
+            if (o->line != 2)
                 post(o->line ? SEQ(line_of(h, me, o->t)) : &h->ctl[me].ready, o->t);
             /* in place it is where it belongs already */
             if (o->mv[me].out != o->mv[me].in)
@@ -1036,7 +1036,7 @@ static int move_run(coll_shm_op_t *o)
             for (; o->i < n; o->i++) {
                 int r = me + o->i < n ? me + o->i : me + o->i - n; /* no division in a poll */
                 const char *from;
-                if (o->line && h->cellmax) {
+                if (o->line == 2) {
                     unsigned len;
                     const char *f = cells_get(h, o->t, &len);
                     if (!f)
@@ -1500,14 +1500,19 @@ static int movement_way(rmpi_comm_t *c, shm_t *h, int force, size_t size, size_t
 }
 
 /* Whether an Allgather (gather) or Alltoall of blocks of bb bytes is one step in a slot of
- * the line ring (its block, or its n - 1 outgoing blocks, within RMPI_COLL_SHM_MOVE_LINE
- * and a slot's data): each reader then waits on the line it reads, one cache miss where
- * the control line's flag and the step buffer's data cost two. Equal on every member
- * (sizes by the signature rule, the knob, the segment's layout). */
+ * the line ring (1: its block, or its n - 1 outgoing blocks, within RMPI_COLL_SHM_MOVE_LINE
+ * and a slot's data) or, on 2 ranks, above a slot's data, in a frame of the cell rings (2:
+ * within RMPI_COLL_SHM_CELLS): each reader then waits on the line it reads, one cache miss
+ * where the control line's flag and the step buffer's data cost two. Blocks of a slot keep
+ * it: both ranks write and read each step, so frames sharing lines save nothing there (2
+ * ranks, 8-32 B: even in the slow state, 3-6% slower in the fast one; docs/results/coll.md
+ * run 28). Equal on every member (sizes by the signature rule, the knobs, the layout). */
 static int move_line(const shm_t *h, size_t bb, int gather)
 {
     size_t need = gather ? bb : bb * (size_t)(h->n - 1);
-    return bb && need <= (size_t)rmpi_knobs.COLL_SHM_MOVE_LINE && need <= line_max(h);
+    if (!bb || need > (size_t)rmpi_knobs.COLL_SHM_MOVE_LINE)
+        return 0;
+    return need <= line_data(h) ? 1 : need <= h->cellmax ? 2 : 0;
 }
 
 /* The op of an Allgather (gather) or Alltoall through the segment, or NULL (no segment, or
