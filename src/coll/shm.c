@@ -82,8 +82,8 @@ static size_t slot_bytes(int over) { return over ? (size_t)rmpi_knobs.COLL_SHM_O
 #define CELL 16
 #define CELL_MAX 128
 #define CELL_FRAME (CELL_MAX / 8)
-#define CELL_RING 1024 /* a power of two: the position is a mask */
-#define SHM_NCELL 32   /* steps a writer of frames may run ahead of the slowest reader */
+#define CELL_RING 2048 /* a power of two: the position is a mask */
+#define SHM_NCELL 64   /* steps a writer of frames may run ahead of the slowest reader */
 _Static_assert(CELL_RING - (CELL_FRAME - 1) >= SHM_NCELL * (CELL_FRAME + 3) && !(CELL_RING & (CELL_RING - 1)),
                "the cell ring holds SHM_NCELL frames of the largest size");
 #define CELL_RING_BYTES ((size_t)(CELL_RING + CELL_FRAME) * CELL)
@@ -219,12 +219,23 @@ static char *line_of(const shm_t *h, int r, uint64_t t)
 }
 #define SEQ(p) ((_Atomic uint64_t *)(void *)(p))
 
-/* The most data a step of one line's kind carries: a frame of the cell rings (2 ranks), else
+/* The most data a step of one line's kind carries: a frame of the cell rings (2 ranks) or
  * a slot of the line ring. */
-static size_t line_max(const shm_t *h) { return h->cellmax ? h->cellmax : line_data(h); }
+static size_t line_max(const shm_t *h) { return RMPI_MAX(h->cellmax, line_data(h)); }
+
+/* Whether a step of that kind with this many bytes goes in a frame of cells (else a slot):
+ * up to two cells' data, where several frames share a line, and above a slot's data. 17-48
+ * bytes take a line either way, and there the slot was faster (2 ranks, 32 B: Bcast 0.177
+ * us in frames against 0.174 in slots in the slow state, 0.096 against 0.093 in the fast
+ * one, 0 of 5 rounds lower in each; docs/results/coll.md run 28). */
+#define CELL_SMALL 16
+static int cell_step(const shm_t *h, size_t bytes)
+{
+    return h->cellmax && bytes <= h->cellmax && (bytes <= CELL_SMALL || bytes > line_data(h));
+}
 
 /* The depth (step_free) of a step of that kind that writes: its ring's. */
-static uint64_t line_depth(const shm_t *h) { return h->cellmax ? SHM_NCELL : SHM_NLINE; }
+static uint64_t line_depth(const shm_t *h, size_t bytes) { return cell_step(h, bytes) ? SHM_NCELL : SHM_NLINE; }
 
 /* ---- 2 ranks: frames of 16-byte cells ----
  * On two ranks every frame a rank writes is read by the other, in step order, so both know
@@ -704,10 +715,11 @@ static int bcast_run(coll_shm_op_t *o)
                     if (!deep_free(h, o->t))
                         return 0;
                     h->c->coll_shm_deep = o->t;
-                } else if (!step_free(h, o->t, big ? SHM_NBUF : line_depth(h)))
+                } else if (!step_free(h, o->t, big ? SHM_NBUF : line_depth(h, o->total)))
                     return 0;
                 size_t k = RMPI_MIN(bcast_step(h, o->total), o->total - o->off);
-                if (o->off == 0 && h->cellmax) { /* a frame: the data, or the total */
+                if (o->off == 0 && h->cellmax &&
+                    (big || cell_step(h, o->total))) { /* a frame: the data, or the total */
                     if (big)
                         memcpy(bcast_buf(o, o->t) + 64, o->in, k);
                     cells_put(h, o->t, big ? (const char *)&o->total : o->in, big ? sizeof o->total : k,
@@ -730,11 +742,10 @@ static int bcast_run(coll_shm_op_t *o)
             o->phase = 2;
             /* fallthrough */
         default: {
-            if (o->off == 0 && h->cellmax) {
-                unsigned len;
-                const char *f = cells_get(h, o->t, &len);
-                if (!f)
-                    return 0;
+            unsigned len;
+            const char *f;
+            /* the root's size decides frame or slot (cell_step): either may hold the step */
+            if (o->off == 0 && h->cellmax && (f = cells_get(h, o->t, &len))) {
                 if (len & CELL_BIG)
                     cells_take(f, (char *)&o->total, sizeof o->total);
                 else
@@ -892,10 +903,10 @@ static int reduce_run(coll_shm_op_t *o)
             int whole = o->k * es <= (size_t)rmpi_knobs.COLL_SHM_SMALL || root_whole(o) || h->c->coll_shm_over ||
                         (h->n == 2 && o->k * es <= (size_t)rmpi_knobs.COLL_SHM_SMALL_TWO);
             /* sliced steps go through the step buffers whatever their size */
-            if (!step_free(h, o->t, whole && in_line ? line_depth(h) : SHM_NBUF))
+            if (!step_free(h, o->t, whole && in_line ? line_depth(h, o->k * es) : SHM_NBUF))
                 return 0;
             if (whole) {
-                if (in_line && h->cellmax) { /* 2 ranks: the root's operand stays where it is */
+                if (in_line && cell_step(h, o->k * es)) { /* 2 ranks: the root's operand stays where it is */
                     if (o->root != h->me)
                         cells_put(h, o->t, o->in + o->off * es, o->k * es, 0);
                     if (!o->out_here)
