@@ -49,8 +49,10 @@ typedef struct shm {
     rmpi_comm_t *c;
     shm_ctl_t *ctl;
     char *lines; /* SHM_NLINE lines of 64 bytes per rank, after the control lines */
+    char *cells; /* 2 ranks with a core each: the cell rings (cells_put), else NULL */
     char *data;
     size_t chunk, slot; /* bytes of a step buffer, of a slot of the line ring */
+    size_t cellmax;     /* steps of at most this many bytes go in the cell rings (0: none) */
     int n, me;
 } shm_t;
 
@@ -66,10 +68,34 @@ static size_t line_data(const shm_t *h) { return h->slot - 16; }
  * and Reduce about 23 instructions a call (docs/results/coll.md). */
 static size_t slot_bytes(int over) { return over ? (size_t)rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_SLOT : 64; }
 
-/* The control lines, the line rings, and two lines of the state probe (state_probe). */
+/* The cell rings of a 2-rank communicator with a core each (cells_put): 16-byte cells, 8
+ * bytes of data each; a frame carries up to CELL_MAX bytes (RMPI_COLL_SHM_CELLS's ceiling)
+ * and may be moved to the next line's start (3 cells of padding at most). A frame is
+ * rewritten once every member is done with the step SHM_NCELL before it (as a slot of the
+ * line ring SHM_NLINE before): two frames that write one cell start at least CELL_RING -
+ * (CELL_FRAME - 1) cells apart, and a frame with its padding takes at most CELL_FRAME + 3,
+ * so (static assertion below) at least SHM_NCELL frames lie from the first to the second,
+ * which is thus at least SHM_NCELL steps later. After the ring a largest frame's worth of
+ * cells, where a frame that starts near the end goes on (no frame wraps). 256-byte frames
+ * (half of each cell is a stamp word) lost to the step buffers in both states (2 ranks,
+ * every kind, docs/results/coll.md run 28), so the largest is 128. */
+#define CELL 16
+#define CELL_MAX 128
+#define CELL_FRAME (CELL_MAX / 8)
+#define CELL_RING 2048 /* a power of two: the position is a mask */
+#define SHM_NCELL 64   /* steps a writer of frames may run ahead of the slowest reader */
+_Static_assert(CELL_RING - (CELL_FRAME - 1) >= SHM_NCELL * (CELL_FRAME + 3) && !(CELL_RING & (CELL_RING - 1)),
+               "the cell ring holds SHM_NCELL frames of the largest size");
+#define CELL_RING_BYTES ((size_t)(CELL_RING + CELL_FRAME) * CELL)
+#define CELL_BIG 0x8000u /* a Bcast's first step whose data goes in a step buffer: the frame holds the total */
+static size_t cells_bytes(int n, int over) { return n == 2 && !over ? 2 * CELL_RING_BYTES : 0; }
+
+/* The control lines, the line rings, two lines of the state probe (state_probe), the cell rings. */
 static size_t ctl_bytes(int n, int over)
 {
-    return ((size_t)n * (sizeof(shm_ctl_t) + SHM_NLINE * slot_bytes(over)) + 2 * SHM_LINE + 4095) & ~(size_t)4095;
+    return ((size_t)n * (sizeof(shm_ctl_t) + SHM_NLINE * slot_bytes(over)) + 2 * SHM_LINE + cells_bytes(n, over) +
+            4095) &
+           ~(size_t)4095;
 }
 
 static size_t chunk_bytes(void) { return (size_t)rmpi_knobs.COLL_SHM_CHUNK; }
@@ -98,6 +124,8 @@ static void shm_view(rmpi_comm_t *c, shm_t *h)
     h->slot = slot_bytes(c->coll_shm_over);
     h->n = c->size;
     h->me = c->rank;
+    h->cells = cells_bytes(c->size, c->coll_shm_over) ? h->lines + 2 * SHM_NLINE * h->slot + 2 * SHM_LINE : NULL;
+    h->cellmax = h->cells ? RMPI_MIN((size_t)rmpi_knobs.COLL_SHM_CELLS, (size_t)CELL_MAX) : 0;
 }
 
 /* Flag looks (with a pause between) before each of the core's wait steps: 32, about 1 us
@@ -190,6 +218,107 @@ static char *line_of(const shm_t *h, int r, uint64_t t)
     return h->lines + ((size_t)r * SHM_NLINE + t % SHM_NLINE) * h->slot;
 }
 #define SEQ(p) ((_Atomic uint64_t *)(void *)(p))
+
+/* The most data a step of one line's kind carries: a frame of the cell rings (2 ranks) or
+ * a slot of the line ring. */
+static size_t line_max(const shm_t *h) { return RMPI_MAX(h->cellmax, line_data(h)); }
+
+/* Whether a step of that kind with this many bytes goes in a frame of cells (else a slot):
+ * up to two cells' data, where several frames share a line, and above a slot's data. 17-48
+ * bytes take a line either way, and there the slot was faster (2 ranks, 32 B: Bcast 0.177
+ * us in frames against 0.174 in slots in the slow state, 0.096 against 0.093 in the fast
+ * one, 0 of 5 rounds lower in each; docs/results/coll.md run 28). */
+#define CELL_SMALL 16
+static int cell_step(const shm_t *h, size_t bytes)
+{
+    return h->cellmax && bytes <= h->cellmax && (bytes <= CELL_SMALL || bytes > line_data(h));
+}
+
+/* The depth (step_free) of a step of that kind that writes: its ring's. */
+static uint64_t line_depth(const shm_t *h, size_t bytes) { return cell_step(h, bytes) ? SHM_NCELL : SHM_NLINE; }
+
+/* ---- 2 ranks: frames of 16-byte cells ----
+ * On two ranks every frame a rank writes is read by the other, in step order, so both know
+ * where each frame starts (coll_shm_cw, coll_shm_cr: cells written, read) and frames of
+ * different sizes follow each other without gaps: four 8-byte steps share a line where
+ * the line ring gives each step a line of its own. A line passed between the CPUs costs
+ * 150-180 ns one way in the machine's slow state (25-30 in the fast one; docs/results/
+ * coll.md run 27), so a stream of small steps (a root running ahead of its reader) moves a
+ * line per four steps instead of one per step. Each cell is a stamp word and 8 bytes of
+ * data, and data goes only in the second word: a stamp word holds a stamp or 0, never user
+ * data that could look like one. A frame's stamp (its step's low 48 bits, its length) is
+ * written into its first cell last (release), after all its data: the reader looks at that
+ * one word. */
+static char *cell_at(const shm_t *h, int r, uint64_t pos)
+{
+    return h->cells + (size_t)r * CELL_RING_BYTES + (size_t)(pos & (CELL_RING - 1)) * CELL;
+}
+
+static uint64_t cell_count(unsigned len)
+{
+    len &= ~CELL_BIG;
+    return len > 8 ? (len + 7) / 8 : 1;
+}
+
+/* A frame of step t in this rank's ring: len bytes of src (flag: CELL_BIG or 0). A frame
+ * that would cross a line where it could fit one (or, from 4 cells, start inside one)
+ * starts at the next line instead: a step read across two lines costs two line transfers
+ * where its data fits one (2 ranks, slow state, 32-byte Bcast unaligned: 0.30 us against
+ * the slots' 0.19). The reader looks at both places (cells_get). */
+static void cells_put(shm_t *h, uint64_t t, const char *src, size_t len, unsigned flag)
+{
+    uint64_t p = h->c->coll_shm_cw, c = cell_count((unsigned)len);
+    if ((p & 3) + RMPI_MIN(c, 4) > 4)
+        p = (p + 3) & ~(uint64_t)3;
+    char *f = cell_at(h, h->me, p);
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8)
+        memcpy(f + 2 * i + 8, src + i, 8);
+    if (i < len) {
+        uint64_t w = 0;
+        memcpy(&w, src + i, len - i);
+        memcpy(f + 2 * i + 8, &w, 8);
+    }
+    h->c->coll_shm_cw = p + c;
+    atomic_store_explicit(SEQ(f), t << 16 | flag | len, memory_order_release);
+}
+
+/* Whether cell p of the other rank's ring starts its frame of step t (*len: its length). */
+static int cell_is(const shm_t *h, uint64_t p, uint64_t t, unsigned *len)
+{
+    uint64_t s = atomic_load_explicit(SEQ(cell_at(h, 1 - h->me, p)), memory_order_acquire);
+    *len = (unsigned)(s & 0xffff);
+    return s >> 16 == (t << 16) >> 16;
+}
+
+/* The other rank's frame of step t, or NULL while it is not published; *len: its length
+ * and flag. It starts where the last one ended or at the next line (cells_put), and only
+ * one of the two ever holds step t's stamp, so the reader needs neither the frame's size
+ * (a Bcast's receivers learn it from the frame) nor the writer's choice. */
+static const char *cells_get(const shm_t *h, uint64_t t, unsigned *len)
+{
+    uint64_t p = h->c->coll_shm_cr;
+    if (!cell_is(h, p, t, len) && (!(p & 3) || !cell_is(h, p = (p + 3) & ~(uint64_t)3, t, len)))
+        return NULL;
+    h->c->coll_shm_cr = p; /* cells_next goes past it */
+    return cell_at(h, 1 - h->me, p);
+}
+
+/* The first len bytes of frame f's data into dst. */
+static void cells_take(const char *f, char *dst, size_t len)
+{
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8)
+        memcpy(dst + i, f + 2 * i + 8, 8);
+    if (i < len) {
+        uint64_t w;
+        memcpy(&w, f + 2 * i + 8, 8);
+        memcpy(dst + i, &w, len - i);
+    }
+}
+
+/* Past the frame just read (len as cells_get gave it). */
+static void cells_next(shm_t *h, unsigned len) { h->c->coll_shm_cr += cell_count(len); }
 
 /* Wait for *f >= v (returns what it saw): a short spin on the flag, then the core's wait
  * step, which progresses other traffic (non-blocking collectives, sends peers wait for) and
@@ -597,11 +726,12 @@ struct rmpi_coll_shm_op {
      * send block, part the bytes per block and step; sblk NULL in place; own: the block
      * arrays (and their datatypes) belong to the op (I*, persistent) */
     int gather, own, i; /* i: the next member to copy out of (Reduce: to combine) in this step */
-    int line;           /* Allgather/Alltoall: the call is one step in the line ring (move_line) */
+    int line; /* Allgather/Alltoall: the call is one step in the line ring (1) or a frame of cells (2; move_line) */
     const rmpi_coll_blk_t *sblk, *rblk;
     size_t sb, part;
     move_blk_t *mv;
-    move_blk_t mv_few[4]; /* mv of up to 4 members: no allocation per small call */
+    move_blk_t mv_few[4];              /* mv of up to 4 members: no allocation per small call */
+    _Alignas(16) char stash[CELL_MAX]; /* Reduce in cells: an operand (reduce_cells) */
 };
 
 static int ge(_Atomic uint64_t *f, uint64_t v) { return atomic_load_explicit(f, memory_order_acquire) >= v; }
@@ -674,14 +804,24 @@ static int bcast_run(coll_shm_op_t *o)
         case 1:
             if (h->me == root) {
                 /* the root writes its line, or a buffer too; receivers write nothing */
-                int big = o->total > line_data(h);
+                int big = o->total > line_max(h);
                 if (o->deep && big) {
                     if (!deep_free(h, o->t))
                         return 0;
                     h->c->coll_shm_deep = o->t;
-                } else if (!step_free(h, o->t, big ? SHM_NBUF : SHM_NLINE))
+                } else if (!step_free(h, o->t, big ? SHM_NBUF : line_depth(h, o->total)))
                     return 0;
                 size_t k = RMPI_MIN(bcast_step(h, o->total), o->total - o->off);
+                if (o->off == 0 && h->cellmax &&
+                    (big || cell_step(h, o->total))) { /* a frame: the data, or the total */
+                    if (big)
+                        memcpy(bcast_buf(o, o->t) + 64, o->in, k);
+                    cells_put(h, o->t, big ? (const char *)&o->total : o->in, big ? sizeof o->total : k,
+                              big ? CELL_BIG : 0);
+                    post(&h->ctl[root].done, o->t);
+                    o->off += k;
+                    break;
+                }
                 char *l = o->off ? bcast_buf(o, o->t) : line_of(h, root, o->t);
                 if (o->off == 0)
                     memcpy(l + 8, &o->total, sizeof o->total);
@@ -696,6 +836,26 @@ static int bcast_run(coll_shm_op_t *o)
             o->phase = 2;
             /* fallthrough */
         default: {
+            unsigned len;
+            const char *f;
+            /* the root's size decides frame or slot (cell_step): either may hold the step */
+            if (o->off == 0 && h->cellmax && (f = cells_get(h, o->t, &len))) {
+                if (len & CELL_BIG)
+                    cells_take(f, (char *)&o->total, sizeof o->total);
+                else
+                    o->total = len;
+                size_t k = RMPI_MIN(bcast_step(h, o->total), o->total);
+                if (k > o->bytes)
+                    o->err = MPI_ERR_TRUNCATE;
+                if (len & CELL_BIG)
+                    memcpy(o->out, bcast_buf(o, o->t) + 64, RMPI_MIN(k, o->bytes));
+                else
+                    cells_take(f, o->out, RMPI_MIN(k, o->bytes));
+                cells_next(h, len);
+                post(&h->ctl[h->me].done, o->t);
+                o->off += k;
+                break;
+            }
             const char *l = o->off ? bcast_buf(o, o->t) : line_of(h, root, o->t);
             if (!ge(SEQ(l), o->t))
                 return 0;
@@ -775,6 +935,37 @@ static void slice(size_t k, size_t es, int n, int s, size_t *lo, size_t *hi)
     *hi = s == n - 1 ? k : *lo + q;
 }
 
+/* A step of a 2-rank Reduce or Allreduce in the cell rings, once the other's frame is
+ * there: out = x0 op x1, the bits of the line ring's order (x1 copied, x0 combined into
+ * it) on both ranks. The own operand is read where it lies (in place on rank 0: saved
+ * first, as x1 lands on it). */
+static int reduce_cells(coll_shm_op_t *o)
+{
+    shm_t *h = &o->h;
+    unsigned len;
+    const char *f = cells_get(h, o->t, &len);
+    if (!f)
+        return 0;
+    size_t b = o->k * o->es, got = RMPI_MIN(b, len); /* sizes differ only in erroneous calls */
+    const char *mine = o->in + o->off * o->es;
+    char *dst = o->out + o->off * o->es;
+    if (h->me == 0) {
+        if (dst == mine) {
+            memcpy(o->stash, mine, b);
+            mine = o->stash;
+        }
+        cells_take(f, dst, got);
+        o->kern(mine, dst, o->k);
+    } else {
+        cells_take(f, o->stash, got);
+        if (dst != mine)
+            memcpy(dst, mine, b);
+        o->kern(o->stash, dst, o->k);
+    }
+    cells_next(h, len);
+    return 1;
+}
+
 /* Steps up to RMPI_COLL_SHM_SMALL, and every step of a Reduce on two ranks: every rank
  * that wants the result combines it all; the others go on (their buffers are safe until
  * the root's done); published on the line or the buffer's first line. Larger: each rank
@@ -794,19 +985,29 @@ static int reduce_run(coll_shm_op_t *o)
     shm_t *h = &o->h;
     size_t es = o->es;
     for (;;) {
-        int in_line = o->k * es <= line_data(h);
+        int in_line = o->k * es <= line_max(h);
         switch (o->phase) {
         case 0:
             o->k = RMPI_MIN((h->chunk - 64) / es, o->elems - o->off);
-            in_line = o->k * es <= line_data(h);
+            in_line = o->k * es <= line_max(h);
             o->t = ++h->c->coll_shm_step;
             o->phase = 1;
             /* fallthrough */
-        case 1:
-            if (!step_free(h, o->t, in_line ? SHM_NLINE : SHM_NBUF))
+        case 1: {
+            int whole = o->k * es <= (size_t)rmpi_knobs.COLL_SHM_SMALL || root_whole(o) || h->c->coll_shm_over ||
+                        (h->n == 2 && o->k * es <= (size_t)rmpi_knobs.COLL_SHM_SMALL_TWO);
+            /* sliced steps go through the step buffers whatever their size */
+            if (!step_free(h, o->t, whole && in_line ? line_depth(h, o->k * es) : SHM_NBUF))
                 return 0;
-            if (o->k * es <= (size_t)rmpi_knobs.COLL_SHM_SMALL || root_whole(o) || h->c->coll_shm_over ||
-                (h->n == 2 && o->k * es <= (size_t)rmpi_knobs.COLL_SHM_SMALL_TWO)) {
+            if (whole) {
+                if (in_line && cell_step(h, o->k * es)) { /* 2 ranks: the root's operand stays where it is */
+                    if (o->root != h->me)
+                        cells_put(h, o->t, o->in + o->off * es, o->k * es, 0);
+                    if (!o->out_here)
+                        break;
+                    o->phase = 5;
+                    continue;
+                }
                 /* the root of a Reduce combined whole reads its own operand where it is */
                 o->i = h->n - 1;
                 if (root_reads_own(o)) {
@@ -825,6 +1026,7 @@ static int reduce_run(coll_shm_op_t *o)
                 o->phase = 3;
             }
             continue;
+        }
         case 2: {
             /* out = x_{n-1} op ... op x_0 in this order on every rank, so all ranks of an
              * Allreduce get the same bits: rank n-1's operand first, then the others from
@@ -846,6 +1048,10 @@ static int reduce_run(coll_shm_op_t *o)
             }
             break;
         }
+        case 5:
+            if (!reduce_cells(o))
+                return 0;
+            break;
         case 3: {
             if (!all_ge(h, offsetof(shm_ctl_t, ready), o->t))
                 return 0;
@@ -910,17 +1116,20 @@ static int move_run(coll_shm_op_t *o)
             o->phase = 1;
             /* fallthrough */
         case 1: {
-            if (!step_free(h, o->t, o->line ? SHM_NLINE : SHM_NPAIR))
+            if (!step_free(h, o->t, o->line == 2 ? SHM_NCELL : o->line ? SHM_NLINE : SHM_NPAIR))
                 return 0;
             size_t kin = o->off < o->sb ? RMPI_MIN(k, o->sb - o->off) : 0;
             char *mine = o->line ? line_of(h, me, o->t) + 16 : pair_of(h, me, o->t);
-            if (o->gather)
+            if (o->line == 2) /* 2 ranks: one frame, the block (for the other) */
+                cells_put(h, o->t, o->mv[o->gather ? me : 1 - me].in + o->off, kin, 0);
+            else if (o->gather)
                 memcpy(mine, o->mv[me].in + o->off, kin);
             else
                 for (int d = 0; d < n; d++)
                     if (d != me)
                         memcpy(mine + move_at(o, me, d), o->mv[d].in + o->off, kin);
-            post(o->line ? SEQ(line_of(h, me, o->t)) : &h->ctl[me].ready, o->t);
+            if (o->line != 2)
+                post(o->line ? SEQ(line_of(h, me, o->t)) : &h->ctl[me].ready, o->t);
             /* in place it is where it belongs already */
             if (o->mv[me].out != o->mv[me].in)
                 memcpy(o->mv[me].out + o->off, o->mv[me].in + o->off, kin);
@@ -932,6 +1141,15 @@ static int move_run(coll_shm_op_t *o)
             for (; o->i < n; o->i++) {
                 int r = me + o->i < n ? me + o->i : me + o->i - n; /* no division in a poll */
                 const char *from;
+                if (o->line == 2) {
+                    unsigned len;
+                    const char *f = cells_get(h, o->t, &len);
+                    if (!f)
+                        return 0;
+                    cells_take(f, o->mv[r].out + o->off, RMPI_MIN(k, len));
+                    cells_next(h, len);
+                    continue;
+                }
                 if (o->line) {
                     from = line_of(h, r, o->t);
                     if (!ge(SEQ(from), o->t))
@@ -1402,14 +1620,19 @@ static int movement_way(rmpi_comm_t *c, shm_t *h, int force, size_t size, size_t
 }
 
 /* Whether an Allgather (gather) or Alltoall of blocks of bb bytes is one step in a slot of
- * the line ring (its block, or its n - 1 outgoing blocks, within RMPI_COLL_SHM_MOVE_LINE
- * and a slot's data): each reader then waits on the line it reads, one cache miss where
- * the control line's flag and the step buffer's data cost two. Equal on every member
- * (sizes by the signature rule, the knob, the segment's layout). */
+ * the line ring (1: its block, or its n - 1 outgoing blocks, within RMPI_COLL_SHM_MOVE_LINE
+ * and a slot's data) or, on 2 ranks, above a slot's data, in a frame of the cell rings (2:
+ * within RMPI_COLL_SHM_CELLS): each reader then waits on the line it reads, one cache miss
+ * where the control line's flag and the step buffer's data cost two. Blocks of a slot keep
+ * it: both ranks write and read each step, so frames sharing lines save nothing there (2
+ * ranks, 8-32 B: even in the slow state, 3-6% slower in the fast one; docs/results/coll.md
+ * run 28). Equal on every member (sizes by the signature rule, the knobs, the layout). */
 static int move_line(const shm_t *h, size_t bb, int gather)
 {
     size_t need = gather ? bb : bb * (size_t)(h->n - 1);
-    return bb && need <= (size_t)rmpi_knobs.COLL_SHM_MOVE_LINE && need <= line_data(h);
+    if (!bb || need > (size_t)rmpi_knobs.COLL_SHM_MOVE_LINE)
+        return 0;
+    return need <= line_data(h) ? 1 : need <= h->cellmax ? 2 : 0;
 }
 
 /* The op of an Allgather (gather) or Alltoall through the segment, or NULL (no segment, or

@@ -1,8 +1,9 @@
 /* Allgather, Alltoall and Bcast on every predefined datatype, and Reduce (int sum, a
  * vector type with gaps, double max, unsigned xor), while collective knobs are switched
  * through MPI_T between calls (their scope is MPI_T_SCOPE_ALL_EQ: every rank writes the
- * same value at the same point), as bench/coll.c's A/B mode does: the line-ring steps
- * (RMPI_COLL_SHM_MOVE_LINE 48, 0 and the largest slot), the step buffers, single copy
+ * same value at the same point), as bench/coll.c's A/B mode does: the 2-rank frames of
+ * cells (RMPI_COLL_SHM_CELLS 0, 16, 128; Bcast, Reduce, Allgather, Alltoall), the line-ring
+ * steps (RMPI_COLL_SHM_MOVE_LINE 256, 48, 0 and the largest slot), the step buffers, single copy
  * (RMPI_COLL_SHM_ALLGATHER_CMA / _ALLTOALL_CMA 0 and back, the own block copied with
  * non-temporal stores, RMPI_COLL_SHM_CMA_NT 1, and cached, 0) and the point-to-point
  * algorithms (RMPI_COLL_ALLGATHER / RMPI_COLL_ALLTOALL by item name), the oversubscribed
@@ -73,7 +74,11 @@ typedef struct setting {
     long long value;
 } setting_t;
 
-static const setting_t settings[] = {{"RMPI_COLL_SHM_MOVE_LINE", NULL, 48},
+static const setting_t settings[] = {{"RMPI_COLL_SHM_MOVE_LINE", NULL, 256},
+                                     {"RMPI_COLL_SHM_CELLS", NULL, 0},
+                                     {"RMPI_COLL_SHM_CELLS", NULL, 16},
+                                     {"RMPI_COLL_SHM_CELLS", NULL, 128},
+                                     {"RMPI_COLL_SHM_MOVE_LINE", NULL, 48},
                                      {"RMPI_COLL_SHM_MOVE_LINE", NULL, 0},
                                      {"RMPI_COLL_SHM_MOVE_LINE", NULL, 4096},
                                      {"RMPI_COLL_SHM_CMA_NT", NULL, 1},
@@ -323,8 +328,9 @@ static void run(MPI_Comm c, const char *what)
                 flip_rt(++seed);
                 one_bcast(c, types[ti], counts[ci], seed % n, seed, what);
             }
-        /* Reduce: below, in and above the state's windows of 4 to 64 KiB */
-        static const size_t rcounts[] = {700, 1500, 5000, 12000};
+        /* Reduce: in the 2-rank cell frames (1-30 elements), below, in and above the
+         * state's windows of 4 to 64 KiB */
+        static const size_t rcounts[] = {1, 3, 30, 700, 1500, 5000, 12000};
         for (int kind = 0; kind < K_NKINDS; kind++) {
             ck_t ck = ck_make(kind);
             for (size_t ci = 0; ci < sizeof rcounts / sizeof rcounts[0]; ci++) {
