@@ -40,9 +40,10 @@
 
 typedef struct shm_ctl {
     _Atomic uint64_t ready, red, done;
-    uint64_t probe, sink; /* addresses of a known word and of one to write in this rank (cma_agree) */
-    int32_t pid, cma;     /* this rank's process; whether it could read and write every other member */
-    char pad[SHM_LINE - 5 * sizeof(uint64_t) - 2 * sizeof(int32_t)];
+    uint64_t probe, sink;    /* addresses of a known word and of one to write in this rank (cma_agree) */
+    int32_t pid, cma;        /* this rank's process; whether it could read and write every other member */
+    _Atomic uint64_t yields; /* oversubscribed: this rank's yields in the calls rank 0 measures (over_measure) */
+    char pad[SHM_LINE - 6 * sizeof(uint64_t) - 2 * sizeof(int32_t)];
 } shm_ctl_t;
 
 typedef struct shm {
@@ -562,15 +563,38 @@ static size_t state_from(rmpi_comm_t *c, shm_t *h, size_t bytes, size_t fast, si
 #define OVER_AHEAD 128
 
 static coll_over_stats_t over_stats = {0, 0, 0, 0, 0, 0, 0, 0};
-static uint64_t over_win_ns; /* rank 0's time in the window's calls */
+
+/* The kinds of call rank 0 measures the state in, each with a window of its own (their
+ * yields per MiB differ) */
+enum { OVER_REDUCE, OVER_BCAST, OVER_ALLREDUCE, OVER_KINDS };
+static uint64_t over_win_ns[OVER_KINDS]; /* rank 0's time in the window's calls */
 
 void coll_shm_over_stats(coll_over_stats_t *s) { *s = over_stats; }
+
+/* Whether bytes lie in [lo, hi), the window where the state decides (lo 0: none). */
+static int over_in(size_t bytes, long long lo, long long hi)
+{
+    return lo > 0 && bytes >= (size_t)lo && bytes < (size_t)hi;
+}
 
 /* Whether a Reduce of this many bytes lies in the window where the state decides. */
 static int over_window(size_t bytes)
 {
-    long long lo = rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA_SLOW;
-    return lo > 0 && bytes >= (size_t)lo && bytes < (size_t)rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA_SLOW_MAX;
+    return over_in(bytes, rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA_SLOW,
+                   rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA_SLOW_MAX);
+}
+
+/* The same for a Bcast and an Allreduce. */
+static int over_bcast_window(size_t bytes)
+{
+    return over_in(bytes, rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_BCAST_CMA_SLOW,
+                   rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_BCAST_CMA_SLOW_MAX);
+}
+
+static int over_allreduce_window(size_t bytes)
+{
+    return over_in(bytes, rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_ALLREDUCE_CMA_SLOW,
+                   rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_ALLREDUCE_CMA_SLOW_MAX);
 }
 
 /* The state a blocking call starting now takes (1: slow); every input is equal on all members. */
@@ -596,24 +620,37 @@ static void over_publish(shm_t *h, int slow)
     over_stats.trials += (unsigned long long)!slow;
 }
 
-/* Rank 0 after a Reduce it rooted through the segment in the window (state auto): yields
- * and bytes into the window, and at its end the state. */
-static void over_measure(shm_t *h, size_t bytes, uint64_t yields, uint64_t ns)
+/* Rank 0 after a call of kind k it rooted through the segment in the kind's window (state
+ * auto): yields and bytes into the kind's window, and at its end the state. */
+static void over_measure(shm_t *h, int k, size_t bytes, uint64_t yields, uint64_t ns)
 {
     rmpi_comm_t *c = h->c;
-    c->coll_shm_win_bytes += bytes;
-    c->coll_shm_win_yields += yields;
-    over_win_ns += ns;
-    if (c->coll_shm_win_bytes < (uint64_t)rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_WINDOW)
+    if (k == OVER_BCAST) { /* every rank's yields: the readers wait in the bad mode, not the root */
+        if (h->me) {
+            c->coll_shm_yields_in += yields;
+            atomic_store_explicit(&h->ctl[h->me].yields, c->coll_shm_yields_in, memory_order_relaxed);
+            return;
+        }
+        uint64_t others = 0;
+        for (int r = 1; r < h->n; r++)
+            others += atomic_load_explicit(&h->ctl[r].yields, memory_order_relaxed);
+        yields += others - c->coll_shm_yields_in;
+        c->coll_shm_yields_in = others;
+    }
+    c->coll_shm_win_bytes[k] += bytes;
+    c->coll_shm_win_yields[k] += yields;
+    over_win_ns[k] += ns;
+    if (c->coll_shm_win_bytes[k] < (uint64_t)rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_WINDOW)
         return;
-    double mib = (double)c->coll_shm_win_bytes / 1048576.0, per = (double)c->coll_shm_win_yields / mib;
-    over_stats.us_mib = (double)over_win_ns / 1e3 / mib;
-    c->coll_shm_win_bytes = c->coll_shm_win_yields = over_win_ns = 0;
+    double mib = (double)c->coll_shm_win_bytes[k] / 1048576.0, per = (double)c->coll_shm_win_yields[k] / mib;
+    over_stats.us_mib = (double)over_win_ns[k] / 1e3 / mib;
+    c->coll_shm_win_bytes[k] = c->coll_shm_win_yields[k] = over_win_ns[k] = 0;
     over_stats.last = per;
     over_stats.min = over_stats.windows ? RMPI_MIN(over_stats.min, per) : per;
     over_stats.max = over_stats.windows ? RMPI_MAX(over_stats.max, per) : per;
     over_stats.windows++;
-    int slow = per >= rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_YIELDS;
+    int slow = per >= (k == OVER_BCAST ? rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_BCAST_YIELDS
+                                       : rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_YIELDS);
     over_stats.slow += (unsigned long long)slow;
     if (slow)
         over_publish(h, 1);
@@ -625,6 +662,27 @@ static void over_trial(shm_t *h)
 {
     if (rmpi_time_ns() - h->c->coll_shm_pick_ns >= (uint64_t)(rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_TRIAL_MS * 1e6))
         over_publish(h, 0);
+}
+
+/* Whether a blocking call in its kind's state window takes the slow state's path: the
+ * word read at the call's start, after the queue drained (over_slow); rank 0 rooting it
+ * (zero_roots: a Reduce to 0, a Bcast from 0, an Allreduce) in the slow state tries the
+ * segment again once RMPI_COLL_SHM_OVERSUBSCRIBED_TRIAL_MS passed (state auto). */
+static int over_pick(shm_t *h, int zero_roots)
+{
+    if (!over_slow(h))
+        return 0;
+    if (h->me == 0 && zero_roots && rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_STATE == RMPI_COLL_SHM_OVERSUBSCRIBED_STATE_AUTO)
+        over_trial(h);
+    return 1;
+}
+
+/* Whether rank 0 measures the state in a call of this many bytes that it roots through
+ * the segment (zero_roots) in the window (win): state auto, single copy agreed. */
+static int over_measures(const shm_t *h, int zero_roots, int win)
+{
+    return h->c->coll_shm_over && zero_roots && win && h->c->coll_shm_cma &&
+           rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_STATE == RMPI_COLL_SHM_OVERSUBSCRIBED_STATE_AUTO;
 }
 
 /* A size knob as such a threshold where 0 means never (RMPI_COLL_SHM_BCAST_CMA). */
@@ -1460,13 +1518,53 @@ static int bcast_cma(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, 
                     RMPI_MIN(piece_knob(rmpi_knobs.COLL_SHM_BCAST_CMA_PIECE, "COLL_SHM_BCAST_CMA_PIECE"), half));
 }
 
+/* Bcast on an oversubscribed node in single copy: in the slow state's window (the
+ * segment's bad mode, "the oversubscribed node's state" above), or from
+ * RMPI_COLL_SHM_OVERSUBSCRIBED_BCAST_CMA in both states. An Allgatherv in single copy whose
+ * only non-empty block is the root's (cma_move): each reader reads the root's buffer with
+ * process_vm_readv, and the root writes the vector to a reader that has not claimed it
+ * yet, so a descheduled reader's copy is done by whoever runs. Through the segment the
+ * root runs ahead of its readers (the deep ring), but every step is lines one rank writes
+ * and others read, and in the bad mode every reader's wait hands the CPU to a rank that
+ * waits too. Every input of the choice is equal on all members. */
+static int bcast_cma_over(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int root)
+{
+    shm_t h;
+    size_t bytes = dt ? count * dt->size : 0, all = from_knob(rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_BCAST_CMA);
+    int win = bytes < all && over_bcast_window(bytes);
+    if (!bytes || rmpi_knobs.COLL_BCAST || (bytes < all && !win) || !shm_get(c, &h, 1) || !c->coll_shm_over ||
+        !c->coll_shm_cma)
+        return RMPI_COLL_SHM_DECLINED;
+    queue_drain(c);
+    if (win && !over_pick(&h, root == 0))
+        return RMPI_COLL_SHM_DECLINED;
+    coll_note(COLL_BCAST, shm_cma_choice, 0, bytes);
+    rmpi_coll_blk_t few[4], *blk = h.n <= 4 ? few : rmpi_xmalloc((size_t)h.n * sizeof *blk);
+    for (int r = 0; r < h.n; r++)
+        blk[r] = (rmpi_coll_blk_t){buf, r == root ? count : 0, dt};
+    int rc = cma_move(&h, NULL, blk, 1, cma_piece(c));
+    if (blk != few)
+        free(blk);
+    return rc;
+}
+
 int rmpi_coll_shm_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int root)
 {
     int rc = bcast_cma(c, buf, count, dt, root);
+    if (rc == RMPI_COLL_SHM_DECLINED)
+        rc = bcast_cma_over(c, buf, count, dt, root);
     if (rc != RMPI_COLL_SHM_DECLINED)
         return rc;
     coll_shm_op_t o;
-    return bcast_op(&o, c, buf, count, dt, root, 1) ? op_block(&o, bcast_run) : RMPI_COLL_SHM_DECLINED;
+    if (!bcast_op(&o, c, buf, count, dt, root, 1))
+        return RMPI_COLL_SHM_DECLINED;
+    if (!over_measures(&o.h, root == 0, over_bcast_window(o.bytes)))
+        return op_block(&o, bcast_run);
+    /* rank 0 roots a Bcast in the window through the segment: the state is measured */
+    uint64_t y = rmpi_core_yields, t0 = rmpi_time_ns();
+    rc = op_block(&o, bcast_run);
+    over_measure(&o.h, OVER_BCAST, o.bytes, rmpi_core_yields - y, rmpi_time_ns() - t0);
+    return rc;
 }
 
 static int reduce_single(rmpi_comm_t *c, shm_t *h, size_t count, const rmpi_dtype_t *dt, MPI_Op op, int root);
@@ -1475,10 +1573,15 @@ static int reduce_cma_all(shm_t *h, const void *sbuf, void *rbuf, size_t count, 
 static int reduce_cma_split(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op,
                             int root);
 
+static int allreduce_single(rmpi_comm_t *c, shm_t *h, size_t count, const rmpi_dtype_t *dt, MPI_Op op);
+static int allreduce_cma(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op);
+
 int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op,
                          int root)
 {
     coll_shm_op_t o;
+    if (root < 0 && allreduce_single(c, &o.h, count, dt, op))
+        return allreduce_cma(&o.h, sbuf, rbuf, count, dt, op);
     if (root >= 0 && reduce_single(c, &o.h, count, dt, op, root))
         return (!c->coll_shm_over ? reduce_cma
                 : count * dt->size >= (size_t)rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA_SPLIT
@@ -1489,15 +1592,17 @@ int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t co
     /* the Reduce half of then_bcast in single copy as a Reduce's (reduce_single; the
      * members' inputs stay untouched until rank 0 posted that it read them all) */
     size_t bytes = count * dt->size;
-    if (!o.then_bcast && c->coll_shm_over && root == 0 && o.h.me == 0 && c->coll_shm_cma &&
-        rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_STATE == RMPI_COLL_SHM_OVERSUBSCRIBED_STATE_AUTO && over_window(bytes) &&
-        rmpi_coll_op_commutative(op)) {
+    if (!o.then_bcast && over_measures(&o.h, root == 0, over_window(bytes) && rmpi_coll_op_commutative(op))) {
         /* rank 0 roots a Reduce in the window through the segment: the state is measured */
         uint64_t y = rmpi_core_yields, t0 = rmpi_time_ns();
         int rc = op_block(&o, reduce_run);
-        over_measure(&o.h, bytes, rmpi_core_yields - y, rmpi_time_ns() - t0);
+        over_measure(&o.h, OVER_REDUCE, bytes, rmpi_core_yields - y, rmpi_time_ns() - t0);
         return rc;
     }
+    /* an Allreduce in its window through the segment: rank 0 measures the state (both halves) */
+    int ar_measure =
+        o.then_bcast && over_measures(&o.h, 1, over_allreduce_window(bytes) && rmpi_coll_op_commutative(op));
+    uint64_t ar_y = rmpi_core_yields, ar_t0 = ar_measure ? rmpi_time_ns() : 0;
     int rc = o.then_bcast && c->coll_shm_cma && rmpi_coll_op_commutative(op) &&
                      bytes >= from_knob(rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA)
                  ? (queue_drain(c), reduce_cma_all(&o.h, sbuf, rbuf, count, dt, op, 0))
@@ -1511,6 +1616,8 @@ int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t co
     o.kind = OP_BCAST;
     bcast_set(&o, rbuf, count, dt, 0);
     int rb = op_block(&o, bcast_run);
+    if (ar_measure)
+        over_measure(&o.h, OVER_ALLREDUCE, bytes, rmpi_core_yields - ar_y, rmpi_time_ns() - ar_t0);
     return rc ? rc : rb;
 }
 
@@ -2216,7 +2323,7 @@ static int reduce_cma_split(shm_t *h, const void *sbuf, void *rbuf, size_t count
     int me = h->me, n = h->n;
     void *tin = NULL, *tout = NULL;
     const char *in = packed_in(sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dt, &tin);
-    char *out = me == root ? packed_out(rbuf, count, dt, &tout) : NULL;
+    char *out = me == root || root < 0 ? packed_out(rbuf, count, dt, &tout) : NULL;
     size_t es = rmpi_dtype_get(dt->basic)->size, bytes = count * dt->size;
     rmpi_coll_kernel_t kern = rmpi_coll_op_kernel(op, dt->basic);
     uint64_t t = step_begin(h, SHM_NBUF), t2 = step_begin(h, SHM_NBUF);
@@ -2234,8 +2341,13 @@ static int reduce_cma_split(shm_t *h, const void *sbuf, void *rbuf, size_t count
         e[r] = (const red_ent_t *)(const void *)data_of(h, r, t);
         len = RMPI_MIN(len, (size_t)e[r]->len); /* equal by the standard; else the common part */
     }
-    red_ent_t *re = (red_ent_t *)(void *)data_of(h, root, t);
-    size_t elems = len / es, pe = RMPI_MAX((h->chunk - 128) / es, 1);
+    red_ent_t *re = (red_ent_t *)(void *)data_of(h, root < 0 ? 0 : root, t);
+    size_t piece = RMPI_MIN(h->chunk - 128, cma_piece(h->c));
+    /* an Allreduce in at least two pieces (4 KiB multiples), so two ranks combine at once:
+     * 4 ranks on 2 cores, 64-128 KiB 0.70x the time of one piece (128 KiB), 6 of 6 rounds */
+    if (root < 0)
+        piece = RMPI_MIN(piece, (len / 2 + 4095) / 4096 * 4096);
+    size_t elems = len / es, pe = RMPI_MAX(piece / es, 1);
     uint64_t np = (elems + pe - 1) / pe;
     char *s1 = data_of(h, me, t) + 64, *s2 = data_of(h, me, t2);
     uint64_t j;
@@ -2257,12 +2369,51 @@ static int reduce_cma_split(shm_t *h, const void *sbuf, void *rbuf, size_t count
         }
         if (out && d != out + off)
             memcpy(out + off, d, kb);
-        else if (!out)
+        if (root < 0) { /* an Allreduce: the piece into every other rank's output too */
+            for (int i = 1; i < n; i++) {
+                int r = (me + i) % n;
+                cma_copy(h, r, d, kb, e[r]->out + off, 1);
+            }
+        } else if (!out)
             cma_copy(h, root, d, kb, re->out + off, 1);
         atomic_fetch_add_explicit(&re->fin, 1, memory_order_release);
     }
     /* the root's output is complete, and nobody reads any input any more */
     return red_end(h, re, np, t2, tin, tout, rbuf, count, dt);
+}
+
+/* Whether a blocking Allreduce on an oversubscribed node takes single copy: in the slow
+ * state's window (RMPI_COLL_SHM_OVERSUBSCRIBED_ALLREDUCE_CMA_SLOW), where it would
+ * otherwise take the segment (then_bcast: from RMPI_COLL_SHM_OVERSUBSCRIBED_ALLREDUCE, below
+ * RMPI_COLL_SHM_ALLREDUCE_MAX), a predefined commutative op, members that agreed on
+ * cross-memory attach. Every input is equal on all members, so all decide alike. */
+static int allreduce_single(rmpi_comm_t *c, shm_t *h, size_t count, const rmpi_dtype_t *dt, MPI_Op op)
+{
+    size_t bytes = dt ? count * dt->size : 0;
+    long long from = rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_ALLREDUCE;
+    if (!over_allreduce_window(bytes) || from <= 0 || bytes < (size_t)from ||
+        bytes >= (size_t)rmpi_knobs.COLL_SHM_ALLREDUCE_MAX || rmpi_knobs.COLL_ALLREDUCE ||
+        !rmpi_coll_op_predefined(op) || !rmpi_coll_op_commutative(op) || !rmpi_coll_op_kernel(op, dt->basic) ||
+        !shm_get(c, h, 1) || !c->coll_shm_over || !c->coll_shm_cma)
+        return 0;
+    queue_drain(c);
+    if (!over_pick(h, 1))
+        return 0;
+    coll_note(COLL_ALLREDUCE, shm_cma_choice, 0, bytes);
+    return 1;
+}
+
+/* The oversubscribed Allreduce in single copy (allreduce_single). all: every rank takes
+ * pieces from one counter (rank 0's entry), reads the others' operands of the piece,
+ * combines them in the segment's order and writes the result into every output
+ * (reduce_cma_split with no root): each input is read once and each output written once,
+ * with one handshake, where the Reduce and the Bcast take one each. halves: the
+ * single-copy Reduce to rank 0 (as a Reduce of that size), then the single-copy Bcast of
+ * its result. In place a piece's result overwrites each rank's input of that piece only
+ * after the rank that took the piece has read all of them (nobody else reads it). */
+static int allreduce_cma(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op)
+{
+    return reduce_cma_split(h, sbuf, rbuf, count, dt, op, -1);
 }
 
 /* Whether a blocking Reduce takes single copy: members that agreed on cross-memory attach,
@@ -2284,11 +2435,8 @@ static int reduce_single(rmpi_comm_t *c, shm_t *h, size_t count, const rmpi_dtyp
         return 0;
     queue_drain(c);
     if (c->coll_shm_over && win) {
-        if (!over_slow(h))
+        if (!over_pick(h, root == 0))
             return 0;
-        if (h->me == 0 && root == 0 &&
-            rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_STATE == RMPI_COLL_SHM_OVERSUBSCRIBED_STATE_AUTO)
-            over_trial(h);
     } else if (!c->coll_shm_over && bytes < state_from(c, h, bytes, fast, slow))
         return 0;
     coll_note(COLL_REDUCE, shm_cma_choice, 0, bytes);

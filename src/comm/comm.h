@@ -86,10 +86,12 @@ typedef struct rmpi_comm {
     uint64_t coll_shm_rt_at, coll_shm_rt_step, coll_shm_rt_ns;
     uint64_t coll_shm_rt_n;
     int8_t coll_shm_slow;
-    /* coll/shm.c, the oversubscribed Reduce's state (rank 0): its measuring window (bytes,
-     * yields of its waits) and when it last chose slow or tried the segment */
-    uint64_t coll_shm_win_bytes, coll_shm_win_yields, coll_shm_pick_ns;
-    void *coll_shm_scratch; /* coll/shm.c: the oversubscribed single-copy Reduce's root scratch (grows) */
+    /* coll/shm.c, the oversubscribed node's state (rank 0): its measuring windows, one per
+     * kind of call it roots through the segment (Reduce, Bcast, Allreduce: bytes, yields of
+     * its waits), and when it last chose slow or tried the segment */
+    uint64_t coll_shm_win_bytes[3], coll_shm_win_yields[3], coll_shm_pick_ns;
+    uint64_t coll_shm_yields_in; /* rank 0: the others' yields seen; the others: theirs in measured calls */
+    void *coll_shm_scratch;      /* coll/shm.c: the oversubscribed single-copy Reduce's root scratch (grows) */
     size_t coll_shm_scratch_len;
     void *coll_site_layout;   /* coll/site.c's tier layout (one block, freed with the communicator) */
     struct rmpi_bpool *bsend; /* buffer of MPI_Comm_attach_buffer (core/core_bsend.c); NULL: none */
