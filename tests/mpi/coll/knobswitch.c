@@ -9,9 +9,12 @@
  * algorithms (RMPI_COLL_ALLGATHER / RMPI_COLL_ALLTOALL by item name), the oversubscribed
  * Reduce in single copy at every size (RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA 1, then 0:
  * 4 ranks on this machine's 2 cores), its state, in pieces every rank takes
- * (RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA_SPLIT 0) (RMPI_COLL_SHM_OVERSUBSCRIBED_STATE slow,
- * fast, and auto with rank 0's yield threshold switched before every Reduce, so that the
- * state it publishes flips while calls run), and the 2-rank
+ * (RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA_SPLIT 0), the oversubscribed Bcast in single copy
+ * at every size (RMPI_COLL_SHM_OVERSUBSCRIBED_BCAST_CMA 1, then 0), the state that moves the
+ * oversubscribed Reduce, Bcast and Allreduce (with their windows at every size) between the
+ * segment and single copy (RMPI_COLL_SHM_OVERSUBSCRIBED_STATE slow, fast, and auto with rank
+ * 0's yield thresholds switched before every call, so that the state it publishes flips
+ * while calls run), Allreduce (the kinds of Reduce, in place at odd calls), and the 2-rank
  * state that picks the segment or single copy (RMPI_COLL_SHM_STATE slow, fast, auto with a
  * probe every 8 steps, and auto with RMPI_COLL_SHM_STATE_RT switched between 0 and 1e12
  * before every call, so that the probes flip the decision while calls run: a rank that
@@ -109,7 +112,12 @@ static const setting_t settings[] = {{"RMPI_COLL_SHM_MOVE_LINE", NULL, 256},
                                      {"flip", NULL, 0},
                                      {"RMPI_COLL_SHM_STATE_RT", NULL, 200},
                                      {"RMPI_COLL_SHM_STATE_MS", NULL, 20},
+                                     {"RMPI_COLL_SHM_OVERSUBSCRIBED_BCAST_CMA", NULL, 1},
+                                     {"RMPI_COLL_SHM_OVERSUBSCRIBED_BCAST_CMA", NULL, 0},
                                      {"RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA_SLOW", NULL, 1},
+                                     {"RMPI_COLL_SHM_OVERSUBSCRIBED_BCAST_CMA_SLOW", NULL, 1},
+                                     {"RMPI_COLL_SHM_OVERSUBSCRIBED_ALLREDUCE_CMA_SLOW", NULL, 1},
+                                     {"RMPI_COLL_SHM_OVERSUBSCRIBED_ALLREDUCE", NULL, 1},
                                      {"RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA_SPLIT", NULL, 0},
                                      {"RMPI_COLL_SHM_OVERSUBSCRIBED_STATE", "slow", 0},
                                      {"RMPI_COLL_SHM_OVERSUBSCRIBED_STATE", "fast", 0},
@@ -122,7 +130,11 @@ static const setting_t settings[] = {{"RMPI_COLL_SHM_MOVE_LINE", NULL, 256},
                                      {"RMPI_COLL_SHM_OVERSUBSCRIBED_TRIAL_MS", NULL, 500},
                                      {"RMPI_COLL_SHM_OVERSUBSCRIBED_WINDOW", NULL, 4194304},
                                      {"RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA_SPLIT", NULL, 262144},
-                                     {"RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA_SLOW", NULL, 65536}};
+                                     {"RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA_SLOW", NULL, 65536},
+                                     {"RMPI_COLL_SHM_OVERSUBSCRIBED_BCAST_YIELDS", NULL, 160},
+                                     {"RMPI_COLL_SHM_OVERSUBSCRIBED_BCAST_CMA_SLOW", NULL, 65536},
+                                     {"RMPI_COLL_SHM_OVERSUBSCRIBED_ALLREDUCE_CMA_SLOW", NULL, 65536},
+                                     {"RMPI_COLL_SHM_OVERSUBSCRIBED_ALLREDUCE", NULL, 16384}};
 #define NSETTINGS (int)(sizeof settings / sizeof settings[0])
 
 /* Writes setting s on this rank; 0 when done. */
@@ -271,6 +283,21 @@ static void one_reduce(MPI_Comm c, const ck_t *k, size_t count, int root, int se
     free(rb);
 }
 
+/* An Allreduce of count elements of kind k (in place on odd seeds), checked on every rank. */
+static void one_allreduce(MPI_Comm c, const ck_t *k, size_t count, int seed, const char *what)
+{
+    int me, n;
+    MPI_Comm_rank(c, &me);
+    MPI_Comm_size(c, &n);
+    void *sb = ck_alloc(k, count), *rb = ck_alloc(k, count);
+    int inplace = seed % 2;
+    ck_fill(k, inplace ? rb : sb, count, me, seed);
+    MTEST_OK(MPI_Allreduce(inplace ? MPI_IN_PLACE : sb, rb, (int)count, k->type, k->op, c));
+    ck_check(k, rb, count, 0, 0, n - 1, seed, what);
+    free(sb);
+    free(rb);
+}
+
 /* With flip set, before every call every rank writes RMPI_COLL_SHM_STATE_RT 0 or 1e12 in
  * turn: each probe (RMPI_COLL_SHM_STATE_MS 0: every 8 steps) then says the opposite of the
  * one before. */
@@ -284,11 +311,12 @@ static void flip_rt(int seed)
     apply(&rt);
 }
 
-/* With flipover set (an oversubscribed node, its Reduce's state auto, every rooted call a
- * window, trials at once), before every Reduce every rank writes
- * RMPI_COLL_SHM_OVERSUBSCRIBED_YIELDS 0 or 1e12 in turn, so rank 0's windows say slow and
- * fast alternately and it publishes a new state as often as the steps allow (every 128):
- * a rank that took another path than the others would hang or corrupt a result. */
+/* With flipover set (an oversubscribed node, its state auto, every call rank 0 roots a
+ * window, trials at once), before every Reduce, Bcast and Allreduce every rank writes
+ * RMPI_COLL_SHM_OVERSUBSCRIBED_YIELDS and _BCAST_YIELDS 0 or 1e12 in turn, so rank 0's
+ * windows say slow and fast alternately and it publishes a new state as often as the steps
+ * allow (every 128): a rank that took another path than the others would hang or corrupt
+ * a result. */
 static int flipover;
 
 static void flip_over(int seed)
@@ -296,6 +324,8 @@ static void flip_over(int seed)
     if (!flipover)
         return;
     setting_t y = {"RMPI_COLL_SHM_OVERSUBSCRIBED_YIELDS", NULL, seed % 2 ? 0 : 1000000000000ll};
+    apply(&y);
+    y.cvar = "RMPI_COLL_SHM_OVERSUBSCRIBED_BCAST_YIELDS";
     apply(&y);
 }
 
@@ -310,13 +340,20 @@ static void run(MPI_Comm c, const char *what)
             flipover = (int)settings[k].value;
         else
             apply(&settings[k]);
-        /* many Reduces (half of them rooted at rank 0) while the state flips: enough steps
-         * for several published states, each call checked */
-        for (int i = 0; flipover && i < 1200; i++) {
+        /* many Reduces, Bcasts (half of each rooted at rank 0) and Allreduces while the
+         * state flips: enough steps for several published states, each call checked */
+        for (int i = 0; flipover && i < 1800; i++) {
             ck_t ck = ck_make(i % K_NKINDS);
             static const size_t fcounts[] = {1, 700, 5000};
+            size_t cnt = fcounts[i / K_NKINDS % 3];
+            int root = i / 3 % 2 ? 0 : (i / 6) % n;
             flip_over(++seed);
-            one_reduce(c, &ck, fcounts[i / K_NKINDS % 3], i % 2 ? 0 : (i / 2) % n, seed, what);
+            if (i % 3 == 0)
+                one_reduce(c, &ck, cnt, root, seed, what);
+            else if (i % 3 == 1)
+                one_bcast(c, types[i % NTYPES], (int)cnt, root, seed, what);
+            else
+                one_allreduce(c, &ck, cnt, seed, what);
             ck_free(&ck);
         }
         for (int ti = 0; ti < NTYPES; ti++)
@@ -336,6 +373,8 @@ static void run(MPI_Comm c, const char *what)
             for (size_t ci = 0; ci < sizeof rcounts / sizeof rcounts[0]; ci++) {
                 flip_rt(++seed);
                 one_reduce(c, &ck, rcounts[ci], seed % n, seed, what);
+                flip_rt(++seed);
+                one_allreduce(c, &ck, rcounts[ci], seed, what);
             }
             ck_free(&ck);
         }
