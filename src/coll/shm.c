@@ -677,11 +677,15 @@ static int over_pick(shm_t *h, int zero_roots)
     return 1;
 }
 
-/* Whether rank 0 measures the state in a call of this many bytes that it roots through
- * the segment (zero_roots) in the window (win): state auto, single copy agreed. */
-static int over_measures(const shm_t *h, int zero_roots, int win)
+/* Whether the state is measured in a call that rank 0 roots through the segment
+ * (zero_roots) in its kind's window (win), of at least OVER_MEASURE_MIN bytes: state auto,
+ * single copy agreed. Smaller calls follow the state but do not feed it: per MiB their
+ * waits yield more in the good mode too (4 ranks on 2 cores, a window of 16-64 KiB
+ * Allreduces said slow in the fast state; docs/results/coll.md run 30). */
+#define OVER_MEASURE_MIN 65536
+static int over_measures(const shm_t *h, int zero_roots, int win, size_t bytes)
 {
-    return h->c->coll_shm_over && zero_roots && win && h->c->coll_shm_cma &&
+    return h->c->coll_shm_over && zero_roots && win && bytes >= OVER_MEASURE_MIN && h->c->coll_shm_cma &&
            rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_STATE == RMPI_COLL_SHM_OVERSUBSCRIBED_STATE_AUTO;
 }
 
@@ -1558,7 +1562,7 @@ int rmpi_coll_shm_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *d
     coll_shm_op_t o;
     if (!bcast_op(&o, c, buf, count, dt, root, 1))
         return RMPI_COLL_SHM_DECLINED;
-    if (!over_measures(&o.h, root == 0, over_bcast_window(o.bytes)))
+    if (!over_measures(&o.h, root == 0, over_bcast_window(o.bytes), o.bytes))
         return op_block(&o, bcast_run);
     /* rank 0 roots a Bcast in the window through the segment: the state is measured */
     uint64_t y = rmpi_core_yields, t0 = rmpi_time_ns();
@@ -1592,7 +1596,7 @@ int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t co
     /* the Reduce half of then_bcast in single copy as a Reduce's (reduce_single; the
      * members' inputs stay untouched until rank 0 posted that it read them all) */
     size_t bytes = count * dt->size;
-    if (!o.then_bcast && over_measures(&o.h, root == 0, over_window(bytes) && rmpi_coll_op_commutative(op))) {
+    if (!o.then_bcast && over_measures(&o.h, root == 0, over_window(bytes) && rmpi_coll_op_commutative(op), bytes)) {
         /* rank 0 roots a Reduce in the window through the segment: the state is measured */
         uint64_t y = rmpi_core_yields, t0 = rmpi_time_ns();
         int rc = op_block(&o, reduce_run);
@@ -1601,7 +1605,7 @@ int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t co
     }
     /* an Allreduce in its window through the segment: rank 0 measures the state (both halves) */
     int ar_measure =
-        o.then_bcast && over_measures(&o.h, 1, over_allreduce_window(bytes) && rmpi_coll_op_commutative(op));
+        o.then_bcast && over_measures(&o.h, 1, over_allreduce_window(bytes) && rmpi_coll_op_commutative(op), bytes);
     uint64_t ar_y = rmpi_core_yields, ar_t0 = ar_measure ? rmpi_time_ns() : 0;
     int rc = o.then_bcast && c->coll_shm_cma && rmpi_coll_op_commutative(op) &&
                      bytes >= from_knob(rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA)

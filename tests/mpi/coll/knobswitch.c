@@ -344,7 +344,7 @@ static void run(MPI_Comm c, const char *what)
          * state flips: enough steps for several published states, each call checked */
         for (int i = 0; flipover && i < 1800; i++) {
             ck_t ck = ck_make(i % K_NKINDS);
-            static const size_t fcounts[] = {1, 700, 5000};
+            static const size_t fcounts[] = {1, 700, 20000}; /* the last from 64 KiB: measured */
             size_t cnt = fcounts[i / K_NKINDS % 3];
             int root = i / 3 % 2 ? 0 : (i / 6) % n;
             flip_over(++seed);
