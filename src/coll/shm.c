@@ -620,17 +620,20 @@ static void over_publish(shm_t *h, int slow)
     over_stats.trials += (unsigned long long)!slow;
 }
 
-/* Rank 0 after a call of kind k it rooted through the segment in the kind's window (state
- * auto): yields and bytes into the kind's window, and at its end the state. */
+/* Every member after a call of kind k that rank 0 rooted through the segment in the kind's
+ * window (over_measures): rank 0 adds the yields and bytes to the kind's window, and at its
+ * end decides the state; in a Bcast the others publish their yields for it. */
 static void over_measure(shm_t *h, int k, size_t bytes, uint64_t yields, uint64_t ns)
 {
     rmpi_comm_t *c = h->c;
-    if (k == OVER_BCAST) { /* every rank's yields: the readers wait in the bad mode, not the root */
-        if (h->me) {
+    if (h->me) {
+        if (k == OVER_BCAST) {
             c->coll_shm_yields_in += yields;
             atomic_store_explicit(&h->ctl[h->me].yields, c->coll_shm_yields_in, memory_order_relaxed);
-            return;
         }
+        return;
+    }
+    if (k == OVER_BCAST) { /* every rank's yields: the readers wait in the bad mode, not the root */
         uint64_t others = 0;
         for (int r = 1; r < h->n; r++)
             others += atomic_load_explicit(&h->ctl[r].yields, memory_order_relaxed);
@@ -1578,14 +1581,13 @@ static int reduce_cma_split(shm_t *h, const void *sbuf, void *rbuf, size_t count
                             int root);
 
 static int allreduce_single(rmpi_comm_t *c, shm_t *h, size_t count, const rmpi_dtype_t *dt, MPI_Op op);
-static int allreduce_cma(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op);
 
 int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op,
                          int root)
 {
     coll_shm_op_t o;
-    if (root < 0 && allreduce_single(c, &o.h, count, dt, op))
-        return allreduce_cma(&o.h, sbuf, rbuf, count, dt, op);
+    if (root < 0 && allreduce_single(c, &o.h, count, dt, op)) /* reduce_cma_split with no root */
+        return reduce_cma_split(&o.h, sbuf, rbuf, count, dt, op, -1);
     if (root >= 0 && reduce_single(c, &o.h, count, dt, op, root))
         return (!c->coll_shm_over ? reduce_cma
                 : count * dt->size >= (size_t)rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA_SPLIT
@@ -2321,7 +2323,14 @@ static int reduce_cma_all(shm_t *h, const void *sbuf, void *rbuf, size_t count, 
  * and writes the result into the root's output (the root: in place), so the work is spread
  * over the CPUs where reduce_cma_all leaves it all to the root; a descheduled rank's
  * operand is still read by the others. Every piece is x_{n-1} op ... op x_0, whoever takes
- * it: the bits of the segment's path. Scratch: a piece in each of my two step buffers. */
+ * it: the bits of the segment's path. Scratch: a piece in each of my two step buffers.
+ * root < 0: an Allreduce on an oversubscribed node in the slow state (allreduce_single):
+ * every rank publishes its output too and whoever takes a piece writes it into every
+ * output, so each input is read once and each output written once with one handshake,
+ * where the split Reduce and a single-copy Bcast took two and read the result again
+ * (1.36-1.72x the time, docs/results/coll.md run 30). In place, a piece's result
+ * overwrites a rank's input of that piece only after the rank that took it has read them
+ * all, and nobody else reads that piece. */
 static int reduce_cma_split(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op, int root)
 {
     int me = h->me, n = h->n;
@@ -2386,8 +2395,8 @@ static int reduce_cma_split(shm_t *h, const void *sbuf, void *rbuf, size_t count
     return red_end(h, re, np, t2, tin, tout, rbuf, count, dt);
 }
 
-/* Whether a blocking Allreduce on an oversubscribed node takes single copy: in the slow
- * state's window (RMPI_COLL_SHM_OVERSUBSCRIBED_ALLREDUCE_CMA_SLOW), where it would
+/* Whether a blocking Allreduce on an oversubscribed node takes single copy (reduce_cma_split
+ * with no root): in the slow state's window (RMPI_COLL_SHM_OVERSUBSCRIBED_ALLREDUCE_CMA_SLOW), where it would
  * otherwise take the segment (then_bcast: from RMPI_COLL_SHM_OVERSUBSCRIBED_ALLREDUCE, below
  * RMPI_COLL_SHM_ALLREDUCE_MAX), a predefined commutative op, members that agreed on
  * cross-memory attach. Every input is equal on all members, so all decide alike. */
@@ -2405,19 +2414,6 @@ static int allreduce_single(rmpi_comm_t *c, shm_t *h, size_t count, const rmpi_d
         return 0;
     coll_note(COLL_ALLREDUCE, shm_cma_choice, 0, bytes);
     return 1;
-}
-
-/* The oversubscribed Allreduce in single copy (allreduce_single). all: every rank takes
- * pieces from one counter (rank 0's entry), reads the others' operands of the piece,
- * combines them in the segment's order and writes the result into every output
- * (reduce_cma_split with no root): each input is read once and each output written once,
- * with one handshake, where the Reduce and the Bcast take one each. halves: the
- * single-copy Reduce to rank 0 (as a Reduce of that size), then the single-copy Bcast of
- * its result. In place a piece's result overwrites each rank's input of that piece only
- * after the rank that took the piece has read all of them (nobody else reads it). */
-static int allreduce_cma(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op)
-{
-    return reduce_cma_split(h, sbuf, rbuf, count, dt, op, -1);
 }
 
 /* Whether a blocking Reduce takes single copy: members that agreed on cross-memory attach,
