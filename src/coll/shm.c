@@ -652,8 +652,9 @@ static void over_measure(shm_t *h, int k, size_t bytes, uint64_t yields, uint64_
     over_stats.min = over_stats.windows ? RMPI_MIN(over_stats.min, per) : per;
     over_stats.max = over_stats.windows ? RMPI_MAX(over_stats.max, per) : per;
     over_stats.windows++;
-    int slow = per >= (k == OVER_BCAST ? rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_BCAST_YIELDS
-                                       : rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_YIELDS);
+    int slow = per >= (k == OVER_BCAST       ? rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_BCAST_YIELDS
+                       : k == OVER_ALLREDUCE ? rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_ALLREDUCE_YIELDS
+                                             : rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_YIELDS);
     over_stats.slow += (unsigned long long)slow;
     if (slow)
         over_publish(h, 1);

@@ -132,6 +132,7 @@ static const setting_t settings[] = {{"RMPI_COLL_SHM_MOVE_LINE", NULL, 256},
                                      {"RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA_SPLIT", NULL, 262144},
                                      {"RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA_SLOW", NULL, 65536},
                                      {"RMPI_COLL_SHM_OVERSUBSCRIBED_BCAST_YIELDS", NULL, 160},
+                                     {"RMPI_COLL_SHM_OVERSUBSCRIBED_ALLREDUCE_YIELDS", NULL, 250},
                                      {"RMPI_COLL_SHM_OVERSUBSCRIBED_BCAST_CMA_SLOW", NULL, 65536},
                                      {"RMPI_COLL_SHM_OVERSUBSCRIBED_ALLREDUCE_CMA_SLOW", NULL, 65536},
                                      {"RMPI_COLL_SHM_OVERSUBSCRIBED_ALLREDUCE", NULL, 16384}};
@@ -313,7 +314,7 @@ static void flip_rt(int seed)
 
 /* With flipover set (an oversubscribed node, its state auto, every call rank 0 roots a
  * window, trials at once), before every Reduce, Bcast and Allreduce every rank writes
- * RMPI_COLL_SHM_OVERSUBSCRIBED_YIELDS and _BCAST_YIELDS 0 or 1e12 in turn, so rank 0's
+ * RMPI_COLL_SHM_OVERSUBSCRIBED_YIELDS, _BCAST_YIELDS and _ALLREDUCE_YIELDS 0 or 1e12 in turn, so rank 0's
  * windows say slow and fast alternately and it publishes a new state as often as the steps
  * allow (every 128): a rank that took another path than the others would hang or corrupt
  * a result. */
@@ -326,6 +327,8 @@ static void flip_over(int seed)
     setting_t y = {"RMPI_COLL_SHM_OVERSUBSCRIBED_YIELDS", NULL, seed % 2 ? 0 : 1000000000000ll};
     apply(&y);
     y.cvar = "RMPI_COLL_SHM_OVERSUBSCRIBED_BCAST_YIELDS";
+    apply(&y);
+    y.cvar = "RMPI_COLL_SHM_OVERSUBSCRIBED_ALLREDUCE_YIELDS";
     apply(&y);
 }
 
