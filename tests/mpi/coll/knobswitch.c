@@ -18,7 +18,8 @@
  * took another path than its peer would hang or corrupt a result), each call against a
  * local reference. Counts 1 to 24 elements, so a block is below, at and above a line
  * slot's 48 bytes; types with holes (MPI_LONG_DOUBLE_INT, MPI_SHORT_INT ...) are compared
- * packed. On WORLD and a split in reversed rank order. */
+ * packed. On WORLD and a split in reversed rank order. With the argument `keep`, the
+ * point-to-point Allgather and Alltoall algorithms are left as the environment forced them. */
 #include "collcheck.h"
 #include "mtest.h"
 
@@ -299,11 +300,16 @@ static void flip_over(int seed)
     apply(&y);
 }
 
+static int keep; /* leave RMPI_COLL_ALLGATHER and RMPI_COLL_ALLTOALL alone */
+
 static void run(MPI_Comm c, const char *what)
 {
     int seed = 0, n;
     MPI_Comm_size(c, &n);
     for (int k = 0; k < NSETTINGS; k++) {
+        if (keep &&
+            (!strcmp(settings[k].cvar, "RMPI_COLL_ALLGATHER") || !strcmp(settings[k].cvar, "RMPI_COLL_ALLTOALL")))
+            continue;
         if (!strcmp(settings[k].cvar, "flip"))
             flip = (int)settings[k].value;
         else if (!strcmp(settings[k].cvar, "flipover"))
@@ -345,6 +351,7 @@ static void run(MPI_Comm c, const char *what)
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
+    keep = argc > 1 && !strcmp(argv[1], "keep");
     int provided;
     MTEST_OK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
     run(MPI_COMM_WORLD, "world");
