@@ -245,9 +245,10 @@ static size_t line_max(const shm_t *h) { return RMPI_MAX(h->cellmax, line_data(h
 /* The same for a step of a Bcast or Reduce (rooted), which may go in a line frame. */
 static size_t rooted_max(const shm_t *h) { return RMPI_MAX(line_max(h), h->lfmax); }
 
-/* Whether a step of that kind with this many bytes goes in a frame of cells (else a slot):
- * up to two cells' data, where several frames share a line, and above a slot's data. 17-48
- * bytes take a line either way, and there the slot was faster (2 ranks, 32 B: Bcast 0.177
+/* Whether a step of that kind with this many bytes goes in a frame of cells (else a slot,
+ * or a line frame: lines_step, checked first): up to two cells' data, where several frames
+ * share a line, and above a slot's data. 17-48 bytes take a line either way in cells, and
+ * there the slot was faster (2 ranks, 32 B: Bcast 0.177
  * us in frames against 0.174 in slots in the slow state, 0.096 against 0.093 in the fast
  * one, 0 of 5 rounds lower in each; docs/results/coll.md run 28). */
 #define CELL_SMALL 16
