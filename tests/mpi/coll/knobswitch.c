@@ -2,7 +2,9 @@
  * vector type with gaps, double max, unsigned xor), while collective knobs are switched
  * through MPI_T between calls (their scope is MPI_T_SCOPE_ALL_EQ: every rank writes the
  * same value at the same point), as bench/coll.c's A/B mode does: the 2-rank frames of
- * cells (RMPI_COLL_SHM_CELLS 0, 16, 128; Bcast, Reduce, Allgather, Alltoall), the line-ring
+ * cells (RMPI_COLL_SHM_CELLS 0, 16, 128; Bcast, Reduce, Allgather, Alltoall), the 2-rank
+ * line frames of Bcast and Reduce (RMPI_COLL_SHM_LINES 256, 0, 40 with the cells off, so
+ * line frames take 1-40 bytes, and 40 with them on), the line-ring
  * steps (RMPI_COLL_SHM_MOVE_LINE 256, 48, 0 and the largest slot), the step buffers, single copy
  * (RMPI_COLL_SHM_ALLGATHER_CMA / _ALLTOALL_CMA 0 and back, the own block copied with
  * non-temporal stores, RMPI_COLL_SHM_CMA_NT 1, and cached, 0) and the point-to-point
@@ -78,6 +80,11 @@ typedef struct setting {
 static const setting_t settings[] = {{"RMPI_COLL_SHM_MOVE_LINE", NULL, 256},
                                      {"RMPI_COLL_SHM_CELLS", NULL, 0},
                                      {"RMPI_COLL_SHM_CELLS", NULL, 16},
+                                     {"RMPI_COLL_SHM_CELLS", NULL, 128},
+                                     {"RMPI_COLL_SHM_LINES", NULL, 256},
+                                     {"RMPI_COLL_SHM_LINES", NULL, 0},
+                                     {"RMPI_COLL_SHM_CELLS", NULL, 0},
+                                     {"RMPI_COLL_SHM_LINES", NULL, 40},
                                      {"RMPI_COLL_SHM_CELLS", NULL, 128},
                                      {"RMPI_COLL_SHM_MOVE_LINE", NULL, 48},
                                      {"RMPI_COLL_SHM_MOVE_LINE", NULL, 0},
