@@ -14,13 +14,22 @@
  * One JSON line per pattern on stdout: {"pattern", "ranks", "us_per_pingpong", "pingpongs"}
  * (rank 0's clock; "pingpongs" counts rank 0's ping-pongs including the warm-up, which
  * bench/channels.sh --callgrind divides instruction counts by). Usage: channels
- * [onetoall|alltoone|repeat|random|streamsK|all] [iterations]. bench/channels.sh runs it per policy
- * and adds each rank's channel memory from RMPI_REPORT=json.
+ * [onetoall|alltoone|repeat|random|streamsK|all] [iterations] [settle_us]. bench/channels.sh runs
+ * it per policy and adds each rank's channel memory from RMPI_REPORT=json.
+ * settle_us > 0 (bench/channels.sh --callgrind): in onetoall, alltoone and repeat rank 0 sleeps
+ * that long before each receive, so the answer is there when it looks and its instructions per
+ * ping-pong count the path, not the empty polls spent waiting for a peer the scheduler has not
+ * run yet (4-32 ranks share 2 cores here); the sleep's own instructions are in settle(), which
+ * bench/channels_cg.py takes off. Timed runs leave it 0.
  * channels idle N: rank 0 makes N MPI_Iprobe calls that find nothing while every other rank
  * waits in a barrier, and prints {"ns_per_idle_poll"} (bench/channels.sh --callgrind counts
  * instructions per call). */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
 #include <mpi.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,10 +41,21 @@ static int me, n;
 static int repeat_peer(int phase, int j) { return 1 + (phase * GROUP + j) % (n - 1); }
 
 static long total_pp; /* rank 0's ping-pongs, warm-up included */
+static long settle_us;
+
+/* Out of line: its inclusive count is what callgrind's reader subtracts. */
+__attribute__((noinline)) static void settle(void)
+{
+    if (settle_us <= 0)
+        return;
+    struct timespec ts = {settle_us / 1000000, (settle_us % 1000000) * 1000};
+    clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
+}
 
 static void pingpong_as_zero(int peer, char *b)
 {
     MPI_Send(b, 1, MPI_CHAR, peer, 0, MPI_COMM_WORLD);
+    settle();
     MPI_Recv(b, 1, MPI_CHAR, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 }
 
@@ -64,6 +84,7 @@ static double run(const char *pat, int iter)
         if (me == 0) {
             for (long i = 0; i < (long)iter * (n - 1); i++, pp++) {
                 MPI_Status st;
+                settle();
                 MPI_Recv(b, 1, MPI_CHAR, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, &st);
                 MPI_Send(b, 1, MPI_CHAR, st.MPI_SOURCE, 0, MPI_COMM_WORLD);
             }
@@ -142,6 +163,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     const char *which = argc > 1 ? argv[1] : "all";
     int iter = argc > 2 ? atoi(argv[2]) : 200;
+    settle_us = argc > 3 ? atol(argv[3]) : 0;
     const char *pats[] = {"onetoall", "alltoone", "repeat", "random"};
     if (n < 2) {
         MPI_Finalize();

@@ -34,6 +34,11 @@ usage: bench/channels.sh [--ranks "4 8 16"] [--patterns LIST] [--iter N] [--reps
                  most h
   --class-bytes S  RMPI_CHAN_CLASS_BYTES for the classes policy (default: the knob's, 128k):
                  fewer buffers per class shorten ofi_rxm's walk of its posted tagged receives
+  --settle US    with --callgrind: rank 0 sleeps US microseconds before each receive of
+                 onetoall, alltoone and repeat (default 200), so the peer's answer is there when
+                 it looks: the count is the path without the empty polls of waiting for a peer
+                 the scheduler has not run yet (taken off by estimate otherwise; 0: no sleep,
+                 the estimate alone, as before 1 Dec 2026)
   --keep DIR     with --callgrind: keep rank 0's callgrind file of each job as
                  DIR/cg-RANKS-PATTERN-POLICY (callgrind_annotate shows where a policy's
                  instructions go, function by function)
@@ -57,12 +62,13 @@ net=shm
 policies="dedicated shared adaptive"
 class_bytes=""
 keep=""
+settle=200
 . "$here/bench_lib.sh"
 args=()
 for a in "$@"; do
     if [ "$a" = --callgrind ]; then callgrind=1; else args+=("$a"); fi
 done
-bench_opts channels.sh "ranks=ranks patterns=patterns iter=iter reps=reps net=net policies=policies class-bytes=class_bytes keep=keep build=build out=out" ${args[@]+"${args[@]}"}
+bench_opts channels.sh "ranks=ranks patterns=patterns iter=iter reps=reps net=net policies=policies class-bytes=class_bytes settle=settle keep=keep build=build out=out" ${args[@]+"${args[@]}"}
 # policy -> the job's environment (mpiexec -genv pairs)
 case "$net" in
     shm) netenv="" ;;
@@ -90,6 +96,7 @@ pol_env() {
 for p in $patterns; do
     case "$p" in onetoall|alltoone|repeat|random) ;; *) echo "channels.sh: unknown pattern '$p'" >&2; exit 2 ;; esac
 done
+case "$settle" in ''|*[!0-9]*) echo "channels.sh: --settle takes microseconds, not '$settle'" >&2; exit 2 ;; esac
 for v in "$iter" "$reps"; do
     case "$v" in ''|*[!0-9]*|0) echo "channels.sh: '$v' is not a positive number" >&2; exit 2 ;; esac
 done
@@ -114,13 +121,15 @@ if [ "$callgrind" = 1 ]; then
         for pat in idle $patterns; do
             for pol in $policies; do
                 if [ "$pat" = idle ]; then it=$((iter * 50)); else it=$iter; fi
+                st=0
+                case "$pat" in onetoall|alltoone|repeat) st=$settle ;; esac
                 rm -f "$tmp"/cg.*
                 # shellcheck disable=SC2046
                 CG_OUT=$tmp/cg CG_ALL_RANKS=0 timeout 900 "$build/bin/mpiexec" -n "$n" $(pol_env "$pol") \
-                    -genv RMPI_REPORT json "$tmp/wrap.sh" "$prog" "$pat" "$it" >"$tmp/out" 2>"$tmp/err" ||
+                    -genv RMPI_REPORT json "$tmp/wrap.sh" "$prog" "$pat" "$it" "$st" >"$tmp/out" 2>"$tmp/err" ||
                     { echo "channels.sh: $pat at $n ranks with policy $pol under callgrind failed:" >&2; cat "$tmp/err" >&2; exit 1; }
                 cgf=$(ls "$tmp"/cg.*-01 | head -1)
-                python3 "$here/channels_cg.py" "$n" "$pat" "$pol" "$it" "$tmp/out" "$tmp/err" "$out" \
+                python3 "$here/channels_cg.py" "$n" "$pat" "$pol" "$it" "$st" "$tmp/out" "$tmp/err" "$out" \
                     "$cgf" >>"$out"
                 [ -z "$keep" ] || { mkdir -p "$keep" && cp "$cgf" "$keep/cg-$n-$pat-$pol"; }
             done

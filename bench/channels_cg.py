@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Rank 0's callgrind counts for bench/channels.sh --callgrind.
 
-  channels_cg.py N PATTERN POLICY ITER OUT ERR RESULTS CALLGRIND_FILE   one JSON line
+  channels_cg.py N PATTERN POLICY ITER SETTLE OUT ERR RESULTS CALLGRIND_FILE   one JSON line
   channels_cg.py --table RESULTS                                       markdown table
 
 Per pattern job: Ir of run() (the warm-up and timed loops, without MPI_Init/Finalize) per
@@ -10,7 +10,9 @@ has not run yet, which vary from job to job on an oversubscribed machine), and t
 those polls taken off ("path"): each progress pass beyond one per ping-pong is counted as
 empty at the cost of one empty progress pass measured in the idle job of the same policy
 and rank count (for adaptive, plus one ring's poll per ring rank 0 had at the end), and
-sched_yield's own instructions are taken off too. Per idle job: Ir per empty MPI_Iprobe
+sched_yield's own instructions are taken off too. With SETTLE > 0 (microseconds) rank 0
+slept before each receive (bench/channels.c settle()), so the answer was there at its first
+pass and few waiting polls are left to estimate; settle()'s instructions are taken off. Per idle job: Ir per empty MPI_Iprobe
 and per empty progress pass (rmpi_core_progress).
 """
 import json
@@ -42,12 +44,12 @@ def calls(path, want):
 
 
 def one(argv):
-    n, pat, pol, it, outf, errf, results, cgf = argv
-    n, it = int(n), int(it)
+    n, pat, pol, it, settle, outf, errf, results, cgf = argv
+    n, it, settle = int(n), int(it), int(settle)
     ranks = [json.loads(line) for line in open(errf) if line.startswith('{"rank"')]
     r0 = [r for r in ranks if r["rank"] == 0][0]
-    c = calls(cgf, {"run", "MPI_Iprobe", "rmpi_core_progress", "rmpi_core_wait_step", "sched_yield", "MPI_Send"})
-    row = dict(ranks=n, pattern=pat, policy=pol, switches_rank0=r0["switches"],
+    c = calls(cgf, {"run", "MPI_Iprobe", "rmpi_core_progress", "rmpi_core_wait_step", "sched_yield", "MPI_Send", "settle"})
+    row = dict(ranks=n, pattern=pat, policy=pol, settle_us=settle, switches_rank0=r0["switches"],
                dedicated_peers_rank0=r0["dedicated_peers"],
                mem_rank0=r0["channel_bytes"]["dedicated"] + r0["channel_bytes"]["shared"],
                selection_rank0=r0.get("selection"))
@@ -74,7 +76,7 @@ def one(argv):
         empty_cost = idle["shared"] + max(per_ring, 0) * r0["dedicated_peers"]
     waits = c["rmpi_core_wait_step"][0]
     empties = max(waits - pp, 0)
-    raw = c["run"][1]
+    raw = c["run"][1] - c["settle"][1]
     row.update(pingpongs=pp, ir_per_op_raw=raw / pp, waits_per_op=waits / pp,
                ir_send=c["MPI_Send"][1] / max(c["MPI_Send"][0], 1),
                ir_per_op=(raw - empties * empty_cost - c["sched_yield"][1]) / pp)

@@ -10,7 +10,7 @@
  * (10^6 bytes). The number of operations per size is capped at about 0.2 s of them
  * (estimated from a warm-up) so a run stays short.
  *
- *   osc [-m MIN:MAX | -s S1,S2,...] [-t LIST] [-w allocate|create|dynamic] [-n N]
+ *   osc [-m MIN:MAX | -s S1,S2,...] [-t LIST] [-w allocate|create|dynamic|shared] [-n N]
  *   tests: put_lat, get_lat, put_bw, get_bw, acc_lat (MPI_SUM of MPI_INT), fop_lat
  *   (MPI_SUM of one long), cas_lat (one long), put_lock (lock/unlock per put),
  *   put_fence (a fence per put); -n N: exactly N operations (latency) or windows
@@ -125,9 +125,17 @@ int main(int argc, char **argv)
             i++;
         else {
             if (rank == 0)
-                fprintf(stderr, "usage: osc [-m MIN:MAX | -s S1,S2,...] [-t TESTS] [-w allocate|create|dynamic] [-n N]\n");
+                fprintf(
+                    stderr,
+                    "usage: osc [-m MIN:MAX | -s S1,S2,...] [-t TESTS] [-w allocate|create|dynamic|shared] [-n N]\n");
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
+    }
+    if (strcmp(flavor, "allocate") && strcmp(flavor, "create") && strcmp(flavor, "dynamic") &&
+        strcmp(flavor, "shared")) {
+        if (rank == 0)
+            fprintf(stderr, "osc: unknown window flavor '%s' (allocate, create, dynamic or shared)\n", flavor);
+        MPI_Abort(MPI_COMM_WORLD, 2);
     }
     if (nranks != 2) {
         if (rank == 0)
@@ -145,6 +153,8 @@ int main(int argc, char **argv)
     MPI_Aint wbytes = (MPI_Aint)maxsize;
     if (!strcmp(flavor, "allocate"))
         MPI_Win_allocate(wbytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &tbuf, &win);
+    else if (!strcmp(flavor, "shared")) /* both ranks on one node: the target's part, addressed from 0 */
+        MPI_Win_allocate_shared(wbytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &tbuf, &win);
     else if (!strcmp(flavor, "create")) {
         tbuf = malloc((size_t)wbytes);
         MPI_Win_create(tbuf, wbytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
@@ -197,7 +207,7 @@ int main(int argc, char **argv)
     if (!strcmp(flavor, "dynamic"))
         MPI_Win_detach(win, tbuf);
     MPI_Win_free(&win);
-    if (strcmp(flavor, "allocate"))
+    if (!strcmp(flavor, "create") || !strcmp(flavor, "dynamic"))
         free(tbuf);
     free(obuf);
     MPI_Finalize();

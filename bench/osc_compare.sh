@@ -15,7 +15,8 @@ memory, --reps times (default 3) going round the MPIs in turn.
   --only LIST   comma-separated subset of mpich,openmpi,railmpi (default: all found)
   --reps N      runs per MPI; the table shows the median (default 3)
   --sizes LIST  comma list of sizes for the sized tests (default 8,512,65536,1048576)
-  --flavor F    window flavor: allocate (default), create or dynamic
+  --flavor F    window flavor: allocate (default), create, dynamic or shared (Win_allocate_shared,
+                shm only)
   --tests LIST  comma list of bench/osc.c's tests (osc -t; default every test)
   --net N       shm (default); tcp: as two nodes over loopback TCP (RailMPI RMPI_NET=tcp
                 with two fake nodes; MPICH's UCX over tcp with MPIR_CVAR_NOLOCAL; Open MPI
@@ -62,7 +63,9 @@ while [ $# -gt 0 ]; do
     shift
 done
 case "$reps" in ''|*[!0-9]*|0) echo "osc_compare.sh: --reps needs a positive number" >&2; exit 2 ;; esac
-case "$flavor" in allocate|create|dynamic) ;; *) echo "osc_compare.sh: unknown flavor '$flavor'" >&2; exit 2 ;; esac
+case "$flavor" in allocate|create|dynamic|shared) ;; *) echo "osc_compare.sh: unknown flavor '$flavor'" >&2; exit 2 ;; esac
+[ "$flavor/$net" != shared/tcp ] && [ "$flavor/$net" != shared/ofi-tcp ] ||
+    { echo "osc_compare.sh: --flavor shared needs both ranks on one node (--net shm)" >&2; exit 2; }
 case "$net" in shm|tcp|ofi-tcp) ;; *) echo "osc_compare.sh: unknown net '$net'" >&2; exit 2 ;; esac
 [ "$net" != ofi-tcp ] || only=${only:-openmpi,railmpi}
 build=$(mkdir -p "$build" && cd "$build" && pwd)
@@ -83,10 +86,10 @@ fi
 # its shm windows, Open MPI ob1/vader with osc selected by itself). Open MPI 4.1.4 here
 # crashes in vader (SIGSEGV in mca_btl_vader_poll_handle_frag) when one-sided runs with
 # its default single-copy mechanism (CMA) on Win_allocate windows (osc sm); it runs with
-# none. Its osc sm takes only allocate windows, and osc rdma (Win_create, dynamic) needs
-# vader's single copy: CMA there, as RailMPI's Win_create windows on shm.
+# none. Its osc sm takes only allocate and allocate_shared windows, and osc rdma (Win_create,
+# dynamic) needs vader's single copy: CMA there, as RailMPI's Win_create windows on shm.
 ompi_copy=none
-[ "$flavor" = allocate ] || ompi_copy=cma
+case "$flavor" in allocate|shared) ;; *) ompi_copy=cma ;; esac
 launch() {
     case "$1/$net" in
         mpich/tcp) echo "mpiexec.mpich -n 2 -genv MPIR_CVAR_NOLOCAL 1 -genv UCX_TLS tcp,self ${MPICH_ARGS:-} $ref/osc.mpich" ;;

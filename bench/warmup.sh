@@ -9,7 +9,9 @@ usage: bench/warmup.sh [--only LIST] [--reps N] [--build DIR] [--out FILE]
 
 Builds bench/warmup.c with mpicc.mpich and mpicc.openmpi into BUILD/bench/ref/, uses
 BUILD/bench/warmup for RailMPI (cmake target bench), and runs every test (latency and bw
-at 1 B, bcast at 1 B and 64 KiB, allreduce at 8 B and 64 KiB) in a fresh job per MPI,
+at 1 B, bcast at 1 B and 64 KiB, allreduce at 8 B and 64 KiB, allgather at 64 KiB, alltoall
+at 1 and 64 KiB, one-sided put + flush at 8 B and 64 KiB and accumulate + flush at 8 B) in a
+fresh job per MPI,
 --reps times (default 3), going round the MPIs in turn. The table shows, per MPI, the
 median first measurement, the median steady one and their ratio (above 1: the first is
 slower; the target is at most 1.5).
@@ -63,7 +65,10 @@ fi
 launch() {
     case "$1" in
         mpich) echo "mpiexec.mpich -n 2 $ref/warmup.mpich" ;;
-        openmpi) echo "mpirun.openmpi -n 2 --mca pml ob1 --mca btl self,vader $ref/warmup.openmpi" ;;
+        # one-sided: without vader's single copy, as osc_compare.sh runs Open MPI's osc sm (it crashes with CMA)
+        openmpi) echo "mpirun.openmpi -n 2 --mca pml ob1 --mca btl self,vader" \
+                      "$(case "$2" in put|acc) echo "--mca btl_vader_single_copy_mechanism none" ;; esac)" \
+                      "$ref/warmup.openmpi" ;;
         railmpi) echo "$build/bin/mpiexec -n 2 $build/bench/warmup" ;;
     esac
 }
@@ -73,10 +78,10 @@ echo "{\"meta\":\"warmup\",\"date\":\"$stamp\",\"busy_pct\":$busy,\"loadavg\":\"
 [ "$busy" -lt 20 ] || say "warning: the CPUs are $busy% busy with other work; numbers will be noisy"
 failed=0
 for rep in $(seq 1 "$reps"); do
-    for t in "latency 1" "bw 1" "bcast 1" "bcast 65536" "allreduce 8" "allreduce 65536" "allgather 65536" "alltoall 1024" "alltoall 65536"; do
+    for t in "latency 1" "bw 1" "bcast 1" "bcast 65536" "allreduce 8" "allreduce 65536" "allgather 65536" "alltoall 1024" "alltoall 65536" "put 8" "put 65536" "acc 8"; do
         set -- $t
         for mpi in "${mpis[@]}"; do
-            cmd="$(launch "$mpi") -t $1 -s $2"
+            cmd="$(launch "$mpi" "$1") -t $1 -s $2"
             echo "### $cmd" >>"$log"
             # shellcheck disable=SC2086  # the command line is meant to be word-split
             if line=$(timeout 300 $cmd 2>>"$log" | grep '^{'); then

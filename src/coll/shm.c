@@ -54,6 +54,8 @@ typedef struct shm {
     char *data;
     size_t chunk, slot; /* bytes of a step buffer, of a slot of the line ring */
     size_t cellmax;     /* steps of at most this many bytes go in the cell rings (0: none) */
+    char *lf;           /* 2 ranks with a core each: the rings of line frames (lines_put), else NULL */
+    size_t lfmax;       /* steps of 17 bytes up to this many go in line frames (0: none) */
     int n, me;
 } shm_t;
 
@@ -89,7 +91,22 @@ _Static_assert(CELL_RING - (CELL_FRAME - 1) >= SHM_NCELL * (CELL_FRAME + 3) && !
                "the cell ring holds SHM_NCELL frames of the largest size");
 #define CELL_RING_BYTES ((size_t)(CELL_RING + CELL_FRAME) * CELL)
 #define CELL_BIG 0x8000u /* a Bcast's first step whose data goes in a step buffer: the frame holds the total */
-static size_t cells_bytes(int n, int over) { return n == 2 && !over ? 2 * CELL_RING_BYTES : 0; }
+
+/* The rings of line frames (lines_put), after the cell rings: lines of 7 data words and a
+ * stamp word (the last), LF_RING lines per rank. A frame is a header word and up to LF_MAX
+ * bytes, LF_FW words at most; frames follow each other word by word across lines. A line
+ * that frame t writes was last written (a lap before) by a frame that ends at least
+ * 7 * LF_RING - 5 - 2 * LF_FW words before t's start, so (static assertion) at least
+ * SHM_NCELL - 1 frames lie between the two, which is thus at least SHM_NCELL steps earlier:
+ * rewritten once every `done` >= t - SHM_NCELL, as a frame of cells. */
+#define LF_WORDS 7
+#define LF_MAX 256
+#define LF_FW (1 + LF_MAX / 8)
+#define LF_RING 512 /* a power of two: the line is a mask */
+_Static_assert(LF_WORDS *LF_RING - 5 - 2 * LF_FW >= (SHM_NCELL - 1) * LF_FW && !(LF_RING & (LF_RING - 1)),
+               "the line-frame ring holds SHM_NCELL frames of the largest size");
+#define LF_RING_BYTES ((size_t)LF_RING * 64)
+static size_t cells_bytes(int n, int over) { return n == 2 && !over ? 2 * (CELL_RING_BYTES + LF_RING_BYTES) : 0; }
 
 /* The control lines, the line rings, two lines of the state probe (state_probe), the cell rings. */
 static size_t ctl_bytes(int n, int over)
@@ -127,6 +144,8 @@ static void shm_view(rmpi_comm_t *c, shm_t *h)
     h->me = c->rank;
     h->cells = cells_bytes(c->size, c->coll_shm_over) ? h->lines + 2 * SHM_NLINE * h->slot + 2 * SHM_LINE : NULL;
     h->cellmax = h->cells ? RMPI_MIN((size_t)rmpi_knobs.COLL_SHM_CELLS, (size_t)CELL_MAX) : 0;
+    h->lf = h->cells ? h->cells + 2 * CELL_RING_BYTES : NULL;
+    h->lfmax = h->lf ? RMPI_MIN((size_t)rmpi_knobs.COLL_SHM_LINES, (size_t)LF_MAX) : 0;
 }
 
 /* Flag looks (with a pause between) before each of the core's wait steps: 32, about 1 us
@@ -224,9 +243,13 @@ static char *line_of(const shm_t *h, int r, uint64_t t)
  * a slot of the line ring. */
 static size_t line_max(const shm_t *h) { return RMPI_MAX(h->cellmax, line_data(h)); }
 
-/* Whether a step of that kind with this many bytes goes in a frame of cells (else a slot):
- * up to two cells' data, where several frames share a line, and above a slot's data. 17-48
- * bytes take a line either way, and there the slot was faster (2 ranks, 32 B: Bcast 0.177
+/* The same for a step of a Bcast or Reduce (rooted), which may go in a line frame. */
+static size_t rooted_max(const shm_t *h) { return RMPI_MAX(line_max(h), h->lfmax); }
+
+/* Whether a step of that kind with this many bytes goes in a frame of cells (else a slot,
+ * or a line frame: lines_step, checked first): up to two cells' data, where several frames
+ * share a line, and above a slot's data. 17-48 bytes take a line either way in cells, and
+ * there the slot was faster (2 ranks, 32 B: Bcast 0.177
  * us in frames against 0.174 in slots in the slow state, 0.096 against 0.093 in the fast
  * one, 0 of 5 rounds lower in each; docs/results/coll.md run 28). */
 #define CELL_SMALL 16
@@ -235,8 +258,19 @@ static int cell_step(const shm_t *h, size_t bytes)
     return h->cellmax && bytes <= h->cellmax && (bytes <= CELL_SMALL || bytes > line_data(h));
 }
 
+/* Whether a step of a Bcast or Reduce (only those: one rank writes, the other reads) with
+ * this many bytes goes in a line frame (lines_put): from 17 bytes (up to 16 the cells,
+ * when on) to RMPI_COLL_SHM_LINES. */
+static int lines_step(const shm_t *h, size_t bytes)
+{
+    return h->lfmax && bytes <= h->lfmax && (bytes > CELL_SMALL || !h->cellmax);
+}
+
 /* The depth (step_free) of a step of that kind that writes: its ring's. */
-static uint64_t line_depth(const shm_t *h, size_t bytes) { return cell_step(h, bytes) ? SHM_NCELL : SHM_NLINE; }
+static uint64_t line_depth(const shm_t *h, size_t bytes, int rooted)
+{
+    return cell_step(h, bytes) || (rooted && lines_step(h, bytes)) ? SHM_NCELL : SHM_NLINE;
+}
 
 /* ---- 2 ranks: frames of 16-byte cells ----
  * On two ranks every frame a rank writes is read by the other, in step order, so both know
@@ -320,6 +354,97 @@ static void cells_take(const char *f, char *dst, size_t len)
 
 /* Past the frame just read (len as cells_get gave it). */
 static void cells_next(shm_t *h, unsigned len) { h->c->coll_shm_cr += cell_count(len); }
+
+/* ---- 2 ranks: line frames ----
+ * Half of a cell is its stamp word, so a step of 17-48 bytes took a line in cells as in a
+ * slot, and one of 129-256 bytes 8 lines in cells against a stamp line and 4 data lines in
+ * a step buffer, read one after the other. A line frame instead packs the data densely:
+ * each line of the ring is 7 data words and a stamp word (the step of the last frame that
+ * wrote into it, stored with release after that frame's words in it), and a frame is a
+ * header word (its step's low 48 bits and its length) followed by its data, word after
+ * word across lines, right after the frame before (as NCCL's LL128 keeps a flag word per
+ * line so that no data word can pass for a flag: a stamp word never holds user data, and
+ * the header is read only once its line's stamp says the frame is there). A 32-byte step
+ * takes 5/7 of a line, four of them 20 words: 3 lines where the slots take 4. Positions
+ * count data words (coll_shm_lw, coll_shm_lr): word p lies in line p / 7 at p % 7. Both
+ * ranks follow the positions as they do the cells' (every frame is read by the other, in
+ * step order). A line with stamp >= t was written by a frame of step t or later in this
+ * lap (a lap before, every step was below t), and the writer stores the stamps in order,
+ * so frame t is complete once any line it or a later frame wrote shows >= t: the reader
+ * looks at the line where it expects the frame to end (its own size: signatures match)
+ * and at the header's line, so a wrong guess (an erroneous call) costs a second look, not
+ * a hang. */
+static _Atomic uint64_t *lf_stamp(char *l) { return SEQ(l + 8 * LF_WORDS); }
+
+static char *lf_line(const shm_t *h, int r, uint64_t line)
+{
+    return h->lf + (size_t)r * LF_RING_BYTES + (size_t)(line & (LF_RING - 1)) * 64;
+}
+
+/* Words of a frame of len bytes (its header and data). */
+static uint64_t lf_words(size_t len) { return 1 + (len + 7) / 8; }
+
+/* A frame of step t in this rank's ring: len bytes of src. */
+static void lines_put(shm_t *h, uint64_t t, const char *src, size_t len)
+{
+    uint64_t p = h->c->coll_shm_lw, line = p / LF_WORDS;
+    size_t w = (size_t)(p % LF_WORDS);
+    char *l = lf_line(h, h->me, line);
+    uint64_t hdr = t << 16 | len;
+    memcpy(l + 8 * w++, &hdr, 8);
+    for (size_t i = 0; i < len;) {
+        if (w == LF_WORDS) {
+            atomic_store_explicit(lf_stamp(l), t, memory_order_release);
+            l = lf_line(h, h->me, ++line);
+            w = 0;
+        }
+        size_t k = RMPI_MIN(len - i, (LF_WORDS - w) * 8);
+        memcpy(l + 8 * w, src + i, k);
+        i += k;
+        w += (k + 7) / 8;
+    }
+    atomic_store_explicit(lf_stamp(l), t, memory_order_release);
+    h->c->coll_shm_lw = p + lf_words(len);
+}
+
+/* The other rank's frame of step t: its data's first position (*len: its length), or 0
+ * while it is not published; expect: the bytes this rank expects. */
+static uint64_t lines_get(const shm_t *h, uint64_t t, unsigned *len, size_t expect)
+{
+    /* within a largest frame of the header: every line there that shows >= t was written in
+     * this lap by a frame of step t or later */
+    uint64_t p = h->c->coll_shm_lr, first = p / LF_WORDS;
+    uint64_t end = (p + lf_words(RMPI_MIN(expect, (size_t)LF_MAX)) - 1) / LF_WORDS;
+    int o = 1 - h->me;
+    if (atomic_load_explicit(lf_stamp(lf_line(h, o, end)), memory_order_acquire) < t) {
+        if (end == first || atomic_load_explicit(lf_stamp(lf_line(h, o, first)), memory_order_acquire) < t)
+            return 0;
+        end = first; /* only the header's line is known written */
+    }
+    uint64_t hdr = atomic_load_explicit(SEQ(lf_line(h, o, first) + 8 * (p % LF_WORDS)), memory_order_relaxed);
+    if (hdr >> 16 != (t << 16) >> 16)
+        return 0; /* a later step's frame: step t went elsewhere (a Bcast's other places) */
+    *len = (unsigned)(hdr & 0xffff);
+    uint64_t last = (p + lf_words(*len) - 1) / LF_WORDS;
+    if (last > end && atomic_load_explicit(lf_stamp(lf_line(h, o, last)), memory_order_acquire) < t)
+        return 0;
+    return p + 1;
+}
+
+/* The first len bytes of the other rank's frame whose data starts at position p into dst. */
+static void lines_take(const shm_t *h, uint64_t p, char *dst, size_t len)
+{
+    uint64_t line = p / LF_WORDS;
+    size_t w = (size_t)(p % LF_WORDS);
+    for (size_t i = 0; i < len; w = 0) {
+        size_t k = RMPI_MIN(len - i, (LF_WORDS - w) * 8);
+        memcpy(dst + i, lf_line(h, 1 - h->me, line++) + 8 * w, k);
+        i += k;
+    }
+}
+
+/* Past the frame whose data starts at p (len as lines_get gave it). */
+static void lines_next(shm_t *h, uint64_t p, unsigned len) { h->c->coll_shm_lr = p - 1 + lf_words(len); }
 
 /* Wait for *f >= v (returns what it saw): a short spin on the flag, then the core's wait
  * step, which progresses other traffic (non-blocking collectives, sends peers wait for) and
@@ -796,8 +921,8 @@ struct rmpi_coll_shm_op {
     const rmpi_coll_blk_t *sblk, *rblk;
     size_t sb, part;
     move_blk_t *mv;
-    move_blk_t mv_few[4];              /* mv of up to 4 members: no allocation per small call */
-    _Alignas(16) char stash[CELL_MAX]; /* Reduce in cells: an operand (reduce_cells) */
+    move_blk_t mv_few[4];            /* mv of up to 4 members: no allocation per small call */
+    _Alignas(16) char stash[LF_MAX]; /* Reduce in frames: an operand (reduce_cells) */
 };
 
 static int ge(_Atomic uint64_t *f, uint64_t v) { return atomic_load_explicit(f, memory_order_acquire) >= v; }
@@ -870,14 +995,20 @@ static int bcast_run(coll_shm_op_t *o)
         case 1:
             if (h->me == root) {
                 /* the root writes its line, or a buffer too; receivers write nothing */
-                int big = o->total > line_max(h);
+                int big = o->total > rooted_max(h);
                 if (o->deep && big) {
                     if (!deep_free(h, o->t))
                         return 0;
                     h->c->coll_shm_deep = o->t;
-                } else if (!step_free(h, o->t, big ? SHM_NBUF : line_depth(h, o->total)))
+                } else if (!step_free(h, o->t, big ? SHM_NBUF : line_depth(h, o->total, 1)))
                     return 0;
                 size_t k = RMPI_MIN(bcast_step(h, o->total), o->total - o->off);
+                if (o->off == 0 && !big && lines_step(h, o->total)) { /* a line frame: the data */
+                    lines_put(h, o->t, o->in, k);
+                    post(&h->ctl[root].done, o->t);
+                    o->off += k;
+                    break;
+                }
                 if (o->off == 0 && h->cellmax &&
                     (big || cell_step(h, o->total))) { /* a frame: the data, or the total */
                     if (big)
@@ -904,7 +1035,18 @@ static int bcast_run(coll_shm_op_t *o)
         default: {
             unsigned len;
             const char *f;
-            /* the root's size decides frame or slot (cell_step): either may hold the step */
+            uint64_t p;
+            /* the root's size decides line frame, cells or slot: any of them may hold the step */
+            if (o->off == 0 && h->lfmax && (p = lines_get(h, o->t, &len, o->bytes))) {
+                o->total = len;
+                if (len > o->bytes)
+                    o->err = MPI_ERR_TRUNCATE;
+                lines_take(h, p, o->out, RMPI_MIN(len, o->bytes));
+                lines_next(h, p, len);
+                post(&h->ctl[h->me].done, o->t);
+                o->off += len;
+                break;
+            }
             if (o->off == 0 && h->cellmax && (f = cells_get(h, o->t, &len))) {
                 if (len & CELL_BIG)
                     cells_take(f, (char *)&o->total, sizeof o->total);
@@ -1009,10 +1151,12 @@ static int reduce_cells(coll_shm_op_t *o)
 {
     shm_t *h = &o->h;
     unsigned len;
-    const char *f = cells_get(h, o->t, &len);
-    if (!f)
+    size_t b = o->k * o->es;
+    const char *f = NULL;
+    uint64_t p = 0;
+    if (o->root >= 0 && lines_step(h, b) ? !(p = lines_get(h, o->t, &len, b)) : !(f = cells_get(h, o->t, &len)))
         return 0;
-    size_t b = o->k * o->es, got = RMPI_MIN(b, len); /* sizes differ only in erroneous calls */
+    size_t got = RMPI_MIN(b, len); /* sizes differ only in erroneous calls */
     const char *mine = o->in + o->off * o->es;
     char *dst = o->out + o->off * o->es;
     if (h->me == 0) {
@@ -1020,15 +1164,24 @@ static int reduce_cells(coll_shm_op_t *o)
             memcpy(o->stash, mine, b);
             mine = o->stash;
         }
-        cells_take(f, dst, got);
+        if (f)
+            cells_take(f, dst, got);
+        else
+            lines_take(h, p, dst, got);
         o->kern(mine, dst, o->k);
     } else {
-        cells_take(f, o->stash, got);
+        if (f)
+            cells_take(f, o->stash, got);
+        else
+            lines_take(h, p, o->stash, got);
         if (dst != mine)
             memcpy(dst, mine, b);
         o->kern(o->stash, dst, o->k);
     }
-    cells_next(h, len);
+    if (f)
+        cells_next(h, len);
+    else
+        lines_next(h, p, len);
     return 1;
 }
 
@@ -1050,12 +1203,13 @@ static int reduce_run(coll_shm_op_t *o)
 {
     shm_t *h = &o->h;
     size_t es = o->es;
+    size_t lmax = o->root >= 0 ? rooted_max(h) : line_max(h);
     for (;;) {
-        int in_line = o->k * es <= line_max(h);
+        int in_line = o->k * es <= lmax;
         switch (o->phase) {
         case 0:
             o->k = RMPI_MIN((h->chunk - 64) / es, o->elems - o->off);
-            in_line = o->k * es <= line_max(h);
+            in_line = o->k * es <= lmax;
             o->t = ++h->c->coll_shm_step;
             o->phase = 1;
             /* fallthrough */
@@ -1063,11 +1217,14 @@ static int reduce_run(coll_shm_op_t *o)
             int whole = o->k * es <= (size_t)rmpi_knobs.COLL_SHM_SMALL || root_whole(o) || h->c->coll_shm_over ||
                         (h->n == 2 && o->k * es <= (size_t)rmpi_knobs.COLL_SHM_SMALL_TWO);
             /* sliced steps go through the step buffers whatever their size */
-            if (!step_free(h, o->t, whole && in_line ? line_depth(h, o->k * es) : SHM_NBUF))
+            if (!step_free(h, o->t, whole && in_line ? line_depth(h, o->k * es, o->root >= 0) : SHM_NBUF))
                 return 0;
             if (whole) {
-                if (in_line && cell_step(h, o->k * es)) { /* 2 ranks: the root's operand stays where it is */
-                    if (o->root != h->me)
+                int lf = in_line && o->root >= 0 && lines_step(h, o->k * es);
+                if (lf || (in_line && cell_step(h, o->k * es))) { /* 2 ranks: the root's operand stays where it is */
+                    if (o->root != h->me && lf)
+                        lines_put(h, o->t, o->in + o->off * es, o->k * es);
+                    else if (o->root != h->me)
                         cells_put(h, o->t, o->in + o->off * es, o->k * es, 0);
                     if (!o->out_here)
                         break;

@@ -53,7 +53,7 @@ void rmpi_comm_finalize(void)
         c->coll_shm_over = 0, c->coll_shm_step = 0, c->coll_shm_free = 0, c->coll_shm_deep = 0, c->coll_shm_own = 0,
         c->coll_shm_pair = 0, c->coll_shm_queue = NULL, c->coll_site_layout = NULL, c->coll_shm_rt_at = 0,
         c->coll_shm_rt_step = 0, c->coll_shm_rt_ns = 0, c->coll_shm_rt_n = 0, c->coll_shm_slow = 0, c->coll_shm_cw = 0,
-        c->coll_shm_cr = 0;
+        c->coll_shm_cr = 0, c->coll_shm_lw = 0, c->coll_shm_lr = 0;
     }
     next_ctx = RMPI_CTX_FIRST_FREE;
 }

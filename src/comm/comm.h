@@ -80,6 +80,7 @@ typedef struct rmpi_comm {
     void *coll_shm_queue;   /* coll/shm.c: non-blocking calls in the segment not finished yet, oldest first */
     uint64_t coll_shm_cw, coll_shm_cr; /* coll/shm.c, 2 ranks: the cells written into this rank's cell
                                           ring, and read from the other's (equal to what it wrote) */
+    uint64_t coll_shm_lw, coll_shm_lr; /* coll/shm.c, 2 ranks: the same in data words of the line frames */
     /* coll/shm.c's 2-rank state probes: the step from which the next one is due (equal on
      * every member: rank 0 publishes it in each probe), rank 0's step and time of the last,
      * the probes run (equal everywhere), the last one's state (1 slow; equal everywhere) */

@@ -2,7 +2,9 @@
  * vector type with gaps, double max, unsigned xor), while collective knobs are switched
  * through MPI_T between calls (their scope is MPI_T_SCOPE_ALL_EQ: every rank writes the
  * same value at the same point), as bench/coll.c's A/B mode does: the 2-rank frames of
- * cells (RMPI_COLL_SHM_CELLS 0, 16, 128; Bcast, Reduce, Allgather, Alltoall), the line-ring
+ * cells (RMPI_COLL_SHM_CELLS 0, 16, 128; Bcast, Reduce, Allgather, Alltoall), the 2-rank
+ * line frames of Bcast and Reduce (RMPI_COLL_SHM_LINES 256, 0, 40 with the cells off, so
+ * line frames take 1-40 bytes, and 40 with them on), the line-ring
  * steps (RMPI_COLL_SHM_MOVE_LINE 256, 48, 0 and the largest slot), the step buffers, single copy
  * (RMPI_COLL_SHM_ALLGATHER_CMA / _ALLTOALL_CMA 0 and back, the own block copied with
  * non-temporal stores, RMPI_COLL_SHM_CMA_NT 1, and cached, 0) and the point-to-point
@@ -21,7 +23,8 @@
  * took another path than its peer would hang or corrupt a result), each call against a
  * local reference. Counts 1 to 24 elements, so a block is below, at and above a line
  * slot's 48 bytes; types with holes (MPI_LONG_DOUBLE_INT, MPI_SHORT_INT ...) are compared
- * packed. On WORLD and a split in reversed rank order. */
+ * packed. On WORLD and a split in reversed rank order. With the argument `keep`, the
+ * point-to-point Allgather and Alltoall algorithms are left as the environment forced them. */
 #include "collcheck.h"
 #include "mtest.h"
 
@@ -80,6 +83,11 @@ typedef struct setting {
 static const setting_t settings[] = {{"RMPI_COLL_SHM_MOVE_LINE", NULL, 256},
                                      {"RMPI_COLL_SHM_CELLS", NULL, 0},
                                      {"RMPI_COLL_SHM_CELLS", NULL, 16},
+                                     {"RMPI_COLL_SHM_CELLS", NULL, 128},
+                                     {"RMPI_COLL_SHM_LINES", NULL, 256},
+                                     {"RMPI_COLL_SHM_LINES", NULL, 0},
+                                     {"RMPI_COLL_SHM_CELLS", NULL, 0},
+                                     {"RMPI_COLL_SHM_LINES", NULL, 40},
                                      {"RMPI_COLL_SHM_CELLS", NULL, 128},
                                      {"RMPI_COLL_SHM_MOVE_LINE", NULL, 48},
                                      {"RMPI_COLL_SHM_MOVE_LINE", NULL, 0},
@@ -332,11 +340,16 @@ static void flip_over(int seed)
     apply(&y);
 }
 
+static int keep; /* leave RMPI_COLL_ALLGATHER and RMPI_COLL_ALLTOALL alone */
+
 static void run(MPI_Comm c, const char *what)
 {
     int seed = 0, n;
     MPI_Comm_size(c, &n);
     for (int k = 0; k < NSETTINGS; k++) {
+        if (keep &&
+            (!strcmp(settings[k].cvar, "RMPI_COLL_ALLGATHER") || !strcmp(settings[k].cvar, "RMPI_COLL_ALLTOALL")))
+            continue;
         if (!strcmp(settings[k].cvar, "flip"))
             flip = (int)settings[k].value;
         else if (!strcmp(settings[k].cvar, "flipover"))
@@ -387,6 +400,7 @@ static void run(MPI_Comm c, const char *what)
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
+    keep = argc > 1 && !strcmp(argv[1], "keep");
     int provided;
     MTEST_OK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
     run(MPI_COMM_WORLD, "world");

@@ -6,7 +6,8 @@
  * product: in is the left operand) on a contiguous and a vector type, MPI_Op_create_c,
  * Op_commutative; bad input (invalid, freed and predefined handles, op not defined on
  * the type, mixed struct). Across the ranks: every allowed pair through Allreduce and
- * Reduce against the inputs combined in rank order (the flat result). A last argument
+ * Reduce against the inputs combined in rank order (the flat result); with `-s COUNT` also
+ * through Reduce_scatter_block, Reduce_scatter, Scan and Exscan. A last argument
  * `onecpu` pins every rank to one CPU first (the oversubscribed algorithms). */
 #include "mtest.h"
 
@@ -702,6 +703,17 @@ static void across_user(MPI_Comm comm, int n)
     MPI_Type_free(&mat_type);
 }
 
+/* Type k of the table when op oi is defined on it (its extent in *ext), else NULL. */
+static const tinfo_t *allowed(size_t oi, size_t k, MPI_Aint *ext)
+{
+    const tinfo_t *ti = &types[k];
+    if (!(ops[oi].groups & ti->groups))
+        return NULL;
+    MPI_Aint lb;
+    MPI_Type_get_extent(ti->t, &lb, ext);
+    return ti;
+}
+
 /* Every allowed (op, type) pair through Allreduce and Reduce across the ranks of comm,
  * n elements each, against the flat result: the ranks' inputs combined in rank order with
  * MPI_Reduce_local. The testlist runs it with several sites (RMPI_SITES), where the tiers
@@ -715,11 +727,10 @@ static void across(MPI_Comm comm, int n)
     MPI_Comm_size(comm, &size);
     for (size_t oi = 0; oi < sizeof ops / sizeof ops[0]; oi++)
         for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
-            const tinfo_t *ti = &types[k];
-            if (!(ops[oi].groups & ti->groups))
+            MPI_Aint ext;
+            const tinfo_t *ti = allowed(oi, k, &ext);
+            if (!ti)
                 continue;
-            MPI_Aint lb, ext;
-            MPI_Type_get_extent(ti->t, &lb, &ext);
             unsigned char *in = malloc((size_t)(ext * n)), *out = malloc((size_t)(ext * n));
             unsigned char *ref = malloc((size_t)(ext * n)), *x = malloc((size_t)(ext * n));
             across_input(ti, ext, 0, ref, n);
@@ -753,6 +764,86 @@ static void across(MPI_Comm comm, int n)
             free(in), free(out), free(ref), free(x);
         }
     across_user(comm, n);
+}
+
+/* Every allowed (op, type) pair through Reduce_scatter_block (n elements a rank),
+ * Reduce_scatter (uneven counts, rank 1's zero), Scan and Exscan (n elements), in place and
+ * not, against the ranks' inputs combined in rank order with MPI_Reduce_local: the whole
+ * vector for the scatters (each rank checks its part), ranks 0..me for Scan, 0..me-1 for
+ * Exscan (rank 0's result is undefined and not read). The testlist forces each algorithm
+ * (RMPI_COLL_REDUCE_SCATTER, RMPI_COLL_SCAN). */
+static void across_scatter_scan(MPI_Comm comm, int n)
+{
+    int me, size;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &size);
+    int *counts = malloc(sizeof(int) * (size_t)size), total = 0, at = 0;
+    for (int r = 0; r < size; r++) {
+        counts[r] = r == 1 ? 0 : n + r % 3;
+        at += r < me ? counts[r] : 0;
+        total += counts[r];
+    }
+    int len = total > n * size ? total : n * size; /* elements of a whole vector */
+    const size_t nt = sizeof types / sizeof types[0];
+    for (size_t pair = 0; pair < nt * (sizeof ops / sizeof ops[0]); pair++) {
+        size_t oi = pair / nt;
+        MPI_Aint ext;
+        const tinfo_t *ti = allowed(oi, pair % nt, &ext);
+        if (!ti)
+            continue;
+        size_t bytes = (size_t)(ext * len);
+        unsigned char *in = malloc(bytes), *out = malloc(bytes), *x = malloc(bytes);
+        unsigned char *full = malloc(bytes), *scan = malloc(bytes), *exscan = malloc(bytes);
+        across_input(ti, ext, 0, full, len);
+        for (int r = 1; r < size; r++) {
+            if (r == me)
+                memcpy(exscan, full, bytes);
+            across_input(ti, ext, r, x, len);
+            MTEST_OK(MPI_Reduce_local(full, x, len, ti->t, ops[oi].op));
+            memcpy(full, x, bytes);
+            if (r == me)
+                memcpy(scan, full, bytes);
+        }
+        if (me == 0)
+            across_input(ti, ext, 0, scan, len);
+        across_input(ti, ext, me, in, len);
+        for (int form = 0; form < 6; form++) {
+            static const char *const what[] = {"Reduce_scatter_block",
+                                               "Reduce_scatter_block in place",
+                                               "Reduce_scatter",
+                                               "Reduce_scatter in place",
+                                               "Scan",
+                                               "Exscan"};
+            const unsigned char *want = form < 2    ? full + (size_t)(ext * n * me)
+                                        : form < 4  ? full + (size_t)(ext * at)
+                                        : form == 4 ? scan
+                                                    : exscan;
+            int cnt = form < 2 ? n : form < 4 ? counts[me] : n;
+            memset(out, 0x5a, bytes);
+            if (form % 2 && form < 4)
+                memcpy(out, in, bytes);
+            switch (form) {
+            case 0: MTEST_OK(MPI_Reduce_scatter_block(in, out, n, ti->t, ops[oi].op, comm)); break;
+            case 1: MTEST_OK(MPI_Reduce_scatter_block(MPI_IN_PLACE, out, n, ti->t, ops[oi].op, comm)); break;
+            case 2: MTEST_OK(MPI_Reduce_scatter(in, out, counts, ti->t, ops[oi].op, comm)); break;
+            case 3: MTEST_OK(MPI_Reduce_scatter(MPI_IN_PLACE, out, counts, ti->t, ops[oi].op, comm)); break;
+            case 4: MTEST_OK(MPI_Scan(in, out, n, ti->t, ops[oi].op, comm)); break;
+            default: MTEST_OK(MPI_Exscan(in, out, n, ti->t, ops[oi].op, comm));
+            }
+            if (form == 5 && me == 0)
+                continue;
+            int bad = 0, first = -1;
+            for (int i = 0; i < cnt; i++)
+                if (!elem_equal(ti, out + i * ext, want + i * ext)) {
+                    bad++;
+                    first = first < 0 ? i : first;
+                }
+            MTEST_CHECK(!bad, "%s %s on %s, %d elements: %d differ, the first %d", what[form], ops[oi].name, ti->name,
+                        cnt, bad, first);
+        }
+        free(in), free(out), free(x), free(full), free(scan), free(exscan);
+    }
+    free(counts);
 }
 
 /* One non-blocking or persistent call of across_nb and what it must produce. */
@@ -968,11 +1059,18 @@ int main(int argc, char **argv)
         return mtest_finalize();
     }
     int n = argc > 2 && !strcmp(argv[1], "-n") ? atoi(argv[2]) : 0;
+    /* -s COUNT: Reduce_scatter(_block), Scan and Exscan too, n elements each */
+    int scat = argc > 2 && !strcmp(argv[1], "-s");
+    n = scat ? atoi(argv[2]) : n;
     across(MPI_COMM_WORLD, n > 0 ? n : N);
+    if (scat)
+        across_scatter_scan(MPI_COMM_WORLD, n);
     if (n > 0 && mtest_size > 2) {
         MPI_Comm half;
         MPI_Comm_split(MPI_COMM_WORLD, mtest_rank % 2, -mtest_rank, &half);
         across(half, n);
+        if (scat)
+            across_scatter_scan(half, n);
         MPI_Comm_free(&half);
     }
     return mtest_finalize();

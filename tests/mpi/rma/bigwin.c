@@ -1,30 +1,35 @@
 /* Windows larger than 2 GiB of virtual space: displacements and sizes past 2^31 must not
  * be cut to 32 bits on any path (direct stores, active messages, RDMA). Win_create over an
  * anonymous MAP_NORESERVE mapping of 2 GiB + 1 MiB per rank, of which a few pages are
- * touched; with the argument `allocate` also Win_allocate of that size on rank 0 (the node
+ * touched, then the same mapping attached to a dynamic window (addresses past its start +
+ * 2^31); with the argument `allocate` also Win_allocate of that size on rank 0 (the node
  * segment is fallocate'd: that much memory of /dev/shm while it runs, so only in a line
  * labelled slow; with RMPI_RMA_DIRECT=0 it is plain malloc'd, virtual).
  * - Put at 2^31 + 8 r and at the end - 8 (r + 1), read at the target after a fence, Get back;
  * - Fetch_and_op and Accumulate under lock_all next to 2^31 from every rank at once: the
  *   exact sum;
- * - a Put whose end passes the window by one byte is MPI_ERR_RMA_RANGE. */
+ * - a Put whose end passes the window by one byte is MPI_ERR_RMA_RANGE (a dynamic window's
+ *   at the flush). */
 #include "mtest.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #define BIG (((MPI_Aint)1 << 31) + ((MPI_Aint)1 << 20))
 #define HI ((MPI_Aint)1 << 31)
 
-/* only0: rank 0 alone has the big window, every rank works on it; else each rank on the next. */
-static void check_window(MPI_Win win, char *base, int rank, int size, int only0, const char *flavor)
+/* only0: rank 0 alone has the big window, every rank works on it; else each rank on the next.
+ * at: the displacement of each rank's byte 0 (a dynamic window's addresses), or NULL for 0. */
+static void check_window(MPI_Win win, char *base, int rank, int size, int only0, const char *flavor, const MPI_Aint *at)
 {
     int t = only0 ? 0 : (rank + 1) % size;
+    MPI_Aint d = at ? at[t] : 0; /* displacements at the target t */
     long v = 1000 + rank, last = 2000 + rank, got[2] = {0, 0}, one = 1, old = -1;
     MTEST_OK(MPI_Win_fence(0, win));
-    MTEST_OK(MPI_Put(&v, 1, MPI_LONG, t, HI + 8 * rank, 1, MPI_LONG, win));
-    MTEST_OK(MPI_Put(&last, 1, MPI_LONG, t, BIG - 8 * (rank + 1), 1, MPI_LONG, win));
+    MTEST_OK(MPI_Put(&v, 1, MPI_LONG, t, d + HI + 8 * rank, 1, MPI_LONG, win));
+    MTEST_OK(MPI_Put(&last, 1, MPI_LONG, t, d + BIG - 8 * (rank + 1), 1, MPI_LONG, win));
     MTEST_OK(MPI_Win_fence(0, win));
     for (int o = 0; o < size; o++) {
         if (only0 ? rank != 0 : o != (rank - 1 + size) % size)
@@ -35,15 +40,15 @@ static void check_window(MPI_Win win, char *base, int rank, int size, int only0,
         MTEST_CHECK(mine[0] == 1000 + o && mine[1] == 2000 + o, "%s: memory past 2 GiB from rank %d holds %ld, %ld",
                     flavor, o, mine[0], mine[1]);
     }
-    MTEST_OK(MPI_Get(&got[0], 1, MPI_LONG, t, HI + 8 * rank, 1, MPI_LONG, win));
-    MTEST_OK(MPI_Get(&got[1], 1, MPI_LONG, t, BIG - 8 * (rank + 1), 1, MPI_LONG, win));
+    MTEST_OK(MPI_Get(&got[0], 1, MPI_LONG, t, d + HI + 8 * rank, 1, MPI_LONG, win));
+    MTEST_OK(MPI_Get(&got[1], 1, MPI_LONG, t, d + BIG - 8 * (rank + 1), 1, MPI_LONG, win));
     MTEST_OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
     MTEST_CHECK(got[0] == v && got[1] == last, "%s: got %ld, %ld past 2 GiB of rank %d", flavor, got[0], got[1], t);
 
     MTEST_OK(MPI_Win_lock_all(0, win));
     for (int r = 0; r < (only0 ? 1 : size); r++) {
-        MTEST_OK(MPI_Fetch_and_op(&one, &old, MPI_LONG, r, HI - 64, MPI_SUM, win));
-        MTEST_OK(MPI_Accumulate(&one, 1, MPI_LONG, r, HI - 56, 1, MPI_LONG, MPI_SUM, win));
+        MTEST_OK(MPI_Fetch_and_op(&one, &old, MPI_LONG, r, (at ? at[r] : 0) + HI - 64, MPI_SUM, win));
+        MTEST_OK(MPI_Accumulate(&one, 1, MPI_LONG, r, (at ? at[r] : 0) + HI - 56, 1, MPI_LONG, MPI_SUM, win));
     }
     MTEST_OK(MPI_Win_flush_all(win));
     MTEST_OK(MPI_Win_unlock_all(win));
@@ -59,7 +64,9 @@ static void check_window(MPI_Win win, char *base, int rank, int size, int only0,
 
     MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
     MTEST_OK(MPI_Win_lock(MPI_LOCK_SHARED, t, 0, win));
-    int cls = 0, rc = MPI_Put(&v, 8, MPI_BYTE, t, BIG - 7, 8, MPI_BYTE, win);
+    int cls = 0, rc = MPI_Put(&v, 8, MPI_BYTE, t, d + BIG - 7, 8, MPI_BYTE, win);
+    if (rc == MPI_SUCCESS && at) /* a dynamic window's target finds it outside every region */
+        rc = MPI_Win_flush(t, win);
     MPI_Error_class(rc, &cls);
     MTEST_CHECK(cls == MPI_ERR_RMA_RANGE, "%s: a put one byte past 2 GiB + 1 MiB: class %d", flavor, cls);
     MTEST_OK(MPI_Win_unlock(t, win));
@@ -75,7 +82,7 @@ int main(int argc, char **argv)
     MPI_Win win;
     if (argc > 1 && !strcmp(argv[1], "allocate")) {
         MTEST_OK(MPI_Win_allocate(rank ? 0 : BIG, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win));
-        check_window(win, base, rank, size, 1, "Win_allocate");
+        check_window(win, base, rank, size, 1, "Win_allocate", NULL);
         MTEST_OK(MPI_Win_free(&win));
     }
 
@@ -85,8 +92,20 @@ int main(int argc, char **argv)
     MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
     if (all) {
         MTEST_OK(MPI_Win_create(map, BIG, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
-        check_window(win, map, rank, size, 0, "Win_create");
+        check_window(win, map, rank, size, 0, "Win_create", NULL);
         MTEST_OK(MPI_Win_free(&win));
+        /* the same memory attached to a dynamic window: absolute addresses past 2^31 of its start */
+        MPI_Aint a, *at = malloc((size_t)size * sizeof(MPI_Aint));
+        memset((char *)map + HI - 64, 0, 16); /* the sums start again */
+        MTEST_OK(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+        MTEST_OK(MPI_Win_attach(win, map, BIG));
+        MPI_Get_address(map, &a);
+        MPI_Allgather(&a, 1, MPI_AINT, at, 1, MPI_AINT, MPI_COMM_WORLD);
+        check_window(win, map, rank, size, 0, "dynamic", at);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MTEST_OK(MPI_Win_detach(win, map));
+        MTEST_OK(MPI_Win_free(&win));
+        free(at);
     }
     if (ok)
         munmap(map, (size_t)BIG);
