@@ -39,19 +39,20 @@ int rmpi_net_ops_check(const struct rmpi_net_ops *ops, char *why, size_t len)
                  name, ops->version, RMPI_NET_OPS_VERSION);
         return -1;
     }
-    const char *missing = !ops->name                     ? "name"
-                          : !ops->open                   ? "open"
-                          : !ops->reaches                ? "reaches"
-                          : !ops->send                   ? "send"
-                          : !ops->mr_reg                 ? "mr_reg"
-                          : !ops->mr_dereg               ? "mr_dereg"
-                          : !ops->get                    ? "get"
-                          : !ops->put                    ? "put"
-                          : !ops->progress               ? "progress"
-                          : !ops->close                  ? "close"
-                          : !ops->card != !ops->peer_add ? "card/peer_add (one without the other)"
-                          : !ops->watch != !ops->abandon ? "watch/abandon (one without the other)"
-                                                         : NULL;
+    const char *missing = !ops->name                         ? "name"
+                          : !ops->open                       ? "open"
+                          : !ops->reaches                    ? "reaches"
+                          : !ops->send                       ? "send"
+                          : !ops->mr_reg                     ? "mr_reg"
+                          : !ops->mr_dereg                   ? "mr_dereg"
+                          : !ops->get                        ? "get"
+                          : !ops->put                        ? "put"
+                          : !ops->progress                   ? "progress"
+                          : !ops->close                      ? "close"
+                          : !ops->card != !ops->peer_add     ? "card/peer_add (one without the other)"
+                          : !ops->watch != !ops->abandon     ? "watch/abandon (one without the other)"
+                          : !ops->atomic != !ops->atomic_max ? "atomic/atomic_max (one without the other)"
+                                                             : NULL;
     if (missing) {
         snprintf(why, len, "provider %s lacks %s, which struct rmpi_net_ops requires (src/net/net.h)", name, missing);
         return -1;

@@ -57,7 +57,7 @@
 /* The version of struct rmpi_net_ops (and of the rail hints a provider fills) a provider was
  * written against: raise it whenever a member is added, removed or changes meaning;
  * rmpi_net_open refuses a provider whose version differs (rmpi_net_ops_check). 7: hints.down and hints.stream. */
-#define RMPI_NET_OPS_VERSION 9
+#define RMPI_NET_OPS_VERSION 10
 #define RMPI_NET_MAX_RAILS 16
 /* Most size classes of shared receive buffers a provider reports (shm's RMPI_SHM_MAX_CLASSES, and
  * one class of the largest frame over libfabric). */
@@ -223,6 +223,40 @@ typedef struct rmpi_net_env {
     int late;       /* opened after init for dynamic peers: publish nothing via PMI */
 } rmpi_net_env_t;
 
+/* Atomics at the target (version 10: atomic_max and atomic, below): element types, operations
+ * (READ: fetch only; CSWAP: compare-and-swap) and kinds (WRITE: no result; FETCH: the
+ * target's old values come back; CSWAP: buf holds the new values, then the compare values). */
+enum {
+    RMPI_NET_AT_I8,
+    RMPI_NET_AT_U8,
+    RMPI_NET_AT_I16,
+    RMPI_NET_AT_U16,
+    RMPI_NET_AT_I32,
+    RMPI_NET_AT_U32,
+    RMPI_NET_AT_I64,
+    RMPI_NET_AT_U64,
+    RMPI_NET_AT_F32,
+    RMPI_NET_AT_F64,
+    RMPI_NET_AT_TYPES
+};
+enum {
+    RMPI_NET_AOP_SUM,
+    RMPI_NET_AOP_PROD,
+    RMPI_NET_AOP_MIN,
+    RMPI_NET_AOP_MAX,
+    RMPI_NET_AOP_LAND,
+    RMPI_NET_AOP_LOR,
+    RMPI_NET_AOP_LXOR,
+    RMPI_NET_AOP_BAND,
+    RMPI_NET_AOP_BOR,
+    RMPI_NET_AOP_BXOR,
+    RMPI_NET_AOP_REPLACE,
+    RMPI_NET_AOP_READ,
+    RMPI_NET_AOP_CSWAP,
+    RMPI_NET_AOPS
+};
+enum { RMPI_NET_ATOMIC_WRITE, RMPI_NET_ATOMIC_FETCH, RMPI_NET_ATOMIC_CSWAP, RMPI_NET_ATOMIC_KINDS };
+
 struct rmpi_net_ops {
     unsigned version; /* RMPI_NET_OPS_VERSION */
     const char *name;
@@ -262,6 +296,21 @@ struct rmpi_net_ops {
      * an access error. May be NULL. */
     int (*copy_now)(rmpi_rail_t *rail, int peer, const struct iovec *local, const struct iovec *remote, int n,
                     uint64_t rkey, int write);
+    /* Atomics on registered memory (version 10; both NULL or both set). atomic_max: elements
+     * one atomic() of that kind, type and operation may carry on this rail, 0 when not
+     * offered. A provider offers them only where the target applies them in its own
+     * process, inside its progress() (libfabric software providers under manual progress:
+     * tcp;ofi_rxm), so they are serialised with everything that process does to the memory
+     * itself, and with each other; never atomic against other processes' loads and stores
+     * (the caller keeps such memory off this path). atomic: count elements from buf
+     * (nothing read for READ) applied at the peer's (raddr, rkey); FETCH and CSWAP land the
+     * old values in res. buf and res stay the caller's until op completes, which is once the
+     * target applied it (res filled); atomics to one peer on one rail are applied in the
+     * order posted, except that one posted after a FETCH or CSWAP may pass it (libfabric
+     * promises no FI_ORDER_ATOMIC_WAR on tcp;ofi_rxm): the caller waits for those first. */
+    size_t (*atomic_max)(rmpi_rail_t *rail, int kind, int type, int op);
+    int (*atomic)(rmpi_rail_t *rail, int peer, int kind, int type, int op, const void *buf, void *res, size_t count,
+                  uint64_t raddr, uint64_t rkey, rmpi_net_op_t *netop);
     /* Poll: deliver frames and completions. Returns the number of events handled. */
     int (*progress)(rmpi_rail_t *rail);
     /* Flush queued frames (best effort, bounded time) and release everything. */

@@ -329,6 +329,8 @@ static int int_kind(MPI_Datatype t)
 
 void rma_int_tables(void) { (void)int_kind(MPI_INT); }
 
+int rma_int_kind(MPI_Datatype t) { return int_kind(t); }
+
 #define AT_RMW(T, ST)                                                                                 \
     static T at_rmw_##T(_Atomic T *a, T v, MPI_Op op, int sgn)                                        \
     {                                                                                                 \

@@ -350,6 +350,8 @@ int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq)
     int batched =
         rw && small && (by_msg || rma_fence_gated(w, t) || rma_rdma_small_am(w, t, op->kind == RMPI_RMA_GET, tbytes));
     int rdma = tbytes && rw && !batched && !by_msg && rma_rdma_keys(w, t);
+    /* accumulates as the provider's atomics (atomic.c): under the same conditions as RDMA */
+    int native = !rw && tbytes && !nseg && rma_atomic_to(w, t);
     /* A batch of such puts alone, begun when nothing to t was unacknowledged (so no
      * message of ours can still be handled after them) under a granted lock, may yet be
      * posted as RDMA by a flush (rma_rdma_batch_puts): a lone put + flush then needs no
@@ -360,10 +362,12 @@ int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq)
     int rdma_later = batched && !by_msg && tbytes && !nseg && op->kind == RMPI_RMA_PUT && !w->lazy[t] &&
                      rma_rdma_keys(w, t) && !rma_fence_gated(w, t) &&
                      (prev_len ? prev_puts > 0 : rma_rdma_to(w, t) && !w->dirty[t]);
-    if (rdma && rma_fence_gated(w, t))
+    if ((rdma || native) && rma_fence_gated(w, t))
         rma_fence_wait_done(w, t); /* an active message would be held by the target; RDMA would not */
     if (w->lazy[t])
-        rma_lock_for_op(w, t, rdma);
+        rma_lock_for_op(w, t, rdma || native);
+    if (native && rma_rdma_to(w, t) && rma_atomic_issue(w, op, disp, tbytes, ureq) == 0)
+        return 0;
     if (rdma && rma_rdma_to(w, t) && !nseg && op->kind == RMPI_RMA_GET &&
         rma_rdma_lone_get(w, op, disp, tbytes, ureq) == 0)
         return 0;
@@ -489,6 +493,8 @@ static inline __attribute__((always_inline)) void msg_end(rmpi_win_t *w, int t, 
 int rmpi_rma_msg_atomic(rmpi_win_t *w, const rmpi_rma_op_t *op, MPI_Datatype type)
 {
     int cas = op->kind == RMPI_RMA_CAS;
+    if (RMPI_UNLIKELY(w->atom) && rma_atomic_to(w, op->target))
+        return 1; /* the provider's atomics, by the general path */
     /* integer types with the operations every one of them has (MPI_BYTE: no arithmetic) */
     size_t es = rma_int_atomic_size(type, cas ? MPI_REPLACE : op->op);
     uint64_t disp;

@@ -352,6 +352,7 @@ int rma_rdma_setup(rmpi_win_t *w)
     }
     if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
         dyn_setup(w);
+    rma_atomic_setup(w);
     return 0;
 }
 
@@ -360,6 +361,7 @@ void rma_rdma_free(rmpi_win_t *w)
     struct rma_rdma *d = w->rdma;
     if (!d)
         return;
+    rma_atomic_free(w);
     for (int i = 0; i < d->nreg; i++)
         rmpi_net_mr_put(d->rail[i], &d->mr[i]);
     for (uint32_t e = 0; d->dtab && e < d->dtab->n; e++)
@@ -579,6 +581,49 @@ int rma_rdma_to(const rmpi_win_t *w, int target)
 }
 
 int rma_rdma_keys(const rmpi_win_t *w, int target) { return w->rdma && w->rdma->rk[target].nkeys; }
+
+static void dyn_used(rmpi_win_t *w, int t, unsigned subs, uint64_t seq, uint64_t key, int chunked, int get);
+
+const rmpi_rail_t *rma_rdma_atomic_rail(const rmpi_win_t *w, int t)
+{
+    const struct rma_rdma *d = w->rdma;
+    if (t == w->rank || !d->rk[t].nkeys || (d->by_target[t] & DYN_NOW) || rmpi_rma_direct(w, t))
+        return NULL;
+    return rmpi_vc_rail(rmpi_vc_get(rmpi_comm_world_rank(w->comm, t)), 0);
+}
+
+int rma_rdma_atomic_addr(rmpi_win_t *w, int t, uint64_t disp, size_t len, uint64_t *raddr, uint64_t *key)
+{
+    struct rma_rdma *d = w->rdma;
+    if (!(d->by_target[t] & DYN_TAB)) {
+        *raddr = d->rk[t].base + disp;
+        *key = d->rk[t].key[0];
+        return 0;
+    }
+    uint64_t dkey[RMPI_VC_MAX_SUB], seq = 0;
+    if (dyn_keys(w, t, disp, len, dkey, &seq))
+        return 1;                           /* no listed region holds it: a message the target checks */
+    dyn_used(w, t, 1u, seq, dkey[0], 0, 1); /* checked by a read at the synchronisation */
+    *raddr = disp;
+    *key = dkey[0];
+    return 0;
+}
+
+void rma_rdma_count(rmpi_win_t *w, int t, int n, int status)
+{
+    struct rma_rdma *d = w->rdma;
+    d->out[t] += n;
+    w->gets[t] += n;
+    w->ngets += n;
+    if (RMPI_UNLIKELY(status)) { /* as op_done: the origin checked the range */
+        if (status != -EFAULT)
+            rmpi_fatal("one-sided atomic to rank %d failed (error %d); RMPI_OFI_ATOMIC=off sends accumulates as "
+                       "messages.",
+                       t, -status);
+        if (!d->err)
+            d->err = MPI_ERR_RMA_RANGE;
+    }
+}
 
 int rma_rdma_small_am(const rmpi_win_t *w, int target, int get, size_t bytes)
 {

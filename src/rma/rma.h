@@ -91,9 +91,10 @@ typedef struct rmpi_win {
     /* Put/Get on the providers' RDMA (rdma.c): per target its base and keys, our
      * registrations; NULL when no target is reached that way */
     struct rma_rdma *rdma;
-    int rdma_unchecked; /* dynamic windows: targets reached on region-table keys since their
+    struct rma_atomic *atom; /* accumulates as provider atomics (atomic.c); NULL: none */
+    int rdma_unchecked;      /* dynamic windows: targets reached on region-table keys since their
                          * table's seq was last checked (rdma.c seq_check) */
-    uint32_t bar_sense; /* this rank's sense in the segment's barrier */
+    uint32_t bar_sense;      /* this rank's sense in the segment's barrier */
     /* dynamic windows: attached regions; per target on this node its table of them in the
      * node segment (direct.c), NULL elsewhere or when no segment could be mapped */
     rmpi_net_ranges_t regions; /* sorted: a range-list registration's (rdma.c) */

@@ -233,6 +233,34 @@ int rma_rdma_lone_only(const rmpi_win_t *w, int target);
  * providers) or polls the rings (shm); gets where the rail says reads_by_msg and a get is
  * already in flight. */
 int rma_rdma_keys(const rmpi_win_t *w, int target);
+/* Accumulates as provider atomics (atomic.c, net.h atomic): per window the targets they
+ * may reach (alone on their node, reached by a rail with atomics), the fetching ones in
+ * flight per target, and how many operations went that way. */
+typedef struct rma_atomic {
+    unsigned char *ok;
+    int *fetching;
+    uint64_t native;
+} rma_atomic_t;
+void rma_atomic_setup(rmpi_win_t *w); /* from rma_rdma_setup */
+void rma_atomic_free(rmpi_win_t *w);  /* from rma_rdma_free */
+/* Whether accumulates to t may go as provider atomics (then they take the general path). */
+static inline int rma_atomic_to(const rmpi_win_t *w, int t)
+{
+    return w->atom && (unsigned)t < (unsigned)w->size && w->atom->ok[t];
+}
+/* An accumulate, get_accumulate or compare_and_swap of tbytes at disp (contiguous, inside
+ * the window) to such a target, issued as provider atomics (0), or 1 with nothing done
+ * (a type or operation the provider does not take, a dynamic range not listed). */
+int rma_atomic_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, size_t tbytes, rmpi_req_t *ureq);
+/* For atomic.c: the rail of target t's first subchannel when t has RDMA keys and is not
+ * reached directly (else NULL); the address and key of [disp, disp + len) there (1: a
+ * dynamic window's range no listed region holds); n operations more (1) or one completed
+ * (-1, status its error) in w->gets and the RDMA count rma_rdma_before_am waits for. */
+const rmpi_rail_t *rma_rdma_atomic_rail(const rmpi_win_t *w, int t);
+int rma_rdma_atomic_addr(rmpi_win_t *w, int t, uint64_t disp, size_t len, uint64_t *raddr, uint64_t *key);
+void rma_rdma_count(rmpi_win_t *w, int t, int n, int status);
+/* direct.c: 1 signed integer type, 2 unsigned (or MPI_BYTE), 0 another type. */
+int rma_int_kind(MPI_Datatype t);
 int rma_rdma_small_am(const rmpi_win_t *w, int target, int get, size_t bytes);
 /* Whether a put or get of bytes to target goes as an active message because the
  * target is on this node and reached by cross-memory attach, whose system call costs more

@@ -146,6 +146,11 @@ typedef struct rmpi_ofi_rdma {
     size_t bounce_len; /* the first chunk's length, which chose the buffer (bounce_get) */
     int orphan;
     struct rmpi_ofi_rdma *fnext, *fprev; /* the rail's reads holding a bounce buffer */
+    /* An atomic (rmpi_ofi_atomic): at_kind 1 + RMPI_NET_ATOMIC_*, 0 for a read or write;
+     * local holds the operand (CSWAP: then the compare values), len its bytes. */
+    int at_kind, at_type, at_op;
+    size_t at_count;
+    void *at_res;
 } rmpi_ofi_rdma_t;
 
 typedef struct rmpi_ofi_peer {
@@ -227,6 +232,11 @@ typedef struct rmpi_ofi_rail {
                            * loopback domain, or the rail serves this node alone and no
                            * other rank is on it): progress does not poll it */
     int emul;       /* no FI_RMA (or RMPI_OFI_RMA=emulate): get/put over messages */
+    /* Atomics (rmpi_ofi_atomic_max): offered at all (FI_ATOMIC, manual progress, a software
+     * provider, no FI_MR_LOCAL, RMPI_OFI_ATOMIC=auto), and per kind, type and operation the
+     * elements one op may carry (fi_atomicvalid and its siblings), asked once: 0 not yet. */
+    int atomics;
+    uint32_t at_max[RMPI_NET_ATOMIC_KINDS][RMPI_NET_AT_TYPES][RMPI_NET_AOPS];
     size_t inject;  /* fi_inject limit, header included */
     size_t max_rma; /* largest single fi_read/fi_write (RMPI_OFI_MAX_RMA, max_msg_size) */
     size_t key_size;
@@ -478,7 +488,8 @@ static inline void rmpi_ofi_done(rmpi_ofi_rail_t *r, int peer, uint32_t gen, siz
             p->moved += n;
     }
 }
-/* fi_getinfo hints for what RailMPI needs (prov NULL: any provider; rma 0: FI_MSG only). */
+/* fi_getinfo hints for what RailMPI needs (prov NULL: any provider; rma 0: FI_MSG only, 1:
+ * FI_RMA too, 2: FI_RMA and FI_ATOMIC). */
 struct fi_info *rmpi_ofi_hints(const char *prov, int manual, int rma);
 int rmpi_ofi_peer_addr(rmpi_ofi_rail_t *r, int peer, fi_addr_t *addr);
 /* Queue c behind every earlier post (refused: counted in the EAGAIN statistic). */
@@ -512,6 +523,10 @@ int rmpi_ofi_get(rmpi_rail_t *rail, int peer, void *local, size_t len, uint64_t 
                  rmpi_net_op_t *op);
 int rmpi_ofi_put(rmpi_rail_t *rail, int peer, const void *local, size_t len, uint64_t raddr, uint64_t rkey,
                  rmpi_net_op_t *op);
+/* net.h atomic_max and atomic (ofi_rdma.c). */
+size_t rmpi_ofi_atomic_max(rmpi_rail_t *rail, int kind, int type, int op);
+int rmpi_ofi_atomic(rmpi_rail_t *rail, int peer, int kind, int type, int op, const void *buf, void *res, size_t count,
+                    uint64_t raddr, uint64_t rkey, rmpi_net_op_t *netop);
 rmpi_ofi_rdma_t *rmpi_ofi_rdma_new(rmpi_ofi_rail_t *r);
 void rmpi_ofi_rdma_release(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d);
 /* Complete the op at the next progress (the contract's rule for completions found early). */

@@ -1330,7 +1330,7 @@ struct fi_info *rmpi_ofi_hints(const char *prov, int manual, int rma)
     struct fi_info *h = fi_allocinfo();
     if (!h)
         rmpi_fatal("ofi: fi_allocinfo failed (out of memory).");
-    h->caps = rma ? FI_MSG | FI_RMA : FI_MSG;
+    h->caps = rma == 2 ? FI_MSG | FI_RMA | FI_ATOMIC : rma ? FI_MSG | FI_RMA : FI_MSG;
     h->mode = FI_CONTEXT | FI_CONTEXT2;
     h->addr_format = FI_FORMAT_UNSPEC;
     h->ep_attr->type = FI_EP_RDM;
@@ -1573,6 +1573,11 @@ static rmpi_ofi_rail_t *rail_open(const rmpi_net_env_t *env, struct fi_info *fi,
     /* tcp;ofi_rxm, 64 reads of 8 B-4 KiB in flight then a flush: 22-86 us a read against
      * 10-32 us as GETs in one message; one read alone 8.6-11.8 us against 11.6-15.6 */
     h->reads_by_msg = !emul && h->rdma_by_target;
+    /* Atomics only where the target applies them inside its own progress (manual data
+     * progress on a software provider: rxm runs them in our fi_cq_read), serialised with
+     * what that process does to its window itself (net.h atomic_max). */
+    r->atomics = !emul && (fi->caps & FI_ATOMIC) && fi->domain_attr->data_progress == FI_PROGRESS_MANUAL &&
+                 h->rdma_by_target && !(r->mr_mode & FI_MR_LOCAL) && rmpi_knobs.OFI_ATOMIC != RMPI_OFI_ATOMIC_OFF;
     h->mr_cache = 1;
     h->tier = 1; /* chosen over RailMPI's tcp when both reach a peer */
     r->max_rma = fi->ep_attr->max_msg_size;
@@ -1749,7 +1754,10 @@ static int ofi_open(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
      * are then emulated with control frames (ofi_emul.c). */
     int emul = rmpi_knobs.OFI_RMA == RMPI_OFI_RMA_EMULATE;
     struct fi_info *list = NULL;
-    int rc = emul ? -FI_ENODATA : getinfo(prov, 1, &list);
+    /* FI_ATOMIC too when offered (MPI accumulates as libfabric atomics, src/rma/atomic.c) */
+    int rc = emul || rmpi_knobs.OFI_ATOMIC == RMPI_OFI_ATOMIC_OFF ? -FI_ENODATA : getinfo(prov, 2, &list);
+    if (rc == -FI_ENODATA && !emul)
+        rc = getinfo(prov, 1, &list);
     if (rc == -FI_ENODATA) {
         rc = getinfo(prov, 0, &list);
         emul = 1;
@@ -1975,6 +1983,8 @@ const struct rmpi_net_ops rmpi_ofi_ops = {
     .mr_retire = rmpi_ofi_mr_retire,
     .get = rmpi_ofi_get,
     .put = rmpi_ofi_put,
+    .atomic_max = rmpi_ofi_atomic_max,
+    .atomic = rmpi_ofi_atomic,
     .progress = ofi_progress,
     .close = ofi_close,
     .describe = ofi_describe,

@@ -9,6 +9,8 @@
  *   FI_MR_ALLOCATED  nothing to do: only allocated memory is ever registered */
 #include "ofi.h"
 
+#include <rdma/fi_atomic.h>
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,12 +210,40 @@ static void bounce_put(rmpi_ofi_rail_t *r, char *b, size_t n)
     r->nbounce_free++;
 }
 
+/* net.h's atomic types and operations as libfabric's */
+static const enum fi_datatype at_types[RMPI_NET_AT_TYPES] = {FI_INT8,   FI_UINT8, FI_INT16,  FI_UINT16, FI_INT32,
+                                                             FI_UINT32, FI_INT64, FI_UINT64, FI_FLOAT,  FI_DOUBLE};
+static const enum fi_op at_ops[RMPI_NET_AOPS] = {FI_SUM,          FI_PROD,        FI_MIN,  FI_MAX, FI_LAND,
+                                                 FI_LOR,          FI_LXOR,        FI_BAND, FI_BOR, FI_BXOR,
+                                                 FI_ATOMIC_WRITE, FI_ATOMIC_READ, FI_CSWAP};
+
+/* One atomic, never in chunks (its count is within atomic_max); no local descriptors
+ * (atomics are offered only without FI_MR_LOCAL). */
+static ssize_t atomic_post(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
+{
+    enum fi_datatype dt = at_types[d->at_type];
+    enum fi_op op = at_ops[d->at_op];
+    size_t n = d->at_count;
+    void *ctx = &d->ctx.fctx;
+    switch (d->at_kind - 1) {
+    case RMPI_NET_ATOMIC_WRITE: return fi_atomic(r->ep, d->local, n, NULL, d->dest, d->raddr, d->rkey, dt, op, ctx);
+    case RMPI_NET_ATOMIC_FETCH:
+        return fi_fetch_atomic(r->ep, op == FI_ATOMIC_READ ? NULL : d->local, n, NULL, d->at_res, NULL, d->dest,
+                               d->raddr, d->rkey, dt, op, ctx);
+    default:
+        return fi_compare_atomic(r->ep, d->local, n, NULL, d->local + d->len / 2, NULL, d->at_res, NULL, d->dest,
+                                 d->raddr, d->rkey, dt, op, ctx);
+    }
+}
+
 int rmpi_ofi_rdma_post(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d)
 {
     ssize_t rc;
     /* Longer than the provider takes in one operation: chunks, one after the other. */
-    size_t n = d->cur = d->len < r->max_rma ? d->len : r->max_rma;
-    if (d->write && !r->saw) {
+    size_t n = d->cur = d->len < r->max_rma || d->at_kind ? d->len : r->max_rma;
+    if (d->at_kind) {
+        rc = atomic_post(r, d);
+    } else if (d->write && !r->saw) {
         /* Without FI_ORDER_SAW a later send could overtake the data: complete the write
          * only when it is in the target buffer. */
         struct iovec iov = {d->local, n};
@@ -402,14 +432,13 @@ void rmpi_ofi_rdma_defer(rmpi_ofi_rail_t *r, rmpi_ofi_rdma_t *d, int status)
     r->deferred = &d->ctx;
 }
 
-static int rdma_start(rmpi_rail_t *rail, int peer, char *local, size_t len, uint64_t raddr, uint64_t rkey,
-                      rmpi_net_op_t *op, int write)
+static rmpi_ofi_rdma_t *rdma_rec(rmpi_rail_t *rail, int peer, char *local, size_t len, uint64_t raddr, uint64_t rkey,
+                                 rmpi_net_op_t *op, int write)
 {
-    rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
     op->rail = rail;
     op->status = 0;
     op->t_post = rmpi_time_ns();
-    rmpi_ofi_rdma_t *d = rmpi_ofi_rdma_new(r);
+    rmpi_ofi_rdma_t *d = rmpi_ofi_rdma_new(rmpi_ofi_rail_of(rail));
     d->ctx.kind = RMPI_OFI_RDMA;
     d->op = op;
     d->peer = peer;
@@ -418,6 +447,15 @@ static int rdma_start(rmpi_rail_t *rail, int peer, char *local, size_t len, uint
     d->len = len;
     d->rkey = rkey;
     d->raddr = raddr;
+    return d;
+}
+
+static int rdma_go(rmpi_rail_t *rail, rmpi_ofi_rdma_t *d)
+{
+    rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
+    int peer = d->peer, write = d->write;
+    size_t len = d->len;
+    char *local = d->local;
     if (len == 0) {
         rmpi_ofi_rdma_defer(r, d, 0);
         return 0;
@@ -436,12 +474,12 @@ static int rdma_start(rmpi_rail_t *rail, int peer, char *local, size_t len, uint
     rmpi_ofi_issued(r, peer, len);
     d->chunked = write && len > r->max_rma; /* frames sent after it must wait for its last chunk */
     if (!(r->mr_mode & FI_MR_VIRT_ADDR)) {
-        uint64_t base = rkey & RMPI_OFI_KEY_ADDR_MASK;
-        if (raddr < base) {
+        uint64_t base = d->rkey & RMPI_OFI_KEY_ADDR_MASK;
+        if (d->raddr < base) {
             rmpi_ofi_rdma_defer(r, d, -EFAULT);
             return 0;
         }
-        d->raddr = raddr - base;
+        d->raddr -= base;
     }
     if (r->mr_mode & FI_MR_LOCAL) {
         /* Through the registration cache, holding a reference until completion: the
@@ -469,6 +507,45 @@ static int rdma_start(rmpi_rail_t *rail, int peer, char *local, size_t len, uint
     }
     rmpi_ofi_pend(r, &d->ctx);
     return 0;
+}
+
+static int rdma_start(rmpi_rail_t *rail, int peer, char *local, size_t len, uint64_t raddr, uint64_t rkey,
+                      rmpi_net_op_t *op, int write)
+{
+    return rdma_go(rail, rdma_rec(rail, peer, local, len, raddr, rkey, op, write));
+}
+
+size_t rmpi_ofi_atomic_max(rmpi_rail_t *rail, int kind, int type, int op)
+{
+    rmpi_ofi_rail_t *r = rmpi_ofi_rail_of(rail);
+    if (!r->atomics || (unsigned)kind >= RMPI_NET_ATOMIC_KINDS || (unsigned)type >= RMPI_NET_AT_TYPES ||
+        (unsigned)op >= RMPI_NET_AOPS || (op == RMPI_NET_AOP_CSWAP) != (kind == RMPI_NET_ATOMIC_CSWAP) ||
+        (op == RMPI_NET_AOP_READ && kind != RMPI_NET_ATOMIC_FETCH))
+        return 0;
+    uint32_t *m = &r->at_max[kind][type][op];
+    if (!*m) { /* asked once: UINT32_MAX for "not offered" */
+        size_t count = 0;
+        int rc = kind == RMPI_NET_ATOMIC_WRITE   ? fi_atomicvalid(r->ep, at_types[type], at_ops[op], &count)
+                 : kind == RMPI_NET_ATOMIC_FETCH ? fi_fetch_atomicvalid(r->ep, at_types[type], at_ops[op], &count)
+                                                 : fi_compare_atomicvalid(r->ep, at_types[type], at_ops[op], &count);
+        *m = rc || !count ? UINT32_MAX : (uint32_t)RMPI_MIN(count, (size_t)UINT32_MAX - 1);
+    }
+    return *m == UINT32_MAX ? 0 : *m;
+}
+
+int rmpi_ofi_atomic(rmpi_rail_t *rail, int peer, int kind, int type, int op, const void *buf, void *res, size_t count,
+                    uint64_t raddr, uint64_t rkey, rmpi_net_op_t *netop)
+{
+    static const unsigned char at_size[RMPI_NET_AT_TYPES] = {1, 1, 2, 2, 4, 4, 8, 8, 4, 8};
+    size_t es = (unsigned)type < RMPI_NET_AT_TYPES ? at_size[type] : 0;
+    size_t len = count * es * (kind == RMPI_NET_ATOMIC_CSWAP ? 2 : 1);
+    rmpi_ofi_rdma_t *d = rdma_rec(rail, peer, (char *)buf, len, raddr, rkey, netop, 0);
+    d->at_kind = 1 + kind;
+    d->at_type = type;
+    d->at_op = op;
+    d->at_count = count;
+    d->at_res = res;
+    return rdma_go(rail, d);
 }
 
 /* A read longer than max_rma goes as up to SPLIT_MAX reads of equal shares, all posted
