@@ -142,8 +142,8 @@ int main(int argc, char **argv)
             MTEST_OK(MPI_Win_lock(MPI_LOCK_SHARED, t, 0, win));
             MTEST_OK(MPI_Accumulate(&v, 1, MPI_LONG, t, bases[t] + rank * SLOT * (MPI_Aint)sizeof(long), 1, MPI_LONG,
                                     MPI_REPLACE, win));
-            MTEST_OK(MPI_Fetch_and_op(&v, &got, MPI_LONG, t, bases[t] + rank * SLOT * (MPI_Aint)sizeof(long),
-                                      MPI_SUM, win));
+            MTEST_OK(
+                MPI_Fetch_and_op(&v, &got, MPI_LONG, t, bases[t] + rank * SLOT * (MPI_Aint)sizeof(long), MPI_SUM, win));
             MTEST_OK(MPI_Win_unlock(t, win));
             MTEST_CHECK(got == v, "dynamic: fetched %ld, expected %ld", got, v);
             free(bases);
