@@ -68,35 +68,28 @@ static int at_type(MPI_Datatype t)
     }
 }
 
-/* net.h's operation of a predefined MPI operation for type (MPI's rules: floating point
- * has no logical or bit operations, MPI_BYTE only bit operations), -1 when it has none. */
+/* net.h's operation of each predefined MPI operation, and whether MPI allows it on floating
+ * point and on MPI_BYTE (no bit or logical operations on the first, only bit ones on the
+ * second). */
+static const struct {
+    MPI_Op op;
+    signed char aop, fp, byte;
+} at_ops[] = {
+    {MPI_SUM, RMPI_NET_AOP_SUM, 1, 0},         {MPI_PROD, RMPI_NET_AOP_PROD, 1, 0},
+    {MPI_MIN, RMPI_NET_AOP_MIN, 1, 0},         {MPI_MAX, RMPI_NET_AOP_MAX, 1, 0},
+    {MPI_LAND, RMPI_NET_AOP_LAND, 0, 0},       {MPI_LOR, RMPI_NET_AOP_LOR, 0, 0},
+    {MPI_LXOR, RMPI_NET_AOP_LXOR, 0, 0},       {MPI_BAND, RMPI_NET_AOP_BAND, 0, 1},
+    {MPI_BOR, RMPI_NET_AOP_BOR, 0, 1},         {MPI_BXOR, RMPI_NET_AOP_BXOR, 0, 1},
+    {MPI_REPLACE, RMPI_NET_AOP_REPLACE, 1, 1}, {MPI_NO_OP, RMPI_NET_AOP_READ, 1, 1},
+};
+
+/* -1 when op has no atomic on type (t: the MPI type). */
 static int at_op(MPI_Op op, int type, MPI_Datatype t)
 {
-    int fp = type >= RMPI_NET_AT_F32, bits = !fp, arith = t != MPI_BYTE;
-    if (op == MPI_SUM && arith)
-        return RMPI_NET_AOP_SUM;
-    if (op == MPI_PROD && arith)
-        return RMPI_NET_AOP_PROD;
-    if (op == MPI_MIN && arith)
-        return RMPI_NET_AOP_MIN;
-    if (op == MPI_MAX && arith)
-        return RMPI_NET_AOP_MAX;
-    if (op == MPI_LAND && bits && arith)
-        return RMPI_NET_AOP_LAND;
-    if (op == MPI_LOR && bits && arith)
-        return RMPI_NET_AOP_LOR;
-    if (op == MPI_LXOR && bits && arith)
-        return RMPI_NET_AOP_LXOR;
-    if (op == MPI_BAND && bits)
-        return RMPI_NET_AOP_BAND;
-    if (op == MPI_BOR && bits)
-        return RMPI_NET_AOP_BOR;
-    if (op == MPI_BXOR && bits)
-        return RMPI_NET_AOP_BXOR;
-    if (op == MPI_REPLACE)
-        return RMPI_NET_AOP_REPLACE;
-    if (op == MPI_NO_OP)
-        return RMPI_NET_AOP_READ;
+    for (size_t i = 0; i < sizeof at_ops / sizeof at_ops[0]; i++)
+        if (at_ops[i].op == op)
+            return (type >= RMPI_NET_AT_F32 && !at_ops[i].fp) || (t == MPI_BYTE && !at_ops[i].byte) ? -1
+                                                                                                    : at_ops[i].aop;
     return -1;
 }
 
@@ -174,7 +167,8 @@ int rma_atomic_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, size
     int type = bt == MPI_DATATYPE_NULL ? -1 : at_type(bt);
     int aop = type < 0 ? -1 : cas ? RMPI_NET_AOP_CSWAP : at_op(op->op, type, bt);
     int kind = cas ? RMPI_NET_ATOMIC_CSWAP : op->kind == RMPI_RMA_GACC ? RMPI_NET_ATOMIC_FETCH : RMPI_NET_ATOMIC_WRITE;
-    if (aop < 0 || (aop == RMPI_NET_AOP_READ && kind != RMPI_NET_ATOMIC_FETCH))
+    if (aop < 0 || (aop == RMPI_NET_AOP_READ && kind != RMPI_NET_ATOMIC_FETCH) ||
+        (!cas && (long long)tbytes > rmpi_knobs.RMA_ATOMIC_MAX && tbytes > at_size[type]))
         return 1;
     rmpi_vc_t *vc = rmpi_vc_get(rmpi_comm_world_rank(w->comm, t));
     rmpi_rail_t *rail = rmpi_vc_rail(vc, 0);
