@@ -350,8 +350,14 @@ int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq)
     int batched =
         rw && small && (by_msg || rma_fence_gated(w, t) || rma_rdma_small_am(w, t, op->kind == RMPI_RMA_GET, tbytes));
     int rdma = tbytes && rw && !batched && !by_msg && rma_rdma_keys(w, t);
-    /* accumulates as the provider's atomics (atomic.c): under the same conditions as RDMA */
-    int native = !rw && tbytes && !nseg && rma_atomic_to(w, t);
+    /* accumulates as the provider's atomics (atomic.c): under the same conditions as RDMA,
+     * and within their size limit (one element always), decided here because a native
+     * operation takes a lazy lock as RDMA does, by its own round trip, where a message
+     * carries the request along (acc_lat 64 KiB over tcp;ofi_rxm, a message either way:
+     * 65.5 us with that round trip against 53.8 on main; without it 176 against main's 255
+     * in a noisier run, docs/results/osc.md) */
+    int native = !rw && tbytes && !nseg && rma_atomic_to(w, t) &&
+                 (op->kind == RMPI_RMA_CAS || tbytes <= 8 || (long long)tbytes <= rmpi_knobs.RMA_ATOMIC_MAX);
     /* A batch of such puts alone, begun when nothing to t was unacknowledged (so no
      * message of ours can still be handled after them) under a granted lock, may yet be
      * posted as RDMA by a flush (rma_rdma_batch_puts): a lone put + flush then needs no
