@@ -259,7 +259,14 @@ static void gathered_sent(rmpi_req_t *r)
  * MiB over tcp, and a fresh 1 MiB buffer for each put of a window of them faulted its pages
  * in (a dynamic window's put_bw 1 MiB over tcp, where puts are messages). The user's buffer is read after the call returns, so the send counts in
  * gets[t] (as an RDMA op does) until it completed: flush, flush_local, unlock, fence and
- * complete wait for it. -1: nothing done (the datatype was refused), pack it. */
+ * complete wait for it. -1: nothing done (the datatype was refused), pack it.
+ * An accumulate sent instead as eager pieces of at most the eager limit, each reduced by
+ * the target straight from its frame as it arrived (no RTS/CTS round trip, no reduction
+ * of the whole message after its last byte), was slower over loopback tcp: acc_lat 1 MiB
+ * 238-273 us against 165-198 for this message (6 alternated jobs, mostly in the machine's
+ * fast state; docs/results/osc.md, 2026-12-01): 16 writes of 62 KiB where the rendezvous
+ * gathers its data into few writes, and each further write of a stream costs about 20 us
+ * on loopback (src/net/tcp/README.md, RMPI_TCP_GATHER). */
 static int am_gathered(rmpi_win_t *w, const rmpi_rma_op_t *op, int kind, uint64_t disp, rma_seg_t *segs, uint32_t nseg,
                        size_t hlen, size_t dbytes)
 {
