@@ -335,7 +335,8 @@ int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_dat
 {
     SHORT_PATH(w, origin_datatype != target_datatype || origin_count != target_count ||
                       (rmpi_rma_direct_get(w, origin_addr, target_datatype, target_count, target_rank, target_disp) &&
-                       rmpi_rma_msg_get(w, origin_addr, target_datatype, target_count, target_rank, target_disp)));
+                       rmpi_rma_msg_get(w, origin_addr, target_datatype, target_count, target_rank, target_disp) &&
+                       rmpi_rma_rdma_get(w, origin_addr, target_datatype, target_count, target_rank, target_disp)));
     rmpi_rma_op_t op = OP_INIT(RMPI_RMA_GET, NULL, origin_addr, NULL, target_rank, target_disp, MPI_OP_NULL);
     return rma_call(__func__, &op, 0, MPI_DATATYPE_NULL, origin_count, origin_datatype, target_count, target_datatype,
                     0, win, NULL);

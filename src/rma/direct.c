@@ -114,6 +114,10 @@ int rma_node_segment(rmpi_win_t *w, int packed, int direct)
  * owner (seq odd while it rewrites the table). n past RMA_RTAB_MAX: more regions than the
  * table holds, so origins use messages (the owner's own check, target.c). */
 #define RMA_RTAB_MAX 31
+/* an origin's memo of rma_rtab_covers: [lo, hi) was covered while the table's seq was seq */
+struct rma_rtab_hit {
+    uint64_t seq, lo, hi;
+};
 struct rma_rtab {
     _Atomic uint64_t seq;
     _Atomic uint32_t n;
@@ -132,8 +136,11 @@ int rma_node_locks(rmpi_win_t *w)
                              : "Win_create's passive-target locks go through messages");
     if (!rc && dyn) {
         w->rtab = rmpi_xmalloc((size_t)w->size * sizeof *w->rtab);
-        for (int i = 0; i < w->size; i++)
+        w->rtab_hit = rmpi_xmalloc((size_t)w->size * sizeof *w->rtab_hit);
+        for (int i = 0; i < w->size; i++) {
             w->rtab[i] = off[i] == SIZE_MAX ? NULL : (struct rma_rtab *)(void *)(w->shm_data + off[i]);
+            w->rtab_hit[i] = (struct rma_rtab_hit){.seq = 1}; /* odd: no table reads so */
+        }
     }
     free(off);
     return rc;
@@ -165,6 +172,13 @@ int rma_rtab_covers(const rmpi_win_t *w, int t, uint64_t a, uint64_t len)
     uint64_t b = a + len;
     if (!rt || b < a)
         return 0;
+    /* the run of regions found last, while the table has not changed since (its seq moves
+     * on with every rewrite): a loop of puts to one region reads one word (callgrind, rank
+     * 0, put_lat 64 KiB: 70 -> 16 instructions a put) */
+    struct rma_rtab_hit *hit = &w->rtab_hit[t];
+    uint64_t s0 = atomic_load_explicit(&rt->seq, memory_order_acquire);
+    if (s0 == hit->seq && a >= hit->lo && b <= hit->hi)
+        return 1;
     for (int tries = 0; tries < 64; tries++) {
         uint64_t s1 = atomic_load_explicit(&rt->seq, memory_order_acquire);
         if (s1 & 1) {
@@ -173,8 +187,8 @@ int rma_rtab_covers(const rmpi_win_t *w, int t, uint64_t a, uint64_t len)
         }
         uint32_t n = atomic_load_explicit(&rt->n, memory_order_relaxed);
         int ok = 0;
+        uint64_t lo = 0, at = a;
         if (n <= RMA_RTAB_MAX) {
-            uint64_t at = a;
             for (uint32_t step = 0; step <= n && !ok; step++) {
                 uint32_t i = 0;
                 uint64_t rb = 0, rl = 0;
@@ -186,13 +200,17 @@ int rma_rtab_covers(const rmpi_win_t *w, int t, uint64_t a, uint64_t len)
                 }
                 if (i == n)
                     break;
+                lo = step ? lo : rb;
                 at = rb + rl;
                 ok = b <= at;
             }
         }
         atomic_thread_fence(memory_order_acquire); /* the entries read before seq again */
-        if (atomic_load_explicit(&rt->seq, memory_order_relaxed) == s1)
-            return ok;
+        if (atomic_load_explicit(&rt->seq, memory_order_relaxed) != s1)
+            continue;
+        if (ok)
+            *hit = (struct rma_rtab_hit){s1, lo, at};
+        return ok;
     }
     return 0;
 }

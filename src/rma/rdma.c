@@ -824,6 +824,20 @@ int rma_rdma_put_now(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, size
     return 0;
 }
 
+/* A dynamic window's put or get of the short paths (rmpi_rma_rdma_put, rmpi_rma_rdma_get)
+ * to a target of this node: as dyn_now, from the binding's arguments. callgrind, rank 0,
+ * put_lat 64 KiB on a dynamic window: the general path (the binding's checks, datatype
+ * lookups, rmpi_rma_issue) was about 500 of the put's 834 instructions. */
+static int dyn_short(rmpi_win_t *w, void *buf, uint64_t addr, uint64_t bytes, int t, int put)
+{
+    if (!rma_rtab_covers(w, t, addr, bytes))
+        return 1;           /* a message: the target checks it, and answers the error */
+    rmpi_rma_before_load(); /* as rmpi_rma_issue: a get or put on any path is a load too */
+    struct iovec l = {buf, bytes};
+    struct iovec r = {(void *)(uintptr_t)addr, bytes};
+    return !copy_now(w, t, &l, &r, 1, put);
+}
+
 /* The binding's short path to rma_rdma_put_now (rma.h): the checks of the general path
  * that such a put can meet, in a few instructions (callgrind, put_lat 64 KiB on Win_create:
  * the binding's checks and rmpi_rma_issue were about 430 of the put's 780). */
@@ -837,9 +851,11 @@ int rmpi_rma_rdma_put(rmpi_win_t *w, const void *buf, MPI_Datatype type, MPI_Cou
     if (bytes <= PUT_NOW_MIN || (long long)bytes <= rmpi_knobs.RMA_SHM_MSG_MAX)
         return rmpi_rma_msg_put(w, buf, type, count, t, tdisp); /* messages */
     if (rmpi_thread_multiple || !d || (unsigned)t >= (unsigned)w->size || tdisp < 0 || !d->rk[t].nkeys ||
-        !(d->by_target[t] & GETS_NOW) || d->am[t] || d->nlone || w->lazy[t] ||
+        !(d->by_target[t] & (GETS_NOW | DYN_NOW)) || d->am[t] || d->nlone || w->lazy[t] ||
         !(w->lock_all || w->locked[t] || w->fence_open) || rma_fence_gated(w, t))
         return 1;
+    if (d->by_target[t] & DYN_NOW) /* an address, written once the region table covers it */
+        return dyn_short(w, (void *)(uintptr_t)buf, (uint64_t)tdisp, bytes, t, 1);
     const rmpi_win_peer_t *peer = &w->peers[t];
     if (__builtin_mul_overflow((uint64_t)tdisp, (uint64_t)peer->disp_unit, &disp) || disp > peer->size ||
         bytes > peer->size - disp)
@@ -848,6 +864,38 @@ int rmpi_rma_rdma_put(rmpi_win_t *w, const void *buf, MPI_Datatype type, MPI_Cou
     struct iovec l = {(void *)(uintptr_t)buf, bytes};
     struct iovec r = {(void *)(uintptr_t)(d->rk[t].base + disp), bytes};
     return !copy_now(w, t, &l, &r, 1, 1);
+}
+
+/* Get's (rma.h): as rma_rdma_lone_get from the binding's arguments. callgrind, rank 0,
+ * get_lat 64 KiB: the binding's checks, datatype lookups and rmpi_rma_issue were about 500
+ * instructions of a get. */
+int rmpi_rma_rdma_get(rmpi_win_t *w, void *buf, MPI_Datatype type, MPI_Count count, int t, MPI_Aint tdisp)
+{
+    struct rma_rdma *d = w->rdma;
+    size_t es = rmpi_dtype_predef_contig_size(type);
+    if (!es || count <= 0 || count > (MPI_Count)(SIZE_MAX >> 8))
+        return 1;
+    uint64_t bytes = (uint64_t)count * es, disp;
+    if (rmpi_thread_multiple || !d || (unsigned)t >= (unsigned)w->size || tdisp < 0 || !d->rk[t].nkeys ||
+        !(d->by_target[t] & (GETS_NOW | DYN_NOW)) || (d->by_target[t] & BY_GETS) || d->am[t] || w->lazy[t] ||
+        (long long)bytes <= rmpi_knobs.RMA_SHM_MSG_MAX || !(w->lock_all || w->locked[t] || w->fence_open) ||
+        rma_fence_gated(w, t))
+        return 1;
+    if (d->by_target[t] & DYN_NOW) /* never deferred (dyn_now) */
+        return d->nlone ? 1 : dyn_short(w, buf, (uint64_t)tdisp, bytes, t, 0);
+    const rmpi_win_peer_t *peer = &w->peers[t];
+    if (__builtin_mul_overflow((uint64_t)tdisp, (uint64_t)peer->disp_unit, &disp) || disp > peer->size ||
+        bytes > peer->size - disp)
+        return 1; /* the general path's error */
+    rmpi_rma_before_load();
+    if (d->nlone && (d->lone_t != t || d->nlone == LONE_GETS_MAX))
+        rma_rdma_lone_drain(w);
+    d->lone_t = t;
+    d->lone_l[d->nlone] = (struct iovec){buf, bytes};
+    d->lone_r[d->nlone++] = (struct iovec){(void *)(uintptr_t)(d->rk[t].base + disp), bytes};
+    w->gets[t]++;
+    w->ngets++;
+    return 0;
 }
 
 int rma_rdma_batch_puts(rmpi_win_t *w, int target)

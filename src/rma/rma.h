@@ -99,7 +99,8 @@ typedef struct rmpi_win {
      * node segment (direct.c), NULL elsewhere or when no segment could be mapped */
     rmpi_net_ranges_t regions; /* sorted: a range-list registration's (rdma.c) */
     struct rma_rtab **rtab;
-    void *own_mem; /* Win_allocate's memory (freed with the window) */
+    struct rma_rtab_hit *rtab_hit; /* per target: the range its table covered at a seq */
+    void *own_mem;                 /* Win_allocate's memory (freed with the window) */
 
     /* origin side: epochs */
     int fence_open;            /* a fence opened an epoch (no MPI_MODE_NOSUCCEED) */
@@ -243,13 +244,19 @@ int rmpi_rma_msg_get(rmpi_win_t *w, void *buf, MPI_Datatype type, MPI_Count coun
 /* Put's, on the same conditions, for at most 65535 bytes (from rmpi_rma_rdma_put). */
 int rmpi_rma_msg_put(rmpi_win_t *w, const void *buf, MPI_Datatype type, MPI_Count count, int target, MPI_Aint tdisp);
 /* Put's short path to a target of this node reached by cross-memory attach (Win_create
- * windows on shm, rdma.c): count elements of one contiguous predefined type, more than
- * 4 KiB and more than RMPI_RMA_SHM_MSG_MAX, in a lock, lock_all or fence epoch whose lock
- * was granted and fence is over, with nothing of ours to that target unacknowledged or
- * deferred, inside its window: written before returning (one process_vm_writev), 0; else
- * 1 with nothing done, as the direct short paths; smaller ones go to rmpi_rma_msg_put.
- * Needs the library lock (it uses the rail), so never with MPI_THREAD_MULTIPLE. */
+ * windows on shm; dynamic windows once the target's region table covers the range: rdma.c):
+ * count elements of one contiguous predefined type, more than 4 KiB and more than
+ * RMPI_RMA_SHM_MSG_MAX, in a lock, lock_all or fence epoch whose lock was granted and fence
+ * is over, with nothing of ours to that target unacknowledged or deferred, inside its
+ * window: written before returning (one process_vm_writev), 0; else 1 with nothing done, as
+ * the direct short paths; smaller ones go to rmpi_rma_msg_put. Needs the library lock (it
+ * uses the rail), so never with MPI_THREAD_MULTIPLE. */
 int rmpi_rma_rdma_put(rmpi_win_t *w, const void *buf, MPI_Datatype type, MPI_Count count, int target, MPI_Aint tdisp);
+/* Get's, on the same conditions, for more than RMPI_RMA_SHM_MSG_MAX bytes: on a Win_create
+ * window deferred as rmpi_rma_issue defers it (read by one process_vm_readv with the gets
+ * after it, at the flush or the next other operation), 0; on a dynamic window read before
+ * returning once the target's region table covers the range, 0; else 1 with nothing done. */
+int rmpi_rma_rdma_get(rmpi_win_t *w, void *buf, MPI_Datatype type, MPI_Count count, int target, MPI_Aint tdisp);
 /* Whether an access epoch to target is open (lock, lock_all, fence, start group). */
 int rmpi_rma_can_access(const rmpi_win_t *w, int target);
 

@@ -311,6 +311,7 @@ static void win_delete(rmpi_win_t *w)
     free(w->dsync);
     free(w->lsync);
     free(w->rtab);
+    free(w->rtab_hit);
     free(w->own_mem);
     w->magic = 0;
     rmpi_addrset_del(&rmpi_win_live, w);
