@@ -1739,12 +1739,14 @@ static int reduce_cma_split(shm_t *h, const void *sbuf, void *rbuf, size_t count
                             int root);
 
 static int allreduce_single(rmpi_comm_t *c, shm_t *h, size_t count, const rmpi_dtype_t *dt, MPI_Op op);
+static int allreduce_two(rmpi_comm_t *c, shm_t *h, size_t count, const rmpi_dtype_t *dt, MPI_Op op);
 
 int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op,
                          int root)
 {
     coll_shm_op_t o;
-    if (root < 0 && allreduce_single(c, &o.h, count, dt, op)) /* reduce_cma_split with no root */
+    if (root < 0 && (allreduce_single(c, &o.h, count, dt, op) || allreduce_two(c, &o.h, count, dt, op)))
+        /* reduce_cma_split with no root */
         return reduce_cma_split(&o.h, sbuf, rbuf, count, dt, op, -1);
     if (root >= 0 && reduce_single(c, &o.h, count, dt, op, root))
         return (!c->coll_shm_over ? reduce_cma
@@ -2482,7 +2484,8 @@ static int reduce_cma_all(shm_t *h, const void *sbuf, void *rbuf, size_t count, 
  * over the CPUs where reduce_cma_all leaves it all to the root; a descheduled rank's
  * operand is still read by the others. Every piece is x_{n-1} op ... op x_0, whoever takes
  * it: the bits of the segment's path. Scratch: a piece in each of my two step buffers.
- * root < 0: an Allreduce on an oversubscribed node in the slow state (allreduce_single):
+ * root < 0: an Allreduce on 2 ranks with a core each (allreduce_two) or on an
+ * oversubscribed node in the slow state (allreduce_single):
  * every rank publishes its output too and whoever takes a piece writes it into every
  * output, so each input is read once and each output written once with one handshake,
  * where the split Reduce and a single-copy Bcast took two and read the result again
@@ -2569,6 +2572,32 @@ static int allreduce_single(rmpi_comm_t *c, shm_t *h, size_t count, const rmpi_d
         return 0;
     queue_drain(c);
     if (!over_pick(h, 1))
+        return 0;
+    coll_note(COLL_ALLREDUCE, shm_cma_choice, 0, bytes);
+    return 1;
+}
+
+/* Whether a blocking Allreduce on 2 ranks with a core each takes single copy (reduce_cma_split
+ * with no root: both ranks take pieces, each read once from the other's input and written
+ * once into both outputs), from RMPI_COLL_SHM_ALLREDUCE_CMA bytes up to below _CMA_MAX in
+ * the fast state, from _CMA_SLOW in the slow one (state_from), below
+ * RMPI_COLL_SHM_ALLREDUCE_MAX; a predefined commutative op,
+ * members that agreed on cross-memory attach. Every input is equal on both, so both decide
+ * alike. */
+static int allreduce_two(rmpi_comm_t *c, shm_t *h, size_t count, const rmpi_dtype_t *dt, MPI_Op op)
+{
+    size_t bytes = dt ? count * dt->size : 0;
+    size_t fast = from_knob(rmpi_knobs.COLL_SHM_ALLREDUCE_CMA),
+           slow = from_knob(rmpi_knobs.COLL_SHM_ALLREDUCE_CMA_SLOW);
+    if (c->size != 2 || !bytes || bytes < RMPI_MIN(fast, slow) || bytes >= (size_t)rmpi_knobs.COLL_SHM_ALLREDUCE_MAX ||
+        rmpi_knobs.COLL_ALLREDUCE || !rmpi_coll_op_predefined(op) || !rmpi_coll_op_commutative(op) ||
+        !rmpi_coll_op_kernel(op, dt->basic) || !shm_get(c, h, 1) || c->coll_shm_over || !c->coll_shm_cma)
+        return 0;
+    queue_drain(c);
+    /* from RMPI_COLL_SHM_ALLREDUCE_CMA_MAX the fast row ends: single copy in the slow state only */
+    size_t end = from_knob(rmpi_knobs.COLL_SHM_ALLREDUCE_CMA_MAX);
+    if (bytes <
+        (bytes >= end ? state_from(c, h, bytes, SIZE_MAX, RMPI_MAX(slow, end)) : state_from(c, h, bytes, fast, slow)))
         return 0;
     coll_note(COLL_ALLREDUCE, shm_cma_choice, 0, bytes);
     return 1;

@@ -20,7 +20,9 @@
  * state that picks the segment or single copy (RMPI_COLL_SHM_STATE slow, fast, auto with a
  * probe every 8 steps, and auto with RMPI_COLL_SHM_STATE_RT switched between 0 and 1e12
  * before every call, so that the probes flip the decision while calls run: a rank that
- * took another path than its peer would hang or corrupt a result), each call against a
+ * took another path than its peer would hang or corrupt a result; the 2-rank single-copy
+ * Allreduce meanwhile at every size in the fast state up to 4 KiB and from 16 KiB in the
+ * slow one, RMPI_COLL_SHM_ALLREDUCE_CMA 1 and _CMA_MAX 4096), each call against a
  * local reference. Counts 1 to 24 elements, so a block is below, at and above a line
  * slot's 48 bytes; types with holes (MPI_LONG_DOUBLE_INT, MPI_SHORT_INT ...) are compared
  * packed. On WORLD and a split in reversed rank order. With the argument `keep`, the
@@ -112,6 +114,8 @@ static const setting_t settings[] = {{"RMPI_COLL_SHM_MOVE_LINE", NULL, 256},
                                      {"RMPI_COLL_SHM_MOVE_LINE", NULL, 48},
                                      {"RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA", NULL, 1},
                                      {"RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA", NULL, 0},
+                                     {"RMPI_COLL_SHM_ALLREDUCE_CMA", NULL, 1},
+                                     {"RMPI_COLL_SHM_ALLREDUCE_CMA_MAX", NULL, 4096},
                                      {"RMPI_COLL_SHM_STATE", "slow", 0},
                                      {"RMPI_COLL_SHM_STATE", "fast", 0},
                                      {"RMPI_COLL_SHM_STATE_MS", NULL, 0},
@@ -120,6 +124,8 @@ static const setting_t settings[] = {{"RMPI_COLL_SHM_MOVE_LINE", NULL, 256},
                                      {"flip", NULL, 0},
                                      {"RMPI_COLL_SHM_STATE_RT", NULL, 200},
                                      {"RMPI_COLL_SHM_STATE_MS", NULL, 20},
+                                     {"RMPI_COLL_SHM_ALLREDUCE_CMA", NULL, 32768},
+                                     {"RMPI_COLL_SHM_ALLREDUCE_CMA_MAX", NULL, 2097152},
                                      {"RMPI_COLL_SHM_OVERSUBSCRIBED_BCAST_CMA", NULL, 1},
                                      {"RMPI_COLL_SHM_OVERSUBSCRIBED_BCAST_CMA", NULL, 0},
                                      {"RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA_SLOW", NULL, 1},
