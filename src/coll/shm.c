@@ -793,28 +793,40 @@ static void over_trial(shm_t *h)
         over_publish(h, 0);
 }
 
+/* The least call of kind k that feeds its window (over_measures). Reduce and Bcast from
+ * 16 KiB: their windows' yields per MiB at 16-32 KiB lie as far apart as at 64 KiB (4 ranks
+ * on 2 cores, 4 MiB windows of 16 or 32 KiB calls: Reduce 352-763 in the bad mode, at most
+ * 131 in good-mode jobs; Bcast, every rank's, 396-480 against at most 146; docs/results/
+ * coll.md run 33), so a job of such calls alone finds the state. Allreduce from 64 KiB: its
+ * 16-64 KiB windows overlap (bad 161-828, good up to 657), so smaller ones follow the state
+ * and do not feed it (run 30). */
+#define OVER_MEASURE_MIN 65536
+#define OVER_MEASURE_MIN_ROOTED 16384
+static size_t over_measure_min(int k) { return k == OVER_ALLREDUCE ? OVER_MEASURE_MIN : OVER_MEASURE_MIN_ROOTED; }
+
 /* Whether a blocking call in its kind's state window takes the slow state's path: the
- * word read at the call's start, after the queue drained (over_slow); rank 0 rooting it
- * (zero_roots: a Reduce to 0, a Bcast from 0, an Allreduce) in the slow state tries the
- * segment again once RMPI_COLL_SHM_OVERSUBSCRIBED_TRIAL_MS passed (state auto). */
-static int over_pick(shm_t *h, int zero_roots)
+ * word read at the call's start, after the queue drained (over_slow); trial: rank 0 roots
+ * the call (a Reduce to 0, a Bcast from 0, an Allreduce) and, had it taken the segment, it
+ * would have fed the kind's window (over_measure_min): in the slow state rank 0 then tries
+ * the segment again once RMPI_COLL_SHM_OVERSUBSCRIBED_TRIAL_MS passed (state auto). A trial
+ * in a call that does not measure would leave the segment in place in the bad mode until
+ * a call that measures comes (4 ranks on 2 cores, Allreduce 32 KiB after 16 KiB ones: 52-75
+ * us against single copy's 22-26, docs/results/coll.md run 33). */
+static int over_pick(shm_t *h, int trial)
 {
     if (!over_slow(h))
         return 0;
-    if (h->me == 0 && zero_roots && rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_STATE == RMPI_COLL_SHM_OVERSUBSCRIBED_STATE_AUTO)
+    if (h->me == 0 && trial && rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_STATE == RMPI_COLL_SHM_OVERSUBSCRIBED_STATE_AUTO)
         over_trial(h);
     return 1;
 }
 
-/* Whether the state is measured in a call that rank 0 roots through the segment
- * (zero_roots) in its kind's window (win), of at least OVER_MEASURE_MIN bytes: state auto,
- * single copy agreed. Smaller calls follow the state but do not feed it: per MiB their
- * waits yield more in the good mode too (4 ranks on 2 cores, a window of 16-64 KiB
- * Allreduces said slow in the fast state; docs/results/coll.md run 30). */
-#define OVER_MEASURE_MIN 65536
-static int over_measures(const shm_t *h, int zero_roots, int win, size_t bytes)
+/* Whether the state is measured in a call of kind k that rank 0 roots through the segment
+ * (zero_roots) in its kind's window (win), of at least over_measure_min(k) bytes: state
+ * auto, single copy agreed. Smaller calls follow the state but do not feed it. */
+static int over_measures(const shm_t *h, int k, int zero_roots, int win, size_t bytes)
 {
-    return h->c->coll_shm_over && zero_roots && win && bytes >= OVER_MEASURE_MIN && h->c->coll_shm_cma &&
+    return h->c->coll_shm_over && zero_roots && win && bytes >= over_measure_min(k) && h->c->coll_shm_cma &&
            rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_STATE == RMPI_COLL_SHM_OVERSUBSCRIBED_STATE_AUTO;
 }
 
@@ -1701,7 +1713,7 @@ static int bcast_cma_over(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t 
         !c->coll_shm_cma)
         return RMPI_COLL_SHM_DECLINED;
     queue_drain(c);
-    if (win && !over_pick(&h, root == 0))
+    if (win && !over_pick(&h, root == 0 && bytes >= over_measure_min(OVER_BCAST)))
         return RMPI_COLL_SHM_DECLINED;
     coll_note(COLL_BCAST, shm_cma_choice, 0, bytes);
     rmpi_coll_blk_t few[4], *blk = h.n <= 4 ? few : rmpi_xmalloc((size_t)h.n * sizeof *blk);
@@ -1723,7 +1735,7 @@ int rmpi_coll_shm_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *d
     coll_shm_op_t o;
     if (!bcast_op(&o, c, buf, count, dt, root, 1))
         return RMPI_COLL_SHM_DECLINED;
-    if (!over_measures(&o.h, root == 0, over_bcast_window(o.bytes), o.bytes))
+    if (!over_measures(&o.h, OVER_BCAST, root == 0, over_bcast_window(o.bytes), o.bytes))
         return op_block(&o, bcast_run);
     /* rank 0 roots a Bcast in the window through the segment: the state is measured */
     uint64_t y = rmpi_core_yields, t0 = rmpi_time_ns();
@@ -1758,7 +1770,8 @@ int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t co
     /* the Reduce half of then_bcast in single copy as a Reduce's (reduce_single; the
      * members' inputs stay untouched until rank 0 posted that it read them all) */
     size_t bytes = count * dt->size;
-    if (!o.then_bcast && over_measures(&o.h, root == 0, over_window(bytes) && rmpi_coll_op_commutative(op), bytes)) {
+    if (!o.then_bcast &&
+        over_measures(&o.h, OVER_REDUCE, root == 0, over_window(bytes) && rmpi_coll_op_commutative(op), bytes)) {
         /* rank 0 roots a Reduce in the window through the segment: the state is measured */
         uint64_t y = rmpi_core_yields, t0 = rmpi_time_ns();
         int rc = op_block(&o, reduce_run);
@@ -1766,8 +1779,8 @@ int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t co
         return rc;
     }
     /* an Allreduce in its window through the segment: rank 0 measures the state (both halves) */
-    int ar_measure =
-        o.then_bcast && over_measures(&o.h, 1, over_allreduce_window(bytes) && rmpi_coll_op_commutative(op), bytes);
+    int ar_measure = o.then_bcast && over_measures(&o.h, OVER_ALLREDUCE, 1,
+                                                   over_allreduce_window(bytes) && rmpi_coll_op_commutative(op), bytes);
     uint64_t ar_y = rmpi_core_yields, ar_t0 = ar_measure ? rmpi_time_ns() : 0;
     int rc = o.then_bcast && c->coll_shm_cma && rmpi_coll_op_commutative(op) &&
                      bytes >= from_knob(rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA)
@@ -2571,7 +2584,7 @@ static int allreduce_single(rmpi_comm_t *c, shm_t *h, size_t count, const rmpi_d
         !shm_get(c, h, 1) || !c->coll_shm_over || !c->coll_shm_cma)
         return 0;
     queue_drain(c);
-    if (!over_pick(h, 1))
+    if (!over_pick(h, bytes >= over_measure_min(OVER_ALLREDUCE)))
         return 0;
     coll_note(COLL_ALLREDUCE, shm_cma_choice, 0, bytes);
     return 1;
@@ -2622,7 +2635,7 @@ static int reduce_single(rmpi_comm_t *c, shm_t *h, size_t count, const rmpi_dtyp
         return 0;
     queue_drain(c);
     if (c->coll_shm_over && win) {
-        if (!over_pick(h, root == 0))
+        if (!over_pick(h, root == 0 && bytes >= over_measure_min(OVER_REDUCE)))
             return 0;
     } else if (!c->coll_shm_over && bytes < state_from(c, h, bytes, fast, slow))
         return 0;
