@@ -233,7 +233,8 @@ typedef struct rmpi_ofi_rail {
                            * other rank is on it): progress does not poll it */
     int emul;       /* no FI_RMA (or RMPI_OFI_RMA=emulate): get/put over messages */
     /* Atomics (rmpi_ofi_atomic_max): offered at all (FI_ATOMIC, manual progress, a software
-     * provider, no FI_MR_LOCAL, RMPI_OFI_ATOMIC=auto), and per kind, type and operation the
+     * provider, no FI_MR_LOCAL, RMPI_OFI_ATOMIC not off and FI_ATOMIC
+     * taken by ofi_open), and per kind, type and operation the
      * elements one op may carry (fi_atomicvalid and its siblings), asked once: 0 not yet. */
     int atomics;
     uint32_t at_max[RMPI_NET_ATOMIC_KINDS][RMPI_NET_AT_TYPES][RMPI_NET_AOPS];

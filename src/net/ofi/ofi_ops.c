@@ -1376,6 +1376,14 @@ static int getinfo(const char *prov, int rma, struct fi_info **list)
     return rc;
 }
 
+/* Whether list's first domain orders writes after writes and sends after writes (the
+ * dedicated rings' and r->saw's conditions, ofi_chan.c). */
+static int writes_ordered(const struct fi_info *list)
+{
+    uint64_t order = list->tx_attr->msg_order & list->rx_attr->msg_order;
+    return (order & FI_ORDER_WAW) && (order & FI_ORDER_SAW);
+}
+
 static void ofi_fail(const rmpi_net_env_t *env, const char *what, int rc)
 {
     rmpi_fatal("RMPI_OFI_PROVIDER=%s: %s on rank %d (%s). Set RMPI_OFI_PROVIDER to a provider `fi_info -t FI_EP_RDM` "
@@ -1754,8 +1762,26 @@ static int ofi_open(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
      * are then emulated with control frames (ofi_emul.c). */
     int emul = rmpi_knobs.OFI_RMA == RMPI_OFI_RMA_EMULATE;
     struct fi_info *list = NULL;
-    /* FI_ATOMIC too when offered (MPI accumulates as libfabric atomics, src/rma/atomic.c) */
+    /* FI_ATOMIC too when offered (MPI accumulates as libfabric atomics, src/rma/atomic.c),
+     * unless (auto) the provider then drops the write orderings it has without it:
+     * tcp;ofi_rxm with FI_ATOMIC no longer reports FI_ORDER_WAW and FI_ORDER_SAW, which the
+     * dedicated rings (ofi_chan.c) and a put's order before our next message (r->saw) need;
+     * the rings are the per-peer channels, worth more than atomics that are already ahead of
+     * Open MPI as messages (docs/results/osc.md). RMPI_OFI_ATOMIC=on takes them anyway. */
     int rc = emul || rmpi_knobs.OFI_ATOMIC == RMPI_OFI_ATOMIC_OFF ? -FI_ENODATA : getinfo(prov, 2, &list);
+    if (rc == 0 && rmpi_knobs.OFI_ATOMIC == RMPI_OFI_ATOMIC_AUTO && !writes_ordered(list)) {
+        struct fi_info *plain = NULL;
+        if (getinfo(prov, 1, &plain) == 0 && writes_ordered(plain)) {
+            rmpi_log(1,
+                     "ofi: %s without FI_ATOMIC: with it the provider drops FI_ORDER_WAW/SAW "
+                     "(RMPI_OFI_ATOMIC=on takes atomics without the dedicated rings)",
+                     prov);
+            fi_freeinfo(list);
+            list = plain;
+        } else {
+            fi_freeinfo(plain);
+        }
+    }
     if (rc == -FI_ENODATA && !emul)
         rc = getinfo(prov, 1, &list);
     if (rc == -FI_ENODATA) {
