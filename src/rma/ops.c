@@ -360,9 +360,9 @@ int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq)
     /* accumulates as the provider's atomics (atomic.c): under the same conditions as RDMA,
      * and within their size limit (one element always), decided here because a native
      * operation takes a lazy lock as RDMA does, by its own round trip, where a message
-     * carries the request along (acc_lat 64 KiB over tcp;ofi_rxm, a message either way:
-     * 65.5 us with that round trip against 53.8 on main; without it 176 against main's 255
-     * in a noisier run, docs/results/osc.md) */
+     * carries the request along. (acc_lat 64 KiB over tcp;ofi_rxm with RMPI_OFI_ATOMIC=on,
+     * a message either way, is still 63.2 us against 54.1 with atomics off, quiet machine:
+     * that gap has another cause, docs/results/osc.md.) */
     int native = !rw && tbytes && !nseg && rma_atomic_to(w, t) &&
                  (op->kind == RMPI_RMA_CAS || tbytes <= 8 || (long long)tbytes <= rmpi_knobs.RMA_ATOMIC_MAX);
     /* A batch of such puts alone, begun when nothing to t was unacknowledged (so no
