@@ -32,7 +32,7 @@ static int runtime_start(int required)
         /* MULTIPLE is honoured with one library lock, so a later user may raise the level */
         if (thread_level_of(required) > thread_level) {
             thread_level = thread_level_of(required);
-            rmpi_thread_multiple = thread_level == MPI_THREAD_MULTIPLE;
+            rmpi_thread_multiple = thread_level == MPI_THREAD_MULTIPLE || rmpi_core_async_wanted();
         }
         return MPI_SUCCESS;
     }
@@ -50,7 +50,10 @@ static int runtime_start(int required)
     }
     rmpi_comm_init(core_info.rank, core_info.size);
     thread_level = thread_level_of(required);
-    rmpi_thread_multiple = thread_level == MPI_THREAD_MULTIPLE;
+    /* With a progress thread the library locks as under MULTIPLE whatever was asked for;
+     * provided stays the level asked for (as MPICH_ASYNC_PROGRESS does): the user's threads
+     * may rely on that level, the progress thread is the library's own. */
+    rmpi_thread_multiple = thread_level == MPI_THREAD_MULTIPLE || rmpi_core_async_wanted();
     main_thread = pthread_self();
     rmpi_api_attr_init(core_info.appnum);
     rmpi_api_info_env_init(core_info.size, thread_level);
@@ -60,6 +63,7 @@ static int runtime_start(int required)
 
 static void runtime_stop(void)
 {
+    rmpi_core_async_stop(); /* joined before anything it progresses is torn down */
     RMPI_LOCK();
     if (rmpi_knobs.REPORT == RMPI_REPORT_ON)
         rmpi_coll_report(stderr);
@@ -73,8 +77,10 @@ static void runtime_stop(void)
 int rmpi_api_runtime_acquire(int required)
 {
     int rc = runtime_start(required);
-    if (rc == MPI_SUCCESS)
+    if (rc == MPI_SUCCESS) {
         sessions++;
+        rmpi_core_async_start();
+    }
     return rc;
 }
 
@@ -97,7 +103,10 @@ static int do_init(int required, int *provided)
     world_state = RMPI_STATE_INIT;
     if (provided)
         *provided = thread_level;
-    return rmpi_api_dpm_init(core_info.singleton);
+    rc = rmpi_api_dpm_init(core_info.singleton);
+    if (rc == MPI_SUCCESS)
+        rmpi_core_async_start(); /* last: every layer it progresses is up */
+    return rc;
 }
 
 int MPI_Init(int *argc, char ***argv) { return do_init(MPI_THREAD_SINGLE, NULL); }

@@ -146,6 +146,16 @@ extern pthread_mutex_t rmpi_big_lock;
             pthread_mutex_unlock(&rmpi_big_lock); \
     } while (0)
 
+/* The asynchronous progress thread (RMPI_ASYNC_PROGRESS, core_async.c). wanted: the knob
+ * (read after rmpi_core_init); then rmpi_thread_multiple must be set before start, whatever
+ * thread level the user asked for. start: once everything progress touches exists (after
+ * the layers above are initialised); the thread passes progress under rmpi_big_lock and
+ * releases it between passes. stop: joins it; call without the lock held and before
+ * anything it touches is torn down (rmpi_core_finalize). Both are idempotent. */
+int rmpi_core_async_wanted(void);
+int rmpi_core_async_start(void);
+void rmpi_core_async_stop(void);
+
 /* ---- life cycle ---- */
 typedef struct rmpi_core_info {
     int rank, size;

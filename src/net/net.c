@@ -213,6 +213,20 @@ int rmpi_net_progress(void)
     return ev;
 }
 
+int rmpi_net_wait_fds(int *fds, int max)
+{
+    int n = 0;
+    for (int i = 0; i < nrails; i++) {
+        if (rails[i]->ops == &rmpi_self_ops)
+            continue;
+        int fd = rails[i]->ops->wait_fd ? rails[i]->ops->wait_fd(rails[i]) : -1;
+        if (fd < 0 || n == max)
+            return -1;
+        fds[n++] = fd;
+    }
+    return n;
+}
+
 int rmpi_net_nrails(void) { return nrails; }
 
 int rmpi_net_queued(void)

@@ -56,8 +56,9 @@
 
 /* The version of struct rmpi_net_ops (and of the rail hints a provider fills) a provider was
  * written against: raise it whenever a member is added, removed or changes meaning;
- * rmpi_net_open refuses a provider whose version differs (rmpi_net_ops_check). 7: hints.down and hints.stream. */
-#define RMPI_NET_OPS_VERSION 10
+ * rmpi_net_open refuses a provider whose version differs (rmpi_net_ops_check). 7: hints.down and hints.stream.
+ * 11: wait_fd. */
+#define RMPI_NET_OPS_VERSION 11
 #define RMPI_NET_MAX_RAILS 16
 /* Most size classes of shared receive buffers a provider reports (shm's RMPI_SHM_MAX_CLASSES, and
  * one class of the largest frame over libfabric). */
@@ -365,6 +366,12 @@ struct rmpi_net_ops {
      * Returns 0 when an attempt started, -1 when there is nothing to try (not lost, or
      * still being reported). May be NULL: lost stays lost. */
     int (*rejoin)(rmpi_rail_t *rail, int peer, uint64_t timeout_ns);
+    /* A descriptor that polls readable (POLLIN) whenever progress on this rail may find
+     * something (a frame, a completion, a connection), so a thread with nothing to do can
+     * sleep in poll(2) on it instead of calling progress (the core's asynchronous progress
+     * thread, RMPI_ASYNC_PROGRESS). -1, or the op NULL: no such descriptor, the rail must
+     * be polled. The descriptor stays the rail's (never closed nor read by the caller). */
+    int (*wait_fd)(rmpi_rail_t *rail);
 };
 
 extern const struct rmpi_net_ops rmpi_self_ops, rmpi_shm_ops, rmpi_tcp_ops;
@@ -390,6 +397,10 @@ int rmpi_net_ready(int phase);
  * the highest tier among them (hints.tier: ofi over tcp when both reach it). */
 int rmpi_net_rails_for(int peer, rmpi_rail_t **rails, int max);
 int rmpi_net_progress(void);
+/* The rails' wait descriptors (ops->wait_fd) for poll(2), at most max of them: their
+ * number, or -1 when some rail has none and must be polled instead (self's frames to this
+ * process come only from its own calls and need no descriptor). */
+int rmpi_net_wait_fds(int *fds, int max);
 /* ---- dynamic peers ---- */
 /* This process's business card: "world.rank.node:provider=card;..." (opens tcp if needed).
  * Returns its length, or -1. */

@@ -483,6 +483,10 @@ static void gate_run(rmpi_tcp_prov_t *prov)
         ((rmpi_tcp_rail_t *)ev[i].data.ptr)->gate_ready = 1;
 }
 
+/* The rail's epoll set holds its listening socket and every connection (EPOLLOUT only while
+ * output waits), so it polls readable exactly when tcp_progress has something to do. */
+static int tcp_wait_fd(rmpi_rail_t *rail) { return rmpi_tcp_rail_of(rail)->epfd; }
+
 static int tcp_progress(rmpi_rail_t *rail)
 {
     rmpi_tcp_rail_t *r = rmpi_tcp_rail_of(rail);
@@ -744,4 +748,5 @@ const struct rmpi_net_ops rmpi_tcp_ops = {
     .watch = rmpi_tcp_watch,
     .abandon = rmpi_tcp_abandon,
     .rejoin = rmpi_tcp_rejoin,
+    .wait_fd = tcp_wait_fd,
 };
