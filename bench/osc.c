@@ -10,12 +10,17 @@
  * (10^6 bytes). The number of operations per size is capped at about 0.2 s of them
  * (estimated from a warm-up) so a run stays short.
  *
- *   osc [-m MIN:MAX | -s S1,S2,...] [-t LIST] [-w allocate|create|dynamic|shared] [-n N]
+ *   osc [-m MIN:MAX | -s S1,S2,...] [-t LIST] [-w allocate|create|dynamic|shared] [-n N] [-b S] [-i S]
  *   tests: put_lat, get_lat, put_bw, get_bw, acc_lat (MPI_SUM of MPI_INT), fop_lat
  *   (MPI_SUM of one long), cas_lat (one long), put_lock (lock/unlock per put),
  *   put_fence (a fence per put); -n N: exactly N operations (latency) or windows
  *   (bandwidth) per size after a warm-up of 20, for instruction counts (callgrind
- *   --toggle-collect=MPI_Put: instructions per call, bench/README.md)
+ *   --toggle-collect=MPI_Put: instructions per call, bench/README.md); -b S: the target
+ *   computes S seconds outside MPI (no MPI call) from the start of every run, warm-up
+ *   included, so passive-target tests show whether operations progress without it
+ *   (a progress thread: RMPI_ASYNC_PROGRESS, MPICH_ASYNC_PROGRESS) or wait for it;
+ *   -i S: no test, every rank sleeps S seconds outside MPI with the window created (the
+ *   CPU an idle progress thread costs: `time` the job)
  * Output from rank 0: a table on stdout, then one JSON line per test and size
  * ({"test":"put_lat","size":8,"value":0.1,"unit":"us","flavor":"allocate"}).
  */
@@ -28,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 enum { PUT_LAT, GET_LAT, PUT_BW, GET_BW, ACC_LAT, FOP_LAT, CAS_LAT, PUT_LOCK, PUT_FENCE, NTEST };
 static const char *const names[NTEST] = {"put_lat", "get_lat", "put_bw",   "get_bw",   "acc_lat",
@@ -39,6 +45,8 @@ static int rank;
 static char *obuf, *tbuf;
 static MPI_Win win;
 static MPI_Aint tdisp; /* dynamic windows: the target's address */
+static double busy;    /* -b: seconds the target computes outside MPI in each run */
+static double idle;    /* -i: seconds every rank sleeps outside MPI instead of the tests */
 
 static int sized(int t)
 {
@@ -61,8 +69,14 @@ static double run(int t, long size, long n)
         }
         return MPI_Wtime() - t0;
     }
-    if (rank != 0)
+    if (rank != 0) {
+        /* a loop the compiler keeps, reading the clock and nothing of MPI's */
+        volatile double x = 1;
+        while (MPI_Wtime() - t0 < busy)
+            for (int k = 0; k < 1000; k++)
+                x = x * 1.0000001 + 1e-9;
         return 0;
+    }
     if (t == PUT_LOCK) {
         for (long i = 0; i < n; i++) {
             MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
@@ -123,11 +137,16 @@ int main(int argc, char **argv)
             flavor = argv[++i];
         else if (!strcmp(argv[i], "-n") && i + 1 < argc && (fixed_n = atol(argv[i + 1])) > 0)
             i++;
+        else if (!strcmp(argv[i], "-b") && i + 1 < argc && (busy = atof(argv[i + 1])) >= 0)
+            i++;
+        else if (!strcmp(argv[i], "-i") && i + 1 < argc && (idle = atof(argv[i + 1])) >= 0)
+            i++;
         else {
             if (rank == 0)
                 fprintf(
                     stderr,
-                    "usage: osc [-m MIN:MAX | -s S1,S2,...] [-t TESTS] [-w allocate|create|dynamic|shared] [-n N]\n");
+                    "usage: osc [-m MIN:MAX | -s S1,S2,...] [-t TESTS] [-w allocate|create|dynamic|shared] [-n N] "
+                    "[-b SECONDS] [-i SECONDS]\n");
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
@@ -170,6 +189,12 @@ int main(int argc, char **argv)
     memset(tbuf, 0, (size_t)wbytes);
     MPI_Win_fence(0, win);
     MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
+    if (idle > 0) {
+        struct timespec ts = {(time_t)idle, (long)((idle - (double)(time_t)idle) * 1e9)};
+        nanosleep(&ts, NULL);
+        for (int t = 0; t < NTEST; t++)
+            want[t] = 0;
+    }
 
     if (rank == 0)
         printf("# one-sided, window flavor %s, origin rank 0, target rank 1\n# %-10s %10s %12s\n", flavor, "test",
