@@ -285,6 +285,7 @@ static inline int idle_yields(unsigned *idle)
 }
 
 unsigned long long rmpi_core_yields;
+unsigned rmpi_core_app_polls;
 
 /* A yield of a wait whose polls are system calls is timed for spin.h (a clock read or two
  * next to a sched_yield and a socket poll). */
@@ -319,6 +320,8 @@ void rmpi_core_wait_step(unsigned *idle)
          * the lock's, so it is read before and the yield is not timed) */
         int yield = idle_yields(idle);
         rmpi_core_yields += (unsigned)yield;
+        /* an application thread waits here: the progress thread stands aside (core_async.c) */
+        __atomic_store_n(&rmpi_core_app_polls, rmpi_core_app_polls + 1, __ATOMIC_RELAXED);
         pthread_mutex_unlock(&rmpi_big_lock);
         if (yield)
             sched_yield();

@@ -153,6 +153,10 @@ extern pthread_mutex_t rmpi_big_lock;
  * releases it between passes. stop: joins it; call without the lock held and before
  * anything it touches is torn down (rmpi_core_finalize). Both are idempotent. */
 int rmpi_core_async_wanted(void);
+/* Idle polls of application threads' waits under rmpi_thread_multiple (written under the
+ * lock, read by the progress thread without it): while it grows, an application thread
+ * drives progress itself and the progress thread sleeps instead of contending for the lock. */
+extern unsigned rmpi_core_app_polls;
 int rmpi_core_async_start(void);
 void rmpi_core_async_stop(void);
 

@@ -74,7 +74,17 @@ static void *async_main(void *arg)
     async_short_slice();
     int fds[RMPI_NET_MAX_RAILS];
     uint64_t backoff = 0;
+    unsigned app_polls = 0;
     while (!__atomic_load_n(&async_stop, __ATOMIC_ACQUIRE)) {
+        unsigned p = __atomic_load_n(&rmpi_core_app_polls, __ATOMIC_RELAXED);
+        if (p != app_polls) {
+            /* An application thread waits inside MPI and polls: a pass of ours would only
+             * take the lock from it (a round trip over tcp with the target in a wait took
+             * twice as long). Look again after a short sleep. */
+            app_polls = p;
+            async_sleep(NULL, 0, BACKOFF_MIN_NS);
+            continue;
+        }
         /* One pass under the library lock, released before any sleep or yield, so an
          * application thread entering MPI waits at most one pass for it. */
         pthread_mutex_lock(&rmpi_big_lock);
