@@ -137,6 +137,7 @@ int rmpi_tcp_put(rmpi_rail_t *rail, int peer, const void *local, size_t len, uin
     /* A key of a range list (MPI's dynamic windows): only the target knows whether the
      * range is attached, and a refusal can fail only a put still waiting for its answer. */
     t->put_ack = (l && l->npairs > 1) || (rkey & RMPI_NET_KEY_RANGES);
+    op->landed = t->put_ack;
     t->op = op;
     if (len < TCP_RDMA_BATCH && len <= r->chunk) {
         /* one whole PUT frame in the queue at once, so the writer gathers a burst of them
