@@ -102,20 +102,70 @@ bench_build_all() {
     [ ${#mpis[@]} -gt 0 ] || { say "no MPI to run"; exit 1; }
 }
 
+# The machine's state while a benchmark runs (docs/results/coll.md, "two states"), when the
+# caller sets state=1: `linert` sampled every quarter second beside the run (6 ms each),
+# every output line stamped with its time, and each JSON line given the state of the
+# samples taken since the line before it ("state": fast, slow or mixed at 150 ns;
+# "rt_ns": their range), so one row that fell into the slow state shows as such.
+bench_linert() {
+    local lr=$build/bench/linert
+    [ -x "$lr" ] || lr=linert
+    "$lr" -n 9000 | sed 's/.*"rt_ns":\([0-9.]*\).*/\1/'
+}
+bench_stamp() {
+    local l
+    while IFS= read -r l; do printf '%s %s\n' "$EPOCHREALTIME" "$l"; done
+}
+# $1 the samples ("time rt" lines), stdin the stamped output: the output, JSON lines tagged.
+bench_state_tag() {
+    awk -v thr=150 'NR == FNR { st[++ns] = $1; sv[ns] = $2; next }
+        {
+            t = $1; sub(/^[^ ]* /, "")
+            if (substr($0, 1, 1) == "{") {
+                lo = hi = ""
+                for (i = 1; i <= ns; i++)
+                    if (st[i] > prev && st[i] <= t) { if (lo == "" || sv[i] < lo) lo = sv[i]; if (hi == "" || sv[i] > hi) hi = sv[i] }
+                if (lo == "")
+                    for (i = 1; i <= ns && st[i] <= t; i++) lo = hi = sv[i]
+                s = lo == "" ? "unknown" : hi < thr ? "fast" : lo >= thr ? "slow" : "mixed"
+                sub(/^\{/, "{\"state\":\"" s "\",\"rt_ns\":\"" lo "-" hi "\",")
+                prev = t
+            }
+            print
+        }' "$1" -
+}
+
 # Run `launch MPI` followed by the arguments given, reps times round every MPI in turn
 # (a burst of outside load hits them alike); JSON lines tagged with mpi and rep go to
 # out, the rest to log. Sets failed.
 bench_run_all() {
-    local tmo=$1 lines cmd rep mpi
+    local tmo=$1 lines cmd rep mpi rc sampler samples
     shift
     failed=0
+    samples=$(mktemp)
     for rep in $(seq 1 "$reps"); do
         for mpi in "${mpis[@]}"; do
             cmd=$(launch "$mpi")
             say "run $rep/$reps: $mpi"
             echo "### $mpi rep $rep: $cmd $*" >>"$log"
-            # shellcheck disable=SC2086  # the command line is meant to be word-split
-            if lines=$(timeout "$tmo" $cmd "$@" 2>>"$log"); then
+            if [ "${state:-0}" = 1 ]; then
+                echo "# linert before: $(bench_linert) ns" >>"$log"
+                : >"$samples"
+                (while :; do echo "$EPOCHREALTIME $(bench_linert)"; sleep 0.25; done >>"$samples") &
+                sampler=$!
+                # shellcheck disable=SC2086  # the command line is meant to be word-split
+                lines=$({ timeout "$tmo" $cmd "$@" 2>>"$log"; echo "rc $?"; } | bench_stamp)
+                kill "$sampler"
+                wait "$sampler" 2>/dev/null || true
+                rc=${lines##* rc }
+                lines=$(printf '%s\n' "$lines" | sed '$d' | bench_state_tag "$samples")
+                echo "# linert after: $(bench_linert) ns" >>"$log"
+            else
+                rc=0
+                # shellcheck disable=SC2086
+                lines=$(timeout "$tmo" $cmd "$@" 2>>"$log") || rc=$?
+            fi
+            if [ "$rc" = 0 ]; then
                 printf '%s\n' "$lines" | grep -v '^{' >>"$log" || true
                 printf '%s\n' "$lines" | grep '^{' | sed "s/^{/{\"mpi\":\"$mpi\",\"rep\":$rep,/" >>"$out"
             else
@@ -124,4 +174,5 @@ bench_run_all() {
             fi
         done
     done
+    rm -f "$samples"
 }

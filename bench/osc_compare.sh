@@ -6,7 +6,7 @@ set -eu
 usage() {
     cat <<'USAGE'
 usage: bench/osc_compare.sh [--only LIST] [--reps N] [--sizes LIST] [--flavor F] [--net N] [--build DIR] [--out FILE]
-                             [--before LIBDIR] [--tests LIST]
+                             [--before LIBDIR] [--tests LIST] [--state]
 
 Builds bench/osc.c with mpicc.mpich and mpicc.openmpi into BUILD/bench/ref/, uses
 BUILD/bench/osc for RailMPI (cmake target bench), and runs each MPI with 2 ranks on shared
@@ -30,6 +30,11 @@ memory, --reps times (default 3) going round the MPIs in turn.
                 build's lib/; LD_LIBRARY_PATH wins over the benchmark's RUNPATH), as
                 column railmpi-before in the same rotation: before and after alternated
 
+  --state       sample the machine's state (bench/linert.c) beside every run and tag each row
+                with it (fast, slow or mixed: docs/results/coll.md, "two states"); the
+                table then adds each MPI's figures per run, marked F/S/M, and the medians
+                of the fast and of the slow rows
+
 Extra launcher arguments: MPICH_ARGS, OMPI_ARGS, RMPI_ARGS (word-split).
 USAGE
 }
@@ -45,6 +50,7 @@ flavor=allocate
 net=shm
 out=""
 before=""
+state=0
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -57,6 +63,7 @@ while [ $# -gt 0 ]; do
         --out) [ $# -ge 2 ] || { usage >&2; exit 2; }; out=$2; shift ;;
         --before) [ $# -ge 2 ] || { usage >&2; exit 2; }; before=$2; shift ;;
         --tests) [ $# -ge 2 ] || { usage >&2; exit 2; }; tests=$2; shift ;;
+        --state) state=1 ;;
         -h|--help) usage; exit 0 ;;
         *) echo "osc_compare.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
     esac
@@ -142,5 +149,30 @@ for key in order:
     if best and "railmpi-before" in med and med["railmpi-before"] > 0:
         ratio += f" (before {(best / med['railmpi-before']) if bw else (med['railmpi-before'] / best):.2f})"
     print(f"| {test} | {size} | {unit} | " + " | ".join(f"{med[m]:.3f}" if m in med else "-" for m in mpis) + f" | {ratio} |")
+# --state: every run's figure with its state, and the medians within one state
+tagged = [d for d in map(json.loads, open(sys.argv[1])) if "state" in d]
+if tagged:
+    runs, mark = {}, {"fast": "F", "slow": "S", "mixed": "M"}
+    for d in tagged:
+        runs.setdefault((d["test"], d["size"], d["unit"]), {}).setdefault(d["mpi"], []).append(d)
+    for st in ("fast", "slow"):
+        print(f"\nRows measured in the {st} state alone (linert below / at or above 150 ns through the row), "
+              "median over the runs (their count), then each run's figure and state\n")
+        print("| test | bytes | " + " | ".join(mpis) + " | RailMPI vs best | runs |")
+        print("|---|---:|" + "---:|" * len(mpis) + "---:|---|")
+        for key in order:
+            test, size, unit = key
+            byst = {m: [d["value"] for d in v if d["state"] == st] for m, v in runs.get(key, {}).items()}
+            med = {m: statistics.median(v) for m, v in byst.items() if v}
+            others = [med[m] for m in med if not m.startswith("railmpi")]
+            bw = unit == "MB/s"
+            ratio = "-"
+            if others and med.get("railmpi"):
+                best = max(others) if bw else min(others)
+                ratio = f"{(best / med['railmpi']) if bw else (med['railmpi'] / best):.2f}"
+            each = "; ".join(m + " " + " ".join(f"{d['value']:.4g}{mark.get(d['state'], '?')}" for d in v)
+                             for m, v in runs.get(key, {}).items())
+            print(f"| {test} | {size} | " + " | ".join(f"{med[m]:.3f} ({len(byst[m])})" if m in med else "-" for m in mpis)
+                  + f" | {ratio} | {each} |")
 PY
 exit $failed

@@ -56,9 +56,9 @@
 
 /* The version of struct rmpi_net_ops (and of the rail hints a provider fills) a provider was
  * written against: raise it whenever a member is added, removed or changes meaning;
- * rmpi_net_open refuses a provider whose version differs (rmpi_net_ops_check). 7: hints.down and hints.stream.
- * 11: wait_fd. */
-#define RMPI_NET_OPS_VERSION 11
+ * rmpi_net_open refuses a provider whose version differs (rmpi_net_ops_check). 7: hints.down and hints.stream;
+ * 11: wait_fd; 12: rmpi_net_op_t.landed. */
+#define RMPI_NET_OPS_VERSION 12
 #define RMPI_NET_MAX_RAILS 16
 /* Most size classes of shared receive buffers a provider reports (shm's RMPI_SHM_MAX_CLASSES, and
  * one class of the largest frame over libfabric). */
@@ -151,6 +151,11 @@ struct rmpi_net_op {
      * target answers tells the data is there (as on emulated rails). Read it when put()
      * returns; 0 from every other put. */
     int by_target;
+    /* put() sets it to 1 when the op will complete only once the target has landed the data
+     * (tcp's PUT_ACK, asked for a range list's key), so its completion is remote completion
+     * and a flush need not ask the target. The caller zeroes it before put(); read it when
+     * put() returns. */
+    int landed;
 };
 
 /* Channel kinds as providers number them (src/chan/chan.h's rmpi_chan_kind_t, same values). */

@@ -1183,6 +1183,7 @@ static void post_piece(rdma_batch_t *b, rdma_op_t *ops, int get, char *local, si
         o->op.ctx = b;
         o->op.status = 0;
         o->op.by_target = 0;
+        o->op.landed = 0;
         rmpi_rail_t *rail = rmpi_vc_rail(b->vc, st[i].sub);
         b->vc->sub[st[i].sub].rdma_posted += st[i].len;
         if (get)
@@ -1192,7 +1193,9 @@ static void post_piece(rdma_batch_t *b, rdma_op_t *ops, int get, char *local, si
         /* read before any progress: completions run only there. A get is complete when its
          * data is here, whoever served it: nothing for a FLUSH to ask (over tcp the FLUSH
          * after a get was a second round trip, 18.5 us get + flush against 10.4 put + flush) */
-        if (!get && (!rail->hints.rdma_native || o->op.by_target)) {
+        /* a put that completes once landed (tcp's PUT_ACK on a dynamic window's range list)
+         * is its own remote completion: waiting for it (gets[t]) is the flush, no FLUSH */
+        if (!get && (!rail->hints.rdma_native || o->op.by_target) && !o->op.landed) {
             b->w->dirty[b->target] = 1; /* landed only once the target handled it: FLUSH asks */
             b->w->tail_answered[b->target] = 0;
         }

@@ -522,6 +522,10 @@ static int tcp_progress(rmpi_rail_t *rail)
     if (r->nsoon)
         rmpi_tcp_drain_soon(r);
     int n = poll_once(r, 0);
+    /* what the frames just read made us owe (PUT_ACKs, small read answers, answers sent by
+     * the layers above while they were delivered) goes now, gathered in one write a peer */
+    if (r->nsoon)
+        rmpi_tcp_drain_soon(r);
     r->in_progress = 0;
     return n;
 }

@@ -137,6 +137,7 @@ int rmpi_tcp_put(rmpi_rail_t *rail, int peer, const void *local, size_t len, uin
     /* A key of a range list (MPI's dynamic windows): only the target knows whether the
      * range is attached, and a refusal can fail only a put still waiting for its answer. */
     t->put_ack = (l && l->npairs > 1) || (rkey & RMPI_NET_KEY_RANGES);
+    op->landed = t->put_ack;
     t->op = op;
     if (len < TCP_RDMA_BATCH && len <= r->chunk) {
         /* one whole PUT frame in the queue at once, so the writer gathers a burst of them
@@ -327,7 +328,15 @@ void rmpi_tcp_put_answer(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, unsigned type, 
     rmpi_tcp_st32(e + 8, (uint32_t)err);
     rmpi_tcp_st32(e + 12, 0);
     rmpi_list_push_back(&p->ackq, &t->link);
-    rmpi_tcp_flush(r, p);
+    /* A PUT_ACK leaves at the end of this progress pass (tcp_progress), with whatever the
+     * frames read behind the put made us send: a put to a dynamic window is followed by the
+     * FLUSH whose answer then shares the ack's write (put_lat 64 KiB over loopback, fast
+     * state: 33.7-35.4 us with two writes and two wake-ups of the origin, 26.0-28.3 with
+     * one). A refusal goes at once: the origin may still be cutting the put's frames. */
+    if (type == RMPI_TCP_PUT_ACK)
+        rmpi_tcp_write_soon(r, p);
+    else
+        rmpi_tcp_flush(r, p);
 }
 
 void rmpi_tcp_on_put_hdr(rmpi_tcp_rail_t *r, rmpi_tcp_conn_t *c, const uint8_t *e)
