@@ -245,14 +245,6 @@ static int more_chunks(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_tx_t **i
     return nit;
 }
 
-/* Whether the next chunk of put t, in txq behind n whole frames of this write (bytes so
- * far), joins it: as more_chunks gathers a put, up to RMPI_TCP_GATHER or its short tail,
- * while no read is owed. */
-static int put_joins(const rmpi_tcp_peer_t *p, const rmpi_tcp_tx_t *t, int n, size_t bytes)
-{
-    return n > 0 && rmpi_list_empty(&p->rdq) && (bytes < RMPI_TCP_GATHER || t->dlen - t->psent <= RMPI_TCP_TAIL);
-}
-
 /* Choose what the next write carries: put answers first (header-only, so the initiator's
  * puts complete without waiting behind bulk data), then the frame in progress, get data or
  * the ordered queue, alternating so get data is not held back by this rank's own traffic
@@ -294,30 +286,12 @@ static int next_items(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_tx_t **it
     }
     if (p->cur_chunk)
         return more_chunks(r, p, items, nit, max, iov, niov, bytes);
+    rmpi_list_t *pos;
     int first = nit;
-    for (rmpi_list_t *pos = p->txq.next; pos != &p->txq && nit < max; pos = pos->next) {
+    rmpi_list_for_each(pos, &p->txq)
+    {
         rmpi_tcp_tx_t *t = (rmpi_tcp_tx_t *)pos;
-        if (t->is_put) {
-            if (!put_joins(p, t, nit - first, *bytes))
-                break;
-            /* Its next chunk joins the write of the frames before it, as a whole frame of
-             * txq in the put's place (a write that ends inside them leaves it for later,
-             * in order): a rendezvous by pieces (an accumulate's 48-byte header, a small
-             * PUT frame, then its 1 MiB) wrote the header alone, one write more on the
-             * stream, and loopback charges each further write about 20 us. */
-            rmpi_list_t *prev = pos->prev;
-            rmpi_tcp_tx_t *c = rmpi_tcp_put_next_chunk(r, p, t);
-            if (c) {
-                c->link.prev = prev;
-                c->link.next = prev->next;
-                prev->next->prev = &c->link;
-                prev->next = &c->link;
-            }
-            pos = c ? &c->link : prev; /* a refused put was dropped: look again */
-            if (!c)
-                continue;
-            t = c;
-        } else if (nit > first && *bytes >= r->chunk)
+        if (t->is_put || nit == max || (nit > first && *bytes >= r->chunk))
             break;
         items[nit++] = t;
         *bytes += add_iov(iov, niov, t);
