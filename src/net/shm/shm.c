@@ -976,11 +976,20 @@ static int shm_copy_now(rmpi_rail_t *rail, int peer, const struct iovec *local, 
     }
     if (p->ncb) /* in post order */
         cma_flush(p);
-    if (n == 1 && shm.split_min && local[0].iov_len >= shm.split_min)
-        return split_copy(&shm, p, local[0].iov_base, local[0].iov_len, (uintptr_t)remote[0].iov_base, write);
-    size_t total = 0;
-    for (int i = 0; i < n; i++)
+    size_t total = 0, least = SIZE_MAX;
+    for (int i = 0; i < n; i++) {
         total += local[i].iov_len;
+        least = RMPI_MIN(least, local[i].iov_len);
+    }
+    if (shm.split_min && least >= shm.split_min) {
+        /* each piece split (one-sided gets read at a flush: get_bw's window of them) */
+        for (int i = 0; i < n; i++) {
+            int rc = split_copy(&shm, p, local[i].iov_base, local[i].iov_len, (uintptr_t)remote[i].iov_base, write);
+            if (rc)
+                return rc;
+        }
+        return 0;
+    }
     ssize_t got = write ? process_vm_writev(p->pid, local, (unsigned long)n, remote, (unsigned long)n, 0)
                         : process_vm_readv(p->pid, local, (unsigned long)n, remote, (unsigned long)n, 0);
     if (got == (ssize_t)total)
