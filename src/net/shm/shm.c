@@ -392,7 +392,10 @@ static int shm_open_rail(const rmpi_net_env_t *env, rmpi_rail_t **out, int max)
     }
     h->magic = SEG_MAGIC;
     s->split = (split_slot_t *)((char *)s->seg + SPLIT_OFF);
-    s->split_min = s->cma_mode == RMPI_SHM_CMA_OFF ? 0 : (size_t)rmpi_knobs.SHM_CMA_SPLIT;
+    /* more ranks than CPUs: no idle core to copy with, and a target off its CPU cannot take
+     * its half before the origin finished its own (3 ranks on 2 cores: no half served in 3
+     * of 12 jobs, each offer then a second system call) */
+    s->split_min = s->cma_mode == RMPI_SHM_CMA_OFF || rmpi_topo_oversubscribed() ? 0 : (size_t)rmpi_knobs.SHM_CMA_SPLIT;
 
     s->rx = rmpi_xcalloc((size_t)s->nlocal, sizeof *s->rx);
     s->act = rmpi_xcalloc((size_t)s->nlocal, sizeof *s->act);
@@ -1522,12 +1525,14 @@ static int shm_progress(rmpi_rail_t *rail)
     }
     if (RMPI_UNLIKELY(s->chores | s->npending | s->ncb | s->ndone) || RMPI_UNLIKELY(s->resp != NULL))
         ev += progress_rare(s);
-    /* the split line (split_copy): a tail posted, or this pass idle with no origin told yet */
-    uint32_t st = atomic_load_explicit(&s->split->state, memory_order_relaxed);
-    if (RMPI_UNLIKELY(st == SPLIT_POSTED))
-        ev += split_serve(s);
-    else if (!ev && s->split_min && RMPI_UNLIKELY(!atomic_load_explicit(&s->split->polling, memory_order_relaxed)))
-        split_arm(s);
+    /* the split line (split_copy), on a pass that found nothing (the pass that handles a frame
+     * pays one test): a tail posted, or no origin told yet that we poll */
+    if (!ev) {
+        if (RMPI_UNLIKELY(atomic_load_explicit(&s->split->state, memory_order_relaxed) == SPLIT_POSTED))
+            return split_serve(s);
+        if (s->split_min && RMPI_UNLIKELY(!atomic_load_explicit(&s->split->polling, memory_order_relaxed)))
+            split_arm(s);
+    }
     return ev;
 }
 

@@ -14,7 +14,9 @@
  * - range: a 128 KiB put into a dynamic window's 64 KiB region fails with
  *   MPI_ERR_RMA_RANGE and writes nothing past the region.
  * Argument "split" (shm lines): the summed MPI_T counter rmpi_split_served must be above 0
- * after "exact" (the targets did copy halves), and "busy" runs its counter check. */
+ * after "exact" (the targets did copy halves), and "busy" runs its counter check; "none"
+ * (each rank pinned to one CPU, so more ranks than CPUs: no split is offered): every rank's
+ * counters stay 0. */
 #include "mtest.h"
 
 #include <stdint.h>
@@ -186,8 +188,7 @@ static void busy_case(MPI_Win win, unsigned char *mem, unsigned char *obuf, int 
         MTEST_OK(MPI_Win_unlock(1, win));
         unsigned long long c1 = pvar(1);
         if (check)
-            MTEST_CHECK(c1 > c0, "the busy target's halves: rmpi_split_claimed %llu -> %llu, want it to grow", c0,
-                        c1);
+            MTEST_CHECK(c1 > c0, "the busy target's halves: rmpi_split_claimed %llu -> %llu, want it to grow", c0, c1);
     } else if (mtest_rank == 1) {
         MTEST_OK(MPI_Recv(&go, 1, MPI_INT, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         volatile double x = 0;
@@ -196,7 +197,8 @@ static void busy_case(MPI_Win win, unsigned char *mem, unsigned char *obuf, int 
     }
     MTEST_OK(MPI_Barrier(MPI_COMM_WORLD));
     if (mtest_rank == 1) { /* each put overlapped the previous one but the first 4 KiB: the last is whole */
-        mtest_check_buf(mem + PRE + (size_t)(N - 1) * 4096, LEN, mtest_seed(0, 1, 900 + N - 1), "busy target's last put");
+        mtest_check_buf(mem + PRE + (size_t)(N - 1) * 4096, LEN, mtest_seed(0, 1, 900 + N - 1),
+                        "busy target's last put");
         for (int i = 0; i < N - 1; i++) {
             char what[64];
             snprintf(what, sizeof what, "busy target's put %d (its first 4 KiB)", i);
@@ -226,8 +228,8 @@ static void range_case(unsigned char *obuf)
         int rc2 = MPI_Win_flush(t, win);
         int cls = MPI_SUCCESS;
         MPI_Error_class(rc != MPI_SUCCESS ? rc : rc2, &cls);
-        MTEST_CHECK(cls == MPI_ERR_RMA_RANGE, "a 128 KiB put into a 64 KiB region: error class %d, want MPI_ERR_RMA_RANGE",
-                    cls);
+        MTEST_CHECK(cls == MPI_ERR_RMA_RANGE,
+                    "a 128 KiB put into a 64 KiB region: error class %d, want MPI_ERR_RMA_RANGE", cls);
         MTEST_OK(MPI_Win_unlock(t, win));
     }
     MTEST_OK(MPI_Barrier(MPI_COMM_WORLD));
@@ -241,8 +243,10 @@ static void range_case(unsigned char *obuf)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "none") && mtest_pin_one_cpu(argv[0])) /* oversubscribed on any machine */
+        return 1;
     mtest_init(&argc, &argv);
-    int split = argc > 1 && !strcmp(argv[1], "split");
+    int split = argc > 1 && !strcmp(argv[1], "split"), none = argc > 1 && !strcmp(argv[1], "none");
     int prov;
     MTEST_OK(MPI_T_init_thread(MPI_THREAD_SINGLE, &prov));
     pvar_start();
@@ -275,6 +279,9 @@ int main(int argc, char **argv)
     MTEST_OK(MPI_Allreduce(&served, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD));
     if (split && mtest_rank == 0 && mtest_size > 1)
         MTEST_CHECK(all > 0, "no target copied a half (MPI_T rmpi_split_served summed: 0)");
+    if (none)
+        MTEST_CHECK(served == 0 && pvar(1) == 0, "rank %d: %llu halves served, %llu taken back, want none offered",
+                    mtest_rank, served, pvar(1));
     range_case(obuf);
     free(base);
     free(mem);
