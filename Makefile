@@ -30,7 +30,7 @@ sanitize:
 # library, the launcher, the shm queue's and ring's unit tests, the threaded MPI tests). A
 # race TSan sees makes the process exit 66, so the test fails.
 TSAN_BUILD ?= build-tsan
-TSAN_TARGETS = mpi mpiexec unit_net_shm_queue unit_net_shm_ring mpi_pt2pt_thread mpi_coll_shmcoll mpi_rma_asyncprog
+TSAN_TARGETS = mpi mpiexec unit_net_shm_queue unit_net_shm_ring mpi_pt2pt_thread mpi_coll_shmcoll mpi_rma_asyncprog mpi_rma_cmasplit
 tsan:
 	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRMPI_WERROR=$(WERROR) -DRMPI_SANITIZE_THREAD=ON $(CMAKE_FLAGS)
 	cmake --build $(TSAN_BUILD) --target $(TSAN_TARGETS)

@@ -261,7 +261,7 @@ typedef struct pvar_sample {
     rmpi_chan_totals_t chan;
 } pvar_sample_t;
 
-enum { PV_CORE, PV_SEC, PV_VC, PV_MR, PV_CHAN, PV_MR_ENTRIES };
+enum { PV_CORE, PV_SEC, PV_SPLIT, PV_VC, PV_MR, PV_CHAN, PV_MR_ENTRIES };
 typedef struct pvar_def {
     const char *name, *layer, *desc;
     int cls, src;
@@ -310,6 +310,16 @@ static const pvar_def_t pvars[] = {
      MPI_T_PVAR_CLASS_COUNTER, PV_SEC, offsetof(rmpi_net_sec_stats_t, refused)},
     {"rmpi_peers_cut", "net", "Peers cut off for a malformed frame.", MPI_T_PVAR_CLASS_COUNTER, PV_SEC,
      offsetof(rmpi_net_sec_stats_t, malformed)},
+    {"rmpi_split_served", "net",
+     "Cross-memory copies of this process (one-sided puts and gets, RMPI_SHM_CMA_SPLIT) whose second half the target "
+     "copied.",
+     MPI_T_PVAR_CLASS_COUNTER, PV_SPLIT, offsetof(rmpi_net_split_stats_t, served)},
+    {"rmpi_split_claimed", "net",
+     "Cross-memory copies of this process offered to the target for splitting and taken back (the target had not "
+     "started its half).",
+     MPI_T_PVAR_CLASS_COUNTER, PV_SPLIT, offsetof(rmpi_net_split_stats_t, claimed)},
+    {"rmpi_split_took", "net", "Halves of other processes' cross-memory copies this process copied from its progress.",
+     MPI_T_PVAR_CLASS_COUNTER, PV_SPLIT, offsetof(rmpi_net_split_stats_t, took)},
     MR(hits, "Registration cache hits."),
     MR(misses, "Registration cache misses."),
     MR(evictions, "Registration cache evictions."),
@@ -344,6 +354,7 @@ static unsigned long long pvar_value(int i, const pvar_sample_t *s)
     switch (p->src) {
     case PV_CORE: return __atomic_load_n((uint64_t *)((char *)&rmpi_core_stats + p->off), __ATOMIC_RELAXED);
     case PV_SEC: return __atomic_load_n((uint64_t *)((char *)&rmpi_net_sec_stats + p->off), __ATOMIC_RELAXED);
+    case PV_SPLIT: return __atomic_load_n((uint64_t *)((char *)&rmpi_net_split_stats + p->off), __ATOMIC_RELAXED);
     case PV_VC: return *(const uint64_t *)((const char *)&s->vc + p->off);
     case PV_MR: return *(const uint64_t *)((const char *)&s->mr + p->off);
     case PV_CHAN: return *(const uint64_t *)((const char *)&s->chan + p->off);

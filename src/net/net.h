@@ -422,6 +422,13 @@ typedef struct rmpi_net_sec_stats {
     uint64_t refused, malformed;
 } rmpi_net_sec_stats_t;
 extern rmpi_net_sec_stats_t rmpi_net_sec_stats;
+/* Cross-memory copies split between origin and target (shm, RMPI_SHM_CMA_SPLIT): as origin,
+ * tails the target copied and tails taken back; as target, tails copied for an origin.
+ * MPI_T counters rmpi_split_*, RMPI_REPORT. */
+typedef struct rmpi_net_split_stats {
+    uint64_t served, claimed, took;
+} rmpi_net_split_stats_t;
+extern rmpi_net_split_stats_t rmpi_net_split_stats;
 /* Number of peer indices in use (world size + dynamic peers). */
 int rmpi_net_npeers(void);
 rmpi_net_id_t rmpi_net_id_of(int peer);
