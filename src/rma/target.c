@@ -541,6 +541,13 @@ static size_t handle(rmpi_win_t *w, int peer, int origin, char *msg, size_t len)
             answer_in_place(w, origin, h->reply_tag, base, h->bytes);
             return took;
         }
+        /* a small contiguous get answered from the window memory itself, as short_get: the
+         * eager send copies it into the frame before it returns, so no copy on the stack
+         * first (a window of 512 B gets paid three copies of each answer, not two) */
+        if (h->kind == AM_GET && !h->nseg && base && h->bytes &&
+            rmpi_core_send_eager(rmpi_comm_world_rank(w->comm, origin), w->comm->ctx, w->rank, h->reply_tag, base,
+                                 h->bytes))
+            return took;
         if (h->kind == AM_GET || h->kind == AM_GACC || h->kind == AM_CAS) {
             rlen = unattached ? 0 : h->bytes;
             reply = rlen <= sizeof small ? (char *)small : rmpi_xmalloc(rlen);
