@@ -70,7 +70,7 @@ while [ $# -gt 0 ]; do
     shift
 done
 case "$reps" in ''|*[!0-9]*|0) echo "osc_compare.sh: --reps needs a positive number" >&2; exit 2 ;; esac
-case "$flavor" in allocate|create|dynamic|shared) ;; *) echo "osc_compare.sh: unknown flavor '$flavor'" >&2; exit 2 ;; esac
+case "$flavor" in allocate|create|create_mem|dynamic|shared) ;; *) echo "osc_compare.sh: unknown flavor '$flavor'" >&2; exit 2 ;; esac
 [ "$flavor/$net" != shared/tcp ] && [ "$flavor/$net" != shared/ofi-tcp ] ||
     { echo "osc_compare.sh: --flavor shared needs both ranks on one node (--net shm)" >&2; exit 2; }
 case "$net" in shm|tcp|ofi-tcp) ;; *) echo "osc_compare.sh: unknown net '$net'" >&2; exit 2 ;; esac
