@@ -15,8 +15,8 @@ memory, --reps times (default 3) going round the MPIs in turn.
   --only LIST   comma-separated subset of mpich,openmpi,railmpi (default: all found)
   --reps N      runs per MPI; the table shows the median (default 3)
   --sizes LIST  comma list of sizes for the sized tests (default 8,512,65536,1048576)
-  --flavor F    window flavor: allocate (default), create, dynamic or shared (Win_allocate_shared,
-                shm only)
+  --flavor F    window flavor: allocate (default), create, create_mem (Win_create over
+                MPI_Alloc_mem memory), dynamic or shared (Win_allocate_shared, shm only)
   --tests LIST  comma list of bench/osc.c's tests (osc -t; default every test)
   --net N       shm (default); tcp: as two nodes over loopback TCP (RailMPI RMPI_NET=tcp
                 with two fake nodes; MPICH's UCX over tcp with MPIR_CVAR_NOLOCAL; Open MPI
