@@ -135,7 +135,9 @@ static char *map_peer(const rma_share_t *s, uint64_t size)
 
 void rma_node_map(rmpi_win_t *w, const rma_share_t *sh)
 {
-    if (!w->lsync)
+    /* alone on the node: nobody maps our memory, and a target that thinks itself direct
+     * applies other nodes' accumulates as atomics and turns their short messages down */
+    if (!w->lsync || w->nlocal < 2)
         return;
     int n = w->size, any = 0;
     w->dptr = rmpi_xcalloc((size_t)n, sizeof *w->dptr);
