@@ -10,9 +10,9 @@
  * (10^6 bytes). The number of operations per size is capped at about 0.2 s of them
  * (estimated from a warm-up) so a run stays short.
  *
- *   osc [-m MIN:MAX | -s S1,S2,...] [-t LIST] [-w allocate|create|create_mem|dynamic|shared] [-n N] [-b S] [-i S]
- *   create_mem: Win_create over memory from MPI_Alloc_mem (the MPI standard's advice for
- *   one-sided memory), create: over malloc'd memory.
+ *   osc [-m MIN:MAX | -s S1,S2,...] [-t LIST] [-w allocate|create|create_mem|dynamic|dynamic_mem|shared] [-n N] [-b S] [-i S]
+ *   create_mem, dynamic_mem: window memory from MPI_Alloc_mem (the MPI standard's advice
+ *   for one-sided memory); create, dynamic: malloc'd memory.
  *   tests: put_lat, get_lat, put_bw, get_bw, acc_lat (MPI_SUM of MPI_INT), fop_lat
  *   (MPI_SUM of one long), cas_lat (one long), put_lock (lock/unlock per put),
  *   put_fence (a fence per put); -n N: exactly N operations (latency) or windows
@@ -147,16 +147,16 @@ int main(int argc, char **argv)
             if (rank == 0)
                 fprintf(
                     stderr,
-                    "usage: osc [-m MIN:MAX | -s S1,S2,...] [-t TESTS] [-w allocate|create|create_mem|dynamic|shared] "
+                    "usage: osc [-m MIN:MAX | -s S1,S2,...] [-t TESTS] [-w allocate|create|create_mem|dynamic|dynamic_mem|shared] "
                     "[-n N] "
                     "[-b SECONDS] [-i SECONDS]\n");
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
     if (strcmp(flavor, "allocate") && strcmp(flavor, "create") && strcmp(flavor, "create_mem") &&
-        strcmp(flavor, "dynamic") && strcmp(flavor, "shared")) {
+        strcmp(flavor, "dynamic") && strcmp(flavor, "dynamic_mem") && strcmp(flavor, "shared")) {
         if (rank == 0)
-            fprintf(stderr, "osc: unknown window flavor '%s' (allocate, create, create_mem, dynamic or shared)\n",
+            fprintf(stderr, "osc: unknown window flavor '%s' (allocate, create, create_mem, dynamic, dynamic_mem or shared)\n",
                     flavor);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
@@ -185,7 +185,10 @@ int main(int argc, char **argv)
         MPI_Alloc_mem(wbytes, MPI_INFO_NULL, &tbuf);
         MPI_Win_create(tbuf, wbytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
     } else {
-        tbuf = malloc((size_t)wbytes);
+        if (!strcmp(flavor, "dynamic_mem"))
+            MPI_Alloc_mem(wbytes, MPI_INFO_NULL, &tbuf);
+        else
+            tbuf = malloc((size_t)wbytes);
         MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win);
         MPI_Win_attach(win, tbuf, wbytes);
         MPI_Aint a;
@@ -236,12 +239,12 @@ int main(int argc, char **argv)
         }
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    if (!strcmp(flavor, "dynamic"))
+    if (!strcmp(flavor, "dynamic") || !strcmp(flavor, "dynamic_mem"))
         MPI_Win_detach(win, tbuf);
     MPI_Win_free(&win);
     if (!strcmp(flavor, "create") || !strcmp(flavor, "dynamic"))
         free(tbuf);
-    if (!strcmp(flavor, "create_mem"))
+    if (!strcmp(flavor, "create_mem") || !strcmp(flavor, "dynamic_mem"))
         MPI_Free_mem(tbuf);
     free(obuf);
     MPI_Finalize();

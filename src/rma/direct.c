@@ -112,6 +112,21 @@ int rma_node_segment(rmpi_win_t *w, int packed, int direct)
     return 0;
 }
 
+/* An origin's mappings of a dynamic target's MPI_Alloc_mem regions: the last few, each for
+ * the region (base, len, inode, offset) the target's table showed when it was mapped. */
+#define RMA_DMAP_MAX 8
+struct rma_dmap {
+    struct {
+        uint64_t base, len, ino, off;
+        char *local; /* the region's first byte here; NULL: slot free */
+    } m[RMA_DMAP_MAX];
+    unsigned next; /* the slot the next mapping takes (oldest first) */
+    /* the region found last, while the table's seq stays hseq: a loop of operations on one
+     * region reads one word of the table */
+    uint64_t hseq, hbase, hlen;
+    char *hlocal;
+};
+
 /* A node rank's MPI_Alloc_mem file mapped here (rma_share_t), at the window's first byte;
  * NULL when it cannot be opened (another user's process, /proc mounted hidepid), is not
  * the file that was named (its inode) or does not hold the window. */
@@ -159,16 +174,26 @@ void rma_node_map(rmpi_win_t *w, const rma_share_t *sh)
     (void)rmpi_coll_op_kernel(MPI_SUM, MPI_INT);
 }
 
+static void unmap_at(char *p, uint64_t size)
+{
+    uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), a = (uintptr_t)p, lo = a / pg * pg;
+    munmap((void *)lo, (size_t)((a - lo + size + pg - 1) / pg * pg));
+}
+
 void rma_node_unmap(rmpi_win_t *w)
 {
-    if (w->flavor == MPI_WIN_FLAVOR_CREATE && w->dptr) {
-        uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+    if (w->flavor == MPI_WIN_FLAVOR_CREATE && w->dptr)
         for (int t = 0; t < w->size; t++)
-            if (w->dptr[t] && t != w->rank) {
-                uintptr_t a = (uintptr_t)w->dptr[t], lo = a / pg * pg;
-                munmap((void *)lo, (size_t)((a - lo + w->peers[t].size + pg - 1) / pg * pg));
-            }
+            if (w->dptr[t] && t != w->rank)
+                unmap_at(w->dptr[t], w->peers[t].size);
+    for (int t = 0; w->dmap && t < w->size; t++) {
+        for (int k = 0; w->dmap[t] && k < RMA_DMAP_MAX; k++)
+            if (w->dmap[t]->m[k].local)
+                unmap_at(w->dmap[t]->m[k].local, w->dmap[t]->m[k].len);
+        free(w->dmap[t]);
     }
+    free(w->dmap);
+    w->dmap = NULL;
     free(w->dptr);
     free(w->dsync);
     w->dptr = NULL;
@@ -187,9 +212,12 @@ struct rma_rtab_hit {
 struct rma_rtab {
     _Atomic uint64_t seq;
     _Atomic uint32_t n;
-    uint32_t pad;
+    _Atomic int32_t pid; /* the owner, for its regions' MPI_Alloc_mem files; 0: none of them is one */
     struct {
         _Atomic uint64_t base, len;
+        /* where the region lies in an MPI_Alloc_mem file (mem.c): fd -1 when it does not */
+        _Atomic uint64_t ino, off, flen;
+        _Atomic int64_t fd;
     } r[RMA_RTAB_MAX];
 };
 
@@ -221,11 +249,24 @@ void rma_rtab_publish(rmpi_win_t *w)
     atomic_store_explicit(&t->seq, s + 1, memory_order_relaxed);
     atomic_thread_fence(memory_order_release); /* odd before any entry changes */
     int n = w->regions.n > RMA_RTAB_MAX ? RMA_RTAB_MAX + 1 : w->regions.n;
+    int shared = 0;
     for (int i = 0; i < n && i < RMA_RTAB_MAX; i++) {
-        atomic_store_explicit(&t->r[i].base, w->regions.r[i].addr, memory_order_relaxed);
-        atomic_store_explicit(&t->r[i].len, w->regions.r[i].len, memory_order_relaxed);
+        uint64_t a = w->regions.r[i].addr, len = w->regions.r[i].len;
+        rma_share_t sh = {.fd = -1};
+        /* alone on the node nobody maps it (and we keep short requests' fast handler) */
+        if (w->nlocal < 2 || !rmpi_knobs.RMA_DIRECT || !len || !rma_mem_share((void *)(uintptr_t)a, len, &sh))
+            sh.fd = -1;
+        else
+            w->atomics_here = shared = 1; /* before the table shows it: origins may use atomics from now on */
+        atomic_store_explicit(&t->r[i].base, a, memory_order_relaxed);
+        atomic_store_explicit(&t->r[i].len, len, memory_order_relaxed);
+        atomic_store_explicit(&t->r[i].ino, sh.ino, memory_order_relaxed);
+        atomic_store_explicit(&t->r[i].off, sh.off, memory_order_relaxed);
+        atomic_store_explicit(&t->r[i].flen, sh.flen, memory_order_relaxed);
+        atomic_store_explicit(&t->r[i].fd, sh.fd, memory_order_relaxed);
     }
     atomic_store_explicit(&t->n, (uint32_t)n, memory_order_relaxed);
+    atomic_store_explicit(&t->pid, shared ? (int32_t)getpid() : 0, memory_order_relaxed);
     atomic_store_explicit(&t->seq, s + 2, memory_order_release);
 }
 
@@ -277,6 +318,91 @@ int rma_rtab_covers(const rmpi_win_t *w, int t, uint64_t a, uint64_t len)
         if (ok)
             *hit = (struct rma_rtab_hit){s1, lo, at};
         return ok;
+    }
+    return 0;
+}
+
+int rma_dyn_shared(const rmpi_win_t *w, int t)
+{
+    const struct rma_rtab *rt = w->rtab && w->lsync && w->lsync[t] ? w->rtab[t] : NULL;
+    return rt && atomic_load_explicit(&rt->pid, memory_order_relaxed) != 0;
+}
+
+char *rma_dyn_direct(rmpi_win_t *w, int t, uint64_t a, uint64_t len)
+{
+    const struct rma_rtab *rt = w->rtab && w->lsync && w->lsync[t] ? w->rtab[t] : NULL;
+    uint64_t b = a + len;
+    if (!rt || b <= a)
+        return NULL;
+    struct rma_dmap *dm = w->dmap ? w->dmap[t] : NULL;
+    if (dm && dm->hlocal && atomic_load_explicit(&rt->seq, memory_order_acquire) == dm->hseq && a >= dm->hbase &&
+        b - dm->hbase <= dm->hlen)
+        return dm->hlocal + (a - dm->hbase);
+    for (int tries = 0; tries < 4; tries++) {
+        uint64_t s1 = atomic_load_explicit(&rt->seq, memory_order_acquire);
+        if (s1 & 1)
+            continue;
+        uint32_t n = atomic_load_explicit(&rt->n, memory_order_relaxed);
+        rma_share_t sh = {.fd = -1};
+        uint64_t rb = 0, rl = 0;
+        for (uint32_t i = 0; i < n && i < RMA_RTAB_MAX; i++) {
+            rb = atomic_load_explicit(&rt->r[i].base, memory_order_relaxed);
+            rl = atomic_load_explicit(&rt->r[i].len, memory_order_relaxed);
+            if (a >= rb && b - rb <= rl) { /* the whole access in this region */
+                sh = (rma_share_t){.pid = atomic_load_explicit(&rt->pid, memory_order_relaxed),
+                                   .fd = (int32_t)atomic_load_explicit(&rt->r[i].fd, memory_order_relaxed),
+                                   .ino = atomic_load_explicit(&rt->r[i].ino, memory_order_relaxed),
+                                   .off = atomic_load_explicit(&rt->r[i].off, memory_order_relaxed),
+                                   .flen = atomic_load_explicit(&rt->r[i].flen, memory_order_relaxed)};
+                break;
+            }
+        }
+        atomic_thread_fence(memory_order_acquire); /* the entries read before seq again */
+        if (atomic_load_explicit(&rt->seq, memory_order_relaxed) != s1)
+            continue;
+        if (sh.fd < 0)
+            return NULL;
+        if (t == w->rank) /* our own memory: its address */
+            return (char *)(uintptr_t)a;
+        if (!dm) {
+            if (!w->dmap)
+                w->dmap = rmpi_xcalloc((size_t)w->size, sizeof *w->dmap);
+            dm = w->dmap[t] = rmpi_xcalloc(1, sizeof *dm);
+        }
+        char *p = NULL;
+        for (int k = 0; k < RMA_DMAP_MAX && !p; k++)
+            if (dm->m[k].local && dm->m[k].base == rb && dm->m[k].len == rl && dm->m[k].ino == sh.ino &&
+                dm->m[k].off == sh.off)
+                p = dm->m[k].local;
+        if (!p) {
+            if (!(p = map_peer(&sh, rl)))
+                return NULL;
+            /* the oldest goes: the table no longer shows it, or it is mapped again when it does */
+            unsigned k = dm->next++ % RMA_DMAP_MAX;
+            if (dm->m[k].local)
+                unmap_at(dm->m[k].local, dm->m[k].len);
+            if (dm->hlocal == dm->m[k].local)
+                dm->hlocal = NULL;
+            dm->m[k].base = rb, dm->m[k].len = rl, dm->m[k].ino = sh.ino, dm->m[k].off = sh.off, dm->m[k].local = p;
+        }
+        dm->hseq = s1, dm->hbase = rb, dm->hlen = rl, dm->hlocal = p;
+        return p + (a - rb);
+    }
+    return NULL;
+}
+
+int rma_dyn_copy(rmpi_win_t *w, int t, void *buf, uint64_t addr, uint64_t bytes, int put)
+{
+    /* nothing of ours still on its way to t: no earlier operation passed */
+    char *p = !w->dirty[t] && !w->batch[t].len && !w->gets[t] ? rma_dyn_direct(w, t, addr, bytes) : NULL;
+    if (!p)
+        return 1;
+    if (put) {
+        memcpy(p, buf, bytes);
+        rmpi_rma_stores = 1;
+    } else {
+        rmpi_rma_before_load();
+        memcpy(buf, p, bytes);
     }
     return 0;
 }
@@ -731,8 +857,13 @@ int rmpi_rma_direct_small(rmpi_win_t *w, const rmpi_rma_op_t *op, MPI_Datatype t
 int rma_direct_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, const rma_seg_t *segs, uint32_t nseg,
                      size_t tbytes, rmpi_req_t *ureq)
 {
-    int t = op->target, k = op->kind;
-    char *tb = w->dptr[t] + disp;
+    return rma_direct_issue_at(op, w->dptr[op->target] + disp, w->dsync[op->target], segs, nseg, tbytes, ureq);
+}
+
+int rma_direct_issue_at(const rmpi_rma_op_t *op, char *tb, rmpi_win_sync_t *sync, const rma_seg_t *segs, uint32_t nseg,
+                        size_t tbytes, rmpi_req_t *ureq)
+{
+    int k = op->kind;
     rmpi_rma_stores = 1;
     rma_seg_t one = {0, tbytes};
     if (!nseg)
@@ -755,8 +886,8 @@ int rma_direct_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, cons
         switch (k) {
         case RMPI_RMA_PUT: rma_segs_scatter(tb, segs, nseg, src); break;
         case RMPI_RMA_GET: rma_segs_gather(tb, segs, nseg, res); break;
-        case RMPI_RMA_CAS: rma_direct_cas(w->dsync[t], tb, tbytes, src, op->cbuf, res); break;
-        default: rma_direct_acc(w->dsync[t], tb, segs, nseg, tbytes, op->op, op->tdt->basic, src, res); break;
+        case RMPI_RMA_CAS: rma_direct_cas(sync, tb, tbytes, src, op->cbuf, res); break;
+        default: rma_direct_acc(sync, tb, segs, nseg, tbytes, op->op, op->tdt->basic, src, res); break;
         }
         if (rtmp) {
             rmpi_dtype_unpack(rtmp, tbytes, op->rbuf, op->rcount, op->rdt, 0);

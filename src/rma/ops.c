@@ -343,6 +343,18 @@ int rmpi_rma_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, rmpi_req_t *ureq)
         free(segs);
         return rc;
     }
+    /* a dynamic window's region that is an MPI_Alloc_mem file, mapped here: direct too, in
+     * a lock, lock_all or fence epoch (a PSCW target may not have posted yet), and only with
+     * nothing of ours still on its way to t (an accumulate must not pass an earlier one
+     * to the same place: messages and RDMA first) */
+    char *dp;
+    if (w->rtab && tbytes && (w->locked[t] || w->lock_all || w->fence_open) && !rma_fence_gated(w, t) && !w->dirty[t] &&
+        !w->batch[t].len && !w->gets[t] &&
+        (dp = rma_dyn_direct(w, t, disp + (uint64_t)lo, (uint64_t)(hi - lo))) != NULL) {
+        int rc = rma_direct_issue_at(op, dp - lo, w->lsync[t], segs, nseg, tbytes, ureq);
+        free(segs);
+        return rc;
+    }
     size_t hlen = sizeof(rma_hdr_t) + nseg * sizeof(rma_seg_t);
     int rw = op->kind == RMPI_RMA_PUT || op->kind == RMPI_RMA_GET;
     /* small puts on RDMA the target's progress serves (tcp's emulation, libfabric software
@@ -464,7 +476,7 @@ static inline __attribute__((always_inline)) int msg_short_ok(const rmpi_win_t *
         return 0;
     if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) { /* an address: the answer says if it is attached */
         *disp = (uint64_t)tdisp;
-        return 1;
+        return !rma_dyn_shared(w, t); /* a region mapped here, maybe: the general path */
     }
     const rmpi_win_peer_t *peer = &w->peers[t];
     return !__builtin_mul_overflow((uint64_t)tdisp, (uint64_t)peer->disp_unit, disp) && *disp <= peer->size &&
@@ -529,10 +541,24 @@ int rmpi_rma_msg_atomic(rmpi_win_t *w, const rmpi_rma_op_t *op, MPI_Datatype typ
 
 /* Get's: a get rmpi_rma_issue would send as a batched message (a target of this node
  * reached by cross-memory attach, at most RMPI_RMA_SHM_MSG_MAX bytes). */
+/* A dynamic window's small put or get to an MPI_Alloc_mem region of a target of this node,
+ * mapped here (direct.c): with msg_short_ok's epoch checks, a plain copy; 1: not taken */
+static int dyn_mapped(rmpi_win_t *w, int t, MPI_Aint tdisp, void *buf, uint64_t bytes, int put)
+{
+    if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC || rmpi_thread_multiple || (unsigned)t >= (unsigned)w->size ||
+        !rma_dyn_shared(w, t) || !(w->lock_all || w->locked[t] || w->fence_open) || rma_fence_gated(w, t) ||
+        tdisp < 0 || !bytes)
+        return 1;
+    return rma_dyn_copy(w, t, buf, (uint64_t)tdisp, bytes, put);
+}
+
 int rmpi_rma_msg_get(rmpi_win_t *w, void *buf, MPI_Datatype type, MPI_Count count, int t, MPI_Aint tdisp)
 {
     size_t es = rmpi_dtype_predef_contig_size(type);
     uint64_t disp, bytes = (uint64_t)count * es;
+    if (RMPI_UNLIKELY(w->rtab) && es && count > 0 && count <= (MPI_Count)(SIZE_MAX >> 8) &&
+        !dyn_mapped(w, t, tdisp, buf, bytes, 0))
+        return 0;
     if (!es || count <= 0 || count > (MPI_Count)(SIZE_MAX >> 8) || !msg_short_ok(w, t, tdisp, bytes, &disp) ||
         !rma_rdma_by_msg(w, t, bytes))
         return 1;
@@ -551,6 +577,9 @@ int rmpi_rma_msg_put(rmpi_win_t *w, const void *buf, MPI_Datatype type, MPI_Coun
 {
     size_t es = rmpi_dtype_predef_contig_size(type);
     uint64_t disp, bytes = (uint64_t)count * es;
+    if (RMPI_UNLIKELY(w->rtab) && es && count > 0 && count <= (MPI_Count)(SIZE_MAX >> 8) &&
+        !dyn_mapped(w, t, tdisp, (void *)(uintptr_t)buf, bytes, 1))
+        return 0;
     if (!es || count <= 0 || count > (MPI_Count)(UINT16_MAX) || bytes > UINT16_MAX ||
         !msg_short_ok(w, t, tdisp, bytes, &disp) || !rma_rdma_by_msg(w, t, bytes))
         return 1;

@@ -833,6 +833,8 @@ int rma_rdma_put_now(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, size
  * lookups, rmpi_rma_issue) was about 500 of the put's 834 instructions. */
 static int dyn_short(rmpi_win_t *w, void *buf, uint64_t addr, uint64_t bytes, int t, int put)
 {
+    if (rma_dyn_shared(w, t)) /* an MPI_Alloc_mem region, mapped here: a plain copy, else the general path */
+        return rma_dyn_copy(w, t, buf, addr, bytes, put);
     if (!rma_rtab_covers(w, t, addr, bytes))
         return 1;           /* a message: the target checks it, and answers the error */
     rmpi_rma_before_load(); /* as rmpi_rma_issue: a get or put on any path is a load too */

@@ -104,6 +104,12 @@ typedef struct rmpi_win {
     struct rma_rtab **rtab;
     struct rma_rtab_hit *rtab_hit; /* per target: the range its table covered at a seq */
     void *own_mem;                 /* Win_allocate's memory (freed with the window) */
+    /* dynamic windows: per target of this node, its MPI_Alloc_mem regions mapped here
+     * (direct.c rma_dyn_direct); NULL until the first */
+    struct rma_dmap **dmap;
+    /* origins of this node may use atomics on our memory without a target direct for all
+     * (a dynamic window's shared region): we apply messages' accumulates as atomics too */
+    int atomics_here;
 
     /* origin side: epochs */
     int fence_open;            /* a fence opened an epoch (no MPI_MODE_NOSUCCEED) */

@@ -368,6 +368,19 @@ int rma_mem_share(const void *base, size_t len, rma_share_t *sh);
  * the target applies with the same atomics. Not collective. rma_node_unmap undoes it. */
 void rma_node_map(rmpi_win_t *w, const rma_share_t *sh);
 void rma_node_unmap(rmpi_win_t *w);
+/* Dynamic windows: where [a, a + len) of target t (of this node) lies here when the whole
+ * range is inside one of its attached regions that is an MPI_Alloc_mem file (mapped at
+ * the first access, kept for the next ones), else NULL (the caller takes the other paths). */
+char *rma_dyn_direct(rmpi_win_t *w, int t, uint64_t a, uint64_t len);
+/* Whether target t (dynamic window) has such a region now: the bindings' short paths by
+ * messages and cross-memory attach leave its operations to the general path, which maps. */
+int rma_dyn_shared(const rmpi_win_t *w, int t);
+/* A contiguous put (buf to addr) or get through rma_dyn_direct, in an epoch the caller
+ * checked: 0 done, 1 nothing done (not mapped, or something of ours to t still in flight). */
+int rma_dyn_copy(rmpi_win_t *w, int t, void *buf, uint64_t addr, uint64_t bytes, int put);
+/* Whether the origins of this node may update our memory with atomics, so that the
+ * accumulates of the others (messages) must be applied with the same atomics. */
+static inline int rma_atomics_here(const rmpi_win_t *w) { return rmpi_rma_direct(w, w->rank) || w->atomics_here; }
 /* w->lockwait's bits (target.c) */
 enum { RMA_WAIT_LOCK = 1, RMA_WAIT_ANSWER = 2 };
 /* Dynamic windows (rma_node_locks maps them a table per node rank, w->rtab): the owner
@@ -380,6 +393,9 @@ int rma_rtab_covers(const rmpi_win_t *w, int t, uint64_t a, uint64_t len);
  * range-checked them. Complete locally and remotely on return. */
 int rma_direct_issue(rmpi_win_t *w, const rmpi_rma_op_t *op, uint64_t disp, const rma_seg_t *segs, uint32_t nseg,
                      size_t tbytes, rmpi_req_t *ureq);
+/* The same on memory mapped at tb, with sync's accumulate lock (a dynamic window's region) */
+int rma_direct_issue_at(const rmpi_rma_op_t *op, char *tb, rmpi_win_sync_t *sync, const rma_seg_t *segs, uint32_t nseg,
+                        size_t tbytes, rmpi_req_t *ureq);
 /* Accumulate src into base's segments (atomic per element; result: the old values, may
  * be NULL; src NULL for MPI_NO_OP), and compare-and-swap of one element of es bytes
  * (hardware atomic at 1, 2, 4, 8 bytes aligned, whatever the type). */

@@ -481,9 +481,9 @@ static void direct_update(rmpi_win_t *w, char *base, const rma_hdr_t *h, const r
     rma_seg_t one = {0, h->bytes};
     MPI_Op op = (MPI_Op)(uintptr_t)h->op;
     if (h->kind == AM_CAS) /* origin value, then compare value */
-        rma_direct_cas(w->dsync[w->rank], base, h->bytes, data, data + h->bytes, reply);
+        rma_direct_cas(w->lsync[w->rank], base, h->bytes, data, data + h->bytes, reply);
     else
-        rma_direct_acc(w->dsync[w->rank], base, h->nseg ? segs : &one, h->nseg ? h->nseg : 1, h->bytes, op,
+        rma_direct_acc(w->lsync[w->rank], base, h->nseg ? segs : &one, h->nseg ? h->nseg : 1, h->bytes, op,
                        (MPI_Datatype)(uintptr_t)h->basic, op == MPI_NO_OP ? NULL : data,
                        h->kind == AM_GACC ? reply : NULL);
 }
@@ -560,7 +560,7 @@ static size_t handle(rmpi_win_t *w, int peer, int origin, char *msg, size_t len)
                 memset(reply, 0, rlen);
             break;
         }
-        if (h->kind != AM_PUT && h->kind != AM_GET && rmpi_rma_direct(w, w->rank)) {
+        if (h->kind != AM_PUT && h->kind != AM_GET && rma_atomics_here(w)) {
             /* origins of this node update the same memory with atomics: so must we */
             direct_update(w, base, h, segs, data, reply);
             break;
@@ -715,7 +715,7 @@ static int short_request(rmpi_win_t *w, int origin, const char *data, size_t len
         rma_shdr_t h;
         uint64_t v[2];
     } m;
-    if (len < sizeof m.h || len > sizeof m || len % 8 || held_back(w, origin) || rmpi_rma_direct(w, w->rank))
+    if (len < sizeof m.h || len > sizeof m || len % 8 || held_back(w, origin) || rma_atomics_here(w))
         return 0;
     /* a peer on shared memory could still change the frame's bytes: checked in a copy, by
      * words of fixed size (16, 24 or 32 bytes; a memcpy of a variable size is a call) */
@@ -770,7 +770,7 @@ static int short_request(rmpi_win_t *w, int origin, const char *data, size_t len
 static int short_put(rmpi_win_t *w, int origin, const char *data, size_t len)
 {
     rma_shdr_t h, f;
-    if (len < sizeof h || held_back(w, origin) || rmpi_rma_direct(w, w->rank))
+    if (len < sizeof h || held_back(w, origin) || rma_atomics_here(w))
         return 0;
     memcpy(&h, data, sizeof h); /* checked in a copy: a peer on shared memory could still change the frame */
     size_t put = sizeof h + rma_pad8(h.pbytes);

@@ -9,6 +9,9 @@
  *   (the knob off: the 8 B put and the atomics are messages the target serves): it cannot
  *   return before the target is back in MPI, so the first line is shown to tell the two
  *   apart. Without an argument, results only.
+ * - the same on a dynamic window with an MPI_Alloc_mem region attached; then the region
+ *   detached and freed and a new allocation attached: accumulates of every rank land in the
+ *   new one;
  * - a window over part of an allocation, at an offset that is not page aligned, reached by
  *   puts and gets of every rank at its first and last byte;
  * - 300 live allocations (past the 256 kept as files, the rest malloc'd), each written and
@@ -72,6 +75,97 @@ static void progress(int rank, int size, const char *mode)
     }
     MTEST_OK(MPI_Win_free(&win));
     MTEST_OK(MPI_Free_mem(mem));
+    free(src);
+    free(back);
+}
+
+/* The same on a dynamic window: rank 1 attaches an MPI_Alloc_mem region (mapped by the
+ * origins of its node at their first access); then detaches and frees it, attaches a new
+ * allocation, and rank 0's next put must land in the new one (a mapping of the old region
+ * must not be used for the new address range). */
+static void dynamic(int rank, int size, const char *mode)
+{
+    char *mem = NULL;
+    MPI_Win win;
+    MTEST_OK(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    MPI_Aint at = 0;
+    if (rank == 1) {
+        MTEST_OK(MPI_Alloc_mem(BIG + 64, MPI_INFO_NULL, &mem));
+        memset(mem, 0, BIG + 64);
+        MTEST_OK(MPI_Win_attach(win, mem, BIG + 64));
+        MPI_Get_address(mem, &at);
+    }
+    MPI_Bcast(&at, 1, MPI_AINT, 1 % size, MPI_COMM_WORLD);
+    char *src = malloc(BIG), *back = malloc(BIG);
+    MTEST_CHECK(src && back, "out of memory");
+    mtest_fill(src, BIG, 9);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 1) {
+        mtest_sleep(3.0); /* no MPI call */
+    } else if (rank == 0 && size > 1) {
+        double t0 = now();
+        long eight = 0x1112131415161718L, got8 = 0, old = -1, one = 1, cmp = 5, swapped = -1;
+        MTEST_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win));
+        MTEST_OK(MPI_Put(&eight, 1, MPI_LONG, 1, at, 1, MPI_LONG, win));
+        MTEST_OK(MPI_Put(src, BIG, MPI_BYTE, 1, at + 64, BIG, MPI_BYTE, win));
+        MTEST_OK(MPI_Win_flush(1, win));
+        MTEST_OK(MPI_Get(&got8, 1, MPI_LONG, 1, at, 1, MPI_LONG, win));
+        MTEST_OK(MPI_Get(back, BIG, MPI_BYTE, 1, at + 64, BIG, MPI_BYTE, win));
+        MTEST_OK(MPI_Fetch_and_op(&one, &old, MPI_LONG, 1, at + 8, MPI_SUM, win));
+        MTEST_OK(MPI_Win_flush(1, win));
+        MTEST_OK(MPI_Compare_and_swap(&one, &cmp, &swapped, MPI_LONG, 1, at + 16, win));
+        MTEST_OK(MPI_Win_unlock(1, win));
+        double dt = now() - t0;
+        MTEST_CHECK(got8 == eight && !memcmp(back, src, BIG), "dynamic: put then get on rank 1: data differ");
+        MTEST_CHECK(old == 0 && swapped == 0, "dynamic: fetch-and-add old %ld, compare-and-swap old %ld", old, swapped);
+        if (!strcmp(mode, "direct"))
+            MTEST_CHECK(dt < 2.0, "dynamic direct: %.2f s with the target outside MPI (region not mapped?)", dt);
+        if (!strcmp(mode, "stall"))
+            MTEST_CHECK(dt >= 2.0, "dynamic stall: %.2f s: returned while the target was outside MPI", dt);
+        if (*mode)
+            printf("dynamic %s: lock to unlock on a target outside MPI: %.2f s\n", mode, dt);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 1) {
+        long w[3];
+        MTEST_OK(MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win));
+        memcpy(w, mem, sizeof w);
+        MTEST_OK(MPI_Win_unlock(1, win));
+        MTEST_CHECK(w[0] == 0x1112131415161718L && w[1] == 1 && w[2] == 0, "dynamic: rank 1 sees %lx %ld %ld", w[0],
+                    w[1], w[2]);
+        MTEST_CHECK(!memcmp(mem + 64, src, BIG), "dynamic: rank 1: the 64 KiB put differs");
+        /* a new allocation in place of the old one */
+        MTEST_OK(MPI_Win_detach(win, mem));
+        MTEST_OK(MPI_Free_mem(mem));
+        MTEST_OK(MPI_Alloc_mem(4096, MPI_INFO_NULL, &mem));
+        memset(mem, 0, 4096);
+        MTEST_OK(MPI_Win_attach(win, mem, 4096));
+        MPI_Get_address(mem, &at);
+    }
+    MPI_Bcast(&at, 1, MPI_AINT, 1 % size, MPI_COMM_WORLD);
+    if (rank != 1 && size > 1) { /* every other rank adds its rank + 1 to the new region's first long */
+        long add = rank + 1, got = -1;
+        MTEST_OK(MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win));
+        MTEST_OK(MPI_Accumulate(&add, 1, MPI_LONG, 1, at, 1, MPI_LONG, MPI_SUM, win));
+        MTEST_OK(MPI_Win_flush(1, win));
+        MTEST_OK(MPI_Get(&got, 1, MPI_LONG, 1, at + 8, 1, MPI_LONG, win));
+        MTEST_OK(MPI_Win_unlock(1, win));
+        MTEST_CHECK(got == 0, "dynamic: the new region's second long is %ld", got);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 1) {
+        long want = 0, v;
+        for (int r = 0; r < size; r++)
+            want += r == 1 ? 0 : r + 1;
+        MTEST_OK(MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win));
+        memcpy(&v, mem, sizeof v);
+        MTEST_OK(MPI_Win_unlock(1, win));
+        MTEST_CHECK(v == want, "dynamic: the new region holds %ld, want %ld", v, want);
+        MTEST_OK(MPI_Win_detach(win, mem));
+    }
+    MTEST_OK(MPI_Win_free(&win));
+    if (rank == 1)
+        MTEST_OK(MPI_Free_mem(mem));
     free(src);
     free(back);
 }
@@ -150,6 +244,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     progress(rank, size, argc > 1 ? argv[1] : "");
+    dynamic(rank, size, argc > 1 ? argv[1] : "");
     part(rank, size);
     many(rank, size);
     mtest_errors_return(MPI_COMM_WORLD);

@@ -26,10 +26,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { ALLOCATE, CREATE, DYNAMIC, SHARED, CREATE_MEM, NFLAVOR };
-static const char *const fname[NFLAVOR] = {"Win_allocate", "Win_create", "dynamic", "Win_allocate_shared",
-                                           "Win_create_mem"};
-/* Win_create_mem: Win_create over MPI_Alloc_mem memory on even ranks (mapped by the node's
+enum { ALLOCATE, CREATE, DYNAMIC, SHARED, CREATE_MEM, DYNAMIC_MEM, NFLAVOR };
+static const char *const fname[NFLAVOR] = {"Win_allocate",        "Win_create",     "dynamic",
+                                           "Win_allocate_shared", "Win_create_mem", "dynamic_mem"};
+#define IS_DYN(f) ((f) == DYNAMIC || (f) == DYNAMIC_MEM)
+/* Win_create_mem, dynamic_mem: Win_create over (a dynamic window with attached) MPI_Alloc_mem memory on even ranks (mapped by the node's
  * origins: their operations are direct, while those of other nodes are messages the target
  * applies with the same atomics) and over malloc'd memory on odd ranks */
 static void *wmem(int rank, MPI_Aint bytes)
@@ -99,7 +100,7 @@ static void fwin_open(fwin_t *f, int flavor, MPI_Aint bytes, MPI_Comm node)
         MTEST_OK(MPI_Win_create(f->mem, bytes, 1, MPI_INFO_NULL, f->comm, &f->win));
         break;
     default: {
-        f->mem = calloc((size_t)bytes, 1);
+        f->mem = flavor == DYNAMIC_MEM ? wmem(f->rank, bytes) : calloc((size_t)bytes, 1);
         MTEST_OK(MPI_Win_create_dynamic(MPI_INFO_NULL, f->comm, &f->win));
         MTEST_OK(MPI_Win_attach(f->win, f->mem, bytes));
         MPI_Aint a;
@@ -115,12 +116,12 @@ static void fwin_open(fwin_t *f, int flavor, MPI_Aint bytes, MPI_Comm node)
 static void fwin_close(fwin_t *f)
 {
     MPI_Barrier(f->comm);
-    if (f->flavor == DYNAMIC)
+    if (IS_DYN(f->flavor))
         MTEST_OK(MPI_Win_detach(f->win, f->mem));
     MTEST_OK(MPI_Win_free(&f->win));
     if (f->flavor == CREATE || f->flavor == DYNAMIC)
         free(f->mem);
-    if (f->flavor == CREATE_MEM)
+    if (f->flavor == CREATE_MEM || f->flavor == DYNAMIC_MEM)
         wmem_free(f->rank, f->mem);
 }
 
@@ -319,7 +320,7 @@ static void empty(int flavor, int mode, MPI_Comm node)
     MPI_Aint *wsize = NULL;
     void *wbase = NULL;
     int flag = 0;
-    if (flavor != DYNAMIC) {
+    if (!IS_DYN(flavor)) {
         MTEST_OK(MPI_Win_get_attr(win, MPI_WIN_SIZE, &wsize, &flag));
         MTEST_CHECK(flag && *wsize == bytes, "%s of %ld bytes: MPI_WIN_SIZE %ld", fl, (long)bytes,
                     flag ? (long)*wsize : -1L);
@@ -330,7 +331,7 @@ static void empty(int flavor, int mode, MPI_Comm node)
         mem[0] = mem[1] = 0;
     /* displacements of every rank's memory (dynamic: its region's address, attached or not) */
     MPI_Aint a = 0, *addr = malloc((size_t)size * sizeof(MPI_Aint));
-    if (flavor == DYNAMIC)
+    if (IS_DYN(flavor))
         MPI_Get_address(region, &a);
     MPI_Allgather(&a, 1, MPI_AINT, addr, 1, MPI_AINT, comm);
     int t = (rank + 1) % size, ct = (rank + 1) % size;
@@ -401,7 +402,7 @@ static void empty(int flavor, int mode, MPI_Comm node)
     MTEST_OK(MPI_Win_lock_all(0, win));
     if (to >= 0 && to != rank) {
         long five = 5 + rank;
-        MTEST_OK(MPI_Put(&five, 1, MPI_LONG, to, addr[to] + (flavor == DYNAMIC ? 8 : 1), 1, MPI_LONG, win));
+        MTEST_OK(MPI_Put(&five, 1, MPI_LONG, to, addr[to] + (IS_DYN(flavor) ? 8 : 1), 1, MPI_LONG, win));
     }
     MTEST_OK(MPI_Win_unlock_all(win));
     MPI_Barrier(comm);
@@ -413,7 +414,7 @@ static void empty(int flavor, int mode, MPI_Comm node)
     MPI_Barrier(comm);
     MPI_Group_free(&peers);
     MPI_Group_free(&g);
-    if (flavor == DYNAMIC && bytes)
+    if (IS_DYN(flavor) && bytes)
         MTEST_OK(MPI_Win_detach(win, region));
     MTEST_OK(MPI_Win_free(&win));
     if (flavor == CREATE_MEM && bytes)
