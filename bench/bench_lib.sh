@@ -174,8 +174,16 @@ bench_run_all() {
     shift
     failed=0
     samples=$(mktemp)
+    local order i
     for rep in $(seq 1 "$reps"); do
-        for mpi in "${mpis[@]}"; do
+        # with --wait each job waits alone, so nothing keeps one MPI's jobs from always
+        # following the same others: the round's first MPI turns from one round to the next
+        order=("${mpis[@]}")
+        if [ -n "${wait_state:-}" ]; then
+            i=$(((rep - 1) % ${#mpis[@]}))
+            order=("${mpis[@]:i}" "${mpis[@]:0:i}")
+        fi
+        for mpi in "${order[@]}"; do
             cmd=$(launch "$mpi")
             if ! bench_wait; then
                 say "run $rep/$reps: $mpi left out: no $wait_state state within ${wait_max}s"
