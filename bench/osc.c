@@ -10,7 +10,9 @@
  * (10^6 bytes). The number of operations per size is capped at about 0.2 s of them
  * (estimated from a warm-up) so a run stays short.
  *
- *   osc [-m MIN:MAX | -s S1,S2,...] [-t LIST] [-w allocate|create|dynamic|shared] [-n N] [-b S] [-i S]
+ *   osc [-m MIN:MAX | -s S1,S2,...] [-t LIST] [-w allocate|create|create_mem|dynamic|shared] [-n N] [-b S] [-i S]
+ *   create_mem: Win_create over memory from MPI_Alloc_mem (the MPI standard's advice for
+ *   one-sided memory), create: over malloc'd memory.
  *   tests: put_lat, get_lat, put_bw, get_bw, acc_lat (MPI_SUM of MPI_INT), fop_lat
  *   (MPI_SUM of one long), cas_lat (one long), put_lock (lock/unlock per put),
  *   put_fence (a fence per put); -n N: exactly N operations (latency) or windows
@@ -145,15 +147,17 @@ int main(int argc, char **argv)
             if (rank == 0)
                 fprintf(
                     stderr,
-                    "usage: osc [-m MIN:MAX | -s S1,S2,...] [-t TESTS] [-w allocate|create|dynamic|shared] [-n N] "
+                    "usage: osc [-m MIN:MAX | -s S1,S2,...] [-t TESTS] [-w allocate|create|create_mem|dynamic|shared] "
+                    "[-n N] "
                     "[-b SECONDS] [-i SECONDS]\n");
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
-    if (strcmp(flavor, "allocate") && strcmp(flavor, "create") && strcmp(flavor, "dynamic") &&
-        strcmp(flavor, "shared")) {
+    if (strcmp(flavor, "allocate") && strcmp(flavor, "create") && strcmp(flavor, "create_mem") &&
+        strcmp(flavor, "dynamic") && strcmp(flavor, "shared")) {
         if (rank == 0)
-            fprintf(stderr, "osc: unknown window flavor '%s' (allocate, create, dynamic or shared)\n", flavor);
+            fprintf(stderr, "osc: unknown window flavor '%s' (allocate, create, create_mem, dynamic or shared)\n",
+                    flavor);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     if (nranks != 2) {
@@ -176,6 +180,9 @@ int main(int argc, char **argv)
         MPI_Win_allocate_shared(wbytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &tbuf, &win);
     else if (!strcmp(flavor, "create")) {
         tbuf = malloc((size_t)wbytes);
+        MPI_Win_create(tbuf, wbytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    } else if (!strcmp(flavor, "create_mem")) {
+        MPI_Alloc_mem(wbytes, MPI_INFO_NULL, &tbuf);
         MPI_Win_create(tbuf, wbytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
     } else {
         tbuf = malloc((size_t)wbytes);
@@ -234,6 +241,8 @@ int main(int argc, char **argv)
     MPI_Win_free(&win);
     if (!strcmp(flavor, "create") || !strcmp(flavor, "dynamic"))
         free(tbuf);
+    if (!strcmp(flavor, "create_mem"))
+        MPI_Free_mem(tbuf);
     free(obuf);
     MPI_Finalize();
     return 0;

@@ -15,8 +15,8 @@ memory, --reps times (default 3) going round the MPIs in turn.
   --only LIST   comma-separated subset of mpich,openmpi,railmpi (default: all found)
   --reps N      runs per MPI; the table shows the median (default 3)
   --sizes LIST  comma list of sizes for the sized tests (default 8,512,65536,1048576)
-  --flavor F    window flavor: allocate (default), create, dynamic or shared (Win_allocate_shared,
-                shm only)
+  --flavor F    window flavor: allocate (default), create, create_mem (Win_create over
+                MPI_Alloc_mem memory), dynamic or shared (Win_allocate_shared, shm only)
   --tests LIST  comma list of bench/osc.c's tests (osc -t; default every test)
   --net N       shm (default); tcp: as two nodes over loopback TCP (RailMPI RMPI_NET=tcp
                 with two fake nodes; MPICH's UCX over tcp with MPIR_CVAR_NOLOCAL; Open MPI
@@ -76,7 +76,7 @@ while [ $# -gt 0 ]; do
     shift
 done
 case "$reps" in ''|*[!0-9]*|0) echo "osc_compare.sh: --reps needs a positive number" >&2; exit 2 ;; esac
-case "$flavor" in allocate|create|dynamic|shared) ;; *) echo "osc_compare.sh: unknown flavor '$flavor'" >&2; exit 2 ;; esac
+case "$flavor" in allocate|create|create_mem|dynamic|shared) ;; *) echo "osc_compare.sh: unknown flavor '$flavor'" >&2; exit 2 ;; esac
 [ "$flavor/$net" != shared/tcp ] && [ "$flavor/$net" != shared/ofi-tcp ] ||
     { echo "osc_compare.sh: --flavor shared needs both ranks on one node (--net shm)" >&2; exit 2; }
 case "$net" in shm|tcp|ofi-tcp) ;; *) echo "osc_compare.sh: unknown net '$net'" >&2; exit 2 ;; esac

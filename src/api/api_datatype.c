@@ -6,6 +6,7 @@
 #include "api_impl.h"
 
 #include "../datatype/datatype.h"
+#include "../rma/rma.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -385,20 +386,22 @@ MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp) { return (MPI_Aint)((uintptr
 
 MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2) { return (MPI_Aint)((uintptr_t)addr1 - (uintptr_t)addr2); }
 
-/* malloc-based: no registration is needed for any provider's put/get path. */
+/* Shared-memory files the node's ranks can map, for direct Win_create windows (rma's
+ * mem.c, RMPI_RMA_ALLOC_MEM_SHM), else malloc; no provider needs a registration here. */
 int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 {
     RMPI_CHECK(size >= 0, NULL, MPI_ERR_SIZE, "size %ld is negative", (long)size);
     RMPI_CHECK(baseptr, NULL, MPI_ERR_ARG, "baseptr must not be NULL");
-    void *p = malloc(size ? (size_t)size : 1);
-    RMPI_CHECK(p, NULL, MPI_ERR_NO_MEM, "cannot allocate %ld bytes", (long)size);
+    void *p = NULL;
+    int rc = rmpi_rma_mem_alloc((size_t)size, &p);
+    RMPI_CHECK(!rc, NULL, MPI_ERR_NO_MEM, "cannot allocate %ld bytes", (long)size);
     memcpy(baseptr, &p, sizeof p);
     return MPI_SUCCESS;
 }
 
 int MPI_Free_mem(void *base)
 {
-    free(base);
+    rmpi_rma_mem_free(base);
     return MPI_SUCCESS;
 }
 

@@ -15,10 +15,12 @@
  * atomics and lock words (target.c). */
 #include "rma_impl.h"
 
+#include <fcntl.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../rt/rt.h"
@@ -101,12 +103,76 @@ int rma_node_segment(rmpi_win_t *w, int packed, int direct)
             w->dptr[i] = off[i] == SIZE_MAX ? NULL : w->shm_data + off[i];
             w->dsync[i] = w->lsync[i];
         }
+        w->all_direct = w->nlocal == w->size;
     } else { /* the lock words of targets reached by messages are the lock manager's (rma_node_locks) */
         free(w->lsync);
         w->lsync = NULL;
     }
     free(off);
     return 0;
+}
+
+/* A node rank's MPI_Alloc_mem file mapped here (rma_share_t), at the window's first byte;
+ * NULL when it cannot be opened (another user's process, /proc mounted hidepid), is not
+ * the file that was named (its inode) or does not hold the window. */
+static char *map_peer(const rma_share_t *s, uint64_t size)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)s->pid, (int)s->fd);
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE), lo = s->off / pg * pg;
+    struct stat st;
+    void *m = MAP_FAILED;
+    if (!fstat(fd, &st) && (uint64_t)st.st_ino == s->ino && (uint64_t)st.st_size == s->flen && s->off <= s->flen &&
+        size <= s->flen - s->off)
+        m = mmap(NULL, (size_t)((s->off - lo + size + pg - 1) / pg * pg), PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+                 (off_t)lo);
+    close(fd);
+    return m == MAP_FAILED ? NULL : (char *)m + (s->off - lo);
+}
+
+void rma_node_map(rmpi_win_t *w, const rma_share_t *sh)
+{
+    /* alone on the node: nobody maps our memory, and a target that thinks itself direct
+     * applies other nodes' accumulates as atomics and turns their short messages down */
+    if (!w->lsync || w->nlocal < 2)
+        return;
+    int n = w->size, any = 0;
+    w->dptr = rmpi_xcalloc((size_t)n, sizeof *w->dptr);
+    w->dsync = rmpi_xcalloc((size_t)n, sizeof *w->dsync);
+    for (int t = 0; t < n; t++) {
+        if (!w->lsync[t] || sh[t].fd < 0 || !w->peers[t].size)
+            continue;
+        w->dptr[t] = t == w->rank ? (char *)w->base : map_peer(&sh[t], w->peers[t].size);
+        if (w->dptr[t]) {
+            w->dsync[t] = w->lsync[t];
+            any = 1;
+        }
+    }
+    if (!any) {
+        rma_node_unmap(w);
+        return;
+    }
+    int_kind(MPI_INT); /* as map_segment: the tables the short paths read */
+    (void)rmpi_coll_op_kernel(MPI_SUM, MPI_INT);
+}
+
+void rma_node_unmap(rmpi_win_t *w)
+{
+    if (w->flavor == MPI_WIN_FLAVOR_CREATE && w->dptr) {
+        uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+        for (int t = 0; t < w->size; t++)
+            if (w->dptr[t] && t != w->rank) {
+                uintptr_t a = (uintptr_t)w->dptr[t], lo = a / pg * pg;
+                munmap((void *)lo, (size_t)((a - lo + w->peers[t].size + pg - 1) / pg * pg));
+            }
+    }
+    free(w->dptr);
+    free(w->dsync);
+    w->dptr = NULL;
+    w->dsync = NULL;
 }
 
 /* A dynamic window rank's attached regions as origins of its node read them before they
@@ -217,7 +283,7 @@ int rma_rtab_covers(const rmpi_win_t *w, int t, uint64_t a, uint64_t len)
 
 int rma_node_barrier(rmpi_win_t *w)
 {
-    if (!w->dsync || w->nlocal != w->size)
+    if (!w->all_direct)
         return 0;
     rma_shm_barrier_t *b = w->shm;
     uint32_t sense = w->bar_sense = !w->bar_sense;

@@ -238,7 +238,10 @@ static void keys_for(rmpi_win_t *w, int o, rma_rkeys_t *k)
     int dyn = w->flavor == MPI_WIN_FLAVOR_DYNAMIC;
     memset(k, 0, sizeof *k);
     k->base = (uint64_t)(uintptr_t)w->base; /* dynamic: 0, displacements are addresses */
-    if (o == w->rank || rmpi_rma_direct(w, o) || (!dyn && (!w->bytes || !w->base)))
+    /* a direct o reaches us directly too, except on Win_create: there o's memory may be
+     * mapped here while ours is malloc'd, or not mapped by o (direct.c rma_node_map) */
+    if (o == w->rank || (rmpi_rma_direct(w, o) && w->flavor != MPI_WIN_FLAVOR_CREATE) ||
+        (!dyn && (!w->bytes || !w->base)))
         return;
     rmpi_vc_t *vc = rmpi_vc_get(rmpi_comm_world_rank(w->comm, o));
     for (int s = 0; s < vc->nsub; s++) {
@@ -312,7 +315,7 @@ int rma_rdma_setup(rmpi_win_t *w)
     /* the same answer on every rank, so the exchange below is collective; a dynamic window
      * exchanges keys of its range lists (rails that emulate RDMA: tcp) or of its region
      * table (native registrations: libfabric) */
-    if (!rmpi_knobs.RMA_RDMA || (w->dsync && w->nlocal == w->size && w->flavor != MPI_WIN_FLAVOR_DYNAMIC))
+    if (!rmpi_knobs.RMA_RDMA || (w->all_direct && w->flavor != MPI_WIN_FLAVOR_DYNAMIC))
         return 0;
     struct rma_rdma *d = rdma_new(w);
     int n = w->size, me = w->rank;

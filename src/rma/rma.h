@@ -88,6 +88,9 @@ typedef struct rmpi_win {
      * by cross-memory attach or messages); NULL: locked through its lock manager by messages */
     rmpi_win_sync_t **lsync;
     int nlocal; /* window ranks sharing the segment */
+    /* every rank of the window on this node and direct (Win_allocate, Win_allocate_shared):
+     * fence may be a barrier in the segment, a flush of every target has nothing to wait for */
+    int all_direct;
     /* Put/Get on the providers' RDMA (rdma.c): per target its base and keys, our
      * registrations; NULL when no target is reached that way */
     struct rma_rdma *rdma;
@@ -182,7 +185,7 @@ int rmpi_rma_win_free(rmpi_win_t *w);
 int rmpi_rma_attach(rmpi_win_t *w, void *base, size_t len);
 int rmpi_rma_detach(rmpi_win_t *w, const void *base);
 /* Whether operations on target are direct loads and stores (target on this node, window
- * memory in the node segment). */
+ * memory in the node segment, or Win_create memory from MPI_Alloc_mem mapped here). */
 static inline int rmpi_rma_direct(const rmpi_win_t *w, int target) { return w->dsync && w->dsync[target]; }
 /* Whether target's passive-target lock is a lock word in shared memory taken by this
  * process (every target of this node when the window has lock words). */
@@ -191,6 +194,13 @@ static inline int rmpi_rma_lockword(const rmpi_win_t *w, int target) { return w-
  * Windows not from allocate_shared answer for this process's own part only (size 0,
  * NULL elsewhere, MPI-4.1). */
 void rmpi_rma_shared_query(rmpi_win_t *w, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void **base);
+
+/* ---- MPI_Alloc_mem and MPI_Free_mem (mem.c) ----
+ * With RMPI_RMA_ALLOC_MEM_SHM, a shared-memory file mapped here, so that Win_create windows
+ * over it are direct targets for the node's origins; else (and for size 0) malloc.
+ * MPI_ERR_NO_MEM when neither could allocate. Free takes either. Thread safe. */
+int rmpi_rma_mem_alloc(size_t size, void **p);
+void rmpi_rma_mem_free(void *p);
 
 /* ---- operations (ops.c) ----
  * target: a window rank (not MPI_PROC_NULL); tdisp in displacement units (dynamic: an

@@ -352,6 +352,22 @@ int rma_node_segment(rmpi_win_t *w, int packed, int direct);
  * this node lock a target with an atomic, not a message round trip. Collective over the
  * window; MPI_ERR_NO_MEM on every rank when one could not map it (locks stay messages). */
 int rma_node_locks(rmpi_win_t *w);
+/* Where a Win_create window's memory lies in an MPI_Alloc_mem file (mem.c): the owner's
+ * pid and descriptor, the file's inode and length, the window's offset in it; fd -1: not
+ * in one. Exchanged at creation; rma_node_map maps the node's ranks' memory from it. */
+typedef struct rma_share {
+    int32_t pid, fd;
+    uint64_t ino, off, flen;
+} rma_share_t;
+/* 1 and *sh filled when [base, base + len) lies in one live MPI_Alloc_mem file, else 0. */
+int rma_mem_share(const void *base, size_t len, rma_share_t *sh);
+/* Win_create windows with lock words (w->lsync, rma_node_locks): every target of this node
+ * whose memory came from MPI_Alloc_mem (sh[t].fd >= 0) is mapped here through
+ * /proc/PID/fd and becomes direct (w->dptr, w->dsync), this rank too when its own is;
+ * a target that cannot be mapped stays reached by cross-memory attach and messages, which
+ * the target applies with the same atomics. Not collective. rma_node_unmap undoes it. */
+void rma_node_map(rmpi_win_t *w, const rma_share_t *sh);
+void rma_node_unmap(rmpi_win_t *w);
 /* w->lockwait's bits (target.c) */
 enum { RMA_WAIT_LOCK = 1, RMA_WAIT_ANSWER = 2 };
 /* Dynamic windows (rma_node_locks maps them a table per node rank, w->rtab): the owner

@@ -29,8 +29,7 @@ static int fence_by_markers(const rmpi_win_t *w)
 {
     /* shared windows: ranks load and store each other's parts after a fence, so every
      * rank's exposure must be over when any fence returns: a barrier */
-    return w->flavor != MPI_WIN_FLAVOR_DYNAMIC && w->flavor != MPI_WIN_FLAVOR_SHARED &&
-           !(w->dsync && w->nlocal == w->size);
+    return w->flavor != MPI_WIN_FLAVOR_DYNAMIC && w->flavor != MPI_WIN_FLAVOR_SHARED && !w->all_direct;
 }
 
 static int markers_in(const rmpi_win_t *w)
@@ -71,7 +70,7 @@ int rmpi_rma_fence(rmpi_win_t *w, int assert)
          * about 250 of the 465 instructions of a fence on rank 0 (put_fence 8 B,
          * Win_allocate, callgrind); a full barrier orders our stores before the node's */
         int err = 0;
-        if (w->dsync && w->nlocal == w->size && !w->nbatched && epoch_complete(w) && !rma_rdma_err_pending(w))
+        if (w->all_direct && !w->nbatched && epoch_complete(w) && !rma_rdma_err_pending(w))
             atomic_thread_fence(memory_order_seq_cst);
         else
             err = rma_flush_ranks(w, NULL, w->size);
@@ -518,7 +517,7 @@ int rmpi_rma_flush(rmpi_win_t *w, int target, int local)
             rma_rdma_lone_drain(w); /* as rma_wait_gets before its send */
         rma_am_send(w, target);
     }
-    int direct = (target >= 0 && rmpi_rma_direct(w, target)) || (target < 0 && w->dsync && w->nlocal == w->size);
+    int direct = (target >= 0 && rmpi_rma_direct(w, target)) || (target < 0 && w->all_direct);
     /* A flush that waits for nothing (direct targets; nothing issued since the last one)
      * polls once, as Win_lock does: a process looping on flushes of its own memory and
      * loads of it must still serve the others' requests to it. */

@@ -307,8 +307,7 @@ static void win_delete(rmpi_win_t *w)
         rmpi_group_release(w->post_group);
     if (w->shm)
         munmap(w->shm, w->shm_len);
-    free(w->dptr);
-    free(w->dsync);
+    rma_node_unmap(w);
     free(w->lsync);
     free(w->rtab);
     free(w->rtab_hit);
@@ -330,7 +329,27 @@ int rmpi_rma_win_create(rmpi_comm_t *comm, int flavor, void **base, size_t size,
     w->bytes = size;
     w->disp_unit = disp_unit;
     w->peers[w->rank] = (rmpi_win_peer_t){0, size, disp_unit};
-    rma_ring_allgather(w, w->peers, sizeof w->peers[0]);
+    /* Win_create: each rank also says whether its memory lies in an MPI_Alloc_mem file
+     * the node's ranks may map (mem.c), in the same exchange */
+    struct create_peer {
+        rmpi_win_peer_t p;
+        rma_share_t sh;
+    } *cp = NULL;
+    rma_share_t *sh = NULL;
+    if (flavor == MPI_WIN_FLAVOR_CREATE) {
+        cp = rmpi_xmalloc((size_t)w->size * sizeof *cp);
+        cp[w->rank].p = w->peers[w->rank];
+        if (!rmpi_knobs.RMA_DIRECT || !size || !rma_mem_share(*base, size, &cp[w->rank].sh))
+            cp[w->rank].sh = (rma_share_t){.fd = -1};
+        rma_ring_allgather(w, cp, sizeof cp[0]);
+        sh = rmpi_xmalloc((size_t)w->size * sizeof *sh);
+        for (int i = 0; i < w->size; i++) {
+            w->peers[i] = cp[i].p;
+            sh[i] = cp[i].sh;
+        }
+        free(cp);
+    } else
+        rma_ring_allgather(w, w->peers, sizeof w->peers[0]);
     rc = 0;
     if (flavor == MPI_WIN_FLAVOR_SHARED)
         rc = rma_node_segment(w, 1, rmpi_knobs.RMA_DIRECT);
@@ -338,9 +357,11 @@ int rmpi_rma_win_create(rmpi_comm_t *comm, int flavor, void **base, size_t size,
         rc = rma_node_segment(w, 0, 1) ? -1 : 0; /* every rank failed to map: private memory */
     else if ((flavor == MPI_WIN_FLAVOR_CREATE || flavor == MPI_WIN_FLAVOR_DYNAMIC) && rmpi_knobs.RMA_DIRECT)
         (void)rma_node_locks(w); /* when no segment could be mapped, the lock manager's messages */
-    if (flavor == MPI_WIN_FLAVOR_CREATE)
+    if (flavor == MPI_WIN_FLAVOR_CREATE) {
         w->base = *base;
-    else if (flavor == MPI_WIN_FLAVOR_ALLOCATE && !w->shm && posix_memalign(&w->own_mem, 64, size ? size : 1))
+        rma_node_map(w, sh);
+        free(sh);
+    } else if (flavor == MPI_WIN_FLAVOR_ALLOCATE && !w->shm && posix_memalign(&w->own_mem, 64, size ? size : 1))
         rc = MPI_ERR_NO_MEM; /* on this rank only: the others have their windows */
     else if (flavor == MPI_WIN_FLAVOR_ALLOCATE && !w->shm)
         w->base = w->own_mem;

@@ -16,7 +16,9 @@
  * final values exact on every rank. Argument "allocate": the same on a Win_allocate window;
  * "dynamic": on a dynamic window, the memory attached as two adjacent regions (an access
  * may run over both), addressed by absolute addresses; on shm the block then goes by
- * cross-memory attach once the target's published regions cover it. */
+ * cross-memory attach once the target's published regions cover it; "allocmem": Win_create
+ * over MPI_Alloc_mem memory (mapped by the node's origins: direct loads, stores and atomics
+ * under the same lock words). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,12 +50,16 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int alloc = argc > 1 && strcmp(argv[1], "allocate") == 0;
     dyn = argc > 1 && strcmp(argv[1], "dynamic") == 0;
+    int amem = argc > 1 && strcmp(argv[1], "allocmem") == 0;
     long *mem = NULL, *own = NULL;
     long *blk = malloc(BLK * sizeof *blk), *blk2 = malloc(BLK * sizeof *blk2);
     MPI_Win win;
     if (alloc)
         MTEST_OK(MPI_Win_allocate(SLOTS * sizeof *mem, sizeof *mem, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
-    else {
+    else if (amem) {
+        MTEST_OK(MPI_Alloc_mem(SLOTS * sizeof *mem, MPI_INFO_NULL, &mem));
+        MTEST_OK(MPI_Win_create(mem, SLOTS * sizeof *mem, sizeof *mem, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    } else {
         mem = own = calloc(SLOTS, sizeof *mem);
         MTEST_CHECK(mem != NULL, "out of memory");
         if (dyn) {
@@ -168,6 +174,8 @@ int main(int argc, char **argv)
         MTEST_OK(MPI_Win_detach(win, mem + BLOCK + BLK / 2));
     }
     MTEST_OK(MPI_Win_free(&win));
+    if (amem)
+        MTEST_OK(MPI_Free_mem(mem));
     free(addr);
     free(own);
     free(blk);

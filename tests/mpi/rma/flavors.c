@@ -13,6 +13,8 @@
  * - flush ordering from every origin at once: data (16 ints, or 6 KiB: past the sizes sent
  *   as messages), flush, then a flag by MPI_REPLACE; the target, polling the flags with
  *   fetch-and-op NO_OP, must find an origin's data complete as soon as its flag shows;
+ * Win_create_mem: Win_create over MPI_Alloc_mem memory on even ranks, malloc'd on odd ones
+ * (RailMPI maps the former on its node: direct loads, stores and atomics), the same checks.
  * - windows of 0 bytes on every rank and on odd ranks only (dynamic: nothing attached, or
  *   attached on even ranks only), in fence, lock, lock_all + flush and PSCW epochs with
  *   operations of no elements; MPI_WIN_SIZE says 0; one element to a 0-byte target is
@@ -24,8 +26,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { ALLOCATE, CREATE, DYNAMIC, SHARED, NFLAVOR };
-static const char *const fname[NFLAVOR] = {"Win_allocate", "Win_create", "dynamic", "Win_allocate_shared"};
+enum { ALLOCATE, CREATE, DYNAMIC, SHARED, CREATE_MEM, NFLAVOR };
+static const char *const fname[NFLAVOR] = {"Win_allocate", "Win_create", "dynamic", "Win_allocate_shared",
+                                           "Win_create_mem"};
+/* Win_create_mem: Win_create over MPI_Alloc_mem memory on even ranks (mapped by the node's
+ * origins: their operations are direct, while those of other nodes are messages the target
+ * applies with the same atomics) and over malloc'd memory on odd ranks */
+static void *wmem(int rank, MPI_Aint bytes)
+{
+    void *p = NULL;
+    if (rank % 2 == 0)
+        MTEST_OK(MPI_Alloc_mem(bytes, MPI_INFO_NULL, &p));
+    else
+        p = calloc((size_t)bytes + 1, 1);
+    return p;
+}
+static void wmem_free(int rank, void *p)
+{
+    if (rank % 2 == 0)
+        MTEST_OK(MPI_Free_mem(p));
+    else
+        free(p);
+}
 
 #define ROUNDS 100
 #define VEC 16       /* longs: an accumulate this long takes the lock, not element atomics */
@@ -72,6 +94,10 @@ static void fwin_open(fwin_t *f, int flavor, MPI_Aint bytes, MPI_Comm node)
         f->mem = calloc((size_t)bytes, 1);
         MTEST_OK(MPI_Win_create(f->mem, bytes, 1, MPI_INFO_NULL, f->comm, &f->win));
         break;
+    case CREATE_MEM:
+        f->mem = wmem(f->rank, bytes);
+        MTEST_OK(MPI_Win_create(f->mem, bytes, 1, MPI_INFO_NULL, f->comm, &f->win));
+        break;
     default: {
         f->mem = calloc((size_t)bytes, 1);
         MTEST_OK(MPI_Win_create_dynamic(MPI_INFO_NULL, f->comm, &f->win));
@@ -94,6 +120,8 @@ static void fwin_close(fwin_t *f)
     MTEST_OK(MPI_Win_free(&f->win));
     if (f->flavor == CREATE || f->flavor == DYNAMIC)
         free(f->mem);
+    if (f->flavor == CREATE_MEM)
+        wmem_free(f->rank, f->mem);
 }
 
 /* Every fetched value of 0 .. size * ROUNDS - 1 exactly once (checked on rank 0). */
@@ -278,6 +306,10 @@ static void empty(int flavor, int mode, MPI_Comm node)
         mem = bytes ? region : NULL;
         MTEST_OK(MPI_Win_create(mem, bytes, sizeof(long), MPI_INFO_NULL, comm, &win));
         break;
+    case CREATE_MEM:
+        mem = bytes ? wmem(rank, bytes) : NULL;
+        MTEST_OK(MPI_Win_create(mem, bytes, sizeof(long), MPI_INFO_NULL, comm, &win));
+        break;
     default:
         MTEST_OK(MPI_Win_create_dynamic(MPI_INFO_NULL, comm, &win));
         if (bytes)
@@ -384,6 +416,8 @@ static void empty(int flavor, int mode, MPI_Comm node)
     if (flavor == DYNAMIC && bytes)
         MTEST_OK(MPI_Win_detach(win, region));
     MTEST_OK(MPI_Win_free(&win));
+    if (flavor == CREATE_MEM && bytes)
+        wmem_free(rank, mem);
     free(addr);
 }
 

@@ -1,0 +1,159 @@
+/* MPI_Alloc_mem memory under Win_create. With RMPI_RMA_ALLOC_MEM_SHM (the default) each
+ * allocation is a shared-memory file, and a Win_create window over it is mapped by the
+ * other ranks of its node, whose operations on it are then loads, stores and atomics that
+ * need nothing of the target:
+ * - progress: the target (rank 1) stays outside MPI for 3 s while rank 0 locks it, puts
+ *   8 B and 64 KiB, flushes, gets both back, fetch-and-adds, compare-and-swaps and
+ *   unlocks; every result is checked. Argument "direct" (both ranks on one node, memory
+ *   mapped): all of it returns within 2 s, before the target is back. Argument "stall"
+ *   (the knob off: the 8 B put and the atomics are messages the target serves): it cannot
+ *   return before the target is back in MPI, so the first line is shown to tell the two
+ *   apart. Without an argument, results only.
+ * - a window over part of an allocation, at an offset that is not page aligned, reached by
+ *   puts and gets of every rank at its first and last byte;
+ * - 300 live allocations (past the 256 kept as files, the rest malloc'd), each written and
+ *   read back, windows over the first and the last, freed in mixed order; 0 bytes;
+ * - a negative size is MPI_ERR_SIZE. */
+#include "mtest.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BIG 65536
+#define NALLOC 300
+
+static double now(void) { return MPI_Wtime(); }
+
+static void progress(int rank, int size, const char *mode)
+{
+    char *mem = NULL;
+    MTEST_OK(MPI_Alloc_mem(BIG + 64, MPI_INFO_NULL, &mem));
+    memset(mem, 0, BIG + 64);
+    MPI_Win win;
+    MTEST_OK(MPI_Win_create(mem, BIG + 64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    char *src = malloc(BIG), *back = malloc(BIG);
+    MTEST_CHECK(src && back, "out of memory");
+    mtest_fill(src, BIG, 7);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 1) {
+        mtest_sleep(3.0); /* no MPI call */
+    } else if (rank == 0 && size > 1) {
+        double t0 = now();
+        long eight = 0x0102030405060708L, got8 = 0, old = -1, one = 1, cmp = 5, swapped = -1;
+        MTEST_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win));
+        MTEST_OK(MPI_Put(&eight, 1, MPI_LONG, 1, 0, 1, MPI_LONG, win));
+        MTEST_OK(MPI_Put(src, BIG, MPI_BYTE, 1, 64, BIG, MPI_BYTE, win));
+        MTEST_OK(MPI_Win_flush(1, win));
+        MTEST_OK(MPI_Get(&got8, 1, MPI_LONG, 1, 0, 1, MPI_LONG, win));
+        MTEST_OK(MPI_Get(back, BIG, MPI_BYTE, 1, 64, BIG, MPI_BYTE, win));
+        MTEST_OK(MPI_Fetch_and_op(&one, &old, MPI_LONG, 1, 8, MPI_SUM, win));
+        MTEST_OK(MPI_Win_flush(1, win));
+        MTEST_OK(MPI_Compare_and_swap(&one, &cmp, &swapped, MPI_LONG, 1, 16, win));
+        MTEST_OK(MPI_Win_unlock(1, win));
+        double dt = now() - t0;
+        MTEST_CHECK(got8 == eight && !memcmp(back, src, BIG), "put then get on rank 1: data differ");
+        MTEST_CHECK(old == 0 && swapped == 0, "fetch-and-add old %ld (0), compare-and-swap old %ld (0)", old, swapped);
+        if (!strcmp(mode, "direct"))
+            MTEST_CHECK(dt < 2.0, "direct: %.2f s with the target outside MPI (memory not mapped?)", dt);
+        if (!strcmp(mode, "stall"))
+            MTEST_CHECK(dt >= 2.0, "stall: %.2f s: returned while the target was outside MPI", dt);
+        if (*mode)
+            printf("%s: lock to unlock on a target outside MPI: %.2f s\n", mode, dt);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 1 && size > 1) { /* the target sees what rank 0 did, after the barrier */
+        MTEST_OK(MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win));
+        long w[3];
+        memcpy(w, mem, sizeof w);
+        MTEST_OK(MPI_Win_unlock(1, win));
+        MTEST_CHECK(w[0] == 0x0102030405060708L && w[1] == 1 && w[2] == 0, "rank 1 sees %lx %ld %ld", w[0], w[1], w[2]);
+        MTEST_CHECK(!memcmp(mem + 64, src, BIG), "rank 1: the 64 KiB put differs");
+    }
+    MTEST_OK(MPI_Win_free(&win));
+    MTEST_OK(MPI_Free_mem(mem));
+    free(src);
+    free(back);
+}
+
+/* A window over bytes [off, off + n) of an allocation; every rank puts its rank at the
+ * window's first and last byte of the next rank, then everyone checks its own. */
+static void part(int rank, int size)
+{
+    const MPI_Aint total = 3 * 4096 + 100, off = 4096 + 13, n = 4096 + 50;
+    unsigned char *mem = NULL;
+    MTEST_OK(MPI_Alloc_mem(total, MPI_INFO_NULL, &mem));
+    memset(mem, 0xee, (size_t)total);
+    MPI_Win win;
+    MTEST_OK(MPI_Win_create(mem + off, n, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    int to = (rank + 1) % size;
+    unsigned char v = (unsigned char)rank, got[2] = {0, 0};
+    MTEST_OK(MPI_Win_lock_all(0, win));
+    MTEST_OK(MPI_Put(&v, 1, MPI_BYTE, to, 0, 1, MPI_BYTE, win));
+    MTEST_OK(MPI_Put(&v, 1, MPI_BYTE, to, n - 1, 1, MPI_BYTE, win));
+    MTEST_OK(MPI_Win_flush(to, win));
+    MTEST_OK(MPI_Get(&got[0], 1, MPI_BYTE, to, 0, 1, MPI_BYTE, win));
+    MTEST_OK(MPI_Get(&got[1], 1, MPI_BYTE, to, n - 1, 1, MPI_BYTE, win));
+    MTEST_OK(MPI_Win_unlock_all(win));
+    MTEST_CHECK(got[0] == v && got[1] == v, "part: read back %u %u from rank %d, wrote %u", got[0], got[1], to, v);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MTEST_OK(MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win));
+    int from = (rank + size - 1) % size, bad = 0;
+    for (MPI_Aint i = 0; i < total; i++) {
+        unsigned char want = (i == off || i == off + n - 1) ? (unsigned char)from : 0xee;
+        bad += mem[i] != want;
+    }
+    MTEST_OK(MPI_Win_unlock(rank, win));
+    MTEST_CHECK(!bad, "part: %d bytes wrong around the window", bad);
+    MTEST_OK(MPI_Win_free(&win));
+    MTEST_OK(MPI_Free_mem(mem));
+}
+
+static void many(int rank, int size)
+{
+    char **p = calloc(NALLOC, sizeof *p);
+    MTEST_CHECK(p != NULL, "out of memory");
+    for (int i = 0; i < NALLOC; i++) {
+        MTEST_OK(MPI_Alloc_mem(i + 1, MPI_INFO_NULL, &p[i]));
+        memset(p[i], i & 0x7f, (size_t)i + 1);
+    }
+    for (int k = 0; k < 2; k++) { /* the first (a file) and the last (malloc'd) */
+        int i = k ? NALLOC - 1 : 0;
+        MPI_Win win;
+        MTEST_OK(MPI_Win_create(p[i], i + 1, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+        char c = 0;
+        MTEST_OK(MPI_Win_lock(MPI_LOCK_SHARED, (rank + 1) % size, 0, win));
+        MTEST_OK(MPI_Get(&c, 1, MPI_CHAR, (rank + 1) % size, i, 1, MPI_CHAR, win));
+        MTEST_OK(MPI_Win_unlock((rank + 1) % size, win));
+        MTEST_CHECK(c == (char)(i & 0x7f), "allocation %d: read %d", i, c);
+        MTEST_OK(MPI_Win_free(&win));
+    }
+    for (int i = 0; i < NALLOC; i += 2) {
+        int bad = 0;
+        for (int j = 0; j <= i; j++)
+            bad += p[i][j] != (char)(i & 0x7f);
+        MTEST_CHECK(!bad, "allocation %d changed", i);
+        MTEST_OK(MPI_Free_mem(p[i]));
+    }
+    for (int i = 1; i < NALLOC; i += 2)
+        MTEST_OK(MPI_Free_mem(p[i]));
+    void *z = NULL;
+    MTEST_OK(MPI_Alloc_mem(0, MPI_INFO_NULL, &z));
+    MTEST_OK(MPI_Free_mem(z));
+    free(p);
+}
+
+int main(int argc, char **argv)
+{
+    mtest_init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    progress(rank, size, argc > 1 ? argv[1] : "");
+    part(rank, size);
+    many(rank, size);
+    mtest_errors_return(MPI_COMM_WORLD);
+    void *q = NULL;
+    MTEST_ERR(MPI_Alloc_mem(-1, MPI_INFO_NULL, &q), MPI_ERR_SIZE);
+    return mtest_finalize();
+}
