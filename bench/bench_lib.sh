@@ -135,17 +135,61 @@ bench_state_tag() {
         }' "$1" -
 }
 
+# --wait STATE[:SECONDS] of the compare scripts: wait_state (slow or fast) and wait_max
+# (seconds, default 300) from it; checked here, and state=1 set (every row tagged).
+bench_wait_opt() {
+    wait_state=${1%%:*}
+    wait_max=300
+    case "$1" in *:*) wait_max=${1#*:} ;; esac
+    case "$wait_state" in slow | fast) ;; *) say "--wait: slow or fast, not '$wait_state'"; exit 2 ;; esac
+    case "$wait_max" in '' | *[!0-9]*) say "--wait: seconds, not '$wait_max'"; exit 2 ;; esac
+    state=1
+}
+# With wait_state set: poll linert every half second until the machine is in that state
+# (bench/waitstate.sh's test, 150 ns); false when it did not come within wait_max seconds.
+# Each job then starts in the state asked for, though the state may still change inside it
+# (the rows' tags say so).
+bench_wait() {
+    local start v
+    [ -n "${wait_state:-}" ] || return 0
+    start=$SECONDS
+    while :; do
+        v=$(bench_linert)
+        if awk -v v="$v" -v w="$wait_state" 'BEGIN { exit !((w == "slow") == (v >= 150)) }'; then
+            echo "# waited $((SECONDS - start)) s for the $wait_state state (linert $v ns)" >>"$log"
+            return 0
+        fi
+        [ $((SECONDS - start)) -lt "$wait_max" ] || break
+        sleep 0.5
+    done
+    return 1
+}
+
 # Run `launch MPI` followed by the arguments given, reps times round every MPI in turn
 # (a burst of outside load hits them alike); JSON lines tagged with mpi and rep go to
-# out, the rest to log. Sets failed.
+# out, the rest to log. With wait_state (--wait), each job waits for that state first and
+# is left out (said on stderr) when it does not come. Sets failed.
 bench_run_all() {
     local tmo=$1 lines cmd rep mpi rc sampler samples
     shift
     failed=0
     samples=$(mktemp)
+    local order i
     for rep in $(seq 1 "$reps"); do
-        for mpi in "${mpis[@]}"; do
+        # with --wait each job waits alone, so nothing keeps one MPI's jobs from always
+        # following the same others: the round's first MPI turns from one round to the next
+        order=("${mpis[@]}")
+        if [ -n "${wait_state:-}" ]; then
+            i=$(((rep - 1) % ${#mpis[@]}))
+            order=("${mpis[@]:i}" "${mpis[@]:0:i}")
+        fi
+        for mpi in "${order[@]}"; do
             cmd=$(launch "$mpi")
+            if ! bench_wait; then
+                say "run $rep/$reps: $mpi left out: no $wait_state state within ${wait_max}s"
+                echo "### $mpi rep $rep: left out, no $wait_state state within ${wait_max}s" >>"$log"
+                continue
+            fi
             say "run $rep/$reps: $mpi"
             echo "### $mpi rep $rep: $cmd $*" >>"$log"
             if [ "${state:-0}" = 1 ]; then

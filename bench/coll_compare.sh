@@ -6,6 +6,7 @@ set -eu
 usage() {
     cat <<'EOF'
 usage: bench/coll_compare.sh [--np N] [--only LIST] [--reps N] [--sizes MIN:MAX] [--colls LIST] [--build DIR] [--before LIBDIR] [--out FILE]
+                             [--wait slow|fast[:S]]
 
 Builds bench/coll.c with mpicc.mpich and mpicc.openmpi into BUILD/bench/ref/, uses
 BUILD/bench/coll for RailMPI (cmake target bench), and runs each MPI with N ranks
@@ -25,6 +26,11 @@ BUILD/bench/coll for RailMPI (cmake target bench), and runs each MPI with N rank
                   rounds; rail/best still compares with MPICH and Open MPI only
   --out FILE      JSON lines (default BUILD/bench/results/coll-DATE.jsonl); the markdown
                   table goes to the same name with .md, launcher output to .log
+  --wait ST[:S]   start every job in the machine's state ST (slow or fast), waiting up
+                  to S seconds (default 300) for it as bench/waitstate.sh does, and leave
+                  the job out when it does not come; every row is then tagged with the
+                  state it ran in (as with state=1 in the environment), and the table adds
+                  the medians of the rows that ran in the state asked for
 
 Extra launcher arguments: MPICH_ARGS, OMPI_ARGS, RMPI_ARGS (word-split).
 EOF
@@ -40,6 +46,7 @@ sizes=8:1048576
 colls=""
 out=""
 before=""
+wait_opt=""
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -51,6 +58,7 @@ while [ $# -gt 0 ]; do
         --build) [ $# -ge 2 ] || { usage >&2; exit 2; }; build=$2; shift ;;
         --out) [ $# -ge 2 ] || { usage >&2; exit 2; }; out=$2; shift ;;
         --before) [ $# -ge 2 ] || { usage >&2; exit 2; }; before=$2; shift ;;
+        --wait) [ $# -ge 2 ] || { usage >&2; exit 2; }; wait_opt=$2; shift ;;
         -h|--help) usage; exit 0 ;;
         *) echo "coll_compare.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
     esac
@@ -65,6 +73,7 @@ bench_name=coll_compare.sh
 # shellcheck source=bench/bench_lib.sh
 . "$here/bench_lib.sh"
 bench_setup coll
+[ -z "$wait_opt" ] || bench_wait_opt "$wait_opt"
 
 bench_build_all coll
 if [ -n "$before" ]; then
@@ -132,6 +141,28 @@ if meta.get("reps", 1) > 1:
     for (coll, size) in sorted(rows, key=lambda k: (order.index(k[0]), k[1])):
         r = rows[(coll, size)]
         print(f"| {coll} | {size} | " + " | ".join(" ".join(f"{x:.1f}" for x in r.get(m, [])) for m in mpis) + " |")
+# rows tagged with the machine's state (state=1 or --wait): each MPI's median over the jobs
+# whose row ran in one state, per state, then every job's figure marked F/S/M
+tagged = [d for d in map(json.loads, open(sys.argv[1])) if "state" in d and "lat_us" in d]
+if tagged:
+    runs, mark = {}, {"fast": "F", "slow": "S", "mixed": "M"}
+    for d in tagged:
+        runs.setdefault((d["coll"], d["size"]), {}).setdefault(d["mpi"], []).append(d)
+    for st in ("fast", "slow"):
+        print(f"\nRows measured in the {st} state alone (linert below / at or above 150 ns through the row), "
+              "median over the jobs (their count), then each job's figure and state\n")
+        print("| collective | bytes | " + " | ".join(mpis) + " | rail/best | jobs |")
+        print("|---|---:|" + "---:|" * len(mpis) + "---:|---|")
+        for (coll, size) in sorted(runs, key=lambda k: (order.index(k[0]), k[1])):
+            r = runs[(coll, size)]
+            byst = {m: [d["lat_us"] for d in v if d["state"] == st] for m, v in r.items()}
+            med = {m: statistics.median(v) for m, v in byst.items() if v}
+            best = min((med[m] for m in med if m not in ("railmpi", "before")), default=None)
+            ratio = f"{med['railmpi'] / best:.2f}" if best and "railmpi" in med else "-"
+            each = "; ".join(m + " " + " ".join(f"{d['lat_us']:.3g}{mark.get(d['state'], '?')}" for d in r.get(m, []))
+                             for m in mpis if m in r)
+            print(f"| {coll} | {size} | " + " | ".join(f"{med[m]:.3f} ({len(byst[m])})" if m in med else "-" for m in mpis)
+                  + f" | {ratio} | {each} |")
 for (mpi, coll), why in sorted(skipped.items()):
     print(f"\n{mpi}: {coll} skipped ({why})")
 EOF

@@ -6,7 +6,7 @@ set -eu
 usage() {
     cat <<'USAGE'
 usage: bench/osc_compare.sh [--only LIST] [--reps N] [--sizes LIST] [--flavor F] [--net N] [--build DIR] [--out FILE]
-                             [--before LIBDIR] [--tests LIST] [--state]
+                             [--before LIBDIR] [--tests LIST] [--state] [--wait slow|fast[:S]]
 
 Builds bench/osc.c with mpicc.mpich and mpicc.openmpi into BUILD/bench/ref/, uses
 BUILD/bench/osc for RailMPI (cmake target bench), and runs each MPI with 2 ranks on shared
@@ -34,6 +34,10 @@ memory, --reps times (default 3) going round the MPIs in turn.
                 with it (fast, slow or mixed: docs/results/coll.md, "two states"); the
                 table then adds each MPI's figures per run, marked F/S/M, and the medians
                 of the fast and of the slow rows
+  --wait ST[:S] start every job in the machine's state ST (slow or fast), waiting up to S
+                seconds (default 300) for it as bench/waitstate.sh does, and leave the job
+                out when it does not come; implies --state (the state may still change
+                inside a job: the rows' tags say so)
 
 Extra launcher arguments: MPICH_ARGS, OMPI_ARGS, RMPI_ARGS (word-split).
 USAGE
@@ -50,6 +54,7 @@ flavor=allocate
 net=shm
 out=""
 before=""
+wait_opt=""
 state=0
 
 while [ $# -gt 0 ]; do
@@ -62,6 +67,7 @@ while [ $# -gt 0 ]; do
         --build) [ $# -ge 2 ] || { usage >&2; exit 2; }; build=$2; shift ;;
         --out) [ $# -ge 2 ] || { usage >&2; exit 2; }; out=$2; shift ;;
         --before) [ $# -ge 2 ] || { usage >&2; exit 2; }; before=$2; shift ;;
+        --wait) [ $# -ge 2 ] || { usage >&2; exit 2; }; wait_opt=$2; shift ;;
         --tests) [ $# -ge 2 ] || { usage >&2; exit 2; }; tests=$2; shift ;;
         --state) state=1 ;;
         -h|--help) usage; exit 0 ;;
@@ -81,6 +87,7 @@ bench_name=osc_compare.sh
 # shellcheck source=bench/bench_lib.sh
 . "$here/bench_lib.sh"
 bench_setup osc
+[ -z "$wait_opt" ] || bench_wait_opt "$wait_opt"
 
 bench_build_all osc
 if [ -n "$before" ]; then
