@@ -27,15 +27,22 @@
  * in how many rounds the value was below the first value of its round; one JSON line each
  * with every block's time in round order.
  */
-#ifndef _POSIX_C_SOURCE
-#define _POSIX_C_SOURCE 200809L
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_getcpu, madvise's advice for the -P probe */
 #endif
 
 #include <mpi.h>
 
+#include <fcntl.h>
+#include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
 
 enum {
     BARRIER,
@@ -80,6 +87,199 @@ static int call(int coll, long size)
              : coll == IALLGATHER ? MPI_Iallgather(sbuf, n, MPI_BYTE, rbuf, n, MPI_BYTE, MPI_COMM_WORLD, &req)
                                   : MPI_Ialltoall(sbuf, n, MPI_BYTE, rbuf, n, MPI_BYTE, MPI_COMM_WORLD, &req);
     return rc != MPI_SUCCESS ? rc : MPI_Wait(&req, MPI_STATUS_IGNORE);
+}
+
+
+/* ---- -P: what this rank's job ran on (docs/results/coll.md run 35) ----
+ * A whole job of a 1-4 MiB single-copy Allgather/Alltoall can run in a slow mode (run 34).
+ * Per rank and job: where the buffers' pages are (transparent huge pages of their mapping,
+ * the physical frames from /proc/self/pagemap when readable: runs of consecutive frames,
+ * spread over the 32 page colours of a 2 MiB 16-way L2), the CPUs the rank ran on, its
+ * migrations and context switches (/proc/self/sched), and this job's own memcpy and
+ * process_vm_readv speed over the same buffers with no MPI in between, at the start and
+ * the end. One "# probe {...}" line per rank on stdout (coll_compare.sh logs it). */
+static int probe;
+static const char *pages_mode; /* -H huge|nohuge: buffers mmap'd 2 MiB-aligned, with that advice */
+static unsigned long cpu_seen, cpu_moves;
+static int cpu_last = -1;
+
+static void cpu_sample(void)
+{
+    int c = sched_getcpu();
+    if (c >= 0 && c < 64)
+        cpu_seen |= 1ul << c;
+    cpu_moves += cpu_last >= 0 && c != cpu_last;
+    cpu_last = c;
+}
+
+static char *buf_alloc(size_t bytes)
+{
+    if (!pages_mode)
+        return malloc(bytes);
+    size_t al = (size_t)2 << 20, len = (bytes + 16 + al - 1) / al * al + al;
+    char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    char *a = (char *)(((uintptr_t)p + al - 1) & ~(uintptr_t)(al - 1));
+    madvise(a, len - al, strcmp(pages_mode, "huge") ? MADV_NOHUGEPAGE : MADV_HUGEPAGE);
+    return a + 16; /* malloc's page offset, as run 34 saw in both MPIs */
+}
+
+static void buf_free(char *b)
+{
+    if (!pages_mode)
+        free(b);
+    /* else left to the exit: its mapping's start is not kept */
+}
+
+/* AnonHugePages (kB) and size (kB) of the mapping that holds p. */
+static void vma_thp(const void *p, long *thp_kb, long *vma_kb)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    char line[512];
+    int in = 0;
+    *thp_kb = *vma_kb = -1;
+    if (!f)
+        return;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        long v;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+            if (in)
+                break;
+            in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+            if (in)
+                *vma_kb = (long)((hi - lo) >> 10);
+        } else if (in && sscanf(line, "AnonHugePages: %ld", &v) == 1) {
+            *thp_kb = v;
+        }
+    }
+    fclose(f);
+}
+
+/* Physical frames of [p, p+n): runs of consecutive frames, fewest and most pages of one of
+ * the 32 L2 page colours; -1 when pagemap gives no frame numbers (not root). */
+static void frames(const char *p, size_t n, long *runs, long *cmin, long *cmax)
+{
+    *runs = *cmin = *cmax = -1;
+    int fd = open("/proc/self/pagemap", O_RDONLY);
+    if (fd < 0)
+        return;
+    long pg = sysconf(_SC_PAGESIZE), colour[32] = {0}, r = 0;
+    uint64_t prev = 0;
+    for (uintptr_t a = (uintptr_t)p & ~(uintptr_t)(pg - 1); a < (uintptr_t)p + n; a += (uintptr_t)pg) {
+        uint64_t e;
+        if (pread(fd, &e, sizeof e, (off_t)(a / (uintptr_t)pg * sizeof e)) != (ssize_t)sizeof e ||
+            !(e >> 63 & 1) || !(e & ((1ull << 55) - 1))) {
+            close(fd);
+            return;
+        }
+        uint64_t pfn = e & ((1ull << 55) - 1);
+        r += !prev || pfn != prev + 1;
+        prev = pfn;
+        colour[pfn & 31]++;
+    }
+    close(fd);
+    *runs = r;
+    *cmin = *cmax = colour[0];
+    for (int i = 1; i < 32; i++) {
+        *cmin = colour[i] < *cmin ? colour[i] : *cmin;
+        *cmax = colour[i] > *cmax ? colour[i] : *cmax;
+    }
+}
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/* Median us of 7 memcpy and 7 process_vm_readv (from this process) of n bytes from sbuf
+ * into rbuf, both ranks at once as in the collective. */
+static void copy_speed(size_t n, double *memcpy_us, double *cma_us)
+{
+    double t[2][7];
+    struct iovec l = {rbuf, n}, r = {sbuf, n};
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < 7; i++) {
+        double t0 = now_us();
+        memcpy(rbuf, sbuf, n);
+        t[0][i] = now_us() - t0;
+        __asm__ volatile("" ::: "memory");
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < 7; i++) {
+        double t0 = now_us();
+        t[1][i] = process_vm_readv(getpid(), &l, 1, &r, 1, 0) == (ssize_t)n ? now_us() - t0 : -1;
+    }
+    for (int k = 0; k < 2; k++)
+        for (int i = 1; i < 7; i++)
+            for (int j = i; j > 0 && t[k][j - 1] > t[k][j]; j--) {
+                double x = t[k][j];
+                t[k][j] = t[k][j - 1];
+                t[k][j - 1] = x;
+            }
+    *memcpy_us = t[0][3];
+    *cma_us = t[1][3];
+}
+
+/* /proc/self/sched counters: migrations, voluntary and involuntary switches. */
+static void sched_counts(long c[3])
+{
+    static const char *const key[3] = {"se.nr_migrations", "nr_voluntary_switches", "nr_involuntary_switches"};
+    FILE *f = fopen("/proc/self/sched", "r");
+    char line[256];
+    c[0] = c[1] = c[2] = -1;
+    while (f && fgets(line, sizeof line, f))
+        for (int k = 0; k < 3; k++)
+            if (!strncmp(line, key[k], strlen(key[k])) && line[strlen(key[k])] == ' ')
+                c[k] = atol(strchr(line, ':') + 1);
+    if (f)
+        fclose(f);
+}
+
+static int nthreads(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    int n = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "Threads: %d", &n) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return n;
+}
+
+static double probe_copy[2][2]; /* [start, end][memcpy, readv] us */
+static long probe_sched0[3];
+
+static void probe_start(size_t n)
+{
+    sched_counts(probe_sched0);
+    copy_speed(n, &probe_copy[0][0], &probe_copy[0][1]);
+}
+
+static void probe_end(size_t n)
+{
+    long s1[3], thp[2], vma[2], runs[2], cmin[2], cmax[2];
+    copy_speed(n, &probe_copy[1][0], &probe_copy[1][1]);
+    sched_counts(s1);
+    vma_thp(sbuf, &thp[0], &vma[0]);
+    vma_thp(rbuf, &thp[1], &vma[1]);
+    frames(sbuf, n, &runs[0], &cmin[0], &cmax[0]);
+    frames(rbuf, n, &runs[1], &cmin[1], &cmax[1]);
+    printf("# probe {\"rank\":%d,\"cpu\":%d,\"cpus_seen\":%lu,\"cpu_moves\":%lu,\"threads\":%d,"
+           "\"migrations\":%ld,\"vol_sw\":%ld,\"invol_sw\":%ld,\"bytes\":%zu,"
+           "\"memcpy_us\":[%.1f,%.1f],\"readv_us\":[%.1f,%.1f],"
+           "\"sbuf\":\"%p\",\"rbuf\":\"%p\",\"thp_kb\":[%ld,%ld],\"vma_kb\":[%ld,%ld],"
+           "\"frame_runs\":[%ld,%ld],\"colour_min\":[%ld,%ld],\"colour_max\":[%ld,%ld]}\n",
+           rank, sched_getcpu(), cpu_seen, cpu_moves, nthreads(), s1[0] - probe_sched0[0], s1[1] - probe_sched0[1],
+           s1[2] - probe_sched0[2], n, probe_copy[0][0], probe_copy[1][0], probe_copy[0][1], probe_copy[1][1],
+           (void *)sbuf, (void *)rbuf, thp[0], thp[1], vma[0], vma[1], runs[0], runs[1], cmin[0], cmin[1], cmax[0],
+           cmax[1]);
+    fflush(stdout);
 }
 
 /* Many calls for small sizes, a constant byte budget for large ones. */
@@ -262,7 +462,7 @@ static void usage(void)
 {
     if (rank == 0)
         fprintf(stderr, "usage: coll [-m MIN:MAX | -s SIZE,SIZE...] [-i ITERS] [-r ROOT] [-c LIST]\n"
-                        "       [-k CVAR -v V1,V2[,...] [-R ROUNDS]]\n"
+                        "       [-k CVAR -v V1,V2[,...] [-R ROUNDS]] [-P] [-H huge|nohuge]\n"
                         "  -m  sizes in bytes, MIN doubling up to MAX (default 8:1048576, MIN >= 1)\n"
                         "  -s  these sizes in bytes (each >= 1; reductions move at least one float)\n"
                         "  -i  timed calls per size (default: by size)\n"
@@ -271,7 +471,10 @@ static void usage(void)
                         "      ibarrier,ibcast,ireduce,iallreduce,iallgather,ialltoall (each call, then MPI_Wait)\n"
                         "  -k  A/B mode: the MPI_T control variable to switch (e.g. RMPI_COLL_SHM_MOVE_LINE)\n"
                         "  -v  its values (integers with k|m|g, or enumeration items), one block each per round\n"
-                        "  -R  rounds (default 10); -i: calls per block (default: a fifth of the usual count)\n");
+                        "  -R  rounds (default 10); -i: calls per block (default: a fifth of the usual count)\n"
+                        "  -P  per rank, a '# probe {...}' line: the buffers' huge pages and physical frames, the\n"
+                        "      CPUs, migrations, switches, memcpy/process_vm_readv speed at start and end\n"
+                        "  -H  the buffers mmap'd 2 MiB-aligned with MADV_HUGEPAGE (huge) or MADV_NOHUGEPAGE\n");
 }
 
 int main(int argc, char **argv)
@@ -315,6 +518,15 @@ int main(int argc, char **argv)
                 MPI_Finalize();
                 return 2;
             }
+        } else if (!strcmp(argv[i], "-P")) {
+            probe = 1;
+        } else if (!strcmp(argv[i], "-H") && i + 1 < argc) {
+            pages_mode = argv[++i];
+            if (strcmp(pages_mode, "huge") && strcmp(pages_mode, "nohuge")) {
+                usage();
+                MPI_Finalize();
+                return 2;
+            }
         } else if (!strcmp(argv[i], "-c") && i + 1 < argc) {
             char *list = argv[++i];
             for (int c = 0; c < NCOLL; c++) {
@@ -352,14 +564,17 @@ int main(int argc, char **argv)
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     size_t bytes = (size_t)(max < 4 ? 4 : max) * (size_t)nranks;
-    sbuf = malloc(bytes);
-    rbuf = malloc(bytes);
+    sbuf = buf_alloc(bytes);
+    rbuf = buf_alloc(bytes);
     if (!sbuf || !rbuf) {
         fprintf(stderr, "coll: cannot allocate %zu bytes\n", 2 * bytes);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     memset(sbuf, 1, bytes);
     memset(rbuf, 0, bytes);
+    size_t probe_bytes = (size_t)(max < 4 ? 4 : max); /* one block, as each rank copies per call */
+    if (probe)
+        probe_start(probe_bytes);
 
     if (cvar || values) {
         if (!cvar || !values || ab_setup(cvar, values)) {
@@ -380,8 +595,10 @@ int main(int argc, char **argv)
         ab_write(keep);
         MPI_T_cvar_handle_free(&ab_handle);
         MPI_T_finalize();
-        free(sbuf);
-        free(rbuf);
+        if (probe)
+            probe_end(probe_bytes);
+        buf_free(sbuf);
+        buf_free(rbuf);
         MPI_Finalize();
         return 0;
     }
@@ -422,8 +639,11 @@ int main(int argc, char **argv)
                 it = (long)(1.0 / slowest) > 5 ? (long)(1.0 / slowest) : 5;
             MPI_Barrier(MPI_COMM_WORLD);
             double t0 = MPI_Wtime();
-            for (long i = 0; i < it; i++)
+            for (long i = 0; i < it; i++) {
+                if (probe)
+                    cpu_sample();
                 call(c, size);
+            }
             double mine = (MPI_Wtime() - t0) / (double)it * 1e6, worst = 0;
             MPI_Reduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
             lat[c][k] = worst;
@@ -461,8 +681,10 @@ int main(int argc, char **argv)
                        c == BARRIER || c == IBARRIER ? 0 : sizes[k], nranks, lat[c][k]);
         }
     }
-    free(sbuf);
-    free(rbuf);
+    if (probe)
+        probe_end(probe_bytes);
+    buf_free(sbuf);
+    buf_free(rbuf);
     MPI_Finalize();
     return 0;
 }
