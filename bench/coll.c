@@ -157,6 +157,22 @@ static void vma_thp(const void *p, long *thp_kb, long *vma_kb)
     fclose(f);
 }
 
+/* Huge-page-mapped kB of the whole process: AnonHugePages + ShmemPmdMapped + FilePmdMapped
+ * (the MPI's own mappings included). */
+static long thp_total(void)
+{
+    FILE *f = fopen("/proc/self/smaps_rollup", "r");
+    char line[256];
+    long sum = -1, v;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "AnonHugePages: %ld", &v) == 1 || sscanf(line, "ShmemPmdMapped: %ld", &v) == 1 ||
+            sscanf(line, "FilePmdMapped: %ld", &v) == 1)
+            sum = (sum < 0 ? 0 : sum) + v;
+    if (f)
+        fclose(f);
+    return sum;
+}
+
 /* Physical frames of [p, p+n): runs of consecutive frames, fewest and most pages of one of
  * the 32 L2 page colours; -1 when pagemap gives no frame numbers (not root). */
 static void frames(const char *p, size_t n, long *runs, long *cmin, long *cmax)
@@ -273,11 +289,11 @@ static void probe_end(size_t n)
     printf("# probe {\"rank\":%d,\"cpu\":%d,\"cpus_seen\":%lu,\"cpu_moves\":%lu,\"threads\":%d,"
            "\"migrations\":%ld,\"vol_sw\":%ld,\"invol_sw\":%ld,\"bytes\":%zu,"
            "\"memcpy_us\":[%.1f,%.1f],\"readv_us\":[%.1f,%.1f],"
-           "\"sbuf\":\"%p\",\"rbuf\":\"%p\",\"thp_kb\":[%ld,%ld],\"vma_kb\":[%ld,%ld],"
+           "\"sbuf\":\"%p\",\"rbuf\":\"%p\",\"thp_kb\":[%ld,%ld],\"thp_process_kb\":%ld,\"vma_kb\":[%ld,%ld],"
            "\"frame_runs\":[%ld,%ld],\"colour_min\":[%ld,%ld],\"colour_max\":[%ld,%ld]}\n",
            rank, sched_getcpu(), cpu_seen, cpu_moves, nthreads(), s1[0] - probe_sched0[0], s1[1] - probe_sched0[1],
            s1[2] - probe_sched0[2], n, probe_copy[0][0], probe_copy[1][0], probe_copy[0][1], probe_copy[1][1],
-           (void *)sbuf, (void *)rbuf, thp[0], thp[1], vma[0], vma[1], runs[0], runs[1], cmin[0], cmin[1], cmax[0],
+           (void *)sbuf, (void *)rbuf, thp[0], thp[1], thp_total(), vma[0], vma[1], runs[0], runs[1], cmin[0], cmin[1], cmax[0],
            cmax[1]);
     fflush(stdout);
 }
@@ -458,11 +474,63 @@ static void ab_size(int coll, long size, long it, const char *cvar)
     fflush(stdout);
 }
 
+
+/* ---- -S ROUNDS: two sets of buffers inside one job (docs/results/coll.md run 35) ----
+ * Whether a job's slow mode belongs to its pages or to the time it ran: each round times a
+ * block of calls on set A (the buffers allocated first) and one on set B (allocated beside
+ * them, before either was touched), in an order rotated every round. Pages that decide the
+ * mode make one set slower in every round; a mode of the machine moves both. */
+static char *set_buf[2][2]; /* [set][send, receive] */
+
+static void sets_size(int coll, long size, long it, int rounds)
+{
+    static double t[2][AB_MAX_ROUNDS];
+    for (int r = 0; r < rounds; r++)
+        for (int j = 0; j < 2; j++) {
+            int v = (r + j) % 2;
+            sbuf = set_buf[v][0];
+            rbuf = set_buf[v][1];
+            for (long i = 0; i < it / 10 + 1; i++)
+                call(coll, size);
+            MPI_Barrier(MPI_COMM_WORLD);
+            double t0 = MPI_Wtime();
+            for (long i = 0; i < it; i++)
+                call(coll, size);
+            double mine = (MPI_Wtime() - t0) / (double)it * 1e6, worst = 0;
+            MPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+            t[v][r] = worst;
+        }
+    sbuf = set_buf[0][0];
+    rbuf = set_buf[0][1];
+    if (rank != 0)
+        return;
+    double med[2];
+    int below = 0;
+    for (int v = 0; v < 2; v++) {
+        double sorted[AB_MAX_ROUNDS];
+        memcpy(sorted, t[v], (size_t)rounds * sizeof(double));
+        qsort(sorted, (size_t)rounds, sizeof(double), cmp_double);
+        med[v] = rounds % 2 ? sorted[rounds / 2] : (sorted[rounds / 2 - 1] + sorted[rounds / 2]) / 2;
+    }
+    for (int r = 0; r < rounds; r++)
+        below += t[1][r] < t[0][r];
+    printf("%10s %10ld  set A %10.3f  set B %10.3f  B/A %.3f  B below A in %d of %d\n", names[coll], size, med[0],
+           med[1], med[1] / med[0], below, rounds);
+    printf("{\"coll\":\"%s\",\"size\":%ld,\"nranks\":%d,\"sets\":1,\"iters\":%ld,\"median_us\":[%.3f,%.3f],"
+           "\"b_below\":%d,\"rounds\":%d,\"blocks_us\":[",
+           names[coll], size, nranks, it, med[0], med[1], below, rounds);
+    for (int v = 0; v < 2; v++)
+        for (int r = 0; r < rounds; r++)
+            printf("%s%.3f", v + r ? "," : "", t[v][r]);
+    printf("]}\n");
+    fflush(stdout);
+}
+
 static void usage(void)
 {
     if (rank == 0)
         fprintf(stderr, "usage: coll [-m MIN:MAX | -s SIZE,SIZE...] [-i ITERS] [-r ROOT] [-c LIST]\n"
-                        "       [-k CVAR -v V1,V2[,...] [-R ROUNDS]] [-P] [-H huge|nohuge]\n"
+                        "       [-k CVAR -v V1,V2[,...] [-R ROUNDS]] [-P] [-H huge|nohuge] [-S ROUNDS]\n"
                         "  -m  sizes in bytes, MIN doubling up to MAX (default 8:1048576, MIN >= 1)\n"
                         "  -s  these sizes in bytes (each >= 1; reductions move at least one float)\n"
                         "  -i  timed calls per size (default: by size)\n"
@@ -474,7 +542,8 @@ static void usage(void)
                         "  -R  rounds (default 10); -i: calls per block (default: a fifth of the usual count)\n"
                         "  -P  per rank, a '# probe {...}' line: the buffers' huge pages and physical frames, the\n"
                         "      CPUs, migrations, switches, memcpy/process_vm_readv speed at start and end\n"
-                        "  -H  the buffers mmap'd 2 MiB-aligned with MADV_HUGEPAGE (huge) or MADV_NOHUGEPAGE\n");
+                        "  -H  the buffers mmap'd 2 MiB-aligned with MADV_HUGEPAGE (huge) or MADV_NOHUGEPAGE\n"
+                        "  -S  two buffer sets inside one job, a block of calls on each per round (-S rounds)\n");
 }
 
 int main(int argc, char **argv)
@@ -485,6 +554,7 @@ int main(int argc, char **argv)
     long min = 8, max = 1L << 20, fixed = 0;
     const char *list = NULL; /* -s: explicit sizes */
     const char *cvar = NULL; /* -k: A/B mode */
+    int sets_rounds = 0;     /* -S: two buffer sets */
     char *values = NULL;
     int want[NCOLL];
     for (int c = 0; c < NCOLL; c++)
@@ -514,6 +584,13 @@ int main(int argc, char **argv)
         } else if (!strcmp(argv[i], "-R") && i + 1 < argc) {
             ab_rounds = atoi(argv[++i]);
             if (ab_rounds < 1 || ab_rounds > AB_MAX_ROUNDS) {
+                usage();
+                MPI_Finalize();
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "-S") && i + 1 < argc) {
+            sets_rounds = atoi(argv[++i]);
+            if (sets_rounds < 1 || sets_rounds > AB_MAX_ROUNDS) {
                 usage();
                 MPI_Finalize();
                 return 2;
@@ -566,6 +643,18 @@ int main(int argc, char **argv)
     size_t bytes = (size_t)(max < 4 ? 4 : max) * (size_t)nranks;
     sbuf = buf_alloc(bytes);
     rbuf = buf_alloc(bytes);
+    if (sets_rounds) {
+        set_buf[0][0] = sbuf;
+        set_buf[0][1] = rbuf;
+        set_buf[1][0] = buf_alloc(bytes);
+        set_buf[1][1] = buf_alloc(bytes);
+        if (!set_buf[1][0] || !set_buf[1][1])
+            sbuf = NULL;
+        else {
+            memset(set_buf[1][0], 1, bytes);
+            memset(set_buf[1][1], 0, bytes);
+        }
+    }
     if (!sbuf || !rbuf) {
         fprintf(stderr, "coll: cannot allocate %zu bytes\n", 2 * bytes);
         MPI_Abort(MPI_COMM_WORLD, 1);
@@ -599,6 +688,21 @@ int main(int argc, char **argv)
             probe_end(probe_bytes);
         buf_free(sbuf);
         buf_free(rbuf);
+        MPI_Finalize();
+        return 0;
+    }
+
+    if (sets_rounds) {
+        if (rank == 0)
+            printf("# coll two buffer sets: %d rounds, us per call (slowest rank's mean per block), %d ranks\n",
+                   sets_rounds, nranks);
+        for (int c = 0; c < NCOLL; c++)
+            for (int k = 0; want[c] && k < (c == BARRIER || c == IBARRIER ? 1 : nsizes); k++) {
+                long size = c == BARRIER || c == IBARRIER ? 0 : sizes[k], it = iterations(size, fixed);
+                sets_size(c, size, fixed ? it : it / 5 > 5 ? it / 5 : 5, sets_rounds);
+            }
+        if (probe)
+            probe_end(probe_bytes);
         MPI_Finalize();
         return 0;
     }

@@ -92,23 +92,27 @@ def main():
                 t0 = time.strftime("%H:%M:%S")
                 p = subprocess.run(launch[mpi] + base + variants[v], capture_output=True, text=True, timeout=300)
                 la = linert(build)
-                lat, probes = {}, []
+                lat, probes, sets = {}, [], {}
                 for line in p.stdout.splitlines():
                     if line.startswith("{"):
                         d = json.loads(line)
                         if "lat_us" in d:
                             lat[f'{d["coll"]} {d["size"]}'] = d["lat_us"]
+                        elif "sets" in d:  # coll -S: two buffer sets, medians of set A and B
+                            sets[f'{d["coll"]} {d["size"]}'] = d
                     elif line.startswith("# probe "):
                         probes.append(json.loads(line[8:]))
                 probes.sort(key=lambda d: d["rank"])
                 j = {"mpi": m, "rep": rep, "time": t0, "linert": [lb, la], "rc": p.returncode, "lat": lat,
-                     "probes": probes}
+                     "sets": sets, "probes": probes}
                 if p.returncode:
                     j["stderr"] = p.stderr[-2000:]
                 f.write(json.dumps(j) + "\n")
                 f.flush()
                 jobs.append(j)
                 print(f"{t0} {m:8s} rep {rep} linert {lb}/{la} " +
+                      " ".join(f'{k.split()[0][:6]}{int(k.split()[1]) >> 20}M A/B={d["median_us"][0]:.0f}/'
+                               f'{d["median_us"][1]:.0f} ({d["b_below"]}/{d["rounds"]})' for k, d in sets.items()) +
                       " ".join(f"{k.split()[0][:6]}{int(k.split()[1]) >> 20}M={v:.0f}" for k, v in lat.items()) +
                       " | " + " ".join(f'r{q["rank"]}: cpy {q["memcpy_us"][0]:.0f}/{q["memcpy_us"][1]:.0f} '
                                        f'rdv {q["readv_us"][0]:.0f}/{q["readv_us"][1]:.0f} thp {q["thp_kb"]} '
