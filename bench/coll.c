@@ -530,7 +530,7 @@ static void usage(void)
 {
     if (rank == 0)
         fprintf(stderr, "usage: coll [-m MIN:MAX | -s SIZE,SIZE...] [-i ITERS] [-r ROOT] [-c LIST]\n"
-                        "       [-k CVAR -v V1,V2[,...] [-R ROUNDS]] [-P] [-H huge|nohuge] [-S ROUNDS]\n"
+                        "       [-k CVAR -v V1,V2[,...] [-R ROUNDS]] [-P] [-H huge|nohuge] [-S ROUNDS] [-D MS]\n"
                         "  -m  sizes in bytes, MIN doubling up to MAX (default 8:1048576, MIN >= 1)\n"
                         "  -s  these sizes in bytes (each >= 1; reductions move at least one float)\n"
                         "  -i  timed calls per size (default: by size)\n"
@@ -543,7 +543,8 @@ static void usage(void)
                         "  -P  per rank, a '# probe {...}' line: the buffers' huge pages and physical frames, the\n"
                         "      CPUs, migrations, switches, memcpy/process_vm_readv speed at start and end\n"
                         "  -H  the buffers mmap'd 2 MiB-aligned with MADV_HUGEPAGE (huge) or MADV_NOHUGEPAGE\n"
-                        "  -S  two buffer sets inside one job, a block of calls on each per round (-S rounds)\n");
+                        "  -S  two buffer sets inside one job, a block of calls on each per round (-S rounds)\n"
+                        "  -D  sleep this many ms after MPI_Init, before the buffers are allocated\n");
 }
 
 int main(int argc, char **argv)
@@ -555,6 +556,7 @@ int main(int argc, char **argv)
     const char *list = NULL; /* -s: explicit sizes */
     const char *cvar = NULL; /* -k: A/B mode */
     int sets_rounds = 0;     /* -S: two buffer sets */
+    long delay_ms = 0;       /* -D: idle this long after MPI_Init, before the buffers */
     char *values = NULL;
     int want[NCOLL];
     for (int c = 0; c < NCOLL; c++)
@@ -595,6 +597,8 @@ int main(int argc, char **argv)
                 MPI_Finalize();
                 return 2;
             }
+        } else if (!strcmp(argv[i], "-D") && i + 1 < argc) {
+            delay_ms = atol(argv[++i]);
         } else if (!strcmp(argv[i], "-P")) {
             probe = 1;
         } else if (!strcmp(argv[i], "-H") && i + 1 < argc) {
@@ -640,6 +644,10 @@ int main(int argc, char **argv)
             sizes[nsizes++] = s;
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (delay_ms > 0) {
+        struct timespec d = {delay_ms / 1000, delay_ms % 1000 * 1000000L};
+        nanosleep(&d, NULL);
+    }
     size_t bytes = (size_t)(max < 4 ? 4 : max) * (size_t)nranks;
     sbuf = buf_alloc(bytes);
     rbuf = buf_alloc(bytes);

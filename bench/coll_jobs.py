@@ -49,6 +49,8 @@ def main():
                     help="more arguments for coll (every MPI); several sets split by '|' each run as a "
                          "column of its own in every round, e.g. '|-H huge'")
     ap.add_argument("--rmpi-env", default="", help="VAR=VAL ... for RailMPI's ranks")
+    ap.add_argument("--ompi-env", default="",
+                    help="VAR=VAL ... for the ranks of the column openmpi+env (--only ...,openmpi+env)")
     ap.add_argument("--out")
     a = ap.parse_args()
     build = os.path.abspath(a.build)
@@ -60,18 +62,20 @@ def main():
     mpis = a.only.split(",")
     for m, cc in (("openmpi", "mpicc.openmpi"), ("mpich", "mpicc.mpich")):
         exe = os.path.join(ref, "coll." + m)
-        if m in mpis and (not os.path.exists(exe) or os.path.getmtime(exe) < os.path.getmtime(src)):
+        if any(x.split("+")[0] == m for x in mpis) and (not os.path.exists(exe) or os.path.getmtime(exe) < os.path.getmtime(src)):
             subprocess.run([cc, "-std=c11", "-O2", "-g", "-Wall", "-Wextra", "-o", exe, src], check=True)
     base = ["-s", a.sizes, "-c", a.colls, "-P"]
     variants = [shlex.split(v) for v in a.coll_args.split("|")]
     cols = [(m, v) for m in mpis for v in range(len(variants))]
     tag = lambda m, v: m + ("" if len(variants) == 1 else "[" + " ".join(variants[v]) + "]")
-    env_r = shlex.split(a.rmpi_env)
+    env_r, env_o = shlex.split(a.rmpi_env), shlex.split(a.ompi_env)
     launch = {
         "railmpi": [os.path.join(build, "bin", "mpiexec"), "-n", str(a.np)] +
                    (["env"] + env_r if env_r else []) + [os.path.join(build, "bench", "coll")],
         "openmpi": ["mpirun.openmpi", "-n", str(a.np), "--mca", "pml", "ob1", "--mca", "btl", "self,vader",
                     os.path.join(ref, "coll.openmpi")],
+        "openmpi+env": ["mpirun.openmpi", "-n", str(a.np), "--mca", "pml", "ob1", "--mca", "btl", "self,vader", "env"] +
+                       env_o + [os.path.join(ref, "coll.openmpi")],
         "mpich": ["mpiexec.mpich", "-n", str(a.np), os.path.join(ref, "coll.mpich")],
     }
     out = a.out or os.path.join(build, "bench", "results", time.strftime("colljobs-%Y%m%d-%H%M%S.jsonl"))
@@ -82,7 +86,7 @@ def main():
         f.write(json.dumps({"meta": "coll_jobs", "date": time.strftime("%Y-%m-%d %H:%M:%S"),
                             "load": open("/proc/loadavg").read().split()[:3], "thp": thp, "args": base,
                             "variants": variants,
-                            "rmpi_env": env_r}) + "\n")
+                            "rmpi_env": env_r, "ompi_env": env_o}) + "\n")
         for rep in range(a.reps):
             # alternate the order every round so neither MPI always follows the other
             order = cols if rep % 2 == 0 else cols[::-1]
