@@ -175,9 +175,12 @@ static long thp_total(void)
 
 /* Physical frames of [p, p+n): runs of consecutive frames, fewest and most pages of one of
  * the 32 L2 page colours; -1 when pagemap gives no frame numbers (not root). */
-static void frames(const char *p, size_t n, long *runs, long *cmin, long *cmax)
+static void frames(const char *p, size_t n, long *runs, long *cmin, long *cmax, double *gib)
 {
     *runs = *cmin = *cmax = -1;
+    *gib = -1;
+    double sum = 0;
+    long np = 0;
     int fd = open("/proc/self/pagemap", O_RDONLY);
     if (fd < 0)
         return;
@@ -193,10 +196,13 @@ static void frames(const char *p, size_t n, long *runs, long *cmin, long *cmax)
         uint64_t pfn = e & ((1ull << 55) - 1);
         r += !prev || pfn != prev + 1;
         prev = pfn;
+        sum += (double)pfn * (double)pg / (double)(1 << 30);
+        np++;
         colour[pfn & 31]++;
     }
     close(fd);
     *runs = r;
+    *gib = np ? sum / (double)np : -1;
     *cmin = *cmax = colour[0];
     for (int i = 1; i < 32; i++) {
         *cmin = colour[i] < *cmin ? colour[i] : *cmin;
@@ -280,21 +286,22 @@ static void probe_start(size_t n)
 static void probe_end(size_t n)
 {
     long s1[3], thp[2], vma[2], runs[2], cmin[2], cmax[2];
+    double gib[2];
     copy_speed(n, &probe_copy[1][0], &probe_copy[1][1]);
     sched_counts(s1);
     vma_thp(sbuf, &thp[0], &vma[0]);
     vma_thp(rbuf, &thp[1], &vma[1]);
-    frames(sbuf, n, &runs[0], &cmin[0], &cmax[0]);
-    frames(rbuf, n, &runs[1], &cmin[1], &cmax[1]);
+    frames(sbuf, n, &runs[0], &cmin[0], &cmax[0], &gib[0]);
+    frames(rbuf, n, &runs[1], &cmin[1], &cmax[1], &gib[1]);
     printf("# probe {\"rank\":%d,\"cpu\":%d,\"cpus_seen\":%lu,\"cpu_moves\":%lu,\"threads\":%d,"
            "\"migrations\":%ld,\"vol_sw\":%ld,\"invol_sw\":%ld,\"bytes\":%zu,"
            "\"memcpy_us\":[%.1f,%.1f],\"readv_us\":[%.1f,%.1f],"
            "\"sbuf\":\"%p\",\"rbuf\":\"%p\",\"thp_kb\":[%ld,%ld],\"thp_process_kb\":%ld,\"vma_kb\":[%ld,%ld],"
-           "\"frame_runs\":[%ld,%ld],\"colour_min\":[%ld,%ld],\"colour_max\":[%ld,%ld]}\n",
+           "\"frame_runs\":[%ld,%ld],\"colour_min\":[%ld,%ld],\"colour_max\":[%ld,%ld],\"frame_gib\":[%.3f,%.3f]}\n",
            rank, sched_getcpu(), cpu_seen, cpu_moves, nthreads(), s1[0] - probe_sched0[0], s1[1] - probe_sched0[1],
            s1[2] - probe_sched0[2], n, probe_copy[0][0], probe_copy[1][0], probe_copy[0][1], probe_copy[1][1],
            (void *)sbuf, (void *)rbuf, thp[0], thp[1], thp_total(), vma[0], vma[1], runs[0], runs[1], cmin[0], cmin[1], cmax[0],
-           cmax[1]);
+           cmax[1], gib[0], gib[1]);
     fflush(stdout);
 }
 
