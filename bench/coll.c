@@ -435,6 +435,29 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* One block of an in-job comparison: a few untimed calls (the first call of a setting may set
+ * something up), then `it` timed calls; the slowest rank's mean per call, us. */
+static double block_us(int coll, long size, long it)
+{
+    for (long i = 0; i < it / 10 + 1; i++)
+        call(coll, size);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    for (long i = 0; i < it; i++)
+        call(coll, size);
+    double mine = (MPI_Wtime() - t0) / (double)it * 1e6, worst = 0;
+    MPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return worst;
+}
+
+/* Median of n values (sorted into `sorted`). */
+static double median_of(const double *v, int n, double *sorted)
+{
+    memcpy(sorted, v, (size_t)n * sizeof(double));
+    qsort(sorted, (size_t)n, sizeof(double), cmp_double);
+    return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+}
+
 /* One collective and size: ab_rounds rounds of a block of it calls per value. */
 static void ab_size(int coll, long size, long it, const char *cvar)
 {
@@ -444,27 +467,16 @@ static void ab_size(int coll, long size, long it, const char *cvar)
         for (int j = 0; j < nv; j++) {
             int v = (r + j) % nv;
             ab_write(ab_values[v]);
-            /* a few calls with the new value first: its first call may set something up */
-            for (long i = 0; i < it / 10 + 1; i++)
-                call(coll, size);
-            MPI_Barrier(MPI_COMM_WORLD);
-            double t0 = MPI_Wtime();
-            for (long i = 0; i < it; i++)
-                call(coll, size);
-            double mine = (MPI_Wtime() - t0) / (double)it * 1e6, worst = 0;
-            MPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-            t[v][r] = worst;
+            t[v][r] = block_us(coll, size, it);
         }
     if (rank != 0)
         return;
     for (int v = 0; v < nv; v++) {
         double sorted[AB_MAX_ROUNDS];
         int below = 0;
-        memcpy(sorted, t[v], (size_t)ab_rounds * sizeof(double));
-        qsort(sorted, (size_t)ab_rounds, sizeof(double), cmp_double);
+        double med = median_of(t[v], ab_rounds, sorted);
         for (int r = 0; r < ab_rounds; r++)
             below += t[v][r] < t[0][r];
-        double med = ab_rounds % 2 ? sorted[ab_rounds / 2] : (sorted[ab_rounds / 2 - 1] + sorted[ab_rounds / 2]) / 2;
         printf("%10s %10ld %12s %10.3f %10.3f", names[coll], coll == BARRIER || coll == IBARRIER ? 0 : size,
                ab_names[v], med, sorted[0]);
         if (v)
@@ -497,15 +509,7 @@ static void sets_size(int coll, long size, long it, int rounds)
             int v = (r + j) % 2;
             sbuf = set_buf[v][0];
             rbuf = set_buf[v][1];
-            for (long i = 0; i < it / 10 + 1; i++)
-                call(coll, size);
-            MPI_Barrier(MPI_COMM_WORLD);
-            double t0 = MPI_Wtime();
-            for (long i = 0; i < it; i++)
-                call(coll, size);
-            double mine = (MPI_Wtime() - t0) / (double)it * 1e6, worst = 0;
-            MPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-            t[v][r] = worst;
+            t[v][r] = block_us(coll, size, it);
         }
     sbuf = set_buf[0][0];
     rbuf = set_buf[0][1];
@@ -515,9 +519,7 @@ static void sets_size(int coll, long size, long it, int rounds)
     int below = 0;
     for (int v = 0; v < 2; v++) {
         double sorted[AB_MAX_ROUNDS];
-        memcpy(sorted, t[v], (size_t)rounds * sizeof(double));
-        qsort(sorted, (size_t)rounds, sizeof(double), cmp_double);
-        med[v] = rounds % 2 ? sorted[rounds / 2] : (sorted[rounds / 2 - 1] + sorted[rounds / 2]) / 2;
+        med[v] = median_of(t[v], rounds, sorted);
     }
     for (int r = 0; r < rounds; r++)
         below += t[1][r] < t[0][r];
@@ -531,6 +533,21 @@ static void sets_size(int coll, long size, long it, int rounds)
             printf("%s%.3f", v + r ? "," : "", t[v][r]);
     printf("]}\n");
     fflush(stdout);
+}
+
+/* The end of every mode: the probe line, the buffers, MPI_Finalize; main's exit status. */
+static int finish(size_t probe_bytes)
+{
+    if (probe)
+        probe_end(probe_bytes);
+    buf_free(sbuf);
+    buf_free(rbuf);
+    if (set_buf[1][0]) {
+        buf_free(set_buf[1][0]);
+        buf_free(set_buf[1][1]);
+    }
+    MPI_Finalize();
+    return 0;
 }
 
 static void usage(void)
@@ -590,16 +607,10 @@ int main(int argc, char **argv)
             cvar = argv[++i];
         } else if (!strcmp(argv[i], "-v") && i + 1 < argc) {
             values = argv[++i];
-        } else if (!strcmp(argv[i], "-R") && i + 1 < argc) {
-            ab_rounds = atoi(argv[++i]);
-            if (ab_rounds < 1 || ab_rounds > AB_MAX_ROUNDS) {
-                usage();
-                MPI_Finalize();
-                return 2;
-            }
-        } else if (!strcmp(argv[i], "-S") && i + 1 < argc) {
-            sets_rounds = atoi(argv[++i]);
-            if (sets_rounds < 1 || sets_rounds > AB_MAX_ROUNDS) {
+        } else if ((!strcmp(argv[i], "-R") || !strcmp(argv[i], "-S")) && i + 1 < argc) {
+            int *rounds = argv[i][1] == 'R' ? &ab_rounds : &sets_rounds; /* A/B mode's or -S's */
+            *rounds = atoi(argv[++i]);
+            if (*rounds < 1 || *rounds > AB_MAX_ROUNDS) {
                 usage();
                 MPI_Finalize();
                 return 2;
@@ -699,12 +710,7 @@ int main(int argc, char **argv)
         ab_write(keep);
         MPI_T_cvar_handle_free(&ab_handle);
         MPI_T_finalize();
-        if (probe)
-            probe_end(probe_bytes);
-        buf_free(sbuf);
-        buf_free(rbuf);
-        MPI_Finalize();
-        return 0;
+        return finish(probe_bytes);
     }
 
     if (sets_rounds) {
@@ -716,10 +722,7 @@ int main(int argc, char **argv)
                 long size = c == BARRIER || c == IBARRIER ? 0 : sizes[k], it = iterations(size, fixed);
                 sets_size(c, size, fixed ? it : it / 5 > 5 ? it / 5 : 5, sets_rounds);
             }
-        if (probe)
-            probe_end(probe_bytes);
-        MPI_Finalize();
-        return 0;
+        return finish(probe_bytes);
     }
 
     static double lat[NCOLL][MAX_SIZES];
@@ -800,10 +803,5 @@ int main(int argc, char **argv)
                        c == BARRIER || c == IBARRIER ? 0 : sizes[k], nranks, lat[c][k]);
         }
     }
-    if (probe)
-        probe_end(probe_bytes);
-    buf_free(sbuf);
-    buf_free(rbuf);
-    MPI_Finalize();
-    return 0;
+    return finish(probe_bytes);
 }
