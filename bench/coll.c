@@ -27,15 +27,22 @@
  * in how many rounds the value was below the first value of its round; one JSON line each
  * with every block's time in round order.
  */
-#ifndef _POSIX_C_SOURCE
-#define _POSIX_C_SOURCE 200809L
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_getcpu, madvise's advice for the -P probe */
 #endif
 
 #include <mpi.h>
 
+#include <fcntl.h>
+#include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
 
 enum {
     BARRIER,
@@ -80,6 +87,222 @@ static int call(int coll, long size)
              : coll == IALLGATHER ? MPI_Iallgather(sbuf, n, MPI_BYTE, rbuf, n, MPI_BYTE, MPI_COMM_WORLD, &req)
                                   : MPI_Ialltoall(sbuf, n, MPI_BYTE, rbuf, n, MPI_BYTE, MPI_COMM_WORLD, &req);
     return rc != MPI_SUCCESS ? rc : MPI_Wait(&req, MPI_STATUS_IGNORE);
+}
+
+
+/* ---- -P: what this rank's job ran on (docs/results/coll.md run 36) ----
+ * A whole job of a 1-4 MiB single-copy Allgather/Alltoall can run in a slow mode (run 34).
+ * Per rank and job: where the buffers' pages are (transparent huge pages of their mapping,
+ * the physical frames from /proc/self/pagemap when readable: runs of consecutive frames,
+ * spread over the 32 page colours of a 2 MiB 16-way L2), the CPUs the rank ran on, its
+ * migrations and context switches (/proc/self/sched), and this job's own memcpy and
+ * process_vm_readv speed over the same buffers with no MPI in between, at the start and
+ * the end. One "# probe {...}" line per rank on stdout (coll_compare.sh logs it). */
+static int probe;
+static const char *pages_mode; /* -H huge|nohuge: buffers mmap'd 2 MiB-aligned, with that advice */
+static unsigned long cpu_seen, cpu_moves;
+static int cpu_last = -1;
+
+static void cpu_sample(void)
+{
+    int c = sched_getcpu();
+    if (c >= 0 && c < 64)
+        cpu_seen |= 1ul << c;
+    cpu_moves += cpu_last >= 0 && c != cpu_last;
+    cpu_last = c;
+}
+
+static char *buf_alloc(size_t bytes)
+{
+    if (!pages_mode)
+        return malloc(bytes);
+    size_t al = (size_t)2 << 20, len = (bytes + 16 + al - 1) / al * al + al;
+    char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    char *a = (char *)(((uintptr_t)p + al - 1) & ~(uintptr_t)(al - 1));
+    madvise(a, len - al, strcmp(pages_mode, "huge") ? MADV_NOHUGEPAGE : MADV_HUGEPAGE);
+    return a + 16; /* malloc's page offset, as run 34 saw in both MPIs */
+}
+
+static void buf_free(char *b)
+{
+    if (!pages_mode)
+        free(b);
+    /* else left to the exit: its mapping's start is not kept */
+}
+
+/* AnonHugePages (kB) and size (kB) of the mapping that holds p. */
+static void vma_thp(const void *p, long *thp_kb, long *vma_kb)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    char line[512];
+    int in = 0;
+    *thp_kb = *vma_kb = -1;
+    if (!f)
+        return;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        long v;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+            if (in)
+                break;
+            in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+            if (in)
+                *vma_kb = (long)((hi - lo) >> 10);
+        } else if (in && sscanf(line, "AnonHugePages: %ld", &v) == 1) {
+            *thp_kb = v;
+        }
+    }
+    fclose(f);
+}
+
+/* Huge-page-mapped kB of the whole process: AnonHugePages + ShmemPmdMapped + FilePmdMapped
+ * (the MPI's own mappings included). */
+static long thp_total(void)
+{
+    FILE *f = fopen("/proc/self/smaps_rollup", "r");
+    char line[256];
+    long sum = -1, v;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "AnonHugePages: %ld", &v) == 1 || sscanf(line, "ShmemPmdMapped: %ld", &v) == 1 ||
+            sscanf(line, "FilePmdMapped: %ld", &v) == 1)
+            sum = (sum < 0 ? 0 : sum) + v;
+    if (f)
+        fclose(f);
+    return sum;
+}
+
+/* Physical frames of [p, p+n): runs of consecutive frames, fewest and most pages of one of
+ * the 32 L2 page colours; -1 when pagemap gives no frame numbers (not root). */
+static void frames(const char *p, size_t n, long *runs, long *cmin, long *cmax, double *gib)
+{
+    *runs = *cmin = *cmax = -1;
+    *gib = -1;
+    double sum = 0;
+    long np = 0;
+    int fd = open("/proc/self/pagemap", O_RDONLY);
+    if (fd < 0)
+        return;
+    long pg = sysconf(_SC_PAGESIZE), colour[32] = {0}, r = 0;
+    uint64_t prev = 0;
+    for (uintptr_t a = (uintptr_t)p & ~(uintptr_t)(pg - 1); a < (uintptr_t)p + n; a += (uintptr_t)pg) {
+        uint64_t e;
+        if (pread(fd, &e, sizeof e, (off_t)(a / (uintptr_t)pg * sizeof e)) != (ssize_t)sizeof e ||
+            !(e >> 63 & 1) || !(e & ((1ull << 55) - 1))) {
+            close(fd);
+            return;
+        }
+        uint64_t pfn = e & ((1ull << 55) - 1);
+        r += !prev || pfn != prev + 1;
+        prev = pfn;
+        sum += (double)pfn * (double)pg / (double)(1 << 30);
+        np++;
+        colour[pfn & 31]++;
+    }
+    close(fd);
+    *runs = r;
+    *gib = np ? sum / (double)np : -1;
+    *cmin = *cmax = colour[0];
+    for (int i = 1; i < 32; i++) {
+        *cmin = colour[i] < *cmin ? colour[i] : *cmin;
+        *cmax = colour[i] > *cmax ? colour[i] : *cmax;
+    }
+}
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/* Median us of 7 memcpy and 7 process_vm_readv (from this process) of n bytes from sbuf
+ * into rbuf, both ranks at once as in the collective. */
+static void copy_speed(size_t n, double *memcpy_us, double *cma_us)
+{
+    double t[2][7];
+    struct iovec l = {rbuf, n}, r = {sbuf, n};
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < 7; i++) {
+        double t0 = now_us();
+        memcpy(rbuf, sbuf, n);
+        t[0][i] = now_us() - t0;
+        __asm__ volatile("" ::: "memory");
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < 7; i++) {
+        double t0 = now_us();
+        t[1][i] = process_vm_readv(getpid(), &l, 1, &r, 1, 0) == (ssize_t)n ? now_us() - t0 : -1;
+    }
+    for (int k = 0; k < 2; k++)
+        for (int i = 1; i < 7; i++)
+            for (int j = i; j > 0 && t[k][j - 1] > t[k][j]; j--) {
+                double x = t[k][j];
+                t[k][j] = t[k][j - 1];
+                t[k][j - 1] = x;
+            }
+    *memcpy_us = t[0][3];
+    *cma_us = t[1][3];
+}
+
+/* /proc/self/sched counters: migrations, voluntary and involuntary switches. */
+static void sched_counts(long c[3])
+{
+    static const char *const key[3] = {"se.nr_migrations", "nr_voluntary_switches", "nr_involuntary_switches"};
+    FILE *f = fopen("/proc/self/sched", "r");
+    char line[256];
+    c[0] = c[1] = c[2] = -1;
+    while (f && fgets(line, sizeof line, f))
+        for (int k = 0; k < 3; k++)
+            if (!strncmp(line, key[k], strlen(key[k])) && line[strlen(key[k])] == ' ')
+                c[k] = atol(strchr(line, ':') + 1);
+    if (f)
+        fclose(f);
+}
+
+static int nthreads(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    int n = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "Threads: %d", &n) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return n;
+}
+
+static double probe_copy[2][2]; /* [start, end][memcpy, readv] us */
+static long probe_sched0[3];
+
+static void probe_start(size_t n)
+{
+    sched_counts(probe_sched0);
+    copy_speed(n, &probe_copy[0][0], &probe_copy[0][1]);
+}
+
+static void probe_end(size_t n)
+{
+    long s1[3], thp[2], vma[2], runs[2], cmin[2], cmax[2];
+    double gib[2];
+    copy_speed(n, &probe_copy[1][0], &probe_copy[1][1]);
+    sched_counts(s1);
+    vma_thp(sbuf, &thp[0], &vma[0]);
+    vma_thp(rbuf, &thp[1], &vma[1]);
+    frames(sbuf, n, &runs[0], &cmin[0], &cmax[0], &gib[0]);
+    frames(rbuf, n, &runs[1], &cmin[1], &cmax[1], &gib[1]);
+    printf("# probe {\"rank\":%d,\"cpu\":%d,\"cpus_seen\":%lu,\"cpu_moves\":%lu,\"threads\":%d,"
+           "\"migrations\":%ld,\"vol_sw\":%ld,\"invol_sw\":%ld,\"bytes\":%zu,"
+           "\"memcpy_us\":[%.1f,%.1f],\"readv_us\":[%.1f,%.1f],"
+           "\"sbuf\":\"%p\",\"rbuf\":\"%p\",\"thp_kb\":[%ld,%ld],\"thp_process_kb\":%ld,\"vma_kb\":[%ld,%ld],"
+           "\"frame_runs\":[%ld,%ld],\"colour_min\":[%ld,%ld],\"colour_max\":[%ld,%ld],\"frame_gib\":[%.3f,%.3f]}\n",
+           rank, sched_getcpu(), cpu_seen, cpu_moves, nthreads(), s1[0] - probe_sched0[0], s1[1] - probe_sched0[1],
+           s1[2] - probe_sched0[2], n, probe_copy[0][0], probe_copy[1][0], probe_copy[0][1], probe_copy[1][1],
+           (void *)sbuf, (void *)rbuf, thp[0], thp[1], thp_total(), vma[0], vma[1], runs[0], runs[1], cmin[0], cmin[1], cmax[0],
+           cmax[1], gib[0], gib[1]);
+    fflush(stdout);
 }
 
 /* Many calls for small sizes, a constant byte budget for large ones. */
@@ -212,6 +435,29 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* One block of an in-job comparison: a few untimed calls (the first call of a setting may set
+ * something up), then `it` timed calls; the slowest rank's mean per call, us. */
+static double block_us(int coll, long size, long it)
+{
+    for (long i = 0; i < it / 10 + 1; i++)
+        call(coll, size);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    for (long i = 0; i < it; i++)
+        call(coll, size);
+    double mine = (MPI_Wtime() - t0) / (double)it * 1e6, worst = 0;
+    MPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return worst;
+}
+
+/* Median of n values (sorted into `sorted`). */
+static double median_of(const double *v, int n, double *sorted)
+{
+    memcpy(sorted, v, (size_t)n * sizeof(double));
+    qsort(sorted, (size_t)n, sizeof(double), cmp_double);
+    return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+}
+
 /* One collective and size: ab_rounds rounds of a block of it calls per value. */
 static void ab_size(int coll, long size, long it, const char *cvar)
 {
@@ -221,27 +467,16 @@ static void ab_size(int coll, long size, long it, const char *cvar)
         for (int j = 0; j < nv; j++) {
             int v = (r + j) % nv;
             ab_write(ab_values[v]);
-            /* a few calls with the new value first: its first call may set something up */
-            for (long i = 0; i < it / 10 + 1; i++)
-                call(coll, size);
-            MPI_Barrier(MPI_COMM_WORLD);
-            double t0 = MPI_Wtime();
-            for (long i = 0; i < it; i++)
-                call(coll, size);
-            double mine = (MPI_Wtime() - t0) / (double)it * 1e6, worst = 0;
-            MPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-            t[v][r] = worst;
+            t[v][r] = block_us(coll, size, it);
         }
     if (rank != 0)
         return;
     for (int v = 0; v < nv; v++) {
         double sorted[AB_MAX_ROUNDS];
         int below = 0;
-        memcpy(sorted, t[v], (size_t)ab_rounds * sizeof(double));
-        qsort(sorted, (size_t)ab_rounds, sizeof(double), cmp_double);
+        double med = median_of(t[v], ab_rounds, sorted);
         for (int r = 0; r < ab_rounds; r++)
             below += t[v][r] < t[0][r];
-        double med = ab_rounds % 2 ? sorted[ab_rounds / 2] : (sorted[ab_rounds / 2 - 1] + sorted[ab_rounds / 2]) / 2;
         printf("%10s %10ld %12s %10.3f %10.3f", names[coll], coll == BARRIER || coll == IBARRIER ? 0 : size,
                ab_names[v], med, sorted[0]);
         if (v)
@@ -258,11 +493,68 @@ static void ab_size(int coll, long size, long it, const char *cvar)
     fflush(stdout);
 }
 
+
+/* ---- -S ROUNDS: two sets of buffers inside one job (docs/results/coll.md run 36) ----
+ * Whether a job's slow mode belongs to its pages or to the time it ran: each round times a
+ * block of calls on set A (the buffers allocated first) and one on set B (allocated beside
+ * them, before either was touched), in an order rotated every round. Pages that decide the
+ * mode make one set slower in every round; a mode of the machine moves both. */
+static char *set_buf[2][2]; /* [set][send, receive] */
+
+static void sets_size(int coll, long size, long it, int rounds)
+{
+    static double t[2][AB_MAX_ROUNDS];
+    for (int r = 0; r < rounds; r++)
+        for (int j = 0; j < 2; j++) {
+            int v = (r + j) % 2;
+            sbuf = set_buf[v][0];
+            rbuf = set_buf[v][1];
+            t[v][r] = block_us(coll, size, it);
+        }
+    sbuf = set_buf[0][0];
+    rbuf = set_buf[0][1];
+    if (rank != 0)
+        return;
+    double med[2];
+    int below = 0;
+    for (int v = 0; v < 2; v++) {
+        double sorted[AB_MAX_ROUNDS];
+        med[v] = median_of(t[v], rounds, sorted);
+    }
+    for (int r = 0; r < rounds; r++)
+        below += t[1][r] < t[0][r];
+    printf("%10s %10ld  set A %10.3f  set B %10.3f  B/A %.3f  B below A in %d of %d\n", names[coll], size, med[0],
+           med[1], med[1] / med[0], below, rounds);
+    printf("{\"coll\":\"%s\",\"size\":%ld,\"nranks\":%d,\"sets\":1,\"iters\":%ld,\"median_us\":[%.3f,%.3f],"
+           "\"b_below\":%d,\"rounds\":%d,\"blocks_us\":[",
+           names[coll], size, nranks, it, med[0], med[1], below, rounds);
+    for (int v = 0; v < 2; v++)
+        for (int r = 0; r < rounds; r++)
+            printf("%s%.3f", v + r ? "," : "", t[v][r]);
+    printf("]}\n");
+    fflush(stdout);
+}
+
+/* The end of every mode: the probe line, the buffers, MPI_Finalize; main's exit status. */
+static int finish(size_t probe_bytes)
+{
+    if (probe)
+        probe_end(probe_bytes);
+    buf_free(sbuf);
+    buf_free(rbuf);
+    if (set_buf[1][0]) {
+        buf_free(set_buf[1][0]);
+        buf_free(set_buf[1][1]);
+    }
+    MPI_Finalize();
+    return 0;
+}
+
 static void usage(void)
 {
     if (rank == 0)
         fprintf(stderr, "usage: coll [-m MIN:MAX | -s SIZE,SIZE...] [-i ITERS] [-r ROOT] [-c LIST]\n"
-                        "       [-k CVAR -v V1,V2[,...] [-R ROUNDS]]\n"
+                        "       [-k CVAR -v V1,V2[,...] [-R ROUNDS]] [-P] [-H huge|nohuge] [-S ROUNDS] [-D MS]\n"
                         "  -m  sizes in bytes, MIN doubling up to MAX (default 8:1048576, MIN >= 1)\n"
                         "  -s  these sizes in bytes (each >= 1; reductions move at least one float)\n"
                         "  -i  timed calls per size (default: by size)\n"
@@ -271,7 +563,12 @@ static void usage(void)
                         "      ibarrier,ibcast,ireduce,iallreduce,iallgather,ialltoall (each call, then MPI_Wait)\n"
                         "  -k  A/B mode: the MPI_T control variable to switch (e.g. RMPI_COLL_SHM_MOVE_LINE)\n"
                         "  -v  its values (integers with k|m|g, or enumeration items), one block each per round\n"
-                        "  -R  rounds (default 10); -i: calls per block (default: a fifth of the usual count)\n");
+                        "  -R  rounds (default 10); -i: calls per block (default: a fifth of the usual count)\n"
+                        "  -P  per rank, a '# probe {...}' line: the buffers' huge pages and physical frames, the\n"
+                        "      CPUs, migrations, switches, memcpy/process_vm_readv speed at start and end\n"
+                        "  -H  the buffers mmap'd 2 MiB-aligned with MADV_HUGEPAGE (huge) or MADV_NOHUGEPAGE\n"
+                        "  -S  two buffer sets inside one job, a block of calls on each per round (-S rounds)\n"
+                        "  -D  sleep this many ms after MPI_Init, before the buffers are allocated\n");
 }
 
 int main(int argc, char **argv)
@@ -282,6 +579,8 @@ int main(int argc, char **argv)
     long min = 8, max = 1L << 20, fixed = 0;
     const char *list = NULL; /* -s: explicit sizes */
     const char *cvar = NULL; /* -k: A/B mode */
+    int sets_rounds = 0;     /* -S: two buffer sets */
+    long delay_ms = 0;       /* -D: idle this long after MPI_Init, before the buffers */
     char *values = NULL;
     int want[NCOLL];
     for (int c = 0; c < NCOLL; c++)
@@ -308,9 +607,21 @@ int main(int argc, char **argv)
             cvar = argv[++i];
         } else if (!strcmp(argv[i], "-v") && i + 1 < argc) {
             values = argv[++i];
-        } else if (!strcmp(argv[i], "-R") && i + 1 < argc) {
-            ab_rounds = atoi(argv[++i]);
-            if (ab_rounds < 1 || ab_rounds > AB_MAX_ROUNDS) {
+        } else if ((!strcmp(argv[i], "-R") || !strcmp(argv[i], "-S")) && i + 1 < argc) {
+            int *rounds = argv[i][1] == 'R' ? &ab_rounds : &sets_rounds; /* A/B mode's or -S's */
+            *rounds = atoi(argv[++i]);
+            if (*rounds < 1 || *rounds > AB_MAX_ROUNDS) {
+                usage();
+                MPI_Finalize();
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "-D") && i + 1 < argc) {
+            delay_ms = atol(argv[++i]);
+        } else if (!strcmp(argv[i], "-P")) {
+            probe = 1;
+        } else if (!strcmp(argv[i], "-H") && i + 1 < argc) {
+            pages_mode = argv[++i];
+            if (strcmp(pages_mode, "huge") && strcmp(pages_mode, "nohuge")) {
                 usage();
                 MPI_Finalize();
                 return 2;
@@ -351,15 +662,34 @@ int main(int argc, char **argv)
             sizes[nsizes++] = s;
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (delay_ms > 0) {
+        struct timespec d = {delay_ms / 1000, delay_ms % 1000 * 1000000L};
+        nanosleep(&d, NULL);
+    }
     size_t bytes = (size_t)(max < 4 ? 4 : max) * (size_t)nranks;
-    sbuf = malloc(bytes);
-    rbuf = malloc(bytes);
+    sbuf = buf_alloc(bytes);
+    rbuf = buf_alloc(bytes);
+    if (sets_rounds) {
+        set_buf[0][0] = sbuf;
+        set_buf[0][1] = rbuf;
+        set_buf[1][0] = buf_alloc(bytes);
+        set_buf[1][1] = buf_alloc(bytes);
+        if (!set_buf[1][0] || !set_buf[1][1])
+            sbuf = NULL;
+        else {
+            memset(set_buf[1][0], 1, bytes);
+            memset(set_buf[1][1], 0, bytes);
+        }
+    }
     if (!sbuf || !rbuf) {
         fprintf(stderr, "coll: cannot allocate %zu bytes\n", 2 * bytes);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     memset(sbuf, 1, bytes);
     memset(rbuf, 0, bytes);
+    size_t probe_bytes = (size_t)(max < 4 ? 4 : max); /* one block, as each rank copies per call */
+    if (probe)
+        probe_start(probe_bytes);
 
     if (cvar || values) {
         if (!cvar || !values || ab_setup(cvar, values)) {
@@ -380,10 +710,19 @@ int main(int argc, char **argv)
         ab_write(keep);
         MPI_T_cvar_handle_free(&ab_handle);
         MPI_T_finalize();
-        free(sbuf);
-        free(rbuf);
-        MPI_Finalize();
-        return 0;
+        return finish(probe_bytes);
+    }
+
+    if (sets_rounds) {
+        if (rank == 0)
+            printf("# coll two buffer sets: %d rounds, us per call (slowest rank's mean per block), %d ranks\n",
+                   sets_rounds, nranks);
+        for (int c = 0; c < NCOLL; c++)
+            for (int k = 0; want[c] && k < (c == BARRIER || c == IBARRIER ? 1 : nsizes); k++) {
+                long size = c == BARRIER || c == IBARRIER ? 0 : sizes[k], it = iterations(size, fixed);
+                sets_size(c, size, fixed ? it : it / 5 > 5 ? it / 5 : 5, sets_rounds);
+            }
+        return finish(probe_bytes);
     }
 
     static double lat[NCOLL][MAX_SIZES];
@@ -422,8 +761,11 @@ int main(int argc, char **argv)
                 it = (long)(1.0 / slowest) > 5 ? (long)(1.0 / slowest) : 5;
             MPI_Barrier(MPI_COMM_WORLD);
             double t0 = MPI_Wtime();
-            for (long i = 0; i < it; i++)
+            for (long i = 0; i < it; i++) {
+                if (probe)
+                    cpu_sample();
                 call(c, size);
+            }
             double mine = (MPI_Wtime() - t0) / (double)it * 1e6, worst = 0;
             MPI_Reduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
             lat[c][k] = worst;
@@ -461,8 +803,5 @@ int main(int argc, char **argv)
                        c == BARRIER || c == IBARRIER ? 0 : sizes[k], nranks, lat[c][k]);
         }
     }
-    free(sbuf);
-    free(rbuf);
-    MPI_Finalize();
-    return 0;
+    return finish(probe_bytes);
 }
