@@ -10,13 +10,18 @@
 
 #include <pthread.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "../rt/rt.h"
 
-/* At most this many live shared allocations (each holds a descriptor); later ones are
- * malloc'd, as is everything when the knob is off or memfd_create fails. */
+/* At most this many live shared allocations (each holds a descriptor), and none whose
+ * descriptor would be past a quarter of the process's limit (the tcp rail keeps one per
+ * peer); later ones are malloc'd, as is everything when the knob is off or memfd_create
+ * fails. A shared mapping reserves nothing, so one larger than the machine's memory would
+ * succeed here and kill the process when touched: such sizes are malloc's (which refuses
+ * them, MPI_ERR_NO_MEM) as before. */
 #define MEM_MAX 256
 
 static struct mem_region {
@@ -33,7 +38,17 @@ int rmpi_rma_mem_alloc(size_t size, void **p)
     if (rmpi_knobs.RMA_ALLOC_MEM_SHM && size) {
         size_t pg = (size_t)sysconf(_SC_PAGESIZE), len = (size + pg - 1) / pg * pg;
         pthread_mutex_lock(&lock);
-        int fd = nregions < MEM_MAX && len >= size ? memfd_create("rmpi-alloc-mem", MFD_CLOEXEC) : -1;
+        static long fdmax = -1;
+        if (fdmax < 0) {
+            struct rlimit rl;
+            fdmax = getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY ? 1024 : (long)(rl.rlim_cur / 4);
+        }
+        uint64_t ram = (uint64_t)sysconf(_SC_PHYS_PAGES) * pg;
+        int fd = nregions < MEM_MAX && len >= size && len <= ram ? memfd_create("rmpi-alloc-mem", MFD_CLOEXEC) : -1;
+        if (fd >= fdmax) {
+            close(fd);
+            fd = -1;
+        }
         struct stat st;
         void *m = MAP_FAILED;
         if (fd >= 0 && ftruncate(fd, (off_t)len) == 0 && fstat(fd, &st) == 0)
