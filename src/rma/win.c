@@ -280,6 +280,7 @@ static rmpi_win_t *win_new(rmpi_comm_t *dup, int flavor)
 
 static void win_delete(rmpi_win_t *w)
 {
+    rma_node_unmap(w); /* reads the peers' sizes */
     free(w->peers);
     free(w->locked);
     free(w->gets);
@@ -307,7 +308,6 @@ static void win_delete(rmpi_win_t *w)
         rmpi_group_release(w->post_group);
     if (w->shm)
         munmap(w->shm, w->shm_len);
-    rma_node_unmap(w);
     free(w->lsync);
     free(w->rtab);
     free(w->rtab_hit);
