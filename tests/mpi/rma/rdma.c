@@ -428,7 +428,10 @@ static void lone_puts(int rank, int size)
 /* Gets to a Win_create target of this node wait to be read by one synchronous cross-memory
  * call at the next synchronisation (or other operation). Rank 0 reads rank 1's window:
  * - after a 4 KiB put to the same place not yet flushed (an RDMA op still in shm's
- *   cross-memory batch): the get reads the put's data, not what was there;
+ *   cross-memory batch): the get reads the put's data, not what was there. Checked only
+ *   where rank 1 shares rank 0's node: elsewhere MPI orders no put before a get (MPI-3.1
+ *   11.7.2; a conflicting access in one epoch is erroneous) and the two may take
+ *   different rails, the get served first (seen once over tcp with two rails);
  * - after an accumulate to the same slot sent as a message and not acknowledged: the get
  *   reads the sum (a get read by the origin before the target handled it would not);
  * - under a shared lock that rank 1 holds exclusively while it changes the slot from the
@@ -445,6 +448,17 @@ static void lone_gets(int rank, int size)
     MPI_Win win;
     MTEST_OK(MPI_Win_create(mem, LGET_SLOTS * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
     long *src = malloc(512 * sizeof(long)), got[200];
+    MPI_Comm node;
+    MPI_Group wg, ng;
+    int w1 = 1, t_node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_group(MPI_COMM_WORLD, &wg);
+    MPI_Comm_group(node, &ng);
+    MPI_Group_translate_ranks(wg, 1, &w1, ng, &t_node);
+    MPI_Group_free(&wg);
+    MPI_Group_free(&ng);
+    MPI_Comm_free(&node);
+    int t_here = t_node != MPI_UNDEFINED; /* rank 1 on rank 0's node */
     for (int r = 0; r < LGET_ROUNDS; r++) {
         if (rank == 1) { /* old values everywhere */
             MTEST_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win));
@@ -466,7 +480,8 @@ static void lone_gets(int rank, int size)
             MTEST_OK(MPI_Put(src, 512, MPI_LONG, 1, 512, 512, MPI_LONG, win));
             MTEST_OK(MPI_Get(&got[1], 1, MPI_LONG, 1, 700, 1, MPI_LONG, win));
             MTEST_OK(MPI_Win_flush(1, win));
-            MTEST_CHECK(got[1] == val(2, r, 700 - 512), "round %d: a get after an unflushed put read %ld", r, got[1]);
+            MTEST_CHECK(!t_here || got[1] == val(2, r, 700 - 512), "round %d: a get after an unflushed put read %ld", r,
+                        got[1]);
             MTEST_OK(MPI_Accumulate(&one, 1, MPI_LONG, 1, 3, 1, MPI_LONG, MPI_SUM, win));
             MTEST_OK(MPI_Get(&got[2], 1, MPI_LONG, 1, 3, 1, MPI_LONG, win));
             MTEST_OK(MPI_Win_flush_local(1, win));
