@@ -16,12 +16,17 @@
  *   puts and gets of every rank at its first and last byte;
  * - 300 live allocations (past the 256 kept as files, the rest malloc'd), each written and
  *   read back, windows over the first and the last, freed in mixed order; 0 bytes;
+ * - fork: the child's copy is the memory at the fork, its writes stay its own, and the
+ *   parent's window still takes puts (without the fork handlers of mem.c the child read
+ *   the parent's later writes and the parent the child's);
  * - a negative size is MPI_ERR_SIZE. */
 #include "mtest.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define BIG 65536
 #define NALLOC 300
@@ -237,6 +242,72 @@ static void many(int rank, int size)
     free(p);
 }
 
+/* fork: the child holds its own copy of the memory at the fork, as with malloc: the
+ * parent's writes after the fork are not seen by the child, the child's never reach the
+ * parent; and the parent's memory is still its window's, reached by the others' puts. */
+#define FORK_BYTES (1 << 20)
+static void forked(int rank, int size)
+{
+    unsigned char *a = NULL, *small = NULL;
+    MTEST_OK(MPI_Alloc_mem(FORK_BYTES, MPI_INFO_NULL, &a));
+    MTEST_OK(MPI_Alloc_mem(100, MPI_INFO_NULL, &small));
+    memset(a, 0x11, FORK_BYTES);
+    memset(small, 0x11, 100);
+    MPI_Win win;
+    MTEST_OK(MPI_Win_create(a, FORK_BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        int go[2];
+        MTEST_CHECK(pipe(go) == 0, "pipe failed");
+        fflush(stdout);
+        pid_t pid = fork();
+        MTEST_CHECK(pid >= 0, "fork failed");
+        if (pid == 0) { /* no MPI call here */
+            char c;
+            close(go[1]);
+            int ok = read(go[0], &c, 1) == 1, snap = 0;
+            for (size_t i = 0; i < FORK_BYTES; i += 4093)
+                snap += a[i] == 0x11;
+            snap += small[99] == 0x11;
+            memset(a, 0x33, FORK_BYTES);
+            memset(small, 0x33, 100);
+            _exit(ok && snap == (int)((FORK_BYTES + 4092) / 4093) + 1 ? 0 : 3);
+        }
+        close(go[0]);
+        memset(a, 0x22, FORK_BYTES);
+        memset(small, 0x22, 100);
+        MTEST_CHECK(write(go[1], "g", 1) == 1, "pipe write failed");
+        close(go[1]);
+        int st = 0;
+        MTEST_CHECK(waitpid(pid, &st, 0) == pid, "waitpid failed");
+        MTEST_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+                    "fork: the child did not read the memory as it was at the fork (status %d)", st);
+        int bad = 0;
+        for (size_t i = 0; i < FORK_BYTES; i++)
+            bad += a[i] != 0x22;
+        bad += small[0] != 0x22 || small[99] != 0x22;
+        MTEST_CHECK(!bad, "fork: %d bytes of the parent's memory changed by the child", bad);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == size - 1 && size > 1) {
+        unsigned char v[64];
+        memset(v, 0x44, sizeof v);
+        MTEST_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
+        MTEST_OK(MPI_Put(v, 64, MPI_BYTE, 0, 4096, 64, MPI_BYTE, win));
+        MTEST_OK(MPI_Win_unlock(0, win));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0 && size > 1) {
+        MTEST_OK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
+        MTEST_CHECK(a[4096] == 0x44 && a[4159] == 0x44 && a[4160] == 0x22, "fork: a put after it read %d %d %d",
+                    a[4096], a[4159], a[4160]);
+        MTEST_OK(MPI_Win_unlock(0, win));
+    }
+    MTEST_OK(MPI_Win_free(&win));
+    MTEST_OK(MPI_Free_mem(small));
+    MTEST_OK(MPI_Free_mem(a));
+}
+
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
@@ -247,6 +318,7 @@ int main(int argc, char **argv)
     dynamic(rank, size, argc > 1 ? argv[1] : "");
     part(rank, size);
     many(rank, size);
+    forked(rank, size);
     mtest_errors_return(MPI_COMM_WORLD);
     void *q = NULL;
     MTEST_ERR(MPI_Alloc_mem(-1, MPI_INFO_NULL, &q), MPI_ERR_SIZE);
