@@ -439,8 +439,14 @@ void rmpi_rma_shared_query(rmpi_win_t *w, int rank, MPI_Aint *size, MPI_Aint *di
         *size = (MPI_Aint)w->peers[rank].size;
         /* A rank that gave no memory has no segment address (MPI-4.1 12.2.3: size 0, NULL). */
         *base = *size ? w->shm_data + off : NULL;
-    } else if (rank == w->rank) { /* our own memory is the only part we can load and store */
+    } else if (rank == w->rank) {
         *size = (MPI_Aint)w->bytes;
         *base = w->base;
+    } else if (rmpi_rma_direct(w, rank) && w->dptr[rank]) {
+        /* another rank's memory mapped here (Win_allocate's node segment, Win_create over
+         * MPI_Alloc_mem's files): loads and stores reach it, as MPI-4.1 12.2.3 lets
+         * Win_shared_query say for windows of every flavor; elsewhere 0 and NULL */
+        *size = (MPI_Aint)w->peers[rank].size;
+        *base = w->dptr[rank];
     }
 }

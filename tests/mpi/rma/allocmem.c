@@ -16,6 +16,8 @@
  *   puts and gets of every rank at its first and last byte;
  * - 300 live allocations (past the 256 kept as files, the rest malloc'd), each written and
  *   read back, windows over the first and the last, freed in mixed order; 0 bytes;
+ * - Win_shared_query on Win_allocate and Win_create over Alloc_mem: other ranks' memory
+ *   where it is mapped, stores through it seen by its owner ("direct": every rank's);
  * - fork: the child's copy is the memory at the fork, its writes stay its own, and the
  *   parent's window still takes puts (without the fork handlers of mem.c the child read
  *   the parent's later writes and the parent the child's);
@@ -308,6 +310,61 @@ static void forked(int rank, int size)
     MTEST_OK(MPI_Free_mem(a));
 }
 
+/* Win_shared_query on Win_allocate and on Win_create over MPI_Alloc_mem: where another
+ * rank's memory is mapped here it is returned, with that rank's size, and a store through
+ * it is what the owner reads after MPI_Win_sync and a barrier; elsewhere size 0 and NULL.
+ * "direct": every rank must be reachable so (one node, mapped). */
+static void query(int rank, int size, const char *mode)
+{
+    for (int k = 0; k < 2; k++) {
+        MPI_Aint bytes = 64 + 8 * rank;
+        unsigned char *mem = NULL;
+        MPI_Win win;
+        if (k == 0) {
+            MTEST_OK(MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+        } else {
+            MTEST_OK(MPI_Alloc_mem(bytes, MPI_INFO_NULL, &mem));
+            MTEST_OK(MPI_Win_create(mem, bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+        }
+        memset(mem, 0xff, (size_t)bytes);
+        MTEST_OK(MPI_Win_lock_all(0, win));
+        MTEST_OK(MPI_Win_sync(win));
+        MPI_Barrier(MPI_COMM_WORLD);
+        int reached = 0, *sent = calloc((size_t)size, sizeof(int)), *got = calloc((size_t)size, sizeof(int));
+        for (int t = 0; t < size; t++) {
+            MPI_Aint qs = -1;
+            int du = -1;
+            unsigned char *p = NULL;
+            MTEST_OK(MPI_Win_shared_query(win, t, &qs, &du, &p));
+            if (t == rank) {
+                MTEST_CHECK(p == mem && qs == bytes && du == 1, "flavor %d: own part %p %ld", k, (void *)p, (long)qs);
+            } else if (p) {
+                MTEST_CHECK(qs == 64 + 8 * t && du == 1, "flavor %d: rank %d's part has size %ld", k, t, (long)qs);
+                p[rank] = (unsigned char)rank;
+                sent[t] = 1;
+                reached++;
+            } else {
+                MTEST_CHECK(qs == 0, "flavor %d: rank %d: NULL with size %ld", k, t, (long)qs);
+            }
+        }
+        if (!strcmp(mode, "direct"))
+            MTEST_CHECK(reached == size - 1, "flavor %d: %d of %d other ranks' memory reachable", k, reached, size - 1);
+        MTEST_OK(MPI_Win_sync(win));
+        MPI_Alltoall(sent, 1, MPI_INT, got, 1, MPI_INT, MPI_COMM_WORLD);
+        MTEST_OK(MPI_Win_sync(win));
+        for (int o = 0; o < size; o++)
+            if (o != rank)
+                MTEST_CHECK(mem[o] == (got[o] ? (unsigned char)o : 0xff), "flavor %d: byte %d is %d (stored: %d)", k, o,
+                            mem[o], got[o]);
+        free(sent);
+        free(got);
+        MTEST_OK(MPI_Win_unlock_all(win));
+        MTEST_OK(MPI_Win_free(&win));
+        if (k == 1)
+            MTEST_OK(MPI_Free_mem(mem));
+    }
+}
+
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
@@ -319,6 +376,7 @@ int main(int argc, char **argv)
     part(rank, size);
     many(rank, size);
     forked(rank, size);
+    query(rank, size, argc > 1 ? argv[1] : "");
     mtest_errors_return(MPI_COMM_WORLD);
     void *q = NULL;
     MTEST_ERR(MPI_Alloc_mem(-1, MPI_INFO_NULL, &q), MPI_ERR_SIZE);
