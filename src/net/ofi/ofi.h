@@ -3,6 +3,8 @@
 #ifndef RMPI_OFI_H
 #define RMPI_OFI_H
 
+#include "ofi_dl.h" /* first: it renames the libfabric functions the headers declare */
+
 #include <netinet/in.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>

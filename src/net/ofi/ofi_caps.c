@@ -170,6 +170,11 @@ static int offered(struct fi_info *list, const char *rdm)
 
 int rmpi_ofi_choose(int auto_mode, char *prov, size_t len, char *why, size_t wlen)
 {
+    const char *dl;
+    if (!rmpi_ofi_dl_ready(1, &dl)) { /* loaded here, the first time one is wanted */
+        snprintf(why, wlen, "%s", dl);
+        return 0;
+    }
     const char *want = rmpi_knobs.OFI_PROVIDER;
     if (*want) {
         snprintf(prov, len, "%s", want);
@@ -225,7 +230,12 @@ static const char *rma_how(struct fi_info *rma, const char *prov, const char *do
 void rmpi_ofi_report(void *file)
 {
     FILE *f = file;
+    const char *dl;
     rmpi_ofi_xrc_env(); /* before the first fi_getinfo, as a job's ranks do */
+    if (!rmpi_ofi_dl_ready(1, &dl)) {
+        fprintf(f, "  libfabric: not used: %s\n", dl);
+        return;
+    }
     struct fi_info *list = probe(0), *rma = probe(1);
     fprintf(f, "  libfabric %d.%d: RDM providers with FI_MSG on this host:%s\n", FI_MAJOR(fi_version()),
             FI_MINOR(fi_version()), list ? "" : " none");
