@@ -442,7 +442,7 @@ void rmpi_rma_shared_query(rmpi_win_t *w, int rank, MPI_Aint *size, MPI_Aint *di
     } else if (rank == w->rank) {
         *size = (MPI_Aint)w->bytes;
         *base = w->base;
-    } else if (rmpi_rma_direct(w, rank) && w->dptr[rank]) {
+    } else if (rmpi_rma_direct(w, rank) && w->dptr[rank] && w->peers[rank].size) {
         /* another rank's memory mapped here (Win_allocate's node segment, Win_create over
          * MPI_Alloc_mem's files): loads and stores reach it, as MPI-4.1 12.2.3 lets
          * Win_shared_query say for windows of every flavor; elsewhere 0 and NULL */
