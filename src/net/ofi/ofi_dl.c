@@ -33,11 +33,9 @@ static char why_not[512];
 static int loaded;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-static void *sym(void *h, const char *name, const char *ver)
-{
-    void *p = ver && *ver ? dlvsym(h, name, ver) : NULL;
-    return p ? p : dlsym(h, name);
-}
+/* The build's version or nothing: a library without it is older than the headers, which the
+ * dynamic loader would have refused for a linked libmpi.so as well. */
+static void *sym(void *h, const char *name, const char *ver) { return ver ? dlvsym(h, name, ver) : dlsym(h, name); }
 
 static void load(void)
 {
@@ -53,8 +51,10 @@ static void load(void)
     *(void **)&fi.strerror = sym(h, "fi_strerror", RMPI_FI_V_STRERROR);
     *(void **)&fi.version = sym(h, "fi_version", RMPI_FI_V_VERSION);
     if (!fi.getinfo || !fi.freeinfo || !fi.dupinfo || !fi.fabric || !fi.strerror || !fi.version) {
-        snprintf(why_not, sizeof why_not, "%s lacks fi_getinfo, fi_fabric or another function this build needs",
-                 RMPI_FI_SONAME);
+        snprintf(why_not, sizeof why_not,
+                 "%s lacks fi_getinfo, fi_fabric or another function in the version this build needs (%s); "
+                 "rebuild RailMPI against the installed libfabric",
+                 RMPI_FI_SONAME, RMPI_FI_V_GETINFO ? RMPI_FI_V_GETINFO : "any");
         return;
     }
     loaded = 1;
