@@ -5,9 +5,11 @@
  * followed by MPI_Wait (osu_ibcast's latency without the overlapped compute). Plain MPI only, so the
  * same source measures RailMPI, MPICH and Open MPI (bench/coll_compare.sh).
  *
- * Size: bytes per rank (Bcast/Reduce/Allreduce: the vector, of MPI_FLOAT for the
- * reductions with MPI_SUM, at least one float; Allgather/Alltoall: the block each rank
- * sends to each rank).
+ * Size: bytes per rank (Bcast/Reduce/Allreduce/Scan: the vector, of MPI_FLOAT for the
+ * reductions with MPI_SUM, at least one float; Allgather/Alltoall, Gather/Scatter and their
+ * v forms: the block each rank sends to each rank, every count equal; Reduce_scatter: the
+ * floats each rank receives, so the vector is the size times the ranks, where osu_reduce_scatter
+ * counts the whole vector).
  * Latency: calls back to back, then a barrier; the figure is the slowest rank's mean time
  * per call, in microseconds. Calls per size scale with the size and are capped at about
  * a second of calls (estimated from the warm-up) so that a slow MPI still finishes. A
@@ -57,15 +59,34 @@ enum {
     IALLREDUCE,
     IALLGATHER,
     IALLTOALL,
+    GATHER, /* the rest of OSU's blocking collectives, on request (-c) */
+    SCATTER,
+    GATHERV,
+    SCATTERV,
+    ALLGATHERV,
+    ALLTOALLV,
+    REDUCE_SCATTER,
+    SCAN,
     NCOLL
 };
-static const char *const names[NCOLL] = {"barrier",  "bcast",  "reduce",  "allreduce",  "allgather",  "alltoall",
-                                         "ibarrier", "ibcast", "ireduce", "iallreduce", "iallgather", "ialltoall"};
+static const char *const names[NCOLL] = {
+    "barrier",  "bcast",   "reduce",   "allreduce",  "allgather",  "alltoall",  "ibarrier",
+    "ibcast",   "ireduce", "iallreduce", "iallgather", "ialltoall", "gather",   "scatter",
+    "gatherv",  "scatterv", "allgatherv", "alltoallv", "reduce_scatter", "scan"};
 #define NBLOCKING IBARRIER /* the default list; the I* forms (each call then MPI_Wait) on request */
 #define MAX_SIZES 32
 
-static int rank, nranks, root; /* root: of Bcast and Reduce (-r) */
+static int rank, nranks, root; /* root: of Bcast, Reduce, Gather(v) and Scatter(v) (-r) */
 static char *sbuf, *rbuf;
+static int *vcounts, *vdispls; /* the v forms: every rank's count set to the size, in rank order */
+
+static void vset(int n)
+{
+    for (int r = 0; r < nranks; r++) {
+        vcounts[r] = n;
+        vdispls[r] = r * n;
+    }
+}
 
 static int call(int coll, long size)
 {
@@ -77,6 +98,16 @@ static int call(int coll, long size)
     case ALLREDUCE: return MPI_Allreduce(sbuf, rbuf, nf, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     case ALLGATHER: return MPI_Allgather(sbuf, n, MPI_BYTE, rbuf, n, MPI_BYTE, MPI_COMM_WORLD);
     case ALLTOALL: return MPI_Alltoall(sbuf, n, MPI_BYTE, rbuf, n, MPI_BYTE, MPI_COMM_WORLD);
+    case GATHER: return MPI_Gather(sbuf, n, MPI_BYTE, rbuf, n, MPI_BYTE, root, MPI_COMM_WORLD);
+    case SCATTER: return MPI_Scatter(sbuf, n, MPI_BYTE, rbuf, n, MPI_BYTE, root, MPI_COMM_WORLD);
+    case GATHERV: vset(n); return MPI_Gatherv(sbuf, n, MPI_BYTE, rbuf, vcounts, vdispls, MPI_BYTE, root, MPI_COMM_WORLD);
+    case SCATTERV: vset(n); return MPI_Scatterv(sbuf, vcounts, vdispls, MPI_BYTE, rbuf, n, MPI_BYTE, root, MPI_COMM_WORLD);
+    case ALLGATHERV: vset(n); return MPI_Allgatherv(sbuf, n, MPI_BYTE, rbuf, vcounts, vdispls, MPI_BYTE, MPI_COMM_WORLD);
+    case ALLTOALLV:
+        vset(n);
+        return MPI_Alltoallv(sbuf, vcounts, vdispls, MPI_BYTE, rbuf, vcounts, vdispls, MPI_BYTE, MPI_COMM_WORLD);
+    case REDUCE_SCATTER: vset(nf); return MPI_Reduce_scatter(sbuf, rbuf, vcounts, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    case SCAN: return MPI_Scan(sbuf, rbuf, nf, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     default: break;
     }
     MPI_Request req;
@@ -558,9 +589,10 @@ static void usage(void)
                         "  -m  sizes in bytes, MIN doubling up to MAX (default 8:1048576, MIN >= 1)\n"
                         "  -s  these sizes in bytes (each >= 1; reductions move at least one float)\n"
                         "  -i  timed calls per size (default: by size)\n"
-                        "  -r  root of Bcast and Reduce (default 0)\n"
+                        "  -r  root of Bcast, Reduce, Gather(v), Scatter(v) (default 0)\n"
                         "  -c  comma list of barrier,bcast,reduce,allreduce,allgather,alltoall (default: these),\n"
-                        "      ibarrier,ibcast,ireduce,iallreduce,iallgather,ialltoall (each call, then MPI_Wait)\n"
+                        "      ibarrier,ibcast,ireduce,iallreduce,iallgather,ialltoall (each call, then MPI_Wait),\n"
+                        "      gather,scatter,gatherv,scatterv,allgatherv,alltoallv,reduce_scatter,scan\n"
                         "  -k  A/B mode: the MPI_T control variable to switch (e.g. RMPI_COLL_SHM_MOVE_LINE)\n"
                         "  -v  its values (integers with k|m|g, or enumeration items), one block each per round\n"
                         "  -R  rounds (default 10); -i: calls per block (default: a fifth of the usual count)\n"
@@ -669,6 +701,10 @@ int main(int argc, char **argv)
     size_t bytes = (size_t)(max < 4 ? 4 : max) * (size_t)nranks;
     sbuf = buf_alloc(bytes);
     rbuf = buf_alloc(bytes);
+    vcounts = malloc(2 * sizeof(int) * (size_t)nranks);
+    vdispls = vcounts ? vcounts + nranks : NULL;
+    if (!vcounts)
+        sbuf = NULL;
     if (sets_rounds) {
         set_buf[0][0] = sbuf;
         set_buf[0][1] = rbuf;

@@ -19,7 +19,8 @@ BUILD/bench/coll for RailMPI (cmake target bench), and runs each MPI with N rank
                   (default 8:1048576)
   --colls LIST    collectives, as coll's -c (default: the blocking ones; add
                   ibarrier,ibcast,ireduce,iallreduce,iallgather,ialltoall
-                  for the non-blocking forms)
+                  for the non-blocking forms, gather,scatter,gatherv,scatterv,
+                  allgatherv,alltoallv,reduce_scatter,scan for the rest of OSU's)
   --build DIR     RailMPI build tree (default: the repository's build/)
   --before LIBDIR also run RailMPI's coll with the libmpi.so of LIBDIR (a copy of an
                   earlier build's lib/, e.g. main's) as column "before", in the same
@@ -126,7 +127,7 @@ print(f"Collective latency (us, median of {meta.get('reps')} runs), {meta.get('n
       f"CPU busy {meta.get('busy_pct')}% before, load {meta.get('loadavg')}\n")
 print("| collective | bytes | " + " | ".join(mpis) + " | rail/best |")
 print("|---|---:|" + "---:|" * len(mpis) + "---:|")
-order = ["barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "ibarrier", "ibcast", "ireduce", "iallreduce", "iallgather", "ialltoall"]
+order = ["barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "ibarrier", "ibcast", "ireduce", "iallreduce", "iallgather", "ialltoall", "gather", "scatter", "gatherv", "scatterv", "allgatherv", "alltoallv", "reduce_scatter", "scan"]
 for (coll, size) in sorted(rows, key=lambda k: (order.index(k[0]), k[1])):
     med = {m: statistics.median(v) for m, v in rows[(coll, size)].items()}
     best = min((med[m] for m in med if m not in ("railmpi", "before")), default=None)

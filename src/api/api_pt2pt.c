@@ -175,6 +175,7 @@ static int send_blocking(const char *func, const void *buf, int count, rmpi_dtyp
     if (RMPI_LIKELY(mode == RMPI_MODE_STD && rmpi_dtype_is_contig(dt, (size_t)count)) &&
         rmpi_core_send_eager(rmpi_comm_world_rank(c, dest), c->ctx, c->rank, tag, rmpi_dtype_contig_ptr(buf, dt),
                              (size_t)count * dt->size)) {
+        rmpi_core_throttle();
         RMPI_UNLOCK();
         return MPI_SUCCESS;
     }
@@ -182,6 +183,7 @@ static int send_blocking(const char *func, const void *buf, int count, rmpi_dtyp
     rmpi_core_isend(r);
     rmpi_core_wait(r);
     rmpi_req_release(r);
+    rmpi_core_throttle();
     RMPI_UNLOCK();
     return MPI_SUCCESS;
 }

@@ -436,6 +436,7 @@ int rmpi_nbc_run(rmpi_nbc_t *s)
         rmpi_core_wait_step(&idle);
     int err = s->err;
     rmpi_nbc_free(s);
+    rmpi_core_throttle();
     return err;
 }
 

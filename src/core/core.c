@@ -75,6 +75,7 @@ int rmpi_core_init(rmpi_core_info_t *info)
     }
     rmpi_rndv_mode = rmpi_knobs.RNDV_MODE;
     rmpi_core_unexp_max = rmpi_knobs.UNEXP_MAX > 0 ? (size_t)rmpi_knobs.UNEXP_MAX : SIZE_MAX;
+    rmpi_core_held_max = rmpi_knobs.SEND_HELD_MAX > 0 ? (size_t)rmpi_knobs.SEND_HELD_MAX : SIZE_MAX;
     rmpi_vc_ooo_max = rmpi_core_unexp_max;
     rmpi_vc_on_cut = peer_cut;
     rmpi_vc_on_path = rmpi_core_wan_tune;
@@ -331,6 +332,15 @@ void rmpi_core_wait_step(unsigned *idle)
     /* oversubscribed ranks must give the core to the peer they wait for */
     if (idle_yields(idle))
         core_yield();
+}
+
+size_t rmpi_core_held_max = SIZE_MAX;
+
+void rmpi_core_throttle_wait(void)
+{
+    unsigned idle = 0;
+    while (rmpi_net_held > rmpi_core_held_max)
+        rmpi_core_wait_step(&idle);
 }
 
 void rmpi_core_wait(rmpi_req_t *r)

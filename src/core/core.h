@@ -120,6 +120,7 @@ struct rmpi_unexp {
     uint32_t magic, ctx;
     int src, tag;
     int is_rts;
+    int pool; /* its record size class + 1 (unexp_alloc), 0: not pooled */
     rmpi_vc_t *vc;
     size_t len;    /* message bytes */
     uint64_t sreq; /* sync eager or RTS: the sender's request */
@@ -345,6 +346,21 @@ void rmpi_core_hook_remove(int (*fn)(void));
 /* One step of a blocking wait: progress, and yield the CPU after RMPI_SPIN_COUNT idle polls or RMPI_SPIN_TIME. */
 void rmpi_core_wait_step(unsigned *idle);
 void rmpi_core_wait(rmpi_req_t *req);
+/* Backpressure for a sender that outruns its receiver: eager sends complete locally, and
+ * without it a loop of them (a stream of MPI_Send, the non-roots of a Gather) leaves the
+ * rails copying every frame into a queue of their own that grows without bound, each copy
+ * into freshly faulted heap pages (4 KiB messages: 2.2 us each against MPICH's 0.43, whose
+ * sender waits for a free cell). Called where a blocking call ends (point-to-point send,
+ * collective schedule), outside progress: while the rails hold more than
+ * RMPI_SEND_HELD_MAX bytes (rmpi_net_held) it drives progress, which hands them on as the
+ * receivers free room and receives meanwhile, so two ranks flooding each other both drain. */
+extern size_t rmpi_core_held_max;
+void rmpi_core_throttle_wait(void);
+static inline void rmpi_core_throttle(void)
+{
+    if (__builtin_expect(rmpi_net_held > rmpi_core_held_max, 0))
+        rmpi_core_throttle_wait();
+}
 /* The CPU given away by those waits so far (sched_yield calls; under the library lock):
  * coll/shm.c counts them over the oversubscribed Reduces rank 0 roots, where a wait that
  * finds nothing yields to the rank sharing its CPU (a getrusage call for the context

@@ -61,44 +61,51 @@ static inline ctxq_t *ctxq_of_frame(uint32_t ctx)
 /* What an unexpected message holds against its peer's RMPI_UNEXP_MAX. */
 static size_t unexp_cost(const rmpi_unexp_t *u) { return sizeof *u + (u->is_rts ? 0 : u->len); }
 
-/* Records of RTS and of eager messages of at most UNEXP_POOL_DATA bytes are one size and
- * kept for reuse (at most UNEXP_POOL_MAX of them, LIFO, under the core's lock). When many
- * senders run ahead of the receives (31 ranks sending to one, the alltoone pattern), more
- * records are live at once than glibc's thread cache keeps per size (7): malloc and free
- * then went through the bins, 220-380 instructions a message and varying from job to job
- * (docs/results/channels.md). */
-#define UNEXP_POOL_DATA 64
-#define UNEXP_POOL_MAX 64
-static rmpi_unexp_t *unexp_pool; /* linked through link.next */
-static int unexp_pool_n;
-
-static int unexp_pooled(const rmpi_unexp_t *u) { return u->is_rts || u->len <= UNEXP_POOL_DATA; }
+/* Records of RTS and of eager messages are kept for reuse by size class (data of at most
+ * 64 B, 512 B, 2 KiB, 8 KiB: shm's eager limit), a few of each, LIFO, under the core's lock.
+ * When many senders run ahead of the receives (31 ranks sending to one, the alltoone
+ * pattern), more records are live at once than glibc's thread cache keeps per size (7):
+ * malloc and free then went through the bins, 220-380 instructions a message and varying
+ * from job to job (docs/results/channels.md). When one sender streams KiB-sized messages
+ * ahead of the receives, the records of a ringful are freed together, glibc gives the top of
+ * its heap back to the kernel and faults it in again for the next ringful (8 KiB messages:
+ * a third of the receiver's time in page faults). */
+#define UNEXP_NCLASS 4
+static const size_t unexp_class_data[UNEXP_NCLASS] = {64, 512, 2048, 8192};
+static const int unexp_class_max[UNEXP_NCLASS] = {64, 64, 64, 32};
+static rmpi_unexp_t *unexp_pool[UNEXP_NCLASS]; /* linked through link.next */
+static int unexp_pool_n[UNEXP_NCLASS];
 
 /* A zeroed record for an eager payload of len bytes (0 for an RTS). */
 static rmpi_unexp_t *unexp_alloc(size_t len)
 {
     rmpi_unexp_t *u;
-    if (len > UNEXP_POOL_DATA) {
+    int c = 0;
+    while (c < UNEXP_NCLASS && len > unexp_class_data[c])
+        c++;
+    if (c == UNEXP_NCLASS) {
         u = rmpi_xmalloc(sizeof *u + len);
-    } else if (unexp_pool) {
-        u = unexp_pool;
-        unexp_pool = (rmpi_unexp_t *)u->link.next;
-        unexp_pool_n--;
+    } else if (unexp_pool[c]) {
+        u = unexp_pool[c];
+        unexp_pool[c] = (rmpi_unexp_t *)u->link.next;
+        unexp_pool_n[c]--;
     } else {
         /* malloc + memset: glibc's calloc skips the thread cache (about 380 instructions here) */
-        u = rmpi_xmalloc(sizeof *u + UNEXP_POOL_DATA);
+        u = rmpi_xmalloc(sizeof *u + unexp_class_data[c]);
     }
     memset(u, 0, sizeof *u);
+    u->pool = c < UNEXP_NCLASS ? c + 1 : 0;
     return u;
 }
 
 static void unexp_release(rmpi_unexp_t *u)
 {
     u->magic = 0;
-    if (unexp_pooled(u) && unexp_pool_n < UNEXP_POOL_MAX) {
-        u->link.next = (rmpi_list_t *)unexp_pool;
-        unexp_pool = u;
-        unexp_pool_n++;
+    int c = u->pool - 1;
+    if (c >= 0 && unexp_pool_n[c] < unexp_class_max[c]) {
+        u->link.next = (rmpi_list_t *)unexp_pool[c];
+        unexp_pool[c] = u;
+        unexp_pool_n[c]++;
         return;
     }
     free(u);
@@ -187,12 +194,14 @@ void rmpi_core_unexp_finalize(void)
     for (size_t c = 0; c < rmpi_nctxq; c++)
         if (rmpi_ctxq[c])
             unexp_free_all(&rmpi_ctxq[c]->unexp);
-    while (unexp_pool) {
-        rmpi_unexp_t *u = unexp_pool;
-        unexp_pool = (rmpi_unexp_t *)u->link.next;
-        free(u);
+    for (int c = 0; c < UNEXP_NCLASS; c++) {
+        while (unexp_pool[c]) {
+            rmpi_unexp_t *u = unexp_pool[c];
+            unexp_pool[c] = (rmpi_unexp_t *)u->link.next;
+            free(u);
+        }
+        unexp_pool_n[c] = 0;
     }
-    unexp_pool_n = 0;
 }
 
 void rmpi_core_peer_init(rmpi_vc_t *vc)

@@ -142,6 +142,7 @@ int rmpi_net_card(char *buf, size_t len)
 
 rmpi_net_sec_stats_t rmpi_net_sec_stats;
 rmpi_net_split_stats_t rmpi_net_split_stats;
+size_t rmpi_net_held;
 
 int rmpi_net_peer_add(const char *card, rmpi_net_id_t *idp, const uint8_t key[RMPI_AUTH_KEY_BYTES])
 {

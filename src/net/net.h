@@ -437,6 +437,11 @@ int rmpi_net_nrails(void);
  * a caller about to block outside progress (a process-manager fence) drives progress
  * until this is 0, or its peers could wait for those frames forever. */
 int rmpi_net_queued(void);
+/* Bytes of frames the rails copied into queues of their own because the layer below had no
+ * room for them (shm: its pending frames, waiting for ring or queue space the receiver
+ * frees). A sender that outruns its receiver grows this; the core's blocking sends and
+ * collectives wait while it exceeds RMPI_SEND_HELD_MAX (rmpi_core_throttle). */
+extern size_t rmpi_net_held;
 rmpi_rail_t *rmpi_net_rail(int index);
 /* RMPI_REPORT's facts of each rail (ops->rail_facts), one line per rail, or with json the
  * member "rails": [{"rail": name, facts...}] of the rank's object. */

@@ -642,6 +642,7 @@ static void post(shm_peer_t *p, unsigned type, const struct iovec *iov, int n)
         }
         shm.npending++;
     }
+    rmpi_net_held += len;
     *p->pend_tail = q;
     p->pend_tail = &q->next;
 }
@@ -700,6 +701,7 @@ static void flush_pending(void)
             if (!tx_pending(p, q))
                 break;
             p->pend = q->next;
+            rmpi_net_held -= q->len;
             free(q);
         }
         if (!p->pend) {
@@ -1588,6 +1590,7 @@ static void shm_close(rmpi_rail_t *rail)
         while (p->pend) {
             pending_t *q = p->pend;
             p->pend = q->next;
+            rmpi_net_held -= q->len;
             free(q);
         }
         munmap(p->seg, p->seg_len);
