@@ -1,7 +1,10 @@
 /*
  * Point-to-point micro-benchmark between ranks 0 and 1, in the manner of the OSU
  * benchmarks: latency (ping-pong), bw (windowed one-way) and bibw (windowed, both
- * directions). Plain MPI only, so the same source measures RailMPI, MPICH and Open MPI.
+ * directions); on request (-t stream) blocking MPI_Send back to back against MPI_Recv one
+ * at a time, no receive posted ahead: the sender runs ahead and the messages arrive
+ * unexpected, as at a Gather's root or any consumer of a producer (us per message). Plain
+ * MPI only, so the same source measures RailMPI, MPICH and Open MPI.
  * Rank 0 prints one JSON line per test and size; ranks >= 2 only wait at a barrier.
  */
 #ifndef _POSIX_C_SOURCE
@@ -18,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { TEST_LATENCY = 1, TEST_BW = 2, TEST_BIBW = 4 };
+enum { TEST_LATENCY = 1, TEST_BW = 2, TEST_BIBW = 4, TEST_STREAM = 8 };
 
 /* Small messages are timed over many iterations; large ones are bandwidth bound, so fewer do. */
 #define SMALL_LIMIT 8192
@@ -42,8 +45,8 @@ static MPI_Comm pair = MPI_COMM_NULL;
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: pt2pt [-t latency|bw|bibw|all] [-m MIN:MAX] [-i ITERS] [-x WARMUP] [-w WINDOW]\n"
-            "  -t  test to run (default all)\n"
+            "usage: pt2pt [-t latency|bw|bibw|all|stream] [-m MIN:MAX] [-i ITERS] [-x WARMUP] [-w WINDOW]\n"
+            "  -t  test to run (default all: latency, bw, bibw)\n"
             "  -m  message sizes in bytes, MIN doubling up to MAX (default 1:4194304; MIN may be 0)\n"
             "  -i  timed iterations per size; for bw/bibw, windows per size (default: by size)\n"
             "  -x  untimed warm-up iterations per size (default: a tenth of -i, at least 1)\n"
@@ -86,6 +89,7 @@ static int parse_options(int argc, char **argv, struct options *o)
             else if (strcmp(v, "bw") == 0) o->tests = TEST_BW;
             else if (strcmp(v, "bibw") == 0) o->tests = TEST_BIBW;
             else if (strcmp(v, "all") == 0) o->tests = TEST_LATENCY | TEST_BW | TEST_BIBW;
+            else if (strcmp(v, "stream") == 0) o->tests = TEST_STREAM;
             else return -1;
             break;
         case 'm': {
@@ -134,8 +138,8 @@ static long timed_iters(const struct options *o, int test, long size)
 {
     if (o->iters > 0)
         return o->iters;
-    long small = test == TEST_LATENCY ? 10000 : 100;
-    long least = test == TEST_LATENCY ? 100 : 20;
+    long small = test == TEST_LATENCY ? 10000 : test == TEST_STREAM ? 100000 : 100;
+    long least = test == TEST_LATENCY ? 100 : test == TEST_STREAM ? 1000 : 20;
     if (size <= SMALL_LIMIT)
         return small;
     long n = small * SMALL_LIMIT / size;
@@ -192,22 +196,33 @@ static void *page_alloc(size_t bytes)
     return p;
 }
 
+/* Before a size: this rank's pattern in sbuf, rlen bytes of rbuf poisoned, both ranks there. */
+static void prologue(long size, unsigned char *sbuf, unsigned char *rbuf, size_t rlen)
+{
+    fill(sbuf, size, world_rank);
+    memset(rbuf, 0xa5, rlen);
+    MPI_Barrier(pair);
+}
+
+/* At the first timed iteration: the warm-up checks its data after the last message; without
+ * this barrier one rank's check would overlap the other's first timed iteration. */
+static void timing_start(long it, long warmup, double *t0)
+{
+    if (it != warmup)
+        return;
+    MPI_Barrier(pair);
+    *t0 = MPI_Wtime();
+}
+
 static double run_latency(long size, long iters, long warmup, unsigned char *sbuf, unsigned char *rbuf)
 {
     int me = world_rank, peer = 1 - me;
     int n = (int)size;
     double t0 = 0.0;
 
-    fill(sbuf, size, me);
-    memset(rbuf, 0xa5, (size_t)size);
-    MPI_Barrier(pair);
+    prologue(size, sbuf, rbuf, (size_t)size);
     for (long it = 0; it < warmup + iters; it++) {
-        if (it == warmup) {
-            /* The warm-up checks its data after the last message; without this barrier
-             * one rank's check would overlap the other's first timed iteration. */
-            MPI_Barrier(pair);
-            t0 = MPI_Wtime();
-        }
+        timing_start(it, warmup, &t0);
         if (me == 0) {
             MPI_Send(sbuf, n, MPI_BYTE, peer, TAG_DATA, pair);
             MPI_Recv(rbuf, n, MPI_BYTE, peer, TAG_DATA, pair, MPI_STATUS_IGNORE);
@@ -222,6 +237,29 @@ static double run_latency(long size, long iters, long warmup, unsigned char *sbu
     return t * 1e6 / (2.0 * (double)iters);
 }
 
+/* Rank 0 sends iters messages with MPI_Send, rank 1 receives them one MPI_Recv at a time;
+ * an ack closes the run, so the time covers every message received. */
+static double run_stream(long size, long iters, long warmup, unsigned char *sbuf, unsigned char *rbuf)
+{
+    int me = world_rank, peer = 1 - me, n = (int)size, ack = 0;
+    double t0 = 0.0;
+    prologue(size, sbuf, rbuf, (size_t)size);
+    for (long it = 0; it < warmup + iters; it++) {
+        timing_start(it, warmup, &t0);
+        if (me == 0)
+            MPI_Send(sbuf, n, MPI_BYTE, peer, TAG_DATA, pair);
+        else
+            MPI_Recv(rbuf, n, MPI_BYTE, peer, TAG_DATA, pair, MPI_STATUS_IGNORE);
+        if (it == 0 && me == 1)
+            check(rbuf, size, peer, "stream");
+    }
+    if (me == 0)
+        MPI_Recv(&ack, 1, MPI_INT, peer, TAG_ACK, pair, MPI_STATUS_IGNORE);
+    else
+        MPI_Send(&ack, 1, MPI_INT, peer, TAG_ACK, pair);
+    return (MPI_Wtime() - t0) * 1e6 / (double)iters;
+}
+
 /* rbuf holds one slot per message of the window: receives in flight never share memory. */
 static double run_bw(long size, long iters, long warmup, int window, int both,
                      unsigned char *sbuf, unsigned char *rbuf, MPI_Request *reqs, MPI_Status *stats)
@@ -232,16 +270,9 @@ static double run_bw(long size, long iters, long warmup, int window, int both,
     double t0 = 0.0;
     const char *name = both ? "bibw" : "bw";
 
-    fill(sbuf, size, me);
-    memset(rbuf, 0xa5, (size_t)size * (size_t)window);
-    MPI_Barrier(pair);
+    prologue(size, sbuf, rbuf, (size_t)size * (size_t)window);
     for (long it = 0; it < warmup + iters; it++) {
-        if (it == warmup) {
-            /* The warm-up checks its data after the last message; without this barrier
-             * one rank's check would overlap the other's first timed iteration. */
-            MPI_Barrier(pair);
-            t0 = MPI_Wtime();
-        }
+        timing_start(it, warmup, &t0);
         int nreq = 0;
         if (me == 1 || both)
             for (int w = 0; w < window; w++)
@@ -306,7 +337,7 @@ int main(int argc, char **argv)
     }
 
     static const struct { int bit; const char *name; } tests[] = {
-        { TEST_LATENCY, "latency" }, { TEST_BW, "bw" }, { TEST_BIBW, "bibw" },
+        { TEST_LATENCY, "latency" }, { TEST_BW, "bw" }, { TEST_BIBW, "bibw" }, { TEST_STREAM, "stream" },
     };
     for (size_t t = 0; t < sizeof tests / sizeof tests[0]; t++) {
         if (!(o.tests & tests[t].bit))
@@ -318,6 +349,8 @@ int main(int argc, char **argv)
             if (world_rank < 2) {
                 if (tests[t].bit == TEST_LATENCY)
                     v = run_latency(size, iters, warmup, sbuf, rbuf);
+                else if (tests[t].bit == TEST_STREAM)
+                    v = run_stream(size, iters, warmup, sbuf, rbuf);
                 else
                     v = run_bw(size, iters, warmup, o.window, tests[t].bit == TEST_BIBW, sbuf, rbuf, reqs,
                                stats);
@@ -327,6 +360,8 @@ int main(int argc, char **argv)
             if (world_rank == 0) {
                 if (tests[t].bit == TEST_LATENCY)
                     printf("{\"test\":\"latency\",\"size\":%ld,\"latency_us\":%.2f}\n", size, v);
+                else if (tests[t].bit == TEST_STREAM)
+                    printf("{\"test\":\"stream\",\"size\":%ld,\"us_per_msg\":%.3f}\n", size, v);
                 else
                     printf("{\"test\":\"%s\",\"size\":%ld,\"mb_s\":%.1f}\n", tests[t].name, size, v);
                 fflush(stdout);

@@ -224,6 +224,7 @@ typedef struct rmpi_tcp_tx {
     int started;          /* part of this frame is already on the wire (a send() remainder) */
     uint64_t raddr, rkey; /* put source: target range still to send */
     size_t psent;
+    size_t held; /* bytes of copy[], counted in rmpi_net_held while t lives */
     uint8_t hdr[RMPI_TCP_HDR_MAX];
     char copy[];
 } rmpi_tcp_tx_t;
@@ -523,6 +524,8 @@ void rmpi_tcp_peer_free(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p);
 
 /* ---- output and input (tcp_io.c) ---- */
 rmpi_tcp_tx_t *rmpi_tcp_tx_new(size_t copy_len);
+/* Frees t, taking a copy's bytes off rmpi_net_held. */
+void rmpi_tcp_tx_free(rmpi_tcp_tx_t *t);
 /* Queue a header-only control frame at the tail (or the head, for HELLO_ACK). */
 void rmpi_tcp_queue_ctrl(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, const uint8_t *hdr, size_t hlen, int front);
 void rmpi_tcp_queue_tx(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, rmpi_tcp_tx_t *t);

@@ -160,14 +160,17 @@ void rmpi_tcp_peer_free(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
 {
     rmpi_tcp_conn_kill(r, p->conn);
     rmpi_tcp_conn_kill(r, p->pending);
-    rmpi_list_t *lists[] = {&p->txq, &p->rdq, &p->ackq, &p->cutq, &p->gets, &p->puts};
+    rmpi_list_t *lists[] = {&p->txq, &p->cutq, &p->rdq, &p->ackq, &p->gets, &p->puts};
     for (size_t i = 0; i < RMPI_ARRAY_LEN(lists); i++)
         while (!rmpi_list_empty(lists[i])) {
             rmpi_list_t *e = lists[i]->next;
             rmpi_list_remove(e);
-            free(e);
+            if (i < 2) /* frames */
+                rmpi_tcp_tx_free((rmpi_tcp_tx_t *)(void *)e);
+            else
+                free(e);
         }
-    free(p->cur_chunk);
+    rmpi_tcp_tx_free(p->cur_chunk);
     rmpi_list_remove(&p->timer_link);
     rmpi_list_remove(&p->lost_link);
     rmpi_list_remove(&p->back_link);

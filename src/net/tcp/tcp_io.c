@@ -48,7 +48,16 @@ rmpi_tcp_tx_t *rmpi_tcp_tx_new(size_t copy_len)
     t->is_put = t->put_failed = t->started = t->put_ack = 0;
     t->raddr = t->rkey = 0;
     t->psent = 0;
+    t->held = copy_len;
+    rmpi_net_held += copy_len;
     return t;
+}
+
+void rmpi_tcp_tx_free(rmpi_tcp_tx_t *t)
+{
+    if (t)
+        rmpi_net_held -= t->held;
+    free(t);
 }
 
 int rmpi_tcp_has_output(const rmpi_tcp_peer_t *p)
@@ -360,7 +369,7 @@ void rmpi_tcp_flush(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p)
             r->stat_frames_tx++;
             if (t->op)
                 rmpi_tcp_put_written(r, p, t);
-            free(t);
+            rmpi_tcp_tx_free(t);
         }
         if (i < nit)
             keep_cut(p, items, k, i, nit);
@@ -396,20 +405,20 @@ void rmpi_tcp_fail_ops(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, int status)
         rmpi_tcp_tx_t *t = (rmpi_tcp_tx_t *)p->txq.next;
         rmpi_list_remove(&t->link);
         rmpi_net_op_t *op = t->op;
-        free(t);
+        rmpi_tcp_tx_free(t);
         if (op)
             rmpi_tcp_op_done(r, op, status);
     }
     if (p->cur_chunk && p->cur_chunk->op)
         rmpi_tcp_op_done(r, p->cur_chunk->op, status);
-    free(p->cur_chunk);
+    rmpi_tcp_tx_free(p->cur_chunk);
     p->cur_chunk = NULL;
     while (!rmpi_list_empty(&p->cutq)) {
         rmpi_tcp_tx_t *t = (rmpi_tcp_tx_t *)p->cutq.next;
         rmpi_list_remove(&t->link);
         if (t->op)
             rmpi_tcp_op_done(r, t->op, status);
-        free(t);
+        rmpi_tcp_tx_free(t);
     }
     rmpi_list_t *lists[] = {&p->rdq, &p->ackq};
     for (size_t i = 0; i < RMPI_ARRAY_LEN(lists); i++)

@@ -172,7 +172,7 @@ rmpi_tcp_tx_t *rmpi_tcp_put_next_chunk(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, r
     if (t->put_failed) {
         rmpi_list_remove(&t->link);
         rmpi_tcp_op_done(r, t->op, t->op->status);
-        free(t);
+        rmpi_tcp_tx_free(t);
         return NULL;
     }
     size_t n = RMPI_MIN(r->chunk, t->dlen - t->psent);
@@ -184,7 +184,7 @@ rmpi_tcp_tx_t *rmpi_tcp_put_next_chunk(rmpi_tcp_rail_t *r, rmpi_tcp_peer_t *p, r
         c->put_ack = t->put_ack;
         c->op = t->op; /* the put completes with its last frame, or on PUT_ACK */
         rmpi_list_remove(&t->link);
-        free(t);
+        rmpi_tcp_tx_free(t);
     }
     return c;
 }
