@@ -165,8 +165,10 @@ static int reduction(const char *func, rmpi_comm_t *c, int kind, const void *sbu
     size_t n = (size_t)count;
     rmpi_nbc_t *s = NULL;
     rc = RMPI_COLL_SHM_DECLINED;
-    if (kind > K_ALLREDUCE || c->inter)
-        ; /* Scan and Exscan, intercommunicators: schedules only */
+    if (kind == K_SCAN && mode == RMPI_API_RUN && !c->inter)
+        rc = rmpi_coll_shm_scan(c, sbuf, rbuf, n, dt, op);
+    else if (kind > K_ALLREDUCE || c->inter)
+        ; /* Exscan, non-blocking Scan, intercommunicators: schedules only */
     else if (mode == RMPI_API_RUN)
         rc = rmpi_coll_shm_reduce(c, sbuf, rbuf, n, dt, op, kind == K_REDUCE ? root : -1);
     else

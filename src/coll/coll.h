@@ -221,6 +221,8 @@ int rmpi_coll_shm_barrier(rmpi_comm_t *c);
 int rmpi_coll_shm_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int root);
 int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op,
                          int root);
+/* Blocking Scan on 2 ranks of a node: a Reduce to rank 1, rank 0 keeping its own input. */
+int rmpi_coll_shm_scan(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op);
 int rmpi_coll_shm_allgather(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int form);
 int rmpi_coll_shm_alltoall(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int form);
 /* Barrier, Bcast, Reduce and Allreduce (root < 0), and Allgather and Alltoall (regular
