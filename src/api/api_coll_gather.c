@@ -167,21 +167,27 @@ static int rooted(const call_t *k, const side_t *one, const side_t *many, int ro
     rmpi_comm_t *c = k->c;
     int is_root = c->inter ? root == MPI_ROOT : c->rank == root;
     int in_place = is_root && one->buf == MPI_IN_PLACE, has_one = c->inter ? root >= 0 : !in_place;
-    rmpi_coll_blk_t *ob = NULL, *mb = NULL;
-    if (has_one && (rc = side_blocks(k, one, 1, RMPI_COLL_REGULAR, scatter, &ob, NULL, 0)))
+    rmpi_coll_blk_t *ob = NULL, *mb = NULL, ofew[1], mfew[8]; /* the callees copy what they keep */
+    if (has_one && (rc = side_blocks(k, one, 1, RMPI_COLL_REGULAR, scatter, &ob, ofew, 1)))
         return rc;
-    if (is_root && ((rc = side_blocks(k, many, c->rsize, form, !scatter, &mb, NULL, 0)) ||
+    if (is_root && ((rc = side_blocks(k, many, c->rsize, form, !scatter, &mb, mfew, 8)) ||
                     (has_one && (rc = check_alias(k, scatter ? many : one, scatter ? mb : ob, scatter ? c->rsize : 1,
                                                   scatter ? one : many))))) {
-        free(ob);
-        free(mb);
+        blk_free(ob, ofew);
+        blk_free(mb, mfew);
         return rc;
     }
     RMPI_LOCK();
+    if (k->mode == RMPI_API_RUN &&
+        (rc = rmpi_coll_rooted_now(c, ob, mb, root, form, scatter)) != RMPI_COLL_SHM_DECLINED) {
+        blk_free(ob, ofew);
+        blk_free(mb, mfew);
+        return finish_rc(k, NULL, rc);
+    }
     rmpi_nbc_t *s =
         scatter ? rmpi_coll_scatter_sched(c, mb, ob, root, form) : rmpi_coll_gather_sched(c, ob, mb, root, form);
-    free(ob);
-    free(mb);
+    blk_free(ob, ofew);
+    blk_free(mb, mfew);
     return finish(k, s);
 }
 

@@ -160,6 +160,13 @@ rmpi_nbc_t *rmpi_coll_gather_sched(rmpi_comm_t *c, const rmpi_coll_blk_t *send, 
                                    int form);
 rmpi_nbc_t *rmpi_coll_scatter_sched(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int root,
                                     int form);
+/* Blocking Gather(v) (scatter 0) or Scatter(v) taking the linear algorithm with one byte
+ * range per block, run at once without a schedule: the same messages (context, tag, order)
+ * as the schedule's, so ranks may differ in which of the two they take. one: this rank's
+ * block (NULL in place at the root), many: the root's. The call's result, or
+ * RMPI_COLL_SHM_DECLINED (then build the schedule). */
+int rmpi_coll_rooted_now(rmpi_comm_t *c, const rmpi_coll_blk_t *one, const rmpi_coll_blk_t *many, int root, int form,
+                         int scatter);
 /* send: 1 block; recv: n blocks. */
 rmpi_nbc_t *rmpi_coll_allgather_sched(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv,
                                       int form);
