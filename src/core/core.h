@@ -117,6 +117,7 @@ struct rmpi_req {
 /* A message that arrived before its receive was posted (also an MPI_Message). */
 struct rmpi_unexp {
     rmpi_list_t link;
+    rmpi_list_t slink; /* on its context's list of its source's bucket (ctxq_t by_src) */
     uint32_t magic, ctx;
     int src, tag;
     int is_rts;

@@ -17,6 +17,8 @@ rmpi_core_stats_t rmpi_core_stats;
  * made. Counted in their peer's RMPI_UNEXP_MAX like any unexpected message. */
 static rmpi_list_t early = {&early, &early};
 
+static rmpi_list_t *src_list(ctxq_t *q, int src) { return &q->by_src[(unsigned)src % CTXQ_SRC_BUCKETS]; }
+
 ctxq_t *rmpi_core_ctxq_grow(uint32_t ctx)
 {
     if (ctx >= RMPI_CTX_MAX)
@@ -33,6 +35,8 @@ ctxq_t *rmpi_core_ctxq_grow(uint32_t ctx)
         ctxq_t *q = rmpi_xmalloc(sizeof *q);
         rmpi_list_init(&q->posted);
         rmpi_list_init(&q->unexp);
+        for (int b = 0; b < CTXQ_SRC_BUCKETS; b++)
+            rmpi_list_init(&q->by_src[b]);
         q->eager_fn = NULL;
         q->eager_arg = NULL;
         rmpi_ctxq[ctx] = q;
@@ -43,6 +47,7 @@ ctxq_t *rmpi_core_ctxq_grow(uint32_t ctx)
             if (u->ctx == ctx) {
                 rmpi_list_remove(e);
                 rmpi_list_push_back(&q->unexp, e);
+                rmpi_list_push_back(src_list(q, u->src), &u->slink);
             }
         }
     }
@@ -94,6 +99,7 @@ static rmpi_unexp_t *unexp_alloc(size_t len)
         u = rmpi_xmalloc(sizeof *u + unexp_class_data[c]);
     }
     memset(u, 0, sizeof *u);
+    rmpi_list_init(&u->slink);
     u->pool = c < UNEXP_NCLASS ? c + 1 : 0;
     return u;
 }
@@ -111,12 +117,21 @@ static void unexp_release(rmpi_unexp_t *u)
     free(u);
 }
 
+/* Off both lists (an early message is on no bucket's: its slink links to itself). */
+static void unexp_unlink(rmpi_unexp_t *u)
+{
+    rmpi_list_remove(&u->link);
+    rmpi_list_remove(&u->slink);
+}
+
 /* Queue an unexpected message of vc's peer (on q, or early when NULL), within RMPI_UNEXP_MAX. */
 static void unexp_queue(rmpi_vc_t *vc, ctxq_t *q, rmpi_unexp_t *u)
 {
     core_peer_t *cp = vc->core;
     u->seq = vc->rx_frames - 1; /* the frame being delivered */
     rmpi_list_push_back(q ? &q->unexp : &early, &u->link);
+    if (q)
+        rmpi_list_push_back(src_list(q, u->src), &u->slink);
     rmpi_core_stats.unexpected++;
     rmpi_core_unexp_n++;
     cp->unexp_bytes += unexp_cost(u);
@@ -138,7 +153,7 @@ int rmpi_core_unexp_withdraw(rmpi_vc_t *vc, uint32_t ctx, uint64_t seq)
     {
         rmpi_unexp_t *u = RMPI_CONTAINER_OF(e, rmpi_unexp_t, link);
         if (u->vc == vc && u->seq == seq && u->ctx == ctx) {
-            rmpi_list_remove(e);
+            unexp_unlink(u);
             ((core_peer_t *)vc->core)->unexp_bytes -= unexp_cost(u);
             rmpi_core_unexp_n--;
             unexp_release(u);
@@ -182,9 +197,9 @@ int rmpi_core_cancel_send(rmpi_req_t *r)
 static void unexp_free_all(rmpi_list_t *l)
 {
     while (!rmpi_list_empty(l)) {
-        rmpi_list_t *e = l->next;
-        rmpi_list_remove(e);
-        unexp_release(RMPI_CONTAINER_OF(e, rmpi_unexp_t, link));
+        rmpi_unexp_t *u = RMPI_CONTAINER_OF(l->next, rmpi_unexp_t, link);
+        unexp_unlink(u);
+        unexp_release(u);
     }
 }
 
@@ -699,6 +714,31 @@ static inline int match(int want_src, int want_tag, int src, int tag)
     return (want_src == src || want_src == RMPI_ANY_SOURCE) && (want_tag == tag || want_tag == RMPI_ANY_TAG);
 }
 
+/* The oldest unexpected message of q that a receive of (src, tag) takes: from one source
+ * on that source's bucket list (other sources sharing the bucket are passed over), from
+ * any on the list of all. */
+static rmpi_unexp_t *unexp_find(ctxq_t *q, int src, int tag)
+{
+    rmpi_list_t *e;
+    if (src == RMPI_ANY_SOURCE) {
+        rmpi_list_for_each(e, &q->unexp)
+        {
+            rmpi_unexp_t *u = RMPI_CONTAINER_OF(e, rmpi_unexp_t, link);
+            if (match(src, tag, u->src, u->tag))
+                return u;
+        }
+        return NULL;
+    }
+    rmpi_list_t *l = src_list(q, src);
+    rmpi_list_for_each(e, l)
+    {
+        rmpi_unexp_t *u = RMPI_CONTAINER_OF(e, rmpi_unexp_t, slink);
+        if (match(src, tag, u->src, u->tag))
+            return u;
+    }
+    return NULL;
+}
+
 static rmpi_req_t *match_posted(ctxq_t *q, int src, int tag)
 {
     rmpi_list_t *e;
@@ -861,15 +901,11 @@ int rmpi_core_irecv(rmpi_req_t *r)
         rmpi_core_typed_recv(r);
     ctxq_t *q = rmpi_core_ctxq(r->ctx);
     r->done = 0;
-    rmpi_list_t *e;
-    rmpi_list_for_each(e, &q->unexp)
-    {
-        rmpi_unexp_t *u = RMPI_CONTAINER_OF(e, rmpi_unexp_t, link);
-        if (match(r->rank, r->tag, u->src, u->tag)) {
-            rmpi_list_remove(e);
-            consume_unexp(r, u);
-            return 0;
-        }
+    rmpi_unexp_t *u = unexp_find(q, r->rank, r->tag);
+    if (u) {
+        unexp_unlink(u);
+        consume_unexp(r, u);
+        return 0;
     }
     r->flags |= RMPI_RF_POSTED;
     rmpi_list_push_back(&q->posted, &r->link);
@@ -888,20 +924,9 @@ int rmpi_core_cancel_recv(rmpi_req_t *r)
     return 1;
 }
 
-rmpi_unexp_t *rmpi_core_probe_find(uint32_t ctx, int src, int tag)
-{
-    ctxq_t *q = rmpi_core_ctxq(ctx);
-    rmpi_list_t *e;
-    rmpi_list_for_each(e, &q->unexp)
-    {
-        rmpi_unexp_t *u = RMPI_CONTAINER_OF(e, rmpi_unexp_t, link);
-        if (match(src, tag, u->src, u->tag))
-            return u;
-    }
-    return NULL;
-}
+rmpi_unexp_t *rmpi_core_probe_find(uint32_t ctx, int src, int tag) { return unexp_find(rmpi_core_ctxq(ctx), src, tag); }
 
-void rmpi_core_unexp_take(rmpi_unexp_t *u) { rmpi_list_remove(&u->link); }
+void rmpi_core_unexp_take(rmpi_unexp_t *u) { unexp_unlink(u); }
 
 void rmpi_core_eager_handler(uint32_t ctx, rmpi_core_eager_fn fn, void *arg)
 {
