@@ -220,7 +220,11 @@ static int reduce_scatter(const char *func, rmpi_comm_t *c, const void *sbuf, vo
         return rc;
     }
     RMPI_LOCK();
-    rc = go(c, rmpi_coll_reduce_scatter_sched(c, sbuf, rbuf, counts, dt, op), req, mode);
+    rc = RMPI_COLL_SHM_DECLINED;
+    if (mode == RMPI_API_RUN)
+        rc = rmpi_coll_shm_reduce_scatter(c, sbuf, rbuf, counts, (size_t)total, dt, op);
+    if (rc == RMPI_COLL_SHM_DECLINED)
+        rc = go(c, rmpi_coll_reduce_scatter_sched(c, sbuf, rbuf, counts, dt, op), req, mode);
     RMPI_UNLOCK();
     free(counts);
     return rc ? failed(func, c, rc) : MPI_SUCCESS;

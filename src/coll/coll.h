@@ -228,6 +228,11 @@ int rmpi_coll_shm_barrier(rmpi_comm_t *c);
 int rmpi_coll_shm_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int root);
 int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op,
                          int root);
+/* Blocking Reduce_scatter of a short vector of a predefined type on a node: the shm Allreduce
+ * of the whole vector (total elements; counts[i] for rank i) into scratch, each rank keeping
+ * its part (RMPI_COLL_SHM_REDUCE_SCATTER_MAX). */
+int rmpi_coll_shm_reduce_scatter(rmpi_comm_t *c, const void *sbuf, void *rbuf, const size_t *counts, size_t total,
+                                 rmpi_dtype_t *dt, MPI_Op op);
 /* Blocking Scan on 2 ranks of a node: a Reduce to rank 1, rank 0 keeping its own input. */
 int rmpi_coll_shm_scan(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op);
 int rmpi_coll_shm_allgather(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int form);
