@@ -1816,7 +1816,7 @@ int rmpi_coll_shm_reduce_scatter(rmpi_comm_t *c, const void *sbuf, void *rbuf, c
         return RMPI_COLL_SHM_DECLINED;
     char tmp[4096], *t = bytes <= sizeof tmp ? tmp : rmpi_xmalloc(bytes);
     int rc = rmpi_coll_shm_reduce(c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, t, total, dt, op, -1);
-    if (rc != RMPI_COLL_SHM_DECLINED) {
+    if (rc != RMPI_COLL_SHM_DECLINED && counts[c->rank]) { /* a rank with no part may name no buffer */
         size_t at = 0;
         for (int i = 0; i < c->rank; i++)
             at += counts[i];
