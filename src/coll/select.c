@@ -90,8 +90,9 @@ static int pick(int kind, rmpi_comm_t *c, size_t bytes, size_t count, int commut
         /* the chain combines once per rank and pipelines calls back to back; recursive
          * doubling moves and combines the whole vector every round (3, 4 and 8 ranks on 2
          * cores: the chain 4-8x faster at 8 B, 5-7x at 256 KiB-1 MiB; more ranks with a core
-         * each not measured here, so recursive doubling keeps its log2 n rounds there) */
-        return n <= 8 ? RMPI_COLL_SCAN_LINEAR : RMPI_COLL_SCAN_RECURSIVE_DOUBLING;
+         * each not measured here, so recursive doubling keeps its log2 n rounds there, and
+         * across nodes, where each of the chain's n - 1 hops would cross the network) */
+        return n <= 8 && !coll_multi_node(c) ? RMPI_COLL_SCAN_LINEAR : RMPI_COLL_SCAN_RECURSIVE_DOUBLING;
     }
     return 1;
 }
