@@ -95,6 +95,7 @@ typedef struct rmpi_ofi_buf {
     size_t size; /* bytes at data: RMPI_OFI_BUF_SIZE, or a multi-receive buffer's */
     size_t hi;   /* multi-receive: end of the furthest frame the provider put in it */
     int cls;     /* receive, size classes: the class (the tag it is posted with) */
+    size_t held; /* send: len while queued in pend, counted in rmpi_net_held (the core's backpressure) */
     /* RMPI_OFI_RING: data holds the ring cell's 8-byte header, then the frame header and
      * frame (len counts all three) */
     char *data; /* 64-aligned */

@@ -73,8 +73,24 @@ rmpi_ofi_buf_t *rmpi_ofi_tx_get(rmpi_ofi_rail_t *r)
     return b;
 }
 
+/* A frame the provider refused waits in pend as a copy the core does not see: its bytes
+ * count in rmpi_net_held until it is posted or dropped, so blocking senders stop queueing
+ * more while a receiver is not taking them (src/core/README.md, backpressure). */
+static void buf_hold(rmpi_ofi_buf_t *b)
+{
+    b->held = b->len;
+    rmpi_net_held += b->len;
+}
+
+static void buf_unhold(rmpi_ofi_buf_t *b)
+{
+    rmpi_net_held -= b->held;
+    b->held = 0;
+}
+
 void rmpi_ofi_tx_put(rmpi_ofi_rail_t *r, rmpi_ofi_buf_t *b)
 {
+    buf_unhold(b);
     b->ctx.next = (rmpi_ofi_ctx_t *)r->tx_free;
     r->tx_free = b;
 }
@@ -521,6 +537,8 @@ static void pend_drain(rmpi_ofi_rail_t *r)
         *pp = c->next;
         if (!*pp)
             r->pend_tail = pp;
+        if (c->kind == RMPI_OFI_TX || c->kind == RMPI_OFI_RING)
+            buf_unhold((rmpi_ofi_buf_t *)c);
         if (rc == 0 && c->kind == RMPI_OFI_EMUL)
             rmpi_ofi_emul_sent(r, (rmpi_ofi_rdma_t *)c);
         if (rc == 0)
@@ -600,6 +618,7 @@ static int ring_send(rmpi_ofi_rail_t *r, int peer, const rmpi_ofi_hdr_t *h, cons
             return rc;
         }
     }
+    buf_hold(b);
     rmpi_ofi_pend_add(r, &b->ctx);
     return 0;
 }
@@ -658,6 +677,7 @@ int rmpi_ofi_frame_send(rmpi_ofi_rail_t *r, int peer, const struct iovec *iov, i
             return rc;
         }
     }
+    buf_hold(b);
     rmpi_ofi_pend(r, &b->ctx);
     return 0;
 }
@@ -1873,6 +1893,9 @@ static void ofi_close(rmpi_rail_t *rail)
     for (uint64_t calm = rmpi_time_ns(); rmpi_time_ns() - calm < 50000000ull && rmpi_time_ns() < until;)
         if (ofi_progress(rail) > 0)
             calm = rmpi_time_ns();
+    for (rmpi_ofi_ctx_t *c = r->pend; c; c = c->next) /* frames never posted leave the count with the rail */
+        if (c->kind == RMPI_OFI_TX || c->kind == RMPI_OFI_RING)
+            buf_unhold((rmpi_ofi_buf_t *)c);
     if (r->stat_stale)
         rmpi_log(1, "ofi: rank %d dropped %llu frame(s) of connections given up on %s", r->env.rank,
                  (unsigned long long)r->stat_stale, r->pub.hints.name);

@@ -5,9 +5,8 @@
  * so with backpressure no sender can have finished before rank 0 woke: a sender's loop ends
  * after rank 0's wake-up (MPI_Wtime: RailMPI's reads CLOCK_MONOTONIC, one clock for the
  * node). Without it the frames pile up in the sender's own queue and its loop ends while
- * rank 0 still sleeps. With
- * RMPI_SEND_HELD_MAX=0 (no backpressure), and over ofi, whose own queue is not counted yet,
- * only the data are checked.
+ * rank 0 still sleeps. With RMPI_SEND_HELD_MAX=0 (no backpressure) only the data are
+ * checked.
  *
  * both: every pair of ranks floods each other at once with blocking sends before either
  * receives (unsafe by the standard, but every MPI buffers eager messages): each waiting
@@ -44,11 +43,10 @@ int main(int argc, char **argv)
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    /* the rails that count what they hold (rmpi_net_held): shm and tcp; ofi not yet */
-    const char *held = getenv("RMPI_SEND_HELD_MAX"), *net = getenv("RMPI_NET"), *fake = getenv("RMPI_TOPO_FAKE_NODES");
-    int tcp = net && !strcmp(net, "tcp");
-    int counted = tcp || ((!net || !strcmp(net, "auto") || !strcmp(net, "shm")) && (!fake || atoi(fake) <= 1));
-    int expect_wait = counted && (!held || strcmp(held, "0"));
+    /* every rail counts what it holds (rmpi_net_held: shm's pending frames, tcp's copies,
+     * ofi's refused posts) */
+    const char *held = getenv("RMPI_SEND_HELD_MAX");
+    int expect_wait = !held || strcmp(held, "0");
     char *b = malloc(MSG);
 
     /* held */
