@@ -228,9 +228,11 @@ int rmpi_coll_shm_barrier(rmpi_comm_t *c);
 int rmpi_coll_shm_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int root);
 int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op,
                          int root);
-/* Blocking Reduce_scatter of a short vector of a predefined type on a node: the shm Allreduce
- * of the whole vector (total elements; counts[i] for rank i) into scratch, each rank keeping
- * its part (RMPI_COLL_SHM_REDUCE_SCATTER_MAX). */
+/* Blocking Reduce_scatter of a predefined type on a node: on 2 ranks from
+ * RMPI_COLL_SHM_REDUCE_SCATTER_CMA bytes each rank's part read from the other in single copy
+ * and combined; a short vector the shm Allreduce of the whole vector (total elements;
+ * counts[i] for rank i) into scratch, each rank keeping its part
+ * (RMPI_COLL_SHM_REDUCE_SCATTER_MAX). */
 int rmpi_coll_shm_reduce_scatter(rmpi_comm_t *c, const void *sbuf, void *rbuf, const size_t *counts, size_t total,
                                  rmpi_dtype_t *dt, MPI_Op op);
 /* Blocking Scan on 2 ranks of a node: a Reduce to rank 1, rank 0 keeping its own input. */
