@@ -71,9 +71,10 @@ static int pick_alltoall(rmpi_comm_t *c, size_t block, int form)
         return alg[rmpi_knobs.COLL_ALLTOALL];
     if (coll_multi_site(c))
         return GX_SITE;
-    /* pairwise from 8 KiB: one partner at a time keeps the copies in cache and the
-     * rendezvous from piling up (4 ranks on 2 cores: 64 KiB 0.26 ms vs 0.24-1.3 ms linear);
-     * Bruck's log2(n) rounds only pay for tiny blocks among many ranks */
+    /* every transfer at once below COLL_ALLTOALL_LARGE: the rendezvous of all partners
+     * overlap (Ialltoall and tcp, 4-8 ranks, up to 128 KiB blocks); pairwise from there, one
+     * partner at a time, keeps the copies in cache and the rendezvous from piling up. Bruck's
+     * log2(n) rounds only pay for tiny blocks among many ranks */
     if (n >= 8 && block <= 256)
         return GX_BRUCK;
     return block < (size_t)rmpi_knobs.COLL_ALLTOALL_LARGE ? GX_LINEAR : GX_PAIRWISE;
