@@ -61,6 +61,18 @@ static int pick_allgather(rmpi_comm_t *c, size_t total, int form)
     return n <= 8 ? GX_LINEAR : GX_RING;
 }
 
+/* Under auto, every transfer at once or one partner at a time: at once on a node of at
+ * most 8 ranks at every size (COLL_ALLTOALL_NODE_LINEAR: the single-copy rendezvous of all
+ * partners overlap; Ialltoall, 4 ranks on 2 cores, 256 KiB-1 MiB blocks lower in 7-8 of 8
+ * rounds, 1 MiB 942 us against 1004; 8 ranks 512 KiB-1 MiB 3-4 of 4), else below
+ * COLL_ALLTOALL_LARGE. */
+static int linear_or_pairwise(rmpi_comm_t *c, size_t block)
+{
+    if (rmpi_knobs.COLL_ALLTOALL_NODE_LINEAR && c->size <= 8 && !coll_multi_node(c))
+        return GX_LINEAR;
+    return block < (size_t)rmpi_knobs.COLL_ALLTOALL_LARGE ? GX_LINEAR : GX_PAIRWISE;
+}
+
 static int pick_alltoall(rmpi_comm_t *c, size_t block, int form)
 {
     int n = c->size;
@@ -69,7 +81,7 @@ static int pick_alltoall(rmpi_comm_t *c, size_t block, int form)
          * (block sizes differ per rank in the v and w forms) */
         if (rmpi_knobs.COLL_ALLTOALLV != RMPI_COLL_ALLTOALLV_AUTO)
             return rmpi_knobs.COLL_ALLTOALLV == RMPI_COLL_ALLTOALLV_LINEAR ? GX_LINEAR : GX_PAIRWISE;
-        return block < (size_t)rmpi_knobs.COLL_ALLTOALL_LARGE ? GX_LINEAR : GX_PAIRWISE;
+        return linear_or_pairwise(c, block);
     }
     static const int alg[] = {[RMPI_COLL_ALLTOALL_BRUCK] = GX_BRUCK,
                               [RMPI_COLL_ALLTOALL_LINEAR] = GX_LINEAR,
@@ -85,7 +97,7 @@ static int pick_alltoall(rmpi_comm_t *c, size_t block, int form)
      * log2(n) rounds only pay for tiny blocks among many ranks */
     if (n >= 8 && block <= 256)
         return GX_BRUCK;
-    return block < (size_t)rmpi_knobs.COLL_ALLTOALL_LARGE ? GX_LINEAR : GX_PAIRWISE;
+    return linear_or_pairwise(c, block);
 }
 
 /* The GX_ algorithms by name, in their enum's order, for RMPI_REPORT (coll_note). */
