@@ -235,7 +235,8 @@ int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t co
  * (RMPI_COLL_SHM_REDUCE_SCATTER_MAX). */
 int rmpi_coll_shm_reduce_scatter(rmpi_comm_t *c, const void *sbuf, void *rbuf, const size_t *counts, size_t total,
                                  rmpi_dtype_t *dt, MPI_Op op);
-/* Blocking Scan on 2 ranks of a node: a Reduce to rank 1, rank 0 keeping its own input. */
+/* Blocking Scan on a node: on 2 ranks a Reduce to rank 1, rank 0 keeping its own input; on
+ * more, a short vector combined from the segment's lines (RMPI_COLL_SHM_SCAN_MAX). */
 int rmpi_coll_shm_scan(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op);
 int rmpi_coll_shm_allgather(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int form);
 int rmpi_coll_shm_alltoall(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int form);

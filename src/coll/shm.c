@@ -910,6 +910,7 @@ struct rmpi_coll_shm_op {
     int kind, root, phase, err, done, out_here;
     int deep;       /* Bcast: steps through the deep ring (deep_of) */
     int then_bcast; /* Reduce to rank 0 of an oversubscribed Allreduce: a Bcast follows */
+    int prefix;     /* Scan: every step whole, rank r combining x_r .. x_0 (scan_op) */
     /* the call's arguments (a persistent op keeps dt and op retained) */
     void *buf; /* Bcast: the buffer; Reduce: rbuf */
     const void *sbuf;
@@ -1245,7 +1246,7 @@ static int reduce_run(coll_shm_op_t *o)
                     continue;
                 }
                 /* the root of a Reduce combined whole reads its own operand where it is */
-                o->i = h->n - 1;
+                o->i = o->prefix ? h->me : h->n - 1;
                 if (root_reads_own(o)) {
                     o->phase = 2;
                     continue;
@@ -1269,12 +1270,13 @@ static int reduce_run(coll_shm_op_t *o)
              * the top, each as soon as its owner has published it (o->i: the next one) */
             const char *own = root_reads_own(o) ? o->in + o->off * es : NULL;
             char *dst = o->out + o->off * es;
+            int top = o->prefix ? h->me : h->n - 1; /* a Scan's prefix: x_me first */
             for (; o->i >= 0; o->i--) {
                 int r = o->i;
                 const char *x = whole_operand(o, own, r, in_line), *y;
                 if (!x)
                     return 0;
-                if (r < h->n - 1)
+                if (r < top)
                     o->kern(x, dst, o->k);
                 else if (o->k * es > COPY_BLOCK && r > 0 && (y = whole_operand(o, own, r - 1, in_line))) {
                     copy_combine(o, dst, x, y);
@@ -1611,6 +1613,20 @@ static coll_shm_op_t *bcast_op(coll_shm_op_t *o, rmpi_comm_t *c, void *buf, size
     return o;
 }
 
+/* A Reduce-kind op's own fields (o made by op_make, OP_REDUCE). */
+static coll_shm_op_t *reduce_set(coll_shm_op_t *o, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt,
+                                 MPI_Op op, int root, rmpi_coll_kernel_t kern)
+{
+    o->sbuf = sbuf, o->buf = rbuf, o->count = count, o->dt = dt, o->op = op, o->root = root;
+    o->out_here = root < 0 || o->h.me == root;
+    /* the kernels work on the basic elements (a vector of 3 ints: 3 ints per element) */
+    o->basic = dt->basic;
+    o->kern = kern;
+    o->es = dt->basic == dt->handle ? dt->size : rmpi_dtype_get(o->basic)->size;
+    o->elems = count * dt->size / o->es;
+    return o;
+}
+
 static coll_shm_op_t *reduce_op(coll_shm_op_t *o, rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count,
                                 rmpi_dtype_t *dt, MPI_Op op, int root, int create)
 {
@@ -1621,9 +1637,10 @@ static coll_shm_op_t *reduce_op(coll_shm_op_t *o, rmpi_comm_t *c, const void *sb
     if ((root < 0 ? rmpi_knobs.COLL_ALLREDUCE : rmpi_knobs.COLL_REDUCE) || !kern || !count ||
         !op_make(o, c, OP_REDUCE, create))
         return NULL;
-    /* oversubscribed: Reduce (root_whole), up to its own limit; Allreduce only blocking, from
-     * its own size on, as a Reduce to rank 0 that a Bcast follows (then_bcast,
-     * rmpi_coll_shm_reduce): reduced in the shared segment, seed mpi2-layering sec. 3.3 */
+    /* oversubscribed: Reduce (root_whole), up to its own limit; Allreduce below
+     * over_small, and blocking from RMPI_COLL_SHM_OVERSUBSCRIBED_ALLREDUCE on, as a Reduce
+     * to rank 0 that a Bcast follows (then_bcast, rmpi_coll_shm_reduce): reduced in the
+     * shared segment, seed mpi2-layering sec. 3.3 */
     long long max = root < 0                          ? rmpi_knobs.COLL_SHM_ALLREDUCE_MAX
                     : RMPI_UNLIKELY(c->coll_shm_over) ? rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_REDUCE
                                                       : rmpi_knobs.COLL_SHM_REDUCE_MAX;
@@ -1639,14 +1656,31 @@ static coll_shm_op_t *reduce_op(coll_shm_op_t *o, rmpi_comm_t *c, const void *sb
     } else
         o->then_bcast = 0;
     coll_note(root < 0 || o->then_bcast ? COLL_ALLREDUCE : COLL_REDUCE, shm_choice, 0, bytes);
-    o->sbuf = sbuf, o->buf = rbuf, o->count = count, o->dt = dt, o->op = op, o->root = root;
-    o->out_here = root < 0 || o->h.me == root;
-    /* the kernels work on the basic elements (a vector of 3 ints: 3 ints per element) */
-    o->basic = dt->basic;
-    o->kern = kern;
-    o->es = dt->basic == dt->handle ? dt->size : rmpi_dtype_get(o->basic)->size;
-    o->elems = count * dt->size / o->es;
-    return o;
+    o->prefix = 0;
+    return reduce_set(o, sbuf, rbuf, count, dt, op, root, kern);
+}
+
+/* Scan on a node of 3 or more ranks, in the segment: each rank publishes its operand in its
+ * line (a small step) and combines x_me op ... op x_0 from the lines as soon as their owners
+ * have published them, the whole-step Allreduce's combine stopped at its own rank, so no
+ * rank waits for a later one and each runs about once per call, where the chain passes a
+ * message down each link (4 ranks on 2 cores, 8 B: 0.30 us against the chain's 0.53 and
+ * Open MPI's 0.26-0.44, docs/results/coll_rest.md). Whole steps only: up to
+ * RMPI_COLL_SHM_SCAN_MAX bytes and, with a CPU per rank, RMPI_COLL_SHM_SMALL (larger steps
+ * are sliced over all ranks, which a prefix cannot use). Every input of the choice is equal
+ * on all members. */
+static coll_shm_op_t *scan_op(coll_shm_op_t *o, rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count,
+                              rmpi_dtype_t *dt, MPI_Op op)
+{
+    rmpi_coll_kernel_t kern = dt && dt->size ? rmpi_coll_op_kernel(op, dt->basic) : NULL;
+    size_t bytes = kern ? count * dt->size : 0;
+    if (!bytes || c->size < 3 || bytes > (size_t)rmpi_knobs.COLL_SHM_SCAN_MAX || !op_make(o, c, OP_REDUCE, 1) ||
+        o->h.cellmax || (!c->coll_shm_over && bytes > (size_t)rmpi_knobs.COLL_SHM_SMALL))
+        return NULL;
+    coll_note(COLL_SCAN, shm_choice, 0, bytes);
+    o->then_bcast = 0;
+    o->prefix = 1;
+    return reduce_set(o, sbuf, rbuf, count, dt, op, -1, kern);
 }
 
 static coll_shm_op_t *barrier_op(coll_shm_op_t *o, rmpi_comm_t *c, int create)
@@ -1840,11 +1874,15 @@ int rmpi_coll_shm_reduce_scatter(rmpi_comm_t *c, const void *sbuf, void *rbuf, c
  * combine (1 MiB: 374 us against Open MPI's 232 before). Rank 0 copies its input after the
  * Reduce, so rank 1 does not wait for that copy (copying first was no faster at 8 B-4 MiB,
  * 2 ranks: the split Reduce hands the late rank fewer pieces). In place on rank 0 the input
- * is the result already. */
+ * is the result already. On 3 or more ranks a short vector is scan_op's. */
 int rmpi_coll_shm_scan(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op)
 {
-    if (c->inter || c->size != 2 || rmpi_knobs.COLL_SCAN)
+    if (c->inter || rmpi_knobs.COLL_SCAN)
         return RMPI_COLL_SHM_DECLINED;
+    if (c->size > 2) {
+        coll_shm_op_t o;
+        return scan_op(&o, c, sbuf, rbuf, count, dt, op) ? op_block(&o, reduce_run) : RMPI_COLL_SHM_DECLINED;
+    }
     const void *in = sbuf == MPI_IN_PLACE && c->rank == 0 ? rbuf : sbuf;
     int rc = rmpi_coll_shm_reduce(c, in, rbuf, count, dt, op, 1);
     if (rc == RMPI_COLL_SHM_DECLINED || c->rank != 0 || sbuf == MPI_IN_PLACE)
