@@ -2766,8 +2766,9 @@ static int allreduce_two(rmpi_comm_t *c, shm_t *h, size_t count, const rmpi_dtyp
  * through a rendezvous, reads it back and then combines (1 MiB a rank: 287 us against
  * MPICH's 265, docs/results/coll_rest.md). Two operands, so the one op gives the bits of
  * every other path (a predefined commutative op); a plain contiguous type, so a part starts
- * at its bytes; not in place, where my output is the start of my input and the other rank
- * may still be reading it. Every input of the choice is equal on both ranks. */
+ * at its bytes. In place my output is the start of my input, which the other rank may
+ * still be reading: my part is combined where it lies and moved to the front once the
+ * other is done. Every input of the choice is equal on both ranks. */
 #define RS_PIECE (64 * 1024) /* three pieces (peer's, mine, the output) stay in a core's L2 */
 
 static int reduce_scatter_two(rmpi_comm_t *c, const void *sbuf, void *rbuf, const size_t *counts, size_t total,
@@ -2775,19 +2776,20 @@ static int reduce_scatter_two(rmpi_comm_t *c, const void *sbuf, void *rbuf, cons
 {
     shm_t hh, *h = &hh;
     size_t bytes = total * dt->size, from = from_knob(rmpi_knobs.COLL_SHM_REDUCE_SCATTER_CMA);
-    if (c->inter || c->size != 2 || bytes < from || sbuf == MPI_IN_PLACE || rmpi_knobs.COLL_REDUCE_SCATTER ||
-        dt->basic != dt->handle || !dt->contig || dt->true_lb || !rmpi_coll_op_predefined(op) ||
-        !rmpi_coll_op_commutative(op) || !rmpi_coll_op_kernel(op, dt->basic) || !shm_get(c, h, 1) || c->coll_shm_over ||
-        !c->coll_shm_cma)
+    if (c->inter || c->size != 2 || bytes < from || rmpi_knobs.COLL_REDUCE_SCATTER || dt->basic != dt->handle ||
+        !dt->contig || dt->true_lb || !rmpi_coll_op_predefined(op) || !rmpi_coll_op_commutative(op) ||
+        !rmpi_coll_op_kernel(op, dt->basic) || !shm_get(c, h, 1) || c->coll_shm_over || !c->coll_shm_cma)
         return RMPI_COLL_SHM_DECLINED;
     queue_drain(c);
     coll_note(COLL_REDUCE_SCATTER, shm_cma_choice, 0, bytes);
     int me = h->me, peer = 1 - me;
     rmpi_coll_kernel_t kern = rmpi_coll_op_kernel(op, dt->basic);
     size_t es = dt->size, off = me ? counts[0] * es : 0, kb = counts[me] * es;
+    int in_place = sbuf == MPI_IN_PLACE;
+    char *in = in_place ? (char *)rbuf : (char *)(uintptr_t)sbuf;
     uint64_t t = step_begin(h, SHM_NBUF);
     red_ent_t *mine = (red_ent_t *)(void *)data_of(h, me, t);
-    mine->in = (uintptr_t)sbuf;
+    mine->in = (uintptr_t)in;
     mine->len = bytes;
     post(SEQ(buf_of(h, me, t)), t);
     wait_ge(SEQ(buf_of(h, peer, t)), t);
@@ -2795,14 +2797,24 @@ static int reduce_scatter_two(rmpi_comm_t *c, const void *sbuf, void *rbuf, cons
     /* equal vectors by the standard; else the part the other's input covers */
     size_t have = (size_t)other->len > off ? (size_t)other->len - off : 0;
     kb = RMPI_MIN(kb, have) / es * es;
-    for (size_t at = 0; at < kb; at += RS_PIECE) {
-        size_t k = RMPI_MIN((size_t)RS_PIECE, kb - at);
-        cma_copy(h, peer, (char *)rbuf + at, k, other->in + off + at, 0);
-        kern((const char *)sbuf + off + at, (char *)rbuf + at, k / es);
+    /* in place the other's piece goes to my step buffer (after my entry, which the other
+     * reads) and my part is combined where it lies, which the other never reads */
+    size_t piece = in_place ? RMPI_MIN((size_t)RS_PIECE, h->chunk - 128) : RS_PIECE;
+    for (size_t at = 0; at < kb; at += piece) {
+        size_t k = RMPI_MIN(piece, kb - at);
+        char *x = in_place ? data_of(h, me, t) + 64 : (char *)rbuf + at;
+        cma_copy(h, peer, x, k, other->in + off + at, 0);
+        if (in_place)
+            kern(x, in + off + at, k / es);
+        else
+            kern(in + off + at, x, k / es);
     }
     /* my reads of the other's input are over; mine may be read until it says the same */
     post(&h->ctl[me].done, t);
     wait_ge(&h->ctl[peer].done, t);
+    /* in place rank 1's result moves to the front, over the part the other has read */
+    if (in_place && off && kb)
+        memmove(rbuf, in + off, kb);
     return MPI_SUCCESS;
 }
 
