@@ -84,6 +84,25 @@ static void round_start(rmpi_agree_t *a, uint32_t val)
     }
 }
 
+/* After a failed confirm round: how far above this member's next free id to propose. Two
+ * agreements on the same members that claim the same candidate in opposite orders on two
+ * members both fail, and from the same next free id they would propose the same candidate
+ * again and could fail the same way for ever (seen: two idups of overlapping pairs and a
+ * Comm_dup of WORLD on 2 ranks used up the 2^24 ids in 11 s once frames arrived in another
+ * order). A claim fails only where something at or above its candidate was reserved since,
+ * so of concurrent agreements with different candidates the highest succeeds on every
+ * member: the gap, the same on every member of one agreement (its communicator's context,
+ * its tag and the round), differs between agreements and rounds. At most 16 spans of ids
+ * are skipped per failed round. */
+static uint32_t retry_gap(const rmpi_agree_t *a)
+{
+    uint32_t h = a->c->ctx * 2654435761u ^ (uint32_t)a->tag * 40503u ^ a->round * 2246822519u;
+    h ^= h >> 15;
+    h *= 2246822519u;
+    h ^= h >> 13;
+    return a->span * (h % 16u);
+}
+
 /* The combined value of the round is in a->res: go on or finish. */
 static void round_end(rmpi_agree_t *a)
 {
@@ -96,7 +115,7 @@ static void round_end(rmpi_agree_t *a)
         a->done = 1;
     } else {
         a->round++;
-        round_start(a, rmpi_comm_next_ctx());
+        round_start(a, rmpi_comm_next_ctx() + retry_gap(a));
     }
 }
 
