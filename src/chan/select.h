@@ -319,6 +319,11 @@ static inline void rmpi_chan_lib_count(rmpi_chan_sel_t *s, int src, size_t bytes
 }
 void rmpi_chan_lib_note_traced(int src, size_t bytes);
 
+/* A frame of src ready and left unread by a pass that ended early (rmpi_net_rx_enough): had
+ * the pass read on it would have counted in b when src had a frame earlier in the pass, so
+ * it counts in b when the next pass takes it. */
+void rmpi_chan_lib_left(int src);
+
 /* The library's progress passes, modulo 2^16: rmpi_chan_lib's pass counter. A global of its
  * own, so that the core's pass is one increment whether a selector exists or not (the
  * selector's own counter behind its pointer took a load and a test more at every pass:

@@ -149,6 +149,13 @@ void rmpi_chan_lib_note_traced(int src, size_t bytes)
         rmpi_chan_lib_count(rmpi_chan_lib, src, bytes);
 }
 
+void rmpi_chan_lib_left(int src)
+{
+    rmpi_chan_sel_t *s = rmpi_chan_lib;
+    if (s && (unsigned)src < (unsigned)s->npeers && s->seen[src] == *s->pass)
+        s->seen[src] = (uint16_t)(*s->pass + 1);
+}
+
 /* A switch the mechanism refused (a switch of the peer in progress, or h rings still held):
  * it depends on timing, not on the counts, so a replay must be told (docs/trace.md, `x`). */
 static void trace_refused(int peer, rmpi_chan_kind_t kind)

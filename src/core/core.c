@@ -43,6 +43,12 @@ static void peer_cut(rmpi_vc_t *vc, const char *why)
 
 void rmpi_core_peer_cut(int peer, const char *why) { rmpi_vc_cut(rmpi_vc_get(peer), why); }
 
+static void rx_left(rmpi_rail_t *rail, int peer)
+{
+    (void)rail;
+    rmpi_chan_lib_left(peer);
+}
+
 static void peer_lost(rmpi_rail_t *rail, int peer, const char *why)
 {
     /* With several rails the job goes on over the others (frames resent, stripes re-issued). */
@@ -99,6 +105,7 @@ int rmpi_core_init(rmpi_core_info_t *info)
     net_env.on_peer_up = rmpi_vc_on_up;
     net_env.frame_dst = rmpi_vc_frame_dst;
     net_env.on_frame_placed = rmpi_vc_on_frame_placed;
+    net_env.on_rx_left = rx_left;
     net_env.chan_small = rmpi_chan_small_job(pm.rank, pm.size, &net_env.chan_why);
     if (rmpi_net_open(&net_env))
         return -1;

@@ -765,6 +765,8 @@ void rmpi_core_eager_arrived(rmpi_vc_t *vc, uint32_t ctx, int src, int tag, cons
         if (sync)
             send_req_frame(vc, RMPI_F_SYNC_ACK, sreq);
         rmpi_req_complete(r);
+        if (rmpi_list_empty(&q->posted)) /* the frames after this one stay in the rail for now */
+            rmpi_net_rx_enough = 1;
         return;
     }
     /* served where it landed, unless something of the context waits before it (its order

@@ -143,6 +143,7 @@ int rmpi_net_card(char *buf, size_t len)
 rmpi_net_sec_stats_t rmpi_net_sec_stats;
 rmpi_net_split_stats_t rmpi_net_split_stats;
 size_t rmpi_net_held;
+int rmpi_net_rx_enough;
 
 int rmpi_net_peer_add(const char *card, rmpi_net_id_t *idp, const uint8_t key[RMPI_AUTH_KEY_BYTES])
 {
@@ -210,6 +211,7 @@ int rmpi_net_rails_for(int peer, rmpi_rail_t **out, int max)
 int rmpi_net_progress(void)
 {
     int ev = 0;
+    rmpi_net_rx_enough = 0;
     for (int i = 0; i < nrails; i++)
         ev += rails[i]->ops->progress(rails[i]);
     return ev;

@@ -217,6 +217,10 @@ typedef struct rmpi_net_env {
      * then calls on_frame_placed with the frame's first *off bytes instead of on_frame. */
     void *(*frame_dst)(rmpi_rail_t *rail, int peer, const void *head, size_t hlen, size_t len, size_t *off);
     void (*on_frame_placed)(rmpi_rail_t *rail, int peer, const void *head, size_t off, size_t len);
+    /* A pass ended at rmpi_net_rx_enough with a frame of peer ready and left unread (it
+     * would have been taken behind the one before it): the channel statistics count it as
+     * such. May be NULL. */
+    void (*on_rx_left)(rmpi_rail_t *rail, int peer);
     /* The channel kinds' start under RMPI_CHANNELS=adaptive (src/chan, RMPI_CHAN_SMALL_JOB),
      * decided before the rails open: chan_small 1 when every peer that could hold a ring
      * fits within the cap h, so shm starts every local peer on its ring and makes its
@@ -442,6 +446,15 @@ int rmpi_net_queued(void);
  * frees). A sender that outruns its receiver grows this; the core's blocking sends and
  * collectives wait while it exceeds RMPI_SEND_HELD_MAX (rmpi_core_throttle). */
 extern size_t rmpi_net_held;
+/* Set by the layer above from inside on_frame when the frame it was given left no receive of
+ * its context posted (the one a blocking receive waited for, typically); cleared at the start
+ * of each rmpi_net_progress. A provider whose frames wait in shared memory (shm's rings and
+ * queue) ends its pass at the next frame while it is set: the frames after it stay where they
+ * are until a receive is posted for them and are copied once, straight into that receive,
+ * instead of twice through an unexpected-message record (a stream of MPI_Send against one
+ * MPI_Recv at a time). Never needed for correctness: every pass still takes at least the
+ * frames before it was set, and the next pass reads on. */
+extern int rmpi_net_rx_enough;
 rmpi_rail_t *rmpi_net_rail(int index);
 /* RMPI_REPORT's facts of each rail (ops->rail_facts), one line per rail, or with json the
  * member "rails": [{"rail": name, facts...}] of the rank's object. */

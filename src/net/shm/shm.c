@@ -1194,6 +1194,14 @@ static void queue_stuck(shm_rail_t *s)
 #define POLL_SHARED_MAX 64 /* frames a pass reads from the queue */
 /* inlined in both callers: called, the queue-only pass (RMPI_CHANNELS=shared) cost 19 Ir more
  * per empty MPI_Iprobe (bench/channels.sh --callgrind idle: 324 against 305) */
+/* A frame of rank ready and left unread at rmpi_net_rx_enough: the channel statistics' count
+ * of frames that wait behind another of their sender (net.h on_rx_left). */
+static __attribute__((noinline, cold)) void rx_left(shm_rail_t *s, int rank)
+{
+    if (s->env->on_rx_left)
+        s->env->on_rx_left(&s->base, rank);
+}
+
 static inline __attribute__((always_inline)) int poll_shared(shm_rail_t *s)
 {
     int ev = 0;
@@ -1202,6 +1210,10 @@ static inline __attribute__((always_inline)) int poll_shared(shm_rail_t *s)
         if (sl->from >= s->nlocal || sl->from == s->my_local)
             rmpi_fatal("corrupt entry in rank %d's shared receive queue (sender %u).", s->env->rank, sl->from);
         shm_rx_t *x = &s->rx[sl->from];
+        if (RMPI_UNLIKELY(rmpi_net_rx_enough)) { /* left in the queue for the next receive */
+            rx_left(s, x->rank);
+            break;
+        }
         const char *buf = sl->data;
         uint32_t used = sizeof *sl; /* an inline frame takes its slot */
         if (sl->len > RMPI_SHM_Q_INLINE) {
@@ -1262,6 +1274,10 @@ static inline __attribute__((always_inline)) int drain_ring(shm_rail_t *s, shm_r
             s->stamp[x->ai] = (stamp_poll_t){&h->stamp, want};
             *ev += got;
             return 0;
+        }
+        if (RMPI_UNLIKELY(rmpi_net_rx_enough)) { /* left in the ring for the next receive */
+            rx_left(s, x->rank);
+            break;
         }
         uint32_t lt = h->lentype;
         size_t len = lt & 0xffffffu;
