@@ -236,3 +236,19 @@ int mtest_pin_one_cpu(const char *prog)
     }
     return 0;
 }
+
+void mtest_pvar_open(const char *name, MPI_T_pvar_session *ses, MPI_T_pvar_handle *h)
+{
+    int prov, idx = -1, cnt;
+    MTEST_OK(MPI_T_init_thread(MPI_THREAD_SINGLE, &prov));
+    MTEST_OK(MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &idx));
+    MTEST_OK(MPI_T_pvar_session_create(ses));
+    MTEST_OK(MPI_T_pvar_handle_alloc(*ses, idx, NULL, h, &cnt));
+}
+
+void mtest_pvar_close(MPI_T_pvar_session *ses, MPI_T_pvar_handle *h)
+{
+    MTEST_OK(MPI_T_pvar_handle_free(*ses, h));
+    MTEST_OK(MPI_T_pvar_session_free(ses));
+    MTEST_OK(MPI_T_finalize());
+}

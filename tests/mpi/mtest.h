@@ -82,6 +82,12 @@ static inline unsigned mtest_seed(int src, int dst, int idx)
     return (unsigned)src * 1000003u + (unsigned)dst * 7919u + (unsigned)idx * 131u + 17u;
 }
 
+/* MPI_T: initialise the tools interface and open a session with a handle on the counter
+ * pvar of that name (not started); errors are recorded. mtest_pvar_close frees both and
+ * finalises MPI_T. */
+void mtest_pvar_open(const char *name, MPI_T_pvar_session *ses, MPI_T_pvar_handle *h);
+void mtest_pvar_close(MPI_T_pvar_session *ses, MPI_T_pvar_handle *h);
+
 /* Sleep this many seconds (fractional) without calling MPI. */
 void mtest_sleep(double seconds);
 /* Pin this process to the first CPU it may use (call before MPI_Init), so a node has more

@@ -22,13 +22,9 @@ int main(int argc, char **argv)
     const char *want = argc > 1 ? argv[1] : "";
     int least = !strcmp(want, "selected") ? 2 : !strcmp(want, "one") ? 1 : 0;
     MTEST_CHECK(least || !strcmp(want, "none"), "argument '%s': selected, one or none", want);
-    int prov, idx = -1, cnt;
     MPI_T_pvar_session ses;
     MPI_T_pvar_handle h;
-    MTEST_OK(MPI_T_init_thread(MPI_THREAD_SINGLE, &prov));
-    MTEST_OK(MPI_T_pvar_get_index("rmpi_chan_to_dedicated", MPI_T_PVAR_CLASS_COUNTER, &idx));
-    MTEST_OK(MPI_T_pvar_session_create(&ses));
-    MTEST_OK(MPI_T_pvar_handle_alloc(ses, idx, NULL, &h, &cnt));
+    mtest_pvar_open("rmpi_chan_to_dedicated", &ses, &h);
     MTEST_OK(MPI_T_pvar_start(ses, h));
     int seq[4] = {0, 0, 0, 0};
     unsigned char buf[LEN];
@@ -62,9 +58,9 @@ int main(int argc, char **argv)
                     least == 2 ? "2 or more"
                     : least    ? "1 or more"
                                : "none");
-    MTEST_OK(MPI_T_pvar_handle_free(ses, &h));
-    MTEST_OK(MPI_T_pvar_session_free(&ses));
-    MTEST_OK(MPI_T_finalize());
+    MPI_T_pvar_session ses;
+    MPI_T_pvar_handle h;
+    mtest_pvar_open("rmpi_chan_to_dedicated", &ses, &h);
     if (mtest_rank == 0)
         for (int src = 1; src <= 3; src++)
             MTEST_CHECK(seq[src] == ROUNDS * per_round[src], "%d messages from rank %d, want %d", seq[src], src,
