@@ -3,7 +3,8 @@
  * node pings the lowest rank of every other node, the rows of smallest round trips go
  * through the process manager (key srtt-<leader's rank>-<chunk>: the number after the
  * first '-' names the owner, as PMIx needs), and every rank clusters the same matrix. A job on one node
- * measures nothing. Cost: SITE_PROBES rounds of one ping per pair of nodes. */
+ * measures nothing. Cost: SITE_PROBES rounds of one ping per pair of nodes, and up to
+ * (SITE_BATCHES - 1) * SITE_MORE more while a far round trip is in doubt (measure). */
 #include "core_impl.h"
 
 #include <stdio.h>
@@ -25,14 +26,18 @@ static rmpi_req_t *post(int recv, int peer, int tag, void *buf)
     return r;
 }
 
-/* My node's row: the smallest round trip (ns) to each other node's leader. Every pair
- * pings both ways at once; a ping is answered as soon as it is seen. */
-static void measure(const int *leader, int nn, int my, double *row)
+/* Round trips to each other node's leader in rounds [from, to): the smallest counted one
+ * into row (round 0, which opens the connections, is not counted), and each node's
+ * smallest and largest of these rounds into lo and hi. Every pair pings both ways at once;
+ * a ping is answered as soon as it is seen. */
+static void rounds(const int *leader, int nn, int my, int from, int to, double *row, double *lo, double *hi)
 {
     rmpi_req_t **in = rmpi_xcalloc((size_t)nn * 4, sizeof *in), **back = in + nn, **out = in + 2 * nn;
     rmpi_req_t **sent = in + 3 * nn;
     uint64_t *t0 = rmpi_xcalloc((size_t)nn * 3, sizeof *t0), *ping = t0 + nn, *pong = t0 + 2 * nn;
-    for (int rep = 0; rep < SITE_PROBES; rep++) {
+    for (int j = 0; j < nn; j++)
+        lo[j] = hi[j] = 0;
+    for (int rep = from; rep < to; rep++) {
         int pending = 0;
         for (int j = 0; j < nn; j++) {
             if (j == my)
@@ -58,8 +63,14 @@ static void measure(const int *leader, int nn, int my, double *row)
                 }
                 if (back[j] && back[j]->done) {
                     double rtt = (double)(rmpi_time_ns() - t0[j]);
-                    if (rep > 0 && (row[j] <= 0 || rtt < row[j]))
-                        row[j] = rtt;
+                    if (rep > 0) {
+                        if (row[j] <= 0 || rtt < row[j])
+                            row[j] = rtt;
+                        if (lo[j] <= 0 || rtt < lo[j])
+                            lo[j] = rtt;
+                        if (rtt > hi[j])
+                            hi[j] = rtt;
+                    }
                     rmpi_req_release(back[j]);
                     back[j] = NULL;
                     pending--;
@@ -73,17 +84,86 @@ static void measure(const int *leader, int nn, int my, double *row)
                 out[j] = NULL;
             }
     }
+    free(in);
+    free(t0);
+}
+
+/* Every leader's flag to every other leader; 1 if any is set (each leader gets the same
+ * flags, so all decide alike). */
+static int any_leader(const int *leader, int nn, int my, int tag, uint64_t mine)
+{
+    uint64_t *got = rmpi_xcalloc((size_t)nn, sizeof *got);
+    rmpi_req_t **rq = rmpi_xcalloc((size_t)nn * 2, sizeof *rq);
+    for (int j = 0; j < nn; j++)
+        if (j != my) {
+            rq[2 * j] = post(1, leader[j], tag, &got[j]);
+            rq[2 * j + 1] = post(0, leader[j], tag, &mine);
+        }
+    int any = mine != 0;
+    for (int j = 0; j < 2 * nn; j++)
+        if (rq[j]) {
+            rmpi_core_wait(rq[j]);
+            rmpi_req_release(rq[j]);
+        }
+    for (int j = 0; j < nn; j++)
+        any |= got[j] != 0;
+    free(rq);
+    free(got);
+    return any;
+}
+
+/* My node's row: the smallest round trip (ns) to each other node's leader.
+ *
+ * A round trip that could split two nodes into two sites (at least RMPI_SITE_GAP times
+ * RMPI_SITE_RTT_MIN) is believed only when the rounds agree on it: on a loaded host a ping
+ * also holds the time until the peer leader is scheduled, which varies from round to round
+ * (4 ranks and a CPU hog on 2 cores: every round of 5 above 400 us, and two pretend nodes
+ * of one host made two sites, once in 12 runs), while a long link's rounds are within a few
+ * percent of each other. While some leader sees such a round trip whose rounds spread by
+ * more than a quarter, or whose minimum still fell by a tenth in the last batch, every
+ * leader runs another batch of SITE_MORE rounds, at most SITE_BATCHES; whether to is
+ * agreed by a flag every leader sends every other, so all run the same rounds. A job whose
+ * long links are steady pays nothing more. */
+#define SITE_MORE 4
+#define SITE_BATCHES 4
+
+/* The provider's round trip to node j's leader (0: none; rmpi_vc_rtt). */
+static double kernel_rtt(const int *leader, int j, int my)
+{
+    rmpi_vc_t *vc = j != my && rmpi_vc_table ? rmpi_vc_table[leader[j]] : NULL;
+    return vc ? rmpi_vc_rtt(vc) : 0;
+}
+
+static void measure(const int *leader, int nn, int my, double *row)
+{
+    double *lo = rmpi_xcalloc((size_t)nn * 3, sizeof *lo), *hi = lo + nn, *prev = lo + 2 * nn;
+    double far = rmpi_knobs.SITE_RTT_MIN * 1e3 * rmpi_knobs.SITE_GAP;
+    int rep = 0, batch = 0;
+    for (;;) {
+        int n = batch ? SITE_MORE : SITE_PROBES;
+        memcpy(prev, row, (size_t)nn * sizeof *row);
+        rounds(leader, nn, my, rep, rep + n, row, lo, hi);
+        rep += n;
+        batch++;
+        uint64_t doubt = 0;
+        for (int j = 0; j < nn; j++) {
+            double k = kernel_rtt(leader, j, my); /* near by the provider's own measure: settled */
+            if (j != my && !(k > 0 && k < far))
+                doubt |= (uint64_t)rmpi_site_doubt(row[j], lo[j], hi[j], batch > 1 ? prev[j] : 0, far);
+        }
+        if (batch == SITE_BATCHES || !any_leader(leader, nn, my, 1 << 20 | batch, doubt))
+            break;
+    }
+    rmpi_log(1, "site probe: %d rounds in %d batch%s", rep, batch, batch > 1 ? "es" : "");
+    free(lo);
     /* The kernel's estimate (tcp: timed on the SYN and on data, not in our progress loop)
      * where the provider gives one: on a loaded host the pings also hold the time until
      * a rank is scheduled, which can make a LAN look far. */
     for (int j = 0; j < nn; j++) {
-        rmpi_vc_t *vc = j != my && rmpi_vc_table ? rmpi_vc_table[leader[j]] : NULL;
-        double k = vc ? rmpi_vc_rtt(vc) : 0;
+        double k = kernel_rtt(leader, j, my);
         if (k > 0 && (row[j] <= 0 || k < row[j]))
             row[j] = k;
     }
-    free(in);
-    free(t0);
 }
 
 int rmpi_core_sites_probe(void)

@@ -184,6 +184,13 @@ int rmpi_site_parse(const char *spec, int nranks, const char *const *hosts, int 
  * are cut at the largest ratio between neighbours when it is at least gap. Returns the
  * number of sites and site_of[n] (numbered in order of their lowest item). */
 int rmpi_site_cluster(const double *rtt, int n, double floor, double gap, int *site_of);
+/* Whether the probe should measure a pair again (core_sites.c): its smallest round trip so
+ * far (rtt, ns) is at least far, the distance that could make its nodes two sites, and the
+ * last batch of rounds does not agree on it: its largest round (hi) is more than 1.25 times
+ * its smallest (lo), or its minimum fell below 0.9 times the one before the batch (prev;
+ * 0: first batch). A long link's rounds are within a few percent of each other; on a
+ * loaded host a ping also holds the time until the peer is scheduled, which varies. */
+int rmpi_site_doubt(double rtt, double lo, double hi, double prev, double far);
 /* 1 when items with node[i] and site[i] (i < n, in order) have their sites in runs: taking
  * each node once, at its first item, no site comes back after another site's node (block
  * placement); 0 when they interleave (also for a node listed under two sites). */

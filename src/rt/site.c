@@ -138,6 +138,13 @@ static int find(int *up, int i)
     return i;
 }
 
+int rmpi_site_doubt(double rtt, double lo, double hi, double prev, double far)
+{
+    if (!(rtt >= far))
+        return 0;
+    return hi > 1.25 * lo || (prev > 0 && rtt < 0.9 * prev);
+}
+
 int rmpi_site_cluster(const double *rtt, int n, double floor, double gap, int *site_of)
 {
     if (n <= 0)

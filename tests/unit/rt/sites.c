@@ -209,6 +209,30 @@ static void runs(void)
               rmpi_site_runs(t[i].node, t[i].site, t[i].n), t[i].want);
 }
 
+/* The probe's rule for another batch of rounds (core_sites.c): far = 400 us. */
+static void doubt(void)
+{
+    const double far = 400 * US;
+    struct {
+        const char *what;
+        double rtt, lo, hi, prev;
+        int want;
+    } t[] = {
+        {"near: never", 60 * US, 60 * US, 900 * US, 0, 0},
+        {"just below far, spread", 399 * US, 399 * US, 2 * MS, 0, 0},
+        {"steady long link, first batch", 10 * MS, 10 * MS, 10.3 * MS, 0, 0},
+        {"steady long link, later batch", 10 * MS, 10 * MS, 10.2 * MS, 10.05 * MS, 0},
+        {"loaded host: rounds spread", 1.2 * MS, 1.2 * MS, 3.5 * MS, 0, 1},
+        {"spread of exactly a quarter", 1 * MS, 1 * MS, 1.25 * MS, 0, 0},
+        {"minimum still falling", 2 * MS, 2 * MS, 2.1 * MS, 2.5 * MS, 1},
+        {"minimum fell less than a tenth", 2 * MS, 2 * MS, 2.1 * MS, 2.1 * MS, 0},
+        {"unmeasured", 0, 0, 0, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++)
+        CHECK(rmpi_site_doubt(t[i].rtt, t[i].lo, t[i].hi, t[i].prev, far) == t[i].want, "%s: doubt %d, expected %d",
+              t[i].what, rmpi_site_doubt(t[i].rtt, t[i].lo, t[i].hi, t[i].prev, far), t[i].want);
+}
+
 int main(void)
 {
     parse_good();
@@ -216,5 +240,6 @@ int main(void)
     format();
     clusters();
     runs();
+    doubt();
     return finish("rt/sites");
 }
