@@ -448,7 +448,8 @@ int rmpi_net_queued(void);
 extern size_t rmpi_net_held;
 /* Set by the layer above from inside on_frame when the frame it was given left no receive of
  * its context posted (the one a blocking receive waited for, typically); cleared at the start
- * of each rmpi_net_progress. A provider whose frames wait in shared memory (shm's rings and
+ * of each rmpi_net_progress (and by a provider that honours it, at the start of its own
+ * progress, so that another rail's frame does not stop it). A provider whose frames wait in shared memory (shm's rings and
  * queue) ends its pass at the next frame while it is set: the frames after it stay where they
  * are until a receive is posted for them and are copied once, straight into that receive,
  * instead of twice through an unexpected-message record (a stream of MPI_Send against one

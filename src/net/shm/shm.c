@@ -1527,6 +1527,9 @@ static int shm_progress(rmpi_rail_t *rail)
 {
     shm_rail_t *s = &shm;
     int ev = 0;
+    /* only a frame of this pass stops it: one another rail matched earlier in the same pass
+     * (self, tcp) must not keep the rings unread while that rail has a frame every pass */
+    rmpi_net_rx_enough = 0;
     /* Rings and the queue both in use, or more than RING_POLL_MAX rings: the doorbell words.
      * The common pass, one word with nothing left over and no bit set, is a load and a test
      * whatever the rings and the queue hold. The queue alone (no ring: RMPI_CHANNELS=shared,

@@ -58,9 +58,7 @@ int main(int argc, char **argv)
                     least == 2 ? "2 or more"
                     : least    ? "1 or more"
                                : "none");
-    MPI_T_pvar_session ses;
-    MPI_T_pvar_handle h;
-    mtest_pvar_open("rmpi_chan_to_dedicated", &ses, &h);
+    mtest_pvar_close(&ses, &h);
     if (mtest_rank == 0)
         for (int src = 1; src <= 3; src++)
             MTEST_CHECK(seq[src] == ROUNDS * per_round[src], "%d messages from rank %d, want %d", seq[src], src,

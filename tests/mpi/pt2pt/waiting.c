@@ -52,8 +52,9 @@ int main(int argc, char **argv)
     if (mtest_rank == 0) {
         printf("rank 0: %llu of %d messages went through the unexpected queue\n", unexp, NMSG);
         if (ring)
-            MTEST_CHECK(unexp <= NMSG / 8, "%llu of %d messages were copied through the unexpected queue, want at most %d",
-                        unexp, NMSG, NMSG / 8);
+            MTEST_CHECK(unexp <= NMSG / 8,
+                        "%llu of %d messages were copied through the unexpected queue, want at most %d", unexp, NMSG,
+                        NMSG / 8);
     }
     mtest_pvar_close(&ses, &h);
     return mtest_finalize();
