@@ -651,15 +651,28 @@ static void state_probe(rmpi_comm_t *c, shm_t *h)
  * window, and there (bytes between fast and slow) the state's, probing first when one is
  * due. Called by blocking calls after the queue drained, with the segment (h) and CMA
  * agreed; every input is equal on every member. */
+/* The state as the thresholds read it: the last probe's, or RMPI_COLL_SHM_STATE's. */
+static int state_slow(const rmpi_comm_t *c)
+{
+    int k = (int)rmpi_knobs.COLL_SHM_STATE;
+    return k == RMPI_COLL_SHM_STATE_AUTO ? c->coll_shm_slow : k == RMPI_COLL_SHM_STATE_SLOW;
+}
+
+/* A probe when one is due (RMPI_COLL_SHM_STATE=auto), from a blocking call after the queue
+ * drained, on 2 ranks with a core each. */
+static void state_due(rmpi_comm_t *c, shm_t *h)
+{
+    if (rmpi_knobs.COLL_SHM_STATE == RMPI_COLL_SHM_STATE_AUTO && c->coll_shm_step >= c->coll_shm_rt_at)
+        state_probe(c, h);
+}
+
 static size_t state_from(rmpi_comm_t *c, shm_t *h, size_t bytes, size_t fast, size_t slow)
 {
     if (c->size != 2 || c->coll_shm_over || !c->coll_shm_cma || bytes < RMPI_MIN(fast, slow) ||
         bytes >= RMPI_MAX(fast, slow))
         return fast;
-    int k = (int)rmpi_knobs.COLL_SHM_STATE;
-    if (k == RMPI_COLL_SHM_STATE_AUTO && c->coll_shm_step >= c->coll_shm_rt_at)
-        state_probe(c, h);
-    return (k == RMPI_COLL_SHM_STATE_AUTO ? c->coll_shm_slow : k == RMPI_COLL_SHM_STATE_SLOW) ? slow : fast;
+    state_due(c, h);
+    return state_slow(c) ? slow : fast;
 }
 
 /* ---- the oversubscribed node's state: the Reduce through the segment or root-reads-all ----
@@ -986,9 +999,19 @@ static char *bcast_buf(const coll_shm_op_t *o, uint64_t t)
  * one step, the four 8 KiB steps the root runs ahead filling a 32 KiB L1). Not measured
  * on an oversubscribed node, which keeps one step. */
 #define BCAST_HALF_MIN 2048 /* smaller halves lost: 512 B-1 KiB up to 1.4x the one step's time */
+static int bcast_halves(const rmpi_comm_t *c, size_t total)
+{
+    return total >= 2 * BCAST_HALF_MIN && total <= (size_t)rmpi_knobs.COLL_SHM_BCAST_HALVES && !c->coll_shm_over;
+}
+/* On 2 ranks in the slow state (a line round trip 3x the fast one's: state_probe) one step:
+ * the halves' second publish-and-read costs a round trip more than their overlap saves
+ * (2 ranks, both inside one job, line round trip 268-288 ns: 4 KiB 0.53 us in one step
+ * against 0.73 in halves, 8 KiB 0.85 against 0.96, 6 of 6 rounds each). Equal on both
+ * ranks: the state changes only at a probe, which both reach in the same blocking call
+ * with nothing queued. */
 static size_t bcast_step(const shm_t *h, size_t total)
 {
-    if (total >= 2 * BCAST_HALF_MIN && total <= (size_t)rmpi_knobs.COLL_SHM_BCAST_HALVES && !h->c->coll_shm_over)
+    if (bcast_halves(h->c, total) && !(h->n == 2 && state_slow(h->c)))
         return RMPI_MIN((total / 2 + 63) / 64 * 64, h->chunk - 64);
     return h->chunk - 64;
 }
@@ -1770,6 +1793,10 @@ int rmpi_coll_shm_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *d
     coll_shm_op_t o;
     if (!bcast_op(&o, c, buf, count, dt, root, 1))
         return RMPI_COLL_SHM_DECLINED;
+    if (c->size == 2 && bcast_halves(c, o.bytes)) { /* halves or one step: the state decides */
+        queue_drain(c);
+        state_due(c, &o.h);
+    }
     if (!over_measures(&o.h, OVER_BCAST, root == 0, over_bcast_window(o.bytes), o.bytes))
         return op_block(&o, bcast_run);
     /* rank 0 roots a Bcast in the window through the segment: the state is measured */
