@@ -522,20 +522,42 @@ static uint64_t step_begin(shm_t *h, uint64_t depth)
     return t;
 }
 
-/* The deep ring (oversubscribed Bcast): the members' step buffers taken as one ring of
- * deep_slots steps (RMPI_COLL_SHM_OVERSUBSCRIBED_BCAST_DEEP, at most n x SHM_NBUF), which
- * the root fills while the readers copy out, so a descheduled reader stalls the root only
- * after that many steps instead of SHM_NBUF (the others' buffers are idle in a Bcast). Step t's slot is rewritten once all are done with step
- * t - deep_slots and with the last step that wrote a rank's own buffers (its slot may lie
- * in any of them). Every member notes the deep steps (coll_shm_deep) so that its own next
- * buffer step waits for the readers of the last one. */
+/* The deep ring: the members' step buffers taken as one ring of deep_slots steps, which
+ * the root fills while the readers copy out. Oversubscribed (any size above a line):
+ * slots of a step buffer, RMPI_COLL_SHM_OVERSUBSCRIBED_BCAST_DEEP of them (at most n x
+ * SHM_NBUF), so a descheduled reader stalls the root only after that many steps instead
+ * of SHM_NBUF (the others' buffers are idle in a Bcast). Two ranks with a core each, up to
+ * RMPI_COLL_SHM_BCAST_DEEP bytes: slots of DEEP_SLOT, as many as the buffers hold (at most
+ * SHM_NLINE, the ring of the lines that publish them; 56 of 16 KiB on 2 ranks). A reader
+ * that copies out data the root wrote 4-16 steps before paid about twice what it paid 30-60
+ * steps behind (a ring between two threads, 4 KiB: 0.50 us a message 4-16 deep, 0.25 from
+ * 32 deep; 16 KiB 1.55 against 0.80; why is not settled: the root's lines may have left
+ * its first-level cache by then). 2 ranks, 4 KiB Bcast 0.37 us against 0.52 in the four
+ * buffers (docs/results/coll_rest.md, "The deep Bcast ring"). Step t's slot is rewritten once
+ * all are done with step t - deep_slots and with the last step that wrote a rank's own
+ * buffers (its slot may lie in any of them: a member that wrote none at a step only read
+ * there, and is past it). Every member notes the deep steps (coll_shm_deep) so that its
+ * own next buffer step waits for the readers of the last one. */
+#define DEEP_SLOT (16384 + 64) /* 16 KiB of data after a line the slot leaves unwritten */
+static size_t deep_slot(const shm_t *h) { return h->c->coll_shm_over ? h->chunk : RMPI_MIN(h->chunk, DEEP_SLOT); }
+
 static uint64_t deep_slots(const shm_t *h)
 {
+    if (!h->c->coll_shm_over)
+        return RMPI_MIN((uint64_t)h->n * SHM_NBUF * (h->chunk / deep_slot(h)), SHM_NLINE);
     uint64_t d = RMPI_MIN((uint64_t)h->n * SHM_NBUF, SHM_NLINE);
     return RMPI_MIN(d, (uint64_t)rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_BCAST_DEEP);
 }
 
-static char *deep_of(const shm_t *h, uint64_t t) { return h->data + (size_t)(t % deep_slots(h)) * h->chunk; }
+/* Slots lie inside the step buffers, the first of each at the buffer's start: the data
+ * (from a slot's second line) never covers a buffer's first line, which stays a step
+ * number (SEQ). A small slot's own first line is in a buffer's data, so steps of small
+ * slots publish on the root's line ring (bcast_pub), never there. */
+static char *deep_of(const shm_t *h, uint64_t t)
+{
+    size_t slot = deep_slot(h), per = h->chunk / slot, s = (size_t)(t % deep_slots(h));
+    return h->data + s / per * h->chunk + s % per * slot;
+}
 
 static int deep_free(shm_t *h, uint64_t t)
 {
@@ -987,9 +1009,10 @@ static int barrier_run(coll_shm_op_t *o)
 
 /* Bcast step t's buffer: the root's (SHM_NBUF deep), or with o->deep a slot of the deep
  * ring; the data after its first line, which publishes the later steps. */
+static int bcast_deep(const coll_shm_op_t *o);
 static char *bcast_buf(const coll_shm_op_t *o, uint64_t t)
 {
-    return o->deep ? deep_of(&o->h, t) : buf_of(&o->h, o->root, t);
+    return bcast_deep(o) ? deep_of(&o->h, t) : buf_of(&o->h, o->root, t);
 }
 
 /* Bytes of each step of a Bcast of total bytes (equal on all members: the receivers know
@@ -1009,11 +1032,34 @@ static int bcast_halves(const rmpi_comm_t *c, size_t total)
  * against 0.73 in halves, 8 KiB 0.85 against 0.96, 6 of 6 rounds each). Equal on both
  * ranks: the state changes only at a probe, which both reach in the same blocking call
  * with nothing queued. */
-static size_t bcast_step(const shm_t *h, size_t total)
+/* Whether a Bcast takes the deep ring (deep_of): oversubscribed (o->deep), or on 2 ranks
+ * with a core each the root's total above a line's kinds up to RMPI_COLL_SHM_BCAST_DEEP
+ * (the readers take the total from the first step's line or frame before its data, so
+ * all choose alike). */
+static int bcast_deep(const coll_shm_op_t *o)
 {
-    if (bcast_halves(h->c, total) && !(h->n == 2 && state_slow(h->c)))
-        return RMPI_MIN((total / 2 + 63) / 64 * 64, h->chunk - 64);
+    const shm_t *h = &o->h;
+    return o->deep || (h->n == 2 && !h->c->coll_shm_over && o->total > rooted_max(h) &&
+                       o->total <= (size_t)rmpi_knobs.COLL_SHM_BCAST_DEEP);
+}
+
+static size_t bcast_step(const coll_shm_op_t *o)
+{
+    const shm_t *h = &o->h;
+    if (bcast_deep(o) && !o->deep)
+        return deep_slot(h) - 64;
+    if (bcast_halves(h->c, o->total) && !(h->n == 2 && state_slow(h->c)))
+        return RMPI_MIN((o->total / 2 + 63) / 64 * 64, h->chunk - 64);
     return h->chunk - 64;
+}
+
+/* The line that publishes the step: the first step's on the root's line ring (with the
+ * total), later steps' on their buffer's first line; every step of the small slots on
+ * the line ring (deep_of: their first lines lie in buffers' data). */
+static char *bcast_pub(const coll_shm_op_t *o)
+{
+    int small = bcast_deep(o) && !o->deep;
+    return o->off && !small ? bcast_buf(o, o->t) : line_of(&o->h, o->root, o->t);
 }
 
 /* The first step is published on the root's line, with the total (so receivers know how
@@ -1033,13 +1079,13 @@ static int bcast_run(coll_shm_op_t *o)
             if (h->me == root) {
                 /* the root writes its line, or a buffer too; receivers write nothing */
                 int big = o->total > rooted_max(h);
-                if (o->deep && big) {
+                if (big && bcast_deep(o)) {
                     if (!deep_free(h, o->t))
                         return 0;
                     h->c->coll_shm_deep = o->t;
                 } else if (!step_free(h, o->t, big ? SHM_NBUF : line_depth(h, o->total, 1)))
                     return 0;
-                size_t k = RMPI_MIN(bcast_step(h, o->total), o->total - o->off);
+                size_t k = RMPI_MIN(bcast_step(o), o->total - o->off);
                 if (o->off == 0 && !big && lines_step(h, o->total)) { /* a line frame: the data */
                     lines_put(h, o->t, o->in, k);
                     post(&h->ctl[root].done, o->t);
@@ -1056,7 +1102,7 @@ static int bcast_run(coll_shm_op_t *o)
                     o->off += k;
                     break;
                 }
-                char *l = o->off ? bcast_buf(o, o->t) : line_of(h, root, o->t);
+                char *l = bcast_pub(o);
                 if (o->off == 0)
                     memcpy(l + 8, &o->total, sizeof o->total);
                 memcpy(big ? bcast_buf(o, o->t) + 64 : l + 16, o->in + o->off, k);
@@ -1089,9 +1135,11 @@ static int bcast_run(coll_shm_op_t *o)
                     cells_take(f, (char *)&o->total, sizeof o->total);
                 else
                     o->total = len;
-                size_t k = RMPI_MIN(bcast_step(h, o->total), o->total);
+                size_t k = RMPI_MIN(bcast_step(o), o->total);
                 if (k > o->bytes)
                     o->err = MPI_ERR_TRUNCATE;
+                if ((len & CELL_BIG) && bcast_deep(o))
+                    h->c->coll_shm_deep = o->t;
                 if (len & CELL_BIG)
                     memcpy(o->out, bcast_buf(o, o->t) + 64, RMPI_MIN(k, o->bytes));
                 else
@@ -1101,14 +1149,14 @@ static int bcast_run(coll_shm_op_t *o)
                 o->off += k;
                 break;
             }
-            const char *l = o->off ? bcast_buf(o, o->t) : line_of(h, root, o->t);
+            const char *l = bcast_pub(o);
             if (!ge(SEQ(l), o->t))
                 return 0;
             if (o->off == 0)
                 memcpy(&o->total, l + 8, sizeof o->total);
-            size_t k = RMPI_MIN(bcast_step(h, o->total), o->total - o->off);
+            size_t k = RMPI_MIN(bcast_step(o), o->total - o->off);
             const char *from = o->total <= line_data(h) ? l + 16 : bcast_buf(o, o->t) + 64;
-            if (o->deep && o->total > line_data(h))
+            if (o->total > line_data(h) && bcast_deep(o))
                 h->c->coll_shm_deep = o->t;
             /* a root sending more than fits is reported here, as a receive would be */
             if (o->off + k > o->bytes)
@@ -1629,7 +1677,7 @@ static coll_shm_op_t *bcast_op(coll_shm_op_t *o, rmpi_comm_t *c, void *buf, size
     /* two members that can read each other's memory: in this window the tree's single
      * copy beats copy-in/copy-out, whose two copies only overlap well over more steps */
     if (o->h.n == 2 && c->coll_shm_cma && bytes >= (size_t)rmpi_knobs.COLL_SHM_BCAST_TREE_MIN &&
-        bytes < (size_t)rmpi_knobs.COLL_SHM_BCAST_TREE_MAX)
+        bytes < (size_t)rmpi_knobs.COLL_SHM_BCAST_TREE_MAX && bytes > (size_t)rmpi_knobs.COLL_SHM_BCAST_DEEP)
         return NULL;
     bcast_set(o, buf, count, dt, root);
     coll_note(COLL_BCAST, shm_choice, 0, bytes);
@@ -1737,8 +1785,8 @@ static int bcast_cma(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, 
     shm_t h;
     size_t bytes = dt ? count * dt->size : 0;
     size_t fast = from_knob(rmpi_knobs.COLL_SHM_BCAST_CMA), slow = from_knob(rmpi_knobs.COLL_SHM_BCAST_CMA_SLOW);
-    if (c->size != 2 || !bytes || rmpi_knobs.COLL_BCAST || bytes < RMPI_MIN(fast, slow) || !shm_get(c, &h, 1) ||
-        !c->coll_shm_cma || c->coll_shm_over)
+    if (c->size != 2 || !bytes || rmpi_knobs.COLL_BCAST || bytes < RMPI_MIN(fast, slow) ||
+        bytes <= (size_t)rmpi_knobs.COLL_SHM_BCAST_DEEP || !shm_get(c, &h, 1) || !c->coll_shm_cma || c->coll_shm_over)
         return RMPI_COLL_SHM_DECLINED;
     queue_drain(c);
     if (bytes < state_from(c, &h, bytes, fast, slow))
@@ -1793,7 +1841,8 @@ int rmpi_coll_shm_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *d
     coll_shm_op_t o;
     if (!bcast_op(&o, c, buf, count, dt, root, 1))
         return RMPI_COLL_SHM_DECLINED;
-    if (c->size == 2 && bcast_halves(c, o.bytes)) { /* halves or one step: the state decides */
+    if (c->size == 2 && bcast_halves(c, o.bytes) && o.bytes > (size_t)rmpi_knobs.COLL_SHM_BCAST_DEEP) {
+        /* halves or one step: the state decides */
         queue_drain(c);
         state_due(c, &o.h);
     }
