@@ -1284,6 +1284,45 @@ static int reduce_cells(coll_shm_op_t *o)
  * worth of the other's data either way, and the slices add a wait for the reduced slice, a
  * flag's trip between the cores (4 KiB: 0.73x the sliced time, run 25); from 32 KiB the
  * halved combine is worth that trip. */
+/* A 2-rank Reduce (root_whole) above a line's kinds up to RMPI_COLL_SHM_REDUCE_DEEP goes
+ * through the deep ring (deep_of), as the Bcast does: the other rank copies its operand
+ * into step t's slot, publishes on its line ring and goes on, up to 56 steps ahead of the
+ * root, which combines from the slot (reduce_deep_combine) and writes nothing; its steps
+ * are of a slot's data. Equal on both ranks (the total bytes, the knob). */
+static int reduce_deep(const coll_shm_op_t *o)
+{
+    const shm_t *h = &o->h;
+    size_t bytes = o->elems * o->es;
+    return o->root >= 0 && h->n == 2 && !h->c->coll_shm_over && !o->then_bcast && bytes > rooted_max(h) &&
+           bytes <= (size_t)rmpi_knobs.COLL_SHM_REDUCE_DEEP;
+}
+
+/* The root's step of a deep Reduce: out = x0 op x1 (the order of reduce_run's combine, so
+ * the bits are the same), the other's operand in the slot, a block at a time so the copy is
+ * still in L1 when combined. Rank 0 in place (its operand is the output) keeps each block of
+ * its own operand aside first, on the stack. */
+#define DEEP_TMP 2048
+static void reduce_deep_combine(const coll_shm_op_t *o, const char *other)
+{
+    size_t es = o->es, b = RMPI_MAX(DEEP_TMP / es, 1), at;
+    const char *own = o->in + o->off * es;
+    char *dst = o->out + o->off * es, tmp[DEEP_TMP];
+    const char *x0 = o->h.me ? other : own, *x1 = o->h.me ? own : other;
+    for (size_t i = 0; i < o->k; i += b) {
+        size_t m = RMPI_MIN(b, o->k - i);
+        at = i * es;
+        if (dst == x0) {
+            memcpy(tmp, x0 + at, m * es);
+            memcpy(dst + at, x1 + at, m * es);
+            o->kern(tmp, dst + at, m);
+            continue;
+        }
+        if (dst != x1)
+            memcpy(dst + at, x1 + at, m * es);
+        o->kern(x0 + at, dst + at, m);
+    }
+}
+
 static int reduce_run(coll_shm_op_t *o)
 {
     shm_t *h = &o->h;
@@ -1293,7 +1332,7 @@ static int reduce_run(coll_shm_op_t *o)
         int in_line = o->k * es <= lmax;
         switch (o->phase) {
         case 0:
-            o->k = RMPI_MIN((h->chunk - 64) / es, o->elems - o->off);
+            o->k = RMPI_MIN(((reduce_deep(o) ? deep_slot(h) : h->chunk) - 64) / es, o->elems - o->off);
             in_line = o->k * es <= lmax;
             o->t = ++h->c->coll_shm_step;
             o->phase = 1;
@@ -1301,6 +1340,18 @@ static int reduce_run(coll_shm_op_t *o)
         case 1: {
             int whole = o->k * es <= (size_t)rmpi_knobs.COLL_SHM_SMALL || root_whole(o) || h->c->coll_shm_over ||
                         (h->n == 2 && o->k * es <= (size_t)rmpi_knobs.COLL_SHM_SMALL_TWO);
+            if (whole && !in_line && reduce_deep(o)) {
+                h->c->coll_shm_deep = o->t;
+                if (o->root == h->me) {
+                    o->phase = 6;
+                    continue;
+                }
+                if (!deep_free(h, o->t))
+                    return 0;
+                memcpy(deep_of(h, o->t) + 64, o->in + o->off * es, o->k * es);
+                post(SEQ(line_of(h, h->me, o->t)), o->t);
+                break;
+            }
             /* sliced steps go through the step buffers whatever their size */
             if (!step_free(h, o->t, whole && in_line ? line_depth(h, o->k * es, o->root >= 0) : SHM_NBUF))
                 return 0;
@@ -1360,6 +1411,11 @@ static int reduce_run(coll_shm_op_t *o)
         case 5:
             if (!reduce_cells(o))
                 return 0;
+            break;
+        case 6: /* the root of a deep Reduce */
+            if (!ge(SEQ(line_of(h, 1 - h->me, o->t)), o->t))
+                return 0;
+            reduce_deep_combine(o, deep_of(h, o->t) + 64);
             break;
         case 3: {
             if (!all_ge(h, offsetof(shm_ctl_t, ready), o->t))
@@ -2907,6 +2963,7 @@ static int reduce_single(rmpi_comm_t *c, shm_t *h, size_t count, const rmpi_dtyp
     size_t over = from_knob(rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA);
     int win = bytes < over && over_window(bytes);
     if (root < 0 || !bytes || (bytes < RMPI_MIN(RMPI_MIN(fast, slow), over) && !win) ||
+        (c->size == 2 && bytes <= (size_t)rmpi_knobs.COLL_SHM_REDUCE_DEEP && !c->coll_shm_over) ||
         (c->size != 2 && bytes < over && !win) || rmpi_knobs.COLL_REDUCE || !rmpi_coll_op_predefined(op) ||
         !rmpi_coll_op_commutative(op) || !rmpi_coll_op_kernel(op, dt->basic) || !shm_get(c, h, 1) || !c->coll_shm_cma ||
         (c->coll_shm_over ? bytes < over && !win : c->size != 2 || bytes < RMPI_MIN(fast, slow)))

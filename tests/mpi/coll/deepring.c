@@ -1,14 +1,15 @@
-/* Bcasts through the segment's deep ring (2 ranks with a core each, up to
- * RMPI_COLL_SHM_BCAST_DEEP bytes: 63 slots of 16 KiB laid over the members' step buffers)
- * mixed with calls that use those buffers in other ways: single copy (its tables and the
- * step number in each buffer's first line, RMPI_COLL_SHM_*_CMA), Reduce and Allreduce
- * steps in the buffers, multi-step Bcasts above the ring, and non-blocking Bcasts many at a
- * time. Every slot is used at every size, so the slots whose data lie next to a buffer's
- * first line are written too: a slot that covered it would let a reader take the stale
- * data there for a published step (a wrong result, or a cross-memory copy to a garbage
- * address). Sizes on both sides of 16 KiB (one slot) and of the ring's limit; roots
- * alternate; every 7th round the others sleep 2 ms while rank 0 roots 80 Bcasts, so it
- * runs the whole ring ahead and waits for slots. Every buffer is checked against its pattern. */
+/* Bcasts and Reduces through the segment's deep ring (2 ranks with a core each, up to
+ * RMPI_COLL_SHM_BCAST_DEEP / _REDUCE_DEEP bytes: 16 KiB slots laid over the members' step
+ * buffers) mixed with calls that use those buffers in other ways: single copy (its tables
+ * and the step number in each buffer's first line, RMPI_COLL_SHM_*_CMA), Reduce and
+ * Allreduce steps in the buffers, multi-step Bcasts above the ring, and non-blocking Bcasts
+ * many at a time. Every slot is used at every size, so the slots whose data lie next to a
+ * buffer's first line are written too: a slot that covered it would let a reader take the
+ * stale data there for a published step (a wrong result, or a cross-memory copy to a
+ * garbage address). Sizes on both sides of 16 KiB (one slot) and of the ring's limit; roots
+ * alternate, Reduces in place at the root in odd rounds; every 7th round the others sleep
+ * 2 ms while rank 0 roots 80 Bcasts, so it runs the whole ring ahead and waits for slots.
+ * Every buffer is checked against its pattern or its sum. */
 #include "mtest.h"
 
 #include <stdlib.h>
@@ -61,6 +62,23 @@ int main(int argc, char **argv)
             if (mtest_check_buf(b, (size_t)sz, seed, "deep Bcast"))
                 MTEST_CHECK(0, "round %d: Bcast of %d bytes from %d wrong", round, sz, root);
         }
+        /* Reduces of the ring's sizes (the other rank's operand in a slot), to both roots,
+         * in place at the root in odd rounds; the sum in rank order is exact in ints */
+        for (int k = 0; k < NSIZES; k++) {
+            int root = (round + k + 1) % n, cnt = sizes[k] / (int)sizeof(int);
+            for (int i = 0; i < cnt; i++)
+                iv[i] = (i + round) * (me + 1);
+            int in_place = (round & 1) && me == root;
+            MTEST_OK(MPI_Reduce(in_place ? MPI_IN_PLACE : iv, in_place ? iv : isum, cnt, MPI_INT, MPI_SUM, root,
+                                MPI_COMM_WORLD));
+            const int *got = in_place ? iv : isum;
+            for (int i = 0; me == root && i < cnt; i++)
+                if (got[i] != (i + round) * n * (n + 1) / 2) {
+                    MTEST_CHECK(0, "round %d: Reduce of %d ints to %d%s: element %d is %d, expected %d", round, cnt,
+                                root, in_place ? " in place" : "", i, got[i], (i + round) * n * (n + 1) / 2);
+                    break;
+                }
+        }
         /* the buffers in single copy: an Allgather of 128 KiB blocks, a Bcast of them */
         mtest_fill(big, BIG, (unsigned)(round * 7 + me));
         MTEST_OK(MPI_Allgather(big, BIG, MPI_BYTE, all, BIG, MPI_BYTE, MPI_COMM_WORLD));
@@ -85,8 +103,8 @@ int main(int argc, char **argv)
                 for (size_t i = 0; i < counts[c]; i++) {
                     int want = (int)(i % 1000) * n * (n + 1) / 2 + n * round;
                     if (isum[i] != want) {
-                        MTEST_CHECK(0, "round %d: %s element %zu is %d, expected %d", round,
-                                    c ? "Allreduce" : "Reduce", i, isum[i], want);
+                        MTEST_CHECK(0, "round %d: %s element %zu is %d, expected %d", round, c ? "Allreduce" : "Reduce",
+                                    i, isum[i], want);
                         break;
                     }
                 }
@@ -104,8 +122,8 @@ int main(int argc, char **argv)
         }
         MTEST_OK(MPI_Waitall(NB, req, MPI_STATUSES_IGNORE));
         for (int j = 0; j < NB; j++)
-            if (mtest_check_buf(nb + (size_t)j * MAXB, (size_t)sizes[(round + j) % NSIZES],
-                                (unsigned)(round * 31 + j), "Ibcast"))
+            if (mtest_check_buf(nb + (size_t)j * MAXB, (size_t)sizes[(round + j) % NSIZES], (unsigned)(round * 31 + j),
+                                "Ibcast"))
                 MTEST_CHECK(0, "round %d: Ibcast %d wrong", round, j);
     }
     free(b);

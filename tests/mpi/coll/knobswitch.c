@@ -4,7 +4,8 @@
  * same value at the same point), as bench/coll.c's A/B mode does: the 2-rank frames of
  * cells (RMPI_COLL_SHM_CELLS 0, 16, 128; Bcast, Reduce, Allgather, Alltoall), the 2-rank
  * line frames of Bcast and Reduce (RMPI_COLL_SHM_LINES 256, 0, 40 with the cells off, so
- * line frames take 1-40 bytes, and 40 with them on), the line-ring
+ * line frames take 1-40 bytes, and 40 with them on), the 2-rank deep ring of Bcast and
+ * Reduce (RMPI_COLL_SHM_BCAST_DEEP / _REDUCE_DEEP 0, then 32 KiB), the line-ring
  * steps (RMPI_COLL_SHM_MOVE_LINE 256, 48, 0 and the largest slot), the step buffers, single copy
  * (RMPI_COLL_SHM_ALLGATHER_CMA / _ALLTOALL_CMA 0 and back, the own block copied with
  * non-temporal stores, RMPI_COLL_SHM_CMA_NT 1, and cached, 0) and the point-to-point
@@ -91,7 +92,11 @@ static const setting_t settings[] = {{"RMPI_COLL_SHM_MOVE_LINE", NULL, 256},
                                      {"RMPI_COLL_SHM_CELLS", NULL, 0},
                                      {"RMPI_COLL_SHM_LINES", NULL, 40},
                                      {"RMPI_COLL_SHM_CELLS", NULL, 128},
+                                     {"RMPI_COLL_SHM_BCAST_DEEP", NULL, 0},
+                                     {"RMPI_COLL_SHM_REDUCE_DEEP", NULL, 0},
                                      {"RMPI_COLL_SHM_MOVE_LINE", NULL, 48},
+                                     {"RMPI_COLL_SHM_BCAST_DEEP", NULL, 32768},
+                                     {"RMPI_COLL_SHM_REDUCE_DEEP", NULL, 32768},
                                      {"RMPI_COLL_SHM_MOVE_LINE", NULL, 0},
                                      {"RMPI_COLL_SHM_MOVE_LINE", NULL, 4096},
                                      {"RMPI_COLL_SHM_CMA_NT", NULL, 1},
