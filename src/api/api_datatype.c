@@ -407,6 +407,7 @@ int MPI_Free_mem(void *base)
 
 static int pack_common(const char *func, MPI_Count count, MPI_Datatype datatype, rmpi_comm_t *c, rmpi_dtype_t **dtp)
 {
+    *dtp = NULL; /* set on every path: gcc -O3 cannot tell that the error paths return nonzero */
     if (RMPI_UNLIKELY(count < 0))
         return rmpi_api_error(c, MPI_ERR_COUNT, func, "count %lld is negative", (long long)count);
     rmpi_dtype_t *dt = rmpi_dtype_get(datatype);
