@@ -18,6 +18,11 @@
  * Output from rank 0: a table on stdout, then one JSON line per collective and size
  * ({"coll":"allreduce","size":8,"nranks":4,"lat_us":3.1}) and per skipped collective.
  *
+ * With -B, OSU's way instead (osu_bcast and the others of OSU 7): a barrier before every call,
+ * each call timed alone, and the figure the mean over ranks of each rank's mean time per
+ * call. Back to back, a root that returns before its readers finished (a pipelined Bcast or
+ * Reduce) is timed by its throughput; with -B by one call's latency from a common start.
+ *
  * A/B mode (-k CVAR -v V1,V2[,...]): two or more settings of one MPI_T control variable
  * inside ONE job. This machine changes speed level between jobs and within them (periods of
  * a few hundred ms), so whole-job figures cannot separate variants a few percent apart;
@@ -131,6 +136,37 @@ static int call(int coll, long size)
  * the end. One "# probe {...}" line per rank on stdout (coll_compare.sh logs it). */
 static int probe;
 static const char *pages_mode; /* -H huge|nohuge: buffers mmap'd 2 MiB-aligned, with that advice */
+static int osu_mode; /* -B: a barrier before every call, each timed alone, the mean over ranks */
+
+/* `it` timed calls of a collective and size after a barrier: the figure over ranks (the
+ * slowest rank's mean per call, or with -B the mean over ranks of each call timed alone
+ * after a barrier), us. */
+static void cpu_sample(void);
+static double timed_calls(int c, long size, long it)
+{
+    double mine = 0, all = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (osu_mode) {
+        for (long i = 0; i < it; i++) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            double t = MPI_Wtime();
+            call(c, size);
+            mine += MPI_Wtime() - t;
+        }
+        mine = mine / (double)it * 1e6;
+        MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        return all / nranks;
+    }
+    double t0 = MPI_Wtime();
+    for (long i = 0; i < it; i++) {
+        if (probe)
+            cpu_sample();
+        call(c, size);
+    }
+    mine = (MPI_Wtime() - t0) / (double)it * 1e6;
+    MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return all;
+}
 static unsigned long cpu_seen, cpu_moves;
 static int cpu_last = -1;
 
@@ -467,18 +503,12 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* One block of an in-job comparison: a few untimed calls (the first call of a setting may set
- * something up), then `it` timed calls; the slowest rank's mean per call, us. */
+ * something up), then `it` timed calls (timed_calls), us. */
 static double block_us(int coll, long size, long it)
 {
     for (long i = 0; i < it / 10 + 1; i++)
         call(coll, size);
-    MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = MPI_Wtime();
-    for (long i = 0; i < it; i++)
-        call(coll, size);
-    double mine = (MPI_Wtime() - t0) / (double)it * 1e6, worst = 0;
-    MPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return worst;
+    return timed_calls(coll, size, it);
 }
 
 /* Median of n values (sorted into `sorted`). */
@@ -585,7 +615,7 @@ static void usage(void)
 {
     if (rank == 0)
         fprintf(stderr, "usage: coll [-m MIN:MAX | -s SIZE,SIZE...] [-i ITERS] [-r ROOT] [-c LIST]\n"
-                        "       [-k CVAR -v V1,V2[,...] [-R ROUNDS]] [-P] [-H huge|nohuge] [-S ROUNDS] [-D MS]\n"
+                        "       [-k CVAR -v V1,V2[,...] [-R ROUNDS]] [-B] [-P] [-H huge|nohuge] [-S ROUNDS] [-D MS]\n"
                         "  -m  sizes in bytes, MIN doubling up to MAX (default 8:1048576, MIN >= 1)\n"
                         "  -s  these sizes in bytes (each >= 1; reductions move at least one float)\n"
                         "  -i  timed calls per size (default: by size)\n"
@@ -596,6 +626,7 @@ static void usage(void)
                         "  -k  A/B mode: the MPI_T control variable to switch (e.g. RMPI_COLL_SHM_MOVE_LINE)\n"
                         "  -v  its values (integers with k|m|g, or enumeration items), one block each per round\n"
                         "  -R  rounds (default 10); -i: calls per block (default: a fifth of the usual count)\n"
+                        "  -B  OSU's timing: a barrier before every call, each timed alone, the mean over ranks\n"
                         "  -P  per rank, a '# probe {...}' line: the buffers' huge pages and physical frames, the\n"
                         "      CPUs, migrations, switches, memcpy/process_vm_readv speed at start and end\n"
                         "  -H  the buffers mmap'd 2 MiB-aligned with MADV_HUGEPAGE (huge) or MADV_NOHUGEPAGE\n"
@@ -651,6 +682,8 @@ int main(int argc, char **argv)
             delay_ms = atol(argv[++i]);
         } else if (!strcmp(argv[i], "-P")) {
             probe = 1;
+        } else if (!strcmp(argv[i], "-B")) {
+            osu_mode = 1;
         } else if (!strcmp(argv[i], "-H") && i + 1 < argc) {
             pages_mode = argv[++i];
             if (strcmp(pages_mode, "huge") && strcmp(pages_mode, "nohuge")) {
@@ -736,8 +769,9 @@ int main(int argc, char **argv)
         long long keep = ab_read();
         if (rank == 0)
             printf(
-                "# coll A/B: %s, %d rounds, us per call (slowest rank's mean per block), %d ranks\n%10s %10s %12s %10s %10s\n",
-                cvar, ab_rounds, nranks, "coll", "bytes", "value", "median", "min");
+                "# coll A/B: %s, %d rounds, us per call (%s per block), %d ranks\n%10s %10s %12s %10s %10s\n",
+                cvar, ab_rounds, osu_mode ? "mean over ranks of calls timed alone" : "slowest rank's mean", nranks,
+                "coll", "bytes", "value", "median", "min");
         for (int c = 0; c < NCOLL; c++)
             for (int k = 0; want[c] && k < (c == BARRIER || c == IBARRIER ? 1 : nsizes); k++) {
                 long size = c == BARRIER || c == IBARRIER ? 0 : sizes[k], it = iterations(size, fixed);
@@ -795,20 +829,11 @@ int main(int argc, char **argv)
             MPI_Allreduce(&per, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
             if (!fixed && slowest * (double)it > 1.0)
                 it = (long)(1.0 / slowest) > 5 ? (long)(1.0 / slowest) : 5;
-            MPI_Barrier(MPI_COMM_WORLD);
-            double t0 = MPI_Wtime();
-            for (long i = 0; i < it; i++) {
-                if (probe)
-                    cpu_sample();
-                call(c, size);
-            }
-            double mine = (MPI_Wtime() - t0) / (double)it * 1e6, worst = 0;
-            MPI_Reduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-            lat[c][k] = worst;
+            lat[c][k] = timed_calls(c, size, it);
         }
     }
     if (rank == 0) {
-        printf("# coll: latency in us (slowest rank's mean), %d ranks\n%10s", nranks, "bytes");
+        printf("# coll: latency in us (%s), %d ranks\n%10s", osu_mode ? "mean over ranks, calls timed alone after a barrier" : "slowest rank's mean", nranks, "bytes");
         for (int c = 0; c < NCOLL; c++)
             if (want[c] && !skipped[c][0])
                 printf(" %10s", names[c]);

@@ -5,7 +5,7 @@ set -eu
 
 usage() {
     cat <<'EOF'
-usage: bench/coll_compare.sh [--np N] [--only LIST] [--reps N] [--sizes MIN:MAX] [--colls LIST] [--build DIR] [--before LIBDIR] [--out FILE]
+usage: bench/coll_compare.sh [--np N] [--only LIST] [--reps N] [--sizes MIN:MAX] [--colls LIST] [--osu] [--build DIR] [--before LIBDIR] [--out FILE]
                              [--wait slow|fast[:S]]
 
 Builds bench/coll.c with mpicc.mpich and mpicc.openmpi into BUILD/bench/ref/, uses
@@ -21,6 +21,9 @@ BUILD/bench/coll for RailMPI (cmake target bench), and runs each MPI with N rank
                   ibarrier,ibcast,ireduce,iallreduce,iallgather,ialltoall
                   for the non-blocking forms, gather,scatter,gatherv,scatterv,
                   allgatherv,alltoallv,reduce_scatter,scan for the rest of OSU's)
+  --osu           OSU's timing for every MPI (coll -B): a barrier before every call, each
+                  call timed alone, the mean over ranks (default: calls back to back, the
+                  slowest rank's mean)
   --build DIR     RailMPI build tree (default: the repository's build/)
   --before LIBDIR also run RailMPI's coll with the libmpi.so of LIBDIR (a copy of an
                   earlier build's lib/, e.g. main's) as column "before", in the same
@@ -56,6 +59,7 @@ while [ $# -gt 0 ]; do
         --reps) [ $# -ge 2 ] || { usage >&2; exit 2; }; reps=$2; shift ;;
         --sizes) [ $# -ge 2 ] || { usage >&2; exit 2; }; sizes=$2; shift ;;
         --colls) [ $# -ge 2 ] || { usage >&2; exit 2; }; colls=$2; shift ;;
+        --osu) osu=1 ;;
         --build) [ $# -ge 2 ] || { usage >&2; exit 2; }; build=$2; shift ;;
         --out) [ $# -ge 2 ] || { usage >&2; exit 2; }; out=$2; shift ;;
         --before) [ $# -ge 2 ] || { usage >&2; exit 2; }; before=$2; shift ;;
@@ -108,7 +112,8 @@ echo "{\"meta\":\"coll_compare\",\"date\":\"$stamp\",\"host\":\"$(hostname)\",\"
 
 case "$sizes" in *,*) sz="-s $sizes" ;; *) sz="-m $sizes" ;; esac
 [ -z "$colls" ] || sz="$sz -c $colls"
-# shellcheck disable=SC2086  # sz is two or four words
+[ -z "${osu:-}" ] || sz="$sz -B"
+# shellcheck disable=SC2086  # sz is two to five words
 bench_run_all 900 $sz
 
 python3 - "$out" <<'EOF' | tee "$md"

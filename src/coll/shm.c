@@ -527,7 +527,7 @@ static uint64_t step_begin(shm_t *h, uint64_t depth)
  * slots of a step buffer, RMPI_COLL_SHM_OVERSUBSCRIBED_BCAST_DEEP of them (at most n x
  * SHM_NBUF), so a descheduled reader stalls the root only after that many steps instead
  * of SHM_NBUF (the others' buffers are idle in a Bcast). Two ranks with a core each, up to
- * RMPI_COLL_SHM_BCAST_DEEP bytes: slots of DEEP_SLOT, as many as the buffers hold (at most
+ * RMPI_COLL_SHM_BCAST_DEEP bytes (below): slots of DEEP_SLOT, as many as the buffers hold (at most
  * SHM_NLINE, the ring of the lines that publish them; 56 of 16 KiB on 2 ranks). A reader
  * that copies out data the root wrote 4-16 steps before paid about twice what it paid 30-60
  * steps behind (a ring between two threads, 4 KiB: 0.50 us a message 4-16 deep, 0.25 from
@@ -1033,14 +1033,21 @@ static int bcast_halves(const rmpi_comm_t *c, size_t total)
  * ranks: the state changes only at a probe, which both reach in the same blocking call
  * with nothing queued. */
 /* Whether a Bcast takes the deep ring (deep_of): oversubscribed (o->deep), or on 2 ranks
- * with a core each the root's total above a line's kinds up to RMPI_COLL_SHM_BCAST_DEEP
+ * with a core each the root's total above a line's kinds and below RMPI_COLL_SHM_BCAST_DEEP
  * (the readers take the total from the first step's line or frame before its data, so
  * all choose alike). */
+/* Whether a Bcast of this many bytes is below the 2-rank deep ring's limit (above a line's
+ * kinds it takes the ring: bcast_deep), so single copy and the tree leave it alone. */
+static int bcast_deep_size(const rmpi_comm_t *c, size_t bytes)
+{
+    return c->size == 2 && !c->coll_shm_over && bytes < (size_t)rmpi_knobs.COLL_SHM_BCAST_DEEP;
+}
+
 static int bcast_deep(const coll_shm_op_t *o)
 {
     const shm_t *h = &o->h;
     return o->deep || (h->n == 2 && !h->c->coll_shm_over && o->total > rooted_max(h) &&
-                       o->total <= (size_t)rmpi_knobs.COLL_SHM_BCAST_DEEP);
+                       o->total < (size_t)rmpi_knobs.COLL_SHM_BCAST_DEEP);
 }
 
 static size_t bcast_step(const coll_shm_op_t *o)
@@ -1284,7 +1291,7 @@ static int reduce_cells(coll_shm_op_t *o)
  * worth of the other's data either way, and the slices add a wait for the reduced slice, a
  * flag's trip between the cores (4 KiB: 0.73x the sliced time, run 25); from 32 KiB the
  * halved combine is worth that trip. */
-/* A 2-rank Reduce (root_whole) above a line's kinds up to RMPI_COLL_SHM_REDUCE_DEEP goes
+/* A 2-rank Reduce (root_whole) above a line's kinds below RMPI_COLL_SHM_REDUCE_DEEP goes
  * through the deep ring (deep_of), as the Bcast does: the other rank copies its operand
  * into step t's slot, publishes on its line ring and goes on, up to 56 steps ahead of the
  * root, which combines from the slot (reduce_deep_combine) and writes nothing; its steps
@@ -1294,7 +1301,7 @@ static int reduce_deep(const coll_shm_op_t *o)
     const shm_t *h = &o->h;
     size_t bytes = o->elems * o->es;
     return o->root >= 0 && h->n == 2 && !h->c->coll_shm_over && !o->then_bcast && bytes > rooted_max(h) &&
-           bytes <= (size_t)rmpi_knobs.COLL_SHM_REDUCE_DEEP;
+           bytes < (size_t)rmpi_knobs.COLL_SHM_REDUCE_DEEP;
 }
 
 /* The root's step of a deep Reduce: out = x0 op x1 (the order of reduce_run's combine, so
@@ -1733,7 +1740,7 @@ static coll_shm_op_t *bcast_op(coll_shm_op_t *o, rmpi_comm_t *c, void *buf, size
     /* two members that can read each other's memory: in this window the tree's single
      * copy beats copy-in/copy-out, whose two copies only overlap well over more steps */
     if (o->h.n == 2 && c->coll_shm_cma && bytes >= (size_t)rmpi_knobs.COLL_SHM_BCAST_TREE_MIN &&
-        bytes < (size_t)rmpi_knobs.COLL_SHM_BCAST_TREE_MAX && bytes > (size_t)rmpi_knobs.COLL_SHM_BCAST_DEEP)
+        bytes < (size_t)rmpi_knobs.COLL_SHM_BCAST_TREE_MAX && !bcast_deep_size(c, bytes))
         return NULL;
     bcast_set(o, buf, count, dt, root);
     coll_note(COLL_BCAST, shm_choice, 0, bytes);
@@ -1841,8 +1848,8 @@ static int bcast_cma(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, 
     shm_t h;
     size_t bytes = dt ? count * dt->size : 0;
     size_t fast = from_knob(rmpi_knobs.COLL_SHM_BCAST_CMA), slow = from_knob(rmpi_knobs.COLL_SHM_BCAST_CMA_SLOW);
-    if (c->size != 2 || !bytes || rmpi_knobs.COLL_BCAST || bytes < RMPI_MIN(fast, slow) ||
-        bytes <= (size_t)rmpi_knobs.COLL_SHM_BCAST_DEEP || !shm_get(c, &h, 1) || !c->coll_shm_cma || c->coll_shm_over)
+    if (c->size != 2 || !bytes || rmpi_knobs.COLL_BCAST || bytes < RMPI_MIN(fast, slow) || bcast_deep_size(c, bytes) ||
+        !shm_get(c, &h, 1) || !c->coll_shm_cma || c->coll_shm_over)
         return RMPI_COLL_SHM_DECLINED;
     queue_drain(c);
     if (bytes < state_from(c, &h, bytes, fast, slow))
@@ -1897,7 +1904,7 @@ int rmpi_coll_shm_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *d
     coll_shm_op_t o;
     if (!bcast_op(&o, c, buf, count, dt, root, 1))
         return RMPI_COLL_SHM_DECLINED;
-    if (c->size == 2 && bcast_halves(c, o.bytes) && o.bytes > (size_t)rmpi_knobs.COLL_SHM_BCAST_DEEP) {
+    if (c->size == 2 && bcast_halves(c, o.bytes) && !bcast_deep_size(c, o.bytes)) {
         /* halves or one step: the state decides */
         queue_drain(c);
         state_due(c, &o.h);
@@ -2963,7 +2970,7 @@ static int reduce_single(rmpi_comm_t *c, shm_t *h, size_t count, const rmpi_dtyp
     size_t over = from_knob(rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA);
     int win = bytes < over && over_window(bytes);
     if (root < 0 || !bytes || (bytes < RMPI_MIN(RMPI_MIN(fast, slow), over) && !win) ||
-        (c->size == 2 && bytes <= (size_t)rmpi_knobs.COLL_SHM_REDUCE_DEEP && !c->coll_shm_over) ||
+        (c->size == 2 && bytes < (size_t)rmpi_knobs.COLL_SHM_REDUCE_DEEP && !c->coll_shm_over) ||
         (c->size != 2 && bytes < over && !win) || rmpi_knobs.COLL_REDUCE || !rmpi_coll_op_predefined(op) ||
         !rmpi_coll_op_commutative(op) || !rmpi_coll_op_kernel(op, dt->basic) || !shm_get(c, h, 1) || !c->coll_shm_cma ||
         (c->coll_shm_over ? bytes < over && !win : c->size != 2 || bytes < RMPI_MIN(fast, slow)))
