@@ -7,9 +7,10 @@
  * buffer's first line are written too: a slot that covered it would let a reader take the
  * stale data there for a published step (a wrong result, or a cross-memory copy to a
  * garbage address). Sizes on both sides of 16 KiB (one slot) and of the ring's limit; roots
- * alternate, Reduces in place at the root in odd rounds; every 7th round the others sleep
- * 2 ms while rank 0 roots 80 Bcasts, so it runs the whole ring ahead and waits for slots.
- * Every buffer is checked against its pattern or its sum. */
+ * alternate, Reduces in place at the root in odd rounds, the other rank overwriting its
+ * operand as soon as its call returns (single copy releases it once the root has read it);
+ * every 7th round the others sleep 2 ms while rank 0 roots 80 Bcasts, so it runs the whole
+ * ring ahead and waits for slots. Every buffer is checked against its pattern or its sum. */
 #include "mtest.h"
 
 #include <stdlib.h>
@@ -71,6 +72,8 @@ int main(int argc, char **argv)
             int in_place = (round & 1) && me == root;
             MTEST_OK(MPI_Reduce(in_place ? MPI_IN_PLACE : iv, in_place ? iv : isum, cnt, MPI_INT, MPI_SUM, root,
                                 MPI_COMM_WORLD));
+            if (me != root) /* a rank released early (before its operand was read) shows here */
+                memset(iv, 0xff, (size_t)cnt * sizeof(int));
             const int *got = in_place ? iv : isum;
             for (int i = 0; me == root && i < cnt; i++)
                 if (got[i] != (i + round) * n * (n + 1) / 2) {
