@@ -944,6 +944,7 @@ struct rmpi_coll_shm_op {
     shm_t h;
     int kind, root, phase, err, done, out_here;
     int deep;       /* Bcast: steps through the deep ring (deep_of) */
+    int cma;        /* non-blocking Reduce on 2 ranks: in single copy (reduce_nb_single) */
     int then_bcast; /* Reduce to rank 0 of an oversubscribed Allreduce: a Bcast follows */
     int prefix;     /* Scan: every step whole, rank r combining x_r .. x_0 (scan_op) */
     /* the call's arguments (a persistent op keeps dt and op retained) */
@@ -1330,11 +1331,15 @@ static void reduce_deep_combine(const coll_shm_op_t *o, const char *other)
     }
 }
 
+static int reduce_nb_cma(coll_shm_op_t *o);
+
 static int reduce_run(coll_shm_op_t *o)
 {
     shm_t *h = &o->h;
     size_t es = o->es;
     size_t lmax = o->root >= 0 ? rooted_max(h) : line_max(h);
+    if (o->cma)
+        return reduce_nb_cma(o);
     for (;;) {
         int in_line = o->k * es <= lmax;
         switch (o->phase) {
@@ -1761,6 +1766,26 @@ static coll_shm_op_t *reduce_set(coll_shm_op_t *o, const void *sbuf, void *rbuf,
     return o;
 }
 
+/* Whether a non-blocking (or persistent) Reduce of this many bytes runs in single copy
+ * (reduce_nb_cma): on 2 ranks with a core each that read each other's memory, from where
+ * the blocking call takes single copy in the machine's current state (reduce_single,
+ * without a probe, which a non-blocking call cannot run: the state changes only at a probe
+ * in a blocking call, so both ranks see the same) and above the deep ring, up to what the
+ * root's step buffer holds as scratch. Below RMPI_COLL_SHM_REDUCE_MAX only (from there the
+ * tree, reduce_op). Every input is equal on both ranks. */
+static int reduce_nb_single(const shm_t *h, size_t bytes, MPI_Op op, int root)
+{
+    rmpi_comm_t *c = h->c;
+    size_t fast = (size_t)rmpi_knobs.COLL_SHM_REDUCE_CMA, slow = (size_t)rmpi_knobs.COLL_SHM_REDUCE_CMA_SLOW;
+    if (root < 0 || c->size != 2 || c->coll_shm_over || !c->coll_shm_cma || !rmpi_coll_op_predefined(op) ||
+        !rmpi_coll_op_commutative(op) || bytes > h->chunk - 64)
+        return 0;
+    /* the state decides here: the next blocking Barrier probes it when one is due */
+    if (bytes >= RMPI_MIN(fast, slow) && bytes < RMPI_MAX(fast, slow))
+        c->coll_shm_nb_state = 1;
+    return bytes >= RMPI_MAX(state_slow(c) ? slow : fast, (size_t)rmpi_knobs.COLL_SHM_REDUCE_DEEP);
+}
+
 static coll_shm_op_t *reduce_op(coll_shm_op_t *o, rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count,
                                 rmpi_dtype_t *dt, MPI_Op op, int root, int create)
 {
@@ -1789,7 +1814,9 @@ static coll_shm_op_t *reduce_op(coll_shm_op_t *o, rmpi_comm_t *c, const void *sb
         o->then_bcast = 1;
     } else
         o->then_bcast = 0;
-    coll_note(root < 0 || o->then_bcast ? COLL_ALLREDUCE : COLL_REDUCE, shm_choice, 0, bytes);
+    /* a blocking call's single copy was decided before (reduce_single) */
+    o->cma = !create && reduce_nb_single(&o->h, bytes, op, root);
+    coll_note(root < 0 || o->then_bcast ? COLL_ALLREDUCE : COLL_REDUCE, o->cma ? shm_cma_choice : shm_choice, 0, bytes);
     o->prefix = 0;
     return reduce_set(o, sbuf, rbuf, count, dt, op, root, kern);
 }
@@ -1812,7 +1839,7 @@ static coll_shm_op_t *scan_op(coll_shm_op_t *o, rmpi_comm_t *c, const void *sbuf
         o->h.cellmax || (!c->coll_shm_over && bytes > (size_t)rmpi_knobs.COLL_SHM_SMALL))
         return NULL;
     coll_note(COLL_SCAN, shm_choice, 0, bytes);
-    o->then_bcast = 0;
+    o->then_bcast = o->cma = 0;
     o->prefix = 1;
     return reduce_set(o, sbuf, rbuf, count, dt, op, -1, kern);
 }
@@ -1828,7 +1855,19 @@ static coll_shm_op_t *barrier_op(coll_shm_op_t *o, rmpi_comm_t *c, int create)
 int rmpi_coll_shm_barrier(rmpi_comm_t *c)
 {
     coll_shm_op_t o;
-    return barrier_op(&o, c, 1) ? op_block(&o, barrier_run) : RMPI_COLL_SHM_DECLINED;
+    if (!barrier_op(&o, c, 1))
+        return RMPI_COLL_SHM_DECLINED;
+    /* non-blocking calls whose path depends on the 2-rank state cannot probe it (a probe
+     * is a meeting): a blocking Barrier after them does, when one is due. The flag is set
+     * by the same calls on both ranks, and the step count after the queue drained is equal,
+     * so both probe in the same Barrier (an application of I* calls and Barriers, as OSU's
+     * osu_ireduce, would otherwise keep the state the segment was made in). */
+    if (RMPI_UNLIKELY(c->coll_shm_nb_state)) {
+        queue_drain(c);
+        c->coll_shm_nb_state = 0;
+        state_due(c, &o.h);
+    }
+    return op_block(&o, barrier_run);
 }
 
 static size_t piece_knob(long long v, const char *name);
@@ -2667,6 +2706,72 @@ static int red_end(shm_t *h, red_ent_t *re, uint64_t np, uint64_t t2, void *tin,
     free(tin);
     free(tout);
     return MPI_SUCCESS;
+}
+
+/* A non-blocking Reduce on 2 ranks in single copy (reduce_nb_single), the blocking call's
+ * root-alone case (reduce_cma) as steps of the op: the other rank publishes where its
+ * operand lies in its step buffer and is done once the root has read it (the root's red);
+ * the root reads it with process_vm_readv into its output (or into its own step buffer,
+ * in place or as rank 1 without the reversed kernel), posts red, and combines x0 op x1,
+ * the bits of every other path. Neither blocks: each step returns 0 until its flag is up. */
+static int reduce_nb_cma(coll_shm_op_t *o)
+{
+    shm_t *h = &o->h;
+    int me = h->me, peer = 1 - me;
+    switch (o->phase) {
+    case 0:
+        o->t = ++h->c->coll_shm_step;
+        o->k = o->elems;
+        o->phase = 1;
+        /* fallthrough */
+    case 1:
+        /* both: the step buffer is the non-root's table, the root's scratch */
+        if (!step_free(h, o->t, SHM_NBUF))
+            return 0;
+        if (me != o->root) {
+            red_ent_t *mine = (red_ent_t *)(void *)data_of(h, me, o->t);
+            mine->in = (uintptr_t)o->in;
+            mine->len = o->elems * o->es;
+            post(SEQ(buf_of(h, me, o->t)), o->t);
+        }
+        o->phase = 2;
+        /* fallthrough */
+    default:
+        if (me != o->root) {
+            if (!ge(&h->ctl[o->root].red, o->t))
+                return 0;
+            break;
+        }
+        if (!ge(SEQ(buf_of(h, peer, o->t)), o->t))
+            return 0;
+        const red_ent_t *e = (const red_ent_t *)(const void *)data_of(h, peer, o->t);
+        /* equal counts are the standard's rule; a mismatch combines the common part */
+        size_t bytes = RMPI_MIN((size_t)e->len, o->elems * o->es), k = bytes / o->es;
+        rmpi_coll_kernel_t rev = me == 1 && o->in != o->out ? rmpi_coll_op_kernel_rev(o->op, o->basic) : NULL;
+        if ((me == 0 && o->in != o->out) || rev) { /* the other's operand into the output */
+            cma_copy(h, peer, o->out, bytes, e->in, 0);
+            post(&h->ctl[me].red, o->t);
+            if (rev)
+                rev(o->in, o->out, k); /* out = out op x1 */
+            else
+                o->kern(o->in, o->out, k); /* out = x0 op out */
+            break;
+        }
+        char *x = data_of(h, me, o->t); /* in place, or rank 1 without rev */
+        cma_copy(h, peer, x, bytes, e->in, 0);
+        post(&h->ctl[me].red, o->t);
+        if (me == 1) { /* x holds x0 */
+            if (o->out != o->in)
+                memcpy(o->out, o->in, bytes);
+            o->kern(x, o->out, k);
+        } else { /* rank 0 in place: the output holds x0 */
+            o->kern(o->out, x, k);
+            memcpy(o->out, x, bytes);
+        }
+    }
+    post(&h->ctl[me].done, o->t);
+    o->off = o->elems;
+    return 1;
 }
 
 static int reduce_cma(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op, int root)

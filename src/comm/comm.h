@@ -87,6 +87,7 @@ typedef struct rmpi_comm {
     uint64_t coll_shm_rt_at, coll_shm_rt_step, coll_shm_rt_ns;
     uint64_t coll_shm_rt_n;
     int8_t coll_shm_slow;
+    int8_t coll_shm_nb_state; /* coll/shm.c: a non-blocking call chose by the state since the last probe */
     /* coll/shm.c, the oversubscribed node's state (rank 0): its measuring windows, one per
      * kind of call it roots through the segment (Reduce, Bcast, Allreduce: bytes, yields of
      * its waits), and when it last chose slow or tried the segment */
