@@ -178,6 +178,9 @@ enum {
  * coll_knob_choices, or a static string of the caller's; compared by address) with bytes
  * per rank. */
 void coll_note(int call, const char *choices, int idx, size_t bytes);
+/* While non-zero, coll_note counts nothing: a call made of another kind's call (the 2-rank
+ * Gather and Scatter of one Bcast, gather.c) notes itself, not its part. */
+extern int coll_note_muted;
 /* The 2-rank state probes of shm.c (segment or single copy) for RMPI_REPORT: whether any
  * ran, and their counts and round trips. */
 typedef struct coll_state_stats {

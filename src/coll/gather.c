@@ -1,5 +1,6 @@
 /* Gather(v) and Scatter(v), mirror images of each other: binomial tree (regular form, small
  * blocks) and linear (coll.h). */
+#include "coll_impl.h"
 #include "gather_sched.h"
 
 #include <stdlib.h>
@@ -171,11 +172,99 @@ static void direct_end(rmpi_req_t *r, int *err)
     rmpi_req_release(r);
 }
 
+/* ---- 2 ranks: the other rank's block through the segment ----
+ * On 2 ranks a Scatter(v) moves one block from the root to the other rank and a Gather(v)
+ * one block the other way: below RMPI_COLL_SHM_BCAST_DEEP it goes as a Bcast through the
+ * segment between the two (line frames, cells, the deep ring: the writer goes on once it
+ * wrote), where a point-to-point message cost the reader about twice as much (2 ranks,
+ * each call timed alone after a barrier: Scatter 8 B 0.31 us against MPICH's 0.19,
+ * docs/results/coll_rest.md); larger blocks as the message, announced in the segment
+ * (rmpi_coll_shm_two_move), the root's own block copied while it is in flight. Only the
+ * writer's size decides, so counts that differ end in a truncation error. */
+static const char rooted_shm[] = "shm";
+
+/* The root's own block from -> to, of any layout; a source longer than the destination is
+ * a truncation, as the schedule's self transfer reports it. */
+static int own_copy(const rmpi_coll_blk_t *from, const rmpi_coll_blk_t *to)
+{
+    size_t n = gx_bytes(from), m = gx_bytes(to), k = RMPI_MIN(n, m);
+    char *s = gx_contig(from), *d = gx_contig(to);
+    if (k && s && d)
+        memcpy(d, s, k);
+    else if (k) {
+        char *tmp = rmpi_xmalloc(n);
+        rmpi_dtype_pack(from->buf, from->count, from->dt, 0, tmp, n);
+        rmpi_dtype_unpack(tmp, k, to->buf, to->count, to->dt, 0);
+        free(tmp);
+    }
+    return n > m ? MPI_ERR_TRUNCATE : 0;
+}
+
+/* The block as one message with peer, through a packed temporary (*tmp) when its layout is
+ * not contiguous; two_end waits for it and unpacks what came. */
+static rmpi_req_t *two_start(rmpi_comm_t *c, int tag, const rmpi_coll_blk_t *b, int peer, int send, char **tmp)
+{
+    *tmp = NULL;
+    if (direct_ok(b))
+        return direct_start(c, tag, b, peer, send);
+    size_t n = gx_bytes(b);
+    *tmp = rmpi_xmalloc(n ? n : 1);
+    if (send)
+        rmpi_dtype_pack(b->buf, b->count, b->dt, 0, *tmp, n);
+    rmpi_coll_blk_t p = gx_bytes_blk(*tmp, n);
+    return direct_start(c, tag, &p, peer, send);
+}
+
+static void two_end(rmpi_req_t *r, const rmpi_coll_blk_t *b, char *tmp, int *err)
+{
+    size_t got = 0;
+    if (r && tmp && r->kind == RMPI_REQ_RECV) {
+        rmpi_core_wait(r);
+        got = RMPI_MIN(r->st_msglen, r->len);
+    }
+    direct_end(r, err);
+    if (got)
+        rmpi_dtype_unpack(tmp, got, b->buf, b->count, b->dt, 0);
+    free(tmp);
+}
+
+static int rooted_two(rmpi_comm_t *c, const rmpi_coll_blk_t *one, const rmpi_coll_blk_t *many, int root, int form,
+                      int scatter)
+{
+    if (c->size != 2 || !rmpi_knobs.COLL_SHM_ROOTED ||
+        (form == RMPI_COLL_REGULAR && (scatter ? rmpi_knobs.COLL_SCATTER != RMPI_COLL_SCATTER_AUTO
+                                               : rmpi_knobs.COLL_GATHER != RMPI_COLL_GATHER_AUTO)))
+        return RMPI_COLL_SHM_DECLINED;
+    int me = c->rank, other = 1 - root, writer = scatter ? root : other, p2p, err = 0;
+    const rmpi_coll_blk_t *b = me == root ? &many[other] : one;
+    coll_note_muted++;
+    int rc = rmpi_coll_shm_two_move(c, b->buf, b->count, b->dt, writer, &p2p);
+    coll_note_muted--;
+    if (rc == RMPI_COLL_SHM_DECLINED)
+        return rc;
+    coll_note(scatter ? COLL_CALL_SCATTER : COLL_CALL_GATHER, rooted_shm, 0, gx_bytes(b));
+    int tag = RMPI_NBC_TAG(c->coll_seq);
+    c->coll_seq++;
+    char *tmp = NULL;
+    rmpi_req_t *r = p2p ? two_start(c, tag, b, 1 - me, me == writer, &tmp) : NULL;
+    if (me == root && one) /* while the message is in flight */
+        err = own_copy(scatter ? &many[root] : one, scatter ? one : &many[root]);
+    if (p2p)
+        two_end(r, b, tmp, &rc);
+    rmpi_core_throttle();
+    return rc ? rc : err;
+}
+
 int rmpi_coll_rooted_now(rmpi_comm_t *c, const rmpi_coll_blk_t *one, const rmpi_coll_blk_t *many, int root, int form,
                          int scatter)
 {
     int n = c->size, me = c->rank, err = 0;
-    if (c->inter || (one && !direct_ok(one)))
+    if (c->inter)
+        return RMPI_COLL_SHM_DECLINED;
+    if ((err = rooted_two(c, one, many, root, form, scatter)) != RMPI_COLL_SHM_DECLINED)
+        return err;
+    err = 0;
+    if (one && !direct_ok(one))
         return RMPI_COLL_SHM_DECLINED;
     if (me == root) {
         for (int i = 0; i < n; i++)

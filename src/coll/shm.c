@@ -945,6 +945,7 @@ struct rmpi_coll_shm_op {
     int kind, root, phase, err, done, out_here;
     int deep;       /* Bcast: steps through the deep ring (deep_of) */
     int cma;        /* non-blocking Reduce on 2 ranks: in single copy (reduce_nb_single) */
+    int two;        /* Bcast reader: the root's step was a 2-rank move's point-to-point marker (TWO_P2P) */
     int then_bcast; /* Reduce to rank 0 of an oversubscribed Allreduce: a Bcast follows */
     int prefix;     /* Scan: every step whole, rank r combining x_r .. x_0 (scan_op) */
     /* the call's arguments (a persistent op keeps dt and op retained) */
@@ -1070,6 +1071,11 @@ static char *bcast_pub(const coll_shm_op_t *o)
     return o->off && !small ? bcast_buf(o, o->t) : line_of(&o->h, o->root, o->t);
 }
 
+/* A first step whose total has this bit is no Bcast's: the root of a 2-rank move
+ * (rmpi_coll_shm_two_move) sends the block as a point-to-point message, the rest of the
+ * total its bytes. */
+#define TWO_P2P (1ull << 63)
+
 /* The first step is published on the root's line, with the total (so receivers know how
  * many steps follow) and the data when it fits there, else in the buffer; later steps in
  * the buffer, published on its first line. */
@@ -1162,6 +1168,12 @@ static int bcast_run(coll_shm_op_t *o)
                 return 0;
             if (o->off == 0)
                 memcpy(&o->total, l + 8, sizeof o->total);
+            if (RMPI_UNLIKELY(o->off == 0 && (o->total & TWO_P2P))) {
+                /* the root sends a point-to-point message instead (rmpi_coll_shm_two_move) */
+                o->two = 1;
+                post(&h->ctl[h->me].done, o->t);
+                return 1;
+            }
             size_t k = RMPI_MIN(bcast_step(o), o->total - o->off);
             const char *from = o->total <= line_data(h) ? l + 16 : bcast_buf(o, o->t) + 64;
             if (o->total > line_data(h) && bcast_deep(o))
@@ -1594,6 +1606,7 @@ static void op_begin(coll_shm_op_t *o)
         o->in = packed_in(o->buf, o->count, o->dt, &o->tin);
         o->total = o->bytes;
     } else if (o->kind == OP_BCAST) {
+        o->two = 0;
         o->out = packed_out(o->buf, o->count, o->dt, &o->tout);
     } else if (o->kind == OP_REDUCE) {
         o->in = packed_in(o->sbuf == MPI_IN_PLACE ? o->buf : o->sbuf, o->count, o->dt, &o->tin);
@@ -1954,6 +1967,41 @@ int rmpi_coll_shm_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *d
     uint64_t y = rmpi_core_yields, t0 = rmpi_time_ns();
     rc = op_block(&o, bcast_run);
     over_measure(&o.h, OVER_BCAST, o.bytes, rmpi_core_yields - y, rmpi_time_ns() - t0);
+    return rc;
+}
+
+/* One block from `writer` to the other rank of a 2-rank communicator with a core each (the
+ * 2-rank Gather and Scatter, coll/gather.c): a Bcast through the segment below
+ * RMPI_COLL_SHM_BCAST_DEEP bytes (line frames, cells, the deep ring), where the writer
+ * goes on once it wrote; from there a point-to-point message (*p2p set: the caller sends
+ * or receives it), announced by a marker step (TWO_P2P on the writer's line, one line
+ * written). Only the writer's size decides: the reader always runs the Bcast's reader,
+ * which takes the data, or the marker and then the message, so counts that differ (an
+ * erroneous call) end in a truncation error, never in the two ranks waiting in different
+ * places. Declined alike on both ranks (the size of the communicator, the segment). */
+int rmpi_coll_shm_two_move(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int writer, int *p2p)
+{
+    coll_shm_op_t o;
+    *p2p = 0;
+    if (c->size != 2 || !op_make(&o, c, OP_BCAST, 1) || c->coll_shm_over)
+        return RMPI_COLL_SHM_DECLINED;
+    bcast_set(&o, buf, count, dt, writer);
+    shm_t *h = &o.h;
+    if (h->me == writer && o.bytes >= (size_t)rmpi_knobs.COLL_SHM_BCAST_DEEP) {
+        queue_drain(c);
+        uint64_t t = ++c->coll_shm_step, mark = TWO_P2P | o.bytes;
+        unsigned idle = 0;
+        while (!step_free(h, t, SHM_NLINE))
+            rmpi_core_wait_step(&idle);
+        char *l = line_of(h, h->me, t);
+        memcpy(l + 8, &mark, sizeof mark);
+        post(SEQ(l), t);
+        post(&h->ctl[h->me].done, t);
+        *p2p = 1;
+        return MPI_SUCCESS;
+    }
+    int rc = op_block(&o, bcast_run);
+    *p2p = o.two && h->me != writer;
     return rc;
 }
 

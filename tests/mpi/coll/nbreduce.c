@@ -106,10 +106,10 @@ int main(int argc, char **argv)
                         if (ip)
                             memcpy(x->out, x->in, bytes);
                         const void *sb = ip ? MPI_IN_PLACE : x->in;
-                        MTEST_OK(x->persistent ? MPI_Reduce_init(sb, x->out, (int)cnt, k->t, k->op, root,
-                                                                 MPI_COMM_WORLD, MPI_INFO_NULL, &x->req)
-                                               : MPI_Ireduce(sb, x->out, (int)cnt, k->t, k->op, root,
-                                                             MPI_COMM_WORLD, &x->req));
+                        MTEST_OK(x->persistent
+                                     ? MPI_Reduce_init(sb, x->out, (int)cnt, k->t, k->op, root, MPI_COMM_WORLD,
+                                                       MPI_INFO_NULL, &x->req)
+                                     : MPI_Ireduce(sb, x->out, (int)cnt, k->t, k->op, root, MPI_COMM_WORLD, &x->req));
                         if (x->persistent)
                             MTEST_OK(MPI_Start(&x->req));
                     }
