@@ -246,9 +246,13 @@ int rmpi_coll_shm_alltoall(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rm
  * the rules above, and only once a blocking call made the segment (making it blocks, which
  * an I* call must not). Non-blocking calls of a communicator run in the segment one after
  * another in the order they were started, blocking calls after those started before them. */
-/* 2 ranks: one block from writer to the other rank, through the segment or (*p2p) as a
- * point-to-point message the caller then sends or receives (shm.c). */
-int rmpi_coll_shm_two_move(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int writer, int *p2p);
+/* 2 ranks: one block from writer to the other rank, through the segment or, as *path says,
+ * from cma_min bytes in single copy (rmpi_coll_shm_two_cma) or as a point-to-point message the caller runs
+ * with *wbytes, the writer's bytes (shm.c). */
+enum { RMPI_COLL_TWO_P2P = 1, RMPI_COLL_TWO_CMA = 2 };
+int rmpi_coll_shm_two_move(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int writer, size_t cma_min,
+                           int *path, size_t *wbytes);
+int rmpi_coll_shm_two_cma(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, size_t wbytes);
 rmpi_nbc_t *rmpi_coll_shm_barrier_sched(rmpi_comm_t *c);
 rmpi_nbc_t *rmpi_coll_shm_bcast_sched(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int root);
 rmpi_nbc_t *rmpi_coll_shm_reduce_sched(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt,

@@ -228,6 +228,29 @@ static void two_end(rmpi_req_t *r, const rmpi_coll_blk_t *b, char *tmp, int *err
     free(tmp);
 }
 
+/* The single copy of a 2-rank move: the two ranks' blocks as an Alltoallv (shm.c), the
+ * root's own block from itself to itself (in place: where it lies), the moved block from
+ * the writer to the reader, the rest empty. */
+static int rooted_two_cma(rmpi_comm_t *c, const rmpi_coll_blk_t *one, const rmpi_coll_blk_t *many, int root,
+                          int scatter, const rmpi_coll_blk_t *b, size_t wbytes)
+{
+    int me = c->rank, other = 1 - root;
+    rmpi_coll_blk_t none = {b->buf, 0, b->dt}, s[2] = {none, none}, r[2] = {none, none};
+    if (me == root) {
+        const rmpi_coll_blk_t *own = one ? one : &many[root]; /* in place: the root's block where it lies */
+        s[root] = scatter ? many[root] : *own;
+        r[root] = scatter ? *own : many[root];
+        if (scatter)
+            s[other] = many[other];
+        else
+            r[other] = many[other];
+    } else if (scatter)
+        r[root] = *one;
+    else
+        s[root] = *one;
+    return rmpi_coll_shm_two_cma(c, s, r, wbytes);
+}
+
 static int rooted_two(rmpi_comm_t *c, const rmpi_coll_blk_t *one, const rmpi_coll_blk_t *many, int root, int form,
                       int scatter)
 {
@@ -235,22 +258,32 @@ static int rooted_two(rmpi_comm_t *c, const rmpi_coll_blk_t *one, const rmpi_col
         (form == RMPI_COLL_REGULAR && (scatter ? rmpi_knobs.COLL_SCATTER != RMPI_COLL_SCATTER_AUTO
                                                : rmpi_knobs.COLL_GATHER != RMPI_COLL_GATHER_AUTO)))
         return RMPI_COLL_SHM_DECLINED;
-    int me = c->rank, other = 1 - root, writer = scatter ? root : other, p2p, err = 0;
+    int me = c->rank, other = 1 - root, writer = scatter ? root : other, path, err = 0;
+    size_t wbytes = 0;
     const rmpi_coll_blk_t *b = me == root ? &many[other] : one;
     coll_note_muted++;
-    int rc = rmpi_coll_shm_two_move(c, b->buf, b->count, b->dt, writer, &p2p);
+    /* a Gather's block in single copy from RMPI_COLL_SHM_ROOTED_CMA (the other rank writes
+     * pieces while the root copies its own block: 1 MiB 51.8 us against 132.9 as the
+     * message); a Scatter's stays the message, whose reader's read overlaps the root's own
+     * copy as well (64-256 KiB 0 of 6 rounds lower in single copy, 1 MiB even) */
+    size_t cma_min = scatter ? SIZE_MAX : (size_t)rmpi_knobs.COLL_SHM_ROOTED_CMA;
+    int rc = rmpi_coll_shm_two_move(c, b->buf, b->count, b->dt, writer, cma_min, &path, &wbytes);
     coll_note_muted--;
     if (rc == RMPI_COLL_SHM_DECLINED)
         return rc;
     coll_note(scatter ? COLL_CALL_SCATTER : COLL_CALL_GATHER, rooted_shm, 0, gx_bytes(b));
     int tag = RMPI_NBC_TAG(c->coll_seq);
     c->coll_seq++;
-    char *tmp = NULL;
-    rmpi_req_t *r = p2p ? two_start(c, tag, b, 1 - me, me == writer, &tmp) : NULL;
-    if (me == root && one) /* while the message is in flight */
-        err = own_copy(scatter ? &many[root] : one, scatter ? one : &many[root]);
-    if (p2p)
-        two_end(r, b, tmp, &rc);
+    if (path == RMPI_COLL_TWO_CMA) /* the root's own block inside */
+        rc = rooted_two_cma(c, one, many, root, scatter, b, wbytes);
+    else {
+        char *tmp = NULL;
+        rmpi_req_t *r = path ? two_start(c, tag, b, 1 - me, me == writer, &tmp) : NULL;
+        if (me == root && one) /* while the message is in flight */
+            err = own_copy(scatter ? &many[root] : one, scatter ? one : &many[root]);
+        if (path)
+            two_end(r, b, tmp, &rc);
+    }
     rmpi_core_throttle();
     return rc ? rc : err;
 }

@@ -1075,6 +1075,7 @@ static char *bcast_pub(const coll_shm_op_t *o)
  * (rmpi_coll_shm_two_move) sends the block as a point-to-point message, the rest of the
  * total its bytes. */
 #define TWO_P2P (1ull << 63)
+#define TWO_CMA (1ull << 62) /* ... in single copy instead (rmpi_coll_shm_two_cma) */
 
 /* The first step is published on the root's line, with the total (so receivers know how
  * many steps follow) and the data when it fits there, else in the buffer; later steps in
@@ -1168,9 +1169,10 @@ static int bcast_run(coll_shm_op_t *o)
                 return 0;
             if (o->off == 0)
                 memcpy(&o->total, l + 8, sizeof o->total);
-            if (RMPI_UNLIKELY(o->off == 0 && (o->total & TWO_P2P))) {
-                /* the root sends a point-to-point message instead (rmpi_coll_shm_two_move) */
-                o->two = 1;
+            if (RMPI_UNLIKELY(o->off == 0 && (o->total & (TWO_P2P | TWO_CMA)))) {
+                /* the root moves the block another way (rmpi_coll_shm_two_move) */
+                o->two = o->total & TWO_CMA ? RMPI_COLL_TWO_CMA : RMPI_COLL_TWO_P2P;
+                o->total &= ~(TWO_P2P | TWO_CMA);
                 post(&h->ctl[h->me].done, o->t);
                 return 1;
             }
@@ -1973,23 +1975,27 @@ int rmpi_coll_shm_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *d
 /* One block from `writer` to the other rank of a 2-rank communicator with a core each (the
  * 2-rank Gather and Scatter, coll/gather.c): a Bcast through the segment below
  * RMPI_COLL_SHM_BCAST_DEEP bytes (line frames, cells, the deep ring), where the writer
- * goes on once it wrote; from there a point-to-point message (*p2p set: the caller sends
- * or receives it), announced by a marker step (TWO_P2P on the writer's line, one line
- * written). Only the writer's size decides: the reader always runs the Bcast's reader,
- * which takes the data, or the marker and then the message, so counts that differ (an
- * erroneous call) end in a truncation error, never in the two ranks waiting in different
- * places. Declined alike on both ranks (the size of the communicator, the segment). */
-int rmpi_coll_shm_two_move(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int writer, int *p2p)
+ * goes on once it wrote; from there a marker step (one line on the writer's ring: the
+ * path and the writer's bytes) and then the block in single copy (*path RMPI_COLL_TWO_CMA,
+ * from cma_min bytes on ranks that agreed on cross-memory attach: rmpi_coll_shm_two_cma) or as a point-to-point message (RMPI_COLL_TWO_P2P), which the
+ * caller then runs with *wbytes, the writer's bytes, on both ranks. Only the writer's size
+ * decides: the reader always runs the Bcast's reader, which takes the data or the marker,
+ * so counts that differ (an erroneous call) end in a truncation error, never in the two
+ * ranks waiting in different places. Declined alike on both ranks (the communicator's
+ * size, its segment). */
+int rmpi_coll_shm_two_move(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int writer, size_t cma_min,
+                           int *path, size_t *wbytes)
 {
     coll_shm_op_t o;
-    *p2p = 0;
+    *path = 0;
     if (c->size != 2 || !op_make(&o, c, OP_BCAST, 1) || c->coll_shm_over)
         return RMPI_COLL_SHM_DECLINED;
     bcast_set(&o, buf, count, dt, writer);
     shm_t *h = &o.h;
     if (h->me == writer && o.bytes >= (size_t)rmpi_knobs.COLL_SHM_BCAST_DEEP) {
         queue_drain(c);
-        uint64_t t = ++c->coll_shm_step, mark = TWO_P2P | o.bytes;
+        int cma = c->coll_shm_cma && o.bytes >= cma_min;
+        uint64_t t = ++c->coll_shm_step, mark = (cma ? TWO_CMA : TWO_P2P) | o.bytes;
         unsigned idle = 0;
         while (!step_free(h, t, SHM_NLINE))
             rmpi_core_wait_step(&idle);
@@ -1997,12 +2003,30 @@ int rmpi_coll_shm_two_move(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t
         memcpy(l + 8, &mark, sizeof mark);
         post(SEQ(l), t);
         post(&h->ctl[h->me].done, t);
-        *p2p = 1;
+        *path = cma ? RMPI_COLL_TWO_CMA : RMPI_COLL_TWO_P2P;
+        *wbytes = o.bytes;
         return MPI_SUCCESS;
     }
     int rc = op_block(&o, bcast_run);
-    *p2p = o.two && h->me != writer;
+    if (o.two && h->me != writer) {
+        *path = o.two;
+        *wbytes = o.total;
+    }
     return rc;
+}
+
+/* The single copy of a 2-rank move (RMPI_COLL_TWO_CMA): the Alltoallv of the two ranks'
+ * blocks (each rank's send[d] to d, recv[d] from d; the root's own block from itself to
+ * itself), every member's piece size from the writer's bytes, so both cut alike. The root
+ * copies its own block while the other rank takes pieces of the moved one. */
+int rmpi_coll_shm_two_cma(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, size_t wbytes)
+{
+    shm_t h;
+    if (!shm_get(c, &h, 1))
+        return MPI_ERR_INTERN; /* the marker's writer had it: not reached */
+    size_t half = (wbytes / 2 + 4095) / 4096 * 4096;
+    size_t piece = piece_knob(rmpi_knobs.COLL_SHM_BCAST_CMA_PIECE, "COLL_SHM_BCAST_CMA_PIECE");
+    return cma_move(&h, send, recv, 0, RMPI_MAX(RMPI_MIN(piece, half), (size_t)4096));
 }
 
 static int reduce_single(rmpi_comm_t *c, shm_t *h, size_t count, const rmpi_dtype_t *dt, MPI_Op op, int root);

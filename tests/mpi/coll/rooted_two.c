@@ -82,17 +82,12 @@ static void one_call(int k, int root, int bytes, int inplace, int strided, unsig
     const void *sb = ip ? MPI_IN_PLACE : (scatter ? (void *)all : (void *)mine);
     void *rb = ip ? MPI_IN_PLACE : (scatter ? (void *)mine : (void *)all);
     switch (k) {
-    case GATHER:
-        MTEST_OK(MPI_Gather(sb, my_one_c, my_one_t, all, root_c, root_t, root, MPI_COMM_WORLD));
-        break;
-    case SCATTER:
-        MTEST_OK(MPI_Scatter(all, root_c, root_t, rb, my_one_c, my_one_t, root, MPI_COMM_WORLD));
-        break;
+    case GATHER: MTEST_OK(MPI_Gather(sb, my_one_c, my_one_t, all, root_c, root_t, root, MPI_COMM_WORLD)); break;
+    case SCATTER: MTEST_OK(MPI_Scatter(all, root_c, root_t, rb, my_one_c, my_one_t, root, MPI_COMM_WORLD)); break;
     case GATHERV:
         MTEST_OK(MPI_Gatherv(sb, my_one_c, my_one_t, all, counts, displs, root_t, root, MPI_COMM_WORLD));
         break;
-    default:
-        MTEST_OK(MPI_Scatterv(all, counts, displs, root_t, rb, my_one_c, my_one_t, root, MPI_COMM_WORLD));
+    default: MTEST_OK(MPI_Scatterv(all, counts, displs, root_t, rb, my_one_c, my_one_t, root, MPI_COMM_WORLD));
     }
     /* check: the Gather's root holds both blocks; the Scatter's ranks their own */
     unsigned char *got = mtest_malloc(b);
