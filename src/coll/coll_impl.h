@@ -181,6 +181,13 @@ void coll_note(int call, const char *choices, int idx, size_t bytes);
 /* While non-zero, coll_note counts nothing: a call made of another kind's call (the 2-rank
  * Gather and Scatter of one Bcast, gather.c) notes itself, not its part. */
 extern int coll_note_muted;
+
+/* One block as a message with peer on the collective context with tag (gather.c): an eager
+ * send goes at once (NULL), else a request; a layout that is not contiguous goes through a
+ * packed temporary (*tmp). coll_msg_end waits for it, sets *err (a truncation too) unless
+ * set, unpacks what came and frees *tmp. */
+rmpi_req_t *coll_msg_start(rmpi_comm_t *c, int tag, const rmpi_coll_blk_t *b, int peer, int send, char **tmp);
+void coll_msg_end(rmpi_req_t *r, const rmpi_coll_blk_t *b, char *tmp, int *err);
 /* The 2-rank state probes of shm.c (segment or single copy) for RMPI_REPORT: whether any
  * ran, and their counts and round trips. */
 typedef struct coll_state_stats {

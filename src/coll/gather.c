@@ -200,9 +200,9 @@ static int own_copy(const rmpi_coll_blk_t *from, const rmpi_coll_blk_t *to)
     return n > m ? MPI_ERR_TRUNCATE : 0;
 }
 
-/* The block as one message with peer, through a packed temporary (*tmp) when its layout is
- * not contiguous; two_end waits for it and unpacks what came. */
-static rmpi_req_t *two_start(rmpi_comm_t *c, int tag, const rmpi_coll_blk_t *b, int peer, int send, char **tmp)
+/* The block as one message with peer (coll_impl.h), through a packed temporary (*tmp) when
+ * its layout is not contiguous; coll_msg_end waits for it and unpacks what came. */
+rmpi_req_t *coll_msg_start(rmpi_comm_t *c, int tag, const rmpi_coll_blk_t *b, int peer, int send, char **tmp)
 {
     *tmp = NULL;
     if (direct_ok(b))
@@ -215,7 +215,7 @@ static rmpi_req_t *two_start(rmpi_comm_t *c, int tag, const rmpi_coll_blk_t *b, 
     return direct_start(c, tag, &p, peer, send);
 }
 
-static void two_end(rmpi_req_t *r, const rmpi_coll_blk_t *b, char *tmp, int *err)
+void coll_msg_end(rmpi_req_t *r, const rmpi_coll_blk_t *b, char *tmp, int *err)
 {
     size_t got = 0;
     if (r && tmp && r->kind == RMPI_REQ_RECV) {
@@ -278,11 +278,11 @@ static int rooted_two(rmpi_comm_t *c, const rmpi_coll_blk_t *one, const rmpi_col
         rc = rooted_two_cma(c, one, many, root, scatter, b, wbytes);
     else {
         char *tmp = NULL;
-        rmpi_req_t *r = path ? two_start(c, tag, b, 1 - me, me == writer, &tmp) : NULL;
+        rmpi_req_t *r = path ? coll_msg_start(c, tag, b, 1 - me, me == writer, &tmp) : NULL;
         if (me == root && one) /* while the message is in flight */
             err = own_copy(scatter ? &many[root] : one, scatter ? one : &many[root]);
         if (path)
-            two_end(r, b, tmp, &rc);
+            coll_msg_end(r, b, tmp, &rc);
     }
     rmpi_core_throttle();
     return rc ? rc : err;

@@ -916,7 +916,8 @@ static void blocks_done(void **tout, const rmpi_coll_blk_t *recv, int n)
 
 /* what RMPI_REPORT calls a call run here (coll_note) */
 static const char shm_choice[] = "shm";
-static const char shm_cma_choice[] = "shm_cma"; /* single copy (process_vm_readv) */
+static const char shm_cma_choice[] = "shm_cma";     /* single copy (process_vm_readv) */
+static const char shm_two_msg_choice[] = "shm_msg"; /* 2 ranks: the root's one message, announced in the segment */
 
 /* ---- a call as a resumable sequence of steps (Barrier, Bcast, Reduce, Allreduce, and
  * Allgather and Alltoall through the segment) ----
@@ -1076,6 +1077,11 @@ static char *bcast_pub(const coll_shm_op_t *o)
  * total its bytes. */
 #define TWO_P2P (1ull << 63)
 #define TWO_CMA (1ull << 62) /* ... in single copy instead (rmpi_coll_shm_two_cma) */
+#define TWO_BIG \
+    (1ull       \
+     << 61) /* a 2-rank Bcast's root above the segment's small paths: the reader takes its path from the root's bytes (bcast_two) */
+#define TWO_MARKS (TWO_P2P | TWO_CMA | TWO_BIG)
+#define TWO_BIG_PATH 3 /* o->two of TWO_BIG (1 and 2: RMPI_COLL_TWO_P2P, _CMA) */
 
 /* The first step is published on the root's line, with the total (so receivers know how
  * many steps follow) and the data when it fits there, else in the buffer; later steps in
@@ -1169,10 +1175,10 @@ static int bcast_run(coll_shm_op_t *o)
                 return 0;
             if (o->off == 0)
                 memcpy(&o->total, l + 8, sizeof o->total);
-            if (RMPI_UNLIKELY(o->off == 0 && (o->total & (TWO_P2P | TWO_CMA)))) {
-                /* the root moves the block another way (rmpi_coll_shm_two_move) */
-                o->two = o->total & TWO_CMA ? RMPI_COLL_TWO_CMA : RMPI_COLL_TWO_P2P;
-                o->total &= ~(TWO_P2P | TWO_CMA);
+            if (RMPI_UNLIKELY(o->off == 0 && (o->total & TWO_MARKS))) {
+                /* the root moves the data another way (rmpi_coll_shm_two_move, bcast_two) */
+                o->two = o->total & TWO_CMA ? RMPI_COLL_TWO_CMA : o->total & TWO_P2P ? RMPI_COLL_TWO_P2P : TWO_BIG_PATH;
+                o->total &= ~TWO_MARKS;
                 post(&h->ctl[h->me].done, o->t);
                 return 1;
             }
@@ -1897,6 +1903,20 @@ static int cma_move(shm_t *h, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t
  * every byte twice (in at the root, out at the reader): the copy through the memory system
  * is the cost (mpi2-layering sec. 3.3). Below RMPI_COLL_SHM_BCAST_CMA the publish-and-
  * finish handshake of every call costs more than half a copy saves. */
+/* The 2-rank single-copy Bcast of the root's `bytes` (equal on both: the pieces are cut
+ * from it); each rank's own buffer, so a reader's smaller one is a truncation. */
+static int bcast_cma_run(shm_t *h, void *buf, size_t count, rmpi_dtype_t *dt, int root, size_t bytes)
+{
+    coll_note(COLL_BCAST, shm_cma_choice, 0, bytes);
+    rmpi_coll_blk_t blk[2] = {{buf, 0, dt}, {buf, 0, dt}};
+    blk[root].count = count; /* my own block: the vector at the root, nothing at the other */
+    /* at least two pieces, so both take part (2 ranks on 2 cores, 128 KiB: 64 KiB pieces
+     * 7.6 us, one piece 14.6; docs/results/coll.md run 22) */
+    size_t half = (bytes / 2 + 4095) / 4096 * 4096;
+    return cma_move(h, NULL, blk, 1,
+                    RMPI_MIN(piece_knob(rmpi_knobs.COLL_SHM_BCAST_CMA_PIECE, "COLL_SHM_BCAST_CMA_PIECE"), half));
+}
+
 static int bcast_cma(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int root)
 {
     shm_t h;
@@ -1908,14 +1928,7 @@ static int bcast_cma(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, 
     queue_drain(c);
     if (bytes < state_from(c, &h, bytes, fast, slow))
         return RMPI_COLL_SHM_DECLINED;
-    coll_note(COLL_BCAST, shm_cma_choice, 0, bytes);
-    rmpi_coll_blk_t blk[2] = {{buf, 0, dt}, {buf, 0, dt}};
-    blk[root].count = count; /* my own block: the vector at the root, nothing at the other */
-    /* at least two pieces, so both take part (2 ranks on 2 cores, 128 KiB: 64 KiB pieces
-     * 7.6 us, one piece 14.6; docs/results/coll.md run 22) */
-    size_t half = (bytes / 2 + 4095) / 4096 * 4096;
-    return cma_move(&h, NULL, blk, 1,
-                    RMPI_MIN(piece_knob(rmpi_knobs.COLL_SHM_BCAST_CMA_PIECE, "COLL_SHM_BCAST_CMA_PIECE"), half));
+    return bcast_cma_run(&h, buf, count, dt, root, bytes);
 }
 
 /* Bcast on an oversubscribed node in single copy: in the slow state's window (the
@@ -1948,8 +1961,15 @@ static int bcast_cma_over(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t 
     return rc;
 }
 
+static int bcast_two(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int root);
+
 int rmpi_coll_shm_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int root)
 {
+    if (c->size == 2) {
+        int r2 = bcast_two(c, buf, count, dt, root);
+        if (r2 != RMPI_COLL_SHM_DECLINED)
+            return r2;
+    }
     int rc = bcast_cma(c, buf, count, dt, root);
     if (rc == RMPI_COLL_SHM_DECLINED)
         rc = bcast_cma_over(c, buf, count, dt, root);
@@ -1970,6 +1990,84 @@ int rmpi_coll_shm_bcast(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *d
     rc = op_block(&o, bcast_run);
     over_measure(&o.h, OVER_BCAST, o.bytes, rmpi_core_yields - y, rmpi_time_ns() - t0);
     return rc;
+}
+
+/* A marker step on this rank's line (after the queue drained): the first step of a Bcast
+ * whose total carries a TWO_* bit, which the reader's bcast_run returns with (o->two). */
+static void two_mark(shm_t *h, uint64_t mark)
+{
+    uint64_t t = ++h->c->coll_shm_step;
+    unsigned idle = 0;
+    while (!step_free(h, t, SHM_NLINE))
+        rmpi_core_wait_step(&idle);
+    char *l = line_of(h, h->me, t);
+    memcpy(l + 8, &mark, sizeof mark);
+    post(SEQ(l), t);
+    post(&h->ctl[h->me].done, t);
+}
+
+/* ---- the 2-rank Bcast: the root's count decides ----
+ * Every path of a Bcast used to be chosen by each rank from its own count, so a Bcast
+ * whose counts differ (an erroneous call) hung whenever they fell on different paths
+ * (1 MiB against 8 B, 20000 against 8000 B), where MPICH and Open MPI report a truncation.
+ * On 2 ranks with a core each the root alone decides: its small paths (line frames,
+ * cells, the deep ring) go as they did, and the reader's bcast_run takes whatever the
+ * root published; above them the root first posts a marker step with its bytes (TWO_BIG),
+ * and the reader, having read it, takes the path the root's bytes choose (bcast_two_big:
+ * single copy, the message, or the segment's step buffers) with its own buffer, so a
+ * count that differs is a truncation there. The state probe of that choice is the root's
+ * bytes' too, so both probe in the same call. */
+static int bcast_two_big(shm_t *h, void *buf, size_t count, rmpi_dtype_t *dt, int root, size_t bytes)
+{
+    rmpi_comm_t *c = h->c;
+    size_t fast = from_knob(rmpi_knobs.COLL_SHM_BCAST_CMA), slow = from_knob(rmpi_knobs.COLL_SHM_BCAST_CMA_SLOW);
+    if (c->coll_shm_cma && bytes >= RMPI_MIN(fast, slow) && bytes >= state_from(c, h, bytes, fast, slow))
+        return bcast_cma_run(h, buf, count, dt, root, bytes);
+    if (bytes >= (size_t)rmpi_knobs.COLL_SHM_BCAST_MAX ||
+        (c->coll_shm_cma && bytes >= (size_t)rmpi_knobs.COLL_SHM_BCAST_TREE_MIN &&
+         bytes < (size_t)rmpi_knobs.COLL_SHM_BCAST_TREE_MAX)) {
+        /* the tree's one message (its rendezvous a single copy) */
+        coll_note(COLL_BCAST, shm_two_msg_choice, 0, bytes);
+        int tag = RMPI_NBC_TAG(c->coll_seq), err = 0;
+        c->coll_seq++;
+        rmpi_coll_blk_t b = {buf, count, dt};
+        char *tmp;
+        rmpi_req_t *r = coll_msg_start(c, tag, &b, 1 - h->me, h->me == root, &tmp);
+        coll_msg_end(r, &b, tmp, &err);
+        rmpi_core_throttle();
+        return err;
+    }
+    coll_shm_op_t o;
+    o.h = *h;
+    op_fields(&o, OP_BCAST);
+    bcast_set(&o, buf, count, dt, root);
+    coll_note(COLL_BCAST, shm_choice, 0, bytes);
+    if (bcast_halves(c, bytes)) /* halves or one step: the state decides */
+        state_due(c, h);
+    return op_block(&o, bcast_run);
+}
+
+static int bcast_two(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t *dt, int root)
+{
+    coll_shm_op_t o;
+    if (rmpi_knobs.COLL_BCAST || !op_make(&o, c, OP_BCAST, 1) || c->coll_shm_over)
+        return RMPI_COLL_SHM_DECLINED;
+    bcast_set(&o, buf, count, dt, root);
+    shm_t *h = &o.h;
+    size_t bytes = o.bytes;
+    if (h->me == root && bytes > rooted_max(h) && !bcast_deep_size(c, bytes)) {
+        queue_drain(c);
+        two_mark(h, TWO_BIG | bytes);
+        return bcast_two_big(h, buf, count, dt, root, bytes);
+    }
+    if (h->me == root)
+        coll_note(COLL_BCAST, shm_choice, 0, bytes);
+    int rc = op_block(&o, bcast_run);
+    if (h->me == root || !o.two)
+        return rc;
+    if (o.two != TWO_BIG_PATH) /* a Gather's or Scatter's marker: not this call's */
+        return MPI_ERR_TRUNCATE;
+    return bcast_two_big(h, buf, count, dt, root, o.total);
 }
 
 /* One block from `writer` to the other rank of a 2-rank communicator with a core each (the
@@ -1995,14 +2093,7 @@ int rmpi_coll_shm_two_move(rmpi_comm_t *c, void *buf, size_t count, rmpi_dtype_t
     if (h->me == writer && o.bytes >= (size_t)rmpi_knobs.COLL_SHM_BCAST_DEEP) {
         queue_drain(c);
         int cma = c->coll_shm_cma && o.bytes >= cma_min;
-        uint64_t t = ++c->coll_shm_step, mark = (cma ? TWO_CMA : TWO_P2P) | o.bytes;
-        unsigned idle = 0;
-        while (!step_free(h, t, SHM_NLINE))
-            rmpi_core_wait_step(&idle);
-        char *l = line_of(h, h->me, t);
-        memcpy(l + 8, &mark, sizeof mark);
-        post(SEQ(l), t);
-        post(&h->ctl[h->me].done, t);
+        two_mark(h, (cma ? TWO_CMA : TWO_P2P) | o.bytes);
         *path = cma ? RMPI_COLL_TWO_CMA : RMPI_COLL_TWO_P2P;
         *wbytes = o.bytes;
         return MPI_SUCCESS;
