@@ -325,6 +325,13 @@ int mpx_spawn_line(struct mpx_job *job, struct mpx_conn *c, const char *line)
     s->bytes += strlen(line) + 1;
     if (s->bytes > SPAWN_MAX_BYTES)
         return mpx_pmi_refuse(c, "spawn_too_long", "its spawn request is longer than %d bytes", SPAWN_MAX_BYTES);
+    /* after a command's endcmd only the next mcmd=spawn: a key there would change a command
+     * already checked complete (an info pair announced after it, never answered, was spawned
+     * with it and its key leaked) */
+    if (s->sofar >= s->ncmd)
+        return mpx_pmi_refuse(c, "spawn_after_endcmd",
+                              "its spawn command %d has \"%.40s\" after its endcmd, before the next mcmd=spawn",
+                              s->ncmd, line);
     if (!strcmp(line, "endcmd")) {
         if (!cmd_complete(cur) || !s->total)
             return mpx_pmi_refuse(c, "spawn_incomplete",

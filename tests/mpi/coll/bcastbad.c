@@ -39,11 +39,11 @@ int main(int argc, char **argv)
                 if (rc)
                     MPI_Error_class(rc, &cls);
                 if (me == root)
-                    MTEST_CHECK(rc == MPI_SUCCESS, "root %d sends %d, reader takes %d: root got class %d", root, rs,
-                                ws, cls);
+                    MTEST_CHECK(rc == MPI_SUCCESS, "root %d sends %d, reader takes %d: root got class %d", root, rs, ws,
+                                cls);
                 else if (rs > ws)
-                    MTEST_CHECK(cls == MPI_ERR_TRUNCATE, "root %d sends %d, reader takes %d: reader got class %d",
-                                root, rs, ws, cls);
+                    MTEST_CHECK(cls == MPI_ERR_TRUNCATE, "root %d sends %d, reader takes %d: reader got class %d", root,
+                                rs, ws, cls);
                 else {
                     MTEST_CHECK(rc == MPI_SUCCESS, "root %d sends %d, reader takes %d: reader got class %d", root, rs,
                                 ws, cls);
