@@ -43,7 +43,8 @@ typedef struct shm_ctl {
     uint64_t probe, sink;    /* addresses of a known word and of one to write in this rank (cma_agree) */
     int32_t pid, cma;        /* this rank's process; whether it could read and write every other member */
     _Atomic uint64_t yields; /* oversubscribed: this rank's yields in the calls rank 0 measures (over_measure) */
-    char pad[SHM_LINE - 6 * sizeof(uint64_t) - 2 * sizeof(int32_t)];
+    _Atomic uint64_t arrive; /* oversubscribed: the first step of the measured Reduce this rank is in (reduce_arrived) */
+    char pad[SHM_LINE - 7 * sizeof(uint64_t) - 2 * sizeof(int32_t)];
 } shm_ctl_t;
 
 typedef struct shm {
@@ -1003,7 +1004,19 @@ static int barrier_run(coll_shm_op_t *o)
         o->phase = 2;
         /* fallthrough */
     default:
-        if (!all_ge(h, offsetof(shm_ctl_t, ready), o->t))
+        /* Oversubscribed, rank 0 alone waits for every ready and releases the others by
+         * its done, so it leaves first. Leaving together, a root 0 that had yielded its
+         * CPU at the release wrote a Bcast after its readers had started waiting (4 ranks
+         * on 2 cores, a barrier then an 8 B Bcast: readers 0.9-4.9 us each for the root's
+         * 0.2) and with them waiting every rank yields more; released by rank 0, a round
+         * of both was 4.4 us against 5.2-6.3 (docs/results/coll_rest.md, "The
+         * oversubscribed Barrier"). With a core each, leaving together is one line
+         * transfer sooner. */
+        if (h->c->coll_shm_over && h->me &&
+            rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_BARRIER == RMPI_COLL_SHM_OVERSUBSCRIBED_BARRIER_ROOT) {
+            if (!ge(&h->ctl[0].done, o->t))
+                return 0;
+        } else if (!all_ge(h, offsetof(shm_ctl_t, ready), o->t))
             return 0;
         post(&h->ctl[h->me].done, o->t);
         return 1;
@@ -2120,6 +2133,26 @@ int rmpi_coll_shm_two_cma(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmp
     return cma_move(&h, send, recv, 0, RMPI_MAX(RMPI_MIN(piece, half), (size_t)4096));
 }
 
+/* A Reduce that measures the state (over_measures): every member posts that it is in the
+ * call and rank 0 waits for all of them before it counts, so that only the waits of the
+ * bad mode (operands that members in the call publish late, the root yielding to a rank
+ * that waits for it) are counted, not those for a member that has not reached the call.
+ * Each call timed alone after a Barrier (OSU's way), rank 0 leaves the Barrier first
+ * (barrier_run) and waited for the others' arrival in every call: 4 ranks on 2 cores,
+ * whole jobs counted the slow state and took single copy, 256 KiB 71-97 us against the
+ * segment's 11 inside one job (docs/results/coll_rest.md, "The oversubscribed Barrier"). */
+static void reduce_arrived(shm_t *h)
+{
+    queue_drain(h->c);
+    uint64_t t = h->c->coll_shm_step + 1; /* the call's first step, equal on all members */
+    if (h->me) {
+        post(&h->ctl[h->me].arrive, t);
+        return;
+    }
+    for (int r = 1; r < h->n; r++)
+        wait_ge(&h->ctl[r].arrive, t);
+}
+
 static int reduce_single(rmpi_comm_t *c, shm_t *h, size_t count, const rmpi_dtype_t *dt, MPI_Op op, int root);
 static int reduce_cma(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op, int root);
 static int reduce_cma_all(shm_t *h, const void *sbuf, void *rbuf, size_t count, rmpi_dtype_t *dt, MPI_Op op, int root);
@@ -2151,6 +2184,7 @@ int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t co
     if (!o.then_bcast &&
         over_measures(&o.h, OVER_REDUCE, root == 0, over_window(bytes) && rmpi_coll_op_commutative(op), bytes)) {
         /* rank 0 roots a Reduce in the window through the segment: the state is measured */
+        reduce_arrived(&o.h);
         uint64_t y = rmpi_core_yields, t0 = rmpi_time_ns();
         int rc = op_block(&o, reduce_run);
         over_measure(&o.h, OVER_REDUCE, bytes, rmpi_core_yields - y, rmpi_time_ns() - t0);
