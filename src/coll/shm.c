@@ -2133,14 +2133,15 @@ int rmpi_coll_shm_two_cma(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmp
     return cma_move(&h, send, recv, 0, RMPI_MAX(RMPI_MIN(piece, half), (size_t)4096));
 }
 
-/* A Reduce that measures the state (over_measures): every member posts that it is in the
+/* A Reduce or Allreduce that measures the state (over_measures): every member posts that it is in the
  * call and rank 0 waits for all of them before it counts, so that only the waits of the
  * bad mode (operands that members in the call publish late, the root yielding to a rank
  * that waits for it) are counted, not those for a member that has not reached the call.
  * Each call timed alone after a Barrier (OSU's way), rank 0 leaves the Barrier first
  * (barrier_run) and waited for the others' arrival in every call: 4 ranks on 2 cores,
- * whole jobs counted the slow state and took single copy, 256 KiB 71-97 us against the
- * segment's 11 inside one job (docs/results/coll_rest.md, "The oversubscribed Barrier"). */
+ * whole jobs counted the slow state and took single copy, Reduce 256 KiB 71-97 us against
+ * the segment's 11 inside one job, Allreduce 1 MiB 399 against 169 (docs/results/
+ * coll_rest.md, "The oversubscribed Barrier"). */
 static void reduce_arrived(shm_t *h)
 {
     queue_drain(h->c);
@@ -2193,6 +2194,8 @@ int rmpi_coll_shm_reduce(rmpi_comm_t *c, const void *sbuf, void *rbuf, size_t co
     /* an Allreduce in its window through the segment: rank 0 measures the state (both halves) */
     int ar_measure = o.then_bcast && over_measures(&o.h, OVER_ALLREDUCE, 1,
                                                    over_allreduce_window(bytes) && rmpi_coll_op_commutative(op), bytes);
+    if (ar_measure)
+        reduce_arrived(&o.h);
     uint64_t ar_y = rmpi_core_yields, ar_t0 = ar_measure ? rmpi_time_ns() : 0;
     int rc = o.then_bcast && c->coll_shm_cma && rmpi_coll_op_commutative(op) &&
                      bytes >= from_knob(rmpi_knobs.COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA)
