@@ -191,8 +191,10 @@ void coll_msg_end(rmpi_req_t *r, const rmpi_coll_blk_t *b, char *tmp, int *err);
 /* The 2-rank state probes of shm.c (segment or single copy) for RMPI_REPORT: whether any
  * ran, and their counts and round trips. */
 typedef struct coll_state_stats {
-    unsigned long long probes, slow;   /* probes run, of which said slow */
-    unsigned long long last, min, max; /* least round trip of a probe, ns */
+    unsigned long long probes, slow;        /* probes run, of which said slow */
+    unsigned long long last, min, max;      /* least round trip of a probe, ns */
+    unsigned long long two_cma, two_trials; /* two_choose: probes that chose single copy, trials of the other path */
+    double two_seg_ns, two_cma_ns;          /* two_choose: ns per KiB of each path when last compared (0: never) */
 } coll_state_stats_t;
 void coll_shm_state_stats(coll_state_stats_t *s);
 /* The oversubscribed Reduce's state (shm.c, rank 0's measuring) for RMPI_REPORT. */

@@ -101,8 +101,9 @@ void rmpi_coll_report_json(FILE *f)
     if (st.probes)
         fprintf(f,
                 ", \"coll_state\": {\"probes\": %llu, \"slow\": %llu, \"rt_last_ns\": %llu, \"rt_min_ns\": %llu, "
-                "\"rt_max_ns\": %llu}",
-                st.probes, st.slow, st.last, st.min, st.max);
+                "\"rt_max_ns\": %llu, \"two_cma\": %llu, \"two_trials\": %llu, \"two_seg_ns_kib\": %.1f, "
+                "\"two_cma_ns_kib\": %.1f}",
+                st.probes, st.slow, st.last, st.min, st.max, st.two_cma, st.two_trials, st.two_seg_ns, st.two_cma_ns);
     coll_over_stats_t ov;
     coll_shm_over_stats(&ov);
     if (ov.windows || ov.picks)
@@ -135,8 +136,10 @@ void rmpi_coll_report(FILE *f)
     if (st.probes)
         fprintf(f,
                 "[rmpi report] rank %d: collective state: %llu probes, %llu slow; line round trip %llu ns last, "
-                "%llu-%llu ns\n",
-                rmpi_core_rank, st.probes, st.slow, st.last, st.min, st.max);
+                "%llu-%llu ns; 2-rank segment or single copy: %llu chose single copy, %llu trials, last compared "
+                "%.1f against %.1f ns per KiB\n",
+                rmpi_core_rank, st.probes, st.slow, st.last, st.min, st.max, st.two_cma, st.two_trials, st.two_seg_ns,
+                st.two_cma_ns);
     /* the oversubscribed Reduce's state (shm.c, rank 0's windows) */
     coll_over_stats_t ov;
     coll_shm_over_stats(&ov);

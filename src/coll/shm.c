@@ -588,8 +588,8 @@ static void post(_Atomic uint64_t *f, uint64_t t) { atomic_store_explicit(f, t, 
  * and so are the size and the knobs, so both probe in the same call. */
 typedef struct rt_line {
     _Atomic uint64_t seq;
-    uint64_t ns, at; /* rank 0's: the least round trip, the step of the next probe */
-    int64_t slow;
+    uint64_t ns, at;       /* rank 0's: the least round trip, the step of the next probe */
+    int64_t slow;          /* rank 0's: bit 0 the state, bit 1 the 2-rank choice of single copy (two_choose) */
     _Atomic uint64_t pick; /* rank 0's: the oversubscribed Reduce's state (over_slow) */
 } rt_line_t;
 
@@ -618,9 +618,72 @@ static void rt_wait(_Atomic uint64_t *f, uint64_t v)
 }
 
 /* Probe statistics for RMPI_REPORT (this process, every communicator). */
-static coll_state_stats_t rt_stats = {0, 0, 0, UINT64_MAX, 0};
+static coll_state_stats_t rt_stats = {0, 0, 0, UINT64_MAX, 0, 0, 0, 0, 0};
 
 void coll_shm_state_stats(coll_state_stats_t *s) { *s = rt_stats; }
+
+/* ---- 2 ranks in the fast state: the segment or single copy, by their measured times ----
+ * Which of the two is faster for large blocks differs between days of the same machine in
+ * the same probed state: on 1 Dec the segment's Allgather was 1.4-1.75x single copy's time
+ * (the writer's stores into lines the reader had just read ran at about 3 GB/s;
+ * docs/results/coll.md run 34), on 2 Dec 0.5x (docs/results/coll_rest.md, "Two copies
+ * against single copy on 2 ranks"). So rank 0 times its Allgathers and Alltoalls of 64 KiB blocks or more
+ * on each path (two_note) and at each probe (state_probe, where both ranks meet) chooses
+ * the faster per byte once each path has TWO_DECIDE_BYTES measured; the other path is tried
+ * at the first probe with the current one measured and then every RMPI_COLL_SHM_TWO_TRIAL probes
+ * (a probe is RMPI_COLL_SHM_STATE_MS apart while calls come). The choice travels with the
+ * state in the probe's last line, so both ranks change path in the same call. */
+static int two_allowed(const rmpi_comm_t *c);
+#define TWO_MEASURE_MIN 65536
+#define TWO_DECIDE_BYTES (4u << 20)
+
+static int two_choose(rmpi_comm_t *c)
+{
+    int cur = c->coll_shm_two_cma, other = !cur;
+    uint64_t *ns = c->coll_shm_two_ns, *by = c->coll_shm_two_bytes;
+    if (by[cur] < TWO_DECIDE_BYTES)
+        return cur;
+    if (by[other] >= TWO_DECIDE_BYTES) {
+        double pc = (double)ns[cur] / (double)by[cur], po = (double)ns[other] / (double)by[other];
+        rt_stats.two_seg_ns = (cur ? po : pc) * 1024, rt_stats.two_cma_ns = (cur ? pc : po) * 1024;
+        int pick = po < pc ? other : cur;
+        ns[!pick] = by[!pick] = 0;             /* measured again at its next trial */
+        if (by[pick] >= 16 * TWO_DECIDE_BYTES) /* older calls weigh less */
+            ns[pick] /= 2, by[pick] /= 2;
+        c->coll_shm_two_probes = 1;
+        return pick;
+    }
+    long long every = rmpi_knobs.COLL_SHM_TWO_TRIAL > 0 ? rmpi_knobs.COLL_SHM_TWO_TRIAL : 32; /* 0: auto */
+    if (c->coll_shm_two_probes++ % (uint64_t)every)
+        return cur;
+    rt_stats.two_trials++;
+    return other;
+}
+
+/* Rank 0 at a probe: whether the next probe should come soon (TWO_SOON steps), because the
+ * path just chosen has calls to measure before two_choose can compare (a trial, or the
+ * first calls): at the usual gap a trial of the slower path could last seconds. Not before
+ * any call was measured, so small calls alone keep the usual gap. */
+#define TWO_SOON 64
+static int two_soon(const rmpi_comm_t *c)
+{
+    const uint64_t *by = c->coll_shm_two_bytes;
+    return by[c->coll_shm_two_cma] < TWO_DECIDE_BYTES && by[0] + by[1] > 0;
+}
+
+/* Rank 0, after a blocking Allgather or Alltoall of 2 ranks in the fast state that could
+ * take either path: its time on the path taken (way: 1 single copy, 0 the segment). */
+static int two_measures(const rmpi_comm_t *c, const shm_t *h, int regular, size_t bb)
+{
+    return h->me == 0 && regular && two_allowed(c) && c->coll_shm_cma && bb >= TWO_MEASURE_MIN &&
+           bb < (size_t)rmpi_knobs.COLL_SHM_TWO_SEGMENT;
+}
+
+static void two_note(rmpi_comm_t *c, int way, uint64_t ns, size_t bb)
+{
+    c->coll_shm_two_ns[way != 0] += ns;
+    c->coll_shm_two_bytes[way != 0] += bb;
+}
 
 static void state_probe(rmpi_comm_t *c, shm_t *h)
 {
@@ -634,7 +697,8 @@ static void state_probe(rmpi_comm_t *c, shm_t *h)
             post(&mine->seq, base + i);
         }
         wait_ge(&peer->seq, base + RT_ROUNDS + 1);
-        c->coll_shm_slow = (int8_t)(peer->slow != 0);
+        c->coll_shm_slow = (int8_t)(peer->slow & 1);
+        c->coll_shm_two_cma = (int8_t)(peer->slow >> 1 & 1);
         c->coll_shm_rt_at = peer->at;
         rt_stats.last = peer->ns;
     } else {
@@ -659,8 +723,12 @@ static void state_probe(rmpi_comm_t *c, shm_t *h)
         }
         c->coll_shm_rt_step = step, c->coll_shm_rt_ns = now;
         c->coll_shm_slow = (int8_t)((double)best >= rmpi_knobs.COLL_SHM_STATE_RT);
+        c->coll_shm_two_cma = (int8_t)two_choose(c);
+        if (two_soon(c))
+            gap = RMPI_MIN(gap, (uint64_t)TWO_SOON);
         c->coll_shm_rt_at = step + gap;
-        mine->ns = best, mine->at = c->coll_shm_rt_at, mine->slow = c->coll_shm_slow;
+        rt_stats.two_cma += (unsigned long long)c->coll_shm_two_cma;
+        mine->ns = best, mine->at = c->coll_shm_rt_at, mine->slow = c->coll_shm_slow | c->coll_shm_two_cma << 1;
         post(&mine->seq, base + RT_ROUNDS + 1);
         rt_stats.last = best;
     }
@@ -1054,6 +1122,33 @@ static int bcast_halves(const rmpi_comm_t *c, size_t total)
  * all choose alike). */
 /* Whether a Bcast of this many bytes is below the 2-rank deep ring's limit (above a line's
  * kinds it takes the ring: bcast_deep), so single copy and the tree leave it alone. */
+/* ---- 2 ranks with a core each: two copies through the segment, or single copy ----
+ * Below RMPI_COLL_SHM_TWO_SEGMENT bytes a blocking Bcast (after its marker step: the deep
+ * ring) and Allgather and Alltoall blocks (the step buffers, past their _MAX limits) go
+ * through the segment while rank 0's measured times say it is the faster (two_choose,
+ * above), ahead of the state's single-copy rows and the tree; a forced slow row
+ * (RMPI_COLL_SHM_STATE=slow) keeps those. On 2 Dec two memcpy through lines the other core
+ * pulls beat one process_vm_readv, which pins and walks the pages (64 KiB: memcpy 0.7 us,
+ * process_vm_readv 6.2-7.2), in both probed states: 2 ranks, each call timed alone after a
+ * barrier, inside one job, 6 of 6 rounds lower each: Bcast 16 KiB 0.57 us against 3.16,
+ * 1 MiB 22.3 against 55.3 (probe slow), 4 MiB 99.9 against 221; Allgather 16 KiB 0.75
+ * against 2.95, 4 MiB 235 against 445; Alltoall 16 KiB 0.86 against 2.98, 4 MiB 326 against
+ * 590 (docs/results/coll_rest.md, "Two copies against single copy on 2 ranks"); on 1 Dec
+ * the segment lost (above). The choice is equal on both ranks (it changes only at a probe,
+ * which both reach in the same blocking call after the queue drained), so both lay a
+ * Bcast's steps out alike. */
+static size_t two_segment_max(void) { return (size_t)rmpi_knobs.COLL_SHM_TWO_SEGMENT; }
+
+static int two_allowed(const rmpi_comm_t *c)
+{
+    return c->size == 2 && !c->coll_shm_over && rmpi_knobs.COLL_SHM_STATE != RMPI_COLL_SHM_STATE_SLOW;
+}
+
+static int two_segment(const rmpi_comm_t *c, size_t bytes)
+{
+    return two_allowed(c) && bytes < two_segment_max() && !c->coll_shm_two_cma;
+}
+
 static int bcast_deep_size(const rmpi_comm_t *c, size_t bytes)
 {
     return c->size == 2 && !c->coll_shm_over && bytes < (size_t)rmpi_knobs.COLL_SHM_BCAST_DEEP;
@@ -1063,7 +1158,7 @@ static int bcast_deep(const coll_shm_op_t *o)
 {
     const shm_t *h = &o->h;
     return o->deep || (h->n == 2 && !h->c->coll_shm_over && o->total > rooted_max(h) &&
-                       o->total < (size_t)rmpi_knobs.COLL_SHM_BCAST_DEEP);
+                       (o->total < (size_t)rmpi_knobs.COLL_SHM_BCAST_DEEP || two_segment(h->c, o->total)));
 }
 
 static size_t bcast_step(const coll_shm_op_t *o)
@@ -2034,6 +2129,17 @@ static int bcast_two_big(shm_t *h, void *buf, size_t count, rmpi_dtype_t *dt, in
 {
     rmpi_comm_t *c = h->c;
     size_t fast = from_knob(rmpi_knobs.COLL_SHM_BCAST_CMA), slow = from_knob(rmpi_knobs.COLL_SHM_BCAST_CMA_SLOW);
+    if (bytes < two_segment_max()) {
+        state_due(c, h); /* both know the root's bytes here */
+        if (two_segment(c, bytes)) {
+            coll_shm_op_t o;
+            o.h = *h;
+            op_fields(&o, OP_BCAST);
+            bcast_set(&o, buf, count, dt, root);
+            coll_note(COLL_BCAST, shm_choice, 0, bytes);
+            return op_block(&o, bcast_run); /* the deep ring: bcast_deep */
+        }
+    }
     if (c->coll_shm_cma && bytes >= RMPI_MIN(fast, slow) && bytes >= state_from(c, h, bytes, fast, slow))
         return bcast_cma_run(h, buf, count, dt, root, bytes);
     if (bytes >= (size_t)rmpi_knobs.COLL_SHM_BCAST_MAX ||
@@ -2360,11 +2466,12 @@ static int cma_move(shm_t *h, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t
  * Single copy when forced (the v and w forms) or from size bytes (Allgather: the total;
  * Alltoall: a block) on, the threshold fast's or, in the slow state, slow's (state_from);
  * through: the segment may take it otherwise. */
-static int movement_way(rmpi_comm_t *c, shm_t *h, int force, size_t size, size_t fast, size_t slow, int through,
-                        size_t bb)
+static int movement_way(rmpi_comm_t *c, shm_t *h, int force, size_t size, size_t fast, size_t slow, int regular,
+                        size_t max, size_t bb)
 {
-    int single = force || size >= RMPI_MIN(fast, slow);
-    if (!(single || through) || !shm_get(c, h, 1))
+    int single = force || size >= RMPI_MIN(fast, slow), through = regular && bb < max;
+    int two = regular && !force && c->size == 2 && bb < two_segment_max();
+    if (!(single || through || two) || !shm_get(c, h, 1))
         return -1;
     if (RMPI_UNLIKELY(c->coll_shm_over))
         single = force || size >= fast; /* no state there (state_from) */
@@ -2374,6 +2481,11 @@ static int movement_way(rmpi_comm_t *c, shm_t *h, int force, size_t size, size_t
         single = 0;
     }
     queue_drain(c);
+    if (two && !c->coll_shm_over) { /* 2 ranks with a core each: the state and two_choose decide first */
+        state_due(c, h);
+        if (two_segment(c, bb))
+            return 0;
+    }
     if (single && c->coll_shm_cma && (force || size >= state_from(c, h, size, fast, slow)))
         return 1;
     return through ? 0 : -1;
@@ -2432,6 +2544,11 @@ static rmpi_coll_blk_t *blk_dup(const rmpi_coll_blk_t *b, int n)
     return d;
 }
 
+/* The blocking Allgather's or Alltoall's path (way from movement_way), timed for
+ * two_choose where it measures. */
+static int move_timed(rmpi_comm_t *c, shm_t *h, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int gather,
+                      int way, int regular, size_t bb);
+
 int rmpi_coll_shm_allgather(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int form)
 {
     shm_t h;
@@ -2443,16 +2560,11 @@ int rmpi_coll_shm_allgather(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const r
         total += blk_bytes(&recv[r]);
     size_t n = (size_t)c->size;
     int way = movement_way(c, &h, 0, total, n * (size_t)rmpi_knobs.COLL_SHM_ALLGATHER_CMA,
-                           n * (size_t)rmpi_knobs.COLL_SHM_ALLGATHER_CMA_SLOW,
-                           form == RMPI_COLL_REGULAR && bb < (size_t)rmpi_knobs.COLL_SHM_ALLGATHER_MAX, bb);
+                           n * (size_t)rmpi_knobs.COLL_SHM_ALLGATHER_CMA_SLOW, form == RMPI_COLL_REGULAR,
+                           (size_t)rmpi_knobs.COLL_SHM_ALLGATHER_MAX, bb);
     if (way < 0)
         return RMPI_COLL_SHM_DECLINED;
-    if (way) {
-        coll_note(COLL_CALL_ALLGATHER, shm_cma_choice, 0, bb * (size_t)h.n);
-        return cma_move(&h, send, recv, 1, cma_piece(c));
-    }
-    coll_shm_op_t o;
-    return move_op(&o, c, send, recv, 1, 1, &h) ? op_block(&o, move_run) : RMPI_COLL_SHM_DECLINED;
+    return move_timed(c, &h, send, recv, 1, way, form == RMPI_COLL_REGULAR, bb);
 }
 
 int rmpi_coll_shm_alltoall(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int form)
@@ -2464,16 +2576,29 @@ int rmpi_coll_shm_alltoall(rmpi_comm_t *c, const rmpi_coll_blk_t *send, const rm
      * they take single copy whenever every member can */
     size_t bb = blk_bytes(&recv[0]);
     int way = movement_way(c, &h, form != RMPI_COLL_REGULAR, bb, (size_t)rmpi_knobs.COLL_SHM_ALLTOALL_CMA,
-                           (size_t)rmpi_knobs.COLL_SHM_ALLTOALL_CMA_SLOW,
-                           form == RMPI_COLL_REGULAR && bb < (size_t)rmpi_knobs.COLL_SHM_ALLTOALL_MAX, bb);
+                           (size_t)rmpi_knobs.COLL_SHM_ALLTOALL_CMA_SLOW, form == RMPI_COLL_REGULAR,
+                           (size_t)rmpi_knobs.COLL_SHM_ALLTOALL_MAX, bb);
     if (way < 0)
         return RMPI_COLL_SHM_DECLINED;
+    return move_timed(c, &h, send, recv, 0, way, form == RMPI_COLL_REGULAR, bb);
+}
+
+static int move_timed(rmpi_comm_t *c, shm_t *h, const rmpi_coll_blk_t *send, const rmpi_coll_blk_t *recv, int gather,
+                      int way, int regular, size_t bb)
+{
+    int measure = two_measures(c, h, regular, bb), rc;
+    uint64_t t0 = measure ? rmpi_time_ns() : 0;
     if (way) {
-        coll_note(COLL_CALL_ALLTOALL, shm_cma_choice, 0, bb);
-        return cma_move(&h, send, recv, 0, cma_piece(c));
+        coll_note(gather ? COLL_CALL_ALLGATHER : COLL_CALL_ALLTOALL, shm_cma_choice, 0,
+                  gather ? bb * (size_t)h->n : bb);
+        rc = cma_move(h, send, recv, gather, cma_piece(c));
+    } else {
+        coll_shm_op_t o;
+        rc = move_op(&o, c, send, recv, gather, 1, h) ? op_block(&o, move_run) : RMPI_COLL_SHM_DECLINED;
     }
-    coll_shm_op_t o;
-    return move_op(&o, c, send, recv, 0, 1, &h) ? op_block(&o, move_run) : RMPI_COLL_SHM_DECLINED;
+    if (measure)
+        two_note(c, way, rmpi_time_ns() - t0, bb);
+    return rc;
 }
 
 /* Iallgather, Ialltoall and their *_init forms through the segment, under the blocking

@@ -87,6 +87,9 @@ typedef struct rmpi_comm {
     uint64_t coll_shm_rt_at, coll_shm_rt_step, coll_shm_rt_ns;
     uint64_t coll_shm_rt_n;
     int8_t coll_shm_slow;
+    int8_t coll_shm_two_cma; /* coll/shm.c two_choose: 2 ranks in the fast state, single copy (1) or the segment (0) */
+    uint32_t coll_shm_two_probes;                       /* two_choose: rank 0's probes since its last trial */
+    uint64_t coll_shm_two_ns[2], coll_shm_two_bytes[2]; /* two_choose: rank 0's measured calls per path */
     int8_t coll_shm_nb_state; /* coll/shm.c: a non-blocking call chose by the state since the last probe */
     /* coll/shm.c, the oversubscribed node's state (rank 0): its measuring windows, one per
      * kind of call it roots through the segment (Reduce, Bcast, Allreduce: bytes, yields of

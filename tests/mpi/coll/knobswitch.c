@@ -7,7 +7,9 @@
  * line frames take 1-40 bytes, and 40 with them on), the 2-rank deep ring of Bcast and
  * Reduce (RMPI_COLL_SHM_BCAST_DEEP / _REDUCE_DEEP 0, then 32 KiB), the line-ring
  * steps (RMPI_COLL_SHM_MOVE_LINE 256, 48, 0 and the largest slot), the step buffers, single copy
- * (RMPI_COLL_SHM_ALLGATHER_CMA / _ALLTOALL_CMA 0 and back, the own block copied with
+ * (RMPI_COLL_SHM_ALLGATHER_CMA / _ALLTOALL_CMA 0 and back, with the 2-rank fast state's
+ * segment (RMPI_COLL_SHM_TWO_SEGMENT) off then on again unless the environment sets it,
+ * the own block copied with
  * non-temporal stores, RMPI_COLL_SHM_CMA_NT 1, and cached, 0) and the point-to-point
  * algorithms (RMPI_COLL_ALLGATHER / RMPI_COLL_ALLTOALL by item name), the oversubscribed
  * Reduce in single copy at every size (RMPI_COLL_SHM_OVERSUBSCRIBED_REDUCE_CMA 1, then 0:
@@ -102,8 +104,10 @@ static const setting_t settings[] = {{"RMPI_COLL_SHM_MOVE_LINE", NULL, 256},
                                      {"RMPI_COLL_SHM_CMA_NT", NULL, 1},
                                      {"RMPI_COLL_SHM_ALLGATHER_CMA", NULL, 0},
                                      {"RMPI_COLL_SHM_ALLTOALL_CMA", NULL, 0},
+                                     {"RMPI_COLL_SHM_TWO_SEGMENT", NULL, 0},
                                      {"RMPI_COLL_SHM_ALLGATHER_CMA", NULL, 16384},
                                      {"RMPI_COLL_SHM_ALLTOALL_CMA", NULL, 16384},
+                                     {"RMPI_COLL_SHM_TWO_SEGMENT", NULL, 8388608},
                                      {"RMPI_COLL_SHM_CMA_NT", NULL, 0},
                                      {"RMPI_COLL_SHM_ALLGATHER_CMA", NULL, 0},
                                      {"RMPI_COLL_SHM_ALLTOALL_CMA", NULL, 0},
@@ -360,6 +364,9 @@ static void run(MPI_Comm c, const char *what)
     for (int k = 0; k < NSETTINGS; k++) {
         if (keep &&
             (!strcmp(settings[k].cvar, "RMPI_COLL_ALLGATHER") || !strcmp(settings[k].cvar, "RMPI_COLL_ALLTOALL")))
+            continue;
+        /* a testlist line that sets the 2-rank segment's limit keeps it for the whole run */
+        if (!strcmp(settings[k].cvar, "RMPI_COLL_SHM_TWO_SEGMENT") && getenv(settings[k].cvar))
             continue;
         if (!strcmp(settings[k].cvar, "flip"))
             flip = (int)settings[k].value;
