@@ -87,10 +87,8 @@ typedef struct rmpi_comm {
     uint64_t coll_shm_rt_at, coll_shm_rt_step, coll_shm_rt_ns;
     uint64_t coll_shm_rt_n;
     int8_t coll_shm_slow;
-    int8_t coll_shm_two_cma; /* coll/shm.c two_choose: 2 ranks in the fast state, single copy (1) or the segment (0) */
-    uint32_t coll_shm_two_probes;                       /* two_choose: rank 0's probes since its last trial */
-    uint64_t coll_shm_two_ns[2], coll_shm_two_bytes[2]; /* two_choose: rank 0's measured calls per path */
     int8_t coll_shm_nb_state; /* coll/shm.c: a non-blocking call chose by the state since the last probe */
+    int8_t coll_shm_two_cma;  /* coll/shm.c two_choose: 2 ranks, single copy (1) or the segment (0) */
     /* coll/shm.c, the oversubscribed node's state (rank 0): its measuring windows, one per
      * kind of call it roots through the segment (Reduce, Bcast, Allreduce: bytes, yields of
      * its waits), and when it last chose slow or tried the segment */
@@ -103,6 +101,10 @@ typedef struct rmpi_comm {
     uint32_t idup_seq;        /* MPI_Comm_idup calls on this communicator (their tags) */
     rmpi_req_t *pending;      /* made by MPI_Comm_idup: the request completed with the agreement
                               (the object is not a live handle until then) */
+    /* coll/shm.c two_choose (rank 0), at the end so the fields the small calls read keep
+     * their cache lines: probes since its last trial, its measured calls per path */
+    uint32_t coll_shm_two_probes;
+    uint64_t coll_shm_two_ns[2], coll_shm_two_bytes[2];
 } rmpi_comm_t;
 
 extern rmpi_comm_t rmpi_comm_world, rmpi_comm_self;
