@@ -1,10 +1,11 @@
 /* 2 ranks with a core each, large blocks (coll/shm.c two_choose, RMPI_COLL_SHM_TWO_SEGMENT):
- * Allgather, Alltoall and Bcast (both roots) of 64 KiB to 1 MiB and an odd size, many times
- * in a row, every byte checked, while the path between the segment and single copy is
- * chosen from rank 0's measured times and tried again at every probe (the testlist makes
- * probes frequent and trials constant), so calls alternate between the two paths: a rank
- * that took another path than its peer would hang or take wrong bytes. The Bcast follows
- * the same choice through its marker step. */
+ * Allgather, Alltoall, and Bcast, Gather and Scatter (both roots) of 64 KiB to 1 MiB and an
+ * odd size, many times in a row, every byte checked, while the path between the segment and
+ * single copy is chosen from rank 0's measured times and tried again at every probe (the
+ * testlist makes probes frequent and trials constant), so calls alternate between the two
+ * paths: a rank that took another path than its peer would hang or take wrong bytes. The
+ * Bcast follows the same choice through its marker step, Gather and Scatter through their
+ * move's (rmpi_coll_shm_two_move). */
 #include "mtest.h"
 
 #include <stdlib.h>
@@ -68,6 +69,17 @@ int main(int argc, char **argv)
                 memset(rb, 0, b);
             MTEST_OK(MPI_Bcast(rb, (int)b, MPI_BYTE, root, MPI_COMM_WORLD));
             check(rb, root, -1, s, b, "Bcast");
+            /* Gather to that root and Scatter from it (the other rank's block moves as the Bcast does) */
+            fill(sb, me, -1, s, b);
+            memset(rb, 0, (size_t)n * b);
+            MTEST_OK(MPI_Gather(sb, (int)b, MPI_BYTE, rb, (int)b, MPI_BYTE, root, MPI_COMM_WORLD));
+            for (int r = 0; me == root && r < n; r++)
+                check(rb + (size_t)r * b, r, -1, s, b, "Gather");
+            for (int d = 0; me == root && d < n; d++)
+                fill(sb + (size_t)d * b, root, d, s, b);
+            memset(rb, 0, b);
+            MTEST_OK(MPI_Scatter(sb, (int)b, MPI_BYTE, rb, (int)b, MPI_BYTE, root, MPI_COMM_WORLD));
+            check(rb, root, me, s, b, "Scatter");
         }
     free(sb);
     free(rb);
